@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.34;
+
+import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
+
+import {IApprovalRegistry} from "./interfaces/IApprovalRegistry.sol";
+import {IDocumentRegistry} from "./interfaces/IDocumentRegistry.sol";
+import {ILicenceToken} from "./interfaces/ILicenceToken.sol";
+import {Roles} from "./libraries/Roles.sol";
+import {StageLedger} from "./libraries/StageLedger.sol";
+
+/// @title ApprovalRegistry
+/// @notice Departments, workflow versions and the review of every request. The only holder of REGISTRY_ROLE on
+/// the licence token: no one but the departments' own wallets, deciding in the pinned workflow's order, can make
+/// a licence Approved.
+/// @dev A request's review lives in one slot (Progress) holding the current stage's decisions, so a decision
+/// writes one existing slot. Completed stages keep their decisions in `_stageLedgers` for invalidation.
+contract ApprovalRegistry is AccessControl, IApprovalRegistry {
+    using StageLedger for uint256;
+
+    uint8 public constant MAX_STAGES = 16;
+    uint8 public constant MAX_STAGE_DEPARTMENTS = 8;
+    /// @dev Department rejection reasons: 1 SAFETY_VIOLATION, 2 INCOMPLETE_DOCUMENTS, 3 POLICY_VIOLATION,
+    /// 4 FRAUDULENT_APPLICATION, 5 OTHER. 6 is the automatic rejection of an overdue stage.
+    uint8 public constant MAX_REJECTION_REASON = 5;
+    uint8 public constant REASON_TIMEOUT = 6;
+    uint8 private constant _FLAG_TIMEOUT_HANDLED = 1;
+
+    struct Department {
+        bytes32 code;
+        address wallet;
+    }
+
+    /// @dev One department decision, grouped to keep the stack shallow.
+    struct DecisionInput {
+        DecisionStatus decision;
+        uint8 reasonCode;
+        uint16 reviewedMask;
+        bytes32 remarksHash;
+    }
+
+    struct WalletEntry {
+        uint16 departmentId;
+        bool active;
+    }
+
+    // The licence token whose lifecycle this registry drives.
+    ILicenceToken public immutable licenceToken;
+    // The document registry whose versions decisions review.
+    IDocumentRegistry public immutable documentRegistry;
+
+    // Number of departments registered (ids are 1..count).
+    uint16 private _departmentCount;
+    // Department id per code.
+    mapping(bytes32 code => uint16 departmentId) private _departmentIds;
+    // Code and wallet per department id.
+    mapping(uint16 departmentId => Department) private _departments;
+    // Department and active flag per wallet: one read authorises a decision.
+    mapping(address wallet => WalletEntry) private _wallets;
+
+    // Number of workflow versions registered (ids are 1..count).
+    uint32 private _workflowCount;
+    mapping(uint32 workflowId => Workflow) private _workflows;
+    mapping(uint32 workflowId => mapping(uint256 stageIndex => Stage)) private _stages;
+    // Active workflow version and latest version number per workflow type.
+    mapping(bytes32 workflowType => uint32 workflowId) private _activeWorkflows;
+    mapping(bytes32 workflowType => uint16 version) private _latestVersions;
+
+    // Review progress per request.
+    mapping(uint256 tokenId => Progress) private _progress;
+    // Decisions of the stages other than the current one (completed, or ahead after a reopening).
+    mapping(uint256 tokenId => mapping(uint256 stageIndex => uint256 ledger)) private _stageLedgers;
+
+    constructor(ILicenceToken licenceToken_, IDocumentRegistry documentRegistry_, address admin) {
+        licenceToken = licenceToken_;
+        documentRegistry = documentRegistry_;
+        _grantRole(DEFAULT_ADMIN_ROLE, admin);
+    }
+
+    // =============================================================================== departments (ADMIN_ROLE)
+
+    /// @inheritdoc IApprovalRegistry
+    function registerDepartment(bytes32 code, address wallet)
+        external
+        onlyRole(Roles.ADMIN_ROLE)
+        returns (uint16 departmentId)
+    {
+        if (code == bytes32(0)) revert DepartmentInvalidCode();
+        if (wallet == address(0)) revert DepartmentInvalidWallet(wallet);
+        if (_departmentIds[code] != 0) revert DepartmentAlreadyRegistered(code);
+        if (_wallets[wallet].departmentId != 0) revert DepartmentWalletInUse(wallet);
+        if (_departmentCount == type(uint16).max) revert DepartmentLimitReached();
+        departmentId = ++_departmentCount;
+        _departmentIds[code] = departmentId;
+        _departments[departmentId] = Department(code, wallet);
+        _wallets[wallet] = WalletEntry(departmentId, true);
+        emit DepartmentRegistered(departmentId, code, wallet);
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function setDepartmentActive(bytes32 code, bool active) external onlyRole(Roles.ADMIN_ROLE) {
+        uint16 departmentId = _knownDepartment(code);
+        _wallets[_departments[departmentId].wallet].active = active;
+        emit DepartmentActiveSet(departmentId, active);
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function rotateDepartmentWallet(bytes32 code, address wallet) external onlyRole(Roles.ADMIN_ROLE) {
+        uint16 departmentId = _knownDepartment(code);
+        if (wallet == address(0)) revert DepartmentInvalidWallet(wallet);
+        if (_wallets[wallet].departmentId != 0) revert DepartmentWalletInUse(wallet);
+        address previous = _departments[departmentId].wallet;
+        _wallets[wallet] = WalletEntry(departmentId, _wallets[previous].active);
+        delete _wallets[previous];
+        _departments[departmentId].wallet = wallet;
+        emit DepartmentWalletRotated(departmentId, previous, wallet);
+    }
+
+    // =============================================================================== workflows (ADMIN_ROLE)
+
+    /// @inheritdoc IApprovalRegistry
+    function registerWorkflow(
+        bytes32 workflowType,
+        bytes32 definitionHash,
+        uint64 validitySeconds,
+        StageInput[] calldata stages
+    ) external onlyRole(Roles.ADMIN_ROLE) returns (uint32 workflowId) {
+        if (workflowType == bytes32(0)) revert WorkflowInvalidType();
+        uint256 stageCount = stages.length;
+        if (stageCount == 0 || stageCount > MAX_STAGES) revert WorkflowInvalidStageCount(stageCount);
+
+        workflowId = ++_workflowCount;
+        for (uint256 i = 0; i < stageCount; ++i) {
+            Stage memory compiled = _compileStage(i, stages[i]);
+            _stages[workflowId][i] = compiled;
+            emit WorkflowStageRegistered(workflowId, uint8(i), compiled);
+        }
+        uint16 version = ++_latestVersions[workflowType];
+        _workflows[workflowId] = Workflow({
+            workflowType: workflowType,
+            definitionHash: definitionHash,
+            validitySeconds: validitySeconds,
+            version: version,
+            stageCount: uint8(stageCount),
+            active: true
+        });
+        emit WorkflowRegistered(workflowId, workflowType, version, definitionHash, uint8(stageCount), validitySeconds);
+
+        uint32 previous = _activeWorkflows[workflowType];
+        if (previous != 0) {
+            _workflows[previous].active = false;
+            emit WorkflowDeactivated(previous, workflowType);
+        }
+        _activeWorkflows[workflowType] = workflowId;
+        licenceToken.setActiveWorkflow(workflowType, workflowId);
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function deactivateWorkflow(uint32 workflowId) external onlyRole(Roles.ADMIN_ROLE) {
+        Workflow storage record = _knownWorkflow(workflowId);
+        if (!record.active) revert WorkflowInactive(workflowId);
+        record.active = false;
+        bytes32 workflowType = record.workflowType;
+        emit WorkflowDeactivated(workflowId, workflowType);
+        if (_activeWorkflows[workflowType] == workflowId) {
+            _activeWorkflows[workflowType] = 0;
+            licenceToken.setActiveWorkflow(workflowType, 0);
+        }
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function resolveEscalation(uint256 tokenId, bool reject_, uint8 reasonCode) external onlyRole(Roles.ADMIN_ROLE) {
+        Progress memory progress = _progress[tokenId];
+        if (progress.phase != Phase.Escalated) revert ReviewWrongPhase(tokenId, progress.phase);
+        if (reject_) {
+            if (reasonCode == 0) revert ReviewInvalidReason(reasonCode);
+            emit EscalationResolved(tokenId, progress.stage, true, reasonCode);
+            _close(tokenId, progress, ILicenceToken.Status.Rejected, reasonCode);
+            return;
+        }
+        emit EscalationResolved(tokenId, progress.stage, false, 0);
+        progress.ledger = uint152(uint256(progress.ledger).reopen(MAX_STAGE_DEPARTMENTS, DecisionStatus.Rejected));
+        progress.phase = Phase.InReview;
+        _restartClock(tokenId, progress);
+        _progress[tokenId] = progress;
+        documentRegistry.setPhase(tokenId, IDocumentRegistry.Phase.Review);
+    }
+
+    // =============================================================================== applicant actions (OPERATOR_ROLE)
+
+    /// @inheritdoc IApprovalRegistry
+    function submit(uint256 tokenId) external onlyRole(Roles.OPERATOR_ROLE) {
+        // The token allows Draft -> Submitted only, so a request is submitted once.
+        uint32 workflowId = licenceToken.transition(tokenId, ILicenceToken.Status.Submitted, 0);
+        _progress[tokenId] = Progress({
+            workflowId: workflowId,
+            stage: 0,
+            phase: Phase.InReview,
+            maxStage: 0,
+            flags: 0,
+            stageStartedAt: uint40(block.timestamp),
+            ledger: 0
+        });
+        documentRegistry.setPhase(tokenId, IDocumentRegistry.Phase.Review);
+        emit ReviewStarted(tokenId, workflowId);
+        emit StageStarted(tokenId, 0, uint40(block.timestamp));
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function resubmit(uint256 tokenId) external onlyRole(Roles.OPERATOR_ROLE) {
+        Progress memory progress = _progress[tokenId];
+        if (progress.phase != Phase.AwaitingResubmission) revert ReviewWrongPhase(tokenId, progress.phase);
+        licenceToken.transition(tokenId, ILicenceToken.Status.Submitted, 0);
+        // Departments that asked for changes decide again; approvals stand unless a document update invalidated them.
+        progress.ledger =
+            uint152(uint256(progress.ledger).reopen(MAX_STAGE_DEPARTMENTS, DecisionStatus.ChangesRequested));
+        progress.phase = Phase.InReview;
+        emit Resubmitted(tokenId, progress.stage);
+        _restartClock(tokenId, progress);
+        _progress[tokenId] = progress;
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function cancel(uint256 tokenId, uint8 reasonCode) external onlyRole(Roles.OPERATOR_ROLE) {
+        // The token allows Draft and PendingResubmission -> Cancelled only.
+        licenceToken.transition(tokenId, ILicenceToken.Status.Cancelled, reasonCode);
+        if (_progress[tokenId].phase != Phase.NotStarted) _progress[tokenId].phase = Phase.Closed;
+        documentRegistry.setPhase(tokenId, IDocumentRegistry.Phase.Locked);
+    }
+
+    // =============================================================================== decisions (department wallets)
+
+    /// @inheritdoc IApprovalRegistry
+    function approve(uint256 tokenId, uint16 reviewedMask, bytes32 remarksHash) external {
+        _decide(tokenId, DecisionInput(DecisionStatus.Approved, 0, reviewedMask, remarksHash));
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function reject(uint256 tokenId, uint8 reasonCode, uint16 reviewedMask, bytes32 remarksHash) external {
+        if (reasonCode == 0 || reasonCode > MAX_REJECTION_REASON) revert ReviewInvalidReason(reasonCode);
+        _decide(tokenId, DecisionInput(DecisionStatus.Rejected, reasonCode, reviewedMask, remarksHash));
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function requestChanges(uint256 tokenId, uint16 reviewedMask, bytes32 remarksHash) external {
+        _decide(tokenId, DecisionInput(DecisionStatus.ChangesRequested, 0, reviewedMask, remarksHash));
+    }
+
+    // =============================================================================== keeper and document registry
+
+    /// @inheritdoc IApprovalRegistry
+    function enforceTimeout(uint256 tokenId) external onlyRole(Roles.KEEPER_ROLE) {
+        Progress memory progress = _progress[tokenId];
+        if (progress.phase != Phase.InReview) revert ReviewWrongPhase(tokenId, progress.phase);
+        Stage memory current = _stages[progress.workflowId][progress.stage];
+        if (current.timeoutSeconds == 0) revert TimeoutNotSet(tokenId, progress.stage);
+        uint40 deadline = progress.stageStartedAt + current.timeoutSeconds;
+        if (block.timestamp < deadline) revert TimeoutNotReached(tokenId, progress.stage, deadline);
+        if (progress.flags & _FLAG_TIMEOUT_HANDLED != 0) revert TimeoutAlreadyHandled(tokenId, progress.stage);
+
+        emit StageTimedOut(tokenId, progress.stage, current.onTimeout);
+        if (current.onTimeout == TimeoutAction.AutoReject) {
+            _close(tokenId, progress, ILicenceToken.Status.Rejected, REASON_TIMEOUT);
+            return;
+        }
+        progress.flags |= _FLAG_TIMEOUT_HANDLED;
+        if (current.onTimeout == TimeoutAction.Escalate) {
+            _escalate(tokenId, progress, EscalationCause.Timeout, 0);
+        } else {
+            _progress[tokenId] = progress;
+        }
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function invalidateReviews(uint256 tokenId, uint8 docIndex, uint16 newVersion) external {
+        if (msg.sender != address(documentRegistry)) revert NotDocumentRegistry(msg.sender);
+        Progress memory progress = _progress[tokenId];
+        if (progress.phase == Phase.NotStarted || progress.phase == Phase.Closed) return;
+
+        uint8 reopenTo = type(uint8).max;
+        // Bounded: at most MAX_STAGES stages.
+        for (uint8 s = 0; s <= progress.maxStage; ++s) {
+            bool isCurrent = s == progress.stage;
+            uint256 ledger = isCurrent ? progress.ledger : _stageLedgers[tokenId][s];
+            if (ledger == 0) continue;
+            (uint256 updated, uint8 hits) = ledger.invalidate(MAX_STAGE_DEPARTMENTS, docIndex);
+            if (hits == 0) continue;
+            _emitInvalidations(tokenId, progress.workflowId, s, hits, docIndex, newVersion);
+            if (isCurrent) {
+                progress.ledger = uint152(updated);
+            } else {
+                _stageLedgers[tokenId][s] = updated;
+                if (s < progress.stage && reopenTo == type(uint8).max) reopenTo = s;
+            }
+        }
+
+        if (reopenTo != type(uint8).max) {
+            // A completed stage lost an approval: review goes back to the earliest such stage. The stage being
+            // left keeps its approvals; requests for changes there are superseded by the update.
+            _stageLedgers[tokenId][progress.stage] =
+                uint256(progress.ledger).reopen(MAX_STAGE_DEPARTMENTS, DecisionStatus.ChangesRequested);
+            emit StageReopened(tokenId, progress.stage, reopenTo);
+            progress.stage = reopenTo;
+            progress.ledger = uint152(_stageLedgers[tokenId][reopenTo]);
+            _restartClock(tokenId, progress);
+        }
+        _progress[tokenId] = progress;
+    }
+
+    // =============================================================================== reads
+
+    /// @inheritdoc IApprovalRegistry
+    function departmentByCode(bytes32 code) external view returns (uint16 departmentId, address wallet, bool active) {
+        departmentId = _knownDepartment(code);
+        wallet = _departments[departmentId].wallet;
+        active = _wallets[wallet].active;
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function departmentById(uint16 departmentId) external view returns (bytes32 code, address wallet, bool active) {
+        Department memory department = _departments[departmentId];
+        if (department.code == bytes32(0)) revert DepartmentUnknown(bytes32(uint256(departmentId)));
+        return (department.code, department.wallet, _wallets[department.wallet].active);
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function departmentOfWallet(address wallet) external view returns (uint16 departmentId, bool active) {
+        WalletEntry memory entry = _wallets[wallet];
+        return (entry.departmentId, entry.active);
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function workflow(uint32 workflowId) external view returns (Workflow memory) {
+        return _knownWorkflow(workflowId);
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function stage(uint32 workflowId, uint8 stageIndex) external view returns (Stage memory) {
+        Workflow storage record = _knownWorkflow(workflowId);
+        if (stageIndex >= record.stageCount) revert WorkflowInvalidStageCount(stageIndex);
+        return _stages[workflowId][stageIndex];
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function activeWorkflowOf(bytes32 workflowType) external view returns (uint32) {
+        return _activeWorkflows[workflowType];
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function progressOf(uint256 tokenId) external view returns (Progress memory) {
+        return _progress[tokenId];
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function decisionsOf(uint256 tokenId, uint8 stageIndex)
+        external
+        view
+        returns (uint16[] memory departmentIds, DecisionStatus[] memory statuses, uint16[] memory reviewedMasks)
+    {
+        Progress memory progress = _progress[tokenId];
+        if (progress.phase == Phase.NotStarted) return (departmentIds, statuses, reviewedMasks);
+        Stage memory definition = _stages[progress.workflowId][stageIndex];
+        uint256 ledger = stageIndex == progress.stage ? progress.ledger : _stageLedgers[tokenId][stageIndex];
+        uint256 count = definition.departmentCount;
+        departmentIds = new uint16[](count);
+        statuses = new DecisionStatus[](count);
+        reviewedMasks = new uint16[](count);
+        for (uint256 p = 0; p < count; ++p) {
+            departmentIds[p] = _departmentAt(definition, p);
+            statuses[p] = ledger.statusAt(p);
+            reviewedMasks[p] = ledger.reviewedAt(p);
+        }
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function pendingDepartmentsOf(uint256 tokenId) external view returns (uint16[] memory departmentIds) {
+        Progress memory progress = _progress[tokenId];
+        if (progress.phase != Phase.InReview) return departmentIds;
+        Stage memory current = _stages[progress.workflowId][progress.stage];
+        uint256 ledger = progress.ledger;
+        uint256 count = current.departmentCount;
+        uint16[] memory found = new uint16[](count);
+        uint256 n;
+        if (current.executionType == ExecutionType.Sequential) {
+            uint256 turn = ledger.firstNotApproved(count);
+            if (turn < count) found[n++] = _departmentAt(current, turn);
+        } else {
+            for (uint256 p = 0; p < count; ++p) {
+                DecisionStatus status = ledger.statusAt(p);
+                if (status == DecisionStatus.Pending || status == DecisionStatus.ReviewRequired) {
+                    found[n++] = _departmentAt(current, p);
+                }
+            }
+        }
+        departmentIds = new uint16[](n);
+        for (uint256 i = 0; i < n; ++i) departmentIds[i] = found[i];
+    }
+
+    // =============================================================================== internals
+
+    function _decide(uint256 tokenId, DecisionInput memory input) private {
+        (Progress memory progress, Stage memory current, uint16 departmentId) = _recordDecision(tokenId, input);
+        DecisionStatus decision = input.decision;
+        uint8 reasonCode = input.reasonCode;
+
+        if (decision == DecisionStatus.Approved) {
+            if (_isComplete(current, progress.ledger)) _completeStage(tokenId, progress);
+            else _progress[tokenId] = progress;
+        } else if (decision == DecisionStatus.ChangesRequested) {
+            progress.phase = Phase.AwaitingResubmission;
+            _progress[tokenId] = progress;
+            licenceToken.transition(tokenId, ILicenceToken.Status.PendingResubmission, 0);
+        } else if (current.onRejection == RejectionAction.FailRequest) {
+            _close(tokenId, progress, ILicenceToken.Status.Rejected, reasonCode);
+        } else if (current.onRejection == RejectionAction.RetryStage) {
+            progress.ledger = 0;
+            progress.phase = Phase.AwaitingResubmission;
+            _progress[tokenId] = progress;
+            emit StageRetried(tokenId, progress.stage);
+            licenceToken.transition(tokenId, ILicenceToken.Status.PendingResubmission, reasonCode);
+        } else {
+            _escalate(tokenId, progress, EscalationCause.Rejection, departmentId);
+        }
+    }
+
+    /// @dev Checks that the caller's department may decide now, sets its decision in the (memory) progress
+    /// and emits DecisionRecorded. The caller stores the progress.
+    function _recordDecision(uint256 tokenId, DecisionInput memory input)
+        private
+        returns (Progress memory progress, Stage memory current, uint16 departmentId) {
+        departmentId = _callerDepartment();
+        progress = _progress[tokenId];
+        if (progress.phase != Phase.InReview) revert ReviewWrongPhase(tokenId, progress.phase);
+        current = _stages[progress.workflowId][progress.stage];
+
+        uint256 position = _positionOf(tokenId, progress.stage, current, departmentId);
+        DecisionStatus previous = uint256(progress.ledger).statusAt(position);
+        if (previous != DecisionStatus.Pending && previous != DecisionStatus.ReviewRequired) {
+            revert ReviewAlreadyDecided(tokenId, progress.stage, departmentId, previous);
+        }
+        if (current.executionType == ExecutionType.Sequential) {
+            uint8 turn = uint256(progress.ledger).firstNotApproved(current.departmentCount);
+            if (turn != position) revert ReviewNotYourTurn(tokenId, progress.stage, departmentId, turn);
+        }
+        progress.ledger = uint152(uint256(progress.ledger).set(position, input.decision, input.reviewedMask));
+        emit DecisionRecorded(
+            tokenId,
+            departmentId,
+            progress.stage,
+            input.decision,
+            input.reasonCode,
+            input.reviewedMask,
+            _reviewedDocuments(tokenId, input.reviewedMask),
+            input.remarksHash
+        );
+    }
+
+    function _callerDepartment() private view returns (uint16) {
+        WalletEntry memory entry = _wallets[msg.sender];
+        if (entry.departmentId == 0) revert NotADepartment(msg.sender);
+        if (!entry.active) revert DepartmentInactive(entry.departmentId);
+        return entry.departmentId;
+    }
+
+    /// @dev The document registry's packed word for the request, after checking `reviewedMask` names only
+    /// documents the request has. The word records the exact versions reviewed.
+    function _reviewedDocuments(uint256 tokenId, uint16 reviewedMask) private view returns (uint256 documents) {
+        documents = documentRegistry.packedDocumentsOf(tokenId);
+        uint8 documentCount = uint8(documents >> 8);
+        if (uint256(reviewedMask) >> documentCount != 0) {
+            revert ReviewUnknownDocuments(tokenId, reviewedMask, documentCount);
+        }
+    }
+
+    /// @dev The current stage is complete: advance (past stages already complete after a reopening) or issue.
+    function _completeStage(uint256 tokenId, Progress memory progress) private {
+        Workflow storage record = _workflows[progress.workflowId];
+        uint8 stageCount = record.stageCount;
+        // Bounded: each iteration moves one stage forward, at most MAX_STAGES.
+        while (true) {
+            emit StageCompleted(tokenId, progress.stage);
+            if (progress.stage + 1 == stageCount) {
+                progress.phase = Phase.Closed;
+                _progress[tokenId] = progress;
+                uint64 validity = record.validitySeconds;
+                licenceToken.issue(tokenId, validity == 0 ? 0 : uint40(block.timestamp + validity));
+                documentRegistry.setPhase(tokenId, IDocumentRegistry.Phase.Locked);
+                return;
+            }
+            _stageLedgers[tokenId][progress.stage] = progress.ledger;
+            progress.stage += 1;
+            uint256 ledger;
+            if (progress.stage > progress.maxStage) progress.maxStage = progress.stage;
+            else ledger = _stageLedgers[tokenId][progress.stage];
+            progress.ledger = uint152(ledger);
+            _restartClock(tokenId, progress);
+            if (ledger == 0 || !_isComplete(_stages[progress.workflowId][progress.stage], ledger)) {
+                _progress[tokenId] = progress;
+                return;
+            }
+        }
+    }
+
+    function _close(uint256 tokenId, Progress memory progress, ILicenceToken.Status status, uint8 reasonCode)
+        private
+    {
+        progress.phase = Phase.Closed;
+        _progress[tokenId] = progress;
+        licenceToken.transition(tokenId, status, reasonCode);
+        documentRegistry.setPhase(tokenId, IDocumentRegistry.Phase.Locked);
+    }
+
+    /// @dev Documents are frozen while an administrator decides.
+    function _escalate(uint256 tokenId, Progress memory progress, EscalationCause cause, uint16 departmentId)
+        private
+    {
+        progress.phase = Phase.Escalated;
+        _progress[tokenId] = progress;
+        emit StageEscalated(tokenId, progress.stage, cause, departmentId);
+        documentRegistry.setPhase(tokenId, IDocumentRegistry.Phase.Locked);
+    }
+
+    function _restartClock(uint256 tokenId, Progress memory progress) private {
+        progress.stageStartedAt = uint40(block.timestamp);
+        progress.flags = 0;
+        emit StageStarted(tokenId, progress.stage, uint40(block.timestamp));
+    }
+
+    function _isComplete(Stage memory definition, uint256 ledger) private pure returns (bool) {
+        uint8 approved = ledger.approvedPositions(definition.departmentCount);
+        if (approved & definition.mandatoryMask != definition.mandatoryMask) return false;
+        uint256 count;
+        for (uint8 bits = approved; bits != 0; bits &= bits - 1) ++count;
+        if (definition.completion == Completion.All) return count == definition.departmentCount;
+        if (definition.completion == Completion.Any) return count >= 1;
+        return count >= definition.threshold;
+    }
+
+    function _positionOf(uint256 tokenId, uint8 stageIndex, Stage memory definition, uint16 departmentId)
+        private
+        pure
+        returns (uint256)
+    {
+        for (uint256 p = 0; p < definition.departmentCount; ++p) {
+            if (_departmentAt(definition, p) == departmentId) return p;
+        }
+        revert ReviewNotRequired(tokenId, stageIndex, departmentId);
+    }
+
+    function _departmentAt(Stage memory definition, uint256 position) private pure returns (uint16) {
+        return uint16(definition.departmentIds >> (16 * position));
+    }
+
+    function _emitInvalidations(
+        uint256 tokenId,
+        uint32 workflowId,
+        uint8 stageIndex,
+        uint8 hits,
+        uint8 docIndex,
+        uint16 newVersion
+    ) private {
+        Stage memory definition = _stages[workflowId][stageIndex];
+        for (uint256 p = 0; p < definition.departmentCount; ++p) {
+            if ((hits >> p) & 1 == 1) {
+                emit ReviewInvalidated(tokenId, _departmentAt(definition, p), stageIndex, docIndex, newVersion);
+            }
+        }
+    }
+
+    function _compileStage(uint256 index, StageInput calldata input) private view returns (Stage memory compiled) {
+        uint256 count = input.departments.length;
+        if (count == 0 || count > MAX_STAGE_DEPARTMENTS) revert WorkflowInvalidStageDepartments(index, count);
+        uint128 ids;
+        for (uint256 p = 0; p < count; ++p) {
+            bytes32 code = input.departments[p];
+            uint16 departmentId = _knownDepartment(code);
+            if (!_wallets[_departments[departmentId].wallet].active) revert DepartmentInactive(departmentId);
+            for (uint256 q = 0; q < p; ++q) {
+                if (uint16(ids >> (16 * q)) == departmentId) revert WorkflowDuplicateDepartment(index, code);
+            }
+            ids |= uint128(departmentId) << uint128(16 * p);
+        }
+        uint8 everyone = uint8((1 << count) - 1);
+        if (input.mandatoryMask & ~everyone != 0) revert WorkflowInvalidMandatoryMask(index, input.mandatoryMask);
+        bool isThreshold = input.completion == Completion.Threshold;
+        if (isThreshold ? (input.threshold == 0 || input.threshold > count) : input.threshold != 0) {
+            revert WorkflowInvalidThreshold(index, input.threshold);
+        }
+        if ((input.timeoutSeconds == 0) != (input.onTimeout == TimeoutAction.None)) {
+            revert WorkflowInvalidTimeout(index);
+        }
+        compiled = Stage({
+            executionType: input.executionType,
+            completion: input.completion,
+            threshold: input.threshold,
+            onTimeout: input.onTimeout,
+            onRejection: input.onRejection,
+            departmentCount: uint8(count),
+            mandatoryMask: input.completion == Completion.All ? everyone : input.mandatoryMask,
+            timeoutSeconds: input.timeoutSeconds,
+            departmentIds: ids
+        });
+    }
+
+    function _knownDepartment(bytes32 code) private view returns (uint16 departmentId) {
+        departmentId = _departmentIds[code];
+        if (departmentId == 0) revert DepartmentUnknown(code);
+    }
+
+    function _knownWorkflow(uint32 workflowId) private view returns (Workflow storage record) {
+        if (workflowId == 0 || workflowId > _workflowCount) revert WorkflowUnknown(workflowId);
+        return _workflows[workflowId];
+    }
+}

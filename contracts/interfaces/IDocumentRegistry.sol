@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+/// @title Document registry: SHA-256 hashes of a licence request's documents, versioned 1..n per document.
+/// @notice Lookup by hash answers (token, document, version, block, timestamp) from chain state alone.
+interface IDocumentRegistry {
+    /// @notice Whether documents of a token can be anchored, and whether new versions invalidate reviews.
+    enum Phase {
+        Unopened, // nothing anchored yet: the first anchor checks the token is a Draft
+        Open, // Draft: documents can be added and replaced freely
+        Review, // under review: new versions invalidate the approvals that reviewed older ones
+        Locked // decided or cancelled: nothing can be anchored any more
+    }
+
+    /// @notice The record of one anchored hash (one version of one document), packed into one slot.
+    struct Anchor {
+        bytes16 documentId; // the platform's document id (a UUID)
+        uint40 tokenId;
+        uint8 docIndex; // position of the document within its request, 0..15
+        uint16 version; // 1..n
+        uint32 blockNumber;
+        uint32 timestamp;
+    }
+
+    /// @notice Version `version` of document `documentId` (index `docIndex` of `tokenId`) has hash `sha256Hash`.
+    event DocumentAnchored(
+        uint256 indexed tokenId,
+        bytes16 indexed documentId,
+        bytes32 indexed sha256Hash,
+        uint8 docIndex,
+        uint16 version,
+        bytes32 docType
+    );
+
+    /// @notice The document phase of `tokenId` changed.
+    event DocumentPhaseChanged(uint256 indexed tokenId, Phase phase);
+
+    /// @notice The approval registry told about new versions of documents under review.
+    event ReviewRegistrySet(address indexed registry);
+
+    /// @dev The zero hash is not a SHA-256 digest we accept.
+    error DocumentInvalidHash();
+
+    /// @dev This hash is already anchored (to `tokenId`): identical bytes cannot be anchored twice.
+    error DocumentAlreadyAnchored(bytes32 sha256Hash, uint256 tokenId);
+
+    /// @dev No document version has this hash.
+    error DocumentUnknownHash(bytes32 sha256Hash);
+
+    /// @dev `previousHash` is version `version`, but the latest version of that document is `latest`.
+    error DocumentNotLatestVersion(bytes32 previousHash, uint16 version, uint16 latest);
+
+    /// @dev The token does not accept documents (not a Draft at first anchor, or its review is closed).
+    error DocumentsNotEditable(uint256 tokenId);
+
+    /// @dev A request holds at most 16 documents.
+    error DocumentLimitReached(uint256 tokenId, uint8 limit);
+
+    /// @dev A document holds at most 32,767 versions.
+    error DocumentVersionLimitReached(uint256 tokenId, uint8 docIndex);
+
+    /// @dev The review registry can be set once.
+    error DocumentReviewRegistryAlreadySet(address registry);
+
+    /// @notice Anchors version 1 of a new document of `tokenId`. Only OPERATOR_ROLE.
+    /// @return docIndex The document's position within the request.
+    function anchorDocument(uint256 tokenId, bytes16 documentId, bytes32 docType, bytes32 sha256Hash)
+        external
+        returns (uint8 docIndex);
+
+    /// @notice Anchors the next version of the document whose latest version has hash `previousHash`.
+    /// @dev Only OPERATOR_ROLE. Under review, tells the approval registry, which invalidates on chain every
+    /// approval that reviewed an older version of this document.
+    /// @return version The new version number.
+    function anchorVersion(bytes32 previousHash, bytes32 sha256Hash) external returns (uint16 version);
+
+    /// @notice Sets the document phase of a token. Only REGISTRY_ROLE (the approval registry).
+    function setPhase(uint256 tokenId, Phase phase) external;
+
+    /// @notice Sets, once, the approval registry notified of new versions under review. Only DEFAULT_ADMIN_ROLE.
+    function setReviewRegistry(address registry) external;
+
+    /// @notice The record of a hash; reverts when unknown.
+    function anchorOf(bytes32 sha256Hash) external view returns (Anchor memory anchor, bool isLatest);
+
+    /// @notice The phase, number of documents and latest version of each document of a token.
+    function documentsOf(uint256 tokenId)
+        external
+        view
+        returns (Phase phase, uint8 count, uint16[] memory latestVersions);
+
+    /// @notice The same as `documentsOf`, packed in one word for contracts:
+    /// bits 0-7 phase, 8-15 count, then 15 bits per document index (latest version).
+    function packedDocumentsOf(uint256 tokenId) external view returns (uint256);
+}

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+/// @title Licence token: one soulbound ERC-721 per licence request, carrying the licence's lifecycle.
+/// @notice Status, reason, pinned workflow version and expiry live in the same storage slot as the
+/// owner, so one call (`licence` / `validityOf`) tells an auditor everything about a licence.
+interface ILicenceToken {
+    /// @notice Lifecycle of a licence request. `Expired` is not stored: it is `Approved` past `expiresAt`.
+    enum Status {
+        None,
+        Draft,
+        Submitted,
+        PendingResubmission,
+        Approved,
+        Rejected,
+        Cancelled,
+        Suspended,
+        Revoked
+    }
+
+    /// @notice Verdict of `validityOf`: is the licence valid now, and if not, why not.
+    enum Validity {
+        Unknown,
+        Valid,
+        NotIssued,
+        Expired,
+        Suspended,
+        Revoked
+    }
+
+    /// @notice Everything the chain holds about one licence, packed into one slot.
+    struct Licence {
+        address owner; // custodial address of the applicant
+        Status status;
+        uint8 reasonCode; // reason of the last rejection, suspension or revocation (0: none)
+        uint32 workflowId; // workflow version pinned at creation
+        uint40 expiresAt; // set at issuance; 0 while not issued or when the licence never expires
+    }
+
+    /// @notice A licence request was created: `tokenId` minted to `owner`, pinned to `workflowId`.
+    event LicenceMinted(uint256 indexed tokenId, address indexed owner, uint32 indexed workflowId);
+
+    /// @notice The licence's status changed from `from` to `to` by `actor` (a role holder or the approval registry).
+    event LicenceStatusChanged(
+        uint256 indexed tokenId,
+        Status from,
+        Status to,
+        uint8 reasonCode,
+        address indexed actor
+    );
+
+    /// @notice The licence was issued (final approval) at `issuedAt`; it expires at `expiresAt` (0: never).
+    event LicenceIssued(uint256 indexed tokenId, uint40 issuedAt, uint40 expiresAt);
+
+    /// @notice New requests of `requestType` are pinned to `workflowId` (0: no active workflow).
+    event ActiveWorkflowSet(bytes32 indexed requestType, uint32 indexed workflowId);
+
+    /// @notice The base of `tokenURI` changed.
+    event BaseURISet(string baseURI);
+
+    /// @dev Every transfer and approval path reverts: the token is soulbound (ERC-5192).
+    error LicenceSoulbound(uint256 tokenId);
+
+    /// @dev Token ids are 1 .. 2^40-1 so that they pack beside the other registries' records.
+    error LicenceInvalidTokenId(uint256 tokenId);
+
+    /// @dev A token with this id already exists.
+    error LicenceAlreadyExists(uint256 tokenId);
+
+    /// @dev No workflow is active for the request type, so no request of that type can be created.
+    error LicenceNoActiveWorkflow(bytes32 requestType);
+
+    /// @dev The status change `from` -> `to` is not part of the lifecycle.
+    error LicenceInvalidTransition(uint256 tokenId, Status from, Status to);
+
+    /// @dev Suspensions and revocations must carry a non-zero reason code.
+    error LicenceReasonRequired(uint256 tokenId);
+
+    /// @dev The expiry of an issued licence must lie in the future (or be 0 for no expiry).
+    error LicenceInvalidExpiry(uint256 tokenId, uint40 expiresAt);
+
+    /// @notice Mints a Draft licence request to `to`, pinned to the active workflow version of `requestType`.
+    /// @dev Only OPERATOR_ROLE. Emits Transfer, Locked and LicenceMinted.
+    function mint(address to, uint256 tokenId, bytes32 requestType) external;
+
+    /// @notice Moves a request along the review lifecycle (submit, request changes, resubmit, reject, cancel).
+    /// @dev Only REGISTRY_ROLE (the approval registry). Approved is reached through `issue` only.
+    /// @return workflowId The workflow version the request is pinned to.
+    function transition(uint256 tokenId, Status to, uint8 reasonCode) external returns (uint32 workflowId);
+
+    /// @notice Issues the licence after the pinned workflow completed: Submitted -> Approved.
+    /// @dev Only REGISTRY_ROLE.
+    function issue(uint256 tokenId, uint40 expiresAt) external;
+
+    /// @notice Suspends an issued licence. Only ADMIN_ROLE.
+    function suspend(uint256 tokenId, uint8 reasonCode) external;
+
+    /// @notice Lifts a suspension: Suspended -> Approved. Only ADMIN_ROLE.
+    function reinstate(uint256 tokenId) external;
+
+    /// @notice Revokes an issued or suspended licence for good. Only ADMIN_ROLE.
+    function revoke(uint256 tokenId, uint8 reasonCode) external;
+
+    /// @notice Sets the workflow version new requests of `requestType` are pinned to. Only REGISTRY_ROLE.
+    function setActiveWorkflow(bytes32 requestType, uint32 workflowId) external;
+
+    /// @notice The full on-chain record of a licence. Reverts for unknown tokens.
+    function licence(uint256 tokenId) external view returns (Licence memory);
+
+    /// @notice Whether the licence is valid now and, if not, why not; never reverts.
+    /// @return validity The verdict (Unknown for a token that does not exist).
+    /// @return status The stored status.
+    /// @return reasonCode The reason of the last rejection, suspension or revocation.
+    /// @return expiresAt The expiry (0: not issued or never expires).
+    function validityOf(uint256 tokenId)
+        external
+        view
+        returns (Validity validity, Status status, uint8 reasonCode, uint40 expiresAt);
+
+    /// @notice The workflow version new requests of `requestType` are pinned to (0: none).
+    function activeWorkflowOf(bytes32 requestType) external view returns (uint32);
+}

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+/// @title Roles shared by the three contracts (OpenZeppelin AccessControl; DEFAULT_ADMIN_ROLE grants them).
+library Roles {
+    /// @dev Registers departments and workflows; suspends, reinstates and revokes licences; resolves escalations.
+    bytes32 internal constant ADMIN_ROLE = keccak256("ADMIN_ROLE");
+    /// @dev The platform operator: mints requests, anchors documents, submits, resubmits, cancels.
+    bytes32 internal constant OPERATOR_ROLE = keccak256("OPERATOR_ROLE");
+    /// @dev Acts on overdue stages (NOTIFY / ESCALATE / AUTO_REJECT), checked against block time.
+    bytes32 internal constant KEEPER_ROLE = keccak256("KEEPER_ROLE");
+    /// @dev Held by the approval registry contract only: drives token status and document phases.
+    bytes32 internal constant REGISTRY_ROLE = keccak256("REGISTRY_ROLE");
+}

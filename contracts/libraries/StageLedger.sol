@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {IApprovalRegistry} from "../interfaces/IApprovalRegistry.sol";
+
+/// @title StageLedger: the decisions of one stage of one request, packed into 152 bits.
+/// @dev Position p (0..7) of the stage uses bits [19p, 19p + 19): a 3-bit DecisionStatus, then a 16-bit mask
+/// of the document indexes the department reviewed. Keeping a whole stage in the request's progress slot
+/// makes a decision a write to one existing slot.
+library StageLedger {
+    uint256 internal constant POSITION_BITS = 19;
+    uint256 private constant _STATUS_MASK = 0x7;
+    uint256 private constant _POSITION_MASK = (1 << POSITION_BITS) - 1;
+
+    function statusAt(uint256 ledger, uint256 position) internal pure returns (IApprovalRegistry.DecisionStatus) {
+        return IApprovalRegistry.DecisionStatus((ledger >> (POSITION_BITS * position)) & _STATUS_MASK);
+    }
+
+    function reviewedAt(uint256 ledger, uint256 position) internal pure returns (uint16) {
+        return uint16(ledger >> (POSITION_BITS * position + 3));
+    }
+
+    function set(uint256 ledger, uint256 position, IApprovalRegistry.DecisionStatus status, uint16 reviewedMask)
+        internal
+        pure
+        returns (uint256)
+    {
+        uint256 shift = POSITION_BITS * position;
+        uint256 entry = uint256(uint8(status)) | (uint256(reviewedMask) << 3);
+        return (ledger & ~(_POSITION_MASK << shift)) | (entry << shift);
+    }
+
+    /// @dev Bit p set when position p approved.
+    function approvedPositions(uint256 ledger, uint256 count) internal pure returns (uint8 positions) {
+        for (uint256 p = 0; p < count; ++p) {
+            if (statusAt(ledger, p) == IApprovalRegistry.DecisionStatus.Approved) positions |= uint8(1 << p);
+        }
+    }
+
+    /// @dev The first position that has not approved (`count` when all have): whose turn it is in SEQUENTIAL.
+    function firstNotApproved(uint256 ledger, uint256 count) internal pure returns (uint8) {
+        for (uint256 p = 0; p < count; ++p) {
+            if (statusAt(ledger, p) != IApprovalRegistry.DecisionStatus.Approved) return uint8(p);
+        }
+        return uint8(count);
+    }
+
+    /// @dev Approvals that reviewed document `docIndex` become ReviewRequired (keeping their mask).
+    /// @return updated The new ledger.
+    /// @return hits Bit p set when position p was invalidated.
+    function invalidate(uint256 ledger, uint256 count, uint8 docIndex)
+        internal
+        pure
+        returns (uint256 updated, uint8 hits)
+    {
+        updated = ledger;
+        for (uint256 p = 0; p < count; ++p) {
+            if (
+                statusAt(ledger, p) == IApprovalRegistry.DecisionStatus.Approved
+                    && (reviewedAt(ledger, p) >> docIndex) & 1 == 1
+            ) {
+                updated = set(updated, p, IApprovalRegistry.DecisionStatus.ReviewRequired, reviewedAt(ledger, p));
+                hits |= uint8(1 << p);
+            }
+        }
+    }
+
+    /// @dev Positions holding `status` go back to Pending (mask cleared).
+    function reopen(uint256 ledger, uint256 count, IApprovalRegistry.DecisionStatus status)
+        internal
+        pure
+        returns (uint256 updated)
+    {
+        updated = ledger;
+        for (uint256 p = 0; p < count; ++p) {
+            if (statusAt(ledger, p) == status) updated = set(updated, p, IApprovalRegistry.DecisionStatus.Pending, 0);
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import { network } from "hardhat";
+
+/** One in-process chain for the contract tests (snapshotted per test by loadFixture). */
+export const connection = await network.create();
+export const { ethers, networkHelpers } = connection;
+
+export const ROLES = {
+  DEFAULT_ADMIN: ethers.ZeroHash,
+  ADMIN: ethers.id("ADMIN_ROLE"),
+  OPERATOR: ethers.id("OPERATOR_ROLE"),
+  KEEPER: ethers.id("KEEPER_ROLE"),
+  REGISTRY: ethers.id("REGISTRY_ROLE"),
+} as const;
+
+/** Enum values as the contracts number them. */
+export const Status = {
+  None: 0n, Draft: 1n, Submitted: 2n, PendingResubmission: 3n, Approved: 4n,
+  Rejected: 5n, Cancelled: 6n, Suspended: 7n, Revoked: 8n,
+} as const;
+export const Validity = { Unknown: 0n, Valid: 1n, NotIssued: 2n, Expired: 3n, Suspended: 4n, Revoked: 5n } as const;
+export const DocPhase = { Unopened: 0n, Open: 1n, Review: 2n, Locked: 3n } as const;
+export const Execution = { Sequential: 0, Parallel: 1 } as const;
+export const Completion = { All: 0, Any: 1, Threshold: 2 } as const;
+export const OnTimeout = { None: 0, Notify: 1, Escalate: 2, AutoReject: 3 } as const;
+export const OnRejection = { FailRequest: 0, RetryStage: 1, Escalate: 2 } as const;
+export const Phase = { NotStarted: 0n, InReview: 1n, AwaitingResubmission: 2n, Escalated: 3n, Closed: 4n } as const;
+export const Decision = { Pending: 0n, Approved: 1n, Rejected: 2n, ChangesRequested: 3n, ReviewRequired: 4n } as const;
+
+export const code = (text: string) => ethers.encodeBytes32String(text);
+export const BUILDING_PERMIT = code("BUILDING_PERMIT");
+export const TRADE_LICENSE = code("TRADE_LICENSE");
+export const sha = (text: string) => ethers.sha256(ethers.toUtf8Bytes(text));
+export const uuid = (n: number) => ethers.zeroPadValue(ethers.toBeHex(n), 16);
+
+export interface StageSpec {
+  executionType?: number;
+  completion?: number;
+  threshold?: number;
+  onTimeout?: number;
+  onRejection?: number;
+  timeoutSeconds?: number;
+  mandatoryMask?: number;
+  departments: string[];
+}
+
+/** Full StageInput tuple from a short spec (defaults: SEQUENTIAL, ALL, no timeout, FAIL_REQUEST). */
+export function stage(spec: StageSpec) {
+  return {
+    executionType: spec.executionType ?? Execution.Sequential,
+    completion: spec.completion ?? Completion.All,
+    threshold: spec.threshold ?? 0,
+    onTimeout: spec.onTimeout ?? OnTimeout.None,
+    onRejection: spec.onRejection ?? OnRejection.FailRequest,
+    timeoutSeconds: spec.timeoutSeconds ?? 0,
+    mandatoryMask: spec.mandatoryMask ?? 0,
+    departments: spec.departments.map(code),
+  };
+}
+
+export const VALIDITY_SECONDS = 365n * 24n * 3600n;
+
+/**
+ * The three contracts wired as in production: the approval registry holds REGISTRY_ROLE on the token and the
+ * document registry; `operator` holds OPERATOR_ROLE on all three, `admin` ADMIN_ROLE, `keeper` KEEPER_ROLE.
+ * Departments A..F are registered with their own wallets.
+ */
+export async function deployPlatform() {
+  const signers = await ethers.getSigners();
+  const [deployer, admin, operator, keeper, applicant, stranger] = signers;
+  const departmentWallets = signers.slice(6, 12);
+
+  const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "https://verify.example/", deployer.address]);
+  const documents = await ethers.deployContract("DocumentRegistry", [await token.getAddress(), deployer.address]);
+  const registry = await ethers.deployContract("ApprovalRegistry", [
+    await token.getAddress(),
+    await documents.getAddress(),
+    deployer.address,
+  ]);
+  const registryAddress = await registry.getAddress();
+  await token.grantRole(ROLES.REGISTRY, registryAddress);
+  await documents.grantRole(ROLES.REGISTRY, registryAddress);
+  await documents.setReviewRegistry(registryAddress);
+  for (const c of [token, documents, registry]) await c.grantRole(ROLES.OPERATOR, operator.address);
+  for (const c of [token, registry]) await c.grantRole(ROLES.ADMIN, admin.address);
+  await registry.grantRole(ROLES.KEEPER, keeper.address);
+
+  const departments: Record<string, (typeof signers)[number]> = {};
+  for (const [i, name] of ["A", "B", "C", "D", "E", "F"].entries()) {
+    departments[name] = departmentWallets[i];
+    await registry.connect(admin).registerDepartment(code(name), departmentWallets[i].address);
+  }
+  return { token, documents, registry, deployer, admin, operator, keeper, applicant, stranger, departments, signers };
+}
+
+/** The reference workflow: stage 1 SEQUENTIAL [A, B], stage 2 PARALLEL [C, D], both ALL. */
+export const REFERENCE_STAGES = [
+  stage({ executionType: Execution.Sequential, departments: ["A", "B"] }),
+  stage({ executionType: Execution.Parallel, departments: ["C", "D"] }),
+];
+
+/** Platform with the reference BUILDING_PERMIT workflow registered (workflow id 1). */
+export async function deployWithReferenceWorkflow() {
+  const platform = await deployPlatform();
+  await platform.registry
+    .connect(platform.admin)
+    .registerWorkflow(BUILDING_PERMIT, ethers.id("reference-definition"), VALIDITY_SECONDS, REFERENCE_STAGES);
+  return platform;
+}
+
+/** Reference platform plus token 1 minted, three documents anchored (indexes 0..2) and submitted. */
+export async function deploySubmittedRequest() {
+  const platform = await deployWithReferenceWorkflow();
+  const { token, documents, registry, operator, applicant } = platform;
+  await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT);
+  for (let i = 0; i < 3; i++) {
+    await documents.connect(operator).anchorDocument(1n, uuid(i + 1), code(`DOC_${i}`), sha(`doc-${i}-v1`));
+  }
+  await registry.connect(operator).submit(1n);
+  return platform;
+}
