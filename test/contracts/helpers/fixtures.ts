@@ -118,3 +118,28 @@ export async function deploySubmittedRequest() {
   await registry.connect(operator).submit(1n);
   return platform;
 }
+
+/** Block timestamp of the block that mined `tx`. */
+export async function timestampOf(tx: Promise<{ wait(): Promise<unknown> }> | { wait(): Promise<unknown> }) {
+  const receipt = (await (await tx).wait()) as { blockNumber: number };
+  return BigInt((await ethers.provider.getBlock(receipt.blockNumber))!.timestamp);
+}
+
+/**
+ * Platform with a BUILDING_PERMIT workflow made of `stages` (workflow id 1) and token 1 minted with three
+ * documents (indexes 0..2, hashes `sha("doc-<i>-v1")`) and submitted, as in `deploySubmittedRequest`.
+ */
+export async function deploySubmittedRequestWith(
+  stages: ReturnType<typeof stage>[],
+  validitySeconds: bigint = VALIDITY_SECONDS,
+) {
+  const platform = await deployPlatform();
+  const { token, documents, registry, admin, operator, applicant } = platform;
+  await registry.connect(admin).registerWorkflow(BUILDING_PERMIT, ethers.id("custom-definition"), validitySeconds, stages);
+  await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT);
+  for (let i = 0; i < 3; i++) {
+    await documents.connect(operator).anchorDocument(1n, uuid(i + 1), code(`DOC_${i}`), sha(`doc-${i}-v1`));
+  }
+  await registry.connect(operator).submit(1n);
+  return platform;
+}
