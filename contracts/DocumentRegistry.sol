@@ -94,6 +94,7 @@ contract DocumentRegistry is AccessControl, IDocumentRegistry {
 
     /// @inheritdoc IDocumentRegistry
     function setReviewRegistry(address registry) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        if (registry == address(0)) revert DocumentInvalidReviewRegistry(registry);
         if (address(reviewRegistry) != address(0)) revert DocumentReviewRegistryAlreadySet(address(reviewRegistry));
         reviewRegistry = IApprovalRegistry(registry);
         emit ReviewRegistrySet(registry);

@@ -59,6 +59,9 @@ interface IDocumentRegistry {
     /// @dev A document holds at most 32,767 versions.
     error DocumentVersionLimitReached(uint256 tokenId, uint8 docIndex);
 
+    /// @dev The review registry must be a contract address, not zero.
+    error DocumentInvalidReviewRegistry(address registry);
+
     /// @dev The review registry can be set once.
     error DocumentReviewRegistryAlreadySet(address registry);
 
