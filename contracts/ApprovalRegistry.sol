@@ -126,6 +126,7 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         StageInput[] calldata stages
     ) external onlyRole(Roles.ADMIN_ROLE) returns (uint32 workflowId) {
         if (workflowType == bytes32(0)) revert WorkflowInvalidType();
+        if (validitySeconds > type(uint32).max) revert WorkflowInvalidValidity(validitySeconds);
         uint256 stageCount = stages.length;
         if (stageCount == 0 || stageCount > MAX_STAGES) revert WorkflowInvalidStageCount(stageCount);
 

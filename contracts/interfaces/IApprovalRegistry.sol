@@ -167,6 +167,8 @@ interface IApprovalRegistry {
     error WorkflowInvalidThreshold(uint256 stageIndex, uint8 threshold);
     error WorkflowInvalidMandatoryMask(uint256 stageIndex, uint8 mandatoryMask);
     error WorkflowInvalidTimeout(uint256 stageIndex);
+    /// @dev A licence lifetime above 2^32-1 seconds (136 years) could overflow the 40-bit expiry.
+    error WorkflowInvalidValidity(uint64 validitySeconds);
 
     /// @dev The request is not in the phase this call needs.
     error ReviewWrongPhase(uint256 tokenId, Phase phase);

@@ -1,0 +1,1313 @@
+import { expect } from "chai";
+import type { BaseContract, ContractTransactionResponse, Result } from "ethers";
+import {
+  BUILDING_PERMIT,
+  code,
+  Completion,
+  Decision,
+  DocPhase,
+  deploySubmittedRequest,
+  deploySubmittedRequestWith,
+  deployWithReferenceWorkflow,
+  ethers,
+  Execution,
+  networkHelpers,
+  OnRejection,
+  OnTimeout,
+  Phase,
+  ROLES,
+  sha,
+  stage,
+  Status,
+  timestampOf,
+  uuid,
+  Validity,
+  VALIDITY_SECONDS,
+} from "./helpers/fixtures.ts";
+
+// The review of a request by the ApprovalRegistry: decisions, completion rules, rejections, requests for
+// changes, cancellation, timeouts and the invalidation of approvals by new document versions.
+
+const REMARKS = ethers.id("remarks");
+const ID = { A: 1n, B: 2n, C: 3n, D: 4n, E: 5n, F: 6n } as const;
+const Cause = { Rejection: 0n, Timeout: 1n } as const;
+const HOUR = 3600n;
+
+// ------------------------------------------------------------------------------------------------ fixtures
+
+/** Reference workflow (SEQUENTIAL [A, B], then PARALLEL [C, D]), token 1 minted with three documents, not submitted. */
+async function deployDraftRequest() {
+  const platform = await deployWithReferenceWorkflow();
+  const { token, documents, operator, applicant } = platform;
+  await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT);
+  for (let i = 0; i < 3; i++) {
+    await documents.connect(operator).anchorDocument(1n, uuid(i + 1), code(`DOC_${i}`), sha(`doc-${i}-v1`));
+  }
+  return platform;
+}
+
+/** Reference request submitted (token 1) and token 2 minted as a Draft without documents. */
+async function deploySubmittedAndDraftRequests() {
+  const platform = await deploySubmittedRequest();
+  await platform.token.connect(platform.operator).mint(platform.applicant.address, 2n, BUILDING_PERMIT);
+  return platform;
+}
+
+/** Reference request in stage 1: D approved (doc 2), then C requested changes (docs 0 and 1). */
+async function deployChangesRequested() {
+  const platform = await deploySubmittedRequest();
+  const { registry, departments } = platform;
+  await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+  await registry.connect(departments.B).approve(1n, 0b010, REMARKS);
+  await registry.connect(departments.D).approve(1n, 0b100, REMARKS);
+  await registry.connect(departments.C).requestChanges(1n, 0b011, REMARKS);
+  return platform;
+}
+
+/** Stage 0 PARALLEL ANY [A, B, C]; stage 1 PARALLEL ANY [D, E, F] with E mandatory; licences never expire. */
+async function deployAnyRequest() {
+  return deploySubmittedRequestWith(
+    [
+      stage({ executionType: Execution.Parallel, completion: Completion.Any, departments: ["A", "B", "C"] }),
+      stage({
+        executionType: Execution.Parallel,
+        completion: Completion.Any,
+        mandatoryMask: 0b010,
+        departments: ["D", "E", "F"],
+      }),
+    ],
+    0n,
+  );
+}
+
+/** Stage 0 SEQUENTIAL 2-of-[A, B, C]; stage 1 PARALLEL 2-of-[D, E, F] with F mandatory. */
+async function deployThresholdRequest() {
+  return deploySubmittedRequestWith([
+    stage({ completion: Completion.Threshold, threshold: 2, departments: ["A", "B", "C"] }),
+    stage({
+      executionType: Execution.Parallel,
+      completion: Completion.Threshold,
+      threshold: 2,
+      mandatoryMask: 0b100,
+      departments: ["D", "E", "F"],
+    }),
+  ]);
+}
+
+/** Stage 0 [E]; stage 1 PARALLEL [A, B, C] whose rejections retry the stage. */
+async function deployRetryStageRequest() {
+  const platform = await deploySubmittedRequestWith([
+    stage({ departments: ["E"] }),
+    stage({ executionType: Execution.Parallel, onRejection: OnRejection.RetryStage, departments: ["A", "B", "C"] }),
+  ]);
+  await platform.registry.connect(platform.departments.E).approve(1n, 0b111, REMARKS);
+  return platform;
+}
+
+/** Stage 0 PARALLEL [A, B, C] whose rejections are escalated. */
+async function deployEscalationRequest() {
+  return deploySubmittedRequestWith([
+    stage({ executionType: Execution.Parallel, onRejection: OnRejection.Escalate, departments: ["A", "B", "C"] }),
+  ]);
+}
+
+/** Stage 0 PARALLEL [A, B] notifying after an hour; stage 1 [C] notifying after two hours. */
+async function deployNotifyRequest() {
+  return deploySubmittedRequestWith([
+    stage({
+      executionType: Execution.Parallel,
+      onTimeout: OnTimeout.Notify,
+      timeoutSeconds: Number(HOUR),
+      departments: ["A", "B"],
+    }),
+    stage({ onTimeout: OnTimeout.Notify, timeoutSeconds: Number(2n * HOUR), departments: ["C"] }),
+  ]);
+}
+
+/** Stage 0 PARALLEL [A, B] escalated after an hour. */
+async function deployTimeoutEscalationRequest() {
+  return deploySubmittedRequestWith([
+    stage({
+      executionType: Execution.Parallel,
+      onTimeout: OnTimeout.Escalate,
+      timeoutSeconds: Number(HOUR),
+      departments: ["A", "B"],
+    }),
+  ]);
+}
+
+/** Stage 0 [A] rejected automatically after an hour. */
+async function deployAutoRejectRequest() {
+  return deploySubmittedRequestWith([
+    stage({ onTimeout: OnTimeout.AutoReject, timeoutSeconds: Number(HOUR), departments: ["A"] }),
+  ]);
+}
+
+/** Stage 0 PARALLEL [A, B]; stage 1 [C]; stage 2 PARALLEL [D, E, F]. */
+async function deployThreeStageRequest() {
+  return deploySubmittedRequestWith([
+    stage({ executionType: Execution.Parallel, departments: ["A", "B"] }),
+    stage({ departments: ["C"] }),
+    stage({ executionType: Execution.Parallel, departments: ["D", "E", "F"] }),
+  ]);
+}
+
+// ------------------------------------------------------------------------------------------------ helpers
+
+/** A struct or multi-value return (an ethers Result) as plain nested arrays, for deep equality. */
+function plain(result: object) {
+  return (result as Result).toArray(true);
+}
+
+/** Arguments of every `name` event `contract` emitted in `tx`. */
+async function eventsOf(tx: Promise<ContractTransactionResponse>, contract: BaseContract, name: string) {
+  const receipt = (await (await tx).wait())!;
+  const address = await contract.getAddress();
+  return receipt.logs
+    .filter((log) => log.address === address)
+    .map((log) => contract.interface.parseLog(log))
+    .filter((event) => event?.name === name)
+    .map((event) => event!.args.toArray());
+}
+
+/** Anchors version `version` of document `docIndex` of token 1 (whose hashes are `sha("doc-<i>-v<n>")`). */
+function newVersion(platform: Awaited<ReturnType<typeof deploySubmittedRequest>>, docIndex: number, version = 2) {
+  return platform.documents
+    .connect(platform.operator)
+    .anchorVersion(sha(`doc-${docIndex}-v${version - 1}`), sha(`doc-${docIndex}-v${version}`));
+}
+
+describe("ApprovalRegistry", function () {
+  // ============================================================================================ submit
+
+  describe("submit", function () {
+    it("starts the review at stage 0 of the pinned workflow", async function () {
+      const { token, documents, registry, operator } = await networkHelpers.loadFixture(deployDraftRequest);
+      const tx = registry.connect(operator).submit(1n);
+      const t = await timestampOf(tx);
+      await expect(tx)
+        .to.emit(token, "LicenceStatusChanged")
+        .withArgs(1n, Status.Draft, Status.Submitted, 0, await registry.getAddress());
+      await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Review);
+      await expect(tx).to.emit(registry, "ReviewStarted").withArgs(1n, 1n);
+      await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 0, t);
+      expect((await token.licence(1n)).status).to.equal(Status.Submitted);
+      expect((await documents.documentsOf(1n)).phase).to.equal(DocPhase.Review);
+      expect(plain(await registry.progressOf(1n))).to.deep.equal([1n, 0n, Phase.InReview, 0n, 0n, t, 0n]);
+    });
+
+    describe("when the request was already submitted", function () {
+      it("reverts with LicenceInvalidTransition on the token", async function () {
+        const { token, registry, operator } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        await expect(registry.connect(operator).submit(1n))
+          .to.be.revertedWithCustomError(token, "LicenceInvalidTransition")
+          .withArgs(1n, Status.Submitted, Status.Submitted);
+      });
+    });
+
+    describe("when the token does not exist", function () {
+      it("reverts with ERC721NonexistentToken on the token", async function () {
+        const { token, registry, operator } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+        await expect(registry.connect(operator).submit(9n))
+          .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
+          .withArgs(9n);
+      });
+    });
+
+    describe("when the caller is not an operator", function () {
+      it("reverts with AccessControlUnauthorizedAccount", async function () {
+        const { registry, admin, applicant } = await networkHelpers.loadFixture(deployDraftRequest);
+        for (const caller of [admin, applicant]) {
+          await expect(registry.connect(caller).submit(1n))
+            .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+            .withArgs(caller.address, ROLES.OPERATOR);
+        }
+      });
+    });
+  });
+
+  // ============================================================================================ decisions
+
+  describe("approve", function () {
+    it("records the approval with the document versions reviewed", async function () {
+      const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      // phase Review | 3 documents | version 1 of documents 0, 1 and 2 (15 bits each from bit 16)
+      const packed = await documents.packedDocumentsOf(1n);
+      expect(packed).to.equal(2n | (3n << 8n) | (1n << 16n) | (1n << 31n) | (1n << 46n));
+      const tx = registry.connect(departments.A).approve(1n, 0b101, REMARKS);
+      await expect(tx)
+        .to.emit(registry, "DecisionRecorded")
+        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b101, packed, REMARKS);
+      await expect(tx).not.to.emit(registry, "StageCompleted");
+      expect(plain(await registry.decisionsOf(1n, 0))).to.deep.equal([
+        [ID.A, ID.B],
+        [Decision.Approved, Decision.Pending],
+        [0b101n, 0n],
+      ]);
+      // 19 bits per position: 3-bit status, then the reviewed mask.
+      expect((await registry.progressOf(1n)).ledger).to.equal(Decision.Approved | (0b101n << 3n));
+    });
+
+    it("records the latest versions at the moment of the decision", async function () {
+      const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { documents, registry, departments } = platform;
+      await newVersion(platform, 1);
+      const packed = await documents.packedDocumentsOf(1n);
+      expect(packed).to.equal(2n | (3n << 8n) | (1n << 16n) | (2n << 31n) | (1n << 46n));
+      await expect(registry.connect(departments.A).approve(1n, 0b010, REMARKS))
+        .to.emit(registry, "DecisionRecorded")
+        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b010, packed, REMARKS);
+    });
+
+    it("completes a stage and starts the next one", async function () {
+      const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+      const tx = registry.connect(departments.B).approve(1n, 0b010, REMARKS);
+      const t = await timestampOf(tx);
+      await expect(tx).to.emit(registry, "StageCompleted").withArgs(1n, 0);
+      await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 1, t);
+      expect(plain(await registry.progressOf(1n))).to.deep.equal([1n, 1n, Phase.InReview, 1n, 0n, t, 0n]);
+      expect(plain(await registry.decisionsOf(1n, 0))).to.deep.equal([
+        [ID.A, ID.B],
+        [Decision.Approved, Decision.Approved],
+        [0b001n, 0b010n],
+      ]);
+      expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.C, ID.D]);
+    });
+
+    it("issues the licence and locks the documents on the final approval", async function () {
+      const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { token, documents, registry, departments } = platform;
+      await registry.connect(departments.A).approve(1n, 0b111, REMARKS);
+      await registry.connect(departments.B).approve(1n, 0b111, REMARKS);
+      // PARALLEL: D may decide before C.
+      await registry.connect(departments.D).approve(1n, 0b100, REMARKS);
+      expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.C]);
+      const tx = registry.connect(departments.C).approve(1n, 0b011, REMARKS);
+      const t = await timestampOf(tx);
+      await expect(tx).to.emit(registry, "StageCompleted").withArgs(1n, 1);
+      await expect(tx)
+        .to.emit(token, "LicenceStatusChanged")
+        .withArgs(1n, Status.Submitted, Status.Approved, 0, await registry.getAddress());
+      await expect(tx).to.emit(token, "LicenceIssued").withArgs(1n, t, t + VALIDITY_SECONDS);
+      await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
+      await expect(tx).not.to.emit(registry, "StageStarted");
+
+      const licence = await token.licence(1n);
+      expect(licence.status).to.equal(Status.Approved);
+      expect(licence.expiresAt).to.equal(t + VALIDITY_SECONDS);
+      expect((await token.validityOf(1n)).validity).to.equal(Validity.Valid);
+      const progress = await registry.progressOf(1n);
+      expect([progress.stage, progress.phase]).to.deep.equal([1n, Phase.Closed]);
+      expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([]);
+      await expect(newVersion(platform, 0))
+        .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
+        .withArgs(1n);
+    });
+
+    describe("when the caller is not a department", function () {
+      it("reverts with NotADepartment", async function () {
+        const { registry, stranger } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        await expect(registry.connect(stranger).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "NotADepartment")
+          .withArgs(stranger.address);
+      });
+    });
+
+    describe("when the request was not submitted", function () {
+      it("reverts with ReviewWrongPhase", async function () {
+        const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+        await expect(registry.connect(departments.A).approve(2n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(2n, Phase.NotStarted);
+      });
+    });
+
+    describe("when the department is not in the current stage", function () {
+      it("reverts with ReviewNotRequired", async function () {
+        const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        for (const name of ["C", "E"] as const) {
+          await expect(registry.connect(departments[name]).approve(1n, 0, REMARKS))
+            .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
+            .withArgs(1n, 0, ID[name]);
+        }
+      });
+    });
+
+    describe("when it is not the department's turn in a SEQUENTIAL stage", function () {
+      it("reverts with ReviewNotYourTurn", async function () {
+        const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        await expect(registry.connect(departments.B).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
+          .withArgs(1n, 0, ID.B, 0);
+      });
+    });
+
+    describe("when the department already decided", function () {
+      it("reverts with ReviewAlreadyDecided", async function () {
+        const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        await registry.connect(departments.A).approve(1n, 0, REMARKS);
+        await expect(registry.connect(departments.A).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewAlreadyDecided")
+          .withArgs(1n, 0, ID.A, Decision.Approved);
+        await registry.connect(departments.B).approve(1n, 0, REMARKS);
+        await registry.connect(departments.D).approve(1n, 0, REMARKS);
+        await expect(registry.connect(departments.D).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewAlreadyDecided")
+          .withArgs(1n, 1, ID.D, Decision.Approved);
+      });
+    });
+
+    describe("when the reviewed mask names documents the request does not have", function () {
+      it("reverts with ReviewUnknownDocuments", async function () {
+        const { registry, operator, departments } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+        await expect(registry.connect(departments.A).approve(1n, 0b1000, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
+          .withArgs(1n, 0b1000, 3);
+        // A request without documents: any reviewed document is unknown.
+        await registry.connect(operator).submit(2n);
+        await expect(registry.connect(departments.A).approve(2n, 0b1, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
+          .withArgs(2n, 0b1, 0);
+      });
+    });
+
+    describe("when the request is closed", function () {
+      it("reverts with ReviewWrongPhase", async function () {
+        const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        for (const name of ["A", "B", "C", "D"] as const) await registry.connect(departments[name]).approve(1n, 0, REMARKS);
+        await expect(registry.connect(departments.C).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(1n, Phase.Closed);
+      });
+    });
+  });
+
+  describe("completion rules", function () {
+    describe("ANY", function () {
+      it("completes the stage on one approval", async function () {
+        const { registry, departments } = await networkHelpers.loadFixture(deployAnyRequest);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A, ID.B, ID.C]);
+        const tx = registry.connect(departments.B).approve(1n, 0, REMARKS);
+        await expect(tx).to.emit(registry, "StageCompleted").withArgs(1n, 0);
+        await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 1, await timestampOf(tx));
+        expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([
+          Decision.Pending,
+          Decision.Approved,
+          Decision.Pending,
+        ]);
+        await expect(registry.connect(departments.A).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
+          .withArgs(1n, 1, ID.A);
+      });
+
+      it("still requires every mandatory department", async function () {
+        const { token, registry, departments } = await networkHelpers.loadFixture(deployAnyRequest);
+        await registry.connect(departments.A).approve(1n, 0, REMARKS);
+        await expect(registry.connect(departments.D).approve(1n, 0, REMARKS)).not.to.emit(registry, "StageCompleted");
+        await expect(registry.connect(departments.F).approve(1n, 0, REMARKS)).not.to.emit(registry, "StageCompleted");
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.E]);
+        const tx = registry.connect(departments.E).approve(1n, 0, REMARKS);
+        await expect(tx).to.emit(registry, "StageCompleted").withArgs(1n, 1);
+        // Validity 0: the licence never expires.
+        await expect(tx).to.emit(token, "LicenceIssued").withArgs(1n, await timestampOf(tx), 0n);
+        expect((await token.licence(1n)).expiresAt).to.equal(0n);
+        expect((await token.validityOf(1n)).validity).to.equal(Validity.Valid);
+      });
+
+      it("completes on the mandatory department's approval alone", async function () {
+        const { token, registry, departments } = await networkHelpers.loadFixture(deployAnyRequest);
+        await registry.connect(departments.C).approve(1n, 0, REMARKS);
+        await expect(registry.connect(departments.E).approve(1n, 0, REMARKS))
+          .to.emit(registry, "StageCompleted")
+          .withArgs(1n, 1);
+        expect((await token.licence(1n)).status).to.equal(Status.Approved);
+      });
+    });
+
+    describe("THRESHOLD", function () {
+      it("completes a SEQUENTIAL stage after k approvals in order", async function () {
+        const { registry, departments } = await networkHelpers.loadFixture(deployThresholdRequest);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
+        await expect(registry.connect(departments.A).approve(1n, 0, REMARKS)).not.to.emit(registry, "StageCompleted");
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.B]);
+        await expect(registry.connect(departments.C).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
+          .withArgs(1n, 0, ID.C, 1);
+        await expect(registry.connect(departments.B).approve(1n, 0, REMARKS))
+          .to.emit(registry, "StageCompleted")
+          .withArgs(1n, 0);
+        expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([
+          Decision.Approved,
+          Decision.Approved,
+          Decision.Pending,
+        ]);
+      });
+
+      it("requires the mandatory department on top of k approvals", async function () {
+        const { token, registry, departments } = await networkHelpers.loadFixture(deployThresholdRequest);
+        await registry.connect(departments.A).approve(1n, 0, REMARKS);
+        await registry.connect(departments.B).approve(1n, 0, REMARKS);
+        await registry.connect(departments.D).approve(1n, 0, REMARKS);
+        await expect(registry.connect(departments.E).approve(1n, 0, REMARKS)).not.to.emit(registry, "StageCompleted");
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.F]);
+        await expect(registry.connect(departments.F).approve(1n, 0, REMARKS))
+          .to.emit(registry, "StageCompleted")
+          .withArgs(1n, 1);
+        expect((await token.licence(1n)).status).to.equal(Status.Approved);
+      });
+
+      it("completes with k approvals that include the mandatory department", async function () {
+        const { token, registry, departments } = await networkHelpers.loadFixture(deployThresholdRequest);
+        await registry.connect(departments.A).approve(1n, 0, REMARKS);
+        await registry.connect(departments.B).approve(1n, 0, REMARKS);
+        await expect(registry.connect(departments.F).approve(1n, 0, REMARKS)).not.to.emit(registry, "StageCompleted");
+        await expect(registry.connect(departments.E).approve(1n, 0, REMARKS))
+          .to.emit(registry, "StageCompleted")
+          .withArgs(1n, 1);
+        expect((await token.licence(1n)).status).to.equal(Status.Approved);
+      });
+    });
+  });
+
+  describe("reject", function () {
+    describe("when the reason code is not 1..5", function () {
+      it("reverts with ReviewInvalidReason", async function () {
+        const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        for (const reason of [0, 6]) {
+          await expect(registry.connect(departments.A).reject(1n, reason, 0, REMARKS))
+            .to.be.revertedWithCustomError(registry, "ReviewInvalidReason")
+            .withArgs(reason);
+        }
+      });
+    });
+
+    describe("when the caller cannot decide now", function () {
+      it("reverts like an approval", async function () {
+        const { registry, departments, stranger } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        await expect(registry.connect(stranger).reject(1n, 1, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "NotADepartment")
+          .withArgs(stranger.address);
+        await expect(registry.connect(departments.B).reject(1n, 1, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
+          .withArgs(1n, 0, ID.B, 0);
+        await expect(registry.connect(departments.D).reject(1n, 1, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
+          .withArgs(1n, 0, ID.D);
+        await expect(registry.connect(departments.A).reject(1n, 1, 0b10000, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
+          .withArgs(1n, 0b10000, 3);
+      });
+    });
+
+    describe("when the stage fails the request (FAIL_REQUEST)", function () {
+      it("rejects the request, closes the review and locks the documents", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { token, documents, registry, departments } = platform;
+        const packed = await documents.packedDocumentsOf(1n);
+        const tx = registry.connect(departments.A).reject(1n, 3, 0b011, REMARKS);
+        await expect(tx)
+          .to.emit(registry, "DecisionRecorded")
+          .withArgs(1n, ID.A, 0, Decision.Rejected, 3, 0b011, packed, REMARKS);
+        await expect(tx)
+          .to.emit(token, "LicenceStatusChanged")
+          .withArgs(1n, Status.Submitted, Status.Rejected, 3, await registry.getAddress());
+        await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
+
+        const licence = await token.licence(1n);
+        expect([licence.status, licence.reasonCode]).to.deep.equal([Status.Rejected, 3n]);
+        expect((await registry.progressOf(1n)).phase).to.equal(Phase.Closed);
+        expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.Rejected, Decision.Pending]);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([]);
+        await expect(registry.connect(departments.B).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(1n, Phase.Closed);
+        await expect(newVersion(platform, 0))
+          .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
+          .withArgs(1n);
+      });
+    });
+
+    describe("when the stage is retried (RETRY_STAGE)", function () {
+      it("clears the stage's decisions and waits for the applicant", async function () {
+        const { token, documents, registry, departments } = await networkHelpers.loadFixture(deployRetryStageRequest);
+        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        const packed = await documents.packedDocumentsOf(1n);
+        const tx = registry.connect(departments.B).reject(1n, 2, 0b010, REMARKS);
+        await expect(tx)
+          .to.emit(registry, "DecisionRecorded")
+          .withArgs(1n, ID.B, 1, Decision.Rejected, 2, 0b010, packed, REMARKS);
+        await expect(tx).to.emit(registry, "StageRetried").withArgs(1n, 1);
+        await expect(tx)
+          .to.emit(token, "LicenceStatusChanged")
+          .withArgs(1n, Status.Submitted, Status.PendingResubmission, 2, await registry.getAddress());
+        await expect(tx).not.to.emit(documents, "DocumentPhaseChanged");
+
+        const progress = await registry.progressOf(1n);
+        expect([progress.stage, progress.phase, progress.ledger]).to.deep.equal([1n, Phase.AwaitingResubmission, 0n]);
+        expect(plain(await registry.decisionsOf(1n, 1))).to.deep.equal([
+          [ID.A, ID.B, ID.C],
+          [Decision.Pending, Decision.Pending, Decision.Pending],
+          [0n, 0n, 0n],
+        ]);
+        // The completed stage keeps its decisions.
+        expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.Approved]);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([]);
+        await expect(registry.connect(departments.C).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(1n, Phase.AwaitingResubmission);
+      });
+
+      it("restarts the stage with every department pending after resubmission", async function () {
+        const { token, registry, operator, departments } = await networkHelpers.loadFixture(deployRetryStageRequest);
+        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        await registry.connect(departments.B).reject(1n, 2, 0b010, REMARKS);
+        const tx = registry.connect(operator).resubmit(1n);
+        const t = await timestampOf(tx);
+        await expect(tx).to.emit(registry, "Resubmitted").withArgs(1n, 1);
+        await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 1, t);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A, ID.B, ID.C]);
+        await registry.connect(departments.A).approve(1n, 0, REMARKS);
+        await registry.connect(departments.B).approve(1n, 0, REMARKS);
+        await expect(registry.connect(departments.C).approve(1n, 0, REMARKS))
+          .to.emit(registry, "StageCompleted")
+          .withArgs(1n, 1);
+        expect((await token.licence(1n)).status).to.equal(Status.Approved);
+      });
+    });
+
+    describe("when the stage escalates rejections (ESCALATE)", function () {
+      it("escalates the stage to an administrator and locks the documents", async function () {
+        const platform = await networkHelpers.loadFixture(deployEscalationRequest);
+        const { token, documents, registry, departments } = platform;
+        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        const packed = await documents.packedDocumentsOf(1n);
+        const tx = registry.connect(departments.B).reject(1n, 1, 0b010, REMARKS);
+        await expect(tx)
+          .to.emit(registry, "DecisionRecorded")
+          .withArgs(1n, ID.B, 0, Decision.Rejected, 1, 0b010, packed, REMARKS);
+        await expect(tx).to.emit(registry, "StageEscalated").withArgs(1n, 0, Cause.Rejection, ID.B);
+        await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
+        await expect(tx).not.to.emit(token, "LicenceStatusChanged");
+
+        expect((await token.licence(1n)).status).to.equal(Status.Submitted);
+        expect((await registry.progressOf(1n)).phase).to.equal(Phase.Escalated);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([]);
+        await expect(registry.connect(departments.C).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(1n, Phase.Escalated);
+        await expect(newVersion(platform, 0))
+          .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
+          .withArgs(1n);
+      });
+    });
+  });
+
+  describe("resolveEscalation", function () {
+    async function deployEscalatedRequest() {
+      const platform = await deployEscalationRequest();
+      await platform.registry.connect(platform.departments.A).approve(1n, 0b001, REMARKS);
+      await platform.registry.connect(platform.departments.B).reject(1n, 1, 0b010, REMARKS);
+      return platform;
+    }
+
+    describe("when the administrator upholds the rejection", function () {
+      it("rejects the request with the administrator's reason", async function () {
+        const { token, documents, registry, admin } = await networkHelpers.loadFixture(deployEscalatedRequest);
+        const tx = registry.connect(admin).resolveEscalation(1n, true, 4);
+        await expect(tx).to.emit(registry, "EscalationResolved").withArgs(1n, 0, true, 4);
+        await expect(tx)
+          .to.emit(token, "LicenceStatusChanged")
+          .withArgs(1n, Status.Submitted, Status.Rejected, 4, await registry.getAddress());
+        await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
+        const licence = await token.licence(1n);
+        expect([licence.status, licence.reasonCode]).to.deep.equal([Status.Rejected, 4n]);
+        expect((await registry.progressOf(1n)).phase).to.equal(Phase.Closed);
+      });
+
+      it("reverts with ReviewInvalidReason for reason 0", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployEscalatedRequest);
+        await expect(registry.connect(admin).resolveEscalation(1n, true, 0))
+          .to.be.revertedWithCustomError(registry, "ReviewInvalidReason")
+          .withArgs(0);
+      });
+    });
+
+    describe("when the administrator sends the rejection back", function () {
+      it("puts the rejecting department back to Pending and resumes the review", async function () {
+        const { token, documents, registry, admin, departments } =
+          await networkHelpers.loadFixture(deployEscalatedRequest);
+        const tx = registry.connect(admin).resolveEscalation(1n, false, 5);
+        const t = await timestampOf(tx);
+        await expect(tx).to.emit(registry, "EscalationResolved").withArgs(1n, 0, false, 0);
+        await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 0, t);
+        await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Review);
+        await expect(tx).not.to.emit(token, "LicenceStatusChanged");
+
+        const progress = await registry.progressOf(1n);
+        expect([progress.phase, progress.stageStartedAt]).to.deep.equal([Phase.InReview, t]);
+        expect(plain(await registry.decisionsOf(1n, 0))).to.deep.equal([
+          [ID.A, ID.B, ID.C],
+          [Decision.Approved, Decision.Pending, Decision.Pending],
+          [0b001n, 0n, 0n],
+        ]);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.B, ID.C]);
+        await registry.connect(departments.B).approve(1n, 0, REMARKS);
+        await registry.connect(departments.C).approve(1n, 0, REMARKS);
+        expect((await token.licence(1n)).status).to.equal(Status.Approved);
+      });
+    });
+
+    describe("when the request is not escalated", function () {
+      it("reverts with ReviewWrongPhase", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+        await expect(registry.connect(admin).resolveEscalation(1n, true, 1))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(1n, Phase.InReview);
+        await expect(registry.connect(admin).resolveEscalation(2n, false, 0))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(2n, Phase.NotStarted);
+      });
+    });
+
+    describe("when the caller is not an admin", function () {
+      it("reverts with AccessControlUnauthorizedAccount", async function () {
+        const { registry, operator, keeper } = await networkHelpers.loadFixture(deployEscalatedRequest);
+        for (const caller of [operator, keeper]) {
+          await expect(registry.connect(caller).resolveEscalation(1n, true, 1))
+            .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+            .withArgs(caller.address, ROLES.ADMIN);
+        }
+      });
+    });
+  });
+
+  // ============================================================================================ applicant
+
+  describe("requestChanges", function () {
+    it("records the request for changes and waits for the applicant", async function () {
+      const { token, documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      await registry.connect(departments.A).approve(1n, 0, REMARKS);
+      await registry.connect(departments.B).approve(1n, 0, REMARKS);
+      await registry.connect(departments.D).approve(1n, 0b100, REMARKS);
+      const packed = await documents.packedDocumentsOf(1n);
+      const tx = registry.connect(departments.C).requestChanges(1n, 0b011, REMARKS);
+      await expect(tx)
+        .to.emit(registry, "DecisionRecorded")
+        .withArgs(1n, ID.C, 1, Decision.ChangesRequested, 0, 0b011, packed, REMARKS);
+      await expect(tx)
+        .to.emit(token, "LicenceStatusChanged")
+        .withArgs(1n, Status.Submitted, Status.PendingResubmission, 0, await registry.getAddress());
+      await expect(tx).not.to.emit(documents, "DocumentPhaseChanged");
+      expect((await registry.progressOf(1n)).phase).to.equal(Phase.AwaitingResubmission);
+      expect((await token.licence(1n)).status).to.equal(Status.PendingResubmission);
+      expect((await registry.decisionsOf(1n, 1)).statuses).to.deep.equal([Decision.ChangesRequested, Decision.Approved]);
+      expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([]);
+    });
+
+    describe("when changes are already requested", function () {
+      it("reverts decisions with ReviewWrongPhase", async function () {
+        const { registry, departments } = await networkHelpers.loadFixture(deployChangesRequested);
+        await expect(registry.connect(departments.C).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(1n, Phase.AwaitingResubmission);
+      });
+    });
+
+    describe("when the caller cannot decide now", function () {
+      it("reverts like an approval", async function () {
+        const { registry, departments, operator } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        await expect(registry.connect(operator).requestChanges(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "NotADepartment")
+          .withArgs(operator.address);
+        await expect(registry.connect(departments.B).requestChanges(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
+          .withArgs(1n, 0, ID.B, 0);
+        await expect(registry.connect(departments.A).requestChanges(1n, 0xffff, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
+          .withArgs(1n, 0xffff, 3);
+      });
+    });
+  });
+
+  describe("resubmit", function () {
+    it("resumes the stage: the department that asked decides again, approvals are kept", async function () {
+      const { token, registry, operator, departments } = await networkHelpers.loadFixture(deployChangesRequested);
+      const tx = registry.connect(operator).resubmit(1n);
+      const t = await timestampOf(tx);
+      await expect(tx)
+        .to.emit(token, "LicenceStatusChanged")
+        .withArgs(1n, Status.PendingResubmission, Status.Submitted, 0, await registry.getAddress());
+      await expect(tx).to.emit(registry, "Resubmitted").withArgs(1n, 1);
+      await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 1, t);
+      const progress = await registry.progressOf(1n);
+      expect([progress.stage, progress.phase, progress.stageStartedAt]).to.deep.equal([1n, Phase.InReview, t]);
+      expect(plain(await registry.decisionsOf(1n, 1))).to.deep.equal([
+        [ID.C, ID.D],
+        [Decision.Pending, Decision.Approved],
+        [0n, 0b100n],
+      ]);
+      expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.C]);
+      await expect(registry.connect(departments.C).approve(1n, 0b011, REMARKS))
+        .to.emit(registry, "StageCompleted")
+        .withArgs(1n, 1);
+      expect((await token.licence(1n)).status).to.equal(Status.Approved);
+    });
+
+    it("gives the turn back to the department that asked in a SEQUENTIAL stage", async function () {
+      const { documents, registry, operator, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      await registry.connect(departments.A).requestChanges(1n, 0b1, REMARKS);
+      await registry.connect(operator).resubmit(1n);
+      expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
+      await expect(registry.connect(departments.B).approve(1n, 0, REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
+        .withArgs(1n, 0, ID.B, 0);
+      const packed = await documents.packedDocumentsOf(1n);
+      await expect(registry.connect(departments.A).approve(1n, 0b1, REMARKS))
+        .to.emit(registry, "DecisionRecorded")
+        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b1, packed, REMARKS);
+    });
+
+    describe("when the request is not awaiting resubmission", function () {
+      it("reverts with ReviewWrongPhase", async function () {
+        const { registry, operator } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+        await expect(registry.connect(operator).resubmit(1n))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(1n, Phase.InReview);
+        await expect(registry.connect(operator).resubmit(2n))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(2n, Phase.NotStarted);
+      });
+    });
+
+    describe("when the caller is not an operator", function () {
+      it("reverts with AccessControlUnauthorizedAccount", async function () {
+        const { registry, applicant } = await networkHelpers.loadFixture(deployChangesRequested);
+        await expect(registry.connect(applicant).resubmit(1n))
+          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+          .withArgs(applicant.address, ROLES.OPERATOR);
+      });
+    });
+  });
+
+  describe("cancel", function () {
+    it("cancels a Draft and locks its documents", async function () {
+      const { token, documents, registry, operator } = await networkHelpers.loadFixture(deployDraftRequest);
+      const tx = registry.connect(operator).cancel(1n, 9);
+      await expect(tx)
+        .to.emit(token, "LicenceStatusChanged")
+        .withArgs(1n, Status.Draft, Status.Cancelled, 9, await registry.getAddress());
+      await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
+      const licence = await token.licence(1n);
+      expect([licence.status, licence.reasonCode]).to.deep.equal([Status.Cancelled, 9n]);
+      expect((await registry.progressOf(1n)).phase).to.equal(Phase.NotStarted);
+      await expect(registry.connect(operator).submit(1n))
+        .to.be.revertedWithCustomError(token, "LicenceInvalidTransition")
+        .withArgs(1n, Status.Cancelled, Status.Submitted);
+    });
+
+    it("cancels a request awaiting resubmission and closes its review", async function () {
+      const { token, documents, registry, operator } = await networkHelpers.loadFixture(deployChangesRequested);
+      const tx = registry.connect(operator).cancel(1n, 2);
+      await expect(tx)
+        .to.emit(token, "LicenceStatusChanged")
+        .withArgs(1n, Status.PendingResubmission, Status.Cancelled, 2, await registry.getAddress());
+      await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
+      expect((await registry.progressOf(1n)).phase).to.equal(Phase.Closed);
+      expect((await documents.documentsOf(1n)).phase).to.equal(DocPhase.Locked);
+      await expect(registry.connect(operator).resubmit(1n))
+        .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+        .withArgs(1n, Phase.Closed);
+    });
+
+    describe("when the request is under review", function () {
+      it("reverts with LicenceInvalidTransition on the token", async function () {
+        const { token, registry, operator } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        await expect(registry.connect(operator).cancel(1n, 1))
+          .to.be.revertedWithCustomError(token, "LicenceInvalidTransition")
+          .withArgs(1n, Status.Submitted, Status.Cancelled);
+      });
+    });
+
+    describe("when the caller is not an operator", function () {
+      it("reverts with AccessControlUnauthorizedAccount", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployDraftRequest);
+        await expect(registry.connect(admin).cancel(1n, 1))
+          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+          .withArgs(admin.address, ROLES.OPERATOR);
+      });
+    });
+  });
+
+  // ============================================================================================ reads
+
+  describe("pendingDepartmentsOf", function () {
+    it("lists only the department whose turn it is in a SEQUENTIAL stage", async function () {
+      const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
+      await registry.connect(departments.A).approve(1n, 0, REMARKS);
+      expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.B]);
+    });
+
+    it("lists every undecided department of a PARALLEL stage", async function () {
+      const { registry, departments } = await networkHelpers.loadFixture(deployThreeStageRequest);
+      expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A, ID.B]);
+      await registry.connect(departments.B).approve(1n, 0, REMARKS);
+      expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
+    });
+
+    it("is empty when the request is not under review", async function () {
+      const { registry } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+      expect(await registry.pendingDepartmentsOf(2n)).to.deep.equal([]);
+      expect(await registry.pendingDepartmentsOf(3n)).to.deep.equal([]);
+    });
+  });
+
+  describe("decisionsOf", function () {
+    it("is empty before submission", async function () {
+      const { registry } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+      expect(plain(await registry.decisionsOf(2n, 0))).to.deep.equal([[], [], []]);
+    });
+
+    it("lists a stage not reached yet as Pending", async function () {
+      const { registry } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      expect(plain(await registry.decisionsOf(1n, 1))).to.deep.equal([
+        [ID.C, ID.D],
+        [Decision.Pending, Decision.Pending],
+        [0n, 0n],
+      ]);
+    });
+
+    it("is empty past the workflow's last stage", async function () {
+      const { registry } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      expect(plain(await registry.decisionsOf(1n, 2))).to.deep.equal([[], [], []]);
+    });
+  });
+
+  // ============================================================================================ timeouts
+
+  describe("enforceTimeout", function () {
+    describe("when the caller is not a keeper", function () {
+      it("reverts with AccessControlUnauthorizedAccount", async function () {
+        const { registry, admin, operator, stranger } = await networkHelpers.loadFixture(deployNotifyRequest);
+        await networkHelpers.time.increase(HOUR);
+        for (const caller of [admin, operator, stranger]) {
+          await expect(registry.connect(caller).enforceTimeout(1n))
+            .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+            .withArgs(caller.address, ROLES.KEEPER);
+        }
+      });
+    });
+
+    describe("when the stage has no timeout", function () {
+      it("reverts with TimeoutNotSet", async function () {
+        const { registry, keeper } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        await networkHelpers.time.increase(365 * 24 * 3600);
+        await expect(registry.connect(keeper).enforceTimeout(1n))
+          .to.be.revertedWithCustomError(registry, "TimeoutNotSet")
+          .withArgs(1n, 0);
+      });
+    });
+
+    describe("when the request is not under review", function () {
+      it("reverts with ReviewWrongPhase", async function () {
+        const { registry, keeper, operator, departments } = await networkHelpers.loadFixture(deployNotifyRequest);
+        await registry.connect(departments.A).requestChanges(1n, 0, REMARKS);
+        await networkHelpers.time.increase(HOUR);
+        await expect(registry.connect(keeper).enforceTimeout(1n))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(1n, Phase.AwaitingResubmission);
+        await expect(registry.connect(keeper).enforceTimeout(2n))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(2n, Phase.NotStarted);
+        // Resubmission restarts the stage's clock.
+        const t = await timestampOf(registry.connect(operator).resubmit(1n));
+        await expect(registry.connect(keeper).enforceTimeout(1n))
+          .to.be.revertedWithCustomError(registry, "TimeoutNotReached")
+          .withArgs(1n, 0, t + HOUR);
+      });
+    });
+
+    describe("when the deadline has not passed", function () {
+      it("reverts with TimeoutNotReached until the deadline", async function () {
+        const { registry, keeper } = await networkHelpers.loadFixture(deployNotifyRequest);
+        const deadline = (await registry.progressOf(1n)).stageStartedAt + HOUR;
+        await networkHelpers.time.setNextBlockTimestamp(deadline - 1n);
+        await expect(registry.connect(keeper).enforceTimeout(1n))
+          .to.be.revertedWithCustomError(registry, "TimeoutNotReached")
+          .withArgs(1n, 0, deadline);
+        await networkHelpers.time.setNextBlockTimestamp(deadline);
+        await expect(registry.connect(keeper).enforceTimeout(1n))
+          .to.emit(registry, "StageTimedOut")
+          .withArgs(1n, 0, OnTimeout.Notify);
+      });
+    });
+
+    describe("when the stage notifies (NOTIFY)", function () {
+      it("emits StageTimedOut once and lets the departments decide", async function () {
+        const { token, documents, registry, keeper, departments } = await networkHelpers.loadFixture(deployNotifyRequest);
+        await networkHelpers.time.increase(HOUR);
+        const tx = registry.connect(keeper).enforceTimeout(1n);
+        await expect(tx).to.emit(registry, "StageTimedOut").withArgs(1n, 0, OnTimeout.Notify);
+        await expect(tx).not.to.emit(registry, "StageEscalated");
+        await expect(tx).not.to.emit(token, "LicenceStatusChanged");
+        const progress = await registry.progressOf(1n);
+        expect([progress.phase, progress.flags]).to.deep.equal([Phase.InReview, 1n]);
+
+        await expect(registry.connect(keeper).enforceTimeout(1n))
+          .to.be.revertedWithCustomError(registry, "TimeoutAlreadyHandled")
+          .withArgs(1n, 0);
+        const packed = await documents.packedDocumentsOf(1n);
+        await expect(registry.connect(departments.A).approve(1n, 0, REMARKS))
+          .to.emit(registry, "DecisionRecorded")
+          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0, packed, REMARKS);
+        await expect(registry.connect(keeper).enforceTimeout(1n))
+          .to.be.revertedWithCustomError(registry, "TimeoutAlreadyHandled")
+          .withArgs(1n, 0);
+      });
+
+      it("restarts the clock when the next stage starts", async function () {
+        const { registry, keeper, departments } = await networkHelpers.loadFixture(deployNotifyRequest);
+        await networkHelpers.time.increase(HOUR);
+        await registry.connect(keeper).enforceTimeout(1n);
+        await registry.connect(departments.A).approve(1n, 0, REMARKS);
+        const tx = registry.connect(departments.B).approve(1n, 0, REMARKS);
+        const t = await timestampOf(tx);
+        await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 1, t);
+        const progress = await registry.progressOf(1n);
+        expect([progress.stage, progress.flags, progress.stageStartedAt]).to.deep.equal([1n, 0n, t]);
+
+        await expect(registry.connect(keeper).enforceTimeout(1n))
+          .to.be.revertedWithCustomError(registry, "TimeoutNotReached")
+          .withArgs(1n, 1, t + 2n * HOUR);
+        await networkHelpers.time.increase(2n * HOUR);
+        await expect(registry.connect(keeper).enforceTimeout(1n))
+          .to.emit(registry, "StageTimedOut")
+          .withArgs(1n, 1, OnTimeout.Notify);
+      });
+    });
+
+    describe("when the stage escalates (ESCALATE)", function () {
+      it("escalates the stage to an administrator", async function () {
+        const { documents, registry, keeper, departments } =
+          await networkHelpers.loadFixture(deployTimeoutEscalationRequest);
+        await registry.connect(departments.A).approve(1n, 0b1, REMARKS);
+        await networkHelpers.time.increase(HOUR);
+        const tx = registry.connect(keeper).enforceTimeout(1n);
+        await expect(tx).to.emit(registry, "StageTimedOut").withArgs(1n, 0, OnTimeout.Escalate);
+        await expect(tx).to.emit(registry, "StageEscalated").withArgs(1n, 0, Cause.Timeout, 0);
+        await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
+        expect((await registry.progressOf(1n)).phase).to.equal(Phase.Escalated);
+        await expect(registry.connect(keeper).enforceTimeout(1n))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(1n, Phase.Escalated);
+        await expect(registry.connect(departments.B).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(1n, Phase.Escalated);
+      });
+
+      it("resumes with a new clock when the administrator sends it back", async function () {
+        const { token, registry, admin, keeper, departments } =
+          await networkHelpers.loadFixture(deployTimeoutEscalationRequest);
+        await registry.connect(departments.A).approve(1n, 0b1, REMARKS);
+        await networkHelpers.time.increase(HOUR);
+        await registry.connect(keeper).enforceTimeout(1n);
+        const tx = registry.connect(admin).resolveEscalation(1n, false, 0);
+        const t = await timestampOf(tx);
+        await expect(tx).to.emit(registry, "EscalationResolved").withArgs(1n, 0, false, 0);
+        await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 0, t);
+        expect((await registry.progressOf(1n)).flags).to.equal(0n);
+        expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.Approved, Decision.Pending]);
+        await expect(registry.connect(keeper).enforceTimeout(1n))
+          .to.be.revertedWithCustomError(registry, "TimeoutNotReached")
+          .withArgs(1n, 0, t + HOUR);
+        await registry.connect(departments.B).approve(1n, 0, REMARKS);
+        expect((await token.licence(1n)).status).to.equal(Status.Approved);
+      });
+    });
+
+    describe("when the stage rejects automatically (AUTO_REJECT)", function () {
+      it("rejects the request with REASON_TIMEOUT", async function () {
+        const { token, documents, registry, keeper } = await networkHelpers.loadFixture(deployAutoRejectRequest);
+        await networkHelpers.time.increase(HOUR);
+        const tx = registry.connect(keeper).enforceTimeout(1n);
+        await expect(tx).to.emit(registry, "StageTimedOut").withArgs(1n, 0, OnTimeout.AutoReject);
+        await expect(tx)
+          .to.emit(token, "LicenceStatusChanged")
+          .withArgs(1n, Status.Submitted, Status.Rejected, 6, await registry.getAddress());
+        await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
+        const licence = await token.licence(1n);
+        expect([licence.status, licence.reasonCode]).to.deep.equal([Status.Rejected, await registry.REASON_TIMEOUT()]);
+        expect((await registry.progressOf(1n)).phase).to.equal(Phase.Closed);
+        await expect(registry.connect(keeper).enforceTimeout(1n))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(1n, Phase.Closed);
+      });
+    });
+  });
+
+  // ============================================================================================ invalidation
+
+  describe("invalidateReviews", function () {
+    describe("when the caller is not the document registry", function () {
+      it("reverts with NotDocumentRegistry", async function () {
+        const { registry, stranger, operator, admin, departments } =
+          await networkHelpers.loadFixture(deploySubmittedRequest);
+        for (const caller of [stranger, operator, admin, departments.A]) {
+          await expect(registry.connect(caller).invalidateReviews(1n, 0, 2))
+            .to.be.revertedWithCustomError(registry, "NotDocumentRegistry")
+            .withArgs(caller.address);
+        }
+      });
+    });
+
+    describe("when the request is not under review", function () {
+      it("ignores the update", async function () {
+        const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+        for (const name of ["A", "B", "C", "D"] as const) await registry.connect(departments[name]).approve(1n, 1, REMARKS);
+        const address = await documents.getAddress();
+        await networkHelpers.impersonateAccount(address);
+        await networkHelpers.setBalance(address, ethers.parseEther("1"));
+        const documentRegistry = await ethers.getSigner(address);
+        for (const tokenId of [1n, 2n]) {
+          await expect(registry.connect(documentRegistry).invalidateReviews(tokenId, 0, 2)).not.to.emit(
+            registry,
+            "ReviewInvalidated",
+          );
+        }
+        expect((await registry.decisionsOf(1n, 1)).statuses).to.deep.equal([Decision.Approved, Decision.Approved]);
+      });
+    });
+
+    describe("when a document reviewed in the current stage gets a new version", function () {
+      it("turns the approvals that reviewed it into ReviewRequired", async function () {
+        const platform = await networkHelpers.loadFixture(deployThreeStageRequest);
+        const { documents, registry, departments } = platform;
+        await registry.connect(departments.A).approve(1n, 0b011, REMARKS);
+        const tx = newVersion(platform, 1);
+        await expect(tx)
+          .to.emit(documents, "DocumentAnchored")
+          .withArgs(1n, uuid(2), sha("doc-1-v2"), 1, 2, ethers.ZeroHash);
+        await expect(tx).to.emit(registry, "ReviewInvalidated").withArgs(1n, ID.A, 0, 1, 2);
+        await expect(tx).not.to.emit(registry, "StageReopened");
+        expect(plain(await registry.decisionsOf(1n, 0))).to.deep.equal([
+          [ID.A, ID.B],
+          [Decision.ReviewRequired, Decision.Pending],
+          [0b011n, 0n],
+        ]);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A, ID.B]);
+
+        // The stage is not complete until the department decides again.
+        await expect(registry.connect(departments.B).approve(1n, 0b100, REMARKS)).not.to.emit(registry, "StageCompleted");
+        const packed = await documents.packedDocumentsOf(1n);
+        expect((packed >> 31n) & 0x7fffn).to.equal(2n);
+        const again = registry.connect(departments.A).approve(1n, 0b011, REMARKS);
+        await expect(again)
+          .to.emit(registry, "DecisionRecorded")
+          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b011, packed, REMARKS);
+        await expect(again).to.emit(registry, "StageCompleted").withArgs(1n, 0);
+      });
+
+      it("leaves the approvals that did not review it alone", async function () {
+        const platform = await networkHelpers.loadFixture(deployThreeStageRequest);
+        const { registry, departments } = platform;
+        for (const name of ["A", "B", "C"] as const) await registry.connect(departments[name]).approve(1n, 0b110, REMARKS);
+        await registry.connect(departments.D).approve(1n, 0b001, REMARKS);
+        await registry.connect(departments.E).approve(1n, 0b010, REMARKS);
+        const tx = newVersion(platform, 0);
+        expect(await eventsOf(tx, registry, "ReviewInvalidated")).to.deep.equal([[1n, ID.D, 2n, 0n, 2n]]);
+        await expect(tx).not.to.emit(registry, "StageReopened");
+        expect((await registry.decisionsOf(1n, 2)).statuses).to.deep.equal([
+          Decision.ReviewRequired,
+          Decision.Approved,
+          Decision.Pending,
+        ]);
+        for (const s of [0, 1]) {
+          expect((await registry.decisionsOf(1n, s)).statuses.every((x) => x === Decision.Approved)).to.equal(true);
+        }
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.D, ID.F]);
+        await expect(registry.connect(departments.E).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewAlreadyDecided")
+          .withArgs(1n, 2, ID.E, Decision.Approved);
+      });
+
+      it("gives the turn back to the invalidated department in a SEQUENTIAL stage", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { registry, departments } = platform;
+        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        await newVersion(platform, 0);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
+        await expect(registry.connect(departments.B).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
+          .withArgs(1n, 0, ID.B, 0);
+        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.B]);
+      });
+    });
+
+    describe("when a document reviewed in a completed stage gets a new version", function () {
+      /** Stages 0 and 1 completed (A: doc 0, B: doc 1, C: doc 2); in stage 2, D approved having reviewed doc 2. */
+      async function deployInLastStage() {
+        const platform = await deployThreeStageRequest();
+        const { registry, departments } = platform;
+        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        await registry.connect(departments.B).approve(1n, 0b010, REMARKS);
+        await registry.connect(departments.C).approve(1n, 0b100, REMARKS);
+        await registry.connect(departments.D).approve(1n, 0b100, REMARKS);
+        return platform;
+      }
+
+      it("reopens the stage and keeps the later stages' approvals", async function () {
+        const platform = await networkHelpers.loadFixture(deployInLastStage);
+        const { registry, departments } = platform;
+        const tx = newVersion(platform, 0);
+        const t = await timestampOf(tx);
+        expect(await eventsOf(tx, registry, "ReviewInvalidated")).to.deep.equal([[1n, ID.A, 0n, 0n, 2n]]);
+        await expect(tx).to.emit(registry, "StageReopened").withArgs(1n, 2, 0);
+        await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 0, t);
+        expect(plain(await registry.progressOf(1n)).slice(0, 6)).to.deep.equal([1n, 0n, Phase.InReview, 2n, 0n, t]);
+        expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.ReviewRequired, Decision.Approved]);
+        expect((await registry.decisionsOf(1n, 1)).statuses).to.deep.equal([Decision.Approved]);
+        expect(plain(await registry.decisionsOf(1n, 2))).to.deep.equal([
+          [ID.D, ID.E, ID.F],
+          [Decision.Approved, Decision.Pending, Decision.Pending],
+          [0b100n, 0n, 0n],
+        ]);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
+        await expect(registry.connect(departments.B).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewAlreadyDecided")
+          .withArgs(1n, 0, ID.B, Decision.Approved);
+        await expect(registry.connect(departments.E).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
+          .withArgs(1n, 0, ID.E);
+      });
+
+      it("cascades forward through the stages that are still complete", async function () {
+        const platform = await networkHelpers.loadFixture(deployInLastStage);
+        const { token, registry, departments } = platform;
+        await newVersion(platform, 0);
+        const tx = registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        const t = await timestampOf(tx);
+        // Stage 1 is still complete: it advances at once; stage 2 waits for E and F.
+        expect(await eventsOf(tx, registry, "StageCompleted")).to.deep.equal([
+          [1n, 0n],
+          [1n, 1n],
+        ]);
+        expect(await eventsOf(tx, registry, "StageStarted")).to.deep.equal([
+          [1n, 1n, t],
+          [1n, 2n, t],
+        ]);
+        const progress = await registry.progressOf(1n);
+        expect([progress.stage, progress.maxStage, progress.phase]).to.deep.equal([2n, 2n, Phase.InReview]);
+        // D's approval in stage 2 was kept.
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.E, ID.F]);
+        await registry.connect(departments.E).approve(1n, 0, REMARKS);
+        const last = registry.connect(departments.F).approve(1n, 0, REMARKS);
+        const issuedAt = await timestampOf(last);
+        await expect(last).to.emit(token, "LicenceIssued").withArgs(1n, issuedAt, issuedAt + VALIDITY_SECONDS);
+      });
+
+      it("reopens the earliest affected stage and stops at a later stage that lost an approval", async function () {
+        const platform = await networkHelpers.loadFixture(deployInLastStage);
+        const { registry, departments } = platform;
+        // Doc 2 was reviewed by C (stage 1) and D (stage 2, current).
+        const tx = newVersion(platform, 2);
+        expect(await eventsOf(tx, registry, "ReviewInvalidated")).to.deep.equal([
+          [1n, ID.C, 1n, 2n, 2n],
+          [1n, ID.D, 2n, 2n, 2n],
+        ]);
+        await expect(tx).to.emit(registry, "StageReopened").withArgs(1n, 2, 1);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.C]);
+        // Re-approval moves to stage 2, where D must decide again.
+        await registry.connect(departments.C).approve(1n, 0b100, REMARKS);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.D, ID.E, ID.F]);
+        expect((await registry.decisionsOf(1n, 2)).statuses).to.deep.equal([
+          Decision.ReviewRequired,
+          Decision.Pending,
+          Decision.Pending,
+        ]);
+
+        // Two completed stages affected: review goes back to the earliest; the cascade stops at the other.
+        await registry.connect(departments.D).approve(1n, 0b101, REMARKS);
+        const tx2 = newVersion(platform, 0);
+        expect(await eventsOf(tx2, registry, "ReviewInvalidated")).to.deep.equal([
+          [1n, ID.A, 0n, 0n, 2n],
+          [1n, ID.D, 2n, 0n, 2n],
+        ]);
+        await expect(tx2).to.emit(registry, "StageReopened").withArgs(1n, 2, 0);
+        const again = registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        await expect(again).to.emit(registry, "StageCompleted").withArgs(1n, 0);
+        await expect(again).to.emit(registry, "StageCompleted").withArgs(1n, 1);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.D, ID.E, ID.F]);
+      });
+
+      it("invalidates decisions kept in a stage ahead without moving the review", async function () {
+        const platform = await networkHelpers.loadFixture(deployInLastStage);
+        const { registry, departments } = platform;
+        await newVersion(platform, 0);
+        // The review is in stage 0; D's approval (stage 2, ahead) reviewed doc 2.
+        const tx = newVersion(platform, 2);
+        expect(await eventsOf(tx, registry, "ReviewInvalidated")).to.deep.equal([
+          [1n, ID.C, 1n, 2n, 2n],
+          [1n, ID.D, 2n, 2n, 2n],
+        ]);
+        await expect(tx).not.to.emit(registry, "StageReopened");
+        expect((await registry.progressOf(1n)).stage).to.equal(0n);
+        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.C]);
+      });
+    });
+
+    describe("when the request is awaiting resubmission", function () {
+      it("reopens the earlier stage and supersedes the request for changes", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { token, registry, operator, departments } = platform;
+        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        await registry.connect(departments.B).approve(1n, 0b010, REMARKS);
+        await registry.connect(departments.D).approve(1n, 0b100, REMARKS);
+        await registry.connect(departments.C).requestChanges(1n, 0b001, REMARKS);
+
+        const tx = newVersion(platform, 0);
+        expect(await eventsOf(tx, registry, "ReviewInvalidated")).to.deep.equal([[1n, ID.A, 0n, 0n, 2n]]);
+        await expect(tx).to.emit(registry, "StageReopened").withArgs(1n, 1, 0);
+        await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 0, await timestampOf(tx));
+        const progress = await registry.progressOf(1n);
+        expect([progress.stage, progress.phase]).to.deep.equal([0n, Phase.AwaitingResubmission]);
+        expect((await token.licence(1n)).status).to.equal(Status.PendingResubmission);
+        expect((await registry.decisionsOf(1n, 1)).statuses).to.deep.equal([Decision.Pending, Decision.Approved]);
+
+        await expect(registry.connect(operator).resubmit(1n)).to.emit(registry, "Resubmitted").withArgs(1n, 0);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
+        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.C]);
+        await registry.connect(departments.C).approve(1n, 0b001, REMARKS);
+        expect((await token.licence(1n)).status).to.equal(Status.Approved);
+      });
+    });
+  });
+
+  // ============================================================================================ trust
+
+  describe("trust property", function () {
+    it("no operator, admin, keeper or default admin can decide for a department", async function () {
+      const { token, registry, deployer, admin, operator, keeper } =
+        await networkHelpers.loadFixture(deploySubmittedRequest);
+      for (const caller of [operator, admin, keeper, deployer]) {
+        await expect(registry.connect(caller).approve(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "NotADepartment")
+          .withArgs(caller.address);
+        await expect(registry.connect(caller).reject(1n, 1, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "NotADepartment")
+          .withArgs(caller.address);
+        await expect(registry.connect(caller).requestChanges(1n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "NotADepartment")
+          .withArgs(caller.address);
+        await expect(token.connect(caller).issue(1n, 0))
+          .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.REGISTRY);
+      }
+      expect((await token.licence(1n)).status).to.equal(Status.Submitted);
+      expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.Pending, Decision.Pending]);
+    });
+  });
+});

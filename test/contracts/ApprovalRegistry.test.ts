@@ -1,0 +1,833 @@
+import { expect } from "chai";
+import type { Result } from "ethers";
+import {
+  BUILDING_PERMIT,
+  code,
+  Completion,
+  Decision,
+  deployPlatform,
+  deploySubmittedRequest,
+  deployWithReferenceWorkflow,
+  ethers,
+  Execution,
+  networkHelpers,
+  OnRejection,
+  OnTimeout,
+  Phase,
+  REFERENCE_STAGES,
+  ROLES,
+  stage,
+  Status,
+  TRADE_LICENSE,
+  uuid,
+  sha,
+  timestampOf,
+  VALIDITY_SECONDS,
+} from "./helpers/fixtures.ts";
+
+// Administration and reads of the ApprovalRegistry: departments and versioned workflows.
+// The review itself (decisions, rejections, timeouts, invalidation) is in ApprovalRegistry.review.test.ts.
+
+const REMARKS = ethers.id("remarks");
+const DEFINITION = ethers.id("definition");
+const ID = { A: 1n, B: 2n, C: 3n, D: 4n, E: 5n, F: 6n } as const;
+
+/** Department ids packed 16 bits per position, as the registry stores them. */
+function packIds(ids: bigint[]) {
+  return ids.reduce((packed, id, p) => packed | (id << BigInt(16 * p)), 0n);
+}
+
+/** The stored Stage tuple (field order of IApprovalRegistry.Stage) the registry compiles from `input`. */
+function storedStage(input: ReturnType<typeof stage>, ids: bigint[]) {
+  const everyone = (1 << ids.length) - 1;
+  return [
+    input.executionType,
+    input.completion,
+    input.threshold,
+    input.onTimeout,
+    input.onRejection,
+    ids.length,
+    input.completion === Completion.All ? everyone : input.mandatoryMask,
+    input.timeoutSeconds,
+    packIds(ids),
+  ];
+}
+
+/** A struct or multi-value return (an ethers Result) as plain nested arrays, for deep equality. */
+function plain(result: object) {
+  return (result as Result).toArray(true);
+}
+
+/** Workflow with stage 0 PARALLEL ANY [E, F] (mandatory F), a second version of BUILDING_PERMIT. */
+const SECOND_VERSION_STAGES = [
+  stage({ executionType: Execution.Parallel, completion: Completion.Any, mandatoryMask: 0b10, departments: ["E", "F"] }),
+];
+
+async function deployWithTwoWorkflowVersions() {
+  const platform = await deployWithReferenceWorkflow();
+  const { token, documents, registry, admin, operator, applicant } = platform;
+  // Token 1 is pinned to version 1 (reference: SEQUENTIAL [A, B], then PARALLEL [C, D]).
+  await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT);
+  await documents.connect(operator).anchorDocument(1n, uuid(1), code("DOC_0"), sha("doc-0-v1"));
+  await registry.connect(admin).registerWorkflow(BUILDING_PERMIT, ethers.id("v2"), 0n, SECOND_VERSION_STAGES);
+  // Token 2 is pinned to version 2.
+  await token.connect(operator).mint(applicant.address, 2n, BUILDING_PERMIT);
+  return platform;
+}
+
+describe("ApprovalRegistry", function () {
+  describe("constructor", function () {
+    it("wires the token and the document registry and grants DEFAULT_ADMIN_ROLE", async function () {
+      const { token, documents, registry, deployer } = await networkHelpers.loadFixture(deployPlatform);
+      expect(await registry.licenceToken()).to.equal(await token.getAddress());
+      expect(await registry.documentRegistry()).to.equal(await documents.getAddress());
+      expect(await registry.hasRole(ROLES.DEFAULT_ADMIN, deployer.address)).to.equal(true);
+      expect(await registry.MAX_STAGES()).to.equal(16n);
+      expect(await registry.MAX_STAGE_DEPARTMENTS()).to.equal(8n);
+      expect(await registry.MAX_REJECTION_REASON()).to.equal(5n);
+      expect(await registry.REASON_TIMEOUT()).to.equal(6n);
+    });
+  });
+
+  // ============================================================================================ departments
+
+  describe("registerDepartment", function () {
+    it("numbers departments from 1 in registration order", async function () {
+      const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
+      for (const [name, id] of Object.entries(ID)) {
+        expect(await registry.departmentByCode(code(name))).to.deep.equal([
+          id,
+          departments[name].address,
+          true,
+        ]);
+      }
+    });
+
+    it("registers the next department with its wallet, active", async function () {
+      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const wallet = signers[12];
+      expect(await registry.connect(admin).registerDepartment.staticCall(code("G"), wallet.address)).to.equal(7n);
+      await expect(registry.connect(admin).registerDepartment(code("G"), wallet.address))
+        .to.emit(registry, "DepartmentRegistered")
+        .withArgs(7n, code("G"), wallet.address);
+      expect(await registry.departmentByCode(code("G"))).to.deep.equal([7n, wallet.address, true]);
+      expect(await registry.departmentById(7n)).to.deep.equal([code("G"), wallet.address, true]);
+      expect(await registry.departmentOfWallet(wallet.address)).to.deep.equal([7n, true]);
+    });
+
+    describe("when the caller is not an admin", function () {
+      it("reverts with AccessControlUnauthorizedAccount", async function () {
+        const { registry, operator, deployer, signers } = await networkHelpers.loadFixture(deployPlatform);
+        for (const caller of [operator, deployer]) {
+          await expect(registry.connect(caller).registerDepartment(code("G"), signers[12].address))
+            .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+            .withArgs(caller.address, ROLES.ADMIN);
+        }
+      });
+    });
+
+    describe("when the code is zero", function () {
+      it("reverts with DepartmentInvalidCode", async function () {
+        const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(registry.connect(admin).registerDepartment(ethers.ZeroHash, signers[12].address))
+          .to.be.revertedWithCustomError(registry, "DepartmentInvalidCode")
+          .withArgs();
+      });
+    });
+
+    describe("when the wallet is the zero address", function () {
+      it("reverts with DepartmentInvalidWallet", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(registry.connect(admin).registerDepartment(code("G"), ethers.ZeroAddress))
+          .to.be.revertedWithCustomError(registry, "DepartmentInvalidWallet")
+          .withArgs(ethers.ZeroAddress);
+      });
+    });
+
+    describe("when the code is already registered", function () {
+      it("reverts with DepartmentAlreadyRegistered", async function () {
+        const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(registry.connect(admin).registerDepartment(code("A"), signers[12].address))
+          .to.be.revertedWithCustomError(registry, "DepartmentAlreadyRegistered")
+          .withArgs(code("A"));
+      });
+    });
+
+    describe("when the wallet belongs to another department", function () {
+      it("reverts with DepartmentWalletInUse", async function () {
+        const { registry, admin, departments } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(registry.connect(admin).registerDepartment(code("G"), departments.B.address))
+          .to.be.revertedWithCustomError(registry, "DepartmentWalletInUse")
+          .withArgs(departments.B.address);
+      });
+    });
+
+    describe("when 65,535 departments are registered", function () {
+      it("reverts with DepartmentLimitReached", async function () {
+        const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+        // Slot 0 is AccessControl's role mapping; slot 1 holds the department count (uint16).
+        const address = await registry.getAddress();
+        expect(BigInt(await ethers.provider.getStorage(address, 1))).to.equal(6n);
+        await networkHelpers.setStorageAt(address, 1, 0xffff);
+        await expect(registry.connect(admin).registerDepartment(code("G"), signers[12].address))
+          .to.be.revertedWithCustomError(registry, "DepartmentLimitReached")
+          .withArgs();
+      });
+    });
+  });
+
+  describe("setDepartmentActive", function () {
+    it("deactivates and reactivates a department", async function () {
+      const { registry, admin, departments } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(registry.connect(admin).setDepartmentActive(code("C"), false))
+        .to.emit(registry, "DepartmentActiveSet")
+        .withArgs(ID.C, false);
+      expect(await registry.departmentByCode(code("C"))).to.deep.equal([ID.C, departments.C.address, false]);
+      expect(await registry.departmentById(ID.C)).to.deep.equal([code("C"), departments.C.address, false]);
+      expect(await registry.departmentOfWallet(departments.C.address)).to.deep.equal([ID.C, false]);
+
+      await expect(registry.connect(admin).setDepartmentActive(code("C"), true))
+        .to.emit(registry, "DepartmentActiveSet")
+        .withArgs(ID.C, true);
+      expect(await registry.departmentOfWallet(departments.C.address)).to.deep.equal([ID.C, true]);
+    });
+
+    describe("when the department is inactive", function () {
+      it("reverts its decisions with DepartmentInactive until it is reactivated", async function () {
+        const { documents, registry, admin, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        await registry.connect(admin).setDepartmentActive(code("A"), false);
+        await expect(registry.connect(departments.A).approve(1n, 0b1, REMARKS))
+          .to.be.revertedWithCustomError(registry, "DepartmentInactive")
+          .withArgs(ID.A);
+        await expect(registry.connect(departments.A).reject(1n, 1, 0b1, REMARKS))
+          .to.be.revertedWithCustomError(registry, "DepartmentInactive")
+          .withArgs(ID.A);
+        await expect(registry.connect(departments.A).requestChanges(1n, 0b1, REMARKS))
+          .to.be.revertedWithCustomError(registry, "DepartmentInactive")
+          .withArgs(ID.A);
+
+        await registry.connect(admin).setDepartmentActive(code("A"), true);
+        const packed = await documents.packedDocumentsOf(1n);
+        await expect(registry.connect(departments.A).approve(1n, 0b1, REMARKS))
+          .to.emit(registry, "DecisionRecorded")
+          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b1, packed, REMARKS);
+      });
+
+      it("reverts with DepartmentInactive when a new workflow lists it", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        await registry.connect(admin).setDepartmentActive(code("D"), false);
+        await expect(
+          registry
+            .connect(admin)
+            .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A", "D"] })]),
+        )
+          .to.be.revertedWithCustomError(registry, "DepartmentInactive")
+          .withArgs(ID.D);
+      });
+    });
+
+    describe("when the department is unknown", function () {
+      it("reverts with DepartmentUnknown", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(registry.connect(admin).setDepartmentActive(code("Z"), false))
+          .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
+          .withArgs(code("Z"));
+      });
+    });
+
+    describe("when the caller is not an admin", function () {
+      it("reverts with AccessControlUnauthorizedAccount", async function () {
+        const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(registry.connect(departments.A).setDepartmentActive(code("A"), false))
+          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+          .withArgs(departments.A.address, ROLES.ADMIN);
+      });
+    });
+  });
+
+  describe("rotateDepartmentWallet", function () {
+    it("replaces the wallet", async function () {
+      const { registry, admin, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const wallet = signers[12];
+      await expect(registry.connect(admin).rotateDepartmentWallet(code("A"), wallet.address))
+        .to.emit(registry, "DepartmentWalletRotated")
+        .withArgs(ID.A, departments.A.address, wallet.address);
+      expect(await registry.departmentByCode(code("A"))).to.deep.equal([ID.A, wallet.address, true]);
+      expect(await registry.departmentById(ID.A)).to.deep.equal([code("A"), wallet.address, true]);
+      expect(await registry.departmentOfWallet(wallet.address)).to.deep.equal([ID.A, true]);
+      expect(await registry.departmentOfWallet(departments.A.address)).to.deep.equal([0n, false]);
+    });
+
+    it("stops the old wallet at once and lets the new wallet decide", async function () {
+      const { registry, admin, departments, documents, signers } =
+        await networkHelpers.loadFixture(deploySubmittedRequest);
+      const wallet = signers[12];
+      await registry.connect(admin).rotateDepartmentWallet(code("A"), wallet.address);
+      await expect(registry.connect(departments.A).approve(1n, 0b111, REMARKS))
+        .to.be.revertedWithCustomError(registry, "NotADepartment")
+        .withArgs(departments.A.address);
+      await expect(registry.connect(wallet).approve(1n, 0b111, REMARKS))
+        .to.emit(registry, "DecisionRecorded")
+        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b111, await documents.packedDocumentsOf(1n), REMARKS);
+    });
+
+    it("keeps the department's active flag", async function () {
+      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      await registry.connect(admin).setDepartmentActive(code("A"), false);
+      await registry.connect(admin).rotateDepartmentWallet(code("A"), signers[12].address);
+      expect(await registry.departmentOfWallet(signers[12].address)).to.deep.equal([ID.A, false]);
+      expect(await registry.departmentByCode(code("A"))).to.deep.equal([ID.A, signers[12].address, false]);
+    });
+
+    it("frees the old wallet for another department", async function () {
+      const { registry, admin, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+      await registry.connect(admin).rotateDepartmentWallet(code("A"), signers[12].address);
+      await expect(registry.connect(admin).registerDepartment(code("G"), departments.A.address))
+        .to.emit(registry, "DepartmentRegistered")
+        .withArgs(7n, code("G"), departments.A.address);
+    });
+
+    describe("when the department is unknown", function () {
+      it("reverts with DepartmentUnknown", async function () {
+        const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(registry.connect(admin).rotateDepartmentWallet(code("Z"), signers[12].address))
+          .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
+          .withArgs(code("Z"));
+      });
+    });
+
+    describe("when the wallet is the zero address", function () {
+      it("reverts with DepartmentInvalidWallet", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(registry.connect(admin).rotateDepartmentWallet(code("A"), ethers.ZeroAddress))
+          .to.be.revertedWithCustomError(registry, "DepartmentInvalidWallet")
+          .withArgs(ethers.ZeroAddress);
+      });
+    });
+
+    describe("when the wallet is already a department's", function () {
+      it("reverts with DepartmentWalletInUse", async function () {
+        const { registry, admin, departments } = await networkHelpers.loadFixture(deployPlatform);
+        for (const wallet of [departments.B.address, departments.A.address]) {
+          await expect(registry.connect(admin).rotateDepartmentWallet(code("A"), wallet))
+            .to.be.revertedWithCustomError(registry, "DepartmentWalletInUse")
+            .withArgs(wallet);
+        }
+      });
+    });
+
+    describe("when the caller is not an admin", function () {
+      it("reverts with AccessControlUnauthorizedAccount", async function () {
+        const { registry, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(registry.connect(departments.A).rotateDepartmentWallet(code("A"), signers[12].address))
+          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+          .withArgs(departments.A.address, ROLES.ADMIN);
+      });
+    });
+  });
+
+  describe("departmentByCode", function () {
+    describe("when the code is unknown", function () {
+      it("reverts with DepartmentUnknown", async function () {
+        const { registry } = await networkHelpers.loadFixture(deployPlatform);
+        for (const unknown of [code("Z"), ethers.ZeroHash]) {
+          await expect(registry.departmentByCode(unknown))
+            .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
+            .withArgs(unknown);
+        }
+      });
+    });
+  });
+
+  describe("departmentById", function () {
+    it("returns the code, wallet and active flag", async function () {
+      const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
+      expect(await registry.departmentById(ID.F)).to.deep.equal([code("F"), departments.F.address, true]);
+    });
+
+    describe("when the id is unknown", function () {
+      it("reverts with DepartmentUnknown (the id as a bytes32)", async function () {
+        const { registry } = await networkHelpers.loadFixture(deployPlatform);
+        for (const id of [0n, 7n]) {
+          await expect(registry.departmentById(id))
+            .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
+            .withArgs(ethers.zeroPadValue(ethers.toBeHex(id), 32));
+        }
+      });
+    });
+  });
+
+  describe("departmentOfWallet", function () {
+    it("returns the department and its active flag", async function () {
+      const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
+      expect(await registry.departmentOfWallet(departments.E.address)).to.deep.equal([ID.E, true]);
+    });
+
+    it("returns (0, false) for a wallet of no department", async function () {
+      const { registry, admin, stranger } = await networkHelpers.loadFixture(deployPlatform);
+      expect(await registry.departmentOfWallet(stranger.address)).to.deep.equal([0n, false]);
+      expect(await registry.departmentOfWallet(admin.address)).to.deep.equal([0n, false]);
+    });
+  });
+
+  // ============================================================================================ workflows
+
+  describe("registerWorkflow", function () {
+    const STAGES = [
+      stage({ executionType: Execution.Sequential, departments: ["A", "B"] }),
+      stage({
+        executionType: Execution.Parallel,
+        completion: Completion.Threshold,
+        threshold: 2,
+        mandatoryMask: 0b001,
+        onTimeout: OnTimeout.Escalate,
+        timeoutSeconds: 7200,
+        onRejection: OnRejection.RetryStage,
+        departments: ["C", "D", "E"],
+      }),
+      stage({
+        executionType: Execution.Parallel,
+        completion: Completion.Any,
+        mandatoryMask: 0b10,
+        onRejection: OnRejection.Escalate,
+        departments: ["F", "A"],
+      }),
+    ];
+    const STAGE_IDS = [[ID.A, ID.B], [ID.C, ID.D, ID.E], [ID.F, ID.A]];
+
+    it("registers version 1 of a workflow type and makes it active", async function () {
+      const { registry, token, admin } = await networkHelpers.loadFixture(deployPlatform);
+      expect(
+        await registry.connect(admin).registerWorkflow.staticCall(BUILDING_PERMIT, DEFINITION, VALIDITY_SECONDS, STAGES),
+      ).to.equal(1n);
+      const tx = registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, VALIDITY_SECONDS, STAGES);
+      await expect(tx)
+        .to.emit(registry, "WorkflowRegistered")
+        .withArgs(1n, BUILDING_PERMIT, 1n, DEFINITION, 3n, VALIDITY_SECONDS);
+      for (const [i, input] of STAGES.entries()) {
+        await expect(tx)
+          .to.emit(registry, "WorkflowStageRegistered")
+          .withArgs(1n, i, storedStage(input, STAGE_IDS[i]));
+      }
+      await expect(tx).to.emit(token, "ActiveWorkflowSet").withArgs(BUILDING_PERMIT, 1n);
+      await expect(tx).not.to.emit(registry, "WorkflowDeactivated");
+
+      expect(plain(await registry.workflow(1n))).to.deep.equal([
+        BUILDING_PERMIT,
+        DEFINITION,
+        VALIDITY_SECONDS,
+        1n,
+        3n,
+        true,
+      ]);
+      for (const [i, input] of STAGES.entries()) {
+        expect(plain(await registry.stage(1n, i))).to.deep.equal(
+          storedStage(input, STAGE_IDS[i]).map((v) => BigInt(v)),
+        );
+      }
+      expect(await registry.activeWorkflowOf(BUILDING_PERMIT)).to.equal(1n);
+      expect(await token.activeWorkflowOf(BUILDING_PERMIT)).to.equal(1n);
+    });
+
+    it("stores every position as mandatory for an ALL stage", async function () {
+      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      await registry
+        .connect(admin)
+        .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [
+          stage({ completion: Completion.All, mandatoryMask: 0, departments: ["A", "B", "C"] }),
+          stage({ completion: Completion.All, mandatoryMask: 0b01, departments: ["D", "E"] }),
+        ]);
+      expect((await registry.stage(1n, 0)).mandatoryMask).to.equal(0b111n);
+      expect((await registry.stage(1n, 1)).mandatoryMask).to.equal(0b11n);
+    });
+
+    it("accepts 16 stages of 8 departments", async function () {
+      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      await registry.connect(admin).registerDepartment(code("G"), signers[12].address);
+      await registry.connect(admin).registerDepartment(code("H"), signers[13].address);
+      const eight = stage({
+        executionType: Execution.Parallel,
+        completion: Completion.Threshold,
+        threshold: 8,
+        mandatoryMask: 0xff,
+        departments: ["H", "G", "F", "E", "D", "C", "B", "A"],
+      });
+      const tx = registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, Array(16).fill(eight));
+      await expect(tx).to.emit(registry, "WorkflowRegistered").withArgs(1n, BUILDING_PERMIT, 1n, DEFINITION, 16n, 0n);
+      await expect(tx)
+        .to.emit(registry, "WorkflowStageRegistered")
+        .withArgs(1n, 15, storedStage(eight, [8n, 7n, 6n, 5n, 4n, 3n, 2n, 1n]));
+      expect((await registry.stage(1n, 15)).departmentIds).to.equal(packIds([8n, 7n, 6n, 5n, 4n, 3n, 2n, 1n]));
+    });
+
+    describe("when a version of the type is active", function () {
+      it("registers the next version and deactivates the previous one", async function () {
+        const { registry, token, admin } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+        const tx = registry.connect(admin).registerWorkflow(BUILDING_PERMIT, ethers.id("v2"), 0n, STAGES);
+        await expect(tx).to.emit(registry, "WorkflowRegistered").withArgs(2n, BUILDING_PERMIT, 2n, ethers.id("v2"), 3n, 0n);
+        await expect(tx).to.emit(registry, "WorkflowDeactivated").withArgs(1n, BUILDING_PERMIT);
+        await expect(tx).to.emit(token, "ActiveWorkflowSet").withArgs(BUILDING_PERMIT, 2n);
+        expect((await registry.workflow(1n)).active).to.equal(false);
+        expect((await registry.workflow(2n)).active).to.equal(true);
+        expect(await registry.activeWorkflowOf(BUILDING_PERMIT)).to.equal(2n);
+
+        const tx3 = registry.connect(admin).registerWorkflow(BUILDING_PERMIT, ethers.id("v3"), 0n, REFERENCE_STAGES);
+        await expect(tx3).to.emit(registry, "WorkflowRegistered").withArgs(3n, BUILDING_PERMIT, 3n, ethers.id("v3"), 2n, 0n);
+        await expect(tx3).to.emit(registry, "WorkflowDeactivated").withArgs(2n, BUILDING_PERMIT);
+      });
+
+      it("numbers versions per workflow type and ids globally", async function () {
+        const { registry, token, admin } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+        const tx = registry.connect(admin).registerWorkflow(TRADE_LICENSE, DEFINITION, 0n, REFERENCE_STAGES);
+        await expect(tx).to.emit(registry, "WorkflowRegistered").withArgs(2n, TRADE_LICENSE, 1n, DEFINITION, 2n, 0n);
+        await expect(tx).to.emit(token, "ActiveWorkflowSet").withArgs(TRADE_LICENSE, 2n);
+        await expect(tx).not.to.emit(registry, "WorkflowDeactivated");
+        expect(await registry.activeWorkflowOf(BUILDING_PERMIT)).to.equal(1n);
+        expect(await registry.activeWorkflowOf(TRADE_LICENSE)).to.equal(2n);
+      });
+    });
+
+    describe("when the previous version was deactivated", function () {
+      it("continues the version numbers without deactivating anything", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+        await registry.connect(admin).deactivateWorkflow(1n);
+        const tx = registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, REFERENCE_STAGES);
+        await expect(tx).to.emit(registry, "WorkflowRegistered").withArgs(2n, BUILDING_PERMIT, 2n, DEFINITION, 2n, 0n);
+        await expect(tx).not.to.emit(registry, "WorkflowDeactivated");
+        expect(await registry.activeWorkflowOf(BUILDING_PERMIT)).to.equal(2n);
+      });
+    });
+
+    describe("when the caller is not an admin", function () {
+      it("reverts with AccessControlUnauthorizedAccount", async function () {
+        const { registry, operator } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(registry.connect(operator).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, REFERENCE_STAGES))
+          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+          .withArgs(operator.address, ROLES.ADMIN);
+      });
+    });
+
+    describe("when the workflow type is zero", function () {
+      it("reverts with WorkflowInvalidType", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(registry.connect(admin).registerWorkflow(ethers.ZeroHash, DEFINITION, 0n, REFERENCE_STAGES))
+          .to.be.revertedWithCustomError(registry, "WorkflowInvalidType")
+          .withArgs();
+      });
+    });
+
+    describe("when the licence lifetime exceeds 2^32-1 seconds", function () {
+      it("reverts with WorkflowInvalidValidity, and accepts exactly 2^32-1", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        const tooLong = 2n ** 32n;
+        await expect(registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, tooLong, REFERENCE_STAGES))
+          .to.be.revertedWithCustomError(registry, "WorkflowInvalidValidity")
+          .withArgs(tooLong);
+        await expect(registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, tooLong - 1n, REFERENCE_STAGES))
+          .to.emit(registry, "WorkflowRegistered");
+      });
+    });
+
+    describe("when there are no stages or more than 16", function () {
+      it("reverts with WorkflowInvalidStageCount", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        for (const count of [0, 17]) {
+          const stages = Array(count).fill(stage({ departments: ["A"] }));
+          await expect(registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, stages))
+            .to.be.revertedWithCustomError(registry, "WorkflowInvalidStageCount")
+            .withArgs(count);
+        }
+      });
+    });
+
+    describe("when a stage has no departments or more than 8", function () {
+      it("reverts with WorkflowInvalidStageDepartments", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        const nine = ["A", "B", "C", "D", "E", "F", "G", "H", "I"];
+        for (const departments of [[], nine]) {
+          await expect(
+            registry
+              .connect(admin)
+              .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A"] }), stage({ departments })]),
+          )
+            .to.be.revertedWithCustomError(registry, "WorkflowInvalidStageDepartments")
+            .withArgs(1n, departments.length);
+        }
+      });
+    });
+
+    describe("when a stage lists an unknown department", function () {
+      it("reverts with DepartmentUnknown", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(
+          registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A", "Z"] })]),
+        )
+          .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
+          .withArgs(code("Z"));
+      });
+    });
+
+    describe("when a stage lists a department twice", function () {
+      it("reverts with WorkflowDuplicateDepartment", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(
+          registry
+            .connect(admin)
+            .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [
+              stage({ departments: ["A"] }),
+              stage({ executionType: Execution.Parallel, departments: ["B", "C", "B"] }),
+            ]),
+        )
+          .to.be.revertedWithCustomError(registry, "WorkflowDuplicateDepartment")
+          .withArgs(1n, code("B"));
+      });
+
+      it("accepts the same department in different stages", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(
+          registry
+            .connect(admin)
+            .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A"] }), stage({ departments: ["A"] })]),
+        )
+          .to.emit(registry, "WorkflowRegistered")
+          .withArgs(1n, BUILDING_PERMIT, 1n, DEFINITION, 2n, 0n);
+      });
+    });
+
+    describe("when the threshold does not fit the completion rule", function () {
+      const cases = [
+        { name: "THRESHOLD with threshold 0", completion: Completion.Threshold, threshold: 0 },
+        { name: "THRESHOLD above the department count", completion: Completion.Threshold, threshold: 4 },
+        { name: "ALL with a threshold", completion: Completion.All, threshold: 1 },
+        { name: "ANY with a threshold", completion: Completion.Any, threshold: 1 },
+      ];
+      for (const { name, completion, threshold } of cases) {
+        it(`reverts with WorkflowInvalidThreshold (${name})`, async function () {
+          const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+          await expect(
+            registry
+              .connect(admin)
+              .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [
+                stage({ departments: ["A"] }),
+                stage({ completion, threshold, departments: ["B", "C", "D"] }),
+              ]),
+          )
+            .to.be.revertedWithCustomError(registry, "WorkflowInvalidThreshold")
+            .withArgs(1n, threshold);
+        });
+      }
+
+      it("accepts THRESHOLD 1 and THRESHOLD equal to the department count", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(
+          registry
+            .connect(admin)
+            .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [
+              stage({ completion: Completion.Threshold, threshold: 1, departments: ["B", "C", "D"] }),
+              stage({ completion: Completion.Threshold, threshold: 3, departments: ["B", "C", "D"] }),
+            ]),
+        )
+          .to.emit(registry, "WorkflowRegistered")
+          .withArgs(1n, BUILDING_PERMIT, 1n, DEFINITION, 2n, 0n);
+      });
+    });
+
+    describe("when the mandatory mask names a position the stage does not have", function () {
+      it("reverts with WorkflowInvalidMandatoryMask", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        for (const completion of [Completion.Any, Completion.All]) {
+          await expect(
+            registry
+              .connect(admin)
+              .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [
+                stage({ departments: ["A"] }),
+                stage({ completion, mandatoryMask: 0b1001, departments: ["B", "C", "D"] }),
+              ]),
+          )
+            .to.be.revertedWithCustomError(registry, "WorkflowInvalidMandatoryMask")
+            .withArgs(1n, 0b1001);
+        }
+      });
+    });
+
+    describe("when the timeout and its action do not match", function () {
+      const cases = [
+        { name: "a timeout without an action", onTimeout: OnTimeout.None, timeoutSeconds: 3600 },
+        { name: "an action without a timeout", onTimeout: OnTimeout.Notify, timeoutSeconds: 0 },
+      ];
+      for (const { name, onTimeout, timeoutSeconds } of cases) {
+        it(`reverts with WorkflowInvalidTimeout (${name})`, async function () {
+          const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+          await expect(
+            registry
+              .connect(admin)
+              .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [
+                stage({ departments: ["A"] }),
+                stage({ onTimeout, timeoutSeconds, departments: ["B"] }),
+              ]),
+          )
+            .to.be.revertedWithCustomError(registry, "WorkflowInvalidTimeout")
+            .withArgs(1n);
+        });
+      }
+    });
+  });
+
+  describe("deactivateWorkflow", function () {
+    it("deactivates the active version so that no request can be created", async function () {
+      const { registry, token, admin, operator, applicant } =
+        await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      const tx = registry.connect(admin).deactivateWorkflow(1n);
+      await expect(tx).to.emit(registry, "WorkflowDeactivated").withArgs(1n, BUILDING_PERMIT);
+      await expect(tx).to.emit(token, "ActiveWorkflowSet").withArgs(BUILDING_PERMIT, 0n);
+      expect((await registry.workflow(1n)).active).to.equal(false);
+      expect(await registry.activeWorkflowOf(BUILDING_PERMIT)).to.equal(0n);
+      expect(await token.activeWorkflowOf(BUILDING_PERMIT)).to.equal(0n);
+      await expect(token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT))
+        .to.be.revertedWithCustomError(token, "LicenceNoActiveWorkflow")
+        .withArgs(BUILDING_PERMIT);
+    });
+
+    it("lets a request created before the deactivation be reviewed", async function () {
+      const { registry, token, admin, operator, applicant, departments } =
+        await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT);
+      await registry.connect(admin).deactivateWorkflow(1n);
+      await expect(registry.connect(operator).submit(1n)).to.emit(registry, "ReviewStarted").withArgs(1n, 1n);
+      for (const name of ["A", "B", "C", "D"]) await registry.connect(departments[name]).approve(1n, 0, REMARKS);
+      expect((await token.licence(1n)).status).to.equal(Status.Approved);
+    });
+
+    describe("when the workflow is unknown", function () {
+      it("reverts with WorkflowUnknown", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+        for (const id of [0n, 2n]) {
+          await expect(registry.connect(admin).deactivateWorkflow(id))
+            .to.be.revertedWithCustomError(registry, "WorkflowUnknown")
+            .withArgs(id);
+        }
+      });
+    });
+
+    describe("when the workflow is already inactive", function () {
+      it("reverts with WorkflowInactive", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+        await registry.connect(admin).deactivateWorkflow(1n);
+        await expect(registry.connect(admin).deactivateWorkflow(1n))
+          .to.be.revertedWithCustomError(registry, "WorkflowInactive")
+          .withArgs(1n);
+      });
+
+      it("reverts with WorkflowInactive for a superseded version", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployWithTwoWorkflowVersions);
+        await expect(registry.connect(admin).deactivateWorkflow(1n))
+          .to.be.revertedWithCustomError(registry, "WorkflowInactive")
+          .withArgs(1n);
+      });
+    });
+
+    describe("when the caller is not an admin", function () {
+      it("reverts with AccessControlUnauthorizedAccount", async function () {
+        const { registry, keeper } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+        await expect(registry.connect(keeper).deactivateWorkflow(1n))
+          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+          .withArgs(keeper.address, ROLES.ADMIN);
+      });
+    });
+  });
+
+  describe("workflow versions", function () {
+    describe("when a new version is registered after a request was created", function () {
+      it("pins the new request to the new version and the old one to its own", async function () {
+        const { token, registry } = await networkHelpers.loadFixture(deployWithTwoWorkflowVersions);
+        expect((await token.licence(1n)).workflowId).to.equal(1n);
+        expect((await token.licence(2n)).workflowId).to.equal(2n);
+        expect(await registry.activeWorkflowOf(BUILDING_PERMIT)).to.equal(2n);
+      });
+
+      it("reviews the old request with the old version's departments to issuance", async function () {
+        const { token, documents, registry, operator, departments } =
+          await networkHelpers.loadFixture(deployWithTwoWorkflowVersions);
+        await expect(registry.connect(operator).submit(1n)).to.emit(registry, "ReviewStarted").withArgs(1n, 1n);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
+        // Version 2's departments are not part of version 1.
+        await expect(registry.connect(departments.E).approve(1n, 0b1, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
+          .withArgs(1n, 0, ID.E);
+
+        const packed = await documents.packedDocumentsOf(1n);
+        await registry.connect(departments.A).approve(1n, 0b1, REMARKS);
+        await registry.connect(departments.B).approve(1n, 0b1, REMARKS);
+        await expect(registry.connect(departments.F).approve(1n, 0b1, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
+          .withArgs(1n, 1, ID.F);
+        await registry.connect(departments.D).approve(1n, 0b1, REMARKS);
+        const tx = registry.connect(departments.C).approve(1n, 0b1, REMARKS);
+        await expect(tx)
+          .to.emit(registry, "DecisionRecorded")
+          .withArgs(1n, ID.C, 1, Decision.Approved, 0, 0b1, packed, REMARKS);
+        await expect(tx).to.emit(registry, "StageCompleted").withArgs(1n, 1);
+        // Version 1's validity applies, not version 2's (0: no expiry).
+        const t = await timestampOf(tx);
+        await expect(tx).to.emit(token, "LicenceIssued").withArgs(1n, t, t + VALIDITY_SECONDS);
+        expect((await token.licence(1n)).status).to.equal(Status.Approved);
+        expect((await registry.progressOf(1n)).phase).to.equal(Phase.Closed);
+      });
+
+      it("reviews the new request with the new version's departments", async function () {
+        const { token, registry, operator, departments } = await networkHelpers.loadFixture(deployWithTwoWorkflowVersions);
+        await expect(registry.connect(operator).submit(2n)).to.emit(registry, "ReviewStarted").withArgs(2n, 2n);
+        expect(await registry.pendingDepartmentsOf(2n)).to.deep.equal([ID.E, ID.F]);
+        await expect(registry.connect(departments.A).approve(2n, 0, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
+          .withArgs(2n, 0, ID.A);
+        const tx = registry.connect(departments.F).approve(2n, 0, REMARKS);
+        await expect(tx).to.emit(token, "LicenceIssued").withArgs(2n, await timestampOf(tx), 0n);
+      });
+    });
+  });
+
+  describe("workflow", function () {
+    describe("when the workflow is unknown", function () {
+      it("reverts with WorkflowUnknown", async function () {
+        const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+        for (const id of [0n, 2n]) {
+          await expect(registry.workflow(id)).to.be.revertedWithCustomError(registry, "WorkflowUnknown").withArgs(id);
+        }
+      });
+    });
+  });
+
+  describe("stage", function () {
+    it("returns the stored stage", async function () {
+      const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      expect(plain(await registry.stage(1n, 1))).to.deep.equal(
+        storedStage(REFERENCE_STAGES[1], [ID.C, ID.D]).map((v) => BigInt(v)),
+      );
+    });
+
+    describe("when the stage index is past the workflow's stages", function () {
+      it("reverts with WorkflowInvalidStageCount", async function () {
+        const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+        await expect(registry.stage(1n, 2))
+          .to.be.revertedWithCustomError(registry, "WorkflowInvalidStageCount")
+          .withArgs(2n);
+      });
+    });
+
+    describe("when the workflow is unknown", function () {
+      it("reverts with WorkflowUnknown", async function () {
+        const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+        await expect(registry.stage(3n, 0)).to.be.revertedWithCustomError(registry, "WorkflowUnknown").withArgs(3n);
+      });
+    });
+  });
+
+  describe("activeWorkflowOf", function () {
+    it("returns 0 for a type without a workflow", async function () {
+      const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      expect(await registry.activeWorkflowOf(TRADE_LICENSE)).to.equal(0n);
+      expect(await registry.activeWorkflowOf(BUILDING_PERMIT)).to.equal(1n);
+    });
+  });
+});
