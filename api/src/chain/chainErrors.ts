@@ -1,0 +1,72 @@
+/**
+ * Errors from the chain, told apart: the node is unreachable (nothing was recorded, 503) or a contract refused
+ * the call with one of its custom errors (decoded by name and arguments from the three ABIs).
+ */
+import { Interface, type Result } from "ethers";
+import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../../abis/index.ts";
+import { AppError } from "../http/appError.ts";
+
+const errorsInterface = new Interface(
+  [...LicenceTokenAbi, ...DocumentRegistryAbi, ...ApprovalRegistryAbi].filter((item) => item.type === "error") as never,
+);
+
+/** A contract reverted with a custom error. `name` is the Solidity error name. */
+export class ContractRevertError extends AppError {
+  readonly errorName: string;
+  readonly args: unknown[];
+
+  constructor(errorName: string, args: unknown[], message?: string) {
+    super(409, "CHAIN_REJECTED", message ?? `The contract refused the operation: ${errorName}`, { error: errorName, args: jsonArgs(args) });
+    this.errorName = errorName;
+    this.args = args;
+  }
+}
+
+export class ChainUnavailableError extends AppError {
+  constructor(cause?: unknown) {
+    super(503, "CHAIN_UNAVAILABLE", "The blockchain is not reachable; nothing was recorded. Try again shortly.", undefined, { "Retry-After": "5" });
+    if (cause) this.cause = cause;
+  }
+}
+
+/** Decodes revert data into a ContractRevertError, or undefined when it is not one of our errors. */
+export function decodeRevert(data: string | undefined | null): ContractRevertError | undefined {
+  if (!data || data === "0x") return undefined;
+  try {
+    const parsed = errorsInterface.parseError(data);
+    if (!parsed) return undefined;
+    return new ContractRevertError(parsed.name, toPlain(parsed.args));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Finds revert data in the shapes ethers and JSON-RPC nodes report it. */
+export function revertDataOf(error: unknown): string | undefined {
+  const e = error as { data?: unknown; info?: { error?: { data?: unknown } }; error?: { data?: unknown } };
+  for (const candidate of [e?.data, e?.info?.error?.data, e?.error?.data]) {
+    if (typeof candidate === "string" && candidate.startsWith("0x")) return candidate;
+    if (candidate && typeof candidate === "object" && typeof (candidate as { data?: unknown }).data === "string") {
+      return (candidate as { data: string }).data;
+    }
+  }
+  return undefined;
+}
+
+/** True when the error means the node could not be reached (not that it answered with a revert). */
+export function isConnectionError(error: unknown): boolean {
+  const e = error as { code?: string; message?: string; cause?: { code?: string } };
+  const codes = ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT"];
+  if (e?.code && codes.includes(e.code)) return true;
+  if (e?.cause?.code && codes.includes(e.cause.code)) return true;
+  if (e?.code === "TIMEOUT" || e?.code === "NETWORK_ERROR" || e?.code === "SERVER_ERROR") return true;
+  return /ECONNREFUSED|fetch failed|socket hang up|network error|timeout/i.test(e?.message ?? "");
+}
+
+function toPlain(result: Result): unknown[] {
+  return Array.from(result, (value) => (value && typeof value === "object" && "toArray" in value ? toPlain(value as Result) : value));
+}
+
+function jsonArgs(args: unknown[]): unknown[] {
+  return args.map((a) => (typeof a === "bigint" ? a.toString() : Array.isArray(a) ? jsonArgs(a) : a));
+}

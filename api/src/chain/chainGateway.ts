@@ -1,0 +1,325 @@
+/**
+ * The chain gateway: the only code that signs. Every transaction is simulated (a revert is refused before anything
+ * is recorded), signed with the wallet's next nonce, recorded in the outbox, and only then broadcast. After a crash
+ * or a chain that lost blocks, `reconcile` finishes or re-broadcasts what the outbox holds, same bytes, same hash.
+ */
+import { randomUUID } from "node:crypto";
+import { keccak256, type JsonRpcProvider, type TransactionReceipt, type TransactionRequest } from "ethers";
+import type pg from "pg";
+import type { Logger } from "pino";
+import { AppError } from "../http/appError.ts";
+import { ChainUnavailableError, ContractRevertError, decodeRevert, isConnectionError, revertDataOf } from "./chainErrors.ts";
+import { withNextNonce } from "./nonceSequencer.ts";
+import { ReceiptTimeoutError, type ReceiptWatcher } from "./receiptWatcher.ts";
+import type { WalletStore } from "./walletStore.ts";
+
+export type TxKind =
+  | "MINT_NFT" | "APPROVAL" | "DOC_UPDATE" | "REJECT" | "REVOKE"
+  | "SUBMIT" | "RESUBMIT" | "CANCEL" | "CHANGES_REQUESTED" | "TIMEOUT" | "ESCALATION"
+  | "REGISTER_DEPARTMENT" | "UPDATE_DEPARTMENT" | "REGISTER_WORKFLOW" | "DEACTIVATE_WORKFLOW" | "ADMIN";
+
+export interface TxRequest {
+  kind: TxKind;
+  from: string;
+  to: string;
+  data: string;
+  requestId?: string;
+}
+
+export interface RecordedTx {
+  id: string;
+  hash: string;
+  nonce: bigint;
+}
+
+export interface ConfirmedTx extends RecordedTx {
+  blockNumber: number;
+  gasUsed: bigint;
+  receipt: TransactionReceipt;
+}
+
+export interface SendOptions {
+  /** Extra writes committed atomically with the outbox record (e.g. the domain row the transaction belongs to). */
+  onRecorded?: (client: pg.PoolClient, tx: RecordedTx) => Promise<void>;
+}
+
+export interface IndexWaiter {
+  waitForBlock(blockNumber: number, timeoutMs: number): Promise<boolean>;
+}
+
+export interface ChainGatewayOptions {
+  pool: pg.Pool;
+  provider: JsonRpcProvider;
+  wallets: WalletStore;
+  receipts: ReceiptWatcher;
+  index?: IndexWaiter;
+  chainId: number;
+  gasMode: "market" | "free";
+  receiptTimeoutMs: number;
+  readYourWritesTimeoutMs: number;
+  logger: Logger;
+  onStatus?: (status: "PENDING" | "CONFIRMED" | "FAILED", kind: TxKind) => void;
+}
+
+const RECONCILE_LOCK = 0x7265636f6eb1n; // one reconciler at a time across processes
+
+export class ChainGateway {
+  readonly #o: ChainGatewayOptions;
+  #fees?: { at: number; value: Partial<TransactionRequest> };
+  #timer?: NodeJS.Timeout;
+  #reconciling?: Promise<void>;
+
+  constructor(options: ChainGatewayOptions) {
+    this.#o = options;
+  }
+
+  get provider(): JsonRpcProvider {
+    return this.#o.provider;
+  }
+
+  /** Simulate, record, broadcast, wait for the receipt and for the index to reach its block. */
+  async send(request: TxRequest, options: SendOptions = {}): Promise<ConfirmedTx> {
+    const { provider, pool, wallets } = this.#o;
+    const gasLimit = await this.#simulate(request);
+    const fees = await this.#feeFields();
+    const signer = await wallets.signer(request.from);
+
+    const recorded = await withNextNonce(
+      pool,
+      request.from,
+      async ({ nonce, client }) => {
+        const raw = await signer.signTransaction({
+          ...fees,
+          chainId: this.#o.chainId,
+          nonce: Number(nonce),
+          to: request.to,
+          data: request.data,
+          gasLimit,
+        });
+        const hash = keccak256(raw);
+        const tx: RecordedTx & { raw: string } = { id: randomUUID(), hash, nonce, raw };
+        await client.query(
+          `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, request_id)
+           VALUES ($1, $2, 'PENDING', $3, $4, $5, $6, $7, $8, $9, $10)`,
+          [tx.id, request.kind, request.from.toLowerCase(), nonce.toString(), request.to.toLowerCase(), request.data, raw, hash, gasLimit.toString(), request.requestId ?? null],
+        );
+        if (options.onRecorded) await options.onRecorded(client, tx);
+        return tx;
+      },
+      // Still holding the wallet's lock: broadcast in nonce order.
+      async (tx) => {
+        this.#o.onStatus?.("PENDING", request.kind);
+        try {
+          await provider.broadcastTransaction(tx.raw);
+          await pool.query(`UPDATE chain_transactions SET broadcasts = broadcasts + 1, updated_at = now() WHERE id = $1`, [tx.id]);
+        } catch (error) {
+          if (isAlreadyKnown(error)) return;
+          if (isConnectionError(error)) throw new ChainUnavailableError(error); // stays PENDING: reconciled later
+          // The node refused it outright: it is in no pool, and no later nonce was taken (we hold the lock).
+          await pool.query(
+            `UPDATE chain_transactions SET status = 'FAILED', nonce_released = true, error_message = $2, updated_at = now() WHERE id = $1`,
+            [tx.id, `rejected by node: ${(error as Error).message}`.slice(0, 500)],
+          );
+          await pool.query(`UPDATE wallets SET next_nonce = $2 WHERE address = $1`, [request.from.toLowerCase(), tx.nonce.toString()]);
+          this.#o.onStatus?.("FAILED", request.kind);
+          throw new AppError(502, "CHAIN_REJECTED_TRANSACTION", "The blockchain node refused the transaction; nothing was recorded on chain.");
+        }
+      },
+    );
+
+    let receipt: TransactionReceipt;
+    try {
+      receipt = await this.#o.receipts.wait(recorded.hash, this.#o.receiptTimeoutMs);
+    } catch (error) {
+      if (error instanceof ReceiptTimeoutError) {
+        throw new AppError(504, "CHAIN_TIMEOUT", "The transaction was recorded and sent but not mined in time; it will be confirmed later.", { transactionHash: recorded.hash });
+      }
+      throw error;
+    }
+    const confirmed = await this.#finalize(recorded.id, request, receipt);
+    if (this.#o.index && this.#o.readYourWritesTimeoutMs > 0) {
+      const caughtUp = await this.#o.index.waitForBlock(receipt.blockNumber, this.#o.readYourWritesTimeoutMs);
+      if (!caughtUp) this.#o.logger.warn({ block: receipt.blockNumber, tx: recorded.hash }, "indexer did not reach the block in time");
+    }
+    return { ...recorded, blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed, receipt: confirmed };
+  }
+
+  /** Read-only contract call (e.g. a view); connection failures become 503. */
+  async call(to: string, data: string, blockTag?: number | string): Promise<string> {
+    try {
+      return await this.#o.provider.call({ to, data, blockTag });
+    } catch (error) {
+      if (isConnectionError(error)) throw new ChainUnavailableError(error);
+      throw decodeRevert(revertDataOf(error)) ?? error;
+    }
+  }
+
+  /**
+   * Brings the outbox and the chain into agreement:
+   * 1. transactions recorded as mined in blocks the chain no longer has (a local chain restarted from an older
+   *    snapshot) go back to PENDING;
+   * 2. every PENDING transaction is resolved from its receipt or re-broadcast (same signed bytes, same hash), in the
+   *    order they were first mined, then in the order they were recorded;
+   * 3. wallet nonces that fell behind the chain (the key was used elsewhere) are moved forward.
+   */
+  reconcile(): Promise<void> {
+    this.#reconciling ??= this.#reconcile().finally(() => (this.#reconciling = undefined));
+    return this.#reconciling;
+  }
+
+  startReconcileLoop(intervalMs: number): void {
+    this.#timer = setInterval(() => {
+      this.reconcile().catch((error) => {
+        if (!isConnectionError(error)) this.#o.logger.error({ err: error }, "outbox reconciliation failed");
+      });
+    }, intervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#reconciling?.catch(() => {});
+  }
+
+  async #reconcile(): Promise<void> {
+    const { pool, provider, logger } = this.#o;
+    const lockClient = await pool.connect();
+    try {
+      const { rows } = await lockClient.query("SELECT pg_try_advisory_lock($1) AS ok", [RECONCILE_LOCK]);
+      if (!rows[0].ok) return;
+      try {
+        const lost = await this.#resetLostTransactions();
+        if (lost > 0) logger.warn({ lost }, "chain no longer has blocks the outbox recorded; re-broadcasting their transactions");
+
+        const pending = await pool.query(
+          `SELECT id, kind, from_address, to_address, data, raw_tx, tx_hash, request_id FROM chain_transactions
+           WHERE status = 'PENDING' AND created_at < now() - interval '1 second' * $1
+           ORDER BY block_number NULLS LAST, tx_index NULLS LAST, created_at, nonce`,
+          [lost > 0 ? 0 : 2],
+        );
+        for (const row of pending.rows) {
+          let receipt = await provider.getTransactionReceipt(row.tx_hash);
+          if (!receipt) {
+            try {
+              await provider.broadcastTransaction(row.raw_tx);
+              await pool.query(`UPDATE chain_transactions SET broadcasts = broadcasts + 1, updated_at = now() WHERE id = $1`, [row.id]);
+            } catch (error) {
+              if (isConnectionError(error)) throw error;
+              if (!isAlreadyKnown(error)) logger.warn({ tx: row.tx_hash, err: (error as Error).message }, "re-broadcast refused");
+            }
+            // Wait for it before sending the next one: later transactions of other wallets may depend on it.
+            receipt = await this.#o.receipts.wait(row.tx_hash, 5_000).catch(() => null);
+          }
+          if (receipt) {
+            const request: TxRequest = { kind: row.kind, from: row.from_address, to: row.to_address, data: row.data, requestId: row.request_id ?? undefined };
+            await this.#finalize(row.id, request, receipt).catch((error) => {
+              if (!(error instanceof ContractRevertError)) throw error;
+            });
+          }
+        }
+        await this.#syncNonces();
+      } finally {
+        await lockClient.query("SELECT pg_advisory_unlock($1)", [RECONCILE_LOCK]);
+      }
+    } finally {
+      lockClient.release();
+    }
+  }
+
+  /** Marks PENDING again every transaction recorded in a block the chain no longer has. Returns how many. */
+  async #resetLostTransactions(): Promise<number> {
+    const { pool, provider } = this.#o;
+    const head = await provider.getBlockNumber();
+    // Walk recorded blocks from the newest down until one still matches the chain.
+    const blocks = await pool.query(
+      `SELECT DISTINCT block_number, block_hash FROM chain_transactions
+       WHERE block_number IS NOT NULL AND block_hash IS NOT NULL ORDER BY block_number DESC LIMIT 10000`,
+    );
+    let firstLost: number | undefined;
+    for (const row of blocks.rows) {
+      const number = Number(row.block_number);
+      const onChain = number <= head ? await provider.getBlock(number) : null;
+      if (onChain && onChain.hash === row.block_hash) break;
+      firstLost = number;
+    }
+    if (firstLost === undefined) return 0;
+    const reset = await pool.query(
+      `UPDATE chain_transactions SET status = 'PENDING', block_hash = NULL, gas_used = NULL, confirmed_at = NULL, updated_at = now()
+       WHERE block_number >= $1`,
+      [firstLost],
+    );
+    return reset.rowCount ?? 0;
+  }
+
+  async #syncNonces(): Promise<void> {
+    const { pool, provider, wallets } = this.#o;
+    for (const wallet of await wallets.all()) {
+      const onChain = BigInt(await provider.getTransactionCount(wallet.address, "pending"));
+      if (onChain > wallet.nextNonce) {
+        await pool.query(`UPDATE wallets SET next_nonce = GREATEST(next_nonce, $2) WHERE address = $1`, [wallet.address.toLowerCase(), onChain.toString()]);
+      }
+    }
+  }
+
+  async #finalize(id: string, request: TxRequest, receipt: TransactionReceipt): Promise<TransactionReceipt> {
+    const { pool } = this.#o;
+    if (receipt.status === 1) {
+      await pool.query(
+        `UPDATE chain_transactions SET status = 'CONFIRMED', block_number = $2, block_hash = $3, tx_index = $4, gas_used = $5,
+           confirmed_at = COALESCE(confirmed_at, now()), updated_at = now() WHERE id = $1`,
+        [id, receipt.blockNumber, receipt.blockHash, receipt.index, receipt.gasUsed.toString()],
+      );
+      this.#o.onStatus?.("CONFIRMED", request.kind);
+      return receipt;
+    }
+    const revert = await this.#explainRevert(request, receipt.blockNumber);
+    await pool.query(
+      `UPDATE chain_transactions SET status = 'FAILED', block_number = $2, block_hash = $3, tx_index = $4, gas_used = $5,
+         error_name = $6, error_args = $7, error_message = $8, updated_at = now() WHERE id = $1`,
+      [id, receipt.blockNumber, receipt.blockHash, receipt.index, receipt.gasUsed.toString(), revert.errorName, JSON.stringify(revert.details?.args ?? []), revert.message],
+    );
+    this.#o.onStatus?.("FAILED", request.kind);
+    throw revert;
+  }
+
+  /** Replays a mined-but-reverted call on the state before its block to recover the custom error. */
+  async #explainRevert(request: TxRequest, blockNumber: number): Promise<ContractRevertError> {
+    try {
+      await this.#o.provider.call({ from: request.from, to: request.to, data: request.data, blockTag: blockNumber - 1 });
+    } catch (error) {
+      const decoded = decodeRevert(revertDataOf(error));
+      if (decoded) return decoded;
+    }
+    return new ContractRevertError("TransactionReverted", [], "The transaction reverted on chain");
+  }
+
+  /** estimateGas doubles as the simulation: a revert is decoded and refused before anything is recorded. */
+  async #simulate(request: TxRequest): Promise<bigint> {
+    try {
+      const estimate = await this.#o.provider.estimateGas({ from: request.from, to: request.to, data: request.data });
+      return (estimate * 13n) / 10n + 10_000n;
+    } catch (error) {
+      if (isConnectionError(error)) throw new ChainUnavailableError(error);
+      throw decodeRevert(revertDataOf(error)) ?? new ContractRevertError("UnknownRevert", [], `The contract refused the operation: ${(error as Error).message}`.slice(0, 300));
+    }
+  }
+
+  async #feeFields(): Promise<Partial<TransactionRequest>> {
+    if (this.#o.gasMode === "free") return { type: 0, gasPrice: 0n };
+    if (this.#fees && Date.now() - this.#fees.at < 1_000) return this.#fees.value;
+    try {
+      const block = await this.#o.provider.getBlock("latest");
+      const base = block?.baseFeePerGas ?? 1_000_000_000n;
+      const tip = 1_000_000n;
+      const value = { type: 2, maxFeePerGas: base * 2n + tip, maxPriorityFeePerGas: tip };
+      this.#fees = { at: Date.now(), value };
+      return value;
+    } catch (error) {
+      throw new ChainUnavailableError(error);
+    }
+  }
+}
+
+function isAlreadyKnown(error: unknown): boolean {
+  return /already known|already imported|known transaction/i.test((error as Error)?.message ?? "");
+}

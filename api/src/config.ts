@@ -1,0 +1,132 @@
+/**
+ * Typed configuration: every setting has a doc, a default and an environment variable, and is checked at start-up
+ * with a message naming the bad variable. `scripts/writeEnvExample.ts` turns this table into .env.example.
+ */
+import path from "node:path";
+
+export type Environment = "development" | "production" | "test";
+
+interface Setting<T> {
+  env: string;
+  doc: string;
+  /** Default, or undefined when the setting is optional (or required: see `required`). */
+  fallback?: T | ((env: NodeJS.ProcessEnv) => T | undefined);
+  parse: (raw: string, env: string) => T;
+  /** Secret values are never printed or logged. */
+  secret?: boolean;
+}
+
+class ConfigError extends Error {}
+
+const text = (raw: string) => raw;
+const integer = (min: number, max: number) => (raw: string, env: string) => {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${env} must be an integer between ${min} and ${max} (got "${raw}")`);
+  }
+  return value;
+};
+const oneOf = <T extends string>(...values: T[]) => (raw: string, env: string) => {
+  if (!values.includes(raw as T)) throw new ConfigError(`${env} must be one of ${values.join(", ")} (got "${raw}")`);
+  return raw as T;
+};
+const url = (raw: string, env: string) => {
+  try {
+    new URL(raw);
+  } catch {
+    throw new ConfigError(`${env} must be a URL (got "${raw}")`);
+  }
+  return raw.replace(/\/$/, "");
+};
+const hexKey = (bytes: number) => (raw: string, env: string) => {
+  const hex = raw.replace(/^0x/, "");
+  if (!new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`).test(hex)) throw new ConfigError(`${env} must be ${bytes} bytes of hex`);
+  return `0x${hex.toLowerCase()}`;
+};
+const address = (raw: string, env: string) => {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(raw)) throw new ConfigError(`${env} must be a 0x-prefixed 20-byte address`);
+  return raw;
+};
+const bool = (raw: string, env: string) => {
+  if (raw === "true" || raw === "1") return true;
+  if (raw === "false" || raw === "0") return false;
+  throw new ConfigError(`${env} must be true or false (got "${raw}")`);
+};
+
+export const settings = {
+  nodeEnv: { env: "NODE_ENV", doc: "development, production or test; production refuses development conveniences", fallback: "development", parse: oneOf<Environment>("development", "production", "test") },
+  dataDir: { env: "DATA_DIR", doc: "Directory holding embedded Postgres, chain state, keys and files", fallback: "./.data", parse: (raw: string) => path.resolve(raw) },
+  host: { env: "HOST", doc: "Interface the API binds to", fallback: "127.0.0.1", parse: text },
+  port: { env: "PORT", doc: "API port", fallback: 3000, parse: integer(0, 65535) },
+  publicBaseUrl: { env: "PUBLIC_BASE_URL", doc: "URL clients reach the API at (links, QR codes); default http://HOST:PORT", parse: url },
+  logLevel: { env: "LOG_LEVEL", doc: "pino log level", fallback: "info", parse: oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent") },
+
+  databaseUrl: { env: "DATABASE_URL", doc: "Postgres URL; unset: embedded Postgres under DATA_DIR", parse: text, secret: true },
+  embeddedPostgresPort: { env: "EMBEDDED_PG_PORT", doc: "Port of the embedded Postgres", fallback: 54329, parse: integer(1, 65535) },
+  apiSchema: { env: "API_DB_SCHEMA", doc: "Postgres schema of the API's own tables", fallback: "app", parse: text },
+  indexViewsSchema: { env: "INDEX_VIEWS_SCHEMA", doc: "Postgres schema of the indexer's stable views the API reads", fallback: "index", parse: text },
+
+  chainRpcUrl: { env: "CHAIN_RPC_URL", doc: "JSON-RPC URL of the chain (e.g. Besu); unset: embedded local chain", parse: url },
+  chainId: { env: "CHAIN_ID", doc: "Chain id; required with CHAIN_RPC_URL", fallback: 31337, parse: integer(1, 2 ** 31) },
+  chainPort: { env: "CHAIN_PORT", doc: "Port of the embedded local chain", fallback: 8545, parse: integer(1, 65535) },
+  chainGasMode: { env: "CHAIN_GAS_MODE", doc: "market: EIP-1559 fees from the node; free: gas price 0 (Besu with zeroBaseFee)", fallback: "market", parse: oneOf("market", "free") },
+  chainSnapshotMs: { env: "CHAIN_SNAPSHOT_MS", doc: "Embedded chain: how often (ms) its state is saved when it changed", fallback: 250, parse: integer(50, 60_000) },
+  deploymentFile: { env: "DEPLOYMENT_FILE", doc: "Deployment file (chain id, addresses, start block); default DATA_DIR/deployment.json", parse: text },
+  operatorPrivateKey: { env: "OPERATOR_PRIVATE_KEY", doc: "External chain: the operator wallet's key (stored encrypted at first start); embedded: generated", parse: hexKey(32), secret: true },
+  deployerPrivateKey: { env: "DEPLOYER_PRIVATE_KEY", doc: "External chain: key that deploys when the deployment file is missing", parse: hexKey(32), secret: true },
+  masterKey: { env: "MASTER_KEY", doc: "32-byte hex key encrypting wallet keys at rest (AES-256-GCM); embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
+  licenceTokenAddress: { env: "LICENCE_TOKEN_ADDRESS", doc: "LicenceToken address, instead of the deployment file", parse: address },
+  documentRegistryAddress: { env: "DOCUMENT_REGISTRY_ADDRESS", doc: "DocumentRegistry address, instead of the deployment file", parse: address },
+  approvalRegistryAddress: { env: "APPROVAL_REGISTRY_ADDRESS", doc: "ApprovalRegistry address, instead of the deployment file", parse: address },
+  deploymentStartBlock: { env: "DEPLOYMENT_START_BLOCK", doc: "Block the contracts were deployed at, with the address variables", fallback: 0, parse: integer(0, Number.MAX_SAFE_INTEGER) },
+  receiptTimeoutMs: { env: "TX_RECEIPT_TIMEOUT_MS", doc: "How long a write waits for its transaction to be mined", fallback: 30_000, parse: integer(100, 600_000) },
+  reconcileIntervalMs: { env: "OUTBOX_RECONCILE_MS", doc: "How often pending transactions are re-checked and re-broadcast", fallback: 2_000, parse: integer(100, 600_000) },
+
+  indexerPort: { env: "INDEXER_PORT", doc: "Port of the Ponder indexer's HTTP server", fallback: 42069, parse: integer(1, 65535) },
+  indexerUrl: { env: "INDEXER_URL", doc: "URL of the Ponder indexer; default http://127.0.0.1:INDEXER_PORT", parse: url },
+  indexerPollingMs: { env: "INDEXER_POLLING_MS", doc: "Indexer polling interval (ms, min 100)", fallback: 100, parse: integer(100, 60_000) },
+  readYourWritesTimeoutMs: { env: "READ_YOUR_WRITES_TIMEOUT_MS", doc: "How long a write waits for the indexer to reach its block", fallback: 5_000, parse: integer(0, 600_000) },
+  healthMaxIndexerLag: { env: "HEALTH_MAX_INDEXER_LAG", doc: "Blocks the indexer may trail the chain head while /health says ok", fallback: 5, parse: integer(0, 1_000_000) },
+  startIndexer: { env: "START_INDEXER", doc: "npm start: run the indexer (false when it runs elsewhere)", fallback: true, parse: bool },
+} satisfies Record<string, Setting<unknown>>;
+
+type Settings = typeof settings;
+type ValueOf<K extends keyof Settings> = ReturnType<Settings[K]["parse"]>;
+export type Config = { [K in keyof Settings]: Settings[K] extends { fallback: unknown } ? ValueOf<K> : ValueOf<K> | undefined };
+
+/** Reads and checks every setting; throws one error listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const config: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(settings) as [string, Setting<unknown>][]) {
+    const raw = env[setting.env];
+    try {
+      if (raw !== undefined && raw !== "") config[key] = setting.parse(raw, setting.env);
+      else if (typeof setting.fallback === "function") config[key] = (setting.fallback as (e: NodeJS.ProcessEnv) => unknown)(env);
+      else config[key] = setting.fallback;
+    } catch (error) {
+      problems.push(error instanceof ConfigError ? error.message : `${setting.env}: ${(error as Error).message}`);
+    }
+  }
+  const result = config as Config;
+  if (env.CHAIN_RPC_URL && !env.CHAIN_ID) problems.push("CHAIN_ID is required with CHAIN_RPC_URL");
+  if (result.nodeEnv === "production") {
+    if (!result.masterKey) problems.push("MASTER_KEY is required in production (no generated secrets)");
+    if (!result.databaseUrl) problems.push("DATABASE_URL is required in production (no embedded Postgres)");
+    if (!result.chainRpcUrl) problems.push("CHAIN_RPC_URL is required in production (no embedded chain)");
+  }
+  if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
+  result.publicBaseUrl ??= `http://${result.host}:${result.port}`;
+  result.indexerUrl ??= `http://127.0.0.1:${result.indexerPort}`;
+  result.deploymentFile ??= path.join(result.dataDir, "deployment.json");
+  return result;
+}
+
+/** The variables a secret-free log line may show. */
+export function describeConfig(config: Config): Record<string, unknown> {
+  const shown: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(settings) as [keyof Config, Setting<unknown>][]) {
+    if (!setting.secret) shown[setting.env] = config[key];
+  }
+  return shown;
+}

@@ -1,0 +1,152 @@
+/**
+ * The embedded local chain: anvil (npm @foundry-rs/anvil-linux-amd64) whose state survives restarts.
+ *
+ * anvil's own --dump-state rewrites its file in place, so a kill during a save can leave it unreadable. Instead we
+ * call anvil_dumpState ourselves on an interval and at shutdown, write a temp file, fsync it, and rename it over
+ * the previous snapshot (atomic on POSIX); anvil starts with --load-state on that file. After an unclean kill the
+ * chain restarts from the last snapshot (it may lose its last `snapshotIntervalMs`); the transaction outbox then
+ * re-broadcasts the recorded signed transactions so chain and database converge.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
+import { mkdir, open, rename, rm, stat } from "node:fs/promises";
+import path from "node:path";
+import { gunzipSync } from "node:zlib";
+
+const require = createRequire(import.meta.url);
+
+export interface LocalChainOptions {
+  dataDir: string; // snapshots live in <dataDir>/chain
+  port: number;
+  chainId: number;
+  snapshotIntervalMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface LocalChain {
+  rpcUrl: string;
+  pid: number | undefined;
+  /** Saves a snapshot now (atomic). */
+  snapshot(): Promise<void>;
+  /** Clean stop: snapshot, then SIGTERM. */
+  stop(): Promise<void>;
+  /** Unclean stop (tests): SIGKILL without a snapshot. */
+  kill(): Promise<void>;
+}
+
+export function anvilBinary(): string {
+  const pkg = require.resolve("@foundry-rs/anvil-linux-amd64/package.json");
+  return path.join(path.dirname(pkg), "bin", "anvil");
+}
+
+export async function startLocalChain(options: LocalChainOptions): Promise<LocalChain> {
+  const dir = path.join(options.dataDir, "chain");
+  await mkdir(dir, { recursive: true });
+  const stateFile = path.join(dir, "state.json");
+  const hasState = await stat(stateFile).then((s) => s.size > 0, () => false);
+  const rpcUrl = `http://127.0.0.1:${options.port}`;
+  const log = options.log ?? (() => {});
+
+  const args = [
+    "--host", "127.0.0.1",
+    "--port", String(options.port),
+    // The state file does not store the chain id: pass it every time.
+    "--chain-id", String(options.chainId),
+    // London: the EVM version our contracts target on Besu, so gas and behaviour match.
+    "--hardfork", "london",
+    "--silent",
+    ...(hasState ? ["--load-state", stateFile] : []),
+  ];
+  // Spawn the binary itself (not the npm wrapper, which leaves an orphan on SIGKILL).
+  const child: ChildProcess = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
+  let exited = false;
+  const exitedPromise = new Promise<void>((resolve) => child.once("exit", () => { exited = true; resolve(); }));
+  child.stdout?.on("data", (d) => log(String(d).trimEnd()));
+  child.stderr?.on("data", (d) => log(String(d).trimEnd()));
+
+  await waitForRpc(rpcUrl, () => exited, 15_000);
+  log(`local chain ready at ${rpcUrl} (chain ${options.chainId}${hasState ? ", state restored" : ", fresh"})`);
+
+  let saving: Promise<void> | undefined;
+  const snapshot = async () => {
+    // One save at a time; a request during a save waits for it and saves again.
+    while (saving) await saving;
+    saving = saveSnapshot(rpcUrl, stateFile).finally(() => (saving = undefined));
+    return saving;
+  };
+  const timer = setInterval(() => {
+    snapshot().catch((error) => log(`chain snapshot failed: ${error.message}`));
+  }, options.snapshotIntervalMs ?? 1_000);
+  timer.unref();
+
+  return {
+    rpcUrl,
+    pid: child.pid,
+    snapshot,
+    async stop() {
+      clearInterval(timer);
+      if (exited) return;
+      await snapshot().catch((error) => log(`final chain snapshot failed: ${error.message}`));
+      child.kill("SIGTERM");
+      await exitedPromise;
+    },
+    async kill() {
+      clearInterval(timer);
+      if (exited) return;
+      child.kill("SIGKILL");
+      await exitedPromise;
+    },
+  };
+}
+
+/** anvil_dumpState returns gzipped JSON as hex; --load-state reads the JSON. Write it atomically. */
+async function saveSnapshot(rpcUrl: string, stateFile: string): Promise<void> {
+  const hex: string = await rpc(rpcUrl, "anvil_dumpState", []);
+  const json = gunzipSync(Buffer.from(hex.slice(2), "hex"));
+  const temp = `${stateFile}.${process.pid}.tmp`;
+  const handle = await open(temp, "w");
+  try {
+    await handle.writeFile(json);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temp, stateFile);
+  // fsync the directory so the rename itself survives a power loss.
+  const dirHandle = await open(path.dirname(stateFile), "r");
+  try {
+    await dirHandle.sync();
+  } finally {
+    await dirHandle.close();
+  }
+}
+
+export async function rpc<T = any>(url: string, method: string, params: unknown[]): Promise<T> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  const body = (await response.json()) as { result?: T; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result as T;
+}
+
+async function waitForRpc(url: string, exited: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exited()) throw new Error(`anvil exited during start-up (is its port taken?)`);
+    try {
+      await rpc(url, "eth_chainId", []);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`local chain did not answer at ${url} within ${timeoutMs} ms`);
+}
+
+/** Removes the chain's state (tests). */
+export async function resetLocalChainState(dataDir: string): Promise<void> {
+  await rm(path.join(dataDir, "chain"), { recursive: true, force: true });
+}
