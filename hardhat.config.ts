@@ -34,6 +34,8 @@ export default defineConfig({
   },
   paths: {
     tests: { mocha: "test/contracts", solidity: "test/solidity" },
+    // Ignition journals: the embedded stack keeps its own under DATA_DIR (IGNITION_DIR), beside the chain it describes.
+    ignition: process.env.IGNITION_DIR ?? "ignition",
   },
   test: {
     solidity: {

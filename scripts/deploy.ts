@@ -58,7 +58,7 @@ console.log(JSON.stringify(addresses, null, 2));
  * "resume" into contracts that do not exist. If the recorded token has no code, the journal is stale: drop it.
  */
 async function discardStaleJournal(deploymentId: string): Promise<void> {
-  const dir = path.join("ignition", "deployments", deploymentId);
+  const dir = path.join(process.env.IGNITION_DIR ?? "ignition", "deployments", deploymentId);
   let recorded: Record<string, string>;
   try {
     recorded = JSON.parse(await readFile(path.join(dir, "deployed_addresses.json"), "utf8"));

@@ -6,6 +6,9 @@ import { Wallet, getAddress } from "ethers";
 import type pg from "pg";
 import type { KeyVault } from "./keyVault.ts";
 
+/** A pool or a client inside a transaction. */
+type Queryable = Pick<pg.Pool, "query">;
+
 export type WalletPurpose = "OPERATOR" | "DEPARTMENT" | "APPLICANT";
 
 export class WalletStore {
@@ -19,13 +22,13 @@ export class WalletStore {
   }
 
   /** Creates a wallet with a fresh random key and records it (nonce 0: the address is new). */
-  async create(purpose: WalletPurpose, label: string | null, client: pg.ClientBase = this.#pool): Promise<string> {
+  async create(purpose: WalletPurpose, label: string | null, client: Queryable = this.#pool): Promise<string> {
     const wallet = Wallet.createRandom();
     return this.import(wallet.privateKey, purpose, label, 0n, client);
   }
 
   /** Records an existing key (e.g. the configured operator key); no-op when the address is already known. */
-  async import(privateKey: string, purpose: WalletPurpose, label: string | null, nextNonce: bigint, client: pg.ClientBase = this.#pool): Promise<string> {
+  async import(privateKey: string, purpose: WalletPurpose, label: string | null, nextNonce: bigint, client: Queryable = this.#pool): Promise<string> {
     const address = new Wallet(privateKey).address.toLowerCase();
     await client.query(
       `INSERT INTO wallets (address, purpose, label, encrypted_key, next_nonce) VALUES ($1, $2, $3, $4, $5)

@@ -1,0 +1,62 @@
+/**
+ * The Koa application: request context → error handler → body parsing → routes. Resource routes live under
+ * /api/v1 and come from the route table, which also generates the OpenAPI document.
+ */
+import Router from "@koa/router";
+import Koa from "koa";
+import { koaBody } from "koa-body";
+import type { Logger } from "pino";
+import { errorMiddleware } from "./http/errorMiddleware.ts";
+import { buildOpenApiDocument } from "./http/openapi.ts";
+import { requestContext } from "./http/requestContext.ts";
+import { mountRoutes, type RouteDefinition } from "./http/routeTable.ts";
+import type { Metrics } from "./observability/metrics.ts";
+import { mountSystemRoutes, type SystemDeps } from "./routes/system.ts";
+
+export const API_PREFIX = "/api/v1";
+export const API_VERSION = "1.0.0";
+
+export interface AppDeps extends Omit<SystemDeps, "openApiDocument"> {
+  logger: Logger;
+  metrics: Metrics;
+  publicBaseUrl: string;
+  routes: RouteDefinition[];
+  jsonLimit?: string;
+}
+
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true; // errors are answered and logged by our middleware, not printed by Koa
+  app.use(requestContext(deps.logger, deps.metrics));
+  app.use(errorMiddleware());
+  app.use(
+    koaBody({
+      json: true,
+      urlencoded: true,
+      multipart: false, // document uploads parse multipart in their own route (streaming, size limits)
+      jsonLimit: deps.jsonLimit ?? "1mb",
+      formLimit: "64kb",
+    }),
+  );
+
+  let openApi: Record<string, unknown> | undefined;
+  const openApiDocument = () =>
+    (openApi ??= buildOpenApiDocument([{ prefix: API_PREFIX, routes: deps.routes }], {
+      title: "Licence Approval Service",
+      version: API_VERSION,
+      description:
+        "Multi-department approval of licences and permits on a permissioned blockchain. Every error has the body {code, message, details?}.",
+      serverUrl: deps.publicBaseUrl,
+    }));
+
+  const root = new Router();
+  mountSystemRoutes(root, { ...deps, openApiDocument });
+  app.use(root.routes());
+  app.use(root.allowedMethods());
+
+  const api = new Router({ prefix: API_PREFIX });
+  mountRoutes(api, deps.routes);
+  app.use(api.routes());
+  app.use(api.allowedMethods({ throw: false }));
+  return app;
+}

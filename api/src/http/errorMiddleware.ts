@@ -1,0 +1,54 @@
+/**
+ * The one error handler, first in the chain after the request context: every failure leaves as the spec's
+ * `{code, message, details?}`. AppErrors keep their status and code; body-parser and multipart limits become
+ * 400/413; anything unexpected is a 500 whose body says nothing about internals (it is logged with the request id).
+ */
+import type { Context, Next } from "koa";
+import { AppError } from "./appError.ts";
+
+interface HttpLikeError {
+  status?: number;
+  statusCode?: number;
+  httpCode?: number; // formidable (multipart) reports limits this way
+  expose?: boolean;
+  type?: string;
+  code?: string | number;
+  message?: string;
+}
+
+export function errorMiddleware() {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new AppError(404, "NOT_FOUND", `No route for ${ctx.method} ${ctx.path}`);
+      }
+    } catch (error) {
+      const mapped = toAppError(error as HttpLikeError);
+      if (mapped.status >= 500 && !(error instanceof AppError)) {
+        ctx.state.log?.error({ err: error }, "unexpected error");
+      }
+      ctx.status = mapped.status;
+      for (const [name, value] of Object.entries(mapped.headers ?? {})) ctx.set(name, value);
+      ctx.body = { code: mapped.code, message: mapped.message, ...(mapped.details ? { details: mapped.details } : {}) };
+    }
+  };
+}
+
+function toAppError(error: HttpLikeError): AppError {
+  if (error instanceof AppError) return error;
+  const status = error.status ?? error.statusCode ?? error.httpCode;
+  if (status === 413 || error.type === "entity.too.large" || error.code === 1009 || error.code === 1016) {
+    return new AppError(413, "PAYLOAD_TOO_LARGE", "The request body is larger than allowed");
+  }
+  if (error.type === "entity.parse.failed" || (status === 400 && /JSON/i.test(error.message ?? ""))) {
+    return new AppError(400, "MALFORMED_JSON", "The request body is not valid JSON");
+  }
+  if (status === 415 || error.type === "encoding.unsupported") {
+    return new AppError(415, "UNSUPPORTED_MEDIA_TYPE", "Unsupported request content type or encoding");
+  }
+  if (status && status >= 400 && status < 500 && error.expose !== false) {
+    return new AppError(status, status === 400 ? "BAD_REQUEST" : "REQUEST_ERROR", error.message ?? "Bad request");
+  }
+  return new AppError(500, "INTERNAL_ERROR", "An unexpected error occurred");
+}

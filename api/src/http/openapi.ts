@@ -1,0 +1,123 @@
+/**
+ * Builds the OpenAPI 3.1 document from the route table: paths, parameters, bodies, responses and security come
+ * from the same Zod schemas that validate requests; schemas with a `.meta({ id })` become shared components.
+ */
+import { z } from "zod/v4";
+import { ErrorSchema, type AccessRule, type RouteDefinition } from "./routeTable.ts";
+
+export interface OpenApiInfo {
+  title: string;
+  version: string;
+  description: string;
+  serverUrl: string;
+  /** Markdown sections appended to the description (decisions, signing rules...). */
+  extraSections?: string[];
+}
+
+type Json = Record<string, unknown>;
+
+export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefinition[] }[], info: OpenApiInfo): Json {
+  const components: Record<string, unknown> = {};
+  const convert = (schema: z.ZodType, io: "input" | "output"): Json => {
+    const json = z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as Json;
+    const defs = (json.$defs ?? {}) as Record<string, Json>;
+    for (const [name, def] of Object.entries(defs)) components[name] ??= clean(def);
+    delete json.$defs;
+    const id = (z.globalRegistry.get(schema) as { id?: string } | undefined)?.id;
+    const cleaned = clean(json);
+    if (id) {
+      components[id] ??= cleaned;
+      return { $ref: `#/components/schemas/${id}` };
+    }
+    return cleaned;
+  };
+
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const group of routes) {
+    for (const route of group.routes) {
+      const path = (group.prefix + route.path).replace(/:(\w+)/g, "{$1}");
+      const parameters = [
+        ...objectParameters(route.params, "path", convert),
+        ...objectParameters(route.query, "query", convert),
+      ];
+      const operation: Json = {
+        operationId: route.operationId,
+        summary: route.summary,
+        ...(route.description ? { description: route.description } : {}),
+        tags: route.tags,
+        security: security(route.access),
+        ...(parameters.length ? { parameters } : {}),
+        ...(route.body ? { requestBody: requestBody(route, convert) } : {}),
+        responses: Object.fromEntries(
+          Object.entries(route.responses).map(([status, spec]) => [
+            status,
+            {
+              description: spec.description,
+              ...(spec.schema
+                ? { content: { [spec.contentType ?? "application/json"]: { schema: convert(spec.schema, "output") } } }
+                : {}),
+            },
+          ]),
+        ),
+      };
+      (paths[path] ??= {})[route.method] = operation;
+    }
+  }
+  convert(ErrorSchema, "output");
+
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: info.title,
+      version: info.version,
+      description: [info.description, ...(info.extraSections ?? [])].join("\n\n"),
+    },
+    servers: [{ url: info.serverUrl }],
+    paths,
+    components: {
+      schemas: components,
+      securitySchemes: {
+        BearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Applicant (identity-locker login) or system client (client credentials) token." },
+        ApiKeyAuth: { type: "apiKey", in: "header", name: "X-API-Key", description: "Department API key, sent with X-Department-Code." },
+        AdminAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Token with the admin scope." },
+      },
+    },
+  };
+}
+
+function objectParameters(schema: z.ZodType | undefined, where: "path" | "query", convert: (s: z.ZodType, io: "input" | "output") => Json) {
+  if (!schema || !(schema instanceof z.ZodObject)) return [];
+  return Object.entries(schema.shape as Record<string, z.ZodType>).map(([name, field]) => {
+    const json = convert(field, "input");
+    return {
+      name,
+      in: where,
+      required: where === "path" || !field.safeParse(undefined).success,
+      ...(typeof json.description === "string" ? { description: json.description } : {}),
+      schema: json,
+    };
+  });
+}
+
+function requestBody(route: RouteDefinition, convert: (s: z.ZodType, io: "input" | "output") => Json) {
+  const contentType =
+    route.bodyType === "multipart" ? "multipart/form-data" : route.bodyType === "form" ? "application/x-www-form-urlencoded" : "application/json";
+  return { required: true, content: { [contentType]: { schema: convert(route.body!, "input") } } };
+}
+
+function security(access: AccessRule[]): Json[] {
+  if (access.some((rule) => rule.kind === "public")) return [];
+  return access.map((rule) =>
+    rule.kind === "bearer" ? { BearerAuth: rule.scopes ?? [] } : rule.kind === "apiKey" ? { ApiKeyAuth: [] } : { AdminAuth: ["admin"] },
+  );
+}
+
+/** Drops JSON-Schema-only keys OpenAPI tools trip over and points refs at components. */
+function clean(json: Json): Json {
+  const text = JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/');
+  const copy = JSON.parse(text) as Json;
+  delete copy.$schema;
+  delete copy.$id;
+  delete copy.id;
+  return copy;
+}

@@ -1,0 +1,101 @@
+/**
+ * Routes are declared once, with Zod schemas for params, query, body and responses. The same declaration parses
+ * requests (a failure is a 400 VALIDATION_ERROR naming each bad field), types the handler, and generates the
+ * OpenAPI document (`openapi.ts`). Routes added later appear in the docs automatically.
+ */
+import Router from "@koa/router";
+import type { Context } from "koa";
+import { z } from "zod/v4";
+import { AppError } from "./appError.ts";
+
+export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
+
+/** Who may call a route, as documented in OpenAPI and enforced by the auth middleware of later issues. */
+export type AccessRule =
+  | { kind: "public" }
+  | { kind: "bearer"; scopes?: string[] } // applicant (identity-locker) or system client with the scopes
+  | { kind: "apiKey" } // department: X-API-Key + X-Department-Code
+  | { kind: "admin" };
+
+export interface ResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+}
+
+export interface HandlerInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  ctx: Context;
+}
+
+export interface HandlerResult {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RouteDefinition<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
+  method: HttpMethod;
+  /** Koa-style path relative to the router's prefix, e.g. "/requests/:requestId". */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  access: AccessRule[];
+  params?: P;
+  query?: Q;
+  body?: B;
+  bodyType?: "json" | "multipart" | "form";
+  responses: Record<number, ResponseSpec>;
+  handler: (input: HandlerInput<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<HandlerResult> | HandlerResult;
+}
+
+export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+  route: RouteDefinition<P, Q, B>,
+): RouteDefinition {
+  return route as unknown as RouteDefinition;
+}
+
+/** Mounts routes on a router: parse with the route's schemas, run the handler, write the result. */
+export function mountRoutes(router: Router, routes: RouteDefinition[]): void {
+  for (const route of routes) {
+    router[route.method](route.operationId, route.path, async (ctx: Context) => {
+      const params = parse(route.params, ctx.params, "path");
+      const query = parse(route.query, ctx.query, "query");
+      const body = parse(route.body, (ctx.request as { body?: unknown }).body ?? {}, "body");
+      const result = await route.handler({ params, query, body, ctx });
+      ctx.status = result.status ?? 200;
+      for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
+      if (result.body !== undefined) ctx.body = result.body;
+    });
+  }
+}
+
+function parse(schema: z.ZodType | undefined, value: unknown, where: "path" | "query" | "body") {
+  if (!schema) return value;
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  throw new AppError(400, "VALIDATION_ERROR", `Invalid ${where}: ${result.error.issues.map(describeIssue).join("; ")}`, {
+    issues: result.error.issues.map((issue) => ({ in: where, path: issue.path.join("."), message: issue.message })),
+  });
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  return issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message;
+}
+
+/** The spec's Error body, shared by every route's error responses. */
+export const ErrorSchema = z
+  .object({
+    code: z.string().meta({ example: "NOT_FOUND" }),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({ id: "Error", description: "Every error response: a stable code, a readable message, optional details." });

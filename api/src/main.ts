@@ -1,0 +1,56 @@
+/**
+ * The API process: `node api/src/main.ts` (started by `npm start`, or on its own against a real Postgres and
+ * chain). Reconciles the outbox before serving, then serves until SIGINT/SIGTERM.
+ */
+import type { Server } from "node:http";
+import { createApp } from "./app.ts";
+import { describeConfig, loadConfig } from "./config.ts";
+import { loadDeployment } from "./chain/deployment.ts";
+import { createLogger } from "./observability/logger.ts";
+import { Metrics } from "./observability/metrics.ts";
+import { apiRoutes } from "./routes/index.ts";
+import { createCoreServices } from "./services.ts";
+
+const config = loadConfig();
+const logger = createLogger(config.logLevel);
+const metrics = new Metrics();
+logger.info({ config: describeConfig(config) }, "starting API");
+
+const core = await createCoreServices(config, logger, metrics);
+const deployment = await loadDeployment(config);
+await core.gateway.reconcile().catch((error) => logger.error({ err: error }, "start-up reconciliation failed; retrying in the background"));
+core.gateway.startReconcileLoop(config.reconcileIntervalMs);
+
+const app = createApp({
+  ...core,
+  logger,
+  metrics,
+  publicBaseUrl: config.publicBaseUrl!,
+  maxIndexerLag: config.healthMaxIndexerLag,
+  routes: apiRoutes({ config, core, deployment, logger }),
+});
+
+const server: Server = await new Promise((resolve, reject) => {
+  const s = app.listen(config.port, config.host, () => resolve(s));
+  s.once("error", (error: NodeJS.ErrnoException) => {
+    reject(error.code === "EADDRINUSE" ? new Error(`Port ${config.port} (API) is already in use. Set PORT to a free port.`) : error);
+  });
+});
+const address = server.address();
+const port = typeof address === "object" && address ? address.port : config.port;
+logger.info({ url: `http://${config.host}:${port}` }, "API listening");
+// The supervisor reads this line to learn the port (PORT=0 picks a free one).
+process.send?.({ type: "listening", port });
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, "stopping API");
+  server.close();
+  server.closeAllConnections();
+  await core.close().catch(() => {});
+  process.exit(0);
+}
+process.on("SIGINT", () => void shutdown("SIGINT"));
+process.on("SIGTERM", () => void shutdown("SIGTERM"));

@@ -1,0 +1,74 @@
+/**
+ * Builds the API's long-lived services from configuration: pool, migrations, provider, wallets, chain gateway,
+ * index progress. Used by the API process and by the stack supervisor (which needs the operator wallet before
+ * deploying).
+ */
+import { JsonRpcProvider } from "ethers";
+import type pg from "pg";
+import type { Logger } from "pino";
+import type { Config } from "./config.ts";
+import { ChainGateway } from "./chain/chainGateway.ts";
+import { KeyVault } from "./chain/keyVault.ts";
+import { ReceiptWatcher } from "./chain/receiptWatcher.ts";
+import { WalletStore } from "./chain/walletStore.ts";
+import { migrate } from "./db/migrate.ts";
+import { createPool } from "./db/pool.ts";
+import { developmentSecret } from "./developmentSecrets.ts";
+import type { Metrics } from "./observability/metrics.ts";
+import { IndexProgress } from "./reads/indexProgress.ts";
+
+export interface CoreServices {
+  pool: pg.Pool;
+  provider: JsonRpcProvider;
+  vault: KeyVault;
+  wallets: WalletStore;
+  index: IndexProgress;
+  gateway: ChainGateway;
+  close(): Promise<void>;
+}
+
+export async function masterKeyOf(config: Config): Promise<string> {
+  return config.masterKey ?? (await developmentSecret(config.dataDir, "master.key"));
+}
+
+export function createProvider(config: Config): JsonRpcProvider {
+  // cacheTimeout -1: ethers' 250 ms call cache makes back-to-back reads stale (see the toolchain notes).
+  return new JsonRpcProvider(config.chainRpcUrl, config.chainId, { staticNetwork: true, cacheTimeout: -1, batchStallTime: 2 });
+}
+
+export async function createCoreServices(config: Config, logger: Logger, metrics?: Metrics): Promise<CoreServices> {
+  if (!config.databaseUrl) throw new Error("DATABASE_URL is not set");
+  if (!config.chainRpcUrl) throw new Error("CHAIN_RPC_URL is not set");
+  const pool = createPool(config.databaseUrl, config.apiSchema);
+  await migrate(pool, config.apiSchema);
+  const provider = createProvider(config);
+  const vault = new KeyVault(await masterKeyOf(config));
+  const wallets = new WalletStore(pool, vault);
+  const index = new IndexProgress(config.indexerUrl!);
+  const gateway = new ChainGateway({
+    pool,
+    provider,
+    wallets,
+    receipts: new ReceiptWatcher(provider),
+    index,
+    chainId: config.chainId,
+    gasMode: config.chainGasMode,
+    receiptTimeoutMs: config.receiptTimeoutMs,
+    readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
+    logger,
+    onStatus: (status, kind) => metrics?.outboxTransitions.inc({ status, kind }),
+  });
+  return {
+    pool,
+    provider,
+    vault,
+    wallets,
+    index,
+    gateway,
+    async close() {
+      await gateway.stop();
+      provider.destroy();
+      await pool.end();
+    },
+  };
+}

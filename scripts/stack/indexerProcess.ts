@@ -1,0 +1,91 @@
+/**
+ * Runs the Ponder indexer (indexer/) as a child process. Ponder refuses a schema used by another build, so each
+ * build (indexer code, ABIs, deployment, chain epoch) gets its own schema `ix_<hash>`; the API reads the stable
+ * views schema, which `ponder start --views-schema` points at the live build.
+ */
+import { createHash } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import pg from "pg";
+import { spawnNode, waitUntil, type ManagedProcess } from "./managedProcess.ts";
+
+const require = createRequire(import.meta.url);
+
+export interface IndexerOptions {
+  repoRoot: string;
+  dataDir: string;
+  databaseUrl: string;
+  rpcUrl: string;
+  deploymentFile: string;
+  port: number;
+  pollingMs: number;
+  viewsSchema: string;
+  epoch: number;
+  echo?: boolean;
+}
+
+export interface IndexerHandle {
+  url: string;
+  schema: string;
+  process: ManagedProcess;
+  stop(): Promise<void>;
+}
+
+export async function startIndexer(options: IndexerOptions): Promise<IndexerHandle> {
+  const schema = await buildSchemaName(options);
+  const ponderBin = path.join(path.dirname(require.resolve("ponder/package.json")), "dist", "esm", "bin", "ponder.js");
+  const processHandle = await spawnNode({
+    name: "indexer",
+    script: ponderBin,
+    args: ["start", "--root", "indexer", "--schema", schema, "--views-schema", options.viewsSchema, "-p", String(options.port), "-H", "127.0.0.1"],
+    cwd: options.repoRoot,
+    env: {
+      ...process.env,
+      DATABASE_URL: options.databaseUrl,
+      CHAIN_RPC_URL: options.rpcUrl,
+      DEPLOYMENT_FILE: options.deploymentFile,
+      INDEXER_POLLING_MS: String(options.pollingMs),
+      PONDER_TELEMETRY_DISABLED: "true",
+    },
+    logDir: path.join(options.dataDir, "logs"),
+    echo: options.echo,
+  });
+  const url = `http://127.0.0.1:${options.port}`;
+  await waitUntil(processHandle, async () => (await fetch(`${url}/ready`)).status === 200, 120_000, "indexer (Ponder)");
+  await dropOldSchemas(options.databaseUrl, schema);
+  return { url, schema, process: processHandle, stop: () => processHandle.stop(30_000) };
+}
+
+async function buildSchemaName(options: IndexerOptions): Promise<string> {
+  const hash = createHash("sha256");
+  for (const file of [...(await listFiles(path.join(options.repoRoot, "indexer"))), ...(await listFiles(path.join(options.repoRoot, "abis")))]) {
+    hash.update(file).update(await readFile(file));
+  }
+  hash.update(await readFile(options.deploymentFile));
+  hash.update(`epoch:${options.epoch}`);
+  return `ix_${hash.digest("hex").slice(0, 16)}`;
+}
+
+async function listFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    if (entry.name.startsWith(".") || entry.name === "node_modules" || entry.name === "generated") continue;
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await listFiles(full)));
+    else out.push(full);
+  }
+  return out.sort();
+}
+
+/** Earlier builds' schemas are dead weight once the new build is ready. */
+async function dropOldSchemas(databaseUrl: string, current: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`SELECT nspname FROM pg_namespace WHERE nspname LIKE 'ix\\_%' AND nspname <> $1`, [current]);
+    for (const row of rows) await client.query(`DROP SCHEMA IF EXISTS "${row.nspname}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * `npm start`: the whole platform on embedded defaults (or on DATABASE_URL / CHAIN_RPC_URL when set), until
+ * Ctrl-C. Prints one block when ready; child logs go to DATA_DIR/logs (STACK_ECHO=true copies them here).
+ */
+import { startStack } from "./stack/stack.ts";
+
+const started = Date.now();
+console.log("Starting the licence approval platform…");
+let stack: Awaited<ReturnType<typeof startStack>>;
+try {
+  stack = await startStack({ echo: process.env.STACK_ECHO === "true", log: (line) => console.log(`  ${line}`) });
+} catch (error) {
+  console.error(`\nCould not start: ${(error as Error).message}`);
+  process.exit(1);
+}
+
+const { config, api } = stack;
+const lines = [
+  "",
+  `Licence approval platform is running (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+  `  API          ${api.url}/api/v1`,
+  `  API docs     ${api.url}/docs   (OpenAPI: ${api.url}/api/v1/openapi.json)`,
+  `  Health       ${api.url}/health`,
+  `  Chain RPC    ${stack.rpcUrl}   (chain ${config.chainId}${stack.chain ? ", embedded anvil" : ""})`,
+  `  Indexer      ${stack.indexer?.url ?? "not started here"}`,
+  `  Contracts    LicenceToken ${stack.deployment.contracts.LicenceToken}`,
+  `               DocumentRegistry ${stack.deployment.contracts.DocumentRegistry}`,
+  `               ApprovalRegistry ${stack.deployment.contracts.ApprovalRegistry}`,
+  `  Data         ${config.dataDir}   (logs in ${config.dataDir}/logs)`,
+  "Press Ctrl-C to stop.",
+];
+console.log(lines.join("\n"));
+
+let stopping = false;
+const shutdown = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  console.log(`\n${signal}: stopping (chain state is saved)…`);
+  await stack.stop();
+  console.log("Stopped.");
+  process.exit(0);
+};
+process.on("SIGINT", () => void shutdown("SIGINT"));
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
