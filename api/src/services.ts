@@ -43,7 +43,10 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
   await migrate(pool, config.apiSchema);
   const provider = createProvider(config);
   const vault = new KeyVault(await masterKeyOf(config));
-  const wallets = new WalletStore(pool, vault);
+  // Embedded anvil: new custodial wallets get 1000 ETH for gas. Besu with free gas: nothing to fund.
+  const fund =
+    config.chainFunding === "anvil" ? async (address: string) => void (await provider.send("anvil_setBalance", [address, "0x3635c9adc5dea00000"])) : undefined;
+  const wallets = new WalletStore(pool, vault, fund);
   const index = new IndexProgress(config.indexerUrl!);
   const gateway = new ChainGateway({
     pool,

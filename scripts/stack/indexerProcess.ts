@@ -5,12 +5,11 @@
  */
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { spawnNode, waitUntil, type ManagedProcess } from "./managedProcess.ts";
 
-const require = createRequire(import.meta.url);
 
 export interface IndexerOptions {
   repoRoot: string;
@@ -34,7 +33,8 @@ export interface IndexerHandle {
 
 export async function startIndexer(options: IndexerOptions): Promise<IndexerHandle> {
   const schema = await buildSchemaName(options);
-  const ponderBin = path.join(path.dirname(require.resolve("ponder/package.json")), "dist", "esm", "bin", "ponder.js");
+  // ponder's exports hide package.json: locate its CLI next to its entry point (dist/esm/index.js).
+  const ponderBin = path.join(path.dirname(fileURLToPath(import.meta.resolve("ponder"))), "bin", "ponder.js");
   const processHandle = await spawnNode({
     name: "indexer",
     script: ponderBin,

@@ -106,24 +106,28 @@ export class ChainGateway {
         if (options.onRecorded) await options.onRecorded(client, tx);
         return tx;
       },
-      // Still holding the wallet's lock: broadcast in nonce order.
-      async (tx) => {
+      // Still holding the wallet's lock: broadcast in nonce order. Bookkeeping uses the lock's connection.
+      async (tx, client) => {
         this.#o.onStatus?.("PENDING", request.kind);
+        let refusal: unknown;
         try {
           await provider.broadcastTransaction(tx.raw);
-          await pool.query(`UPDATE chain_transactions SET broadcasts = broadcasts + 1, updated_at = now() WHERE id = $1`, [tx.id]);
         } catch (error) {
-          if (isAlreadyKnown(error)) return;
           if (isConnectionError(error)) throw new ChainUnavailableError(error); // stays PENDING: reconciled later
-          // The node refused it outright: it is in no pool, and no later nonce was taken (we hold the lock).
-          await pool.query(
-            `UPDATE chain_transactions SET status = 'FAILED', nonce_released = true, error_message = $2, updated_at = now() WHERE id = $1`,
-            [tx.id, `rejected by node: ${(error as Error).message}`.slice(0, 500)],
-          );
-          await pool.query(`UPDATE wallets SET next_nonce = $2 WHERE address = $1`, [request.from.toLowerCase(), tx.nonce.toString()]);
-          this.#o.onStatus?.("FAILED", request.kind);
-          throw new AppError(502, "CHAIN_REJECTED_TRANSACTION", "The blockchain node refused the transaction; nothing was recorded on chain.");
+          if (!isAlreadyKnown(error)) refusal = error;
         }
+        if (!refusal) {
+          await client.query(`UPDATE chain_transactions SET broadcasts = broadcasts + 1, updated_at = now() WHERE id = $1`, [tx.id]);
+          return;
+        }
+        // The node refused it outright: it is in no pool, and no later nonce was taken (we hold the lock).
+        await client.query(
+          `UPDATE chain_transactions SET status = 'FAILED', nonce_released = true, error_message = $2, updated_at = now() WHERE id = $1`,
+          [tx.id, `rejected by node: ${(refusal as Error).message}`.slice(0, 500)],
+        );
+        await client.query(`UPDATE wallets SET next_nonce = $2 WHERE address = $1`, [request.from.toLowerCase(), tx.nonce.toString()]);
+        this.#o.onStatus?.("FAILED", request.kind);
+        throw new AppError(502, "CHAIN_REJECTED_TRANSACTION", "The blockchain node refused the transaction; nothing was recorded on chain.");
       },
     );
 

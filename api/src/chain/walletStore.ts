@@ -15,16 +15,21 @@ export class WalletStore {
   readonly #pool: pg.Pool;
   readonly #vault: KeyVault;
   readonly #signers = new Map<string, Wallet>();
+  readonly #fund?: (address: string) => Promise<void>;
 
-  constructor(pool: pg.Pool, vault: KeyVault) {
+  /** `fund` gives a new wallet gas money (embedded chain); on a free-gas network there is none. */
+  constructor(pool: pg.Pool, vault: KeyVault, fund?: (address: string) => Promise<void>) {
     this.#pool = pool;
     this.#vault = vault;
+    this.#fund = fund;
   }
 
-  /** Creates a wallet with a fresh random key and records it (nonce 0: the address is new). */
+  /** Creates a wallet with a fresh random key, records it (nonce 0: the address is new) and funds it if needed. */
   async create(purpose: WalletPurpose, label: string | null, client: Queryable = this.#pool): Promise<string> {
     const wallet = Wallet.createRandom();
-    return this.import(wallet.privateKey, purpose, label, 0n, client);
+    const address = await this.import(wallet.privateKey, purpose, label, 0n, client);
+    if (this.#fund) await this.#fund(address);
+    return address;
   }
 
   /** Records an existing key (e.g. the configured operator key); no-op when the address is already known. */

@@ -1,0 +1,57 @@
+/**
+ * Global fixture of the stack tests: one real stack (embedded Postgres, anvil, Ponder, API) started once from a
+ * fresh data directory on free ports, stopped at the end. Tests that restart parts of it go through `current()`,
+ * which always returns the live stack.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { startStack, type Stack } from "../../../scripts/stack/stack.ts";
+import { freePort } from "../../../scripts/stack/ports.ts";
+
+let stack: Stack | undefined;
+let dataDir: string | undefined;
+let stackEnv: NodeJS.ProcessEnv | undefined;
+
+export function current(): Stack {
+  if (!stack) throw new Error("the stack is not running");
+  return stack;
+}
+
+/** Environment the stack was started with (DATA_DIR and ports), to start it again identically. */
+export function environment(): NodeJS.ProcessEnv {
+  return { ...stackEnv };
+}
+
+export async function startFixtureStack(): Promise<Stack> {
+  dataDir ??= await mkdtemp(path.join(os.tmpdir(), "licence-stack-"));
+  stackEnv ??= {
+    NODE_ENV: "test",
+    DATA_DIR: dataDir,
+    PORT: String(await freePort()),
+    CHAIN_PORT: String(await freePort()),
+    EMBEDDED_PG_PORT: String(await freePort()),
+    INDEXER_PORT: String(await freePort()),
+    LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
+    DATABASE_URL: "",
+    CHAIN_RPC_URL: "",
+  };
+  stack = await startStack({ env: stackEnv, log: () => {}, echo: process.env.STACK_ECHO === "true" });
+  return stack;
+}
+
+export async function stopFixtureStack(): Promise<void> {
+  await stack?.stop();
+  stack = undefined;
+}
+
+export async function mochaGlobalSetup(): Promise<void> {
+  const started = Date.now();
+  await startFixtureStack();
+  console.log(`  (stack started in ${((Date.now() - started) / 1000).toFixed(1)} s: ${current().api.url}, data ${dataDir})`);
+}
+
+export async function mochaGlobalTeardown(): Promise<void> {
+  await stopFixtureStack();
+  if (dataDir && process.env.KEEP_STACK_DATA !== "true") await rm(dataDir, { recursive: true, force: true });
+}
