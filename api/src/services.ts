@@ -47,7 +47,7 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
   const fund =
     config.chainFunding === "anvil" ? async (address: string) => void (await provider.send("anvil_setBalance", [address, "0x3635c9adc5dea00000"])) : undefined;
   const wallets = new WalletStore(pool, vault, fund);
-  const index = new IndexProgress(config.indexerUrl!);
+  const index = new IndexProgress(pool, config.indexViewsSchema);
   const gateway = new ChainGateway({
     pool,
     provider,

@@ -9,7 +9,7 @@ import type pg from "pg";
 import type { Logger } from "pino";
 import { AppError } from "../http/appError.ts";
 import { ChainUnavailableError, ContractRevertError, decodeRevert, isConnectionError, revertDataOf } from "./chainErrors.ts";
-import { withNextNonce } from "./nonceSequencer.ts";
+import { NodeRefusedError, NonceSequencer } from "./nonceSequencer.ts";
 import { ReceiptTimeoutError, type ReceiptWatcher } from "./receiptWatcher.ts";
 import type { WalletStore } from "./walletStore.ts";
 
@@ -65,12 +65,14 @@ const RECONCILE_LOCK = 0x7265636f6eb1n; // one reconciler at a time across proce
 
 export class ChainGateway {
   readonly #o: ChainGatewayOptions;
+  readonly #sequencer: NonceSequencer;
   #fees?: { at: number; value: Partial<TransactionRequest> };
   #timer?: NodeJS.Timeout;
   #reconciling?: Promise<void>;
 
   constructor(options: ChainGatewayOptions) {
     this.#o = options;
+    this.#sequencer = new NonceSequencer(options.pool);
   }
 
   get provider(): JsonRpcProvider {
@@ -84,10 +86,8 @@ export class ChainGateway {
     const fees = await this.#feeFields();
     const signer = await wallets.signer(request.from);
 
-    const recorded = await withNextNonce(
-      pool,
-      request.from,
-      async ({ nonce, client }) => {
+    const recorded = await this.#sequencer.run(request.from, {
+      record: async ({ nonce, client }) => {
         const raw = await signer.signTransaction({
           ...fees,
           chainId: this.#o.chainId,
@@ -97,39 +97,33 @@ export class ChainGateway {
           gasLimit,
         });
         const hash = keccak256(raw);
-        const tx: RecordedTx & { raw: string } = { id: randomUUID(), hash, nonce, raw };
+        const tx = { id: randomUUID(), hash, nonce, raw };
+        // broadcasts = 1: it is sent right after the commit (re-broadcasts count up from there).
         await client.query(
-          `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, request_id)
-           VALUES ($1, $2, 'PENDING', $3, $4, $5, $6, $7, $8, $9, $10)`,
+          `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, request_id, broadcasts)
+           VALUES ($1, $2, 'PENDING', $3, $4, $5, $6, $7, $8, $9, $10, 1)`,
           [tx.id, request.kind, request.from.toLowerCase(), nonce.toString(), request.to.toLowerCase(), request.data, raw, hash, gasLimit.toString(), request.requestId ?? null],
         );
         if (options.onRecorded) await options.onRecorded(client, tx);
         return tx;
       },
-      // Still holding the wallet's lock: broadcast in nonce order. Bookkeeping uses the lock's connection.
-      async (tx, client) => {
+      broadcast: async (tx) => {
         this.#o.onStatus?.("PENDING", request.kind);
-        let refusal: unknown;
         try {
           await provider.broadcastTransaction(tx.raw);
         } catch (error) {
           if (isConnectionError(error)) throw new ChainUnavailableError(error); // stays PENDING: reconciled later
-          if (!isAlreadyKnown(error)) refusal = error;
+          if (isAlreadyKnown(error)) return;
+          this.#o.onStatus?.("FAILED", request.kind);
+          throw new NodeRefusedError((error as Error).message);
         }
-        if (!refusal) {
-          await client.query(`UPDATE chain_transactions SET broadcasts = broadcasts + 1, updated_at = now() WHERE id = $1`, [tx.id]);
-          return;
-        }
-        // The node refused it outright: it is in no pool, and no later nonce was taken (we hold the lock).
-        await client.query(
-          `UPDATE chain_transactions SET status = 'FAILED', nonce_released = true, error_message = $2, updated_at = now() WHERE id = $1`,
-          [tx.id, `rejected by node: ${(refusal as Error).message}`.slice(0, 500)],
-        );
-        await client.query(`UPDATE wallets SET next_nonce = $2 WHERE address = $1`, [request.from.toLowerCase(), tx.nonce.toString()]);
-        this.#o.onStatus?.("FAILED", request.kind);
-        throw new AppError(502, "CHAIN_REJECTED_TRANSACTION", "The blockchain node refused the transaction; nothing was recorded on chain.");
       },
-    );
+    }).catch((error) => {
+      if (error instanceof NodeRefusedError) {
+        throw new AppError(502, "CHAIN_REJECTED_TRANSACTION", "The blockchain node refused the transaction; nothing was recorded on chain.");
+      }
+      throw error;
+    });
 
     let receipt: TransactionReceipt;
     try {

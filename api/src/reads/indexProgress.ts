@@ -1,35 +1,41 @@
 /**
- * How far the indexer has got: Ponder's /status reports the last block it processed per chain. One shared poll
- * loop runs while writes wait for their block (read-your-writes), and health checks read the same value.
+ * How far the indexer has got: the views schema's `_ponder_checkpoint` row, which Ponder updates in the same
+ * database transaction as the rows it indexed, so once it reaches block N every row up to N is readable. One shared
+ * poll loop runs while writes wait for their block (read-your-writes); health checks read the same value.
  */
+import type pg from "pg";
+import { ident } from "../db/migrate.ts";
+
 export interface IndexStatus {
   block: number;
-  timestamp?: number;
+  timestamp: number;
 }
 
 export class IndexProgress {
-  readonly #statusUrl: string;
+  readonly #pool: pg.Pool;
+  readonly #query: string;
   readonly #pollMs: number;
   #latest = -1;
   #waiters: { block: number; resolve: (ok: boolean) => void; deadline: number }[] = [];
   #running = false;
 
-  constructor(indexerUrl: string, pollMs = 15) {
-    this.#statusUrl = `${indexerUrl}/status`;
+  constructor(pool: pg.Pool, viewsSchema: string, pollMs = 10) {
+    this.#pool = pool;
     this.#pollMs = pollMs;
+    // latest_checkpoint: 10 digits of block timestamp, …, 16 digits of block number from position 27.
+    this.#query = `SELECT substring(latest_checkpoint from 27 for 16)::bigint AS block,
+                          substring(latest_checkpoint from 1 for 10)::bigint AS timestamp
+                   FROM ${ident(viewsSchema)}._ponder_checkpoint ORDER BY 1 DESC LIMIT 1`;
   }
 
-  /** Last indexed block, fetched now; undefined when the indexer does not answer. */
+  /** Last indexed block, read now; undefined when the index is not there (yet). */
   async status(): Promise<IndexStatus | undefined> {
     try {
-      const response = await fetch(this.#statusUrl, { signal: AbortSignal.timeout(2_000) });
-      if (!response.ok) return undefined;
-      const body = (await response.json()) as Record<string, { block?: { number?: number; timestamp?: number } }>;
-      const chain = Object.values(body)[0];
-      const number = chain?.block?.number;
-      if (typeof number !== "number") return undefined;
-      this.#latest = Math.max(this.#latest, number);
-      return { block: number, timestamp: chain.block?.timestamp };
+      const { rows } = await this.#pool.query(this.#query);
+      if (!rows[0]) return undefined;
+      const status = { block: Number(rows[0].block), timestamp: Number(rows[0].timestamp) };
+      this.#latest = Math.max(this.#latest, status.block);
+      return status;
     } catch {
       return undefined;
     }

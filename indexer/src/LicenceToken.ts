@@ -1,0 +1,72 @@
+/** LicenceToken: licences, their status history, and the review phase changes the token's status implies. */
+import { licences, licenceStatusHistory, requestProgress } from "ponder:schema";
+import { LicenceTokenAbi } from "../../abis/index.ts";
+import { licenceStatus } from "./decode";
+import { eventId, recordRole, register } from "./record";
+
+register("LicenceToken", LicenceTokenAbi, {
+  LicenceMinted: async ({ event, context }) => {
+    await context.db.insert(licences).values({
+      tokenId: event.args.tokenId,
+      owner: event.args.owner,
+      workflowId: event.args.workflowId,
+      status: "DRAFT",
+      reasonCode: 0,
+      issuedAt: null,
+      expiresAt: null,
+      createdBlock: event.block.number,
+      createdTx: event.transaction.hash,
+      createdAt: event.block.timestamp,
+      updatedBlock: event.block.number,
+      updatedAt: event.block.timestamp,
+    });
+  },
+
+  LicenceStatusChanged: async ({ event, context }) => {
+    const { tokenId, from, to, reasonCode, actor } = event.args;
+    const toStatus = licenceStatus(to);
+    await context.db.update(licences, { tokenId }).set({
+      status: toStatus,
+      reasonCode,
+      updatedBlock: event.block.number,
+      updatedAt: event.block.timestamp,
+    });
+    await context.db.insert(licenceStatusHistory).values({
+      id: eventId(event),
+      tokenId,
+      fromStatus: licenceStatus(from),
+      toStatus,
+      reasonCode,
+      actor,
+      blockNumber: event.block.number,
+      logIndex: event.log.logIndex,
+      txHash: event.transaction.hash,
+      timestamp: event.block.timestamp,
+    });
+
+    // The review phase follows the status (the approval registry moves both in the same transaction).
+    const phase =
+      toStatus === "PENDING_RESUBMISSION"
+        ? "AWAITING_RESUBMISSION"
+        : toStatus === "APPROVED" || toStatus === "REJECTED" || toStatus === "CANCELLED"
+          ? "CLOSED"
+          : undefined;
+    if (phase === undefined) return;
+    const progress = await context.db.find(requestProgress, { tokenId });
+    // No progress row: cancelled before submission (the contract keeps NOT_STARTED). Same phase: reinstatement.
+    if (!progress || progress.phase === phase) return;
+    await context.db.update(requestProgress, { tokenId }).set({ phase, updatedAt: event.block.timestamp });
+  },
+
+  LicenceIssued: async ({ event, context }) => {
+    await context.db.update(licences, { tokenId: event.args.tokenId }).set({
+      issuedAt: BigInt(event.args.issuedAt),
+      expiresAt: BigInt(event.args.expiresAt),
+      updatedBlock: event.block.number,
+      updatedAt: event.block.timestamp,
+    });
+  },
+
+  RoleGranted: ({ event, context }) => recordRole(context.db, "LicenceToken", true, event),
+  RoleRevoked: ({ event, context }) => recordRole(context.db, "LicenceToken", false, event),
+});
