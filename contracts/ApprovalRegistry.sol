@@ -191,7 +191,9 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
 
     /// @inheritdoc IApprovalRegistry
     function submit(uint256 tokenId) external onlyRole(Roles.OPERATOR_ROLE) {
-        // The token allows Draft -> Submitted only, so a request is submitted once.
+        // Once: a request sent back for changes continues through `resubmit`, keeping its review.
+        Phase phase = _progress[tokenId].phase;
+        if (phase != Phase.NotStarted) revert ReviewWrongPhase(tokenId, phase);
         uint32 workflowId = licenceToken.transition(tokenId, ILicenceToken.Status.Submitted, 0);
         _progress[tokenId] = Progress({
             workflowId: workflowId,
@@ -527,7 +529,9 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         emit StageStarted(tokenId, progress.stage, uint40(block.timestamp));
     }
 
+    /// @dev A stage is complete when its rule is met and no department of it still has to review again.
     function _isComplete(Stage memory definition, uint256 ledger) private pure returns (bool) {
+        if (ledger.anyReviewRequired(definition.departmentCount)) return false;
         uint8 approved = ledger.approvedPositions(definition.departmentCount);
         if (approved & definition.mandatoryMask != definition.mandatoryMask) return false;
         uint256 count;

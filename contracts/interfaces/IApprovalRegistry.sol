@@ -216,7 +216,8 @@ interface IApprovalRegistry {
 
     // ------------------------------------------------------------------ applicant actions (OPERATOR_ROLE)
 
-    /// @notice Draft -> Submitted: review starts at the first stage of the pinned workflow.
+    /// @notice Draft -> Submitted: review starts at the first stage of the pinned workflow. Only once per request
+    /// (a request sent back for changes continues with `resubmit`).
     function submit(uint256 tokenId) external;
 
     /// @notice PendingResubmission -> Submitted: review continues in the same stage.

@@ -37,6 +37,14 @@ library StageLedger {
         }
     }
 
+    /// @dev Whether a position must review again after a document update.
+    function anyReviewRequired(uint256 ledger, uint256 count) internal pure returns (bool) {
+        for (uint256 p = 0; p < count; ++p) {
+            if (statusAt(ledger, p) == IApprovalRegistry.DecisionStatus.ReviewRequired) return true;
+        }
+        return false;
+    }
+
     /// @dev The first position that has not approved (`count` when all have): whose turn it is in SEQUENTIAL.
     function firstNotApproved(uint256 ledger, uint256 count) internal pure returns (uint8) {
         for (uint256 p = 0; p < count; ++p) {

@@ -197,11 +197,26 @@ describe("ApprovalRegistry", function () {
     });
 
     describe("when the request was already submitted", function () {
-      it("reverts with LicenceInvalidTransition on the token", async function () {
-        const { token, registry, operator } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      it("reverts with ReviewWrongPhase", async function () {
+        const { registry, operator } = await networkHelpers.loadFixture(deploySubmittedRequest);
         await expect(registry.connect(operator).submit(1n))
-          .to.be.revertedWithCustomError(token, "LicenceInvalidTransition")
-          .withArgs(1n, Status.Submitted, Status.Submitted);
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(1n, Phase.InReview);
+      });
+    });
+
+    describe("when the request awaits resubmission", function () {
+      it("reverts with ReviewWrongPhase and keeps the review (resubmit is the way back)", async function () {
+        const { registry, operator, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        await registry.connect(departments.A).approve(1n, 0b001, ethers.ZeroHash);
+        await registry.connect(departments.B).requestChanges(1n, 0b001, ethers.ZeroHash);
+        const before = await registry.progressOf(1n);
+        await expect(registry.connect(operator).submit(1n))
+          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+          .withArgs(1n, Phase.AwaitingResubmission);
+        expect(await registry.progressOf(1n)).to.deep.equal(before);
+        const [, statuses] = await registry.decisionsOf(1n, 0);
+        expect(statuses).to.deep.equal([Decision.Approved, Decision.ChangesRequested]);
       });
     });
 
@@ -1049,6 +1064,38 @@ describe("ApprovalRegistry", function () {
   // ============================================================================================ invalidation
 
   describe("invalidateReviews", function () {
+    describe("when a re-entered stage still meets its rule but holds an invalidated approval", function () {
+      it("stops there until that department decides again", async function () {
+        // Stage 0 [A]; stage 1 PARALLEL THRESHOLD 1 [B, C] with C mandatory; stage 2 [D].
+        const { registry, documents, departments, operator } = await networkHelpers.loadFixture(async function invalidatedButCompleteStage() {
+          return deploySubmittedRequestWith([
+            stage({ departments: ["A"] }),
+            stage({ executionType: Execution.Parallel, completion: Completion.Threshold, threshold: 1, mandatoryMask: 0b10, departments: ["B", "C"] }),
+            stage({ departments: ["D"] }),
+          ]);
+        });
+        await registry.connect(departments.A).approve(1n, 0b001, ethers.ZeroHash);
+        await registry.connect(departments.B).approve(1n, 0b001, ethers.ZeroHash);
+        await registry.connect(departments.C).approve(1n, 0b010, ethers.ZeroHash);
+        expect((await registry.progressOf(1n)).stage).to.equal(2n);
+
+        // Document 0 was reviewed by A (stage 0) and B (stage 1): review goes back to stage 0.
+        await documents.connect(operator).anchorVersion(sha("doc-0-v1"), sha("doc-0-v2"));
+        expect((await registry.progressOf(1n)).stage).to.equal(0n);
+
+        // A approves again: stage 1 would still meet THRESHOLD 1 with C, but B must review again first.
+        await registry.connect(departments.A).approve(1n, 0b001, ethers.ZeroHash);
+        const progress = await registry.progressOf(1n);
+        expect(progress.stage).to.equal(1n);
+        const dIds = await registry.pendingDepartmentsOf(1n);
+        const [bId] = await registry.departmentByCode(code("B"));
+        expect(dIds).to.deep.equal([bId]);
+
+        await registry.connect(departments.B).approve(1n, 0b001, ethers.ZeroHash);
+        expect((await registry.progressOf(1n)).stage).to.equal(2n);
+      });
+    });
+
     describe("when the caller is not the document registry", function () {
       it("reverts with NotDocumentRegistry", async function () {
         const { registry, stranger, operator, admin, departments } =
