@@ -3,7 +3,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { withNextNonce } from "../../api/src/chain/nonceSequencer.ts";
+import { keccak256 } from "ethers";
+import { NonceSequencer } from "../../api/src/chain/nonceSequencer.ts";
 import { REPO_ROOT } from "../../scripts/stack/stack.ts";
 import { current } from "./support/stackFixture.ts";
 import { b32, createDriver, registry, type Driver } from "./support/platformDriver.ts";
@@ -66,22 +67,25 @@ describe("transaction outbox and nonce sequencing", function () {
     const to = driver.addresses.ApprovalRegistry;
     const block = await core.provider.getBlock("latest");
     let hash = "";
-    await withNextNonce(
-      core.pool,
-      operator,
-      async ({ nonce, client }) => {
-        const raw = await signer.signTransaction({ type: 2, chainId: current().config.chainId, nonce: Number(nonce), to, data, gasLimit: 300_000n, maxFeePerGas: block!.baseFeePerGas! * 3n, maxPriorityFeePerGas: 1n });
-        hash = (await import("ethers")).keccak256(raw);
-        await client.query(
-          `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, created_at)
-           VALUES (gen_random_uuid(), 'REGISTER_DEPARTMENT', 'PENDING', $1, $2, $3, $4, $5, $6, 300000, now() - interval '1 minute')`,
-          [operator.toLowerCase(), nonce.toString(), to.toLowerCase(), data, raw, hash],
-        );
-      },
-      async () => {
-        throw new Error("simulated crash before broadcast");
-      },
-    ).catch((e) => expect(e.message).to.equal("simulated crash before broadcast"));
+    const crash = await new NonceSequencer(core.pool)
+      .run(operator, {
+        record: async ({ nonce, client }) => {
+          const raw = await signer.signTransaction({ type: 2, chainId: current().config.chainId, nonce: Number(nonce), to, data, gasLimit: 300_000n, maxFeePerGas: block!.baseFeePerGas! * 3n, maxPriorityFeePerGas: 1n });
+          hash = keccak256(raw);
+          const id = crypto.randomUUID();
+          await client.query(
+            `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, created_at)
+             VALUES ($1, 'REGISTER_DEPARTMENT', 'PENDING', $2, $3, $4, $5, $6, $7, 300000, now() - interval '1 minute')`,
+            [id, operator.toLowerCase(), nonce.toString(), to.toLowerCase(), data, raw, hash],
+          );
+          return { id, nonce };
+        },
+        broadcast: async () => {
+          throw new Error("simulated crash before broadcast");
+        },
+      })
+      .then(() => undefined, (e: Error) => e);
+    expect(crash?.message).to.equal("simulated crash before broadcast");
     expect(await core.provider.getTransactionReceipt(hash)).to.equal(null);
 
     await core.gateway.reconcile();

@@ -32,6 +32,8 @@ export async function startFixtureStack(): Promise<Stack> {
     CHAIN_PORT: String(await freePort()),
     EMBEDDED_PG_PORT: String(await freePort()),
     INDEXER_PORT: String(await freePort()),
+    // Snapshots only when a test (or a clean stop) takes one, so an unclean kill loses exactly what a test sent.
+    CHAIN_SNAPSHOT_MS: "60000",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
     DATABASE_URL: "",
     CHAIN_RPC_URL: "",
