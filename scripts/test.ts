@@ -14,6 +14,8 @@ interface Suite {
 const suites: Suite[] = [
   { name: "solidity", command: ["npx", "hardhat", "test", "solidity"] },
   { name: "contracts (mocha)", command: ["npx", "hardhat", "test", "mocha", "--no-compile"] },
+  // The real stack (embedded Postgres, anvil, Ponder, API processes) on free ports; see test/stack/support.
+  { name: "stack (mocha)", command: ["npx", "mocha", "--config", "test/stack/mocharc.json"] },
 ];
 
 interface Counts {

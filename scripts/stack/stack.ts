@@ -48,8 +48,8 @@ export interface Stack {
   deployment: Deployment;
   operatorAddress: string;
   api: ApiHandle;
-  indexer?: IndexerHandle;
-  chain?: LocalChain;
+  readonly indexer?: IndexerHandle;
+  readonly chain?: LocalChain;
   /** Embedded chain: stop it (clean: snapshot first; unclean: SIGKILL) and start it again on its saved state. */
   restartChain(mode: "clean" | "unclean"): Promise<void>;
   stopChain(mode: "clean" | "unclean"): Promise<void>;
@@ -146,12 +146,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
     // ---- Indexer
     let indexer: IndexerHandle | undefined;
-    if (config.startIndexer) {
-      await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
+    let stopping = false;
+    const launchIndexer = async () => {
       indexer = await startIndexer({
         repoRoot: REPO_ROOT,
         dataDir: config.dataDir,
-        databaseUrl,
+        databaseUrl: databaseUrl!,
         rpcUrl: rpcUrl!,
         deploymentFile,
         port: config.indexerPort,
@@ -161,7 +161,22 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         echo: options.echo,
       });
       await writePid(config.dataDir, "indexer", indexer.process.pid);
+      // Watchdog: Ponder exits on what it cannot recover from (e.g. a reorg deeper than its finality after the
+      // local chain lost blocks). Index again from scratch on a fresh schema; the views keep serving meanwhile.
+      void indexer.process.exited.then(async () => {
+        if (stopping) return;
+        log(`indexer exited unexpectedly; re-indexing on a fresh schema:\n${indexer!.process.tail()}`);
+        epoch += 1;
+        await writeFile(path.join(chainDir, "epoch"), String(epoch));
+        await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
+        await launchIndexer().catch((error) => log(`indexer restart failed: ${error.message}`));
+      });
+    };
+    if (config.startIndexer) {
+      await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
+      await launchIndexer();
       cleanups.push(async () => {
+        stopping = true;
         await indexer!.stop();
         await removePid(config.dataDir, "indexer");
       });
@@ -215,7 +230,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       deployment,
       operatorAddress,
       api,
-      indexer,
+      get indexer() {
+        return indexer;
+      },
       get chain() {
         return chain;
       },

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import type { ConfirmedTx } from "../../api/src/chain/chainGateway.ts";
 import { Wallet } from "ethers";
 import { current } from "./support/stackFixture.ts";
 import { b32, createDriver, documents, registry, sha, token, uuidBytes, type Driver } from "./support/platformDriver.ts";
@@ -13,14 +14,14 @@ describe("indexer", function () {
     const { send, operator } = driver;
     const run = `${Date.now() % 1e6}`;
     const codes = ["A", "B", "C", "D"].map((c) => `IDX_${c}_${run}`);
-    const wallets = [];
+    const wallets: string[] = [];
     for (const code of codes) wallets.push(await driver.department(code));
     const type = `PERMIT_${run}`;
     const workflowTx = await driver.workflow(type, codes.slice(0, 2), codes.slice(2));
     const workflowId = Number(registry.parseLog(workflowTx.receipt.logs.find((l) => l.topics[0] === registry.getEvent("WorkflowRegistered")!.topicHash)!)!.args.workflowId);
     const applicant = Wallet.createRandom().address;
     const tokenId = BigInt(500_000 + Math.floor(Math.random() * 400_000));
-    const sent = [];
+    const sent: ConfirmedTx[] = [];
     sent.push(await send("MINT_NFT", operator, "LicenceToken", token.encodeFunctionData("mint", [applicant, tokenId, b32(type)])));
     sent.push(await send("DOC_UPDATE", operator, "DocumentRegistry", documents.encodeFunctionData("anchorDocument", [tokenId, uuidBytes(1), b32("SITE_PLAN"), sha(`${run}-plan-1`)])));
     sent.push(await send("DOC_UPDATE", operator, "DocumentRegistry", documents.encodeFunctionData("anchorDocument", [tokenId, uuidBytes(2), b32("DEED"), sha(`${run}-deed-1`)])));

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import type { ConfirmedTx } from "../../api/src/chain/chainGateway.ts";
 import { Wallet } from "ethers";
 import { current, startFixtureStack, stopFixtureStack } from "./support/stackFixture.ts";
 import { b32, createDriver, registry, type Driver } from "./support/platformDriver.ts";
@@ -47,7 +48,7 @@ describe("restarts and failures", function () {
     await register(`BEFORE_KILL_${Date.now()}`);
     await stack.chain!.snapshot();
     const snapshotHead = await driver.core.provider.getBlockNumber();
-    const sent = [];
+    const sent: ConfirmedTx[] = [];
     for (let i = 0; i < 8; i++) sent.push(await register(`LOST_${Date.now()}_${i}`));
     expect(sent[7].blockNumber).to.equal(snapshotHead + 8);
 
