@@ -94,6 +94,27 @@ hardfork with the contracts as compiled for deployment (solc 0.8.34, optimizer r
 Gas is each transaction's \`gasUsed\`, base cost 21,000 included. For comparison: storing a 32-byte hash in a
 new slot costs ≈ 43,600 and an EAS attestation ≈ 200,000.
 
-${table}`,
+${table}
+
+**Where the gas goes, and why three budgets are not met.** Each figure is 21,000 (transaction) + calldata +
+storage + events; the storage each operation needs for the chain to be authoritative sets its floor:
+
+- *Mint to a new applicant* (budget 75,000): the licence record (owner, status, reason, pinned workflow and expiry
+  packed in one new slot, 22,100), the ERC-721 balance of a new owner (22,100), the operator role check and the
+  active-workflow read that pins the request (2 × 2,100), and the three events ERC-721, ERC-5192 and the indexer
+  need (Transfer, Locked, LicenceMinted: 4,700). A returning applicant's mint writes an existing balance slot and
+  costs ≈ 60,200. Removing LicenceMinted would save ≈ 1,900 and still not reach 75,000.
+- *New document version* (budget 50,000): a new slot for the hash record, so lookup by hash works from chain state
+  (22,100), plus the per-request word of latest versions that enforces versions 1..n and editability (5,000), the
+  record of the previous version it supersedes (2,100) and the role check (2,100): 52,300 of storage and base cost
+  before calldata and the event. We keep these checks: without them an operator could anchor versions out of order
+  or after a licence is decided.
+- *Reference lifecycle* (budget 450,000): beyond the per-operation costs above, the first document of a request
+  creates its per-request document word (+22,100) and checks the token is a Draft; \`submit\` creates the request's
+  review slot (22,100) and moves token status and document phase (two cross-contract writes); completing a stage
+  archives its decisions (22,100) so a later document update can invalidate an approval given in an earlier stage;
+  the final approval issues the licence and locks the documents (two cross-contract writes).
+- A *non-final approval* is one write to the request's existing review slot plus the reviewed-versions read and
+  the event: within budget.`,
 );
 console.log("\nWritten to docs/benchmarks.md (section gas).");
