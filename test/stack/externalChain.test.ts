@@ -1,0 +1,87 @@
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { expect } from "chai";
+import { Wallet } from "ethers";
+import { anvilBinary, rpc } from "../../scripts/stack/localChain.ts";
+import { freePort } from "../../scripts/stack/ports.ts";
+import { REPO_ROOT, startStack, type Stack } from "../../scripts/stack/stack.ts";
+import { current } from "./support/stackFixture.ts";
+import { b32, createDriver, registry } from "./support/platformDriver.ts";
+
+const run = promisify(execFile);
+
+/**
+ * The production path: an external chain (here a separate anvil with free gas, standing in for Besu with
+ * zeroBaseFee), an external Postgres (the fixture's), a deployment file, and keys from the environment.
+ */
+describe("external chain and database (the Besu path)", function () {
+  let chain: ChildProcess;
+  let stack: Stack | undefined;
+  let dir: string;
+
+  after(async () => {
+    await stack?.stop();
+    chain?.kill("SIGTERM");
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("uses CHAIN_RPC_URL, DEPLOYMENT_FILE and DATABASE_URL, starts no local chain, and sends with gas price 0", async function () {
+    dir = await mkdtemp(path.join(os.tmpdir(), "external-chain-"));
+    const chainPort = await freePort();
+    const rpcUrl = `http://127.0.0.1:${chainPort}`;
+    chain = spawn(anvilBinary(), ["--host", "127.0.0.1", "--port", String(chainPort), "--chain-id", "1337", "--hardfork", "london", "--base-fee", "0", "--gas-price", "0", "--silent"], { stdio: "ignore" });
+    for (let i = 0; i < 100; i++) {
+      if (await rpc(rpcUrl, "eth_chainId", []).then(() => true, () => false)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const operator = Wallet.createRandom();
+    const deploymentFile = path.join(dir, "besu.json");
+    await run(process.execPath, [path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js"), "run", "scripts/deploy.ts", "--network", "localhost"], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, CHAIN_RPC_URL: rpcUrl, DEPLOYMENT_FILE: deploymentFile, IGNITION_DIR: path.join(dir, "ignition"), DEPLOYMENT_ID: "external", OPERATOR_ADDRESS: operator.address, ADMIN_ADDRESS: operator.address, KEEPER_ADDRESS: operator.address },
+    });
+
+    stack = await startStack({
+      log: () => {},
+      env: {
+        NODE_ENV: "test",
+        DATA_DIR: path.join(dir, "data"),
+        DATABASE_URL: current().databaseUrl,
+        API_DB_SCHEMA: "app_external",
+        INDEX_VIEWS_SCHEMA: "index_external",
+        CHAIN_RPC_URL: rpcUrl,
+        CHAIN_ID: "1337",
+        CHAIN_GAS_MODE: "free",
+        DEPLOYMENT_FILE: deploymentFile,
+        OPERATOR_PRIVATE_KEY: operator.privateKey,
+        MASTER_KEY: `0x${"42".repeat(32)}`,
+        PORT: String(await freePort()),
+        INDEXER_PORT: String(await freePort()),
+        CHAIN_PORT: String(chainPort), // taken by the external chain: must not be used
+        LOG_LEVEL: "warn",
+      },
+    });
+    expect(stack.chain).to.equal(undefined);
+    expect(stack.rpcUrl).to.equal(rpcUrl);
+    expect(stack.operatorAddress).to.equal(operator.address);
+
+    const driver = await createDriver(stack);
+    try {
+      // The operator holds no ether at all: free gas, nothing funded.
+      expect(await driver.core.provider.getBalance(operator.address)).to.equal(0n);
+      const tx = await driver.send("REGISTER_DEPARTMENT", operator.address, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32("EXTERNAL"), Wallet.createRandom().address]));
+      const sent = await driver.core.provider.getTransaction(tx.hash);
+      expect(sent!.gasPrice).to.equal(0n);
+      expect(tx.receipt.status).to.equal(1);
+      const { rows } = await driver.index.query(`SELECT code FROM index_external.departments WHERE code = 'EXTERNAL'`);
+      expect(rows).to.have.length(1);
+      const health = await fetch(`${stack.api.url}/health`);
+      expect(health.status).to.equal(200);
+    } finally {
+      await driver.close();
+    }
+  });
+});
