@@ -21,6 +21,8 @@ const lines = [
   `  API          ${api.url}/api/v1`,
   `  API docs     ${api.url}/docs   (OpenAPI: ${api.url}/api/v1/openapi.json)`,
   `  Health       ${api.url}/health`,
+  `  Admin client ${stack.admin.clientId}   secret ${stack.admin.clientSecret}`,
+  `               (POST ${api.url}/api/v1/auth/token with grant_type=client_credentials&scope=admin)`,
   `  Chain RPC    ${stack.rpcUrl}   (chain ${config.chainId}${stack.chain ? ", embedded anvil" : ""})`,
   `  Indexer      ${stack.indexer?.url ?? "not started here"}`,
   `  Contracts    LicenceToken ${stack.deployment.contracts.LicenceToken}`,

@@ -6,6 +6,7 @@ import Router from "@koa/router";
 import Koa from "koa";
 import { koaBody } from "koa-body";
 import type { Logger } from "pino";
+import type { Authenticator } from "./auth/principal.ts";
 import { errorMiddleware } from "./http/errorMiddleware.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { requestContext } from "./http/requestContext.ts";
@@ -21,6 +22,10 @@ export interface AppDeps extends Omit<SystemDeps, "openApiDocument"> {
   metrics: Metrics;
   publicBaseUrl: string;
   routes: RouteDefinition[];
+  /** Resolves the caller of each request (bearer tokens, department keys). */
+  authenticate: Authenticator;
+  /** Routes outside /api/v1 (e.g. /.well-known/jwks.json), mounted at the root. */
+  rootRoutes?: RouteDefinition[];
   jsonLimit?: string;
 }
 
@@ -41,7 +46,7 @@ export function createApp(deps: AppDeps): Koa {
 
   let openApi: Record<string, unknown> | undefined;
   const openApiDocument = () =>
-    (openApi ??= buildOpenApiDocument([{ prefix: API_PREFIX, routes: deps.routes }], {
+    (openApi ??= buildOpenApiDocument([{ prefix: "", routes: deps.rootRoutes ?? [] }, { prefix: API_PREFIX, routes: deps.routes }], {
       title: "Licence Approval Service",
       version: API_VERSION,
       description:
@@ -51,11 +56,12 @@ export function createApp(deps: AppDeps): Koa {
 
   const root = new Router();
   mountSystemRoutes(root, { ...deps, openApiDocument });
+  mountRoutes(root, deps.rootRoutes ?? [], deps.authenticate);
   app.use(root.routes());
   app.use(root.allowedMethods());
 
   const api = new Router({ prefix: API_PREFIX });
-  mountRoutes(api, deps.routes);
+  mountRoutes(api, deps.routes, deps.authenticate);
   app.use(api.routes());
   app.use(api.allowedMethods({ throw: false }));
   return app;

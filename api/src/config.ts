@@ -47,6 +47,7 @@ const address = (raw: string, env: string) => {
   if (!/^0x[0-9a-fA-F]{40}$/.test(raw)) throw new ConfigError(`${env} must be a 0x-prefixed 20-byte address`);
   return raw;
 };
+const list = (raw: string) => raw.split(",").map((v) => v.trim()).filter(Boolean);
 const bool = (raw: string, env: string) => {
   if (raw === "true" || raw === "1") return true;
   if (raw === "false" || raw === "0") return false;
@@ -88,6 +89,33 @@ export const settings = {
   indexerPollingMs: { env: "INDEXER_POLLING_MS", doc: "Indexer polling interval (ms, min 100)", fallback: 100, parse: integer(100, 60_000) },
   readYourWritesTimeoutMs: { env: "READ_YOUR_WRITES_TIMEOUT_MS", doc: "How long a write waits for the indexer to reach its block", fallback: 5_000, parse: integer(0, 600_000) },
   healthMaxIndexerLag: { env: "HEALTH_MAX_INDEXER_LAG", doc: "Blocks the indexer may trail the chain head while /health says ok", fallback: 5, parse: integer(0, 1_000_000) },
+
+  // Authentication (api/src/auth)
+  jwtPrivateKey: { env: "JWT_PRIVATE_KEY", doc: "PKCS#8 PEM of the ES256 key signing service tokens; embedded: generated under DATA_DIR", parse: text, secret: true },
+  jwtIssuer: { env: "JWT_ISSUER", doc: "iss of service tokens; default PUBLIC_BASE_URL", parse: text },
+  jwtAudience: { env: "JWT_AUDIENCE", doc: "aud of service tokens", fallback: "licence-approval-api", parse: text },
+  accessTokenTtlSeconds: { env: "ACCESS_TOKEN_TTL_SECONDS", doc: "Lifetime of access tokens (seconds)", fallback: 3600, parse: integer(1, 86_400) },
+  adminClientId: { env: "ADMIN_CLIENT_ID", doc: "Bootstrap admin client id; embedded: generated and printed by npm start", parse: text },
+  adminClientSecret: { env: "ADMIN_CLIENT_SECRET", doc: "Bootstrap admin client secret; embedded: generated and printed by npm start", parse: text, secret: true },
+  identityProviderAuthorizeUrl: { env: "IDENTITY_PROVIDER_AUTHORIZE_URL", doc: "Identity locker (OAuth 2.0 / OIDC) authorize URL; unset: built-in development provider (refused in production)", parse: url },
+  identityProviderTokenUrl: { env: "IDENTITY_PROVIDER_TOKEN_URL", doc: "Identity locker token URL", parse: url },
+  identityProviderUserinfoUrl: { env: "IDENTITY_PROVIDER_USERINFO_URL", doc: "Identity locker userinfo URL (sub, name, email)", parse: url },
+  identityProviderClientId: { env: "IDENTITY_PROVIDER_CLIENT_ID", doc: "Our client id at the identity locker", parse: text },
+  identityProviderClientSecret: { env: "IDENTITY_PROVIDER_CLIENT_SECRET", doc: "Our client secret at the identity locker", parse: text, secret: true },
+  redirectUriAllowlist: { env: "REDIRECT_URI_ALLOWLIST", doc: "Comma-separated redirect_uri prefixes applicants may return to (loopback is allowed in development)", fallback: [] as string[], parse: list },
+  custodySecret: { env: "CUSTODY_SECRET", doc: "32-byte hex secret deriving applicants' custodial addresses; embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
+
+  // Document storage (api/src/storage)
+  storageBackend: { env: "STORAGE_BACKEND", doc: "local (files under DATA_DIR/files) or s3", fallback: "local", parse: oneOf("local", "s3") },
+  s3Endpoint: { env: "S3_ENDPOINT", doc: "S3 endpoint URL (unset: AWS default for the region)", parse: url },
+  s3Region: { env: "S3_REGION", doc: "S3 region", fallback: "us-east-1", parse: text },
+  s3Bucket: { env: "S3_BUCKET", doc: "S3 bucket for documents", fallback: "licence-documents", parse: text },
+  s3AccessKeyId: { env: "S3_ACCESS_KEY_ID", doc: "S3 access key id", parse: text },
+  s3SecretAccessKey: { env: "S3_SECRET_ACCESS_KEY", doc: "S3 secret access key", parse: text, secret: true },
+  s3ForcePathStyle: { env: "S3_FORCE_PATH_STYLE", doc: "Path-style S3 URLs (most S3-compatible servers need it)", fallback: true, parse: bool },
+  fileUrlSecret: { env: "FILE_URL_SECRET", doc: "32-byte hex key signing local download URLs; embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
+  maxUploadBytes: { env: "MAX_UPLOAD_BYTES", doc: "Largest accepted document (bytes); larger uploads get 413", fallback: 10 * 1024 * 1024, parse: integer(1, 1024 * 1024 * 1024) },
+
   startIndexer: { env: "START_INDEXER", doc: "npm start: run the indexer (false when it runs elsewhere)", fallback: true, parse: bool },
 } satisfies Record<string, Setting<unknown>>;
 
@@ -115,11 +143,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!result.masterKey) problems.push("MASTER_KEY is required in production (no generated secrets)");
     if (!result.databaseUrl) problems.push("DATABASE_URL is required in production (no embedded Postgres)");
     if (!result.chainRpcUrl) problems.push("CHAIN_RPC_URL is required in production (no embedded chain)");
+    if (!result.jwtPrivateKey) problems.push("JWT_PRIVATE_KEY is required in production (no generated signing key)");
+    if (!result.adminClientId || !result.adminClientSecret) problems.push("ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required in production");
+    if (!result.custodySecret) problems.push("CUSTODY_SECRET is required in production");
+    if (!result.identityProviderAuthorizeUrl) problems.push("IDENTITY_PROVIDER_AUTHORIZE_URL (and the other IDENTITY_PROVIDER_* settings) are required in production: the development identity provider is refused");
+    if (result.storageBackend === "local" && !result.fileUrlSecret) problems.push("FILE_URL_SECRET is required in production with local storage");
   }
   if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
   result.publicBaseUrl ??= `http://${result.host}:${result.port}`;
   result.indexerUrl ??= `http://127.0.0.1:${result.indexerPort}`;
   result.deploymentFile ??= path.join(result.dataDir, "deployment.json");
+  result.jwtIssuer ??= result.publicBaseUrl;
   return result;
 }
 

@@ -8,7 +8,9 @@ import { describeConfig, loadConfig } from "./config.ts";
 import { loadDeployment } from "./chain/deployment.ts";
 import { createLogger } from "./observability/logger.ts";
 import { Metrics } from "./observability/metrics.ts";
+import { createAuth } from "./auth/index.ts";
 import { apiRoutes } from "./routes/index.ts";
+import { createDocumentStore } from "./storage/index.ts";
 import { createCoreServices } from "./services.ts";
 
 const config = loadConfig();
@@ -21,13 +23,20 @@ const deployment = await loadDeployment(config);
 await core.gateway.reconcile().catch((error) => logger.error({ err: error }, "start-up reconciliation failed; retrying in the background"));
 core.gateway.startReconcileLoop(config.reconcileIntervalMs);
 
+const auth = await createAuth({ config, pool: core.pool, logger });
+await auth.bootstrapAdmin();
+const documentStore = await createDocumentStore(config);
+const routes = apiRoutes({ config, core, deployment, logger, auth, documentStore });
+
 const app = createApp({
   ...core,
   logger,
   metrics,
   publicBaseUrl: config.publicBaseUrl!,
   maxIndexerLag: config.healthMaxIndexerLag,
-  routes: apiRoutes({ config, core, deployment, logger }),
+  routes: routes.api,
+  rootRoutes: routes.root,
+  authenticate: auth.authenticate,
 });
 
 const server: Server = await new Promise((resolve, reject) => {

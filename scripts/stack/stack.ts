@@ -15,6 +15,7 @@ import { loadDeployment, type Deployment } from "../../api/src/chain/deployment.
 import { migrate } from "../../api/src/db/migrate.ts";
 import { createPool } from "../../api/src/db/pool.ts";
 import { masterKeyOf } from "../../api/src/services.ts";
+import { developmentSecret } from "../../api/src/developmentSecrets.ts";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embeddedPostgres.ts";
 import { startIndexer, type IndexerHandle } from "./indexerProcess.ts";
 import { rpc, startLocalChain, type LocalChain } from "./localChain.ts";
@@ -47,6 +48,8 @@ export interface Stack {
   rpcUrl: string;
   deployment: Deployment;
   operatorAddress: string;
+  /** The bootstrap admin client (OAuth 2.0 client credentials with the admin scope). */
+  admin: { clientId: string; clientSecret: string };
   api: ApiHandle;
   readonly indexer?: IndexerHandle;
   readonly chain?: LocalChain;
@@ -182,9 +185,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       });
     }
 
+    // ---- Bootstrap admin client (development: generated once, kept under DATA_DIR, printed by npm start)
+    const adminClientId = config.adminClientId ?? `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
+    const adminClientSecret = config.adminClientSecret ?? (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
+
     // ---- API
     const apiEnv: NodeJS.ProcessEnv = {
       ...env,
+      ADMIN_CLIENT_ID: adminClientId,
+      ADMIN_CLIENT_SECRET: adminClientSecret,
       DATABASE_URL: databaseUrl,
       CHAIN_RPC_URL: rpcUrl,
       CHAIN_ID: String(config.chainId),
@@ -229,6 +238,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       rpcUrl: rpcUrl!,
       deployment,
       operatorAddress,
+      admin: { clientId: adminClientId, clientSecret: adminClientSecret },
       api,
       get indexer() {
         return indexer;

@@ -81,6 +81,8 @@ describe("API skeleton", function () {
         publicBaseUrl: "http://127.0.0.1",
         maxIndexerLag: 5,
         routes,
+        // The test's caller: an administrator when it says so, anonymous otherwise.
+        authenticate: async (ctx) => (ctx.get("x-test-admin") ? { kind: "client", id: "test", scopes: ["admin"] } : undefined),
       });
       server = app.listen(0, "127.0.0.1");
       await new Promise((r) => server.once("listening", r));
@@ -93,18 +95,21 @@ describe("API skeleton", function () {
 
     it("parses a valid request and runs the handler", async function () {
       const id = "3f0c9d3e-8a4b-4c2d-9e1f-0a1b2c3d4e5f";
-      const response = await fetch(`${base}/api/v1/things/${id}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "a", size: 3 }) });
+      const response = await fetch(`${base}/api/v1/things/${id}`, { method: "POST", headers: { "content-type": "application/json", "x-test-admin": "1" }, body: JSON.stringify({ name: "a", size: 3 }) });
       expect(response.status).to.equal(201);
       expect(await response.json()).to.deep.equal({ id, name: "a" });
     });
 
     it("refuses invalid params, query and body with 400 VALIDATION_ERROR naming each field", async function () {
-      const response = await fetch(`${base}/api/v1/things/not-a-uuid?dryRun=maybe`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "", size: 11 }) });
+      const anonymous = await fetch(`${base}/api/v1/things/not-a-uuid`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      expect(anonymous.status).to.equal(401);
+      expect(await anonymous.json()).to.deep.equal({ code: "UNAUTHORIZED", message: "Authentication is missing or invalid" });
+      const response = await fetch(`${base}/api/v1/things/not-a-uuid?dryRun=maybe`, { method: "POST", headers: { "content-type": "application/json", "x-test-admin": "1" }, body: JSON.stringify({ name: "", size: 11 }) });
       expect(response.status).to.equal(400);
       const body = (await response.json()) as { code: string; details: { issues: { in: string; path: string }[] } };
       expect(body.code).to.equal("VALIDATION_ERROR");
       expect(body.details.issues.map((i) => `${i.in}:${i.path}`)).to.deep.equal(["path:thingId"]);
-      const bodyErrors = await fetch(`${base}/api/v1/things/3f0c9d3e-8a4b-4c2d-9e1f-0a1b2c3d4e5f`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "", size: 11 }) });
+      const bodyErrors = await fetch(`${base}/api/v1/things/3f0c9d3e-8a4b-4c2d-9e1f-0a1b2c3d4e5f`, { method: "POST", headers: { "content-type": "application/json", "x-test-admin": "1" }, body: JSON.stringify({ name: "", size: 11 }) });
       const parsed = (await bodyErrors.json()) as { details: { issues: { in: string; path: string }[] } };
       expect(parsed.details.issues.map((i) => `${i.in}:${i.path}`)).to.deep.equal(["body:name", "body:size"]);
     });

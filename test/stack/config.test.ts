@@ -23,7 +23,7 @@ describe("configuration", function () {
 
   it("refuses development conveniences in production", function () {
     expect(() => loadConfig({ NODE_ENV: "production" })).to.throw(
-      /MASTER_KEY is required in production[\s\S]*DATABASE_URL is required in production[\s\S]*CHAIN_RPC_URL is required in production/,
+      /MASTER_KEY is required in production[\s\S]*DATABASE_URL is required in production[\s\S]*CHAIN_RPC_URL is required in production[\s\S]*development identity provider is refused/,
     );
   });
 

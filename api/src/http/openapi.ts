@@ -43,7 +43,7 @@ export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefi
       const operation: Json = {
         operationId: route.operationId,
         summary: route.summary,
-        ...(route.description ? { description: route.description } : {}),
+        description: [route.description, describeAccess(route.access)].filter(Boolean).join("\n\n"),
         tags: route.tags,
         security: security(route.access),
         ...(parameters.length ? { parameters } : {}),
@@ -107,9 +107,29 @@ function requestBody(route: RouteDefinition, convert: (s: z.ZodType, io: "input"
 
 function security(access: AccessRule[]): Json[] {
   if (access.some((rule) => rule.kind === "public")) return [];
-  return access.map((rule) =>
-    rule.kind === "bearer" ? { BearerAuth: rule.scopes ?? [] } : rule.kind === "apiKey" ? { ApiKeyAuth: [] } : { AdminAuth: ["admin"] },
+  const alternatives = access.map((rule) =>
+    rule.kind === "applicant"
+      ? { BearerAuth: [] }
+      : rule.kind === "client"
+        ? { BearerAuth: [rule.scope] }
+        : rule.kind === "apiKey"
+          ? { ApiKeyAuth: [] }
+          : { AdminAuth: ["admin"] },
   );
+  // One entry per distinct requirement.
+  return alternatives.filter((a, i) => alternatives.findIndex((b) => JSON.stringify(b) === JSON.stringify(a)) === i);
+}
+
+/** Who may call, in words, appended to each operation's description. */
+export function describeAccess(access: AccessRule[]): string {
+  if (access.some((rule) => rule.kind === "public")) return "Access: anyone (no authentication).";
+  const words = access.map((rule) =>
+    rule.kind === "applicant" ? "an applicant (identity-locker token)"
+      : rule.kind === "client" ? `a system client with scope \`${rule.scope}\``
+        : rule.kind === "apiKey" ? "a department (X-API-Key + X-Department-Code)"
+          : "an administrator (token with scope `admin`)",
+  );
+  return `Access: ${words.join(", or ")}. An admin token carries every scope.`;
 }
 
 /** Drops JSON-Schema-only keys OpenAPI tools trip over and points refs at components. */

@@ -6,15 +6,25 @@
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod/v4";
-import { AppError } from "./appError.ts";
+import { AppError, forbidden, unauthorized } from "./appError.ts";
+import { hasScope, isAdmin, type Authenticator, type Principal, type Scope } from "../auth/principal.ts";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 
-/** Who may call a route, as documented in OpenAPI and enforced by the auth middleware of later issues. */
+/**
+ * Who may call a route (any one rule suffices), documented in OpenAPI and enforced before the handler runs:
+ * - public: anyone;
+ * - applicant: a citizen's identity-locker token;
+ * - client: a system client whose token carries the scope (an admin token carries every scope);
+ * - apiKey: a department (X-API-Key + X-Department-Code);
+ * - admin: a token with the admin scope.
+ * Ownership (an applicant's own request, a department's own code) is checked by the use case.
+ */
 export type AccessRule =
   | { kind: "public" }
-  | { kind: "bearer"; scopes?: string[] } // applicant (identity-locker) or system client with the scopes
-  | { kind: "apiKey" } // department: X-API-Key + X-Department-Code
+  | { kind: "applicant" }
+  | { kind: "client"; scope: Scope }
+  | { kind: "apiKey" }
   | { kind: "admin" };
 
 export interface ResponseSpec {
@@ -63,10 +73,12 @@ export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends 
   return route as unknown as RouteDefinition;
 }
 
-/** Mounts routes on a router: parse with the route's schemas, run the handler, write the result. */
-export function mountRoutes(router: Router, routes: RouteDefinition[]): void {
+/** Mounts routes on a router: authenticate and authorise, parse with the route's schemas, run the handler. */
+export function mountRoutes(router: Router, routes: RouteDefinition[], authenticate: Authenticator): void {
   for (const route of routes) {
     router[route.method](route.operationId, route.path, async (ctx: Context) => {
+      ctx.state.principal = await authenticate(ctx);
+      authorise(route.access, ctx.state.principal);
       const params = parse(route.params, ctx.params, "path");
       const query = parse(route.query, ctx.query, "query");
       const body = parse(route.body, (ctx.request as { body?: unknown }).body ?? {}, "body");
@@ -76,6 +88,27 @@ export function mountRoutes(router: Router, routes: RouteDefinition[]): void {
       if (result.body !== undefined) ctx.body = result.body;
     });
   }
+}
+
+/** 401 when the route needs a caller and none (valid) was given; 403 when the caller matches no rule. */
+export function authorise(access: AccessRule[], principal: Principal | undefined): void {
+  if (access.some((rule) => rule.kind === "public")) return;
+  if (!principal) throw unauthorized();
+  const allowed = access.some((rule) => {
+    switch (rule.kind) {
+      case "applicant":
+        return principal.kind === "applicant";
+      case "client":
+        return hasScope(principal, rule.scope);
+      case "apiKey":
+        return principal.kind === "department";
+      case "admin":
+        return isAdmin(principal);
+      default:
+        return false;
+    }
+  });
+  if (!allowed) throw forbidden();
 }
 
 function parse(schema: z.ZodType | undefined, value: unknown, where: "path" | "query" | "body") {
