@@ -7,6 +7,7 @@ import Koa from "koa";
 import { koaBody } from "koa-body";
 import type { Logger } from "pino";
 import type { Authenticator } from "./auth/principal.ts";
+import type { IdempotencyStore } from "./http/idempotency.ts";
 import { errorMiddleware } from "./http/errorMiddleware.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { requestContext } from "./http/requestContext.ts";
@@ -24,6 +25,8 @@ export interface AppDeps extends Omit<SystemDeps, "openApiDocument"> {
   routes: RouteDefinition[];
   /** Resolves the caller of each request (bearer tokens, department keys). */
   authenticate: Authenticator;
+  /** Stores Idempotency-Key outcomes; without it the header is ignored. */
+  idempotency?: IdempotencyStore;
   /** Routes outside /api/v1 (e.g. /.well-known/jwks.json), mounted at the root. */
   rootRoutes?: RouteDefinition[];
   jsonLimit?: string;
@@ -61,7 +64,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(root.allowedMethods());
 
   const api = new Router({ prefix: API_PREFIX });
-  mountRoutes(api, deps.routes, deps.authenticate);
+  mountRoutes(api, deps.routes, deps.authenticate, deps.idempotency);
   app.use(api.routes());
   app.use(api.allowedMethods({ throw: false }));
   return app;

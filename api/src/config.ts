@@ -116,6 +116,20 @@ export const settings = {
   fileUrlSecret: { env: "FILE_URL_SECRET", doc: "32-byte hex key signing local download URLs; embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
   maxUploadBytes: { env: "MAX_UPLOAD_BYTES", doc: "Largest accepted document (bytes); larger uploads get 413", fallback: 10 * 1024 * 1024, parse: integer(1, 1024 * 1024 * 1024) },
 
+  licenceValidityDays: {
+    env: "LICENCE_VALIDITY_DAYS",
+    doc: "Lifetime of an issued licence per request type, TYPE=days comma-separated (0: never expires)",
+    fallback: { RESORT_LICENSE: 365, TRADE_LICENSE: 365, BUILDING_PERMIT: 730 } as Record<string, number>,
+    parse: (raw: string, env: string) => {
+      const map: Record<string, number> = { RESORT_LICENSE: 365, TRADE_LICENSE: 365, BUILDING_PERMIT: 730 };
+      for (const pair of list(raw)) {
+        const [type, days] = pair.split("=");
+        if (!type || !/^\d+$/.test(days ?? "")) throw new ConfigError(`${env} must look like RESORT_LICENSE=365,BUILDING_PERMIT=730`);
+        map[type] = Number(days);
+      }
+      return map;
+    },
+  },
   startIndexer: { env: "START_INDEXER", doc: "npm start: run the indexer (false when it runs elsewhere)", fallback: true, parse: bool },
 } satisfies Record<string, Setting<unknown>>;
 

@@ -11,6 +11,10 @@ import { Metrics } from "./observability/metrics.ts";
 import { createAuth } from "./auth/index.ts";
 import { apiRoutes } from "./routes/index.ts";
 import { createDocumentStore } from "./storage/index.ts";
+import type { DomainContext } from "./domain/context.ts";
+import { WorkflowStore } from "./domain/workflows/workflowStore.ts";
+import { developmentSecret } from "./developmentSecrets.ts";
+import { IdempotencyStore } from "./http/idempotency.ts";
 import { createCoreServices } from "./services.ts";
 
 const config = loadConfig();
@@ -25,8 +29,20 @@ core.gateway.startReconcileLoop(config.reconcileIntervalMs);
 
 const auth = await createAuth({ config, pool: core.pool, logger });
 await auth.bootstrapAdmin();
-const documentStore = await createDocumentStore(config);
-const routes = apiRoutes({ config, core, deployment, logger, auth, documentStore });
+const operator = await core.wallets.findByPurpose("OPERATOR");
+if (!operator) throw new Error("No operator wallet: start the stack with npm start (or set OPERATOR_PRIVATE_KEY on first start)");
+const context: DomainContext = {
+  config,
+  pool: core.pool,
+  gateway: core.gateway,
+  operator,
+  contracts: deployment.contracts,
+  workflows: new WorkflowStore(core.pool),
+  documentStore: await createDocumentStore(config),
+  logger,
+  custodySecret: config.custodySecret ?? (await developmentSecret(config.dataDir, "custody.key")),
+};
+const routes = apiRoutes(context, auth);
 
 const app = createApp({
   ...core,
@@ -37,6 +53,7 @@ const app = createApp({
   routes: routes.api,
   rootRoutes: routes.root,
   authenticate: auth.authenticate,
+  idempotency: new IdempotencyStore(core.pool),
 });
 
 const server: Server = await new Promise((resolve, reject) => {

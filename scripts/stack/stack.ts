@@ -21,7 +21,7 @@ import { startIndexer, type IndexerHandle } from "./indexerProcess.ts";
 import { rpc, startLocalChain, type LocalChain } from "./localChain.ts";
 import { spawnNode, type ManagedProcess } from "./managedProcess.ts";
 import { removePid, stopStale, writePid } from "./pidFile.ts";
-import { assertPortFree } from "./ports.ts";
+import { assertPortFree, freePort } from "./ports.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const run = promisify(execFile);
@@ -57,8 +57,8 @@ export interface Stack {
   restartChain(mode: "clean" | "unclean"): Promise<void>;
   stopChain(mode: "clean" | "unclean"): Promise<void>;
   startChain(): Promise<void>;
-  /** Another API process on the same database and chain (horizontal scaling). */
-  startExtraApi(port?: number): Promise<ApiHandle>;
+  /** Another API process on the same database and chain (horizontal scaling), optionally with other settings. */
+  startExtraApi(port?: number, extraEnv?: NodeJS.ProcessEnv): Promise<ApiHandle>;
   stop(): Promise<void>;
 }
 
@@ -201,12 +201,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       INDEXER_URL: indexer?.url ?? config.indexerUrl,
       CHAIN_FUNDING: embeddedChain ? "anvil" : config.chainFunding,
     };
-    const startApi = async (port: number, name: string): Promise<ApiHandle> => {
+    const startApi = async (port: number, name: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<ApiHandle> => {
       if (port !== 0) await assertPortFree(port, "API", "PORT", config.host);
       const processHandle = await spawnNode({
         name,
         script: path.join(REPO_ROOT, "api", "src", "main.ts"),
-        env: { ...apiEnv, PORT: String(port) },
+        env: { ...apiEnv, PORT: String(port), ...(extraEnv.PUBLIC_BASE_URL ? {} : { PUBLIC_BASE_URL: `http://${config.host}:${port}` }), ...extraEnv },
         cwd: REPO_ROOT,
         logDir: path.join(config.dataDir, "logs"),
         echo: options.echo,
@@ -252,8 +252,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       },
       stopChain: stopChainProcess,
       startChain: startChainProcess,
-      async startExtraApi(port = 0) {
-        const extra = await startApi(port, `api-${extraApis.length + 2}`);
+      async startExtraApi(port?: number, extraEnv?: NodeJS.ProcessEnv) {
+        const extra = await startApi(port ?? (await freePort(config.host)), `api-${extraApis.length + 2}`, extraEnv);
         extraApis.push(extra);
         return extra;
       },

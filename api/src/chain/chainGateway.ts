@@ -26,6 +26,12 @@ export interface TxRequest {
   requestId?: string;
 }
 
+/** Set on errors raised after the transaction was recorded: it may still be mined (reconciled later). */
+export const OUTBOX_RECORDED = Symbol("outboxRecorded");
+export function wasRecorded(error: unknown): boolean {
+  return Boolean(error && typeof error === "object" && (error as Record<symbol, unknown>)[OUTBOX_RECORDED]);
+}
+
 export interface RecordedTx {
   id: string;
   hash: string;
@@ -112,7 +118,8 @@ export class ChainGateway {
         try {
           await provider.broadcastTransaction(tx.raw);
         } catch (error) {
-          if (isConnectionError(error)) throw new ChainUnavailableError(error); // stays PENDING: reconciled later
+          // Stays PENDING and is re-broadcast later: it may still land.
+          if (isConnectionError(error)) throw Object.assign(new ChainUnavailableError(error), { [OUTBOX_RECORDED]: true });
           if (isAlreadyKnown(error)) return;
           this.#o.onStatus?.("FAILED", request.kind);
           throw new NodeRefusedError((error as Error).message);
@@ -129,11 +136,12 @@ export class ChainGateway {
     try {
       receipt = await this.#o.receipts.wait(recorded.hash, this.#o.receiptTimeoutMs);
     } catch (error) {
-      if (error instanceof ReceiptTimeoutError) {
-        throw new AppError(504, "CHAIN_TIMEOUT", "The transaction was recorded and sent but not mined in time; it will be confirmed later.", { transactionHash: recorded.hash });
-      }
-      throw error;
+      const timeout = error instanceof ReceiptTimeoutError
+        ? new AppError(504, "CHAIN_TIMEOUT", "The transaction was recorded and sent but not mined in time; it will be confirmed later.", { transactionHash: recorded.hash })
+        : error;
+      throw Object.assign(timeout as object, { [OUTBOX_RECORDED]: true });
     }
+    // A revert here means the transaction was mined and failed: it will never land (not marked as recorded-pending).
     const confirmed = await this.#finalize(recorded.id, request, receipt);
     if (this.#o.index && this.#o.readYourWritesTimeoutMs > 0) {
       const caughtUp = await this.#o.index.waitForBlock(receipt.blockNumber, this.#o.readYourWritesTimeoutMs);

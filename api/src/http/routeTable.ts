@@ -8,6 +8,7 @@ import type { Context } from "koa";
 import { z } from "zod/v4";
 import { AppError, forbidden, unauthorized } from "./appError.ts";
 import { hasScope, isAdmin, type Authenticator, type Principal, type Scope } from "../auth/principal.ts";
+import { fingerprint, type IdempotencyStore } from "./idempotency.ts";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 
@@ -73,16 +74,37 @@ export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends 
   return route as unknown as RouteDefinition;
 }
 
-/** Mounts routes on a router: authenticate and authorise, parse with the route's schemas, run the handler. */
-export function mountRoutes(router: Router, routes: RouteDefinition[], authenticate: Authenticator): void {
+/** Runs `run` under the request's Idempotency-Key (if any) with this request fingerprint. */
+export type Idempotently = (fingerprint: string, run: () => Promise<HandlerResult>) => Promise<HandlerResult>;
+
+declare module "koa" {
+  interface DefaultState {
+    idempotently?: Idempotently;
+  }
+}
+
+/**
+ * Mounts routes on a router: authenticate and authorise, parse with the route's schemas, run the handler.
+ * POST and PUT honour an Idempotency-Key: JSON routes here, multipart routes in their handler (via
+ * ctx.state.idempotently) once the file's hash is known.
+ */
+export function mountRoutes(router: Router, routes: RouteDefinition[], authenticate: Authenticator, idempotency?: IdempotencyStore): void {
   for (const route of routes) {
     router[route.method](route.operationId, route.path, async (ctx: Context) => {
       ctx.state.principal = await authenticate(ctx);
       authorise(route.access, ctx.state.principal);
       const params = parse(route.params, ctx.params, "path");
       const query = parse(route.query, ctx.query, "query");
-      const body = parse(route.body, (ctx.request as { body?: unknown }).body ?? {}, "body");
-      const result = await route.handler({ params, query, body, ctx });
+      // Multipart bodies are streamed and checked by their handler; the schema documents the form.
+      const body = route.bodyType === "multipart" ? undefined : parse(route.body, (ctx.request as { body?: unknown }).body ?? {}, "body");
+      const key = ctx.get("idempotency-key");
+      const caller = ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : "anonymous";
+      ctx.state.idempotently = (print, run) => (key && idempotency ? idempotency.run(caller, key, print, run) : run());
+      const run = async () => route.handler({ params, query, body, ctx });
+      const result =
+        (route.method === "post" || route.method === "put") && route.bodyType !== "multipart"
+          ? await ctx.state.idempotently(fingerprint(ctx.method, ctx.path, body), run)
+          : await run();
       ctx.status = result.status ?? 200;
       for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
       if (result.body !== undefined) ctx.body = result.body;

@@ -1,0 +1,22 @@
+/** What use cases need: storage, the chain gateway, the operator wallet, the contracts, the stores. No Koa here. */
+import type pg from "pg";
+import type { Logger } from "pino";
+import type { Config } from "../config.ts";
+import type { ChainGateway } from "../chain/chainGateway.ts";
+import type { Deployment } from "../chain/deployment.ts";
+import type { DocumentStore } from "../storage/index.ts";
+import type { WorkflowStore } from "./workflows/workflowStore.ts";
+
+export interface DomainContext {
+  config: Config;
+  pool: pg.Pool;
+  gateway: ChainGateway;
+  /** The operator wallet: mints, anchors, submits, cancels, registers. */
+  operator: string;
+  contracts: Deployment["contracts"];
+  workflows: WorkflowStore;
+  documentStore: DocumentStore;
+  logger: Logger;
+  /** Custody secret deriving applicants' addresses. */
+  custodySecret: string;
+}

@@ -1,0 +1,157 @@
+/**
+ * Document uploads. The file is stored immutably under its own key, its SHA-256 (computed while streaming) is
+ * anchored on chain, and the document rows are written in the same database transaction as the outbox record.
+ * If anchoring fails for good, the stored file is deleted and nothing is visible; the call can be repeated.
+ */
+import { randomUUID } from "node:crypto";
+import { encodeBytes32String } from "ethers";
+import type { Principal } from "../../auth/principal.ts";
+import { ContractRevertError } from "../../chain/chainErrors.ts";
+import { wasRecorded } from "../../chain/chainGateway.ts";
+import { approvalRegistry, documentRegistry, eventsOf, uuidToBytes16 } from "../../chain/contracts.ts";
+import { AppError, conflict, notFound } from "../../http/appError.ts";
+import { documentsOfRequest, findDocument } from "../../reads/documentReads.ts";
+import { departmentCodes, type RequestView } from "../../reads/requestReads.ts";
+import { documentVersionKey } from "../../storage/keys.ts";
+import type { DomainContext } from "../context.ts";
+import { requiredDocumentTypes } from "../workflows/compileWorkflow.ts";
+import { invalidState, loadOwnRequest } from "../requests/submitRequest.ts";
+
+/** A received file: already on local disk (temp), hashed while it streamed in, its type checked by magic bytes. */
+export interface ReceivedFile {
+  path: string;
+  size: number;
+  sha256: string; // hex, no 0x
+  originalFilename: string;
+  mimeType: string;
+  /** Extension of the type detected from the bytes ("pdf", "png", "jpg"). */
+  extension: string;
+}
+
+const EDITABLE = new Set(["DRAFT", "SUBMITTED", "PENDING_RESUBMISSION"]);
+
+
+/** Runs the anchoring; on a failure that can no longer land, deletes the stored file. Maps contract errors. */
+async function anchorStored<T>(context: DomainContext, key: string, anchor: () => Promise<T>): Promise<T> {
+  try {
+    return await anchor();
+  } catch (error) {
+    if (!wasRecorded(error)) await context.documentStore.delete(key).catch((e) => context.logger.error({ err: e, key }, "could not delete an unanchored file"));
+    if (error instanceof ContractRevertError) {
+      if (error.errorName === "DocumentAlreadyAnchored") throw conflict("DUPLICATE_DOCUMENT", "A document with exactly these bytes is already recorded", error.details);
+      if (error.errorName === "DocumentsNotEditable") throw conflict("INVALID_STATE", "The request's documents can no longer change", error.details);
+      if (error.errorName === "DocumentNotLatestVersion") throw conflict("CONCURRENT_UPDATE", "The document was updated at the same time; reload and try again", error.details);
+      if (error.errorName === "DocumentLimitReached") throw conflict("DOCUMENT_LIMIT_REACHED", "A request holds at most 16 documents", error.details);
+    }
+    if ((error as { code?: string }).code === "23505") throw conflict("CONCURRENT_UPDATE", "The document was updated at the same time; reload and try again");
+    throw error;
+  }
+}
+
+async function checkEditable(request: RequestView): Promise<void> {
+  if (!EDITABLE.has(request.status)) throw invalidState(request, "change the documents of");
+}
+
+export async function uploadDocument(
+  context: DomainContext,
+  principal: Principal,
+  requestId: string,
+  file: ReceivedFile,
+  fields: { docType: string; description?: string },
+) {
+  const request = await loadOwnRequest(context, principal, requestId, "documents:write");
+  await checkEditable(request);
+  const workflow = await context.workflows.byChainId(request.chainWorkflowId);
+  if (!workflow) throw new Error(`pinned workflow ${request.chainWorkflowId} has no stored definition`);
+  const allowed = requiredDocumentTypes(workflow.stages);
+  if (!allowed.includes(fields.docType)) {
+    throw new AppError(400, "INVALID_DOCUMENT_TYPE", `Document type ${fields.docType} is not used by this request's workflow`, { allowedDocumentTypes: allowed });
+  }
+  const existing = (await documentsOfRequest(context.pool, request.id)).find((d) => d.docType === fields.docType);
+  if (existing) {
+    throw conflict("DOCUMENT_EXISTS", `A ${fields.docType} document already exists: upload a new version with PUT`, { documentId: existing.id });
+  }
+
+  const documentId = randomUUID();
+  const hash = `0x${file.sha256}`;
+  const key = documentVersionKey(request.id, documentId, 1, file.extension);
+  await context.documentStore.put(key, file.path, file.mimeType);
+  const uploadedBy = `${principal.kind}:${principal.id}`;
+  let createdAt = new Date();
+  const tx = await anchorStored(context, key, () =>
+    context.gateway.send(
+      {
+        kind: "DOC_UPDATE",
+        from: context.operator,
+        to: context.contracts.DocumentRegistry,
+        data: documentRegistry.encodeFunctionData("anchorDocument", [request.tokenId, uuidToBytes16(documentId), encodeBytes32String(fields.docType), hash]),
+        requestId: request.id,
+      },
+      {
+        onRecorded: async (client, recorded) => {
+          await client.query(
+            `INSERT INTO documents (id, request_id, doc_type, original_filename, description) VALUES ($1, $2, $3, $4, $5)`,
+            [documentId, request.id, fields.docType, file.originalFilename, fields.description ?? null],
+          );
+          const row = await client.query(
+            `INSERT INTO document_versions (document_id, version, sha256, file_size, mime_type, original_filename, storage_key, description, uploaded_by, chain_tx_id)
+             VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING created_at`,
+            [documentId, hash, file.size, file.mimeType, file.originalFilename, key, fields.description ?? null, uploadedBy, recorded.id],
+          );
+          createdAt = row.rows[0].created_at;
+        },
+      },
+    ),
+  );
+  return { documentId, docType: fields.docType, hash, version: 1, transactionHash: tx.hash, createdAt: createdAt.toISOString() };
+}
+
+export async function updateDocument(
+  context: DomainContext,
+  principal: Principal,
+  requestId: string,
+  documentId: string,
+  file: ReceivedFile,
+  fields: { description?: string },
+) {
+  const request = await loadOwnRequest(context, principal, requestId, "documents:write");
+  const document = await findDocument(context.pool, documentId);
+  if (!document || document.requestId !== request.id) throw notFound("Document");
+  await checkEditable(request);
+
+  const version = document.current.version + 1;
+  const hash = `0x${file.sha256}`;
+  const key = documentVersionKey(request.id, documentId, version, file.extension);
+  await context.documentStore.put(key, file.path, file.mimeType);
+  const uploadedBy = `${principal.kind}:${principal.id}`;
+  const tx = await anchorStored(context, key, () =>
+    context.gateway.send(
+      {
+        kind: "DOC_UPDATE",
+        from: context.operator,
+        to: context.contracts.DocumentRegistry,
+        data: documentRegistry.encodeFunctionData("anchorVersion", [document.current.hash, hash]),
+        requestId: request.id,
+      },
+      {
+        onRecorded: async (client, recorded) => {
+          await client.query(
+            `INSERT INTO document_versions (document_id, version, sha256, file_size, mime_type, original_filename, storage_key, description, uploaded_by, chain_tx_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+            [documentId, version, hash, file.size, file.mimeType, file.originalFilename, key, fields.description ?? null, uploadedBy, recorded.id],
+          );
+        },
+      },
+    ),
+  );
+  // The approvals this version invalidated on chain, in the same transaction.
+  const invalidated = eventsOf(tx.receipt.logs, approvalRegistry, context.contracts.ApprovalRegistry, "ReviewInvalidated");
+  const codes = await departmentCodes(context.pool, invalidated.map((e) => Number(e.args.departmentId)));
+  return {
+    documentId,
+    newVersion: version,
+    newHash: hash,
+    invalidatedApprovals: [...new Set(invalidated.map((e) => codes.get(Number(e.args.departmentId)) ?? String(e.args.departmentId)))],
+    transactionHash: tx.hash,
+  };
+}

@@ -1,0 +1,25 @@
+/** POST /requests/{id}/cancel: DRAFT or PENDING_RESUBMISSION → CANCELLED, on chain; the reason is kept off chain. */
+import type { Principal } from "../../auth/principal.ts";
+import { approvalRegistry } from "../../chain/contracts.ts";
+import type { DomainContext } from "../context.ts";
+import { invalidState, loadOwnRequest } from "./submitRequest.ts";
+
+export async function cancelRequest(context: DomainContext, principal: Principal, requestId: string, reason?: string) {
+  const request = await loadOwnRequest(context, principal, requestId, "applications:write");
+  if (request.status !== "DRAFT" && request.status !== "PENDING_RESUBMISSION") throw invalidState(request, "cancel");
+  const tx = await context.gateway.send(
+    {
+      kind: "CANCEL",
+      from: context.operator,
+      to: context.contracts.ApprovalRegistry,
+      data: approvalRegistry.encodeFunctionData("cancel", [request.tokenId, 0]),
+      requestId: request.id,
+    },
+    {
+      onRecorded: async (client) => {
+        await client.query(`UPDATE requests SET cancel_reason = $2, updated_at = now() WHERE id = $1`, [request.id, reason ?? null]);
+      },
+    },
+  );
+  return { requestId: request.id, status: "CANCELLED", transactionHash: tx.hash };
+}

@@ -1,0 +1,68 @@
+/**
+ * POST /requests: mints the request's soulbound token (Draft) to the applicant's custodial address, pinned on chain
+ * to the active workflow version of its type. The request row is written in the same database transaction as the
+ * outbox record and is visible once the mint is on chain.
+ */
+import { randomUUID } from "node:crypto";
+import { encodeBytes32String } from "ethers";
+import type { Principal } from "../../auth/principal.ts";
+import { licenceToken } from "../../chain/contracts.ts";
+import { conflict, forbidden } from "../../http/appError.ts";
+import type { DomainContext } from "../context.ts";
+import { applicantAddress } from "../custody.ts";
+
+export const REQUEST_NUMBER_PREFIX: Record<string, string> = { RESORT_LICENSE: "RL", TRADE_LICENSE: "TL", BUILDING_PERMIT: "BP" };
+
+export interface CreateRequestInput {
+  applicantId: string;
+  requestType: "RESORT_LICENSE" | "TRADE_LICENSE" | "BUILDING_PERMIT";
+  metadata?: Record<string, unknown>;
+}
+
+export async function createRequest(context: DomainContext, principal: Principal, input: CreateRequestInput) {
+  // An applicant creates requests for themself; a system client with applications:write acts for any applicant.
+  if (principal.kind === "applicant" && principal.id !== input.applicantId) throw forbidden("applicantId must be your own identity-locker id");
+  const workflow = await context.workflows.active(input.requestType);
+  if (!workflow) {
+    throw conflict("NO_ACTIVE_WORKFLOW", `No active workflow for ${input.requestType}: requests of this type cannot be created now`, { requestType: input.requestType });
+  }
+
+  const id = randomUUID();
+  const { rows } = await context.pool.query(`SELECT nextval('token_ids') AS id`);
+  const tokenId = BigInt(rows[0].id);
+  const address = applicantAddress(context.custodySecret, input.applicantId);
+  const metadata = input.metadata ?? {};
+  const applicantName = principal.kind === "applicant" ? (principal.name ?? null) : (typeof metadata.applicantName === "string" ? metadata.applicantName : null);
+  const applicantEmail = principal.kind === "applicant" ? (principal.email ?? null) : (typeof metadata.applicantEmail === "string" ? metadata.applicantEmail : null);
+  let requestNumber = "";
+  let createdAt = new Date();
+
+  const tx = await context.gateway.send(
+    {
+      kind: "MINT_NFT",
+      from: context.operator,
+      to: context.contracts.LicenceToken,
+      data: licenceToken.encodeFunctionData("mint", [address, tokenId, encodeBytes32String(input.requestType)]),
+      requestId: id,
+    },
+    {
+      onRecorded: async (client, recorded) => {
+        const prefix = REQUEST_NUMBER_PREFIX[input.requestType];
+        const year = new Date().getUTCFullYear();
+        const counter = await client.query(
+          `INSERT INTO request_number_counters (prefix, year, last) VALUES ($1, $2, 1)
+           ON CONFLICT (prefix, year) DO UPDATE SET last = request_number_counters.last + 1 RETURNING last`,
+          [prefix, year],
+        );
+        requestNumber = `${prefix}-${year}-${String(counter.rows[0].last).padStart(6, "0")}`;
+        const inserted = await client.query(
+          `INSERT INTO requests (id, request_number, token_id, request_type, applicant_id, applicant_name, applicant_email, applicant_address, metadata, created_by, chain_tx_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING created_at`,
+          [id, requestNumber, tokenId.toString(), input.requestType, input.applicantId, applicantName, applicantEmail, address, JSON.stringify(metadata), `${principal.kind}:${principal.id}`, recorded.id],
+        );
+        createdAt = inserted.rows[0].created_at;
+      },
+    },
+  );
+  return { requestId: id, requestNumber, status: "DRAFT", transactionHash: tx.hash, createdAt: createdAt.toISOString() };
+}

@@ -1,0 +1,61 @@
+/**
+ * POST /requests/{id}/submit: DRAFT → SUBMITTED (review starts at stage 1), or PENDING_RESUBMISSION → SUBMITTED
+ * (review continues in the same stage). Every document type the pinned workflow requires must be uploaded.
+ */
+import type { Principal } from "../../auth/principal.ts";
+import { approvalRegistry } from "../../chain/contracts.ts";
+import { AppError, conflict, notFound } from "../../http/appError.ts";
+import { documentsOfRequest } from "../../reads/documentReads.ts";
+import { canActFor, departmentCodes, findRequest, type RequestView } from "../../reads/requestReads.ts";
+import type { DomainContext } from "../context.ts";
+import { requiredDocumentTypes, sortedStages } from "../workflows/compileWorkflow.ts";
+import { stageView } from "../workflows/stageView.ts";
+
+export async function loadOwnRequest(context: DomainContext, principal: Principal, requestId: string, scope: "applications:write" | "documents:write"): Promise<RequestView> {
+  const request = await findRequest(context.pool, requestId);
+  // Another applicant's request does not exist as far as this caller can tell.
+  if (!request || !canActFor(principal, request, scope)) throw notFound("Request");
+  return request;
+}
+
+export const invalidState = (request: RequestView, action: string) =>
+  conflict("INVALID_STATE", `Cannot ${action} a request in status ${request.status}`, { currentStatus: request.status });
+
+export async function submitRequest(context: DomainContext, principal: Principal, requestId: string) {
+  const request = await loadOwnRequest(context, principal, requestId, "applications:write");
+  const resubmission = request.status === "PENDING_RESUBMISSION";
+  if (request.status !== "DRAFT" && !resubmission) throw invalidState(request, "submit");
+
+  const workflow = await context.workflows.byChainId(request.chainWorkflowId);
+  if (!workflow) throw new Error(`pinned workflow ${request.chainWorkflowId} has no stored definition`);
+  const uploaded = new Set((await documentsOfRequest(context.pool, request.id)).map((d) => d.docType));
+  const missingDocuments = requiredDocumentTypes(workflow.stages).filter((type) => !uploaded.has(type));
+  if (missingDocuments.length > 0) {
+    throw new AppError(400, "MISSING_DOCUMENTS", `Required documents are missing: ${missingDocuments.join(", ")}`, { missingDocuments });
+  }
+
+  const tx = await context.gateway.send({
+    kind: resubmission ? "RESUBMIT" : "SUBMIT",
+    from: context.operator,
+    to: context.contracts.ApprovalRegistry,
+    data: approvalRegistry.encodeFunctionData(resubmission ? "resubmit" : "submit", [request.tokenId]),
+    requestId: request.id,
+  });
+  const state = await reviewState(context, request.tokenId, workflow.stages);
+  return { requestId: request.id, status: "SUBMITTED", currentStage: state.currentStage, pendingDepartments: state.pendingDepartments, transactionHash: tx.hash };
+}
+
+/** The current stage (from the chain's progress) and the departments that can decide now (a chain call). */
+export async function reviewState(context: DomainContext, tokenId: bigint, stages: Parameters<typeof sortedStages>[0]) {
+  const progressData = await context.gateway.call(context.contracts.ApprovalRegistry, approvalRegistry.encodeFunctionData("progressOf", [tokenId]));
+  const [progress] = approvalRegistry.decodeFunctionResult("progressOf", progressData);
+  const pendingData = await context.gateway.call(context.contracts.ApprovalRegistry, approvalRegistry.encodeFunctionData("pendingDepartmentsOf", [tokenId]));
+  const [pendingIds] = approvalRegistry.decodeFunctionResult("pendingDepartmentsOf", pendingData);
+  const codes = await departmentCodes(context.pool, [...pendingIds].map(Number));
+  const stage = sortedStages(stages)[Number(progress.stage)];
+  return {
+    stageIndex: Number(progress.stage),
+    currentStage: stage ? stageView(stage, new Map()) : null,
+    pendingDepartments: [...pendingIds].map((id: bigint) => codes.get(Number(id)) ?? String(id)),
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * A workflow definition (the spec's WorkflowStageInput[]) in the compact form the approval registry stores, and
+ * the hash of its canonical JSON that links the on-chain version to the full definition kept off chain.
+ */
+import { encodeBytes32String, keccak256, toUtf8Bytes } from "ethers";
+import { canonicalJson } from "../../canonicalJson.ts";
+import type { CreateWorkflowInput, WorkflowStageInput } from "../../schemas/workflow.ts";
+
+const EXECUTION = { SEQUENTIAL: 0, PARALLEL: 1 } as const;
+const COMPLETION = { ALL: 0, ANY: 1, THRESHOLD: 2 } as const;
+const ON_TIMEOUT = { NOTIFY: 1, ESCALATE: 2, AUTO_REJECT: 3 } as const;
+const ON_REJECTION = { FAIL_REQUEST: 0, RETRY_STAGE: 1, ESCALATE: 2 } as const;
+
+export interface ChainStageInput {
+  executionType: number;
+  completion: number;
+  threshold: number;
+  onTimeout: number;
+  onRejection: number;
+  timeoutSeconds: number;
+  mandatoryMask: number;
+  departments: string[];
+}
+
+export function sortedStages(stages: WorkflowStageInput[]): WorkflowStageInput[] {
+  return [...stages].sort((a, b) => a.stageOrder - b.stageOrder);
+}
+
+export function compileStages(stages: WorkflowStageInput[]): ChainStageInput[] {
+  return sortedStages(stages).map((stage) => {
+    const completion = stage.completionCriteria ?? "ALL";
+    const timeoutSeconds = stage.timeoutDays ? Math.round(stage.timeoutDays * 86_400) : 0;
+    return {
+      executionType: EXECUTION[stage.executionType],
+      completion: COMPLETION[completion],
+      threshold: completion === "THRESHOLD" ? (stage.threshold ?? 0) : 0,
+      // A timeout without an action notifies; an action without a timeout is refused by validation.
+      onTimeout: timeoutSeconds > 0 ? ON_TIMEOUT[stage.onTimeout ?? "NOTIFY"] : 0,
+      onRejection: ON_REJECTION[stage.onRejection ?? "FAIL_REQUEST"],
+      timeoutSeconds,
+      mandatoryMask: stage.requiredApprovals.reduce((mask, approval, i) => (approval.isMandatory ? mask | (1 << i) : mask), 0),
+      departments: stage.requiredApprovals.map((a) => encodeBytes32String(a.departmentCode)),
+    };
+  });
+}
+
+/** keccak256 of the canonical JSON (sorted keys) of the definition and its id: unique per registration. */
+export function definitionHash(workflowId: string, input: CreateWorkflowInput): string {
+  return keccak256(toUtf8Bytes(canonicalJson({ workflowId, ...input, stages: sortedStages(input.stages) })));
+}
+
+/** Document types a request of this workflow may carry, and must carry to be submitted. */
+export function requiredDocumentTypes(stages: WorkflowStageInput[]): string[] {
+  return [...new Set(stages.flatMap((s) => s.requiredApprovals.flatMap((a) => a.requiredDocuments)))].sort();
+}

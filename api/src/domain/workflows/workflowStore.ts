@@ -1,0 +1,77 @@
+/**
+ * Workflow definitions: the full JSON off chain (app.workflows), joined by definition hash with what the chain
+ * says about that registration (index.workflows: chain id, version, active).
+ */
+import { encodeBytes32String } from "ethers";
+import type pg from "pg";
+import type { WorkflowStageInput } from "../../schemas/workflow.ts";
+
+export interface StoredWorkflow {
+  id: string;
+  workflowType: string;
+  name: string;
+  description: string;
+  stages: WorkflowStageInput[];
+  definitionHash: string;
+  validitySeconds: number;
+  chainWorkflowId: number;
+  version: number;
+  isActive: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const SELECT = `
+  SELECT w.id, w.workflow_type, w.name, w.description, w.stages, w.definition_hash, w.validity_seconds, w.created_at,
+         iw.workflow_id AS chain_workflow_id, iw.version, iw.active, iw.deactivated_at
+  FROM workflows w JOIN index.workflows iw ON iw.definition_hash = w.definition_hash`;
+
+function toWorkflow(row: Record<string, any>): StoredWorkflow {
+  return {
+    id: row.id,
+    workflowType: row.workflow_type,
+    name: row.name,
+    description: row.description ?? "",
+    stages: row.stages,
+    definitionHash: row.definition_hash,
+    validitySeconds: Number(row.validity_seconds),
+    chainWorkflowId: Number(row.chain_workflow_id),
+    version: Number(row.version),
+    isActive: row.active,
+    createdAt: row.created_at,
+    updatedAt: row.deactivated_at ? new Date(Number(row.deactivated_at) * 1000) : row.created_at,
+  };
+}
+
+export class WorkflowStore {
+  readonly #pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.#pool = pool;
+  }
+
+  async active(workflowType: string): Promise<StoredWorkflow | undefined> {
+    const { rows } = await this.#pool.query(`${SELECT} WHERE w.workflow_type = $1 AND iw.active ORDER BY iw.version DESC LIMIT 1`, [workflowType]);
+    return rows[0] ? toWorkflow(rows[0]) : undefined;
+  }
+
+  async byId(id: string): Promise<StoredWorkflow | undefined> {
+    const { rows } = await this.#pool.query(`${SELECT} WHERE w.id = $1`, [id]);
+    return rows[0] ? toWorkflow(rows[0]) : undefined;
+  }
+
+  async byChainId(chainWorkflowId: number): Promise<StoredWorkflow | undefined> {
+    const { rows } = await this.#pool.query(`${SELECT} WHERE iw.workflow_id = $1`, [chainWorkflowId]);
+    return rows[0] ? toWorkflow(rows[0]) : undefined;
+  }
+
+  async list(filter: { isActive?: boolean } = {}): Promise<StoredWorkflow[]> {
+    const { rows } = await this.#pool.query(
+      `${SELECT} ${filter.isActive === undefined ? "" : "WHERE iw.active = $1"} ORDER BY w.workflow_type, iw.version`,
+      filter.isActive === undefined ? [] : [filter.isActive],
+    );
+    return rows.map(toWorkflow);
+  }
+}
+
+export const workflowTypeBytes = (type: string) => encodeBytes32String(type);

@@ -1,0 +1,55 @@
+/**
+ * Department decisions as the API shows them (the spec's Approval), from the index: every decision recorded on
+ * chain, including those a document update invalidated (isActive false, status REVIEW_REQUIRED).
+ */
+import type pg from "pg";
+import { stableUuid } from "./stableId.ts";
+
+const iso = (seconds: unknown) => (seconds === null || seconds === undefined ? null : new Date(Number(seconds) * 1000).toISOString());
+
+export interface ApprovalJson {
+  approvalId: string;
+  departmentCode: string;
+  departmentName: string;
+  status: string;
+  remarks: string;
+  reviewedDocuments: string[];
+  isActive: boolean;
+  transactionHash: string;
+  createdAt: string;
+  invalidatedAt: string | null;
+  invalidationReason: string | null;
+  stage: number;
+}
+
+export async function approvalsOfToken(pool: pg.Pool, tokenId: bigint, includeInvalidated: boolean): Promise<ApprovalJson[]> {
+  const { rows } = await pool.query(
+    `SELECT a.id, a.decision, a.stage, a.reviewed_mask, a.is_active, a.invalidated_at, a.invalidation_reason, a.tx_hash, a.timestamp,
+            d.code, a.department_id
+     FROM index.approvals a LEFT JOIN index.departments d ON d.department_id = a.department_id
+     WHERE a.token_id = $1 ${includeInvalidated ? "" : "AND a.is_active"}
+     ORDER BY a.block_number, a.log_index`,
+    [tokenId.toString()],
+  );
+  const docs = await pool.query(`SELECT doc_index, document_id FROM index.documents WHERE token_id = $1`, [tokenId.toString()]);
+  const documentAt = new Map(docs.rows.map((r) => [Number(r.doc_index), r.document_id as string]));
+  return rows.map((row) => {
+    const mask = Number(row.reviewed_mask);
+    const reviewed = [...Array(16).keys()].filter((i) => (mask >> i) & 1).map((i) => documentAt.get(i) ?? `index-${i}`);
+    const invalidatedByDocument = !row.is_active && String(row.invalidation_reason ?? "").startsWith("DOCUMENT_UPDATED");
+    return {
+      approvalId: stableUuid(`approval:${row.id}`),
+      departmentCode: row.code ?? String(row.department_id),
+      departmentName: row.code ?? String(row.department_id),
+      status: invalidatedByDocument ? "REVIEW_REQUIRED" : row.decision,
+      remarks: "",
+      reviewedDocuments: reviewed,
+      isActive: row.is_active,
+      transactionHash: row.tx_hash,
+      createdAt: iso(row.timestamp)!,
+      invalidatedAt: iso(row.invalidated_at),
+      invalidationReason: row.invalidation_reason ?? null,
+      stage: Number(row.stage),
+    };
+  });
+}

@@ -1,0 +1,90 @@
+/**
+ * Documents as the API shows them: each version's off-chain record (file, size, type, who uploaded it) joined with
+ * its anchor as indexed from the chain. A version exists for readers once its hash is anchored and indexed.
+ */
+import type pg from "pg";
+
+export interface VersionView {
+  version: number;
+  hash: string;
+  fileSize: number;
+  mimeType: string;
+  originalFilename: string;
+  storageKey: string;
+  uploadedBy: string;
+  transactionHash: string;
+  blockNumber: number;
+  createdAt: Date;
+}
+
+export interface DocumentView {
+  id: string;
+  requestId: string;
+  docType: string;
+  description: string | null;
+  versions: VersionView[]; // ascending, only those on chain
+  current: VersionView;
+  uploadedAt: Date;
+  updatedAt: Date;
+}
+
+const SELECT = `
+  SELECT d.id, d.request_id, d.doc_type, d.description, d.created_at,
+         v.version, v.sha256, v.file_size, v.mime_type, v.original_filename, v.storage_key, v.uploaded_by, v.created_at AS version_created_at,
+         iv.tx_hash, iv.block_number
+  FROM documents d
+  JOIN document_versions v ON v.document_id = d.id
+  JOIN index.document_versions iv ON iv.sha256_hash = v.sha256`;
+
+function group(rows: Record<string, any>[]): DocumentView[] {
+  const byId = new Map<string, DocumentView>();
+  for (const row of rows) {
+    const version: VersionView = {
+      version: Number(row.version),
+      hash: row.sha256,
+      fileSize: Number(row.file_size),
+      mimeType: row.mime_type,
+      originalFilename: row.original_filename,
+      storageKey: row.storage_key,
+      uploadedBy: row.uploaded_by,
+      transactionHash: row.tx_hash,
+      blockNumber: Number(row.block_number),
+      createdAt: row.version_created_at,
+    };
+    const existing = byId.get(row.id);
+    if (existing) {
+      existing.versions.push(version);
+    } else {
+      byId.set(row.id, { id: row.id, requestId: row.request_id, docType: row.doc_type, description: row.description, versions: [version], current: version, uploadedAt: row.created_at, updatedAt: row.created_at });
+    }
+  }
+  for (const doc of byId.values()) {
+    doc.versions.sort((a, b) => a.version - b.version);
+    doc.current = doc.versions[doc.versions.length - 1];
+    doc.uploadedAt = doc.versions[0].createdAt;
+    doc.updatedAt = doc.current.createdAt;
+  }
+  return [...byId.values()].sort((a, b) => a.uploadedAt.getTime() - b.uploadedAt.getTime());
+}
+
+export async function documentsOfRequest(pool: pg.Pool, requestId: string): Promise<DocumentView[]> {
+  const { rows } = await pool.query(`${SELECT} WHERE d.request_id = $1`, [requestId]);
+  return group(rows);
+}
+
+export async function findDocument(pool: pg.Pool, documentId: string): Promise<DocumentView | undefined> {
+  const { rows } = await pool.query(`${SELECT} WHERE d.id = $1`, [documentId]);
+  return group(rows)[0];
+}
+
+export function documentJson(doc: DocumentView) {
+  return {
+    documentId: doc.id,
+    docType: doc.docType,
+    originalFilename: doc.current.originalFilename,
+    currentVersion: doc.current.version,
+    currentHash: doc.current.hash,
+    uploadedAt: doc.uploadedAt.toISOString(),
+    updatedAt: doc.updatedAt.toISOString(),
+  };
+}

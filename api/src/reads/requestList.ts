@@ -1,0 +1,69 @@
+/** GET /requests: filters, sorting and pagination over requests joined with their on-chain state. */
+import type pg from "pg";
+import type { Principal } from "../auth/principal.ts";
+import { EFFECTIVE_STATUS_SQL, REQUEST_SELECT, toRequestView } from "./requestReads.ts";
+
+export interface ListQuery {
+  status?: string;
+  requestType?: string;
+  applicantId?: string;
+  page: number;
+  limit: number;
+  sortBy: "createdAt" | "updatedAt" | "status";
+  sortOrder: "asc" | "desc";
+}
+
+const SORT_COLUMNS = {
+  createdAt: "r.created_at",
+  updatedAt: "greatest(r.updated_at, to_timestamp(l.updated_at))",
+  status: EFFECTIVE_STATUS_SQL,
+} as const;
+
+export async function listRequests(pool: pg.Pool, principal: Principal, query: ListQuery) {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const add = (sql: string, value: unknown) => {
+    params.push(value);
+    where.push(sql.replace("?", `$${params.length}`));
+  };
+  // Applicants see their own requests only; system clients with the read scope see all.
+  if (principal.kind === "applicant") add("r.applicant_id = ?", principal.id);
+  else if (principal.kind === "department") where.push("false"); // departments see requests routed to them (departments capability)
+  if (query.applicantId) add("r.applicant_id = ?", query.applicantId);
+  if (query.requestType) add("r.request_type = ?", query.requestType);
+  if (query.status) add(`${EFFECTIVE_STATUS_SQL} = ?`, query.status);
+  const whereSql = where.length ? `WHERE ${where.join(" AND ")}` : "";
+  const order = `${SORT_COLUMNS[query.sortBy]} ${query.sortOrder === "asc" ? "ASC" : "DESC"}, r.id`;
+
+  const countParams = [...params];
+  params.push(query.limit, (query.page - 1) * query.limit);
+  const [page, count] = await Promise.all([
+    pool.query(
+      `SELECT q.*, w.stages -> q.stage ->> 'stageName' AS stage_name FROM (
+         ${REQUEST_SELECT} ${whereSql} ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}
+       ) q
+       LEFT JOIN index.workflows iw ON iw.workflow_id = q.chain_workflow_id
+       LEFT JOIN workflows w ON w.definition_hash = iw.definition_hash`,
+      params,
+    ),
+    pool.query(`SELECT count(*)::int AS total FROM requests r JOIN index.licences l ON l.token_id = r.token_id ${whereSql}`, countParams),
+  ]);
+  const total = count.rows[0].total as number;
+  return {
+    requests: page.rows.map((row) => {
+      const view = toRequestView(row);
+      const inReview = view.phase !== null && view.phase !== "CLOSED";
+      return {
+        requestId: view.id,
+        requestNumber: view.requestNumber,
+        requestType: view.requestType,
+        status: view.status,
+        applicantName: view.applicantName,
+        currentStage: inReview ? (row.stage_name ?? "") : "",
+        createdAt: view.createdAt.toISOString(),
+        updatedAt: view.updatedAt.toISOString(),
+      };
+    }),
+    pagination: { page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) },
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * Licence requests as the API shows them: off-chain data (app.requests) joined with the chain's state as indexed
+ * (index.licences, index.request_progress). A request exists for readers once its token is on chain and indexed.
+ */
+import type pg from "pg";
+import type { Principal } from "../auth/principal.ts";
+
+export interface RequestView {
+  id: string;
+  requestNumber: string;
+  tokenId: bigint;
+  requestType: string;
+  applicantId: string;
+  applicantName: string;
+  applicantEmail: string;
+  applicantAddress: string;
+  metadata: Record<string, unknown>;
+  createdBy: string;
+  createdAt: Date;
+  updatedAt: Date;
+  status: string;
+  chainWorkflowId: number;
+  stage: number | null;
+  phase: string | null;
+  submittedAt: Date | null;
+  issuedAt: Date | null;
+  expiresAt: Date | null;
+  creationTxHash: string;
+}
+
+const secondsToDate = (value: unknown) => (value === null || value === undefined || Number(value) === 0 ? null : new Date(Number(value) * 1000));
+
+/** EXPIRED is never stored: an APPROVED licence whose expiry has passed. */
+export const EFFECTIVE_STATUS_SQL = `CASE WHEN l.status = 'APPROVED' AND l.expires_at > 0 AND l.expires_at <= extract(epoch FROM now()) THEN 'EXPIRED' ELSE l.status END`;
+
+export const REQUEST_SELECT = `
+  SELECT r.id, r.request_number, r.token_id, r.request_type, r.applicant_id, r.applicant_name, r.applicant_email,
+         r.applicant_address, r.metadata, r.created_by, r.created_at,
+         greatest(r.updated_at, to_timestamp(l.updated_at)) AS updated_at,
+         ${EFFECTIVE_STATUS_SQL} AS status,
+         l.workflow_id AS chain_workflow_id, l.issued_at, l.expires_at, l.created_tx,
+         p.stage, p.phase, p.submitted_at
+  FROM requests r
+  JOIN index.licences l ON l.token_id = r.token_id
+  LEFT JOIN index.request_progress p ON p.token_id = r.token_id`;
+
+export function toRequestView(row: Record<string, any>): RequestView {
+  return {
+    id: row.id,
+    requestNumber: row.request_number,
+    tokenId: BigInt(row.token_id),
+    requestType: row.request_type,
+    applicantId: row.applicant_id,
+    applicantName: row.applicant_name ?? row.applicant_id,
+    applicantEmail: row.applicant_email ?? "",
+    applicantAddress: row.applicant_address,
+    metadata: row.metadata ?? {},
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    status: row.status,
+    chainWorkflowId: Number(row.chain_workflow_id),
+    stage: row.stage === null || row.stage === undefined ? null : Number(row.stage),
+    phase: row.phase ?? null,
+    submittedAt: secondsToDate(row.submitted_at),
+    issuedAt: secondsToDate(row.issued_at),
+    expiresAt: secondsToDate(row.expires_at),
+    creationTxHash: row.created_tx,
+  };
+}
+
+export async function findRequest(pool: pg.Pool, id: string): Promise<RequestView | undefined> {
+  const { rows } = await pool.query(`${REQUEST_SELECT} WHERE r.id = $1`, [id]);
+  return rows[0] ? toRequestView(rows[0]) : undefined;
+}
+
+/**
+ * Whether the caller may see the request: its applicant; a system client with the scope (admin has all);
+ * a department whose pinned workflow lists it (departments come with their own capability).
+ */
+export function canSee(principal: Principal | undefined, request: RequestView, scope: "applications:read" | "documents:read"): boolean {
+  if (!principal) return false;
+  if (principal.kind === "applicant") return principal.id === request.applicantId;
+  if (principal.kind === "client") return principal.scopes.includes(scope) || principal.scopes.includes("admin");
+  return false;
+}
+
+/** Whether the caller may act for the request's applicant (submit, cancel, upload). */
+export function canActFor(principal: Principal | undefined, request: RequestView, scope: "applications:write" | "documents:write"): boolean {
+  if (!principal) return false;
+  if (principal.kind === "applicant") return principal.id === request.applicantId;
+  if (principal.kind === "client") return principal.scopes.includes(scope) || principal.scopes.includes("admin");
+  return false;
+}
+
+/** Codes of departments by on-chain id. */
+export async function departmentCodes(pool: pg.Pool, ids: number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await pool.query(`SELECT department_id, code FROM index.departments WHERE department_id = ANY($1)`, [ids]);
+  return new Map(rows.map((r) => [Number(r.department_id), r.code as string]));
+}

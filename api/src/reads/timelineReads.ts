@@ -1,0 +1,173 @@
+/**
+ * A request's timeline: its creation (off chain) and everything the chain recorded about it, in chain order.
+ * Each event has a stable id derived from the transaction and log it comes from.
+ */
+import type pg from "pg";
+import type { RequestView } from "./requestReads.ts";
+import { stableUuid } from "./stableId.ts";
+
+export interface TimelineEventJson {
+  eventId: string;
+  eventType: string;
+  description: string;
+  actor: { type: "APPLICANT" | "DEPARTMENT" | "SYSTEM" | "ADMIN"; id: string; name: string };
+  metadata: Record<string, unknown>;
+  transactionHash: string | null;
+  timestamp: string;
+}
+
+interface Ordered extends TimelineEventJson {
+  order: [number, number];
+}
+
+const iso = (seconds: unknown) => new Date(Number(seconds) * 1000).toISOString();
+
+const STATUS_EVENTS: Record<string, [string, string, "APPLICANT" | "SYSTEM" | "ADMIN"]> = {
+  "DRAFT>SUBMITTED": ["REQUEST_SUBMITTED", "The request was submitted for review", "APPLICANT"],
+  "PENDING_RESUBMISSION>SUBMITTED": ["REQUEST_RESUBMITTED", "The request was resubmitted after changes", "APPLICANT"],
+  "SUBMITTED>APPROVED": ["REQUEST_APPROVED", "Every stage approved: the licence was issued", "SYSTEM"],
+  "SUBMITTED>REJECTED": ["REQUEST_REJECTED", "The request was rejected", "SYSTEM"],
+  "DRAFT>CANCELLED": ["REQUEST_CANCELLED", "The applicant cancelled the request", "APPLICANT"],
+  "PENDING_RESUBMISSION>CANCELLED": ["REQUEST_CANCELLED", "The applicant cancelled the request", "APPLICANT"],
+  "APPROVED>SUSPENDED": ["LICENCE_SUSPENDED", "The licence was suspended", "ADMIN"],
+  "SUSPENDED>APPROVED": ["LICENCE_REINSTATED", "The licence was reinstated", "ADMIN"],
+  "APPROVED>REVOKED": ["LICENCE_REVOKED", "The licence was revoked", "ADMIN"],
+  "SUSPENDED>REVOKED": ["LICENCE_REVOKED", "The licence was revoked", "ADMIN"],
+};
+
+const DECISION_EVENTS: Record<string, [string, string]> = {
+  APPROVED: ["APPROVAL_RECEIVED", "approved"],
+  REJECTED: ["REJECTION_RECEIVED", "rejected the request"],
+  CHANGES_REQUESTED: ["CHANGES_REQUESTED", "asked for changes"],
+};
+
+const STAGE_EVENTS: Record<string, string> = {
+  StageCompleted: "STAGE_COMPLETED",
+  StageReopened: "STAGE_REOPENED",
+  StageTimedOut: "STAGE_TIMED_OUT",
+  StageEscalated: "STAGE_ESCALATED",
+  EscalationResolved: "ESCALATION_RESOLVED",
+  ReviewInvalidated: "APPROVAL_INVALIDATED",
+};
+
+export async function timelineOf(pool: pg.Pool, request: RequestView): Promise<TimelineEventJson[]> {
+  const token = request.tokenId.toString();
+  const applicant = { type: "APPLICANT" as const, id: request.applicantId, name: request.applicantName };
+  const [licence, statuses, versions, decisions, stages, departments] = await Promise.all([
+    pool.query(`SELECT created_block, created_tx, created_at FROM index.licences WHERE token_id = $1`, [token]),
+    pool.query(`SELECT id, from_status, to_status, reason_code, block_number, log_index, tx_hash, timestamp FROM index.licence_status_history WHERE token_id = $1`, [token]),
+    pool.query(
+      `SELECT iv.sha256_hash, iv.document_id, iv.version, iv.block_number, iv.tx_hash, iv.timestamp, d.doc_type, v.uploaded_by
+       FROM index.document_versions iv
+       LEFT JOIN document_versions v ON v.sha256 = iv.sha256_hash LEFT JOIN documents d ON d.id = v.document_id
+       WHERE iv.token_id = $1`,
+      [token],
+    ),
+    pool.query(`SELECT id, department_id, stage, decision, reason_code, block_number, log_index, tx_hash, timestamp FROM index.approvals WHERE token_id = $1`, [token]),
+    pool.query(`SELECT id, stage, event_type, detail, block_number, log_index, tx_hash, timestamp FROM index.stage_events WHERE token_id = $1 AND event_type = ANY($2)`, [token, Object.keys(STAGE_EVENTS)]),
+    pool.query(`SELECT department_id, code FROM index.departments`),
+  ]);
+  const codeOf = new Map(departments.rows.map((r) => [Number(r.department_id), r.code as string]));
+  const events: Ordered[] = [];
+  const mint = licence.rows[0];
+
+  events.push({
+    eventId: stableUuid(`created:${request.id}`),
+    eventType: "REQUEST_CREATED",
+    description: `Request ${request.requestNumber} (${request.requestType}) created`,
+    actor: request.createdBy.startsWith("applicant:") ? applicant : { type: "SYSTEM", id: request.createdBy, name: request.createdBy },
+    metadata: { requestNumber: request.requestNumber, requestType: request.requestType },
+    transactionHash: mint?.created_tx ?? null,
+    timestamp: request.createdAt.toISOString(),
+    order: [-1, -1],
+  });
+  if (mint) {
+    events.push({
+      eventId: stableUuid(`minted:${mint.created_tx}`),
+      eventType: "NFT_MINTED",
+      description: `Soulbound licence token #${request.tokenId} minted`,
+      actor: { type: "SYSTEM", id: "platform", name: "Licence platform" },
+      metadata: { tokenId: Number(request.tokenId), owner: request.applicantAddress },
+      transactionHash: mint.created_tx,
+      timestamp: iso(mint.created_at),
+      order: [Number(mint.created_block), -1],
+    });
+  }
+  for (const row of versions.rows) {
+    const first = Number(row.version) === 1;
+    events.push({
+      eventId: stableUuid(`document:${row.sha256_hash}`),
+      eventType: first ? "DOCUMENT_UPLOADED" : "DOCUMENT_UPDATED",
+      description: `${row.doc_type ?? "Document"} ${first ? "uploaded" : `updated to version ${row.version}`}`,
+      actor: row.uploaded_by?.startsWith("applicant:") ? applicant : { type: "SYSTEM", id: row.uploaded_by ?? "platform", name: row.uploaded_by ?? "platform" },
+      metadata: { documentId: row.document_id, docType: row.doc_type, version: Number(row.version), hash: row.sha256_hash },
+      transactionHash: row.tx_hash,
+      timestamp: iso(row.timestamp),
+      order: [Number(row.block_number), 0],
+    });
+  }
+  for (const row of statuses.rows) {
+    const mapped = STATUS_EVENTS[`${row.from_status}>${row.to_status}`];
+    if (!mapped) continue; // PENDING_RESUBMISSION is told by the department's decision itself
+    const [eventType, description, actorType] = mapped;
+    events.push({
+      eventId: stableUuid(`status:${row.id}`),
+      eventType,
+      description,
+      actor: actorType === "APPLICANT" ? applicant : { type: actorType, id: "platform", name: actorType === "ADMIN" ? "Administrator" : "Licence platform" },
+      metadata: { from: row.from_status, to: row.to_status, reasonCode: Number(row.reason_code) },
+      transactionHash: row.tx_hash,
+      timestamp: iso(row.timestamp),
+      order: [Number(row.block_number), Number(row.log_index)],
+    });
+  }
+  for (const row of decisions.rows) {
+    const [eventType, verb] = DECISION_EVENTS[row.decision] ?? ["APPROVAL_RECEIVED", row.decision.toLowerCase()];
+    const code = codeOf.get(Number(row.department_id)) ?? String(row.department_id);
+    events.push({
+      eventId: stableUuid(`decision:${row.id}`),
+      eventType,
+      description: `${code} ${verb} (stage ${Number(row.stage) + 1})`,
+      actor: { type: "DEPARTMENT", id: code, name: code },
+      metadata: { stage: Number(row.stage), reasonCode: Number(row.reason_code) },
+      transactionHash: row.tx_hash,
+      timestamp: iso(row.timestamp),
+      order: [Number(row.block_number), Number(row.log_index)],
+    });
+  }
+  for (const row of stages.rows) {
+    const detail = row.detail ?? {};
+    const code = detail.departmentId !== undefined ? (codeOf.get(Number(detail.departmentId)) ?? String(detail.departmentId)) : undefined;
+    events.push({
+      eventId: stableUuid(`stage:${row.id}`),
+      eventType: STAGE_EVENTS[row.event_type],
+      description: describeStageEvent(row.event_type, Number(row.stage), detail, code),
+      actor: code ? { type: "DEPARTMENT", id: code, name: code } : { type: "SYSTEM", id: "platform", name: "Licence platform" },
+      metadata: { stage: Number(row.stage), ...detail },
+      transactionHash: row.tx_hash,
+      timestamp: iso(row.timestamp),
+      order: [Number(row.block_number), Number(row.log_index)],
+    });
+  }
+  events.sort((a, b) => a.order[0] - b.order[0] || a.order[1] - b.order[1]);
+  return events.map(({ order: _order, ...event }) => event);
+}
+
+function describeStageEvent(type: string, stage: number, detail: Record<string, unknown>, code?: string): string {
+  switch (type) {
+    case "StageCompleted":
+      return `Stage ${stage + 1} completed`;
+    case "StageReopened":
+      return `A document update sent the review back to stage ${stage + 1}`;
+    case "StageTimedOut":
+      return `Stage ${stage + 1} is overdue (${String(detail.action ?? "")})`;
+    case "StageEscalated":
+      return `Stage ${stage + 1} was escalated to an administrator`;
+    case "EscalationResolved":
+      return detail.rejected ? "An administrator upheld the rejection" : "An administrator sent the escalation back to the department";
+    case "ReviewInvalidated":
+      return `${code ?? "A department"}'s approval needs a new review after a document update`;
+    default:
+      return type;
+  }
+}

@@ -1,0 +1,166 @@
+/** Document routes: multipart uploads (type by magic bytes, SHA-256 while streaming), reads, signed downloads. */
+import path from "node:path";
+import type { Context } from "koa";
+import { z } from "zod/v4";
+import type { DomainContext } from "../domain/context.ts";
+import { updateDocument, uploadDocument, type ReceivedFile } from "../domain/documents/uploadDocument.ts";
+import { AppError, notFound } from "../http/appError.ts";
+import { fingerprint } from "../http/idempotency.ts";
+import { ErrorSchema, defineRoute, type RouteDefinition } from "../http/routeTable.ts";
+import { documentJson, documentsOfRequest, findDocument, type DocumentView } from "../reads/documentReads.ts";
+import { canSee, findRequest } from "../reads/requestReads.ts";
+import { DocumentDetailResponse, DocumentResponse, DocumentSchema, DocumentUpdateResponse, DownloadResponse, UpdateForm, UploadForm } from "../schemas/document.ts";
+import { checkUpload } from "../storage/fileSignature.ts";
+import { parseUpload } from "../storage/multipartUpload.ts";
+
+const DOWNLOAD_URL_SECONDS = 3600;
+const errors = (codes: Record<number, string>) =>
+  Object.fromEntries(Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorSchema }]));
+
+const UPLOADERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "documents:write" as const }];
+const READERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "documents:read" as const }, { kind: "apiKey" as const }];
+
+export function documentRoutes(context: DomainContext): RouteDefinition[] {
+  const tmpDir = path.join(context.config.dataDir, "tmp", "uploads");
+
+  /** Parses the multipart body, checks the file's real type, runs `use` under the Idempotency-Key; always cleans up. */
+  async function withUpload<T>(ctx: Context, use: (file: ReceivedFile, fields: Record<string, string>) => Promise<T>, status: number) {
+    const upload = await parseUpload(ctx, { maxBytes: context.config.maxUploadBytes, tmpDir });
+    try {
+      const checked = await checkUpload(upload.file);
+      const file: ReceivedFile = {
+        path: upload.file.path,
+        size: upload.file.size,
+        sha256: upload.file.sha256,
+        originalFilename: upload.file.originalFilename ?? `document.${checked.extension}`,
+        mimeType: checked.mimeType,
+        extension: checked.extension,
+      };
+      const print = fingerprint(ctx.method, ctx.path, { ...upload.fields, sha256: upload.file.sha256 });
+      return await ctx.state.idempotently!(print, async () => ({ status, body: await use(file, upload.fields) }));
+    } finally {
+      await upload.cleanup();
+    }
+  }
+
+  const visibleDocument = async (documentId: string, ctx: Context): Promise<DocumentView> => {
+    const document = await findDocument(context.pool, documentId);
+    const request = document && (await findRequest(context.pool, document.requestId));
+    if (!document || !request || !canSee(ctx.state.principal, request, "documents:read")) throw notFound("Document");
+    return document;
+  };
+
+  const downloadName = (document: DocumentView, version: DocumentView["current"]) =>
+    `${document.docType.toLowerCase()}-v${version.version}${path.extname(version.storageKey)}`;
+
+  return [
+    defineRoute({
+      method: "post",
+      path: "/requests/:requestId/documents",
+      operationId: "uploadDocument",
+      summary: "Upload a document (PDF, JPEG or PNG, at most 10 MB); its SHA-256 is anchored on chain",
+      description:
+        "multipart/form-data with `file`, `docType` (a document type the request's workflow requires) and optional `description`. The type is decided by the file's bytes, never by its name or Content-Type; a file whose name or Content-Type claims another type is refused as disguised. One document per type: upload new versions with PUT. Honours Idempotency-Key (same key, same file and fields).",
+      tags: ["Documents"],
+      access: UPLOADERS,
+      params: z.object({ requestId: z.uuid() }),
+      body: UploadForm,
+      bodyType: "multipart",
+      responses: {
+        201: { description: "Stored and anchored", schema: DocumentResponse },
+        ...errors({ 400: "INVALID_FILE (empty, not PDF/JPEG/PNG, disguised) or INVALID_DOCUMENT_TYPE", 401: "Not authenticated", 404: "No such request", 409: "DOCUMENT_EXISTS, DUPLICATE_DOCUMENT, INVALID_STATE", 413: "PAYLOAD_TOO_LARGE: file over 10 MB" }),
+      },
+      handler: async ({ params, ctx }) =>
+        withUpload(ctx, (file, fields) => {
+          if (!fields.docType) throw new AppError(400, "VALIDATION_ERROR", "Invalid body: docType is required", { issues: [{ in: "body", path: "docType", message: "Required" }] });
+          return uploadDocument(context, ctx.state.principal!, params.requestId, file, { docType: fields.docType, description: fields.description });
+        }, 201),
+    }),
+    defineRoute({
+      method: "put",
+      path: "/requests/:requestId/documents/:documentId",
+      operationId: "updateDocument",
+      summary: "Upload a new version of a document; approvals that reviewed the old version must be given again",
+      description:
+        "Stores the new version, anchors its hash on chain as the document's next version and, in the same transaction, invalidates every approval that reviewed an older version (their departments are listed in invalidatedApprovals and must review again). Refused (409) once the request is approved, rejected or cancelled. Honours Idempotency-Key.",
+      tags: ["Documents"],
+      access: UPLOADERS,
+      params: z.object({ requestId: z.uuid(), documentId: z.uuid() }),
+      body: UpdateForm,
+      bodyType: "multipart",
+      responses: {
+        200: { description: "New version anchored", schema: DocumentUpdateResponse },
+        ...errors({ 400: "INVALID_FILE", 401: "Not authenticated", 404: "No such request or document", 409: "INVALID_STATE, DUPLICATE_DOCUMENT, CONCURRENT_UPDATE", 413: "PAYLOAD_TOO_LARGE" }),
+      },
+      handler: async ({ params, ctx }) =>
+        withUpload(ctx, (file, fields) => updateDocument(context, ctx.state.principal!, params.requestId, params.documentId, file, { description: fields.description }), 200),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/requests/:requestId/documents",
+      operationId: "listRequestDocuments",
+      summary: "The request's documents with their current version",
+      tags: ["Documents"],
+      access: READERS,
+      params: z.object({ requestId: z.uuid() }),
+      responses: { 200: { description: "Documents", schema: z.object({ requestId: z.string(), documents: z.array(DocumentSchema) }) }, ...errors({ 401: "Not authenticated", 404: "No such request" }) },
+      handler: async ({ params, ctx }) => {
+        const request = await findRequest(context.pool, params.requestId);
+        if (!request || !canSee(ctx.state.principal, request, "documents:read")) throw notFound("Request");
+        return { body: { requestId: request.id, documents: (await documentsOfRequest(context.pool, request.id)).map(documentJson) } };
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/documents/:documentId",
+      operationId: "getDocument",
+      summary: "A document with all its versions and a signed download URL of the current one",
+      tags: ["Documents"],
+      access: READERS,
+      params: z.object({ documentId: z.uuid() }),
+      responses: { 200: { description: "Document", schema: DocumentDetailResponse }, ...errors({ 401: "Not authenticated", 404: "No such document" }) },
+      handler: async ({ params, ctx }) => {
+        const document = await visibleDocument(params.documentId, ctx);
+        const { url } = await context.documentStore.signedUrl(document.current.storageKey, DOWNLOAD_URL_SECONDS, downloadName(document, document.current));
+        return {
+          body: {
+            documentId: document.id,
+            docType: document.docType,
+            originalFilename: document.current.originalFilename,
+            currentVersion: document.current.version,
+            currentHash: document.current.hash,
+            versions: document.versions.map((v) => ({
+              version: v.version,
+              hash: v.hash,
+              fileSize: v.fileSize,
+              mimeType: v.mimeType,
+              uploadedBy: v.uploadedBy,
+              transactionHash: v.transactionHash,
+              createdAt: v.createdAt.toISOString(),
+            })),
+            downloadUrl: url,
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/documents/:documentId/download",
+      operationId: "downloadDocument",
+      summary: "A signed URL to download a version (default: the latest), valid for 1 hour",
+      tags: ["Documents"],
+      access: READERS,
+      params: z.object({ documentId: z.uuid() }),
+      query: z.object({ version: z.coerce.number().int().min(1).optional().describe("Version number; default latest") }),
+      responses: { 200: { description: "Signed URL", schema: DownloadResponse }, ...errors({ 401: "Not authenticated", 404: "No such document or version" }) },
+      handler: async ({ params, query, ctx }) => {
+        const document = await visibleDocument(params.documentId, ctx);
+        const version = query.version === undefined ? document.current : document.versions.find((v) => v.version === query.version);
+        if (!version) throw notFound("Document version");
+        const { url, expiresAt } = await context.documentStore.signedUrl(version.storageKey, DOWNLOAD_URL_SECONDS, downloadName(document, version));
+        return { body: { downloadUrl: url, expiresAt: expiresAt.toISOString() } };
+      },
+    }),
+  ];
+}
+

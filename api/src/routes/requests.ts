@@ -1,0 +1,151 @@
+/** Licence request routes: thin — validate (schemas), call the use case or read, shape the response. */
+import { z } from "zod/v4";
+import { cancelRequest } from "../domain/requests/cancelRequest.ts";
+import { createRequest } from "../domain/requests/createRequest.ts";
+import { reviewState, submitRequest } from "../domain/requests/submitRequest.ts";
+import type { DomainContext } from "../domain/context.ts";
+import { notFound } from "../http/appError.ts";
+import { ErrorSchema, defineRoute, type RouteDefinition } from "../http/routeTable.ts";
+import { approvalsOfToken } from "../reads/approvalReads.ts";
+import { documentJson, documentsOfRequest } from "../reads/documentReads.ts";
+import { canSee, findRequest, type RequestView } from "../reads/requestReads.ts";
+import { listRequests } from "../reads/requestList.ts";
+import { timelineOf } from "../reads/timelineReads.ts";
+import { RequestStatus, RequestType, pageQuery } from "../schemas/common.ts";
+import {
+  CancelInput, CancelResponse, CreateRequestInput, RequestDetailResponse, RequestListResponse, RequestResponse, SubmitResponse, TimelineResponse,
+} from "../schemas/request.ts";
+
+const RequestIdParams = z.object({ requestId: z.uuid() });
+const errors = (codes: Record<number, string>) =>
+  Object.fromEntries(Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorSchema }]));
+
+const READERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "applications:read" as const }, { kind: "apiKey" as const }];
+const WRITERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "applications:write" as const }];
+
+export function requestRoutes(context: DomainContext): RouteDefinition[] {
+  const visible = async (requestId: string, ctx: { state: { principal?: unknown } }): Promise<RequestView> => {
+    const request = await findRequest(context.pool, requestId);
+    if (!request || !canSee(ctx.state.principal as never, request, "applications:read")) throw notFound("Request");
+    return request;
+  };
+
+  return [
+    defineRoute({
+      method: "post",
+      path: "/requests",
+      operationId: "createRequest",
+      summary: "Create a licence request (mints its soulbound token)",
+      description:
+        "Mints a Draft soulbound token to the applicant's custodial address, pinned on chain to the active workflow version of the request type. An applicant creates requests for their own identity-locker id; a system client with applications:write may act for any applicant (name and email may be given as metadata.applicantName / metadata.applicantEmail). Honours Idempotency-Key.",
+      tags: ["Requests"],
+      access: WRITERS,
+      body: CreateRequestInput,
+      responses: { 201: { description: "Created", schema: RequestResponse }, ...errors({ 400: "Invalid body", 401: "Not authenticated", 403: "applicantId is not yours", 409: "No active workflow for the type (NO_ACTIVE_WORKFLOW)", 503: "Chain unavailable, nothing recorded" }) },
+      handler: async ({ body, ctx }) => ({ status: 201, body: await createRequest(context, ctx.state.principal!, body) }),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/requests",
+      operationId: "listRequests",
+      summary: "List licence requests",
+      description: "Applicants see their own requests; system clients with applications:read and administrators see all.",
+      tags: ["Requests"],
+      access: READERS,
+      query: z.object({
+        status: RequestStatus.optional(),
+        requestType: RequestType.optional(),
+        applicantId: z.string().max(128).optional(),
+        ...pageQuery(20),
+        sortBy: z.enum(["createdAt", "updatedAt", "status"]).default("createdAt"),
+        sortOrder: z.enum(["asc", "desc"]).default("desc"),
+      }),
+      responses: { 200: { description: "A page of requests", schema: RequestListResponse }, ...errors({ 400: "Invalid query", 401: "Not authenticated" }) },
+      handler: async ({ query, ctx }) => ({ body: await listRequests(context.pool, ctx.state.principal!, query) }),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/requests/:requestId",
+      operationId: "getRequest",
+      summary: "A licence request with its documents, approvals, current stage, timeline and chain data",
+      tags: ["Requests"],
+      access: READERS,
+      params: RequestIdParams,
+      responses: { 200: { description: "The request", schema: RequestDetailResponse }, ...errors({ 401: "Not authenticated", 404: "No such request (or not yours)" }) },
+      handler: async ({ params, ctx }) => {
+        const request = await visible(params.requestId, ctx);
+        const [documents, approvals, timeline, workflow] = await Promise.all([
+          documentsOfRequest(context.pool, request.id),
+          approvalsOfToken(context.pool, request.tokenId, false),
+          timelineOf(context.pool, request),
+          context.workflows.byChainId(request.chainWorkflowId),
+        ]);
+        const inReview = request.phase !== null && request.phase !== "CLOSED" && request.phase !== "NOT_STARTED";
+        const currentStage = inReview && workflow ? (await reviewState(context, request.tokenId, workflow.stages)).currentStage : null;
+        return {
+          body: {
+            requestId: request.id,
+            requestNumber: request.requestNumber,
+            tokenId: Number(request.tokenId),
+            requestType: request.requestType,
+            status: request.status,
+            applicant: { id: request.applicantId, name: request.applicantName, email: request.applicantEmail },
+            metadata: request.metadata,
+            documents: documents.map(documentJson),
+            approvals: approvals.map(({ stage: _stage, ...approval }) => approval),
+            currentStage,
+            timeline,
+            blockchainData: { tokenId: Number(request.tokenId), contractAddress: context.contracts.LicenceToken, creationTxHash: request.creationTxHash },
+            createdAt: request.createdAt.toISOString(),
+            updatedAt: request.updatedAt.toISOString(),
+            submittedAt: request.submittedAt?.toISOString() ?? null,
+            approvedAt: request.issuedAt?.toISOString() ?? null,
+            expiresAt: request.expiresAt?.toISOString() ?? null,
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/requests/:requestId/submit",
+      operationId: "submitRequest",
+      summary: "Submit (or resubmit) a request for review",
+      description:
+        "DRAFT → SUBMITTED: review starts at the first stage of the pinned workflow. PENDING_RESUBMISSION → SUBMITTED: review continues in the same stage. Every document type the workflow requires (the union of its requiredDocuments) must be uploaded. Honours Idempotency-Key.",
+      tags: ["Requests"],
+      access: WRITERS,
+      params: RequestIdParams,
+      responses: {
+        200: { description: "Submitted", schema: SubmitResponse },
+        ...errors({ 400: "MISSING_DOCUMENTS with details.missingDocuments", 401: "Not authenticated", 404: "No such request", 409: "INVALID_STATE: not a draft or awaiting resubmission" }),
+      },
+      handler: async ({ params, ctx }) => ({ body: await submitRequest(context, ctx.state.principal!, params.requestId) }),
+    }),
+    defineRoute({
+      method: "post",
+      path: "/requests/:requestId/cancel",
+      operationId: "cancelRequest",
+      summary: "Cancel a draft or a request awaiting resubmission",
+      tags: ["Requests"],
+      access: WRITERS,
+      params: RequestIdParams,
+      body: CancelInput,
+      responses: { 200: { description: "Cancelled", schema: CancelResponse }, ...errors({ 401: "Not authenticated", 404: "No such request", 409: "INVALID_STATE" }) },
+      handler: async ({ params, body, ctx }) => ({ body: await cancelRequest(context, ctx.state.principal!, params.requestId, body.reason) }),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/requests/:requestId/timeline",
+      operationId: "getRequestTimeline",
+      summary: "The request's events in chronological order, each with its actor and transaction",
+      tags: ["Requests"],
+      access: READERS,
+      params: RequestIdParams,
+      responses: { 200: { description: "Timeline", schema: TimelineResponse }, ...errors({ 401: "Not authenticated", 404: "No such request" }) },
+      handler: async ({ params, ctx }) => {
+        const request = await visible(params.requestId, ctx);
+        return { body: { requestId: request.id, events: await timelineOf(context.pool, request) } };
+      },
+    }),
+  ];
+}

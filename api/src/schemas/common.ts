@@ -1,0 +1,51 @@
+/** Schemas shared by several resources. */
+import { z } from "zod/v4";
+
+export const REQUEST_TYPES = ["RESORT_LICENSE", "TRADE_LICENSE", "BUILDING_PERMIT"] as const;
+export const RequestType = z.enum(REQUEST_TYPES).meta({ id: "RequestType" });
+
+/** Stored statuses (the licence token's) plus EXPIRED, which is APPROVED past its expiry. */
+export const REQUEST_STATUSES = ["DRAFT", "SUBMITTED", "PENDING_RESUBMISSION", "APPROVED", "REJECTED", "CANCELLED", "SUSPENDED", "REVOKED", "EXPIRED"] as const;
+export const RequestStatus = z.enum(REQUEST_STATUSES).meta({ id: "RequestStatus", description: "EXPIRED is APPROVED past expiresAt (computed, never stored)." });
+
+export const APPROVAL_STATUSES = ["PENDING", "APPROVED", "REJECTED", "CHANGES_REQUESTED", "REVIEW_REQUIRED"] as const;
+export const ApprovalStatus = z.enum(APPROVAL_STATUSES).meta({ id: "ApprovalStatus" });
+
+export const Pagination = z
+  .object({
+    page: z.int().min(1),
+    limit: z.int().min(1),
+    total: z.int().min(0),
+    totalPages: z.int().min(0),
+  })
+  .meta({ id: "Pagination", description: "page and limit as requested; total items matching; totalPages = ceil(total / limit)." });
+
+export const Uuid = z.uuid();
+export const DateTime = z.iso.datetime({ offset: true });
+
+/** page/limit query parameters with the spec's defaults and bounds. */
+export function pageQuery(defaultLimit: number, maxLimit = 100) {
+  return {
+    page: z.coerce.number().int().min(1).default(1).describe("Page number, from 1"),
+    limit: z.coerce.number().int().min(1).max(maxLimit).default(defaultLimit).describe(`Page size, 1..${maxLimit}`),
+  };
+}
+
+export const TimelineEventType = z.enum([
+  "REQUEST_CREATED", "NFT_MINTED", "DOCUMENT_UPLOADED", "DOCUMENT_UPDATED", "REQUEST_SUBMITTED", "REQUEST_RESUBMITTED",
+  "APPROVAL_RECEIVED", "REJECTION_RECEIVED", "CHANGES_REQUESTED", "APPROVAL_INVALIDATED", "STAGE_COMPLETED", "STAGE_REOPENED",
+  "STAGE_TIMED_OUT", "STAGE_ESCALATED", "ESCALATION_RESOLVED", "REQUEST_APPROVED", "REQUEST_REJECTED", "REQUEST_CANCELLED",
+  "LICENCE_SUSPENDED", "LICENCE_REINSTATED", "LICENCE_REVOKED",
+]).meta({ id: "TimelineEventType", description: "The spec's ten event types, plus the other lifecycle events the chain records." });
+
+export const TimelineEvent = z
+  .object({
+    eventId: Uuid,
+    eventType: TimelineEventType,
+    description: z.string(),
+    actor: z.object({ type: z.enum(["APPLICANT", "DEPARTMENT", "SYSTEM", "ADMIN"]), id: z.string(), name: z.string() }),
+    metadata: z.record(z.string(), z.unknown()),
+    transactionHash: z.string().nullable(),
+    timestamp: DateTime,
+  })
+  .meta({ id: "TimelineEvent" });

@@ -1,0 +1,128 @@
+/**
+ * What a document upload really is, decided by its first bytes (magic numbers), never by its name or declared type:
+ *
+ *   PDF   25 50 44 46 2D  ("%PDF-") at offset 0
+ *   PNG   89 50 4E 47 0D 0A 1A 0A
+ *   JPEG  FF D8 FF
+ *
+ * Refused with 400 INVALID_FILE (details.reason):
+ * - EMPTY: zero bytes;
+ * - UNSUPPORTED_TYPE: the bytes are none of the three, whatever the name or Content-Type says;
+ * - DISGUISED: the bytes are an accepted type, but the file name's extension or the part's Content-Type names a
+ *   DIFFERENT accepted type (PNG bytes named scan.pdf, or sent as application/pdf). Claims that name no accepted type
+ *   (no extension, ".bin", ".txt", application/octet-stream, a missing Content-Type) are not lies we can judge and are
+ *   ignored: the stored type and extension always come from the bytes.
+ *   Extensions: .pdf → PDF; .png → PNG; .jpg .jpeg .jpe .jfif → JPEG (case-insensitive, last extension only).
+ *   Content-Types (parameters ignored, case-insensitive): application/pdf, application/x-pdf → PDF; image/png,
+ *   image/x-png → PNG; image/jpeg, image/jpg, image/pjpeg → JPEG.
+ */
+import { open } from "node:fs/promises";
+import path from "node:path";
+import { AppError } from "../http/appError.ts";
+
+export type DocumentMimeType = "application/pdf" | "image/png" | "image/jpeg";
+
+export interface CheckedFile {
+  mimeType: DocumentMimeType;
+  /** Extension of the detected type, without the dot: "pdf", "png" or "jpg". */
+  extension: "pdf" | "png" | "jpg";
+}
+
+const TYPES: { mimeType: DocumentMimeType; extension: CheckedFile["extension"]; magic: number[] }[] = [
+  { mimeType: "application/pdf", extension: "pdf", magic: [0x25, 0x50, 0x44, 0x46, 0x2d] },
+  { mimeType: "image/png", extension: "png", magic: [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] },
+  { mimeType: "image/jpeg", extension: "jpg", magic: [0xff, 0xd8, 0xff] },
+];
+const HEADER_BYTES = 8;
+
+const EXTENSION_CLAIMS: Record<string, DocumentMimeType> = {
+  ".pdf": "application/pdf",
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".jpe": "image/jpeg",
+  ".jfif": "image/jpeg",
+};
+const CONTENT_TYPE_CLAIMS: Record<string, DocumentMimeType> = {
+  "application/pdf": "application/pdf",
+  "application/x-pdf": "application/pdf",
+  "image/png": "image/png",
+  "image/x-png": "image/png",
+  "image/jpeg": "image/jpeg",
+  "image/jpg": "image/jpeg",
+  "image/pjpeg": "image/jpeg",
+};
+
+export const ACCEPTED_TYPES: readonly DocumentMimeType[] = TYPES.map((t) => t.mimeType);
+
+/** The accepted type the bytes at `filePath` start with, or undefined. Reads only the first 8 bytes. */
+export async function detectFileType(filePath: string): Promise<CheckedFile | undefined> {
+  const handle = await open(filePath, "r");
+  try {
+    const buffer = Buffer.alloc(HEADER_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, HEADER_BYTES, 0);
+    return detectBytes(buffer.subarray(0, bytesRead));
+  } finally {
+    await handle.close();
+  }
+}
+
+export function detectBytes(header: Uint8Array): CheckedFile | undefined {
+  const found = TYPES.find((type) => header.length >= type.magic.length && type.magic.every((byte, i) => header[i] === byte));
+  return found && { mimeType: found.mimeType, extension: found.extension };
+}
+
+/** The accepted type a file name's extension claims, if any. */
+export function typeClaimedByName(name: string | null | undefined): DocumentMimeType | undefined {
+  if (!name) return undefined;
+  return EXTENSION_CLAIMS[path.extname(name.trim()).toLowerCase()];
+}
+
+/** The accepted type a Content-Type claims, if any. */
+export function typeClaimedByContentType(contentType: string | null | undefined): DocumentMimeType | undefined {
+  if (!contentType) return undefined;
+  return CONTENT_TYPE_CLAIMS[contentType.split(";")[0]!.trim().toLowerCase()];
+}
+
+export interface UploadToCheck {
+  path: string;
+  size: number;
+  originalFilename?: string | null;
+  declaredType?: string | null;
+}
+
+function invalid(reason: "EMPTY" | "UNSUPPORTED_TYPE" | "DISGUISED", message: string, details: Record<string, unknown>): AppError {
+  return new AppError(400, "INVALID_FILE", message, { reason, ...details });
+}
+
+/** The document's real type, or 400 INVALID_FILE (details.reason EMPTY, UNSUPPORTED_TYPE or DISGUISED). */
+export async function checkUpload(upload: UploadToCheck): Promise<CheckedFile> {
+  const name = upload.originalFilename ?? null;
+  const declaredType = upload.declaredType ?? null;
+  const context = { filename: name, declaredType, accepted: ACCEPTED_TYPES };
+  if (upload.size === 0) throw invalid("EMPTY", "The file is empty", context);
+  const detected = await detectFileType(upload.path);
+  if (!detected) {
+    throw invalid("UNSUPPORTED_TYPE", "Only PDF, PNG and JPEG documents are accepted; the file's content is none of these", context);
+  }
+  const claims: { source: "filename" | "contentType"; claimed: DocumentMimeType }[] = [];
+  const byName = typeClaimedByName(name);
+  if (byName) claims.push({ source: "filename", claimed: byName });
+  const byType = typeClaimedByContentType(declaredType);
+  if (byType) claims.push({ source: "contentType", claimed: byType });
+  const lie = claims.find((claim) => claim.claimed !== detected.mimeType);
+  if (lie) {
+    const what = lie.source === "filename" ? `its name "${name}"` : `its Content-Type "${declaredType}"`;
+    throw invalid("DISGUISED", `The file's content is ${label(detected.mimeType)} but ${what} says ${label(lie.claimed)}`, {
+      ...context,
+      detectedType: detected.mimeType,
+      claimedType: lie.claimed,
+      claimedBy: lie.source,
+    });
+  }
+  return detected;
+}
+
+function label(type: DocumentMimeType): string {
+  return type === "application/pdf" ? "PDF" : type === "image/png" ? "PNG" : "JPEG";
+}

@@ -1,0 +1,183 @@
+/**
+ * Streaming multipart upload of ONE document (formidable 3, on the raw request: the app's koa-body has multipart
+ * off). The file goes to a fresh directory under `tmpDir` (random file name, never the client's), its SHA-256 is
+ * computed while it streams, and its size is limited while it streams.
+ *
+ * Errors (all with the {code, message, details?} body):
+ * - 413 PAYLOAD_TOO_LARGE: Content-Length above maxBytes + 64 KiB (refused before reading a byte), or the file
+ *   passing maxBytes while streaming (chunked or lying requests);
+ * - 415 UNSUPPORTED_MEDIA_TYPE: the request is not multipart/form-data;
+ * - 400 VALIDATION_ERROR: the request's shape is wrong: malformed multipart (no boundary, truncated body), no file
+ *   part in the file field, more than one file, a file in another field, a text field given twice, too many or too
+ *   large text fields (details.issues like the route table's validation errors, or details.reason);
+ * - the file's content (empty, wrong type, disguised) is judged afterwards by `checkUpload` (400 INVALID_FILE).
+ * On any error every temp file is deleted before the error is thrown. On success the caller owns the temp file and
+ * must call `cleanup()` when done (in a `finally`), after `store.put` has copied it.
+ */
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import path from "node:path";
+import type { Context } from "koa";
+import formidable from "formidable";
+import { AppError } from "../http/appError.ts";
+
+/** Room for multipart boundaries, part headers and small text fields on top of the file itself. */
+export const MULTIPART_ALLOWANCE_BYTES = 64 * 1024;
+const MAX_FIELDS = 32;
+const MAX_FIELDS_BYTES = 32 * 1024;
+
+export interface UploadOptions {
+  /** Largest accepted file, in bytes (MAX_UPLOAD_BYTES). */
+  maxBytes: number;
+  /** Directory for temp files (created if missing); each upload gets its own subdirectory. */
+  tmpDir: string;
+  /** Multipart field carrying the file. */
+  fileField?: string;
+}
+
+export interface UploadedFile {
+  /** Temp file holding the bytes; deleted by `cleanup()`. */
+  path: string;
+  size: number;
+  /** Lowercase hex SHA-256 of the bytes, computed while streaming. */
+  sha256: string;
+  /** The client's file name (untrusted, for display only), or null. */
+  originalFilename: string | null;
+  /** The part's Content-Type (untrusted); "application/octet-stream" when the part had none. */
+  declaredType: string | null;
+}
+
+export interface ParsedUpload {
+  file: UploadedFile;
+  /** Text fields of the form (each at most once). */
+  fields: Record<string, string>;
+  /** Deletes the temp file and its directory; safe to call twice. */
+  cleanup(): Promise<void>;
+}
+
+function tooLarge(maxBytes: number): AppError {
+  return new AppError(413, "PAYLOAD_TOO_LARGE", `The file is larger than the allowed ${formatBytes(maxBytes)}`, { maxBytes });
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MB (${bytes} bytes)`;
+  return `${bytes} bytes`;
+}
+
+function shapeError(message: string, field: string): AppError {
+  return new AppError(400, "VALIDATION_ERROR", message, { issues: [{ in: "body", path: field, message }] });
+}
+
+/** Formidable's errors (see formidable/src/FormidableError.js) as the API's errors. */
+function mapFormidableError(error: unknown, maxBytes: number, fileField: string): AppError {
+  if (error instanceof AppError) return error;
+  const code = (error as { code?: unknown }).code;
+  switch (code) {
+    case 1009: // biggerThanTotalMaxFileSize (checked while streaming)
+    case 1016: // biggerThanMaxFileSize (checked at the end of a part)
+      return tooLarge(maxBytes);
+    case 1015: // maxFilesExceeded
+      return shapeError("Send exactly one file", fileField);
+    case 1006: // maxFieldsSizeExceeded
+      return new AppError(400, "VALIDATION_ERROR", `Text fields may hold at most ${MAX_FIELDS_BYTES} bytes in all`, { reason: "FIELDS_TOO_LARGE" });
+    case 1007: // maxFieldsExceeded
+      return new AppError(400, "VALIDATION_ERROR", `At most ${MAX_FIELDS} text fields are accepted`, { reason: "TOO_MANY_FIELDS" });
+    case 1002: // aborted
+      return new AppError(400, "VALIDATION_ERROR", "The upload was aborted before it was complete", { reason: "ABORTED" });
+    case 1003: // noParser (content type formidable does not know)
+      return unsupportedMediaType();
+    default:
+      // 1011 missing content type, 1012 malformed, 1013 no boundary, 1014 transfer encoding, parser errors.
+      return new AppError(400, "VALIDATION_ERROR", "The request body is not valid multipart/form-data", {
+        reason: "MALFORMED_MULTIPART",
+      });
+  }
+}
+
+function unsupportedMediaType(): AppError {
+  return new AppError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the document as multipart/form-data");
+}
+
+/** Parses a multipart request with exactly one file in `fileField`. See the module comment for the errors. */
+export async function parseUpload(ctx: Context, options: UploadOptions): Promise<ParsedUpload> {
+  const { maxBytes, tmpDir } = options;
+  const fileField = options.fileField ?? "file";
+  const req = ctx.req;
+
+  // 1. Before reading anything: the media type and the announced length.
+  if (!/^multipart\/form-data\s*(;|$)/i.test(req.headers["content-type"] ?? "")) throw unsupportedMediaType();
+  const announced = req.headers["content-length"];
+  if (announced !== undefined && Number(announced) > maxBytes + MULTIPART_ALLOWANCE_BYTES) throw tooLarge(maxBytes);
+
+  // 2. Stream into a directory of its own, removed whole on error or by cleanup().
+  await mkdir(tmpDir, { recursive: true, mode: 0o700 });
+  const dir = await mkdtemp(path.join(tmpDir, "upload-"));
+  const cleanup = async () => {
+    await rm(dir, { recursive: true, force: true });
+  };
+
+  const form = formidable({
+    uploadDir: dir,
+    keepExtensions: false,
+    hashAlgorithm: "sha256",
+    maxFiles: 1,
+    maxFileSize: maxBytes,
+    maxTotalFileSize: maxBytes, // checked on every chunk, unlike maxFileSize (checked at the end of the part)
+    allowEmptyFiles: true, // checkUpload answers INVALID_FILE "empty" with the other content checks
+    minFileSize: 0,
+    maxFields: MAX_FIELDS,
+    maxFieldsSize: MAX_FIELDS_BYTES,
+  });
+  // Formidable treats a part without Content-Type as a text field (buffered in memory). A part in the file field or
+  // with a file name is a file, whatever headers it lacks.
+  const handlePart = form._handlePart.bind(form);
+  form.onPart = (part) => {
+    if (!part.mimetype && (part.name === fileField || typeof part.originalFilename === "string")) {
+      (part as { mimetype: string | null }).mimetype = "application/octet-stream";
+    }
+    return handlePart(part);
+  };
+
+  try {
+    let fields: formidable.Fields;
+    let files: formidable.Files;
+    try {
+      [fields, files] = await form.parse(req);
+    } catch (error) {
+      // Let the rest of the body drain (discarded) so that the client reads our answer.
+      req.resume();
+      throw mapFormidableError(error, maxBytes, fileField);
+    }
+
+    const fileFields = Object.entries(files).filter(([, list]) => (list?.length ?? 0) > 0);
+    const other = fileFields.find(([name]) => name !== fileField);
+    if (other) throw shapeError(`Unexpected file in field "${other[0]}": send the document in the "${fileField}" field`, other[0]);
+    const uploaded = files[fileField] ?? [];
+    if (uploaded.length === 0) throw shapeError(`A file is required in the multipart field "${fileField}"`, fileField);
+    if (uploaded.length > 1) throw shapeError("Send exactly one file", fileField);
+
+    const textFields: Record<string, string> = {};
+    for (const [name, values] of Object.entries(fields)) {
+      if (!values || values.length === 0) continue;
+      if (values.length > 1) throw shapeError(`Field "${name}" was given more than once`, name);
+      textFields[name] = values[0]!;
+    }
+
+    const file = uploaded[0]!;
+    const sha256 = typeof file.hash === "string" ? file.hash : undefined;
+    if (!sha256) throw new Error("formidable did not compute the upload's SHA-256");
+    return {
+      file: {
+        path: file.filepath,
+        size: file.size,
+        sha256,
+        originalFilename: file.originalFilename ?? null,
+        declaredType: file.mimetype ?? null,
+      },
+      fields: textFields,
+      cleanup,
+    };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * Departments (each with its own funded custodial wallet, registered on chain) and a workflow registered through
+ * the real use case, for tests that need a request type to be open before the departments capability's HTTP routes.
+ */
+import { createLogger } from "../../../api/src/observability/logger.ts";
+import { loadConfig } from "../../../api/src/config.ts";
+import type { DomainContext } from "../../../api/src/domain/context.ts";
+import { registerWorkflow } from "../../../api/src/domain/workflows/registerWorkflow.ts";
+import { WorkflowStore } from "../../../api/src/domain/workflows/workflowStore.ts";
+import type { CreateWorkflowInput } from "../../../api/src/schemas/workflow.ts";
+import type { Stack } from "../../../scripts/stack/stack.ts";
+import type { Driver } from "./platformDriver.ts";
+
+export function domainContext(stack: Stack, driver: Driver): DomainContext {
+  const config = loadConfig(stack.env);
+  return {
+    config,
+    pool: driver.core.pool,
+    gateway: driver.core.gateway,
+    operator: stack.operatorAddress,
+    contracts: stack.deployment.contracts,
+    workflows: new WorkflowStore(driver.core.pool),
+    documentStore: undefined as never,
+    logger: createLogger("silent"),
+    custodySecret: "0x" + "00".repeat(32),
+  };
+}
+
+/** Registers the departments (unless they exist) and the workflow; returns the department wallets by code. */
+export async function seedWorkflow(stack: Stack, driver: Driver, input: CreateWorkflowInput) {
+  const wallets: Record<string, string> = {};
+  const codes = [...new Set(input.stages.flatMap((s) => s.requiredApprovals.map((a) => a.departmentCode)))];
+  for (const code of codes) {
+    const existing = await driver.core.wallets.findByPurpose("DEPARTMENT", code);
+    wallets[code] = existing ?? (await driver.department(code));
+  }
+  const { workflow } = await registerWorkflow(domainContext(stack, driver), input);
+  return { workflow, wallets };
+}
