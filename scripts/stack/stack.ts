@@ -194,6 +194,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       ...env,
       ADMIN_CLIENT_ID: adminClientId,
       ADMIN_CLIENT_SECRET: adminClientSecret,
+      // One issuer for every API process, so a token from one is accepted by all (horizontal scaling).
+      JWT_ISSUER: config.jwtIssuer,
       DATABASE_URL: databaseUrl,
       CHAIN_RPC_URL: rpcUrl,
       CHAIN_ID: String(config.chainId),

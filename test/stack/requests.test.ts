@@ -391,6 +391,17 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       expect(busy.body.code).to.equal("IDEMPOTENCY_IN_PROGRESS");
     });
 
+    it("never stores token or client-secret responses (those routes ignore the key)", async function () {
+      const key = `secret-${run}`;
+      const form = new URLSearchParams({ grant_type: "client_credentials", client_id: current().admin.clientId, client_secret: current().admin.clientSecret, scope: "admin" });
+      const response = await fetch(`${api}/api/v1/auth/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "idempotency-key": key }, body: form });
+      expect(response.status).to.equal(200);
+      const admin = client(api, ((await response.json()) as Json).access_token);
+      expect((await admin.post("/admin/clients", { name: `k-${run}`, scopes: ["documents:read"] }, { "idempotency-key": key })).status).to.equal(201);
+      const { rows } = await driver.core.pool.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1`, [key]);
+      expect(rows[0].n).to.equal(0);
+    });
+
     it("makes a repeated upload anchor once", async function () {
       const created = await alice.post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT" });
       const bytes = pdf(`idempotent upload ${run}`);
@@ -401,6 +412,52 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       expect(second.status).to.equal(201);
       expect(second.body).to.deep.equal(first.body);
       expect(await outboxCount(created.body.requestId, "DOC_UPDATE")).to.equal(1);
+    });
+  });
+
+  describe("when the chain is unreachable", function () {
+    it("answers 503 CHAIN_UNAVAILABLE, keeps no row or file, and the same call works once the chain is back", async function () {
+      const created = await alice.post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT" });
+      const requestId = created.body.requestId;
+      const bytes = pdf(`while down ${run}`);
+      const filesDir = path.join(current().config.dataDir, "files", "documents", requestId);
+      await current().stopChain("clean");
+      try {
+        const refused = await alice.upload("POST", `/requests/${requestId}/documents`, bytes, "plan.pdf", { docType: "SITE_PLAN" });
+        expect(refused.status).to.equal(503);
+        expect(refused.body.code).to.equal("CHAIN_UNAVAILABLE");
+        const creating = await alice.post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT" });
+        expect(creating.status).to.equal(503);
+      } finally {
+        await current().startChain();
+      }
+      const { rows } = await driver.core.pool.query(`SELECT count(*)::int AS n FROM documents WHERE request_id = $1`, [requestId]);
+      expect(rows[0].n).to.equal(0);
+      expect(await readdir(filesDir).catch(() => [])).to.deep.equal([]);
+      const retried = await alice.upload("POST", `/requests/${requestId}/documents`, bytes, "plan.pdf", { docType: "SITE_PLAN" });
+      expect(retried.status).to.equal(201);
+      expect(retried.body.hash).to.equal(sha(bytes));
+    });
+  });
+
+  describe("two API processes", function () {
+    it("serve concurrent creations from the same operator wallet without a nonce collision", async function () {
+      const second = await current().startExtraApi();
+      try {
+        const other = client(second.url, await applicantToken(second.url, { id: aliceId, name: "Alice Applicant" }));
+        const responses = await Promise.all(
+          Array.from({ length: 16 }, (_, i) => (i % 2 ? alice : other).post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT", metadata: { burst: i } })),
+        );
+        expect(responses.map((r) => r.status)).to.deep.equal(Array(16).fill(201));
+        const hashes = responses.map((r) => r.body.transactionHash);
+        const { rows } = await driver.core.pool.query(`SELECT nonce FROM chain_transactions WHERE tx_hash = ANY($1) ORDER BY nonce`, [hashes]);
+        const nonces = rows.map((r) => Number(r.nonce));
+        expect(nonces).to.deep.equal(Array.from({ length: 16 }, (_, i) => nonces[0] + i));
+        const numbers = new Set(responses.map((r) => r.body.requestNumber));
+        expect(numbers.size).to.equal(16);
+      } finally {
+        await second.stop();
+      }
     });
   });
 

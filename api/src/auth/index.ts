@@ -1,14 +1,25 @@
 /**
- * Authentication module (STUB: replaced by the implementation). Contract:
- * - authenticate: bearer JWT (applicant or client) → Principal; X-API-Key → the department hook (issue 5)
+ * Authentication module. Contract:
+ * - authenticate: bearer JWT (applicant or client) → Principal; X-API-Key + X-Department-Code → the department hook
  * - routes (under /api/v1), rootRoutes (at /): token endpoints, identity locker, admin clients, JWKS
  * - bootstrapAdmin: ensures the configured admin client exists
+ *
+ * Decisions (tokens, claims, error statuses) are in docs/decisions.md, section "Authentication".
  */
+import type { Context } from "koa";
 import type { Logger } from "pino";
 import type pg from "pg";
 import type { Config } from "../config.ts";
+import { developmentSecret } from "../developmentSecrets.ts";
+import { AppError } from "../http/appError.ts";
 import type { RouteDefinition } from "../http/routeTable.ts";
+import { ClientStore } from "./clients.ts";
+import { clientRoutes, jwksRoute } from "./clientRoutes.ts";
+import { IdentityCodeStore } from "./codes.ts";
+import { identityLockerRoutes, identityProviderOf } from "./identityLocker.ts";
+import { loadSigningKey } from "./keys.ts";
 import type { Authenticator, Principal } from "./principal.ts";
+import { TokenRejected, TokenService } from "./tokens.ts";
 
 export type DepartmentKeyCheck = (apiKey: string, departmentCode: string, ctx: import("koa").Context) => Promise<Principal | undefined>;
 
@@ -19,6 +30,87 @@ export interface AuthModule {
   bootstrapAdmin(): Promise<{ clientId: string }>;
 }
 
-export async function createAuth(_deps: { config: Config; pool: pg.Pool; logger: Logger; departments?: DepartmentKeyCheck }): Promise<AuthModule> {
-  return { authenticate: async () => undefined, routes: [], rootRoutes: [], bootstrapAdmin: async () => ({ clientId: "" }) };
+/** Routes of this module live under this prefix (app.ts's API_PREFIX). */
+const API_PREFIX = "/api/v1";
+
+export async function createAuth(deps: { config: Config; pool: pg.Pool; logger: Logger; departments?: DepartmentKeyCheck }): Promise<AuthModule> {
+  const { config, pool, logger } = deps;
+  const key = await loadSigningKey(config);
+  const tokens = new TokenService(key, {
+    issuer: config.jwtIssuer ?? config.publicBaseUrl!,
+    audience: config.jwtAudience,
+    ttlSeconds: config.accessTokenTtlSeconds,
+  });
+  const clients = new ClientStore(pool);
+  const codes = new IdentityCodeStore(pool);
+  const provider = identityProviderOf(config, API_PREFIX);
+  if (!provider && config.nodeEnv === "production") {
+    throw new Error("IDENTITY_PROVIDER_* settings are required in production: the development identity provider is refused");
+  }
+  logger.info({ kid: key.kid, identityProvider: provider ? new URL(provider.authorizeUrl).origin : "development" }, "authentication ready");
+
+  const authenticate: Authenticator = async (ctx) => {
+    const authorization = ctx.get("authorization");
+    const apiKey = ctx.get("x-api-key");
+    const bearer = /^Bearer(?:\s+(.*))?$/i.exec(authorization);
+    if (bearer && apiKey) throw rejected("Send either a bearer token or X-API-Key, not both");
+    if (bearer) return bearerPrincipal((bearer[1] ?? "").trim());
+    if (apiKey) return departmentPrincipal(apiKey, ctx);
+    // No credentials (or another scheme, e.g. HTTP Basic at the token endpoint): anonymous.
+    return undefined;
+  };
+
+  async function bearerPrincipal(token: string): Promise<Principal> {
+    if (!token) throw rejected("The Authorization header must be \"Bearer <access token>\"");
+    let verified;
+    try {
+      verified = await tokens.verify(token);
+    } catch (error) {
+      if (error instanceof TokenRejected) throw rejected(error.message);
+      throw error;
+    }
+    const { principal, claims } = verified;
+    if (principal.kind === "client") {
+      const status = await clients.tokenStatus(principal.id, claims.iat!);
+      if (status === "revoked") throw rejected("The client of this access token has been revoked");
+      if (status === "rotated") throw rejected("The client's secret was changed after this access token was issued");
+    }
+    return principal;
+  }
+
+  async function departmentPrincipal(apiKey: string, ctx: Context): Promise<Principal> {
+    const code = ctx.get("x-department-code");
+    if (!code) throw rejected("X-Department-Code is required with X-API-Key", "ApiKey");
+    if (!deps.departments) throw rejected("Department API keys are not accepted yet", "ApiKey");
+    const principal = await deps.departments(apiKey, code, ctx);
+    if (!principal) throw rejected("The API key is not valid for this department", "ApiKey");
+    return principal;
+  }
+
+  return {
+    authenticate,
+    routes: [
+      ...clientRoutes(clients, tokens),
+      ...identityLockerRoutes({ config, logger, codes, tokens, provider }),
+    ],
+    rootRoutes: [jwksRoute(tokens)],
+    async bootstrapAdmin() {
+      let clientId = config.adminClientId;
+      let secret = config.adminClientSecret;
+      if (!clientId || !secret) {
+        if (config.nodeEnv === "production") throw new Error("ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required in production");
+        // Same files as the supervisor (scripts/stack/stack.ts), so `node api/src/main.ts` alone finds the same client.
+        clientId ??= `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
+        secret ??= (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
+      }
+      await clients.upsertBootstrapAdmin(clientId, secret);
+      return { clientId };
+    },
+  };
+}
+
+/** 401 UNAUTHORIZED in the Error shape, with the RFC 6750 challenge. The message never echoes the credentials. */
+function rejected(message: string, scheme: "Bearer" | "ApiKey" = "Bearer"): AppError {
+  const challenge = scheme === "Bearer" ? `Bearer error="invalid_token", error_description="${message.replaceAll('"', "'")}"` : "ApiKey";
+  return new AppError(401, "UNAUTHORIZED", message, undefined, { "WWW-Authenticate": challenge });
 }

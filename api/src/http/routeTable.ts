@@ -64,6 +64,11 @@ export interface RouteDefinition<
   query?: Q;
   body?: B;
   bodyType?: "json" | "multipart" | "form";
+  /**
+   * false: ignore Idempotency-Key. For responses that must never be stored (tokens, new secrets) and for
+   * operations that are harmless to repeat.
+   */
+  idempotent?: false;
   responses: Record<number, ResponseSpec>;
   handler: (input: HandlerInput<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<HandlerResult> | HandlerResult;
 }
@@ -102,7 +107,7 @@ export function mountRoutes(router: Router, routes: RouteDefinition[], authentic
       ctx.state.idempotently = (print, run) => (key && idempotency ? idempotency.run(caller, key, print, run) : run());
       const run = async () => route.handler({ params, query, body, ctx });
       const result =
-        (route.method === "post" || route.method === "put") && route.bodyType !== "multipart"
+        (route.method === "post" || route.method === "put") && route.bodyType !== "multipart" && route.idempotent !== false
           ? await ctx.state.idempotently(fingerprint(ctx.method, ctx.path, body), run)
           : await run();
       ctx.status = result.status ?? 200;

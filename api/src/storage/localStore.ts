@@ -12,7 +12,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { constants } from "node:fs";
-import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile, rmdir } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { notFound } from "../http/appError.ts";
@@ -149,6 +149,19 @@ export class LocalDocumentStore implements DocumentStore {
   async delete(key: string): Promise<void> {
     await rm(this.#dataPath(key), { force: true });
     await rm(this.#metaPath(key), { force: true });
+    // Leave no empty directories behind (e.g. after a file whose anchoring failed is removed).
+    await this.#removeEmptyParents(path.dirname(this.#dataPath(key)));
+    await this.#removeEmptyParents(path.dirname(this.#metaPath(key)));
+  }
+
+  async #removeEmptyParents(dir: string): Promise<void> {
+    for (let current = dir; current.startsWith(this.root + path.sep); current = path.dirname(current)) {
+      try {
+        await rmdir(current); // fails unless empty
+      } catch {
+        return;
+      }
+    }
   }
 
   async signedUrl(key: string, expiresInSeconds: number, downloadName?: string): Promise<{ url: string; expiresAt: Date }> {

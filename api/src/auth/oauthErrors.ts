@@ -1,0 +1,66 @@
+/**
+ * The RFC 6749 §5.2 error body of the token endpoints, `{error, error_description}`, and a lenient body schema
+ * for them: their request bodies are checked by the handlers (a bad body is an RFC `invalid_request`, not the
+ * route table's VALIDATION_ERROR) while the OpenAPI document still shows the fields.
+ */
+import { z } from "zod/v4";
+import type { HandlerResult } from "../http/routeTable.ts";
+
+export type OAuthErrorCode =
+  | "invalid_request"
+  | "invalid_client"
+  | "invalid_grant"
+  | "invalid_scope"
+  | "unauthorized_client"
+  | "unsupported_grant_type"
+  | "expired_token";
+
+/** HTTP status of each token-endpoint error: 401 for client authentication failures, 400 otherwise (RFC 6749 §5.2). */
+export const OAUTH_ERROR_STATUS: Record<OAuthErrorCode, number> = {
+  invalid_request: 400,
+  invalid_client: 401,
+  invalid_grant: 400,
+  invalid_scope: 400,
+  unauthorized_client: 400,
+  unsupported_grant_type: 400,
+  expired_token: 400,
+};
+
+export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
+
+export function oauthError(error: OAuthErrorCode, description: string, headers: Record<string, string> = {}): HandlerResult {
+  return { status: OAUTH_ERROR_STATUS[error], body: { error, error_description: description }, headers: { ...NO_STORE, ...headers } };
+}
+
+export const OAuthErrorSchema = z
+  .object({
+    error: z.enum(["invalid_request", "invalid_client", "invalid_grant", "invalid_scope", "unauthorized_client", "unsupported_grant_type", "expired_token"]),
+    error_description: z.string(),
+  })
+  .meta({ id: "OAuthError", description: "RFC 6749 §5.2 error of the token endpoints." });
+
+/** A body schema that never fails (every field optional, anything unusable becomes undefined) but documents `required`. */
+export function lenientBody<K extends string>(
+  id: string,
+  description: string,
+  fields: Record<K, { description: string; required?: boolean; example?: string }>,
+) {
+  const shape = Object.fromEntries(
+    Object.entries(fields).map(([name, f]) => {
+      const field = f as { description: string; example?: string };
+      return [name, z.string().meta({ description: field.description, ...(field.example ? { example: field.example } : {}) }).optional().catch(undefined)];
+    }),
+  ) as Record<K, z.ZodCatch<z.ZodOptional<z.ZodString>>>;
+  const empty = Object.fromEntries(Object.keys(fields).map((name) => [name, undefined])) as Record<K, undefined>;
+  const required = Object.entries(fields).filter(([, f]) => (f as { required?: boolean }).required).map(([name]) => name);
+  return z.object(shape).catch(empty as never).meta({ id, description, required, default: undefined });
+}
+
+/** Reads one form/JSON field: a string, absent, or a problem (repeated or not a string). */
+export function field(body: unknown, name: string): { value?: string; problem?: string } {
+  const raw = body && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>)[name] : undefined;
+  if (raw === undefined || raw === null || raw === "") return {};
+  if (Array.isArray(raw)) return { problem: `${name} is repeated` };
+  if (typeof raw !== "string") return { problem: `${name} must be a string` };
+  return { value: raw };
+}

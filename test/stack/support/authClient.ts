@@ -1,0 +1,65 @@
+/**
+ * Tokens for tests, obtained over HTTP like any client would:
+ * - applicantToken: the development identity-locker sign-in (authorize with login_hint → code → token exchange);
+ * - clientToken: OAuth 2.0 client credentials.
+ */
+import { randomUUID } from "node:crypto";
+
+/** A loopback redirect_uri: allowed outside production; nothing needs to listen there (the redirect is not followed). */
+export const TEST_REDIRECT_URI = "http://127.0.0.1:9/auth/callback";
+
+export interface ApplicantLogin {
+  /** identity-locker id (the token's sub); letters, digits and . _ : @ + - (max 128). */
+  id: string;
+  name?: string;
+  email?: string;
+}
+
+/** Signs `applicant` in through the development identity provider and returns the access token. */
+export async function applicantToken(apiUrl: string, applicant: ApplicantLogin): Promise<string> {
+  const code = await applicantCode(apiUrl, applicant);
+  const response = await fetch(`${apiUrl}/api/v1/auth/identitylocker/token`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ code, redirect_uri: TEST_REDIRECT_URI }),
+  });
+  const body = (await response.json()) as { access_token?: string; error?: string; error_description?: string };
+  if (!response.ok || !body.access_token) throw new Error(`code exchange failed: ${response.status} ${body.error}: ${body.error_description}`);
+  return body.access_token;
+}
+
+/** The authorize step alone: returns our single-use code (valid 60 s) for `redirectUri`. */
+export async function applicantCode(apiUrl: string, applicant: ApplicantLogin, redirectUri = TEST_REDIRECT_URI): Promise<string> {
+  const query = new URLSearchParams({ redirect_uri: redirectUri, state: randomUUID(), login_hint: applicant.id });
+  if (applicant.name) query.set("name", applicant.name);
+  if (applicant.email) query.set("email", applicant.email);
+  const response = await fetch(`${apiUrl}/api/v1/auth/identitylocker/authorize?${query}`, { redirect: "manual" });
+  const location = response.headers.get("location");
+  if (response.status !== 302 || !location) throw new Error(`authorize failed: ${response.status} ${await response.text()}`);
+  const back = new URL(location);
+  const code = back.searchParams.get("code");
+  if (!code) throw new Error(`authorize returned no code: ${back.searchParams.get("error")}: ${back.searchParams.get("error_description")}`);
+  return code;
+}
+
+/** Client-credentials token; `scope` is space separated (omitted: every scope the client holds). */
+export async function clientToken(apiUrl: string, clientId: string, clientSecret: string, scope?: string): Promise<string> {
+  const form = new URLSearchParams({ grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret });
+  if (scope) form.set("scope", scope);
+  const response = await fetch(`${apiUrl}/api/v1/auth/token`, { method: "POST", body: form });
+  const body = (await response.json()) as { access_token?: string; error?: string; error_description?: string };
+  if (!response.ok || !body.access_token) throw new Error(`client credentials failed: ${response.status} ${body.error}: ${body.error_description}`);
+  return body.access_token;
+}
+
+/** Creates a system client with the admin token; returns its id and secret. */
+export async function createClient(apiUrl: string, adminToken: string, name: string, scopes: string[]): Promise<{ clientId: string; clientSecret: string }> {
+  const response = await fetch(`${apiUrl}/api/v1/admin/clients`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ name, scopes }),
+  });
+  const body = (await response.json()) as { clientId: string; clientSecret: string };
+  if (response.status !== 201) throw new Error(`client creation failed: ${response.status} ${JSON.stringify(body)}`);
+  return { clientId: body.clientId, clientSecret: body.clientSecret };
+}
