@@ -2,17 +2,24 @@
  * `npm start`: the whole platform on embedded defaults (or on DATABASE_URL / CHAIN_RPC_URL when set), until
  * Ctrl-C. Prints one block when ready; child logs go to DATA_DIR/logs (STACK_ECHO=true copies them here).
  */
-import { startStack } from "./stack/stack.ts";
+// Ctrl-C during start-up stops whatever was already started: listen before loading anything heavy.
+const starting = new AbortController();
+const abortStart = () => starting.abort();
+process.once("SIGINT", abortStart);
+process.once("SIGTERM", abortStart);
 
 const started = Date.now();
 console.log("Starting the licence approval platform…");
+const { startStack } = await import("./stack/stack.ts");
 let stack: Awaited<ReturnType<typeof startStack>>;
 try {
-  stack = await startStack({ echo: process.env.STACK_ECHO === "true", log: (line) => console.log(`  ${line}`) });
+  stack = await startStack({ echo: process.env.STACK_ECHO === "true", log: (line) => console.log(`  ${line}`), signal: starting.signal });
 } catch (error) {
-  console.error(`\nCould not start: ${(error as Error).message}`);
-  process.exit(1);
+  console.error(starting.signal.aborted ? "\nStopped during start-up." : `\nCould not start: ${(error as Error).message}`);
+  process.exit(starting.signal.aborted ? 0 : 1);
 }
+process.off("SIGINT", abortStart);
+process.off("SIGTERM", abortStart);
 
 const { config, api } = stack;
 const lines = [

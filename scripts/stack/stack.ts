@@ -20,7 +20,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embeddedPo
 import { startIndexer, type IndexerHandle } from "./indexerProcess.ts";
 import { rpc, startLocalChain, type LocalChain } from "./localChain.ts";
 import { spawnNode, type ManagedProcess } from "./managedProcess.ts";
-import { removePid, stopStale, writePid } from "./pidFile.ts";
+import { removePid, stopStale } from "./pidFile.ts";
 import { assertPortFree, freePort } from "./ports.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -32,6 +32,8 @@ export interface StackOptions {
   /** Copy child processes' output to stdout. */
   echo?: boolean;
   log?: (line: string) => void;
+  /** Aborts start-up (Ctrl-C while starting): what was started is stopped, then startStack rejects. */
+  signal?: AbortSignal;
 }
 
 export interface ApiHandle {
@@ -67,7 +69,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const config = loadConfig(env);
   const log = options.log ?? ((line: string) => console.log(line));
   await mkdir(config.dataDir, { recursive: true });
-  for (const name of ["api", "indexer", "chain"]) await stopStale(config.dataDir, name, log);
+  for (const name of ["api", "api-2", "api-3", "indexer", "chain"]) await stopStale(config.dataDir, name, log);
 
   const cleanups: (() => Promise<void>)[] = [];
   const stopAll = async () => {
@@ -75,6 +77,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     cleanups.length = 0;
   };
 
+  const checkpoint = () => {
+    if (options.signal?.aborted) throw new Error("start-up aborted");
+  };
   try {
     // ---- Postgres
     let databaseUrl = config.databaseUrl;
@@ -86,6 +91,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       cleanups.push(() => postgres!.stop());
     }
 
+    checkpoint();
     // ---- Chain
     let chain: LocalChain | undefined;
     let rpcUrl = config.chainRpcUrl;
@@ -96,7 +102,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const startChainProcess = async () => {
       await assertPortFree(config.chainPort, "local chain", "CHAIN_PORT");
       chain = await startLocalChain({ dataDir: config.dataDir, port: config.chainPort, chainId: config.chainId, snapshotIntervalMs: config.chainSnapshotMs, log: () => {} });
-      await writePid(config.dataDir, "chain", chain.pid);
       await rm(cleanMarker, { force: true });
     };
     const stopChainProcess = async (mode: "clean" | "unclean") => {
@@ -125,6 +130,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       cleanups.push(() => stopChainProcess("clean"));
     }
 
+    checkpoint();
     // ---- Operator wallet (needed before deploying: it receives the roles)
     const pool = createPool(databaseUrl, config.apiSchema, 4);
     cleanups.push(() => pool.end());
@@ -141,12 +147,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }
     if (embeddedChain) await rpc(rpcUrl!, "anvil_setBalance", [operatorAddress, "0x3635c9adc5dea00000"]); // 1000 ETH
 
+    checkpoint();
     // ---- Contracts
     const deploymentFile = config.deploymentFile!;
     const deployment = embeddedChain
       ? await ensureEmbeddedDeployment(rpcUrl!, deploymentFile, operatorAddress, config, log)
       : await loadDeployment(config);
 
+    checkpoint();
     // ---- Indexer
     let indexer: IndexerHandle | undefined;
     let stopping = false;
@@ -163,7 +171,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         epoch,
         echo: options.echo,
       });
-      await writePid(config.dataDir, "indexer", indexer.process.pid);
       // Watchdog: Ponder exits on what it cannot recover from (e.g. a reorg deeper than its finality after the
       // local chain lost blocks). Index again from scratch on a fresh schema; the views keep serving meanwhile.
       void indexer.process.exited.then(async () => {
@@ -185,10 +192,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       });
     }
 
+    checkpoint();
     // ---- Bootstrap admin client (development: generated once, kept under DATA_DIR, printed by npm start)
     const adminClientId = config.adminClientId ?? `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
     const adminClientSecret = config.adminClientSecret ?? (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
 
+    checkpoint();
     // ---- API
     const apiEnv: NodeJS.ProcessEnv = {
       ...env,
@@ -213,6 +222,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         logDir: path.join(config.dataDir, "logs"),
         echo: options.echo,
         ipc: true,
+        pidFile: { dataDir: config.dataDir, name },
       });
       const listening = await new Promise<number>((resolve, reject) => {
         processHandle.child.on("message", (message: { type?: string; port?: number }) => {
@@ -222,8 +232,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       });
       return { url: `http://${config.host}:${listening}`, port: listening, process: processHandle, stop: () => processHandle.stop() };
     };
+    checkpoint();
     const api = await startApi(config.port, "api");
-    await writePid(config.dataDir, "api", api.process.pid);
     cleanups.push(async () => {
       await api.stop();
       await removePid(config.dataDir, "api");

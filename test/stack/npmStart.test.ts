@@ -1,0 +1,73 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import { freePort } from "../../scripts/stack/ports.ts";
+import { REPO_ROOT } from "../../scripts/stack/stack.ts";
+
+/** `npm start`'s entry point, as a user runs it: the ready block, a working admin client, Ctrl-C. */
+describe("npm start (scripts/start.ts)", function () {
+  let dataDir: string;
+  before(async () => (dataDir = await mkdtemp(path.join(os.tmpdir(), "npm-start-"))));
+  after(async () => rm(dataDir, { recursive: true, force: true }));
+
+  async function start(env: NodeJS.ProcessEnv) {
+    const child = spawn(process.execPath, [path.join(REPO_ROOT, "scripts", "start.ts")], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout!.on("data", (d) => (output += d));
+    child.stderr!.on("data", (d) => (output += d));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    return { child, exited, output: () => output };
+  }
+  const waitFor = async (what: RegExp, output: () => string, timeoutMs = 90_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!what.test(output())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${output()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const leftovers = async () => (await readdir(path.join(dataDir, "run")).catch(() => [])).filter((f) => f.endsWith(".pid"));
+
+  it("starts the platform, prints the ready block with a working admin client, and stops cleanly on Ctrl-C", async function () {
+    const port = await freePort();
+    const env = { DATA_DIR: dataDir, PORT: String(port), CHAIN_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()), INDEXER_PORT: String(await freePort()), DATABASE_URL: "", CHAIN_RPC_URL: "" };
+    const run = await start(env);
+    let child: ChildProcess | undefined = run.child;
+    try {
+      await waitFor(/Press Ctrl-C to stop/, run.output);
+      const text = run.output();
+      expect(text).to.include(`API          http://127.0.0.1:${port}/api/v1`);
+      expect(text).to.include(`API docs     http://127.0.0.1:${port}/docs`);
+      expect(text).to.match(/Chain RPC    http:\/\/127\.0\.0\.1:\d+ +\(chain 31337, embedded anvil\)/);
+      const [, clientId, secret] = text.match(/Admin client (\S+) +secret (\S+)/)!;
+      const token = await fetch(`http://127.0.0.1:${port}/api/v1/auth/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ grant_type: "client_credentials", client_id: clientId, client_secret: secret, scope: "admin" }),
+      });
+      expect(token.status).to.equal(200);
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).to.equal(200);
+
+      run.child.kill("SIGINT");
+      expect(await run.exited).to.equal(0);
+      child = undefined;
+      expect(run.output()).to.match(/SIGINT: stopping \(chain state is saved\)…\nStopped\./);
+      expect(await leftovers()).to.deep.equal([]);
+      expect(await readdir(path.join(dataDir, "chain"))).to.include("clean-shutdown");
+    } finally {
+      child?.kill("SIGKILL");
+    }
+  });
+
+  it("stops what it already started when Ctrl-C comes during start-up", async function () {
+    const env = { DATA_DIR: dataDir, PORT: String(await freePort()), CHAIN_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()), INDEXER_PORT: String(await freePort()), DATABASE_URL: "", CHAIN_RPC_URL: "" };
+    const run = await start(env);
+    await waitFor(/Starting the licence approval platform/, run.output);
+    await new Promise((r) => setTimeout(r, 2_000)); // part of the stack is up, not all of it
+    run.child.kill("SIGINT");
+    expect(await run.exited).to.equal(0);
+    expect(run.output()).to.include("Stopped during start-up.");
+    expect(await leftovers()).to.deep.equal([]);
+  });
+});
