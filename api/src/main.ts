@@ -15,6 +15,7 @@ import type { DomainContext } from "./domain/context.ts";
 import { WorkflowStore } from "./domain/workflows/workflowStore.ts";
 import { developmentSecret } from "./developmentSecrets.ts";
 import { IdempotencyStore } from "./http/idempotency.ts";
+import { createDepartmentKeyCheck } from "./domain/departments/departmentAuth.ts";
 import { createCoreServices } from "./services.ts";
 
 const config = loadConfig();
@@ -27,8 +28,6 @@ const deployment = await loadDeployment(config);
 await core.gateway.reconcile().catch((error) => logger.error({ err: error }, "start-up reconciliation failed; retrying in the background"));
 core.gateway.startReconcileLoop(config.reconcileIntervalMs);
 
-const auth = await createAuth({ config, pool: core.pool, logger });
-await auth.bootstrapAdmin();
 const operator = await core.wallets.findByPurpose("OPERATOR");
 if (!operator) throw new Error("No operator wallet: start the stack with npm start (or set OPERATOR_PRIVATE_KEY on first start)");
 const context: DomainContext = {
@@ -41,7 +40,12 @@ const context: DomainContext = {
   documentStore: await createDocumentStore(config),
   logger,
   custodySecret: config.custodySecret ?? (await developmentSecret(config.dataDir, "custody.key")),
+  wallets: core.wallets,
+  vault: core.vault,
 };
+// Departments authenticate with their API key (and, when required, signed requests).
+const auth = await createAuth({ config, pool: core.pool, logger, departments: createDepartmentKeyCheck(context) });
+await auth.bootstrapAdmin();
 const routes = apiRoutes(context, auth);
 
 const app = createApp({

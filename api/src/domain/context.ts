@@ -19,4 +19,8 @@ export interface DomainContext {
   logger: Logger;
   /** Custody secret deriving applicants' addresses. */
   custodySecret: string;
+  /** Custodial wallets (departments get theirs at registration). */
+  wallets: import("../chain/walletStore.ts").WalletStore;
+  /** Encrypts department API secrets at rest (they are needed to verify signed requests). */
+  vault: import("../chain/keyVault.ts").KeyVault;
 }

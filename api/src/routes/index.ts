@@ -3,12 +3,24 @@ import type { AuthModule } from "../auth/index.ts";
 import type { DomainContext } from "../domain/context.ts";
 import type { RouteDefinition } from "../http/routeTable.ts";
 import { fileRoutes } from "../storage/index.ts";
+import { approvalRoutes } from "./approvals.ts";
+import { departmentRoutes } from "./departments.ts";
 import { documentRoutes } from "./documents.ts";
 import { requestRoutes } from "./requests.ts";
+import { workflowRoutes } from "./workflows.ts";
 
 export function apiRoutes(context: DomainContext, auth: AuthModule): { api: RouteDefinition[]; root: RouteDefinition[] } {
   return {
-    api: [...auth.routes, ...requestRoutes(context), ...documentRoutes(context), ...fileRoutes(context.documentStore, context.config)],
+    api: [
+      ...auth.routes,
+      // Approvals first: /requests/pending must match before /requests/:requestId.
+      ...approvalRoutes(context),
+      ...requestRoutes(context),
+      ...documentRoutes(context),
+      ...departmentRoutes(context),
+      ...workflowRoutes(context),
+      ...fileRoutes(context.documentStore, context.config),
+    ],
     root: [...auth.rootRoutes],
   };
 }

@@ -23,6 +23,8 @@ export function domainContext(stack: Stack, driver: Driver): DomainContext {
     documentStore: undefined as never,
     logger: createLogger("silent"),
     custodySecret: "0x" + "00".repeat(32),
+    wallets: driver.core.wallets,
+    vault: driver.core.vault,
   };
 }
 

@@ -1,0 +1,7 @@
+/** Department routes (STUB: replaced by the implementation). */
+import type { DomainContext } from "../domain/context.ts";
+import type { RouteDefinition } from "../http/routeTable.ts";
+
+export function departmentRoutes(_context: DomainContext): RouteDefinition[] {
+  return [];
+}
