@@ -25,8 +25,9 @@ export interface ApprovalJson {
 export async function approvalsOfToken(pool: pg.Pool, tokenId: bigint, includeInvalidated: boolean): Promise<ApprovalJson[]> {
   const { rows } = await pool.query(
     `SELECT a.id, a.decision, a.stage, a.reviewed_mask, a.is_active, a.invalidated_at, a.invalidation_reason, a.tx_hash, a.timestamp,
-            d.code, a.department_id
+            d.code, a.department_id, r.remarks
      FROM index.approvals a LEFT JOIN index.departments d ON d.department_id = a.department_id
+     LEFT JOIN decision_remarks r ON r.tx_hash = a.tx_hash
      WHERE a.token_id = $1 ${includeInvalidated ? "" : "AND a.is_active"}
      ORDER BY a.block_number, a.log_index`,
     [tokenId.toString()],
@@ -42,7 +43,7 @@ export async function approvalsOfToken(pool: pg.Pool, tokenId: bigint, includeIn
       departmentCode: row.code ?? String(row.department_id),
       departmentName: row.code ?? String(row.department_id),
       status: invalidatedByDocument ? "REVIEW_REQUIRED" : row.decision,
-      remarks: "",
+      remarks: row.remarks ?? "",
       reviewedDocuments: reviewed,
       isActive: row.is_active,
       transactionHash: row.tx_hash,

@@ -28,7 +28,14 @@ export async function listRequests(pool: pg.Pool, principal: Principal, query: L
   };
   // Applicants see their own requests only; system clients with the read scope see all.
   if (principal.kind === "applicant") add("r.applicant_id = ?", principal.id);
-  else if (principal.kind === "department") where.push("false"); // departments see requests routed to them (departments capability)
+  else if (principal.kind === "department") {
+    // Departments see the requests routed to them: submitted, and the pinned workflow lists the department.
+    add(
+      `EXISTS (SELECT 1 FROM index.request_progress rp JOIN index.workflow_stages ws ON ws.workflow_id = rp.workflow_id
+               JOIN index.departments dd ON dd.department_id = ANY(ws.department_ids) WHERE rp.token_id = r.token_id AND dd.code = ?)`,
+      principal.code,
+    );
+  }
   if (query.applicantId) add("r.applicant_id = ?", query.applicantId);
   if (query.requestType) add("r.request_type = ?", query.requestType);
   if (query.status) add(`${EFFECTIVE_STATUS_SQL} = ?`, query.status);

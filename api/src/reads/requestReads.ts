@@ -4,6 +4,7 @@
  */
 import type pg from "pg";
 import type { Principal } from "../auth/principal.ts";
+import { isRoutedTo } from "./pendingReads.ts";
 
 export interface RequestView {
   id: string;
@@ -76,13 +77,13 @@ export async function findRequest(pool: pg.Pool, id: string): Promise<RequestVie
 
 /**
  * Whether the caller may see the request: its applicant; a system client with the scope (admin has all);
- * a department whose pinned workflow lists it (departments come with their own capability).
+ * a department the request is routed to (submitted, and its pinned workflow lists the department).
  */
-export function canSee(principal: Principal | undefined, request: RequestView, scope: "applications:read" | "documents:read"): boolean {
+export async function canSee(pool: pg.Pool, principal: Principal | undefined, request: RequestView, scope: "applications:read" | "documents:read"): Promise<boolean> {
   if (!principal) return false;
   if (principal.kind === "applicant") return principal.id === request.applicantId;
   if (principal.kind === "client") return principal.scopes.includes(scope) || principal.scopes.includes("admin");
-  return false;
+  return isRoutedTo(pool, request.tokenId, principal.code);
 }
 
 /** Whether the caller may act for the request's applicant (submit, cancel, upload). */

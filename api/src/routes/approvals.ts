@@ -1,7 +1,170 @@
-/** Approval routes (in progress). */
+/**
+ * Department decisions and the review views: pending requests, approve / reject / request changes (each signed by
+ * the department's own wallet), the approvals of a request, and administrators' suspend / reinstate / revoke.
+ */
+import { z } from "zod/v4";
+import { requestMeta } from "../audit/auditLog.ts";
+import type { Principal } from "../auth/principal.ts";
+import { REJECTION_REASONS, decide } from "../domain/approvals/decide.ts";
+import { actOnLicence } from "../domain/approvals/licenceActions.ts";
 import type { DomainContext } from "../domain/context.ts";
-import type { RouteDefinition } from "../http/routeTable.ts";
+import { forbidden, notFound } from "../http/appError.ts";
+import { ErrorSchema, defineRoute, type RouteDefinition } from "../http/routeTable.ts";
+import { approvalsOfToken } from "../reads/approvalReads.ts";
+import { pendingForDepartment, requestsByTokens } from "../reads/pendingReads.ts";
+import { canSee, findRequest } from "../reads/requestReads.ts";
+import { pageQuery } from "../schemas/common.ts";
+import { ApprovalSchema, RequestListResponse } from "../schemas/request.ts";
 
-export function approvalRoutes(_context: DomainContext): RouteDefinition[] {
-  return [];
+const errors = (codes: Record<number, string>) =>
+  Object.fromEntries(Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorSchema }]));
+const RequestIdParams = z.object({ requestId: z.uuid() });
+const DEPARTMENT = [{ kind: "apiKey" as const }];
+const ADMIN = [{ kind: "admin" as const }];
+
+export const ApprovalResponse = z
+  .object({
+    approvalId: z.uuid(),
+    status: z.enum(["APPROVED", "REJECTED", "CHANGES_REQUESTED"]),
+    transactionHash: z.string(),
+    workflowStatus: z.object({
+      currentStage: z.string().describe("Name of the stage now current; empty once the review is closed"),
+      isComplete: z.boolean().describe("true when this decision completed the last stage: the licence is issued"),
+      nextPendingDepartments: z.array(z.string()).describe("Departments that can decide now"),
+    }),
+  })
+  .meta({ id: "ApprovalResponse" });
+
+const LicenceActionInput = z
+  .object({ reasonCode: z.int().min(1).max(255).default(1), reason: z.string().max(1000).optional() })
+  .meta({ id: "LicenceActionInput" });
+
+const DECISION_ERRORS = errors({
+  400: "Invalid body, or reviewedDocuments names documents of another request (UNKNOWN_DOCUMENTS)",
+  401: "Not authenticated",
+  403: "Not a department",
+  404: "No such request",
+  409: "NOT_PENDING (not required in the current stage), NOT_YOUR_TURN (sequential stage), ALREADY_DECIDED, INVALID_STATE (not under review); nothing is recorded",
+});
+
+export function approvalRoutes(context: DomainContext): RouteDefinition[] {
+  const department = (principal: Principal | undefined) => principal as Extract<Principal, { kind: "department" }>;
+  return [
+    defineRoute({
+      method: "get",
+      path: "/requests/pending",
+      operationId: "listPendingRequests",
+      summary: "Requests waiting for your department now",
+      description:
+        "Requests under review whose current stage needs the department now: it has not decided (or a document update requires it to review again) and, in a SEQUENTIAL stage, every department before it has approved. `department` must be the caller's own code.",
+      tags: ["Approvals"],
+      access: DEPARTMENT,
+      query: z.object({ department: z.string().regex(/^[A-Z_]+$/), ...pageQuery(20) }),
+      responses: { 200: { description: "A page of requests", schema: RequestListResponse }, ...errors({ 401: "Not authenticated", 403: "Another department's code" }) },
+      handler: async ({ query, ctx }) => {
+        if (department(ctx.state.principal).code !== query.department) throw forbidden("You can only list your own department's pending requests");
+        const { tokens } = await pendingForDepartment(context.pool, query.department, query.page, query.limit);
+        const views = await requestsByTokens(context.pool, tokens);
+        const pageRows = views.slice((query.page - 1) * query.limit, query.page * query.limit);
+        return {
+          body: {
+            requests: pageRows.map((v) => ({
+              requestId: v.id,
+              requestNumber: v.requestNumber,
+              requestType: v.requestType,
+              status: v.status,
+              applicantName: v.applicantName,
+              currentStage: "",
+              createdAt: v.createdAt.toISOString(),
+              updatedAt: v.updatedAt.toISOString(),
+            })),
+            pagination: { page: query.page, limit: query.limit, total: views.length, totalPages: Math.ceil(views.length / query.limit) },
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/requests/:requestId/approve",
+      operationId: "approveRequest",
+      summary: "Approve the request in its current stage (a transaction from your department's wallet)",
+      description: "reviewedDocuments: ids of the request's documents you reviewed (their current versions are recorded on chain). remarks are kept off chain; their keccak256 is on chain. Honours Idempotency-Key.",
+      tags: ["Approvals"],
+      access: DEPARTMENT,
+      params: RequestIdParams,
+      body: z.object({ remarks: z.string().min(1).max(4000), reviewedDocuments: z.array(z.uuid()).max(16) }).meta({ id: "ApproveInput" }),
+      responses: { 200: { description: "Approval recorded", schema: ApprovalResponse }, ...DECISION_ERRORS },
+      handler: async ({ params, body, ctx }) => {
+        const result = await decide(context, requestMeta(ctx), params.requestId, { kind: "APPROVED", remarks: body.remarks, reviewedDocuments: body.reviewedDocuments });
+        return { body: { approvalId: result.approvalId, status: result.status, transactionHash: result.transactionHash, workflowStatus: result.workflowStatus } };
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/requests/:requestId/reject",
+      operationId: "rejectRequest",
+      summary: "Reject the request; the stage's onRejection applies (FAIL_REQUEST, RETRY_STAGE or ESCALATE)",
+      tags: ["Approvals"],
+      access: DEPARTMENT,
+      params: RequestIdParams,
+      body: z.object({ remarks: z.string().min(1).max(4000), reason: z.enum(REJECTION_REASONS), reviewedDocuments: z.array(z.uuid()).max(16).optional() }).meta({ id: "RejectInput" }),
+      responses: { 200: { description: "Rejection recorded", schema: ApprovalResponse }, ...DECISION_ERRORS },
+      handler: async ({ params, body, ctx }) => {
+        const result = await decide(context, requestMeta(ctx), params.requestId, { kind: "REJECTED", remarks: body.remarks, reason: body.reason, reviewedDocuments: body.reviewedDocuments });
+        return { body: { approvalId: result.approvalId, status: result.status, transactionHash: result.transactionHash, workflowStatus: result.workflowStatus } };
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/requests/:requestId/request-changes",
+      operationId: "requestChanges",
+      summary: "Ask the applicant for changes: the request goes to PENDING_RESUBMISSION",
+      description: "Your approval record becomes CHANGES_REQUESTED; after the applicant resubmits, your department decides again in the same stage.",
+      tags: ["Approvals"],
+      access: DEPARTMENT,
+      params: RequestIdParams,
+      body: z.object({ remarks: z.string().min(1).max(4000), requiredDocuments: z.array(z.string().regex(/^[A-Z0-9_]+$/)).max(16).optional(), reviewedDocuments: z.array(z.uuid()).max(16).optional() }).meta({ id: "RequestChangesInput" }),
+      responses: { 200: { description: "Recorded", schema: z.object({ status: z.string(), transactionHash: z.string() }) }, ...DECISION_ERRORS },
+      handler: async ({ params, body, ctx }) => {
+        const result = await decide(context, requestMeta(ctx), params.requestId, { kind: "CHANGES_REQUESTED", remarks: body.remarks, requiredDocuments: body.requiredDocuments, reviewedDocuments: body.reviewedDocuments });
+        return { body: { status: result.requestStatus, transactionHash: result.transactionHash } };
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/requests/:requestId/approvals",
+      operationId: "listApprovals",
+      summary: "Every department decision on the request",
+      description: "includeInvalidated=true also lists decisions no longer standing: approvals a document update invalidated (status REVIEW_REQUIRED), superseded decisions, and stage retries.",
+      tags: ["Approvals"],
+      access: [{ kind: "applicant" }, { kind: "client", scope: "applications:read" }, { kind: "apiKey" }],
+      params: RequestIdParams,
+      query: z.object({ includeInvalidated: z.enum(["true", "false"]).default("false") }),
+      responses: { 200: { description: "Approvals", schema: z.object({ requestId: z.string(), approvals: z.array(ApprovalSchema) }) }, ...errors({ 401: "Not authenticated", 404: "No such request" }) },
+      handler: async ({ params, query, ctx }) => {
+        const request = await findRequest(context.pool, params.requestId);
+        if (!request || !(await canSee(context.pool, ctx.state.principal, request, "applications:read"))) throw notFound("Request");
+        const approvals = await approvalsOfToken(context.pool, request.tokenId, query.includeInvalidated === "true");
+        return { body: { requestId: request.id, approvals: approvals.map(({ stage: _stage, ...a }) => a) } };
+      },
+    }),
+    ...(["suspend", "reinstate", "revoke"] as const).map((verb) =>
+      defineRoute({
+        method: "post",
+        path: `/requests/:requestId/${verb}`,
+        operationId: `${verb}Licence`,
+        summary: { suspend: "Suspend an issued licence", reinstate: "Lift a suspension", revoke: "Revoke a licence for good" }[verb],
+        description:
+          "Administrators only; recorded on chain (transaction kind REVOKE). reasonCode (1-255) is stored on chain with the status; reason (text) off chain. A suspended or revoked licence verifies as invalid.",
+        tags: ["Licences"],
+        access: ADMIN,
+        params: RequestIdParams,
+        body: LicenceActionInput,
+        responses: { 200: { description: "Done", schema: z.object({ requestId: z.string(), status: z.string(), transactionHash: z.string() }) }, ...errors({ 401: "Not authenticated", 403: "Not an administrator", 404: "No such request", 409: "INVALID_STATE" }) },
+        handler: async ({ params, body, ctx }) => ({
+          body: await actOnLicence(context, requestMeta(ctx), params.requestId, verb.toUpperCase() as "SUSPEND" | "REINSTATE" | "REVOKE", body.reasonCode, body.reason),
+        }),
+      }),
+    ),
+  ];
 }

@@ -1,7 +1,149 @@
-/** Department routes (STUB: replaced by the implementation). */
+/** Department routes: registration and administration (admin), reads (any authenticated reader), statistics. */
+import { z } from "zod/v4";
+import { requestMeta } from "../audit/auditLog.ts";
+import { isAdmin } from "../auth/principal.ts";
 import type { DomainContext } from "../domain/context.ts";
-import type { RouteDefinition } from "../http/routeTable.ts";
+import { departmentStats, STATS_DEFINITIONS } from "../domain/departments/departmentStats.ts";
+import {
+  CreateDepartmentInput, Department, DepartmentList, DepartmentResponse, DepartmentStatsResponse, RegeneratedKey, StatsQuery, UpdateDepartmentInput,
+} from "../domain/departments/departmentSchemas.ts";
+import { DepartmentStore } from "../domain/departments/departmentStore.ts";
+import { createDepartment, regenerateApiKey, updateDepartment } from "../domain/departments/manageDepartments.ts";
+import { forbidden, notFound } from "../http/appError.ts";
+import { ErrorSchema, defineRoute, type RouteDefinition } from "../http/routeTable.ts";
 
-export function departmentRoutes(_context: DomainContext): RouteDefinition[] {
-  return [];
+const CodeParams = z.object({ departmentCode: z.string().min(1).max(64) });
+const errors = (codes: Record<number, string>) =>
+  Object.fromEntries(Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorSchema }]));
+
+const READERS = [
+  { kind: "applicant" as const },
+  { kind: "client" as const, scope: "applications:read" as const },
+  { kind: "apiKey" as const },
+  { kind: "admin" as const },
+];
+const ADMIN = [{ kind: "admin" as const }];
+
+/** How departments authenticate and sign; shown on POST /departments (the OpenAPI-visible home of the rules). */
+export const DEPARTMENT_AUTH_DESCRIPTION = [
+  "**Authenticating as a department.** Send `X-API-Key: <apiKey>` and `X-Department-Code: <code>`. A wrong key, an unknown code or a department deactivated on chain is 401 UNAUTHORIZED; deactivation and key regeneration take effect at once.",
+  "",
+  "**Signed requests** (required for a department registered or updated with `requireSignedRequests: true`, and for every department when the server runs with `REQUIRE_SIGNED_REQUESTS=true`; verified whenever sent). Add `X-Timestamp: <unix seconds>`, optionally `X-Nonce: <1-64 of A-Z a-z 0-9 . _ ~ ->` (random per request) and `X-Signature: <hex HMAC-SHA256>`, keyed with the apiSecret string (UTF-8), over five lines joined by `\\n` (no trailing newline):",
+  "",
+  "    METHOD            (upper case, e.g. POST)",
+  "    request target    (path and query exactly as sent, e.g. /api/v1/departments/FIRE/stats?startDate=2025-01-01)",
+  "    X-Timestamp value",
+  "    X-Nonce value     (empty line when no nonce is sent)",
+  "    body hash         (lower-case hex SHA-256 of the body; of the empty string when there is no body)",
+  "",
+  "The body hash of a JSON body is over its canonical JSON: object keys sorted (JavaScript's default order, UTF-16 code units) at every level, no whitespace, values as JSON.stringify writes them; send the canonical JSON as the body and it is simply the SHA-256 of the bytes sent. Departments' signed requests carry JSON or no body (no forms or uploads). A signature is accepted within 5 minutes of the server's clock and only once (a replay is 401): sign every retry again, and send a nonce so that two identical requests within the same second differ.",
+].join("\n");
+
+export function departmentRoutes(context: DomainContext): RouteDefinition[] {
+  const store = new DepartmentStore(context.pool);
+  const visible = async (code: string) => {
+    const department = await store.byCode(code);
+    if (!department) throw notFound("Department");
+    return department;
+  };
+
+  return [
+    defineRoute({
+      method: "post",
+      path: "/departments",
+      operationId: "createDepartment",
+      summary: "Register a department (custodial wallet, code ↔ wallet on chain, API credentials shown once)",
+      description: [
+        "Creates the department's funded custodial wallet, registers code ↔ wallet in the ApprovalRegistry and answers once the registration is confirmed. apiKey and apiSecret are returned only in this response (never stored in the clear; Idempotency-Key is ignored so they are never replayed). `requireSignedRequests` is our extension.",
+        "",
+        DEPARTMENT_AUTH_DESCRIPTION,
+      ].join("\n"),
+      tags: ["Departments"],
+      access: ADMIN,
+      body: CreateDepartmentInput,
+      idempotent: false,
+      responses: {
+        201: { description: "Registered", schema: DepartmentResponse },
+        ...errors({ 400: "Invalid body (code must match ^[A-Z_]+$, at most 31 characters)", 401: "Not authenticated", 403: "Not an administrator", 409: "CONFLICT: the code is already registered", 503: "Chain unavailable, nothing recorded" }),
+      },
+      handler: async ({ body, ctx }) => ({ status: 201, body: await createDepartment(context, requestMeta(ctx), body) }),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/departments",
+      operationId: "listDepartments",
+      summary: "Departments (active and inactive)",
+      description: "Departments whose registration is confirmed on chain, by code. isActive and walletAddress are the chain's.",
+      tags: ["Departments"],
+      access: READERS,
+      responses: { 200: { description: "Departments", schema: DepartmentList }, ...errors({ 401: "Not authenticated", 403: "Not allowed" }) },
+      handler: async () => ({ body: { departments: (await store.list()).map((d) => store.toJson(d)) } }),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/departments/:departmentCode",
+      operationId: "getDepartment",
+      summary: "A department",
+      tags: ["Departments"],
+      access: READERS,
+      params: CodeParams,
+      responses: { 200: { description: "The department", schema: Department }, ...errors({ 401: "Not authenticated", 403: "Not allowed", 404: "No such department" }) },
+      handler: async ({ params }) => ({ body: store.toJson(await visible(params.departmentCode)) }),
+    }),
+    defineRoute({
+      method: "patch",
+      path: "/departments/:departmentCode",
+      operationId: "updateDepartment",
+      summary: "Update a department (name, webhookUrl, isActive on chain, requireSignedRequests)",
+      description:
+        "Off-chain fields change at once; a change of isActive is recorded on chain (setDepartmentActive) in the same database transaction and answers once the index has it: from then on a deactivated department's API key is refused (401) by every API process, and its wallet can no longer record decisions on chain. `requireSignedRequests` is our extension. Each change is audited (UPDATE, ACTIVATE, DEACTIVATE).",
+      tags: ["Departments"],
+      access: ADMIN,
+      params: CodeParams,
+      body: UpdateDepartmentInput,
+      responses: {
+        200: { description: "The department as updated", schema: Department },
+        ...errors({ 400: "Invalid body", 401: "Not authenticated", 403: "Not an administrator", 404: "No such department", 503: "Chain unavailable, nothing recorded" }),
+      },
+      handler: async ({ params, body, ctx }) => {
+        const { department } = await updateDepartment(context, requestMeta(ctx), params.departmentCode, body);
+        return { body: store.toJson(department) };
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/departments/:departmentCode/regenerate-api-key",
+      operationId: "regenerateDepartmentApiKey",
+      summary: "New API key and secret (shown once); the old ones stop working at once",
+      description: "Both the API key and the API secret are replaced. Idempotency-Key is ignored (the credentials are never stored or replayed). Audited as REGENERATE_KEY (without the credentials).",
+      tags: ["Departments"],
+      access: ADMIN,
+      params: CodeParams,
+      idempotent: false,
+      responses: { 200: { description: "The new credentials", schema: RegeneratedKey }, ...errors({ 401: "Not authenticated", 403: "Not an administrator", 404: "No such department" }) },
+      handler: async ({ params, ctx }) => ({ body: await regenerateApiKey(context, requestMeta(ctx), params.departmentCode) }),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/departments/:departmentCode/stats",
+      operationId: "getDepartmentStats",
+      summary: "A department's review statistics",
+      description: `A department (API key) reads its own statistics only (another code is 403); an administrator reads any.\n\n${STATS_DEFINITIONS}`,
+      tags: ["Departments"],
+      access: [{ kind: "apiKey" }, { kind: "admin" }],
+      params: CodeParams,
+      query: StatsQuery,
+      responses: {
+        200: { description: "Statistics", schema: DepartmentStatsResponse },
+        ...errors({ 400: "Invalid dates", 401: "Not authenticated", 403: "Another department's statistics", 404: "No such department" }),
+      },
+      handler: async ({ params, query, ctx }) => {
+        const principal = ctx.state.principal!;
+        if (!isAdmin(principal) && !(principal.kind === "department" && principal.code === params.departmentCode)) {
+          throw forbidden("A department reads only its own statistics");
+        }
+        return { body: await departmentStats(context.pool, await visible(params.departmentCode), query) };
+      },
+    }),
+  ];
 }

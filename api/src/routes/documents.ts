@@ -2,6 +2,7 @@
 import path from "node:path";
 import type { Context } from "koa";
 import { z } from "zod/v4";
+import { requestMeta } from "../audit/auditLog.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { updateDocument, uploadDocument, type ReceivedFile } from "../domain/documents/uploadDocument.ts";
 import { AppError, notFound } from "../http/appError.ts";
@@ -46,7 +47,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
   const visibleDocument = async (documentId: string, ctx: Context): Promise<DocumentView> => {
     const document = await findDocument(context.pool, documentId);
     const request = document && (await findRequest(context.pool, document.requestId));
-    if (!document || !request || !canSee(ctx.state.principal, request, "documents:read")) throw notFound("Document");
+    if (!document || !request || !(await canSee(context.pool, ctx.state.principal, request, "documents:read"))) throw notFound("Document");
     return document;
   };
 
@@ -73,7 +74,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       handler: async ({ params, ctx }) =>
         withUpload(ctx, (file, fields) => {
           if (!fields.docType) throw new AppError(400, "VALIDATION_ERROR", "Invalid body: docType is required", { issues: [{ in: "body", path: "docType", message: "Required" }] });
-          return uploadDocument(context, ctx.state.principal!, params.requestId, file, { docType: fields.docType, description: fields.description });
+          return uploadDocument(context, ctx.state.principal!, params.requestId, file, { docType: fields.docType, description: fields.description }, requestMeta(ctx));
         }, 201),
     }),
     defineRoute({
@@ -93,7 +94,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         ...errors({ 400: "INVALID_FILE", 401: "Not authenticated", 404: "No such request or document", 409: "INVALID_STATE, DUPLICATE_DOCUMENT, CONCURRENT_UPDATE", 413: "PAYLOAD_TOO_LARGE" }),
       },
       handler: async ({ params, ctx }) =>
-        withUpload(ctx, (file, fields) => updateDocument(context, ctx.state.principal!, params.requestId, params.documentId, file, { description: fields.description }), 200),
+        withUpload(ctx, (file, fields) => updateDocument(context, ctx.state.principal!, params.requestId, params.documentId, file, { description: fields.description }, requestMeta(ctx)), 200),
     }),
     defineRoute({
       method: "get",
@@ -106,7 +107,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       responses: { 200: { description: "Documents", schema: z.object({ requestId: z.string(), documents: z.array(DocumentSchema) }) }, ...errors({ 401: "Not authenticated", 404: "No such request" }) },
       handler: async ({ params, ctx }) => {
         const request = await findRequest(context.pool, params.requestId);
-        if (!request || !canSee(ctx.state.principal, request, "documents:read")) throw notFound("Request");
+        if (!request || !(await canSee(context.pool, ctx.state.principal, request, "documents:read"))) throw notFound("Request");
         return { body: { requestId: request.id, documents: (await documentsOfRequest(context.pool, request.id)).map(documentJson) } };
       },
     }),

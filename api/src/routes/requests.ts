@@ -1,5 +1,7 @@
 /** Licence request routes: thin — validate (schemas), call the use case or read, shape the response. */
 import { z } from "zod/v4";
+import type { Principal } from "../auth/principal.ts";
+import { requestMeta } from "../audit/auditLog.ts";
 import { cancelRequest } from "../domain/requests/cancelRequest.ts";
 import { createRequest } from "../domain/requests/createRequest.ts";
 import { reviewState, submitRequest } from "../domain/requests/submitRequest.ts";
@@ -24,9 +26,9 @@ const READERS = [{ kind: "applicant" as const }, { kind: "client" as const, scop
 const WRITERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "applications:write" as const }];
 
 export function requestRoutes(context: DomainContext): RouteDefinition[] {
-  const visible = async (requestId: string, ctx: { state: { principal?: unknown } }): Promise<RequestView> => {
+  const visible = async (requestId: string, ctx: { state: { principal?: Principal } }): Promise<RequestView> => {
     const request = await findRequest(context.pool, requestId);
-    if (!request || !canSee(ctx.state.principal as never, request, "applications:read")) throw notFound("Request");
+    if (!request || !(await canSee(context.pool, ctx.state.principal, request, "applications:read"))) throw notFound("Request");
     return request;
   };
 
@@ -42,7 +44,7 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       access: WRITERS,
       body: CreateRequestInput,
       responses: { 201: { description: "Created", schema: RequestResponse }, ...errors({ 400: "Invalid body", 401: "Not authenticated", 403: "applicantId is not yours", 409: "No active workflow for the type (NO_ACTIVE_WORKFLOW)", 503: "Chain unavailable, nothing recorded" }) },
-      handler: async ({ body, ctx }) => ({ status: 201, body: await createRequest(context, ctx.state.principal!, body) }),
+      handler: async ({ body, ctx }) => ({ status: 201, body: await createRequest(context, ctx.state.principal!, body, requestMeta(ctx)) }),
     }),
     defineRoute({
       method: "get",
@@ -119,7 +121,7 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
         200: { description: "Submitted", schema: SubmitResponse },
         ...errors({ 400: "MISSING_DOCUMENTS with details.missingDocuments", 401: "Not authenticated", 404: "No such request", 409: "INVALID_STATE: not a draft or awaiting resubmission" }),
       },
-      handler: async ({ params, ctx }) => ({ body: await submitRequest(context, ctx.state.principal!, params.requestId) }),
+      handler: async ({ params, ctx }) => ({ body: await submitRequest(context, ctx.state.principal!, params.requestId, requestMeta(ctx)) }),
     }),
     defineRoute({
       method: "post",
@@ -131,7 +133,7 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       params: RequestIdParams,
       body: CancelInput,
       responses: { 200: { description: "Cancelled", schema: CancelResponse }, ...errors({ 401: "Not authenticated", 404: "No such request", 409: "INVALID_STATE" }) },
-      handler: async ({ params, body, ctx }) => ({ body: await cancelRequest(context, ctx.state.principal!, params.requestId, body.reason) }),
+      handler: async ({ params, body, ctx }) => ({ body: await cancelRequest(context, ctx.state.principal!, params.requestId, body.reason, requestMeta(ctx)) }),
     }),
     defineRoute({
       method: "get",

@@ -1,7 +1,137 @@
-/** Workflow routes (STUB: replaced by the implementation). */
+/** Workflow administration routes (all admin): versions registered on chain, definitions kept off chain. */
+import { z } from "zod/v4";
+import { requestMeta } from "../audit/auditLog.ts";
 import type { DomainContext } from "../domain/context.ts";
-import type { RouteDefinition } from "../http/routeTable.ts";
+import { createWorkflow, deactivateWorkflow, updateWorkflow } from "../domain/workflows/registerWorkflow.ts";
+import { validateWorkflow } from "../domain/workflows/validateWorkflow.ts";
+import { workflowsJson } from "../domain/workflows/workflowView.ts";
+import { notFound } from "../http/appError.ts";
+import { ErrorSchema, defineRoute, type RouteDefinition } from "../http/routeTable.ts";
+import {
+  CreateWorkflowInput, DeactivateWorkflowResponse, Workflow, WorkflowListResponse, WorkflowValidationResult,
+} from "../schemas/workflow.ts";
 
-export function workflowRoutes(_context: DomainContext): RouteDefinition[] {
-  return [];
+const WorkflowIdParams = z.object({ workflowId: z.uuid() });
+const ADMIN = [{ kind: "admin" as const }];
+const errors = (codes: Record<number, string>) =>
+  Object.fromEntries(Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorSchema }]));
+const COMMON = { 401: "Not authenticated", 403: "Not an administrator" };
+
+export function workflowRoutes(context: DomainContext): RouteDefinition[] {
+  const one = async (workflow: Parameters<typeof workflowsJson>[1][number]) => (await workflowsJson(context.pool, [workflow]))[0];
+  const stored = async (workflowId: string) => {
+    const workflow = await context.workflows.byId(workflowId);
+    if (!workflow) throw notFound("Workflow");
+    return workflow;
+  };
+
+  return [
+    defineRoute({
+      method: "get",
+      path: "/workflows",
+      operationId: "listWorkflows",
+      summary: "List workflow versions",
+      description: "Every registered version of every type (ordered by type, then version), or only the active (isActive=true) or inactive ones.",
+      tags: ["Workflows"],
+      access: ADMIN,
+      query: z.object({ isActive: z.enum(["true", "false"]).optional().describe("true: active versions only; false: inactive ones only") }),
+      responses: { 200: { description: "Workflows", schema: WorkflowListResponse }, ...errors({ 400: "Invalid query", ...COMMON }) },
+      handler: async ({ query }) => {
+        const workflows = await context.workflows.list(query.isActive === undefined ? {} : { isActive: query.isActive === "true" });
+        return { body: { workflows: await workflowsJson(context.pool, workflows) } };
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/workflows",
+      operationId: "createWorkflow",
+      summary: "Register a workflow for a request type (version 1, or the next version once the previous was deactivated)",
+      description:
+        "Validates the definition (400 INVALID_WORKFLOW with details.errors, nothing sent), then registers it on chain, where it becomes the active workflow of its type. A type has at most one active workflow: while it has one, use PUT to create a new version (409 CONFLICT). Honours Idempotency-Key.",
+      tags: ["Workflows"],
+      access: ADMIN,
+      body: CreateWorkflowInput,
+      responses: {
+        201: { description: "Registered", schema: Workflow },
+        ...errors({ 400: "VALIDATION_ERROR (shape) or INVALID_WORKFLOW (rules; details.errors)", ...COMMON, 409: "CONFLICT: the type already has an active workflow", 503: "Chain unavailable, nothing recorded" }),
+      },
+      handler: async ({ body, ctx }) => ({ status: 201, body: await one(await createWorkflow(context, requestMeta(ctx), body)) }),
+    }),
+    defineRoute({
+      method: "post",
+      path: "/workflows/validate",
+      operationId: "validateWorkflowDefinition",
+      summary: "Validate a candidate definition without registering it",
+      description: "The checks POST and PUT apply, against the departments registered now. Problems are reported in the 200 body.",
+      tags: ["Workflows"],
+      access: ADMIN,
+      body: CreateWorkflowInput,
+      idempotent: false,
+      responses: { 200: { description: "Validation result", schema: WorkflowValidationResult }, ...errors({ 400: "VALIDATION_ERROR (shape)", ...COMMON }) },
+      handler: async ({ body }) => ({ body: await validateWorkflow(context, body) }),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/workflows/:workflowId",
+      operationId: "getWorkflow",
+      summary: "A workflow version",
+      tags: ["Workflows"],
+      access: ADMIN,
+      params: WorkflowIdParams,
+      responses: { 200: { description: "The workflow", schema: Workflow }, ...errors({ ...COMMON, 404: "No such workflow" }) },
+      handler: async ({ params }) => ({ body: await one(await stored(params.workflowId)) }),
+    }),
+    defineRoute({
+      method: "put",
+      path: "/workflows/:workflowId",
+      operationId: "updateWorkflow",
+      summary: "Create the next version of a workflow",
+      description:
+        "Registers the body as the next version of the same type (workflowType must not change: 400 WORKFLOW_TYPE_MISMATCH); it becomes the active version and the previous one is deactivated. Requests already created keep the version they were pinned to. Only the latest version of a type can be updated (409 STALE_WORKFLOW_VERSION). Returns the new version (its own workflowId). Honours Idempotency-Key.",
+      tags: ["Workflows"],
+      access: ADMIN,
+      params: WorkflowIdParams,
+      body: CreateWorkflowInput,
+      responses: {
+        200: { description: "The new version", schema: Workflow },
+        ...errors({ 400: "VALIDATION_ERROR, INVALID_WORKFLOW or WORKFLOW_TYPE_MISMATCH", ...COMMON, 404: "No such workflow", 409: "STALE_WORKFLOW_VERSION", 503: "Chain unavailable, nothing recorded" }),
+      },
+      handler: async ({ params, body, ctx }) => ({ body: await one(await updateWorkflow(context, requestMeta(ctx), params.workflowId, body)) }),
+    }),
+    defineRoute({
+      method: "delete",
+      path: "/workflows/:workflowId",
+      operationId: "deactivateWorkflow",
+      summary: "Deactivate a workflow version",
+      description:
+        "Deactivates the version on chain. If it was the active version of its type, new requests of that type are refused (409 NO_ACTIVE_WORKFLOW) until a workflow is registered again (POST). Requests already pinned to it continue.",
+      tags: ["Workflows"],
+      access: ADMIN,
+      params: WorkflowIdParams,
+      responses: {
+        200: { description: "Deactivated", schema: DeactivateWorkflowResponse },
+        ...errors({ ...COMMON, 404: "No such workflow", 409: "WORKFLOW_INACTIVE: already inactive", 503: "Chain unavailable, nothing recorded" }),
+      },
+      handler: async ({ params, ctx }) => ({ body: await deactivateWorkflow(context, requestMeta(ctx), params.workflowId) }),
+    }),
+    defineRoute({
+      method: "post",
+      path: "/workflows/:workflowId/validate",
+      operationId: "validateWorkflow",
+      summary: "Validate a stored workflow against the current departments",
+      description:
+        "Re-checks the stored definition with the rules of POST/PUT against the departments as they are now (e.g. a department deactivated since). Stages are registered in stageOrder, one after the other, so there are no dependencies that could form a cycle: duplicate or missing orders are what is reported. Paths index the stages as stored (sorted by stageOrder).",
+      tags: ["Workflows"],
+      access: ADMIN,
+      params: WorkflowIdParams,
+      idempotent: false,
+      responses: { 200: { description: "Validation result", schema: WorkflowValidationResult }, ...errors({ ...COMMON, 404: "No such workflow" }) },
+      handler: async ({ params }) => {
+        const workflow = await stored(params.workflowId);
+        return {
+          body: await validateWorkflow(context, { workflowType: workflow.workflowType, name: workflow.name, description: workflow.description, stages: workflow.stages }),
+        };
+      },
+    }),
+  ];
 }

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { encodeBytes32String } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
+import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
 import { wasRecorded } from "../../chain/chainGateway.ts";
 import { approvalRegistry, documentRegistry, eventsOf, uuidToBytes16 } from "../../chain/contracts.ts";
@@ -58,6 +59,7 @@ export async function uploadDocument(
   requestId: string,
   file: ReceivedFile,
   fields: { docType: string; description?: string },
+  meta: RequestMeta = { principal },
 ) {
   const request = await loadOwnRequest(context, principal, requestId, "documents:write");
   await checkEditable(request);
@@ -99,6 +101,7 @@ export async function uploadDocument(
             [documentId, hash, file.size, file.mimeType, file.originalFilename, key, fields.description ?? null, uploadedBy, recorded.id],
           );
           createdAt = row.rows[0].created_at;
+          await audit(client, meta, { entityType: "DOCUMENT", entityId: documentId, action: "UPLOAD", newValue: { requestId: request.id, docType: fields.docType, version: 1, hash, fileSize: file.size, mimeType: file.mimeType }, txHash: recorded.hash });
         },
       },
     ),
@@ -113,6 +116,7 @@ export async function updateDocument(
   documentId: string,
   file: ReceivedFile,
   fields: { description?: string },
+  meta: RequestMeta = { principal },
 ) {
   const request = await loadOwnRequest(context, principal, requestId, "documents:write");
   const document = await findDocument(context.pool, documentId);
@@ -140,6 +144,7 @@ export async function updateDocument(
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
             [documentId, version, hash, file.size, file.mimeType, file.originalFilename, key, fields.description ?? null, uploadedBy, recorded.id],
           );
+          await audit(client, meta, { entityType: "DOCUMENT", entityId: documentId, action: "NEW_VERSION", oldValue: { version: document.current.version, hash: document.current.hash }, newValue: { version, hash, fileSize: file.size, mimeType: file.mimeType }, txHash: recorded.hash });
         },
       },
     ),

@@ -1,10 +1,11 @@
 /** POST /requests/{id}/cancel: DRAFT or PENDING_RESUBMISSION → CANCELLED, on chain; the reason is kept off chain. */
 import type { Principal } from "../../auth/principal.ts";
+import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { approvalRegistry } from "../../chain/contracts.ts";
 import type { DomainContext } from "../context.ts";
 import { invalidState, loadOwnRequest } from "./submitRequest.ts";
 
-export async function cancelRequest(context: DomainContext, principal: Principal, requestId: string, reason?: string) {
+export async function cancelRequest(context: DomainContext, principal: Principal, requestId: string, reason?: string, meta: RequestMeta = { principal }) {
   const request = await loadOwnRequest(context, principal, requestId, "applications:write");
   if (request.status !== "DRAFT" && request.status !== "PENDING_RESUBMISSION") throw invalidState(request, "cancel");
   const tx = await context.gateway.send(
@@ -16,8 +17,9 @@ export async function cancelRequest(context: DomainContext, principal: Principal
       requestId: request.id,
     },
     {
-      onRecorded: async (client) => {
+      onRecorded: async (client, recorded) => {
         await client.query(`UPDATE requests SET cancel_reason = $2, updated_at = now() WHERE id = $1`, [request.id, reason ?? null]);
+        await audit(client, meta, { entityType: "REQUEST", entityId: request.id, action: "CANCEL", oldValue: { status: request.status }, newValue: { status: "CANCELLED", reason }, txHash: recorded.hash });
       },
     },
   );

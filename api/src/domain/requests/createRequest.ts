@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { encodeBytes32String } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
+import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { licenceToken } from "../../chain/contracts.ts";
 import { conflict, forbidden } from "../../http/appError.ts";
 import type { DomainContext } from "../context.ts";
@@ -19,7 +20,7 @@ export interface CreateRequestInput {
   metadata?: Record<string, unknown>;
 }
 
-export async function createRequest(context: DomainContext, principal: Principal, input: CreateRequestInput) {
+export async function createRequest(context: DomainContext, principal: Principal, input: CreateRequestInput, meta: RequestMeta = { principal }) {
   // An applicant creates requests for themself; a system client with applications:write acts for any applicant.
   if (principal.kind === "applicant" && principal.id !== input.applicantId) throw forbidden("applicantId must be your own identity-locker id");
   const workflow = await context.workflows.active(input.requestType);
@@ -61,6 +62,7 @@ export async function createRequest(context: DomainContext, principal: Principal
           [id, requestNumber, tokenId.toString(), input.requestType, input.applicantId, applicantName, applicantEmail, address, JSON.stringify(metadata), `${principal.kind}:${principal.id}`, recorded.id],
         );
         createdAt = inserted.rows[0].created_at;
+        await audit(client, meta, { entityType: "REQUEST", entityId: id, action: "CREATE", newValue: { requestNumber, requestType: input.requestType, applicantId: input.applicantId, tokenId: tokenId.toString(), status: "DRAFT" }, txHash: recorded.hash });
       },
     },
   );

@@ -3,6 +3,7 @@
  * (review continues in the same stage). Every document type the pinned workflow requires must be uploaded.
  */
 import type { Principal } from "../../auth/principal.ts";
+import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { approvalRegistry } from "../../chain/contracts.ts";
 import { AppError, conflict, notFound } from "../../http/appError.ts";
 import { documentsOfRequest } from "../../reads/documentReads.ts";
@@ -21,7 +22,7 @@ export async function loadOwnRequest(context: DomainContext, principal: Principa
 export const invalidState = (request: RequestView, action: string) =>
   conflict("INVALID_STATE", `Cannot ${action} a request in status ${request.status}`, { currentStatus: request.status });
 
-export async function submitRequest(context: DomainContext, principal: Principal, requestId: string) {
+export async function submitRequest(context: DomainContext, principal: Principal, requestId: string, meta: RequestMeta = { principal }) {
   const request = await loadOwnRequest(context, principal, requestId, "applications:write");
   const resubmission = request.status === "PENDING_RESUBMISSION";
   if (request.status !== "DRAFT" && !resubmission) throw invalidState(request, "submit");
@@ -34,13 +35,19 @@ export async function submitRequest(context: DomainContext, principal: Principal
     throw new AppError(400, "MISSING_DOCUMENTS", `Required documents are missing: ${missingDocuments.join(", ")}`, { missingDocuments });
   }
 
-  const tx = await context.gateway.send({
-    kind: resubmission ? "RESUBMIT" : "SUBMIT",
-    from: context.operator,
-    to: context.contracts.ApprovalRegistry,
-    data: approvalRegistry.encodeFunctionData(resubmission ? "resubmit" : "submit", [request.tokenId]),
-    requestId: request.id,
-  });
+  const tx = await context.gateway.send(
+    {
+      kind: resubmission ? "RESUBMIT" : "SUBMIT",
+      from: context.operator,
+      to: context.contracts.ApprovalRegistry,
+      data: approvalRegistry.encodeFunctionData(resubmission ? "resubmit" : "submit", [request.tokenId]),
+      requestId: request.id,
+    },
+    {
+      onRecorded: (client, recorded) =>
+        audit(client, meta, { entityType: "REQUEST", entityId: request.id, action: resubmission ? "RESUBMIT" : "SUBMIT", oldValue: { status: request.status }, newValue: { status: "SUBMITTED" }, txHash: recorded.hash }),
+    },
+  );
   const state = await reviewState(context, request.tokenId, workflow.stages);
   return { requestId: request.id, status: "SUBMITTED", currentStage: state.currentStage, pendingDepartments: state.pendingDepartments, transactionHash: tx.hash };
 }

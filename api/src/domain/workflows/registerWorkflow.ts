@@ -1,16 +1,33 @@
 /**
- * Registers a workflow version on chain (compact form + definition hash) with its full definition off chain, in the
- * same database transaction as the outbox record. The chain makes it the active version of its type.
+ * Workflow administration use cases. `registerWorkflow` registers a version on chain (compact form + definition
+ * hash) with its full definition off chain, in the same database transaction as the outbox record; the chain makes
+ * it the active version of its type and deactivates the previous one. It does not validate: `createWorkflow` and
+ * `updateWorkflow` (the administrator's POST and PUT) validate first, refuse an invalid definition before anything
+ * is sent, and serialise changes per workflow type; `deactivateWorkflow` is the DELETE.
  */
 import { randomUUID } from "node:crypto";
 import { encodeBytes32String } from "ethers";
+import type pg from "pg";
+import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import type { RecordedTx } from "../../chain/chainGateway.ts";
 import { approvalRegistry } from "../../chain/contracts.ts";
+import { AppError, conflict, notFound } from "../../http/appError.ts";
 import type { CreateWorkflowInput } from "../../schemas/workflow.ts";
 import type { DomainContext } from "../context.ts";
 import { compileStages, definitionHash, sortedStages } from "./compileWorkflow.ts";
+import { validateWorkflow } from "./validateWorkflow.ts";
 import type { StoredWorkflow } from "./workflowStore.ts";
 
-export async function registerWorkflow(context: DomainContext, input: CreateWorkflowInput): Promise<{ workflow: StoredWorkflow; transactionHash: string }> {
+export interface RegisterOptions {
+  /** Extra writes in the same database transaction as the outbox record and the definition (e.g. the audit row). */
+  onRecorded?: (client: pg.PoolClient, tx: RecordedTx, workflowId: string) => Promise<void>;
+}
+
+export async function registerWorkflow(
+  context: DomainContext,
+  input: CreateWorkflowInput,
+  options: RegisterOptions = {},
+): Promise<{ workflow: StoredWorkflow; transactionHash: string }> {
   const id = randomUUID();
   const hash = definitionHash(id, input);
   const validitySeconds = (context.config.licenceValidityDays[input.workflowType] ?? 365) * 86_400;
@@ -29,10 +46,160 @@ export async function registerWorkflow(context: DomainContext, input: CreateWork
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
           [id, input.workflowType, input.name, input.description ?? null, JSON.stringify(sortedStages(input.stages)), hash, validitySeconds, recorded.id],
         );
+        if (options.onRecorded) await options.onRecorded(client, recorded, id);
       },
     },
   );
   const workflow = await context.workflows.byId(id);
   if (!workflow) throw new Error(`workflow ${id} confirmed on chain but not indexed in time`);
   return { workflow, transactionHash: tx.hash };
+}
+
+/** 400 INVALID_WORKFLOW with every problem in details.errors, before anything reaches the chain. */
+async function assertValid(context: DomainContext, input: CreateWorkflowInput): Promise<void> {
+  const { isValid, errors } = await validateWorkflow(context, input);
+  if (!isValid) {
+    throw new AppError(400, "INVALID_WORKFLOW", `The workflow definition is invalid: ${errors.map((e) => `${e.path}: ${e.code}`).join("; ")}`, { errors });
+  }
+}
+
+const summary = (input: CreateWorkflowInput) => ({
+  workflowType: input.workflowType,
+  name: input.name,
+  stageCount: input.stages.length,
+  departments: [...new Set(input.stages.flatMap((s) => s.requiredApprovals.map((a) => a.departmentCode)))],
+});
+
+/** POST /workflows: the first version of a type, or the next one after the type's workflow was deactivated. */
+export async function createWorkflow(context: DomainContext, meta: RequestMeta, input: CreateWorkflowInput): Promise<StoredWorkflow> {
+  await assertValid(context, input);
+  return withTypeLock(context.pool, input.workflowType, async () => {
+    const state = await context.workflows.typeState(input.workflowType);
+    if (state.activeChainWorkflowId !== null) {
+      const active = await context.workflows.byChainId(state.activeChainWorkflowId);
+      throw conflict("CONFLICT", `${input.workflowType} already has an active workflow: create a new version with PUT /workflows/{workflowId}`, {
+        workflowType: input.workflowType,
+        ...(active ? { activeWorkflowId: active.id, activeVersion: active.version } : {}),
+      });
+    }
+    const { workflow } = await registerWorkflow(context, input, {
+      onRecorded: (client, tx, workflowId) =>
+        audit(client, meta, { entityType: "WORKFLOW", entityId: workflowId, action: "CREATE", newValue: summary(input), txHash: tx.hash }),
+    });
+    return workflow;
+  });
+}
+
+/**
+ * PUT /workflows/{id}: the next version of the same type, active at once (the chain deactivates the previous one;
+ * requests already created stay pinned to theirs). Only the latest version of a type can be updated, so an edit
+ * based on a superseded version never silently replaces a newer one.
+ */
+export async function updateWorkflow(context: DomainContext, meta: RequestMeta, workflowId: string, input: CreateWorkflowInput): Promise<StoredWorkflow> {
+  const existing = await context.workflows.byId(workflowId);
+  if (!existing) throw notFound("Workflow");
+  if (input.workflowType !== existing.workflowType) {
+    throw new AppError(400, "WORKFLOW_TYPE_MISMATCH", `Workflow ${workflowId} is a ${existing.workflowType} workflow: a new version keeps its type (got ${input.workflowType})`, {
+      workflowType: existing.workflowType,
+    });
+  }
+  await assertValid(context, input);
+  return withTypeLock(context.pool, existing.workflowType, async () => {
+    const state = await context.workflows.typeState(existing.workflowType);
+    if (existing.version !== state.latestVersion) {
+      const latest = state.activeChainWorkflowId !== null ? await context.workflows.byChainId(state.activeChainWorkflowId) : undefined;
+      throw conflict("STALE_WORKFLOW_VERSION", `Workflow ${workflowId} is version ${existing.version}, but version ${state.latestVersion} of ${existing.workflowType} exists: update the latest version`, {
+        version: existing.version,
+        latestVersion: state.latestVersion,
+        ...(latest && latest.version === state.latestVersion ? { latestWorkflowId: latest.id } : {}),
+      });
+    }
+    const { workflow } = await registerWorkflow(context, input, {
+      onRecorded: (client, tx, newId) =>
+        audit(client, meta, {
+          entityType: "WORKFLOW",
+          entityId: newId,
+          action: "NEW_VERSION",
+          oldValue: { workflowId: existing.id, version: existing.version, isActive: existing.isActive },
+          newValue: { ...summary(input), previousWorkflowId: existing.id },
+          txHash: tx.hash,
+        }),
+    });
+    return workflow;
+  });
+}
+
+/** DELETE /workflows/{id}: deactivates the version on chain; the type has no active workflow until a new one. */
+export async function deactivateWorkflow(context: DomainContext, meta: RequestMeta, workflowId: string) {
+  const existing = await context.workflows.byId(workflowId);
+  if (!existing) throw notFound("Workflow");
+  return withTypeLock(context.pool, existing.workflowType, async () => {
+    const current = (await context.workflows.byId(workflowId))!;
+    if (!current.isActive) {
+      throw conflict("WORKFLOW_INACTIVE", `Workflow ${workflowId} (version ${current.version}) is already inactive`, {
+        workflowId,
+        deactivatedAt: current.deactivatedAt?.toISOString() ?? null,
+      });
+    }
+    const tx = await context.gateway.send(
+      {
+        kind: "DEACTIVATE_WORKFLOW",
+        from: context.operator,
+        to: context.contracts.ApprovalRegistry,
+        data: approvalRegistry.encodeFunctionData("deactivateWorkflow", [current.chainWorkflowId]),
+      },
+      {
+        onRecorded: (client, recorded) =>
+          audit(client, meta, {
+            entityType: "WORKFLOW",
+            entityId: workflowId,
+            action: "DEACTIVATE",
+            oldValue: { isActive: true, version: current.version },
+            newValue: { isActive: false, version: current.version },
+            txHash: recorded.hash,
+          }),
+      },
+    );
+    const after = await context.workflows.byId(workflowId);
+    return {
+      workflowId,
+      workflowType: current.workflowType,
+      version: current.version,
+      isActive: false as const,
+      deactivatedAt: (after?.deactivatedAt ?? new Date()).toISOString(),
+      transactionHash: tx.hash,
+    };
+  });
+}
+
+const WORKFLOW_LOCK_CLASS = 0x574b46; // "WKF": advisory lock class of workflow changes, keyed by type
+
+/**
+ * Runs `run` holding a session advisory lock for the workflow type (across API processes), so that two changes of
+ * one type (POST/POST, PUT/PUT, PUT/DELETE) never interleave between their check and their transaction.
+ */
+async function withTypeLock<T>(pool: pg.Pool, workflowType: string, run: () => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    try {
+      await client.query(`SELECT set_config('lock_timeout', '30s', false)`);
+      await client.query(`SELECT pg_advisory_lock($1, hashtext($2))`, [WORKFLOW_LOCK_CLASS, workflowType]);
+    } catch (error) {
+      if ((error as { code?: string }).code === "55P03") {
+        throw conflict("WORKFLOW_BUSY", `Another change to the ${workflowType} workflow is in progress; try again`);
+      }
+      throw error;
+    } finally {
+      await client.query(`RESET lock_timeout`).catch(() => (broken = true));
+    }
+    try {
+      return await run();
+    } finally {
+      await client.query(`SELECT pg_advisory_unlock($1, hashtext($2))`, [WORKFLOW_LOCK_CLASS, workflowType]).catch(() => (broken = true));
+    }
+  } finally {
+    // A connection that could not unlock is dropped, which releases its locks.
+    client.release(broken);
+  }
 }

@@ -17,16 +17,30 @@ export interface StoredWorkflow {
   chainWorkflowId: number;
   version: number;
   isActive: boolean;
+  /** Registration time on chain (block timestamp). */
   createdAt: Date;
+  /** The deactivation time once deactivated (on chain), else createdAt. */
   updatedAt: Date;
+  deactivatedAt: Date | null;
+}
+
+/** What the chain says about a workflow type, whether or not its versions have a stored definition. */
+export interface WorkflowTypeState {
+  /** Chain id of the active version, if any. */
+  activeChainWorkflowId: number | null;
+  /** Highest version registered so far (0: none). */
+  latestVersion: number;
 }
 
 const SELECT = `
   SELECT w.id, w.workflow_type, w.name, w.description, w.stages, w.definition_hash, w.validity_seconds, w.created_at,
-         iw.workflow_id AS chain_workflow_id, iw.version, iw.active, iw.deactivated_at
+         iw.workflow_id AS chain_workflow_id, iw.version, iw.active, iw.created_at AS registered_at, iw.deactivated_at
   FROM workflows w JOIN index.workflows iw ON iw.definition_hash = w.definition_hash`;
 
 function toWorkflow(row: Record<string, any>): StoredWorkflow {
+  // Both times from the chain (block timestamps), so that updatedAt is never before createdAt.
+  const createdAt = row.registered_at != null ? new Date(Number(row.registered_at) * 1000) : row.created_at;
+  const deactivatedAt = row.deactivated_at != null ? new Date(Number(row.deactivated_at) * 1000) : null;
   return {
     id: row.id,
     workflowType: row.workflow_type,
@@ -38,8 +52,9 @@ function toWorkflow(row: Record<string, any>): StoredWorkflow {
     chainWorkflowId: Number(row.chain_workflow_id),
     version: Number(row.version),
     isActive: row.active,
-    createdAt: row.created_at,
-    updatedAt: row.deactivated_at ? new Date(Number(row.deactivated_at) * 1000) : row.created_at,
+    createdAt,
+    updatedAt: deactivatedAt ?? createdAt,
+    deactivatedAt,
   };
 }
 
@@ -63,6 +78,14 @@ export class WorkflowStore {
   async byChainId(chainWorkflowId: number): Promise<StoredWorkflow | undefined> {
     const { rows } = await this.#pool.query(`${SELECT} WHERE iw.workflow_id = $1`, [chainWorkflowId]);
     return rows[0] ? toWorkflow(rows[0]) : undefined;
+  }
+
+  async typeState(workflowType: string): Promise<WorkflowTypeState> {
+    const { rows } = await this.#pool.query(
+      `SELECT max(version)::int AS latest, max(workflow_id) FILTER (WHERE active)::int AS active FROM index.workflows WHERE workflow_type = $1`,
+      [workflowType],
+    );
+    return { activeChainWorkflowId: rows[0]?.active ?? null, latestVersion: rows[0]?.latest ?? 0 };
   }
 
   async list(filter: { isActive?: boolean } = {}): Promise<StoredWorkflow[]> {

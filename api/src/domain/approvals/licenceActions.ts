@@ -1,0 +1,46 @@
+/**
+ * Administrators' actions on issued licences: suspend (APPROVED → SUSPENDED), reinstate (SUSPENDED → APPROVED),
+ * revoke (APPROVED or SUSPENDED → REVOKED, final). On chain from the operator wallet (it holds ADMIN_ROLE), with a
+ * reason code on chain and the reason text off chain.
+ */
+import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { ContractRevertError } from "../../chain/chainErrors.ts";
+import { licenceToken } from "../../chain/contracts.ts";
+import { notFound } from "../../http/appError.ts";
+import { findRequest } from "../../reads/requestReads.ts";
+import type { DomainContext } from "../context.ts";
+import { invalidState } from "../requests/submitRequest.ts";
+
+export type LicenceAction = "SUSPEND" | "REINSTATE" | "REVOKE";
+
+const FROM: Record<LicenceAction, string[]> = { SUSPEND: ["APPROVED"], REINSTATE: ["SUSPENDED"], REVOKE: ["APPROVED", "SUSPENDED", "EXPIRED"] };
+const TO: Record<LicenceAction, string> = { SUSPEND: "SUSPENDED", REINSTATE: "APPROVED", REVOKE: "REVOKED" };
+
+export async function actOnLicence(context: DomainContext, meta: RequestMeta, requestId: string, action: LicenceAction, reasonCode: number, reason?: string) {
+  const request = await findRequest(context.pool, requestId);
+  if (!request) throw notFound("Request");
+  if (!FROM[action].includes(request.status)) throw invalidState(request, action.toLowerCase());
+  const data =
+    action === "SUSPEND"
+      ? licenceToken.encodeFunctionData("suspend", [request.tokenId, reasonCode])
+      : action === "REVOKE"
+        ? licenceToken.encodeFunctionData("revoke", [request.tokenId, reasonCode])
+        : licenceToken.encodeFunctionData("reinstate", [request.tokenId]);
+  try {
+    const tx = await context.gateway.send(
+      { kind: "REVOKE", from: context.operator, to: context.contracts.LicenceToken, data, requestId: request.id },
+      {
+        onRecorded: async (client, recorded) => {
+          await client.query(`INSERT INTO licence_actions (tx_hash, request_id, action, reason_code, reason, chain_tx_id) VALUES ($1, $2, $3, $4, $5, $6)`, [
+            recorded.hash, request.id, action, action === "REINSTATE" ? null : reasonCode, reason ?? null, recorded.id,
+          ]);
+          await audit(client, meta, { entityType: "REQUEST", entityId: request.id, action, oldValue: { status: request.status }, newValue: { status: TO[action], reasonCode, reason }, txHash: recorded.hash });
+        },
+      },
+    );
+    return { requestId: request.id, status: TO[action], transactionHash: tx.hash };
+  } catch (error) {
+    if (error instanceof ContractRevertError && error.errorName === "LicenceInvalidTransition") throw invalidState(request, action.toLowerCase());
+    throw error;
+  }
+}

@@ -1,0 +1,84 @@
+/** Departments: the spec's Department / CreateDepartmentInput / DepartmentResponse, our PATCH body and the stats. */
+import { z } from "zod/v4";
+
+const DateTime = z.iso.datetime({ offset: true });
+
+/** bytes32 on chain: at most 31 characters (the encoding keeps a terminating zero byte). */
+export const DepartmentCode = z
+  .string()
+  .regex(/^[A-Z_]+$/, "must match ^[A-Z_]+$")
+  .max(31, "at most 31 characters (stored as bytes32 on chain)")
+  .meta({ description: "Upper-case letters and underscores, 1-31 characters", example: "FIRE_DEPARTMENT" });
+
+const WebhookUrl = z.url({ protocol: /^https?$/ }).max(2048).meta({ description: "http or https URL" });
+
+export const CreateDepartmentInput = z
+  .object({
+    code: DepartmentCode,
+    name: z.string().trim().min(1).max(200),
+    webhookUrl: WebhookUrl.optional(),
+    requireSignedRequests: z
+      .boolean()
+      .optional()
+      .meta({ description: "Extension: when true, every call with this department's API key must be signed (X-Timestamp, X-Signature). Default false." }),
+  })
+  .meta({ id: "CreateDepartmentInput" });
+
+export const UpdateDepartmentInput = z
+  .object({
+    name: z.string().trim().min(1).max(200).optional(),
+    webhookUrl: WebhookUrl.nullable().optional().meta({ description: "null removes it" }),
+    isActive: z.boolean().optional().meta({ description: "Recorded on chain (setDepartmentActive); a deactivated department's API key stops working at once" }),
+    requireSignedRequests: z.boolean().optional().meta({ description: "Extension: require signed requests from this department" }),
+  })
+  .refine((body) => Object.keys(body).length > 0, { message: "give at least one of name, webhookUrl, isActive, requireSignedRequests" })
+  .meta({ id: "UpdateDepartmentInput" });
+
+export const Department = z
+  .object({
+    code: z.string(),
+    name: z.string(),
+    walletAddress: z.string().meta({ description: "The department's custodial wallet, registered on chain with its code" }),
+    webhookUrl: z.string().nullable(),
+    isActive: z.boolean().meta({ description: "As recorded on chain" }),
+    requireSignedRequests: z.boolean().meta({ description: "Extension: whether its API calls must be signed" }),
+    createdAt: DateTime,
+  })
+  .meta({ id: "Department" });
+
+export const DepartmentResponse = Department.extend({
+  apiKey: z.string().meta({ description: "Shown only now: send it as X-API-Key with X-Department-Code" }),
+  apiSecret: z.string().meta({ description: "Shown only now: the HMAC key of signed requests" }),
+  transactionHash: z.string().meta({ description: "The on-chain registration" }),
+}).meta({ id: "DepartmentResponse" });
+
+export const DepartmentList = z.object({ departments: z.array(Department) });
+
+export const RegeneratedKey = z
+  .object({
+    apiKey: z.string().meta({ description: "Shown only now; the previous key stopped working" }),
+    apiSecret: z.string().meta({ description: "Shown only now; the previous secret stopped working" }),
+    keyRotatedAt: DateTime,
+  })
+  .meta({ id: "RegeneratedDepartmentKey" });
+
+export const StatsQuery = z
+  .object({
+    startDate: z.iso.date().optional().meta({ description: "First day (UTC), inclusive; default: the department's registration date" }),
+    endDate: z.iso.date().optional().meta({ description: "Last day (UTC), inclusive; default: today" }),
+  })
+  .refine((q) => !q.startDate || !q.endDate || q.startDate <= q.endDate, { message: "startDate must not be after endDate", path: ["startDate"] });
+
+export const DepartmentStatsResponse = z
+  .object({
+    departmentCode: z.string(),
+    period: z.object({ startDate: z.iso.date(), endDate: z.iso.date() }),
+    stats: z.object({
+      totalReceived: z.int(),
+      approved: z.int(),
+      rejected: z.int(),
+      pending: z.int(),
+      avgProcessingTimeDays: z.number(),
+    }),
+  })
+  .meta({ id: "DepartmentStats" });

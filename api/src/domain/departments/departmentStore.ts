@@ -1,0 +1,111 @@
+/**
+ * Departments as readers see them: the off-chain row (app.departments: name, webhook, signing policy) joined by
+ * code with what the chain says (index.departments: on-chain id, wallet, active). A department exists for readers
+ * once its registration is confirmed on chain and indexed; `isActive` and `walletAddress` come from the chain.
+ */
+import { getAddress } from "ethers";
+import type pg from "pg";
+
+export interface StoredDepartment {
+  code: string;
+  name: string;
+  webhookUrl: string | null;
+  /** The department's custodial wallet as the chain has it (checksummed). */
+  walletAddress: string;
+  /** From the chain (index.departments.active). */
+  isActive: boolean;
+  requireSignedRequests: boolean;
+  /** The department's id in the ApprovalRegistry (what index.approvals / workflow_stages store). */
+  chainDepartmentId: number;
+  createdAt: Date;
+  updatedAt: Date;
+  keyRotatedAt: Date | null;
+}
+
+/** The spec's Department, plus our `requireSignedRequests`. */
+export interface DepartmentJson {
+  code: string;
+  name: string;
+  walletAddress: string;
+  webhookUrl: string | null;
+  isActive: boolean;
+  requireSignedRequests: boolean;
+  createdAt: string;
+}
+
+type Queryable = Pick<pg.Pool, "query">;
+
+const SELECT = `
+  SELECT d.code, d.name, d.webhook_url, d.require_signed_requests, d.created_at, d.updated_at, d.key_rotated_at,
+         i.department_id, i.wallet, i.active, i.updated_at AS chain_updated_at
+  FROM departments d JOIN index.departments i ON i.code = d.code`;
+
+function toDepartment(row: Record<string, any>): StoredDepartment {
+  const chainUpdated = new Date(Number(row.chain_updated_at) * 1000);
+  return {
+    code: row.code,
+    name: row.name,
+    webhookUrl: row.webhook_url ?? null,
+    walletAddress: getAddress(row.wallet),
+    isActive: row.active,
+    requireSignedRequests: row.require_signed_requests,
+    chainDepartmentId: Number(row.department_id),
+    createdAt: row.created_at,
+    updatedAt: chainUpdated > row.updated_at ? chainUpdated : row.updated_at,
+    keyRotatedAt: row.key_rotated_at ?? null,
+  };
+}
+
+export class DepartmentStore {
+  readonly #pool: Queryable;
+
+  constructor(pool: Queryable) {
+    this.#pool = pool;
+  }
+
+  /** The department with this code, once its registration is indexed; undefined otherwise. */
+  async byCode(code: string): Promise<StoredDepartment | undefined> {
+    const { rows } = await this.#pool.query(`${SELECT} WHERE d.code = $1`, [code]);
+    return rows[0] ? toDepartment(rows[0]) : undefined;
+  }
+
+  /** Every visible department (active or not), by code. */
+  async list(filter: { isActive?: boolean } = {}): Promise<StoredDepartment[]> {
+    const { rows } = await this.#pool.query(
+      `${SELECT} ${filter.isActive === undefined ? "" : "WHERE i.active = $1"} ORDER BY d.code`,
+      filter.isActive === undefined ? [] : [filter.isActive],
+    );
+    return rows.map(toDepartment);
+  }
+
+  /** Names by code for the given codes; codes without a visible department are absent (callers fall back to the code). */
+  async names(codes: readonly string[]): Promise<Map<string, string>> {
+    if (codes.length === 0) return new Map();
+    const { rows } = await this.#pool.query(`${SELECT} WHERE d.code = ANY($1)`, [[...new Set(codes)]]);
+    return new Map(rows.map((row) => [row.code as string, row.name as string]));
+  }
+
+  /** Departments by their on-chain id (index.approvals.department_id, workflow_stages.department_ids). */
+  async byChainIds(ids: readonly number[]): Promise<Map<number, StoredDepartment>> {
+    if (ids.length === 0) return new Map();
+    const { rows } = await this.#pool.query(`${SELECT} WHERE i.department_id = ANY($1)`, [[...new Set(ids)]]);
+    return new Map(rows.map((row) => [Number(row.department_id), toDepartment(row)]));
+  }
+
+  /** The spec's Department body. */
+  toJson(department: StoredDepartment): DepartmentJson {
+    return departmentJson(department);
+  }
+}
+
+export function departmentJson(department: StoredDepartment): DepartmentJson {
+  return {
+    code: department.code,
+    name: department.name,
+    walletAddress: department.walletAddress,
+    webhookUrl: department.webhookUrl,
+    isActive: department.isActive,
+    requireSignedRequests: department.requireSignedRequests,
+    createdAt: department.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,199 @@
+/**
+ * Administration of departments: registration (custodial wallet + code ↔ wallet on chain), updates (the active flag
+ * on chain, the rest off chain) and API key regeneration. Every change writes an audit record in the same database
+ * transaction (for chain writes: the one that records the transaction in the outbox). Audit values never carry
+ * keys or secrets.
+ */
+import { encodeBytes32String, getAddress } from "ethers";
+import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { ContractRevertError } from "../../chain/chainErrors.ts";
+import { approvalRegistry } from "../../chain/contracts.ts";
+import { conflict, notFound } from "../../http/appError.ts";
+import type { DomainContext } from "../context.ts";
+import { issueCredentials } from "./credentials.ts";
+import { DepartmentStore, departmentJson, type DepartmentJson, type StoredDepartment } from "./departmentStore.ts";
+
+export interface CreateDepartmentInput {
+  code: string;
+  name: string;
+  webhookUrl?: string;
+  requireSignedRequests?: boolean;
+}
+
+export interface UpdateDepartmentInput {
+  name?: string;
+  webhookUrl?: string | null;
+  isActive?: boolean;
+  requireSignedRequests?: boolean;
+}
+
+export interface CreatedDepartment extends DepartmentJson {
+  apiKey: string;
+  apiSecret: string;
+  transactionHash: string;
+}
+
+const duplicate = (code: string) => conflict("CONFLICT", `Department ${code} already exists`, { code });
+
+export async function createDepartment(context: DomainContext, meta: RequestMeta, input: CreateDepartmentInput): Promise<CreatedDepartment> {
+  const { pool } = context;
+  const { code } = input;
+  const existing = await pool.query(
+    `SELECT t.status FROM departments d JOIN chain_transactions t ON t.id = d.chain_tx_id WHERE d.code = $1`,
+    [code],
+  );
+  if (existing.rows[0]?.status === "FAILED") {
+    // Its registration reverted on chain: the row was never visible; free the code.
+    await pool.query(`DELETE FROM departments d USING chain_transactions t WHERE t.id = d.chain_tx_id AND d.code = $1 AND t.status = 'FAILED'`, [code]);
+  } else if (existing.rows[0]) {
+    throw duplicate(code);
+  }
+  // Registered on chain outside this API (no row here): the chain refuses the code anyway.
+  if ((await pool.query(`SELECT 1 FROM index.departments WHERE code = $1`, [code])).rows[0]) throw duplicate(code);
+
+  const wallet = await context.wallets.create("DEPARTMENT", code);
+  const credentials = await issueCredentials(context.vault, code);
+  const webhookUrl = input.webhookUrl ?? null;
+  const requireSignedRequests = input.requireSignedRequests ?? false;
+  let recordedId: string | undefined;
+  let createdAt = new Date();
+
+  let tx;
+  try {
+    tx = await context.gateway.send(
+      {
+        kind: "REGISTER_DEPARTMENT",
+        from: context.operator,
+        to: context.contracts.ApprovalRegistry,
+        data: approvalRegistry.encodeFunctionData("registerDepartment", [encodeBytes32String(code), wallet]),
+      },
+      {
+        onRecorded: async (client, recorded) => {
+          recordedId = recorded.id;
+          const inserted = await client.query(
+            `INSERT INTO departments (code, name, webhook_url, wallet_address, api_key_hash, api_secret_sealed, require_signed_requests, chain_tx_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING created_at`,
+            [code, input.name, webhookUrl, wallet.toLowerCase(), credentials.apiKeyHash, credentials.apiSecretSealed, requireSignedRequests, recorded.id],
+          );
+          createdAt = inserted.rows[0].created_at;
+          await audit(client, meta, {
+            entityType: "DEPARTMENT",
+            entityId: code,
+            action: "CREATE",
+            newValue: { code, name: input.name, webhookUrl, walletAddress: wallet, requireSignedRequests, isActive: true },
+            txHash: recorded.hash,
+          });
+        },
+      },
+    );
+  } catch (error) {
+    if (error instanceof ContractRevertError) {
+      // Mined and reverted (e.g. registered elsewhere meanwhile): the row must not keep the code.
+      if (recordedId) await pool.query(`DELETE FROM departments WHERE chain_tx_id = $1`, [recordedId]);
+      if (error.errorName === "DepartmentAlreadyRegistered") throw duplicate(code);
+    }
+    // Two registrations of the same code at once: the second row insert fails and nothing is recorded for it.
+    if ((error as { code?: string }).code === "23505") throw duplicate(code);
+    throw error;
+  }
+
+  const department = (await new DepartmentStore(pool).byCode(code)) ?? {
+    // Confirmed on chain but the index has not caught up yet (READ_YOUR_WRITES_TIMEOUT_MS): answer from what we know.
+    code, name: input.name, webhookUrl, walletAddress: getAddress(wallet), isActive: true, requireSignedRequests,
+    chainDepartmentId: 0, createdAt, updatedAt: createdAt, keyRotatedAt: null,
+  };
+  return { ...departmentJson(department), apiKey: credentials.apiKey, apiSecret: credentials.apiSecret, transactionHash: tx.hash };
+}
+
+export async function updateDepartment(context: DomainContext, meta: RequestMeta, code: string, input: UpdateDepartmentInput): Promise<{ department: StoredDepartment; transactionHash: string | null }> {
+  const store = new DepartmentStore(context.pool);
+  const current = await store.byCode(code);
+  if (!current) throw notFound("Department");
+
+  const oldValue: Record<string, unknown> = {};
+  const newValue: Record<string, unknown> = {};
+  if (input.name !== undefined && input.name !== current.name) [oldValue.name, newValue.name] = [current.name, input.name];
+  if (input.webhookUrl !== undefined && input.webhookUrl !== current.webhookUrl) [oldValue.webhookUrl, newValue.webhookUrl] = [current.webhookUrl, input.webhookUrl];
+  if (input.requireSignedRequests !== undefined && input.requireSignedRequests !== current.requireSignedRequests) {
+    [oldValue.requireSignedRequests, newValue.requireSignedRequests] = [current.requireSignedRequests, input.requireSignedRequests];
+  }
+  const offChainChange = Object.keys(newValue).length > 0;
+  const activeChange = input.isActive !== undefined && input.isActive !== current.isActive;
+
+  const apply = async (client: { query: (sql: string, params: unknown[]) => Promise<unknown> }, txHash?: string) => {
+    if (offChainChange) {
+      await client.query(
+        `UPDATE departments SET name = $2, webhook_url = $3, require_signed_requests = $4, updated_at = now() WHERE code = $1`,
+        [code, newValue.name ?? current.name, "webhookUrl" in newValue ? newValue.webhookUrl : current.webhookUrl, newValue.requireSignedRequests ?? current.requireSignedRequests],
+      );
+      await audit(client, meta, { entityType: "DEPARTMENT", entityId: code, action: "UPDATE", oldValue, newValue });
+    }
+    if (activeChange) {
+      await audit(client, meta, {
+        entityType: "DEPARTMENT",
+        entityId: code,
+        action: input.isActive ? "ACTIVATE" : "DEACTIVATE",
+        oldValue: { isActive: current.isActive },
+        newValue: { isActive: input.isActive },
+        txHash,
+      });
+    }
+  };
+
+  let transactionHash: string | null = null;
+  if (activeChange) {
+    const tx = await context.gateway.send(
+      {
+        kind: "UPDATE_DEPARTMENT",
+        from: context.operator,
+        to: context.contracts.ApprovalRegistry,
+        data: approvalRegistry.encodeFunctionData("setDepartmentActive", [encodeBytes32String(code), input.isActive]),
+      },
+      { onRecorded: (client, recorded) => apply(client, recorded.hash) },
+    );
+    transactionHash = tx.hash;
+  } else if (offChainChange) {
+    const client = await context.pool.connect();
+    try {
+      await client.query("BEGIN");
+      await apply(client);
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+  return { department: (await store.byCode(code)) ?? current, transactionHash };
+}
+
+export async function regenerateApiKey(context: DomainContext, meta: RequestMeta, code: string): Promise<{ apiKey: string; apiSecret: string; keyRotatedAt: string }> {
+  const current = await new DepartmentStore(context.pool).byCode(code);
+  if (!current) throw notFound("Department");
+  const credentials = await issueCredentials(context.vault, code);
+  const client = await context.pool.connect();
+  try {
+    await client.query("BEGIN");
+    const previous = await client.query(`SELECT key_rotated_at FROM departments WHERE code = $1 FOR UPDATE`, [code]);
+    const { rows } = await client.query(
+      `UPDATE departments SET api_key_hash = $2, api_secret_sealed = $3, key_rotated_at = now(), updated_at = now() WHERE code = $1 RETURNING key_rotated_at`,
+      [code, credentials.apiKeyHash, credentials.apiSecretSealed],
+    );
+    const rotatedAt: Date = rows[0].key_rotated_at;
+    await audit(client, meta, {
+      entityType: "DEPARTMENT",
+      entityId: code,
+      action: "REGENERATE_KEY",
+      oldValue: { keyRotatedAt: previous.rows[0]?.key_rotated_at?.toISOString() ?? null },
+      newValue: { keyRotatedAt: rotatedAt.toISOString() },
+    });
+    await client.query("COMMIT");
+    return { apiKey: credentials.apiKey, apiSecret: credentials.apiSecret, keyRotatedAt: rotatedAt.toISOString() };
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,221 @@
+import { expect } from "chai";
+import { approvalRegistry, licenceToken } from "../../api/src/chain/contracts.ts";
+import { applicantToken, clientToken } from "./support/authClient.ts";
+import { createDepartment, departmentClient } from "./support/departmentClient.ts";
+import { createDriver, type Driver } from "./support/platformDriver.ts";
+import { jpeg, pdf, png } from "./support/sampleFiles.ts";
+import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { current } from "./support/stackFixture.ts";
+
+type Json = Record<string, any>;
+
+function http(apiUrl: string, token: string) {
+  const call = async (method: string, route: string, body?: unknown) => {
+    const response = await fetch(`${apiUrl}/api/v1${route}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as Json };
+  };
+  const upload = async (method: "POST" | "PUT", route: string, file: Buffer, name: string, fields: Record<string, string> = {}) => {
+    const form = new FormData();
+    for (const [k, v] of Object.entries(fields)) form.set(k, v);
+    form.set("file", new Blob([new Uint8Array(file)]), name);
+    const response = await fetch(`${apiUrl}/api/v1${route}`, { method, headers: { authorization: `Bearer ${token}` }, body: form });
+    return { status: response.status, body: (await response.json()) as Json };
+  };
+  return { get: (r: string) => call("GET", r), post: (r: string, b: unknown = {}) => call("POST", r, b), upload };
+}
+
+/**
+ * The multi-department review through HTTP, each decision a transaction from the department's own wallet, with the
+ * chain's state read back by plain contract calls after each step.
+ */
+describe("departments' review (HTTP, real stack)", function () {
+  const run = `${Date.now() % 1e7}`;
+  // Department codes are letters and underscores only: spell the run id with letters.
+  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const codes = { A: `PLAN_${tag}`, B: `LAND_${tag}`, C: `FIRE_${tag}`, D: `HEALTH_${tag}` };
+  let driver: Driver;
+  let api: string;
+  let admin: ReturnType<typeof http>;
+  let applicant: ReturnType<typeof http>;
+  const departments: Record<string, Awaited<ReturnType<typeof createDepartment>>> = {};
+  const as = (name: keyof typeof codes) => departmentClient(api, departments[name]);
+
+  before(async function () {
+    const stack = current();
+    api = stack.api.url;
+    driver = await createDriver(stack);
+    const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
+    admin = http(api, adminToken);
+    for (const [name, code] of Object.entries(codes)) departments[name] = await createDepartment(api, adminToken, { code, name: `${name} department` });
+    await seedWorkflow(stack, driver, {
+      workflowType: "BUILDING_PERMIT",
+      name: "Building permit (review test)",
+      stages: [
+        { stageId: "planning", stageName: "Planning", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL",
+          requiredApprovals: [{ departmentCode: codes.A, requiredDocuments: ["SITE_PLAN"], isMandatory: true }, { departmentCode: codes.B, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true }] },
+        { stageId: "safety", stageName: "Safety", stageOrder: 2, executionType: "PARALLEL", completionCriteria: "ALL",
+          requiredApprovals: [{ departmentCode: codes.C, requiredDocuments: ["FIRE_SAFETY"], isMandatory: true }, { departmentCode: codes.D, requiredDocuments: ["SITE_PLAN"], isMandatory: true }] },
+      ],
+    });
+    applicant = http(api, await applicantToken(api, { id: `review-${run}`, name: "Rita Review" }));
+  });
+  after(async () => driver?.close());
+
+  async function submittedRequest(tag: string) {
+    const created = await applicant.post("/requests", { applicantId: `review-${run}`, requestType: "BUILDING_PERMIT" });
+    const id = created.body.requestId;
+    const docs: Record<string, string> = {};
+    for (const [docType, bytes, name] of [["SITE_PLAN", pdf(`plan ${tag} ${run}`), "plan.pdf"], ["OWNERSHIP_DEED", png(`deed ${tag} ${run}`), "deed.png"], ["FIRE_SAFETY", jpeg(`fire ${tag} ${run}`), "fire.jpg"]] as const) {
+      const uploaded = await applicant.upload("POST", `/requests/${id}/documents`, bytes, name, { docType });
+      expect(uploaded.status, docType).to.equal(201);
+      docs[docType] = uploaded.body.documentId;
+    }
+    expect((await applicant.post(`/requests/${id}/submit`)).status).to.equal(200);
+    const tokenId = (await applicant.get(`/requests/${id}`)).body.tokenId as number;
+    return { id, tokenId, docs };
+  }
+
+  /** The decisions of a stage as the chain has them, by department code. */
+  async function chainDecisions(tokenId: number, stage: number): Promise<Record<string, string>> {
+    const names = ["PENDING", "APPROVED", "REJECTED", "CHANGES_REQUESTED", "REVIEW_REQUIRED"];
+    const [ids, statuses] = approvalRegistry.decodeFunctionResult("decisionsOf", await driver.core.provider.call({ to: current().deployment.contracts.ApprovalRegistry, data: approvalRegistry.encodeFunctionData("decisionsOf", [tokenId, stage]) }));
+    const result: Record<string, string> = {};
+    for (let i = 0; i < ids.length; i++) {
+      const [code] = approvalRegistry.decodeFunctionResult("departmentById", await driver.core.provider.call({ to: current().deployment.contracts.ApprovalRegistry, data: approvalRegistry.encodeFunctionData("departmentById", [ids[i]]) }));
+      result[(await import("ethers")).decodeBytes32String(code)] = names[Number(statuses[i])];
+    }
+    return result;
+  }
+  const chainStatus = async (tokenId: number) => {
+    const [record] = licenceToken.decodeFunctionResult("licence", await driver.core.provider.call({ to: current().deployment.contracts.LicenceToken, data: licenceToken.encodeFunctionData("licence", [tokenId]) }));
+    return ["NONE", "DRAFT", "SUBMITTED", "PENDING_RESUBMISSION", "APPROVED", "REJECTED", "CANCELLED", "SUSPENDED", "REVOKED"][Number(record.status)];
+  };
+  const outboxFrom = async (wallet: string) => (await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions WHERE from_address = $1`, [wallet.toLowerCase()])).rows[0].n as number;
+
+  it("walks a request through both stages with a request for changes and an invalidation, agreeing with the chain at every step", async function () {
+    const { id, tokenId, docs } = await submittedRequest("main");
+
+    // Pending: only the first department of the SEQUENTIAL stage is asked now.
+    const pendingA = await as("A").get(`/requests/pending?department=${codes.A}`);
+    expect(pendingA.status).to.equal(200);
+    expect(pendingA.body.requests.map((r: Json) => r.requestId)).to.include(id);
+    expect((await as("B").get(`/requests/pending?department=${codes.B}`)).body.requests.map((r: Json) => r.requestId)).to.not.include(id);
+    expect((await as("A").get(`/requests/pending?department=${codes.B}`)).status).to.equal(403);
+
+    // Out of turn, and not in this stage: refused, nothing recorded from their wallets.
+    const beforeB = await outboxFrom(departments.B.walletAddress);
+    const early = await as("B").post(`/requests/${id}/approve`, { remarks: "fine", reviewedDocuments: [docs.OWNERSHIP_DEED] });
+    expect(early.status).to.equal(409);
+    expect(early.body.code).to.equal("NOT_YOUR_TURN");
+    const notHere = await as("C").post(`/requests/${id}/approve`, { remarks: "fine", reviewedDocuments: [] });
+    expect(notHere.status).to.equal(409);
+    expect(notHere.body.code).to.equal("NOT_PENDING");
+    expect(await outboxFrom(departments.B.walletAddress)).to.equal(beforeB);
+
+    const approvedA = await as("A").post(`/requests/${id}/approve`, { remarks: "Plan complies with zoning", reviewedDocuments: [docs.SITE_PLAN] });
+    expect(approvedA.status).to.equal(200);
+    expect(approvedA.body).to.deep.include({ status: "APPROVED", workflowStatus: { currentStage: "Planning", isComplete: false, nextPendingDepartments: [codes.B] } });
+    const sent = await driver.core.provider.getTransaction(approvedA.body.transactionHash);
+    expect(sent!.from).to.equal(departments.A.walletAddress); // signed by the department's own wallet
+    expect(await chainDecisions(tokenId, 0)).to.deep.equal({ [codes.A]: "APPROVED", [codes.B]: "PENDING" });
+    expect((await as("A").post(`/requests/${id}/approve`, { remarks: "again", reviewedDocuments: [] })).body.code).to.equal("ALREADY_DECIDED");
+
+    // B asks for a new deed: the request goes back to the applicant.
+    const changes = await as("B").post(`/requests/${id}/request-changes`, { remarks: "Deed is not certified", requiredDocuments: ["OWNERSHIP_DEED"] });
+    expect(changes.status).to.equal(200);
+    expect(changes.body.status).to.equal("PENDING_RESUBMISSION");
+    expect(await chainStatus(tokenId)).to.equal("PENDING_RESUBMISSION");
+
+    // The applicant replaces the deed (B had not approved: nothing invalidated) and the plan (A's approval falls).
+    const deed = await applicant.upload("PUT", `/requests/${id}/documents/${docs.OWNERSHIP_DEED}`, png(`deed v2 ${run}`), "deed2.png");
+    expect(deed.body.invalidatedApprovals).to.deep.equal([]);
+    const plan = await applicant.upload("PUT", `/requests/${id}/documents/${docs.SITE_PLAN}`, pdf(`plan v2 ${run}`), "plan2.pdf");
+    expect(plan.status).to.equal(200);
+    expect(plan.body.invalidatedApprovals).to.deep.equal([codes.A]);
+    expect(await chainDecisions(tokenId, 0)).to.deep.equal({ [codes.A]: "REVIEW_REQUIRED", [codes.B]: "CHANGES_REQUESTED" });
+
+    const resubmitted = await applicant.post(`/requests/${id}/submit`);
+    expect(resubmitted.body.status).to.equal("SUBMITTED");
+    expect(resubmitted.body.pendingDepartments).to.deep.equal([codes.A]);
+
+    await as("A").post(`/requests/${id}/approve`, { remarks: "New plan checked", reviewedDocuments: [docs.SITE_PLAN] });
+    const approvedB = await as("B").post(`/requests/${id}/approve`, { remarks: "Certified deed", reviewedDocuments: [docs.OWNERSHIP_DEED] });
+    expect(approvedB.body.workflowStatus).to.deep.equal({ currentStage: "Safety", isComplete: false, nextPendingDepartments: [codes.C, codes.D] });
+    expect((await as("D").get(`/requests/pending?department=${codes.D}`)).body.requests.map((r: Json) => r.requestId)).to.include(id);
+
+    await as("D").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [docs.SITE_PLAN] });
+    const final = await as("C").post(`/requests/${id}/approve`, { remarks: "Fire exits adequate", reviewedDocuments: [docs.FIRE_SAFETY] });
+    expect(final.body.workflowStatus).to.deep.equal({ currentStage: "", isComplete: true, nextPendingDepartments: [] });
+    expect(await chainStatus(tokenId)).to.equal("APPROVED");
+
+    const detail = await applicant.get(`/requests/${id}`);
+    expect(detail.body.status).to.equal("APPROVED");
+    expect(detail.body.approvedAt).to.be.a("string");
+    expect(Date.parse(detail.body.expiresAt) - Date.parse(detail.body.approvedAt)).to.equal(730 * 86_400_000);
+
+    const all = await applicant.get(`/requests/${id}/approvals?includeInvalidated=true`);
+    expect(all.body.approvals.map((a: Json) => [a.departmentCode, a.status, a.isActive])).to.deep.equal([
+      [codes.A, "REVIEW_REQUIRED", false],
+      [codes.B, "CHANGES_REQUESTED", false],
+      [codes.A, "APPROVED", true],
+      [codes.B, "APPROVED", true],
+      [codes.D, "APPROVED", true],
+      [codes.C, "APPROVED", true],
+    ]);
+    expect(all.body.approvals[0]).to.include({ remarks: "Plan complies with zoning" });
+    expect(all.body.approvals[0].invalidatedAt).to.be.a("string");
+    expect(all.body.approvals[0].reviewedDocuments).to.deep.equal([docs.SITE_PLAN]);
+    const standing = await applicant.get(`/requests/${id}/approvals`);
+    expect(standing.body.approvals).to.have.length(4);
+
+    const timeline = (await applicant.get(`/requests/${id}/timeline`)).body.events as Json[];
+    const types = timeline.map((e) => e.eventType);
+    for (const type of ["APPROVAL_RECEIVED", "CHANGES_REQUESTED", "DOCUMENT_UPDATED", "APPROVAL_INVALIDATED", "REQUEST_RESUBMITTED", "STAGE_COMPLETED", "REQUEST_APPROVED"]) expect(types).to.include(type);
+    expect(timeline.find((e) => e.eventType === "CHANGES_REQUESTED")!.actor).to.deep.equal({ type: "DEPARTMENT", id: codes.B, name: codes.B });
+
+    // Each decision left an audit record with the department as actor.
+    const audits = await driver.core.pool.query(`SELECT action, actor_type, actor_id FROM audit_logs WHERE entity_type = 'APPROVAL' AND entity_id = $1 ORDER BY created_at`, [id]);
+    expect(audits.rows.map((r) => `${r.action}:${r.actor_id}`)).to.deep.equal([
+      `APPROVE:${codes.A}`, `REQUEST_CHANGES:${codes.B}`, `APPROVE:${codes.A}`, `APPROVE:${codes.B}`, `APPROVE:${codes.D}`, `APPROVE:${codes.C}`,
+    ]);
+
+    // Administrators suspend, reinstate and revoke the issued licence.
+    expect((await applicant.post(`/requests/${id}/suspend`, { reasonCode: 3 })).status).to.equal(403);
+    expect((await admin.post(`/requests/${id}/suspend`, { reasonCode: 3, reason: "inspection" })).body.status).to.equal("SUSPENDED");
+    expect(await chainStatus(tokenId)).to.equal("SUSPENDED");
+    expect((await admin.post(`/requests/${id}/reinstate`, {})).body.status).to.equal("APPROVED");
+    expect((await admin.post(`/requests/${id}/revoke`, { reasonCode: 4, reason: "fraud found" })).body.status).to.equal("REVOKED");
+    expect(await chainStatus(tokenId)).to.equal("REVOKED");
+    const again = await admin.post(`/requests/${id}/revoke`, { reasonCode: 4 });
+    expect(again.status).to.equal(409);
+    expect(again.body.code).to.equal("INVALID_STATE");
+  });
+
+  it("lets a department see the requests routed to it, and nothing else", async function () {
+    const { id } = await submittedRequest("routed");
+    const asA = await as("A").get(`/requests/${id}`);
+    expect(asA.status).to.equal(200);
+    const listed = await as("A").get(`/requests?limit=100`);
+    expect(listed.body.requests.map((r: Json) => r.requestId)).to.include(id);
+    const other = await createDepartment(api, await clientToken(api, current().admin.clientId, current().admin.clientSecret, "admin"), { code: `OTHER_${tag}`, name: "Other" });
+    expect((await departmentClient(api, other).get(`/requests/${id}`)).status).to.equal(404);
+  });
+
+  it("rejects for good (FAIL_REQUEST) with the reason on chain", async function () {
+    const { id, tokenId } = await submittedRequest("reject");
+    const rejected = await as("A").post(`/requests/${id}/reject`, { remarks: "Unsafe structure", reason: "SAFETY_VIOLATION" });
+    expect(rejected.status).to.equal(200);
+    expect(rejected.body).to.deep.include({ status: "REJECTED", workflowStatus: { currentStage: "", isComplete: false, nextPendingDepartments: [] } });
+    const [record] = licenceToken.decodeFunctionResult("licence", await driver.core.provider.call({ to: current().deployment.contracts.LicenceToken, data: licenceToken.encodeFunctionData("licence", [tokenId]) }));
+    expect(record.status).to.equal(5n);
+    expect(record.reasonCode).to.equal(1n);
+    expect((await applicant.get(`/requests/${id}`)).body.status).to.equal("REJECTED");
+    const bad = await as("B").post(`/requests/${id}/reject`, { remarks: "x", reason: "BECAUSE" });
+    expect(bad.status).to.equal(400);
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * Departments for stack tests, over HTTP like any caller:
+ * - createDepartment: POST /departments with an admin token → its code, API key and secret, wallet;
+ * - departmentClient: calls as that department (X-API-Key + X-Department-Code), signing every request when asked
+ *   (X-Timestamp + X-Signature, the rules in api/src/domain/departments/requestSigning.ts).
+ *
+ * Usage in another test file:
+ *   const admin = await clientToken(api, current().admin.clientId, current().admin.clientSecret, "admin");
+ *   const fire = await createDepartment(api, admin, { code: "FIRE_X", name: "Fire" });
+ *   const asFire = departmentClient(api, fire);
+ *   const pending = await asFire.get(`/requests/pending?department=${fire.code}`);
+ */
+import { canonicalJson } from "../../../api/src/canonicalJson.ts";
+import { signatureHeaders } from "../../../api/src/domain/departments/requestSigning.ts";
+
+type Json = Record<string, any>;
+
+export interface DepartmentCredentials {
+  code: string;
+  apiKey: string;
+  apiSecret: string;
+}
+
+export interface CreatedTestDepartment extends DepartmentCredentials {
+  walletAddress: string;
+  /** The whole 201 body. */
+  body: Json;
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Headers;
+  body: Json;
+}
+
+/** Registers a department (admin token) and returns its credentials; throws unless 201. */
+export async function createDepartment(
+  apiUrl: string,
+  adminToken: string,
+  input: { code: string; name: string; webhookUrl?: string; requireSignedRequests?: boolean },
+): Promise<CreatedTestDepartment> {
+  const response = await fetch(`${apiUrl}/api/v1/departments`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify(input),
+  });
+  const body = (await response.json()) as Json;
+  if (response.status !== 201) throw new Error(`department creation failed: ${response.status} ${JSON.stringify(body)}`);
+  return { code: body.code, apiKey: body.apiKey, apiSecret: body.apiSecret, walletAddress: body.walletAddress, body };
+}
+
+/**
+ * A client calling as the department. `sign: true` signs every request (the body is sent as canonical JSON, so its
+ * hash is that of the bytes sent). `extra` headers override the computed ones (e.g. a stale X-Timestamp in tests).
+ */
+export function departmentClient(apiUrl: string, credentials: DepartmentCredentials, options: { sign?: boolean } = {}) {
+  const call = async (method: string, route: string, body?: unknown, extra: Record<string, string> = {}): Promise<HttpResult> => {
+    const target = `/api/v1${route}`;
+    const headers: Record<string, string> = {
+      "x-api-key": credentials.apiKey,
+      "x-department-code": credentials.code,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...(options.sign ? signatureHeaders(credentials.apiSecret, method, target, body) : {}),
+      ...extra,
+    };
+    const response = await fetch(`${apiUrl}${target}`, { method, headers, body: body === undefined ? undefined : canonicalJson(body) });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : undefined) as Json };
+  };
+  return {
+    get: (route: string, extra?: Record<string, string>) => call("GET", route, undefined, extra),
+    post: (route: string, body?: unknown, extra?: Record<string, string>) => call("POST", route, body, extra),
+    patch: (route: string, body?: unknown, extra?: Record<string, string>) => call("PATCH", route, body, extra),
+    put: (route: string, body?: unknown, extra?: Record<string, string>) => call("PUT", route, body, extra),
+    /** Raw call: full control over method, body value and headers. */
+    call,
+  };
+}
