@@ -176,7 +176,8 @@ describe("departments' review (HTTP, real stack)", function () {
     const timeline = (await applicant.get(`/requests/${id}/timeline`)).body.events as Json[];
     const types = timeline.map((e) => e.eventType);
     for (const type of ["APPROVAL_RECEIVED", "CHANGES_REQUESTED", "DOCUMENT_UPDATED", "APPROVAL_INVALIDATED", "REQUEST_RESUBMITTED", "STAGE_COMPLETED", "REQUEST_APPROVED"]) expect(types).to.include(type);
-    expect(timeline.find((e) => e.eventType === "CHANGES_REQUESTED")!.actor).to.deep.equal({ type: "DEPARTMENT", id: codes.B, name: codes.B });
+    expect(timeline.find((e) => e.eventType === "CHANGES_REQUESTED")!.actor).to.deep.equal({ type: "DEPARTMENT", id: codes.B, name: "B department" });
+    expect(all.body.approvals[0].departmentName).to.equal("A department");
 
     // Each decision left an audit record with the department as actor.
     const audits = await driver.core.pool.query(`SELECT action, actor_type, actor_id FROM audit_logs WHERE entity_type = 'APPROVAL' AND entity_id = $1 ORDER BY created_at`, [id]);
@@ -217,5 +218,72 @@ describe("departments' review (HTTP, real stack)", function () {
     expect((await applicant.get(`/requests/${id}`)).body.status).to.equal("REJECTED");
     const bad = await as("B").post(`/requests/${id}/reject`, { remarks: "x", reason: "BECAUSE" });
     expect(bad.status).to.equal(400);
+  });
+
+  describe("other stage shapes and rejection rules", function () {
+    type Approval = { departmentCode: string; requiredDocuments: string[]; isMandatory: boolean };
+    const docs3 = (a: string, b: string, c: string): Approval[] => [
+      { departmentCode: a, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
+      { departmentCode: b, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true },
+      { departmentCode: c, requiredDocuments: ["FIRE_SAFETY"], isMandatory: true },
+    ];
+    async function oneStage(stage: Record<string, unknown>, requiredApprovals: Approval[]) {
+      await seedWorkflow(current(), driver, {
+        workflowType: "BUILDING_PERMIT",
+        name: "Shape test",
+        stages: [{ stageId: "only", stageName: "Review", stageOrder: 1, executionType: "PARALLEL", completionCriteria: "ALL", requiredApprovals, ...stage } as never],
+      });
+    }
+
+    it("RETRY_STAGE: a rejection clears the stage and returns the request; after resubmission everyone decides again", async function () {
+      await oneStage({ onRejection: "RETRY_STAGE" }, docs3(codes.A, codes.B, codes.C));
+      const { id, tokenId } = await submittedRequest("retry");
+      await as("A").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [] });
+      const rejected = await as("B").post(`/requests/${id}/reject`, { remarks: "Deed unreadable", reason: "INCOMPLETE_DOCUMENTS" });
+      expect(rejected.status).to.equal(200);
+      expect(await chainStatus(tokenId)).to.equal("PENDING_RESUBMISSION");
+      expect(await chainDecisions(tokenId, 0)).to.deep.equal({ [codes.A]: "PENDING", [codes.B]: "PENDING", [codes.C]: "PENDING" });
+      const resubmitted = await applicant.post(`/requests/${id}/submit`);
+      expect(resubmitted.body.pendingDepartments).to.deep.equal([codes.A, codes.B, codes.C]);
+    });
+
+    it("ESCALATE: an administrator returns the rejection to the department, then upholds the next one", async function () {
+      await oneStage({ executionType: "SEQUENTIAL", onRejection: "ESCALATE" }, docs3(codes.A, codes.B, codes.C));
+      const { id, tokenId, docs } = await submittedRequest("escalate");
+      await as("A").post(`/requests/${id}/reject`, { remarks: "Plan unclear", reason: "OTHER" });
+      expect(await chainStatus(tokenId)).to.equal("SUBMITTED"); // waiting for an administrator
+      // Documents are frozen while escalated.
+      const frozen = await applicant.upload("PUT", `/requests/${id}/documents/${docs.SITE_PLAN}`, pdf(`frozen ${run}`), "p.pdf");
+      expect(frozen.status).to.equal(409);
+      expect((await as("A").post(`/requests/${id}/approve`, { remarks: "x", reviewedDocuments: [] })).body.code).to.equal("INVALID_STATE");
+      const returned = await admin.post(`/requests/${id}/resolve-escalation`, { decision: "RETURN", remarks: "Please look again" });
+      expect(returned.status).to.equal(200);
+      expect(await chainDecisions(tokenId, 0)).to.deep.include({ [codes.A]: "PENDING" });
+      await as("A").post(`/requests/${id}/reject`, { remarks: "Still unclear", reason: "POLICY_VIOLATION" });
+      const upheld = await admin.post(`/requests/${id}/resolve-escalation`, { decision: "REJECT", reasonCode: 3 });
+      expect(upheld.body.status).to.equal("REJECTED");
+      expect(await chainStatus(tokenId)).to.equal("REJECTED");
+      expect((await admin.post(`/requests/${id}/resolve-escalation`, { decision: "REJECT" })).body.code).to.equal("NOT_ESCALATED");
+    });
+
+    it("ANY: one approval completes the stage", async function () {
+      await oneStage({ completionCriteria: "ANY" }, docs3(codes.A, codes.B, codes.C).map((a) => ({ ...a, isMandatory: false })));
+      const { id, tokenId } = await submittedRequest("any");
+      const approved = await as("B").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [] });
+      expect(approved.body.workflowStatus.isComplete).to.equal(true);
+      expect(await chainStatus(tokenId)).to.equal("APPROVED");
+    });
+
+    it("THRESHOLD 2 of 3 with a mandatory department: two approvals are not enough without it", async function () {
+      const approvals = docs3(codes.A, codes.B, codes.C).map((a, i) => ({ ...a, isMandatory: i === 2 }));
+      await oneStage({ completionCriteria: "THRESHOLD", threshold: 2 }, approvals);
+      const { id, tokenId } = await submittedRequest("threshold");
+      await as("A").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [] });
+      const two = await as("B").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [] });
+      expect(two.body.workflowStatus).to.deep.equal({ currentStage: "Review", isComplete: false, nextPendingDepartments: [codes.C] });
+      const three = await as("C").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [] });
+      expect(three.body.workflowStatus.isComplete).to.equal(true);
+      expect(await chainStatus(tokenId)).to.equal("APPROVED");
+    });
   });
 });

@@ -25,8 +25,9 @@ export interface ApprovalJson {
 export async function approvalsOfToken(pool: pg.Pool, tokenId: bigint, includeInvalidated: boolean): Promise<ApprovalJson[]> {
   const { rows } = await pool.query(
     `SELECT a.id, a.decision, a.stage, a.reviewed_mask, a.is_active, a.invalidated_at, a.invalidation_reason, a.tx_hash, a.timestamp,
-            d.code, a.department_id, r.remarks
+            d.code, a.department_id, r.remarks, ad.name AS department_name
      FROM index.approvals a LEFT JOIN index.departments d ON d.department_id = a.department_id
+     LEFT JOIN departments ad ON ad.code = d.code
      LEFT JOIN decision_remarks r ON r.tx_hash = a.tx_hash
      WHERE a.token_id = $1 ${includeInvalidated ? "" : "AND a.is_active"}
      ORDER BY a.block_number, a.log_index`,
@@ -41,7 +42,7 @@ export async function approvalsOfToken(pool: pg.Pool, tokenId: bigint, includeIn
     return {
       approvalId: stableUuid(`approval:${row.id}`),
       departmentCode: row.code ?? String(row.department_id),
-      departmentName: row.code ?? String(row.department_id),
+      departmentName: row.department_name ?? row.code ?? String(row.department_id),
       status: invalidatedByDocument ? "REVIEW_REQUIRED" : row.decision,
       remarks: row.remarks ?? "",
       reviewedDocuments: reviewed,

@@ -65,9 +65,10 @@ export async function timelineOf(pool: pg.Pool, request: RequestView): Promise<T
     ),
     pool.query(`SELECT id, department_id, stage, decision, reason_code, block_number, log_index, tx_hash, timestamp FROM index.approvals WHERE token_id = $1`, [token]),
     pool.query(`SELECT id, stage, event_type, detail, block_number, log_index, tx_hash, timestamp FROM index.stage_events WHERE token_id = $1 AND event_type = ANY($2)`, [token, Object.keys(STAGE_EVENTS)]),
-    pool.query(`SELECT department_id, code FROM index.departments`),
+    pool.query(`SELECT d.department_id, d.code, ad.name FROM index.departments d LEFT JOIN departments ad ON ad.code = d.code`),
   ]);
   const codeOf = new Map(departments.rows.map((r) => [Number(r.department_id), r.code as string]));
+  const nameOf = new Map(departments.rows.map((r) => [r.code as string, (r.name ?? r.code) as string]));
   const events: Ordered[] = [];
   const mint = licence.rows[0];
 
@@ -128,7 +129,7 @@ export async function timelineOf(pool: pg.Pool, request: RequestView): Promise<T
       eventId: stableUuid(`decision:${row.id}`),
       eventType,
       description: `${code} ${verb} (stage ${Number(row.stage) + 1})`,
-      actor: { type: "DEPARTMENT", id: code, name: code },
+      actor: { type: "DEPARTMENT", id: code, name: nameOf.get(code) ?? code },
       metadata: { stage: Number(row.stage), reasonCode: Number(row.reason_code) },
       transactionHash: row.tx_hash,
       timestamp: iso(row.timestamp),
@@ -142,7 +143,7 @@ export async function timelineOf(pool: pg.Pool, request: RequestView): Promise<T
       eventId: stableUuid(`stage:${row.id}`),
       eventType: STAGE_EVENTS[row.event_type],
       description: describeStageEvent(row.event_type, Number(row.stage), detail, code),
-      actor: code ? { type: "DEPARTMENT", id: code, name: code } : { type: "SYSTEM", id: "platform", name: "Licence platform" },
+      actor: code ? { type: "DEPARTMENT", id: code, name: nameOf.get(code) ?? code } : { type: "SYSTEM", id: "platform", name: "Licence platform" },
       metadata: { stage: Number(row.stage), ...detail },
       transactionHash: row.tx_hash,
       timestamp: iso(row.timestamp),

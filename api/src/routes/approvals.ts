@@ -7,6 +7,7 @@ import { requestMeta } from "../audit/auditLog.ts";
 import type { Principal } from "../auth/principal.ts";
 import { REJECTION_REASONS, decide } from "../domain/approvals/decide.ts";
 import { actOnLicence } from "../domain/approvals/licenceActions.ts";
+import { resolveEscalation } from "../domain/approvals/resolveEscalation.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { forbidden, notFound } from "../http/appError.ts";
 import { ErrorSchema, defineRoute, type RouteDefinition } from "../http/routeTable.ts";
@@ -147,6 +148,20 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
         const approvals = await approvalsOfToken(context.pool, request.tokenId, query.includeInvalidated === "true");
         return { body: { requestId: request.id, approvals: approvals.map(({ stage: _stage, ...a }) => a) } };
       },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/requests/:requestId/resolve-escalation",
+      operationId: "resolveEscalation",
+      summary: "Resolve an escalated stage: uphold the rejection, or return it to the department",
+      description:
+        "Administrators only. A stage is escalated by a rejection whose stage says onRejection ESCALATE, or by an overdue stage with onTimeout ESCALATE; documents are frozen meanwhile. REJECT rejects the request (reasonCode on chain); RETURN sends it back: a rejecting department decides again and the stage's clock restarts. An administrator cannot approve for a department.",
+      tags: ["Approvals"],
+      access: ADMIN,
+      params: RequestIdParams,
+      body: z.object({ decision: z.enum(["REJECT", "RETURN"]), reasonCode: z.int().min(1).max(255).default(5), remarks: z.string().max(4000).optional() }).meta({ id: "ResolveEscalationInput" }),
+      responses: { 200: { description: "Resolved", schema: z.object({ requestId: z.string(), status: z.string(), transactionHash: z.string() }) }, ...errors({ 401: "Not authenticated", 403: "Not an administrator", 404: "No such request", 409: "NOT_ESCALATED" }) },
+      handler: async ({ params, body, ctx }) => ({ body: await resolveEscalation(context, requestMeta(ctx), params.requestId, body.decision, body.reasonCode, body.remarks) }),
     }),
     ...(["suspend", "reinstate", "revoke"] as const).map((verb) =>
       defineRoute({

@@ -1,0 +1,37 @@
+/**
+ * An administrator resolves an escalated stage (a rejection with onRejection ESCALATE, or a timeout with ESCALATE):
+ * REJECT upholds it (the request is rejected, with a reason code), RETURN sends it back (a rejecting department
+ * decides again and the stage's clock restarts). An administrator never approves for a department.
+ */
+import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { ContractRevertError } from "../../chain/chainErrors.ts";
+import { approvalRegistry } from "../../chain/contracts.ts";
+import { conflict, notFound } from "../../http/appError.ts";
+import { findRequest } from "../../reads/requestReads.ts";
+import type { DomainContext } from "../context.ts";
+
+export async function resolveEscalation(context: DomainContext, meta: RequestMeta, requestId: string, decision: "REJECT" | "RETURN", reasonCode: number, remarks?: string) {
+  const request = await findRequest(context.pool, requestId);
+  if (!request) throw notFound("Request");
+  if (request.phase !== "ESCALATED") throw conflict("NOT_ESCALATED", "The request has no escalation waiting for an administrator", { currentStatus: request.status });
+  try {
+    const tx = await context.gateway.send(
+      {
+        kind: "ESCALATION",
+        from: context.operator,
+        to: context.contracts.ApprovalRegistry,
+        data: approvalRegistry.encodeFunctionData("resolveEscalation", [request.tokenId, decision === "REJECT", decision === "REJECT" ? reasonCode : 0]),
+        requestId: request.id,
+      },
+      {
+        onRecorded: (client, recorded) =>
+          audit(client, meta, { entityType: "REQUEST", entityId: request.id, action: `ESCALATION_${decision}`, oldValue: { status: request.status, stage: request.stage }, newValue: { decision, reasonCode, remarks }, txHash: recorded.hash }),
+      },
+    );
+    const after = (await findRequest(context.pool, request.id))!;
+    return { requestId: request.id, status: after.status, transactionHash: tx.hash };
+  } catch (error) {
+    if (error instanceof ContractRevertError && error.errorName === "ReviewWrongPhase") throw conflict("NOT_ESCALATED", "The request has no escalation waiting for an administrator");
+    throw error;
+  }
+}
