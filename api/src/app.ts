@@ -25,6 +25,8 @@ export interface AppDeps extends Omit<SystemDeps, "openApiDocument"> {
   routes: RouteDefinition[];
   /** Resolves the caller of each request (bearer tokens, department keys). */
   authenticate: Authenticator;
+  /** docs/decisions.md, served in the OpenAPI document's description. */
+  decisions?: string;
   /** Stores Idempotency-Key outcomes; without it the header is ignored. */
   idempotency?: IdempotencyStore;
   /** Routes outside /api/v1 (e.g. /.well-known/jwks.json), mounted at the root. */
@@ -55,6 +57,8 @@ export function createApp(deps: AppDeps): Koa {
       description:
         "Multi-department approval of licences and permits on a permissioned blockchain. Every error has the body {code, message, details?}.",
       serverUrl: deps.publicBaseUrl,
+      // Every point the interface specification leaves "not shown", as decided (docs/decisions.md).
+      extraSections: deps.decisions ? [deps.decisions] : [],
     }));
 
   const root = new Router();

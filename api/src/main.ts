@@ -2,6 +2,7 @@
  * The API process: `node api/src/main.ts` (started by `npm start`, or on its own against a real Postgres and
  * chain). Reconciles the outbox before serving, then serves until SIGINT/SIGTERM.
  */
+import { readFile } from "node:fs/promises";
 import type { Server } from "node:http";
 import { createApp } from "./app.ts";
 import { describeConfig, loadConfig } from "./config.ts";
@@ -58,6 +59,7 @@ const app = createApp({
   rootRoutes: routes.root,
   authenticate: auth.authenticate,
   idempotency: new IdempotencyStore(core.pool),
+  decisions: await readFile(new URL("../../docs/decisions.md", import.meta.url), "utf8").catch(() => undefined),
 });
 
 const server: Server = await new Promise((resolve, reject) => {

@@ -6,28 +6,9 @@ import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { jpeg, pdf, png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
+import { apiClient as http, type Json } from "./support/httpClient.ts";
 
-type Json = Record<string, any>;
 
-function http(apiUrl: string, token: string) {
-  const call = async (method: string, route: string, body?: unknown) => {
-    const response = await fetch(`${apiUrl}/api/v1${route}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as Json };
-  };
-  const upload = async (method: "POST" | "PUT", route: string, file: Buffer, name: string, fields: Record<string, string> = {}) => {
-    const form = new FormData();
-    for (const [k, v] of Object.entries(fields)) form.set(k, v);
-    form.set("file", new Blob([new Uint8Array(file)]), name);
-    const response = await fetch(`${apiUrl}/api/v1${route}`, { method, headers: { authorization: `Bearer ${token}` }, body: form });
-    return { status: response.status, body: (await response.json()) as Json };
-  };
-  return { get: (r: string) => call("GET", r), post: (r: string, b: unknown = {}) => call("POST", r, b), upload };
-}
 
 /**
  * The multi-department review through HTTP, each decision a transaction from the department's own wallet, with the

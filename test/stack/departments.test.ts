@@ -7,26 +7,9 @@ import { applicantToken, clientToken, createClient } from "./support/authClient.
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { b32, createDriver, documents, registry, sha, token, uuidBytes, type Driver } from "./support/platformDriver.ts";
 import { current } from "./support/stackFixture.ts";
+import { apiClient as client, type Json } from "./support/httpClient.ts";
 
-type Json = Record<string, any>;
 
-/** Minimal HTTP client with a bearer token (or none). */
-function client(apiUrl: string, token?: string) {
-  const call = async (method: string, route: string, body?: unknown) => {
-    const response = await fetch(`${apiUrl}/api/v1${route}`, {
-      method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : undefined) as Json };
-  };
-  return {
-    get: (route: string) => call("GET", route),
-    post: (route: string, body?: unknown) => call("POST", route, body),
-    patch: (route: string, body?: unknown) => call("PATCH", route, body),
-  };
-}
 
 /** Department codes are upper-case letters and underscores only: the run id in letters. */
 const run = String(Date.now() % 1e8).replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);

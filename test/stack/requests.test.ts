@@ -12,36 +12,10 @@ import { executable, jpeg, pdf, png, text } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { startS3Server, type S3ServerHandle as S3Server } from "./support/s3Server.ts";
 import { current } from "./support/stackFixture.ts";
+import { apiClient as client, type Json } from "./support/httpClient.ts";
 
 const sha = (bytes: Buffer) => `0x${createHash("sha256").update(bytes).digest("hex")}`;
-type Json = Record<string, any>;
 
-/** Minimal HTTP client for one caller. */
-function client(apiUrl: string, token?: string) {
-  const headers = (extra: Record<string, string> = {}) => ({ ...(token ? { authorization: `Bearer ${token}` } : {}), ...extra });
-  const call = async (method: string, route: string, body?: unknown, extra: Record<string, string> = {}) => {
-    const response = await fetch(`${apiUrl}/api/v1${route}`, {
-      method,
-      headers: headers(body === undefined ? extra : { "content-type": "application/json", ...extra }),
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : undefined) as Json };
-  };
-  const upload = async (method: "POST" | "PUT", route: string, file: Buffer, filename: string, fields: Record<string, string> = {}, type = "application/octet-stream", extra: Record<string, string> = {}) => {
-    const form = new FormData();
-    for (const [k, v] of Object.entries(fields)) form.set(k, v);
-    form.set("file", new Blob([new Uint8Array(file)], { type }), filename);
-    const response = await fetch(`${apiUrl}/api/v1${route}`, { method, headers: headers(extra), body: form });
-    const text = await response.text();
-    return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : undefined) as Json };
-  };
-  return {
-    get: (route: string) => call("GET", route),
-    post: (route: string, body?: unknown, extra?: Record<string, string>) => call("POST", route, body ?? {}, extra),
-    upload,
-  };
-}
 
 describe("applicants: requests and documents (HTTP, real stack)", function () {
   let driver: Driver;

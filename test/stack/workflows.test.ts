@@ -4,36 +4,9 @@ import { applicantToken, clientToken } from "./support/authClient.ts";
 import { b32, createDriver, registry, type Driver } from "./support/platformDriver.ts";
 import { pdf, png } from "./support/sampleFiles.ts";
 import { current } from "./support/stackFixture.ts";
+import { apiClient as client, type Json } from "./support/httpClient.ts";
 
-type Json = Record<string, any>;
 
-/** Minimal HTTP client for one caller. */
-function client(apiUrl: string, token?: string) {
-  const call = async (method: string, route: string, body?: unknown) => {
-    const response = await fetch(`${apiUrl}/api/v1${route}`, {
-      method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as Json };
-  };
-  const upload = async (route: string, file: Buffer, filename: string, fields: Record<string, string>) => {
-    const form = new FormData();
-    for (const [k, v] of Object.entries(fields)) form.set(k, v);
-    form.set("file", new Blob([new Uint8Array(file)]), filename);
-    const response = await fetch(`${apiUrl}/api/v1${route}`, { method: "POST", headers: token ? { authorization: `Bearer ${token}` } : {}, body: form });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as Json };
-  };
-  return {
-    get: (route: string) => call("GET", route),
-    post: (route: string, body: unknown = {}) => call("POST", route, body),
-    put: (route: string, body: unknown) => call("PUT", route, body),
-    delete: (route: string) => call("DELETE", route),
-    upload,
-  };
-}
 
 const TYPE = "RESORT_LICENSE"; // other stack tests use BUILDING_PERMIT, and expect TRADE_LICENSE to have no workflow
 const UNKNOWN_ID = "00000000-0000-4000-8000-000000000000";
@@ -248,10 +221,10 @@ describe("workflows: administration (HTTP, real stack)", function () {
 
     it("a request created before the PUT keeps version 1; one created after is pinned to version 2", async function () {
       // Version 1 needs SITE_PLAN only; HEALTH_CERT belongs to version 2.
-      const refused = await applicant.upload(`/requests/${requestOnV1}/documents`, png(`health ${tag}`), "health.png", { docType: "HEALTH_CERT" });
+      const refused = await applicant.upload("POST", `/requests/${requestOnV1}/documents`, png(`health ${tag}`), "health.png", { docType: "HEALTH_CERT" });
       expect(refused.status).to.equal(400);
       expect(refused.body.code).to.equal("INVALID_DOCUMENT_TYPE");
-      expect((await applicant.upload(`/requests/${requestOnV1}/documents`, pdf(`plan v1 ${tag}`), "plan.pdf", { docType: "SITE_PLAN" })).status).to.equal(201);
+      expect((await applicant.upload("POST", `/requests/${requestOnV1}/documents`, pdf(`plan v1 ${tag}`), "plan.pdf", { docType: "SITE_PLAN" })).status).to.equal(201);
       const submitted = await applicant.post(`/requests/${requestOnV1}/submit`);
       expect(submitted.status).to.equal(200);
       expect(submitted.body.currentStage).to.include({ stageId: "intake", stageName: "Intake v1" });

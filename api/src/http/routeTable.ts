@@ -151,6 +151,11 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   return issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message;
 }
 
+/** OpenAPI error responses for the given statuses, each with the spec's Error body. */
+export function errorResponses(codes: Record<number, string>): Record<number, ResponseSpec> {
+  return Object.fromEntries(Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorSchema }]));
+}
+
 /** The spec's Error body, shared by every route's error responses. */
 export const ErrorSchema = z
   .object({

@@ -10,15 +10,14 @@ import { actOnLicence } from "../domain/approvals/licenceActions.ts";
 import { resolveEscalation } from "../domain/approvals/resolveEscalation.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { forbidden, notFound } from "../http/appError.ts";
-import { ErrorSchema, defineRoute, type RouteDefinition } from "../http/routeTable.ts";
+import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { approvalsOfToken } from "../reads/approvalReads.ts";
 import { pendingForDepartment, requestsByTokens } from "../reads/pendingReads.ts";
 import { canSee, findRequest } from "../reads/requestReads.ts";
 import { pageQuery } from "../schemas/common.ts";
 import { ApprovalSchema, RequestListResponse } from "../schemas/request.ts";
 
-const errors = (codes: Record<number, string>) =>
-  Object.fromEntries(Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorSchema }]));
+const errors = errorResponses;
 const RequestIdParams = z.object({ requestId: z.uuid() });
 const DEPARTMENT = [{ kind: "apiKey" as const }];
 const ADMIN = [{ kind: "admin" as const }];

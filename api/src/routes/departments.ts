@@ -10,11 +10,10 @@ import {
 import { DepartmentStore } from "../domain/departments/departmentStore.ts";
 import { createDepartment, regenerateApiKey, updateDepartment } from "../domain/departments/manageDepartments.ts";
 import { forbidden, notFound } from "../http/appError.ts";
-import { ErrorSchema, defineRoute, type RouteDefinition } from "../http/routeTable.ts";
+import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 
 const CodeParams = z.object({ departmentCode: z.string().min(1).max(64) });
-const errors = (codes: Record<number, string>) =>
-  Object.fromEntries(Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorSchema }]));
+const errors = errorResponses;
 
 const READERS = [
   { kind: "applicant" as const },

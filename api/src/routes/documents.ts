@@ -7,7 +7,7 @@ import type { DomainContext } from "../domain/context.ts";
 import { updateDocument, uploadDocument, type ReceivedFile } from "../domain/documents/uploadDocument.ts";
 import { AppError, notFound } from "../http/appError.ts";
 import { fingerprint } from "../http/idempotency.ts";
-import { ErrorSchema, defineRoute, type RouteDefinition } from "../http/routeTable.ts";
+import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { documentJson, documentsOfRequest, findDocument, type DocumentView } from "../reads/documentReads.ts";
 import { canSee, findRequest } from "../reads/requestReads.ts";
 import { DocumentDetailResponse, DocumentResponse, DocumentSchema, DocumentUpdateResponse, DownloadResponse, UpdateForm, UploadForm } from "../schemas/document.ts";
@@ -15,8 +15,7 @@ import { checkUpload } from "../storage/fileSignature.ts";
 import { parseUpload } from "../storage/multipartUpload.ts";
 
 const DOWNLOAD_URL_SECONDS = 3600;
-const errors = (codes: Record<number, string>) =>
-  Object.fromEntries(Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorSchema }]));
+const errors = errorResponses;
 
 const UPLOADERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "documents:write" as const }];
 const READERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "documents:read" as const }, { kind: "apiKey" as const }];

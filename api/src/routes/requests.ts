@@ -7,7 +7,7 @@ import { createRequest } from "../domain/requests/createRequest.ts";
 import { reviewState, submitRequest } from "../domain/requests/submitRequest.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { notFound } from "../http/appError.ts";
-import { ErrorSchema, defineRoute, type RouteDefinition } from "../http/routeTable.ts";
+import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { approvalsOfToken } from "../reads/approvalReads.ts";
 import { documentJson, documentsOfRequest } from "../reads/documentReads.ts";
 import { canSee, findRequest, type RequestView } from "../reads/requestReads.ts";
@@ -19,8 +19,7 @@ import {
 } from "../schemas/request.ts";
 
 const RequestIdParams = z.object({ requestId: z.uuid() });
-const errors = (codes: Record<number, string>) =>
-  Object.fromEntries(Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorSchema }]));
+const errors = errorResponses;
 
 const READERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "applications:read" as const }, { kind: "apiKey" as const }];
 const WRITERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "applications:write" as const }];

@@ -6,15 +6,14 @@ import { createWorkflow, deactivateWorkflow, updateWorkflow } from "../domain/wo
 import { validateWorkflow } from "../domain/workflows/validateWorkflow.ts";
 import { workflowsJson } from "../domain/workflows/workflowView.ts";
 import { notFound } from "../http/appError.ts";
-import { ErrorSchema, defineRoute, type RouteDefinition } from "../http/routeTable.ts";
+import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import {
   CreateWorkflowInput, DeactivateWorkflowResponse, Workflow, WorkflowListResponse, WorkflowValidationResult,
 } from "../schemas/workflow.ts";
 
 const WorkflowIdParams = z.object({ workflowId: z.uuid() });
 const ADMIN = [{ kind: "admin" as const }];
-const errors = (codes: Record<number, string>) =>
-  Object.fromEntries(Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorSchema }]));
+const errors = errorResponses;
 const COMMON = { 401: "Not authenticated", 403: "Not an administrator" };
 
 export function workflowRoutes(context: DomainContext): RouteDefinition[] {
