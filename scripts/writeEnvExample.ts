@@ -9,7 +9,13 @@ const lines = [
 ];
 for (const setting of Object.values(settings) as { env: string; doc: string; fallback?: unknown; secret?: boolean }[]) {
   lines.push(`# ${setting.doc}${setting.secret ? " (secret: never commit it)" : ""}`);
-  const fallback = typeof setting.fallback === "function" || setting.fallback === undefined ? "" : String(setting.fallback);
+  const value = setting.fallback;
+  // Defaults in the form the variable takes: lists comma-separated, maps as KEY=value pairs.
+  const fallback =
+    typeof value === "function" || value === undefined ? ""
+      : Array.isArray(value) ? value.join(",")
+        : typeof value === "object" && value !== null ? Object.entries(value).map(([k, v]) => `${k}=${v}`).join(",")
+          : String(value);
   lines.push(`# ${setting.env}=${fallback}`);
   lines.push("");
 }

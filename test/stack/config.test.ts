@@ -1,6 +1,7 @@
 import net from "node:net";
 import { expect } from "chai";
-import { loadConfig } from "../../api/src/config.ts";
+import { readFile } from "node:fs/promises";
+import { loadConfig, settings } from "../../api/src/config.ts";
 import { assertPortFree } from "../../scripts/stack/ports.ts";
 
 describe("configuration", function () {
@@ -36,6 +37,14 @@ describe("configuration", function () {
       expect(error?.message).to.equal(`Port ${port} (API) on 127.0.0.1 is already in use. Set PORT to a free port, e.g. PORT=${port + 100}.`);
     } finally {
       server.close();
+    }
+  });
+
+  it("documents every variable in .env.example (npm run env:example regenerates it)", async function () {
+    const example = await readFile(".env.example", "utf8");
+    for (const setting of Object.values(settings)) {
+      expect(example, setting.env).to.include(`# ${setting.env}=`);
+      expect(example, setting.env).to.include(`# ${setting.doc}`);
     }
   });
 });
