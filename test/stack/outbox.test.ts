@@ -11,6 +11,17 @@ import { b32, createDriver, registry, type Driver } from "./support/platformDriv
 
 const run = promisify(execFile);
 
+/** Polls until `probe` returns a value (reconciliation may be done by the API process's own loop, not ours). */
+async function settled<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("outbox did not settle in time");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 describe("transaction outbox and nonce sequencing", function () {
   let driver: Driver;
   before(async () => (driver = await createDriver(current())));
@@ -89,9 +100,12 @@ describe("transaction outbox and nonce sequencing", function () {
     expect(await core.provider.getTransactionReceipt(hash)).to.equal(null);
 
     await core.gateway.reconcile();
+    const rows = await settled(async () => {
+      const result = await core.pool.query(`SELECT status, block_number FROM chain_transactions WHERE tx_hash = $1`, [hash]);
+      return result.rows[0].status === "PENDING" ? undefined : result.rows;
+    });
     const receipt = await core.provider.getTransactionReceipt(hash);
     expect(receipt?.status).to.equal(1);
-    const { rows } = await core.pool.query(`SELECT status, block_number FROM chain_transactions WHERE tx_hash = $1`, [hash]);
     expect(rows[0].status).to.equal("CONFIRMED");
     expect(Number(rows[0].block_number)).to.equal(receipt!.blockNumber);
     // And the wallet keeps working: the next write gets the next nonce.
@@ -126,7 +140,10 @@ describe("transaction outbox and nonce sequencing", function () {
       });
     }
     await core.gateway.reconcile();
-    const { rows } = await core.pool.query(`SELECT tx_hash, status, error_name, error_args FROM chain_transactions WHERE tx_hash = ANY($1) ORDER BY nonce`, [hashes]);
+    const rows = await settled(async () => {
+      const result = await core.pool.query(`SELECT tx_hash, status, error_name, error_args FROM chain_transactions WHERE tx_hash = ANY($1) ORDER BY nonce`, [hashes]);
+      return result.rows.some((r) => r.status === "PENDING") ? undefined : result.rows;
+    });
     expect(rows.map((r) => r.status)).to.deep.equal(["CONFIRMED", "FAILED"]);
     expect(rows[1].error_name).to.equal("DepartmentAlreadyRegistered");
     expect(rows[1].error_args).to.deep.equal([b32(code)]);

@@ -7,6 +7,7 @@ import { approvalRoutes } from "./approvals.ts";
 import { departmentRoutes } from "./departments.ts";
 import { documentRoutes } from "./documents.ts";
 import { requestRoutes } from "./requests.ts";
+import { webhookRoutes } from "./webhooks.ts";
 import { workflowRoutes } from "./workflows.ts";
 
 export function apiRoutes(context: DomainContext, auth: AuthModule): { api: RouteDefinition[]; root: RouteDefinition[] } {
@@ -19,6 +20,7 @@ export function apiRoutes(context: DomainContext, auth: AuthModule): { api: Rout
       ...documentRoutes(context),
       ...departmentRoutes(context),
       ...workflowRoutes(context),
+      ...webhookRoutes(context),
       ...fileRoutes(context.documentStore, context.config),
     ],
     root: [...auth.rootRoutes],

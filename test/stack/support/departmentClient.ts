@@ -72,6 +72,7 @@ export function departmentClient(apiUrl: string, credentials: DepartmentCredenti
     post: (route: string, body?: unknown, extra?: Record<string, string>) => call("POST", route, body, extra),
     patch: (route: string, body?: unknown, extra?: Record<string, string>) => call("PATCH", route, body, extra),
     put: (route: string, body?: unknown, extra?: Record<string, string>) => call("PUT", route, body, extra),
+    delete: (route: string, extra?: Record<string, string>) => call("DELETE", route, undefined, extra),
     /** Raw call: full control over method, body value and headers. */
     call,
   };
