@@ -3,7 +3,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { freePort } from "../../scripts/stack/ports.ts";
+import { freePort, isPortFree } from "../../scripts/stack/ports.ts";
 import { REPO_ROOT } from "../../scripts/stack/stack.ts";
 
 /** `npm start`'s entry point, as a user runs it: the ready block, a working admin client, Ctrl-C. */
@@ -28,6 +28,9 @@ describe("npm start (scripts/start.ts)", function () {
     }
   };
   const leftovers = async () => (await readdir(path.join(dataDir, "run")).catch(() => [])).filter((f) => f.endsWith(".pid"));
+  /** Nothing it started still listens: the chain's and Postgres's ports are free again. */
+  const released = async (env: Record<string, string>) =>
+    (await isPortFree(Number(env.CHAIN_PORT))) && (await isPortFree(Number(env.EMBEDDED_PG_PORT))) && (await isPortFree(Number(env.PORT)));
 
   it("starts the platform, prints the ready block with a working admin client, and stops cleanly on Ctrl-C", async function () {
     const port = await freePort();
@@ -54,6 +57,7 @@ describe("npm start (scripts/start.ts)", function () {
       child = undefined;
       expect(run.output()).to.match(/SIGINT: stopping \(chain state is saved\)…\nStopped\./);
       expect(await leftovers()).to.deep.equal([]);
+      expect(await released(env)).to.equal(true);
       expect(await readdir(path.join(dataDir, "chain"))).to.include("clean-shutdown");
     } finally {
       child?.kill("SIGKILL");
@@ -69,5 +73,6 @@ describe("npm start (scripts/start.ts)", function () {
     expect(await run.exited).to.equal(0);
     expect(run.output()).to.include("Stopped during start-up.");
     expect(await leftovers()).to.deep.equal([]);
+    expect(await released(env)).to.equal(true);
   });
 });
