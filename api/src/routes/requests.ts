@@ -4,7 +4,7 @@ import type { Principal } from "../auth/principal.ts";
 import { requestMeta } from "../audit/auditLog.ts";
 import { cancelRequest } from "../domain/requests/cancelRequest.ts";
 import { createRequest } from "../domain/requests/createRequest.ts";
-import { reviewState, submitRequest } from "../domain/requests/submitRequest.ts";
+import { currentStageView, submitRequest } from "../domain/requests/submitRequest.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { notFound } from "../http/appError.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
@@ -82,7 +82,8 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
           context.workflows.byChainId(request.chainWorkflowId),
         ]);
         const inReview = request.phase !== null && request.phase !== "CLOSED" && request.phase !== "NOT_STARTED";
-        const currentStage = inReview && workflow ? (await reviewState(context, request.tokenId, workflow.stages)).currentStage : null;
+        // The index row already says which stage is current: no chain call on this read path.
+        const currentStage = inReview && workflow && request.stage !== null ? await currentStageView(context, workflow.stages, request.stage) : null;
         return {
           body: {
             requestId: request.id,

@@ -11,6 +11,7 @@ import { canActFor, departmentCodes, findRequest, type RequestView } from "../..
 import type { DomainContext } from "../context.ts";
 import { requiredDocumentTypes, sortedStages } from "../workflows/compileWorkflow.ts";
 import { stageView } from "../workflows/stageView.ts";
+import { departmentNames } from "../workflows/workflowView.ts";
 
 export async function loadOwnRequest(context: DomainContext, principal: Principal, requestId: string, scope: "applications:write" | "documents:write"): Promise<RequestView> {
   const request = await findRequest(context.pool, requestId);
@@ -52,6 +53,12 @@ export async function submitRequest(context: DomainContext, principal: Principal
   return { requestId: request.id, status: "SUBMITTED", currentStage: state.currentStage, pendingDepartments: state.pendingDepartments, transactionHash: tx.hash };
 }
 
+/** Stage `index` of a workflow as the API shows it, with department names; null past the last stage. */
+export async function currentStageView(context: DomainContext, stages: Parameters<typeof sortedStages>[0], index: number) {
+  const stage = sortedStages(stages)[index];
+  return stage ? stageView(stage, await departmentNames(context.pool, stage.requiredApprovals.map((a) => a.departmentCode))) : null;
+}
+
 /** The current stage (from the chain's progress) and the departments that can decide now (a chain call). */
 export async function reviewState(context: DomainContext, tokenId: bigint, stages: Parameters<typeof sortedStages>[0]) {
   const progressData = await context.gateway.call(context.contracts.ApprovalRegistry, approvalRegistry.encodeFunctionData("progressOf", [tokenId]));
@@ -59,10 +66,9 @@ export async function reviewState(context: DomainContext, tokenId: bigint, stage
   const pendingData = await context.gateway.call(context.contracts.ApprovalRegistry, approvalRegistry.encodeFunctionData("pendingDepartmentsOf", [tokenId]));
   const [pendingIds] = approvalRegistry.decodeFunctionResult("pendingDepartmentsOf", pendingData);
   const codes = await departmentCodes(context.pool, [...pendingIds].map(Number));
-  const stage = sortedStages(stages)[Number(progress.stage)];
   return {
     stageIndex: Number(progress.stage),
-    currentStage: stage ? stageView(stage, new Map()) : null,
+    currentStage: await currentStageView(context, stages, Number(progress.stage)),
     pendingDepartments: [...pendingIds].map((id: bigint) => codes.get(Number(id)) ?? String(id)),
   };
 }
