@@ -35,6 +35,18 @@ async function setProgress(db: Db, tokenId: bigint, event: LogEvent, set: Partia
   await db.update(requestProgress, { tokenId }).set({ ...set, updatedAt: event.block.timestamp });
 }
 
+/** One department_wallets row: the wallet a department decides with from this block on. */
+async function recordWallet(db: Db, event: LogEvent, departmentId: number, wallet: `0x${string}`): Promise<void> {
+  await db.insert(departmentWallets).values({
+    id: eventId(event),
+    departmentId,
+    wallet,
+    fromBlock: event.block.number,
+    txHash: event.transaction.hash,
+    timestamp: event.block.timestamp,
+  });
+}
+
 /** One timeline row per stage-related event. */
 async function stageEvent(
   db: Db,
@@ -106,14 +118,7 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
       registeredAt: event.block.timestamp,
       updatedAt: event.block.timestamp,
     });
-    await context.db.insert(departmentWallets).values({
-      id: eventId(event),
-      departmentId,
-      wallet,
-      fromBlock: event.block.number,
-      txHash: event.transaction.hash,
-      timestamp: event.block.timestamp,
-    });
+    await recordWallet(context.db, event, departmentId, wallet);
   },
 
   DepartmentActiveSet: async ({ event, context }) => {
@@ -125,14 +130,7 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
   DepartmentWalletRotated: async ({ event, context }) => {
     const { departmentId, wallet } = event.args;
     await context.db.update(departments, { departmentId }).set({ wallet, updatedAt: event.block.timestamp });
-    await context.db.insert(departmentWallets).values({
-      id: eventId(event),
-      departmentId,
-      wallet,
-      fromBlock: event.block.number,
-      txHash: event.transaction.hash,
-      timestamp: event.block.timestamp,
-    });
+    await recordWallet(context.db, event, departmentId, wallet);
   },
 
   // ------------------------------------------------------------------ workflows
