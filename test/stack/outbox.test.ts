@@ -6,29 +6,18 @@ import { Wallet } from "ethers";
 import { keccak256 } from "ethers";
 import { NonceSequencer } from "../../api/src/chain/nonceSequencer.ts";
 import { REPO_ROOT } from "../../scripts/stack/stack.ts";
+import { eventually } from "./support/eventually.ts";
 import { current } from "./support/stackFixture.ts";
 import { b32, createDriver, registry, type Driver } from "./support/platformDriver.ts";
 
 const run = promisify(execFile);
-
-/** Polls until `probe` returns a value (reconciliation may be done by the API process's own loop, not ours). */
-async function settled<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("outbox did not settle in time");
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe("transaction outbox and nonce sequencing", function () {
   let driver: Driver;
   before(async () => (driver = await createDriver(current())));
   after(async () => driver.close());
 
-  const register = (code: string) =>
-    driver.send("REGISTER_DEPARTMENT", driver.operator, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32(code), Wallet.createRandom().address]));
+  const register = (code: string) => driver.registerCode(code);
 
   async function expectConsecutive(nonces: bigint[]) {
     const sorted = [...nonces].sort((a, b) => (a < b ? -1 : 1));
@@ -100,7 +89,7 @@ describe("transaction outbox and nonce sequencing", function () {
     expect(await core.provider.getTransactionReceipt(hash)).to.equal(null);
 
     await core.gateway.reconcile();
-    const rows = await settled(async () => {
+    const rows = await eventually("the outbox to settle (whichever process reconciles)", async () => {
       const result = await core.pool.query(`SELECT status, block_number FROM chain_transactions WHERE tx_hash = $1`, [hash]);
       return result.rows[0].status === "PENDING" ? undefined : result.rows;
     });
@@ -140,7 +129,7 @@ describe("transaction outbox and nonce sequencing", function () {
       });
     }
     await core.gateway.reconcile();
-    const rows = await settled(async () => {
+    const rows = await eventually("the outbox to settle (whichever process reconciles)", async () => {
       const result = await core.pool.query(`SELECT tx_hash, status, error_name, error_args FROM chain_transactions WHERE tx_hash = ANY($1) ORDER BY nonce`, [hashes]);
       return result.rows.some((r) => r.status === "PENDING") ? undefined : result.rows;
     });

@@ -1,23 +1,8 @@
 import { expect } from "chai";
 import type { ConfirmedTx } from "../../api/src/chain/chainGateway.ts";
-import { Wallet } from "ethers";
+import { eventually } from "./support/eventually.ts";
 import { current, startFixtureStack, stopFixtureStack } from "./support/stackFixture.ts";
-import { b32, createDriver, registry, type Driver } from "./support/platformDriver.ts";
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`);
-}
+import { createDriver, type Driver } from "./support/platformDriver.ts";
 
 const health = async () => {
   const response = await fetch(`${current().api.url}/health`);
@@ -29,8 +14,7 @@ describe("restarts and failures", function () {
   beforeEach(async () => (driver = await createDriver(current())));
   afterEach(async () => driver.close());
 
-  const register = (code: string) =>
-    driver.send("REGISTER_DEPARTMENT", driver.operator, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32(code), Wallet.createRandom().address]));
+  const register = (code: string) => driver.registerCode(code);
 
   it("answers /health 503 naming the chain while it is stopped, and 200 once it is back", async function () {
     expect((await health()).status).to.equal(200);

@@ -3,7 +3,7 @@
  * receipt, wait for the index) as the operator and as departments' custodial wallets. Stack tests use it until
  * the HTTP endpoints of later issues exist, and alongside them afterwards.
  */
-import { Interface, encodeBytes32String, id, sha256, toUtf8Bytes, zeroPadValue, toBeHex } from "ethers";
+import { Interface, Wallet, encodeBytes32String, id, sha256, toUtf8Bytes, zeroPadValue, toBeHex } from "ethers";
 import pg from "pg";
 import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../../abis/index.ts";
 import { loadConfig } from "../../../api/src/config.ts";
@@ -24,6 +24,8 @@ export interface Driver {
   operator: string;
   addresses: Stack["deployment"]["contracts"];
   send(kind: TxKind, from: string, contract: keyof Stack["deployment"]["contracts"], data: string): Promise<ConfirmedTx>;
+  /** Registers `code` on chain with a throw-away wallet (a cheap write from the operator). */
+  registerCode(code: string): Promise<ConfirmedTx>;
   /** A department with its own funded custodial wallet, registered on chain. Returns its wallet. */
   department(code: string): Promise<string>;
   /** The reference two-stage workflow for `type` over departments [a, b] then [c, d]. */
@@ -44,6 +46,8 @@ export async function createDriver(stack: Stack): Promise<Driver> {
     addresses,
     index,
     send,
+    registerCode: (code) =>
+      send("REGISTER_DEPARTMENT", stack.operatorAddress, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32(code), Wallet.createRandom().address])),
     async department(code) {
       const wallet = await core.wallets.create("DEPARTMENT", code);
       await send("REGISTER_DEPARTMENT", stack.operatorAddress, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32(code), wallet]));
