@@ -47,6 +47,11 @@ const address = (raw: string, env: string) => {
   if (!/^0x[0-9a-fA-F]{40}$/.test(raw)) throw new ConfigError(`${env} must be a 0x-prefixed 20-byte address`);
   return raw;
 };
+const fraction = (raw: string, env: string) => {
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || value > 1) throw new ConfigError(`${env} must be a number in (0, 1] (got "${raw}")`);
+  return value;
+};
 const list = (raw: string) => raw.split(",").map((v) => v.trim()).filter(Boolean);
 const bool = (raw: string, env: string) => {
   if (raw === "true" || raw === "1") return true;
@@ -130,6 +135,12 @@ export const settings = {
       return map;
     },
   },
+  // Jobs (api/src/jobs): webhooks, event derivation, stage timeouts
+  jobsInApi: { env: "JOBS_IN_API", doc: "Run the job runner inside the API process (false when `npm run worker` runs it)", fallback: true, parse: bool },
+  jobPollMs: { env: "JOB_POLL_MS", doc: "How often the job runner looks for due jobs (ms); new jobs also wake it at once", fallback: 1_000, parse: integer(50, 60_000) },
+  jobConcurrency: { env: "JOB_CONCURRENCY", doc: "Jobs of one kind a runner works on at once", fallback: 10, parse: integer(1, 1_000) },
+  jobLockMs: { env: "JOB_LOCK_MS", doc: "A job whose runner died is taken over after this long (ms; deliveries: at least 15 s, above their 10 s timeout)", fallback: 60_000, parse: integer(1_000, 3_600_000) },
+  jobTimeScale: { env: "JOB_TIME_SCALE", doc: "Tests only: multiplies the webhook retry delays (1 min … 24 h) so the schedule runs in seconds; 1 in production", fallback: 1, parse: fraction },
   startIndexer: { env: "START_INDEXER", doc: "npm start: run the indexer (false when it runs elsewhere)", fallback: true, parse: bool },
 } satisfies Record<string, Setting<unknown>>;
 
@@ -162,6 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!result.custodySecret) problems.push("CUSTODY_SECRET is required in production");
     if (!result.identityProviderAuthorizeUrl) problems.push("IDENTITY_PROVIDER_AUTHORIZE_URL (and the other IDENTITY_PROVIDER_* settings) are required in production: the development identity provider is refused");
     if (result.storageBackend === "local" && !result.fileUrlSecret) problems.push("FILE_URL_SECRET is required in production with local storage");
+    if (result.jobTimeScale !== 1) problems.push("JOB_TIME_SCALE must be 1 in production (it shortens the webhook retry schedule)");
   }
   if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
   result.publicBaseUrl ??= `http://${result.host}:${result.port}`;

@@ -1,23 +1,21 @@
 /**
  * The API process: `node api/src/main.ts` (started by `npm start`, or on its own against a real Postgres and
- * chain). Reconciles the outbox before serving, then serves until SIGINT/SIGTERM.
+ * chain). Reconciles the outbox before serving, runs the job runner unless JOBS_IN_API=false, then serves until
+ * SIGINT/SIGTERM.
  */
 import { readFile } from "node:fs/promises";
 import type { Server } from "node:http";
 import { createApp } from "./app.ts";
 import { describeConfig, loadConfig } from "./config.ts";
-import { loadDeployment } from "./chain/deployment.ts";
 import { createLogger } from "./observability/logger.ts";
 import { Metrics } from "./observability/metrics.ts";
 import { createAuth } from "./auth/index.ts";
 import { apiRoutes } from "./routes/index.ts";
-import { createDocumentStore } from "./storage/index.ts";
-import type { DomainContext } from "./domain/context.ts";
-import { WorkflowStore } from "./domain/workflows/workflowStore.ts";
-import { developmentSecret } from "./developmentSecrets.ts";
 import { IdempotencyStore } from "./http/idempotency.ts";
 import { createDepartmentKeyCheck } from "./domain/departments/departmentAuth.ts";
-import { createCoreServices } from "./services.ts";
+import { createCoreServices, createDomainContext } from "./services.ts";
+import { jobClock } from "./jobs/jobClock.ts";
+import { startJobRunner } from "./jobs/jobRunner.ts";
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
@@ -25,25 +23,8 @@ const metrics = new Metrics();
 logger.info({ config: describeConfig(config) }, "starting API");
 
 const core = await createCoreServices(config, logger, metrics);
-const deployment = await loadDeployment(config);
-await core.gateway.reconcile().catch((error) => logger.error({ err: error }, "start-up reconciliation failed; retrying in the background"));
-core.gateway.startReconcileLoop(config.reconcileIntervalMs);
-
-const operator = await core.wallets.findByPurpose("OPERATOR");
-if (!operator) throw new Error("No operator wallet: start the stack with npm start (or set OPERATOR_PRIVATE_KEY on first start)");
-const context: DomainContext = {
-  config,
-  pool: core.pool,
-  gateway: core.gateway,
-  operator,
-  contracts: deployment.contracts,
-  workflows: new WorkflowStore(core.pool),
-  documentStore: await createDocumentStore(config),
-  logger,
-  custodySecret: config.custodySecret ?? (await developmentSecret(config.dataDir, "custody.key")),
-  wallets: core.wallets,
-  vault: core.vault,
-};
+const context = await createDomainContext(config, logger, core);
+const jobs = config.jobsInApi ? await startJobRunner(context, { index: core.index, pollMs: config.jobPollMs, lockMs: config.jobLockMs, concurrency: config.jobConcurrency, clock: jobClock(config.jobTimeScale) }) : undefined;
 // Departments authenticate with their API key (and, when required, signed requests).
 const auth = await createAuth({ config, pool: core.pool, logger, departments: createDepartmentKeyCheck(context) });
 await auth.bootstrapAdmin();
@@ -81,6 +62,7 @@ async function shutdown(signal: string) {
   logger.info({ signal }, "stopping API");
   server.close();
   server.closeAllConnections();
+  await jobs?.stop().catch(() => {});
   await core.close().catch(() => {});
   process.exit(0);
 }

@@ -16,6 +16,11 @@ import { createPool } from "./db/pool.ts";
 import { developmentSecret } from "./developmentSecrets.ts";
 import type { Metrics } from "./observability/metrics.ts";
 import { IndexProgress } from "./reads/indexProgress.ts";
+import { enqueueJob, JOB_NAMES } from "./jobs/jobQueue.ts";
+import { loadDeployment } from "./chain/deployment.ts";
+import type { DomainContext } from "./domain/context.ts";
+import { WorkflowStore } from "./domain/workflows/workflowStore.ts";
+import { createDocumentStore } from "./storage/index.ts";
 
 export interface CoreServices {
   pool: pg.Pool;
@@ -60,6 +65,10 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
     readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
     logger,
     onStatus: (status, kind) => metrics?.outboxTransitions.inc({ status, kind }),
+    // A confirmed request transaction gets its events derived by a job enqueued in the same database transaction.
+    onConfirmed: async (client, tx) => {
+      if (tx.requestId) await enqueueJob(client, JOB_NAMES.deriveEvents, tx.id, { txId: tx.id });
+    },
   });
   return {
     pool,
@@ -73,5 +82,30 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
       provider.destroy();
       await pool.end();
     },
+  };
+}
+
+/**
+ * What use cases need, for the API and the worker: reconciles the outbox once (in the background on failure) and
+ * keeps reconciling, then finds the operator wallet.
+ */
+export async function createDomainContext(config: Config, logger: Logger, core: CoreServices): Promise<DomainContext> {
+  const deployment = await loadDeployment(config);
+  await core.gateway.reconcile().catch((error) => logger.error({ err: error }, "start-up reconciliation failed; retrying in the background"));
+  core.gateway.startReconcileLoop(config.reconcileIntervalMs);
+  const operator = await core.wallets.findByPurpose("OPERATOR");
+  if (!operator) throw new Error("No operator wallet: start the stack with npm start (or set OPERATOR_PRIVATE_KEY on first start)");
+  return {
+    config,
+    pool: core.pool,
+    gateway: core.gateway,
+    operator,
+    contracts: deployment.contracts,
+    workflows: new WorkflowStore(core.pool),
+    documentStore: await createDocumentStore(config),
+    logger,
+    custodySecret: config.custodySecret ?? (await developmentSecret(config.dataDir, "custody.key")),
+    wallets: core.wallets,
+    vault: core.vault,
   };
 }

@@ -52,13 +52,15 @@ export interface Stack {
   operatorAddress: string;
   /** The bootstrap admin client (OAuth 2.0 client credentials with the admin scope). */
   admin: { clientId: string; clientSecret: string };
-  api: ApiHandle;
+  readonly api: ApiHandle;
   readonly indexer?: IndexerHandle;
   readonly chain?: LocalChain;
   /** Embedded chain: stop it (clean: snapshot first; unclean: SIGKILL) and start it again on its saved state. */
   restartChain(mode: "clean" | "unclean"): Promise<void>;
   stopChain(mode: "clean" | "unclean"): Promise<void>;
   startChain(): Promise<void>;
+  /** Stops the API (clean: SIGTERM; unclean: SIGKILL) and starts it again on the same port. */
+  restartApi(mode: "clean" | "unclean", extraEnv?: NodeJS.ProcessEnv): Promise<void>;
   /** Another API process on the same database and chain (horizontal scaling), optionally with other settings. */
   startExtraApi(port?: number, extraEnv?: NodeJS.ProcessEnv): Promise<ApiHandle>;
   stop(): Promise<void>;
@@ -233,7 +235,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       return { url: `http://${config.host}:${listening}`, port: listening, process: processHandle, stop: () => processHandle.stop() };
     };
     checkpoint();
-    const api = await startApi(config.port, "api");
+    let api = await startApi(config.port, "api");
     cleanups.push(async () => {
       await api.stop();
       await removePid(config.dataDir, "api");
@@ -251,7 +253,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       deployment,
       operatorAddress,
       admin: { clientId: adminClientId, clientSecret: adminClientSecret },
-      api,
+      get api() {
+        return api;
+      },
+      async restartApi(mode, extraEnv) {
+        if (mode === "clean") await api.stop();
+        else await api.process.kill();
+        api = await startApi(api.port, "api", extraEnv);
+      },
       get indexer() {
         return indexer;
       },

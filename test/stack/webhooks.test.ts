@@ -1,6 +1,4 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import { Webhook } from "standardwebhooks";
 import { checkWebhookUrl } from "../../api/src/webhooks/urlSafety.ts";
@@ -8,34 +6,7 @@ import { clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient } from "./support/departmentClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { current } from "./support/stackFixture.ts";
-
-interface Received {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-/** A real receiver on 127.0.0.1: records each request; answers `status` (or a redirect to /elsewhere). */
-async function startReceiver() {
-  const received: Received[] = [];
-  let status = 200;
-  const server = http.createServer((req, res) => {
-    let body = "";
-    req.on("data", (chunk) => (body += chunk));
-    req.on("end", () => {
-      received.push({ path: req.url ?? "", headers: req.headers, body });
-      if (status === 302) res.writeHead(302, { location: "/elsewhere" }).end();
-      else res.writeHead(status).end("ok");
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
-    received,
-    answer: (code: number) => (status = code),
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
+import { startReceiver } from "./support/webhookReceiver.ts";
 
 describe("webhooks: registration, signed test deliveries, logs (HTTP, real stack)", function () {
   const tag = String(Date.now() % 1e8).replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);

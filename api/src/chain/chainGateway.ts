@@ -65,6 +65,11 @@ export interface ChainGatewayOptions {
   readYourWritesTimeoutMs: number;
   logger: Logger;
   onStatus?: (status: "PENDING" | "CONFIRMED" | "FAILED", kind: TxKind) => void;
+  /**
+   * Runs in the database transaction that marks a transaction CONFIRMED (from send or from reconciliation, once
+   * per confirmation): what follows from a mined transaction (its events) is recorded atomically with it.
+   */
+  onConfirmed?: (client: pg.PoolClient, tx: { id: string; kind: TxKind; requestId: string | null; hash: string }) => Promise<void>;
 }
 
 const RECONCILE_LOCK = 0x7265636f6eb1n; // one reconciler at a time across processes
@@ -270,12 +275,25 @@ export class ChainGateway {
   async #finalize(id: string, request: TxRequest, receipt: TransactionReceipt): Promise<TransactionReceipt> {
     const { pool } = this.#o;
     if (receipt.status === 1) {
-      await pool.query(
-        `UPDATE chain_transactions SET status = 'CONFIRMED', block_number = $2, block_hash = $3, tx_index = $4, gas_used = $5,
-           confirmed_at = COALESCE(confirmed_at, now()), updated_at = now() WHERE id = $1`,
-        [id, receipt.blockNumber, receipt.blockHash, receipt.index, receipt.gasUsed.toString()],
-      );
-      this.#o.onStatus?.("CONFIRMED", request.kind);
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        const { rows } = await client.query(
+          `UPDATE chain_transactions SET status = 'CONFIRMED', block_number = $2, block_hash = $3, tx_index = $4, gas_used = $5,
+             confirmed_at = COALESCE(confirmed_at, now()), updated_at = now() WHERE id = $1 AND status <> 'CONFIRMED' RETURNING request_id`,
+          [id, receipt.blockNumber, receipt.blockHash, receipt.index, receipt.gasUsed.toString()],
+        );
+        if (rows.length > 0 && this.#o.onConfirmed) {
+          await this.#o.onConfirmed(client, { id, kind: request.kind, requestId: rows[0].request_id, hash: receipt.hash });
+        }
+        await client.query("COMMIT");
+        if (rows.length > 0) this.#o.onStatus?.("CONFIRMED", request.kind);
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
       return receipt;
     }
     const revert = await this.#explainRevert(request, receipt.blockNumber);

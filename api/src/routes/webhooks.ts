@@ -11,6 +11,7 @@ import type { DomainContext } from "../domain/context.ts";
 import { forbidden, notFound } from "../http/appError.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { pageQuery } from "../schemas/common.ts";
+import { enqueueJob, JOB_NAMES } from "../jobs/jobQueue.ts";
 import { deliver } from "../webhooks/deliver.ts";
 import { WEBHOOK_EVENTS } from "../webhooks/events.ts";
 import { checkWebhookUrl } from "../webhooks/urlSafety.ts";
@@ -23,6 +24,8 @@ const WebhookLogSchema = z
   .object({
     logId: z.uuid(), webhookId: z.uuid(), eventId: z.string(), eventType: z.string(), payload: z.record(z.string(), z.unknown()),
     status: z.enum(["pending", "success", "failed"]), responseStatus: z.int().nullable(), responseTime: z.int().nullable(), retryCount: z.int(), createdAt: z.iso.datetime({ offset: true }),
+    error: z.string().nullable().describe("Why the attempt failed (network error or HTTP status)"),
+    nextRetryAt: z.iso.datetime({ offset: true }).nullable().describe("When the failed attempt is retried (null: delivered, last retry, or a test delivery)"),
   })
   .meta({ id: "WebhookLog" });
 const CreateWebhookInput = z
@@ -122,6 +125,7 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
             logs: rows.map((r) => ({
               logId: r.id, webhookId: r.webhook_id, eventId: r.event_id, eventType: r.event_type, payload: r.payload, status: r.status,
               responseStatus: r.response_status, responseTime: r.response_time, retryCount: r.retry_count, createdAt: r.created_at.toISOString(),
+              error: r.error ?? null, nextRetryAt: r.next_retry_at?.toISOString() ?? null,
             })),
             pagination: { page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) },
           },
@@ -156,6 +160,7 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
       path: "/webhooks/:webhookId/enable",
       operationId: "enableWebhook",
       summary: "Re-enable a webhook disabled after failed deliveries",
+      description: "Deliveries held while it was disabled are sent now. The delivery whose last retry failed stays failed (see the delivery log).",
       tags: ["Webhooks"],
       access: KEY_OR_ADMIN,
       params: WebhookIdParams,
@@ -166,8 +171,19 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
         try {
           await client.query("BEGIN");
           await client.query(`UPDATE webhooks SET is_active = true, disabled_at = NULL, disabled_reason = NULL WHERE id = $1`, [webhook.id]);
-          await audit(client, requestMeta(ctx), { entityType: "WEBHOOK", entityId: webhook.id, action: "ENABLE", oldValue: { isActive: webhook.isActive }, newValue: { isActive: true } });
+          // Deliveries held while it was disabled go out now, in the order their events happened.
+          const held = await client.query(
+            `UPDATE webhook_deliveries SET status = 'PENDING', next_attempt_at = NULL, updated_at = now() WHERE webhook_id = $1 AND status = 'HELD' RETURNING id`,
+            [webhook.id],
+          );
+          for (const row of held.rows) await enqueueJob(client, JOB_NAMES.deliverWebhook, row.id, { deliveryId: row.id });
+          await audit(client, requestMeta(ctx), {
+            entityType: "WEBHOOK", entityId: webhook.id, action: "ENABLE", oldValue: { isActive: webhook.isActive }, newValue: { isActive: true, releasedDeliveries: held.rowCount },
+          });
           await client.query("COMMIT");
+        } catch (error) {
+          await client.query("ROLLBACK").catch(() => {});
+          throw error;
         } finally {
           client.release();
         }

@@ -26,14 +26,14 @@ export interface DeliveryResult {
 export async function deliver(
   pool: pg.Pool,
   target: DeliveryTarget,
-  event: { eventId: string; eventType: string; payload: unknown; retryCount?: number },
+  event: { eventId: string; eventType: string; payload: unknown; retryCount?: number; deliveryId?: string },
   options: { production: boolean; now?: () => Date },
 ): Promise<DeliveryResult> {
   const body = JSON.stringify(event.payload);
   const logId = randomUUID();
   await pool.query(
-    `INSERT INTO webhook_logs (id, webhook_id, event_id, event_type, payload, status, retry_count) VALUES ($1, $2, $3, $4, $5, 'pending', $6)`,
-    [logId, target.id, event.eventId, event.eventType, body, event.retryCount ?? 0],
+    `INSERT INTO webhook_logs (id, webhook_id, event_id, event_type, payload, status, retry_count, delivery_id) VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7)`,
+    [logId, target.id, event.eventId, event.eventType, body, event.retryCount ?? 0, event.deliveryId ?? null],
   );
   const started = performance.now();
   let statusCode: number | null = null;

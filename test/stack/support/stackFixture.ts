@@ -34,6 +34,10 @@ export async function startFixtureStack(): Promise<Stack> {
     INDEXER_PORT: String(await freePort()),
     // Snapshots only when a test (or a clean stop) takes one, so an unclean kill loses exactly what a test sent.
     CHAIN_SNAPSHOT_MS: "60000",
+    // Jobs: the webhook retry schedule (1 min … 24 h) runs 20,000 times faster, about 5 s in all.
+    JOB_TIME_SCALE: "0.00005",
+    JOB_POLL_MS: "100",
+    JOB_LOCK_MS: "15000",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
     DATABASE_URL: "",
     CHAIN_RPC_URL: "",

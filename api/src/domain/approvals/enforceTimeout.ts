@@ -1,0 +1,58 @@
+/**
+ * A stage's deadline passed: the keeper asks the chain to apply the stage's timeout action (NOTIFY, ESCALATE or
+ * AUTO_REJECT). The chain checks the deadline itself; this use case only makes sure the job is still about the
+ * stage it was scheduled for. What follows (webhooks, timeline) comes from the transaction's events.
+ */
+import { audit, SYSTEM } from "../../audit/auditLog.ts";
+import { ContractRevertError } from "../../chain/chainErrors.ts";
+import { approvalRegistry } from "../../chain/contracts.ts";
+import type { DomainContext } from "../context.ts";
+
+export interface StageDeadline {
+  tokenId: string;
+  stage: number;
+  startedAt: number;
+  deadline: number;
+}
+
+export type TimeoutOutcome = { outcome: "ENFORCED"; transactionHash: string } | { outcome: "STALE" } | { outcome: "NOT_YET"; retryAt: Date };
+
+const PHASE_IN_REVIEW = 1n;
+
+export async function enforceStageTimeout(context: Pick<DomainContext, "pool" | "gateway" | "contracts" | "operator">, job: StageDeadline): Promise<TimeoutOutcome> {
+  const tokenId = BigInt(job.tokenId);
+  const [progress] = approvalRegistry.decodeFunctionResult(
+    "progressOf",
+    await context.gateway.call(context.contracts.ApprovalRegistry, approvalRegistry.encodeFunctionData("progressOf", [tokenId])),
+  );
+  // The stage moved on, restarted or was handled since the job was scheduled.
+  if (progress.phase !== PHASE_IN_REVIEW || Number(progress.stage) !== job.stage || Number(progress.stageStartedAt) !== job.startedAt || (progress.flags & 1n) !== 0n) {
+    return { outcome: "STALE" };
+  }
+  const request = (await context.pool.query(`SELECT id FROM requests WHERE token_id = $1`, [job.tokenId])).rows[0];
+  try {
+    const tx = await context.gateway.send(
+      {
+        kind: "TIMEOUT",
+        from: context.operator,
+        to: context.contracts.ApprovalRegistry,
+        data: approvalRegistry.encodeFunctionData("enforceTimeout", [tokenId]),
+        requestId: request?.id,
+      },
+      {
+        onRecorded: (client, recorded) =>
+          request
+            ? audit(client, SYSTEM, { entityType: "REQUEST", entityId: request.id, action: "STAGE_TIMEOUT", newValue: { stage: job.stage, deadline: new Date(job.deadline * 1000).toISOString() }, txHash: recorded.hash })
+            : Promise.resolve(),
+      },
+    );
+    return { outcome: "ENFORCED", transactionHash: tx.hash };
+  } catch (error) {
+    if (error instanceof ContractRevertError) {
+      // The chain's clock is behind ours: try again at its deadline.
+      if (error.errorName === "TimeoutNotReached") return { outcome: "NOT_YET", retryAt: new Date((Number(error.args[2]) + 1) * 1000) };
+      if (["TimeoutAlreadyHandled", "ReviewWrongPhase", "TimeoutNotSet"].includes(error.errorName)) return { outcome: "STALE" };
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * What a confirmed transaction means for webhooks: its receipt's contract events, read together with the chain's
+ * review state just before and after its block, become platform events (docs/decisions.md, "Events"):
+ *
+ * - APPROVAL_REQUIRED to each department that became able to decide (review started, stage advanced, its turn in
+ *   a SEQUENTIAL stage, resubmission, an escalation sent back), except departments whose approval this very
+ *   transaction invalidated (they get DOCUMENT_UPDATED);
+ * - DOCUMENT_UPDATED to the departments whose approvals a new document version invalidated;
+ * - REQUEST_APPROVED, CERTIFICATE_ISSUED, REQUEST_REJECTED, CHANGES_REQUESTED, CERTIFICATE_REVOKED from the
+ *   licence's status changes, to every department of the request's workflow;
+ * - STAGE_OVERDUE (a NOTIFY timeout) to the departments still pending; ESCALATED to administrators' webhooks.
+ *
+ * It also keeps the request's stage-timeout job in line with the chain: scheduled for the current stage's
+ * deadline, or removed when no timeout is running.
+ */
+import { decodeBytes32String, type JsonRpcProvider, type LogDescription } from "ethers";
+import type pg from "pg";
+import { approvalRegistry, documentRegistry, eventsOf, licenceToken } from "../chain/contracts.ts";
+import type { IndexWaiter } from "../chain/chainGateway.ts";
+import type { Deployment } from "../chain/deployment.ts";
+import { sortedStages } from "../domain/workflows/compileWorkflow.ts";
+import type { WorkflowStore } from "../domain/workflows/workflowStore.ts";
+import { cancelJob, enqueueJob, JOB_NAMES } from "../jobs/jobQueue.ts";
+import { departmentCodes } from "../reads/requestReads.ts";
+import { stableUuid } from "../reads/stableId.ts";
+import type { PlatformEvent } from "../webhooks/payloads.ts";
+import { recordEvents } from "./eventOutbox.ts";
+
+export interface DeriveDependencies {
+  pool: pg.Pool;
+  /** The index, so a receiver that reads the API on a webhook sees the change: events wait for its block. */
+  index: IndexWaiter;
+  provider: JsonRpcProvider;
+  contracts: Deployment["contracts"];
+  workflows: WorkflowStore;
+}
+
+const PHASE_IN_REVIEW = 1n;
+const TIMEOUT_HANDLED_FLAG = 1n;
+const STATUS = { PendingResubmission: 3n, Approved: 4n, Rejected: 5n, Suspended: 7n, Revoked: 8n } as const;
+const TIMEOUT_NOTIFY = 1n;
+
+interface Progress {
+  workflowId: bigint;
+  stage: bigint;
+  phase: bigint;
+  flags: bigint;
+  stageStartedAt: bigint;
+}
+
+/** Derives and records the events of one confirmed transaction. Safe to run again: ids are deterministic. */
+export async function deriveEvents(deps: DeriveDependencies, txId: string): Promise<{ events: number; deliveries: number }> {
+  const { pool, provider, contracts } = deps;
+  const tx = (await pool.query(`SELECT id, tx_hash, request_id, status FROM chain_transactions WHERE id = $1`, [txId])).rows[0];
+  // Not confirmed (any more): a reorganisation put it back to PENDING; it is derived again when it confirms.
+  if (!tx || tx.status !== "CONFIRMED" || !tx.request_id) return { events: 0, deliveries: 0 };
+  const request = (await pool.query(`SELECT id, request_number, request_type, applicant_id, token_id FROM requests WHERE id = $1`, [tx.request_id])).rows[0];
+  if (!request) return { events: 0, deliveries: 0 };
+  const receipt = await provider.getTransactionReceipt(tx.tx_hash);
+  if (!receipt) throw new Error(`receipt of ${tx.tx_hash} not available yet`);
+  const tokenId = BigInt(request.token_id);
+  const ofToken = (found: LogDescription[]) => found.filter((e) => e.args.tokenId === tokenId);
+  const registry = (name: string) => ofToken(eventsOf(receipt.logs, approvalRegistry, contracts.ApprovalRegistry, name));
+  const token = (name: string) => ofToken(eventsOf(receipt.logs, licenceToken, contracts.LicenceToken, name));
+
+  const statusChanges = token("LicenceStatusChanged");
+  const issued = token("LicenceIssued");
+  const invalidated = registry("ReviewInvalidated");
+  const timedOut = registry("StageTimedOut");
+  const escalated = registry("StageEscalated");
+  const touchesReview = receipt.logs.some(
+    (log) => log.address.toLowerCase() === contracts.ApprovalRegistry.toLowerCase() && log.topics[1] !== undefined && BigInt(log.topics[1]) === tokenId,
+  );
+  if (!touchesReview && statusChanges.length === 0 && issued.length === 0) return { events: 0, deliveries: 0 };
+
+  if (!(await deps.index.waitForBlock(receipt.blockNumber, 10_000))) throw new Error(`the index has not reached block ${receipt.blockNumber} yet`);
+  const block = await provider.getBlock(receipt.blockNumber);
+  const occurredAt = new Date(Number(block!.timestamp) * 1000);
+  const view = async (fn: string, args: unknown[], blockTag: number | string) =>
+    approvalRegistry.decodeFunctionResult(fn, await provider.call({ to: contracts.ApprovalRegistry, data: approvalRegistry.encodeFunctionData(fn, args), blockTag }));
+  const progressAt = async (blockTag: number | string) => (await view("progressOf", [tokenId], blockTag))[0] as unknown as Progress;
+  const pendingAt = async (blockTag: number | string) => [...((await view("pendingDepartmentsOf", [tokenId], blockTag))[0] as bigint[])].map(Number);
+
+  const after = await progressAt(receipt.blockNumber);
+  const workflow = await deps.workflows.byChainId(Number(after.workflowId));
+  const stages = workflow ? sortedStages(workflow.stages) : [];
+  const routed = [...new Set(stages.flatMap((s) => s.requiredApprovals.map((a) => a.departmentCode)))];
+  const stageInfo = (index: bigint) => ({ index: Number(index), name: stages[Number(index)]?.stageName ?? null });
+
+  const base = {
+    requestId: request.id as string,
+    requestNumber: request.request_number as string,
+    requestType: request.request_type as string,
+    applicantId: request.applicant_id as string,
+    tokenId: tokenId.toString(),
+    transactionHash: receipt.hash,
+    occurredAt,
+  };
+  const events: PlatformEvent[] = [];
+  const add = (key: string, type: PlatformEvent["type"], departments: string[], data: Record<string, unknown>) =>
+    events.push({ ...base, id: stableUuid(`event:${key}`), type, departments, data });
+
+  // Document updates that invalidated approvals.
+  const invalidatedIds = new Set(invalidated.map((e) => Number(e.args.departmentId)));
+  const codes = await departmentCodes(pool, [...invalidatedIds, ...escalated.map((e) => Number(e.args.departmentId)).filter((id) => id > 0)]);
+  const codeOf = (id: number) => codes.get(id) ?? String(id);
+  const anchored = eventsOf(receipt.logs, documentRegistry, contracts.DocumentRegistry, "DocumentAnchored").filter((e) => e.args.tokenId === tokenId);
+  for (const doc of anchored) {
+    const departments = invalidated.filter((e) => e.args.docIndex === doc.args.docIndex).map((e) => codeOf(Number(e.args.departmentId)));
+    if (departments.length === 0) continue;
+    const documentId = uuidOf(doc.args.documentId as string);
+    // The type is on chain with the first version only; later versions carry the same document id.
+    const docType = (await pool.query(`SELECT doc_type FROM documents WHERE id = $1`, [documentId])).rows[0]?.doc_type ?? decodeBytes32String(doc.args.docType);
+    add(`document-updated:${tokenId}:${doc.args.docIndex}:${doc.args.version}`, "DOCUMENT_UPDATED", [...new Set(departments)], {
+      document: { documentId, documentType: docType, version: Number(doc.args.version), sha256: doc.args.sha256Hash },
+      invalidatedApprovals: [...new Set(departments)],
+    });
+  }
+
+  // Departments that became able to decide.
+  if (touchesReview && after.phase === PHASE_IN_REVIEW) {
+    const [before, pendingBefore, pendingAfter] = await Promise.all([progressAt(receipt.blockNumber - 1), pendingAt(receipt.blockNumber - 1), pendingAt(receipt.blockNumber)]);
+    const restarted = before.phase !== PHASE_IN_REVIEW || before.stage !== after.stage || before.stageStartedAt !== after.stageStartedAt;
+    const newly = pendingAfter.filter((id) => (restarted || !pendingBefore.includes(id)) && !invalidatedIds.has(id));
+    const reason = registry("ReviewStarted").length ? "SUBMITTED"
+      : registry("Resubmitted").length ? "RESUBMITTED"
+      : registry("StageReopened").length ? "STAGE_REOPENED"
+      : registry("EscalationResolved").length ? "RETURNED_BY_ADMINISTRATOR"
+      : registry("StageCompleted").length ? "STAGE_ADVANCED"
+      : "TURN";
+    const newCodes = await departmentCodes(pool, newly);
+    for (const id of newly) {
+      const code = newCodes.get(id) ?? String(id);
+      add(`approval-required:${tokenId}:${after.stage}:${after.stageStartedAt}:${code}`, "APPROVAL_REQUIRED", [code], { reason, stage: stageInfo(after.stage) });
+    }
+  }
+
+  // Timeouts and escalations.
+  for (const timeout of timedOut) {
+    if (timeout.args.action !== TIMEOUT_NOTIFY) continue;
+    const pending = await pendingAt(receipt.blockNumber);
+    const pendingCodes = await departmentCodes(pool, pending);
+    for (const id of pending) {
+      const code = pendingCodes.get(id) ?? String(id);
+      add(`overdue:${tokenId}:${timeout.args.stage}:${after.stageStartedAt}:${code}`, "STAGE_OVERDUE", [code], { stage: stageInfo(timeout.args.stage) });
+    }
+  }
+  for (const escalation of escalated) {
+    const departmentId = Number(escalation.args.departmentId);
+    add(`escalated:${receipt.hash}:${tokenId}:${escalation.args.stage}`, "ESCALATED", [], {
+      stage: stageInfo(escalation.args.stage),
+      cause: Number(escalation.args.cause) === 1 ? "TIMEOUT" : "REJECTION",
+      ...(departmentId > 0 ? { rejectedBy: codeOf(departmentId) } : {}),
+    });
+  }
+
+  // The licence's status.
+  for (const change of statusChanges) {
+    const data = { status: STATUS_NAMES[Number(change.args.to)], reasonCode: Number(change.args.reasonCode) };
+    const key = (type: string) => `${type}:${receipt.hash}:${tokenId}`;
+    if (change.args.to === STATUS.Approved && change.args.from !== STATUS.Suspended) add(key("approved"), "REQUEST_APPROVED", routed, data);
+    if (change.args.to === STATUS.Rejected) add(key("rejected"), "REQUEST_REJECTED", routed, data);
+    if (change.args.to === STATUS.PendingResubmission) add(key("returned"), "CHANGES_REQUESTED", routed, data);
+    if (change.args.to === STATUS.Revoked) add(key("revoked"), "CERTIFICATE_REVOKED", routed, data);
+  }
+  for (const issue of issued) {
+    const expiresAt = Number(issue.args.expiresAt);
+    add(`issued:${receipt.hash}:${tokenId}`, "CERTIFICATE_ISSUED", routed, {
+      issuedAt: new Date(Number(issue.args.issuedAt) * 1000).toISOString(),
+      expiresAt: expiresAt ? new Date(expiresAt * 1000).toISOString() : null,
+    });
+  }
+
+  // The stage deadline, from the latest state (derivations may run out of order).
+  const timeout = touchesReview ? await timeoutOf(deps, tokenId, view) : undefined;
+
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const deliveries = await recordEvents(client, events, tx.id);
+    if (timeout === null) await cancelJob(client, JOB_NAMES.stageTimeout, `token:${tokenId}`);
+    else if (timeout) await enqueueJob(client, JOB_NAMES.stageTimeout, `token:${tokenId}`, timeout.data, timeout.runAt);
+    await client.query("COMMIT");
+    return { events: events.length, deliveries };
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** The running stage timeout of a request (null: none is running). */
+async function timeoutOf(deps: DeriveDependencies, tokenId: bigint, view: (fn: string, args: unknown[], blockTag: number | string) => Promise<any>) {
+  const latest = (await view("progressOf", [tokenId], "latest"))[0] as Progress;
+  if (latest.phase !== PHASE_IN_REVIEW || (latest.flags & TIMEOUT_HANDLED_FLAG) !== 0n) return null;
+  const [stage] = await view("stage", [latest.workflowId, latest.stage], "latest");
+  const seconds = BigInt(stage.timeoutSeconds);
+  if (seconds === 0n) return null;
+  const deadline = Number(latest.stageStartedAt + seconds);
+  return {
+    runAt: new Date(deadline * 1000),
+    data: { tokenId: tokenId.toString(), stage: Number(latest.stage), startedAt: Number(latest.stageStartedAt), deadline },
+  };
+}
+
+const STATUS_NAMES = ["NONE", "DRAFT", "SUBMITTED", "PENDING_RESUBMISSION", "APPROVED", "REJECTED", "CANCELLED", "SUSPENDED", "REVOKED"];
+
+function uuidOf(bytes16: string): string {
+  const hex = bytes16.slice(2);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}

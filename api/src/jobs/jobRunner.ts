@@ -1,0 +1,97 @@
+/**
+ * The job runner: Agenda 6 on our Postgres (table agenda_jobs, created by migration 008). It runs in the API
+ * process by default, or alone with `npm run worker`; any number of runners share the table, and Agenda's
+ * `FOR UPDATE SKIP LOCKED` locking gives each due job to one of them.
+ *
+ * Jobs:
+ * - derive-events: turn a confirmed transaction into platform events and webhook deliveries (events/);
+ * - deliver-webhook: one delivery's attempts and retry schedule (webhooks/deliveryJob.ts);
+ * - stage-timeout: a stage's deadline (domain/approvals/enforceTimeout.ts).
+ */
+import os from "node:os";
+import { PostgresBackend } from "@agendajs/postgres-backend";
+import { Agenda, type Job } from "agenda";
+import type { Logger } from "pino";
+import type { IndexWaiter } from "../chain/chainGateway.ts";
+import type { DomainContext } from "../domain/context.ts";
+import { enforceStageTimeout, type StageDeadline } from "../domain/approvals/enforceTimeout.ts";
+import { deriveEvents } from "../events/deriveEvents.ts";
+import { runDelivery } from "../webhooks/deliveryJob.ts";
+import type { JobClock } from "./jobClock.ts";
+import { JOB_NAMES, JOBS_CHANNEL } from "./jobQueue.ts";
+
+export interface JobRunnerOptions {
+  pollMs: number;
+  /** The index's progress: events are released once the index shows their transaction. */
+  index: IndexWaiter;
+  /** How long a job stays locked to a runner that may have died. */
+  lockMs: number;
+  concurrency: number;
+  clock: JobClock;
+}
+
+export interface JobRunner {
+  /** Stops taking jobs and waits (up to `timeoutMs`) for the running ones to finish. */
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+type RunnerContext = Pick<DomainContext, "pool" | "gateway" | "contracts" | "operator" | "workflows" | "vault" | "config" | "logger">;
+
+/** Errors a job throws are retried after these delays: never given up, since an event must not be lost. */
+const retryAfter = (maxMs: number) => ({ attempt }: { attempt: number }) => Math.min(maxMs, 1_000 * 2 ** Math.min(attempt, 20));
+
+export async function startJobRunner(context: RunnerContext, options: JobRunnerOptions): Promise<JobRunner> {
+  const logger: Logger = context.logger.child({ component: "jobs" });
+  const backend = new PostgresBackend({ pool: context.pool, tableName: "agenda_jobs", channelName: JOBS_CHANNEL, ensureSchema: false });
+  const agenda = new Agenda({
+    backend,
+    name: `${os.hostname()}:${process.pid}`,
+    processEvery: options.pollMs,
+    maxConcurrency: options.concurrency * 3,
+    defaultConcurrency: options.concurrency,
+    removeOnComplete: true,
+  });
+  agenda.on("error", (error: Error) => logger.error({ err: error }, "job runner error"));
+  agenda.on("fail", (error: Error, job: Job) => logger.warn({ job: job.attrs.name, err: error.message, attempt: job.attrs.failCount }, "job failed; retrying"));
+
+  agenda.define(
+    JOB_NAMES.deriveEvents,
+    async (job: Job<{ txId: string }>) => {
+      const result = await deriveEvents({ ...context, provider: context.gateway.provider, index: options.index }, job.attrs.data.txId);
+      if (result.events > 0) logger.debug({ txId: job.attrs.data.txId, ...result }, "events derived");
+    },
+    { backoff: retryAfter(60_000), lockLifetime: options.lockMs },
+  );
+
+  agenda.define(
+    JOB_NAMES.deliverWebhook,
+    async (job: Job<{ deliveryId: string }>) => {
+      const result = await runDelivery(
+        { pool: context.pool, vault: context.vault, clock: options.clock, production: context.config.nodeEnv === "production", logger },
+        job.attrs.data.deliveryId,
+      );
+      if (result.retryAt) job.schedule(result.retryAt);
+    },
+    // An attempt takes at most 10 s: the lock outlives it by far, so a live attempt is never taken over.
+    { backoff: retryAfter(60_000), lockLifetime: Math.max(options.lockMs, 15_000) },
+  );
+
+  agenda.define(
+    JOB_NAMES.stageTimeout,
+    async (job: Job<StageDeadline>) => {
+      const result = await enforceStageTimeout(context, job.attrs.data);
+      if (result.outcome === "NOT_YET") job.schedule(new Date(Math.max(result.retryAt.getTime(), Date.now() + 1_000)));
+      else logger.info({ tokenId: job.attrs.data.tokenId, stage: job.attrs.data.stage, ...result }, "stage deadline handled");
+    },
+    // Sends a transaction and waits for its receipt and the index.
+    { backoff: retryAfter(30_000), lockLifetime: Math.max(options.lockMs, context.config.receiptTimeoutMs + context.config.readYourWritesTimeoutMs + 5_000), concurrency: 2 },
+  );
+
+  await agenda.start();
+  logger.info({ pollMs: options.pollMs }, "job runner started");
+  return {
+    async stop(timeoutMs = 15_000) {
+      await agenda.drain({ timeout: timeoutMs, closeConnection: false });
+    },
+  };
+}

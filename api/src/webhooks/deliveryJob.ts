@@ -1,0 +1,95 @@
+/**
+ * One run of a delivery's job: attempt it, then record the outcome and the next step, in one transaction.
+ * Retries follow the specification exactly: after a failure, again at +1 min, +5 min, +30 min, +2 h, +24 h (on
+ * the job clock); when the 5th retry fails too, the webhook is disabled until someone re-enables it. Deliveries
+ * to a disabled webhook are HELD (not attempted) and go out when it is re-enabled.
+ *
+ * The delivery row, not the job, is the source of truth: a job that runs again after a crash finds the attempt
+ * already recorded (and waits for its retry time), or an attempt left `pending` (marked interrupted and made again).
+ */
+import type pg from "pg";
+import type { Logger } from "pino";
+import { audit, SYSTEM } from "../audit/auditLog.ts";
+import type { KeyVault } from "../chain/keyVault.ts";
+import type { JobClock } from "../jobs/jobClock.ts";
+import { deliver } from "./deliver.ts";
+import { openWebhookSecret } from "./webhookStore.ts";
+
+export const RETRY_SCHEDULE_MS = [60_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 24 * 3_600_000] as const;
+
+export interface DeliveryJobDependencies {
+  pool: pg.Pool;
+  vault: KeyVault;
+  clock: JobClock;
+  production: boolean;
+  logger: Logger;
+}
+
+export type DeliveryOutcome = "DELIVERED" | "RETRY" | "FAILED" | "HELD" | "CANCELLED" | "NOTHING_TO_DO" | "WAITING";
+
+/** Runs the delivery; `retryAt` tells the job when to run next. */
+export async function runDelivery(deps: DeliveryJobDependencies, deliveryId: string): Promise<{ outcome: DeliveryOutcome; retryAt?: Date }> {
+  const { pool, clock } = deps;
+  const { rows } = await pool.query(
+    `SELECT d.*, w.url, w.secret_sealed, w.is_active, w.deleted_at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = $1`,
+    [deliveryId],
+  );
+  const delivery = rows[0];
+  if (!delivery || delivery.status !== "PENDING") return { outcome: "NOTHING_TO_DO" };
+  if (delivery.deleted_at) {
+    await pool.query(`UPDATE webhook_deliveries SET status = 'CANCELLED', updated_at = now() WHERE id = $1`, [deliveryId]);
+    return { outcome: "CANCELLED" };
+  }
+  if (!delivery.is_active) {
+    await pool.query(`UPDATE webhook_deliveries SET status = 'HELD', updated_at = now() WHERE id = $1`, [deliveryId]);
+    return { outcome: "HELD" };
+  }
+  if (delivery.next_attempt_at && delivery.next_attempt_at.getTime() > clock.now().getTime()) return { outcome: "WAITING", retryAt: delivery.next_attempt_at };
+
+  await pool.query(
+    `UPDATE webhook_logs SET status = 'failed', error = 'interrupted: the process stopped during this attempt' WHERE delivery_id = $1 AND status = 'pending'`,
+    [deliveryId],
+  );
+  const retryCount: number = delivery.attempts;
+  const result = await deliver(
+    pool,
+    { id: delivery.webhook_id, url: delivery.url, secret: openWebhookSecret(deps.vault, delivery.webhook_id, delivery.secret_sealed) },
+    { eventId: delivery.delivery_id, eventType: delivery.event_name, payload: delivery.payload, retryCount, deliveryId },
+    { production: deps.production, now: clock.now },
+  );
+  const finishedAt = clock.now();
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    let outcome: DeliveryOutcome;
+    let retryAt: Date | undefined;
+    if (result.success) {
+      await client.query(`UPDATE webhook_deliveries SET status = 'DELIVERED', attempts = attempts + 1, next_attempt_at = NULL, updated_at = now() WHERE id = $1`, [deliveryId]);
+      outcome = "DELIVERED";
+    } else if (retryCount < RETRY_SCHEDULE_MS.length) {
+      retryAt = new Date(finishedAt.getTime() + clock.scaled(RETRY_SCHEDULE_MS[retryCount]));
+      await client.query(`UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = $2, updated_at = now() WHERE id = $1`, [deliveryId, retryAt]);
+      await client.query(`UPDATE webhook_logs SET next_retry_at = $2 WHERE id = $1`, [result.logId, retryAt]);
+      outcome = "RETRY";
+    } else {
+      await client.query(`UPDATE webhook_deliveries SET status = 'FAILED', attempts = attempts + 1, next_attempt_at = NULL, updated_at = now() WHERE id = $1`, [deliveryId]);
+      await client.query(
+        `UPDATE webhooks SET is_active = false, disabled_at = now(), disabled_reason = $2 WHERE id = $1 AND is_active`,
+        [delivery.webhook_id, `disabled after ${retryCount + 1} failed attempts of delivery ${delivery.delivery_id}`],
+      );
+      await audit(client, SYSTEM, {
+        entityType: "WEBHOOK", entityId: delivery.webhook_id, action: "DISABLE",
+        oldValue: { isActive: true }, newValue: { isActive: false, reason: "retries exhausted", deliveryId: delivery.delivery_id },
+      });
+      deps.logger.warn({ webhookId: delivery.webhook_id, deliveryId: delivery.delivery_id }, "webhook disabled after the last retry failed");
+      outcome = "FAILED";
+    }
+    await client.query("COMMIT");
+    return { outcome, retryAt };
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
