@@ -10,6 +10,7 @@ import type { Authenticator } from "./auth/principal.ts";
 import type { IdempotencyStore } from "./http/idempotency.ts";
 import { errorMiddleware } from "./http/errorMiddleware.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
+import { webhookDocs } from "./webhooks/payloads.ts";
 import { requestContext } from "./http/requestContext.ts";
 import { mountRoutes, type RouteDefinition } from "./http/routeTable.ts";
 import type { Metrics } from "./observability/metrics.ts";
@@ -59,6 +60,7 @@ export function createApp(deps: AppDeps): Koa {
       serverUrl: deps.publicBaseUrl,
       // Every point the interface specification leaves "not shown", as decided (docs/decisions.md).
       extraSections: deps.decisions ? [deps.decisions] : [],
+      webhooks: webhookDocs(),
     }));
 
   const root = new Router();

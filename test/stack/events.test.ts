@@ -5,10 +5,14 @@
  * then up, a crash of the API while deliveries are pending, workers in their own processes, and stage timeouts.
  */
 import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { getCreateIndexesSQL, getCreateTableSQL } from "@agendajs/postgres-backend";
 import { expect } from "chai";
+import { deliver } from "../../api/src/webhooks/deliver.ts";
 import { RETRY_SCHEDULE_MS } from "../../api/src/webhooks/deliveryJob.ts";
 import { SET_A_EVENTS, SET_B_EVENTS } from "../../api/src/webhooks/events.ts";
+import { WebhookPayloadA, WebhookPayloadB } from "../../api/src/webhooks/payloads.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient } from "./support/departmentClient.ts";
 import { eventually } from "./support/eventually.ts";
@@ -78,6 +82,10 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
     applicant = http(api, await applicantToken(api, { id: applicantId, name: "Eve Events" }));
   });
   after(async () => {
+    // Later test files must not keep delivering to receivers that are gone.
+    for (const hook of ((await admin?.get("/webhooks"))?.body.webhooks ?? []) as Json[]) {
+      if (Object.values(codes).includes(hook.departmentCode) || (hook.departmentCode === null && String(hook.url).startsWith(receiver.base))) await admin.delete(`/webhooks/${hook.webhookId}`);
+    }
     await receiver?.stop();
     await driver?.close();
   });
@@ -151,8 +159,13 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
       "application.submitted", "application.submitted", "application.submitted", "application.returned", "application.submitted",
       "application.submitted", "application.submitted", "application.approved", "certificate.issued", "certificate.revoked",
     ]);
-    // Every delivery verified with the path's secret (own HMAC check and Standard Webhooks), each exactly once.
+    // Every delivery verified with the path's secret (own HMAC check and Standard Webhooks), each exactly once, and
+    // shaped as the OpenAPI document's webhooks say.
     const all = ["A", "B", "C", "admin", "adminA"].flatMap((name) => about(name, id));
+    for (const r of all) (r.json.event ? WebhookPayloadB : WebhookPayloadA).parse(r.json);
+    const documented = (await (await fetch(`${api}/api/v1/openapi.json`)).json()) as Json;
+    expect(Object.keys(documented.webhooks)).to.have.members([...SET_A_EVENTS, ...SET_B_EVENTS]);
+    expect(documented.webhooks["certificate.issued"].post.requestBody.content["application/json"].schema.$ref).to.equal("#/components/schemas/WebhookPayloadB");
     expect(all.every((r) => r.verified)).to.equal(true);
     expect(new Set(all.map((r) => `${r.path} ${r.headers["webhook-id"]}`)).size).to.equal(all.length);
     // The log has them, as the department sees it.
@@ -311,6 +324,67 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
     } finally {
       for (const w of workers) w.kill();
       await current().restartApi("clean");
+    }
+  });
+
+  it("in production, refuses internal webhook URLs at registration and again at delivery (SSRF)", async function () {
+    const stack = current();
+    const secretFile = (name: string) => readFile(path.join(stack.config.dataDir, "secrets", name), "utf8").then((t) => t.trim());
+    // A production API on the same database and chain: every secret given explicitly, no development conveniences.
+    const production = await stack.startExtraApi(undefined, {
+      NODE_ENV: "production",
+      MASTER_KEY: await secretFile("master.key"),
+      JWT_PRIVATE_KEY: (await secretFile("jwt-signing-key.pem")).replaceAll("\n", "\\n"),
+      CUSTODY_SECRET: await secretFile("custody.key"),
+      FILE_URL_SECRET: await secretFile("file-url.key"),
+      IDENTITY_PROVIDER_AUTHORIZE_URL: "https://id.example.org/authorize",
+      IDENTITY_PROVIDER_TOKEN_URL: "https://id.example.org/token",
+      IDENTITY_PROVIDER_USERINFO_URL: "https://id.example.org/userinfo",
+      IDENTITY_PROVIDER_CLIENT_ID: "licence-platform",
+      JOB_TIME_SCALE: "1",
+      JOBS_IN_API: "false",
+    });
+    try {
+      const department = departmentClient(production.url, departments.D);
+      for (const url of [`${receiver.base}/D`, "http://localhost:9/x", "http://10.0.0.5/x", "http://169.254.169.254/latest/meta-data/", "http://[::1]:9/x"]) {
+        const refused = await department.post("/webhooks", { url, events: ["APPROVAL_REQUIRED"], secret: secretOf("ssrf") });
+        expect(refused.status, url).to.equal(400);
+        expect(refused.body.code, url).to.equal("INVALID_WEBHOOK_URL");
+      }
+      // Registered while the address was acceptable (here: development), refused at delivery time in production.
+      const before = receiver.at("/ssrf").length;
+      const attempt = await deliver(driver.core.pool, { id: (await as("D").get("/webhooks")).body.webhooks[0].webhookId, url: `${receiver.base}/ssrf`, secret: secretOf("ssrf") },
+        { eventId: `evt_ssrf_${run}`, eventType: "APPROVAL_REQUIRED", payload: { probe: true } }, { production: true });
+      expect(attempt.success).to.equal(false);
+      expect(attempt.statusCode).to.equal(null);
+      expect(attempt.error).to.match(/internal address/);
+      expect(receiver.at("/ssrf").length).to.equal(before);
+    } finally {
+      await production.stop();
+    }
+  });
+
+  it("creates Agenda's table exactly as @agendajs/postgres-backend would (plus our job_key)", async function () {
+    const client = await driver.core.pool.connect();
+    const schema = `agenda_check_${run}`;
+    try {
+      await client.query(`CREATE SCHEMA ${schema}`);
+      await client.query(`SET search_path TO ${schema}`);
+      await client.query(getCreateTableSQL("agenda_jobs"));
+      for (const sql of getCreateIndexesSQL("agenda_jobs")) await client.query(sql);
+      const columns = async (where: string) =>
+        (await client.query(`SELECT column_name, data_type, column_default, is_nullable FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'agenda_jobs' ORDER BY column_name`, [where])).rows;
+      const indexes = async (where: string) =>
+        (await client.query(`SELECT indexname, replace(indexdef, $1 || '.', '') AS def FROM pg_indexes WHERE schemaname = $1 AND tablename = 'agenda_jobs' ORDER BY indexname`, [where])).rows.map((r) => r.def.replace(/"/g, ""));
+      const ours = (await columns(current().config.apiSchema)).filter((c) => c.column_name !== "job_key");
+      expect(ours).to.deep.equal(await columns(schema));
+      const theirs = await indexes(schema);
+      const mine = await indexes(current().config.apiSchema);
+      for (const def of theirs) expect(mine, def).to.include(def);
+    } finally {
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await client.query("RESET search_path");
+      client.release();
     }
   });
 

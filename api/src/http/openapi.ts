@@ -12,6 +12,8 @@ export interface OpenApiInfo {
   serverUrl: string;
   /** Markdown sections appended to the description (decisions, signing rules...). */
   extraSections?: string[];
+  /** Outgoing webhook deliveries (OpenAPI 3.1 `webhooks`), one per event name. */
+  webhooks?: { name: string; summary: string; schema: z.ZodType }[];
 }
 
 type Json = Record<string, unknown>;
@@ -65,6 +67,28 @@ export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefi
   }
   convert(ErrorSchema, "output");
 
+  const signatureHeaders = [
+    { name: "X-Webhook-Signature", in: "header", required: true, schema: { type: "string" }, description: "sha256=<lowercase hex HMAC-SHA256 of the exact body, keyed with the registered secret>" },
+    { name: "webhook-id", in: "header", required: true, schema: { type: "string" }, description: "The event id (Standard Webhooks): the same at every retry" },
+    { name: "webhook-timestamp", in: "header", required: true, schema: { type: "string" }, description: "Unix seconds of this attempt (Standard Webhooks)" },
+    { name: "webhook-signature", in: "header", required: true, schema: { type: "string" }, description: "v1,<base64 HMAC-SHA256 of id.timestamp.body> (Standard Webhooks; key: the secret's UTF-8 bytes)" },
+  ];
+  const webhooks = Object.fromEntries(
+    (info.webhooks ?? []).map((hook) => [
+      hook.name,
+      {
+        post: {
+          operationId: `webhook_${hook.name.replace(/\W/g, "_")}`,
+          summary: hook.summary,
+          description: "Sent to every registered webhook subscribed to this name whose department the event concerns (administrators' webhooks without a department get all). Any 2xx is success; otherwise retried at +1 min, +5 min, +30 min, +2 h and +24 h, then the webhook is disabled.",
+          parameters: signatureHeaders,
+          requestBody: { required: true, content: { "application/json": { schema: convert(hook.schema, "output") } } },
+          responses: { "2XX": { description: "Received" } },
+        },
+      },
+    ]),
+  );
+
   return {
     openapi: "3.1.0",
     info: {
@@ -74,6 +98,7 @@ export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefi
     },
     servers: [{ url: info.serverUrl }],
     paths,
+    ...(info.webhooks?.length ? { webhooks } : {}),
     components: {
       schemas: components,
       securitySchemes: {
