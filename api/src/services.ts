@@ -69,6 +69,10 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
     onConfirmed: async (client, tx) => {
       if (tx.requestId) await enqueueJob(client, JOB_NAMES.deriveEvents, tx.id, { txId: tx.id });
     },
+    // A document anchoring that reverted on chain leaves a stored file nobody can see: a job deletes it.
+    onFailed: async (client, tx) => {
+      if (tx.kind === "DOC_UPDATE") await enqueueJob(client, JOB_NAMES.discardFiles, tx.id, { txId: tx.id });
+    },
   });
   return {
     pool,

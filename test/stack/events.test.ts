@@ -5,10 +5,16 @@
  * then up, a crash of the API while deliveries are pending, workers in their own processes, and stage timeouts.
  */
 import { spawn } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
+import { keccak256, Wallet } from "ethers";
 import { getCreateIndexesSQL, getCreateTableSQL } from "@agendajs/postgres-backend";
 import { expect } from "chai";
+import { NonceSequencer } from "../../api/src/chain/nonceSequencer.ts";
+import { loadConfig } from "../../api/src/config.ts";
+import { createDocumentStore } from "../../api/src/storage/index.ts";
 import { deliver } from "../../api/src/webhooks/deliver.ts";
 import { RETRY_SCHEDULE_MS } from "../../api/src/webhooks/deliveryJob.ts";
 import { SET_A_EVENTS, SET_B_EVENTS } from "../../api/src/webhooks/events.ts";
@@ -17,7 +23,7 @@ import { applicantToken, clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient } from "./support/departmentClient.ts";
 import { eventually } from "./support/eventually.ts";
 import { apiClient as http, type Json } from "./support/httpClient.ts";
-import { createDriver, type Driver } from "./support/platformDriver.ts";
+import { b32, createDriver, registry, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
@@ -70,8 +76,8 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
     expect((await admin.post("/webhooks", { url: `${receiver.base}/admin`, events: [...SET_B_EVENTS], secret: secretOf("admin") })).status).to.equal(201);
     expect((await admin.post("/webhooks", { url: `${receiver.base}/adminA`, events: ["APPROVAL_REQUIRED"], secret: secretOf("adminA") })).status).to.equal(201);
     await seedWorkflow(stack, driver, {
-      workflowType: "RESORT_LICENSE",
-      name: "Resort licence (events test)",
+      workflowType: "BUILDING_PERMIT",
+      name: "Building permit (events test)",
       stages: [
         { stageId: "review", stageName: "Joint review", stageOrder: 1, executionType: "PARALLEL", completionCriteria: "ALL",
           requiredApprovals: [{ departmentCode: codes.A, requiredDocuments: ["SITE_PLAN"], isMandatory: true }, { departmentCode: codes.B, requiredDocuments: ["SITE_PLAN"], isMandatory: true }] },
@@ -91,7 +97,7 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
   });
 
   async function submitted(label: string) {
-    const created = await applicant.post("/requests", { applicantId, requestType: "RESORT_LICENSE" });
+    const created = await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" });
     expect(created.status).to.equal(201);
     const id = created.body.requestId as string;
     const uploaded = await applicant.upload("POST", `/requests/${id}/documents`, pdf(`plan ${label} ${run}`), "plan.pdf", { docType: "SITE_PLAN" });
@@ -106,14 +112,14 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
     // Submission: stage 1 is pending for A and B, not C (stage 2) nor D (not in the workflow).
     const [toA] = await waitFor("A", id, "APPROVAL_REQUIRED");
     await waitFor("B", id, "APPROVAL_REQUIRED");
-    expect(toA.json).to.deep.include({ type: "APPROVAL_REQUIRED", requestId: id, requestNumber, requestType: "RESORT_LICENSE", departmentCode: codes.A });
+    expect(toA.json).to.deep.include({ type: "APPROVAL_REQUIRED", requestId: id, requestNumber, requestType: "BUILDING_PERMIT", departmentCode: codes.A });
     expect(toA.json.data).to.deep.include({ reason: "SUBMITTED", stage: { index: 0, name: "Joint review" } });
     expect(toA.json.eventId).to.match(/^evt_[0-9a-f-]{36}$/).and.to.equal(toA.headers["webhook-id"]);
     expect(toA.json.transactionHash).to.match(/^0x[0-9a-f]{64}$/);
     const submittedB = await waitFor("admin", id, "application.submitted", 2);
     // Set B: exactly the specification's shape.
     expect(submittedB[0].json).to.have.all.keys("event", "timestamp", "data");
-    expect(submittedB[0].json.data).to.deep.equal({ applicationId: id, licenseType: "RESORT_LICENSE", applicantId });
+    expect(submittedB[0].json.data).to.deep.equal({ applicationId: id, licenseType: "BUILDING_PERMIT", applicantId });
     expect(new Set(submittedB.map((r) => r.headers["webhook-id"])).size).to.equal(2); // one per department that must act
 
     // A approves: nothing new is pending (parallel stage). B approves: stage 2 starts, C must act.
@@ -146,7 +152,7 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
     for (const name of ["A", "B", "C"]) await waitFor(name, id, "REQUEST_APPROVED");
     await waitFor("admin", id, "application.approved");
     const [issued] = await waitFor("admin", id, "certificate.issued");
-    expect(issued.json.data).to.deep.equal({ applicationId: id, licenseType: "RESORT_LICENSE", applicantId });
+    expect(issued.json.data).to.deep.equal({ applicationId: id, licenseType: "BUILDING_PERMIT", applicantId });
 
     expect((await admin.post(`/requests/${id}/revoke`, { reasonCode: 4, reason: "fraud" })).status).to.equal(200);
     for (const name of ["A", "B", "C", "admin"]) await waitFor(name, id, "certificate.revoked");
@@ -364,6 +370,49 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
     }
   });
 
+  it("deletes the stored file of a document version whose anchoring reverted on chain (discard-files job)", async function () {
+    const store = await createDocumentStore(loadConfig(current().env));
+    const { id: requestId } = await submitted("discard");
+    const key = `requests/${requestId}/orphan-${run}.pdf`;
+    const file = path.join(os.tmpdir(), `orphan-${run}.pdf`);
+    await writeFile(file, pdf(`orphan ${run}`));
+    await store.put(key, file, "application/pdf");
+    expect(await store.exists(key)).to.equal(true);
+    // Two transactions for one department recorded back to back: the second reverts when mined, as a write that raced
+    // another would. The second carries a document version (as an upload's anchoring would), so its file is orphaned.
+    const { core, operator } = driver;
+    const data = registry.encodeFunctionData("registerDepartment", [b32(`DISCARD_${tag}`), Wallet.createRandom().address]);
+    const signer = await core.wallets.signer(operator);
+    const block = await core.provider.getBlock("latest");
+    for (let i = 0; i < 2; i++) {
+      await new NonceSequencer(core.pool).run(operator, {
+        record: async ({ nonce, client }) => {
+          const raw = await signer.signTransaction({ type: 2, chainId: current().config.chainId, nonce: Number(nonce), to: driver.addresses.ApprovalRegistry, data, gasLimit: 300_000n, maxFeePerGas: block!.baseFeePerGas! * 3n, maxPriorityFeePerGas: 1n });
+          const txId = randomUUID();
+          await client.query(
+            `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, request_id, created_at)
+             VALUES ($1, $2, 'PENDING', $3, $4, $5, $6, $7, $8, 300000, $9, now() - interval '1 minute')`,
+            [txId, i === 0 ? "REGISTER_DEPARTMENT" : "DOC_UPDATE", operator.toLowerCase(), nonce.toString(), driver.addresses.ApprovalRegistry.toLowerCase(), data, raw, keccak256(raw), i === 0 ? null : requestId],
+          );
+          if (i === 1) {
+            const documentId = randomUUID();
+            await client.query(`INSERT INTO documents (id, request_id, doc_type, original_filename) VALUES ($1, $2, 'SITE_PLAN', 'orphan.pdf')`, [documentId, requestId]);
+            await client.query(
+              `INSERT INTO document_versions (document_id, version, sha256, file_size, mime_type, original_filename, storage_key, uploaded_by, chain_tx_id)
+               VALUES ($1, 1, $2, 10, 'application/pdf', 'orphan.pdf', $3, 'test', $4)`,
+              [documentId, keccak256(raw), key, txId],
+            );
+          }
+          return { id: txId, nonce };
+        },
+        broadcast: async () => {},
+      });
+    }
+    await core.gateway.reconcile();
+    await eventually("the orphaned file deleted", async () => ((await store.exists(key)) ? undefined : true), 30_000);
+    await rm(file, { force: true });
+  });
+
   it("creates Agenda's table exactly as @agendajs/postgres-backend would (plus our job_key)", async function () {
     const client = await driver.core.pool.connect();
     const schema = `agenda_check_${run}`;
@@ -390,8 +439,8 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
 
   describe("stage timeouts (timeoutDays 0.00003 ≈ 3 s on the chain's clock)", function () {
     const timeoutWorkflow = (onTimeout: "NOTIFY" | "ESCALATE" | "AUTO_REJECT") => ({
-      workflowType: "TRADE_LICENSE",
-      name: `Trade licence (${onTimeout} timeout)`,
+      workflowType: "BUILDING_PERMIT",
+      name: `Building permit (${onTimeout} timeout)`,
       stages: [
         { stageId: "only", stageName: "Timed review", stageOrder: 1, executionType: "SEQUENTIAL" as const, completionCriteria: "ALL" as const, timeoutDays: 0.00003, onTimeout,
           requiredApprovals: [{ departmentCode: codes.A, requiredDocuments: [], isMandatory: true }] },
@@ -403,7 +452,7 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
       // Each request pins the workflow version active when it was created.
       for (const action of ["NOTIFY", "ESCALATE", "AUTO_REJECT", "CANCELLED"] as const) {
         await seedWorkflow(current(), driver, timeoutWorkflow(action === "CANCELLED" ? "AUTO_REJECT" : action));
-        const created = await applicant.post("/requests", { applicantId, requestType: "TRADE_LICENSE" });
+        const created = await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" });
         requests[action] = created.body.requestId;
       }
       for (const id of Object.values(requests)) expect((await applicant.post(`/requests/${id}/submit`)).status).to.equal(200);

@@ -8,7 +8,7 @@ import { apiClient as client, type Json } from "./support/httpClient.ts";
 
 
 
-const TYPE = "RESORT_LICENSE"; // other stack tests use BUILDING_PERMIT, and expect TRADE_LICENSE to have no workflow
+const TYPE = "RESORT_LICENSE"; // other stack tests use BUILDING_PERMIT (each seeds its own), and expect TRADE_LICENSE to have no workflow
 const UNKNOWN_ID = "00000000-0000-4000-8000-000000000000";
 
 describe("workflows: administration (HTTP, real stack)", function () {

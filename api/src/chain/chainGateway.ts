@@ -70,6 +70,8 @@ export interface ChainGatewayOptions {
    * per confirmation): what follows from a mined transaction (its events) is recorded atomically with it.
    */
   onConfirmed?: (client: pg.PoolClient, tx: { id: string; kind: TxKind; requestId: string | null; hash: string }) => Promise<void>;
+  /** Runs in the database transaction that marks a transaction FAILED (mined and reverted): e.g. clean-up to schedule. */
+  onFailed?: (client: pg.PoolClient, tx: { id: string; kind: TxKind; requestId: string | null; hash: string }) => Promise<void>;
 }
 
 const RECONCILE_LOCK = 0x7265636f6eb1n; // one reconciler at a time across processes
@@ -297,12 +299,23 @@ export class ChainGateway {
       return receipt;
     }
     const revert = await this.#explainRevert(request, receipt.blockNumber);
-    await pool.query(
-      `UPDATE chain_transactions SET status = 'FAILED', block_number = $2, block_hash = $3, tx_index = $4, gas_used = $5,
-         error_name = $6, error_args = $7, error_message = $8, updated_at = now() WHERE id = $1`,
-      [id, receipt.blockNumber, receipt.blockHash, receipt.index, receipt.gasUsed.toString(), revert.errorName, JSON.stringify(revert.details?.args ?? []), revert.message],
-    );
-    this.#o.onStatus?.("FAILED", request.kind);
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      const { rows } = await client.query(
+        `UPDATE chain_transactions SET status = 'FAILED', block_number = $2, block_hash = $3, tx_index = $4, gas_used = $5,
+           error_name = $6, error_args = $7, error_message = $8, updated_at = now() WHERE id = $1 AND status <> 'FAILED' RETURNING request_id`,
+        [id, receipt.blockNumber, receipt.blockHash, receipt.index, receipt.gasUsed.toString(), revert.errorName, JSON.stringify(revert.details?.args ?? []), revert.message],
+      );
+      if (rows.length > 0 && this.#o.onFailed) await this.#o.onFailed(client, { id, kind: request.kind, requestId: rows[0].request_id, hash: receipt.hash });
+      await client.query("COMMIT");
+      if (rows.length > 0) this.#o.onStatus?.("FAILED", request.kind);
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
     throw revert;
   }
 

@@ -13,6 +13,7 @@ export const JOB_NAMES = {
   deriveEvents: "derive-events",
   deliverWebhook: "deliver-webhook",
   stageTimeout: "stage-timeout",
+  discardFiles: "discard-files",
 } as const;
 export type JobName = (typeof JOB_NAMES)[keyof typeof JOB_NAMES];
 

@@ -6,7 +6,8 @@
  * Jobs:
  * - derive-events: turn a confirmed transaction into platform events and webhook deliveries (events/);
  * - deliver-webhook: one delivery's attempts and retry schedule (webhooks/deliveryJob.ts);
- * - stage-timeout: a stage's deadline (domain/approvals/enforceTimeout.ts).
+ * - stage-timeout: a stage's deadline (domain/approvals/enforceTimeout.ts);
+ * - discard-files: files of document versions whose anchoring reverted (domain/documents/discardUnanchoredFiles.ts).
  */
 import os from "node:os";
 import { PostgresBackend } from "@agendajs/postgres-backend";
@@ -15,6 +16,7 @@ import type { Logger } from "pino";
 import type { IndexWaiter } from "../chain/chainGateway.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { enforceStageTimeout, type StageDeadline } from "../domain/approvals/enforceTimeout.ts";
+import { discardUnanchoredFiles } from "../domain/documents/discardUnanchoredFiles.ts";
 import { deriveEvents } from "../events/deriveEvents.ts";
 import { runDelivery } from "../webhooks/deliveryJob.ts";
 import type { JobClock } from "./jobClock.ts";
@@ -35,7 +37,7 @@ export interface JobRunner {
   stop(timeoutMs?: number): Promise<void>;
 }
 
-type RunnerContext = Pick<DomainContext, "pool" | "gateway" | "contracts" | "operator" | "workflows" | "vault" | "config" | "logger">;
+type RunnerContext = Pick<DomainContext, "pool" | "gateway" | "contracts" | "operator" | "workflows" | "vault" | "config" | "logger" | "documentStore">;
 
 /** Errors a job throws are retried after these delays: never given up, since an event must not be lost. */
 const retryAfter = (maxMs: number) => ({ attempt }: { attempt: number }) => Math.min(maxMs, 1_000 * 2 ** Math.min(attempt, 20));
@@ -85,6 +87,12 @@ export async function startJobRunner(context: RunnerContext, options: JobRunnerO
     },
     // Sends a transaction and waits for its receipt and the index.
     { backoff: retryAfter(30_000), lockLifetime: Math.max(options.lockMs, context.config.receiptTimeoutMs + context.config.readYourWritesTimeoutMs + 5_000), concurrency: 2 },
+  );
+
+  agenda.define(
+    JOB_NAMES.discardFiles,
+    async (job: Job<{ txId: string }>) => void (await discardUnanchoredFiles(context, job.attrs.data.txId)),
+    { backoff: retryAfter(300_000), lockLifetime: options.lockMs },
   );
 
   await agenda.start();

@@ -1,7 +1,8 @@
 /**
  * Document uploads. The file is stored immutably under its own key, its SHA-256 (computed while streaming) is
  * anchored on chain, and the document rows are written in the same database transaction as the outbox record.
- * If anchoring fails for good, the stored file is deleted and nothing is visible; the call can be repeated.
+ * If anchoring fails for good, the stored file is deleted and nothing is visible; the call can be repeated. (A
+ * transaction that was recorded, timed out here and later reverted on chain is cleaned up by the discard-files job.)
  */
 import { randomUUID } from "node:crypto";
 import { encodeBytes32String } from "ethers";
