@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { keccak256, type JsonRpcProvider, type TransactionReceipt, type TransactionRequest } from "ethers";
 import type pg from "pg";
 import type { Logger } from "pino";
+import { withTransaction } from "../db/transaction.ts";
 import { AppError } from "../http/appError.ts";
 import { ChainUnavailableError, ContractRevertError, decodeRevert, isConnectionError, revertDataOf } from "./chainErrors.ts";
 import { NodeRefusedError, NonceSequencer } from "./nonceSequencer.ts";
@@ -277,45 +278,29 @@ export class ChainGateway {
   async #finalize(id: string, request: TxRequest, receipt: TransactionReceipt): Promise<TransactionReceipt> {
     const { pool } = this.#o;
     if (receipt.status === 1) {
-      const client = await pool.connect();
-      try {
-        await client.query("BEGIN");
+      const confirmed = await withTransaction(pool, async (client) => {
         const { rows } = await client.query(
           `UPDATE chain_transactions SET status = 'CONFIRMED', block_number = $2, block_hash = $3, tx_index = $4, gas_used = $5,
              confirmed_at = COALESCE(confirmed_at, now()), updated_at = now() WHERE id = $1 AND status <> 'CONFIRMED' RETURNING request_id`,
           [id, receipt.blockNumber, receipt.blockHash, receipt.index, receipt.gasUsed.toString()],
         );
-        if (rows.length > 0 && this.#o.onConfirmed) {
-          await this.#o.onConfirmed(client, { id, kind: request.kind, requestId: rows[0].request_id, hash: receipt.hash });
-        }
-        await client.query("COMMIT");
-        if (rows.length > 0) this.#o.onStatus?.("CONFIRMED", request.kind);
-      } catch (error) {
-        await client.query("ROLLBACK").catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
+        if (rows.length > 0 && this.#o.onConfirmed) await this.#o.onConfirmed(client, { id, kind: request.kind, requestId: rows[0].request_id, hash: receipt.hash });
+        return rows.length > 0;
+      });
+      if (confirmed) this.#o.onStatus?.("CONFIRMED", request.kind);
       return receipt;
     }
     const revert = await this.#explainRevert(request, receipt.blockNumber);
-    const client = await pool.connect();
-    try {
-      await client.query("BEGIN");
+    const failed = await withTransaction(pool, async (client) => {
       const { rows } = await client.query(
         `UPDATE chain_transactions SET status = 'FAILED', block_number = $2, block_hash = $3, tx_index = $4, gas_used = $5,
            error_name = $6, error_args = $7, error_message = $8, updated_at = now() WHERE id = $1 AND status <> 'FAILED' RETURNING request_id`,
         [id, receipt.blockNumber, receipt.blockHash, receipt.index, receipt.gasUsed.toString(), revert.errorName, JSON.stringify(revert.details?.args ?? []), revert.message],
       );
       if (rows.length > 0 && this.#o.onFailed) await this.#o.onFailed(client, { id, kind: request.kind, requestId: rows[0].request_id, hash: receipt.hash });
-      await client.query("COMMIT");
-      if (rows.length > 0) this.#o.onStatus?.("FAILED", request.kind);
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+      return rows.length > 0;
+    });
+    if (failed) this.#o.onStatus?.("FAILED", request.kind);
     throw revert;
   }
 

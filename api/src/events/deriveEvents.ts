@@ -18,6 +18,7 @@ import type pg from "pg";
 import { approvalRegistry, documentRegistry, eventsOf, licenceToken } from "../chain/contracts.ts";
 import type { IndexWaiter } from "../chain/chainGateway.ts";
 import type { Deployment } from "../chain/deployment.ts";
+import { withTransaction } from "../db/transaction.ts";
 import { sortedStages } from "../domain/workflows/compileWorkflow.ts";
 import type { WorkflowStore } from "../domain/workflows/workflowStore.ts";
 import { cancelJob, enqueueJob, JOB_NAMES } from "../jobs/jobQueue.ts";
@@ -174,20 +175,12 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
   // The stage deadline, from the latest state (derivations may run out of order).
   const timeout = touchesReview ? await timeoutOf(deps, tokenId, view) : undefined;
 
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  return withTransaction(pool, async (client) => {
     const deliveries = await recordEvents(client, events, tx.id);
     if (timeout === null) await cancelJob(client, JOB_NAMES.stageTimeout, `token:${tokenId}`);
     else if (timeout) await enqueueJob(client, JOB_NAMES.stageTimeout, `token:${tokenId}`, timeout.data, timeout.runAt);
-    await client.query("COMMIT");
     return { events: events.length, deliveries };
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** The running stage timeout of a request (null: none is running). */

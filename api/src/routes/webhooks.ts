@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod/v4";
 import { audit, requestMeta } from "../audit/auditLog.ts";
 import { isAdmin, type Principal } from "../auth/principal.ts";
+import { withTransaction } from "../db/transaction.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { forbidden, notFound } from "../http/appError.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
@@ -69,23 +70,16 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
         await checkWebhookUrl(body.url, { production });
         const id = randomUUID();
         const departmentCode = own ?? body.departmentCode ?? null;
-        const client = await context.pool.connect();
-        try {
-          await client.query("BEGIN");
+        const createdAt = await withTransaction(context.pool, async (client) => {
           const { rows } = await client.query(
-            `INSERT INTO webhooks (id, department_code, url, events, secret_sealed, created_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
+            `INSERT INTO webhooks (id, department_code, url, events, secret_sealed, created_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at`,
             [id, departmentCode, body.url, body.events, sealWebhookSecret(context.vault, id, body.secret), `${principal!.kind}:${principal!.id}`],
           );
           await audit(client, requestMeta(ctx), { entityType: "WEBHOOK", entityId: id, action: "CREATE", newValue: { departmentCode, url: body.url, events: body.events } });
-          await client.query("COMMIT");
-          const created: StoredWebhook = { id, departmentCode, url: body.url, events: body.events, isActive: true, disabledAt: null, createdAt: rows[0].created_at };
-          return { status: 201, body: webhookJson(created) };
-        } catch (error) {
-          await client.query("ROLLBACK").catch(() => {});
-          throw error;
-        } finally {
-          client.release();
-        }
+          return rows[0].created_at as Date;
+        });
+        const created: StoredWebhook = { id, departmentCode, url: body.url, events: body.events, isActive: true, disabledAt: null, createdAt };
+        return { status: 201, body: webhookJson(created) };
       },
     }),
     defineRoute({
@@ -143,15 +137,12 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
       responses: { 204: { description: "Deleted" }, ...errorResponses({ 401: "Not authenticated", 404: "No such webhook (or not yours)" }) },
       handler: async ({ params, ctx }) => {
         const webhook = await owned(ctx.state.principal, params.webhookId);
-        const client = await context.pool.connect();
-        try {
-          await client.query("BEGIN");
+        await withTransaction(context.pool, async (client) => {
           await client.query(`UPDATE webhooks SET deleted_at = now(), is_active = false WHERE id = $1`, [webhook.id]);
+          // What it had pending is not delivered any more.
+          await client.query(`UPDATE webhook_deliveries SET status = 'CANCELLED', updated_at = now() WHERE webhook_id = $1 AND status IN ('PENDING', 'HELD')`, [webhook.id]);
           await audit(client, requestMeta(ctx), { entityType: "WEBHOOK", entityId: webhook.id, action: "DELETE", oldValue: { url: webhook.url, events: webhook.events } });
-          await client.query("COMMIT");
-        } finally {
-          client.release();
-        }
+        });
         return { status: 204 };
       },
     }),
@@ -167,11 +158,9 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
       responses: { 200: { description: "Enabled", schema: WebhookSchema }, ...errorResponses({ 401: "Not authenticated", 404: "No such webhook (or not yours)" }) },
       handler: async ({ params, ctx }) => {
         const webhook = await owned(ctx.state.principal, params.webhookId);
-        const client = await context.pool.connect();
-        try {
-          await client.query("BEGIN");
+        await withTransaction(context.pool, async (client) => {
           await client.query(`UPDATE webhooks SET is_active = true, disabled_at = NULL, disabled_reason = NULL WHERE id = $1`, [webhook.id]);
-          // Deliveries held while it was disabled go out now, in the order their events happened.
+          // Deliveries held while it was disabled go out now.
           const held = await client.query(
             `UPDATE webhook_deliveries SET status = 'PENDING', next_attempt_at = NULL, updated_at = now() WHERE webhook_id = $1 AND status = 'HELD' RETURNING id`,
             [webhook.id],
@@ -180,13 +169,7 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
           await audit(client, requestMeta(ctx), {
             entityType: "WEBHOOK", entityId: webhook.id, action: "ENABLE", oldValue: { isActive: webhook.isActive }, newValue: { isActive: true, releasedDeliveries: held.rowCount },
           });
-          await client.query("COMMIT");
-        } catch (error) {
-          await client.query("ROLLBACK").catch(() => {});
-          throw error;
-        } finally {
-          client.release();
-        }
+        });
         return { body: webhookJson({ ...webhook, isActive: true, disabledAt: null }) };
       },
     }),

@@ -11,6 +11,7 @@ import type pg from "pg";
 import type { Logger } from "pino";
 import { audit, SYSTEM } from "../audit/auditLog.ts";
 import type { KeyVault } from "../chain/keyVault.ts";
+import { withTransaction } from "../db/transaction.ts";
 import type { JobClock } from "../jobs/jobClock.ts";
 import { deliver } from "./deliver.ts";
 import { openWebhookSecret } from "./webhookStore.ts";
@@ -58,38 +59,27 @@ export async function runDelivery(deps: DeliveryJobDependencies, deliveryId: str
     { production: deps.production, now: clock.now },
   );
   const finishedAt = clock.now();
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    let outcome: DeliveryOutcome;
-    let retryAt: Date | undefined;
+  return withTransaction(pool, async (client) => {
     if (result.success) {
       await client.query(`UPDATE webhook_deliveries SET status = 'DELIVERED', attempts = attempts + 1, next_attempt_at = NULL, updated_at = now() WHERE id = $1`, [deliveryId]);
-      outcome = "DELIVERED";
-    } else if (retryCount < RETRY_SCHEDULE_MS.length) {
-      retryAt = new Date(finishedAt.getTime() + clock.scaled(RETRY_SCHEDULE_MS[retryCount]));
+      return { outcome: "DELIVERED" as const };
+    }
+    if (retryCount < RETRY_SCHEDULE_MS.length) {
+      const retryAt = new Date(finishedAt.getTime() + clock.scaled(RETRY_SCHEDULE_MS[retryCount]));
       await client.query(`UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = $2, updated_at = now() WHERE id = $1`, [deliveryId, retryAt]);
       await client.query(`UPDATE webhook_logs SET next_retry_at = $2 WHERE id = $1`, [result.logId, retryAt]);
-      outcome = "RETRY";
-    } else {
-      await client.query(`UPDATE webhook_deliveries SET status = 'FAILED', attempts = attempts + 1, next_attempt_at = NULL, updated_at = now() WHERE id = $1`, [deliveryId]);
-      await client.query(
-        `UPDATE webhooks SET is_active = false, disabled_at = now(), disabled_reason = $2 WHERE id = $1 AND is_active`,
-        [delivery.webhook_id, `disabled after ${retryCount + 1} failed attempts of delivery ${delivery.delivery_id}`],
-      );
-      await audit(client, SYSTEM, {
-        entityType: "WEBHOOK", entityId: delivery.webhook_id, action: "DISABLE",
-        oldValue: { isActive: true }, newValue: { isActive: false, reason: "retries exhausted", deliveryId: delivery.delivery_id },
-      });
-      deps.logger.warn({ webhookId: delivery.webhook_id, deliveryId: delivery.delivery_id }, "webhook disabled after the last retry failed");
-      outcome = "FAILED";
+      return { outcome: "RETRY" as const, retryAt };
     }
-    await client.query("COMMIT");
-    return { outcome, retryAt };
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+    await client.query(`UPDATE webhook_deliveries SET status = 'FAILED', attempts = attempts + 1, next_attempt_at = NULL, updated_at = now() WHERE id = $1`, [deliveryId]);
+    await client.query(
+      `UPDATE webhooks SET is_active = false, disabled_at = now(), disabled_reason = $2 WHERE id = $1 AND is_active`,
+      [delivery.webhook_id, `disabled after ${retryCount + 1} failed attempts of delivery ${delivery.delivery_id}`],
+    );
+    await audit(client, SYSTEM, {
+      entityType: "WEBHOOK", entityId: delivery.webhook_id, action: "DISABLE",
+      oldValue: { isActive: true }, newValue: { isActive: false, reason: "retries exhausted", deliveryId: delivery.delivery_id },
+    });
+    deps.logger.warn({ webhookId: delivery.webhook_id, deliveryId: delivery.delivery_id }, "webhook disabled after the last retry failed");
+    return { outcome: "FAILED" as const };
+  });
 }

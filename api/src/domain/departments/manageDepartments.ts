@@ -5,6 +5,7 @@
  * keys or secrets.
  */
 import { encodeBytes32String, getAddress } from "ethers";
+import { withTransaction } from "../../db/transaction.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
 import { approvalRegistry } from "../../chain/contracts.ts";
@@ -153,17 +154,7 @@ export async function updateDepartment(context: DomainContext, meta: RequestMeta
     );
     transactionHash = tx.hash;
   } else if (offChainChange) {
-    const client = await context.pool.connect();
-    try {
-      await client.query("BEGIN");
-      await apply(client);
-      await client.query("COMMIT");
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    await withTransaction(context.pool, apply);
   }
   return { department: (await store.byCode(code)) ?? current, transactionHash };
 }
@@ -172,9 +163,7 @@ export async function regenerateApiKey(context: DomainContext, meta: RequestMeta
   const current = await new DepartmentStore(context.pool).byCode(code);
   if (!current) throw notFound("Department");
   const credentials = await issueCredentials(context.vault, code);
-  const client = await context.pool.connect();
-  try {
-    await client.query("BEGIN");
+  return withTransaction(context.pool, async (client) => {
     const previous = await client.query(`SELECT key_rotated_at FROM departments WHERE code = $1 FOR UPDATE`, [code]);
     const { rows } = await client.query(
       `UPDATE departments SET api_key_hash = $2, api_secret_sealed = $3, key_rotated_at = now(), updated_at = now() WHERE code = $1 RETURNING key_rotated_at`,
@@ -188,12 +177,6 @@ export async function regenerateApiKey(context: DomainContext, meta: RequestMeta
       oldValue: { keyRotatedAt: previous.rows[0]?.key_rotated_at?.toISOString() ?? null },
       newValue: { keyRotatedAt: rotatedAt.toISOString() },
     });
-    await client.query("COMMIT");
     return { apiKey: credentials.apiKey, apiSecret: credentials.apiSecret, keyRotatedAt: rotatedAt.toISOString() };
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
