@@ -108,6 +108,7 @@ export const settings = {
   identityProviderClientId: { env: "IDENTITY_PROVIDER_CLIENT_ID", doc: "Our client id at the identity locker", parse: text },
   identityProviderClientSecret: { env: "IDENTITY_PROVIDER_CLIENT_SECRET", doc: "Our client secret at the identity locker", parse: text, secret: true },
   redirectUriAllowlist: { env: "REDIRECT_URI_ALLOWLIST", doc: "Comma-separated redirect_uri prefixes applicants may return to (loopback is allowed in development)", fallback: [] as string[], parse: list },
+  issuerPrivateKey: { env: "ISSUER_PRIVATE_KEY", doc: "secp256k1 key signing licences' QR codes (EIP-191); embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
   custodySecret: { env: "CUSTODY_SECRET", doc: "32-byte hex secret deriving applicants' custodial addresses; embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
 
   // Document storage (api/src/storage)
@@ -171,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!result.jwtPrivateKey) problems.push("JWT_PRIVATE_KEY is required in production (no generated signing key)");
     if (!result.adminClientId || !result.adminClientSecret) problems.push("ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required in production");
     if (!result.custodySecret) problems.push("CUSTODY_SECRET is required in production");
+    if (!result.issuerPrivateKey) problems.push("ISSUER_PRIVATE_KEY is required in production (it signs the licences' QR codes)");
     if (!result.identityProviderAuthorizeUrl) problems.push("IDENTITY_PROVIDER_AUTHORIZE_URL (and the other IDENTITY_PROVIDER_* settings) are required in production: the development identity provider is refused");
     if (result.storageBackend === "local" && !result.fileUrlSecret) problems.push("FILE_URL_SECRET is required in production with local storage");
     if (result.jobTimeScale !== 1) problems.push("JOB_TIME_SCALE must be 1 in production (it shortens the webhook retry schedule)");

@@ -16,6 +16,8 @@ import { createDepartmentKeyCheck } from "./domain/departments/departmentAuth.ts
 import { createCoreServices, createDomainContext } from "./services.ts";
 import { jobClock } from "./jobs/jobClock.ts";
 import { startJobRunner } from "./jobs/jobRunner.ts";
+import { developmentSecret } from "./developmentSecrets.ts";
+import { QrIssuer } from "./verification/qrPayload.ts";
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
@@ -28,7 +30,9 @@ const jobs = config.jobsInApi ? await startJobRunner(context, { index: core.inde
 // Departments authenticate with their API key (and, when required, signed requests).
 const auth = await createAuth({ config, pool: core.pool, logger, departments: createDepartmentKeyCheck(context) });
 await auth.bootstrapAdmin();
-const routes = apiRoutes(context, auth);
+// The key signing licences' QR codes (its address is published at /api/v1/verify/issuer).
+const issuer = new QrIssuer(config.issuerPrivateKey ?? (await developmentSecret(config.dataDir, "issuer.key")));
+const routes = apiRoutes(context, auth, issuer);
 
 const app = createApp({
   ...core,

@@ -437,6 +437,27 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
     }
   });
 
+  it("in a SEQUENTIAL stage, tells each department when its turn comes, not before", async function () {
+    await seedWorkflow(current(), driver, {
+      workflowType: "BUILDING_PERMIT",
+      name: "Building permit (sequential events)",
+      stages: [
+        { stageId: "line", stageName: "In line", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL",
+          requiredApprovals: [{ departmentCode: codes.A, requiredDocuments: ["SITE_PLAN"], isMandatory: true }, { departmentCode: codes.B, requiredDocuments: [], isMandatory: true }] },
+      ],
+    });
+    const { id, documentId } = await submitted("sequential");
+    const [first] = await waitFor("A", id, "APPROVAL_REQUIRED");
+    expect(first.json.data.reason).to.equal("SUBMITTED");
+    await sleep(300);
+    expect(typesAt("B", id)).to.deep.equal([]);
+    expect((await as("A").post(`/requests/${id}/approve`, { remarks: "first", reviewedDocuments: [documentId] })).status).to.equal(200);
+    const [turn] = await waitFor("B", id, "APPROVAL_REQUIRED");
+    expect(turn.json.data).to.deep.include({ reason: "TURN", stage: { index: 0, name: "In line" } });
+    await sleep(300);
+    expect(typesAt("A", id)).to.deep.equal(["APPROVAL_REQUIRED"]);
+  });
+
   describe("stage timeouts (timeoutDays 0.00003 ≈ 3 s on the chain's clock)", function () {
     const timeoutWorkflow = (onTimeout: "NOTIFY" | "ESCALATE" | "AUTO_REJECT") => ({
       workflowType: "BUILDING_PERMIT",

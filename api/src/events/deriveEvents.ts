@@ -1,6 +1,6 @@
 /**
  * What a confirmed transaction means for webhooks: its receipt's contract events, read together with the chain's
- * review state just before and after its block, become platform events (docs/decisions.md, "Events"):
+ * review state at its block, become platform events (docs/decisions.md, "Events"):
  *
  * - APPROVAL_REQUIRED to each department that became able to decide (review started, stage advanced, its turn in
  *   a SEQUENTIAL stage, resubmission, an escalation sent back), except departments whose approval this very
@@ -40,6 +40,7 @@ const PHASE_IN_REVIEW = 1n;
 const TIMEOUT_HANDLED_FLAG = 1n;
 const STATUS = { PendingResubmission: 3n, Approved: 4n, Rejected: 5n, Suspended: 7n, Revoked: 8n } as const;
 const TIMEOUT_NOTIFY = 1n;
+const DECISION_APPROVED = 1;
 
 interface Progress {
   workflowId: bigint;
@@ -77,8 +78,16 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
   if (!(await deps.index.waitForBlock(receipt.blockNumber, 10_000))) throw new Error(`the index has not reached block ${receipt.blockNumber} yet`);
   const block = await provider.getBlock(receipt.blockNumber);
   const occurredAt = new Date(Number(block!.timestamp) * 1000);
-  const view = async (fn: string, args: unknown[], blockTag: number | string) =>
-    approvalRegistry.decodeFunctionResult(fn, await provider.call({ to: contracts.ApprovalRegistry, data: approvalRegistry.encodeFunctionData(fn, args), blockTag }));
+  const view = async (fn: string, args: unknown[], blockTag: number | string) => {
+    const data = approvalRegistry.encodeFunctionData(fn, args);
+    const raw = await provider.call({ to: contracts.ApprovalRegistry, data, blockTag }).catch(async (error) => {
+      // A node without that block's state (anvil restarted from a snapshot, Besu past its retained layers): the
+      // latest state is the best answer left.
+      if (blockTag === "latest") throw error;
+      return provider.call({ to: contracts.ApprovalRegistry, data, blockTag: "latest" });
+    });
+    return approvalRegistry.decodeFunctionResult(fn, raw);
+  };
   const progressAt = async (blockTag: number | string) => (await view("progressOf", [tokenId], blockTag))[0] as unknown as Progress;
   const pendingAt = async (blockTag: number | string) => [...((await view("pendingDepartmentsOf", [tokenId], blockTag))[0] as bigint[])].map(Number);
 
@@ -118,11 +127,16 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
     });
   }
 
-  // Departments that became able to decide.
-  if (touchesReview && after.phase === PHASE_IN_REVIEW) {
-    const [before, pendingBefore, pendingAfter] = await Promise.all([progressAt(receipt.blockNumber - 1), pendingAt(receipt.blockNumber - 1), pendingAt(receipt.blockNumber)]);
-    const restarted = before.phase !== PHASE_IN_REVIEW || before.stage !== after.stage || before.stageStartedAt !== after.stageStartedAt;
-    const newly = pendingAfter.filter((id) => (restarted || !pendingBefore.includes(id)) && !invalidatedIds.has(id));
+  // Departments that became able to decide: all the pending ones when the stage (re)started in this transaction;
+  // in a SEQUENTIAL stage, the next one once the previous approved. (A department whose approval this transaction
+  // invalidated gets DOCUMENT_UPDATED instead.) Read from the receipt, so no state before the block is needed.
+  const started = registry("StageStarted").at(-1);
+  const approvedIds = registry("DecisionRecorded").filter((e) => Number(e.args.decision) === DECISION_APPROVED).map((e) => Number(e.args.departmentId));
+  const currentStage = started ? BigInt(started.args.stage) : after.stage;
+  const sequentialTurn = !started && approvedIds.length > 0 && stages[Number(after.stage)]?.executionType === "SEQUENTIAL";
+  if (after.phase === PHASE_IN_REVIEW && (started || sequentialTurn)) {
+    const startedAt = started ? BigInt(started.args.startedAt) : after.stageStartedAt;
+    const newly = (await pendingAt(receipt.blockNumber)).filter((id) => !invalidatedIds.has(id) && (started !== undefined || !approvedIds.includes(id)));
     const reason = registry("ReviewStarted").length ? "SUBMITTED"
       : registry("Resubmitted").length ? "RESUBMITTED"
       : registry("StageReopened").length ? "STAGE_REOPENED"
@@ -132,7 +146,7 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
     const newCodes = await departmentCodes(pool, newly);
     for (const id of newly) {
       const code = newCodes.get(id) ?? String(id);
-      add(`approval-required:${tokenId}:${after.stage}:${after.stageStartedAt}:${code}`, "APPROVAL_REQUIRED", [code], { reason, stage: stageInfo(after.stage) });
+      add(`approval-required:${tokenId}:${currentStage}:${startedAt}:${code}`, "APPROVAL_REQUIRED", [code], { reason, stage: stageInfo(currentStage) });
     }
   }
 

@@ -9,8 +9,11 @@ import { documentRoutes } from "./documents.ts";
 import { requestRoutes } from "./requests.ts";
 import { webhookRoutes } from "./webhooks.ts";
 import { workflowRoutes } from "./workflows.ts";
+import { verifyRoutes } from "./verify.ts";
+import type { QrIssuer } from "../verification/qrPayload.ts";
 
-export function apiRoutes(context: DomainContext, auth: AuthModule): { api: RouteDefinition[]; root: RouteDefinition[] } {
+export function apiRoutes(context: DomainContext, auth: AuthModule, issuer: QrIssuer): { api: RouteDefinition[]; root: RouteDefinition[] } {
+  const verification = verifyRoutes(context, issuer);
   return {
     api: [
       ...auth.routes,
@@ -21,8 +24,9 @@ export function apiRoutes(context: DomainContext, auth: AuthModule): { api: Rout
       ...departmentRoutes(context),
       ...workflowRoutes(context),
       ...webhookRoutes(context),
+      ...verification.api,
       ...fileRoutes(context.documentStore, context.config),
     ],
-    root: [...auth.rootRoutes],
+    root: [...auth.rootRoutes, ...verification.root],
   };
 }

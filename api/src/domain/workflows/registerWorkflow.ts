@@ -30,7 +30,7 @@ export async function registerWorkflow(
 ): Promise<{ workflow: StoredWorkflow; transactionHash: string }> {
   const id = randomUUID();
   const hash = definitionHash(id, input);
-  const validitySeconds = (context.config.licenceValidityDays[input.workflowType] ?? 365) * 86_400;
+  const validitySeconds = Math.round((context.config.licenceValidityDays[input.workflowType] ?? 365) * 86_400);
   const data = approvalRegistry.encodeFunctionData("registerWorkflow", [
     encodeBytes32String(input.workflowType),
     hash,

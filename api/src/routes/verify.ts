@@ -1,0 +1,164 @@
+/**
+ * Verification, public and unauthenticated: a licence by token id or by its signed QR payload, a document by its
+ * SHA-256; the issuer address QR signatures are checked against; the QR image of an issued licence (its readers);
+ * and the verification page for people (at /verify, linked from /).
+ */
+import { z } from "zod/v4";
+import type { Principal } from "../auth/principal.ts";
+import type { DomainContext } from "../domain/context.ts";
+import { conflict, notFound } from "../http/appError.ts";
+import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { canSee, findRequest } from "../reads/requestReads.ts";
+import { RequestStatus } from "../schemas/common.ts";
+import { verifyDocument } from "../verification/documentVerification.ts";
+import { verifyLicence, type VerificationDependencies } from "../verification/licenceVerification.ts";
+import { qrPng, qrSvg } from "../verification/qrImage.ts";
+import { payloadFrom, verifyPayload, type QrIssuer } from "../verification/qrPayload.ts";
+import { verificationPage } from "../verification/verificationPage.ts";
+import { DOCUMENT_VERDICTS, LICENCE_VERDICTS, licenceMessage } from "../verification/verdicts.ts";
+
+const PUBLIC = [{ kind: "public" as const }];
+const READERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "applications:read" as const }, { kind: "apiKey" as const }];
+const errors = errorResponses;
+const dateTime = z.iso.datetime({ offset: true });
+
+const VerificationResponse = z
+  .object({
+    isValid: z.boolean().describe("True only for an issued licence that is not expired, suspended or revoked (from the chain)"),
+    verdict: z.enum(LICENCE_VERDICTS),
+    message: z.string().describe("The verdict in plain words"),
+    tokenId: z.int().nullable(),
+    requestNumber: z.string().nullable(),
+    requestType: z.string().nullable(),
+    status: RequestStatus.nullable(),
+    applicantName: z.string().nullable(),
+    issuedAt: dateTime.nullable(),
+    expiresAt: dateTime.nullable(),
+    approvals: z.array(
+      z.object({ departmentCode: z.string(), departmentName: z.string(), stage: z.int(), approvedAt: dateTime, transactionHash: z.string() }),
+    ).describe("The approvals standing on chain (an approval invalidated by a newer document version is not listed)"),
+    blockchainProof: z
+      .object({
+        chainId: z.int(),
+        contractAddress: z.string(),
+        tokenId: z.int(),
+        ownerAddress: z.string(),
+        transactionHash: z.string().nullable().describe("The issuance transaction (the mint while not issued)"),
+        mintTransactionHash: z.string().nullable(),
+      })
+      .nullable(),
+    qr: z.object({ issuer: z.string(), signatureValid: z.boolean() }).optional().describe("QR verification only"),
+    checkedAt: dateTime,
+  })
+  .meta({ id: "VerificationResponse" });
+
+const DocumentVerificationResponse = z
+  .object({
+    isValid: z.boolean().describe("True when the hash is anchored on chain and is the latest version of its document"),
+    isLatest: z.boolean(),
+    verdict: z.enum(DOCUMENT_VERDICTS),
+    message: z.string(),
+    documentId: z.uuid(),
+    requestId: z.uuid().nullable(),
+    tokenId: z.int(),
+    docType: z.string().nullable(),
+    version: z.int(),
+    uploadedAt: dateTime,
+    blockchainRecord: z.object({ transactionHash: z.string().nullable(), blockNumber: z.int(), timestamp: dateTime, contractAddress: z.string() }),
+  })
+  .meta({ id: "DocumentVerificationResponse" });
+
+const TokenIdParams = z.object({ tokenId: z.string().regex(/^\d{1,13}$/, "a token id is a positive integer").describe("Token id (integer)") });
+
+export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: RouteDefinition[]; root: RouteDefinition[] } {
+  const deps: VerificationDependencies = { pool: context.pool, gateway: context.gateway, contracts: context.contracts, chainId: context.config.chainId };
+  const base = context.config.publicBaseUrl!;
+  /** The signed payload of an issued licence and the URL its QR code holds. */
+  const qrOf = async (tokenId: bigint) => {
+    const payload = await issuer.sign({ chainId: context.config.chainId, contract: context.contracts.LicenceToken, tokenId });
+    return { payload, url: `${base}/verify?qr=${payload}` };
+  };
+  const invalidQr = () => ({
+    isValid: false, verdict: "INVALID_QR" as const, message: licenceMessage("INVALID_QR"), tokenId: null, requestNumber: null, requestType: null, status: null,
+    applicantName: null, issuedAt: null, expiresAt: null, approvals: [], blockchainProof: null, qr: { issuer: issuer.address, signatureValid: false }, checkedAt: new Date().toISOString(),
+  });
+
+  const api: RouteDefinition[] = [
+    defineRoute({
+      method: "get",
+      path: "/verify/issuer",
+      operationId: "verificationIssuer",
+      summary: "The address whose signature every licence QR code carries",
+      tags: ["Verification"],
+      access: PUBLIC,
+      responses: { 200: { description: "Issuer", schema: z.object({ issuerAddress: z.string(), chainId: z.int(), contracts: z.record(z.string(), z.string()), qrFormat: z.string() }) } },
+      handler: async () => ({
+        body: { issuerAddress: issuer.address, chainId: context.config.chainId, contracts: context.contracts, qrFormat: "LAP1.<chainId>.<contract hex>.<tokenId>.<base64url EIP-191 signature of the part before it>" },
+      }),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/verify/qr/:qrCode",
+      operationId: "verifyQr",
+      summary: "Verify a licence from its QR code (the payload, or the URL the code holds)",
+      description: "The signature is checked first: a code not signed by the platform's issuer key, for another chain or contract, or altered in any way is `isValid: false`, verdict INVALID_QR. Then the licence is checked on chain exactly as GET /verify/{tokenId}.",
+      tags: ["Verification"],
+      access: PUBLIC,
+      params: z.object({ qrCode: z.string().min(1).max(2048) }),
+      responses: { 200: { description: "Verdict", schema: VerificationResponse }, ...errors({ 404: "Signed for a token that does not exist" }) },
+      handler: async ({ params }) => {
+        const claim = verifyPayload(payloadFrom(params.qrCode), issuer.address);
+        if (!claim || claim.chainId !== context.config.chainId || claim.contract !== context.contracts.LicenceToken) return { body: invalidQr() };
+        return { body: { ...(await verifyLicence(deps, claim.tokenId)), qr: { issuer: issuer.address, signatureValid: true } } };
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/verify/document/:hash",
+      operationId: "verifyDocument",
+      summary: "Verify a document by its SHA-256 (hex, with or without 0x, any case)",
+      tags: ["Verification"],
+      access: PUBLIC,
+      params: z.object({ hash: z.string().max(200) }),
+      responses: { 200: { description: "Verdict", schema: DocumentVerificationResponse }, ...errors({ 400: "Not a SHA-256 in hex", 404: "No document with this hash is anchored" }) },
+      handler: async ({ params }) => ({ body: await verifyDocument(deps, params.hash) }),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/verify/:tokenId",
+      operationId: "verifyLicence",
+      summary: "Verify a licence by token id",
+      description: "Validity, status, owner and the standing approvals come from contract calls (LicenceToken.validityOf, ownerOf; ApprovalRegistry.decisionsOf); names and transaction hashes from the index.",
+      tags: ["Verification"],
+      access: PUBLIC,
+      params: TokenIdParams,
+      responses: { 200: { description: "Verdict", schema: VerificationResponse }, ...errors({ 400: "Malformed token id", 404: "No such token (verdict UNKNOWN)" }) },
+      handler: async ({ params }) => ({ body: await verifyLicence(deps, BigInt(params.tokenId)) }),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/requests/:requestId/qr",
+      operationId: "getLicenceQr",
+      summary: "The QR code of an issued licence (PNG, SVG, or the payload as JSON)",
+      description: "The code holds the verification page's URL with the signed payload: scanning it with a phone opens the verdict.",
+      tags: ["Verification"],
+      access: READERS,
+      params: z.object({ requestId: z.uuid() }),
+      query: z.object({ format: z.enum(["png", "svg", "json"]).default("png") }),
+      responses: {
+        200: { description: "The QR code", contentType: "image/png" },
+        ...errors({ 401: "Not authenticated", 404: "No such request (or not yours)", 409: "NOT_ISSUED: the licence was never issued" }),
+      },
+      handler: async ({ params, query, ctx }) => {
+        const request = await findRequest(context.pool, params.requestId);
+        if (!request || !(await canSee(context.pool, ctx.state.principal as Principal | undefined, request, "applications:read"))) throw notFound("Request");
+        if (!request.issuedAt) throw conflict("NOT_ISSUED", "The licence has not been issued, so it has no QR code", { status: request.status });
+        const qr = await qrOf(request.tokenId);
+        if (query.format === "json") return { body: { ...qr, tokenId: Number(request.tokenId), issuerAddress: issuer.address } };
+        if (query.format === "svg") return { body: await qrSvg(qr.url), headers: { "content-type": "image/svg+xml" } };
+        return { body: await qrPng(qr.url), headers: { "content-type": "image/png" } };
+      },
+    }),
+  ];
+  return { api, root: verificationPage() };
+}

@@ -1,0 +1,64 @@
+/**
+ * Verifying a document by its SHA-256: the chain's DocumentRegistry.anchorOf says whether the hash is anchored,
+ * which version it is and whether it is the latest; the index and the API's rows add the transaction, the request
+ * and the document type.
+ */
+import { ContractRevertError } from "../chain/chainErrors.ts";
+import { documentRegistry } from "../chain/contracts.ts";
+import { AppError, validationFailed } from "../http/appError.ts";
+import type { VerificationDependencies } from "./licenceVerification.ts";
+import { documentMessage, type DocumentVerdict } from "./verdicts.ts";
+
+export interface DocumentVerification {
+  isValid: boolean;
+  isLatest: boolean;
+  verdict: DocumentVerdict;
+  message: string;
+  documentId: string;
+  requestId: string | null;
+  tokenId: number;
+  docType: string | null;
+  version: number;
+  uploadedAt: string;
+  blockchainRecord: { transactionHash: string | null; blockNumber: number; timestamp: string; contractAddress: string };
+}
+
+/** A SHA-256 in hex, with or without 0x, in any case → 0x + 64 lower-case hex digits; otherwise 400. */
+export function normaliseHash(raw: string): string {
+  const hex = raw.trim().replace(/^0x/i, "");
+  if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw validationFailed("A document hash is 64 hexadecimal digits (SHA-256), with or without 0x", { hash: raw.slice(0, 100) });
+  return `0x${hex.toLowerCase()}`;
+}
+
+export async function verifyDocument(deps: VerificationDependencies, rawHash: string): Promise<DocumentVerification> {
+  const hash = normaliseHash(rawHash);
+  let anchor: any;
+  let isLatest: boolean;
+  try {
+    [anchor, isLatest] = documentRegistry.decodeFunctionResult("anchorOf", await deps.gateway.call(deps.contracts.DocumentRegistry, documentRegistry.encodeFunctionData("anchorOf", [hash])));
+  } catch (error) {
+    if (error instanceof ContractRevertError && error.errorName === "DocumentUnknownHash") throw new AppError(404, "NOT_FOUND", "No document with this hash is recorded on the blockchain", { hash, verdict: "UNKNOWN" });
+    throw error;
+  }
+  const hex = (anchor.documentId as string).slice(2);
+  const documentId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  const [document, version] = await Promise.all([
+    deps.pool.query(`SELECT request_id, doc_type FROM documents WHERE id = $1`, [documentId]),
+    deps.pool.query(`SELECT tx_hash FROM index.document_versions WHERE sha256_hash = $1`, [hash]),
+  ]);
+  const verdict: DocumentVerdict = isLatest ? "VALID" : "SUPERSEDED";
+  const uploadedAt = new Date(Number(anchor.timestamp) * 1000).toISOString();
+  return {
+    isValid: isLatest,
+    isLatest,
+    verdict,
+    message: documentMessage(verdict, Number(anchor.version)),
+    documentId,
+    requestId: document.rows[0]?.request_id ?? null,
+    tokenId: Number(anchor.tokenId),
+    docType: document.rows[0]?.doc_type ?? null,
+    version: Number(anchor.version),
+    uploadedAt,
+    blockchainRecord: { transactionHash: version.rows[0]?.tx_hash ?? null, blockNumber: Number(anchor.blockNumber), timestamp: uploadedAt, contractAddress: deps.contracts.DocumentRegistry },
+  };
+}

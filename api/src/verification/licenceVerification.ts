@@ -1,0 +1,121 @@
+/**
+ * Verifying a licence by token id. Whether it is valid comes from the chain itself (LicenceToken.validityOf, the
+ * owner, and the standing decisions in ApprovalRegistry.decisionsOf): the index can lag or be wrong, the contracts
+ * cannot. Names, numbers and transaction hashes come from the index and the API's rows.
+ */
+import type pg from "pg";
+import type { ChainGateway } from "../chain/chainGateway.ts";
+import { approvalRegistry, licenceToken } from "../chain/contracts.ts";
+import type { Deployment } from "../chain/deployment.ts";
+import { AppError } from "../http/appError.ts";
+import { departmentCodes } from "../reads/requestReads.ts";
+import { licenceMessage, VERDICT_OF_VALIDITY, type LicenceVerdict } from "./verdicts.ts";
+
+const STATUS_NAMES = ["NONE", "DRAFT", "SUBMITTED", "PENDING_RESUBMISSION", "APPROVED", "REJECTED", "CANCELLED", "SUSPENDED", "REVOKED"];
+const PHASE_NOT_STARTED = 0n;
+const DECISION_APPROVED = 1n;
+
+export interface VerificationDependencies {
+  pool: pg.Pool;
+  gateway: Pick<ChainGateway, "call">;
+  contracts: Deployment["contracts"];
+  chainId: number;
+}
+
+export interface LicenceVerification {
+  isValid: boolean;
+  verdict: LicenceVerdict;
+  message: string;
+  tokenId: number;
+  requestNumber: string | null;
+  requestType: string | null;
+  status: string;
+  applicantName: string | null;
+  issuedAt: string | null;
+  expiresAt: string | null;
+  approvals: { departmentCode: string; departmentName: string; stage: number; approvedAt: string; transactionHash: string }[];
+  blockchainProof: { chainId: number; contractAddress: string; tokenId: number; ownerAddress: string; transactionHash: string | null; mintTransactionHash: string | null };
+  checkedAt: string;
+}
+
+export const unknownLicence = () => new AppError(404, "NOT_FOUND", licenceMessage("UNKNOWN"), { verdict: "UNKNOWN" });
+
+export async function verifyLicence(deps: VerificationDependencies, tokenId: bigint): Promise<LicenceVerification> {
+  const { gateway, contracts, pool } = deps;
+  const call = async (iface: typeof licenceToken, to: string, fn: string, args: unknown[]) => iface.decodeFunctionResult(fn, await gateway.call(to, iface.encodeFunctionData(fn, args)));
+
+  const [validity, statusCode, , expiresAtSeconds] = await call(licenceToken, contracts.LicenceToken, "validityOf", [tokenId]);
+  const verdict = VERDICT_OF_VALIDITY[Number(validity)];
+  if (verdict === "UNKNOWN") throw unknownLicence();
+  const [[owner], [progress]] = await Promise.all([
+    call(licenceToken, contracts.LicenceToken, "ownerOf", [tokenId]),
+    call(approvalRegistry, contracts.ApprovalRegistry, "progressOf", [tokenId]),
+  ]);
+  // The approvals standing on chain now, stage by stage (decisions invalidated by a new document version are gone).
+  const standing: { departmentId: number; stage: number }[] = [];
+  if (progress.phase !== PHASE_NOT_STARTED) {
+    const stages = await Promise.all(
+      Array.from({ length: Number(progress.maxStage) + 1 }, (_, stage) => call(approvalRegistry, contracts.ApprovalRegistry, "decisionsOf", [tokenId, stage])),
+    );
+    stages.forEach(([ids, statuses], stage) => ids.forEach((id: bigint, i: number) => statuses[i] === DECISION_APPROVED && standing.push({ departmentId: Number(id), stage })));
+  }
+
+  const token = tokenId.toString();
+  const [request, licence, issuance, decisions, codes] = await Promise.all([
+    pool.query(`SELECT request_number, request_type, applicant_name, applicant_id FROM requests WHERE token_id = $1`, [token]),
+    pool.query(`SELECT issued_at, created_tx FROM index.licences WHERE token_id = $1`, [token]),
+    pool.query(`SELECT tx_hash FROM index.licence_status_history WHERE token_id = $1 AND from_status = 'SUBMITTED' AND to_status = 'APPROVED' ORDER BY block_number DESC, log_index DESC LIMIT 1`, [token]),
+    pool.query(
+      `SELECT DISTINCT ON (stage, department_id) stage, department_id, tx_hash, timestamp FROM index.approvals
+       WHERE token_id = $1 AND decision = 'APPROVED' ORDER BY stage, department_id, block_number DESC, log_index DESC`,
+      [token],
+    ),
+    departmentCodes(pool, standing.map((a) => a.departmentId)),
+  ]);
+  const names = new Map<string, string>(
+    (await pool.query(`SELECT code, name FROM departments WHERE code = ANY($1)`, [[...codes.values()]])).rows.map((r) => [r.code, r.name]),
+  );
+  const decisionOf = new Map(decisions.rows.map((r) => [`${r.stage}:${r.department_id}`, r]));
+  const approvals = standing
+    .map(({ departmentId, stage }) => {
+      const code = codes.get(departmentId) ?? String(departmentId);
+      const decision = decisionOf.get(`${stage}:${departmentId}`);
+      return {
+        departmentCode: code,
+        departmentName: names.get(code) ?? code,
+        stage,
+        approvedAt: decision ? new Date(Number(decision.timestamp) * 1000).toISOString() : "",
+        transactionHash: decision?.tx_hash ?? "",
+      };
+    })
+    .sort((a, b) => a.approvedAt.localeCompare(b.approvedAt) || a.stage - b.stage);
+
+  const row = request.rows[0];
+  const issuedAtSeconds = licence.rows[0]?.issued_at;
+  const issuedAt = issuedAtSeconds ? new Date(Number(issuedAtSeconds) * 1000) : null;
+  const expiresAt = Number(expiresAtSeconds) > 0 ? new Date(Number(expiresAtSeconds) * 1000) : null;
+  const status = verdict === "EXPIRED" ? "EXPIRED" : STATUS_NAMES[Number(statusCode)];
+  const mintTx = licence.rows[0]?.created_tx ?? null;
+  return {
+    isValid: verdict === "VALID",
+    verdict,
+    message: licenceMessage(verdict, { issuedAt, expiresAt, status }),
+    tokenId: Number(tokenId),
+    requestNumber: row?.request_number ?? null,
+    requestType: row?.request_type ?? null,
+    status,
+    applicantName: row ? (row.applicant_name ?? row.applicant_id) : null,
+    issuedAt: issuedAt?.toISOString() ?? null,
+    expiresAt: expiresAt?.toISOString() ?? null,
+    approvals,
+    blockchainProof: {
+      chainId: deps.chainId,
+      contractAddress: contracts.LicenceToken,
+      tokenId: Number(tokenId),
+      ownerAddress: owner,
+      transactionHash: issuance.rows[0]?.tx_hash ?? mintTx,
+      mintTransactionHash: mintTx,
+    },
+    checkedAt: new Date().toISOString(),
+  };
+}
