@@ -342,6 +342,7 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
       MASTER_KEY: await secretFile("master.key"),
       JWT_PRIVATE_KEY: (await secretFile("jwt-signing-key.pem")).replaceAll("\n", "\\n"),
       CUSTODY_SECRET: await secretFile("custody.key"),
+      ISSUER_PRIVATE_KEY: await secretFile("issuer.key"),
       FILE_URL_SECRET: await secretFile("file-url.key"),
       IDENTITY_PROVIDER_AUTHORIZE_URL: "https://id.example.org/authorize",
       IDENTITY_PROVIDER_TOKEN_URL: "https://id.example.org/token",
