@@ -3,6 +3,7 @@ import type { AuthModule } from "../auth/index.ts";
 import type { DomainContext } from "../domain/context.ts";
 import type { RouteDefinition } from "../http/routeTable.ts";
 import { fileRoutes } from "../storage/index.ts";
+import { adminRoutes } from "./admin.ts";
 import { approvalRoutes } from "./approvals.ts";
 import { departmentRoutes } from "./departments.ts";
 import { documentRoutes } from "./documents.ts";
@@ -24,6 +25,7 @@ export function apiRoutes(context: DomainContext, auth: AuthModule, issuer: QrIs
       ...departmentRoutes(context),
       ...workflowRoutes(context),
       ...webhookRoutes(context),
+      ...adminRoutes(context),
       ...verification.api,
       ...fileRoutes(context.documentStore, context.config),
     ],
