@@ -5,6 +5,7 @@
  * exits non-zero without reporting a failure counts as one failure, so a crash is never a green run.
  */
 import { spawn } from "node:child_process";
+import { ensureChromium } from "./ensureChromium.ts";
 
 interface Suite {
   name: string;
@@ -49,8 +50,15 @@ function run(suite: Suite): Promise<Counts> {
   });
 }
 
+// The browser tests (in the stack suite) need Chromium: install it, if missing, while the first suites run.
+const chromium = ensureChromium((line) => console.log(`(${line})`)).then(
+  () => undefined,
+  (error: Error) => console.error(`(browser tests will fail: ${error.message})`),
+);
+
 const total: Counts = { passed: 0, failed: 0, skipped: 0 };
 for (const suite of suites) {
+  if (suite.name.startsWith("stack")) await chromium;
   const counts = await run(suite);
   total.passed += counts.passed;
   total.failed += counts.failed;

@@ -1,0 +1,159 @@
+/**
+ * The public verification page in a real browser (Debian's headless Chromium driven by playwright-core) on a
+ * phone-sized screen: the three ways in (token number, QR code, a document dropped in and hashed in the browser),
+ * valid and invalid. Screenshots are kept in test-results/verification-page/.
+ */
+import { createHash } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { expect } from "chai";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { ensureChromium } from "../../scripts/ensureChromium.ts";
+import { applicantToken, clientToken } from "./support/authClient.ts";
+import { createDepartment, departmentClient } from "./support/departmentClient.ts";
+import { apiClient as http } from "./support/httpClient.ts";
+import { createDriver, type Driver } from "./support/platformDriver.ts";
+import { pdf, png } from "./support/sampleFiles.ts";
+import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { current } from "./support/stackFixture.ts";
+
+const SHOTS = path.join(process.cwd(), "test-results", "verification-page");
+// Chromium's background traffic is refused by this closed network: keep it quiet (see the toolchain notes).
+const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+
+describe("verification page (headless Chromium, phone-sized screen)", function () {
+  const run = `${Date.now() % 1e7}`;
+  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const code = `PAGE_${tag}`;
+  let driver: Driver;
+  let api: string;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const requests: string[] = [];
+  const licences: Record<string, { id: string; tokenId: number; requestNumber: string; file: Buffer }> = {};
+  let qr: { payload: string; url: string };
+
+  before(async function () {
+    const stack = current();
+    api = stack.api.url;
+    driver = await createDriver(stack);
+    const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
+    const admin = http(api, adminToken);
+    const department = departmentClient(api, await createDepartment(api, adminToken, { code, name: "Page Licensing Office" }));
+    await seedWorkflow(stack, driver, {
+      workflowType: "BUILDING_PERMIT", name: "Building permit (page test)",
+      stages: [{ stageId: "check", stageName: "Check", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL", requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }] }],
+    });
+    const applicant = http(api, await applicantToken(api, { id: `page-${run}`, name: "Paula Page" }));
+    for (const label of ["valid", "revoked"]) {
+      const created = await applicant.post("/requests", { applicantId: `page-${run}`, requestType: "BUILDING_PERMIT" });
+      const file = pdf(`page ${label} ${run}`);
+      const uploaded = await applicant.upload("POST", `/requests/${created.body.requestId}/documents`, file, "plan.pdf", { docType: "SITE_PLAN" });
+      await applicant.post(`/requests/${created.body.requestId}/submit`);
+      expect((await department.post(`/requests/${created.body.requestId}/approve`, { remarks: "ok", reviewedDocuments: [uploaded.body.documentId] })).status).to.equal(200);
+      const detail = (await applicant.get(`/requests/${created.body.requestId}`)).body;
+      licences[label] = { id: created.body.requestId, tokenId: detail.tokenId, requestNumber: detail.requestNumber, file };
+    }
+    expect((await admin.post(`/requests/${licences.revoked.id}/revoke`, { reasonCode: 4, reason: "fraud" })).status).to.equal(200);
+    qr = (await applicant.get(`/requests/${licences.valid.id}/qr?format=json`)).body as typeof qr;
+
+    await mkdir(SHOTS, { recursive: true });
+    browser = await chromium.launch({ executablePath: await ensureChromium(), headless: true, args: CHROMIUM_ARGS });
+    context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    page = await context.newPage();
+    page.on("request", (request) => requests.push(`${request.method()} ${request.url()}`));
+  });
+  after(async () => {
+    await browser?.close();
+    await driver?.close();
+  });
+
+  const verdict = async () => {
+    await page.waitForFunction(() => !document.getElementById("result")!.hidden && document.getElementById("verdict")!.dataset.verdict);
+    return { code: await page.getAttribute("#verdict", "data-verdict"), text: (await page.textContent("#verdict"))!.trim(), message: (await page.textContent("#message"))!.trim() };
+  };
+  const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  const fitsTheScreen = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+
+  it("is linked from the home page and fits a phone's screen", async function () {
+    await page.goto(`${api}/`);
+    await page.click("text=Verify a licence or a document");
+    await page.waitForURL(`${api}/verify`);
+    expect(await page.textContent("h1")).to.equal("Verify a licence");
+    expect(await fitsTheScreen()).to.equal(true);
+  });
+
+  it("by licence number: VALID in large plain words with details, approvals and the chain proof; REVOKED; an unknown number", async function () {
+    await page.goto(`${api}/verify`);
+    await page.fill("#token-input", String(licences.valid.tokenId));
+    await page.click("#token-submit");
+    const valid = await verdict();
+    expect(valid).to.include({ code: "VALID", text: "Valid licence" });
+    expect(valid.message).to.match(/^This licence is valid/);
+    expect(await page.textContent("#details")).to.include(licences.valid.requestNumber).and.to.include("Paula Page");
+    expect(await page.textContent("#approvals")).to.include("Page Licensing Office");
+    expect(await page.textContent("#proof")).to.include(current().deployment.contracts.LicenceToken);
+    expect(await page.evaluate(() => parseFloat(getComputedStyle(document.getElementById("verdict")!).fontSize))).to.be.at.least(24);
+    expect(await fitsTheScreen()).to.equal(true);
+    await shot("token-valid");
+
+    await page.fill("#token-input", String(licences.revoked.tokenId));
+    await page.click("#token-submit");
+    await page.waitForFunction(() => document.getElementById("verdict")!.dataset.verdict === "REVOKED");
+    expect((await verdict()).text).to.equal("Revoked");
+    await shot("token-revoked");
+
+    await page.fill("#token-input", "987654321");
+    await page.click("#token-submit");
+    await page.waitForFunction(() => document.getElementById("verdict")!.dataset.verdict === "UNKNOWN");
+    expect((await verdict()).message).to.equal("No licence with this number exists.");
+    await shot("token-unknown");
+  });
+
+  it("by QR code: the scanned link opens the verdict; a pasted altered code is INVALID_QR", async function () {
+    await page.goto(qr.url);
+    expect(await verdict()).to.include({ code: "VALID", text: "Valid licence" });
+    expect(await page.textContent("#proof")).to.include("QR signed by");
+    await shot("qr-valid");
+
+    await page.goto(`${api}/verify`);
+    await page.click("#tab-qr");
+    const altered = qr.payload.replace(`.${licences.valid.tokenId}.`, `.${licences.revoked.tokenId}.`);
+    await page.fill("#qr-input", altered);
+    await page.click("#qr-submit");
+    const invalid = await verdict();
+    expect(invalid).to.include({ code: "INVALID_QR", text: "Invalid QR code" });
+    expect(invalid.message).to.match(/altered/);
+    await shot("qr-invalid");
+  });
+
+  it("by document: hashed in the browser (never uploaded); genuine, or not recorded", async function () {
+    await page.goto(`${api}/verify`);
+    await page.click("#tab-document");
+    const before = requests.length;
+    await page.setInputFiles("#document-input", { name: "plan.pdf", mimeType: "application/pdf", buffer: licences.valid.file });
+    const genuine = await verdict();
+    expect(genuine).to.include({ code: "VALID", text: "Genuine document" });
+    const hash = createHash("sha256").update(licences.valid.file).digest("hex");
+    expect(await page.textContent("#document-hash")).to.equal(`SHA-256 ${hash}`);
+    // The only request the page made: the hash lookup. The file's bytes went nowhere.
+    expect(requests.slice(before)).to.deep.equal([`GET ${api}/api/v1/verify/document/${hash}`]);
+    await shot("document-valid");
+
+    await page.setInputFiles("#document-input", { name: "photo.png", mimeType: "image/png", buffer: png(`never anchored ${run}`) });
+    await page.waitForFunction(() => document.getElementById("verdict")!.dataset.verdict === "UNKNOWN");
+    expect(await verdict()).to.include({ text: "Not recorded" });
+    await shot("document-unknown");
+  });
+
+  it("hashes the same without WebCrypto (plain HTTP on a phone): the page's fallback SHA-256 agrees", async function () {
+    const inputs = ["", "abc", "x".repeat(55), "y".repeat(56), "z".repeat(64), "w".repeat(1000)];
+    const results = await page.evaluate(async (texts) => {
+      const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+      const fallback = (globalThis as unknown as { sha256Fallback: (b: Uint8Array) => Uint8Array }).sha256Fallback;
+      return Promise.all(texts.map(async (text) => hex(fallback(new TextEncoder().encode(text)))));
+    }, inputs);
+    expect(results).to.deep.equal(inputs.map((text) => createHash("sha256").update(text).digest("hex")));
+  });
+});
