@@ -1,0 +1,121 @@
+/**
+ * What the auditor establishes about one licence, from chain logs and contract calls alone. Every value is plain
+ * JSON (numbers, strings, null) so that `--json` prints exactly this, and the names of enum values are the ones
+ * the API uses, so the comparison is a comparison of facts rather than of spellings.
+ */
+
+/** ILicenceToken.Status, in declaration order (the API's request statuses; `NONE` never reaches it). */
+export const STATUS_NAMES = ["NONE", "DRAFT", "SUBMITTED", "PENDING_RESUBMISSION", "APPROVED", "REJECTED", "CANCELLED", "SUSPENDED", "REVOKED"] as const;
+/** ILicenceToken.Validity, in declaration order (the API's verdicts; `UNKNOWN` is its 404). */
+export const VALIDITY_NAMES = ["UNKNOWN", "VALID", "NOT_ISSUED", "EXPIRED", "SUSPENDED", "REVOKED"] as const;
+/** IApprovalRegistry.DecisionStatus, in declaration order. */
+export const DECISION_NAMES = ["PENDING", "APPROVED", "REJECTED", "CHANGES_REQUESTED", "REVIEW_REQUIRED"] as const;
+/** IApprovalRegistry.Phase, in declaration order. */
+export const REVIEW_PHASE_NAMES = ["NOT_STARTED", "IN_REVIEW", "AWAITING_RESUBMISSION", "ESCALATED", "CLOSED"] as const;
+/** IDocumentRegistry.Phase, in declaration order. */
+export const DOCUMENT_PHASE_NAMES = ["UNOPENED", "OPEN", "REVIEW", "LOCKED"] as const;
+
+export type StatusName = (typeof STATUS_NAMES)[number];
+export type ValidityName = (typeof VALIDITY_NAMES)[number];
+export type DecisionName = (typeof DECISION_NAMES)[number];
+
+/** Where a fact was written: the transaction, its block and the block's time (ISO 8601). */
+export interface ChainRef {
+  transactionHash: string;
+  blockNumber: number;
+  timestamp: string;
+}
+
+export interface StatusChange extends ChainRef {
+  from: StatusName;
+  to: StatusName;
+  reasonCode: number;
+  /** The role holder (or the approval registry) that made the change. */
+  actor: string;
+}
+
+export interface DocumentVersionAudit extends ChainRef {
+  version: number;
+  /** SHA-256 of the file, 0x-prefixed lowercase hex, as anchored. */
+  sha256: string;
+  /** From `anchorOf(sha256)` at the audited block. */
+  isLatest: boolean;
+}
+
+export interface DocumentAudit {
+  /** The platform's document id (UUID), from the anchored bytes16. */
+  documentId: string;
+  docIndex: number;
+  /** From the version-1 anchor (later versions anchor no type). */
+  docType: string;
+  latestVersion: number;
+  versions: DocumentVersionAudit[];
+}
+
+/**
+ * What became of a recorded decision: the department's current one in its stage (STANDING), an approval a new
+ * document version invalidated (INVALIDATED), replaced by a later decision of the same department in the same
+ * stage (SUPERSEDED), or reset to pending by a resubmission, a retried stage or an escalation sent back (CLEARED).
+ * CONTRADICTED: it is the department's last decision in its stage, yet `decisionsOf` holds another (a finding).
+ */
+export type DecisionFate = "STANDING" | "INVALIDATED" | "SUPERSEDED" | "CLEARED" | "CONTRADICTED";
+
+export interface DecisionAudit extends ChainRef {
+  stage: number;
+  departmentId: number;
+  departmentCode: string;
+  decision: DecisionName;
+  reasonCode: number;
+  /** The documents reviewed, with the exact version of each at the time (from the event's packed word). */
+  reviewed: { docIndex: number; version: number }[];
+  remarksHash: string;
+  /** The transaction's sender. */
+  sender: string;
+  /** The department's registered wallet at that point of the chain (DepartmentRegistered / DepartmentWalletRotated). */
+  departmentWallet: string;
+  walletMatches: boolean;
+  fate: DecisionFate;
+  /** For an INVALIDATED approval: the document version that invalidated it. */
+  invalidatedBy?: { docIndex: number; newVersion: number; transactionHash: string; blockNumber: number };
+}
+
+/** An approval standing now, as the API's verify answer lists it. */
+export interface StandingApproval {
+  stage: number;
+  departmentCode: string;
+  /** Time and transaction of the department's latest Approved decision in that stage. */
+  approvedAt: string;
+  transactionHash: string;
+}
+
+export interface LicenceAudit {
+  tokenId: number;
+  owner: string;
+  status: StatusName;
+  validity: ValidityName;
+  reasonCode: number;
+  workflowId: number;
+  issuedAt: string | null;
+  expiresAt: string | null;
+  mint: ChainRef;
+  issuance: ChainRef | null;
+  statusHistory: StatusChange[];
+  review: { phase: string; stage: number; maxStage: number; stageCount: number; documentPhase: string };
+  documents: DocumentAudit[];
+  decisions: DecisionAudit[];
+  approvals: StandingApproval[];
+  /** Contradictions found on chain alone (events against views, senders against department wallets). Empty when sound. */
+  findings: string[];
+}
+
+export interface ChainAudit {
+  chainId: number;
+  contracts: { LicenceToken: string; DocumentRegistry: string; ApprovalRegistry: string };
+  /** Every log and view was read at this block, so the audit is one consistent snapshot. */
+  asOfBlock: number;
+  asOfTime: string;
+  licences: LicenceAudit[];
+}
+
+/** Seconds since the epoch (chain time) as ISO 8601. */
+export const isoTime = (seconds: number | bigint) => new Date(Number(seconds) * 1000).toISOString();

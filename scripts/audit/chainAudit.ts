@@ -1,0 +1,136 @@
+/**
+ * The audit itself: one licence (or every licence) established from chain logs and contract calls alone, at one
+ * block. The licence's own facts (owner, status, issuance, expiry, history) are read here; documents and decisions
+ * in their modules. Wherever the chain says a thing twice (an event and a view) both are read and any
+ * contradiction becomes a finding.
+ */
+import { getAddress, type JsonRpcProvider } from "ethers";
+import {
+  DOCUMENT_PHASE_NAMES, REVIEW_PHASE_NAMES, STATUS_NAMES, VALIDITY_NAMES, isoTime,
+  type ChainAudit, type ChainRef, type LicenceAudit, type StatusChange,
+} from "./auditRecord.ts";
+import { ContractViews } from "./contractViews.ts";
+import { auditDecisions, readStageLedgers } from "./decisionAudit.ts";
+import { DepartmentWallets } from "./departmentWallets.ts";
+import type { Deployment } from "./deploymentFile.ts";
+import { auditDocuments } from "./documentAudit.ts";
+import { LogReader, type ChainEvent } from "./logReader.ts";
+import { TransactionLookups } from "./transactionLookups.ts";
+
+export type AuditTarget = { tokenId: number } | "all";
+
+/** The token does not exist on chain (validityOf says UNKNOWN). */
+export class UnknownTokenError extends Error {
+  readonly tokenId: number;
+  constructor(tokenId: number, asOfBlock: number) {
+    super(`token ${tokenId} does not exist on chain (validityOf is UNKNOWN at block ${asOfBlock})`);
+    this.tokenId = tokenId;
+  }
+}
+
+export async function auditChain(provider: JsonRpcProvider, deployment: Deployment, target: AuditTarget, options: { chunkBlocks: number }): Promise<ChainAudit> {
+  const network = await provider.getNetwork();
+  if (Number(network.chainId) !== deployment.chainId) {
+    throw new Error(`the RPC endpoint serves chain ${network.chainId} but the deployment file is for chain ${deployment.chainId}`);
+  }
+  const code = await provider.getCode(deployment.contracts.LicenceToken);
+  if (code === "0x") throw new Error(`no contract at LicenceToken ${deployment.contracts.LicenceToken} on chain ${deployment.chainId}: wrong deployment file?`);
+
+  // Pinned before anything is read: later blocks cannot make logs and views disagree.
+  const head = await provider.getBlock("latest");
+  if (!head) throw new Error("the node returned no latest block");
+  const asOfBlock = head.number;
+  const views = new ContractViews(provider, deployment.contracts, asOfBlock);
+  if (target !== "all" && (await views.validityOf(target.tokenId)).validity === 0) throw new UnknownTokenError(target.tokenId, asOfBlock);
+
+  const reader = new LogReader({ provider, deployment, toBlock: asOfBlock, chunkBlocks: options.chunkBlocks });
+  const events = await reader.licenceEvents(target === "all" ? undefined : target.tokenId);
+  const departments = new DepartmentWallets(await reader.departmentEvents());
+  const lookups = new TransactionLookups(provider);
+
+  const byToken = new Map<number, ChainEvent[]>();
+  for (const event of events) {
+    const tokenId = Number(event.args.tokenId);
+    byToken.set(tokenId, [...(byToken.get(tokenId) ?? []), event]);
+  }
+  const tokenIds = target === "all"
+    ? events.filter((e) => e.name === "LicenceMinted").map((e) => Number(e.args.tokenId))
+    : [target.tokenId];
+
+  const licences: LicenceAudit[] = [];
+  for (const tokenId of tokenIds) licences.push(await auditLicence(tokenId, byToken.get(tokenId) ?? [], views, departments, lookups));
+  await checkDepartmentWallets(licences, views, departments);
+  return { chainId: deployment.chainId, contracts: deployment.contracts, asOfBlock, asOfTime: isoTime(head.timestamp), licences };
+}
+
+async function auditLicence(tokenId: number, events: ChainEvent[], views: ContractViews, departments: DepartmentWallets, lookups: TransactionLookups): Promise<LicenceAudit> {
+  const findings: string[] = [];
+  const ref = async (event: ChainEvent): Promise<ChainRef> => ({ transactionHash: event.transactionHash, blockNumber: event.blockNumber, timestamp: await lookups.timeOf(event.blockNumber) });
+  const named = (name: string) => events.filter((e) => e.name === name);
+
+  const validity = await views.validityOf(tokenId);
+  const licence = await views.licence(tokenId);
+
+  const minted = named("LicenceMinted");
+  if (minted.length !== 1) throw new Error(`token ${tokenId} exists but has ${minted.length} LicenceMinted events between the deployment's start block and the audited block: is startBlock right?`);
+  if (getAddress(minted[0].args.owner) !== licence.owner) findings.push(`licence(${tokenId}).owner is ${licence.owner} but it was minted to ${minted[0].args.owner}`);
+  // Soulbound: the mint is the only transfer there can be.
+  const transfers = named("Transfer");
+  if (transfers.length !== 1 || getAddress(transfers[0].args.to) !== licence.owner) {
+    findings.push(`token ${tokenId} has ${transfers.length} Transfer events (expected one: the mint to ${licence.owner})`);
+  }
+
+  const statusHistory: StatusChange[] = await Promise.all(
+    named("LicenceStatusChanged").map(async (e) => ({
+      from: STATUS_NAMES[Number(e.args.from)], to: STATUS_NAMES[Number(e.args.to)], reasonCode: Number(e.args.reasonCode), actor: getAddress(e.args.actor), ...(await ref(e)),
+    })),
+  );
+  const replayed = statusHistory.at(-1)?.to ?? "DRAFT";
+  if (replayed !== STATUS_NAMES[licence.status]) findings.push(`licence(${tokenId}).status is ${STATUS_NAMES[licence.status]} but its LicenceStatusChanged events end at ${replayed}`);
+
+  const issued = named("LicenceIssued").at(-1);
+  if (issued && Number(issued.args.expiresAt) !== licence.expiresAt) findings.push(`licence(${tokenId}).expiresAt is ${licence.expiresAt} but LicenceIssued set ${issued.args.expiresAt}`);
+
+  const { documents, documentPhase } = await auditDocuments(tokenId, events, views, lookups, findings);
+  const progress = await views.progressOf(tokenId);
+  const stageCount = await views.stageCountOf(licence.workflowId);
+  const ledgers = await readStageLedgers(views, tokenId, stageCount, progress.phase !== 0);
+  const { decisions, approvals } = await auditDecisions(events, ledgers, departments, lookups, findings);
+
+  return {
+    tokenId,
+    owner: licence.owner,
+    status: STATUS_NAMES[licence.status],
+    validity: VALIDITY_NAMES[validity.validity],
+    reasonCode: licence.reasonCode,
+    workflowId: licence.workflowId,
+    issuedAt: issued ? isoTime(issued.args.issuedAt) : null,
+    expiresAt: licence.expiresAt === 0 ? null : isoTime(licence.expiresAt),
+    mint: await ref(minted[0]),
+    issuance: issued ? await ref(issued) : null,
+    statusHistory,
+    review: {
+      phase: REVIEW_PHASE_NAMES[progress.phase],
+      stage: progress.stage,
+      maxStage: progress.maxStage,
+      stageCount,
+      documentPhase: DOCUMENT_PHASE_NAMES[documentPhase],
+    },
+    documents,
+    decisions,
+    approvals,
+    findings,
+  };
+}
+
+/** The wallet history replayed from events must end at the wallet `departmentById` holds now. */
+async function checkDepartmentWallets(licences: LicenceAudit[], views: ContractViews, departments: DepartmentWallets): Promise<void> {
+  const ids = new Set(licences.flatMap((l) => l.decisions.map((d) => d.departmentId)));
+  for (const departmentId of ids) {
+    const { wallet } = await views.departmentById(departmentId);
+    const replayed = departments.latestWallet(departmentId);
+    if (replayed === getAddress(wallet)) continue;
+    const finding = `departmentById(${departmentId}).wallet is ${wallet} but its DepartmentRegistered/DepartmentWalletRotated events end at ${replayed ?? "nothing"}`;
+    for (const licence of licences) if (licence.decisions.some((d) => d.departmentId === departmentId)) licence.findings.push(finding);
+  }
+}

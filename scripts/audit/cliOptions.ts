@@ -1,0 +1,67 @@
+/** The auditor's command line: what to read (RPC, deployment file), which licences, and what to do with them. */
+import { parseArgs } from "node:util";
+import type { AuditTarget } from "./chainAudit.ts";
+
+export const USAGE = `Usage: npm run audit -- --rpc URL --deployment FILE (--token N | --all) [--compare BASE_URL] [--json] [--chunk BLOCKS]
+
+Recomputes each licence's status, validity, documents (every version's SHA-256) and every department decision
+with the wallet that sent it, from chain logs and contract calls alone (no database, no API).
+
+  --rpc URL            JSON-RPC endpoint of the chain
+  --deployment FILE    deployment file: { chainId, startBlock, contracts: { LicenceToken, DocumentRegistry, ApprovalRegistry } }
+  --token N            audit licence token N
+  --all                audit every licence minted since the deployment's start block
+  --compare BASE_URL   also ask the API's public verification endpoints (BASE_URL/api/v1/verify/...) and list every difference
+  --json               print the audit (and the differences) as JSON
+  --chunk BLOCKS       blocks per eth_getLogs call (default 5000)
+
+Exit status: 0 the chain is consistent (and the API agrees); 1 findings on chain or differences with the API;
+2 the audit could not be made (usage, unreachable endpoint, wrong deployment file, unknown token).`;
+
+export interface AuditOptions {
+  rpcUrl: string;
+  deploymentFile: string;
+  target: AuditTarget;
+  compareUrl?: string;
+  json: boolean;
+  chunkBlocks: number;
+}
+
+export class UsageError extends Error {}
+
+/** The options, or "help"; throws UsageError for anything it cannot use. */
+export function parseOptions(argv: string[]): AuditOptions | "help" {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        rpc: { type: "string" },
+        deployment: { type: "string" },
+        token: { type: "string" },
+        all: { type: "boolean", default: false },
+        compare: { type: "string" },
+        json: { type: "boolean", default: false },
+        chunk: { type: "string" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help) return "help";
+  if (!values.rpc) throw new UsageError("--rpc URL is required");
+  if (!values.deployment) throw new UsageError("--deployment FILE is required");
+  if (values.all === (values.token !== undefined)) throw new UsageError("give exactly one of --token N and --all");
+  let target: AuditTarget = "all";
+  if (values.token !== undefined) {
+    // Token ids are 1 .. 2^40-1 on chain.
+    if (!/^\d+$/.test(values.token) || Number(values.token) < 1 || Number(values.token) > 2 ** 40 - 1) throw new UsageError(`--token ${values.token} is not a token id (1 .. 2^40-1)`);
+    target = { tokenId: Number(values.token) };
+  }
+  if (values.compare !== undefined && !/^https?:\/\//.test(values.compare)) throw new UsageError(`--compare ${values.compare} is not an http(s) URL`);
+  const chunkBlocks = values.chunk === undefined ? 5000 : Number(values.chunk);
+  if (!Number.isSafeInteger(chunkBlocks) || chunkBlocks < 1) throw new UsageError(`--chunk ${values.chunk} is not a positive number of blocks`);
+  return { rpcUrl: values.rpc, deploymentFile: values.deployment, target, compareUrl: values.compare, json: values.json, chunkBlocks };
+}

@@ -1,0 +1,71 @@
+/**
+ * A licence's documents: every version of every document from DocumentAnchored, each hash checked against
+ * `anchorOf` (token, index, version, block, latest) and the whole against `documentsOf` (count, latest versions).
+ */
+import type { DocumentAudit } from "./auditRecord.ts";
+import type { ContractViews } from "./contractViews.ts";
+import { codeText } from "./departmentWallets.ts";
+import type { ChainEvent } from "./logReader.ts";
+import type { TransactionLookups } from "./transactionLookups.ts";
+
+export async function auditDocuments(
+  tokenId: number,
+  events: ChainEvent[],
+  views: ContractViews,
+  lookups: TransactionLookups,
+  findings: string[],
+): Promise<{ documents: DocumentAudit[]; documentPhase: number }> {
+  const byId = new Map<string, DocumentAudit>();
+  for (const event of events.filter((e) => e.name === "DocumentAnchored")) {
+    const documentId = uuidOf(event.args.documentId);
+    const version = Number(event.args.version);
+    let document = byId.get(documentId);
+    if (!document) {
+      document = { documentId, docIndex: Number(event.args.docIndex), docType: "", latestVersion: 0, versions: [] };
+      byId.set(documentId, document);
+    }
+    // Only version 1 carries the type; later versions anchor the zero word.
+    if (version === 1) document.docType = codeText(event.args.docType);
+    document.latestVersion = Math.max(document.latestVersion, version);
+    document.versions.push({
+      version,
+      sha256: String(event.args.sha256Hash).toLowerCase(),
+      transactionHash: event.transactionHash,
+      blockNumber: event.blockNumber,
+      timestamp: await lookups.timeOf(event.blockNumber),
+      isLatest: false, // from anchorOf below
+    });
+  }
+  const documents = [...byId.values()].sort((a, b) => a.docIndex - b.docIndex);
+
+  await Promise.all(
+    documents.flatMap((document) =>
+      document.versions.map(async (version) => {
+        const anchor = await views.anchorOf(version.sha256);
+        version.isLatest = anchor.isLatest;
+        const expected = { tokenId, docIndex: document.docIndex, version: version.version, blockNumber: version.blockNumber, documentId: document.documentId };
+        const actual = { tokenId: anchor.tokenId, docIndex: anchor.docIndex, version: anchor.version, blockNumber: anchor.blockNumber, documentId: uuidOf(anchor.documentId) };
+        for (const key of Object.keys(expected) as (keyof typeof expected)[]) {
+          if (expected[key] !== actual[key]) findings.push(`anchorOf(${version.sha256}).${key} is ${actual[key]} but its DocumentAnchored event says ${expected[key]}`);
+        }
+        if (anchor.isLatest !== (version.version === document.latestVersion)) {
+          findings.push(`anchorOf(${version.sha256}).isLatest is ${anchor.isLatest} but version ${version.version} of ${document.documentId} is ${version.version === document.latestVersion ? "" : "not "}the latest anchored`);
+        }
+      }),
+    ),
+  );
+
+  const registered = await views.documentsOf(tokenId);
+  if (registered.count !== documents.length) findings.push(`documentsOf(${tokenId}) counts ${registered.count} documents but ${documents.length} were anchored`);
+  for (const document of documents) {
+    const latest = registered.latestVersions[document.docIndex];
+    if (latest !== document.latestVersion) findings.push(`documentsOf(${tokenId}) says document ${document.docIndex} is at version ${latest} but version ${document.latestVersion} was anchored last`);
+  }
+  return { documents, documentPhase: registered.phase };
+}
+
+/** The bytes16 the contracts store, as the platform's UUID. */
+export function uuidOf(bytes16: string): string {
+  const hex = bytes16.toLowerCase().replace(/^0x/, "").padStart(32, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

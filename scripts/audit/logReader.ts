@@ -1,0 +1,102 @@
+/**
+ * Reads the contracts' events from the deployment's start block to the audited block with `eth_getLogs`, in
+ * chunks (nodes cap the range, and some the number of results: a refused chunk is split in two and retried), and
+ * decodes them with the ABIs. One token's events are selected by their indexed tokenId topic, and always by event
+ * signature too, because other events index other ids (a department id, a workflow id) at the same position.
+ */
+import { zeroPadValue, toBeHex, type Interface, type JsonRpcProvider, type Log, type Result } from "ethers";
+import { approvalRegistryAbi, documentRegistryAbi, licenceTokenAbi } from "./contractViews.ts";
+import type { Deployment } from "./deploymentFile.ts";
+
+/** A decoded event with where it was emitted. */
+export interface ChainEvent {
+  name: string;
+  args: Result;
+  address: string;
+  transactionHash: string;
+  blockNumber: number;
+  /** Position in its block: with the block number, orders events exactly as the chain applied them. */
+  logIndex: number;
+}
+
+/** Events that carry the licence's tokenId as their first indexed argument, per contract. */
+const TOKEN_EVENTS: [Interface, keyof Deployment["contracts"], string[]][] = [
+  [licenceTokenAbi, "LicenceToken", ["LicenceMinted", "LicenceStatusChanged", "LicenceIssued"]],
+  [documentRegistryAbi, "DocumentRegistry", ["DocumentAnchored", "DocumentPhaseChanged"]],
+  [approvalRegistryAbi, "ApprovalRegistry", [
+    "DecisionRecorded", "ReviewInvalidated", "ReviewStarted", "Resubmitted", "StageStarted", "StageCompleted",
+    "StageReopened", "StageRetried", "StageEscalated", "EscalationResolved", "StageTimedOut",
+  ]],
+];
+const DEPARTMENT_EVENTS = ["DepartmentRegistered", "DepartmentWalletRotated"];
+
+export interface LogReaderOptions {
+  provider: JsonRpcProvider;
+  deployment: Deployment;
+  toBlock: number;
+  chunkBlocks: number;
+}
+
+export class LogReader {
+  readonly #o: LogReaderOptions;
+
+  constructor(options: LogReaderOptions) {
+    this.#o = options;
+  }
+
+  /** The licence events of one token (tokenId given) or of every token, in chain order. */
+  async licenceEvents(tokenId?: number): Promise<ChainEvent[]> {
+    const { contracts } = this.#o.deployment;
+    const tokenTopic = tokenId === undefined ? null : zeroPadValue(toBeHex(tokenId), 32);
+    const signatures = TOKEN_EVENTS.flatMap(([iface, , names]) => names.map((name) => iface.getEvent(name)!.topicHash));
+    const scoped = await this.#read(Object.values(contracts), [signatures, tokenTopic]);
+    // ERC-721 Transfer indexes the token id third (from, to, tokenId): the owner's history.
+    const transfers = await this.#read([contracts.LicenceToken], [licenceTokenAbi.getEvent("Transfer")!.topicHash, null, null, tokenTopic]);
+    return inChainOrder([...scoped, ...transfers]);
+  }
+
+  /** Every department registration and wallet rotation: which wallet spoke for which department, when. */
+  async departmentEvents(): Promise<ChainEvent[]> {
+    const signatures = DEPARTMENT_EVENTS.map((name) => approvalRegistryAbi.getEvent(name)!.topicHash);
+    return inChainOrder(await this.#read([this.#o.deployment.contracts.ApprovalRegistry], [signatures]));
+  }
+
+  async #read(addresses: string[], topics: (string | string[] | null)[]): Promise<ChainEvent[]> {
+    const { startBlock } = this.#o.deployment;
+    const events: ChainEvent[] = [];
+    for (let from = startBlock; from <= this.#o.toBlock; from += this.#o.chunkBlocks) {
+      const to = Math.min(from + this.#o.chunkBlocks - 1, this.#o.toBlock);
+      for (const log of await this.#range(addresses, topics, from, to)) events.push(decode(log));
+    }
+    return events;
+  }
+
+  /** One range; when the node refuses it (too many results, range too wide), its two halves. */
+  async #range(addresses: string[], topics: (string | string[] | null)[], from: number, to: number): Promise<Log[]> {
+    try {
+      return await this.#o.provider.getLogs({ address: addresses, topics, fromBlock: from, toBlock: to });
+    } catch (error) {
+      if (from === to) throw error;
+      const middle = Math.floor((from + to) / 2);
+      return [...(await this.#range(addresses, topics, from, middle)), ...(await this.#range(addresses, topics, middle + 1, to))];
+    }
+  }
+}
+
+const INTERFACES = [licenceTokenAbi, documentRegistryAbi, approvalRegistryAbi];
+
+function decode(log: Log): ChainEvent {
+  // Event signatures are distinct across the three contracts, so the first ABI that knows the topic decodes it.
+  for (const iface of INTERFACES) {
+    const parsed = iface.parseLog({ topics: [...log.topics], data: log.data });
+    if (parsed) return { name: parsed.name, args: parsed.args, address: log.address, transactionHash: log.transactionHash, blockNumber: log.blockNumber, logIndex: log.index };
+  }
+  throw new Error(`log ${log.transactionHash}#${log.index} matches no event of the ABIs`);
+}
+
+export const inChainOrder = (events: ChainEvent[]) =>
+  events.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+
+/** Whether `a` was applied before `b` on chain. */
+export const isBefore = (a: ChainEvent, b: ChainEvent) =>
+  a.blockNumber < b.blockNumber || (a.blockNumber === b.blockNumber && a.logIndex < b.logIndex);
