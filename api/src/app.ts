@@ -12,6 +12,7 @@ import { errorMiddleware } from "./http/errorMiddleware.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { webhookDocs } from "./webhooks/payloads.ts";
 import { requestContext } from "./http/requestContext.ts";
+import { RateLimiter, type RateLimits } from "./http/rateLimit.ts";
 import { mountRoutes, type RouteDefinition } from "./http/routeTable.ts";
 import type { Metrics } from "./observability/metrics.ts";
 import { mountSystemRoutes, type SystemDeps } from "./routes/system.ts";
@@ -33,6 +34,8 @@ export interface AppDeps extends Omit<SystemDeps, "openApiDocument"> {
   /** Routes outside /api/v1 (e.g. /.well-known/jwks.json), mounted at the root. */
   rootRoutes?: RouteDefinition[];
   jsonLimit?: string;
+  /** Rate limits of the authentication and write endpoints (none: unlimited). */
+  rateLimits?: RateLimits;
 }
 
 export function createApp(deps: AppDeps): Koa {
@@ -63,14 +66,15 @@ export function createApp(deps: AppDeps): Koa {
       webhooks: webhookDocs(),
     }));
 
+  const limiter = deps.rateLimits ? new RateLimiter(deps.rateLimits) : undefined;
   const root = new Router();
   mountSystemRoutes(root, { ...deps, openApiDocument });
-  mountRoutes(root, deps.rootRoutes ?? [], deps.authenticate);
+  mountRoutes(root, deps.rootRoutes ?? [], deps.authenticate, undefined, limiter);
   app.use(root.routes());
   app.use(root.allowedMethods());
 
   const api = new Router({ prefix: API_PREFIX });
-  mountRoutes(api, deps.routes, deps.authenticate, deps.idempotency);
+  mountRoutes(api, deps.routes, deps.authenticate, deps.idempotency, limiter);
   app.use(api.routes());
   app.use(api.allowedMethods({ throw: false }));
   return app;

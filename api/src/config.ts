@@ -136,6 +136,9 @@ export const settings = {
       return map;
     },
   },
+  rateLimitAuthPerMinute: { env: "RATE_LIMIT_AUTH_PER_MINUTE", doc: "Authentication requests (and failed authentications) per client IP per minute; 0: no limit", fallback: 60, parse: integer(0, 1_000_000) },
+  rateLimitWritePerMinute: { env: "RATE_LIMIT_WRITE_PER_MINUTE", doc: "Write requests (POST/PUT/PATCH/DELETE) per caller per minute; 0: no limit", fallback: 600, parse: integer(0, 1_000_000) },
+
   // Jobs (api/src/jobs): webhooks, event derivation, stage timeouts
   jobsInApi: { env: "JOBS_IN_API", doc: "Run the job runner inside the API process (false when `npm run worker` runs it)", fallback: true, parse: bool },
   jobPollMs: { env: "JOB_POLL_MS", doc: "How often the job runner looks for due jobs (ms); new jobs also wake it at once", fallback: 1_000, parse: integer(50, 60_000) },

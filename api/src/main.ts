@@ -44,6 +44,7 @@ const app = createApp({
   rootRoutes: routes.root,
   authenticate: auth.authenticate,
   idempotency: new IdempotencyStore(core.pool),
+  rateLimits: { authPerMinute: config.rateLimitAuthPerMinute, writePerMinute: config.rateLimitWritePerMinute },
   decisions: await readFile(new URL("../../docs/decisions.md", import.meta.url), "utf8").catch(() => undefined),
 });
 

@@ -38,6 +38,9 @@ export async function startFixtureStack(): Promise<Stack> {
     JOB_TIME_SCALE: "0.00005",
     JOB_POLL_MS: "100",
     JOB_LOCK_MS: "15000",
+    // Rate limits are tested on their own API processes (rateLimits.test.ts); here they would only add noise.
+    RATE_LIMIT_AUTH_PER_MINUTE: "0",
+    RATE_LIMIT_WRITE_PER_MINUTE: "0",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
     DATABASE_URL: "",
     CHAIN_RPC_URL: "",
