@@ -18,11 +18,15 @@ import {StageLedger} from "./libraries/StageLedger.sol";
 contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     using StageLedger for uint256;
 
+    /// @notice Maximum number of stages of a workflow.
     uint8 public constant MAX_STAGES = 16;
+    /// @notice Maximum number of departments of a stage.
     uint8 public constant MAX_STAGE_DEPARTMENTS = 8;
+    /// @notice Highest reason code a department can reject with.
     /// @dev Department rejection reasons: 1 SAFETY_VIOLATION, 2 INCOMPLETE_DOCUMENTS, 3 POLICY_VIOLATION,
     /// 4 FRAUDULENT_APPLICATION, 5 OTHER. 6 is the automatic rejection of an overdue stage.
     uint8 public constant MAX_REJECTION_REASON = 5;
+    /// @notice Reason code of the automatic rejection of an overdue stage (AUTO_REJECT).
     uint8 public constant REASON_TIMEOUT = 6;
     uint8 private constant _FLAG_TIMEOUT_HANDLED = 1;
 
@@ -44,9 +48,9 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         bool active;
     }
 
-    // The licence token whose lifecycle this registry drives.
+    /// @notice The licence token whose lifecycle this registry drives.
     ILicenceToken public immutable licenceToken;
-    // The document registry whose versions decisions review.
+    /// @notice The document registry whose versions decisions review.
     IDocumentRegistry public immutable documentRegistry;
 
     // Number of departments registered (ids are 1..count).

@@ -13,14 +13,16 @@ import {Roles} from "./libraries/Roles.sol";
 /// @dev Per token, one word holds the phase, the document count and the latest version of up to 16 documents,
 /// so an anchor touches one existing slot and one new one (the hash record).
 contract DocumentRegistry is AccessControl, IDocumentRegistry {
+    /// @notice Maximum number of documents of one request.
     uint8 public constant MAX_DOCUMENTS = 16;
+    /// @notice Maximum number of versions of one document (15 bits in the per-request word).
     uint16 public constant MAX_VERSION = 0x7fff;
     uint256 private constant _VERSION_BITS = 15;
     uint256 private constant _VERSIONS_OFFSET = 16;
 
-    // The licence token whose requests the documents belong to.
+    /// @notice The licence token whose requests the documents belong to.
     ILicenceToken public immutable licenceToken;
-    // Approval registry notified of new versions of documents under review.
+    /// @notice Approval registry notified of new versions of documents under review (set once).
     IApprovalRegistry public reviewRegistry;
     // Record per anchored hash.
     mapping(bytes32 sha256Hash => Anchor) private _anchors;

@@ -125,6 +125,7 @@ contract LicenceToken is AccessControl, IERC721Metadata, IERC5192, IERC721Errors
     }
 
     /// @notice Sets the prefix of `tokenURI` (normally the public verification URL). Only ADMIN_ROLE.
+    /// @param baseURI_ The new prefix ("": `tokenURI` returns "").
     function setBaseURI(string calldata baseURI_) external onlyRole(Roles.ADMIN_ROLE) {
         _baseURI = baseURI_;
         emit BaseURISet(baseURI_);

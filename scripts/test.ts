@@ -13,6 +13,7 @@ interface Suite {
 }
 
 const suites: Suite[] = [
+  { name: "solidity lint", command: [process.execPath, "scripts/lintSolidity.ts"] },
   { name: "solidity", command: ["npx", "hardhat", "test", "solidity"] },
   { name: "contracts (mocha)", command: ["npx", "hardhat", "test", "mocha", "--no-compile"] },
   // The real stack (embedded Postgres, anvil, Ponder, API processes) on free ports; see test/stack/support.

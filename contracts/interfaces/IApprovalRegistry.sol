@@ -99,10 +99,29 @@ interface IApprovalRegistry {
         uint152 ledger;
     }
 
+    /// @notice Department `code` was registered as `departmentId`; it decides from `wallet`.
+    /// @param departmentId The new department's id (1, 2, ...).
+    /// @param code The department code, e.g. "FIRE".
+    /// @param wallet The wallet that signs the department's decisions.
     event DepartmentRegistered(uint16 indexed departmentId, bytes32 indexed code, address indexed wallet);
+    /// @notice Department `departmentId` was activated or deactivated: an inactive department cannot decide.
+    /// @param departmentId The department.
+    /// @param active Whether the department can decide.
     event DepartmentActiveSet(uint16 indexed departmentId, bool active);
+    /// @notice Department `departmentId` now decides from `wallet`; `previousWallet` can no longer decide.
+    /// @param departmentId The department.
+    /// @param previousWallet The wallet replaced.
+    /// @param wallet The department's new wallet.
     event DepartmentWalletRotated(uint16 indexed departmentId, address indexed previousWallet, address indexed wallet);
 
+    /// @notice Version `version` of the workflow of `workflowType` was registered as `workflowId` and made the
+    /// active one. Its stages were emitted just before, one WorkflowStageRegistered each.
+    /// @param workflowId The new workflow version's id (1, 2, ... across all types).
+    /// @param workflowType The request type, e.g. "BUILDING_PERMIT".
+    /// @param version The version number within `workflowType` (1, 2, ...).
+    /// @param definitionHash keccak256 of the full JSON definition kept off chain.
+    /// @param stageCount The number of stages (1..16).
+    /// @param validitySeconds The lifetime of a licence issued under this version (0: no expiry).
     event WorkflowRegistered(
         uint32 indexed workflowId,
         bytes32 indexed workflowType,
@@ -111,28 +130,74 @@ interface IApprovalRegistry {
         uint8 stageCount,
         uint64 validitySeconds
     );
+    /// @notice Stage `stageIndex` of workflow `workflowId`, as stored.
+    /// @param workflowId The workflow version.
+    /// @param stageIndex The stage's position in the workflow (0-based).
+    /// @param stage The stored stage: department ids packed 16 bits per position, mandatory mask resolved.
     event WorkflowStageRegistered(uint32 indexed workflowId, uint8 indexed stageIndex, Stage stage);
+    /// @notice Workflow `workflowId` accepts no new requests any more (deactivated, or replaced by a new version).
+    /// Requests already pinned to it keep following it.
+    /// @param workflowId The workflow version.
+    /// @param workflowType Its request type.
     event WorkflowDeactivated(uint32 indexed workflowId, bytes32 indexed workflowType);
 
     /// @notice The applicant submitted the request: review starts at stage 0 of `workflowId`.
+    /// @param tokenId The licence request.
+    /// @param workflowId The workflow version the request is pinned to.
     event ReviewStarted(uint256 indexed tokenId, uint32 indexed workflowId);
     /// @notice The applicant resubmitted after a request for changes (or a stage to retry).
+    /// @param tokenId The licence request.
+    /// @param stage The stage whose review continues.
     event Resubmitted(uint256 indexed tokenId, uint8 indexed stage);
     /// @notice Stage `stage` became current (or its clock restarted) at `startedAt`.
+    /// @param tokenId The licence request.
+    /// @param stage The stage.
+    /// @param startedAt Block time its timeout counts from.
     event StageStarted(uint256 indexed tokenId, uint8 indexed stage, uint40 startedAt);
     /// @notice Stage `stage` met its completion rule.
+    /// @param tokenId The licence request.
+    /// @param stage The stage completed.
     event StageCompleted(uint256 indexed tokenId, uint8 indexed stage);
     /// @notice A document update invalidated an approval of the completed stage `toStage`: review goes back there.
+    /// @param tokenId The licence request.
+    /// @param fromStage The stage the review was in; it keeps its approvals.
+    /// @param toStage The earliest completed stage that lost an approval: the new current stage.
     event StageReopened(uint256 indexed tokenId, uint8 fromStage, uint8 toStage);
     /// @notice A rejection with RetryStage cleared the stage's decisions; it restarts after resubmission.
+    /// @param tokenId The licence request.
+    /// @param stage The stage to retry.
     event StageRetried(uint256 indexed tokenId, uint8 indexed stage);
+    /// @notice Stage `stage` was escalated to an administrator, after a rejection (RejectionAction.Escalate) or a
+    /// timeout (TimeoutAction.Escalate). Documents are frozen until the escalation is resolved.
+    /// @param tokenId The licence request.
+    /// @param stage The stage escalated.
+    /// @param cause Rejection or Timeout.
+    /// @param departmentId The rejecting department (0 for a timeout).
     event StageEscalated(uint256 indexed tokenId, uint8 indexed stage, EscalationCause cause, uint16 departmentId);
+    /// @notice An administrator resolved the escalation of stage `stage`.
+    /// @param tokenId The licence request.
+    /// @param stage The stage escalated.
+    /// @param rejected True: the request is rejected. False: the review resumes in the same stage, the rejecting
+    /// department (if any) must decide again and the stage's clock restarts.
+    /// @param reasonCode The reason of the rejection (0 when not rejected).
     event EscalationResolved(uint256 indexed tokenId, uint8 indexed stage, bool rejected, uint8 reasonCode);
+    /// @notice The keeper acted on stage `stage`, overdue: its `onTimeout` applies.
+    /// @param tokenId The licence request.
+    /// @param stage The overdue stage.
+    /// @param action Notify (the API notifies the pending departments), Escalate or AutoReject.
     event StageTimedOut(uint256 indexed tokenId, uint8 indexed stage, TimeoutAction action);
 
     /// @notice Department `departmentId` decided. `reviewedMask` bit i = document index i; `documentVersions`
     /// is the document registry's packed word at that moment (15 bits per index from bit 16: latest version),
     /// so the exact versions reviewed are on chain. `remarksHash` is keccak256 of the off-chain remarks.
+    /// @param tokenId The licence request.
+    /// @param departmentId The department that decided.
+    /// @param stage The stage it decided in.
+    /// @param decision Approved, Rejected or ChangesRequested.
+    /// @param reasonCode The reason of a rejection (1..5); 0 otherwise.
+    /// @param reviewedMask The documents reviewed: bit i = document index i.
+    /// @param documentVersions The document registry's packed word when the decision was made.
+    /// @param remarksHash keccak256 of the off-chain remarks.
     event DecisionRecorded(
         uint256 indexed tokenId,
         uint16 indexed departmentId,
@@ -144,6 +209,11 @@ interface IApprovalRegistry {
         bytes32 remarksHash
     );
     /// @notice A new version of document `docIndex` invalidated this department's approval in `stage`.
+    /// @param tokenId The licence request.
+    /// @param departmentId The department whose approval now reads ReviewRequired.
+    /// @param stage The stage of that approval.
+    /// @param docIndex The document updated.
+    /// @param newVersion Its new version.
     event ReviewInvalidated(
         uint256 indexed tokenId, uint16 indexed departmentId, uint8 indexed stage, uint8 docIndex, uint16 newVersion
     );
@@ -190,16 +260,28 @@ interface IApprovalRegistry {
     // ------------------------------------------------------------------ administration (ADMIN_ROLE)
 
     /// @notice Registers a department with its wallet. Ids start at 1.
+    /// @param code The department code, e.g. "FIRE" (not zero, not registered yet).
+    /// @param wallet The wallet that will sign the department's decisions (not zero, not another department's).
+    /// @return departmentId The new department's id.
     function registerDepartment(bytes32 code, address wallet) external returns (uint16 departmentId);
 
     /// @notice Activates or deactivates a department: an inactive department cannot decide.
+    /// @param code The department code.
+    /// @param active Whether the department can decide.
     function setDepartmentActive(bytes32 code, bool active) external;
 
     /// @notice Replaces a department's wallet; the old wallet stops being able to decide at once.
+    /// @param code The department code.
+    /// @param wallet The new wallet (not zero, not another department's).
     function rotateDepartmentWallet(bytes32 code, address wallet) external;
 
     /// @notice Registers the next version of the workflow of `workflowType` and makes it the active one
     /// (new requests of that type are pinned to it; requests already created keep theirs).
+    /// @param workflowType The request type, e.g. "BUILDING_PERMIT" (not zero).
+    /// @param definitionHash keccak256 of the full JSON definition kept off chain.
+    /// @param validitySeconds The lifetime of a licence issued under this version (0: no expiry; at most 2^32-1).
+    /// @param stages The stages in order (1..16), each with 1..8 distinct registered, active departments.
+    /// @return workflowId The new workflow version's id.
     function registerWorkflow(
         bytes32 workflowType,
         bytes32 definitionHash,
@@ -208,59 +290,122 @@ interface IApprovalRegistry {
     ) external returns (uint32 workflowId);
 
     /// @notice Deactivates a workflow version: no new request can be pinned to it.
+    /// @param workflowId The workflow version (active).
     function deactivateWorkflow(uint32 workflowId) external;
 
     /// @notice Resolves an escalated stage: `reject` rejects the request (with `reasonCode`); otherwise the
     /// rejecting department (if any) must decide again and the stage's clock restarts.
+    /// @param tokenId The licence request (Escalated).
+    /// @param reject Whether to reject the request.
+    /// @param reasonCode The reason of the rejection (not zero when `reject`; ignored otherwise).
     function resolveEscalation(uint256 tokenId, bool reject, uint8 reasonCode) external;
 
     // ------------------------------------------------------------------ applicant actions (OPERATOR_ROLE)
 
     /// @notice Draft -> Submitted: review starts at the first stage of the pinned workflow. Only once per request
     /// (a request sent back for changes continues with `resubmit`).
+    /// @param tokenId The licence request (a Draft).
     function submit(uint256 tokenId) external;
 
     /// @notice PendingResubmission -> Submitted: review continues in the same stage.
+    /// @param tokenId The licence request (PendingResubmission).
     function resubmit(uint256 tokenId) external;
 
     /// @notice Draft or PendingResubmission -> Cancelled.
+    /// @param tokenId The licence request.
+    /// @param reasonCode The reason of the cancellation, recorded on the token.
     function cancel(uint256 tokenId, uint8 reasonCode) external;
 
     // ------------------------------------------------------------------ department decisions (department wallets)
 
     /// @notice Approves the request in the current stage, having reviewed the latest versions of `reviewedMask`.
+    /// @param tokenId The licence request (under review).
+    /// @param reviewedMask The documents reviewed: bit i = document index i (only documents the request has).
+    /// @param remarksHash keccak256 of the off-chain remarks.
     function approve(uint256 tokenId, uint16 reviewedMask, bytes32 remarksHash) external;
 
     /// @notice Rejects the request (reason 1..5); the stage's `onRejection` applies.
+    /// @param tokenId The licence request (under review).
+    /// @param reasonCode 1 SAFETY_VIOLATION, 2 INCOMPLETE_DOCUMENTS, 3 POLICY_VIOLATION, 4 FRAUDULENT_APPLICATION,
+    /// 5 OTHER.
+    /// @param reviewedMask The documents reviewed: bit i = document index i (only documents the request has).
+    /// @param remarksHash keccak256 of the off-chain remarks.
     function reject(uint256 tokenId, uint8 reasonCode, uint16 reviewedMask, bytes32 remarksHash) external;
 
     /// @notice Asks the applicant for changes: Submitted -> PendingResubmission.
+    /// @param tokenId The licence request (under review).
+    /// @param reviewedMask The documents reviewed: bit i = document index i (only documents the request has).
+    /// @param remarksHash keccak256 of the off-chain remarks.
     function requestChanges(uint256 tokenId, uint16 reviewedMask, bytes32 remarksHash) external;
 
     // ------------------------------------------------------------------ keeper and document registry
 
     /// @notice Acts on an overdue stage (block time past its timeout): NOTIFY, ESCALATE or AUTO_REJECT.
+    /// @param tokenId The licence request (under review, its current stage overdue and not yet acted on).
     function enforceTimeout(uint256 tokenId) external;
 
     /// @notice Called by the document registry when document `docIndex` of `tokenId` gets version `newVersion`.
+    /// @param tokenId The licence request.
+    /// @param docIndex The document updated.
+    /// @param newVersion Its new version.
     function invalidateReviews(uint256 tokenId, uint8 docIndex, uint16 newVersion) external;
 
     // ------------------------------------------------------------------ reads
 
+    /// @notice A department by code; reverts when unknown.
+    /// @param code The department code.
+    /// @return departmentId The department's id.
+    /// @return wallet The wallet that signs its decisions.
+    /// @return active Whether it can decide.
     function departmentByCode(bytes32 code) external view returns (uint16 departmentId, address wallet, bool active);
+
+    /// @notice A department by id; reverts when unknown.
+    /// @param departmentId The department's id.
+    /// @return code The department code.
+    /// @return wallet The wallet that signs its decisions.
+    /// @return active Whether it can decide.
     function departmentById(uint16 departmentId) external view returns (bytes32 code, address wallet, bool active);
+
+    /// @notice The department a wallet decides for; never reverts.
+    /// @param wallet The wallet.
+    /// @return departmentId The department's id (0: the wallet belongs to no department).
+    /// @return active Whether the department can decide.
     function departmentOfWallet(address wallet) external view returns (uint16 departmentId, bool active);
+
+    /// @notice A workflow version; reverts when unknown.
+    /// @param workflowId The workflow version.
+    /// @return The workflow version's record.
     function workflow(uint32 workflowId) external view returns (Workflow memory);
+
+    /// @notice One stage of a workflow version, as stored; reverts when either is unknown.
+    /// @param workflowId The workflow version.
+    /// @param stageIndex The stage's position in the workflow (0-based).
+    /// @return The stage.
     function stage(uint32 workflowId, uint8 stageIndex) external view returns (Stage memory);
+
+    /// @notice The workflow version new requests of `workflowType` are pinned to.
+    /// @param workflowType The request type.
+    /// @return The active workflow version (0: none).
     function activeWorkflowOf(bytes32 workflowType) external view returns (uint32);
+
+    /// @notice Where the review of a request stands: workflow, current stage, phase and its decisions.
+    /// @param tokenId The licence request.
+    /// @return The request's progress (all zero before submission).
     function progressOf(uint256 tokenId) external view returns (Progress memory);
 
     /// @notice Decisions of every position of a stage of a request (the current one or a stored one).
+    /// @param tokenId The licence request.
+    /// @param stageIndex The stage.
+    /// @return departmentIds The department of each position, in the stage's order (empty before submission).
+    /// @return statuses The decision of each position.
+    /// @return reviewedMasks The documents each position reviewed: bit i = document index i.
     function decisionsOf(uint256 tokenId, uint8 stageIndex)
         external
         view
         returns (uint16[] memory departmentIds, DecisionStatus[] memory statuses, uint16[] memory reviewedMasks);
 
     /// @notice Departments that can decide now in the current stage (their turn, not yet decided).
+    /// @param tokenId The licence request.
+    /// @return departmentIds The departments, in the stage's order (empty unless the request is under review).
     function pendingDepartmentsOf(uint256 tokenId) external view returns (uint16[] memory departmentIds);
 }

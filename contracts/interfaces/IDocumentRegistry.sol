@@ -23,6 +23,12 @@ interface IDocumentRegistry {
     }
 
     /// @notice Version `version` of document `documentId` (index `docIndex` of `tokenId`) has hash `sha256Hash`.
+    /// @param tokenId The licence request.
+    /// @param documentId The platform's document id (a UUID).
+    /// @param sha256Hash The SHA-256 hash of this version's bytes.
+    /// @param docIndex The document's position within the request, 0..15.
+    /// @param version The version anchored (1..n).
+    /// @param docType The document type for version 1, e.g. "SITE_PLAN"; zero for later versions.
     event DocumentAnchored(
         uint256 indexed tokenId,
         bytes16 indexed documentId,
@@ -33,9 +39,12 @@ interface IDocumentRegistry {
     );
 
     /// @notice The document phase of `tokenId` changed.
+    /// @param tokenId The licence request.
+    /// @param phase The new phase.
     event DocumentPhaseChanged(uint256 indexed tokenId, Phase phase);
 
     /// @notice The approval registry told about new versions of documents under review.
+    /// @param registry The approval registry.
     event ReviewRegistrySet(address indexed registry);
 
     /// @dev The zero hash is not a SHA-256 digest we accept.
@@ -66,6 +75,10 @@ interface IDocumentRegistry {
     error DocumentReviewRegistryAlreadySet(address registry);
 
     /// @notice Anchors version 1 of a new document of `tokenId`. Only OPERATOR_ROLE.
+    /// @param tokenId The licence request: a Draft for its first document, and its documents not Locked.
+    /// @param documentId The platform's document id (a UUID).
+    /// @param docType The document type, e.g. "SITE_PLAN".
+    /// @param sha256Hash The SHA-256 hash of the document's bytes (not zero, not anchored yet).
     /// @return docIndex The document's position within the request.
     function anchorDocument(uint256 tokenId, bytes16 documentId, bytes32 docType, bytes32 sha256Hash)
         external
@@ -74,19 +87,31 @@ interface IDocumentRegistry {
     /// @notice Anchors the next version of the document whose latest version has hash `previousHash`.
     /// @dev Only OPERATOR_ROLE. Under review, tells the approval registry, which invalidates on chain every
     /// approval that reviewed an older version of this document.
+    /// @param previousHash The hash of the document's latest version.
+    /// @param sha256Hash The SHA-256 hash of the new version's bytes (not zero, not anchored yet).
     /// @return version The new version number.
     function anchorVersion(bytes32 previousHash, bytes32 sha256Hash) external returns (uint16 version);
 
     /// @notice Sets the document phase of a token. Only REGISTRY_ROLE (the approval registry).
+    /// @param tokenId The licence request.
+    /// @param phase The new phase.
     function setPhase(uint256 tokenId, Phase phase) external;
 
     /// @notice Sets, once, the approval registry notified of new versions under review. Only DEFAULT_ADMIN_ROLE.
+    /// @param registry The approval registry (not zero).
     function setReviewRegistry(address registry) external;
 
     /// @notice The record of a hash; reverts when unknown.
+    /// @param sha256Hash The SHA-256 hash of a document version.
+    /// @return anchor The record: request, document, version, block and timestamp of the anchoring.
+    /// @return isLatest Whether this is still the latest version of its document.
     function anchorOf(bytes32 sha256Hash) external view returns (Anchor memory anchor, bool isLatest);
 
     /// @notice The phase, number of documents and latest version of each document of a token.
+    /// @param tokenId The licence request.
+    /// @return phase The document phase.
+    /// @return count The number of documents (0..16).
+    /// @return latestVersions The latest version of each document, by document index.
     function documentsOf(uint256 tokenId)
         external
         view
@@ -94,5 +119,7 @@ interface IDocumentRegistry {
 
     /// @notice The same as `documentsOf`, packed in one word for contracts:
     /// bits 0-7 phase, 8-15 count, then 15 bits per document index (latest version).
+    /// @param tokenId The licence request.
+    /// @return The packed word (0 for a request without documents).
     function packedDocumentsOf(uint256 tokenId) external view returns (uint256);
 }

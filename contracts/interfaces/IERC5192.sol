@@ -2,6 +2,7 @@
 pragma solidity ^0.8.24;
 
 /// @title ERC-5192: Minimal Soulbound NFTs
+/// @notice A locked token cannot be transferred.
 /// @dev The ERC-165 identifier for this interface is 0xb45a3c0e.
 interface IERC5192 {
     /// @notice Emitted when the locking status is changed to locked.
@@ -15,5 +16,6 @@ interface IERC5192 {
     /// @notice Returns the locking status of a Soulbound Token.
     /// @dev Tokens assigned to the zero address are considered invalid; queries about them revert.
     /// @param tokenId The identifier for a token.
+    /// @return Whether the token is locked.
     function locked(uint256 tokenId) external view returns (bool);
 }

@@ -38,9 +38,17 @@ interface ILicenceToken {
     }
 
     /// @notice A licence request was created: `tokenId` minted to `owner`, pinned to `workflowId`.
+    /// @param tokenId The licence request.
+    /// @param owner The applicant's custodial address.
+    /// @param workflowId The workflow version the request is pinned to.
     event LicenceMinted(uint256 indexed tokenId, address indexed owner, uint32 indexed workflowId);
 
     /// @notice The licence's status changed from `from` to `to` by `actor` (a role holder or the approval registry).
+    /// @param tokenId The licence.
+    /// @param from The previous status.
+    /// @param to The new status.
+    /// @param reasonCode The reason recorded with the new status (0: none).
+    /// @param actor The caller: an ADMIN_ROLE holder or the approval registry.
     event LicenceStatusChanged(
         uint256 indexed tokenId,
         Status from,
@@ -50,12 +58,18 @@ interface ILicenceToken {
     );
 
     /// @notice The licence was issued (final approval) at `issuedAt`; it expires at `expiresAt` (0: never).
+    /// @param tokenId The licence.
+    /// @param issuedAt Block time of the issuance.
+    /// @param expiresAt The expiry (0: never).
     event LicenceIssued(uint256 indexed tokenId, uint40 issuedAt, uint40 expiresAt);
 
     /// @notice New requests of `requestType` are pinned to `workflowId` (0: no active workflow).
+    /// @param requestType The request type, e.g. "BUILDING_PERMIT".
+    /// @param workflowId The active workflow version (0: none).
     event ActiveWorkflowSet(bytes32 indexed requestType, uint32 indexed workflowId);
 
     /// @notice The base of `tokenURI` changed.
+    /// @param baseURI The new prefix of `tokenURI`.
     event BaseURISet(string baseURI);
 
     /// @dev Every transfer and approval path reverts: the token is soulbound (ERC-5192).
@@ -81,33 +95,52 @@ interface ILicenceToken {
 
     /// @notice Mints a Draft licence request to `to`, pinned to the active workflow version of `requestType`.
     /// @dev Only OPERATOR_ROLE. Emits Transfer, Locked and LicenceMinted.
+    /// @param to The applicant's custodial address (not zero).
+    /// @param tokenId The new token's id, 1 .. 2^40-1, not minted yet.
+    /// @param requestType The request type, e.g. "BUILDING_PERMIT" (with an active workflow).
     function mint(address to, uint256 tokenId, bytes32 requestType) external;
 
     /// @notice Moves a request along the review lifecycle (submit, request changes, resubmit, reject, cancel).
     /// @dev Only REGISTRY_ROLE (the approval registry). Approved is reached through `issue` only.
+    /// @param tokenId The licence request.
+    /// @param to The new status: Draft -> Submitted or Cancelled; Submitted -> PendingResubmission or Rejected;
+    /// PendingResubmission -> Submitted or Cancelled.
+    /// @param reasonCode The reason recorded with the new status (0: none).
     /// @return workflowId The workflow version the request is pinned to.
     function transition(uint256 tokenId, Status to, uint8 reasonCode) external returns (uint32 workflowId);
 
     /// @notice Issues the licence after the pinned workflow completed: Submitted -> Approved.
     /// @dev Only REGISTRY_ROLE.
+    /// @param tokenId The licence request (Submitted).
+    /// @param expiresAt The expiry, in the future (0: never expires).
     function issue(uint256 tokenId, uint40 expiresAt) external;
 
     /// @notice Suspends an issued licence. Only ADMIN_ROLE.
+    /// @param tokenId The licence (Approved).
+    /// @param reasonCode The reason of the suspension (not zero).
     function suspend(uint256 tokenId, uint8 reasonCode) external;
 
     /// @notice Lifts a suspension: Suspended -> Approved. Only ADMIN_ROLE.
+    /// @param tokenId The licence (Suspended).
     function reinstate(uint256 tokenId) external;
 
     /// @notice Revokes an issued or suspended licence for good. Only ADMIN_ROLE.
+    /// @param tokenId The licence (Approved or Suspended).
+    /// @param reasonCode The reason of the revocation (not zero).
     function revoke(uint256 tokenId, uint8 reasonCode) external;
 
     /// @notice Sets the workflow version new requests of `requestType` are pinned to. Only REGISTRY_ROLE.
+    /// @param requestType The request type.
+    /// @param workflowId The workflow version (0: no new request of that type can be created).
     function setActiveWorkflow(bytes32 requestType, uint32 workflowId) external;
 
     /// @notice The full on-chain record of a licence. Reverts for unknown tokens.
+    /// @param tokenId The licence.
+    /// @return The record: owner, status, reason, pinned workflow and expiry.
     function licence(uint256 tokenId) external view returns (Licence memory);
 
     /// @notice Whether the licence is valid now and, if not, why not; never reverts.
+    /// @param tokenId The licence.
     /// @return validity The verdict (Unknown for a token that does not exist).
     /// @return status The stored status.
     /// @return reasonCode The reason of the last rejection, suspension or revocation.
@@ -118,5 +151,7 @@ interface ILicenceToken {
         returns (Validity validity, Status status, uint8 reasonCode, uint40 expiresAt);
 
     /// @notice The workflow version new requests of `requestType` are pinned to (0: none).
+    /// @param requestType The request type.
+    /// @return The active workflow version (0: none).
     function activeWorkflowOf(bytes32 requestType) external view returns (uint32);
 }

@@ -2,6 +2,7 @@
 pragma solidity ^0.8.24;
 
 /// @title Roles shared by the three contracts (OpenZeppelin AccessControl; DEFAULT_ADMIN_ROLE grants them).
+/// @notice The role identifiers LicenceToken, DocumentRegistry and ApprovalRegistry check with `onlyRole`.
 library Roles {
     /// @dev Registers departments and workflows; suspends, reinstates and revokes licences; resolves escalations.
     bytes32 internal constant ADMIN_ROLE = keccak256("ADMIN_ROLE");
