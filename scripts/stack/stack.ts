@@ -59,6 +59,8 @@ export interface Stack {
   restartChain(mode: "clean" | "unclean"): Promise<void>;
   stopChain(mode: "clean" | "unclean"): Promise<void>;
   startChain(): Promise<void>;
+  /** Embedded Postgres: stop it (fast shutdown: open connections are cut) and start it again on the same data. */
+  restartPostgres(): Promise<void>;
   /** Stops the API (clean: SIGTERM; unclean: SIGKILL) and starts it again on the same port. */
   restartApi(mode: "clean" | "unclean", extraEnv?: NodeJS.ProcessEnv): Promise<void>;
   /** Another API process on the same database and chain (horizontal scaling), optionally with other settings. */
@@ -272,6 +274,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         await startChainProcess();
       },
       stopChain: stopChainProcess,
+      async restartPostgres() {
+        if (!postgres) throw new Error("Postgres is external (DATABASE_URL): not ours to restart");
+        await postgres.stop();
+        postgres = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
+      },
       startChain: startChainProcess,
       async startExtraApi(port?: number, extraEnv?: NodeJS.ProcessEnv) {
         const extra = await startApi(port ?? (await freePort(config.host)), `api-${extraApis.length + 2}`, extraEnv);

@@ -193,9 +193,10 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
     expect(typesAt("D", id)).to.deep.equal([]);
   });
 
-  it("retries exactly at +1 min, +5 min, +30 min, +2 h, +24 h (job clock ×0.00005), then disables; held deliveries go out when re-enabled", async function () {
+  for (const mode of ["answers 500", "is down (connection refused)"] as const) it(`when the receiver ${mode}: retries exactly at +1 min, +5 min, +30 min, +2 h, +24 h (job clock ×0.00005), then disables; held deliveries go out when re-enabled`, async function () {
     const failing = await startReceiver();
-    failing.answer(500);
+    if (mode === "answers 500") failing.answer(500);
+    else await failing.down();
     try {
       const created = await admin.post("/webhooks", { departmentCode: codes.A, url: `${failing.base}/retry`, events: ["APPROVAL_REQUIRED"], secret: secretOf("retry") });
       const webhookId = created.body.webhookId as string;
@@ -206,7 +207,9 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
         return done.length >= 6 ? (done as Json[]).reverse() : undefined;
       }, 60_000);
       expect(logs.map((l) => l.retryCount)).to.deep.equal([0, 1, 2, 3, 4, 5]);
-      expect(logs.every((l) => l.responseStatus === 500 && l.payload.requestId === id)).to.equal(true);
+      expect(logs.every((l) => l.payload.requestId === id)).to.equal(true);
+      if (mode === "answers 500") expect(logs.every((l) => l.responseStatus === 500)).to.equal(true);
+      else expect(logs.every((l) => l.responseStatus === null && /fetch failed|ECONNREFUSED/i.test(l.error))).to.equal(true);
       for (let k = 0; k < 5; k++) {
         const scheduled = Date.parse(logs[k].nextRetryAt) - Date.parse(logs[k].createdAt);
         const expected = RETRY_SCHEDULE_MS[k] * JOB_TIME_SCALE;
@@ -226,6 +229,7 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
         const { rows } = await driver.core.pool.query(`SELECT d.status FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 AND e.request_id = $2`, [webhookId, held.id]);
         return rows[0]?.status === "HELD" ? true : undefined;
       });
+      if (mode !== "answers 500") await failing.up();
       const attemptsBefore = failing.received.length;
       failing.answer(200);
       expect((await as("A").post(`/webhooks/${webhookId}/enable`, {})).status).to.equal(200);

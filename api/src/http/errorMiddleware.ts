@@ -35,8 +35,22 @@ export function errorMiddleware() {
   };
 }
 
+/**
+ * Postgres unreachable or restarting: connection refused or reset, "Connection terminated", the pool's connect
+ * timeout, or the server's shutdown codes (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now,
+ * 08xxx connection exceptions).
+ */
+export function isDatabaseUnavailable(error: HttpLikeError & { severity?: string }): boolean {
+  const code = String(error.code ?? "");
+  if (["ECONNREFUSED", "ECONNRESET", "EPIPE", "57P01", "57P02", "57P03"].includes(code) || /^08/.test(code)) return true;
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down)/i.test(error.message ?? "");
+}
+
 function toAppError(error: HttpLikeError): AppError {
   if (error instanceof AppError) return error;
+  if (isDatabaseUnavailable(error)) {
+    return new AppError(503, "SERVICE_UNAVAILABLE", "The database is not reachable right now. Try again shortly (with the same Idempotency-Key, a retried write is not done twice).", undefined, { "Retry-After": "2" });
+  }
   const status = error.status ?? error.statusCode ?? error.httpCode;
   if (status === 413 || error.type === "entity.too.large" || error.code === 1009 || error.code === 1016) {
     return new AppError(413, "PAYLOAD_TOO_LARGE", "The request body is larger than allowed");

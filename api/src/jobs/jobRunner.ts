@@ -45,6 +45,9 @@ const retryAfter = (maxMs: number) => ({ attempt }: { attempt: number }) => Math
 export async function startJobRunner(context: RunnerContext, options: JobRunnerOptions): Promise<JobRunner> {
   const logger: Logger = context.logger.child({ component: "jobs" });
   const backend = new PostgresBackend({ pool: context.pool, tableName: "agenda_jobs", channelName: JOBS_CHANNEL, ensureSchema: false });
+  // The LISTEN connection reconnects by itself when Postgres restarts, but reports the loss as an 'error' event:
+  // unheard, that would end the process.
+  backend.notificationChannel?.on("error", (error: Error) => logger.warn({ err: error.message }, "job notifications interrupted; reconnecting"));
   const agenda = new Agenda({
     backend,
     name: `${os.hostname()}:${process.pid}`,
