@@ -192,7 +192,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 export function describeConfig(config: Config): Record<string, unknown> {
   const shown: Record<string, unknown> = {};
   for (const [key, setting] of Object.entries(settings) as [keyof Config, Setting<unknown>][]) {
-    if (!setting.secret) shown[setting.env] = config[key];
+    if (!setting.secret) shown[setting.env] = withoutCredentials(config[key]);
   }
   return shown;
+}
+
+/** A URL's user and password (e.g. an RPC provider's credentials) are never printed. */
+function withoutCredentials(value: unknown): unknown {
+  if (typeof value !== "string" || !/^[a-z][a-z0-9+.-]*:\/\/[^/]*@/i.test(value)) return value;
+  try {
+    const url = new URL(value);
+    url.username = url.username ? "***" : "";
+    url.password = url.password ? "***" : "";
+    return url.toString().replace(/\/$/, "");
+  } catch {
+    return "***";
+  }
 }
