@@ -319,7 +319,10 @@ export class ChainGateway {
   async #simulate(request: TxRequest): Promise<bigint> {
     try {
       const estimate = await this.#o.provider.estimateGas({ from: request.from, to: request.to, data: request.data });
-      return (estimate * 13n) / 10n + 10_000n;
+      // Estimated on today's state, mined on tomorrow's: an approval estimated while others are in flight may be
+      // the one that completes the stage and issues the licence (≈ 30k more), a document version may invalidate
+      // more approvals. Unused gas costs nothing (refunded; Besu runs free gas), running out reverts the write.
+      return estimate * 2n + 150_000n;
     } catch (error) {
       if (isConnectionError(error)) throw new ChainUnavailableError(error);
       throw decodeRevert(revertDataOf(error)) ?? new ContractRevertError("UnknownRevert", [], `The contract refused the operation: ${(error as Error).message}`.slice(0, 300));
