@@ -1,0 +1,126 @@
+/**
+ * Seeds N licence requests the way the API would have them, fast enough for 100,000:
+ * - on chain: `LicenceToken.mint` from the operator, sent with anvil's account impersonation (no client-side
+ *   signing) in JSON-RPC batches of 1,000 while automine is off, then mined in blocks of ~480 (the block gas limit);
+ * - in the index: by the real Ponder indexer, which the seeding waits for;
+ * - in the API's tables: one outbox record (CONFIRMED, the real transaction hash) and one request row per token,
+ *   inserted in bulk, across 1,000 applicants and the three request types.
+ * The seeded outbox rows have no signed bytes (`raw_tx` empty): they are never re-broadcast (the bench stack is
+ * thrown away afterwards).
+ */
+import { randomUUID } from "node:crypto";
+import { encodeBytes32String } from "ethers";
+import { licenceToken } from "../../api/src/chain/contracts.ts";
+import { applicantAddress } from "../../api/src/domain/custody.ts";
+import { REQUEST_NUMBER_PREFIX } from "../../api/src/domain/requests/createRequest.ts";
+import { developmentSecret } from "../../api/src/developmentSecrets.ts";
+import { say, type BenchEnvironment } from "./benchEnvironment.ts";
+
+const TYPES = ["RESORT_LICENSE", "TRADE_LICENSE", "BUILDING_PERMIT"] as const;
+const APPLICANTS = 1_000;
+
+async function rpc(url: string, body: unknown): Promise<any> {
+  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const json = await response.json();
+  if (!Array.isArray(json) && json.error) throw new Error(`${JSON.stringify(body).slice(0, 100)}: ${JSON.stringify(json.error)}`);
+  return json;
+}
+
+export interface Seeded {
+  count: number;
+  firstTokenId: bigint;
+  requestIds: string[];
+  seconds: { chain: number; rows: number; index: number };
+}
+
+export async function seedRequests(env: BenchEnvironment, count: number): Promise<Seeded> {
+  const { core, stack, config } = env;
+  const url = stack.rpcUrl;
+  const operator = stack.operatorAddress;
+  const custody = config.custodySecret ?? (await developmentSecret(config.dataDir, "custody.key"));
+  const applicants = Array.from({ length: APPLICANTS }, (_, i) => `seed-applicant-${i}`);
+  const addresses = applicants.map((id) => applicantAddress(custody, id));
+  const firstTokenId = BigInt((await core.pool.query(`SELECT setval('token_ids', nextval('token_ids') + $1) - $1 + 1 AS first`, [count])).rows[0].first);
+  const firstNonce = await core.provider.getTransactionCount(operator, "pending");
+
+  const chainStarted = performance.now();
+  await rpc(url, { jsonrpc: "2.0", id: 1, method: "anvil_impersonateAccount", params: [operator] });
+  await rpc(url, { jsonrpc: "2.0", id: 1, method: "evm_setAutomine", params: [false] });
+  const hashes: string[] = [];
+  const calls: string[] = [];
+  try {
+    for (let start = 0; start < count; start += 1_000) {
+      const batch = [];
+      for (let i = start; i < Math.min(count, start + 1_000); i++) {
+        const data = licenceToken.encodeFunctionData("mint", [addresses[i % APPLICANTS], firstTokenId + BigInt(i), encodeBytes32String(TYPES[i % 3])]);
+        calls.push(data);
+        batch.push({ jsonrpc: "2.0", id: i, method: "eth_sendTransaction", params: [{ from: operator, to: stack.deployment.contracts.LicenceToken, data, gas: "0x30d40", nonce: `0x${(firstNonce + i).toString(16)}` }] });
+      }
+      const answers = (await rpc(url, batch)) as { id: number; result?: string; error?: unknown }[];
+      for (const answer of answers.sort((a, b) => a.id - b.id)) {
+        if (!answer.result) throw new Error(`seeding send refused: ${JSON.stringify(answer.error)}`);
+        hashes.push(answer.result);
+      }
+      // Mine what is queued so the pool never holds more than a few batches.
+      await mineAll(url, operator, firstNonce + hashes.length);
+      process.stdout.write(`  seeding on chain: ${hashes.length}/${count}\r`);
+    }
+  } finally {
+    await rpc(url, { jsonrpc: "2.0", id: 1, method: "evm_setAutomine", params: [true] });
+    await rpc(url, { jsonrpc: "2.0", id: 1, method: "anvil_stopImpersonatingAccount", params: [operator] });
+  }
+  const chainSeconds = (performance.now() - chainStarted) / 1000;
+  await core.pool.query(`UPDATE wallets SET next_nonce = GREATEST(next_nonce, $2) WHERE address = $1`, [operator.toLowerCase(), firstNonce + count]);
+
+  const rowsStarted = performance.now();
+  const requestIds: string[] = [];
+  const year = new Date().getUTCFullYear();
+  for (let start = 0; start < count; start += 10_000) {
+    const n = Math.min(count, start + 10_000) - start;
+    const ids = Array.from({ length: n }, () => randomUUID());
+    const txIds = Array.from({ length: n }, () => randomUUID());
+    const index = Array.from({ length: n }, (_, k) => start + k);
+    requestIds.push(...ids);
+    await core.pool.query(
+      `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, request_id, broadcasts, confirmed_at)
+       SELECT t, 'MINT_NFT', 'CONFIRMED', $1, n, $2, d, '', h, 200000, r, 1, now() FROM unnest($3::uuid[], $4::bigint[], $5::text[], $6::text[], $7::uuid[]) AS u(t, n, d, h, r)`,
+      [operator.toLowerCase(), stack.deployment.contracts.LicenceToken.toLowerCase(), txIds, index.map((i) => firstNonce + i), index.map((i) => calls[i]), index.map((i) => hashes[i]), ids],
+    );
+    await core.pool.query(
+      `INSERT INTO requests (id, request_number, token_id, request_type, applicant_id, applicant_name, applicant_email, applicant_address, metadata, created_by, chain_tx_id)
+       SELECT r, num, tok, ty, a, 'Seeded Applicant', '', addr, '{}', 'seed', t
+       FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::uuid[]) AS u(r, num, tok, ty, a, addr, t)`,
+      [
+        ids,
+        index.map((i) => `${REQUEST_NUMBER_PREFIX[TYPES[i % 3]]}-${year}-S${String(i + 1).padStart(6, "0")}`),
+        index.map((i) => (firstTokenId + BigInt(i)).toString()),
+        index.map((i) => TYPES[i % 3]),
+        index.map((i) => applicants[i % APPLICANTS]),
+        index.map((i) => addresses[i % APPLICANTS].toLowerCase()),
+        txIds,
+      ],
+    );
+  }
+  const rowsSeconds = (performance.now() - rowsStarted) / 1000;
+
+  const indexStarted = performance.now();
+  for (;;) {
+    const { rows } = await core.pool.query(`SELECT count(*)::int AS n FROM index.licences WHERE token_id >= $1 AND token_id < $2`, [firstTokenId.toString(), (firstTokenId + BigInt(count)).toString()]);
+    process.stdout.write(`  indexing: ${rows[0].n}/${count}            \r`);
+    if (rows[0].n >= count) break;
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+  const indexSeconds = (performance.now() - indexStarted) / 1000;
+  await core.pool.query("ANALYZE");
+  say(`seeded ${count} requests: chain ${chainSeconds.toFixed(0)} s, rows ${rowsSeconds.toFixed(0)} s, index caught up after ${indexSeconds.toFixed(0)} s more`);
+  return { count, firstTokenId, requestIds, seconds: { chain: chainSeconds, rows: rowsSeconds, index: indexSeconds } };
+}
+
+/** Mines blocks until every transaction up to `nonceAfter` of `account` is in one. */
+async function mineAll(url: string, account: string, nonceAfter: number): Promise<void> {
+  for (;;) {
+    const mined = parseInt((await rpc(url, { jsonrpc: "2.0", id: 1, method: "eth_getTransactionCount", params: [account, "latest"] })).result, 16);
+    if (mined >= nonceAfter) return;
+    await rpc(url, { jsonrpc: "2.0", id: 1, method: "evm_mine", params: [] });
+  }
+}
