@@ -19,6 +19,35 @@ const SORT_COLUMNS = {
   status: EFFECTIVE_STATUS_SQL,
 } as const;
 
+/**
+ * The status filter on the stored column, so its index serves it; EXPIRED is APPROVED past its expiry (computed),
+ * and APPROVED excludes those.
+ */
+function statusFilter(status: string, add: (sql: string, value: unknown) => void): void {
+  const expired = "l.expires_at > 0 AND l.expires_at <= extract(epoch FROM now())";
+  if (status === "EXPIRED") add(`l.status = ? AND ${expired}`, "APPROVED");
+  else if (status === "APPROVED") add(`l.status = ? AND NOT (${expired})`, "APPROVED");
+  else add("l.status = ?", status);
+}
+
+/**
+ * Totals for pagination, kept per filter until the index moves (a request only appears or changes status through
+ * the index) and at most a second (expiry is a matter of time): counting every matching row is the expensive part
+ * of a page over 100k requests.
+ */
+const COUNT_TTL_MS = 1_000;
+const counts = new Map<string, { total: number; at: number }>();
+async function countOf(pool: pg.Pool, sql: string, params: unknown[]): Promise<number> {
+  const checkpoint = (await pool.query(`SELECT max(latest_checkpoint) AS c FROM index._ponder_checkpoint`)).rows[0]?.c ?? "";
+  const key = `${checkpoint}\u0000${sql}\u0000${JSON.stringify(params)}`;
+  const cached = counts.get(key);
+  if (cached && Date.now() - cached.at < COUNT_TTL_MS) return cached.total;
+  const total = (await pool.query(sql, params)).rows[0].total as number;
+  if (counts.size > 1_000) counts.clear();
+  counts.set(key, { total, at: Date.now() });
+  return total;
+}
+
 export async function listRequests(pool: pg.Pool, principal: Principal, query: ListQuery) {
   const where: string[] = [];
   const params: unknown[] = [];
@@ -38,7 +67,7 @@ export async function listRequests(pool: pg.Pool, principal: Principal, query: L
   }
   if (query.applicantId) add("r.applicant_id = ?", query.applicantId);
   if (query.requestType) add("r.request_type = ?", query.requestType);
-  if (query.status) add(`${EFFECTIVE_STATUS_SQL} = ?`, query.status);
+  if (query.status) statusFilter(query.status, add);
   const whereSql = where.length ? `WHERE ${where.join(" AND ")}` : "";
   const order = `${SORT_COLUMNS[query.sortBy]} ${query.sortOrder === "asc" ? "ASC" : "DESC"}, r.id`;
 
@@ -53,9 +82,9 @@ export async function listRequests(pool: pg.Pool, principal: Principal, query: L
        LEFT JOIN workflows w ON w.definition_hash = iw.definition_hash`,
       params,
     ),
-    pool.query(`SELECT count(*)::int AS total FROM requests r JOIN index.licences l ON l.token_id = r.token_id ${whereSql}`, countParams),
+    countOf(pool, `SELECT count(*)::int AS total FROM requests r JOIN index.licences l ON l.token_id = r.token_id ${whereSql}`, countParams),
   ]);
-  const total = count.rows[0].total as number;
+  const total = count;
   return {
     requests: page.rows.map((row) => {
       const view = toRequestView(row);

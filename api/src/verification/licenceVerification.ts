@@ -44,13 +44,27 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
   const { gateway, contracts, pool } = deps;
   const call = async (iface: typeof licenceToken, to: string, fn: string, args: unknown[]) => iface.decodeFunctionResult(fn, await gateway.call(to, iface.encodeFunctionData(fn, args)));
 
-  const [validity, statusCode, , expiresAtSeconds] = await call(licenceToken, contracts.LicenceToken, "validityOf", [tokenId]);
+  const token = tokenId.toString();
+  // One round of chain calls and reads together; then the decisions of each stage reached.
+  const [validityResult, ownerResult, progressResult, request, licence, issuance, decisions] = await Promise.all([
+    call(licenceToken, contracts.LicenceToken, "validityOf", [tokenId]),
+    call(licenceToken, contracts.LicenceToken, "ownerOf", [tokenId]).catch(() => [null]), // reverts for an unknown token
+    call(approvalRegistry, contracts.ApprovalRegistry, "progressOf", [tokenId]),
+    pool.query(`SELECT request_number, request_type, applicant_name, applicant_id FROM requests WHERE token_id = $1`, [token]),
+    pool.query(`SELECT issued_at, created_tx FROM index.licences WHERE token_id = $1`, [token]),
+    pool.query(`SELECT tx_hash FROM index.licence_status_history WHERE token_id = $1 AND from_status = 'SUBMITTED' AND to_status = 'APPROVED' ORDER BY block_number DESC, log_index DESC LIMIT 1`, [token]),
+    pool.query(
+      `SELECT DISTINCT ON (a.stage, a.department_id) a.stage, a.department_id, a.tx_hash, a.timestamp, d.code, ad.name
+       FROM index.approvals a LEFT JOIN index.departments d ON d.department_id = a.department_id LEFT JOIN departments ad ON ad.code = d.code
+       WHERE a.token_id = $1 AND a.decision = 'APPROVED' ORDER BY a.stage, a.department_id, a.block_number DESC, a.log_index DESC`,
+      [token],
+    ),
+  ]);
+  const [validity, statusCode, , expiresAtSeconds] = validityResult;
   const verdict = VERDICT_OF_VALIDITY[Number(validity)];
   if (verdict === "UNKNOWN") throw unknownLicence();
-  const [[owner], [progress]] = await Promise.all([
-    call(licenceToken, contracts.LicenceToken, "ownerOf", [tokenId]),
-    call(approvalRegistry, contracts.ApprovalRegistry, "progressOf", [tokenId]),
-  ]);
+  const [owner] = ownerResult;
+  const [progress] = progressResult;
   // The approvals standing on chain now, stage by stage (decisions invalidated by a new document version are gone).
   const standing: { departmentId: number; stage: number }[] = [];
   if (progress.phase !== PHASE_NOT_STARTED) {
@@ -59,30 +73,16 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
     );
     stages.forEach(([ids, statuses], stage) => ids.forEach((id: bigint, i: number) => statuses[i] === DECISION_APPROVED && standing.push({ departmentId: Number(id), stage })));
   }
-
-  const token = tokenId.toString();
-  const [request, licence, issuance, decisions, codes] = await Promise.all([
-    pool.query(`SELECT request_number, request_type, applicant_name, applicant_id FROM requests WHERE token_id = $1`, [token]),
-    pool.query(`SELECT issued_at, created_tx FROM index.licences WHERE token_id = $1`, [token]),
-    pool.query(`SELECT tx_hash FROM index.licence_status_history WHERE token_id = $1 AND from_status = 'SUBMITTED' AND to_status = 'APPROVED' ORDER BY block_number DESC, log_index DESC LIMIT 1`, [token]),
-    pool.query(
-      `SELECT DISTINCT ON (stage, department_id) stage, department_id, tx_hash, timestamp FROM index.approvals
-       WHERE token_id = $1 AND decision = 'APPROVED' ORDER BY stage, department_id, block_number DESC, log_index DESC`,
-      [token],
-    ),
-    departmentCodes(pool, standing.map((a) => a.departmentId)),
-  ]);
-  const names = new Map<string, string>(
-    (await pool.query(`SELECT code, name FROM departments WHERE code = ANY($1)`, [[...codes.values()]])).rows.map((r) => [r.code, r.name]),
-  );
   const decisionOf = new Map(decisions.rows.map((r) => [`${r.stage}:${r.department_id}`, r]));
+  const missing = standing.filter(({ departmentId, stage }) => !decisionOf.get(`${stage}:${departmentId}`)?.code).map((a) => a.departmentId);
+  const codes = await departmentCodes(pool, missing); // only when the index lags behind the chain
   const approvals = standing
     .map(({ departmentId, stage }) => {
-      const code = codes.get(departmentId) ?? String(departmentId);
       const decision = decisionOf.get(`${stage}:${departmentId}`);
+      const code = decision?.code ?? codes.get(departmentId) ?? String(departmentId);
       return {
         departmentCode: code,
-        departmentName: names.get(code) ?? code,
+        departmentName: decision?.name ?? code,
         stage,
         approvedAt: decision ? new Date(Number(decision.timestamp) * 1000).toISOString() : "",
         transactionHash: decision?.tx_hash ?? "",
