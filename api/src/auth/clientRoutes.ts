@@ -5,7 +5,7 @@
 import type { Context } from "koa";
 import { z } from "zod/v4";
 import { conflict, notFound } from "../http/appError.ts";
-import { defineRoute, ErrorSchema, type RouteDefinition } from "../http/routeTable.ts";
+import { defineRoute, ErrorSchema, isStorableText, type RouteDefinition } from "../http/routeTable.ts";
 import { SCOPES, type Scope } from "./principal.ts";
 import type { ClientRecord, ClientStore } from "./clients.ts";
 import { field, lenientBody, NO_STORE, OAuthErrorSchema, oauthError } from "./oauthErrors.ts";
@@ -247,7 +247,9 @@ function basicCredentials(header: string): { clientId: string; secret: string } 
   if (colon <= 0) return "malformed";
   try {
     const decode = (s: string) => decodeURIComponent(s.replaceAll("+", " "));
-    return { clientId: decode(decoded.slice(0, colon)), secret: decode(decoded.slice(colon + 1)) };
+    const credentials = { clientId: decode(decoded.slice(0, colon)), secret: decode(decoded.slice(colon + 1)) };
+    // A NUL (or an unpaired surrogate) cannot be a client id: Postgres would refuse the lookup (a 500).
+    return isStorableText(credentials.clientId) && isStorableText(credentials.secret) ? credentials : "malformed";
   } catch {
     return "malformed";
   }

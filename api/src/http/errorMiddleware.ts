@@ -23,6 +23,14 @@ export function errorMiddleware() {
       if (ctx.status === 404 && ctx.body === undefined) {
         throw new AppError(404, "NOT_FOUND", `No route for ${ctx.method} ${ctx.path}`);
       }
+      // The routers' allowedMethods answer a known path with another method (405, with Allow) or an unknown method
+      // (501) without a body: give them the Error body too.
+      if (ctx.status === 405 && ctx.body === undefined) {
+        throw new AppError(405, "METHOD_NOT_ALLOWED", `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get("Allow") || "none"}`);
+      }
+      if (ctx.status === 501 && ctx.body === undefined) {
+        throw new AppError(501, "NOT_IMPLEMENTED", `The method ${ctx.method} is not supported`);
+      }
     } catch (error) {
       const mapped = toAppError(error as HttpLikeError);
       if (mapped.status >= 500 && !(error instanceof AppError)) {
@@ -57,6 +65,10 @@ function toAppError(error: HttpLikeError): AppError {
   }
   if (error.type === "entity.parse.failed" || (status === 400 && /JSON/i.test(error.message ?? ""))) {
     return new AppError(400, "MALFORMED_JSON", "The request body is not valid JSON");
+  }
+  // A body whose Content-Encoding (gzip, deflate, br) does not decode: zlib's error, passed on by the body parser.
+  if (typeof error.code === "string" && /^(Z_|ERR__ERROR_|ERR_BROTLI_)/.test(error.code)) {
+    return new AppError(400, "BAD_REQUEST", "The request body could not be decoded with its Content-Encoding");
   }
   if (status === 415 || error.type === "encoding.unsupported") {
     return new AppError(415, "UNSUPPORTED_MEDIA_TYPE", "Unsupported request content type or encoding");

@@ -150,11 +150,59 @@ export function authorise(access: AccessRule[], principal: Principal | undefined
 
 function parse(schema: z.ZodType | undefined, value: unknown, where: "path" | "query" | "body") {
   if (!schema) return value;
+  const unsafe = unsafeInput(value);
+  if (unsafe) {
+    throw new AppError(400, "VALIDATION_ERROR", `Invalid ${where}: ${unsafe.path ? `${unsafe.path}: ` : ""}${unsafe.message}`, {
+      issues: [{ in: where, path: unsafe.path, message: unsafe.message }],
+    });
+  }
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   throw new AppError(400, "VALIDATION_ERROR", `Invalid ${where}: ${result.error.issues.map(describeIssue).join("; ")}`, {
     issues: result.error.issues.map((issue) => ({ in: where, path: issue.path.join("."), message: issue.message })),
   });
+}
+
+/** Deepest nesting of arrays and objects accepted in a request (free-form `metadata` included). */
+export const MAX_INPUT_DEPTH = 64;
+
+/**
+ * Whether a string can be stored and echoed as is: Postgres text and jsonb refuse U+0000, and jsonb refuses an
+ * unpaired UTF-16 surrogate (JSON.stringify writes it as a \ud800 escape), so either would fail deep in a use case
+ * (a 500) instead of here.
+ */
+export function isStorableText(text: string): boolean {
+  return !/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+}
+
+/**
+ * The first key or string of a parsed request part that cannot be stored (see isStorableText), or nesting deeper
+ * than MAX_INPUT_DEPTH (which would overflow the stack of canonicalJson, JSON.stringify and Postgres). Iterative:
+ * a body of 10^5 nested arrays is walked without recursion.
+ */
+function unsafeInput(value: unknown): { path: string; message: string } | undefined {
+  type Node = { value: unknown; key: string; parent?: Node; depth: number };
+  const pathOf = (node: Node) => {
+    const keys: string[] = [];
+    for (let n: Node | undefined = node; n?.parent; n = n.parent) keys.unshift(n.key);
+    return keys.join(".");
+  };
+  const stack: Node[] = [{ value, key: "", depth: 0 }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (typeof node.value === "string") {
+      if (!isStorableText(node.value)) return { path: pathOf(node), message: "must not contain NUL characters or unpaired surrogates" };
+      continue;
+    }
+    if (!node.value || typeof node.value !== "object") continue;
+    if (node.depth >= MAX_INPUT_DEPTH) return { path: pathOf(node), message: `nested more than ${MAX_INPUT_DEPTH} levels deep` };
+    for (const [key, child] of Object.entries(node.value)) {
+      const next: Node = { value: child, key, parent: node, depth: node.depth + 1 };
+      if (!isStorableText(key)) return { path: pathOf(next), message: "keys must not contain NUL characters or unpaired surrogates" };
+      stack.push(next);
+    }
+  }
+  return undefined;
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

@@ -19,6 +19,7 @@ import path from "node:path";
 import type { Context } from "koa";
 import formidable from "formidable";
 import { AppError } from "../http/appError.ts";
+import { isStorableText } from "../http/routeTable.ts";
 
 /** Room for multipart boundaries, part headers and small text fields on top of the file itself. */
 export const MULTIPART_ALLOWANCE_BYTES = 64 * 1024;
@@ -159,10 +160,13 @@ export async function parseUpload(ctx: Context, options: UploadOptions): Promise
     for (const [name, values] of Object.entries(fields)) {
       if (!values || values.length === 0) continue;
       if (values.length > 1) throw shapeError(`Field "${name}" was given more than once`, name);
+      // Stored in Postgres (description) or echoed: NUL and unpaired surrogates are refused like in JSON bodies.
+      if (!isStorableText(name) || !isStorableText(values[0]!)) throw shapeError(`Field ${JSON.stringify(name)} must not contain NUL characters`, name);
       textFields[name] = values[0]!;
     }
 
     const file = uploaded[0]!;
+    if (file.originalFilename && !isStorableText(file.originalFilename)) throw shapeError("The file name must not contain NUL characters", fileField);
     const sha256 = typeof file.hash === "string" ? file.hash : undefined;
     if (!sha256) throw new Error("formidable did not compute the upload's SHA-256");
     return {
