@@ -200,7 +200,7 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
     try {
       const created = await admin.post("/webhooks", { departmentCode: codes.A, url: `${failing.base}/retry`, events: ["APPROVAL_REQUIRED"], secret: secretOf("retry") });
       const webhookId = created.body.webhookId as string;
-      const { id } = await submitted("retries");
+      const { id } = await submitted(`retries ${mode}`);
       const logs = await eventually("6 failed attempts", async () => {
         const page = await admin.get(`/webhooks/logs?webhookId=${webhookId}&limit=50`);
         const done = page.body.logs.filter((l: Json) => l.status === "failed");
@@ -224,7 +224,7 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
       expect(audits.rows.map((r) => `${r.action}:${r.actor_type}`)).to.deep.equal(["CREATE:ADMIN", "DISABLE:SYSTEM"]);
 
       // While disabled, a new event is held, not attempted.
-      const held = await submitted("held");
+      const held = await submitted(`held ${mode}`);
       await eventually("the held delivery", async () => {
         const { rows } = await driver.core.pool.query(`SELECT d.status FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 AND e.request_id = $2`, [webhookId, held.id]);
         return rows[0]?.status === "HELD" ? true : undefined;
