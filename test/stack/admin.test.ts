@@ -1,17 +1,17 @@
 import { expect } from "chai";
-import { keccak256, Wallet } from "ethers";
+import { Wallet } from "ethers";
 import { ChainUnavailableError } from "../../api/src/chain/chainErrors.ts";
-import { NonceSequencer } from "../../api/src/chain/nonceSequencer.ts";
 import { networkStatus, type RpcSend } from "../../api/src/chain/networkStatus.ts";
 import { REQUEST_STATUSES, REQUEST_TYPES } from "../../api/src/schemas/common.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient } from "./support/departmentClient.ts";
 import { eventually } from "./support/eventually.ts";
 import { apiClient as http, type Json } from "./support/httpClient.ts";
-import { b32, createDriver, registry, type Driver } from "./support/platformDriver.ts";
+import { b32, createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
+import { recordRacingTransactions } from "./support/racingTransactions.ts";
 
 const DAY_MS = 86_400_000;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -361,30 +361,9 @@ describe("administration: statistics, audit logs, blockchain status and transact
   });
 
   it("shows a transaction PENDING until mined, then one CONFIRMED and a reverted one FAILED with its decoded error", async function () {
-    const { core, operator } = driver;
+    const { core } = driver;
     const department = `RACE_${tag}`;
-    const data = registry.encodeFunctionData("registerDepartment", [b32(department), Wallet.createRandom().address]);
-    // Two registrations of one code recorded back to back without broadcasting (as if the API stopped right
-    // after recording): both valid when signed, the second reverts once the first is mined.
-    const signer = await core.wallets.signer(operator);
-    const block = await core.provider.getBlock("latest");
-    const hashes: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      await new NonceSequencer(core.pool).run(operator, {
-        record: async ({ nonce, client }) => {
-          const raw = await signer.signTransaction({ type: 2, chainId: current().config.chainId, nonce: Number(nonce), to: driver.addresses.ApprovalRegistry, data, gasLimit: 300_000n, maxFeePerGas: block!.baseFeePerGas! * 3n, maxPriorityFeePerGas: 1n });
-          const id = crypto.randomUUID();
-          hashes.push(keccak256(raw));
-          await client.query(
-            `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit)
-             VALUES ($1, 'REGISTER_DEPARTMENT', 'PENDING', $2, $3, $4, $5, $6, $7, 300000)`,
-            [id, operator.toLowerCase(), nonce.toString(), driver.addresses.ApprovalRegistry.toLowerCase(), data, raw, hashes[i]],
-          );
-          return { id, nonce };
-        },
-        broadcast: async () => {},
-      });
-    }
+    const hashes = await recordRacingTransactions(driver, { code: department });
     // Reconciliation leaves transactions younger than 2 s alone: they are PENDING now.
     const pending = await admin.get("/admin/blockchain/transactions?txType=REGISTER_DEPARTMENT&status=PENDING&limit=200");
     const listed = hashes.map((h) => pending.body.transactions.find((t: Json) => t.transactionHash === h));

@@ -9,10 +9,8 @@ import { randomUUID } from "node:crypto";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { keccak256, Wallet } from "ethers";
 import { getCreateIndexesSQL, getCreateTableSQL } from "@agendajs/postgres-backend";
 import { expect } from "chai";
-import { NonceSequencer } from "../../api/src/chain/nonceSequencer.ts";
 import { loadConfig } from "../../api/src/config.ts";
 import { createDocumentStore } from "../../api/src/storage/index.ts";
 import { deliver } from "../../api/src/webhooks/deliver.ts";
@@ -23,10 +21,11 @@ import { applicantToken, clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient } from "./support/departmentClient.ts";
 import { eventually } from "./support/eventually.ts";
 import { apiClient as http, type Json } from "./support/httpClient.ts";
-import { b32, createDriver, registry, type Driver } from "./support/platformDriver.ts";
+import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
+import { recordRacingTransactions } from "./support/racingTransactions.ts";
 import { startReceiver, type Receiver } from "./support/webhookReceiver.ts";
 
 const JOB_TIME_SCALE = 0.00005; // as in the stack fixture
@@ -385,34 +384,22 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
     expect(await store.exists(key)).to.equal(true);
     // Two transactions for one department recorded back to back: the second reverts when mined, as a write that raced
     // another would. The second carries a document version (as an upload's anchoring would), so its file is orphaned.
-    const { core, operator } = driver;
-    const data = registry.encodeFunctionData("registerDepartment", [b32(`DISCARD_${tag}`), Wallet.createRandom().address]);
-    const signer = await core.wallets.signer(operator);
-    const block = await core.provider.getBlock("latest");
-    for (let i = 0; i < 2; i++) {
-      await new NonceSequencer(core.pool).run(operator, {
-        record: async ({ nonce, client }) => {
-          const raw = await signer.signTransaction({ type: 2, chainId: current().config.chainId, nonce: Number(nonce), to: driver.addresses.ApprovalRegistry, data, gasLimit: 300_000n, maxFeePerGas: block!.baseFeePerGas! * 3n, maxPriorityFeePerGas: 1n });
-          const txId = randomUUID();
-          await client.query(
-            `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, request_id, created_at)
-             VALUES ($1, $2, 'PENDING', $3, $4, $5, $6, $7, $8, 300000, $9, now() - interval '1 minute')`,
-            [txId, i === 0 ? "REGISTER_DEPARTMENT" : "DOC_UPDATE", operator.toLowerCase(), nonce.toString(), driver.addresses.ApprovalRegistry.toLowerCase(), data, raw, keccak256(raw), i === 0 ? null : requestId],
-          );
-          if (i === 1) {
-            const documentId = randomUUID();
-            await client.query(`INSERT INTO documents (id, request_id, doc_type, original_filename) VALUES ($1, $2, 'SITE_PLAN', 'orphan.pdf')`, [documentId, requestId]);
-            await client.query(
-              `INSERT INTO document_versions (document_id, version, sha256, file_size, mime_type, original_filename, storage_key, uploaded_by, chain_tx_id)
-               VALUES ($1, 1, $2, 10, 'application/pdf', 'orphan.pdf', $3, 'test', $4)`,
-              [documentId, keccak256(raw), key, txId],
-            );
-          }
-          return { id: txId, nonce };
-        },
-        broadcast: async () => {},
-      });
-    }
+    const { core } = driver;
+    await recordRacingTransactions(driver, {
+      code: `DISCARD_${tag}`,
+      aged: true,
+      secondKind: "DOC_UPDATE",
+      secondRequestId: requestId,
+      withSecond: async (client, txId, hash) => {
+        const documentId = randomUUID();
+        await client.query(`INSERT INTO documents (id, request_id, doc_type, original_filename) VALUES ($1, $2, 'SITE_PLAN', 'orphan.pdf')`, [documentId, requestId]);
+        await client.query(
+          `INSERT INTO document_versions (document_id, version, sha256, file_size, mime_type, original_filename, storage_key, uploaded_by, chain_tx_id)
+           VALUES ($1, 1, $2, 10, 'application/pdf', 'orphan.pdf', $3, 'test', $4)`,
+          [documentId, hash, key, txId],
+        );
+      },
+    });
     await core.gateway.reconcile();
     await eventually("the orphaned file deleted", async () => ((await store.exists(key)) ? undefined : true), 30_000);
     await rm(file, { force: true });

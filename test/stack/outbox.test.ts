@@ -8,6 +8,7 @@ import { NonceSequencer } from "../../api/src/chain/nonceSequencer.ts";
 import { REPO_ROOT } from "../../scripts/stack/stack.ts";
 import { eventually } from "./support/eventually.ts";
 import { current } from "./support/stackFixture.ts";
+import { recordRacingTransactions } from "./support/racingTransactions.ts";
 import { b32, createDriver, registry, type Driver } from "./support/platformDriver.ts";
 
 const run = promisify(execFile);
@@ -103,31 +104,9 @@ describe("transaction outbox and nonce sequencing", function () {
   });
 
   it("marks a recorded transaction that reverted on chain FAILED with the decoded custom error", async function () {
-    const { core, operator } = driver;
+    const { core } = driver;
     const code = `REVERTS_${Date.now()}`;
-    const wallet = Wallet.createRandom().address;
-    const data = registry.encodeFunctionData("registerDepartment", [b32(code), wallet]);
-    // Two transactions for the same department recorded back to back: the second reverts when mined
-    // (DepartmentAlreadyRegistered) although it was valid when signed, as in a race between two writers.
-    const signer = await core.wallets.signer(operator);
-    const block = await core.provider.getBlock("latest");
-    const hashes: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      await new NonceSequencer(core.pool).run(operator, {
-        record: async ({ nonce, client }) => {
-          const raw = await signer.signTransaction({ type: 2, chainId: current().config.chainId, nonce: Number(nonce), to: driver.addresses.ApprovalRegistry, data, gasLimit: 300_000n, maxFeePerGas: block!.baseFeePerGas! * 3n, maxPriorityFeePerGas: 1n });
-          const id = crypto.randomUUID();
-          hashes.push(keccak256(raw));
-          await client.query(
-            `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, created_at)
-             VALUES ($1, 'REGISTER_DEPARTMENT', 'PENDING', $2, $3, $4, $5, $6, $7, 300000, now() - interval '1 minute')`,
-            [id, operator.toLowerCase(), nonce.toString(), driver.addresses.ApprovalRegistry.toLowerCase(), data, raw, hashes[i]],
-          );
-          return { id, nonce };
-        },
-        broadcast: async () => {},
-      });
-    }
+    const hashes = await recordRacingTransactions(driver, { code, aged: true });
     await core.gateway.reconcile();
     const rows = await eventually("the outbox to settle (whichever process reconciles)", async () => {
       const result = await core.pool.query(`SELECT tx_hash, status, error_name, error_args FROM chain_transactions WHERE tx_hash = ANY($1) ORDER BY nonce`, [hashes]);
