@@ -56,7 +56,7 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
   });
   const url = `http://127.0.0.1:${options.port}`;
   await waitUntil(processHandle, async () => (await fetch(`${url}/ready`)).status === 200, 120_000, "indexer (Ponder)");
-  await dropOldSchemas(options.databaseUrl, schema);
+  await dropOldSchemas(options.databaseUrl, schemaPrefix(options.viewsSchema), schema);
   return { url, schema, process: processHandle, stop: () => processHandle.stop(30_000) };
 }
 
@@ -67,7 +67,15 @@ async function buildSchemaName(options: IndexerOptions): Promise<string> {
   }
   hash.update(await readFile(options.deploymentFile));
   hash.update(`epoch:${options.epoch}`);
-  return `ix_${hash.digest("hex").slice(0, 16)}`;
+  return `${schemaPrefix(options.viewsSchema)}${hash.digest("hex").slice(0, 16)}`;
+}
+
+/**
+ * Build schemas are named per views schema, so that two stacks sharing a database (each with its own views schema)
+ * never clean up each other's live build.
+ */
+function schemaPrefix(viewsSchema: string): string {
+  return `ix_${createHash("sha256").update(viewsSchema).digest("hex").slice(0, 6)}_`;
 }
 
 async function listFiles(dir: string): Promise<string[]> {
@@ -81,12 +89,18 @@ async function listFiles(dir: string): Promise<string[]> {
   return out.sort();
 }
 
-/** Earlier builds' schemas are dead weight once the new build is ready. */
-async function dropOldSchemas(databaseUrl: string, current: string): Promise<void> {
+/**
+ * Earlier builds' schemas of the same views schema are dead weight once the new build is ready (and so are builds
+ * named before schemas carried their views schema: `ix_` and 16 hex digits).
+ */
+async function dropOldSchemas(databaseUrl: string, prefix: string, current: string): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query(`SELECT nspname FROM pg_namespace WHERE nspname LIKE 'ix\\_%' AND nspname <> $1`, [current]);
+    const { rows } = await client.query(
+      `SELECT nspname FROM pg_namespace WHERE (starts_with(nspname, $1) OR nspname ~ '^ix_[0-9a-f]{16}$') AND nspname <> $2`,
+      [prefix, current],
+    );
     for (const row of rows) await client.query(`DROP SCHEMA IF EXISTS "${row.nspname}" CASCADE`);
   } finally {
     await client.end();
