@@ -50,9 +50,15 @@ export async function registerWorkflow(
       },
     },
   );
-  const workflow = await context.workflows.byId(id);
-  if (!workflow) throw new Error(`workflow ${id} confirmed on chain but not indexed in time`);
-  return { workflow, transactionHash: tx.hash };
+  // The answer needs the chain's version and state from the index: give a lagging index a while longer, then say
+  // plainly that the workflow is registered but not visible yet (never a 500 for a write that succeeded).
+  for (const deadline = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 100))) {
+    const workflow = await context.workflows.byId(id);
+    if (workflow) return { workflow, transactionHash: tx.hash };
+    if (Date.now() > deadline) {
+      throw new AppError(504, "INDEX_LAGGING", "The workflow is registered on chain but not visible yet; it will appear shortly", { workflowId: id, transactionHash: tx.hash });
+    }
+  }
 }
 
 /** 400 INVALID_WORKFLOW with every problem in details.errors, before anything reaches the chain. */
