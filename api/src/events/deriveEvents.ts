@@ -15,7 +15,9 @@
  */
 import { decodeBytes32String, type JsonRpcProvider, type LogDescription } from "ethers";
 import type pg from "pg";
-import { approvalRegistry, documentRegistry, eventsOf, licenceToken } from "../chain/contracts.ts";
+import {
+  approvalRegistry, bytes16ToUuid, DECISION, documentRegistry, eventsOf, LICENCE_STATUS, LICENCE_STATUS_NAMES, licenceToken, REVIEW_PHASE, TIMEOUT_ACTION, timeoutPending,
+} from "../chain/contracts.ts";
 import type { IndexWaiter } from "../chain/chainGateway.ts";
 import type { Deployment } from "../chain/deployment.ts";
 import { withTransaction } from "../db/transaction.ts";
@@ -36,11 +38,6 @@ export interface DeriveDependencies {
   workflows: WorkflowStore;
 }
 
-const PHASE_IN_REVIEW = 1n;
-const TIMEOUT_HANDLED_FLAG = 1n;
-const STATUS = { PendingResubmission: 3n, Approved: 4n, Rejected: 5n, Suspended: 7n, Revoked: 8n } as const;
-const TIMEOUT_NOTIFY = 1n;
-const DECISION_APPROVED = 1;
 
 interface Progress {
   workflowId: bigint;
@@ -118,7 +115,7 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
   for (const doc of anchored) {
     const departments = invalidated.filter((e) => e.args.docIndex === doc.args.docIndex).map((e) => codeOf(Number(e.args.departmentId)));
     if (departments.length === 0) continue;
-    const documentId = uuidOf(doc.args.documentId as string);
+    const documentId = bytes16ToUuid(doc.args.documentId as string);
     // The type is on chain with the first version only; later versions carry the same document id.
     const docType = (await pool.query(`SELECT doc_type FROM documents WHERE id = $1`, [documentId])).rows[0]?.doc_type ?? decodeBytes32String(doc.args.docType);
     add(`document-updated:${tokenId}:${doc.args.docIndex}:${doc.args.version}`, "DOCUMENT_UPDATED", [...new Set(departments)], {
@@ -131,10 +128,10 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
   // in a SEQUENTIAL stage, the next one once the previous approved. (A department whose approval this transaction
   // invalidated gets DOCUMENT_UPDATED instead.) Read from the receipt, so no state before the block is needed.
   const started = registry("StageStarted").at(-1);
-  const approvedIds = registry("DecisionRecorded").filter((e) => Number(e.args.decision) === DECISION_APPROVED).map((e) => Number(e.args.departmentId));
+  const approvedIds = registry("DecisionRecorded").filter((e) => e.args.decision === DECISION.Approved).map((e) => Number(e.args.departmentId));
   const currentStage = started ? BigInt(started.args.stage) : after.stage;
   const sequentialTurn = !started && approvedIds.length > 0 && stages[Number(after.stage)]?.executionType === "SEQUENTIAL";
-  if (after.phase === PHASE_IN_REVIEW && (started || sequentialTurn)) {
+  if (after.phase === REVIEW_PHASE.InReview && (started || sequentialTurn)) {
     const startedAt = started ? BigInt(started.args.startedAt) : after.stageStartedAt;
     const newly = (await pendingAt(receipt.blockNumber)).filter((id) => !invalidatedIds.has(id) && (started !== undefined || !approvedIds.includes(id)));
     const reason = registry("ReviewStarted").length ? "SUBMITTED"
@@ -152,7 +149,7 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
 
   // Timeouts and escalations.
   for (const timeout of timedOut) {
-    if (timeout.args.action !== TIMEOUT_NOTIFY) continue;
+    if (timeout.args.action !== TIMEOUT_ACTION.Notify) continue;
     const pending = await pendingAt(receipt.blockNumber);
     const pendingCodes = await departmentCodes(pool, pending);
     for (const id of pending) {
@@ -171,12 +168,12 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
 
   // The licence's status.
   for (const change of statusChanges) {
-    const data = { status: STATUS_NAMES[Number(change.args.to)], reasonCode: Number(change.args.reasonCode) };
+    const data = { status: LICENCE_STATUS_NAMES[Number(change.args.to)], reasonCode: Number(change.args.reasonCode) };
     const key = (type: string) => `${type}:${receipt.hash}:${tokenId}`;
-    if (change.args.to === STATUS.Approved && change.args.from !== STATUS.Suspended) add(key("approved"), "REQUEST_APPROVED", routed, data);
-    if (change.args.to === STATUS.Rejected) add(key("rejected"), "REQUEST_REJECTED", routed, data);
-    if (change.args.to === STATUS.PendingResubmission) add(key("returned"), "CHANGES_REQUESTED", routed, data);
-    if (change.args.to === STATUS.Revoked) add(key("revoked"), "CERTIFICATE_REVOKED", routed, data);
+    if (change.args.to === LICENCE_STATUS.Approved && change.args.from !== LICENCE_STATUS.Suspended) add(key("approved"), "REQUEST_APPROVED", routed, data);
+    if (change.args.to === LICENCE_STATUS.Rejected) add(key("rejected"), "REQUEST_REJECTED", routed, data);
+    if (change.args.to === LICENCE_STATUS.PendingResubmission) add(key("returned"), "CHANGES_REQUESTED", routed, data);
+    if (change.args.to === LICENCE_STATUS.Revoked) add(key("revoked"), "CERTIFICATE_REVOKED", routed, data);
   }
   for (const issue of issued) {
     const expiresAt = Number(issue.args.expiresAt);
@@ -200,7 +197,7 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
 /** The running stage timeout of a request (null: none is running). */
 async function timeoutOf(deps: DeriveDependencies, tokenId: bigint, view: (fn: string, args: unknown[], blockTag: number | string) => Promise<any>) {
   const latest = (await view("progressOf", [tokenId], "latest"))[0] as Progress;
-  if (latest.phase !== PHASE_IN_REVIEW || (latest.flags & TIMEOUT_HANDLED_FLAG) !== 0n) return null;
+  if (!timeoutPending(latest)) return null;
   const [stage] = await view("stage", [latest.workflowId, latest.stage], "latest");
   const seconds = BigInt(stage.timeoutSeconds);
   if (seconds === 0n) return null;
@@ -209,11 +206,4 @@ async function timeoutOf(deps: DeriveDependencies, tokenId: bigint, view: (fn: s
     runAt: new Date(deadline * 1000),
     data: { tokenId: tokenId.toString(), stage: Number(latest.stage), startedAt: Number(latest.stageStartedAt), deadline },
   };
-}
-
-const STATUS_NAMES = ["NONE", "DRAFT", "SUBMITTED", "PENDING_RESUBMISSION", "APPROVED", "REJECTED", "CANCELLED", "SUSPENDED", "REVOKED"];
-
-function uuidOf(bytes16: string): string {
-  const hex = bytes16.slice(2);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }

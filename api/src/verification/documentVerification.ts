@@ -4,7 +4,7 @@
  * and the document type.
  */
 import { ContractRevertError } from "../chain/chainErrors.ts";
-import { documentRegistry } from "../chain/contracts.ts";
+import { bytes16ToUuid, documentRegistry } from "../chain/contracts.ts";
 import { AppError, validationFailed } from "../http/appError.ts";
 import type { VerificationDependencies } from "./licenceVerification.ts";
 import { documentMessage, type DocumentVerdict } from "./verdicts.ts";
@@ -40,8 +40,7 @@ export async function verifyDocument(deps: VerificationDependencies, rawHash: st
     if (error instanceof ContractRevertError && error.errorName === "DocumentUnknownHash") throw new AppError(404, "NOT_FOUND", "No document with this hash is recorded on the blockchain", { hash, verdict: "UNKNOWN" });
     throw error;
   }
-  const hex = (anchor.documentId as string).slice(2);
-  const documentId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  const documentId = bytes16ToUuid(anchor.documentId as string);
   const [document, version] = await Promise.all([
     deps.pool.query(`SELECT request_id, doc_type FROM documents WHERE id = $1`, [documentId]),
     deps.pool.query(`SELECT tx_hash FROM index.document_versions WHERE sha256_hash = $1`, [hash]),

@@ -5,15 +5,12 @@
  */
 import type pg from "pg";
 import type { ChainGateway } from "../chain/chainGateway.ts";
-import { approvalRegistry, licenceToken } from "../chain/contracts.ts";
+import { approvalRegistry, DECISION, LICENCE_STATUS_NAMES, licenceToken, REVIEW_PHASE } from "../chain/contracts.ts";
 import type { Deployment } from "../chain/deployment.ts";
 import { AppError } from "../http/appError.ts";
 import { departmentCodes } from "../reads/requestReads.ts";
 import { licenceMessage, VERDICT_OF_VALIDITY, type LicenceVerdict } from "./verdicts.ts";
 
-const STATUS_NAMES = ["NONE", "DRAFT", "SUBMITTED", "PENDING_RESUBMISSION", "APPROVED", "REJECTED", "CANCELLED", "SUSPENDED", "REVOKED"];
-const PHASE_NOT_STARTED = 0n;
-const DECISION_APPROVED = 1n;
 
 export interface VerificationDependencies {
   pool: pg.Pool;
@@ -67,11 +64,11 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
   const [progress] = progressResult;
   // The approvals standing on chain now, stage by stage (decisions invalidated by a new document version are gone).
   const standing: { departmentId: number; stage: number }[] = [];
-  if (progress.phase !== PHASE_NOT_STARTED) {
+  if (progress.phase !== REVIEW_PHASE.NotStarted) {
     const stages = await Promise.all(
       Array.from({ length: Number(progress.maxStage) + 1 }, (_, stage) => call(approvalRegistry, contracts.ApprovalRegistry, "decisionsOf", [tokenId, stage])),
     );
-    stages.forEach(([ids, statuses], stage) => ids.forEach((id: bigint, i: number) => statuses[i] === DECISION_APPROVED && standing.push({ departmentId: Number(id), stage })));
+    stages.forEach(([ids, statuses], stage) => ids.forEach((id: bigint, i: number) => statuses[i] === DECISION.Approved && standing.push({ departmentId: Number(id), stage })));
   }
   const decisionOf = new Map(decisions.rows.map((r) => [`${r.stage}:${r.department_id}`, r]));
   const missing = standing.filter(({ departmentId, stage }) => !decisionOf.get(`${stage}:${departmentId}`)?.code).map((a) => a.departmentId);
@@ -94,7 +91,7 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
   const issuedAtSeconds = licence.rows[0]?.issued_at;
   const issuedAt = issuedAtSeconds ? new Date(Number(issuedAtSeconds) * 1000) : null;
   const expiresAt = Number(expiresAtSeconds) > 0 ? new Date(Number(expiresAtSeconds) * 1000) : null;
-  const status = verdict === "EXPIRED" ? "EXPIRED" : STATUS_NAMES[Number(statusCode)];
+  const status = verdict === "EXPIRED" ? "EXPIRED" : LICENCE_STATUS_NAMES[Number(statusCode)];
   const mintTx = licence.rows[0]?.created_tx ?? null;
   return {
     isValid: verdict === "VALID",

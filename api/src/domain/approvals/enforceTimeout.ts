@@ -5,7 +5,7 @@
  */
 import { audit, SYSTEM } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
-import { approvalRegistry } from "../../chain/contracts.ts";
+import { approvalRegistry, timeoutPending } from "../../chain/contracts.ts";
 import type { DomainContext } from "../context.ts";
 
 export interface StageDeadline {
@@ -17,7 +17,6 @@ export interface StageDeadline {
 
 export type TimeoutOutcome = { outcome: "ENFORCED"; transactionHash: string } | { outcome: "STALE" } | { outcome: "NOT_YET"; retryAt: Date };
 
-const PHASE_IN_REVIEW = 1n;
 
 export async function enforceStageTimeout(context: Pick<DomainContext, "pool" | "gateway" | "contracts" | "operator">, job: StageDeadline): Promise<TimeoutOutcome> {
   const tokenId = BigInt(job.tokenId);
@@ -26,7 +25,7 @@ export async function enforceStageTimeout(context: Pick<DomainContext, "pool" | 
     await context.gateway.call(context.contracts.ApprovalRegistry, approvalRegistry.encodeFunctionData("progressOf", [tokenId])),
   );
   // The stage moved on, restarted or was handled since the job was scheduled.
-  if (progress.phase !== PHASE_IN_REVIEW || Number(progress.stage) !== job.stage || Number(progress.stageStartedAt) !== job.startedAt || (progress.flags & 1n) !== 0n) {
+  if (!timeoutPending(progress) || Number(progress.stage) !== job.stage || Number(progress.stageStartedAt) !== job.startedAt) {
     return { outcome: "STALE" };
   }
   const request = (await context.pool.query(`SELECT id FROM requests WHERE token_id = $1`, [job.tokenId])).rows[0];
