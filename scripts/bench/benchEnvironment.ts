@@ -91,3 +91,17 @@ export async function runConcurrently(total: number, concurrency: number, task: 
 }
 
 export const say = (line: string) => console.log(`  ${line}`);
+
+/** A JSON-RPC call or batch straight to the node; a single call's error is thrown (a batch's are the caller's). */
+export async function jsonRpc(url: string, body: unknown): Promise<any> {
+  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const json = await response.json();
+  if (!Array.isArray(json) && json.error) throw new Error(`${JSON.stringify(body).slice(0, 100)}: ${JSON.stringify(json.error)}`);
+  return json;
+}
+
+/** Reserves `count` token ids from the API's sequence (for tokens minted behind its back); returns the first. */
+export async function reserveTokenIds(env: BenchEnvironment, count: number): Promise<bigint> {
+  const { rows } = await env.core.pool.query(`SELECT setval('token_ids', nextval('token_ids') + $1) - $1 + 1 AS first`, [count]);
+  return BigInt(rows[0].first);
+}

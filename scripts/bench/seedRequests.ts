@@ -14,17 +14,10 @@ import { licenceToken } from "../../api/src/chain/contracts.ts";
 import { applicantAddress } from "../../api/src/domain/custody.ts";
 import { REQUEST_NUMBER_PREFIX } from "../../api/src/domain/requests/createRequest.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
-import { say, type BenchEnvironment } from "./benchEnvironment.ts";
+import { jsonRpc, reserveTokenIds, say, type BenchEnvironment } from "./benchEnvironment.ts";
 
 const TYPES = ["RESORT_LICENSE", "TRADE_LICENSE", "BUILDING_PERMIT"] as const;
 const APPLICANTS = 1_000;
-
-async function rpc(url: string, body: unknown): Promise<any> {
-  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-  const json = await response.json();
-  if (!Array.isArray(json) && json.error) throw new Error(`${JSON.stringify(body).slice(0, 100)}: ${JSON.stringify(json.error)}`);
-  return json;
-}
 
 export interface Seeded {
   count: number;
@@ -40,12 +33,12 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
   const custody = config.custodySecret ?? (await developmentSecret(config.dataDir, "custody.key"));
   const applicants = Array.from({ length: APPLICANTS }, (_, i) => `seed-applicant-${i}`);
   const addresses = applicants.map((id) => applicantAddress(custody, id));
-  const firstTokenId = BigInt((await core.pool.query(`SELECT setval('token_ids', nextval('token_ids') + $1) - $1 + 1 AS first`, [count])).rows[0].first);
+  const firstTokenId = await reserveTokenIds(env, count);
   const firstNonce = await core.provider.getTransactionCount(operator, "pending");
 
   const chainStarted = performance.now();
-  await rpc(url, { jsonrpc: "2.0", id: 1, method: "anvil_impersonateAccount", params: [operator] });
-  await rpc(url, { jsonrpc: "2.0", id: 1, method: "evm_setAutomine", params: [false] });
+  await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "anvil_impersonateAccount", params: [operator] });
+  await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "evm_setAutomine", params: [false] });
   const hashes: string[] = [];
   const calls: string[] = [];
   try {
@@ -56,7 +49,7 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
         calls.push(data);
         batch.push({ jsonrpc: "2.0", id: i, method: "eth_sendTransaction", params: [{ from: operator, to: stack.deployment.contracts.LicenceToken, data, gas: "0x30d40", nonce: `0x${(firstNonce + i).toString(16)}` }] });
       }
-      const answers = (await rpc(url, batch)) as { id: number; result?: string; error?: unknown }[];
+      const answers = (await jsonRpc(url, batch)) as { id: number; result?: string; error?: unknown }[];
       for (const answer of answers.sort((a, b) => a.id - b.id)) {
         if (!answer.result) throw new Error(`seeding send refused: ${JSON.stringify(answer.error)}`);
         hashes.push(answer.result);
@@ -66,8 +59,8 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
       process.stdout.write(`  seeding on chain: ${hashes.length}/${count}\r`);
     }
   } finally {
-    await rpc(url, { jsonrpc: "2.0", id: 1, method: "evm_setAutomine", params: [true] });
-    await rpc(url, { jsonrpc: "2.0", id: 1, method: "anvil_stopImpersonatingAccount", params: [operator] });
+    await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "evm_setAutomine", params: [true] });
+    await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "anvil_stopImpersonatingAccount", params: [operator] });
   }
   const chainSeconds = (performance.now() - chainStarted) / 1000;
   await core.pool.query(`UPDATE wallets SET next_nonce = GREATEST(next_nonce, $2) WHERE address = $1`, [operator.toLowerCase(), firstNonce + count]);
@@ -119,8 +112,8 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
 /** Mines blocks until every transaction up to `nonceAfter` of `account` is in one. */
 async function mineAll(url: string, account: string, nonceAfter: number): Promise<void> {
   for (;;) {
-    const mined = parseInt((await rpc(url, { jsonrpc: "2.0", id: 1, method: "eth_getTransactionCount", params: [account, "latest"] })).result, 16);
+    const mined = parseInt((await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "eth_getTransactionCount", params: [account, "latest"] })).result, 16);
     if (mined >= nonceAfter) return;
-    await rpc(url, { jsonrpc: "2.0", id: 1, method: "evm_mine", params: [] });
+    await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "evm_mine", params: [] });
   }
 }

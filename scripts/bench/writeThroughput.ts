@@ -3,20 +3,15 @@
  * one at a time (each accepted before the next is sent), then as one JSON-RPC batch. End to end: POST /requests
  * over HTTP (outbox record → broadcast → receipt → index → response) with 1, 8 and 32 concurrent clients.
  */
-import { encodeBytes32String } from "ethers";
+import { encodeBytes32String, keccak256 } from "ethers";
 import { licenceToken } from "../../api/src/chain/contracts.ts";
 import { applicantAddress } from "../../api/src/domain/custody.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
-import { percentile, runConcurrently, say, type BenchEnvironment } from "./benchEnvironment.ts";
+import { jsonRpc, percentile, reserveTokenIds, runConcurrently, say, type BenchEnvironment } from "./benchEnvironment.ts";
 
 export interface RawThroughput {
   sequentialTps: number;
   batchTps: number;
-}
-
-async function rpc(url: string, body: unknown): Promise<any> {
-  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-  return response.json();
 }
 
 /** Mints of TRADE_LICENSE tokens to the bench applicant's custodial address, signed here with the operator key. */
@@ -45,27 +40,25 @@ async function resyncOperatorNonce(env: BenchEnvironment): Promise<void> {
 }
 
 async function waitMined(env: BenchEnvironment, lastRaw: string): Promise<void> {
-  const { keccak256 } = await import("ethers");
   const hash = keccak256(lastRaw);
   while (!(await env.core.provider.getTransactionReceipt(hash))) await new Promise((r) => setTimeout(r, 5));
 }
 
 export async function measureRawThroughput(env: BenchEnvironment, count: number): Promise<RawThroughput> {
   const url = env.stack.rpcUrl;
-  const reserve = async () => BigInt((await env.core.pool.query(`SELECT setval('token_ids', nextval('token_ids') + $1) - $1 + 1 AS first`, [count])).rows[0].first);
+  const reserve = () => reserveTokenIds(env, count);
   // One at a time.
   let raw = await presignedMints(env, count, await reserve());
   let started = performance.now();
   for (const tx of raw) {
-    const answer = await rpc(url, { jsonrpc: "2.0", id: 1, method: "eth_sendRawTransaction", params: [tx] });
-    if (answer.error) throw new Error(`raw send refused: ${JSON.stringify(answer.error)}`);
+    await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "eth_sendRawTransaction", params: [tx] });
   }
   await waitMined(env, raw.at(-1)!);
   const sequentialTps = count / ((performance.now() - started) / 1000);
   // As one batch.
   raw = await presignedMints(env, count, await reserve());
   started = performance.now();
-  const answers = await rpc(url, raw.map((tx, id) => ({ jsonrpc: "2.0", id, method: "eth_sendRawTransaction", params: [tx] })));
+  const answers = await jsonRpc(url, raw.map((tx, id) => ({ jsonrpc: "2.0", id, method: "eth_sendRawTransaction", params: [tx] })));
   if (answers.some((a: any) => a.error)) throw new Error("batch send refused");
   await waitMined(env, raw.at(-1)!);
   const batchTps = count / ((performance.now() - started) / 1000);
