@@ -86,7 +86,9 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
     return approvalRegistry.decodeFunctionResult(fn, raw);
   };
   const progressAt = async (blockTag: number | string) => (await view("progressOf", [tokenId], blockTag))[0] as unknown as Progress;
-  const pendingAt = async (blockTag: number | string) => [...((await view("pendingDepartmentsOf", [tokenId], blockTag))[0] as bigint[])].map(Number);
+  // Departments able to decide at the transaction's block: asked once, shared by the checks below.
+  let pending: Promise<number[]> | undefined;
+  const pendingAfter = () => (pending ??= view("pendingDepartmentsOf", [tokenId], receipt.blockNumber).then((r) => [...(r[0] as bigint[])].map(Number)));
 
   const after = await progressAt(receipt.blockNumber);
   const workflow = await deps.workflows.byChainId(Number(after.workflowId));
@@ -133,7 +135,7 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
   const sequentialTurn = !started && approvedIds.length > 0 && stages[Number(after.stage)]?.executionType === "SEQUENTIAL";
   if (after.phase === REVIEW_PHASE.InReview && (started || sequentialTurn)) {
     const startedAt = started ? BigInt(started.args.startedAt) : after.stageStartedAt;
-    const newly = (await pendingAt(receipt.blockNumber)).filter((id) => !invalidatedIds.has(id) && (started !== undefined || !approvedIds.includes(id)));
+    const newly = (await pendingAfter()).filter((id) => !invalidatedIds.has(id) && (started !== undefined || !approvedIds.includes(id)));
     const reason = registry("ReviewStarted").length ? "SUBMITTED"
       : registry("Resubmitted").length ? "RESUBMITTED"
       : registry("StageReopened").length ? "STAGE_REOPENED"
@@ -150,9 +152,9 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
   // Timeouts and escalations.
   for (const timeout of timedOut) {
     if (timeout.args.action !== TIMEOUT_ACTION.Notify) continue;
-    const pending = await pendingAt(receipt.blockNumber);
-    const pendingCodes = await departmentCodes(pool, pending);
-    for (const id of pending) {
+    const stillPending = await pendingAfter();
+    const pendingCodes = await departmentCodes(pool, stillPending);
+    for (const id of stillPending) {
       const code = pendingCodes.get(id) ?? String(id);
       add(`overdue:${tokenId}:${timeout.args.stage}:${after.stageStartedAt}:${code}`, "STAGE_OVERDUE", [code], { stage: stageInfo(timeout.args.stage) });
     }
