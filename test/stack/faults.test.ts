@@ -47,9 +47,6 @@ describe("fault injection (kill, chain down, Postgres restart)", function () {
   before(async function () {
     const stack = current();
     driver = await createDriver(stack);
-    // Earlier files may leave the indexer re-indexing (e.g. after a chain restart): start from a healthy stack.
-    await eventually("a healthy stack", async () => ((await fetch(`${stack.api.url}/health`)).status === 200 ? true : undefined), 120_000);
-    await eventually("the index views", async () => ((await driver.core.pool.query(`SELECT 1 FROM index.workflows LIMIT 1`)).rowCount !== null ? true : undefined), 120_000);
     await seedWorkflow(stack, driver, {
       workflowType: "BUILDING_PERMIT", name: "Building permit (faults)",
       stages: [{ stageId: "s", stageName: "Review", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL", requiredApprovals: [{ departmentCode: `FAULTS_${tag}`, requiredDocuments: [], isMandatory: true }] }],
