@@ -4,6 +4,7 @@
  */
 import type pg from "pg";
 import type { Principal } from "../auth/principal.ts";
+import { notFound } from "../http/appError.ts";
 import { isRoutedTo } from "./pendingReads.ts";
 
 export interface RequestView {
@@ -84,6 +85,13 @@ export async function canSee(pool: pg.Pool, principal: Principal | undefined, re
   if (principal.kind === "applicant") return principal.id === request.applicantId;
   if (principal.kind === "client") return principal.scopes.includes(scope) || principal.scopes.includes("admin");
   return isRoutedTo(pool, request.tokenId, principal.code);
+}
+
+/** The request if the caller may see it (`canSee`); otherwise 404, so that its existence is not revealed. */
+export async function findVisibleRequest(pool: pg.Pool, principal: Principal | undefined, id: string, scope: "applications:read" | "documents:read" = "applications:read"): Promise<RequestView> {
+  const request = await findRequest(pool, id);
+  if (!request || !(await canSee(pool, principal, request, scope))) throw notFound("Request");
+  return request;
 }
 
 /** Whether the caller may act for the request's applicant (submit, cancel, upload). */

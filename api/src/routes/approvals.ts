@@ -9,11 +9,11 @@ import { REJECTION_REASONS, decide } from "../domain/approvals/decide.ts";
 import { actOnLicence } from "../domain/approvals/licenceActions.ts";
 import { resolveEscalation } from "../domain/approvals/resolveEscalation.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { forbidden, notFound } from "../http/appError.ts";
+import { forbidden } from "../http/appError.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { approvalsOfToken } from "../reads/approvalReads.ts";
 import { pendingForDepartment, requestsByTokens } from "../reads/pendingReads.ts";
-import { canSee, findRequest } from "../reads/requestReads.ts";
+import { findVisibleRequest } from "../reads/requestReads.ts";
 import { pageQuery } from "../schemas/common.ts";
 import { ApprovalSchema, RequestListResponse } from "../schemas/request.ts";
 
@@ -142,8 +142,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       query: z.object({ includeInvalidated: z.enum(["true", "false"]).default("false") }),
       responses: { 200: { description: "Approvals", schema: z.object({ requestId: z.string(), approvals: z.array(ApprovalSchema) }) }, ...errors({ 401: "Not authenticated", 404: "No such request" }) },
       handler: async ({ params, query, ctx }) => {
-        const request = await findRequest(context.pool, params.requestId);
-        if (!request || !(await canSee(context.pool, ctx.state.principal, request, "applications:read"))) throw notFound("Request");
+        const request = await findVisibleRequest(context.pool, ctx.state.principal, params.requestId);
         const approvals = await approvalsOfToken(context.pool, request.tokenId, query.includeInvalidated === "true");
         return { body: { requestId: request.id, approvals: approvals.map(({ stage: _stage, ...a }) => a) } };
       },

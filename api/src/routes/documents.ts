@@ -9,7 +9,7 @@ import { AppError, notFound } from "../http/appError.ts";
 import { fingerprint } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { documentJson, documentsOfRequest, findDocument, type DocumentView } from "../reads/documentReads.ts";
-import { canSee, findRequest } from "../reads/requestReads.ts";
+import { canSee, findRequest, findVisibleRequest } from "../reads/requestReads.ts";
 import { DocumentDetailResponse, DocumentResponse, DocumentSchema, DocumentUpdateResponse, DownloadResponse, UpdateForm, UploadForm } from "../schemas/document.ts";
 import { checkUpload } from "../storage/fileSignature.ts";
 import { parseUpload } from "../storage/multipartUpload.ts";
@@ -105,8 +105,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       params: z.object({ requestId: z.uuid() }),
       responses: { 200: { description: "Documents", schema: z.object({ requestId: z.string(), documents: z.array(DocumentSchema) }) }, ...errors({ 401: "Not authenticated", 404: "No such request" }) },
       handler: async ({ params, ctx }) => {
-        const request = await findRequest(context.pool, params.requestId);
-        if (!request || !(await canSee(context.pool, ctx.state.principal, request, "documents:read"))) throw notFound("Request");
+        const request = await findVisibleRequest(context.pool, ctx.state.principal, params.requestId, "documents:read");
         return { body: { requestId: request.id, documents: (await documentsOfRequest(context.pool, request.id)).map(documentJson) } };
       },
     }),

@@ -6,11 +6,10 @@ import { cancelRequest } from "../domain/requests/cancelRequest.ts";
 import { createRequest } from "../domain/requests/createRequest.ts";
 import { currentStageView, submitRequest } from "../domain/requests/submitRequest.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { notFound } from "../http/appError.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { approvalsOfToken } from "../reads/approvalReads.ts";
 import { documentJson, documentsOfRequest } from "../reads/documentReads.ts";
-import { canSee, findRequest, type RequestView } from "../reads/requestReads.ts";
+import { findVisibleRequest, type RequestView } from "../reads/requestReads.ts";
 import { listRequests } from "../reads/requestList.ts";
 import { timelineOf } from "../reads/timelineReads.ts";
 import { RequestStatus, RequestType, pageQuery } from "../schemas/common.ts";
@@ -26,9 +25,7 @@ const WRITERS = [{ kind: "applicant" as const }, { kind: "client" as const, scop
 
 export function requestRoutes(context: DomainContext): RouteDefinition[] {
   const visible = async (requestId: string, ctx: { state: { principal?: Principal } }): Promise<RequestView> => {
-    const request = await findRequest(context.pool, requestId);
-    if (!request || !(await canSee(context.pool, ctx.state.principal, request, "applications:read"))) throw notFound("Request");
-    return request;
+    return findVisibleRequest(context.pool, ctx.state.principal, requestId);
   };
 
   return [

@@ -4,11 +4,10 @@
  * and the verification page for people (at /verify, linked from /).
  */
 import { z } from "zod/v4";
-import type { Principal } from "../auth/principal.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { conflict, notFound } from "../http/appError.ts";
+import { conflict } from "../http/appError.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
-import { canSee, findRequest } from "../reads/requestReads.ts";
+import { findVisibleRequest } from "../reads/requestReads.ts";
 import { RequestStatus } from "../schemas/common.ts";
 import { verifyDocument } from "../verification/documentVerification.ts";
 import { verifyLicence, type VerificationDependencies } from "../verification/licenceVerification.ts";
@@ -150,8 +149,7 @@ export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: R
         ...errors({ 401: "Not authenticated", 404: "No such request (or not yours)", 409: "NOT_ISSUED: the licence was never issued" }),
       },
       handler: async ({ params, query, ctx }) => {
-        const request = await findRequest(context.pool, params.requestId);
-        if (!request || !(await canSee(context.pool, ctx.state.principal as Principal | undefined, request, "applications:read"))) throw notFound("Request");
+        const request = await findVisibleRequest(context.pool, ctx.state.principal, params.requestId);
         if (!request.issuedAt) throw conflict("NOT_ISSUED", "The licence has not been issued, so it has no QR code", { status: request.status });
         const qr = await qrOf(request.tokenId);
         if (query.format === "json") return { body: { ...qr, tokenId: Number(request.tokenId), issuerAddress: issuer.address } };

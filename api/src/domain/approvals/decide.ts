@@ -10,8 +10,8 @@ import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
 import { approvalRegistry, eventsOf } from "../../chain/contracts.ts";
 import { canonicalJson } from "../../canonicalJson.ts";
-import { AppError, conflict, forbidden, notFound } from "../../http/appError.ts";
-import { canSee, findRequest, type RequestView } from "../../reads/requestReads.ts";
+import { AppError, conflict, forbidden } from "../../http/appError.ts";
+import { findRequest, findVisibleRequest, type RequestView } from "../../reads/requestReads.ts";
 import { stableUuid } from "../../reads/stableId.ts";
 import type { DomainContext } from "../context.ts";
 import { reviewState } from "../requests/submitRequest.ts";
@@ -60,10 +60,9 @@ async function reviewedMask(context: DomainContext, request: RequestView, docume
 
 export async function decide(context: DomainContext, meta: RequestMeta, requestId: string, decision: Decision) {
   const principal = meta.principal as Extract<Principal, { kind: "department" }>;
-  const request = await findRequest(context.pool, requestId);
   // A request not routed to the department does not exist for it, as for its reads: 404 before anything reveals
   // its state (a 409 NOT_PENDING / INVALID_STATE carried the token id and stage) or is simulated on chain.
-  if (!request || !(await canSee(context.pool, principal, request, "applications:read"))) throw notFound("Request");
+  const request = await findVisibleRequest(context.pool, principal, requestId);
   const wallet = await departmentWallet(context, principal.code);
   const mask = await reviewedMask(context, request, decision.reviewedDocuments ?? []);
   const remarksRecord = { remarks: decision.remarks, ...(decision.kind === "REJECTED" ? { reason: decision.reason } : {}), ...(decision.kind === "CHANGES_REQUESTED" ? { requiredDocuments: decision.requiredDocuments ?? [] } : {}) };
