@@ -16,6 +16,7 @@ import { createPool } from "./db/pool.ts";
 import { developmentSecret } from "./developmentSecrets.ts";
 import type { Metrics } from "./observability/metrics.ts";
 import { IndexProgress } from "./reads/indexProgress.ts";
+import { mayDeriveEvents } from "./events/deriveEvents.ts";
 import { enqueueJob, JOB_NAMES } from "./jobs/jobQueue.ts";
 import { loadDeployment } from "./chain/deployment.ts";
 import type { DomainContext } from "./domain/context.ts";
@@ -65,9 +66,10 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
     readYourWritesTimeoutMs: config.readYourWritesTimeoutMs,
     logger,
     onStatus: (status, kind) => metrics?.outboxTransitions.inc({ status, kind }),
-    // A confirmed request transaction gets its events derived by a job enqueued in the same database transaction.
+    // A confirmed request transaction gets its events derived by a job enqueued in the same database transaction
+    // (unless its receipt has none of the events any platform event follows from).
     onConfirmed: async (client, tx) => {
-      if (tx.requestId) await enqueueJob(client, JOB_NAMES.deriveEvents, tx.id, { txId: tx.id });
+      if (tx.requestId && mayDeriveEvents(tx.receipt.logs)) await enqueueJob(client, JOB_NAMES.deriveEvents, tx.id, { txId: tx.id });
     },
     // A document anchoring that reverted on chain leaves a stored file nobody can see: a job deletes it.
     onFailed: async (client, tx) => {

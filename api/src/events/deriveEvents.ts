@@ -13,7 +13,7 @@
  * It also keeps the request's stage-timeout job in line with the chain: scheduled for the current stage's
  * deadline, or removed when no timeout is running.
  */
-import { decodeBytes32String, type JsonRpcProvider, type LogDescription } from "ethers";
+import { decodeBytes32String, type JsonRpcProvider, type Log, type LogDescription } from "ethers";
 import type pg from "pg";
 import {
   approvalRegistry, bytes16ToUuid, DECISION, documentRegistry, eventsOf, LICENCE_STATUS, LICENCE_STATUS_NAMES, licenceToken, REVIEW_PHASE, TIMEOUT_ACTION, timeoutPending,
@@ -38,6 +38,17 @@ export interface DeriveDependencies {
   workflows: WorkflowStore;
 }
 
+/** Topics of the events any platform event can follow from: the review's, and licence status changes. */
+const EVENTFUL_TOPICS = new Set<string>([licenceToken.getEvent("LicenceStatusChanged")!.topicHash, licenceToken.getEvent("LicenceIssued")!.topicHash]);
+approvalRegistry.forEachEvent((event) => EVENTFUL_TOPICS.add(event.topicHash));
+
+/**
+ * Whether a receipt can yield platform events at all (a mint, a draft document or a department registration
+ * cannot): the others need no derive-events job, which spares every such write a job's round trips.
+ */
+export function mayDeriveEvents(logs: readonly Log[]): boolean {
+  return logs.some((log) => log.topics[0] !== undefined && EVENTFUL_TOPICS.has(log.topics[0]));
+}
 
 interface Progress {
   workflowId: bigint;
