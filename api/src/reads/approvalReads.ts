@@ -3,6 +3,7 @@
  * chain, including those a document update invalidated (isActive false, status REVIEW_REQUIRED).
  */
 import type pg from "pg";
+import { readTogether, type ReadPart, type Rows } from "../db/readTogether.ts";
 import { stableUuid } from "./stableId.ts";
 
 const iso = (seconds: unknown) => (seconds === null || seconds === undefined ? null : new Date(Number(seconds) * 1000).toISOString());
@@ -22,19 +23,30 @@ export interface ApprovalJson {
   stage: number;
 }
 
+/** The decisions of a token (`approvals`) and the token's documents by index (`approvalDocuments`), to read together. */
+export function approvalParts(tokenId: bigint, includeInvalidated: boolean): { approvals: ReadPart; approvalDocuments: ReadPart } {
+  return {
+    approvals: {
+      sql: `SELECT a.id, a.decision, a.stage, a.reviewed_mask, a.is_active, a.invalidated_at, a.invalidation_reason, a.tx_hash, a.timestamp,
+                   d.code, a.department_id, r.remarks, ad.name AS department_name
+            FROM index.approvals a LEFT JOIN index.departments d ON d.department_id = a.department_id
+            LEFT JOIN departments ad ON ad.code = d.code
+            LEFT JOIN decision_remarks r ON r.tx_hash = a.tx_hash
+            WHERE a.token_id = $1 ${includeInvalidated ? "" : "AND a.is_active"}
+            ORDER BY a.block_number, a.log_index`,
+      params: [tokenId.toString()],
+    },
+    approvalDocuments: { sql: `SELECT doc_index, document_id FROM index.documents WHERE token_id = $1`, params: [tokenId.toString()] },
+  };
+}
+
 export async function approvalsOfToken(pool: pg.Pool, tokenId: bigint, includeInvalidated: boolean): Promise<ApprovalJson[]> {
-  const { rows } = await pool.query(
-    `SELECT a.id, a.decision, a.stage, a.reviewed_mask, a.is_active, a.invalidated_at, a.invalidation_reason, a.tx_hash, a.timestamp,
-            d.code, a.department_id, r.remarks, ad.name AS department_name
-     FROM index.approvals a LEFT JOIN index.departments d ON d.department_id = a.department_id
-     LEFT JOIN departments ad ON ad.code = d.code
-     LEFT JOIN decision_remarks r ON r.tx_hash = a.tx_hash
-     WHERE a.token_id = $1 ${includeInvalidated ? "" : "AND a.is_active"}
-     ORDER BY a.block_number, a.log_index`,
-    [tokenId.toString()],
-  );
-  const docs = await pool.query(`SELECT doc_index, document_id FROM index.documents WHERE token_id = $1`, [tokenId.toString()]);
-  const documentAt = new Map(docs.rows.map((r) => [Number(r.doc_index), r.document_id as string]));
+  const rows = await readTogether(pool, approvalParts(tokenId, includeInvalidated));
+  return approvalsFromRows(rows.approvals, rows.approvalDocuments);
+}
+
+export function approvalsFromRows(rows: Rows, documentRows: Rows): ApprovalJson[] {
+  const documentAt = new Map(documentRows.map((r) => [Number(r.doc_index), r.document_id as string]));
   return rows.map((row) => {
     const mask = Number(row.reviewed_mask);
     const reviewed = [...Array(16).keys()].filter((i) => (mask >> i) & 1).map((i) => documentAt.get(i) ?? `index-${i}`);

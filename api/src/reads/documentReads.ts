@@ -3,6 +3,7 @@
  * its anchor as indexed from the chain. A version exists for readers once its hash is anchored and indexed.
  */
 import type pg from "pg";
+import { asDate, type ReadPart } from "../db/readTogether.ts";
 
 export interface VersionView {
   version: number;
@@ -36,7 +37,8 @@ const SELECT = `
   JOIN document_versions v ON v.document_id = d.id
   JOIN index.document_versions iv ON iv.sha256_hash = v.sha256`;
 
-function group(rows: Record<string, any>[]): DocumentView[] {
+/** Groups version rows (from `documentsOfRequestPart` or a plain query) into documents. */
+export function groupDocuments(rows: Record<string, any>[]): DocumentView[] {
   const byId = new Map<string, DocumentView>();
   for (const row of rows) {
     const version: VersionView = {
@@ -49,13 +51,13 @@ function group(rows: Record<string, any>[]): DocumentView[] {
       uploadedBy: row.uploaded_by,
       transactionHash: row.tx_hash,
       blockNumber: Number(row.block_number),
-      createdAt: row.version_created_at,
+      createdAt: asDate(row.version_created_at),
     };
     const existing = byId.get(row.id);
     if (existing) {
       existing.versions.push(version);
     } else {
-      byId.set(row.id, { id: row.id, requestId: row.request_id, docType: row.doc_type, description: row.description, versions: [version], current: version, uploadedAt: row.created_at, updatedAt: row.created_at });
+      byId.set(row.id, { id: row.id, requestId: row.request_id, docType: row.doc_type, description: row.description, versions: [version], current: version, uploadedAt: asDate(row.created_at), updatedAt: asDate(row.created_at) });
     }
   }
   for (const doc of byId.values()) {
@@ -67,14 +69,16 @@ function group(rows: Record<string, any>[]): DocumentView[] {
   return [...byId.values()].sort((a, b) => a.uploadedAt.getTime() - b.uploadedAt.getTime());
 }
 
+export const documentsOfRequestPart = (requestId: string): ReadPart => ({ sql: `${SELECT} WHERE d.request_id = $1`, params: [requestId] });
+
 export async function documentsOfRequest(pool: pg.Pool, requestId: string): Promise<DocumentView[]> {
-  const { rows } = await pool.query(`${SELECT} WHERE d.request_id = $1`, [requestId]);
-  return group(rows);
+  const { sql, params } = documentsOfRequestPart(requestId);
+  return groupDocuments((await pool.query(sql, params)).rows);
 }
 
 export async function findDocument(pool: pg.Pool, documentId: string): Promise<DocumentView | undefined> {
   const { rows } = await pool.query(`${SELECT} WHERE d.id = $1`, [documentId]);
-  return group(rows)[0];
+  return groupDocuments(rows)[0];
 }
 
 export function documentJson(doc: DocumentView) {

@@ -4,6 +4,7 @@
  */
 import type pg from "pg";
 import type { RequestView } from "./requestReads.ts";
+import { readTogether, type ReadPart, type Rows } from "../db/readTogether.ts";
 import { stableUuid } from "./stableId.ts";
 
 export interface TimelineEventJson {
@@ -50,27 +51,40 @@ const STAGE_EVENTS: Record<string, string> = {
   ReviewInvalidated: "APPROVAL_INVALIDATED",
 };
 
-export async function timelineOf(pool: pg.Pool, request: RequestView): Promise<TimelineEventJson[]> {
+/** The reads a timeline needs, to run in one round trip (with others: see routes/requests.ts). */
+export function timelineParts(request: RequestView) {
   const token = request.tokenId.toString();
+  return {
+    licence: { sql: `SELECT created_block, created_tx, created_at FROM index.licences WHERE token_id = $1`, params: [token] },
+    statuses: { sql: `SELECT id, from_status, to_status, reason_code, block_number, log_index, tx_hash, timestamp FROM index.licence_status_history WHERE token_id = $1`, params: [token] },
+    versions: {
+      sql: `SELECT iv.sha256_hash, iv.document_id, iv.version, iv.block_number, iv.tx_hash, iv.timestamp, d.doc_type, v.uploaded_by
+            FROM index.document_versions iv
+            LEFT JOIN document_versions v ON v.sha256 = iv.sha256_hash LEFT JOIN documents d ON d.id = v.document_id
+            WHERE iv.token_id = $1`,
+      params: [token],
+    },
+    decisions: { sql: `SELECT id, department_id, stage, decision, reason_code, block_number, log_index, tx_hash, timestamp FROM index.approvals WHERE token_id = $1`, params: [token] },
+    stages: { sql: `SELECT id, stage, event_type, detail, block_number, log_index, tx_hash, timestamp FROM index.stage_events WHERE token_id = $1 AND event_type = ANY($2)`, params: [token, Object.keys(STAGE_EVENTS)] },
+    departments: { sql: `SELECT d.department_id, d.code, ad.name FROM index.departments d LEFT JOIN departments ad ON ad.code = d.code`, params: [] },
+  } satisfies Record<string, ReadPart>;
+}
+
+export type TimelineRows = Record<keyof ReturnType<typeof timelineParts>, Rows>;
+
+export async function timelineOf(pool: pg.Pool, request: RequestView): Promise<TimelineEventJson[]> {
+  return timelineFromRows(request, await readTogether(pool, timelineParts(request)));
+}
+
+/** Department names by code, from the timeline's `departments` rows (the code itself when it has no name). */
+export const departmentNamesOf = (rows: Rows) => new Map(rows.map((r) => [r.code as string, (r.name ?? r.code) as string]));
+
+export function timelineFromRows(request: RequestView, { licence, statuses, versions, decisions, stages, departments }: TimelineRows): TimelineEventJson[] {
   const applicant = { type: "APPLICANT" as const, id: request.applicantId, name: request.applicantName };
-  const [licence, statuses, versions, decisions, stages, departments] = await Promise.all([
-    pool.query(`SELECT created_block, created_tx, created_at FROM index.licences WHERE token_id = $1`, [token]),
-    pool.query(`SELECT id, from_status, to_status, reason_code, block_number, log_index, tx_hash, timestamp FROM index.licence_status_history WHERE token_id = $1`, [token]),
-    pool.query(
-      `SELECT iv.sha256_hash, iv.document_id, iv.version, iv.block_number, iv.tx_hash, iv.timestamp, d.doc_type, v.uploaded_by
-       FROM index.document_versions iv
-       LEFT JOIN document_versions v ON v.sha256 = iv.sha256_hash LEFT JOIN documents d ON d.id = v.document_id
-       WHERE iv.token_id = $1`,
-      [token],
-    ),
-    pool.query(`SELECT id, department_id, stage, decision, reason_code, block_number, log_index, tx_hash, timestamp FROM index.approvals WHERE token_id = $1`, [token]),
-    pool.query(`SELECT id, stage, event_type, detail, block_number, log_index, tx_hash, timestamp FROM index.stage_events WHERE token_id = $1 AND event_type = ANY($2)`, [token, Object.keys(STAGE_EVENTS)]),
-    pool.query(`SELECT d.department_id, d.code, ad.name FROM index.departments d LEFT JOIN departments ad ON ad.code = d.code`),
-  ]);
-  const codeOf = new Map(departments.rows.map((r) => [Number(r.department_id), r.code as string]));
-  const nameOf = new Map(departments.rows.map((r) => [r.code as string, (r.name ?? r.code) as string]));
+  const codeOf = new Map(departments.map((r) => [Number(r.department_id), r.code as string]));
+  const nameOf = departmentNamesOf(departments);
   const events: Ordered[] = [];
-  const mint = licence.rows[0];
+  const mint = licence[0];
 
   events.push({
     eventId: stableUuid(`created:${request.id}`),
@@ -94,7 +108,7 @@ export async function timelineOf(pool: pg.Pool, request: RequestView): Promise<T
       order: [Number(mint.created_block), -1],
     });
   }
-  for (const row of versions.rows) {
+  for (const row of versions) {
     const first = Number(row.version) === 1;
     events.push({
       eventId: stableUuid(`document:${row.sha256_hash}`),
@@ -107,7 +121,7 @@ export async function timelineOf(pool: pg.Pool, request: RequestView): Promise<T
       order: [Number(row.block_number), 0],
     });
   }
-  for (const row of statuses.rows) {
+  for (const row of statuses) {
     const mapped = STATUS_EVENTS[`${row.from_status}>${row.to_status}`];
     if (!mapped) continue; // PENDING_RESUBMISSION is told by the department's decision itself
     const [eventType, description, actorType] = mapped;
@@ -122,7 +136,7 @@ export async function timelineOf(pool: pg.Pool, request: RequestView): Promise<T
       order: [Number(row.block_number), Number(row.log_index)],
     });
   }
-  for (const row of decisions.rows) {
+  for (const row of decisions) {
     const [eventType, verb] = DECISION_EVENTS[row.decision] ?? ["APPROVAL_RECEIVED", row.decision.toLowerCase()];
     const code = codeOf.get(Number(row.department_id)) ?? String(row.department_id);
     events.push({
@@ -136,7 +150,7 @@ export async function timelineOf(pool: pg.Pool, request: RequestView): Promise<T
       order: [Number(row.block_number), Number(row.log_index)],
     });
   }
-  for (const row of stages.rows) {
+  for (const row of stages) {
     const detail = row.detail ?? {};
     const code = detail.departmentId !== undefined ? (codeOf.get(Number(detail.departmentId)) ?? String(detail.departmentId)) : undefined;
     events.push({

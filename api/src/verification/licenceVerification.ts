@@ -7,6 +7,7 @@ import type pg from "pg";
 import type { ChainGateway } from "../chain/chainGateway.ts";
 import { approvalRegistry, DECISION, LICENCE_STATUS_NAMES, licenceToken, REVIEW_PHASE } from "../chain/contracts.ts";
 import type { Deployment } from "../chain/deployment.ts";
+import { readTogether } from "../db/readTogether.ts";
 import { AppError } from "../http/appError.ts";
 import { departmentCodes } from "../reads/requestReads.ts";
 import { licenceMessage, VERDICT_OF_VALIDITY, type LicenceVerdict } from "./verdicts.ts";
@@ -43,20 +44,26 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
 
   const token = tokenId.toString();
   // One round of chain calls and reads together; then the decisions of each stage reached.
-  const [validityResult, ownerResult, progressResult, request, licence, issuance, decisions] = await Promise.all([
+  const [validityResult, ownerResult, progressResult, rows] = await Promise.all([
     call(licenceToken, contracts.LicenceToken, "validityOf", [tokenId]),
     call(licenceToken, contracts.LicenceToken, "ownerOf", [tokenId]).catch(() => [null]), // reverts for an unknown token
     call(approvalRegistry, contracts.ApprovalRegistry, "progressOf", [tokenId]),
-    pool.query(`SELECT request_number, request_type, applicant_name, applicant_id FROM requests WHERE token_id = $1`, [token]),
-    pool.query(`SELECT issued_at, created_tx FROM index.licences WHERE token_id = $1`, [token]),
-    pool.query(`SELECT tx_hash FROM index.licence_status_history WHERE token_id = $1 AND from_status = 'SUBMITTED' AND to_status = 'APPROVED' ORDER BY block_number DESC, log_index DESC LIMIT 1`, [token]),
-    pool.query(
-      `SELECT DISTINCT ON (a.stage, a.department_id) a.stage, a.department_id, a.tx_hash, a.timestamp, d.code, ad.name
-       FROM index.approvals a LEFT JOIN index.departments d ON d.department_id = a.department_id LEFT JOIN departments ad ON ad.code = d.code
-       WHERE a.token_id = $1 AND a.decision = 'APPROVED' ORDER BY a.stage, a.department_id, a.block_number DESC, a.log_index DESC`,
-      [token],
-    ),
+    readTogether(pool, {
+      request: { sql: `SELECT request_number, request_type, applicant_name, applicant_id FROM requests WHERE token_id = $1`, params: [token] },
+      licence: { sql: `SELECT issued_at, created_tx FROM index.licences WHERE token_id = $1`, params: [token] },
+      issuance: {
+        sql: `SELECT tx_hash FROM index.licence_status_history WHERE token_id = $1 AND from_status = 'SUBMITTED' AND to_status = 'APPROVED' ORDER BY block_number DESC, log_index DESC LIMIT 1`,
+        params: [token],
+      },
+      decisions: {
+        sql: `SELECT DISTINCT ON (a.stage, a.department_id) a.stage, a.department_id, a.tx_hash, a.timestamp, d.code, ad.name
+              FROM index.approvals a LEFT JOIN index.departments d ON d.department_id = a.department_id LEFT JOIN departments ad ON ad.code = d.code
+              WHERE a.token_id = $1 AND a.decision = 'APPROVED' ORDER BY a.stage, a.department_id, a.block_number DESC, a.log_index DESC`,
+        params: [token],
+      },
+    }),
   ]);
+  const { request, licence, issuance, decisions } = rows;
   const [validity, statusCode, , expiresAtSeconds] = validityResult;
   const verdict = VERDICT_OF_VALIDITY[Number(validity)];
   if (verdict === "UNKNOWN") throw unknownLicence();
@@ -70,7 +77,7 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
     );
     stages.forEach(([ids, statuses], stage) => ids.forEach((id: bigint, i: number) => statuses[i] === DECISION.Approved && standing.push({ departmentId: Number(id), stage })));
   }
-  const decisionOf = new Map(decisions.rows.map((r) => [`${r.stage}:${r.department_id}`, r]));
+  const decisionOf = new Map(decisions.map((r) => [`${r.stage}:${r.department_id}`, r]));
   const missing = standing.filter(({ departmentId, stage }) => !decisionOf.get(`${stage}:${departmentId}`)?.code).map((a) => a.departmentId);
   const codes = await departmentCodes(pool, missing); // only when the index lags behind the chain
   const approvals = standing
@@ -87,12 +94,12 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
     })
     .sort((a, b) => a.approvedAt.localeCompare(b.approvedAt) || a.stage - b.stage);
 
-  const row = request.rows[0];
-  const issuedAtSeconds = licence.rows[0]?.issued_at;
+  const row = request[0];
+  const issuedAtSeconds = licence[0]?.issued_at;
   const issuedAt = issuedAtSeconds ? new Date(Number(issuedAtSeconds) * 1000) : null;
   const expiresAt = Number(expiresAtSeconds) > 0 ? new Date(Number(expiresAtSeconds) * 1000) : null;
   const status = verdict === "EXPIRED" ? "EXPIRED" : LICENCE_STATUS_NAMES[Number(statusCode)];
-  const mintTx = licence.rows[0]?.created_tx ?? null;
+  const mintTx = licence[0]?.created_tx ?? null;
   return {
     isValid: verdict === "VALID",
     verdict,
@@ -110,7 +117,7 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
       contractAddress: contracts.LicenceToken,
       tokenId: Number(tokenId),
       ownerAddress: owner,
-      transactionHash: issuance.rows[0]?.tx_hash ?? mintTx,
+      transactionHash: issuance[0]?.tx_hash ?? mintTx,
       mintTransactionHash: mintTx,
     },
     checkedAt: new Date().toISOString(),

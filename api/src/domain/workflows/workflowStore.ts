@@ -4,6 +4,7 @@
  */
 import { encodeBytes32String } from "ethers";
 import type pg from "pg";
+import { asDate, type ReadPart } from "../../db/readTogether.ts";
 import type { WorkflowStageInput } from "../../schemas/workflow.ts";
 
 export interface StoredWorkflow {
@@ -37,9 +38,9 @@ const SELECT = `
          iw.workflow_id AS chain_workflow_id, iw.version, iw.active, iw.created_at AS registered_at, iw.deactivated_at
   FROM workflows w JOIN index.workflows iw ON iw.definition_hash = w.definition_hash`;
 
-function toWorkflow(row: Record<string, any>): StoredWorkflow {
+export function toWorkflow(row: Record<string, any>): StoredWorkflow {
   // Both times from the chain (block timestamps), so that updatedAt is never before createdAt.
-  const createdAt = row.registered_at != null ? new Date(Number(row.registered_at) * 1000) : row.created_at;
+  const createdAt = row.registered_at != null ? new Date(Number(row.registered_at) * 1000) : asDate(row.created_at);
   const deactivatedAt = row.deactivated_at != null ? new Date(Number(row.deactivated_at) * 1000) : null;
   return {
     id: row.id,
@@ -57,6 +58,9 @@ function toWorkflow(row: Record<string, any>): StoredWorkflow {
     deactivatedAt,
   };
 }
+
+/** The workflow registered on chain under an id, as a part of a combined read (`toWorkflow` its row). */
+export const workflowByChainIdPart = (chainWorkflowId: number): ReadPart => ({ sql: `${SELECT} WHERE iw.workflow_id = $1`, params: [chainWorkflowId] });
 
 export class WorkflowStore {
   readonly #pool: pg.Pool;
