@@ -49,7 +49,7 @@ export async function adminStats(pool: Pick<pg.Pool, "query">, period: StatsPeri
   const kinds = [...TX_KINDS];
 
   const [requests, transactions, decisions] = await Promise.all([
-    // requests_created (created_at DESC) selects the period; the licence by primary key.
+    // requests_created (created_at, id) selects the period; the licence by primary key.
     pool.query(
       `SELECT r.request_type, ${EFFECTIVE_STATUS_SQL} AS status, count(*)::int AS n
        FROM requests r JOIN index.licences l ON l.token_id = r.token_id

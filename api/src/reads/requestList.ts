@@ -32,19 +32,21 @@ function statusFilter(status: string, add: (sql: string, value: unknown) => void
 
 /**
  * Totals for pagination, kept per filter until the index moves (a request only appears or changes status through
- * the index) and at most a second (expiry is a matter of time): counting every matching row is the expensive part
- * of a page over 100k requests.
+ * the index); a filter on APPROVED or EXPIRED also depends on the time (expiry), so its total is kept at most a
+ * second. Counting every matching row is the expensive part of a page over 100k requests, so concurrent pages of
+ * one filter share one count.
  */
 const COUNT_TTL_MS = 1_000;
-const counts = new Map<string, { total: number; at: number }>();
-async function countOf(pool: pg.Pool, sql: string, params: unknown[]): Promise<number> {
-  const checkpoint = (await pool.query(`SELECT max(latest_checkpoint) AS c FROM index._ponder_checkpoint`)).rows[0]?.c ?? "";
+const counts = new Map<string, { total: Promise<number>; at: number; timed: boolean }>();
+async function countOf(pool: pg.Pool, sql: string, params: unknown[], timed: boolean): Promise<number> {
+  const checkpoint = (await pool.query(`SELECT max(latest_checkpoint) AS c FROM index._ponder_checkpoint`, [])).rows[0]?.c ?? "";
   const key = `${checkpoint}\u0000${sql}\u0000${JSON.stringify(params)}`;
   const cached = counts.get(key);
-  if (cached && Date.now() - cached.at < COUNT_TTL_MS) return cached.total;
-  const total = (await pool.query(sql, params)).rows[0].total as number;
+  if (cached && (!cached.timed || Date.now() - cached.at < COUNT_TTL_MS)) return cached.total;
   if (counts.size > 1_000) counts.clear();
-  counts.set(key, { total, at: Date.now() });
+  const total = pool.query(sql, params).then((result) => result.rows[0].total as number);
+  counts.set(key, { total, at: Date.now(), timed });
+  total.catch(() => counts.delete(key));
   return total;
 }
 
@@ -69,7 +71,9 @@ export async function listRequests(pool: pg.Pool, principal: Principal, query: L
   if (query.requestType) add("r.request_type = ?", query.requestType);
   if (query.status) statusFilter(query.status, add);
   const whereSql = where.length ? `WHERE ${where.join(" AND ")}` : "";
-  const order = `${SORT_COLUMNS[query.sortBy]} ${query.sortOrder === "asc" ? "ASC" : "DESC"}, r.id`;
+  // The tie-breaker runs the same way, so the (…, created_at, id) indexes serve the ORDER BY in either direction.
+  const direction = query.sortOrder === "asc" ? "ASC" : "DESC";
+  const order = `${SORT_COLUMNS[query.sortBy]} ${direction}, r.id ${direction}`;
 
   const countParams = [...params];
   params.push(query.limit, (query.page - 1) * query.limit);
@@ -82,7 +86,7 @@ export async function listRequests(pool: pg.Pool, principal: Principal, query: L
        LEFT JOIN workflows w ON w.definition_hash = iw.definition_hash`,
       params,
     ),
-    countOf(pool, `SELECT count(*)::int AS total FROM requests r JOIN index.licences l ON l.token_id = r.token_id ${whereSql}`, countParams),
+    countOf(pool, `SELECT count(*)::int AS total FROM requests r JOIN index.licences l ON l.token_id = r.token_id ${whereSql}`, countParams, query.status === "APPROVED" || query.status === "EXPIRED"),
   ]);
   const total = count;
   return {
