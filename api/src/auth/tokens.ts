@@ -44,8 +44,12 @@ export interface VerifiedToken {
 /** Why a token was refused: the message is safe to show (it never echoes the token). */
 export class TokenRejected extends Error {}
 
+/** Verified tokens kept (each until its expiry); the map is emptied when it reaches this size. */
+const VERIFIED_CACHE_MAX = 10_000;
+
 export class TokenService {
   private readonly jwks: ReturnType<typeof createLocalJWKSet>;
+  readonly #verified = new Map<string, VerifiedToken>();
   private readonly key: SigningKey;
   private readonly options: { issuer: string; audience: string; ttlSeconds: number };
 
@@ -89,6 +93,12 @@ export class TokenService {
 
   /** Verifies signature, algorithm, type, issuer, audience and expiry; throws TokenRejected with the reason. */
   async verify(token: string): Promise<VerifiedToken> {
+    // A token whose signature and claims checked out stays good until it expires (the key does not change while the
+    // process runs); the signature check is the costliest step of an authenticated read. Revocation of a client is
+    // checked by the caller on every request, not here.
+    const known = this.#verified.get(token);
+    if (known && known.claims.exp! * 1000 > Date.now()) return known;
+    if (known) this.#verified.delete(token);
     if (!/^[\w-]+\.[\w-]+\.[\w-]+$/.test(token)) throw new TokenRejected("The access token is malformed");
     let claims: JWTPayload;
     try {
@@ -102,7 +112,10 @@ export class TokenService {
     } catch (error) {
       throw new TokenRejected(reasonOf(error));
     }
-    return { principal: principalOf(claims), claims };
+    const verified = { principal: principalOf(claims), claims };
+    if (this.#verified.size >= VERIFIED_CACHE_MAX) this.#verified.clear();
+    this.#verified.set(token, verified);
+    return verified;
   }
 }
 
