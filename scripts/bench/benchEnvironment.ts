@@ -33,7 +33,7 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
     INDEXER_PORT: String(await freePort()), LOG_LEVEL: "warn", DATABASE_URL: "", CHAIN_RPC_URL: "",
     RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0",
     // Snapshots of a chain with 100k+ transactions are large: only at the clean stop.
-    CHAIN_SNAPSHOT_MS: "60000",
+    CHAIN_SNAPSHOT_MS: "3600000",
   };
   const stack = await startStack({ env, log: () => {} });
   const config = loadConfig(stack.env);

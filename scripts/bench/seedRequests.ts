@@ -42,21 +42,24 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
   const hashes: string[] = [];
   const calls: string[] = [];
   try {
-    for (let start = 0; start < count; start += 1_000) {
+    const send = async (from: number, to: number) => {
       const batch = [];
-      for (let i = start; i < Math.min(count, start + 1_000); i++) {
-        const data = licenceToken.encodeFunctionData("mint", [addresses[i % APPLICANTS], firstTokenId + BigInt(i), encodeBytes32String(TYPES[i % 3])]);
-        calls.push(data);
-        batch.push({ jsonrpc: "2.0", id: i, method: "eth_sendTransaction", params: [{ from: operator, to: stack.deployment.contracts.LicenceToken, data, gas: "0x30d40", nonce: `0x${(firstNonce + i).toString(16)}` }] });
+      for (let i = from; i < to; i++) {
+        calls[i] ??= licenceToken.encodeFunctionData("mint", [addresses[i % APPLICANTS], firstTokenId + BigInt(i), encodeBytes32String(TYPES[i % 3])]);
+        batch.push({ jsonrpc: "2.0", id: i, method: "eth_sendTransaction", params: [{ from: operator, to: stack.deployment.contracts.LicenceToken, data: calls[i], gas: "0x30d40", nonce: `0x${(firstNonce + i).toString(16)}` }] });
       }
       const answers = (await jsonRpc(url, batch)) as { id: number; result?: string; error?: unknown }[];
-      for (const answer of answers.sort((a, b) => a.id - b.id)) {
+      for (const answer of answers) {
         if (!answer.result) throw new Error(`seeding send refused: ${JSON.stringify(answer.error)}`);
-        hashes.push(answer.result);
+        hashes[answer.id] = answer.result;
       }
+    };
+    for (let start = 0; start < count; start += 1_000) {
+      const end = Math.min(count, start + 1_000);
+      await send(start, end);
       // Mine what is queued so the pool never holds more than a few batches.
-      await mineAll(url, operator, firstNonce + hashes.length);
-      process.stdout.write(`  seeding on chain: ${hashes.length}/${count}\r`);
+      await mineAll(url, operator, firstNonce, end, send);
+      process.stdout.write(`  seeding on chain: ${end}/${count}\r`);
     }
   } finally {
     await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "evm_setAutomine", params: [true] });
@@ -68,6 +71,7 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
   const rowsStarted = performance.now();
   const requestIds: string[] = [];
   const year = new Date().getUTCFullYear();
+  const seededUntil = Date.now();
   for (let start = 0; start < count; start += 10_000) {
     const n = Math.min(count, start + 10_000) - start;
     const ids = Array.from({ length: n }, () => randomUUID());
@@ -80,9 +84,9 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
       [operator.toLowerCase(), stack.deployment.contracts.LicenceToken.toLowerCase(), txIds, index.map((i) => firstNonce + i), index.map((i) => calls[i]), index.map((i) => hashes[i]), ids],
     );
     await core.pool.query(
-      `INSERT INTO requests (id, request_number, token_id, request_type, applicant_id, applicant_name, applicant_email, applicant_address, metadata, created_by, chain_tx_id)
-       SELECT r, num, tok, ty, a, 'Seeded Applicant', '', addr, '{}', 'seed', t
-       FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::uuid[]) AS u(r, num, tok, ty, a, addr, t)`,
+      `INSERT INTO requests (id, request_number, token_id, request_type, applicant_id, applicant_name, applicant_email, applicant_address, metadata, created_by, chain_tx_id, created_at, updated_at)
+       SELECT r, num, tok, ty, a, 'Seeded Applicant', '', addr, '{}', 'seed', t, c, c
+       FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::uuid[], $8::timestamptz[]) AS u(r, num, tok, ty, a, addr, t, c)`,
       [
         ids,
         index.map((i) => `${REQUEST_NUMBER_PREFIX[TYPES[i % 3]]}-${year}-S${String(i + 1).padStart(6, "0")}`),
@@ -91,6 +95,8 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
         index.map((i) => applicants[i % APPLICANTS]),
         index.map((i) => addresses[i % APPLICANTS].toLowerCase()),
         txIds,
+        // One request a second, the oldest first, as if created over the last ~28 hours (distinct times, as real ones).
+        index.map((i) => new Date(seededUntil - (count - i) * 1000)),
       ],
     );
   }
@@ -109,11 +115,17 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
   return { count, firstTokenId, requestIds, seconds: { chain: chainSeconds, rows: rowsSeconds, index: indexSeconds } };
 }
 
-/** Mines blocks until every transaction up to `nonceAfter` of `account` is in one. */
-async function mineAll(url: string, account: string, nonceAfter: number): Promise<void> {
+/**
+ * Mines blocks until the transactions of `account` up to index `end` are in one. anvil's pool has been seen to drop
+ * impersonated transactions while it writes a state snapshot: when the pool is empty and some are still missing,
+ * they are sent again.
+ */
+async function mineAll(url: string, account: string, firstNonce: number, end: number, send: (from: number, to: number) => Promise<void>): Promise<void> {
   for (;;) {
     const mined = parseInt((await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "eth_getTransactionCount", params: [account, "latest"] })).result, 16);
-    if (mined >= nonceAfter) return;
+    if (mined >= firstNonce + end) return;
+    const pool = (await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "txpool_status", params: [] })).result;
+    if (parseInt(pool.pending, 16) + parseInt(pool.queued, 16) === 0) await send(mined - firstNonce, end);
     await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "evm_mine", params: [] });
   }
 }
