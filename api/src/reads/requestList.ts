@@ -1,6 +1,7 @@
 /** GET /requests: filters, sorting and pagination over requests joined with their on-chain state. */
 import type pg from "pg";
 import type { Principal } from "../auth/principal.ts";
+import { readTogether } from "../db/readTogether.ts";
 import { EFFECTIVE_STATUS_SQL, REQUEST_SELECT, toRequestView } from "./requestReads.ts";
 
 export interface ListQuery {
@@ -18,6 +19,8 @@ const SORT_COLUMNS = {
   updatedAt: "greatest(r.updated_at, to_timestamp(l.updated_at))",
   status: EFFECTIVE_STATUS_SQL,
 } as const;
+/** The same keys on the page's columns (the join with the workflow keeps no order of its own). */
+const OUTER_SORT_COLUMNS = { createdAt: "q.created_at", updatedAt: "q.updated_at", status: "q.status" } as const;
 
 /**
  * The status filter on the stored column, so its index serves it; EXPIRED is APPROVED past its expiry (computed),
@@ -38,8 +41,7 @@ function statusFilter(status: string, add: (sql: string, value: unknown) => void
  */
 const COUNT_TTL_MS = 1_000;
 const counts = new Map<string, { total: Promise<number>; at: number; timed: boolean }>();
-async function countOf(pool: pg.Pool, sql: string, params: unknown[], timed: boolean): Promise<number> {
-  const checkpoint = (await pool.query(`SELECT max(latest_checkpoint) AS c FROM index._ponder_checkpoint`, [])).rows[0]?.c ?? "";
+function countOf(pool: pg.Pool, checkpoint: string, sql: string, params: unknown[], timed: boolean): Promise<number> {
   const key = `${checkpoint}\u0000${sql}\u0000${JSON.stringify(params)}`;
   const cached = counts.get(key);
   if (cached && (!cached.timed || Date.now() - cached.at < COUNT_TTL_MS)) return cached.total;
@@ -77,20 +79,28 @@ export async function listRequests(pool: pg.Pool, principal: Principal, query: L
 
   const countParams = [...params];
   params.push(query.limit, (query.page - 1) * query.limit);
-  const [page, count] = await Promise.all([
-    pool.query(
-      `SELECT q.*, w.stages -> q.stage ->> 'stageName' AS stage_name FROM (
-         ${REQUEST_SELECT} ${whereSql} ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}
-       ) q
-       LEFT JOIN index.workflows iw ON iw.workflow_id = q.chain_workflow_id
-       LEFT JOIN workflows w ON w.definition_hash = iw.definition_hash`,
+  // The page and the index's checkpoint (which keys the cached total) in one round trip; the total after, if needed.
+  const { page, checkpoint } = await readTogether(pool, {
+    page: {
+      sql: `SELECT q.*, w.stages -> q.stage ->> 'stageName' AS stage_name FROM (
+              ${REQUEST_SELECT} ${whereSql} ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}
+            ) q
+            LEFT JOIN index.workflows iw ON iw.workflow_id = q.chain_workflow_id
+            LEFT JOIN workflows w ON w.definition_hash = iw.definition_hash
+            ORDER BY ${OUTER_SORT_COLUMNS[query.sortBy]} ${direction}, q.id ${direction}`,
       params,
-    ),
-    countOf(pool, `SELECT count(*)::int AS total FROM requests r JOIN index.licences l ON l.token_id = r.token_id ${whereSql}`, countParams, query.status === "APPROVED" || query.status === "EXPIRED"),
-  ]);
-  const total = count;
+    },
+    checkpoint: { sql: `SELECT max(latest_checkpoint) AS c FROM index._ponder_checkpoint`, params: [] },
+  });
+  const total = await countOf(
+    pool,
+    (checkpoint[0]?.c as string | undefined) ?? "",
+    `SELECT count(*)::int AS total FROM requests r JOIN index.licences l ON l.token_id = r.token_id ${whereSql}`,
+    countParams,
+    query.status === "APPROVED" || query.status === "EXPIRED",
+  );
   return {
-    requests: page.rows.map((row) => {
+    requests: page.map((row) => {
       const view = toRequestView(row);
       const inReview = view.phase !== null && view.phase !== "CLOSED";
       return {

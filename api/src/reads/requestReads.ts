@@ -3,6 +3,7 @@
  * (index.licences, index.request_progress). A request exists for readers once its token is on chain and indexed.
  */
 import type pg from "pg";
+import { asDate } from "../db/readTogether.ts";
 import type { Principal } from "../auth/principal.ts";
 import { notFound } from "../http/appError.ts";
 import { isRoutedTo } from "./pendingReads.ts";
@@ -58,8 +59,8 @@ export function toRequestView(row: Record<string, any>): RequestView {
     applicantAddress: row.applicant_address,
     metadata: row.metadata ?? {},
     createdBy: row.created_by,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
+    createdAt: asDate(row.created_at),
+    updatedAt: asDate(row.updated_at),
     status: row.status,
     chainWorkflowId: Number(row.chain_workflow_id),
     stage: row.stage === null || row.stage === undefined ? null : Number(row.stage),
