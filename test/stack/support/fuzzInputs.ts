@@ -85,23 +85,21 @@ export const NASTY_STRINGS: readonly string[] = [
   "a".repeat(65), "a".repeat(129), "a".repeat(257), "a".repeat(1001), "a".repeat(4001),
 ];
 
+/** The nasty strings, binary and grapheme noise, NUL in the middle, and `long` for the rest. */
+const hostileStrings = (long: fc.Arbitrary<string>): fc.Arbitrary<string> =>
+  fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...NASTY_STRINGS) },
+    { weight: 2, arbitrary: fc.string({ unit: "binary", maxLength: 40 }) },
+    { weight: 1, arbitrary: fc.string({ unit: "grapheme", maxLength: 40 }) },
+    { weight: 1, arbitrary: fc.tuple(fc.string({ maxLength: 12 }), fc.string({ maxLength: 12 })).map(([a, b]) => `${a}\u0000${b}`) },
+    { weight: 1, arbitrary: long },
+  );
+
 /** Hostile strings of any size (up to ~70 kB): for JSON bodies and form fields. */
-export const adversarialString: fc.Arbitrary<string> = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom(...NASTY_STRINGS) },
-  { weight: 2, arbitrary: fc.string({ unit: "binary", maxLength: 40 }) },
-  { weight: 1, arbitrary: fc.string({ unit: "grapheme", maxLength: 40 }) },
-  { weight: 1, arbitrary: fc.tuple(fc.string({ maxLength: 12 }), fc.string({ maxLength: 12 })).map(([a, b]) => `${a}\u0000${b}`) },
-  { weight: 1, arbitrary: fc.integer({ min: 5_000, max: 70_000 }).map((n) => "x".repeat(n)) },
-);
+export const adversarialString: fc.Arbitrary<string> = hostileStrings(fc.integer({ min: 5_000, max: 70_000 }).map((n) => "x".repeat(n)));
 
 /** Hostile strings that still fit in a URL (a request line over Node's 16 kB header limit is refused before the app). */
-export const adversarialUrlString: fc.Arbitrary<string> = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom(...NASTY_STRINGS) },
-  { weight: 2, arbitrary: fc.string({ unit: "binary", maxLength: 40 }) },
-  { weight: 1, arbitrary: fc.string({ unit: "grapheme", maxLength: 40 }) },
-  { weight: 1, arbitrary: fc.tuple(fc.string({ maxLength: 12 }), fc.string({ maxLength: 12 })).map(([a, b]) => `${a}\u0000${b}`) },
-  { weight: 1, arbitrary: fc.integer({ min: 200, max: 2_000 }).map((n) => "9".repeat(n)) },
-);
+export const adversarialUrlString: fc.Arbitrary<string> = hostileStrings(fc.integer({ min: 200, max: 2_000 }).map((n) => "9".repeat(n)));
 
 /** Object keys an attacker would try: prototype pollution, operators, traversal, empty, huge. */
 export const adversarialKey: fc.Arbitrary<string> = fc.oneof(
