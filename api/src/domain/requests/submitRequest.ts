@@ -54,7 +54,7 @@ export async function submitRequest(context: DomainContext, principal: Principal
 }
 
 /** Stage `index` of a workflow as the API shows it, with department names; null past the last stage. */
-export async function currentStageView(context: DomainContext, stages: Parameters<typeof sortedStages>[0], index: number) {
+async function currentStageView(context: DomainContext, stages: Parameters<typeof sortedStages>[0], index: number) {
   const stage = sortedStages(stages)[index];
   return stage ? stageView(stage, await departmentNames(context.pool, stage.requiredApprovals.map((a) => a.departmentCode))) : null;
 }
