@@ -12,6 +12,7 @@ import path from "node:path";
 import { getCreateIndexesSQL, getCreateTableSQL } from "@agendajs/postgres-backend";
 import { expect } from "chai";
 import { loadConfig } from "../../api/src/config.ts";
+import { mayDeriveEvents } from "../../api/src/events/deriveEvents.ts";
 import { createDocumentStore } from "../../api/src/storage/index.ts";
 import { deliver } from "../../api/src/webhooks/deliver.ts";
 import { RETRY_SCHEDULE_MS } from "../../api/src/webhooks/deliveryJob.ts";
@@ -178,6 +179,14 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
       const logs = await as("A").get("/webhooks/logs?status=success&limit=100");
       return logs.body.logs.filter((l: Json) => (l.payload.requestId ?? l.payload.data?.applicationId) === id).length === 6 ? true : undefined;
     });
+  });
+
+  it("gates derive-events on the receipt: a mint and a draft document cannot yield an event, a submission can", async function () {
+    const { id } = await submitted("gate");
+    const { rows } = await driver.core.pool.query(`SELECT kind, tx_hash FROM chain_transactions WHERE request_id = $1 AND status = 'CONFIRMED'`, [id]);
+    const gated: Record<string, boolean> = {};
+    for (const row of rows) gated[row.kind] = mayDeriveEvents((await driver.core.provider.getTransactionReceipt(row.tx_hash))!.logs);
+    expect(gated).to.deep.equal({ MINT_NFT: false, DOC_UPDATE: false, SUBMIT: true });
   });
 
   it("sends REQUEST_REJECTED to the workflow's departments when a department rejects", async function () {
