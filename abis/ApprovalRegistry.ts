@@ -13,9 +13,19 @@ export const ApprovalRegistryAbi = [
         "type": "address"
       },
       {
+        "internalType": "contract IDecisionVerifier",
+        "name": "decisionVerifier_",
+        "type": "address"
+      },
+      {
         "internalType": "address",
         "name": "admin",
         "type": "address"
+      },
+      {
+        "internalType": "uint40",
+        "name": "walletDelay_",
+        "type": "uint40"
       }
     ],
     "stateMutability": "nonpayable",
@@ -88,6 +98,33 @@ export const ApprovalRegistryAbi = [
   {
     "inputs": [
       {
+        "internalType": "uint16",
+        "name": "departmentId",
+        "type": "uint16"
+      }
+    ],
+    "name": "DepartmentNoWalletChange",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint16",
+        "name": "departmentId",
+        "type": "uint16"
+      },
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "DepartmentUnauthorizedCancel",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
         "internalType": "bytes32",
         "name": "code",
         "type": "bytes32"
@@ -99,12 +136,61 @@ export const ApprovalRegistryAbi = [
   {
     "inputs": [
       {
+        "internalType": "uint16",
+        "name": "departmentId",
+        "type": "uint16"
+      }
+    ],
+    "name": "DepartmentUnknownId",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint16",
+        "name": "departmentId",
+        "type": "uint16"
+      },
+      {
+        "internalType": "uint40",
+        "name": "effectiveAt",
+        "type": "uint40"
+      }
+    ],
+    "name": "DepartmentWalletChangeNotDue",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "wallet",
+        "type": "address"
+      }
+    ],
+    "name": "DepartmentWalletHoldsRole",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
         "internalType": "address",
         "name": "wallet",
         "type": "address"
       }
     ],
     "name": "DepartmentWalletInUse",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint40",
+        "name": "delay",
+        "type": "uint40"
+      }
+    ],
+    "name": "InvalidWalletDelay",
     "type": "error"
   },
   {
@@ -158,12 +244,60 @@ export const ApprovalRegistryAbi = [
   {
     "inputs": [
       {
+        "internalType": "enum IApprovalRegistry.DecisionStatus",
+        "name": "decision",
+        "type": "uint8"
+      }
+    ],
+    "name": "ReviewInvalidDecision",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint16",
+        "name": "departmentId",
+        "type": "uint16"
+      },
+      {
+        "internalType": "uint64",
+        "name": "expected",
+        "type": "uint64"
+      },
+      {
+        "internalType": "uint64",
+        "name": "nonce",
+        "type": "uint64"
+      }
+    ],
+    "name": "ReviewInvalidNonce",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
         "internalType": "uint8",
         "name": "reasonCode",
         "type": "uint8"
       }
     ],
     "name": "ReviewInvalidReason",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint16",
+        "name": "departmentId",
+        "type": "uint16"
+      },
+      {
+        "internalType": "address",
+        "name": "wallet",
+        "type": "address"
+      }
+    ],
+    "name": "ReviewInvalidSignature",
     "type": "error"
   },
   {
@@ -211,6 +345,43 @@ export const ApprovalRegistryAbi = [
       }
     ],
     "name": "ReviewNotYourTurn",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint64",
+        "name": "deadline",
+        "type": "uint64"
+      }
+    ],
+    "name": "ReviewSignatureExpired",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint8",
+        "name": "docIndex",
+        "type": "uint8"
+      },
+      {
+        "internalType": "uint16",
+        "name": "reviewed",
+        "type": "uint16"
+      },
+      {
+        "internalType": "uint16",
+        "name": "latest",
+        "type": "uint16"
+      }
+    ],
+    "name": "ReviewStaleDocuments",
     "type": "error"
   },
   {
@@ -428,6 +599,22 @@ export const ApprovalRegistryAbi = [
     "type": "error"
   },
   {
+    "inputs": [
+      {
+        "internalType": "uint32",
+        "name": "workflowId",
+        "type": "uint32"
+      },
+      {
+        "internalType": "uint8",
+        "name": "stageIndex",
+        "type": "uint8"
+      }
+    ],
+    "name": "WorkflowUnknownStage",
+    "type": "error"
+  },
+  {
     "anonymous": false,
     "inputs": [
       {
@@ -477,6 +664,18 @@ export const ApprovalRegistryAbi = [
         "internalType": "bytes32",
         "name": "remarksHash",
         "type": "bytes32"
+      },
+      {
+        "indexed": false,
+        "internalType": "address",
+        "name": "signer",
+        "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "enum IApprovalRegistry.Custody",
+        "name": "custody",
+        "type": "uint8"
       }
     ],
     "name": "DecisionRecorded",
@@ -521,9 +720,71 @@ export const ApprovalRegistryAbi = [
         "internalType": "address",
         "name": "wallet",
         "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "enum IApprovalRegistry.Custody",
+        "name": "custody",
+        "type": "uint8"
       }
     ],
     "name": "DepartmentRegistered",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "uint16",
+        "name": "departmentId",
+        "type": "uint16"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "wallet",
+        "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "address",
+        "name": "by",
+        "type": "address"
+      }
+    ],
+    "name": "DepartmentWalletCancelled",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "uint16",
+        "name": "departmentId",
+        "type": "uint16"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "wallet",
+        "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "enum IApprovalRegistry.Custody",
+        "name": "custody",
+        "type": "uint8"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint40",
+        "name": "effectiveAt",
+        "type": "uint40"
+      }
+    ],
+    "name": "DepartmentWalletProposed",
     "type": "event"
   },
   {
@@ -546,6 +807,12 @@ export const ApprovalRegistryAbi = [
         "internalType": "address",
         "name": "wallet",
         "type": "address"
+      },
+      {
+        "indexed": false,
+        "internalType": "enum IApprovalRegistry.Custody",
+        "name": "custody",
+        "type": "uint8"
       }
     ],
     "name": "DepartmentWalletRotated",
@@ -1079,6 +1346,19 @@ export const ApprovalRegistryAbi = [
     "inputs": [
       {
         "internalType": "bytes32",
+        "name": "code",
+        "type": "bytes32"
+      }
+    ],
+    "name": "activateDepartmentWallet",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
         "name": "workflowType",
         "type": "bytes32"
       }
@@ -1105,6 +1385,11 @@ export const ApprovalRegistryAbi = [
         "internalType": "uint16",
         "name": "reviewedMask",
         "type": "uint16"
+      },
+      {
+        "internalType": "uint256",
+        "name": "reviewedVersions",
+        "type": "uint256"
       },
       {
         "internalType": "bytes32",
@@ -1138,6 +1423,19 @@ export const ApprovalRegistryAbi = [
   {
     "inputs": [
       {
+        "internalType": "bytes32",
+        "name": "code",
+        "type": "bytes32"
+      }
+    ],
+    "name": "cancelDepartmentWallet",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
         "internalType": "uint32",
         "name": "workflowId",
         "type": "uint32"
@@ -1146,6 +1444,84 @@ export const ApprovalRegistryAbi = [
     "name": "deactivateWorkflow",
     "outputs": [],
     "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "components": [
+          {
+            "internalType": "uint256",
+            "name": "tokenId",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint16",
+            "name": "departmentId",
+            "type": "uint16"
+          },
+          {
+            "internalType": "enum IApprovalRegistry.DecisionStatus",
+            "name": "decision",
+            "type": "uint8"
+          },
+          {
+            "internalType": "uint8",
+            "name": "reasonCode",
+            "type": "uint8"
+          },
+          {
+            "internalType": "uint16",
+            "name": "reviewedMask",
+            "type": "uint16"
+          },
+          {
+            "internalType": "uint256",
+            "name": "reviewedVersions",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes32",
+            "name": "remarksHash",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "uint64",
+            "name": "nonce",
+            "type": "uint64"
+          },
+          {
+            "internalType": "uint64",
+            "name": "deadline",
+            "type": "uint64"
+          }
+        ],
+        "internalType": "struct IApprovalRegistry.SignedDecision",
+        "name": "decision",
+        "type": "tuple"
+      },
+      {
+        "internalType": "bytes",
+        "name": "signature",
+        "type": "bytes"
+      }
+    ],
+    "name": "decideBySig",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "decisionVerifier",
+    "outputs": [
+      {
+        "internalType": "contract IDecisionVerifier",
+        "name": "",
+        "type": "address"
+      }
+    ],
+    "stateMutability": "view",
     "type": "function"
   },
   {
@@ -1219,46 +1595,54 @@ export const ApprovalRegistryAbi = [
         "type": "uint16"
       }
     ],
-    "name": "departmentById",
+    "name": "departmentRecord",
     "outputs": [
       {
-        "internalType": "bytes32",
-        "name": "code",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "internalType": "bool",
-        "name": "active",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      }
-    ],
-    "name": "departmentOfWallet",
-    "outputs": [
-      {
-        "internalType": "uint16",
-        "name": "departmentId",
-        "type": "uint16"
-      },
-      {
-        "internalType": "bool",
-        "name": "active",
-        "type": "bool"
+        "components": [
+          {
+            "internalType": "bytes32",
+            "name": "code",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "address",
+            "name": "wallet",
+            "type": "address"
+          },
+          {
+            "internalType": "enum IApprovalRegistry.Custody",
+            "name": "custody",
+            "type": "uint8"
+          },
+          {
+            "internalType": "bool",
+            "name": "active",
+            "type": "bool"
+          },
+          {
+            "internalType": "uint64",
+            "name": "nonce",
+            "type": "uint64"
+          },
+          {
+            "internalType": "address",
+            "name": "pendingWallet",
+            "type": "address"
+          },
+          {
+            "internalType": "enum IApprovalRegistry.Custody",
+            "name": "pendingCustody",
+            "type": "uint8"
+          },
+          {
+            "internalType": "uint40",
+            "name": "pendingEffectiveAt",
+            "type": "uint40"
+          }
+        ],
+        "internalType": "struct IApprovalRegistry.DepartmentRecord",
+        "name": "record",
+        "type": "tuple"
       }
     ],
     "stateMutability": "view",
@@ -1473,6 +1857,34 @@ export const ApprovalRegistryAbi = [
         "internalType": "address",
         "name": "wallet",
         "type": "address"
+      },
+      {
+        "internalType": "enum IApprovalRegistry.Custody",
+        "name": "custody",
+        "type": "uint8"
+      }
+    ],
+    "name": "proposeDepartmentWallet",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "code",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "address",
+        "name": "wallet",
+        "type": "address"
+      },
+      {
+        "internalType": "enum IApprovalRegistry.Custody",
+        "name": "custody",
+        "type": "uint8"
       }
     ],
     "name": "registerDepartment",
@@ -1580,6 +1992,11 @@ export const ApprovalRegistryAbi = [
         "type": "uint16"
       },
       {
+        "internalType": "uint256",
+        "name": "reviewedVersions",
+        "type": "uint256"
+      },
+      {
         "internalType": "bytes32",
         "name": "remarksHash",
         "type": "bytes32"
@@ -1619,6 +2036,11 @@ export const ApprovalRegistryAbi = [
         "internalType": "uint16",
         "name": "reviewedMask",
         "type": "uint16"
+      },
+      {
+        "internalType": "uint256",
+        "name": "reviewedVersions",
+        "type": "uint256"
       },
       {
         "internalType": "bytes32",
@@ -1681,24 +2103,6 @@ export const ApprovalRegistryAbi = [
       }
     ],
     "name": "revokeRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "code",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      }
-    ],
-    "name": "rotateDepartmentWallet",
     "outputs": [],
     "stateMutability": "nonpayable",
     "type": "function"
@@ -1819,6 +2223,19 @@ export const ApprovalRegistryAbi = [
         "internalType": "bool",
         "name": "",
         "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "walletDelay",
+    "outputs": [
+      {
+        "internalType": "uint40",
+        "name": "",
+        "type": "uint40"
       }
     ],
     "stateMutability": "view",

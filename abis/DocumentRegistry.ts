@@ -61,6 +61,27 @@ export const DocumentRegistryAbi = [
   {
     "inputs": [
       {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      },
+      {
+        "internalType": "enum IDocumentRegistry.Phase",
+        "name": "from",
+        "type": "uint8"
+      },
+      {
+        "internalType": "enum IDocumentRegistry.Phase",
+        "name": "to",
+        "type": "uint8"
+      }
+    ],
+    "name": "DocumentInvalidPhaseChange",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
         "internalType": "address",
         "name": "registry",
         "type": "address"
@@ -115,6 +136,17 @@ export const DocumentRegistryAbi = [
       }
     ],
     "name": "DocumentReviewRegistryAlreadySet",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "DocumentUnauthorizedRegistry",
     "type": "error"
   },
   {

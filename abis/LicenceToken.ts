@@ -164,6 +164,17 @@ export const LicenceTokenAbi = [
   {
     "inputs": [
       {
+        "internalType": "address",
+        "name": "registry",
+        "type": "address"
+      }
+    ],
+    "name": "LicenceApprovalRegistryFixed",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
         "internalType": "uint256",
         "name": "tokenId",
         "type": "uint256"
@@ -243,6 +254,17 @@ export const LicenceTokenAbi = [
     "type": "error"
   },
   {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "LicenceUnauthorizedRegistry",
+    "type": "error"
+  },
+  {
     "anonymous": false,
     "inputs": [
       {
@@ -315,6 +337,19 @@ export const LicenceTokenAbi = [
     "anonymous": false,
     "inputs": [
       {
+        "indexed": true,
+        "internalType": "address",
+        "name": "registry",
+        "type": "address"
+      }
+    ],
+    "name": "ApprovalRegistrySet",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
         "indexed": false,
         "internalType": "string",
         "name": "baseURI",
@@ -369,6 +404,12 @@ export const LicenceTokenAbi = [
         "internalType": "uint32",
         "name": "workflowId",
         "type": "uint32"
+      },
+      {
+        "indexed": false,
+        "internalType": "bytes32",
+        "name": "applicantCommitment",
+        "type": "bytes32"
       }
     ],
     "name": "LicenceMinted",
@@ -564,6 +605,19 @@ export const LicenceTokenAbi = [
         "internalType": "uint32",
         "name": "",
         "type": "uint32"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "approvalRegistry",
+    "outputs": [
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
       }
     ],
     "stateMutability": "view",
@@ -809,6 +863,11 @@ export const LicenceTokenAbi = [
         "internalType": "bytes32",
         "name": "requestType",
         "type": "bytes32"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "applicantCommitment",
+        "type": "bytes32"
       }
     ],
     "name": "mint",
@@ -1000,6 +1059,19 @@ export const LicenceTokenAbi = [
     "name": "setApprovalForAll",
     "outputs": [],
     "stateMutability": "pure",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "registry",
+        "type": "address"
+      }
+    ],
+    "name": "setApprovalRegistry",
+    "outputs": [],
+    "stateMutability": "nonpayable",
     "type": "function"
   },
   {

@@ -2,3 +2,4 @@
 export { LicenceTokenAbi } from "./LicenceToken.ts";
 export { DocumentRegistryAbi } from "./DocumentRegistry.ts";
 export { ApprovalRegistryAbi } from "./ApprovalRegistry.ts";
+export { DecisionVerifierAbi } from "./DecisionVerifier.ts";

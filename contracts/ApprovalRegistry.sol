@@ -4,15 +4,18 @@ pragma solidity 0.8.34;
 import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
 
 import {IApprovalRegistry} from "./interfaces/IApprovalRegistry.sol";
+import {IDecisionVerifier} from "./interfaces/IDecisionVerifier.sol";
 import {IDocumentRegistry} from "./interfaces/IDocumentRegistry.sol";
 import {ILicenceToken} from "./interfaces/ILicenceToken.sol";
 import {Roles} from "./libraries/Roles.sol";
 import {StageLedger} from "./libraries/StageLedger.sol";
 
 /// @title ApprovalRegistry
-/// @notice Departments, workflow versions and the review of every request. The only holder of REGISTRY_ROLE on
-/// the licence token: no one but the departments' own wallets, deciding in the pinned workflow's order, can make
-/// a licence Approved.
+/// @notice Departments, workflow versions and the review of every request. The only address the licence token
+/// and the document registry take review changes from (wired at deployment): no one but the departments' own
+/// wallets, deciding in the pinned workflow's order, can make a licence Approved. A department's wallet changes
+/// only after a public, cancellable delay, and no role holder can be a department wallet, so an administrator
+/// cannot decide for a department.
 /// @dev A request's review lives in one slot (Progress) holding the current stage's decisions, so a decision
 /// writes one existing slot. Completed stages keep their decisions in `_stageLedgers` for invalidation.
 contract ApprovalRegistry is AccessControl, IApprovalRegistry {
@@ -30,9 +33,22 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     uint8 public constant REASON_TIMEOUT = 6;
     uint8 private constant _FLAG_TIMEOUT_HANDLED = 1;
 
+    // Bits 16.. of the document registry's packed word: 15 bits of latest version per document index.
+    uint256 private constant _VERSIONS_OFFSET = 16;
+    uint256 private constant _VERSION_BITS = 15;
+    uint256 private constant _VERSION_MASK = 0x7fff;
+
     struct Department {
         bytes32 code;
         address wallet;
+        Custody custody;
+        uint64 nonce; // next nonce of a signed decision
+    }
+
+    struct WalletChange {
+        address wallet;
+        Custody custody;
+        uint40 effectiveAt;
     }
 
     /// @dev One department decision, grouped to keep the stack shallow.
@@ -40,6 +56,7 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         DecisionStatus decision;
         uint8 reasonCode;
         uint16 reviewedMask;
+        uint256 reviewedVersions;
         bytes32 remarksHash;
     }
 
@@ -52,6 +69,10 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     ILicenceToken public immutable licenceToken;
     /// @notice The document registry whose versions decisions review.
     IDocumentRegistry public immutable documentRegistry;
+    /// @notice The verifier of departments' signed decisions (stateless, fixed at deployment).
+    IDecisionVerifier public immutable decisionVerifier;
+    // Seconds between a wallet change's proposal and the earliest time it can take effect.
+    uint40 private immutable _walletDelay;
 
     // Number of departments registered (ids are 1..count).
     uint16 private _departmentCount;
@@ -61,6 +82,8 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     mapping(uint16 departmentId => Department) private _departments;
     // Department and active flag per wallet: one read authorises a decision.
     mapping(address wallet => WalletEntry) private _wallets;
+    // Pending wallet (or custody) change per department.
+    mapping(uint16 departmentId => WalletChange) private _walletChanges;
 
     // Number of workflow versions registered (ids are 1..count).
     uint32 private _workflowCount;
@@ -75,30 +98,38 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     // Decisions of the stages other than the current one (completed, or ahead after a reopening).
     mapping(uint256 tokenId => mapping(uint256 stageIndex => uint256 ledger)) private _stageLedgers;
 
-    constructor(ILicenceToken licenceToken_, IDocumentRegistry documentRegistry_, address admin) {
+    constructor(
+        ILicenceToken licenceToken_,
+        IDocumentRegistry documentRegistry_,
+        IDecisionVerifier decisionVerifier_,
+        address admin,
+        uint40 walletDelay_
+    ) {
+        if (walletDelay_ == 0) revert InvalidWalletDelay(walletDelay_);
         licenceToken = licenceToken_;
         documentRegistry = documentRegistry_;
+        decisionVerifier = decisionVerifier_;
+        _walletDelay = walletDelay_;
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
     }
 
     // =============================================================================== departments (ADMIN_ROLE)
 
     /// @inheritdoc IApprovalRegistry
-    function registerDepartment(bytes32 code, address wallet)
+    function registerDepartment(bytes32 code, address wallet, Custody custody)
         external
         onlyRole(Roles.ADMIN_ROLE)
         returns (uint16 departmentId)
     {
         if (code == bytes32(0)) revert DepartmentInvalidCode();
-        if (wallet == address(0)) revert DepartmentInvalidWallet(wallet);
         if (_departmentIds[code] != 0) revert DepartmentAlreadyRegistered(code);
-        if (_wallets[wallet].departmentId != 0) revert DepartmentWalletInUse(wallet);
+        _checkNewWallet(wallet);
         if (_departmentCount == type(uint16).max) revert DepartmentLimitReached();
         departmentId = ++_departmentCount;
         _departmentIds[code] = departmentId;
-        _departments[departmentId] = Department(code, wallet);
+        _departments[departmentId] = Department(code, wallet, custody, 0);
         _wallets[wallet] = WalletEntry(departmentId, true);
-        emit DepartmentRegistered(departmentId, code, wallet);
+        emit DepartmentRegistered(departmentId, code, wallet, custody);
     }
 
     /// @inheritdoc IApprovalRegistry
@@ -109,15 +140,48 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     }
 
     /// @inheritdoc IApprovalRegistry
-    function rotateDepartmentWallet(bytes32 code, address wallet) external onlyRole(Roles.ADMIN_ROLE) {
+    function proposeDepartmentWallet(bytes32 code, address wallet, Custody custody)
+        external
+        onlyRole(Roles.ADMIN_ROLE)
+    {
         uint16 departmentId = _knownDepartment(code);
-        if (wallet == address(0)) revert DepartmentInvalidWallet(wallet);
-        if (_wallets[wallet].departmentId != 0) revert DepartmentWalletInUse(wallet);
-        address previous = _departments[departmentId].wallet;
-        _wallets[wallet] = WalletEntry(departmentId, _wallets[previous].active);
-        delete _wallets[previous];
-        _departments[departmentId].wallet = wallet;
-        emit DepartmentWalletRotated(departmentId, previous, wallet);
+        // The current wallet may stay, to change only the custody.
+        if (wallet != _departments[departmentId].wallet) _checkNewWallet(wallet);
+        uint40 effectiveAt = uint40(block.timestamp) + _walletDelay;
+        _walletChanges[departmentId] = WalletChange(wallet, custody, effectiveAt);
+        emit DepartmentWalletProposed(departmentId, wallet, custody, effectiveAt);
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function cancelDepartmentWallet(bytes32 code) external {
+        uint16 departmentId = _knownDepartment(code);
+        if (msg.sender != _departments[departmentId].wallet && !hasRole(Roles.ADMIN_ROLE, msg.sender)) {
+            revert DepartmentUnauthorizedCancel(departmentId, msg.sender);
+        }
+        address proposed = _walletChanges[departmentId].wallet;
+        if (proposed == address(0)) revert DepartmentNoWalletChange(departmentId);
+        delete _walletChanges[departmentId];
+        emit DepartmentWalletCancelled(departmentId, proposed, msg.sender);
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function activateDepartmentWallet(bytes32 code) external {
+        uint16 departmentId = _knownDepartment(code);
+        WalletChange memory change = _walletChanges[departmentId];
+        if (change.wallet == address(0)) revert DepartmentNoWalletChange(departmentId);
+        if (block.timestamp < change.effectiveAt) revert DepartmentWalletChangeNotDue(departmentId, change.effectiveAt);
+        Department storage department = _departments[departmentId];
+        address previous = department.wallet;
+        if (change.wallet != previous) {
+            // Checked again: the wallet may have been given a role or a department since the proposal.
+            _checkNewWallet(change.wallet);
+            _wallets[change.wallet] = WalletEntry(departmentId, _wallets[previous].active);
+            delete _wallets[previous];
+            department.wallet = change.wallet;
+        }
+        department.custody = change.custody;
+        delete _walletChanges[departmentId];
+        emit DepartmentWalletRotated(departmentId, previous, change.wallet, change.custody);
     }
 
     // =============================================================================== workflows (ADMIN_ROLE)
@@ -238,19 +302,62 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     // =============================================================================== decisions (department wallets)
 
     /// @inheritdoc IApprovalRegistry
-    function approve(uint256 tokenId, uint16 reviewedMask, bytes32 remarksHash) external {
-        _decide(tokenId, DecisionInput(DecisionStatus.Approved, 0, reviewedMask, remarksHash));
+    function approve(uint256 tokenId, uint16 reviewedMask, uint256 reviewedVersions, bytes32 remarksHash) external {
+        _decideAsCaller(tokenId, DecisionInput(DecisionStatus.Approved, 0, reviewedMask, reviewedVersions, remarksHash));
     }
 
     /// @inheritdoc IApprovalRegistry
-    function reject(uint256 tokenId, uint8 reasonCode, uint16 reviewedMask, bytes32 remarksHash) external {
-        if (reasonCode == 0 || reasonCode > MAX_REJECTION_REASON) revert ReviewInvalidReason(reasonCode);
-        _decide(tokenId, DecisionInput(DecisionStatus.Rejected, reasonCode, reviewedMask, remarksHash));
+    function reject(
+        uint256 tokenId,
+        uint8 reasonCode,
+        uint16 reviewedMask,
+        uint256 reviewedVersions,
+        bytes32 remarksHash
+    ) external {
+        _decideAsCaller(
+            tokenId, DecisionInput(DecisionStatus.Rejected, reasonCode, reviewedMask, reviewedVersions, remarksHash)
+        );
     }
 
     /// @inheritdoc IApprovalRegistry
-    function requestChanges(uint256 tokenId, uint16 reviewedMask, bytes32 remarksHash) external {
-        _decide(tokenId, DecisionInput(DecisionStatus.ChangesRequested, 0, reviewedMask, remarksHash));
+    function requestChanges(uint256 tokenId, uint16 reviewedMask, uint256 reviewedVersions, bytes32 remarksHash)
+        external
+    {
+        _decideAsCaller(
+            tokenId, DecisionInput(DecisionStatus.ChangesRequested, 0, reviewedMask, reviewedVersions, remarksHash)
+        );
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function decideBySig(SignedDecision calldata decision, bytes calldata signature) external {
+        if (block.timestamp > decision.deadline) revert ReviewSignatureExpired(decision.deadline);
+        uint16 departmentId = decision.departmentId;
+        Department storage department = _departments[departmentId];
+        address wallet = department.wallet;
+        if (wallet == address(0)) revert DepartmentUnknownId(departmentId);
+        if (!_wallets[wallet].active) revert DepartmentInactive(departmentId);
+        uint64 expected = department.nonce;
+        if (decision.nonce != expected) revert ReviewInvalidNonce(departmentId, expected, decision.nonce);
+        if (!decisionVerifier.isValidDecision(wallet, decision, signature)) {
+            revert ReviewInvalidSignature(departmentId, wallet);
+        }
+        // unchecked: one nonce per decision; 2^64 decisions of one department cannot happen.
+        unchecked {
+            department.nonce = expected + 1;
+        }
+        _decide(
+            decision.tokenId,
+            departmentId,
+            wallet,
+            department.custody,
+            DecisionInput(
+                decision.decision,
+                decision.reasonCode,
+                decision.reviewedMask,
+                decision.reviewedVersions,
+                decision.remarksHash
+            )
+        );
     }
 
     // =============================================================================== keeper and document registry
@@ -283,6 +390,17 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         if (msg.sender != address(documentRegistry)) revert NotDocumentRegistry(msg.sender);
         Progress memory progress = _progress[tokenId];
         if (progress.phase == Phase.NotStarted || progress.phase == Phase.Closed) return;
+
+        if (newVersion == 1) {
+            // A document added under review: no approval of the current stage covered it.
+            (uint256 cleared, uint8 invalidated) =
+                uint256(progress.ledger).invalidateApprovals(_stages[progress.workflowId][progress.stage].departmentCount);
+            if (invalidated == 0) return;
+            _emitInvalidations(tokenId, progress.workflowId, progress.stage, invalidated, docIndex, newVersion);
+            progress.ledger = uint152(cleared);
+            _progress[tokenId] = progress;
+            return;
+        }
 
         uint8 reopenTo = type(uint8).max;
         // Bounded: at most MAX_STAGES stages.
@@ -324,16 +442,25 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     }
 
     /// @inheritdoc IApprovalRegistry
-    function departmentById(uint16 departmentId) external view returns (bytes32 code, address wallet, bool active) {
+    function departmentRecord(uint16 departmentId) external view returns (DepartmentRecord memory record) {
         Department memory department = _departments[departmentId];
-        if (department.code == bytes32(0)) revert DepartmentUnknown(bytes32(uint256(departmentId)));
-        return (department.code, department.wallet, _wallets[department.wallet].active);
+        if (department.code == bytes32(0)) revert DepartmentUnknownId(departmentId);
+        WalletChange memory change = _walletChanges[departmentId];
+        record = DepartmentRecord({
+            code: department.code,
+            wallet: department.wallet,
+            custody: department.custody,
+            active: _wallets[department.wallet].active,
+            nonce: department.nonce,
+            pendingWallet: change.wallet,
+            pendingCustody: change.custody,
+            pendingEffectiveAt: change.effectiveAt
+        });
     }
 
     /// @inheritdoc IApprovalRegistry
-    function departmentOfWallet(address wallet) external view returns (uint16 departmentId, bool active) {
-        WalletEntry memory entry = _wallets[wallet];
-        return (entry.departmentId, entry.active);
+    function walletDelay() external view returns (uint40) {
+        return _walletDelay;
     }
 
     /// @inheritdoc IApprovalRegistry
@@ -344,7 +471,7 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     /// @inheritdoc IApprovalRegistry
     function stage(uint32 workflowId, uint8 stageIndex) external view returns (Stage memory) {
         Workflow storage record = _knownWorkflow(workflowId);
-        if (stageIndex >= record.stageCount) revert WorkflowInvalidStageCount(stageIndex);
+        if (stageIndex >= record.stageCount) revert WorkflowUnknownStage(workflowId, stageIndex);
         return _stages[workflowId][stageIndex];
     }
 
@@ -405,9 +532,29 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
 
     // =============================================================================== internals
 
-    function _decide(uint256 tokenId, DecisionInput memory input) private {
-        (Progress memory progress, Stage memory current, uint16 departmentId) = _recordDecision(tokenId, input);
+    /// @dev A decision sent by the department's wallet itself.
+    function _decideAsCaller(uint256 tokenId, DecisionInput memory input) private {
+        WalletEntry memory entry = _wallets[msg.sender];
+        if (entry.departmentId == 0) revert NotADepartment(msg.sender);
+        if (!entry.active) revert DepartmentInactive(entry.departmentId);
+        _decide(tokenId, entry.departmentId, msg.sender, _departments[entry.departmentId].custody, input);
+    }
+
+    function _decide(uint256 tokenId, uint16 departmentId, address signer, Custody custody, DecisionInput memory input)
+        private
+    {
         DecisionStatus decision = input.decision;
+        if (decision == DecisionStatus.Rejected) {
+            if (input.reasonCode == 0 || input.reasonCode > MAX_REJECTION_REASON) {
+                revert ReviewInvalidReason(input.reasonCode);
+            }
+        } else if (decision != DecisionStatus.Approved && decision != DecisionStatus.ChangesRequested) {
+            revert ReviewInvalidDecision(decision);
+        } else if (input.reasonCode != 0) {
+            revert ReviewInvalidReason(input.reasonCode);
+        }
+        (Progress memory progress, Stage memory current) =
+            _recordDecision(tokenId, departmentId, signer, custody, input);
         uint8 reasonCode = input.reasonCode;
 
         if (decision == DecisionStatus.Approved) {
@@ -430,12 +577,15 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         }
     }
 
-    /// @dev Checks that the caller's department may decide now, sets its decision in the (memory) progress
-    /// and emits DecisionRecorded. The caller stores the progress.
-    function _recordDecision(uint256 tokenId, DecisionInput memory input)
-        private
-        returns (Progress memory progress, Stage memory current, uint16 departmentId) {
-        departmentId = _callerDepartment();
+    /// @dev Checks that the department may decide now, on the versions it reviewed, sets its decision in the
+    /// (memory) progress and emits DecisionRecorded. The caller stores the progress.
+    function _recordDecision(
+        uint256 tokenId,
+        uint16 departmentId,
+        address signer,
+        Custody custody,
+        DecisionInput memory input
+    ) private returns (Progress memory progress, Stage memory current) {
         progress = _progress[tokenId];
         if (progress.phase != Phase.InReview) revert ReviewWrongPhase(tokenId, progress.phase);
         current = _stages[progress.workflowId][progress.stage];
@@ -449,34 +599,63 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
             uint8 turn = uint256(progress.ledger).firstNotApproved(current.departmentCount);
             if (turn != position) revert ReviewNotYourTurn(tokenId, progress.stage, departmentId, turn);
         }
-        progress.ledger = uint152(uint256(progress.ledger).set(position, input.decision, input.reviewedMask));
+        (uint16 reviewedMask, uint256 documents) = _reviewedDocuments(tokenId, input.reviewedMask, input.reviewedVersions);
+        progress.ledger = uint152(uint256(progress.ledger).set(position, input.decision, reviewedMask));
         emit DecisionRecorded(
             tokenId,
             departmentId,
             progress.stage,
             input.decision,
             input.reasonCode,
-            input.reviewedMask,
-            _reviewedDocuments(tokenId, input.reviewedMask),
-            input.remarksHash
+            reviewedMask,
+            documents,
+            input.remarksHash,
+            signer,
+            custody
         );
     }
 
-    function _callerDepartment() private view returns (uint16) {
-        WalletEntry memory entry = _wallets[msg.sender];
-        if (entry.departmentId == 0) revert NotADepartment(msg.sender);
-        if (!entry.active) revert DepartmentInactive(entry.departmentId);
-        return entry.departmentId;
+    /// @dev The documents a decision covers (all of the request's when `reviewedMask` is 0) and the document
+    /// registry's packed word, after checking that the mask names only documents the request has and that each
+    /// covered document is still at the version the department reviewed.
+    function _reviewedDocuments(uint256 tokenId, uint16 reviewedMask, uint256 reviewedVersions)
+        private
+        view
+        returns (uint16 mask, uint256 documents)
+    {
+        documents = documentRegistry.packedDocumentsOf(tokenId);
+        uint256 documentCount = uint8(documents >> 8);
+        if (uint256(reviewedMask) >> documentCount != 0) {
+            revert ReviewUnknownDocuments(tokenId, reviewedMask, uint8(documentCount));
+        }
+        mask = reviewedMask == 0 ? uint16((1 << documentCount) - 1) : reviewedMask;
+        uint256 moved = (documents ^ reviewedVersions) >> _VERSIONS_OFFSET;
+        // Bounded: at most 16 documents.
+        for (uint256 i = 0; moved != 0 && i < documentCount; ++i) {
+            if ((mask >> i) & 1 == 1 && (moved >> (_VERSION_BITS * i)) & _VERSION_MASK != 0) {
+                uint256 shift = _VERSIONS_OFFSET + _VERSION_BITS * i;
+                revert ReviewStaleDocuments(
+                    tokenId, uint8(i), uint16((reviewedVersions >> shift) & _VERSION_MASK),
+                    uint16((documents >> shift) & _VERSION_MASK)
+                );
+            }
+        }
     }
 
-    /// @dev The document registry's packed word for the request, after checking `reviewedMask` names only
-    /// documents the request has. The word records the exact versions reviewed.
-    function _reviewedDocuments(uint256 tokenId, uint16 reviewedMask) private view returns (uint256 documents) {
-        documents = documentRegistry.packedDocumentsOf(tokenId);
-        uint8 documentCount = uint8(documents >> 8);
-        if (uint256(reviewedMask) >> documentCount != 0) {
-            revert ReviewUnknownDocuments(tokenId, reviewedMask, documentCount);
-        }
+    /// @dev Reverts unless `wallet` can become a department wallet: not zero, no department's, holding no role.
+    function _checkNewWallet(address wallet) private view {
+        if (wallet == address(0)) revert DepartmentInvalidWallet(wallet);
+        if (_wallets[wallet].departmentId != 0) revert DepartmentWalletInUse(wallet);
+        if (
+            hasRole(DEFAULT_ADMIN_ROLE, wallet) || hasRole(Roles.ADMIN_ROLE, wallet)
+                || hasRole(Roles.OPERATOR_ROLE, wallet) || hasRole(Roles.KEEPER_ROLE, wallet)
+        ) revert DepartmentWalletHoldsRole(wallet);
+    }
+
+    /// @dev No role goes to a department wallet: a role holder never decides for a department.
+    function _grantRole(bytes32 role, address account) internal override returns (bool) {
+        if (_wallets[account].departmentId != 0) revert DepartmentWalletHoldsRole(account);
+        return super._grantRole(role, account);
     }
 
     /// @dev The current stage is complete: advance (past stages already complete after a reopening) or issue.

@@ -57,6 +57,9 @@ contract DocumentRegistry is AccessControl, IDocumentRegistry {
         // count + 1, and version 1 at the new index.
         _documents[tokenId] = packed + (1 << 8) + (1 << (_VERSIONS_OFFSET + _VERSION_BITS * docIndex));
         emit DocumentAnchored(tokenId, documentId, sha256Hash, docIndex, 1, docType);
+
+        // A document added under review was seen by no one: the current stage's approvals must be given again.
+        if (phase == Phase.Review) reviewRegistry.invalidateReviews(tokenId, docIndex, 1);
     }
 
     /// @inheritdoc IDocumentRegistry
@@ -89,8 +92,14 @@ contract DocumentRegistry is AccessControl, IDocumentRegistry {
     }
 
     /// @inheritdoc IDocumentRegistry
-    function setPhase(uint256 tokenId, Phase phase) external onlyRole(Roles.REGISTRY_ROLE) {
-        _documents[tokenId] = (_documents[tokenId] & ~uint256(0xff)) | uint8(phase);
+    function setPhase(uint256 tokenId, Phase phase) external {
+        if (msg.sender != address(reviewRegistry)) revert DocumentUnauthorizedRegistry(msg.sender);
+        uint256 packed = _documents[tokenId];
+        Phase from = Phase(uint8(packed));
+        // Documents never go back to Open (changes without invalidation) nor to Unopened; Locked reopens to Review
+        // only when an escalation is sent back to the departments.
+        if (phase == Phase.Open || phase == Phase.Unopened) revert DocumentInvalidPhaseChange(tokenId, from, phase);
+        _documents[tokenId] = (packed & ~uint256(0xff)) | uint8(phase);
         emit DocumentPhaseChanged(tokenId, phase);
     }
 

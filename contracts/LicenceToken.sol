@@ -30,12 +30,21 @@ contract LicenceToken is AccessControl, IERC721Metadata, IERC5192, IERC721Errors
     mapping(address owner => uint256) private _balances;
     // Workflow version that new requests of a type are pinned to, mirrored from the approval registry.
     mapping(bytes32 requestType => uint32 workflowId) private _activeWorkflows;
+    // The approval registry: the only address that moves a licence through its review (wired once).
+    address private _approvalRegistry;
+
+    /// @dev The review lifecycle is driven by the approval registry alone: a fixed address, not a grantable role.
+    modifier onlyApprovalRegistry() {
+        if (msg.sender != _approvalRegistry) revert LicenceUnauthorizedRegistry(msg.sender);
+        _;
+    }
 
     constructor(string memory name_, string memory symbol_, string memory baseURI_, address admin) {
         _name = name_;
         _symbol = symbol_;
         _baseURI = baseURI_;
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
+        emit BaseURISet(baseURI_);
     }
 
     // ----------------------------------------------------------------------------------------------
@@ -43,7 +52,10 @@ contract LicenceToken is AccessControl, IERC721Metadata, IERC5192, IERC721Errors
     // ----------------------------------------------------------------------------------------------
 
     /// @inheritdoc ILicenceToken
-    function mint(address to, uint256 tokenId, bytes32 requestType) external onlyRole(Roles.OPERATOR_ROLE) {
+    function mint(address to, uint256 tokenId, bytes32 requestType, bytes32 applicantCommitment)
+        external
+        onlyRole(Roles.OPERATOR_ROLE)
+    {
         if (to == address(0)) revert ERC721InvalidReceiver(address(0));
         if (tokenId == 0 || tokenId > _MAX_TOKEN_ID) revert LicenceInvalidTokenId(tokenId);
         if (_licences[tokenId].owner != address(0)) revert LicenceAlreadyExists(tokenId);
@@ -63,13 +75,13 @@ contract LicenceToken is AccessControl, IERC721Metadata, IERC5192, IERC721Errors
         }
         emit Transfer(address(0), to, tokenId);
         emit Locked(tokenId);
-        emit LicenceMinted(tokenId, to, workflowId);
+        emit LicenceMinted(tokenId, to, workflowId, applicantCommitment);
     }
 
     /// @inheritdoc ILicenceToken
     function transition(uint256 tokenId, Status to, uint8 reasonCode)
         external
-        onlyRole(Roles.REGISTRY_ROLE)
+        onlyApprovalRegistry
         returns (uint32 workflowId)
     {
         Licence storage record = _existing(tokenId);
@@ -82,7 +94,7 @@ contract LicenceToken is AccessControl, IERC721Metadata, IERC5192, IERC721Errors
     }
 
     /// @inheritdoc ILicenceToken
-    function issue(uint256 tokenId, uint40 expiresAt) external onlyRole(Roles.REGISTRY_ROLE) {
+    function issue(uint256 tokenId, uint40 expiresAt) external onlyApprovalRegistry {
         Licence storage record = _existing(tokenId);
         Status from = record.status;
         if (from != Status.Submitted) revert LicenceInvalidTransition(tokenId, from, Status.Approved);
@@ -119,9 +131,18 @@ contract LicenceToken is AccessControl, IERC721Metadata, IERC5192, IERC721Errors
     }
 
     /// @inheritdoc ILicenceToken
-    function setActiveWorkflow(bytes32 requestType, uint32 workflowId) external onlyRole(Roles.REGISTRY_ROLE) {
+    function setActiveWorkflow(bytes32 requestType, uint32 workflowId) external onlyApprovalRegistry {
         _activeWorkflows[requestType] = workflowId;
         emit ActiveWorkflowSet(requestType, workflowId);
+    }
+
+    /// @inheritdoc ILicenceToken
+    function setApprovalRegistry(address registry) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        if (registry == address(0) || _approvalRegistry != address(0)) {
+            revert LicenceApprovalRegistryFixed(_approvalRegistry);
+        }
+        _approvalRegistry = registry;
+        emit ApprovalRegistrySet(registry);
     }
 
     /// @notice Sets the prefix of `tokenURI` (normally the public verification URL). Only ADMIN_ROLE.
@@ -161,6 +182,11 @@ contract LicenceToken is AccessControl, IERC721Metadata, IERC5192, IERC721Errors
     /// @inheritdoc ILicenceToken
     function activeWorkflowOf(bytes32 requestType) external view returns (uint32) {
         return _activeWorkflows[requestType];
+    }
+
+    /// @inheritdoc ILicenceToken
+    function approvalRegistry() external view returns (address) {
+        return _approvalRegistry;
     }
 
     /// @inheritdoc IERC5192

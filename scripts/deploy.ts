@@ -5,10 +5,15 @@
  *   npm run deploy:local                       # against a running local node (CHAIN_RPC_URL, default :8545)
  *   npm run deploy -- --network besu           # BESU_RPC_URL, BESU_CHAIN_ID, BESU_DEPLOYER_KEY
  *
- * Role holders come from OPERATOR_ADDRESS, ADMIN_ADDRESS, KEEPER_ADDRESS (default: the deployer).
+ * Role holders: OPERATOR_ADDRESS (the API's hot wallet), ADMIN_ADDRESS (administration) and KEEPER_ADDRESS
+ * (default: the operator) are required; GOVERNANCE_ADDRESS (DEFAULT_ADMIN_ROLE, e.g. a Safe; default: the
+ * deployer) takes the role from the deployer after wiring. Governance, admin and operator must be three different
+ * keys. WALLET_DELAY_SECONDS (default 86,400) is the public delay of a department wallet change: at least 24 h
+ * on any chain but the embedded development one (31337).
  */
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { ZeroHash, getAddress } from "ethers";
 import { network } from "hardhat";
 import LicencePlatform from "../ignition/modules/LicencePlatform.ts";
 
@@ -16,23 +21,39 @@ const { ethers, ignition, networkName } = await network.create();
 const [deployer] = await ethers.getSigners();
 const chainId = Number((await ethers.provider.getNetwork()).chainId);
 
+const DAY = 24 * 60 * 60;
+const operator = requiredAddress("OPERATOR_ADDRESS");
+const admin = requiredAddress("ADMIN_ADDRESS");
+const governance = process.env.GOVERNANCE_ADDRESS ? getAddress(process.env.GOVERNANCE_ADDRESS) : deployer.address;
+const walletDelay = Number(process.env.WALLET_DELAY_SECONDS ?? DAY);
+if (new Set([operator, admin, governance].map((a) => a.toLowerCase())).size !== 3) {
+  throw new Error("governance, ADMIN_ADDRESS and OPERATOR_ADDRESS must be three different keys");
+}
+if (!Number.isInteger(walletDelay) || walletDelay < 1) throw new Error("WALLET_DELAY_SECONDS must be a whole number ≥ 1");
+if (chainId !== 31337 && walletDelay < DAY) {
+  throw new Error(`WALLET_DELAY_SECONDS is ${walletDelay}: at least ${DAY} (24 h) outside the embedded development chain`);
+}
+
 const parameters = {
   LicencePlatform: {
-    operator: process.env.OPERATOR_ADDRESS ?? deployer.address,
-    admin: process.env.ADMIN_ADDRESS ?? deployer.address,
-    keeper: process.env.KEEPER_ADDRESS ?? deployer.address,
+    operator,
+    admin,
+    keeper: process.env.KEEPER_ADDRESS ? getAddress(process.env.KEEPER_ADDRESS) : operator,
+    walletDelay,
     ...(process.env.VERIFY_BASE_URL ? { baseURI: process.env.VERIFY_BASE_URL } : {}),
   },
 };
 
 const deploymentId = process.env.DEPLOYMENT_ID ?? `chain-${chainId}`;
 await discardStaleJournal(deploymentId);
-const { token, documents, registry } = await ignition.deploy(LicencePlatform, { parameters, deploymentId });
+const { token, documents, verifier, registry } = await ignition.deploy(LicencePlatform, { parameters, deploymentId });
+await handOverGovernance([token, documents, registry]);
 
 const addresses = {
   LicenceToken: await token.getAddress(),
   DocumentRegistry: await documents.getAddress(),
   ApprovalRegistry: await registry.getAddress(),
+  DecisionVerifier: await verifier.getAddress(),
 };
 // The indexer starts at the block that created the first contract.
 const creation = await token.deploymentTransaction()?.wait();
@@ -43,7 +64,8 @@ const deployment = {
   chainId,
   startBlock,
   contracts: addresses,
-  roles: parameters.LicencePlatform,
+  roles: { governance, admin, operator, keeper: parameters.LicencePlatform.keeper },
+  walletDelay,
   deployer: deployer.address,
   deployedAt: new Date().toISOString(),
 };
@@ -52,6 +74,21 @@ await mkdir(path.dirname(file), { recursive: true });
 await writeFile(file, JSON.stringify(deployment, null, 2) + "\n");
 console.log(`Deployed to ${networkName} (chain ${chainId}), written to ${file}`);
 console.log(JSON.stringify(addresses, null, 2));
+
+function requiredAddress(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is required: governance, administration and the operator are different keys`);
+  return getAddress(value);
+}
+
+/** Governance (when not the deployer) takes DEFAULT_ADMIN_ROLE on each contract; the deployer renounces it. Idempotent. */
+async function handOverGovernance(contracts: { hasRole(role: string, account: string): Promise<boolean>; grantRole(role: string, account: string): Promise<{ wait(): Promise<unknown> }>; renounceRole(role: string, account: string): Promise<{ wait(): Promise<unknown> }> }[]): Promise<void> {
+  if (governance === deployer.address) return;
+  for (const contract of contracts) {
+    if (!(await contract.hasRole(ZeroHash, governance))) await (await contract.grantRole(ZeroHash, governance)).wait();
+    if (await contract.hasRole(ZeroHash, deployer.address)) await (await contract.renounceRole(ZeroHash, deployer.address)).wait();
+  }
+}
 
 /**
  * A local chain that was reset keeps nothing, but Ignition's journal still names the old addresses and would

@@ -5,7 +5,7 @@
 import { readFile, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 
-const CONTRACTS = ["LicenceToken", "DocumentRegistry", "ApprovalRegistry"] as const;
+const CONTRACTS = ["LicenceToken", "DocumentRegistry", "ApprovalRegistry", "DecisionVerifier"] as const;
 
 await mkdir("abis", { recursive: true });
 const index: string[] = [];

@@ -80,6 +80,8 @@ export const settings = {
   chainSnapshotMs: { env: "CHAIN_SNAPSHOT_MS", doc: "Embedded chain: how often (ms) its state is saved when it changed", fallback: 250, parse: integer(50, 3_600_000) },
   deploymentFile: { env: "DEPLOYMENT_FILE", doc: "Deployment file (chain id, addresses, start block); default DATA_DIR/deployment.json", parse: text },
   operatorPrivateKey: { env: "OPERATOR_PRIVATE_KEY", doc: "External chain: the operator wallet's key (stored encrypted at first start); embedded: generated", parse: hexKey(32), secret: true },
+  walletDelaySeconds: { env: "WALLET_DELAY_SECONDS", doc: "Embedded deployment: seconds a department wallet change waits in public before it can take effect (deploy script: at least 86,400 outside the embedded chain)", fallback: 60, parse: integer(1, 31_536_000) },
+  adminWalletPrivateKey: { env: "ADMIN_WALLET_PRIVATE_KEY", doc: "External chain: the administration wallet's key (ADMIN_ROLE: departments, workflows, suspensions; never the operator's); embedded: generated", parse: hexKey(32), secret: true },
   deployerPrivateKey: { env: "DEPLOYER_PRIVATE_KEY", doc: "External chain: key that deploys when the deployment file is missing", parse: hexKey(32), secret: true },
   masterKey: { env: "MASTER_KEY", doc: "32-byte hex key encrypting wallet keys at rest (AES-256-GCM); embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
   licenceTokenAddress: { env: "LICENCE_TOKEN_ADDRESS", doc: "LicenceToken address, instead of the deployment file", parse: address },

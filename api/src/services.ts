@@ -101,11 +101,14 @@ export async function createDomainContext(config: Config, logger: Logger, core: 
   core.gateway.startReconcileLoop(config.reconcileIntervalMs);
   const operator = await core.wallets.findByPurpose("OPERATOR");
   if (!operator) throw new Error("No operator wallet: start the stack with npm start (or set OPERATOR_PRIVATE_KEY on first start)");
+  const administrator = await core.wallets.findByPurpose("ADMIN");
+  if (!administrator) throw new Error("No administration wallet: start the stack with npm start (or set ADMIN_WALLET_PRIVATE_KEY on first start)");
   return {
     config,
     pool: core.pool,
     gateway: core.gateway,
     operator,
+    administrator,
     contracts: deployment.contracts,
     workflows: new WorkflowStore(core.pool),
     documentStore: await createDocumentStore(config),

@@ -53,6 +53,39 @@ interface IApprovalRegistry {
         Timeout
     }
 
+    /// @notice Who holds a department's key.
+    enum Custody {
+        Custodial, // the platform holds the key (a vault or a remote signer) and signs as the department asks
+        DepartmentHeld // the department holds its key (an EOA or an EIP-1271 wallet such as a Safe) and signs itself
+    }
+
+    /// @notice A decision signed by a department (EIP-712 typed data), relayed by anyone.
+    /// Type: Decision(uint256 tokenId,uint16 departmentId,uint8 decision,uint8 reasonCode,uint16 reviewedMask,
+    /// uint256 reviewedVersions,bytes32 remarksHash,uint64 nonce,uint64 deadline)
+    struct SignedDecision {
+        uint256 tokenId;
+        uint16 departmentId;
+        DecisionStatus decision; // Approved, Rejected or ChangesRequested
+        uint8 reasonCode; // rejections: 1..5; otherwise 0
+        uint16 reviewedMask; // bit i = document index i; 0 = every document of the request
+        uint256 reviewedVersions; // the versions reviewed, in packedDocumentsOf's layout (15 bits per index from bit 16)
+        bytes32 remarksHash; // keccak256 of the off-chain remarks
+        uint64 nonce; // the department's next decision nonce
+        uint64 deadline; // last block time at which the signature is accepted
+    }
+
+    /// @notice A department as stored, with its pending wallet change.
+    struct DepartmentRecord {
+        bytes32 code;
+        address wallet; // the address whose signature (or transaction) is the department's decision
+        Custody custody;
+        bool active;
+        uint64 nonce; // next nonce of a signed decision
+        address pendingWallet; // proposed wallet (zero: none)
+        Custody pendingCustody;
+        uint40 pendingEffectiveAt; // block time from which the proposed wallet can be activated
+    }
+
     /// @notice One stage of a workflow, as registered.
     struct StageInput {
         ExecutionType executionType;
@@ -103,16 +136,32 @@ interface IApprovalRegistry {
     /// @param departmentId The new department's id (1, 2, ...).
     /// @param code The department code, e.g. "FIRE".
     /// @param wallet The wallet that signs the department's decisions.
-    event DepartmentRegistered(uint16 indexed departmentId, bytes32 indexed code, address indexed wallet);
+    /// @param custody Who holds the wallet's key.
+    event DepartmentRegistered(uint16 indexed departmentId, bytes32 indexed code, address indexed wallet, Custody custody);
     /// @notice Department `departmentId` was activated or deactivated: an inactive department cannot decide.
     /// @param departmentId The department.
     /// @param active Whether the department can decide.
     event DepartmentActiveSet(uint16 indexed departmentId, bool active);
+    /// @notice An administrator proposed a new wallet (or custody) for department `departmentId`. It can be
+    /// activated from `effectiveAt` on, and cancelled by the department's current wallet until then.
+    /// @param departmentId The department.
+    /// @param wallet The proposed wallet.
+    /// @param custody Who holds the proposed wallet's key.
+    /// @param effectiveAt Block time from which the change can be activated (proposal time + the wallet delay).
+    event DepartmentWalletProposed(uint16 indexed departmentId, address indexed wallet, Custody custody, uint40 effectiveAt);
+    /// @notice The pending wallet change of department `departmentId` was cancelled.
+    /// @param departmentId The department.
+    /// @param wallet The wallet that was proposed.
+    /// @param by Who cancelled: the department's current wallet or an administrator.
+    event DepartmentWalletCancelled(uint16 indexed departmentId, address indexed wallet, address by);
     /// @notice Department `departmentId` now decides from `wallet`; `previousWallet` can no longer decide.
     /// @param departmentId The department.
     /// @param previousWallet The wallet replaced.
     /// @param wallet The department's new wallet.
-    event DepartmentWalletRotated(uint16 indexed departmentId, address indexed previousWallet, address indexed wallet);
+    /// @param custody Who holds the new wallet's key.
+    event DepartmentWalletRotated(
+        uint16 indexed departmentId, address indexed previousWallet, address indexed wallet, Custody custody
+    );
 
     /// @notice Version `version` of the workflow of `workflowType` was registered as `workflowId` and made the
     /// active one. Its stages were emitted just before, one WorkflowStageRegistered each.
@@ -187,9 +236,11 @@ interface IApprovalRegistry {
     /// @param action Notify (the API notifies the pending departments), Escalate or AutoReject.
     event StageTimedOut(uint256 indexed tokenId, uint8 indexed stage, TimeoutAction action);
 
-    /// @notice Department `departmentId` decided. `reviewedMask` bit i = document index i; `documentVersions`
-    /// is the document registry's packed word at that moment (15 bits per index from bit 16: latest version),
-    /// so the exact versions reviewed are on chain. `remarksHash` is keccak256 of the off-chain remarks.
+    /// @notice Department `departmentId` decided. `reviewedMask` bit i = document index i (every document when the
+    /// department named none); `documentVersions` is the document registry's packed word at that moment (15 bits
+    /// per index from bit 16: latest version), and the department named exactly these versions for the reviewed
+    /// documents (a decision naming older versions reverts), so the versions reviewed are on chain.
+    /// `remarksHash` is keccak256 of the off-chain remarks.
     /// @param tokenId The licence request.
     /// @param departmentId The department that decided.
     /// @param stage The stage it decided in.
@@ -198,6 +249,9 @@ interface IApprovalRegistry {
     /// @param reviewedMask The documents reviewed: bit i = document index i.
     /// @param documentVersions The document registry's packed word when the decision was made.
     /// @param remarksHash keccak256 of the off-chain remarks.
+    /// @param signer The department wallet that decided: the transaction's sender, or the EIP-712 signer (an EOA
+    /// or an EIP-1271 wallet) of a relayed decision.
+    /// @param custody Who held the signer's key, as registered.
     event DecisionRecorded(
         uint256 indexed tokenId,
         uint16 indexed departmentId,
@@ -206,9 +260,12 @@ interface IApprovalRegistry {
         uint8 reasonCode,
         uint16 reviewedMask,
         uint256 documentVersions,
-        bytes32 remarksHash
+        bytes32 remarksHash,
+        address signer,
+        Custody custody
     );
-    /// @notice A new version of document `docIndex` invalidated this department's approval in `stage`.
+    /// @notice A new version of document `docIndex` (or a new document, `newVersion` 1, added under review)
+    /// invalidated this department's approval in `stage`.
     /// @param tokenId The licence request.
     /// @param departmentId The department whose approval now reads ReviewRequired.
     /// @param stage The stage of that approval.
@@ -218,20 +275,42 @@ interface IApprovalRegistry {
         uint256 indexed tokenId, uint16 indexed departmentId, uint8 indexed stage, uint8 docIndex, uint16 newVersion
     );
 
+    /// @dev A department code is not zero.
     error DepartmentInvalidCode();
+    /// @dev A department wallet is not the zero address.
     error DepartmentInvalidWallet(address wallet);
+    /// @dev `code` is already a department.
     error DepartmentAlreadyRegistered(bytes32 code);
+    /// @dev `wallet` already decides for a department.
     error DepartmentWalletInUse(address wallet);
+    /// @dev No department has this code.
     error DepartmentUnknown(bytes32 code);
+    /// @dev No department has this id.
+    error DepartmentUnknownId(uint16 departmentId);
+    /// @dev The department is deactivated: it cannot decide.
     error DepartmentInactive(uint16 departmentId);
+    /// @dev 65,535 departments at most.
     error DepartmentLimitReached();
+    /// @dev A department wallet holds no role, and a role holder is never a department wallet: an administrator
+    /// or the operator cannot decide for a department.
+    error DepartmentWalletHoldsRole(address wallet);
+    /// @dev The department has no pending wallet change.
+    error DepartmentNoWalletChange(uint16 departmentId);
+    /// @dev The pending wallet change can be activated only from `effectiveAt`.
+    error DepartmentWalletChangeNotDue(uint16 departmentId, uint40 effectiveAt);
+    /// @dev Only the department's current wallet (or an administrator) cancels its pending wallet change.
+    error DepartmentUnauthorizedCancel(uint16 departmentId, address caller);
     /// @dev The caller's wallet belongs to no department.
     error NotADepartment(address caller);
+    /// @dev The wallet-change delay is at least one second, so no change takes effect in the block proposing it.
+    error InvalidWalletDelay(uint40 delay);
 
     error WorkflowUnknown(uint32 workflowId);
     error WorkflowInactive(uint32 workflowId);
     error WorkflowInvalidType();
     error WorkflowInvalidStageCount(uint256 count);
+    /// @dev The workflow has no stage `stageIndex`.
+    error WorkflowUnknownStage(uint32 workflowId, uint8 stageIndex);
     error WorkflowInvalidStageDepartments(uint256 stageIndex, uint256 count);
     error WorkflowDuplicateDepartment(uint256 stageIndex, bytes32 code);
     error WorkflowInvalidThreshold(uint256 stageIndex, uint8 threshold);
@@ -252,6 +331,17 @@ interface IApprovalRegistry {
     error ReviewUnknownDocuments(uint256 tokenId, uint16 reviewedMask, uint8 documentCount);
     /// @dev Department rejections carry reason codes 1..5 (SAFETY_VIOLATION .. OTHER).
     error ReviewInvalidReason(uint8 reasonCode);
+    /// @dev Document `docIndex` changed since the department reviewed it: it reviewed `reviewed`, the latest is
+    /// `latest`. The department must look again.
+    error ReviewStaleDocuments(uint256 tokenId, uint8 docIndex, uint16 reviewed, uint16 latest);
+    /// @dev A signed decision is Approved, Rejected or ChangesRequested.
+    error ReviewInvalidDecision(DecisionStatus decision);
+    /// @dev The signed decision's deadline has passed.
+    error ReviewSignatureExpired(uint64 deadline);
+    /// @dev The signed decision's nonce is not the department's next one (replayed or out of order).
+    error ReviewInvalidNonce(uint16 departmentId, uint64 expected, uint64 nonce);
+    /// @dev The signature is not the department wallet's (ECDSA for an EOA, EIP-1271 for a contract wallet).
+    error ReviewInvalidSignature(uint16 departmentId, address wallet);
     error TimeoutNotSet(uint256 tokenId, uint8 stage);
     error TimeoutNotReached(uint256 tokenId, uint8 stage, uint40 deadline);
     error TimeoutAlreadyHandled(uint256 tokenId, uint8 stage);
@@ -261,19 +351,33 @@ interface IApprovalRegistry {
 
     /// @notice Registers a department with its wallet. Ids start at 1.
     /// @param code The department code, e.g. "FIRE" (not zero, not registered yet).
-    /// @param wallet The wallet that will sign the department's decisions (not zero, not another department's).
+    /// @param wallet The wallet that will sign the department's decisions (not zero, not another department's,
+    /// holding no role).
+    /// @param custody Who holds the wallet's key.
     /// @return departmentId The new department's id.
-    function registerDepartment(bytes32 code, address wallet) external returns (uint16 departmentId);
+    function registerDepartment(bytes32 code, address wallet, Custody custody) external returns (uint16 departmentId);
 
     /// @notice Activates or deactivates a department: an inactive department cannot decide.
     /// @param code The department code.
     /// @param active Whether the department can decide.
     function setDepartmentActive(bytes32 code, bool active) external;
 
-    /// @notice Replaces a department's wallet; the old wallet stops being able to decide at once.
+    /// @notice Proposes a new wallet or custody for a department (replacing any pending proposal). It takes effect
+    /// only through `activateDepartmentWallet`, at least `walletDelay()` later; until then the current wallet
+    /// decides and can cancel it.
     /// @param code The department code.
-    /// @param wallet The new wallet (not zero, not another department's).
-    function rotateDepartmentWallet(bytes32 code, address wallet) external;
+    /// @param wallet The new wallet (not zero, holding no role, not another department's; the current wallet to
+    /// change only the custody).
+    /// @param custody Who will hold the wallet's key.
+    function proposeDepartmentWallet(bytes32 code, address wallet, Custody custody) external;
+
+    /// @notice Cancels a department's pending wallet change. Only the department's current wallet or ADMIN_ROLE.
+    /// @param code The department code.
+    function cancelDepartmentWallet(bytes32 code) external;
+
+    /// @notice Activates a department's pending wallet change once its delay has passed. Anyone can call it.
+    /// @param code The department code.
+    function activateDepartmentWallet(bytes32 code) external;
 
     /// @notice Registers the next version of the workflow of `workflowType` and makes it the active one
     /// (new requests of that type are pinned to it; requests already created keep theirs).
@@ -318,25 +422,44 @@ interface IApprovalRegistry {
 
     // ------------------------------------------------------------------ department decisions (department wallets)
 
-    /// @notice Approves the request in the current stage, having reviewed the latest versions of `reviewedMask`.
+    /// @notice Approves the request in the current stage, having reviewed the versions `reviewedVersions` of the
+    /// documents of `reviewedMask`; reverts with ReviewStaleDocuments if any of them has a newer version.
     /// @param tokenId The licence request (under review).
-    /// @param reviewedMask The documents reviewed: bit i = document index i (only documents the request has).
+    /// @param reviewedMask The documents reviewed: bit i = document index i (only documents the request has;
+    /// 0 = every document of the request).
+    /// @param reviewedVersions The versions reviewed, in packedDocumentsOf's layout (15 bits per index from bit 16).
     /// @param remarksHash keccak256 of the off-chain remarks.
-    function approve(uint256 tokenId, uint16 reviewedMask, bytes32 remarksHash) external;
+    function approve(uint256 tokenId, uint16 reviewedMask, uint256 reviewedVersions, bytes32 remarksHash) external;
 
     /// @notice Rejects the request (reason 1..5); the stage's `onRejection` applies.
     /// @param tokenId The licence request (under review).
     /// @param reasonCode 1 SAFETY_VIOLATION, 2 INCOMPLETE_DOCUMENTS, 3 POLICY_VIOLATION, 4 FRAUDULENT_APPLICATION,
     /// 5 OTHER.
-    /// @param reviewedMask The documents reviewed: bit i = document index i (only documents the request has).
+    /// @param reviewedMask The documents reviewed: bit i = document index i (0 = every document of the request).
+    /// @param reviewedVersions The versions reviewed, in packedDocumentsOf's layout.
     /// @param remarksHash keccak256 of the off-chain remarks.
-    function reject(uint256 tokenId, uint8 reasonCode, uint16 reviewedMask, bytes32 remarksHash) external;
+    function reject(
+        uint256 tokenId,
+        uint8 reasonCode,
+        uint16 reviewedMask,
+        uint256 reviewedVersions,
+        bytes32 remarksHash
+    ) external;
 
     /// @notice Asks the applicant for changes: Submitted -> PendingResubmission.
     /// @param tokenId The licence request (under review).
-    /// @param reviewedMask The documents reviewed: bit i = document index i (only documents the request has).
+    /// @param reviewedMask The documents reviewed: bit i = document index i (0 = every document of the request).
+    /// @param reviewedVersions The versions reviewed, in packedDocumentsOf's layout.
     /// @param remarksHash keccak256 of the off-chain remarks.
-    function requestChanges(uint256 tokenId, uint16 reviewedMask, bytes32 remarksHash) external;
+    function requestChanges(uint256 tokenId, uint16 reviewedMask, uint256 reviewedVersions, bytes32 remarksHash)
+        external;
+
+    /// @notice Records a decision the department signed (EIP-712), relayed by anyone: the same checks and effects as
+    /// approve / reject / requestChanges sent from the department's wallet, plus the signature, nonce and deadline.
+    /// @param decision The signed decision.
+    /// @param signature The department wallet's signature: 65-byte ECDSA for an EOA, anything its
+    /// `isValidSignature` accepts for an EIP-1271 wallet.
+    function decideBySig(SignedDecision calldata decision, bytes calldata signature) external;
 
     // ------------------------------------------------------------------ keeper and document registry
 
@@ -359,18 +482,15 @@ interface IApprovalRegistry {
     /// @return active Whether it can decide.
     function departmentByCode(bytes32 code) external view returns (uint16 departmentId, address wallet, bool active);
 
-    /// @notice A department by id; reverts when unknown.
+    /// @notice A department with its custody, decision nonce and pending wallet change; reverts when unknown.
     /// @param departmentId The department's id.
-    /// @return code The department code.
-    /// @return wallet The wallet that signs its decisions.
-    /// @return active Whether it can decide.
-    function departmentById(uint16 departmentId) external view returns (bytes32 code, address wallet, bool active);
+    /// @return The department's record.
+    function departmentRecord(uint16 departmentId) external view returns (DepartmentRecord memory);
 
-    /// @notice The department a wallet decides for; never reverts.
-    /// @param wallet The wallet.
-    /// @return departmentId The department's id (0: the wallet belongs to no department).
-    /// @return active Whether the department can decide.
-    function departmentOfWallet(address wallet) external view returns (uint16 departmentId, bool active);
+    /// @notice The delay between proposing a department wallet change and the earliest time it can take effect.
+    /// @return Seconds (fixed at deployment).
+    function walletDelay() external view returns (uint40);
+
 
     /// @notice A workflow version; reverts when unknown.
     /// @param workflowId The workflow version.

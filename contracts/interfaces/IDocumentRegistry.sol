@@ -74,7 +74,18 @@ interface IDocumentRegistry {
     /// @dev The review registry can be set once.
     error DocumentReviewRegistryAlreadySet(address registry);
 
-    /// @notice Anchors version 1 of a new document of `tokenId`. Only OPERATOR_ROLE.
+    /// @dev Only the approval registry wired at deployment sets document phases.
+    /// @param caller The address that tried.
+    error DocumentUnauthorizedRegistry(address caller);
+
+    /// @dev Documents never go back to Open or Unopened: every change after submission invalidates reviews.
+    /// @param tokenId The licence request.
+    /// @param from The current phase.
+    /// @param to The phase refused.
+    error DocumentInvalidPhaseChange(uint256 tokenId, Phase from, Phase to);
+
+    /// @notice Anchors version 1 of a new document of `tokenId`. Only OPERATOR_ROLE. Under review, the approvals
+    /// of the current stage become ReviewRequired (no one has seen the new document).
     /// @param tokenId The licence request: a Draft for its first document, and its documents not Locked.
     /// @param documentId The platform's document id (a UUID).
     /// @param docType The document type, e.g. "SITE_PLAN".
@@ -92,7 +103,8 @@ interface IDocumentRegistry {
     /// @return version The new version number.
     function anchorVersion(bytes32 previousHash, bytes32 sha256Hash) external returns (uint16 version);
 
-    /// @notice Sets the document phase of a token. Only REGISTRY_ROLE (the approval registry).
+    /// @notice Sets the document phase of a token. Only the approval registry (the review registry set once);
+    /// never back to Open or Unopened.
     /// @param tokenId The licence request.
     /// @param phase The new phase.
     function setPhase(uint256 tokenId, Phase phase) external;

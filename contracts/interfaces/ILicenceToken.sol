@@ -41,7 +41,11 @@ interface ILicenceToken {
     /// @param tokenId The licence request.
     /// @param owner The applicant's custodial address.
     /// @param workflowId The workflow version the request is pinned to.
-    event LicenceMinted(uint256 indexed tokenId, address indexed owner, uint32 indexed workflowId);
+    /// @param applicantCommitment keccak256(salt ‖ applicant id): proves, with the salt the holder keeps, whose
+    /// licence this is, without naming anyone on chain (zero: none recorded).
+    event LicenceMinted(
+        uint256 indexed tokenId, address indexed owner, uint32 indexed workflowId, bytes32 applicantCommitment
+    );
 
     /// @notice The licence's status changed from `from` to `to` by `actor` (a role holder or the approval registry).
     /// @param tokenId The licence.
@@ -93,15 +97,28 @@ interface ILicenceToken {
     /// @dev The expiry of an issued licence must lie in the future (or be 0 for no expiry).
     error LicenceInvalidExpiry(uint256 tokenId, uint40 expiresAt);
 
+    /// @dev Only the approval registry wired at deployment drives the review lifecycle.
+    /// @param caller The address that tried.
+    error LicenceUnauthorizedRegistry(address caller);
+
+    /// @dev The approval registry is set once, at deployment, and is not zero.
+    /// @param registry The registry already set (or the zero address offered).
+    error LicenceApprovalRegistryFixed(address registry);
+
+    /// @notice The approval registry driving the review lifecycle was wired, once and for good.
+    /// @param registry The approval registry.
+    event ApprovalRegistrySet(address indexed registry);
+
     /// @notice Mints a Draft licence request to `to`, pinned to the active workflow version of `requestType`.
     /// @dev Only OPERATOR_ROLE. Emits Transfer, Locked and LicenceMinted.
     /// @param to The applicant's custodial address (not zero).
     /// @param tokenId The new token's id, 1 .. 2^40-1, not minted yet.
     /// @param requestType The request type, e.g. "BUILDING_PERMIT" (with an active workflow).
-    function mint(address to, uint256 tokenId, bytes32 requestType) external;
+    /// @param applicantCommitment keccak256(salt ‖ applicant id), recorded in LicenceMinted only (no storage).
+    function mint(address to, uint256 tokenId, bytes32 requestType, bytes32 applicantCommitment) external;
 
     /// @notice Moves a request along the review lifecycle (submit, request changes, resubmit, reject, cancel).
-    /// @dev Only REGISTRY_ROLE (the approval registry). Approved is reached through `issue` only.
+    /// @dev Only the approval registry. Approved is reached through `issue` only.
     /// @param tokenId The licence request.
     /// @param to The new status: Draft -> Submitted or Cancelled; Submitted -> PendingResubmission or Rejected;
     /// PendingResubmission -> Submitted or Cancelled.
@@ -110,7 +127,7 @@ interface ILicenceToken {
     function transition(uint256 tokenId, Status to, uint8 reasonCode) external returns (uint32 workflowId);
 
     /// @notice Issues the licence after the pinned workflow completed: Submitted -> Approved.
-    /// @dev Only REGISTRY_ROLE.
+    /// @dev Only the approval registry.
     /// @param tokenId The licence request (Submitted).
     /// @param expiresAt The expiry, in the future (0: never expires).
     function issue(uint256 tokenId, uint40 expiresAt) external;
@@ -129,7 +146,7 @@ interface ILicenceToken {
     /// @param reasonCode The reason of the revocation (not zero).
     function revoke(uint256 tokenId, uint8 reasonCode) external;
 
-    /// @notice Sets the workflow version new requests of `requestType` are pinned to. Only REGISTRY_ROLE.
+    /// @notice Sets the workflow version new requests of `requestType` are pinned to. Only the approval registry.
     /// @param requestType The request type.
     /// @param workflowId The workflow version (0: no new request of that type can be created).
     function setActiveWorkflow(bytes32 requestType, uint32 workflowId) external;
@@ -154,4 +171,13 @@ interface ILicenceToken {
     /// @param requestType The request type.
     /// @return The active workflow version (0: none).
     function activeWorkflowOf(bytes32 requestType) external view returns (uint32);
+
+    /// @notice Wires, once, the approval registry that drives the review lifecycle. Only DEFAULT_ADMIN_ROLE, during
+    /// deployment: no role can later make another address the registry.
+    /// @param registry The approval registry (not zero).
+    function setApprovalRegistry(address registry) external;
+
+    /// @notice The approval registry that drives the review lifecycle (zero until wired).
+    /// @return The approval registry.
+    function approvalRegistry() external view returns (address);
 }

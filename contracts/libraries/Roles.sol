@@ -10,6 +10,6 @@ library Roles {
     bytes32 internal constant OPERATOR_ROLE = keccak256("OPERATOR_ROLE");
     /// @dev Acts on overdue stages (NOTIFY / ESCALATE / AUTO_REJECT), checked against block time.
     bytes32 internal constant KEEPER_ROLE = keccak256("KEEPER_ROLE");
-    /// @dev Held by the approval registry contract only: drives token status and document phases.
-    bytes32 internal constant REGISTRY_ROLE = keccak256("REGISTRY_ROLE");
+    // No registry role: the approval registry is wired into the token and the document registry once, at
+    // deployment, so no role holder can make another address drive the review lifecycle.
 }

@@ -100,6 +100,21 @@ library StageLedger {
         }
     }
 
+    /// @notice Every approval becomes ReviewRequired (keeping its mask): a document was added under review.
+    /// @param ledger The stage's ledger.
+    /// @param count The number of positions to look at, from position 0.
+    /// @return updated The new ledger.
+    /// @return hits Bit p set when position p was invalidated.
+    function invalidateApprovals(uint256 ledger, uint256 count) internal pure returns (uint256 updated, uint8 hits) {
+        updated = ledger;
+        for (uint256 p = 0; p < count; ++p) {
+            if (statusAt(ledger, p) == IApprovalRegistry.DecisionStatus.Approved) {
+                updated = set(updated, p, IApprovalRegistry.DecisionStatus.ReviewRequired, reviewedAt(ledger, p));
+                hits |= uint8(1 << p);
+            }
+        }
+    }
+
     /// @notice Positions holding `status` go back to Pending (mask cleared).
     /// @param ledger The stage's ledger.
     /// @param count The number of positions to look at, from position 0.

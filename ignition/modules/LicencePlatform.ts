@@ -4,29 +4,32 @@ import { id } from "ethers";
 const ADMIN_ROLE = id("ADMIN_ROLE");
 const OPERATOR_ROLE = id("OPERATOR_ROLE");
 const KEEPER_ROLE = id("KEEPER_ROLE");
-const REGISTRY_ROLE = id("REGISTRY_ROLE");
 
 /**
- * The three contracts, wired as production needs them:
- * - the approval registry holds REGISTRY_ROLE on the licence token and the document registry, and is the
- *   document registry's review registry (the only contract told about new versions under review);
- * - `operator` (the API's operator wallet) holds OPERATOR_ROLE on all three; `admin` holds ADMIN_ROLE on the
- *   token and the approval registry; `keeper` holds KEEPER_ROLE on the approval registry.
- * The deployer keeps DEFAULT_ADMIN_ROLE (who grants roles); hand it to governance on a production network.
+ * The contracts, wired as production needs them:
+ * - the approval registry is wired into the licence token (`setApprovalRegistry`) and the document registry
+ *   (`setReviewRegistry`) once, here: no role can later make another address drive reviews;
+ * - the decision verifier (stateless) is an immutable of the approval registry;
+ * - three different keys: `governance` holds DEFAULT_ADMIN_ROLE (grants roles; a multisig on a real network),
+ *   `admin` holds ADMIN_ROLE (departments, workflows, suspensions; proposes wallet changes, which wait
+ *   `walletDelay` seconds in public), `operator` (the API's hot wallet) holds OPERATOR_ROLE, and `keeper`
+ *   KEEPER_ROLE. The deployer holds DEFAULT_ADMIN_ROLE while wiring and granting; scripts/deploy.ts then hands it
+ *   to governance when governance is another address (a multisig), and renounces its own.
  */
 export default buildModule("LicencePlatform", (m) => {
   const deployer = m.getAccount(0);
-  const operator = m.getParameter("operator", deployer);
-  const admin = m.getParameter("admin", deployer);
-  const keeper = m.getParameter("keeper", deployer);
+  const operator = m.getParameter("operator");
+  const admin = m.getParameter("admin");
+  const keeper = m.getParameter("keeper", operator);
+  const walletDelay = m.getParameter("walletDelay", 24 * 60 * 60);
   const baseURI = m.getParameter("baseURI", "http://127.0.0.1:3000/api/v1/verify/");
 
   const token = m.contract("LicenceToken", ["Licence Approval Token", "LICENCE", baseURI, deployer]);
   const documents = m.contract("DocumentRegistry", [token, deployer]);
-  const registry = m.contract("ApprovalRegistry", [token, documents, deployer]);
+  const verifier = m.contract("DecisionVerifier", []);
+  const registry = m.contract("ApprovalRegistry", [token, documents, verifier, deployer, walletDelay]);
 
-  m.call(token, "grantRole", [REGISTRY_ROLE, registry], { id: "token_registryRole" });
-  m.call(documents, "grantRole", [REGISTRY_ROLE, registry], { id: "documents_registryRole" });
+  m.call(token, "setApprovalRegistry", [registry]);
   m.call(documents, "setReviewRegistry", [registry]);
 
   m.call(token, "grantRole", [OPERATOR_ROLE, operator], { id: "token_operatorRole" });
@@ -36,5 +39,5 @@ export default buildModule("LicencePlatform", (m) => {
   m.call(registry, "grantRole", [ADMIN_ROLE, admin], { id: "registry_adminRole" });
   m.call(registry, "grantRole", [KEEPER_ROLE, keeper], { id: "registry_keeperRole" });
 
-  return { token, documents, registry };
+  return { token, documents, verifier, registry };
 });

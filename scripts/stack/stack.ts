@@ -149,13 +149,25 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
           : undefined;
       if (!operatorAddress) throw new Error("OPERATOR_PRIVATE_KEY is required with an external chain (the wallet holding OPERATOR_ROLE)");
     }
-    if (embeddedChain) await rpc(rpcUrl!, "anvil_setBalance", [operatorAddress, "0x3635c9adc5dea00000"]); // 1000 ETH
+    // The administration wallet (ADMIN_ROLE) is another key: the operator's hot wallet never administers.
+    let adminAddress = await wallets.findByPurpose("ADMIN");
+    if (!adminAddress) {
+      adminAddress = config.adminWalletPrivateKey
+        ? await wallets.import(config.adminWalletPrivateKey, "ADMIN", null, 0n)
+        : embeddedChain
+          ? await wallets.create("ADMIN", null)
+          : undefined;
+      if (!adminAddress) throw new Error("ADMIN_WALLET_PRIVATE_KEY is required with an external chain (the wallet holding ADMIN_ROLE)");
+    }
+    if (embeddedChain) {
+      for (const funded of [operatorAddress, adminAddress]) await rpc(rpcUrl!, "anvil_setBalance", [funded, "0x3635c9adc5dea00000"]); // 1000 ETH
+    }
 
     checkpoint();
     // ---- Contracts
     const deploymentFile = config.deploymentFile!;
     const deployment = embeddedChain
-      ? await ensureEmbeddedDeployment(rpcUrl!, deploymentFile, operatorAddress, config, log)
+      ? await ensureEmbeddedDeployment(rpcUrl!, deploymentFile, { operator: operatorAddress, admin: adminAddress }, config, log)
       : await loadDeployment(config);
 
     checkpoint();
@@ -294,7 +306,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 }
 
 /** Reuses the embedded deployment when its contracts exist on the chain; otherwise deploys with Ignition. */
-async function ensureEmbeddedDeployment(rpcUrl: string, file: string, operator: string, config: Config, log: (l: string) => void): Promise<Deployment> {
+async function ensureEmbeddedDeployment(
+  rpcUrl: string,
+  file: string,
+  roles: { operator: string; admin: string },
+  config: Config,
+  log: (l: string) => void,
+): Promise<Deployment> {
   const existing = await readFile(file, "utf8").then((t) => JSON.parse(t) as Deployment, () => undefined);
   if (existing && (await rpc<string>(rpcUrl, "eth_getCode", [existing.contracts.LicenceToken, "latest"])) !== "0x") return existing;
   log("deploying the contracts to the local chain (Ignition)…");
@@ -308,9 +326,12 @@ async function ensureEmbeddedDeployment(rpcUrl: string, file: string, operator: 
       // Ignition's journal for this data directory's chain, kept with its data.
       IGNITION_DIR: path.join(config.dataDir, "ignition"),
       DEPLOYMENT_ID: `embedded-${config.chainId}`,
-      OPERATOR_ADDRESS: operator,
-      ADMIN_ADDRESS: operator,
-      KEEPER_ADDRESS: operator,
+      // Three keys: governance is the deployer (anvil's first development account, not held by the API), the
+      // API holds the administration wallet and the operator wallet.
+      OPERATOR_ADDRESS: roles.operator,
+      ADMIN_ADDRESS: roles.admin,
+      KEEPER_ADDRESS: roles.operator,
+      WALLET_DELAY_SECONDS: String(config.walletDelaySeconds),
       VERIFY_BASE_URL: `${config.publicBaseUrl}/api/v1/verify/`,
     },
     maxBuffer: 16 * 1024 * 1024,

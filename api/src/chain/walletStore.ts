@@ -9,7 +9,7 @@ import type { KeyVault } from "./keyVault.ts";
 /** A pool or a client inside a transaction. */
 type Queryable = Pick<pg.Pool, "query">;
 
-export type WalletPurpose = "OPERATOR" | "DEPARTMENT" | "APPLICANT";
+export type WalletPurpose = "OPERATOR" | "ADMIN" | "DEPARTMENT" | "APPLICANT";
 
 export class WalletStore {
   readonly #pool: pg.Pool;

@@ -11,8 +11,10 @@ export interface DomainContext {
   config: Config;
   pool: pg.Pool;
   gateway: ChainGateway;
-  /** The operator wallet: mints, anchors, submits, cancels, registers. */
+  /** The operator wallet (OPERATOR_ROLE, KEEPER_ROLE): mints, anchors, submits, cancels, enforces timeouts. */
   operator: string;
+  /** The administration wallet (ADMIN_ROLE): departments, workflows, escalations, suspensions. Never the operator. */
+  administrator: string;
   contracts: Deployment["contracts"];
   workflows: WorkflowStore;
   documentStore: DocumentStore;

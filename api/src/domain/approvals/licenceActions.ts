@@ -28,7 +28,7 @@ export async function actOnLicence(context: DomainContext, meta: RequestMeta, re
         : licenceToken.encodeFunctionData("reinstate", [request.tokenId]);
   try {
     const tx = await context.gateway.send(
-      { kind: "REVOKE", from: context.operator, to: context.contracts.LicenceToken, data, requestId: request.id },
+      { kind: "REVOKE", from: context.administrator, to: context.contracts.LicenceToken, data, requestId: request.id },
       {
         onRecorded: async (client, recorded) => {
           await client.query(`INSERT INTO licence_actions (tx_hash, request_id, action, reason_code, reason, chain_tx_id) VALUES ($1, $2, $3, $4, $5, $6)`, [

@@ -18,7 +18,7 @@ export async function resolveEscalation(context: DomainContext, meta: RequestMet
     const tx = await context.gateway.send(
       {
         kind: "ESCALATION",
-        from: context.operator,
+        from: context.administrator,
         to: context.contracts.ApprovalRegistry,
         data: approvalRegistry.encodeFunctionData("resolveEscalation", [request.tokenId, decision === "REJECT", decision === "REJECT" ? reasonCode : 0]),
         requestId: request.id,

@@ -64,7 +64,7 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
     tx = await context.gateway.send(
       {
         kind: "REGISTER_DEPARTMENT",
-        from: context.operator,
+        from: context.administrator,
         to: context.contracts.ApprovalRegistry,
         data: approvalRegistry.encodeFunctionData("registerDepartment", [encodeBytes32String(code), wallet]),
       },
@@ -146,7 +146,7 @@ export async function updateDepartment(context: DomainContext, meta: RequestMeta
     const tx = await context.gateway.send(
       {
         kind: "UPDATE_DEPARTMENT",
-        from: context.operator,
+        from: context.administrator,
         to: context.contracts.ApprovalRegistry,
         data: approvalRegistry.encodeFunctionData("setDepartmentActive", [encodeBytes32String(code), input.isActive]),
       },

@@ -38,7 +38,7 @@ export async function registerWorkflow(
     compileStages(input.stages),
   ]);
   const tx = await context.gateway.send(
-    { kind: "REGISTER_WORKFLOW", from: context.operator, to: context.contracts.ApprovalRegistry, data },
+    { kind: "REGISTER_WORKFLOW", from: context.administrator, to: context.contracts.ApprovalRegistry, data },
     {
       onRecorded: async (client, recorded) => {
         await client.query(
@@ -150,7 +150,7 @@ export async function deactivateWorkflow(context: DomainContext, meta: RequestMe
     const tx = await context.gateway.send(
       {
         kind: "DEACTIVATE_WORKFLOW",
-        from: context.operator,
+        from: context.administrator,
         to: context.contracts.ApprovalRegistry,
         data: approvalRegistry.encodeFunctionData("deactivateWorkflow", [current.chainWorkflowId]),
       },
