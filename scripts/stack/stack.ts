@@ -50,6 +50,8 @@ export interface Stack {
   rpcUrl: string;
   deployment: Deployment;
   operatorAddress: string;
+  /** The administration wallet (ADMIN_ROLE), another key than the operator's. */
+  adminAddress: string;
   /** The bootstrap admin client (OAuth 2.0 client credentials with the admin scope). */
   admin: { clientId: string; clientSecret: string };
   readonly api: ApiHandle;
@@ -266,6 +268,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       rpcUrl: rpcUrl!,
       deployment,
       operatorAddress,
+      adminAddress,
       admin: { clientId: adminClientId, clientSecret: adminClientSecret },
       get api() {
         return api;

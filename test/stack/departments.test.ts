@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { Wallet, encodeBytes32String } from "ethers";
+import { Wallet, ZeroHash, encodeBytes32String } from "ethers";
 import { approvalRegistry } from "../../api/src/chain/contracts.ts";
 import { signatureHeaders } from "../../api/src/domain/departments/requestSigning.ts";
 import type { ApiHandle } from "../../scripts/stack/stack.ts";
@@ -257,7 +257,7 @@ describe("departments (HTTP, real stack)", function () {
       await driver.workflow(type, [depts[0].code, depts[1].code], [depts[2].code, depts[3].code]);
       const request = async (n: number) => {
         const tokenId = BigInt(1_000_000 + Math.floor(Math.random() * 400_000));
-        await driver.send("MINT_NFT", driver.operator, "LicenceToken", token.encodeFunctionData("mint", [Wallet.createRandom().address, tokenId, b32(type)]));
+        await driver.send("MINT_NFT", driver.operator, "LicenceToken", token.encodeFunctionData("mint", [Wallet.createRandom().address, tokenId, b32(type), ZeroHash]));
         await driver.send("DOC_UPDATE", driver.operator, "DocumentRegistry", documents.encodeFunctionData("anchorDocument", [tokenId, uuidBytes(n), b32("SITE_PLAN"), sha(`${run}-stats-${n}`)]));
         await driver.send("SUBMIT", driver.operator, "ApprovalRegistry", registry.encodeFunctionData("submit", [tokenId]));
         return tokenId;

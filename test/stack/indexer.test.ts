@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import type { ConfirmedTx } from "../../api/src/chain/chainGateway.ts";
-import { Wallet } from "ethers";
+import { Wallet, ZeroHash } from "ethers";
 import { current } from "./support/stackFixture.ts";
 import { b32, createDriver, documents, registry, sha, token, uuidBytes, type Driver } from "./support/platformDriver.ts";
 
@@ -22,7 +22,7 @@ describe("indexer", function () {
     const applicant = Wallet.createRandom().address;
     const tokenId = BigInt(500_000 + Math.floor(Math.random() * 400_000));
     const sent: ConfirmedTx[] = [];
-    sent.push(await send("MINT_NFT", operator, "LicenceToken", token.encodeFunctionData("mint", [applicant, tokenId, b32(type)])));
+    sent.push(await send("MINT_NFT", operator, "LicenceToken", token.encodeFunctionData("mint", [applicant, tokenId, b32(type), ZeroHash])));
     sent.push(await send("DOC_UPDATE", operator, "DocumentRegistry", documents.encodeFunctionData("anchorDocument", [tokenId, uuidBytes(1), b32("SITE_PLAN"), sha(`${run}-plan-1`)])));
     sent.push(await send("DOC_UPDATE", operator, "DocumentRegistry", documents.encodeFunctionData("anchorDocument", [tokenId, uuidBytes(2), b32("DEED"), sha(`${run}-deed-1`)])));
     sent.push(await send("SUBMIT", operator, "ApprovalRegistry", registry.encodeFunctionData("submit", [tokenId])));

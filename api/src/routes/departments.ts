@@ -6,9 +6,10 @@ import type { DomainContext } from "../domain/context.ts";
 import { departmentStats, STATS_DEFINITIONS } from "../domain/departments/departmentStats.ts";
 import {
   CreateDepartmentInput, Department, DepartmentList, DepartmentResponse, DepartmentStatsResponse, RegeneratedKey, StatsQuery, UpdateDepartmentInput,
+  WalletChangeInput,
 } from "../domain/departments/departmentSchemas.ts";
 import { DepartmentStore } from "../domain/departments/departmentStore.ts";
-import { createDepartment, regenerateApiKey, updateDepartment } from "../domain/departments/manageDepartments.ts";
+import { createDepartment, proposeWalletChange, regenerateApiKey, settleWalletChange, updateDepartment } from "../domain/departments/manageDepartments.ts";
 import { forbidden, notFound } from "../http/appError.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 
@@ -122,6 +123,49 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       responses: { 200: { description: "The new credentials", schema: RegeneratedKey }, ...errors({ 401: "Not authenticated", 403: "Not an administrator", 404: "No such department" }) },
       handler: async ({ params, ctx }) => ({ body: await regenerateApiKey(context, requestMeta(ctx), params.departmentCode) }),
     }),
+    defineRoute({
+      method: "post",
+      path: "/departments/:departmentCode/wallet-change",
+      operationId: "proposeDepartmentWalletChange",
+      summary: "Propose a new wallet or custody for a department (public on chain, effective only after a delay)",
+      description:
+        "Recorded on chain (proposeDepartmentWallet) and audited. The change waits out the registry's wallet delay (fixed at deployment: at least 24 h on a real network) in public: the department's current wallet or an administrator can cancel it, and it takes effect only when activated after `effectiveAt`. Until then the current wallet decides. CUSTODIAL creates a new platform-held wallet; DEPARTMENT_HELD takes the department's own address.",
+      tags: ["Departments"],
+      access: ADMIN,
+      params: CodeParams,
+      body: WalletChangeInput,
+      responses: {
+        200: { description: "Proposed: the department with its pendingWalletChange", schema: Department.extend({ transactionHash: z.string() }) },
+        ...errors({ 400: "Invalid body", 401: "Not authenticated", 403: "Not an administrator", 404: "No such department", 409: "WALLET_NOT_ALLOWED: another department's wallet, or a role holder", 503: "Chain unavailable, nothing recorded" }),
+      },
+      handler: async ({ params, body, ctx }) => {
+        const { department, transactionHash } = await proposeWalletChange(context, requestMeta(ctx), params.departmentCode, body);
+        return { body: { ...store.toJson(department), transactionHash } };
+      },
+    }),
+    ...(["cancel", "activate"] as const).map((verb) =>
+      defineRoute({
+        method: "post",
+        path: `/departments/:departmentCode/wallet-change/${verb}`,
+        operationId: `${verb}DepartmentWalletChange`,
+        summary: verb === "cancel" ? "Cancel a department's pending wallet change" : "Activate a department's wallet change once its delay has passed",
+        description:
+          verb === "cancel"
+            ? "Recorded on chain (cancelDepartmentWallet, from the administration wallet) and audited. A department that holds its own key can also cancel it itself, by calling cancelDepartmentWallet from its wallet."
+            : "Recorded on chain (activateDepartmentWallet, which anyone may send once the delay has passed) and audited; from then on only the new wallet decides for the department.",
+        tags: ["Departments"],
+        access: ADMIN,
+        params: CodeParams,
+        responses: {
+          200: { description: "Done: the department as it is now", schema: Department.extend({ transactionHash: z.string() }) },
+          ...errors({ 401: "Not authenticated", 403: "Not an administrator", 404: "No such department", 409: "NO_WALLET_CHANGE, or WALLET_CHANGE_NOT_DUE (activate before effectiveAt)", 503: "Chain unavailable, nothing recorded" }),
+        },
+        handler: async ({ params, ctx }) => {
+          const { department, transactionHash } = await settleWalletChange(context, requestMeta(ctx), params.departmentCode, verb === "cancel" ? "CANCEL" : "ACTIVATE");
+          return { body: { ...store.toJson(department), transactionHash } };
+        },
+      }),
+    ),
     defineRoute({
       method: "get",
       path: "/departments/:departmentCode/stats",

@@ -22,9 +22,11 @@ export const uuidBytes = (n: number) => zeroPadValue(toBeHex(n), 16);
 export interface Driver {
   core: CoreServices;
   operator: string;
+  /** The administration wallet (ADMIN_ROLE): registers departments and workflows. */
+  admin: string;
   addresses: Stack["deployment"]["contracts"];
   send(kind: TxKind, from: string, contract: keyof Stack["deployment"]["contracts"], data: string): Promise<ConfirmedTx>;
-  /** Registers `code` on chain with a throw-away wallet (a cheap write from the operator). */
+  /** Registers `code` on chain with a throw-away wallet (a cheap write from the administration wallet). */
   registerCode(code: string): Promise<ConfirmedTx>;
   /** A department with its own funded custodial wallet, registered on chain. Returns its wallet. */
   department(code: string): Promise<string>;
@@ -43,14 +45,15 @@ export async function createDriver(stack: Stack): Promise<Driver> {
   return {
     core,
     operator: stack.operatorAddress,
+    admin: stack.adminAddress,
     addresses,
     index,
     send,
     registerCode: (code) =>
-      send("REGISTER_DEPARTMENT", stack.operatorAddress, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32(code), Wallet.createRandom().address])),
+      send("REGISTER_DEPARTMENT", stack.adminAddress, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32(code), Wallet.createRandom().address, 0])),
     async department(code) {
       const wallet = await core.wallets.create("DEPARTMENT", code);
-      await send("REGISTER_DEPARTMENT", stack.operatorAddress, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32(code), wallet]));
+      await send("REGISTER_DEPARTMENT", stack.adminAddress, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32(code), wallet, 0]));
       return wallet;
     },
     workflow(type, stage1, stage2) {
@@ -58,7 +61,7 @@ export async function createDriver(stack: Stack): Promise<Driver> {
         executionType, completion: 0, threshold: 0, onTimeout: 0, onRejection: 0, timeoutSeconds: 0, mandatoryMask: 0,
         departments: departments.map(b32),
       });
-      return send("REGISTER_WORKFLOW", stack.operatorAddress, "ApprovalRegistry",
+      return send("REGISTER_WORKFLOW", stack.adminAddress, "ApprovalRegistry",
         registry.encodeFunctionData("registerWorkflow", [b32(type), id(`${type}-definition`), 86_400n * 365n, [stage(0, stage1), stage(1, stage2)]]));
     },
     async close() {

@@ -18,6 +18,7 @@ export function domainContext(stack: Stack, driver: Driver): DomainContext {
     pool: driver.core.pool,
     gateway: driver.core.gateway,
     operator: stack.operatorAddress,
+    administrator: stack.adminAddress,
     contracts: stack.deployment.contracts,
     workflows: new WorkflowStore(driver.core.pool),
     documentStore: undefined as never,
