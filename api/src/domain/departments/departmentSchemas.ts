@@ -21,6 +21,11 @@ export const CreateDepartmentInput = z
       .boolean()
       .optional()
       .meta({ description: "Extension: when true, every call with this department's API key must be signed (X-Timestamp, X-Signature). Default false." }),
+    walletAddress: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte address")
+      .optional()
+      .meta({ description: "Extension, only when the API signs with a remote signer (SIGNER=remote): the key of the signer (eth_accounts) that becomes the department's wallet. Default: the signer's first key not yet in use. Refused (400) with the embedded key vault, which creates the key itself." }),
   })
   .meta({ id: "CreateDepartmentInput" });
 

@@ -1,5 +1,5 @@
 /**
- * Administration of departments: registration (custodial wallet + code ↔ wallet on chain), updates (the active flag
+ * Administration of departments: registration (custodial wallet from the configured signer + code ↔ wallet on chain), updates (the active flag
  * on chain, the rest off chain) and API key regeneration. Every change writes an audit record in the same database
  * transaction (for chain writes: the one that records the transaction in the outbox). Audit values never carry
  * keys or secrets.
@@ -19,6 +19,8 @@ export interface CreateDepartmentInput {
   name: string;
   webhookUrl?: string;
   requireSignedRequests?: boolean;
+  /** SIGNER=remote only: a key of the remote signer to use as the wallet (default: its first key not yet in use). */
+  walletAddress?: string;
 }
 
 export interface UpdateDepartmentInput {
@@ -52,7 +54,8 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
   // Registered on chain outside this API (no row here): the chain refuses the code anyway.
   if ((await pool.query(`SELECT 1 FROM index.departments WHERE code = $1`, [code])).rows[0]) throw duplicate(code);
 
-  const wallet = await context.wallets.create("DEPARTMENT", code);
+  // The key vault makes a new key; a remote signer gives one of its keys (docs/decisions.md, "Custodial signers").
+  const wallet = await context.signer.ensureKey("DEPARTMENT", code, { address: input.walletAddress });
   const credentials = await issueCredentials(context.vault, code);
   const webhookUrl = input.webhookUrl ?? null;
   const requireSignedRequests = input.requireSignedRequests ?? false;
