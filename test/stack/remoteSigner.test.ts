@@ -6,7 +6,10 @@
  * documented, submitted and approved, every transaction signed by the signer, no key of it in the database.
  */
 import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
+import os from "node:os";
+import path from "node:path";
 import { expect } from "chai";
 import { Interface, Transaction, Wallet, getAddress, zeroPadValue } from "ethers";
 import { LicenceTokenAbi } from "../../abis/index.ts";
@@ -14,7 +17,10 @@ import { approvalRegistry } from "../../api/src/chain/contracts.ts";
 import { describeConfig, loadConfig } from "../../api/src/config.ts";
 import { RemoteSigner, RemoteSignerError } from "../../api/src/chain/remoteSigner.ts";
 import type { SignableTransaction } from "../../api/src/chain/transactionSigner.ts";
-import type { ApiHandle } from "../../scripts/stack/stack.ts";
+import { createPool } from "../../api/src/db/pool.ts";
+import { rpc } from "../../scripts/stack/localChain.ts";
+import { freePort } from "../../scripts/stack/ports.ts";
+import { startStack, type ApiHandle, type Stack } from "../../scripts/stack/stack.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
 import { departmentClient } from "./support/departmentClient.ts";
 import { apiClient as http } from "./support/httpClient.ts";
@@ -273,6 +279,41 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       const { rows: wallets } = await driver.core.pool.query(`SELECT address, signer, encrypted_key FROM wallets WHERE address = ANY($1)`, [server.addresses.map((a) => a.toLowerCase())]);
       expect(wallets).to.have.length(3);
       expect(wallets.every((w) => w.signer === "remote" && w.encrypted_key === null)).to.equal(true);
+    });
+  });
+
+  describe("the embedded stack (npm start) with SIGNER=remote", function () {
+    it("deploys with the signer's operator key holding the roles and keeps no key in its database", async function () {
+      const server = await startRemoteSignerServer({ count: 2, authorization: AUTH });
+      const dataDir = await mkdtemp(path.join(os.tmpdir(), "licence-remote-"));
+      let stack: Stack | undefined;
+      let pool: ReturnType<typeof createPool> | undefined;
+      try {
+        stack = await startStack({
+          log: () => {},
+          env: {
+            NODE_ENV: "test", DATA_DIR: dataDir, DATABASE_URL: "", CHAIN_RPC_URL: "", LOG_LEVEL: "info",
+            PORT: String(await freePort()), CHAIN_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()), INDEXER_PORT: String(await freePort()),
+            RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0",
+            SIGNER: "remote", REMOTE_SIGNER_URL: server.url, REMOTE_SIGNER_AUTH: AUTH, OPERATOR_ADDRESS: server.addresses[0],
+          },
+        });
+        expect(stack.operatorAddress).to.equal(server.addresses[0]);
+        const admin = http(stack.api.url, await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin"));
+        const created = await admin.post("/departments", { code: "REMOTE_STACK", name: "Remote stack" });
+        expect(created.status, JSON.stringify(created.body)).to.equal(201);
+        expect(created.body.walletAddress).to.equal(server.addresses[1]);
+        const registration = await rpc<{ from: string }>(stack.rpcUrl, "eth_getTransactionByHash", [created.body.transactionHash]);
+        expect(getAddress(registration.from)).to.equal(server.addresses[0]);
+        pool = createPool(stack.databaseUrl, stack.config.apiSchema, 1);
+        const { rows } = await pool.query(`SELECT address, signer, encrypted_key IS NOT NULL AS has_key FROM wallets ORDER BY created_at`);
+        expect(rows).to.deep.equal(server.addresses.map((a) => ({ address: a.toLowerCase(), signer: "remote", has_key: false })));
+      } finally {
+        await pool?.end();
+        await stack?.stop();
+        await server.stop();
+        await rm(dataDir, { recursive: true, force: true });
+      }
     });
   });
 });
