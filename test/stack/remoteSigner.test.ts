@@ -122,7 +122,7 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       expect(error.details).to.include({ method: "eth_signTransaction", signerCode: -32000 });
     });
 
-    it("answers SIGNER_REFUSED when the signer refuses our credentials, SIGNER_UNAVAILABLE when it cannot be reached", async function () {
+    it("answers SIGNER_REFUSED when the signer refuses our credentials, SIGNER_UNAVAILABLE when it cannot be reached or is too slow", async function () {
       const wrong = await refusal(new RemoteSigner({ url: server.url, authorization: "Bearer wrong" }).addresses());
       expect([wrong.status, wrong.code]).to.deep.equal([502, "SIGNER_REFUSED"]);
       expect(wrong.message).to.match(/refused our credentials \(HTTP 401\); check REMOTE_SIGNER_AUTH/);
@@ -139,6 +139,12 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       await new Promise((r) => closed.close(r));
       const down = await refusal(new RemoteSigner({ url: `http://127.0.0.1:${port}`, authorization: AUTH }).signTransaction(asked()));
       expect([down.status, down.code, down.headers?.["Retry-After"]]).to.deep.equal([503, "SIGNER_UNAVAILABLE", "5"]);
+
+      server.misbehave = "slow";
+      const started = Date.now();
+      const slow = await refusal(new RemoteSigner({ url: server.url, authorization: AUTH, timeoutMs: 300 }).signTransaction(asked()));
+      expect(Date.now() - started).to.be.below(1_500);
+      expect([slow.status, slow.code, slow.message]).to.deep.equal([503, "SIGNER_UNAVAILABLE", "The remote signer did not answer eth_signTransaction within 300 ms; nothing was recorded"]);
     });
   });
 
@@ -279,6 +285,32 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       const { rows: wallets } = await driver.core.pool.query(`SELECT address, signer, encrypted_key FROM wallets WHERE address = ANY($1)`, [server.addresses.map((a) => a.toLowerCase())]);
       expect(wallets).to.have.length(3);
       expect(wallets.every((w) => w.signer === "remote" && w.encrypted_key === null)).to.equal(true);
+    });
+
+    it("answers 502 and records nothing when the signer returns another transaction; the nonce is not used", async function () {
+      const stack = current();
+      const operator = server.addresses[0].toLowerCase();
+      const state = async () => ({
+        nonce: (await driver.core.pool.query(`SELECT next_nonce FROM wallets WHERE address = $1`, [operator])).rows[0].next_nonce as string,
+        outbox: (await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions WHERE from_address = $1`, [operator])).rows[0].n as number,
+      });
+      const applicantId = `remote-refused-${tag}`;
+      const applicant = http(remoteApi!.url, await applicantToken(stack.api.url, { id: applicantId, name: "Tess Tampered" }));
+      const before = await state();
+      server.misbehave = "tamperedData";
+      try {
+        const refused = await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" });
+        expect(refused.status).to.equal(502);
+        expect(refused.body).to.deep.include({ code: "SIGNER_INVALID_RESPONSE", details: { differing: ["data"] } });
+      } finally {
+        server.misbehave = "none";
+      }
+      expect(await state()).to.deep.equal(before);
+      // The same write once the signer behaves: the nonce that was not used is the one taken.
+      const created = await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      const mint = (await driver.core.pool.query(`SELECT nonce FROM chain_transactions WHERE request_id = $1 AND kind = 'MINT_NFT'`, [created.body.requestId])).rows[0];
+      expect(mint.nonce).to.equal(before.nonce);
     });
   });
 

@@ -3,14 +3,14 @@
  * (eth1 mode), EthSigner and Clef serve: `eth_accounts` lists its keys, `eth_signTransaction` signs a transaction
  * given as hex quantities and answers the raw signed transaction. Any other method is a JSON-RPC error.
  *
- * `misbehave` makes it sign something else than asked (another key, another chain id, other calldata), to test
- * that the API refuses it. Every call is recorded with the Authorization header it carried.
+ * `misbehave` makes it sign something else than asked (another key, another chain id, other calldata), or answer
+ * only after 2 s, to test that the API refuses it. Every call is recorded with the Authorization header it carried.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Wallet, getAddress, type TransactionRequest } from "ethers";
 
-export type Misbehaviour = "none" | "otherKey" | "otherChainId" | "tamperedData";
+export type Misbehaviour = "none" | "otherKey" | "otherChainId" | "tamperedData" | "slow";
 
 export interface SignerCall {
   method: string;
@@ -77,6 +77,7 @@ export async function startRemoteSignerServer(options: { keys?: string[]; count?
       }
       calls.push({ method: String(call.method), authorization: req.headers.authorization, params: call.params ?? [] });
       if (options.authorization && req.headers.authorization !== options.authorization) return answer(401, { message: "unauthorized" });
+      if (state.misbehave === "slow") await new Promise((resolve) => setTimeout(resolve, 2_000));
       try {
         let result: unknown;
         if (call.method === "eth_accounts") result = wallets.map((w) => getAddress(w.address));
