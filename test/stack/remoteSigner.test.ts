@@ -261,6 +261,12 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
       expect((await applicant.post(`/requests/${requestId}/submit`)).status).to.equal(200);
 
+      // One signer per process: the stack's own API (key vault) has no key for this department and records nothing.
+      const outboxOf = async (wallet: string) => (await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions WHERE from_address = $1`, [wallet.toLowerCase()])).rows[0].n as number;
+      const viaVault = await departmentClient(stack.api.url, department!).post(`/requests/${requestId}/approve`, { remarks: "Vault", reviewedDocuments: [uploaded.body.documentId] });
+      expect([viaVault.status, viaVault.body.code]).to.deep.equal([502, "SIGNER_REFUSED"]);
+      expect(await outboxOf(server.addresses[1])).to.equal(0);
+
       const approved = await asDepartment.post(`/requests/${requestId}/approve`, { remarks: "Signed remotely", reviewedDocuments: [uploaded.body.documentId] });
       expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
       expect(approved.body.status).to.equal("APPROVED");

@@ -1,8 +1,8 @@
 /**
  * The chain gateway: the only code that signs. Every transaction is simulated (a revert is refused before anything
  * is recorded), signed with the wallet's next nonce (by the configured TransactionSigner: the key vault or a remote
- * signer), recorded in the outbox, and only then broadcast. After a crash
- * or a chain that lost blocks, `reconcile` finishes or re-broadcasts what the outbox holds, same bytes, same hash.
+ * signer), recorded in the outbox, and only then broadcast. After a crash or a chain that lost blocks, `reconcile`
+ * finishes or re-broadcasts what the outbox holds, same bytes, same hash.
  */
 import { randomUUID } from "node:crypto";
 import { keccak256, type JsonRpcProvider, type TransactionReceipt } from "ethers";
@@ -334,7 +334,7 @@ export class ChainGateway {
   }
 
   async #feeFields(): Promise<FeeFields> {
-    if (this.#o.gasMode === "free") return { type: 0 as const, gasPrice: 0n };
+    if (this.#o.gasMode === "free") return { type: 0, gasPrice: 0n };
     if (this.#fees && Date.now() - this.#fees.at < 1_000) return this.#fees.value;
     try {
       const block = await this.#o.provider.getBlock("latest");

@@ -17,6 +17,10 @@ export class LocalVaultSigner implements TransactionSigner {
 
   async signTransaction(tx: SignableTransaction): Promise<string> {
     const { from, nonce, ...fields } = tx;
+    // One signer per process: a wallet recorded by a process with a remote signer has no key in the vault.
+    if (!(await this.#wallets.hasVaultKey(from))) {
+      throw new AppError(502, "SIGNER_REFUSED", `This API process signs with its key vault, which holds no key for ${from} (a remote signer's key: SIGNER=remote signs for it); nothing was recorded`, { walletAddress: from });
+    }
     const wallet = await this.#wallets.signer(from);
     return wallet.signTransaction({ ...fields, nonce: Number(nonce) });
   }

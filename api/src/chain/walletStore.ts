@@ -85,6 +85,12 @@ export class WalletStore {
     return rows[0] ? getAddress(rows[0].address) : undefined;
   }
 
+  async hasVaultKey(address: string): Promise<boolean> {
+    if (this.#signers.has(address.toLowerCase())) return true;
+    const { rows } = await this.#pool.query(`SELECT encrypted_key IS NOT NULL AS sealed FROM wallets WHERE address = $1`, [address.toLowerCase()]);
+    return rows[0]?.sealed === true;
+  }
+
   async signer(address: string): Promise<Wallet> {
     const key = address.toLowerCase();
     const cached = this.#signers.get(key);
