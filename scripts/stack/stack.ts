@@ -14,7 +14,7 @@ import { WalletStore } from "../../api/src/chain/walletStore.ts";
 import { loadDeployment, type Deployment } from "../../api/src/chain/deployment.ts";
 import { migrate } from "../../api/src/db/migrate.ts";
 import { createPool } from "../../api/src/db/pool.ts";
-import { masterKeyOf } from "../../api/src/services.ts";
+import { createSigner, masterKeyOf, operatorWallet } from "../../api/src/services.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embeddedPostgres.ts";
 import { startIndexer, type IndexerHandle } from "./indexerProcess.ts";
@@ -141,8 +141,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const pool = createPool(databaseUrl, config.apiSchema, 4);
     cleanups.push(() => pool.end());
     await migrate(pool, config.apiSchema);
-    const wallets = new WalletStore(pool, new KeyVault(await masterKeyOf(config)));
-    let operatorAddress = await wallets.findByPurpose("OPERATOR");
+    const chainNonce = async (address: string) => BigInt(await rpc<string>(rpcUrl!, "eth_getTransactionCount", [address, "pending"]));
+    const wallets = new WalletStore(pool, new KeyVault(await masterKeyOf(config)), undefined, chainNonce);
+    // SIGNER=remote: OPERATOR_ADDRESS, a key the remote signer holds (checked with eth_accounts).
+    let operatorAddress = await operatorWallet(config, { wallets, signer: createSigner(config, wallets) });
     if (!operatorAddress) {
       operatorAddress = config.operatorPrivateKey
         ? await wallets.import(config.operatorPrivateKey, "OPERATOR", null, 0n)

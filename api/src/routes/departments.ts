@@ -54,7 +54,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       operationId: "createDepartment",
       summary: "Register a department (custodial wallet, code ↔ wallet on chain, API credentials shown once)",
       description: [
-        "Creates the department's funded custodial wallet, registers code ↔ wallet in the ApprovalRegistry and answers once the registration is confirmed. apiKey and apiSecret are returned only in this response (never stored in the clear; Idempotency-Key is ignored so they are never replayed). `requireSignedRequests` is our extension.",
+        "Creates the department's funded custodial wallet (with a remote signer, `SIGNER=remote`: takes `walletAddress`, or the signer's first key not yet in use), registers code ↔ wallet in the ApprovalRegistry and answers once the registration is confirmed. apiKey and apiSecret are returned only in this response (never stored in the clear; Idempotency-Key is ignored so they are never replayed). `requireSignedRequests` is our extension.",
         "",
         DEPARTMENT_AUTH_DESCRIPTION,
       ].join("\n"),
@@ -64,7 +64,14 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       idempotent: false,
       responses: {
         201: { description: "Registered", schema: DepartmentResponse },
-        ...errors({ 400: "Invalid body (code must match ^[A-Z_]+$, at most 31 characters)", 401: "Not authenticated", 403: "Not an administrator", 409: "CONFLICT: the code is already registered", 503: "Chain unavailable, nothing recorded" }),
+        ...errors({
+          400: "Invalid body (code must match ^[A-Z_]+$, at most 31 characters; walletAddress given without a remote signer, or not one of its keys)",
+          401: "Not authenticated",
+          403: "Not an administrator",
+          409: "CONFLICT: the code is already registered; WALLET_IN_USE: walletAddress is already a wallet here; NO_SIGNER_KEY_AVAILABLE: every key of the remote signer is in use",
+          502: "SIGNER_REFUSED or SIGNER_INVALID_RESPONSE: the remote signer refused or answered another transaction; nothing recorded",
+          503: "Chain or remote signer (SIGNER_UNAVAILABLE) unavailable, nothing recorded",
+        }),
       },
       handler: async ({ body, ctx }) => ({ status: 201, body: await createDepartment(context, requestMeta(ctx), body) }),
     }),

@@ -25,6 +25,7 @@ export function domainContext(stack: Stack, driver: Driver): DomainContext {
     logger: createLogger("silent"),
     custodySecret: "0x" + "00".repeat(32),
     wallets: driver.core.wallets,
+    signer: driver.core.signer,
     vault: driver.core.vault,
   };
 }

@@ -29,10 +29,13 @@ export const CreateDepartmentInput = z
       .optional()
       .meta({ description: "Extension: when true, every call with this department's API key must be signed (X-Timestamp, X-Signature). Default false." }),
     custody: Custody.optional().meta({ description: "Extension: who holds the department's key (default CUSTODIAL)" }),
-    walletAddress: WalletAddress.optional().meta({ description: "Extension, DEPARTMENT_HELD only (and required then): the department's own address (an EOA or a contract wallet)" }),
+    walletAddress: WalletAddress.optional().meta({
+      description:
+        "Extension. DEPARTMENT_HELD (required then): the department's own address (an EOA or a contract wallet such as a Safe). CUSTODIAL, only when the API signs with a remote signer (SIGNER=remote): the key of the signer (eth_accounts) that becomes the department's wallet (default: the signer's first key not yet in use); refused (400) with the embedded key vault, which creates the key itself.",
+    }),
   })
-  .refine((body) => (body.custody === "DEPARTMENT_HELD") === (body.walletAddress !== undefined), {
-    message: "walletAddress is given exactly when custody is DEPARTMENT_HELD",
+  .refine((body) => body.custody !== "DEPARTMENT_HELD" || body.walletAddress !== undefined, {
+    message: "walletAddress is required when custody is DEPARTMENT_HELD",
     path: ["walletAddress"],
   })
   .meta({ id: "CreateDepartmentInput" });

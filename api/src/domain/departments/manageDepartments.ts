@@ -1,5 +1,5 @@
 /**
- * Administration of departments: registration (custodial wallet + code ↔ wallet on chain), updates (the active flag
+ * Administration of departments: registration (custodial wallet from the configured signer + code ↔ wallet on chain), updates (the active flag
  * on chain, the rest off chain) and API key regeneration. Every change writes an audit record in the same database
  * transaction (for chain writes: the one that records the transaction in the outbox). Audit values never carry
  * keys or secrets.
@@ -23,8 +23,9 @@ export interface CreateDepartmentInput {
   name: string;
   webhookUrl?: string;
   requireSignedRequests?: boolean;
-  /** Default CUSTODIAL: the platform creates and holds the wallet. DEPARTMENT_HELD: `walletAddress` is the department's own. */
+  /** Default CUSTODIAL: the platform holds the wallet's key. DEPARTMENT_HELD: `walletAddress` is the department's own. */
   custody?: Custody;
+  /** DEPARTMENT_HELD: the department's own address. CUSTODIAL with SIGNER=remote: a key of the remote signer (default: its first unused key). */
   walletAddress?: string;
 }
 
@@ -60,8 +61,10 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
   if ((await pool.query(`SELECT 1 FROM index.departments WHERE code = $1`, [code])).rows[0]) throw duplicate(code);
 
   const custody = input.custody ?? "CUSTODIAL";
-  // A department that holds its own key registers its address: no key of it ever reaches the platform.
-  const wallet = custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.wallets.create("DEPARTMENT", code);
+  // A department that holds its own key registers its address: no key of it ever reaches the platform. Otherwise
+  // the key vault makes a new key, or a remote signer gives one of its keys (docs/decisions.md, "Custodial signers").
+  const wallet =
+    custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.signer.ensureKey("DEPARTMENT", code, { address: input.walletAddress });
   const credentials = await issueCredentials(context.vault, code);
   const webhookUrl = input.webhookUrl ?? null;
   const requireSignedRequests = input.requireSignedRequests ?? false;
@@ -202,7 +205,7 @@ export async function regenerateApiKey(context: DomainContext, meta: RequestMeta
 export async function proposeWalletChange(context: DomainContext, meta: RequestMeta, code: string, input: { custody: Custody; walletAddress?: string }) {
   const current = await new DepartmentStore(context.pool).byCode(code);
   if (!current) throw notFound("Department");
-  const wallet = input.custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.wallets.create("DEPARTMENT", code);
+  const wallet = input.custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.signer.ensureKey("DEPARTMENT", code, {});
   try {
     const tx = await context.gateway.send(
       {
