@@ -88,6 +88,7 @@ export const settings = {
   remoteSignerAuth: { env: "REMOTE_SIGNER_AUTH", doc: "SIGNER=remote: Authorization header sent to the signer, e.g. Bearer TOKEN or Basic BASE64", parse: text, secret: true },
   remoteSignerTimeoutMs: { env: "REMOTE_SIGNER_TIMEOUT_MS", doc: "SIGNER=remote: how long one signing call may take (ms)", fallback: 10_000, parse: integer(100, 120_000) },
   operatorAddress: { env: "OPERATOR_ADDRESS", doc: "SIGNER=remote: the operator wallet, a key of the remote signer (holds the operator's roles)", parse: address },
+  adminWalletAddress: { env: "ADMIN_WALLET_ADDRESS", doc: "SIGNER=remote: the administration wallet (ADMIN_ROLE), another key of the remote signer than the operator's", parse: address },
   masterKey: { env: "MASTER_KEY", doc: "32-byte hex key encrypting wallet keys at rest (AES-256-GCM); embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
   licenceTokenAddress: { env: "LICENCE_TOKEN_ADDRESS", doc: "LicenceToken address, instead of the deployment file", parse: address },
   documentRegistryAddress: { env: "DOCUMENT_REGISTRY_ADDRESS", doc: "DocumentRegistry address, instead of the deployment file", parse: address },

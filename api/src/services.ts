@@ -116,8 +116,8 @@ export async function createDomainContext(config: Config, logger: Logger, core: 
   core.gateway.startReconcileLoop(config.reconcileIntervalMs);
   const operator = await operatorWallet(config, core);
   if (!operator) throw new Error("No operator wallet: start the stack with npm start (or set OPERATOR_PRIVATE_KEY on first start)");
-  const administrator = await core.wallets.findByPurpose("ADMIN");
-  if (!administrator) throw new Error("No administration wallet: start the stack with npm start (or set ADMIN_WALLET_PRIVATE_KEY on first start)");
+  const administrator = await administratorWallet(config, core);
+  if (!administrator) throw new Error("No administration wallet: start the stack with npm start (or set ADMIN_WALLET_PRIVATE_KEY on first start, or ADMIN_WALLET_ADDRESS with SIGNER=remote)");
   return {
     config,
     pool: core.pool,
@@ -146,4 +146,14 @@ export async function operatorWallet(config: Config, core: Pick<CoreServices, "w
     });
   }
   return core.wallets.findByPurpose("OPERATOR");
+}
+
+/** The administration wallet (ADMIN_ROLE), found like the operator's: ADMIN_WALLET_ADDRESS with a remote signer. */
+export async function administratorWallet(config: Config, core: Pick<CoreServices, "wallets" | "signer">): Promise<string | undefined> {
+  if (config.signer === "remote" && config.adminWalletAddress) {
+    return core.signer.ensureKey("ADMIN", null, { address: config.adminWalletAddress }).catch((error: Error) => {
+      throw new Error(`ADMIN_WALLET_ADDRESS ${config.adminWalletAddress} cannot be the administration wallet: ${error.message}`, { cause: error });
+    });
+  }
+  return core.wallets.findByPurpose("ADMIN");
 }

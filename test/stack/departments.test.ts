@@ -127,7 +127,7 @@ describe("departments (HTTP, real stack)", function () {
         expect(list.status).to.equal(200);
         const mine = list.body.departments.find((d: Json) => d.code === fire.code);
         expect(mine).to.deep.equal({
-          code: fire.code, name: "Fire and Rescue", walletAddress: fire.walletAddress, webhookUrl: null, isActive: true, requireSignedRequests: false,
+          code: fire.code, name: "Fire and Rescue", walletAddress: fire.walletAddress, custody: "CUSTODIAL", pendingWalletChange: null, webhookUrl: null, isActive: true, requireSignedRequests: false,
           createdAt: fire.body.createdAt,
         });
         expect(mine).not.to.have.any.keys("apiKey", "apiSecret");
@@ -262,9 +262,11 @@ describe("departments (HTTP, real stack)", function () {
         await driver.send("SUBMIT", driver.operator, "ApprovalRegistry", registry.encodeFunctionData("submit", [tokenId]));
         return tokenId;
       };
-      const decide = (i: number, fn: "approve" | "reject", tokenId: bigint) =>
-        driver.send(fn === "approve" ? "APPROVAL" : "REJECT", depts[i].walletAddress, "ApprovalRegistry",
-          fn === "approve" ? registry.encodeFunctionData("approve", [tokenId, 1, sha("ok")]) : registry.encodeFunctionData("reject", [tokenId, 1, 1, sha("no")]));
+      const decide = async (i: number, fn: "approve" | "reject", tokenId: bigint) => {
+        const versions = await driver.documentWord(tokenId);
+        return driver.send(fn === "approve" ? "APPROVAL" : "REJECT", depts[i].walletAddress, "ApprovalRegistry",
+          fn === "approve" ? registry.encodeFunctionData("approve", [tokenId, 1, versions, sha("ok")]) : registry.encodeFunctionData("reject", [tokenId, 1, 1, versions, sha("no")]));
+      };
       const stats = async (i: number) => {
         const response = await departmentClient(api, depts[i]).get(`/departments/${depts[i].code}/stats`);
         expect(response.status).to.equal(200);

@@ -158,10 +158,10 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
     let department: { code: string; apiKey: string; apiSecret: string } | undefined;
 
     /**
-     * The deployer (DEFAULT_ADMIN_ROLE) grants the signer-held operator every role the stack's operator holds, found
-     * from the contracts' RoleGranted events (the role constants are not all public getters).
+     * The deployer (DEFAULT_ADMIN_ROLE) grants a signer-held key every role a wallet of the stack holds (`from`: its
+     * operator or its administration wallet), found from the contracts' RoleGranted events.
      */
-    async function grantOperatorRoles(operator: string) {
+    async function grantRolesOf(from: string, operator: string) {
       const stack = current();
       const provider = driver.core.provider;
       const deployer = (stack.deployment as unknown as { deployer: string }).deployer;
@@ -169,9 +169,9 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       await provider.send("anvil_impersonateAccount", [deployer]);
       try {
         for (const address of Object.values(stack.deployment.contracts)) {
-          const granted = await provider.getLogs({ address, fromBlock: 0, topics: [access.getEvent("RoleGranted")!.topicHash, null, zeroPadValue(stack.operatorAddress, 32)] });
+          const granted = await provider.getLogs({ address, fromBlock: 0, topics: [access.getEvent("RoleGranted")!.topicHash, null, zeroPadValue(from, 32)] });
           for (const role of new Set(granted.map((log) => log.topics[1]))) {
-            const [held] = access.decodeFunctionResult("hasRole", await provider.call({ to: address, data: access.encodeFunctionData("hasRole", [role, stack.operatorAddress]) }));
+            const [held] = access.decodeFunctionResult("hasRole", await provider.call({ to: address, data: access.encodeFunctionData("hasRole", [role, from]) }));
             if (!held) continue;
             const hash = await provider.send("eth_sendTransaction", [{ from: deployer, to: address, data: access.encodeFunctionData("grantRole", [role, operator]) }]);
             expect((await provider.waitForTransaction(hash))?.status, `grant ${role} on ${address}`).to.equal(1);
@@ -185,14 +185,16 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
     before(async function () {
       const stack = current();
       driver = await createDriver(stack);
-      // Key 0: the operator; 1 and 2: department keys the operator provisioned in the signer.
-      server = await startRemoteSignerServer({ count: 3, authorization: AUTH });
-      await grantOperatorRoles(server.addresses[0]);
+      // Key 0: the operator; 3: the administration wallet; 1 and 2: department keys provisioned in the signer.
+      server = await startRemoteSignerServer({ count: 4, authorization: AUTH });
+      await grantRolesOf(stack.operatorAddress, server.addresses[0]);
+      await grantRolesOf(stack.adminAddress, server.addresses[3]);
       remoteApi = await stack.startExtraApi(undefined, {
         SIGNER: "remote",
         REMOTE_SIGNER_URL: server.url,
         REMOTE_SIGNER_AUTH: AUTH,
         OPERATOR_ADDRESS: server.addresses[0],
+        ADMIN_WALLET_ADDRESS: server.addresses[3],
         JOBS_IN_API: "false",
       });
       adminToken = await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin");
@@ -233,9 +235,9 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       const none = await remote.post("/departments", { code: `${code}_C`, name: "No key left" });
       expect([none.status, none.body.code]).to.deep.equal([409, "NO_SIGNER_KEY_AVAILABLE"]);
 
-      // Registered on chain by the signer-held operator.
+      // Registered on chain by the signer-held administration wallet.
       const registration = await driver.core.provider.getTransaction(next.body.transactionHash);
-      expect(registration!.from).to.equal(server.addresses[0]);
+      expect(registration!.from).to.equal(server.addresses[3]);
       expect(server.signed.map((raw) => Transaction.from(raw).hash)).to.include(next.body.transactionHash);
     });
 
@@ -289,7 +291,7 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       }
       // The API process's database holds no key for the signer's wallets.
       const { rows: wallets } = await driver.core.pool.query(`SELECT address, signer, encrypted_key FROM wallets WHERE address = ANY($1)`, [server.addresses.map((a) => a.toLowerCase())]);
-      expect(wallets).to.have.length(3);
+      expect(wallets).to.have.length(4);
       expect(wallets.every((w) => w.signer === "remote" && w.encrypted_key === null)).to.equal(true);
     });
 
@@ -322,7 +324,7 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
 
   describe("the embedded stack (npm start) with SIGNER=remote", function () {
     it("deploys with the signer's operator key holding the roles and keeps no key in its database", async function () {
-      const server = await startRemoteSignerServer({ count: 2, authorization: AUTH });
+      const server = await startRemoteSignerServer({ count: 3, authorization: AUTH });
       const dataDir = await mkdtemp(path.join(os.tmpdir(), "licence-remote-"));
       let stack: Stack | undefined;
       let pool: ReturnType<typeof createPool> | undefined;
@@ -333,7 +335,7 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
             NODE_ENV: "test", DATA_DIR: dataDir, DATABASE_URL: "", CHAIN_RPC_URL: "", LOG_LEVEL: "info",
             PORT: String(await freePort()), CHAIN_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()), INDEXER_PORT: String(await freePort()),
             RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0",
-            SIGNER: "remote", REMOTE_SIGNER_URL: server.url, REMOTE_SIGNER_AUTH: AUTH, OPERATOR_ADDRESS: server.addresses[0],
+            SIGNER: "remote", REMOTE_SIGNER_URL: server.url, REMOTE_SIGNER_AUTH: AUTH, OPERATOR_ADDRESS: server.addresses[0], ADMIN_WALLET_ADDRESS: server.addresses[2],
           },
         });
         expect(stack.operatorAddress).to.equal(server.addresses[0]);
@@ -342,10 +344,10 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
         expect(created.status, JSON.stringify(created.body)).to.equal(201);
         expect(created.body.walletAddress).to.equal(server.addresses[1]);
         const registration = await rpc<{ from: string }>(stack.rpcUrl, "eth_getTransactionByHash", [created.body.transactionHash]);
-        expect(getAddress(registration.from)).to.equal(server.addresses[0]);
+        expect(getAddress(registration.from)).to.equal(server.addresses[2]);
         pool = createPool(stack.databaseUrl, stack.config.apiSchema, 1);
         const { rows } = await pool.query(`SELECT address, signer, encrypted_key IS NOT NULL AS has_key FROM wallets ORDER BY created_at`);
-        expect(rows).to.deep.equal(server.addresses.map((a) => ({ address: a.toLowerCase(), signer: "remote", has_key: false })));
+        expect(rows).to.have.deep.members(server.addresses.map((a) => ({ address: a.toLowerCase(), signer: "remote", has_key: false })));
       } finally {
         await pool?.end();
         await stack?.stop();

@@ -30,6 +30,8 @@ export interface Driver {
   registerCode(code: string): Promise<ConfirmedTx>;
   /** A department with its own funded custodial wallet, registered on chain. Returns its wallet. */
   department(code: string): Promise<string>;
+  /** The document registry's packed word for a token: the versions a decision sent now reviews. */
+  documentWord(tokenId: bigint): Promise<bigint>;
   /** The reference two-stage workflow for `type` over departments [a, b] then [c, d]. */
   workflow(type: string, stage1: string[], stage2: string[]): Promise<ConfirmedTx>;
   index: pg.Pool;
@@ -55,6 +57,10 @@ export async function createDriver(stack: Stack): Promise<Driver> {
       const wallet = await core.wallets.create("DEPARTMENT", code);
       await send("REGISTER_DEPARTMENT", stack.adminAddress, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32(code), wallet, 0]));
       return wallet;
+    },
+    async documentWord(tokenId) {
+      const data = documents.encodeFunctionData("packedDocumentsOf", [tokenId]);
+      return BigInt(await core.provider.call({ to: addresses.DocumentRegistry, data }));
     },
     workflow(type, stage1, stage2) {
       const stage = (executionType: number, departments: string[]) => ({
