@@ -142,6 +142,12 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
   }
 
   const requestPath = (id: string, rest = "") => `/api/v1/requests/${id}${rest}`;
+  /** A department of its own with a wallet change proposed (cancel and activate cells change it for good). */
+  async function proposedWalletChange(): Promise<string> {
+    const { code } = await createDepartment(api, adminToken, { code: newCode(), name: "Authorization matrix, wallet change" });
+    must(await admin.post(`/departments/${code}/wallet-change`, { custody: "CUSTODIAL" }), 200, "propose a wallet change");
+    return code;
+  }
   const licenceAction = (verb: string, order: number): RowDriver => ({
     order,
     build: () => ({ path: requestPath(fx.issued.id, `/${verb}`), json: { reasonCode: 3, reason: `authorization matrix: ${verb}` } }),
@@ -193,6 +199,31 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
       }),
     },
     "GET /api/v1/requests/{requestId}/approvals": { build: () => ({ path: requestPath(fx.main.id, "/approvals") }) },
+    "POST /api/v1/requests/{requestId}/decision-typed-data": {
+      build: () => ({ path: requestPath(fx.main.id, "/decision-typed-data"), json: { decision: "APPROVED", remarks: "Site plan reviewed", reviewedDocuments: [fx.main.documentId] } }),
+    },
+    "GET /api/v1/requests/{requestId}/identity-proof": { build: () => ({ path: requestPath(fx.main.id, "/identity-proof") }) },
+    "POST /api/v1/verify/{tokenId}/holder": {
+      build: () => ({ path: `/api/v1/verify/${fx.issued.tokenId}/holder`, json: { applicantId: "someone-else", salt: `0x${"11".repeat(32)}` } }),
+    },
+    "POST /api/v1/departments/{departmentCode}/wallet-change": {
+      build: async (_caller, allowed) => ({
+        path: `/api/v1/departments/${allowed ? (await createDepartment(api, adminToken, { code: newCode(), name: "Authorization matrix, wallet change" })).code : department.code}/wallet-change`,
+        json: { custody: "CUSTODIAL" },
+      }),
+    },
+    "POST /api/v1/departments/{departmentCode}/wallet-change/cancel": {
+      build: async (_caller, allowed) => ({ path: `/api/v1/departments/${allowed ? await proposedWalletChange() : department.code}/wallet-change/cancel` }),
+    },
+    "POST /api/v1/departments/{departmentCode}/wallet-change/activate": {
+      build: async (_caller, allowed) => {
+        if (!allowed) return { path: `/api/v1/departments/${department.code}/wallet-change/activate` };
+        const code = await proposedWalletChange();
+        const pending = (await admin.get(`/departments/${code}`)).body.pendingWalletChange;
+        await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(pending.effectiveAt) - Date.now()) + 1500));
+        return { path: `/api/v1/departments/${code}/wallet-change/activate` };
+      },
+    },
     "POST /api/v1/requests/{requestId}/resolve-escalation": {
       build: () => ({ path: requestPath(fx.escalated.id, "/resolve-escalation"), json: { decision: "REJECT", reasonCode: 5, remarks: "Rejection upheld" } }),
     },
