@@ -64,21 +64,11 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       handler: async ({ query, ctx }) => {
         if (department(ctx.state.principal).code !== query.department) throw forbidden("You can only list your own department's pending requests");
         const { tokens } = await pendingForDepartment(context.pool, query.department, query.page, query.limit);
-        const views = await requestsByTokens(context.pool, tokens);
-        const pageRows = views.slice((query.page - 1) * query.limit, query.page * query.limit);
+        const items = await requestsByTokens(context.pool, tokens);
         return {
           body: {
-            requests: pageRows.map((v) => ({
-              requestId: v.id,
-              requestNumber: v.requestNumber,
-              requestType: v.requestType,
-              status: v.status,
-              applicantName: v.applicantName,
-              currentStage: "",
-              createdAt: v.createdAt.toISOString(),
-              updatedAt: v.updatedAt.toISOString(),
-            })),
-            pagination: { page: query.page, limit: query.limit, total: views.length, totalPages: Math.ceil(views.length / query.limit) },
+            requests: items.slice((query.page - 1) * query.limit, query.page * query.limit),
+            pagination: { page: query.page, limit: query.limit, total: items.length, totalPages: Math.ceil(items.length / query.limit) },
           },
         };
       },
