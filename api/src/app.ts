@@ -42,7 +42,11 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true; // errors are answered and logged by our middleware, not printed by Koa
   app.use(requestContext(deps.logger, deps.metrics));
-  app.use(errorMiddleware());
+  const oauthPaths = new Set([
+    ...(deps.rootRoutes ?? []).filter((route) => route.errorBody === "oauth").map((route) => route.path),
+    ...deps.routes.filter((route) => route.errorBody === "oauth").map((route) => API_PREFIX + route.path),
+  ]);
+  app.use(errorMiddleware({ oauthPaths }));
   app.use(
     koaBody({
       json: true,

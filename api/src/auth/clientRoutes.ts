@@ -85,6 +85,7 @@ export function clientRoutes(clients: ClientStore, tokens: TokenService): RouteD
       operationId: "issueClientToken",
       // Its response carries a secret: never stored for Idempotency-Key replays.
       idempotent: false,
+      errorBody: "oauth",
       summary: "OAuth 2.0 client-credentials token",
       description: [
         "Issues an access token (ES256 JWT, lifetime ACCESS_TOKEN_TTL_SECONDS, 3600 s by default) to a system client.",

@@ -56,6 +56,15 @@ export function lenientBody<K extends string>(
   return z.object(shape).catch(empty as never).meta({ id, description, required, default: undefined });
 }
 
+/**
+ * What is wrong with the shape of a token request body, if anything: it must be a form or a JSON object (a JSON
+ * array parses, but has no fields). Other JSON values never get here: the error middleware answers them.
+ */
+export function bodyShapeProblem(body: unknown): string | undefined {
+  if (Array.isArray(body)) return "The request body is valid JSON but an array: it must be a JSON object";
+  return undefined;
+}
+
 /** Reads one form/JSON field: a string, absent, or a problem (repeated or not a string). */
 export function field(body: unknown, name: string): { value?: string; problem?: string } {
   const raw = body && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>)[name] : undefined;

@@ -70,6 +70,11 @@ export interface RouteDefinition<
    * operations that are harmless to repeat.
    */
   idempotent?: false;
+  /**
+   * "oauth": an OAuth token endpoint. Its errors are RFC 6749 §5.2 `{error, error_description}`, also for a body
+   * that cannot be parsed (the error middleware answers those before any route is matched).
+   */
+  errorBody?: "oauth";
   responses: Record<number, ResponseSpec>;
   handler: (input: HandlerInput<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<HandlerResult> | HandlerResult;
 }
