@@ -8,6 +8,7 @@ import { koaBody } from "koa-body";
 import type { Logger } from "pino";
 import type { Authenticator } from "./auth/principal.ts";
 import type { IdempotencyStore } from "./http/idempotency.ts";
+import { allowedMethods } from "./http/allowedMethods.ts";
 import { errorMiddleware } from "./http/errorMiddleware.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { webhookDocs } from "./webhooks/payloads.ts";
@@ -73,13 +74,15 @@ export function createApp(deps: AppDeps): Koa {
   const limiter = deps.rateLimits ? new RateLimiter(deps.rateLimits) : undefined;
   const root = new Router();
   mountSystemRoutes(root, { ...deps, openApiDocument });
-  mountRoutes(root, deps.rootRoutes ?? [], deps.authenticate, undefined, limiter);
+  const rootMethods = mountRoutes(root, deps.rootRoutes ?? [], deps.authenticate, undefined, limiter);
   app.use(root.routes());
-  app.use(root.allowedMethods());
+  app.use(root.allowedMethods()); // for the system routes (not in the route table)
+  app.use(allowedMethods("", rootMethods)); // answers first (middleware after next() runs in reverse): the table's root routes
 
   const api = new Router({ prefix: API_PREFIX });
-  mountRoutes(api, deps.routes, deps.authenticate, deps.idempotency, limiter);
+  const methods = mountRoutes(api, deps.routes, deps.authenticate, deps.idempotency, limiter);
   app.use(api.routes());
-  app.use(api.allowedMethods({ throw: false }));
+  // Allow from the route table (the most specific pattern of the path), not from every pattern the path matches.
+  app.use(allowedMethods(API_PREFIX, methods));
   return app;
 }
