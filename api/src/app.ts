@@ -10,8 +10,7 @@ import type { Authenticator } from "./auth/principal.ts";
 import type { IdempotencyStore } from "./http/idempotency.ts";
 import { allowedMethods } from "./http/allowedMethods.ts";
 import { errorMiddleware } from "./http/errorMiddleware.ts";
-import { buildOpenApiDocument } from "./http/openapi.ts";
-import { webhookDocs } from "./webhooks/payloads.ts";
+import { serviceOpenApiDocument } from "./http/openapi.ts";
 import { requestContext } from "./http/requestContext.ts";
 import { RateLimiter, type RateLimits } from "./http/rateLimit.ts";
 import { mountRoutes, type RouteDefinition } from "./http/routeTable.ts";
@@ -60,15 +59,13 @@ export function createApp(deps: AppDeps): Koa {
 
   let openApi: Record<string, unknown> | undefined;
   const openApiDocument = () =>
-    (openApi ??= buildOpenApiDocument([{ prefix: "", routes: deps.rootRoutes ?? [] }, { prefix: API_PREFIX, routes: deps.routes }], {
-      title: "Licence Approval Service",
+    (openApi ??= serviceOpenApiDocument({
+      prefix: API_PREFIX,
       version: API_VERSION,
-      description:
-        "Multi-department approval of licences and permits on a permissioned blockchain. Every error has the body {code, message, details?}.",
-      serverUrl: deps.publicBaseUrl,
-      // Every point the interface specification leaves "not shown", as decided (docs/decisions.md).
-      extraSections: deps.decisions ? [deps.decisions] : [],
-      webhooks: webhookDocs(),
+      routes: deps.routes,
+      rootRoutes: deps.rootRoutes ?? [],
+      publicBaseUrl: deps.publicBaseUrl,
+      decisions: deps.decisions,
     }));
 
   const limiter = deps.rateLimits ? new RateLimiter(deps.rateLimits) : undefined;

@@ -76,6 +76,8 @@ export interface RouteDefinition<
    * that cannot be parsed (the error middleware answers those before any route is matched).
    */
   errorBody?: "oauth";
+  /** The handler sends blockchain transactions: the document adds 502 (node refused) and 504 (not mined in time). */
+  sendsTransactions?: true;
   responses: Record<number, ResponseSpec>;
   handler: (input: HandlerInput<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<HandlerResult> | HandlerResult;
 }
