@@ -23,7 +23,7 @@ const SCOPE_TABLE = [
 ].join("\n");
 
 const TokenRequest = lenientBody("ClientCredentialsTokenRequest", "RFC 6749 §4.4 access token request (client credentials).", {
-  grant_type: { description: "Must be `client_credentials`.", required: true, example: "client_credentials" },
+  grant_type: { description: "Must be `client_credentials`.", required: true, example: "client_credentials", enum: ["client_credentials"] },
   client_id: { description: "The client id (or send HTTP Basic authentication instead of client_id/client_secret).", required: true },
   client_secret: { description: "The client secret.", required: true },
   scope: { description: "Space-separated scopes wanted; omitted: every scope the client holds.", example: "applications:read documents:read" },

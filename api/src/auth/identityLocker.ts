@@ -72,7 +72,7 @@ const CallbackQuery = z.object({
 const CodeTokenRequest = lenientBody("IdentityLockerTokenRequest", "Exchange of our identity-locker code (JSON; form-encoded is accepted too).", {
   code: { description: "The code received at redirect_uri (single use, valid 60 s).", required: true },
   redirect_uri: { description: "The redirect_uri used at authorize, exactly.", required: true },
-  grant_type: { description: "Optional; when sent it must be `authorization_code`." },
+  grant_type: { description: "Optional; when sent it must be `authorization_code`.", enum: ["authorization_code"] },
 });
 
 const CodeTokenResponse = z

@@ -43,12 +43,14 @@ export const OAuthErrorSchema = z
 export function lenientBody<K extends string>(
   id: string,
   description: string,
-  fields: Record<K, { description: string; required?: boolean; example?: string }>,
+  fields: Record<K, { description: string; required?: boolean; example?: string; enum?: readonly string[] }>,
 ) {
   const shape = Object.fromEntries(
     Object.entries(fields).map(([name, f]) => {
-      const field = f as { description: string; example?: string };
-      return [name, z.string().meta({ description: field.description, ...(field.example ? { example: field.example } : {}) }).optional().catch(undefined)];
+      const field = f as { description: string; example?: string; enum?: readonly string[] };
+      // `enum` documents the only values the handler accepts (it answers the others itself, e.g. unsupported_grant_type).
+      const meta = { description: field.description, ...(field.example ? { example: field.example } : {}), ...(field.enum ? { enum: [...field.enum] } : {}) };
+      return [name, z.string().meta(meta).optional().catch(undefined)];
     }),
   ) as Record<K, z.ZodCatch<z.ZodOptional<z.ZodString>>>;
   const empty = Object.fromEntries(Object.keys(fields).map((name) => [name, undefined])) as Record<K, undefined>;

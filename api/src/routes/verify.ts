@@ -67,6 +67,11 @@ const DocumentVerificationResponse = z
   })
   .meta({ id: "DocumentVerificationResponse" });
 
+/** As normaliseHash reads it (any case, 0x optional), so the document states what is accepted. */
+const DocumentHash = z
+  .string()
+  .regex(/^(0[xX])?[0-9a-fA-F]{64}$/, "A document hash is 64 hexadecimal digits (SHA-256), with or without 0x")
+  .describe("SHA-256 of the document: 64 hexadecimal digits, with or without 0x, any case");
 const TokenIdParams = z.object({ tokenId: z.string().regex(/^\d{1,13}$/, "a token id is a positive integer").describe("Token id (integer)") });
 
 export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: RouteDefinition[]; root: RouteDefinition[] } {
@@ -118,7 +123,7 @@ export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: R
       summary: "Verify a document by its SHA-256 (hex, with or without 0x, any case)",
       tags: ["Verification"],
       access: PUBLIC,
-      params: z.object({ hash: z.string().max(200) }),
+      params: z.object({ hash: DocumentHash }),
       responses: { 200: { description: "Verdict", schema: DocumentVerificationResponse }, ...errors({ 400: "Not a SHA-256 in hex", 404: "No document with this hash is anchored" }) },
       handler: async ({ params }) => ({ body: await verifyDocument(deps, params.hash) }),
     }),

@@ -32,7 +32,8 @@ export const UpdateDepartmentInput = z
     requireSignedRequests: z.boolean().optional().meta({ description: "Extension: require signed requests from this department" }),
   })
   .refine((body) => Object.keys(body).length > 0, { message: "give at least one of name, webhookUrl, isActive, requireSignedRequests" })
-  .meta({ id: "UpdateDepartmentInput" });
+  // The refinement, as JSON Schema states it (zod cannot translate a refinement).
+  .meta({ id: "UpdateDepartmentInput", minProperties: 1 });
 
 export const Department = z
   .object({
