@@ -24,6 +24,8 @@ export interface OpenApiInfo {
   serverUrl: string;
   /** Markdown sections appended to the description (decisions, signing rules...). */
   extraSections?: string[];
+  /** The licence under which the API and this description are offered (OpenAPI `info.license`). */
+  license?: { name: string; identifier?: string; url?: string };
   /** Outgoing webhook deliveries (OpenAPI 3.1 `webhooks`), one per event name. */
   webhooks?: { name: string; summary: string; schema: z.ZodType }[];
 }
@@ -47,6 +49,8 @@ export function serviceOpenApiDocument(input: {
     // Every point the interface specification leaves "not shown", as decided (docs/decisions.md).
     extraSections: input.decisions ? [input.decisions] : [],
     webhooks: webhookDocs(),
+    // package.json is private and the repository grants no licence (an SPDX LicenseRef names one of our own).
+    license: { name: "Proprietary: all rights reserved", identifier: "LicenseRef-Proprietary" },
   });
 }
 
@@ -123,6 +127,8 @@ export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefi
       {
         post: {
           operationId: `webhook_${hook.name.replace(/\W/g, "_")}`,
+          // Sent by us: the receiver authenticates it by its signature headers, not by any of our schemes.
+          security: [],
           summary: hook.summary,
           description: "Sent to every registered webhook subscribed to this name whose department the event concerns (administrators' webhooks without a department get all). Any 2xx is success; otherwise retried at +1 min, +5 min, +30 min, +2 h and +24 h, then the webhook is disabled.",
           parameters: signatureHeaders,
@@ -139,6 +145,7 @@ export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefi
       title: info.title,
       version: info.version,
       description: [info.description, ...(info.extraSections ?? [])].join("\n\n"),
+      ...(info.license ? { license: info.license } : {}),
     },
     servers: [{ url: info.serverUrl }],
     paths,
