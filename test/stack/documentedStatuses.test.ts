@@ -107,6 +107,27 @@ describe("documented statuses", function () {
       await forEvery(bodyOps, (op) => check(op, { method: op.method, path: fill(op), headers: { "content-type": "application/json" }, body: big }, 413));
     });
 
+    it("rate limited: 429 with Retry-After on every operation (failed authentications are limited everywhere)", async function () {
+      const stack = current();
+      const limited = await stack.startExtraApi(undefined, { RATE_LIMIT_AUTH_PER_MINUTE: "1", RATE_LIMIT_WRITE_PER_MINUTE: "0" });
+      try {
+        // The one attempt a minute allows: from here on, every failed authentication from this address is a 429.
+        await sendRaw(limited.url, { method: "GET", path: "/api/v1/requests", headers: { authorization: "Bearer not-a-token" } });
+        const problems: string[] = [];
+        for (const op of operations) {
+          const response = await sendRaw(limited.url, { method: op.method, path: fill(op), headers: { authorization: "Bearer not-a-token" } });
+          if (response.status !== 429) problems.push(`${op.method} ${op.path}: expected 429, got ${response.status}`);
+          else {
+            const problem = undocumentedAnswer(op, 429, response.headers as Record<string, unknown>, response.json);
+            if (problem) problems.push(problem);
+          }
+        }
+        expect(problems).to.deep.equal([]);
+      } finally {
+        await limited.stop();
+      }
+    });
+
     it("an unsupported Content-Encoding: 415 on every operation that takes a body", async function () {
       await forEvery(bodyOps, (op) => check(op, { method: op.method, path: fill(op), headers: { "content-type": "application/json", "content-encoding": "x-unknown" }, body: "{}" }, 415));
     });
