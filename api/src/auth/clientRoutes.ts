@@ -6,6 +6,7 @@ import type { Context } from "koa";
 import { z } from "zod/v4";
 import { conflict, notFound } from "../http/appError.ts";
 import { defineRoute, ErrorSchema, isStorableText, type RouteDefinition } from "../http/routeTable.ts";
+import { DateTime } from "../schemas/common.ts";
 import { SCOPES, type Scope } from "./principal.ts";
 import type { ClientRecord, ClientStore } from "./clients.ts";
 import { field, lenientBody, NO_STORE, OAuthErrorSchema, oauthError } from "./oauthErrors.ts";
@@ -44,8 +45,8 @@ const ClientSchema = z
     name: z.string(),
     scopes: z.array(z.enum(SCOPES)),
     bootstrap: z.boolean().meta({ description: "The admin client configured by ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET (cannot be revoked here)." }),
-    createdAt: z.iso.datetime(),
-    revokedAt: z.iso.datetime().nullable(),
+    createdAt: DateTime,
+    revokedAt: DateTime.nullable(),
   })
   .meta({ id: "Client", description: "A system client; its secret is never shown again after creation." });
 
@@ -55,7 +56,7 @@ const CreatedClientSchema = z
     clientSecret: z.string().meta({ description: "Shown only in this response; store it now." }),
     name: z.string(),
     scopes: z.array(z.enum(SCOPES)),
-    createdAt: z.iso.datetime(),
+    createdAt: DateTime,
   })
   .meta({ id: "CreatedClient" });
 

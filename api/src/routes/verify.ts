@@ -8,7 +8,7 @@ import type { DomainContext } from "../domain/context.ts";
 import { conflict } from "../http/appError.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { findVisibleRequest } from "../reads/requestReads.ts";
-import { RequestStatus } from "../schemas/common.ts";
+import { DateTime, RequestStatus } from "../schemas/common.ts";
 import { verifyDocument } from "../verification/documentVerification.ts";
 import { verifyLicence, type VerificationDependencies } from "../verification/licenceVerification.ts";
 import { qrPng, qrSvg } from "../verification/qrImage.ts";
@@ -19,7 +19,7 @@ import { DOCUMENT_VERDICTS, LICENCE_VERDICTS, licenceMessage } from "../verifica
 const PUBLIC = [{ kind: "public" as const }];
 const READERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "applications:read" as const }, { kind: "apiKey" as const }];
 const errors = errorResponses;
-const dateTime = z.iso.datetime({ offset: true });
+const dateTime = DateTime;
 
 const VerificationResponse = z
   .object({

@@ -1,7 +1,6 @@
 /** Departments: the spec's Department / CreateDepartmentInput / DepartmentResponse, our PATCH body and the stats. */
 import { z } from "zod/v4";
-
-const DateTime = z.iso.datetime({ offset: true });
+import { DateTime } from "../../schemas/common.ts";
 
 /** bytes32 on chain: at most 31 characters (the encoding keeps a terminating zero byte). */
 export const DepartmentCode = z
