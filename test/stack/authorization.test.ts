@@ -13,6 +13,7 @@ import { applicantCode, applicantToken, clientToken, createClient, TEST_REDIRECT
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { apiClient, type HttpResult, type Json } from "./support/httpClient.ts";
 import { parseMarkdownTable } from "./support/markdownTable.ts";
+import { loadOperations, undocumentedAnswer } from "./support/openApiOperations.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { current } from "./support/stackFixture.ts";
 import { startReceiver, type Receiver } from "./support/webhookReceiver.ts";
@@ -73,6 +74,8 @@ interface RowDriver {
 interface Outcome {
   status?: number;
   body?: string;
+  headers?: Headers;
+  json?: unknown;
   error?: string;
 }
 
@@ -330,7 +333,13 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     }
     const response = await fetch(`${api}${call.path}`, { method: call.method, headers, body, redirect: "manual" });
     const text = await response.text();
-    return { status: response.status, body: text.slice(0, 300) };
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: response.status, body: text.slice(0, 300), headers: response.headers, json };
   }
 
   async function runCell(row: MatrixRow, caller: Caller): Promise<void> {
@@ -457,6 +466,22 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     expect(rows.filter((row) => !routes.includes(row)), "rows naming no route of the OpenAPI document").to.deep.equal([]);
     expect(rows.filter((row) => !drivers[row]), "rows this test has no request for").to.deep.equal([]);
     expect(Object.keys(drivers).filter((key) => !rows.includes(key)), "requests for rows the table does not have").to.deep.equal([]);
+  });
+
+  it("every status a cell answered is documented for its operation, with the documented headers and body shape", async function () {
+    const { operations } = await loadOperations(api);
+    const undocumented: string[] = [];
+    for (const row of matrix.rows) {
+      const op = operations.find((o) => `${o.method} ${o.path}` === row.endpoint);
+      if (!op) continue; // the test above names rows without an operation
+      for (const caller of CALLERS) {
+        const outcome = outcomes.get(cellKey(row.endpoint, caller));
+        if (outcome?.status === undefined) continue;
+        const problem = undocumentedAnswer(op, outcome.status, outcome.headers!, outcome.json);
+        if (problem) undocumented.push(`${caller}: ${problem}`);
+      }
+    }
+    expect(undocumented).to.deep.equal([]);
   });
 
   for (const row of matrix.rows) {

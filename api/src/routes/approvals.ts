@@ -89,21 +89,11 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       handler: async ({ query, ctx }) => {
         if (department(ctx.state.principal).code !== query.department) throw forbidden("You can only list your own department's pending requests");
         const { tokens } = await pendingForDepartment(context.pool, query.department, query.page, query.limit);
-        const views = await requestsByTokens(context.pool, tokens);
-        const pageRows = views.slice((query.page - 1) * query.limit, query.page * query.limit);
+        const items = await requestsByTokens(context.pool, tokens);
         return {
           body: {
-            requests: pageRows.map((v) => ({
-              requestId: v.id,
-              requestNumber: v.requestNumber,
-              requestType: v.requestType,
-              status: v.status,
-              applicantName: v.applicantName,
-              currentStage: "",
-              createdAt: v.createdAt.toISOString(),
-              updatedAt: v.updatedAt.toISOString(),
-            })),
-            pagination: { page: query.page, limit: query.limit, total: views.length, totalPages: Math.ceil(views.length / query.limit) },
+            requests: items.slice((query.page - 1) * query.limit, query.page * query.limit),
+            pagination: { page: query.page, limit: query.limit, total: items.length, totalPages: Math.ceil(items.length / query.limit) },
           },
         };
       },
@@ -112,6 +102,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/requests/:requestId/approve",
       operationId: "approveRequest",
+      sendsTransactions: true,
       summary: "Approve the request in its current stage (a transaction from your department's wallet)",
       description: "reviewedDocuments: ids of the request's documents you reviewed (their current versions are recorded on chain). remarks are kept off chain; their keccak256 is on chain. Honours Idempotency-Key.",
       tags: ["Approvals"],
@@ -128,6 +119,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/requests/:requestId/reject",
       operationId: "rejectRequest",
+      sendsTransactions: true,
       summary: "Reject the request; the stage's onRejection applies (FAIL_REQUEST, RETRY_STAGE or ESCALATE)",
       tags: ["Approvals"],
       access: DEPARTMENT,
@@ -143,6 +135,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/requests/:requestId/request-changes",
       operationId: "requestChanges",
+      sendsTransactions: true,
       summary: "Ask the applicant for changes: the request goes to PENDING_RESUBMISSION",
       description: "Your approval record becomes CHANGES_REQUESTED; after the applicant resubmits, your department decides again in the same stage.",
       tags: ["Approvals"],
@@ -225,6 +218,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/requests/:requestId/resolve-escalation",
       operationId: "resolveEscalation",
+      sendsTransactions: true,
       summary: "Resolve an escalated stage: uphold the rejection, or return it to the department",
       description:
         "Administrators only. A stage is escalated by a rejection whose stage says onRejection ESCALATE, or by an overdue stage with onTimeout ESCALATE; documents are frozen meanwhile. REJECT rejects the request (reasonCode on chain); RETURN sends it back: a rejecting department decides again and the stage's clock restarts. An administrator cannot approve for a department.",
@@ -240,6 +234,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
         method: "post",
         path: `/requests/:requestId/${verb}`,
         operationId: `${verb}Licence`,
+        sendsTransactions: true,
         summary: { suspend: "Suspend an issued licence", reinstate: "Lift a suspension", revoke: "Revoke a licence for good" }[verb],
         description:
           "Administrators only; recorded on chain (transaction kind REVOKE). reasonCode (1-255) is stored on chain with the status; reason (text) off chain. A suspended or revoked licence verifies as invalid.",

@@ -52,6 +52,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/departments",
       operationId: "createDepartment",
+      sendsTransactions: true,
       summary: "Register a department (custodial wallet, code ↔ wallet on chain, API credentials shown once)",
       description: [
         "Creates the department's funded custodial wallet (with a remote signer, `SIGNER=remote`: takes `walletAddress`, or the signer's first key not yet in use), registers code ↔ wallet in the ApprovalRegistry and answers once the registration is confirmed. apiKey and apiSecret are returned only in this response (never stored in the clear; Idempotency-Key is ignored so they are never replayed). `requireSignedRequests` is our extension.",
@@ -101,6 +102,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       method: "patch",
       path: "/departments/:departmentCode",
       operationId: "updateDepartment",
+      sendsTransactions: true,
       summary: "Update a department (name, webhookUrl, isActive on chain, requireSignedRequests)",
       description:
         "Off-chain fields change at once; a change of isActive is recorded on chain (setDepartmentActive) in the same database transaction and answers once the index has it: from then on a deactivated department's API key is refused (401) by every API process, and its wallet can no longer record decisions on chain. `requireSignedRequests` is our extension. Each change is audited (UPDATE, ACTIVATE, DEACTIVATE).",

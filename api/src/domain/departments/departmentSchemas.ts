@@ -1,7 +1,6 @@
 /** Departments: the spec's Department / CreateDepartmentInput / DepartmentResponse, our PATCH body and the stats. */
 import { z } from "zod/v4";
-
-const DateTime = z.iso.datetime({ offset: true });
+import { DateTime } from "../../schemas/common.ts";
 
 /** bytes32 on chain: at most 31 characters (the encoding keeps a terminating zero byte). */
 export const DepartmentCode = z
@@ -67,7 +66,8 @@ export const UpdateDepartmentInput = z
     requireSignedRequests: z.boolean().optional().meta({ description: "Extension: require signed requests from this department" }),
   })
   .refine((body) => Object.keys(body).length > 0, { message: "give at least one of name, webhookUrl, isActive, requireSignedRequests" })
-  .meta({ id: "UpdateDepartmentInput" });
+  // The refinement, as JSON Schema states it (zod cannot translate a refinement).
+  .meta({ id: "UpdateDepartmentInput", minProperties: 1 });
 
 export const Department = z
   .object({
