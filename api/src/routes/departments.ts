@@ -136,6 +136,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/departments/:departmentCode/wallet-change",
       operationId: "proposeDepartmentWalletChange",
+      sendsTransactions: true,
       summary: "Propose a new wallet or custody for a department (public on chain, effective only after a delay)",
       description:
         "Recorded on chain (proposeDepartmentWallet) and audited. The change waits out the registry's wallet delay (fixed at deployment: at least 24 h on a real network) in public: the department's current wallet or an administrator can cancel it, and it takes effect only when activated after `effectiveAt`. Until then the current wallet decides. CUSTODIAL creates a new platform-held wallet; DEPARTMENT_HELD takes the department's own address.",
@@ -157,6 +158,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
         method: "post",
         path: `/departments/:departmentCode/wallet-change/${verb}`,
         operationId: `${verb}DepartmentWalletChange`,
+        sendsTransactions: true,
         summary: verb === "cancel" ? "Cancel a department's pending wallet change" : "Activate a department's wallet change once its delay has passed",
         description:
           verb === "cancel"
