@@ -1258,6 +1258,106 @@ describe("ApprovalRegistry", function () {
       });
     });
 
+    describe("when an approval named no document (an empty review list)", function () {
+      it("covers every document of the request", async function () {
+        const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const packed = await documents.packedDocumentsOf(1n);
+        await expect(registry.connect(departments.A).approve(1n, 0, packed, REMARKS))
+          .to.emit(registry, "DecisionRecorded")
+          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b111, packed, REMARKS, departments.A.address, Custody.Custodial);
+        expect((await registry.decisionsOf(1n, 0)).reviewedMasks).to.deep.equal([0b111n, 0n]);
+      });
+
+      for (const docIndex of [0, 1, 2]) {
+        it(`is invalidated by a new version of document ${docIndex}`, async function () {
+          const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+          const { documents, registry, departments } = platform;
+          await registry.connect(departments.A).approve(1n, 0, await documents.packedDocumentsOf(1n), REMARKS);
+          await expect(newVersion(platform, docIndex))
+            .to.emit(registry, "ReviewInvalidated")
+            .withArgs(1n, ID.A, 0, docIndex, 2);
+          expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.ReviewRequired, Decision.Pending]);
+        });
+      }
+
+      it("names every document's version: an update of any document makes it stale", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, departments } = platform;
+        const reviewed = await documents.packedDocumentsOf(1n);
+        await newVersion(platform, 2);
+        await expect(registry.connect(departments.A).approve(1n, 0, reviewed, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
+          .withArgs(1n, 2, 1, 2);
+      });
+    });
+
+    describe("when a document is added under review", function () {
+      it("invalidates every approval of the current stage, whatever it reviewed", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, operator, departments } = platform;
+        await registry.connect(departments.A).approve(1n, 0b001, await documents.packedDocumentsOf(1n), REMARKS);
+        const tx = documents.connect(operator).anchorDocument(1n, uuid(4), code("DOC_3"), sha("doc-3-v1"));
+        await expect(tx).to.emit(documents, "DocumentAnchored").withArgs(1n, uuid(4), sha("doc-3-v1"), 3, 1, code("DOC_3"));
+        await expect(tx).to.emit(registry, "ReviewInvalidated").withArgs(1n, ID.A, 0, 3, 1);
+        await expect(tx).not.to.emit(registry, "StageReopened");
+        expect(plain(await registry.decisionsOf(1n, 0))).to.deep.equal([
+          [ID.A, ID.B],
+          [Decision.ReviewRequired, Decision.Pending],
+          [0b001n, 0n],
+        ]);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
+
+        // Deciding again with an empty list now covers the new document too.
+        const packed = await documents.packedDocumentsOf(1n);
+        await expect(registry.connect(departments.A).approve(1n, 0, packed, REMARKS))
+          .to.emit(registry, "DecisionRecorded")
+          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b1111, packed, REMARKS, departments.A.address, Custody.Custodial);
+      });
+
+      it("invalidates an empty-list approval (it did not cover the new document)", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, operator, departments } = platform;
+        await registry.connect(departments.A).approve(1n, 0, await documents.packedDocumentsOf(1n), REMARKS);
+        await expect(documents.connect(operator).anchorDocument(1n, uuid(4), code("DOC_3"), sha("doc-3-v1")))
+          .to.emit(registry, "ReviewInvalidated")
+          .withArgs(1n, ID.A, 0, 3, 1);
+        expect((await registry.decisionsOf(1n, 0)).reviewedMasks).to.deep.equal([0b111n, 0n]);
+      });
+
+      it("leaves the approvals of completed stages alone", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, operator, departments } = platform;
+        for (const name of ["A", "B", "C"] as const) {
+          await registry.connect(departments[name]).approve(1n, 0, await documents.packedDocumentsOf(1n), REMARKS);
+        }
+        const tx = documents.connect(operator).anchorDocument(1n, uuid(4), code("DOC_3"), sha("doc-3-v1"));
+        expect(await eventsOf(tx, registry, "ReviewInvalidated")).to.deep.equal([[1n, ID.C, 1n, 3n, 1n]]);
+        expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.Approved, Decision.Approved]);
+        expect((await registry.decisionsOf(1n, 1)).statuses).to.deep.equal([Decision.ReviewRequired, Decision.Pending]);
+        expect((await registry.progressOf(1n)).stage).to.equal(1n);
+      });
+
+      it("invalidates the stage's approvals while the request awaits resubmission", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, operator, departments } = platform;
+        await registry.connect(departments.A).approve(1n, 0b001, await documents.packedDocumentsOf(1n), REMARKS);
+        await registry.connect(departments.B).requestChanges(1n, 0b010, await documents.packedDocumentsOf(1n), REMARKS);
+        await expect(documents.connect(operator).anchorDocument(1n, uuid(4), code("DOC_3"), sha("doc-3-v1")))
+          .to.emit(registry, "ReviewInvalidated")
+          .withArgs(1n, ID.A, 0, 3, 1);
+        await registry.connect(operator).resubmit(1n);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
+      });
+
+      it("invalidates nothing for a document added to a Draft", async function () {
+        const { documents, registry, operator } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+        await expect(documents.connect(operator).anchorDocument(2n, uuid(9), code("DOC_0"), sha("draft-doc"))).not.to.emit(
+          registry,
+          "ReviewInvalidated",
+        );
+      });
+    });
+
     describe("when a document reviewed in a completed stage gets a new version", function () {
       /** Stages 0 and 1 completed (A: doc 0, B: doc 1, C: doc 2); in stage 2, D approved having reviewed doc 2. */
       async function deployInLastStage() {
