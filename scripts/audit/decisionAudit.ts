@@ -42,8 +42,10 @@ export async function auditDecisions(
   const key = (e: ChainEvent) => `${Number(e.args.stage)}:${Number(e.args.departmentId)}`;
   const currentStatus = (stage: number, departmentId: number) => ledgers[stage]?.find((p) => p.departmentId === departmentId)?.status;
 
-  const decisions = await Promise.all(
-    recorded.map(async (event, i): Promise<DecisionAudit> => {
+  // Each decision's findings are kept apart while the lookups run concurrently, then listed in chain order.
+  const audited = await Promise.all(
+    recorded.map(async (event, i): Promise<{ decision: DecisionAudit; findings: string[] }> => {
+      const findings: string[] = [];
       const stage = Number(event.args.stage);
       const departmentId = Number(event.args.departmentId);
       const decision = DECISION_NAMES[Number(event.args.decision)];
@@ -53,7 +55,6 @@ export async function auditDecisions(
       const custody = custodyName(event.args.custody);
       const period = departments.periodAt(departmentId, event);
       const departmentWallet = period?.wallet ?? "(not registered)";
-      const before = findings.length;
       const { route, sender } = await decisionRoute(event, signer, context, what, findings);
       if (signer !== departmentWallet) {
         findings.push(`${what} was signed by ${signer}, but the department's wallet at block ${event.blockNumber} was ${departmentWallet}`);
@@ -64,7 +65,7 @@ export async function auditDecisions(
       if (period?.early) {
         findings.push(`${what} was made by ${period.wallet}, which became ${code}'s wallet at block ${period.since.blockNumber} without waiting the wallet delay after its proposal${period.proposal ? ` (proposed at block ${period.proposal.blockNumber})` : " (none was pending)"}`);
       }
-      const walletMatches = findings.length === before;
+      const walletMatches = findings.length === 0;
 
       const next = recorded.slice(i + 1).find((later) => key(later) === key(event));
       const invalidation = invalidations.find((inv) => key(inv) === key(event) && isBefore(event, inv) && (!next || isBefore(inv, next)));
@@ -81,7 +82,7 @@ export async function auditDecisions(
         }
       }
 
-      return {
+      const decisionAudit: DecisionAudit = {
         stage,
         departmentId,
         departmentCode: code,
@@ -104,8 +105,11 @@ export async function auditDecisions(
         blockNumber: event.blockNumber,
         timestamp: await lookups.timeOf(event.blockNumber),
       };
+      return { decision: decisionAudit, findings };
     }),
   );
+  for (const a of audited) findings.push(...a.findings);
+  const decisions = audited.map((a) => a.decision);
 
   const approvals: StandingApproval[] = [];
   ledgers.forEach((positions, stage) => {

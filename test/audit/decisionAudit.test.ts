@@ -136,6 +136,18 @@ describe("auditor: each decision's signer, custody and route (synthetic events, 
     expect(findings[0]).to.include(`was made by ${early.address}, which became FIRE's wallet at block 20 without waiting the wallet delay after its proposal (proposed at block 20)`);
   });
 
+  it("keeps each decision's findings its own while lookups answer out of order, listed in chain order", async function () {
+    const stranger = address();
+    const sound = decision(15, custodial.address, 0n, custodial.address, direct());
+    const bad = decision(16, custodial.address, 0n, stranger, direct());
+    const slowFirst = context({ transactionOf: async (hash) => { if (hash === sound.transactionHash) await new Promise((r) => setTimeout(r, 50)); return transactions.get(hash)!; } });
+    const findings: string[] = [];
+    const { decisions } = await auditDecisions([sound, bad], [], wallets, slowFirst, findings);
+    expect(decisions.map((d) => d.walletMatches)).to.deep.equal([true, false]);
+    expect(findings).to.have.length(1);
+    expect(findings[0]).to.include(bad.transactionHash);
+  });
+
   it("reads the versions reviewed from the event's mask and packed word", async function () {
     const findings: string[] = [];
     const { decisions } = await auditDecisions([decision(15, custodial.address, 0n, custodial.address, direct())], [], wallets, context(), findings);
