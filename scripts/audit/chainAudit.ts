@@ -131,7 +131,8 @@ async function auditLicence(
   const stageCount = await views.stageCountOf(licence.workflowId);
   const ledgers = await readStageLedgers(views, tokenId, stageCount, progress.phase !== 0);
   const { decisions, approvals } = await auditDecisions(events, ledgers, departments, context, findings);
-  const issuanceCheck = auditIssuance(events, decisions, documents, stageCount, context.approvalRegistry, roles, findings);
+  const stageRules = await Promise.all(Array.from({ length: stageCount }, (_, s) => views.stageRule(licence.workflowId, s)));
+  const issuanceCheck = auditIssuance(events, decisions, documents, stageRules, context.approvalRegistry, roles, findings);
 
   return {
     tokenId,

@@ -105,6 +105,19 @@ export class ContractViews {
     return Number(workflow.stageCount);
   }
 
+  /** A stage's completion rule as registered: the departments by position (16 bits each). */
+  async stageRule(workflowId: number, stageIndex: number) {
+    const [stage] = await this.#call(approvalRegistryAbi, this.#contracts.ApprovalRegistry, "stage", [workflowId, stageIndex]);
+    const count = Number(stage.departmentCount);
+    const ids = BigInt(stage.departmentIds);
+    return {
+      completion: Number(stage.completion),
+      threshold: Number(stage.threshold),
+      mandatoryMask: Number(stage.mandatoryMask),
+      departmentIds: Array.from({ length: count }, (_, p) => Number((ids >> BigInt(16 * p)) & 0xffffn)),
+    };
+  }
+
   /** Each position of the stage: department id and its current decision status. */
   async decisionsOf(tokenId: number, stage: number): Promise<{ departmentId: number; status: number; reviewedMask: number }[]> {
     const [ids, statuses, masks] = await this.#call(approvalRegistryAbi, this.#contracts.ApprovalRegistry, "decisionsOf", [tokenId, stage]);

@@ -4,7 +4,9 @@
  *   deployment's approval registry; suspensions, reinstatements and revocations by an ADMIN_ROLE holder of the
  *   token at that moment (replayed role grants);
  * - at the issuance (LicenceStatusChanged Submitted -> Approved) every stage of the pinned workflow was complete:
- *   StageCompleted for each, net of what a reopening, an invalidation or a retry undid;
+ *   StageCompleted for each, net of what a reopening, an invalidation or a retry undid; and each StageCompleted is
+ *   recomputed from the decisions standing at that moment against the stage's rule as registered (ALL / ANY /
+ *   THRESHOLD, mandatory departments, no approval awaiting review again), so the event is not taken on trust;
  * - the approvals standing at issuance covered the latest version of every document they covered (an older one
  *   is an approval a new version should have invalidated), and none of them predates a document added while its
  *   stage was under review without covering it (that document should have invalidated it).
@@ -14,13 +16,21 @@ import { STATUS_NAMES, type DecisionAudit, type DocumentAudit, type IssuanceChec
 import { isBefore, type ChainEvent } from "./logReader.ts";
 import type { RoleHistory } from "./roleHistory.ts";
 
+/** A stage's completion rule, from `stage(workflowId, index)`. */
+export interface StageRule {
+  completion: number; // 0 All, 1 Any, 2 Threshold
+  threshold: number;
+  mandatoryMask: number;
+  departmentIds: number[];
+}
+
 const ADMIN_TRANSITIONS = new Set(["APPROVED>SUSPENDED", "SUSPENDED>APPROVED", "APPROVED>REVOKED", "SUSPENDED>REVOKED"]);
 
 export function auditIssuance(
   events: ChainEvent[],
   decisions: DecisionAudit[],
   documents: DocumentAudit[],
-  stageCount: number,
+  stages: StageRule[],
   approvalRegistry: string,
   roles: Pick<RoleHistory, "holdsAt">,
   findings: string[],
@@ -59,8 +69,14 @@ export function auditIssuance(
       completed.delete(stage);
     }
   }
+  const stageCount = stages.length;
   const missing = Array.from({ length: stageCount }, (_, s) => s).filter((s) => !completed.has(s));
   if (missing.length) findings.push(`the licence was issued (tx ${issuance.transactionHash}) with stage${missing.length > 1 ? "s" : ""} ${missing.join(", ")} of ${stageCount} not complete`);
+  for (const e of events.filter((x) => x.name === "StageCompleted" && before(x))) {
+    const stage = Number(e.args.stage);
+    const unmet = stageRuleUnmet(stages[stage], positionsAt(events, stage, e));
+    if (unmet) findings.push(`StageCompleted for stage ${stage} (block ${e.blockNumber}, tx ${e.transactionHash}) does not follow from the decisions standing then: ${unmet}`);
+  }
 
   // The documents' latest versions at issuance, and when each document was added.
   const anchored = events.filter((e) => e.name === "DocumentAnchored" && before(e));
@@ -100,6 +116,34 @@ export function auditIssuance(
     approvals.push({ stage: d.stage, departmentCode: d.departmentCode, transactionHash: d.transactionHash, covered });
   }
   return { stagesCompleted: [...completed].sort((a, b) => a - b), issuedBy: getAddress(issuance.args.actor), approvals };
+}
+
+type Position = "PENDING" | "APPROVED" | "OTHER" | "REVIEW_REQUIRED";
+
+/** Each department's standing in `stage` just before `at`: its last decision, unless invalidated or retried since. */
+function positionsAt(events: ChainEvent[], stage: number, at: ChainEvent): Map<number, Position> {
+  const positions = new Map<number, Position>();
+  for (const e of events) {
+    if (!isBefore(e, at) || Number(e.args.stage) !== stage) continue;
+    if (e.name === "DecisionRecorded") positions.set(Number(e.args.departmentId), Number(e.args.decision) === 1 ? "APPROVED" : "OTHER");
+    else if (e.name === "ReviewInvalidated") positions.set(Number(e.args.departmentId), "REVIEW_REQUIRED");
+    else if (e.name === "StageRetried") positions.clear();
+  }
+  return positions;
+}
+
+/** Why `positions` do not complete the stage under `rule` (the approval registry's `_isComplete`), or undefined. */
+function stageRuleUnmet(rule: StageRule | undefined, positions: Map<number, Position>): string | undefined {
+  if (!rule) return "the workflow has no such stage";
+  const awaiting = rule.departmentIds.filter((d) => positions.get(d) === "REVIEW_REQUIRED");
+  if (awaiting.length) return `department${awaiting.length > 1 ? "s" : ""} ${awaiting.join(", ")} had to review again`;
+  const approved = rule.departmentIds.filter((d) => positions.get(d) === "APPROVED");
+  const mandatory = rule.departmentIds.filter((_, p) => (rule.mandatoryMask >> p) & 1);
+  const missingMandatory = mandatory.filter((d) => !approved.includes(d));
+  if (missingMandatory.length) return `mandatory department${missingMandatory.length > 1 ? "s" : ""} ${missingMandatory.join(", ")} had not approved`;
+  const needed = rule.completion === 0 ? rule.departmentIds.length : rule.completion === 1 ? 1 : rule.threshold;
+  if (approved.length < needed) return `${approved.length} approval${approved.length === 1 ? "" : "s"} of ${needed} needed`;
+  return undefined;
 }
 
 /** A decision's log index, from its DecisionRecorded event (one decision per transaction). */

@@ -4,13 +4,15 @@
  */
 import { expect } from "chai";
 import type { DecisionAudit, DocumentAudit } from "../../scripts/audit/auditRecord.ts";
-import { auditIssuance } from "../../scripts/audit/issuanceAudit.ts";
+import { auditIssuance, type StageRule } from "../../scripts/audit/issuanceAudit.ts";
 import type { TimedEvent } from "../../scripts/audit/logReader.ts";
 import { CONTRACTS, address, event } from "./syntheticChain.ts";
 
 const REGISTRY = CONTRACTS.ApprovalRegistry;
 const [SUBMITTED, APPROVED, SUSPENDED, REVOKED] = [2n, 4n, 7n, 8n];
 const admin = address();
+/** Stage 0: department 1; stage 1: department 2; each ALL (every department mandatory). */
+const STAGES: StageRule[] = [{ completion: 0, threshold: 0, mandatoryMask: 1, departmentIds: [1] }, { completion: 0, threshold: 0, mandatoryMask: 1, departmentIds: [2] }];
 const roles = { holdsAt: (contract: string, role: string, account: string) => contract === "LicenceToken" && role === "ADMIN_ROLE" && account === admin };
 const documents: DocumentAudit[] = [
   { documentId: "d0", docIndex: 0, docType: "SITE_PLAN", latestVersion: 2, versions: [] },
@@ -52,7 +54,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
   it("reports the stages complete and each standing approval's coverage; no finding for a sound issuance", function () {
     const { events, decisions } = history();
     const findings: string[] = [];
-    const check = auditIssuance(events, decisions, documents, 2, REGISTRY, roles, findings);
+    const check = auditIssuance(events, decisions, documents, STAGES, REGISTRY, roles, findings);
     expect(findings).to.deep.equal([]);
     expect(check).to.deep.equal({
       stagesCompleted: [0, 1],
@@ -67,7 +69,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
   it("flags an approval that covered an older version than the latest at issuance (it should have been invalidated)", function () {
     const { events, decisions } = history({ beforeStage1: [anchored(15, 1, 2)] });
     const findings: string[] = [];
-    const check = auditIssuance(events, decisions, documents, 2, REGISTRY, roles, findings);
+    const check = auditIssuance(events, decisions, documents, STAGES, REGISTRY, roles, findings);
     expect(findings).to.deep.equal([`the approval of D1 in stage 0 (tx ${decisions[0].transactionHash}) covered FIRE_SAFETY v1, but v2 was the latest when the licence was issued: it should have been invalidated`]);
     expect(check!.approvals[0].covered[1]).to.deep.include({ version: 1, latestAtIssuance: 2 });
   });
@@ -78,7 +80,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
     const reopened = event("StageReopened", 15, 2, { tokenId: 7n, fromStage: 1n, toStage: 0n });
     const { events, decisions } = history({ beforeStage1: [anchored(15, 1, 2), invalidated, reopened, stageStarted(15, 0), again, completed(17, 0), stageStarted(17, 1)] });
     const findings: string[] = [];
-    const check = auditIssuance(events, [decisions[0], d1b, decisions[1]], documents, 2, REGISTRY, roles, findings);
+    const check = auditIssuance(events, [decisions[0], d1b, decisions[1]], documents, STAGES, REGISTRY, roles, findings);
     expect(findings).to.deep.equal([]);
     expect(check!.approvals.map((a) => a.transactionHash)).to.deep.equal([d1b.transactionHash, decisions[1].transactionHash]);
   });
@@ -86,14 +88,38 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
   it("flags an issuance with a stage not complete: never completed, or reopened and not completed again", function () {
     const { events, decisions } = history();
     const findings: string[] = [];
-    auditIssuance(events.filter((e) => !(e.name === "StageCompleted" && e.blockNumber === 12)), decisions, documents, 2, REGISTRY, roles, findings);
+    auditIssuance(events.filter((e) => !(e.name === "StageCompleted" && e.blockNumber === 12)), decisions, documents, STAGES, REGISTRY, roles, findings);
     expect(findings).to.deep.equal([`the licence was issued (tx ${events.find((e) => e.name === "LicenceIssued")!.transactionHash}) with stage 0 of 2 not complete`]);
 
     const reopened = history({ beforeStage1: [event("StageReopened", 15, 2, { tokenId: 7n, fromStage: 1n, toStage: 0n })] });
     const again: string[] = [];
-    auditIssuance(reopened.events, reopened.decisions, documents, 2, REGISTRY, roles, again);
+    auditIssuance(reopened.events, reopened.decisions, documents, STAGES, REGISTRY, roles, again);
     expect(again).to.have.length(1);
     expect(again[0]).to.include("with stage 0 of 2 not complete");
+  });
+
+  it("recomputes each StageCompleted from the decisions standing then and the stage's rule", function () {
+    const { events, decisions } = history();
+    const rules = (stage0: StageRule) => [stage0, STAGES[1]];
+    const completion = events.find((e) => e.name === "StageCompleted" && e.blockNumber === 12)!;
+    // ALL over departments 1 and 3: only 1 approved.
+    const all: string[] = [];
+    auditIssuance(events, decisions, documents, rules({ completion: 0, threshold: 0, mandatoryMask: 3, departmentIds: [1, 3] }), REGISTRY, roles, all);
+    expect(all).to.deep.equal([`StageCompleted for stage 0 (block 12, tx ${completion.transactionHash}) does not follow from the decisions standing then: mandatory department 3 had not approved`]);
+    // THRESHOLD 2 of departments 1, 3, 4, none mandatory: one approval.
+    const threshold: string[] = [];
+    auditIssuance(events, decisions, documents, rules({ completion: 2, threshold: 2, mandatoryMask: 0, departmentIds: [1, 3, 4] }), REGISTRY, roles, threshold);
+    expect(threshold[0]).to.include("1 approval of 2 needed");
+    // ANY of departments 1 and 3: department 3's approval was invalidated and not given again, so it blocks.
+    const [a3] = approval(11, 0, 3, [[0, 1]]);
+    const invalidated = event("ReviewInvalidated", 11, 2, { tokenId: 7n, departmentId: 3n, stage: 0n, docIndex: 0n, newVersion: 2n });
+    const any: string[] = [];
+    auditIssuance([...events, a3, invalidated].sort((x, y) => x.blockNumber - y.blockNumber || x.logIndex - y.logIndex), decisions, documents, rules({ completion: 1, threshold: 0, mandatoryMask: 0, departmentIds: [1, 3] }), REGISTRY, roles, any);
+    expect(any.some((f) => f.includes("department 3 had to review again"))).to.equal(true);
+    // ANY of departments 1 and 3 with 1's approval: complete.
+    const ok: string[] = [];
+    auditIssuance(events, decisions, documents, rules({ completion: 1, threshold: 0, mandatoryMask: 0, departmentIds: [1, 3] }), REGISTRY, roles, ok);
+    expect(ok).to.deep.equal([]);
   });
 
   it("flags an approval standing at issuance that predates a document added under review in its stage", function () {
@@ -102,7 +128,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
     // rule invalidates stage 1's approvals, so D2's approval cannot stand at issuance. Stage 0's can.
     const added = { ...anchored(22, 2, 1), logIndex: 2 };
     const findings: string[] = [];
-    auditIssuance([...events, added].sort((x, y) => x.blockNumber - y.blockNumber || x.logIndex - y.logIndex), decisions, documents, 2, REGISTRY, roles, findings);
+    auditIssuance([...events, added].sort((x, y) => x.blockNumber - y.blockNumber || x.logIndex - y.logIndex), decisions, documents, STAGES, REGISTRY, roles, findings);
     expect(findings).to.have.length(1);
     expect(findings[0]).to.include("the approval of D2 in stage 1").and.include("document #2 was added under review in its stage afterwards");
   });
@@ -113,7 +139,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
     const tampered = events.map((e) => (e.name === "LicenceStatusChanged" && e.args.to === APPROVED ? status(e.blockNumber, SUBMITTED, APPROVED, intruder, e.logIndex, e.transactionHash) : e));
     const after = [status(30, APPROVED, SUSPENDED, admin), status(31, SUSPENDED, REVOKED, intruder)];
     const findings: string[] = [];
-    const check = auditIssuance([...tampered, ...after], decisions, documents, 2, REGISTRY, roles, findings);
+    const check = auditIssuance([...tampered, ...after], decisions, documents, STAGES, REGISTRY, roles, findings);
     expect(check!.issuedBy).to.equal(intruder);
     expect(findings).to.have.length(2);
     expect(findings[0]).to.include(`SUBMITTED -> APPROVED at block 22`).and.include(`was made by ${intruder}, not by the approval registry`);
@@ -122,7 +148,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
 
   it("has nothing to check for a licence never issued", function () {
     const findings: string[] = [];
-    expect(auditIssuance([status(10, 1n, SUBMITTED)], [], documents, 2, REGISTRY, roles, findings)).to.equal(null);
+    expect(auditIssuance([status(10, 1n, SUBMITTED)], [], documents, STAGES, REGISTRY, roles, findings)).to.equal(null);
     expect(findings).to.deep.equal([]);
   });
 });
