@@ -67,6 +67,17 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
   // Department codes are letters and underscores only: spell the run id with letters.
   const tag = runId.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
   const codes = { A: `AUDIT_PLAN_${tag}`, B: `AUDIT_LAND_${tag}`, C: `AUDIT_FIRE_${tag}` };
+  let adminToken: string;
+  const workflow = {
+    workflowType: "BUILDING_PERMIT",
+    name: "Building permit (audit test)",
+    stages: [
+      { stageId: "planning", stageName: "Planning", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL",
+        requiredApprovals: [{ departmentCode: codes.A, requiredDocuments: ["SITE_PLAN"], isMandatory: true }, { departmentCode: codes.B, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true }] },
+      { stageId: "safety", stageName: "Safety", stageOrder: 2, executionType: "PARALLEL", completionCriteria: "ALL",
+        requiredApprovals: [{ departmentCode: codes.C, requiredDocuments: ["FIRE_SAFETY"], isMandatory: true }] },
+    ],
+  };
   let chain: JsonRpcProvider;
   let deployment: Deployment;
   let api: string;
@@ -135,19 +146,10 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     api = stack.api.url;
     chain = new JsonRpcProvider(stack.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
     deployment = await readDeployment(stack.config.deploymentFile!);
-    const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
+    adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
     admin = httpClient(api, adminToken);
     for (const [name, code] of Object.entries(codes)) departments[name] = await createDepartment(api, adminToken, { code, name: `${name} department` });
-    await registerWorkflowVersion(api, adminToken, {
-      workflowType: "BUILDING_PERMIT",
-      name: "Building permit (audit test)",
-      stages: [
-        { stageId: "planning", stageName: "Planning", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: codes.A, requiredDocuments: ["SITE_PLAN"], isMandatory: true }, { departmentCode: codes.B, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true }] },
-        { stageId: "safety", stageName: "Safety", stageOrder: 2, executionType: "PARALLEL", completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: codes.C, requiredDocuments: ["FIRE_SAFETY"], isMandatory: true }] },
-      ],
-    });
+    await registerWorkflowVersion(api, adminToken, workflow);
     applicant = httpClient(api, await applicantToken(api, { id: `audit-${runId}`, name: "Audrey Audit" }));
 
     // 1. Issued: three approvals, nothing else.
@@ -335,6 +337,27 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     expect(report.comparison).to.deep.equal({ baseUrl: `${api}/api/v1/`, differences: [] });
   });
 
+  it("after `npm run demo`: its licence audits clean and --compare reports 0 differences", async function () {
+    const stack = current();
+    const { stdout } = await run(process.execPath, [path.join(REPO_ROOT, "scripts", "demo.ts")], {
+      // BUILDING_PERMIT, as demo.test.ts: other stack tests expect RESORT_LICENSE's versions and no TRADE_LICENSE
+      // workflow. The demo's workflow replaces this file's; the wallet-change tests register it again.
+      env: { ...process.env, ...stack.env, API_URL: api, DEMO_TYPE: "BUILDING_PERMIT" },
+      maxBuffer: 4 * 1024 * 1024,
+    });
+    const tokenId = /verify\?token=(\d+)/.exec(stdout)?.[1];
+    expect(tokenId, stdout).to.be.a("string");
+    const result = await eventually(`the API to agree on the demo's token ${tokenId}`, async () => {
+      const attempt = await audit("--token", tokenId!, "--compare", api);
+      return attempt.code === 0 ? attempt : undefined;
+    }, 20_000).catch(async (error) => {
+      throw new Error(`${error.message}\n${(await audit("--token", tokenId!, "--compare", api)).stdout}`);
+    });
+    expect(result.stdout).to.include("findings: none").and.include("platform findings: none");
+    expect(result.stdout).to.include(`Compared with ${api}: the API agrees with the chain on every field.`);
+    expect(result.stdout).to.match(/status +APPROVED, validity VALID/);
+  });
+
   describe("--compare against an API that disagrees", function () {
     let fake: http.Server;
     let fakeUrl: string;
@@ -432,7 +455,9 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     });
 
     it("flags a rotation forced inside its window and the decision its new wallet made (exit 1)", async function () {
-      // A request whose first stage A and B approve through the API; C's turn comes next.
+      // A request whose first stage A and B approve through the API; C's turn comes next (this file's workflow,
+      // which the demo replaced).
+      await registerWorkflowVersion(api, adminToken, workflow);
       const forged = await submittedRequest("forged");
       await decide(forged, "A", "approve", { remarks: "plan ok", reviewedDocuments: [forged.docs.SITE_PLAN] });
       await decide(forged, "B", "approve", { remarks: "deed ok", reviewedDocuments: [forged.docs.OWNERSHIP_DEED] });
