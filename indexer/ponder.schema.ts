@@ -12,6 +12,8 @@ export const licences = onchainTable(
     tokenId: t.int8({ mode: "bigint" }).primaryKey(),
     owner: t.hex().notNull(),
     workflowId: t.integer().notNull(),
+    /** keccak256(salt ‖ applicant id) recorded at mint (LicenceMinted); zero when none */
+    applicantCommitment: t.hex().notNull(),
     /** DRAFT SUBMITTED PENDING_RESUBMISSION APPROVED REJECTED CANCELLED SUSPENDED REVOKED */
     status: t.text().notNull(),
     /** reason of the last rejection, cancellation, suspension or revocation (0: none) */
@@ -90,7 +92,13 @@ export const departments = onchainTable("departments", (t) => ({
   departmentId: t.integer().primaryKey(),
   code: t.text().notNull(),
   wallet: t.hex().notNull(),
+  /** CUSTODIAL | DEPARTMENT_HELD: who holds the wallet's key */
+  custody: t.text().notNull(),
   active: t.boolean().notNull(),
+  /** a proposed wallet change (DepartmentWalletProposed), until activated or cancelled */
+  pendingWallet: t.hex(),
+  pendingCustody: t.text(),
+  pendingEffectiveAt: t.int8({ mode: "bigint" }),
   registeredAt: t.int8({ mode: "bigint" }).notNull(),
   updatedAt: t.int8({ mode: "bigint" }).notNull(),
 }));
@@ -102,6 +110,8 @@ export const departmentWallets = onchainTable(
     id: t.text().primaryKey(),
     departmentId: t.integer().notNull(),
     wallet: t.hex().notNull(),
+    /** CUSTODIAL | DEPARTMENT_HELD */
+    custody: t.text().notNull(),
     fromBlock: t.int8({ mode: "bigint" }).notNull(),
     txHash: t.hex().notNull(),
     timestamp: t.int8({ mode: "bigint" }).notNull(),
@@ -193,6 +203,10 @@ export const approvals = onchainTable(
     /** the document registry's packed word (uint256) as decimal text */
     documentVersions: t.text().notNull(),
     remarksHash: t.hex().notNull(),
+    /** the department wallet that decided (transaction sender, or EIP-712 signer of a relayed decision) */
+    signer: t.hex().notNull(),
+    /** CUSTODIAL | DEPARTMENT_HELD, as registered when it decided */
+    custody: t.text().notNull(),
     isActive: t.boolean().notNull(),
     invalidatedAt: t.int8({ mode: "bigint" }),
     /** SUPERSEDED | DOCUMENT_UPDATED | STAGE_RETRIED | ESCALATION_SENT_BACK | RESUBMITTED | STAGE_REOPENED */

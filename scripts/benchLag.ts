@@ -1,6 +1,6 @@
 /**
  * `npm run bench:lag`: indexer lag on the embedded stack. Starts its own stack (fresh data directory, free ports),
- * sends 200 writes (registerDepartment from the operator, through the real chain gateway), and for each measures
+ * sends 200 writes (registerDepartment from the administration wallet, through the real chain gateway), and for each measures
  *   - send → visible: from the call to the gateway until its row is readable in the index views the API reads
  *     (polled every 2 ms by a separate connection);
  *   - the write's own latency (it returns only once the index has its block: read-your-writes).
@@ -44,9 +44,9 @@ async function one(code: string): Promise<Sample> {
       await new Promise((r) => setTimeout(r, 2));
     }
   })();
-  const data = registry.encodeFunctionData("registerDepartment", [encodeBytes32String(code), Wallet.createRandom().address]);
+  const data = registry.encodeFunctionData("registerDepartment", [encodeBytes32String(code), Wallet.createRandom().address, 0]);
   const write = core.gateway
-    .send({ kind: "REGISTER_DEPARTMENT", from: stack.operatorAddress, to: stack.deployment.contracts.ApprovalRegistry, data })
+    .send({ kind: "REGISTER_DEPARTMENT", from: stack.adminAddress, to: stack.deployment.contracts.ApprovalRegistry, data })
     .then(() => performance.now());
   const [seen, finished] = await Promise.all([visible, write]);
   return { sendToVisible: seen - started, write: finished - started };
@@ -158,7 +158,7 @@ every 2 ms until 200).
 
 ${httpTable}
 
-Below the API: \`registerDepartment\` transactions from the operator wallet through the chain gateway; "visible" means
+Below the API: \`registerDepartment\` transactions from the administration wallet through the chain gateway; "visible" means
 the row is readable in the index views the API reads, polled every 2 ms by another connection.
 
 ${table}`,

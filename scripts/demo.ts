@@ -2,14 +2,17 @@
  * `npm run demo`: one licence from start to finish against a running `npm start`, through the public API only.
  * Registers two departments and a two-stage workflow, then: an applicant creates a request (its token is minted),
  * uploads a document (its hash anchored), submits; the first department asks for changes; the applicant uploads a
- * new version and resubmits; both departments approve; the licence is issued. Each step prints its transaction
- * hash; the end prints the verification URL and the QR code in the terminal.
+ * new version and resubmits; both departments approve (the fire department holds its own key: it signs its
+ * decision, the platform only relays it); the licence is issued; the applicant proves it is theirs. Each step
+ * prints its transaction hash; the end prints the verification URL and the QR code in the terminal.
  *
  * Settings: API_URL (default http://127.0.0.1:PORT), DATA_DIR (to find the embedded admin client), or
  * ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET; DEMO_TYPE (default RESORT_LICENSE).
  */
 import { createHash, randomBytes } from "node:crypto";
+import { Wallet } from "ethers";
 import { loadConfig } from "../api/src/config.ts";
+import { DECISION_TYPES } from "../api/src/domain/approvals/decisionTypedData.ts";
 import { developmentSecret } from "../api/src/developmentSecrets.ts";
 import { qrTerminal } from "../api/src/verification/qrImage.ts";
 
@@ -67,11 +70,19 @@ const admin = token.access_token as string;
 step(`Administrator signed in (client ${clientId})`);
 
 const departments: Record<string, { code: string; apiKey: string }> = {};
+// The fire department holds its own key (any wallet would do; here one made on the spot): the platform never sees it.
+const fireKey = Wallet.createRandom();
 for (const [key, name] of [["PLANNING", "Planning Department"], ["FIRE", "Fire Safety Department"]] as const) {
   const code = `DEMO_${key}_${run}`;
-  const created = await call("POST", "/departments", { token: admin, json: { code, name } });
+  const custody = key === "FIRE" ? { custody: "DEPARTMENT_HELD", walletAddress: fireKey.address } : {};
+  const created = await call("POST", "/departments", { token: admin, json: { code, name, ...custody } });
   departments[key] = { code, apiKey: created.apiKey };
-  step(`Department ${code} registered on chain with its own wallet ${created.walletAddress}`, created.transactionHash);
+  step(
+    key === "FIRE"
+      ? `Department ${code} registered on chain with the address of a key it holds itself (${created.walletAddress}, custody ${created.custody})`
+      : `Department ${code} registered on chain with a custodial wallet ${created.walletAddress} (custody ${created.custody})`,
+    created.transactionHash,
+  );
 }
 const asDepartment = (key: string) => ({ "x-api-key": departments[key].apiKey, "x-department-code": departments[key].code });
 
@@ -123,12 +134,19 @@ step("Request resubmitted", resubmitted.transactionHash);
 
 const first = await call("POST", `/requests/${requestId}/approve`, { headers: asDepartment("PLANNING"), json: { remarks: "Exits shown; zoning complies.", reviewedDocuments: [document.documentId] } });
 step(`${departments.PLANNING.code} approves from its own wallet: stage 1 complete`, first.transactionHash);
-const second = await call("POST", `/requests/${requestId}/approve`, { headers: asDepartment("FIRE"), json: { remarks: "Fire exits adequate.", reviewedDocuments: [document.documentId] } });
-step(`${departments.FIRE.code} approves: the workflow is complete and the licence is issued`, second.transactionHash);
+const fireDecision = { remarks: "Fire exits adequate.", reviewedDocuments: [document.documentId] };
+const toSign = await call("POST", `/requests/${requestId}/decision-typed-data`, { headers: asDepartment("FIRE"), json: { decision: "APPROVED", ...fireDecision } });
+const signature = await fireKey.signTypedData(toSign.typedData.domain, DECISION_TYPES, toSign.typedData.message);
+step(`${departments.FIRE.code} signs its approval of site plan version ${toSign.documentVersions[document.documentId]} with its own key (EIP-712, nonce ${toSign.nonce})`);
+const second = await call("POST", `/requests/${requestId}/approve`, { headers: asDepartment("FIRE"), json: { ...fireDecision, signature, nonce: toSign.nonce, deadline: toSign.deadline } });
+step(`The platform relays the signed approval; the chain checks it is ${fireKey.address}'s: the licence is issued`, second.transactionHash);
 
 const detail = await call("GET", `/requests/${requestId}`, { token: applicant });
 const verification = await call("GET", `/verify/${detail.tokenId}`);
 step(`Public verification of token ${detail.tokenId}: ${verification.verdict} — ${verification.message}`);
+const proof = await call("GET", `/requests/${requestId}/identity-proof`, { token: applicant });
+const holder = await call("POST", `/verify/${detail.tokenId}/holder`, { json: { applicantId: proof.applicantId, salt: proof.salt } });
+step(`The applicant proves the licence is theirs (id + salt against the commitment minted on chain): ${holder.matches ? "matches" : "does NOT match"}`);
 const qr = await call("GET", `/requests/${requestId}/qr?format=json`, { token: applicant });
 
 console.log(`\nVerify it yourself:\n  ${base}/verify?token=${detail.tokenId}\n  ${api}/verify/${detail.tokenId}\n\nOr scan this QR code (it opens ${qr.url.slice(0, 60)}…):\n`);

@@ -47,7 +47,7 @@ const parameters = {
 const deploymentId = process.env.DEPLOYMENT_ID ?? `chain-${chainId}`;
 await discardStaleJournal(deploymentId);
 const { token, documents, verifier, registry } = await ignition.deploy(LicencePlatform, { parameters, deploymentId });
-await handOverGovernance([token, documents, registry]);
+await handOverGovernance([token, documents, registry] as unknown as Governed[]);
 
 const addresses = {
   LicenceToken: await token.getAddress(),
@@ -82,7 +82,13 @@ function requiredAddress(name: string): string {
 }
 
 /** Governance (when not the deployer) takes DEFAULT_ADMIN_ROLE on each contract; the deployer renounces it. Idempotent. */
-async function handOverGovernance(contracts: { hasRole(role: string, account: string): Promise<boolean>; grantRole(role: string, account: string): Promise<{ wait(): Promise<unknown> }>; renounceRole(role: string, account: string): Promise<{ wait(): Promise<unknown> }> }[]): Promise<void> {
+interface Governed {
+  hasRole(role: string, account: string): Promise<boolean>;
+  grantRole(role: string, account: string): Promise<{ wait(): Promise<unknown> }>;
+  renounceRole(role: string, account: string): Promise<{ wait(): Promise<unknown> }>;
+}
+
+async function handOverGovernance(contracts: Governed[]): Promise<void> {
   if (governance === deployer.address) return;
   for (const contract of contracts) {
     if (!(await contract.hasRole(ZeroHash, governance))) await (await contract.grantRole(ZeroHash, governance)).wait();

@@ -16,6 +16,8 @@ const suites: Suite[] = [
   { name: "solidity lint", command: [process.execPath, "scripts/lintSolidity.ts"] },
   { name: "solidity", command: ["npx", "hardhat", "test", "solidity"] },
   { name: "contracts (mocha)", command: ["npx", "hardhat", "test", "mocha", "--no-compile"] },
+  // Redocly CLI on the OpenAPI document generated from the route table (offline; rules in redocly.yaml).
+  { name: "openapi lint (mocha)", command: ["npx", "mocha", "--config", "test/openapi/mocharc.json"] },
   // The real stack (embedded Postgres, anvil, Ponder, API processes) on free ports; see test/stack/support.
   { name: "stack (mocha)", command: ["npx", "mocha", "--config", "test/stack/mocharc.json"] },
 ];

@@ -8,9 +8,9 @@ import { koaBody } from "koa-body";
 import type { Logger } from "pino";
 import type { Authenticator } from "./auth/principal.ts";
 import type { IdempotencyStore } from "./http/idempotency.ts";
+import { allowedMethods } from "./http/allowedMethods.ts";
 import { errorMiddleware } from "./http/errorMiddleware.ts";
-import { buildOpenApiDocument } from "./http/openapi.ts";
-import { webhookDocs } from "./webhooks/payloads.ts";
+import { serviceOpenApiDocument } from "./http/openapi.ts";
 import { requestContext } from "./http/requestContext.ts";
 import { RateLimiter, type RateLimits } from "./http/rateLimit.ts";
 import { mountRoutes, type RouteDefinition } from "./http/routeTable.ts";
@@ -42,7 +42,11 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true; // errors are answered and logged by our middleware, not printed by Koa
   app.use(requestContext(deps.logger, deps.metrics));
-  app.use(errorMiddleware());
+  const oauthPaths = new Set([
+    ...(deps.rootRoutes ?? []).filter((route) => route.errorBody === "oauth").map((route) => route.path),
+    ...deps.routes.filter((route) => route.errorBody === "oauth").map((route) => API_PREFIX + route.path),
+  ]);
+  app.use(errorMiddleware({ oauthPaths }));
   app.use(
     koaBody({
       json: true,
@@ -55,27 +59,27 @@ export function createApp(deps: AppDeps): Koa {
 
   let openApi: Record<string, unknown> | undefined;
   const openApiDocument = () =>
-    (openApi ??= buildOpenApiDocument([{ prefix: "", routes: deps.rootRoutes ?? [] }, { prefix: API_PREFIX, routes: deps.routes }], {
-      title: "Licence Approval Service",
+    (openApi ??= serviceOpenApiDocument({
+      prefix: API_PREFIX,
       version: API_VERSION,
-      description:
-        "Multi-department approval of licences and permits on a permissioned blockchain. Every error has the body {code, message, details?}.",
-      serverUrl: deps.publicBaseUrl,
-      // Every point the interface specification leaves "not shown", as decided (docs/decisions.md).
-      extraSections: deps.decisions ? [deps.decisions] : [],
-      webhooks: webhookDocs(),
+      routes: deps.routes,
+      rootRoutes: deps.rootRoutes ?? [],
+      publicBaseUrl: deps.publicBaseUrl,
+      decisions: deps.decisions,
     }));
 
   const limiter = deps.rateLimits ? new RateLimiter(deps.rateLimits) : undefined;
   const root = new Router();
   mountSystemRoutes(root, { ...deps, openApiDocument });
-  mountRoutes(root, deps.rootRoutes ?? [], deps.authenticate, undefined, limiter);
+  const rootMethods = mountRoutes(root, deps.rootRoutes ?? [], deps.authenticate, undefined, limiter);
   app.use(root.routes());
-  app.use(root.allowedMethods());
+  app.use(root.allowedMethods()); // for the system routes (not in the route table)
+  app.use(allowedMethods("", rootMethods)); // answers first (middleware after next() runs in reverse): the table's root routes
 
   const api = new Router({ prefix: API_PREFIX });
-  mountRoutes(api, deps.routes, deps.authenticate, deps.idempotency, limiter);
+  const methods = mountRoutes(api, deps.routes, deps.authenticate, deps.idempotency, limiter);
   app.use(api.routes());
-  app.use(api.allowedMethods({ throw: false }));
+  // Allow from the route table (the most specific pattern of the path), not from every pattern the path matches.
+  app.use(allowedMethods(API_PREFIX, methods));
   return app;
 }

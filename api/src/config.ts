@@ -83,6 +83,12 @@ export const settings = {
   walletDelaySeconds: { env: "WALLET_DELAY_SECONDS", doc: "Embedded deployment: seconds a department wallet change waits in public before it can take effect (deploy script: at least 86,400 outside the embedded chain)", fallback: 60, parse: integer(1, 31_536_000) },
   adminWalletPrivateKey: { env: "ADMIN_WALLET_PRIVATE_KEY", doc: "External chain: the administration wallet's key (ADMIN_ROLE: departments, workflows, suspensions; never the operator's); embedded: generated", parse: hexKey(32), secret: true },
   deployerPrivateKey: { env: "DEPLOYER_PRIVATE_KEY", doc: "External chain: key that deploys when the deployment file is missing", parse: hexKey(32), secret: true },
+  signer: { env: "SIGNER", doc: "Who holds the wallets' keys: local (the encrypted key vault, under MASTER_KEY) or remote (a JSON-RPC signer: Web3Signer, EthSigner, Clef)", fallback: "local", parse: oneOf("local", "remote") },
+  remoteSignerUrl: { env: "REMOTE_SIGNER_URL", doc: "SIGNER=remote: the signer's JSON-RPC URL (eth_accounts, eth_signTransaction)", parse: url },
+  remoteSignerAuth: { env: "REMOTE_SIGNER_AUTH", doc: "SIGNER=remote: Authorization header sent to the signer, e.g. Bearer TOKEN or Basic BASE64", parse: text, secret: true },
+  remoteSignerTimeoutMs: { env: "REMOTE_SIGNER_TIMEOUT_MS", doc: "SIGNER=remote: how long one signing call may take (ms)", fallback: 10_000, parse: integer(100, 120_000) },
+  operatorAddress: { env: "OPERATOR_ADDRESS", doc: "SIGNER=remote: the operator wallet, a key of the remote signer (holds the operator's roles)", parse: address },
+  adminWalletAddress: { env: "ADMIN_WALLET_ADDRESS", doc: "SIGNER=remote: the administration wallet (ADMIN_ROLE), another key of the remote signer than the operator's", parse: address },
   masterKey: { env: "MASTER_KEY", doc: "32-byte hex key encrypting wallet keys at rest (AES-256-GCM); embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
   licenceTokenAddress: { env: "LICENCE_TOKEN_ADDRESS", doc: "LicenceToken address, instead of the deployment file", parse: address },
   documentRegistryAddress: { env: "DOCUMENT_REGISTRY_ADDRESS", doc: "DocumentRegistry address, instead of the deployment file", parse: address },
@@ -170,6 +176,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const result = config as Config;
   if (env.CHAIN_RPC_URL && !env.CHAIN_ID) problems.push("CHAIN_ID is required with CHAIN_RPC_URL");
+  if (result.signer === "remote") {
+    if (!result.remoteSignerUrl) problems.push("REMOTE_SIGNER_URL is required with SIGNER=remote");
+    else if (!/^https?:\/\//.test(result.remoteSignerUrl)) problems.push("REMOTE_SIGNER_URL must be an http or https URL");
+    if (!result.operatorAddress) problems.push("OPERATOR_ADDRESS (a key of the remote signer) is required with SIGNER=remote");
+    if (result.operatorPrivateKey) problems.push("OPERATOR_PRIVATE_KEY cannot be set with SIGNER=remote: the operator key stays in the signer (set OPERATOR_ADDRESS)");
+  }
   if (result.nodeEnv === "production") {
     if (!result.masterKey) problems.push("MASTER_KEY is required in production (no generated secrets)");
     if (!result.databaseUrl) problems.push("DATABASE_URL is required in production (no embedded Postgres)");

@@ -9,7 +9,10 @@ import type { Logger } from "pino";
 import type { Config } from "./config.ts";
 import { ChainGateway } from "./chain/chainGateway.ts";
 import { KeyVault } from "./chain/keyVault.ts";
+import { LocalVaultSigner } from "./chain/localVaultSigner.ts";
 import { ReceiptWatcher } from "./chain/receiptWatcher.ts";
+import { RemoteSigner } from "./chain/remoteSigner.ts";
+import type { TransactionSigner } from "./chain/transactionSigner.ts";
 import { WalletStore } from "./chain/walletStore.ts";
 import { migrate } from "./db/migrate.ts";
 import { createPool } from "./db/pool.ts";
@@ -28,6 +31,8 @@ export interface CoreServices {
   provider: JsonRpcProvider;
   vault: KeyVault;
   wallets: WalletStore;
+  /** Signs for the wallets: the key vault (SIGNER=local) or the remote signer (SIGNER=remote). */
+  signer: TransactionSigner;
   index: IndexProgress;
   gateway: ChainGateway;
   close(): Promise<void>;
@@ -42,6 +47,12 @@ export function createProvider(config: Config): JsonRpcProvider {
   return new JsonRpcProvider(config.chainRpcUrl, config.chainId, { staticNetwork: true, cacheTimeout: -1, batchStallTime: 2 });
 }
 
+/** SIGNER=remote: keys in the remote signer (REMOTE_SIGNER_URL); otherwise the embedded key vault. */
+export function createSigner(config: Config, wallets: WalletStore): TransactionSigner {
+  if (config.signer !== "remote") return new LocalVaultSigner(wallets);
+  return new RemoteSigner({ url: config.remoteSignerUrl!, authorization: config.remoteSignerAuth, timeoutMs: config.remoteSignerTimeoutMs, wallets });
+}
+
 export async function createCoreServices(config: Config, logger: Logger, metrics?: Metrics): Promise<CoreServices> {
   if (!config.databaseUrl) throw new Error("DATABASE_URL is not set");
   if (!config.chainRpcUrl) throw new Error("CHAIN_RPC_URL is not set");
@@ -52,12 +63,15 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
   // Embedded anvil: new custodial wallets get 1000 ETH for gas. Besu with free gas: nothing to fund.
   const fund =
     config.chainFunding === "anvil" ? async (address: string) => void (await provider.send("anvil_setBalance", [address, "0x3635c9adc5dea00000"])) : undefined;
-  const wallets = new WalletStore(pool, vault, fund);
+  const chainNonce = async (address: string) => BigInt(await provider.getTransactionCount(address, "pending"));
+  const wallets = new WalletStore(pool, vault, fund, chainNonce);
+  const signer = createSigner(config, wallets);
   const index = new IndexProgress(pool, config.indexViewsSchema);
   const gateway = new ChainGateway({
     pool,
     provider,
     wallets,
+    signer,
     receipts: new ReceiptWatcher(provider),
     index,
     chainId: config.chainId,
@@ -81,6 +95,7 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
     provider,
     vault,
     wallets,
+    signer,
     index,
     gateway,
     async close() {
@@ -99,10 +114,10 @@ export async function createDomainContext(config: Config, logger: Logger, core: 
   const deployment = await loadDeployment(config);
   await core.gateway.reconcile().catch((error) => logger.error({ err: error }, "start-up reconciliation failed; retrying in the background"));
   core.gateway.startReconcileLoop(config.reconcileIntervalMs);
-  const operator = await core.wallets.findByPurpose("OPERATOR");
+  const operator = await operatorWallet(config, core);
   if (!operator) throw new Error("No operator wallet: start the stack with npm start (or set OPERATOR_PRIVATE_KEY on first start)");
-  const administrator = await core.wallets.findByPurpose("ADMIN");
-  if (!administrator) throw new Error("No administration wallet: start the stack with npm start (or set ADMIN_WALLET_PRIVATE_KEY on first start)");
+  const administrator = await administratorWallet(config, core);
+  if (!administrator) throw new Error("No administration wallet: start the stack with npm start (or set ADMIN_WALLET_PRIVATE_KEY on first start, or ADMIN_WALLET_ADDRESS with SIGNER=remote)");
   return {
     config,
     pool: core.pool,
@@ -115,6 +130,30 @@ export async function createDomainContext(config: Config, logger: Logger, core: 
     logger,
     custodySecret: config.custodySecret ?? (await developmentSecret(config.dataDir, "custody.key")),
     wallets: core.wallets,
+    signer: core.signer,
     vault: core.vault,
   };
+}
+
+/**
+ * The operator wallet: with a remote signer, OPERATOR_ADDRESS (refused unless the signer holds its key; recorded
+ * for nonce sequencing on first start); with the key vault, the one npm start created or imported.
+ */
+export async function operatorWallet(config: Config, core: Pick<CoreServices, "wallets" | "signer">): Promise<string | undefined> {
+  if (config.signer === "remote") {
+    return core.signer.ensureKey("OPERATOR", null, { address: config.operatorAddress }).catch((error: Error) => {
+      throw new Error(`OPERATOR_ADDRESS ${config.operatorAddress} cannot be the operator wallet: ${error.message}`, { cause: error });
+    });
+  }
+  return core.wallets.findByPurpose("OPERATOR");
+}
+
+/** The administration wallet (ADMIN_ROLE), found like the operator's: ADMIN_WALLET_ADDRESS with a remote signer. */
+export async function administratorWallet(config: Config, core: Pick<CoreServices, "wallets" | "signer">): Promise<string | undefined> {
+  if (config.signer === "remote" && config.adminWalletAddress) {
+    return core.signer.ensureKey("ADMIN", null, { address: config.adminWalletAddress }).catch((error: Error) => {
+      throw new Error(`ADMIN_WALLET_ADDRESS ${config.adminWalletAddress} cannot be the administration wallet: ${error.message}`, { cause: error });
+    });
+  }
+  return core.wallets.findByPurpose("ADMIN");
 }

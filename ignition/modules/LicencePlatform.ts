@@ -20,7 +20,7 @@ export default buildModule("LicencePlatform", (m) => {
   const deployer = m.getAccount(0);
   const operator = m.getParameter("operator");
   const admin = m.getParameter("admin");
-  const keeper = m.getParameter("keeper", operator);
+  const keeper = m.getParameter("keeper");
   const walletDelay = m.getParameter("walletDelay", 24 * 60 * 60);
   const baseURI = m.getParameter("baseURI", "http://127.0.0.1:3000/api/v1/verify/");
 

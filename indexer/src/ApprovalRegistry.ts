@@ -16,6 +16,7 @@ import { ApprovalRegistryAbi } from "../../abis/index.ts";
 import {
   bytes32ToString,
   COMPLETION,
+  CUSTODY,
   DECISION,
   enumName,
   ESCALATION_CAUSE,
@@ -36,11 +37,18 @@ async function setProgress(db: Db, tokenId: bigint, event: LogEvent, set: Partia
 }
 
 /** One department_wallets row: the wallet a department decides with from this block on. */
-async function recordWallet(db: Db, event: LogEvent, departmentId: number, wallet: `0x${string}`): Promise<void> {
+async function recordWallet(
+  db: Db,
+  event: LogEvent,
+  departmentId: number,
+  wallet: `0x${string}`,
+  custody: string,
+): Promise<void> {
   await db.insert(departmentWallets).values({
     id: eventId(event),
     departmentId,
     wallet,
+    custody,
     fromBlock: event.block.number,
     txHash: event.transaction.hash,
     timestamp: event.block.timestamp,
@@ -110,15 +118,33 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
 
   DepartmentRegistered: async ({ event, context }) => {
     const { departmentId, code, wallet } = event.args;
+    const custody = enumName(CUSTODY, event.args.custody);
     await context.db.insert(departments).values({
       departmentId,
       code: bytes32ToString(code),
       wallet,
+      custody,
       active: true,
       registeredAt: event.block.timestamp,
       updatedAt: event.block.timestamp,
     });
-    await recordWallet(context.db, event, departmentId, wallet);
+    await recordWallet(context.db, event, departmentId, wallet, custody);
+  },
+
+  DepartmentWalletProposed: async ({ event, context }) => {
+    const { departmentId, wallet, effectiveAt } = event.args;
+    await context.db.update(departments, { departmentId }).set({
+      pendingWallet: wallet,
+      pendingCustody: enumName(CUSTODY, event.args.custody),
+      pendingEffectiveAt: BigInt(effectiveAt),
+      updatedAt: event.block.timestamp,
+    });
+  },
+
+  DepartmentWalletCancelled: async ({ event, context }) => {
+    await context.db
+      .update(departments, { departmentId: event.args.departmentId })
+      .set({ pendingWallet: null, pendingCustody: null, pendingEffectiveAt: null, updatedAt: event.block.timestamp });
   },
 
   DepartmentActiveSet: async ({ event, context }) => {
@@ -129,8 +155,16 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
 
   DepartmentWalletRotated: async ({ event, context }) => {
     const { departmentId, wallet } = event.args;
-    await context.db.update(departments, { departmentId }).set({ wallet, updatedAt: event.block.timestamp });
-    await recordWallet(context.db, event, departmentId, wallet);
+    const custody = enumName(CUSTODY, event.args.custody);
+    await context.db.update(departments, { departmentId }).set({
+      wallet,
+      custody,
+      pendingWallet: null,
+      pendingCustody: null,
+      pendingEffectiveAt: null,
+      updatedAt: event.block.timestamp,
+    });
+    await recordWallet(context.db, event, departmentId, wallet, custody);
   },
 
   // ------------------------------------------------------------------ workflows
@@ -259,7 +293,7 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
   // ------------------------------------------------------------------ decisions
 
   DecisionRecorded: async ({ event, context }) => {
-    const { tokenId, departmentId, stage, reasonCode, reviewedMask, documentVersions, remarksHash } = event.args;
+    const { tokenId, departmentId, stage, reasonCode, reviewedMask, documentVersions, remarksHash, signer } = event.args;
     const decision = enumName(DECISION, event.args.decision);
     await deactivate(context.db, event, "SUPERSEDED", { tokenId, stage, departmentId });
     await context.db.insert(approvals).values({
@@ -272,6 +306,8 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
       reviewedMask,
       documentVersions: documentVersions.toString(),
       remarksHash,
+      signer,
+      custody: enumName(CUSTODY, event.args.custody),
       isActive: true,
       blockNumber: event.block.number,
       logIndex: event.log.logIndex,

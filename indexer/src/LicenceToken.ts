@@ -10,6 +10,7 @@ register("LicenceToken", LicenceTokenAbi, {
       tokenId: event.args.tokenId,
       owner: event.args.owner,
       workflowId: event.args.workflowId,
+      applicantCommitment: event.args.applicantCommitment,
       status: "DRAFT",
       reasonCode: 0,
       issuedAt: null,

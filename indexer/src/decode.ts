@@ -32,6 +32,8 @@ export const REVIEW_PHASE = ["NOT_STARTED", "IN_REVIEW", "AWAITING_RESUBMISSION"
 export const DECISION = ["PENDING", "APPROVED", "REJECTED", "CHANGES_REQUESTED", "REVIEW_REQUIRED"] as const;
 /** IApprovalRegistry.EscalationCause */
 export const ESCALATION_CAUSE = ["REJECTION", "TIMEOUT"] as const;
+/** IApprovalRegistry.Custody */
+export const CUSTODY = ["CUSTODIAL", "DEPARTMENT_HELD"] as const;
 
 /** Name of enum value `value`; `UNKNOWN_<n>` for a value the contracts do not define (never thrown on). */
 export function enumName(names: readonly string[], value: number | bigint): string {
@@ -64,7 +66,7 @@ export function unpackDepartmentIds(packed: bigint, count: number): number[] {
 /** Roles.sol plus OpenZeppelin's DEFAULT_ADMIN_ROLE: role hash -> name. */
 const ROLE_NAMES = new Map<string, string>([
   [toHex(0, { size: 32 }), "DEFAULT_ADMIN_ROLE"],
-  ...["ADMIN_ROLE", "OPERATOR_ROLE", "KEEPER_ROLE", "REGISTRY_ROLE"].map(
+  ...["ADMIN_ROLE", "OPERATOR_ROLE", "KEEPER_ROLE"].map(
     (name) => [keccak256(toHex(name)), name] as [string, string],
   ),
 ]);

@@ -93,6 +93,7 @@ export function kindOf(contract: ContractName, name: string, args: Record<string
     case "RoleAdminChanged":
     case "BaseURISet":
     case "ReviewRegistrySet":
+    case "ApprovalRegistrySet":
       return "ADMIN";
     case "Transfer":
       return contract === "LicenceToken" && args.from === zeroAddress ? "MINT_NFT" : null;
@@ -121,6 +122,8 @@ export function kindOf(contract: ContractName, name: string, args: Record<string
     case "DepartmentRegistered":
       return "REGISTER_DEPARTMENT";
     case "DepartmentActiveSet":
+    case "DepartmentWalletProposed":
+    case "DepartmentWalletCancelled":
     case "DepartmentWalletRotated":
       return "UPDATE_DEPARTMENT";
     case "WorkflowStageRegistered":

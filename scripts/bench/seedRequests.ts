@@ -9,7 +9,7 @@
  * thrown away afterwards).
  */
 import { randomUUID } from "node:crypto";
-import { encodeBytes32String } from "ethers";
+import { ZeroHash, encodeBytes32String } from "ethers";
 import { licenceToken } from "../../api/src/chain/contracts.ts";
 import { applicantAddress } from "../../api/src/domain/custody.ts";
 import { REQUEST_NUMBER_PREFIX } from "../../api/src/domain/requests/createRequest.ts";
@@ -45,7 +45,7 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
     const send = async (from: number, to: number) => {
       const batch = [];
       for (let i = from; i < to; i++) {
-        calls[i] ??= licenceToken.encodeFunctionData("mint", [addresses[i % APPLICANTS], firstTokenId + BigInt(i), encodeBytes32String(TYPES[i % 3])]);
+        calls[i] ??= licenceToken.encodeFunctionData("mint", [addresses[i % APPLICANTS], firstTokenId + BigInt(i), encodeBytes32String(TYPES[i % 3]), ZeroHash]);
         batch.push({ jsonrpc: "2.0", id: i, method: "eth_sendTransaction", params: [{ from: operator, to: stack.deployment.contracts.LicenceToken, data: calls[i], gas: "0x30d40", nonce: `0x${(firstNonce + i).toString(16)}` }] });
       }
       const answers = (await jsonRpc(url, batch)) as { id: number; result?: string; error?: unknown }[];

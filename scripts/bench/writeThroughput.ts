@@ -3,7 +3,7 @@
  * one at a time (each accepted before the next is sent), then as one JSON-RPC batch. End to end: POST /requests
  * over HTTP (outbox record → broadcast → receipt → index → response) with 1, 8 and 32 concurrent clients.
  */
-import { encodeBytes32String, keccak256 } from "ethers";
+import { ZeroHash, encodeBytes32String, keccak256 } from "ethers";
 import { licenceToken } from "../../api/src/chain/contracts.ts";
 import { applicantAddress } from "../../api/src/domain/custody.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
@@ -27,7 +27,7 @@ async function presignedMints(env: BenchEnvironment, count: number, firstTokenId
     raw.push(await signer.signTransaction({
       type: 2, chainId: config.chainId, nonce: nonce + i, to: stack.deployment.contracts.LicenceToken, gasLimit: 200_000n,
       maxFeePerGas: block!.baseFeePerGas! * 4n + 1_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n,
-      data: licenceToken.encodeFunctionData("mint", [owner, firstTokenId + BigInt(i), encodeBytes32String("TRADE_LICENSE")]),
+      data: licenceToken.encodeFunctionData("mint", [owner, firstTokenId + BigInt(i), encodeBytes32String("TRADE_LICENSE"), ZeroHash]),
     }));
   }
   return raw;

@@ -14,7 +14,7 @@ import { WalletStore } from "../../api/src/chain/walletStore.ts";
 import { loadDeployment, type Deployment } from "../../api/src/chain/deployment.ts";
 import { migrate } from "../../api/src/db/migrate.ts";
 import { createPool } from "../../api/src/db/pool.ts";
-import { masterKeyOf } from "../../api/src/services.ts";
+import { administratorWallet, createSigner, masterKeyOf, operatorWallet } from "../../api/src/services.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embeddedPostgres.ts";
 import { startIndexer, type IndexerHandle } from "./indexerProcess.ts";
@@ -50,6 +50,8 @@ export interface Stack {
   rpcUrl: string;
   deployment: Deployment;
   operatorAddress: string;
+  /** The administration wallet (ADMIN_ROLE), another key than the operator's. */
+  adminAddress: string;
   /** The bootstrap admin client (OAuth 2.0 client credentials with the admin scope). */
   admin: { clientId: string; clientSecret: string };
   readonly api: ApiHandle;
@@ -139,8 +141,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const pool = createPool(databaseUrl, config.apiSchema, 4);
     cleanups.push(() => pool.end());
     await migrate(pool, config.apiSchema);
-    const wallets = new WalletStore(pool, new KeyVault(await masterKeyOf(config)));
-    let operatorAddress = await wallets.findByPurpose("OPERATOR");
+    const chainNonce = async (address: string) => BigInt(await rpc<string>(rpcUrl!, "eth_getTransactionCount", [address, "pending"]));
+    const wallets = new WalletStore(pool, new KeyVault(await masterKeyOf(config)), undefined, chainNonce);
+    // SIGNER=remote: OPERATOR_ADDRESS, a key the remote signer holds (checked with eth_accounts).
+    const signer = createSigner(config, wallets);
+    let operatorAddress = await operatorWallet(config, { wallets, signer });
     if (!operatorAddress) {
       operatorAddress = config.operatorPrivateKey
         ? await wallets.import(config.operatorPrivateKey, "OPERATOR", null, 0n)
@@ -150,7 +155,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       if (!operatorAddress) throw new Error("OPERATOR_PRIVATE_KEY is required with an external chain (the wallet holding OPERATOR_ROLE)");
     }
     // The administration wallet (ADMIN_ROLE) is another key: the operator's hot wallet never administers.
-    let adminAddress = await wallets.findByPurpose("ADMIN");
+    let adminAddress = await administratorWallet(config, { wallets, signer });
     if (!adminAddress) {
       adminAddress = config.adminWalletPrivateKey
         ? await wallets.import(config.adminWalletPrivateKey, "ADMIN", null, 0n)
@@ -266,6 +271,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       rpcUrl: rpcUrl!,
       deployment,
       operatorAddress,
+      adminAddress,
       admin: { clientId: adminClientId, clientSecret: adminClientSecret },
       get api() {
         return api;

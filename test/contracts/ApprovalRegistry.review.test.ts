@@ -3,14 +3,18 @@ import type { BaseContract, ContractTransactionResponse, Result } from "ethers";
 import {
   BUILDING_PERMIT,
   code,
+  connection,
+  COMMITMENT,
+  Custody,
   Completion,
   Decision,
-  DocPhase,
   deploySubmittedRequest,
   deploySubmittedRequestWith,
   deployWithReferenceWorkflow,
+  DocPhase,
   ethers,
   Execution,
+  latestVersions,
   networkHelpers,
   OnRejection,
   OnTimeout,
@@ -22,6 +26,7 @@ import {
   timestampOf,
   uuid,
   Validity,
+  withVersion,
   VALIDITY_SECONDS,
 } from "./helpers/fixtures.ts";
 
@@ -39,7 +44,7 @@ const HOUR = 3600n;
 async function deployDraftRequest() {
   const platform = await deployWithReferenceWorkflow();
   const { token, documents, operator, applicant } = platform;
-  await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT);
+  await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT, COMMITMENT);
   for (let i = 0; i < 3; i++) {
     await documents.connect(operator).anchorDocument(1n, uuid(i + 1), code(`DOC_${i}`), sha(`doc-${i}-v1`));
   }
@@ -49,7 +54,7 @@ async function deployDraftRequest() {
 /** Reference request submitted (token 1) and token 2 minted as a Draft without documents. */
 async function deploySubmittedAndDraftRequests() {
   const platform = await deploySubmittedRequest();
-  await platform.token.connect(platform.operator).mint(platform.applicant.address, 2n, BUILDING_PERMIT);
+  await platform.token.connect(platform.operator).mint(platform.applicant.address, 2n, BUILDING_PERMIT, COMMITMENT);
   return platform;
 }
 
@@ -57,10 +62,10 @@ async function deploySubmittedAndDraftRequests() {
 async function deployChangesRequested() {
   const platform = await deploySubmittedRequest();
   const { registry, departments } = platform;
-  await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
-  await registry.connect(departments.B).approve(1n, 0b010, REMARKS);
-  await registry.connect(departments.D).approve(1n, 0b100, REMARKS);
-  await registry.connect(departments.C).requestChanges(1n, 0b011, REMARKS);
+  await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
+  await registry.connect(departments.B).approve(1n, 0b010, await latestVersions(registry, 1n), REMARKS);
+  await registry.connect(departments.D).approve(1n, 0b100, await latestVersions(registry, 1n), REMARKS);
+  await registry.connect(departments.C).requestChanges(1n, 0b011, await latestVersions(registry, 1n), REMARKS);
   return platform;
 }
 
@@ -100,7 +105,7 @@ async function deployRetryStageRequest() {
     stage({ departments: ["E"] }),
     stage({ executionType: Execution.Parallel, onRejection: OnRejection.RetryStage, departments: ["A", "B", "C"] }),
   ]);
-  await platform.registry.connect(platform.departments.E).approve(1n, 0b111, REMARKS);
+  await platform.registry.connect(platform.departments.E).approve(1n, 0b111, await latestVersions(platform.registry, 1n), REMARKS);
   return platform;
 }
 
@@ -208,8 +213,8 @@ describe("ApprovalRegistry", function () {
     describe("when the request awaits resubmission", function () {
       it("reverts with ReviewWrongPhase and keeps the review (resubmit is the way back)", async function () {
         const { registry, operator, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).approve(1n, 0b001, ethers.ZeroHash);
-        await registry.connect(departments.B).requestChanges(1n, 0b001, ethers.ZeroHash);
+        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
+        await registry.connect(departments.B).requestChanges(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
         const before = await registry.progressOf(1n);
         await expect(registry.connect(operator).submit(1n))
           .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
@@ -249,10 +254,10 @@ describe("ApprovalRegistry", function () {
       // phase Review | 3 documents | version 1 of documents 0, 1 and 2 (15 bits each from bit 16)
       const packed = await documents.packedDocumentsOf(1n);
       expect(packed).to.equal(2n | (3n << 8n) | (1n << 16n) | (1n << 31n) | (1n << 46n));
-      const tx = registry.connect(departments.A).approve(1n, 0b101, REMARKS);
+      const tx = registry.connect(departments.A).approve(1n, 0b101, await latestVersions(registry, 1n), REMARKS);
       await expect(tx)
         .to.emit(registry, "DecisionRecorded")
-        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b101, packed, REMARKS);
+        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b101, packed, REMARKS, departments.A.address, Custody.Custodial);
       await expect(tx).not.to.emit(registry, "StageCompleted");
       expect(plain(await registry.decisionsOf(1n, 0))).to.deep.equal([
         [ID.A, ID.B],
@@ -263,21 +268,82 @@ describe("ApprovalRegistry", function () {
       expect((await registry.progressOf(1n)).ledger).to.equal(Decision.Approved | (0b101n << 3n));
     });
 
-    it("records the latest versions at the moment of the decision", async function () {
-      const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
-      const { documents, registry, departments } = platform;
-      await newVersion(platform, 1);
-      const packed = await documents.packedDocumentsOf(1n);
-      expect(packed).to.equal(2n | (3n << 8n) | (1n << 16n) | (2n << 31n) | (1n << 46n));
-      await expect(registry.connect(departments.A).approve(1n, 0b010, REMARKS))
-        .to.emit(registry, "DecisionRecorded")
-        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b010, packed, REMARKS);
+    describe("when a reviewed document got a new version before the decision was mined", function () {
+      it("reverts with ReviewStaleDocuments naming the document, the version reviewed and the latest", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, departments } = platform;
+        // The department reviews the versions it has in front of it, then an update races its approval.
+        const reviewed = await documents.packedDocumentsOf(1n);
+        await newVersion(platform, 1);
+        const latest = await documents.packedDocumentsOf(1n);
+        expect(latest).to.equal(2n | (3n << 8n) | (1n << 16n) | (2n << 31n) | (1n << 46n));
+        for (const mask of [0b010, 0b111, 0]) {
+          await expect(registry.connect(departments.A).approve(1n, mask, reviewed, REMARKS))
+            .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
+            .withArgs(1n, 1, 1, 2);
+        }
+        await expect(registry.connect(departments.A).reject(1n, 1, 0b010, reviewed, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
+          .withArgs(1n, 1, 1, 2);
+        await expect(registry.connect(departments.A).requestChanges(1n, 0b010, reviewed, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
+          .withArgs(1n, 1, 1, 2);
+        expect((await registry.decisionsOf(1n, 0))[1]).to.deep.equal([Decision.Pending, Decision.Pending]);
+
+        // Having looked at version 2, the department approves it: the versions it named are on chain.
+        await expect(registry.connect(departments.A).approve(1n, 0b010, latest, REMARKS))
+          .to.emit(registry, "DecisionRecorded")
+          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b010, latest, REMARKS, departments.A.address, Custody.Custodial);
+      });
+
+      it("reverts with ReviewStaleDocuments when the update is mined first in the same block", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, operator, departments } = platform;
+        const reviewed = await documents.packedDocumentsOf(1n);
+        await connection.provider.request({ method: "evm_setAutomine", params: [false] });
+        try {
+          const update = await documents.connect(operator).anchorVersion(sha("doc-2-v1"), sha("doc-2-v2"));
+          const approval = await registry
+            .connect(departments.A)
+            .approve(1n, 0b100, reviewed, REMARKS, { gasLimit: 300_000n });
+          await networkHelpers.mine();
+          expect((await ethers.provider.getTransactionReceipt(update.hash))!.status).to.equal(1);
+          expect((await ethers.provider.getTransactionReceipt(approval.hash))!.status).to.equal(0);
+        } finally {
+          await connection.provider.request({ method: "evm_setAutomine", params: [true] });
+        }
+        await expect(registry.connect(departments.A).approve(1n, 0b100, reviewed, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
+          .withArgs(1n, 2, 1, 2);
+        expect((await registry.decisionsOf(1n, 0))[1]).to.deep.equal([Decision.Pending, Decision.Pending]);
+      });
+
+      it("ignores updates of documents the decision does not cover", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, departments } = platform;
+        const reviewed = await documents.packedDocumentsOf(1n);
+        await newVersion(platform, 1);
+        const latest = await documents.packedDocumentsOf(1n);
+        await expect(registry.connect(departments.A).approve(1n, 0b101, reviewed, REMARKS))
+          .to.emit(registry, "DecisionRecorded")
+          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b101, latest, REMARKS, departments.A.address, Custody.Custodial);
+      });
+    });
+
+    describe("when the versions named are newer than the latest", function () {
+      it("reverts with ReviewStaleDocuments", async function () {
+        const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const named = withVersion(await documents.packedDocumentsOf(1n), 2, 5n);
+        await expect(registry.connect(departments.A).approve(1n, 0b100, named, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
+          .withArgs(1n, 2, 5, 1);
+      });
     });
 
     it("completes a stage and starts the next one", async function () {
       const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
-      await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
-      const tx = registry.connect(departments.B).approve(1n, 0b010, REMARKS);
+      await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
+      const tx = registry.connect(departments.B).approve(1n, 0b010, await latestVersions(registry, 1n), REMARKS);
       const t = await timestampOf(tx);
       await expect(tx).to.emit(registry, "StageCompleted").withArgs(1n, 0);
       await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 1, t);
@@ -293,12 +359,12 @@ describe("ApprovalRegistry", function () {
     it("issues the licence and locks the documents on the final approval", async function () {
       const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
       const { token, documents, registry, departments } = platform;
-      await registry.connect(departments.A).approve(1n, 0b111, REMARKS);
-      await registry.connect(departments.B).approve(1n, 0b111, REMARKS);
+      await registry.connect(departments.A).approve(1n, 0b111, await latestVersions(registry, 1n), REMARKS);
+      await registry.connect(departments.B).approve(1n, 0b111, await latestVersions(registry, 1n), REMARKS);
       // PARALLEL: D may decide before C.
-      await registry.connect(departments.D).approve(1n, 0b100, REMARKS);
+      await registry.connect(departments.D).approve(1n, 0b100, await latestVersions(registry, 1n), REMARKS);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.C]);
-      const tx = registry.connect(departments.C).approve(1n, 0b011, REMARKS);
+      const tx = registry.connect(departments.C).approve(1n, 0b011, await latestVersions(registry, 1n), REMARKS);
       const t = await timestampOf(tx);
       await expect(tx).to.emit(registry, "StageCompleted").withArgs(1n, 1);
       await expect(tx)
@@ -323,7 +389,7 @@ describe("ApprovalRegistry", function () {
     describe("when the caller is not a department", function () {
       it("reverts with NotADepartment", async function () {
         const { registry, stranger } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        await expect(registry.connect(stranger).approve(1n, 0, REMARKS))
+        await expect(registry.connect(stranger).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "NotADepartment")
           .withArgs(stranger.address);
       });
@@ -332,7 +398,7 @@ describe("ApprovalRegistry", function () {
     describe("when the request was not submitted", function () {
       it("reverts with ReviewWrongPhase", async function () {
         const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
-        await expect(registry.connect(departments.A).approve(2n, 0, REMARKS))
+        await expect(registry.connect(departments.A).approve(2n, 0, await latestVersions(registry, 2n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
           .withArgs(2n, Phase.NotStarted);
       });
@@ -342,7 +408,7 @@ describe("ApprovalRegistry", function () {
       it("reverts with ReviewNotRequired", async function () {
         const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
         for (const name of ["C", "E"] as const) {
-          await expect(registry.connect(departments[name]).approve(1n, 0, REMARKS))
+          await expect(registry.connect(departments[name]).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
             .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
             .withArgs(1n, 0, ID[name]);
         }
@@ -352,7 +418,7 @@ describe("ApprovalRegistry", function () {
     describe("when it is not the department's turn in a SEQUENTIAL stage", function () {
       it("reverts with ReviewNotYourTurn", async function () {
         const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        await expect(registry.connect(departments.B).approve(1n, 0, REMARKS))
+        await expect(registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
           .withArgs(1n, 0, ID.B, 0);
       });
@@ -361,13 +427,13 @@ describe("ApprovalRegistry", function () {
     describe("when the department already decided", function () {
       it("reverts with ReviewAlreadyDecided", async function () {
         const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).approve(1n, 0, REMARKS);
-        await expect(registry.connect(departments.A).approve(1n, 0, REMARKS))
+        await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        await expect(registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewAlreadyDecided")
           .withArgs(1n, 0, ID.A, Decision.Approved);
-        await registry.connect(departments.B).approve(1n, 0, REMARKS);
-        await registry.connect(departments.D).approve(1n, 0, REMARKS);
-        await expect(registry.connect(departments.D).approve(1n, 0, REMARKS))
+        await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.D).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        await expect(registry.connect(departments.D).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewAlreadyDecided")
           .withArgs(1n, 1, ID.D, Decision.Approved);
       });
@@ -376,12 +442,12 @@ describe("ApprovalRegistry", function () {
     describe("when the reviewed mask names documents the request does not have", function () {
       it("reverts with ReviewUnknownDocuments", async function () {
         const { registry, operator, departments } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
-        await expect(registry.connect(departments.A).approve(1n, 0b1000, REMARKS))
+        await expect(registry.connect(departments.A).approve(1n, 0b1000, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
           .withArgs(1n, 0b1000, 3);
         // A request without documents: any reviewed document is unknown.
         await registry.connect(operator).submit(2n);
-        await expect(registry.connect(departments.A).approve(2n, 0b1, REMARKS))
+        await expect(registry.connect(departments.A).approve(2n, 0b1, await latestVersions(registry, 2n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
           .withArgs(2n, 0b1, 0);
       });
@@ -390,8 +456,8 @@ describe("ApprovalRegistry", function () {
     describe("when the request is closed", function () {
       it("reverts with ReviewWrongPhase", async function () {
         const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        for (const name of ["A", "B", "C", "D"] as const) await registry.connect(departments[name]).approve(1n, 0, REMARKS);
-        await expect(registry.connect(departments.C).approve(1n, 0, REMARKS))
+        for (const name of ["A", "B", "C", "D"] as const) await registry.connect(departments[name]).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
           .withArgs(1n, Phase.Closed);
       });
@@ -403,7 +469,7 @@ describe("ApprovalRegistry", function () {
       it("completes the stage on one approval", async function () {
         const { registry, departments } = await networkHelpers.loadFixture(deployAnyRequest);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A, ID.B, ID.C]);
-        const tx = registry.connect(departments.B).approve(1n, 0, REMARKS);
+        const tx = registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await expect(tx).to.emit(registry, "StageCompleted").withArgs(1n, 0);
         await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 1, await timestampOf(tx));
         expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([
@@ -411,18 +477,18 @@ describe("ApprovalRegistry", function () {
           Decision.Approved,
           Decision.Pending,
         ]);
-        await expect(registry.connect(departments.A).approve(1n, 0, REMARKS))
+        await expect(registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
           .withArgs(1n, 1, ID.A);
       });
 
       it("still requires every mandatory department", async function () {
         const { token, registry, departments } = await networkHelpers.loadFixture(deployAnyRequest);
-        await registry.connect(departments.A).approve(1n, 0, REMARKS);
-        await expect(registry.connect(departments.D).approve(1n, 0, REMARKS)).not.to.emit(registry, "StageCompleted");
-        await expect(registry.connect(departments.F).approve(1n, 0, REMARKS)).not.to.emit(registry, "StageCompleted");
+        await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        await expect(registry.connect(departments.D).approve(1n, 0, await latestVersions(registry, 1n), REMARKS)).not.to.emit(registry, "StageCompleted");
+        await expect(registry.connect(departments.F).approve(1n, 0, await latestVersions(registry, 1n), REMARKS)).not.to.emit(registry, "StageCompleted");
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.E]);
-        const tx = registry.connect(departments.E).approve(1n, 0, REMARKS);
+        const tx = registry.connect(departments.E).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await expect(tx).to.emit(registry, "StageCompleted").withArgs(1n, 1);
         // Validity 0: the licence never expires.
         await expect(tx).to.emit(token, "LicenceIssued").withArgs(1n, await timestampOf(tx), 0n);
@@ -432,8 +498,8 @@ describe("ApprovalRegistry", function () {
 
       it("completes on the mandatory department's approval alone", async function () {
         const { token, registry, departments } = await networkHelpers.loadFixture(deployAnyRequest);
-        await registry.connect(departments.C).approve(1n, 0, REMARKS);
-        await expect(registry.connect(departments.E).approve(1n, 0, REMARKS))
+        await registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        await expect(registry.connect(departments.E).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.emit(registry, "StageCompleted")
           .withArgs(1n, 1);
         expect((await token.licence(1n)).status).to.equal(Status.Approved);
@@ -444,12 +510,12 @@ describe("ApprovalRegistry", function () {
       it("completes a SEQUENTIAL stage after k approvals in order", async function () {
         const { registry, departments } = await networkHelpers.loadFixture(deployThresholdRequest);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
-        await expect(registry.connect(departments.A).approve(1n, 0, REMARKS)).not.to.emit(registry, "StageCompleted");
+        await expect(registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS)).not.to.emit(registry, "StageCompleted");
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.B]);
-        await expect(registry.connect(departments.C).approve(1n, 0, REMARKS))
+        await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
           .withArgs(1n, 0, ID.C, 1);
-        await expect(registry.connect(departments.B).approve(1n, 0, REMARKS))
+        await expect(registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.emit(registry, "StageCompleted")
           .withArgs(1n, 0);
         expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([
@@ -461,12 +527,12 @@ describe("ApprovalRegistry", function () {
 
       it("requires the mandatory department on top of k approvals", async function () {
         const { token, registry, departments } = await networkHelpers.loadFixture(deployThresholdRequest);
-        await registry.connect(departments.A).approve(1n, 0, REMARKS);
-        await registry.connect(departments.B).approve(1n, 0, REMARKS);
-        await registry.connect(departments.D).approve(1n, 0, REMARKS);
-        await expect(registry.connect(departments.E).approve(1n, 0, REMARKS)).not.to.emit(registry, "StageCompleted");
+        await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.D).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        await expect(registry.connect(departments.E).approve(1n, 0, await latestVersions(registry, 1n), REMARKS)).not.to.emit(registry, "StageCompleted");
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.F]);
-        await expect(registry.connect(departments.F).approve(1n, 0, REMARKS))
+        await expect(registry.connect(departments.F).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.emit(registry, "StageCompleted")
           .withArgs(1n, 1);
         expect((await token.licence(1n)).status).to.equal(Status.Approved);
@@ -474,10 +540,10 @@ describe("ApprovalRegistry", function () {
 
       it("completes with k approvals that include the mandatory department", async function () {
         const { token, registry, departments } = await networkHelpers.loadFixture(deployThresholdRequest);
-        await registry.connect(departments.A).approve(1n, 0, REMARKS);
-        await registry.connect(departments.B).approve(1n, 0, REMARKS);
-        await expect(registry.connect(departments.F).approve(1n, 0, REMARKS)).not.to.emit(registry, "StageCompleted");
-        await expect(registry.connect(departments.E).approve(1n, 0, REMARKS))
+        await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        await expect(registry.connect(departments.F).approve(1n, 0, await latestVersions(registry, 1n), REMARKS)).not.to.emit(registry, "StageCompleted");
+        await expect(registry.connect(departments.E).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.emit(registry, "StageCompleted")
           .withArgs(1n, 1);
         expect((await token.licence(1n)).status).to.equal(Status.Approved);
@@ -490,7 +556,7 @@ describe("ApprovalRegistry", function () {
       it("reverts with ReviewInvalidReason", async function () {
         const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
         for (const reason of [0, 6]) {
-          await expect(registry.connect(departments.A).reject(1n, reason, 0, REMARKS))
+          await expect(registry.connect(departments.A).reject(1n, reason, 0, await latestVersions(registry, 1n), REMARKS))
             .to.be.revertedWithCustomError(registry, "ReviewInvalidReason")
             .withArgs(reason);
         }
@@ -500,16 +566,16 @@ describe("ApprovalRegistry", function () {
     describe("when the caller cannot decide now", function () {
       it("reverts like an approval", async function () {
         const { registry, departments, stranger } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        await expect(registry.connect(stranger).reject(1n, 1, 0, REMARKS))
+        await expect(registry.connect(stranger).reject(1n, 1, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "NotADepartment")
           .withArgs(stranger.address);
-        await expect(registry.connect(departments.B).reject(1n, 1, 0, REMARKS))
+        await expect(registry.connect(departments.B).reject(1n, 1, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
           .withArgs(1n, 0, ID.B, 0);
-        await expect(registry.connect(departments.D).reject(1n, 1, 0, REMARKS))
+        await expect(registry.connect(departments.D).reject(1n, 1, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
           .withArgs(1n, 0, ID.D);
-        await expect(registry.connect(departments.A).reject(1n, 1, 0b10000, REMARKS))
+        await expect(registry.connect(departments.A).reject(1n, 1, 0b10000, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
           .withArgs(1n, 0b10000, 3);
       });
@@ -520,10 +586,10 @@ describe("ApprovalRegistry", function () {
         const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
         const { token, documents, registry, departments } = platform;
         const packed = await documents.packedDocumentsOf(1n);
-        const tx = registry.connect(departments.A).reject(1n, 3, 0b011, REMARKS);
+        const tx = registry.connect(departments.A).reject(1n, 3, 0b011, await latestVersions(registry, 1n), REMARKS);
         await expect(tx)
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.A, 0, Decision.Rejected, 3, 0b011, packed, REMARKS);
+          .withArgs(1n, ID.A, 0, Decision.Rejected, 3, 0b011, packed, REMARKS, departments.A.address, Custody.Custodial);
         await expect(tx)
           .to.emit(token, "LicenceStatusChanged")
           .withArgs(1n, Status.Submitted, Status.Rejected, 3, await registry.getAddress());
@@ -534,7 +600,7 @@ describe("ApprovalRegistry", function () {
         expect((await registry.progressOf(1n)).phase).to.equal(Phase.Closed);
         expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.Rejected, Decision.Pending]);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([]);
-        await expect(registry.connect(departments.B).approve(1n, 0, REMARKS))
+        await expect(registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
           .withArgs(1n, Phase.Closed);
         await expect(newVersion(platform, 0))
@@ -546,12 +612,12 @@ describe("ApprovalRegistry", function () {
     describe("when the stage is retried (RETRY_STAGE)", function () {
       it("clears the stage's decisions and waits for the applicant", async function () {
         const { token, documents, registry, departments } = await networkHelpers.loadFixture(deployRetryStageRequest);
-        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         const packed = await documents.packedDocumentsOf(1n);
-        const tx = registry.connect(departments.B).reject(1n, 2, 0b010, REMARKS);
+        const tx = registry.connect(departments.B).reject(1n, 2, 0b010, await latestVersions(registry, 1n), REMARKS);
         await expect(tx)
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.B, 1, Decision.Rejected, 2, 0b010, packed, REMARKS);
+          .withArgs(1n, ID.B, 1, Decision.Rejected, 2, 0b010, packed, REMARKS, departments.B.address, Custody.Custodial);
         await expect(tx).to.emit(registry, "StageRetried").withArgs(1n, 1);
         await expect(tx)
           .to.emit(token, "LicenceStatusChanged")
@@ -568,23 +634,23 @@ describe("ApprovalRegistry", function () {
         // The completed stage keeps its decisions.
         expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.Approved]);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([]);
-        await expect(registry.connect(departments.C).approve(1n, 0, REMARKS))
+        await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
           .withArgs(1n, Phase.AwaitingResubmission);
       });
 
       it("restarts the stage with every department pending after resubmission", async function () {
         const { token, registry, operator, departments } = await networkHelpers.loadFixture(deployRetryStageRequest);
-        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
-        await registry.connect(departments.B).reject(1n, 2, 0b010, REMARKS);
+        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.B).reject(1n, 2, 0b010, await latestVersions(registry, 1n), REMARKS);
         const tx = registry.connect(operator).resubmit(1n);
         const t = await timestampOf(tx);
         await expect(tx).to.emit(registry, "Resubmitted").withArgs(1n, 1);
         await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 1, t);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A, ID.B, ID.C]);
-        await registry.connect(departments.A).approve(1n, 0, REMARKS);
-        await registry.connect(departments.B).approve(1n, 0, REMARKS);
-        await expect(registry.connect(departments.C).approve(1n, 0, REMARKS))
+        await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.emit(registry, "StageCompleted")
           .withArgs(1n, 1);
         expect((await token.licence(1n)).status).to.equal(Status.Approved);
@@ -595,12 +661,12 @@ describe("ApprovalRegistry", function () {
       it("escalates the stage to an administrator and locks the documents", async function () {
         const platform = await networkHelpers.loadFixture(deployEscalationRequest);
         const { token, documents, registry, departments } = platform;
-        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         const packed = await documents.packedDocumentsOf(1n);
-        const tx = registry.connect(departments.B).reject(1n, 1, 0b010, REMARKS);
+        const tx = registry.connect(departments.B).reject(1n, 1, 0b010, await latestVersions(registry, 1n), REMARKS);
         await expect(tx)
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.B, 0, Decision.Rejected, 1, 0b010, packed, REMARKS);
+          .withArgs(1n, ID.B, 0, Decision.Rejected, 1, 0b010, packed, REMARKS, departments.B.address, Custody.Custodial);
         await expect(tx).to.emit(registry, "StageEscalated").withArgs(1n, 0, Cause.Rejection, ID.B);
         await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
         await expect(tx).not.to.emit(token, "LicenceStatusChanged");
@@ -608,7 +674,7 @@ describe("ApprovalRegistry", function () {
         expect((await token.licence(1n)).status).to.equal(Status.Submitted);
         expect((await registry.progressOf(1n)).phase).to.equal(Phase.Escalated);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([]);
-        await expect(registry.connect(departments.C).approve(1n, 0, REMARKS))
+        await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
           .withArgs(1n, Phase.Escalated);
         await expect(newVersion(platform, 0))
@@ -621,8 +687,8 @@ describe("ApprovalRegistry", function () {
   describe("resolveEscalation", function () {
     async function deployEscalatedRequest() {
       const platform = await deployEscalationRequest();
-      await platform.registry.connect(platform.departments.A).approve(1n, 0b001, REMARKS);
-      await platform.registry.connect(platform.departments.B).reject(1n, 1, 0b010, REMARKS);
+      await platform.registry.connect(platform.departments.A).approve(1n, 0b001, await latestVersions(platform.registry, 1n), REMARKS);
+      await platform.registry.connect(platform.departments.B).reject(1n, 1, 0b010, await latestVersions(platform.registry, 1n), REMARKS);
       return platform;
     }
 
@@ -667,8 +733,8 @@ describe("ApprovalRegistry", function () {
           [0b001n, 0n, 0n],
         ]);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.B, ID.C]);
-        await registry.connect(departments.B).approve(1n, 0, REMARKS);
-        await registry.connect(departments.C).approve(1n, 0, REMARKS);
+        await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         expect((await token.licence(1n)).status).to.equal(Status.Approved);
       });
     });
@@ -702,14 +768,14 @@ describe("ApprovalRegistry", function () {
   describe("requestChanges", function () {
     it("records the request for changes and waits for the applicant", async function () {
       const { token, documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
-      await registry.connect(departments.A).approve(1n, 0, REMARKS);
-      await registry.connect(departments.B).approve(1n, 0, REMARKS);
-      await registry.connect(departments.D).approve(1n, 0b100, REMARKS);
+      await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+      await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+      await registry.connect(departments.D).approve(1n, 0b100, await latestVersions(registry, 1n), REMARKS);
       const packed = await documents.packedDocumentsOf(1n);
-      const tx = registry.connect(departments.C).requestChanges(1n, 0b011, REMARKS);
+      const tx = registry.connect(departments.C).requestChanges(1n, 0b011, await latestVersions(registry, 1n), REMARKS);
       await expect(tx)
         .to.emit(registry, "DecisionRecorded")
-        .withArgs(1n, ID.C, 1, Decision.ChangesRequested, 0, 0b011, packed, REMARKS);
+        .withArgs(1n, ID.C, 1, Decision.ChangesRequested, 0, 0b011, packed, REMARKS, departments.C.address, Custody.Custodial);
       await expect(tx)
         .to.emit(token, "LicenceStatusChanged")
         .withArgs(1n, Status.Submitted, Status.PendingResubmission, 0, await registry.getAddress());
@@ -723,7 +789,7 @@ describe("ApprovalRegistry", function () {
     describe("when changes are already requested", function () {
       it("reverts decisions with ReviewWrongPhase", async function () {
         const { registry, departments } = await networkHelpers.loadFixture(deployChangesRequested);
-        await expect(registry.connect(departments.C).approve(1n, 0, REMARKS))
+        await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
           .withArgs(1n, Phase.AwaitingResubmission);
       });
@@ -732,13 +798,13 @@ describe("ApprovalRegistry", function () {
     describe("when the caller cannot decide now", function () {
       it("reverts like an approval", async function () {
         const { registry, departments, operator } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        await expect(registry.connect(operator).requestChanges(1n, 0, REMARKS))
+        await expect(registry.connect(operator).requestChanges(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "NotADepartment")
           .withArgs(operator.address);
-        await expect(registry.connect(departments.B).requestChanges(1n, 0, REMARKS))
+        await expect(registry.connect(departments.B).requestChanges(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
           .withArgs(1n, 0, ID.B, 0);
-        await expect(registry.connect(departments.A).requestChanges(1n, 0xffff, REMARKS))
+        await expect(registry.connect(departments.A).requestChanges(1n, 0xffff, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
           .withArgs(1n, 0xffff, 3);
       });
@@ -763,7 +829,7 @@ describe("ApprovalRegistry", function () {
         [0n, 0b100n],
       ]);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.C]);
-      await expect(registry.connect(departments.C).approve(1n, 0b011, REMARKS))
+      await expect(registry.connect(departments.C).approve(1n, 0b011, await latestVersions(registry, 1n), REMARKS))
         .to.emit(registry, "StageCompleted")
         .withArgs(1n, 1);
       expect((await token.licence(1n)).status).to.equal(Status.Approved);
@@ -771,16 +837,16 @@ describe("ApprovalRegistry", function () {
 
     it("gives the turn back to the department that asked in a SEQUENTIAL stage", async function () {
       const { documents, registry, operator, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
-      await registry.connect(departments.A).requestChanges(1n, 0b1, REMARKS);
+      await registry.connect(departments.A).requestChanges(1n, 0b1, await latestVersions(registry, 1n), REMARKS);
       await registry.connect(operator).resubmit(1n);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
-      await expect(registry.connect(departments.B).approve(1n, 0, REMARKS))
+      await expect(registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
         .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
         .withArgs(1n, 0, ID.B, 0);
       const packed = await documents.packedDocumentsOf(1n);
-      await expect(registry.connect(departments.A).approve(1n, 0b1, REMARKS))
+      await expect(registry.connect(departments.A).approve(1n, 0b1, await latestVersions(registry, 1n), REMARKS))
         .to.emit(registry, "DecisionRecorded")
-        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b1, packed, REMARKS);
+        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b1, packed, REMARKS, departments.A.address, Custody.Custodial);
     });
 
     describe("when the request is not awaiting resubmission", function () {
@@ -860,14 +926,14 @@ describe("ApprovalRegistry", function () {
     it("lists only the department whose turn it is in a SEQUENTIAL stage", async function () {
       const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
-      await registry.connect(departments.A).approve(1n, 0, REMARKS);
+      await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.B]);
     });
 
     it("lists every undecided department of a PARALLEL stage", async function () {
       const { registry, departments } = await networkHelpers.loadFixture(deployThreeStageRequest);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A, ID.B]);
-      await registry.connect(departments.B).approve(1n, 0, REMARKS);
+      await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
     });
 
@@ -927,7 +993,7 @@ describe("ApprovalRegistry", function () {
     describe("when the request is not under review", function () {
       it("reverts with ReviewWrongPhase", async function () {
         const { registry, keeper, operator, departments } = await networkHelpers.loadFixture(deployNotifyRequest);
-        await registry.connect(departments.A).requestChanges(1n, 0, REMARKS);
+        await registry.connect(departments.A).requestChanges(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await networkHelpers.time.increase(HOUR);
         await expect(registry.connect(keeper).enforceTimeout(1n))
           .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
@@ -973,9 +1039,9 @@ describe("ApprovalRegistry", function () {
           .to.be.revertedWithCustomError(registry, "TimeoutAlreadyHandled")
           .withArgs(1n, 0);
         const packed = await documents.packedDocumentsOf(1n);
-        await expect(registry.connect(departments.A).approve(1n, 0, REMARKS))
+        await expect(registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0, packed, REMARKS);
+          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b111, packed, REMARKS, departments.A.address, Custody.Custodial);
         await expect(registry.connect(keeper).enforceTimeout(1n))
           .to.be.revertedWithCustomError(registry, "TimeoutAlreadyHandled")
           .withArgs(1n, 0);
@@ -985,8 +1051,8 @@ describe("ApprovalRegistry", function () {
         const { registry, keeper, departments } = await networkHelpers.loadFixture(deployNotifyRequest);
         await networkHelpers.time.increase(HOUR);
         await registry.connect(keeper).enforceTimeout(1n);
-        await registry.connect(departments.A).approve(1n, 0, REMARKS);
-        const tx = registry.connect(departments.B).approve(1n, 0, REMARKS);
+        await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        const tx = registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         const t = await timestampOf(tx);
         await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 1, t);
         const progress = await registry.progressOf(1n);
@@ -1006,7 +1072,7 @@ describe("ApprovalRegistry", function () {
       it("escalates the stage to an administrator", async function () {
         const { documents, registry, keeper, departments } =
           await networkHelpers.loadFixture(deployTimeoutEscalationRequest);
-        await registry.connect(departments.A).approve(1n, 0b1, REMARKS);
+        await registry.connect(departments.A).approve(1n, 0b1, await latestVersions(registry, 1n), REMARKS);
         await networkHelpers.time.increase(HOUR);
         const tx = registry.connect(keeper).enforceTimeout(1n);
         await expect(tx).to.emit(registry, "StageTimedOut").withArgs(1n, 0, OnTimeout.Escalate);
@@ -1016,7 +1082,7 @@ describe("ApprovalRegistry", function () {
         await expect(registry.connect(keeper).enforceTimeout(1n))
           .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
           .withArgs(1n, Phase.Escalated);
-        await expect(registry.connect(departments.B).approve(1n, 0, REMARKS))
+        await expect(registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
           .withArgs(1n, Phase.Escalated);
       });
@@ -1024,7 +1090,7 @@ describe("ApprovalRegistry", function () {
       it("resumes with a new clock when the administrator sends it back", async function () {
         const { token, registry, admin, keeper, departments } =
           await networkHelpers.loadFixture(deployTimeoutEscalationRequest);
-        await registry.connect(departments.A).approve(1n, 0b1, REMARKS);
+        await registry.connect(departments.A).approve(1n, 0b1, await latestVersions(registry, 1n), REMARKS);
         await networkHelpers.time.increase(HOUR);
         await registry.connect(keeper).enforceTimeout(1n);
         const tx = registry.connect(admin).resolveEscalation(1n, false, 0);
@@ -1036,7 +1102,7 @@ describe("ApprovalRegistry", function () {
         await expect(registry.connect(keeper).enforceTimeout(1n))
           .to.be.revertedWithCustomError(registry, "TimeoutNotReached")
           .withArgs(1n, 0, t + HOUR);
-        await registry.connect(departments.B).approve(1n, 0, REMARKS);
+        await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         expect((await token.licence(1n)).status).to.equal(Status.Approved);
       });
     });
@@ -1074,9 +1140,9 @@ describe("ApprovalRegistry", function () {
             stage({ departments: ["D"] }),
           ]);
         });
-        await registry.connect(departments.A).approve(1n, 0b001, ethers.ZeroHash);
-        await registry.connect(departments.B).approve(1n, 0b001, ethers.ZeroHash);
-        await registry.connect(departments.C).approve(1n, 0b010, ethers.ZeroHash);
+        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
+        await registry.connect(departments.B).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
+        await registry.connect(departments.C).approve(1n, 0b010, await latestVersions(registry, 1n), ethers.ZeroHash);
         expect((await registry.progressOf(1n)).stage).to.equal(2n);
 
         // Document 0 was reviewed by A (stage 0) and B (stage 1): review goes back to stage 0.
@@ -1084,14 +1150,14 @@ describe("ApprovalRegistry", function () {
         expect((await registry.progressOf(1n)).stage).to.equal(0n);
 
         // A approves again: stage 1 would still meet THRESHOLD 1 with C, but B must review again first.
-        await registry.connect(departments.A).approve(1n, 0b001, ethers.ZeroHash);
+        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
         const progress = await registry.progressOf(1n);
         expect(progress.stage).to.equal(1n);
         const dIds = await registry.pendingDepartmentsOf(1n);
         const [bId] = await registry.departmentByCode(code("B"));
         expect(dIds).to.deep.equal([bId]);
 
-        await registry.connect(departments.B).approve(1n, 0b001, ethers.ZeroHash);
+        await registry.connect(departments.B).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
         expect((await registry.progressOf(1n)).stage).to.equal(2n);
       });
     });
@@ -1111,7 +1177,7 @@ describe("ApprovalRegistry", function () {
     describe("when the request is not under review", function () {
       it("ignores the update", async function () {
         const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
-        for (const name of ["A", "B", "C", "D"] as const) await registry.connect(departments[name]).approve(1n, 1, REMARKS);
+        for (const name of ["A", "B", "C", "D"] as const) await registry.connect(departments[name]).approve(1n, 1, await latestVersions(registry, 1n), REMARKS);
         const address = await documents.getAddress();
         await networkHelpers.impersonateAccount(address);
         await networkHelpers.setBalance(address, ethers.parseEther("1"));
@@ -1130,7 +1196,7 @@ describe("ApprovalRegistry", function () {
       it("turns the approvals that reviewed it into ReviewRequired", async function () {
         const platform = await networkHelpers.loadFixture(deployThreeStageRequest);
         const { documents, registry, departments } = platform;
-        await registry.connect(departments.A).approve(1n, 0b011, REMARKS);
+        await registry.connect(departments.A).approve(1n, 0b011, await latestVersions(registry, 1n), REMARKS);
         const tx = newVersion(platform, 1);
         await expect(tx)
           .to.emit(documents, "DocumentAnchored")
@@ -1145,22 +1211,22 @@ describe("ApprovalRegistry", function () {
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A, ID.B]);
 
         // The stage is not complete until the department decides again.
-        await expect(registry.connect(departments.B).approve(1n, 0b100, REMARKS)).not.to.emit(registry, "StageCompleted");
+        await expect(registry.connect(departments.B).approve(1n, 0b100, await latestVersions(registry, 1n), REMARKS)).not.to.emit(registry, "StageCompleted");
         const packed = await documents.packedDocumentsOf(1n);
         expect((packed >> 31n) & 0x7fffn).to.equal(2n);
-        const again = registry.connect(departments.A).approve(1n, 0b011, REMARKS);
+        const again = registry.connect(departments.A).approve(1n, 0b011, await latestVersions(registry, 1n), REMARKS);
         await expect(again)
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b011, packed, REMARKS);
+          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b011, packed, REMARKS, departments.A.address, Custody.Custodial);
         await expect(again).to.emit(registry, "StageCompleted").withArgs(1n, 0);
       });
 
       it("leaves the approvals that did not review it alone", async function () {
         const platform = await networkHelpers.loadFixture(deployThreeStageRequest);
         const { registry, departments } = platform;
-        for (const name of ["A", "B", "C"] as const) await registry.connect(departments[name]).approve(1n, 0b110, REMARKS);
-        await registry.connect(departments.D).approve(1n, 0b001, REMARKS);
-        await registry.connect(departments.E).approve(1n, 0b010, REMARKS);
+        for (const name of ["A", "B", "C"] as const) await registry.connect(departments[name]).approve(1n, 0b110, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.D).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.E).approve(1n, 0b010, await latestVersions(registry, 1n), REMARKS);
         const tx = newVersion(platform, 0);
         expect(await eventsOf(tx, registry, "ReviewInvalidated")).to.deep.equal([[1n, ID.D, 2n, 0n, 2n]]);
         await expect(tx).not.to.emit(registry, "StageReopened");
@@ -1173,7 +1239,7 @@ describe("ApprovalRegistry", function () {
           expect((await registry.decisionsOf(1n, s)).statuses.every((x) => x === Decision.Approved)).to.equal(true);
         }
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.D, ID.F]);
-        await expect(registry.connect(departments.E).approve(1n, 0, REMARKS))
+        await expect(registry.connect(departments.E).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewAlreadyDecided")
           .withArgs(1n, 2, ID.E, Decision.Approved);
       });
@@ -1181,14 +1247,114 @@ describe("ApprovalRegistry", function () {
       it("gives the turn back to the invalidated department in a SEQUENTIAL stage", async function () {
         const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
         const { registry, departments } = platform;
-        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         await newVersion(platform, 0);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
-        await expect(registry.connect(departments.B).approve(1n, 0, REMARKS))
+        await expect(registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
           .withArgs(1n, 0, ID.B, 0);
-        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.B]);
+      });
+    });
+
+    describe("when an approval named no document (an empty review list)", function () {
+      it("covers every document of the request", async function () {
+        const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const packed = await documents.packedDocumentsOf(1n);
+        await expect(registry.connect(departments.A).approve(1n, 0, packed, REMARKS))
+          .to.emit(registry, "DecisionRecorded")
+          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b111, packed, REMARKS, departments.A.address, Custody.Custodial);
+        expect((await registry.decisionsOf(1n, 0)).reviewedMasks).to.deep.equal([0b111n, 0n]);
+      });
+
+      for (const docIndex of [0, 1, 2]) {
+        it(`is invalidated by a new version of document ${docIndex}`, async function () {
+          const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+          const { documents, registry, departments } = platform;
+          await registry.connect(departments.A).approve(1n, 0, await documents.packedDocumentsOf(1n), REMARKS);
+          await expect(newVersion(platform, docIndex))
+            .to.emit(registry, "ReviewInvalidated")
+            .withArgs(1n, ID.A, 0, docIndex, 2);
+          expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.ReviewRequired, Decision.Pending]);
+        });
+      }
+
+      it("names every document's version: an update of any document makes it stale", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, departments } = platform;
+        const reviewed = await documents.packedDocumentsOf(1n);
+        await newVersion(platform, 2);
+        await expect(registry.connect(departments.A).approve(1n, 0, reviewed, REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
+          .withArgs(1n, 2, 1, 2);
+      });
+    });
+
+    describe("when a document is added under review", function () {
+      it("invalidates every approval of the current stage, whatever it reviewed", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, operator, departments } = platform;
+        await registry.connect(departments.A).approve(1n, 0b001, await documents.packedDocumentsOf(1n), REMARKS);
+        const tx = documents.connect(operator).anchorDocument(1n, uuid(4), code("DOC_3"), sha("doc-3-v1"));
+        await expect(tx).to.emit(documents, "DocumentAnchored").withArgs(1n, uuid(4), sha("doc-3-v1"), 3, 1, code("DOC_3"));
+        await expect(tx).to.emit(registry, "ReviewInvalidated").withArgs(1n, ID.A, 0, 3, 1);
+        await expect(tx).not.to.emit(registry, "StageReopened");
+        expect(plain(await registry.decisionsOf(1n, 0))).to.deep.equal([
+          [ID.A, ID.B],
+          [Decision.ReviewRequired, Decision.Pending],
+          [0b001n, 0n],
+        ]);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
+
+        // Deciding again with an empty list now covers the new document too.
+        const packed = await documents.packedDocumentsOf(1n);
+        await expect(registry.connect(departments.A).approve(1n, 0, packed, REMARKS))
+          .to.emit(registry, "DecisionRecorded")
+          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b1111, packed, REMARKS, departments.A.address, Custody.Custodial);
+      });
+
+      it("invalidates an empty-list approval (it did not cover the new document)", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, operator, departments } = platform;
+        await registry.connect(departments.A).approve(1n, 0, await documents.packedDocumentsOf(1n), REMARKS);
+        await expect(documents.connect(operator).anchorDocument(1n, uuid(4), code("DOC_3"), sha("doc-3-v1")))
+          .to.emit(registry, "ReviewInvalidated")
+          .withArgs(1n, ID.A, 0, 3, 1);
+        expect((await registry.decisionsOf(1n, 0)).reviewedMasks).to.deep.equal([0b111n, 0n]);
+      });
+
+      it("leaves the approvals of completed stages alone", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, operator, departments } = platform;
+        for (const name of ["A", "B", "C"] as const) {
+          await registry.connect(departments[name]).approve(1n, 0, await documents.packedDocumentsOf(1n), REMARKS);
+        }
+        const tx = documents.connect(operator).anchorDocument(1n, uuid(4), code("DOC_3"), sha("doc-3-v1"));
+        expect(await eventsOf(tx, registry, "ReviewInvalidated")).to.deep.equal([[1n, ID.C, 1n, 3n, 1n]]);
+        expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.Approved, Decision.Approved]);
+        expect((await registry.decisionsOf(1n, 1)).statuses).to.deep.equal([Decision.ReviewRequired, Decision.Pending]);
+        expect((await registry.progressOf(1n)).stage).to.equal(1n);
+      });
+
+      it("invalidates the stage's approvals while the request awaits resubmission", async function () {
+        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, operator, departments } = platform;
+        await registry.connect(departments.A).approve(1n, 0b001, await documents.packedDocumentsOf(1n), REMARKS);
+        await registry.connect(departments.B).requestChanges(1n, 0b010, await documents.packedDocumentsOf(1n), REMARKS);
+        await expect(documents.connect(operator).anchorDocument(1n, uuid(4), code("DOC_3"), sha("doc-3-v1")))
+          .to.emit(registry, "ReviewInvalidated")
+          .withArgs(1n, ID.A, 0, 3, 1);
+        await registry.connect(operator).resubmit(1n);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
+      });
+
+      it("invalidates nothing for a document added to a Draft", async function () {
+        const { documents, registry, operator } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+        await expect(documents.connect(operator).anchorDocument(2n, uuid(9), code("DOC_0"), sha("draft-doc"))).not.to.emit(
+          registry,
+          "ReviewInvalidated",
+        );
       });
     });
 
@@ -1197,10 +1363,10 @@ describe("ApprovalRegistry", function () {
       async function deployInLastStage() {
         const platform = await deployThreeStageRequest();
         const { registry, departments } = platform;
-        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
-        await registry.connect(departments.B).approve(1n, 0b010, REMARKS);
-        await registry.connect(departments.C).approve(1n, 0b100, REMARKS);
-        await registry.connect(departments.D).approve(1n, 0b100, REMARKS);
+        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.B).approve(1n, 0b010, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.C).approve(1n, 0b100, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.D).approve(1n, 0b100, await latestVersions(registry, 1n), REMARKS);
         return platform;
       }
 
@@ -1221,10 +1387,10 @@ describe("ApprovalRegistry", function () {
           [0b100n, 0n, 0n],
         ]);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
-        await expect(registry.connect(departments.B).approve(1n, 0, REMARKS))
+        await expect(registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewAlreadyDecided")
           .withArgs(1n, 0, ID.B, Decision.Approved);
-        await expect(registry.connect(departments.E).approve(1n, 0, REMARKS))
+        await expect(registry.connect(departments.E).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
           .withArgs(1n, 0, ID.E);
       });
@@ -1233,7 +1399,7 @@ describe("ApprovalRegistry", function () {
         const platform = await networkHelpers.loadFixture(deployInLastStage);
         const { token, registry, departments } = platform;
         await newVersion(platform, 0);
-        const tx = registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        const tx = registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         const t = await timestampOf(tx);
         // Stage 1 is still complete: it advances at once; stage 2 waits for E and F.
         expect(await eventsOf(tx, registry, "StageCompleted")).to.deep.equal([
@@ -1248,8 +1414,8 @@ describe("ApprovalRegistry", function () {
         expect([progress.stage, progress.maxStage, progress.phase]).to.deep.equal([2n, 2n, Phase.InReview]);
         // D's approval in stage 2 was kept.
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.E, ID.F]);
-        await registry.connect(departments.E).approve(1n, 0, REMARKS);
-        const last = registry.connect(departments.F).approve(1n, 0, REMARKS);
+        await registry.connect(departments.E).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        const last = registry.connect(departments.F).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         const issuedAt = await timestampOf(last);
         await expect(last).to.emit(token, "LicenceIssued").withArgs(1n, issuedAt, issuedAt + VALIDITY_SECONDS);
       });
@@ -1266,7 +1432,7 @@ describe("ApprovalRegistry", function () {
         await expect(tx).to.emit(registry, "StageReopened").withArgs(1n, 2, 1);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.C]);
         // Re-approval moves to stage 2, where D must decide again.
-        await registry.connect(departments.C).approve(1n, 0b100, REMARKS);
+        await registry.connect(departments.C).approve(1n, 0b100, await latestVersions(registry, 1n), REMARKS);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.D, ID.E, ID.F]);
         expect((await registry.decisionsOf(1n, 2)).statuses).to.deep.equal([
           Decision.ReviewRequired,
@@ -1275,14 +1441,14 @@ describe("ApprovalRegistry", function () {
         ]);
 
         // Two completed stages affected: review goes back to the earliest; the cascade stops at the other.
-        await registry.connect(departments.D).approve(1n, 0b101, REMARKS);
+        await registry.connect(departments.D).approve(1n, 0b101, await latestVersions(registry, 1n), REMARKS);
         const tx2 = newVersion(platform, 0);
         expect(await eventsOf(tx2, registry, "ReviewInvalidated")).to.deep.equal([
           [1n, ID.A, 0n, 0n, 2n],
           [1n, ID.D, 2n, 0n, 2n],
         ]);
         await expect(tx2).to.emit(registry, "StageReopened").withArgs(1n, 2, 0);
-        const again = registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        const again = registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         await expect(again).to.emit(registry, "StageCompleted").withArgs(1n, 0);
         await expect(again).to.emit(registry, "StageCompleted").withArgs(1n, 1);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.D, ID.E, ID.F]);
@@ -1300,7 +1466,7 @@ describe("ApprovalRegistry", function () {
         ]);
         await expect(tx).not.to.emit(registry, "StageReopened");
         expect((await registry.progressOf(1n)).stage).to.equal(0n);
-        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.C]);
       });
     });
@@ -1309,10 +1475,10 @@ describe("ApprovalRegistry", function () {
       it("reopens the earlier stage and supersedes the request for changes", async function () {
         const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
         const { token, registry, operator, departments } = platform;
-        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
-        await registry.connect(departments.B).approve(1n, 0b010, REMARKS);
-        await registry.connect(departments.D).approve(1n, 0b100, REMARKS);
-        await registry.connect(departments.C).requestChanges(1n, 0b001, REMARKS);
+        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.B).approve(1n, 0b010, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.D).approve(1n, 0b100, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.C).requestChanges(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
 
         const tx = newVersion(platform, 0);
         expect(await eventsOf(tx, registry, "ReviewInvalidated")).to.deep.equal([[1n, ID.A, 0n, 0n, 2n]]);
@@ -1325,9 +1491,9 @@ describe("ApprovalRegistry", function () {
 
         await expect(registry.connect(operator).resubmit(1n)).to.emit(registry, "Resubmitted").withArgs(1n, 0);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
-        await registry.connect(departments.A).approve(1n, 0b001, REMARKS);
+        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.C]);
-        await registry.connect(departments.C).approve(1n, 0b001, REMARKS);
+        await registry.connect(departments.C).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         expect((await token.licence(1n)).status).to.equal(Status.Approved);
       });
     });
@@ -1340,18 +1506,21 @@ describe("ApprovalRegistry", function () {
       const { token, registry, deployer, admin, operator, keeper } =
         await networkHelpers.loadFixture(deploySubmittedRequest);
       for (const caller of [operator, admin, keeper, deployer]) {
-        await expect(registry.connect(caller).approve(1n, 0, REMARKS))
+        await expect(registry.connect(caller).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "NotADepartment")
           .withArgs(caller.address);
-        await expect(registry.connect(caller).reject(1n, 1, 0, REMARKS))
+        await expect(registry.connect(caller).reject(1n, 1, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "NotADepartment")
           .withArgs(caller.address);
-        await expect(registry.connect(caller).requestChanges(1n, 0, REMARKS))
+        await expect(registry.connect(caller).requestChanges(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "NotADepartment")
           .withArgs(caller.address);
         await expect(token.connect(caller).issue(1n, 0))
-          .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
-          .withArgs(caller.address, ROLES.REGISTRY);
+          .to.be.revertedWithCustomError(token, "LicenceUnauthorizedRegistry")
+          .withArgs(caller.address);
+        await expect(token.connect(caller).transition(1n, Status.Rejected, 1))
+          .to.be.revertedWithCustomError(token, "LicenceUnauthorizedRegistry")
+          .withArgs(caller.address);
       }
       expect((await token.licence(1n)).status).to.equal(Status.Submitted);
       expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.Pending, Decision.Pending]);

@@ -3,26 +3,31 @@ import type { Result } from "ethers";
 import {
   BUILDING_PERMIT,
   code,
+  connection,
+  COMMITMENT,
   Completion,
+  Custody,
   Decision,
   deployPlatform,
   deploySubmittedRequest,
   deployWithReferenceWorkflow,
   ethers,
   Execution,
+  latestVersions,
   networkHelpers,
   OnRejection,
   OnTimeout,
   Phase,
   REFERENCE_STAGES,
   ROLES,
+  sha,
   stage,
   Status,
+  timestampOf,
   TRADE_LICENSE,
   uuid,
-  sha,
-  timestampOf,
   VALIDITY_SECONDS,
+  WALLET_DELAY,
 } from "./helpers/fixtures.ts";
 
 // Administration and reads of the ApprovalRegistry: departments and versioned workflows.
@@ -58,6 +63,25 @@ function plain(result: object) {
   return (result as Result).toArray(true);
 }
 
+/** A DepartmentRecord as plain values (field order of IApprovalRegistry.DepartmentRecord). */
+function record(
+  departmentCode: string,
+  wallet: string,
+  custody: bigint,
+  pending: { pendingWallet?: string; pendingCustody?: bigint; pendingEffectiveAt?: bigint; nonce?: bigint } = {},
+) {
+  return [
+    departmentCode,
+    wallet,
+    custody,
+    true,
+    pending.nonce ?? 0n,
+    pending.pendingWallet ?? ethers.ZeroAddress,
+    pending.pendingCustody ?? 0n,
+    pending.pendingEffectiveAt ?? 0n,
+  ];
+}
+
 /** Workflow with stage 0 PARALLEL ANY [E, F] (mandatory F), a second version of BUILDING_PERMIT. */
 const SECOND_VERSION_STAGES = [
   stage({ executionType: Execution.Parallel, completion: Completion.Any, mandatoryMask: 0b10, departments: ["E", "F"] }),
@@ -67,25 +91,37 @@ async function deployWithTwoWorkflowVersions() {
   const platform = await deployWithReferenceWorkflow();
   const { token, documents, registry, admin, operator, applicant } = platform;
   // Token 1 is pinned to version 1 (reference: SEQUENTIAL [A, B], then PARALLEL [C, D]).
-  await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT);
+  await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT, COMMITMENT);
   await documents.connect(operator).anchorDocument(1n, uuid(1), code("DOC_0"), sha("doc-0-v1"));
   await registry.connect(admin).registerWorkflow(BUILDING_PERMIT, ethers.id("v2"), 0n, SECOND_VERSION_STAGES);
   // Token 2 is pinned to version 2.
-  await token.connect(operator).mint(applicant.address, 2n, BUILDING_PERMIT);
+  await token.connect(operator).mint(applicant.address, 2n, BUILDING_PERMIT, COMMITMENT);
   return platform;
 }
 
 describe("ApprovalRegistry", function () {
   describe("constructor", function () {
-    it("wires the token and the document registry and grants DEFAULT_ADMIN_ROLE", async function () {
-      const { token, documents, registry, deployer } = await networkHelpers.loadFixture(deployPlatform);
+    it("wires the token, the document registry and the decision verifier, and grants DEFAULT_ADMIN_ROLE", async function () {
+      const { token, documents, verifier, registry, deployer } = await networkHelpers.loadFixture(deployPlatform);
       expect(await registry.licenceToken()).to.equal(await token.getAddress());
       expect(await registry.documentRegistry()).to.equal(await documents.getAddress());
+      expect(await registry.decisionVerifier()).to.equal(await verifier.getAddress());
+      expect(await registry.walletDelay()).to.equal(WALLET_DELAY);
       expect(await registry.hasRole(ROLES.DEFAULT_ADMIN, deployer.address)).to.equal(true);
       expect(await registry.MAX_STAGES()).to.equal(16n);
       expect(await registry.MAX_STAGE_DEPARTMENTS()).to.equal(8n);
       expect(await registry.MAX_REJECTION_REASON()).to.equal(5n);
       expect(await registry.REASON_TIMEOUT()).to.equal(6n);
+    });
+
+    describe("when the wallet delay is zero", function () {
+      it("reverts with InvalidWalletDelay", async function () {
+        const { token, documents, verifier, registry, deployer } = await networkHelpers.loadFixture(deployPlatform);
+        const factory = await ethers.getContractFactory("ApprovalRegistry");
+        await expect(factory.deploy(token, documents, verifier, deployer.address, 0n))
+          .to.be.revertedWithCustomError(registry, "InvalidWalletDelay")
+          .withArgs(0n);
+      });
     });
   });
 
@@ -95,31 +131,30 @@ describe("ApprovalRegistry", function () {
     it("numbers departments from 1 in registration order", async function () {
       const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
       for (const [name, id] of Object.entries(ID)) {
-        expect(await registry.departmentByCode(code(name))).to.deep.equal([
-          id,
-          departments[name].address,
-          true,
-        ]);
+        expect(await registry.departmentByCode(code(name))).to.deep.equal([id, departments[name].address, true]);
       }
     });
 
-    it("registers the next department with its wallet, active", async function () {
+    it("registers the next department with its wallet and custody, active", async function () {
       const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
       const wallet = signers[12];
-      expect(await registry.connect(admin).registerDepartment.staticCall(code("G"), wallet.address)).to.equal(7n);
-      await expect(registry.connect(admin).registerDepartment(code("G"), wallet.address))
+      expect(
+        await registry.connect(admin).registerDepartment.staticCall(code("G"), wallet.address, Custody.DepartmentHeld),
+      ).to.equal(7n);
+      await expect(registry.connect(admin).registerDepartment(code("G"), wallet.address, Custody.DepartmentHeld))
         .to.emit(registry, "DepartmentRegistered")
-        .withArgs(7n, code("G"), wallet.address);
+        .withArgs(7n, code("G"), wallet.address, Custody.DepartmentHeld);
       expect(await registry.departmentByCode(code("G"))).to.deep.equal([7n, wallet.address, true]);
-      expect(await registry.departmentById(7n)).to.deep.equal([code("G"), wallet.address, true]);
-      expect(await registry.departmentOfWallet(wallet.address)).to.deep.equal([7n, true]);
+      expect(plain(await registry.departmentRecord(7n))).to.deep.equal(
+        record(code("G"), wallet.address, Custody.DepartmentHeld),
+      );
     });
 
     describe("when the caller is not an admin", function () {
       it("reverts with AccessControlUnauthorizedAccount", async function () {
         const { registry, operator, deployer, signers } = await networkHelpers.loadFixture(deployPlatform);
         for (const caller of [operator, deployer]) {
-          await expect(registry.connect(caller).registerDepartment(code("G"), signers[12].address))
+          await expect(registry.connect(caller).registerDepartment(code("G"), signers[12].address, Custody.Custodial))
             .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
             .withArgs(caller.address, ROLES.ADMIN);
         }
@@ -129,7 +164,7 @@ describe("ApprovalRegistry", function () {
     describe("when the code is zero", function () {
       it("reverts with DepartmentInvalidCode", async function () {
         const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).registerDepartment(ethers.ZeroHash, signers[12].address))
+        await expect(registry.connect(admin).registerDepartment(ethers.ZeroHash, signers[12].address, Custody.Custodial))
           .to.be.revertedWithCustomError(registry, "DepartmentInvalidCode")
           .withArgs();
       });
@@ -138,7 +173,7 @@ describe("ApprovalRegistry", function () {
     describe("when the wallet is the zero address", function () {
       it("reverts with DepartmentInvalidWallet", async function () {
         const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).registerDepartment(code("G"), ethers.ZeroAddress))
+        await expect(registry.connect(admin).registerDepartment(code("G"), ethers.ZeroAddress, Custody.Custodial))
           .to.be.revertedWithCustomError(registry, "DepartmentInvalidWallet")
           .withArgs(ethers.ZeroAddress);
       });
@@ -147,7 +182,7 @@ describe("ApprovalRegistry", function () {
     describe("when the code is already registered", function () {
       it("reverts with DepartmentAlreadyRegistered", async function () {
         const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).registerDepartment(code("A"), signers[12].address))
+        await expect(registry.connect(admin).registerDepartment(code("A"), signers[12].address, Custody.Custodial))
           .to.be.revertedWithCustomError(registry, "DepartmentAlreadyRegistered")
           .withArgs(code("A"));
       });
@@ -156,9 +191,20 @@ describe("ApprovalRegistry", function () {
     describe("when the wallet belongs to another department", function () {
       it("reverts with DepartmentWalletInUse", async function () {
         const { registry, admin, departments } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).registerDepartment(code("G"), departments.B.address))
+        await expect(registry.connect(admin).registerDepartment(code("G"), departments.B.address, Custody.Custodial))
           .to.be.revertedWithCustomError(registry, "DepartmentWalletInUse")
           .withArgs(departments.B.address);
+      });
+    });
+
+    describe("when the wallet holds a role", function () {
+      it("reverts with DepartmentWalletHoldsRole for every role holder", async function () {
+        const { registry, deployer, admin, operator, keeper } = await networkHelpers.loadFixture(deployPlatform);
+        for (const holder of [deployer, admin, operator, keeper]) {
+          await expect(registry.connect(admin).registerDepartment(code("G"), holder.address, Custody.Custodial))
+            .to.be.revertedWithCustomError(registry, "DepartmentWalletHoldsRole")
+            .withArgs(holder.address);
+        }
       });
     });
 
@@ -169,10 +215,42 @@ describe("ApprovalRegistry", function () {
         const address = await registry.getAddress();
         expect(BigInt(await ethers.provider.getStorage(address, 1))).to.equal(6n);
         await networkHelpers.setStorageAt(address, 1, 0xffff);
-        await expect(registry.connect(admin).registerDepartment(code("G"), signers[12].address))
+        await expect(registry.connect(admin).registerDepartment(code("G"), signers[12].address, Custody.Custodial))
           .to.be.revertedWithCustomError(registry, "DepartmentLimitReached")
           .withArgs();
       });
+    });
+  });
+
+  describe("grantRole", function () {
+    describe("when the account is a department wallet", function () {
+      it("reverts with DepartmentWalletHoldsRole, whatever the role", async function () {
+        const { registry, deployer, departments } = await networkHelpers.loadFixture(deployPlatform);
+        for (const role of [ROLES.DEFAULT_ADMIN, ROLES.ADMIN, ROLES.OPERATOR, ROLES.KEEPER]) {
+          await expect(registry.connect(deployer).grantRole(role, departments.A.address))
+            .to.be.revertedWithCustomError(registry, "DepartmentWalletHoldsRole")
+            .withArgs(departments.A.address);
+          expect(await registry.hasRole(role, departments.A.address)).to.equal(false);
+        }
+      });
+
+      it("reverts with DepartmentWalletHoldsRole for a wallet that became a department's by a change", async function () {
+        const { registry, deployer, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+        const wallet = signers[12];
+        await registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.Custodial);
+        await networkHelpers.time.increase(WALLET_DELAY);
+        await registry.activateDepartmentWallet(code("A"));
+        await expect(registry.connect(deployer).grantRole(ROLES.ADMIN, wallet.address))
+          .to.be.revertedWithCustomError(registry, "DepartmentWalletHoldsRole")
+          .withArgs(wallet.address);
+      });
+    });
+
+    it("grants a role to a wallet that no department uses", async function () {
+      const { registry, deployer, signers } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(registry.connect(deployer).grantRole(ROLES.ADMIN, signers[12].address))
+        .to.emit(registry, "RoleGranted")
+        .withArgs(ROLES.ADMIN, signers[12].address, deployer.address);
     });
   });
 
@@ -183,43 +261,40 @@ describe("ApprovalRegistry", function () {
         .to.emit(registry, "DepartmentActiveSet")
         .withArgs(ID.C, false);
       expect(await registry.departmentByCode(code("C"))).to.deep.equal([ID.C, departments.C.address, false]);
-      expect(await registry.departmentById(ID.C)).to.deep.equal([code("C"), departments.C.address, false]);
-      expect(await registry.departmentOfWallet(departments.C.address)).to.deep.equal([ID.C, false]);
+      expect((await registry.departmentRecord(ID.C)).active).to.equal(false);
 
       await expect(registry.connect(admin).setDepartmentActive(code("C"), true))
         .to.emit(registry, "DepartmentActiveSet")
         .withArgs(ID.C, true);
-      expect(await registry.departmentOfWallet(departments.C.address)).to.deep.equal([ID.C, true]);
+      expect((await registry.departmentRecord(ID.C)).active).to.equal(true);
     });
 
     describe("when the department is inactive", function () {
       it("reverts its decisions with DepartmentInactive until it is reactivated", async function () {
         const { documents, registry, admin, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
         await registry.connect(admin).setDepartmentActive(code("A"), false);
-        await expect(registry.connect(departments.A).approve(1n, 0b1, REMARKS))
+        const packed = await documents.packedDocumentsOf(1n);
+        await expect(registry.connect(departments.A).approve(1n, 0b1, packed, REMARKS))
           .to.be.revertedWithCustomError(registry, "DepartmentInactive")
           .withArgs(ID.A);
-        await expect(registry.connect(departments.A).reject(1n, 1, 0b1, REMARKS))
+        await expect(registry.connect(departments.A).reject(1n, 1, 0b1, packed, REMARKS))
           .to.be.revertedWithCustomError(registry, "DepartmentInactive")
           .withArgs(ID.A);
-        await expect(registry.connect(departments.A).requestChanges(1n, 0b1, REMARKS))
+        await expect(registry.connect(departments.A).requestChanges(1n, 0b1, packed, REMARKS))
           .to.be.revertedWithCustomError(registry, "DepartmentInactive")
           .withArgs(ID.A);
 
         await registry.connect(admin).setDepartmentActive(code("A"), true);
-        const packed = await documents.packedDocumentsOf(1n);
-        await expect(registry.connect(departments.A).approve(1n, 0b1, REMARKS))
+        await expect(registry.connect(departments.A).approve(1n, 0b1, packed, REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b1, packed, REMARKS);
+          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b1, packed, REMARKS, departments.A.address, Custody.Custodial);
       });
 
       it("reverts with DepartmentInactive when a new workflow lists it", async function () {
         const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
         await registry.connect(admin).setDepartmentActive(code("D"), false);
         await expect(
-          registry
-            .connect(admin)
-            .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A", "D"] })]),
+          registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A", "D"] })]),
         )
           .to.be.revertedWithCustomError(registry, "DepartmentInactive")
           .withArgs(ID.D);
@@ -245,52 +320,55 @@ describe("ApprovalRegistry", function () {
     });
   });
 
-  describe("rotateDepartmentWallet", function () {
-    it("replaces the wallet", async function () {
+  describe("proposeDepartmentWallet", function () {
+    it("announces the change with the time it can take effect, and changes nothing yet", async function () {
       const { registry, admin, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
       const wallet = signers[12];
-      await expect(registry.connect(admin).rotateDepartmentWallet(code("A"), wallet.address))
-        .to.emit(registry, "DepartmentWalletRotated")
-        .withArgs(ID.A, departments.A.address, wallet.address);
-      expect(await registry.departmentByCode(code("A"))).to.deep.equal([ID.A, wallet.address, true]);
-      expect(await registry.departmentById(ID.A)).to.deep.equal([code("A"), wallet.address, true]);
-      expect(await registry.departmentOfWallet(wallet.address)).to.deep.equal([ID.A, true]);
-      expect(await registry.departmentOfWallet(departments.A.address)).to.deep.equal([0n, false]);
+      const tx = registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.DepartmentHeld);
+      const effectiveAt = (await timestampOf(tx)) + WALLET_DELAY;
+      await expect(tx)
+        .to.emit(registry, "DepartmentWalletProposed")
+        .withArgs(ID.A, wallet.address, Custody.DepartmentHeld, effectiveAt);
+      expect(await registry.departmentByCode(code("A"))).to.deep.equal([ID.A, departments.A.address, true]);
+      expect(plain(await registry.departmentRecord(ID.A))).to.deep.equal(
+        record(code("A"), departments.A.address, Custody.Custodial, {
+          pendingWallet: wallet.address,
+          pendingCustody: Custody.DepartmentHeld,
+          pendingEffectiveAt: effectiveAt,
+        }),
+      );
     });
 
-    it("stops the old wallet at once and lets the new wallet decide", async function () {
-      const { registry, admin, departments, documents, signers } =
-        await networkHelpers.loadFixture(deploySubmittedRequest);
-      const wallet = signers[12];
-      await registry.connect(admin).rotateDepartmentWallet(code("A"), wallet.address);
-      await expect(registry.connect(departments.A).approve(1n, 0b111, REMARKS))
-        .to.be.revertedWithCustomError(registry, "NotADepartment")
-        .withArgs(departments.A.address);
-      await expect(registry.connect(wallet).approve(1n, 0b111, REMARKS))
-        .to.emit(registry, "DecisionRecorded")
-        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b111, await documents.packedDocumentsOf(1n), REMARKS);
-    });
-
-    it("keeps the department's active flag", async function () {
+    it("replaces a pending proposal, restarting the delay", async function () {
       const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
-      await registry.connect(admin).setDepartmentActive(code("A"), false);
-      await registry.connect(admin).rotateDepartmentWallet(code("A"), signers[12].address);
-      expect(await registry.departmentOfWallet(signers[12].address)).to.deep.equal([ID.A, false]);
-      expect(await registry.departmentByCode(code("A"))).to.deep.equal([ID.A, signers[12].address, false]);
+      await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
+      await networkHelpers.time.increase(WALLET_DELAY);
+      const tx = registry.connect(admin).proposeDepartmentWallet(code("A"), signers[13].address, Custody.Custodial);
+      const effectiveAt = (await timestampOf(tx)) + WALLET_DELAY;
+      await expect(tx)
+        .to.emit(registry, "DepartmentWalletProposed")
+        .withArgs(ID.A, signers[13].address, Custody.Custodial, effectiveAt);
+      await expect(registry.activateDepartmentWallet(code("A")))
+        .to.be.revertedWithCustomError(registry, "DepartmentWalletChangeNotDue")
+        .withArgs(ID.A, effectiveAt);
     });
 
-    it("frees the old wallet for another department", async function () {
-      const { registry, admin, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
-      await registry.connect(admin).rotateDepartmentWallet(code("A"), signers[12].address);
-      await expect(registry.connect(admin).registerDepartment(code("G"), departments.A.address))
-        .to.emit(registry, "DepartmentRegistered")
-        .withArgs(7n, code("G"), departments.A.address);
+    it("accepts the current wallet, to change only the custody", async function () {
+      const { registry, admin, departments } = await networkHelpers.loadFixture(deployPlatform);
+      await registry.connect(admin).proposeDepartmentWallet(code("A"), departments.A.address, Custody.DepartmentHeld);
+      await networkHelpers.time.increase(WALLET_DELAY);
+      await expect(registry.activateDepartmentWallet(code("A")))
+        .to.emit(registry, "DepartmentWalletRotated")
+        .withArgs(ID.A, departments.A.address, departments.A.address, Custody.DepartmentHeld);
+      expect(plain(await registry.departmentRecord(ID.A))).to.deep.equal(
+        record(code("A"), departments.A.address, Custody.DepartmentHeld),
+      );
     });
 
     describe("when the department is unknown", function () {
       it("reverts with DepartmentUnknown", async function () {
         const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).rotateDepartmentWallet(code("Z"), signers[12].address))
+        await expect(registry.connect(admin).proposeDepartmentWallet(code("Z"), signers[12].address, Custody.Custodial))
           .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
           .withArgs(code("Z"));
       });
@@ -299,30 +377,272 @@ describe("ApprovalRegistry", function () {
     describe("when the wallet is the zero address", function () {
       it("reverts with DepartmentInvalidWallet", async function () {
         const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).rotateDepartmentWallet(code("A"), ethers.ZeroAddress))
+        await expect(registry.connect(admin).proposeDepartmentWallet(code("A"), ethers.ZeroAddress, Custody.Custodial))
           .to.be.revertedWithCustomError(registry, "DepartmentInvalidWallet")
           .withArgs(ethers.ZeroAddress);
       });
     });
 
-    describe("when the wallet is already a department's", function () {
+    describe("when the wallet is another department's", function () {
       it("reverts with DepartmentWalletInUse", async function () {
         const { registry, admin, departments } = await networkHelpers.loadFixture(deployPlatform);
-        for (const wallet of [departments.B.address, departments.A.address]) {
-          await expect(registry.connect(admin).rotateDepartmentWallet(code("A"), wallet))
-            .to.be.revertedWithCustomError(registry, "DepartmentWalletInUse")
-            .withArgs(wallet);
+        await expect(registry.connect(admin).proposeDepartmentWallet(code("A"), departments.B.address, Custody.Custodial))
+          .to.be.revertedWithCustomError(registry, "DepartmentWalletInUse")
+          .withArgs(departments.B.address);
+      });
+    });
+
+    describe("when the wallet holds a role", function () {
+      it("reverts with DepartmentWalletHoldsRole for every role holder", async function () {
+        const { registry, deployer, admin, operator, keeper } = await networkHelpers.loadFixture(deployPlatform);
+        for (const holder of [deployer, admin, operator, keeper]) {
+          await expect(registry.connect(admin).proposeDepartmentWallet(code("A"), holder.address, Custody.Custodial))
+            .to.be.revertedWithCustomError(registry, "DepartmentWalletHoldsRole")
+            .withArgs(holder.address);
         }
       });
     });
 
     describe("when the caller is not an admin", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { registry, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(departments.A).rotateDepartmentWallet(code("A"), signers[12].address))
-          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
-          .withArgs(departments.A.address, ROLES.ADMIN);
+      it("reverts with AccessControlUnauthorizedAccount (the department itself included)", async function () {
+        const { registry, deployer, operator, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+        for (const caller of [departments.A, operator, deployer]) {
+          await expect(registry.connect(caller).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial))
+            .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+            .withArgs(caller.address, ROLES.ADMIN);
+        }
       });
+    });
+  });
+
+  describe("cancelDepartmentWallet", function () {
+    it("lets the department's current wallet cancel a pending change", async function () {
+      const { registry, admin, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+      await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
+      await expect(registry.connect(departments.A).cancelDepartmentWallet(code("A")))
+        .to.emit(registry, "DepartmentWalletCancelled")
+        .withArgs(ID.A, signers[12].address, departments.A.address);
+      expect(plain(await registry.departmentRecord(ID.A))).to.deep.equal(
+        record(code("A"), departments.A.address, Custody.Custodial),
+      );
+      await networkHelpers.time.increase(WALLET_DELAY);
+      await expect(registry.activateDepartmentWallet(code("A")))
+        .to.be.revertedWithCustomError(registry, "DepartmentNoWalletChange")
+        .withArgs(ID.A);
+    });
+
+    it("lets an admin cancel a pending change", async function () {
+      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
+      await expect(registry.connect(admin).cancelDepartmentWallet(code("A")))
+        .to.emit(registry, "DepartmentWalletCancelled")
+        .withArgs(ID.A, signers[12].address, admin.address);
+    });
+
+    describe("when the caller is neither the current wallet nor an admin", function () {
+      it("reverts with DepartmentUnauthorizedCancel (the proposed wallet, another department, the operator)", async function () {
+        const { registry, admin, operator, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+        await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
+        for (const caller of [signers[12], departments.B, operator]) {
+          await expect(registry.connect(caller).cancelDepartmentWallet(code("A")))
+            .to.be.revertedWithCustomError(registry, "DepartmentUnauthorizedCancel")
+            .withArgs(ID.A, caller.address);
+        }
+      });
+    });
+
+    describe("when no change is pending", function () {
+      it("reverts with DepartmentNoWalletChange", async function () {
+        const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(registry.connect(departments.A).cancelDepartmentWallet(code("A")))
+          .to.be.revertedWithCustomError(registry, "DepartmentNoWalletChange")
+          .withArgs(ID.A);
+      });
+    });
+
+    describe("when the department is unknown", function () {
+      it("reverts with DepartmentUnknown", async function () {
+        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(registry.connect(admin).cancelDepartmentWallet(code("Z")))
+          .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
+          .withArgs(code("Z"));
+      });
+    });
+  });
+
+  describe("activateDepartmentWallet", function () {
+    it("lets anyone activate a change once due: the new wallet replaces the old one", async function () {
+      const { registry, admin, stranger, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const wallet = signers[12];
+      await registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.DepartmentHeld);
+      await networkHelpers.time.increase(WALLET_DELAY);
+      await expect(registry.connect(stranger).activateDepartmentWallet(code("A")))
+        .to.emit(registry, "DepartmentWalletRotated")
+        .withArgs(ID.A, departments.A.address, wallet.address, Custody.DepartmentHeld);
+      expect(await registry.departmentByCode(code("A"))).to.deep.equal([ID.A, wallet.address, true]);
+      expect(plain(await registry.departmentRecord(ID.A))).to.deep.equal(
+        record(code("A"), wallet.address, Custody.DepartmentHeld),
+      );
+    });
+
+    it("keeps the department's active flag", async function () {
+      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      await registry.connect(admin).setDepartmentActive(code("A"), false);
+      await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
+      await networkHelpers.time.increase(WALLET_DELAY);
+      await registry.activateDepartmentWallet(code("A"));
+      expect(await registry.departmentByCode(code("A"))).to.deep.equal([ID.A, signers[12].address, false]);
+    });
+
+    it("frees the old wallet for another department", async function () {
+      const { registry, admin, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+      await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
+      await networkHelpers.time.increase(WALLET_DELAY);
+      await registry.activateDepartmentWallet(code("A"));
+      await expect(registry.connect(admin).registerDepartment(code("G"), departments.A.address, Custody.Custodial))
+        .to.emit(registry, "DepartmentRegistered")
+        .withArgs(7n, code("G"), departments.A.address, Custody.Custodial);
+    });
+
+    describe("when the delay has not passed", function () {
+      it("reverts with DepartmentWalletChangeNotDue until the second it is due", async function () {
+        const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+        const tx = registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
+        const effectiveAt = (await timestampOf(tx)) + WALLET_DELAY;
+        await expect(registry.activateDepartmentWallet(code("A")))
+          .to.be.revertedWithCustomError(registry, "DepartmentWalletChangeNotDue")
+          .withArgs(ID.A, effectiveAt);
+        await networkHelpers.time.setNextBlockTimestamp(effectiveAt - 1n);
+        await expect(registry.activateDepartmentWallet(code("A")))
+          .to.be.revertedWithCustomError(registry, "DepartmentWalletChangeNotDue")
+          .withArgs(ID.A, effectiveAt);
+        await networkHelpers.time.setNextBlockTimestamp(effectiveAt);
+        await expect(registry.activateDepartmentWallet(code("A"))).to.emit(registry, "DepartmentWalletRotated");
+      });
+    });
+
+    describe("when the proposed wallet became another department's during the delay", function () {
+      it("reverts with DepartmentWalletInUse", async function () {
+        const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+        const wallet = signers[12];
+        await registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.Custodial);
+        await registry.connect(admin).registerDepartment(code("G"), wallet.address, Custody.Custodial);
+        await networkHelpers.time.increase(WALLET_DELAY);
+        await expect(registry.activateDepartmentWallet(code("A")))
+          .to.be.revertedWithCustomError(registry, "DepartmentWalletInUse")
+          .withArgs(wallet.address);
+      });
+    });
+
+    describe("when the proposed wallet was given a role during the delay", function () {
+      it("reverts with DepartmentWalletHoldsRole", async function () {
+        const { registry, deployer, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+        const wallet = signers[12];
+        await registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.Custodial);
+        await registry.connect(deployer).grantRole(ROLES.OPERATOR, wallet.address);
+        await networkHelpers.time.increase(WALLET_DELAY);
+        await expect(registry.activateDepartmentWallet(code("A")))
+          .to.be.revertedWithCustomError(registry, "DepartmentWalletHoldsRole")
+          .withArgs(wallet.address);
+      });
+    });
+
+    describe("when no change is pending", function () {
+      it("reverts with DepartmentNoWalletChange", async function () {
+        const { registry } = await networkHelpers.loadFixture(deployPlatform);
+        await expect(registry.activateDepartmentWallet(code("A")))
+          .to.be.revertedWithCustomError(registry, "DepartmentNoWalletChange")
+          .withArgs(ID.A);
+      });
+    });
+  });
+
+  describe("the rotation forgery (an administrator deciding for a department)", function () {
+    it("fails: the proposed wallet cannot decide before the delay, and the change is public and cancellable", async function () {
+      const { documents, registry, admin, departments, signers } =
+        await networkHelpers.loadFixture(deploySubmittedRequest);
+      const forger = signers[12];
+      const packed = await documents.packedDocumentsOf(1n);
+      // 1. The administrator proposes its own wallet X for department A: the proposal is public.
+      const tx = registry.connect(admin).proposeDepartmentWallet(code("A"), forger.address, Custody.Custodial);
+      const effectiveAt = (await timestampOf(tx)) + WALLET_DELAY;
+      await expect(tx)
+        .to.emit(registry, "DepartmentWalletProposed")
+        .withArgs(ID.A, forger.address, Custody.Custodial, effectiveAt);
+      // 2. X cannot decide, nor can the change be activated, before the delay.
+      await expect(registry.connect(forger).approve(1n, 0, packed, REMARKS))
+        .to.be.revertedWithCustomError(registry, "NotADepartment")
+        .withArgs(forger.address);
+      await expect(registry.connect(admin).activateDepartmentWallet(code("A")))
+        .to.be.revertedWithCustomError(registry, "DepartmentWalletChangeNotDue")
+        .withArgs(ID.A, effectiveAt);
+      // 3. The administrator itself cannot decide either.
+      await expect(registry.connect(admin).approve(1n, 0, packed, REMARKS))
+        .to.be.revertedWithCustomError(registry, "NotADepartment")
+        .withArgs(admin.address);
+      // 4. The department sees the proposal and cancels it from its current wallet.
+      await expect(registry.connect(departments.A).cancelDepartmentWallet(code("A")))
+        .to.emit(registry, "DepartmentWalletCancelled")
+        .withArgs(ID.A, forger.address, departments.A.address);
+      await networkHelpers.time.increaseTo(effectiveAt);
+      await expect(registry.connect(admin).activateDepartmentWallet(code("A")))
+        .to.be.revertedWithCustomError(registry, "DepartmentNoWalletChange")
+        .withArgs(ID.A);
+      await expect(registry.connect(forger).approve(1n, 0, packed, REMARKS))
+        .to.be.revertedWithCustomError(registry, "NotADepartment")
+        .withArgs(forger.address);
+      expect((await registry.decisionsOf(1n, 0))[1]).to.deep.equal([Decision.Pending, Decision.Pending]);
+    });
+
+    it("cannot take effect within the block that proposes it", async function () {
+      const { documents, registry, admin, signers } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const forger = signers[12];
+      const packed = await documents.packedDocumentsOf(1n);
+      // Propose, activate and decide in one block: only the proposal is mined.
+      await networkHelpers.mine();
+      await connection.provider.request({ method: "evm_setAutomine", params: [false] });
+      try {
+        const propose = await registry.connect(admin).proposeDepartmentWallet(code("A"), forger.address, Custody.Custodial);
+        const activate = await registry.connect(admin).activateDepartmentWallet(code("A"), { gasLimit: 200_000n });
+        const decide = await registry.connect(forger).approve(1n, 0, packed, REMARKS, { gasLimit: 300_000n });
+        await networkHelpers.mine();
+        const receipts = await Promise.all(
+          [propose, activate, decide].map((tx) => ethers.provider.getTransactionReceipt(tx.hash)),
+        );
+        expect(new Set(receipts.map((r) => r!.blockNumber)).size).to.equal(1);
+        expect(receipts.map((r) => r!.status)).to.deep.equal([1, 0, 0]);
+      } finally {
+        await connection.provider.request({ method: "evm_setAutomine", params: [true] });
+      }
+      expect((await registry.departmentRecord(ID.A)).wallet).to.not.equal(forger.address);
+      expect((await registry.decisionsOf(1n, 0))[1]).to.deep.equal([Decision.Pending, Decision.Pending]);
+    });
+
+    it("waits out its delay in public: after it, the new wallet decides and the old one cannot", async function () {
+      const { documents, registry, admin, departments, signers } =
+        await networkHelpers.loadFixture(deploySubmittedRequest);
+      const wallet = signers[12];
+      const packed = await documents.packedDocumentsOf(1n);
+      await registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.Custodial);
+      // Until activation the current wallet still decides for the department.
+      await networkHelpers.time.increase(WALLET_DELAY);
+      await registry.activateDepartmentWallet(code("A"));
+      await expect(registry.connect(departments.A).approve(1n, 0b111, packed, REMARKS))
+        .to.be.revertedWithCustomError(registry, "NotADepartment")
+        .withArgs(departments.A.address);
+      await expect(registry.connect(wallet).approve(1n, 0b111, packed, REMARKS))
+        .to.emit(registry, "DecisionRecorded")
+        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b111, packed, REMARKS, wallet.address, Custody.Custodial);
+    });
+
+    it("lets the current wallet decide while a change is pending", async function () {
+      const { documents, registry, admin, departments, signers } =
+        await networkHelpers.loadFixture(deploySubmittedRequest);
+      const packed = await documents.packedDocumentsOf(1n);
+      await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
+      await expect(registry.connect(departments.A).approve(1n, 0, packed, REMARKS))
+        .to.emit(registry, "DecisionRecorded")
+        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b111, packed, REMARKS, departments.A.address, Custody.Custodial);
     });
   });
 
@@ -339,34 +659,23 @@ describe("ApprovalRegistry", function () {
     });
   });
 
-  describe("departmentById", function () {
-    it("returns the code, wallet and active flag", async function () {
+  describe("departmentRecord", function () {
+    it("returns the code, wallet, custody, active flag, nonce and no pending change", async function () {
       const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
-      expect(await registry.departmentById(ID.F)).to.deep.equal([code("F"), departments.F.address, true]);
+      expect(plain(await registry.departmentRecord(ID.F))).to.deep.equal(
+        record(code("F"), departments.F.address, Custody.Custodial),
+      );
     });
 
     describe("when the id is unknown", function () {
-      it("reverts with DepartmentUnknown (the id as a bytes32)", async function () {
+      it("reverts with DepartmentUnknownId", async function () {
         const { registry } = await networkHelpers.loadFixture(deployPlatform);
         for (const id of [0n, 7n]) {
-          await expect(registry.departmentById(id))
-            .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
-            .withArgs(ethers.zeroPadValue(ethers.toBeHex(id), 32));
+          await expect(registry.departmentRecord(id))
+            .to.be.revertedWithCustomError(registry, "DepartmentUnknownId")
+            .withArgs(id);
         }
       });
-    });
-  });
-
-  describe("departmentOfWallet", function () {
-    it("returns the department and its active flag", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
-      expect(await registry.departmentOfWallet(departments.E.address)).to.deep.equal([ID.E, true]);
-    });
-
-    it("returns (0, false) for a wallet of no department", async function () {
-      const { registry, admin, stranger } = await networkHelpers.loadFixture(deployPlatform);
-      expect(await registry.departmentOfWallet(stranger.address)).to.deep.equal([0n, false]);
-      expect(await registry.departmentOfWallet(admin.address)).to.deep.equal([0n, false]);
     });
   });
 
@@ -443,8 +752,8 @@ describe("ApprovalRegistry", function () {
 
     it("accepts 16 stages of 8 departments", async function () {
       const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
-      await registry.connect(admin).registerDepartment(code("G"), signers[12].address);
-      await registry.connect(admin).registerDepartment(code("H"), signers[13].address);
+      await registry.connect(admin).registerDepartment(code("G"), signers[12].address, Custody.Custodial);
+      await registry.connect(admin).registerDepartment(code("H"), signers[13].address, Custody.Custodial);
       const eight = stage({
         executionType: Execution.Parallel,
         completion: Completion.Threshold,
@@ -683,7 +992,7 @@ describe("ApprovalRegistry", function () {
       expect((await registry.workflow(1n)).active).to.equal(false);
       expect(await registry.activeWorkflowOf(BUILDING_PERMIT)).to.equal(0n);
       expect(await token.activeWorkflowOf(BUILDING_PERMIT)).to.equal(0n);
-      await expect(token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT))
+      await expect(token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT, COMMITMENT))
         .to.be.revertedWithCustomError(token, "LicenceNoActiveWorkflow")
         .withArgs(BUILDING_PERMIT);
     });
@@ -691,10 +1000,10 @@ describe("ApprovalRegistry", function () {
     it("lets a request created before the deactivation be reviewed", async function () {
       const { registry, token, admin, operator, applicant, departments } =
         await networkHelpers.loadFixture(deployWithReferenceWorkflow);
-      await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT);
+      await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT, COMMITMENT);
       await registry.connect(admin).deactivateWorkflow(1n);
       await expect(registry.connect(operator).submit(1n)).to.emit(registry, "ReviewStarted").withArgs(1n, 1n);
-      for (const name of ["A", "B", "C", "D"]) await registry.connect(departments[name]).approve(1n, 0, REMARKS);
+      for (const name of ["A", "B", "C", "D"]) await registry.connect(departments[name]).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
       expect((await token.licence(1n)).status).to.equal(Status.Approved);
     });
 
@@ -751,21 +1060,21 @@ describe("ApprovalRegistry", function () {
         await expect(registry.connect(operator).submit(1n)).to.emit(registry, "ReviewStarted").withArgs(1n, 1n);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
         // Version 2's departments are not part of version 1.
-        await expect(registry.connect(departments.E).approve(1n, 0b1, REMARKS))
+        await expect(registry.connect(departments.E).approve(1n, 0b1, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
           .withArgs(1n, 0, ID.E);
 
         const packed = await documents.packedDocumentsOf(1n);
-        await registry.connect(departments.A).approve(1n, 0b1, REMARKS);
-        await registry.connect(departments.B).approve(1n, 0b1, REMARKS);
-        await expect(registry.connect(departments.F).approve(1n, 0b1, REMARKS))
+        await registry.connect(departments.A).approve(1n, 0b1, await latestVersions(registry, 1n), REMARKS);
+        await registry.connect(departments.B).approve(1n, 0b1, await latestVersions(registry, 1n), REMARKS);
+        await expect(registry.connect(departments.F).approve(1n, 0b1, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
           .withArgs(1n, 1, ID.F);
-        await registry.connect(departments.D).approve(1n, 0b1, REMARKS);
-        const tx = registry.connect(departments.C).approve(1n, 0b1, REMARKS);
+        await registry.connect(departments.D).approve(1n, 0b1, await latestVersions(registry, 1n), REMARKS);
+        const tx = registry.connect(departments.C).approve(1n, 0b1, await latestVersions(registry, 1n), REMARKS);
         await expect(tx)
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.C, 1, Decision.Approved, 0, 0b1, packed, REMARKS);
+          .withArgs(1n, ID.C, 1, Decision.Approved, 0, 0b1, packed, REMARKS, departments.C.address, Custody.Custodial);
         await expect(tx).to.emit(registry, "StageCompleted").withArgs(1n, 1);
         // Version 1's validity applies, not version 2's (0: no expiry).
         const t = await timestampOf(tx);
@@ -778,10 +1087,10 @@ describe("ApprovalRegistry", function () {
         const { token, registry, operator, departments } = await networkHelpers.loadFixture(deployWithTwoWorkflowVersions);
         await expect(registry.connect(operator).submit(2n)).to.emit(registry, "ReviewStarted").withArgs(2n, 2n);
         expect(await registry.pendingDepartmentsOf(2n)).to.deep.equal([ID.E, ID.F]);
-        await expect(registry.connect(departments.A).approve(2n, 0, REMARKS))
+        await expect(registry.connect(departments.A).approve(2n, 0, await latestVersions(registry, 2n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
           .withArgs(2n, 0, ID.A);
-        const tx = registry.connect(departments.F).approve(2n, 0, REMARKS);
+        const tx = registry.connect(departments.F).approve(2n, 0, await latestVersions(registry, 2n), REMARKS);
         await expect(tx).to.emit(token, "LicenceIssued").withArgs(2n, await timestampOf(tx), 0n);
       });
     });
@@ -807,11 +1116,11 @@ describe("ApprovalRegistry", function () {
     });
 
     describe("when the stage index is past the workflow's stages", function () {
-      it("reverts with WorkflowInvalidStageCount", async function () {
+      it("reverts with WorkflowUnknownStage", async function () {
         const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
         await expect(registry.stage(1n, 2))
-          .to.be.revertedWithCustomError(registry, "WorkflowInvalidStageCount")
-          .withArgs(2n);
+          .to.be.revertedWithCustomError(registry, "WorkflowUnknownStage")
+          .withArgs(1n, 2n);
       });
     });
 

@@ -4,12 +4,14 @@ import type { ContractTransactionResponse } from "ethers";
 import {
   BUILDING_PERMIT,
   code,
+  COMMITMENT,
   Decision,
   deployPlatform,
   deploySubmittedRequest,
   deployWithReferenceWorkflow,
   DocPhase,
   ethers,
+  latestVersions,
   networkHelpers,
   ROLES,
   sha,
@@ -76,7 +78,7 @@ function pack(phase: bigint, versions: bigint[]): bigint {
 /** Reference platform plus token 1 minted as a Draft, with no document anchored yet. */
 async function deployDraftRequest() {
   const platform = await deployWithReferenceWorkflow();
-  await platform.token.connect(platform.operator).mint(platform.applicant.address, TOKEN_ID, BUILDING_PERMIT);
+  await platform.token.connect(platform.operator).mint(platform.applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
   return platform;
 }
 
@@ -98,13 +100,38 @@ async function deployFullRequest() {
   return platform;
 }
 
-/** Draft token 1 and an extra signer holding REGISTRY_ROLE on the token and the document registry. */
-async function deployWithRegistrySigner() {
-  const platform = await deployOpenRequest();
+/**
+ * A token and a document registry wired, once, to an externally owned `registrySigner` standing in for the
+ * approval registry (so `setPhase` and the token's review transitions can be called directly), with Draft token 1
+ * minted; `anchor`: its three documents anchored as in deployOpenRequest. The platform's own contracts are kept as
+ * `platformDocuments` and `registry`.
+ */
+async function wiredToSigner(anchor: boolean) {
+  const platform = await deployWithReferenceWorkflow();
+  const { deployer, operator, applicant } = platform;
   const registrySigner = platform.signers[12];
-  await platform.token.connect(platform.deployer).grantRole(ROLES.REGISTRY, registrySigner.address);
-  await platform.documents.connect(platform.deployer).grantRole(ROLES.REGISTRY, registrySigner.address);
-  return { ...platform, registrySigner };
+  const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "", deployer.address]);
+  const documents = await ethers.deployContract("DocumentRegistry", [await token.getAddress(), deployer.address]);
+  await token.setApprovalRegistry(registrySigner.address);
+  await documents.setReviewRegistry(registrySigner.address);
+  await token.grantRole(ROLES.OPERATOR, operator.address);
+  await documents.grantRole(ROLES.OPERATOR, operator.address);
+  await token.connect(registrySigner).setActiveWorkflow(BUILDING_PERMIT, 1n);
+  await token.connect(operator).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
+  for (let i = 0; anchor && i < 3; i++) {
+    await documents.connect(operator).anchorDocument(TOKEN_ID, DOC_IDS[i], DOC_TYPES[i], docHash(i, 1));
+  }
+  return { ...platform, platformDocuments: platform.documents, token, documents, registrySigner };
+}
+
+/** Draft token 1 with three documents, on contracts wired to `registrySigner` (see wiredToSigner). */
+async function deployWithRegistrySigner() {
+  return wiredToSigner(true);
+}
+
+/** Draft token 1 with no document, on contracts wired to `registrySigner` (see wiredToSigner). */
+async function deployEmptyWithRegistrySigner() {
+  return wiredToSigner(false);
 }
 
 /** A document registry deployed on its own, with no review registry set. */
@@ -118,17 +145,17 @@ async function deployUnwiredDocumentRegistry() {
 async function deployApprovedRequest() {
   const platform = await deploySubmittedRequest();
   const { registry, departments } = platform;
-  await registry.connect(departments.A).approve(TOKEN_ID, 0b111, REMARKS);
-  await registry.connect(departments.B).approve(TOKEN_ID, 0b111, REMARKS);
-  await registry.connect(departments.C).approve(TOKEN_ID, 0b111, REMARKS);
-  await registry.connect(departments.D).approve(TOKEN_ID, 0b111, REMARKS);
+  await registry.connect(departments.A).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
+  await registry.connect(departments.B).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
+  await registry.connect(departments.C).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
+  await registry.connect(departments.D).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
   return platform;
 }
 
 /** Submitted request rejected by department A (reason 1, FailRequest): documents locked. */
 async function deployRejectedRequest() {
   const platform = await deploySubmittedRequest();
-  await platform.registry.connect(platform.departments.A).reject(TOKEN_ID, 1, 0b111, REMARKS);
+  await platform.registry.connect(platform.departments.A).reject(TOKEN_ID, 1, 0b111, await latestVersions(platform.registry, TOKEN_ID), REMARKS);
   return platform;
 }
 
@@ -169,9 +196,9 @@ describe("DocumentRegistry", function () {
       expect(await documents.hasRole(ROLES.DEFAULT_ADMIN, admin.address)).to.equal(false);
     });
 
-    it("grants REGISTRY_ROLE to the approval registry and OPERATOR_ROLE to the operator", async function () {
+    it("is wired to the approval registry and grants OPERATOR_ROLE to the operator", async function () {
       const { documents, registry, operator } = await loadFixture(deployPlatform);
-      expect(await documents.hasRole(ROLES.REGISTRY, await registry.getAddress())).to.equal(true);
+      expect(await documents.reviewRegistry()).to.equal(await registry.getAddress());
       expect(await documents.hasRole(ROLES.OPERATOR, operator.address)).to.equal(true);
     });
 
@@ -218,10 +245,9 @@ describe("DocumentRegistry", function () {
       });
 
       it("reverts with DocumentsNotEditable for a token that is no longer a Draft", async function () {
-        const { documents, token, operator, deployer, signers } = await loadFixture(deployDraftRequest);
+        const { documents, token, operator, registrySigner } = await loadFixture(deployEmptyWithRegistrySigner);
         // Submit token 1 on the token alone, leaving its document phase Unopened.
-        await token.connect(deployer).grantRole(ROLES.REGISTRY, signers[12].address);
-        await token.connect(signers[12]).transition(TOKEN_ID, Status.Submitted, 0);
+        await token.connect(registrySigner).transition(TOKEN_ID, Status.Submitted, 0);
         expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(DocPhase.Unopened);
         await expect(documents.connect(operator).anchorDocument(TOKEN_ID, uuid(1), code("ID"), sha("x")))
           .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
@@ -307,7 +333,7 @@ describe("DocumentRegistry", function () {
 
       it("reverts with DocumentAlreadyAnchored naming the token that holds the hash", async function () {
         const { documents, token, operator, applicant } = await loadFixture(deployOpenRequest);
-        await token.connect(operator).mint(applicant.address, OTHER_TOKEN_ID, BUILDING_PERMIT);
+        await token.connect(operator).mint(applicant.address, OTHER_TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
         await expect(documents.connect(operator).anchorDocument(OTHER_TOKEN_ID, uuid(9), code("ID"), docHash(0, 1)))
           .to.be.revertedWithCustomError(documents, "DocumentAlreadyAnchored")
           .withArgs(docHash(0, 1), TOKEN_ID);
@@ -315,7 +341,7 @@ describe("DocumentRegistry", function () {
 
       it("keeps the documents of different tokens apart", async function () {
         const { documents, token, operator, applicant } = await loadFixture(deployOpenRequest);
-        await token.connect(operator).mint(applicant.address, OTHER_TOKEN_ID, BUILDING_PERMIT);
+        await token.connect(operator).mint(applicant.address, OTHER_TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
         await expect(documents.connect(operator).anchorDocument(OTHER_TOKEN_ID, uuid(9), code("ID"), sha("other")))
           .to.emit(documents, "DocumentAnchored")
           .withArgs(OTHER_TOKEN_ID, uuid(9), sha("other"), 0n, 1n, code("ID"));
@@ -472,7 +498,7 @@ describe("DocumentRegistry", function () {
 
       it("invalidates the approvals that reviewed the document", async function () {
         const { documents, registry, operator, departments } = await loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).approve(TOKEN_ID, 0b011, REMARKS);
+        await registry.connect(departments.A).approve(TOKEN_ID, 0b011, await latestVersions(registry, TOKEN_ID), REMARKS);
         await expect(documents.connect(operator).anchorVersion(docHash(1, 1), docHash(1, 2)))
           .to.emit(registry, "ReviewInvalidated")
           .withArgs(TOKEN_ID, DEPARTMENT.A, 0n, 1n, 2n);
@@ -485,7 +511,7 @@ describe("DocumentRegistry", function () {
 
       it("leaves approvals that did not review the document untouched", async function () {
         const { documents, registry, operator, departments } = await loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).approve(TOKEN_ID, 0b011, REMARKS);
+        await registry.connect(departments.A).approve(TOKEN_ID, 0b011, await latestVersions(registry, TOKEN_ID), REMARKS);
         await expect(documents.connect(operator).anchorVersion(docHash(2, 1), docHash(2, 2))).not.to.emit(
           registry,
           "ReviewInvalidated",
@@ -499,9 +525,9 @@ describe("DocumentRegistry", function () {
 
       it("invalidates the approvals of every department that reviewed the document", async function () {
         const { documents, registry, operator, departments } = await loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).approve(TOKEN_ID, 0b111, REMARKS);
-        await registry.connect(departments.B).approve(TOKEN_ID, 0b001, REMARKS);
-        await registry.connect(departments.C).approve(TOKEN_ID, 0b001, REMARKS);
+        await registry.connect(departments.A).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await registry.connect(departments.B).approve(TOKEN_ID, 0b001, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await registry.connect(departments.C).approve(TOKEN_ID, 0b001, await latestVersions(registry, TOKEN_ID), REMARKS);
         const tx = await documents.connect(operator).anchorVersion(docHash(0, 1), docHash(0, 2));
         await expect(tx).to.emit(registry, "ReviewInvalidated").withArgs(TOKEN_ID, DEPARTMENT.A, 0n, 0n, 2n);
         await expect(tx).to.emit(registry, "ReviewInvalidated").withArgs(TOKEN_ID, DEPARTMENT.B, 0n, 0n, 2n);
@@ -514,8 +540,8 @@ describe("DocumentRegistry", function () {
 
       it("still accepts new versions while the applicant is asked for changes", async function () {
         const { documents, registry, operator, departments } = await loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).approve(TOKEN_ID, 0b111, REMARKS);
-        await registry.connect(departments.B).requestChanges(TOKEN_ID, 0b100, REMARKS);
+        await registry.connect(departments.A).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await registry.connect(departments.B).requestChanges(TOKEN_ID, 0b100, await latestVersions(registry, TOKEN_ID), REMARKS);
         expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(DocPhase.Review);
         const tx = await documents.connect(operator).anchorVersion(docHash(2, 1), docHash(2, 2));
         await expect(tx)
@@ -538,19 +564,29 @@ describe("DocumentRegistry", function () {
   });
 
   describe("setPhase", function () {
-    describe("when the caller lacks REGISTRY_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { documents, deployer, admin, operator, stranger } = await loadFixture(deployWithRegistrySigner);
-        for (const caller of [deployer, admin, operator, stranger]) {
-          await expect(documents.connect(caller).setPhase(TOKEN_ID, DocPhase.Locked))
-            .to.be.revertedWithCustomError(documents, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.REGISTRY);
+    describe("when the caller is not the approval registry", function () {
+      it("reverts with DocumentUnauthorizedRegistry (DEFAULT_ADMIN_ROLE, admin, operator, a department, anyone)", async function () {
+        const { documents, deployer, admin, operator, stranger, departments } = await loadFixture(deployOpenRequest);
+        for (const caller of [deployer, admin, operator, departments.A, stranger]) {
+          for (const phase of [DocPhase.Open, DocPhase.Review, DocPhase.Locked]) {
+            await expect(documents.connect(caller).setPhase(TOKEN_ID, phase))
+              .to.be.revertedWithCustomError(documents, "DocumentUnauthorizedRegistry")
+              .withArgs(caller.address);
+          }
         }
+      });
+
+      it("reverts with DocumentUnauthorizedRegistry even after DEFAULT_ADMIN_ROLE grants the caller every role", async function () {
+        const { documents, deployer, stranger } = await loadFixture(deployOpenRequest);
+        for (const role of Object.values(ROLES)) await documents.connect(deployer).grantRole(role, stranger.address);
+        await expect(documents.connect(stranger).setPhase(TOKEN_ID, DocPhase.Open))
+          .to.be.revertedWithCustomError(documents, "DocumentUnauthorizedRegistry")
+          .withArgs(stranger.address);
       });
     });
 
-    describe("when the caller has REGISTRY_ROLE", function () {
-      for (const [name, phase] of Object.entries(DocPhase)) {
+    describe("when the caller is the approval registry", function () {
+      for (const [name, phase] of [["Review", DocPhase.Review], ["Locked", DocPhase.Locked]] as const) {
         it(`emits DocumentPhaseChanged and sets ${name}, keeping count and versions`, async function () {
           const { documents, operator, registrySigner } = await loadFixture(deployWithRegistrySigner);
           await documents.connect(operator).anchorVersion(docHash(1, 1), docHash(1, 2));
@@ -562,16 +598,33 @@ describe("DocumentRegistry", function () {
         });
       }
 
-      it("locking stops anchoring and reopening allows it again", async function () {
+      it("locking stops anchoring; Locked reopens only to Review", async function () {
         const { documents, operator, registrySigner } = await loadFixture(deployWithRegistrySigner);
         await documents.connect(registrySigner).setPhase(TOKEN_ID, DocPhase.Locked);
         await expect(documents.connect(operator).anchorVersion(docHash(0, 1), docHash(0, 2)))
           .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
           .withArgs(TOKEN_ID);
-        await documents.connect(registrySigner).setPhase(TOKEN_ID, DocPhase.Open);
-        await expect(documents.connect(operator).anchorVersion(docHash(0, 1), docHash(0, 2)))
-          .to.emit(documents, "DocumentAnchored")
-          .withArgs(TOKEN_ID, DOC_IDS[0], docHash(0, 2), 0n, 2n, ethers.ZeroHash);
+        await expect(documents.connect(registrySigner).setPhase(TOKEN_ID, DocPhase.Open))
+          .to.be.revertedWithCustomError(documents, "DocumentInvalidPhaseChange")
+          .withArgs(TOKEN_ID, DocPhase.Locked, DocPhase.Open);
+        await expect(documents.connect(registrySigner).setPhase(TOKEN_ID, DocPhase.Review))
+          .to.emit(documents, "DocumentPhaseChanged")
+          .withArgs(TOKEN_ID, DocPhase.Review);
+      });
+
+      describe("when the phase is Open or Unopened", function () {
+        it("reverts with DocumentInvalidPhaseChange from every phase (documents never change again without invalidation)", async function () {
+          const { documents, registrySigner } = await loadFixture(deployWithRegistrySigner);
+          for (const from of [DocPhase.Open, DocPhase.Review, DocPhase.Locked]) {
+            if (from !== DocPhase.Open) await documents.connect(registrySigner).setPhase(TOKEN_ID, from);
+            for (const to of [DocPhase.Open, DocPhase.Unopened]) {
+              await expect(documents.connect(registrySigner).setPhase(TOKEN_ID, to))
+                .to.be.revertedWithCustomError(documents, "DocumentInvalidPhaseChange")
+                .withArgs(TOKEN_ID, from, to);
+            }
+            expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(from);
+          }
+        });
       });
     });
 
@@ -586,10 +639,10 @@ describe("DocumentRegistry", function () {
 
       it("moves to Locked on the final approval", async function () {
         const { documents, registry, departments } = await loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).approve(TOKEN_ID, 0b111, REMARKS);
-        await registry.connect(departments.B).approve(TOKEN_ID, 0b111, REMARKS);
-        await registry.connect(departments.C).approve(TOKEN_ID, 0b111, REMARKS);
-        await expect(registry.connect(departments.D).approve(TOKEN_ID, 0b111, REMARKS))
+        await registry.connect(departments.A).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await registry.connect(departments.B).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await registry.connect(departments.C).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await expect(registry.connect(departments.D).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS))
           .to.emit(documents, "DocumentPhaseChanged")
           .withArgs(TOKEN_ID, DocPhase.Locked);
         expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(DocPhase.Locked);
@@ -597,7 +650,7 @@ describe("DocumentRegistry", function () {
 
       it("moves to Locked on a rejection", async function () {
         const { documents, registry, departments } = await loadFixture(deploySubmittedRequest);
-        await expect(registry.connect(departments.A).reject(TOKEN_ID, 1, 0b111, REMARKS))
+        await expect(registry.connect(departments.A).reject(TOKEN_ID, 1, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS))
           .to.emit(documents, "DocumentPhaseChanged")
           .withArgs(TOKEN_ID, DocPhase.Locked);
         expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(DocPhase.Locked);
@@ -613,7 +666,7 @@ describe("DocumentRegistry", function () {
 
       it("moves to Locked on the cancellation of a request awaiting resubmission", async function () {
         const { documents, registry, operator, departments } = await loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).requestChanges(TOKEN_ID, 0b001, REMARKS);
+        await registry.connect(departments.A).requestChanges(TOKEN_ID, 0b001, await latestVersions(registry, TOKEN_ID), REMARKS);
         await expect(registry.connect(operator).cancel(TOKEN_ID, CANCEL_REASON))
           .to.emit(documents, "DocumentPhaseChanged")
           .withArgs(TOKEN_ID, DocPhase.Locked);

@@ -3,6 +3,7 @@ import { expect } from "chai";
 import {
   BUILDING_PERMIT,
   code,
+  COMMITMENT,
   deployWithReferenceWorkflow,
   ethers,
   networkHelpers,
@@ -42,20 +43,25 @@ function asRecord(record: { owner: string; status: bigint; reasonCode: bigint; w
 // ------------------------------------------------------------------------------------------------ fixtures
 
 /**
- * The platform with the reference workflow (BUILDING_PERMIT -> workflow 1) and an extra signer holding
- * REGISTRY_ROLE on the token (granted by the deployer, who holds DEFAULT_ADMIN_ROLE), so the registry-only
- * functions can be called directly.
+ * A licence token wired, once, to an externally owned `registrySigner` standing in for the approval registry, so
+ * the registry-only functions can be called directly; OPERATOR_ROLE and ADMIN_ROLE as on the platform, and
+ * BUILDING_PERMIT active as workflow 1. `platformToken` and `registry` are the platform's own (reference workflow).
  */
 async function deployTokenWithRegistrySigner() {
   const platform = await deployWithReferenceWorkflow();
+  const { deployer, operator, admin } = platform;
   const registrySigner = platform.signers[12];
-  await platform.token.connect(platform.deployer).grantRole(ROLES.REGISTRY, registrySigner.address);
-  return { ...platform, registrySigner };
+  const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "https://verify.example/", deployer.address]);
+  await token.setApprovalRegistry(registrySigner.address);
+  await token.grantRole(ROLES.OPERATOR, operator.address);
+  await token.grantRole(ROLES.ADMIN, admin.address);
+  await token.connect(registrySigner).setActiveWorkflow(BUILDING_PERMIT, WORKFLOW_ID);
+  return { ...platform, platformToken: platform.token, token, registrySigner };
 }
 
 async function deployDraftLicence() {
   const fixture = await deployTokenWithRegistrySigner();
-  await fixture.token.connect(fixture.operator).mint(fixture.applicant.address, TOKEN_ID, BUILDING_PERMIT);
+  await fixture.token.connect(fixture.operator).mint(fixture.applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
   return { ...fixture, expiresAt: 0n };
 }
 
@@ -151,11 +157,17 @@ describe("LicenceToken", function () {
       }
     });
 
-    it("grants REGISTRY_ROLE to the approval registry, OPERATOR_ROLE to the operator and ADMIN_ROLE to the admin", async function () {
-      const { token, registry, operator, admin } = await loadFixture(deployTokenWithRegistrySigner);
-      expect(await token.hasRole(ROLES.REGISTRY, await registry.getAddress())).to.equal(true);
-      expect(await token.hasRole(ROLES.OPERATOR, operator.address)).to.equal(true);
-      expect(await token.hasRole(ROLES.ADMIN, admin.address)).to.equal(true);
+    it("is wired to the approval registry, with OPERATOR_ROLE for the operator and ADMIN_ROLE for the admin", async function () {
+      const { platformToken, registry, operator, admin } = await loadFixture(deployTokenWithRegistrySigner);
+      expect(await platformToken.approvalRegistry()).to.equal(await registry.getAddress());
+      expect(await platformToken.hasRole(ROLES.OPERATOR, operator.address)).to.equal(true);
+      expect(await platformToken.hasRole(ROLES.ADMIN, admin.address)).to.equal(true);
+    });
+
+    it("emits BaseURISet with the base URI passed to the constructor", async function () {
+      const { deployer } = await loadFixture(deployTokenWithRegistrySigner);
+      const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "https://v.example/", deployer.address]);
+      await expect(token.deploymentTransaction()).to.emit(token, "BaseURISet").withArgs("https://v.example/");
     });
   });
 
@@ -183,7 +195,7 @@ describe("LicenceToken", function () {
         await expect(token.connect(deployer).revokeRole(ROLES.OPERATOR, operator.address))
           .to.emit(token, "RoleRevoked")
           .withArgs(ROLES.OPERATOR, operator.address, deployer.address);
-        await expect(token.connect(operator).mint(operator.address, TOKEN_ID, BUILDING_PERMIT))
+        await expect(token.connect(operator).mint(operator.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT))
           .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
           .withArgs(operator.address, ROLES.OPERATOR);
       });
@@ -218,15 +230,15 @@ describe("LicenceToken", function () {
     describe("when the caller has OPERATOR_ROLE", function () {
       it("emits Transfer from the zero address, Locked and LicenceMinted", async function () {
         const { token, operator, applicant } = await loadFixture(deployTokenWithRegistrySigner);
-        const tx = await token.connect(operator).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT);
+        const tx = await token.connect(operator).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
         await expect(tx).to.emit(token, "Transfer").withArgs(ethers.ZeroAddress, applicant.address, TOKEN_ID);
         await expect(tx).to.emit(token, "Locked").withArgs(TOKEN_ID);
-        await expect(tx).to.emit(token, "LicenceMinted").withArgs(TOKEN_ID, applicant.address, WORKFLOW_ID);
+        await expect(tx).to.emit(token, "LicenceMinted").withArgs(TOKEN_ID, applicant.address, WORKFLOW_ID, COMMITMENT);
       });
 
       it("stores a Draft record pinned to the active workflow", async function () {
         const { token, operator, applicant } = await loadFixture(deployTokenWithRegistrySigner);
-        await token.connect(operator).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT);
+        await token.connect(operator).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
         expect(asRecord(await token.licence(TOKEN_ID))).to.deep.equal({
           owner: applicant.address,
           status: Status.Draft,
@@ -239,56 +251,56 @@ describe("LicenceToken", function () {
       it("assigns ownership and increments the owner's balance", async function () {
         const { token, operator, applicant } = await loadFixture(deployTokenWithRegistrySigner);
         expect(await token.balanceOf(applicant.address)).to.equal(0n);
-        await token.connect(operator).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT);
+        await token.connect(operator).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
         expect(await token.ownerOf(TOKEN_ID)).to.equal(applicant.address);
         expect(await token.balanceOf(applicant.address)).to.equal(1n);
-        await token.connect(operator).mint(applicant.address, OTHER_TOKEN_ID, BUILDING_PERMIT);
+        await token.connect(operator).mint(applicant.address, OTHER_TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
         expect(await token.balanceOf(applicant.address)).to.equal(2n);
       });
 
       it("accepts the largest token id, 2^40 - 1", async function () {
         const { token, operator, applicant } = await loadFixture(deployTokenWithRegistrySigner);
-        await expect(token.connect(operator).mint(applicant.address, MAX_TOKEN_ID, BUILDING_PERMIT))
+        await expect(token.connect(operator).mint(applicant.address, MAX_TOKEN_ID, BUILDING_PERMIT, COMMITMENT))
           .to.emit(token, "LicenceMinted")
-          .withArgs(MAX_TOKEN_ID, applicant.address, WORKFLOW_ID);
+          .withArgs(MAX_TOKEN_ID, applicant.address, WORKFLOW_ID, COMMITMENT);
         expect(await token.ownerOf(MAX_TOKEN_ID)).to.equal(applicant.address);
       });
 
       it("pins new requests to the workflow active at mint time and keeps existing ones pinned", async function () {
         const { token, operator, applicant, registrySigner } = await loadFixture(deployTokenWithRegistrySigner);
-        await token.connect(operator).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT);
+        await token.connect(operator).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
         await token.connect(registrySigner).setActiveWorkflow(BUILDING_PERMIT, 7);
-        await expect(token.connect(operator).mint(applicant.address, OTHER_TOKEN_ID, BUILDING_PERMIT))
+        await expect(token.connect(operator).mint(applicant.address, OTHER_TOKEN_ID, BUILDING_PERMIT, COMMITMENT))
           .to.emit(token, "LicenceMinted")
-          .withArgs(OTHER_TOKEN_ID, applicant.address, 7n);
+          .withArgs(OTHER_TOKEN_ID, applicant.address, 7n, COMMITMENT);
         expect((await token.licence(TOKEN_ID)).workflowId).to.equal(WORKFLOW_ID);
         expect((await token.licence(OTHER_TOKEN_ID)).workflowId).to.equal(7n);
       });
 
       it("reverts with ERC721InvalidReceiver when minting to the zero address", async function () {
         const { token, operator } = await loadFixture(deployTokenWithRegistrySigner);
-        await expect(token.connect(operator).mint(ethers.ZeroAddress, TOKEN_ID, BUILDING_PERMIT))
+        await expect(token.connect(operator).mint(ethers.ZeroAddress, TOKEN_ID, BUILDING_PERMIT, COMMITMENT))
           .to.be.revertedWithCustomError(token, "ERC721InvalidReceiver")
           .withArgs(ethers.ZeroAddress);
       });
 
       it("reverts with LicenceInvalidTokenId for token id 0", async function () {
         const { token, operator, applicant } = await loadFixture(deployTokenWithRegistrySigner);
-        await expect(token.connect(operator).mint(applicant.address, 0n, BUILDING_PERMIT))
+        await expect(token.connect(operator).mint(applicant.address, 0n, BUILDING_PERMIT, COMMITMENT))
           .to.be.revertedWithCustomError(token, "LicenceInvalidTokenId")
           .withArgs(0n);
       });
 
       it("reverts with LicenceInvalidTokenId for token id 2^40", async function () {
         const { token, operator, applicant } = await loadFixture(deployTokenWithRegistrySigner);
-        await expect(token.connect(operator).mint(applicant.address, MAX_TOKEN_ID + 1n, BUILDING_PERMIT))
+        await expect(token.connect(operator).mint(applicant.address, MAX_TOKEN_ID + 1n, BUILDING_PERMIT, COMMITMENT))
           .to.be.revertedWithCustomError(token, "LicenceInvalidTokenId")
           .withArgs(MAX_TOKEN_ID + 1n);
       });
 
       it("reverts with LicenceAlreadyExists for a token id already minted", async function () {
         const { token, operator, applicant, stranger } = await loadFixture(deployDraftLicence);
-        await expect(token.connect(operator).mint(stranger.address, TOKEN_ID, BUILDING_PERMIT))
+        await expect(token.connect(operator).mint(stranger.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT))
           .to.be.revertedWithCustomError(token, "LicenceAlreadyExists")
           .withArgs(TOKEN_ID);
         expect(await token.ownerOf(TOKEN_ID)).to.equal(applicant.address);
@@ -296,15 +308,16 @@ describe("LicenceToken", function () {
 
       it("reverts with LicenceNoActiveWorkflow for a request type without a workflow", async function () {
         const { token, operator, applicant } = await loadFixture(deployTokenWithRegistrySigner);
-        await expect(token.connect(operator).mint(applicant.address, TOKEN_ID, TRADE_LICENSE))
+        await expect(token.connect(operator).mint(applicant.address, TOKEN_ID, TRADE_LICENSE, COMMITMENT))
           .to.be.revertedWithCustomError(token, "LicenceNoActiveWorkflow")
           .withArgs(TRADE_LICENSE);
       });
 
       it("reverts with LicenceNoActiveWorkflow once the request type's workflow is deactivated", async function () {
-        const { token, registry, operator, admin, applicant } = await loadFixture(deployTokenWithRegistrySigner);
+        const { platformToken: token, registry, operator, admin, applicant } =
+          await loadFixture(deployTokenWithRegistrySigner);
         await registry.connect(admin).deactivateWorkflow(WORKFLOW_ID);
-        await expect(token.connect(operator).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT))
+        await expect(token.connect(operator).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT))
           .to.be.revertedWithCustomError(token, "LicenceNoActiveWorkflow")
           .withArgs(BUILDING_PERMIT);
       });
@@ -314,7 +327,7 @@ describe("LicenceToken", function () {
       it("reverts with AccessControlUnauthorizedAccount", async function () {
         const { token, admin, stranger, applicant, registrySigner } = await loadFixture(deployTokenWithRegistrySigner);
         for (const caller of [stranger, admin, applicant, registrySigner]) {
-          await expect(token.connect(caller).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT))
+          await expect(token.connect(caller).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT))
             .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
             .withArgs(caller.address, ROLES.OPERATOR);
         }
@@ -372,7 +385,7 @@ describe("LicenceToken", function () {
 
       it("writes every digit of the largest token id", async function () {
         const { token, operator, applicant } = await loadFixture(deployDraftLicence);
-        await token.connect(operator).mint(applicant.address, MAX_TOKEN_ID, BUILDING_PERMIT);
+        await token.connect(operator).mint(applicant.address, MAX_TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
         expect(await token.tokenURI(MAX_TOKEN_ID)).to.equal(`${BASE_URI}1099511627775`);
       });
 
@@ -530,14 +543,22 @@ describe("LicenceToken", function () {
   });
 
   describe("transition", function () {
-    describe("when the caller lacks REGISTRY_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { token, deployer, admin, operator, stranger } = await loadFixture(deployDraftLicence);
-        for (const caller of [deployer, admin, operator, stranger]) {
+    describe("when the caller is not the approval registry", function () {
+      it("reverts with LicenceUnauthorizedRegistry (DEFAULT_ADMIN_ROLE, admin, operator, a department, anyone)", async function () {
+        const { token, deployer, admin, operator, stranger, departments } = await loadFixture(deployDraftLicence);
+        for (const caller of [deployer, admin, operator, departments.A, stranger]) {
           await expect(token.connect(caller).transition(TOKEN_ID, Status.Submitted, 0))
-            .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.REGISTRY);
+            .to.be.revertedWithCustomError(token, "LicenceUnauthorizedRegistry")
+            .withArgs(caller.address);
         }
+      });
+
+      it("reverts with LicenceUnauthorizedRegistry even after DEFAULT_ADMIN_ROLE grants the caller every role", async function () {
+        const { token, deployer, stranger } = await loadFixture(deployDraftLicence);
+        for (const role of Object.values(ROLES)) await token.connect(deployer).grantRole(role, stranger.address);
+        await expect(token.connect(stranger).transition(TOKEN_ID, Status.Submitted, 0))
+          .to.be.revertedWithCustomError(token, "LicenceUnauthorizedRegistry")
+          .withArgs(stranger.address);
       });
     });
 
@@ -580,7 +601,8 @@ describe("LicenceToken", function () {
       });
 
       it("records the approval registry as actor when the registry drives it", async function () {
-        const { token, registry, operator } = await loadFixture(deployDraftLicence);
+        const { platformToken: token, registry, operator, applicant } = await loadFixture(deployDraftLicence);
+        await token.connect(operator).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
         await expect(registry.connect(operator).submit(TOKEN_ID))
           .to.emit(token, "LicenceStatusChanged")
           .withArgs(TOKEN_ID, Status.Draft, Status.Submitted, 0n, await registry.getAddress());
@@ -603,14 +625,22 @@ describe("LicenceToken", function () {
   });
 
   describe("issue", function () {
-    describe("when the caller lacks REGISTRY_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { token, deployer, admin, operator, stranger } = await loadFixture(deploySubmittedLicence);
-        for (const caller of [deployer, admin, operator, stranger]) {
+    describe("when the caller is not the approval registry", function () {
+      it("reverts with LicenceUnauthorizedRegistry (DEFAULT_ADMIN_ROLE, admin, operator, a department, anyone)", async function () {
+        const { token, deployer, admin, operator, stranger, departments } = await loadFixture(deploySubmittedLicence);
+        for (const caller of [deployer, admin, operator, departments.A, stranger]) {
           await expect(token.connect(caller).issue(TOKEN_ID, 0))
-            .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.REGISTRY);
+            .to.be.revertedWithCustomError(token, "LicenceUnauthorizedRegistry")
+            .withArgs(caller.address);
         }
+      });
+
+      it("reverts with LicenceUnauthorizedRegistry even after DEFAULT_ADMIN_ROLE grants the caller every role", async function () {
+        const { token, deployer, stranger } = await loadFixture(deploySubmittedLicence);
+        for (const role of Object.values(ROLES)) await token.connect(deployer).grantRole(role, stranger.address);
+        await expect(token.connect(stranger).issue(TOKEN_ID, 0))
+          .to.be.revertedWithCustomError(token, "LicenceUnauthorizedRegistry")
+          .withArgs(stranger.address);
       });
     });
 
@@ -875,18 +905,26 @@ describe("LicenceToken", function () {
   });
 
   describe("setActiveWorkflow", function () {
-    describe("when the caller lacks REGISTRY_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { token, deployer, admin, operator, stranger } = await loadFixture(deployTokenWithRegistrySigner);
-        for (const caller of [deployer, admin, operator, stranger]) {
+    describe("when the caller is not the approval registry", function () {
+      it("reverts with LicenceUnauthorizedRegistry (DEFAULT_ADMIN_ROLE, admin, operator, a department, anyone)", async function () {
+        const { token, deployer, admin, operator, stranger, departments } = await loadFixture(deployTokenWithRegistrySigner);
+        for (const caller of [deployer, admin, operator, departments.A, stranger]) {
           await expect(token.connect(caller).setActiveWorkflow(TRADE_LICENSE, 2))
-            .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.REGISTRY);
+            .to.be.revertedWithCustomError(token, "LicenceUnauthorizedRegistry")
+            .withArgs(caller.address);
         }
+      });
+
+      it("reverts with LicenceUnauthorizedRegistry even after DEFAULT_ADMIN_ROLE grants the caller every role", async function () {
+        const { token, deployer, stranger } = await loadFixture(deployTokenWithRegistrySigner);
+        for (const role of Object.values(ROLES)) await token.connect(deployer).grantRole(role, stranger.address);
+        await expect(token.connect(stranger).setActiveWorkflow(TRADE_LICENSE, 2))
+          .to.be.revertedWithCustomError(token, "LicenceUnauthorizedRegistry")
+          .withArgs(stranger.address);
       });
     });
 
-    describe("when the caller has REGISTRY_ROLE", function () {
+    describe("when the caller is the approval registry", function () {
       it("emits ActiveWorkflowSet and updates activeWorkflowOf", async function () {
         const { token, registrySigner } = await loadFixture(deployTokenWithRegistrySigner);
         await expect(token.connect(registrySigner).setActiveWorkflow(TRADE_LICENSE, 2))
@@ -898,9 +936,9 @@ describe("LicenceToken", function () {
       it("lets new requests of the type be minted", async function () {
         const { token, operator, applicant, registrySigner } = await loadFixture(deployTokenWithRegistrySigner);
         await token.connect(registrySigner).setActiveWorkflow(TRADE_LICENSE, 2);
-        await expect(token.connect(operator).mint(applicant.address, TOKEN_ID, TRADE_LICENSE))
+        await expect(token.connect(operator).mint(applicant.address, TOKEN_ID, TRADE_LICENSE, COMMITMENT))
           .to.emit(token, "LicenceMinted")
-          .withArgs(TOKEN_ID, applicant.address, 2n);
+          .withArgs(TOKEN_ID, applicant.address, 2n, COMMITMENT);
       });
 
       it("disables minting of the type when set to 0", async function () {
@@ -909,16 +947,61 @@ describe("LicenceToken", function () {
           .to.emit(token, "ActiveWorkflowSet")
           .withArgs(BUILDING_PERMIT, 0n);
         expect(await token.activeWorkflowOf(BUILDING_PERMIT)).to.equal(0n);
-        await expect(token.connect(operator).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT))
+        await expect(token.connect(operator).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT))
           .to.be.revertedWithCustomError(token, "LicenceNoActiveWorkflow")
           .withArgs(BUILDING_PERMIT);
       });
 
       it("is called by the approval registry when it registers a workflow", async function () {
-        const { token, registry, admin } = await loadFixture(deployTokenWithRegistrySigner);
+        const { platformToken, registry, admin } = await loadFixture(deployTokenWithRegistrySigner);
         await expect(registry.connect(admin).registerWorkflow(TRADE_LICENSE, ethers.id("trade"), 0, REFERENCE_STAGES))
-          .to.emit(token, "ActiveWorkflowSet")
+          .to.emit(platformToken, "ActiveWorkflowSet")
           .withArgs(TRADE_LICENSE, 2n);
+      });
+    });
+  });
+
+  describe("setApprovalRegistry", function () {
+    it("wires the approval registry once and emits ApprovalRegistrySet", async function () {
+      const { deployer, registrySigner } = await loadFixture(deployTokenWithRegistrySigner);
+      const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "", deployer.address]);
+      expect(await token.approvalRegistry()).to.equal(ethers.ZeroAddress);
+      await expect(token.connect(deployer).setApprovalRegistry(registrySigner.address))
+        .to.emit(token, "ApprovalRegistrySet")
+        .withArgs(registrySigner.address);
+      expect(await token.approvalRegistry()).to.equal(registrySigner.address);
+    });
+
+    describe("when the approval registry is already set", function () {
+      it("reverts with LicenceApprovalRegistryFixed, even for DEFAULT_ADMIN_ROLE", async function () {
+        const { platformToken, registry, deployer, stranger } = await loadFixture(deployTokenWithRegistrySigner);
+        for (const next of [stranger.address, deployer.address, await registry.getAddress()]) {
+          await expect(platformToken.connect(deployer).setApprovalRegistry(next))
+            .to.be.revertedWithCustomError(platformToken, "LicenceApprovalRegistryFixed")
+            .withArgs(await registry.getAddress());
+        }
+      });
+    });
+
+    describe("when the address is zero", function () {
+      it("reverts with LicenceApprovalRegistryFixed", async function () {
+        const { deployer } = await loadFixture(deployTokenWithRegistrySigner);
+        const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "", deployer.address]);
+        await expect(token.connect(deployer).setApprovalRegistry(ethers.ZeroAddress))
+          .to.be.revertedWithCustomError(token, "LicenceApprovalRegistryFixed")
+          .withArgs(ethers.ZeroAddress);
+      });
+    });
+
+    describe("when the caller lacks DEFAULT_ADMIN_ROLE", function () {
+      it("reverts with AccessControlUnauthorizedAccount", async function () {
+        const { deployer, admin, operator } = await loadFixture(deployTokenWithRegistrySigner);
+        const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "", deployer.address]);
+        for (const caller of [admin, operator]) {
+          await expect(token.connect(caller).setApprovalRegistry(caller.address))
+            .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
+            .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
+        }
       });
     });
   });
@@ -1082,7 +1165,7 @@ describe("LicenceToken", function () {
     });
 
     it("follows the approval registry's latest workflow version", async function () {
-      const { token, registry, admin } = await loadFixture(deployTokenWithRegistrySigner);
+      const { platformToken: token, registry, admin } = await loadFixture(deployTokenWithRegistrySigner);
       await registry.connect(admin).registerWorkflow(BUILDING_PERMIT, ethers.id("v2"), VALIDITY_SECONDS, REFERENCE_STAGES);
       expect(await token.activeWorkflowOf(BUILDING_PERMIT)).to.equal(2n);
     });

@@ -5,6 +5,7 @@ import {Vm} from "./Vm.sol";
 import {LicenceToken} from "../../contracts/LicenceToken.sol";
 import {DocumentRegistry} from "../../contracts/DocumentRegistry.sol";
 import {ApprovalRegistry} from "../../contracts/ApprovalRegistry.sol";
+import {DecisionVerifier} from "../../contracts/DecisionVerifier.sol";
 import {IApprovalRegistry} from "../../contracts/interfaces/IApprovalRegistry.sol";
 import {IDocumentRegistry} from "../../contracts/interfaces/IDocumentRegistry.sol";
 import {ILicenceToken} from "../../contracts/interfaces/ILicenceToken.sol";
@@ -69,6 +70,7 @@ uint8 constant K_SUSPEND = 10;
 uint8 constant K_REINSTATE = 11;
 uint8 constant K_REVOKE = 12;
 uint8 constant K_REGISTER_WORKFLOW = 13; // not per token: only used as an action kind
+uint8 constant K_WALLET = 14; // a department wallet proposal, cancellation or activation: not per token
 
 uint256 constant G_MAX_STAGES = 3; // the handler registers workflows of 1..3 stages
 uint256 constant G_MAX_POSITIONS = 8;
@@ -80,6 +82,8 @@ uint8 constant V_STAGE = 1;
 uint8 constant V_INVALIDATION = 2;
 uint8 constant V_DECISION = 3;
 uint8 constant V_WIRING = 4;
+uint8 constant V_WALLET = 5; // a decision by a wallet that was not the department's for the whole delay
+uint8 constant V_LIFECYCLE = 6; // the token or the document phases moved by anyone but the approval registry
 
 /// @notice One stage of a workflow as the handler registered it (department ids unpacked, in listed order).
 struct GStage {
@@ -152,6 +156,12 @@ library RefModel {
                 return false;
             }
             m.docCount += 1;
+            // Spec: a document added under review invalidates the current stage's approvals (no stage reopens).
+            if (m.docPhase == DOC_REVIEW && m.phase != P_NOT_STARTED && m.phase != P_CLOSED) {
+                for (uint256 p = 0; p < stages[m.stage].count; ++p) {
+                    if (m.st[m.stage][p] == D_APPROVED) m.st[m.stage][p] = D_REVIEW_REQUIRED;
+                }
+            }
             return true;
         }
         if (k == K_DOC_VERSION) {
@@ -367,11 +377,11 @@ library RefModel {
 
 /// @notice Readable name of a ghost event kind, for failure messages.
 function kindName(uint8 kind) pure returns (string memory) {
-    string[14] memory names = [
+    string[15] memory names = [
         "none", "mint", "anchorDocument", "anchorVersion", "submit", "resubmit", "cancel", "decide",
-        "enforceTimeout", "resolveEscalation", "suspend", "reinstate", "revoke", "registerWorkflow"
+        "enforceTimeout", "resolveEscalation", "suspend", "reinstate", "revoke", "registerWorkflow", "walletChange"
     ];
-    return kind < 14 ? names[kind] : "unknown";
+    return kind < 15 ? names[kind] : "unknown";
 }
 
 /// @notice Readable name of a decision status.
@@ -406,7 +416,8 @@ contract PlatformHandler {
     bytes32 public constant ADMIN_ROLE = keccak256("ADMIN_ROLE");
     bytes32 public constant OPERATOR_ROLE = keccak256("OPERATOR_ROLE");
     bytes32 public constant KEEPER_ROLE = keccak256("KEEPER_ROLE");
-    bytes32 public constant REGISTRY_ROLE = keccak256("REGISTRY_ROLE");
+    /// @notice Delay between a department wallet's proposal and the earliest time it can take effect.
+    uint40 public constant WALLET_DELAY = 1 days;
 
     bytes32 public constant TYPE_A = "TYPE_A";
     bytes32 public constant TYPE_B = "TYPE_B";
@@ -424,10 +435,22 @@ contract PlatformHandler {
     address public immutable stranger = address(uint160(uint256(keccak256("actor.stranger"))));
 
     address[6] public deptWallets;
+    /// @notice Wallets the fuzzer proposes as new department wallets (and tries to decide from).
+    address[6] public spareWallets;
     bytes32[6] public deptCodes;
     address[3] public applicants;
     /// @notice Department id of a wallet, as registered by the handler (0: none).
     mapping(address wallet => uint16) public ghostDeptOf;
+    /// @notice Current wallet per department id, as the handler saw it registered and activated.
+    mapping(uint16 departmentId => address) public ghostWalletOf;
+    /// @notice Block time of the proposal that made `wallet` a department's wallet (0: registered with it).
+    mapping(address wallet => uint256) public ghostProposedAt;
+    /// @notice Pending proposal per department, as the handler made it.
+    mapping(uint16 departmentId => address) public ghostPendingWallet;
+    mapping(uint16 departmentId => uint256) public ghostPendingAt;
+    uint256 public ghostWalletsRotated;
+    uint256 public ghostDecisionsByRotatedWallets;
+    uint256 public ghostLifecycleAttempts;
 
     // ---------------------------------------------------------------- ghost workflows
     uint32 public ghostWorkflowCount;
@@ -486,9 +509,8 @@ contract PlatformHandler {
     constructor(bool bootstrap) {
         token = new LicenceToken("Licence", "LIC", "https://verify.example/", address(this));
         documents = new DocumentRegistry(token, address(this));
-        registry = new ApprovalRegistry(token, documents, address(this));
-        token.grantRole(REGISTRY_ROLE, address(registry));
-        documents.grantRole(REGISTRY_ROLE, address(registry));
+        registry = new ApprovalRegistry(token, documents, new DecisionVerifier(), address(this), WALLET_DELAY);
+        token.setApprovalRegistry(address(registry));
         documents.setReviewRegistry(address(registry));
         token.grantRole(OPERATOR_ROLE, operator);
         documents.grantRole(OPERATOR_ROLE, operator);
@@ -503,9 +525,11 @@ contract PlatformHandler {
             deptWallets[i] = wallet;
             deptCodes[i] = code;
             vm.prank(admin);
-            uint16 id = registry.registerDepartment(code, wallet);
+            uint16 id = registry.registerDepartment(code, wallet, IApprovalRegistry.Custody.Custodial);
             require(id == i + 1, "handler: department ids are 1..6");
             ghostDeptOf[wallet] = id;
+            ghostWalletOf[id] = wallet;
+            spareWallets[i] = address(uint160(uint256(keccak256(abi.encode("actor.spare", i)))));
         }
         for (uint256 i = 0; i < 3; ++i) {
             applicants[i] = address(uint160(uint256(keccak256(abi.encode("actor.applicant", i)))));
@@ -639,6 +663,120 @@ contract PlatformHandler {
         if (token.ownerOf(id) != owner) _violate(V_TRANSFER, string.concat("owner of token ", id.u(), " changed"));
     }
 
+    /// @notice An administrator (or, 1 time in 16, a stranger) proposes a wallet for a department: mostly a spare
+    /// wallet, sometimes another department's wallet or a role holder (refused).
+    function proposeWallet(uint256 deptSeed, uint256 walletSeed, uint256 authSeed) external {
+        uint16 dept = uint16(1 + deptSeed % DEPARTMENTS);
+        uint256 w = walletSeed % 16;
+        address wallet = w < 12 ? spareWallets[w % DEPARTMENTS] : w < 14 ? deptWallets[w % DEPARTMENTS]
+            : w == 14 ? operator : admin;
+        address actor = _roleActor(authSeed, admin);
+        vm.prank(actor);
+        bool ok;
+        try registry.proposeDepartmentWallet(deptCodes[dept - 1], wallet, IApprovalRegistry.Custody(walletSeed >> 8 & 1)) {
+            ok = true;
+        } catch {}
+        ghostCalls++;
+        if (ok) {
+            if (actor != admin) _violate(V_WALLET, "a non-administrator proposed a department wallet");
+            if (wallet == operator || wallet == admin) _violate(V_WALLET, "a role holder was proposed as a wallet");
+            ghostPendingWallet[dept] = wallet;
+            ghostPendingAt[dept] = block.timestamp;
+            if (_booted) ghostFuzzSuccesses++;
+        }
+    }
+
+    /// @notice The department's current wallet (or a stranger, refused) cancels its pending wallet change.
+    function cancelWallet(uint256 deptSeed, bool asStranger) external {
+        uint16 dept = uint16(1 + deptSeed % DEPARTMENTS);
+        address actor = asStranger ? stranger : ghostWalletOf[dept];
+        vm.prank(actor);
+        bool ok;
+        try registry.cancelDepartmentWallet(deptCodes[dept - 1]) {ok = true;} catch {}
+        ghostCalls++;
+        if (ok) {
+            if (asStranger) _violate(V_WALLET, "a stranger cancelled a wallet change");
+            delete ghostPendingWallet[dept];
+            delete ghostPendingAt[dept];
+        }
+    }
+
+    /// @notice Anyone activates a department's pending wallet change, after letting time pass: 0, up to 2 days, or
+    /// to one second before / at the change's due time.
+    function activateWallet(uint256 deptSeed, uint256 dtSeed) external {
+        uint16 dept = uint16(1 + deptSeed % DEPARTMENTS);
+        uint256 mode = dtSeed % 4;
+        uint256 target = block.timestamp;
+        uint256 due = ghostPendingAt[dept] + WALLET_DELAY;
+        if (mode == 1) target += (dtSeed >> 2) % 2 days;
+        else if (mode >= 2 && ghostPendingWallet[dept] != address(0) && due > block.timestamp) target = due - (mode & 1);
+        if (target > block.timestamp) vm.warp(target);
+        Snap memory before = _snapshot();
+        vm.prank(stranger);
+        bool ok;
+        try registry.activateDepartmentWallet(deptCodes[dept - 1]) {ok = true;} catch {}
+        if (ok) {
+            address wallet = ghostPendingWallet[dept];
+            if (wallet == address(0)) {
+                _violate(V_WALLET, "a wallet change nobody proposed was activated");
+            } else {
+                if (block.timestamp < ghostPendingAt[dept] + WALLET_DELAY) {
+                    _violate(V_WALLET, "a wallet change was activated before its delay");
+                }
+                address previous = ghostWalletOf[dept];
+                if (wallet != previous) {
+                    delete ghostDeptOf[previous];
+                    ghostDeptOf[wallet] = dept;
+                    ghostWalletOf[dept] = wallet;
+                    ghostProposedAt[wallet] = ghostPendingAt[dept];
+                    ghostWalletsRotated++;
+                }
+            }
+            delete ghostPendingWallet[dept];
+            delete ghostPendingAt[dept];
+            if (registry.departmentRecord(dept).wallet != ghostWalletOf[dept]) {
+                _violate(V_WALLET, "the department's wallet differs from the one activated");
+            }
+        }
+        _after(before, Ctx(0, K_WALLET, ok, 0, 0, 0, 0, 0));
+    }
+
+    /// @notice Anyone but the approval registry (the handler itself holds DEFAULT_ADMIN_ROLE on all three contracts)
+    /// tries to drive a licence or its documents, to rewire the contracts, or to give a department wallet a role:
+    /// every attempt must revert.
+    function tryDriveLifecycle(uint256 tokenSeed, uint256 actorSeed, uint256 kindSeed) external {
+        uint256 n = _ids.length;
+        if (n == 0) return;
+        uint256 id = _ids[tokenSeed % n];
+        address[6] memory callers = [address(this), admin, operator, keeper, stranger, ghostWalletOf[1]];
+        address caller = callers[actorSeed % 6];
+        uint256 k = kindSeed % 8;
+        bool ok;
+        if (caller != address(this)) vm.prank(caller);
+        if (k == 0) {
+            try token.transition(id, ILicenceToken.Status(1 + (kindSeed >> 3) % 8), 0) {ok = true;} catch {}
+        } else if (k == 1) {
+            try token.issue(id, 0) {ok = true;} catch {}
+        } else if (k == 2) {
+            try token.setActiveWorkflow(TYPE_A, uint32(kindSeed >> 3)) {ok = true;} catch {}
+        } else if (k == 3) {
+            try documents.setPhase(id, IDocumentRegistry.Phase((kindSeed >> 3) % 4)) {ok = true;} catch {}
+        } else if (k == 4) {
+            try token.setApprovalRegistry(caller) {ok = true;} catch {}
+        } else if (k == 5) {
+            try documents.setReviewRegistry(caller) {ok = true;} catch {}
+        } else {
+            bytes32[4] memory roles = [bytes32(0), ADMIN_ROLE, OPERATOR_ROLE, KEEPER_ROLE];
+            address wallet = ghostWalletOf[uint16(1 + (kindSeed >> 3) % DEPARTMENTS)];
+            try registry.grantRole(roles[(kindSeed >> 6) % 4], wallet) {ok = true;} catch {}
+        }
+        ghostCalls++;
+        ghostLifecycleAttempts++;
+        if (ok) {
+            _violate(V_LIFECYCLE, string.concat("lifecycle or wiring call ", k.u(), " succeeded on token ", id.u()));
+        }
+    }
+
     // =================================================================================================
     // Reads for the invariant tests
     // =================================================================================================
@@ -673,7 +811,7 @@ contract PlatformHandler {
         bool exists = ghostOwner[id] != address(0);
         bool ok;
         vm.prank(actor);
-        try token.mint(owner, id, requestType) {ok = true;} catch {}
+        try token.mint(owner, id, requestType, keccak256(abi.encode("applicant", owner, id))) {ok = true;} catch {}
         _log[id].push(_ev(K_MINT, ok, actor == operator, 0, 0, 0, 0));
         if (ok && !exists) {
             _ids.push(id);
@@ -689,6 +827,7 @@ contract PlatformHandler {
 
     function _anchorDocument(uint256 id, address actor) internal {
         Snap memory before = _snapshot();
+        uint8 stageBefore = registry.progressOf(id).stage;
         bytes32 hash = keccak256(abi.encode("document", ++_nonce));
         bool ok;
         uint8 docIndex;
@@ -703,7 +842,7 @@ contract PlatformHandler {
             _versions[id].push(1);
             _latestHash[id].push(hash);
         }
-        _after(before, Ctx(id, K_DOC_ADD, ok, 0, 0, 0, 0, 0));
+        _after(before, Ctx(id, K_DOC_ADD, ok, 0, 0, 0, stageBefore, 0));
     }
 
     function _anchorVersion(uint256 id, uint8 docIndex, address actor) internal {
@@ -765,16 +904,21 @@ contract PlatformHandler {
         Snap memory before = _snapshot();
         IApprovalRegistry.Progress memory progress = registry.progressOf(id);
         uint8 statusBefore = uint8(token.licence(id).status);
+        // The department reviewed the latest versions (the stale case is covered by the mocha tests).
+        uint256 versions = documents.packedDocumentsOf(id);
         bool ok;
         vm.prank(actor);
         if (decision == D_APPROVED) {
-            try registry.approve(id, mask, keccak256("remarks")) {ok = true;} catch {}
+            try registry.approve(id, mask, versions, keccak256("remarks")) {ok = true;} catch {}
         } else if (decision == D_REJECTED) {
-            try registry.reject(id, reason, mask, keccak256("remarks")) {ok = true;} catch {}
+            try registry.reject(id, reason, mask, versions, keccak256("remarks")) {ok = true;} catch {}
         } else {
-            try registry.requestChanges(id, mask, keccak256("remarks")) {ok = true;} catch {}
+            try registry.requestChanges(id, mask, versions, keccak256("remarks")) {ok = true;} catch {}
         }
+        // Spec: an empty review list covers every document of the request.
+        if (mask == 0) mask = uint16((1 << _versions[id].length) - 1);
         uint16 dept = ghostDeptOf[actor];
+        if (ok) _checkDecider(id, actor);
         _log[id].push(_ev(K_DECIDE, ok, true, decision, reason, progress.stage, dept));
         _log[id][_log[id].length - 1].mask = mask;
         if (ok) {
@@ -983,6 +1127,17 @@ contract PlatformHandler {
     }
 
     function _checkDecision(Change memory c, Ctx memory ctx) internal {
+        if (ctx.ok && ctx.kind == K_DOC_ADD && ctx.id == c.id && c.b == D_APPROVED && c.docPhaseBefore == DOC_REVIEW) {
+            // A document added under review: every approval of the current stage must be given again.
+            bool current = c.s == ctx.stageBefore && _inReviewOrAwaiting(c.id);
+            if (current) ghostInvalidated++;
+            if (current && (c.a != D_REVIEW_REQUIRED || c.am != c.bm)) {
+                _violate(V_INVALIDATION, _where("approval of the current stage survived a document added under review", c));
+            }
+            if (!current && (c.a != D_APPROVED || c.am != c.bm)) {
+                _violate(V_INVALIDATION, _where("approval of another stage changed on a document added", c));
+            }
+        }
         bool updateOfThisToken = ctx.ok && ctx.kind == K_DOC_VERSION && ctx.id == c.id;
         if (updateOfThisToken && c.b == D_APPROVED && c.docPhaseBefore == DOC_REVIEW) {
             bool reviewed = (c.bm >> ctx.docIndex) & 1 == 1;
@@ -1015,13 +1170,38 @@ contract PlatformHandler {
             return ctx.kind == K_DECIDE && ctx.dept != 0 && c.a == ctx.decision && c.s == ctx.stageBefore
                 && _ghostDeptAt(c.id, c.s, c.p) == ctx.dept && c.am == ctx.mask;
         }
-        if (c.a == D_REVIEW_REQUIRED) return ctx.kind == K_DOC_VERSION && c.b == D_APPROVED && c.am == c.bm;
+        if (c.a == D_REVIEW_REQUIRED) {
+            return (ctx.kind == K_DOC_VERSION || (ctx.kind == K_DOC_ADD && c.s == ctx.stageBefore)) && c.b == D_APPROVED
+                && c.am == c.bm;
+        }
         // Back to Pending, mask cleared.
         if (c.am != 0) return false;
         bool retry = ctx.kind == K_DECIDE && ctx.decision == D_REJECTED && ctx.dept != 0 && c.s == ctx.stageBefore
             && _ghostStages[ghostWorkflowOf[c.id]][c.s].onRejection == R_RETRY;
         return retry || (c.b == D_CHANGES && (ctx.kind == K_RESUBMIT || ctx.kind == K_DOC_VERSION))
             || (c.b == D_REJECTED && ctx.kind == K_RESOLVE);
+    }
+
+    function _inReviewOrAwaiting(uint256 id) internal view returns (bool) {
+        IApprovalRegistry.Phase phase = registry.progressOf(id).phase;
+        return phase == IApprovalRegistry.Phase.InReview || phase == IApprovalRegistry.Phase.AwaitingResubmission;
+    }
+
+    /// @dev A successful decision came from `actor`: it must be the current wallet of a department as the handler
+    /// saw it registered or activated, and if it was proposed, the proposal is at least WALLET_DELAY old.
+    function _checkDecider(uint256 id, address actor) internal {
+        uint16 dept = ghostDeptOf[actor];
+        if (dept == 0 || ghostWalletOf[dept] != actor) {
+            _violate(V_WALLET, string.concat("token ", id.u(), ": a wallet that is no department's decided"));
+            return;
+        }
+        uint256 proposedAt = ghostProposedAt[actor];
+        if (proposedAt != 0) {
+            ghostDecisionsByRotatedWallets++;
+            if (block.timestamp < proposedAt + WALLET_DELAY) {
+                _violate(V_WALLET, string.concat("token ", id.u(), ": a wallet decided before its delay was over"));
+            }
+        }
     }
 
     function _where(string memory what, Change memory c) internal pure returns (string memory) {
@@ -1083,10 +1263,13 @@ contract PlatformHandler {
             uint16[] memory pending = registry.pendingDepartmentsOf(id);
             if (pending.length != 0) {
                 uint16 dept = pending[(seed >> 4) % pending.length];
-                if (dept >= 1 && dept <= DEPARTMENTS) return deptWallets[dept - 1];
+                if (dept >= 1 && dept <= DEPARTMENTS) return ghostWalletOf[dept];
             }
         }
-        if (r < 15) return deptWallets[(seed >> 8) % DEPARTMENTS];
+        if (r < 15) {
+            uint256 w = (seed >> 8) % (2 * DEPARTMENTS);
+            return w < DEPARTMENTS ? deptWallets[w] : spareWallets[w - DEPARTMENTS];
+        }
         address[5] memory others = [operator, admin, keeper, stranger, applicants[0]];
         uint256 o = (seed >> 8) % 6;
         return o < 5 ? others[o] : address(uint160(seed >> 16) | 1);

@@ -127,7 +127,7 @@ describe("API skeleton", function () {
       const op = doc.paths["/api/v1/things/{thingId}"].post;
       expect(op.operationId).to.equal("createThing");
       expect(op.security).to.deep.equal([{ AdminAuth: ["admin"] }]);
-      expect(op.parameters.map((p: any) => [p.name, p.in, p.required])).to.deep.equal([["thingId", "path", true], ["dryRun", "query", false]]);
+      expect(op.parameters.map((p: any) => [p.name, p.in, p.required])).to.deep.equal([["thingId", "path", true], ["dryRun", "query", false], ["Idempotency-Key", "header", false]]);
       expect(op.requestBody.content["application/json"].schema).to.deep.equal({ $ref: "#/components/schemas/ThingInput" });
       expect(doc.components.schemas.ThingInput.required).to.deep.equal(["name", "size"]);
       expect(doc.components.schemas.Thing.properties).to.have.keys("id", "name");

@@ -67,7 +67,7 @@ describe("departments' review (HTTP, real stack)", function () {
     const [ids, statuses] = approvalRegistry.decodeFunctionResult("decisionsOf", await driver.core.provider.call({ to: current().deployment.contracts.ApprovalRegistry, data: approvalRegistry.encodeFunctionData("decisionsOf", [tokenId, stage]) }));
     const result: Record<string, string> = {};
     for (let i = 0; i < ids.length; i++) {
-      const [code] = approvalRegistry.decodeFunctionResult("departmentById", await driver.core.provider.call({ to: current().deployment.contracts.ApprovalRegistry, data: approvalRegistry.encodeFunctionData("departmentById", [ids[i]]) }));
+      const [{ code }] = approvalRegistry.decodeFunctionResult("departmentRecord", await driver.core.provider.call({ to: current().deployment.contracts.ApprovalRegistry, data: approvalRegistry.encodeFunctionData("departmentRecord", [ids[i]]) }));
       result[(await import("ethers")).decodeBytes32String(code)] = names[Number(statuses[i])];
     }
     return result;

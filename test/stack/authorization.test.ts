@@ -13,6 +13,7 @@ import { applicantCode, applicantToken, clientToken, createClient, TEST_REDIRECT
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { apiClient, type HttpResult, type Json } from "./support/httpClient.ts";
 import { parseMarkdownTable } from "./support/markdownTable.ts";
+import { loadOperations, undocumentedAnswer } from "./support/openApiOperations.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { current } from "./support/stackFixture.ts";
 import { startReceiver, type Receiver } from "./support/webhookReceiver.ts";
@@ -73,6 +74,8 @@ interface RowDriver {
 interface Outcome {
   status?: number;
   body?: string;
+  headers?: Headers;
+  json?: unknown;
   error?: string;
 }
 
@@ -142,6 +145,12 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
   }
 
   const requestPath = (id: string, rest = "") => `/api/v1/requests/${id}${rest}`;
+  /** A department of its own with a wallet change proposed (cancel and activate cells change it for good). */
+  async function proposedWalletChange(): Promise<string> {
+    const { code } = await createDepartment(api, adminToken, { code: newCode(), name: "Authorization matrix, wallet change" });
+    must(await admin.post(`/departments/${code}/wallet-change`, { custody: "CUSTODIAL" }), 200, "propose a wallet change");
+    return code;
+  }
   const licenceAction = (verb: string, order: number): RowDriver => ({
     order,
     build: () => ({ path: requestPath(fx.issued.id, `/${verb}`), json: { reasonCode: 3, reason: `authorization matrix: ${verb}` } }),
@@ -193,6 +202,31 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
       }),
     },
     "GET /api/v1/requests/{requestId}/approvals": { build: () => ({ path: requestPath(fx.main.id, "/approvals") }) },
+    "POST /api/v1/requests/{requestId}/decision-typed-data": {
+      build: () => ({ path: requestPath(fx.main.id, "/decision-typed-data"), json: { decision: "APPROVED", remarks: "Site plan reviewed", reviewedDocuments: [fx.main.documentId] } }),
+    },
+    "GET /api/v1/requests/{requestId}/identity-proof": { build: () => ({ path: requestPath(fx.main.id, "/identity-proof") }) },
+    "POST /api/v1/verify/{tokenId}/holder": {
+      build: () => ({ path: `/api/v1/verify/${fx.issued.tokenId}/holder`, json: { applicantId: "someone-else", salt: `0x${"11".repeat(32)}` } }),
+    },
+    "POST /api/v1/departments/{departmentCode}/wallet-change": {
+      build: async (_caller, allowed) => ({
+        path: `/api/v1/departments/${allowed ? (await createDepartment(api, adminToken, { code: newCode(), name: "Authorization matrix, wallet change" })).code : department.code}/wallet-change`,
+        json: { custody: "CUSTODIAL" },
+      }),
+    },
+    "POST /api/v1/departments/{departmentCode}/wallet-change/cancel": {
+      build: async (_caller, allowed) => ({ path: `/api/v1/departments/${allowed ? await proposedWalletChange() : department.code}/wallet-change/cancel` }),
+    },
+    "POST /api/v1/departments/{departmentCode}/wallet-change/activate": {
+      build: async (_caller, allowed) => {
+        if (!allowed) return { path: `/api/v1/departments/${department.code}/wallet-change/activate` };
+        const code = await proposedWalletChange();
+        const pending = (await admin.get(`/departments/${code}`)).body.pendingWalletChange;
+        await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(pending.effectiveAt) - Date.now()) + 1500));
+        return { path: `/api/v1/departments/${code}/wallet-change/activate` };
+      },
+    },
     "POST /api/v1/requests/{requestId}/resolve-escalation": {
       build: () => ({ path: requestPath(fx.escalated.id, "/resolve-escalation"), json: { decision: "REJECT", reasonCode: 5, remarks: "Rejection upheld" } }),
     },
@@ -299,7 +333,13 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     }
     const response = await fetch(`${api}${call.path}`, { method: call.method, headers, body, redirect: "manual" });
     const text = await response.text();
-    return { status: response.status, body: text.slice(0, 300) };
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: response.status, body: text.slice(0, 300), headers: response.headers, json };
   }
 
   async function runCell(row: MatrixRow, caller: Caller): Promise<void> {
@@ -426,6 +466,22 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     expect(rows.filter((row) => !routes.includes(row)), "rows naming no route of the OpenAPI document").to.deep.equal([]);
     expect(rows.filter((row) => !drivers[row]), "rows this test has no request for").to.deep.equal([]);
     expect(Object.keys(drivers).filter((key) => !rows.includes(key)), "requests for rows the table does not have").to.deep.equal([]);
+  });
+
+  it("every status a cell answered is documented for its operation, with the documented headers and body shape", async function () {
+    const { operations } = await loadOperations(api);
+    const undocumented: string[] = [];
+    for (const row of matrix.rows) {
+      const op = operations.find((o) => `${o.method} ${o.path}` === row.endpoint);
+      if (!op) continue; // the test above names rows without an operation
+      for (const caller of CALLERS) {
+        const outcome = outcomes.get(cellKey(row.endpoint, caller));
+        if (outcome?.status === undefined) continue;
+        const problem = undocumentedAnswer(op, outcome.status, outcome.headers!, outcome.json);
+        if (problem) undocumented.push(`${caller}: ${problem}`);
+      }
+    }
+    expect(undocumented).to.deep.equal([]);
   });
 
   for (const row of matrix.rows) {

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { Wallet, encodeBytes32String } from "ethers";
+import { Wallet, ZeroHash, encodeBytes32String } from "ethers";
 import { approvalRegistry } from "../../api/src/chain/contracts.ts";
 import { signatureHeaders } from "../../api/src/domain/departments/requestSigning.ts";
 import type { ApiHandle } from "../../scripts/stack/stack.ts";
@@ -127,7 +127,7 @@ describe("departments (HTTP, real stack)", function () {
         expect(list.status).to.equal(200);
         const mine = list.body.departments.find((d: Json) => d.code === fire.code);
         expect(mine).to.deep.equal({
-          code: fire.code, name: "Fire and Rescue", walletAddress: fire.walletAddress, webhookUrl: null, isActive: true, requireSignedRequests: false,
+          code: fire.code, name: "Fire and Rescue", walletAddress: fire.walletAddress, custody: "CUSTODIAL", pendingWalletChange: null, webhookUrl: null, isActive: true, requireSignedRequests: false,
           createdAt: fire.body.createdAt,
         });
         expect(mine).not.to.have.any.keys("apiKey", "apiSecret");
@@ -257,14 +257,16 @@ describe("departments (HTTP, real stack)", function () {
       await driver.workflow(type, [depts[0].code, depts[1].code], [depts[2].code, depts[3].code]);
       const request = async (n: number) => {
         const tokenId = BigInt(1_000_000 + Math.floor(Math.random() * 400_000));
-        await driver.send("MINT_NFT", driver.operator, "LicenceToken", token.encodeFunctionData("mint", [Wallet.createRandom().address, tokenId, b32(type)]));
+        await driver.send("MINT_NFT", driver.operator, "LicenceToken", token.encodeFunctionData("mint", [Wallet.createRandom().address, tokenId, b32(type), ZeroHash]));
         await driver.send("DOC_UPDATE", driver.operator, "DocumentRegistry", documents.encodeFunctionData("anchorDocument", [tokenId, uuidBytes(n), b32("SITE_PLAN"), sha(`${run}-stats-${n}`)]));
         await driver.send("SUBMIT", driver.operator, "ApprovalRegistry", registry.encodeFunctionData("submit", [tokenId]));
         return tokenId;
       };
-      const decide = (i: number, fn: "approve" | "reject", tokenId: bigint) =>
-        driver.send(fn === "approve" ? "APPROVAL" : "REJECT", depts[i].walletAddress, "ApprovalRegistry",
-          fn === "approve" ? registry.encodeFunctionData("approve", [tokenId, 1, sha("ok")]) : registry.encodeFunctionData("reject", [tokenId, 1, 1, sha("no")]));
+      const decide = async (i: number, fn: "approve" | "reject", tokenId: bigint) => {
+        const versions = await driver.documentWord(tokenId);
+        return driver.send(fn === "approve" ? "APPROVAL" : "REJECT", depts[i].walletAddress, "ApprovalRegistry",
+          fn === "approve" ? registry.encodeFunctionData("approve", [tokenId, 1, versions, sha("ok")]) : registry.encodeFunctionData("reject", [tokenId, 1, 1, versions, sha("no")]));
+      };
       const stats = async (i: number) => {
         const response = await departmentClient(api, depts[i]).get(`/departments/${depts[i].code}/stats`);
         expect(response.status).to.equal(200);

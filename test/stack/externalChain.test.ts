@@ -38,10 +38,11 @@ describe("external chain and database (the Besu path)", function () {
       await new Promise((r) => setTimeout(r, 50));
     }
     const operator = Wallet.createRandom();
+    const admin = Wallet.createRandom();
     const deploymentFile = path.join(dir, "besu.json");
     await run(process.execPath, [path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js"), "run", "scripts/deploy.ts", "--network", "localhost"], {
       cwd: REPO_ROOT,
-      env: { ...process.env, CHAIN_RPC_URL: rpcUrl, DEPLOYMENT_FILE: deploymentFile, IGNITION_DIR: path.join(dir, "ignition"), DEPLOYMENT_ID: "external", OPERATOR_ADDRESS: operator.address, ADMIN_ADDRESS: operator.address, KEEPER_ADDRESS: operator.address },
+      env: { ...process.env, CHAIN_RPC_URL: rpcUrl, DEPLOYMENT_FILE: deploymentFile, IGNITION_DIR: path.join(dir, "ignition"), DEPLOYMENT_ID: "external", OPERATOR_ADDRESS: operator.address, ADMIN_ADDRESS: admin.address, KEEPER_ADDRESS: operator.address },
     });
 
     stack = await startStack({
@@ -57,6 +58,7 @@ describe("external chain and database (the Besu path)", function () {
         CHAIN_GAS_MODE: "free",
         DEPLOYMENT_FILE: deploymentFile,
         OPERATOR_PRIVATE_KEY: operator.privateKey,
+        ADMIN_WALLET_PRIVATE_KEY: admin.privateKey,
         MASTER_KEY: `0x${"42".repeat(32)}`,
         PORT: String(await freePort()),
         INDEXER_PORT: String(await freePort()),
@@ -72,7 +74,7 @@ describe("external chain and database (the Besu path)", function () {
     try {
       // The operator holds no ether at all: free gas, nothing funded.
       expect(await driver.core.provider.getBalance(operator.address)).to.equal(0n);
-      const tx = await driver.send("REGISTER_DEPARTMENT", operator.address, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32("EXTERNAL"), Wallet.createRandom().address]));
+      const tx = await driver.send("REGISTER_DEPARTMENT", admin.address, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32("EXTERNAL"), Wallet.createRandom().address, 0]));
       const sent = await driver.core.provider.getTransaction(tx.hash);
       expect(sent!.gasPrice).to.equal(0n);
       expect(tx.receipt.status).to.equal(1);

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import type { ConfirmedTx } from "../../api/src/chain/chainGateway.ts";
-import { Wallet } from "ethers";
+import { Wallet, ZeroHash } from "ethers";
 import { current } from "./support/stackFixture.ts";
 import { b32, createDriver, documents, registry, sha, token, uuidBytes, type Driver } from "./support/platformDriver.ts";
 
@@ -22,11 +22,12 @@ describe("indexer", function () {
     const applicant = Wallet.createRandom().address;
     const tokenId = BigInt(500_000 + Math.floor(Math.random() * 400_000));
     const sent: ConfirmedTx[] = [];
-    sent.push(await send("MINT_NFT", operator, "LicenceToken", token.encodeFunctionData("mint", [applicant, tokenId, b32(type)])));
+    sent.push(await send("MINT_NFT", operator, "LicenceToken", token.encodeFunctionData("mint", [applicant, tokenId, b32(type), ZeroHash])));
     sent.push(await send("DOC_UPDATE", operator, "DocumentRegistry", documents.encodeFunctionData("anchorDocument", [tokenId, uuidBytes(1), b32("SITE_PLAN"), sha(`${run}-plan-1`)])));
     sent.push(await send("DOC_UPDATE", operator, "DocumentRegistry", documents.encodeFunctionData("anchorDocument", [tokenId, uuidBytes(2), b32("DEED"), sha(`${run}-deed-1`)])));
     sent.push(await send("SUBMIT", operator, "ApprovalRegistry", registry.encodeFunctionData("submit", [tokenId])));
-    const approve = (i: number, mask: number) => send("APPROVAL", wallets[i], "ApprovalRegistry", registry.encodeFunctionData("approve", [tokenId, mask, sha(`remarks-${i}`)]));
+    const approve = async (i: number, mask: number) =>
+      send("APPROVAL", wallets[i], "ApprovalRegistry", registry.encodeFunctionData("approve", [tokenId, mask, await driver.documentWord(tokenId), sha(`remarks-${i}`)]));
     sent.push(await approve(0, 0b11));
     // A new version of the plan invalidates A's approval: A must approve again.
     sent.push(await send("DOC_UPDATE", operator, "DocumentRegistry", documents.encodeFunctionData("anchorVersion", [sha(`${run}-plan-1`), sha(`${run}-plan-2`)])));
@@ -34,7 +35,7 @@ describe("indexer", function () {
     sent.push(await approve(1, 0b01));
     sent.push(await approve(2, 0b10));
     sent.push(await approve(3, 0b11));
-    sent.push(await send("REVOKE", operator, "LicenceToken", token.encodeFunctionData("revoke", [tokenId, 9])));
+    sent.push(await send("REVOKE", driver.admin, "LicenceToken", token.encodeFunctionData("revoke", [tokenId, 9])));
 
     // Read-your-writes: every send returned after the index reached its block, so the rows are there now.
     const q = async (sql: string, params: unknown[] = []) => (await driver.index.query(sql, params)).rows;

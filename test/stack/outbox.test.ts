@@ -23,7 +23,7 @@ describe("transaction outbox and nonce sequencing", function () {
   async function expectConsecutive(nonces: bigint[]) {
     const sorted = [...nonces].sort((a, b) => (a < b ? -1 : 1));
     for (let i = 1; i < sorted.length; i++) expect(sorted[i] - sorted[i - 1], `nonce gap or duplicate at ${sorted[i]}`).to.equal(1n);
-    const onChain = await driver.core.provider.getTransactionCount(driver.operator, "latest");
+    const onChain = await driver.core.provider.getTransactionCount(driver.admin, "latest");
     expect(BigInt(onChain)).to.equal(sorted[sorted.length - 1] + 1n);
   }
 
@@ -51,20 +51,20 @@ describe("transaction outbox and nonce sequencing", function () {
   it("refuses a call the contract would revert before recording anything or using a nonce", async function () {
     await register("ONLY_ONCE");
     const before = await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`);
-    const nonceBefore = (await driver.core.wallets.all()).find((w) => w.address === driver.operator)!.nextNonce;
+    const nonceBefore = (await driver.core.wallets.all()).find((w) => w.address === driver.admin)!.nextNonce;
     const error = await register("ONLY_ONCE").then(() => undefined, (e) => e);
     expect(error?.code).to.equal("CHAIN_REJECTED");
     expect(error?.details).to.deep.include({ error: "DepartmentAlreadyRegistered" });
     expect(error?.status).to.equal(409);
     const afterCount = await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`);
     expect(afterCount.rows[0].n).to.equal(before.rows[0].n);
-    expect((await driver.core.wallets.all()).find((w) => w.address === driver.operator)!.nextNonce).to.equal(nonceBefore);
+    expect((await driver.core.wallets.all()).find((w) => w.address === driver.admin)!.nextNonce).to.equal(nonceBefore);
   });
 
   it("finishes a transaction that was recorded but never broadcast (a crash between the two)", async function () {
-    const { core, operator } = driver;
+    const { core, admin: operator } = driver;
     const signer = await core.wallets.signer(operator);
-    const data = registry.encodeFunctionData("registerDepartment", [b32("RECORDED_NOT_SENT"), Wallet.createRandom().address]);
+    const data = registry.encodeFunctionData("registerDepartment", [b32("RECORDED_NOT_SENT"), Wallet.createRandom().address, 0]);
     const to = driver.addresses.ApprovalRegistry;
     const block = await core.provider.getBlock("latest");
     let hash = "";

@@ -27,7 +27,7 @@ import {
   toFormText, toJsonText, type MultipartCase, type MultipartPlan, type Mutation,
 } from "./support/fuzzInputs.ts";
 import { apiClient } from "./support/httpClient.ts";
-import { exampleOf, loadOperations, type CallerKind, type Operation } from "./support/openApiOperations.ts";
+import { exampleOf, loadOperations, operationReached, undocumentedAnswer, type CallerKind, type Operation } from "./support/openApiOperations.ts";
 import { createDriver } from "./support/platformDriver.ts";
 import { pdf, png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
@@ -421,6 +421,11 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       last = undefined;
       throw new Error(`${where} answered ${response.status}: ${preview(response.text, 300)}\n      input: ${input}`);
     }
+    // Every answer of an operation is one its document lists, with the documented headers and body shape (the
+    // operation the path really reaches: a fuzzed id can make it another one, or none: the router's 404/405).
+    const reached = operationReached(operations, sent.method, sent.path);
+    const undocumented = reached && undocumentedAnswer(reached, response.status, response.headers, response.json);
+    if (undocumented) throw new Error(`${where}: ${undocumented}\n      input: ${input}`);
     if (response.status < 400) {
       // Not asserted beyond "not 5xx". A write that changed something may have started background work (events,
       // deliveries, receipts): it settles before the next case's snapshot.

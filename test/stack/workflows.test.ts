@@ -65,7 +65,7 @@ describe("workflows: administration (HTTP, real stack)", function () {
     return Number((await driver.index.query(`SELECT workflow_id FROM licences WHERE token_id = $1`, [tokenId])).rows[0].workflow_id);
   };
   const setDepartmentActive = (code: string, active: boolean) =>
-    driver.send("UPDATE_DEPARTMENT", driver.operator, "ApprovalRegistry", registry.encodeFunctionData("setDepartmentActive", [b32(code), active]));
+    driver.send("UPDATE_DEPARTMENT", driver.admin, "ApprovalRegistry", registry.encodeFunctionData("setDepartmentActive", [b32(code), active]));
 
   before(async function () {
     const stack = current();

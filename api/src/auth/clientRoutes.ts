@@ -6,6 +6,7 @@ import type { Context } from "koa";
 import { z } from "zod/v4";
 import { conflict, notFound } from "../http/appError.ts";
 import { defineRoute, ErrorSchema, isStorableText, type RouteDefinition } from "../http/routeTable.ts";
+import { DateTime } from "../schemas/common.ts";
 import { SCOPES, type Scope } from "./principal.ts";
 import type { ClientRecord, ClientStore } from "./clients.ts";
 import { field, lenientBody, NO_STORE, OAuthErrorSchema, oauthError } from "./oauthErrors.ts";
@@ -23,7 +24,7 @@ const SCOPE_TABLE = [
 ].join("\n");
 
 const TokenRequest = lenientBody("ClientCredentialsTokenRequest", "RFC 6749 §4.4 access token request (client credentials).", {
-  grant_type: { description: "Must be `client_credentials`.", required: true, example: "client_credentials" },
+  grant_type: { description: "Must be `client_credentials`.", required: true, example: "client_credentials", enum: ["client_credentials"] },
   client_id: { description: "The client id (or send HTTP Basic authentication instead of client_id/client_secret).", required: true },
   client_secret: { description: "The client secret.", required: true },
   scope: { description: "Space-separated scopes wanted; omitted: every scope the client holds.", example: "applications:read documents:read" },
@@ -44,8 +45,8 @@ const ClientSchema = z
     name: z.string(),
     scopes: z.array(z.enum(SCOPES)),
     bootstrap: z.boolean().meta({ description: "The admin client configured by ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET (cannot be revoked here)." }),
-    createdAt: z.iso.datetime(),
-    revokedAt: z.iso.datetime().nullable(),
+    createdAt: DateTime,
+    revokedAt: DateTime.nullable(),
   })
   .meta({ id: "Client", description: "A system client; its secret is never shown again after creation." });
 
@@ -55,7 +56,7 @@ const CreatedClientSchema = z
     clientSecret: z.string().meta({ description: "Shown only in this response; store it now." }),
     name: z.string(),
     scopes: z.array(z.enum(SCOPES)),
-    createdAt: z.iso.datetime(),
+    createdAt: DateTime,
   })
   .meta({ id: "CreatedClient" });
 
@@ -85,6 +86,7 @@ export function clientRoutes(clients: ClientStore, tokens: TokenService): RouteD
       operationId: "issueClientToken",
       // Its response carries a secret: never stored for Idempotency-Key replays.
       idempotent: false,
+      errorBody: "oauth",
       summary: "OAuth 2.0 client-credentials token",
       description: [
         "Issues an access token (ES256 JWT, lifetime ACCESS_TOKEN_TTL_SECONDS, 3600 s by default) to a system client.",

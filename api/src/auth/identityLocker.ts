@@ -17,7 +17,7 @@ import type { Config } from "../config.ts";
 import { forbidden, notFound, unauthorized } from "../http/appError.ts";
 import { defineRoute, ErrorSchema, type HandlerResult, type RouteDefinition } from "../http/routeTable.ts";
 import { CODE_TTL_SECONDS, type IdentityCodeStore } from "./codes.ts";
-import { field, lenientBody, NO_STORE, OAuthErrorSchema, oauthError } from "./oauthErrors.ts";
+import { bodyShapeProblem, field, lenientBody, NO_STORE, OAuthErrorSchema, oauthError } from "./oauthErrors.ts";
 import { redirectUriProblem } from "./redirectUris.ts";
 import { randomSecret } from "./secrets.ts";
 import type { ApplicantIdentity, TokenService } from "./tokens.ts";
@@ -72,7 +72,7 @@ const CallbackQuery = z.object({
 const CodeTokenRequest = lenientBody("IdentityLockerTokenRequest", "Exchange of our identity-locker code (JSON; form-encoded is accepted too).", {
   code: { description: "The code received at redirect_uri (single use, valid 60 s).", required: true },
   redirect_uri: { description: "The redirect_uri used at authorize, exactly.", required: true },
-  grant_type: { description: "Optional; when sent it must be `authorization_code`." },
+  grant_type: { description: "Optional; when sent it must be `authorization_code`.", enum: ["authorization_code"] },
 });
 
 const CodeTokenResponse = z
@@ -181,6 +181,7 @@ export function identityLockerRoutes(deps: {
       operationId: "identityLockerToken",
       // Its response carries a secret: never stored for Idempotency-Key replays.
       idempotent: false,
+      errorBody: "oauth",
       summary: "Exchange an identity-locker code for an applicant token",
       description: [
         `Exchanges the single-use code (valid ${CODE_TTL_SECONDS} s) received at redirect_uri for an applicant access token (ES256 JWT; claims sub = identity-locker id, name, email). redirect_uri must be exactly the one used at authorize.`,
@@ -203,6 +204,8 @@ async function exchangeCode(ctx: Context, codes: IdentityCodeStore, tokens: Toke
     return oauthError("invalid_request", "The body must be JSON (or application/x-www-form-urlencoded)");
   }
   const body = (ctx.request as { body?: unknown }).body;
+  const shape = bodyShapeProblem(body);
+  if (shape) return oauthError("invalid_request", shape);
   const code = field(body, "code");
   const redirectUri = field(body, "redirect_uri");
   const grantType = field(body, "grant_type");

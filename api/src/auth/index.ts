@@ -89,11 +89,7 @@ export async function createAuth(deps: { config: Config; pool: pg.Pool; logger: 
 
   return {
     authenticate,
-    routes: [
-      ...clientRoutes(clients, tokens),
-      ...identityLockerRoutes({ config, logger, codes, tokens, provider }),
-    ],
-    rootRoutes: [jwksRoute(tokens)],
+    ...authRoutes({ config, logger, clients, codes, tokens, provider }),
     async bootstrapAdmin() {
       let clientId = config.adminClientId;
       let secret = config.adminClientSecret;
@@ -106,6 +102,22 @@ export async function createAuth(deps: { config: Config; pool: pg.Pool; logger: 
       await clients.upsertBootstrapAdmin(clientId, secret);
       return { clientId };
     },
+  };
+}
+
+/** The module's routes: under /api/v1 (token endpoints, identity locker, admin clients) and at the root (JWKS). */
+export function authRoutes(deps: {
+  config: Config;
+  logger: Logger;
+  clients: ClientStore;
+  codes: IdentityCodeStore;
+  tokens: TokenService;
+  provider: ReturnType<typeof identityProviderOf>;
+}): Pick<AuthModule, "routes" | "rootRoutes"> {
+  const { config, logger, clients, codes, tokens, provider } = deps;
+  return {
+    routes: [...clientRoutes(clients, tokens), ...identityLockerRoutes({ config, logger, codes, tokens, provider })],
+    rootRoutes: [jwksRoute(tokens)],
   };
 }
 

@@ -43,17 +43,28 @@ export const OAuthErrorSchema = z
 export function lenientBody<K extends string>(
   id: string,
   description: string,
-  fields: Record<K, { description: string; required?: boolean; example?: string }>,
+  fields: Record<K, { description: string; required?: boolean; example?: string; enum?: readonly string[] }>,
 ) {
   const shape = Object.fromEntries(
     Object.entries(fields).map(([name, f]) => {
-      const field = f as { description: string; example?: string };
-      return [name, z.string().meta({ description: field.description, ...(field.example ? { example: field.example } : {}) }).optional().catch(undefined)];
+      const field = f as { description: string; example?: string; enum?: readonly string[] };
+      // `enum` documents the only values the handler accepts (it answers the others itself, e.g. unsupported_grant_type).
+      const meta = { description: field.description, ...(field.example ? { example: field.example } : {}), ...(field.enum ? { enum: [...field.enum] } : {}) };
+      return [name, z.string().meta(meta).optional().catch(undefined)];
     }),
   ) as Record<K, z.ZodCatch<z.ZodOptional<z.ZodString>>>;
   const empty = Object.fromEntries(Object.keys(fields).map((name) => [name, undefined])) as Record<K, undefined>;
   const required = Object.entries(fields).filter(([, f]) => (f as { required?: boolean }).required).map(([name]) => name);
   return z.object(shape).catch(empty as never).meta({ id, description, required, default: undefined });
+}
+
+/**
+ * What is wrong with the shape of a token request body, if anything: it must be a form or a JSON object (a JSON
+ * array parses, but has no fields). Other JSON values never get here: the error middleware answers them.
+ */
+export function bodyShapeProblem(body: unknown): string | undefined {
+  if (Array.isArray(body)) return "The request body is valid JSON but an array: it must be a JSON object";
+  return undefined;
 }
 
 /** Reads one form/JSON field: a string, absent, or a problem (repeated or not a string). */

@@ -1,10 +1,11 @@
 /**
  * The chain gateway: the only code that signs. Every transaction is simulated (a revert is refused before anything
- * is recorded), signed with the wallet's next nonce, recorded in the outbox, and only then broadcast. After a crash
- * or a chain that lost blocks, `reconcile` finishes or re-broadcasts what the outbox holds, same bytes, same hash.
+ * is recorded), signed with the wallet's next nonce (by the configured TransactionSigner: the key vault or a remote
+ * signer), recorded in the outbox, and only then broadcast. After a crash or a chain that lost blocks, `reconcile`
+ * finishes or re-broadcasts what the outbox holds, same bytes, same hash.
  */
 import { randomUUID } from "node:crypto";
-import { keccak256, type JsonRpcProvider, type TransactionReceipt, type TransactionRequest } from "ethers";
+import { keccak256, type JsonRpcProvider, type TransactionReceipt } from "ethers";
 import type pg from "pg";
 import type { Logger } from "pino";
 import { withTransaction } from "../db/transaction.ts";
@@ -12,6 +13,7 @@ import { AppError } from "../http/appError.ts";
 import { ChainUnavailableError, ContractRevertError, decodeRevert, isConnectionError, revertDataOf } from "./chainErrors.ts";
 import { NodeRefusedError, NonceSequencer } from "./nonceSequencer.ts";
 import { ReceiptTimeoutError, type ReceiptWatcher } from "./receiptWatcher.ts";
+import type { FeeFields, TransactionSigner } from "./transactionSigner.ts";
 import type { WalletStore } from "./walletStore.ts";
 
 export type TxKind =
@@ -58,6 +60,8 @@ export interface ChainGatewayOptions {
   pool: pg.Pool;
   provider: JsonRpcProvider;
   wallets: WalletStore;
+  /** Signs every transaction; the wallets' rows keep their nonces whichever signer holds the keys. */
+  signer: TransactionSigner;
   receipts: ReceiptWatcher;
   index?: IndexWaiter;
   chainId: number;
@@ -80,7 +84,7 @@ const RECONCILE_LOCK = 0x7265636f6eb1n; // one reconciler at a time across proce
 export class ChainGateway {
   readonly #o: ChainGatewayOptions;
   readonly #sequencer: NonceSequencer;
-  #fees?: { at: number; value: Partial<TransactionRequest> };
+  #fees?: { at: number; value: FeeFields };
   #timer?: NodeJS.Timeout;
   #reconciling?: Promise<void>;
 
@@ -95,17 +99,17 @@ export class ChainGateway {
 
   /** Simulate, record, broadcast, wait for the receipt and for the index to reach its block. */
   async send(request: TxRequest, options: SendOptions = {}): Promise<ConfirmedTx> {
-    const { provider, pool, wallets } = this.#o;
+    const { provider, signer } = this.#o;
     const gasLimit = await this.#simulate(request);
     const fees = await this.#feeFields();
-    const signer = await wallets.signer(request.from);
 
     const recorded = await this.#sequencer.run(request.from, {
       record: async ({ nonce, client }) => {
         const raw = await signer.signTransaction({
           ...fees,
+          from: request.from,
           chainId: this.#o.chainId,
-          nonce: Number(nonce),
+          nonce,
           to: request.to,
           data: request.data,
           gasLimit,
@@ -329,14 +333,14 @@ export class ChainGateway {
     }
   }
 
-  async #feeFields(): Promise<Partial<TransactionRequest>> {
+  async #feeFields(): Promise<FeeFields> {
     if (this.#o.gasMode === "free") return { type: 0, gasPrice: 0n };
     if (this.#fees && Date.now() - this.#fees.at < 1_000) return this.#fees.value;
     try {
       const block = await this.#o.provider.getBlock("latest");
       const base = block?.baseFeePerGas ?? 1_000_000_000n;
       const tip = 1_000_000n;
-      const value = { type: 2, maxFeePerGas: base * 2n + tip, maxPriorityFeePerGas: tip };
+      const value = { type: 2 as const, maxFeePerGas: base * 2n + tip, maxPriorityFeePerGas: tip };
       this.#fees = { at: Date.now(), value };
       return value;
     } catch (error) {

@@ -23,6 +23,8 @@ export interface DomainContext {
   custodySecret: string;
   /** Custodial wallets (departments get theirs at registration). */
   wallets: import("../chain/walletStore.ts").WalletStore;
+  /** Holds the wallets' keys (key vault or remote signer): departments' wallets are created or chosen through it. */
+  signer: import("../chain/transactionSigner.ts").TransactionSigner;
   /** Encrypts department API secrets at rest (they are needed to verify signed requests). */
   vault: import("../chain/keyVault.ts").KeyVault;
 }

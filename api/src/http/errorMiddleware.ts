@@ -2,9 +2,12 @@
  * The one error handler, first in the chain after the request context: every failure leaves as the spec's
  * `{code, message, details?}`. AppErrors keep their status and code; body-parser and multipart limits become
  * 400/413; anything unexpected is a 500 whose body says nothing about internals (it is logged with the request id).
+ * On the OAuth token endpoints (`oauthPaths`) a body that cannot be parsed is answered in their RFC 6749 §5.2 shape,
+ * `{error: "invalid_request", error_description}`, since the body parser runs before any route is matched.
  */
 import type { Context, Next } from "koa";
 import { AppError } from "./appError.ts";
+import { NO_STORE } from "../auth/oauthErrors.ts";
 
 interface HttpLikeError {
   status?: number;
@@ -14,9 +17,15 @@ interface HttpLikeError {
   type?: string;
   code?: string | number;
   message?: string;
+  body?: unknown; // co-body: the raw text it failed to parse
 }
 
-export function errorMiddleware() {
+export interface ErrorMiddlewareOptions {
+  /** Full paths (with the /api/v1 prefix) whose errors before routing take the OAuth shape. */
+  oauthPaths?: ReadonlySet<string>;
+}
+
+export function errorMiddleware(options: ErrorMiddlewareOptions = {}) {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
@@ -35,6 +44,12 @@ export function errorMiddleware() {
       const mapped = toAppError(error as HttpLikeError);
       if (mapped.status >= 500 && !(error instanceof AppError)) {
         ctx.state.log?.error({ err: error }, "unexpected error");
+      }
+      if (mapped.status === 400 && BODY_PARSE_CODES.has(mapped.code) && options.oauthPaths?.has(ctx.path.replace(/\/+$/, ""))) {
+        ctx.status = 400;
+        ctx.set(NO_STORE);
+        ctx.body = { error: "invalid_request", error_description: mapped.message };
+        return;
       }
       ctx.status = mapped.status;
       for (const [name, value] of Object.entries(mapped.headers ?? {})) ctx.set(name, value);
@@ -64,6 +79,12 @@ function toAppError(error: HttpLikeError): AppError {
     return new AppError(413, "PAYLOAD_TOO_LARGE", "The request body is larger than allowed");
   }
   if (error.type === "entity.parse.failed" || (status === 400 && /JSON/i.test(error.message ?? ""))) {
+    // The parser accepts only an object or an array at the top: say which it was when the text is valid JSON.
+    const kind = jsonKind(error.body);
+    if (kind) {
+      const message = `The request body is valid JSON but ${kind}: it must be a JSON object`;
+      return new AppError(400, "VALIDATION_ERROR", message, { issues: [{ in: "body", path: "", message: `expected a JSON object, got ${kind}` }] });
+    }
     return new AppError(400, "MALFORMED_JSON", "The request body is not valid JSON");
   }
   // A body whose Content-Encoding (gzip, deflate, br) does not decode: zlib's error, passed on by the body parser.
@@ -77,4 +98,22 @@ function toAppError(error: HttpLikeError): AppError {
     return new AppError(status, status === 400 ? "BAD_REQUEST" : "REQUEST_ERROR", error.message ?? "Bad request");
   }
   return new AppError(500, "INTERNAL_ERROR", "An unexpected error occurred");
+}
+
+/** The error codes of a body that could not be parsed: answered as `invalid_request` on the token endpoints. */
+const BODY_PARSE_CODES = new Set(["MALFORMED_JSON", "VALIDATION_ERROR", "BAD_REQUEST"]);
+
+/** "a number", "a string", "true", "false" or "null" when `text` is a JSON text other than an object or array. */
+function jsonKind(text: unknown): string | undefined {
+  if (typeof text !== "string") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value === "boolean") return String(value);
+  if (typeof value === "number") return "a number";
+  if (typeof value === "string") return "a string";
+  return undefined;
 }

@@ -3,7 +3,19 @@
  * from the same Zod schemas that validate requests; schemas with a `.meta({ id })` become shared components.
  */
 import { z } from "zod/v4";
+import { webhookDocs } from "../webhooks/payloads.ts";
 import { ErrorSchema, type AccessRule, type RouteDefinition } from "./routeTable.ts";
+import { documentedStatuses, honoursIdempotencyKey } from "./routeStatuses.ts";
+import { OAuthErrorSchema } from "../auth/oauthErrors.ts";
+import { IDEMPOTENCY_WINDOW_HOURS } from "./idempotency.ts";
+
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description: `Makes a retry safe: the same key with the same request within ${IDEMPOTENCY_WINDOW_HOURS} h replays the first response (header Idempotent-Replayed: true) and does nothing else; with a different request → 422; while the first is still running → 409.`,
+  schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" },
+};
 
 export interface OpenApiInfo {
   title: string;
@@ -12,11 +24,35 @@ export interface OpenApiInfo {
   serverUrl: string;
   /** Markdown sections appended to the description (decisions, signing rules...). */
   extraSections?: string[];
+  /** The licence under which the API and this description are offered (OpenAPI `info.license`). */
+  license?: { name: string; identifier?: string; url?: string };
   /** Outgoing webhook deliveries (OpenAPI 3.1 `webhooks`), one per event name. */
   webhooks?: { name: string; summary: string; schema: z.ZodType }[];
 }
 
 type Json = Record<string, unknown>;
+
+/** This service's document: its routes at the root and under `prefix`, with its title, decisions and webhooks. */
+export function serviceOpenApiDocument(input: {
+  prefix: string;
+  version: string;
+  routes: RouteDefinition[];
+  rootRoutes: RouteDefinition[];
+  publicBaseUrl: string;
+  decisions?: string;
+}): Json {
+  return buildOpenApiDocument([{ prefix: "", routes: input.rootRoutes }, { prefix: input.prefix, routes: input.routes }], {
+    title: "Licence Approval Service",
+    version: input.version,
+    description: "Multi-department approval of licences and permits on a permissioned blockchain. Every error has the body {code, message, details?}.",
+    serverUrl: input.publicBaseUrl,
+    // Every point the interface specification leaves "not shown", as decided (docs/decisions.md).
+    extraSections: input.decisions ? [input.decisions] : [],
+    webhooks: webhookDocs(),
+    // package.json is private and the repository grants no licence (an SPDX LicenseRef names one of our own).
+    license: { name: "Proprietary: all rights reserved", identifier: "LicenseRef-Proprietary" },
+  });
+}
 
 export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefinition[] }[], info: OpenApiInfo): Json {
   const components: Record<string, unknown> = {};
@@ -41,6 +77,7 @@ export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefi
       const parameters = [
         ...objectParameters(route.params, "path", convert),
         ...objectParameters(route.query, "query", convert),
+        ...(honoursIdempotencyKey(route) ? [IDEMPOTENCY_KEY_PARAMETER] : []),
       ];
       const operation: Json = {
         operationId: route.operationId,
@@ -50,13 +87,23 @@ export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefi
         security: security(route.access),
         ...(parameters.length ? { parameters } : {}),
         ...(route.body ? { requestBody: requestBody(route, convert) } : {}),
+        // Every status the operation can answer: its handler's and the middleware's (routeStatuses.ts).
         responses: Object.fromEntries(
-          Object.entries(route.responses).map(([status, spec]) => [
+          Object.entries(documentedStatuses(route)).map(([status, spec]) => [
             status,
             {
               description: spec.description,
-              ...(spec.schema
-                ? { content: { [spec.contentType ?? "application/json"]: { schema: convert(spec.schema, "output") } } }
+              ...(spec.headers
+                ? { headers: Object.fromEntries(Object.entries(spec.headers).map(([name, h]) => [name, { description: h.description, schema: h.schema }])) }
+                : {}),
+              ...(spec.schemas.length
+                ? {
+                    content: {
+                      [spec.contentType ?? "application/json"]: {
+                        schema: spec.schemas.length === 1 ? convert(spec.schemas[0], "output") : { oneOf: spec.schemas.map((schema) => convert(schema, "output")) },
+                      },
+                    },
+                  }
                 : {}),
             },
           ]),
@@ -66,6 +113,7 @@ export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefi
     }
   }
   convert(ErrorSchema, "output");
+  convert(OAuthErrorSchema, "output");
 
   const signatureHeaders = [
     { name: "X-Webhook-Signature", in: "header", required: true, schema: { type: "string" }, description: "sha256=<lowercase hex HMAC-SHA256 of the exact body, keyed with the registered secret>" },
@@ -79,6 +127,8 @@ export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefi
       {
         post: {
           operationId: `webhook_${hook.name.replace(/\W/g, "_")}`,
+          // Sent by us: the receiver authenticates it by its signature headers, not by any of our schemes.
+          security: [],
           summary: hook.summary,
           description: "Sent to every registered webhook subscribed to this name whose department the event concerns (administrators' webhooks without a department get all). Any 2xx is success; otherwise retried at +1 min, +5 min, +30 min, +2 h and +24 h, then the webhook is disabled.",
           parameters: signatureHeaders,
@@ -95,6 +145,7 @@ export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefi
       title: info.title,
       version: info.version,
       description: [info.description, ...(info.extraSections ?? [])].join("\n\n"),
+      ...(info.license ? { license: info.license } : {}),
     },
     servers: [{ url: info.serverUrl }],
     paths,

@@ -10,6 +10,7 @@ import { z } from "zod/v4";
 import { AppError, forbidden, unauthorized } from "./appError.ts";
 import { hasScope, isAdmin, type Authenticator, type Principal, type Scope } from "../auth/principal.ts";
 import { fingerprint, type IdempotencyStore } from "./idempotency.ts";
+import { MethodTable } from "./allowedMethods.ts";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 
@@ -70,6 +71,13 @@ export interface RouteDefinition<
    * operations that are harmless to repeat.
    */
   idempotent?: false;
+  /**
+   * "oauth": an OAuth token endpoint. Its errors are RFC 6749 §5.2 `{error, error_description}`, also for a body
+   * that cannot be parsed (the error middleware answers those before any route is matched).
+   */
+  errorBody?: "oauth";
+  /** The handler sends blockchain transactions: the document adds 502 (node refused) and 504 (not mined in time). */
+  sendsTransactions?: true;
   responses: Record<number, ResponseSpec>;
   handler: (input: HandlerInput<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<HandlerResult> | HandlerResult;
 }
@@ -94,10 +102,15 @@ declare module "koa" {
  * POST and PUT honour an Idempotency-Key: JSON routes here, multipart routes in their handler (via
  * ctx.state.idempotently) once the file's hash is known.
  */
-export function mountRoutes(router: Router, routes: RouteDefinition[], authenticate: Authenticator, idempotency?: IdempotencyStore, limiter?: RateLimiter): void {
+export function mountRoutes(router: Router, routes: RouteDefinition[], authenticate: Authenticator, idempotency?: IdempotencyStore, limiter?: RateLimiter): MethodTable {
+  const table = new MethodTable(routes);
+  const prefix = (router as { opts?: { prefix?: string } }).opts?.prefix ?? "";
   for (const route of routes) {
     const rateClass = rateClassOf(route);
-    router[route.method](route.operationId, route.path, async (ctx: Context) => {
+    router[route.method](route.operationId, route.path, async (ctx: Context, next: () => Promise<unknown>) => {
+      // A parameter route does not answer a path that a more specific (static) pattern owns: DELETE /webhooks/logs
+      // is a 405 of /webhooks/logs (see allowedMethods.ts), not a DELETE /webhooks/:webhookId with a bad id.
+      if (table.resolve(ctx.path.slice(prefix.length)) !== route.path) return next();
       if (rateClass === "auth") limiter?.take("auth", ctx.ip);
       try {
         ctx.state.principal = await authenticate(ctx);
@@ -125,6 +138,7 @@ export function mountRoutes(router: Router, routes: RouteDefinition[], authentic
       if (result.body !== undefined) ctx.body = result.body;
     });
   }
+  return table;
 }
 
 /** 401 when the route needs a caller and none (valid) was given; 403 when the caller matches no rule. */

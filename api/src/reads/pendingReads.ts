@@ -4,7 +4,7 @@
  * stage every department before it has approved. Computed from the index (the chain's mirror).
  */
 import type pg from "pg";
-import { REQUEST_SELECT, toRequestView } from "./requestReads.ts";
+import { REQUEST_SELECT, STAGE_NAME_JOIN, STAGE_NAME_SQL, toRequestListItem } from "./requestReads.ts";
 
 export async function pendingForDepartment(pool: pg.Pool, code: string, page: number, limit: number) {
   const { rows: candidates } = await pool.query(
@@ -41,10 +41,14 @@ export async function pendingForDepartment(pool: pg.Pool, code: string, page: nu
   return { tokens: waiting, total: waiting.length, page, limit };
 }
 
+/** The requests of the given tokens as list items (with their current stage's name), newest first. */
 export async function requestsByTokens(pool: pg.Pool, tokens: string[]) {
   if (tokens.length === 0) return [];
-  const { rows } = await pool.query(`${REQUEST_SELECT} WHERE r.token_id = ANY($1) ORDER BY r.created_at DESC`, [tokens]);
-  return rows.map(toRequestView);
+  const { rows } = await pool.query(
+    `SELECT q.*, ${STAGE_NAME_SQL} FROM (${REQUEST_SELECT} WHERE r.token_id = ANY($1)) q ${STAGE_NAME_JOIN} ORDER BY q.created_at DESC, q.id DESC`,
+    [tokens],
+  );
+  return rows.map(toRequestListItem);
 }
 
 /** Whether a request is routed to a department: submitted, and its pinned workflow lists the department. */

@@ -2,7 +2,7 @@
 import type pg from "pg";
 import type { Principal } from "../auth/principal.ts";
 import { readTogether } from "../db/readTogether.ts";
-import { EFFECTIVE_STATUS_SQL, REQUEST_SELECT, toRequestView } from "./requestReads.ts";
+import { EFFECTIVE_STATUS_SQL, REQUEST_SELECT, STAGE_NAME_JOIN, STAGE_NAME_SQL, toRequestListItem } from "./requestReads.ts";
 
 export interface ListQuery {
   status?: string;
@@ -82,11 +82,10 @@ export async function listRequests(pool: pg.Pool, principal: Principal, query: L
   // The page and the index's checkpoint (which keys the cached total) in one round trip; the total after, if needed.
   const { page, checkpoint } = await readTogether(pool, {
     page: {
-      sql: `SELECT q.*, w.stages -> q.stage ->> 'stageName' AS stage_name FROM (
+      sql: `SELECT q.*, ${STAGE_NAME_SQL} FROM (
               ${REQUEST_SELECT} ${whereSql} ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}
             ) q
-            LEFT JOIN index.workflows iw ON iw.workflow_id = q.chain_workflow_id
-            LEFT JOIN workflows w ON w.definition_hash = iw.definition_hash
+            ${STAGE_NAME_JOIN}
             ORDER BY ${OUTER_SORT_COLUMNS[query.sortBy]} ${direction}, q.id ${direction}`,
       params,
     },
@@ -100,20 +99,7 @@ export async function listRequests(pool: pg.Pool, principal: Principal, query: L
     query.status === "APPROVED" || query.status === "EXPIRED",
   );
   return {
-    requests: page.map((row) => {
-      const view = toRequestView(row);
-      const inReview = view.phase !== null && view.phase !== "CLOSED";
-      return {
-        requestId: view.id,
-        requestNumber: view.requestNumber,
-        requestType: view.requestType,
-        status: view.status,
-        applicantName: view.applicantName,
-        currentStage: inReview ? (row.stage_name ?? "") : "",
-        createdAt: view.createdAt.toISOString(),
-        updatedAt: view.updatedAt.toISOString(),
-      };
-    }),
+    requests: page.map(toRequestListItem),
     pagination: { page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) },
   };
 }

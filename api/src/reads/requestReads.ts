@@ -47,6 +47,30 @@ export const REQUEST_SELECT = `
   JOIN index.licences l ON l.token_id = r.token_id
   LEFT JOIN index.request_progress p ON p.token_id = r.token_id`;
 
+/**
+ * The current stage's name of a row `q` of REQUEST_SELECT, from the pinned workflow's stored definition: the one
+ * expression behind every request list (GET /requests, GET /requests/pending), so they show the same stage.
+ */
+export const STAGE_NAME_SQL = `w.stages -> q.stage ->> 'stageName' AS stage_name`;
+export const STAGE_NAME_JOIN = `LEFT JOIN index.workflows iw ON iw.workflow_id = q.chain_workflow_id
+            LEFT JOIN workflows w ON w.definition_hash = iw.definition_hash`;
+
+/** A request as the lists show it (RequestListItem): the stage's name while under review, else "". */
+export function toRequestListItem(row: Record<string, any>) {
+  const view = toRequestView(row);
+  const inReview = view.phase !== null && view.phase !== "CLOSED";
+  return {
+    requestId: view.id,
+    requestNumber: view.requestNumber,
+    requestType: view.requestType,
+    status: view.status,
+    applicantName: view.applicantName,
+    currentStage: inReview ? ((row.stage_name as string | null) ?? "") : "",
+    createdAt: view.createdAt.toISOString(),
+    updatedAt: view.updatedAt.toISOString(),
+  };
+}
+
 export function toRequestView(row: Record<string, any>): RequestView {
   return {
     id: row.id,

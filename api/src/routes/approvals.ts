@@ -5,11 +5,11 @@
 import { z } from "zod/v4";
 import { requestMeta } from "../audit/auditLog.ts";
 import type { Principal } from "../auth/principal.ts";
-import { REJECTION_REASONS, decide } from "../domain/approvals/decide.ts";
+import { REJECTION_REASONS, decide, decisionToSign, type DecisionSignature } from "../domain/approvals/decide.ts";
 import { actOnLicence } from "../domain/approvals/licenceActions.ts";
 import { resolveEscalation } from "../domain/approvals/resolveEscalation.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { forbidden } from "../http/appError.ts";
+import { AppError, forbidden } from "../http/appError.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { approvalsOfToken } from "../reads/approvalReads.ts";
 import { pendingForDepartment, requestsByTokens } from "../reads/pendingReads.ts";
@@ -40,12 +40,37 @@ const LicenceActionInput = z
   .meta({ id: "LicenceActionInput" });
 
 const DECISION_ERRORS = errors({
-  400: "Invalid body, or reviewedDocuments names documents of another request (UNKNOWN_DOCUMENTS)",
+  400: "Invalid body; reviewedDocuments names documents of another request (UNKNOWN_DOCUMENTS); your department holds its own key and sent no signature (SIGNATURE_REQUIRED); the signature is not your wallet's (INVALID_SIGNATURE) or its deadline passed (SIGNATURE_EXPIRED)",
   401: "Not authenticated",
   403: "Not a department",
   404: "No such request",
-  409: "NOT_PENDING (not required in the current stage), NOT_YOUR_TURN (sequential stage), ALREADY_DECIDED, INVALID_STATE (not under review); nothing is recorded",
+  409: "NOT_PENDING (not required in the current stage), NOT_YOUR_TURN (sequential stage), ALREADY_DECIDED, INVALID_STATE (not under review), STALE_DOCUMENTS (a document you reviewed has a newer version: details.changedDocuments), STALE_NONCE (signed decisions); nothing is recorded",
 });
+
+/** What every decision body may add: the versions reviewed, and a department-held key's signature. */
+const ReviewFields = {
+  reviewedDocuments: z.array(z.uuid()).max(16).optional(),
+  documentVersions: z
+    .record(z.uuid(), z.int().min(1).max(32767))
+    .optional()
+    .describe("The version of each reviewed document you reviewed (default: its latest version when the call arrives). If any has a newer version when the decision is mined, nothing is recorded and the answer is 409 STALE_DOCUMENTS."),
+  signature: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]+$/)
+    .max(4096)
+    .optional()
+    .describe("Departments that hold their own key: the signature of the typed data from POST /requests/{requestId}/decision-typed-data (65-byte ECDSA, or what an EIP-1271 wallet such as a Safe accepts), relayed on chain by the platform"),
+  nonce: z.string().regex(/^\d{1,20}$/).optional().describe("With signature: the nonce of the signed typed data"),
+  deadline: z.int().min(0).optional().describe("With signature: the deadline (unix seconds) of the signed typed data"),
+};
+
+function signatureOf(body: { signature?: string; nonce?: string; deadline?: number }): DecisionSignature | undefined {
+  if (body.signature === undefined) return undefined;
+  if (body.nonce === undefined || body.deadline === undefined) {
+    throw new AppError(400, "VALIDATION_ERROR", "signature needs the nonce and deadline of the typed data that was signed", { fields: ["nonce", "deadline"] });
+  }
+  return { signature: body.signature, nonce: body.nonce, deadline: body.deadline };
+}
 
 export function approvalRoutes(context: DomainContext): RouteDefinition[] {
   const department = (principal: Principal | undefined) => principal as Extract<Principal, { kind: "department" }>;
@@ -64,21 +89,11 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       handler: async ({ query, ctx }) => {
         if (department(ctx.state.principal).code !== query.department) throw forbidden("You can only list your own department's pending requests");
         const { tokens } = await pendingForDepartment(context.pool, query.department, query.page, query.limit);
-        const views = await requestsByTokens(context.pool, tokens);
-        const pageRows = views.slice((query.page - 1) * query.limit, query.page * query.limit);
+        const items = await requestsByTokens(context.pool, tokens);
         return {
           body: {
-            requests: pageRows.map((v) => ({
-              requestId: v.id,
-              requestNumber: v.requestNumber,
-              requestType: v.requestType,
-              status: v.status,
-              applicantName: v.applicantName,
-              currentStage: "",
-              createdAt: v.createdAt.toISOString(),
-              updatedAt: v.updatedAt.toISOString(),
-            })),
-            pagination: { page: query.page, limit: query.limit, total: views.length, totalPages: Math.ceil(views.length / query.limit) },
+            requests: items.slice((query.page - 1) * query.limit, query.page * query.limit),
+            pagination: { page: query.page, limit: query.limit, total: items.length, totalPages: Math.ceil(items.length / query.limit) },
           },
         };
       },
@@ -87,15 +102,16 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/requests/:requestId/approve",
       operationId: "approveRequest",
+      sendsTransactions: true,
       summary: "Approve the request in its current stage (a transaction from your department's wallet)",
       description: "reviewedDocuments: ids of the request's documents you reviewed (their current versions are recorded on chain). remarks are kept off chain; their keccak256 is on chain. Honours Idempotency-Key.",
       tags: ["Approvals"],
       access: DEPARTMENT,
       params: RequestIdParams,
-      body: z.object({ remarks: z.string().min(1).max(4000), reviewedDocuments: z.array(z.uuid()).max(16) }).meta({ id: "ApproveInput" }),
+      body: z.object({ remarks: z.string().min(1).max(4000), ...ReviewFields, reviewedDocuments: z.array(z.uuid()).max(16) }).meta({ id: "ApproveInput" }),
       responses: { 200: { description: "Approval recorded", schema: ApprovalResponse }, ...DECISION_ERRORS },
       handler: async ({ params, body, ctx }) => {
-        const result = await decide(context, requestMeta(ctx), params.requestId, { kind: "APPROVED", remarks: body.remarks, reviewedDocuments: body.reviewedDocuments });
+        const result = await decide(context, requestMeta(ctx), params.requestId, { kind: "APPROVED", remarks: body.remarks, reviewedDocuments: body.reviewedDocuments, documentVersions: body.documentVersions }, signatureOf(body));
         return { body: { approvalId: result.approvalId, status: result.status, transactionHash: result.transactionHash, workflowStatus: result.workflowStatus } };
       },
     }),
@@ -103,14 +119,15 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/requests/:requestId/reject",
       operationId: "rejectRequest",
+      sendsTransactions: true,
       summary: "Reject the request; the stage's onRejection applies (FAIL_REQUEST, RETRY_STAGE or ESCALATE)",
       tags: ["Approvals"],
       access: DEPARTMENT,
       params: RequestIdParams,
-      body: z.object({ remarks: z.string().min(1).max(4000), reason: z.enum(REJECTION_REASONS), reviewedDocuments: z.array(z.uuid()).max(16).optional() }).meta({ id: "RejectInput" }),
+      body: z.object({ remarks: z.string().min(1).max(4000), reason: z.enum(REJECTION_REASONS), ...ReviewFields }).meta({ id: "RejectInput" }),
       responses: { 200: { description: "Rejection recorded", schema: ApprovalResponse }, ...DECISION_ERRORS },
       handler: async ({ params, body, ctx }) => {
-        const result = await decide(context, requestMeta(ctx), params.requestId, { kind: "REJECTED", remarks: body.remarks, reason: body.reason, reviewedDocuments: body.reviewedDocuments });
+        const result = await decide(context, requestMeta(ctx), params.requestId, { kind: "REJECTED", remarks: body.remarks, reason: body.reason, reviewedDocuments: body.reviewedDocuments, documentVersions: body.documentVersions }, signatureOf(body));
         return { body: { approvalId: result.approvalId, status: result.status, transactionHash: result.transactionHash, workflowStatus: result.workflowStatus } };
       },
     }),
@@ -118,16 +135,66 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/requests/:requestId/request-changes",
       operationId: "requestChanges",
+      sendsTransactions: true,
       summary: "Ask the applicant for changes: the request goes to PENDING_RESUBMISSION",
       description: "Your approval record becomes CHANGES_REQUESTED; after the applicant resubmits, your department decides again in the same stage.",
       tags: ["Approvals"],
       access: DEPARTMENT,
       params: RequestIdParams,
-      body: z.object({ remarks: z.string().min(1).max(4000), requiredDocuments: z.array(z.string().regex(/^[A-Z0-9_]+$/)).max(16).optional(), reviewedDocuments: z.array(z.uuid()).max(16).optional() }).meta({ id: "RequestChangesInput" }),
+      body: z.object({ remarks: z.string().min(1).max(4000), requiredDocuments: z.array(z.string().regex(/^[A-Z0-9_]+$/)).max(16).optional(), ...ReviewFields }).meta({ id: "RequestChangesInput" }),
       responses: { 200: { description: "Recorded", schema: z.object({ status: z.string(), transactionHash: z.string() }) }, ...DECISION_ERRORS },
       handler: async ({ params, body, ctx }) => {
-        const result = await decide(context, requestMeta(ctx), params.requestId, { kind: "CHANGES_REQUESTED", remarks: body.remarks, requiredDocuments: body.requiredDocuments, reviewedDocuments: body.reviewedDocuments });
+        const result = await decide(context, requestMeta(ctx), params.requestId, { kind: "CHANGES_REQUESTED", remarks: body.remarks, requiredDocuments: body.requiredDocuments, reviewedDocuments: body.reviewedDocuments, documentVersions: body.documentVersions }, signatureOf(body));
         return { body: { status: result.requestStatus, transactionHash: result.transactionHash } };
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/requests/:requestId/decision-typed-data",
+      operationId: "getDecisionTypedData",
+      idempotent: false,
+      summary: "The EIP-712 typed data your department signs to decide with its own key",
+      description:
+        "For departments that hold their own key (custody DEPARTMENT_HELD): the body is the decision you are about to send (as for approve / reject / request-changes, without signature). The answer is the typed data to sign with eth_signTypedData_v4 (any wallet, or a Safe for EIP-1271), with the versions resolved now, your department's next nonce and a deadline 15 minutes ahead. Send the same decision with signature, nonce and deadline to the decision endpoint; the platform relays it and the contract checks the signature against your department's registered wallet. Reads only: nothing is recorded.",
+      tags: ["Approvals"],
+      access: DEPARTMENT,
+      params: RequestIdParams,
+      body: z
+        .object({
+          decision: z.enum(["APPROVED", "REJECTED", "CHANGES_REQUESTED"]),
+          remarks: z.string().min(1).max(4000),
+          reason: z.enum(REJECTION_REASONS).optional(),
+          requiredDocuments: z.array(z.string().regex(/^[A-Z0-9_]+$/)).max(16).optional(),
+          reviewedDocuments: ReviewFields.reviewedDocuments,
+          documentVersions: ReviewFields.documentVersions,
+        })
+        .meta({ id: "DecisionTypedDataInput" }),
+      responses: {
+        200: {
+          description: "The typed data to sign",
+          schema: z
+            .object({
+              typedData: z.object({ types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))), primaryType: z.literal("Decision"), domain: z.object({ name: z.string(), version: z.string(), chainId: z.number(), verifyingContract: z.string() }), message: z.record(z.string(), z.union([z.string(), z.number()])) }),
+              signer: z.string().describe("Your department's registered wallet: the address whose signature the contract accepts"),
+              custody: z.enum(["CUSTODIAL", "DEPARTMENT_HELD"]),
+              documentVersions: z.record(z.string(), z.number()).describe("The document versions the decision covers"),
+              nonce: z.string(),
+              deadline: z.number(),
+            })
+            .meta({ id: "DecisionTypedData" }),
+        },
+        ...errors({ 400: "Invalid body; a rejection needs its reason", 401: "Not authenticated", 403: "Not a department", 404: "No such request" }),
+      },
+      handler: async ({ params, body, ctx }) => {
+        const base = { remarks: body.remarks, reviewedDocuments: body.reviewedDocuments, documentVersions: body.documentVersions };
+        if (body.decision === "REJECTED" && !body.reason) throw new AppError(400, "VALIDATION_ERROR", "A rejection needs its reason", { fields: ["reason"] });
+        const decision =
+          body.decision === "APPROVED"
+            ? { kind: "APPROVED" as const, ...base }
+            : body.decision === "REJECTED"
+              ? { kind: "REJECTED" as const, reason: body.reason!, ...base }
+              : { kind: "CHANGES_REQUESTED" as const, requiredDocuments: body.requiredDocuments, ...base };
+        return { body: await decisionToSign(context, department(ctx.state.principal), params.requestId, decision) };
       },
     }),
     defineRoute({
@@ -151,6 +218,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/requests/:requestId/resolve-escalation",
       operationId: "resolveEscalation",
+      sendsTransactions: true,
       summary: "Resolve an escalated stage: uphold the rejection, or return it to the department",
       description:
         "Administrators only. A stage is escalated by a rejection whose stage says onRejection ESCALATE, or by an overdue stage with onTimeout ESCALATE; documents are frozen meanwhile. REJECT rejects the request (reasonCode on chain); RETURN sends it back: a rejecting department decides again and the stage's clock restarts. An administrator cannot approve for a department.",
@@ -166,6 +234,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
         method: "post",
         path: `/requests/:requestId/${verb}`,
         operationId: `${verb}Licence`,
+        sendsTransactions: true,
         summary: { suspend: "Suspend an issued licence", reinstate: "Lift a suspension", revoke: "Revoke a licence for good" }[verb],
         description:
           "Administrators only; recorded on chain (transaction kind REVOKE). reasonCode (1-255) is stored on chain with the status; reason (text) off chain. A suspended or revoked licence verifies as invalid.",

@@ -6,9 +6,10 @@ import type { DomainContext } from "../domain/context.ts";
 import { departmentStats, STATS_DEFINITIONS } from "../domain/departments/departmentStats.ts";
 import {
   CreateDepartmentInput, Department, DepartmentList, DepartmentResponse, DepartmentStatsResponse, RegeneratedKey, StatsQuery, UpdateDepartmentInput,
+  WalletChangeInput,
 } from "../domain/departments/departmentSchemas.ts";
 import { DepartmentStore } from "../domain/departments/departmentStore.ts";
-import { createDepartment, regenerateApiKey, updateDepartment } from "../domain/departments/manageDepartments.ts";
+import { createDepartment, proposeWalletChange, regenerateApiKey, settleWalletChange, updateDepartment } from "../domain/departments/manageDepartments.ts";
 import { forbidden, notFound } from "../http/appError.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 
@@ -51,9 +52,10 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/departments",
       operationId: "createDepartment",
+      sendsTransactions: true,
       summary: "Register a department (custodial wallet, code ↔ wallet on chain, API credentials shown once)",
       description: [
-        "Creates the department's funded custodial wallet, registers code ↔ wallet in the ApprovalRegistry and answers once the registration is confirmed. apiKey and apiSecret are returned only in this response (never stored in the clear; Idempotency-Key is ignored so they are never replayed). `requireSignedRequests` is our extension.",
+        "Creates the department's funded custodial wallet (with a remote signer, `SIGNER=remote`: takes `walletAddress`, or the signer's first key not yet in use), registers code ↔ wallet in the ApprovalRegistry and answers once the registration is confirmed. apiKey and apiSecret are returned only in this response (never stored in the clear; Idempotency-Key is ignored so they are never replayed). `requireSignedRequests` is our extension.",
         "",
         DEPARTMENT_AUTH_DESCRIPTION,
       ].join("\n"),
@@ -63,7 +65,14 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       idempotent: false,
       responses: {
         201: { description: "Registered", schema: DepartmentResponse },
-        ...errors({ 400: "Invalid body (code must match ^[A-Z_]+$, at most 31 characters)", 401: "Not authenticated", 403: "Not an administrator", 409: "CONFLICT: the code is already registered", 503: "Chain unavailable, nothing recorded" }),
+        ...errors({
+          400: "Invalid body (code must match ^[A-Z_]+$, at most 31 characters; walletAddress given without a remote signer, or not one of its keys)",
+          401: "Not authenticated",
+          403: "Not an administrator",
+          409: "CONFLICT: the code is already registered; WALLET_IN_USE: walletAddress is already a wallet here; NO_SIGNER_KEY_AVAILABLE: every key of the remote signer is in use",
+          502: "SIGNER_REFUSED or SIGNER_INVALID_RESPONSE: the remote signer refused or answered another transaction; nothing recorded",
+          503: "Chain or remote signer (SIGNER_UNAVAILABLE) unavailable, nothing recorded",
+        }),
       },
       handler: async ({ body, ctx }) => ({ status: 201, body: await createDepartment(context, requestMeta(ctx), body) }),
     }),
@@ -93,6 +102,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       method: "patch",
       path: "/departments/:departmentCode",
       operationId: "updateDepartment",
+      sendsTransactions: true,
       summary: "Update a department (name, webhookUrl, isActive on chain, requireSignedRequests)",
       description:
         "Off-chain fields change at once; a change of isActive is recorded on chain (setDepartmentActive) in the same database transaction and answers once the index has it: from then on a deactivated department's API key is refused (401) by every API process, and its wallet can no longer record decisions on chain. `requireSignedRequests` is our extension. Each change is audited (UPDATE, ACTIVATE, DEACTIVATE).",
@@ -122,6 +132,51 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       responses: { 200: { description: "The new credentials", schema: RegeneratedKey }, ...errors({ 401: "Not authenticated", 403: "Not an administrator", 404: "No such department" }) },
       handler: async ({ params, ctx }) => ({ body: await regenerateApiKey(context, requestMeta(ctx), params.departmentCode) }),
     }),
+    defineRoute({
+      method: "post",
+      path: "/departments/:departmentCode/wallet-change",
+      operationId: "proposeDepartmentWalletChange",
+      sendsTransactions: true,
+      summary: "Propose a new wallet or custody for a department (public on chain, effective only after a delay)",
+      description:
+        "Recorded on chain (proposeDepartmentWallet) and audited. The change waits out the registry's wallet delay (fixed at deployment: at least 24 h on a real network) in public: the department's current wallet or an administrator can cancel it, and it takes effect only when activated after `effectiveAt`. Until then the current wallet decides. CUSTODIAL creates a new platform-held wallet; DEPARTMENT_HELD takes the department's own address.",
+      tags: ["Departments"],
+      access: ADMIN,
+      params: CodeParams,
+      body: WalletChangeInput,
+      responses: {
+        200: { description: "Proposed: the department with its pendingWalletChange", schema: Department.extend({ transactionHash: z.string() }) },
+        ...errors({ 400: "Invalid body", 401: "Not authenticated", 403: "Not an administrator", 404: "No such department", 409: "WALLET_NOT_ALLOWED: another department's wallet, or a role holder", 503: "Chain unavailable, nothing recorded" }),
+      },
+      handler: async ({ params, body, ctx }) => {
+        const { department, transactionHash } = await proposeWalletChange(context, requestMeta(ctx), params.departmentCode, body);
+        return { body: { ...store.toJson(department), transactionHash } };
+      },
+    }),
+    ...(["cancel", "activate"] as const).map((verb) =>
+      defineRoute({
+        method: "post",
+        path: `/departments/:departmentCode/wallet-change/${verb}`,
+        operationId: `${verb}DepartmentWalletChange`,
+        sendsTransactions: true,
+        summary: verb === "cancel" ? "Cancel a department's pending wallet change" : "Activate a department's wallet change once its delay has passed",
+        description:
+          verb === "cancel"
+            ? "Recorded on chain (cancelDepartmentWallet, from the administration wallet) and audited. A department that holds its own key can also cancel it itself, by calling cancelDepartmentWallet from its wallet."
+            : "Recorded on chain (activateDepartmentWallet, which anyone may send once the delay has passed) and audited; from then on only the new wallet decides for the department.",
+        tags: ["Departments"],
+        access: ADMIN,
+        params: CodeParams,
+        responses: {
+          200: { description: "Done: the department as it is now", schema: Department.extend({ transactionHash: z.string() }) },
+          ...errors({ 401: "Not authenticated", 403: "Not an administrator", 404: "No such department", 409: "NO_WALLET_CHANGE, or WALLET_CHANGE_NOT_DUE (activate before effectiveAt)", 503: "Chain unavailable, nothing recorded" }),
+        },
+        handler: async ({ params, ctx }) => {
+          const { department, transactionHash } = await settleWalletChange(context, requestMeta(ctx), params.departmentCode, verb === "cancel" ? "CANCEL" : "ACTIVATE");
+          return { body: { ...store.toJson(department), transactionHash } };
+        },
+      }),
+    ),
     defineRoute({
       method: "get",
       path: "/departments/:departmentCode/stats",

@@ -58,6 +58,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/requests/:requestId/documents",
       operationId: "uploadDocument",
+      sendsTransactions: true,
       summary: "Upload a document (PDF, JPEG or PNG, at most 10 MB); its SHA-256 is anchored on chain",
       description:
         "multipart/form-data with `file`, `docType` (a document type the request's workflow requires) and optional `description`. The type is decided by the file's bytes, never by its name or Content-Type; a file whose name or Content-Type claims another type is refused as disguised. One document per type: upload new versions with PUT. Honours Idempotency-Key (same key, same file and fields).",
@@ -80,6 +81,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       method: "put",
       path: "/requests/:requestId/documents/:documentId",
       operationId: "updateDocument",
+      sendsTransactions: true,
       summary: "Upload a new version of a document; approvals that reviewed the old version must be given again",
       description:
         "Stores the new version, anchors its hash on chain as the document's next version and, in the same transaction, invalidates every approval that reviewed an older version (their departments are listed in invalidatedApprovals and must review again). Refused (409) once the request is approved, rejected or cancelled. Honours Idempotency-Key.",

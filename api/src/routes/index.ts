@@ -6,6 +6,7 @@ import { fileRoutes } from "../storage/index.ts";
 import { adminRoutes } from "./admin.ts";
 import { approvalRoutes } from "./approvals.ts";
 import { departmentRoutes } from "./departments.ts";
+import { holderProofRoutes } from "./holderProof.ts";
 import { documentRoutes } from "./documents.ts";
 import { requestRoutes } from "./requests.ts";
 import { webhookRoutes } from "./webhooks.ts";
@@ -27,6 +28,7 @@ export function apiRoutes(context: DomainContext, auth: AuthModule, issuer: QrIs
       ...webhookRoutes(context),
       ...adminRoutes(context),
       ...verification.api,
+      ...holderProofRoutes(context),
       ...fileRoutes(context.documentStore, context.config),
     ],
     root: [...auth.rootRoutes, ...verification.root],

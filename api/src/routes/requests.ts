@@ -37,6 +37,7 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/requests",
       operationId: "createRequest",
+      sendsTransactions: true,
       summary: "Create a licence request (mints its soulbound token)",
       description:
         "Mints a Draft soulbound token to the applicant's custodial address, pinned on chain to the active workflow version of the request type. An applicant creates requests for their own identity-locker id; a system client with applications:write may act for any applicant (name and email may be given as metadata.applicantName / metadata.applicantEmail). Honours Idempotency-Key.",
@@ -118,6 +119,7 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/requests/:requestId/submit",
       operationId: "submitRequest",
+      sendsTransactions: true,
       summary: "Submit (or resubmit) a request for review",
       description:
         "DRAFT → SUBMITTED: review starts at the first stage of the pinned workflow. PENDING_RESUBMISSION → SUBMITTED: review continues in the same stage. Every document type the workflow requires (the union of its requiredDocuments) must be uploaded. Honours Idempotency-Key.",
@@ -134,6 +136,7 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/requests/:requestId/cancel",
       operationId: "cancelRequest",
+      sendsTransactions: true,
       summary: "Cancel a draft or a request awaiting resubmission",
       tags: ["Requests"],
       access: WRITERS,

@@ -8,7 +8,7 @@ import type { DomainContext } from "../domain/context.ts";
 import { conflict } from "../http/appError.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { findVisibleRequest } from "../reads/requestReads.ts";
-import { RequestStatus } from "../schemas/common.ts";
+import { DateTime, RequestStatus } from "../schemas/common.ts";
 import { verifyDocument } from "../verification/documentVerification.ts";
 import { verifyLicence, type VerificationDependencies } from "../verification/licenceVerification.ts";
 import { qrPng, qrSvg } from "../verification/qrImage.ts";
@@ -19,7 +19,7 @@ import { DOCUMENT_VERDICTS, LICENCE_VERDICTS, licenceMessage } from "../verifica
 const PUBLIC = [{ kind: "public" as const }];
 const READERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "applications:read" as const }, { kind: "apiKey" as const }];
 const errors = errorResponses;
-const dateTime = z.iso.datetime({ offset: true });
+const dateTime = DateTime;
 
 const VerificationResponse = z
   .object({
@@ -67,6 +67,11 @@ const DocumentVerificationResponse = z
   })
   .meta({ id: "DocumentVerificationResponse" });
 
+/** As normaliseHash reads it (any case, 0x optional), so the document states what is accepted. */
+const DocumentHash = z
+  .string()
+  .regex(/^(0[xX])?[0-9a-fA-F]{64}$/, "A document hash is 64 hexadecimal digits (SHA-256), with or without 0x")
+  .describe("SHA-256 of the document: 64 hexadecimal digits, with or without 0x, any case");
 const TokenIdParams = z.object({ tokenId: z.string().regex(/^\d{1,13}$/, "a token id is a positive integer").describe("Token id (integer)") });
 
 export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: RouteDefinition[]; root: RouteDefinition[] } {
@@ -118,7 +123,7 @@ export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: R
       summary: "Verify a document by its SHA-256 (hex, with or without 0x, any case)",
       tags: ["Verification"],
       access: PUBLIC,
-      params: z.object({ hash: z.string().max(200) }),
+      params: z.object({ hash: DocumentHash }),
       responses: { 200: { description: "Verdict", schema: DocumentVerificationResponse }, ...errors({ 400: "Not a SHA-256 in hex", 404: "No document with this hash is anchored" }) },
       handler: async ({ params }) => ({ body: await verifyDocument(deps, params.hash) }),
     }),

@@ -44,6 +44,7 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
       method: "post",
       path: "/workflows",
       operationId: "createWorkflow",
+      sendsTransactions: true,
       summary: "Register a workflow for a request type (version 1, or the next version once the previous was deactivated)",
       description:
         "Validates the definition (400 INVALID_WORKFLOW with details.errors, nothing sent), then registers it on chain, where it becomes the active workflow of its type. A type has at most one active workflow: while it has one, use PUT to create a new version (409 CONFLICT). Honours Idempotency-Key.",
@@ -84,6 +85,7 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
       method: "put",
       path: "/workflows/:workflowId",
       operationId: "updateWorkflow",
+      sendsTransactions: true,
       summary: "Create the next version of a workflow",
       description:
         "Registers the body as the next version of the same type (workflowType must not change: 400 WORKFLOW_TYPE_MISMATCH); it becomes the active version and the previous one is deactivated. Requests already created keep the version they were pinned to. Only the latest version of a type can be updated (409 STALE_WORKFLOW_VERSION). Returns the new version (its own workflowId). Honours Idempotency-Key.",
@@ -101,6 +103,7 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
       method: "delete",
       path: "/workflows/:workflowId",
       operationId: "deactivateWorkflow",
+      sendsTransactions: true,
       summary: "Deactivate a workflow version",
       description:
         "Deactivates the version on chain. If it was the active version of its type, new requests of that type are refused (409 NO_ACTIVE_WORKFLOW) until a workflow is registered again (POST). Requests already pinned to it continue.",

@@ -21,7 +21,17 @@ export const Pagination = z
   .meta({ id: "Pagination", description: "page and limit as requested; total items matching; totalPages = ceil(total / limit)." });
 
 export const Uuid = z.uuid();
-export const DateTime = z.iso.datetime({ offset: true });
+/**
+ * RFC 3339 `date-time` (§5.6), strictly: a real calendar date, `T`, hours:minutes:seconds (seconds required),
+ * an optional fraction, then `Z` or a `±hh:mm` offset. Upper-case `T` and `Z` only; no leap second 60.
+ * (docs/decisions.md, "API document (issue 17)").
+ */
+export const RFC3339_DATE_TIME =
+  /^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|02-(?:0[1-9]|1\d|2[0-8])))T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
+export const DateTime = z
+  .string()
+  .regex(RFC3339_DATE_TIME, { message: "must be an RFC 3339 date-time with seconds and an offset, e.g. 2020-02-29T00:00:00Z" })
+  .meta({ format: "date-time" });
 
 /** page/limit query parameters with the spec's defaults and bounds. */
 export function pageQuery(defaultLimit: number, maxLimit = 100) {

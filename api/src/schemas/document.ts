@@ -54,14 +54,17 @@ export const DocumentUpdateResponse = z
 
 export const DownloadResponse = z.object({ downloadUrl: z.url(), expiresAt: DateTime }).meta({ id: "DownloadResponse" });
 
+/** A multipart file part: its bytes (any declared Content-Type; the type is decided by the bytes). */
+const BinaryFile = z.string().meta({ format: "binary", contentMediaType: "application/octet-stream" });
+
 export const UploadForm = z
   .object({
-    file: z.string().describe("The file (binary): PDF, JPEG or PNG, at most 10 MB, type decided by its bytes"),
+    file: BinaryFile.describe("The file: PDF, JPEG or PNG, at most 10 MB, type decided by its bytes"),
     docType: z.string().describe("Document type code; one the request's workflow requires"),
     description: z.string().optional(),
   })
   .meta({ id: "DocumentUpload" });
 
 export const UpdateForm = z
-  .object({ file: z.string().describe("The new version (binary): PDF, JPEG or PNG, at most 10 MB"), description: z.string().optional() })
+  .object({ file: BinaryFile.describe("The new version: PDF, JPEG or PNG, at most 10 MB, type decided by its bytes"), description: z.string().optional() })
   .meta({ id: "DocumentUpdateUpload" });

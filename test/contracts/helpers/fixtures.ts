@@ -9,7 +9,6 @@ export const ROLES = {
   ADMIN: ethers.id("ADMIN_ROLE"),
   OPERATOR: ethers.id("OPERATOR_ROLE"),
   KEEPER: ethers.id("KEEPER_ROLE"),
-  REGISTRY: ethers.id("REGISTRY_ROLE"),
 } as const;
 
 /** Enum values as the contracts number them. */
@@ -25,6 +24,10 @@ export const OnTimeout = { None: 0, Notify: 1, Escalate: 2, AutoReject: 3 } as c
 export const OnRejection = { FailRequest: 0, RetryStage: 1, Escalate: 2 } as const;
 export const Phase = { NotStarted: 0n, InReview: 1n, AwaitingResubmission: 2n, Escalated: 3n, Closed: 4n } as const;
 export const Decision = { Pending: 0n, Approved: 1n, Rejected: 2n, ChangesRequested: 3n, ReviewRequired: 4n } as const;
+export const Custody = { Custodial: 0n, DepartmentHeld: 1n } as const;
+
+/** Seconds between a department wallet's proposal and the earliest time it can take effect, in these tests. */
+export const WALLET_DELAY = 24n * 3600n;
 
 export const code = (text: string) => ethers.encodeBytes32String(text);
 export const BUILDING_PERMIT = code("BUILDING_PERMIT");
@@ -59,10 +62,30 @@ export function stage(spec: StageSpec) {
 
 export const VALIDITY_SECONDS = 365n * 24n * 3600n;
 
+/** A salted commitment to an applicant's identity, as the API records it at mint. */
+export const COMMITMENT = ethers.id("applicant-commitment");
+
 /**
- * The three contracts wired as in production: the approval registry holds REGISTRY_ROLE on the token and the
- * document registry; `operator` holds OPERATOR_ROLE on all three, `admin` ADMIN_ROLE, `keeper` KEEPER_ROLE.
- * Departments A..F are registered with their own wallets.
+ * The versions a department has in front of it now: the document registry's packed word for `tokenId` (15 bits of
+ * latest version per document index from bit 16), which approve / reject / requestChanges take as
+ * `reviewedVersions`.
+ */
+export async function latestVersions(registry: { documentRegistry(): Promise<string> }, tokenId: bigint) {
+  const documents = await ethers.getContractAt("DocumentRegistry", await registry.documentRegistry());
+  return documents.packedDocumentsOf(tokenId);
+}
+
+/** `versions` with document `docIndex` at `version` (the packed layout of packedDocumentsOf). */
+export function withVersion(versions: bigint, docIndex: number, version: bigint) {
+  const shift = BigInt(16 + 15 * docIndex);
+  return (versions & ~(0x7fffn << shift)) | (version << shift);
+}
+
+/**
+ * The contracts wired as in production: the approval registry is set once on the token and the document
+ * registry, and checks signed decisions through the decision verifier; `deployer` holds DEFAULT_ADMIN_ROLE,
+ * `operator` OPERATOR_ROLE on all three, `admin` ADMIN_ROLE, `keeper` KEEPER_ROLE (four different keys).
+ * Departments A..F are registered with their own wallets, custodial; wallet changes wait WALLET_DELAY.
  */
 export async function deployPlatform() {
   const signers = await ethers.getSigners();
@@ -71,14 +94,16 @@ export async function deployPlatform() {
 
   const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "https://verify.example/", deployer.address]);
   const documents = await ethers.deployContract("DocumentRegistry", [await token.getAddress(), deployer.address]);
+  const verifier = await ethers.deployContract("DecisionVerifier");
   const registry = await ethers.deployContract("ApprovalRegistry", [
     await token.getAddress(),
     await documents.getAddress(),
+    await verifier.getAddress(),
     deployer.address,
+    WALLET_DELAY,
   ]);
   const registryAddress = await registry.getAddress();
-  await token.grantRole(ROLES.REGISTRY, registryAddress);
-  await documents.grantRole(ROLES.REGISTRY, registryAddress);
+  await token.setApprovalRegistry(registryAddress);
   await documents.setReviewRegistry(registryAddress);
   for (const c of [token, documents, registry]) await c.grantRole(ROLES.OPERATOR, operator.address);
   for (const c of [token, registry]) await c.grantRole(ROLES.ADMIN, admin.address);
@@ -87,9 +112,11 @@ export async function deployPlatform() {
   const departments: Record<string, (typeof signers)[number]> = {};
   for (const [i, name] of ["A", "B", "C", "D", "E", "F"].entries()) {
     departments[name] = departmentWallets[i];
-    await registry.connect(admin).registerDepartment(code(name), departmentWallets[i].address);
+    await registry.connect(admin).registerDepartment(code(name), departmentWallets[i].address, Custody.Custodial);
   }
-  return { token, documents, registry, deployer, admin, operator, keeper, applicant, stranger, departments, signers };
+  return {
+    token, documents, verifier, registry, deployer, admin, operator, keeper, applicant, stranger, departments, signers,
+  };
 }
 
 /** The reference workflow: stage 1 SEQUENTIAL [A, B], stage 2 PARALLEL [C, D], both ALL. */
@@ -111,7 +138,7 @@ export async function deployWithReferenceWorkflow() {
 export async function deploySubmittedRequest() {
   const platform = await deployWithReferenceWorkflow();
   const { token, documents, registry, operator, applicant } = platform;
-  await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT);
+  await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT, COMMITMENT);
   for (let i = 0; i < 3; i++) {
     await documents.connect(operator).anchorDocument(1n, uuid(i + 1), code(`DOC_${i}`), sha(`doc-${i}-v1`));
   }
@@ -136,7 +163,7 @@ export async function deploySubmittedRequestWith(
   const platform = await deployPlatform();
   const { token, documents, registry, admin, operator, applicant } = platform;
   await registry.connect(admin).registerWorkflow(BUILDING_PERMIT, ethers.id("custom-definition"), validitySeconds, stages);
-  await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT);
+  await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT, COMMITMENT);
   for (let i = 0; i < 3; i++) {
     await documents.connect(operator).anchorDocument(1n, uuid(i + 1), code(`DOC_${i}`), sha(`doc-${i}-v1`));
   }

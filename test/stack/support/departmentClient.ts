@@ -37,7 +37,7 @@ export interface HttpResult {
 export async function createDepartment(
   apiUrl: string,
   adminToken: string,
-  input: { code: string; name: string; webhookUrl?: string; requireSignedRequests?: boolean },
+  input: { code: string; name: string; webhookUrl?: string; requireSignedRequests?: boolean; custody?: "CUSTODIAL" | "DEPARTMENT_HELD"; walletAddress?: string },
 ): Promise<CreatedTestDepartment> {
   const response = await fetch(`${apiUrl}/api/v1/departments`, {
     method: "POST",

@@ -13,16 +13,16 @@ const [count, prefix] = [Number(process.argv[2]), process.argv[3]];
 const config = loadConfig();
 const core = await createCoreServices(config, createLogger("silent"));
 const deployment = await loadDeployment(config);
-const operator = (await core.wallets.findByPurpose("OPERATOR"))!;
+const admin = (await core.wallets.findByPurpose("ADMIN"))!;
 const registry = new Interface(ApprovalRegistryAbi as never);
 
 const results = await Promise.allSettled(
   Array.from({ length: count }, (_, i) =>
     core.gateway.send({
       kind: "REGISTER_DEPARTMENT",
-      from: operator,
+      from: admin,
       to: deployment.contracts.ApprovalRegistry,
-      data: registry.encodeFunctionData("registerDepartment", [encodeBytes32String(`${prefix}_${i}`), Wallet.createRandom().address]),
+      data: registry.encodeFunctionData("registerDepartment", [encodeBytes32String(`${prefix}_${i}`), Wallet.createRandom().address, 0]),
     }),
   ),
 );

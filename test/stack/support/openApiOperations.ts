@@ -28,6 +28,13 @@ export interface Operation {
   callers: CallerKind[];
   /** 4xx statuses documented with the RFC 6749 `{error, error_description}` body instead of `{code, message}`. */
   oauthErrorStatuses: number[];
+  /** Every documented response by status: its body's alternative schemas ($refs resolved) and its headers. */
+  responses: Record<number, DocumentedResponse>;
+}
+
+export interface DocumentedResponse {
+  schemas: Json[];
+  headers: string[];
 }
 
 const METHODS = ["get", "post", "put", "patch", "delete"];
@@ -57,6 +64,15 @@ export async function loadOperations(apiUrl: string): Promise<{ operations: Oper
         body: content && contentType ? { contentType, schema: resolve(content[contentType].schema) } : undefined,
         callers: callersOf((op.security ?? []) as Json[]),
         oauthErrorStatuses,
+        responses: Object.fromEntries(
+          Object.entries((op.responses ?? {}) as Record<string, Json>)
+            .filter(([status]) => /^\d{3}$/.test(status))
+            .map(([status, r]) => {
+              const schema = resolve(Object.values((r.content ?? {}) as Record<string, Json>)[0]?.schema);
+              const schemas = Object.keys(schema).length === 0 ? [] : Array.isArray(schema.oneOf) ? (schema.oneOf as Json[]) : [schema];
+              return [Number(status), { schemas, headers: Object.keys((r.headers ?? {}) as Json).map((h) => h.toLowerCase()) }];
+            }),
+        ),
       });
     }
   }
@@ -128,4 +144,51 @@ export function exampleOf(schema: Json): unknown {
     default:
       return "A";
   }
+}
+
+/**
+ * What is wrong with an answer for the document, if anything: its status is not documented for the operation, a
+ * documented header is missing, or an error body has none of the documented shapes (the required keys of one of
+ * the documented object schemas). Used by the fuzz, matrix and status tests on every answer they get.
+ */
+export function undocumentedAnswer(op: Operation, status: number, headers: Headers | Record<string, unknown>, body: unknown): string | undefined {
+  const documented = op.responses[status];
+  if (!documented) return `${op.method} ${op.path} answered ${status}, which its document does not list (documented: ${Object.keys(op.responses).join(", ")})`;
+  const has = (name: string) => (headers instanceof Headers ? headers.has(name) : headers[name] !== undefined);
+  const missing = documented.headers.filter((name) => !["www-authenticate"].includes(name) && !has(name));
+  if (missing.length) return `${op.method} ${op.path} answered ${status} without the documented header(s) ${missing.join(", ")}`;
+  if (status < 400 || documented.schemas.length === 0) return undefined;
+  const fits = documented.schemas.some((schema) => {
+    if (schema.type !== "object") return true;
+    if (!body || typeof body !== "object" || Array.isArray(body)) return false;
+    return ((schema.required ?? []) as string[]).every((key) => key in (body as Json));
+  });
+  return fits ? undefined : `${op.method} ${op.path} answered ${status} with a body of none of the documented shapes: ${JSON.stringify(body).slice(0, 200)}`;
+}
+
+/**
+ * The operation a request reaches, as the API routes it: same method, a path of the same segments where the
+ * document's static segments match (case-insensitively) and parameters take any non-empty segment, the most
+ * specific (static before parameter, from the left) winning. undefined: no operation (the answer is the router's
+ * 404 or 405, or the HTTP parser's).
+ */
+export function operationReached(operations: Operation[], method: string, pathAndQuery: string): Operation | undefined {
+  const parts = pathAndQuery.split("?")[0].replace(/\/+$/, "").split("/").slice(1);
+  const segmentsOf = (op: Operation) => op.path.split("/").slice(1);
+  let best: Operation | undefined;
+  let bestKinds: boolean[] = [];
+  for (const op of operations) {
+    if (op.method !== method.toUpperCase() && !(method.toUpperCase() === "HEAD" && op.method === "GET")) continue;
+    const segments = segmentsOf(op);
+    if (segments.length !== parts.length) continue;
+    const fits = segments.every((segment, i) => (/^\{.+\}$/.test(segment) ? parts[i].length > 0 : segment.toLowerCase() === parts[i].toLowerCase()));
+    if (!fits) continue;
+    const kinds = segments.map((segment) => !/^\{.+\}$/.test(segment));
+    const firstDifference = kinds.findIndex((k, i) => k !== bestKinds[i]);
+    if (!best || (firstDifference >= 0 && kinds[firstDifference])) {
+      best = op;
+      bestKinds = kinds;
+    }
+  }
+  return best;
 }

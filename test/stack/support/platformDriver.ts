@@ -22,12 +22,16 @@ export const uuidBytes = (n: number) => zeroPadValue(toBeHex(n), 16);
 export interface Driver {
   core: CoreServices;
   operator: string;
+  /** The administration wallet (ADMIN_ROLE): registers departments and workflows. */
+  admin: string;
   addresses: Stack["deployment"]["contracts"];
   send(kind: TxKind, from: string, contract: keyof Stack["deployment"]["contracts"], data: string): Promise<ConfirmedTx>;
-  /** Registers `code` on chain with a throw-away wallet (a cheap write from the operator). */
+  /** Registers `code` on chain with a throw-away wallet (a cheap write from the administration wallet). */
   registerCode(code: string): Promise<ConfirmedTx>;
   /** A department with its own funded custodial wallet, registered on chain. Returns its wallet. */
   department(code: string): Promise<string>;
+  /** The document registry's packed word for a token: the versions a decision sent now reviews. */
+  documentWord(tokenId: bigint): Promise<bigint>;
   /** The reference two-stage workflow for `type` over departments [a, b] then [c, d]. */
   workflow(type: string, stage1: string[], stage2: string[]): Promise<ConfirmedTx>;
   index: pg.Pool;
@@ -43,22 +47,27 @@ export async function createDriver(stack: Stack): Promise<Driver> {
   return {
     core,
     operator: stack.operatorAddress,
+    admin: stack.adminAddress,
     addresses,
     index,
     send,
     registerCode: (code) =>
-      send("REGISTER_DEPARTMENT", stack.operatorAddress, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32(code), Wallet.createRandom().address])),
+      send("REGISTER_DEPARTMENT", stack.adminAddress, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32(code), Wallet.createRandom().address, 0])),
     async department(code) {
       const wallet = await core.wallets.create("DEPARTMENT", code);
-      await send("REGISTER_DEPARTMENT", stack.operatorAddress, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32(code), wallet]));
+      await send("REGISTER_DEPARTMENT", stack.adminAddress, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32(code), wallet, 0]));
       return wallet;
+    },
+    async documentWord(tokenId) {
+      const data = documents.encodeFunctionData("packedDocumentsOf", [tokenId]);
+      return BigInt(await core.provider.call({ to: addresses.DocumentRegistry, data }));
     },
     workflow(type, stage1, stage2) {
       const stage = (executionType: number, departments: string[]) => ({
         executionType, completion: 0, threshold: 0, onTimeout: 0, onRejection: 0, timeoutSeconds: 0, mandatoryMask: 0,
         departments: departments.map(b32),
       });
-      return send("REGISTER_WORKFLOW", stack.operatorAddress, "ApprovalRegistry",
+      return send("REGISTER_WORKFLOW", stack.adminAddress, "ApprovalRegistry",
         registry.encodeFunctionData("registerWorkflow", [b32(type), id(`${type}-definition`), 86_400n * 365n, [stage(0, stage1), stage(1, stage2)]]));
     },
     async close() {

@@ -18,12 +18,14 @@ export function domainContext(stack: Stack, driver: Driver): DomainContext {
     pool: driver.core.pool,
     gateway: driver.core.gateway,
     operator: stack.operatorAddress,
+    administrator: stack.adminAddress,
     contracts: stack.deployment.contracts,
     workflows: new WorkflowStore(driver.core.pool),
     documentStore: undefined as never,
     logger: createLogger("silent"),
     custodySecret: "0x" + "00".repeat(32),
     wallets: driver.core.wallets,
+    signer: driver.core.signer,
     vault: driver.core.vault,
   };
 }
@@ -33,7 +35,10 @@ export async function seedWorkflow(stack: Stack, driver: Driver, input: CreateWo
   const wallets: Record<string, string> = {};
   const codes = [...new Set(input.stages.flatMap((s) => s.requiredApprovals.map((a) => a.departmentCode)))];
   for (const code of codes) {
-    const existing = await driver.core.wallets.findByPurpose("DEPARTMENT", code);
+    // A custodial wallet of ours, or a department registered with its own key (index only).
+    const existing =
+      (await driver.core.wallets.findByPurpose("DEPARTMENT", code)) ??
+      (await driver.index.query(`SELECT wallet FROM departments WHERE code = $1`, [code])).rows[0]?.wallet;
     wallets[code] = existing ?? (await driver.department(code));
   }
   const { workflow } = await registerWorkflow(domainContext(stack, driver), input);

@@ -38,6 +38,8 @@ export async function startFixtureStack(): Promise<Stack> {
     JOB_TIME_SCALE: "0.00005",
     JOB_POLL_MS: "100",
     JOB_LOCK_MS: "15000",
+    // A department wallet change waits this long in public before it can take effect (at least 24 h on Besu).
+    WALLET_DELAY_SECONDS: "4",
     // Rate limits are tested on their own API processes (rateLimits.test.ts); here they would only add noise.
     RATE_LIMIT_AUTH_PER_MINUTE: "0",
     RATE_LIMIT_WRITE_PER_MINUTE: "0",

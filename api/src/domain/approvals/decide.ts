@@ -1,8 +1,10 @@
 /**
- * Department decisions: approve, reject, request changes. Each is a transaction from the department's own custodial
- * wallet to the approval registry, which checks on chain that the department is required in the current stage (in
- * its turn for SEQUENTIAL stages) and applies the pinned workflow's rules. The remarks stay off chain; their keccak256
- * is on chain. A refused decision records nothing anywhere.
+ * Department decisions: approve, reject, request changes. A custodial department's decision is a transaction from
+ * its own wallet (the platform holds the key); a department that holds its own key signs the EIP-712 decision
+ * (decisionToSign gives the typed data) and the operator relays it (decideBySig). Either way the approval registry
+ * checks on chain that the department is required in the current stage (in its turn for SEQUENTIAL stages), that
+ * the documents it reviewed are still at the versions it reviewed, and applies the pinned workflow's rules. The
+ * remarks stay off chain; their keccak256 is on chain. A refused decision records nothing anywhere.
  */
 import { keccak256, toUtf8Bytes } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
@@ -15,17 +17,44 @@ import { findRequest, findVisibleRequest, type RequestView } from "../../reads/r
 import { stableUuid } from "../../reads/stableId.ts";
 import type { DomainContext } from "../context.ts";
 import { reviewState } from "../requests/submitRequest.ts";
+import { decisionTypedData, type DecisionMessage } from "./decisionTypedData.ts";
 
 export const REJECTION_REASONS = ["SAFETY_VIOLATION", "INCOMPLETE_DOCUMENTS", "POLICY_VIOLATION", "FRAUDULENT_APPLICATION", "OTHER"] as const;
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 
-type Decision =
-  | { kind: "APPROVED"; remarks: string; reviewedDocuments: string[] }
-  | { kind: "REJECTED"; remarks: string; reason: RejectionReason; reviewedDocuments?: string[] }
-  | { kind: "CHANGES_REQUESTED"; remarks: string; requiredDocuments?: string[]; reviewedDocuments?: string[] };
+/** A department's signature of the decision's typed data (department-held keys). */
+export interface DecisionSignature {
+  signature: string;
+  nonce: string;
+  deadline: number;
+}
+
+interface Reviewed {
+  reviewedDocuments?: string[];
+  /** The version of each named document the department reviewed (default: the latest when the call arrives). */
+  documentVersions?: Record<string, number>;
+}
+
+export type Decision = Reviewed &
+  (
+    | { kind: "APPROVED"; remarks: string }
+    | { kind: "REJECTED"; remarks: string; reason: RejectionReason }
+    | { kind: "CHANGES_REQUESTED"; remarks: string; requiredDocuments?: string[] }
+  );
+
+/** IApprovalRegistry.DecisionStatus of each decision. */
+const DECISION_STATUS = { APPROVED: 1, REJECTED: 2, CHANGES_REQUESTED: 3 } as const;
+/** How long a typed decision handed out for signing stays valid on chain. */
+const SIGNATURE_LIFETIME_SECONDS = 15 * 60;
+
+interface RequestDocument {
+  documentId: string;
+  docIndex: number;
+  latestVersion: number;
+}
 
 /** Chain refusals, in the API's words (409: the request is not in a state where this department can decide). */
-function explain(error: ContractRevertError): AppError {
+function explain(error: ContractRevertError, documents: RequestDocument[]): AppError {
   switch (error.errorName) {
     case "ReviewNotRequired":
       return conflict("NOT_PENDING", "Your department is not required in the request's current stage", error.details);
@@ -37,49 +66,136 @@ function explain(error: ContractRevertError): AppError {
       return conflict("INVALID_STATE", "The request is not under review", error.details);
     case "DepartmentInactive":
       return conflict("DEPARTMENT_INACTIVE", "Your department is deactivated", error.details);
+    case "ReviewStaleDocuments": {
+      const [, docIndex, reviewed, latest] = error.args.map(Number);
+      const document = documents.find((d) => d.docIndex === docIndex);
+      return conflict("STALE_DOCUMENTS", "A document you reviewed has a newer version: review it again before deciding", {
+        changedDocuments: [{ documentId: document?.documentId ?? null, reviewedVersion: reviewed, latestVersion: latest }],
+      });
+    }
+    case "ReviewInvalidSignature":
+      return new AppError(400, "INVALID_SIGNATURE", "The signature is not your department wallet's signature of this decision (sign the typed data from POST .../decision-typed-data)", error.details);
+    case "ReviewInvalidNonce":
+      return conflict("STALE_NONCE", "The signed decision's nonce is not your department's next one (already used, or another decision came first): fetch new typed data and sign again", error.details);
+    case "ReviewSignatureExpired":
+      return new AppError(400, "SIGNATURE_EXPIRED", "The signed decision's deadline has passed: fetch new typed data and sign again", error.details);
     default:
       return error;
   }
 }
 
-async function departmentWallet(context: DomainContext, code: string): Promise<string> {
-  const { rows } = await context.pool.query(`SELECT wallet FROM index.departments WHERE code = $1`, [code]);
+async function departmentOnChain(context: DomainContext, code: string): Promise<{ departmentId: number; wallet: string; custody: string }> {
+  const { rows } = await context.pool.query(`SELECT department_id, wallet, custody FROM index.departments WHERE code = $1`, [code]);
   if (!rows[0]) throw forbidden("Your department is not registered on chain");
-  return rows[0].wallet;
+  return { departmentId: Number(rows[0].department_id), wallet: rows[0].wallet, custody: rows[0].custody };
 }
 
-/** Document ids of the request → the on-chain bit mask of their indexes; unknown ids are a 400. */
-async function reviewedMask(context: DomainContext, request: RequestView, documentIds: string[]): Promise<number> {
-  if (documentIds.length === 0) return 0;
-  const { rows } = await context.pool.query(`SELECT document_id, doc_index FROM index.documents WHERE token_id = $1`, [request.tokenId.toString()]);
-  const indexOf = new Map(rows.map((r) => [r.document_id as string, Number(r.doc_index)]));
-  const unknown = documentIds.filter((id) => !indexOf.has(id));
-  if (unknown.length > 0) throw new AppError(400, "UNKNOWN_DOCUMENTS", "reviewedDocuments names documents this request does not have", { unknownDocuments: unknown });
-  return documentIds.reduce((mask, id) => mask | (1 << indexOf.get(id)!), 0);
+async function requestDocuments(context: DomainContext, request: RequestView): Promise<RequestDocument[]> {
+  const { rows } = await context.pool.query(`SELECT document_id, doc_index, latest_version FROM index.documents WHERE token_id = $1`, [request.tokenId.toString()]);
+  return rows.map((r) => ({ documentId: r.document_id, docIndex: Number(r.doc_index), latestVersion: Number(r.latest_version) }));
 }
 
-export async function decide(context: DomainContext, meta: RequestMeta, requestId: string, decision: Decision) {
+/**
+ * The documents a decision covers, as the chain checks them: the bit mask of the named documents (0, every
+ * document, when none is named) and the versions reviewed in the document registry's packed layout (15 bits per
+ * document index from bit 16). A document named without a version is taken at its latest version now.
+ */
+function resolveReview(documents: RequestDocument[], reviewed: Reviewed): { mask: number; versions: bigint; covered: Record<string, number> } {
+  const named = reviewed.reviewedDocuments ?? [];
+  const byId = new Map(documents.map((d) => [d.documentId, d]));
+  const unknown = [...named, ...Object.keys(reviewed.documentVersions ?? {})].filter((id) => !byId.has(id));
+  if (unknown.length > 0) throw new AppError(400, "UNKNOWN_DOCUMENTS", "reviewedDocuments names documents this request does not have", { unknownDocuments: [...new Set(unknown)] });
+  const stray = Object.keys(reviewed.documentVersions ?? {}).filter((id) => !named.includes(id));
+  if (stray.length > 0) throw new AppError(400, "VALIDATION_ERROR", "documentVersions names documents that are not in reviewedDocuments", { documents: stray });
+  let mask = 0;
+  let versions = 0n;
+  const covered: Record<string, number> = {};
+  for (const document of documents) {
+    const isNamed = named.includes(document.documentId);
+    const version = (isNamed ? reviewed.documentVersions?.[document.documentId] : undefined) ?? document.latestVersion;
+    if (isNamed) mask |= 1 << document.docIndex;
+    if (isNamed || named.length === 0) covered[document.documentId] = version;
+    versions |= BigInt(version) << BigInt(16 + 15 * document.docIndex);
+  }
+  return { mask, versions, covered };
+}
+
+function remarksOf(decision: Decision) {
+  const record = {
+    remarks: decision.remarks,
+    ...(decision.kind === "REJECTED" ? { reason: decision.reason } : {}),
+    ...(decision.kind === "CHANGES_REQUESTED" ? { requiredDocuments: decision.requiredDocuments ?? [] } : {}),
+  };
+  return { record, hash: keccak256(toUtf8Bytes(canonicalJson(record))) };
+}
+
+const reasonCodeOf = (decision: Decision) => (decision.kind === "REJECTED" ? REJECTION_REASONS.indexOf(decision.reason) + 1 : 0);
+
+/**
+ * The typed data a department that holds its own key signs for this decision: its versions resolved now, its
+ * department's next nonce (read from the chain) and a deadline 15 minutes ahead.
+ */
+export async function decisionToSign(context: DomainContext, principal: Extract<Principal, { kind: "department" }>, requestId: string, decision: Decision) {
+  const request = await findVisibleRequest(context.pool, principal, requestId);
+  const department = await departmentOnChain(context, principal.code);
+  const review = resolveReview(await requestDocuments(context, request), decision);
+  const record = approvalRegistry.decodeFunctionResult(
+    "departmentRecord",
+    await context.gateway.call(context.contracts.ApprovalRegistry, approvalRegistry.encodeFunctionData("departmentRecord", [department.departmentId])),
+  )[0];
+  const message: DecisionMessage = {
+    tokenId: request.tokenId,
+    departmentId: department.departmentId,
+    decision: DECISION_STATUS[decision.kind],
+    reasonCode: reasonCodeOf(decision),
+    reviewedMask: review.mask,
+    reviewedVersions: review.versions,
+    remarksHash: remarksOf(decision).hash,
+    nonce: BigInt(record.nonce),
+    deadline: BigInt(Math.floor(Date.now() / 1000) + SIGNATURE_LIFETIME_SECONDS),
+  };
+  return {
+    typedData: decisionTypedData(context.config.chainId, context.contracts.ApprovalRegistry, message),
+    signer: department.wallet,
+    custody: department.custody,
+    documentVersions: review.covered,
+    nonce: message.nonce.toString(),
+    deadline: Number(message.deadline),
+  };
+}
+
+export async function decide(context: DomainContext, meta: RequestMeta, requestId: string, decision: Decision, signed?: DecisionSignature) {
   const principal = meta.principal as Extract<Principal, { kind: "department" }>;
   // A request not routed to the department does not exist for it, as for its reads: 404 before anything reveals
   // its state (a 409 NOT_PENDING / INVALID_STATE carried the token id and stage) or is simulated on chain.
   const request = await findVisibleRequest(context.pool, principal, requestId);
-  const wallet = await departmentWallet(context, principal.code);
-  const mask = await reviewedMask(context, request, decision.reviewedDocuments ?? []);
-  const remarksRecord = { remarks: decision.remarks, ...(decision.kind === "REJECTED" ? { reason: decision.reason } : {}), ...(decision.kind === "CHANGES_REQUESTED" ? { requiredDocuments: decision.requiredDocuments ?? [] } : {}) };
-  const remarksHash = keccak256(toUtf8Bytes(canonicalJson(remarksRecord)));
-  const data =
-    decision.kind === "APPROVED"
-      ? approvalRegistry.encodeFunctionData("approve", [request.tokenId, mask, remarksHash])
+  const department = await departmentOnChain(context, principal.code);
+  if (department.custody === "DEPARTMENT_HELD" && !signed) {
+    throw new AppError(400, "SIGNATURE_REQUIRED", "Your department holds its own key: sign the typed data from POST /requests/{requestId}/decision-typed-data and send signature, nonce and deadline with the decision", { custody: department.custody, wallet: department.wallet });
+  }
+  const documents = await requestDocuments(context, request);
+  const review = resolveReview(documents, decision);
+  const remarks = remarksOf(decision);
+  const reasonCode = reasonCodeOf(decision);
+  const data = signed
+    ? approvalRegistry.encodeFunctionData("decideBySig", [
+        { tokenId: request.tokenId, departmentId: department.departmentId, decision: DECISION_STATUS[decision.kind], reasonCode, reviewedMask: review.mask,
+          reviewedVersions: review.versions, remarksHash: remarks.hash, nonce: BigInt(signed.nonce), deadline: BigInt(signed.deadline) },
+        signed.signature,
+      ])
+    : decision.kind === "APPROVED"
+      ? approvalRegistry.encodeFunctionData("approve", [request.tokenId, review.mask, review.versions, remarks.hash])
       : decision.kind === "REJECTED"
-        ? approvalRegistry.encodeFunctionData("reject", [request.tokenId, REJECTION_REASONS.indexOf(decision.reason) + 1, mask, remarksHash])
-        : approvalRegistry.encodeFunctionData("requestChanges", [request.tokenId, mask, remarksHash]);
+        ? approvalRegistry.encodeFunctionData("reject", [request.tokenId, reasonCode, review.mask, review.versions, remarks.hash])
+        : approvalRegistry.encodeFunctionData("requestChanges", [request.tokenId, review.mask, review.versions, remarks.hash]);
 
   let tx;
   try {
     tx = await context.gateway.send(
       {
         kind: decision.kind === "APPROVED" ? "APPROVAL" : decision.kind === "REJECTED" ? "REJECT" : "CHANGES_REQUESTED",
-        from: wallet,
+        // A signed decision is relayed by the operator; the chain checks the department wallet's signature.
+        from: signed ? context.operator : department.wallet,
         to: context.contracts.ApprovalRegistry,
         data,
         requestId: request.id,
@@ -89,7 +205,7 @@ export async function decide(context: DomainContext, meta: RequestMeta, requestI
           await client.query(
             `INSERT INTO decision_remarks (tx_hash, request_id, department_code, decision, remarks, remarks_hash, reason, required_documents, chain_tx_id)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-            [recorded.hash, request.id, principal.code, decision.kind, decision.remarks, remarksHash, decision.kind === "REJECTED" ? decision.reason : null,
+            [recorded.hash, request.id, principal.code, decision.kind, decision.remarks, remarks.hash, decision.kind === "REJECTED" ? decision.reason : null,
               decision.kind === "CHANGES_REQUESTED" ? JSON.stringify(decision.requiredDocuments ?? []) : null, recorded.id],
           );
           await audit(client, meta, {
@@ -97,14 +213,14 @@ export async function decide(context: DomainContext, meta: RequestMeta, requestI
             entityId: request.id,
             action: decision.kind === "APPROVED" ? "APPROVE" : decision.kind === "REJECTED" ? "REJECT" : "REQUEST_CHANGES",
             oldValue: { status: request.status, stage: request.stage },
-            newValue: { department: principal.code, decision: decision.kind, ...remarksRecord, reviewedDocuments: decision.reviewedDocuments ?? [] },
+            newValue: { department: principal.code, decision: decision.kind, ...remarks.record, reviewedDocuments: decision.reviewedDocuments ?? [], documentVersions: review.covered, signedByDepartment: Boolean(signed) },
             txHash: recorded.hash,
           });
         },
       },
     );
   } catch (error) {
-    throw error instanceof ContractRevertError ? explain(error) : error;
+    throw error instanceof ContractRevertError ? explain(error, documents) : error;
   }
 
   const recorded = eventsOf(tx.receipt.logs, approvalRegistry, context.contracts.ApprovalRegistry, "DecisionRecorded")[0];

@@ -1,7 +1,6 @@
 /** Departments: the spec's Department / CreateDepartmentInput / DepartmentResponse, our PATCH body and the stats. */
 import { z } from "zod/v4";
-
-const DateTime = z.iso.datetime({ offset: true });
+import { DateTime } from "../../schemas/common.ts";
 
 /** bytes32 on chain: at most 31 characters (the encoding keeps a terminating zero byte). */
 export const DepartmentCode = z
@@ -9,6 +8,13 @@ export const DepartmentCode = z
   .regex(/^[A-Z_]+$/, "must match ^[A-Z_]+$")
   .max(31, "at most 31 characters (stored as bytes32 on chain)")
   .meta({ description: "Upper-case letters and underscores, 1-31 characters", example: "FIRE_DEPARTMENT" });
+
+/** IApprovalRegistry.Custody: who holds the department wallet's key. */
+export const Custody = z
+  .enum(["CUSTODIAL", "DEPARTMENT_HELD"])
+  .meta({ id: "Custody", description: "CUSTODIAL: the platform holds the department's key and signs as the department asks through the API. DEPARTMENT_HELD: the department holds its own key (any wallet, or an EIP-1271 contract wallet such as a Safe) and signs each decision's EIP-712 typed data; no key of it reaches the platform." });
+
+const WalletAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "an Ethereum address");
 
 const WebhookUrl = z.url({ protocol: /^https?$/ }).max(2048).meta({ description: "http or https URL" });
 
@@ -21,8 +27,36 @@ export const CreateDepartmentInput = z
       .boolean()
       .optional()
       .meta({ description: "Extension: when true, every call with this department's API key must be signed (X-Timestamp, X-Signature). Default false." }),
+    custody: Custody.optional().meta({ description: "Extension: who holds the department's key (default CUSTODIAL)" }),
+    walletAddress: WalletAddress.optional().meta({
+      description:
+        "Extension. DEPARTMENT_HELD (required then): the department's own address (an EOA or a contract wallet such as a Safe). CUSTODIAL, only when the API signs with a remote signer (SIGNER=remote): the key of the signer (eth_accounts) that becomes the department's wallet (default: the signer's first key not yet in use); refused (400) with the embedded key vault, which creates the key itself.",
+    }),
+  })
+  .refine((body) => body.custody !== "DEPARTMENT_HELD" || body.walletAddress !== undefined, {
+    message: "walletAddress is required when custody is DEPARTMENT_HELD",
+    path: ["walletAddress"],
   })
   .meta({ id: "CreateDepartmentInput" });
+
+export const WalletChangeInput = z
+  .object({
+    custody: Custody,
+    walletAddress: WalletAddress.optional().meta({ description: "DEPARTMENT_HELD: the department's own address (required). CUSTODIAL: omitted, a new custodial wallet is created" }),
+  })
+  .refine((body) => (body.custody === "DEPARTMENT_HELD") === (body.walletAddress !== undefined), {
+    message: "walletAddress is given exactly when custody is DEPARTMENT_HELD",
+    path: ["walletAddress"],
+  })
+  .meta({ id: "WalletChangeInput" });
+
+const PendingWalletChange = z
+  .object({
+    walletAddress: z.string(),
+    custody: Custody,
+    effectiveAt: DateTime.meta({ description: "From then on anyone can activate it; until then the department's current wallet (or an administrator) can cancel it" }),
+  })
+  .meta({ id: "PendingWalletChange" });
 
 export const UpdateDepartmentInput = z
   .object({
@@ -32,13 +66,16 @@ export const UpdateDepartmentInput = z
     requireSignedRequests: z.boolean().optional().meta({ description: "Extension: require signed requests from this department" }),
   })
   .refine((body) => Object.keys(body).length > 0, { message: "give at least one of name, webhookUrl, isActive, requireSignedRequests" })
-  .meta({ id: "UpdateDepartmentInput" });
+  // The refinement, as JSON Schema states it (zod cannot translate a refinement).
+  .meta({ id: "UpdateDepartmentInput", minProperties: 1 });
 
 export const Department = z
   .object({
     code: z.string(),
     name: z.string(),
-    walletAddress: z.string().meta({ description: "The department's custodial wallet, registered on chain with its code" }),
+    walletAddress: z.string().meta({ description: "The department's wallet, registered on chain with its code: its transactions or EIP-712 signatures are the department's decisions" }),
+    custody: Custody,
+    pendingWalletChange: PendingWalletChange.nullable().meta({ description: "A wallet or custody change proposed on chain, waiting out its public delay" }),
     webhookUrl: z.string().nullable(),
     isActive: z.boolean().meta({ description: "As recorded on chain" }),
     requireSignedRequests: z.boolean().meta({ description: "Extension: whether its API calls must be signed" }),

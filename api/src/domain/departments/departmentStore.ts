@@ -14,6 +14,10 @@ export interface StoredDepartment {
   walletAddress: string;
   /** From the chain (index.departments.active). */
   isActive: boolean;
+  /** From the chain: who holds the wallet's key. */
+  custody: "CUSTODIAL" | "DEPARTMENT_HELD";
+  /** From the chain: a proposed wallet change waiting out its delay. */
+  pendingWalletChange: { walletAddress: string; custody: "CUSTODIAL" | "DEPARTMENT_HELD"; effectiveAt: Date } | null;
   requireSignedRequests: boolean;
   /** The department's id in the ApprovalRegistry (what index.approvals / workflow_stages store). */
   chainDepartmentId: number;
@@ -27,6 +31,8 @@ export interface DepartmentJson {
   code: string;
   name: string;
   walletAddress: string;
+  custody: "CUSTODIAL" | "DEPARTMENT_HELD";
+  pendingWalletChange: { walletAddress: string; custody: "CUSTODIAL" | "DEPARTMENT_HELD"; effectiveAt: string } | null;
   webhookUrl: string | null;
   isActive: boolean;
   requireSignedRequests: boolean;
@@ -37,7 +43,8 @@ type Queryable = Pick<pg.Pool, "query">;
 
 const SELECT = `
   SELECT d.code, d.name, d.webhook_url, d.require_signed_requests, d.created_at, d.updated_at, d.key_rotated_at,
-         i.department_id, i.wallet, i.active, i.updated_at AS chain_updated_at
+         i.department_id, i.wallet, i.active, i.custody, i.pending_wallet, i.pending_custody, i.pending_effective_at,
+         i.updated_at AS chain_updated_at
   FROM departments d JOIN index.departments i ON i.code = d.code`;
 
 function toDepartment(row: Record<string, any>): StoredDepartment {
@@ -48,6 +55,10 @@ function toDepartment(row: Record<string, any>): StoredDepartment {
     webhookUrl: row.webhook_url ?? null,
     walletAddress: getAddress(row.wallet),
     isActive: row.active,
+    custody: row.custody,
+    pendingWalletChange: row.pending_wallet
+      ? { walletAddress: getAddress(row.pending_wallet), custody: row.pending_custody, effectiveAt: new Date(Number(row.pending_effective_at) * 1000) }
+      : null,
     requireSignedRequests: row.require_signed_requests,
     chainDepartmentId: Number(row.department_id),
     createdAt: row.created_at,
@@ -103,6 +114,11 @@ export function departmentJson(department: StoredDepartment): DepartmentJson {
     code: department.code,
     name: department.name,
     walletAddress: department.walletAddress,
+    custody: department.custody,
+    pendingWalletChange: department.pendingWalletChange && {
+      ...department.pendingWalletChange,
+      effectiveAt: department.pendingWalletChange.effectiveAt.toISOString(),
+    },
     webhookUrl: department.webhookUrl,
     isActive: department.isActive,
     requireSignedRequests: department.requireSignedRequests,

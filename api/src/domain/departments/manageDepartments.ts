@@ -1,5 +1,5 @@
 /**
- * Administration of departments: registration (custodial wallet + code ↔ wallet on chain), updates (the active flag
+ * Administration of departments: registration (custodial wallet from the configured signer + code ↔ wallet on chain), updates (the active flag
  * on chain, the rest off chain) and API key regeneration. Every change writes an audit record in the same database
  * transaction (for chain writes: the one that records the transaction in the outbox). Audit values never carry
  * keys or secrets.
@@ -14,11 +14,19 @@ import type { DomainContext } from "../context.ts";
 import { issueCredentials } from "./credentials.ts";
 import { DepartmentStore, departmentJson, type DepartmentJson, type StoredDepartment } from "./departmentStore.ts";
 
+export type Custody = "CUSTODIAL" | "DEPARTMENT_HELD";
+/** IApprovalRegistry.Custody by name. */
+const CUSTODY_ENUM: Record<Custody, number> = { CUSTODIAL: 0, DEPARTMENT_HELD: 1 };
+
 export interface CreateDepartmentInput {
   code: string;
   name: string;
   webhookUrl?: string;
   requireSignedRequests?: boolean;
+  /** Default CUSTODIAL: the platform holds the wallet's key. DEPARTMENT_HELD: `walletAddress` is the department's own. */
+  custody?: Custody;
+  /** DEPARTMENT_HELD: the department's own address. CUSTODIAL with SIGNER=remote: a key of the remote signer (default: its first unused key). */
+  walletAddress?: string;
 }
 
 export interface UpdateDepartmentInput {
@@ -52,7 +60,11 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
   // Registered on chain outside this API (no row here): the chain refuses the code anyway.
   if ((await pool.query(`SELECT 1 FROM index.departments WHERE code = $1`, [code])).rows[0]) throw duplicate(code);
 
-  const wallet = await context.wallets.create("DEPARTMENT", code);
+  const custody = input.custody ?? "CUSTODIAL";
+  // A department that holds its own key registers its address: no key of it ever reaches the platform. Otherwise
+  // the key vault makes a new key, or a remote signer gives one of its keys (docs/decisions.md, "Custodial signers").
+  const wallet =
+    custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.signer.ensureKey("DEPARTMENT", code, { address: input.walletAddress });
   const credentials = await issueCredentials(context.vault, code);
   const webhookUrl = input.webhookUrl ?? null;
   const requireSignedRequests = input.requireSignedRequests ?? false;
@@ -66,7 +78,7 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
         kind: "REGISTER_DEPARTMENT",
         from: context.administrator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData("registerDepartment", [encodeBytes32String(code), wallet]),
+        data: approvalRegistry.encodeFunctionData("registerDepartment", [encodeBytes32String(code), wallet, CUSTODY_ENUM[custody]]),
       },
       {
         onRecorded: async (client, recorded) => {
@@ -81,7 +93,7 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
             entityType: "DEPARTMENT",
             entityId: code,
             action: "CREATE",
-            newValue: { code, name: input.name, webhookUrl, walletAddress: wallet, requireSignedRequests, isActive: true },
+            newValue: { code, name: input.name, webhookUrl, walletAddress: wallet, custody, requireSignedRequests, isActive: true },
             txHash: recorded.hash,
           });
         },
@@ -92,6 +104,9 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
       // Mined and reverted (e.g. registered elsewhere meanwhile): the row must not keep the code.
       if (recordedId) await pool.query(`DELETE FROM departments WHERE chain_tx_id = $1`, [recordedId]);
       if (error.errorName === "DepartmentAlreadyRegistered") throw duplicate(code);
+      if (error.errorName === "DepartmentWalletInUse" || error.errorName === "DepartmentWalletHoldsRole") {
+        throw conflict("WALLET_NOT_ALLOWED", "This wallet cannot be a department's: it is another department's or holds a platform role", error.details);
+      }
     }
     // Two registrations of the same code at once: the second row insert fails and nothing is recorded for it.
     if ((error as { code?: string }).code === "23505") throw duplicate(code);
@@ -100,7 +115,7 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
 
   const department = (await new DepartmentStore(pool).byCode(code)) ?? {
     // Confirmed on chain but the index has not caught up yet (READ_YOUR_WRITES_TIMEOUT_MS): answer from what we know.
-    code, name: input.name, webhookUrl, walletAddress: getAddress(wallet), isActive: true, requireSignedRequests,
+    code, name: input.name, webhookUrl, walletAddress: getAddress(wallet), custody, pendingWalletChange: null, isActive: true, requireSignedRequests,
     chainDepartmentId: 0, createdAt, updatedAt: createdAt, keyRotatedAt: null,
   };
   return { ...departmentJson(department), apiKey: credentials.apiKey, apiSecret: credentials.apiSecret, transactionHash: tx.hash };
@@ -179,4 +194,82 @@ export async function regenerateApiKey(context: DomainContext, meta: RequestMeta
     });
     return { apiKey: credentials.apiKey, apiSecret: credentials.apiSecret, keyRotatedAt: rotatedAt.toISOString() };
   });
+}
+
+/**
+ * Proposes a new wallet (or custody) for a department on chain. It takes effect only after the registry's public
+ * delay (walletDelay), when anyone activates it; until then the department's current wallet or an administrator
+ * can cancel it. So no administrator can make a wallet decide for a department without the department and every
+ * auditor seeing it first.
+ */
+export async function proposeWalletChange(context: DomainContext, meta: RequestMeta, code: string, input: { custody: Custody; walletAddress?: string }) {
+  const current = await new DepartmentStore(context.pool).byCode(code);
+  if (!current) throw notFound("Department");
+  const wallet = input.custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.signer.ensureKey("DEPARTMENT", code, {});
+  try {
+    const tx = await context.gateway.send(
+      {
+        kind: "UPDATE_DEPARTMENT",
+        from: context.administrator,
+        to: context.contracts.ApprovalRegistry,
+        data: approvalRegistry.encodeFunctionData("proposeDepartmentWallet", [encodeBytes32String(code), wallet, CUSTODY_ENUM[input.custody]]),
+      },
+      {
+        onRecorded: (client, recorded) =>
+          audit(client, meta, {
+            entityType: "DEPARTMENT",
+            entityId: code,
+            action: "PROPOSE_WALLET",
+            oldValue: { walletAddress: current.walletAddress, custody: current.custody },
+            newValue: { walletAddress: wallet, custody: input.custody },
+            txHash: recorded.hash,
+          }),
+      },
+    );
+    return { department: (await new DepartmentStore(context.pool).byCode(code)) ?? current, transactionHash: tx.hash };
+  } catch (error) {
+    if (error instanceof ContractRevertError && (error.errorName === "DepartmentWalletInUse" || error.errorName === "DepartmentWalletHoldsRole")) {
+      throw conflict("WALLET_NOT_ALLOWED", "This wallet cannot be a department's: it is another department's or holds a platform role", error.details);
+    }
+    throw error;
+  }
+}
+
+/** Cancels a pending wallet change (sent by the administration wallet) or activates it once due (by the operator). */
+export async function settleWalletChange(context: DomainContext, meta: RequestMeta, code: string, action: "CANCEL" | "ACTIVATE") {
+  const current = await new DepartmentStore(context.pool).byCode(code);
+  if (!current) throw notFound("Department");
+  const pending = current.pendingWalletChange;
+  if (!pending) throw conflict("NO_WALLET_CHANGE", "The department has no pending wallet change");
+  if (action === "ACTIVATE" && pending.effectiveAt.getTime() > Date.now()) {
+    throw conflict("WALLET_CHANGE_NOT_DUE", `The wallet change can be activated from ${pending.effectiveAt.toISOString()}`, { effectiveAt: pending.effectiveAt.toISOString() });
+  }
+  try {
+    const tx = await context.gateway.send(
+      {
+        kind: "UPDATE_DEPARTMENT",
+        from: action === "CANCEL" ? context.administrator : context.operator,
+        to: context.contracts.ApprovalRegistry,
+        data: approvalRegistry.encodeFunctionData(action === "CANCEL" ? "cancelDepartmentWallet" : "activateDepartmentWallet", [encodeBytes32String(code)]),
+      },
+      {
+        onRecorded: (client, recorded) =>
+          audit(client, meta, {
+            entityType: "DEPARTMENT",
+            entityId: code,
+            action: action === "CANCEL" ? "CANCEL_WALLET" : "ACTIVATE_WALLET",
+            oldValue: { walletAddress: current.walletAddress, custody: current.custody },
+            newValue: { walletAddress: pending.walletAddress, custody: pending.custody },
+            txHash: recorded.hash,
+          }),
+      },
+    );
+    return { department: (await new DepartmentStore(context.pool).byCode(code)) ?? current, transactionHash: tx.hash };
+  } catch (error) {
+    // The chain's clock decides: a change not yet due by block time.
+    if (error instanceof ContractRevertError && error.errorName === "DepartmentWalletChangeNotDue") {
+      throw conflict("WALLET_CHANGE_NOT_DUE", "The wallet change is not due yet", error.details);
+    }
+    throw error;
+  }
 }

@@ -11,6 +11,7 @@ import { licenceToken } from "../../chain/contracts.ts";
 import { conflict, forbidden } from "../../http/appError.ts";
 import type { DomainContext } from "../context.ts";
 import { applicantAddress } from "../custody.ts";
+import { applicantCommitment, newSalt } from "./applicantCommitment.ts";
 
 export const REQUEST_NUMBER_PREFIX: Record<string, string> = { RESORT_LICENSE: "RL", TRADE_LICENSE: "TL", BUILDING_PERMIT: "BP" };
 
@@ -32,6 +33,7 @@ export async function createRequest(context: DomainContext, principal: Principal
   const { rows } = await context.pool.query(`SELECT nextval('token_ids') AS id`);
   const tokenId = BigInt(rows[0].id);
   const address = applicantAddress(context.custodySecret, input.applicantId);
+  const salt = newSalt();
   const metadata = input.metadata ?? {};
   const applicantName = principal.kind === "applicant" ? (principal.name ?? null) : (typeof metadata.applicantName === "string" ? metadata.applicantName : null);
   const applicantEmail = principal.kind === "applicant" ? (principal.email ?? null) : (typeof metadata.applicantEmail === "string" ? metadata.applicantEmail : null);
@@ -43,7 +45,7 @@ export async function createRequest(context: DomainContext, principal: Principal
       kind: "MINT_NFT",
       from: context.operator,
       to: context.contracts.LicenceToken,
-      data: licenceToken.encodeFunctionData("mint", [address, tokenId, encodeBytes32String(input.requestType)]),
+      data: licenceToken.encodeFunctionData("mint", [address, tokenId, encodeBytes32String(input.requestType), applicantCommitment(salt, input.applicantId)]),
       requestId: id,
     },
     {
@@ -57,9 +59,9 @@ export async function createRequest(context: DomainContext, principal: Principal
         );
         requestNumber = `${prefix}-${year}-${String(counter.rows[0].last).padStart(6, "0")}`;
         const inserted = await client.query(
-          `INSERT INTO requests (id, request_number, token_id, request_type, applicant_id, applicant_name, applicant_email, applicant_address, metadata, created_by, chain_tx_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING created_at`,
-          [id, requestNumber, tokenId.toString(), input.requestType, input.applicantId, applicantName, applicantEmail, address, JSON.stringify(metadata), `${principal.kind}:${principal.id}`, recorded.id],
+          `INSERT INTO requests (id, request_number, token_id, request_type, applicant_id, applicant_name, applicant_email, applicant_address, metadata, created_by, chain_tx_id, identity_salt)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING created_at`,
+          [id, requestNumber, tokenId.toString(), input.requestType, input.applicantId, applicantName, applicantEmail, address, JSON.stringify(metadata), `${principal.kind}:${principal.id}`, recorded.id, salt],
         );
         createdAt = inserted.rows[0].created_at;
         await audit(client, meta, { entityType: "REQUEST", entityId: id, action: "CREATE", newValue: { requestNumber, requestType: input.requestType, applicantId: input.applicantId, tokenId: tokenId.toString(), status: "DRAFT" }, txHash: recorded.hash });

@@ -1,0 +1,57 @@
+/**
+ * Holder proof: the applicant's salt (GET, the applicant only) and the public check of a presented identity and salt
+ * against the commitment recorded on chain at mint (POST, anyone).
+ */
+import { z } from "zod/v4";
+import type { DomainContext } from "../domain/context.ts";
+import { checkHolder, identityProof } from "../domain/requests/holderProof.ts";
+import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+
+const errors = errorResponses;
+
+export function holderProofRoutes(context: DomainContext): RouteDefinition[] {
+  return [
+    defineRoute({
+      method: "get",
+      path: "/requests/:requestId/identity-proof",
+      operationId: "getIdentityProof",
+      summary: "Your proof that this licence is yours: your identity-locker id and the salt of its on-chain commitment",
+      description:
+        "The applicant only (anyone else: 403, or 404 when they may not see the request). The mint recorded commitment = keccak256(salt ‖ UTF-8 applicantId) in the token's LicenceMinted event; the chain names no one. Show applicantId and salt to a verifier (POST /verify/{tokenId}/holder, or the verification page), who checks them against the chain.",
+      tags: ["Verification"],
+      access: [{ kind: "applicant" }],
+      params: z.object({ requestId: z.uuid() }),
+      responses: {
+        200: {
+          description: "The proof material",
+          schema: z.object({ requestId: z.string(), tokenId: z.number(), applicantId: z.string(), salt: z.string(), commitment: z.string() }).meta({ id: "IdentityProof" }),
+        },
+        ...errors({ 401: "Not authenticated", 403: "Not the applicant", 404: "No such request", 409: "NO_COMMITMENT: minted before commitments were recorded" }),
+      },
+      handler: async ({ params, ctx }) => ({ body: await identityProof(context, ctx.state.principal, params.requestId) }),
+    }),
+    defineRoute({
+      method: "post",
+      path: "/verify/:tokenId/holder",
+      operationId: "verifyHolder",
+      summary: "Check that a presented identity and salt open the licence's on-chain applicant commitment",
+      description:
+        "Public. Recomputes keccak256(salt ‖ UTF-8 applicantId) and compares it with the commitment in the token's LicenceMinted event, read from the chain. `matches: true` proves the presenter knows the salt the applicant was given for this licence and the identity it commits to; the answer reveals nothing else.",
+      tags: ["Verification"],
+      access: [{ kind: "public" }],
+      idempotent: false,
+      params: z.object({ tokenId: z.coerce.number().int().min(1).max(2 ** 40 - 1) }),
+      body: z
+        .object({ applicantId: z.string().min(1).max(256), salt: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "32 bytes as 0x-prefixed hex") })
+        .meta({ id: "HolderProofInput" }),
+      responses: {
+        200: {
+          description: "Whether the proof matches",
+          schema: z.object({ tokenId: z.number(), matches: z.boolean(), commitment: z.string(), mintTransactionHash: z.string() }).meta({ id: "HolderProofResult" }),
+        },
+        ...errors({ 400: "Invalid body or token id", 404: "No such licence" }),
+      },
+      handler: async ({ params, body }) => ({ body: await checkHolder(context, BigInt(params.tokenId), body.applicantId, body.salt) }),
+    }),
+  ];
+}

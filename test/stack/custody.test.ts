@@ -1,0 +1,213 @@
+import { expect } from "chai";
+import { type BaseWallet, Wallet } from "ethers";
+import { approvalRegistry } from "../../api/src/chain/contracts.ts";
+import { DECISION_TYPES } from "../../api/src/domain/approvals/decisionTypedData.ts";
+import { applicantToken, clientToken } from "./support/authClient.ts";
+import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
+import { apiClient as http } from "./support/httpClient.ts";
+import { createDriver, type Driver } from "./support/platformDriver.ts";
+import { pdf, png } from "./support/sampleFiles.ts";
+import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { current } from "./support/stackFixture.ts";
+
+/**
+ * Custody modes over HTTP on the real stack: a department that holds its own key decides by signing EIP-712 typed
+ * data the platform relays (the chain checks the signature against the department's registered wallet); decisions
+ * bind the document versions reviewed; a department's wallet changes only after a public delay.
+ */
+describe("custody modes and decisions bound to what was reviewed (HTTP, real stack)", function () {
+  const run = `${Date.now() % 1e7}`;
+  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const codes = { held: `HELD_${tag}`, custodial: `CUST_${tag}` };
+  const heldKey = Wallet.createRandom();
+  let api: string;
+  let driver: Driver;
+  let admin: ReturnType<typeof http>;
+  let applicant: ReturnType<typeof http>;
+  let held: CreatedTestDepartment;
+  let custodial: CreatedTestDepartment;
+
+  before(async function () {
+    const stack = current();
+    api = stack.api.url;
+    driver = await createDriver(stack);
+    const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
+    admin = http(api, adminToken);
+    held = await createDepartment(api, adminToken, { code: codes.held, name: "Department holding its key", custody: "DEPARTMENT_HELD", walletAddress: heldKey.address });
+    custodial = await createDepartment(api, adminToken, { code: codes.custodial, name: "Custodial department" });
+    await seedWorkflow(stack, driver, {
+      workflowType: "TRADE_LICENSE",
+      name: "Trade licence (custody test)",
+      stages: [
+        { stageId: "held", stageName: "Own key", stageOrder: 1, executionType: "PARALLEL", completionCriteria: "ALL",
+          requiredApprovals: [{ departmentCode: codes.held, requiredDocuments: ["SITE_PLAN"], isMandatory: true }, { departmentCode: codes.custodial, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true }] },
+      ],
+    });
+    applicant = http(api, await applicantToken(api, { id: `custody-${run}`, name: "Cora Custody" }));
+  });
+  after(async () => driver?.close());
+
+  async function submittedRequest(label: string) {
+    const created = await applicant.post("/requests", { applicantId: `custody-${run}`, requestType: "TRADE_LICENSE" });
+    expect(created.status).to.equal(201);
+    const id = created.body.requestId as string;
+    const docs: Record<string, string> = {};
+    for (const [docType, bytes, name] of [["SITE_PLAN", pdf(`plan ${label} ${run}`), "plan.pdf"], ["OWNERSHIP_DEED", png(`deed ${label} ${run}`), "deed.png"]] as const) {
+      const uploaded = await applicant.upload("POST", `/requests/${id}/documents`, bytes, name, { docType });
+      expect(uploaded.status, docType).to.equal(201);
+      docs[docType] = uploaded.body.documentId;
+    }
+    expect((await applicant.post(`/requests/${id}/submit`)).status).to.equal(200);
+    return { id, docs };
+  }
+
+  /** The typed data the API hands out, signed with `key` (as any wallet would sign it). */
+  async function signed(department: CreatedTestDepartment, requestId: string, body: Record<string, unknown>, key: BaseWallet = heldKey) {
+    const response = await departmentClient(api, department).post(`/requests/${requestId}/decision-typed-data`, body);
+    expect(response.status, JSON.stringify(response.body)).to.equal(200);
+    const { typedData, nonce, deadline } = response.body;
+    const signature = await key.signTypedData(typedData.domain, DECISION_TYPES, typedData.message);
+    return { signature, nonce, deadline, typedData, documentVersions: response.body.documentVersions };
+  }
+
+  async function decisionOf(transactionHash: string) {
+    const receipt = await driver.core.provider.getTransactionReceipt(transactionHash);
+    const log = receipt!.logs.find((l) => l.topics[0] === approvalRegistry.getEvent("DecisionRecorded")!.topicHash)!;
+    const tx = await driver.core.provider.getTransaction(transactionHash);
+    return { event: approvalRegistry.parseLog(log)!, from: tx!.from };
+  }
+
+  it("registers a department that holds its own key: its address on chain, custody DEPARTMENT_HELD, no key in the platform", async function () {
+    expect(held.walletAddress).to.equal(heldKey.address);
+    expect(held.body.custody).to.equal("DEPARTMENT_HELD");
+    expect(custodial.body.custody).to.equal("CUSTODIAL");
+    const listed = await admin.get(`/departments/${codes.held}`);
+    expect(listed.body).to.include({ custody: "DEPARTMENT_HELD", walletAddress: heldKey.address, pendingWalletChange: null });
+    const { rows } = await driver.core.pool.query(`SELECT 1 FROM wallets WHERE address = $1`, [heldKey.address.toLowerCase()]);
+    expect(rows, "the platform holds no key of a department-held wallet").to.have.length(0);
+    const refused = await admin.post("/departments", { code: `NOADDR_${tag}`, name: "x", custody: "DEPARTMENT_HELD" });
+    expect(refused.status).to.equal(400);
+  });
+
+  it("relays a decision the department signed: the chain records its wallet as signer, the operator as sender", async function () {
+    const { id, docs } = await submittedRequest("signed");
+    const asHeld = departmentClient(api, held);
+    const unsigned = await asHeld.post(`/requests/${id}/approve`, { remarks: "Plan fine", reviewedDocuments: [docs.SITE_PLAN] });
+    expect(unsigned.status).to.equal(400);
+    expect(unsigned.body.code).to.equal("SIGNATURE_REQUIRED");
+
+    const body = { remarks: "Plan fine", reviewedDocuments: [docs.SITE_PLAN] };
+    const proof = await signed(held, id, { decision: "APPROVED", ...body });
+    expect(proof.typedData.domain).to.deep.include({ name: "LicenceApprovalRegistry", version: "1", verifyingContract: current().deployment.contracts.ApprovalRegistry });
+    expect(proof.documentVersions).to.deep.equal({ [docs.SITE_PLAN]: 1 });
+
+    const wrongKey = await signed(held, id, { decision: "APPROVED", ...body }, Wallet.createRandom());
+    const forged = await asHeld.post(`/requests/${id}/approve`, { ...body, signature: wrongKey.signature, nonce: wrongKey.nonce, deadline: wrongKey.deadline });
+    expect(forged.status).to.equal(400);
+    expect(forged.body.code).to.equal("INVALID_SIGNATURE");
+
+    const tampered = await asHeld.post(`/requests/${id}/approve`, { ...body, remarks: "Something else", signature: proof.signature, nonce: proof.nonce, deadline: proof.deadline });
+    expect(tampered.status, "remarks other than those signed").to.equal(400);
+    expect(tampered.body.code).to.equal("INVALID_SIGNATURE");
+
+    const approved = await asHeld.post(`/requests/${id}/approve`, { ...body, signature: proof.signature, nonce: proof.nonce, deadline: proof.deadline });
+    expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+    const { event, from } = await decisionOf(approved.body.transactionHash);
+    expect(event.args.signer).to.equal(heldKey.address);
+    expect(Number(event.args.custody)).to.equal(1);
+    expect(from).to.equal(current().operatorAddress);
+
+    const replayed = await asHeld.post(`/requests/${id}/approve`, { ...body, signature: proof.signature, nonce: proof.nonce, deadline: proof.deadline });
+    expect(replayed.status).to.equal(409);
+    expect(replayed.body.code).to.equal("STALE_NONCE");
+
+    const approvals = await admin.get(`/requests/${id}/approvals`);
+    expect(approvals.body.approvals.filter((a: { departmentCode?: string; status: string }) => a.status === "APPROVED")).to.have.length(1);
+  });
+
+  it("refuses an expired signature with 400 SIGNATURE_EXPIRED and records nothing", async function () {
+    const { id, docs } = await submittedRequest("expired");
+    const body = { remarks: "Late", reviewedDocuments: [docs.SITE_PLAN] };
+    const proof = await signed(held, id, { decision: "APPROVED", ...body });
+    const message = { ...proof.typedData.message, deadline: "1" };
+    const signature = await heldKey.signTypedData(proof.typedData.domain, DECISION_TYPES, message);
+    const before = await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`);
+    const expired = await departmentClient(api, held).post(`/requests/${id}/approve`, { ...body, signature, nonce: proof.nonce, deadline: 1 });
+    expect(expired.status).to.equal(400);
+    expect(expired.body.code).to.equal("SIGNATURE_EXPIRED");
+    const after = await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`);
+    expect(after.rows[0].n).to.equal(before.rows[0].n);
+  });
+
+  it("refuses, with 409 STALE_DOCUMENTS naming the document, an approval of a version that is no longer the latest", async function () {
+    const { id, docs } = await submittedRequest("stale");
+    const updated = await applicant.upload("PUT", `/requests/${id}/documents/${docs.OWNERSHIP_DEED}`, png(`deed v2 ${run}`, 2), "deed.png");
+    expect(updated.status, JSON.stringify(updated.body)).to.equal(200);
+    const asCustodial = departmentClient(api, custodial);
+    const stale = await asCustodial.post(`/requests/${id}/approve`, { remarks: "Deed fine", reviewedDocuments: [docs.OWNERSHIP_DEED], documentVersions: { [docs.OWNERSHIP_DEED]: 1 } });
+    expect(stale.status, JSON.stringify(stale.body)).to.equal(409);
+    expect(stale.body.code).to.equal("STALE_DOCUMENTS");
+    expect(stale.body.details.changedDocuments).to.deep.equal([{ documentId: docs.OWNERSHIP_DEED, reviewedVersion: 1, latestVersion: 2 }]);
+    const fresh = await asCustodial.post(`/requests/${id}/approve`, { remarks: "Deed v2 fine", reviewedDocuments: [docs.OWNERSHIP_DEED], documentVersions: { [docs.OWNERSHIP_DEED]: 2 } });
+    expect(fresh.status, JSON.stringify(fresh.body)).to.equal(200);
+  });
+
+  it("an approval naming no document covers every document: any update invalidates it", async function () {
+    const { id, docs } = await submittedRequest("all");
+    const approved = await departmentClient(api, custodial).post(`/requests/${id}/approve`, { remarks: "All fine", reviewedDocuments: [] });
+    expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+    const { event } = await decisionOf(approved.body.transactionHash);
+    expect(Number(event.args.reviewedMask)).to.equal(0b11);
+    const updated = await applicant.upload("PUT", `/requests/${id}/documents/${docs.SITE_PLAN}`, pdf(`plan v2 all ${run}`), "plan.pdf");
+    expect(updated.status).to.equal(200);
+    const approvals = await admin.get(`/requests/${id}/approvals?includeInvalidated=true`);
+    const custodialDecision = approvals.body.approvals.find((a: { departmentCode?: string; department?: string }) => JSON.stringify(a).includes(codes.custodial));
+    expect(custodialDecision.status).to.equal("REVIEW_REQUIRED");
+  });
+
+  it("changes a department's wallet only after its public delay: the proposed key cannot decide before, the old one cannot after", async function () {
+    const { id, docs } = await submittedRequest("rotation");
+    const newKey = Wallet.createRandom();
+    const proposed = await admin.post(`/departments/${codes.held}/wallet-change`, { custody: "DEPARTMENT_HELD", walletAddress: newKey.address });
+    expect(proposed.status, JSON.stringify(proposed.body)).to.equal(200);
+    expect(proposed.body.walletAddress).to.equal(heldKey.address);
+    expect(proposed.body.pendingWalletChange).to.include({ walletAddress: newKey.address, custody: "DEPARTMENT_HELD" });
+    const early = await admin.post(`/departments/${codes.held}/wallet-change/activate`);
+    expect(early.status).to.equal(409);
+    expect(early.body.code).to.equal("WALLET_CHANGE_NOT_DUE");
+
+    // Inside the delay, the proposed key's signature is not the department's.
+    const body = { remarks: "Plan fine", reviewedDocuments: [docs.SITE_PLAN] };
+    const tooSoon = await signed(held, id, { decision: "APPROVED", ...body }, newKey);
+    const refused = await departmentClient(api, held).post(`/requests/${id}/approve`, { ...body, signature: tooSoon.signature, nonce: tooSoon.nonce, deadline: tooSoon.deadline });
+    expect(refused.status).to.equal(400);
+    expect(refused.body.code).to.equal("INVALID_SIGNATURE");
+
+    const effectiveAt = Date.parse(proposed.body.pendingWalletChange.effectiveAt);
+    await new Promise((r) => setTimeout(r, Math.max(0, effectiveAt - Date.now()) + 1500));
+    const activated = await admin.post(`/departments/${codes.held}/wallet-change/activate`);
+    expect(activated.status, JSON.stringify(activated.body)).to.equal(200);
+    expect(activated.body).to.include({ walletAddress: newKey.address, pendingWalletChange: null });
+
+    const oldKey = await signed(held, id, { decision: "APPROVED", ...body }, heldKey);
+    const stale = await departmentClient(api, held).post(`/requests/${id}/approve`, { ...body, signature: oldKey.signature, nonce: oldKey.nonce, deadline: oldKey.deadline });
+    expect(stale.body.code, "the old key no longer speaks for the department").to.equal("INVALID_SIGNATURE");
+    const current_ = await signed(held, id, { decision: "APPROVED", ...body }, newKey);
+    const ok = await departmentClient(api, held).post(`/requests/${id}/approve`, { ...body, signature: current_.signature, nonce: current_.nonce, deadline: current_.deadline });
+    expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+    expect((await decisionOf(ok.body.transactionHash)).event.args.signer).to.equal(newKey.address);
+  });
+
+  it("lets an administrator cancel a proposed wallet change, which the chain then forgets", async function () {
+    const proposed = await admin.post(`/departments/${codes.custodial}/wallet-change`, { custody: "CUSTODIAL" });
+    expect(proposed.status, JSON.stringify(proposed.body)).to.equal(200);
+    expect(proposed.body.pendingWalletChange.custody).to.equal("CUSTODIAL");
+    const cancelled = await admin.post(`/departments/${codes.custodial}/wallet-change/cancel`);
+    expect(cancelled.status, JSON.stringify(cancelled.body)).to.equal(200);
+    expect(cancelled.body.pendingWalletChange).to.equal(null);
+    expect(cancelled.body.walletAddress).to.equal(custodial.walletAddress);
+    const again = await admin.post(`/departments/${codes.custodial}/wallet-change/cancel`);
+    expect(again.status).to.equal(409);
+    expect(again.body.code).to.equal("NO_WALLET_CHANGE");
+  });
+});
