@@ -356,6 +356,14 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     expect(result.stdout).to.include("findings: none").and.include("platform findings: none");
     expect(result.stdout).to.include(`Compared with ${api}: the API agrees with the chain on every field.`);
     expect(result.stdout).to.match(/status +APPROVED, validity VALID/);
+    // The demo's fire department holds its own key: its approval was relayed, and its signature checks out.
+    const { report } = await auditJson("--token", tokenId!);
+    const licence = report.licences[0];
+    expect(licence.applicantCommitment).to.equal(await commitmentOf(Number(tokenId)));
+    const relayed = licence.decisions.filter((d: Json) => d.route === "RELAYED");
+    expect(relayed).to.have.length(1);
+    expect(relayed[0]).to.deep.include({ decision: "APPROVED", custody: "DEPARTMENT_HELD", departmentCustody: "DEPARTMENT_HELD", sender: deployment.roles.operator, walletMatches: true });
+    expect(licence.decisions.filter((d: Json) => d.route === "SENT").every((d: Json) => d.custody === "CUSTODIAL" && d.sender === d.signer)).to.equal(true);
   });
 
   describe("--compare against an API that disagrees", function () {
