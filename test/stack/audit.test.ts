@@ -366,6 +366,18 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     expect(licence.decisions.filter((d: Json) => d.route === "SENT").every((d: Json) => d.custody === "CUSTODIAL" && d.sender === d.signer)).to.equal(true);
   });
 
+  it("--all --compare: every licence on the chain (this file's, the demo's, earlier stack tests') agrees with the API, no finding", async function () {
+    const result = await eventually("the API to agree on every licence", async () => {
+      const attempt = await auditJson("--all", "--compare", api);
+      return attempt.code === 0 ? attempt : undefined;
+    }, 30_000).catch(async (error) => {
+      const last = await auditJson("--all", "--compare", api);
+      throw new Error(`${error.message}\n${JSON.stringify({ findings: last.report.findings, licences: last.report.licences.filter((l: Json) => l.findings.length).map((l: Json) => [l.tokenId, l.findings]), differences: last.report.comparison?.differences }, null, 1)}`);
+    });
+    expect(result.report.comparison.differences).to.deep.equal([]);
+    expect(result.report.licences.length).to.be.at.least(4);
+  });
+
   describe("--compare against an API that disagrees", function () {
     let fake: http.Server;
     let fakeUrl: string;
