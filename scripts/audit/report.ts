@@ -91,7 +91,7 @@ function licenceLines(l: LicenceAudit, contracts: ChainAudit["contracts"]): stri
   for (const a of l.approvals) lines.push(`    stage ${a.stage}  ${a.departmentCode}  ${a.approvedAt}  tx ${a.transactionHash}`);
   if (l.issuanceCheck) {
     const c = l.issuanceCheck;
-    lines.push(`  at issuance: stages completed ${c.stagesCompleted.join(", ") || "none"} of ${l.review.stageCount}, issued by ${who(c.issuedBy)}; approvals covered`);
+    lines.push(`  at issuance: ${c.stagesCompleted.length} of ${l.review.stageCount} stages complete (${c.stagesCompleted.join(", ") || "none"}), issued by ${who(c.issuedBy)}; the standing approvals covered`);
     for (const a of c.approvals) {
       const covered = a.covered.map((d) => `${d.docType} v${d.version}${d.version < d.latestAtIssuance ? ` (latest v${d.latestAtIssuance}!)` : ""}`).join(", ");
       lines.push(`    stage ${a.stage}  ${a.departmentCode}  ${covered || "nothing"}  tx ${a.transactionHash}`);

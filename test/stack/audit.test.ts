@@ -192,7 +192,7 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
       expect(out).to.include(`signer ${wallet} CUSTODIAL sent by ${wallet}  department wallet ${wallet} CUSTODIAL  wallet ok`);
     }
     expect(out).to.include("standing approvals (3)");
-    expect(out).to.include("at issuance: stages completed 0, 1 of 2, issued by ApprovalRegistry");
+    expect(out).to.include("at issuance: 2 of 2 stages complete (0, 1), issued by ApprovalRegistry");
     expect(out).to.include("platform findings: none");
     expect(out).to.include("findings: none");
     expect(out).to.match(/\nOK: 1 licence\(s\), 0 finding\(s\)\n?$/);
