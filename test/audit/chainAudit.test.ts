@@ -39,8 +39,9 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** A compiled contract: `name` is its path under contracts/ without `.sol` (e.g. "mocks/OwnersWallet"). */
 async function artifact(name: string): Promise<{ abi: InterfaceAbi; bytecode: string }> {
-  return JSON.parse(await readFile(path.join(REPO_ROOT, "artifacts/contracts", `${name}.sol`, `${name}.json`), "utf8"));
+  return JSON.parse(await readFile(path.join(REPO_ROOT, "artifacts/contracts", `${name}.sol`, `${path.basename(name)}.json`), "utf8"));
 }
 
 describe("auditor's tool against the contracts on a local chain (no database, no API)", function () {
@@ -248,6 +249,34 @@ describe("auditor's tool against the contracts on a local chain (no database, no
     expect(code).to.equal(1);
     expect(report.roles.grants.filter((g: any) => !g.fromDeployment).map((g: any) => [g.contract, g.role, g.account])).to.deep.equal([["LicenceToken", "OPERATOR_ROLE", held.address]]);
     expect(report.findings.some((f: string) => f.startsWith(`${held.address} holds or held OPERATOR_ROLE on LicenceToken`) && f.includes("wallet of department HELD"))).to.equal(true);
+  });
+
+  it("a relayed decision of a contract wallet (EIP-1271, 2 of 3 owners) is checked by asking the wallet itself", async function () {
+    const owners = [Wallet.createRandom(), Wallet.createRandom(), Wallet.createRandom()].sort((a, b) => (BigInt(a.address) < BigInt(b.address) ? -1 : 1));
+    const { abi, bytecode } = await artifact("mocks/OwnersWallet");
+    const safe = await new ContractFactory(abi, bytecode, deployer.connect(provider)).deploy(owners.map((o) => o.address), 2);
+    await safe.waitForDeployment();
+    const safeAddress = await safe.getAddress();
+    const admin = as(c.registry, keys.admin);
+    await mined(admin.registerDepartment(b32("SAFE"), safeAddress, 1));
+    await mined(admin.registerWorkflow(b32("SAFE_TYPE"), id("safe definition"), 0, [
+      { executionType: 1, completion: 0, threshold: 0, onTimeout: 0, onRejection: 0, timeoutSeconds: 0, mandatoryMask: 0, departments: [b32("SAFE")] },
+    ]));
+    await mined(as(c.token, keys.operator).mint(Wallet.createRandom().address, 3, b32("SAFE_TYPE"), ZeroHash));
+    await mined(as(c.documents, keys.operator).anchorDocument(3, zeroPadValue(toBeHex(3), 16), b32("SITE_PLAN"), id("plan 3")));
+    await mined(as(c.registry, keys.operator).submit(3));
+    const departmentId = Number((await c.registry.departmentByCode(b32("SAFE")))[0]);
+    const value = { tokenId: 3, departmentId, decision: 1, reasonCode: 0, reviewedMask: 0, reviewedVersions: await c.documents.packedDocumentsOf(3), remarksHash: id("safe ok"), nonce: 0, deadline: 4_000_000_000 };
+    const digest = await c.verifier.decisionDigest(value, await c.registry.getAddress());
+    // Two owners sign the digest itself (as a Safe's owners do), in ascending address order.
+    const signature = "0x" + owners.slice(0, 2).map((o) => o.signingKey.sign(digest).serialized.slice(2)).join("");
+    const relayed = await (await as(c.registry, keys.operator).decideBySig(value, signature)).wait();
+
+    const { report } = await audit("--token", "3");
+    const licence = report.licences[0];
+    expect(licence.status).to.equal("APPROVED");
+    expect(licence.findings).to.deep.equal([]);
+    expect(licence.decisions[0]).to.deep.include({ route: "RELAYED", signer: safeAddress, sender: keys.operator.address, custody: "DEPARTMENT_HELD", walletMatches: true, transactionHash: relayed.hash });
   });
 });
 
