@@ -7,7 +7,8 @@
  * - forges a rotation inside its window: the contracts refuse to activate early, so the test rewrites the pending
  *   change's `effectiveAt` in storage (anvil_setStorageAt) as a faulty or tampered node would, activates at once
  *   and decides from the new wallet; the events then show the rotation and the decision inside the window;
- * - gives a department wallet a role on the token (which, unlike the approval registry, does not refuse it).
+ * - gives a department wallet a role on the token (which, unlike the approval registry, does not refuse it);
+ * - has a department whose wallet is a 2-of-3 EIP-1271 contract decide through decideBySig.
  * Needs the contracts compiled (`npx hardhat build --no-tests`).
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
