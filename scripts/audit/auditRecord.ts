@@ -1,5 +1,6 @@
 /**
- * What the auditor establishes about one licence, from chain logs and contract calls alone. Every value is plain
+ * What the auditor establishes about the platform (roles, wiring, department wallets) and about each licence,
+ * from chain logs and contract calls alone. Every value is plain
  * JSON (numbers, strings, null) so that `--json` prints exactly this, and the names of enum values are the ones
  * the API uses, so the comparison is a comparison of facts rather than of spellings.
  */
