@@ -187,6 +187,8 @@ async function decisionRoute(event: ChainEvent, signer: string, context: Decisio
       }
     }
     if (!valid) findings.push(`${what} was relayed by ${tx.from} through decideBySig, but the signature is not ${signer}'s`);
+    const minedAt = Date.parse(await context.lookups.timeOf(event.blockNumber)) / 1000;
+    if (minedAt > Number(value.deadline)) findings.push(`${what} was relayed at ${new Date(minedAt * 1000).toISOString()}, after its signature's deadline ${new Date(Number(value.deadline) * 1000).toISOString()}`);
     return { route: "RELAYED", sender: tx.from };
   }
   findings.push(`${what} came from a transaction that is neither a decision sent by ${signer} to the approval registry nor a decideBySig call (to ${tx.to}, selector ${tx.data.slice(0, 10)})`);

@@ -84,12 +84,17 @@ describe("auditor: each decision's signer, custody and route (synthetic events, 
     expect(findings.some((f) => f.includes("records custody CUSTODIAL, but the department's custody at block 40 was DEPARTMENT_HELD"))).to.equal(true);
   });
 
-  it("flags a relayed signature that is not the signer's, and a signed decision that differs from the recorded one", async function () {
+  it("flags a relayed signature that is not the signer's, one relayed after its deadline, and a signed decision that differs from the recorded one", async function () {
     const forged = [decision(40, held.address, 1n, relayer, await signed(Wallet.createRandom()))];
     const findings: string[] = [];
     const { decisions } = await auditDecisions(forged, [], wallets, context(), findings);
     expect(decisions[0]).to.deep.include({ route: "RELAYED", walletMatches: false });
     expect(findings).to.deep.equal([`decision APPROVED of FIRE in stage 0 (tx ${forged[0].transactionHash}) was relayed by ${relayer} through decideBySig, but the signature is not ${held.address}'s`]);
+
+    const late = [decision(40, held.address, 1n, relayer, await signed(held, { deadline: 1_700_000_000n }))];
+    const lateFindings: string[] = [];
+    await auditDecisions(late, [], wallets, context(), lateFindings);
+    expect(lateFindings).to.deep.equal([`decision APPROVED of FIRE in stage 0 (tx ${late[0].transactionHash}) was relayed at 2026-01-01T00:00:00.000Z, after its signature's deadline 2023-11-14T22:13:20.000Z`]);
 
     const other = [decision(41, held.address, 1n, relayer, await signed(held, { tokenId: 8n }))];
     const otherFindings: string[] = [];
