@@ -41,6 +41,8 @@ contract StageLedgerHarness {
 /// @dev Version 1 of document 0 in the document registry's packed layout (15 bits per index from bit 16): what a
 /// department names when it reviewed only document 0, never updated. Only the reviewed documents' bits are compared.
 uint256 constant DOC0_V1 = 1 << 16;
+/// @dev The order of secp256k1: private keys are 1..n-1.
+uint256 constant SECP256K1_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141;
 
 /// @notice Shared setup for the fuzz tests: the platform wired as in production (through the handler,
 /// without its bootstrap), departments DEPT_A..DEPT_F registered with ids 1..6.
@@ -389,6 +391,56 @@ contract PlatformFuzzTest is PlatformFixture {
         require(ledgerLib.firstNotApproved(ledger, n) == first, "firstNotApproved");
     }
 
+    // ------------------------------------------------------------------------------ signed decisions
+
+    /// @notice A relayed EIP-712 decision is recorded iff it is signed with the department's own key, carries the
+    /// department's next nonce and its deadline has not passed; then the nonce moves on and the same signature can
+    /// never be replayed. The digest is computed here from the type string IApprovalRegistry documents, not by the
+    /// verifier, so the two must agree.
+    function testFuzz_signedDecisionOnlyFromTheDepartmentKey(uint256 signerKey, uint256 seed) public {
+        uint256 departmentKey = 0xD3A1;
+        address wallet = vm.addr(departmentKey);
+        vm.prank(admin);
+        uint16 dept = registry.registerDepartment("SIGNER", wallet, IApprovalRegistry.Custody.DepartmentHeld);
+        IApprovalRegistry.StageInput[] memory stages = new IApprovalRegistry.StageInput[](1);
+        stages[0].executionType = IApprovalRegistry.ExecutionType.Parallel;
+        stages[0].departments = new bytes32[](1);
+        stages[0].departments[0] = "SIGNER";
+        _register("SIGNED", stages);
+        _mintAndSubmit(40, "SIGNED", 2);
+
+        if (seed % 2 == 0) signerKey = departmentKey;
+        signerKey = bound(signerKey, 1, SECP256K1_ORDER - 1);
+        IApprovalRegistry.SignedDecision memory decision = IApprovalRegistry.SignedDecision({
+            tokenId: 40,
+            departmentId: dept,
+            decision: (seed >> 1) % 2 == 0 ? IApprovalRegistry.DecisionStatus.Approved
+                : IApprovalRegistry.DecisionStatus.ChangesRequested,
+            reasonCode: 0,
+            reviewedMask: uint16((seed >> 2) % 4),
+            reviewedVersions: documents.packedDocumentsOf(40),
+            remarksHash: keccak256(abi.encode(seed)),
+            nonce: (seed >> 4) % 4 == 0 ? 1 : 0,
+            deadline: uint64((seed >> 6) % 4 == 0 ? block.timestamp - 1 : block.timestamp + (seed >> 8) % 1 days)
+        });
+        (uint8 v, bytes32 r, bytes32 s) = vm.sign(signerKey, _digest(decision));
+        bytes memory signature = abi.encodePacked(r, s, v);
+        bool valid = signerKey == departmentKey && decision.nonce == 0 && decision.deadline >= block.timestamp;
+
+        if (!valid) vm.expectRevert();
+        vm.prank(stranger);
+        registry.decideBySig(decision, signature);
+        (, IApprovalRegistry.DecisionStatus[] memory statuses,) = registry.decisionsOf(40, 0);
+        require(statuses[0] == (valid ? decision.decision : IApprovalRegistry.DecisionStatus.Pending), "decision recorded");
+        require(registry.departmentRecord(dept).nonce == (valid ? 1 : 0), "nonce");
+        if (valid) {
+            vm.expectRevert(abi.encodeWithSelector(IApprovalRegistry.ReviewInvalidNonce.selector, dept, 1, 0));
+            vm.prank(operator);
+            registry.decideBySig(decision, signature);
+        }
+    }
+
+    // ------------------------------------------------------------------------------ document registry
     // ------------------------------------------------------------------------------ document registry
 
     /// @notice Random interleavings of anchors (new documents, new versions, stale or duplicate hashes) on two
@@ -496,6 +548,30 @@ contract PlatformFuzzTest is PlatformFixture {
             if (favourApproved && (r >> 30) % 2 == 0) masks[p] |= uint16(1 << doc);
             ledger = ledgerLib.set(ledger, p, statuses[p], masks[p]);
         }
+    }
+
+    /// @dev EIP-712 digest of a decision for the registry, from IApprovalRegistry.SignedDecision's documented type.
+    function _digest(IApprovalRegistry.SignedDecision memory d) internal view returns (bytes32) {
+        bytes32 domain = keccak256(
+            abi.encode(
+                keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"),
+                keccak256("LicenceApprovalRegistry"),
+                keccak256("1"),
+                block.chainid,
+                address(registry)
+            )
+        );
+        bytes32 structHash = keccak256(
+            abi.encode(
+                keccak256(
+                    "Decision(uint256 tokenId,uint16 departmentId,uint8 decision,uint8 reasonCode,uint16 reviewedMask,"
+                    "uint256 reviewedVersions,bytes32 remarksHash,uint64 nonce,uint64 deadline)"
+                ),
+                d.tokenId, d.departmentId, uint8(d.decision), d.reasonCode, d.reviewedMask, d.reviewedVersions,
+                d.remarksHash, d.nonce, d.deadline
+            )
+        );
+        return keccak256(abi.encodePacked(hex"1901", domain, structHash));
     }
 
     function _split(uint256 subset) internal pure returns (uint8[] memory first, uint8[] memory second) {
