@@ -77,7 +77,7 @@ export const settings = {
   chainPort: { env: "CHAIN_PORT", doc: "Port of the embedded local chain", fallback: 8545, parse: integer(1, 65535) },
   chainGasMode: { env: "CHAIN_GAS_MODE", doc: "market: EIP-1559 fees from the node; free: gas price 0 (Besu with zeroBaseFee)", fallback: "market", parse: oneOf("market", "free") },
   chainFunding: { env: "CHAIN_FUNDING", doc: "none, or anvil: fund new custodial wallets with anvil_setBalance (embedded chain only)", fallback: "none", parse: oneOf("none", "anvil") },
-  chainSnapshotMs: { env: "CHAIN_SNAPSHOT_MS", doc: "Embedded chain: how often (ms) its state is saved when it changed", fallback: 250, parse: integer(50, 3_600_000) },
+  chainSnapshotMs: { env: "CHAIN_SNAPSHOT_MS", doc: "Embedded chain: how often (ms) it is checked for new blocks, saved when it has some", fallback: 250, parse: integer(50, 3_600_000) },
   deploymentFile: { env: "DEPLOYMENT_FILE", doc: "Deployment file (chain id, addresses, start block); default DATA_DIR/deployment.json", parse: text },
   operatorPrivateKey: { env: "OPERATOR_PRIVATE_KEY", doc: "External chain: the operator wallet's key (stored encrypted at first start); embedded: generated", parse: hexKey(32), secret: true },
   deployerPrivateKey: { env: "DEPLOYER_PRIVATE_KEY", doc: "External chain: key that deploys when the deployment file is missing", parse: hexKey(32), secret: true },

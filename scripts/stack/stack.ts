@@ -20,7 +20,8 @@ import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embeddedPo
 import { startIndexer, type IndexerHandle } from "./indexerProcess.ts";
 import { rpc, startLocalChain, type LocalChain } from "./localChain.ts";
 import { spawnNode, type ManagedProcess } from "./managedProcess.ts";
-import { removePid, stopStale } from "./pidFile.ts";
+import { removePid, stopAllStale } from "./pidFile.ts";
+import { lockStack, runningStack, StackAlreadyRunning } from "./stackLock.ts";
 import { assertPortFree, freePort } from "./ports.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -52,7 +53,9 @@ export interface Stack {
   operatorAddress: string;
   /** The bootstrap admin client (OAuth 2.0 client credentials with the admin scope). */
   admin: { clientId: string; clientSecret: string };
+  /** The first API process (the one restartApi acts on); `apis` lists all API_PROCESSES of them. */
   readonly api: ApiHandle;
+  readonly apis: readonly ApiHandle[];
   readonly indexer?: IndexerHandle;
   readonly chain?: LocalChain;
   /** Embedded chain: stop it (clean: snapshot first; unclean: SIGKILL) and start it again on its saved state. */
@@ -72,11 +75,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const env = { ...process.env, ...options.env };
   const config = loadConfig(env);
   const log = options.log ?? ((line: string) => console.log(line));
+  // One stack per data directory: a second start says where the first one runs and touches nothing.
+  const running = await runningStack(config.dataDir);
+  if (running) throw new StackAlreadyRunning(running);
   await mkdir(config.dataDir, { recursive: true });
-  for (const name of ["api", "api-2", "api-3", "indexer", "chain"]) await stopStale(config.dataDir, name, log);
+  const lock = await lockStack({ pid: process.pid, url: `http://${config.host}:${config.port}`, dataDir: config.dataDir, chainId: config.chainId });
 
-  const cleanups: (() => Promise<void>)[] = [];
+  // Set when the stack is being stopped: from then on a child's exit is expected, never a crash to recover from.
+  let stopping = false;
+  const cleanups: (() => Promise<void>)[] = [async () => lock.release()];
   const stopAll = async () => {
+    stopping = true;
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => log(`stop: ${error.message}`));
     cleanups.length = 0;
   };
@@ -85,11 +94,18 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     if (options.signal?.aborted) throw new Error("start-up aborted");
   };
   try {
+    // Children left running by a supervisor that was killed (its lock is gone with it) hold ports and data.
+    await stopAllStale(config.dataDir, log);
+    // Every port before anything starts, so a taken one never leaves half a stack behind.
+    if (!config.databaseUrl) await assertPortFree(config.embeddedPostgresPort, "embedded Postgres", "EMBEDDED_PG_PORT");
+    if (!config.chainRpcUrl) await assertPortFree(config.chainPort, "local chain", "CHAIN_PORT");
+    if (config.startIndexer) await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
+    if (config.port !== 0) await assertPortFree(config.port, "API", "PORT", config.host);
+
     // ---- Postgres
     let databaseUrl = config.databaseUrl;
     let postgres: EmbeddedPostgresHandle | undefined;
     if (!databaseUrl) {
-      await assertPortFree(config.embeddedPostgresPort, "embedded Postgres", "EMBEDDED_PG_PORT");
       postgres = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
       databaseUrl = postgres.databaseUrl;
       cleanups.push(() => postgres!.stop());
@@ -161,7 +177,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     checkpoint();
     // ---- Indexer
     let indexer: IndexerHandle | undefined;
-    let stopping = false;
     const launchIndexer = async () => {
       indexer = await startIndexer({
         repoRoot: REPO_ROOT,
@@ -177,9 +192,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       });
       // Watchdog: Ponder exits on what it cannot recover from (e.g. a reorg deeper than its finality after the
       // local chain lost blocks). Index again from scratch on a fresh schema; the views keep serving meanwhile.
-      void indexer.process.exited.then(async () => {
-        if (stopping) return;
-        log(`indexer exited unexpectedly; re-indexing on a fresh schema:\n${indexer!.process.tail()}`);
+      const watched = indexer;
+      void watched.process.exited.then(async (code) => {
+        if (stopping || watched.process.stopRequested()) return;
+        log(`indexer (pid ${watched.process.pid}) exited unexpectedly (code ${code}); restarting it, re-indexing on a fresh schema:\n${watched.process.tail()}`);
         epoch += 1;
         await writeFile(path.join(chainDir, "epoch"), String(epoch));
         await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
@@ -187,10 +203,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       });
     };
     if (config.startIndexer) {
-      await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
       await launchIndexer();
       cleanups.push(async () => {
-        stopping = true;
         await indexer!.stop();
         await removePid(config.dataDir, "indexer");
       });
@@ -216,8 +230,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       INDEXER_URL: indexer?.url ?? config.indexerUrl,
       CHAIN_FUNDING: embeddedChain ? "anvil" : config.chainFunding,
     };
-    const startApi = async (port: number, name: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<ApiHandle> => {
-      if (port !== 0) await assertPortFree(port, "API", "PORT", config.host);
+    const startApi = async (port: number, name: string, extraEnv: NodeJS.ProcessEnv = {}, checkPort = true): Promise<ApiHandle> => {
+      if (checkPort && port !== 0) await assertPortFree(port, "API", "PORT", config.host);
       const processHandle = await spawnNode({
         name,
         script: path.join(REPO_ROOT, "api", "src", "main.ts"),
@@ -237,14 +251,54 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       return { url: `http://${config.host}:${listening}`, port: listening, process: processHandle, stop: () => processHandle.stop() };
     };
     checkpoint();
-    let api = await startApi(config.port, "api");
+    // The supervisor restarts an API process that dies (and says so); one it stops or kills itself is not a crash.
+    const apis: ApiHandle[] = [];
+    const apiName = (index: number) => (index === 0 ? "api" : `api-${index + 1}`);
+    const supervise = (index: number) => {
+      const watched = apis[index];
+      void watched.process.exited.then(async (code) => {
+        let delayMs = 500;
+        while (!stopping && !watched.process.stopRequested() && apis[index] === watched) {
+          log(`${apiName(index)} (pid ${watched.process.pid}) exited unexpectedly (code ${code}); restarting it on port ${watched.port}:\n${watched.process.tail()}`);
+          await new Promise((r) => setTimeout(r, delayMs));
+          if (stopping || apis[index] !== watched) return;
+          try {
+            apis[index] = await startApi(watched.port, apiName(index), {}, false);
+            log(`${apiName(index)} restarted (pid ${apis[index].process.pid})`);
+            supervise(index);
+            return;
+          } catch (error) {
+            log(`${apiName(index)} restart failed: ${(error as Error).message}`);
+            delayMs = Math.min(delayMs * 2, 30_000);
+          }
+        }
+      });
+    };
+    apis.push(await startApi(config.port, apiName(0)));
+    supervise(0);
     cleanups.push(async () => {
-      await api.stop();
-      await removePid(config.dataDir, "api");
+      for (const [index, api] of apis.entries()) {
+        await api.stop();
+        await removePid(config.dataDir, apiName(index));
+      }
+    });
+    await lock.update({
+      url: apis[0].url,
+      chainRpcUrl: rpcUrl,
+      embeddedPostgresPort: postgres ? config.embeddedPostgresPort : undefined,
+      indexerUrl: apiEnv.INDEXER_URL,
+      deploymentFile,
+      chainFunding: apiEnv.CHAIN_FUNDING,
+      jwtIssuer: config.jwtIssuer,
+      apiSchema: config.apiSchema,
+      indexViewsSchema: config.indexViewsSchema,
     });
     const extraApis: ApiHandle[] = [];
     cleanups.push(async () => {
-      for (const extra of extraApis) await extra.stop();
+      for (const [index, extra] of extraApis.entries()) {
+        await extra.stop();
+        await removePid(config.dataDir, `api-extra-${index + 1}`);
+      }
     });
 
     return {
@@ -256,12 +310,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       operatorAddress,
       admin: { clientId: adminClientId, clientSecret: adminClientSecret },
       get api() {
-        return api;
+        return apis[0];
+      },
+      get apis() {
+        return apis;
       },
       async restartApi(mode, extraEnv) {
-        if (mode === "clean") await api.stop();
-        else await api.process.kill();
-        api = await startApi(api.port, "api", extraEnv);
+        const old = apis[0];
+        if (mode === "clean") await old.stop();
+        else await old.process.kill();
+        apis[0] = await startApi(old.port, apiName(0), extraEnv, apis.length === 1);
+        supervise(0);
       },
       get indexer() {
         return indexer;
@@ -281,7 +340,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       },
       startChain: startChainProcess,
       async startExtraApi(port?: number, extraEnv?: NodeJS.ProcessEnv) {
-        const extra = await startApi(port ?? (await freePort(config.host)), `api-${extraApis.length + 2}`, extraEnv);
+        const extra = await startApi(port ?? (await freePort(config.host)), `api-extra-${extraApis.length + 1}`, extraEnv);
         extraApis.push(extra);
         return extra;
       },
