@@ -5,14 +5,11 @@
  * (URL and id), the indexer, the deployment and the token issuer, so moved ports are followed.
  * Start the API with JOBS_IN_API=false to leave every job to workers (both may also run them together).
  */
-import { existsSync } from "node:fs";
-import path from "node:path";
-import { loadConfig } from "../api/src/config.ts";
+import { loadConfig, readEnvFile } from "../api/src/config.ts";
 import { developmentSecret } from "../api/src/developmentSecrets.ts";
 import { runningStack } from "./stack/stackLock.ts";
 
-const envFile = path.resolve(process.env.ENV_FILE ?? ".env");
-if (existsSync(envFile)) process.loadEnvFile(envFile);
+readEnvFile();
 
 const config = loadConfig();
 if (!config.databaseUrl || !config.chainRpcUrl) {

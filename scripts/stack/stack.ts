@@ -229,6 +229,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       DEPLOYMENT_FILE: deploymentFile,
       INDEXER_URL: indexer?.url ?? config.indexerUrl,
       CHAIN_FUNDING: embeddedChain ? "anvil" : config.chainFunding,
+      // With workers of its own the stack leaves jobs to them, unless told otherwise.
+      JOBS_IN_API: env.JOBS_IN_API || (config.workerProcesses > 0 ? "false" : "true"),
     };
     const startApi = async (port: number, name: string, extraEnv: NodeJS.ProcessEnv = {}, checkPort = true): Promise<ApiHandle> => {
       if (checkPort && port !== 0) await assertPortFree(port, "API", "PORT", config.host);
@@ -263,7 +265,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
           await new Promise((r) => setTimeout(r, delayMs));
           if (stopping || apis[index] !== watched) return;
           try {
-            apis[index] = await startApi(watched.port, apiName(index), {}, false);
+            apis[index] = await startApi(watched.port, apiName(index), { API_INSTANCE: apiName(index) }, false);
             log(`${apiName(index)} restarted (pid ${apis[index].process.pid})`);
             supervise(index);
             return;
@@ -274,13 +276,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         }
       });
     };
-    apis.push(await startApi(config.port, apiName(0)));
+    apis.push(await startApi(config.port, apiName(0), { API_INSTANCE: apiName(0) }));
     supervise(0);
+    // The others join the first one's port (PORT=0: the one it was given).
+    for (let index = 1; index < config.apiProcesses; index++) {
+      checkpoint();
+      apis.push(await startApi(apis[0].port, apiName(index), { API_INSTANCE: apiName(index) }, false));
+      supervise(index);
+    }
     cleanups.push(async () => {
-      for (const [index, api] of apis.entries()) {
+      await Promise.all(apis.map(async (api, index) => {
         await api.stop();
         await removePid(config.dataDir, apiName(index));
-      }
+      }));
     });
     await lock.update({
       url: apis[0].url,
@@ -293,6 +301,34 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       apiSchema: config.apiSchema,
       indexViewsSchema: config.indexViewsSchema,
     });
+    // ---- Workers (WORKER_PROCESSES): job runners of their own, restarted like the APIs when they die.
+    const workers: ManagedProcess[] = [];
+    const startWorker = async (index: number) => {
+      const worker = await spawnNode({
+        name: `worker-${index + 1}`,
+        script: path.join(REPO_ROOT, "api", "src", "worker.ts"),
+        env: apiEnv,
+        cwd: REPO_ROOT,
+        logDir: path.join(config.dataDir, "logs"),
+        echo: options.echo,
+        pidFile: { dataDir: config.dataDir, name: `worker-${index + 1}` },
+      });
+      workers[index] = worker;
+      void worker.exited.then(async (code) => {
+        if (stopping || worker.stopRequested()) return;
+        log(`worker-${index + 1} (pid ${worker.pid}) exited unexpectedly (code ${code}); restarting it:\n${worker.tail()}`);
+        await new Promise((r) => setTimeout(r, 1_000));
+        if (!stopping) await startWorker(index).catch((error) => log(`worker-${index + 1} restart failed: ${error.message}`));
+      });
+    };
+    for (let index = 0; index < config.workerProcesses; index++) await startWorker(index);
+    cleanups.push(async () => {
+      await Promise.all(workers.map(async (worker, index) => {
+        await worker.stop();
+        await removePid(config.dataDir, `worker-${index + 1}`);
+      }));
+    });
+
     const extraApis: ApiHandle[] = [];
     cleanups.push(async () => {
       for (const [index, extra] of extraApis.entries()) {
@@ -319,7 +355,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         const old = apis[0];
         if (mode === "clean") await old.stop();
         else await old.process.kill();
-        apis[0] = await startApi(old.port, apiName(0), extraEnv, apis.length === 1);
+        apis[0] = await startApi(old.port, apiName(0), { API_INSTANCE: apiName(0), ...extraEnv }, apis.length === 1);
         supervise(0);
       },
       get indexer() {

@@ -12,6 +12,8 @@ process.once("disconnect", abortStart);
 
 const started = Date.now();
 console.log("Starting the licence approval platform…");
+const { readEnvFile } = await import("../../api/src/config.ts");
+readEnvFile();
 const { startStack } = await import("./stack.ts");
 const { StackAlreadyRunning } = await import("./stackLock.ts");
 let stack: Awaited<ReturnType<typeof startStack>>;
