@@ -3,7 +3,6 @@
  * chain). Reconciles the outbox before serving, runs the job runner unless JOBS_IN_API=false, then serves until
  * SIGINT/SIGTERM.
  */
-import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { createApp } from "./app.ts";
 import { describeConfig, loadConfig, readEnvFile } from "./config.ts";
@@ -46,7 +45,8 @@ const app = createApp({
   authenticate: auth.authenticate,
   idempotency: new IdempotencyStore(core.pool),
   rateLimits: { authPerMinute: config.rateLimitAuthPerMinute, writePerMinute: config.rateLimitWritePerMinute },
-  decisions: await readFile(new URL("../../docs/decisions.md", import.meta.url), "utf8").catch(() => undefined),
+  // The decisions log has a page of its own (/docs/decisions): the document's description only points at it.
+  decisions: "Every point the specification leaves open is decided in the decisions log: [/docs/decisions](/docs/decisions).",
 });
 
 // reusePort: several API processes (npm start's API_PROCESSES, or more started by hand) share one port and the
