@@ -35,17 +35,20 @@ const { config, api } = stack;
 const lines = [
   "",
   `Licence approval platform is running (${((Date.now() - started) / 1000).toFixed(1)} s)`,
-  `  API          ${api.url}/api/v1`,
+  `  API          ${api.url}/api/v1   (${stack.apis.length} API process${stack.apis.length === 1 ? "" : "es"}${config.workerProcesses ? `, ${config.workerProcesses} worker${config.workerProcesses === 1 ? "" : "s"}` : ""})`,
+  `  Verify       ${api.url}/verify   (anyone: a licence by number or QR code, a document by its hash)`,
   `  API docs     ${api.url}/docs   (OpenAPI: ${api.url}/api/v1/openapi.json)`,
   `  Health       ${api.url}/health`,
-  `  Admin client ${stack.admin.clientId}   secret ${stack.admin.clientSecret}`,
-  `               (POST ${api.url}/api/v1/auth/token with grant_type=client_credentials&scope=admin)`,
   `  Chain RPC    ${stack.rpcUrl}   (chain ${config.chainId}${stack.chain ? ", embedded anvil" : ""})`,
   `  Indexer      ${stack.indexer?.url ?? "not started here"}`,
   `  Contracts    LicenceToken ${stack.deployment.contracts.LicenceToken}`,
   `               DocumentRegistry ${stack.deployment.contracts.DocumentRegistry}`,
   `               ApprovalRegistry ${stack.deployment.contracts.ApprovalRegistry}`,
   `  Data         ${config.dataDir}   (logs in ${config.dataDir}/logs)`,
+  "  Admin client (client credentials, scope admin; paste these lines into a shell for the README walkthrough):",
+  `ID=${stack.admin.clientId}`,
+  `SECRET=${stack.admin.clientSecret}`,
+  `API=${api.url}/api/v1`,
   "Press Ctrl-C to stop.",
 ];
 console.log(lines.join("\n"));
