@@ -177,8 +177,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     checkpoint();
     // ---- Indexer
     let indexer: IndexerHandle | undefined;
+    // The indexer process being started (not ready yet): stopping the stack meanwhile stops it as well.
+    let indexerStarting: ManagedProcess | undefined;
     const launchIndexer = async () => {
       indexer = await startIndexer({
+        onSpawn: (spawned) => (indexerStarting = spawned),
         repoRoot: REPO_ROOT,
         dataDir: config.dataDir,
         databaseUrl: databaseUrl!,
@@ -190,6 +193,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         epoch,
         echo: options.echo,
       });
+      indexerStarting = undefined;
       // Watchdog: Ponder exits on what it cannot recover from (e.g. a reorg deeper than its finality after the
       // local chain lost blocks). Index again from scratch on a fresh schema; the views keep serving meanwhile.
       const watched = indexer;
@@ -197,15 +201,20 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         if (stopping || watched.process.stopRequested()) return;
         log(`indexer (pid ${watched.process.pid}) exited unexpectedly (code ${code}); restarting it, re-indexing on a fresh schema:\n${watched.process.tail()}`);
         epoch += 1;
-        await writeFile(path.join(chainDir, "epoch"), String(epoch));
-        await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
-        await launchIndexer().catch((error) => log(`indexer restart failed: ${error.message}`));
+        try {
+          await writeFile(path.join(chainDir, "epoch"), String(epoch));
+          await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
+          await launchIndexer();
+          log(`indexer restarted (pid ${indexer!.process.pid}), indexing on schema ${indexer!.schema}`);
+        } catch (error) {
+          if (!stopping) log(`indexer restart failed: ${(error as Error).message}`);
+        }
       });
     };
     if (config.startIndexer) {
       await launchIndexer();
       cleanups.push(async () => {
-        await indexer!.stop();
+        await Promise.all([indexerStarting?.stop(), indexer!.stop()]);
         await removePid(config.dataDir, "indexer");
       });
     }
@@ -232,6 +241,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       // With workers of its own the stack leaves jobs to them, unless told otherwise.
       JOBS_IN_API: env.JOBS_IN_API || (config.workerProcesses > 0 ? "false" : "true"),
     };
+    // API processes spawned but not listening yet (a restart in progress): stopping the stack stops them too.
+    const apisStarting = new Set<ManagedProcess>();
     const startApi = async (port: number, name: string, extraEnv: NodeJS.ProcessEnv = {}, checkPort = true): Promise<ApiHandle> => {
       if (checkPort && port !== 0) await assertPortFree(port, "API", "PORT", config.host);
       const processHandle = await spawnNode({
@@ -244,12 +255,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         ipc: true,
         pidFile: { dataDir: config.dataDir, name },
       });
+      apisStarting.add(processHandle);
       const listening = await new Promise<number>((resolve, reject) => {
         processHandle.child.on("message", (message: { type?: string; port?: number }) => {
           if (message?.type === "listening" && message.port) resolve(message.port);
         });
         processHandle.exited.then(() => reject(new Error(`API exited during start-up:\n${processHandle.tail()}`)));
-      });
+      }).finally(() => apisStarting.delete(processHandle));
       return { url: `http://${config.host}:${listening}`, port: listening, process: processHandle, stop: () => processHandle.stop() };
     };
     checkpoint();
@@ -285,6 +297,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       supervise(index);
     }
     cleanups.push(async () => {
+      await Promise.all([...apisStarting].map((starting) => starting.stop()));
       await Promise.all(apis.map(async (api, index) => {
         await api.stop();
         await removePid(config.dataDir, apiName(index));

@@ -116,6 +116,17 @@ describe("npm start in a terminal (process group, second start, supervision, idl
     expect(run!.output()).to.include("api restarted");
   });
 
+  it("restarts an indexer that dies, and says so", async function () {
+    const { indexer: old } = await pids();
+    process.kill(old, "SIGKILL");
+    await waitFor(/indexer restarted \(pid \d+\)/, run!.output);
+    const { indexer: restarted } = await pids();
+    expect(restarted).to.not.equal(old);
+    expect(alive(restarted)).to.equal(true);
+    expect(run!.output()).to.match(new RegExp(`indexer \\(pid ${old}\\) exited unexpectedly`));
+    await eventually(async () => ((await fetch(`http://127.0.0.1:${env.PORT}/health`)).status === 200 ? true : undefined), 60_000, "the stack healthy");
+  });
+
   it("saves the embedded chain only after new blocks", async function () {
     const stateFile = path.join(dataDir, "chain", "state.json");
     const rpcUrl = `http://127.0.0.1:${env.CHAIN_PORT}`;
