@@ -2,6 +2,7 @@
  * Typed configuration: every setting has a doc, a default and an environment variable, and is checked at start-up
  * with a message naming the bad variable. `scripts/writeEnvExample.ts` turns this table into .env.example.
  */
+import os from "node:os";
 import path from "node:path";
 
 export type Environment = "development" | "production" | "test";
@@ -77,7 +78,7 @@ export const settings = {
   chainPort: { env: "CHAIN_PORT", doc: "Port of the embedded local chain", fallback: 8545, parse: integer(1, 65535) },
   chainGasMode: { env: "CHAIN_GAS_MODE", doc: "market: EIP-1559 fees from the node; free: gas price 0 (Besu with zeroBaseFee)", fallback: "market", parse: oneOf("market", "free") },
   chainFunding: { env: "CHAIN_FUNDING", doc: "none, or anvil: fund new custodial wallets with anvil_setBalance (embedded chain only)", fallback: "none", parse: oneOf("none", "anvil") },
-  chainSnapshotMs: { env: "CHAIN_SNAPSHOT_MS", doc: "Embedded chain: how often (ms) its state is saved when it changed", fallback: 250, parse: integer(50, 3_600_000) },
+  chainSnapshotMs: { env: "CHAIN_SNAPSHOT_MS", doc: "Embedded chain: how often (ms) it is checked for new blocks, saved when it has some", fallback: 250, parse: integer(50, 3_600_000) },
   deploymentFile: { env: "DEPLOYMENT_FILE", doc: "Deployment file (chain id, addresses, start block); default DATA_DIR/deployment.json", parse: text },
   operatorPrivateKey: { env: "OPERATOR_PRIVATE_KEY", doc: "External chain: the operator wallet's key (stored encrypted at first start); embedded: generated", parse: hexKey(32), secret: true },
   walletDelaySeconds: { env: "WALLET_DELAY_SECONDS", doc: "Embedded deployment: seconds a department wallet change waits in public before it can take effect (deploy script: at least 86,400 outside the embedded chain)", fallback: 60, parse: integer(1, 31_536_000) },
@@ -153,12 +154,31 @@ export const settings = {
   jobConcurrency: { env: "JOB_CONCURRENCY", doc: "Jobs of one kind a runner works on at once", fallback: 10, parse: integer(1, 1_000) },
   jobLockMs: { env: "JOB_LOCK_MS", doc: "A job whose runner died is taken over after this long (ms; deliveries: at least 15 s, above their 10 s timeout)", fallback: 60_000, parse: integer(1_000, 3_600_000) },
   jobTimeScale: { env: "JOB_TIME_SCALE", doc: "Tests only: multiplies the webhook retry delays (1 min … 24 h) so the schedule runs in seconds; 1 in production", fallback: 1, parse: fraction },
+  // Processes (npm start) and their share of Postgres
+  apiProcesses: { env: "API_PROCESSES", doc: "npm start: API processes sharing PORT (reusePort); default one per core", fallback: () => os.availableParallelism(), parse: integer(1, 64) },
+  workerProcesses: { env: "WORKER_PROCESSES", doc: "npm start: job-runner processes; when above 0 the APIs run no jobs unless JOBS_IN_API is set", fallback: 0, parse: integer(0, 64) },
+  dbPoolSize: { env: "DB_POOL_SIZE", doc: "Postgres connections per API or worker process (all processes together must stay under the server's max_connections)", fallback: 20, parse: integer(1, 1_000) },
   startIndexer: { env: "START_INDEXER", doc: "npm start: run the indexer (false when it runs elsewhere)", fallback: true, parse: bool },
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;
 type ValueOf<K extends keyof Settings> = ReturnType<Settings[K]["parse"]>;
 export type Config = { [K in keyof Settings]: Settings[K] extends { fallback: unknown } ? ValueOf<K> : ValueOf<K> | undefined };
+
+/**
+ * Reads a `.env` file into process.env (ENV_FILE, default ./.env), when there is one: variables already set win.
+ * Every role's command (npm start, npm run api, npm run worker) calls it first, so one file configures a host.
+ */
+export function readEnvFile(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const file = path.resolve(env.ENV_FILE ?? ".env");
+  try {
+    process.loadEnvFile(file);
+    return file;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new ConfigError(`ENV_FILE ${file}: ${(error as Error).message}`);
+  }
+}
 
 /** Reads and checks every setting; throws one error listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -28,6 +28,8 @@ export async function startFixtureStack(): Promise<Stack> {
   stackEnv ??= {
     NODE_ENV: "test",
     DATA_DIR: dataDir,
+    // One API process (npm start's default is one per core): tests that kill or restart "the API" mean this one.
+    API_PROCESSES: "1",
     PORT: String(await freePort()),
     CHAIN_PORT: String(await freePort()),
     EMBEDDED_PG_PORT: String(await freePort()),

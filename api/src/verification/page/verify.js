@@ -42,7 +42,8 @@ function render({ verdict, kind, message, details = [], approvals, proof = [] })
   const list = $("approvals");
   list.replaceChildren(...(approvals || []).map((a) => {
     const item = document.createElement("li");
-    item.textContent = `${a.departmentName} — ${day(a.approvedAt)}`;
+    // Stages are numbered from 1 for people (the chain counts from 0).
+    item.textContent = `${a.departmentName} — stage ${a.stage + 1} — ${day(a.approvedAt)}`;
     return item;
   }));
   $("proof-block").hidden = proof.length === 0;
@@ -67,7 +68,7 @@ function renderLicence(answer) {
     message: answer.message,
     details: [
       ["Licence number", answer.requestNumber],
-      ["Type", answer.requestType && answer.requestType.replaceAll("_", " ").toLowerCase()],
+      ["Type", answer.requestType && (TYPE_NAMES[answer.requestType] || answer.requestType.replaceAll("_", " ").toLowerCase())],
       ["Holder", answer.applicantName],
       ["Status", answer.status && answer.status.replaceAll("_", " ").toLowerCase()],
       ["Issued", answer.issuedAt && day(answer.issuedAt)],
@@ -106,6 +107,9 @@ function renderDocument(answer) {
   });
 }
 
+/** The request types' names in plain words (the identifiers keep the specification's spelling). */
+const TYPE_NAMES = { RESORT_LICENSE: "resort licence", TRADE_LICENSE: "trade licence", BUILDING_PERMIT: "building permit" };
+
 async function ask(path) {
   const response = await fetch(`${API}/${path}`, { headers: { accept: "application/json" } });
   const body = await response.json().catch(() => ({}));
@@ -119,8 +123,10 @@ function problem(status, body, what) {
 }
 
 async function verifyToken(value) {
-  const token = String(value).trim();
-  if (!/^\d{1,13}$/.test(token)) return render({ ...problem(400, { message: "A licence number is a whole number." }, "licence number") });
+  const token = String(value).trim().toUpperCase();
+  if (!/^\d{1,13}$|^[A-Z]{2}-\d{4}-\d{6,12}$/.test(token)) {
+    return render({ ...problem(400, { message: "Enter the licence number as printed (e.g. RL-2026-000001) or its token number." }, "licence number") });
+  }
   const { status, body } = await ask(encodeURIComponent(token));
   if (status === 200) renderLicence(body);
   else render(problem(status, body, "licence"));
