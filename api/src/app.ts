@@ -12,7 +12,7 @@ import { errorMiddleware } from "./http/errorMiddleware.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { webhookDocs } from "./webhooks/payloads.ts";
 import { requestContext } from "./http/requestContext.ts";
-import { RateLimiter, type RateLimits } from "./http/rateLimit.ts";
+import { clientKey, isLimitedPublicRead, RateLimiter, type RateLimits } from "./http/rateLimit.ts";
 import { mountRoutes, type RouteDefinition } from "./http/routeTable.ts";
 import type { Metrics } from "./observability/metrics.ts";
 import { mountSystemRoutes, type SystemDeps } from "./routes/system.ts";
@@ -34,12 +34,18 @@ export interface AppDeps extends Omit<SystemDeps, "openApiDocument"> {
   /** Routes outside /api/v1 (e.g. /.well-known/jwks.json), mounted at the root. */
   rootRoutes?: RouteDefinition[];
   jsonLimit?: string;
-  /** Rate limits of the authentication and write endpoints (none: unlimited). */
+  /** Rate limits of the authentication, write and public read endpoints (none: unlimited). */
   rateLimits?: RateLimits;
+  /**
+   * How many reverse proxies in front of the API append to X-Forwarded-For (0: none, the socket address is the
+   * client). With n, the client is the address the n-th proxy from us saw; anything a caller wrote before it is ignored.
+   */
+  trustProxyHops?: number;
 }
 
 export function createApp(deps: AppDeps): Koa {
-  const app = new Koa({ proxy: false });
+  const hops = deps.trustProxyHops ?? 0;
+  const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   app.silent = true; // errors are answered and logged by our middleware, not printed by Koa
   app.use(requestContext(deps.logger, deps.metrics));
   app.use(errorMiddleware());
@@ -67,6 +73,11 @@ export function createApp(deps: AppDeps): Koa {
     }));
 
   const limiter = deps.rateLimits ? new RateLimiter(deps.rateLimits) : undefined;
+  // Anonymous reads that cost chain calls and queries (verification by sequential token ids, /health): per client.
+  app.use(async (ctx, next) => {
+    if (limiter && isLimitedPublicRead(ctx.method, ctx.path)) limiter.take("public", clientKey(ctx.ip));
+    await next();
+  });
   const root = new Router();
   mountSystemRoutes(root, { ...deps, openApiDocument });
   mountRoutes(root, deps.rootRoutes ?? [], deps.authenticate, undefined, limiter);

@@ -138,6 +138,8 @@ export const settings = {
   },
   rateLimitAuthPerMinute: { env: "RATE_LIMIT_AUTH_PER_MINUTE", doc: "Authentication requests (and failed authentications) per client IP per minute; 0: no limit", fallback: 60, parse: integer(0, 1_000_000) },
   rateLimitWritePerMinute: { env: "RATE_LIMIT_WRITE_PER_MINUTE", doc: "Write requests (POST/PUT/PATCH/DELETE) per caller per minute; 0: no limit", fallback: 600, parse: integer(0, 1_000_000) },
+  rateLimitPublicPerMinute: { env: "RATE_LIMIT_PUBLIC_PER_MINUTE", doc: "Public reads (/verify*, /health) per client address (IPv6: per /64) per minute; 0: no limit", fallback: 120, parse: integer(0, 1_000_000) },
+  trustProxyHops: { env: "TRUST_PROXY_HOPS", doc: "Reverse proxies in front of the API that append to X-Forwarded-For; the client address (rate limits, audit rows) is the one the outermost trusted proxy saw; 0: the socket address", fallback: 0, parse: integer(0, 10) },
 
   // Jobs (api/src/jobs): webhooks, event derivation, stage timeouts
   jobsInApi: { env: "JOBS_IN_API", doc: "Run the job runner inside the API process (false when `npm run worker` runs it)", fallback: true, parse: bool },

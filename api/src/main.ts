@@ -44,7 +44,8 @@ const app = createApp({
   rootRoutes: routes.root,
   authenticate: auth.authenticate,
   idempotency: new IdempotencyStore(core.pool),
-  rateLimits: { authPerMinute: config.rateLimitAuthPerMinute, writePerMinute: config.rateLimitWritePerMinute },
+  rateLimits: { authPerMinute: config.rateLimitAuthPerMinute, writePerMinute: config.rateLimitWritePerMinute, publicPerMinute: config.rateLimitPublicPerMinute },
+  trustProxyHops: config.trustProxyHops,
   decisions: await readFile(new URL("../../docs/decisions.md", import.meta.url), "utf8").catch(() => undefined),
 });
 

@@ -7,7 +7,11 @@ import { expect } from "chai";
 import type { ApiHandle } from "../../scripts/stack/stack.ts";
 import { deliver } from "../../api/src/webhooks/deliver.ts";
 import { checkWebhookUrl, isAllowedAddress } from "../../api/src/webhooks/urlSafety.ts";
-import { clientToken } from "./support/authClient.ts";
+import { createHash } from "node:crypto";
+import { applicantToken, clientToken } from "./support/authClient.ts";
+import { apiClient, type Json } from "./support/httpClient.ts";
+import { pdf } from "./support/sampleFiles.ts";
+import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { productionEnv } from "./support/productionEnv.ts";
@@ -29,7 +33,8 @@ describe("security review of f94e6d1 (issue 15)", function () {
     receiver = await startReceiver();
     admin = await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin");
     department = await createDepartment(stack.api.url, admin, { code: `SEC_${tag}`, name: "Security" });
-    production = await stack.startExtraApi(undefined, await productionEnv(stack));
+    // Public reads limited to 5 a minute per client; one trusted proxy in front (X-Forwarded-For's last hop counts).
+    production = await stack.startExtraApi(undefined, await productionEnv(stack, { RATE_LIMIT_PUBLIC_PER_MINUTE: "5", TRUST_PROXY_HOPS: "1" }));
   });
   after(async () => {
     await production?.stop();
@@ -130,6 +135,119 @@ describe("security review of f94e6d1 (issue 15)", function () {
       for (const a of ["8.8.8.8", "2001:4860:4860::8888", "::ffff:8.8.8.8"]) expect(isAllowedAddress(a, { production: true }), a).to.equal(true);
       expect(isAllowedAddress("::ffff:127.0.0.1", { production: false })).to.equal(true); // development: local receivers
       expect(isAllowedAddress("10.0.0.1", { production: false })).to.equal(false);
+    });
+  });
+
+  describe("H2: public verification of tokens that are not issued licences", function () {
+    const run = `${Date.now() % 1e7}`;
+    const first = `PRIV_A_${tag}`;
+    const second = `PRIV_B_${tag}`;
+    const applicantId = `private-person-${run}`;
+    let applicant: ReturnType<typeof apiClient>;
+    let nameless: ReturnType<typeof apiClient>;
+    let departments: Record<string, ReturnType<typeof departmentClient>>;
+    const requests: Record<string, { id: string; tokenId: number; documentId: string; hash: string }> = {};
+
+    async function draft(label: string, who = applicant) {
+      const created = await who.post("/requests", { applicantId: who === applicant ? applicantId : `${applicantId}-nameless`, requestType: "TRADE_LICENSE" });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      const file = pdf(`${label} ${run}`);
+      const uploaded = await who.upload("POST", `/requests/${created.body.requestId}/documents`, file, `${label}.pdf`, { docType: "PLAN" });
+      expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
+      const detail = await who.get(`/requests/${created.body.requestId}`);
+      requests[label] = { id: created.body.requestId, tokenId: detail.body.tokenId, documentId: uploaded.body.documentId, hash: createHash("sha256").update(file).digest("hex") };
+      return requests[label];
+    }
+    const submitted = async (label: string, who = applicant) => {
+      const request = await draft(label, who);
+      expect((await who.post(`/requests/${request.id}/submit`)).status).to.equal(200);
+      return request;
+    };
+    const approve = async (code: string, request: { id: string; documentId: string }) => {
+      const approved = await departments[code].post(`/requests/${request.id}/approve`, { remarks: "ok", reviewedDocuments: [request.documentId] });
+      expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+    };
+
+    before(async function () {
+      const stack = current();
+      const api = stack.api.url;
+      departments = {
+        [first]: departmentClient(api, await createDepartment(api, admin, { code: first, name: "First" })),
+        [second]: departmentClient(api, await createDepartment(api, admin, { code: second, name: "Second" })),
+      };
+      const stage = (code: string, order: number) => ({
+        stageId: `s${order}`, stageName: `Stage ${order}`, stageOrder: order, executionType: "SEQUENTIAL" as const, completionCriteria: "ALL" as const,
+        requiredApprovals: [{ departmentCode: code, requiredDocuments: ["PLAN"], isMandatory: true }],
+      });
+      await seedWorkflow(stack, driver, { workflowType: "TRADE_LICENSE", name: `Privacy ${run}`, stages: [stage(first, 1), stage(second, 2)] });
+      applicant = apiClient(api, await applicantToken(api, { id: applicantId, name: "Priya Private" }));
+      nameless = apiClient(api, await applicantToken(api, { id: `${applicantId}-nameless` }));
+
+      await draft("DRAFT");
+      await submitted("SUBMITTED");
+      await approve(first, await submitted("UNDER_REVIEW")); // one of two stages approved: still under review
+      const changes = await submitted("PENDING_RESUBMISSION");
+      expect((await departments[first].post(`/requests/${changes.id}/request-changes`, { remarks: "another plan", reviewedDocuments: [changes.documentId] })).status).to.equal(200);
+      const cancelled = await draft("CANCELLED");
+      expect((await applicant.post(`/requests/${cancelled.id}/cancel`)).status).to.equal(200);
+      const rejected = await submitted("REJECTED");
+      expect((await departments[first].post(`/requests/${rejected.id}/reject`, { remarks: "no", reason: "OTHER", reviewedDocuments: [rejected.documentId] })).status).to.equal(200);
+      for (const label of ["APPROVED", "APPROVED_NAMELESS"]) {
+        const request = await submitted(label, label === "APPROVED" ? applicant : nameless);
+        await approve(first, request);
+        await approve(second, request);
+      }
+    });
+
+    const privateFields = (body: Json) => ({
+      requestNumber: body.requestNumber, requestType: body.requestType, applicantName: body.applicantName, issuedAt: body.issuedAt, expiresAt: body.expiresAt,
+      approvals: body.approvals, blockchainProof: body.blockchainProof,
+    });
+    const nothing = { requestNumber: null, requestType: null, applicantName: null, issuedAt: null, expiresAt: null, approvals: [], blockchainProof: null };
+
+    for (const [label, status] of [["DRAFT", "DRAFT"], ["SUBMITTED", "SUBMITTED"], ["UNDER_REVIEW", "SUBMITTED"], ["PENDING_RESUBMISSION", "PENDING_RESUBMISSION"], ["CANCELLED", "CANCELLED"], ["REJECTED", "REJECTED"]]) {
+      it(`${label}: answers the verdict and status only, anonymously (no applicant, request, approvals or owner address)`, async function () {
+        const { tokenId, hash } = requests[label];
+        const response = await apiClient(current().api.url).get(`/verify/${tokenId}`);
+        expect(response.status).to.equal(200);
+        expect(response.body).to.include({ isValid: false, verdict: "NOT_ISSUED", status, tokenId });
+        expect(privateFields(response.body)).to.deep.equal(nothing);
+        const text = JSON.stringify(response.body);
+        for (const secret of ["Priya", applicantId, requests[label].id]) expect(text).to.not.include(secret);
+        // The document verdict of its file does not lead to the request either.
+        const document = await apiClient(current().api.url).get(`/verify/document/${hash}`);
+        expect(document.status).to.equal(200);
+        expect(document.body).to.include({ verdict: "VALID", requestId: null, tokenId });
+      });
+    }
+
+    it("APPROVED: an issued licence shows its holder, the request and the proof; without a known name, no name (never the identity-locker id)", async function () {
+      const publicClient = apiClient(current().api.url);
+      const issued = await publicClient.get(`/verify/${requests.APPROVED.tokenId}`);
+      expect(issued.body).to.include({ verdict: "VALID", status: "APPROVED", applicantName: "Priya Private", requestType: "TRADE_LICENSE" });
+      expect(issued.body.blockchainProof.ownerAddress).to.match(/^0x[0-9a-fA-F]{40}$/);
+      expect(issued.body.approvals).to.have.length(2);
+      expect((await publicClient.get(`/verify/document/${requests.APPROVED.hash}`)).body.requestId).to.equal(requests.APPROVED.id);
+      const anonymous = await publicClient.get(`/verify/${requests.APPROVED_NAMELESS.tokenId}`);
+      expect(anonymous.body).to.include({ verdict: "VALID", applicantName: null });
+      expect(JSON.stringify(anonymous.body)).to.not.include(`${applicantId}-nameless`);
+    });
+
+    it("rate-limits the public routes per client address: /verify*, the verification page and /health (429 with Retry-After)", async function () {
+      // The production API allows 5 public reads a minute per client; behind one trusted proxy the client is the
+      // last X-Forwarded-For entry, so each simulated client has its own budget.
+      const as = (client: string, path: string) => fetch(`${production.url}${path}`, { headers: { "x-forwarded-for": client } });
+      for (let i = 0; i < 5; i++) expect((await as("203.0.113.7", `/api/v1/verify/${requests.APPROVED.tokenId}`)).status).to.not.equal(429);
+      const limited = await as("203.0.113.7", "/health");
+      expect(limited.status).to.equal(429);
+      expect(limited.headers.get("retry-after")).to.match(/^\d+$/);
+      expect(((await limited.json()) as Json).code).to.equal("RATE_LIMITED");
+      expect((await as("203.0.113.7", "/api/v1/verify/document/" + requests.APPROVED.hash)).status).to.equal(429);
+      expect((await as("203.0.113.7", "/verify")).status).to.equal(429);
+      // Another client is not affected; IPv6 clients share a budget per /64.
+      expect((await as("203.0.113.8", "/health")).status).to.not.equal(429);
+      for (let i = 0; i < 5; i++) expect((await as(`2001:db8:1:2::${i + 1}`, "/health")).status).to.not.equal(429);
+      expect((await as("2001:db8:1:2::ffff", "/health")).status).to.equal(429);
     });
   });
 });

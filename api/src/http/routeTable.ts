@@ -3,7 +3,7 @@
  * requests (a failure is a 400 VALIDATION_ERROR naming each bad field), types the handler, and generates the
  * OpenAPI document (`openapi.ts`). Routes added later appear in the docs automatically.
  */
-import { rateClassOf, type RateLimiter } from "./rateLimit.ts";
+import { clientKey, rateClassOf, type RateLimiter } from "./rateLimit.ts";
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod/v4";
@@ -98,15 +98,15 @@ export function mountRoutes(router: Router, routes: RouteDefinition[], authentic
   for (const route of routes) {
     const rateClass = rateClassOf(route);
     router[route.method](route.operationId, route.path, async (ctx: Context) => {
-      if (rateClass === "auth") limiter?.take("auth", ctx.ip);
+      if (rateClass === "auth") limiter?.take("auth", clientKey(ctx.ip));
       try {
         ctx.state.principal = await authenticate(ctx);
       } catch (error) {
         // Failed credentials count as authentication attempts (key and token guessing), wherever they are tried.
-        if (rateClass !== "auth" && error instanceof AppError && error.status === 401) limiter?.take("auth", ctx.ip);
+        if (rateClass !== "auth" && error instanceof AppError && error.status === 401) limiter?.take("auth", clientKey(ctx.ip));
         throw error;
       }
-      if (rateClass === "write") limiter?.take("write", ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : ctx.ip);
+      if (rateClass === "write") limiter?.take("write", ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : clientKey(ctx.ip));
       authorise(route.access, ctx.state.principal);
       const params = parse(route.params, ctx.params, "path");
       const query = parse(route.query, ctx.query, "query");

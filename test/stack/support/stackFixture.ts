@@ -41,6 +41,7 @@ export async function startFixtureStack(): Promise<Stack> {
     // Rate limits are tested on their own API processes (rateLimits.test.ts); here they would only add noise.
     RATE_LIMIT_AUTH_PER_MINUTE: "0",
     RATE_LIMIT_WRITE_PER_MINUTE: "0",
+    RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
     DATABASE_URL: "",
     CHAIN_RPC_URL: "",
