@@ -36,6 +36,9 @@ const lines = [
   `               DocumentRegistry ${stack.deployment.contracts.DocumentRegistry}`,
   `               ApprovalRegistry ${stack.deployment.contracts.ApprovalRegistry}`,
   `  Data         ${config.dataDir}   (logs in ${config.dataDir}/logs)`,
+  ...(config.devConveniences
+    ? ["  Development  DEV_CONVENIENCES=true: passwordless development sign-in and generated secrets are ON (local use only, never real data)"]
+    : []),
   "Press Ctrl-C to stop.",
 ];
 console.log(lines.join("\n"));

@@ -61,10 +61,16 @@ const bool = (raw: string, env: string) => {
 
 export const settings = {
   nodeEnv: { env: "NODE_ENV", doc: "development, production or test; production refuses development conveniences", fallback: "development", parse: oneOf<Environment>("development", "production", "test") },
+  devConveniences: {
+    env: "DEV_CONVENIENCES",
+    doc: "true: a local development stack: the passwordless development identity provider and secrets generated under DATA_DIR/secrets (npm start turns it on and says so). Refused in production, with a HOST that is not loopback, and with a DATABASE_URL or CHAIN_RPC_URL on another host",
+    fallback: false,
+    parse: bool,
+  },
   dataDir: { env: "DATA_DIR", doc: "Directory holding embedded Postgres, chain state, keys and files", fallback: "./.data", parse: (raw: string) => path.resolve(raw) },
   host: { env: "HOST", doc: "Interface the API binds to", fallback: "127.0.0.1", parse: text },
   port: { env: "PORT", doc: "API port", fallback: 3000, parse: integer(0, 65535) },
-  publicBaseUrl: { env: "PUBLIC_BASE_URL", doc: "URL clients reach the API at (links, QR codes); default http://HOST:PORT", parse: url },
+  publicBaseUrl: { env: "PUBLIC_BASE_URL", doc: "URL clients reach the API at (links, QR codes, token issuer); https and required in production; default http://HOST:PORT", parse: url },
   logLevel: { env: "LOG_LEVEL", doc: "pino log level", fallback: "info", parse: oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent") },
 
   databaseUrl: { env: "DATABASE_URL", doc: "Postgres URL; unset: embedded Postgres under DATA_DIR", parse: text, secret: true },
@@ -170,7 +176,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const result = config as Config;
   if (env.CHAIN_RPC_URL && !env.CHAIN_ID) problems.push("CHAIN_ID is required with CHAIN_RPC_URL");
+  if (result.devConveniences) problems.push(...devConveniencesProblems(result));
   if (result.nodeEnv === "production") {
+    if (!result.publicBaseUrl?.startsWith("https://")) problems.push("PUBLIC_BASE_URL is required in production and must be https (it is in every QR code, link and token issuer)");
     if (!result.masterKey) problems.push("MASTER_KEY is required in production (no generated secrets)");
     if (!result.databaseUrl) problems.push("DATABASE_URL is required in production (no embedded Postgres)");
     if (!result.chainRpcUrl) problems.push("CHAIN_RPC_URL is required in production (no embedded chain)");
@@ -188,6 +196,54 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   result.deploymentFile ??= path.join(result.dataDir, "deployment.json");
   result.jwtIssuer ??= result.publicBaseUrl;
   return result;
+}
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
+const isLoopbackHost = (host: string) => LOOPBACK_HOSTS.has(host.toLowerCase()) || /^127\./.test(host);
+const hostOf = (raw: string) => {
+  try {
+    return new URL(raw).hostname;
+  } catch {
+    return raw;
+  }
+};
+
+/**
+ * Development conveniences are for a local stack only: never in production, never reachable from elsewhere, and
+ * never next to a real database or chain (which a forgotten setting would otherwise open to passwordless sign-in).
+ */
+export function devConveniencesProblems(config: Config): string[] {
+  const problems: string[] = [];
+  const refused = "DEV_CONVENIENCES (passwordless development sign-in, generated secrets) is refused";
+  if (config.nodeEnv === "production") problems.push(`${refused} in production`);
+  if (!isLoopbackHost(config.host)) problems.push(`${refused} with HOST=${config.host}: it only serves a local stack on a loopback address`);
+  if (config.databaseUrl && !isLoopbackHost(hostOf(config.databaseUrl))) problems.push(`${refused} with a DATABASE_URL on another host`);
+  if (config.chainRpcUrl && !isLoopbackHost(hostOf(config.chainRpcUrl))) problems.push(`${refused} with a CHAIN_RPC_URL on another host`);
+  return problems;
+}
+
+/**
+ * For the API process (which would otherwise generate secrets and offer passwordless sign-in): without development
+ * conveniences every secret and the identity provider must be configured. Fails closed whatever NODE_ENV says.
+ */
+export function assertConfiguredSecrets(config: Config): void {
+  const problems = missingSecrets(config);
+  if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
+}
+
+function missingSecrets(config: Config): string[] {
+  if (config.devConveniences) return [];
+  const hint = "(or DEV_CONVENIENCES=true for a local development stack)";
+  const problems: string[] = [];
+  if (!config.masterKey) problems.push(`MASTER_KEY is required ${hint}`);
+  if (!config.jwtPrivateKey) problems.push(`JWT_PRIVATE_KEY is required ${hint}`);
+  if (!config.adminClientId || !config.adminClientSecret) problems.push(`ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required ${hint}`);
+  if (!config.custodySecret) problems.push(`CUSTODY_SECRET is required ${hint}`);
+  if (!config.issuerPrivateKey) problems.push(`ISSUER_PRIVATE_KEY is required ${hint}`);
+  if (config.storageBackend === "local" && !config.fileUrlSecret) problems.push(`FILE_URL_SECRET is required with local storage ${hint}`);
+  if (!config.identityProviderAuthorizeUrl) problems.push(`IDENTITY_PROVIDER_* settings are required: the development identity provider is off ${hint}`);
+  // In production the same facts are reported by the production checks below, with their own words.
+  return config.nodeEnv === "production" ? [] : problems;
 }
 
 /** The variables a secret-free log line may show. */

@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import type { Server } from "node:http";
 import { createApp } from "./app.ts";
-import { describeConfig, loadConfig } from "./config.ts";
+import { assertConfiguredSecrets, describeConfig, loadConfig } from "./config.ts";
 import { createLogger } from "./observability/logger.ts";
 import { Metrics } from "./observability/metrics.ts";
 import { createAuth } from "./auth/index.ts";
@@ -20,7 +20,9 @@ import { developmentSecret } from "./developmentSecrets.ts";
 import { QrIssuer } from "./verification/qrPayload.ts";
 
 const config = loadConfig();
+assertConfiguredSecrets(config); // before anything could generate a secret
 const logger = createLogger(config.logLevel);
+if (config.devConveniences) logger.warn("DEV_CONVENIENCES=true: passwordless development sign-in and generated secrets are on (a local development stack only)");
 const metrics = new Metrics();
 logger.info({ config: describeConfig(config) }, "starting API");
 

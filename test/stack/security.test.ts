@@ -7,7 +7,13 @@ import { expect } from "chai";
 import type { ApiHandle } from "../../scripts/stack/stack.ts";
 import { deliver } from "../../api/src/webhooks/deliver.ts";
 import { checkWebhookUrl, isAllowedAddress } from "../../api/src/webhooks/urlSafety.ts";
+import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { loadConfig } from "../../api/src/config.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
 import { apiClient, type Json } from "./support/httpClient.ts";
 import { pdf } from "./support/sampleFiles.ts";
@@ -248,6 +254,56 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect((await as("203.0.113.8", "/health")).status).to.not.equal(429);
       for (let i = 0; i < 5; i++) expect((await as(`2001:db8:1:2::${i + 1}`, "/health")).status).to.not.equal(429);
       expect((await as("2001:db8:1:2::ffff", "/health")).status).to.equal(429);
+    });
+  });
+
+  describe("M1: development conveniences only where explicitly enabled (fail closed)", function () {
+    /** Runs the API process alone with exactly `env` (plus PATH); resolves with how it ended. */
+    async function runApiAlone(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+      const main = path.join(process.cwd(), "api", "src", "main.ts");
+      try {
+        const { stdout, stderr } = await promisify(execFile)(process.execPath, [main], { env: { PATH: process.env.PATH!, ...env }, timeout: 60_000 });
+        return { code: 0, output: stdout + stderr };
+      } catch (error) {
+        const failure = error as { code: number | null; stdout: string; stderr: string };
+        return { code: failure.code, output: `${failure.stdout}${failure.stderr}` };
+      }
+    }
+
+    it("an API given a real database and chain and nothing else refuses to start, and generates no secret", async function () {
+      const stack = current();
+      const dataDir = await mkdtemp(path.join(os.tmpdir(), "fail-closed-"));
+      try {
+        // No NODE_ENV, no DEV_CONVENIENCES: the forgotten-setting deployment of the review.
+        const { code, output } = await runApiAlone({
+          DATA_DIR: dataDir, PORT: "0", DATABASE_URL: stack.databaseUrl, CHAIN_RPC_URL: stack.rpcUrl, CHAIN_ID: String(stack.config.chainId), DEPLOYMENT_FILE: stack.config.deploymentFile!,
+        });
+        expect(code).to.not.equal(0);
+        expect(output).to.match(/IDENTITY_PROVIDER_\* settings are required: the development identity provider is off/);
+        expect(output).to.match(/MASTER_KEY is required/);
+        expect(output).to.match(/DEV_CONVENIENCES=true/);
+        expect(await readdir(dataDir)).to.deep.equal([]); // nothing generated
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    });
+
+    it("refuses DEV_CONVENIENCES in production, on a non-loopback HOST, and with a database or chain on another host", function () {
+      const on = { DEV_CONVENIENCES: "true" };
+      expect(() => loadConfig({ ...on, NODE_ENV: "production" })).to.throw(/DEV_CONVENIENCES .* is refused in production/);
+      expect(() => loadConfig({ ...on, HOST: "0.0.0.0" })).to.throw(/refused with HOST=0\.0\.0\.0/);
+      expect(() => loadConfig({ ...on, DATABASE_URL: "postgres://app@db.internal.example/licences" })).to.throw(/refused with a DATABASE_URL on another host/);
+      expect(() => loadConfig({ ...on, CHAIN_RPC_URL: "http://besu.internal.example:8545", CHAIN_ID: "1337" })).to.throw(/refused with a CHAIN_RPC_URL on another host/);
+      expect(loadConfig(on).devConveniences).to.equal(true); // a local stack
+      expect(loadConfig({}).devConveniences).to.equal(false); // the default is off
+    });
+
+    it("the production API has no development sign-in: authorize goes to the configured identity provider, whatever login_hint says", async function () {
+      const query = new URLSearchParams({ redirect_uri: "https://portal.example/cb", state: "s", login_hint: "victim", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256" });
+      const response = await fetch(`${production.url}/api/v1/auth/identitylocker/authorize?${query}`, { redirect: "manual" });
+      // To the real identity provider, never straight back to the redirect_uri with a code.
+      expect(response.status).to.equal(302);
+      expect(new URL(response.headers.get("location")!).origin).to.equal("https://id.example.org");
     });
   });
 });

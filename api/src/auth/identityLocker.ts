@@ -97,7 +97,7 @@ export function identityLockerRoutes(deps: {
       summary: "Start an applicant sign-in (identity locker)",
       description: [
         "Redirects (302) the applicant's browser to the identity locker; after sign-in the applicant returns to `redirect_uri` with `code` and `state` (or `error`, `error_description` and `state`). The code is exchanged at POST /auth/identitylocker/token.",
-        "Without IDENTITY_PROVIDER_* settings a development provider signs in the user named by `login_hint` (with optional `name` and `email`) without a password and redirects back at once; it is refused (403) when NODE_ENV=production.",
+        "Without IDENTITY_PROVIDER_* settings a development provider signs in the user named by `login_hint` (with optional `name` and `email`) without a password and redirects back at once; it exists only with DEV_CONVENIENCES=true (a local stack; refused in production).",
         "A redirect_uri that is not allowed is answered 403 FORBIDDEN here, never redirected to.",
       ].join("\n\n"),
       tags: ["Authentication"],
@@ -125,7 +125,7 @@ export function identityLockerRoutes(deps: {
           if (query.login_hint) target.searchParams.set("login_hint", query.login_hint);
           return redirect(target.href);
         }
-        if (production) throw forbidden("The development identity provider is disabled in production: configure IDENTITY_PROVIDER_*");
+        if (production || !config.devConveniences) throw forbidden("The development identity provider is off: configure IDENTITY_PROVIDER_* (or DEV_CONVENIENCES=true for a local stack)");
         if (!query.login_hint) {
           return redirect(withParams(query.redirect_uri, {
             error: "login_required",

@@ -47,6 +47,8 @@ export async function createAuth(deps: { config: Config; pool: pg.Pool; logger: 
   if (!provider && config.nodeEnv === "production") {
     throw new Error("IDENTITY_PROVIDER_* settings are required in production: the development identity provider is refused");
   }
+  // Fail closed: the passwordless development provider only where it was explicitly enabled.
+  if (!provider && !config.devConveniences) throw new Error("IDENTITY_PROVIDER_* settings are required: the development identity provider is off (DEV_CONVENIENCES=true turns it on for a local stack)");
   logger.info({ kid: key.kid, identityProvider: provider ? new URL(provider.authorizeUrl).origin : "development" }, "authentication ready");
 
   const authenticate: Authenticator = async (ctx) => {
@@ -98,7 +100,7 @@ export async function createAuth(deps: { config: Config; pool: pg.Pool; logger: 
       let clientId = config.adminClientId;
       let secret = config.adminClientSecret;
       if (!clientId || !secret) {
-        if (config.nodeEnv === "production") throw new Error("ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required in production");
+        if (config.nodeEnv === "production" || !config.devConveniences) throw new Error("ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required (generated only with DEV_CONVENIENCES=true)");
         // Same files as the supervisor (scripts/stack/stack.ts), so `node api/src/main.ts` alone finds the same client.
         clientId ??= `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
         secret ??= (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);

@@ -10,7 +10,7 @@ export async function productionEnv(stack: Stack, extra: NodeJS.ProcessEnv = {})
   const secretFile = (name: string) => readFile(path.join(stack.config.dataDir, "secrets", name), "utf8").then((t) => t.trim());
   return {
     NODE_ENV: "production",
-    DEV_IDENTITY_PROVIDER: "false",
+    DEV_CONVENIENCES: "false",
     PUBLIC_BASE_URL: "https://licences.example.org",
     // The fixture's issuer, so tokens it issued are accepted here too.
     JWT_ISSUER: stack.config.jwtIssuer ?? stack.config.publicBaseUrl,
@@ -23,6 +23,7 @@ export async function productionEnv(stack: Stack, extra: NodeJS.ProcessEnv = {})
     IDENTITY_PROVIDER_TOKEN_URL: "https://id.example.org/token",
     IDENTITY_PROVIDER_USERINFO_URL: "https://id.example.org/userinfo",
     IDENTITY_PROVIDER_CLIENT_ID: "licence-platform",
+    REDIRECT_URI_ALLOWLIST: "https://portal.example/cb",
     JOB_TIME_SCALE: "1",
     JOBS_IN_API: "false",
     ...extra,

@@ -27,6 +27,8 @@ export async function startFixtureStack(): Promise<Stack> {
   dataDir ??= await mkdtemp(path.join(os.tmpdir(), "licence-stack-"));
   stackEnv ??= {
     NODE_ENV: "test",
+    // The fixture signs applicants in through the development identity provider: enabled explicitly.
+    DEV_CONVENIENCES: "true",
     DATA_DIR: dataDir,
     PORT: String(await freePort()),
     CHAIN_PORT: String(await freePort()),
