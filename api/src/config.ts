@@ -113,7 +113,7 @@ export const settings = {
   identityProviderUserinfoUrl: { env: "IDENTITY_PROVIDER_USERINFO_URL", doc: "Identity locker userinfo URL (sub, name, email)", parse: url },
   identityProviderClientId: { env: "IDENTITY_PROVIDER_CLIENT_ID", doc: "Our client id at the identity locker", parse: text },
   identityProviderClientSecret: { env: "IDENTITY_PROVIDER_CLIENT_SECRET", doc: "Our client secret at the identity locker", parse: text, secret: true },
-  redirectUriAllowlist: { env: "REDIRECT_URI_ALLOWLIST", doc: "Comma-separated redirect_uri prefixes applicants may return to (loopback is allowed in development)", fallback: [] as string[], parse: list },
+  redirectUriAllowlist: { env: "REDIRECT_URI_ALLOWLIST", doc: "Registered applicant clients and their redirect URIs, comma-separated `client_id=uri` (or `uri`: client_id is its origin); matched exactly (with DEV_CONVENIENCES any loopback http URI is accepted)", fallback: [] as string[], parse: list },
   issuerPrivateKey: { env: "ISSUER_PRIVATE_KEY", doc: "secp256k1 key signing licences' QR codes (EIP-191); embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
   custodySecret: { env: "CUSTODY_SECRET", doc: "32-byte hex secret deriving applicants' custodial addresses; embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
 

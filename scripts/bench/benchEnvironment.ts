@@ -54,9 +54,9 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
     body: new URLSearchParams({ grant_type: "client_credentials", client_id: stack.admin.clientId, client_secret: stack.admin.clientSecret, scope: "admin" }),
   })).json()) as Json).access_token as string;
   const applicantId = "bench-applicant";
-  const login = await fetch(`${api}/auth/identitylocker/authorize?${new URLSearchParams({ redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: applicantId, name: "Ben Chmark" })}`, { redirect: "manual" });
+  const login = await fetch(`${api}/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: applicantId, name: "Ben Chmark" })}`, { redirect: "manual" });
   const code = new URL(login.headers.get("location")!).searchParams.get("code");
-  const applicantToken = ((await request("POST", "/auth/identitylocker/token", undefined, { code, redirect_uri: "http://127.0.0.1:9/cb" })).body).access_token as string;
+  const applicantToken = ((await request("POST", "/auth/identitylocker/token", undefined, { code, client_id: "demo", code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", redirect_uri: "http://127.0.0.1:9/cb" })).body).access_token as string;
   return {
     stack, config, core, api, adminToken, applicantToken, applicantId, request,
     async close() {

@@ -14,7 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { loadConfig } from "../../api/src/config.ts";
-import { applicantToken, clientToken } from "./support/authClient.ts";
+import { applicantCode, applicantToken, authorizeParams, clientToken, exchangeFields, pkce, TEST_CLIENT_ID, TEST_REDIRECT_URI } from "./support/authClient.ts";
 import { apiClient, type Json } from "./support/httpClient.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
@@ -299,11 +299,60 @@ describe("security review of f94e6d1 (issue 15)", function () {
     });
 
     it("the production API has no development sign-in: authorize goes to the configured identity provider, whatever login_hint says", async function () {
-      const query = new URLSearchParams({ redirect_uri: "https://portal.example/cb", state: "s", login_hint: "victim", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256" });
+      const query = new URLSearchParams({ client_id: "https://portal.example", redirect_uri: "https://portal.example/cb", state: "s", login_hint: "victim", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256" });
       const response = await fetch(`${production.url}/api/v1/auth/identitylocker/authorize?${query}`, { redirect: "manual" });
       // To the real identity provider, never straight back to the redirect_uri with a code.
       expect(response.status).to.equal(302);
       expect(new URL(response.headers.get("location")!).origin).to.equal("https://id.example.org");
+    });
+  });
+
+  describe("M2: identity-locker codes: exact redirect_uri, PKCE S256, bound to their client", function () {
+    const authorize = (base: string, params: Record<string, string>) => fetch(`${base}/api/v1/auth/identitylocker/authorize?${new URLSearchParams(params)}`, { redirect: "manual" });
+    const exchange = async (body: Record<string, string>) => {
+      const response = await fetch(`${current().api.url}/api/v1/auth/identitylocker/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      return { status: response.status, body: (await response.json()) as Json };
+    };
+
+    it("accepts only the exact registered redirect_uri, for its own client_id (no prefix, path or query below it)", async function () {
+      const { challenge } = pkce();
+      const base = { client_id: "https://portal.example", state: "s", login_hint: "someone", code_challenge: challenge, code_challenge_method: "S256" };
+      expect((await authorize(production.url, { ...base, redirect_uri: "https://portal.example/cb" })).status).to.equal(302);
+      for (const redirect of ["https://portal.example/cb/attacker-page", "https://portal.example/cb?next=evil", "https://portal.example/cb/../open-redirect", "https://portal.example/"]) {
+        const response = await authorize(production.url, { ...base, redirect_uri: redirect });
+        expect(response.status, redirect).to.equal(403);
+        expect(response.headers.get("location"), redirect).to.equal(null);
+      }
+      const otherClient = await authorize(production.url, { ...base, client_id: "another-app", redirect_uri: "https://portal.example/cb" });
+      expect(otherClient.status).to.equal(403);
+      expect(((await otherClient.json()) as Json).message).to.match(/not registered for this client_id/);
+    });
+
+    it("requires a PKCE S256 challenge at authorize (400 without one, or with plain)", async function () {
+      const { query } = authorizeParams({ redirect_uri: TEST_REDIRECT_URI, state: "s", login_hint: "pkce-less" });
+      query.delete("code_challenge");
+      expect((await authorize(current().api.url, Object.fromEntries(query))).status).to.equal(400);
+      const plain = authorizeParams({ redirect_uri: TEST_REDIRECT_URI, state: "s", login_hint: "pkce-plain", code_challenge_method: "plain" }).query;
+      expect((await authorize(current().api.url, Object.fromEntries(plain))).status).to.equal(400);
+    });
+
+    it("exchanges a code only with its code_verifier and its client_id; a wrong one burns the code", async function () {
+      const missing = await exchange({ code: await applicantCode(current().api.url, { id: `pkce-${tag}` }), redirect_uri: TEST_REDIRECT_URI, client_id: TEST_CLIENT_ID });
+      expect(missing).to.deep.equal({ status: 400, body: { error: "invalid_request", error_description: "code_verifier is required (PKCE, S256)" } });
+
+      // An intercepted code (it reached a page the attacker reads) is useless without the verifier.
+      const stolen = await applicantCode(current().api.url, { id: `pkce-${tag}` });
+      const attacker = await exchange({ ...exchangeFields(stolen), code_verifier: pkce().verifier });
+      expect(attacker.body).to.deep.equal({ error: "invalid_grant", error_description: "code_verifier does not match the code_challenge sent at authorize" });
+      expect((await exchange(exchangeFields(stolen))).body.error).to.equal("invalid_grant"); // burnt
+
+      const forOther = await applicantCode(current().api.url, { id: `pkce-${tag}` });
+      const wrongClient = await exchange({ ...exchangeFields(forOther), client_id: "another-app" });
+      expect(wrongClient.body).to.deep.equal({ error: "invalid_grant", error_description: "The code was issued to another client_id" });
+
+      const good = await exchange(exchangeFields(await applicantCode(current().api.url, { id: `pkce-${tag}` })));
+      expect(good.status).to.equal(200);
+      expect(good.body.access_token).to.be.a("string");
     });
   });
 });

@@ -9,7 +9,7 @@
  * the provider's code, exchanges it at IDENTITY_PROVIDER_TOKEN_URL (client_secret_post), reads sub/name/email at
  * IDENTITY_PROVIDER_USERINFO_URL, then issues our own code.
  */
-import { createHash } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { Context } from "koa";
 import type { Logger } from "pino";
 import { z } from "zod/v4";
@@ -18,7 +18,7 @@ import { forbidden, notFound, unauthorized } from "../http/appError.ts";
 import { defineRoute, ErrorSchema, type HandlerResult, type RouteDefinition } from "../http/routeTable.ts";
 import { CODE_TTL_SECONDS, type IdentityCodeStore } from "./codes.ts";
 import { field, lenientBody, NO_STORE, OAuthErrorSchema, oauthError } from "./oauthErrors.ts";
-import { redirectUriProblem } from "./redirectUris.ts";
+import { redirectUriProblem, registeredRedirects, type RegisteredRedirect } from "./redirectUris.ts";
 import { randomSecret } from "./secrets.ts";
 import type { ApplicantIdentity, TokenService } from "./tokens.ts";
 
@@ -55,7 +55,10 @@ export function identityProviderOf(config: Config, apiPrefix: string): IdentityP
 }
 
 const AuthorizeQuery = z.object({
-  redirect_uri: z.string().min(1).max(2000).meta({ description: "Where the applicant returns with `code` and `state`; must be allow-listed (REDIRECT_URI_ALLOWLIST; loopback http allowed outside production)." }),
+  client_id: z.string().min(1).max(200).meta({ description: "The applicant client (as registered with its redirect URIs in REDIRECT_URI_ALLOWLIST); the code is bound to it." }),
+  redirect_uri: z.string().min(1).max(2000).meta({ description: "Where the applicant returns with `code` and `state`; exactly a URI registered for client_id (REDIRECT_URI_ALLOWLIST; any loopback http URI with DEV_CONVENIENCES)." }),
+  code_challenge: z.string().regex(/^[\w-]{43}$/, "a base64url SHA-256 (43 characters)").meta({ description: "PKCE (RFC 7636): BASE64URL(SHA-256(code_verifier)); the exchange must present the verifier." }),
+  code_challenge_method: z.literal("S256").meta({ description: "Only S256." }),
   state: z.string().min(1).max(1000).meta({ description: "Opaque value returned unchanged with the code (CSRF protection)." }),
   login_hint: z.string().regex(/^[\w.:@+-]{1,128}$/).optional().meta({ description: "Development provider: the identity-locker id to sign in (required there). Passed on to a real provider as OIDC login_hint." }),
   name: z.string().min(1).max(200).optional().meta({ description: "Development provider only: the applicant's name." }),
@@ -72,6 +75,8 @@ const CallbackQuery = z.object({
 const CodeTokenRequest = lenientBody("IdentityLockerTokenRequest", "Exchange of our identity-locker code (JSON; form-encoded is accepted too).", {
   code: { description: "The code received at redirect_uri (single use, valid 60 s).", required: true },
   redirect_uri: { description: "The redirect_uri used at authorize, exactly.", required: true },
+  client_id: { description: "The client_id used at authorize.", required: true },
+  code_verifier: { description: "The PKCE verifier whose S256 challenge was sent at authorize.", required: true },
   grant_type: { description: "Optional; when sent it must be `authorization_code`." },
 });
 
@@ -88,6 +93,8 @@ export function identityLockerRoutes(deps: {
 }): RouteDefinition[] {
   const { config, codes, tokens, provider } = deps;
   const production = config.nodeEnv === "production";
+  const registered = registeredRedirects(config.redirectUriAllowlist);
+  const allowLoopback = !production && config.devConveniences;
 
   return [
     defineRoute({
@@ -109,11 +116,11 @@ export function identityLockerRoutes(deps: {
         403: { description: "redirect_uri not allowed; development provider in production", schema: ErrorSchema },
       },
       handler: async ({ query }) => {
-        const problem = redirectUriProblem(query.redirect_uri, config.redirectUriAllowlist, production);
+        const problem = redirectUriProblem(query.client_id, query.redirect_uri, registered, allowLoopback);
         if (problem) throw forbidden(`redirect_uri is not allowed: ${problem}`);
         if (provider) {
           const codeVerifier = randomSecret(32);
-          const state = await codes.startLogin({ redirectUri: query.redirect_uri, clientState: query.state, codeVerifier });
+          const state = await codes.startLogin({ redirectUri: query.redirect_uri, clientId: query.client_id, codeChallenge: query.code_challenge, clientState: query.state, codeVerifier });
           const target = new URL(provider.authorizeUrl);
           target.searchParams.set("response_type", "code");
           target.searchParams.set("client_id", provider.clientId);
@@ -136,7 +143,7 @@ export function identityLockerRoutes(deps: {
         const identity: ApplicantIdentity = { id: query.login_hint, idp: "development" };
         if (query.name) identity.name = query.name;
         if (query.email) identity.email = query.email;
-        const code = await codes.issueCode(identity, query.redirect_uri);
+        const code = await codes.issueCode(identity, { redirectUri: query.redirect_uri, clientId: query.client_id, codeChallenge: query.code_challenge });
         return redirect(withParams(query.redirect_uri, { code, state: query.state }));
       },
     }),
@@ -171,7 +178,7 @@ export function identityLockerRoutes(deps: {
           ctx.state.log?.warn({ reason: (error as Error).message }, "identity provider sign-in failed");
           return back({ error: "server_error", error_description: "The identity provider could not complete the sign-in" });
         }
-        const code = await codes.issueCode(identity, login.redirectUri);
+        const code = await codes.issueCode(identity, login);
         return back({ code });
       },
     }),
@@ -193,12 +200,12 @@ export function identityLockerRoutes(deps: {
         200: { description: "Applicant token", schema: CodeTokenResponse },
         400: { description: "invalid_request, unsupported_grant_type, invalid_grant, expired_token", schema: OAuthErrorSchema },
       },
-      handler: ({ ctx }) => exchangeCode(ctx, codes, tokens, config.redirectUriAllowlist, production),
+      handler: ({ ctx }) => exchangeCode(ctx, codes, tokens, registered, allowLoopback),
     }),
   ];
 }
 
-async function exchangeCode(ctx: Context, codes: IdentityCodeStore, tokens: TokenService, allowlist: string[], production: boolean): Promise<HandlerResult> {
+async function exchangeCode(ctx: Context, codes: IdentityCodeStore, tokens: TokenService, registered: RegisteredRedirect[], allowLoopback: boolean): Promise<HandlerResult> {
   if (!ctx.request.is("application/json", "application/x-www-form-urlencoded")) {
     return oauthError("invalid_request", "The body must be JSON (or application/x-www-form-urlencoded)");
   }
@@ -206,11 +213,15 @@ async function exchangeCode(ctx: Context, codes: IdentityCodeStore, tokens: Toke
   const code = field(body, "code");
   const redirectUri = field(body, "redirect_uri");
   const grantType = field(body, "grant_type");
-  const problem = code.problem ?? redirectUri.problem ?? grantType.problem;
+  const clientId = field(body, "client_id");
+  const verifier = field(body, "code_verifier");
+  const problem = code.problem ?? redirectUri.problem ?? grantType.problem ?? clientId.problem ?? verifier.problem;
   if (problem) return oauthError("invalid_request", problem);
   if (grantType.value && grantType.value !== "authorization_code") return oauthError("unsupported_grant_type", "Only grant_type=authorization_code is supported here");
   if (!code.value) return oauthError("invalid_request", "code is required");
   if (!redirectUri.value) return oauthError("invalid_request", "redirect_uri is required");
+  if (!clientId.value) return oauthError("invalid_request", "client_id is required");
+  if (!verifier.value) return oauthError("invalid_request", "code_verifier is required (PKCE, S256)");
 
   const redemption = await codes.redeemCode(code.value);
   if (!redemption.ok) {
@@ -219,7 +230,10 @@ async function exchangeCode(ctx: Context, codes: IdentityCodeStore, tokens: Toke
       : oauthError("invalid_grant", "The code is invalid or has already been used");
   }
   if (redemption.redirectUri !== redirectUri.value) return oauthError("invalid_grant", "redirect_uri does not match the one used at authorize");
-  if (redirectUriProblem(redirectUri.value, allowlist, production)) return oauthError("invalid_grant", "redirect_uri is no longer allowed");
+  if (!sameSecret(redemption.clientId, clientId.value)) return oauthError("invalid_grant", "The code was issued to another client_id");
+  const challenge = createHash("sha256").update(verifier.value).digest("base64url");
+  if (!redemption.codeChallenge || !sameSecret(redemption.codeChallenge, challenge)) return oauthError("invalid_grant", "code_verifier does not match the code_challenge sent at authorize");
+  if (redirectUriProblem(clientId.value, redirectUri.value, registered, allowLoopback)) return oauthError("invalid_grant", "redirect_uri is no longer allowed");
   const issued = await tokens.issueApplicant(redemption.identity);
   return { headers: { ...NO_STORE }, body: { access_token: issued.accessToken, token_type: "Bearer", expires_in: issued.expiresIn } };
 }
@@ -268,4 +282,11 @@ function withParams(uri: string, params: Record<string, string>): string {
   const url = new URL(uri);
   for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
   return url.href;
+}
+
+/** Constant-time string comparison (the challenge and client id are compared like secrets). */
+function sameSecret(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
 }
