@@ -8,6 +8,7 @@ import type { ApiHandle } from "../../scripts/stack/stack.ts";
 import { deliver } from "../../api/src/webhooks/deliver.ts";
 import { checkWebhookUrl, isAllowedAddress } from "../../api/src/webhooks/urlSafety.ts";
 import { execFile } from "node:child_process";
+import http from "node:http";
 import { createHash } from "node:crypto";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
@@ -353,6 +354,121 @@ describe("security review of f94e6d1 (issue 15)", function () {
       const good = await exchange(exchangeFields(await applicantCode(current().api.url, { id: `pkce-${tag}` })));
       expect(good.status).to.equal(200);
       expect(good.body.access_token).to.be.a("string");
+    });
+  });
+
+  describe("M3: uploads: bounded while streaming, whatever the framing; checked before the body is read", function () {
+    const boundary = "----security-boundary";
+    let owner: ReturnType<typeof apiClient>;
+    let ownerToken: string;
+    let otherToken: string;
+    let requestId: string;
+
+    before(async function () {
+      const api = current().api.url;
+      const code = `UPLOADS_${tag}`;
+      await createDepartment(api, admin, { code, name: "Uploads" });
+      await seedWorkflow(current(), driver, {
+        workflowType: "RESORT_LICENSE", name: `Uploads ${tag}`,
+        stages: [{ stageId: "u", stageName: "U", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL", requiredApprovals: [{ departmentCode: code, requiredDocuments: ["PLAN"], isMandatory: true }] }],
+      });
+      ownerToken = await applicantToken(api, { id: `uploader-${tag}` });
+      otherToken = await applicantToken(api, { id: `intruder-${tag}` });
+      owner = apiClient(api, ownerToken);
+      const created = await owner.post("/requests", { applicantId: `uploader-${tag}`, requestType: "RESORT_LICENSE" });
+      expect(created.status).to.equal(201);
+      requestId = created.body.requestId;
+    });
+
+    /**
+     * A chunked multipart upload (no Content-Length) sent piece by piece; stops sending as soon as the API answers.
+     * `body` yields the pieces; `end: false` never finishes the body (the API must answer without it).
+     */
+    function chunkedUpload(token: string, target: string, body: Iterable<Buffer>, end = true): Promise<{ status: number; body: Json; sent: number }> {
+      const url = new URL(`${current().api.url}/api/v1${target}`);
+      return new Promise((resolve, reject) => {
+        let answered = false;
+        let sent = 0;
+        const request = http.request({
+          host: url.hostname, port: url.port, path: url.pathname, method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": `multipart/form-data; boundary=${boundary}`, "transfer-encoding": "chunked" },
+        });
+        request.on("response", (response) => {
+          answered = true;
+          let text = "";
+          response.on("data", (chunk) => (text += chunk));
+          response.on("end", () => {
+            request.destroy();
+            resolve({ status: response.statusCode!, body: text ? JSON.parse(text) : {}, sent });
+          });
+        });
+        request.on("error", (error) => {
+          if (!answered) reject(error); // after the answer: the API closed the connection on us, as it should
+        });
+        (async () => {
+          for (const piece of body) {
+            if (answered || request.destroyed) return;
+            sent += piece.length;
+            if (!request.write(piece)) await new Promise((r) => request.once("drain", r));
+          }
+          if (end && !answered) request.end();
+        })().catch(() => {});
+      });
+    }
+    const head = (extraHeaders = "") => Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="docType"\r\n\r\nPLAN\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="plan.pdf"\r\nContent-Type: application/pdf\r\n${extraHeaders}\r\n`);
+    const uploadsLeft = async () => (await readdir(path.join(current().config.dataDir, "tmp", "uploads")).catch(() => [] as string[])).filter((n) => n.startsWith("upload-"));
+    const documentsOf = async (id: string) => (await driver.core.pool.query(`SELECT count(*)::int AS n FROM documents WHERE request_id = $1`, [id])).rows[0].n as number;
+
+    it("answers 413 to a chunked body past 10 MB, stores nothing and leaves no temp file", async function () {
+      const megabyte = Buffer.alloc(1024 * 1024, 0x41);
+      function* body() {
+        yield head();
+        yield Buffer.from("%PDF-1.7\n");
+        for (let i = 0; i < 40; i++) yield megabyte; // 40 MB offered, no Content-Length
+      }
+      const answer = await chunkedUpload(ownerToken, `/requests/${requestId}/documents`, body());
+      expect(answer.status).to.equal(413);
+      expect(answer.body.code).to.equal("PAYLOAD_TOO_LARGE");
+      expect(await documentsOf(requestId)).to.equal(0);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await uploadsLeft()).to.deep.equal([]);
+    });
+
+    it("refuses a part whose headers pass 16 KiB (400 PART_HEADERS_TOO_LARGE) before they grow further", async function () {
+      function* body() {
+        yield head("X-Pad: ");
+        for (let i = 0; i < 64; i++) yield Buffer.alloc(64 * 1024, 0x61); // a 4 MB header value, chunked
+      }
+      const answer = await chunkedUpload(ownerToken, `/requests/${requestId}/documents`, body());
+      expect(answer.status).to.equal(400);
+      expect(answer.body.details).to.deep.equal({ reason: "PART_HEADERS_TOO_LARGE" });
+      expect(await documentsOf(requestId)).to.equal(0);
+    });
+
+    it("refuses more parts than a document upload has (400 TOO_MANY_PARTS)", async function () {
+      function* body() {
+        for (let i = 0; i < 200; i++) yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nx\r\n`);
+        yield Buffer.from(`--${boundary}--\r\n`);
+      }
+      const answer = await chunkedUpload(ownerToken, `/requests/${requestId}/documents`, body());
+      expect(answer.status).to.equal(400);
+      expect(["TOO_MANY_PARTS", "TOO_MANY_FIELDS"]).to.include(answer.body.details.reason);
+    });
+
+    it("answers another applicant's upload with 404 before reading its body (the body never ends)", async function () {
+      function* body() {
+        yield head();
+        yield Buffer.from("%PDF-1.7\n");
+      }
+      const answer = await chunkedUpload(otherToken, `/requests/${requestId}/documents`, body(), false);
+      expect(answer.status).to.equal(404);
+      expect(answer.body.code).to.equal("NOT_FOUND");
+      expect(await uploadsLeft()).to.deep.equal([]);
+    });
+
+    it("still accepts a normal upload", async function () {
+      const uploaded = await owner.upload("POST", `/requests/${requestId}/documents`, pdf(`uploads ${tag}`), "plan.pdf", { docType: "PLAN" });
+      expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
     });
   });
 });

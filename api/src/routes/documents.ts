@@ -5,6 +5,7 @@ import { z } from "zod/v4";
 import { requestMeta } from "../audit/auditLog.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { updateDocument, uploadDocument, type ReceivedFile } from "../domain/documents/uploadDocument.ts";
+import { loadOwnRequest } from "../domain/requests/submitRequest.ts";
 import { AppError, notFound } from "../http/appError.ts";
 import { fingerprint } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
@@ -22,6 +23,18 @@ const READERS = [{ kind: "applicant" as const }, { kind: "client" as const, scop
 
 export function documentRoutes(context: DomainContext): RouteDefinition[] {
   const tmpDir = path.join(context.config.dataDir, "tmp", "uploads");
+
+  /**
+   * The caller may upload to this request (and this document), checked BEFORE a byte of the body is read: a caller
+   * who may not gets 404 without making the API stream and store anything.
+   */
+  async function mayUpload(ctx: Context, requestId: string, documentId?: string): Promise<void> {
+    const request = await loadOwnRequest(context, ctx.state.principal!, requestId, "documents:write");
+    if (documentId) {
+      const document = await findDocument(context.pool, documentId);
+      if (!document || document.requestId !== request.id) throw notFound("Document");
+    }
+  }
 
   /** Parses the multipart body, checks the file's real type, runs `use` under the Idempotency-Key; always cleans up. */
   async function withUpload<T>(ctx: Context, use: (file: ReceivedFile, fields: Record<string, string>) => Promise<T>, status: number) {
@@ -70,11 +83,13 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         201: { description: "Stored and anchored", schema: DocumentResponse },
         ...errors({ 400: "INVALID_FILE (empty, not PDF/JPEG/PNG, disguised) or INVALID_DOCUMENT_TYPE", 401: "Not authenticated", 404: "No such request", 409: "DOCUMENT_EXISTS, DUPLICATE_DOCUMENT, INVALID_STATE", 413: "PAYLOAD_TOO_LARGE: file over 10 MB" }),
       },
-      handler: async ({ params, ctx }) =>
-        withUpload(ctx, (file, fields) => {
+      handler: async ({ params, ctx }) => {
+        await mayUpload(ctx, params.requestId);
+        return withUpload(ctx, (file, fields) => {
           if (!fields.docType) throw new AppError(400, "VALIDATION_ERROR", "Invalid body: docType is required", { issues: [{ in: "body", path: "docType", message: "Required" }] });
           return uploadDocument(context, ctx.state.principal!, params.requestId, file, { docType: fields.docType, description: fields.description }, requestMeta(ctx));
-        }, 201),
+        }, 201);
+      },
     }),
     defineRoute({
       method: "put",
@@ -92,8 +107,10 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         200: { description: "New version anchored", schema: DocumentUpdateResponse },
         ...errors({ 400: "INVALID_FILE", 401: "Not authenticated", 404: "No such request or document", 409: "INVALID_STATE, DUPLICATE_DOCUMENT, CONCURRENT_UPDATE", 413: "PAYLOAD_TOO_LARGE" }),
       },
-      handler: async ({ params, ctx }) =>
-        withUpload(ctx, (file, fields) => updateDocument(context, ctx.state.principal!, params.requestId, params.documentId, file, { description: fields.description }, requestMeta(ctx)), 200),
+      handler: async ({ params, ctx }) => {
+        await mayUpload(ctx, params.requestId, params.documentId);
+        return withUpload(ctx, (file, fields) => updateDocument(context, ctx.state.principal!, params.requestId, params.documentId, file, { description: fields.description }, requestMeta(ctx)), 200);
+      },
     }),
     defineRoute({
       method: "get",
