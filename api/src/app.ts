@@ -55,6 +55,7 @@ export function createApp(deps: AppDeps): Koa {
       urlencoded: true,
       multipart: false, // document uploads parse multipart in their own route (streaming, size limits)
       jsonLimit: deps.jsonLimit ?? "1mb",
+      includeUnparsed: true, // Idempotency-Key fingerprints cover the exact body
       formLimit: "64kb",
     }),
   );

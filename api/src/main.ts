@@ -45,7 +45,7 @@ const app = createApp({
   routes: routes.api,
   rootRoutes: routes.root,
   authenticate: auth.authenticate,
-  idempotency: new IdempotencyStore(core.pool),
+  idempotency: new IdempotencyStore(core.pool, { purgeEveryMs: 10 * 60_000 }), // keys past their 24 h window
   rateLimits: { authPerMinute: config.rateLimitAuthPerMinute, writePerMinute: config.rateLimitWritePerMinute, publicPerMinute: config.rateLimitPublicPerMinute },
   trustProxyHops: config.trustProxyHops,
   decisions: await readFile(new URL("../../docs/decisions.md", import.meta.url), "utf8").catch(() => undefined),

@@ -15,6 +15,8 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { loadConfig } from "../../api/src/config.ts";
+import { fingerprint, IdempotencyStore } from "../../api/src/http/idempotency.ts";
+import { eventually } from "./support/eventually.ts";
 import { applicantCode, applicantToken, authorizeParams, clientToken, exchangeFields, pkce, TEST_CLIENT_ID, TEST_REDIRECT_URI } from "./support/authClient.ts";
 import { apiClient, type Json } from "./support/httpClient.ts";
 import { pdf } from "./support/sampleFiles.ts";
@@ -469,6 +471,126 @@ describe("security review of f94e6d1 (issue 15)", function () {
     it("still accepts a normal upload", async function () {
       const uploaded = await owner.upload("POST", `/requests/${requestId}/documents`, pdf(`uploads ${tag}`), "plan.pdf", { docType: "PLAN" });
       expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
+    });
+  });
+
+  describe("Idempotency-Key after a crash", function () {
+    const applicantId = `crash-${tag}`;
+    let token: string;
+    const body = (n: string) => JSON.stringify({ applicantId, requestType: "BUILDING_PERMIT", metadata: { n } });
+    const post = async (base: string, key: string, text: string, target = "/api/v1/requests") => {
+      try {
+        const response = await fetch(`${base}${target}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "idempotency-key": key }, body: text });
+        return { status: response.status, body: (await response.json()) as Json, replayed: response.headers.get("idempotent-replayed") };
+      } catch {
+        return { status: 0, body: {} as Json, replayed: null }; // the connection was cut
+      }
+    };
+    const requestsWith = async (n: string) => (await driver.core.pool.query(`SELECT id FROM requests WHERE applicant_id = $1 AND metadata->>'n' = $2`, [applicantId, n])).rows.map((r) => r.id as string);
+    const rpc = (method: string, params: unknown[] = []) =>
+      fetch(current().rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) }).then((r) => r.json());
+    /** Retries (as a client would) while the key is in progress (the dead process's lease, or its write pending). */
+    const retry = (base: string, key: string, text: string) =>
+      eventually(`a final answer for ${key}`, async () => {
+        const answer = await post(base, key, text);
+        return answer.status === 409 && answer.body.code === "IDEMPOTENCY_IN_PROGRESS" ? undefined : answer;
+      }, 60_000);
+
+    before(async function () {
+      const code = `CRASH_${tag}`;
+      await createDepartment(current().api.url, admin, { code, name: "Crash" });
+      await seedWorkflow(current(), driver, {
+        workflowType: "BUILDING_PERMIT", name: `Crash ${tag}`,
+        stages: [{ stageId: "c", stageName: "C", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL", requiredApprovals: [{ departmentCode: code, requiredDocuments: [], isMandatory: true }] }],
+      });
+      token = await applicantToken(current().api.url, { id: applicantId });
+    });
+
+    it("kill -9 during POST /requests after its mint was recorded: the retry gets the original answer, exactly one mint", async function () {
+      const stack = current();
+      const target = await stack.startExtraApi();
+      const key = `crash-recorded-${tag}`;
+      const text = body("recorded");
+      await rpc("evm_setAutomine", [false]); // the mint stays pending: the request is caught between record and answer
+      let restarted: ApiHandle | undefined;
+      try {
+        const cut = post(target.url, key, text);
+        const recorded = await eventually("the mint recorded with its key", async () => {
+          const { rows } = await driver.core.pool.query(`SELECT k.outbox_tx_id, t.tx_hash FROM idempotency_keys k JOIN chain_transactions t ON t.id = k.outbox_tx_id WHERE k.key = $1`, [key]);
+          return rows[0];
+        }, 30_000);
+        await target.process.kill(); // SIGKILL mid-request
+        expect((await cut).status).to.equal(0);
+        await rpc("evm_setAutomine", [true]);
+        await rpc("evm_mine");
+        restarted = await stack.startExtraApi(target.port);
+        const answer = await retry(restarted.url, key, text);
+        expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
+        expect(answer.replayed).to.equal("true");
+        expect(answer.body).to.include({ status: "DRAFT", transactionHash: recorded.tx_hash });
+        const created = await requestsWith("recorded");
+        expect(created).to.deep.equal([answer.body.requestId]); // exactly one request, one mint
+        const mints = await driver.core.pool.query(`SELECT status FROM chain_transactions WHERE request_id = $1 AND kind = 'MINT_NFT'`, [answer.body.requestId]);
+        expect(mints.rows).to.deep.equal([{ status: "CONFIRMED" }]);
+        // And again: the same stored answer.
+        expect((await post(restarted.url, key, text)).body).to.deep.equal(answer.body);
+      } finally {
+        await rpc("evm_setAutomine", [true]);
+        await restarted?.stop();
+      }
+    });
+
+    it("a key left by a process that died before recording anything runs the operation once on retry", async function () {
+      const key = `crash-nothing-${tag}`;
+      const text = body("nothing");
+      // What a process killed before its write leaves behind: the claim, no write, its lease run out.
+      await driver.core.pool.query(
+        `INSERT INTO idempotency_keys (caller, key, fingerprint, state, locked_until) VALUES ($1, $2, $3, 'IN_PROGRESS', now() - interval '1 second')`,
+        [`applicant:${applicantId}`, key, fingerprint("POST", "/api/v1/requests", text)],
+      );
+      const answer = await post(current().api.url, key, text);
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
+      expect(await requestsWith("nothing")).to.deep.equal([answer.body.requestId]);
+    });
+
+    it("a failure to save the answer never frees the key: the retry gets the original answer, not a second mint", async function () {
+      const key = `crash-store-${tag}`;
+      const text = body("store");
+      const pool = driver.core.pool;
+      await pool.query(`CREATE OR REPLACE FUNCTION fail_idempotency_store() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.key = '${key}' AND NEW.state = 'DONE' THEN RAISE EXCEPTION 'storage failure (test)'; END IF; RETURN NEW; END $$`);
+      await pool.query(`CREATE TRIGGER fail_idempotency_store BEFORE UPDATE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION fail_idempotency_store()`);
+      let first;
+      try {
+        first = await post(current().api.url, key, text);
+      } finally {
+        await pool.query(`DROP TRIGGER fail_idempotency_store ON idempotency_keys`);
+      }
+      expect(first.status).to.equal(500);
+      const created = await requestsWith("store");
+      expect(created).to.have.length(1); // the mint happened, its answer was lost
+      const answer = await retry(current().api.url, key, text);
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
+      expect(answer.body.requestId).to.equal(created[0]);
+      expect(await requestsWith("store")).to.deep.equal(created);
+    });
+
+    it("fingerprints the method, the full target with its query string and the exact raw body", async function () {
+      const key = `print-${tag}`;
+      const text = body("print");
+      expect((await post(current().api.url, key, text)).status).to.equal(201);
+      const reordered = JSON.stringify({ requestType: "BUILDING_PERMIT", applicantId, metadata: { n: "print" } }); // same value, other bytes
+      expect((await post(current().api.url, key, reordered)).status).to.equal(422);
+      expect((await post(current().api.url, key, text, "/api/v1/requests?x=1")).status).to.equal(422);
+      const replay = await post(current().api.url, key, text);
+      expect(replay.status).to.equal(201);
+      expect(replay.replayed).to.equal("true");
+    });
+
+    it("purges keys past their 24 h window (scheduled in the API process)", async function () {
+      await driver.core.pool.query(`INSERT INTO idempotency_keys (caller, key, fingerprint, state, created_at) VALUES ('applicant:old', $1, 'x', 'DONE', now() - interval '25 hours')`, [`old-${tag}`]);
+      expect(await new IdempotencyStore(driver.core.pool).purge()).to.be.at.least(1);
+      expect((await driver.core.pool.query(`SELECT 1 FROM idempotency_keys WHERE key = $1`, [`old-${tag}`])).rowCount).to.equal(0);
     });
   });
 });

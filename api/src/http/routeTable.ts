@@ -9,7 +9,7 @@ import type { Context } from "koa";
 import { z } from "zod/v4";
 import { AppError, forbidden, unauthorized } from "./appError.ts";
 import { hasScope, isAdmin, type Authenticator, type Principal, type Scope } from "../auth/principal.ts";
-import { fingerprint, type IdempotencyStore } from "./idempotency.ts";
+import { fingerprint, type IdempotencyStore, type Recover } from "./idempotency.ts";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 
@@ -72,6 +72,12 @@ export interface RouteDefinition<
   idempotent?: false;
   responses: Record<number, ResponseSpec>;
   handler: (input: HandlerInput<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<HandlerResult> | HandlerResult;
+  /**
+   * Idempotency after a crash: rebuilds the original answer from the write the request recorded (its outbox
+   * transaction, mined) when the process that ran it died before answering. Without it such a retry gets 409
+   * IDEMPOTENCY_OUTCOME_RECORDED (the write happened once; read the resource).
+   */
+  recoverIdempotent?: Recover;
 }
 
 export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
@@ -114,17 +120,23 @@ export function mountRoutes(router: Router, routes: RouteDefinition[], authentic
       const body = route.bodyType === "multipart" ? undefined : parse(route.body, (ctx.request as { body?: unknown }).body ?? {}, "body");
       const key = ctx.get("idempotency-key");
       const caller = ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : "anonymous";
-      ctx.state.idempotently = (print, run) => (key && idempotency ? idempotency.run(caller, key, print, run) : run());
+      ctx.state.idempotently = (print, run) => (key && idempotency ? idempotency.run(caller, key, print, run, route.recoverIdempotent) : run());
       const run = async () => route.handler({ params, query, body, ctx });
       const result =
         (route.method === "post" || route.method === "put") && route.bodyType !== "multipart" && route.idempotent !== false
-          ? await ctx.state.idempotently(fingerprint(ctx.method, ctx.path, body), run)
+          ? await ctx.state.idempotently(fingerprint(ctx.method, ctx.originalUrl, rawBodyOf(ctx)), run)
           : await run();
       ctx.status = result.status ?? 200;
       for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
       if (result.body !== undefined) ctx.body = result.body;
     });
   }
+}
+
+/** The exact body text as received (koa-body keeps it as rawBody with includeUnparsed), or "" without a body. */
+function rawBodyOf(ctx: Context): string {
+  const raw = (ctx.request as { rawBody?: unknown }).rawBody;
+  return typeof raw === "string" ? raw : "";
 }
 
 /** 401 when the route needs a caller and none (valid) was given; 403 when the caller matches no rule. */

@@ -49,7 +49,8 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         mimeType: checked.mimeType,
         extension: checked.extension,
       };
-      const print = fingerprint(ctx.method, ctx.path, { ...upload.fields, sha256: upload.file.sha256 });
+      // The body was streamed, not kept: its fields (in order) and the file's SHA-256 stand for it.
+      const print = fingerprint(ctx.method, ctx.originalUrl, JSON.stringify({ fields: upload.fields, name: upload.file.originalFilename, sha256: upload.file.sha256 }));
       return await ctx.state.idempotently!(print, async () => ({ status, body: await use(file, upload.fields) }));
     } finally {
       await upload.cleanup();

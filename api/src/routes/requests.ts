@@ -45,6 +45,12 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       body: CreateRequestInput,
       responses: { 201: { description: "Created", schema: RequestResponse }, ...errors({ 400: "Invalid body", 401: "Not authenticated", 403: "applicantId is not yours", 409: "No active workflow for the type (NO_ACTIVE_WORKFLOW)", 503: "Chain unavailable, nothing recorded" }) },
       handler: async ({ body, ctx }) => ({ status: 201, body: await createRequest(context, ctx.state.principal!, body, requestMeta(ctx)) }),
+      // After a crash: the request row written with its mint (same transaction) gives back the original answer.
+      recoverIdempotent: async (write) => {
+        const { rows } = await context.pool.query(`SELECT id, request_number, created_at FROM requests WHERE chain_tx_id = $1`, [write.outboxTxId]);
+        if (!rows[0]) throw new Error(`recorded mint ${write.outboxTxId} has no request row`);
+        return { status: 201, body: { requestId: rows[0].id, requestNumber: rows[0].request_number, status: "DRAFT", transactionHash: write.transactionHash, createdAt: rows[0].created_at.toISOString() } };
+      },
     }),
     defineRoute({
       method: "get",

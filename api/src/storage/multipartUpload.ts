@@ -64,9 +64,12 @@ export interface ParsedUpload {
   cleanup(): Promise<void>;
 }
 
-function tooLarge(maxBytes: number): AppError {
-  // Closing the connection stops a client that keeps sending (the rest of the body is not read).
-  return new AppError(413, "PAYLOAD_TOO_LARGE", `The file is larger than the allowed ${formatBytes(maxBytes)}`, { maxBytes }, { Connection: "close" });
+/**
+ * `close`: the body's end is unknown (chunked, or longer than announced): the connection is closed rather than the
+ * rest read. With a Content-Length refused up front the rest is drained, so the client reads the answer.
+ */
+function tooLarge(maxBytes: number, close = false): AppError {
+  return new AppError(413, "PAYLOAD_TOO_LARGE", `The file is larger than the allowed ${formatBytes(maxBytes)}`, { maxBytes }, close ? { Connection: "close" } : undefined);
 }
 
 function limitExceeded(message: string, reason: string): AppError {
@@ -95,7 +98,7 @@ function guardStream(form: ReturnType<typeof formidable>, maxBytes: number): voi
   internals.write = (buffer: Buffer) => {
     received += buffer.length;
     if (received > maxBytes + MULTIPART_ALLOWANCE_BYTES) {
-      stop(tooLarge(maxBytes));
+      stop(tooLarge(maxBytes, true));
       return null;
     }
     if (!watching && internals._parser) {
@@ -127,13 +130,13 @@ function shapeError(message: string, field: string): AppError {
 }
 
 /** Formidable's errors (see formidable/src/FormidableError.js) as the API's errors. */
-function mapFormidableError(error: unknown, maxBytes: number, fileField: string): AppError {
+function mapFormidableError(error: unknown, maxBytes: number, fileField: string, chunked: boolean): AppError {
   if (error instanceof AppError) return error;
   const code = (error as { code?: unknown }).code;
   switch (code) {
     case 1009: // biggerThanTotalMaxFileSize (checked while streaming)
     case 1016: // biggerThanMaxFileSize (checked at the end of a part)
-      return tooLarge(maxBytes);
+      return tooLarge(maxBytes, chunked);
     case 1015: // maxFilesExceeded
       return shapeError("Send exactly one file", fileField);
     case 1006: // maxFieldsSizeExceeded
@@ -203,7 +206,7 @@ export async function parseUpload(ctx: Context, options: UploadOptions): Promise
     try {
       [fields, files] = await form.parse(req);
     } catch (error) {
-      const mapped = mapFormidableError(error, maxBytes, fileField);
+      const mapped = mapFormidableError(error, maxBytes, fileField, announced === undefined);
       // Let the rest of the body drain (discarded) so that the client reads our answer; after a size limit the
       // connection is closed instead (Connection: close), so an endless body is not read on.
       if (mapped.headers?.Connection !== "close") req.resume();
