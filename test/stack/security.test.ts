@@ -17,7 +17,7 @@ import { promisify } from "node:util";
 import { loadConfig } from "../../api/src/config.ts";
 import { fingerprint, IdempotencyStore } from "../../api/src/http/idempotency.ts";
 import { eventually } from "./support/eventually.ts";
-import { applicantCode, applicantToken, authorizeParams, clientToken, exchangeFields, pkce, TEST_CLIENT_ID, TEST_REDIRECT_URI } from "./support/authClient.ts";
+import { applicantCode, applicantToken, authorizeParams, clientToken, createClient, exchangeFields, pkce, TEST_CLIENT_ID, TEST_REDIRECT_URI } from "./support/authClient.ts";
 import { apiClient, type Json } from "./support/httpClient.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
@@ -591,6 +591,47 @@ describe("security review of f94e6d1 (issue 15)", function () {
       await driver.core.pool.query(`INSERT INTO idempotency_keys (caller, key, fingerprint, state, created_at) VALUES ('applicant:old', $1, 'x', 'DONE', now() - interval '25 hours')`, [`old-${tag}`]);
       expect(await new IdempotencyStore(driver.core.pool).purge()).to.be.at.least(1);
       expect((await driver.core.pool.query(`SELECT 1 FROM idempotency_keys WHERE key = $1`, [`old-${tag}`])).rowCount).to.equal(0);
+    });
+  });
+
+  describe("M4, M6, L9: the audit trail", function () {
+    const auditRows = async (entityType: string, entityId: string) =>
+      (await driver.core.pool.query(`SELECT action, actor_type, actor_id, ip_address FROM audit_logs WHERE entity_type = $1 AND entity_id = $2 ORDER BY created_at`, [entityType, entityId])).rows;
+
+    it("records creating and revoking OAuth clients, and client sign-ins (M6)", async function () {
+      const { clientId, clientSecret } = await createClient(current().api.url, admin, `audited-${tag}`, ["documents:read"]);
+      await clientToken(current().api.url, clientId, clientSecret);
+      const revoke = await fetch(`${current().api.url}/api/v1/admin/clients/${clientId}`, { method: "DELETE", headers: { authorization: `Bearer ${admin}` } });
+      expect(revoke.status).to.equal(204);
+      const rows = await auditRows("CLIENT", clientId);
+      expect(rows.map((r) => r.action)).to.deep.equal(["CREATE", "SIGN_IN", "REVOKE"]);
+      expect(rows[0]).to.include({ actor_type: "ADMIN", actor_id: current().admin.clientId });
+      expect(rows[1]).to.include({ actor_type: "CLIENT", actor_id: clientId });
+      // The bootstrap administrator's creation is on record too (written when the API first started).
+      expect((await auditRows("CLIENT", current().admin.clientId)).map((r) => r.action)).to.include("CREATE");
+    });
+
+    it("records applicant sign-ins through the identity locker (M6)", async function () {
+      const id = `signin-${tag}`;
+      await applicantToken(current().api.url, { id });
+      const rows = await auditRows("APPLICANT", id);
+      expect(rows).to.have.length(1);
+      expect(rows[0]).to.include({ action: "SIGN_IN", actor_type: "APPLICANT", actor_id: id });
+    });
+
+    it("takes the client address of audit rows from the trusted proxy hop (TRUST_PROXY_HOPS=1), not from what the caller wrote (M4)", async function () {
+      const hooks = departmentClient(production.url, department);
+      const created = await hooks.post("/webhooks", { url: "https://93.184.216.34/audited", events: ["APPROVAL_REQUIRED"], secret }, { "x-forwarded-for": "10.9.9.9, 198.51.100.23" });
+      expect(created.status).to.equal(201);
+      const rows = await auditRows("WEBHOOK", created.body.webhookId);
+      expect(rows[0].ip_address).to.equal("198.51.100.23"); // the hop our one proxy appended; the forged first entry is ignored
+      await hooks.delete(`/webhooks/${created.body.webhookId}`);
+    });
+
+    it("refuses TRUNCATE of the audit table, like UPDATE and DELETE (L9)", async function () {
+      const error = await driver.core.pool.query(`TRUNCATE audit_logs`).then(() => undefined, (e: Error) => e);
+      expect(error?.message).to.match(/append-only/);
+      expect((await driver.core.pool.query(`SELECT count(*)::int AS n FROM audit_logs`)).rows[0].n).to.be.greaterThan(0);
     });
   });
 });

@@ -21,6 +21,9 @@ import { field, lenientBody, NO_STORE, OAuthErrorSchema, oauthError } from "./oa
 import { redirectUriProblem, registeredRedirects, type RegisteredRedirect } from "./redirectUris.ts";
 import { randomSecret } from "./secrets.ts";
 import type { ApplicantIdentity, TokenService } from "./tokens.ts";
+import { requestMeta } from "../audit/auditLog.ts";
+import type { AuditRecorder } from "./clientRoutes.ts";
+import type { Principal } from "./principal.ts";
 
 const PROVIDER_TIMEOUT_MS = 10_000;
 const RFC_AUTHORIZE_ERRORS = new Set(["invalid_request", "unauthorized_client", "access_denied", "unsupported_response_type", "invalid_scope", "server_error", "temporarily_unavailable", "login_required", "consent_required", "interaction_required"]);
@@ -90,6 +93,7 @@ export function identityLockerRoutes(deps: {
   codes: IdentityCodeStore;
   tokens: TokenService;
   provider: IdentityProvider | undefined;
+  record: AuditRecorder;
 }): RouteDefinition[] {
   const { config, codes, tokens, provider } = deps;
   const production = config.nodeEnv === "production";
@@ -200,12 +204,12 @@ export function identityLockerRoutes(deps: {
         200: { description: "Applicant token", schema: CodeTokenResponse },
         400: { description: "invalid_request, unsupported_grant_type, invalid_grant, expired_token", schema: OAuthErrorSchema },
       },
-      handler: ({ ctx }) => exchangeCode(ctx, codes, tokens, registered, allowLoopback),
+      handler: ({ ctx }) => exchangeCode(ctx, codes, tokens, registered, allowLoopback, deps.record),
     }),
   ];
 }
 
-async function exchangeCode(ctx: Context, codes: IdentityCodeStore, tokens: TokenService, registered: RegisteredRedirect[], allowLoopback: boolean): Promise<HandlerResult> {
+async function exchangeCode(ctx: Context, codes: IdentityCodeStore, tokens: TokenService, registered: RegisteredRedirect[], allowLoopback: boolean, record: AuditRecorder): Promise<HandlerResult> {
   if (!ctx.request.is("application/json", "application/x-www-form-urlencoded")) {
     return oauthError("invalid_request", "The body must be JSON (or application/x-www-form-urlencoded)");
   }
@@ -235,6 +239,9 @@ async function exchangeCode(ctx: Context, codes: IdentityCodeStore, tokens: Toke
   if (!redemption.codeChallenge || !sameSecret(redemption.codeChallenge, challenge)) return oauthError("invalid_grant", "code_verifier does not match the code_challenge sent at authorize");
   if (redirectUriProblem(clientId.value, redirectUri.value, registered, allowLoopback)) return oauthError("invalid_grant", "redirect_uri is no longer allowed");
   const issued = await tokens.issueApplicant(redemption.identity);
+  await record({ ...requestMeta(ctx), principal: { kind: "applicant", id: redemption.identity.id } as Principal }, {
+    entityType: "APPLICANT", entityId: redemption.identity.id, action: "SIGN_IN", newValue: { idp: redemption.identity.idp, clientId: redemption.clientId },
+  });
   return { headers: { ...NO_STORE }, body: { access_token: issued.accessToken, token_type: "Bearer", expires_in: issued.expiresIn } };
 }
 

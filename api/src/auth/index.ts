@@ -20,6 +20,7 @@ import { identityLockerRoutes, identityProviderOf } from "./identityLocker.ts";
 import { loadSigningKey } from "./keys.ts";
 import type { Authenticator, Principal } from "./principal.ts";
 import { TokenRejected, TokenService } from "./tokens.ts";
+import { audit, SYSTEM, type AuditEntry, type RequestMeta } from "../audit/auditLog.ts";
 
 export type DepartmentKeyCheck = (apiKey: string, departmentCode: string, ctx: import("koa").Context) => Promise<Principal | undefined>;
 
@@ -50,6 +51,9 @@ export async function createAuth(deps: { config: Config; pool: pg.Pool; logger: 
   // Fail closed: the passwordless development provider only where it was explicitly enabled.
   if (!provider && !config.devConveniences) throw new Error("IDENTITY_PROVIDER_* settings are required: the development identity provider is off (DEV_CONVENIENCES=true turns it on for a local stack)");
   logger.info({ kid: key.kid, identityProvider: provider ? new URL(provider.authorizeUrl).origin : "development" }, "authentication ready");
+
+  // Sign-ins and client changes are audited (issue 15, M6).
+  const record = (meta: RequestMeta, entry: AuditEntry) => audit(pool, meta, entry);
 
   const authenticate: Authenticator = async (ctx) => {
     const authorization = ctx.get("authorization");
@@ -92,8 +96,8 @@ export async function createAuth(deps: { config: Config; pool: pg.Pool; logger: 
   return {
     authenticate,
     routes: [
-      ...clientRoutes(clients, tokens),
-      ...identityLockerRoutes({ config, logger, codes, tokens, provider }),
+      ...clientRoutes(clients, tokens, record),
+      ...identityLockerRoutes({ config, logger, codes, tokens, provider, record }),
     ],
     rootRoutes: [jwksRoute(tokens)],
     async bootstrapAdmin() {
@@ -105,7 +109,10 @@ export async function createAuth(deps: { config: Config; pool: pg.Pool; logger: 
         clientId ??= `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
         secret ??= (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
       }
-      await clients.upsertBootstrapAdmin(clientId, secret);
+      const changes = await clients.upsertBootstrapAdmin(clientId, secret);
+      if (changes.created) await record(SYSTEM, { entityType: "CLIENT", entityId: clientId, action: "CREATE", newValue: { bootstrap: true, scopes: ["admin"] } });
+      if (changes.rotated) await record(SYSTEM, { entityType: "CLIENT", entityId: clientId, action: "ROTATE", newValue: { bootstrap: true } });
+      for (const revoked of changes.revoked) await record(SYSTEM, { entityType: "CLIENT", entityId: revoked, action: "REVOKE", newValue: { replacedBy: clientId } });
       return { clientId };
     },
   };
