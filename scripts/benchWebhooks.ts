@@ -20,7 +20,7 @@ const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-webhooks-"));
 const env = {
   DATA_DIR: dataDir, PORT: String(await freePort()), CHAIN_PORT: String(await freePort()),
   EMBEDDED_PG_PORT: String(await freePort()), INDEXER_PORT: String(await freePort()), LOG_LEVEL: "warn",
-  DATABASE_URL: "", CHAIN_RPC_URL: "", RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0",
+  DATABASE_URL: "", CHAIN_RPC_URL: "", RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0", RATE_LIMIT_PUBLIC_PER_MINUTE: "0", REQUEST_QUOTA_PER_DAY: "0",
 };
 
 // The receiver: resolves the waiter of each request id as its webhook arrives.

@@ -145,6 +145,8 @@ export const settings = {
   rateLimitAuthPerMinute: { env: "RATE_LIMIT_AUTH_PER_MINUTE", doc: "Authentication requests (and failed authentications) per client IP per minute; 0: no limit", fallback: 60, parse: integer(0, 1_000_000) },
   rateLimitWritePerMinute: { env: "RATE_LIMIT_WRITE_PER_MINUTE", doc: "Write requests (POST/PUT/PATCH/DELETE) per caller per minute; 0: no limit", fallback: 600, parse: integer(0, 1_000_000) },
   rateLimitPublicPerMinute: { env: "RATE_LIMIT_PUBLIC_PER_MINUTE", doc: "Public reads (/verify*, /health) per client address (IPv6: per /64) per minute; 0: no limit", fallback: 120, parse: integer(0, 1_000_000) },
+  requestQuotaPerDay: { env: "REQUEST_QUOTA_PER_DAY", doc: "Requests one applicant may create in any 24 hours (each mints through the shared operator wallet); beyond: 429 QUOTA_EXCEEDED; 0: no quota", fallback: 50, parse: integer(0, 1_000_000) },
+  maxMetadataBytes: { env: "MAX_METADATA_BYTES", doc: "Largest request metadata, serialized JSON bytes; beyond: 400 METADATA_TOO_LARGE", fallback: 16 * 1024, parse: integer(256, 1024 * 1024) },
   trustProxyHops: { env: "TRUST_PROXY_HOPS", doc: "Reverse proxies in front of the API that append to X-Forwarded-For; the client address (rate limits, audit rows) is the one the outermost trusted proxy saw; 0: the socket address", fallback: 0, parse: integer(0, 10) },
 
   // Jobs (api/src/jobs): webhooks, event derivation, stage timeouts

@@ -31,7 +31,7 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
   const env = {
     DATA_DIR: dataDir, PORT: String(await freePort()), CHAIN_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()),
     INDEXER_PORT: String(await freePort()), LOG_LEVEL: "warn", DATABASE_URL: "", CHAIN_RPC_URL: "",
-    RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0",
+    RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0", RATE_LIMIT_PUBLIC_PER_MINUTE: "0", REQUEST_QUOTA_PER_DAY: "0",
     // Snapshots of a chain with 100k+ transactions are large: only at the clean stop.
     CHAIN_SNAPSHOT_MS: "3600000",
   };

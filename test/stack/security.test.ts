@@ -42,8 +42,9 @@ describe("security review of f94e6d1 (issue 15)", function () {
     receiver = await startReceiver();
     admin = await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin");
     department = await createDepartment(stack.api.url, admin, { code: `SEC_${tag}`, name: "Security" });
-    // Public reads limited to 5 a minute per client; one trusted proxy in front (X-Forwarded-For's last hop counts).
-    production = await stack.startExtraApi(undefined, await productionEnv(stack, { RATE_LIMIT_PUBLIC_PER_MINUTE: "5", TRUST_PROXY_HOPS: "1" }));
+    // Public reads limited to 5 a minute per client; one trusted proxy in front (X-Forwarded-For's last hop counts);
+    // 3 requests per applicant per day.
+    production = await stack.startExtraApi(undefined, await productionEnv(stack, { RATE_LIMIT_PUBLIC_PER_MINUTE: "5", TRUST_PROXY_HOPS: "1", REQUEST_QUOTA_PER_DAY: "3" }));
   });
   after(async () => {
     await production?.stop();
@@ -632,6 +633,42 @@ describe("security review of f94e6d1 (issue 15)", function () {
       const error = await driver.core.pool.query(`TRUNCATE audit_logs`).then(() => undefined, (e: Error) => e);
       expect(error?.message).to.match(/append-only/);
       expect((await driver.core.pool.query(`SELECT count(*)::int AS n FROM audit_logs`)).rows[0].n).to.be.greaterThan(0);
+    });
+  });
+
+  describe("M5: quotas on request creation and a cap on metadata", function () {
+    const applicantId = `quota-${tag}`;
+    let asApplicant: ReturnType<typeof apiClient>;
+
+    before(async function () {
+      const code = `QUOTA_${tag}`;
+      await createDepartment(current().api.url, admin, { code, name: "Quota" });
+      await seedWorkflow(current(), driver, {
+        workflowType: "TRADE_LICENSE", name: `Quota ${tag}`,
+        stages: [{ stageId: "q", stageName: "Q", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL", requiredApprovals: [{ departmentCode: code, requiredDocuments: [], isMandatory: true }] }],
+      });
+      asApplicant = apiClient(production.url, await applicantToken(current().api.url, { id: applicantId }));
+    });
+
+    it("refuses metadata over 16 KiB with 400 METADATA_TOO_LARGE and creates nothing", async function () {
+      const big = await asApplicant.post("/requests", { applicantId, requestType: "TRADE_LICENSE", metadata: { notes: "x".repeat(17 * 1024) } });
+      expect(big.status).to.equal(400);
+      expect(big.body.code).to.equal("METADATA_TOO_LARGE");
+      expect(big.body.details).to.include({ maxBytes: 16 * 1024 });
+      expect((await driver.core.pool.query(`SELECT count(*)::int AS n FROM requests WHERE applicant_id = $1`, [applicantId])).rows[0].n).to.equal(0);
+    });
+
+    it("allows REQUEST_QUOTA_PER_DAY requests per applicant in 24 hours, then 429 QUOTA_EXCEEDED; others are not affected", async function () {
+      for (let i = 0; i < 3; i++) {
+        const created = await asApplicant.post("/requests", { applicantId, requestType: "TRADE_LICENSE", metadata: { notes: "x".repeat(1024) } });
+        expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      }
+      const fourth = await asApplicant.post("/requests", { applicantId, requestType: "TRADE_LICENSE" });
+      expect(fourth.status).to.equal(429);
+      expect(fourth.body).to.deep.include({ code: "QUOTA_EXCEEDED" });
+      expect((await driver.core.pool.query(`SELECT count(*)::int AS n FROM requests WHERE applicant_id = $1`, [applicantId])).rows[0].n).to.equal(3);
+      const other = apiClient(production.url, await applicantToken(current().api.url, { id: `${applicantId}-other` }));
+      expect((await other.post("/requests", { applicantId: `${applicantId}-other`, requestType: "TRADE_LICENSE" })).status).to.equal(201);
     });
   });
 });

@@ -44,6 +44,8 @@ export async function startFixtureStack(): Promise<Stack> {
     RATE_LIMIT_AUTH_PER_MINUTE: "0",
     RATE_LIMIT_WRITE_PER_MINUTE: "0",
     RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
+    // Tests create many requests per applicant; the quota is tested on its own API process (security.test.ts).
+    REQUEST_QUOTA_PER_DAY: "0",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
     DATABASE_URL: "",
     CHAIN_RPC_URL: "",
