@@ -126,6 +126,7 @@ export const settings = {
   s3SecretAccessKey: { env: "S3_SECRET_ACCESS_KEY", doc: "S3 secret access key", parse: text, secret: true },
   s3ForcePathStyle: { env: "S3_FORCE_PATH_STYLE", doc: "Path-style S3 URLs (most S3-compatible servers need it)", fallback: true, parse: bool },
   fileUrlSecret: { env: "FILE_URL_SECRET", doc: "32-byte hex key signing local download URLs; embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
+  refuseActivePdf: { env: "REFUSE_ACTIVE_PDF", doc: "true: refuse PDFs carrying JavaScript, launch actions, embedded files or XFA (400 INVALID_FILE, reason ACTIVE_CONTENT); false: accept them flagged in the document detail", fallback: false, parse: bool },
   maxUploadBytes: { env: "MAX_UPLOAD_BYTES", doc: "Largest accepted document (bytes); larger uploads get 413", fallback: 10 * 1024 * 1024, parse: integer(1, 1024 * 1024 * 1024) },
 
   licenceValidityDays: {

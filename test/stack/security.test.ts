@@ -14,6 +14,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { deflateSync } from "node:zlib";
 import { loadConfig } from "../../api/src/config.ts";
 import { fingerprint, IdempotencyStore } from "../../api/src/http/idempotency.ts";
 import { eventually } from "./support/eventually.ts";
@@ -43,8 +44,8 @@ describe("security review of f94e6d1 (issue 15)", function () {
     admin = await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin");
     department = await createDepartment(stack.api.url, admin, { code: `SEC_${tag}`, name: "Security" });
     // Public reads limited to 5 a minute per client; one trusted proxy in front (X-Forwarded-For's last hop counts);
-    // 3 requests per applicant per day.
-    production = await stack.startExtraApi(undefined, await productionEnv(stack, { RATE_LIMIT_PUBLIC_PER_MINUTE: "5", TRUST_PROXY_HOPS: "1", REQUEST_QUOTA_PER_DAY: "3" }));
+    // 3 requests per applicant per day; PDFs with active content refused.
+    production = await stack.startExtraApi(undefined, await productionEnv(stack, { RATE_LIMIT_PUBLIC_PER_MINUTE: "5", TRUST_PROXY_HOPS: "1", REQUEST_QUOTA_PER_DAY: "3", REFUSE_ACTIVE_PDF: "true" }));
   });
   after(async () => {
     await production?.stop();
@@ -669,6 +670,66 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect((await driver.core.pool.query(`SELECT count(*)::int AS n FROM requests WHERE applicant_id = $1`, [applicantId])).rows[0].n).to.equal(3);
       const other = apiClient(production.url, await applicantToken(current().api.url, { id: `${applicantId}-other` }));
       expect((await other.post("/requests", { applicantId: `${applicantId}-other`, requestType: "TRADE_LICENSE" })).status).to.equal(201);
+    });
+  });
+
+  describe("M7: PDFs with JavaScript, launch actions, embedded files or XFA are flagged (or refused)", function () {
+    const code = `PDFS_${tag}`;
+    const applicantId = `pdfs-${tag}`;
+    let applicant: ReturnType<typeof apiClient>;
+    let reviewer: ReturnType<typeof departmentClient>;
+    let requestId: string;
+    const documents: Record<string, string> = {};
+    const withObject = (label: string, object: string | Buffer) => Buffer.concat([pdf(`${label} ${tag}`), Buffer.from("\n"), Buffer.isBuffer(object) ? object : Buffer.from(object)]);
+    const compressed = (dictionary: string) => {
+      const data = deflateSync(Buffer.from(dictionary));
+      return Buffer.concat([Buffer.from(`12 0 obj <</Type/ObjStm/N 1/First 0/Length ${data.length}/Filter/FlateDecode>>stream\n`), data, Buffer.from("\nendstream endobj\n")]);
+    };
+
+    before(async function () {
+      const api = current().api.url;
+      reviewer = departmentClient(api, await createDepartment(api, admin, { code, name: "PDF reviewers" }));
+      await seedWorkflow(current(), driver, {
+        workflowType: "RESORT_LICENSE", name: `PDFs ${tag}`,
+        stages: [{ stageId: "p", stageName: "P", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL", requiredApprovals: [{ departmentCode: code, requiredDocuments: ["JS_DOC", "LAUNCH_DOC", "EMBED_DOC", "CLEAN_DOC"], isMandatory: true }] }],
+      });
+      applicant = apiClient(api, await applicantToken(api, { id: applicantId }));
+      requestId = (await applicant.post("/requests", { applicantId, requestType: "RESORT_LICENSE" })).body.requestId;
+    });
+
+    const cases: [string, () => Buffer, string[]][] = [
+      ["JS_DOC", () => withObject("js", "9 0 obj <</Type/Catalog/OpenAction <</S/JavaScript/JS(app.alert(1))>>>> endobj"), ["JAVASCRIPT"]],
+      ["LAUNCH_DOC", () => withObject("launch", compressed("<</Type/Action/S/Launch/F(cmd.exe)>>")), ["LAUNCH_ACTION"]],
+      ["EMBED_DOC", () => withObject("embed", "10 0 obj <</Names <</EmbeddedF#69les 11 0 R>>/AcroForm <</XFA 13 0 R>>>> endobj"), ["EMBEDDED_FILE", "XFA"]],
+      ["CLEAN_DOC", () => pdf(`clean ${tag}`), []],
+    ];
+    for (const [docType, file, expected] of cases) {
+      it(`${docType}: accepted and stored with its finding ${JSON.stringify(expected)}`, async function () {
+        const uploaded = await applicant.upload("POST", `/requests/${requestId}/documents`, file(), `${docType}.pdf`, { docType });
+        expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
+        documents[docType] = uploaded.body.documentId;
+        const { rows } = await driver.core.pool.query(`SELECT active_content FROM document_versions WHERE document_id = $1`, [uploaded.body.documentId]);
+        expect(rows[0].active_content).to.deep.equal(expected);
+      });
+    }
+
+    it("shows each version's findings to the reviewing department in the document detail", async function () {
+      expect((await applicant.post(`/requests/${requestId}/submit`)).status).to.equal(200);
+      for (const [docType, , expected] of cases) {
+        const detail = await reviewer.get(`/documents/${documents[docType]}`);
+        expect(detail.status, docType).to.equal(200);
+        expect(detail.body.versions[0].activeContent, docType).to.deep.equal(expected);
+      }
+    });
+
+    it("refuses them where REFUSE_ACTIVE_PDF=true (400 INVALID_FILE, reason ACTIVE_CONTENT), storing nothing", async function () {
+      const other = await applicant.post("/requests", { applicantId, requestType: "RESORT_LICENSE" });
+      const onProduction = apiClient(production.url, await applicantToken(current().api.url, { id: applicantId }));
+      const refused = await onProduction.upload("POST", `/requests/${other.body.requestId}/documents`, withObject("refused", "9 0 obj <</S/JavaScript/JS(x)>> endobj"), "a.pdf", { docType: "JS_DOC" });
+      expect(refused.status).to.equal(400);
+      expect(refused.body).to.deep.include({ code: "INVALID_FILE" });
+      expect(refused.body.details).to.deep.equal({ reason: "ACTIVE_CONTENT", activeContent: ["JAVASCRIPT"] });
+      expect((await driver.core.pool.query(`SELECT count(*)::int AS n FROM documents WHERE request_id = $1`, [other.body.requestId])).rows[0].n).to.equal(0);
     });
   });
 });

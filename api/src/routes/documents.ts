@@ -14,6 +14,7 @@ import { canSee, findRequest, findVisibleRequest } from "../reads/requestReads.t
 import { DocumentDetailResponse, DocumentResponse, DocumentSchema, DocumentUpdateResponse, DownloadResponse, UpdateForm, UploadForm } from "../schemas/document.ts";
 import { checkUpload } from "../storage/fileSignature.ts";
 import { parseUpload } from "../storage/multipartUpload.ts";
+import { findActiveContent, type PdfFinding } from "../storage/pdfActiveContent.ts";
 
 const DOWNLOAD_URL_SECONDS = 3600;
 const errors = errorResponses;
@@ -41,7 +42,12 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
     const upload = await parseUpload(ctx, { maxBytes: context.config.maxUploadBytes, tmpDir });
     try {
       const checked = await checkUpload(upload.file);
+      const activeContent = checked.mimeType === "application/pdf" ? await findActiveContent(upload.file.path) : [];
+      if (activeContent.length > 0 && context.config.refuseActivePdf) {
+        throw new AppError(400, "INVALID_FILE", `PDFs with active content are refused here: ${activeContent.join(", ")}`, { reason: "ACTIVE_CONTENT", activeContent });
+      }
       const file: ReceivedFile = {
+        activeContent,
         path: upload.file.path,
         size: upload.file.size,
         sha256: upload.file.sha256,
@@ -138,6 +144,9 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       responses: { 200: { description: "Document", schema: DocumentDetailResponse }, ...errors({ 401: "Not authenticated", 404: "No such document" }) },
       handler: async ({ params, ctx }) => {
         const document = await visibleDocument(params.documentId, ctx);
+        // What each version's bytes carry (M7): reviewers see it before they open the file.
+        const flagged = await context.pool.query(`SELECT version, active_content FROM document_versions WHERE document_id = $1`, [document.id]);
+        const findings = new Map<number, PdfFinding[]>(flagged.rows.map((r) => [r.version as number, r.active_content as PdfFinding[]]));
         const { url } = await context.documentStore.signedUrl(document.current.storageKey, DOWNLOAD_URL_SECONDS, downloadName(document, document.current));
         return {
           body: {
@@ -147,6 +156,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
             currentVersion: document.current.version,
             currentHash: document.current.hash,
             versions: document.versions.map((v) => ({
+              activeContent: findings.get(v.version) ?? [],
               version: v.version,
               hash: v.hash,
               fileSize: v.fileSize,
