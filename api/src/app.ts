@@ -18,6 +18,33 @@ import type { Metrics } from "./observability/metrics.ts";
 import { mountSystemRoutes, type SystemDeps } from "./routes/system.ts";
 
 export const API_PREFIX = "/api/v1";
+
+/**
+ * Content-Security-Policy of the API documentation page (/docs). Its current renderer is one inline script and one
+ * inline style that fetch /api/v1/openapi.json; a renderer served as files could drop 'unsafe-inline'. The one place to
+ * change when /docs changes.
+ */
+export const DOCS_CSP = "default-src 'none'; script-src 'unsafe-inline' 'self'; style-src 'unsafe-inline' 'self'; connect-src 'self'; img-src 'self' data:; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+/** Every other response: nothing may frame it (pages with their own policy, like /verify, keep theirs). */
+const DEFAULT_CSP = "frame-ancestors 'none'";
+
+/**
+ * Baseline security headers on every response (issue 15, L8): no MIME sniffing, no referrer, no framing; API answers
+ * (credentials, personal data) are never stored by caches unless a route says otherwise.
+ */
+function securityHeaders(): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } finally {
+      ctx.set("X-Content-Type-Options", "nosniff");
+      ctx.set("Referrer-Policy", "no-referrer");
+      ctx.set("X-Frame-Options", "DENY");
+      if (!ctx.response.get("Content-Security-Policy")) ctx.set("Content-Security-Policy", ctx.path === "/docs" ? DOCS_CSP : DEFAULT_CSP);
+      if (!ctx.response.get("Cache-Control") && (ctx.path.startsWith(API_PREFIX) || ctx.path.startsWith("/auth/"))) ctx.set("Cache-Control", "no-store");
+    }
+  };
+}
 export const API_VERSION = "1.0.0";
 
 export interface AppDeps extends Omit<SystemDeps, "openApiDocument"> {
@@ -48,6 +75,7 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   app.silent = true; // errors are answered and logged by our middleware, not printed by Koa
   app.use(requestContext(deps.logger, deps.metrics));
+  app.use(securityHeaders());
   app.use(errorMiddleware());
   app.use(
     koaBody({

@@ -4,6 +4,8 @@
  * on the fixture's database and chain.
  */
 import { expect } from "chai";
+import { chromium } from "playwright-core";
+import { ensureChromium } from "../../scripts/ensureChromium.ts";
 import type { ApiHandle } from "../../scripts/stack/stack.ts";
 import { deliver } from "../../api/src/webhooks/deliver.ts";
 import { checkWebhookUrl, isAllowedAddress } from "../../api/src/webhooks/urlSafety.ts";
@@ -730,6 +732,54 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect(refused.body).to.deep.include({ code: "INVALID_FILE" });
       expect(refused.body.details).to.deep.equal({ reason: "ACTIVE_CONTENT", activeContent: ["JAVASCRIPT"] });
       expect((await driver.core.pool.query(`SELECT count(*)::int AS n FROM documents WHERE request_id = $1`, [other.body.requestId])).rows[0].n).to.equal(0);
+    });
+  });
+
+  describe("Lows: PUBLIC_BASE_URL, security headers, webhook headers documented", function () {
+    it("requires an https PUBLIC_BASE_URL in production (L3)", function () {
+      expect(() => loadConfig({ NODE_ENV: "production" })).to.throw(/PUBLIC_BASE_URL is required in production and must be https/);
+      expect(() => loadConfig({ NODE_ENV: "production", PUBLIC_BASE_URL: "http://licences.example.org" })).to.throw(/PUBLIC_BASE_URL is required in production and must be https/);
+      expect(() => loadConfig({ NODE_ENV: "production", PUBLIC_BASE_URL: "https://licences.example.org" })).to.not.throw(/PUBLIC_BASE_URL/);
+    });
+
+    it("sends nosniff, Referrer-Policy and frame-ancestors everywhere, and no-store on API answers carrying credentials (L8)", async function () {
+      const api = current().api.url;
+      for (const target of ["/health", "/api/v1/verify/issuer", "/api/v1/requests/not-a-uuid", "/api/v1/openapi.json"]) {
+        const response = await fetch(`${api}${target}`);
+        expect(response.headers.get("x-content-type-options"), target).to.equal("nosniff");
+        expect(response.headers.get("referrer-policy"), target).to.equal("no-referrer");
+        expect(response.headers.get("content-security-policy"), target).to.include("frame-ancestors 'none'");
+      }
+      // The verification page keeps its own strict policy.
+      expect((await fetch(`${api}/verify`)).headers.get("content-security-policy")).to.include("script-src 'self'");
+      const created = await fetch(`${api}/api/v1/departments`, { method: "POST", headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" }, body: JSON.stringify({ code: `HDR_${tag}`, name: "Headers" }) });
+      expect(created.status).to.equal(201);
+      expect(created.headers.get("cache-control")).to.equal("no-store");
+      expect(((await created.json()) as Json).apiKey).to.be.a("string");
+    });
+
+    it("serves /docs under a CSP that still lets the page render the OpenAPI document (real browser)", async function () {
+      const response = await fetch(`${current().api.url}/docs`);
+      expect(response.headers.get("content-security-policy")).to.match(/default-src 'none'.*connect-src 'self'.*frame-ancestors 'none'/);
+      const browser = await chromium.launch({ executablePath: await ensureChromium(), headless: true, args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
+      try {
+        const page = await browser.newPage();
+        const violations: string[] = [];
+        page.on("console", (message) => /Content Security Policy/i.test(message.text()) && violations.push(message.text()));
+        await page.goto(`${current().api.url}/docs`);
+        await page.waitForSelector("details.op", { timeout: 20_000 });
+        expect(await page.locator("details.op").count()).to.be.greaterThan(20);
+        expect(violations).to.deep.equal([]);
+      } finally {
+        await browser.close();
+      }
+    });
+
+    it("documents both webhook signatures (X-Webhook-Signature and the Standard Webhooks headers) in the OpenAPI description", async function () {
+      const document = (await (await fetch(`${current().api.url}/api/v1/openapi.json`)).json()) as Json;
+      const text = JSON.stringify(document);
+      for (const header of ["X-Webhook-Signature", "webhook-id", "webhook-timestamp", "webhook-signature"]) expect(text, header).to.include(header);
+      expect(document.paths["/api/v1/webhooks"].post.description).to.match(/webhook-timestamp within a tolerance/);
     });
   });
 });
