@@ -41,7 +41,8 @@ const WebhookIdParams = z.object({ webhookId: z.uuid() });
 const KEY_OR_ADMIN = [{ kind: "apiKey" as const }, { kind: "admin" as const }];
 
 export function webhookRoutes(context: DomainContext): RouteDefinition[] {
-  const production = context.config.nodeEnv === "production";
+  // Loopback receivers are a development convenience: allowed only where DEV_CONVENIENCES is on (never in production).
+  const production = context.config.nodeEnv === "production" || !context.config.devConveniences;
   /** The webhook, if the caller may manage it (a department: its own; an administrator: any); otherwise 404. */
   const owned = async (principal: Principal | undefined, id: string) => {
     const webhook = await findWebhook(context.pool, id);
