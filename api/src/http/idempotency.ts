@@ -12,8 +12,8 @@
  *   is pending); nothing recorded → the operation runs again;
  * - a failure to save the answer, or a 5xx after the write was recorded, never frees the key: the retry takes the
  *   recovery path, so it cannot mint twice;
- * - 409 answers (concurrency: in progress, workflow busy, concurrent update) and 5xx without a recorded write are not
- *   stored: a retry runs again;
+ * - 409 answers (concurrency: in progress, workflow busy, concurrent update) and 5xx are not stored: without a
+ *   recorded write a retry runs again; with one (e.g. a receipt timeout) it gets the outcome once it is known;
  * - the fingerprint covers the method, the full target (path and query string) and the exact raw body;
  * - keys older than the window are purged on a schedule.
  */
@@ -119,11 +119,11 @@ export class IdempotencyStore {
     } catch (error) {
       clearInterval(renew);
       const status = error instanceof AppError ? error.status : 500;
-      if (error instanceof AppError && status < 500 && status !== 409 && status !== 429) {
-        await this.#store(caller, key, status, { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) });
-      } else if (error instanceof AppError && wasRecorded(error) && status !== 409) {
+      if (error instanceof AppError && status < 500 && status !== 409 && status !== 429 && !wasRecorded(error)) {
         await this.#store(caller, key, status, { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) });
       } else {
+        // No write recorded: the key is freed and a retry runs again. A write recorded (a 5xx such as a receipt
+        // timeout, whose transaction may still be mined): the key is kept and a retry learns the real outcome.
         await this.#release(caller, key);
       }
       throw error;
