@@ -19,13 +19,7 @@ import { mountSystemRoutes, type SystemDeps } from "./routes/system.ts";
 
 export const API_PREFIX = "/api/v1";
 
-/**
- * Content-Security-Policy of the API documentation page (/docs). Its current renderer is one inline script and one
- * inline style that fetch /api/v1/openapi.json; a renderer served as files could drop 'unsafe-inline'. The one place to
- * change when /docs changes.
- */
-export const DOCS_CSP = "default-src 'none'; script-src 'unsafe-inline' 'self'; style-src 'unsafe-inline' 'self'; connect-src 'self'; img-src 'self' data:; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-/** Every other response: nothing may frame it (pages with their own policy, like /verify, keep theirs). */
+/** Every response without a policy of its own: nothing may frame it (/verify and /docs set theirs where they are served). */
 const DEFAULT_CSP = "frame-ancestors 'none'";
 
 /**
@@ -40,7 +34,7 @@ function securityHeaders(): Koa.Middleware {
       ctx.set("X-Content-Type-Options", "nosniff");
       ctx.set("Referrer-Policy", "no-referrer");
       ctx.set("X-Frame-Options", "DENY");
-      if (!ctx.response.get("Content-Security-Policy")) ctx.set("Content-Security-Policy", ctx.path === "/docs" ? DOCS_CSP : DEFAULT_CSP);
+      if (!ctx.response.get("Content-Security-Policy")) ctx.set("Content-Security-Policy", DEFAULT_CSP);
       if (!ctx.response.get("Cache-Control") && (ctx.path.startsWith(API_PREFIX) || ctx.path.startsWith("/auth/"))) ctx.set("Cache-Control", "no-store");
     }
   };

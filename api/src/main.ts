@@ -3,6 +3,7 @@
  * chain). Reconciles the outbox before serving, runs the job runner unless JOBS_IN_API=false, then serves until
  * SIGINT/SIGTERM.
  */
+import { DECISIONS_LINK } from "./http/openApiDocument.ts";
 import { createServer, type Server } from "node:http";
 import { createApp } from "./app.ts";
 import { assertConfiguredSecrets, describeConfig, loadConfig, readEnvFile } from "./config.ts";
@@ -49,7 +50,7 @@ const app = createApp({
   rateLimits: { authPerMinute: config.rateLimitAuthPerMinute, writePerMinute: config.rateLimitWritePerMinute, publicPerMinute: config.rateLimitPublicPerMinute },
   trustProxyHops: config.trustProxyHops,
   // The decisions log has a page of its own (/docs/decisions): the document's description only points at it.
-  decisions: "Every point the specification leaves open is decided in the decisions log: [/docs/decisions](/docs/decisions).",
+  decisions: DECISIONS_LINK,
 });
 
 // reusePort: several API processes (npm start's API_PROCESSES, or more started by hand) share one port and the

@@ -25,7 +25,7 @@ describe("GET /requests/pending: currentStage", function () {
     const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
     const department = await createDepartment(api, adminToken, { code, name: "Stage department" });
     await seedWorkflow(stack, driver, {
-      workflowType: "TRADE_LICENSE",
+      workflowType: "BUILDING_PERMIT",
       name: `Trade licence (pending stage ${run})`,
       stages: [
         { stageId: "intake", stageName: `Intake review ${run}`, stageOrder: 1, executionType: "PARALLEL", completionCriteria: "ALL",
@@ -33,7 +33,7 @@ describe("GET /requests/pending: currentStage", function () {
       ],
     });
     const applicant = http(api, await applicantToken(api, { id: `stage-${run}`, name: "Stella Stage" }));
-    const created = await applicant.post("/requests", { applicantId: `stage-${run}`, requestType: "TRADE_LICENSE" });
+    const created = await applicant.post("/requests", { applicantId: `stage-${run}`, requestType: "BUILDING_PERMIT" });
     expect(created.status).to.equal(201);
     const id = created.body.requestId as string;
     expect((await applicant.upload("POST", `/requests/${id}/documents`, pdf(`plan ${run}`), "plan.pdf", { docType: "SITE_PLAN" })).status).to.equal(201);

@@ -32,7 +32,10 @@ export function declaredRoutes(config: Config): { api: RouteDefinition[]; root: 
  * The document for `config`. Route modules register their schemas' ids in zod's global registry, so a process can
  * declare the routes once: pass them in when this process already has them (declaredRoutes, or main.ts's).
  */
-export function generateOpenApiDocument(config: Config, decisions?: string, routes = declaredRoutes(config)): Record<string, unknown> {
+/** The document's pointer to the decisions log, which has a page of its own (/docs/decisions). */
+export const DECISIONS_LINK = "Every point the specification leaves open is decided in the decisions log: [/docs/decisions](/docs/decisions).";
+
+export function generateOpenApiDocument(config: Config, decisions: string | undefined = DECISIONS_LINK, routes = declaredRoutes(config)): Record<string, unknown> {
   return serviceOpenApiDocument({ prefix: API_PREFIX, version: API_VERSION, routes: routes.api, rootRoutes: routes.root, publicBaseUrl: config.publicBaseUrl!, decisions });
 }
 
