@@ -116,10 +116,10 @@ const registration = (await call("GET", "/admin/blockchain/transactions?txType=R
 step(`Two-stage workflow for ${requestType} registered on chain (version ${workflow.version})`, registration?.transactionHash);
 
 const applicantId = `demo-applicant-${run.toLowerCase()}`;
-const login = await fetch(`${api}/auth/identitylocker/authorize?${new URLSearchParams({ redirect_uri: "http://127.0.0.1:9/callback", state: run, login_hint: applicantId, name: "Dana Demo" })}`, { redirect: "manual" });
+const login = await fetch(`${api}/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/callback", state: run, login_hint: applicantId, name: "Dana Demo" })}`, { redirect: "manual" });
 const code = new URL(login.headers.get("location") ?? "http://x/?").searchParams.get("code");
 if (!code) throw new Error("applicant sign-in failed: the identity locker did not return a code (is a real identity provider configured?)");
-const applicant = (await call("POST", "/auth/identitylocker/token", { json: { code, redirect_uri: "http://127.0.0.1:9/callback" } })).access_token as string;
+const applicant = (await call("POST", "/auth/identitylocker/token", { json: { code, client_id: "demo", code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", redirect_uri: "http://127.0.0.1:9/callback" } })).access_token as string;
 step(`Applicant ${applicantId} signed in through the identity locker`);
 
 const created = await call("POST", "/requests", { token: applicant, json: { applicantId, requestType, metadata: { premises: "12 Harbour Road" } } });

@@ -62,10 +62,16 @@ const bool = (raw: string, env: string) => {
 
 export const settings = {
   nodeEnv: { env: "NODE_ENV", doc: "development, production or test; production refuses development conveniences", fallback: "development", parse: oneOf<Environment>("development", "production", "test") },
+  devConveniences: {
+    env: "DEV_CONVENIENCES",
+    doc: "true: a local development stack: the passwordless development identity provider and secrets generated under DATA_DIR/secrets (npm start turns it on and says so). Refused in production, with a HOST that is not loopback, and with a DATABASE_URL or CHAIN_RPC_URL on another host",
+    fallback: false,
+    parse: bool,
+  },
   dataDir: { env: "DATA_DIR", doc: "Directory holding embedded Postgres, chain state, keys and files", fallback: "./.data", parse: (raw: string) => path.resolve(raw) },
   host: { env: "HOST", doc: "Interface the API binds to", fallback: "127.0.0.1", parse: text },
   port: { env: "PORT", doc: "API port", fallback: 3000, parse: integer(0, 65535) },
-  publicBaseUrl: { env: "PUBLIC_BASE_URL", doc: "URL clients reach the API at (links, QR codes); default http://HOST:PORT", parse: url },
+  publicBaseUrl: { env: "PUBLIC_BASE_URL", doc: "URL clients reach the API at (links, QR codes, token issuer); https and required in production; default http://HOST:PORT", parse: url },
   logLevel: { env: "LOG_LEVEL", doc: "pino log level", fallback: "info", parse: oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent") },
 
   databaseUrl: { env: "DATABASE_URL", doc: "Postgres URL; unset: embedded Postgres under DATA_DIR", parse: text, secret: true },
@@ -116,7 +122,7 @@ export const settings = {
   identityProviderUserinfoUrl: { env: "IDENTITY_PROVIDER_USERINFO_URL", doc: "Identity locker userinfo URL (sub, name, email)", parse: url },
   identityProviderClientId: { env: "IDENTITY_PROVIDER_CLIENT_ID", doc: "Our client id at the identity locker", parse: text },
   identityProviderClientSecret: { env: "IDENTITY_PROVIDER_CLIENT_SECRET", doc: "Our client secret at the identity locker", parse: text, secret: true },
-  redirectUriAllowlist: { env: "REDIRECT_URI_ALLOWLIST", doc: "Comma-separated redirect_uri prefixes applicants may return to (loopback is allowed in development)", fallback: [] as string[], parse: list },
+  redirectUriAllowlist: { env: "REDIRECT_URI_ALLOWLIST", doc: "Registered applicant clients and their redirect URIs, comma-separated `client_id=uri` (or `uri`: client_id is its origin); matched exactly (with DEV_CONVENIENCES any loopback http URI is accepted)", fallback: [] as string[], parse: list },
   issuerPrivateKey: { env: "ISSUER_PRIVATE_KEY", doc: "secp256k1 key signing licences' QR codes (EIP-191); embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
   custodySecret: { env: "CUSTODY_SECRET", doc: "32-byte hex secret deriving applicants' custodial addresses; embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
 
@@ -129,6 +135,7 @@ export const settings = {
   s3SecretAccessKey: { env: "S3_SECRET_ACCESS_KEY", doc: "S3 secret access key", parse: text, secret: true },
   s3ForcePathStyle: { env: "S3_FORCE_PATH_STYLE", doc: "Path-style S3 URLs (most S3-compatible servers need it)", fallback: true, parse: bool },
   fileUrlSecret: { env: "FILE_URL_SECRET", doc: "32-byte hex key signing local download URLs; embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
+  refuseActivePdf: { env: "REFUSE_ACTIVE_PDF", doc: "true: refuse PDFs carrying JavaScript, launch actions, embedded files or XFA (400 INVALID_FILE, reason ACTIVE_CONTENT); false: accept them flagged in the document detail", fallback: false, parse: bool },
   maxUploadBytes: { env: "MAX_UPLOAD_BYTES", doc: "Largest accepted document (bytes); larger uploads get 413", fallback: 10 * 1024 * 1024, parse: integer(1, 1024 * 1024 * 1024) },
 
   licenceValidityDays: {
@@ -147,6 +154,10 @@ export const settings = {
   },
   rateLimitAuthPerMinute: { env: "RATE_LIMIT_AUTH_PER_MINUTE", doc: "Authentication requests (and failed authentications) per client IP per minute; 0: no limit", fallback: 60, parse: integer(0, 1_000_000) },
   rateLimitWritePerMinute: { env: "RATE_LIMIT_WRITE_PER_MINUTE", doc: "Write requests (POST/PUT/PATCH/DELETE) per caller per minute; 0: no limit", fallback: 600, parse: integer(0, 1_000_000) },
+  rateLimitPublicPerMinute: { env: "RATE_LIMIT_PUBLIC_PER_MINUTE", doc: "Public reads (/verify*, /health) per client address (IPv6: per /64) per minute; 0: no limit", fallback: 120, parse: integer(0, 1_000_000) },
+  requestQuotaPerDay: { env: "REQUEST_QUOTA_PER_DAY", doc: "Requests one applicant may create in any 24 hours (each mints through the shared operator wallet); beyond: 429 QUOTA_EXCEEDED; 0: no quota", fallback: 50, parse: integer(0, 1_000_000) },
+  maxMetadataBytes: { env: "MAX_METADATA_BYTES", doc: "Largest request metadata, serialized JSON bytes; beyond: 400 METADATA_TOO_LARGE", fallback: 16 * 1024, parse: integer(256, 1024 * 1024) },
+  trustProxyHops: { env: "TRUST_PROXY_HOPS", doc: "Reverse proxies in front of the API that append to X-Forwarded-For; the client address (rate limits, audit rows) is the one the outermost trusted proxy saw; 0: the socket address", fallback: 0, parse: integer(0, 10) },
 
   // Jobs (api/src/jobs): webhooks, event derivation, stage timeouts
   jobsInApi: { env: "JOBS_IN_API", doc: "Run the job runner inside the API process (false when `npm run worker` runs it)", fallback: true, parse: bool },
@@ -202,7 +213,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!result.operatorAddress) problems.push("OPERATOR_ADDRESS (a key of the remote signer) is required with SIGNER=remote");
     if (result.operatorPrivateKey) problems.push("OPERATOR_PRIVATE_KEY cannot be set with SIGNER=remote: the operator key stays in the signer (set OPERATOR_ADDRESS)");
   }
+  if (result.devConveniences) problems.push(...devConveniencesProblems(result));
   if (result.nodeEnv === "production") {
+    if (!result.publicBaseUrl?.startsWith("https://")) problems.push("PUBLIC_BASE_URL is required in production and must be https (it is in every QR code, link and token issuer)");
     if (!result.masterKey) problems.push("MASTER_KEY is required in production (no generated secrets)");
     if (!result.databaseUrl) problems.push("DATABASE_URL is required in production (no embedded Postgres)");
     if (!result.chainRpcUrl) problems.push("CHAIN_RPC_URL is required in production (no embedded chain)");
@@ -220,6 +233,54 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   result.deploymentFile ??= path.join(result.dataDir, "deployment.json");
   result.jwtIssuer ??= result.publicBaseUrl;
   return result;
+}
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
+const isLoopbackHost = (host: string) => LOOPBACK_HOSTS.has(host.toLowerCase()) || /^127\./.test(host);
+const hostOf = (raw: string) => {
+  try {
+    return new URL(raw).hostname;
+  } catch {
+    return raw;
+  }
+};
+
+/**
+ * Development conveniences are for a local stack only: never in production, never reachable from elsewhere, and
+ * never next to a real database or chain (which a forgotten setting would otherwise open to passwordless sign-in).
+ */
+export function devConveniencesProblems(config: Config): string[] {
+  const problems: string[] = [];
+  const refused = "DEV_CONVENIENCES (passwordless development sign-in, generated secrets) is refused";
+  if (config.nodeEnv === "production") problems.push(`${refused} in production`);
+  if (!isLoopbackHost(config.host)) problems.push(`${refused} with HOST=${config.host}: it only serves a local stack on a loopback address`);
+  if (config.databaseUrl && !isLoopbackHost(hostOf(config.databaseUrl))) problems.push(`${refused} with a DATABASE_URL on another host`);
+  if (config.chainRpcUrl && !isLoopbackHost(hostOf(config.chainRpcUrl))) problems.push(`${refused} with a CHAIN_RPC_URL on another host`);
+  return problems;
+}
+
+/**
+ * For the API process (which would otherwise generate secrets and offer passwordless sign-in): without development
+ * conveniences every secret and the identity provider must be configured. Fails closed whatever NODE_ENV says.
+ */
+export function assertConfiguredSecrets(config: Config): void {
+  const problems = missingSecrets(config);
+  if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
+}
+
+function missingSecrets(config: Config): string[] {
+  if (config.devConveniences) return [];
+  const hint = "(or DEV_CONVENIENCES=true for a local development stack)";
+  const problems: string[] = [];
+  if (!config.masterKey) problems.push(`MASTER_KEY is required ${hint}`);
+  if (!config.jwtPrivateKey) problems.push(`JWT_PRIVATE_KEY is required ${hint}`);
+  if (!config.adminClientId || !config.adminClientSecret) problems.push(`ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required ${hint}`);
+  if (!config.custodySecret) problems.push(`CUSTODY_SECRET is required ${hint}`);
+  if (!config.issuerPrivateKey) problems.push(`ISSUER_PRIVATE_KEY is required ${hint}`);
+  if (config.storageBackend === "local" && !config.fileUrlSecret) problems.push(`FILE_URL_SECRET is required with local storage ${hint}`);
+  if (!config.identityProviderAuthorizeUrl) problems.push(`IDENTITY_PROVIDER_* settings are required: the development identity provider is off ${hint}`);
+  // In production the same facts are reported by the production checks below, with their own words.
+  return config.nodeEnv === "production" ? [] : problems;
 }
 
 /** The variables a secret-free log line may show. */

@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from "node:http";
 import { createApp } from "./app.ts";
-import { describeConfig, loadConfig, readEnvFile } from "./config.ts";
+import { assertConfiguredSecrets, describeConfig, loadConfig, readEnvFile } from "./config.ts";
 import { createLogger } from "./observability/logger.ts";
 import { Metrics } from "./observability/metrics.ts";
 import { createAuth } from "./auth/index.ts";
@@ -20,7 +20,9 @@ import { QrIssuer } from "./verification/qrPayload.ts";
 
 readEnvFile();
 const config = loadConfig();
+assertConfiguredSecrets(config); // before anything could generate a secret
 const logger = createLogger(config.logLevel);
+if (config.devConveniences) logger.warn("DEV_CONVENIENCES=true: passwordless development sign-in and generated secrets are on (a local development stack only)");
 const metrics = new Metrics();
 logger.info({ config: describeConfig(config) }, "starting API");
 
@@ -43,8 +45,9 @@ const app = createApp({
   routes: routes.api,
   rootRoutes: routes.root,
   authenticate: auth.authenticate,
-  idempotency: new IdempotencyStore(core.pool),
-  rateLimits: { authPerMinute: config.rateLimitAuthPerMinute, writePerMinute: config.rateLimitWritePerMinute },
+  idempotency: new IdempotencyStore(core.pool, { purgeEveryMs: 10 * 60_000 }), // keys past their 24 h window
+  rateLimits: { authPerMinute: config.rateLimitAuthPerMinute, writePerMinute: config.rateLimitWritePerMinute, publicPerMinute: config.rateLimitPublicPerMinute },
+  trustProxyHops: config.trustProxyHops,
   // The decisions log has a page of its own (/docs/decisions): the document's description only points at it.
   decisions: "Every point the specification leaves open is decided in the decisions log: [/docs/decisions](/docs/decisions).",
 });

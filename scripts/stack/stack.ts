@@ -8,7 +8,7 @@ import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { loadConfig, type Config } from "../../api/src/config.ts";
+import { devConveniencesProblems, loadConfig, type Config } from "../../api/src/config.ts";
 import { KeyVault } from "../../api/src/chain/keyVault.ts";
 import { WalletStore } from "../../api/src/chain/walletStore.ts";
 import { loadDeployment, type Deployment } from "../../api/src/chain/deployment.ts";
@@ -75,8 +75,14 @@ export interface Stack {
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const env = { ...process.env, ...options.env };
-  const config = loadConfig(env);
   const log = options.log ?? ((line: string) => console.log(line));
+  // The embedded stack is a development stack: it turns the development conveniences on (unless told otherwise),
+  // where they are allowed (not production, loopback host, embedded or loopback database and chain), and says so.
+  if (!env.DEV_CONVENIENCES && env.NODE_ENV !== "production" && devConveniencesProblems(loadConfig({ ...env, DEV_CONVENIENCES: "false" })).length === 0) {
+    env.DEV_CONVENIENCES = "true";
+    log("development conveniences on (DEV_CONVENIENCES=true): passwordless development sign-in and generated secrets; never for real data");
+  }
+  const config = loadConfig(env);
   // One stack per data directory: a second start says where the first one runs and touches nothing.
   const running = await runningStack(config.dataDir);
   if (running) throw new StackAlreadyRunning(running);

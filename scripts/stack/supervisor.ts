@@ -45,6 +45,9 @@ const lines = [
   `               DocumentRegistry ${stack.deployment.contracts.DocumentRegistry}`,
   `               ApprovalRegistry ${stack.deployment.contracts.ApprovalRegistry}`,
   `  Data         ${config.dataDir}   (logs in ${config.dataDir}/logs)`,
+  ...(config.devConveniences
+    ? ["  Development  DEV_CONVENIENCES=true: passwordless development sign-in and generated secrets are ON (local use only, never real data)"]
+    : []),
   "  Admin client (client credentials, scope admin; paste these lines into a shell for the README walkthrough):",
   `ID=${stack.admin.clientId}`,
   `SECRET=${stack.admin.clientSecret}`,

@@ -131,6 +131,7 @@ export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: R
       tags: ["Verification"],
       access: PUBLIC,
       params: z.object({ hash: DocumentHash }),
+      description: "requestId is null unless the document's licence has been issued (a file someone holds must not lead to a draft's or a rejected request's applicant).",
       responses: { 200: { description: "Verdict", schema: DocumentVerificationResponse }, ...errors({ 400: "Not a SHA-256 in hex", 404: "No document with this hash is anchored" }) },
       handler: async ({ params }) => ({ body: await verifyDocument(deps, params.hash) }),
     }),
@@ -139,7 +140,8 @@ export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: R
       path: "/verify/:tokenId",
       operationId: "verifyLicence",
       summary: "Verify a licence by token id or licence number",
-      description: "Validity, status, owner and the standing approvals come from contract calls (LicenceToken.validityOf, ownerOf; ApprovalRegistry.decisionsOf); names and transaction hashes from the index.",
+      description:
+        "Validity, status, owner and the standing approvals come from contract calls (LicenceToken.validityOf, ownerOf; ApprovalRegistry.decisionsOf); names and transaction hashes from the index. A token that is not an issued licence (verdict NOT_ISSUED: a draft, a request under review or awaiting resubmission, cancelled or rejected) is answered with its verdict and status only: no applicant, request, approvals or owner address. Public verification routes are rate-limited per client address (429 RATE_LIMITED).",
       tags: ["Verification"],
       access: PUBLIC,
       params: TokenIdParams,

@@ -4,10 +4,10 @@
  * and the document type.
  */
 import { ContractRevertError } from "../chain/chainErrors.ts";
-import { bytes16ToUuid, documentRegistry } from "../chain/contracts.ts";
+import { bytes16ToUuid, documentRegistry, licenceToken } from "../chain/contracts.ts";
 import { AppError, validationFailed } from "../http/appError.ts";
-import type { VerificationDependencies } from "./licenceVerification.ts";
-import { documentMessage, type DocumentVerdict } from "./verdicts.ts";
+import { ISSUED_VERDICTS, type VerificationDependencies } from "./licenceVerification.ts";
+import { documentMessage, VERDICT_OF_VALIDITY, type DocumentVerdict } from "./verdicts.ts";
 
 export interface DocumentVerification {
   isValid: boolean;
@@ -41,10 +41,13 @@ export async function verifyDocument(deps: VerificationDependencies, rawHash: st
     throw error;
   }
   const documentId = bytes16ToUuid(anchor.documentId as string);
-  const [document, version] = await Promise.all([
+  const [document, version, validity] = await Promise.all([
     deps.pool.query(`SELECT request_id, doc_type FROM documents WHERE id = $1`, [documentId]),
     deps.pool.query(`SELECT tx_hash FROM index.document_versions WHERE sha256_hash = $1`, [hash]),
+    deps.gateway.call(deps.contracts.LicenceToken, licenceToken.encodeFunctionData("validityOf", [anchor.tokenId])).then((data) => licenceToken.decodeFunctionResult("validityOf", data)[0]),
   ]);
+  // The request behind a document is named only once its licence is issued (a file must not lead to a draft's applicant).
+  const issued = ISSUED_VERDICTS.has(VERDICT_OF_VALIDITY[Number(validity)]);
   const verdict: DocumentVerdict = isLatest ? "VALID" : "SUPERSEDED";
   const uploadedAt = new Date(Number(anchor.timestamp) * 1000).toISOString();
   return {
@@ -53,7 +56,7 @@ export async function verifyDocument(deps: VerificationDependencies, rawHash: st
     verdict,
     message: documentMessage(verdict, Number(anchor.version)),
     documentId,
-    requestId: document.rows[0]?.request_id ?? null,
+    requestId: issued ? (document.rows[0]?.request_id ?? null) : null,
     tokenId: Number(anchor.tokenId),
     docType: document.rows[0]?.doc_type ?? null,
     version: Number(anchor.version),

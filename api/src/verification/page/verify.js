@@ -62,7 +62,13 @@ function fill(list, rows) {
   }));
 }
 
+// The licence shown, for the holder check.
+let shownTokenId = null;
+
 function renderLicence(answer) {
+  shownTokenId = answer.tokenId ?? null;
+  $("holder-form").hidden = shownTokenId === null;
+  $("holder-result").textContent = "";
   render({
     verdict: answer.verdict,
     message: answer.message,
@@ -89,6 +95,7 @@ function renderLicence(answer) {
 }
 
 function renderDocument(answer) {
+  $("holder-form").hidden = true;
   render({
     kind: "document",
     verdict: answer.verdict,
@@ -130,6 +137,31 @@ async function verifyToken(value) {
   const { status, body } = await ask(encodeURIComponent(token));
   if (status === 200) renderLicence(body);
   else render(problem(status, body, "licence"));
+}
+
+async function checkHolder() {
+  const salt = $("holder-salt").value.trim();
+  const out = $("holder-result");
+  if (!/^0x[0-9a-fA-F]{64}$/.test(salt)) {
+    out.textContent = "The salt is 0x followed by 64 hexadecimal digits.";
+    out.dataset.matches = "invalid";
+    return;
+  }
+  const response = await fetch(`${API}/${shownTokenId}/holder`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify({ applicantId: $("holder-id").value.trim(), salt }),
+  });
+  const body = await response.json().catch(() => ({}));
+  if (response.status !== 200) {
+    out.textContent = body.message || "The check could not be made. Please try again shortly.";
+    out.dataset.matches = "error";
+    return;
+  }
+  out.dataset.matches = String(body.matches);
+  out.textContent = body.matches
+    ? "Match: this identity and salt open the commitment recorded on the blockchain for this licence."
+    : "No match: this identity and salt do not open the commitment recorded for this licence.";
 }
 
 async function verifyQr(value) {
@@ -221,6 +253,7 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const tab of document.querySelectorAll('[role="tab"]')) tab.addEventListener("click", () => showTab(tab.id.slice(4)));
   $("form-token").addEventListener("submit", (event) => { event.preventDefault(); verifyToken($("token-input").value); });
   $("form-qr").addEventListener("submit", (event) => { event.preventDefault(); verifyQr($("qr-input").value); });
+  $("holder-form").addEventListener("submit", (event) => { event.preventDefault(); checkHolder(); });
   $("document-input").addEventListener("change", () => { const file = $("document-input").files[0]; if (file) verifyFile(file); });
   const zone = $("drop-zone");
   zone.addEventListener("dragover", (event) => { event.preventDefault(); zone.classList.add("over"); });
