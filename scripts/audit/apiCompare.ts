@@ -1,7 +1,8 @@
 /**
  * `--compare BASE_URL`: asks the API's public verification endpoints (no authentication) about every audited
  * licence and every anchored document version, and lists each field where the API's answer differs from what the
- * chain says. Values are compared as what they mean (addresses and hashes regardless of case, times as instants,
+ * chain says. For a token that was never issued the API answers the verdict and status only (privacy): there the
+ * tool checks those and that nothing more is shown. Values are compared as what they mean (addresses and hashes regardless of case, times as instants,
  * numbers regardless of being sent as strings), so only a disagreement on a fact is a difference.
  */
 import type { ChainAudit, DocumentAudit, DocumentVersionAudit, LicenceAudit } from "./auditRecord.ts";
@@ -50,10 +51,28 @@ export async function compareWithApi(baseUrl: string, audit: ChainAudit, get: Fe
   return differences;
 }
 
+/** Verdicts of a licence that was issued; for any other token the API answers the verdict and the status only. */
+const ISSUED_VALIDITIES = new Set(["VALID", "EXPIRED", "SUSPENDED", "REVOKED"]);
+
 function compareLicence(licence: LicenceAudit, audit: ChainAudit, answer: { status: number; body: Json | undefined }): Difference[] {
   const subject = `token ${licence.tokenId}`;
   if (answer.status !== 200 || !answer.body) return [{ subject, field: "(HTTP status)", chain: "exists: 200 expected", api: answer.status }];
   const body = answer.body;
+  if (!ISSUED_VALIDITIES.has(licence.validity)) {
+    // Not issued (a draft, under review, cancelled, rejected): the API keeps who applied and the owner private, so
+    // it must answer the verdict and status alone; anything more it shows is a difference.
+    const differences = fieldDifferences(subject, [
+      ["tokenId", "number", licence.tokenId, body.tokenId],
+      ["status", "text", licence.status, body.status],
+      ["verdict", "text", licence.validity, body.verdict],
+      ["isValid", "boolean", false, body.isValid],
+      ["issuedAt", "time", null, body.issuedAt],
+      ["expiresAt", "time", null, body.expiresAt],
+    ]);
+    if (body.blockchainProof !== null && body.blockchainProof !== undefined) differences.push({ subject, field: "blockchainProof", chain: "withheld: the licence was not issued", api: body.blockchainProof });
+    if (Array.isArray(body.approvals) ? body.approvals.length > 0 : body.approvals !== undefined) differences.push({ subject, field: "approvals", chain: "withheld: the licence was not issued", api: body.approvals });
+    return differences;
+  }
   const proof = (body.blockchainProof ?? {}) as Json;
   const differences = fieldDifferences(subject, [
     ["tokenId", "number", licence.tokenId, body.tokenId],
