@@ -56,3 +56,15 @@ export type LicenceTokenStatusName = (typeof LicenceTokenStatusNames)[number];
 export const LicenceTokenValidity = { Unknown: 0, Valid: 1, NotIssued: 2, Expired: 3, Suspended: 4, Revoked: 5 } as const;
 export const LicenceTokenValidityNames = ["UNKNOWN", "VALID", "NOT_ISSUED", "EXPIRED", "SUSPENDED", "REVOKED"] as const;
 export type LicenceTokenValidityName = (typeof LicenceTokenValidityNames)[number];
+
+/** The value of a member as the API spells it ("AUTO_REJECT"), from a <Contract><Enum>Names list. */
+export function enumValueOf<T extends readonly string[]>(names: T, name: T[number]): number {
+  const value = names.indexOf(name);
+  if (value < 0) throw new Error(`${name} is not one of ${names.join(", ")}`);
+  return value;
+}
+
+/** One of the enums above with bigint values, for values decoded by ethers (which gives uint8 as bigint). */
+export function bigintEnum<T extends Record<string, number>>(values: T): { readonly [K in keyof T]: bigint } {
+  return Object.fromEntries(Object.entries(values).map(([member, value]) => [member, BigInt(value)])) as { readonly [K in keyof T]: bigint };
+}

@@ -101,6 +101,20 @@ function enumsSource(facts: EnumFact[]): string {
       `export type ${label}Name = (typeof ${label}Names)[number];`,
     );
   }
+  parts.push(
+    "",
+    "/** The value of a member as the API spells it (\"AUTO_REJECT\"), from a <Contract><Enum>Names list. */",
+    "export function enumValueOf<T extends readonly string[]>(names: T, name: T[number]): number {",
+    "  const value = names.indexOf(name);",
+    "  if (value < 0) throw new Error(`${name} is not one of ${names.join(\", \")}`);",
+    "  return value;",
+    "}",
+    "",
+    "/** One of the enums above with bigint values, for values decoded by ethers (which gives uint8 as bigint). */",
+    "export function bigintEnum<T extends Record<string, number>>(values: T): { readonly [K in keyof T]: bigint } {",
+    "  return Object.fromEntries(Object.entries(values).map(([member, value]) => [member, BigInt(value)])) as { readonly [K in keyof T]: bigint };",
+    "}",
+  );
   return `${parts.join("\n")}\n`;
 }
 

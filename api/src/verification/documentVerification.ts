@@ -3,7 +3,7 @@
  * which version it is and whether it is the latest; the index and the API's rows add the transaction, the request
  * and the document type.
  */
-import { ContractRevertError } from "../chain/chainErrors.ts";
+import { isRevert, REVERT_ANSWERS } from "../chain/revertMapping.ts";
 import { bytes16ToUuid, documentRegistry } from "../chain/contracts.ts";
 import { AppError, validationFailed } from "../http/appError.ts";
 import type { VerificationDependencies } from "./licenceVerification.ts";
@@ -37,7 +37,11 @@ export async function verifyDocument(deps: VerificationDependencies, rawHash: st
   try {
     [anchor, isLatest] = documentRegistry.decodeFunctionResult("anchorOf", await deps.gateway.call(deps.contracts.DocumentRegistry, documentRegistry.encodeFunctionData("anchorOf", [hash])));
   } catch (error) {
-    if (error instanceof ContractRevertError && error.errorName === "DocumentUnknownHash") throw new AppError(404, "NOT_FOUND", "No document with this hash is recorded on the blockchain", { hash, verdict: "UNKNOWN" });
+    // The verification page reads the verdict from details.
+    if (isRevert(error, "DocumentUnknownHash")) {
+      const { status, code, message } = REVERT_ANSWERS.DocumentUnknownHash;
+      throw new AppError(status, code, message, { hash, verdict: "UNKNOWN" });
+    }
     throw error;
   }
   const documentId = bytes16ToUuid(anchor.documentId as string);

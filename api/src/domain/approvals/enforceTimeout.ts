@@ -4,7 +4,7 @@
  * stage it was scheduled for. What follows (webhooks, timeline) comes from the transaction's events.
  */
 import { audit, SYSTEM } from "../../audit/auditLog.ts";
-import { ContractRevertError } from "../../chain/chainErrors.ts";
+import { isRevert } from "../../chain/revertMapping.ts";
 import { approvalRegistry, timeoutPending } from "../../chain/contracts.ts";
 import type { DomainContext } from "../context.ts";
 
@@ -47,11 +47,9 @@ export async function enforceStageTimeout(context: Pick<DomainContext, "pool" | 
     );
     return { outcome: "ENFORCED", transactionHash: tx.hash };
   } catch (error) {
-    if (error instanceof ContractRevertError) {
-      // The chain's clock is behind ours: try again at its deadline.
-      if (error.errorName === "TimeoutNotReached") return { outcome: "NOT_YET", retryAt: new Date((Number(error.args[2]) + 1) * 1000) };
-      if (["TimeoutAlreadyHandled", "ReviewWrongPhase", "TimeoutNotSet"].includes(error.errorName)) return { outcome: "STALE" };
-    }
+    // The chain's clock is behind ours: try again at its deadline.
+    if (isRevert(error, "TimeoutNotReached")) return { outcome: "NOT_YET", retryAt: new Date((Number(error.args[2]) + 1) * 1000) };
+    if (isRevert(error, "TimeoutAlreadyHandled", "ReviewWrongPhase", "TimeoutNotSet")) return { outcome: "STALE" };
     throw error;
   }
 }
