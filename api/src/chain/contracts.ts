@@ -37,4 +37,5 @@ export {
 } from "../../../abis/index.ts";
 
 /** Whether the current stage of a request's progress has a timeout still to act on (Progress.flags bit 0: acted). */
-export const timeoutPending = (progress: { phase: bigint; flags: bigint }) => progress.phase === REVIEW_PHASE.InReview && (progress.flags & 1n) === 0n;
+export const timeoutPending = (progress: { phase: bigint | number; flags: bigint | number }) =>
+  Number(progress.phase) === ApprovalRegistryPhase.InReview && (Number(progress.flags) & 1) === 0;

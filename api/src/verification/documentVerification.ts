@@ -4,7 +4,8 @@
  * and the document type.
  */
 import { isRevert, REVERT_ANSWERS } from "../chain/revertMapping.ts";
-import { bytes16ToUuid, documentRegistry } from "../chain/contracts.ts";
+import { anchorOf } from "../chain/contractReads.ts";
+import { bytes16ToUuid } from "../chain/contracts.ts";
 import { AppError, validationFailed } from "../http/appError.ts";
 import type { VerificationDependencies } from "./licenceVerification.ts";
 import { documentMessage, type DocumentVerdict } from "./verdicts.ts";
@@ -24,7 +25,7 @@ export interface DocumentVerification {
 }
 
 /** A SHA-256 in hex, with or without 0x, in any case → 0x + 64 lower-case hex digits; otherwise 400. */
-export function normaliseHash(raw: string): string {
+export function normaliseHash(raw: string): `0x${string}` {
   const hex = raw.trim().replace(/^0x/i, "");
   if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw validationFailed("A document hash is 64 hexadecimal digits (SHA-256), with or without 0x", { hash: raw.slice(0, 100) });
   return `0x${hex.toLowerCase()}`;
@@ -32,10 +33,10 @@ export function normaliseHash(raw: string): string {
 
 export async function verifyDocument(deps: VerificationDependencies, rawHash: string): Promise<DocumentVerification> {
   const hash = normaliseHash(rawHash);
-  let anchor: any;
+  let anchor: Awaited<ReturnType<typeof anchorOf>>[0];
   let isLatest: boolean;
   try {
-    [anchor, isLatest] = documentRegistry.decodeFunctionResult("anchorOf", await deps.gateway.call(deps.contracts.DocumentRegistry, documentRegistry.encodeFunctionData("anchorOf", [hash])));
+    [anchor, isLatest] = await anchorOf(deps.gateway, deps.contracts.DocumentRegistry, hash);
   } catch (error) {
     // The verification page reads the verdict from details.
     if (isRevert(error, "DocumentUnknownHash")) {
@@ -44,7 +45,7 @@ export async function verifyDocument(deps: VerificationDependencies, rawHash: st
     }
     throw error;
   }
-  const documentId = bytes16ToUuid(anchor.documentId as string);
+  const documentId = bytes16ToUuid(anchor.documentId);
   const [document, version] = await Promise.all([
     deps.pool.query(`SELECT request_id, doc_type FROM documents WHERE id = $1`, [documentId]),
     deps.pool.query(`SELECT tx_hash FROM index.document_versions WHERE sha256_hash = $1`, [hash]),
