@@ -1,8 +1,10 @@
 /**
  * `npm run audit -- --rpc URL --deployment FILE (--token N | --all) [--compare BASE_URL] [--json]`: the auditor's
  * tool. Recomputes licences from chain logs and contract calls alone, so a stranger with an RPC endpoint, the
- * deployment file and the ABIs can check what the platform says; `--compare` checks the API's public answers
- * against it. Exit status 0: consistent (and agreeing); 1: findings or differences; 2: no audit could be made.
+ * deployment file and the ABIs can check what the platform says: role holders over time, the contracts' wiring,
+ * department wallet changes and their delays, who signed each decision and how it reached the chain, and that
+ * every issued licence had its stages complete on the versions current at issuance. `--compare` checks the
+ * API's public answers against it. Exit status 0: consistent (and agreeing); 1: findings or differences; 2: no audit could be made.
  */
 import { JsonRpcProvider } from "ethers";
 import { compareWithApi, type Difference } from "./audit/apiCompare.ts";
@@ -28,7 +30,7 @@ async function main(argv: string[]): Promise<number> {
         throw new Error(`cannot reach the API at ${options.compareUrl}: ${error.message}${error.cause ? ` (${(error.cause as Error).message})` : ""}`);
       });
     }
-    const findings = audit.licences.reduce((n, l) => n + l.findings.length, 0);
+    const findings = audit.findings.length + audit.licences.reduce((n, l) => n + l.findings.length, 0);
     const ok = findings === 0 && (differences?.length ?? 0) === 0;
     if (options.json) {
       console.log(JSON.stringify({ ...audit, ...(differences ? { comparison: { baseUrl: options.compareUrl, differences } } : {}), ok }, null, 2));

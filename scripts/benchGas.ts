@@ -12,32 +12,45 @@ import { machineLine, writeBenchmarkSection } from "./lib/benchmarkReport.ts";
 
 const { ethers } = await network.create();
 const signers = await ethers.getSigners();
-const [deployer, applicant, otherApplicant] = signers;
+// Governance (DEFAULT_ADMIN_ROLE), administration and the operator are three keys, as every deployment makes them.
+const [deployer, applicant, otherApplicant, admin, operator] = signers;
 const wallets = signers.slice(5, 9);
+const holder = signers[9]; // a department that holds its own key (EIP-712 decisions relayed by the operator)
+const owners = signers.slice(10, 13).sort((a, b) => (BigInt(a.address) < BigInt(b.address) ? -1 : 1));
 const id = ethers.id;
 const b32 = ethers.encodeBytes32String;
+const WALLET_DELAY = 86_400n;
 
 const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "", deployer.address]);
 const documents = await ethers.deployContract("DocumentRegistry", [await token.getAddress(), deployer.address]);
+const verifier = await ethers.deployContract("DecisionVerifier");
 const registry = await ethers.deployContract("ApprovalRegistry", [
   await token.getAddress(),
   await documents.getAddress(),
+  await verifier.getAddress(),
   deployer.address,
+  WALLET_DELAY,
 ]);
 const registryAddress = await registry.getAddress();
-await token.grantRole(id("REGISTRY_ROLE"), registryAddress);
-await documents.grantRole(id("REGISTRY_ROLE"), registryAddress);
+await token.setApprovalRegistry(registryAddress);
 await documents.setReviewRegistry(registryAddress);
-for (const c of [token, documents, registry]) await c.grantRole(id("OPERATOR_ROLE"), deployer.address);
-for (const c of [token, registry]) await c.grantRole(id("ADMIN_ROLE"), deployer.address);
+for (const c of [token, documents, registry]) await c.grantRole(id("OPERATOR_ROLE"), operator.address);
+for (const c of [token, registry]) await c.grantRole(id("ADMIN_ROLE"), admin.address);
+const asAdmin = registry.connect(admin);
 const names = ["A", "B", "C", "D"];
-for (const [i, name] of names.entries()) await registry.registerDepartment(b32(name), wallets[i].address);
+for (const [i, name] of names.entries()) await asAdmin.registerDepartment(b32(name), wallets[i].address, 0);
+// E: department-held EOA; F: department-held 2-of-3 EIP-1271 owners wallet (the test wallet standing in for a Safe).
+const multisig = await ethers.deployContract("OwnersWallet", [owners.map((o) => o.address), 2n]);
+await asAdmin.registerDepartment(b32("E"), holder.address, 1);
+await asAdmin.registerDepartment(b32("F"), await multisig.getAddress(), 1);
 const stage = (executionType: number, departments: string[]) => ({
   executionType, completion: 0, threshold: 0, onTimeout: 0, onRejection: 0, timeoutSeconds: 0, mandatoryMask: 0,
   departments: departments.map(b32),
 });
 const PERMIT = b32("BUILDING_PERMIT");
-await registry.registerWorkflow(PERMIT, id("definition"), 365n * 86400n, [stage(0, ["A", "B"]), stage(1, ["C", "D"])]);
+const SIGNED = b32("SIGNED_PERMIT");
+await asAdmin.registerWorkflow(PERMIT, id("definition"), 365n * 86400n, [stage(0, ["A", "B"]), stage(1, ["C", "D"])]);
+await asAdmin.registerWorkflow(SIGNED, id("signed"), 365n * 86400n, [stage(1, ["E", "F", "A"])]);
 
 interface Row { step: string; gas: bigint; budget?: bigint; inLifecycle: boolean }
 const rows: Row[] = [];
@@ -45,43 +58,79 @@ async function measure(step: string, tx: Promise<ContractTransactionResponse>, o
   const receipt = await (await tx).wait();
   if (!receipt || receipt.status !== 1) throw new Error(`${step} failed`);
   rows.push({ step, gas: receipt.gasUsed, budget: options.budget, inLifecycle: options.inLifecycle ?? true });
-  console.log(`${step.padEnd(58)} ${receipt.gasUsed.toString().padStart(8)}`);
+  console.log(`${step.padEnd(66)} ${receipt.gasUsed.toString().padStart(8)}`);
 }
 const sha = (text: string) => ethers.sha256(ethers.toUtf8Bytes(text));
 const uuid = (n: number) => ethers.zeroPadValue(ethers.toBeHex(n), 16);
 const remarks = id("remarks");
+const commitment = (n: number) => id(`applicant ${n} + salt`);
+const ops = { token: token.connect(operator), documents: documents.connect(operator), registry: registry.connect(operator) };
+/** A custodial decision names the versions the department reviewed: the latest ones here. */
+const approve = async (wallet: number, tokenId: bigint, mask: number) =>
+  registry.connect(wallets[wallet]).approve(tokenId, mask, await documents.packedDocumentsOf(tokenId), remarks);
 
 console.log("Reference lifecycle (gas per transaction):");
-await measure("create request: mint to a new applicant", token.mint(applicant.address, 1n, PERMIT), { budget: 75_000n });
-await measure("document 1, version 1 (first of the request)", documents.anchorDocument(1n, uuid(1), b32("SITE_PLAN"), sha("plan v1")));
-await measure("document 2, version 1", documents.anchorDocument(1n, uuid(2), b32("OWNERSHIP"), sha("deed v1")));
-await measure("document 3, version 1", documents.anchorDocument(1n, uuid(3), b32("FIRE_SAFETY"), sha("fire v1")));
-await measure("submit", registry.submit(1n));
-await measure("stage 1 SEQUENTIAL: A approves (non-final)", registry.connect(wallets[0]).approve(1n, 0b111, remarks), { budget: 55_000n });
-await measure("stage 1 SEQUENTIAL: B approves (completes stage 1)", registry.connect(wallets[1]).approve(1n, 0b111, remarks));
-await measure("stage 2 PARALLEL: C approves (non-final)", registry.connect(wallets[2]).approve(1n, 0b011, remarks), { budget: 55_000n });
-await measure("stage 2 PARALLEL: D approves (final: licence issued)", registry.connect(wallets[3]).approve(1n, 0b100, remarks));
+await measure("create request: mint to a new applicant", ops.token.mint(applicant.address, 1n, PERMIT, commitment(1)), { budget: 75_000n });
+await measure("document 1, version 1 (first of the request)", ops.documents.anchorDocument(1n, uuid(1), b32("SITE_PLAN"), sha("plan v1")));
+await measure("document 2, version 1", ops.documents.anchorDocument(1n, uuid(2), b32("OWNERSHIP"), sha("deed v1")));
+await measure("document 3, version 1", ops.documents.anchorDocument(1n, uuid(3), b32("FIRE_SAFETY"), sha("fire v1")));
+await measure("submit", ops.registry.submit(1n));
+await measure("stage 1 SEQUENTIAL: A approves (non-final, custodial)", approve(0, 1n, 0b111), { budget: 55_000n });
+await measure("stage 1 SEQUENTIAL: B approves (completes stage 1)", approve(1, 1n, 0b111));
+await measure("stage 2 PARALLEL: C approves (non-final, custodial)", approve(2, 1n, 0b011), { budget: 55_000n });
+await measure("stage 2 PARALLEL: D approves (final: licence issued)", approve(3, 1n, 0b100));
 const lifecycle = rows.filter((r) => r.inLifecycle).reduce((sum, r) => sum + r.gas, 0n);
-console.log(`${"reference lifecycle total".padEnd(58)} ${lifecycle.toString().padStart(8)}`);
+console.log(`${"reference lifecycle total".padEnd(66)} ${lifecycle.toString().padStart(8)}`);
 
 console.log("\nOther paths:");
-await measure("create request: mint to an applicant who holds one", token.mint(applicant.address, 2n, PERMIT), { budget: 75_000n, inLifecycle: false });
-await measure("create request: mint to another new applicant", token.mint(otherApplicant.address, 3n, PERMIT), { budget: 75_000n, inLifecycle: false });
-await documents.anchorDocument(2n, uuid(10), b32("SITE_PLAN"), sha("r2 plan v1"));
-await documents.anchorDocument(2n, uuid(11), b32("OWNERSHIP"), sha("r2 deed v1"));
-await measure("new document version (draft)", documents.anchorVersion(sha("r2 plan v1"), sha("r2 plan v2")), { budget: 50_000n, inLifecycle: false });
-await measure("new document version (draft, again)", documents.anchorVersion(sha("r2 plan v2"), sha("r2 plan v3")), { budget: 50_000n, inLifecycle: false });
-await registry.submit(2n);
-await registry.connect(wallets[0]).approve(2n, 0b01, remarks);
-await measure("new document version under review (invalidates 1 approval)", documents.anchorVersion(sha("r2 plan v3"), sha("r2 plan v4")), { inLifecycle: false });
-await measure("new document version under review (no approval affected)", documents.anchorVersion(sha("r2 deed v1"), sha("r2 deed v2")), { inLifecycle: false });
+await measure("create request: mint to an applicant who holds one", ops.token.mint(applicant.address, 2n, PERMIT, commitment(2)), { budget: 75_000n, inLifecycle: false });
+await measure("create request: mint to another new applicant", ops.token.mint(otherApplicant.address, 3n, PERMIT, commitment(3)), { budget: 75_000n, inLifecycle: false });
+await ops.documents.anchorDocument(2n, uuid(10), b32("SITE_PLAN"), sha("r2 plan v1"));
+await ops.documents.anchorDocument(2n, uuid(11), b32("OWNERSHIP"), sha("r2 deed v1"));
+await measure("new document version (draft)", ops.documents.anchorVersion(sha("r2 plan v1"), sha("r2 plan v2")), { budget: 52_000n, inLifecycle: false });
+await measure("new document version (draft, again)", ops.documents.anchorVersion(sha("r2 plan v2"), sha("r2 plan v3")), { budget: 52_000n, inLifecycle: false });
+await ops.registry.submit(2n);
+await approve(0, 2n, 0b01);
+await measure("new document version under review (invalidates 1 approval)", ops.documents.anchorVersion(sha("r2 plan v3"), sha("r2 plan v4")), { inLifecycle: false });
+await measure("new document version under review (no approval affected)", ops.documents.anchorVersion(sha("r2 deed v1"), sha("r2 deed v2")), { inLifecycle: false });
+await measure("new document added under review (invalidates the stage's approvals)", ops.documents.anchorDocument(2n, uuid(12), b32("EXTRA"), sha("r2 extra v1")), { inLifecycle: false });
 
+// Signed decisions (department-held keys), relayed by the operator: token 4 under the one-stage PARALLEL [E, F, A].
+await ops.token.mint(otherApplicant.address, 4n, SIGNED, commitment(4));
+for (let i = 0; i < 3; i++) await ops.documents.anchorDocument(4n, uuid(20 + i), b32(`DOC_${i}`), sha(`r4 doc ${i}`));
+await ops.registry.submit(4n);
+const domain = {
+  name: "LicenceApprovalRegistry",
+  version: "1",
+  chainId: (await ethers.provider.getNetwork()).chainId,
+  verifyingContract: registryAddress,
+};
+const types = {
+  Decision: [
+    { name: "tokenId", type: "uint256" }, { name: "departmentId", type: "uint16" }, { name: "decision", type: "uint8" },
+    { name: "reasonCode", type: "uint8" }, { name: "reviewedMask", type: "uint16" },
+    { name: "reviewedVersions", type: "uint256" }, { name: "remarksHash", type: "bytes32" },
+    { name: "nonce", type: "uint64" }, { name: "deadline", type: "uint64" },
+  ],
+};
+const signed = async (departmentId: bigint) => ({
+  tokenId: 4n, departmentId, decision: 1n, reasonCode: 0n, reviewedMask: 0b111n,
+  reviewedVersions: await documents.packedDocumentsOf(4n), remarksHash: remarks, nonce: 0n,
+  deadline: BigInt((await ethers.provider.getBlock("latest"))!.timestamp) + 3600n,
+});
+const byHolder = await signed(5n);
+await measure("non-final approval, EIP-712 signature (ECDSA), relayed", ops.registry.decideBySig(byHolder, await holder.signTypedData(domain, types, byHolder)), { budget: 65_000n, inLifecycle: false });
+const byMultisig = await signed(6n);
+const multisigSignature = ethers.concat(await Promise.all(owners.slice(0, 2).map((o) => o.signTypedData(domain, types, byMultisig))));
+await measure("non-final approval, EIP-1271 wallet (2 of 3 owners), relayed", ops.registry.decideBySig(byMultisig, multisigSignature), { inLifecycle: false });
+
+const LIFECYCLE_BUDGET = 520_000n;
 const verdict = (r: Row) => (r.budget === undefined ? "" : r.gas <= r.budget ? `≤ ${r.budget} ✅` : `≤ ${r.budget} ❌ (+${r.gas - r.budget})`);
 const table = [
   "| Step | Gas | Budget |",
   "|---|---:|---|",
   ...rows.filter((r) => r.inLifecycle).map((r) => `| ${r.step} | ${r.gas} | ${verdict(r)} |`),
-  `| **Reference lifecycle total** | **${lifecycle}** | ${lifecycle <= 450_000n ? "≤ 450000 ✅" : `≤ 450000 ❌ (+${lifecycle - 450_000n})`} |`,
+  `| **Reference lifecycle total** | **${lifecycle}** | ${lifecycle <= LIFECYCLE_BUDGET ? `≤ ${LIFECYCLE_BUDGET} ✅` : `≤ ${LIFECYCLE_BUDGET} ❌ (+${lifecycle - LIFECYCLE_BUDGET})`} |`,
   ...rows.filter((r) => !r.inLifecycle).map((r) => `| ${r.step} | ${r.gas} | ${verdict(r)} |`),
 ].join("\n");
 
@@ -96,25 +145,32 @@ new slot costs ≈ 43,600 and an EAS attestation ≈ 200,000.
 
 ${table}
 
-**Where the gas goes, and why three budgets are not met.** Each figure is 21,000 (transaction) + calldata +
-storage + events; the storage each operation needs for the chain to be authoritative sets its floor:
+**Where the gas goes, and why four budgets are not met (issue 14's contracts; estimates from the London
+schedule, reconciled with the rows above).** Each figure is 21,000 (transaction) + calldata + storage + events:
 
-- *Mint to a new applicant* (budget 75,000): the licence record (owner, status, reason, pinned workflow and expiry
-  packed in one new slot, 22,100), the ERC-721 balance of a new owner (22,100), the operator role check and the
-  active-workflow read that pins the request (2 × 2,100), and the three events ERC-721, ERC-5192 and the indexer
-  need (Transfer, Locked, LicenceMinted: 4,700). A returning applicant's mint writes an existing balance slot and
-  costs ≈ 60,200. Removing LicenceMinted would save ≈ 1,900 and still not reach 75,000.
-- *New document version* (budget 50,000): a new slot for the hash record, so lookup by hash works from chain state
-  (22,100), plus the per-request word of latest versions that enforces versions 1..n and editability (5,000), the
-  record of the previous version it supersedes (2,100) and the role check (2,100): 52,300 of storage and base cost
-  before calldata and the event. We keep these checks: without them an operator could anchor versions out of order
-  or after a licence is decided.
-- *Reference lifecycle* (budget 450,000): beyond the per-operation costs above, the first document of a request
-  creates its per-request document word (+22,100) and checks the token is a Draft; \`submit\` creates the request's
-  review slot (22,100) and moves token status and document phase (two cross-contract writes); completing a stage
-  archives its decisions (22,100) so a later document update can invalidate an approval given in an earlier stage;
-  the final approval issues the licence and locks the documents (two cross-contract writes).
-- A *non-final approval* is one write to the request's existing review slot plus the reviewed-versions read and
-  the event: within budget.`,
+- *Mint to a new applicant* (budget 75,000): 21,000 + calldata ≈ 2,300 (the applicant commitment adds a word) +
+  the licence record in a new slot (22,100) + the ERC-721 balance of a new owner (22,100) + the OPERATOR_ROLE check
+  and the active-workflow read that pins the request (2 × 2,100) + Transfer, Locked and LicenceMinted (≈ 5,000,
+  the commitment is LicenceMinted's data) ≈ 76,700, plus ≈ 1,400 execution. A returning applicant writes an
+  existing balance slot (≈ 61,000). Reaching 75,000 needs an authorisation without a cold role read (an immutable
+  operator) and dropping the Locked event (EIP-5192 only recommends it).
+- *New document version* (budget 52,000): 21,000 + calldata ≈ 1,100 + the OPERATOR_ROLE check (2,100) + the
+  previous version's record (2,100) + the per-request word of latest versions, read and rewritten (5,000) + a new
+  slot for the hash record (22,100) + DocumentAnchored (≈ 2,600) ≈ 56,000, plus ≈ 2,000 execution. Without the role
+  read and the previous record's read (an immutable operator; naming the expected version instead of the previous
+  hash) it is ≈ 52,000–54,000.
+- *Non-final approval with an EIP-712 signature* (budget 65,000): the custodial approval (≈ 50,500: the wallet, the
+  request's review slot, the stage, the document registry's packed word to check the versions reviewed, the
+  event) plus the signed decision's calldata (nine words and a 65-byte signature: ≈ +4,000), the department record
+  and its nonce rewritten (≈ +5,000), and the call to the stateless DecisionVerifier (cold account 2,600, ecrecover
+  3,000, hashing and ABI ≈ 2,000). The verifier lives in its own contract only to keep ApprovalRegistry under the
+  24,576-byte limit: inlining it would save the cold account and the call frame (≈ 3,000).
+- *Reference lifecycle* (budget 520,000): nine transactions (189,000 of base cost) and eight new slots (licence,
+  balance, three document records, the document word, the review slot, the archive of stage 1: 176,800) already
+  make ≈ 366,000; cross-contract calls between the three contracts (status, document phase, versions read at each
+  decision) add ≈ 60,000. Fewer transactions (anchoring the draft documents in the submit transaction) is the
+  change that reaches the budget; micro-optimisation does not.
+- A *non-final custodial approval* is one write to the request's existing review slot, the reviewed-versions read
+  and the event: within budget.`,
 );
 console.log("\nWritten to docs/benchmarks.md (section gas).");

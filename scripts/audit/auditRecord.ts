@@ -1,8 +1,12 @@
 /**
- * What the auditor establishes about one licence, from chain logs and contract calls alone. Every value is plain
+ * What the auditor establishes about the platform (roles, wiring, department wallets) and about each licence,
+ * from chain logs and contract calls alone. Every value is plain
  * JSON (numbers, strings, null) so that `--json` prints exactly this, and the names of enum values are the ones
  * the API uses, so the comparison is a comparison of facts rather than of spellings.
  */
+
+import type { RoleGrantAudit, RoleHolder } from "./roleHistory.ts";
+import type { WiringAudit } from "./wiringAudit.ts";
 
 /** ILicenceToken.Status, in declaration order (the API's request statuses; `NONE` never reaches it). */
 export const STATUS_NAMES = ["NONE", "DRAFT", "SUBMITTED", "PENDING_RESUBMISSION", "APPROVED", "REJECTED", "CANCELLED", "SUSPENDED", "REVOKED"] as const;
@@ -14,10 +18,13 @@ export const DECISION_NAMES = ["PENDING", "APPROVED", "REJECTED", "CHANGES_REQUE
 export const REVIEW_PHASE_NAMES = ["NOT_STARTED", "IN_REVIEW", "AWAITING_RESUBMISSION", "ESCALATED", "CLOSED"] as const;
 /** IDocumentRegistry.Phase, in declaration order. */
 export const DOCUMENT_PHASE_NAMES = ["UNOPENED", "OPEN", "REVIEW", "LOCKED"] as const;
+/** IApprovalRegistry.Custody, in declaration order (the API's custody modes). */
+export const CUSTODY_NAMES = ["CUSTODIAL", "DEPARTMENT_HELD"] as const;
 
 export type StatusName = (typeof STATUS_NAMES)[number];
 export type ValidityName = (typeof VALIDITY_NAMES)[number];
 export type DecisionName = (typeof DECISION_NAMES)[number];
+export type CustodyName = (typeof CUSTODY_NAMES)[number];
 
 /** Where a fact was written: the transaction, its block and the block's time (ISO 8601). */
 export interface ChainRef {
@@ -69,10 +76,19 @@ export interface DecisionAudit extends ChainRef {
   /** The documents reviewed, with the exact version of each at the time (from the event's packed word). */
   reviewed: { docIndex: number; version: number }[];
   remarksHash: string;
-  /** The transaction's sender. */
+  /** The transaction's sender (the department's wallet, or whoever relayed its signed decision). */
   sender: string;
-  /** The department's registered wallet at that point of the chain (DepartmentRegistered / DepartmentWalletRotated). */
+  /** The event's signer: the department wallet that decided, as the contract recorded it. */
+  signer: string;
+  /** The event's custody: who held the signer's key, as the contract recorded it. */
+  custody: CustodyName;
+  /** SENT: a transaction from the wallet itself (approve / reject / requestChanges); RELAYED: decideBySig, whose
+   * signature the auditor checked again (ECDSA recovery, or the wallet's EIP-1271 answer); UNKNOWN: neither. */
+  route: "SENT" | "RELAYED" | "UNKNOWN";
+  /** The department's wallet and custody at that point of the chain (replayed from its wallet events). */
   departmentWallet: string;
+  departmentCustody: CustodyName | null;
+  /** The signer is the department's wallet of the time, with its custody, reached by a route that proves it. */
   walletMatches: boolean;
   fate: DecisionFate;
   /** For an INVALIDATED approval: the document version that invalidated it. */
@@ -88,9 +104,25 @@ export interface StandingApproval {
   transactionHash: string;
 }
 
+/** What an issued licence's standing approvals covered, against the documents' latest versions at issuance. */
+export interface IssuanceCheck {
+  /** Stages completed (StageCompleted, net of reopenings) when the licence was issued. */
+  stagesCompleted: number[];
+  /** Who issued it: LicenceStatusChanged(Submitted -> Approved).actor, which must be the approval registry. */
+  issuedBy: string;
+  approvals: {
+    stage: number;
+    departmentCode: string;
+    transactionHash: string;
+    covered: { docIndex: number; docType: string; version: number; latestAtIssuance: number }[];
+  }[];
+}
+
 export interface LicenceAudit {
   tokenId: number;
   owner: string;
+  /** keccak256(salt ‖ applicant id) from LicenceMinted: the holder proves the licence is theirs with the salt. */
+  applicantCommitment: string;
   status: StatusName;
   validity: ValidityName;
   reasonCode: number;
@@ -104,16 +136,56 @@ export interface LicenceAudit {
   documents: DocumentAudit[];
   decisions: DecisionAudit[];
   approvals: StandingApproval[];
+  /** For an issued licence: the stages complete and the versions its standing approvals covered. */
+  issuanceCheck: IssuanceCheck | null;
   /** Contradictions found on chain alone (events against views, senders against department wallets). Empty when sound. */
   findings: string[];
 }
 
+/** One department wallet event, as replayed. */
+export interface WalletChangeAudit {
+  kind: "REGISTERED" | "PROPOSED" | "CANCELLED" | "ROTATED";
+  /** The wallet registered, proposed, whose proposal was cancelled, or that took over. */
+  wallet: string;
+  custody?: CustodyName;
+  transactionHash: string;
+  blockNumber: number;
+  timestamp: string;
+  /** PROPOSED: from when it can be activated; replacedBy: a later proposal replaced it before activation. */
+  effectiveAt?: string;
+  replacedBy?: string;
+  /** CANCELLED: who cancelled. */
+  by?: string;
+  /** ROTATED: the wallet replaced, when the activated proposal was made, and the seconds waited since. */
+  previousWallet?: string;
+  proposedAt?: string | null;
+  waitedSeconds?: number | null;
+  delayRespected?: boolean;
+}
+
+export interface DepartmentAudit {
+  departmentId: number;
+  code: string;
+  wallet: string;
+  custody: CustodyName;
+  changes: WalletChangeAudit[];
+}
+
 export interface ChainAudit {
   chainId: number;
-  contracts: { LicenceToken: string; DocumentRegistry: string; ApprovalRegistry: string };
+  contracts: { LicenceToken: string; DocumentRegistry: string; ApprovalRegistry: string; DecisionVerifier: string };
+  /** The keys the deployment file names for each role, and the department wallet delay. */
+  deployment: { roles: { governance: string; admin: string; operator: string; keeper: string }; walletDelay: number; deployer: string | null };
   /** Every log and view was read at this block, so the audit is one consistent snapshot. */
   asOfBlock: number;
   asOfTime: string;
+  /** Role holders now, and every grant since the deployment (RoleGranted / RoleRevoked). */
+  roles: { holders: RoleHolder[]; grants: RoleGrantAudit[] };
+  /** The contracts' wiring as the chain holds it. */
+  wiring: WiringAudit;
+  departments: DepartmentAudit[];
+  /** Platform-wide findings (roles, wiring, wallet changes); each licence has its own. Empty when sound. */
+  findings: string[];
   licences: LicenceAudit[];
 }
 

@@ -1,19 +1,23 @@
 /**
- * The audit itself: one licence (or every licence) established from chain logs and contract calls alone, at one
- * block. The licence's own facts (owner, status, issuance, expiry, history) are read here; documents and decisions
- * in their modules. Wherever the chain says a thing twice (an event and a view) both are read and any
+ * The audit itself, from chain logs and contract calls alone, at one block: first the platform (role holders over
+ * time, the contracts' wiring, every department wallet change with its delay), then one licence (or every
+ * licence). The licence's own facts (owner, status, issuance, expiry, history) are read here; documents,
+ * decisions and the issuance checks in their modules. Wherever the chain says a thing twice (an event and a view) both are read and any
  * contradiction becomes a finding.
  */
-import { getAddress, type JsonRpcProvider } from "ethers";
+import { ZeroAddress, getAddress, type JsonRpcProvider } from "ethers";
 import {
-  DOCUMENT_PHASE_NAMES, REVIEW_PHASE_NAMES, STATUS_NAMES, VALIDITY_NAMES, isoTime,
+  CUSTODY_NAMES, DOCUMENT_PHASE_NAMES, REVIEW_PHASE_NAMES, STATUS_NAMES, VALIDITY_NAMES, isoTime,
   type ChainAudit, type ChainRef, type LicenceAudit, type StatusChange,
 } from "./auditRecord.ts";
 import { ContractViews } from "./contractViews.ts";
-import { auditDecisions, readStageLedgers } from "./decisionAudit.ts";
+import { auditDecisions, readStageLedgers, type DecisionContext } from "./decisionAudit.ts";
 import { DepartmentWallets } from "./departmentWallets.ts";
 import type { Deployment } from "./deploymentFile.ts";
 import { auditDocuments } from "./documentAudit.ts";
+import { auditIssuance } from "./issuanceAudit.ts";
+import { RoleHistory } from "./roleHistory.ts";
+import { readWiring, wiringFindings } from "./wiringAudit.ts";
 import { LogReader, type ChainEvent } from "./logReader.ts";
 import { TransactionLookups } from "./transactionLookups.ts";
 
@@ -44,10 +48,22 @@ export async function auditChain(provider: JsonRpcProvider, deployment: Deployme
   if (target !== "all" && (await views.validityOf(target.tokenId)).validity === 0) throw new UnknownTokenError(target.tokenId, asOfBlock);
 
   const reader = new LogReader({ provider, deployment, toBlock: asOfBlock, chunkBlocks: options.chunkBlocks });
-  const events = await reader.licenceEvents(target === "all" ? undefined : target.tokenId);
-  const departments = new DepartmentWallets(await reader.departmentEvents());
   const lookups = new TransactionLookups(provider);
 
+  // The platform as a whole: roles, wiring, department wallets. Each licence's trust rests on them, so they are
+  // checked whichever licences are audited.
+  const platformEvents = await lookups.timed(await reader.platformEvents());
+  const roles = new RoleHistory(platformEvents, deployment);
+  const departments = new DepartmentWallets(platformEvents, deployment.walletDelay, roles);
+  const wiring = await readWiring(views, platformEvents);
+  const findings = [
+    ...wiringFindings(wiring, deployment),
+    ...roles.findings(departments.tenures()),
+    ...departments.findings,
+    ...(await departmentRecordFindings(views, departments)),
+  ];
+
+  const events = await reader.licenceEvents(target === "all" ? undefined : target.tokenId);
   const byToken = new Map<number, ChainEvent[]>();
   for (const event of events) {
     const tokenId = Number(event.args.tokenId);
@@ -57,13 +73,32 @@ export async function auditChain(provider: JsonRpcProvider, deployment: Deployme
     ? events.filter((e) => e.name === "LicenceMinted").map((e) => Number(e.args.tokenId))
     : [target.tokenId];
 
+  const context = { chainId: deployment.chainId, approvalRegistry: deployment.contracts.ApprovalRegistry, lookups };
   const licences: LicenceAudit[] = [];
-  for (const tokenId of tokenIds) licences.push(await auditLicence(tokenId, byToken.get(tokenId) ?? [], views, departments, lookups));
-  await checkDepartmentWallets(licences, views, departments);
-  return { chainId: deployment.chainId, contracts: deployment.contracts, asOfBlock, asOfTime: isoTime(head.timestamp), licences };
+  for (const tokenId of tokenIds) licences.push(await auditLicence(tokenId, byToken.get(tokenId) ?? [], views, departments, roles, context));
+  return {
+    chainId: deployment.chainId,
+    contracts: deployment.contracts,
+    deployment: { roles: deployment.roles, walletDelay: deployment.walletDelay, deployer: deployment.deployer ?? null },
+    asOfBlock,
+    asOfTime: isoTime(head.timestamp),
+    roles: { holders: roles.holders(), grants: roles.grants() },
+    wiring,
+    departments: departments.audit(),
+    findings,
+    licences,
+  };
 }
 
-async function auditLicence(tokenId: number, events: ChainEvent[], views: ContractViews, departments: DepartmentWallets, lookups: TransactionLookups): Promise<LicenceAudit> {
+async function auditLicence(
+  tokenId: number,
+  events: ChainEvent[],
+  views: ContractViews,
+  departments: DepartmentWallets,
+  roles: RoleHistory,
+  context: DecisionContext & { lookups: TransactionLookups },
+): Promise<LicenceAudit> {
+  const { lookups } = context;
   const findings: string[] = [];
   const ref = async (event: ChainEvent): Promise<ChainRef> => ({ transactionHash: event.transactionHash, blockNumber: event.blockNumber, timestamp: await lookups.timeOf(event.blockNumber) });
   const named = (name: string) => events.filter((e) => e.name === name);
@@ -95,11 +130,14 @@ async function auditLicence(tokenId: number, events: ChainEvent[], views: Contra
   const progress = await views.progressOf(tokenId);
   const stageCount = await views.stageCountOf(licence.workflowId);
   const ledgers = await readStageLedgers(views, tokenId, stageCount, progress.phase !== 0);
-  const { decisions, approvals } = await auditDecisions(events, ledgers, departments, lookups, findings);
+  const { decisions, approvals } = await auditDecisions(events, ledgers, departments, context, findings);
+  const stageRules = await Promise.all(Array.from({ length: stageCount }, (_, s) => views.stageRule(licence.workflowId, s)));
+  const issuanceCheck = auditIssuance(events, decisions, documents, stageRules, context.approvalRegistry, roles, findings);
 
   return {
     tokenId,
     owner: licence.owner,
+    applicantCommitment: String(minted[0].args.applicantCommitment).toLowerCase(),
     status: STATUS_NAMES[licence.status],
     validity: VALIDITY_NAMES[validity.validity],
     reasonCode: licence.reasonCode,
@@ -119,18 +157,22 @@ async function auditLicence(tokenId: number, events: ChainEvent[], views: Contra
     documents,
     decisions,
     approvals,
+    issuanceCheck,
     findings,
   };
 }
 
-/** The wallet history replayed from events must end at the wallet `departmentById` holds now. */
-async function checkDepartmentWallets(licences: LicenceAudit[], views: ContractViews, departments: DepartmentWallets): Promise<void> {
-  const ids = new Set(licences.flatMap((l) => l.decisions.map((d) => d.departmentId)));
-  for (const departmentId of ids) {
-    const { wallet } = await views.departmentById(departmentId);
-    const replayed = departments.latestWallet(departmentId);
-    if (replayed === getAddress(wallet)) continue;
-    const finding = `departmentById(${departmentId}).wallet is ${wallet} but its DepartmentRegistered/DepartmentWalletRotated events end at ${replayed ?? "nothing"}`;
-    for (const licence of licences) if (licence.decisions.some((d) => d.departmentId === departmentId)) licence.findings.push(finding);
+/** The wallet history replayed from events must end at what `departmentRecord` holds now (wallet, custody, pending change). */
+async function departmentRecordFindings(views: ContractViews, departments: DepartmentWallets): Promise<string[]> {
+  const findings: string[] = [];
+  for (const departmentId of departments.ids()) {
+    const record = await views.departmentRecord(departmentId);
+    const replayed = departments.latest(departmentId)!;
+    const code = departments.codeOf(departmentId);
+    if (record.wallet !== replayed.wallet) findings.push(`departmentRecord(${departmentId}).wallet is ${record.wallet} but ${code}'s wallet events end at ${replayed.wallet}`);
+    if (CUSTODY_NAMES[record.custody] !== replayed.custody) findings.push(`departmentRecord(${departmentId}).custody is ${CUSTODY_NAMES[record.custody] ?? record.custody} but ${code}'s wallet events end at ${replayed.custody}`);
+    const pending = record.pendingWallet === ZeroAddress ? null : record.pendingWallet;
+    if (pending !== replayed.pending) findings.push(`departmentRecord(${departmentId}).pendingWallet is ${pending ?? "none"} but ${code}'s wallet events leave ${replayed.pending ?? "none"} pending`);
   }
+  return findings;
 }

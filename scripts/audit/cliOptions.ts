@@ -4,11 +4,16 @@ import type { AuditTarget } from "./chainAudit.ts";
 
 export const USAGE = `Usage: npm run audit -- --rpc URL --deployment FILE (--token N | --all) [--compare BASE_URL] [--json] [--chunk BLOCKS]
 
-Recomputes each licence's status, validity, documents (every version's SHA-256) and every department decision
-with the wallet that sent it, from chain logs and contract calls alone (no database, no API).
+From chain logs and contract calls alone (no database, no API): role holders over time on each contract, the
+contracts' wiring, every department wallet change and its delay; then each licence's status, validity, applicant
+commitment, documents (every version's SHA-256), every decision with its signer, custody and route (sent by the
+department's wallet, or relayed with its checked signature), and for an issued licence its stages complete and the
+versions its approvals covered against the latest at issuance.
 
   --rpc URL            JSON-RPC endpoint of the chain
-  --deployment FILE    deployment file: { chainId, startBlock, contracts: { LicenceToken, DocumentRegistry, ApprovalRegistry } }
+  --deployment FILE    deployment file (scripts/deploy.ts): { chainId, startBlock, contracts: { LicenceToken,
+                       DocumentRegistry, ApprovalRegistry, DecisionVerifier }, roles: { governance, admin, operator,
+                       keeper }, walletDelay, deployer? }
   --token N            audit licence token N
   --all                audit every licence minted since the deployment's start block
   --compare BASE_URL   also ask the API's public verification endpoints (BASE_URL/api/v1/verify/...) and list every difference

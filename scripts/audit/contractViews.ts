@@ -3,7 +3,7 @@
  * describe the same state. The Interfaces are built here from abis/ rather than imported from the API: the tool
  * checks the API, so it shares none of its code beyond the ABIs.
  */
-import { Interface, type JsonRpcProvider } from "ethers";
+import { Interface, getAddress, type JsonRpcProvider } from "ethers";
 import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../abis/index.ts";
 import type { Deployment } from "./deploymentFile.ts";
 
@@ -29,6 +29,8 @@ export interface AnchorRecord {
   isLatest: boolean;
 }
 
+const INTERFACES = { LicenceToken: licenceTokenAbi, DocumentRegistry: documentRegistryAbi, ApprovalRegistry: approvalRegistryAbi } as const;
+
 export class ContractViews {
   readonly #provider: JsonRpcProvider;
   readonly #contracts: Deployment["contracts"];
@@ -38,6 +40,25 @@ export class ContractViews {
     this.#provider = provider;
     this.#contracts = contracts;
     this.#blockTag = blockTag;
+  }
+
+  get contracts(): Deployment["contracts"] {
+    return this.#contracts;
+  }
+
+  /** A no-argument view returning an address (the wiring getters). */
+  async address(contract: keyof typeof INTERFACES, name: string): Promise<string> {
+    const [value] = await this.#call(INTERFACES[contract], this.#contracts[contract], name, []);
+    return getAddress(value);
+  }
+
+  async walletDelay(): Promise<number> {
+    const [delay] = await this.#call(approvalRegistryAbi, this.#contracts.ApprovalRegistry, "walletDelay", []);
+    return Number(delay);
+  }
+
+  async hasCode(address: string): Promise<boolean> {
+    return (await this.#provider.getCode(address, this.#blockTag)) !== "0x";
   }
 
   async #call(iface: Interface, to: string, name: string, args: unknown[]) {
@@ -84,14 +105,34 @@ export class ContractViews {
     return Number(workflow.stageCount);
   }
 
+  /** A stage's completion rule as registered: the departments by position (16 bits each). */
+  async stageRule(workflowId: number, stageIndex: number) {
+    const [stage] = await this.#call(approvalRegistryAbi, this.#contracts.ApprovalRegistry, "stage", [workflowId, stageIndex]);
+    const count = Number(stage.departmentCount);
+    const ids = BigInt(stage.departmentIds);
+    return {
+      completion: Number(stage.completion),
+      threshold: Number(stage.threshold),
+      mandatoryMask: Number(stage.mandatoryMask),
+      departmentIds: Array.from({ length: count }, (_, p) => Number((ids >> BigInt(16 * p)) & 0xffffn)),
+    };
+  }
+
   /** Each position of the stage: department id and its current decision status. */
   async decisionsOf(tokenId: number, stage: number): Promise<{ departmentId: number; status: number; reviewedMask: number }[]> {
     const [ids, statuses, masks] = await this.#call(approvalRegistryAbi, this.#contracts.ApprovalRegistry, "decisionsOf", [tokenId, stage]);
     return (ids as bigint[]).map((id, p) => ({ departmentId: Number(id), status: Number(statuses[p]), reviewedMask: Number(masks[p]) }));
   }
 
-  async departmentById(departmentId: number) {
-    const [code, wallet, active] = await this.#call(approvalRegistryAbi, this.#contracts.ApprovalRegistry, "departmentById", [departmentId]);
-    return { code: code as string, wallet: wallet as string, active: active as boolean };
+  async departmentRecord(departmentId: number) {
+    const [record] = await this.#call(approvalRegistryAbi, this.#contracts.ApprovalRegistry, "departmentRecord", [departmentId]);
+    return {
+      code: record.code as string,
+      wallet: getAddress(record.wallet),
+      custody: Number(record.custody),
+      active: record.active as boolean,
+      pendingWallet: getAddress(record.pendingWallet),
+      pendingEffectiveAt: Number(record.pendingEffectiveAt),
+    };
   }
 }

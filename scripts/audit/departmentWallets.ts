@@ -1,51 +1,194 @@
 /**
- * Which wallet spoke for which department at any point of the chain, replayed from DepartmentRegistered and
- * DepartmentWalletRotated. A decision is the department's only if its transaction was sent by the wallet
- * registered at that point: the current wallet (departmentById) would wrongly fail every decision made before a
- * rotation, and wrongly pass one made by the new wallet before it was registered.
+ * Which wallet spoke for which department, with which custody, at any point of the chain, replayed from
+ * DepartmentRegistered, DepartmentWalletProposed, DepartmentWalletCancelled and DepartmentWalletRotated.
+ *
+ * A wallet change is public and delayed: each rotation must activate the department's pending proposal (same
+ * wallet, same custody), not cancelled since, proposed at least `walletDelay` seconds of block time earlier, with
+ * the `effectiveAt` the contract announced. Anything else is a finding, and the period the early wallet then
+ * spoke for the department is marked, so that every decision made in it is a finding too (the "rotate, decide,
+ * rotate back" forgery leaves exactly that trace). A cancellation must come from the department's wallet at the
+ * time or an ADMIN_ROLE holder.
+ *
+ * Decisions are checked against the wallet of their own point of the chain: the current wallet would wrongly
+ * fail every decision made before a rotation, and wrongly pass one made by the new wallet before it took effect.
  */
 import { decodeBytes32String, getAddress } from "ethers";
-import { isBefore, type ChainEvent } from "./logReader.ts";
+import { CUSTODY_NAMES, isoTime, type CustodyName, type DepartmentAudit, type WalletChangeAudit } from "./auditRecord.ts";
+import { isBefore, type TimedEvent } from "./logReader.ts";
+import type { RoleHistory, WalletTenure } from "./roleHistory.ts";
 
-interface WalletPeriod {
+export interface WalletPeriod {
   wallet: string;
-  /** The event that made this wallet the department's. */
-  since: ChainEvent;
+  custody: CustodyName;
+  /** The event that made this wallet (and custody) the department's: its registration or a rotation. */
+  since: TimedEvent;
+  /** For a rotation: the proposal it activated (null: none was pending, a finding). */
+  proposal: TimedEvent | null;
+  /** A rotation that did not wait `walletDelay` after a pending proposal: every decision in the period is a finding. */
+  early: boolean;
+}
+
+interface Department {
+  code: string;
+  periods: WalletPeriod[];
+  changes: WalletChangeAudit[];
+  pending: TimedEvent | null;
 }
 
 export class DepartmentWallets {
-  readonly #codes = new Map<number, string>();
-  readonly #periods = new Map<number, WalletPeriod[]>();
+  readonly #departments = new Map<number, Department>();
+  readonly #findings: string[] = [];
 
-  /** `events`: DepartmentRegistered and DepartmentWalletRotated, in chain order. */
-  constructor(events: ChainEvent[]) {
+  /**
+   * `events`: the platform events in chain order (department events are picked out). `roles` answers whether a
+   * canceller held ADMIN_ROLE on the approval registry at the time.
+   */
+  constructor(events: TimedEvent[], walletDelay: number, roles?: Pick<RoleHistory, "holdsAt">) {
     for (const event of events) {
+      if (!event.name.startsWith("DepartmentWallet") && event.name !== "DepartmentRegistered") continue;
       const departmentId = Number(event.args.departmentId);
-      if (event.name === "DepartmentRegistered") this.#codes.set(departmentId, codeText(event.args.code));
-      const periods = this.#periods.get(departmentId) ?? [];
-      periods.push({ wallet: getAddress(event.args.wallet), since: event });
-      this.#periods.set(departmentId, periods);
+      const at = `block ${event.blockNumber} (${isoTime(event.time)}, tx ${event.transactionHash})`;
+      const change = (kind: WalletChangeAudit["kind"], extra: Partial<WalletChangeAudit>): WalletChangeAudit => ({
+        kind,
+        wallet: getAddress(event.args.wallet),
+        transactionHash: event.transactionHash,
+        blockNumber: event.blockNumber,
+        timestamp: isoTime(event.time),
+        ...extra,
+      });
+
+      if (event.name === "DepartmentRegistered") {
+        if (this.#departments.has(departmentId)) {
+          this.#findings.push(`department ${departmentId} registered a second time at ${at}`);
+          continue;
+        }
+        const custody = custodyName(event.args.custody);
+        this.#departments.set(departmentId, {
+          code: codeText(event.args.code),
+          periods: [{ wallet: getAddress(event.args.wallet), custody, since: event, proposal: null, early: false }],
+          changes: [change("REGISTERED", { custody })],
+          pending: null,
+        });
+        continue;
+      }
+      const department = this.#departments.get(departmentId);
+      if (!department) {
+        this.#findings.push(`${event.name} for department ${departmentId}, which was never registered, at ${at}`);
+        continue;
+      }
+      const name = department.code;
+      const current = department.periods.at(-1)!;
+
+      if (event.name === "DepartmentWalletProposed") {
+        const effectiveAt = Number(event.args.effectiveAt);
+        const custody = custodyName(event.args.custody);
+        if (effectiveAt !== event.time + walletDelay) {
+          this.#findings.push(`the wallet change of ${name} proposed at ${at} announces effectiveAt ${isoTime(effectiveAt)}, but its block time + walletDelay (${walletDelay} s) is ${isoTime(event.time + walletDelay)}`);
+        }
+        // A new proposal replaces a pending one (the contract keeps one pending change per department).
+        if (department.pending) department.changes.at(-1)!.replacedBy = event.transactionHash;
+        department.pending = event;
+        department.changes.push(change("PROPOSED", { custody, effectiveAt: isoTime(effectiveAt) }));
+      } else if (event.name === "DepartmentWalletCancelled") {
+        const by = getAddress(event.args.by);
+        const wallet = getAddress(event.args.wallet);
+        if (!department.pending || getAddress(department.pending.args.wallet) !== wallet) {
+          this.#findings.push(`the wallet change of ${name} to ${wallet} was cancelled at ${at}, but ${department.pending ? `the pending proposal was ${getAddress(department.pending.args.wallet)}` : "none was pending"}`);
+        }
+        if (by !== current.wallet && !roles?.holdsAt("ApprovalRegistry", "ADMIN_ROLE", by, event)) {
+          this.#findings.push(`the wallet change of ${name} was cancelled at ${at} by ${by}, neither the department's wallet ${current.wallet} nor an ADMIN_ROLE holder`);
+        }
+        department.pending = null;
+        department.changes.push(change("CANCELLED", { by }));
+      } else if (event.name === "DepartmentWalletRotated") {
+        const wallet = getAddress(event.args.wallet);
+        const custody = custodyName(event.args.custody);
+        const previous = getAddress(event.args.previousWallet);
+        const proposal = department.pending;
+        let early = false;
+        if (previous !== current.wallet) {
+          this.#findings.push(`${name}'s wallet rotated at ${at} says it replaced ${previous}, but the replayed wallet was ${current.wallet}`);
+        }
+        let waitedSeconds: number | null = null;
+        if (!proposal) {
+          early = true;
+          this.#findings.push(`${name}'s wallet became ${wallet} (${custody}) at ${at} with no pending proposal: a wallet change must be proposed and wait ${walletDelay} s in public`);
+        } else {
+          waitedSeconds = event.time - proposal.time;
+          const proposed = getAddress(proposal.args.wallet);
+          if (proposed !== wallet || custodyName(proposal.args.custody) !== custody) {
+            early = true;
+            this.#findings.push(`${name}'s wallet became ${wallet} (${custody}) at ${at}, but the pending proposal was ${proposed} (${custodyName(proposal.args.custody)})`);
+          }
+          if (waitedSeconds < walletDelay || event.time < Number(proposal.args.effectiveAt)) {
+            early = true;
+            this.#findings.push(`${name}'s wallet became ${wallet} at ${at}, ${waitedSeconds} s after its proposal (block ${proposal.blockNumber}, tx ${proposal.transactionHash}): the wallet delay is ${walletDelay} s`);
+          }
+        }
+        department.periods.push({ wallet, custody, since: event, proposal, early });
+        department.pending = null;
+        department.changes.push(change("ROTATED", {
+          custody, previousWallet: previous,
+          proposedAt: proposal ? isoTime(proposal.time) : null, waitedSeconds, delayRespected: !early,
+        }));
+      }
     }
+  }
+
+  /** Findings of the replay itself (rotations without their delay, unauthorised cancellations, …). */
+  get findings(): string[] {
+    return this.#findings;
   }
 
   codeOf(departmentId: number): string | undefined {
-    return this.#codes.get(departmentId);
+    return this.#departments.get(departmentId)?.code;
   }
 
-  /** The department's wallet just before `event` was applied (undefined: not registered yet). */
-  walletAt(departmentId: number, event: ChainEvent): string | undefined {
-    let wallet: string | undefined;
-    for (const period of this.#periods.get(departmentId) ?? []) {
+  /** The department's wallet period just before `event` was applied (undefined: not registered yet). */
+  periodAt(departmentId: number, event: { blockNumber: number; logIndex: number }): WalletPeriod | undefined {
+    let found: WalletPeriod | undefined;
+    for (const period of this.#departments.get(departmentId)?.periods ?? []) {
       if (!isBefore(period.since, event)) break;
-      wallet = period.wallet;
+      found = period;
     }
-    return wallet;
+    return found;
   }
 
-  /** The wallet after every rotation: must equal `departmentById(id).wallet` at the audited block. */
-  latestWallet(departmentId: number): string | undefined {
-    return this.#periods.get(departmentId)?.at(-1)?.wallet;
+  walletAt(departmentId: number, event: { blockNumber: number; logIndex: number }): string | undefined {
+    return this.periodAt(departmentId, event)?.wallet;
   }
+
+  /** The wallet and custody after every rotation: must equal `departmentRecord(id)` at the audited block. */
+  latest(departmentId: number): { wallet: string; custody: CustodyName; pending: string | null } | undefined {
+    const department = this.#departments.get(departmentId);
+    if (!department) return undefined;
+    const period = department.periods.at(-1)!;
+    return { wallet: period.wallet, custody: period.custody, pending: department.pending ? getAddress(department.pending.args.wallet) : null };
+  }
+
+  ids(): number[] {
+    return [...this.#departments.keys()].sort((a, b) => a - b);
+  }
+
+  /** Every period any address was a department wallet: a role holder must never be one. */
+  tenures(): WalletTenure[] {
+    return [...this.#departments.values()].flatMap((d) =>
+      d.periods.map((p, i) => ({ wallet: p.wallet, departmentCode: d.code, since: p.since, until: d.periods[i + 1]?.since ?? null })),
+    );
+  }
+
+  /** Each department's wallet history, for the report. */
+  audit(): DepartmentAudit[] {
+    return this.ids().map((departmentId) => {
+      const d = this.#departments.get(departmentId)!;
+      const period = d.periods.at(-1)!;
+      return { departmentId, code: d.code, wallet: period.wallet, custody: period.custody, changes: d.changes };
+    });
+  }
+}
+
+export function custodyName(value: unknown): CustodyName {
+  return CUSTODY_NAMES[Number(value)] ?? (`UNKNOWN_${value}` as CustodyName);
 }
 
 /** A department code as registered (bytes32 text); the raw word if it is not text. */

@@ -1,13 +1,40 @@
 /**
- * The deployment file (written by scripts/deploy.ts): chain id, the three contract addresses and the block that
- * created them. It is all the auditor needs besides an RPC endpoint and the ABIs, so it is checked strictly: a
- * wrong address would otherwise read as "no such licence" rather than as a wrong file.
+ * The deployment file (written by scripts/deploy.ts): chain id, the four contract addresses, the block that
+ * created them, the keys the deployment gave each role and the department wallet delay. It is all the auditor
+ * needs besides an RPC endpoint and the ABIs, so it is checked strictly: a wrong address would otherwise read as
+ * "no such licence" rather than as a wrong file. The type is the auditor's own: the tool shares no code with the
+ * platform it checks beyond the ABIs.
  */
 import { readFile } from "node:fs/promises";
 import { getAddress, isAddress } from "ethers";
-import type { Deployment } from "../../api/src/chain/deployment.ts";
 
-export type { Deployment };
+export const CONTRACT_NAMES = ["LicenceToken", "DocumentRegistry", "ApprovalRegistry", "DecisionVerifier"] as const;
+export type ContractName = (typeof CONTRACT_NAMES)[number];
+/** The contracts that hold roles (AccessControl); the verifier is stateless and ownerless. */
+export const ROLE_CONTRACTS = ["LicenceToken", "DocumentRegistry", "ApprovalRegistry"] as const;
+export type RoleContract = (typeof ROLE_CONTRACTS)[number];
+
+export interface DeploymentRoles {
+  /** DEFAULT_ADMIN_ROLE on the three contracts (a multisig on a real network). */
+  governance: string;
+  /** ADMIN_ROLE on the token and the approval registry. */
+  admin: string;
+  /** OPERATOR_ROLE on the three contracts: the API's hot wallet. */
+  operator: string;
+  /** KEEPER_ROLE on the approval registry. */
+  keeper: string;
+}
+
+export interface Deployment {
+  chainId: number;
+  startBlock: number;
+  contracts: Record<ContractName, string>;
+  roles: DeploymentRoles;
+  /** Seconds between a department wallet change's proposal and the earliest time it can take effect. */
+  walletDelay: number;
+  /** The key that deployed and wired the contracts (DEFAULT_ADMIN_ROLE until governance took it); optional. */
+  deployer?: string;
+}
 
 export async function readDeployment(file: string): Promise<Deployment> {
   let parsed: unknown;
@@ -16,22 +43,36 @@ export async function readDeployment(file: string): Promise<Deployment> {
   } catch (error) {
     throw new Error(`cannot read the deployment file ${file}: ${(error as Error).message}`);
   }
-  const data = parsed as Partial<Deployment> | null;
+  return parseDeployment(parsed, file);
+}
+
+export function parseDeployment(parsed: unknown, file = "the deployment file"): Deployment {
+  const data = (parsed ?? {}) as Record<string, any>;
   const problems: string[] = [];
-  if (!Number.isSafeInteger(data?.chainId)) problems.push("chainId is not an integer");
-  if (!Number.isSafeInteger(data?.startBlock) || data!.startBlock! < 0) problems.push("startBlock is not a block number");
-  const contracts = data?.contracts ?? ({} as Partial<Deployment["contracts"]>);
-  for (const name of ["LicenceToken", "DocumentRegistry", "ApprovalRegistry"] as const) {
+  if (!Number.isSafeInteger(data.chainId)) problems.push("chainId is not an integer");
+  if (!Number.isSafeInteger(data.startBlock) || data.startBlock < 0) problems.push("startBlock is not a block number");
+  const contracts = (data.contracts ?? {}) as Record<string, unknown>;
+  for (const name of CONTRACT_NAMES) {
     if (typeof contracts[name] !== "string" || !isAddress(contracts[name])) problems.push(`contracts.${name} is not an address`);
   }
+  const roles = (data.roles ?? {}) as Record<string, unknown>;
+  for (const name of ["governance", "admin", "operator", "keeper"] as const) {
+    if (typeof roles[name] !== "string" || !isAddress(roles[name])) problems.push(`roles.${name} is not an address`);
+  }
+  if (!Number.isSafeInteger(data.walletDelay) || data.walletDelay < 1) problems.push("walletDelay is not a whole number of seconds ≥ 1");
+  if (data.deployer !== undefined && (typeof data.deployer !== "string" || !isAddress(data.deployer))) problems.push("deployer is not an address");
   if (problems.length) throw new Error(`${file} is not a deployment file: ${problems.join("; ")}`);
   return {
-    chainId: data!.chainId!,
-    startBlock: data!.startBlock!,
-    contracts: {
-      LicenceToken: getAddress(contracts.LicenceToken!),
-      DocumentRegistry: getAddress(contracts.DocumentRegistry!),
-      ApprovalRegistry: getAddress(contracts.ApprovalRegistry!),
+    chainId: data.chainId,
+    startBlock: data.startBlock,
+    contracts: Object.fromEntries(CONTRACT_NAMES.map((name) => [name, getAddress(contracts[name] as string)])) as Record<ContractName, string>,
+    roles: {
+      governance: getAddress(roles.governance as string),
+      admin: getAddress(roles.admin as string),
+      operator: getAddress(roles.operator as string),
+      keeper: getAddress(roles.keeper as string),
     },
+    walletDelay: data.walletDelay,
+    ...(data.deployer ? { deployer: getAddress(data.deployer) } : {}),
   };
 }

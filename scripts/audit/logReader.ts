@@ -4,7 +4,7 @@
  * decodes them with the ABIs. One token's events are selected by their indexed tokenId topic, and always by event
  * signature too, because other events index other ids (a department id, a workflow id) at the same position.
  */
-import { zeroPadValue, toBeHex, type Interface, type JsonRpcProvider, type Log, type Result } from "ethers";
+import { getAddress, zeroPadValue, toBeHex, type Interface, type JsonRpcProvider, type Log, type Result } from "ethers";
 import { approvalRegistryAbi, documentRegistryAbi, licenceTokenAbi } from "./contractViews.ts";
 import type { Deployment } from "./deploymentFile.ts";
 
@@ -19,6 +19,11 @@ export interface ChainEvent {
   logIndex: number;
 }
 
+/** An event with its block's time (seconds since the epoch): delays are measured in block time. */
+export interface TimedEvent extends ChainEvent {
+  time: number;
+}
+
 /** Events that carry the licence's tokenId as their first indexed argument, per contract. */
 const TOKEN_EVENTS: [Interface, keyof Deployment["contracts"], string[]][] = [
   [licenceTokenAbi, "LicenceToken", ["LicenceMinted", "LicenceStatusChanged", "LicenceIssued"]],
@@ -28,7 +33,13 @@ const TOKEN_EVENTS: [Interface, keyof Deployment["contracts"], string[]][] = [
     "StageReopened", "StageRetried", "StageEscalated", "EscalationResolved", "StageTimedOut",
   ]],
 ];
-const DEPARTMENT_EVENTS = ["DepartmentRegistered", "DepartmentWalletRotated"];
+/** Events about the platform rather than one licence: who holds which role, how the contracts are wired, which
+ * wallet speaks for which department. Role events have one signature on the three contracts (OZ AccessControl). */
+const PLATFORM_EVENTS: [Interface, string[]][] = [
+  [licenceTokenAbi, ["RoleGranted", "RoleRevoked", "RoleAdminChanged", "ApprovalRegistrySet"]],
+  [documentRegistryAbi, ["ReviewRegistrySet"]],
+  [approvalRegistryAbi, ["DepartmentRegistered", "DepartmentWalletProposed", "DepartmentWalletCancelled", "DepartmentWalletRotated", "DepartmentActiveSet"]],
+];
 
 export interface LogReaderOptions {
   provider: JsonRpcProvider;
@@ -55,10 +66,11 @@ export class LogReader {
     return inChainOrder([...scoped, ...transfers]);
   }
 
-  /** Every department registration and wallet rotation: which wallet spoke for which department, when. */
-  async departmentEvents(): Promise<ChainEvent[]> {
-    const signatures = DEPARTMENT_EVENTS.map((name) => approvalRegistryAbi.getEvent(name)!.topicHash);
-    return inChainOrder(await this.#read([this.#o.deployment.contracts.ApprovalRegistry], [signatures]));
+  /** Role grants and revocations on the three contracts, their wiring, and every department wallet change. */
+  async platformEvents(): Promise<ChainEvent[]> {
+    const { contracts } = this.#o.deployment;
+    const signatures = PLATFORM_EVENTS.flatMap(([iface, names]) => names.map((name) => iface.getEvent(name)!.topicHash));
+    return inChainOrder(await this.#read([contracts.LicenceToken, contracts.DocumentRegistry, contracts.ApprovalRegistry], [signatures]));
   }
 
   async #read(addresses: string[], topics: (string | string[] | null)[]): Promise<ChainEvent[]> {
@@ -89,14 +101,16 @@ function decode(log: Log): ChainEvent {
   // Event signatures are distinct across the three contracts, so the first ABI that knows the topic decodes it.
   for (const iface of INTERFACES) {
     const parsed = iface.parseLog({ topics: [...log.topics], data: log.data });
-    if (parsed) return { name: parsed.name, args: parsed.args, address: log.address, transactionHash: log.transactionHash, blockNumber: log.blockNumber, logIndex: log.index };
+    if (parsed) return { name: parsed.name, args: parsed.args, address: getAddress(log.address), transactionHash: log.transactionHash, blockNumber: log.blockNumber, logIndex: log.index };
   }
   throw new Error(`log ${log.transactionHash}#${log.index} matches no event of the ABIs`);
 }
 
-export const inChainOrder = (events: ChainEvent[]) =>
+export const inChainOrder = <E extends ChainEvent>(events: E[]) =>
   events.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
 
 /** Whether `a` was applied before `b` on chain. */
-export const isBefore = (a: ChainEvent, b: ChainEvent) =>
+export type ChainPosition = Pick<ChainEvent, "blockNumber" | "logIndex">;
+
+export const isBefore = (a: ChainPosition, b: ChainPosition) =>
   a.blockNumber < b.blockNumber || (a.blockNumber === b.blockNumber && a.logIndex < b.logIndex);

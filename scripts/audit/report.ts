@@ -9,11 +9,50 @@ import type { ChainAudit, LicenceAudit } from "./auditRecord.ts";
 export function auditText(audit: ChainAudit): string {
   const lines = [
     `Chain ${audit.chainId} at block ${audit.asOfBlock} (${audit.asOfTime})`,
-    `  LicenceToken ${audit.contracts.LicenceToken}, DocumentRegistry ${audit.contracts.DocumentRegistry}, ApprovalRegistry ${audit.contracts.ApprovalRegistry}`,
+    `  LicenceToken ${audit.contracts.LicenceToken}, DocumentRegistry ${audit.contracts.DocumentRegistry}, ApprovalRegistry ${audit.contracts.ApprovalRegistry}, DecisionVerifier ${audit.contracts.DecisionVerifier}`,
+    "",
+    ...platformLines(audit),
   ];
   if (audit.licences.length === 0) lines.push("", "No licence has been minted.");
   for (const licence of audit.licences) lines.push("", ...licenceLines(licence, audit.contracts));
   return lines.join("\n");
+}
+
+function platformLines(audit: ChainAudit): string[] {
+  const { roles, walletDelay } = audit.deployment;
+  const keyName = (address: string) =>
+    (Object.entries(roles).find(([, a]) => a === address)?.[0] ?? (address === audit.deployment.deployer ? "deployer" : undefined));
+  const who = (address: string) => (keyName(address) ? `${address} (${keyName(address)})` : address);
+  const w = audit.wiring;
+  const lines = [
+    `Platform`,
+    `  keys       governance ${roles.governance}, admin ${roles.admin}, operator ${roles.operator}, keeper ${roles.keeper}`,
+    `  wiring     token -> ${w.tokenApprovalRegistry} (set ${w.approvalRegistrySet.length}x), documents -> ${w.documentReviewRegistry} (set ${w.reviewRegistrySet.length}x), verifier ${w.decisionVerifier}${w.decisionVerifierHasCode ? "" : " (NO CODE)"}, wallet delay ${w.walletDelay} s (file: ${walletDelay} s)`,
+    `  role holders now (${audit.roles.holders.length})`,
+    ...audit.roles.holders.map((h) => `    ${h.contract.padEnd(16)} ${h.role.padEnd(18)} ${who(h.account)}  since ${h.since}`),
+  ];
+  const later = audit.roles.grants.filter((g) => !g.fromDeployment);
+  lines.push(`  role grants after the deployment (${later.length})`);
+  for (const g of later) {
+    lines.push(`    ${g.granted.timestamp}  ${g.contract} ${g.role} to ${who(g.account)} by ${who(g.grantedBy)}  tx ${g.granted.transactionHash}${g.revoked ? `; revoked ${g.revoked.timestamp} by ${who(g.revoked.by)}` : ""}`);
+  }
+  const revoked = audit.roles.grants.filter((g) => g.revoked && g.fromDeployment);
+  for (const g of revoked) lines.push(`    (deployment grant revoked) ${g.contract} ${g.role} of ${who(g.account)} at ${g.revoked!.timestamp} by ${who(g.revoked!.by)}`);
+  lines.push(`  departments (${audit.departments.length})`);
+  for (const d of audit.departments) {
+    lines.push(`    ${d.code} (#${d.departmentId})  wallet ${d.wallet}  ${d.custody}`);
+    for (const c of d.changes) {
+      const detail =
+        c.kind === "REGISTERED" ? `${c.wallet} ${c.custody}`
+        : c.kind === "PROPOSED" ? `${c.wallet} ${c.custody}, effective from ${c.effectiveAt}${c.replacedBy ? `, replaced by tx ${c.replacedBy}` : ""}`
+        : c.kind === "CANCELLED" ? `${c.wallet} by ${c.by}`
+        : `${c.previousWallet} -> ${c.wallet} ${c.custody}, ${c.waitedSeconds === null ? "no proposal" : `${c.waitedSeconds} s after its proposal`}${c.delayRespected ? "" : " (DELAY NOT RESPECTED)"}`;
+      lines.push(`      ${c.timestamp}  ${c.kind.padEnd(10)} ${detail}  tx ${c.transactionHash}`);
+    }
+  }
+  lines.push(audit.findings.length ? `  PLATFORM FINDINGS (${audit.findings.length})` : "  platform findings: none (roles, wiring and wallet changes as the deployment requires)");
+  for (const finding of audit.findings) lines.push(`    - ${finding}`);
+  return lines;
 }
 
 function licenceLines(l: LicenceAudit, contracts: ChainAudit["contracts"]): string[] {
@@ -24,6 +63,7 @@ function licenceLines(l: LicenceAudit, contracts: ChainAudit["contracts"]): stri
     `Licence token ${l.tokenId}`,
     `  status     ${l.status}${l.reasonCode ? ` (reason ${l.reasonCode})` : ""}, validity ${l.validity}`,
     `  owner      ${l.owner}`,
+    `  applicant commitment ${l.applicantCommitment}`,
     `  minted     ${l.mint.timestamp}  block ${l.mint.blockNumber}  tx ${l.mint.transactionHash}`,
     l.issuance
       ? `  issued     ${l.issuedAt}  block ${l.issuance.blockNumber}  tx ${l.issuance.transactionHash}  expires ${l.expiresAt ?? "never"}`
@@ -44,11 +84,19 @@ function licenceLines(l: LicenceAudit, contracts: ChainAudit["contracts"]): stri
     lines.push(
       `    stage ${d.stage}  ${d.departmentCode}  ${d.decision}${d.reasonCode ? ` (reason ${d.reasonCode})` : ""}  ${fate}  reviewed ${reviewed}`,
       `      ${d.timestamp}  block ${d.blockNumber}  tx ${d.transactionHash}`,
-      `      sent by ${d.sender}  department wallet ${d.departmentWallet}  ${d.walletMatches ? "wallet ok" : "WALLET MISMATCH"}`,
+      `      signer ${d.signer} ${d.custody} ${d.route === "RELAYED" ? `relayed by ${d.sender}` : `sent by ${d.sender}`}  department wallet ${d.departmentWallet} ${d.departmentCustody ?? ""}  ${d.walletMatches ? "wallet ok" : "WALLET MISMATCH"}`,
     );
   }
   lines.push(`  standing approvals (${l.approvals.length})`);
   for (const a of l.approvals) lines.push(`    stage ${a.stage}  ${a.departmentCode}  ${a.approvedAt}  tx ${a.transactionHash}`);
+  if (l.issuanceCheck) {
+    const c = l.issuanceCheck;
+    lines.push(`  at issuance: ${c.stagesCompleted.length} of ${l.review.stageCount} stages complete (${c.stagesCompleted.join(", ") || "none"}), issued by ${who(c.issuedBy)}; the standing approvals covered`);
+    for (const a of c.approvals) {
+      const covered = a.covered.map((d) => `${d.docType} v${d.version}${d.version < d.latestAtIssuance ? ` (latest v${d.latestAtIssuance}!)` : ""}`).join(", ");
+      lines.push(`    stage ${a.stage}  ${a.departmentCode}  ${covered || "nothing"}  tx ${a.transactionHash}`);
+    }
+  }
   lines.push(l.findings.length ? `  FINDINGS (${l.findings.length})` : "  findings: none (events and views agree; every decision came from its department's wallet)");
   for (const finding of l.findings) lines.push(`    - ${finding}`);
   return lines;

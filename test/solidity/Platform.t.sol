@@ -41,6 +41,8 @@ contract StageLedgerHarness {
 /// @dev Version 1 of document 0 in the document registry's packed layout (15 bits per index from bit 16): what a
 /// department names when it reviewed only document 0, never updated. Only the reviewed documents' bits are compared.
 uint256 constant DOC0_V1 = 1 << 16;
+/// @dev The order of secp256k1: private keys are 1..n-1.
+uint256 constant SECP256K1_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141;
 
 /// @notice Shared setup for the fuzz tests: the platform wired as in production (through the handler,
 /// without its bootstrap), departments DEPT_A..DEPT_F registered with ids 1..6.
@@ -389,6 +391,56 @@ contract PlatformFuzzTest is PlatformFixture {
         require(ledgerLib.firstNotApproved(ledger, n) == first, "firstNotApproved");
     }
 
+    // ------------------------------------------------------------------------------ signed decisions
+
+    /// @notice A relayed EIP-712 decision is recorded iff it is signed with the department's own key, carries the
+    /// department's next nonce and its deadline has not passed; then the nonce moves on and the same signature can
+    /// never be replayed. The digest is computed here from the type string IApprovalRegistry documents, not by the
+    /// verifier, so the two must agree.
+    function testFuzz_signedDecisionOnlyFromTheDepartmentKey(uint256 signerKey, uint256 seed) public {
+        uint256 departmentKey = 0xD3A1;
+        address wallet = vm.addr(departmentKey);
+        vm.prank(admin);
+        uint16 dept = registry.registerDepartment("SIGNER", wallet, IApprovalRegistry.Custody.DepartmentHeld);
+        IApprovalRegistry.StageInput[] memory stages = new IApprovalRegistry.StageInput[](1);
+        stages[0].executionType = IApprovalRegistry.ExecutionType.Parallel;
+        stages[0].departments = new bytes32[](1);
+        stages[0].departments[0] = "SIGNER";
+        _register("SIGNED", stages);
+        _mintAndSubmit(40, "SIGNED", 2);
+
+        if (seed % 2 == 0) signerKey = departmentKey;
+        signerKey = bound(signerKey, 1, SECP256K1_ORDER - 1);
+        IApprovalRegistry.SignedDecision memory decision = IApprovalRegistry.SignedDecision({
+            tokenId: 40,
+            departmentId: dept,
+            decision: (seed >> 1) % 2 == 0 ? IApprovalRegistry.DecisionStatus.Approved
+                : IApprovalRegistry.DecisionStatus.ChangesRequested,
+            reasonCode: 0,
+            reviewedMask: uint16((seed >> 2) % 4),
+            reviewedVersions: documents.packedDocumentsOf(40),
+            remarksHash: keccak256(abi.encode(seed)),
+            nonce: (seed >> 4) % 4 == 0 ? 1 : 0,
+            deadline: uint64((seed >> 6) % 4 == 0 ? block.timestamp - 1 : block.timestamp + (seed >> 8) % 1 days)
+        });
+        (uint8 v, bytes32 r, bytes32 s) = vm.sign(signerKey, _digest(decision));
+        bytes memory signature = abi.encodePacked(r, s, v);
+        bool valid = signerKey == departmentKey && decision.nonce == 0 && decision.deadline >= block.timestamp;
+
+        if (!valid) vm.expectRevert();
+        vm.prank(stranger);
+        registry.decideBySig(decision, signature);
+        (, IApprovalRegistry.DecisionStatus[] memory statuses,) = registry.decisionsOf(40, 0);
+        require(statuses[0] == (valid ? decision.decision : IApprovalRegistry.DecisionStatus.Pending), "decision recorded");
+        require(registry.departmentRecord(dept).nonce == (valid ? 1 : 0), "nonce");
+        if (valid) {
+            vm.expectRevert(abi.encodeWithSelector(IApprovalRegistry.ReviewInvalidNonce.selector, dept, 1, 0));
+            vm.prank(operator);
+            registry.decideBySig(decision, signature);
+        }
+    }
+
+    // ------------------------------------------------------------------------------ document registry
     // ------------------------------------------------------------------------------ document registry
 
     /// @notice Random interleavings of anchors (new documents, new versions, stale or duplicate hashes) on two
@@ -496,6 +548,30 @@ contract PlatformFuzzTest is PlatformFixture {
             if (favourApproved && (r >> 30) % 2 == 0) masks[p] |= uint16(1 << doc);
             ledger = ledgerLib.set(ledger, p, statuses[p], masks[p]);
         }
+    }
+
+    /// @dev EIP-712 digest of a decision for the registry, from IApprovalRegistry.SignedDecision's documented type.
+    function _digest(IApprovalRegistry.SignedDecision memory d) internal view returns (bytes32) {
+        bytes32 domain = keccak256(
+            abi.encode(
+                keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"),
+                keccak256("LicenceApprovalRegistry"),
+                keccak256("1"),
+                block.chainid,
+                address(registry)
+            )
+        );
+        bytes32 structHash = keccak256(
+            abi.encode(
+                keccak256(
+                    "Decision(uint256 tokenId,uint16 departmentId,uint8 decision,uint8 reasonCode,uint16 reviewedMask,"
+                    "uint256 reviewedVersions,bytes32 remarksHash,uint64 nonce,uint64 deadline)"
+                ),
+                d.tokenId, d.departmentId, uint8(d.decision), d.reasonCode, d.reviewedMask, d.reviewedVersions,
+                d.remarksHash, d.nonce, d.deadline
+            )
+        );
+        return keccak256(abi.encodePacked(hex"1901", domain, structHash));
     }
 
     function _split(uint256 subset) internal pure returns (uint8[] memory first, uint8[] memory second) {
@@ -680,6 +756,75 @@ contract PlatformInvariantTest is TestBase {
         _noViolation(V_DECISION);
     }
 
+    /// @notice No decision by a wallet that was not the department's for the whole delay. The handler proposes,
+    /// cancels and activates department wallet changes at fuzzed times (one second early, when due, later) and decides
+    /// from current, replaced and merely proposed wallets. Every successful decision came from the current wallet of
+    /// a department as the handler saw it registered or activated, and a wallet that was proposed decided only once
+    /// its proposal was WALLET_DELAY old; no change took effect before its delay or without a proposal by an
+    /// administrator; the registry's wallets and pending changes are the ones the handler saw proposed and activated.
+    function invariant_noDecisionByAWalletInsideItsDelay() public view {
+        _noViolation(V_WALLET);
+        uint40 delay = registry.walletDelay();
+        require(delay == handler.WALLET_DELAY(), "wallet delay");
+        for (uint16 d = 1; d <= handler.DEPARTMENTS(); ++d) {
+            IApprovalRegistry.DepartmentRecord memory r = registry.departmentRecord(d);
+            string memory at = string.concat("department ", uint256(d).u());
+            require(r.wallet == handler.ghostWalletOf(d), string.concat(at, ": wallet differs from the one activated"));
+            require(r.pendingWallet == handler.ghostPendingWallet(d), string.concat(at, ": pending wallet"));
+            if (r.pendingWallet != address(0)) {
+                require(
+                    r.pendingEffectiveAt == handler.ghostPendingAt(d) + delay,
+                    string.concat(at, ": a pending change takes effect before its proposal time + the delay")
+                );
+            }
+            for (uint256 role = 0; role < 4; ++role) {
+                bytes32[4] memory roles =
+                    [bytes32(0), handler.ADMIN_ROLE(), handler.OPERATOR_ROLE(), handler.KEEPER_ROLE()];
+                require(!registry.hasRole(roles[role], r.wallet), string.concat(at, ": its wallet holds a role"));
+            }
+        }
+    }
+
+    /// @notice No issued licence without complete stages: every Approved (or later Suspended / Revoked) licence has
+    /// its review closed, its documents locked and, in every stage of its pinned workflow as the registry stores it,
+    /// decisions meeting that stage's rule with no approval awaiting a new review. Nobody but the approval registry
+    /// ever moved a token or a document phase: the handler's attempts (from DEFAULT_ADMIN_ROLE, the administrator,
+    /// the operator, the keeper, a department wallet, a stranger) to transition, issue, set the active workflow,
+    /// set a document phase, rewire the contracts or give a department wallet a role all reverted.
+    function invariant_noIssuedLicenceWithoutCompleteStages() public view {
+        _noViolation(V_LIFECYCLE);
+        uint256[] memory ids = handler.ids();
+        for (uint256 i = 0; i < ids.length; ++i) {
+            uint256 id = ids[i];
+            ILicenceToken.Licence memory licence = token.licence(id);
+            bool issued = licence.status == ILicenceToken.Status.Approved
+                || licence.status == ILicenceToken.Status.Suspended || licence.status == ILicenceToken.Status.Revoked;
+            if (!issued) continue;
+            string memory t = string.concat("token ", id.u(), ": ");
+            require(registry.progressOf(id).phase == IApprovalRegistry.Phase.Closed, string.concat(t, "review not closed"));
+            (IDocumentRegistry.Phase docPhase,,) = documents.documentsOf(id);
+            require(docPhase == IDocumentRegistry.Phase.Locked, string.concat(t, "documents not locked"));
+            uint8 stageCount = registry.workflow(licence.workflowId).stageCount;
+            for (uint8 s = 0; s < stageCount; ++s) {
+                IApprovalRegistry.Stage memory definition = registry.stage(licence.workflowId, s);
+                (, IApprovalRegistry.DecisionStatus[] memory sts,) = registry.decisionsOf(id, s);
+                uint256 approved;
+                for (uint256 p = 0; p < sts.length; ++p) {
+                    require(
+                        sts[p] != IApprovalRegistry.DecisionStatus.ReviewRequired,
+                        string.concat(t, "issued with an approval awaiting review in stage ", uint256(s).u())
+                    );
+                    if (sts[p] == IApprovalRegistry.DecisionStatus.Approved) approved += 1;
+                    else if ((definition.mandatoryMask >> p) & 1 == 1) revert(string.concat(t, "mandatory department missing"));
+                }
+                bool complete = definition.completion == IApprovalRegistry.Completion.All
+                    ? approved == definition.departmentCount
+                    : definition.completion == IApprovalRegistry.Completion.Any ? approved >= 1 : approved >= definition.threshold;
+                require(complete, string.concat(t, "issued with stage ", uint256(s).u(), " incomplete"));
+            }
+        }
+    }
+
     /// @notice After each run: the run exercised the platform (some fuzzed call succeeded), and the issued-licence
     /// side of the Approved-iff invariant is covered (the bootstrap issues token 1; about half the runs issue
     /// more through fuzzed calls, see PlatformHandlerProgressTest for a deterministic path).
@@ -762,6 +907,39 @@ contract PlatformHandlerProgressTest is TestBase {
             M memory m = RefModel.replay(handler.logOf(id), handler.stagesOf(workflowId), handler.ghostValidity(workflowId));
             require(m.firstMismatch == 0 && m.status == expected, string.concat("model of token ", id.u()));
         }
+        for (uint8 category = V_TRANSFER; category <= V_LIFECYCLE; ++category) {
+            require(handler.violations(category) == 0, handler.firstViolation(category));
+        }
+    }
+
+    /// @notice The handler's wallet actions: a wallet proposed for department B (whose turn it is on token 5) cannot
+    /// decide, nor be activated one second before its delay; once activated when due it decides and B's old wallet
+    /// cannot; the lifecycle attacks of every actor revert.
+    function test_handlerRotatesWalletsAfterTheDelayOnly() public {
+        ApprovalRegistry registry = handler.registry();
+        DocumentRegistry documents = handler.documents();
+        address spare = handler.spareWallets(0);
+        address old = handler.deptWallets(1);
+        uint256 versions = documents.packedDocumentsOf(5);
+
+        handler.proposeWallet(1, 0, 1); // the administrator proposes spare wallet 0 for department 2 (B)
+        require(handler.ghostPendingWallet(2) == spare, "proposal not made");
+        vm.expectRevert(abi.encodeWithSelector(IApprovalRegistry.NotADepartment.selector, spare));
+        vm.prank(spare);
+        registry.approve(5, 0, versions, bytes32(0));
+        handler.activateWallet(1, 3); // one second before it is due: refused
+        require(registry.departmentRecord(2).wallet == old, "activated before the delay");
+        handler.activateWallet(1, 2); // when due
+        require(registry.departmentRecord(2).wallet == spare && handler.ghostWalletsRotated() == 1, "not activated");
+        vm.expectRevert(abi.encodeWithSelector(IApprovalRegistry.NotADepartment.selector, old));
+        vm.prank(old);
+        registry.approve(5, 0, versions, bytes32(0));
+
+        for (uint256 i = 0; i < 12 && handler.ghostIssuedByFuzz() < 3; ++i) handler.approveNext(0, 0, 0);
+        require(handler.ghostIssuedByFuzz() == 3, "requests 2, 3 and 5 not all issued");
+        require(handler.ghostDecisionsByRotatedWallets() == 1, "the new wallet of B did not decide");
+        for (uint256 seed = 0; seed < 48; ++seed) handler.tryDriveLifecycle(seed, seed / 8, seed);
+        require(handler.ghostLifecycleAttempts() == 48, "lifecycle attacks not attempted");
         for (uint8 category = V_TRANSFER; category <= V_LIFECYCLE; ++category) {
             require(handler.violations(category) == 0, handler.firstViolation(category));
         }

@@ -20,6 +20,7 @@ interface Vm {
     function expectEmit() external;
     function label(address account, string calldata newLabel) external;
     function addr(uint256 privateKey) external pure returns (address);
+    function sign(uint256 privateKey, bytes32 digest) external pure returns (uint8 v, bytes32 r, bytes32 s);
     function assertEq(uint256 left, uint256 right, string calldata error) external pure;
     function assertEq(address left, address right) external pure;
 }

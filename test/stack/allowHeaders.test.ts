@@ -30,6 +30,12 @@ describe("Allow headers", function () {
     expect(response.headers.get("allow")).to.equal("POST, OPTIONS");
   });
 
+  it("a path the router does not match with a method its pattern allows is 404, not a contradictory 405 (found by the fuzz test)", async function () {
+    const response = await fetch(url("/api/v1/workflows//?="), { headers: { authorization: "Bearer x" } });
+    expect(response.status).to.not.equal(405);
+    expect(response.headers.get("allow")).to.equal(null);
+  });
+
   it("a parameter path still allows its own methods", async function () {
     expect((await allowOf("/api/v1/webhooks/00000000-0000-4000-8000-000000000001")).allow).to.include("DELETE");
   });

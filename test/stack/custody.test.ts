@@ -36,8 +36,9 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     held = await createDepartment(api, adminToken, { code: codes.held, name: "Department holding its key", custody: "DEPARTMENT_HELD", walletAddress: heldKey.address });
     custodial = await createDepartment(api, adminToken, { code: codes.custodial, name: "Custodial department" });
     await seedWorkflow(stack, driver, {
-      workflowType: "TRADE_LICENSE",
-      name: "Trade licence (custody test)",
+      // BUILDING_PERMIT: other stack tests expect TRADE_LICENSE to have no workflow and count RESORT_LICENSE's versions.
+      workflowType: "BUILDING_PERMIT",
+      name: "Building permit (custody test)",
       stages: [
         { stageId: "held", stageName: "Own key", stageOrder: 1, executionType: "PARALLEL", completionCriteria: "ALL",
           requiredApprovals: [{ departmentCode: codes.held, requiredDocuments: ["SITE_PLAN"], isMandatory: true }, { departmentCode: codes.custodial, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true }] },
@@ -48,7 +49,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
   after(async () => driver?.close());
 
   async function submittedRequest(label: string) {
-    const created = await applicant.post("/requests", { applicantId: `custody-${run}`, requestType: "TRADE_LICENSE" });
+    const created = await applicant.post("/requests", { applicantId: `custody-${run}`, requestType: "BUILDING_PERMIT" });
     expect(created.status).to.equal(201);
     const id = created.body.requestId as string;
     const docs: Record<string, string> = {};

@@ -67,6 +67,9 @@ export function allowedMethods(prefix: string, table: MethodTable) {
       ctx.status = 501;
       return;
     }
+    // The pattern allows this method but the router matched no route (e.g. "/workflows//": a trailing slash too
+    // many for the router): the path is not found, not a method that is not allowed.
+    if (ctx.method !== "OPTIONS" && allowed.includes(ctx.method)) return;
     ctx.set("Allow", allowed.join(", "));
     ctx.status = ctx.method === "OPTIONS" ? 204 : 405;
   };

@@ -1,0 +1,152 @@
+/**
+ * Who moved a licence's status, and whether an issued licence had earned it, replayed from its events alone:
+ * - every review status change (submit, request changes, resubmit, reject, cancel, issue) was made by the
+ *   deployment's approval registry; suspensions, reinstatements and revocations by an ADMIN_ROLE holder of the
+ *   token at that moment (replayed role grants);
+ * - at the issuance (LicenceStatusChanged Submitted -> Approved) every stage of the pinned workflow was complete:
+ *   StageCompleted for each, net of what a reopening, an invalidation or a retry undid; and each StageCompleted is
+ *   recomputed from the decisions standing at that moment against the stage's rule as registered (ALL / ANY /
+ *   THRESHOLD, mandatory departments, no approval awaiting review again), so the event is not taken on trust;
+ * - the approvals standing at issuance covered the latest version of every document they covered (an older one
+ *   is an approval a new version should have invalidated), and none of them predates a document added while its
+ *   stage was under review without covering it (that document should have invalidated it).
+ */
+import { getAddress } from "ethers";
+import { STATUS_NAMES, type DecisionAudit, type DocumentAudit, type IssuanceCheck } from "./auditRecord.ts";
+import { isBefore, type ChainEvent } from "./logReader.ts";
+import type { RoleHistory } from "./roleHistory.ts";
+
+/** A stage's completion rule, from `stage(workflowId, index)`. */
+export interface StageRule {
+  completion: number; // 0 All, 1 Any, 2 Threshold
+  threshold: number;
+  mandatoryMask: number;
+  departmentIds: number[];
+}
+
+const ADMIN_TRANSITIONS = new Set(["APPROVED>SUSPENDED", "SUSPENDED>APPROVED", "APPROVED>REVOKED", "SUSPENDED>REVOKED"]);
+
+export function auditIssuance(
+  events: ChainEvent[],
+  decisions: DecisionAudit[],
+  documents: DocumentAudit[],
+  stages: StageRule[],
+  approvalRegistry: string,
+  roles: Pick<RoleHistory, "holdsAt">,
+  findings: string[],
+): IssuanceCheck | null {
+  const changes = events.filter((e) => e.name === "LicenceStatusChanged");
+  for (const change of changes) {
+    const transition = `${STATUS_NAMES[Number(change.args.from)]}>${STATUS_NAMES[Number(change.args.to)]}`;
+    const actor = getAddress(change.args.actor);
+    const at = `${transition.replace(">", " -> ")} at block ${change.blockNumber} (tx ${change.transactionHash})`;
+    if (ADMIN_TRANSITIONS.has(transition)) {
+      if (!roles.holdsAt("LicenceToken", "ADMIN_ROLE", actor, change)) findings.push(`${at} was made by ${actor}, which did not hold ADMIN_ROLE on the token then`);
+    } else if (actor !== approvalRegistry) {
+      findings.push(`${at} was made by ${actor}, not by the approval registry ${approvalRegistry}: a review status changes only through the departments' decisions`);
+    }
+  }
+
+  const issuances = changes.filter((e) => STATUS_NAMES[Number(e.args.from)] === "SUBMITTED" && STATUS_NAMES[Number(e.args.to)] === "APPROVED");
+  if (issuances.length > 1) findings.push(`the licence was issued ${issuances.length} times`);
+  const issuance = issuances[0];
+  if (!issuance) return null;
+  const before = (e: ChainEvent) => isBefore(e, issuance);
+  if (!events.some((e) => e.name === "LicenceIssued" && e.transactionHash === issuance.transactionHash)) {
+    findings.push(`the issuance (tx ${issuance.transactionHash}) has no LicenceIssued event in its transaction`);
+  }
+
+  // Stages complete at issuance: StageCompleted adds a stage; a reopening to stage s undoes s and every later
+  // one (the registry completes each again on the way back); an invalidation or a retry undoes its own stage.
+  const completed = new Set<number>();
+  for (const e of events.filter(before)) {
+    const stage = Number(e.args.stage);
+    if (e.name === "StageCompleted") {
+      completed.add(stage);
+    } else if (e.name === "StageReopened") {
+      for (const s of [...completed]) if (s >= Number(e.args.toStage)) completed.delete(s);
+    } else if (e.name === "ReviewInvalidated" || e.name === "StageRetried") {
+      completed.delete(stage);
+    }
+  }
+  const stageCount = stages.length;
+  const missing = Array.from({ length: stageCount }, (_, s) => s).filter((s) => !completed.has(s));
+  if (missing.length) findings.push(`the licence was issued (tx ${issuance.transactionHash}) with stage${missing.length > 1 ? "s" : ""} ${missing.join(", ")} of ${stageCount} not complete`);
+  for (const e of events.filter((x) => x.name === "StageCompleted" && before(x))) {
+    const stage = Number(e.args.stage);
+    const unmet = stageRuleUnmet(stages[stage], positionsAt(events, stage, e));
+    if (unmet) findings.push(`StageCompleted for stage ${stage} (block ${e.blockNumber}, tx ${e.transactionHash}) does not follow from the decisions standing then: ${unmet}`);
+  }
+
+  // The documents' latest versions at issuance, and when each document was added.
+  const anchored = events.filter((e) => e.name === "DocumentAnchored" && before(e));
+  const latest = new Map<number, number>();
+  for (const e of anchored) latest.set(Number(e.args.docIndex), Math.max(latest.get(Number(e.args.docIndex)) ?? 0, Number(e.args.version)));
+  const docType = (docIndex: number) => documents.find((d) => d.docIndex === docIndex)?.docType || `document #${docIndex}`;
+  const stageAt = (e: ChainEvent) => {
+    const started = events.filter((s) => s.name === "StageStarted" && isBefore(s, e)).at(-1);
+    return started ? Number(started.args.stage) : undefined;
+  };
+  const position = (d: DecisionAudit) => ({ blockNumber: d.blockNumber, logIndex: logIndexOf(events, d) });
+
+  // The approvals standing at issuance: each department's last decision in each stage, if an approval that no
+  // invalidation or retry undid before the issuance.
+  const approvals: IssuanceCheck["approvals"] = [];
+  const lastDecisions = new Map<string, DecisionAudit>();
+  for (const d of decisions) if (isBefore(position(d), issuance)) lastDecisions.set(`${d.stage}:${d.departmentId}`, d);
+  for (const d of [...lastDecisions.values()].sort((a, b) => a.stage - b.stage || a.blockNumber - b.blockNumber)) {
+    if (d.decision !== "APPROVED") continue;
+    const undone = events.some((e) =>
+      before(e) && isBefore(position(d), e) && Number(e.args.stage) === d.stage &&
+      ((e.name === "ReviewInvalidated" && Number(e.args.departmentId) === d.departmentId) || e.name === "StageRetried"),
+    );
+    if (undone) continue;
+    const covered = d.reviewed.map((r) => ({ docIndex: r.docIndex, docType: docType(r.docIndex), version: r.version, latestAtIssuance: latest.get(r.docIndex) ?? 0 }));
+    for (const c of covered) {
+      if (c.version < c.latestAtIssuance) {
+        findings.push(`the approval of ${d.departmentCode} in stage ${d.stage} (tx ${d.transactionHash}) covered ${c.docType} v${c.version}, but v${c.latestAtIssuance} was the latest when the licence was issued: it should have been invalidated`);
+      }
+    }
+    for (const added of anchored.filter((e) => Number(e.args.version) === 1 && isBefore(position(d), e) && stageAt(e) === d.stage)) {
+      const index = Number(added.args.docIndex);
+      if (!d.reviewed.some((r) => r.docIndex === index)) {
+        findings.push(`the approval of ${d.departmentCode} in stage ${d.stage} (tx ${d.transactionHash}) stood at issuance although ${docType(index)} was added under review in its stage afterwards (tx ${added.transactionHash}): it should have been invalidated`);
+      }
+    }
+    approvals.push({ stage: d.stage, departmentCode: d.departmentCode, transactionHash: d.transactionHash, covered });
+  }
+  return { stagesCompleted: [...completed].sort((a, b) => a - b), issuedBy: getAddress(issuance.args.actor), approvals };
+}
+
+type Position = "PENDING" | "APPROVED" | "OTHER" | "REVIEW_REQUIRED";
+
+/** Each department's standing in `stage` just before `at`: its last decision, unless invalidated or retried since. */
+function positionsAt(events: ChainEvent[], stage: number, at: ChainEvent): Map<number, Position> {
+  const positions = new Map<number, Position>();
+  for (const e of events) {
+    if (!isBefore(e, at) || Number(e.args.stage) !== stage) continue;
+    if (e.name === "DecisionRecorded") positions.set(Number(e.args.departmentId), Number(e.args.decision) === 1 ? "APPROVED" : "OTHER");
+    else if (e.name === "ReviewInvalidated") positions.set(Number(e.args.departmentId), "REVIEW_REQUIRED");
+    else if (e.name === "StageRetried") positions.clear();
+  }
+  return positions;
+}
+
+/** Why `positions` do not complete the stage under `rule` (the approval registry's `_isComplete`), or undefined. */
+function stageRuleUnmet(rule: StageRule | undefined, positions: Map<number, Position>): string | undefined {
+  if (!rule) return "the workflow has no such stage";
+  const awaiting = rule.departmentIds.filter((d) => positions.get(d) === "REVIEW_REQUIRED");
+  if (awaiting.length) return `department${awaiting.length > 1 ? "s" : ""} ${awaiting.join(", ")} had to review again`;
+  const approved = rule.departmentIds.filter((d) => positions.get(d) === "APPROVED");
+  const mandatory = rule.departmentIds.filter((_, p) => (rule.mandatoryMask >> p) & 1);
+  const missingMandatory = mandatory.filter((d) => !approved.includes(d));
+  if (missingMandatory.length) return `mandatory department${missingMandatory.length > 1 ? "s" : ""} ${missingMandatory.join(", ")} had not approved`;
+  const needed = rule.completion === 0 ? rule.departmentIds.length : rule.completion === 1 ? 1 : rule.threshold;
+  if (approved.length < needed) return `${approved.length} approval${approved.length === 1 ? "" : "s"} of ${needed} needed`;
+  return undefined;
+}
+
+/** A decision's log index, from its DecisionRecorded event (one decision per transaction). */
+function logIndexOf(events: ChainEvent[], d: DecisionAudit): number {
+  return events.find((e) => e.name === "DecisionRecorded" && e.transactionHash === d.transactionHash)?.logIndex ?? 0;
+}

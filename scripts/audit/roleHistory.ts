@@ -1,0 +1,212 @@
+/**
+ * Who held which role on each contract, and when, replayed from OpenZeppelin AccessControl's RoleGranted and
+ * RoleRevoked (the contracts do not enumerate role holders, so the events are the only record). The replay answers
+ * "did this account hold this role just before that event" for the other checks, lists the current holders, and
+ * reports every grant, marking those the deployment did not make.
+ *
+ * Findings: a role holder that is (or ever was) a department wallet; one account holding two of governance,
+ * administration and operation (or a deployment file naming the same key twice); a DEFAULT_ADMIN_ROLE holder
+ * other than the deployment's governance (the deployer's own grant at construction aside, while it hands over);
+ * the deployer acting with DEFAULT_ADMIN_ROLE after governance received it; a role's admin role changed. A grant
+ * after the deployment is reported, not a finding by itself: replacing the operator's hot wallet is routine, and
+ * whoever receives a role is still held to every rule above.
+ */
+import { ZeroHash, getAddress, id } from "ethers";
+import { isoTime } from "./auditRecord.ts";
+import { ROLE_CONTRACTS, type Deployment, type RoleContract } from "./deploymentFile.ts";
+import { isBefore, type TimedEvent } from "./logReader.ts";
+
+export const ROLE_IDS = {
+  DEFAULT_ADMIN_ROLE: ZeroHash,
+  ADMIN_ROLE: id("ADMIN_ROLE"),
+  OPERATOR_ROLE: id("OPERATOR_ROLE"),
+  KEEPER_ROLE: id("KEEPER_ROLE"),
+} as const;
+export type RoleName = keyof typeof ROLE_IDS;
+
+/** A role's name, or its id when it is none of the platform's roles (a grant of it gives no power here). */
+export function roleName(roleId: string): string {
+  const found = Object.entries(ROLE_IDS).find(([, value]) => value === roleId.toLowerCase());
+  if (found) return found[0];
+  return roleId.toLowerCase() === id("REGISTRY_ROLE") ? "REGISTRY_ROLE (retired)" : roleId;
+}
+
+/** One period of one account holding one role on one contract. */
+export interface RoleGrantAudit {
+  contract: RoleContract;
+  role: string;
+  account: string;
+  /** Who granted it (RoleGranted.sender): the deployer at construction, then a DEFAULT_ADMIN_ROLE holder. */
+  grantedBy: string;
+  granted: { transactionHash: string; blockNumber: number; timestamp: string };
+  /** Revoked or renounced (by = the account itself), or null if still held at the audited block. */
+  revoked: { transactionHash: string; blockNumber: number; timestamp: string; by: string } | null;
+  /** One of the grants the deployment makes (to the keys the deployment file names, sent by the deployer). */
+  fromDeployment: boolean;
+}
+
+export interface RoleHolder {
+  contract: RoleContract;
+  role: string;
+  account: string;
+  since: string;
+}
+
+/** The periods during which an address was a department's wallet (from the department replay). */
+export interface WalletTenure {
+  wallet: string;
+  departmentCode: string;
+  since: TimedEvent;
+  until: TimedEvent | null;
+}
+
+interface Period {
+  contract: RoleContract;
+  roleId: string;
+  account: string;
+  grant: TimedEvent;
+  revoke: TimedEvent | null;
+}
+
+export class RoleHistory {
+  readonly #periods: Period[] = [];
+  readonly #adminChanges: TimedEvent[] = [];
+  readonly #deployment: Deployment;
+  readonly #contractOf: (address: string) => RoleContract | undefined;
+  /** Per contract: the account the constructor gave DEFAULT_ADMIN_ROLE (its first RoleGranted). */
+  readonly #deployers = new Map<RoleContract, string>();
+
+  /** `events`: RoleGranted, RoleRevoked and RoleAdminChanged of the three contracts, in chain order (others ignored). */
+  constructor(events: TimedEvent[], deployment: Deployment) {
+    this.#deployment = deployment;
+    this.#contractOf = (address) => ROLE_CONTRACTS.find((name) => deployment.contracts[name] === getAddress(address));
+    for (const event of events) {
+      const contract = this.#contractOf(event.address);
+      if (!contract) continue;
+      if (event.name === "RoleAdminChanged") this.#adminChanges.push(event);
+      if (event.name !== "RoleGranted" && event.name !== "RoleRevoked") continue;
+      const roleId = String(event.args.role).toLowerCase();
+      const account = getAddress(event.args.account);
+      const open = this.#periods.find((p) => p.contract === contract && p.roleId === roleId && p.account === account && !p.revoke);
+      if (event.name === "RoleGranted") {
+        // AccessControl emits RoleGranted only when the account did not hold the role.
+        if (!open) this.#periods.push({ contract, roleId, account, grant: event, revoke: null });
+        if (!this.#deployers.has(contract) && roleId === ZeroHash) this.#deployers.set(contract, account);
+      } else if (open) {
+        open.revoke = event;
+      }
+    }
+  }
+
+  /** Whether `account` held `role` on `contract` just before `event` was applied. */
+  holdsAt(contract: RoleContract, role: RoleName, account: string, event: { blockNumber: number; logIndex: number }): boolean {
+    const who = getAddress(account);
+    return this.#periods.some((p) =>
+      p.contract === contract && p.roleId === ROLE_IDS[role] && p.account === who && isBefore(p.grant, event) && (!p.revoke || !isBefore(p.revoke, event)),
+    );
+  }
+
+  /** The deployer of `contract`: the deployment file's, or the account its constructor made DEFAULT_ADMIN. */
+  deployerOf(contract: RoleContract): string | undefined {
+    return this.#deployment.deployer ?? this.#deployers.get(contract);
+  }
+
+  #fromDeployment(period: Period): boolean {
+    const { roles } = this.#deployment;
+    const deployer = this.deployerOf(period.contract);
+    if (!deployer || getAddress(period.grant.args.sender) !== deployer) return false;
+    // The first period of that (contract, role, account) only: a later re-grant is not the deployment's.
+    const first = this.#periods.find((p) => p.contract === period.contract && p.roleId === period.roleId && p.account === period.account);
+    if (first !== period) return false;
+    const expected: Record<RoleContract, [string, string][]> = {
+      LicenceToken: [[ROLE_IDS.OPERATOR_ROLE, roles.operator], [ROLE_IDS.ADMIN_ROLE, roles.admin]],
+      DocumentRegistry: [[ROLE_IDS.OPERATOR_ROLE, roles.operator]],
+      ApprovalRegistry: [[ROLE_IDS.OPERATOR_ROLE, roles.operator], [ROLE_IDS.ADMIN_ROLE, roles.admin], [ROLE_IDS.KEEPER_ROLE, roles.keeper]],
+    };
+    const grants = [...expected[period.contract], [ZeroHash, deployer], [ZeroHash, roles.governance]];
+    return grants.some(([roleId, account]) => roleId === period.roleId && account === period.account);
+  }
+
+  grants(): RoleGrantAudit[] {
+    const ref = (e: TimedEvent) => ({ transactionHash: e.transactionHash, blockNumber: e.blockNumber, timestamp: isoTime(e.time) });
+    return this.#periods.map((p) => ({
+      contract: p.contract,
+      role: roleName(p.roleId),
+      account: p.account,
+      grantedBy: getAddress(p.grant.args.sender),
+      granted: ref(p.grant),
+      revoked: p.revoke ? { ...ref(p.revoke), by: getAddress(p.revoke.args.sender) } : null,
+      fromDeployment: this.#fromDeployment(p),
+    }));
+  }
+
+  /** Holders at the audited block, per contract and role. */
+  holders(): RoleHolder[] {
+    return this.#periods
+      .filter((p) => !p.revoke)
+      .map((p) => ({ contract: p.contract, role: roleName(p.roleId), account: p.account, since: isoTime(p.grant.time) }));
+  }
+
+  findings(departmentWallets: WalletTenure[]): string[] {
+    const findings: string[] = [];
+    const { roles } = this.#deployment;
+    const role = (p: Period) => `${roleName(p.roleId)} on ${p.contract}`;
+    const when = (e: TimedEvent) => `block ${e.blockNumber} (${isoTime(e.time)}, tx ${e.transactionHash})`;
+
+    // 1. A role holder never speaks for a department, at any time (a revoked operator key that later becomes a
+    //    department wallet is still a key the platform held).
+    for (const p of this.#periods) {
+      for (const tenure of departmentWallets.filter((t) => t.wallet === p.account)) {
+        findings.push(`${p.account} holds or held ${role(p)} (granted at ${when(p.grant)}) and is or was the wallet of department ${tenure.departmentCode} (from ${when(tenure.since)})`);
+      }
+    }
+
+    // 2. Governance, administration and operation are three different keys.
+    const named = [["governance", roles.governance], ["admin", roles.admin], ["operator", roles.operator]] as const;
+    for (let i = 0; i < named.length; i++) {
+      for (let j = i + 1; j < named.length; j++) {
+        if (named[i][1] === named[j][1]) findings.push(`the deployment file names the same key ${named[i][1]} as ${named[i][0]} and ${named[j][0]}: they must be three different keys`);
+      }
+    }
+    const powers: RoleName[] = ["DEFAULT_ADMIN_ROLE", "ADMIN_ROLE", "OPERATOR_ROLE"];
+    const byAccount = new Map<string, Set<RoleName>>();
+    for (const p of this.#periods) {
+      const name = powers.find((r) => ROLE_IDS[r] === p.roleId);
+      if (name) byAccount.set(p.account, (byAccount.get(p.account) ?? new Set()).add(name));
+    }
+    for (const [account, held] of byAccount) {
+      if (held.size > 1) findings.push(`${account} holds or held ${[...held].join(" and ")}: governance, administration and the operator must be three different keys`);
+    }
+
+    // 3. DEFAULT_ADMIN_ROLE belongs to governance; the deployer holds it only while deploying and handing over.
+    for (const p of this.#periods.filter((q) => q.roleId === ZeroHash)) {
+      const deployer = this.deployerOf(p.contract);
+      const constructorGrant = p === this.#periods.find((q) => q.contract === p.contract && q.roleId === ZeroHash) && p.account === deployer;
+      if (p.account !== roles.governance && !constructorGrant) {
+        findings.push(`${p.account} was granted DEFAULT_ADMIN_ROLE on ${p.contract} at ${when(p.grant)} by ${getAddress(p.grant.args.sender)}: only governance ${roles.governance} may hold it`);
+      } else if (p.account !== roles.governance && !p.revoke) {
+        findings.push(`the deployer ${p.account} still holds DEFAULT_ADMIN_ROLE on ${p.contract}: it should have handed it to governance ${roles.governance} and renounced it`);
+      }
+    }
+    for (const contract of ROLE_CONTRACTS) {
+      const deployer = this.deployerOf(contract);
+      if (!deployer || deployer === roles.governance) continue;
+      const handedOver = this.#periods.find((p) => p.contract === contract && p.roleId === ZeroHash && p.account === roles.governance);
+      if (!handedOver) continue;
+      for (const p of this.#periods.filter((q) => q.contract === contract)) {
+        for (const event of [p.grant, p.revoke]) {
+          if (!event || !isBefore(handedOver.grant, event) || getAddress(event.args.sender) !== deployer) continue;
+          // Renouncing its own DEFAULT_ADMIN_ROLE is the hand-over's last step.
+          if (event === p.revoke && p.roleId === ZeroHash && p.account === deployer) continue;
+          findings.push(`the deployer ${deployer} ${event.name === "RoleGranted" ? "granted" : "revoked"} ${role(p)} ${event.name === "RoleGranted" ? "to" : "of"} ${p.account} at ${when(event)}, after governance had received DEFAULT_ADMIN_ROLE`);
+        }
+      }
+    }
+
+    // 4. No contract changes a role's admin role: one would let another role grant.
+    for (const e of this.#adminChanges) {
+      findings.push(`the admin role of ${roleName(String(e.args.role))} on ${this.#contractOf(e.address)} changed from ${roleName(String(e.args.previousAdminRole))} to ${roleName(String(e.args.newAdminRole))} at ${when(e)}`);
+    }
+    return findings;
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * How the contracts are wired, read from their views and wiring events at the audited block: the token and the
+ * document registry must take review changes from the deployment's approval registry, set exactly once (one
+ * ApprovalRegistrySet, one ReviewRegistrySet); the approval registry must point back at the deployment's token,
+ * document registry and decision verifier (which must have code), with the deployment's wallet delay. A second
+ * wiring event, or any other address, would mean someone other than the departments could drive a review.
+ */
+import { getAddress } from "ethers";
+import type { ContractViews } from "./contractViews.ts";
+import type { Deployment } from "./deploymentFile.ts";
+import type { ChainEvent } from "./logReader.ts";
+
+export interface WiringEvent {
+  registry: string;
+  transactionHash: string;
+  blockNumber: number;
+}
+
+export interface WiringAudit {
+  /** LicenceToken.approvalRegistry() */
+  tokenApprovalRegistry: string;
+  /** DocumentRegistry.reviewRegistry() */
+  documentReviewRegistry: string;
+  /** DocumentRegistry.licenceToken() */
+  documentLicenceToken: string;
+  /** ApprovalRegistry.licenceToken(), documentRegistry(), decisionVerifier(), walletDelay() */
+  registryLicenceToken: string;
+  registryDocumentRegistry: string;
+  decisionVerifier: string;
+  decisionVerifierHasCode: boolean;
+  walletDelay: number;
+  approvalRegistrySet: WiringEvent[];
+  reviewRegistrySet: WiringEvent[];
+}
+
+export async function readWiring(views: ContractViews, platformEvents: ChainEvent[]): Promise<WiringAudit> {
+  const [tokenApprovalRegistry, documentReviewRegistry, documentLicenceToken, registryLicenceToken, registryDocumentRegistry, decisionVerifier, walletDelay] = await Promise.all([
+    views.address("LicenceToken", "approvalRegistry"),
+    views.address("DocumentRegistry", "reviewRegistry"),
+    views.address("DocumentRegistry", "licenceToken"),
+    views.address("ApprovalRegistry", "licenceToken"),
+    views.address("ApprovalRegistry", "documentRegistry"),
+    views.address("ApprovalRegistry", "decisionVerifier"),
+    views.walletDelay(),
+  ]);
+  const wiring = (name: string, contract: string) =>
+    platformEvents
+      .filter((e) => e.name === name && e.address === contract)
+      .map((e) => ({ registry: getAddress(e.args.registry), transactionHash: e.transactionHash, blockNumber: e.blockNumber }));
+  return {
+    tokenApprovalRegistry,
+    documentReviewRegistry,
+    documentLicenceToken,
+    registryLicenceToken,
+    registryDocumentRegistry,
+    decisionVerifier,
+    decisionVerifierHasCode: await views.hasCode(decisionVerifier),
+    walletDelay,
+    approvalRegistrySet: wiring("ApprovalRegistrySet", views.contracts.LicenceToken),
+    reviewRegistrySet: wiring("ReviewRegistrySet", views.contracts.DocumentRegistry),
+  };
+}
+
+export function wiringFindings(w: WiringAudit, deployment: Deployment): string[] {
+  const { contracts } = deployment;
+  const findings: string[] = [];
+  const expect = (what: string, actual: string, expected: string, name: string) => {
+    if (getAddress(actual) !== expected) findings.push(`${what} is ${actual}, not the deployment's ${name} ${expected}`);
+  };
+  expect("LicenceToken.approvalRegistry()", w.tokenApprovalRegistry, contracts.ApprovalRegistry, "ApprovalRegistry");
+  expect("DocumentRegistry.reviewRegistry()", w.documentReviewRegistry, contracts.ApprovalRegistry, "ApprovalRegistry");
+  expect("DocumentRegistry.licenceToken()", w.documentLicenceToken, contracts.LicenceToken, "LicenceToken");
+  expect("ApprovalRegistry.licenceToken()", w.registryLicenceToken, contracts.LicenceToken, "LicenceToken");
+  expect("ApprovalRegistry.documentRegistry()", w.registryDocumentRegistry, contracts.DocumentRegistry, "DocumentRegistry");
+  expect("ApprovalRegistry.decisionVerifier()", w.decisionVerifier, contracts.DecisionVerifier, "DecisionVerifier");
+  if (!w.decisionVerifierHasCode) findings.push(`the decision verifier ${w.decisionVerifier} has no code: no signed decision could be checked`);
+  if (w.walletDelay !== deployment.walletDelay) findings.push(`ApprovalRegistry.walletDelay() is ${w.walletDelay} s but the deployment file says ${deployment.walletDelay} s`);
+  for (const [name, events] of [["ApprovalRegistrySet (LicenceToken)", w.approvalRegistrySet], ["ReviewRegistrySet (DocumentRegistry)", w.reviewRegistrySet]] as const) {
+    if (events.length !== 1) findings.push(`${name} was emitted ${events.length} times: the approval registry is wired exactly once`);
+    for (const e of events) {
+      if (e.registry !== contracts.ApprovalRegistry) findings.push(`${name} wired ${e.registry} at block ${e.blockNumber} (tx ${e.transactionHash}), not the deployment's ApprovalRegistry ${contracts.ApprovalRegistry}`);
+    }
+  }
+  return findings;
+}
