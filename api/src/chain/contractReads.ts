@@ -6,7 +6,7 @@
 import {
   type Abi, type ContractFunctionArgs, type ContractFunctionName, type ContractFunctionReturnType, decodeFunctionResult, encodeFunctionData, type Hex,
 } from "viem";
-import { ApprovalRegistryAbi, DocumentRegistryAbi } from "../../../abis/index.ts";
+import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../../abis/index.ts";
 
 /** What a typed read needs: the gateway's read-only call. */
 export interface ContractCaller {
@@ -37,6 +37,16 @@ export const progressOf = (caller: ContractCaller, registry: string, tokenId: bi
 /** ApprovalRegistry.pendingDepartmentsOf: the departments that can decide now (in turn, for SEQUENTIAL stages). */
 export const pendingDepartmentsOf = (caller: ContractCaller, registry: string, tokenId: bigint, blockTag?: number | string) =>
   readContract(caller, registry, ApprovalRegistryAbi, "pendingDepartmentsOf", [tokenId], blockTag);
+
+/** ApprovalRegistry.decisionsOf: each department of a stage, its decision (DecisionStatus) and reviewed mask. */
+export const decisionsOf = (caller: ContractCaller, registry: string, tokenId: bigint, stage: number) =>
+  readContract(caller, registry, ApprovalRegistryAbi, "decisionsOf", [tokenId, stage]);
+
+/** LicenceToken.validityOf: [validity, status, reasonCode, expiresAt]. */
+export const validityOf = (caller: ContractCaller, token: string, tokenId: bigint) => readContract(caller, token, LicenceTokenAbi, "validityOf", [tokenId]);
+
+/** LicenceToken.ownerOf (reverts for a token that does not exist). */
+export const ownerOf = (caller: ContractCaller, token: string, tokenId: bigint) => readContract(caller, token, LicenceTokenAbi, "ownerOf", [tokenId]);
 
 /** DocumentRegistry.anchorOf: where a hash was anchored, and whether it is its document's latest version. */
 export const anchorOf = (caller: ContractCaller, documents: string, sha256Hash: Hex) => readContract(caller, documents, DocumentRegistryAbi, "anchorOf", [sha256Hash]);
