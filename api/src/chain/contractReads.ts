@@ -42,6 +42,10 @@ export const pendingDepartmentsOf = (caller: ContractCaller, registry: string, t
 export const decisionsOf = (caller: ContractCaller, registry: string, tokenId: bigint, stage: number) =>
   readContract(caller, registry, ApprovalRegistryAbi, "decisionsOf", [tokenId, stage]);
 
+/** ApprovalRegistry.departmentRecord: code, wallet, custody, active flag, next signed-decision nonce, pending change. */
+export const departmentRecord = (caller: ContractCaller, registry: string, departmentId: number) =>
+  readContract(caller, registry, ApprovalRegistryAbi, "departmentRecord", [departmentId]);
+
 /** LicenceToken.validityOf: [validity, status, reasonCode, expiresAt]. */
 export const validityOf = (caller: ContractCaller, token: string, tokenId: bigint) => readContract(caller, token, LicenceTokenAbi, "validityOf", [tokenId]);
 

@@ -11,6 +11,7 @@ import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
 import { approvalRegistry, DECISION_NAMES, enumValueOf, eventsOf } from "../../chain/contracts.ts";
+import { departmentRecord } from "../../chain/contractReads.ts";
 import { apiErrorOf, REVERT_ANSWERS } from "../../chain/revertMapping.ts";
 import { canonicalJson } from "../../canonicalJson.ts";
 import { AppError, conflict, forbidden } from "../../http/appError.ts";
@@ -122,10 +123,7 @@ export async function decisionToSign(context: DomainContext, principal: Extract<
   const request = await findVisibleRequest(context.pool, principal, requestId);
   const department = await departmentOnChain(context, principal.code);
   const review = resolveReview(await requestDocuments(context, request), decision);
-  const record = approvalRegistry.decodeFunctionResult(
-    "departmentRecord",
-    await context.gateway.call(context.contracts.ApprovalRegistry, approvalRegistry.encodeFunctionData("departmentRecord", [department.departmentId])),
-  )[0];
+  const record = await departmentRecord(context.gateway, context.contracts.ApprovalRegistry, department.departmentId);
   const message: DecisionMessage = {
     tokenId: request.tokenId,
     departmentId: department.departmentId,
@@ -134,7 +132,7 @@ export async function decisionToSign(context: DomainContext, principal: Extract<
     reviewedMask: review.mask,
     reviewedVersions: review.versions,
     remarksHash: remarksOf(decision).hash,
-    nonce: BigInt(record.nonce),
+    nonce: record.nonce,
     deadline: BigInt(Math.floor(Date.now() / 1000) + SIGNATURE_LIFETIME_SECONDS),
   };
   return {
