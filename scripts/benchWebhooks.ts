@@ -20,7 +20,7 @@ const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-webhooks-"));
 const env = {
   DATA_DIR: dataDir, PORT: String(await freePort()), CHAIN_PORT: String(await freePort()),
   EMBEDDED_PG_PORT: String(await freePort()), INDEXER_PORT: String(await freePort()), LOG_LEVEL: "warn",
-  DATABASE_URL: "", CHAIN_RPC_URL: "", RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0",
+  DATABASE_URL: "", CHAIN_RPC_URL: "", RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0", RATE_LIMIT_PUBLIC_PER_MINUTE: "0", REQUEST_QUOTA_PER_DAY: "0",
 };
 
 // The receiver: resolves the waiter of each request id as its webhook arrives.
@@ -58,9 +58,9 @@ await post("/workflows", admin, {
   stages: [{ stageId: "s", stageName: "Review", stageOrder: 1, executionType: "SEQUENTIAL", requiredApprovals: [{ departmentCode: "BENCH_HOOKS", requiredDocuments: [], isMandatory: true }] }],
 });
 await post("/webhooks", admin, { departmentCode: "BENCH_HOOKS", url: receiverUrl, events: ["APPROVAL_REQUIRED"], secret: "bench-secret-0123456789" });
-const login = await fetch(`${api}/auth/identitylocker/authorize?${new URLSearchParams({ redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: "bench" })}`, { redirect: "manual" });
+const login = await fetch(`${api}/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: "bench" })}`, { redirect: "manual" });
 const code = new URL(login.headers.get("location")!).searchParams.get("code");
-const applicant = ((await (await fetch(`${api}/auth/identitylocker/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code, redirect_uri: "http://127.0.0.1:9/cb" }) })).json()) as { access_token: string }).access_token;
+const applicant = ((await (await fetch(`${api}/auth/identitylocker/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code, client_id: "demo", code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", redirect_uri: "http://127.0.0.1:9/cb" }) })).json()) as { access_token: string }).access_token;
 
 interface Sample { afterReturn: number; fromSend: number }
 async function one(): Promise<Sample> {

@@ -6,7 +6,8 @@
  * decision, the platform only relays it); the licence is issued; the applicant proves it is theirs. Each step
  * prints its transaction hash; the end prints the verification URL and the QR code in the terminal.
  *
- * Settings: API_URL (default http://127.0.0.1:PORT), DATA_DIR (to find the embedded admin client), or
+ * Settings: API_URL (default: the URL of the stack running on DATA_DIR, as its supervisor recorded it, so a moved
+ * PORT is followed; else http://127.0.0.1:PORT), DATA_DIR (to find the embedded admin client), or
  * ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET; DEMO_TYPE (default RESORT_LICENSE).
  */
 import { createHash, randomBytes } from "node:crypto";
@@ -15,11 +16,28 @@ import { loadConfig } from "../api/src/config.ts";
 import { DECISION_TYPES } from "../api/src/domain/approvals/decisionTypedData.ts";
 import { developmentSecret } from "../api/src/developmentSecrets.ts";
 import { qrTerminal } from "../api/src/verification/qrImage.ts";
+import { runningStack } from "./stack/stackLock.ts";
 
 const config = loadConfig();
-const base = (process.env.API_URL ?? `http://127.0.0.1:${config.port}`).replace(/\/$/, "");
+const running = process.env.API_URL ? undefined : await runningStack(config.dataDir);
+const base = (process.env.API_URL ?? running?.url ?? `http://127.0.0.1:${config.port}`).replace(/\/$/, "");
 const api = `${base}/api/v1`;
 const requestType = process.env.DEMO_TYPE ?? "RESORT_LICENSE";
+
+// Before anything else (and before reading DATA_DIR's secrets): is the platform there at all?
+const health = await fetch(`${base}/health`, { signal: AbortSignal.timeout(5_000) }).then(
+  async (r) => ({ status: r.status, body: (await r.json().catch(() => undefined)) as { checks?: unknown; notReady?: string[] } | undefined }),
+  (error: Error) => ({ status: 0, body: undefined, error }),
+);
+if (!health.body?.checks) {
+  console.error(
+    `No licence approval API answers at ${base}${health.status ? ` (HTTP ${health.status} from something else)` : ""}.\n` +
+      (running ? "" : `No platform is running on ${config.dataDir} either.\n`) +
+      "Start it with `npm start` (same DATA_DIR), or point the demo at it: API_URL=http://host:port npm run demo",
+  );
+  process.exit(1);
+}
+if (health.status !== 200) console.log(`The platform answers at ${base} but is not ready yet (${health.body.notReady?.join(", ")}); continuing.`);
 const clientId = config.adminClientId ?? `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
 const clientSecret = config.adminClientSecret ?? (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
 const run = randomBytes(3).toString("hex").toUpperCase().replace(/\d/g, (d) => "GHIJKLMNOP"[Number(d)]);
@@ -51,13 +69,6 @@ const upload = (file: Buffer, name: string, fields: Record<string, string> = {})
   form.set("file", new Blob([new Uint8Array(file)], { type: "application/pdf" }), name);
   return form;
 };
-
-try {
-  await fetch(`${base}/health`);
-} catch {
-  console.error(`No API at ${base}. Start the platform first (npm start), or set API_URL.`);
-  process.exit(1);
-}
 
 console.log(`Licence approval demo against ${api}\n`);
 const token = await fetch(`${api}/auth/token`, {
@@ -105,10 +116,10 @@ const registration = (await call("GET", "/admin/blockchain/transactions?txType=R
 step(`Two-stage workflow for ${requestType} registered on chain (version ${workflow.version})`, registration?.transactionHash);
 
 const applicantId = `demo-applicant-${run.toLowerCase()}`;
-const login = await fetch(`${api}/auth/identitylocker/authorize?${new URLSearchParams({ redirect_uri: "http://127.0.0.1:9/callback", state: run, login_hint: applicantId, name: "Dana Demo" })}`, { redirect: "manual" });
+const login = await fetch(`${api}/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/callback", state: run, login_hint: applicantId, name: "Dana Demo" })}`, { redirect: "manual" });
 const code = new URL(login.headers.get("location") ?? "http://x/?").searchParams.get("code");
 if (!code) throw new Error("applicant sign-in failed: the identity locker did not return a code (is a real identity provider configured?)");
-const applicant = (await call("POST", "/auth/identitylocker/token", { json: { code, redirect_uri: "http://127.0.0.1:9/callback" } })).access_token as string;
+const applicant = (await call("POST", "/auth/identitylocker/token", { json: { code, client_id: "demo", code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", redirect_uri: "http://127.0.0.1:9/callback" } })).access_token as string;
 step(`Applicant ${applicantId} signed in through the identity locker`);
 
 const created = await call("POST", "/requests", { token: applicant, json: { applicantId, requestType, metadata: { premises: "12 Harbour Road" } } });

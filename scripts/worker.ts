@@ -1,18 +1,40 @@
 /**
- * `npm run worker`: the job runner as its own process. Against real services it takes the same environment as
- * the API; next to an embedded `npm start` (same DATA_DIR) it finds that stack's Postgres and chain itself.
+ * `npm run worker`: the job runner as its own process. Against real services it takes the same environment as the
+ * API (a `.env` file is read first: ENV_FILE, default ./.env; variables already set win). Next to an embedded
+ * `npm start` on the same DATA_DIR it joins that stack: the supervisor's DATA_DIR/run/stack.json gives the chain
+ * (URL and id), the indexer, the deployment and the token issuer, so moved ports are followed.
  * Start the API with JOBS_IN_API=false to leave every job to workers (both may also run them together).
  */
-import { loadConfig } from "../api/src/config.ts";
+import { loadConfig, readEnvFile } from "../api/src/config.ts";
 import { developmentSecret } from "../api/src/developmentSecrets.ts";
+import { runningStack } from "./stack/stackLock.ts";
+
+readEnvFile();
 
 const config = loadConfig();
-if (!config.databaseUrl) {
-  const password = (await developmentSecret(config.dataDir, "postgres.password", 24)).slice(2);
-  process.env.DATABASE_URL = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${config.embeddedPostgresPort}/licence`;
-}
-if (!config.chainRpcUrl) {
-  process.env.CHAIN_RPC_URL = `http://127.0.0.1:${config.chainPort}`;
-  process.env.CHAIN_FUNDING ??= "anvil";
+if (!config.databaseUrl || !config.chainRpcUrl) {
+  const stack = await runningStack(config.dataDir);
+  if (!stack) {
+    console.error(
+      `No platform is running on ${config.dataDir} (no live DATA_DIR/run/stack.json). Start it with \`npm start\` (same DATA_DIR), ` +
+        "or give the worker its services: DATABASE_URL, CHAIN_RPC_URL, CHAIN_ID, DEPLOYMENT_FILE (see docs/architecture.md, “Several hosts”).",
+    );
+    process.exit(1);
+  }
+  const join: Record<string, string | undefined> = {
+    CHAIN_RPC_URL: stack.chainRpcUrl,
+    CHAIN_ID: String(stack.chainId),
+    CHAIN_FUNDING: stack.chainFunding,
+    DEPLOYMENT_FILE: stack.deploymentFile,
+    INDEXER_URL: stack.indexerUrl,
+    JWT_ISSUER: stack.jwtIssuer,
+    PUBLIC_BASE_URL: stack.url,
+  };
+  if (!config.databaseUrl && stack.embeddedPostgresPort) {
+    const password = (await developmentSecret(config.dataDir, "postgres.password", 24)).slice(2);
+    join.DATABASE_URL = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${stack.embeddedPostgresPort}/licence`;
+  }
+  // What the operator set explicitly wins over what the running stack says.
+  for (const [name, value] of Object.entries(join)) if (value !== undefined && !process.env[name]) process.env[name] = value;
 }
 await import("../api/src/worker.ts");

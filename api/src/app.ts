@@ -12,12 +12,39 @@ import { allowedMethods } from "./http/allowedMethods.ts";
 import { errorMiddleware } from "./http/errorMiddleware.ts";
 import { serviceOpenApiDocument } from "./http/openapi.ts";
 import { requestContext } from "./http/requestContext.ts";
-import { RateLimiter, type RateLimits } from "./http/rateLimit.ts";
+import { clientKey, isLimitedPublicRead, RateLimiter, type RateLimits } from "./http/rateLimit.ts";
 import { mountRoutes, type RouteDefinition } from "./http/routeTable.ts";
 import type { Metrics } from "./observability/metrics.ts";
 import { mountSystemRoutes, type SystemDeps } from "./routes/system.ts";
 
 export const API_PREFIX = "/api/v1";
+
+/**
+ * Content-Security-Policy of the API documentation page (/docs). Its current renderer is one inline script and one
+ * inline style that fetch /api/v1/openapi.json; a renderer served as files could drop 'unsafe-inline'. The one place to
+ * change when /docs changes.
+ */
+export const DOCS_CSP = "default-src 'none'; script-src 'unsafe-inline' 'self'; style-src 'unsafe-inline' 'self'; connect-src 'self'; img-src 'self' data:; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+/** Every other response: nothing may frame it (pages with their own policy, like /verify, keep theirs). */
+const DEFAULT_CSP = "frame-ancestors 'none'";
+
+/**
+ * Baseline security headers on every response (issue 15, L8): no MIME sniffing, no referrer, no framing; API answers
+ * (credentials, personal data) are never stored by caches unless a route says otherwise.
+ */
+function securityHeaders(): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } finally {
+      ctx.set("X-Content-Type-Options", "nosniff");
+      ctx.set("Referrer-Policy", "no-referrer");
+      ctx.set("X-Frame-Options", "DENY");
+      if (!ctx.response.get("Content-Security-Policy")) ctx.set("Content-Security-Policy", ctx.path === "/docs" ? DOCS_CSP : DEFAULT_CSP);
+      if (!ctx.response.get("Cache-Control") && (ctx.path.startsWith(API_PREFIX) || ctx.path.startsWith("/auth/"))) ctx.set("Cache-Control", "no-store");
+    }
+  };
+}
 export const API_VERSION = "1.0.0";
 
 export interface AppDeps extends Omit<SystemDeps, "openApiDocument"> {
@@ -34,18 +61,25 @@ export interface AppDeps extends Omit<SystemDeps, "openApiDocument"> {
   /** Routes outside /api/v1 (e.g. /.well-known/jwks.json), mounted at the root. */
   rootRoutes?: RouteDefinition[];
   jsonLimit?: string;
-  /** Rate limits of the authentication and write endpoints (none: unlimited). */
+  /** Rate limits of the authentication, write and public read endpoints (none: unlimited). */
   rateLimits?: RateLimits;
+  /**
+   * How many reverse proxies in front of the API append to X-Forwarded-For (0: none, the socket address is the
+   * client). With n, the client is the address the n-th proxy from us saw; anything a caller wrote before it is ignored.
+   */
+  trustProxyHops?: number;
 }
 
 export function createApp(deps: AppDeps): Koa {
-  const app = new Koa({ proxy: false });
+  const hops = deps.trustProxyHops ?? 0;
+  const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   app.silent = true; // errors are answered and logged by our middleware, not printed by Koa
   app.use(requestContext(deps.logger, deps.metrics));
   const oauthPaths = new Set([
     ...(deps.rootRoutes ?? []).filter((route) => route.errorBody === "oauth").map((route) => route.path),
     ...deps.routes.filter((route) => route.errorBody === "oauth").map((route) => API_PREFIX + route.path),
   ]);
+  app.use(securityHeaders());
   app.use(errorMiddleware({ oauthPaths }));
   app.use(
     koaBody({
@@ -53,6 +87,7 @@ export function createApp(deps: AppDeps): Koa {
       urlencoded: true,
       multipart: false, // document uploads parse multipart in their own route (streaming, size limits)
       jsonLimit: deps.jsonLimit ?? "1mb",
+      includeUnparsed: true, // Idempotency-Key fingerprints cover the exact body
       formLimit: "64kb",
     }),
   );
@@ -69,6 +104,11 @@ export function createApp(deps: AppDeps): Koa {
     }));
 
   const limiter = deps.rateLimits ? new RateLimiter(deps.rateLimits) : undefined;
+  // Anonymous reads that cost chain calls and queries (verification by sequential token ids, /health): per client.
+  app.use(async (ctx, next) => {
+    if (limiter && isLimitedPublicRead(ctx.method, ctx.path)) limiter.take("public", clientKey(ctx.ip));
+    await next();
+  });
   const root = new Router();
   mountSystemRoutes(root, { ...deps, openApiDocument });
   const rootMethods = mountRoutes(root, deps.rootRoutes ?? [], deps.authenticate, undefined, limiter);

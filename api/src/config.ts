@@ -2,6 +2,7 @@
  * Typed configuration: every setting has a doc, a default and an environment variable, and is checked at start-up
  * with a message naming the bad variable. `scripts/writeEnvExample.ts` turns this table into .env.example.
  */
+import os from "node:os";
 import path from "node:path";
 
 export type Environment = "development" | "production" | "test";
@@ -61,10 +62,16 @@ const bool = (raw: string, env: string) => {
 
 export const settings = {
   nodeEnv: { env: "NODE_ENV", doc: "development, production or test; production refuses development conveniences", fallback: "development", parse: oneOf<Environment>("development", "production", "test") },
+  devConveniences: {
+    env: "DEV_CONVENIENCES",
+    doc: "true: a local development stack: the passwordless development identity provider and secrets generated under DATA_DIR/secrets (npm start turns it on and says so). Refused in production, with a HOST that is not loopback, and with a DATABASE_URL or CHAIN_RPC_URL on another host",
+    fallback: false,
+    parse: bool,
+  },
   dataDir: { env: "DATA_DIR", doc: "Directory holding embedded Postgres, chain state, keys and files", fallback: "./.data", parse: (raw: string) => path.resolve(raw) },
   host: { env: "HOST", doc: "Interface the API binds to", fallback: "127.0.0.1", parse: text },
   port: { env: "PORT", doc: "API port", fallback: 3000, parse: integer(0, 65535) },
-  publicBaseUrl: { env: "PUBLIC_BASE_URL", doc: "URL clients reach the API at (links, QR codes); default http://HOST:PORT", parse: url },
+  publicBaseUrl: { env: "PUBLIC_BASE_URL", doc: "URL clients reach the API at (links, QR codes, token issuer); https and required in production; default http://HOST:PORT", parse: url },
   logLevel: { env: "LOG_LEVEL", doc: "pino log level", fallback: "info", parse: oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent") },
 
   databaseUrl: { env: "DATABASE_URL", doc: "Postgres URL; unset: embedded Postgres under DATA_DIR", parse: text, secret: true },
@@ -77,7 +84,7 @@ export const settings = {
   chainPort: { env: "CHAIN_PORT", doc: "Port of the embedded local chain", fallback: 8545, parse: integer(1, 65535) },
   chainGasMode: { env: "CHAIN_GAS_MODE", doc: "market: EIP-1559 fees from the node; free: gas price 0 (Besu with zeroBaseFee)", fallback: "market", parse: oneOf("market", "free") },
   chainFunding: { env: "CHAIN_FUNDING", doc: "none, or anvil: fund new custodial wallets with anvil_setBalance (embedded chain only)", fallback: "none", parse: oneOf("none", "anvil") },
-  chainSnapshotMs: { env: "CHAIN_SNAPSHOT_MS", doc: "Embedded chain: how often (ms) its state is saved when it changed", fallback: 250, parse: integer(50, 3_600_000) },
+  chainSnapshotMs: { env: "CHAIN_SNAPSHOT_MS", doc: "Embedded chain: how often (ms) it is checked for new blocks, saved when it has some", fallback: 250, parse: integer(50, 3_600_000) },
   deploymentFile: { env: "DEPLOYMENT_FILE", doc: "Deployment file (chain id, addresses, start block); default DATA_DIR/deployment.json", parse: text },
   operatorPrivateKey: { env: "OPERATOR_PRIVATE_KEY", doc: "External chain: the operator wallet's key (stored encrypted at first start); embedded: generated", parse: hexKey(32), secret: true },
   walletDelaySeconds: { env: "WALLET_DELAY_SECONDS", doc: "Embedded deployment: seconds a department wallet change waits in public before it can take effect (deploy script: at least 86,400 outside the embedded chain)", fallback: 60, parse: integer(1, 31_536_000) },
@@ -115,7 +122,7 @@ export const settings = {
   identityProviderUserinfoUrl: { env: "IDENTITY_PROVIDER_USERINFO_URL", doc: "Identity locker userinfo URL (sub, name, email)", parse: url },
   identityProviderClientId: { env: "IDENTITY_PROVIDER_CLIENT_ID", doc: "Our client id at the identity locker", parse: text },
   identityProviderClientSecret: { env: "IDENTITY_PROVIDER_CLIENT_SECRET", doc: "Our client secret at the identity locker", parse: text, secret: true },
-  redirectUriAllowlist: { env: "REDIRECT_URI_ALLOWLIST", doc: "Comma-separated redirect_uri prefixes applicants may return to (loopback is allowed in development)", fallback: [] as string[], parse: list },
+  redirectUriAllowlist: { env: "REDIRECT_URI_ALLOWLIST", doc: "Registered applicant clients and their redirect URIs, comma-separated `client_id=uri` (or `uri`: client_id is its origin); matched exactly (with DEV_CONVENIENCES any loopback http URI is accepted)", fallback: [] as string[], parse: list },
   issuerPrivateKey: { env: "ISSUER_PRIVATE_KEY", doc: "secp256k1 key signing licences' QR codes (EIP-191); embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
   custodySecret: { env: "CUSTODY_SECRET", doc: "32-byte hex secret deriving applicants' custodial addresses; embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
 
@@ -128,6 +135,7 @@ export const settings = {
   s3SecretAccessKey: { env: "S3_SECRET_ACCESS_KEY", doc: "S3 secret access key", parse: text, secret: true },
   s3ForcePathStyle: { env: "S3_FORCE_PATH_STYLE", doc: "Path-style S3 URLs (most S3-compatible servers need it)", fallback: true, parse: bool },
   fileUrlSecret: { env: "FILE_URL_SECRET", doc: "32-byte hex key signing local download URLs; embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
+  refuseActivePdf: { env: "REFUSE_ACTIVE_PDF", doc: "true: refuse PDFs carrying JavaScript, launch actions, embedded files or XFA (400 INVALID_FILE, reason ACTIVE_CONTENT); false: accept them flagged in the document detail", fallback: false, parse: bool },
   maxUploadBytes: { env: "MAX_UPLOAD_BYTES", doc: "Largest accepted document (bytes); larger uploads get 413", fallback: 10 * 1024 * 1024, parse: integer(1, 1024 * 1024 * 1024) },
 
   licenceValidityDays: {
@@ -146,6 +154,10 @@ export const settings = {
   },
   rateLimitAuthPerMinute: { env: "RATE_LIMIT_AUTH_PER_MINUTE", doc: "Authentication requests (and failed authentications) per client IP per minute; 0: no limit", fallback: 60, parse: integer(0, 1_000_000) },
   rateLimitWritePerMinute: { env: "RATE_LIMIT_WRITE_PER_MINUTE", doc: "Write requests (POST/PUT/PATCH/DELETE) per caller per minute; 0: no limit", fallback: 600, parse: integer(0, 1_000_000) },
+  rateLimitPublicPerMinute: { env: "RATE_LIMIT_PUBLIC_PER_MINUTE", doc: "Public reads (/verify*, /health) per client address (IPv6: per /64) per minute; 0: no limit", fallback: 120, parse: integer(0, 1_000_000) },
+  requestQuotaPerDay: { env: "REQUEST_QUOTA_PER_DAY", doc: "Requests one applicant may create in any 24 hours (each mints through the shared operator wallet); beyond: 429 QUOTA_EXCEEDED; 0: no quota", fallback: 50, parse: integer(0, 1_000_000) },
+  maxMetadataBytes: { env: "MAX_METADATA_BYTES", doc: "Largest request metadata, serialized JSON bytes; beyond: 400 METADATA_TOO_LARGE", fallback: 16 * 1024, parse: integer(256, 1024 * 1024) },
+  trustProxyHops: { env: "TRUST_PROXY_HOPS", doc: "Reverse proxies in front of the API that append to X-Forwarded-For; the client address (rate limits, audit rows) is the one the outermost trusted proxy saw; 0: the socket address", fallback: 0, parse: integer(0, 10) },
 
   // Jobs (api/src/jobs): webhooks, event derivation, stage timeouts
   jobsInApi: { env: "JOBS_IN_API", doc: "Run the job runner inside the API process (false when `npm run worker` runs it)", fallback: true, parse: bool },
@@ -153,12 +165,31 @@ export const settings = {
   jobConcurrency: { env: "JOB_CONCURRENCY", doc: "Jobs of one kind a runner works on at once", fallback: 10, parse: integer(1, 1_000) },
   jobLockMs: { env: "JOB_LOCK_MS", doc: "A job whose runner died is taken over after this long (ms; deliveries: at least 15 s, above their 10 s timeout)", fallback: 60_000, parse: integer(1_000, 3_600_000) },
   jobTimeScale: { env: "JOB_TIME_SCALE", doc: "Tests only: multiplies the webhook retry delays (1 min … 24 h) so the schedule runs in seconds; 1 in production", fallback: 1, parse: fraction },
+  // Processes (npm start) and their share of Postgres
+  apiProcesses: { env: "API_PROCESSES", doc: "npm start: API processes sharing PORT (reusePort); default one per core", fallback: () => os.availableParallelism(), parse: integer(1, 64) },
+  workerProcesses: { env: "WORKER_PROCESSES", doc: "npm start: job-runner processes; when above 0 the APIs run no jobs unless JOBS_IN_API is set", fallback: 0, parse: integer(0, 64) },
+  dbPoolSize: { env: "DB_POOL_SIZE", doc: "Postgres connections per API or worker process (all processes together must stay under the server's max_connections)", fallback: 20, parse: integer(1, 1_000) },
   startIndexer: { env: "START_INDEXER", doc: "npm start: run the indexer (false when it runs elsewhere)", fallback: true, parse: bool },
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;
 type ValueOf<K extends keyof Settings> = ReturnType<Settings[K]["parse"]>;
 export type Config = { [K in keyof Settings]: Settings[K] extends { fallback: unknown } ? ValueOf<K> : ValueOf<K> | undefined };
+
+/**
+ * Reads a `.env` file into process.env (ENV_FILE, default ./.env), when there is one: variables already set win.
+ * Every role's command (npm start, npm run api, npm run worker) calls it first, so one file configures a host.
+ */
+export function readEnvFile(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const file = path.resolve(env.ENV_FILE ?? ".env");
+  try {
+    process.loadEnvFile(file);
+    return file;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new ConfigError(`ENV_FILE ${file}: ${(error as Error).message}`);
+  }
+}
 
 /** Reads and checks every setting; throws one error listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -182,7 +213,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!result.operatorAddress) problems.push("OPERATOR_ADDRESS (a key of the remote signer) is required with SIGNER=remote");
     if (result.operatorPrivateKey) problems.push("OPERATOR_PRIVATE_KEY cannot be set with SIGNER=remote: the operator key stays in the signer (set OPERATOR_ADDRESS)");
   }
+  if (result.devConveniences) problems.push(...devConveniencesProblems(result));
   if (result.nodeEnv === "production") {
+    if (!result.publicBaseUrl?.startsWith("https://")) problems.push("PUBLIC_BASE_URL is required in production and must be https (it is in every QR code, link and token issuer)");
     if (!result.masterKey) problems.push("MASTER_KEY is required in production (no generated secrets)");
     if (!result.databaseUrl) problems.push("DATABASE_URL is required in production (no embedded Postgres)");
     if (!result.chainRpcUrl) problems.push("CHAIN_RPC_URL is required in production (no embedded chain)");
@@ -200,6 +233,54 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   result.deploymentFile ??= path.join(result.dataDir, "deployment.json");
   result.jwtIssuer ??= result.publicBaseUrl;
   return result;
+}
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
+const isLoopbackHost = (host: string) => LOOPBACK_HOSTS.has(host.toLowerCase()) || /^127\./.test(host);
+const hostOf = (raw: string) => {
+  try {
+    return new URL(raw).hostname;
+  } catch {
+    return raw;
+  }
+};
+
+/**
+ * Development conveniences are for a local stack only: never in production, never reachable from elsewhere, and
+ * never next to a real database or chain (which a forgotten setting would otherwise open to passwordless sign-in).
+ */
+export function devConveniencesProblems(config: Config): string[] {
+  const problems: string[] = [];
+  const refused = "DEV_CONVENIENCES (passwordless development sign-in, generated secrets) is refused";
+  if (config.nodeEnv === "production") problems.push(`${refused} in production`);
+  if (!isLoopbackHost(config.host)) problems.push(`${refused} with HOST=${config.host}: it only serves a local stack on a loopback address`);
+  if (config.databaseUrl && !isLoopbackHost(hostOf(config.databaseUrl))) problems.push(`${refused} with a DATABASE_URL on another host`);
+  if (config.chainRpcUrl && !isLoopbackHost(hostOf(config.chainRpcUrl))) problems.push(`${refused} with a CHAIN_RPC_URL on another host`);
+  return problems;
+}
+
+/**
+ * For the API process (which would otherwise generate secrets and offer passwordless sign-in): without development
+ * conveniences every secret and the identity provider must be configured. Fails closed whatever NODE_ENV says.
+ */
+export function assertConfiguredSecrets(config: Config): void {
+  const problems = missingSecrets(config);
+  if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
+}
+
+function missingSecrets(config: Config): string[] {
+  if (config.devConveniences) return [];
+  const hint = "(or DEV_CONVENIENCES=true for a local development stack)";
+  const problems: string[] = [];
+  if (!config.masterKey) problems.push(`MASTER_KEY is required ${hint}`);
+  if (!config.jwtPrivateKey) problems.push(`JWT_PRIVATE_KEY is required ${hint}`);
+  if (!config.adminClientId || !config.adminClientSecret) problems.push(`ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required ${hint}`);
+  if (!config.custodySecret) problems.push(`CUSTODY_SECRET is required ${hint}`);
+  if (!config.issuerPrivateKey) problems.push(`ISSUER_PRIVATE_KEY is required ${hint}`);
+  if (config.storageBackend === "local" && !config.fileUrlSecret) problems.push(`FILE_URL_SECRET is required with local storage ${hint}`);
+  if (!config.identityProviderAuthorizeUrl) problems.push(`IDENTITY_PROVIDER_* settings are required: the development identity provider is off ${hint}`);
+  // In production the same facts are reported by the production checks below, with their own words.
+  return config.nodeEnv === "production" ? [] : problems;
 }
 
 /** The variables a secret-free log line may show. */

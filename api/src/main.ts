@@ -3,10 +3,9 @@
  * chain). Reconciles the outbox before serving, runs the job runner unless JOBS_IN_API=false, then serves until
  * SIGINT/SIGTERM.
  */
-import { readFile } from "node:fs/promises";
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import { createApp } from "./app.ts";
-import { describeConfig, loadConfig } from "./config.ts";
+import { assertConfiguredSecrets, describeConfig, loadConfig, readEnvFile } from "./config.ts";
 import { createLogger } from "./observability/logger.ts";
 import { Metrics } from "./observability/metrics.ts";
 import { createAuth } from "./auth/index.ts";
@@ -19,8 +18,11 @@ import { startJobRunner } from "./jobs/jobRunner.ts";
 import { developmentSecret } from "./developmentSecrets.ts";
 import { QrIssuer } from "./verification/qrPayload.ts";
 
+readEnvFile();
 const config = loadConfig();
+assertConfiguredSecrets(config); // before anything could generate a secret
 const logger = createLogger(config.logLevel);
+if (config.devConveniences) logger.warn("DEV_CONVENIENCES=true: passwordless development sign-in and generated secrets are on (a local development stack only)");
 const metrics = new Metrics();
 logger.info({ config: describeConfig(config) }, "starting API");
 
@@ -43,13 +45,23 @@ const app = createApp({
   routes: routes.api,
   rootRoutes: routes.root,
   authenticate: auth.authenticate,
-  idempotency: new IdempotencyStore(core.pool),
-  rateLimits: { authPerMinute: config.rateLimitAuthPerMinute, writePerMinute: config.rateLimitWritePerMinute },
-  decisions: await readFile(new URL("../../docs/decisions.md", import.meta.url), "utf8").catch(() => undefined),
+  idempotency: new IdempotencyStore(core.pool, { purgeEveryMs: 10 * 60_000 }), // keys past their 24 h window
+  rateLimits: { authPerMinute: config.rateLimitAuthPerMinute, writePerMinute: config.rateLimitWritePerMinute, publicPerMinute: config.rateLimitPublicPerMinute },
+  trustProxyHops: config.trustProxyHops,
+  // The decisions log has a page of its own (/docs/decisions): the document's description only points at it.
+  decisions: "Every point the specification leaves open is decided in the decisions log: [/docs/decisions](/docs/decisions).",
 });
 
+// reusePort: several API processes (npm start's API_PROCESSES, or more started by hand) share one port and the
+// kernel spreads connections over them; no master process in front. API_INSTANCE names this one in responses.
+const handle = app.callback();
+const instance = process.env.API_INSTANCE;
 const server: Server = await new Promise((resolve, reject) => {
-  const s = app.listen(config.port, config.host, () => resolve(s));
+  const s = createServer((request, response) => {
+    if (instance) response.setHeader("x-api-instance", instance);
+    return handle(request, response);
+  });
+  s.listen({ port: config.port, host: config.host, reusePort: true }, () => resolve(s));
   s.once("error", (error: NodeJS.ErrnoException) => {
     reject(error.code === "EADDRINUSE" ? new Error(`Port ${config.port} (API) is already in use. Set PORT to a free port.`) : error);
   });

@@ -56,7 +56,7 @@ export function createSigner(config: Config, wallets: WalletStore): TransactionS
 export async function createCoreServices(config: Config, logger: Logger, metrics?: Metrics): Promise<CoreServices> {
   if (!config.databaseUrl) throw new Error("DATABASE_URL is not set");
   if (!config.chainRpcUrl) throw new Error("CHAIN_RPC_URL is not set");
-  const pool = createPool(config.databaseUrl, config.apiSchema);
+  const pool = createPool(config.databaseUrl, config.apiSchema, config.dbPoolSize);
   await migrate(pool, config.apiSchema);
   const provider = createProvider(config);
   const vault = new KeyVault(await masterKeyOf(config));

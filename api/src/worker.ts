@@ -3,12 +3,13 @@
  * API; any number of workers and APIs may run jobs at once. Stops cleanly on SIGINT/SIGTERM: takes no new jobs,
  * waits for the running ones, exits.
  */
-import { describeConfig, loadConfig } from "./config.ts";
+import { describeConfig, loadConfig, readEnvFile } from "./config.ts";
 import { jobClock } from "./jobs/jobClock.ts";
 import { startJobRunner } from "./jobs/jobRunner.ts";
 import { createLogger } from "./observability/logger.ts";
 import { createCoreServices, createDomainContext } from "./services.ts";
 
+readEnvFile();
 const config = loadConfig();
 const logger = createLogger(config.logLevel).child({ process: "worker" });
 logger.info({ config: describeConfig(config) }, "starting worker");

@@ -31,7 +31,7 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
   const env = {
     DATA_DIR: dataDir, PORT: String(await freePort()), CHAIN_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()),
     INDEXER_PORT: String(await freePort()), LOG_LEVEL: "warn", DATABASE_URL: "", CHAIN_RPC_URL: "",
-    RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0",
+    RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0", RATE_LIMIT_PUBLIC_PER_MINUTE: "0", REQUEST_QUOTA_PER_DAY: "0",
     // Snapshots of a chain with 100k+ transactions are large: only at the clean stop.
     CHAIN_SNAPSHOT_MS: "3600000",
   };
@@ -54,9 +54,9 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
     body: new URLSearchParams({ grant_type: "client_credentials", client_id: stack.admin.clientId, client_secret: stack.admin.clientSecret, scope: "admin" }),
   })).json()) as Json).access_token as string;
   const applicantId = "bench-applicant";
-  const login = await fetch(`${api}/auth/identitylocker/authorize?${new URLSearchParams({ redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: applicantId, name: "Ben Chmark" })}`, { redirect: "manual" });
+  const login = await fetch(`${api}/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: applicantId, name: "Ben Chmark" })}`, { redirect: "manual" });
   const code = new URL(login.headers.get("location")!).searchParams.get("code");
-  const applicantToken = ((await request("POST", "/auth/identitylocker/token", undefined, { code, redirect_uri: "http://127.0.0.1:9/cb" })).body).access_token as string;
+  const applicantToken = ((await request("POST", "/auth/identitylocker/token", undefined, { code, client_id: "demo", code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", redirect_uri: "http://127.0.0.1:9/cb" })).body).access_token as string;
   return {
     stack, config, core, api, adminToken, applicantToken, applicantId, request,
     async close() {

@@ -22,6 +22,8 @@ export interface IndexerOptions {
   viewsSchema: string;
   epoch: number;
   echo?: boolean;
+  /** Called as soon as the process exists, before it is ready: a supervisor stopping meanwhile must stop it too. */
+  onSpawn?: (process: ManagedProcess) => void;
 }
 
 export interface IndexerHandle {
@@ -54,6 +56,7 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
     echo: options.echo,
     pidFile: { dataDir: options.dataDir, name: "indexer" },
   });
+  options.onSpawn?.(processHandle);
   const url = `http://127.0.0.1:${options.port}`;
   await waitUntil(processHandle, async () => (await fetch(`${url}/ready`)).status === 200, 120_000, "indexer (Ponder)");
   await dropOldSchemas(options.databaseUrl, schemaPrefix(options.viewsSchema), schema);

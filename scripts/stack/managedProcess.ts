@@ -14,6 +14,8 @@ export interface ManagedProcess {
   pid: number | undefined;
   exited: Promise<number | null>;
   isRunning(): boolean;
+  /** True once stop() or kill() was called: an exit after that is ordered, not a crash. */
+  stopRequested(): boolean;
   stop(graceMs?: number): Promise<void>;
   kill(): Promise<void>;
   /** Last lines of output, for error messages. */
@@ -53,6 +55,7 @@ export async function spawnNode(options: SpawnOptions): Promise<ManagedProcess> 
   child.stdout?.on("data", capture);
   child.stderr?.on("data", capture);
   let running = true;
+  let requested = false;
   const exited = new Promise<number | null>((resolve) =>
     child.once("exit", (code) => {
       running = false;
@@ -66,8 +69,10 @@ export async function spawnNode(options: SpawnOptions): Promise<ManagedProcess> 
     pid: child.pid,
     exited,
     isRunning: () => running,
+    stopRequested: () => requested,
     tail: () => lines.join("\n"),
     async stop(graceMs = 10_000) {
+      requested = true;
       if (!running) return;
       child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
@@ -75,6 +80,7 @@ export async function spawnNode(options: SpawnOptions): Promise<ManagedProcess> 
       clearTimeout(timer);
     },
     async kill() {
+      requested = true;
       if (!running) return;
       child.kill("SIGKILL");
       await exited;

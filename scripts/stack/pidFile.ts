@@ -2,7 +2,7 @@
  * Pid files under DATA_DIR/run: if a previous supervisor was killed (SIGKILL) its children survive it; the next
  * start stops them before reusing their ports and data.
  */
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 
 const alive = (pid: number) => {
@@ -24,6 +24,12 @@ export async function stopStale(dataDir: string, name: string, log: (line: strin
     if (alive(pid)) process.kill(pid, "SIGKILL");
   }
   await rm(file, { force: true });
+}
+
+/** Every child recorded under DATA_DIR/run (api, api-2…, worker-1…, indexer, chain). */
+export async function stopAllStale(dataDir: string, log: (line: string) => void): Promise<void> {
+  const names = (await readdir(path.join(dataDir, "run")).catch(() => [] as string[])).filter((f) => f.endsWith(".pid")).map((f) => f.slice(0, -4));
+  for (const name of names) await stopStale(dataDir, name, log);
 }
 
 export async function writePid(dataDir: string, name: string, pid: number | undefined): Promise<void> {

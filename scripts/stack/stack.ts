@@ -8,7 +8,7 @@ import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { loadConfig, type Config } from "../../api/src/config.ts";
+import { devConveniencesProblems, loadConfig, type Config } from "../../api/src/config.ts";
 import { KeyVault } from "../../api/src/chain/keyVault.ts";
 import { WalletStore } from "../../api/src/chain/walletStore.ts";
 import { loadDeployment, type Deployment } from "../../api/src/chain/deployment.ts";
@@ -20,7 +20,8 @@ import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embeddedPo
 import { startIndexer, type IndexerHandle } from "./indexerProcess.ts";
 import { rpc, startLocalChain, type LocalChain } from "./localChain.ts";
 import { spawnNode, type ManagedProcess } from "./managedProcess.ts";
-import { removePid, stopStale } from "./pidFile.ts";
+import { removePid, stopAllStale } from "./pidFile.ts";
+import { lockStack, runningStack, StackAlreadyRunning } from "./stackLock.ts";
 import { assertPortFree, freePort } from "./ports.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -54,7 +55,9 @@ export interface Stack {
   adminAddress: string;
   /** The bootstrap admin client (OAuth 2.0 client credentials with the admin scope). */
   admin: { clientId: string; clientSecret: string };
+  /** The first API process (the one restartApi acts on); `apis` lists all API_PROCESSES of them. */
   readonly api: ApiHandle;
+  readonly apis: readonly ApiHandle[];
   readonly indexer?: IndexerHandle;
   readonly chain?: LocalChain;
   /** Embedded chain: stop it (clean: snapshot first; unclean: SIGKILL) and start it again on its saved state. */
@@ -72,13 +75,25 @@ export interface Stack {
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const env = { ...process.env, ...options.env };
-  const config = loadConfig(env);
   const log = options.log ?? ((line: string) => console.log(line));
+  // The embedded stack is a development stack: it turns the development conveniences on (unless told otherwise),
+  // where they are allowed (not production, loopback host, embedded or loopback database and chain), and says so.
+  if (!env.DEV_CONVENIENCES && env.NODE_ENV !== "production" && devConveniencesProblems(loadConfig({ ...env, DEV_CONVENIENCES: "false" })).length === 0) {
+    env.DEV_CONVENIENCES = "true";
+    log("development conveniences on (DEV_CONVENIENCES=true): passwordless development sign-in and generated secrets; never for real data");
+  }
+  const config = loadConfig(env);
+  // One stack per data directory: a second start says where the first one runs and touches nothing.
+  const running = await runningStack(config.dataDir);
+  if (running) throw new StackAlreadyRunning(running);
   await mkdir(config.dataDir, { recursive: true });
-  for (const name of ["api", "api-2", "api-3", "indexer", "chain"]) await stopStale(config.dataDir, name, log);
+  const lock = await lockStack({ pid: process.pid, url: `http://${config.host}:${config.port}`, dataDir: config.dataDir, chainId: config.chainId });
 
-  const cleanups: (() => Promise<void>)[] = [];
+  // Set when the stack is being stopped: from then on a child's exit is expected, never a crash to recover from.
+  let stopping = false;
+  const cleanups: (() => Promise<void>)[] = [async () => lock.release()];
   const stopAll = async () => {
+    stopping = true;
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => log(`stop: ${error.message}`));
     cleanups.length = 0;
   };
@@ -87,11 +102,18 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     if (options.signal?.aborted) throw new Error("start-up aborted");
   };
   try {
+    // Children left running by a supervisor that was killed (its lock is gone with it) hold ports and data.
+    await stopAllStale(config.dataDir, log);
+    // Every port before anything starts, so a taken one never leaves half a stack behind.
+    if (!config.databaseUrl) await assertPortFree(config.embeddedPostgresPort, "embedded Postgres", "EMBEDDED_PG_PORT");
+    if (!config.chainRpcUrl) await assertPortFree(config.chainPort, "local chain", "CHAIN_PORT");
+    if (config.startIndexer) await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
+    if (config.port !== 0) await assertPortFree(config.port, "API", "PORT", config.host);
+
     // ---- Postgres
     let databaseUrl = config.databaseUrl;
     let postgres: EmbeddedPostgresHandle | undefined;
     if (!databaseUrl) {
-      await assertPortFree(config.embeddedPostgresPort, "embedded Postgres", "EMBEDDED_PG_PORT");
       postgres = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
       databaseUrl = postgres.databaseUrl;
       cleanups.push(() => postgres!.stop());
@@ -178,9 +200,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     checkpoint();
     // ---- Indexer
     let indexer: IndexerHandle | undefined;
-    let stopping = false;
+    // The indexer process being started (not ready yet): stopping the stack meanwhile stops it as well.
+    let indexerStarting: ManagedProcess | undefined;
     const launchIndexer = async () => {
       indexer = await startIndexer({
+        onSpawn: (spawned) => (indexerStarting = spawned),
         repoRoot: REPO_ROOT,
         dataDir: config.dataDir,
         databaseUrl: databaseUrl!,
@@ -192,23 +216,28 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         epoch,
         echo: options.echo,
       });
+      indexerStarting = undefined;
       // Watchdog: Ponder exits on what it cannot recover from (e.g. a reorg deeper than its finality after the
       // local chain lost blocks). Index again from scratch on a fresh schema; the views keep serving meanwhile.
-      void indexer.process.exited.then(async () => {
-        if (stopping) return;
-        log(`indexer exited unexpectedly; re-indexing on a fresh schema:\n${indexer!.process.tail()}`);
+      const watched = indexer;
+      void watched.process.exited.then(async (code) => {
+        if (stopping || watched.process.stopRequested()) return;
+        log(`indexer (pid ${watched.process.pid}) exited unexpectedly (code ${code}); restarting it, re-indexing on a fresh schema:\n${watched.process.tail()}`);
         epoch += 1;
-        await writeFile(path.join(chainDir, "epoch"), String(epoch));
-        await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
-        await launchIndexer().catch((error) => log(`indexer restart failed: ${error.message}`));
+        try {
+          await writeFile(path.join(chainDir, "epoch"), String(epoch));
+          await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
+          await launchIndexer();
+          log(`indexer restarted (pid ${indexer!.process.pid}), indexing on schema ${indexer!.schema}`);
+        } catch (error) {
+          if (!stopping) log(`indexer restart failed: ${(error as Error).message}`);
+        }
       });
     };
     if (config.startIndexer) {
-      await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
       await launchIndexer();
       cleanups.push(async () => {
-        stopping = true;
-        await indexer!.stop();
+        await Promise.all([indexerStarting?.stop(), indexer!.stop()]);
         await removePid(config.dataDir, "indexer");
       });
     }
@@ -232,9 +261,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       DEPLOYMENT_FILE: deploymentFile,
       INDEXER_URL: indexer?.url ?? config.indexerUrl,
       CHAIN_FUNDING: embeddedChain ? "anvil" : config.chainFunding,
+      // With workers of its own the stack leaves jobs to them, unless told otherwise.
+      JOBS_IN_API: env.JOBS_IN_API || (config.workerProcesses > 0 ? "false" : "true"),
     };
-    const startApi = async (port: number, name: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<ApiHandle> => {
-      if (port !== 0) await assertPortFree(port, "API", "PORT", config.host);
+    // API processes spawned but not listening yet (a restart in progress): stopping the stack stops them too.
+    const apisStarting = new Set<ManagedProcess>();
+    const startApi = async (port: number, name: string, extraEnv: NodeJS.ProcessEnv = {}, checkPort = true): Promise<ApiHandle> => {
+      if (checkPort && port !== 0) await assertPortFree(port, "API", "PORT", config.host);
       const processHandle = await spawnNode({
         name,
         script: path.join(REPO_ROOT, "api", "src", "main.ts"),
@@ -245,23 +278,99 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         ipc: true,
         pidFile: { dataDir: config.dataDir, name },
       });
+      apisStarting.add(processHandle);
       const listening = await new Promise<number>((resolve, reject) => {
         processHandle.child.on("message", (message: { type?: string; port?: number }) => {
           if (message?.type === "listening" && message.port) resolve(message.port);
         });
         processHandle.exited.then(() => reject(new Error(`API exited during start-up:\n${processHandle.tail()}`)));
-      });
+      }).finally(() => apisStarting.delete(processHandle));
       return { url: `http://${config.host}:${listening}`, port: listening, process: processHandle, stop: () => processHandle.stop() };
     };
     checkpoint();
-    let api = await startApi(config.port, "api");
+    // The supervisor restarts an API process that dies (and says so); one it stops or kills itself is not a crash.
+    const apis: ApiHandle[] = [];
+    const apiName = (index: number) => (index === 0 ? "api" : `api-${index + 1}`);
+    const supervise = (index: number) => {
+      const watched = apis[index];
+      void watched.process.exited.then(async (code) => {
+        let delayMs = 500;
+        while (!stopping && !watched.process.stopRequested() && apis[index] === watched) {
+          log(`${apiName(index)} (pid ${watched.process.pid}) exited unexpectedly (code ${code}); restarting it on port ${watched.port}:\n${watched.process.tail()}`);
+          await new Promise((r) => setTimeout(r, delayMs));
+          if (stopping || apis[index] !== watched) return;
+          try {
+            apis[index] = await startApi(watched.port, apiName(index), { API_INSTANCE: apiName(index) }, false);
+            log(`${apiName(index)} restarted (pid ${apis[index].process.pid})`);
+            supervise(index);
+            return;
+          } catch (error) {
+            log(`${apiName(index)} restart failed: ${(error as Error).message}`);
+            delayMs = Math.min(delayMs * 2, 30_000);
+          }
+        }
+      });
+    };
+    apis.push(await startApi(config.port, apiName(0), { API_INSTANCE: apiName(0) }));
+    supervise(0);
+    // The others join the first one's port (PORT=0: the one it was given).
+    for (let index = 1; index < config.apiProcesses; index++) {
+      checkpoint();
+      apis.push(await startApi(apis[0].port, apiName(index), { API_INSTANCE: apiName(index) }, false));
+      supervise(index);
+    }
     cleanups.push(async () => {
-      await api.stop();
-      await removePid(config.dataDir, "api");
+      await Promise.all([...apisStarting].map((starting) => starting.stop()));
+      await Promise.all(apis.map(async (api, index) => {
+        await api.stop();
+        await removePid(config.dataDir, apiName(index));
+      }));
     });
+    await lock.update({
+      url: apis[0].url,
+      chainRpcUrl: rpcUrl,
+      embeddedPostgresPort: postgres ? config.embeddedPostgresPort : undefined,
+      indexerUrl: apiEnv.INDEXER_URL,
+      deploymentFile,
+      chainFunding: apiEnv.CHAIN_FUNDING,
+      jwtIssuer: config.jwtIssuer,
+      apiSchema: config.apiSchema,
+      indexViewsSchema: config.indexViewsSchema,
+    });
+    // ---- Workers (WORKER_PROCESSES): job runners of their own, restarted like the APIs when they die.
+    const workers: ManagedProcess[] = [];
+    const startWorker = async (index: number) => {
+      const worker = await spawnNode({
+        name: `worker-${index + 1}`,
+        script: path.join(REPO_ROOT, "api", "src", "worker.ts"),
+        env: apiEnv,
+        cwd: REPO_ROOT,
+        logDir: path.join(config.dataDir, "logs"),
+        echo: options.echo,
+        pidFile: { dataDir: config.dataDir, name: `worker-${index + 1}` },
+      });
+      workers[index] = worker;
+      void worker.exited.then(async (code) => {
+        if (stopping || worker.stopRequested()) return;
+        log(`worker-${index + 1} (pid ${worker.pid}) exited unexpectedly (code ${code}); restarting it:\n${worker.tail()}`);
+        await new Promise((r) => setTimeout(r, 1_000));
+        if (!stopping) await startWorker(index).catch((error) => log(`worker-${index + 1} restart failed: ${error.message}`));
+      });
+    };
+    for (let index = 0; index < config.workerProcesses; index++) await startWorker(index);
+    cleanups.push(async () => {
+      await Promise.all(workers.map(async (worker, index) => {
+        await worker.stop();
+        await removePid(config.dataDir, `worker-${index + 1}`);
+      }));
+    });
+
     const extraApis: ApiHandle[] = [];
     cleanups.push(async () => {
-      for (const extra of extraApis) await extra.stop();
+      for (const [index, extra] of extraApis.entries()) {
+        await extra.stop();
+        await removePid(config.dataDir, `api-extra-${index + 1}`);
+      }
     });
 
     return {
@@ -274,12 +383,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       adminAddress,
       admin: { clientId: adminClientId, clientSecret: adminClientSecret },
       get api() {
-        return api;
+        return apis[0];
+      },
+      get apis() {
+        return apis;
       },
       async restartApi(mode, extraEnv) {
-        if (mode === "clean") await api.stop();
-        else await api.process.kill();
-        api = await startApi(api.port, "api", extraEnv);
+        const old = apis[0];
+        if (mode === "clean") await old.stop();
+        else await old.process.kill();
+        apis[0] = await startApi(old.port, apiName(0), { API_INSTANCE: apiName(0), ...extraEnv }, apis.length === 1);
+        supervise(0);
       },
       get indexer() {
         return indexer;
@@ -299,7 +413,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       },
       startChain: startChainProcess,
       async startExtraApi(port?: number, extraEnv?: NodeJS.ProcessEnv) {
-        const extra = await startApi(port ?? (await freePort(config.host)), `api-${extraApis.length + 2}`, extraEnv);
+        const extra = await startApi(port ?? (await freePort(config.host)), `api-extra-${extraApis.length + 1}`, extraEnv);
         extraApis.push(extra);
         return extra;
       },

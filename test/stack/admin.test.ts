@@ -232,12 +232,13 @@ describe("administration: statistics, audit logs, blockchain status and transact
 
     // By actor (identity-locker ids, codes and client ids are not UUIDs), alone and with the other filters.
     const byActor = await admin.get(`/admin/audit-logs?actorId=${applicantId}`);
-    expect(byActor.body.logs.map((l: Json) => l.action)).to.deep.equal(["SUBMIT", "UPLOAD", "CREATE"]);
+    // The applicant's sign-in is on record too (issue 15, M6).
+    expect(byActor.body.logs.map((l: Json) => l.action)).to.deep.equal(["SUBMIT", "UPLOAD", "CREATE", "SIGN_IN"]);
     expect(byActor.body.logs.every((l: Json) => l.actorId === applicantId)).to.equal(true);
     expect(nonIncreasing(byActor.body.logs.map((l: Json) => l.createdAt))).to.equal(true);
     expect((await admin.get(`/admin/audit-logs?actorId=${applicantId}&action=SUBMIT`)).body.logs.map((l: Json) => l.entityId)).to.deep.equal([created.requestId]);
     expect((await admin.get(`/admin/audit-logs?actorId=${applicantId}&entityType=DOCUMENT`)).body.logs.map((l: Json) => l.action)).to.deep.equal(["UPLOAD"]);
-    expect((await admin.get(`/admin/audit-logs?actorId=${applicantId}&actorType=APPLICANT`)).body.pagination.total).to.equal(3);
+    expect((await admin.get(`/admin/audit-logs?actorId=${applicantId}&actorType=APPLICANT`)).body.pagination.total).to.equal(4); // with the sign-in
     expect((await admin.get(`/admin/audit-logs?actorId=${applicantId}&actorType=ADMIN`)).body.pagination.total).to.equal(0);
     expect((await admin.get(`/admin/audit-logs?actorId=${applicantId}&action=APPROVE`)).body.logs).to.deep.equal([]);
     const actions = (await admin.get(`/admin/audit-logs?action=SUBMIT&limit=200`)).body.logs as Json[];
@@ -266,10 +267,10 @@ describe("administration: statistics, audit logs, blockchain status and transact
     const shifted = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
     expect(await at(`startDate=${createLog.createdAt}&endDate=${createLog.createdAt}`)).to.deep.equal(["CREATE"]);
     expect(await at(`startDate=${shifted(createLog.createdAt, 1)}`)).to.deep.equal(["SUBMIT", "UPLOAD"]);
-    expect(await at(`endDate=${shifted(submitLog.createdAt, -1)}`)).to.deep.equal(["UPLOAD", "CREATE"]);
+    expect(await at(`endDate=${shifted(submitLog.createdAt, -1)}`)).to.deep.equal(["UPLOAD", "CREATE", "SIGN_IN"]);
     expect(await at(`startDate=${uploadLog.createdAt}&endDate=${uploadLog.createdAt}`)).to.deep.equal(["UPLOAD"]);
     const plusTwo = new Date(Date.parse(uploadLog.createdAt) + 2 * 3_600_000).toISOString().replace("Z", "+02:00");
-    expect(await at(`endDate=${encodeURIComponent(plusTwo)}`)).to.deep.equal(["UPLOAD", "CREATE"]);
+    expect(await at(`endDate=${encodeURIComponent(plusTwo)}`)).to.deep.equal(["UPLOAD", "CREATE", "SIGN_IN"]);
 
     for (const bad of [
       "entityType=INVOICE", "actorType=ROBOT", "startDate=yesterday", `startDate=${submitLog.createdAt}&endDate=${createLog.createdAt}`,
@@ -290,7 +291,7 @@ describe("administration: statistics, audit logs, blockchain status and transact
     const whole = await admin.get(`/admin/audit-logs?actorId=${applicantId}&limit=200`);
     const total = whole.body.pagination.total as number;
     expect(total).to.equal(whole.body.logs.length);
-    expect(total).to.equal(4); // CREATE, UPLOAD, SUBMIT, CREATE
+    expect(total).to.equal(5); // SIGN_IN, CREATE, UPLOAD, SUBMIT, CREATE
     const pages: Json[] = [];
     for (let page = 1; page <= Math.ceil(total / 2); page++) {
       const response = await admin.get(`/admin/audit-logs?actorId=${applicantId}&limit=2&page=${page}`);

@@ -15,7 +15,7 @@ import { signingKeyFile } from "../../api/src/auth/keys.ts";
 import { spawnNode, type ManagedProcess } from "../../scripts/stack/managedProcess.ts";
 import { freePort } from "../../scripts/stack/ports.ts";
 import { REPO_ROOT } from "../../scripts/stack/stack.ts";
-import { applicantCode, applicantToken, clientToken, createClient, TEST_REDIRECT_URI } from "./support/authClient.ts";
+import { applicantCode, applicantToken, authorizeParams, clientToken, createClient, exchangeFields, rememberVerifier, TEST_CLIENT_ID, TEST_REDIRECT_URI } from "./support/authClient.ts";
 import { current } from "./support/stackFixture.ts";
 
 const api = () => current().api.url;
@@ -119,7 +119,7 @@ describe("Authentication", function () {
     it("signs in end to end: authorize → 302 with code and state → token that verifies against the JWKS", async function () {
       const state = `s-${randomUUID()}`;
       const redirectUri = "http://localhost:5173/callback?from=app";
-      const query = new URLSearchParams({ redirect_uri: redirectUri, state, login_hint: "IL-1001", name: "Asha Rao", email: "asha@example.org" });
+      const { query, verifier } = authorizeParams({ redirect_uri: redirectUri, state, login_hint: "IL-1001", name: "Asha Rao", email: "asha@example.org" });
       const authorize = await fetch(url(`/api/v1/auth/identitylocker/authorize?${query}`), { redirect: "manual" });
       expect(authorize.status).to.equal(302);
       const back = new URL(authorize.headers.get("location")!);
@@ -129,7 +129,7 @@ describe("Authentication", function () {
       const code = back.searchParams.get("code")!;
       expect(code).to.match(/^[\w-]{43}$/);
 
-      const { status, body } = await exchange({ code, redirect_uri: redirectUri });
+      const { status, body } = await exchange({ code, redirect_uri: redirectUri, client_id: TEST_CLIENT_ID, code_verifier: verifier });
       expect(status).to.equal(200);
       expect(body).to.have.keys("access_token", "token_type", "expires_in");
       expect(body.token_type).to.equal("Bearer");
@@ -158,23 +158,23 @@ describe("Authentication", function () {
 
     it("codes are single use", async function () {
       const code = await applicantCode(api(), { id: "IL-1003" });
-      expect((await exchange({ code, redirect_uri: TEST_REDIRECT_URI })).status).to.equal(200);
-      const again = await exchange({ code, redirect_uri: TEST_REDIRECT_URI });
+      expect((await exchange(exchangeFields(code))).status).to.equal(200);
+      const again = await exchange(exchangeFields(code));
       expect(again).to.deep.equal({ status: 400, body: { error: "invalid_grant", error_description: "The code is invalid or has already been used" } });
     });
 
     it("refuses a redirect_uri other than the one used at authorize (and burns the code)", async function () {
       const code = await applicantCode(api(), { id: "IL-1004" });
-      const mismatch = await exchange({ code, redirect_uri: "http://127.0.0.1:9/other" });
+      const mismatch = await exchange({ ...exchangeFields(code), redirect_uri: "http://127.0.0.1:9/other" });
       expect(mismatch.status).to.equal(400);
       expect(mismatch.body.error).to.equal("invalid_grant");
       expect(mismatch.body.error_description).to.match(/redirect_uri/);
-      expect((await exchange({ code, redirect_uri: TEST_REDIRECT_URI })).body.error).to.equal("invalid_grant");
+      expect((await exchange(exchangeFields(code))).body.error).to.equal("invalid_grant");
     });
 
     it("refuses to redirect to a redirect_uri outside the allowlist (403, no Location)", async function () {
       for (const redirectUri of ["https://evil.example/callback", "http://127.0.0.1.evil.example/cb", "http://127.0.0.1:9/cb#frag", "javascript:alert(1)", "/relative"]) {
-        const query = new URLSearchParams({ redirect_uri: redirectUri, state: "x", login_hint: "IL-1005" });
+        const { query } = authorizeParams({ redirect_uri: redirectUri, state: "x", login_hint: "IL-1005" });
         const response = await fetch(url(`/api/v1/auth/identitylocker/authorize?${query}`), { redirect: "manual" });
         expect(response.status, redirectUri).to.equal(403);
         expect(response.headers.get("location")).to.equal(null);
@@ -185,7 +185,7 @@ describe("Authentication", function () {
     });
 
     it("sends the applicant back with error=login_required when login_hint is missing", async function () {
-      const query = new URLSearchParams({ redirect_uri: TEST_REDIRECT_URI, state: "st-1" });
+      const { query } = authorizeParams({ redirect_uri: TEST_REDIRECT_URI, state: "st-1" });
       const response = await fetch(url(`/api/v1/auth/identitylocker/authorize?${query}`), { redirect: "manual" });
       expect(response.status).to.equal(302);
       const back = new URL(response.headers.get("location")!);
@@ -208,7 +208,7 @@ describe("Authentication", function () {
       } finally {
         await db.end();
       }
-      const { status, body } = await exchange({ code, redirect_uri: TEST_REDIRECT_URI });
+      const { status, body } = await exchange(exchangeFields(code));
       expect({ status, error: body.error }).to.deep.equal({ status: 400, error: "expired_token" });
     });
 
@@ -218,7 +218,7 @@ describe("Authentication", function () {
         body: { error: "invalid_request", error_description: "code is required" },
       });
       expect((await exchange({ code: "x", redirect_uri: TEST_REDIRECT_URI, grant_type: "password" })).body.error).to.equal("unsupported_grant_type");
-      expect((await exchange({ code: "never-issued", redirect_uri: TEST_REDIRECT_URI })).body.error).to.equal("invalid_grant");
+      expect((await exchange(exchangeFields("never-issued"))).body.error).to.equal("invalid_grant");
       expect((await exchange({ code: ["a", "b"], redirect_uri: TEST_REDIRECT_URI })).body).to.deep.equal({ error: "invalid_request", error_description: "code is repeated" });
       const text = await fetch(url("/api/v1/auth/identitylocker/token"), { method: "POST", headers: { "content-type": "text/plain" }, body: "code=x" });
       expect(text.status).to.equal(400);
@@ -306,7 +306,7 @@ describe("Authentication", function () {
 
     /** Follows the browser's path: our authorize → provider → our callback → applicant's redirect_uri. */
     async function signIn(loginHint: string, state: string): Promise<URL> {
-      const query = new URLSearchParams({ redirect_uri: TEST_REDIRECT_URI, state, login_hint: loginHint });
+      const { query, verifier } = authorizeParams({ redirect_uri: TEST_REDIRECT_URI, state, login_hint: loginHint });
       const toProvider = await fetch(`${extraUrl}/api/v1/auth/identitylocker/authorize?${query}`, { redirect: "manual" });
       expect(toProvider.status).to.equal(302);
       const providerUrl = new URL(toProvider.headers.get("location")!);
@@ -317,7 +317,9 @@ describe("Authentication", function () {
       expect(callbackUrl.origin + callbackUrl.pathname).to.equal(`${extraUrl}/api/v1/auth/identitylocker/callback`);
       const toApplicant = await fetch(callbackUrl, { redirect: "manual" });
       expect(toApplicant.status).to.equal(302);
-      return new URL(toApplicant.headers.get("location")!);
+      const back = new URL(toApplicant.headers.get("location")!);
+      if (back.searchParams.get("code")) rememberVerifier(back.searchParams.get("code")!, verifier);
+      return back;
     }
 
     it("signs in through the provider: code + PKCE + client secret exchanged, userinfo read, our code issued", async function () {
@@ -336,7 +338,7 @@ describe("Authentication", function () {
       expect(seen.token!.get("redirect_uri")).to.equal(`${extraUrl}/api/v1/auth/identitylocker/callback`);
       expect(seen.userinfoAuth).to.equal("Bearer idp-access-token");
 
-      const { status, body } = await exchange({ code, redirect_uri: TEST_REDIRECT_URI }, extraUrl);
+      const { status, body } = await exchange(exchangeFields(code), extraUrl);
       expect(status).to.equal(200);
       expect(body.expires_in).to.equal(2);
       const jwks = createRemoteJWKSet(new URL(url("/.well-known/jwks.json")));
@@ -357,7 +359,7 @@ describe("Authentication", function () {
       expect(unknown.status).to.equal(401);
       expect(((await unknown.json()) as { code: string }).code).to.equal("UNAUTHORIZED");
 
-      const query = new URLSearchParams({ redirect_uri: TEST_REDIRECT_URI, state: "s3", login_hint: "IL-OIDC-42" });
+      const { query } = authorizeParams({ redirect_uri: TEST_REDIRECT_URI, state: "s3", login_hint: "IL-OIDC-42" });
       const toProvider = await fetch(`${extraUrl}/api/v1/auth/identitylocker/authorize?${query}`, { redirect: "manual" });
       const toCallback = await fetch(toProvider.headers.get("location")!, { redirect: "manual" });
       const callback = toCallback.headers.get("location")!;

@@ -9,7 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { expect } from "chai";
-import { applicantCode, applicantToken, clientToken, createClient, TEST_REDIRECT_URI } from "./support/authClient.ts";
+import { applicantCode, applicantToken, authorizeParams, clientToken, createClient, exchangeFields, TEST_REDIRECT_URI } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { apiClient, type HttpResult, type Json } from "./support/httpClient.ts";
 import { parseMarkdownTable } from "./support/markdownTable.ts";
@@ -176,13 +176,13 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
       }),
     },
     "GET /api/v1/auth/identitylocker/authorize": {
-      build: () => ({ path: `/api/v1/auth/identitylocker/authorize?${new URLSearchParams({ redirect_uri: TEST_REDIRECT_URI, state: `state-${run}`, login_hint: `authz-signin-${run}` })}` }),
+      build: () => ({ path: `/api/v1/auth/identitylocker/authorize?${authorizeParams({ redirect_uri: TEST_REDIRECT_URI, state: `state-${run}`, login_hint: `authz-signin-${run}` }).query}` }),
     },
     "GET /api/v1/auth/identitylocker/callback": {
       build: () => ({ path: `/api/v1/auth/identitylocker/callback?${new URLSearchParams({ state: `state-${run}`, code: `code-${run}` })}` }),
     },
     "POST /api/v1/auth/identitylocker/token": {
-      build: async () => ({ path: "/api/v1/auth/identitylocker/token", json: { code: await applicantCode(api, { id: `authz-signin-${run}` }), redirect_uri: TEST_REDIRECT_URI } }),
+      build: async () => ({ path: "/api/v1/auth/identitylocker/token", json: exchangeFields(await applicantCode(api, { id: `authz-signin-${run}` })) }),
     },
 
     "GET /api/v1/requests/pending": { build: () => ({ path: `/api/v1/requests/pending?department=${department.code}` }) },

@@ -43,7 +43,10 @@ describe("npm start (scripts/start.ts)", function () {
       expect(text).to.include(`API          http://127.0.0.1:${port}/api/v1`);
       expect(text).to.include(`API docs     http://127.0.0.1:${port}/docs`);
       expect(text).to.match(/Chain RPC    http:\/\/127\.0\.0\.1:\d+ +\(chain 31337, embedded anvil\)/);
-      const [, clientId, secret] = text.match(/Admin client (\S+) +secret (\S+)/)!;
+      expect(text).to.include(`Verify       http://127.0.0.1:${port}/verify`);
+      expect(text).to.include(`\nAPI=http://127.0.0.1:${port}/api/v1\n`);
+      const [, clientId] = text.match(/^ID=(\S+)$/m)!;
+      const [, secret] = text.match(/^SECRET=(\S+)$/m)!;
       const token = await fetch(`http://127.0.0.1:${port}/api/v1/auth/token`, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded" },

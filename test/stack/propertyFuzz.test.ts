@@ -19,7 +19,7 @@ import path from "node:path";
 import { expect } from "chai";
 import fc from "fast-check";
 import { REJECTION_REASONS } from "../../api/src/domain/approvals/decide.ts";
-import { applicantToken, clientToken, createClient, TEST_REDIRECT_URI } from "./support/authClient.ts";
+import { applicantToken, clientToken, createClient, TEST_CLIENT_ID, TEST_REDIRECT_URI } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { encodeSegment, rawSegment, sendRaw, type RawRequest, type RawResponse } from "./support/fuzzHttp.ts";
 import {
@@ -252,7 +252,7 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       case "listPendingRequests":
         return { department: f.deptB.code };
       case "identityLockerAuthorize":
-        return { redirect_uri: TEST_REDIRECT_URI, state: "fuzz-state", login_hint: `fuzz-login-${run}` };
+        return { redirect_uri: TEST_REDIRECT_URI, client_id: TEST_CLIENT_ID, code_challenge: "a".repeat(43), code_challenge_method: "S256", state: "fuzz-state", login_hint: `fuzz-login-${run}` };
       case "identityLockerCallback":
         return { state: "fuzz-state" };
       case "downloadFile":
@@ -285,7 +285,7 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         { weight: 3, value: { grant_type: "client_credentials", client_id: f.adminClientId, client_secret: "not-the-secret" } },
         { weight: 1, value: { grant_type: "client_credentials", client_id: f.adminClientId, client_secret: current().admin.clientSecret, scope: "documents:read" }, live: true },
       ],
-      identityLockerToken: [{ weight: 1, value: { code: "not-a-code-we-issued", redirect_uri: TEST_REDIRECT_URI, grant_type: "authorization_code" } }],
+      identityLockerToken: [{ weight: 1, value: { code: "not-a-code-we-issued", redirect_uri: TEST_REDIRECT_URI, client_id: TEST_CLIENT_ID, code_verifier: "v".repeat(43), grant_type: "authorization_code" } }],
       createClient: [{ weight: 1, value: { name: "fuzz client", scopes: ["documents:read", "applications:read"] }, live: true }],
       createRequest: [
         // Another applicant's id: 403 after validation. TRADE_LICENSE has no workflow: 409 NO_ACTIVE_WORKFLOW.
@@ -720,7 +720,7 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       // NUL in a query parameter: 500.
       ["NUL applicantId filter", op("listRequests"), { method: "GET", path: "/api/v1/requests?applicantId=%00" }],
       ["NUL audit entityId filter", op("listAuditLogs"), { method: "GET", path: "/api/v1/admin/audit-logs?entityId=%00" }],
-      ["NUL applicant name at sign-in", op("identityLockerAuthorize"), { method: "GET", path: `/api/v1/auth/identitylocker/authorize?redirect_uri=${encodeSegment(TEST_REDIRECT_URI)}&state=s&login_hint=fuzz-${run}&name=a%00b` }],
+      ["NUL applicant name at sign-in", op("identityLockerAuthorize"), { method: "GET", path: `/api/v1/auth/identitylocker/authorize?redirect_uri=${encodeSegment(TEST_REDIRECT_URI)}&client_id=${TEST_CLIENT_ID}&code_challenge=${"a".repeat(43)}&code_challenge_method=S256&state=s&login_hint=fuzz-${run}&name=a%00b` }],
       // NUL, an unpaired surrogate or deep nesting in a JSON body: 500 (Postgres text/jsonb, or a stack overflow in
       // canonicalJson / JSON.stringify).
       ["NUL in metadata", ...json("createRequest", `{"applicantId":"${own}","requestType":"BUILDING_PERMIT","metadata":{"purpose":"fuzz\\u0000nul","floors":2}}`)],

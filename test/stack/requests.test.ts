@@ -354,11 +354,12 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
     });
 
     it("answers 409 while the first request with the key is still running", async function () {
-      await driver.core.pool.query(`INSERT INTO idempotency_keys (caller, key, fingerprint, state) VALUES ($1, 'busy-${run}', 'x', 'IN_PROGRESS')`, [`applicant:${aliceId}`]);
+      // A live claim: its lease runs for another hour (a lapsed one belongs to a dead process and is taken over).
+      await driver.core.pool.query(`INSERT INTO idempotency_keys (caller, key, fingerprint, state, locked_until) VALUES ($1, 'busy-${run}', 'x', 'IN_PROGRESS', now() + interval '1 hour')`, [`applicant:${aliceId}`]);
       const response = await alice.post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT" }, { "idempotency-key": `busy-${run}` });
       expect(response.status).to.equal(422); // a different fingerprint is reported first
       await driver.core.pool.query(`UPDATE idempotency_keys SET fingerprint = $1 WHERE key = 'busy-${run}'`, [
-        (await import("../../api/src/http/idempotency.ts")).fingerprint("POST", "/api/v1/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT" }),
+        (await import("../../api/src/http/idempotency.ts")).fingerprint("POST", "/api/v1/requests", JSON.stringify({ applicantId: aliceId, requestType: "BUILDING_PERMIT" })),
       ]);
       const busy = await alice.post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT" }, { "idempotency-key": `busy-${run}` });
       expect(busy.status).to.equal(409);

@@ -19,7 +19,7 @@ import { loadConfig } from "../../api/src/config.ts";
 import { createPool } from "../../api/src/db/pool.ts";
 import { applicantAddress } from "../../api/src/domain/custody.ts";
 import { masterKeyOf } from "../../api/src/services.ts";
-import { applicantCode, clientToken, createClient, TEST_REDIRECT_URI } from "./support/authClient.ts";
+import { applicantCode, clientToken, createClient, exchangeFields } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { eventually } from "./support/eventually.ts";
 import { apiClient, type HttpResult } from "./support/httpClient.ts";
@@ -169,7 +169,7 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
     const exchanged = await fetch(`${api}/api/v1/auth/identitylocker/token`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ code, redirect_uri: TEST_REDIRECT_URI }),
+      body: JSON.stringify(exchangeFields(code)),
     });
     const applicantToken = ((await exchanged.json()) as { access_token: string }).access_token;
     keep("applicant access token", applicantToken);
@@ -208,7 +208,7 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
     const wrongKey = `ldk_${randomUUID()}${randomUUID()}`;
     keep("wrong API key", wrongKey);
     expect((await departmentClient(api, { code: planning.code, apiKey: wrongKey, apiSecret: "x" } as CreatedTestDepartment).get("/requests")).status).to.equal(401);
-    expect((await fetch(`${api}/api/v1/auth/identitylocker/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code, redirect_uri: TEST_REDIRECT_URI }) })).status, "a used code").to.equal(400);
+    expect((await fetch(`${api}/api/v1/auth/identitylocker/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(exchangeFields(code)) })).status, "a used code").to.equal(400);
 
     // Webhook deliveries (signed with the registered secrets) reached the receiver.
     await eventually("signed webhook deliveries", async () => (receiver.at("/hooks/department").some((r) => r.verified) && receiver.at("/hooks/admin").filter((r) => r.verified).length >= 2 ? true : undefined), 30_000);

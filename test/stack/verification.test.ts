@@ -190,8 +190,10 @@ describe("verification: by token, QR code and document hash (public, real stack)
       for (const form of [hash, `0x${hash}`, hash.toUpperCase(), `0X${hash.toUpperCase()}`]) {
         const answer = await verify(`document/${form}`);
         expect(answer.status, form).to.equal(200);
-        expect(answer.body, form).to.include({ isValid: true, isLatest: true, verdict: "VALID", documentId: r.draft.documentId, requestId: r.draft.id, tokenId: r.draft.tokenId, docType: "SITE_PLAN", version: 1 });
+        // A draft's document: genuine, but it does not name the request (issue 15, H2).
+        expect(answer.body, form).to.include({ isValid: true, isLatest: true, verdict: "VALID", documentId: r.draft.documentId, requestId: null, tokenId: r.draft.tokenId, docType: "SITE_PLAN", version: 1 });
       }
+      expect((await verify(`document/${sha256(r.valid.file)}`)).body).to.include({ verdict: "VALID", requestId: r.valid.id });
       const v2 = pdf(`draft v2 ${run}`);
       expect((await applicant.upload("PUT", `/requests/${r.draft.id}/documents/${r.draft.documentId}`, v2, "v2.pdf")).status).to.equal(200);
       const old = await verify(`document/${hash}`);

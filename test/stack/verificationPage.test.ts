@@ -33,6 +33,7 @@ describe("verification page (headless Chromium, phone-sized screen)", function (
   const requests: string[] = [];
   const licences: Record<string, { id: string; tokenId: number; requestNumber: string; file: Buffer }> = {};
   let qr: { payload: string; url: string };
+  let proof: { applicantId: string; salt: string };
 
   before(async function () {
     const stack = current();
@@ -57,6 +58,7 @@ describe("verification page (headless Chromium, phone-sized screen)", function (
     }
     expect((await admin.post(`/requests/${licences.revoked.id}/revoke`, { reasonCode: 4, reason: "fraud" })).status).to.equal(200);
     qr = (await applicant.get(`/requests/${licences.valid.id}/qr?format=json`)).body as typeof qr;
+    proof = (await applicant.get(`/requests/${licences.valid.id}/identity-proof`)).body as typeof proof;
 
     await mkdir(SHOTS, { recursive: true });
     browser = await chromium.launch({ executablePath: await ensureChromium(), headless: true, args: CHROMIUM_ARGS });
@@ -109,6 +111,29 @@ describe("verification page (headless Chromium, phone-sized screen)", function (
     await page.waitForFunction(() => document.getElementById("verdict")!.dataset.verdict === "UNKNOWN");
     expect((await verdict()).message).to.equal("No licence with this number exists.");
     await shot("token-unknown");
+  });
+
+  it("checks a holder's identity and salt against the commitment on chain: a match, a wrong salt, a malformed salt", async function () {
+    await page.goto(`${api}/verify?token=${licences.valid.tokenId}`);
+    expect((await verdict()).code).to.equal("VALID");
+    await page.waitForSelector("#holder-form:not([hidden])");
+    const check = async (applicantId: string, salt: string) => {
+      await page.evaluate(() => delete document.getElementById("holder-result")!.dataset.matches);
+      await page.fill("#holder-id", applicantId);
+      await page.fill("#holder-salt", salt);
+      await page.click("#holder-submit");
+      await page.waitForFunction(() => document.getElementById("holder-result")!.dataset.matches !== undefined);
+      return { matches: await page.getAttribute("#holder-result", "data-matches"), text: (await page.textContent("#holder-result"))!.trim() };
+    };
+    const good = await check(proof.applicantId, proof.salt);
+    expect(good.matches).to.equal("true");
+    expect(good.text).to.match(/^Match/);
+    expect(await fitsTheScreen()).to.equal(true);
+    await shot("holder-match");
+    const wrongSalt = `0x${(BigInt(proof.salt) ^ 1n).toString(16).padStart(64, "0")}`;
+    expect((await check(proof.applicantId, wrongSalt)).matches).to.equal("false");
+    expect((await check(`${proof.applicantId}x`, proof.salt)).matches).to.equal("false");
+    expect((await check(proof.applicantId, "0x1234")).matches).to.equal("invalid");
   });
 
   it("by QR code: the scanned link opens the verdict; a pasted altered code is INVALID_QR", async function () {

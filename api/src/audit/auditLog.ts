@@ -7,7 +7,7 @@ import type { Context } from "koa";
 import type { Principal } from "../auth/principal.ts";
 import { isAdmin } from "../auth/principal.ts";
 
-export type AuditEntity = "REQUEST" | "APPROVAL" | "DOCUMENT" | "DEPARTMENT" | "WORKFLOW" | "CLIENT" | "WEBHOOK";
+export type AuditEntity = "REQUEST" | "APPROVAL" | "DOCUMENT" | "DEPARTMENT" | "WORKFLOW" | "CLIENT" | "WEBHOOK" | "APPLICANT";
 
 /** Who made a change and from where. */
 export interface RequestMeta {

@@ -7,10 +7,11 @@ import { z } from "zod/v4";
 import { conflict, notFound } from "../http/appError.ts";
 import { defineRoute, ErrorSchema, isStorableText, type RouteDefinition } from "../http/routeTable.ts";
 import { DateTime } from "../schemas/common.ts";
-import { SCOPES, type Scope } from "./principal.ts";
+import { SCOPES, type Principal, type Scope } from "./principal.ts";
 import type { ClientRecord, ClientStore } from "./clients.ts";
 import { field, lenientBody, NO_STORE, OAuthErrorSchema, oauthError } from "./oauthErrors.ts";
 import type { TokenService } from "./tokens.ts";
+import { requestMeta, type AuditEntry, type RequestMeta } from "../audit/auditLog.ts";
 
 const SCOPE_TABLE = [
   "| scope | opens |",
@@ -78,7 +79,10 @@ const errors = {
   403: { description: "The token lacks the admin scope", schema: ErrorSchema },
 };
 
-export function clientRoutes(clients: ClientStore, tokens: TokenService): RouteDefinition[] {
+/** Writes an audit row (sign-ins, client changes). */
+export type AuditRecorder = (meta: RequestMeta, entry: AuditEntry) => Promise<void>;
+
+export function clientRoutes(clients: ClientStore, tokens: TokenService, record: AuditRecorder): RouteDefinition[] {
   return [
     defineRoute({
       method: "post",
@@ -103,7 +107,7 @@ export function clientRoutes(clients: ClientStore, tokens: TokenService): RouteD
         400: { description: "invalid_request, unsupported_grant_type, invalid_grant, invalid_scope", schema: OAuthErrorSchema },
         401: { description: "invalid_client", schema: OAuthErrorSchema },
       },
-      handler: ({ ctx }) => clientCredentials(ctx, clients, tokens),
+      handler: ({ ctx }) => clientCredentials(ctx, clients, tokens, record),
     }),
     defineRoute({
       method: "post",
@@ -117,8 +121,9 @@ export function clientRoutes(clients: ClientStore, tokens: TokenService): RouteD
       access: [{ kind: "admin" }],
       body: CreateClientInput,
       responses: { 201: { description: "Created; the secret is shown only here", schema: CreatedClientSchema }, 400: { description: "Invalid input", schema: ErrorSchema }, ...errors },
-      handler: async ({ body }) => {
+      handler: async ({ body, ctx }) => {
         const { client, clientSecret } = await clients.create(body.name, body.scopes as Scope[]);
+        await record(requestMeta(ctx), { entityType: "CLIENT", entityId: client.clientId, action: "CREATE", newValue: { name: client.name, scopes: client.scopes } });
         return {
           status: 201,
           headers: NO_STORE,
@@ -154,13 +159,14 @@ export function clientRoutes(clients: ClientStore, tokens: TokenService): RouteD
         409: { description: "The bootstrap admin client", schema: ErrorSchema },
         ...errors,
       },
-      handler: async ({ params }) => {
+      handler: async ({ params, ctx }) => {
         const client = await clients.find(params.clientId);
         if (!client) throw notFound("Client");
         if (client.bootstrap && !client.revokedAt) {
           throw conflict("BOOTSTRAP_CLIENT", "The bootstrap admin client comes from ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET: rotate ADMIN_CLIENT_SECRET and restart instead");
         }
         await clients.revoke(params.clientId);
+        if (!client.revokedAt) await record(requestMeta(ctx), { entityType: "CLIENT", entityId: client.clientId, action: "REVOKE", oldValue: { name: client.name, scopes: client.scopes } });
         return { status: 204 };
       },
     }),
@@ -192,7 +198,7 @@ function clientView(client: ClientRecord) {
   };
 }
 
-async function clientCredentials(ctx: Context, clients: ClientStore, tokens: TokenService) {
+async function clientCredentials(ctx: Context, clients: ClientStore, tokens: TokenService, record: AuditRecorder) {
   if (!ctx.request.is("application/x-www-form-urlencoded")) {
     return oauthError("invalid_request", "The body must be application/x-www-form-urlencoded");
   }
@@ -234,6 +240,9 @@ async function clientCredentials(ctx: Context, clients: ClientStore, tokens: Tok
     granted = check.client.scopes;
   }
   const issued = await tokens.issueClient(check.client.clientId, granted);
+  await record({ ...requestMeta(ctx), principal: { kind: "client", id: check.client.clientId, scopes: granted } satisfies Principal }, {
+    entityType: "CLIENT", entityId: check.client.clientId, action: "SIGN_IN", newValue: { grantType: "client_credentials", scopes: granted },
+  });
   return {
     headers: { ...NO_STORE },
     body: { access_token: issued.accessToken, token_type: "Bearer", expires_in: issued.expiresIn, scope: granted.join(" ") },

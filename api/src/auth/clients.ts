@@ -114,10 +114,14 @@ export class ClientStore {
    * Ensures the bootstrap admin client: created with scope admin; its hash updated when the secret changed (tokens
    * issued under the old secret are then refused); any earlier bootstrap client with another id is revoked.
    */
-  async upsertBootstrapAdmin(clientId: string, secret: string): Promise<void> {
+  /** Creates or updates the bootstrap admin client; says what changed (for the audit trail). */
+  async upsertBootstrapAdmin(clientId: string, secret: string): Promise<{ created: boolean; rotated: boolean; revoked: string[] }> {
     const { rows } = await this.pool.query<ClientRow>(`SELECT * FROM oauth_clients WHERE client_id = $1`, [clientId]);
     const row = rows[0];
+    let created = false;
+    let rotated = false;
     if (!row) {
+      created = true;
       await this.pool.query(
         `INSERT INTO oauth_clients (client_id, name, secret_hash, scopes, bootstrap) VALUES ($1, 'Bootstrap administrator', $2, '{admin}', true)
          ON CONFLICT (client_id) DO NOTHING`,
@@ -125,6 +129,7 @@ export class ClientStore {
       );
     } else {
       const secretChanged = !(await verifySecret(secret, row.secret_hash));
+      rotated = secretChanged;
       await this.pool.query(
         `UPDATE oauth_clients
             SET secret_hash = CASE WHEN $2::text IS NULL THEN secret_hash ELSE $2 END,
@@ -136,11 +141,12 @@ export class ClientStore {
         [clientId, secretChanged ? await hashSecret(secret, "chosen") : null],
       );
     }
-    await this.pool.query(
-      `UPDATE oauth_clients SET revoked_at = now() WHERE bootstrap AND client_id <> $1 AND revoked_at IS NULL`,
+    const revoked = await this.pool.query<{ client_id: string }>(
+      `UPDATE oauth_clients SET revoked_at = now() WHERE bootstrap AND client_id <> $1 AND revoked_at IS NULL RETURNING client_id`,
       [clientId],
     );
     this.cache.clear();
+    return { created, rotated, revoked: revoked.rows.map((r) => r.client_id) };
   }
 }
 

@@ -12,14 +12,20 @@ export const CODE_TTL_SECONDS = 60;
 export const LOGIN_TTL_SECONDS = 600;
 const SWEEP_EVERY_MS = 60_000;
 
-export interface PendingLogin {
+/** What our code is bound to: the applicant client, its redirect_uri and its PKCE challenge (S256). */
+export interface CodeBinding {
   redirectUri: string;
+  clientId: string;
+  codeChallenge: string;
+}
+
+export interface PendingLogin extends CodeBinding {
   clientState: string;
   codeVerifier: string;
 }
 
 export type CodeRedemption =
-  | { ok: true; identity: ApplicantIdentity; redirectUri: string }
+  | ({ ok: true; identity: ApplicantIdentity } & CodeBinding)
   | { ok: false; reason: "unknown" | "expired" };
 
 export class IdentityCodeStore {
@@ -30,14 +36,14 @@ export class IdentityCodeStore {
     this.pool = pool;
   }
 
-  /** Issues a code for `identity`, bound to `redirectUri`. */
-  async issueCode(identity: ApplicantIdentity, redirectUri: string): Promise<string> {
+  /** Issues a code for `identity`, bound to the client, its redirect_uri and its PKCE challenge. */
+  async issueCode(identity: ApplicantIdentity, binding: CodeBinding): Promise<string> {
     await this.sweep();
     const code = randomSecret(32);
     await this.pool.query(
-      `INSERT INTO identity_codes (code_hash, redirect_uri, subject, name, email, idp, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))`,
-      [sha256Hex(code), redirectUri, identity.id, identity.name ?? null, identity.email ?? null, identity.idp, CODE_TTL_SECONDS],
+      `INSERT INTO identity_codes (code_hash, redirect_uri, subject, name, email, idp, expires_at, client_id, code_challenge)
+       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7), $8, $9)`,
+      [sha256Hex(code), binding.redirectUri, identity.id, identity.name ?? null, identity.email ?? null, identity.idp, CODE_TTL_SECONDS, binding.clientId, binding.codeChallenge],
     );
     return code;
   }
@@ -45,10 +51,10 @@ export class IdentityCodeStore {
   /** Takes the code (it cannot be used again, whatever the outcome). */
   async redeemCode(code: string): Promise<CodeRedemption> {
     const { rows } = await this.pool.query<{
-      redirect_uri: string; subject: string; name: string | null; email: string | null; idp: IdentityProviderKind; expired: boolean;
+      redirect_uri: string; subject: string; name: string | null; email: string | null; idp: IdentityProviderKind; expired: boolean; client_id: string; code_challenge: string;
     }>(
       `DELETE FROM identity_codes WHERE code_hash = $1
-       RETURNING redirect_uri, subject, name, email, idp, expires_at <= now() AS expired`,
+       RETURNING redirect_uri, subject, name, email, idp, expires_at <= now() AS expired, client_id, code_challenge`,
       [sha256Hex(code)],
     );
     const row = rows[0];
@@ -57,7 +63,7 @@ export class IdentityCodeStore {
     const identity: ApplicantIdentity = { id: row.subject, idp: row.idp };
     if (row.name) identity.name = row.name;
     if (row.email) identity.email = row.email;
-    return { ok: true, identity, redirectUri: row.redirect_uri };
+    return { ok: true, identity, redirectUri: row.redirect_uri, clientId: row.client_id, codeChallenge: row.code_challenge };
   }
 
   /** Records a sign-in sent to the external provider; returns the `state` to send it. */
@@ -65,22 +71,22 @@ export class IdentityCodeStore {
     await this.sweep();
     const state = randomSecret(32);
     await this.pool.query(
-      `INSERT INTO identity_logins (state_hash, redirect_uri, client_state, code_verifier, expires_at)
-       VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))`,
-      [sha256Hex(state), login.redirectUri, login.clientState, login.codeVerifier, LOGIN_TTL_SECONDS],
+      `INSERT INTO identity_logins (state_hash, redirect_uri, client_state, code_verifier, expires_at, client_id, code_challenge)
+       VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5), $6, $7)`,
+      [sha256Hex(state), login.redirectUri, login.clientState, login.codeVerifier, LOGIN_TTL_SECONDS, login.clientId, login.codeChallenge],
     );
     return state;
   }
 
   /** Takes the sign-in the provider's callback refers to; undefined when unknown, used or expired. */
   async finishLogin(state: string): Promise<PendingLogin | undefined> {
-    const { rows } = await this.pool.query<{ redirect_uri: string; client_state: string; code_verifier: string; expired: boolean }>(
-      `DELETE FROM identity_logins WHERE state_hash = $1 RETURNING redirect_uri, client_state, code_verifier, expires_at <= now() AS expired`,
+    const { rows } = await this.pool.query<{ redirect_uri: string; client_state: string; code_verifier: string; expired: boolean; client_id: string; code_challenge: string }>(
+      `DELETE FROM identity_logins WHERE state_hash = $1 RETURNING redirect_uri, client_state, code_verifier, expires_at <= now() AS expired, client_id, code_challenge`,
       [sha256Hex(state)],
     );
     const row = rows[0];
     if (!row || row.expired) return undefined;
-    return { redirectUri: row.redirect_uri, clientState: row.client_state, codeVerifier: row.code_verifier };
+    return { redirectUri: row.redirect_uri, clientState: row.client_state, codeVerifier: row.code_verifier, clientId: row.client_id, codeChallenge: row.code_challenge };
   }
 
   /** Deletes long-expired records, at most once a minute per process. */

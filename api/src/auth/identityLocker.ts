@@ -9,7 +9,7 @@
  * the provider's code, exchanges it at IDENTITY_PROVIDER_TOKEN_URL (client_secret_post), reads sub/name/email at
  * IDENTITY_PROVIDER_USERINFO_URL, then issues our own code.
  */
-import { createHash } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { Context } from "koa";
 import type { Logger } from "pino";
 import { z } from "zod/v4";
@@ -18,9 +18,12 @@ import { forbidden, notFound, unauthorized } from "../http/appError.ts";
 import { defineRoute, ErrorSchema, type HandlerResult, type RouteDefinition } from "../http/routeTable.ts";
 import { CODE_TTL_SECONDS, type IdentityCodeStore } from "./codes.ts";
 import { bodyShapeProblem, field, lenientBody, NO_STORE, OAuthErrorSchema, oauthError } from "./oauthErrors.ts";
-import { redirectUriProblem } from "./redirectUris.ts";
+import { redirectUriProblem, registeredRedirects, type RegisteredRedirect } from "./redirectUris.ts";
 import { randomSecret } from "./secrets.ts";
 import type { ApplicantIdentity, TokenService } from "./tokens.ts";
+import { requestMeta } from "../audit/auditLog.ts";
+import type { AuditRecorder } from "./clientRoutes.ts";
+import type { Principal } from "./principal.ts";
 
 const PROVIDER_TIMEOUT_MS = 10_000;
 const RFC_AUTHORIZE_ERRORS = new Set(["invalid_request", "unauthorized_client", "access_denied", "unsupported_response_type", "invalid_scope", "server_error", "temporarily_unavailable", "login_required", "consent_required", "interaction_required"]);
@@ -55,7 +58,10 @@ export function identityProviderOf(config: Config, apiPrefix: string): IdentityP
 }
 
 const AuthorizeQuery = z.object({
-  redirect_uri: z.string().min(1).max(2000).meta({ description: "Where the applicant returns with `code` and `state`; must be allow-listed (REDIRECT_URI_ALLOWLIST; loopback http allowed outside production)." }),
+  client_id: z.string().min(1).max(200).meta({ description: "The applicant client (as registered with its redirect URIs in REDIRECT_URI_ALLOWLIST); the code is bound to it." }),
+  redirect_uri: z.string().min(1).max(2000).meta({ description: "Where the applicant returns with `code` and `state`; exactly a URI registered for client_id (REDIRECT_URI_ALLOWLIST; any loopback http URI with DEV_CONVENIENCES)." }),
+  code_challenge: z.string().regex(/^[\w-]{43}$/, "a base64url SHA-256 (43 characters)").meta({ description: "PKCE (RFC 7636): BASE64URL(SHA-256(code_verifier)); the exchange must present the verifier." }),
+  code_challenge_method: z.literal("S256").meta({ description: "Only S256." }),
   state: z.string().min(1).max(1000).meta({ description: "Opaque value returned unchanged with the code (CSRF protection)." }),
   login_hint: z.string().regex(/^[\w.:@+-]{1,128}$/).optional().meta({ description: "Development provider: the identity-locker id to sign in (required there). Passed on to a real provider as OIDC login_hint." }),
   name: z.string().min(1).max(200).optional().meta({ description: "Development provider only: the applicant's name." }),
@@ -72,6 +78,8 @@ const CallbackQuery = z.object({
 const CodeTokenRequest = lenientBody("IdentityLockerTokenRequest", "Exchange of our identity-locker code (JSON; form-encoded is accepted too).", {
   code: { description: "The code received at redirect_uri (single use, valid 60 s).", required: true },
   redirect_uri: { description: "The redirect_uri used at authorize, exactly.", required: true },
+  client_id: { description: "The client_id used at authorize.", required: true },
+  code_verifier: { description: "The PKCE verifier whose S256 challenge was sent at authorize.", required: true },
   grant_type: { description: "Optional; when sent it must be `authorization_code`.", enum: ["authorization_code"] },
 });
 
@@ -85,9 +93,12 @@ export function identityLockerRoutes(deps: {
   codes: IdentityCodeStore;
   tokens: TokenService;
   provider: IdentityProvider | undefined;
+  record: AuditRecorder;
 }): RouteDefinition[] {
   const { config, codes, tokens, provider } = deps;
   const production = config.nodeEnv === "production";
+  const registered = registeredRedirects(config.redirectUriAllowlist);
+  const allowLoopback = !production && config.devConveniences;
 
   return [
     defineRoute({
@@ -97,7 +108,7 @@ export function identityLockerRoutes(deps: {
       summary: "Start an applicant sign-in (identity locker)",
       description: [
         "Redirects (302) the applicant's browser to the identity locker; after sign-in the applicant returns to `redirect_uri` with `code` and `state` (or `error`, `error_description` and `state`). The code is exchanged at POST /auth/identitylocker/token.",
-        "Without IDENTITY_PROVIDER_* settings a development provider signs in the user named by `login_hint` (with optional `name` and `email`) without a password and redirects back at once; it is refused (403) when NODE_ENV=production.",
+        "Without IDENTITY_PROVIDER_* settings a development provider signs in the user named by `login_hint` (with optional `name` and `email`) without a password and redirects back at once; it exists only with DEV_CONVENIENCES=true (a local stack; refused in production).",
         "A redirect_uri that is not allowed is answered 403 FORBIDDEN here, never redirected to.",
       ].join("\n\n"),
       tags: ["Authentication"],
@@ -109,11 +120,11 @@ export function identityLockerRoutes(deps: {
         403: { description: "redirect_uri not allowed; development provider in production", schema: ErrorSchema },
       },
       handler: async ({ query }) => {
-        const problem = redirectUriProblem(query.redirect_uri, config.redirectUriAllowlist, production);
+        const problem = redirectUriProblem(query.client_id, query.redirect_uri, registered, allowLoopback);
         if (problem) throw forbidden(`redirect_uri is not allowed: ${problem}`);
         if (provider) {
           const codeVerifier = randomSecret(32);
-          const state = await codes.startLogin({ redirectUri: query.redirect_uri, clientState: query.state, codeVerifier });
+          const state = await codes.startLogin({ redirectUri: query.redirect_uri, clientId: query.client_id, codeChallenge: query.code_challenge, clientState: query.state, codeVerifier });
           const target = new URL(provider.authorizeUrl);
           target.searchParams.set("response_type", "code");
           target.searchParams.set("client_id", provider.clientId);
@@ -125,7 +136,7 @@ export function identityLockerRoutes(deps: {
           if (query.login_hint) target.searchParams.set("login_hint", query.login_hint);
           return redirect(target.href);
         }
-        if (production) throw forbidden("The development identity provider is disabled in production: configure IDENTITY_PROVIDER_*");
+        if (production || !config.devConveniences) throw forbidden("The development identity provider is off: configure IDENTITY_PROVIDER_* (or DEV_CONVENIENCES=true for a local stack)");
         if (!query.login_hint) {
           return redirect(withParams(query.redirect_uri, {
             error: "login_required",
@@ -136,7 +147,7 @@ export function identityLockerRoutes(deps: {
         const identity: ApplicantIdentity = { id: query.login_hint, idp: "development" };
         if (query.name) identity.name = query.name;
         if (query.email) identity.email = query.email;
-        const code = await codes.issueCode(identity, query.redirect_uri);
+        const code = await codes.issueCode(identity, { redirectUri: query.redirect_uri, clientId: query.client_id, codeChallenge: query.code_challenge });
         return redirect(withParams(query.redirect_uri, { code, state: query.state }));
       },
     }),
@@ -171,7 +182,7 @@ export function identityLockerRoutes(deps: {
           ctx.state.log?.warn({ reason: (error as Error).message }, "identity provider sign-in failed");
           return back({ error: "server_error", error_description: "The identity provider could not complete the sign-in" });
         }
-        const code = await codes.issueCode(identity, login.redirectUri);
+        const code = await codes.issueCode(identity, login);
         return back({ code });
       },
     }),
@@ -194,12 +205,12 @@ export function identityLockerRoutes(deps: {
         200: { description: "Applicant token", schema: CodeTokenResponse },
         400: { description: "invalid_request, unsupported_grant_type, invalid_grant, expired_token", schema: OAuthErrorSchema },
       },
-      handler: ({ ctx }) => exchangeCode(ctx, codes, tokens, config.redirectUriAllowlist, production),
+      handler: ({ ctx }) => exchangeCode(ctx, codes, tokens, registered, allowLoopback, deps.record),
     }),
   ];
 }
 
-async function exchangeCode(ctx: Context, codes: IdentityCodeStore, tokens: TokenService, allowlist: string[], production: boolean): Promise<HandlerResult> {
+async function exchangeCode(ctx: Context, codes: IdentityCodeStore, tokens: TokenService, registered: RegisteredRedirect[], allowLoopback: boolean, record: AuditRecorder): Promise<HandlerResult> {
   if (!ctx.request.is("application/json", "application/x-www-form-urlencoded")) {
     return oauthError("invalid_request", "The body must be JSON (or application/x-www-form-urlencoded)");
   }
@@ -209,11 +220,15 @@ async function exchangeCode(ctx: Context, codes: IdentityCodeStore, tokens: Toke
   const code = field(body, "code");
   const redirectUri = field(body, "redirect_uri");
   const grantType = field(body, "grant_type");
-  const problem = code.problem ?? redirectUri.problem ?? grantType.problem;
+  const clientId = field(body, "client_id");
+  const verifier = field(body, "code_verifier");
+  const problem = code.problem ?? redirectUri.problem ?? grantType.problem ?? clientId.problem ?? verifier.problem;
   if (problem) return oauthError("invalid_request", problem);
   if (grantType.value && grantType.value !== "authorization_code") return oauthError("unsupported_grant_type", "Only grant_type=authorization_code is supported here");
   if (!code.value) return oauthError("invalid_request", "code is required");
   if (!redirectUri.value) return oauthError("invalid_request", "redirect_uri is required");
+  if (!clientId.value) return oauthError("invalid_request", "client_id is required");
+  if (!verifier.value) return oauthError("invalid_request", "code_verifier is required (PKCE, S256)");
 
   const redemption = await codes.redeemCode(code.value);
   if (!redemption.ok) {
@@ -222,8 +237,14 @@ async function exchangeCode(ctx: Context, codes: IdentityCodeStore, tokens: Toke
       : oauthError("invalid_grant", "The code is invalid or has already been used");
   }
   if (redemption.redirectUri !== redirectUri.value) return oauthError("invalid_grant", "redirect_uri does not match the one used at authorize");
-  if (redirectUriProblem(redirectUri.value, allowlist, production)) return oauthError("invalid_grant", "redirect_uri is no longer allowed");
+  if (!sameSecret(redemption.clientId, clientId.value)) return oauthError("invalid_grant", "The code was issued to another client_id");
+  const challenge = createHash("sha256").update(verifier.value).digest("base64url");
+  if (!redemption.codeChallenge || !sameSecret(redemption.codeChallenge, challenge)) return oauthError("invalid_grant", "code_verifier does not match the code_challenge sent at authorize");
+  if (redirectUriProblem(clientId.value, redirectUri.value, registered, allowLoopback)) return oauthError("invalid_grant", "redirect_uri is no longer allowed");
   const issued = await tokens.issueApplicant(redemption.identity);
+  await record({ ...requestMeta(ctx), principal: { kind: "applicant", id: redemption.identity.id } as Principal }, {
+    entityType: "APPLICANT", entityId: redemption.identity.id, action: "SIGN_IN", newValue: { idp: redemption.identity.idp, clientId: redemption.clientId },
+  });
   return { headers: { ...NO_STORE }, body: { access_token: issued.accessToken, token_type: "Bearer", expires_in: issued.expiresIn } };
 }
 
@@ -271,4 +292,11 @@ function withParams(uri: string, params: Record<string, string>): string {
   const url = new URL(uri);
   for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
   return url.href;
+}
+
+/** Constant-time string comparison (the challenge and client id are compared like secrets). */
+function sameSecret(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
 }

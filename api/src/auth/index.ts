@@ -20,6 +20,7 @@ import { identityLockerRoutes, identityProviderOf } from "./identityLocker.ts";
 import { loadSigningKey } from "./keys.ts";
 import type { Authenticator, Principal } from "./principal.ts";
 import { TokenRejected, TokenService } from "./tokens.ts";
+import { audit, SYSTEM, type AuditEntry, type RequestMeta } from "../audit/auditLog.ts";
 
 export type DepartmentKeyCheck = (apiKey: string, departmentCode: string, ctx: import("koa").Context) => Promise<Principal | undefined>;
 
@@ -47,7 +48,12 @@ export async function createAuth(deps: { config: Config; pool: pg.Pool; logger: 
   if (!provider && config.nodeEnv === "production") {
     throw new Error("IDENTITY_PROVIDER_* settings are required in production: the development identity provider is refused");
   }
+  // Fail closed: the passwordless development provider only where it was explicitly enabled.
+  if (!provider && !config.devConveniences) throw new Error("IDENTITY_PROVIDER_* settings are required: the development identity provider is off (DEV_CONVENIENCES=true turns it on for a local stack)");
   logger.info({ kid: key.kid, identityProvider: provider ? new URL(provider.authorizeUrl).origin : "development" }, "authentication ready");
+
+  // Sign-ins and client changes are audited (issue 15, M6).
+  const record = (meta: RequestMeta, entry: AuditEntry) => audit(pool, meta, entry);
 
   const authenticate: Authenticator = async (ctx) => {
     const authorization = ctx.get("authorization");
@@ -89,17 +95,20 @@ export async function createAuth(deps: { config: Config; pool: pg.Pool; logger: 
 
   return {
     authenticate,
-    ...authRoutes({ config, logger, clients, codes, tokens, provider }),
+    ...authRoutes({ config, logger, clients, codes, tokens, provider, record }),
     async bootstrapAdmin() {
       let clientId = config.adminClientId;
       let secret = config.adminClientSecret;
       if (!clientId || !secret) {
-        if (config.nodeEnv === "production") throw new Error("ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required in production");
+        if (config.nodeEnv === "production" || !config.devConveniences) throw new Error("ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required (generated only with DEV_CONVENIENCES=true)");
         // Same files as the supervisor (scripts/stack/stack.ts), so `node api/src/main.ts` alone finds the same client.
         clientId ??= `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
         secret ??= (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
       }
-      await clients.upsertBootstrapAdmin(clientId, secret);
+      const changes = await clients.upsertBootstrapAdmin(clientId, secret);
+      if (changes.created) await record(SYSTEM, { entityType: "CLIENT", entityId: clientId, action: "CREATE", newValue: { bootstrap: true, scopes: ["admin"] } });
+      if (changes.rotated) await record(SYSTEM, { entityType: "CLIENT", entityId: clientId, action: "ROTATE", newValue: { bootstrap: true } });
+      for (const revoked of changes.revoked) await record(SYSTEM, { entityType: "CLIENT", entityId: revoked, action: "REVOKE", newValue: { replacedBy: clientId } });
       return { clientId };
     },
   };
@@ -113,10 +122,12 @@ export function authRoutes(deps: {
   codes: IdentityCodeStore;
   tokens: TokenService;
   provider: ReturnType<typeof identityProviderOf>;
+  /** Writes an audit row (client changes, sign-ins). */
+  record: (meta: RequestMeta, entry: AuditEntry) => Promise<void>;
 }): Pick<AuthModule, "routes" | "rootRoutes"> {
-  const { config, logger, clients, codes, tokens, provider } = deps;
+  const { config, logger, clients, codes, tokens, provider, record } = deps;
   return {
-    routes: [...clientRoutes(clients, tokens), ...identityLockerRoutes({ config, logger, codes, tokens, provider })],
+    routes: [...clientRoutes(clients, tokens, record), ...identityLockerRoutes({ config, logger, codes, tokens, provider, record })],
     rootRoutes: [jwksRoute(tokens)],
   };
 }

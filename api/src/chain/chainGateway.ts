@@ -15,6 +15,7 @@ import { NodeRefusedError, NonceSequencer } from "./nonceSequencer.ts";
 import { ReceiptTimeoutError, type ReceiptWatcher } from "./receiptWatcher.ts";
 import type { FeeFields, TransactionSigner } from "./transactionSigner.ts";
 import type { WalletStore } from "./walletStore.ts";
+import { currentIdempotencyClaim, recordIdempotencyReference } from "../http/idempotency.ts";
 
 export type TxKind =
   | "MINT_NFT" | "APPROVAL" | "DOC_UPDATE" | "REJECT" | "REVOKE"
@@ -102,6 +103,7 @@ export class ChainGateway {
     const { provider, signer } = this.#o;
     const gasLimit = await this.#simulate(request);
     const fees = await this.#feeFields();
+    const idempotencyClaim = currentIdempotencyClaim(); // read here: records run in the sequencer's own context
 
     const recorded = await this.#sequencer.run(request.from, {
       record: async ({ nonce, client }) => {
@@ -123,6 +125,8 @@ export class ChainGateway {
           [tx.id, request.kind, request.from.toLowerCase(), nonce.toString(), request.to.toLowerCase(), request.data, raw, hash, gasLimit.toString(), request.requestId ?? null],
         );
         if (options.onRecorded) await options.onRecorded(client, tx);
+        // Issue 15: the caller's Idempotency-Key (if any) is tied to this write in the same database transaction.
+        await recordIdempotencyReference(client, idempotencyClaim, tx.id, request.requestId);
         return tx;
       },
       broadcast: async (tx) => {

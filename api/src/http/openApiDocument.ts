@@ -23,6 +23,7 @@ export function declaredRoutes(config: Config): { api: RouteDefinition[]; root: 
     codes: inert("codes"),
     tokens: inert("tokens"),
     provider: identityProviderOf(config, API_PREFIX),
+    record: inert("record"),
   });
   return apiRoutes(context, { ...auth, authenticate: inert("authenticate"), bootstrapAdmin: inert("bootstrapAdmin") }, inert("issuer") as QrIssuer);
 }

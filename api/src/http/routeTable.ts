@@ -3,13 +3,13 @@
  * requests (a failure is a 400 VALIDATION_ERROR naming each bad field), types the handler, and generates the
  * OpenAPI document (`openapi.ts`). Routes added later appear in the docs automatically.
  */
-import { rateClassOf, type RateLimiter } from "./rateLimit.ts";
+import { clientKey, rateClassOf, type RateLimiter } from "./rateLimit.ts";
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod/v4";
 import { AppError, forbidden, unauthorized } from "./appError.ts";
 import { hasScope, isAdmin, type Authenticator, type Principal, type Scope } from "../auth/principal.ts";
-import { fingerprint, type IdempotencyStore } from "./idempotency.ts";
+import { fingerprint, type IdempotencyStore, type Recover } from "./idempotency.ts";
 import { MethodTable } from "./allowedMethods.ts";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
@@ -80,6 +80,12 @@ export interface RouteDefinition<
   sendsTransactions?: true;
   responses: Record<number, ResponseSpec>;
   handler: (input: HandlerInput<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<HandlerResult> | HandlerResult;
+  /**
+   * Idempotency after a crash: rebuilds the original answer from the write the request recorded (its outbox
+   * transaction, mined) when the process that ran it died before answering. Without it such a retry gets 409
+   * IDEMPOTENCY_OUTCOME_RECORDED (the write happened once; read the resource).
+   */
+  recoverIdempotent?: Recover;
 }
 
 export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
@@ -111,15 +117,15 @@ export function mountRoutes(router: Router, routes: RouteDefinition[], authentic
       // A parameter route does not answer a path that a more specific (static) pattern owns: DELETE /webhooks/logs
       // is a 405 of /webhooks/logs (see allowedMethods.ts), not a DELETE /webhooks/:webhookId with a bad id.
       if (table.resolve(ctx.path.slice(prefix.length)) !== route.path) return next();
-      if (rateClass === "auth") limiter?.take("auth", ctx.ip);
+      if (rateClass === "auth") limiter?.take("auth", clientKey(ctx.ip));
       try {
         ctx.state.principal = await authenticate(ctx);
       } catch (error) {
         // Failed credentials count as authentication attempts (key and token guessing), wherever they are tried.
-        if (rateClass !== "auth" && error instanceof AppError && error.status === 401) limiter?.take("auth", ctx.ip);
+        if (rateClass !== "auth" && error instanceof AppError && error.status === 401) limiter?.take("auth", clientKey(ctx.ip));
         throw error;
       }
-      if (rateClass === "write") limiter?.take("write", ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : ctx.ip);
+      if (rateClass === "write") limiter?.take("write", ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : clientKey(ctx.ip));
       authorise(route.access, ctx.state.principal);
       const params = parse(route.params, ctx.params, "path");
       const query = parse(route.query, ctx.query, "query");
@@ -127,11 +133,11 @@ export function mountRoutes(router: Router, routes: RouteDefinition[], authentic
       const body = route.bodyType === "multipart" ? undefined : parse(route.body, (ctx.request as { body?: unknown }).body ?? {}, "body");
       const key = ctx.get("idempotency-key");
       const caller = ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : "anonymous";
-      ctx.state.idempotently = (print, run) => (key && idempotency ? idempotency.run(caller, key, print, run) : run());
+      ctx.state.idempotently = (print, run) => (key && idempotency ? idempotency.run(caller, key, print, run, route.recoverIdempotent) : run());
       const run = async () => route.handler({ params, query, body, ctx });
       const result =
         (route.method === "post" || route.method === "put") && route.bodyType !== "multipart" && route.idempotent !== false
-          ? await ctx.state.idempotently(fingerprint(ctx.method, ctx.path, body), run)
+          ? await ctx.state.idempotently(fingerprint(ctx.method, ctx.originalUrl, rawBodyOf(ctx)), run)
           : await run();
       ctx.status = result.status ?? 200;
       for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
@@ -139,6 +145,12 @@ export function mountRoutes(router: Router, routes: RouteDefinition[], authentic
     });
   }
   return table;
+}
+
+/** The exact body text as received (koa-body keeps it as rawBody with includeUnparsed), or "" without a body. */
+function rawBodyOf(ctx: Context): string {
+  const raw = (ctx.request as { rawBody?: unknown }).rawBody;
+  return typeof raw === "string" ? raw : "";
 }
 
 /** 401 when the route needs a caller and none (valid) was given; 403 when the caller matches no rule. */

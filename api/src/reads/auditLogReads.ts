@@ -7,7 +7,7 @@ import type pg from "pg";
 import type { AuditEntity } from "../audit/auditLog.ts";
 
 /** The spec's five entity types, then ours (the table's CHECK constraint lists the same). */
-export const AUDIT_ENTITY_TYPES = ["REQUEST", "APPROVAL", "DOCUMENT", "DEPARTMENT", "WORKFLOW", "CLIENT", "WEBHOOK"] as const satisfies readonly AuditEntity[];
+export const AUDIT_ENTITY_TYPES = ["REQUEST", "APPROVAL", "DOCUMENT", "DEPARTMENT", "WORKFLOW", "CLIENT", "WEBHOOK", "APPLICANT"] as const satisfies readonly AuditEntity[];
 const everyEntityListed: Exclude<AuditEntity, (typeof AUDIT_ENTITY_TYPES)[number]> extends never ? true : never = true;
 void everyEntityListed;
 

@@ -1,5 +1,6 @@
 /**
- * A request's timeline: its creation (off chain) and everything the chain recorded about it, in chain order.
+ * A request's timeline: its creation (off chain) and everything the chain recorded about it, in chain order (block,
+ * then log position), never by comparing clocks: the API's and the blocks' differ in precision.
  * Each event has a stable id derived from the transaction and log it comes from.
  */
 import type pg from "pg";
@@ -86,6 +87,9 @@ export function timelineFromRows(request: RequestView, { licence, statuses, vers
   const events: Ordered[] = [];
   const mint = licence[0];
 
+  // The creation is stamped by the API's clock (milliseconds), its mint by the block (whole seconds, rounded down):
+  // the block's time can read earlier than the creation that caused it. The creation is never shown after its mint.
+  const mintedAt = mint ? Number(mint.created_at) * 1000 : Number.POSITIVE_INFINITY;
   events.push({
     eventId: stableUuid(`created:${request.id}`),
     eventType: "REQUEST_CREATED",
@@ -93,7 +97,7 @@ export function timelineFromRows(request: RequestView, { licence, statuses, vers
     actor: request.createdBy.startsWith("applicant:") ? applicant : { type: "SYSTEM", id: request.createdBy, name: request.createdBy },
     metadata: { requestNumber: request.requestNumber, requestType: request.requestType },
     transactionHash: mint?.created_tx ?? null,
-    timestamp: request.createdAt.toISOString(),
+    timestamp: new Date(Math.min(request.createdAt.getTime(), mintedAt)).toISOString(),
     order: [-1, -1],
   });
   if (mint) {

@@ -5,6 +5,7 @@ import { z } from "zod/v4";
 import { requestMeta } from "../audit/auditLog.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { updateDocument, uploadDocument, type ReceivedFile } from "../domain/documents/uploadDocument.ts";
+import { loadOwnRequest } from "../domain/requests/submitRequest.ts";
 import { AppError, notFound } from "../http/appError.ts";
 import { fingerprint } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
@@ -13,6 +14,7 @@ import { canSee, findRequest, findVisibleRequest } from "../reads/requestReads.t
 import { DocumentDetailResponse, DocumentResponse, DocumentSchema, DocumentUpdateResponse, DownloadResponse, UpdateForm, UploadForm } from "../schemas/document.ts";
 import { checkUpload } from "../storage/fileSignature.ts";
 import { parseUpload } from "../storage/multipartUpload.ts";
+import { findActiveContent, type PdfFinding } from "../storage/pdfActiveContent.ts";
 
 const DOWNLOAD_URL_SECONDS = 3600;
 const errors = errorResponses;
@@ -23,12 +25,29 @@ const READERS = [{ kind: "applicant" as const }, { kind: "client" as const, scop
 export function documentRoutes(context: DomainContext): RouteDefinition[] {
   const tmpDir = path.join(context.config.dataDir, "tmp", "uploads");
 
+  /**
+   * The caller may upload to this request (and this document), checked BEFORE a byte of the body is read: a caller
+   * who may not gets 404 without making the API stream and store anything.
+   */
+  async function mayUpload(ctx: Context, requestId: string, documentId?: string): Promise<void> {
+    const request = await loadOwnRequest(context, ctx.state.principal!, requestId, "documents:write");
+    if (documentId) {
+      const document = await findDocument(context.pool, documentId);
+      if (!document || document.requestId !== request.id) throw notFound("Document");
+    }
+  }
+
   /** Parses the multipart body, checks the file's real type, runs `use` under the Idempotency-Key; always cleans up. */
   async function withUpload<T>(ctx: Context, use: (file: ReceivedFile, fields: Record<string, string>) => Promise<T>, status: number) {
     const upload = await parseUpload(ctx, { maxBytes: context.config.maxUploadBytes, tmpDir });
     try {
       const checked = await checkUpload(upload.file);
+      const activeContent = checked.mimeType === "application/pdf" ? await findActiveContent(upload.file.path) : [];
+      if (activeContent.length > 0 && context.config.refuseActivePdf) {
+        throw new AppError(400, "INVALID_FILE", `PDFs with active content are refused here: ${activeContent.join(", ")}`, { reason: "ACTIVE_CONTENT", activeContent });
+      }
       const file: ReceivedFile = {
+        activeContent,
         path: upload.file.path,
         size: upload.file.size,
         sha256: upload.file.sha256,
@@ -36,7 +55,8 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         mimeType: checked.mimeType,
         extension: checked.extension,
       };
-      const print = fingerprint(ctx.method, ctx.path, { ...upload.fields, sha256: upload.file.sha256 });
+      // The body was streamed, not kept: its fields (in order) and the file's SHA-256 stand for it.
+      const print = fingerprint(ctx.method, ctx.originalUrl, JSON.stringify({ fields: upload.fields, name: upload.file.originalFilename, sha256: upload.file.sha256 }));
       return await ctx.state.idempotently!(print, async () => ({ status, body: await use(file, upload.fields) }));
     } finally {
       await upload.cleanup();
@@ -71,11 +91,13 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         201: { description: "Stored and anchored", schema: DocumentResponse },
         ...errors({ 400: "INVALID_FILE (empty, not PDF/JPEG/PNG, disguised) or INVALID_DOCUMENT_TYPE", 401: "Not authenticated", 404: "No such request", 409: "DOCUMENT_EXISTS, DUPLICATE_DOCUMENT, INVALID_STATE", 413: "PAYLOAD_TOO_LARGE: file over 10 MB" }),
       },
-      handler: async ({ params, ctx }) =>
-        withUpload(ctx, (file, fields) => {
+      handler: async ({ params, ctx }) => {
+        await mayUpload(ctx, params.requestId);
+        return withUpload(ctx, (file, fields) => {
           if (!fields.docType) throw new AppError(400, "VALIDATION_ERROR", "Invalid body: docType is required", { issues: [{ in: "body", path: "docType", message: "Required" }] });
           return uploadDocument(context, ctx.state.principal!, params.requestId, file, { docType: fields.docType, description: fields.description }, requestMeta(ctx));
-        }, 201),
+        }, 201);
+      },
     }),
     defineRoute({
       method: "put",
@@ -94,8 +116,10 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         200: { description: "New version anchored", schema: DocumentUpdateResponse },
         ...errors({ 400: "INVALID_FILE", 401: "Not authenticated", 404: "No such request or document", 409: "INVALID_STATE, DUPLICATE_DOCUMENT, CONCURRENT_UPDATE", 413: "PAYLOAD_TOO_LARGE" }),
       },
-      handler: async ({ params, ctx }) =>
-        withUpload(ctx, (file, fields) => updateDocument(context, ctx.state.principal!, params.requestId, params.documentId, file, { description: fields.description }, requestMeta(ctx)), 200),
+      handler: async ({ params, ctx }) => {
+        await mayUpload(ctx, params.requestId, params.documentId);
+        return withUpload(ctx, (file, fields) => updateDocument(context, ctx.state.principal!, params.requestId, params.documentId, file, { description: fields.description }, requestMeta(ctx)), 200);
+      },
     }),
     defineRoute({
       method: "get",
@@ -122,6 +146,9 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       responses: { 200: { description: "Document", schema: DocumentDetailResponse }, ...errors({ 401: "Not authenticated", 404: "No such document" }) },
       handler: async ({ params, ctx }) => {
         const document = await visibleDocument(params.documentId, ctx);
+        // What each version's bytes carry (M7): reviewers see it before they open the file.
+        const flagged = await context.pool.query(`SELECT version, active_content FROM document_versions WHERE document_id = $1`, [document.id]);
+        const findings = new Map<number, PdfFinding[]>(flagged.rows.map((r) => [r.version as number, r.active_content as PdfFinding[]]));
         const { url } = await context.documentStore.signedUrl(document.current.storageKey, DOWNLOAD_URL_SECONDS, downloadName(document, document.current));
         return {
           body: {
@@ -131,6 +158,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
             currentVersion: document.current.version,
             currentHash: document.current.hash,
             versions: document.versions.map((v) => ({
+              activeContent: findings.get(v.version) ?? [],
               version: v.version,
               hash: v.hash,
               fileSize: v.fileSize,

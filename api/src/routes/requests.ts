@@ -40,12 +40,18 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       sendsTransactions: true,
       summary: "Create a licence request (mints its soulbound token)",
       description:
-        "Mints a Draft soulbound token to the applicant's custodial address, pinned on chain to the active workflow version of the request type. An applicant creates requests for their own identity-locker id; a system client with applications:write may act for any applicant (name and email may be given as metadata.applicantName / metadata.applicantEmail). Honours Idempotency-Key.",
+        "Mints a Draft soulbound token to the applicant's custodial address, pinned on chain to the active workflow version of the request type. An applicant creates requests for their own identity-locker id; a system client with applications:write may act for any applicant (name and email may be given as metadata.applicantName / metadata.applicantEmail). metadata is at most MAX_METADATA_BYTES (16 KiB) of JSON (400 METADATA_TOO_LARGE); an applicant creates at most REQUEST_QUOTA_PER_DAY requests in 24 hours (429 QUOTA_EXCEEDED). Honours Idempotency-Key.",
       tags: ["Requests"],
       access: WRITERS,
       body: CreateRequestInput,
-      responses: { 201: { description: "Created", schema: RequestResponse }, ...errors({ 400: "Invalid body", 401: "Not authenticated", 403: "applicantId is not yours", 409: "No active workflow for the type (NO_ACTIVE_WORKFLOW)", 503: "Chain unavailable, nothing recorded" }) },
+      responses: { 201: { description: "Created", schema: RequestResponse }, ...errors({ 400: "Invalid body; METADATA_TOO_LARGE", 401: "Not authenticated", 403: "applicantId is not yours", 409: "No active workflow for the type (NO_ACTIVE_WORKFLOW)", 429: "QUOTA_EXCEEDED (or RATE_LIMITED)", 503: "Chain unavailable, nothing recorded" }) },
       handler: async ({ body, ctx }) => ({ status: 201, body: await createRequest(context, ctx.state.principal!, body, requestMeta(ctx)) }),
+      // After a crash: the request row written with its mint (same transaction) gives back the original answer.
+      recoverIdempotent: async (write) => {
+        const { rows } = await context.pool.query(`SELECT id, request_number, created_at FROM requests WHERE chain_tx_id = $1`, [write.outboxTxId]);
+        if (!rows[0]) throw new Error(`recorded mint ${write.outboxTxId} has no request row`);
+        return { status: 201, body: { requestId: rows[0].id, requestNumber: rows[0].request_number, status: "DRAFT", transactionHash: write.transactionHash, createdAt: rows[0].created_at.toISOString() } };
+      },
     }),
     defineRoute({
       method: "get",

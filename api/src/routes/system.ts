@@ -1,9 +1,14 @@
 /**
  * Operational endpoints at the root (outside /api/v1): /health, /metrics, and the API documentation
- * (/api/v1/openapi.json, /docs). /health is 200 only when Postgres and the chain answer and the indexer is
+ * (/api/v1/openapi.json, /docs, /docs/decisions). /health is 200 only when Postgres and the chain answer and the indexer is
  * within HEALTH_MAX_INDEXER_LAG blocks of the chain head; otherwise 503 naming what is not ready.
  */
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
 import type Router from "@koa/router";
+import type Koa from "koa";
+import { marked } from "marked";
 import type { JsonRpcProvider } from "ethers";
 import type pg from "pg";
 import type { Metrics } from "../observability/metrics.ts";
@@ -64,10 +69,7 @@ export function mountSystemRoutes(router: Router, deps: SystemDeps): void {
     ctx.body = deps.openApiDocument();
   });
 
-  router.get("/docs", (ctx) => {
-    ctx.type = "html";
-    ctx.body = DOCS_PAGE;
-  });
+  mountDocsRoutes(router);
 }
 
 async function timed(probe: () => Promise<boolean>): Promise<{ ok: boolean; ms: number }> {
@@ -79,38 +81,109 @@ async function timed(probe: () => Promise<boolean>): Promise<{ ok: boolean; ms: 
   }
 }
 
-/** A self-contained reader for the OpenAPI document (no CDN: nothing is fetched from outside). */
+/**
+ * The API reference at /docs: Swagger UI (npm swagger-ui-dist, served from node_modules: nothing from a CDN) on the
+ * OpenAPI document, endpoints first, then every schema; and docs/decisions.md rendered to HTML (npm marked) at
+ * /docs/decisions. Both pages load only their own origin's resources, which their Content-Security-Policy enforces.
+ */
+const DOCS_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  // Swagger UI's stylesheet draws its icons as data: SVGs; nothing is fetched from elsewhere.
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const swaggerDir = path.dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
+/** The only files of the renderer that are served, by the name they have under /docs/assets/. */
+const SWAGGER_FILES: Record<string, string> = {
+  "swagger-ui-bundle.js": "application/javascript; charset=utf-8",
+  "swagger-ui.css": "text/css; charset=utf-8",
+  "favicon-32x32.png": "image/png",
+};
+
+function mountDocsRoutes(router: Router): void {
+  const page = (ctx: Koa.Context, html: string) => {
+    ctx.set("content-security-policy", DOCS_CSP);
+    ctx.set("x-content-type-options", "nosniff");
+    ctx.type = "html";
+    ctx.body = html;
+  };
+  router.get("/docs", (ctx) => page(ctx, DOCS_PAGE));
+  router.get("/docs/decisions", async (ctx) => page(ctx, await decisionsPage()));
+  router.get("/docs/assets/:file", async (ctx) => {
+    const file = ctx.params.file;
+    ctx.set("x-content-type-options", "nosniff");
+    ctx.set("cache-control", "public, max-age=3600");
+    if (file === "docs.js" || file === "docs.css") {
+      ctx.type = file.endsWith(".js") ? "application/javascript; charset=utf-8" : "text/css; charset=utf-8";
+      ctx.body = file === "docs.js" ? DOCS_SCRIPT : DOCS_STYLE;
+      return;
+    }
+    const type = SWAGGER_FILES[file];
+    if (!type) {
+      ctx.status = 404;
+      ctx.body = { code: "NOT_FOUND", message: "No such documentation asset" };
+      return;
+    }
+    ctx.type = type;
+    ctx.body = await readFile(path.join(swaggerDir, file));
+  });
+}
+
+let decisionsHtml: Promise<string> | undefined;
+/** docs/decisions.md as HTML, rendered once per process. */
+function decisionsPage(): Promise<string> {
+  decisionsHtml ??= readFile(new URL("../../../docs/decisions.md", import.meta.url), "utf8")
+    .then((markdown) => marked.parse(markdown, { async: false }) as string)
+    .catch(() => "<p>docs/decisions.md is not available on this server.</p>")
+    .then((body) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Decisions · Licence Approval Service</title><link rel="stylesheet" href="/docs/assets/docs.css"></head>
+<body class="decisions"><header class="bar"><a href="/docs">API reference</a><span>Decisions</span><a href="/api/v1/openapi.json">OpenAPI JSON</a></header>
+<main class="prose">${body}</main></body></html>`);
+  return decisionsHtml;
+}
+
 const DOCS_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Licence Approval Service API</title>
-<style>
-body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f8fa}
-header{background:#0b3d91;color:#fff;padding:1rem 1.5rem}header h1{margin:0;font-size:1.3rem}
-main{max-width:1000px;margin:0 auto;padding:1rem}
-.op{background:#fff;border:1px solid #d0d7de;border-radius:6px;margin:.6rem 0}
-.op summary{cursor:pointer;padding:.6rem .8rem;display:flex;gap:.8rem;align-items:baseline}
-.m{font:600 12px monospace;padding:2px 8px;border-radius:4px;color:#fff;min-width:52px;text-align:center}
-.get{background:#1f6feb}.post{background:#2da44e}.put{background:#bf8700}.patch{background:#8250df}.delete{background:#cf222e}
-.path{font-family:monospace}.sum{color:#57606a}.body{padding:0 1rem 1rem}
-pre{background:#f6f8fa;border:1px solid #d0d7de;padding:.6rem;overflow:auto;font-size:12px}
-h2{margin-top:2rem;border-bottom:1px solid #d0d7de}.desc{white-space:pre-wrap}
-</style></head><body><header><h1>Licence Approval Service API</h1><div id="ver"></div></header>
-<main><p class="desc" id="intro"></p><div id="ops">Loading <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>…</div></main>
-<script>
-fetch('/api/v1/openapi.json').then(r=>r.json()).then(doc=>{
-  document.getElementById('ver').textContent='Version '+doc.info.version+' · OpenAPI '+doc.openapi;
-  document.getElementById('intro').textContent=doc.info.description;
-  const byTag={};
-  for(const [path,ops] of Object.entries(doc.paths)) for(const [method,op] of Object.entries(ops)) (byTag[(op.tags||['other'])[0]] ??= []).push({path,method,op});
-  const esc=s=>String(s).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));
-  const root=document.getElementById('ops'); root.innerHTML='';
-  for(const [tag,list] of Object.entries(byTag)){
-    const h=document.createElement('h2'); h.textContent=tag; root.appendChild(h);
-    for(const {path,method,op} of list){
-      const d=document.createElement('details'); d.className='op';
-      d.innerHTML='<summary><span class="m '+method+'">'+method.toUpperCase()+'</span><span class="path">'+esc(path)+'</span><span class="sum">'+esc(op.summary||'')+'</span></summary><div class="body"><p class="desc">'+esc(op.description||'')+'</p><pre>'+esc(JSON.stringify({security:op.security,parameters:op.parameters,requestBody:op.requestBody,responses:op.responses},null,2))+'</pre></div>';
-      root.appendChild(d);
-    }
-  }
-}).catch(e=>{document.getElementById('ops').textContent='Could not load the OpenAPI document: '+e});
-</script></body></html>`;
+<title>API reference · Licence Approval Service</title>
+<link rel="icon" href="/docs/assets/favicon-32x32.png">
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css"><link rel="stylesheet" href="/docs/assets/docs.css"></head>
+<body><header class="bar"><span>API reference</span><a href="/docs/decisions">Decisions</a><a href="/api/v1/openapi.json">OpenAPI JSON</a><a href="/verify">Verify a licence</a></header>
+<div id="swagger-ui"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script><script src="/docs/assets/docs.js"></script></body></html>`;
+
+/** Swagger UI's settings: operations listed (collapsed) first, schemas below, examples generated from the schemas. */
+const DOCS_SCRIPT = `window.ui = SwaggerUIBundle({
+  url: "/api/v1/openapi.json",
+  dom_id: "#swagger-ui",
+  presets: [SwaggerUIBundle.presets.apis],
+  layout: "BaseLayout",
+  deepLinking: true,
+  docExpansion: "list",
+  defaultModelsExpandDepth: 1,
+  defaultModelExpandDepth: 2,
+  defaultModelRendering: "example",
+  displayRequestDuration: true,
+  tryItOutEnabled: false,
+  validatorUrl: null,
+});
+`;
+
+const DOCS_STYLE = `
+.bar{display:flex;gap:1.2rem;align-items:center;background:#0b3d91;color:#fff;padding:.7rem 1.5rem;font:600 15px system-ui,sans-serif}
+.bar a{color:#dbe7ff;text-decoration:none;font-weight:500}.bar a:hover{text-decoration:underline}
+.decisions{margin:0;background:#f6f8fa;color:#1b1f24}
+.prose{max-width:860px;margin:0 auto;padding:1rem 1.5rem 3rem;font:16px/1.6 system-ui,sans-serif;background:#fff}
+.prose h1{font-size:1.8rem;border-bottom:1px solid #d0d7de;padding-bottom:.3rem}.prose h2{margin-top:2rem;border-bottom:1px solid #d0d7de}
+.prose code{background:#eff1f3;padding:.1rem .3rem;border-radius:4px;font-size:.9em}
+.prose pre{background:#f6f8fa;border:1px solid #d0d7de;padding:.8rem;overflow:auto}
+.prose table{border-collapse:collapse}.prose th,.prose td{border:1px solid #d0d7de;padding:.3rem .6rem}
+`;

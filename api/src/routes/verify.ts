@@ -7,10 +7,11 @@ import { z } from "zod/v4";
 import type { DomainContext } from "../domain/context.ts";
 import { conflict } from "../http/appError.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { tokenIdOfLicenceNumber } from "../reads/licenceNumberReads.ts";
 import { findVisibleRequest } from "../reads/requestReads.ts";
 import { DateTime, RequestStatus } from "../schemas/common.ts";
 import { verifyDocument } from "../verification/documentVerification.ts";
-import { verifyLicence, type VerificationDependencies } from "../verification/licenceVerification.ts";
+import { unknownLicence, verifyLicence, type VerificationDependencies } from "../verification/licenceVerification.ts";
 import { qrPng, qrSvg } from "../verification/qrImage.ts";
 import { payloadFrom, verifyPayload, type QrIssuer } from "../verification/qrPayload.ts";
 import { verificationPage } from "../verification/verificationPage.ts";
@@ -72,7 +73,13 @@ const DocumentHash = z
   .string()
   .regex(/^(0[xX])?[0-9a-fA-F]{64}$/, "A document hash is 64 hexadecimal digits (SHA-256), with or without 0x")
   .describe("SHA-256 of the document: 64 hexadecimal digits, with or without 0x, any case");
-const TokenIdParams = z.object({ tokenId: z.string().regex(/^\d{1,13}$/, "a token id is a positive integer").describe("Token id (integer)") });
+// The licence number people read on the page and the certificate (RL-2026-000001) is accepted as well as the token id.
+const TokenIdParams = z.object({
+  tokenId: z
+    .string()
+    .regex(/^\d{1,13}$|^[A-Za-z]{2}-\d{4}-\d{6,12}$/, "a token id (a whole number) or a licence number such as RL-2026-000001")
+    .describe("Token id (integer) or licence number (e.g. RL-2026-000001)"),
+});
 
 export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: RouteDefinition[]; root: RouteDefinition[] } {
   const deps: VerificationDependencies = { pool: context.pool, gateway: context.gateway, contracts: context.contracts, chainId: context.config.chainId };
@@ -124,6 +131,7 @@ export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: R
       tags: ["Verification"],
       access: PUBLIC,
       params: z.object({ hash: DocumentHash }),
+      description: "requestId is null unless the document's licence has been issued (a file someone holds must not lead to a draft's or a rejected request's applicant).",
       responses: { 200: { description: "Verdict", schema: DocumentVerificationResponse }, ...errors({ 400: "Not a SHA-256 in hex", 404: "No document with this hash is anchored" }) },
       handler: async ({ params }) => ({ body: await verifyDocument(deps, params.hash) }),
     }),
@@ -131,13 +139,19 @@ export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: R
       method: "get",
       path: "/verify/:tokenId",
       operationId: "verifyLicence",
-      summary: "Verify a licence by token id",
-      description: "Validity, status, owner and the standing approvals come from contract calls (LicenceToken.validityOf, ownerOf; ApprovalRegistry.decisionsOf); names and transaction hashes from the index.",
+      summary: "Verify a licence by token id or licence number",
+      description:
+        "Validity, status, owner and the standing approvals come from contract calls (LicenceToken.validityOf, ownerOf; ApprovalRegistry.decisionsOf); names and transaction hashes from the index. A token that is not an issued licence (verdict NOT_ISSUED: a draft, a request under review or awaiting resubmission, cancelled or rejected) is answered with its verdict and status only: no applicant, request, approvals or owner address. Public verification routes are rate-limited per client address (429 RATE_LIMITED).",
       tags: ["Verification"],
       access: PUBLIC,
       params: TokenIdParams,
-      responses: { 200: { description: "Verdict", schema: VerificationResponse }, ...errors({ 400: "Malformed token id", 404: "No such token (verdict UNKNOWN)" }) },
-      handler: async ({ params }) => ({ body: await verifyLicence(deps, BigInt(params.tokenId)) }),
+      responses: { 200: { description: "Verdict", schema: VerificationResponse }, ...errors({ 400: "Neither a token id nor a licence number", 404: "No such token or licence number (verdict UNKNOWN)" }) },
+      handler: async ({ params }) => {
+        if (/^\d+$/.test(params.tokenId)) return { body: await verifyLicence(deps, BigInt(params.tokenId)) };
+        const tokenId = await tokenIdOfLicenceNumber(context.pool, params.tokenId);
+        if (tokenId === undefined) throw unknownLicence();
+        return { body: await verifyLicence(deps, tokenId) };
+      },
     }),
     defineRoute({
       method: "get",

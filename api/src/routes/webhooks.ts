@@ -9,13 +9,13 @@ import { audit, requestMeta } from "../audit/auditLog.ts";
 import { isAdmin, type Principal } from "../auth/principal.ts";
 import { withTransaction } from "../db/transaction.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { forbidden, notFound } from "../http/appError.ts";
+import { AppError, forbidden, notFound } from "../http/appError.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { pageQuery } from "../schemas/common.ts";
 import { enqueueJob, JOB_NAMES } from "../jobs/jobQueue.ts";
 import { deliver } from "../webhooks/deliver.ts";
 import { WEBHOOK_EVENTS } from "../webhooks/events.ts";
-import { checkWebhookUrl } from "../webhooks/urlSafety.ts";
+import { checkWebhookUrl, WEBHOOK_URL_REFUSED } from "../webhooks/urlSafety.ts";
 import { findWebhook, listWebhooks, openWebhookSecret, sealWebhookSecret, webhookJson, type StoredWebhook } from "../webhooks/webhookStore.ts";
 
 const WebhookSchema = z
@@ -32,7 +32,7 @@ const WebhookLogSchema = z
 const CreateWebhookInput = z
   .object({
     departmentCode: z.string().regex(/^[A-Z_]+$/).optional().describe("Your own code (departments); any code or none (administrators: none receives every event)"),
-    url: z.url(),
+    url: z.url().max(2048),
     events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length),
     secret: z.string().min(16).max(256).describe("HMAC key of the signatures (at least 16 characters)"),
   })
@@ -41,7 +41,8 @@ const WebhookIdParams = z.object({ webhookId: z.uuid() });
 const KEY_OR_ADMIN = [{ kind: "apiKey" as const }, { kind: "admin" as const }];
 
 export function webhookRoutes(context: DomainContext): RouteDefinition[] {
-  const production = context.config.nodeEnv === "production";
+  // Loopback receivers are a development convenience: allowed only where DEV_CONVENIENCES is on (never in production).
+  const production = context.config.nodeEnv === "production" || !context.config.devConveniences;
   /** The webhook, if the caller may manage it (a department: its own; an administrator: any); otherwise 404. */
   const owned = async (principal: Principal | undefined, id: string) => {
     const webhook = await findWebhook(context.pool, id);
@@ -57,7 +58,7 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
       operationId: "createWebhook",
       summary: "Register a webhook",
       description:
-        "Accepts event names of both sets of the specification (APPROVAL_REQUIRED … and application.submitted …). Deliveries are signed: X-Webhook-Signature: sha256=<hex HMAC-SHA256 of the body with the secret>, plus the Standard Webhooks headers webhook-id (the event id: de-duplicate on it, delivery is at least once), webhook-timestamp and webhook-signature. Only http(s); in production, URLs resolving to internal addresses are refused.",
+        "Accepts event names of both sets of the specification (APPROVAL_REQUIRED … and application.submitted …). Deliveries are signed: X-Webhook-Signature: sha256=<hex HMAC-SHA256 of the body with the secret>, plus the Standard Webhooks headers webhook-id (the event id: de-duplicate on it, delivery is at least once), webhook-timestamp and webhook-signature. Only http(s); in production only public unicast addresses (IPv4-mapped, NAT64, link-local, reserved and other special ranges are refused), checked at registration and again on the address each connection is made to; redirects are not followed. Receivers should check webhook-timestamp within a tolerance (e.g. 5 minutes) and de-duplicate on webhook-id to refuse replays: X-Webhook-Signature alone carries no timestamp.",
       tags: ["Webhooks"],
       access: KEY_OR_ADMIN,
       body: CreateWebhookInput,
@@ -182,7 +183,12 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
       access: KEY_OR_ADMIN,
       params: WebhookIdParams,
       idempotent: false,
-      responses: { 200: { description: "Attempt made", schema: z.object({ success: z.boolean(), statusCode: z.int().nullable(), responseTime: z.int() }) }, ...errorResponses({ 401: "Not authenticated", 404: "No such webhook (or not yours)" }) },
+      description:
+        "A target whose address is not allowed (in production: anything but a public unicast address, checked on the address the connection is made to) is answered 400 INVALID_WEBHOOK_URL, with no status and no time, so the test cannot probe internal hosts or ports.",
+      responses: {
+        200: { description: "Attempt made", schema: z.object({ success: z.boolean(), statusCode: z.int().nullable(), responseTime: z.int() }) },
+        ...errorResponses({ 400: "INVALID_WEBHOOK_URL: the target's address is refused", 401: "Not authenticated", 404: "No such webhook (or not yours)" }),
+      },
       handler: async ({ params, ctx }) => {
         const webhook = await owned(ctx.state.principal, params.webhookId);
         const eventId = `evt_${randomUUID()}`;
@@ -192,6 +198,7 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
           { eventId, eventType: "WEBHOOK_TEST", payload: { eventId, type: "WEBHOOK_TEST", timestamp: new Date().toISOString(), webhookId: webhook.id, data: { message: "This is a test delivery." } } },
           { production },
         );
+        if (result.refused || result.responseTime === null) throw new AppError(400, WEBHOOK_URL_REFUSED, "Webhook URL refused: the target is not a public address");
         return { body: { success: result.success, statusCode: result.statusCode, responseTime: result.responseTime } };
       },
     }),

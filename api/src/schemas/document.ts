@@ -1,5 +1,6 @@
 /** Document resources (the spec's Document, DocumentVersion, DocumentResponse, DocumentDetailResponse). */
 import { z } from "zod/v4";
+import { PDF_FINDINGS } from "../storage/pdfActiveContent.ts";
 import { DateTime, Uuid } from "./common.ts";
 
 export const DocumentSchema = z
@@ -23,6 +24,9 @@ export const DocumentVersionSchema = z
     uploadedBy: z.string(),
     transactionHash: z.string(),
     createdAt: DateTime,
+    activeContent: z
+      .array(z.enum(PDF_FINDINGS))
+      .describe("Active content found in this version's PDF (JavaScript, launch actions, embedded files, XFA): open it with care. Empty when none was found."),
   })
   .meta({ id: "DocumentVersion" });
 

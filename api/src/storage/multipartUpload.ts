@@ -4,8 +4,12 @@
  * computed while it streams, and its size is limited while it streams.
  *
  * Errors (all with the {code, message, details?} body):
- * - 413 PAYLOAD_TOO_LARGE: Content-Length above maxBytes + 64 KiB (refused before reading a byte), or the file
- *   passing maxBytes while streaming (chunked or lying requests);
+ * - 413 PAYLOAD_TOO_LARGE: Content-Length above maxBytes + 64 KiB (refused before reading a byte), or the raw
+ *   body passing maxBytes + 64 KiB while streaming whatever its framing (chunked or lying requests), or the file
+ *   passing maxBytes; the connection is closed rather than the rest of the body read;
+ * - 431-like limits answered 400 VALIDATION_ERROR (details.reason): a part's headers over 16 KiB
+ *   (PART_HEADERS_TOO_LARGE), more than 16 header lines in a part, or more than MAX_PARTS parts (TOO_MANY_PARTS),
+ *   counted while the parser reads them (formidable itself accumulates part headers without limit);
  * - 415 UNSUPPORTED_MEDIA_TYPE: the request is not multipart/form-data;
  * - 400 VALIDATION_ERROR: the request's shape is wrong: malformed multipart (no boundary, truncated body), no file
  *   part in the file field, more than one file, a file in another field, a text field given twice, too many or too
@@ -25,6 +29,11 @@ import { isStorableText } from "../http/routeTable.ts";
 export const MULTIPART_ALLOWANCE_BYTES = 64 * 1024;
 const MAX_FIELDS = 32;
 const MAX_FIELDS_BYTES = 32 * 1024;
+/** Per part: the bytes of its header lines, and how many lines. */
+export const MAX_PART_HEADER_BYTES = 16 * 1024;
+const MAX_PART_HEADER_LINES = 16;
+/** Text fields and the one file, with a little room for a client's empty parts. */
+export const MAX_PARTS = MAX_FIELDS + 4;
 
 export interface UploadOptions {
   /** Largest accepted file, in bytes (MAX_UPLOAD_BYTES). */
@@ -55,8 +64,60 @@ export interface ParsedUpload {
   cleanup(): Promise<void>;
 }
 
-function tooLarge(maxBytes: number): AppError {
-  return new AppError(413, "PAYLOAD_TOO_LARGE", `The file is larger than the allowed ${formatBytes(maxBytes)}`, { maxBytes });
+/**
+ * `close`: the body's end is unknown (chunked, or longer than announced): the connection is closed rather than the
+ * rest read. With a Content-Length refused up front the rest is drained, so the client reads the answer.
+ */
+function tooLarge(maxBytes: number, close = false): AppError {
+  return new AppError(413, "PAYLOAD_TOO_LARGE", `The file is larger than the allowed ${formatBytes(maxBytes)}`, { maxBytes }, close ? { Connection: "close" } : undefined);
+}
+
+function limitExceeded(message: string, reason: string): AppError {
+  return new AppError(400, "VALIDATION_ERROR", message, { reason }, { Connection: "close" });
+}
+
+type FormidableInternals = ReturnType<typeof formidable> & {
+  write(buffer: Buffer): number | null;
+  _error(error: unknown): void;
+  _parser?: NodeJS.EventEmitter;
+};
+
+/**
+ * Limits formidable does not have, enforced on what it is fed: the raw bytes of the body (any framing), the size and
+ * count of each part's header lines, and the number of parts. A limit stops the parse with an error at once.
+ */
+function guardStream(form: ReturnType<typeof formidable>, maxBytes: number): void {
+  const internals = form as FormidableInternals;
+  const write = internals.write.bind(form);
+  let received = 0;
+  let watching = false;
+  let parts = 0;
+  let headerBytes = 0;
+  let headerLines = 0;
+  const stop = (error: AppError) => internals._error(error);
+  internals.write = (buffer: Buffer) => {
+    received += buffer.length;
+    if (received > maxBytes + MULTIPART_ALLOWANCE_BYTES) {
+      stop(tooLarge(maxBytes, true));
+      return null;
+    }
+    if (!watching && internals._parser) {
+      watching = true;
+      internals._parser.on("data", ({ name, start, end }: { name: string; start?: number; end?: number }) => {
+        if (name === "partBegin") {
+          headerBytes = 0;
+          headerLines = 0;
+          if (++parts > MAX_PARTS) stop(limitExceeded(`At most ${MAX_PARTS} parts are accepted`, "TOO_MANY_PARTS"));
+        } else if (name === "headerField" || name === "headerValue") {
+          headerBytes += (end ?? 0) - (start ?? 0);
+          if (headerBytes > MAX_PART_HEADER_BYTES) stop(limitExceeded(`A part's headers may hold at most ${MAX_PART_HEADER_BYTES} bytes`, "PART_HEADERS_TOO_LARGE"));
+        } else if (name === "headerEnd" && ++headerLines > MAX_PART_HEADER_LINES) {
+          stop(limitExceeded(`A part may have at most ${MAX_PART_HEADER_LINES} header lines`, "PART_HEADERS_TOO_LARGE"));
+        }
+      });
+    }
+    return write(buffer);
+  };
 }
 
 function formatBytes(bytes: number): string {
@@ -69,13 +130,13 @@ function shapeError(message: string, field: string): AppError {
 }
 
 /** Formidable's errors (see formidable/src/FormidableError.js) as the API's errors. */
-function mapFormidableError(error: unknown, maxBytes: number, fileField: string): AppError {
+function mapFormidableError(error: unknown, maxBytes: number, fileField: string, chunked: boolean): AppError {
   if (error instanceof AppError) return error;
   const code = (error as { code?: unknown }).code;
   switch (code) {
     case 1009: // biggerThanTotalMaxFileSize (checked while streaming)
     case 1016: // biggerThanMaxFileSize (checked at the end of a part)
-      return tooLarge(maxBytes);
+      return tooLarge(maxBytes, chunked);
     case 1015: // maxFilesExceeded
       return shapeError("Send exactly one file", fileField);
     case 1006: // maxFieldsSizeExceeded
@@ -128,6 +189,7 @@ export async function parseUpload(ctx: Context, options: UploadOptions): Promise
     maxFields: MAX_FIELDS,
     maxFieldsSize: MAX_FIELDS_BYTES,
   });
+  guardStream(form, maxBytes);
   // Formidable treats a part without Content-Type as a text field (buffered in memory). A part in the file field or
   // with a file name is a file, whatever headers it lacks.
   const handlePart = form._handlePart.bind(form);
@@ -144,9 +206,11 @@ export async function parseUpload(ctx: Context, options: UploadOptions): Promise
     try {
       [fields, files] = await form.parse(req);
     } catch (error) {
-      // Let the rest of the body drain (discarded) so that the client reads our answer.
-      req.resume();
-      throw mapFormidableError(error, maxBytes, fileField);
+      const mapped = mapFormidableError(error, maxBytes, fileField, announced === undefined);
+      // Let the rest of the body drain (discarded) so that the client reads our answer; after a size limit the
+      // connection is closed instead (Connection: close), so an endless body is not read on.
+      if (mapped.headers?.Connection !== "close") req.resume();
+      throw mapped;
     }
 
     const fileFields = Object.entries(files).filter(([, list]) => (list?.length ?? 0) > 0);

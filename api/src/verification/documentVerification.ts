@@ -3,12 +3,12 @@
  * which version it is and whether it is the latest; the index and the API's rows add the transaction, the request
  * and the document type.
  */
-import { isRevert, REVERT_ANSWERS } from "../chain/revertMapping.ts";
-import { anchorOf } from "../chain/contractReads.ts";
+import { anchorOf, validityOf } from "../chain/contractReads.ts";
 import { bytes16ToUuid } from "../chain/contracts.ts";
+import { isRevert, REVERT_ANSWERS } from "../chain/revertMapping.ts";
 import { AppError, validationFailed } from "../http/appError.ts";
-import type { VerificationDependencies } from "./licenceVerification.ts";
-import { documentMessage, type DocumentVerdict } from "./verdicts.ts";
+import { ISSUED_VERDICTS, type VerificationDependencies } from "./licenceVerification.ts";
+import { documentMessage, VERDICT_OF_VALIDITY, type DocumentVerdict } from "./verdicts.ts";
 
 export interface DocumentVerification {
   isValid: boolean;
@@ -46,10 +46,13 @@ export async function verifyDocument(deps: VerificationDependencies, rawHash: st
     throw error;
   }
   const documentId = bytes16ToUuid(anchor.documentId);
-  const [document, version] = await Promise.all([
+  const [document, version, [validity]] = await Promise.all([
     deps.pool.query(`SELECT request_id, doc_type FROM documents WHERE id = $1`, [documentId]),
     deps.pool.query(`SELECT tx_hash FROM index.document_versions WHERE sha256_hash = $1`, [hash]),
+    validityOf(deps.gateway, deps.contracts.LicenceToken, BigInt(anchor.tokenId)),
   ]);
+  // The request behind a document is named only once its licence is issued (a file must not lead to a draft's applicant).
+  const issued = ISSUED_VERDICTS.has(VERDICT_OF_VALIDITY[validity]);
   const verdict: DocumentVerdict = isLatest ? "VALID" : "SUPERSEDED";
   const uploadedAt = new Date(Number(anchor.timestamp) * 1000).toISOString();
   return {
@@ -58,7 +61,7 @@ export async function verifyDocument(deps: VerificationDependencies, rawHash: st
     verdict,
     message: documentMessage(verdict, Number(anchor.version)),
     documentId,
-    requestId: document.rows[0]?.request_id ?? null,
+    requestId: issued ? (document.rows[0]?.request_id ?? null) : null,
     tokenId: Number(anchor.tokenId),
     docType: document.rows[0]?.doc_type ?? null,
     version: Number(anchor.version),

@@ -34,9 +34,12 @@ export interface LicenceVerification {
   issuedAt: string | null;
   expiresAt: string | null;
   approvals: { departmentCode: string; departmentName: string; stage: number; approvedAt: string; transactionHash: string }[];
-  blockchainProof: { chainId: number; contractAddress: string; tokenId: number; ownerAddress: string; transactionHash: string | null; mintTransactionHash: string | null };
+  blockchainProof: { chainId: number; contractAddress: string; tokenId: number; ownerAddress: string; transactionHash: string | null; mintTransactionHash: string | null } | null;
   checkedAt: string;
 }
+
+/** Verdicts of a licence that was issued: only these show who holds it and what it is (token ids are sequential). */
+export const ISSUED_VERDICTS: ReadonlySet<LicenceVerdict> = new Set(["VALID", "EXPIRED", "SUSPENDED", "REVOKED"]);
 
 export const unknownLicence = () => new AppError(404, "NOT_FOUND", licenceMessage("UNKNOWN"), { verdict: "UNKNOWN" });
 
@@ -67,6 +70,7 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
   const [validity, statusCode, , expiresAtSeconds] = validityResult;
   const verdict = VERDICT_OF_VALIDITY[validity];
   if (verdict === "UNKNOWN") throw unknownLicence();
+  if (!ISSUED_VERDICTS.has(verdict)) return notIssued(verdict, tokenId, LICENCE_STATUS_NAMES[Number(statusCode)]);
   // The approvals standing on chain now, stage by stage (decisions invalidated by a new document version are gone).
   const standing: { departmentId: number; stage: number }[] = [];
   if (progress.phase !== ApprovalRegistryPhase.NotStarted) {
@@ -104,7 +108,7 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
     requestNumber: row?.request_number ?? null,
     requestType: row?.request_type ?? null,
     status,
-    applicantName: row ? (row.applicant_name ?? row.applicant_id) : null,
+    applicantName: row?.applicant_name ?? null, // never the identity-locker id
     issuedAt: issuedAt?.toISOString() ?? null,
     expiresAt: expiresAt?.toISOString() ?? null,
     approvals,
@@ -118,5 +122,17 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
       mintTransactionHash: mintTx,
     },
     checkedAt: new Date().toISOString(),
+  };
+}
+
+/**
+ * A token that is not an issued licence (a draft, a request under review, cancelled or rejected): the verdict and the
+ * status only. Who applied, for what, and the owner address (derived from the applicant, so it links one person's
+ * requests) stay private; anyone can enumerate token ids.
+ */
+function notIssued(verdict: LicenceVerdict, tokenId: bigint, status: string): LicenceVerification {
+  return {
+    isValid: false, verdict, message: licenceMessage(verdict, { status }), tokenId: Number(tokenId), requestNumber: null, requestType: null, status,
+    applicantName: null, issuedAt: null, expiresAt: null, approvals: [], blockchainProof: null, checkedAt: new Date().toISOString(),
   };
 }

@@ -1,27 +1,47 @@
 /**
- * Outbound safety for webhook URLs: http(s) only, and in production no host that resolves to a loopback, private,
- * link-local, unique-local or cloud-metadata address (checked at registration and again before each delivery,
- * since DNS can change). Development allows loopback so local receivers work.
+ * Outbound safety for webhook URLs (SSRF). An allow-list, decided by ipaddr.js rather than hand-written ranges: in
+ * production only global unicast addresses (IPv4 `unicast`; IPv6 `unicast` inside 2000::/3), after unwrapping
+ * IPv4-mapped IPv6 (so [::ffff:127.0.0.1] is loopback). Development also allows loopback so local receivers work.
+ *
+ * The name is checked at registration (a clear 400) and again when the socket connects: the delivery agent's
+ * `lookup` resolves once, refuses the connection if any address is refused, and hands only checked addresses to
+ * the socket, so a name that re-binds between check and connect (TTL 0) cannot reach an internal address.
+ * Messages never echo what a name resolved to (no internal DNS oracle).
  */
-import { lookup } from "node:dns/promises";
+import { lookup as dnsLookup } from "node:dns/promises";
+import type { LookupAddress } from "node:dns";
 import net from "node:net";
+import ipaddr from "ipaddr.js";
+import { Agent } from "undici";
 import { AppError } from "../http/appError.ts";
 
-const refuse = (url: string, reason: string) => new AppError(400, "INVALID_WEBHOOK_URL", `Webhook URL refused: ${reason}`, { url });
+export const WEBHOOK_URL_REFUSED = "INVALID_WEBHOOK_URL";
+const refuse = (url: string, reason: string) => new AppError(400, WEBHOOK_URL_REFUSED, `Webhook URL refused: ${reason}`, { url: url.slice(0, 300) });
 
-function isInternal(address: string): boolean {
-  if (net.isIPv4(address)) {
-    const [a, b] = address.split(".").map(Number);
-    return a === 127 || a === 10 || a === 0 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127);
-  }
-  const lower = address.toLowerCase();
-  if (lower.startsWith("::ffff:")) return isInternal(lower.slice(7));
-  return lower === "::1" || lower === "::" || lower.startsWith("fe80:") || lower.startsWith("fc") || lower.startsWith("fd");
+/** Resolves a host name to every address it has (the default is the system resolver, as sockets use). */
+export type Resolver = (host: string) => Promise<LookupAddress[]>;
+const systemResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true });
+
+export interface AddressPolicy {
+  production: boolean;
+  /** Replaces the system resolver (tests: a name that resolves to a chosen address). */
+  resolve?: Resolver;
 }
 
-const isLoopback = (address: string) => address === "::1" || address.startsWith("127.") || address === "::ffff:127.0.0.1";
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR("2000::/3");
 
-export async function checkWebhookUrl(raw: string, options: { production: boolean }): Promise<URL> {
+/** Whether a webhook may connect to this address. */
+export function isAllowedAddress(address: string, policy: Pick<AddressPolicy, "production">): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  const ip = ipaddr.process(address); // ::ffff:a.b.c.d → a.b.c.d, whatever its spelling
+  const range = ip.range();
+  if (!policy.production && range === "loopback") return true;
+  if (range !== "unicast") return false;
+  return ip.kind() === "ipv4" || (ip as ipaddr.IPv6).match(GLOBAL_UNICAST_V6);
+}
+
+/** Scheme, credentials and (for an address literal) the address itself: everything that needs no DNS. */
+export function parseWebhookUrl(raw: string, policy: Pick<AddressPolicy, "production">): { url: URL; host: string; literal: boolean } {
   let url: URL;
   try {
     url = new URL(raw);
@@ -31,12 +51,50 @@ export async function checkWebhookUrl(raw: string, options: { production: boolea
   if (url.protocol !== "http:" && url.protocol !== "https:") throw refuse(raw, "only http and https are allowed");
   if (url.username || url.password) throw refuse(raw, "credentials in the URL are not allowed");
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  const addresses = net.isIP(host) ? [host] : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
+  const literal = net.isIP(host) !== 0;
+  if (literal && !isAllowedAddress(host, policy)) throw refuse(raw, "the address is not a public one");
+  return { url, host, literal };
+}
+
+/** The registration-time check: every address the name has must be allowed. */
+export async function checkWebhookUrl(raw: string, policy: AddressPolicy): Promise<URL> {
+  const { url, host, literal } = parseWebhookUrl(raw, policy);
+  if (literal) return url;
+  const addresses = await (policy.resolve ?? systemResolver)(host).catch(() => []);
   if (addresses.length === 0) throw refuse(raw, `host ${host} does not resolve`);
-  for (const address of addresses) {
-    if (!isInternal(address)) continue;
-    if (!options.production && isLoopback(address)) continue;
-    throw refuse(raw, `${host} resolves to an internal address (${address})`);
-  }
+  if (!addresses.every((a) => isAllowedAddress(a.address, policy))) throw refuse(raw, `${host} is not a public address`);
   return url;
+}
+
+/** Raised inside the socket's lookup when the name resolves to a refused address; delivery reports it as refused. */
+export class RefusedAddressError extends Error {
+  readonly code = "EWEBHOOKREFUSED";
+  constructor(host: string) {
+    super(`webhook target ${host} is not a public address`);
+  }
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * An undici agent whose sockets connect only to checked addresses: one resolution per connection, every address
+ * checked, the connection refused if any is refused. (Address literals skip `lookup` in net.connect: parseWebhookUrl
+ * checks those before the request is made.)
+ */
+export function guardedAgent(policy: AddressPolicy): Agent {
+  const resolve = policy.resolve ?? systemResolver;
+  const lookup = (hostname: string, options: { all?: boolean; family?: number | string } | LookupCallback, callback?: LookupCallback) => {
+    const done = (typeof options === "function" ? options : callback)!;
+    const all = typeof options === "object" && options.all === true;
+    resolve(hostname).then(
+      (addresses) => {
+        if (addresses.length === 0) return done(Object.assign(new Error(`${hostname} does not resolve`), { code: "ENOTFOUND" }), "");
+        if (!addresses.every((a) => isAllowedAddress(a.address, policy))) return done(new RefusedAddressError(hostname), "");
+        if (all) return done(null, addresses);
+        done(null, addresses[0].address, addresses[0].family);
+      },
+      (error) => done(error, ""),
+    );
+  };
+  return new Agent({ connect: { lookup: lookup as never }, pipelining: 0 });
 }

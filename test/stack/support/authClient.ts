@@ -1,12 +1,40 @@
 /**
  * Tokens for tests, obtained over HTTP like any client would:
- * - applicantToken: the development identity-locker sign-in (authorize with login_hint → code → token exchange);
+ * - applicantToken: the development identity-locker sign-in (authorize with login_hint, client_id and a PKCE S256
+ *   challenge → code → token exchange with the client_id and the verifier);
  * - clientToken: OAuth 2.0 client credentials.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 
-/** A loopback redirect_uri: allowed outside production; nothing needs to listen there (the redirect is not followed). */
+/** A loopback redirect_uri: allowed with DEV_CONVENIENCES; nothing needs to listen there (the redirect is not followed). */
 export const TEST_REDIRECT_URI = "http://127.0.0.1:9/auth/callback";
+/** The applicant client the tests sign in as. */
+export const TEST_CLIENT_ID = "test-portal";
+
+/** A PKCE pair (RFC 7636, S256). */
+export function pkce(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString("base64url");
+  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
+}
+
+/** The verifier of each code this helper obtained, for the exchange. */
+const verifiers = new Map<string, string>();
+
+/** Authorize query parameters for the test client: client_id and a fresh PKCE challenge (its verifier is returned). */
+export function authorizeParams(params: Record<string, string>, clientId = TEST_CLIENT_ID): { query: URLSearchParams; verifier: string } {
+  const { verifier, challenge } = pkce();
+  return { query: new URLSearchParams({ client_id: clientId, code_challenge: challenge, code_challenge_method: "S256", ...params }), verifier };
+}
+
+/** The token request body for a code this helper obtained (client_id, code_verifier, redirect_uri). */
+export function exchangeFields(code: string, redirectUri = TEST_REDIRECT_URI): Record<string, string> {
+  return { code, redirect_uri: redirectUri, client_id: TEST_CLIENT_ID, code_verifier: verifiers.get(code) ?? "unknown-verifier-000000000000000000000000000" };
+}
+
+/** Remembers the verifier of a code obtained by hand (from authorizeParams). */
+export function rememberVerifier(code: string, verifier: string): void {
+  verifiers.set(code, verifier);
+}
 
 export interface ApplicantLogin {
   /** identity-locker id (the token's sub); letters, digits and . _ : @ + - (max 128). */
@@ -21,7 +49,7 @@ export async function applicantToken(apiUrl: string, applicant: ApplicantLogin):
   const response = await fetch(`${apiUrl}/api/v1/auth/identitylocker/token`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ code, redirect_uri: TEST_REDIRECT_URI }),
+    body: JSON.stringify(exchangeFields(code)),
   });
   const body = (await response.json()) as { access_token?: string; error?: string; error_description?: string };
   if (!response.ok || !body.access_token) throw new Error(`code exchange failed: ${response.status} ${body.error}: ${body.error_description}`);
@@ -30,7 +58,7 @@ export async function applicantToken(apiUrl: string, applicant: ApplicantLogin):
 
 /** The authorize step alone: returns our single-use code (valid 60 s) for `redirectUri`. */
 export async function applicantCode(apiUrl: string, applicant: ApplicantLogin, redirectUri = TEST_REDIRECT_URI): Promise<string> {
-  const query = new URLSearchParams({ redirect_uri: redirectUri, state: randomUUID(), login_hint: applicant.id });
+  const { query, verifier } = authorizeParams({ redirect_uri: redirectUri, state: randomUUID(), login_hint: applicant.id });
   if (applicant.name) query.set("name", applicant.name);
   if (applicant.email) query.set("email", applicant.email);
   const response = await fetch(`${apiUrl}/api/v1/auth/identitylocker/authorize?${query}`, { redirect: "manual" });
@@ -39,6 +67,7 @@ export async function applicantCode(apiUrl: string, applicant: ApplicantLogin, r
   const back = new URL(location);
   const code = back.searchParams.get("code");
   if (!code) throw new Error(`authorize returned no code: ${back.searchParams.get("error")}: ${back.searchParams.get("error_description")}`);
+  verifiers.set(code, verifier);
   return code;
 }
 

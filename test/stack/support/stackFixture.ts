@@ -27,7 +27,11 @@ export async function startFixtureStack(): Promise<Stack> {
   dataDir ??= await mkdtemp(path.join(os.tmpdir(), "licence-stack-"));
   stackEnv ??= {
     NODE_ENV: "test",
+    // The fixture signs applicants in through the development identity provider: enabled explicitly.
+    DEV_CONVENIENCES: "true",
     DATA_DIR: dataDir,
+    // One API process (npm start's default is one per core): tests that kill or restart "the API" mean this one.
+    API_PROCESSES: "1",
     PORT: String(await freePort()),
     CHAIN_PORT: String(await freePort()),
     EMBEDDED_PG_PORT: String(await freePort()),
@@ -43,6 +47,9 @@ export async function startFixtureStack(): Promise<Stack> {
     // Rate limits are tested on their own API processes (rateLimits.test.ts); here they would only add noise.
     RATE_LIMIT_AUTH_PER_MINUTE: "0",
     RATE_LIMIT_WRITE_PER_MINUTE: "0",
+    RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
+    // Tests create many requests per applicant; the quota is tested on its own API process (security.test.ts).
+    REQUEST_QUOTA_PER_DAY: "0",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
     DATABASE_URL: "",
     CHAIN_RPC_URL: "",

@@ -29,6 +29,8 @@ export interface ReceivedFile {
   mimeType: string;
   /** Extension of the type detected from the bytes ("pdf", "png", "jpg"). */
   extension: string;
+  /** Active content found in a PDF (JAVASCRIPT, LAUNCH_ACTION, …), stored with the version. */
+  activeContent?: string[];
 }
 
 const EDITABLE = new Set(["DRAFT", "SUBMITTED", "PENDING_RESUBMISSION"]);
@@ -93,9 +95,9 @@ export async function uploadDocument(
             [documentId, request.id, fields.docType, file.originalFilename, fields.description ?? null],
           );
           const row = await client.query(
-            `INSERT INTO document_versions (document_id, version, sha256, file_size, mime_type, original_filename, storage_key, description, uploaded_by, chain_tx_id)
-             VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING created_at`,
-            [documentId, hash, file.size, file.mimeType, file.originalFilename, key, fields.description ?? null, uploadedBy, recorded.id],
+            `INSERT INTO document_versions (document_id, version, sha256, file_size, mime_type, original_filename, storage_key, description, uploaded_by, chain_tx_id, active_content)
+             VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING created_at`,
+            [documentId, hash, file.size, file.mimeType, file.originalFilename, key, fields.description ?? null, uploadedBy, recorded.id, file.activeContent ?? []],
           );
           createdAt = row.rows[0].created_at;
           await audit(client, meta, { entityType: "DOCUMENT", entityId: documentId, action: "UPLOAD", newValue: { requestId: request.id, docType: fields.docType, version: 1, hash, fileSize: file.size, mimeType: file.mimeType }, txHash: recorded.hash });
@@ -137,9 +139,9 @@ export async function updateDocument(
       {
         onRecorded: async (client, recorded) => {
           await client.query(
-            `INSERT INTO document_versions (document_id, version, sha256, file_size, mime_type, original_filename, storage_key, description, uploaded_by, chain_tx_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-            [documentId, version, hash, file.size, file.mimeType, file.originalFilename, key, fields.description ?? null, uploadedBy, recorded.id],
+            `INSERT INTO document_versions (document_id, version, sha256, file_size, mime_type, original_filename, storage_key, description, uploaded_by, chain_tx_id, active_content)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+            [documentId, version, hash, file.size, file.mimeType, file.originalFilename, key, fields.description ?? null, uploadedBy, recorded.id, file.activeContent ?? []],
           );
           await audit(client, meta, { entityType: "DOCUMENT", entityId: documentId, action: "NEW_VERSION", oldValue: { version: document.current.version, hash: document.current.hash }, newValue: { version, hash, fileSize: file.size, mimeType: file.mimeType }, txHash: recorded.hash });
         },

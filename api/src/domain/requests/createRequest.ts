@@ -8,7 +8,7 @@ import { encodeBytes32String } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { licenceToken } from "../../chain/contracts.ts";
-import { conflict, forbidden } from "../../http/appError.ts";
+import { AppError, conflict, forbidden } from "../../http/appError.ts";
 import type { DomainContext } from "../context.ts";
 import { applicantAddress } from "../custody.ts";
 import { applicantCommitment, newSalt } from "./applicantCommitment.ts";
@@ -24,6 +24,8 @@ export interface CreateRequestInput {
 export async function createRequest(context: DomainContext, principal: Principal, input: CreateRequestInput, meta: RequestMeta = { principal }) {
   // An applicant creates requests for themself; a system client with applications:write acts for any applicant.
   if (principal.kind === "applicant" && principal.id !== input.applicantId) throw forbidden("applicantId must be your own identity-locker id");
+  checkMetadataSize(input.metadata, context.config.maxMetadataBytes);
+  await checkQuota(context, input.applicantId);
   const workflow = await context.workflows.active(input.requestType);
   if (!workflow) {
     throw conflict("NO_ACTIVE_WORKFLOW", `No active workflow for ${input.requestType}: requests of this type cannot be created now`, { requestType: input.requestType });
@@ -69,4 +71,24 @@ export async function createRequest(context: DomainContext, principal: Principal
     },
   );
   return { requestId: id, requestNumber, status: "DRAFT", transactionHash: tx.hash, createdAt: createdAt.toISOString() };
+}
+
+/** metadata is stored and returned whole: its serialized size is capped (400 METADATA_TOO_LARGE). */
+function checkMetadataSize(metadata: Record<string, unknown> | undefined, maxBytes: number): void {
+  if (!metadata) return;
+  const size = Buffer.byteLength(JSON.stringify(metadata), "utf8");
+  if (size > maxBytes) throw new AppError(400, "METADATA_TOO_LARGE", `metadata may hold at most ${maxBytes} bytes of JSON (got ${size})`, { maxBytes, size });
+}
+
+/**
+ * Every request mints through the shared operator wallet: an applicant may create at most REQUEST_QUOTA_PER_DAY
+ * requests in any 24 hours (429 QUOTA_EXCEEDED). A soft limit: concurrent creations may pass it by a few.
+ */
+async function checkQuota(context: DomainContext, applicantId: string): Promise<void> {
+  const quota = context.config.requestQuotaPerDay;
+  if (quota <= 0) return;
+  const { rows } = await context.pool.query(`SELECT count(*)::int AS n FROM requests WHERE applicant_id = $1 AND created_at > now() - interval '24 hours'`, [applicantId]);
+  if (rows[0].n >= quota) {
+    throw new AppError(429, "QUOTA_EXCEEDED", `An applicant may create at most ${quota} requests in 24 hours`, { quota, windowHours: 24 });
+  }
 }

@@ -42,7 +42,8 @@ function render({ verdict, kind, message, details = [], approvals, proof = [] })
   const list = $("approvals");
   list.replaceChildren(...(approvals || []).map((a) => {
     const item = document.createElement("li");
-    item.textContent = `${a.departmentName} — ${day(a.approvedAt)}`;
+    // Stages are numbered from 1 for people (the chain counts from 0).
+    item.textContent = `${a.departmentName} — stage ${a.stage + 1} — ${day(a.approvedAt)}`;
     return item;
   }));
   $("proof-block").hidden = proof.length === 0;
@@ -61,13 +62,19 @@ function fill(list, rows) {
   }));
 }
 
+// The licence shown, for the holder check.
+let shownTokenId = null;
+
 function renderLicence(answer) {
+  shownTokenId = answer.tokenId ?? null;
+  $("holder-form").hidden = shownTokenId === null;
+  $("holder-result").textContent = "";
   render({
     verdict: answer.verdict,
     message: answer.message,
     details: [
       ["Licence number", answer.requestNumber],
-      ["Type", answer.requestType && answer.requestType.replaceAll("_", " ").toLowerCase()],
+      ["Type", answer.requestType && (TYPE_NAMES[answer.requestType] || answer.requestType.replaceAll("_", " ").toLowerCase())],
       ["Holder", answer.applicantName],
       ["Status", answer.status && answer.status.replaceAll("_", " ").toLowerCase()],
       ["Issued", answer.issuedAt && day(answer.issuedAt)],
@@ -88,6 +95,7 @@ function renderLicence(answer) {
 }
 
 function renderDocument(answer) {
+  $("holder-form").hidden = true;
   render({
     kind: "document",
     verdict: answer.verdict,
@@ -106,6 +114,9 @@ function renderDocument(answer) {
   });
 }
 
+/** The request types' names in plain words (the identifiers keep the specification's spelling). */
+const TYPE_NAMES = { RESORT_LICENSE: "resort licence", TRADE_LICENSE: "trade licence", BUILDING_PERMIT: "building permit" };
+
 async function ask(path) {
   const response = await fetch(`${API}/${path}`, { headers: { accept: "application/json" } });
   const body = await response.json().catch(() => ({}));
@@ -119,11 +130,38 @@ function problem(status, body, what) {
 }
 
 async function verifyToken(value) {
-  const token = String(value).trim();
-  if (!/^\d{1,13}$/.test(token)) return render({ ...problem(400, { message: "A licence number is a whole number." }, "licence number") });
+  const token = String(value).trim().toUpperCase();
+  if (!/^\d{1,13}$|^[A-Z]{2}-\d{4}-\d{6,12}$/.test(token)) {
+    return render({ ...problem(400, { message: "Enter the licence number as printed (e.g. RL-2026-000001) or its token number." }, "licence number") });
+  }
   const { status, body } = await ask(encodeURIComponent(token));
   if (status === 200) renderLicence(body);
   else render(problem(status, body, "licence"));
+}
+
+async function checkHolder() {
+  const salt = $("holder-salt").value.trim();
+  const out = $("holder-result");
+  if (!/^0x[0-9a-fA-F]{64}$/.test(salt)) {
+    out.textContent = "The salt is 0x followed by 64 hexadecimal digits.";
+    out.dataset.matches = "invalid";
+    return;
+  }
+  const response = await fetch(`${API}/${shownTokenId}/holder`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify({ applicantId: $("holder-id").value.trim(), salt }),
+  });
+  const body = await response.json().catch(() => ({}));
+  if (response.status !== 200) {
+    out.textContent = body.message || "The check could not be made. Please try again shortly.";
+    out.dataset.matches = "error";
+    return;
+  }
+  out.dataset.matches = String(body.matches);
+  out.textContent = body.matches
+    ? "Match: this identity and salt open the commitment recorded on the blockchain for this licence."
+    : "No match: this identity and salt do not open the commitment recorded for this licence.";
 }
 
 async function verifyQr(value) {
@@ -215,6 +253,7 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const tab of document.querySelectorAll('[role="tab"]')) tab.addEventListener("click", () => showTab(tab.id.slice(4)));
   $("form-token").addEventListener("submit", (event) => { event.preventDefault(); verifyToken($("token-input").value); });
   $("form-qr").addEventListener("submit", (event) => { event.preventDefault(); verifyQr($("qr-input").value); });
+  $("holder-form").addEventListener("submit", (event) => { event.preventDefault(); checkHolder(); });
   $("document-input").addEventListener("change", () => { const file = $("document-input").files[0]; if (file) verifyFile(file); });
   const zone = $("drop-zone");
   zone.addEventListener("dragover", (event) => { event.preventDefault(); zone.classList.add("over"); });

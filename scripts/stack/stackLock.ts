@@ -1,0 +1,83 @@
+/**
+ * One stack per data directory: DATA_DIR/run/stack.json names the supervisor holding it (pid) and what other
+ * processes need to join it (URL, ports, chain id). A second start finds it and stops before touching anything;
+ * `npm run worker` reads it to find the running stack.
+ */
+import { open, readFile, rm, writeFile, mkdir } from "node:fs/promises";
+import path from "node:path";
+
+export interface StackDescriptor {
+  pid: number;
+  /** The API's URL, as the ready block prints it (known once the API listens). */
+  url: string;
+  dataDir: string;
+  chainId: number;
+  chainRpcUrl?: string;
+  embeddedPostgresPort?: number;
+  indexerUrl?: string;
+  deploymentFile?: string;
+  chainFunding?: string;
+  jwtIssuer?: string;
+  apiSchema?: string;
+  indexViewsSchema?: string;
+}
+
+export class StackAlreadyRunning extends Error {
+  readonly running: StackDescriptor;
+  constructor(running: StackDescriptor) {
+    super(`The licence approval platform is already running at ${running.url} (supervisor pid ${running.pid}, data ${running.dataDir}). Stop it first (Ctrl-C in its terminal), or start another one with its own DATA_DIR and ports.`);
+    this.running = running;
+  }
+}
+
+const fileOf = (dataDir: string) => path.join(dataDir, "run", "stack.json");
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+};
+
+/** The stack running on this data directory, if its supervisor is alive. Reads only. */
+export async function runningStack(dataDir: string): Promise<StackDescriptor | undefined> {
+  const text = await readFile(fileOf(dataDir), "utf8").catch(() => undefined);
+  if (!text) return undefined;
+  try {
+    const descriptor = JSON.parse(text) as StackDescriptor;
+    return descriptor.pid > 0 && descriptor.pid !== process.pid && alive(descriptor.pid) ? descriptor : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Takes the data directory for this process, or throws StackAlreadyRunning without changing anything. The file is
+ * created exclusively, so of two starts racing only one wins; a file left by a dead supervisor is replaced.
+ */
+export async function lockStack(descriptor: StackDescriptor): Promise<{ update(patch: Partial<StackDescriptor>): Promise<void>; release(): Promise<void> }> {
+  const running = await runningStack(descriptor.dataDir);
+  if (running) throw new StackAlreadyRunning(running);
+  const file = fileOf(descriptor.dataDir);
+  await mkdir(path.dirname(file), { recursive: true });
+  await rm(file, { force: true }); // stale: its supervisor is gone
+  const handle = await open(file, "wx").catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code === "EEXIST") throw new StackAlreadyRunning((await runningStack(descriptor.dataDir)) ?? descriptor);
+    throw error;
+  });
+  let current = descriptor;
+  await handle.writeFile(JSON.stringify(current, null, 2));
+  await handle.close();
+  return {
+    async update(patch) {
+      current = { ...current, ...patch };
+      await writeFile(file, JSON.stringify(current, null, 2));
+    },
+    async release() {
+      const text = await readFile(file, "utf8").catch(() => "");
+      if (text && (JSON.parse(text) as StackDescriptor).pid === process.pid) await rm(file, { force: true });
+    },
+  };
+}
