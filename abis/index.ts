@@ -3,3 +3,6 @@ export { LicenceTokenAbi } from "./LicenceToken.ts";
 export { DocumentRegistryAbi } from "./DocumentRegistry.ts";
 export { ApprovalRegistryAbi } from "./ApprovalRegistry.ts";
 export { DecisionVerifierAbi } from "./DecisionVerifier.ts";
+export * from "./enums.ts";
+export * from "./roles.ts";
+export * from "./codec.ts";

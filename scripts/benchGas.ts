@@ -7,6 +7,7 @@
  * version in draft and under review).
  */
 import { network } from "hardhat";
+import { ROLES } from "../abis/index.ts";
 import type { ContractTransactionResponse } from "ethers";
 import { machineLine, writeBenchmarkSection } from "./lib/benchmarkReport.ts";
 
@@ -34,8 +35,8 @@ const registry = await ethers.deployContract("ApprovalRegistry", [
 const registryAddress = await registry.getAddress();
 await token.setApprovalRegistry(registryAddress);
 await documents.setReviewRegistry(registryAddress);
-for (const c of [token, documents, registry]) await c.grantRole(id("OPERATOR_ROLE"), operator.address);
-for (const c of [token, registry]) await c.grantRole(id("ADMIN_ROLE"), admin.address);
+for (const c of [token, documents, registry]) await c.grantRole(ROLES.OPERATOR_ROLE, operator.address);
+for (const c of [token, registry]) await c.grantRole(ROLES.ADMIN_ROLE, admin.address);
 const asAdmin = registry.connect(admin);
 const names = ["A", "B", "C", "D"];
 for (const [i, name] of names.entries()) await asAdmin.registerDepartment(b32(name), wallets[i].address, 0);

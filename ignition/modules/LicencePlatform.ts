@@ -1,9 +1,8 @@
 import { buildModule } from "@nomicfoundation/hardhat-ignition/modules";
-import { id } from "ethers";
+import { ROLES } from "../../abis/index.ts";
 
-const ADMIN_ROLE = id("ADMIN_ROLE");
-const OPERATOR_ROLE = id("OPERATOR_ROLE");
-const KEEPER_ROLE = id("KEEPER_ROLE");
+// Role ids generated from contracts/libraries/Roles.sol (abis/roles.ts).
+const { ADMIN_ROLE, OPERATOR_ROLE, KEEPER_ROLE } = ROLES;
 
 /**
  * The contracts, wired as production needs them:

@@ -1,60 +1,32 @@
 /**
  * Pure decoders shared by the handlers: packed on-chain values to the strings the tables hold.
- * Enum arrays follow the Solidity declaration order in contracts/interfaces/*.sol.
+ * Enum names and codecs come from abis/ (generated from the compiled contracts), never copied here.
  */
-import { type Hex, hexToBytes, keccak256, toHex } from "viem";
+import type { Hex } from "viem";
+import { LicenceTokenStatusNames, roleNameOf } from "../../abis/index.ts";
 
-/** ILicenceToken.Status */
-export const LICENCE_STATUS = [
-  "NONE",
-  "DRAFT",
-  "SUBMITTED",
-  "PENDING_RESUBMISSION",
-  "APPROVED",
-  "REJECTED",
-  "CANCELLED",
-  "SUSPENDED",
-  "REVOKED",
-] as const;
-/** IDocumentRegistry.Phase */
-export const DOCUMENT_PHASE = ["UNOPENED", "OPEN", "REVIEW", "LOCKED"] as const;
-/** IApprovalRegistry.ExecutionType */
-export const EXECUTION_TYPE = ["SEQUENTIAL", "PARALLEL"] as const;
-/** IApprovalRegistry.Completion */
-export const COMPLETION = ["ALL", "ANY", "THRESHOLD"] as const;
-/** IApprovalRegistry.TimeoutAction */
-export const TIMEOUT_ACTION = ["NONE", "NOTIFY", "ESCALATE", "AUTO_REJECT"] as const;
-/** IApprovalRegistry.RejectionAction */
-export const REJECTION_ACTION = ["FAIL_REQUEST", "RETRY_STAGE", "ESCALATE"] as const;
-/** IApprovalRegistry.Phase */
-export const REVIEW_PHASE = ["NOT_STARTED", "IN_REVIEW", "AWAITING_RESUBMISSION", "ESCALATED", "CLOSED"] as const;
-/** IApprovalRegistry.DecisionStatus */
-export const DECISION = ["PENDING", "APPROVED", "REJECTED", "CHANGES_REQUESTED", "REVIEW_REQUIRED"] as const;
-/** IApprovalRegistry.EscalationCause */
-export const ESCALATION_CAUSE = ["REJECTION", "TIMEOUT"] as const;
-/** IApprovalRegistry.Custody */
-export const CUSTODY = ["CUSTODIAL", "DEPARTMENT_HELD"] as const;
+// The contracts' enum names by value, generated from the interfaces into abis/enums.ts.
+export {
+  ApprovalRegistryCompletionNames as COMPLETION,
+  ApprovalRegistryCustodyNames as CUSTODY,
+  ApprovalRegistryDecisionStatusNames as DECISION,
+  ApprovalRegistryEscalationCauseNames as ESCALATION_CAUSE,
+  ApprovalRegistryExecutionTypeNames as EXECUTION_TYPE,
+  ApprovalRegistryPhaseNames as REVIEW_PHASE,
+  ApprovalRegistryRejectionActionNames as REJECTION_ACTION,
+  ApprovalRegistryTimeoutActionNames as TIMEOUT_ACTION,
+  DocumentRegistryPhaseNames as DOCUMENT_PHASE,
+  LicenceTokenStatusNames as LICENCE_STATUS,
+} from "../../abis/index.ts";
+// bytes16 -> UUID and bytes32 -> text, as abis/codec.ts defines them for every reader of the contracts.
+export { bytes16ToUuid, bytes32ToString } from "../../abis/index.ts";
 
 /** Name of enum value `value`; `UNKNOWN_<n>` for a value the contracts do not define (never thrown on). */
 export function enumName(names: readonly string[], value: number | bigint): string {
   return names[Number(value)] ?? `UNKNOWN_${value}`;
 }
 
-export const licenceStatus = (value: number) => enumName(LICENCE_STATUS, value);
-
-/** bytes32 holding a right-padded string (ethers encodeBytes32String) -> the string, trailing NULs removed. */
-export function bytes32ToString(value: Hex): string {
-  const bytes = hexToBytes(value);
-  let end = bytes.length;
-  while (end > 0 && bytes[end - 1] === 0) end--;
-  return new TextDecoder().decode(bytes.subarray(0, end));
-}
-
-/** bytes16 -> UUID text 8-4-4-4-12, lower case. */
-export function bytes16ToUuid(value: Hex): string {
-  const hex = value.slice(2).toLowerCase().padStart(32, "0");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-}
+export const licenceStatus = (value: number) => enumName(LicenceTokenStatusNames, value);
 
 /** Stage.departmentIds: 16 bits per position, `count` positions. */
 export function unpackDepartmentIds(packed: bigint, count: number): number[] {
@@ -63,17 +35,9 @@ export function unpackDepartmentIds(packed: bigint, count: number): number[] {
   return ids;
 }
 
-/** Roles.sol plus OpenZeppelin's DEFAULT_ADMIN_ROLE: role hash -> name. */
-const ROLE_NAMES = new Map<string, string>([
-  [toHex(0, { size: 32 }), "DEFAULT_ADMIN_ROLE"],
-  ...["ADMIN_ROLE", "OPERATOR_ROLE", "KEEPER_ROLE"].map(
-    (name) => [keccak256(toHex(name)), name] as [string, string],
-  ),
-]);
-
-/** Name of a role hash, or the hash itself for a role the contracts do not define. */
+/** Name of a role id (abis/roles.ts), or the id itself for a role the contracts do not define. */
 export function roleName(role: Hex): string {
-  return ROLE_NAMES.get(role.toLowerCase()) ?? role.toLowerCase();
+  return roleNameOf(role) ?? role.toLowerCase();
 }
 
 /** JSON-safe copy: bigints as decimal strings, hex (addresses, hashes) lower case; nested values included. */

@@ -8,23 +8,24 @@
 import type { RoleGrantAudit, RoleHolder } from "./roleHistory.ts";
 import type { WiringAudit } from "./wiringAudit.ts";
 
-/** ILicenceToken.Status, in declaration order (the API's request statuses; `NONE` never reaches it). */
-export const STATUS_NAMES = ["NONE", "DRAFT", "SUBMITTED", "PENDING_RESUBMISSION", "APPROVED", "REJECTED", "CANCELLED", "SUSPENDED", "REVOKED"] as const;
-/** ILicenceToken.Validity, in declaration order (the API's verdicts; `UNKNOWN` is its 404). */
-export const VALIDITY_NAMES = ["UNKNOWN", "VALID", "NOT_ISSUED", "EXPIRED", "SUSPENDED", "REVOKED"] as const;
-/** IApprovalRegistry.DecisionStatus, in declaration order. */
-export const DECISION_NAMES = ["PENDING", "APPROVED", "REJECTED", "CHANGES_REQUESTED", "REVIEW_REQUIRED"] as const;
-/** IApprovalRegistry.Phase, in declaration order. */
-export const REVIEW_PHASE_NAMES = ["NOT_STARTED", "IN_REVIEW", "AWAITING_RESUBMISSION", "ESCALATED", "CLOSED"] as const;
-/** IDocumentRegistry.Phase, in declaration order. */
-export const DOCUMENT_PHASE_NAMES = ["UNOPENED", "OPEN", "REVIEW", "LOCKED"] as const;
-/** IApprovalRegistry.Custody, in declaration order (the API's custody modes). */
-export const CUSTODY_NAMES = ["CUSTODIAL", "DEPARTMENT_HELD"] as const;
+// Enum names by value, generated from the contracts' interfaces into abis/enums.ts (the API's spellings).
+export {
+  ApprovalRegistryCustodyNames as CUSTODY_NAMES,
+  ApprovalRegistryDecisionStatusNames as DECISION_NAMES,
+  ApprovalRegistryPhaseNames as REVIEW_PHASE_NAMES,
+  DocumentRegistryPhaseNames as DOCUMENT_PHASE_NAMES,
+  LicenceTokenStatusNames as STATUS_NAMES,
+  LicenceTokenValidityNames as VALIDITY_NAMES,
+} from "../../abis/index.ts";
 
-export type StatusName = (typeof STATUS_NAMES)[number];
-export type ValidityName = (typeof VALIDITY_NAMES)[number];
-export type DecisionName = (typeof DECISION_NAMES)[number];
-export type CustodyName = (typeof CUSTODY_NAMES)[number];
+import type {
+  ApprovalRegistryCustodyName as CustodyName,
+  ApprovalRegistryDecisionStatusName as DecisionName,
+  LicenceTokenStatusName as StatusName,
+  LicenceTokenValidityName as ValidityName,
+} from "../../abis/index.ts";
+
+export type { CustodyName, DecisionName, StatusName, ValidityName };
 
 /** Where a fact was written: the transaction, its block and the block's time (ISO 8601). */
 export interface ChainRef {

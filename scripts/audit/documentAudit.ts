@@ -2,6 +2,7 @@
  * A licence's documents: every version of every document from DocumentAnchored, each hash checked against
  * `anchorOf` (token, index, version, block, latest) and the whole against `documentsOf` (count, latest versions).
  */
+import { bytes16ToUuid } from "../../abis/index.ts";
 import type { DocumentAudit } from "./auditRecord.ts";
 import type { ContractViews } from "./contractViews.ts";
 import { codeText } from "./departmentWallets.ts";
@@ -64,8 +65,5 @@ export async function auditDocuments(
   return { documents, documentPhase: registered.phase };
 }
 
-/** The bytes16 the contracts store, as the platform's UUID. */
-export function uuidOf(bytes16: string): string {
-  const hex = bytes16.toLowerCase().replace(/^0x/, "").padStart(32, "0");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
+/** The bytes16 the contracts store, as the platform's UUID (abis/codec.ts). */
+export const uuidOf = bytes16ToUuid;

@@ -12,22 +12,19 @@
  * whoever receives a role is still held to every rule above.
  */
 import { ZeroHash, getAddress, id } from "ethers";
+import { ROLES, roleNameOf } from "../../abis/index.ts";
 import { isoTime } from "./auditRecord.ts";
 import { ROLE_CONTRACTS, type Deployment, type RoleContract } from "./deploymentFile.ts";
 import { isBefore, type TimedEvent } from "./logReader.ts";
 
-export const ROLE_IDS = {
-  DEFAULT_ADMIN_ROLE: ZeroHash,
-  ADMIN_ROLE: id("ADMIN_ROLE"),
-  OPERATOR_ROLE: id("OPERATOR_ROLE"),
-  KEEPER_ROLE: id("KEEPER_ROLE"),
-} as const;
-export type RoleName = keyof typeof ROLE_IDS;
+/** The platform's role ids (abis/roles.ts, generated from Roles.sol). */
+export const ROLE_IDS = ROLES;
+export type RoleName = keyof typeof ROLES;
 
 /** A role's name, or its id when it is none of the platform's roles (a grant of it gives no power here). */
 export function roleName(roleId: string): string {
-  const found = Object.entries(ROLE_IDS).find(([, value]) => value === roleId.toLowerCase());
-  if (found) return found[0];
+  const found = roleNameOf(roleId);
+  if (found) return found;
   return roleId.toLowerCase() === id("REGISTRY_ROLE") ? "REGISTRY_ROLE (retired)" : roleId;
 }
 

@@ -22,6 +22,7 @@ import {
   AbiCoder, ContractFactory, JsonRpcProvider, Wallet, ZeroHash, encodeBytes32String, id, keccak256, toBeHex, zeroPadValue,
   type Contract, type HDNodeWallet, type InterfaceAbi,
 } from "ethers";
+import { ROLES } from "../../abis/index.ts";
 import { anvilBinary } from "../../scripts/stack/localChain.ts";
 
 const run = promisify(execFile);
@@ -123,9 +124,9 @@ describe("auditor's tool against the contracts on a local chain (no database, no
     c.registry = await deploy("ApprovalRegistry", [await c.token.getAddress(), await c.documents.getAddress(), await c.verifier.getAddress(), deployer.address, DELAY]);
     await mined(governance(c.token).setApprovalRegistry(await c.registry.getAddress()));
     await mined(governance(c.documents).setReviewRegistry(await c.registry.getAddress()));
-    for (const contract of [c.token, c.documents, c.registry]) await mined(governance(contract).grantRole(id("OPERATOR_ROLE"), keys.operator.address));
-    for (const contract of [c.token, c.registry]) await mined(governance(contract).grantRole(id("ADMIN_ROLE"), keys.admin.address));
-    await mined(governance(c.registry).grantRole(id("KEEPER_ROLE"), keys.keeper.address));
+    for (const contract of [c.token, c.documents, c.registry]) await mined(governance(contract).grantRole(ROLES.OPERATOR_ROLE, keys.operator.address));
+    for (const contract of [c.token, c.registry]) await mined(governance(contract).grantRole(ROLES.ADMIN_ROLE, keys.admin.address));
+    await mined(governance(c.registry).grantRole(ROLES.KEEPER_ROLE, keys.keeper.address));
 
     deploymentFile = path.join(os.tmpdir(), `audit-chain-${port}.json`);
     await writeFile(deploymentFile, JSON.stringify({
@@ -245,7 +246,7 @@ describe("auditor's tool against the contracts on a local chain (no database, no
   });
 
   it("flags a department wallet given a role on the token, which the token does not refuse", async function () {
-    await mined(governance(c.token).grantRole(id("OPERATOR_ROLE"), held.address));
+    await mined(governance(c.token).grantRole(ROLES.OPERATOR_ROLE, held.address));
     const { code, report } = await audit("--token", "1");
     expect(code).to.equal(1);
     expect(report.roles.grants.filter((g: any) => !g.fromDeployment).map((g: any) => [g.contract, g.role, g.account])).to.deep.equal([["LicenceToken", "OPERATOR_ROLE", held.address]]);

@@ -3,8 +3,9 @@
  * which version it is and whether it is the latest; the index and the API's rows add the transaction, the request
  * and the document type.
  */
-import { ContractRevertError } from "../chain/chainErrors.ts";
-import { bytes16ToUuid, documentRegistry, licenceToken } from "../chain/contracts.ts";
+import { anchorOf, validityOf } from "../chain/contractReads.ts";
+import { bytes16ToUuid } from "../chain/contracts.ts";
+import { isRevert, REVERT_ANSWERS } from "../chain/revertMapping.ts";
 import { AppError, validationFailed } from "../http/appError.ts";
 import { ISSUED_VERDICTS, type VerificationDependencies } from "./licenceVerification.ts";
 import { documentMessage, VERDICT_OF_VALIDITY, type DocumentVerdict } from "./verdicts.ts";
@@ -24,7 +25,7 @@ export interface DocumentVerification {
 }
 
 /** A SHA-256 in hex, with or without 0x, in any case → 0x + 64 lower-case hex digits; otherwise 400. */
-export function normaliseHash(raw: string): string {
+export function normaliseHash(raw: string): `0x${string}` {
   const hex = raw.trim().replace(/^0x/i, "");
   if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw validationFailed("A document hash is 64 hexadecimal digits (SHA-256), with or without 0x", { hash: raw.slice(0, 100) });
   return `0x${hex.toLowerCase()}`;
@@ -32,22 +33,26 @@ export function normaliseHash(raw: string): string {
 
 export async function verifyDocument(deps: VerificationDependencies, rawHash: string): Promise<DocumentVerification> {
   const hash = normaliseHash(rawHash);
-  let anchor: any;
+  let anchor: Awaited<ReturnType<typeof anchorOf>>[0];
   let isLatest: boolean;
   try {
-    [anchor, isLatest] = documentRegistry.decodeFunctionResult("anchorOf", await deps.gateway.call(deps.contracts.DocumentRegistry, documentRegistry.encodeFunctionData("anchorOf", [hash])));
+    [anchor, isLatest] = await anchorOf(deps.gateway, deps.contracts.DocumentRegistry, hash);
   } catch (error) {
-    if (error instanceof ContractRevertError && error.errorName === "DocumentUnknownHash") throw new AppError(404, "NOT_FOUND", "No document with this hash is recorded on the blockchain", { hash, verdict: "UNKNOWN" });
+    // The verification page reads the verdict from details.
+    if (isRevert(error, "DocumentUnknownHash")) {
+      const { status, code, message } = REVERT_ANSWERS.DocumentUnknownHash;
+      throw new AppError(status, code, message, { hash, verdict: "UNKNOWN" });
+    }
     throw error;
   }
-  const documentId = bytes16ToUuid(anchor.documentId as string);
-  const [document, version, validity] = await Promise.all([
+  const documentId = bytes16ToUuid(anchor.documentId);
+  const [document, version, [validity]] = await Promise.all([
     deps.pool.query(`SELECT request_id, doc_type FROM documents WHERE id = $1`, [documentId]),
     deps.pool.query(`SELECT tx_hash FROM index.document_versions WHERE sha256_hash = $1`, [hash]),
-    deps.gateway.call(deps.contracts.LicenceToken, licenceToken.encodeFunctionData("validityOf", [anchor.tokenId])).then((data) => licenceToken.decodeFunctionResult("validityOf", data)[0]),
+    validityOf(deps.gateway, deps.contracts.LicenceToken, BigInt(anchor.tokenId)),
   ]);
   // The request behind a document is named only once its licence is issued (a file must not lead to a draft's applicant).
-  const issued = ISSUED_VERDICTS.has(VERDICT_OF_VALIDITY[Number(validity)]);
+  const issued = ISSUED_VERDICTS.has(VERDICT_OF_VALIDITY[validity]);
   const verdict: DocumentVerdict = isLatest ? "VALID" : "SUPERSEDED";
   const uploadedAt = new Date(Number(anchor.timestamp) * 1000).toISOString();
   return {

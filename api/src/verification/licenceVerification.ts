@@ -5,7 +5,9 @@
  */
 import type pg from "pg";
 import type { ChainGateway } from "../chain/chainGateway.ts";
-import { approvalRegistry, DECISION, LICENCE_STATUS_NAMES, licenceToken, REVIEW_PHASE } from "../chain/contracts.ts";
+import { ApprovalRegistryDecisionStatus, ApprovalRegistryPhase } from "../../../abis/index.ts";
+import { decisionsOf, ownerOf, progressOf, validityOf } from "../chain/contractReads.ts";
+import { LICENCE_STATUS_NAMES } from "../chain/contracts.ts";
 import type { Deployment } from "../chain/deployment.ts";
 import { readTogether } from "../db/readTogether.ts";
 import { AppError } from "../http/appError.ts";
@@ -43,14 +45,12 @@ export const unknownLicence = () => new AppError(404, "NOT_FOUND", licenceMessag
 
 export async function verifyLicence(deps: VerificationDependencies, tokenId: bigint): Promise<LicenceVerification> {
   const { gateway, contracts, pool } = deps;
-  const call = async (iface: typeof licenceToken, to: string, fn: string, args: unknown[]) => iface.decodeFunctionResult(fn, await gateway.call(to, iface.encodeFunctionData(fn, args)));
-
   const token = tokenId.toString();
   // One round of chain calls and reads together; then the decisions of each stage reached.
-  const [validityResult, ownerResult, progressResult, rows] = await Promise.all([
-    call(licenceToken, contracts.LicenceToken, "validityOf", [tokenId]),
-    call(licenceToken, contracts.LicenceToken, "ownerOf", [tokenId]).catch(() => [null]), // reverts for an unknown token
-    call(approvalRegistry, contracts.ApprovalRegistry, "progressOf", [tokenId]),
+  const [validityResult, owner, progress, rows] = await Promise.all([
+    validityOf(gateway, contracts.LicenceToken, tokenId),
+    ownerOf(gateway, contracts.LicenceToken, tokenId).catch(() => null), // reverts for an unknown token
+    progressOf(gateway, contracts.ApprovalRegistry, tokenId),
     readTogether(pool, {
       request: { sql: `SELECT request_number, request_type, applicant_name, applicant_id FROM requests WHERE token_id = $1`, params: [token] },
       licence: { sql: `SELECT issued_at, created_tx FROM index.licences WHERE token_id = $1`, params: [token] },
@@ -68,18 +68,14 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
   ]);
   const { request, licence, issuance, decisions } = rows;
   const [validity, statusCode, , expiresAtSeconds] = validityResult;
-  const verdict = VERDICT_OF_VALIDITY[Number(validity)];
+  const verdict = VERDICT_OF_VALIDITY[validity];
   if (verdict === "UNKNOWN") throw unknownLicence();
   if (!ISSUED_VERDICTS.has(verdict)) return notIssued(verdict, tokenId, LICENCE_STATUS_NAMES[Number(statusCode)]);
-  const [owner] = ownerResult;
-  const [progress] = progressResult;
   // The approvals standing on chain now, stage by stage (decisions invalidated by a new document version are gone).
   const standing: { departmentId: number; stage: number }[] = [];
-  if (progress.phase !== REVIEW_PHASE.NotStarted) {
-    const stages = await Promise.all(
-      Array.from({ length: Number(progress.maxStage) + 1 }, (_, stage) => call(approvalRegistry, contracts.ApprovalRegistry, "decisionsOf", [tokenId, stage])),
-    );
-    stages.forEach(([ids, statuses], stage) => ids.forEach((id: bigint, i: number) => statuses[i] === DECISION.Approved && standing.push({ departmentId: Number(id), stage })));
+  if (progress.phase !== ApprovalRegistryPhase.NotStarted) {
+    const stages = await Promise.all(Array.from({ length: progress.maxStage + 1 }, (_, stage) => decisionsOf(gateway, contracts.ApprovalRegistry, tokenId, stage)));
+    stages.forEach(([ids, statuses], stage) => ids.forEach((id, i) => statuses[i] === ApprovalRegistryDecisionStatus.Approved && standing.push({ departmentId: id, stage })));
   }
   const decisionOf = new Map(decisions.map((r) => [`${r.stage}:${r.department_id}`, r]));
   const missing = standing.filter(({ departmentId, stage }) => !decisionOf.get(`${stage}:${departmentId}`)?.code).map((a) => a.departmentId);
@@ -120,7 +116,8 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
       chainId: deps.chainId,
       contractAddress: contracts.LicenceToken,
       tokenId: Number(tokenId),
-      ownerAddress: owner,
+      // ownerOf reverts only for a token that does not exist, which validityOf already answered with UNKNOWN.
+      ownerAddress: owner as string,
       transactionHash: issuance[0]?.tx_hash ?? mintTx,
       mintTransactionHash: mintTx,
     },

@@ -1,12 +1,14 @@
 /** The verdicts a verification answers with, and what they mean in plain words (for the page and for programs). */
+import { VALIDITY_NAMES } from "../chain/contracts.ts";
+
 export const LICENCE_VERDICTS = ["VALID", "NOT_ISSUED", "EXPIRED", "SUSPENDED", "REVOKED", "INVALID_QR", "UNKNOWN"] as const;
 export type LicenceVerdict = (typeof LICENCE_VERDICTS)[number];
 
 export const DOCUMENT_VERDICTS = ["VALID", "SUPERSEDED"] as const;
 export type DocumentVerdict = (typeof DOCUMENT_VERDICTS)[number];
 
-/** The contract's Validity enum, in order: Unknown, Valid, NotIssued, Expired, Suspended, Revoked. */
-export const VERDICT_OF_VALIDITY: readonly LicenceVerdict[] = ["UNKNOWN", "VALID", "NOT_ISSUED", "EXPIRED", "SUSPENDED", "REVOKED"];
+/** The contract's Validity enum by value (abis/enums.ts): each of its names is a verdict. */
+export const VERDICT_OF_VALIDITY: readonly LicenceVerdict[] = VALIDITY_NAMES;
 
 const day = (date: Date | null) => (date ? date.toISOString().slice(0, 10) : "");
 

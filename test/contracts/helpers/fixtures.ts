@@ -1,30 +1,34 @@
 import { network } from "hardhat";
+import {
+  ApprovalRegistryCompletion, ApprovalRegistryCustody, ApprovalRegistryDecisionStatus, ApprovalRegistryExecutionType, ApprovalRegistryPhase,
+  ApprovalRegistryRejectionAction, ApprovalRegistryTimeoutAction, bigintEnum, DocumentRegistryPhase, LicenceTokenStatus, LicenceTokenValidity,
+  ROLES as GENERATED_ROLES,
+} from "../../../abis/index.ts";
 
 /** One in-process chain for the contract tests (snapshotted per test by loadFixture). */
 export const connection = await network.create();
 export const { ethers, networkHelpers } = connection;
 
+/** Role ids by short name (abis/roles.ts, generated from Roles.sol). */
 export const ROLES = {
-  DEFAULT_ADMIN: ethers.ZeroHash,
-  ADMIN: ethers.id("ADMIN_ROLE"),
-  OPERATOR: ethers.id("OPERATOR_ROLE"),
-  KEEPER: ethers.id("KEEPER_ROLE"),
+  DEFAULT_ADMIN: GENERATED_ROLES.DEFAULT_ADMIN_ROLE,
+  ADMIN: GENERATED_ROLES.ADMIN_ROLE,
+  OPERATOR: GENERATED_ROLES.OPERATOR_ROLE,
+  KEEPER: GENERATED_ROLES.KEEPER_ROLE,
 } as const;
 
-/** Enum values as the contracts number them. */
-export const Status = {
-  None: 0n, Draft: 1n, Submitted: 2n, PendingResubmission: 3n, Approved: 4n,
-  Rejected: 5n, Cancelled: 6n, Suspended: 7n, Revoked: 8n,
-} as const;
-export const Validity = { Unknown: 0n, Valid: 1n, NotIssued: 2n, Expired: 3n, Suspended: 4n, Revoked: 5n } as const;
-export const DocPhase = { Unopened: 0n, Open: 1n, Review: 2n, Locked: 3n } as const;
-export const Execution = { Sequential: 0, Parallel: 1 } as const;
-export const Completion = { All: 0, Any: 1, Threshold: 2 } as const;
-export const OnTimeout = { None: 0, Notify: 1, Escalate: 2, AutoReject: 3 } as const;
-export const OnRejection = { FailRequest: 0, RetryStage: 1, Escalate: 2 } as const;
-export const Phase = { NotStarted: 0n, InReview: 1n, AwaitingResubmission: 2n, Escalated: 3n, Closed: 4n } as const;
-export const Decision = { Pending: 0n, Approved: 1n, Rejected: 2n, ChangesRequested: 3n, ReviewRequired: 4n } as const;
-export const Custody = { Custodial: 0n, DepartmentHeld: 1n } as const;
+// Enum values as the contracts number them (abis/enums.ts, generated from the interfaces): bigint where the
+// tests compare with what ethers decodes, number where they pass them into structs.
+export const Status = bigintEnum(LicenceTokenStatus);
+export const Validity = bigintEnum(LicenceTokenValidity);
+export const DocPhase = bigintEnum(DocumentRegistryPhase);
+export const Execution = ApprovalRegistryExecutionType;
+export const Completion = ApprovalRegistryCompletion;
+export const OnTimeout = ApprovalRegistryTimeoutAction;
+export const OnRejection = ApprovalRegistryRejectionAction;
+export const Phase = bigintEnum(ApprovalRegistryPhase);
+export const Decision = bigintEnum(ApprovalRegistryDecisionStatus);
+export const Custody = bigintEnum(ApprovalRegistryCustody);
 
 /** Seconds between a department wallet's proposal and the earliest time it can take effect, in these tests. */
 export const WALLET_DELAY = 24n * 3600n;

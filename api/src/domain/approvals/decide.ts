@@ -10,7 +10,9 @@ import { keccak256, toUtf8Bytes } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
-import { approvalRegistry, eventsOf } from "../../chain/contracts.ts";
+import { approvalRegistry, DECISION_NAMES, enumValueOf, eventsOf } from "../../chain/contracts.ts";
+import { departmentRecord } from "../../chain/contractReads.ts";
+import { apiErrorOf, REVERT_ANSWERS } from "../../chain/revertMapping.ts";
 import { canonicalJson } from "../../canonicalJson.ts";
 import { AppError, conflict, forbidden } from "../../http/appError.ts";
 import { findRequest, findVisibleRequest, type RequestView } from "../../reads/requestReads.ts";
@@ -42,8 +44,8 @@ export type Decision = Reviewed &
     | { kind: "CHANGES_REQUESTED"; remarks: string; requiredDocuments?: string[] }
   );
 
-/** IApprovalRegistry.DecisionStatus of each decision. */
-const DECISION_STATUS = { APPROVED: 1, REJECTED: 2, CHANGES_REQUESTED: 3 } as const;
+/** IApprovalRegistry.DecisionStatus value of a decision (abis/enums.ts). */
+const decisionStatus = (kind: Decision["kind"]) => enumValueOf(DECISION_NAMES, kind);
 /** How long a typed decision handed out for signing stays valid on chain. */
 const SIGNATURE_LIFETIME_SECONDS = 15 * 60;
 
@@ -53,35 +55,17 @@ interface RequestDocument {
   latestVersion: number;
 }
 
-/** Chain refusals, in the API's words (409: the request is not in a state where this department can decide). */
+/** Chain refusals, in the API's words (chain/revertMapping.ts); a stale document is named by its id. */
 function explain(error: ContractRevertError, documents: RequestDocument[]): AppError {
-  switch (error.errorName) {
-    case "ReviewNotRequired":
-      return conflict("NOT_PENDING", "Your department is not required in the request's current stage", error.details);
-    case "ReviewNotYourTurn":
-      return conflict("NOT_YOUR_TURN", "This stage is sequential and another department must decide first", error.details);
-    case "ReviewAlreadyDecided":
-      return conflict("ALREADY_DECIDED", "Your department has already decided in this stage", error.details);
-    case "ReviewWrongPhase":
-      return conflict("INVALID_STATE", "The request is not under review", error.details);
-    case "DepartmentInactive":
-      return conflict("DEPARTMENT_INACTIVE", "Your department is deactivated", error.details);
-    case "ReviewStaleDocuments": {
-      const [, docIndex, reviewed, latest] = error.args.map(Number);
+  return apiErrorOf(error, {
+    ReviewStaleDocuments: (stale) => {
+      const [, docIndex, reviewed, latest] = stale.args.map(Number);
       const document = documents.find((d) => d.docIndex === docIndex);
-      return conflict("STALE_DOCUMENTS", "A document you reviewed has a newer version: review it again before deciding", {
+      return conflict("STALE_DOCUMENTS", REVERT_ANSWERS.ReviewStaleDocuments.message, {
         changedDocuments: [{ documentId: document?.documentId ?? null, reviewedVersion: reviewed, latestVersion: latest }],
       });
-    }
-    case "ReviewInvalidSignature":
-      return new AppError(400, "INVALID_SIGNATURE", "The signature is not your department wallet's signature of this decision (sign the typed data from POST .../decision-typed-data)", error.details);
-    case "ReviewInvalidNonce":
-      return conflict("STALE_NONCE", "The signed decision's nonce is not your department's next one (already used, or another decision came first): fetch new typed data and sign again", error.details);
-    case "ReviewSignatureExpired":
-      return new AppError(400, "SIGNATURE_EXPIRED", "The signed decision's deadline has passed: fetch new typed data and sign again", error.details);
-    default:
-      return error;
-  }
+    },
+  });
 }
 
 async function departmentOnChain(context: DomainContext, code: string): Promise<{ departmentId: number; wallet: string; custody: string }> {
@@ -139,19 +123,16 @@ export async function decisionToSign(context: DomainContext, principal: Extract<
   const request = await findVisibleRequest(context.pool, principal, requestId);
   const department = await departmentOnChain(context, principal.code);
   const review = resolveReview(await requestDocuments(context, request), decision);
-  const record = approvalRegistry.decodeFunctionResult(
-    "departmentRecord",
-    await context.gateway.call(context.contracts.ApprovalRegistry, approvalRegistry.encodeFunctionData("departmentRecord", [department.departmentId])),
-  )[0];
+  const record = await departmentRecord(context.gateway, context.contracts.ApprovalRegistry, department.departmentId);
   const message: DecisionMessage = {
     tokenId: request.tokenId,
     departmentId: department.departmentId,
-    decision: DECISION_STATUS[decision.kind],
+    decision: decisionStatus(decision.kind),
     reasonCode: reasonCodeOf(decision),
     reviewedMask: review.mask,
     reviewedVersions: review.versions,
     remarksHash: remarksOf(decision).hash,
-    nonce: BigInt(record.nonce),
+    nonce: record.nonce,
     deadline: BigInt(Math.floor(Date.now() / 1000) + SIGNATURE_LIFETIME_SECONDS),
   };
   return {
@@ -179,7 +160,7 @@ export async function decide(context: DomainContext, meta: RequestMeta, requestI
   const reasonCode = reasonCodeOf(decision);
   const data = signed
     ? approvalRegistry.encodeFunctionData("decideBySig", [
-        { tokenId: request.tokenId, departmentId: department.departmentId, decision: DECISION_STATUS[decision.kind], reasonCode, reviewedMask: review.mask,
+        { tokenId: request.tokenId, departmentId: department.departmentId, decision: decisionStatus(decision.kind), reasonCode, reviewedMask: review.mask,
           reviewedVersions: review.versions, remarksHash: remarks.hash, nonce: BigInt(signed.nonce), deadline: BigInt(signed.deadline) },
         signed.signature,
       ])

@@ -4,7 +4,8 @@
  * stage it was scheduled for. What follows (webhooks, timeline) comes from the transaction's events.
  */
 import { audit, SYSTEM } from "../../audit/auditLog.ts";
-import { ContractRevertError } from "../../chain/chainErrors.ts";
+import { progressOf } from "../../chain/contractReads.ts";
+import { isRevert } from "../../chain/revertMapping.ts";
 import { approvalRegistry, timeoutPending } from "../../chain/contracts.ts";
 import type { DomainContext } from "../context.ts";
 
@@ -20,12 +21,9 @@ export type TimeoutOutcome = { outcome: "ENFORCED"; transactionHash: string } | 
 
 export async function enforceStageTimeout(context: Pick<DomainContext, "pool" | "gateway" | "contracts" | "operator">, job: StageDeadline): Promise<TimeoutOutcome> {
   const tokenId = BigInt(job.tokenId);
-  const [progress] = approvalRegistry.decodeFunctionResult(
-    "progressOf",
-    await context.gateway.call(context.contracts.ApprovalRegistry, approvalRegistry.encodeFunctionData("progressOf", [tokenId])),
-  );
+  const progress = await progressOf(context.gateway, context.contracts.ApprovalRegistry, tokenId);
   // The stage moved on, restarted or was handled since the job was scheduled.
-  if (!timeoutPending(progress) || Number(progress.stage) !== job.stage || Number(progress.stageStartedAt) !== job.startedAt) {
+  if (!timeoutPending(progress) || progress.stage !== job.stage || progress.stageStartedAt !== job.startedAt) {
     return { outcome: "STALE" };
   }
   const request = (await context.pool.query(`SELECT id FROM requests WHERE token_id = $1`, [job.tokenId])).rows[0];
@@ -47,11 +45,9 @@ export async function enforceStageTimeout(context: Pick<DomainContext, "pool" | 
     );
     return { outcome: "ENFORCED", transactionHash: tx.hash };
   } catch (error) {
-    if (error instanceof ContractRevertError) {
-      // The chain's clock is behind ours: try again at its deadline.
-      if (error.errorName === "TimeoutNotReached") return { outcome: "NOT_YET", retryAt: new Date((Number(error.args[2]) + 1) * 1000) };
-      if (["TimeoutAlreadyHandled", "ReviewWrongPhase", "TimeoutNotSet"].includes(error.errorName)) return { outcome: "STALE" };
-    }
+    // The chain's clock is behind ours: try again at its deadline.
+    if (isRevert(error, "TimeoutNotReached")) return { outcome: "NOT_YET", retryAt: new Date((Number(error.args[2]) + 1) * 1000) };
+    if (isRevert(error, "TimeoutAlreadyHandled", "ReviewWrongPhase", "TimeoutNotSet")) return { outcome: "STALE" };
     throw error;
   }
 }

@@ -4,7 +4,7 @@
  * reason code on chain and the reason text off chain.
  */
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
-import { ContractRevertError } from "../../chain/chainErrors.ts";
+import { rethrowAsApiError } from "../../chain/revertMapping.ts";
 import { licenceToken } from "../../chain/contracts.ts";
 import { notFound } from "../../http/appError.ts";
 import { findRequest } from "../../reads/requestReads.ts";
@@ -40,7 +40,7 @@ export async function actOnLicence(context: DomainContext, meta: RequestMeta, re
     );
     return { requestId: request.id, status: TO[action], transactionHash: tx.hash };
   } catch (error) {
-    if (error instanceof ContractRevertError && error.errorName === "LicenceInvalidTransition") throw invalidState(request, action.toLowerCase());
-    throw error;
+    // The message names the request's status and the action (the table's is generic).
+    rethrowAsApiError(error, { LicenceInvalidTransition: () => invalidState(request, action.toLowerCase()) });
   }
 }

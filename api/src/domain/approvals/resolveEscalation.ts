@@ -4,7 +4,7 @@
  * decides again and the stage's clock restarts). An administrator never approves for a department.
  */
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
-import { ContractRevertError } from "../../chain/chainErrors.ts";
+import { rethrowAsApiError } from "../../chain/revertMapping.ts";
 import { approvalRegistry } from "../../chain/contracts.ts";
 import { conflict, notFound } from "../../http/appError.ts";
 import { findRequest } from "../../reads/requestReads.ts";
@@ -31,7 +31,7 @@ export async function resolveEscalation(context: DomainContext, meta: RequestMet
     const after = (await findRequest(context.pool, request.id))!;
     return { requestId: request.id, status: after.status, transactionHash: tx.hash };
   } catch (error) {
-    if (error instanceof ContractRevertError && error.errorName === "ReviewWrongPhase") throw conflict("NOT_ESCALATED", "The request has no escalation waiting for an administrator");
-    throw error;
+    // Here the wrong phase means there is no escalation to resolve (the table says "not under review").
+    rethrowAsApiError(error, { ReviewWrongPhase: () => conflict("NOT_ESCALATED", "The request has no escalation waiting for an administrator") });
   }
 }

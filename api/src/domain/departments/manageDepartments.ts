@@ -8,15 +8,16 @@ import { encodeBytes32String, getAddress } from "ethers";
 import { withTransaction } from "../../db/transaction.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
-import { approvalRegistry } from "../../chain/contracts.ts";
+import { approvalRegistry, CUSTODY_NAMES, type CustodyName } from "../../chain/contracts.ts";
+import { apiErrorOf, rethrowAsApiError } from "../../chain/revertMapping.ts";
 import { conflict, notFound } from "../../http/appError.ts";
 import type { DomainContext } from "../context.ts";
 import { issueCredentials } from "./credentials.ts";
 import { DepartmentStore, departmentJson, type DepartmentJson, type StoredDepartment } from "./departmentStore.ts";
 
-export type Custody = "CUSTODIAL" | "DEPARTMENT_HELD";
-/** IApprovalRegistry.Custody by name. */
-const CUSTODY_ENUM: Record<Custody, number> = { CUSTODIAL: 0, DEPARTMENT_HELD: 1 };
+export type Custody = CustodyName;
+/** IApprovalRegistry.Custody value by name. */
+const CUSTODY_ENUM = (custody: Custody) => CUSTODY_NAMES.indexOf(custody);
 
 export interface CreateDepartmentInput {
   code: string;
@@ -78,7 +79,7 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
         kind: "REGISTER_DEPARTMENT",
         from: context.administrator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData("registerDepartment", [encodeBytes32String(code), wallet, CUSTODY_ENUM[custody]]),
+        data: approvalRegistry.encodeFunctionData("registerDepartment", [encodeBytes32String(code), wallet, CUSTODY_ENUM(custody)]),
       },
       {
         onRecorded: async (client, recorded) => {
@@ -103,10 +104,8 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
     if (error instanceof ContractRevertError) {
       // Mined and reverted (e.g. registered elsewhere meanwhile): the row must not keep the code.
       if (recordedId) await pool.query(`DELETE FROM departments WHERE chain_tx_id = $1`, [recordedId]);
-      if (error.errorName === "DepartmentAlreadyRegistered") throw duplicate(code);
-      if (error.errorName === "DepartmentWalletInUse" || error.errorName === "DepartmentWalletHoldsRole") {
-        throw conflict("WALLET_NOT_ALLOWED", "This wallet cannot be a department's: it is another department's or holds a platform role", error.details);
-      }
+      // A code registered meanwhile is the same 409 CONFLICT as one registered before (the spec's duplicate).
+      throw apiErrorOf(error, { DepartmentAlreadyRegistered: () => duplicate(code) });
     }
     // Two registrations of the same code at once: the second row insert fails and nothing is recorded for it.
     if ((error as { code?: string }).code === "23505") throw duplicate(code);
@@ -212,7 +211,7 @@ export async function proposeWalletChange(context: DomainContext, meta: RequestM
         kind: "UPDATE_DEPARTMENT",
         from: context.administrator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData("proposeDepartmentWallet", [encodeBytes32String(code), wallet, CUSTODY_ENUM[input.custody]]),
+        data: approvalRegistry.encodeFunctionData("proposeDepartmentWallet", [encodeBytes32String(code), wallet, CUSTODY_ENUM(input.custody)]),
       },
       {
         onRecorded: (client, recorded) =>
@@ -228,10 +227,7 @@ export async function proposeWalletChange(context: DomainContext, meta: RequestM
     );
     return { department: (await new DepartmentStore(context.pool).byCode(code)) ?? current, transactionHash: tx.hash };
   } catch (error) {
-    if (error instanceof ContractRevertError && (error.errorName === "DepartmentWalletInUse" || error.errorName === "DepartmentWalletHoldsRole")) {
-      throw conflict("WALLET_NOT_ALLOWED", "This wallet cannot be a department's: it is another department's or holds a platform role", error.details);
-    }
-    throw error;
+    rethrowAsApiError(error);
   }
 }
 
@@ -266,10 +262,7 @@ export async function settleWalletChange(context: DomainContext, meta: RequestMe
     );
     return { department: (await new DepartmentStore(context.pool).byCode(code)) ?? current, transactionHash: tx.hash };
   } catch (error) {
-    // The chain's clock decides: a change not yet due by block time.
-    if (error instanceof ContractRevertError && error.errorName === "DepartmentWalletChangeNotDue") {
-      throw conflict("WALLET_CHANGE_NOT_DUE", "The wallet change is not due yet", error.details);
-    }
-    throw error;
+    // The chain's clock decides: a change not yet due by block time (WALLET_CHANGE_NOT_DUE).
+    rethrowAsApiError(error);
   }
 }

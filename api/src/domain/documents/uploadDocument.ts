@@ -11,6 +11,7 @@ import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
 import { wasRecorded } from "../../chain/chainGateway.ts";
 import { approvalRegistry, documentRegistry, eventsOf, uuidToBytes16 } from "../../chain/contracts.ts";
+import { apiErrorOf, REVERT_ANSWERS } from "../../chain/revertMapping.ts";
 import { AppError, conflict, notFound } from "../../http/appError.ts";
 import { documentsOfRequest, findDocument } from "../../reads/documentReads.ts";
 import { departmentCodes, type RequestView } from "../../reads/requestReads.ts";
@@ -41,13 +42,8 @@ async function anchorStored<T>(context: DomainContext, key: string, anchor: () =
     return await anchor();
   } catch (error) {
     if (!wasRecorded(error)) await context.documentStore.delete(key).catch((e) => context.logger.error({ err: e, key }, "could not delete an unanchored file"));
-    if (error instanceof ContractRevertError) {
-      if (error.errorName === "DocumentAlreadyAnchored") throw conflict("DUPLICATE_DOCUMENT", "A document with exactly these bytes is already recorded", error.details);
-      if (error.errorName === "DocumentsNotEditable") throw conflict("INVALID_STATE", "The request's documents can no longer change", error.details);
-      if (error.errorName === "DocumentNotLatestVersion") throw conflict("CONCURRENT_UPDATE", "The document was updated at the same time; reload and try again", error.details);
-      if (error.errorName === "DocumentLimitReached") throw conflict("DOCUMENT_LIMIT_REACHED", "A request holds at most 16 documents", error.details);
-    }
-    if ((error as { code?: string }).code === "23505") throw conflict("CONCURRENT_UPDATE", "The document was updated at the same time; reload and try again");
+    if (error instanceof ContractRevertError) throw apiErrorOf(error);
+    if ((error as { code?: string }).code === "23505") throw conflict("CONCURRENT_UPDATE", REVERT_ANSWERS.DocumentNotLatestVersion.message);
     throw error;
   }
 }

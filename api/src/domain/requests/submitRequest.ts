@@ -4,6 +4,7 @@
  */
 import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { pendingDepartmentsOf, progressOf } from "../../chain/contractReads.ts";
 import { approvalRegistry } from "../../chain/contracts.ts";
 import { AppError, conflict, notFound } from "../../http/appError.ts";
 import { documentsOfRequest } from "../../reads/documentReads.ts";
@@ -61,14 +62,12 @@ async function currentStageView(context: DomainContext, stages: Parameters<typeo
 
 /** The current stage (from the chain's progress) and the departments that can decide now (a chain call). */
 export async function reviewState(context: DomainContext, tokenId: bigint, stages: Parameters<typeof sortedStages>[0]) {
-  const progressData = await context.gateway.call(context.contracts.ApprovalRegistry, approvalRegistry.encodeFunctionData("progressOf", [tokenId]));
-  const [progress] = approvalRegistry.decodeFunctionResult("progressOf", progressData);
-  const pendingData = await context.gateway.call(context.contracts.ApprovalRegistry, approvalRegistry.encodeFunctionData("pendingDepartmentsOf", [tokenId]));
-  const [pendingIds] = approvalRegistry.decodeFunctionResult("pendingDepartmentsOf", pendingData);
-  const codes = await departmentCodes(context.pool, [...pendingIds].map(Number));
+  const progress = await progressOf(context.gateway, context.contracts.ApprovalRegistry, tokenId);
+  const pendingIds = await pendingDepartmentsOf(context.gateway, context.contracts.ApprovalRegistry, tokenId);
+  const codes = await departmentCodes(context.pool, [...pendingIds]);
   return {
-    stageIndex: Number(progress.stage),
-    currentStage: await currentStageView(context, stages, Number(progress.stage)),
-    pendingDepartments: [...pendingIds].map((id: bigint) => codes.get(Number(id)) ?? String(id)),
+    stageIndex: progress.stage,
+    currentStage: await currentStageView(context, stages, progress.stage),
+    pendingDepartments: pendingIds.map((id) => codes.get(id) ?? String(id)),
   };
 }

@@ -6,10 +6,7 @@ import { encodeBytes32String, keccak256, toUtf8Bytes } from "ethers";
 import { canonicalJson } from "../../canonicalJson.ts";
 import type { CreateWorkflowInput, WorkflowStageInput } from "../../schemas/workflow.ts";
 
-const EXECUTION = { SEQUENTIAL: 0, PARALLEL: 1 } as const;
-const COMPLETION = { ALL: 0, ANY: 1, THRESHOLD: 2 } as const;
-const ON_TIMEOUT = { NOTIFY: 1, ESCALATE: 2, AUTO_REJECT: 3 } as const;
-const ON_REJECTION = { FAIL_REQUEST: 0, RETRY_STAGE: 1, ESCALATE: 2 } as const;
+import { COMPLETION_NAMES, enumValueOf, EXECUTION_TYPE_NAMES, REJECTION_ACTION_NAMES, TIMEOUT_ACTION_NAMES } from "../../chain/contracts.ts";
 
 export interface ChainStageInput {
   executionType: number;
@@ -31,12 +28,12 @@ export function compileStages(stages: WorkflowStageInput[]): ChainStageInput[] {
     const completion = stage.completionCriteria ?? "ALL";
     const timeoutSeconds = stage.timeoutDays ? Math.round(stage.timeoutDays * 86_400) : 0;
     return {
-      executionType: EXECUTION[stage.executionType],
-      completion: COMPLETION[completion],
+      executionType: enumValueOf(EXECUTION_TYPE_NAMES, stage.executionType),
+      completion: enumValueOf(COMPLETION_NAMES, completion),
       threshold: completion === "THRESHOLD" ? (stage.threshold ?? 0) : 0,
       // A timeout without an action notifies; an action without a timeout is refused by validation.
-      onTimeout: timeoutSeconds > 0 ? ON_TIMEOUT[stage.onTimeout ?? "NOTIFY"] : 0,
-      onRejection: ON_REJECTION[stage.onRejection ?? "FAIL_REQUEST"],
+      onTimeout: timeoutSeconds > 0 ? enumValueOf(TIMEOUT_ACTION_NAMES, stage.onTimeout ?? "NOTIFY") : 0,
+      onRejection: enumValueOf(REJECTION_ACTION_NAMES, stage.onRejection ?? "FAIL_REQUEST"),
       timeoutSeconds,
       mandatoryMask: stage.requiredApprovals.reduce((mask, approval, i) => (approval.isMandatory ? mask | (1 << i) : mask), 0),
       departments: stage.requiredApprovals.map((a) => encodeBytes32String(a.departmentCode)),
