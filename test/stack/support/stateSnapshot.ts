@@ -73,6 +73,7 @@ export class StateProbe {
     if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`unexpected schema name ${schema}`);
     this.#schema = schema;
     this.#pool = new pg.Pool({ connectionString: databaseUrl, max: 3, options: `-c search_path=${schema}` });
+    this.#pool.on("error", () => {}); // idle connections cut by a Postgres restart
     this.#rpcUrl = rpcUrl;
     this.#directories = directories;
   }
