@@ -686,6 +686,37 @@ export const ApprovalRegistryAbi = [
     "inputs": [
       {
         "indexed": true,
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      },
+      {
+        "indexed": true,
+        "internalType": "uint8",
+        "name": "stage",
+        "type": "uint8"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint8",
+        "name": "positionsMask",
+        "type": "uint8"
+      },
+      {
+        "indexed": false,
+        "internalType": "enum IApprovalRegistry.ResetCause",
+        "name": "cause",
+        "type": "uint8"
+      }
+    ],
+    "name": "DecisionsReset",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
         "internalType": "uint16",
         "name": "departmentId",
         "type": "uint16"
@@ -903,6 +934,25 @@ export const ApprovalRegistryAbi = [
       }
     ],
     "name": "ReviewInvalidated",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      },
+      {
+        "indexed": false,
+        "internalType": "enum IApprovalRegistry.Phase",
+        "name": "phase",
+        "type": "uint8"
+      }
+    ],
+    "name": "ReviewPhaseChanged",
     "type": "event"
   },
   {

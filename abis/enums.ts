@@ -37,6 +37,11 @@ export const ApprovalRegistryEscalationCause = { Rejection: 0, Timeout: 1 } as c
 export const ApprovalRegistryEscalationCauseNames = ["REJECTION", "TIMEOUT"] as const;
 export type ApprovalRegistryEscalationCauseName = (typeof ApprovalRegistryEscalationCauseNames)[number];
 
+/** IApprovalRegistry.ResetCause (contracts/interfaces/IApprovalRegistry.sol). */
+export const ApprovalRegistryResetCause = { Resubmitted: 0, EscalationReturned: 1, StageRetried: 2, StageReopened: 3 } as const;
+export const ApprovalRegistryResetCauseNames = ["RESUBMITTED", "ESCALATION_RETURNED", "STAGE_RETRIED", "STAGE_REOPENED"] as const;
+export type ApprovalRegistryResetCauseName = (typeof ApprovalRegistryResetCauseNames)[number];
+
 /** IApprovalRegistry.Custody (contracts/interfaces/IApprovalRegistry.sol). */
 export const ApprovalRegistryCustody = { Custodial: 0, DepartmentHeld: 1 } as const;
 export const ApprovalRegistryCustodyNames = ["CUSTODIAL", "DEPARTMENT_HELD"] as const;

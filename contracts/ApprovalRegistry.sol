@@ -248,8 +248,8 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
             return;
         }
         emit EscalationResolved(tokenId, progress.stage, false, 0);
-        progress.ledger = uint152(uint256(progress.ledger).reopen(MAX_STAGE_DEPARTMENTS, DecisionStatus.Rejected));
-        progress.phase = Phase.InReview;
+        _reopen(tokenId, progress, DecisionStatus.Rejected, ResetCause.EscalationReturned);
+        _setPhase(tokenId, progress, Phase.InReview);
         _restartClock(tokenId, progress);
         _progress[tokenId] = progress;
         documentRegistry.setPhase(tokenId, IDocumentRegistry.Phase.Review);
@@ -275,6 +275,7 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         documentRegistry.setPhase(tokenId, IDocumentRegistry.Phase.Review);
         emit ReviewStarted(tokenId, workflowId);
         emit StageStarted(tokenId, 0, uint40(block.timestamp));
+        emit ReviewPhaseChanged(tokenId, Phase.InReview);
     }
 
     /// @inheritdoc IApprovalRegistry
@@ -282,11 +283,10 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         Progress memory progress = _progress[tokenId];
         if (progress.phase != Phase.AwaitingResubmission) revert ReviewWrongPhase(tokenId, progress.phase);
         licenceToken.transition(tokenId, ILicenceToken.Status.Submitted, 0);
-        // Departments that asked for changes decide again; approvals stand unless a document update invalidated them.
-        progress.ledger =
-            uint152(uint256(progress.ledger).reopen(MAX_STAGE_DEPARTMENTS, DecisionStatus.ChangesRequested));
-        progress.phase = Phase.InReview;
         emit Resubmitted(tokenId, progress.stage);
+        // Departments that asked for changes decide again; approvals stand unless a document update invalidated them.
+        _reopen(tokenId, progress, DecisionStatus.ChangesRequested, ResetCause.Resubmitted);
+        _setPhase(tokenId, progress, Phase.InReview);
         _restartClock(tokenId, progress);
         _progress[tokenId] = progress;
     }
@@ -295,7 +295,10 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     function cancel(uint256 tokenId, uint8 reasonCode) external onlyRole(Roles.OPERATOR_ROLE) {
         // The token allows Draft and PendingResubmission -> Cancelled only.
         licenceToken.transition(tokenId, ILicenceToken.Status.Cancelled, reasonCode);
-        if (_progress[tokenId].phase != Phase.NotStarted) _progress[tokenId].phase = Phase.Closed;
+        if (_progress[tokenId].phase != Phase.NotStarted) {
+            _progress[tokenId].phase = Phase.Closed;
+            emit ReviewPhaseChanged(tokenId, Phase.Closed);
+        }
         documentRegistry.setPhase(tokenId, IDocumentRegistry.Phase.Locked);
     }
 
@@ -422,9 +425,9 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         if (reopenTo != type(uint8).max) {
             // A completed stage lost an approval: review goes back to the earliest such stage. The stage being
             // left keeps its approvals; requests for changes there are superseded by the update.
-            _stageLedgers[tokenId][progress.stage] =
-                uint256(progress.ledger).reopen(MAX_STAGE_DEPARTMENTS, DecisionStatus.ChangesRequested);
             emit StageReopened(tokenId, progress.stage, reopenTo);
+            _reopen(tokenId, progress, DecisionStatus.ChangesRequested, ResetCause.StageReopened);
+            _stageLedgers[tokenId][progress.stage] = progress.ledger;
             progress.stage = reopenTo;
             progress.ledger = uint152(_stageLedgers[tokenId][reopenTo]);
             _restartClock(tokenId, progress);
@@ -561,16 +564,18 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
             if (_isComplete(current, progress.ledger)) _completeStage(tokenId, progress);
             else _progress[tokenId] = progress;
         } else if (decision == DecisionStatus.ChangesRequested) {
-            progress.phase = Phase.AwaitingResubmission;
+            _setPhase(tokenId, progress, Phase.AwaitingResubmission);
             _progress[tokenId] = progress;
             licenceToken.transition(tokenId, ILicenceToken.Status.PendingResubmission, 0);
         } else if (current.onRejection == RejectionAction.FailRequest) {
             _close(tokenId, progress, ILicenceToken.Status.Rejected, reasonCode);
         } else if (current.onRejection == RejectionAction.RetryStage) {
-            progress.ledger = 0;
-            progress.phase = Phase.AwaitingResubmission;
-            _progress[tokenId] = progress;
             emit StageRetried(tokenId, progress.stage);
+            uint8 cleared = uint256(progress.ledger).decidedPositions(current.departmentCount);
+            emit DecisionsReset(tokenId, progress.stage, cleared, ResetCause.StageRetried);
+            progress.ledger = 0;
+            _setPhase(tokenId, progress, Phase.AwaitingResubmission);
+            _progress[tokenId] = progress;
             licenceToken.transition(tokenId, ILicenceToken.Status.PendingResubmission, reasonCode);
         } else {
             _escalate(tokenId, progress, EscalationCause.Rejection, departmentId);
@@ -666,7 +671,7 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         while (true) {
             emit StageCompleted(tokenId, progress.stage);
             if (progress.stage + 1 == stageCount) {
-                progress.phase = Phase.Closed;
+                _setPhase(tokenId, progress, Phase.Closed);
                 _progress[tokenId] = progress;
                 uint64 validity = record.validitySeconds;
                 licenceToken.issue(tokenId, validity == 0 ? 0 : uint40(block.timestamp + validity));
@@ -690,7 +695,7 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     function _close(uint256 tokenId, Progress memory progress, ILicenceToken.Status status, uint8 reasonCode)
         private
     {
-        progress.phase = Phase.Closed;
+        _setPhase(tokenId, progress, Phase.Closed);
         _progress[tokenId] = progress;
         licenceToken.transition(tokenId, status, reasonCode);
         documentRegistry.setPhase(tokenId, IDocumentRegistry.Phase.Locked);
@@ -700,10 +705,25 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     function _escalate(uint256 tokenId, Progress memory progress, EscalationCause cause, uint16 departmentId)
         private
     {
-        progress.phase = Phase.Escalated;
+        _setPhase(tokenId, progress, Phase.Escalated);
         _progress[tokenId] = progress;
         emit StageEscalated(tokenId, progress.stage, cause, departmentId);
         documentRegistry.setPhase(tokenId, IDocumentRegistry.Phase.Locked);
+    }
+
+    /// @dev Sets the (memory) progress's phase and says so; the caller stores the progress.
+    function _setPhase(uint256 tokenId, Progress memory progress, Phase phase) private {
+        progress.phase = phase;
+        emit ReviewPhaseChanged(tokenId, phase);
+    }
+
+    /// @dev The current stage's decisions holding `status` go back to Pending in the (memory) progress, and
+    /// DecisionsReset says which (nothing when none did); the caller stores the progress.
+    function _reopen(uint256 tokenId, Progress memory progress, DecisionStatus status, ResetCause cause) private {
+        (uint256 ledger, uint8 positions) = uint256(progress.ledger).reopen(MAX_STAGE_DEPARTMENTS, status);
+        if (positions == 0) return;
+        progress.ledger = uint152(ledger);
+        emit DecisionsReset(tokenId, progress.stage, positions, cause);
     }
 
     function _restartClock(uint256 tokenId, Progress memory progress) private {

@@ -170,6 +170,27 @@ export const requestProgress = onchainTable("request_progress", (t) => ({
   updatedAt: t.int8({ mode: "bigint" }).notNull(),
 }));
 
+/**
+ * Departments that can decide on a request now: the contract's pendingDepartmentsOf at the block of the request's
+ * latest review event (read, not recomputed, so the SEQUENTIAL turn rule lives in the contract alone).
+ */
+export const pendingDepartments = onchainTable(
+  "pending_departments",
+  (t) => ({
+    /** `${tokenId}-${departmentId}` */
+    id: t.text().primaryKey(),
+    tokenId: t.int8({ mode: "bigint" }).notNull(),
+    departmentId: t.integer().notNull(),
+    stage: t.integer().notNull(),
+    /** the block from which the department has been pending */
+    sinceBlock: t.int8({ mode: "bigint" }).notNull(),
+  }),
+  (table) => ({
+    tokenIdx: index("pending_departments_token_idx").on(table.tokenId),
+    departmentIdx: index("pending_departments_department_idx").on(table.departmentId),
+  }),
+);
+
 export const stageEvents = onchainTable(
   "stage_events",
   (t) => ({
@@ -198,6 +219,8 @@ export const approvals = onchainTable(
     stage: t.integer().notNull(),
     /** APPROVED | REJECTED | CHANGES_REQUESTED */
     decision: t.text().notNull(),
+    /** the decision as it stands: the decision, or REVIEW_REQUIRED once a document update invalidated it */
+    status: t.text().notNull(),
     reasonCode: t.integer().notNull(),
     reviewedMask: t.integer().notNull(),
     /** the document registry's packed word (uint256) as decimal text */
@@ -209,7 +232,8 @@ export const approvals = onchainTable(
     custody: t.text().notNull(),
     isActive: t.boolean().notNull(),
     invalidatedAt: t.int8({ mode: "bigint" }),
-    /** SUPERSEDED | DOCUMENT_UPDATED | STAGE_RETRIED | ESCALATION_SENT_BACK | RESUBMITTED | STAGE_REOPENED */
+    /** DOCUMENT_UPDATED (ReviewInvalidated), or the DecisionsReset cause: RESUBMITTED | ESCALATION_SENT_BACK |
+     * STAGE_RETRIED | STAGE_REOPENED */
     invalidationReason: t.text(),
     invalidationTx: t.hex(),
     /** DOCUMENT_UPDATED only: the document and its new version */

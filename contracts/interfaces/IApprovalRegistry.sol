@@ -53,6 +53,14 @@ interface IApprovalRegistry {
         Timeout
     }
 
+    /// @notice Why decisions of a stage went back to Pending (DecisionsReset).
+    enum ResetCause {
+        Resubmitted, // the applicant resubmitted: requests for changes are decided again
+        EscalationReturned, // an administrator sent an escalated rejection back: the rejection is decided again
+        StageRetried, // a rejection with RetryStage cleared every decision of the stage
+        StageReopened // a document update sent review back to an earlier stage: the stage left drops its requests for changes
+    }
+
     /// @notice Who holds a department's key.
     enum Custody {
         Custodial, // the platform holds the key (a vault or a remote signer) and signs as the department asks
@@ -198,6 +206,17 @@ interface IApprovalRegistry {
     /// @param tokenId The licence request.
     /// @param stage The stage whose review continues.
     event Resubmitted(uint256 indexed tokenId, uint8 indexed stage);
+    /// @notice The review of `tokenId` moved to `phase` (emitted on every change of Progress.phase).
+    /// @param tokenId The licence request.
+    /// @param phase The new phase.
+    event ReviewPhaseChanged(uint256 indexed tokenId, Phase phase);
+    /// @notice Decisions of stage `stage` went back to Pending: those of the positions in `positionsMask` no longer
+    /// stand, and the departments there decide again (when the stage is current).
+    /// @param tokenId The licence request.
+    /// @param stage The stage whose decisions were cleared.
+    /// @param positionsMask Bit p set when the department at position p of the stage lost its decision.
+    /// @param cause Why: resubmission, an escalation sent back, a stage retry or a reopening.
+    event DecisionsReset(uint256 indexed tokenId, uint8 indexed stage, uint8 positionsMask, ResetCause cause);
     /// @notice Stage `stage` became current (or its clock restarted) at `startedAt`.
     /// @param tokenId The licence request.
     /// @param stage The stage.

@@ -120,14 +120,28 @@ library StageLedger {
     /// @param count The number of positions to look at, from position 0.
     /// @param status The decision to reopen.
     /// @return updated The new ledger.
+    /// @return positions Bit p set when position p was reopened.
     function reopen(uint256 ledger, uint256 count, IApprovalRegistry.DecisionStatus status)
         internal
         pure
-        returns (uint256 updated)
+        returns (uint256 updated, uint8 positions)
     {
         updated = ledger;
         for (uint256 p = 0; p < count; ++p) {
-            if (statusAt(ledger, p) == status) updated = set(updated, p, IApprovalRegistry.DecisionStatus.Pending, 0);
+            if (statusAt(ledger, p) == status) {
+                updated = set(updated, p, IApprovalRegistry.DecisionStatus.Pending, 0);
+                positions |= uint8(1 << p);
+            }
+        }
+    }
+
+    /// @notice The positions holding a decision (any status but Pending).
+    /// @param ledger The stage's ledger.
+    /// @param count The number of positions to look at, from position 0.
+    /// @return positions Bit p set when position p is not Pending.
+    function decidedPositions(uint256 ledger, uint256 count) internal pure returns (uint8 positions) {
+        for (uint256 p = 0; p < count; ++p) {
+            if (statusAt(ledger, p) != IApprovalRegistry.DecisionStatus.Pending) positions |= uint8(1 << p);
         }
     }
 }

@@ -1,8 +1,9 @@
 /**
  * ApprovalRegistry: departments, workflows, request progress, stage timeline and department decisions.
- * The only logic here mirrors what the contract does to its own state when it emits the event.
+ * Handlers only write rows: what a change did (the new phase, which decisions were cleared, who can decide now)
+ * is said by the contract's events or read from the contract, never worked out here.
  */
-import { and, eq } from "ponder";
+import { and, eq, inArray } from "ponder";
 import {
   approvals,
   departments,
@@ -12,6 +13,7 @@ import {
   workflows,
   workflowStages,
 } from "ponder:schema";
+import { refreshPending } from "./pendingDepartments";
 import { ApprovalRegistryAbi } from "../../abis/index.ts";
 import {
   bytes32ToString,
@@ -23,6 +25,7 @@ import {
   EXECUTION_TYPE,
   jsonSafe,
   REJECTION_ACTION,
+  REVIEW_PHASE,
   TIMEOUT_ACTION,
   unpackDepartmentIds,
 } from "./decode";
@@ -77,40 +80,40 @@ async function stageEvent(
   });
 }
 
-type InvalidationReason =
-  | "SUPERSEDED"
-  | "DOCUMENT_UPDATED"
-  | "STAGE_RETRIED"
-  | "ESCALATION_SENT_BACK"
-  | "RESUBMITTED"
-  | "STAGE_REOPENED";
+/**
+ * Why decisions were reset, by IApprovalRegistry.ResetCause (declaration order), as the approvals row records it.
+ * (Issue 18 item 3 generates the enum tables beside the ABIs; this one joins them there.)
+ */
+const RESET_REASON = ["RESUBMITTED", "ESCALATION_SENT_BACK", "STAGE_RETRIED", "STAGE_REOPENED"] as const;
 
-/** Marks the active decision records of (token, stage[, department][, decision]) inactive. */
-async function deactivate(
+/** The department ids at the positions of `positionsMask` in the request's stage `stage` (as registered). */
+async function departmentsAt(db: Db, tokenId: bigint, stage: number, positionsMask: number): Promise<number[]> {
+  const progress = await db.find(requestProgress, { tokenId });
+  if (!progress) return [];
+  const definition = await db.find(workflowStages, { id: `${progress.workflowId}-${stage}` });
+  const ids = (definition?.departmentIds ?? []) as number[];
+  return ids.filter((_, position) => (positionsMask >> position) & 1);
+}
+
+/** The standing decision rows of (token, stage, departments) stop standing, for `reason`, from this event on. */
+async function closeDecisions(
   db: Db,
   event: LogEvent,
-  reason: InvalidationReason,
-  where: { tokenId: bigint; stage: number; departmentId?: number; decision?: string },
-  document?: { docIndex: number; version: number },
+  where: { tokenId: bigint; stage: number; departmentIds: number[] },
+  set: { invalidationReason: string; status?: string; invalidatedDocIndex?: number; invalidatedVersion?: number },
 ): Promise<void> {
-  const conditions = [
-    eq(approvals.tokenId, where.tokenId),
-    eq(approvals.stage, where.stage),
-    eq(approvals.isActive, true),
-  ];
-  if (where.departmentId !== undefined) conditions.push(eq(approvals.departmentId, where.departmentId));
-  if (where.decision !== undefined) conditions.push(eq(approvals.decision, where.decision));
+  if (where.departmentIds.length === 0) return;
   await db.sql
     .update(approvals)
-    .set({
-      isActive: false,
-      invalidatedAt: event.block.timestamp,
-      invalidationReason: reason,
-      invalidationTx: event.transaction.hash,
-      invalidatedDocIndex: document?.docIndex ?? null,
-      invalidatedVersion: document?.version ?? null,
-    })
-    .where(and(...conditions));
+    .set({ isActive: false, invalidatedAt: event.block.timestamp, invalidationTx: event.transaction.hash, ...set })
+    .where(
+      and(
+        eq(approvals.tokenId, where.tokenId),
+        eq(approvals.stage, where.stage),
+        inArray(approvals.departmentId, where.departmentIds),
+        eq(approvals.isActive, true),
+      ),
+    );
 }
 
 register("ApprovalRegistry", ApprovalRegistryAbi, {
@@ -231,11 +234,24 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
     await stageEvent(context.db, event, "ReviewStarted", tokenId, 0, { workflowId });
   },
 
-  // Does not change the phase: a reopening while awaiting resubmission restarts the clock but keeps waiting.
+  ReviewPhaseChanged: async ({ event, context }) => {
+    const { tokenId } = event.args;
+    await setProgress(context.db, tokenId, event, { phase: enumName(REVIEW_PHASE, event.args.phase) });
+    await refreshPending(context, event, tokenId);
+  },
+
+  DecisionsReset: async ({ event, context }) => {
+    const { tokenId, stage, positionsMask, cause } = event.args;
+    const departmentIds = await departmentsAt(context.db, tokenId, stage, positionsMask);
+    await closeDecisions(context.db, event, { tokenId, stage, departmentIds }, { invalidationReason: enumName(RESET_REASON, cause) });
+    await refreshPending(context, event, tokenId);
+  },
+
   StageStarted: async ({ event, context }) => {
     const { tokenId, stage, startedAt } = event.args;
     await setProgress(context.db, tokenId, event, { stage, stageStartedAt: BigInt(startedAt) });
     await stageEvent(context.db, event, "StageStarted", tokenId, stage, { startedAt });
+    await refreshPending(context, event, tokenId);
   },
 
   StageCompleted: async ({ event, context }) => {
@@ -244,22 +260,18 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
 
   StageReopened: async ({ event, context }) => {
     const { tokenId, fromStage, toStage } = event.args;
-    // The stage being left keeps its approvals; its requests for changes go back to pending.
-    await deactivate(context.db, event, "STAGE_REOPENED", { tokenId, stage: fromStage, decision: "CHANGES_REQUESTED" });
     await setProgress(context.db, tokenId, event, { stage: toStage });
     await stageEvent(context.db, event, "StageReopened", tokenId, toStage, { fromStage, toStage });
   },
 
   StageRetried: async ({ event, context }) => {
     const { tokenId, stage } = event.args;
-    await deactivate(context.db, event, "STAGE_RETRIED", { tokenId, stage });
-    await setProgress(context.db, tokenId, event, { phase: "AWAITING_RESUBMISSION" });
     await stageEvent(context.db, event, "StageRetried", tokenId, stage);
   },
 
   StageEscalated: async ({ event, context }) => {
     const { tokenId, stage, cause, departmentId } = event.args;
-    await setProgress(context.db, tokenId, event, { phase: "ESCALATED", escalated: true });
+    await setProgress(context.db, tokenId, event, { escalated: true });
     await stageEvent(context.db, event, "StageEscalated", tokenId, stage, {
       cause: enumName(ESCALATION_CAUSE, cause),
       departmentId,
@@ -268,13 +280,7 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
 
   EscalationResolved: async ({ event, context }) => {
     const { tokenId, stage, rejected, reasonCode } = event.args;
-    if (rejected) {
-      // The licence's status change to REJECTED (same transaction) closes the review.
-      await setProgress(context.db, tokenId, event, { escalated: false });
-    } else {
-      await deactivate(context.db, event, "ESCALATION_SENT_BACK", { tokenId, stage, decision: "REJECTED" });
-      await setProgress(context.db, tokenId, event, { phase: "IN_REVIEW", escalated: false });
-    }
+    await setProgress(context.db, tokenId, event, { escalated: false });
     await stageEvent(context.db, event, "EscalationResolved", tokenId, stage, { rejected, reasonCode });
   },
 
@@ -285,8 +291,6 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
 
   Resubmitted: async ({ event, context }) => {
     const { tokenId, stage } = event.args;
-    await deactivate(context.db, event, "RESUBMITTED", { tokenId, stage, decision: "CHANGES_REQUESTED" });
-    await setProgress(context.db, tokenId, event, { phase: "IN_REVIEW" });
     await stageEvent(context.db, event, "Resubmitted", tokenId, stage);
   },
 
@@ -295,13 +299,15 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
   DecisionRecorded: async ({ event, context }) => {
     const { tokenId, departmentId, stage, reasonCode, reviewedMask, documentVersions, remarksHash, signer } = event.args;
     const decision = enumName(DECISION, event.args.decision);
-    await deactivate(context.db, event, "SUPERSEDED", { tokenId, stage, departmentId });
+    // The contract accepts a decision only from a department with none standing in the stage (Pending, or
+    // ReviewRequired after ReviewInvalidated): earlier rows were closed by the event that cleared them.
     await context.db.insert(approvals).values({
       id: eventId(event),
       tokenId,
       departmentId,
       stage,
       decision,
+      status: decision,
       reasonCode,
       reviewedMask,
       documentVersions: documentVersions.toString(),
@@ -320,18 +326,19 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
       reasonCode,
       reviewedMask,
     });
+    await refreshPending(context, event, tokenId);
   },
 
   ReviewInvalidated: async ({ event, context }) => {
     const { tokenId, departmentId, stage, docIndex, newVersion } = event.args;
-    await deactivate(
+    await closeDecisions(
       context.db,
       event,
-      "DOCUMENT_UPDATED",
-      { tokenId, stage, departmentId, decision: "APPROVED" },
-      { docIndex, version: newVersion },
+      { tokenId, stage, departmentIds: [departmentId] },
+      { invalidationReason: "DOCUMENT_UPDATED", status: "REVIEW_REQUIRED", invalidatedDocIndex: docIndex, invalidatedVersion: newVersion },
     );
     await stageEvent(context.db, event, "ReviewInvalidated", tokenId, stage, { departmentId, docIndex, newVersion });
+    await refreshPending(context, event, tokenId);
   },
 
   RoleGranted: ({ event, context }) => recordRole(context.db, "ApprovalRegistry", true, event),

@@ -1,5 +1,5 @@
-/** LicenceToken: licences, their status history, and the review phase changes the token's status implies. */
-import { licences, licenceStatusHistory, requestProgress } from "ponder:schema";
+/** LicenceToken: licences and their status history. (The review phase is the approval registry's ReviewPhaseChanged.) */
+import { licences, licenceStatusHistory } from "ponder:schema";
 import { LicenceTokenAbi } from "../../abis/index.ts";
 import { licenceStatus } from "./decode";
 import { eventId, recordRole, register } from "./record";
@@ -44,19 +44,6 @@ register("LicenceToken", LicenceTokenAbi, {
       txHash: event.transaction.hash,
       timestamp: event.block.timestamp,
     });
-
-    // The review phase follows the status (the approval registry moves both in the same transaction).
-    const phase =
-      toStatus === "PENDING_RESUBMISSION"
-        ? "AWAITING_RESUBMISSION"
-        : toStatus === "APPROVED" || toStatus === "REJECTED" || toStatus === "CANCELLED"
-          ? "CLOSED"
-          : undefined;
-    if (phase === undefined) return;
-    const progress = await context.db.find(requestProgress, { tokenId });
-    // No progress row: cancelled before submission (the contract keeps NOT_STARTED). Same phase: reinstatement.
-    if (!progress || progress.phase === phase) return;
-    await context.db.update(requestProgress, { tokenId }).set({ phase, updatedAt: event.block.timestamp });
   },
 
   LicenceIssued: async ({ event, context }) => {

@@ -36,6 +36,7 @@ import {
 const REMARKS = ethers.id("remarks");
 const ID = { A: 1n, B: 2n, C: 3n, D: 4n, E: 5n, F: 6n } as const;
 const Cause = { Rejection: 0n, Timeout: 1n } as const;
+const Reset = { Resubmitted: 0n, EscalationReturned: 1n, StageRetried: 2n, StageReopened: 3n } as const;
 const HOUR = 3600n;
 
 // ------------------------------------------------------------------------------------------------ fixtures
@@ -196,6 +197,7 @@ describe("ApprovalRegistry", function () {
       await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Review);
       await expect(tx).to.emit(registry, "ReviewStarted").withArgs(1n, 1n);
       await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 0, t);
+      await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.InReview);
       expect((await token.licence(1n)).status).to.equal(Status.Submitted);
       expect((await documents.documentsOf(1n)).phase).to.equal(DocPhase.Review);
       expect(plain(await registry.progressOf(1n))).to.deep.equal([1n, 0n, Phase.InReview, 0n, 0n, t, 0n]);
@@ -259,6 +261,7 @@ describe("ApprovalRegistry", function () {
         .to.emit(registry, "DecisionRecorded")
         .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b101, packed, REMARKS, departments.A.address, Custody.Custodial);
       await expect(tx).not.to.emit(registry, "StageCompleted");
+      await expect(tx).not.to.emit(registry, "ReviewPhaseChanged");
       expect(plain(await registry.decisionsOf(1n, 0))).to.deep.equal([
         [ID.A, ID.B],
         [Decision.Approved, Decision.Pending],
@@ -372,6 +375,7 @@ describe("ApprovalRegistry", function () {
         .withArgs(1n, Status.Submitted, Status.Approved, 0, await registry.getAddress());
       await expect(tx).to.emit(token, "LicenceIssued").withArgs(1n, t, t + VALIDITY_SECONDS);
       await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
+      await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Closed);
       await expect(tx).not.to.emit(registry, "StageStarted");
 
       const licence = await token.licence(1n);
@@ -594,6 +598,8 @@ describe("ApprovalRegistry", function () {
           .to.emit(token, "LicenceStatusChanged")
           .withArgs(1n, Status.Submitted, Status.Rejected, 3, await registry.getAddress());
         await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
+        await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Closed);
+        await expect(tx).not.to.emit(registry, "DecisionsReset");
 
         const licence = await token.licence(1n);
         expect([licence.status, licence.reasonCode]).to.deep.equal([Status.Rejected, 3n]);
@@ -619,6 +625,9 @@ describe("ApprovalRegistry", function () {
           .to.emit(registry, "DecisionRecorded")
           .withArgs(1n, ID.B, 1, Decision.Rejected, 2, 0b010, packed, REMARKS, departments.B.address, Custody.Custodial);
         await expect(tx).to.emit(registry, "StageRetried").withArgs(1n, 1);
+        // A (position 0) approved and B (position 1) rejected: both are cleared; C had not decided.
+        await expect(tx).to.emit(registry, "DecisionsReset").withArgs(1n, 1, 0b011, Reset.StageRetried);
+        await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.AwaitingResubmission);
         await expect(tx)
           .to.emit(token, "LicenceStatusChanged")
           .withArgs(1n, Status.Submitted, Status.PendingResubmission, 2, await registry.getAddress());
@@ -647,6 +656,9 @@ describe("ApprovalRegistry", function () {
         const t = await timestampOf(tx);
         await expect(tx).to.emit(registry, "Resubmitted").withArgs(1n, 1);
         await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 1, t);
+        await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.InReview);
+        // The retry already cleared the stage: nothing left to reset.
+        await expect(tx).not.to.emit(registry, "DecisionsReset");
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A, ID.B, ID.C]);
         await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
@@ -668,6 +680,7 @@ describe("ApprovalRegistry", function () {
           .to.emit(registry, "DecisionRecorded")
           .withArgs(1n, ID.B, 0, Decision.Rejected, 1, 0b010, packed, REMARKS, departments.B.address, Custody.Custodial);
         await expect(tx).to.emit(registry, "StageEscalated").withArgs(1n, 0, Cause.Rejection, ID.B);
+        await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Escalated);
         await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
         await expect(tx).not.to.emit(token, "LicenceStatusChanged");
 
@@ -697,6 +710,8 @@ describe("ApprovalRegistry", function () {
         const { token, documents, registry, admin } = await networkHelpers.loadFixture(deployEscalatedRequest);
         const tx = registry.connect(admin).resolveEscalation(1n, true, 4);
         await expect(tx).to.emit(registry, "EscalationResolved").withArgs(1n, 0, true, 4);
+        await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Closed);
+        await expect(tx).not.to.emit(registry, "DecisionsReset");
         await expect(tx)
           .to.emit(token, "LicenceStatusChanged")
           .withArgs(1n, Status.Submitted, Status.Rejected, 4, await registry.getAddress());
@@ -722,6 +737,9 @@ describe("ApprovalRegistry", function () {
         const t = await timestampOf(tx);
         await expect(tx).to.emit(registry, "EscalationResolved").withArgs(1n, 0, false, 0);
         await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 0, t);
+        // B (position 1) rejected: its rejection goes back to Pending.
+        await expect(tx).to.emit(registry, "DecisionsReset").withArgs(1n, 0, 0b10, Reset.EscalationReturned);
+        await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.InReview);
         await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Review);
         await expect(tx).not.to.emit(token, "LicenceStatusChanged");
 
@@ -779,6 +797,7 @@ describe("ApprovalRegistry", function () {
       await expect(tx)
         .to.emit(token, "LicenceStatusChanged")
         .withArgs(1n, Status.Submitted, Status.PendingResubmission, 0, await registry.getAddress());
+      await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.AwaitingResubmission);
       await expect(tx).not.to.emit(documents, "DocumentPhaseChanged");
       expect((await registry.progressOf(1n)).phase).to.equal(Phase.AwaitingResubmission);
       expect((await token.licence(1n)).status).to.equal(Status.PendingResubmission);
@@ -821,6 +840,9 @@ describe("ApprovalRegistry", function () {
         .withArgs(1n, Status.PendingResubmission, Status.Submitted, 0, await registry.getAddress());
       await expect(tx).to.emit(registry, "Resubmitted").withArgs(1n, 1);
       await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 1, t);
+      // C (position 0) asked for changes: it decides again; D's approval stands.
+      await expect(tx).to.emit(registry, "DecisionsReset").withArgs(1n, 1, 0b01, Reset.Resubmitted);
+      await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.InReview);
       const progress = await registry.progressOf(1n);
       expect([progress.stage, progress.phase, progress.stageStartedAt]).to.deep.equal([1n, Phase.InReview, t]);
       expect(plain(await registry.decisionsOf(1n, 1))).to.deep.equal([
@@ -879,6 +901,8 @@ describe("ApprovalRegistry", function () {
         .to.emit(token, "LicenceStatusChanged")
         .withArgs(1n, Status.Draft, Status.Cancelled, 9, await registry.getAddress());
       await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
+      // Never submitted: the review phase stays NotStarted.
+      await expect(tx).not.to.emit(registry, "ReviewPhaseChanged");
       const licence = await token.licence(1n);
       expect([licence.status, licence.reasonCode]).to.deep.equal([Status.Cancelled, 9n]);
       expect((await registry.progressOf(1n)).phase).to.equal(Phase.NotStarted);
@@ -894,6 +918,7 @@ describe("ApprovalRegistry", function () {
         .to.emit(token, "LicenceStatusChanged")
         .withArgs(1n, Status.PendingResubmission, Status.Cancelled, 2, await registry.getAddress());
       await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
+      await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Closed);
       expect((await registry.progressOf(1n)).phase).to.equal(Phase.Closed);
       expect((await documents.documentsOf(1n)).phase).to.equal(DocPhase.Locked);
       await expect(registry.connect(operator).resubmit(1n))
@@ -1031,6 +1056,7 @@ describe("ApprovalRegistry", function () {
         const tx = registry.connect(keeper).enforceTimeout(1n);
         await expect(tx).to.emit(registry, "StageTimedOut").withArgs(1n, 0, OnTimeout.Notify);
         await expect(tx).not.to.emit(registry, "StageEscalated");
+        await expect(tx).not.to.emit(registry, "ReviewPhaseChanged");
         await expect(tx).not.to.emit(token, "LicenceStatusChanged");
         const progress = await registry.progressOf(1n);
         expect([progress.phase, progress.flags]).to.deep.equal([Phase.InReview, 1n]);
@@ -1077,6 +1103,7 @@ describe("ApprovalRegistry", function () {
         const tx = registry.connect(keeper).enforceTimeout(1n);
         await expect(tx).to.emit(registry, "StageTimedOut").withArgs(1n, 0, OnTimeout.Escalate);
         await expect(tx).to.emit(registry, "StageEscalated").withArgs(1n, 0, Cause.Timeout, 0);
+        await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Escalated);
         await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
         expect((await registry.progressOf(1n)).phase).to.equal(Phase.Escalated);
         await expect(registry.connect(keeper).enforceTimeout(1n))
@@ -1113,6 +1140,7 @@ describe("ApprovalRegistry", function () {
         await networkHelpers.time.increase(HOUR);
         const tx = registry.connect(keeper).enforceTimeout(1n);
         await expect(tx).to.emit(registry, "StageTimedOut").withArgs(1n, 0, OnTimeout.AutoReject);
+        await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Closed);
         await expect(tx)
           .to.emit(token, "LicenceStatusChanged")
           .withArgs(1n, Status.Submitted, Status.Rejected, 6, await registry.getAddress());
@@ -1483,13 +1511,18 @@ describe("ApprovalRegistry", function () {
         const tx = newVersion(platform, 0);
         expect(await eventsOf(tx, registry, "ReviewInvalidated")).to.deep.equal([[1n, ID.A, 0n, 0n, 2n]]);
         await expect(tx).to.emit(registry, "StageReopened").withArgs(1n, 1, 0);
+        // The stage left drops C's (position 0) request for changes; D's approval stands.
+        await expect(tx).to.emit(registry, "DecisionsReset").withArgs(1n, 1, 0b01, Reset.StageReopened);
         await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 0, await timestampOf(tx));
+        await expect(tx).not.to.emit(registry, "ReviewPhaseChanged");
         const progress = await registry.progressOf(1n);
         expect([progress.stage, progress.phase]).to.deep.equal([0n, Phase.AwaitingResubmission]);
         expect((await token.licence(1n)).status).to.equal(Status.PendingResubmission);
         expect((await registry.decisionsOf(1n, 1)).statuses).to.deep.equal([Decision.Pending, Decision.Approved]);
 
-        await expect(registry.connect(operator).resubmit(1n)).to.emit(registry, "Resubmitted").withArgs(1n, 0);
+        const resubmitted = registry.connect(operator).resubmit(1n);
+        await expect(resubmitted).to.emit(registry, "Resubmitted").withArgs(1n, 0);
+        await expect(resubmitted).not.to.emit(registry, "DecisionsReset");
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
         await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.C]);

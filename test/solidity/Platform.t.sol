@@ -25,7 +25,11 @@ contract StageLedgerHarness {
         return ledger.invalidate(count, docIndex);
     }
 
-    function reopen(uint256 ledger, uint256 count, uint8 status) external pure returns (uint256) {
+    function decidedPositions(uint256 ledger, uint256 count) external pure returns (uint8) {
+        return ledger.decidedPositions(count);
+    }
+
+    function reopen(uint256 ledger, uint256 count, uint8 status) external pure returns (uint256 updated, uint8 positions) {
         return ledger.reopen(count, IApprovalRegistry.DecisionStatus(status));
     }
 
@@ -377,11 +381,14 @@ contract PlatformFuzzTest is PlatformFixture {
         uint256 n = 1 + count % 8;
         uint8 st = status % 5;
         (uint256 ledger, uint8[8] memory statuses, uint16[8] memory masks) = _randomLedger(seed, true, 0);
-        uint256 reopened = ledgerLib.reopen(ledger, n, st);
+        (uint256 reopened, uint8 positions) = ledgerLib.reopen(ledger, n, st);
         uint8 approved;
+        uint8 decided;
         uint8 first = uint8(n);
         for (uint256 p = 0; p < 8; ++p) {
             bool reset = p < n && statuses[p] == st;
+            require(((positions >> p) & 1 == 1) == reset, string.concat("reopened bit ", p.u()));
+            if (p < n && statuses[p] != D_PENDING) decided |= uint8(1 << p);
             require(ledgerLib.statusAt(reopened, p) == (reset ? D_PENDING : statuses[p]), "reopen status");
             require(ledgerLib.reviewedAt(reopened, p) == (reset ? 0 : masks[p]), "reopen mask");
             if (p < n && statuses[p] == D_APPROVED) approved |= uint8(1 << p);
@@ -389,6 +396,7 @@ contract PlatformFuzzTest is PlatformFixture {
         }
         require(ledgerLib.approvedPositions(ledger, n) == approved, "approvedPositions");
         require(ledgerLib.firstNotApproved(ledger, n) == first, "firstNotApproved");
+        require(ledgerLib.decidedPositions(ledger, n) == decided, "decidedPositions");
     }
 
     // ------------------------------------------------------------------------------ signed decisions

@@ -298,10 +298,13 @@ library RefModel {
         return true;
     }
 
-    /// @notice The stage's completion rule: every mandatory department approved, and ALL: every department,
-    /// ANY: at least one, THRESHOLD: at least `threshold`.
+    /// @notice The stage's completion rule: no department must review again, every mandatory department
+    /// approved, and ALL: every department, ANY: at least one, THRESHOLD: at least `threshold`.
     function stageComplete(GStage memory g, uint8[8] memory statuses) internal pure returns (bool) {
         uint256 approved;
+        for (uint256 p = 0; p < g.count; ++p) {
+            if (statuses[p] == D_REVIEW_REQUIRED) return false;
+        }
         for (uint256 p = 0; p < g.count; ++p) {
             if (statuses[p] == D_APPROVED) {
                 approved += 1;

@@ -16,7 +16,7 @@
 import { decodeBytes32String, type JsonRpcProvider, type Log, type LogDescription } from "ethers";
 import type pg from "pg";
 import {
-  approvalRegistry, bytes16ToUuid, DECISION, documentRegistry, eventsOf, LICENCE_STATUS, LICENCE_STATUS_NAMES, licenceToken, REVIEW_PHASE, TIMEOUT_ACTION, timeoutPending,
+  approvalRegistry, bytes16ToUuid, documentRegistry, eventsOf, LICENCE_STATUS, LICENCE_STATUS_NAMES, licenceToken, REVIEW_PHASE, TIMEOUT_ACTION, timeoutPending,
 } from "../chain/contracts.ts";
 import type { IndexWaiter } from "../chain/chainGateway.ts";
 import type { Deployment } from "../chain/deployment.ts";
@@ -98,8 +98,9 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
   };
   const progressAt = async (blockTag: number | string) => (await view("progressOf", [tokenId], blockTag))[0] as unknown as Progress;
   // Departments able to decide at the transaction's block: asked once, shared by the checks below.
+  const pendingAt = async (blockTag: number) => [...((await view("pendingDepartmentsOf", [tokenId], blockTag))[0] as bigint[])].map(Number);
   let pending: Promise<number[]> | undefined;
-  const pendingAfter = () => (pending ??= view("pendingDepartmentsOf", [tokenId], receipt.blockNumber).then((r) => [...(r[0] as bigint[])].map(Number)));
+  const pendingAfter = () => (pending ??= pendingAt(receipt.blockNumber));
 
   const after = await progressAt(receipt.blockNumber);
   const workflow = await deps.workflows.byChainId(Number(after.workflowId));
@@ -138,15 +139,16 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
   }
 
   // Departments that became able to decide: all the pending ones when the stage (re)started in this transaction;
-  // in a SEQUENTIAL stage, the next one once the previous approved. (A department whose approval this transaction
-  // invalidated gets DOCUMENT_UPDATED instead.) Read from the receipt, so no state before the block is needed.
+  // otherwise those the contract lists as pending after the block and not before it (its next turn in a SEQUENTIAL
+  // stage: the turn rule stays in the contract). A department whose approval this transaction invalidated gets
+  // DOCUMENT_UPDATED instead. Another transaction of the same block yields the same ids, recorded once.
   const started = registry("StageStarted").at(-1);
-  const approvedIds = registry("DecisionRecorded").filter((e) => e.args.decision === DECISION.Approved).map((e) => Number(e.args.departmentId));
   const currentStage = started ? BigInt(started.args.stage) : after.stage;
-  const sequentialTurn = !started && approvedIds.length > 0 && stages[Number(after.stage)]?.executionType === "SEQUENTIAL";
-  if (after.phase === REVIEW_PHASE.InReview && (started || sequentialTurn)) {
+  const decided = registry("DecisionRecorded").length > 0;
+  if (after.phase === REVIEW_PHASE.InReview && (started || decided)) {
     const startedAt = started ? BigInt(started.args.startedAt) : after.stageStartedAt;
-    const newly = (await pendingAfter()).filter((id) => !invalidatedIds.has(id) && (started !== undefined || !approvedIds.includes(id)));
+    const before = started ? [] : await pendingAt(receipt.blockNumber - 1);
+    const newly = (await pendingAfter()).filter((id) => !invalidatedIds.has(id) && !before.includes(id));
     const reason = registry("ReviewStarted").length ? "SUBMITTED"
       : registry("Resubmitted").length ? "RESUBMITTED"
       : registry("StageReopened").length ? "STAGE_REOPENED"

@@ -27,7 +27,7 @@ export interface ApprovalJson {
 export function approvalParts(tokenId: bigint, includeInvalidated: boolean): { approvals: ReadPart; approvalDocuments: ReadPart } {
   return {
     approvals: {
-      sql: `SELECT a.id, a.decision, a.stage, a.reviewed_mask, a.is_active, a.invalidated_at, a.invalidation_reason, a.tx_hash, a.timestamp,
+      sql: `SELECT a.id, a.status, a.stage, a.reviewed_mask, a.is_active, a.invalidated_at, a.invalidation_reason, a.tx_hash, a.timestamp,
                    d.code, a.department_id, r.remarks, ad.name AS department_name
             FROM index.approvals a LEFT JOIN index.departments d ON d.department_id = a.department_id
             LEFT JOIN departments ad ON ad.code = d.code
@@ -50,12 +50,11 @@ export function approvalsFromRows(rows: Rows, documentRows: Rows): ApprovalJson[
   return rows.map((row) => {
     const mask = Number(row.reviewed_mask);
     const reviewed = [...Array(16).keys()].filter((i) => (mask >> i) & 1).map((i) => documentAt.get(i) ?? `index-${i}`);
-    const invalidatedByDocument = !row.is_active && String(row.invalidation_reason ?? "").startsWith("DOCUMENT_UPDATED");
     return {
       approvalId: stableUuid(`approval:${row.id}`),
       departmentCode: row.code ?? String(row.department_id),
       departmentName: row.department_name ?? row.code ?? String(row.department_id),
-      status: invalidatedByDocument ? "REVIEW_REQUIRED" : row.decision,
+      status: row.status,
       remarks: row.remarks ?? "",
       reviewedDocuments: reviewed,
       isActive: row.is_active,

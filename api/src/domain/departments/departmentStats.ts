@@ -62,18 +62,8 @@ export async function departmentStats(
       [id, from, to],
     ),
     pool.query(
-      `SELECT count(*)::int AS n
-       FROM index.request_progress p
-       JOIN index.workflow_stages ws ON ws.workflow_id = p.workflow_id AND ws.stage_index = p.stage
-       WHERE p.phase = 'IN_REVIEW' AND $1 = ANY (ws.department_ids)
-         AND NOT EXISTS (
-           SELECT 1 FROM index.approvals a
-           WHERE a.token_id = p.token_id AND a.stage = p.stage AND a.department_id = $1 AND a.is_active)
-         AND (ws.execution_type <> 'SEQUENTIAL' OR NOT EXISTS (
-           SELECT 1 FROM unnest(ws.department_ids[1:array_position(ws.department_ids, $1) - 1]) AS earlier(id)
-           WHERE NOT EXISTS (
-             SELECT 1 FROM index.approvals a
-             WHERE a.token_id = p.token_id AND a.stage = p.stage AND a.department_id = earlier.id AND a.is_active AND a.decision = 'APPROVED')))`,
+      // The contract's own answer (pendingDepartmentsOf), kept by the indexer: the turn rule is not repeated here.
+      `SELECT count(*)::int AS n FROM index.pending_departments WHERE department_id = $1`,
       [id],
     ),
   ]);
