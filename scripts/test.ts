@@ -13,6 +13,9 @@ interface Suite {
 }
 
 const suites: Suite[] = [
+  // The whole tree type-checks (API, scripts, tests, Ignition; the indexer against Ponder's types).
+  { name: "typecheck", command: ["npx", "tsc", "--noEmit", "-p", "tsconfig.json"] },
+  { name: "typecheck (indexer)", command: ["npx", "tsc", "--noEmit", "-p", "indexer/tsconfig.json"] },
   { name: "solidity lint", command: [process.execPath, "scripts/lintSolidity.ts"] },
   { name: "solidity", command: ["npx", "hardhat", "test", "solidity"] },
   { name: "contracts (mocha)", command: ["npx", "hardhat", "test", "mocha", "--no-compile"] },
