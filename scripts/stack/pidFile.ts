@@ -5,7 +5,8 @@
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 
-const alive = (pid: number) => {
+/** Whether a process with this id exists (signal 0 checks without signalling). */
+export const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;

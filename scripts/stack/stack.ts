@@ -165,27 +165,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await migrate(pool, config.apiSchema);
     const chainNonce = async (address: string) => BigInt(await rpc<string>(rpcUrl!, "eth_getTransactionCount", [address, "pending"]));
     const wallets = new WalletStore(pool, new KeyVault(await masterKeyOf(config)), undefined, chainNonce);
-    // SIGNER=remote: OPERATOR_ADDRESS, a key the remote signer holds (checked with eth_accounts).
+    // The operator (OPERATOR_ROLE) and the administration wallet (ADMIN_ROLE) are two keys: the operator's hot wallet
+    // never administers. With SIGNER=remote each is a key the remote signer holds (checked with eth_accounts); else
+    // imported from its private key, or created on the embedded chain.
     const signer = createSigner(config, wallets);
-    let operatorAddress = await operatorWallet(config, { wallets, signer });
-    if (!operatorAddress) {
-      operatorAddress = config.operatorPrivateKey
-        ? await wallets.import(config.operatorPrivateKey, "OPERATOR", null, 0n)
-        : embeddedChain
-          ? await wallets.create("OPERATOR", null)
-          : undefined;
-      if (!operatorAddress) throw new Error("OPERATOR_PRIVATE_KEY is required with an external chain (the wallet holding OPERATOR_ROLE)");
-    }
-    // The administration wallet (ADMIN_ROLE) is another key: the operator's hot wallet never administers.
-    let adminAddress = await administratorWallet(config, { wallets, signer });
-    if (!adminAddress) {
-      adminAddress = config.adminWalletPrivateKey
-        ? await wallets.import(config.adminWalletPrivateKey, "ADMIN", null, 0n)
-        : embeddedChain
-          ? await wallets.create("ADMIN", null)
-          : undefined;
-      if (!adminAddress) throw new Error("ADMIN_WALLET_PRIVATE_KEY is required with an external chain (the wallet holding ADMIN_ROLE)");
-    }
+    const roleWallet = async (purpose: "OPERATOR" | "ADMIN", found: string | undefined, privateKey: string | undefined, setting: string) => {
+      const address = found ?? (privateKey ? await wallets.import(privateKey, purpose, null, 0n) : embeddedChain ? await wallets.create(purpose, null) : undefined);
+      if (!address) throw new Error(`${setting} is required with an external chain (the wallet holding ${purpose}_ROLE)`);
+      return address;
+    };
+    const operatorAddress = await roleWallet("OPERATOR", await operatorWallet(config, { wallets, signer }), config.operatorPrivateKey, "OPERATOR_PRIVATE_KEY");
+    const adminAddress = await roleWallet("ADMIN", await administratorWallet(config, { wallets, signer }), config.adminWalletPrivateKey, "ADMIN_WALLET_PRIVATE_KEY");
     if (embeddedChain) {
       for (const funded of [operatorAddress, adminAddress]) await rpc(rpcUrl!, "anvil_setBalance", [funded, "0x3635c9adc5dea00000"]); // 1000 ETH
     }

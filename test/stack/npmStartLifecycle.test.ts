@@ -11,16 +11,9 @@ import { expect } from "chai";
 import { freePort, isPortFree } from "../../scripts/stack/ports.ts";
 import { REPO_ROOT } from "../../scripts/stack/stack.ts";
 import { rpc } from "../../scripts/stack/localChain.ts";
+import { alive } from "../../scripts/stack/pidFile.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** `node scripts/start.ts` as the leader of a new process group, like a shell's foreground job. */
 function startInOwnGroup(env: NodeJS.ProcessEnv) {
