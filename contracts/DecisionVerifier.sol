@@ -13,13 +13,11 @@ import {IDecisionVerifier} from "./interfaces/IDecisionVerifier.sol";
 /// London, so the domain separator and the EIP-1271 call are written out here.
 contract DecisionVerifier is IDecisionVerifier {
     // keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)")
-    bytes32 private constant _DOMAIN_TYPEHASH =
-        keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
-    // keccak256 of IApprovalRegistry.SignedDecision's type string.
-    bytes32 private constant _DECISION_TYPEHASH = keccak256(
-        "Decision(uint256 tokenId,uint16 departmentId,uint8 decision,uint8 reasonCode,uint16 reviewedMask,"
-        "uint256 reviewedVersions,bytes32 remarksHash,uint64 nonce,uint64 deadline)"
-    );
+    bytes32 private constant _DOMAIN_TYPEHASH = 0x8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f;
+    // keccak256("Decision(uint256 tokenId,uint16 departmentId,uint8 decision,uint8 reasonCode,uint16 reviewedMask,
+    // uint256 reviewedVersions,bytes32 remarksHash,uint64 nonce,uint64 deadline)"), the type string of
+    // IApprovalRegistry.SignedDecision (test/contracts checks it against ethers' TypedDataEncoder).
+    bytes32 private constant _DECISION_TYPEHASH = 0x803a684995020c3c8ee9979f2d6953f85e8eada2a7ce49165f5a36f0689c6f4a;
     bytes32 private constant _NAME_HASH = keccak256("LicenceApprovalRegistry");
     bytes32 private constant _VERSION_HASH = keccak256("1");
 

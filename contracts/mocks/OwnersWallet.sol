@@ -11,13 +11,17 @@ import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 contract OwnersWallet is IERC1271 {
     bytes4 private constant _INVALID = 0xffffffff;
 
-    // Whether an address is an owner.
+    /// @notice Whether an address is an owner.
     mapping(address owner => bool) public isOwner;
-    // Number of owner signatures a valid signature needs.
+    /// @notice Number of owner signatures a valid signature needs.
     uint256 public immutable threshold;
 
+    /// @dev The threshold is 1..owners.length.
+    /// @param threshold The threshold refused.
+    error OwnersWalletInvalidThreshold(uint256 threshold);
+
     constructor(address[] memory owners, uint256 threshold_) {
-        require(threshold_ != 0 && threshold_ <= owners.length, "OwnersWallet: threshold");
+        if (threshold_ == 0 || threshold_ > owners.length) revert OwnersWalletInvalidThreshold(threshold_);
         for (uint256 i = 0; i < owners.length; ++i) isOwner[owners[i]] = true;
         threshold = threshold_;
     }
