@@ -156,7 +156,7 @@ const detail = await call("GET", `/requests/${requestId}`, { token: applicant })
 const verification = await call("GET", `/verify/${detail.tokenId}`);
 step(`Public verification of token ${detail.tokenId}: ${verification.verdict} — ${verification.message}`);
 const proof = await call("GET", `/requests/${requestId}/identity-proof`, { token: applicant });
-const holder = await call("POST", `/verify/${detail.tokenId}/holder`, { json: { applicantId: proof.applicantId, salt: proof.salt } });
+const holder = await call("POST", `/verify/holder/${detail.tokenId}`, { json: { applicantId: proof.applicantId, salt: proof.salt } });
 step(`The applicant proves the licence is theirs (id + salt against the commitment minted on chain): ${holder.matches ? "matches" : "does NOT match"}`);
 const qr = await call("GET", `/requests/${requestId}/qr?format=json`, { token: applicant });
 

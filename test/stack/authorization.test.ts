@@ -206,8 +206,8 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
       build: () => ({ path: requestPath(fx.main.id, "/decision-typed-data"), json: { decision: "APPROVED", remarks: "Site plan reviewed", reviewedDocuments: [fx.main.documentId] } }),
     },
     "GET /api/v1/requests/{requestId}/identity-proof": { build: () => ({ path: requestPath(fx.main.id, "/identity-proof") }) },
-    "POST /api/v1/verify/{tokenId}/holder": {
-      build: () => ({ path: `/api/v1/verify/${fx.issued.tokenId}/holder`, json: { applicantId: "someone-else", salt: `0x${"11".repeat(32)}` } }),
+    "POST /api/v1/verify/holder/{tokenId}": {
+      build: () => ({ path: `/api/v1/verify/holder/${fx.issued.tokenId}`, json: { applicantId: "someone-else", salt: `0x${"11".repeat(32)}` } }),
     },
     "POST /api/v1/departments/{departmentCode}/wallet-change": {
       build: async (_caller, allowed) => ({

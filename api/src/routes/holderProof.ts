@@ -17,7 +17,7 @@ export function holderProofRoutes(context: DomainContext): RouteDefinition[] {
       operationId: "getIdentityProof",
       summary: "Your proof that this licence is yours: your identity-locker id and the salt of its on-chain commitment",
       description:
-        "The applicant only (anyone else: 403, or 404 when they may not see the request). The mint recorded commitment = keccak256(salt ‖ UTF-8 applicantId) in the token's LicenceMinted event; the chain names no one. Show applicantId and salt to a verifier (POST /verify/{tokenId}/holder, or the verification page), who checks them against the chain.",
+        "The applicant only (anyone else: 403, or 404 when they may not see the request). The mint recorded commitment = keccak256(salt ‖ UTF-8 applicantId) in the token's LicenceMinted event; the chain names no one. Show applicantId and salt to a verifier (POST /verify/holder/{tokenId}, or the verification page), who checks them against the chain.",
       tags: ["Verification"],
       access: [{ kind: "applicant" }],
       params: z.object({ requestId: z.uuid() }),
@@ -32,7 +32,7 @@ export function holderProofRoutes(context: DomainContext): RouteDefinition[] {
     }),
     defineRoute({
       method: "post",
-      path: "/verify/:tokenId/holder",
+      path: "/verify/holder/:tokenId",
       operationId: "verifyHolder",
       summary: "Check that a presented identity and salt open the licence's on-chain applicant commitment",
       description:

@@ -147,7 +147,7 @@ async function checkHolder() {
     out.dataset.matches = "invalid";
     return;
   }
-  const response = await fetch(`${API}/${shownTokenId}/holder`, {
+  const response = await fetch(`${API}/holder/${shownTokenId}`, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json" },
     body: JSON.stringify({ applicantId: $("holder-id").value.trim(), salt }),
