@@ -173,7 +173,8 @@ export function undocumentedAnswer(op: Operation, status: number, headers: Heade
  * 404 or 405, or the HTTP parser's).
  */
 export function operationReached(operations: Operation[], method: string, pathAndQuery: string): Operation | undefined {
-  const parts = pathAndQuery.split("?")[0].replace(/\/+$/, "").split("/").slice(1);
+  // The router is not strict about one trailing slash (and only one: "/workflows//" is not "/workflows").
+  const parts = pathAndQuery.split("?")[0].replace(/\/$/, "").split("/").slice(1);
   const segmentsOf = (op: Operation) => op.path.split("/").slice(1);
   let best: Operation | undefined;
   let bestKinds: boolean[] = [];
