@@ -222,15 +222,18 @@ export class ChainGateway {
         for (const row of pending.rows) {
           let receipt = await provider.getTransactionReceipt(row.tx_hash);
           if (!receipt) {
+            let inPool = true;
             try {
               await sendRaw(provider, row.raw_tx);
               await pool.query(`UPDATE chain_transactions SET broadcasts = broadcasts + 1, updated_at = now() WHERE id = $1`, [row.id]);
             } catch (error) {
               if (isConnectionError(error)) throw error;
-              if (!isAlreadyKnown(error)) logger.warn({ tx: row.tx_hash, err: (error as Error).message }, "re-broadcast refused");
+              inPool = isAlreadyKnown(error);
+              if (!inPool) logger.warn({ tx: row.tx_hash, err: (error as Error).message }, "re-broadcast refused");
             }
-            // Wait for it before sending the next one: later transactions of other wallets may depend on it.
-            receipt = await this.#o.receipts.wait(row.tx_hash, 5_000).catch(() => null);
+            // Wait for it before sending the next one: later transactions of other wallets may depend on it. A
+            // refused one will not be mined: waiting for it would only hold up start-up, 5 s per such record.
+            if (inPool) receipt = await this.#o.receipts.wait(row.tx_hash, 5_000).catch(() => null);
           }
           if (receipt) {
             const request: TxRequest = { kind: row.kind, from: row.from_address, to: row.to_address, data: row.data, requestId: row.request_id ?? undefined };
