@@ -112,7 +112,18 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
  */
 export async function createDomainContext(config: Config, logger: Logger, core: CoreServices): Promise<DomainContext> {
   const deployment = await loadDeployment(config);
-  await core.gateway.reconcile().catch((error) => logger.error({ err: error }, "start-up reconciliation failed; retrying in the background"));
+  // Reconcile before serving, but for 10 s at most: a large outbox of transactions that will never be mined must not
+  // keep a new API or worker from starting (the rest continues in the background, as the loop does).
+  const reconciled = core.gateway.reconcile().then(
+    () => true,
+    (error) => {
+      logger.error({ err: error }, "start-up reconciliation failed; retrying in the background");
+      return true;
+    },
+  );
+  if (!(await Promise.race([reconciled, new Promise<boolean>((resolve) => setTimeout(resolve, 10_000, false).unref())]))) {
+    logger.warn("start-up reconciliation still running after 10 s; serving meanwhile");
+  }
   core.gateway.startReconcileLoop(config.reconcileIntervalMs);
   const operator = await operatorWallet(config, core);
   if (!operator) throw new Error("No operator wallet: start the stack with npm start (or set OPERATOR_PRIVATE_KEY on first start)");

@@ -174,7 +174,7 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
             const [held] = access.decodeFunctionResult("hasRole", await provider.call({ to: address, data: access.encodeFunctionData("hasRole", [role, from]) }));
             if (!held) continue;
             const hash = await provider.send("eth_sendTransaction", [{ from: deployer, to: address, data: access.encodeFunctionData("grantRole", [role, operator]) }]);
-            expect((await provider.waitForTransaction(hash))?.status, `grant ${role} on ${address}`).to.equal(1);
+            expect((await provider.waitForTransaction(hash, 1, 30_000))?.status, `grant ${role} on ${address}`).to.equal(1);
           }
         }
       } finally {
