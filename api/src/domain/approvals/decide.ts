@@ -115,6 +115,28 @@ function remarksOf(decision: Decision) {
 
 const reasonCodeOf = (decision: Decision) => (decision.kind === "REJECTED" ? REJECTION_REASONS.indexOf(decision.reason) + 1 : 0);
 
+/** The SignedDecision the chain checks: the same fields for the typed data handed out and for the relayed call. */
+function decisionMessage(
+  tokenId: bigint,
+  departmentId: number,
+  decision: Decision,
+  review: { mask: number; versions: bigint },
+  nonce: bigint,
+  deadline: bigint,
+): DecisionMessage {
+  return {
+    tokenId,
+    departmentId,
+    decision: decisionStatus(decision.kind),
+    reasonCode: reasonCodeOf(decision),
+    reviewedMask: review.mask,
+    reviewedVersions: review.versions,
+    remarksHash: remarksOf(decision).hash,
+    nonce,
+    deadline,
+  };
+}
+
 /**
  * The typed data a department that holds its own key signs for this decision: its versions resolved now, its
  * department's next nonce (read from the chain) and a deadline 15 minutes ahead.
@@ -124,17 +146,8 @@ export async function decisionToSign(context: DomainContext, principal: Extract<
   const department = await departmentOnChain(context, principal.code);
   const review = resolveReview(await requestDocuments(context, request), decision);
   const record = await departmentRecord(context.gateway, context.contracts.ApprovalRegistry, department.departmentId);
-  const message: DecisionMessage = {
-    tokenId: request.tokenId,
-    departmentId: department.departmentId,
-    decision: decisionStatus(decision.kind),
-    reasonCode: reasonCodeOf(decision),
-    reviewedMask: review.mask,
-    reviewedVersions: review.versions,
-    remarksHash: remarksOf(decision).hash,
-    nonce: record.nonce,
-    deadline: BigInt(Math.floor(Date.now() / 1000) + SIGNATURE_LIFETIME_SECONDS),
-  };
+  const deadline = BigInt(Math.floor(Date.now() / 1000) + SIGNATURE_LIFETIME_SECONDS);
+  const message = decisionMessage(request.tokenId, department.departmentId, decision, review, BigInt(record.nonce), deadline);
   return {
     typedData: decisionTypedData(context.config.chainId, context.contracts.ApprovalRegistry, message),
     signer: department.wallet,
@@ -160,8 +173,7 @@ export async function decide(context: DomainContext, meta: RequestMeta, requestI
   const reasonCode = reasonCodeOf(decision);
   const data = signed
     ? approvalRegistry.encodeFunctionData("decideBySig", [
-        { tokenId: request.tokenId, departmentId: department.departmentId, decision: decisionStatus(decision.kind), reasonCode, reviewedMask: review.mask,
-          reviewedVersions: review.versions, remarksHash: remarks.hash, nonce: BigInt(signed.nonce), deadline: BigInt(signed.deadline) },
+        decisionMessage(request.tokenId, department.departmentId, decision, review, BigInt(signed.nonce), BigInt(signed.deadline)),
         signed.signature,
       ])
     : decision.kind === "APPROVED"
