@@ -4,6 +4,7 @@
  * recomputes keccak256(salt ‖ id) and compares it with the commitment in the token's LicenceMinted event, read from
  * the chain itself.
  */
+import { ZeroHash } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
 import { licenceToken } from "../../chain/contracts.ts";
 import { AppError, notFound } from "../../http/appError.ts";
@@ -34,11 +35,10 @@ export async function checkHolder(context: Pick<DomainContext, "pool" | "gateway
   const { rows } = await context.pool.query(`SELECT created_block FROM index.licences WHERE token_id = $1`, [tokenId.toString()]);
   if (!rows[0]) throw notFound("Licence");
   const block = Number(rows[0].created_block);
-  const event = licenceToken.getEvent("LicenceMinted")!;
   // The commitment comes from the chain's own log of the mint (the index only says which block to look in).
   const logs = await context.gateway.provider.getLogs({
     address: context.contracts.LicenceToken,
-    topics: [event.topicHash, `0x${tokenId.toString(16).padStart(64, "0")}`],
+    topics: licenceToken.encodeFilterTopics("LicenceMinted", [tokenId]),
     fromBlock: block,
     toBlock: block,
   });
@@ -47,7 +47,7 @@ export async function checkHolder(context: Pick<DomainContext, "pool" | "gateway
   const presented = applicantCommitment(salt, applicantId);
   return {
     tokenId: Number(tokenId),
-    matches: /^0x0{64}$/.test(onChain) ? false : presented === onChain,
+    matches: onChain !== ZeroHash && presented === onChain,
     commitment: onChain,
     mintTransactionHash: logs[0].transactionHash,
   };
