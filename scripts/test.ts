@@ -13,6 +13,9 @@ interface Suite {
 }
 
 const suites: Suite[] = [
+  // Compiling first writes the contracts' TypeScript types (types/, not committed) that the type-check reads:
+  // on a clean clone there are none until this runs.
+  { name: "compile", command: ["npx", "hardhat", "build"] },
   // The whole tree type-checks (API, scripts, tests, Ignition; the indexer against Ponder's types).
   { name: "typecheck", command: ["npx", "tsc", "--noEmit", "-p", "tsconfig.json"] },
   { name: "typecheck (indexer)", command: ["npx", "tsc", "--noEmit", "-p", "indexer/tsconfig.json"] },
