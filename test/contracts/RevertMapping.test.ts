@@ -3,7 +3,7 @@ import { Interface } from "ethers";
 import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../abis/index.ts";
 import { decodeRevert } from "../../api/src/chain/chainErrors.ts";
 import { apiErrorOf, isRevert, REVERT_ANSWERS } from "../../api/src/chain/revertMapping.ts";
-import { AppError } from "../../api/src/http/appError.ts";
+import { AppError } from "../../api/src/errors.ts";
 
 /** The API's one table of contract errors (api/src/chain/revertMapping.ts), checked against the generated ABIs. */
 const abiErrors = [...LicenceTokenAbi, ...DocumentRegistryAbi, ...ApprovalRegistryAbi].filter((item) => item.type === "error");

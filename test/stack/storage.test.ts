@@ -16,7 +16,7 @@ import Router from "@koa/router";
 import { expect } from "chai";
 import Koa from "koa";
 import { loadConfig, type Config } from "../../api/src/config.ts";
-import { AppError } from "../../api/src/http/appError.ts";
+import { AppError } from "../../api/src/errors.ts";
 import { errorMiddleware } from "../../api/src/http/errorMiddleware.ts";
 import { mountRoutes } from "../../api/src/http/routeTable.ts";
 import {

@@ -4,7 +4,7 @@
  */
 import type { Context } from "koa";
 import { z } from "zod/v4";
-import { conflict, notFound } from "../http/appError.ts";
+import { conflict, notFound } from "../errors.ts";
 import { defineRoute, ErrorSchema, isStorableText, type RouteDefinition } from "../http/routeTable.ts";
 import { DateTime } from "../schemas/common.ts";
 import { SCOPES, type Principal, type Scope } from "./principal.ts";

@@ -11,7 +11,7 @@ import type { Logger } from "pino";
 import type pg from "pg";
 import type { Config } from "../config.ts";
 import { developmentSecret } from "../developmentSecrets.ts";
-import { AppError } from "../http/appError.ts";
+import { AppError } from "../errors.ts";
 import type { RouteDefinition } from "../http/routeTable.ts";
 import { ClientStore } from "./clients.ts";
 import { clientRoutes, jwksRoute } from "./clientRoutes.ts";

@@ -4,7 +4,7 @@
  */
 import { Interface, type Result } from "ethers";
 import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../../abis/index.ts";
-import { AppError } from "../http/appError.ts";
+import { AppError } from "../errors.ts";
 
 const errorsInterface = new Interface(
   [...LicenceTokenAbi, ...DocumentRegistryAbi, ...ApprovalRegistryAbi].filter((item) => item.type === "error") as never,

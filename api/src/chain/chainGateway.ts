@@ -9,7 +9,7 @@ import { keccak256, type JsonRpcProvider, type TransactionReceipt } from "ethers
 import type pg from "pg";
 import type { Logger } from "pino";
 import { withTransaction } from "../db/transaction.ts";
-import { AppError } from "../http/appError.ts";
+import { AppError } from "../errors.ts";
 import { ChainUnavailableError, ContractRevertError, decodeRevert, isConnectionError, revertDataOf } from "./chainErrors.ts";
 import { NodeRefusedError, NonceSequencer } from "./nonceSequencer.ts";
 import { ReceiptTimeoutError, type ReceiptWatcher } from "./receiptWatcher.ts";

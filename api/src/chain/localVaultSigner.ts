@@ -1,5 +1,5 @@
 /** The embedded default signer: keys created at random and sealed in the wallets table by the key vault. */
-import { AppError } from "../http/appError.ts";
+import { AppError } from "../errors.ts";
 import type { SignableTransaction, TransactionSigner } from "./transactionSigner.ts";
 import type { WalletPurpose, WalletStore } from "./walletStore.ts";
 

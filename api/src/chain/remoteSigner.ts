@@ -8,7 +8,7 @@
  * exactly the one asked for (fields, chain id) and recover to `from`, or it is refused before anything is recorded.
  */
 import { Transaction, getAddress, isAddress, toQuantity } from "ethers";
-import { AppError, conflict } from "../http/appError.ts";
+import { AppError, conflict } from "../errors.ts";
 import type { SignableTransaction, TransactionSigner } from "./transactionSigner.ts";
 import type { WalletPurpose, WalletStore } from "./walletStore.ts";
 

@@ -5,7 +5,7 @@
  * docs/decisions.md, "Contract errors in the API").
  */
 import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../../abis/index.ts";
-import { AppError } from "../http/appError.ts";
+import { AppError } from "../errors.ts";
 import { ContractRevertError } from "./chainErrors.ts";
 
 type ErrorNameOf<Abi extends readonly { type: string }[]> = Extract<Abi[number], { type: "error"; name: string }>["name"];

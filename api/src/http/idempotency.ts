@@ -21,7 +21,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { wasRecorded } from "../chain/chainGateway.ts";
-import { AppError } from "./appError.ts";
+import { AppError } from "../errors.ts";
 import type { HandlerResult } from "./routeTable.ts";
 
 export const IDEMPOTENCY_WINDOW_HOURS = 24;

@@ -14,7 +14,7 @@
  * Buckets live in the process: with several API processes the limit applies per process (docs/decisions.md).
  */
 import ipaddr from "ipaddr.js";
-import { AppError } from "./appError.ts";
+import { AppError } from "../errors.ts";
 
 export type RateClass = "auth" | "write" | "public";
 

@@ -7,7 +7,7 @@ import { clientKey, rateClassOf, type RateLimiter } from "./rateLimit.ts";
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod/v4";
-import { AppError, forbidden, unauthorized } from "./appError.ts";
+import { AppError, forbidden, unauthorized } from "../errors.ts";
 import { hasScope, isAdmin, type Authenticator, type Principal, type Scope } from "../auth/principal.ts";
 import { fingerprint, type IdempotencyStore, type Recover } from "./idempotency.ts";
 import { MethodTable } from "./allowedMethods.ts";

@@ -5,7 +5,7 @@
 import type pg from "pg";
 import { asDate } from "../db/readTogether.ts";
 import type { Principal } from "../auth/principal.ts";
-import { notFound } from "../http/appError.ts";
+import { notFound } from "../errors.ts";
 import { isRoutedTo } from "./pendingReads.ts";
 
 export interface RequestView {

@@ -2,7 +2,7 @@
 import { z } from "zod/v4";
 import { networkStatus } from "../chain/networkStatus.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { validationFailed } from "../http/appError.ts";
+import { validationFailed } from "../errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { ADMIN_STATS_DEFINITIONS, adminStats, DEFAULT_PERIOD_DAYS, statsPeriod } from "../reads/adminStats.ts";
 import { AUDIT_ACTOR_TYPES, AUDIT_ENTITY_TYPES, listAuditLogs } from "../reads/auditLogReads.ts";

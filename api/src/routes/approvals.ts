@@ -9,7 +9,7 @@ import { REJECTION_REASONS, decide, decisionToSign, type DecisionSignature } fro
 import { actOnLicence } from "../domain/approvals/licenceActions.ts";
 import { resolveEscalation } from "../domain/approvals/resolveEscalation.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { AppError, forbidden } from "../http/appError.ts";
+import { AppError, forbidden } from "../errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { approvalsOfToken } from "../reads/approvalReads.ts";
 import { pendingForDepartment, requestsByTokens } from "../reads/pendingReads.ts";

@@ -10,7 +10,7 @@ import {
 } from "../domain/departments/departmentSchemas.ts";
 import { DepartmentStore } from "../domain/departments/departmentStore.ts";
 import { createDepartment, proposeWalletChange, regenerateApiKey, settleWalletChange, updateDepartment } from "../domain/departments/manageDepartments.ts";
-import { forbidden, notFound } from "../http/appError.ts";
+import { forbidden, notFound } from "../errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 
 const CodeParams = z.object({ departmentCode: z.string().min(1).max(64) });

@@ -6,7 +6,7 @@ import { requestMeta } from "../audit/auditLog.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { updateDocument, uploadDocument, type ReceivedFile } from "../domain/documents/uploadDocument.ts";
 import { loadOwnRequest } from "../domain/requests/submitRequest.ts";
-import { AppError, notFound } from "../http/appError.ts";
+import { AppError, notFound } from "../errors.ts";
 import { fingerprint } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { documentJson, documentsOfRequest, findDocument, type DocumentView } from "../reads/documentReads.ts";

@@ -5,7 +5,7 @@
  */
 import { z } from "zod/v4";
 import type { DomainContext } from "../domain/context.ts";
-import { conflict } from "../http/appError.ts";
+import { conflict } from "../errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { tokenIdOfLicenceNumber } from "../reads/licenceNumberReads.ts";
 import { findVisibleRequest } from "../reads/requestReads.ts";

@@ -9,7 +9,7 @@ import { audit, requestMeta } from "../audit/auditLog.ts";
 import { isAdmin, type Principal } from "../auth/principal.ts";
 import { withTransaction } from "../db/transaction.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { AppError, forbidden, notFound } from "../http/appError.ts";
+import { AppError, forbidden, notFound } from "../errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { pageQuery } from "../schemas/common.ts";
 import { enqueueJob, JOB_NAMES } from "../jobs/jobQueue.ts";

@@ -5,7 +5,7 @@ import type { DomainContext } from "../domain/context.ts";
 import { createWorkflow, deactivateWorkflow, updateWorkflow } from "../domain/workflows/registerWorkflow.ts";
 import { validateWorkflow } from "../domain/workflows/validateWorkflow.ts";
 import { workflowsJson } from "../domain/workflows/workflowView.ts";
-import { notFound } from "../http/appError.ts";
+import { notFound } from "../errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import {
   CreateWorkflowInput, DeactivateWorkflowResponse, Workflow, WorkflowListResponse, WorkflowValidationResult,

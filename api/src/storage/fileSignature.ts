@@ -18,7 +18,7 @@
  */
 import { open } from "node:fs/promises";
 import path from "node:path";
-import { AppError } from "../http/appError.ts";
+import { AppError } from "../errors.ts";
 
 export type DocumentMimeType = "application/pdf" | "image/png" | "image/jpeg";
 

@@ -11,7 +11,7 @@ import type { Readable } from "node:stream";
 import { z } from "zod/v4";
 import type { Config } from "../config.ts";
 import { developmentSecret } from "../developmentSecrets.ts";
-import { AppError, notFound } from "../http/appError.ts";
+import { AppError, notFound } from "../errors.ts";
 import { defineRoute, ErrorSchema, type RouteDefinition } from "../http/routeTable.ts";
 import path from "node:path";
 import { LocalDocumentStore } from "./localStore.ts";

@@ -15,7 +15,7 @@ import { constants } from "node:fs";
 import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile, rmdir } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
-import { notFound } from "../http/appError.ts";
+import { notFound } from "../errors.ts";
 import { assertValidKey, StorageKeyExistsError } from "./keys.ts";
 import { checkLifetime, sanitizeDownloadName, signLocalUrl, verifyLocalUrl, type UrlCheck } from "./signedUrl.ts";
 import type { DocumentStore } from "./index.ts";

@@ -22,7 +22,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import path from "node:path";
 import type { Context } from "koa";
 import formidable from "formidable";
-import { AppError } from "../http/appError.ts";
+import { AppError } from "../errors.ts";
 import { isStorableText } from "../http/routeTable.ts";
 
 /** Room for multipart boundaries, part headers and small text fields on top of the file itself. */

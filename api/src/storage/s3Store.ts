@@ -20,7 +20,7 @@ import {
   S3ServiceException,
 } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
-import { notFound } from "../http/appError.ts";
+import { notFound } from "../errors.ts";
 import { assertValidKey, StorageKeyExistsError } from "./keys.ts";
 import { checkLifetime, contentDisposition, sanitizeDownloadName } from "./signedUrl.ts";
 import type { DocumentStore } from "./index.ts";

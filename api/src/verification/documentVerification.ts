@@ -6,7 +6,7 @@
 import { anchorOf, validityOf } from "../chain/contractReads.ts";
 import { bytes16ToUuid } from "../chain/contracts.ts";
 import { isRevert, REVERT_ANSWERS } from "../chain/revertMapping.ts";
-import { AppError, validationFailed } from "../http/appError.ts";
+import { AppError, validationFailed } from "../errors.ts";
 import { ISSUED_VERDICTS, type VerificationDependencies } from "./licenceVerification.ts";
 import { documentMessage, VERDICT_OF_VALIDITY, type DocumentVerdict } from "./verdicts.ts";
 

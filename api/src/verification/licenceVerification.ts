@@ -10,7 +10,7 @@ import { decisionsOf, ownerOf, progressOf, validityOf } from "../chain/contractR
 import { LICENCE_STATUS_NAMES } from "../chain/contracts.ts";
 import type { Deployment } from "../chain/deployment.ts";
 import { readTogether } from "../db/readTogether.ts";
-import { AppError } from "../http/appError.ts";
+import { AppError } from "../errors.ts";
 import { departmentCodes } from "../reads/requestReads.ts";
 import { licenceMessage, VERDICT_OF_VALIDITY, type LicenceVerdict } from "./verdicts.ts";
 

@@ -14,7 +14,7 @@ import { approvalRegistry, DECISION_NAMES, enumValueOf, eventsOf } from "../../c
 import { departmentRecord } from "../../chain/contractReads.ts";
 import { apiErrorOf, REVERT_ANSWERS } from "../../chain/revertMapping.ts";
 import { canonicalJson } from "../../canonicalJson.ts";
-import { AppError, conflict, forbidden } from "../../http/appError.ts";
+import { AppError, conflict, forbidden } from "../../errors.ts";
 import { findRequest, findVisibleRequest, type RequestView } from "../../reads/requestReads.ts";
 import { stableUuid } from "../../reads/stableId.ts";
 import type { DomainContext } from "../context.ts";

@@ -6,7 +6,7 @@
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { rethrowAsApiError } from "../../chain/revertMapping.ts";
 import { licenceToken } from "../../chain/contracts.ts";
-import { notFound } from "../../http/appError.ts";
+import { notFound } from "../../errors.ts";
 import { findRequest } from "../../reads/requestReads.ts";
 import type { DomainContext } from "../context.ts";
 import { invalidState } from "../requests/submitRequest.ts";

@@ -17,7 +17,7 @@ import type { Context } from "koa";
 import type { DepartmentKeyCheck } from "../../auth/index.ts";
 import type { Principal } from "../../auth/principal.ts";
 import { sha256Hex, verifySecret } from "../../auth/secrets.ts";
-import { AppError } from "../../http/appError.ts";
+import { AppError } from "../../errors.ts";
 import type { DomainContext } from "../context.ts";
 import { openSecret } from "./credentials.ts";
 import { NONCE_PATTERN, SIGNATURE_RETENTION_SECONDS, SIGNATURE_WINDOW_SECONDS, bodyHashesOf, hmacHex, signingString } from "./requestSigning.ts";

@@ -10,7 +10,7 @@ import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
 import { approvalRegistry, CUSTODY_NAMES, type CustodyName } from "../../chain/contracts.ts";
 import { apiErrorOf, rethrowAsApiError } from "../../chain/revertMapping.ts";
-import { conflict, notFound } from "../../http/appError.ts";
+import { conflict, notFound } from "../../errors.ts";
 import type { DomainContext } from "../context.ts";
 import { issueCredentials } from "./credentials.ts";
 import { DepartmentStore, departmentJson, type DepartmentJson, type StoredDepartment } from "./departmentStore.ts";

@@ -12,7 +12,7 @@ import { ContractRevertError } from "../../chain/chainErrors.ts";
 import { wasRecorded } from "../../chain/chainGateway.ts";
 import { approvalRegistry, documentRegistry, eventsOf, uuidToBytes16 } from "../../chain/contracts.ts";
 import { apiErrorOf, REVERT_ANSWERS } from "../../chain/revertMapping.ts";
-import { AppError, conflict, notFound } from "../../http/appError.ts";
+import { AppError, conflict, notFound } from "../../errors.ts";
 import { documentsOfRequest, findDocument } from "../../reads/documentReads.ts";
 import { departmentCodes, type RequestView } from "../../reads/requestReads.ts";
 import { documentVersionKey } from "../../storage/keys.ts";

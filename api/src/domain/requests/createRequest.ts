@@ -8,7 +8,7 @@ import { encodeBytes32String } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { licenceToken } from "../../chain/contracts.ts";
-import { AppError, conflict, forbidden } from "../../http/appError.ts";
+import { AppError, conflict, forbidden } from "../../errors.ts";
 import type { DomainContext } from "../context.ts";
 import { applicantAddress } from "../custody.ts";
 import { applicantCommitment, newSalt } from "./applicantCommitment.ts";

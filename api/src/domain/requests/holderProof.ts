@@ -7,7 +7,7 @@
 import { ZeroHash } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
 import { licenceToken } from "../../chain/contracts.ts";
-import { AppError, notFound } from "../../http/appError.ts";
+import { AppError, notFound } from "../../errors.ts";
 import { findVisibleRequest } from "../../reads/requestReads.ts";
 import type { DomainContext } from "../context.ts";
 import { applicantCommitment } from "./applicantCommitment.ts";

@@ -6,7 +6,7 @@ import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { pendingDepartmentsOf, progressOf } from "../../chain/contractReads.ts";
 import { approvalRegistry } from "../../chain/contracts.ts";
-import { AppError, conflict, notFound } from "../../http/appError.ts";
+import { AppError, conflict, notFound } from "../../errors.ts";
 import { documentsOfRequest } from "../../reads/documentReads.ts";
 import { canActFor, departmentCodes, findRequest, type RequestView } from "../../reads/requestReads.ts";
 import type { DomainContext } from "../context.ts";

@@ -11,7 +11,7 @@ import type pg from "pg";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import type { RecordedTx } from "../../chain/chainGateway.ts";
 import { approvalRegistry } from "../../chain/contracts.ts";
-import { AppError, conflict, notFound } from "../../http/appError.ts";
+import { AppError, conflict, notFound } from "../../errors.ts";
 import type { CreateWorkflowInput } from "../../schemas/workflow.ts";
 import type { DomainContext } from "../context.ts";
 import { compileStages, definitionHash, sortedStages } from "./compileWorkflow.ts";

@@ -1,6 +1,7 @@
 /**
- * The one error type the API raises on purpose: an HTTP status, a spec error code, a message safe to show, and
- * optional details. Anything else that reaches the error middleware is a 500 without internals.
+ * The one error type the API raises on purpose: a status, a spec error code, a message safe to show, and optional
+ * details. It lives outside http/ so that use cases, reads and storage can raise it without importing the HTTP
+ * layer; the error middleware turns it (and anything else, as a 500 without internals) into the response.
  */
 export class AppError extends Error {
   readonly status: number;
