@@ -257,6 +257,17 @@ export const LicenceTokenAbi = [
     "inputs": [
       {
         "internalType": "address",
+        "name": "operator",
+        "type": "address"
+      }
+    ],
+    "name": "LicenceSoulboundOperator",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
         "name": "caller",
         "type": "address"
       }
@@ -1047,7 +1058,7 @@ export const LicenceTokenAbi = [
     "inputs": [
       {
         "internalType": "address",
-        "name": "",
+        "name": "operator",
         "type": "address"
       },
       {

@@ -264,8 +264,8 @@ contract LicenceToken is AccessControl, IERC721Metadata, IERC5192, IERC721Errors
     }
 
     /// @inheritdoc IERC721
-    function setApprovalForAll(address, bool) external pure {
-        revert LicenceSoulbound(0);
+    function setApprovalForAll(address operator, bool) external pure {
+        revert LicenceSoulboundOperator(operator);
     }
 
     // ----------------------------------------------------------------------------------------------

@@ -294,76 +294,192 @@ interface IApprovalRegistry {
         uint256 indexed tokenId, uint16 indexed departmentId, uint8 indexed stage, uint8 docIndex, uint16 newVersion
     );
 
-    /// @dev A department code is not zero.
+    /// @dev A department code must not be zero.
     error DepartmentInvalidCode();
-    /// @dev A department wallet is not the zero address.
+
+    /// @dev A department wallet must not be the zero address.
+    /// @param wallet The wallet offered.
     error DepartmentInvalidWallet(address wallet);
-    /// @dev `code` is already a department.
+
+    /// @dev A department already has this code.
+    /// @param code The department code offered.
     error DepartmentAlreadyRegistered(bytes32 code);
-    /// @dev `wallet` already decides for a department.
+
+    /// @dev The wallet already decides for a department.
+    /// @param wallet The wallet offered.
     error DepartmentWalletInUse(address wallet);
+
     /// @dev No department has this code.
+    /// @param code The department code looked up.
     error DepartmentUnknown(bytes32 code);
+
     /// @dev No department has this id.
+    /// @param departmentId The department id looked up.
     error DepartmentUnknownId(uint16 departmentId);
-    /// @dev The department is deactivated: it cannot decide.
+
+    /// @dev The department is deactivated: it cannot decide or be named in a new workflow.
+    /// @param departmentId The department.
     error DepartmentInactive(uint16 departmentId);
+
     /// @dev 65,535 departments at most.
     error DepartmentLimitReached();
+
     /// @dev A department wallet holds no role, and a role holder is never a department wallet: an administrator
     /// or the operator cannot decide for a department.
+    /// @param wallet The wallet that is both, or would be.
     error DepartmentWalletHoldsRole(address wallet);
+
     /// @dev The department has no pending wallet change.
+    /// @param departmentId The department.
     error DepartmentNoWalletChange(uint16 departmentId);
+
     /// @dev The pending wallet change can be activated only from `effectiveAt`.
+    /// @param departmentId The department.
+    /// @param effectiveAt The earliest block time of the activation.
     error DepartmentWalletChangeNotDue(uint16 departmentId, uint40 effectiveAt);
+
     /// @dev Only the department's current wallet (or an administrator) cancels its pending wallet change.
+    /// @param departmentId The department.
+    /// @param caller The address that tried.
     error DepartmentUnauthorizedCancel(uint16 departmentId, address caller);
+
     /// @dev The caller's wallet belongs to no department.
+    /// @param caller The address that tried to decide.
     error NotADepartment(address caller);
+
     /// @dev The wallet-change delay is at least one second, so no change takes effect in the block proposing it.
+    /// @param delay The delay offered.
     error InvalidWalletDelay(uint40 delay);
 
+    /// @dev No workflow has this id (ids are 1 .. the number of workflows defined).
+    /// @param workflowId The workflow id looked up.
     error WorkflowUnknown(uint32 workflowId);
+
+    /// @dev The workflow is already deactivated.
+    /// @param workflowId The workflow.
     error WorkflowInactive(uint32 workflowId);
+
+    /// @dev A workflow type must not be zero.
     error WorkflowInvalidType();
+
+    /// @dev A workflow has 1 .. MAX_STAGES stages.
+    /// @param count The number of stages offered.
     error WorkflowInvalidStageCount(uint256 count);
+
     /// @dev The workflow has no stage `stageIndex`.
+    /// @param workflowId The workflow.
+    /// @param stageIndex The stage index looked up (the workflow's stages are 0 .. its stage count - 1).
     error WorkflowUnknownStage(uint32 workflowId, uint8 stageIndex);
+
+    /// @dev A stage names 1 .. MAX_STAGE_DEPARTMENTS departments.
+    /// @param stageIndex The stage, in the order given.
+    /// @param count The number of departments offered.
     error WorkflowInvalidStageDepartments(uint256 stageIndex, uint256 count);
+
+    /// @dev A stage names each department once.
+    /// @param stageIndex The stage, in the order given.
+    /// @param code The department named twice.
     error WorkflowDuplicateDepartment(uint256 stageIndex, bytes32 code);
+
+    /// @dev A THRESHOLD stage needs 1 .. its department count approvals; other stages take a threshold of 0.
+    /// @param stageIndex The stage, in the order given.
+    /// @param threshold The threshold offered.
     error WorkflowInvalidThreshold(uint256 stageIndex, uint8 threshold);
+
+    /// @dev The mandatory mask names only positions of the stage's departments.
+    /// @param stageIndex The stage, in the order given.
+    /// @param mandatoryMask The mask offered.
     error WorkflowInvalidMandatoryMask(uint256 stageIndex, uint8 mandatoryMask);
+
+    /// @dev A stage has a timeout and a timeout action together, or neither.
+    /// @param stageIndex The stage, in the order given.
     error WorkflowInvalidTimeout(uint256 stageIndex);
+
     /// @dev A licence lifetime above 2^32-1 seconds (136 years) could overflow the 40-bit expiry.
+    /// @param validitySeconds The lifetime offered.
     error WorkflowInvalidValidity(uint64 validitySeconds);
 
     /// @dev The request is not in the phase this call needs.
+    /// @param tokenId The licence request.
+    /// @param phase Its current phase.
     error ReviewWrongPhase(uint256 tokenId, Phase phase);
+
     /// @dev The caller's department is not required in the request's current stage.
+    /// @param tokenId The licence request.
+    /// @param stage The current stage.
+    /// @param departmentId The caller's department.
     error ReviewNotRequired(uint256 tokenId, uint8 stage, uint16 departmentId);
+
     /// @dev SEQUENTIAL stage: the department at `waitingPosition` must decide first.
+    /// @param tokenId The licence request.
+    /// @param stage The current stage.
+    /// @param departmentId The caller's department.
+    /// @param waitingPosition The position, in the stage, of the department whose turn it is.
     error ReviewNotYourTurn(uint256 tokenId, uint8 stage, uint16 departmentId, uint8 waitingPosition);
+
     /// @dev The department already decided in this stage (and no document update reopened its review).
+    /// @param tokenId The licence request.
+    /// @param stage The current stage.
+    /// @param departmentId The caller's department.
+    /// @param status Its decision.
     error ReviewAlreadyDecided(uint256 tokenId, uint8 stage, uint16 departmentId, DecisionStatus status);
+
     /// @dev `reviewedMask` names documents the request does not have.
+    /// @param tokenId The licence request.
+    /// @param reviewedMask The documents the decision says it reviewed (bit i: document i).
+    /// @param documentCount The number of documents the request has.
     error ReviewUnknownDocuments(uint256 tokenId, uint16 reviewedMask, uint8 documentCount);
-    /// @dev Department rejections carry reason codes 1..5 (SAFETY_VIOLATION .. OTHER).
+
+    /// @dev Department rejections carry reason codes 1..5 (SAFETY_VIOLATION .. OTHER), other decisions 0; an
+    /// administrator's rejection of an escalation carries a non-zero code.
+    /// @param reasonCode The reason code offered.
     error ReviewInvalidReason(uint8 reasonCode);
+
     /// @dev Document `docIndex` changed since the department reviewed it: it reviewed `reviewed`, the latest is
     /// `latest`. The department must look again.
+    /// @param tokenId The licence request.
+    /// @param docIndex The document.
+    /// @param reviewed The version the department reviewed.
+    /// @param latest The document's latest version.
     error ReviewStaleDocuments(uint256 tokenId, uint8 docIndex, uint16 reviewed, uint16 latest);
-    /// @dev A signed decision is Approved, Rejected or ChangesRequested.
+
+    /// @dev A decision is Approved, Rejected or ChangesRequested.
+    /// @param decision The decision offered.
     error ReviewInvalidDecision(DecisionStatus decision);
+
     /// @dev The signed decision's deadline has passed.
+    /// @param deadline The signed deadline (block time).
     error ReviewSignatureExpired(uint64 deadline);
+
     /// @dev The signed decision's nonce is not the department's next one (replayed or out of order).
+    /// @param departmentId The signing department.
+    /// @param expected The department's next nonce.
+    /// @param nonce The nonce signed.
     error ReviewInvalidNonce(uint16 departmentId, uint64 expected, uint64 nonce);
+
     /// @dev The signature is not the department wallet's (ECDSA for an EOA, EIP-1271 for a contract wallet).
+    /// @param departmentId The department named in the decision.
+    /// @param wallet Its current wallet.
     error ReviewInvalidSignature(uint16 departmentId, address wallet);
+
+    /// @dev The current stage has no timeout.
+    /// @param tokenId The licence request.
+    /// @param stage The current stage.
     error TimeoutNotSet(uint256 tokenId, uint8 stage);
+
+    /// @dev The current stage's timeout falls at `deadline`, still in the future.
+    /// @param tokenId The licence request.
+    /// @param stage The current stage.
+    /// @param deadline The block time from which the timeout can be handled.
     error TimeoutNotReached(uint256 tokenId, uint8 stage, uint40 deadline);
+
+    /// @dev The current stage's timeout was already handled (a stage times out once).
+    /// @param tokenId The licence request.
+    /// @param stage The current stage.
     error TimeoutAlreadyHandled(uint256 tokenId, uint8 stage);
+
+    /// @dev Only the document registry wired at deployment reports document updates.
+    /// @param caller The address that tried.
     error NotDocumentRegistry(address caller);
 
     // ------------------------------------------------------------------ administration (ADMIN_ROLE)

@@ -77,7 +77,12 @@ interface ILicenceToken {
     event BaseURISet(string baseURI);
 
     /// @dev Every transfer and approval path reverts: the token is soulbound (ERC-5192).
+    /// @param tokenId The licence that was to move or be approved.
     error LicenceSoulbound(uint256 tokenId);
+
+    /// @dev No operator can be approved for an owner's licences: the token is soulbound (ERC-5192).
+    /// @param operator The operator that was to be approved (or revoked).
+    error LicenceSoulboundOperator(address operator);
 
     /// @dev Token ids are 1 .. 2^40-1 so that they pack beside the other registries' records.
     error LicenceInvalidTokenId(uint256 tokenId);

@@ -490,11 +490,14 @@ describe("LicenceToken", function () {
     });
 
     describe("setApprovalForAll", function () {
-      it("reverts with LicenceSoulbound(0)", async function () {
+      it("reverts with LicenceSoulboundOperator, naming the operator", async function () {
         const { token, applicant, stranger } = await loadFixture(deployDraftLicence);
         await expect(token.connect(applicant).setApprovalForAll(stranger.address, true))
-          .to.be.revertedWithCustomError(token, "LicenceSoulbound")
-          .withArgs(0n);
+          .to.be.revertedWithCustomError(token, "LicenceSoulboundOperator")
+          .withArgs(stranger.address);
+        await expect(token.connect(applicant).setApprovalForAll(stranger.address, false))
+          .to.be.revertedWithCustomError(token, "LicenceSoulboundOperator")
+          .withArgs(stranger.address);
         expect(await token.isApprovedForAll(applicant.address, stranger.address)).to.equal(false);
       });
     });

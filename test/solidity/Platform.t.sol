@@ -172,7 +172,7 @@ contract PlatformFuzzTest is PlatformFixture {
         vm.prank(caller);
         token.approve(to, id);
 
-        vm.expectRevert(abi.encodeWithSelector(ILicenceToken.LicenceSoulbound.selector, 0));
+        vm.expectRevert(abi.encodeWithSelector(ILicenceToken.LicenceSoulboundOperator.selector, to));
         vm.prank(caller);
         token.setApprovalForAll(to, seed & 8 == 0);
 
