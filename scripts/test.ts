@@ -19,6 +19,8 @@ const suites: Suite[] = [
   // The whole tree type-checks (API, scripts, tests, Ignition; the indexer against Ponder's types).
   { name: "typecheck", command: ["npx", "tsc", "--noEmit", "-p", "tsconfig.json"] },
   { name: "typecheck (indexer)", command: ["npx", "tsc", "--noEmit", "-p", "indexer/tsconfig.json"] },
+  // Pure modules and the layering guard: no stack, no database, no chain; the whole suite runs in about a second.
+  { name: "unit (mocha)", command: ["npx", "mocha", "--config", "test/unit/mocharc.json"] },
   { name: "solidity lint", command: [process.execPath, "scripts/lintSolidity.ts"] },
   { name: "solidity", command: ["npx", "hardhat", "test", "solidity"] },
   { name: "contracts (mocha)", command: ["npx", "hardhat", "test", "mocha", "--no-compile"] },

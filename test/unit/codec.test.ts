@@ -1,0 +1,26 @@
+import { expect } from "chai";
+import { decodeBytes32String, encodeBytes32String } from "ethers";
+import { bytes16ToUuid, bytes32ToString, stringToBytes32, uuidToBytes16 } from "../../abis/codec.ts";
+
+describe("abis codec (abis/codec.ts)", function () {
+  it("round-trips a UUID through the bytes16 the contracts store, lower case", function () {
+    const uuid = "0B6E2D9E-5D9A-4F3E-8D6B-1C2E3F4A5B6C";
+    expect(uuidToBytes16(uuid)).to.equal("0x0b6e2d9e5d9a4f3e8d6b1c2e3f4a5b6c");
+    expect(bytes16ToUuid(uuidToBytes16(uuid))).to.equal(uuid.toLowerCase());
+  });
+
+  it("left-pads a short bytes16 (as a chain value without leading zeros) and refuses what is not one", function () {
+    expect(bytes16ToUuid("0x1")).to.equal("00000000-0000-0000-0000-000000000001");
+    expect(() => bytes16ToUuid(`0x${"0".repeat(33)}`)).to.throw(/not a bytes16/);
+    expect(() => uuidToBytes16("0b6e2d9e5d9a4f3e8d6b1c2e3f4a5b6c")).to.throw(/not a UUID/);
+  });
+
+  it("encodes short texts exactly as ethers' encodeBytes32String, and decodes them back", function () {
+    for (const text of ["", "BUILDING_PERMIT", "é-ü", "x".repeat(31)]) {
+      expect(stringToBytes32(text), text).to.equal(encodeBytes32String(text));
+      expect(bytes32ToString(encodeBytes32String(text)), text).to.equal(decodeBytes32String(encodeBytes32String(text)));
+    }
+    expect(() => stringToBytes32("x".repeat(32))).to.throw(/longer than 31 bytes/);
+    expect(() => bytes32ToString("0x00")).to.throw(/not a bytes32/);
+  });
+});
