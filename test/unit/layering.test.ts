@@ -1,0 +1,149 @@
+/**
+ * The layering guard: reads the import graph of api/src, indexer/ and scripts/ and fails on every arrow that must
+ * never exist, naming each offending import (file:line → specifier [resolved target] — rule). The parts and the
+ * `never` arrows are read from docs/architecture-intent.json itself; the folder rules below add what the intent's
+ * `says` lines promise (no Koa, no HTTP folder, no SQL strings in use cases). See docs/decisions.md,
+ * "Layering guard".
+ */
+import { expect } from "chai";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type ArchitectureIntent,
+  describeViolation,
+  type Edge,
+  factsOf,
+  type ForbiddenImport,
+  isKoa,
+  neverRules,
+  readFacts,
+  sourceFiles,
+  violations,
+} from "./support/importGraph.ts";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const INTENT: ArchitectureIntent = JSON.parse(readFileSync(path.join(ROOT, "docs/architecture-intent.json"), "utf8"));
+const SCANNED = ["api/src", "indexer", "scripts"];
+const HTTP_FOLDER = "api/src/http/";
+const STORAGE_FOLDER = "api/src/storage/";
+const KOA = { packages: isKoa, label: "koa" };
+
+const folders = (part: string) => {
+  const found = INTENT.parts[part];
+  if (!found) throw new Error(`docs/architecture-intent.json has no part ${part}`);
+  return found.is;
+};
+
+/** The rules: the intent's `never` arrows, then the folder rules its parts' descriptions imply. */
+function layeringRules(intent: ArchitectureIntent = INTENT): ForbiddenImport[] {
+  const part = (name: string) => intent.parts[name]?.is ?? [];
+  return [
+    ...neverRules(intent),
+    { from: part("Domain"), to: [KOA, { folder: HTTP_FOLDER }], rule: "Domain → Koa or api/src/http/: use cases know no HTTP" },
+    {
+      from: [...part("Reads"), ...part("Chain"), STORAGE_FOLDER],
+      to: [KOA, { folder: HTTP_FOLDER }],
+      rule: "Reads, Chain, storage → Koa or api/src/http/: only routes and the HTTP layer speak HTTP",
+    },
+    { from: part("Indexer"), to: [{ folder: "api/" }], rule: "Indexer → api/: the indexer knows nothing of the API" },
+  ];
+}
+
+const files = sourceFiles(ROOT, SCANNED);
+const facts = readFacts(ROOT, files);
+
+function offending(edges: Edge[], rules: ForbiddenImport[]): string[] {
+  return violations(edges, rules).map(describeViolation);
+}
+
+/** Fails listing every finding, one a line (a diff of two arrays would print each twice). */
+function expectNone(found: string[], what: string): void {
+  if (found.length > 0) expect.fail(`${found.length} ${what}:\n  ${found.join("\n  ")}\n`);
+}
+
+describe("layering guard (docs/architecture-intent.json)", function () {
+  it("reads a real graph: every part's folder exists and the tree has imports", function () {
+    for (const [name, part] of Object.entries(INTENT.parts)) {
+      for (const folder of part.is) expect(existsSync(path.join(ROOT, folder)), `${name}: ${folder}`).to.equal(true);
+    }
+    expect(files.length).to.be.greaterThan(100);
+    expect(facts.edges.length).to.be.greaterThan(500);
+  });
+
+  for (const rule of layeringRules()) {
+    it(`has no import ${rule.rule}`, function () {
+      expectNone(offending(facts.edges, [rule]), "forbidden import(s)");
+    });
+  }
+
+  it("has no SQL strings in use cases (Domain: no SQL strings)", function () {
+    const found = facts.sqlStrings
+      .filter((s) => folders("Domain").some((folder) => s.file.startsWith(folder)))
+      .map((s) => `${s.file}:${s.line} "${s.text}"`);
+    expectNone(found, "SQL string(s) in domain/");
+  });
+});
+
+describe("the layering guard itself, on a synthetic tree", function () {
+  const synthetic = (sources: Record<string, string>) => {
+    const all = Object.entries(sources).map(([file, text]) => factsOf(file, text));
+    return { edges: all.flatMap((f) => f.edges), sqlStrings: all.flatMap((f) => f.sqlStrings) };
+  };
+
+  it("reports the one forbidden arrow, with the importing file, its line and the target", function () {
+    const { edges } = synthetic({
+      "api/src/domain/requests/createRequest.ts": [
+        'import { readRequest } from "../../reads/requestReads.ts";',
+        'import { gateway } from "../../chain/chainGateway.ts";',
+        'import { requestRoutes } from "../../routes/requests.ts";',
+      ].join("\n"),
+      "api/src/routes/requests.ts": 'import { createRequest } from "../domain/requests/createRequest.ts";',
+    });
+    expect(offending(edges, layeringRules())).to.deep.equal([
+      "api/src/domain/requests/createRequest.ts:3 → ../../routes/requests.ts [api/src/routes/requests.ts] — Domain → Routes: use cases know no HTTP",
+    ]);
+  });
+
+  it("counts type-only imports, re-exports, dynamic import(), require() and import types", function () {
+    const { edges } = synthetic({
+      "api/src/domain/departments/departmentAuth.ts": 'import type { Context } from "koa";',
+      "api/src/routes/admin.ts": 'export { gateway } from "../chain/chainGateway.ts";',
+      "indexer/src/LicenceToken.ts": 'const m = await import("../../api/src/reads/stableId.ts");',
+      "api/src/reads/requestReads.ts": 'const k = require("../chain/keyVault.ts");',
+      "api/src/storage/multipartUpload.ts": 'let r: import("../http/routeTable.ts").Route;',
+    });
+    expect(offending(edges, layeringRules())).to.have.members([
+      "api/src/routes/admin.ts:1 → ../chain/chainGateway.ts [api/src/chain/chainGateway.ts] — Routes → Chain: routes reach the chain only through use cases",
+      "api/src/reads/requestReads.ts:1 → ../chain/keyVault.ts [api/src/chain/keyVault.ts] — Reads → Chain: reads never sign",
+      "api/src/domain/departments/departmentAuth.ts:1 → koa [koa] (type only) — Domain → Koa or api/src/http/: use cases know no HTTP",
+      "api/src/storage/multipartUpload.ts:1 → ../http/routeTable.ts [api/src/http/routeTable.ts] (type only) — Reads, Chain, storage → Koa or api/src/http/: only routes and the HTTP layer speak HTTP",
+      "indexer/src/LicenceToken.ts:1 → ../../api/src/reads/stableId.ts [api/src/reads/stableId.ts] — Indexer → api/: the indexer knows nothing of the API",
+    ]);
+  });
+
+  it("leaves allowed arrows, packages named like folders and look-alike folders alone", function () {
+    const { edges } = synthetic({
+      "api/src/domain/approvals/decide.ts": ['import { x } from "../../chain/chainGateway.ts";', 'import { y } from "koalas";'].join("\n"),
+      "api/src/jobs/jobRunner.ts": 'import { z } from "../chain/nonceSequencer.ts";',
+      "api/src/routes/system.ts": 'import { w } from "../chainStatus/status.ts";',
+      "indexer/src/decode.ts": 'import { ApprovalRegistryAbi } from "../../abis/index.ts";',
+    });
+    expect(offending(edges, layeringRules())).to.deep.equal([]);
+  });
+
+  it("finds SQL statements in string and template literals, not English sentences", function () {
+    const { sqlStrings } = synthetic({
+      "api/src/domain/requests/createRequest.ts": [
+        "const a = `SELECT id FROM requests WHERE id = ${1}`;",
+        "const b = 'INSERT INTO audit_log (x) VALUES ($1)';",
+        'const c = "  WITH latest AS (SELECT 1) SELECT * FROM latest";',
+        "const d = `update requests set status = 'x'`;",
+        'const e = "Update the document and submit again";',
+        'const f = "Select a department";',
+        'audit({ action: "UPDATE" });',
+      ].join("\n"),
+    });
+    expect(sqlStrings.map((s) => s.line)).to.deep.equal([1, 2, 3, 4]);
+  });
+});
