@@ -31,7 +31,7 @@ console.log(`Starting a stack in ${dataDir}…`);
 const stack = await startStack({ env, log: () => {} });
 const config = loadConfig(stack.env);
 const core = await createCoreServices(config, createLogger("silent"));
-const watcher = new pg.Pool({ connectionString: stack.databaseUrl, max: 2, options: `-c search_path=${config.indexViewsSchema}` });
+const watcher = new pg.Pool({ connectionString: stack.databaseUrl, max: 2, options: "-c search_path=index" });
 
 interface Sample { sendToVisible: number; write: number }
 

@@ -77,7 +77,6 @@ export const settings = {
   databaseUrl: { env: "DATABASE_URL", doc: "Postgres URL; unset: embedded Postgres under DATA_DIR", parse: text, secret: true },
   embeddedPostgresPort: { env: "EMBEDDED_PG_PORT", doc: "Port of the embedded Postgres", fallback: 54329, parse: integer(1, 65535) },
   apiSchema: { env: "API_DB_SCHEMA", doc: "Postgres schema of the API's own tables", fallback: "app", parse: text },
-  indexViewsSchema: { env: "INDEX_VIEWS_SCHEMA", doc: "Postgres schema of the indexer's stable views the API reads", fallback: "index", parse: text },
 
   chainRpcUrl: { env: "CHAIN_RPC_URL", doc: "JSON-RPC URL of the chain (e.g. Besu); unset: embedded local chain", parse: url },
   chainId: { env: "CHAIN_ID", doc: "Chain id; required with CHAIN_RPC_URL", fallback: 31337, parse: integer(1, 2 ** 31) },
@@ -207,6 +206,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const result = config as Config;
   if (env.CHAIN_RPC_URL && !env.CHAIN_ID) problems.push("CHAIN_ID is required with CHAIN_RPC_URL");
+  // Retired setting: the API's SQL names the indexer's views as index.* (docs/decisions.md, "The index views schema").
+  if (env.INDEX_VIEWS_SCHEMA && env.INDEX_VIEWS_SCHEMA !== "index") {
+    problems.push(
+      "INDEX_VIEWS_SCHEMA is no longer a setting: the indexer's views are always in schema index (one database per stack)",
+    );
+  }
   if (result.signer === "remote") {
     if (!result.remoteSignerUrl) problems.push("REMOTE_SIGNER_URL is required with SIGNER=remote");
     else if (!/^https?:\/\//.test(result.remoteSignerUrl)) problems.push("REMOTE_SIGNER_URL must be an http or https URL");

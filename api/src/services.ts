@@ -66,7 +66,7 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
   const chainNonce = async (address: string) => BigInt(await provider.getTransactionCount(address, "pending"));
   const wallets = new WalletStore(pool, vault, fund, chainNonce);
   const signer = createSigner(config, wallets);
-  const index = new IndexProgress(pool, config.indexViewsSchema);
+  const index = new IndexProgress(pool);
   const gateway = new ChainGateway({
     pool,
     provider,

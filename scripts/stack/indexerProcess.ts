@@ -10,6 +10,10 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { spawnNode, waitUntil, type ManagedProcess } from "./managedProcess.ts";
 
+/** The views schema the API's SQL names (index.*): fixed, so one database holds one stack (docs/decisions.md). */
+const VIEWS_SCHEMA = "index";
+/** Build schemas' prefix, derived from the views schema's name as it always was, so old builds are still cleaned up. */
+const BUILD_SCHEMA_PREFIX = `ix_${createHash("sha256").update(VIEWS_SCHEMA).digest("hex").slice(0, 6)}_`;
 
 export interface IndexerOptions {
   repoRoot: string;
@@ -19,7 +23,6 @@ export interface IndexerOptions {
   deploymentFile: string;
   port: number;
   pollingMs: number;
-  viewsSchema: string;
   epoch: number;
   echo?: boolean;
   /** Called as soon as the process exists, before it is ready: a supervisor stopping meanwhile must stop it too. */
@@ -40,7 +43,7 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
   const processHandle = await spawnNode({
     name: "indexer",
     script: ponderBin,
-    args: ["start", "--root", "indexer", "--schema", schema, "--views-schema", options.viewsSchema, "-p", String(options.port), "-H", "127.0.0.1"],
+    args: ["start", "--root", "indexer", "--schema", schema, "--views-schema", VIEWS_SCHEMA, "-p", String(options.port), "-H", "127.0.0.1"],
     cwd: options.repoRoot,
     env: {
       ...process.env,
@@ -59,7 +62,7 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
   options.onSpawn?.(processHandle);
   const url = `http://127.0.0.1:${options.port}`;
   await waitUntil(processHandle, async () => (await fetch(`${url}/ready`)).status === 200, 120_000, "indexer (Ponder)");
-  await dropOldSchemas(options.databaseUrl, schemaPrefix(options.viewsSchema), schema);
+  await dropOldSchemas(options.databaseUrl, BUILD_SCHEMA_PREFIX, schema);
   return { url, schema, process: processHandle, stop: () => processHandle.stop(30_000) };
 }
 
@@ -70,16 +73,9 @@ async function buildSchemaName(options: IndexerOptions): Promise<string> {
   }
   hash.update(await readFile(options.deploymentFile));
   hash.update(`epoch:${options.epoch}`);
-  return `${schemaPrefix(options.viewsSchema)}${hash.digest("hex").slice(0, 16)}`;
+  return `${BUILD_SCHEMA_PREFIX}${hash.digest("hex").slice(0, 16)}`;
 }
 
-/**
- * Build schemas are named per views schema, so that two stacks sharing a database (each with its own views schema)
- * never clean up each other's live build.
- */
-function schemaPrefix(viewsSchema: string): string {
-  return `ix_${createHash("sha256").update(viewsSchema).digest("hex").slice(0, 6)}_`;
-}
 
 async function listFiles(dir: string): Promise<string[]> {
   const out: string[] = [];

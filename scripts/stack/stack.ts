@@ -202,7 +202,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         deploymentFile,
         port: config.indexerPort,
         pollingMs: config.indexerPollingMs,
-        viewsSchema: config.indexViewsSchema,
         epoch,
         echo: options.echo,
       });
@@ -325,7 +324,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       chainFunding: apiEnv.CHAIN_FUNDING,
       jwtIssuer: config.jwtIssuer,
       apiSchema: config.apiSchema,
-      indexViewsSchema: config.indexViewsSchema,
     });
     // ---- Workers (WORKER_PROCESSES): job runners of their own, restarted like the APIs when they die.
     const workers: ManagedProcess[] = [];

@@ -19,7 +19,6 @@ export interface StackDescriptor {
   chainFunding?: string;
   jwtIssuer?: string;
   apiSchema?: string;
-  indexViewsSchema?: string;
 }
 
 export class StackAlreadyRunning extends Error {

@@ -5,6 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import { Wallet } from "ethers";
+import pg from "pg";
 import { anvilBinary, rpc } from "../../scripts/stack/localChain.ts";
 import { freePort } from "../../scripts/stack/ports.ts";
 import { REPO_ROOT, startStack, type Stack } from "../../scripts/stack/stack.ts";
@@ -15,17 +16,29 @@ const run = promisify(execFile);
 
 /**
  * The production path: an external chain (here a separate anvil with free gas, standing in for Besu with
- * zeroBaseFee), an external Postgres (the fixture's), a deployment file, and keys from the environment.
+ * zeroBaseFee), an external Postgres (the fixture's server, a database of its own: the views schema is always
+ * `index`, so two stacks never share a database), a deployment file, and keys from the environment.
  */
 describe("external chain and database (the Besu path)", function () {
   let chain: ChildProcess;
   let stack: Stack | undefined;
   let dir: string;
+  const database = `external_${process.pid}_${Date.now()}`;
+  const onServer = async (sql: string) => {
+    const admin = new pg.Client({ connectionString: current().databaseUrl });
+    await admin.connect();
+    try {
+      await admin.query(sql);
+    } finally {
+      await admin.end();
+    }
+  };
 
   after(async () => {
     await stack?.stop();
     chain?.kill("SIGTERM");
     if (dir) await rm(dir, { recursive: true, force: true });
+    await onServer(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   });
 
   it("uses CHAIN_RPC_URL, DEPLOYMENT_FILE and DATABASE_URL, starts no local chain, and sends with gas price 0", async function () {
@@ -45,14 +58,16 @@ describe("external chain and database (the Besu path)", function () {
       env: { ...process.env, CHAIN_RPC_URL: rpcUrl, DEPLOYMENT_FILE: deploymentFile, IGNITION_DIR: path.join(dir, "ignition"), DEPLOYMENT_ID: "external", OPERATOR_ADDRESS: operator.address, ADMIN_ADDRESS: admin.address, KEEPER_ADDRESS: operator.address },
     });
 
+    await onServer(`CREATE DATABASE ${database}`);
+    const databaseUrl = new URL(current().databaseUrl);
+    databaseUrl.pathname = `/${database}`;
     stack = await startStack({
       log: () => {},
       env: {
         NODE_ENV: "test",
         DATA_DIR: path.join(dir, "data"),
-        DATABASE_URL: current().databaseUrl,
+        DATABASE_URL: databaseUrl.href,
         API_DB_SCHEMA: "app_external",
-        INDEX_VIEWS_SCHEMA: "index_external",
         CHAIN_RPC_URL: rpcUrl,
         CHAIN_ID: "1337",
         CHAIN_GAS_MODE: "free",
@@ -78,7 +93,7 @@ describe("external chain and database (the Besu path)", function () {
       const sent = await driver.core.provider.getTransaction(tx.hash);
       expect(sent!.gasPrice).to.equal(0n);
       expect(tx.receipt.status).to.equal(1);
-      const { rows } = await driver.index.query(`SELECT code FROM index_external.departments WHERE code = 'EXTERNAL'`);
+      const { rows } = await driver.index.query(`SELECT code FROM index.departments WHERE code = 'EXTERNAL'`);
       expect(rows).to.have.length(1);
       const health = await fetch(`${stack.api.url}/health`);
       expect(health.status).to.equal(200);

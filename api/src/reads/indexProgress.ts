@@ -4,7 +4,6 @@
  * poll loop runs while writes wait for their block (read-your-writes); health checks read the same value.
  */
 import type pg from "pg";
-import { ident } from "../db/migrate.ts";
 
 export interface IndexStatus {
   block: number;
@@ -19,13 +18,13 @@ export class IndexProgress {
   #waiters: { block: number; resolve: (ok: boolean) => void; deadline: number }[] = [];
   #running = false;
 
-  constructor(pool: pg.Pool, viewsSchema: string, pollMs = 10) {
+  constructor(pool: pg.Pool, pollMs = 10) {
     this.#pool = pool;
     this.#pollMs = pollMs;
     // latest_checkpoint: 10 digits of block timestamp, …, 16 digits of block number from position 27.
     this.#query = `SELECT substring(latest_checkpoint from 27 for 16)::bigint AS block,
                           substring(latest_checkpoint from 1 for 10)::bigint AS timestamp
-                   FROM ${ident(viewsSchema)}._ponder_checkpoint ORDER BY 1 DESC LIMIT 1`;
+                   FROM index._ponder_checkpoint ORDER BY 1 DESC LIMIT 1`;
   }
 
   /** Last indexed block, read now; undefined when the index is not there (yet). */

@@ -41,7 +41,7 @@ export interface Driver {
 export async function createDriver(stack: Stack): Promise<Driver> {
   const config = loadConfig(stack.env);
   const core = await createCoreServices(config, createLogger("silent"));
-  const index = new pg.Pool({ connectionString: stack.databaseUrl, max: 4, options: `-c search_path=${config.indexViewsSchema}` });
+  const index = new pg.Pool({ connectionString: stack.databaseUrl, max: 4, options: "-c search_path=index" });
   // An idle connection cut by a Postgres restart (the fault tests restart it) is dropped, not an uncaught error.
   index.on("error", () => {});
   const addresses = stack.deployment.contracts;
