@@ -21,6 +21,8 @@ const suites: Suite[] = [
   { name: "typecheck (indexer)", command: ["npx", "tsc", "--noEmit", "-p", "indexer/tsconfig.json"] },
   // Pure modules and the layering guard: no stack, no database, no chain; the whole suite runs in about a second.
   { name: "unit (mocha)", command: ["npx", "mocha", "--config", "test/unit/mocharc.json"] },
+  // One formatter for the TypeScript tree (.prettierrc.json, .prettierignore): `npm run format` fixes what this finds.
+  { name: "formatter", command: ["npm", "run", "--silent", "format:check"] },
   { name: "solidity lint", command: [process.execPath, "scripts/lintSolidity.ts"] },
   { name: "solidity", command: ["npx", "hardhat", "test", "solidity"] },
   { name: "contracts (mocha)", command: ["npx", "hardhat", "test", "mocha", "--no-compile"] },

@@ -28,7 +28,8 @@ describe("chainErrors (api/src/chain/chainErrors.ts)", function () {
       expect(decodeRevert(undefined)).to.equal(undefined);
       expect(decodeRevert("0x")).to.equal(undefined);
       expect(decodeRevert("0xdeadbeef")).to.equal(undefined);
-      const foreign = id("SomethingElse(uint256)").slice(0, 10) + AbiCoder.defaultAbiCoder().encode(["uint256"], [1]).slice(2);
+      const foreign =
+        id("SomethingElse(uint256)").slice(0, 10) + AbiCoder.defaultAbiCoder().encode(["uint256"], [1]).slice(2);
       expect(decodeRevert(foreign)).to.equal(undefined);
     });
   });
@@ -48,12 +49,18 @@ describe("chainErrors (api/src/chain/chainErrors.ts)", function () {
       expect(isConnectionError({ code: "ECONNREFUSED" })).to.equal(true);
       expect(isConnectionError({ cause: { code: "UND_ERR_SOCKET" } })).to.equal(true);
       expect(isConnectionError(new Error("fetch failed"))).to.equal(true);
-      expect(isConnectionError({ code: "CALL_EXCEPTION", data: notYourTurn, message: "execution reverted" })).to.equal(false);
+      expect(isConnectionError({ code: "CALL_EXCEPTION", data: notYourTurn, message: "execution reverted" })).to.equal(
+        false,
+      );
     });
 
     it("ChainUnavailableError is a 503 with Retry-After", function () {
       const error = new ChainUnavailableError();
-      expect([error.status, error.code, error.headers]).to.deep.equal([503, "CHAIN_UNAVAILABLE", { "Retry-After": "5" }]);
+      expect([error.status, error.code, error.headers]).to.deep.equal([
+        503,
+        "CHAIN_UNAVAILABLE",
+        { "Retry-After": "5" },
+      ]);
     });
   });
 

@@ -21,7 +21,11 @@ const stages: WorkflowStageInput[] = [
     stageName: "Final",
     stageOrder: 2,
     executionType: "PARALLEL",
-    requiredApprovals: [approval("FIRE", ["SAFETY_PLAN"], false), approval("HEALTH", ["SITE_PLAN"]), approval("POLICE", [], false)],
+    requiredApprovals: [
+      approval("FIRE", ["SAFETY_PLAN"], false),
+      approval("HEALTH", ["SITE_PLAN"]),
+      approval("POLICE", [], false),
+    ],
     completionCriteria: "THRESHOLD",
     threshold: 2,
     timeoutDays: 1.5,

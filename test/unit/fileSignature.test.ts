@@ -77,7 +77,10 @@ describe("fileSignature (api/src/storage/fileSignature.ts)", function () {
     }
 
     it("returns the type of the bytes when no claim contradicts it", async function () {
-      expect(await checkUpload(await upload(PNG, "scan.png", "image/png"))).to.deep.equal({ mimeType: "image/png", extension: "png" });
+      expect(await checkUpload(await upload(PNG, "scan.png", "image/png"))).to.deep.equal({
+        mimeType: "image/png",
+        extension: "png",
+      });
       // claims that name no accepted type are not judged
       expect(await checkUpload(await upload(PDF, "scan.bin", "application/octet-stream"))).to.deep.equal({
         mimeType: "application/pdf",
@@ -97,7 +100,12 @@ describe("fileSignature (api/src/storage/fileSignature.ts)", function () {
 
     it("refuses PNG bytes named .pdf, or sent as application/pdf, with reason DISGUISED", async function () {
       const byName = await refusal(checkUpload(await upload(PNG, "scan.pdf")));
-      expect(byName.details).to.include({ reason: "DISGUISED", detectedType: "image/png", claimedType: "application/pdf", claimedBy: "filename" });
+      expect(byName.details).to.include({
+        reason: "DISGUISED",
+        detectedType: "image/png",
+        claimedType: "application/pdf",
+        claimedBy: "filename",
+      });
       const byType = await refusal(checkUpload(await upload(PNG, "scan.png", "application/pdf")));
       expect(byType.details).to.include({ reason: "DISGUISED", claimedBy: "contentType" });
     });

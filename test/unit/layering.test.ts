@@ -40,7 +40,11 @@ function layeringRules(intent: ArchitectureIntent = INTENT): ForbiddenImport[] {
   const part = (name: string) => intent.parts[name]?.is ?? [];
   return [
     ...neverRules(intent),
-    { from: part("Domain"), to: [KOA, { folder: HTTP_FOLDER }], rule: "Domain → Koa or api/src/http/: use cases know no HTTP" },
+    {
+      from: part("Domain"),
+      to: [KOA, { folder: HTTP_FOLDER }],
+      rule: "Domain → Koa or api/src/http/: use cases know no HTTP",
+    },
     {
       from: [...part("Reads"), ...part("Chain"), STORAGE_FOLDER],
       to: [KOA, { folder: HTTP_FOLDER }],
@@ -124,7 +128,10 @@ describe("the layering guard itself, on a synthetic tree", function () {
 
   it("leaves allowed arrows, packages named like folders and look-alike folders alone", function () {
     const { edges } = synthetic({
-      "api/src/domain/approvals/decide.ts": ['import { x } from "../../chain/chainGateway.ts";', 'import { y } from "koalas";'].join("\n"),
+      "api/src/domain/approvals/decide.ts": [
+        'import { x } from "../../chain/chainGateway.ts";',
+        'import { y } from "koalas";',
+      ].join("\n"),
       "api/src/jobs/jobRunner.ts": 'import { z } from "../chain/nonceSequencer.ts";',
       "api/src/routes/system.ts": 'import { w } from "../chainStatus/status.ts";',
       "indexer/src/decode.ts": 'import { ApprovalRegistryAbi } from "../../abis/index.ts";',

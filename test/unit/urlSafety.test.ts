@@ -10,8 +10,21 @@ describe("webhook URL safety (api/src/webhooks/urlSafety.ts)", function () {
     it("allows global unicast addresses only, in production", function () {
       for (const ok of ["8.8.8.8", "2001:4860:4860::8888"]) expect(isAllowedAddress(ok, production), ok).to.equal(true);
       const refused = [
-        "127.0.0.1", "10.0.0.1", "172.16.0.1", "192.168.1.1", "169.254.169.254", "0.0.0.0", "100.64.0.1",
-        "::1", "::ffff:127.0.0.1", "::ffff:a9fe:a9fe", "fe80::1", "fc00::1", "64:ff9b::808:808", "198.18.0.1", "not-an-ip",
+        "127.0.0.1",
+        "10.0.0.1",
+        "172.16.0.1",
+        "192.168.1.1",
+        "169.254.169.254",
+        "0.0.0.0",
+        "100.64.0.1",
+        "::1",
+        "::ffff:127.0.0.1",
+        "::ffff:a9fe:a9fe",
+        "fe80::1",
+        "fc00::1",
+        "64:ff9b::808:808",
+        "198.18.0.1",
+        "not-an-ip",
       ];
       for (const bad of refused) expect(isAllowedAddress(bad, production), bad).to.equal(false);
     });
@@ -50,15 +63,22 @@ describe("webhook URL safety (api/src/webhooks/urlSafety.ts)", function () {
         { address: "8.8.8.8", family: 4 },
         { address: "10.1.2.3", family: 4 },
       ];
-      const error = await checkWebhookUrl("https://hooks.example/x", { ...production, resolve }).catch((e: unknown) => e);
+      const error = await checkWebhookUrl("https://hooks.example/x", { ...production, resolve }).catch(
+        (e: unknown) => e,
+      );
       expect(error).to.be.instanceOf(AppError);
       expect((error as AppError).message).to.not.contain("10.1.2.3");
     });
 
     it("accepts a name whose addresses are all public, and refuses one that does not resolve", async function () {
-      const url = await checkWebhookUrl("https://hooks.example/x", { ...production, resolve: async () => [{ address: "8.8.4.4", family: 4 }] });
+      const url = await checkWebhookUrl("https://hooks.example/x", {
+        ...production,
+        resolve: async () => [{ address: "8.8.4.4", family: 4 }],
+      });
       expect(url.href).to.equal("https://hooks.example/x");
-      const error = await checkWebhookUrl("https://nowhere.example/", { ...production, resolve: async () => [] }).catch((e: unknown) => e);
+      const error = await checkWebhookUrl("https://nowhere.example/", { ...production, resolve: async () => [] }).catch(
+        (e: unknown) => e,
+      );
       expect((error as AppError).code).to.equal("INVALID_WEBHOOK_URL");
     });
   });

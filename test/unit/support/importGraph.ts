@@ -35,7 +35,8 @@ export interface SourceFacts {
 }
 
 // Uppercase statement keywords as the code writes SQL, or unmistakable lowercase statement shapes.
-const SQL_START = /^\s*\(?\s*(?:(?:SELECT|INSERT|UPDATE|DELETE|WITH)\s|insert\s+into\b|delete\s+from\b|update\s+[\w."]+\s+set\b|select\s[\s\S]*\bfrom\b)/;
+const SQL_START =
+  /^\s*\(?\s*(?:(?:SELECT|INSERT|UPDATE|DELETE|WITH)\s|insert\s+into\b|delete\s+from\b|update\s+[\w."]+\s+set\b|select\s[\s\S]*\bfrom\b)/;
 
 /** The imports and SQL-looking strings of one source text. `file` is its repository path. */
 export function factsOf(file: string, text: string): SourceFacts {
@@ -136,7 +137,8 @@ export interface ForbiddenImport {
 export type Target = { folder: string } | { packages: (specifier: string) => boolean; label: string };
 
 /** Koa and its family (`koa`, `koa-*`, `@koa/*`): the HTTP framework. */
-export const isKoa = (specifier: string) => /^(?:koa(?:-[\w.-]+)?|@koa\/[\w.-]+|@types\/koa[\w.-]*)(?:\/|$)/.test(specifier);
+export const isKoa = (specifier: string) =>
+  /^(?:koa(?:-[\w.-]+)?|@koa\/[\w.-]+|@types\/koa[\w.-]*)(?:\/|$)/.test(specifier);
 
 /** The intent's `never` arrows as forbidden imports between the named parts' folders. */
 export function neverRules(intent: ArchitectureIntent): ForbiddenImport[] {
