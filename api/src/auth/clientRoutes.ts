@@ -11,7 +11,8 @@ import { SCOPES, type Principal, type Scope } from "./principal.ts";
 import type { ClientRecord, ClientStore } from "./clients.ts";
 import { field, lenientBody, NO_STORE, OAuthErrorSchema, oauthError } from "./oauthErrors.ts";
 import type { TokenService } from "./tokens.ts";
-import { requestMeta, type AuditEntry, type RequestMeta } from "../audit/auditLog.ts";
+import type { AuditEntry, RequestMeta } from "../audit/auditLog.ts";
+import { requestMeta } from "../http/requestMeta.ts";
 
 const SCOPE_TABLE = [
   "| scope | opens |",

@@ -2,7 +2,7 @@
 import path from "node:path";
 import type { Context } from "koa";
 import { z } from "zod/v4";
-import { requestMeta } from "../audit/auditLog.ts";
+import { requestMeta } from "../http/requestMeta.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { updateDocument, uploadDocument, type ReceivedFile } from "../domain/documents/uploadDocument.ts";
 import { loadOwnRequest } from "../domain/requests/submitRequest.ts";

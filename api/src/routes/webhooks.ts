@@ -5,7 +5,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod/v4";
-import { audit, requestMeta } from "../audit/auditLog.ts";
+import { audit } from "../audit/auditLog.ts";
+import { requestMeta } from "../http/requestMeta.ts";
 import { isAdmin, type Principal } from "../auth/principal.ts";
 import { withTransaction } from "../db/transaction.ts";
 import type { DomainContext } from "../domain/context.ts";
