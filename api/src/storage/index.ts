@@ -20,9 +20,9 @@ import { contentDisposition } from "./signedUrl.ts";
 
 export interface DocumentStore {
   readonly backend: "local" | "s3";
-  /** Stores a copy of `sourceFile` under `key`; 409 FILE_EXISTS (StorageKeyExistsError) when the key is taken. */
+  /** Stores a copy of `sourceFile` under `key`; StorageKeyExistsError (409 FILE_EXISTS) when the key is taken. */
   put(key: string, sourceFile: string, contentType: string): Promise<void>;
-  /** The stored bytes; 404 NOT_FOUND when missing. */
+  /** The stored bytes; StoredFileNotFoundError (404 NOT_FOUND) when missing. */
   read(key: string): Promise<Readable>;
   exists(key: string): Promise<boolean>;
   /** Removes an object (e.g. when anchoring its hash on chain failed); missing keys are not an error. */
@@ -118,6 +118,7 @@ export function fileRoutes(store: DocumentStore, _config: Config): RouteDefiniti
 
 export { LocalDocumentStore } from "./localStore.ts";
 export { S3DocumentStore } from "./s3Store.ts";
-export { documentVersionKey, isValidKey, StorageKeyExistsError, InvalidStorageKeyError } from "./keys.ts";
+export { documentVersionKey, isValidKey, InvalidStorageKeyError } from "./keys.ts";
+export * from "./storageErrors.ts";
 export { checkUpload, type CheckedFile } from "./fileSignature.ts";
 export { parseUpload, type ParsedUpload, type UploadedFile } from "./multipartUpload.ts";

@@ -3,7 +3,7 @@
  * off). The file goes to a fresh directory under `tmpDir` (random file name, never the client's), its SHA-256 is
  * computed while it streams, and its size is limited while it streams.
  *
- * Errors (all with the {code, message, details?} body):
+ * Errors (storageErrors.ts; the error middleware answers them with the {code, message, details?} body):
  * - 413 PAYLOAD_TOO_LARGE: Content-Length above maxBytes + 64 KiB (refused before reading a byte), or the raw
  *   body passing maxBytes + 64 KiB while streaming whatever its framing (chunked or lying requests), or the file
  *   passing maxBytes; the connection is closed rather than the rest of the body read;
@@ -22,7 +22,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import path from "node:path";
 import type { Context } from "koa";
 import formidable from "formidable";
-import { AppError } from "../errors.ts";
+import { InvalidUploadError, StorageError, UploadNotMultipartError, UploadTooLargeError } from "./storageErrors.ts";
 import { isStorableText } from "../http/routeTable.ts";
 
 /** Room for multipart boundaries, part headers and small text fields on top of the file itself. */
@@ -68,12 +68,12 @@ export interface ParsedUpload {
  * `close`: the body's end is unknown (chunked, or longer than announced): the connection is closed rather than the
  * rest read. With a Content-Length refused up front the rest is drained, so the client reads the answer.
  */
-function tooLarge(maxBytes: number, close = false): AppError {
-  return new AppError(413, "PAYLOAD_TOO_LARGE", `The file is larger than the allowed ${formatBytes(maxBytes)}`, { maxBytes }, close ? { Connection: "close" } : undefined);
+function tooLarge(maxBytes: number, close = false): UploadTooLargeError {
+  return new UploadTooLargeError(maxBytes, close);
 }
 
-function limitExceeded(message: string, reason: string): AppError {
-  return new AppError(400, "VALIDATION_ERROR", message, { reason }, { Connection: "close" });
+function limitExceeded(message: string, reason: string): InvalidUploadError {
+  return new InvalidUploadError(message, { reason }, true);
 }
 
 type FormidableInternals = ReturnType<typeof formidable> & {
@@ -94,7 +94,7 @@ function guardStream(form: ReturnType<typeof formidable>, maxBytes: number): voi
   let parts = 0;
   let headerBytes = 0;
   let headerLines = 0;
-  const stop = (error: AppError) => internals._error(error);
+  const stop = (error: StorageError) => internals._error(error);
   internals.write = (buffer: Buffer) => {
     received += buffer.length;
     if (received > maxBytes + MULTIPART_ALLOWANCE_BYTES) {
@@ -120,18 +120,13 @@ function guardStream(form: ReturnType<typeof formidable>, maxBytes: number): voi
   };
 }
 
-function formatBytes(bytes: number): string {
-  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MB (${bytes} bytes)`;
-  return `${bytes} bytes`;
-}
-
-function shapeError(message: string, field: string): AppError {
-  return new AppError(400, "VALIDATION_ERROR", message, { issues: [{ in: "body", path: field, message }] });
+function shapeError(message: string, field: string): InvalidUploadError {
+  return new InvalidUploadError(message, { issues: [{ in: "body", path: field, message }] });
 }
 
 /** Formidable's errors (see formidable/src/FormidableError.js) as the API's errors. */
-function mapFormidableError(error: unknown, maxBytes: number, fileField: string, chunked: boolean): AppError {
-  if (error instanceof AppError) return error;
+function mapFormidableError(error: unknown, maxBytes: number, fileField: string, chunked: boolean): StorageError {
+  if (error instanceof StorageError) return error;
   const code = (error as { code?: unknown }).code;
   switch (code) {
     case 1009: // biggerThanTotalMaxFileSize (checked while streaming)
@@ -140,23 +135,21 @@ function mapFormidableError(error: unknown, maxBytes: number, fileField: string,
     case 1015: // maxFilesExceeded
       return shapeError("Send exactly one file", fileField);
     case 1006: // maxFieldsSizeExceeded
-      return new AppError(400, "VALIDATION_ERROR", `Text fields may hold at most ${MAX_FIELDS_BYTES} bytes in all`, { reason: "FIELDS_TOO_LARGE" });
+      return new InvalidUploadError(`Text fields may hold at most ${MAX_FIELDS_BYTES} bytes in all`, { reason: "FIELDS_TOO_LARGE" });
     case 1007: // maxFieldsExceeded
-      return new AppError(400, "VALIDATION_ERROR", `At most ${MAX_FIELDS} text fields are accepted`, { reason: "TOO_MANY_FIELDS" });
+      return new InvalidUploadError(`At most ${MAX_FIELDS} text fields are accepted`, { reason: "TOO_MANY_FIELDS" });
     case 1002: // aborted
-      return new AppError(400, "VALIDATION_ERROR", "The upload was aborted before it was complete", { reason: "ABORTED" });
+      return new InvalidUploadError("The upload was aborted before it was complete", { reason: "ABORTED" });
     case 1003: // noParser (content type formidable does not know)
       return unsupportedMediaType();
     default:
       // 1011 missing content type, 1012 malformed, 1013 no boundary, 1014 transfer encoding, parser errors.
-      return new AppError(400, "VALIDATION_ERROR", "The request body is not valid multipart/form-data", {
-        reason: "MALFORMED_MULTIPART",
-      });
+      return new InvalidUploadError("The request body is not valid multipart/form-data", { reason: "MALFORMED_MULTIPART" });
   }
 }
 
-function unsupportedMediaType(): AppError {
-  return new AppError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the document as multipart/form-data");
+function unsupportedMediaType(): UploadNotMultipartError {
+  return new UploadNotMultipartError();
 }
 
 /** Parses a multipart request with exactly one file in `fileField`. See the module comment for the errors. */
@@ -209,7 +202,7 @@ export async function parseUpload(ctx: Context, options: UploadOptions): Promise
       const mapped = mapFormidableError(error, maxBytes, fileField, announced === undefined);
       // Let the rest of the body drain (discarded) so that the client reads our answer; after a size limit the
       // connection is closed instead (Connection: close), so an endless body is not read on.
-      if (mapped.headers?.Connection !== "close") req.resume();
+      if (!mapped.closeConnection) req.resume();
       throw mapped;
     }
 
