@@ -14,14 +14,13 @@ import {
 } from "./chainErrors.ts";
 import { NonceSequencer } from "./nonceSequencer.ts";
 import { ReceiptTimeoutError, type ReceiptWatcher } from "./receiptWatcher.ts";
+import { networkStatus, type NetworkStatus } from "./networkStatus.ts";
 import type { FeeFields, TransactionSigner } from "./transactionSigner.ts";
+import type { TxKind } from "../transactionKinds.ts";
 import type { WalletStore } from "./walletStore.ts";
 import { currentIdempotencyClaim, recordIdempotencyReference } from "../http/idempotency.ts";
 
-export type TxKind =
-  | "MINT_NFT" | "APPROVAL" | "DOC_UPDATE" | "REJECT" | "REVOKE"
-  | "SUBMIT" | "RESUBMIT" | "CANCEL" | "CHANGES_REQUESTED" | "TIMEOUT" | "ESCALATION"
-  | "REGISTER_DEPARTMENT" | "UPDATE_DEPARTMENT" | "REGISTER_WORKFLOW" | "DEACTIVATE_WORKFLOW" | "ADMIN";
+export type { TxKind } from "../transactionKinds.ts";
 
 export interface TxRequest {
   kind: TxKind;
@@ -158,6 +157,11 @@ export class ChainGateway {
       if (!caughtUp) this.#o.logger.warn({ block: receipt.blockNumber, tx: recorded.hash }, "indexer did not reach the block in time");
     }
     return { ...recorded, blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed, receipt: confirmed };
+  }
+
+  /** The chain as an administrator sees it (networkStatus.ts); ChainUnavailableError when the node does not answer. */
+  networkStatus(): Promise<NetworkStatus> {
+    return networkStatus((method, params) => this.#o.provider.send(method, params), { expectedChainId: this.#o.chainId });
   }
 
   /** Read-only contract call (e.g. a view); connection failures become ChainUnavailableError. */
