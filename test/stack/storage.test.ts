@@ -22,12 +22,12 @@ import {
   checkUpload,
   createDocumentStore,
   documentVersionKey,
-  fileRoutes,
   parseUpload,
   StorageKeyExistsError,
   StoredFileNotFoundError,
   type DocumentStore,
 } from "../../api/src/storage/index.ts";
+import { fileRoutes } from "../../api/src/routes/files.ts";
 import { encodeKeyToken, signLocalUrl } from "../../api/src/storage/signedUrl.ts";
 import { current } from "./support/stackFixture.ts";
 import { startS3Server, type S3ServerHandle } from "./support/s3Server.ts";
@@ -485,7 +485,7 @@ describe("Document storage", function () {
       app.use(errorMiddleware());
       const router = new Router();
       router.post("/upload", async (ctx) => {
-        const upload = await parseUpload(ctx, { maxBytes, tmpDir, fileField: "file" });
+        const upload = await parseUpload(ctx.req, { maxBytes, tmpDir, fileField: "file" });
         try {
           const hashed = createHash("sha256").update(await readFile(upload.file.path)).digest("hex");
           const checked = await checkUpload(upload.file);

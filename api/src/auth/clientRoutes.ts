@@ -5,7 +5,8 @@
 import type { Context } from "koa";
 import { z } from "zod/v4";
 import { conflict, notFound } from "../errors.ts";
-import { defineRoute, ErrorSchema, isStorableText, type RouteDefinition } from "../http/routeTable.ts";
+import { defineRoute, ErrorSchema, type RouteDefinition } from "../http/routeTable.ts";
+import { isStorableText } from "../storableText.ts";
 import { DateTime } from "../schemas/common.ts";
 import { SCOPES, type Principal, type Scope } from "./principal.ts";
 import type { ClientRecord, ClientStore } from "./clients.ts";

@@ -39,7 +39,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
 
   /** Parses the multipart body, checks the file's real type, runs `use` under the Idempotency-Key; always cleans up. */
   async function withUpload<T>(ctx: Context, use: (file: ReceivedFile, fields: Record<string, string>) => Promise<T>, status: number) {
-    const upload = await parseUpload(ctx, { maxBytes: context.config.maxUploadBytes, tmpDir });
+    const upload = await parseUpload(ctx.req, { maxBytes: context.config.maxUploadBytes, tmpDir });
     try {
       const checked = await checkUpload(upload.file);
       const activeContent = checked.mimeType === "application/pdf" ? await findActiveContent(upload.file.path) : [];
