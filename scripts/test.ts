@@ -22,6 +22,8 @@ const suites: Suite[] = [
   { name: "solidity lint", command: [process.execPath, "scripts/lintSolidity.ts"] },
   { name: "solidity", command: ["npx", "hardhat", "test", "solidity"] },
   { name: "contracts (mocha)", command: ["npx", "hardhat", "test", "mocha", "--no-compile"] },
+  // Pure API modules, no stack (no database, chain or server).
+  { name: "api units (mocha)", command: ["npx", "mocha", "--exit", "test/api/*.test.ts"] },
   // The auditor's tool on synthetic histories and on the compiled contracts on anvil (no API, no database).
   { name: "auditor (mocha)", command: ["npx", "mocha", "--timeout", "180000", "--exit", "test/audit/*.test.ts"] },
   // Redocly CLI on the OpenAPI document generated from the route table (offline; rules in redocly.yaml).
