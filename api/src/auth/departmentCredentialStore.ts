@@ -51,8 +51,8 @@ export class DepartmentCredentialStore {
   /** Remembers a signature; false when this department already used it. */
   async recordSignature(code: string, signature: string, timestamp: number): Promise<boolean> {
     const used = await this.#pool.query(
-      `INSERT INTO department_request_signatures (department_code, signature, signed_at) VALUES ($1, $2, to_timestamp($3))
-       ON CONFLICT DO NOTHING`,
+      `INSERT INTO department_request_signatures (department_code, signature, signed_at)
+       VALUES ($1, $2, to_timestamp($3)) ON CONFLICT DO NOTHING`,
       [code, signature, timestamp],
     );
     return used.rowCount !== 0;

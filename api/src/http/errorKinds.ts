@@ -5,28 +5,34 @@
  * module alone says which HTTP status that is.
  */
 import { AppError } from "../errors.ts";
-import { ChainUnavailableError, ContractRevertError, NodeRefusedError, NotMinedInTimeError } from "../chain/chainErrors.ts";
+import {
+  ChainUnavailableError, ContractRevertError, NodeRefusedError, NotMinedInTimeError,
+} from "../chain/chainErrors.ts";
 import { apiErrorOf } from "../chain/revertMapping.ts";
 import {
-  InvalidFileError, InvalidUploadError, StorageError, StorageKeyExistsError, StoredFileNotFoundError, UploadNotMultipartError,
-  UploadTooLargeError,
+  InvalidFileError, InvalidUploadError, StorageError, StorageKeyExistsError, StoredFileNotFoundError,
+  UploadNotMultipartError, UploadTooLargeError,
 } from "../storage/storageErrors.ts";
 
 /** The answer to an error of a known kind, or undefined for anything else (a bug, a parser's error, …). */
 export function answerOfKnownError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
   if (error instanceof ContractRevertError) return apiErrorOf(error);
-  if (error instanceof ChainUnavailableError) return new AppError(503, "CHAIN_UNAVAILABLE", error.message, undefined, { "Retry-After": "5" });
+  if (error instanceof ChainUnavailableError) {
+    return new AppError(503, "CHAIN_UNAVAILABLE", error.message, undefined, { "Retry-After": "5" });
+  }
   if (error instanceof NodeRefusedError) {
-    return new AppError(502, "CHAIN_REJECTED_TRANSACTION", "The blockchain node refused the transaction; nothing was recorded on chain.");
+    // The node's own words are not shown.
+    const message = "The blockchain node refused the transaction; nothing was recorded on chain.";
+    return new AppError(502, "CHAIN_REJECTED_TRANSACTION", message);
   }
   if (error instanceof NotMinedInTimeError) {
-    return new AppError(504, "CHAIN_TIMEOUT", "The transaction was recorded and sent but not mined in time; it will be confirmed later.", {
-      transactionHash: error.transactionHash,
-    });
+    const message = "The transaction was recorded and sent but not mined in time; it will be confirmed later.";
+    return new AppError(504, "CHAIN_TIMEOUT", message, { transactionHash: error.transactionHash });
   }
   if (error instanceof StorageError) {
-    return new AppError(storageStatus(error), error.code, error.message, error.details, error.closeConnection ? { Connection: "close" } : undefined);
+    const headers = error.closeConnection ? { Connection: "close" } : undefined;
+    return new AppError(storageStatus(error), error.code, error.message, error.details, headers);
   }
   return undefined;
 }

@@ -37,7 +37,8 @@ const KEY_OR_ADMIN = [{ kind: "apiKey" as const }, { kind: "admin" as const }];
 
 export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
   // The secrets are sealed by the key vault until the domain context carries a sealing service of its own.
-  const context: WebhookContext = { config: domain.config, pool: domain.pool, webhookSecrets: vaultWebhookSecrets(domain.vault) };
+  const webhookSecrets = vaultWebhookSecrets(domain.vault);
+  const context: WebhookContext = { config: domain.config, pool: domain.pool, webhookSecrets };
   return [
     defineRoute({
       method: "post",

@@ -26,7 +26,8 @@ export async function acceptUpload(file: UploadedFile, options: { refuseActivePd
   const checked = await checkUpload(file);
   const activeContent = checked.mimeType === "application/pdf" ? await findActiveContent(file.path) : [];
   if (activeContent.length > 0 && options.refuseActivePdf) {
-    throw new InvalidFileError(`PDFs with active content are refused here: ${activeContent.join(", ")}`, { reason: "ACTIVE_CONTENT", activeContent });
+    const message = `PDFs with active content are refused here: ${activeContent.join(", ")}`;
+    throw new InvalidFileError(message, { reason: "ACTIVE_CONTENT", activeContent });
   }
   return {
     activeContent,

@@ -32,14 +32,17 @@ export interface NewWebhookInput {
   secret: string;
 }
 
-/** Loopback receivers are a development convenience: allowed only where DEV_CONVENIENCES is on (never in production). */
-const productionPolicy = (config: Config) => ({ production: config.nodeEnv === "production" || !config.devConveniences });
+/** Loopback receivers are a development convenience: only where DEV_CONVENIENCES is on (never in production). */
+const productionPolicy = (config: Config) => ({
+  production: config.nodeEnv === "production" || !config.devConveniences,
+});
 const ownCode = (principal: Principal | undefined) => (principal?.kind === "department" ? principal.code : undefined);
 
 /** The webhook, if the caller may manage it (a department: its own; an administrator: any); otherwise 404. */
 export async function findOwnedWebhook(context: WebhookContext, principal: Principal | undefined, id: string) {
   const webhook = await store.findWebhook(context.pool, id);
-  const mayManage = isAdmin(principal) || (principal?.kind === "department" && webhook?.departmentCode === principal.code);
+  const mayManage =
+    isAdmin(principal) || (principal?.kind === "department" && webhook?.departmentCode === principal.code);
   if (!webhook || !mayManage) throw notFound("Webhook");
   return webhook;
 }
@@ -47,7 +50,9 @@ export async function findOwnedWebhook(context: WebhookContext, principal: Princ
 export async function registerWebhook(context: WebhookContext, meta: RequestMeta, input: NewWebhookInput) {
   const principal = meta.principal!;
   const own = ownCode(principal);
-  if (own && input.departmentCode && input.departmentCode !== own) throw forbidden("You can only register webhooks for your own department");
+  if (own && input.departmentCode && input.departmentCode !== own) {
+    throw forbidden("You can only register webhooks for your own department");
+  }
   await checkWebhookUrl(input.url, productionPolicy(context.config));
   const id = randomUUID();
   const departmentCode = own ?? input.departmentCode ?? null;
@@ -56,10 +61,17 @@ export async function registerWebhook(context: WebhookContext, meta: RequestMeta
       id, departmentCode, url: input.url, events: input.events,
       secretSealed: context.webhookSecrets.seal(id, input.secret), createdBy: `${principal.kind}:${principal.id}`,
     });
-    await audit(client, meta, { entityType: "WEBHOOK", entityId: id, action: "CREATE", newValue: { departmentCode, url: input.url, events: input.events } });
+    await audit(client, meta, {
+      entityType: "WEBHOOK",
+      entityId: id,
+      action: "CREATE",
+      newValue: { departmentCode, url: input.url, events: input.events },
+    });
     return created;
   });
-  const webhook: StoredWebhook = { id, departmentCode, url: input.url, events: input.events, isActive: true, disabledAt: null, createdAt };
+  const webhook: StoredWebhook = {
+    id, departmentCode, url: input.url, events: input.events, isActive: true, disabledAt: null, createdAt,
+  };
   return webhookJson(webhook);
 }
 
@@ -72,7 +84,12 @@ export async function deleteWebhook(context: WebhookContext, meta: RequestMeta, 
   const webhook = await findOwnedWebhook(context, meta.principal, id);
   await withTransaction(context.pool, async (client) => {
     await store.deleteWebhook(client, webhook.id);
-    await audit(client, meta, { entityType: "WEBHOOK", entityId: webhook.id, action: "DELETE", oldValue: { url: webhook.url, events: webhook.events } });
+    await audit(client, meta, {
+      entityType: "WEBHOOK",
+      entityId: webhook.id,
+      action: "DELETE",
+      oldValue: { url: webhook.url, events: webhook.events },
+    });
   });
 }
 
@@ -83,7 +100,11 @@ export async function enableWebhook(context: WebhookContext, meta: RequestMeta, 
     const released = await store.enableWebhook(client, webhook.id);
     for (const deliveryId of released) await enqueueJob(client, JOB_NAMES.deliverWebhook, deliveryId, { deliveryId });
     await audit(client, meta, {
-      entityType: "WEBHOOK", entityId: webhook.id, action: "ENABLE", oldValue: { isActive: webhook.isActive }, newValue: { isActive: true, releasedDeliveries: released.length },
+      entityType: "WEBHOOK",
+      entityId: webhook.id,
+      action: "ENABLE",
+      oldValue: { isActive: webhook.isActive },
+      newValue: { isActive: true, releasedDeliveries: released.length },
     });
   });
   return webhookJson({ ...webhook, isActive: true, disabledAt: null });
@@ -96,19 +117,32 @@ export async function enableWebhook(context: WebhookContext, meta: RequestMeta, 
 export async function testWebhook(context: WebhookContext, principal: Principal | undefined, id: string) {
   const webhook = await findOwnedWebhook(context, principal, id);
   const eventId = `evt_${randomUUID()}`;
-  const payload = { eventId, type: "WEBHOOK_TEST", timestamp: new Date().toISOString(), webhookId: webhook.id, data: { message: "This is a test delivery." } };
+  const payload = {
+    eventId,
+    type: "WEBHOOK_TEST",
+    timestamp: new Date().toISOString(),
+    webhookId: webhook.id,
+    data: { message: "This is a test delivery." },
+  };
   const result = await deliver(
     context.pool,
     { id: webhook.id, url: webhook.url, secret: context.webhookSecrets.open(webhook.id, webhook.secretSealed) },
     { eventId, eventType: "WEBHOOK_TEST", payload },
     productionPolicy(context.config),
   );
-  if (result.refused || result.responseTime === null) throw new AppError(400, WEBHOOK_URL_REFUSED, "Webhook URL refused: the target is not a public address");
+  if (result.refused || result.responseTime === null) {
+    throw new AppError(400, WEBHOOK_URL_REFUSED, "Webhook URL refused: the target is not a public address");
+  }
   return { success: result.success, statusCode: result.statusCode, responseTime: result.responseTime };
 }
 
 /** Delivery attempts, newest first: a department sees its own webhooks' only. */
-export async function webhookLogs(context: WebhookContext, principal: Principal | undefined, query: Omit<WebhookLogFilter, "departmentCode">) {
+export async function webhookLogs(
+  context: WebhookContext,
+  principal: Principal | undefined,
+  query: Omit<WebhookLogFilter, "departmentCode">,
+) {
   const { logs, total } = await store.listWebhookLogs(context.pool, { ...query, departmentCode: ownCode(principal) });
-  return { logs, pagination: { page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) } };
+  const pagination = { page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) };
+  return { logs, pagination };
 }
