@@ -1,7 +1,8 @@
 /**
- * The one error type the API raises on purpose: a status, a spec error code, a message safe to show, and optional
- * details. It lives outside http/ so that use cases, reads and storage can raise it without importing the HTTP
- * layer; the error middleware turns it (and anything else, as a 500 without internals) into the response.
+ * The error type use cases and reads raise on purpose: a status, a spec error code, a message safe to show, and
+ * optional details. It lives outside http/ so that they can raise it without importing the HTTP layer. Chain and
+ * storage code raise errors of their own kinds (chain/chainErrors.ts, storage/storageErrors.ts), which carry no
+ * status; the error middleware answers them all (http/errorKinds.ts), anything else as a 500 without internals.
  */
 export class AppError extends Error {
   readonly status: number;
@@ -19,11 +20,8 @@ export class AppError extends Error {
   }
 }
 
-export const badRequest = (message: string, details?: Record<string, unknown>) => new AppError(400, "BAD_REQUEST", message, details);
 export const validationFailed = (message: string, details?: Record<string, unknown>) => new AppError(400, "VALIDATION_ERROR", message, details);
 export const unauthorized = (message = "Authentication is missing or invalid") => new AppError(401, "UNAUTHORIZED", message);
 export const forbidden = (message = "You are not allowed to do this") => new AppError(403, "FORBIDDEN", message);
 export const notFound = (what = "Resource") => new AppError(404, "NOT_FOUND", `${what} not found`);
 export const conflict = (code: string, message: string, details?: Record<string, unknown>) => new AppError(409, code, message, details);
-export const chainUnavailable = (message = "The blockchain is not reachable; nothing was recorded. Try again shortly.") =>
-  new AppError(503, "CHAIN_UNAVAILABLE", message, undefined, { "Retry-After": "5" });

@@ -12,7 +12,9 @@ import { Metrics } from "./observability/metrics.ts";
 import { createAuth } from "./auth/index.ts";
 import { apiRoutes } from "./routes/index.ts";
 import { IdempotencyStore } from "./http/idempotency.ts";
-import { createDepartmentKeyCheck } from "./domain/departments/departmentAuth.ts";
+import { createDepartmentKeyCheck } from "./auth/departmentKeys.ts";
+import { DepartmentCredentialStore } from "./auth/departmentCredentialStore.ts";
+import { openSecret } from "./domain/departments/credentials.ts";
 import { createCoreServices, createDomainContext } from "./services.ts";
 import { jobClock } from "./jobs/jobClock.ts";
 import { startJobRunner } from "./jobs/jobRunner.ts";
@@ -31,7 +33,10 @@ const core = await createCoreServices(config, logger, metrics);
 const context = await createDomainContext(config, logger, core);
 const jobs = config.jobsInApi ? await startJobRunner(context, { index: core.index, pollMs: config.jobPollMs, lockMs: config.jobLockMs, concurrency: config.jobConcurrency, clock: jobClock(config.jobTimeScale) }) : undefined;
 // Departments authenticate with their API key (and, when required, signed requests).
-const auth = await createAuth({ config, pool: core.pool, logger, departments: createDepartmentKeyCheck(context) });
+const auth = await createAuth({ config, pool: core.pool, logger, departments: createDepartmentKeyCheck({
+  credentials: new DepartmentCredentialStore(core.pool),
+  openSecret: (code, sealed) => openSecret(core.vault, code, sealed),
+}) });
 await auth.bootstrapAdmin();
 // The key signing licences' QR codes (its address is published at /api/v1/verify/issuer).
 const issuer = new QrIssuer(config.issuerPrivateKey ?? (await developmentSecret(config.dataDir, "issuer.key")));

@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import { ChainUnavailableError } from "../../api/src/chain/chainErrors.ts";
+import { toAppError } from "../../api/src/http/errorMiddleware.ts";
 import { networkStatus, type RpcSend } from "../../api/src/chain/networkStatus.ts";
 import { REQUEST_STATUSES, REQUEST_TYPES } from "../../api/src/schemas/common.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
@@ -495,7 +496,7 @@ describe("administration: statistics, audit logs, blockchain status and transact
       for (const send of [refused, hanging]) {
         const error = await networkStatus(send, { expectedChainId: 1337, timeoutMs: 200 }).then(() => undefined, (e) => e);
         expect(error).to.be.instanceOf(ChainUnavailableError);
-        expect(error).to.include({ status: 503, code: "CHAIN_UNAVAILABLE" });
+        expect(toAppError(error)).to.include({ status: 503, code: "CHAIN_UNAVAILABLE" });
       }
     });
   });

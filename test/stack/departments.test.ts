@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { Wallet, ZeroHash, encodeBytes32String } from "ethers";
 import { approvalRegistry } from "../../api/src/chain/contracts.ts";
-import { signatureHeaders } from "../../api/src/domain/departments/requestSigning.ts";
+import { signatureHeaders } from "../../api/src/auth/requestSigning.ts";
 import type { ApiHandle } from "../../scripts/stack/stack.ts";
 import { applicantToken, clientToken, createClient } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";

@@ -16,18 +16,18 @@ import Router from "@koa/router";
 import { expect } from "chai";
 import Koa from "koa";
 import { loadConfig, type Config } from "../../api/src/config.ts";
-import { AppError } from "../../api/src/errors.ts";
-import { errorMiddleware } from "../../api/src/http/errorMiddleware.ts";
+import { errorMiddleware, toAppError } from "../../api/src/http/errorMiddleware.ts";
 import { mountRoutes } from "../../api/src/http/routeTable.ts";
 import {
   checkUpload,
   createDocumentStore,
   documentVersionKey,
-  fileRoutes,
   parseUpload,
   StorageKeyExistsError,
+  StoredFileNotFoundError,
   type DocumentStore,
 } from "../../api/src/storage/index.ts";
+import { fileRoutes } from "../../api/src/routes/files.ts";
 import { encodeKeyToken, signLocalUrl } from "../../api/src/storage/signedUrl.ts";
 import { current } from "./support/stackFixture.ts";
 import { startS3Server, type S3ServerHandle } from "./support/s3Server.ts";
@@ -238,7 +238,7 @@ describe("Document storage", function () {
         await store.put(key, pdfFile, "application/pdf");
         const error = await store.put(key, pngFile, "image/png").then(() => undefined, (e: unknown) => e);
         expect(error).to.be.instanceOf(StorageKeyExistsError);
-        expect(error).to.include({ status: 409, code: "FILE_EXISTS" });
+        expect(toAppError(error)).to.include({ status: 409, code: "FILE_EXISTS" });
         expect((await collect(await store.read(key))).equals(PDF)).to.equal(true);
       });
 
@@ -249,8 +249,8 @@ describe("Document storage", function () {
         expect(await store.exists(key)).to.equal(false);
         await store.delete(key);
         const error = await store.read(key).then(() => undefined, (e: unknown) => e);
-        expect(error).to.be.instanceOf(AppError);
-        expect(error).to.include({ status: 404, code: "NOT_FOUND" });
+        expect(error).to.be.instanceOf(StoredFileNotFoundError);
+        expect(toAppError(error)).to.include({ status: 404, code: "NOT_FOUND" });
         // The key is free again only through delete: a new put under it works.
         await store.put(key, pngFile, "image/png");
         expect((await collect(await store.read(key))).equals(PNG)).to.equal(true);
@@ -431,7 +431,10 @@ describe("Document storage", function () {
     const outcome = (promise: Promise<unknown>) =>
       promise.then(
         (value) => value,
-        (error: AppError) => ({ status: error.status, code: error.code, reason: error.details?.reason, message: error.message }),
+        (error: unknown) => {
+          const answer = toAppError(error);
+          return { status: answer.status, code: answer.code, reason: answer.details?.reason, message: answer.message };
+        },
       );
 
     it("recognises real PDF, PNG and JPEG files by their bytes", async function () {
@@ -482,7 +485,7 @@ describe("Document storage", function () {
       app.use(errorMiddleware());
       const router = new Router();
       router.post("/upload", async (ctx) => {
-        const upload = await parseUpload(ctx, { maxBytes, tmpDir, fileField: "file" });
+        const upload = await parseUpload(ctx.req, { maxBytes, tmpDir, fileField: "file" });
         try {
           const hashed = createHash("sha256").update(await readFile(upload.file.path)).digest("hex");
           const checked = await checkUpload(upload.file);

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { toAppError } from "../../api/src/http/errorMiddleware.ts";
 import { AbiCoder, id, Interface } from "ethers";
 import { ApprovalRegistryAbi } from "../../abis/index.ts";
 import {
@@ -20,7 +21,9 @@ describe("chainErrors (api/src/chain/chainErrors.ts)", function () {
       expect(error).to.be.instanceOf(ContractRevertError);
       expect(error.errorName).to.equal("ReviewNotYourTurn");
       expect(error.args).to.deep.equal([12n, 1n, 3n, 0n]);
-      expect([error.status, error.code]).to.deep.equal([409, "CHAIN_REJECTED"]);
+      // The error middleware answers it through the one revert table (chain/revertMapping.ts).
+      const answer = toAppError(error);
+      expect([answer.status, answer.code]).to.deep.equal([409, "NOT_YOUR_TURN"]);
       expect(error.details).to.deep.equal({ error: "ReviewNotYourTurn", args: ["12", "1", "3", "0"] });
     });
 
@@ -54,8 +57,8 @@ describe("chainErrors (api/src/chain/chainErrors.ts)", function () {
       );
     });
 
-    it("ChainUnavailableError is a 503 with Retry-After", function () {
-      const error = new ChainUnavailableError();
+    it("ChainUnavailableError is answered 503 with Retry-After", function () {
+      const error = toAppError(new ChainUnavailableError());
       expect([error.status, error.code, error.headers]).to.deep.equal([
         503,
         "CHAIN_UNAVAILABLE",

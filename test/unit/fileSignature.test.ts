@@ -1,4 +1,6 @@
 import { expect } from "chai";
+import { toAppError } from "../../api/src/http/errorMiddleware.ts";
+import { InvalidFileError } from "../../api/src/storage/storageErrors.ts";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -70,10 +72,12 @@ describe("fileSignature (api/src/storage/fileSignature.ts)", function () {
         () => undefined,
         (e: unknown) => e,
       );
-      expect(error).to.be.instanceOf(AppError);
-      expect((error as AppError).status).to.equal(400);
-      expect((error as AppError).code).to.equal("INVALID_FILE");
-      return error as AppError;
+      expect(error).to.be.instanceOf(InvalidFileError);
+      // The error middleware's answer for it: 400 INVALID_FILE.
+      const answer = toAppError(error);
+      expect(answer.status).to.equal(400);
+      expect(answer.code).to.equal("INVALID_FILE");
+      return answer;
     }
 
     it("returns the type of the bytes when no claim contradicts it", async function () {

@@ -1,9 +1,9 @@
 /**
  * The audit trail: one row per state change, written with the same database client (so in the same transaction)
- * as the change itself. Use cases receive the caller's `RequestMeta`; routes build it from the request.
+ * as the change itself. Use cases receive the caller's `RequestMeta` (plain data; routes build it from the
+ * request with http/requestMeta.ts).
  */
 import { randomUUID } from "node:crypto";
-import type { Context } from "koa";
 import type { Principal } from "../auth/principal.ts";
 import { isAdmin } from "../auth/principal.ts";
 
@@ -15,10 +15,6 @@ export interface RequestMeta {
   ip?: string;
   userAgent?: string;
   requestId?: string;
-}
-
-export function requestMeta(ctx: Context): RequestMeta {
-  return { principal: ctx.state.principal, ip: ctx.ip, userAgent: ctx.get("user-agent") || undefined, requestId: ctx.state.requestId };
 }
 
 export const SYSTEM: RequestMeta = {};

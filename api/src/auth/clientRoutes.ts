@@ -5,13 +5,15 @@
 import type { Context } from "koa";
 import { z } from "zod/v4";
 import { conflict, notFound } from "../errors.ts";
-import { defineRoute, ErrorSchema, isStorableText, type RouteDefinition } from "../http/routeTable.ts";
+import { defineRoute, ErrorSchema, type RouteDefinition } from "../http/routeTable.ts";
+import { isStorableText } from "../storableText.ts";
 import { DateTime } from "../schemas/common.ts";
 import { SCOPES, type Principal, type Scope } from "./principal.ts";
 import type { ClientRecord, ClientStore } from "./clients.ts";
 import { field, lenientBody, NO_STORE, OAuthErrorSchema, oauthError } from "./oauthErrors.ts";
 import type { TokenService } from "./tokens.ts";
-import { requestMeta, type AuditEntry, type RequestMeta } from "../audit/auditLog.ts";
+import type { AuditEntry, RequestMeta } from "../audit/auditLog.ts";
+import { requestMeta } from "../http/requestMeta.ts";
 
 const SCOPE_TABLE = [
   "| scope | opens |",

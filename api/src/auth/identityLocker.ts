@@ -21,7 +21,7 @@ import { bodyShapeProblem, field, lenientBody, NO_STORE, OAuthErrorSchema, oauth
 import { redirectUriProblem, registeredRedirects, type RegisteredRedirect } from "./redirectUris.ts";
 import { randomSecret } from "./secrets.ts";
 import type { ApplicantIdentity, TokenService } from "./tokens.ts";
-import { requestMeta } from "../audit/auditLog.ts";
+import { requestMeta } from "../http/requestMeta.ts";
 import type { AuditRecorder } from "./clientRoutes.ts";
 import type { Principal } from "./principal.ts";
 

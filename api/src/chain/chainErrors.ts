@@ -1,31 +1,58 @@
 /**
- * Errors from the chain, told apart: the node is unreachable (nothing was recorded, 503) or a contract refused
- * the call with one of its custom errors (decoded by name and arguments from the three ABIs).
+ * Errors from the chain, told apart by kind: a contract refused the call with one of its custom errors (decoded by
+ * name and arguments from the three ABIs), the node is unreachable (nothing was recorded), the node refused a
+ * signed transaction, or a recorded and sent transaction was not mined in time. They say what happened on the
+ * chain and carry no HTTP status: http/errorKinds.ts gives each kind its answer (a revert through
+ * chain/revertMapping.ts, the one table of contract errors).
  */
 import { Interface, type Result } from "ethers";
 import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../../abis/index.ts";
-import { AppError } from "../errors.ts";
 
 const errorsInterface = new Interface(
   [...LicenceTokenAbi, ...DocumentRegistryAbi, ...ApprovalRegistryAbi].filter((item) => item.type === "error") as never,
 );
 
-/** A contract reverted with a custom error. `name` is the Solidity error name. */
-export class ContractRevertError extends AppError {
+/** A contract reverted with a custom error. `errorName` is the Solidity error name. */
+export class ContractRevertError extends Error {
   readonly errorName: string;
   readonly args: unknown[];
+  /** The error's name and its arguments as JSON values (bigints as strings): what an API answer shows. */
+  readonly details: { error: string; args: unknown[] };
 
   constructor(errorName: string, args: unknown[], message?: string) {
-    super(409, "CHAIN_REJECTED", message ?? `The contract refused the operation: ${errorName}`, { error: errorName, args: jsonArgs(args) });
+    super(message ?? `The contract refused the operation: ${errorName}`);
+    this.name = "ContractRevertError";
     this.errorName = errorName;
     this.args = args;
+    this.details = { error: errorName, args: jsonArgs(args) };
   }
 }
 
-export class ChainUnavailableError extends AppError {
+/** The node could not be reached: nothing was recorded on chain. */
+export class ChainUnavailableError extends Error {
   constructor(cause?: unknown) {
-    super(503, "CHAIN_UNAVAILABLE", "The blockchain is not reachable; nothing was recorded. Try again shortly.", undefined, { "Retry-After": "5" });
+    super("The blockchain is not reachable; nothing was recorded. Try again shortly.");
+    this.name = "ChainUnavailableError";
     if (cause) this.cause = cause;
+  }
+}
+
+/** The node refused a signed transaction when it was broadcast (not a revert): it will not be mined. */
+export class NodeRefusedError extends Error {
+  constructor(message?: string) {
+    super(message);
+    this.name = "NodeRefusedError";
+  }
+}
+
+/** A transaction was recorded and sent, but no receipt came in time: it may still be mined (reconciled later). */
+export class NotMinedInTimeError extends Error {
+  readonly transactionHash: string;
+
+  constructor(transactionHash: string) {
+    super(`The transaction ${transactionHash} was sent but not mined in time`);
+    this.name = "NotMinedInTimeError";
+    this.transactionHash = transactionHash;
   }
 }
 

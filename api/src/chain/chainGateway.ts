@@ -9,18 +9,18 @@ import { keccak256, type JsonRpcProvider, type TransactionReceipt } from "ethers
 import type pg from "pg";
 import type { Logger } from "pino";
 import { withTransaction } from "../db/transaction.ts";
-import { AppError } from "../errors.ts";
-import { ChainUnavailableError, ContractRevertError, decodeRevert, isConnectionError, revertDataOf } from "./chainErrors.ts";
-import { NodeRefusedError, NonceSequencer } from "./nonceSequencer.ts";
+import {
+  ChainUnavailableError, ContractRevertError, decodeRevert, isConnectionError, NodeRefusedError, NotMinedInTimeError, revertDataOf,
+} from "./chainErrors.ts";
+import { NonceSequencer } from "./nonceSequencer.ts";
 import { ReceiptTimeoutError, type ReceiptWatcher } from "./receiptWatcher.ts";
+import { networkStatus, type NetworkStatus } from "./networkStatus.ts";
 import type { FeeFields, TransactionSigner } from "./transactionSigner.ts";
+import type { TxKind } from "../transactionKinds.ts";
 import type { WalletStore } from "./walletStore.ts";
 import { currentIdempotencyClaim, recordIdempotencyReference } from "../http/idempotency.ts";
 
-export type TxKind =
-  | "MINT_NFT" | "APPROVAL" | "DOC_UPDATE" | "REJECT" | "REVOKE"
-  | "SUBMIT" | "RESUBMIT" | "CANCEL" | "CHANGES_REQUESTED" | "TIMEOUT" | "ESCALATION"
-  | "REGISTER_DEPARTMENT" | "UPDATE_DEPARTMENT" | "REGISTER_WORKFLOW" | "DEACTIVATE_WORKFLOW" | "ADMIN";
+export type { TxKind } from "../transactionKinds.ts";
 
 export interface TxRequest {
   kind: TxKind;
@@ -141,20 +141,13 @@ export class ChainGateway {
           throw new NodeRefusedError((error as Error).message);
         }
       },
-    }).catch((error) => {
-      if (error instanceof NodeRefusedError) {
-        throw new AppError(502, "CHAIN_REJECTED_TRANSACTION", "The blockchain node refused the transaction; nothing was recorded on chain.");
-      }
-      throw error;
     });
 
     let receipt: TransactionReceipt;
     try {
       receipt = await this.#o.receipts.wait(recorded.hash, this.#o.receiptTimeoutMs);
     } catch (error) {
-      const timeout = error instanceof ReceiptTimeoutError
-        ? new AppError(504, "CHAIN_TIMEOUT", "The transaction was recorded and sent but not mined in time; it will be confirmed later.", { transactionHash: recorded.hash })
-        : error;
+      const timeout = error instanceof ReceiptTimeoutError ? new NotMinedInTimeError(recorded.hash) : error;
       throw Object.assign(timeout as object, { [OUTBOX_RECORDED]: true });
     }
     // A revert here means the transaction was mined and failed: it will never land (not marked as recorded-pending).
@@ -166,7 +159,12 @@ export class ChainGateway {
     return { ...recorded, blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed, receipt: confirmed };
   }
 
-  /** Read-only contract call (e.g. a view); connection failures become 503. */
+  /** The chain as an administrator sees it (networkStatus.ts); ChainUnavailableError when the node does not answer. */
+  networkStatus(): Promise<NetworkStatus> {
+    return networkStatus((method, params) => this.#o.provider.send(method, params), { expectedChainId: this.#o.chainId });
+  }
+
+  /** Read-only contract call (e.g. a view); connection failures become ChainUnavailableError. */
   async call(to: string, data: string, blockTag?: number | string): Promise<string> {
     try {
       return await this.#o.provider.call({ to, data, blockTag });
@@ -306,7 +304,7 @@ export class ChainGateway {
       const { rows } = await client.query(
         `UPDATE chain_transactions SET status = 'FAILED', block_number = $2, block_hash = $3, tx_index = $4, gas_used = $5,
            error_name = $6, error_args = $7, error_message = $8, updated_at = now() WHERE id = $1 AND status <> 'FAILED' RETURNING request_id`,
-        [id, receipt.blockNumber, receipt.blockHash, receipt.index, receipt.gasUsed.toString(), revert.errorName, JSON.stringify(revert.details?.args ?? []), revert.message],
+        [id, receipt.blockNumber, receipt.blockHash, receipt.index, receipt.gasUsed.toString(), revert.errorName, JSON.stringify(revert.details.args), revert.message],
       );
       if (rows.length > 0 && this.#o.onFailed) await this.#o.onFailed(client, { id, kind: request.kind, requestId: rows[0].request_id, hash: receipt.hash });
       return rows.length > 0;

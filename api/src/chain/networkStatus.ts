@@ -1,7 +1,7 @@
 /**
  * The chain as an administrator sees it: network identity, consensus, the nodes visible from our RPC endpoint and
  * the latest block. Every JSON-RPC probe runs in parallel with its own short timeout, and only two are required:
- * without the chain id and the latest block the chain is unavailable (503 CHAIN_UNAVAILABLE). The rest are
+ * without the chain id and the latest block the chain is unavailable (ChainUnavailableError). The rest are
  * best effort: Besu answers admin_* and qbft_* / ibft_* / clique_* when those APIs are enabled (docs/besu.md);
  * a local anvil answers none of them and is reported as one node.
  */

@@ -8,6 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import type pg from "pg";
+import { NodeRefusedError } from "./chainErrors.ts";
 
 const MAX_BATCH = 64;
 
@@ -23,7 +24,6 @@ export interface NonceTicket {
 }
 
 /** Thrown by `broadcast` when the node refused the transaction outright (it is in no pool). */
-export class NodeRefusedError extends Error {}
 
 export interface SequencedJob<T extends { id: string; nonce: bigint }> {
   record(ticket: NonceTicket): Promise<T>;

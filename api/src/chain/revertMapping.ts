@@ -67,7 +67,7 @@ export function isRevert(error: unknown, ...names: ContractErrorName[]): error i
  */
 export function apiErrorOf(error: ContractRevertError, overrides: RevertOverrides = {}): AppError {
   const answer = overrides[error.errorName as ContractErrorName] ?? REVERT_ANSWERS[error.errorName as MappedErrorName];
-  if (!answer) return error;
+  if (!answer) return new AppError(409, "CHAIN_REJECTED", error.message, error.details);
   if (typeof answer === "function") return answer(error);
   return new AppError(answer.status, answer.code, answer.message, error.details);
 }

@@ -1,6 +1,7 @@
 /**
  * The one error handler, first in the chain after the request context: every failure leaves as the spec's
- * `{code, message, details?}`. AppErrors keep their status and code; body-parser and multipart limits become
+ * `{code, message, details?}`. AppErrors keep their status and code, chain and storage errors get theirs from
+ * errorKinds.ts; body-parser and multipart limits become
  * 400/413; anything unexpected is a 500 whose body says nothing about internals (it is logged with the request id).
  * On the OAuth token endpoints (`oauthPaths`) a body that cannot be parsed is answered in their RFC 6749 §5.2 shape,
  * `{error: "invalid_request", error_description}`, since the body parser runs before any route is matched.
@@ -8,6 +9,7 @@
 import type { Context, Next } from "koa";
 import { AppError } from "../errors.ts";
 import { NO_STORE } from "../auth/oauthErrors.ts";
+import { answerOfKnownError } from "./errorKinds.ts";
 
 interface HttpLikeError {
   status?: number;
@@ -41,8 +43,8 @@ export function errorMiddleware(options: ErrorMiddlewareOptions = {}) {
         throw new AppError(501, "NOT_IMPLEMENTED", `The method ${ctx.method} is not supported`);
       }
     } catch (error) {
-      const mapped = toAppError(error as HttpLikeError);
-      if (mapped.status >= 500 && !(error instanceof AppError)) {
+      const mapped = toAppError(error);
+      if (mapped.status >= 500 && !answerOfKnownError(error)) {
         ctx.state.log?.error({ err: error }, "unexpected error");
       }
       if (mapped.status === 400 && BODY_PARSE_CODES.has(mapped.code) && options.oauthPaths?.has(ctx.path.replace(/\/+$/, ""))) {
@@ -69,8 +71,11 @@ export function isDatabaseUnavailable(error: HttpLikeError & { severity?: string
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down)/i.test(error.message ?? "");
 }
 
-function toAppError(error: HttpLikeError): AppError {
-  if (error instanceof AppError) return error;
+/** The answer to any error: its kind's (errorKinds.ts), a parser's or server's error mapped, else a bare 500. */
+export function toAppError(thrown: unknown): AppError {
+  const known = answerOfKnownError(thrown);
+  if (known) return known;
+  const error = (thrown ?? {}) as HttpLikeError;
   if (isDatabaseUnavailable(error)) {
     return new AppError(503, "SERVICE_UNAVAILABLE", "The database is not reachable right now. Try again shortly (with the same Idempotency-Key, a retried write is not done twice).", undefined, { "Retry-After": "2" });
   }

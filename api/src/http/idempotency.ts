@@ -22,6 +22,7 @@ import { createHash } from "node:crypto";
 import type pg from "pg";
 import { wasRecorded } from "../chain/chainGateway.ts";
 import { AppError } from "../errors.ts";
+import { answerOfKnownError } from "./errorKinds.ts";
 import type { HandlerResult } from "./routeTable.ts";
 
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
@@ -118,9 +119,10 @@ export class IdempotencyStore {
       result = await current.run({ caller, key }, execute);
     } catch (error) {
       clearInterval(renew);
-      const status = error instanceof AppError ? error.status : 500;
-      if (error instanceof AppError && status < 500 && status !== 409 && status !== 429 && !wasRecorded(error)) {
-        await this.#store(caller, key, status, { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) });
+      const answer = answerOfKnownError(error);
+      const status = answer ? answer.status : 500;
+      if (answer && status < 500 && status !== 409 && status !== 429 && !wasRecorded(error)) {
+        await this.#store(caller, key, status, { code: answer.code, message: answer.message, ...(answer.details ? { details: answer.details } : {}) });
       } else {
         // No write recorded: the key is freed and a retry runs again. A write recorded (a 5xx such as a receipt
         // timeout, whose transaction may still be mined): the key is kept and a retry learns the real outcome.

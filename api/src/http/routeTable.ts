@@ -11,6 +11,7 @@ import { AppError, forbidden, unauthorized } from "../errors.ts";
 import { hasScope, isAdmin, type Authenticator, type Principal, type Scope } from "../auth/principal.ts";
 import { fingerprint, type IdempotencyStore, type Recover } from "./idempotency.ts";
 import { MethodTable } from "./allowedMethods.ts";
+import { isStorableText } from "../storableText.ts";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 
@@ -191,15 +192,6 @@ function parse(schema: z.ZodType | undefined, value: unknown, where: "path" | "q
 
 /** Deepest nesting of arrays and objects accepted in a request (free-form `metadata` included). */
 export const MAX_INPUT_DEPTH = 64;
-
-/**
- * Whether a string can be stored and echoed as is: Postgres text and jsonb refuse U+0000, and jsonb refuses an
- * unpaired UTF-16 surrogate (JSON.stringify writes it as a \ud800 escape), so either would fail deep in a use case
- * (a 500) instead of here.
- */
-export function isStorableText(text: string): boolean {
-  return !/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
-}
 
 /**
  * The first key or string of a parsed request part that cannot be stored (see isStorableText), or nesting deeper

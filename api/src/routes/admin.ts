@@ -1,6 +1,5 @@
 /** Administration reads (all admin only): platform statistics, the audit trail, the chain's status, the outbox. */
 import { z } from "zod/v4";
-import { networkStatus } from "../chain/networkStatus.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { validationFailed } from "../errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
@@ -171,9 +170,7 @@ export function adminRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Admin"],
       access: ADMIN,
       responses: { 200: { description: "Status", schema: BlockchainStatusSchema }, ...errorResponses({ ...denied, 503: "CHAIN_UNAVAILABLE: the node did not answer" }) },
-      handler: async () => ({
-        body: await networkStatus((method, params) => context.gateway.provider.send(method, params), { expectedChainId: context.config.chainId }),
-      }),
+      handler: async () => ({ body: await context.gateway.networkStatus() }),
     }),
     defineRoute({
       method: "get",

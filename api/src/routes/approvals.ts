@@ -3,7 +3,7 @@
  * the department's own wallet), the approvals of a request, and administrators' suspend / reinstate / revoke.
  */
 import { z } from "zod/v4";
-import { requestMeta } from "../audit/auditLog.ts";
+import { requestMeta } from "../http/requestMeta.ts";
 import type { Principal } from "../auth/principal.ts";
 import { REJECTION_REASONS, decide, decisionToSign, type DecisionSignature } from "../domain/approvals/decide.ts";
 import { actOnLicence } from "../domain/approvals/licenceActions.ts";

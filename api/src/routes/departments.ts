@@ -1,6 +1,6 @@
 /** Department routes: registration and administration (admin), reads (any authenticated reader), statistics. */
 import { z } from "zod/v4";
-import { requestMeta } from "../audit/auditLog.ts";
+import { requestMeta } from "../http/requestMeta.ts";
 import { isAdmin } from "../auth/principal.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { departmentStats, STATS_DEFINITIONS } from "../domain/departments/departmentStats.ts";

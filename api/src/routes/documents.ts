@@ -2,7 +2,7 @@
 import path from "node:path";
 import type { Context } from "koa";
 import { z } from "zod/v4";
-import { requestMeta } from "../audit/auditLog.ts";
+import { requestMeta } from "../http/requestMeta.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { updateDocument, uploadDocument, type ReceivedFile } from "../domain/documents/uploadDocument.ts";
 import { loadOwnRequest } from "../domain/requests/submitRequest.ts";
@@ -12,9 +12,9 @@ import { defineRoute, errorResponses, type RouteDefinition } from "../http/route
 import { documentJson, documentsOfRequest, findDocument, type DocumentView } from "../reads/documentReads.ts";
 import { canSee, findRequest, findVisibleRequest } from "../reads/requestReads.ts";
 import { DocumentDetailResponse, DocumentResponse, DocumentSchema, DocumentUpdateResponse, DownloadResponse, UpdateForm, UploadForm } from "../schemas/document.ts";
-import { checkUpload } from "../storage/fileSignature.ts";
+import { activeContentByVersion } from "../reads/versionFindings.ts";
+import { acceptUpload } from "../storage/acceptUpload.ts";
 import { parseUpload } from "../storage/multipartUpload.ts";
-import { findActiveContent, type PdfFinding } from "../storage/pdfActiveContent.ts";
 
 const DOWNLOAD_URL_SECONDS = 3600;
 const errors = errorResponses;
@@ -37,24 +37,11 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
     }
   }
 
-  /** Parses the multipart body, checks the file's real type, runs `use` under the Idempotency-Key; always cleans up. */
+  /** Parses the multipart body, checks the file's content, runs `use` under the Idempotency-Key; always cleans up. */
   async function withUpload<T>(ctx: Context, use: (file: ReceivedFile, fields: Record<string, string>) => Promise<T>, status: number) {
-    const upload = await parseUpload(ctx, { maxBytes: context.config.maxUploadBytes, tmpDir });
+    const upload = await parseUpload(ctx.req, { maxBytes: context.config.maxUploadBytes, tmpDir });
     try {
-      const checked = await checkUpload(upload.file);
-      const activeContent = checked.mimeType === "application/pdf" ? await findActiveContent(upload.file.path) : [];
-      if (activeContent.length > 0 && context.config.refuseActivePdf) {
-        throw new AppError(400, "INVALID_FILE", `PDFs with active content are refused here: ${activeContent.join(", ")}`, { reason: "ACTIVE_CONTENT", activeContent });
-      }
-      const file: ReceivedFile = {
-        activeContent,
-        path: upload.file.path,
-        size: upload.file.size,
-        sha256: upload.file.sha256,
-        originalFilename: upload.file.originalFilename ?? `document.${checked.extension}`,
-        mimeType: checked.mimeType,
-        extension: checked.extension,
-      };
+      const file: ReceivedFile = await acceptUpload(upload.file, { refuseActivePdf: context.config.refuseActivePdf });
       // The body was streamed, not kept: its fields (in order) and the file's SHA-256 stand for it.
       const print = fingerprint(ctx.method, ctx.originalUrl, JSON.stringify({ fields: upload.fields, name: upload.file.originalFilename, sha256: upload.file.sha256 }));
       return await ctx.state.idempotently!(print, async () => ({ status, body: await use(file, upload.fields) }));
@@ -147,8 +134,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       handler: async ({ params, ctx }) => {
         const document = await visibleDocument(params.documentId, ctx);
         // What each version's bytes carry (M7): reviewers see it before they open the file.
-        const flagged = await context.pool.query(`SELECT version, active_content FROM document_versions WHERE document_id = $1`, [document.id]);
-        const findings = new Map<number, PdfFinding[]>(flagged.rows.map((r) => [r.version as number, r.active_content as PdfFinding[]]));
+        const findings = await activeContentByVersion(context.pool, document.id);
         const { url } = await context.documentStore.signedUrl(document.current.storageKey, DOWNLOAD_URL_SECONDS, downloadName(document, document.current));
         return {
           body: {

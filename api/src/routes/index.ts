@@ -2,7 +2,7 @@
 import type { AuthModule } from "../auth/index.ts";
 import type { DomainContext } from "../domain/context.ts";
 import type { RouteDefinition } from "../http/routeTable.ts";
-import { fileRoutes } from "../storage/index.ts";
+import { fileRoutes } from "./files.ts";
 import { adminRoutes } from "./admin.ts";
 import { approvalRoutes } from "./approvals.ts";
 import { departmentRoutes } from "./departments.ts";

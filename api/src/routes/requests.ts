@@ -1,7 +1,7 @@
 /** Licence request routes: thin — validate (schemas), call the use case or read, shape the response. */
 import { z } from "zod/v4";
 import type { Principal } from "../auth/principal.ts";
-import { requestMeta } from "../audit/auditLog.ts";
+import { requestMeta } from "../http/requestMeta.ts";
 import { cancelRequest } from "../domain/requests/cancelRequest.ts";
 import { createRequest } from "../domain/requests/createRequest.ts";
 import { submitRequest } from "../domain/requests/submitRequest.ts";

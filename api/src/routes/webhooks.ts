@@ -1,22 +1,17 @@
 /**
- * Webhook routes: registration (both event sets), listing, deletion, re-enabling, a signed test delivery, and the
- * delivery log. Departments manage their own webhooks; administrators see all and may register ones without a
- * department, which receive every event.
+ * Webhook routes over the webhook use case (domain/webhooks/manageWebhooks.ts): registration (both event sets),
+ * listing, deletion, re-enabling, a signed test delivery, and the delivery log.
  */
-import { randomUUID } from "node:crypto";
 import { z } from "zod/v4";
-import { audit, requestMeta } from "../audit/auditLog.ts";
-import { isAdmin, type Principal } from "../auth/principal.ts";
-import { withTransaction } from "../db/transaction.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { AppError, forbidden, notFound } from "../errors.ts";
+import {
+  deleteWebhook, enableWebhook, listOwnWebhooks, registerWebhook, testWebhook, webhookLogs, type WebhookContext,
+} from "../domain/webhooks/manageWebhooks.ts";
+import { requestMeta } from "../http/requestMeta.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { pageQuery } from "../schemas/common.ts";
-import { enqueueJob, JOB_NAMES } from "../jobs/jobQueue.ts";
-import { deliver } from "../webhooks/deliver.ts";
 import { WEBHOOK_EVENTS } from "../webhooks/events.ts";
-import { checkWebhookUrl, WEBHOOK_URL_REFUSED } from "../webhooks/urlSafety.ts";
-import { findWebhook, listWebhooks, openWebhookSecret, sealWebhookSecret, webhookJson, type StoredWebhook } from "../webhooks/webhookStore.ts";
+import { vaultWebhookSecrets } from "../webhooks/webhookSecrets.ts";
 
 const WebhookSchema = z
   .object({ webhookId: z.uuid(), departmentCode: z.string().nullable(), url: z.url(), events: z.array(z.enum(WEBHOOK_EVENTS)), isActive: z.boolean(), createdAt: z.iso.datetime({ offset: true }) })
@@ -40,17 +35,10 @@ const CreateWebhookInput = z
 const WebhookIdParams = z.object({ webhookId: z.uuid() });
 const KEY_OR_ADMIN = [{ kind: "apiKey" as const }, { kind: "admin" as const }];
 
-export function webhookRoutes(context: DomainContext): RouteDefinition[] {
-  // Loopback receivers are a development convenience: allowed only where DEV_CONVENIENCES is on (never in production).
-  const production = context.config.nodeEnv === "production" || !context.config.devConveniences;
-  /** The webhook, if the caller may manage it (a department: its own; an administrator: any); otherwise 404. */
-  const owned = async (principal: Principal | undefined, id: string) => {
-    const webhook = await findWebhook(context.pool, id);
-    if (!webhook || (!isAdmin(principal) && (principal?.kind !== "department" || webhook.departmentCode !== principal.code))) throw notFound("Webhook");
-    return webhook;
-  };
-  const ownCode = (principal: Principal | undefined) => (principal?.kind === "department" ? principal.code : undefined);
-
+export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
+  // The secrets are sealed by the key vault until the domain context carries a sealing service of its own.
+  const webhookSecrets = vaultWebhookSecrets(domain.vault);
+  const context: WebhookContext = { config: domain.config, pool: domain.pool, webhookSecrets };
   return [
     defineRoute({
       method: "post",
@@ -64,24 +52,7 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
       body: CreateWebhookInput,
       idempotent: false,
       responses: { 201: { description: "Registered", schema: WebhookSchema }, ...errorResponses({ 400: "Invalid body or INVALID_WEBHOOK_URL", 401: "Not authenticated", 403: "Another department's code" }) },
-      handler: async ({ body, ctx }) => {
-        const principal = ctx.state.principal;
-        const own = ownCode(principal);
-        if (own && body.departmentCode && body.departmentCode !== own) throw forbidden("You can only register webhooks for your own department");
-        await checkWebhookUrl(body.url, { production });
-        const id = randomUUID();
-        const departmentCode = own ?? body.departmentCode ?? null;
-        const createdAt = await withTransaction(context.pool, async (client) => {
-          const { rows } = await client.query(
-            `INSERT INTO webhooks (id, department_code, url, events, secret_sealed, created_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at`,
-            [id, departmentCode, body.url, body.events, sealWebhookSecret(context.vault, id, body.secret), `${principal!.kind}:${principal!.id}`],
-          );
-          await audit(client, requestMeta(ctx), { entityType: "WEBHOOK", entityId: id, action: "CREATE", newValue: { departmentCode, url: body.url, events: body.events } });
-          return rows[0].created_at as Date;
-        });
-        const created: StoredWebhook = { id, departmentCode, url: body.url, events: body.events, isActive: true, disabledAt: null, createdAt };
-        return { status: 201, body: webhookJson(created) };
-      },
+      handler: async ({ body, ctx }) => ({ status: 201, body: await registerWebhook(context, requestMeta(ctx), body) }),
     }),
     defineRoute({
       method: "get",
@@ -91,7 +62,7 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Webhooks"],
       access: KEY_OR_ADMIN,
       responses: { 200: { description: "Webhooks", schema: z.object({ webhooks: z.array(WebhookSchema) }) }, ...errorResponses({ 401: "Not authenticated" }) },
-      handler: async ({ ctx }) => ({ body: { webhooks: (await listWebhooks(context.pool, ownCode(ctx.state.principal))).map(webhookJson) } }),
+      handler: async ({ ctx }) => ({ body: await listOwnWebhooks(context, ctx.state.principal) }),
     }),
     defineRoute({
       method: "get",
@@ -102,30 +73,7 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
       access: KEY_OR_ADMIN,
       query: z.object({ webhookId: z.uuid().optional(), status: z.enum(["success", "failed", "pending"]).optional(), ...pageQuery(50) }),
       responses: { 200: { description: "Logs", schema: z.object({ logs: z.array(WebhookLogSchema), pagination: z.object({ page: z.int(), limit: z.int(), total: z.int(), totalPages: z.int() }) }) }, ...errorResponses({ 401: "Not authenticated" }) },
-      handler: async ({ query, ctx }) => {
-        const where: string[] = [];
-        const params: unknown[] = [];
-        const own = ownCode(ctx.state.principal);
-        if (own) where.push(`w.department_code = $${params.push(own)}`);
-        if (query.webhookId) where.push(`l.webhook_id = $${params.push(query.webhookId)}`);
-        if (query.status) where.push(`l.status = $${params.push(query.status)}`);
-        const whereSql = where.length ? `WHERE ${where.join(" AND ")}` : "";
-        const total = (await context.pool.query(`SELECT count(*)::int AS n FROM webhook_logs l JOIN webhooks w ON w.id = l.webhook_id ${whereSql}`, params)).rows[0].n as number;
-        const { rows } = await context.pool.query(
-          `SELECT l.* FROM webhook_logs l JOIN webhooks w ON w.id = l.webhook_id ${whereSql} ORDER BY l.created_at DESC, l.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-          [...params, query.limit, (query.page - 1) * query.limit],
-        );
-        return {
-          body: {
-            logs: rows.map((r) => ({
-              logId: r.id, webhookId: r.webhook_id, eventId: r.event_id, eventType: r.event_type, payload: r.payload, status: r.status,
-              responseStatus: r.response_status, responseTime: r.response_time, retryCount: r.retry_count, createdAt: r.created_at.toISOString(),
-              error: r.error ?? null, nextRetryAt: r.next_retry_at?.toISOString() ?? null,
-            })),
-            pagination: { page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) },
-          },
-        };
-      },
+      handler: async ({ query, ctx }) => ({ body: await webhookLogs(context, ctx.state.principal, query) }),
     }),
     defineRoute({
       method: "delete",
@@ -137,13 +85,7 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
       params: WebhookIdParams,
       responses: { 204: { description: "Deleted" }, ...errorResponses({ 401: "Not authenticated", 404: "No such webhook (or not yours)" }) },
       handler: async ({ params, ctx }) => {
-        const webhook = await owned(ctx.state.principal, params.webhookId);
-        await withTransaction(context.pool, async (client) => {
-          await client.query(`UPDATE webhooks SET deleted_at = now(), is_active = false WHERE id = $1`, [webhook.id]);
-          // What it had pending is not delivered any more.
-          await client.query(`UPDATE webhook_deliveries SET status = 'CANCELLED', updated_at = now() WHERE webhook_id = $1 AND status IN ('PENDING', 'HELD')`, [webhook.id]);
-          await audit(client, requestMeta(ctx), { entityType: "WEBHOOK", entityId: webhook.id, action: "DELETE", oldValue: { url: webhook.url, events: webhook.events } });
-        });
+        await deleteWebhook(context, requestMeta(ctx), params.webhookId);
         return { status: 204 };
       },
     }),
@@ -157,22 +99,7 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
       access: KEY_OR_ADMIN,
       params: WebhookIdParams,
       responses: { 200: { description: "Enabled", schema: WebhookSchema }, ...errorResponses({ 401: "Not authenticated", 404: "No such webhook (or not yours)" }) },
-      handler: async ({ params, ctx }) => {
-        const webhook = await owned(ctx.state.principal, params.webhookId);
-        await withTransaction(context.pool, async (client) => {
-          await client.query(`UPDATE webhooks SET is_active = true, disabled_at = NULL, disabled_reason = NULL WHERE id = $1`, [webhook.id]);
-          // Deliveries held while it was disabled go out now.
-          const held = await client.query(
-            `UPDATE webhook_deliveries SET status = 'PENDING', next_attempt_at = NULL, updated_at = now() WHERE webhook_id = $1 AND status = 'HELD' RETURNING id`,
-            [webhook.id],
-          );
-          for (const row of held.rows) await enqueueJob(client, JOB_NAMES.deliverWebhook, row.id, { deliveryId: row.id });
-          await audit(client, requestMeta(ctx), {
-            entityType: "WEBHOOK", entityId: webhook.id, action: "ENABLE", oldValue: { isActive: webhook.isActive }, newValue: { isActive: true, releasedDeliveries: held.rowCount },
-          });
-        });
-        return { body: webhookJson({ ...webhook, isActive: true, disabledAt: null }) };
-      },
+      handler: async ({ params, ctx }) => ({ body: await enableWebhook(context, requestMeta(ctx), params.webhookId) }),
     }),
     defineRoute({
       method: "post",
@@ -189,18 +116,7 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
         200: { description: "Attempt made", schema: z.object({ success: z.boolean(), statusCode: z.int().nullable(), responseTime: z.int() }) },
         ...errorResponses({ 400: "INVALID_WEBHOOK_URL: the target's address is refused", 401: "Not authenticated", 404: "No such webhook (or not yours)" }),
       },
-      handler: async ({ params, ctx }) => {
-        const webhook = await owned(ctx.state.principal, params.webhookId);
-        const eventId = `evt_${randomUUID()}`;
-        const result = await deliver(
-          context.pool,
-          { id: webhook.id, url: webhook.url, secret: openWebhookSecret(context.vault, webhook.id, webhook.secretSealed) },
-          { eventId, eventType: "WEBHOOK_TEST", payload: { eventId, type: "WEBHOOK_TEST", timestamp: new Date().toISOString(), webhookId: webhook.id, data: { message: "This is a test delivery." } } },
-          { production },
-        );
-        if (result.refused || result.responseTime === null) throw new AppError(400, WEBHOOK_URL_REFUSED, "Webhook URL refused: the target is not a public address");
-        return { body: { success: result.success, statusCode: result.statusCode, responseTime: result.responseTime } };
-      },
+      handler: async ({ params, ctx }) => ({ body: await testWebhook(context, ctx.state.principal, params.webhookId) }),
     }),
   ];
 }

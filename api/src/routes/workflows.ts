@@ -1,6 +1,6 @@
 /** Workflow administration routes (all admin): versions registered on chain, definitions kept off chain. */
 import { z } from "zod/v4";
-import { requestMeta } from "../audit/auditLog.ts";
+import { requestMeta } from "../http/requestMeta.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { createWorkflow, deactivateWorkflow, updateWorkflow } from "../domain/workflows/registerWorkflow.ts";
 import { validateWorkflow } from "../domain/workflows/validateWorkflow.ts";

@@ -5,7 +5,7 @@
  *   PNG   89 50 4E 47 0D 0A 1A 0A
  *   JPEG  FF D8 FF
  *
- * Refused with 400 INVALID_FILE (details.reason):
+ * Refused with InvalidFileError (400 INVALID_FILE, details.reason):
  * - EMPTY: zero bytes;
  * - UNSUPPORTED_TYPE: the bytes are none of the three, whatever the name or Content-Type says;
  * - DISGUISED: the bytes are an accepted type, but the file name's extension or the part's Content-Type names a
@@ -18,7 +18,7 @@
  */
 import { open } from "node:fs/promises";
 import path from "node:path";
-import { AppError } from "../errors.ts";
+import { InvalidFileError } from "./storageErrors.ts";
 
 export type DocumentMimeType = "application/pdf" | "image/png" | "image/jpeg";
 
@@ -91,8 +91,8 @@ export interface UploadToCheck {
   declaredType?: string | null;
 }
 
-function invalid(reason: "EMPTY" | "UNSUPPORTED_TYPE" | "DISGUISED", message: string, details: Record<string, unknown>): AppError {
-  return new AppError(400, "INVALID_FILE", message, { reason, ...details });
+function invalid(reason: "EMPTY" | "UNSUPPORTED_TYPE" | "DISGUISED", message: string, details: Record<string, unknown>): InvalidFileError {
+  return new InvalidFileError(message, { reason, ...details });
 }
 
 /** The document's real type, or 400 INVALID_FILE (details.reason EMPTY, UNSUPPORTED_TYPE or DISGUISED). */

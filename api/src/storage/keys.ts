@@ -5,7 +5,7 @@
  * control character: it cannot leave the storage directory and it is the same string in a URL, a file path and S3.
  * Every document version is stored under its own key and never overwritten.
  */
-import { AppError } from "../errors.ts";
+export { StorageKeyExistsError } from "./storageErrors.ts";
 
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 export const MAX_KEY_LENGTH = 512;
@@ -26,16 +26,6 @@ export class InvalidStorageKeyError extends Error {
   constructor(key: unknown) {
     super(`Invalid storage key ${JSON.stringify(String(key).slice(0, 80))}: segments of [A-Za-z0-9._-] starting with a letter or digit, joined by "/"`);
     this.name = "InvalidStorageKeyError";
-  }
-}
-
-/** `put` refuses a key that already holds an object: stored versions are immutable. */
-export class StorageKeyExistsError extends AppError {
-  readonly key: string;
-  constructor(key: string) {
-    super(409, "FILE_EXISTS", "A file is already stored under this key; stored files are never overwritten", { key });
-    this.name = "StorageKeyExistsError";
-    this.key = key;
   }
 }
 

@@ -15,8 +15,8 @@ import { constants } from "node:fs";
 import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile, rmdir } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
-import { notFound } from "../errors.ts";
-import { assertValidKey, StorageKeyExistsError } from "./keys.ts";
+import { assertValidKey } from "./keys.ts";
+import { StorageKeyExistsError, StoredFileNotFoundError } from "./storageErrors.ts";
 import { checkLifetime, sanitizeDownloadName, signLocalUrl, verifyLocalUrl, type UrlCheck } from "./signedUrl.ts";
 import type { DocumentStore } from "./index.ts";
 
@@ -100,7 +100,7 @@ export class LocalDocumentStore implements DocumentStore {
     }
   }
 
-  /** The file's bytes, size and stored content type; 404 NOT_FOUND when no file has this key. */
+  /** The file's bytes, size and stored content type; StoredFileNotFoundError (404 NOT_FOUND) when no file has this key. */
   async open(key: string): Promise<LocalFile> {
     const file = this.#dataPath(key);
     let handle;
@@ -108,12 +108,12 @@ export class LocalDocumentStore implements DocumentStore {
       handle = await open(file, "r");
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR") throw notFound("File");
+      if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR") throw new StoredFileNotFoundError();
       throw error;
     }
     try {
       const info = await handle.stat();
-      if (!info.isFile()) throw notFound("File");
+      if (!info.isFile()) throw new StoredFileNotFoundError();
       const meta = await this.#readMeta(key);
       const stream = handle.createReadStream({ autoClose: true });
       return { stream, size: info.size, contentType: meta?.contentType ?? "application/octet-stream" };

@@ -3,7 +3,7 @@
  * off). The file goes to a fresh directory under `tmpDir` (random file name, never the client's), its SHA-256 is
  * computed while it streams, and its size is limited while it streams.
  *
- * Errors (all with the {code, message, details?} body):
+ * Errors (storageErrors.ts; the error middleware answers them with the {code, message, details?} body):
  * - 413 PAYLOAD_TOO_LARGE: Content-Length above maxBytes + 64 KiB (refused before reading a byte), or the raw
  *   body passing maxBytes + 64 KiB while streaming whatever its framing (chunked or lying requests), or the file
  *   passing maxBytes; the connection is closed rather than the rest of the body read;
@@ -20,10 +20,10 @@
  */
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import path from "node:path";
-import type { Context } from "koa";
+import type { IncomingMessage } from "node:http";
 import formidable from "formidable";
-import { AppError } from "../errors.ts";
-import { isStorableText } from "../http/routeTable.ts";
+import { InvalidUploadError, StorageError, UploadNotMultipartError, UploadTooLargeError } from "./storageErrors.ts";
+import { isStorableText } from "../storableText.ts";
 
 /** Room for multipart boundaries, part headers and small text fields on top of the file itself. */
 export const MULTIPART_ALLOWANCE_BYTES = 64 * 1024;
@@ -68,12 +68,12 @@ export interface ParsedUpload {
  * `close`: the body's end is unknown (chunked, or longer than announced): the connection is closed rather than the
  * rest read. With a Content-Length refused up front the rest is drained, so the client reads the answer.
  */
-function tooLarge(maxBytes: number, close = false): AppError {
-  return new AppError(413, "PAYLOAD_TOO_LARGE", `The file is larger than the allowed ${formatBytes(maxBytes)}`, { maxBytes }, close ? { Connection: "close" } : undefined);
+function tooLarge(maxBytes: number, close = false): UploadTooLargeError {
+  return new UploadTooLargeError(maxBytes, close);
 }
 
-function limitExceeded(message: string, reason: string): AppError {
-  return new AppError(400, "VALIDATION_ERROR", message, { reason }, { Connection: "close" });
+function limitExceeded(message: string, reason: string): InvalidUploadError {
+  return new InvalidUploadError(message, { reason }, true);
 }
 
 type FormidableInternals = ReturnType<typeof formidable> & {
@@ -94,7 +94,7 @@ function guardStream(form: ReturnType<typeof formidable>, maxBytes: number): voi
   let parts = 0;
   let headerBytes = 0;
   let headerLines = 0;
-  const stop = (error: AppError) => internals._error(error);
+  const stop = (error: StorageError) => internals._error(error);
   internals.write = (buffer: Buffer) => {
     received += buffer.length;
     if (received > maxBytes + MULTIPART_ALLOWANCE_BYTES) {
@@ -120,18 +120,13 @@ function guardStream(form: ReturnType<typeof formidable>, maxBytes: number): voi
   };
 }
 
-function formatBytes(bytes: number): string {
-  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MB (${bytes} bytes)`;
-  return `${bytes} bytes`;
-}
-
-function shapeError(message: string, field: string): AppError {
-  return new AppError(400, "VALIDATION_ERROR", message, { issues: [{ in: "body", path: field, message }] });
+function shapeError(message: string, field: string): InvalidUploadError {
+  return new InvalidUploadError(message, { issues: [{ in: "body", path: field, message }] });
 }
 
 /** Formidable's errors (see formidable/src/FormidableError.js) as the API's errors. */
-function mapFormidableError(error: unknown, maxBytes: number, fileField: string, chunked: boolean): AppError {
-  if (error instanceof AppError) return error;
+function mapFormidableError(error: unknown, maxBytes: number, fileField: string, chunked: boolean): StorageError {
+  if (error instanceof StorageError) return error;
   const code = (error as { code?: unknown }).code;
   switch (code) {
     case 1009: // biggerThanTotalMaxFileSize (checked while streaming)
@@ -140,43 +135,59 @@ function mapFormidableError(error: unknown, maxBytes: number, fileField: string,
     case 1015: // maxFilesExceeded
       return shapeError("Send exactly one file", fileField);
     case 1006: // maxFieldsSizeExceeded
-      return new AppError(400, "VALIDATION_ERROR", `Text fields may hold at most ${MAX_FIELDS_BYTES} bytes in all`, { reason: "FIELDS_TOO_LARGE" });
+      return new InvalidUploadError(`Text fields may hold at most ${MAX_FIELDS_BYTES} bytes in all`, { reason: "FIELDS_TOO_LARGE" });
     case 1007: // maxFieldsExceeded
-      return new AppError(400, "VALIDATION_ERROR", `At most ${MAX_FIELDS} text fields are accepted`, { reason: "TOO_MANY_FIELDS" });
+      return new InvalidUploadError(`At most ${MAX_FIELDS} text fields are accepted`, { reason: "TOO_MANY_FIELDS" });
     case 1002: // aborted
-      return new AppError(400, "VALIDATION_ERROR", "The upload was aborted before it was complete", { reason: "ABORTED" });
+      return new InvalidUploadError("The upload was aborted before it was complete", { reason: "ABORTED" });
     case 1003: // noParser (content type formidable does not know)
       return unsupportedMediaType();
     default:
       // 1011 missing content type, 1012 malformed, 1013 no boundary, 1014 transfer encoding, parser errors.
-      return new AppError(400, "VALIDATION_ERROR", "The request body is not valid multipart/form-data", {
-        reason: "MALFORMED_MULTIPART",
-      });
+      return new InvalidUploadError("The request body is not valid multipart/form-data", { reason: "MALFORMED_MULTIPART" });
   }
 }
 
-function unsupportedMediaType(): AppError {
-  return new AppError(415, "UNSUPPORTED_MEDIA_TYPE", "Send the document as multipart/form-data");
+function unsupportedMediaType(): UploadNotMultipartError {
+  return new UploadNotMultipartError();
 }
 
-/** Parses a multipart request with exactly one file in `fileField`. See the module comment for the errors. */
-export async function parseUpload(ctx: Context, options: UploadOptions): Promise<ParsedUpload> {
+/**
+ * Parses a multipart request with exactly one file in `fileField`. See the module comment for the errors. Takes the
+ * plain Node request (its headers and its body stream), whatever framework received it.
+ */
+export async function parseUpload(req: IncomingMessage, options: UploadOptions): Promise<ParsedUpload> {
   const { maxBytes, tmpDir } = options;
   const fileField = options.fileField ?? "file";
-  const req = ctx.req;
+  refuseBeforeReading(req, maxBytes);
+  const { dir, cleanup } = await uploadDirectory(tmpDir);
+  try {
+    const form = createForm(dir, maxBytes, fileField);
+    const [fields, files] = await readForm(form, req, maxBytes, fileField);
+    const file = theOneFile(files, fileField);
+    return { file: uploadedFile(file, fileField), fields: textFieldsOf(fields), cleanup };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
 
-  // 1. Before reading anything: the media type and the announced length.
+/** Before reading anything: the media type and the announced length. */
+function refuseBeforeReading(req: IncomingMessage, maxBytes: number): void {
   if (!/^multipart\/form-data\s*(;|$)/i.test(req.headers["content-type"] ?? "")) throw unsupportedMediaType();
   const announced = req.headers["content-length"];
   if (announced !== undefined && Number(announced) > maxBytes + MULTIPART_ALLOWANCE_BYTES) throw tooLarge(maxBytes);
+}
 
-  // 2. Stream into a directory of its own, removed whole on error or by cleanup().
+/** A directory of the upload's own, removed whole on error or by cleanup(). */
+async function uploadDirectory(tmpDir: string): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const dir = await mkdtemp(path.join(tmpDir, "upload-"));
-  const cleanup = async () => {
-    await rm(dir, { recursive: true, force: true });
-  };
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
 
+/** Formidable with our limits, the stream guard, and a part in the file field always taken as a file. */
+function createForm(dir: string, maxBytes: number, fileField: string): ReturnType<typeof formidable> {
   const form = formidable({
     uploadDir: dir,
     keepExtensions: false,
@@ -199,53 +210,55 @@ export async function parseUpload(ctx: Context, options: UploadOptions): Promise
     }
     return handlePart(part);
   };
+  return form;
+}
 
+/** Streams the body through the form; a failure becomes a storage error, after which the body is drained or not. */
+async function readForm(
+  form: ReturnType<typeof formidable>,
+  req: IncomingMessage,
+  maxBytes: number,
+  fileField: string,
+): Promise<[formidable.Fields, formidable.Files]> {
   try {
-    let fields: formidable.Fields;
-    let files: formidable.Files;
-    try {
-      [fields, files] = await form.parse(req);
-    } catch (error) {
-      const mapped = mapFormidableError(error, maxBytes, fileField, announced === undefined);
-      // Let the rest of the body drain (discarded) so that the client reads our answer; after a size limit the
-      // connection is closed instead (Connection: close), so an endless body is not read on.
-      if (mapped.headers?.Connection !== "close") req.resume();
-      throw mapped;
-    }
-
-    const fileFields = Object.entries(files).filter(([, list]) => (list?.length ?? 0) > 0);
-    const other = fileFields.find(([name]) => name !== fileField);
-    if (other) throw shapeError(`Unexpected file in field "${other[0]}": send the document in the "${fileField}" field`, other[0]);
-    const uploaded = files[fileField] ?? [];
-    if (uploaded.length === 0) throw shapeError(`A file is required in the multipart field "${fileField}"`, fileField);
-    if (uploaded.length > 1) throw shapeError("Send exactly one file", fileField);
-
-    const textFields: Record<string, string> = {};
-    for (const [name, values] of Object.entries(fields)) {
-      if (!values || values.length === 0) continue;
-      if (values.length > 1) throw shapeError(`Field "${name}" was given more than once`, name);
-      // Stored in Postgres (description) or echoed: NUL and unpaired surrogates are refused like in JSON bodies.
-      if (!isStorableText(name) || !isStorableText(values[0]!)) throw shapeError(`Field ${JSON.stringify(name)} must not contain NUL characters`, name);
-      textFields[name] = values[0]!;
-    }
-
-    const file = uploaded[0]!;
-    if (file.originalFilename && !isStorableText(file.originalFilename)) throw shapeError("The file name must not contain NUL characters", fileField);
-    const sha256 = typeof file.hash === "string" ? file.hash : undefined;
-    if (!sha256) throw new Error("formidable did not compute the upload's SHA-256");
-    return {
-      file: {
-        path: file.filepath,
-        size: file.size,
-        sha256,
-        originalFilename: file.originalFilename ?? null,
-        declaredType: file.mimetype ?? null,
-      },
-      fields: textFields,
-      cleanup,
-    };
+    return await form.parse(req);
   } catch (error) {
-    await cleanup();
-    throw error;
+    const mapped = mapFormidableError(error, maxBytes, fileField, req.headers["content-length"] === undefined);
+    // Let the rest of the body drain (discarded) so that the client reads our answer; after a size limit the
+    // connection is closed instead (Connection: close), so an endless body is not read on.
+    if (!mapped.closeConnection) req.resume();
+    throw mapped;
   }
+}
+
+/** Exactly one file, in the file field. */
+function theOneFile(files: formidable.Files, fileField: string): formidable.File {
+  const fileFields = Object.entries(files).filter(([, list]) => (list?.length ?? 0) > 0);
+  const other = fileFields.find(([name]) => name !== fileField);
+  if (other) throw shapeError(`Unexpected file in field "${other[0]}": send the document in the "${fileField}" field`, other[0]);
+  const uploaded = files[fileField] ?? [];
+  if (uploaded.length === 0) throw shapeError(`A file is required in the multipart field "${fileField}"`, fileField);
+  if (uploaded.length > 1) throw shapeError("Send exactly one file", fileField);
+  return uploaded[0]!;
+}
+
+/** The text fields, each given at most once. */
+function textFieldsOf(fields: formidable.Fields): Record<string, string> {
+  const textFields: Record<string, string> = {};
+  for (const [name, values] of Object.entries(fields)) {
+    if (!values || values.length === 0) continue;
+    if (values.length > 1) throw shapeError(`Field "${name}" was given more than once`, name);
+    // Stored in Postgres (description) or echoed: NUL and unpaired surrogates are refused like in JSON bodies.
+    if (!isStorableText(name) || !isStorableText(values[0]!)) throw shapeError(`Field ${JSON.stringify(name)} must not contain NUL characters`, name);
+    textFields[name] = values[0]!;
+  }
+  return textFields;
+}
+
+/** The file as the caller sees it, with the SHA-256 formidable computed while it streamed. */
+function uploadedFile(file: formidable.File, fileField: string): UploadedFile {
+  if (file.originalFilename && !isStorableText(file.originalFilename)) throw shapeError("The file name must not contain NUL characters", fileField);
+  const sha256 = typeof file.hash === "string" ? file.hash : undefined;
+  if (!sha256) throw new Error("formidable did not compute the upload's SHA-256");
+  return { path: file.filepath, size: file.size, sha256, originalFilename: file.originalFilename ?? null, declaredType: file.mimetype ?? null };
 }

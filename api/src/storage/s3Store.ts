@@ -20,8 +20,8 @@ import {
   S3ServiceException,
 } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
-import { notFound } from "../errors.ts";
-import { assertValidKey, StorageKeyExistsError } from "./keys.ts";
+import { assertValidKey } from "./keys.ts";
+import { StorageKeyExistsError, StoredFileNotFoundError } from "./storageErrors.ts";
 import { checkLifetime, contentDisposition, sanitizeDownloadName } from "./signedUrl.ts";
 import type { DocumentStore } from "./index.ts";
 
@@ -115,7 +115,7 @@ export class S3DocumentStore implements DocumentStore {
       }
       throw new Error(`S3 returned no body for ${key}`);
     } catch (error) {
-      if (isMissing(error)) throw notFound("File");
+      if (isMissing(error)) throw new StoredFileNotFoundError();
       throw error;
     }
   }

@@ -1,4 +1,8 @@
-/** Webhook registrations: the secret sealed by the key vault (bound to the webhook id), soft deletion keeps logs. */
+/**
+ * Webhook registrations and their delivery logs: every SQL statement about them that the webhook use case
+ * (domain/webhooks/manageWebhooks.ts) needs. The secret is stored sealed by the key vault (bound to the webhook
+ * id, webhookSecrets.ts); soft deletion keeps the logs.
+ */
 import type pg from "pg";
 import type { KeyVault } from "../chain/keyVault.ts";
 
@@ -11,6 +15,9 @@ export interface StoredWebhook {
   disabledAt: Date | null;
   createdAt: Date;
 }
+
+/** A client or a pool: writes run in the caller's transaction. */
+type Queryable = Pick<pg.PoolClient, "query">;
 
 const aad = (id: string) => `webhook-secret:${id}`;
 export const sealWebhookSecret = (vault: KeyVault, id: string, secret: string) => vault.seal(Buffer.from(secret, "utf8").toString("hex"), aad(id));
@@ -37,6 +44,86 @@ export async function listWebhooks(pool: pg.Pool, departmentCode?: string): Prom
     departmentCode ? [departmentCode] : [],
   );
   return rows.map(toWebhook);
+}
+
+export interface NewWebhook {
+  id: string;
+  departmentCode: string | null;
+  url: string;
+  events: string[];
+  secretSealed: Buffer;
+  /** `<principal kind>:<principal id>` */
+  createdBy: string;
+}
+
+/** Inserts a registration; its creation time. */
+export async function insertWebhook(client: Queryable, webhook: NewWebhook): Promise<Date> {
+  const { rows } = await client.query(
+    `INSERT INTO webhooks (id, department_code, url, events, secret_sealed, created_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at`,
+    [webhook.id, webhook.departmentCode, webhook.url, webhook.events, webhook.secretSealed, webhook.createdBy],
+  );
+  return rows[0].created_at as Date;
+}
+
+/** Soft-deletes a webhook and cancels what it had pending (it is not delivered any more). */
+export async function deleteWebhook(client: Queryable, id: string): Promise<void> {
+  await client.query(`UPDATE webhooks SET deleted_at = now(), is_active = false WHERE id = $1`, [id]);
+  await client.query(`UPDATE webhook_deliveries SET status = 'CANCELLED', updated_at = now() WHERE webhook_id = $1 AND status IN ('PENDING', 'HELD')`, [id]);
+}
+
+/** Re-enables a webhook; the ids of the deliveries held while it was disabled, now pending again. */
+export async function enableWebhook(client: Queryable, id: string): Promise<string[]> {
+  await client.query(`UPDATE webhooks SET is_active = true, disabled_at = NULL, disabled_reason = NULL WHERE id = $1`, [id]);
+  const held = await client.query(
+    `UPDATE webhook_deliveries SET status = 'PENDING', next_attempt_at = NULL, updated_at = now() WHERE webhook_id = $1 AND status = 'HELD' RETURNING id`,
+    [id],
+  );
+  return held.rows.map((row) => row.id as string);
+}
+
+export interface WebhookLogFilter {
+  /** Only the logs of this department's webhooks. */
+  departmentCode?: string;
+  webhookId?: string;
+  status?: "success" | "failed" | "pending";
+  page: number;
+  limit: number;
+}
+
+export interface WebhookLog {
+  logId: string;
+  webhookId: string;
+  eventId: string;
+  eventType: string;
+  payload: Record<string, unknown>;
+  status: "success" | "failed" | "pending";
+  responseStatus: number | null;
+  responseTime: number | null;
+  retryCount: number;
+  createdAt: string;
+  error: string | null;
+  nextRetryAt: string | null;
+}
+
+/** Delivery attempts, newest first, one page of them and how many match in all. */
+export async function listWebhookLogs(pool: pg.Pool, filter: WebhookLogFilter): Promise<{ logs: WebhookLog[]; total: number }> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (filter.departmentCode) where.push(`w.department_code = $${params.push(filter.departmentCode)}`);
+  if (filter.webhookId) where.push(`l.webhook_id = $${params.push(filter.webhookId)}`);
+  if (filter.status) where.push(`l.status = $${params.push(filter.status)}`);
+  const whereSql = where.length ? `WHERE ${where.join(" AND ")}` : "";
+  const total = (await pool.query(`SELECT count(*)::int AS n FROM webhook_logs l JOIN webhooks w ON w.id = l.webhook_id ${whereSql}`, params)).rows[0].n as number;
+  const { rows } = await pool.query(
+    `SELECT l.* FROM webhook_logs l JOIN webhooks w ON w.id = l.webhook_id ${whereSql} ORDER BY l.created_at DESC, l.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, filter.limit, (filter.page - 1) * filter.limit],
+  );
+  const logs = rows.map((r) => ({
+    logId: r.id, webhookId: r.webhook_id, eventId: r.event_id, eventType: r.event_type, payload: r.payload, status: r.status,
+    responseStatus: r.response_status, responseTime: r.response_time, retryCount: r.retry_count, createdAt: r.created_at.toISOString(),
+    error: r.error ?? null, nextRetryAt: r.next_retry_at?.toISOString() ?? null,
+  }));
+  return { logs, total };
 }
 
 export const webhookJson = (w: StoredWebhook) => ({

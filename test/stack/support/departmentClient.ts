@@ -2,7 +2,7 @@
  * Departments for stack tests, over HTTP like any caller:
  * - createDepartment: POST /departments with an admin token → its code, API key and secret, wallet;
  * - departmentClient: calls as that department (X-API-Key + X-Department-Code), signing every request when asked
- *   (X-Timestamp + X-Signature, the rules in api/src/domain/departments/requestSigning.ts).
+ *   (X-Timestamp + X-Signature, the rules in api/src/auth/requestSigning.ts).
  *
  * Usage in another test file:
  *   const admin = await clientToken(api, current().admin.clientId, current().admin.clientSecret, "admin");
@@ -11,7 +11,7 @@
  *   const pending = await asFire.get(`/requests/pending?department=${fire.code}`);
  */
 import { canonicalJson } from "../../../api/src/canonicalJson.ts";
-import { signatureHeaders } from "../../../api/src/domain/departments/requestSigning.ts";
+import { signatureHeaders } from "../../../api/src/auth/requestSigning.ts";
 
 type Json = Record<string, any>;
 

@@ -14,12 +14,11 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import type { Context } from "koa";
-import type { DepartmentKeyCheck } from "../../auth/index.ts";
-import type { Principal } from "../../auth/principal.ts";
-import { sha256Hex, verifySecret } from "../../auth/secrets.ts";
-import { AppError } from "../../errors.ts";
-import type { DomainContext } from "../context.ts";
-import { openSecret } from "./credentials.ts";
+import { AppError } from "../errors.ts";
+import type { DepartmentCredentialStore } from "./departmentCredentialStore.ts";
+import type { DepartmentKeyCheck } from "./index.ts";
+import type { Principal } from "./principal.ts";
+import { sha256Hex, verifySecret } from "./secrets.ts";
 import { NONCE_PATTERN, SIGNATURE_RETENTION_SECONDS, SIGNATURE_WINDOW_SECONDS, bodyHashesOf, hmacHex, signingString } from "./requestSigning.ts";
 
 /** Compared against when the code is unknown, so an unknown code costs the same as a wrong key. */
@@ -28,17 +27,20 @@ const PURGE_EVERY_MS = 60_000;
 
 const unauthorized = (message: string) => new AppError(401, "UNAUTHORIZED", message, undefined, { "WWW-Authenticate": "ApiKey" });
 
-export function createDepartmentKeyCheck(context: Omit<DomainContext, "departmentKeys">): DepartmentKeyCheck {
+export interface DepartmentKeyCheckDeps {
+  credentials: DepartmentCredentialStore;
+  /** Opens a department's sealed API secret (the key vault holds the sealing key). */
+  openSecret: (code: string, sealed: Buffer) => string;
+}
+
+export function createDepartmentKeyCheck({ credentials, openSecret }: DepartmentKeyCheckDeps): DepartmentKeyCheck {
   const signingRequiredForAll = process.env.REQUIRE_SIGNED_REQUESTS === "true";
   let lastPurge = 0;
 
   const purgeUsedSignatures = async () => {
     if (Date.now() - lastPurge < PURGE_EVERY_MS) return;
     lastPurge = Date.now();
-    await context.pool.query(
-      `DELETE FROM department_request_signatures WHERE signed_at < now() - interval '1 second' * $1`,
-      [SIGNATURE_RETENTION_SECONDS],
-    );
+    await credentials.purgeUsedSignatures(SIGNATURE_RETENTION_SECONDS);
   };
 
   const verifySignature = async (code: string, sealedSecret: Buffer, ctx: Context): Promise<void> => {
@@ -54,7 +56,7 @@ export function createDepartmentKeyCheck(context: Omit<DomainContext, "departmen
     const bodyHashes = bodyHashesOf(ctx);
     if (!bodyHashes) throw unauthorized("Signed requests carry a JSON body or no body");
 
-    const secret = openSecret(context.vault, code, sealedSecret);
+    const secret = openSecret(code, sealedSecret);
     const given = Buffer.from(signature, "hex");
     let valid = false;
     for (const bodyHash of bodyHashes) {
@@ -64,26 +66,16 @@ export function createDepartmentKeyCheck(context: Omit<DomainContext, "departmen
     if (!valid) throw unauthorized("The request signature is not valid");
 
     await purgeUsedSignatures();
-    const used = await context.pool.query(
-      `INSERT INTO department_request_signatures (department_code, signature, signed_at) VALUES ($1, $2, to_timestamp($3))
-       ON CONFLICT DO NOTHING`,
-      [code, signature, Number(timestamp)],
-    );
-    if (used.rowCount === 0) throw unauthorized("This request signature was already used");
+    if (!(await credentials.recordSignature(code, signature, Number(timestamp)))) throw unauthorized("This request signature was already used");
   };
 
   return async (apiKey: string, departmentCode: string, ctx: Context): Promise<Principal | undefined> => {
-    const { rows } = await context.pool.query(
-      `SELECT d.code, d.api_key_hash, d.api_secret_sealed, d.require_signed_requests, i.active
-       FROM departments d JOIN index.departments i ON i.code = d.code WHERE d.code = $1`,
-      [departmentCode],
-    );
-    const row = rows[0];
-    const keyMatches = await verifySecret(apiKey, row?.api_key_hash ?? DUMMY_HASH);
+    const row = await credentials.byCode(departmentCode);
+    const keyMatches = await verifySecret(apiKey, row?.apiKeyHash ?? DUMMY_HASH);
     if (!row || !keyMatches) throw unauthorized("The API key is not valid for this department");
     if (!row.active) throw unauthorized("The department is deactivated");
     const signed = Boolean(ctx.get("x-signature") || ctx.get("x-timestamp") || ctx.get("x-nonce"));
-    if (signed || row.require_signed_requests || signingRequiredForAll) await verifySignature(row.code, row.api_secret_sealed, ctx);
+    if (signed || row.requireSignedRequests || signingRequiredForAll) await verifySignature(row.code, row.apiSecretSealed, ctx);
     return { kind: "department", id: row.code, code: row.code };
   };
 }

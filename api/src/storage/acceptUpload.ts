@@ -1,0 +1,41 @@
+/**
+ * An uploaded file judged by its content before anything is stored: its real type from its bytes (fileSignature.ts,
+ * a name or Content-Type claiming another type is refused) and, for a PDF, the active content it carries
+ * (pdfActiveContent.ts), refused when REFUSE_ACTIVE_PDF=true and otherwise kept to be shown with the version.
+ */
+import { checkUpload } from "./fileSignature.ts";
+import type { UploadedFile } from "./multipartUpload.ts";
+import { findActiveContent, type PdfFinding } from "./pdfActiveContent.ts";
+import { InvalidFileError } from "./storageErrors.ts";
+
+export interface AcceptedFile {
+  path: string;
+  size: number;
+  /** Lowercase hex SHA-256 of the bytes. */
+  sha256: string;
+  /** The client's file name, or `document.<extension>` when it sent none. */
+  originalFilename: string;
+  mimeType: string;
+  /** Extension of the type detected from the bytes ("pdf", "png", "jpg"). */
+  extension: string;
+  activeContent: PdfFinding[];
+}
+
+/** The file's checked type and findings; InvalidFileError (400 INVALID_FILE) when its content is refused. */
+export async function acceptUpload(file: UploadedFile, options: { refuseActivePdf: boolean }): Promise<AcceptedFile> {
+  const checked = await checkUpload(file);
+  const activeContent = checked.mimeType === "application/pdf" ? await findActiveContent(file.path) : [];
+  if (activeContent.length > 0 && options.refuseActivePdf) {
+    const message = `PDFs with active content are refused here: ${activeContent.join(", ")}`;
+    throw new InvalidFileError(message, { reason: "ACTIVE_CONTENT", activeContent });
+  }
+  return {
+    activeContent,
+    path: file.path,
+    size: file.size,
+    sha256: file.sha256,
+    originalFilename: file.originalFilename ?? `document.${checked.extension}`,
+    mimeType: checked.mimeType,
+    extension: checked.extension,
+  };
+}

@@ -1,0 +1,13 @@
+/**
+ * The kinds of transaction the platform signs, as the outbox (`chain_transactions.kind`) records them: shared by
+ * the chain gateway, which writes them, and the reads and routes, which filter by them without importing chain/.
+ */
+
+/** Every kind at run time: the spec's five first, then ours. */
+export const TX_KINDS = [
+  "MINT_NFT", "APPROVAL", "DOC_UPDATE", "REJECT", "REVOKE",
+  "SUBMIT", "RESUBMIT", "CANCEL", "CHANGES_REQUESTED", "TIMEOUT", "ESCALATION",
+  "REGISTER_DEPARTMENT", "UPDATE_DEPARTMENT", "REGISTER_WORKFLOW", "DEACTIVATE_WORKFLOW", "ADMIN",
+] as const;
+
+export type TxKind = (typeof TX_KINDS)[number];
