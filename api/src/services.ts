@@ -23,7 +23,7 @@ import { mayDeriveEvents } from "./events/deriveEvents.ts";
 import { enqueueJob, JOB_NAMES } from "./jobs/jobQueue.ts";
 import { loadDeployment } from "./chain/deployment.ts";
 import type { DomainContext } from "./domain/context.ts";
-import { WorkflowStore } from "./domain/workflows/workflowStore.ts";
+import { WorkflowStore } from "./stores/workflowStore.ts";
 import { createDocumentStore } from "./storage/index.ts";
 
 export interface CoreServices {

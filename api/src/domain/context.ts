@@ -1,15 +1,15 @@
 /** What use cases need: storage, the chain gateway, the operator wallet, the contracts, the stores. No Koa here. */
-import type pg from "pg";
+import type { DbPool } from "../db/queryable.ts";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
 import type { ChainGateway } from "../chain/chainGateway.ts";
 import type { Deployment } from "../chain/deployment.ts";
 import type { DocumentStore } from "../storage/index.ts";
-import type { WorkflowStore } from "./workflows/workflowStore.ts";
+import type { WorkflowStore } from "../stores/workflowStore.ts";
 
 export interface DomainContext {
   config: Config;
-  pool: pg.Pool;
+  pool: DbPool;
   gateway: ChainGateway;
   /** The operator wallet (OPERATOR_ROLE, KEEPER_ROLE): mints, anchors, submits, cancels, enforces timeouts. */
   operator: string;

@@ -18,7 +18,8 @@ import { departmentCodes, type RequestView } from "../../reads/requestReads.ts";
 import { documentVersionKey } from "../../storage/keys.ts";
 import type { DomainContext } from "../context.ts";
 import { requiredDocumentTypes } from "../workflows/compileWorkflow.ts";
-import { invalidState, loadOwnRequest } from "../requests/submitRequest.ts";
+import { insertDocument, insertDocumentVersion } from "../../stores/documentRecords.ts";
+import { invalidState, loadOwnRequest, pinnedWorkflow } from "../requests/requestGuards.ts";
 
 /** A received file: already on local disk (temp), hashed while it streamed in, its type checked by magic bytes. */
 export interface ReceivedFile {
@@ -62,8 +63,7 @@ export async function uploadDocument(
 ) {
   const request = await loadOwnRequest(context, principal, requestId, "documents:write");
   await checkEditable(request);
-  const workflow = await context.workflows.byChainId(request.chainWorkflowId);
-  if (!workflow) throw new Error(`pinned workflow ${request.chainWorkflowId} has no stored definition`);
+  const workflow = await pinnedWorkflow(context, request);
   const allowed = requiredDocumentTypes(workflow.stages);
   if (!allowed.includes(fields.docType)) {
     throw new AppError(400, "INVALID_DOCUMENT_TYPE", `Document type ${fields.docType} is not used by this request's workflow`, { allowedDocumentTypes: allowed });
@@ -90,16 +90,11 @@ export async function uploadDocument(
       },
       {
         onRecorded: async (client, recorded) => {
-          await client.query(
-            `INSERT INTO documents (id, request_id, doc_type, original_filename, description) VALUES ($1, $2, $3, $4, $5)`,
-            [documentId, request.id, fields.docType, file.originalFilename, fields.description ?? null],
-          );
-          const row = await client.query(
-            `INSERT INTO document_versions (document_id, version, sha256, file_size, mime_type, original_filename, storage_key, description, uploaded_by, chain_tx_id, active_content)
-             VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING created_at`,
-            [documentId, hash, file.size, file.mimeType, file.originalFilename, key, fields.description ?? null, uploadedBy, recorded.id, file.activeContent ?? []],
-          );
-          createdAt = row.rows[0].created_at;
+          await insertDocument(client, { id: documentId, requestId: request.id, docType: fields.docType, originalFilename: file.originalFilename, description: fields.description ?? null });
+          createdAt = await insertDocumentVersion(client, {
+            documentId, version: 1, sha256: hash, fileSize: file.size, mimeType: file.mimeType, originalFilename: file.originalFilename,
+            storageKey: key, description: fields.description ?? null, uploadedBy, chainTxId: recorded.id, activeContent: file.activeContent ?? [],
+          });
           await audit(client, meta, { entityType: "DOCUMENT", entityId: documentId, action: "UPLOAD", newValue: { requestId: request.id, docType: fields.docType, version: 1, hash, fileSize: file.size, mimeType: file.mimeType }, txHash: recorded.hash });
         },
       },
@@ -138,11 +133,10 @@ export async function updateDocument(
       },
       {
         onRecorded: async (client, recorded) => {
-          await client.query(
-            `INSERT INTO document_versions (document_id, version, sha256, file_size, mime_type, original_filename, storage_key, description, uploaded_by, chain_tx_id, active_content)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-            [documentId, version, hash, file.size, file.mimeType, file.originalFilename, key, fields.description ?? null, uploadedBy, recorded.id, file.activeContent ?? []],
-          );
+          await insertDocumentVersion(client, {
+            documentId, version, sha256: hash, fileSize: file.size, mimeType: file.mimeType, originalFilename: file.originalFilename,
+            storageKey: key, description: fields.description ?? null, uploadedBy, chainTxId: recorded.id, activeContent: file.activeContent ?? [],
+          });
           await audit(client, meta, { entityType: "DOCUMENT", entityId: documentId, action: "NEW_VERSION", oldValue: { version: document.current.version, hash: document.current.hash }, newValue: { version, hash, fileSize: file.size, mimeType: file.mimeType }, txHash: recorded.hash });
         },
       },

@@ -1,0 +1,14 @@
+/** A request's documents as the document registry has them (index.documents): index on chain and latest version. */
+import type { Db } from "../db/queryable.ts";
+
+export interface AnchoredDocument {
+  documentId: string;
+  /** The document's position in the token's packed document word (0..15). */
+  docIndex: number;
+  latestVersion: number;
+}
+
+export async function anchoredDocumentsOf(db: Db, tokenId: bigint): Promise<AnchoredDocument[]> {
+  const { rows } = await db.query(`SELECT document_id, doc_index, latest_version FROM index.documents WHERE token_id = $1`, [tokenId.toString()]);
+  return rows.map((r) => ({ documentId: r.document_id, docIndex: Number(r.doc_index), latestVersion: Number(r.latest_version) }));
+}

@@ -1,0 +1,20 @@
+/** Departments as the chain has them (index.departments): on-chain id, wallet and who holds its key. */
+import type { Db } from "../db/queryable.ts";
+
+export interface DepartmentOnChain {
+  departmentId: number;
+  wallet: string;
+  custody: "CUSTODIAL" | "DEPARTMENT_HELD";
+}
+
+/** The department registered on chain under `code`, once indexed. */
+export async function departmentOnChain(db: Db, code: string): Promise<DepartmentOnChain | undefined> {
+  const { rows } = await db.query(`SELECT department_id, wallet, custody FROM index.departments WHERE code = $1`, [code]);
+  return rows[0] ? { departmentId: Number(rows[0].department_id), wallet: rows[0].wallet, custody: rows[0].custody } : undefined;
+}
+
+/** Whether the chain has a department with this code (registered through this API or not). */
+export async function isRegisteredOnChain(db: Db, code: string): Promise<boolean> {
+  const { rows } = await db.query(`SELECT 1 FROM index.departments WHERE code = $1`, [code]);
+  return rows.length > 0;
+}
