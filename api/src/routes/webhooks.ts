@@ -16,7 +16,7 @@ import { enqueueJob, JOB_NAMES } from "../jobs/jobQueue.ts";
 import { deliver } from "../webhooks/deliver.ts";
 import { WEBHOOK_EVENTS } from "../webhooks/events.ts";
 import { checkWebhookUrl, WEBHOOK_URL_REFUSED } from "../webhooks/urlSafety.ts";
-import { findWebhook, listWebhooks, openWebhookSecret, sealWebhookSecret, webhookJson, type StoredWebhook } from "../webhooks/webhookStore.ts";
+import { findWebhook, listWebhooks, webhookJson, type StoredWebhook } from "../webhooks/webhookStore.ts";
 
 const WebhookSchema = z
   .object({ webhookId: z.uuid(), departmentCode: z.string().nullable(), url: z.url(), events: z.array(z.enum(WEBHOOK_EVENTS)), isActive: z.boolean(), createdAt: z.iso.datetime({ offset: true }) })
@@ -74,7 +74,7 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
         const createdAt = await withTransaction(context.pool, async (client) => {
           const { rows } = await client.query(
             `INSERT INTO webhooks (id, department_code, url, events, secret_sealed, created_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at`,
-            [id, departmentCode, body.url, body.events, sealWebhookSecret(context.vault, id, body.secret), `${principal!.kind}:${principal!.id}`],
+            [id, departmentCode, body.url, body.events, context.webhookSecrets.seal(id, body.secret), `${principal!.kind}:${principal!.id}`],
           );
           await audit(client, requestMeta(ctx), { entityType: "WEBHOOK", entityId: id, action: "CREATE", newValue: { departmentCode, url: body.url, events: body.events } });
           return rows[0].created_at as Date;
@@ -194,7 +194,7 @@ export function webhookRoutes(context: DomainContext): RouteDefinition[] {
         const eventId = `evt_${randomUUID()}`;
         const result = await deliver(
           context.pool,
-          { id: webhook.id, url: webhook.url, secret: openWebhookSecret(context.vault, webhook.id, webhook.secretSealed) },
+          { id: webhook.id, url: webhook.url, secret: context.webhookSecrets.open(webhook.id, webhook.secretSealed) },
           { eventId, eventType: "WEBHOOK_TEST", payload: { eventId, type: "WEBHOOK_TEST", timestamp: new Date().toISOString(), webhookId: webhook.id, data: { message: "This is a test delivery." } } },
           { production },
         );

@@ -1,6 +1,5 @@
-/** Webhook registrations: the secret sealed by the key vault (bound to the webhook id), soft deletion keeps logs. */
+/** Webhook registrations: the secret sealed (chain/secretSealer.ts, bound to the webhook id), soft deletion keeps logs. */
 import type pg from "pg";
-import type { KeyVault } from "../chain/keyVault.ts";
 
 export interface StoredWebhook {
   id: string;
@@ -11,10 +10,6 @@ export interface StoredWebhook {
   disabledAt: Date | null;
   createdAt: Date;
 }
-
-const aad = (id: string) => `webhook-secret:${id}`;
-export const sealWebhookSecret = (vault: KeyVault, id: string, secret: string) => vault.seal(Buffer.from(secret, "utf8").toString("hex"), aad(id));
-export const openWebhookSecret = (vault: KeyVault, id: string, sealed: Buffer) => Buffer.from(vault.open(sealed, aad(id)).slice(2), "hex").toString("utf8");
 
 const toWebhook = (row: Record<string, any>): StoredWebhook => ({
   id: row.id,

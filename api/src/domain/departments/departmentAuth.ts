@@ -19,7 +19,6 @@ import type { Principal } from "../../auth/principal.ts";
 import { sha256Hex, verifySecret } from "../../auth/secrets.ts";
 import { AppError } from "../../errors.ts";
 import type { DomainContext } from "../context.ts";
-import { openSecret } from "./credentials.ts";
 import { NONCE_PATTERN, SIGNATURE_RETENTION_SECONDS, SIGNATURE_WINDOW_SECONDS, bodyHashesOf, hmacHex, signingString } from "./requestSigning.ts";
 
 /** Compared against when the code is unknown, so an unknown code costs the same as a wrong key. */
@@ -54,7 +53,7 @@ export function createDepartmentKeyCheck(context: Omit<DomainContext, "departmen
     const bodyHashes = bodyHashesOf(ctx);
     if (!bodyHashes) throw unauthorized("Signed requests carry a JSON body or no body");
 
-    const secret = openSecret(context.vault, code, sealedSecret);
+    const secret = context.departmentSecrets.open(code, sealedSecret);
     const given = Buffer.from(signature, "hex");
     let valid = false;
     for (const bodyHash of bodyHashes) {

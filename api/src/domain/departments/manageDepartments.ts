@@ -75,8 +75,8 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
   // A department that holds its own key registers its address: no key of it ever reaches the platform. Otherwise
   // the key vault makes a new key, or a remote signer gives one of its keys (docs/decisions.md, "Custodial signers").
   const wallet =
-    custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.signer.ensureKey("DEPARTMENT", code, { address: input.walletAddress });
-  const credentials = await issueCredentials(context.vault, code);
+    custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.departmentWallets.walletFor(code, { address: input.walletAddress });
+  const credentials = await issueCredentials(context.departmentSecrets, code);
   const webhookUrl = input.webhookUrl ?? null;
   const requireSignedRequests = input.requireSignedRequests ?? false;
   let recordedId: string | undefined;
@@ -191,7 +191,7 @@ export async function updateDepartment(context: DomainContext, meta: RequestMeta
 export async function regenerateApiKey(context: DomainContext, meta: RequestMeta, code: string): Promise<{ apiKey: string; apiSecret: string; keyRotatedAt: string }> {
   const current = await new DepartmentStore(context.pool).byCode(code);
   if (!current) throw notFound("Department");
-  const credentials = await issueCredentials(context.vault, code);
+  const credentials = await issueCredentials(context.departmentSecrets, code);
   return withTransaction(context.pool, async (client) => {
     const { previousRotatedAt, rotatedAt } = await replaceCredentials(client, code, credentials);
     await audit(client, meta, {
@@ -214,7 +214,7 @@ export async function regenerateApiKey(context: DomainContext, meta: RequestMeta
 export async function proposeWalletChange(context: DomainContext, meta: RequestMeta, code: string, input: { custody: Custody; walletAddress?: string }) {
   const current = await new DepartmentStore(context.pool).byCode(code);
   if (!current) throw notFound("Department");
-  const wallet = input.custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.signer.ensureKey("DEPARTMENT", code, {});
+  const wallet = input.custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.departmentWallets.walletFor(code);
   try {
     const tx = await context.gateway.send(
       {

@@ -10,7 +10,6 @@ import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { licenceToken } from "../../chain/contracts.ts";
 import { AppError, conflict, forbidden } from "../../errors.ts";
 import type { DomainContext } from "../context.ts";
-import { applicantAddress } from "../custody.ts";
 import { insertRequest, nextRequestNumber, nextTokenId, requestsCreatedInLastDay } from "../../stores/requestStore.ts";
 import { applicantCommitment, newSalt } from "./applicantCommitment.ts";
 
@@ -34,7 +33,7 @@ export async function createRequest(context: DomainContext, principal: Principal
 
   const id = randomUUID();
   const tokenId = await nextTokenId(context.pool);
-  const address = applicantAddress(context.custodySecret, input.applicantId);
+  const address = context.applicantAddress(input.applicantId);
   const salt = newSalt();
   const metadata = input.metadata ?? {};
   const applicantName = principal.kind === "applicant" ? (principal.name ?? null) : (typeof metadata.applicantName === "string" ? metadata.applicantName : null);
