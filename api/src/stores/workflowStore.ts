@@ -2,7 +2,6 @@
  * Workflow definitions: the full JSON off chain (app.workflows), joined by definition hash with what the chain
  * says about that registration (index.workflows: chain id, version, active).
  */
-import { encodeBytes32String } from "ethers";
 import type pg from "pg";
 import type { Db } from "../db/queryable.ts";
 import { asDate, type ReadPart } from "../db/readTogether.ts";
@@ -101,8 +100,6 @@ export class WorkflowStore {
     return rows.map(toWorkflow);
   }
 }
-
-export const workflowTypeBytes = (type: string) => encodeBytes32String(type);
 
 export interface NewWorkflowDefinition {
   id: string;

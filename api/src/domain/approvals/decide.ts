@@ -10,7 +10,7 @@ import { keccak256, toUtf8Bytes } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
-import { approvalRegistry, DECISION_NAMES, enumValueOf, eventsOf } from "../../chain/contracts.ts";
+import { approvalRegistry, DECISION_NAMES, enumValueOf } from "../../chain/contracts.ts";
 import { departmentRecord } from "../../chain/contractReads.ts";
 import { apiErrorOf, REVERT_ANSWERS } from "../../chain/revertMapping.ts";
 import { canonicalJson } from "../../canonicalJson.ts";
@@ -214,7 +214,6 @@ export async function decide(context: DomainContext, meta: RequestMeta, requestI
     throw error instanceof ContractRevertError ? explain(error, documents) : error;
   }
 
-  const recorded = eventsOf(tx.receipt.logs, approvalRegistry, context.contracts.ApprovalRegistry, "DecisionRecorded")[0];
   const logIndex = tx.receipt.logs.find((l) => l.topics[0] === approvalRegistry.getEvent("DecisionRecorded")!.topicHash)?.index ?? 0;
   const after = (await findRequest(context.pool, request.id))!;
   const workflow = await context.workflows.byChainId(request.chainWorkflowId);
@@ -229,6 +228,5 @@ export async function decide(context: DomainContext, meta: RequestMeta, requestI
       isComplete: after.status === "APPROVED",
       nextPendingDepartments: after.phase === "IN_REVIEW" ? (state?.pendingDepartments ?? []) : [],
     },
-    decidedStage: recorded ? Number(recorded.args.stage) : undefined,
   };
 }
