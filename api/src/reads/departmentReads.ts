@@ -18,3 +18,10 @@ export async function isRegisteredOnChain(db: Db, code: string): Promise<boolean
   const { rows } = await db.query(`SELECT 1 FROM index.departments WHERE code = $1`, [code]);
   return rows.length > 0;
 }
+
+/** Whether each of `codes` is registered on chain (present) and active; for checking a workflow's departments. */
+export async function departmentStatesOf(db: Db, codes: readonly string[]): Promise<Map<string, { active: boolean }>> {
+  if (codes.length === 0) return new Map();
+  const { rows } = await db.query(`SELECT code, active FROM index.departments WHERE code = ANY($1)`, [[...new Set(codes)]]);
+  return new Map(rows.map((row) => [row.code as string, { active: Boolean(row.active) }]));
+}
