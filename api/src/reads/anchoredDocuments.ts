@@ -9,6 +9,13 @@ export interface AnchoredDocument {
 }
 
 export async function anchoredDocumentsOf(db: Db, tokenId: bigint): Promise<AnchoredDocument[]> {
-  const { rows } = await db.query(`SELECT document_id, doc_index, latest_version FROM index.documents WHERE token_id = $1`, [tokenId.toString()]);
-  return rows.map((r) => ({ documentId: r.document_id, docIndex: Number(r.doc_index), latestVersion: Number(r.latest_version) }));
+  const { rows } = await db.query(
+    `SELECT document_id, doc_index, latest_version FROM index.documents WHERE token_id = $1`,
+    [tokenId.toString()],
+  );
+  return rows.map((row) => ({
+    documentId: row.document_id,
+    docIndex: Number(row.doc_index),
+    latestVersion: Number(row.latest_version),
+  }));
 }

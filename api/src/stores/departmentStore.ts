@@ -140,7 +140,8 @@ export async function registrationStatusOf(db: Db, code: string): Promise<string
 /** Deletes the row of `code` if its registration failed on chain (it was never visible), freeing the code. */
 export async function deleteFailedRegistration(db: Db, code: string): Promise<void> {
   await db.query(
-    `DELETE FROM departments d USING chain_transactions t WHERE t.id = d.chain_tx_id AND d.code = $1 AND t.status = 'FAILED'`,
+    `DELETE FROM departments d USING chain_transactions t
+     WHERE t.id = d.chain_tx_id AND d.code = $1 AND t.status = 'FAILED'`,
     [code],
   );
 }
@@ -165,11 +166,12 @@ export interface NewDepartment {
 /** Records a department's off-chain part; returns its creation time. */
 export async function insertDepartment(db: Db, department: NewDepartment): Promise<Date> {
   const { rows } = await db.query(
-    `INSERT INTO departments (code, name, webhook_url, wallet_address, api_key_hash, api_secret_sealed, require_signed_requests, chain_tx_id)
+    `INSERT INTO departments (code, name, webhook_url, wallet_address, api_key_hash, api_secret_sealed,
+                              require_signed_requests, chain_tx_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING created_at`,
     [
-      department.code, department.name, department.webhookUrl, department.walletAddress.toLowerCase(), department.apiKeyHash,
-      department.apiSecretSealed, department.requireSignedRequests, department.chainTxId,
+      department.code, department.name, department.webhookUrl, department.walletAddress.toLowerCase(),
+      department.apiKeyHash, department.apiSecretSealed, department.requireSignedRequests, department.chainTxId,
     ],
   );
   return rows[0].created_at;
@@ -182,7 +184,8 @@ export async function updateDepartmentDetails(
   details: { name: string; webhookUrl: string | null; requireSignedRequests: boolean },
 ): Promise<void> {
   await db.query(
-    `UPDATE departments SET name = $2, webhook_url = $3, require_signed_requests = $4, updated_at = now() WHERE code = $1`,
+    `UPDATE departments SET name = $2, webhook_url = $3, require_signed_requests = $4, updated_at = now()
+     WHERE code = $1`,
     [code, details.name, details.webhookUrl, details.requireSignedRequests],
   );
 }

@@ -12,7 +12,8 @@ export interface LicenceActionRecord {
 
 export async function insertLicenceAction(db: Db, row: LicenceActionRecord): Promise<void> {
   await db.query(
-    `INSERT INTO licence_actions (tx_hash, request_id, action, reason_code, reason, chain_tx_id) VALUES ($1, $2, $3, $4, $5, $6)`,
+    `INSERT INTO licence_actions (tx_hash, request_id, action, reason_code, reason, chain_tx_id)
+     VALUES ($1, $2, $3, $4, $5, $6)`,
     [row.txHash, row.requestId, row.action, row.reasonCode, row.reason, row.chainTxId],
   );
 }

@@ -117,7 +117,8 @@ export interface NewWorkflowDefinition {
 /** Records a workflow's full definition (the chain holds its compact form and the definition hash). */
 export async function insertWorkflowDefinition(db: Db, workflow: NewWorkflowDefinition): Promise<void> {
   await db.query(
-    `INSERT INTO workflows (id, workflow_type, name, description, stages, definition_hash, validity_seconds, chain_tx_id)
+    `INSERT INTO workflows (id, workflow_type, name, description, stages, definition_hash, validity_seconds,
+                            chain_tx_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
     [
       workflow.id, workflow.workflowType, workflow.name, workflow.description, JSON.stringify(workflow.stages),

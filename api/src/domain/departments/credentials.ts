@@ -19,5 +19,10 @@ export interface IssuedCredentials {
 export async function issueCredentials(secrets: SecretSealer, code: string): Promise<IssuedCredentials> {
   const apiKey = `${API_KEY_PREFIX}${randomSecret(32)}`;
   const apiSecret = `${API_SECRET_PREFIX}${randomSecret(32)}`;
-  return { apiKey, apiSecret, apiKeyHash: await hashSecret(apiKey, "random"), apiSecretSealed: secrets.seal(code, apiSecret) };
+  return {
+    apiKey,
+    apiSecret,
+    apiKeyHash: await hashSecret(apiKey, "random"),
+    apiSecretSealed: secrets.seal(code, apiSecret),
+  };
 }

@@ -62,7 +62,10 @@ interface VersionToAnchor {
  * the audit in the outbox record's database transaction. On a failure that can no longer land, the stored file is
  * deleted; contract errors become API errors.
  */
-async function storeAndAnchorVersion(context: DomainContext, version: VersionToAnchor): Promise<{ tx: ConfirmedTx; hash: string; createdAt: Date }> {
+async function storeAndAnchorVersion(
+  context: DomainContext,
+  version: VersionToAnchor,
+): Promise<{ tx: ConfirmedTx; hash: string; createdAt: Date }> {
   const { request, file } = version;
   const hash = `0x${file.sha256}`; // as the anchor call has it
   const key = documentVersionKey(request.id, version.documentId, version.version, file.extension);
@@ -143,15 +146,35 @@ export async function uploadDocument(
       encodeBytes32String(fields.docType),
       hash,
     ]),
-    newDocument: { id: documentId, requestId: request.id, docType: fields.docType, originalFilename: file.originalFilename, description },
+    newDocument: {
+      id: documentId,
+      requestId: request.id,
+      docType: fields.docType,
+      originalFilename: file.originalFilename,
+      description,
+    },
     audit: {
       entityType: "DOCUMENT",
       entityId: documentId,
       action: "UPLOAD",
-      newValue: { requestId: request.id, docType: fields.docType, version: 1, hash, fileSize: file.size, mimeType: file.mimeType },
+      newValue: {
+        requestId: request.id,
+        docType: fields.docType,
+        version: 1,
+        hash,
+        fileSize: file.size,
+        mimeType: file.mimeType,
+      },
     },
   });
-  return { documentId, docType: fields.docType, hash, version: 1, transactionHash: anchored.tx.hash, createdAt: anchored.createdAt.toISOString() };
+  return {
+    documentId,
+    docType: fields.docType,
+    hash,
+    version: 1,
+    transactionHash: anchored.tx.hash,
+    createdAt: anchored.createdAt.toISOString(),
+  };
 }
 
 export async function updateDocument(

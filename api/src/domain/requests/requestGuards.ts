@@ -23,7 +23,9 @@ export async function loadOwnRequest(
 
 /** 409 INVALID_STATE: the request's status does not allow `action`. */
 export const invalidState = (request: RequestView, action: string) =>
-  conflict("INVALID_STATE", `Cannot ${action} a request in status ${request.status}`, { currentStatus: request.status });
+  conflict("INVALID_STATE", `Cannot ${action} a request in status ${request.status}`, {
+    currentStatus: request.status,
+  });
 
 /**
  * A request is pinned to a workflow registered on chain whose definition this API stored in the same transaction:
@@ -40,7 +42,10 @@ export class WorkflowDefinitionMissingError extends Error {
 }
 
 /** The definition of the workflow the request is pinned to. */
-export async function pinnedWorkflow(context: Pick<DomainContext, "workflows">, request: RequestView): Promise<StoredWorkflow> {
+export async function pinnedWorkflow(
+  context: Pick<DomainContext, "workflows">,
+  request: RequestView,
+): Promise<StoredWorkflow> {
   const workflow = await context.workflows.byChainId(request.chainWorkflowId);
   if (!workflow) throw new WorkflowDefinitionMissingError(request.chainWorkflowId);
   return workflow;
