@@ -14,7 +14,6 @@ import { apiRoutes } from "./routes/index.ts";
 import { IdempotencyStore } from "./http/idempotency.ts";
 import { createDepartmentKeyCheck } from "./auth/departmentKeys.ts";
 import { DepartmentCredentialStore } from "./auth/departmentCredentialStore.ts";
-import { openSecret } from "./domain/departments/credentials.ts";
 import { createCoreServices, createDomainContext } from "./services.ts";
 import { jobClock } from "./jobs/jobClock.ts";
 import { startJobRunner } from "./jobs/jobRunner.ts";
@@ -35,7 +34,7 @@ const jobs = config.jobsInApi ? await startJobRunner(context, { index: core.inde
 // Departments authenticate with their API key (and, when required, signed requests).
 const auth = await createAuth({ config, pool: core.pool, logger, departments: createDepartmentKeyCheck({
   credentials: new DepartmentCredentialStore(core.pool),
-  openSecret: (code, sealed) => openSecret(core.vault, code, sealed),
+  openSecret: (code, sealed) => context.departmentSecrets.open(code, sealed),
 }) });
 await auth.bootstrapAdmin();
 // The key signing licences' QR codes (its address is published at /api/v1/verify/issuer).

@@ -7,11 +7,14 @@ import { JsonRpcProvider } from "ethers";
 import type pg from "pg";
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
+import { applicantAddresses } from "./chain/applicantKeys.ts";
 import { ChainGateway } from "./chain/chainGateway.ts";
+import { departmentWallets } from "./chain/departmentWallets.ts";
 import { KeyVault } from "./chain/keyVault.ts";
 import { LocalVaultSigner } from "./chain/localVaultSigner.ts";
 import { ReceiptWatcher } from "./chain/receiptWatcher.ts";
 import { RemoteSigner } from "./chain/remoteSigner.ts";
+import { secretSealer } from "./chain/secretSealer.ts";
 import type { TransactionSigner } from "./chain/transactionSigner.ts";
 import { WalletStore } from "./chain/walletStore.ts";
 import { migrate } from "./db/migrate.ts";
@@ -23,7 +26,7 @@ import { mayDeriveEvents } from "./events/deriveEvents.ts";
 import { enqueueJob, JOB_NAMES } from "./jobs/jobQueue.ts";
 import { loadDeployment } from "./chain/deployment.ts";
 import type { DomainContext } from "./domain/context.ts";
-import { WorkflowStore } from "./domain/workflows/workflowStore.ts";
+import { WorkflowStore } from "./stores/workflowStore.ts";
 import { createDocumentStore } from "./storage/index.ts";
 
 export interface CoreServices {
@@ -139,10 +142,10 @@ export async function createDomainContext(config: Config, logger: Logger, core: 
     workflows: new WorkflowStore(core.pool),
     documentStore: await createDocumentStore(config),
     logger,
-    custodySecret: config.custodySecret ?? (await developmentSecret(config.dataDir, "custody.key")),
-    wallets: core.wallets,
-    signer: core.signer,
-    vault: core.vault,
+    applicantAddress: applicantAddresses(config.custodySecret ?? (await developmentSecret(config.dataDir, "custody.key"))),
+    departmentWallets: departmentWallets(core.signer),
+    departmentSecrets: secretSealer(core.vault, "department-api-secret"),
+    webhookSecrets: secretSealer(core.vault, "webhook-secret"),
   };
 }
 

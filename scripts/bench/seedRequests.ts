@@ -11,7 +11,7 @@
 import { randomUUID } from "node:crypto";
 import { ZeroHash, encodeBytes32String } from "ethers";
 import { licenceToken } from "../../api/src/chain/contracts.ts";
-import { applicantAddress } from "../../api/src/domain/custody.ts";
+import { applicantAddress } from "../../api/src/chain/applicantKeys.ts";
 import { REQUEST_NUMBER_PREFIX } from "../../api/src/domain/requests/createRequest.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
 import { jsonRpc, reserveTokenIds, say, type BenchEnvironment } from "./benchEnvironment.ts";

@@ -5,7 +5,7 @@
  */
 import { ZeroHash, encodeBytes32String, keccak256 } from "ethers";
 import { licenceToken } from "../../api/src/chain/contracts.ts";
-import { applicantAddress } from "../../api/src/domain/custody.ts";
+import { applicantAddress } from "../../api/src/chain/applicantKeys.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
 import { jsonRpc, percentile, reserveTokenIds, runConcurrently, say, type BenchEnvironment } from "./benchEnvironment.ts";
 

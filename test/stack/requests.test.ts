@@ -3,7 +3,7 @@ import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { expect } from "chai";
 import { documentRegistry, licenceToken } from "../../api/src/chain/contracts.ts";
-import { applicantAddress } from "../../api/src/domain/custody.ts";
+import { applicantAddress } from "../../api/src/chain/applicantKeys.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
 import type { ApiHandle } from "../../scripts/stack/stack.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";

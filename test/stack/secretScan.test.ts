@@ -17,7 +17,7 @@ import { KeyVault } from "../../api/src/chain/keyVault.ts";
 import { WalletStore } from "../../api/src/chain/walletStore.ts";
 import { loadConfig } from "../../api/src/config.ts";
 import { createPool } from "../../api/src/db/pool.ts";
-import { applicantAddress } from "../../api/src/domain/custody.ts";
+import { applicantAddress } from "../../api/src/chain/applicantKeys.ts";
 import { masterKeyOf } from "../../api/src/services.ts";
 import { applicantCode, clientToken, createClient, exchangeFields } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
@@ -66,7 +66,7 @@ function occurrences(logs: LogFile[], needle: string | RegExp): string[] {
   return found;
 }
 
-/** The applicant's custodial private key, derived like api/src/domain/custody.ts (checked against its address). */
+/** The applicant's custodial private key, derived like api/src/chain/applicantKeys.ts (checked against its address). */
 function applicantPrivateKey(custodySecret: string, applicantId: string): string {
   const ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
   const secret = Buffer.from(custodySecret.replace(/^0x/, ""), "hex");

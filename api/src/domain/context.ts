@@ -1,15 +1,20 @@
-/** What use cases need: storage, the chain gateway, the operator wallet, the contracts, the stores. No Koa here. */
-import type pg from "pg";
+/**
+ * What use cases need: storage, the chain gateway, the operator wallet, the contracts, the stores, and the
+ * chain-side services that hold keys for them. No Koa, no keys here.
+ */
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
 import type { ChainGateway } from "../chain/chainGateway.ts";
 import type { Deployment } from "../chain/deployment.ts";
+import type { DepartmentWallets } from "../chain/departmentWallets.ts";
+import type { SecretSealer } from "../chain/secretSealer.ts";
+import type { DbPool } from "../db/queryable.ts";
 import type { DocumentStore } from "../storage/index.ts";
-import type { WorkflowStore } from "./workflows/workflowStore.ts";
+import type { WorkflowStore } from "../stores/workflowStore.ts";
 
 export interface DomainContext {
   config: Config;
-  pool: pg.Pool;
+  pool: DbPool;
   gateway: ChainGateway;
   /** The operator wallet (OPERATOR_ROLE, KEEPER_ROLE): mints, anchors, submits, cancels, enforces timeouts. */
   operator: string;
@@ -19,12 +24,12 @@ export interface DomainContext {
   workflows: WorkflowStore;
   documentStore: DocumentStore;
   logger: Logger;
-  /** Custody secret deriving applicants' addresses. */
-  custodySecret: string;
-  /** Custodial wallets (departments get theirs at registration). */
-  wallets: import("../chain/walletStore.ts").WalletStore;
-  /** Holds the wallets' keys (key vault or remote signer): departments' wallets are created or chosen through it. */
-  signer: import("../chain/transactionSigner.ts").TransactionSigner;
-  /** Encrypts department API secrets at rest (they are needed to verify signed requests). */
-  vault: import("../chain/keyVault.ts").KeyVault;
+  /** An applicant's custodial address (chain/applicantKeys.ts derives it from the custody secret). */
+  applicantAddress(applicantId: string): string;
+  /** Custodial department wallets, made or chosen by the configured signer (key vault or remote signer). */
+  departmentWallets: DepartmentWallets;
+  /** Seals department API secrets at rest (they are needed back to verify signed requests). */
+  departmentSecrets: SecretSealer;
+  /** Seals webhook secrets at rest (they are needed back to sign deliveries). */
+  webhookSecrets: SecretSealer;
 }

@@ -22,7 +22,7 @@ import type { IndexWaiter } from "../chain/chainGateway.ts";
 import type { Deployment } from "../chain/deployment.ts";
 import { withTransaction } from "../db/transaction.ts";
 import { sortedStages } from "../domain/workflows/compileWorkflow.ts";
-import type { WorkflowStore } from "../domain/workflows/workflowStore.ts";
+import type { WorkflowStore } from "../stores/workflowStore.ts";
 import { cancelJob, enqueueJob, JOB_NAMES } from "../jobs/jobQueue.ts";
 import { departmentCodes } from "../reads/requestReads.ts";
 import { stableUuid } from "../reads/stableId.ts";

@@ -37,7 +37,7 @@ export interface JobRunner {
   stop(timeoutMs?: number): Promise<void>;
 }
 
-type RunnerContext = Pick<DomainContext, "pool" | "gateway" | "contracts" | "operator" | "workflows" | "vault" | "config" | "logger" | "documentStore">;
+type RunnerContext = Pick<DomainContext, "pool" | "gateway" | "contracts" | "operator" | "workflows" | "webhookSecrets" | "config" | "logger" | "documentStore">;
 
 /** Errors a job throws are retried after these delays: never given up, since an event must not be lost. */
 const retryAfter = (maxMs: number) => ({ attempt }: { attempt: number }) => Math.min(maxMs, 1_000 * 2 ** Math.min(attempt, 20));
@@ -72,7 +72,7 @@ export async function startJobRunner(context: RunnerContext, options: JobRunnerO
     JOB_NAMES.deliverWebhook,
     async (job: Job<{ deliveryId: string }>) => {
       const result = await runDelivery(
-        { pool: context.pool, vault: context.vault, clock: options.clock, production: context.config.nodeEnv === "production", logger },
+        { pool: context.pool, secrets: context.webhookSecrets, clock: options.clock, production: context.config.nodeEnv === "production", logger },
         job.attrs.data.deliveryId,
       );
       if (result.retryAt) job.schedule(result.retryAt);

@@ -3,12 +3,12 @@ import { z } from "zod/v4";
 import { requestMeta } from "../http/requestMeta.ts";
 import { isAdmin } from "../auth/principal.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { departmentStats, STATS_DEFINITIONS } from "../domain/departments/departmentStats.ts";
+import { departmentStats, STATS_DEFINITIONS } from "../reads/departmentStats.ts";
 import {
   CreateDepartmentInput, Department, DepartmentList, DepartmentResponse, DepartmentStatsResponse, RegeneratedKey, StatsQuery, UpdateDepartmentInput,
   WalletChangeInput,
 } from "../domain/departments/departmentSchemas.ts";
-import { DepartmentStore } from "../domain/departments/departmentStore.ts";
+import { DepartmentStore } from "../stores/departmentStore.ts";
 import { createDepartment, proposeWalletChange, regenerateApiKey, settleWalletChange, updateDepartment } from "../domain/departments/manageDepartments.ts";
 import { forbidden, notFound } from "../errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";

@@ -5,7 +5,7 @@ import { z } from "zod/v4";
 import { requestMeta } from "../http/requestMeta.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { updateDocument, uploadDocument, type ReceivedFile } from "../domain/documents/uploadDocument.ts";
-import { loadOwnRequest } from "../domain/requests/submitRequest.ts";
+import { loadOwnRequest } from "../domain/requests/requestGuards.ts";
 import { AppError, notFound } from "../errors.ts";
 import { fingerprint } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";

@@ -11,7 +11,6 @@ import { requestMeta } from "../http/requestMeta.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { pageQuery } from "../schemas/common.ts";
 import { WEBHOOK_EVENTS } from "../webhooks/events.ts";
-import { vaultWebhookSecrets } from "../webhooks/webhookSecrets.ts";
 
 const WebhookSchema = z
   .object({ webhookId: z.uuid(), departmentCode: z.string().nullable(), url: z.url(), events: z.array(z.enum(WEBHOOK_EVENTS)), isActive: z.boolean(), createdAt: z.iso.datetime({ offset: true }) })
@@ -37,8 +36,7 @@ const KEY_OR_ADMIN = [{ kind: "apiKey" as const }, { kind: "admin" as const }];
 
 export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
   // The secrets are sealed by the key vault until the domain context carries a sealing service of its own.
-  const webhookSecrets = vaultWebhookSecrets(domain.vault);
-  const context: WebhookContext = { config: domain.config, pool: domain.pool, webhookSecrets };
+  const context: WebhookContext = { config: domain.config, pool: domain.pool, webhookSecrets: domain.webhookSecrets };
   return [
     defineRoute({
       method: "post",

@@ -4,7 +4,7 @@ import { requestMeta } from "../http/requestMeta.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { createWorkflow, deactivateWorkflow, updateWorkflow } from "../domain/workflows/registerWorkflow.ts";
 import { validateWorkflow } from "../domain/workflows/validateWorkflow.ts";
-import { workflowsJson } from "../domain/workflows/workflowView.ts";
+import { workflowsJson } from "../reads/workflowView.ts";
 import { notFound } from "../errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import {

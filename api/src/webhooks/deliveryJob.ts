@@ -10,17 +10,17 @@
 import type pg from "pg";
 import type { Logger } from "pino";
 import { audit, SYSTEM } from "../audit/auditLog.ts";
-import type { KeyVault } from "../chain/keyVault.ts";
+import type { SecretSealer } from "../chain/secretSealer.ts";
 import { withTransaction } from "../db/transaction.ts";
 import type { JobClock } from "../jobs/jobClock.ts";
 import { deliver } from "./deliver.ts";
-import { openWebhookSecret } from "./webhookStore.ts";
 
 export const RETRY_SCHEDULE_MS = [60_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 24 * 3_600_000] as const;
 
 export interface DeliveryJobDependencies {
   pool: pg.Pool;
-  vault: KeyVault;
+  /** Opens the webhooks' sealed secrets. */
+  secrets: SecretSealer;
   clock: JobClock;
   production: boolean;
   logger: Logger;
@@ -54,7 +54,7 @@ export async function runDelivery(deps: DeliveryJobDependencies, deliveryId: str
   const retryCount: number = delivery.attempts;
   const result = await deliver(
     pool,
-    { id: delivery.webhook_id, url: delivery.url, secret: openWebhookSecret(deps.vault, delivery.webhook_id, delivery.secret_sealed) },
+    { id: delivery.webhook_id, url: delivery.url, secret: deps.secrets.open(delivery.webhook_id, delivery.secret_sealed) },
     { eventId: delivery.delivery_id, eventType: delivery.event_name, payload: delivery.payload, retryCount, deliveryId },
     { production: deps.production, now: clock.now },
   );

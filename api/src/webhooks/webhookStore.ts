@@ -1,10 +1,9 @@
 /**
  * Webhook registrations and their delivery logs: every SQL statement about them that the webhook use case
- * (domain/webhooks/manageWebhooks.ts) needs. The secret is stored sealed by the key vault (bound to the webhook
- * id, webhookSecrets.ts); soft deletion keeps the logs.
+ * (domain/webhooks/manageWebhooks.ts) needs. The secret is stored sealed (chain/secretSealer.ts, bound to the
+ * webhook id); soft deletion keeps the logs.
  */
 import type pg from "pg";
-import type { KeyVault } from "../chain/keyVault.ts";
 
 export interface StoredWebhook {
   id: string;
@@ -18,10 +17,6 @@ export interface StoredWebhook {
 
 /** A client or a pool: writes run in the caller's transaction. */
 type Queryable = Pick<pg.PoolClient, "query">;
-
-const aad = (id: string) => `webhook-secret:${id}`;
-export const sealWebhookSecret = (vault: KeyVault, id: string, secret: string) => vault.seal(Buffer.from(secret, "utf8").toString("hex"), aad(id));
-export const openWebhookSecret = (vault: KeyVault, id: string, sealed: Buffer) => Buffer.from(vault.open(sealed, aad(id)).slice(2), "hex").toString("utf8");
 
 const toWebhook = (row: Record<string, any>): StoredWebhook => ({
   id: row.id,

@@ -2,11 +2,14 @@
  * Departments (each with its own funded custodial wallet, registered on chain) and a workflow registered through
  * the real use case, for tests that need a request type to be open before the departments capability's HTTP routes.
  */
+import { applicantAddresses } from "../../../api/src/chain/applicantKeys.ts";
+import { departmentWallets } from "../../../api/src/chain/departmentWallets.ts";
+import { secretSealer } from "../../../api/src/chain/secretSealer.ts";
 import { createLogger } from "../../../api/src/observability/logger.ts";
 import { loadConfig } from "../../../api/src/config.ts";
 import type { DomainContext } from "../../../api/src/domain/context.ts";
 import { registerWorkflow } from "../../../api/src/domain/workflows/registerWorkflow.ts";
-import { WorkflowStore } from "../../../api/src/domain/workflows/workflowStore.ts";
+import { WorkflowStore } from "../../../api/src/stores/workflowStore.ts";
 import type { CreateWorkflowInput } from "../../../api/src/schemas/workflow.ts";
 import type { Stack } from "../../../scripts/stack/stack.ts";
 import type { Driver } from "./platformDriver.ts";
@@ -23,10 +26,10 @@ export function domainContext(stack: Stack, driver: Driver): DomainContext {
     workflows: new WorkflowStore(driver.core.pool),
     documentStore: undefined as never,
     logger: createLogger("silent"),
-    custodySecret: "0x" + "00".repeat(32),
-    wallets: driver.core.wallets,
-    signer: driver.core.signer,
-    vault: driver.core.vault,
+    applicantAddress: applicantAddresses("0x" + "00".repeat(32)),
+    departmentWallets: departmentWallets(driver.core.signer),
+    departmentSecrets: secretSealer(driver.core.vault, "department-api-secret"),
+    webhookSecrets: secretSealer(driver.core.vault, "webhook-secret"),
   };
 }
 

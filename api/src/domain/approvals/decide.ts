@@ -10,15 +10,18 @@ import { keccak256, toUtf8Bytes } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
-import { approvalRegistry, DECISION_NAMES, enumValueOf, eventsOf } from "../../chain/contracts.ts";
+import { approvalRegistry, DECISION_NAMES, enumValueOf } from "../../chain/contracts.ts";
 import { departmentRecord } from "../../chain/contractReads.ts";
 import { apiErrorOf, REVERT_ANSWERS } from "../../chain/revertMapping.ts";
 import { canonicalJson } from "../../canonicalJson.ts";
 import { AppError, conflict, forbidden } from "../../errors.ts";
-import { findRequest, findVisibleRequest, type RequestView } from "../../reads/requestReads.ts";
+import { anchoredDocumentsOf, type AnchoredDocument } from "../../reads/anchoredDocuments.ts";
+import { departmentOnChain, type DepartmentOnChain } from "../../reads/departmentReads.ts";
+import { findRequest, findVisibleRequest } from "../../reads/requestReads.ts";
 import { stableUuid } from "../../reads/stableId.ts";
+import { insertDecisionRemarks } from "../../stores/decisionRemarks.ts";
 import type { DomainContext } from "../context.ts";
-import { reviewState } from "../requests/submitRequest.ts";
+import { reviewState } from "../requests/reviewState.ts";
 import { decisionTypedData, type DecisionMessage } from "./decisionTypedData.ts";
 
 export const REJECTION_REASONS = ["SAFETY_VIOLATION", "INCOMPLETE_DOCUMENTS", "POLICY_VIOLATION", "FRAUDULENT_APPLICATION", "OTHER"] as const;
@@ -49,14 +52,8 @@ const decisionStatus = (kind: Decision["kind"]) => enumValueOf(DECISION_NAMES, k
 /** How long a typed decision handed out for signing stays valid on chain. */
 const SIGNATURE_LIFETIME_SECONDS = 15 * 60;
 
-interface RequestDocument {
-  documentId: string;
-  docIndex: number;
-  latestVersion: number;
-}
-
 /** Chain refusals, in the API's words (chain/revertMapping.ts); a stale document is named by its id. */
-function explain(error: ContractRevertError, documents: RequestDocument[]): AppError {
+function explain(error: ContractRevertError, documents: AnchoredDocument[]): AppError {
   return apiErrorOf(error, {
     ReviewStaleDocuments: (stale) => {
       const [, docIndex, reviewed, latest] = stale.args.map(Number);
@@ -68,15 +65,11 @@ function explain(error: ContractRevertError, documents: RequestDocument[]): AppE
   });
 }
 
-async function departmentOnChain(context: DomainContext, code: string): Promise<{ departmentId: number; wallet: string; custody: string }> {
-  const { rows } = await context.pool.query(`SELECT department_id, wallet, custody FROM index.departments WHERE code = $1`, [code]);
-  if (!rows[0]) throw forbidden("Your department is not registered on chain");
-  return { departmentId: Number(rows[0].department_id), wallet: rows[0].wallet, custody: rows[0].custody };
-}
-
-async function requestDocuments(context: DomainContext, request: RequestView): Promise<RequestDocument[]> {
-  const { rows } = await context.pool.query(`SELECT document_id, doc_index, latest_version FROM index.documents WHERE token_id = $1`, [request.tokenId.toString()]);
-  return rows.map((r) => ({ documentId: r.document_id, docIndex: Number(r.doc_index), latestVersion: Number(r.latest_version) }));
+/** The caller's department as the chain has it: a department not registered on chain cannot decide. */
+async function callerDepartment(context: DomainContext, code: string): Promise<DepartmentOnChain> {
+  const department = await departmentOnChain(context.pool, code);
+  if (!department) throw forbidden("Your department is not registered on chain");
+  return department;
 }
 
 /**
@@ -84,7 +77,7 @@ async function requestDocuments(context: DomainContext, request: RequestView): P
  * document, when none is named) and the versions reviewed in the document registry's packed layout (15 bits per
  * document index from bit 16). A document named without a version is taken at its latest version now.
  */
-function resolveReview(documents: RequestDocument[], reviewed: Reviewed): { mask: number; versions: bigint; covered: Record<string, number> } {
+function resolveReview(documents: AnchoredDocument[], reviewed: Reviewed): { mask: number; versions: bigint; covered: Record<string, number> } {
   const named = reviewed.reviewedDocuments ?? [];
   const byId = new Map(documents.map((d) => [d.documentId, d]));
   const unknown = [...named, ...Object.keys(reviewed.documentVersions ?? {})].filter((id) => !byId.has(id));
@@ -143,8 +136,8 @@ function decisionMessage(
  */
 export async function decisionToSign(context: DomainContext, principal: Extract<Principal, { kind: "department" }>, requestId: string, decision: Decision) {
   const request = await findVisibleRequest(context.pool, principal, requestId);
-  const department = await departmentOnChain(context, principal.code);
-  const review = resolveReview(await requestDocuments(context, request), decision);
+  const department = await callerDepartment(context, principal.code);
+  const review = resolveReview(await anchoredDocumentsOf(context.pool, request.tokenId), decision);
   const record = await departmentRecord(context.gateway, context.contracts.ApprovalRegistry, department.departmentId);
   const deadline = BigInt(Math.floor(Date.now() / 1000) + SIGNATURE_LIFETIME_SECONDS);
   const message = decisionMessage(request.tokenId, department.departmentId, decision, review, BigInt(record.nonce), deadline);
@@ -163,11 +156,11 @@ export async function decide(context: DomainContext, meta: RequestMeta, requestI
   // A request not routed to the department does not exist for it, as for its reads: 404 before anything reveals
   // its state (a 409 NOT_PENDING / INVALID_STATE carried the token id and stage) or is simulated on chain.
   const request = await findVisibleRequest(context.pool, principal, requestId);
-  const department = await departmentOnChain(context, principal.code);
+  const department = await callerDepartment(context, principal.code);
   if (department.custody === "DEPARTMENT_HELD" && !signed) {
     throw new AppError(400, "SIGNATURE_REQUIRED", "Your department holds its own key: sign the typed data from POST /requests/{requestId}/decision-typed-data and send signature, nonce and deadline with the decision", { custody: department.custody, wallet: department.wallet });
   }
-  const documents = await requestDocuments(context, request);
+  const documents = await anchoredDocumentsOf(context.pool, request.tokenId);
   const review = resolveReview(documents, decision);
   const remarks = remarksOf(decision);
   const reasonCode = reasonCodeOf(decision);
@@ -195,12 +188,17 @@ export async function decide(context: DomainContext, meta: RequestMeta, requestI
       },
       {
         onRecorded: async (client, recorded) => {
-          await client.query(
-            `INSERT INTO decision_remarks (tx_hash, request_id, department_code, decision, remarks, remarks_hash, reason, required_documents, chain_tx_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-            [recorded.hash, request.id, principal.code, decision.kind, decision.remarks, remarks.hash, decision.kind === "REJECTED" ? decision.reason : null,
-              decision.kind === "CHANGES_REQUESTED" ? JSON.stringify(decision.requiredDocuments ?? []) : null, recorded.id],
-          );
+          await insertDecisionRemarks(client, {
+            txHash: recorded.hash,
+            requestId: request.id,
+            departmentCode: principal.code,
+            decision: decision.kind,
+            remarks: decision.remarks,
+            remarksHash: remarks.hash,
+            reason: decision.kind === "REJECTED" ? decision.reason : null,
+            requiredDocuments: decision.kind === "CHANGES_REQUESTED" ? (decision.requiredDocuments ?? []) : null,
+            chainTxId: recorded.id,
+          });
           await audit(client, meta, {
             entityType: "APPROVAL",
             entityId: request.id,
@@ -216,7 +214,6 @@ export async function decide(context: DomainContext, meta: RequestMeta, requestI
     throw error instanceof ContractRevertError ? explain(error, documents) : error;
   }
 
-  const recorded = eventsOf(tx.receipt.logs, approvalRegistry, context.contracts.ApprovalRegistry, "DecisionRecorded")[0];
   const logIndex = tx.receipt.logs.find((l) => l.topics[0] === approvalRegistry.getEvent("DecisionRecorded")!.topicHash)?.index ?? 0;
   const after = (await findRequest(context.pool, request.id))!;
   const workflow = await context.workflows.byChainId(request.chainWorkflowId);
@@ -231,6 +228,5 @@ export async function decide(context: DomainContext, meta: RequestMeta, requestI
       isComplete: after.status === "APPROVED",
       nextPendingDepartments: after.phase === "IN_REVIEW" ? (state?.pendingDepartments ?? []) : [],
     },
-    decidedStage: recorded ? Number(recorded.args.stage) : undefined,
   };
 }

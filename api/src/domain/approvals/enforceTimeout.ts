@@ -7,6 +7,7 @@ import { audit, SYSTEM } from "../../audit/auditLog.ts";
 import { progressOf } from "../../chain/contractReads.ts";
 import { isRevert } from "../../chain/revertMapping.ts";
 import { approvalRegistry, timeoutPending } from "../../chain/contracts.ts";
+import { requestIdOfToken } from "../../stores/requestStore.ts";
 import type { DomainContext } from "../context.ts";
 
 export interface StageDeadline {
@@ -26,7 +27,7 @@ export async function enforceStageTimeout(context: Pick<DomainContext, "pool" | 
   if (!timeoutPending(progress) || progress.stage !== job.stage || progress.stageStartedAt !== job.startedAt) {
     return { outcome: "STALE" };
   }
-  const request = (await context.pool.query(`SELECT id FROM requests WHERE token_id = $1`, [job.tokenId])).rows[0];
+  const requestId = await requestIdOfToken(context.pool, job.tokenId);
   try {
     const tx = await context.gateway.send(
       {
@@ -34,12 +35,12 @@ export async function enforceStageTimeout(context: Pick<DomainContext, "pool" | 
         from: context.operator,
         to: context.contracts.ApprovalRegistry,
         data: approvalRegistry.encodeFunctionData("enforceTimeout", [tokenId]),
-        requestId: request?.id,
+        requestId,
       },
       {
         onRecorded: (client, recorded) =>
-          request
-            ? audit(client, SYSTEM, { entityType: "REQUEST", entityId: request.id, action: "STAGE_TIMEOUT", newValue: { stage: job.stage, deadline: new Date(job.deadline * 1000).toISOString() }, txHash: recorded.hash })
+          requestId
+            ? audit(client, SYSTEM, { entityType: "REQUEST", entityId: requestId, action: "STAGE_TIMEOUT", newValue: { stage: job.stage, deadline: new Date(job.deadline * 1000).toISOString() }, txHash: recorded.hash })
             : Promise.resolve(),
       },
     );

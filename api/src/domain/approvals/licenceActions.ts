@@ -9,7 +9,8 @@ import { licenceToken } from "../../chain/contracts.ts";
 import { notFound } from "../../errors.ts";
 import { findRequest } from "../../reads/requestReads.ts";
 import type { DomainContext } from "../context.ts";
-import { invalidState } from "../requests/submitRequest.ts";
+import { insertLicenceAction } from "../../stores/licenceActionReasons.ts";
+import { invalidState } from "../requests/requestGuards.ts";
 
 export type LicenceAction = "SUSPEND" | "REINSTATE" | "REVOKE";
 
@@ -31,9 +32,14 @@ export async function actOnLicence(context: DomainContext, meta: RequestMeta, re
       { kind: "REVOKE", from: context.administrator, to: context.contracts.LicenceToken, data, requestId: request.id },
       {
         onRecorded: async (client, recorded) => {
-          await client.query(`INSERT INTO licence_actions (tx_hash, request_id, action, reason_code, reason, chain_tx_id) VALUES ($1, $2, $3, $4, $5, $6)`, [
-            recorded.hash, request.id, action, action === "REINSTATE" ? null : reasonCode, reason ?? null, recorded.id,
-          ]);
+          await insertLicenceAction(client, {
+            txHash: recorded.hash,
+            requestId: request.id,
+            action,
+            reasonCode: action === "REINSTATE" ? null : reasonCode,
+            reason: reason ?? null,
+            chainTxId: recorded.id,
+          });
           await audit(client, meta, { entityType: "REQUEST", entityId: request.id, action, oldValue: { status: request.status }, newValue: { status: TO[action], reasonCode, reason }, txHash: recorded.hash });
         },
       },

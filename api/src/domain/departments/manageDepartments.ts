@@ -13,7 +13,20 @@ import { apiErrorOf, rethrowAsApiError } from "../../chain/revertMapping.ts";
 import { conflict, notFound } from "../../errors.ts";
 import type { DomainContext } from "../context.ts";
 import { issueCredentials } from "./credentials.ts";
-import { DepartmentStore, departmentJson, type DepartmentJson, type StoredDepartment } from "./departmentStore.ts";
+import type { Tx } from "../../db/queryable.ts";
+import { isRegisteredOnChain } from "../../reads/departmentReads.ts";
+import {
+  DepartmentStore,
+  deleteFailedRegistration,
+  deleteRegistrationOf,
+  departmentJson,
+  insertDepartment,
+  registrationStatusOf,
+  replaceCredentials,
+  updateDepartmentDetails,
+  type DepartmentJson,
+  type StoredDepartment,
+} from "../../stores/departmentStore.ts";
 
 export type Custody = CustodyName;
 /** IApprovalRegistry.Custody value by name. */
@@ -48,25 +61,22 @@ const duplicate = (code: string) => conflict("CONFLICT", `Department ${code} alr
 export async function createDepartment(context: DomainContext, meta: RequestMeta, input: CreateDepartmentInput): Promise<CreatedDepartment> {
   const { pool } = context;
   const { code } = input;
-  const existing = await pool.query(
-    `SELECT t.status FROM departments d JOIN chain_transactions t ON t.id = d.chain_tx_id WHERE d.code = $1`,
-    [code],
-  );
-  if (existing.rows[0]?.status === "FAILED") {
+  const existing = await registrationStatusOf(pool, code);
+  if (existing === "FAILED") {
     // Its registration reverted on chain: the row was never visible; free the code.
-    await pool.query(`DELETE FROM departments d USING chain_transactions t WHERE t.id = d.chain_tx_id AND d.code = $1 AND t.status = 'FAILED'`, [code]);
-  } else if (existing.rows[0]) {
+    await deleteFailedRegistration(pool, code);
+  } else if (existing) {
     throw duplicate(code);
   }
   // Registered on chain outside this API (no row here): the chain refuses the code anyway.
-  if ((await pool.query(`SELECT 1 FROM index.departments WHERE code = $1`, [code])).rows[0]) throw duplicate(code);
+  if (await isRegisteredOnChain(pool, code)) throw duplicate(code);
 
   const custody = input.custody ?? "CUSTODIAL";
   // A department that holds its own key registers its address: no key of it ever reaches the platform. Otherwise
   // the key vault makes a new key, or a remote signer gives one of its keys (docs/decisions.md, "Custodial signers").
   const wallet =
-    custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.signer.ensureKey("DEPARTMENT", code, { address: input.walletAddress });
-  const credentials = await issueCredentials(context.vault, code);
+    custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.departmentWallets.walletFor(code, { address: input.walletAddress });
+  const credentials = await issueCredentials(context.departmentSecrets, code);
   const webhookUrl = input.webhookUrl ?? null;
   const requireSignedRequests = input.requireSignedRequests ?? false;
   let recordedId: string | undefined;
@@ -84,12 +94,16 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
       {
         onRecorded: async (client, recorded) => {
           recordedId = recorded.id;
-          const inserted = await client.query(
-            `INSERT INTO departments (code, name, webhook_url, wallet_address, api_key_hash, api_secret_sealed, require_signed_requests, chain_tx_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING created_at`,
-            [code, input.name, webhookUrl, wallet.toLowerCase(), credentials.apiKeyHash, credentials.apiSecretSealed, requireSignedRequests, recorded.id],
-          );
-          createdAt = inserted.rows[0].created_at;
+          createdAt = await insertDepartment(client, {
+            code,
+            name: input.name,
+            webhookUrl,
+            walletAddress: wallet,
+            apiKeyHash: credentials.apiKeyHash,
+            apiSecretSealed: credentials.apiSecretSealed,
+            requireSignedRequests,
+            chainTxId: recorded.id,
+          });
           await audit(client, meta, {
             entityType: "DEPARTMENT",
             entityId: code,
@@ -103,7 +117,7 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
   } catch (error) {
     if (error instanceof ContractRevertError) {
       // Mined and reverted (e.g. registered elsewhere meanwhile): the row must not keep the code.
-      if (recordedId) await pool.query(`DELETE FROM departments WHERE chain_tx_id = $1`, [recordedId]);
+      if (recordedId) await deleteRegistrationOf(pool, recordedId);
       // A code registered meanwhile is the same 409 CONFLICT as one registered before (the spec's duplicate).
       throw apiErrorOf(error, { DepartmentAlreadyRegistered: () => duplicate(code) });
     }
@@ -135,12 +149,13 @@ export async function updateDepartment(context: DomainContext, meta: RequestMeta
   const offChainChange = Object.keys(newValue).length > 0;
   const activeChange = input.isActive !== undefined && input.isActive !== current.isActive;
 
-  const apply = async (client: { query: (sql: string, params: unknown[]) => Promise<unknown> }, txHash?: string) => {
+  const apply = async (client: Tx, txHash?: string) => {
     if (offChainChange) {
-      await client.query(
-        `UPDATE departments SET name = $2, webhook_url = $3, require_signed_requests = $4, updated_at = now() WHERE code = $1`,
-        [code, newValue.name ?? current.name, "webhookUrl" in newValue ? newValue.webhookUrl : current.webhookUrl, newValue.requireSignedRequests ?? current.requireSignedRequests],
-      );
+      await updateDepartmentDetails(client, code, {
+        name: (newValue.name as string | undefined) ?? current.name,
+        webhookUrl: "webhookUrl" in newValue ? (newValue.webhookUrl as string | null) : current.webhookUrl,
+        requireSignedRequests: (newValue.requireSignedRequests as boolean | undefined) ?? current.requireSignedRequests,
+      });
       await audit(client, meta, { entityType: "DEPARTMENT", entityId: code, action: "UPDATE", oldValue, newValue });
     }
     if (activeChange) {
@@ -176,19 +191,14 @@ export async function updateDepartment(context: DomainContext, meta: RequestMeta
 export async function regenerateApiKey(context: DomainContext, meta: RequestMeta, code: string): Promise<{ apiKey: string; apiSecret: string; keyRotatedAt: string }> {
   const current = await new DepartmentStore(context.pool).byCode(code);
   if (!current) throw notFound("Department");
-  const credentials = await issueCredentials(context.vault, code);
+  const credentials = await issueCredentials(context.departmentSecrets, code);
   return withTransaction(context.pool, async (client) => {
-    const previous = await client.query(`SELECT key_rotated_at FROM departments WHERE code = $1 FOR UPDATE`, [code]);
-    const { rows } = await client.query(
-      `UPDATE departments SET api_key_hash = $2, api_secret_sealed = $3, key_rotated_at = now(), updated_at = now() WHERE code = $1 RETURNING key_rotated_at`,
-      [code, credentials.apiKeyHash, credentials.apiSecretSealed],
-    );
-    const rotatedAt: Date = rows[0].key_rotated_at;
+    const { previousRotatedAt, rotatedAt } = await replaceCredentials(client, code, credentials);
     await audit(client, meta, {
       entityType: "DEPARTMENT",
       entityId: code,
       action: "REGENERATE_KEY",
-      oldValue: { keyRotatedAt: previous.rows[0]?.key_rotated_at?.toISOString() ?? null },
+      oldValue: { keyRotatedAt: previousRotatedAt?.toISOString() ?? null },
       newValue: { keyRotatedAt: rotatedAt.toISOString() },
     });
     return { apiKey: credentials.apiKey, apiSecret: credentials.apiSecret, keyRotatedAt: rotatedAt.toISOString() };
@@ -204,7 +214,7 @@ export async function regenerateApiKey(context: DomainContext, meta: RequestMeta
 export async function proposeWalletChange(context: DomainContext, meta: RequestMeta, code: string, input: { custody: Custody; walletAddress?: string }) {
   const current = await new DepartmentStore(context.pool).byCode(code);
   if (!current) throw notFound("Department");
-  const wallet = input.custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.signer.ensureKey("DEPARTMENT", code, {});
+  const wallet = input.custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.departmentWallets.walletFor(code);
   try {
     const tx = await context.gateway.send(
       {

@@ -7,18 +7,19 @@
 import { randomUUID } from "node:crypto";
 import { encodeBytes32String } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
-import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { audit, type AuditEntry, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
-import { wasRecorded } from "../../chain/chainGateway.ts";
+import { wasRecorded, type ConfirmedTx } from "../../chain/chainGateway.ts";
 import { approvalRegistry, documentRegistry, eventsOf, uuidToBytes16 } from "../../chain/contracts.ts";
 import { apiErrorOf, REVERT_ANSWERS } from "../../chain/revertMapping.ts";
 import { AppError, conflict, notFound } from "../../errors.ts";
 import { documentsOfRequest, findDocument } from "../../reads/documentReads.ts";
 import { departmentCodes, type RequestView } from "../../reads/requestReads.ts";
 import { documentVersionKey } from "../../storage/keys.ts";
+import { insertDocument, insertDocumentVersion, type NewDocument } from "../../stores/documentRecords.ts";
 import type { DomainContext } from "../context.ts";
+import { invalidState, loadOwnRequest, pinnedWorkflow } from "../requests/requestGuards.ts";
 import { requiredDocumentTypes } from "../workflows/compileWorkflow.ts";
-import { invalidState, loadOwnRequest } from "../requests/submitRequest.ts";
 
 /** A received file: already on local disk (temp), hashed while it streamed in, its type checked by magic bytes. */
 export interface ReceivedFile {
@@ -35,21 +36,77 @@ export interface ReceivedFile {
 
 const EDITABLE = new Set(["DRAFT", "SUBMITTED", "PENDING_RESUBMISSION"]);
 
+function checkEditable(request: RequestView): void {
+  if (!EDITABLE.has(request.status)) throw invalidState(request, "change the documents of");
+}
 
-/** Runs the anchoring; on a failure that can no longer land, deletes the stored file. Maps contract errors. */
-async function anchorStored<T>(context: DomainContext, key: string, anchor: () => Promise<T>): Promise<T> {
+/** One version of a document to store and anchor: the file, and the DocumentRegistry call that anchors its hash. */
+interface VersionToAnchor {
+  request: RequestView;
+  principal: Principal;
+  meta: RequestMeta;
+  documentId: string;
+  version: number;
+  file: ReceivedFile;
+  description: string | null;
+  /** Encoded DocumentRegistry call (anchorDocument for a first version, anchorVersion after). */
+  anchorCall: string;
+  /** A first version records its document too, before the version. */
+  newDocument?: NewDocument;
+  /** The audit record of the change (its transaction hash is added). */
+  audit: Omit<AuditEntry, "txHash">;
+}
+
+/**
+ * The one way a version lands: store the file under its own key, anchor its hash on chain, and record the rows and
+ * the audit in the outbox record's database transaction. On a failure that can no longer land, the stored file is
+ * deleted; contract errors become API errors.
+ */
+async function storeAndAnchorVersion(
+  context: DomainContext,
+  version: VersionToAnchor,
+): Promise<{ tx: ConfirmedTx; hash: string; createdAt: Date }> {
+  const { request, file } = version;
+  const hash = `0x${file.sha256}`; // as the anchor call has it
+  const key = documentVersionKey(request.id, version.documentId, version.version, file.extension);
+  await context.documentStore.put(key, file.path, file.mimeType);
+  let createdAt = new Date();
   try {
-    return await anchor();
+    const tx = await context.gateway.send(
+      {
+        kind: "DOC_UPDATE",
+        from: context.operator,
+        to: context.contracts.DocumentRegistry,
+        data: version.anchorCall,
+        requestId: request.id,
+      },
+      {
+        onRecorded: async (client, recorded) => {
+          if (version.newDocument) await insertDocument(client, version.newDocument);
+          createdAt = await insertDocumentVersion(client, {
+            documentId: version.documentId,
+            version: version.version,
+            sha256: hash,
+            fileSize: file.size,
+            mimeType: file.mimeType,
+            originalFilename: file.originalFilename,
+            storageKey: key,
+            description: version.description,
+            uploadedBy: `${version.principal.kind}:${version.principal.id}`,
+            chainTxId: recorded.id,
+            activeContent: file.activeContent ?? [],
+          });
+          await audit(client, version.meta, { ...version.audit, txHash: recorded.hash });
+        },
+      },
+    );
+    return { tx, hash, createdAt };
   } catch (error) {
     if (!wasRecorded(error)) await context.documentStore.delete(key).catch((e) => context.logger.error({ err: e, key }, "could not delete an unanchored file"));
     if (error instanceof ContractRevertError) throw apiErrorOf(error);
     if ((error as { code?: string }).code === "23505") throw conflict("CONCURRENT_UPDATE", REVERT_ANSWERS.DocumentNotLatestVersion.message);
     throw error;
   }
-}
-
-async function checkEditable(request: RequestView): Promise<void> {
-  if (!EDITABLE.has(request.status)) throw invalidState(request, "change the documents of");
 }
 
 export async function uploadDocument(
@@ -61,9 +118,8 @@ export async function uploadDocument(
   meta: RequestMeta = { principal },
 ) {
   const request = await loadOwnRequest(context, principal, requestId, "documents:write");
-  await checkEditable(request);
-  const workflow = await context.workflows.byChainId(request.chainWorkflowId);
-  if (!workflow) throw new Error(`pinned workflow ${request.chainWorkflowId} has no stored definition`);
+  checkEditable(request);
+  const workflow = await pinnedWorkflow(context, request);
   const allowed = requiredDocumentTypes(workflow.stages);
   if (!allowed.includes(fields.docType)) {
     throw new AppError(400, "INVALID_DOCUMENT_TYPE", `Document type ${fields.docType} is not used by this request's workflow`, { allowedDocumentTypes: allowed });
@@ -75,37 +131,50 @@ export async function uploadDocument(
 
   const documentId = randomUUID();
   const hash = `0x${file.sha256}`;
-  const key = documentVersionKey(request.id, documentId, 1, file.extension);
-  await context.documentStore.put(key, file.path, file.mimeType);
-  const uploadedBy = `${principal.kind}:${principal.id}`;
-  let createdAt = new Date();
-  const tx = await anchorStored(context, key, () =>
-    context.gateway.send(
-      {
-        kind: "DOC_UPDATE",
-        from: context.operator,
-        to: context.contracts.DocumentRegistry,
-        data: documentRegistry.encodeFunctionData("anchorDocument", [request.tokenId, uuidToBytes16(documentId), encodeBytes32String(fields.docType), hash]),
+  const description = fields.description ?? null;
+  const anchored = await storeAndAnchorVersion(context, {
+    request,
+    principal,
+    meta,
+    documentId,
+    version: 1,
+    file,
+    description,
+    anchorCall: documentRegistry.encodeFunctionData("anchorDocument", [
+      request.tokenId,
+      uuidToBytes16(documentId),
+      encodeBytes32String(fields.docType),
+      hash,
+    ]),
+    newDocument: {
+      id: documentId,
+      requestId: request.id,
+      docType: fields.docType,
+      originalFilename: file.originalFilename,
+      description,
+    },
+    audit: {
+      entityType: "DOCUMENT",
+      entityId: documentId,
+      action: "UPLOAD",
+      newValue: {
         requestId: request.id,
+        docType: fields.docType,
+        version: 1,
+        hash,
+        fileSize: file.size,
+        mimeType: file.mimeType,
       },
-      {
-        onRecorded: async (client, recorded) => {
-          await client.query(
-            `INSERT INTO documents (id, request_id, doc_type, original_filename, description) VALUES ($1, $2, $3, $4, $5)`,
-            [documentId, request.id, fields.docType, file.originalFilename, fields.description ?? null],
-          );
-          const row = await client.query(
-            `INSERT INTO document_versions (document_id, version, sha256, file_size, mime_type, original_filename, storage_key, description, uploaded_by, chain_tx_id, active_content)
-             VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING created_at`,
-            [documentId, hash, file.size, file.mimeType, file.originalFilename, key, fields.description ?? null, uploadedBy, recorded.id, file.activeContent ?? []],
-          );
-          createdAt = row.rows[0].created_at;
-          await audit(client, meta, { entityType: "DOCUMENT", entityId: documentId, action: "UPLOAD", newValue: { requestId: request.id, docType: fields.docType, version: 1, hash, fileSize: file.size, mimeType: file.mimeType }, txHash: recorded.hash });
-        },
-      },
-    ),
-  );
-  return { documentId, docType: fields.docType, hash, version: 1, transactionHash: tx.hash, createdAt: createdAt.toISOString() };
+    },
+  });
+  return {
+    documentId,
+    docType: fields.docType,
+    hash,
+    version: 1,
+    transactionHash: anchored.tx.hash,
+    createdAt: anchored.createdAt.toISOString(),
+  };
 }
 
 export async function updateDocument(
@@ -120,34 +189,27 @@ export async function updateDocument(
   const request = await loadOwnRequest(context, principal, requestId, "documents:write");
   const document = await findDocument(context.pool, documentId);
   if (!document || document.requestId !== request.id) throw notFound("Document");
-  await checkEditable(request);
+  checkEditable(request);
 
   const version = document.current.version + 1;
   const hash = `0x${file.sha256}`;
-  const key = documentVersionKey(request.id, documentId, version, file.extension);
-  await context.documentStore.put(key, file.path, file.mimeType);
-  const uploadedBy = `${principal.kind}:${principal.id}`;
-  const tx = await anchorStored(context, key, () =>
-    context.gateway.send(
-      {
-        kind: "DOC_UPDATE",
-        from: context.operator,
-        to: context.contracts.DocumentRegistry,
-        data: documentRegistry.encodeFunctionData("anchorVersion", [document.current.hash, hash]),
-        requestId: request.id,
-      },
-      {
-        onRecorded: async (client, recorded) => {
-          await client.query(
-            `INSERT INTO document_versions (document_id, version, sha256, file_size, mime_type, original_filename, storage_key, description, uploaded_by, chain_tx_id, active_content)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-            [documentId, version, hash, file.size, file.mimeType, file.originalFilename, key, fields.description ?? null, uploadedBy, recorded.id, file.activeContent ?? []],
-          );
-          await audit(client, meta, { entityType: "DOCUMENT", entityId: documentId, action: "NEW_VERSION", oldValue: { version: document.current.version, hash: document.current.hash }, newValue: { version, hash, fileSize: file.size, mimeType: file.mimeType }, txHash: recorded.hash });
-        },
-      },
-    ),
-  );
+  const { tx } = await storeAndAnchorVersion(context, {
+    request,
+    principal,
+    meta,
+    documentId,
+    version,
+    file,
+    description: fields.description ?? null,
+    anchorCall: documentRegistry.encodeFunctionData("anchorVersion", [document.current.hash, hash]),
+    audit: {
+      entityType: "DOCUMENT",
+      entityId: documentId,
+      action: "NEW_VERSION",
+      oldValue: { version: document.current.version, hash: document.current.hash },
+      newValue: { version, hash, fileSize: file.size, mimeType: file.mimeType },
+    },
+  });
   // The approvals this version invalidated on chain, in the same transaction.
   const invalidated = eventsOf(tx.receipt.logs, approvalRegistry, context.contracts.ApprovalRegistry, "ReviewInvalidated");
   const codes = await departmentCodes(context.pool, invalidated.map((e) => Number(e.args.departmentId)));

@@ -3,7 +3,8 @@ import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { approvalRegistry } from "../../chain/contracts.ts";
 import type { DomainContext } from "../context.ts";
-import { invalidState, loadOwnRequest } from "./submitRequest.ts";
+import { recordCancelReason } from "../../stores/requestStore.ts";
+import { invalidState, loadOwnRequest } from "./requestGuards.ts";
 
 export async function cancelRequest(context: DomainContext, principal: Principal, requestId: string, reason?: string, meta: RequestMeta = { principal }) {
   const request = await loadOwnRequest(context, principal, requestId, "applications:write");
@@ -18,7 +19,7 @@ export async function cancelRequest(context: DomainContext, principal: Principal
     },
     {
       onRecorded: async (client, recorded) => {
-        await client.query(`UPDATE requests SET cancel_reason = $2, updated_at = now() WHERE id = $1`, [request.id, reason ?? null]);
+        await recordCancelReason(client, request.id, reason ?? null);
         await audit(client, meta, { entityType: "REQUEST", entityId: request.id, action: "CANCEL", oldValue: { status: request.status }, newValue: { status: "CANCELLED", reason }, txHash: recorded.hash });
       },
     },

@@ -10,7 +10,7 @@ import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { licenceToken } from "../../chain/contracts.ts";
 import { AppError, conflict, forbidden } from "../../errors.ts";
 import type { DomainContext } from "../context.ts";
-import { applicantAddress } from "../custody.ts";
+import { insertRequest, nextRequestNumber, nextTokenId, requestsCreatedInLastDay } from "../../stores/requestStore.ts";
 import { applicantCommitment, newSalt } from "./applicantCommitment.ts";
 
 export const REQUEST_NUMBER_PREFIX: Record<string, string> = { RESORT_LICENSE: "RL", TRADE_LICENSE: "TL", BUILDING_PERMIT: "BP" };
@@ -32,9 +32,8 @@ export async function createRequest(context: DomainContext, principal: Principal
   }
 
   const id = randomUUID();
-  const { rows } = await context.pool.query(`SELECT nextval('token_ids') AS id`);
-  const tokenId = BigInt(rows[0].id);
-  const address = applicantAddress(context.custodySecret, input.applicantId);
+  const tokenId = await nextTokenId(context.pool);
+  const address = context.applicantAddress(input.applicantId);
   const salt = newSalt();
   const metadata = input.metadata ?? {};
   const applicantName = principal.kind === "applicant" ? (principal.name ?? null) : (typeof metadata.applicantName === "string" ? metadata.applicantName : null);
@@ -54,18 +53,22 @@ export async function createRequest(context: DomainContext, principal: Principal
       onRecorded: async (client, recorded) => {
         const prefix = REQUEST_NUMBER_PREFIX[input.requestType];
         const year = new Date().getUTCFullYear();
-        const counter = await client.query(
-          `INSERT INTO request_number_counters (prefix, year, last) VALUES ($1, $2, 1)
-           ON CONFLICT (prefix, year) DO UPDATE SET last = request_number_counters.last + 1 RETURNING last`,
-          [prefix, year],
-        );
-        requestNumber = `${prefix}-${year}-${String(counter.rows[0].last).padStart(6, "0")}`;
-        const inserted = await client.query(
-          `INSERT INTO requests (id, request_number, token_id, request_type, applicant_id, applicant_name, applicant_email, applicant_address, metadata, created_by, chain_tx_id, identity_salt)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING created_at`,
-          [id, requestNumber, tokenId.toString(), input.requestType, input.applicantId, applicantName, applicantEmail, address, JSON.stringify(metadata), `${principal.kind}:${principal.id}`, recorded.id, salt],
-        );
-        createdAt = inserted.rows[0].created_at;
+        const counter = await nextRequestNumber(client, prefix, year);
+        requestNumber = `${prefix}-${year}-${String(counter).padStart(6, "0")}`;
+        createdAt = await insertRequest(client, {
+          id,
+          requestNumber,
+          tokenId,
+          requestType: input.requestType,
+          applicantId: input.applicantId,
+          applicantName,
+          applicantEmail,
+          applicantAddress: address,
+          metadata,
+          createdBy: `${principal.kind}:${principal.id}`,
+          chainTxId: recorded.id,
+          identitySalt: salt,
+        });
         await audit(client, meta, { entityType: "REQUEST", entityId: id, action: "CREATE", newValue: { requestNumber, requestType: input.requestType, applicantId: input.applicantId, tokenId: tokenId.toString(), status: "DRAFT" }, txHash: recorded.hash });
       },
     },
@@ -87,8 +90,7 @@ function checkMetadataSize(metadata: Record<string, unknown> | undefined, maxByt
 async function checkQuota(context: DomainContext, applicantId: string): Promise<void> {
   const quota = context.config.requestQuotaPerDay;
   if (quota <= 0) return;
-  const { rows } = await context.pool.query(`SELECT count(*)::int AS n FROM requests WHERE applicant_id = $1 AND created_at > now() - interval '24 hours'`, [applicantId]);
-  if (rows[0].n >= quota) {
+  if ((await requestsCreatedInLastDay(context.pool, applicantId)) >= quota) {
     throw new AppError(429, "QUOTA_EXCEEDED", `An applicant may create at most ${quota} requests in 24 hours`, { quota, windowHours: 24 });
   }
 }

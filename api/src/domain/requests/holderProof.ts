@@ -8,7 +8,9 @@ import { ZeroHash } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
 import { licenceToken } from "../../chain/contracts.ts";
 import { AppError, notFound } from "../../errors.ts";
+import { mintBlockOf } from "../../reads/licenceMintReads.ts";
 import { findVisibleRequest } from "../../reads/requestReads.ts";
+import { identitySaltOf } from "../../stores/requestStore.ts";
 import type { DomainContext } from "../context.ts";
 import { applicantCommitment } from "./applicantCommitment.ts";
 
@@ -18,8 +20,7 @@ export async function identityProof(context: DomainContext, principal: Principal
   if (principal?.kind !== "applicant" || principal.id !== request.applicantId) {
     throw new AppError(403, "FORBIDDEN", "Only the applicant gets the salt that proves the licence is theirs");
   }
-  const { rows } = await context.pool.query(`SELECT identity_salt FROM requests WHERE id = $1`, [request.id]);
-  const salt: string | null = rows[0]?.identity_salt ?? null;
+  const salt = await identitySaltOf(context.pool, request.id);
   if (!salt) throw new AppError(409, "NO_COMMITMENT", "This request was minted before applicant commitments were recorded");
   return {
     requestId: request.id,
@@ -32,9 +33,8 @@ export async function identityProof(context: DomainContext, principal: Principal
 
 /** Whether `applicantId` and `salt` open the commitment recorded on chain when `tokenId` was minted. */
 export async function checkHolder(context: Pick<DomainContext, "pool" | "gateway" | "contracts">, tokenId: bigint, applicantId: string, salt: string) {
-  const { rows } = await context.pool.query(`SELECT created_block FROM index.licences WHERE token_id = $1`, [tokenId.toString()]);
-  if (!rows[0]) throw notFound("Licence");
-  const block = Number(rows[0].created_block);
+  const block = await mintBlockOf(context.pool, tokenId);
+  if (block === undefined) throw notFound("Licence");
   // The commitment comes from the chain's own log of the mint (the index only says which block to look in).
   const logs = await context.gateway.provider.getLogs({
     address: context.contracts.LicenceToken,

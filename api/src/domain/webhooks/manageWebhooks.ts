@@ -14,14 +14,14 @@ import { AppError, forbidden, notFound } from "../../errors.ts";
 import { enqueueJob, JOB_NAMES } from "../../jobs/jobQueue.ts";
 import { deliver } from "../../webhooks/deliver.ts";
 import { checkWebhookUrl, WEBHOOK_URL_REFUSED } from "../../webhooks/urlSafety.ts";
-import type { WebhookSecrets } from "../../webhooks/webhookSecrets.ts";
+import type { SecretSealer } from "../../chain/secretSealer.ts";
 import * as store from "../../webhooks/webhookStore.ts";
 import { webhookJson, type StoredWebhook, type WebhookLogFilter } from "../../webhooks/webhookStore.ts";
 
 export interface WebhookContext {
   config: Config;
   pool: pg.Pool;
-  webhookSecrets: WebhookSecrets;
+  webhookSecrets: SecretSealer;
 }
 
 export interface NewWebhookInput {

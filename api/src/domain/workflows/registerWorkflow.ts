@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { encodeBytes32String } from "ethers";
-import type pg from "pg";
+import type { Tx } from "../../db/queryable.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import type { RecordedTx } from "../../chain/chainGateway.ts";
 import { approvalRegistry } from "../../chain/contracts.ts";
@@ -16,11 +16,12 @@ import type { CreateWorkflowInput } from "../../schemas/workflow.ts";
 import type { DomainContext } from "../context.ts";
 import { compileStages, definitionHash, sortedStages } from "./compileWorkflow.ts";
 import { validateWorkflow } from "./validateWorkflow.ts";
-import type { StoredWorkflow } from "./workflowStore.ts";
+import { insertWorkflowDefinition, type StoredWorkflow } from "../../stores/workflowStore.ts";
+import { withWorkflowTypeLock } from "../../stores/workflowTypeLock.ts";
 
 export interface RegisterOptions {
   /** Extra writes in the same database transaction as the outbox record and the definition (e.g. the audit row). */
-  onRecorded?: (client: pg.PoolClient, tx: RecordedTx, workflowId: string) => Promise<void>;
+  onRecorded?: (client: Tx, tx: RecordedTx, workflowId: string) => Promise<void>;
 }
 
 export async function registerWorkflow(
@@ -41,11 +42,16 @@ export async function registerWorkflow(
     { kind: "REGISTER_WORKFLOW", from: context.administrator, to: context.contracts.ApprovalRegistry, data },
     {
       onRecorded: async (client, recorded) => {
-        await client.query(
-          `INSERT INTO workflows (id, workflow_type, name, description, stages, definition_hash, validity_seconds, chain_tx_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-          [id, input.workflowType, input.name, input.description ?? null, JSON.stringify(sortedStages(input.stages)), hash, validitySeconds, recorded.id],
-        );
+        await insertWorkflowDefinition(client, {
+          id,
+          workflowType: input.workflowType,
+          name: input.name,
+          description: input.description ?? null,
+          stages: sortedStages(input.stages),
+          definitionHash: hash,
+          validitySeconds,
+          chainTxId: recorded.id,
+        });
         if (options.onRecorded) await options.onRecorded(client, recorded, id);
       },
     },
@@ -79,7 +85,7 @@ const summary = (input: CreateWorkflowInput) => ({
 /** POST /workflows: the first version of a type, or the next one after the type's workflow was deactivated. */
 export async function createWorkflow(context: DomainContext, meta: RequestMeta, input: CreateWorkflowInput): Promise<StoredWorkflow> {
   await assertValid(context, input);
-  return withTypeLock(context.pool, input.workflowType, async () => {
+  return withWorkflowTypeLock(context.pool, input.workflowType, async () => {
     const state = await context.workflows.typeState(input.workflowType);
     if (state.activeChainWorkflowId !== null) {
       const active = await context.workflows.byChainId(state.activeChainWorkflowId);
@@ -110,7 +116,7 @@ export async function updateWorkflow(context: DomainContext, meta: RequestMeta, 
     });
   }
   await assertValid(context, input);
-  return withTypeLock(context.pool, existing.workflowType, async () => {
+  return withWorkflowTypeLock(context.pool, existing.workflowType, async () => {
     const state = await context.workflows.typeState(existing.workflowType);
     if (existing.version !== state.latestVersion) {
       const latest = state.activeChainWorkflowId !== null ? await context.workflows.byChainId(state.activeChainWorkflowId) : undefined;
@@ -139,7 +145,7 @@ export async function updateWorkflow(context: DomainContext, meta: RequestMeta, 
 export async function deactivateWorkflow(context: DomainContext, meta: RequestMeta, workflowId: string) {
   const existing = await context.workflows.byId(workflowId);
   if (!existing) throw notFound("Workflow");
-  return withTypeLock(context.pool, existing.workflowType, async () => {
+  return withWorkflowTypeLock(context.pool, existing.workflowType, async () => {
     const current = (await context.workflows.byId(workflowId))!;
     if (!current.isActive) {
       throw conflict("WORKFLOW_INACTIVE", `Workflow ${workflowId} (version ${current.version}) is already inactive`, {
@@ -176,36 +182,4 @@ export async function deactivateWorkflow(context: DomainContext, meta: RequestMe
       transactionHash: tx.hash,
     };
   });
-}
-
-const WORKFLOW_LOCK_CLASS = 0x574b46; // "WKF": advisory lock class of workflow changes, keyed by type
-
-/**
- * Runs `run` holding a session advisory lock for the workflow type (across API processes), so that two changes of
- * one type (POST/POST, PUT/PUT, PUT/DELETE) never interleave between their check and their transaction.
- */
-async function withTypeLock<T>(pool: pg.Pool, workflowType: string, run: () => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    try {
-      await client.query(`SELECT set_config('lock_timeout', '30s', false)`);
-      await client.query(`SELECT pg_advisory_lock($1, hashtext($2))`, [WORKFLOW_LOCK_CLASS, workflowType]);
-    } catch (error) {
-      if ((error as { code?: string }).code === "55P03") {
-        throw conflict("WORKFLOW_BUSY", `Another change to the ${workflowType} workflow is in progress; try again`);
-      }
-      throw error;
-    } finally {
-      await client.query(`RESET lock_timeout`).catch(() => (broken = true));
-    }
-    try {
-      return await run();
-    } finally {
-      await client.query(`SELECT pg_advisory_unlock($1, hashtext($2))`, [WORKFLOW_LOCK_CLASS, workflowType]).catch(() => (broken = true));
-    }
-  } finally {
-    // A connection that could not unlock is dropped, which releases its locks.
-    client.release(broken);
-  }
 }

@@ -17,3 +17,8 @@ export function applicantAddress(custodySecret: string, applicantId: string): st
     digest = createHmac("sha256", secret).update(digest).digest();
   }
 }
+
+/** What use cases get: the applicant's address, never the custody secret. */
+export function applicantAddresses(custodySecret: string): (applicantId: string) => string {
+  return (applicantId) => applicantAddress(custodySecret, applicantId);
+}

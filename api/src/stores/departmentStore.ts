@@ -1,10 +1,11 @@
 /**
- * Departments as readers see them: the off-chain row (app.departments: name, webhook, signing policy) joined by
- * code with what the chain says (index.departments: on-chain id, wallet, active). A department exists for readers
- * once its registration is confirmed on chain and indexed; `isActive` and `walletAddress` come from the chain.
+ * Departments (app.departments): the writes, and departments as readers see them: the off-chain row (name, webhook,
+ * signing policy) joined by code with what the chain says (index.departments: on-chain id, wallet, active). A
+ * department exists for readers once its registration is confirmed on chain and indexed; `isActive` and
+ * `walletAddress` come from the chain.
  */
 import { getAddress } from "ethers";
-import type pg from "pg";
+import type { Db, Tx } from "../db/queryable.ts";
 
 export interface StoredDepartment {
   code: string;
@@ -39,8 +40,6 @@ export interface DepartmentJson {
   createdAt: string;
 }
 
-type Queryable = Pick<pg.Pool, "query">;
-
 const SELECT = `
   SELECT d.code, d.name, d.webhook_url, d.require_signed_requests, d.created_at, d.updated_at, d.key_rotated_at,
          i.department_id, i.wallet, i.active, i.custody, i.pending_wallet, i.pending_custody, i.pending_effective_at,
@@ -68,9 +67,9 @@ function toDepartment(row: Record<string, any>): StoredDepartment {
 }
 
 export class DepartmentStore {
-  readonly #pool: Queryable;
+  readonly #pool: Db;
 
-  constructor(pool: Queryable) {
+  constructor(pool: Db) {
     this.#pool = pool;
   }
 
@@ -124,4 +123,87 @@ export function departmentJson(department: StoredDepartment): DepartmentJson {
     requireSignedRequests: department.requireSignedRequests,
     createdAt: department.createdAt.toISOString(),
   };
+}
+
+/**
+ * The outbox status of the registration recorded for `code` (undefined: no row). A registration that FAILED on
+ * chain left a row nobody sees.
+ */
+export async function registrationStatusOf(db: Db, code: string): Promise<string | undefined> {
+  const { rows } = await db.query(
+    `SELECT t.status FROM departments d JOIN chain_transactions t ON t.id = d.chain_tx_id WHERE d.code = $1`,
+    [code],
+  );
+  return rows[0]?.status;
+}
+
+/** Deletes the row of `code` if its registration failed on chain (it was never visible), freeing the code. */
+export async function deleteFailedRegistration(db: Db, code: string): Promise<void> {
+  await db.query(
+    `DELETE FROM departments d USING chain_transactions t
+     WHERE t.id = d.chain_tx_id AND d.code = $1 AND t.status = 'FAILED'`,
+    [code],
+  );
+}
+
+/** Deletes the row recorded with the outbox transaction `chainTxId` (its registration reverted on chain). */
+export async function deleteRegistrationOf(db: Db, chainTxId: string): Promise<void> {
+  await db.query(`DELETE FROM departments WHERE chain_tx_id = $1`, [chainTxId]);
+}
+
+export interface NewDepartment {
+  code: string;
+  name: string;
+  webhookUrl: string | null;
+  walletAddress: string;
+  apiKeyHash: string;
+  apiSecretSealed: Buffer;
+  requireSignedRequests: boolean;
+  /** The outbox record of its registration on chain. */
+  chainTxId: string;
+}
+
+/** Records a department's off-chain part; returns its creation time. */
+export async function insertDepartment(db: Db, department: NewDepartment): Promise<Date> {
+  const { rows } = await db.query(
+    `INSERT INTO departments (code, name, webhook_url, wallet_address, api_key_hash, api_secret_sealed,
+                              require_signed_requests, chain_tx_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING created_at`,
+    [
+      department.code, department.name, department.webhookUrl, department.walletAddress.toLowerCase(),
+      department.apiKeyHash, department.apiSecretSealed, department.requireSignedRequests, department.chainTxId,
+    ],
+  );
+  return rows[0].created_at;
+}
+
+/** Sets the off-chain details of a department. */
+export async function updateDepartmentDetails(
+  db: Db,
+  code: string,
+  details: { name: string; webhookUrl: string | null; requireSignedRequests: boolean },
+): Promise<void> {
+  await db.query(
+    `UPDATE departments SET name = $2, webhook_url = $3, require_signed_requests = $4, updated_at = now()
+     WHERE code = $1`,
+    [code, details.name, details.webhookUrl, details.requireSignedRequests],
+  );
+}
+
+/**
+ * Replaces a department's API credentials, in the caller's transaction: locks the row, then returns when the
+ * previous credentials were issued (null: at registration) and when these were.
+ */
+export async function replaceCredentials(
+  tx: Tx,
+  code: string,
+  credentials: { apiKeyHash: string; apiSecretSealed: Buffer },
+): Promise<{ previousRotatedAt: Date | null; rotatedAt: Date }> {
+  const previous = await tx.query(`SELECT key_rotated_at FROM departments WHERE code = $1 FOR UPDATE`, [code]);
+  const { rows } = await tx.query(
+    `UPDATE departments SET api_key_hash = $2, api_secret_sealed = $3, key_rotated_at = now(), updated_at = now()
+     WHERE code = $1 RETURNING key_rotated_at`,
+    [code, credentials.apiKeyHash, credentials.apiSecretSealed],
+  );
+  return { previousRotatedAt: previous.rows[0]?.key_rotated_at ?? null, rotatedAt: rows[0].key_rotated_at };
 }

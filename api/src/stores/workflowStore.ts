@@ -2,10 +2,10 @@
  * Workflow definitions: the full JSON off chain (app.workflows), joined by definition hash with what the chain
  * says about that registration (index.workflows: chain id, version, active).
  */
-import { encodeBytes32String } from "ethers";
 import type pg from "pg";
-import { asDate, type ReadPart } from "../../db/readTogether.ts";
-import type { WorkflowStageInput } from "../../schemas/workflow.ts";
+import type { Db } from "../db/queryable.ts";
+import { asDate, type ReadPart } from "../db/readTogether.ts";
+import type { WorkflowStageInput } from "../schemas/workflow.ts";
 
 export interface StoredWorkflow {
   id: string;
@@ -101,4 +101,28 @@ export class WorkflowStore {
   }
 }
 
-export const workflowTypeBytes = (type: string) => encodeBytes32String(type);
+export interface NewWorkflowDefinition {
+  id: string;
+  workflowType: string;
+  name: string;
+  description: string | null;
+  /** Sorted by stageOrder. */
+  stages: WorkflowStageInput[];
+  definitionHash: string;
+  validitySeconds: number;
+  /** The outbox record of its registration on chain. */
+  chainTxId: string;
+}
+
+/** Records a workflow's full definition (the chain holds its compact form and the definition hash). */
+export async function insertWorkflowDefinition(db: Db, workflow: NewWorkflowDefinition): Promise<void> {
+  await db.query(
+    `INSERT INTO workflows (id, workflow_type, name, description, stages, definition_hash, validity_seconds,
+                            chain_tx_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [
+      workflow.id, workflow.workflowType, workflow.name, workflow.description, JSON.stringify(workflow.stages),
+      workflow.definitionHash, workflow.validitySeconds, workflow.chainTxId,
+    ],
+  );
+}

@@ -3,7 +3,7 @@
  * description). Times are block timestamps (unix seconds); the period covers whole UTC days.
  */
 import type pg from "pg";
-import type { StoredDepartment } from "./departmentStore.ts";
+import type { StoredDepartment } from "../stores/departmentStore.ts";
 
 export const STATS_DEFINITIONS = [
   "Computed from the blockchain index. The period is [startDate 00:00 UTC, endDate 24:00 UTC); startDate defaults to the department's registration date, endDate to today (UTC).",

@@ -3,9 +3,9 @@
  * approval with its department's name, and the version and active flag the chain holds.
  */
 import type pg from "pg";
-import type { Workflow } from "../../schemas/workflow.ts";
+import type { Workflow } from "../schemas/workflow.ts";
 import { stageView } from "./stageView.ts";
-import type { StoredWorkflow } from "./workflowStore.ts";
+import type { StoredWorkflow } from "../stores/workflowStore.ts";
 
 const namesTableSeen = new WeakSet<pg.Pool>();
 
