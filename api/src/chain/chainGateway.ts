@@ -18,7 +18,7 @@ import { networkStatus, type NetworkStatus } from "./networkStatus.ts";
 import type { FeeFields, TransactionSigner } from "./transactionSigner.ts";
 import type { TxKind } from "../transactionKinds.ts";
 import type { WalletStore } from "./walletStore.ts";
-import { currentIdempotencyClaim, recordIdempotencyReference } from "../http/idempotency.ts";
+import { currentIdempotencyClaim, recordIdempotencyReference } from "../idempotencyClaim.ts";
 
 export type { TxKind } from "../transactionKinds.ts";
 

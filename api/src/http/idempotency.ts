@@ -17,11 +17,11 @@
  * - the fingerprint covers the method, the full target (path and query string) and the exact raw body;
  * - keys older than the window are purged on a schedule.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { wasRecorded } from "../chain/chainGateway.ts";
 import { AppError } from "../errors.ts";
+import { runWithIdempotencyClaim } from "../idempotencyClaim.ts";
 import { answerOfKnownError } from "./errorKinds.ts";
 import type { HandlerResult } from "./routeTable.ts";
 
@@ -45,29 +45,6 @@ export interface RecordedWrite {
 /** Rebuilds a route's original answer from its recorded, mined write (after the process that ran it died). */
 export type Recover = (write: RecordedWrite) => Promise<HandlerResult>;
 
-const current = new AsyncLocalStorage<IdempotencyClaim>();
-
-export interface IdempotencyClaim {
-  caller: string;
-  key: string;
-}
-
-/**
- * The Idempotency-Key the current request runs under, if any. The chain gateway reads it when a write is sent (the
- * nonce sequencer records writes from a worker that runs in another request's async context).
- */
-export function currentIdempotencyClaim(): IdempotencyClaim | undefined {
-  return current.getStore();
-}
-
-/** Called by the chain gateway inside the database transaction that records an outbox transaction: ties the key to it. */
-export async function recordIdempotencyReference(client: pg.PoolClient, claim: IdempotencyClaim | undefined, outboxTxId: string, requestId: string | null | undefined): Promise<void> {
-  if (!claim) return;
-  await client.query(
-    `UPDATE idempotency_keys SET outbox_tx_id = COALESCE(outbox_tx_id, $3), request_id = COALESCE(request_id, $4) WHERE caller = $1 AND key = $2`,
-    [claim.caller, claim.key, outboxTxId, requestId ?? null],
-  );
-}
 
 const inProgress = () => new AppError(409, "IDEMPOTENCY_IN_PROGRESS", "A request with this Idempotency-Key is still being processed; retry shortly");
 
@@ -116,7 +93,7 @@ export class IdempotencyStore {
     }, IDEMPOTENCY_LEASE_MS / 3);
     let result: HandlerResult;
     try {
-      result = await current.run({ caller, key }, execute);
+      result = await runWithIdempotencyClaim({ caller, key }, execute);
     } catch (error) {
       clearInterval(renew);
       const answer = answerOfKnownError(error);
