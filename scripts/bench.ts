@@ -22,7 +22,7 @@ import path from "node:path";
 import { measureApprovalThroughput, setUpParallelReview, type ApprovalResult } from "./bench/approvalThroughput.ts";
 import { BLOCK_PERIOD_S, jsonRpc, say, startBenchEnvironment, type BenchEnvironment } from "./bench/benchEnvironment.ts";
 import { FIGURES_FILE, writeFigures, type Figures } from "./bench/benchmarkFigures.ts";
-import { cpuPerOperation, cpuTable, fixed, isApiProcess, mark, ratio, sanityProblems, type Phase } from "./bench/benchReport.ts";
+import { cpuPerOperation, cpuTable, endedProcesses, fixed, isApiProcess, mark, ratio, sanityProblems, type Phase } from "./bench/benchReport.ts";
 import { measureCpu } from "./bench/processCpu.ts";
 import { measureReadLatency, type LatencyResult } from "./bench/readLatency.ts";
 import { seedRequests, type Seeded } from "./bench/seedRequests.ts";
@@ -230,6 +230,8 @@ await writeBenchmarkSection(
     "### Where the CPU goes, per operation and process",
     "",
     ...cpuTable(phases),
+    "",
+    ...endedProcesses(phases),
     "",
     problems.length === 0
       ? "Sanity: in every phase the stack used CPU, and the stack with the load generator used no more cores than the machine had busy."

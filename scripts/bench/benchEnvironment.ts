@@ -124,7 +124,7 @@ export async function startBenchEnvironment(mode: ChainMode = "automine"): Promi
   const core = await createCoreServices(config, createLogger("silent"));
   const postgresPid = Number((await readFile(path.join(config.dataDir, "postgres", "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0]) || undefined;
   let processes = await stackProcesses(config.dataDir, external?.chain);
-  const meter = new StackCpuMeter(() => processes, postgresPid);
+  const meter = new StackCpuMeter(() => processes, postgresPid, { head: async () => Number(await rpc<string>(stack.rpcUrl, "eth_blockNumber", [])) });
   const api = `${stack.api.url}/api/v1`;
   const request: BenchEnvironment["request"] = async (method, route, token, body, headers = {}) => {
     const response = await fetch(`${api}${route}`, {

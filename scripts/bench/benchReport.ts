@@ -58,10 +58,28 @@ export function cpuTable(phases: Phase[]): string[] {
     row("of which the stack's cost at rest (idle CPU-ms/s × wall time)", (p) =>
       p.idleMsPerSecond === undefined || p.unit === "s" ? "" : fixed((p.idleMsPerSecond * p.cpu.wallMs) / 1000 / Math.max(1, p.operations), digits(p))),
     row("load generator (the bench process, not counted)", (p) => fixed(cpuPerOperation(p, (n) => !p.cpu.lines.find((l) => l.name === n)?.stack), digits(p))),
+    row("indexer (Ponder) with its Postgres, per block", (p) => {
+      const ponder = p.cpu.lines.filter((l) => /indexer/.test(l.name)).reduce((sum, l) => sum + l.ms, 0);
+      return p.cpu.blocks ? fixed(ponder / p.cpu.blocks, 1) : "";
+    }),
     row("operations measured", (p) => String(p.operations)),
+    row("blocks mined", (p) => (p.cpu.blocks === undefined ? "" : String(p.cpu.blocks))),
     row("wall time (s)", (p) => fixed(p.cpu.wallMs / 1000, 1)),
     row("cores busy: stack + load generator", (p) => fixed(p.cpu.lines.reduce((s, l) => s + l.ms, 0) / p.cpu.wallMs, 2)),
     row("cores busy: whole machine (every user)", (p) => fixed(p.cpu.machineBusyCores, 2)),
+  ];
+}
+
+/** Postgres processes that came and went during each phase (parallel workers, short connections), if any. */
+export function endedProcesses(phases: Phase[]): string[] {
+  const lines = phases
+    .filter((p) => Object.keys(p.cpu.ended).length > 0)
+    .map((p) => `- ${p.title}: ${Object.entries(p.cpu.ended).map(([label, n]) => `${label} × ${n}`).join(", ")}`);
+  return lines.length === 0 ? [] : [
+    "Postgres processes that started and ended during a phase (their CPU is in the server's line above; sampled",
+    "every 200 ms, so the shortest may be missed):",
+    "",
+    ...lines,
   ];
 }
 

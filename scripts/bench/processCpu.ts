@@ -73,7 +73,13 @@ export interface CpuSnapshot {
   machine: { busy: number; total: number };
   /** CPU ms per line of the table. */
   ms: Map<string, number>;
+  /** Postgres processes alive at the snapshot: their line and CPU ms (own and ended children's). */
+  postgresChildren: Map<number, { line: string; ms: number }>;
+  /** The Postgres server's own CPU ms, with every child that ended (in its cutime/cstime). */
+  postgresServerMs: number;
 }
+
+const SERVER_LINE = "Postgres: server, other background and ended connections";
 
 export interface CpuUsage {
   wallMs: number;
@@ -81,8 +87,15 @@ export interface CpuUsage {
   lines: { name: string; ms: number; stack: boolean }[];
   /** CPU ms of the stack (every line but the load generator's). */
   stackMs: number;
-  /** Cores the whole machine had busy on average (every process, other users' too) and how many it has. */
+  /** Cores the whole machine had busy on average (every process, other users' too). */
   machineBusyCores: number;
+  /** Blocks the chain added meanwhile (when the meter knows the chain's head): Ponder's cost is per block. */
+  blocks?: number;
+  /**
+   * Postgres processes that ended during the measurement, by label (e.g. "Postgres: parallel worker": 120). Their
+   * CPU is in the server's line; seen by sampling, so one that lived less than the sampling period may be missed.
+   */
+  ended: Record<string, number>;
 }
 
 export const LOAD_GENERATOR = "bench process (load generator; not the stack)";
@@ -99,14 +112,56 @@ export class StackCpuMeter {
   /** Backend pid → the line it is charged to (a backend serves one connection for its whole life). */
   readonly #backendOwner = new Map<number, string>();
 
+  /** The chain's head block number, read around a measurement by `measureCpu`. */
+  readonly head?: () => Promise<number>;
+
   /** `named` is asked at each snapshot: a process the stack restarted is found under its new pid. */
-  constructor(named: () => NamedProcess[], postgresPid: number | undefined, loadGenerator = process.pid) {
+  constructor(named: () => NamedProcess[], postgresPid: number | undefined, options: { loadGenerator?: number; head?: () => Promise<number> } = {}) {
+    const { loadGenerator = process.pid, head } = options;
+    this.head = head;
     this.#named = named;
     this.#postgres = postgresPid ? { name: "Postgres", pid: postgresPid } : undefined;
     this.#loadGenerator = loadGenerator;
   }
 
   snapshot(): CpuSnapshot {
+    const { byPid, subtree, owners, named } = this.#scan();
+    const toMs = (ticks: number) => (ticks * 1000) / CLOCK_TICKS;
+    const ms = new Map<string, number>();
+    const add = (name: string, ticks: number) => ms.set(name, (ms.get(name) ?? 0) + toMs(ticks));
+    for (const proc of named) add(proc.name, subtree(proc.pid).reduce((sum, s) => sum + s.ticks, 0));
+    // The load generator alone: the stack's processes are its children, counted on their own lines.
+    add(LOAD_GENERATOR, byPid.get(this.#loadGenerator)?.ticks ?? 0);
+    const postgresChildren = new Map<number, { line: string; ms: number }>();
+    let postgresServerMs = 0;
+    if (this.#postgres) {
+      postgresServerMs = toMs(byPid.get(this.#postgres.pid)?.ticks ?? 0);
+      const backends = subtree(this.#postgres.pid).slice(1);
+      this.#label(backends.map((b) => b.pid), owners);
+      for (const backend of backends) postgresChildren.set(backend.pid, { line: this.#backendOwner.get(backend.pid)!, ms: toMs(backend.ticks) });
+    }
+    return { at: performance.now(), machine: machineTicks(), ms, postgresChildren, postgresServerMs };
+  }
+
+  /**
+   * Notes the Postgres processes alive now (no CPU read): called every few hundred ms during a measurement, it
+   * finds the short-lived ones (parallel workers, connections opened and closed) whose CPU ends up, unnamed, in the
+   * server's line. Returns their pids.
+   */
+  observe(): number[] {
+    if (!this.#postgres) return [];
+    const { subtree, owners } = this.#scan();
+    const pids = subtree(this.#postgres.pid).slice(1).map((s) => s.pid);
+    this.#label(pids, owners);
+    return pids;
+  }
+
+  /** What a Postgres process was labelled (its client, or its kind). */
+  labelOf(pid: number): string | undefined {
+    return this.#backendOwner.get(pid);
+  }
+
+  #scan() {
     const stats = allProcesses();
     const children = new Map<number, ProcStat[]>();
     for (const stat of stats) children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), stat]);
@@ -118,39 +173,20 @@ export class StackCpuMeter {
       for (let i = 0; i < out.length; i++) out.push(...(children.get(out[i].pid) ?? []));
       return out;
     };
-    const toMs = (ticks: number) => (ticks * 1000) / CLOCK_TICKS;
-    const ms = new Map<string, number>();
-    const add = (name: string, ticks: number) => ms.set(name, (ms.get(name) ?? 0) + toMs(ticks));
     // The owners a Postgres client can be: the stack's processes and the load generator.
+    const named = this.#named();
     const owners = new Map<number, string>();
-    for (const named of this.#named()) {
-      const tree = subtree(named.pid);
-      add(named.name, tree.reduce((sum, s) => sum + s.ticks, 0));
-      for (const s of tree) owners.set(s.pid, named.name);
-    }
-    // The load generator alone: the stack's processes are its children, counted on their own lines.
-    add(LOAD_GENERATOR, byPid.get(this.#loadGenerator)?.ticks ?? 0);
+    for (const proc of named) for (const s of subtree(proc.pid)) owners.set(s.pid, proc.name);
     owners.set(this.#loadGenerator, LOAD_GENERATOR);
-    if (this.#postgres) {
-      const server = byPid.get(this.#postgres.pid);
-      // The server itself (with the backends that ended, in its cutime/cstime).
-      if (server) add("Postgres: server, other background and ended connections", server.ticks);
-      const unresolved: ProcStat[] = [];
-      for (const backend of subtree(this.#postgres.pid).slice(1)) {
-        const owner = this.#backendOwner.get(backend.pid);
-        if (owner) add(owner, backend.ticks);
-        else unresolved.push(backend);
-      }
-      if (unresolved.length > 0) {
-        const found = this.#resolveClients(unresolved.map((b) => b.pid), owners);
-        for (const backend of unresolved) {
-          const owner = found.get(backend.pid) ?? backgroundName(backend.pid);
-          this.#backendOwner.set(backend.pid, owner);
-          add(owner, backend.ticks);
-        }
-      }
-    }
-    return { at: performance.now(), machine: machineTicks(), ms };
+    return { byPid, subtree, owners, named };
+  }
+
+  /** Labels the Postgres processes not labelled yet: by the client holding the socket, else by their kind. */
+  #label(pids: number[], owners: Map<number, string>): void {
+    const unresolved = pids.filter((pid) => !this.#backendOwner.has(pid));
+    if (unresolved.length === 0) return;
+    const found = this.#resolveClients(unresolved, owners);
+    for (const pid of unresolved) this.#backendOwner.set(pid, found.get(pid) ?? backgroundName(pid));
   }
 
   /** Backend pid → "Postgres for NAME", NAME the stack process (or the load generator) holding the client socket. */
@@ -212,9 +248,23 @@ export class StackCpuMeter {
 
   /** CPU used between two snapshots, line by line. */
   static usage(before: CpuSnapshot, after: CpuSnapshot): CpuUsage {
-    const names = new Set([...before.ms.keys(), ...after.ms.keys()]);
-    const lines = [...names]
-      .map((name) => ({ name, ms: Math.max(0, (after.ms.get(name) ?? 0) - (before.ms.get(name) ?? 0)), stack: !name.includes(LOAD_GENERATOR) }))
+    const delta = new Map<string, number>();
+    const add = (name: string, ms: number) => delta.set(name, (delta.get(name) ?? 0) + ms);
+    for (const name of new Set([...before.ms.keys(), ...after.ms.keys()])) add(name, (after.ms.get(name) ?? 0) - (before.ms.get(name) ?? 0));
+    // Postgres process by process: a backend that ended moved its whole life's CPU into the server's cutime, so
+    // what it had at the first snapshot is taken off the server's growth (else it would count twice).
+    for (const [pid, child] of after.postgresChildren) add(child.line, child.ms - (before.postgresChildren.get(pid)?.ms ?? 0));
+    let endedBefore = 0;
+    for (const [pid, child] of before.postgresChildren) {
+      if (after.postgresChildren.has(pid)) continue;
+      endedBefore += child.ms;
+      add(child.line, 0); // the line stays in the table
+    }
+    if (before.postgresChildren.size + after.postgresChildren.size > 0 || after.postgresServerMs > 0) {
+      add(SERVER_LINE, after.postgresServerMs - before.postgresServerMs - endedBefore);
+    }
+    const lines = [...delta]
+      .map(([name, ms]) => ({ name, ms: Math.max(0, ms), stack: !name.includes(LOAD_GENERATOR) }))
       .sort((a, b) => Number(b.stack) - Number(a.stack) || b.ms - a.ms);
     const wallMs = after.at - before.at;
     const busy = after.machine.busy - before.machine.busy;
@@ -225,6 +275,7 @@ export class StackCpuMeter {
       lines,
       stackMs: lines.filter((l) => l.stack).reduce((sum, l) => sum + l.ms, 0),
       machineBusyCores: total > 0 ? (busy / total) * cores : 0,
+      ended: {},
     };
   }
 }
@@ -237,8 +288,8 @@ function backgroundName(pid: number): string {
   } catch {
     // ended meanwhile
   }
-  const kind = /^postgres: (autovacuum|checkpointer|background writer|walwriter|logical replication)/.exec(title)?.[1];
-  return kind ? `Postgres: ${kind}` : "Postgres: server, other background and ended connections";
+  const kind = /^postgres: (autovacuum|checkpointer|background writer|walwriter|logical replication|parallel worker)/.exec(title)?.[1];
+  return kind ? `Postgres: ${kind}` : SERVER_LINE;
 }
 
 function cpuCount(): number {
@@ -247,8 +298,26 @@ function cpuCount(): number {
 
 /** CPU used by the stack while `work` runs. */
 export async function measureCpu<T>(meter: StackCpuMeter, work: () => Promise<T>): Promise<{ result: T; cpu: CpuUsage }> {
+  const headBefore = await meter.head?.();
   const before = meter.snapshot();
-  const result = await work();
+  const seen = new Set(before.postgresChildren.keys());
+  const sampler = setInterval(() => {
+    for (const pid of meter.observe()) seen.add(pid);
+  }, 200);
+  let result: T;
+  try {
+    result = await work();
+  } finally {
+    clearInterval(sampler);
+  }
   const after = meter.snapshot();
-  return { result, cpu: StackCpuMeter.usage(before, after) };
+  const headAfter = await meter.head?.();
+  const cpu = StackCpuMeter.usage(before, after);
+  for (const pid of seen) {
+    if (after.postgresChildren.has(pid)) continue;
+    const label = meter.labelOf(pid) ?? SERVER_LINE;
+    cpu.ended[label] = (cpu.ended[label] ?? 0) + 1;
+  }
+  if (headBefore !== undefined && headAfter !== undefined) cpu.blocks = headAfter - headBefore;
+  return { result, cpu };
 }

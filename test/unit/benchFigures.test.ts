@@ -82,6 +82,26 @@ describe("bench CPU accounting (/proc)", function () {
     expect(parseStat(1234, line)).to.deep.equal({ pid: 1234, ppid: 1000, ticks: 250 + 50 + 7 + 3 });
   });
 
+  it("charges a Postgres backend that ended to no line twice: its earlier CPU is taken off the server's growth", function () {
+    const snapshot = (at: number, serverMs: number, children: [number, string, number][]) => ({
+      at, machine: { busy: at, total: at * 2 }, ms: new Map([["api", at]]), postgresServerMs: serverMs,
+      postgresChildren: new Map(children.map(([pid, line, ms]) => [pid, { line, ms }])),
+    });
+    // Backend 10 (the API's) had 500 ms and ended after 30 more; backend 11 (Ponder's) went from 200 to 260 ms.
+    const before = snapshot(1000, 100, [[10, "Postgres for api", 500], [11, "Postgres for indexer", 200]]);
+    const after = snapshot(2000, 100 + 530 + 20, [[11, "Postgres for indexer", 260]]);
+    const usage = StackCpuMeter.usage(before, after);
+    const ms = Object.fromEntries(usage.lines.map((l) => [l.name, l.ms]));
+    expect(ms).to.deep.equal({
+      api: 1000,
+      "Postgres for api": 0,
+      "Postgres for indexer": 60,
+      // The server's own 20 ms and the ended backend's last 30 ms, not its whole life's 530.
+      "Postgres: server, other background and ended connections": 50,
+    });
+    expect(usage.stackMs).to.equal(1110);
+  });
+
   it("counts a process with its children, one that ended included, and no more than the wall time allows", async function () {
     // A parent that burns 300 ms of CPU, then starts a child that burns 300 ms and ends, then waits to be stopped.
     // (CPU time, not wall time: on a busy machine a wall-clock loop gets only part of a core.)
