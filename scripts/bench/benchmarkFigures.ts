@@ -4,8 +4,10 @@
  * missing, extra or non-numeric key before anything is written.
  */
 import { readFile, writeFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 
-export const FIGURES_FILE = "docs/benchmarks.json";
+/** docs/benchmarks.json of this checkout, wherever the command runs from. */
+export const FIGURES_FILE = fileURLToPath(new URL("../../docs/benchmarks.json", import.meta.url));
 
 /** Every key of the file, by group; each leaf is a finite number. */
 export const FIGURE_KEYS = {
