@@ -1,6 +1,7 @@
 /**
  * `npx node scripts/bench/profileWrites.ts` (the project's Node 24): where the CPU of a write goes inside the Node processes of the stack (the
- * API processes and Ponder), to choose what to cut. Starts the automine bench stack with V8's sampling profiler on
+ * API processes and Ponder), to choose what to cut. Starts the bench stack (PROFILE_MODE: automine, the default, or
+ * interval1s) with V8's sampling profiler on
  * in every Node child (NODE_OPTIONS=--cpu-prof), warms up, sends PROFILE_WRITES (default 300) POST /requests from
  * 32 clients, stops the stack (each process writes its profile as it exits) and prints, per process, the CPU
  * sampled during the writes only (samples are timestamped on the same monotonic clock as this process) by package
@@ -11,11 +12,14 @@
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { runConcurrently, say, startBenchEnvironment } from "./benchEnvironment.ts";
+import { runConcurrently, say, startBenchEnvironment, type ChainMode } from "./benchEnvironment.ts";
 import { setUpParallelReview } from "./approvalThroughput.ts";
 
 const WRITES = Number(process.env.PROFILE_WRITES ?? 300);
-const CLIENTS = 32;
+const MODE = (process.env.PROFILE_MODE ?? "automine") as ChainMode;
+if (MODE !== "automine" && MODE !== "interval1s") throw new Error("PROFILE_MODE is automine or interval1s");
+// With 1 s blocks a write waits a block: more clients keep the stack as busy.
+const CLIENTS = MODE === "automine" ? 32 : 128;
 
 interface ProfileNode {
   id: number;
@@ -66,7 +70,7 @@ function summarise(profile: CpuProfile, fromUs: number, toUs: number) {
 const profileDir = await mkdtemp(path.join(os.tmpdir(), "bench-profile-"));
 // Every Node process the stack starts inherits it (the API processes through the stack's env, Ponder through ours).
 process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${profileDir}`.trim();
-const env = await startBenchEnvironment("automine");
+const env = await startBenchEnvironment(MODE);
 delete process.env.NODE_OPTIONS;
 const pids = new Map((await readdir(path.join(env.config.dataDir, "run"))).filter((f) => f.endsWith(".pid")).map((f) => [f.slice(0, -4), 0]));
 for (const name of pids.keys()) pids.set(name, Number((await readFile(path.join(env.config.dataDir, "run", `${name}.pid`), "utf8")).trim()));
@@ -81,7 +85,7 @@ try {
   const from = Number(process.hrtime.bigint() / 1000n);
   const ms = await runConcurrently(WRITES, CLIENTS, write);
   window = [from, Number(process.hrtime.bigint() / 1000n)];
-  say(`${WRITES} writes from ${CLIENTS} clients in ${(ms / 1000).toFixed(1)} s`);
+  say(`${MODE}: ${WRITES} writes from ${CLIENTS} clients in ${(ms / 1000).toFixed(1)} s`);
 } finally {
   await env.close().catch(() => {});
 }
