@@ -6,6 +6,7 @@
  * with ALL, final approval. Extra rows measure the other hot paths (a second mint for the same applicant, a new
  * version in draft and under review).
  */
+import { writeFile } from "node:fs/promises";
 import { network } from "hardhat";
 import { ROLES } from "../abis/index.ts";
 import type { ContractTransactionResponse } from "ethers";
@@ -175,3 +176,19 @@ schedule, reconciled with the rows above).** Each figure is 21,000 (transaction)
   and the event: within budget.`,
 );
 console.log("\nWritten to docs/benchmarks.md (section gas).");
+
+// `npm run bench` asks for the four figures of docs/benchmarks.json in a file of their own.
+if (process.env.BENCH_GAS_JSON) {
+  const gasOf = (step: string) => {
+    const row = rows.find((r) => r.step === step);
+    if (!row) throw new Error(`gas: no step "${step}"`);
+    return Number(row.gas);
+  };
+  const figures = {
+    mint: gasOf("create request: mint to a new applicant"),
+    anchorVersion: gasOf("new document version (draft)"),
+    approval: gasOf("stage 1 SEQUENTIAL: A approves (non-final, custodial)"),
+    lifecycle: Number(lifecycle),
+  };
+  await writeFile(process.env.BENCH_GAS_JSON, JSON.stringify(figures));
+}

@@ -1,20 +1,39 @@
 /**
- * The benchmark's own stack (fresh data directory, free ports, no rate limits) and what every measurement needs:
- * HTTP helpers, an administrator and an applicant token, core services (the operator's signer, the pool), and
- * percentiles.
+ * The benchmark's own stack (fresh data directory, free ports, no rate limits) in one of two chain modes, and what
+ * every measurement needs: HTTP helpers, an administrator and an applicant token, core services (the operator's
+ * signer, the pool), the stack's processes for CPU accounting, and percentiles.
+ *   - automine: the embedded default (anvil started by the stack, a block per transaction);
+ *   - interval1s: an external chain the way a Besu QBFT network runs: anvil started here with 1 s blocks and free
+ *     gas (base fee 0, gas price 0), the contracts deployed by scripts/deploy.ts as on Besu, and the stack pointed at
+ *     it by CHAIN_RPC_URL, CHAIN_ID, CHAIN_GAS_MODE=free, DEPLOYMENT_FILE and the wallets' keys.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
+import { Wallet } from "ethers";
 import { loadConfig, type Config } from "../../api/src/config.ts";
 import { createLogger } from "../../api/src/observability/logger.ts";
 import { createCoreServices, type CoreServices } from "../../api/src/services.ts";
+import { anvilBinary, rpc } from "../stack/localChain.ts";
 import { freePort } from "../stack/ports.ts";
-import { startStack, type Stack } from "../stack/stack.ts";
+import { REPO_ROOT, startStack, type Stack } from "../stack/stack.ts";
+import { StackCpuMeter, type NamedProcess } from "./processCpu.ts";
+
+const run = promisify(execFile);
 
 export type Json = Record<string, any>;
+export type ChainMode = "automine" | "interval1s";
+
+/** The block period of the interval mode (seconds). */
+export const BLOCK_PERIOD_S = 1;
+/** The API logs this (warn) when a write returns before the index reached its block (read-your-writes timeout). */
+const READ_YOUR_WRITES_TIMEOUT_LOG = "indexer did not reach the block in time";
 
 export interface BenchEnvironment {
+  mode: ChainMode;
   stack: Stack;
   config: Config;
   core: CoreServices;
@@ -22,22 +41,90 @@ export interface BenchEnvironment {
   adminToken: string;
   applicantToken: string;
   applicantId: string;
+  /** CPU of the stack's processes (API processes, workers, Ponder, Postgres by client, the chain). */
+  meter: StackCpuMeter;
   request(method: string, route: string, token: string | undefined, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: Json }>;
+  /** How many writes so far returned before the index reached their block (from the API processes' logs). */
+  readYourWritesTimeouts(): Promise<number>;
   close(): Promise<void>;
 }
 
-export async function startBenchEnvironment(): Promise<BenchEnvironment> {
+/** anvil with 1 s blocks and free gas, the contracts deployed by the deploy script: the stack's external chain. */
+async function startIntervalChain(dir: string): Promise<{ env: NodeJS.ProcessEnv; chain: ChildProcess }> {
+  const port = await freePort();
+  const rpcUrl = `http://127.0.0.1:${port}`;
+  const chainId = "1337";
+  const chain = spawn(anvilBinary(), [
+    "--host", "127.0.0.1", "--port", String(port), "--chain-id", chainId, "--hardfork", "london",
+    "--block-time", String(BLOCK_PERIOD_S), "--base-fee", "0", "--gas-price", "0", "--silent",
+  ], { stdio: "ignore" });
+  for (let i = 0; ; i++) {
+    if (await rpc(rpcUrl, "eth_chainId", []).then(() => true, () => false)) break;
+    if (i > 300 || chain.exitCode !== null) throw new Error("the interval chain (anvil --block-time) did not start");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const operator = Wallet.createRandom();
+  const admin = Wallet.createRandom();
+  const deploymentFile = path.join(dir, "deployment-interval.json");
+  try {
+    await run(process.execPath, [path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js"), "run", "scripts/deploy.ts", "--network", "localhost"], {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env, CHAIN_RPC_URL: rpcUrl, DEPLOYMENT_FILE: deploymentFile, IGNITION_DIR: path.join(dir, "ignition"),
+        DEPLOYMENT_ID: "bench-interval", OPERATOR_ADDRESS: operator.address, ADMIN_ADDRESS: admin.address, KEEPER_ADDRESS: operator.address,
+      },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  } catch (error) {
+    chain.kill("SIGKILL");
+    throw error;
+  }
+  return {
+    chain,
+    env: {
+      CHAIN_RPC_URL: rpcUrl, CHAIN_ID: chainId, CHAIN_GAS_MODE: "free", DEPLOYMENT_FILE: deploymentFile,
+      OPERATOR_PRIVATE_KEY: operator.privateKey, ADMIN_WALLET_PRIVATE_KEY: admin.privateKey,
+      MASTER_KEY: `0x${randomBytes(32).toString("hex")}`,
+    },
+  };
+}
+
+/** The stack's processes by name, read from the pid files it keeps under DATA_DIR/run (and the external chain's). */
+async function stackProcesses(dataDir: string, externalChain?: ChildProcess): Promise<NamedProcess[]> {
+  const names = (await readdir(path.join(dataDir, "run")).catch(() => [] as string[])).filter((f) => f.endsWith(".pid"));
+  const found: NamedProcess[] = [];
+  for (const file of names) {
+    const pid = Number((await readFile(path.join(dataDir, "run", file), "utf8")).trim());
+    const name = file.slice(0, -4);
+    if (pid > 0) found.push({ name: name === "indexer" ? "indexer (Ponder)" : name === "chain" ? "chain (anvil)" : name, pid });
+  }
+  if (externalChain?.pid) found.push({ name: "chain (anvil, external)", pid: externalChain.pid });
+  return found;
+}
+
+export async function startBenchEnvironment(mode: ChainMode = "automine"): Promise<BenchEnvironment> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-"));
+  const external = mode === "interval1s" ? await startIntervalChain(dataDir) : undefined;
   const env = {
-    DATA_DIR: dataDir, PORT: String(await freePort()), CHAIN_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()),
+    DATA_DIR: path.join(dataDir, "data"), PORT: String(await freePort()), CHAIN_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()),
     INDEXER_PORT: String(await freePort()), LOG_LEVEL: "warn", DATABASE_URL: "", CHAIN_RPC_URL: "",
     RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0", RATE_LIMIT_PUBLIC_PER_MINUTE: "0", REQUEST_QUOTA_PER_DAY: "0",
     // Snapshots of a chain with 100k+ transactions are large: only at the clean stop.
     CHAIN_SNAPSHOT_MS: "3600000",
+    ...external?.env,
   };
-  const stack = await startStack({ env, log: () => {} });
+  let stack: Stack;
+  try {
+    stack = await startStack({ env, log: () => {} });
+  } catch (error) {
+    external?.chain.kill("SIGKILL");
+    throw error;
+  }
   const config = loadConfig(stack.env);
   const core = await createCoreServices(config, createLogger("silent"));
+  const postgresPid = Number((await readFile(path.join(config.dataDir, "postgres", "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0]) || undefined;
+  let processes = await stackProcesses(config.dataDir, external?.chain);
+  const meter = new StackCpuMeter(() => processes, postgresPid, { head: async () => Number(await rpc<string>(stack.rpcUrl, "eth_blockNumber", [])) });
   const api = `${stack.api.url}/api/v1`;
   const request: BenchEnvironment["request"] = async (method, route, token, body, headers = {}) => {
     const response = await fetch(`${api}${route}`, {
@@ -57,15 +144,32 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
   const login = await fetch(`${api}/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: applicantId, name: "Ben Chmark" })}`, { redirect: "manual" });
   const code = new URL(login.headers.get("location")!).searchParams.get("code");
   const applicantToken = ((await request("POST", "/auth/identitylocker/token", undefined, { code, client_id: "demo", code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", redirect_uri: "http://127.0.0.1:9/cb" })).body).access_token as string;
+  const logs = path.join(config.dataDir, "logs");
   return {
-    stack, config, core, api, adminToken, applicantToken, applicantId, request,
+    mode, stack, config, core, api, adminToken, applicantToken, applicantId, request, meter,
+    async readYourWritesTimeouts() {
+      // The pid files again: a process the supervisor restarted is measured under its new pid from now on.
+      processes = await stackProcesses(config.dataDir, external?.chain);
+      let count = 0;
+      for (const file of await readdir(logs).catch(() => [] as string[])) {
+        if (!/^(api|worker)/.test(file)) continue;
+        count += (await readFile(path.join(logs, file), "utf8")).split(READ_YOUR_WRITES_TIMEOUT_LOG).length - 1;
+      }
+      return count;
+    },
     async close() {
       await core.close();
       await stack.stop();
+      if (external && external.chain.exitCode === null) {
+        const exited = new Promise((r) => external.chain.once("exit", r));
+        external.chain.kill("SIGTERM");
+        await exited;
+      }
       await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
+
 
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -17,7 +17,7 @@ if (process.argv[2] === "serve") {
   process.on("disconnect", () => process.exit(0));
 }
 
-export async function startHttpCeiling(): Promise<{ url: string; close(): Promise<void> }> {
+export async function startHttpCeiling(): Promise<{ url: string; pid: number; close(): Promise<void> }> {
   const child = fork(fileURLToPath(import.meta.url), ["serve"], { stdio: "ignore" });
   const port = await new Promise<number>((resolve, reject) => {
     child.once("message", (message: { port: number }) => resolve(message.port));
@@ -25,6 +25,7 @@ export async function startHttpCeiling(): Promise<{ url: string; close(): Promis
   });
   return {
     url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
     async close() {
       const exited = new Promise((r) => child.once("exit", r));
       child.kill();

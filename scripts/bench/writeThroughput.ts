@@ -1,17 +1,22 @@
 /**
  * Write throughput. Raw: pre-signed `LicenceToken.mint` transactions from the operator sent straight to the node,
- * one at a time (each accepted before the next is sent), then as one JSON-RPC batch. End to end: POST /requests
- * over HTTP (outbox record → broadcast → receipt → index → response) with 1, 8 and 32 concurrent clients.
+ * one at a time (each accepted before the next is sent), timed until the last is mined. End to end: POST /requests
+ * over HTTP (outbox record → broadcast → receipt → index → response) from N concurrent clients, with the CPU the
+ * stack used for it. Visibility: each client creates a request, then reads it back until the API shows it.
  */
 import { ZeroHash, encodeBytes32String, keccak256 } from "ethers";
 import { licenceToken } from "../../api/src/chain/contracts.ts";
 import { applicantAddress } from "../../api/src/chain/applicantKeys.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
 import { jsonRpc, percentile, reserveTokenIds, runConcurrently, say, type BenchEnvironment } from "./benchEnvironment.ts";
+import { measureCpu, type CpuUsage } from "./processCpu.ts";
 
 export interface RawThroughput {
+  count: number;
   sequentialTps: number;
-  batchTps: number;
+  /** As one JSON-RPC batch (automine only: with interval blocks it measures the block size, not the node). */
+  batchTps?: number;
+  cpu: CpuUsage;
 }
 
 /** Mints of TRADE_LICENSE tokens to the bench applicant's custodial address, signed here with the operator key. */
@@ -22,11 +27,14 @@ async function presignedMints(env: BenchEnvironment, count: number, firstTokenId
   const owner = applicantAddress(config.custodySecret ?? (await developmentSecret(config.dataDir, "custody.key")), env.applicantId);
   const nonce = await core.provider.getTransactionCount(operator, "pending");
   const block = await core.provider.getBlock("latest");
+  // Free gas (the Besu way): gas price 0, as the API sends with CHAIN_GAS_MODE=free; the operator holds no ether.
+  const fees = config.chainGasMode === "free"
+    ? { type: 0, gasPrice: 0n }
+    : { type: 2, maxFeePerGas: block!.baseFeePerGas! * 4n + 1_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
   const raw: string[] = [];
   for (let i = 0; i < count; i++) {
     raw.push(await signer.signTransaction({
-      type: 2, chainId: config.chainId, nonce: nonce + i, to: stack.deployment.contracts.LicenceToken, gasLimit: 200_000n,
-      maxFeePerGas: block!.baseFeePerGas! * 4n + 1_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n,
+      ...fees, chainId: config.chainId, nonce: nonce + i, to: stack.deployment.contracts.LicenceToken, gasLimit: 200_000n,
       data: licenceToken.encodeFunctionData("mint", [owner, firstTokenId + BigInt(i), encodeBytes32String("TRADE_LICENSE"), ZeroHash]),
     }));
   }
@@ -44,27 +52,31 @@ async function waitMined(env: BenchEnvironment, lastRaw: string): Promise<void> 
   while (!(await env.core.provider.getTransactionReceipt(hash))) await new Promise((r) => setTimeout(r, 5));
 }
 
-export async function measureRawThroughput(env: BenchEnvironment, count: number): Promise<RawThroughput> {
+export async function measureRawThroughput(env: BenchEnvironment, count: number, options: { batch?: boolean } = {}): Promise<RawThroughput> {
   const url = env.stack.rpcUrl;
   const reserve = () => reserveTokenIds(env, count);
   // One at a time.
   let raw = await presignedMints(env, count, await reserve());
-  let started = performance.now();
-  for (const tx of raw) {
-    await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "eth_sendRawTransaction", params: [tx] });
+  const { result: sequentialTps, cpu } = await measureCpu(env.meter, async () => {
+    const started = performance.now();
+    for (const tx of raw) {
+      await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "eth_sendRawTransaction", params: [tx] });
+    }
+    await waitMined(env, raw.at(-1)!);
+    return count / ((performance.now() - started) / 1000);
+  });
+  let batchTps: number | undefined;
+  if (options.batch) {
+    raw = await presignedMints(env, count, await reserve());
+    const started = performance.now();
+    const answers = await jsonRpc(url, raw.map((tx, id) => ({ jsonrpc: "2.0", id, method: "eth_sendRawTransaction", params: [tx] })));
+    if (answers.some((a: any) => a.error)) throw new Error("batch send refused");
+    await waitMined(env, raw.at(-1)!);
+    batchTps = count / ((performance.now() - started) / 1000);
   }
-  await waitMined(env, raw.at(-1)!);
-  const sequentialTps = count / ((performance.now() - started) / 1000);
-  // As one batch.
-  raw = await presignedMints(env, count, await reserve());
-  started = performance.now();
-  const answers = await jsonRpc(url, raw.map((tx, id) => ({ jsonrpc: "2.0", id, method: "eth_sendRawTransaction", params: [tx] })));
-  if (answers.some((a: any) => a.error)) throw new Error("batch send refused");
-  await waitMined(env, raw.at(-1)!);
-  const batchTps = count / ((performance.now() - started) / 1000);
   await resyncOperatorNonce(env);
-  say(`raw chain: ${sequentialTps.toFixed(0)} tx/s one at a time, ${batchTps.toFixed(0)} tx/s as one batch (${count} mints each)`);
-  return { sequentialTps, batchTps };
+  say(`raw chain (${env.mode}): ${sequentialTps.toFixed(0)} tx/s one at a time${batchTps ? `, ${batchTps.toFixed(0)} tx/s as one batch` : ""} (${count} mints)`);
+  return { count, sequentialTps, batchTps, cpu };
 }
 
 export interface WriteResult {
@@ -73,17 +85,88 @@ export interface WriteResult {
   perSecond: number;
   p50: number;
   p95: number;
+  cpu: CpuUsage;
+  /** Writes that returned before the index reached their block during this phase (from the API's logs). */
+  readYourWritesTimeouts: number;
+  /** Writes answered with another status than 201 (e.g. 504 when a receipt took too long), by first message. */
+  failed: number;
+  firstFailure?: string;
 }
+
+/** Failed writes are counted, not fatal, unless they are more than a tenth: one slow receipt must not void a run. */
+function failures(total: number) {
+  const messages: string[] = [];
+  return {
+    messages,
+    record(error: unknown) {
+      messages.push((error as Error).message);
+      if (messages.length > Math.max(1, total / 10)) throw new Error(`more than a tenth of the writes failed; first: ${messages[0]}`);
+    },
+  };
+}
+
+const createRequest = async (env: BenchEnvironment): Promise<string> => {
+  const answer = await env.request("POST", "/requests", env.applicantToken, { applicantId: env.applicantId, requestType: "TRADE_LICENSE" });
+  if (answer.status !== 201) throw new Error(`POST /requests answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  return answer.body.requestId as string;
+};
 
 export async function measureWriteThroughput(env: BenchEnvironment, concurrency: number, writes: number): Promise<WriteResult> {
   const latencies: number[] = [];
-  const elapsed = await runConcurrently(writes, concurrency, async () => {
+  const failed = failures(writes);
+  const timeoutsBefore = await env.readYourWritesTimeouts();
+  const { result: elapsed, cpu } = await measureCpu(env.meter, () => runConcurrently(writes, concurrency, async () => {
     const started = performance.now();
-    const answer = await env.request("POST", "/requests", env.applicantToken, { applicantId: env.applicantId, requestType: "TRADE_LICENSE" });
-    if (answer.status !== 201) throw new Error(`POST /requests answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+    try {
+      await createRequest(env);
+      latencies.push(performance.now() - started);
+    } catch (error) {
+      failed.record(error);
+    }
+  }));
+  const readYourWritesTimeouts = (await env.readYourWritesTimeouts()) - timeoutsBefore;
+  // Throughput counts the writes that succeeded; CPU per write divides by every write sent (failures cost too).
+  const result = {
+    concurrency, writes, perSecond: latencies.length / (elapsed / 1000), p50: percentile(latencies, 50), p95: percentile(latencies, 95), cpu,
+    readYourWritesTimeouts, failed: failed.messages.length, firstFailure: failed.messages[0],
+  };
+  say(`HTTP writes (${env.mode}), ${concurrency} client(s): ${result.perSecond.toFixed(1)} requests/s (latency p50 ${result.p50.toFixed(0)} / p95 ${result.p95.toFixed(0)} ms), ${(cpu.stackMs / writes).toFixed(1)} CPU-ms per write, ${readYourWritesTimeouts} read-your-writes timeouts`);
+  return result;
+}
+
+export interface VisibilityResult {
+  concurrency: number;
+  writes: number;
+  p50: number;
+  p95: number;
+  /** Writes whose first read right after the 201 did not find them (read-your-writes broken for that client). */
+  notVisibleAtReturn: number;
+  readYourWritesTimeouts: number;
+  failed: number;
+}
+
+/** Send → visible through the API: POST /requests, then GET /requests/{id} (every 5 ms) until it answers 200. */
+export async function measureVisibility(env: BenchEnvironment, concurrency: number, writes: number): Promise<VisibilityResult> {
+  const latencies: number[] = [];
+  let notVisibleAtReturn = 0;
+  const failed = failures(writes);
+  const timeoutsBefore = await env.readYourWritesTimeouts();
+  await runConcurrently(writes, concurrency, async () => {
+    const started = performance.now();
+    const id = await createRequest(env).catch((error) => failed.record(error));
+    if (!id) return;
+    for (let attempt = 0; ; attempt++) {
+      const read = await env.request("GET", `/requests/${id}`, env.applicantToken);
+      if (read.status === 200) break;
+      if (read.status !== 404) throw new Error(`GET /requests/${id} answered ${read.status}: ${JSON.stringify(read.body)}`);
+      if (attempt === 0) notVisibleAtReturn++;
+      if (performance.now() - started > 60_000) throw new Error(`request ${id} not visible after 60 s`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
     latencies.push(performance.now() - started);
   });
-  const result = { concurrency, writes, perSecond: writes / (elapsed / 1000), p50: percentile(latencies, 50), p95: percentile(latencies, 95) };
-  say(`HTTP writes, ${concurrency} client(s): ${result.perSecond.toFixed(1)} requests/s (latency p50 ${result.p50.toFixed(0)} / p95 ${result.p95.toFixed(0)} ms)`);
+  const readYourWritesTimeouts = (await env.readYourWritesTimeouts()) - timeoutsBefore;
+  const result = { concurrency, writes, p50: percentile(latencies, 50), p95: percentile(latencies, 95), notVisibleAtReturn, readYourWritesTimeouts, failed: failed.messages.length };
+  say(`write → visible through the API (${env.mode}), ${concurrency} client(s): p50 ${result.p50.toFixed(0)} / p95 ${result.p95.toFixed(0)} ms; not visible at return: ${notVisibleAtReturn}`);
   return result;
 }
