@@ -10,7 +10,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
-import { mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { mkdir, open, rename, stat } from "node:fs/promises";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { writePid } from "./pidFile.ts";
@@ -159,9 +159,4 @@ async function waitForRpc(url: string, exited: () => boolean, timeoutMs: number)
     }
   }
   throw new Error(`local chain did not answer at ${url} within ${timeoutMs} ms`);
-}
-
-/** Removes the chain's state (tests). */
-export async function resetLocalChainState(dataDir: string): Promise<void> {
-  await rm(path.join(dataDir, "chain"), { recursive: true, force: true });
 }
