@@ -51,7 +51,7 @@ const STAGE_EVENTS: Record<string, string> = {
   ReviewInvalidated: "APPROVAL_INVALIDATED",
 };
 
-/** The reads a timeline needs, to run in one round trip (with others: see routes/requests.ts). */
+/** The reads a timeline needs, to run in one round trip (with others: see reads/requestDetail.ts). */
 export function timelineParts(request: RequestView) {
   const token = request.tokenId.toString();
   return {

@@ -5,17 +5,12 @@ import { requestMeta } from "../audit/auditLog.ts";
 import { cancelRequest } from "../domain/requests/cancelRequest.ts";
 import { createRequest } from "../domain/requests/createRequest.ts";
 import { submitRequest } from "../domain/requests/submitRequest.ts";
-import { stageView } from "../domain/workflows/stageView.ts";
-import { sortedStages } from "../domain/workflows/compileWorkflow.ts";
-import { toWorkflow, workflowByChainIdPart } from "../domain/workflows/workflowStore.ts";
-import { readTogether } from "../db/readTogether.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
-import { approvalParts, approvalsFromRows } from "../reads/approvalReads.ts";
-import { documentJson, documentsOfRequestPart, groupDocuments } from "../reads/documentReads.ts";
+import { requestDetail } from "../reads/requestDetail.ts";
 import { findVisibleRequest, type RequestView } from "../reads/requestReads.ts";
 import { listRequests } from "../reads/requestList.ts";
-import { departmentNamesOf, timelineFromRows, timelineOf, timelineParts } from "../reads/timelineReads.ts";
+import { timelineOf } from "../reads/timelineReads.ts";
 import { RequestStatus, RequestType, pageQuery } from "../schemas/common.ts";
 import {
   CancelInput, CancelResponse, CreateRequestInput, RequestDetailResponse, RequestListResponse, RequestResponse, SubmitResponse, TimelineResponse,
@@ -81,45 +76,7 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       access: READERS,
       params: RequestIdParams,
       responses: { 200: { description: "The request", schema: RequestDetailResponse }, ...errors({ 401: "Not authenticated", 404: "No such request (or not yours)" }) },
-      handler: async ({ params, ctx }) => {
-        const request = await visible(params.requestId, ctx);
-        // Everything else the page shows, in one round trip.
-        const rows = await readTogether(context.pool, {
-          documents: documentsOfRequestPart(request.id),
-          ...approvalParts(request.tokenId, false),
-          ...timelineParts(request),
-          workflow: workflowByChainIdPart(request.chainWorkflowId),
-        });
-        const documents = groupDocuments(rows.documents);
-        const approvals = approvalsFromRows(rows.approvals, rows.approvalDocuments);
-        const timeline = timelineFromRows(request, rows);
-        const workflow = rows.workflow[0] ? toWorkflow(rows.workflow[0]) : undefined;
-        const inReview = request.phase !== null && request.phase !== "CLOSED" && request.phase !== "NOT_STARTED";
-        // The index row already says which stage is current: no chain call on this read path.
-        const stage = inReview && workflow && request.stage !== null ? sortedStages(workflow.stages)[request.stage] : undefined;
-        const currentStage = stage ? stageView(stage, departmentNamesOf(rows.departments)) : null;
-        return {
-          body: {
-            requestId: request.id,
-            requestNumber: request.requestNumber,
-            tokenId: Number(request.tokenId),
-            requestType: request.requestType,
-            status: request.status,
-            applicant: { id: request.applicantId, name: request.applicantName, email: request.applicantEmail },
-            metadata: request.metadata,
-            documents: documents.map(documentJson),
-            approvals: approvals.map(({ stage: _stage, ...approval }) => approval),
-            currentStage,
-            timeline,
-            blockchainData: { tokenId: Number(request.tokenId), contractAddress: context.contracts.LicenceToken, creationTxHash: request.creationTxHash },
-            createdAt: request.createdAt.toISOString(),
-            updatedAt: request.updatedAt.toISOString(),
-            submittedAt: request.submittedAt?.toISOString() ?? null,
-            approvedAt: request.issuedAt?.toISOString() ?? null,
-            expiresAt: request.expiresAt?.toISOString() ?? null,
-          },
-        };
-      },
+      handler: async ({ params, ctx }) => ({ body: await requestDetail(context.pool, ctx.state.principal, params.requestId, context.contracts.LicenceToken) }),
     }),
     defineRoute({
       method: "post",
