@@ -6,6 +6,7 @@ import type pg from "pg";
 import { asDate } from "../db/readTogether.ts";
 import type { Principal } from "../auth/principal.ts";
 import { notFound } from "../errors.ts";
+import { dateFromUnixSeconds, type UnixSeconds } from "../unixTime.ts";
 import { isRoutedTo } from "./pendingReads.ts";
 
 export interface RequestView {
@@ -31,7 +32,8 @@ export interface RequestView {
   creationTxHash: string;
 }
 
-const secondsToDate = (value: unknown) => (value === null || value === undefined || Number(value) === 0 ? null : new Date(Number(value) * 1000));
+/** Chain times in the index: 0 (and no row) mean "not yet". */
+const secondsToDate = (value: unknown) => (value === null || value === undefined || Number(value) === 0 ? null : dateFromUnixSeconds(value as UnixSeconds));
 
 /** EXPIRED is never stored: an APPROVED licence whose expiry has passed. */
 export const EFFECTIVE_STATUS_SQL = `CASE WHEN l.status = 'APPROVED' AND l.expires_at > 0 AND l.expires_at <= extract(epoch FROM now()) THEN 'EXPIRED' ELSE l.status END`;
