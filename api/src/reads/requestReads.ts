@@ -135,3 +135,10 @@ export async function departmentCodes(pool: pg.Pool, ids: number[]): Promise<Map
   const { rows } = await pool.query(`SELECT department_id, code FROM index.departments WHERE department_id = ANY($1)`, [ids]);
   return new Map(rows.map((r) => [Number(r.department_id), r.code as string]));
 }
+
+/** The request whose mint is the recorded transaction `outboxTxId` (its row is written in the same transaction). */
+export async function requestCreatedBy(pool: pg.Pool, outboxTxId: string): Promise<{ requestId: string; requestNumber: string; createdAt: string }> {
+  const { rows } = await pool.query(`SELECT id, request_number, created_at FROM requests WHERE chain_tx_id = $1`, [outboxTxId]);
+  if (!rows[0]) throw new Error(`recorded mint ${outboxTxId} has no request row`);
+  return { requestId: rows[0].id, requestNumber: rows[0].request_number, createdAt: rows[0].created_at.toISOString() };
+}

@@ -8,7 +8,7 @@ import { submitRequest } from "../domain/requests/submitRequest.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { requestDetail } from "../reads/requestDetail.ts";
-import { findVisibleRequest, type RequestView } from "../reads/requestReads.ts";
+import { findVisibleRequest, requestCreatedBy, type RequestView } from "../reads/requestReads.ts";
 import { listRequests } from "../reads/requestList.ts";
 import { timelineOf } from "../reads/timelineReads.ts";
 import { RequestStatus, RequestType, pageQuery } from "../schemas/common.ts";
@@ -43,9 +43,8 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       handler: async ({ body, ctx }) => ({ status: 201, body: await createRequest(context, ctx.state.principal!, body, requestMeta(ctx)) }),
       // After a crash: the request row written with its mint (same transaction) gives back the original answer.
       recoverIdempotent: async (write) => {
-        const { rows } = await context.pool.query(`SELECT id, request_number, created_at FROM requests WHERE chain_tx_id = $1`, [write.outboxTxId]);
-        if (!rows[0]) throw new Error(`recorded mint ${write.outboxTxId} has no request row`);
-        return { status: 201, body: { requestId: rows[0].id, requestNumber: rows[0].request_number, status: "DRAFT", transactionHash: write.transactionHash, createdAt: rows[0].created_at.toISOString() } };
+        const { requestId, requestNumber, createdAt } = await requestCreatedBy(context.pool, write.outboxTxId);
+        return { status: 201, body: { requestId, requestNumber, status: "DRAFT", transactionHash: write.transactionHash, createdAt } };
       },
     }),
     defineRoute({
