@@ -77,7 +77,9 @@ export async function networkStatus(send: RpcSend, options: { expectedChainId: n
   const probes = await probeNode(send, timeoutMs, optional);
   const { chainId, latestBlock } = requiredAnswers(probes);
   const { consensus, validators } = consensusOf(probes);
-  const rpcNode = rpcNodeOf(probes, { chainId, expectedChainId: options.expectedChainId, latestBlock: latestBlock.number, consensus, validators });
+  const rpcNode = rpcNodeOf(probes, {
+    chainId, expectedChainId: options.expectedChainId, latestBlock: latestBlock.number, consensus, validators,
+  });
   const peers = await peerNodes(probes.peerList, latestBlock.number, validators, optional);
   return {
     network: { chainId, networkId: networkIdOf(probes.netVersion) ?? chainId, consensus, validators },
@@ -112,7 +114,9 @@ async function probeNode(send: RpcSend, timeoutMs: number, optional: OptionalPro
     optional<string[]>("clique_getSigners", ["latest"]),
     optional<boolean>("anvil_getAutomine"),
   ]);
-  return { chainId, head, netVersion, peerCount, clientVersion, syncing, nodeInfo, peerList, qbft, ibft, clique, automine };
+  return {
+    chainId, head, netVersion, peerCount, clientVersion, syncing, nodeInfo, peerList, qbft, ibft, clique, automine,
+  };
 }
 
 type Probes = Awaited<ReturnType<typeof probeNode>>;
@@ -124,7 +128,11 @@ function requiredAnswers({ chainId, head }: Probes): { chainId: number; latestBl
   if (!head.value) throw new ChainUnavailableError(new Error("the node has no latest block"));
   return {
     chainId: Number(BigInt(chainId.value)),
-    latestBlock: { number: Number(BigInt(head.value.number)), hash: head.value.hash, timestamp: isoFromUnixSeconds(BigInt(head.value.timestamp)) },
+    latestBlock: {
+      number: Number(BigInt(head.value.number)),
+      hash: head.value.hash,
+      timestamp: isoFromUnixSeconds(BigInt(head.value.timestamp)),
+    },
   };
 }
 
@@ -150,7 +158,12 @@ function rpcNodeOf(
 }
 
 /** The peers connected to our node (at most MAX_PEERS), each with its head block when our node knows it. */
-async function peerNodes(peerList: Peer[] | undefined, latestBlock: number, validators: string[], optional: OptionalProbe): Promise<ChainNode[]> {
+async function peerNodes(
+  peerList: Peer[] | undefined,
+  latestBlock: number,
+  validators: string[],
+  optional: OptionalProbe,
+): Promise<ChainNode[]> {
   return Promise.all(
     (Array.isArray(peerList) ? peerList.slice(0, MAX_PEERS) : []).map(async (peer): Promise<ChainNode> => {
       const address = addressOf(peer.id);

@@ -4,7 +4,9 @@
  * keeps the request's stage-timeout job in line with the chain: scheduled for the current stage's deadline, or
  * removed when no timeout is running.
  */
-import { decodeBytes32String, type JsonRpcProvider, type Log, type LogDescription, type TransactionReceipt } from "ethers";
+import {
+  decodeBytes32String, type JsonRpcProvider, type Log, type LogDescription, type TransactionReceipt,
+} from "ethers";
 import type pg from "pg";
 import {
   approvalRegistry, bytes16ToUuid, documentRegistry, eventsOf, LICENCE_STATUS, LICENCE_STATUS_NAMES, licenceToken, REVIEW_PHASE, TIMEOUT_ACTION, timeoutPending,
@@ -57,9 +59,8 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
   const receipt = await deps.provider.getTransactionReceipt(subject.txHash);
   if (!receipt) throw new Error(`receipt of ${subject.txHash} not available yet`);
   const logs = logsOfToken(receipt, deps.contracts, BigInt(subject.request.token_id));
-  if (!logs.touchesReview && logs.token("LicenceStatusChanged").length === 0 && logs.token("LicenceIssued").length === 0) {
-    return { events: 0, deliveries: 0 };
-  }
+  const statusLogs = logs.token("LicenceStatusChanged").length + logs.token("LicenceIssued").length;
+  if (!logs.touchesReview && statusLogs === 0) return { events: 0, deliveries: 0 };
   if (!(await deps.index.waitForBlock(receipt.blockNumber, 10_000))) throw new Error(`the index has not reached block ${receipt.blockNumber} yet`);
   const derivation = await startDerivation(deps, receipt, logs);
   const drafts = [
@@ -71,7 +72,8 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
     ...issuedEvents(derivation),
   ];
   const block = await deps.provider.getBlock(receipt.blockNumber);
-  const events = drafts.map((draft) => platformEvent(subject.request, receipt.hash, dateFromUnixSeconds(block!.timestamp), draft));
+  const occurredAt = dateFromUnixSeconds(block!.timestamp);
+  const events = drafts.map((draft) => platformEvent(subject.request, receipt.hash, occurredAt, draft));
   // The stage deadline, from the latest state (derivations may run out of order).
   const timeout = logs.touchesReview ? await timeoutOf(derivation.chain) : undefined;
   return recordDerived(deps.pool, subject.txId, logs.tokenId, events, timeout);
@@ -86,7 +88,10 @@ interface RequestRow {
 }
 
 /** The transaction and its request; none when it is not confirmed (any more) or belongs to no request. */
-async function confirmedRequestTransaction(pool: pg.Pool, txId: string): Promise<{ txId: string; txHash: string; request: RequestRow } | undefined> {
+async function confirmedRequestTransaction(
+  pool: pg.Pool,
+  txId: string,
+): Promise<{ txId: string; txHash: string; request: RequestRow } | undefined> {
   const tx = (await pool.query(`SELECT id, tx_hash, request_id, status FROM chain_transactions WHERE id = $1`, [txId])).rows[0];
   // Not confirmed (any more): a reorganisation put it back to PENDING; it is derived again when it confirms.
   if (!tx || tx.status !== "CONFIRMED" || !tx.request_id) return undefined;
@@ -112,7 +117,8 @@ function logsOfToken(receipt: TransactionReceipt, contracts: Deployment["contrac
     registry: (name) => ofToken(eventsOf(receipt.logs, approvalRegistry, contracts.ApprovalRegistry, name)),
     token: (name) => ofToken(eventsOf(receipt.logs, licenceToken, contracts.LicenceToken, name)),
     touchesReview: receipt.logs.some(
-      (log) => log.address.toLowerCase() === contracts.ApprovalRegistry.toLowerCase() && log.topics[1] !== undefined && BigInt(log.topics[1]) === tokenId,
+      (log) => log.address.toLowerCase() === contracts.ApprovalRegistry.toLowerCase()
+        && log.topics[1] !== undefined && BigInt(log.topics[1]) === tokenId,
     ),
     anchored: ofToken(eventsOf(receipt.logs, documentRegistry, contracts.DocumentRegistry, "DocumentAnchored")),
   };
@@ -159,7 +165,11 @@ interface Derivation {
   invalidatedIds: Set<number>;
 }
 
-async function startDerivation(deps: DeriveDependencies, receipt: TransactionReceipt, logs: TokenLogs): Promise<Derivation> {
+async function startDerivation(
+  deps: DeriveDependencies,
+  receipt: TransactionReceipt,
+  logs: TokenLogs,
+): Promise<Derivation> {
   const chain = chainViews(deps, logs.tokenId, receipt.blockNumber);
   const after = (await chain.view("progressOf", [logs.tokenId], receipt.blockNumber))[0] as unknown as Progress;
   const workflow = await deps.workflows.byChainId(Number(after.workflowId));
@@ -184,7 +194,12 @@ interface EventDraft {
   data: Record<string, unknown>;
 }
 
-function platformEvent(request: RequestRow, transactionHash: string, occurredAt: Date, draft: EventDraft): PlatformEvent {
+function platformEvent(
+  request: RequestRow,
+  transactionHash: string,
+  occurredAt: Date,
+  draft: EventDraft,
+): PlatformEvent {
   return {
     requestId: request.id,
     requestNumber: request.request_number,
@@ -236,7 +251,8 @@ async function documentUpdatedEvents({ pool, logs, invalidatedIds }: Derivation)
  * turn in a SEQUENTIAL stage: the turn rule stays in the contract). A department whose approval this transaction
  * invalidated gets DOCUMENT_UPDATED instead. Another transaction of the same block yields the same ids, recorded once.
  */
-async function approvalRequiredEvents({ pool, receipt, logs, chain, after, stageInfo, invalidatedIds }: Derivation): Promise<EventDraft[]> {
+async function approvalRequiredEvents(derivation: Derivation): Promise<EventDraft[]> {
+  const { pool, receipt, logs, chain, after, stageInfo, invalidatedIds } = derivation;
   const started = logs.registry("StageStarted").at(-1);
   const decided = logs.registry("DecisionRecorded").length > 0;
   if (after.phase !== REVIEW_PHASE.InReview || !(started || decided)) return [];
@@ -323,7 +339,10 @@ function issuedEvents({ receipt, logs, routed }: Derivation): EventDraft[] {
       key: `issued:${receipt.hash}:${logs.tokenId}`,
       type: "CERTIFICATE_ISSUED",
       departments: routed,
-      data: { issuedAt: isoFromUnixSeconds(issue.args.issuedAt), expiresAt: expiresAt ? isoFromUnixSeconds(expiresAt) : null },
+      data: {
+        issuedAt: isoFromUnixSeconds(issue.args.issuedAt),
+        expiresAt: expiresAt ? isoFromUnixSeconds(expiresAt) : null,
+      },
     };
   });
 }

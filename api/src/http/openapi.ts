@@ -96,7 +96,10 @@ function schemaConverter(components: Record<string, unknown>): Convert {
   };
 }
 
-function pathsOf(routes: { prefix: string; routes: RouteDefinition[] }[], convert: Convert): Record<string, Record<string, unknown>> {
+function pathsOf(
+  routes: { prefix: string; routes: RouteDefinition[] }[],
+  convert: Convert,
+): Record<string, Record<string, unknown>> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const group of routes) {
     for (const route of group.routes) {
@@ -129,8 +132,11 @@ function operationOf(route: RouteDefinition, convert: Convert): Json {
 function responsesOf(route: RouteDefinition, convert: Convert): Json {
   return Object.fromEntries(
     Object.entries(documentedStatuses(route)).map(([status, spec]) => {
-      const headers = spec.headers && Object.fromEntries(Object.entries(spec.headers).map(([name, h]) => [name, { description: h.description, schema: h.schema }]));
-      const schema = spec.schemas.length === 1 ? convert(spec.schemas[0], "output") : { oneOf: spec.schemas.map((one) => convert(one, "output")) };
+      const headers = spec.headers
+        && Object.fromEntries(Object.entries(spec.headers).map(([name, h]) => [name, { description: h.description, schema: h.schema }]));
+      const schema = spec.schemas.length === 1
+        ? convert(spec.schemas[0], "output")
+        : { oneOf: spec.schemas.map((one) => convert(one, "output")) };
       return [
         status,
         {

@@ -60,7 +60,7 @@ export function approvalsFromRows(rows: Rows, documentRows: Rows): ApprovalJson[
       isActive: row.is_active,
       transactionHash: row.tx_hash,
       createdAt: isoFromUnixSeconds(row.timestamp),
-      invalidatedAt: row.invalidated_at === null || row.invalidated_at === undefined ? null : isoFromUnixSeconds(row.invalidated_at),
+      invalidatedAt: row.invalidated_at == null ? null : isoFromUnixSeconds(row.invalidated_at),
       invalidationReason: row.invalidation_reason ?? null,
       stage: Number(row.stage),
     };

@@ -4,7 +4,7 @@
  */
 import type pg from "pg";
 import type { Principal } from "../auth/principal.ts";
-import { readTogether } from "../db/readTogether.ts";
+import { readTogether, type Rows } from "../db/readTogether.ts";
 import { sortedStages } from "../domain/workflows/compileWorkflow.ts";
 import { stageView } from "../domain/workflows/stageView.ts";
 import { toWorkflow, workflowByChainIdPart } from "../domain/workflows/workflowStore.ts";
@@ -17,7 +17,12 @@ import { departmentNamesOf, timelineFromRows, timelineParts } from "./timelineRe
  * The request `requestId` if `principal` may see it (404 otherwise), in the shape of RequestDetailResponse;
  * `licenceToken` is the token contract's address.
  */
-export async function requestDetail(pool: pg.Pool, principal: Principal | undefined, requestId: string, licenceToken: string) {
+export async function requestDetail(
+  pool: pg.Pool,
+  principal: Principal | undefined,
+  requestId: string,
+  licenceToken: string,
+) {
   const request = await findVisibleRequest(pool, principal, requestId);
   // Everything else the page shows, in one round trip.
   const rows = await readTogether(pool, {
@@ -35,10 +40,15 @@ export async function requestDetail(pool: pg.Pool, principal: Principal | undefi
     applicant: { id: request.applicantId, name: request.applicantName, email: request.applicantEmail },
     metadata: request.metadata,
     documents: groupDocuments(rows.documents).map(documentJson),
-    approvals: approvalsFromRows(rows.approvals, rows.approvalDocuments).map(({ stage: _stage, ...approval }) => approval),
+    approvals: approvalsFromRows(rows.approvals, rows.approvalDocuments)
+      .map(({ stage: _stage, ...approval }) => approval),
     currentStage: currentStageOf(request, rows.workflow, rows.departments),
     timeline: timelineFromRows(request, rows),
-    blockchainData: { tokenId: Number(request.tokenId), contractAddress: licenceToken, creationTxHash: request.creationTxHash },
+    blockchainData: {
+      tokenId: Number(request.tokenId),
+      contractAddress: licenceToken,
+      creationTxHash: request.creationTxHash,
+    },
     createdAt: request.createdAt.toISOString(),
     updatedAt: request.updatedAt.toISOString(),
     submittedAt: request.submittedAt?.toISOString() ?? null,
@@ -51,9 +61,11 @@ export async function requestDetail(pool: pg.Pool, principal: Principal | undefi
  * The stage under review, from the index row (no chain call on this read path): none before submission (no
  * progress row, phase null) and once the review closed.
  */
-function currentStageOf(request: RequestView, workflowRows: Record<string, any>[], departmentRows: Record<string, any>[]) {
+function currentStageOf(request: RequestView, workflowRows: Rows, departmentRows: Rows) {
   const workflow = workflowRows[0] ? toWorkflow(workflowRows[0]) : undefined;
   const inReview = request.phase !== null && request.phase !== "CLOSED";
-  const stage = inReview && workflow && request.stage !== null ? sortedStages(workflow.stages)[request.stage] : undefined;
+  const stage = inReview && workflow && request.stage !== null
+    ? sortedStages(workflow.stages)[request.stage]
+    : undefined;
   return stage ? stageView(stage, departmentNamesOf(departmentRows)) : null;
 }

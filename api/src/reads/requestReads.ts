@@ -33,7 +33,8 @@ export interface RequestView {
 }
 
 /** Chain times in the index: 0 (and no row) mean "not yet". */
-const secondsToDate = (value: unknown) => (value === null || value === undefined || Number(value) === 0 ? null : dateFromUnixSeconds(value as UnixSeconds));
+const secondsToDate = (value: unknown) =>
+  (value === null || value === undefined || Number(value) === 0 ? null : dateFromUnixSeconds(value as UnixSeconds));
 
 /** EXPIRED is never stored: an APPROVED licence whose expiry has passed. */
 export const EFFECTIVE_STATUS_SQL = `CASE WHEN l.status = 'APPROVED' AND l.expires_at > 0 AND l.expires_at <= extract(epoch FROM now()) THEN 'EXPIRED' ELSE l.status END`;
@@ -137,7 +138,10 @@ export async function departmentCodes(pool: pg.Pool, ids: number[]): Promise<Map
 }
 
 /** The request whose mint is the recorded transaction `outboxTxId` (its row is written in the same transaction). */
-export async function requestCreatedBy(pool: pg.Pool, outboxTxId: string): Promise<{ requestId: string; requestNumber: string; createdAt: string }> {
+export async function requestCreatedBy(
+  pool: pg.Pool,
+  outboxTxId: string,
+): Promise<{ requestId: string; requestNumber: string; createdAt: string }> {
   const { rows } = await pool.query(`SELECT id, request_number, created_at FROM requests WHERE chain_tx_id = $1`, [outboxTxId]);
   if (!rows[0]) throw new Error(`recorded mint ${outboxTxId} has no request row`);
   return { requestId: rows[0].id, requestNumber: rows[0].request_number, createdAt: rows[0].created_at.toISOString() };

@@ -75,7 +75,9 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       access: READERS,
       params: RequestIdParams,
       responses: { 200: { description: "The request", schema: RequestDetailResponse }, ...errors({ 401: "Not authenticated", 404: "No such request (or not yours)" }) },
-      handler: async ({ params, ctx }) => ({ body: await requestDetail(context.pool, ctx.state.principal, params.requestId, context.contracts.LicenceToken) }),
+      handler: async ({ params, ctx }) => ({
+        body: await requestDetail(context.pool, ctx.state.principal, params.requestId, context.contracts.LicenceToken),
+      }),
     }),
     defineRoute({
       method: "post",

@@ -89,13 +89,20 @@ async function standingApprovals(
   progress: Awaited<ReturnType<typeof progressOf>>,
 ): Promise<{ departmentId: number; stage: number }[]> {
   if (progress.phase === ApprovalRegistryPhase.NotStarted) return [];
-  const stages = await Promise.all(Array.from({ length: progress.maxStage + 1 }, (_, stage) => decisionsOf(gateway, contracts.ApprovalRegistry, tokenId, stage)));
+  const stages = await Promise.all(
+    Array.from({ length: progress.maxStage + 1 }, (_, stage) => decisionsOf(gateway, contracts.ApprovalRegistry, tokenId, stage)),
+  );
   return stages.flatMap(([ids, statuses], stage) =>
-    ids.flatMap((id, i) => (statuses[i] === ApprovalRegistryDecisionStatus.Approved ? [{ departmentId: id, stage }] : [])));
+    ids.flatMap((id, i) => (statuses[i] === ApprovalRegistryDecisionStatus.Approved ? [{ departmentId: id, stage }] : [])),
+  );
 }
 
 /** Each standing approval with its department and transaction from the index, in the order they were given. */
-async function approvalsShown(pool: pg.Pool, standing: { departmentId: number; stage: number }[], decisions: Rows): Promise<Approval[]> {
+async function approvalsShown(
+  pool: pg.Pool,
+  standing: { departmentId: number; stage: number }[],
+  decisions: Rows,
+): Promise<Approval[]> {
   const decisionOf = new Map(decisions.map((r) => [`${r.stage}:${r.department_id}`, r]));
   const missing = standing.filter(({ departmentId, stage }) => !decisionOf.get(`${stage}:${departmentId}`)?.code).map((a) => a.departmentId);
   const codes = await departmentCodes(pool, missing); // only when the index lags behind the chain

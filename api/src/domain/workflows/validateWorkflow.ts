@@ -111,7 +111,14 @@ function checkStageSize(stage: Stage, at: string, report: Report): void {
 }
 
 /** A department once per stage, registered and active. */
-function checkListedDepartment(code: string, j: number, seenCodes: Map<string, number>, departments: DepartmentStates, path: string, report: Report): void {
+function checkListedDepartment(
+  code: string,
+  j: number,
+  seenCodes: Map<string, number>,
+  departments: DepartmentStates,
+  path: string,
+  report: Report,
+): void {
   const first = seenCodes.get(code);
   if (first !== undefined) {
     report("DUPLICATE_DEPARTMENT_IN_STAGE", path, `Department ${code} is already listed in this stage (requiredApprovals[${first}])`);
