@@ -115,13 +115,9 @@ async function auditLicence(
   const issued = named("LicenceIssued").at(-1);
   findings.push(...licenceStateFindings(tokenId, licence, statusHistory, issued));
 
-  const { documents, documentPhase } = await auditDocuments(tokenId, events, views, lookups, findings);
-  const progress = await views.progressOf(tokenId);
-  const stageCount = await views.stageCountOf(licence.workflowId);
-  const ledgers = await readStageLedgers(views, tokenId, stageCount, progress.phase !== 0);
-  const { decisions, approvals } = await auditDecisions(events, ledgers, departments, context, findings);
-  const stageRules = await Promise.all(Array.from({ length: stageCount }, (_, s) => views.stageRule(licence.workflowId, s)));
-  const issuanceCheck = auditIssuance(events, decisions, documents, stageRules, context.approvalRegistry, roles, findings);
+  const { review, documents, decisions, approvals, issuanceCheck } = await auditReview(
+    tokenId, licence.workflowId, events, views, departments, roles, context, findings,
+  );
 
   return {
     tokenId,
@@ -136,19 +132,44 @@ async function auditLicence(
     mint: await ref(minted),
     issuance: issued ? await ref(issued) : null,
     statusHistory,
-    review: {
-      phase: REVIEW_PHASE_NAMES[progress.phase],
-      stage: progress.stage,
-      maxStage: progress.maxStage,
-      stageCount,
-      documentPhase: DOCUMENT_PHASE_NAMES[documentPhase],
-    },
+    review,
     documents,
     decisions,
     approvals,
     issuanceCheck,
     findings,
   };
+}
+
+/**
+ * The licence's review, from its events and the views at the audited block: documents and their versions, every
+ * decision and the approvals standing now, and whether an issuance had earned it.
+ */
+async function auditReview(
+  tokenId: number,
+  workflowId: number,
+  events: ChainEvent[],
+  views: ContractViews,
+  departments: DepartmentWallets,
+  roles: RoleHistory,
+  context: DecisionContext & { lookups: TransactionLookups },
+  findings: string[],
+) {
+  const { documents, documentPhase } = await auditDocuments(tokenId, events, views, context.lookups, findings);
+  const progress = await views.progressOf(tokenId);
+  const stageCount = await views.stageCountOf(workflowId);
+  const ledgers = await readStageLedgers(views, tokenId, stageCount, progress.phase !== 0);
+  const { decisions, approvals } = await auditDecisions(events, ledgers, departments, context, findings);
+  const stageRules = await Promise.all(Array.from({ length: stageCount }, (_, s) => views.stageRule(workflowId, s)));
+  const issuanceCheck = auditIssuance(events, decisions, documents, stageRules, context.approvalRegistry, roles, findings);
+  const review = {
+    phase: REVIEW_PHASE_NAMES[progress.phase],
+    stage: progress.stage,
+    maxStage: progress.maxStage,
+    stageCount,
+    documentPhase: DOCUMENT_PHASE_NAMES[documentPhase],
+  };
+  return { review, documents, decisions, approvals, issuanceCheck };
 }
 
 /** The token's one LicenceMinted event; any other count means the events were not read from the deployment on. */
