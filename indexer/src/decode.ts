@@ -15,7 +15,6 @@ export {
   ApprovalRegistryPhaseNames as REVIEW_PHASE,
   ApprovalRegistryRejectionActionNames as REJECTION_ACTION,
   ApprovalRegistryTimeoutActionNames as TIMEOUT_ACTION,
-  DocumentRegistryPhaseNames as DOCUMENT_PHASE,
   LicenceTokenStatusNames as LICENCE_STATUS,
 } from "../../abis/index.ts";
 // bytes16 -> UUID and bytes32 -> text, as abis/codec.ts defines them for every reader of the contracts.

@@ -57,24 +57,32 @@ const ISSUED_VALIDITIES = new Set(["VALID", "EXPIRED", "SUSPENDED", "REVOKED"]);
 function compareLicence(licence: LicenceAudit, audit: ChainAudit, answer: { status: number; body: Json | undefined }): Difference[] {
   const subject = `token ${licence.tokenId}`;
   if (answer.status !== 200 || !answer.body) return [{ subject, field: "(HTTP status)", chain: "exists: 200 expected", api: answer.status }];
-  const body = answer.body;
-  if (!ISSUED_VALIDITIES.has(licence.validity)) {
-    // Not issued (a draft, under review, cancelled, rejected): the API keeps who applied and the owner private, so
-    // it must answer the verdict and status alone; anything more it shows is a difference.
-    const differences = fieldDifferences(subject, [
-      ["tokenId", "number", licence.tokenId, body.tokenId],
-      ["status", "text", licence.status, body.status],
-      ["verdict", "text", licence.validity, body.verdict],
-      ["isValid", "boolean", false, body.isValid],
-      ["issuedAt", "time", null, body.issuedAt],
-      ["expiresAt", "time", null, body.expiresAt],
-    ]);
-    if (body.blockchainProof !== null && body.blockchainProof !== undefined) differences.push({ subject, field: "blockchainProof", chain: "withheld: the licence was not issued", api: body.blockchainProof });
-    if (Array.isArray(body.approvals) ? body.approvals.length > 0 : body.approvals !== undefined) differences.push({ subject, field: "approvals", chain: "withheld: the licence was not issued", api: body.approvals });
-    return differences;
-  }
-  const proof = (body.blockchainProof ?? {}) as Json;
+  if (!ISSUED_VALIDITIES.has(licence.validity)) return compareNotIssued(subject, licence, answer.body);
+  return [...compareIssued(subject, licence, audit, answer.body), ...compareApprovals(subject, licence, answer.body)];
+}
+
+/**
+ * Not issued (a draft, under review, cancelled, rejected): the API keeps who applied and the owner private, so it
+ * must answer the verdict and status alone; anything more it shows is a difference.
+ */
+function compareNotIssued(subject: string, licence: LicenceAudit, body: Json): Difference[] {
   const differences = fieldDifferences(subject, [
+    ["tokenId", "number", licence.tokenId, body.tokenId],
+    ["status", "text", licence.status, body.status],
+    ["verdict", "text", licence.validity, body.verdict],
+    ["isValid", "boolean", false, body.isValid],
+    ["issuedAt", "time", null, body.issuedAt],
+    ["expiresAt", "time", null, body.expiresAt],
+  ]);
+  if (body.blockchainProof !== null && body.blockchainProof !== undefined) differences.push({ subject, field: "blockchainProof", chain: "withheld: the licence was not issued", api: body.blockchainProof });
+  if (Array.isArray(body.approvals) ? body.approvals.length > 0 : body.approvals !== undefined) differences.push({ subject, field: "approvals", chain: "withheld: the licence was not issued", api: body.approvals });
+  return differences;
+}
+
+/** An issued licence: its status, verdict, dates and the chain proof. */
+function compareIssued(subject: string, licence: LicenceAudit, audit: ChainAudit, body: Json): Difference[] {
+  const proof = (body.blockchainProof ?? {}) as Json;
+  return fieldDifferences(subject, [
     ["tokenId", "number", licence.tokenId, body.tokenId],
     // The API reports an approved licence past its expiry as EXPIRED; the chain keeps it APPROVED (Expired is not stored).
     ["status", "text", licence.validity === "EXPIRED" ? "EXPIRED" : licence.status, body.status],
@@ -90,8 +98,11 @@ function compareLicence(licence: LicenceAudit, audit: ChainAudit, answer: { stat
     ["blockchainProof.transactionHash", "hex", (licence.issuance ?? licence.mint).transactionHash, proof.transactionHash],
     ["blockchainProof.mintTransactionHash", "hex", licence.mint.transactionHash, proof.mintTransactionHash],
   ]);
+}
 
-  // Standing approvals, matched by stage and department rather than by position: the order is not a fact.
+/** Standing approvals, matched by stage and department rather than by position: the order is not a fact. */
+function compareApprovals(subject: string, licence: LicenceAudit, body: Json): Difference[] {
+  const differences: Difference[] = [];
   const label = (stage: unknown, code: unknown) => `approvals[stage ${stage}, ${code}]`;
   const apiApprovals = new Map<string, Json>();
   for (const approval of Array.isArray(body.approvals) ? (body.approvals as Json[]) : []) apiApprovals.set(label(approval.stage, approval.departmentCode), approval);

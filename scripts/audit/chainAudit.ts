@@ -105,61 +105,101 @@ async function auditLicence(
 
   const validity = await views.validityOf(tokenId);
   const licence = await views.licence(tokenId);
-
-  const minted = named("LicenceMinted");
-  if (minted.length !== 1) throw new Error(`token ${tokenId} exists but has ${minted.length} LicenceMinted events between the deployment's start block and the audited block: is startBlock right?`);
-  if (getAddress(minted[0].args.owner) !== licence.owner) findings.push(`licence(${tokenId}).owner is ${licence.owner} but it was minted to ${minted[0].args.owner}`);
-  // Soulbound: the mint is the only transfer there can be.
-  const transfers = named("Transfer");
-  if (transfers.length !== 1 || getAddress(transfers[0].args.to) !== licence.owner) {
-    findings.push(`token ${tokenId} has ${transfers.length} Transfer events (expected one: the mint to ${licence.owner})`);
-  }
-
+  const minted = theMint(tokenId, named("LicenceMinted"));
+  findings.push(...ownershipFindings(tokenId, minted, named("Transfer"), licence.owner));
   const statusHistory: StatusChange[] = await Promise.all(
     named("LicenceStatusChanged").map(async (e) => ({
       from: STATUS_NAMES[Number(e.args.from)], to: STATUS_NAMES[Number(e.args.to)], reasonCode: Number(e.args.reasonCode), actor: getAddress(e.args.actor), ...(await ref(e)),
     })),
   );
-  const replayed = statusHistory.at(-1)?.to ?? "DRAFT";
-  if (replayed !== STATUS_NAMES[licence.status]) findings.push(`licence(${tokenId}).status is ${STATUS_NAMES[licence.status]} but its LicenceStatusChanged events end at ${replayed}`);
-
   const issued = named("LicenceIssued").at(-1);
-  if (issued && Number(issued.args.expiresAt) !== licence.expiresAt) findings.push(`licence(${tokenId}).expiresAt is ${licence.expiresAt} but LicenceIssued set ${issued.args.expiresAt}`);
+  findings.push(...licenceStateFindings(tokenId, licence, statusHistory, issued));
 
-  const { documents, documentPhase } = await auditDocuments(tokenId, events, views, lookups, findings);
-  const progress = await views.progressOf(tokenId);
-  const stageCount = await views.stageCountOf(licence.workflowId);
-  const ledgers = await readStageLedgers(views, tokenId, stageCount, progress.phase !== 0);
-  const { decisions, approvals } = await auditDecisions(events, ledgers, departments, context, findings);
-  const stageRules = await Promise.all(Array.from({ length: stageCount }, (_, s) => views.stageRule(licence.workflowId, s)));
-  const issuanceCheck = auditIssuance(events, decisions, documents, stageRules, context.approvalRegistry, roles, findings);
+  const { review, documents, decisions, approvals, issuanceCheck } = await auditReview(
+    tokenId, licence.workflowId, events, views, departments, roles, context, findings,
+  );
 
   return {
     tokenId,
     owner: licence.owner,
-    applicantCommitment: String(minted[0].args.applicantCommitment).toLowerCase(),
+    applicantCommitment: String(minted.args.applicantCommitment).toLowerCase(),
     status: STATUS_NAMES[licence.status],
     validity: VALIDITY_NAMES[validity.validity],
     reasonCode: licence.reasonCode,
     workflowId: licence.workflowId,
     issuedAt: issued ? isoTime(issued.args.issuedAt) : null,
     expiresAt: licence.expiresAt === 0 ? null : isoTime(licence.expiresAt),
-    mint: await ref(minted[0]),
+    mint: await ref(minted),
     issuance: issued ? await ref(issued) : null,
     statusHistory,
-    review: {
-      phase: REVIEW_PHASE_NAMES[progress.phase],
-      stage: progress.stage,
-      maxStage: progress.maxStage,
-      stageCount,
-      documentPhase: DOCUMENT_PHASE_NAMES[documentPhase],
-    },
+    review,
     documents,
     decisions,
     approvals,
     issuanceCheck,
     findings,
   };
+}
+
+/**
+ * The licence's review, from its events and the views at the audited block: documents and their versions, every
+ * decision and the approvals standing now, and whether an issuance had earned it.
+ */
+async function auditReview(
+  tokenId: number,
+  workflowId: number,
+  events: ChainEvent[],
+  views: ContractViews,
+  departments: DepartmentWallets,
+  roles: RoleHistory,
+  context: DecisionContext & { lookups: TransactionLookups },
+  findings: string[],
+) {
+  const { documents, documentPhase } = await auditDocuments(tokenId, events, views, context.lookups, findings);
+  const progress = await views.progressOf(tokenId);
+  const stageCount = await views.stageCountOf(workflowId);
+  const ledgers = await readStageLedgers(views, tokenId, stageCount, progress.phase !== 0);
+  const { decisions, approvals } = await auditDecisions(events, ledgers, departments, context, findings);
+  const stageRules = await Promise.all(Array.from({ length: stageCount }, (_, s) => views.stageRule(workflowId, s)));
+  const issuanceCheck = auditIssuance(events, decisions, documents, stageRules, context.approvalRegistry, roles, findings);
+  const review = {
+    phase: REVIEW_PHASE_NAMES[progress.phase],
+    stage: progress.stage,
+    maxStage: progress.maxStage,
+    stageCount,
+    documentPhase: DOCUMENT_PHASE_NAMES[documentPhase],
+  };
+  return { review, documents, decisions, approvals, issuanceCheck };
+}
+
+/** The token's one LicenceMinted event; any other count means the events were not read from the deployment on. */
+function theMint(tokenId: number, minted: ChainEvent[]): ChainEvent {
+  if (minted.length !== 1) throw new Error(`token ${tokenId} exists but has ${minted.length} LicenceMinted events between the deployment's start block and the audited block: is startBlock right?`);
+  return minted[0];
+}
+
+/** Minted to its owner, and soulbound: the mint is the only transfer there can be. */
+function ownershipFindings(tokenId: number, minted: ChainEvent, transfers: ChainEvent[], owner: string): string[] {
+  const findings: string[] = [];
+  if (getAddress(minted.args.owner) !== owner) findings.push(`licence(${tokenId}).owner is ${owner} but it was minted to ${minted.args.owner}`);
+  if (transfers.length !== 1 || getAddress(transfers[0].args.to) !== owner) {
+    findings.push(`token ${tokenId} has ${transfers.length} Transfer events (expected one: the mint to ${owner})`);
+  }
+  return findings;
+}
+
+/** The status and expiry the token holds must be where its events end. */
+function licenceStateFindings(
+  tokenId: number,
+  licence: { status: number; expiresAt: number },
+  statusHistory: StatusChange[],
+  issued: ChainEvent | undefined,
+): string[] {
+  const findings: string[] = [];
+  const replayed = statusHistory.at(-1)?.to ?? "DRAFT";
+  if (replayed !== STATUS_NAMES[licence.status]) findings.push(`licence(${tokenId}).status is ${STATUS_NAMES[licence.status]} but its LicenceStatusChanged events end at ${replayed}`);
+  if (issued && Number(issued.args.expiresAt) !== licence.expiresAt) findings.push(`licence(${tokenId}).expiresAt is ${licence.expiresAt} but LicenceIssued set ${issued.args.expiresAt}`);
+  return findings;
 }
 
 /** The wallet history replayed from events must end at what `departmentRecord` holds now (wallet, custody, pending change). */

@@ -7,7 +7,7 @@
  * every non-pending position of `decisionsOf` by its department's last decision in that stage.
  */
 import { TypedDataEncoder, getAddress, recoverAddress } from "ethers";
-import { DECISION_NAMES, type DecisionAudit, type StandingApproval } from "./auditRecord.ts";
+import { DECISION_NAMES, isoTime, type DecisionAudit, type StandingApproval } from "./auditRecord.ts";
 import { approvalRegistryAbi, type ContractViews } from "./contractViews.ts";
 import { custodyName, type DepartmentWallets } from "./departmentWallets.ts";
 import { isBefore, type ChainEvent } from "./logReader.ts";
@@ -36,81 +36,113 @@ export async function auditDecisions(
   context: DecisionContext,
   findings: string[],
 ): Promise<{ decisions: DecisionAudit[]; approvals: StandingApproval[] }> {
-  const { lookups } = context;
-  const recorded = events.filter((e) => e.name === "DecisionRecorded");
-  const invalidations = events.filter((e) => e.name === "ReviewInvalidated");
-  const key = (e: ChainEvent) => `${Number(e.args.stage)}:${Number(e.args.departmentId)}`;
-  const currentStatus = (stage: number, departmentId: number) => ledgers[stage]?.find((p) => p.departmentId === departmentId)?.status;
-
+  const history: DecisionHistory = {
+    recorded: events.filter((e) => e.name === "DecisionRecorded"),
+    invalidations: events.filter((e) => e.name === "ReviewInvalidated"),
+    ledgers,
+    departments,
+  };
   // Each decision's findings are kept apart while the lookups run concurrently, then listed in chain order.
-  const audited = await Promise.all(
-    recorded.map(async (event, i): Promise<{ decision: DecisionAudit; findings: string[] }> => {
-      const findings: string[] = [];
-      const stage = Number(event.args.stage);
-      const departmentId = Number(event.args.departmentId);
-      const decision = DECISION_NAMES[Number(event.args.decision)];
-      const code = departments.codeOf(departmentId) ?? `#${departmentId}`;
-      const what = `decision ${decision} of ${code} in stage ${stage} (tx ${event.transactionHash})`;
-      const signer = getAddress(event.args.signer);
-      const custody = custodyName(event.args.custody);
-      const period = departments.periodAt(departmentId, event);
-      const departmentWallet = period?.wallet ?? "(not registered)";
-      const { route, sender } = await decisionRoute(event, signer, context, what, findings);
-      if (signer !== departmentWallet) {
-        findings.push(`${what} was signed by ${signer}, but the department's wallet at block ${event.blockNumber} was ${departmentWallet}`);
-      }
-      if (period && custody !== period.custody) {
-        findings.push(`${what} records custody ${custody}, but the department's custody at block ${event.blockNumber} was ${period.custody}`);
-      }
-      if (period?.early) {
-        findings.push(`${what} was made by ${period.wallet}, which became ${code}'s wallet at block ${period.since.blockNumber} without waiting the wallet delay after its proposal${period.proposal ? ` (proposed at block ${period.proposal.blockNumber})` : " (none was pending)"}`);
-      }
-      const walletMatches = findings.length === 0;
-
-      const next = recorded.slice(i + 1).find((later) => key(later) === key(event));
-      const invalidation = invalidations.find((inv) => key(inv) === key(event) && isBefore(event, inv) && (!next || isBefore(inv, next)));
-      let fate: DecisionAudit["fate"];
-      if (invalidation && decision === "APPROVED") fate = "INVALIDATED";
-      else if (next) fate = "SUPERSEDED";
-      else {
-        const status = currentStatus(stage, departmentId);
-        if (status === undefined || DECISION_NAMES[status] === "PENDING") fate = "CLEARED";
-        else if (DECISION_NAMES[status] === decision) fate = "STANDING";
-        else {
-          fate = "CONTRADICTED";
-          findings.push(`decisionsOf says ${code} is ${DECISION_NAMES[status]} in stage ${stage}, but its last recorded decision there is ${decision} (tx ${event.transactionHash})`);
-        }
-      }
-
-      const decisionAudit: DecisionAudit = {
-        stage,
-        departmentId,
-        departmentCode: code,
-        decision,
-        reasonCode: Number(event.args.reasonCode),
-        reviewed: reviewedVersions(Number(event.args.reviewedMask), BigInt(event.args.documentVersions)),
-        remarksHash: event.args.remarksHash,
-        sender,
-        signer,
-        custody,
-        route,
-        departmentWallet,
-        departmentCustody: period?.custody ?? null,
-        walletMatches,
-        fate,
-        ...(fate === "INVALIDATED"
-          ? { invalidatedBy: { docIndex: Number(invalidation!.args.docIndex), newVersion: Number(invalidation!.args.newVersion), transactionHash: invalidation!.transactionHash, blockNumber: invalidation!.blockNumber } }
-          : {}),
-        transactionHash: event.transactionHash,
-        blockNumber: event.blockNumber,
-        timestamp: await lookups.timeOf(event.blockNumber),
-      };
-      return { decision: decisionAudit, findings };
-    }),
-  );
+  const audited = await Promise.all(history.recorded.map((event, i) => auditDecision(event, i, history, context)));
   for (const a of audited) findings.push(...a.findings);
   const decisions = audited.map((a) => a.decision);
+  return { decisions, approvals: standingApprovals(ledgers, decisions, departments, findings) };
+}
 
+/** What one decision is checked against: every decision and invalidation of the licence, and decisionsOf now. */
+interface DecisionHistory {
+  recorded: ChainEvent[];
+  invalidations: ChainEvent[];
+  ledgers: StageLedgers;
+  departments: DepartmentWallets;
+}
+
+/** The position a decision fills: one department in one stage. */
+const positionOf = (e: ChainEvent) => `${Number(e.args.stage)}:${Number(e.args.departmentId)}`;
+
+async function auditDecision(event: ChainEvent, i: number, history: DecisionHistory, context: DecisionContext): Promise<{ decision: DecisionAudit; findings: string[] }> {
+  const findings: string[] = [];
+  const stage = Number(event.args.stage);
+  const departmentId = Number(event.args.departmentId);
+  const decision = DECISION_NAMES[Number(event.args.decision)];
+  const code = history.departments.codeOf(departmentId) ?? `#${departmentId}`;
+  const what = `decision ${decision} of ${code} in stage ${stage} (tx ${event.transactionHash})`;
+  const signer = getAddress(event.args.signer);
+  const custody = custodyName(event.args.custody);
+  const period = history.departments.periodAt(departmentId, event);
+  const { route, sender } = await decisionRoute(event, signer, context, what, findings);
+  findings.push(...walletFindings(event, { what, code, signer, custody, period }));
+  // Any finding so far (how it was sent, by which wallet) means the decision is not the department wallet's own.
+  const walletMatches = findings.length === 0;
+  const next = history.recorded.slice(i + 1).find((later) => positionOf(later) === positionOf(event));
+  const invalidation = history.invalidations.find((inv) => positionOf(inv) === positionOf(event) && isBefore(event, inv) && (!next || isBefore(inv, next)));
+  const status = history.ledgers[stage]?.find((p) => p.departmentId === departmentId)?.status;
+  const fate = fateOf(decision, { next, invalidation, status });
+  if (fate === "CONTRADICTED") {
+    findings.push(`decisionsOf says ${code} is ${DECISION_NAMES[status!]} in stage ${stage}, but its last recorded decision there is ${decision} (tx ${event.transactionHash})`);
+  }
+  const audit: DecisionAudit = {
+    stage,
+    departmentId,
+    departmentCode: code,
+    decision,
+    reasonCode: Number(event.args.reasonCode),
+    reviewed: reviewedVersions(Number(event.args.reviewedMask), BigInt(event.args.documentVersions)),
+    remarksHash: event.args.remarksHash,
+    sender,
+    signer,
+    custody,
+    route,
+    departmentWallet: period?.wallet ?? "(not registered)",
+    departmentCustody: period?.custody ?? null,
+    walletMatches,
+    fate,
+    ...(fate === "INVALIDATED"
+      ? { invalidatedBy: { docIndex: Number(invalidation!.args.docIndex), newVersion: Number(invalidation!.args.newVersion), transactionHash: invalidation!.transactionHash, blockNumber: invalidation!.blockNumber } }
+      : {}),
+    transactionHash: event.transactionHash,
+    blockNumber: event.blockNumber,
+    timestamp: await context.lookups.timeOf(event.blockNumber),
+  };
+  return { decision: audit, findings };
+}
+
+/** The signer and custody against the department's wallet at that block, and no wallet that took over early. */
+function walletFindings(
+  event: ChainEvent,
+  { what, code, signer, custody, period }: { what: string; code: string; signer: string; custody: string; period: ReturnType<DepartmentWallets["periodAt"]> },
+): string[] {
+  const findings: string[] = [];
+  const departmentWallet = period?.wallet ?? "(not registered)";
+  if (signer !== departmentWallet) {
+    findings.push(`${what} was signed by ${signer}, but the department's wallet at block ${event.blockNumber} was ${departmentWallet}`);
+  }
+  if (period && custody !== period.custody) {
+    findings.push(`${what} records custody ${custody}, but the department's custody at block ${event.blockNumber} was ${period.custody}`);
+  }
+  if (period?.early) {
+    findings.push(`${what} was made by ${period.wallet}, which became ${code}'s wallet at block ${period.since.blockNumber} without waiting the wallet delay after its proposal${period.proposal ? ` (proposed at block ${period.proposal.blockNumber})` : " (none was pending)"}`);
+  }
+  return findings;
+}
+
+/**
+ * What became of a decision: invalidated by a new document version (an approval), superseded by the department's
+ * next decision in that stage, or, when it is the last, what decisionsOf says now (cleared, standing, or contradicted).
+ */
+function fateOf(decision: string, later: { next?: ChainEvent; invalidation?: ChainEvent; status?: number }): DecisionAudit["fate"] {
+  if (later.invalidation && decision === "APPROVED") return "INVALIDATED";
+  if (later.next) return "SUPERSEDED";
+  if (later.status === undefined || DECISION_NAMES[later.status] === "PENDING") return "CLEARED";
+  if (DECISION_NAMES[later.status] === decision) return "STANDING";
+  return "CONTRADICTED";
+}
+
+/**
+ * The approvals standing now, each explained by its department's last decision in that stage; a non-pending position
+ * of decisionsOf that no decision explains is a finding.
+ */
+function standingApprovals(ledgers: StageLedgers, decisions: DecisionAudit[], departments: DepartmentWallets, findings: string[]): StandingApproval[] {
   const approvals: StandingApproval[] = [];
   ledgers.forEach((positions, stage) => {
     for (const { departmentId, status } of positions) {
@@ -128,7 +160,7 @@ export async function auditDecisions(
       if (name === "APPROVED") approvals.push({ stage, departmentCode: code, approvedAt: last!.timestamp, transactionHash: last!.transactionHash });
     }
   });
-  return { decisions, approvals };
+  return approvals;
 }
 
 /** The versions a decision reviewed: bit i of the mask is document i; its version is in the packed word. */
@@ -188,7 +220,7 @@ async function decisionRoute(event: ChainEvent, signer: string, context: Decisio
     }
     if (!valid) findings.push(`${what} was relayed by ${tx.from} through decideBySig, but the signature is not ${signer}'s`);
     const minedAt = Date.parse(await context.lookups.timeOf(event.blockNumber)) / 1000;
-    if (minedAt > Number(value.deadline)) findings.push(`${what} was relayed at ${new Date(minedAt * 1000).toISOString()}, after its signature's deadline ${new Date(Number(value.deadline) * 1000).toISOString()}`);
+    if (minedAt > Number(value.deadline)) findings.push(`${what} was relayed at ${isoTime(minedAt)}, after its signature's deadline ${isoTime(value.deadline as bigint)}`);
     return { route: "RELAYED", sender: tx.from };
   }
   findings.push(`${what} came from a transaction that is neither a decision sent by ${signer} to the approval registry nor a decideBySig call (to ${tx.to}, selector ${tx.data.slice(0, 10)})`);

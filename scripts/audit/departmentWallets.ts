@@ -48,27 +48,8 @@ export class DepartmentWallets {
       if (!event.name.startsWith("DepartmentWallet") && event.name !== "DepartmentRegistered") continue;
       const departmentId = Number(event.args.departmentId);
       const at = `block ${event.blockNumber} (${isoTime(event.time)}, tx ${event.transactionHash})`;
-      const change = (kind: WalletChangeAudit["kind"], extra: Partial<WalletChangeAudit>): WalletChangeAudit => ({
-        kind,
-        wallet: getAddress(event.args.wallet),
-        transactionHash: event.transactionHash,
-        blockNumber: event.blockNumber,
-        timestamp: isoTime(event.time),
-        ...extra,
-      });
-
       if (event.name === "DepartmentRegistered") {
-        if (this.#departments.has(departmentId)) {
-          this.#findings.push(`department ${departmentId} registered a second time at ${at}`);
-          continue;
-        }
-        const custody = custodyName(event.args.custody);
-        this.#departments.set(departmentId, {
-          code: codeText(event.args.code),
-          periods: [{ wallet: getAddress(event.args.wallet), custody, since: event, proposal: null, early: false }],
-          changes: [change("REGISTERED", { custody })],
-          pending: null,
-        });
+        this.#registered(event, departmentId, at);
         continue;
       }
       const department = this.#departments.get(departmentId);
@@ -76,63 +57,75 @@ export class DepartmentWallets {
         this.#findings.push(`${event.name} for department ${departmentId}, which was never registered, at ${at}`);
         continue;
       }
-      const name = department.code;
-      const current = department.periods.at(-1)!;
-
-      if (event.name === "DepartmentWalletProposed") {
-        const effectiveAt = Number(event.args.effectiveAt);
-        const custody = custodyName(event.args.custody);
-        if (effectiveAt !== event.time + walletDelay) {
-          this.#findings.push(`the wallet change of ${name} proposed at ${at} announces effectiveAt ${isoTime(effectiveAt)}, but its block time + walletDelay (${walletDelay} s) is ${isoTime(event.time + walletDelay)}`);
-        }
-        // A new proposal replaces a pending one (the contract keeps one pending change per department).
-        if (department.pending) department.changes.at(-1)!.replacedBy = event.transactionHash;
-        department.pending = event;
-        department.changes.push(change("PROPOSED", { custody, effectiveAt: isoTime(effectiveAt) }));
-      } else if (event.name === "DepartmentWalletCancelled") {
-        const by = getAddress(event.args.by);
-        const wallet = getAddress(event.args.wallet);
-        if (!department.pending || getAddress(department.pending.args.wallet) !== wallet) {
-          this.#findings.push(`the wallet change of ${name} to ${wallet} was cancelled at ${at}, but ${department.pending ? `the pending proposal was ${getAddress(department.pending.args.wallet)}` : "none was pending"}`);
-        }
-        if (by !== current.wallet && !roles?.holdsAt("ApprovalRegistry", "ADMIN_ROLE", by, event)) {
-          this.#findings.push(`the wallet change of ${name} was cancelled at ${at} by ${by}, neither the department's wallet ${current.wallet} nor an ADMIN_ROLE holder`);
-        }
-        department.pending = null;
-        department.changes.push(change("CANCELLED", { by }));
-      } else if (event.name === "DepartmentWalletRotated") {
-        const wallet = getAddress(event.args.wallet);
-        const custody = custodyName(event.args.custody);
-        const previous = getAddress(event.args.previousWallet);
-        const proposal = department.pending;
-        let early = false;
-        if (previous !== current.wallet) {
-          this.#findings.push(`${name}'s wallet rotated at ${at} says it replaced ${previous}, but the replayed wallet was ${current.wallet}`);
-        }
-        let waitedSeconds: number | null = null;
-        if (!proposal) {
-          early = true;
-          this.#findings.push(`${name}'s wallet became ${wallet} (${custody}) at ${at} with no pending proposal: a wallet change must be proposed and wait ${walletDelay} s in public`);
-        } else {
-          waitedSeconds = event.time - proposal.time;
-          const proposed = getAddress(proposal.args.wallet);
-          if (proposed !== wallet || custodyName(proposal.args.custody) !== custody) {
-            early = true;
-            this.#findings.push(`${name}'s wallet became ${wallet} (${custody}) at ${at}, but the pending proposal was ${proposed} (${custodyName(proposal.args.custody)})`);
-          }
-          if (waitedSeconds < walletDelay || event.time < Number(proposal.args.effectiveAt)) {
-            early = true;
-            this.#findings.push(`${name}'s wallet became ${wallet} at ${at}, ${waitedSeconds} s after its proposal (block ${proposal.blockNumber}, tx ${proposal.transactionHash}): the wallet delay is ${walletDelay} s`);
-          }
-        }
-        department.periods.push({ wallet, custody, since: event, proposal, early });
-        department.pending = null;
-        department.changes.push(change("ROTATED", {
-          custody, previousWallet: previous,
-          proposedAt: proposal ? isoTime(proposal.time) : null, waitedSeconds, delayRespected: !early,
-        }));
-      }
+      if (event.name === "DepartmentWalletProposed") this.#proposed(department, event, at, walletDelay);
+      else if (event.name === "DepartmentWalletCancelled") this.#cancelled(department, event, at, roles);
+      else if (event.name === "DepartmentWalletRotated") this.#rotated(department, event, at, walletDelay);
     }
+  }
+
+  #registered(event: TimedEvent, departmentId: number, at: string): void {
+    if (this.#departments.has(departmentId)) {
+      this.#findings.push(`department ${departmentId} registered a second time at ${at}`);
+      return;
+    }
+    const custody = custodyName(event.args.custody);
+    this.#departments.set(departmentId, {
+      code: codeText(event.args.code),
+      periods: [{ wallet: getAddress(event.args.wallet), custody, since: event, proposal: null, early: false }],
+      changes: [walletChange(event, "REGISTERED", { custody })],
+      pending: null,
+    });
+  }
+
+  /** A proposal announces effectiveAt = its block time + walletDelay, and replaces a pending one. */
+  #proposed(department: Department, event: TimedEvent, at: string, walletDelay: number): void {
+    const effectiveAt = Number(event.args.effectiveAt);
+    const custody = custodyName(event.args.custody);
+    if (effectiveAt !== event.time + walletDelay) {
+      this.#findings.push(`the wallet change of ${department.code} proposed at ${at} announces effectiveAt ${isoTime(effectiveAt)}, but its block time + walletDelay (${walletDelay} s) is ${isoTime(event.time + walletDelay)}`);
+    }
+    // A new proposal replaces a pending one (the contract keeps one pending change per department).
+    if (department.pending) department.changes.at(-1)!.replacedBy = event.transactionHash;
+    department.pending = event;
+    department.changes.push(walletChange(event, "PROPOSED", { custody, effectiveAt: isoTime(effectiveAt) }));
+  }
+
+  /** A cancellation names the pending proposal and comes from the department's wallet or an ADMIN_ROLE holder. */
+  #cancelled(department: Department, event: TimedEvent, at: string, roles?: Pick<RoleHistory, "holdsAt">): void {
+    const name = department.code;
+    const current = department.periods.at(-1)!;
+    const by = getAddress(event.args.by);
+    const wallet = getAddress(event.args.wallet);
+    if (!department.pending || getAddress(department.pending.args.wallet) !== wallet) {
+      this.#findings.push(`the wallet change of ${name} to ${wallet} was cancelled at ${at}, but ${department.pending ? `the pending proposal was ${getAddress(department.pending.args.wallet)}` : "none was pending"}`);
+    }
+    if (by !== current.wallet && !roles?.holdsAt("ApprovalRegistry", "ADMIN_ROLE", by, event)) {
+      this.#findings.push(`the wallet change of ${name} was cancelled at ${at} by ${by}, neither the department's wallet ${current.wallet} nor an ADMIN_ROLE holder`);
+    }
+    department.pending = null;
+    department.changes.push(walletChange(event, "CANCELLED", { by }));
+  }
+
+  /** A rotation activates the pending proposal (same wallet and custody) once its delay ran out; else it is early. */
+  #rotated(department: Department, event: TimedEvent, at: string, walletDelay: number): void {
+    const name = department.code;
+    const current = department.periods.at(-1)!;
+    const wallet = getAddress(event.args.wallet);
+    const custody = custodyName(event.args.custody);
+    const previous = getAddress(event.args.previousWallet);
+    const proposal = department.pending;
+    if (previous !== current.wallet) {
+      this.#findings.push(`${name}'s wallet rotated at ${at} says it replaced ${previous}, but the replayed wallet was ${current.wallet}`);
+    }
+    const problems = rotationProblems({ name, wallet, custody, at, event, proposal, walletDelay });
+    this.#findings.push(...problems);
+    const early = problems.length > 0;
+    department.periods.push({ wallet, custody, since: event, proposal, early });
+    department.pending = null;
+    department.changes.push(walletChange(event, "ROTATED", {
+      custody, previousWallet: previous,
+      proposedAt: proposal ? isoTime(proposal.time) : null, waitedSeconds: proposal ? event.time - proposal.time : null, delayRespected: !early,
+    }));
   }
 
   /** Findings of the replay itself (rotations without their delay, unauthorised cancellations, …). */
@@ -198,4 +191,36 @@ export function codeText(word: string): string {
   } catch {
     return word;
   }
+}
+
+/** One line of a department's wallet history, from the event that made it. */
+function walletChange(event: TimedEvent, kind: WalletChangeAudit["kind"], extra: Partial<WalletChangeAudit>): WalletChangeAudit {
+  return {
+    kind,
+    wallet: getAddress(event.args.wallet),
+    transactionHash: event.transactionHash,
+    blockNumber: event.blockNumber,
+    timestamp: isoTime(event.time),
+    ...extra,
+  };
+}
+
+/** Why a rotation came early: no pending proposal, another wallet or custody than proposed, or the delay not waited. */
+function rotationProblems(rotation: {
+  name: string; wallet: string; custody: CustodyName; at: string; event: TimedEvent; proposal: TimedEvent | null; walletDelay: number;
+}): string[] {
+  const { name, wallet, custody, at, event, proposal, walletDelay } = rotation;
+  if (!proposal) {
+    return [`${name}'s wallet became ${wallet} (${custody}) at ${at} with no pending proposal: a wallet change must be proposed and wait ${walletDelay} s in public`];
+  }
+  const problems: string[] = [];
+  const waitedSeconds = event.time - proposal.time;
+  const proposed = getAddress(proposal.args.wallet);
+  if (proposed !== wallet || custodyName(proposal.args.custody) !== custody) {
+    problems.push(`${name}'s wallet became ${wallet} (${custody}) at ${at}, but the pending proposal was ${proposed} (${custodyName(proposal.args.custody)})`);
+  }
+  if (waitedSeconds < walletDelay || event.time < Number(proposal.args.effectiveAt)) {
+    problems.push(`${name}'s wallet became ${wallet} at ${at}, ${waitedSeconds} s after its proposal (block ${proposal.blockNumber}, tx ${proposal.transactionHash}): the wallet delay is ${walletDelay} s`);
+  }
+  return problems;
 }

@@ -36,6 +36,23 @@ export function auditIssuance(
   findings: string[],
 ): IssuanceCheck | null {
   const changes = events.filter((e) => e.name === "LicenceStatusChanged");
+  findings.push(...statusActorFindings(changes, approvalRegistry, roles));
+  const issuances = changes.filter((e) => STATUS_NAMES[Number(e.args.from)] === "SUBMITTED" && STATUS_NAMES[Number(e.args.to)] === "APPROVED");
+  if (issuances.length > 1) findings.push(`the licence was issued ${issuances.length} times`);
+  const issuance = issuances[0];
+  if (!issuance) return null;
+  if (!events.some((e) => e.name === "LicenceIssued" && e.transactionHash === issuance.transactionHash)) {
+    findings.push(`the issuance (tx ${issuance.transactionHash}) has no LicenceIssued event in its transaction`);
+  }
+  const completed = stagesCompletedAt(events, issuance);
+  findings.push(...stageCompletionFindings(events, stages, completed, issuance));
+  const approvals = approvalsAtIssuance(events, decisions, documents, issuance, findings);
+  return { stagesCompleted: [...completed].sort((a, b) => a - b), issuedBy: getAddress(issuance.args.actor), approvals };
+}
+
+/** Review status changes come from the approval registry; suspensions and revocations from a token ADMIN_ROLE. */
+function statusActorFindings(changes: ChainEvent[], approvalRegistry: string, roles: Pick<RoleHistory, "holdsAt">): string[] {
+  const findings: string[] = [];
   for (const change of changes) {
     const transition = `${STATUS_NAMES[Number(change.args.from)]}>${STATUS_NAMES[Number(change.args.to)]}`;
     const actor = getAddress(change.args.actor);
@@ -46,20 +63,16 @@ export function auditIssuance(
       findings.push(`${at} was made by ${actor}, not by the approval registry ${approvalRegistry}: a review status changes only through the departments' decisions`);
     }
   }
+  return findings;
+}
 
-  const issuances = changes.filter((e) => STATUS_NAMES[Number(e.args.from)] === "SUBMITTED" && STATUS_NAMES[Number(e.args.to)] === "APPROVED");
-  if (issuances.length > 1) findings.push(`the licence was issued ${issuances.length} times`);
-  const issuance = issuances[0];
-  if (!issuance) return null;
-  const before = (e: ChainEvent) => isBefore(e, issuance);
-  if (!events.some((e) => e.name === "LicenceIssued" && e.transactionHash === issuance.transactionHash)) {
-    findings.push(`the issuance (tx ${issuance.transactionHash}) has no LicenceIssued event in its transaction`);
-  }
-
-  // Stages complete at issuance: StageCompleted adds a stage; a reopening to stage s undoes s and every later
-  // one (the registry completes each again on the way back); an invalidation or a retry undoes its own stage.
+/**
+ * Stages complete at issuance: StageCompleted adds a stage; a reopening to stage s undoes s and every later one (the
+ * registry completes each again on the way back); an invalidation or a retry undoes its own stage.
+ */
+function stagesCompletedAt(events: ChainEvent[], issuance: ChainEvent): Set<number> {
   const completed = new Set<number>();
-  for (const e of events.filter(before)) {
+  for (const e of events.filter((x) => isBefore(x, issuance))) {
     const stage = Number(e.args.stage);
     if (e.name === "StageCompleted") {
       completed.add(stage);
@@ -69,15 +82,36 @@ export function auditIssuance(
       completed.delete(stage);
     }
   }
+  return completed;
+}
+
+/** Every stage complete at issuance, and each StageCompleted recomputed from the decisions standing then. */
+function stageCompletionFindings(events: ChainEvent[], stages: StageRule[], completed: Set<number>, issuance: ChainEvent): string[] {
+  const findings: string[] = [];
   const stageCount = stages.length;
   const missing = Array.from({ length: stageCount }, (_, s) => s).filter((s) => !completed.has(s));
   if (missing.length) findings.push(`the licence was issued (tx ${issuance.transactionHash}) with stage${missing.length > 1 ? "s" : ""} ${missing.join(", ")} of ${stageCount} not complete`);
-  for (const e of events.filter((x) => x.name === "StageCompleted" && before(x))) {
+  for (const e of events.filter((x) => x.name === "StageCompleted" && isBefore(x, issuance))) {
     const stage = Number(e.args.stage);
     const unmet = stageRuleUnmet(stages[stage], positionsAt(events, stage, e));
     if (unmet) findings.push(`StageCompleted for stage ${stage} (block ${e.blockNumber}, tx ${e.transactionHash}) does not follow from the decisions standing then: ${unmet}`);
   }
+  return findings;
+}
 
+/**
+ * The approvals standing at issuance: each department's last decision in each stage, if an approval that no
+ * invalidation or retry undid before the issuance; each must cover the documents' latest versions then, and every
+ * document added under review in its stage after it.
+ */
+function approvalsAtIssuance(
+  events: ChainEvent[],
+  decisions: DecisionAudit[],
+  documents: DocumentAudit[],
+  issuance: ChainEvent,
+  findings: string[],
+): IssuanceCheck["approvals"] {
+  const before = (e: ChainEvent) => isBefore(e, issuance);
   // The documents' latest versions at issuance, and when each document was added.
   const anchored = events.filter((e) => e.name === "DocumentAnchored" && before(e));
   const latest = new Map<number, number>();
@@ -89,8 +123,6 @@ export function auditIssuance(
   };
   const position = (d: DecisionAudit) => ({ blockNumber: d.blockNumber, logIndex: logIndexOf(events, d) });
 
-  // The approvals standing at issuance: each department's last decision in each stage, if an approval that no
-  // invalidation or retry undid before the issuance.
   const approvals: IssuanceCheck["approvals"] = [];
   const lastDecisions = new Map<string, DecisionAudit>();
   for (const d of decisions) if (isBefore(position(d), issuance)) lastDecisions.set(`${d.stage}:${d.departmentId}`, d);
@@ -115,7 +147,7 @@ export function auditIssuance(
     }
     approvals.push({ stage: d.stage, departmentCode: d.departmentCode, transactionHash: d.transactionHash, covered });
   }
-  return { stagesCompleted: [...completed].sort((a, b) => a - b), issuedBy: getAddress(issuance.args.actor), approvals };
+  return approvals;
 }
 
 type Position = "PENDING" | "APPROVED" | "OTHER" | "REVIEW_REQUIRED";

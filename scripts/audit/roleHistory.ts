@@ -145,20 +145,33 @@ export class RoleHistory {
   }
 
   findings(departmentWallets: WalletTenure[]): string[] {
-    const findings: string[] = [];
-    const { roles } = this.#deployment;
-    const role = (p: Period) => `${roleName(p.roleId)} on ${p.contract}`;
-    const when = (e: TimedEvent) => `block ${e.blockNumber} (${isoTime(e.time)}, tx ${e.transactionHash})`;
+    return [
+      ...this.#departmentWalletFindings(departmentWallets),
+      ...this.#sharedKeyFindings(),
+      ...this.#defaultAdminFindings(),
+      ...this.#deployerAfterHandOverFindings(),
+      ...this.#adminRoleChangeFindings(),
+    ];
+  }
 
-    // 1. A role holder never speaks for a department, at any time (a revoked operator key that later becomes a
-    //    department wallet is still a key the platform held).
+  /**
+   * A role holder never speaks for a department, at any time (a revoked operator key that later becomes a department
+   * wallet is still a key the platform held).
+   */
+  #departmentWalletFindings(departmentWallets: WalletTenure[]): string[] {
+    const findings: string[] = [];
     for (const p of this.#periods) {
       for (const tenure of departmentWallets.filter((t) => t.wallet === p.account)) {
-        findings.push(`${p.account} holds or held ${role(p)} (granted at ${when(p.grant)}) and is or was the wallet of department ${tenure.departmentCode} (from ${when(tenure.since)})`);
+        findings.push(`${p.account} holds or held ${roleOn(p)} (granted at ${when(p.grant)}) and is or was the wallet of department ${tenure.departmentCode} (from ${when(tenure.since)})`);
       }
     }
+    return findings;
+  }
 
-    // 2. Governance, administration and operation are three different keys.
+  /** Governance, administration and operation are three different keys, in the deployment file and on chain. */
+  #sharedKeyFindings(): string[] {
+    const findings: string[] = [];
+    const { roles } = this.#deployment;
     const named = [["governance", roles.governance], ["admin", roles.admin], ["operator", roles.operator]] as const;
     for (let i = 0; i < named.length; i++) {
       for (let j = i + 1; j < named.length; j++) {
@@ -174,8 +187,13 @@ export class RoleHistory {
     for (const [account, held] of byAccount) {
       if (held.size > 1) findings.push(`${account} holds or held ${[...held].join(" and ")}: governance, administration and the operator must be three different keys`);
     }
+    return findings;
+  }
 
-    // 3. DEFAULT_ADMIN_ROLE belongs to governance; the deployer holds it only while deploying and handing over.
+  /** DEFAULT_ADMIN_ROLE belongs to governance; the deployer holds it only while deploying and handing over. */
+  #defaultAdminFindings(): string[] {
+    const findings: string[] = [];
+    const { roles } = this.#deployment;
     for (const p of this.#periods.filter((q) => q.roleId === ZeroHash)) {
       const deployer = this.deployerOf(p.contract);
       const constructorGrant = p === this.#periods.find((q) => q.contract === p.contract && q.roleId === ZeroHash) && p.account === deployer;
@@ -185,6 +203,13 @@ export class RoleHistory {
         findings.push(`the deployer ${p.account} still holds DEFAULT_ADMIN_ROLE on ${p.contract}: it should have handed it to governance ${roles.governance} and renounced it`);
       }
     }
+    return findings;
+  }
+
+  /** Once governance holds DEFAULT_ADMIN_ROLE, the deployer grants and revokes nothing more (but renounces its own). */
+  #deployerAfterHandOverFindings(): string[] {
+    const findings: string[] = [];
+    const { roles } = this.#deployment;
     for (const contract of ROLE_CONTRACTS) {
       const deployer = this.deployerOf(contract);
       if (!deployer || deployer === roles.governance) continue;
@@ -195,15 +220,19 @@ export class RoleHistory {
           if (!event || !isBefore(handedOver.grant, event) || getAddress(event.args.sender) !== deployer) continue;
           // Renouncing its own DEFAULT_ADMIN_ROLE is the hand-over's last step.
           if (event === p.revoke && p.roleId === ZeroHash && p.account === deployer) continue;
-          findings.push(`the deployer ${deployer} ${event.name === "RoleGranted" ? "granted" : "revoked"} ${role(p)} ${event.name === "RoleGranted" ? "to" : "of"} ${p.account} at ${when(event)}, after governance had received DEFAULT_ADMIN_ROLE`);
+          findings.push(`the deployer ${deployer} ${event.name === "RoleGranted" ? "granted" : "revoked"} ${roleOn(p)} ${event.name === "RoleGranted" ? "to" : "of"} ${p.account} at ${when(event)}, after governance had received DEFAULT_ADMIN_ROLE`);
         }
       }
     }
-
-    // 4. No contract changes a role's admin role: one would let another role grant.
-    for (const e of this.#adminChanges) {
-      findings.push(`the admin role of ${roleName(String(e.args.role))} on ${this.#contractOf(e.address)} changed from ${roleName(String(e.args.previousAdminRole))} to ${roleName(String(e.args.newAdminRole))} at ${when(e)}`);
-    }
     return findings;
   }
+
+  /** No contract changes a role's admin role: one would let another role grant. */
+  #adminRoleChangeFindings(): string[] {
+    return this.#adminChanges.map((e) =>
+      `the admin role of ${roleName(String(e.args.role))} on ${this.#contractOf(e.address)} changed from ${roleName(String(e.args.previousAdminRole))} to ${roleName(String(e.args.newAdminRole))} at ${when(e)}`);
+  }
 }
+
+const roleOn = (p: Period) => `${roleName(p.roleId)} on ${p.contract}`;
+const when = (e: TimedEvent) => `block ${e.blockNumber} (${isoTime(e.time)}, tx ${e.transactionHash})`;

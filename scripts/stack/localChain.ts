@@ -10,7 +10,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
-import { mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { mkdir, open, rename, stat } from "node:fs/promises";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { writePid } from "./pidFile.ts";
@@ -48,7 +48,32 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
   const hasState = await stat(stateFile).then((s) => s.size > 0, () => false);
   const rpcUrl = `http://127.0.0.1:${options.port}`;
   const log = options.log ?? (() => {});
+  const anvil = await spawnAnvil(options, hasState ? stateFile : undefined, log);
+  await waitForRpc(rpcUrl, anvil.exited, 15_000);
+  log(`local chain ready at ${rpcUrl} (chain ${options.chainId}${hasState ? ", state restored" : ", fresh"})`);
+  const snapshots = await startSnapshots(rpcUrl, stateFile, hasState, options.snapshotIntervalMs ?? 1_000, log);
+  return {
+    rpcUrl,
+    pid: anvil.child.pid,
+    snapshot: snapshots.save,
+    async stop() {
+      snapshots.stopInterval();
+      if (anvil.exited()) return;
+      await snapshots.save().catch((error) => log(`final chain snapshot failed: ${error.message}`));
+      anvil.child.kill("SIGTERM");
+      await anvil.exitedPromise;
+    },
+    async kill() {
+      snapshots.stopInterval();
+      if (anvil.exited()) return;
+      anvil.child.kill("SIGKILL");
+      await anvil.exitedPromise;
+    },
+  };
+}
 
+/** anvil on `options.port`, on the saved state when there is one; its pid recorded at once. */
+async function spawnAnvil(options: LocalChainOptions, stateFile: string | undefined, log: (line: string) => void) {
   const args = [
     "--host", "127.0.0.1",
     "--port", String(options.port),
@@ -57,7 +82,7 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
     // London: the EVM version our contracts target on Besu, so gas and behaviour match.
     "--hardfork", "london",
     "--silent",
-    ...(hasState ? ["--load-state", stateFile] : []),
+    ...(stateFile ? ["--load-state", stateFile] : []),
   ];
   // Spawn the binary itself (not the npm wrapper, which leaves an orphan on SIGKILL).
   const child: ChildProcess = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
@@ -67,16 +92,19 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
   const exitedPromise = new Promise<void>((resolve) => child.once("exit", () => { exited = true; resolve(); }));
   child.stdout?.on("data", (d) => log(String(d).trimEnd()));
   child.stderr?.on("data", (d) => log(String(d).trimEnd()));
+  return { child, exited: () => exited, exitedPromise };
+}
 
-  await waitForRpc(rpcUrl, () => exited, 15_000);
-  log(`local chain ready at ${rpcUrl} (chain ${options.chainId}${hasState ? ", state restored" : ", fresh"})`);
-
+/**
+ * Saves the chain's state on an interval, only when a block was added since the last save (a save of 30 MB of
+ * state every 250 ms kept half a core busy on an idle chain). Balances set without a block (anvil_setBalance) are
+ * saved with the next block, and always at a clean stop.
+ */
+async function startSnapshots(rpcUrl: string, stateFile: string, hasState: boolean, intervalMs: number, log: (line: string) => void) {
   let saving: Promise<void> | undefined;
-  // The head the last save holds: the interval saves only when a block was added since (a save of 30 MB of state
-  // every 250 ms kept half a core busy on an idle chain). Balances set without a block (anvil_setBalance) are saved
-  // with the next block, and always at a clean stop.
+  // The head the last save holds.
   let savedHead = hasState ? await rpc<string>(rpcUrl, "eth_blockNumber", []) : undefined;
-  const snapshot = async () => {
+  const save = async () => {
     // One save at a time; a request during a save waits for it and saves again.
     while (saving) await saving;
     saving = (async () => {
@@ -89,29 +117,11 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
   const timer = setInterval(() => {
     if (saving) return;
     rpc<string>(rpcUrl, "eth_blockNumber", [])
-      .then((head) => (head !== savedHead ? snapshot() : undefined))
+      .then((head) => (head !== savedHead ? save() : undefined))
       .catch((error) => log(`chain snapshot failed: ${error.message}`));
-  }, options.snapshotIntervalMs ?? 1_000);
+  }, intervalMs);
   timer.unref();
-
-  return {
-    rpcUrl,
-    pid: child.pid,
-    snapshot,
-    async stop() {
-      clearInterval(timer);
-      if (exited) return;
-      await snapshot().catch((error) => log(`final chain snapshot failed: ${error.message}`));
-      child.kill("SIGTERM");
-      await exitedPromise;
-    },
-    async kill() {
-      clearInterval(timer);
-      if (exited) return;
-      child.kill("SIGKILL");
-      await exitedPromise;
-    },
-  };
+  return { save, stopInterval: () => clearInterval(timer) };
 }
 
 /** anvil_dumpState returns gzipped JSON as hex; --load-state reads the JSON. Write it atomically. */
@@ -159,9 +169,4 @@ async function waitForRpc(url: string, exited: () => boolean, timeoutMs: number)
     }
   }
   throw new Error(`local chain did not answer at ${url} within ${timeoutMs} ms`);
-}
-
-/** Removes the chain's state (tests). */
-export async function resetLocalChainState(dataDir: string): Promise<void> {
-  await rm(path.join(dataDir, "chain"), { recursive: true, force: true });
 }

@@ -74,65 +74,166 @@ export interface Stack {
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const env = { ...process.env, ...options.env };
   const log = options.log ?? ((line: string) => console.log(line));
-  // The embedded stack is a development stack: it turns the development conveniences on (unless told otherwise),
-  // where they are allowed (not production, loopback host, embedded or loopback database and chain), and says so.
-  if (!env.DEV_CONVENIENCES && env.NODE_ENV !== "production" && devConveniencesProblems(loadConfig({ ...env, DEV_CONVENIENCES: "false" })).length === 0) {
-    env.DEV_CONVENIENCES = "true";
-    log("development conveniences on (DEV_CONVENIENCES=true): passwordless development sign-in and generated secrets; never for real data");
-  }
+  const env = stackEnvironment(options, log);
   const config = loadConfig(env);
   // One stack per data directory: a second start says where the first one runs and touches nothing.
   const running = await runningStack(config.dataDir);
   if (running) throw new StackAlreadyRunning(running);
   await mkdir(config.dataDir, { recursive: true });
   const lock = await lockStack({ pid: process.pid, url: `http://${config.host}:${config.port}`, dataDir: config.dataDir, chainId: config.chainId });
-
-  // Set when the stack is being stopped: from then on a child's exit is expected, never a crash to recover from.
-  let stopping = false;
-  const cleanups: (() => Promise<void>)[] = [async () => lock.release()];
-  const stopAll = async () => {
-    stopping = true;
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => log(`stop: ${error.message}`));
-    cleanups.length = 0;
-  };
-
-  const checkpoint = () => {
-    if (options.signal?.aborted) throw new Error("start-up aborted");
-  };
+  const startup = newStartup(config, env, options, log, lock);
   try {
     // Children left running by a supervisor that was killed (its lock is gone with it) hold ports and data.
     await stopAllStale(config.dataDir, log);
-    // Every port before anything starts, so a taken one never leaves half a stack behind.
-    if (!config.databaseUrl) await assertPortFree(config.embeddedPostgresPort, "embedded Postgres", "EMBEDDED_PG_PORT");
-    if (!config.chainRpcUrl) await assertPortFree(config.chainPort, "local chain", "CHAIN_PORT");
-    if (config.startIndexer) await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
-    if (config.port !== 0) await assertPortFree(config.port, "API", "PORT", config.host);
+    await assertStackPortsFree(config);
+    const postgres = await startPostgres(startup);
+    startup.checkpoint();
+    const chain = await startChain(startup);
+    startup.checkpoint();
+    const roles = await roleWallets(startup, postgres.databaseUrl, chain);
+    startup.checkpoint();
+    const deployment = await ensureDeployed(startup, chain, roles);
+    startup.checkpoint();
+    const indexer = await startWatchedIndexer(startup, postgres.databaseUrl, chain);
+    startup.checkpoint();
+    const admin = await bootstrapAdminClient(config);
+    startup.checkpoint();
+    const apiEnv = apiEnvironment(startup, { databaseUrl: postgres.databaseUrl, chain, indexer: indexer.current(), admin });
+    startup.checkpoint();
+    const apis = await startApis(startup, apiEnv);
+    await lock.update(lockDetails(config, { api: apis.first(), postgres, chain, apiEnv }));
+    await startWorkers(startup, apiEnv);
+    const extraApis = extraApiSlots(startup, apis);
+    return stackHandle(startup, { apiEnv, postgres, chain, roles, deployment, indexer, admin, apis, extraApis });
+  } catch (error) {
+    await startup.stopAll();
+    throw error;
+  }
+}
 
-    // ---- Postgres
-    let databaseUrl = config.databaseUrl;
-    let postgres: EmbeddedPostgresHandle | undefined;
-    if (!databaseUrl) {
+/** What the start-up steps share: the settings, the log, and what stops each part started (in reverse order). */
+interface Startup {
+  config: Config;
+  env: NodeJS.ProcessEnv;
+  options: StackOptions;
+  log: (line: string) => void;
+  /** Stops what was started; stopAll runs them last-started first. */
+  cleanups: (() => Promise<void>)[];
+  /** Set when the stack is being stopped: from then on a child's exit is expected, never a crash to recover from. */
+  readonly stopping: boolean;
+  /** Throws when start-up was aborted (options.signal). */
+  checkpoint(): void;
+  stopAll(): Promise<void>;
+}
+
+function newStartup(config: Config, env: NodeJS.ProcessEnv, options: StackOptions, log: (line: string) => void, lock: { release(): Promise<void> | void }): Startup {
+  let stopping = false;
+  const cleanups: (() => Promise<void>)[] = [async () => lock.release()];
+  return {
+    config,
+    env,
+    options,
+    log,
+    cleanups,
+    get stopping() {
+      return stopping;
+    },
+    checkpoint() {
+      if (options.signal?.aborted) throw new Error("start-up aborted");
+    },
+    async stopAll() {
+      stopping = true;
+      for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => log(`stop: ${error.message}`));
+      cleanups.length = 0;
+    },
+  };
+}
+
+/**
+ * The embedded stack is a development stack: it turns the development conveniences on (unless told otherwise),
+ * where they are allowed (not production, loopback host, embedded or loopback database and chain), and says so.
+ */
+function stackEnvironment(options: StackOptions, log: (line: string) => void): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...options.env };
+  const allowed = devConveniencesProblems(loadConfig({ ...env, DEV_CONVENIENCES: "false" })).length === 0;
+  if (!env.DEV_CONVENIENCES && env.NODE_ENV !== "production" && allowed) {
+    env.DEV_CONVENIENCES = "true";
+    log("development conveniences on (DEV_CONVENIENCES=true): passwordless development sign-in and generated secrets; never for real data");
+  }
+  return env;
+}
+
+/** Every port before anything starts, so a taken one never leaves half a stack behind. */
+async function assertStackPortsFree(config: Config): Promise<void> {
+  if (!config.databaseUrl) await assertPortFree(config.embeddedPostgresPort, "embedded Postgres", "EMBEDDED_PG_PORT");
+  if (!config.chainRpcUrl) await assertPortFree(config.chainPort, "local chain", "CHAIN_PORT");
+  if (config.startIndexer) await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
+  if (config.port !== 0) await assertPortFree(config.port, "API", "PORT", config.host);
+}
+
+interface PostgresPart {
+  databaseUrl: string;
+  embedded(): boolean;
+  restart(): Promise<void>;
+}
+
+/** Embedded Postgres unless DATABASE_URL names one. */
+async function startPostgres({ config, log, cleanups }: Startup): Promise<PostgresPart> {
+  if (config.databaseUrl) {
+    return {
+      databaseUrl: config.databaseUrl,
+      embedded: () => false,
+      restart: async () => {
+        throw new Error("Postgres is external (DATABASE_URL): not ours to restart");
+      },
+    };
+  }
+  let postgres = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
+  cleanups.push(() => postgres.stop());
+  return {
+    databaseUrl: postgres.databaseUrl,
+    embedded: () => true,
+    restart: async () => {
+      await postgres.stop();
       postgres = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
-      databaseUrl = postgres.databaseUrl;
-      cleanups.push(() => postgres!.stop());
-    }
+    },
+  };
+}
 
-    checkpoint();
-    // ---- Chain
-    let chain: LocalChain | undefined;
-    let rpcUrl = config.chainRpcUrl;
-    const embeddedChain = !rpcUrl;
-    const chainDir = path.join(config.dataDir, "chain");
-    const cleanMarker = path.join(chainDir, "clean-shutdown");
-    let epoch = Number((await readFile(path.join(chainDir, "epoch"), "utf8").catch(() => "0")).trim()) || 0;
-    const startChainProcess = async () => {
+interface ChainPart {
+  rpcUrl: string;
+  embedded: boolean;
+  /** The indexing epoch: a new one makes the indexer index from scratch on a fresh schema. */
+  epoch(): number;
+  nextEpoch(): Promise<void>;
+  current(): LocalChain | undefined;
+  start(): Promise<void>;
+  stop(mode: "clean" | "unclean"): Promise<void>;
+}
+
+/** Embedded anvil unless CHAIN_RPC_URL names a chain. */
+async function startChain({ config, log, cleanups }: Startup): Promise<ChainPart> {
+  const chainDir = path.join(config.dataDir, "chain");
+  const epochFile = path.join(chainDir, "epoch");
+  const cleanMarker = path.join(chainDir, "clean-shutdown");
+  let epoch = Number((await readFile(epochFile, "utf8").catch(() => "0")).trim()) || 0;
+  let chain: LocalChain | undefined;
+  const part: ChainPart = {
+    rpcUrl: config.chainRpcUrl ?? "",
+    embedded: !config.chainRpcUrl,
+    epoch: () => epoch,
+    nextEpoch: async () => {
+      epoch += 1;
+      await writeFile(epochFile, String(epoch));
+    },
+    current: () => chain,
+    start: async () => {
       await assertPortFree(config.chainPort, "local chain", "CHAIN_PORT");
       chain = await startLocalChain({ dataDir: config.dataDir, port: config.chainPort, chainId: config.chainId, snapshotIntervalMs: config.chainSnapshotMs, log: () => {} });
       await rm(cleanMarker, { force: true });
-    };
-    const stopChainProcess = async (mode: "clean" | "unclean") => {
+    },
+    stop: async (mode) => {
       if (!chain) return;
       if (mode === "clean") {
         await chain.stop();
@@ -142,275 +243,338 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       }
       await removePid(config.dataDir, "chain");
       chain = undefined;
-    };
-    if (embeddedChain) {
-      const hadState = await stat(path.join(chainDir, "state.json")).then(() => true, () => false);
-      const wasClean = await stat(cleanMarker).then(() => true, () => false);
-      if (hadState && !wasClean) {
-        // The chain may have lost its last blocks: index from scratch rather than trust a reorg deeper than finality.
-        epoch += 1;
-        log("local chain was not stopped cleanly: it restarts from its last snapshot and the outbox re-broadcasts what it lost");
-      }
-      await mkdir(chainDir, { recursive: true });
-      await writeFile(path.join(chainDir, "epoch"), String(epoch));
-      await startChainProcess();
-      rpcUrl = chain!.rpcUrl;
-      cleanups.push(() => stopChainProcess("clean"));
-    }
-
-    checkpoint();
-    // ---- Operator wallet (needed before deploying: it receives the roles)
-    const pool = createPool(databaseUrl, config.apiSchema, 4);
-    cleanups.push(() => pool.end());
-    await migrate(pool, config.apiSchema);
-    const chainNonce = async (address: string) => BigInt(await rpc<string>(rpcUrl!, "eth_getTransactionCount", [address, "pending"]));
-    const wallets = new WalletStore(pool, new KeyVault(await masterKeyOf(config)), undefined, chainNonce);
-    // The operator (OPERATOR_ROLE) and the administration wallet (ADMIN_ROLE) are two keys: the operator's hot wallet
-    // never administers. With SIGNER=remote each is a key the remote signer holds (checked with eth_accounts); else
-    // imported from its private key, or created on the embedded chain.
-    const signer = createSigner(config, wallets);
-    const roleWallet = async (purpose: "OPERATOR" | "ADMIN", found: string | undefined, privateKey: string | undefined, setting: string) => {
-      const address = found ?? (privateKey ? await wallets.import(privateKey, purpose, null, 0n) : embeddedChain ? await wallets.create(purpose, null) : undefined);
-      if (!address) throw new Error(`${setting} is required with an external chain (the wallet holding ${purpose}_ROLE)`);
-      return address;
-    };
-    const operatorAddress = await roleWallet("OPERATOR", await operatorWallet(config, { wallets, signer }), config.operatorPrivateKey, "OPERATOR_PRIVATE_KEY");
-    const adminAddress = await roleWallet("ADMIN", await administratorWallet(config, { wallets, signer }), config.adminWalletPrivateKey, "ADMIN_WALLET_PRIVATE_KEY");
-    if (embeddedChain) {
-      for (const funded of [operatorAddress, adminAddress]) await rpc(rpcUrl!, "anvil_setBalance", [funded, "0x3635c9adc5dea00000"]); // 1000 ETH
-    }
-
-    checkpoint();
-    // ---- Contracts
-    const deploymentFile = config.deploymentFile!;
-    const deployment = embeddedChain
-      ? await ensureEmbeddedDeployment(rpcUrl!, deploymentFile, { operator: operatorAddress, admin: adminAddress }, config, log)
-      : await loadDeployment(config);
-
-    checkpoint();
-    // ---- Indexer
-    let indexer: IndexerHandle | undefined;
-    // The indexer process being started (not ready yet): stopping the stack meanwhile stops it as well.
-    let indexerStarting: ManagedProcess | undefined;
-    const launchIndexer = async () => {
-      indexer = await startIndexer({
-        onSpawn: (spawned) => (indexerStarting = spawned),
-        repoRoot: REPO_ROOT,
-        dataDir: config.dataDir,
-        databaseUrl: databaseUrl!,
-        rpcUrl: rpcUrl!,
-        deploymentFile,
-        port: config.indexerPort,
-        pollingMs: config.indexerPollingMs,
-        epoch,
-        echo: options.echo,
-      });
-      indexerStarting = undefined;
-      // Watchdog: Ponder exits on what it cannot recover from (e.g. a reorg deeper than its finality after the
-      // local chain lost blocks). Index again from scratch on a fresh schema; the views keep serving meanwhile.
-      const watched = indexer;
-      void watched.process.exited.then(async (code) => {
-        if (stopping || watched.process.stopRequested()) return;
-        log(`indexer (pid ${watched.process.pid}) exited unexpectedly (code ${code}); restarting it, re-indexing on a fresh schema:\n${watched.process.tail()}`);
-        epoch += 1;
-        try {
-          await writeFile(path.join(chainDir, "epoch"), String(epoch));
-          await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
-          await launchIndexer();
-          log(`indexer restarted (pid ${indexer!.process.pid}), indexing on schema ${indexer!.schema}`);
-        } catch (error) {
-          if (!stopping) log(`indexer restart failed: ${(error as Error).message}`);
-        }
-      });
-    };
-    if (config.startIndexer) {
-      await launchIndexer();
-      cleanups.push(async () => {
-        await Promise.all([indexerStarting?.stop(), indexer!.stop()]);
-        await removePid(config.dataDir, "indexer");
-      });
-    }
-
-    checkpoint();
-    // ---- Bootstrap admin client (development: generated once, kept under DATA_DIR, printed by npm start)
-    const adminClientId = config.adminClientId ?? `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
-    const adminClientSecret = config.adminClientSecret ?? (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
-
-    checkpoint();
-    // ---- API
-    const apiEnv: NodeJS.ProcessEnv = {
-      ...env,
-      ADMIN_CLIENT_ID: adminClientId,
-      ADMIN_CLIENT_SECRET: adminClientSecret,
-      // One issuer for every API process, so a token from one is accepted by all (horizontal scaling).
-      JWT_ISSUER: config.jwtIssuer,
-      DATABASE_URL: databaseUrl,
-      CHAIN_RPC_URL: rpcUrl,
-      CHAIN_ID: String(config.chainId),
-      DEPLOYMENT_FILE: deploymentFile,
-      INDEXER_URL: indexer?.url ?? config.indexerUrl,
-      CHAIN_FUNDING: embeddedChain ? "anvil" : config.chainFunding,
-      // With workers of its own the stack leaves jobs to them, unless told otherwise.
-      JOBS_IN_API: env.JOBS_IN_API || (config.workerProcesses > 0 ? "false" : "true"),
-    };
-    // API processes spawned but not listening yet (a restart in progress): stopping the stack stops them too.
-    const apisStarting = new Set<ManagedProcess>();
-    const startApi = async (port: number, name: string, extraEnv: NodeJS.ProcessEnv = {}, checkPort = true): Promise<ApiHandle> => {
-      if (checkPort && port !== 0) await assertPortFree(port, "API", "PORT", config.host);
-      const processHandle = await spawnNode({
-        name,
-        script: path.join(REPO_ROOT, "api", "src", "main.ts"),
-        env: { ...apiEnv, PORT: String(port), ...(extraEnv.PUBLIC_BASE_URL ? {} : { PUBLIC_BASE_URL: `http://${config.host}:${port}` }), ...extraEnv },
-        cwd: REPO_ROOT,
-        logDir: path.join(config.dataDir, "logs"),
-        echo: options.echo,
-        ipc: true,
-        pidFile: { dataDir: config.dataDir, name },
-      });
-      apisStarting.add(processHandle);
-      const listening = await new Promise<number>((resolve, reject) => {
-        processHandle.child.on("message", (message: { type?: string; port?: number }) => {
-          if (message?.type === "listening" && message.port) resolve(message.port);
-        });
-        processHandle.exited.then(() => reject(new Error(`API exited during start-up:\n${processHandle.tail()}`)));
-      }).finally(() => apisStarting.delete(processHandle));
-      return { url: `http://${config.host}:${listening}`, port: listening, process: processHandle, stop: () => processHandle.stop() };
-    };
-    checkpoint();
-    // The supervisor restarts an API process that dies (and says so); one it stops or kills itself is not a crash.
-    const apis: ApiHandle[] = [];
-    const apiName = (index: number) => (index === 0 ? "api" : `api-${index + 1}`);
-    const supervise = (index: number) => {
-      const watched = apis[index];
-      void watched.process.exited.then(async (code) => {
-        let delayMs = 500;
-        while (!stopping && !watched.process.stopRequested() && apis[index] === watched) {
-          log(`${apiName(index)} (pid ${watched.process.pid}) exited unexpectedly (code ${code}); restarting it on port ${watched.port}:\n${watched.process.tail()}`);
-          await new Promise((r) => setTimeout(r, delayMs));
-          if (stopping || apis[index] !== watched) return;
-          try {
-            apis[index] = await startApi(watched.port, apiName(index), { API_INSTANCE: apiName(index) }, false);
-            log(`${apiName(index)} restarted (pid ${apis[index].process.pid})`);
-            supervise(index);
-            return;
-          } catch (error) {
-            log(`${apiName(index)} restart failed: ${(error as Error).message}`);
-            delayMs = Math.min(delayMs * 2, 30_000);
-          }
-        }
-      });
-    };
-    apis.push(await startApi(config.port, apiName(0), { API_INSTANCE: apiName(0) }));
-    supervise(0);
-    // The others join the first one's port (PORT=0: the one it was given).
-    for (let index = 1; index < config.apiProcesses; index++) {
-      checkpoint();
-      apis.push(await startApi(apis[0].port, apiName(index), { API_INSTANCE: apiName(index) }, false));
-      supervise(index);
-    }
-    cleanups.push(async () => {
-      await Promise.all([...apisStarting].map((starting) => starting.stop()));
-      await Promise.all(apis.map(async (api, index) => {
-        await api.stop();
-        await removePid(config.dataDir, apiName(index));
-      }));
-    });
-    await lock.update({
-      url: apis[0].url,
-      chainRpcUrl: rpcUrl,
-      embeddedPostgresPort: postgres ? config.embeddedPostgresPort : undefined,
-      indexerUrl: apiEnv.INDEXER_URL,
-      deploymentFile,
-      chainFunding: apiEnv.CHAIN_FUNDING,
-      jwtIssuer: config.jwtIssuer,
-      apiSchema: config.apiSchema,
-    });
-    // ---- Workers (WORKER_PROCESSES): job runners of their own, restarted like the APIs when they die.
-    const workers: ManagedProcess[] = [];
-    const startWorker = async (index: number) => {
-      const worker = await spawnNode({
-        name: `worker-${index + 1}`,
-        script: path.join(REPO_ROOT, "api", "src", "worker.ts"),
-        env: apiEnv,
-        cwd: REPO_ROOT,
-        logDir: path.join(config.dataDir, "logs"),
-        echo: options.echo,
-        pidFile: { dataDir: config.dataDir, name: `worker-${index + 1}` },
-      });
-      workers[index] = worker;
-      void worker.exited.then(async (code) => {
-        if (stopping || worker.stopRequested()) return;
-        log(`worker-${index + 1} (pid ${worker.pid}) exited unexpectedly (code ${code}); restarting it:\n${worker.tail()}`);
-        await new Promise((r) => setTimeout(r, 1_000));
-        if (!stopping) await startWorker(index).catch((error) => log(`worker-${index + 1} restart failed: ${error.message}`));
-      });
-    };
-    for (let index = 0; index < config.workerProcesses; index++) await startWorker(index);
-    cleanups.push(async () => {
-      await Promise.all(workers.map(async (worker, index) => {
-        await worker.stop();
-        await removePid(config.dataDir, `worker-${index + 1}`);
-      }));
-    });
-
-    const extraApis: ApiHandle[] = [];
-    cleanups.push(async () => {
-      for (const [index, extra] of extraApis.entries()) {
-        await extra.stop();
-        await removePid(config.dataDir, `api-extra-${index + 1}`);
-      }
-    });
-
-    return {
-      config,
-      env: apiEnv,
-      databaseUrl,
-      rpcUrl: rpcUrl!,
-      deployment,
-      operatorAddress,
-      adminAddress,
-      admin: { clientId: adminClientId, clientSecret: adminClientSecret },
-      get api() {
-        return apis[0];
-      },
-      get apis() {
-        return apis;
-      },
-      async restartApi(mode, extraEnv) {
-        const old = apis[0];
-        if (mode === "clean") await old.stop();
-        else await old.process.kill();
-        apis[0] = await startApi(old.port, apiName(0), { API_INSTANCE: apiName(0), ...extraEnv }, apis.length === 1);
-        supervise(0);
-      },
-      get indexer() {
-        return indexer;
-      },
-      get chain() {
-        return chain;
-      },
-      async restartChain(mode) {
-        await stopChainProcess(mode);
-        await startChainProcess();
-      },
-      stopChain: stopChainProcess,
-      async restartPostgres() {
-        if (!postgres) throw new Error("Postgres is external (DATABASE_URL): not ours to restart");
-        await postgres.stop();
-        postgres = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
-      },
-      startChain: startChainProcess,
-      async startExtraApi(port?: number, extraEnv?: NodeJS.ProcessEnv) {
-        const extra = await startApi(port ?? (await freePort(config.host)), `api-extra-${extraApis.length + 1}`, extraEnv);
-        extraApis.push(extra);
-        return extra;
-      },
-      stop: stopAll,
-    };
-  } catch (error) {
-    await stopAll();
-    throw error;
+    },
+  };
+  if (!part.embedded) return part;
+  const hadState = await stat(path.join(chainDir, "state.json")).then(() => true, () => false);
+  const wasClean = await stat(cleanMarker).then(() => true, () => false);
+  if (hadState && !wasClean) {
+    // The chain may have lost its last blocks: index from scratch rather than trust a reorg deeper than finality.
+    epoch += 1;
+    log("local chain was not stopped cleanly: it restarts from its last snapshot and the outbox re-broadcasts what it lost");
   }
+  await mkdir(chainDir, { recursive: true });
+  await writeFile(epochFile, String(epoch));
+  await part.start();
+  part.rpcUrl = chain!.rpcUrl;
+  cleanups.push(() => part.stop("clean"));
+  return part;
+}
+
+/**
+ * The operator (OPERATOR_ROLE) and the administration wallet (ADMIN_ROLE) are two keys: the operator's hot wallet
+ * never administers. With SIGNER=remote each is a key the remote signer holds (checked with eth_accounts); else
+ * imported from its private key, or created on the embedded chain. Needed before deploying: they receive the roles.
+ */
+async function roleWallets({ config, cleanups }: Startup, databaseUrl: string, chain: ChainPart): Promise<{ operator: string; admin: string }> {
+  const pool = createPool(databaseUrl, config.apiSchema, 4);
+  cleanups.push(() => pool.end());
+  await migrate(pool, config.apiSchema);
+  const chainNonce = async (address: string) => BigInt(await rpc<string>(chain.rpcUrl, "eth_getTransactionCount", [address, "pending"]));
+  const wallets = new WalletStore(pool, new KeyVault(await masterKeyOf(config)), undefined, chainNonce);
+  const signer = createSigner(config, wallets);
+  const roleWallet = async (purpose: "OPERATOR" | "ADMIN", found: string | undefined, privateKey: string | undefined, setting: string) => {
+    const address = found ?? (privateKey ? await wallets.import(privateKey, purpose, null, 0n) : chain.embedded ? await wallets.create(purpose, null) : undefined);
+    if (!address) throw new Error(`${setting} is required with an external chain (the wallet holding ${purpose}_ROLE)`);
+    return address;
+  };
+  const operator = await roleWallet("OPERATOR", await operatorWallet(config, { wallets, signer }), config.operatorPrivateKey, "OPERATOR_PRIVATE_KEY");
+  const admin = await roleWallet("ADMIN", await administratorWallet(config, { wallets, signer }), config.adminWalletPrivateKey, "ADMIN_WALLET_PRIVATE_KEY");
+  if (chain.embedded) {
+    for (const funded of [operator, admin]) await rpc(chain.rpcUrl, "anvil_setBalance", [funded, "0x3635c9adc5dea00000"]); // 1000 ETH
+  }
+  return { operator, admin };
+}
+
+/** The contracts: on the embedded chain deployed when missing; on an external chain read from DEPLOYMENT_FILE. */
+async function ensureDeployed({ config, log }: Startup, chain: ChainPart, roles: { operator: string; admin: string }): Promise<Deployment> {
+  if (!chain.embedded) return loadDeployment(config);
+  return ensureEmbeddedDeployment(chain.rpcUrl, config.deploymentFile!, roles, config, log);
+}
+
+/**
+ * The Ponder indexer (when START_INDEXER), watched: Ponder exits on what it cannot recover from (e.g. a reorg deeper
+ * than its finality after the local chain lost blocks). It is then started again to index from scratch on a fresh
+ * schema; the views keep serving meanwhile.
+ */
+async function startWatchedIndexer(startup: Startup, databaseUrl: string, chain: ChainPart): Promise<{ current(): IndexerHandle | undefined }> {
+  const { config, log } = startup;
+  let indexer: IndexerHandle | undefined;
+  // The indexer process being started (not ready yet): stopping the stack meanwhile stops it as well.
+  let indexerStarting: ManagedProcess | undefined;
+  const launch = async () => {
+    indexer = await startIndexer({
+      onSpawn: (spawned) => (indexerStarting = spawned),
+      repoRoot: REPO_ROOT,
+      dataDir: config.dataDir,
+      databaseUrl,
+      rpcUrl: chain.rpcUrl,
+      deploymentFile: config.deploymentFile!,
+      port: config.indexerPort,
+      pollingMs: config.indexerPollingMs,
+      epoch: chain.epoch(),
+      echo: startup.options.echo,
+    });
+    indexerStarting = undefined;
+    const watched = indexer;
+    void watched.process.exited.then(async (code) => {
+      if (startup.stopping || watched.process.stopRequested()) return;
+      log(`indexer (pid ${watched.process.pid}) exited unexpectedly (code ${code}); restarting it, re-indexing on a fresh schema:\n${watched.process.tail()}`);
+      try {
+        await chain.nextEpoch();
+        await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
+        await launch();
+        log(`indexer restarted (pid ${indexer!.process.pid}), indexing on schema ${indexer!.schema}`);
+      } catch (error) {
+        if (!startup.stopping) log(`indexer restart failed: ${(error as Error).message}`);
+      }
+    });
+  };
+  if (config.startIndexer) {
+    await launch();
+    startup.cleanups.push(async () => {
+      await Promise.all([indexerStarting?.stop(), indexer!.stop()]);
+      await removePid(config.dataDir, "indexer");
+    });
+  }
+  return { current: () => indexer };
+}
+
+/** The bootstrap admin client (development: generated once, kept under DATA_DIR, printed by npm start). */
+async function bootstrapAdminClient(config: Config): Promise<{ clientId: string; clientSecret: string }> {
+  const clientId = config.adminClientId ?? `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
+  const clientSecret = config.adminClientSecret ?? (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
+  return { clientId, clientSecret };
+}
+
+/** The environment of the API and worker processes: where every part the stack started can be reached. */
+function apiEnvironment(
+  { config, env }: Startup,
+  parts: { databaseUrl: string; chain: ChainPart; indexer?: IndexerHandle; admin: { clientId: string; clientSecret: string } },
+): NodeJS.ProcessEnv {
+  return {
+    ...env,
+    ADMIN_CLIENT_ID: parts.admin.clientId,
+    ADMIN_CLIENT_SECRET: parts.admin.clientSecret,
+    // One issuer for every API process, so a token from one is accepted by all (horizontal scaling).
+    JWT_ISSUER: config.jwtIssuer,
+    DATABASE_URL: parts.databaseUrl,
+    CHAIN_RPC_URL: parts.chain.rpcUrl,
+    CHAIN_ID: String(config.chainId),
+    DEPLOYMENT_FILE: config.deploymentFile!,
+    INDEXER_URL: parts.indexer?.url ?? config.indexerUrl,
+    CHAIN_FUNDING: parts.chain.embedded ? "anvil" : config.chainFunding,
+    // With workers of its own the stack leaves jobs to them, unless told otherwise.
+    JOBS_IN_API: env.JOBS_IN_API || (config.workerProcesses > 0 ? "false" : "true"),
+  };
+}
+
+type StartApi = (port: number, name: string, extraEnv?: NodeJS.ProcessEnv, checkPort?: boolean) => Promise<ApiHandle>;
+
+interface ApiFleet {
+  readonly all: ApiHandle[];
+  first(): ApiHandle;
+  /** Starts one more API process under `name` (not supervised). */
+  startOne: StartApi;
+  restartFirst(mode: "clean" | "unclean", extraEnv?: NodeJS.ProcessEnv): Promise<void>;
+}
+
+/** One API process, resolved once it says it listens (over IPC); an exit during start-up rejects with its output. */
+function apiStarter({ config, options }: Startup, apiEnv: NodeJS.ProcessEnv, apisStarting: Set<ManagedProcess>): StartApi {
+  return async (port, name, extraEnv = {}, checkPort = true) => {
+    if (checkPort && port !== 0) await assertPortFree(port, "API", "PORT", config.host);
+    const processHandle = await spawnNode({
+      name,
+      script: path.join(REPO_ROOT, "api", "src", "main.ts"),
+      env: { ...apiEnv, PORT: String(port), ...(extraEnv.PUBLIC_BASE_URL ? {} : { PUBLIC_BASE_URL: `http://${config.host}:${port}` }), ...extraEnv },
+      cwd: REPO_ROOT,
+      logDir: path.join(config.dataDir, "logs"),
+      echo: options.echo,
+      ipc: true,
+      pidFile: { dataDir: config.dataDir, name },
+    });
+    apisStarting.add(processHandle);
+    const listening = await new Promise<number>((resolve, reject) => {
+      processHandle.child.on("message", (message: { type?: string; port?: number }) => {
+        if (message?.type === "listening" && message.port) resolve(message.port);
+      });
+      processHandle.exited.then(() => reject(new Error(`API exited during start-up:\n${processHandle.tail()}`)));
+    }).finally(() => apisStarting.delete(processHandle));
+    return { url: `http://${config.host}:${listening}`, port: listening, process: processHandle, stop: () => processHandle.stop() };
+  };
+}
+
+/**
+ * API_PROCESSES API processes on one port (the others join the first one's; PORT=0: the one it was given). The
+ * supervisor restarts one that dies (and says so); one it stops or kills itself is not a crash.
+ */
+async function startApis(startup: Startup, apiEnv: NodeJS.ProcessEnv): Promise<ApiFleet> {
+  const { config, log } = startup;
+  // API processes spawned but not listening yet (a restart in progress): stopping the stack stops them too.
+  const apisStarting = new Set<ManagedProcess>();
+  const startApi = apiStarter(startup, apiEnv, apisStarting);
+  const apis: ApiHandle[] = [];
+  const apiName = (index: number) => (index === 0 ? "api" : `api-${index + 1}`);
+  const supervise = (index: number) => {
+    const watched = apis[index];
+    void watched.process.exited.then(async (code) => {
+      let delayMs = 500;
+      while (!startup.stopping && !watched.process.stopRequested() && apis[index] === watched) {
+        log(`${apiName(index)} (pid ${watched.process.pid}) exited unexpectedly (code ${code}); restarting it on port ${watched.port}:\n${watched.process.tail()}`);
+        await new Promise((r) => setTimeout(r, delayMs));
+        if (startup.stopping || apis[index] !== watched) return;
+        try {
+          apis[index] = await startApi(watched.port, apiName(index), { API_INSTANCE: apiName(index) }, false);
+          log(`${apiName(index)} restarted (pid ${apis[index].process.pid})`);
+          supervise(index);
+          return;
+        } catch (error) {
+          log(`${apiName(index)} restart failed: ${(error as Error).message}`);
+          delayMs = Math.min(delayMs * 2, 30_000);
+        }
+      }
+    });
+  };
+  startup.checkpoint();
+  apis.push(await startApi(config.port, apiName(0), { API_INSTANCE: apiName(0) }));
+  supervise(0);
+  for (let index = 1; index < config.apiProcesses; index++) {
+    startup.checkpoint();
+    apis.push(await startApi(apis[0].port, apiName(index), { API_INSTANCE: apiName(index) }, false));
+    supervise(index);
+  }
+  startup.cleanups.push(async () => {
+    await Promise.all([...apisStarting].map((starting) => starting.stop()));
+    await Promise.all(apis.map(async (api, index) => {
+      await api.stop();
+      await removePid(config.dataDir, apiName(index));
+    }));
+  });
+  return {
+    all: apis,
+    first: () => apis[0],
+    startOne: startApi,
+    async restartFirst(mode, extraEnv) {
+      const old = apis[0];
+      if (mode === "clean") await old.stop();
+      else await old.process.kill();
+      apis[0] = await startApi(old.port, apiName(0), { API_INSTANCE: apiName(0), ...extraEnv }, apis.length === 1);
+      supervise(0);
+    },
+  };
+}
+
+/** Workers (WORKER_PROCESSES): job runners of their own, restarted like the APIs when they die. */
+async function startWorkers(startup: Startup, apiEnv: NodeJS.ProcessEnv): Promise<void> {
+  const { config, log } = startup;
+  const workers: ManagedProcess[] = [];
+  const startWorker = async (index: number) => {
+    const worker = await spawnNode({
+      name: `worker-${index + 1}`,
+      script: path.join(REPO_ROOT, "api", "src", "worker.ts"),
+      env: apiEnv,
+      cwd: REPO_ROOT,
+      logDir: path.join(config.dataDir, "logs"),
+      echo: startup.options.echo,
+      pidFile: { dataDir: config.dataDir, name: `worker-${index + 1}` },
+    });
+    workers[index] = worker;
+    void worker.exited.then(async (code) => {
+      if (startup.stopping || worker.stopRequested()) return;
+      log(`worker-${index + 1} (pid ${worker.pid}) exited unexpectedly (code ${code}); restarting it:\n${worker.tail()}`);
+      await new Promise((r) => setTimeout(r, 1_000));
+      if (!startup.stopping) await startWorker(index).catch((error) => log(`worker-${index + 1} restart failed: ${error.message}`));
+    });
+  };
+  for (let index = 0; index < config.workerProcesses; index++) await startWorker(index);
+  startup.cleanups.push(async () => {
+    await Promise.all(workers.map(async (worker, index) => {
+      await worker.stop();
+      await removePid(config.dataDir, `worker-${index + 1}`);
+    }));
+  });
+}
+
+/** Extra API processes a test starts on the same database and chain (horizontal scaling), stopped with the stack. */
+function extraApiSlots({ config, cleanups }: Startup, apis: ApiFleet): { start(port?: number, extraEnv?: NodeJS.ProcessEnv): Promise<ApiHandle> } {
+  const extraApis: ApiHandle[] = [];
+  cleanups.push(async () => {
+    for (const [index, extra] of extraApis.entries()) {
+      await extra.stop();
+      await removePid(config.dataDir, `api-extra-${index + 1}`);
+    }
+  });
+  return {
+    async start(port?: number, extraEnv?: NodeJS.ProcessEnv) {
+      const extra = await apis.startOne(port ?? (await freePort(config.host)), `api-extra-${extraApis.length + 1}`, extraEnv);
+      extraApis.push(extra);
+      return extra;
+    },
+  };
+}
+
+/** What the lock file tells a second start (and `npm run worker`) about where this stack's parts run. */
+function lockDetails(config: Config, parts: { api: ApiHandle; postgres: PostgresPart; chain: ChainPart; apiEnv: NodeJS.ProcessEnv }) {
+  return {
+    url: parts.api.url,
+    chainRpcUrl: parts.chain.rpcUrl,
+    embeddedPostgresPort: parts.postgres.embedded() ? config.embeddedPostgresPort : undefined,
+    indexerUrl: parts.apiEnv.INDEXER_URL,
+    deploymentFile: config.deploymentFile!,
+    chainFunding: parts.apiEnv.CHAIN_FUNDING,
+    jwtIssuer: config.jwtIssuer,
+    apiSchema: config.apiSchema,
+  };
+}
+
+/** The started stack as its callers see it: where each part is, and how to restart or stop it. */
+function stackHandle(
+  startup: Startup,
+  parts: {
+    apiEnv: NodeJS.ProcessEnv;
+    postgres: PostgresPart;
+    chain: ChainPart;
+    roles: { operator: string; admin: string };
+    deployment: Deployment;
+    indexer: { current(): IndexerHandle | undefined };
+    admin: { clientId: string; clientSecret: string };
+    apis: ApiFleet;
+    extraApis: { start(port?: number, extraEnv?: NodeJS.ProcessEnv): Promise<ApiHandle> };
+  },
+): Stack {
+  const { postgres, chain, indexer, apis } = parts;
+  return {
+    config: startup.config,
+    env: parts.apiEnv,
+    databaseUrl: postgres.databaseUrl,
+    rpcUrl: chain.rpcUrl,
+    deployment: parts.deployment,
+    operatorAddress: parts.roles.operator,
+    adminAddress: parts.roles.admin,
+    admin: parts.admin,
+    get api() {
+      return apis.first();
+    },
+    get apis() {
+      return apis.all;
+    },
+    restartApi: apis.restartFirst,
+    get indexer() {
+      return indexer.current();
+    },
+    get chain() {
+      return chain.current();
+    },
+    async restartChain(mode) {
+      await chain.stop(mode);
+      await chain.start();
+    },
+    stopChain: chain.stop,
+    restartPostgres: postgres.restart,
+    startChain: chain.start,
+    startExtraApi: parts.extraApis.start,
+    stop: startup.stopAll,
+  };
 }
 
 /** Reuses the embedded deployment when its contracts exist on the chain; otherwise deploys with Ignition. */

@@ -6,6 +6,7 @@
  * a local anvil answers none of them and is reported as one node.
  */
 import { computeAddress, getAddress } from "ethers";
+import { isoFromUnixSeconds } from "../unixTime.ts";
 import { ChainUnavailableError } from "./chainErrors.ts";
 
 /** `provider.send` of ethers' JsonRpcProvider, or a fake in tests. */
@@ -72,10 +73,33 @@ async function attempt<T>(send: RpcSend, method: string, params: unknown[], time
 
 export async function networkStatus(send: RpcSend, options: { expectedChainId: number; timeoutMs?: number }): Promise<NetworkStatus> {
   const timeoutMs = options.timeoutMs ?? PROBE_TIMEOUT_MS;
-  const optional = async <T>(method: string, params: unknown[] = []): Promise<T | undefined> => {
+  const optional = optionalProbe(send, timeoutMs);
+  const probes = await probeNode(send, timeoutMs, optional);
+  const { chainId, latestBlock } = requiredAnswers(probes);
+  const { consensus, validators } = consensusOf(probes);
+  const rpcNode = rpcNodeOf(probes, {
+    chainId, expectedChainId: options.expectedChainId, latestBlock: latestBlock.number, consensus, validators,
+  });
+  const peers = await peerNodes(probes.peerList, latestBlock.number, validators, optional);
+  return {
+    network: { chainId, networkId: networkIdOf(probes.netVersion) ?? chainId, consensus, validators },
+    nodes: [rpcNode, ...peers, ...absentValidators(validators, [rpcNode, ...peers])],
+    latestBlock,
+  };
+}
+
+type OptionalProbe = <T>(method: string, params?: unknown[]) => Promise<T | undefined>;
+
+/** A best-effort probe: its answer, or undefined when it failed, timed out or answered null. */
+function optionalProbe(send: RpcSend, timeoutMs: number): OptionalProbe {
+  return async <T>(method: string, params: unknown[] = []) => {
     const result = await attempt<T>(send, method, params, timeoutMs);
     return result.ok && result.value !== null ? result.value : undefined;
   };
+}
+
+/** Every probe of our RPC node, in parallel. */
+async function probeNode(send: RpcSend, timeoutMs: number, optional: OptionalProbe) {
   const [chainId, head, netVersion, peerCount, clientVersion, syncing, nodeInfo, peerList, qbft, ibft, clique, automine] = await Promise.all([
     attempt<string>(send, "eth_chainId", [], timeoutMs),
     attempt<RpcBlock | null>(send, "eth_getBlockByNumber", ["latest", false], timeoutMs),
@@ -90,35 +114,57 @@ export async function networkStatus(send: RpcSend, options: { expectedChainId: n
     optional<string[]>("clique_getSigners", ["latest"]),
     optional<boolean>("anvil_getAutomine"),
   ]);
+  return {
+    chainId, head, netVersion, peerCount, clientVersion, syncing, nodeInfo, peerList, qbft, ibft, clique, automine,
+  };
+}
+
+type Probes = Awaited<ReturnType<typeof probeNode>>;
+
+/** Without the chain id and the latest block the chain is unavailable. */
+function requiredAnswers({ chainId, head }: Probes): { chainId: number; latestBlock: NetworkStatus["latestBlock"] } {
   if (!chainId.ok) throw new ChainUnavailableError(chainId.error);
   if (!head.ok) throw new ChainUnavailableError(head.error);
   if (!head.value) throw new ChainUnavailableError(new Error("the node has no latest block"));
-
-  const latestBlock = {
-    number: Number(BigInt(head.value.number)),
-    hash: head.value.hash,
-    timestamp: new Date(Number(BigInt(head.value.timestamp)) * 1000).toISOString(),
+  return {
+    chainId: Number(BigInt(chainId.value)),
+    latestBlock: {
+      number: Number(BigInt(head.value.number)),
+      hash: head.value.hash,
+      timestamp: isoFromUnixSeconds(BigInt(head.value.timestamp)),
+    },
   };
-  const chain = Number(BigInt(chainId.value));
-  const { consensus, validators } = consensusOf({ qbft, ibft, clique, clientVersion, automine });
-  const singleLocalNode = consensus.startsWith("none");
-  const isValidatorAddress = (address: string | null) => address !== null && validators.includes(address);
+}
 
-  const ownAddress = addressOf(nodeInfo?.id);
-  const rpcNode: ChainNode = {
+/** The node the API talks to. */
+function rpcNodeOf(
+  { nodeInfo, clientVersion, syncing, peerCount, peerList }: Probes,
+  known: { chainId: number; expectedChainId: number; latestBlock: number; consensus: string; validators: string[] },
+): ChainNode {
+  const singleLocalNode = known.consensus.startsWith("none");
+  const address = addressOf(nodeInfo?.id);
+  return {
     nodeId: nodeInfo?.id ?? clientVersion ?? "rpc",
-    address: ownAddress,
+    address,
     source: "rpc",
     // A single local node (anvil) seals every block itself.
-    isValidator: singleLocalNode || isValidatorAddress(ownAddress),
+    isValidator: singleLocalNode || (address !== null && known.validators.includes(address)),
     // It answered in time; wrong chain or still syncing is not healthy.
-    isHealthy: chain === options.expectedChainId && (syncing === undefined || syncing === false),
+    isHealthy: known.chainId === known.expectedChainId && (syncing === undefined || syncing === false),
     peers: quantity(peerCount) ?? (Array.isArray(peerList) ? peerList.length : singleLocalNode ? 0 : null),
-    latestBlock: latestBlock.number,
+    latestBlock: known.latestBlock,
     clientVersion: clientVersion ?? nodeInfo?.name ?? null,
   };
+}
 
-  const peers = await Promise.all(
+/** The peers connected to our node (at most MAX_PEERS), each with its head block when our node knows it. */
+async function peerNodes(
+  peerList: Peer[] | undefined,
+  latestBlock: number,
+  validators: string[],
+  optional: OptionalProbe,
+): Promise<ChainNode[]> {
+  return Promise.all(
     (Array.isArray(peerList) ? peerList.slice(0, MAX_PEERS) : []).map(async (peer): Promise<ChainNode> => {
       const address = addressOf(peer.id);
       const peerHead = peer.protocols?.eth?.head;
@@ -128,27 +174,23 @@ export async function networkStatus(send: RpcSend, options: { expectedChainId: n
         nodeId: peer.id ?? "unknown",
         address,
         source: "peer",
-        isValidator: isValidatorAddress(address),
+        isValidator: address !== null && validators.includes(address),
         // Connected to our node; unhealthy only when its head is known to lag.
-        isHealthy: number === null || latestBlock.number - number <= MAX_PEER_LAG_BLOCKS,
+        isHealthy: number === null || latestBlock - number <= MAX_PEER_LAG_BLOCKS,
         peers: null,
         latestBlock: number,
         clientVersion: peer.name ?? null,
       };
     }),
   );
+}
 
-  // Validators neither we nor our peers are: not connected, so not healthy as far as we can tell.
-  const seen = new Set([ownAddress, ...peers.map((p) => p.address)].filter((a): a is string => a !== null));
-  const absent: ChainNode[] = validators
+/** Validators neither we nor our peers are: not connected, so not healthy as far as we can tell. */
+function absentValidators(validators: string[], connected: ChainNode[]): ChainNode[] {
+  const seen = new Set(connected.map((node) => node.address).filter((a): a is string => a !== null));
+  return validators
     .filter((address) => !seen.has(address))
     .map((address) => ({ nodeId: address, address, source: "validator", isValidator: true, isHealthy: false, peers: null, latestBlock: null, clientVersion: null }));
-
-  return {
-    network: { chainId: chain, networkId: networkIdOf(netVersion) ?? chain, consensus, validators },
-    nodes: [rpcNode, ...peers, ...absent],
-    latestBlock,
-  };
 }
 
 /** The first validator API that answers names the consensus; otherwise a local development node, or unknown. */

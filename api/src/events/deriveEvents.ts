@@ -1,19 +1,12 @@
 /**
  * What a confirmed transaction means for webhooks: its receipt's contract events, read together with the chain's
- * review state at its block, become platform events (docs/decisions.md, "Events"):
- *
- * - APPROVAL_REQUIRED to each department that became able to decide (review started, stage advanced, its turn in
- *   a SEQUENTIAL stage, resubmission, an escalation sent back), except departments whose approval this very
- *   transaction invalidated (they get DOCUMENT_UPDATED);
- * - DOCUMENT_UPDATED to the departments whose approvals a new document version invalidated;
- * - REQUEST_APPROVED, CERTIFICATE_ISSUED, REQUEST_REJECTED, CHANGES_REQUESTED, CERTIFICATE_REVOKED from the
- *   licence's status changes, to every department of the request's workflow;
- * - STAGE_OVERDUE (a NOTIFY timeout) to the departments still pending; ESCALATED to administrators' webhooks.
- *
- * It also keeps the request's stage-timeout job in line with the chain: scheduled for the current stage's
- * deadline, or removed when no timeout is running.
+ * review state at its block, become platform events (docs/decisions.md, "Events"), one step per kind below. It also
+ * keeps the request's stage-timeout job in line with the chain: scheduled for the current stage's deadline, or
+ * removed when no timeout is running.
  */
-import { decodeBytes32String, type JsonRpcProvider, type Log, type LogDescription } from "ethers";
+import {
+  decodeBytes32String, type JsonRpcProvider, type Log, type LogDescription, type TransactionReceipt,
+} from "ethers";
 import type pg from "pg";
 import {
   approvalRegistry, bytes16ToUuid, documentRegistry, eventsOf, LICENCE_STATUS, LICENCE_STATUS_NAMES, licenceToken, REVIEW_PHASE, TIMEOUT_ACTION, timeoutPending,
@@ -26,6 +19,7 @@ import type { WorkflowStore } from "../stores/workflowStore.ts";
 import { cancelJob, enqueueJob, JOB_NAMES } from "../jobs/jobQueue.ts";
 import { departmentCodes } from "../reads/requestReads.ts";
 import { stableUuid } from "../reads/stableId.ts";
+import { dateFromUnixSeconds, isoFromUnixSeconds } from "../unixTime.ts";
 import type { PlatformEvent } from "../webhooks/payloads.ts";
 import { recordEvents } from "./eventOutbox.ts";
 
@@ -60,33 +54,89 @@ interface Progress {
 
 /** Derives and records the events of one confirmed transaction. Safe to run again: ids are deterministic. */
 export async function deriveEvents(deps: DeriveDependencies, txId: string): Promise<{ events: number; deliveries: number }> {
-  const { pool, provider, contracts } = deps;
+  const subject = await confirmedRequestTransaction(deps.pool, txId);
+  if (!subject) return { events: 0, deliveries: 0 };
+  const receipt = await deps.provider.getTransactionReceipt(subject.txHash);
+  if (!receipt) throw new Error(`receipt of ${subject.txHash} not available yet`);
+  const logs = logsOfToken(receipt, deps.contracts, BigInt(subject.request.token_id));
+  const statusLogs = logs.token("LicenceStatusChanged").length + logs.token("LicenceIssued").length;
+  if (!logs.touchesReview && statusLogs === 0) return { events: 0, deliveries: 0 };
+  if (!(await deps.index.waitForBlock(receipt.blockNumber, 10_000))) throw new Error(`the index has not reached block ${receipt.blockNumber} yet`);
+  const derivation = await startDerivation(deps, receipt, logs);
+  const drafts = [
+    ...(await documentUpdatedEvents(derivation)),
+    ...(await approvalRequiredEvents(derivation)),
+    ...(await overdueEvents(derivation)),
+    ...(await escalationEvents(derivation)),
+    ...statusEvents(derivation),
+    ...issuedEvents(derivation),
+  ];
+  const block = await deps.provider.getBlock(receipt.blockNumber);
+  const occurredAt = dateFromUnixSeconds(block!.timestamp);
+  const events = drafts.map((draft) => platformEvent(subject.request, receipt.hash, occurredAt, draft));
+  // The stage deadline, from the latest state (derivations may run out of order).
+  const timeout = logs.touchesReview ? await timeoutOf(derivation.chain) : undefined;
+  return recordDerived(deps.pool, subject.txId, logs.tokenId, events, timeout);
+}
+
+interface RequestRow {
+  id: string;
+  request_number: string;
+  request_type: string;
+  applicant_id: string;
+  token_id: string;
+}
+
+/** The transaction and its request; none when it is not confirmed (any more) or belongs to no request. */
+async function confirmedRequestTransaction(
+  pool: pg.Pool,
+  txId: string,
+): Promise<{ txId: string; txHash: string; request: RequestRow } | undefined> {
   const tx = (await pool.query(`SELECT id, tx_hash, request_id, status FROM chain_transactions WHERE id = $1`, [txId])).rows[0];
   // Not confirmed (any more): a reorganisation put it back to PENDING; it is derived again when it confirms.
-  if (!tx || tx.status !== "CONFIRMED" || !tx.request_id) return { events: 0, deliveries: 0 };
+  if (!tx || tx.status !== "CONFIRMED" || !tx.request_id) return undefined;
   const request = (await pool.query(`SELECT id, request_number, request_type, applicant_id, token_id FROM requests WHERE id = $1`, [tx.request_id])).rows[0];
-  if (!request) return { events: 0, deliveries: 0 };
-  const receipt = await provider.getTransactionReceipt(tx.tx_hash);
-  if (!receipt) throw new Error(`receipt of ${tx.tx_hash} not available yet`);
-  const tokenId = BigInt(request.token_id);
+  return request ? { txId: tx.id, txHash: tx.tx_hash, request } : undefined;
+}
+
+interface TokenLogs {
+  tokenId: bigint;
+  /** ApprovalRegistry events of the request's token in the receipt, by name. */
+  registry(name: string): LogDescription[];
+  /** LicenceToken events of the request's token in the receipt, by name. */
+  token(name: string): LogDescription[];
+  /** Whether any ApprovalRegistry log of the receipt is about this token. */
+  touchesReview: boolean;
+  anchored: LogDescription[];
+}
+
+function logsOfToken(receipt: TransactionReceipt, contracts: Deployment["contracts"], tokenId: bigint): TokenLogs {
   const ofToken = (found: LogDescription[]) => found.filter((e) => e.args.tokenId === tokenId);
-  const registry = (name: string) => ofToken(eventsOf(receipt.logs, approvalRegistry, contracts.ApprovalRegistry, name));
-  const token = (name: string) => ofToken(eventsOf(receipt.logs, licenceToken, contracts.LicenceToken, name));
+  return {
+    tokenId,
+    registry: (name) => ofToken(eventsOf(receipt.logs, approvalRegistry, contracts.ApprovalRegistry, name)),
+    token: (name) => ofToken(eventsOf(receipt.logs, licenceToken, contracts.LicenceToken, name)),
+    touchesReview: receipt.logs.some(
+      (log) => log.address.toLowerCase() === contracts.ApprovalRegistry.toLowerCase()
+        && log.topics[1] !== undefined && BigInt(log.topics[1]) === tokenId,
+    ),
+    anchored: ofToken(eventsOf(receipt.logs, documentRegistry, contracts.DocumentRegistry, "DocumentAnchored")),
+  };
+}
 
-  const statusChanges = token("LicenceStatusChanged");
-  const issued = token("LicenceIssued");
-  const invalidated = registry("ReviewInvalidated");
-  const timedOut = registry("StageTimedOut");
-  const escalated = registry("StageEscalated");
-  const touchesReview = receipt.logs.some(
-    (log) => log.address.toLowerCase() === contracts.ApprovalRegistry.toLowerCase() && log.topics[1] !== undefined && BigInt(log.topics[1]) === tokenId,
-  );
-  if (!touchesReview && statusChanges.length === 0 && issued.length === 0) return { events: 0, deliveries: 0 };
+type View = (fn: string, args: unknown[], blockTag: number | string) => Promise<any>;
 
-  if (!(await deps.index.waitForBlock(receipt.blockNumber, 10_000))) throw new Error(`the index has not reached block ${receipt.blockNumber} yet`);
-  const block = await provider.getBlock(receipt.blockNumber);
-  const occurredAt = new Date(Number(block!.timestamp) * 1000);
-  const view = async (fn: string, args: unknown[], blockTag: number | string) => {
+/** ApprovalRegistry's views of the request's token, at a block or the latest. */
+interface ChainViews {
+  tokenId: bigint;
+  view: View;
+  pendingAt(blockTag: number): Promise<number[]>;
+  /** Departments able to decide at the transaction's block: asked once, shared by the steps. */
+  pendingAfter(): Promise<number[]>;
+}
+
+function chainViews({ provider, contracts }: DeriveDependencies, tokenId: bigint, blockNumber: number): ChainViews {
+  const view: View = async (fn, args, blockTag) => {
     const data = approvalRegistry.encodeFunctionData(fn, args);
     const raw = await provider.call({ to: contracts.ApprovalRegistry, data, blockTag }).catch(async (error) => {
       // A node without that block's state (anvil restarted from a snapshot, Besu past its retained layers): the
@@ -96,121 +146,230 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
     });
     return approvalRegistry.decodeFunctionResult(fn, raw);
   };
-  const progressAt = async (blockTag: number | string) => (await view("progressOf", [tokenId], blockTag))[0] as unknown as Progress;
-  // Departments able to decide at the transaction's block: asked once, shared by the checks below.
   const pendingAt = async (blockTag: number) => [...((await view("pendingDepartmentsOf", [tokenId], blockTag))[0] as bigint[])].map(Number);
   let pending: Promise<number[]> | undefined;
-  const pendingAfter = () => (pending ??= pendingAt(receipt.blockNumber));
+  return { tokenId, view, pendingAt, pendingAfter: () => (pending ??= pendingAt(blockNumber)) };
+}
 
-  const after = await progressAt(receipt.blockNumber);
+/** What every step reads: the receipt's logs, the review state after the block and the request's workflow. */
+interface Derivation {
+  pool: pg.Pool;
+  receipt: TransactionReceipt;
+  logs: TokenLogs;
+  chain: ChainViews;
+  after: Progress;
+  /** Every department the request's workflow routes to. */
+  routed: string[];
+  stageInfo(index: bigint): { index: number; name: string | null };
+  /** Departments whose approval this transaction invalidated. */
+  invalidatedIds: Set<number>;
+}
+
+async function startDerivation(
+  deps: DeriveDependencies,
+  receipt: TransactionReceipt,
+  logs: TokenLogs,
+): Promise<Derivation> {
+  const chain = chainViews(deps, logs.tokenId, receipt.blockNumber);
+  const after = (await chain.view("progressOf", [logs.tokenId], receipt.blockNumber))[0] as unknown as Progress;
   const workflow = await deps.workflows.byChainId(Number(after.workflowId));
   const stages = workflow ? sortedStages(workflow.stages) : [];
-  const routed = [...new Set(stages.flatMap((s) => s.requiredApprovals.map((a) => a.departmentCode)))];
-  const stageInfo = (index: bigint) => ({ index: Number(index), name: stages[Number(index)]?.stageName ?? null });
-
-  const base = {
-    requestId: request.id as string,
-    requestNumber: request.request_number as string,
-    requestType: request.request_type as string,
-    applicantId: request.applicant_id as string,
-    tokenId: tokenId.toString(),
-    transactionHash: receipt.hash,
-    occurredAt,
+  return {
+    pool: deps.pool,
+    receipt,
+    logs,
+    chain,
+    after,
+    routed: [...new Set(stages.flatMap((s) => s.requiredApprovals.map((a) => a.departmentCode)))],
+    stageInfo: (index) => ({ index: Number(index), name: stages[Number(index)]?.stageName ?? null }),
+    invalidatedIds: new Set(logs.registry("ReviewInvalidated").map((e) => Number(e.args.departmentId))),
   };
-  const events: PlatformEvent[] = [];
-  const add = (key: string, type: PlatformEvent["type"], departments: string[], data: Record<string, unknown>) =>
-    events.push({ ...base, id: stableUuid(`event:${key}`), type, departments, data });
+}
 
-  // Document updates that invalidated approvals.
-  const invalidatedIds = new Set(invalidated.map((e) => Number(e.args.departmentId)));
-  const codes = await departmentCodes(pool, [...invalidatedIds, ...escalated.map((e) => Number(e.args.departmentId)).filter((id) => id > 0)]);
-  const codeOf = (id: number) => codes.get(id) ?? String(id);
-  const anchored = eventsOf(receipt.logs, documentRegistry, contracts.DocumentRegistry, "DocumentAnchored").filter((e) => e.args.tokenId === tokenId);
-  for (const doc of anchored) {
+/** A platform event before the request's fields are added: its id key, type, recipients and data. */
+interface EventDraft {
+  key: string;
+  type: PlatformEvent["type"];
+  departments: string[];
+  data: Record<string, unknown>;
+}
+
+function platformEvent(
+  request: RequestRow,
+  transactionHash: string,
+  occurredAt: Date,
+  draft: EventDraft,
+): PlatformEvent {
+  return {
+    requestId: request.id,
+    requestNumber: request.request_number,
+    requestType: request.request_type,
+    applicantId: request.applicant_id,
+    tokenId: BigInt(request.token_id).toString(),
+    transactionHash,
+    occurredAt,
+    id: stableUuid(`event:${draft.key}`),
+    type: draft.type,
+    departments: draft.departments,
+    data: draft.data,
+  };
+}
+
+/** Department codes by id; an id the index does not know yet stands for itself. */
+async function codesOf(pool: pg.Pool, ids: number[]): Promise<(id: number) => string> {
+  const codes = await departmentCodes(pool, ids);
+  return (id) => codes.get(id) ?? String(id);
+}
+
+/** DOCUMENT_UPDATED to the departments whose approvals a new document version invalidated. */
+async function documentUpdatedEvents({ pool, logs, invalidatedIds }: Derivation): Promise<EventDraft[]> {
+  const invalidated = logs.registry("ReviewInvalidated");
+  const codeOf = await codesOf(pool, [...invalidatedIds]);
+  const drafts: EventDraft[] = [];
+  for (const doc of logs.anchored) {
     const departments = invalidated.filter((e) => e.args.docIndex === doc.args.docIndex).map((e) => codeOf(Number(e.args.departmentId)));
     if (departments.length === 0) continue;
     const documentId = bytes16ToUuid(doc.args.documentId as string);
     // The type is on chain with the first version only; later versions carry the same document id.
     const docType = (await pool.query(`SELECT doc_type FROM documents WHERE id = $1`, [documentId])).rows[0]?.doc_type ?? decodeBytes32String(doc.args.docType);
-    add(`document-updated:${tokenId}:${doc.args.docIndex}:${doc.args.version}`, "DOCUMENT_UPDATED", [...new Set(departments)], {
-      document: { documentId, documentType: docType, version: Number(doc.args.version), sha256: doc.args.sha256Hash },
-      invalidatedApprovals: [...new Set(departments)],
+    drafts.push({
+      key: `document-updated:${logs.tokenId}:${doc.args.docIndex}:${doc.args.version}`,
+      type: "DOCUMENT_UPDATED",
+      departments: [...new Set(departments)],
+      data: {
+        document: { documentId, documentType: docType, version: Number(doc.args.version), sha256: doc.args.sha256Hash },
+        invalidatedApprovals: [...new Set(departments)],
+      },
     });
   }
+  return drafts;
+}
 
-  // Departments that became able to decide: all the pending ones when the stage (re)started in this transaction;
-  // otherwise those the contract lists as pending after the block and not before it (its next turn in a SEQUENTIAL
-  // stage: the turn rule stays in the contract). A department whose approval this transaction invalidated gets
-  // DOCUMENT_UPDATED instead. Another transaction of the same block yields the same ids, recorded once.
-  const started = registry("StageStarted").at(-1);
+/**
+ * APPROVAL_REQUIRED to the departments that became able to decide: all the pending ones when the stage (re)started
+ * in this transaction; otherwise those the contract lists as pending after the block and not before it (its next
+ * turn in a SEQUENTIAL stage: the turn rule stays in the contract). A department whose approval this transaction
+ * invalidated gets DOCUMENT_UPDATED instead. Another transaction of the same block yields the same ids, recorded once.
+ */
+async function approvalRequiredEvents(derivation: Derivation): Promise<EventDraft[]> {
+  const { pool, receipt, logs, chain, after, stageInfo, invalidatedIds } = derivation;
+  const started = logs.registry("StageStarted").at(-1);
+  const decided = logs.registry("DecisionRecorded").length > 0;
+  if (after.phase !== REVIEW_PHASE.InReview || !(started || decided)) return [];
   const currentStage = started ? BigInt(started.args.stage) : after.stage;
-  const decided = registry("DecisionRecorded").length > 0;
-  if (after.phase === REVIEW_PHASE.InReview && (started || decided)) {
-    const startedAt = started ? BigInt(started.args.startedAt) : after.stageStartedAt;
-    const before = started ? [] : await pendingAt(receipt.blockNumber - 1);
-    const newly = (await pendingAfter()).filter((id) => !invalidatedIds.has(id) && !before.includes(id));
-    const reason = registry("ReviewStarted").length ? "SUBMITTED"
-      : registry("Resubmitted").length ? "RESUBMITTED"
-      : registry("StageReopened").length ? "STAGE_REOPENED"
-      : registry("EscalationResolved").length ? "RETURNED_BY_ADMINISTRATOR"
-      : registry("StageCompleted").length ? "STAGE_ADVANCED"
-      : "TURN";
-    const newCodes = await departmentCodes(pool, newly);
-    for (const id of newly) {
-      const code = newCodes.get(id) ?? String(id);
-      add(`approval-required:${tokenId}:${currentStage}:${startedAt}:${code}`, "APPROVAL_REQUIRED", [code], { reason, stage: stageInfo(currentStage) });
-    }
-  }
+  const startedAt = started ? BigInt(started.args.startedAt) : after.stageStartedAt;
+  const before = started ? [] : await chain.pendingAt(receipt.blockNumber - 1);
+  const newly = (await chain.pendingAfter()).filter((id) => !invalidatedIds.has(id) && !before.includes(id));
+  const reason = approvalRequiredReason(logs);
+  const codeOf = await codesOf(pool, newly);
+  return newly.map((id) => ({
+    key: `approval-required:${logs.tokenId}:${currentStage}:${startedAt}:${codeOf(id)}`,
+    type: "APPROVAL_REQUIRED",
+    departments: [codeOf(id)],
+    data: { reason, stage: stageInfo(currentStage) },
+  }));
+}
 
-  // Timeouts and escalations.
-  for (const timeout of timedOut) {
+function approvalRequiredReason(logs: TokenLogs): string {
+  if (logs.registry("ReviewStarted").length) return "SUBMITTED";
+  if (logs.registry("Resubmitted").length) return "RESUBMITTED";
+  if (logs.registry("StageReopened").length) return "STAGE_REOPENED";
+  if (logs.registry("EscalationResolved").length) return "RETURNED_BY_ADMINISTRATOR";
+  if (logs.registry("StageCompleted").length) return "STAGE_ADVANCED";
+  return "TURN";
+}
+
+/** STAGE_OVERDUE (a NOTIFY timeout) to the departments still pending. */
+async function overdueEvents({ pool, logs, chain, after, stageInfo }: Derivation): Promise<EventDraft[]> {
+  const drafts: EventDraft[] = [];
+  for (const timeout of logs.registry("StageTimedOut")) {
     if (timeout.args.action !== TIMEOUT_ACTION.Notify) continue;
-    const stillPending = await pendingAfter();
-    const pendingCodes = await departmentCodes(pool, stillPending);
+    const stillPending = await chain.pendingAfter();
+    const codeOf = await codesOf(pool, stillPending);
     for (const id of stillPending) {
-      const code = pendingCodes.get(id) ?? String(id);
-      add(`overdue:${tokenId}:${timeout.args.stage}:${after.stageStartedAt}:${code}`, "STAGE_OVERDUE", [code], { stage: stageInfo(timeout.args.stage) });
+      drafts.push({
+        key: `overdue:${logs.tokenId}:${timeout.args.stage}:${after.stageStartedAt}:${codeOf(id)}`,
+        type: "STAGE_OVERDUE",
+        departments: [codeOf(id)],
+        data: { stage: stageInfo(timeout.args.stage) },
+      });
     }
   }
-  for (const escalation of escalated) {
+  return drafts;
+}
+
+/** ESCALATED, to administrators' webhooks (no department). */
+async function escalationEvents({ pool, receipt, logs, stageInfo }: Derivation): Promise<EventDraft[]> {
+  const escalated = logs.registry("StageEscalated");
+  const codeOf = await codesOf(pool, escalated.map((e) => Number(e.args.departmentId)).filter((id) => id > 0));
+  return escalated.map((escalation) => {
     const departmentId = Number(escalation.args.departmentId);
-    add(`escalated:${receipt.hash}:${tokenId}:${escalation.args.stage}`, "ESCALATED", [], {
-      stage: stageInfo(escalation.args.stage),
-      cause: Number(escalation.args.cause) === 1 ? "TIMEOUT" : "REJECTION",
-      ...(departmentId > 0 ? { rejectedBy: codeOf(departmentId) } : {}),
-    });
-  }
+    return {
+      key: `escalated:${receipt.hash}:${logs.tokenId}:${escalation.args.stage}`,
+      type: "ESCALATED",
+      departments: [],
+      data: {
+        stage: stageInfo(escalation.args.stage),
+        cause: Number(escalation.args.cause) === 1 ? "TIMEOUT" : "REJECTION",
+        ...(departmentId > 0 ? { rejectedBy: codeOf(departmentId) } : {}),
+      },
+    };
+  });
+}
 
-  // The licence's status.
-  for (const change of statusChanges) {
+/** The licence's status changes, to every department of the request's workflow. */
+function statusEvents({ receipt, logs, routed }: Derivation): EventDraft[] {
+  const drafts: EventDraft[] = [];
+  for (const change of logs.token("LicenceStatusChanged")) {
     const data = { status: LICENCE_STATUS_NAMES[Number(change.args.to)], reasonCode: Number(change.args.reasonCode) };
-    const key = (type: string) => `${type}:${receipt.hash}:${tokenId}`;
-    if (change.args.to === LICENCE_STATUS.Approved && change.args.from !== LICENCE_STATUS.Suspended) add(key("approved"), "REQUEST_APPROVED", routed, data);
-    if (change.args.to === LICENCE_STATUS.Rejected) add(key("rejected"), "REQUEST_REJECTED", routed, data);
-    if (change.args.to === LICENCE_STATUS.PendingResubmission) add(key("returned"), "CHANGES_REQUESTED", routed, data);
-    if (change.args.to === LICENCE_STATUS.Revoked) add(key("revoked"), "CERTIFICATE_REVOKED", routed, data);
+    const draft = (name: string, type: PlatformEvent["type"]) => ({ key: `${name}:${receipt.hash}:${logs.tokenId}`, type, departments: routed, data });
+    if (change.args.to === LICENCE_STATUS.Approved && change.args.from !== LICENCE_STATUS.Suspended) drafts.push(draft("approved", "REQUEST_APPROVED"));
+    if (change.args.to === LICENCE_STATUS.Rejected) drafts.push(draft("rejected", "REQUEST_REJECTED"));
+    if (change.args.to === LICENCE_STATUS.PendingResubmission) drafts.push(draft("returned", "CHANGES_REQUESTED"));
+    if (change.args.to === LICENCE_STATUS.Revoked) drafts.push(draft("revoked", "CERTIFICATE_REVOKED"));
   }
-  for (const issue of issued) {
+  return drafts;
+}
+
+/** CERTIFICATE_ISSUED, to every department of the request's workflow. */
+function issuedEvents({ receipt, logs, routed }: Derivation): EventDraft[] {
+  return logs.token("LicenceIssued").map((issue) => {
     const expiresAt = Number(issue.args.expiresAt);
-    add(`issued:${receipt.hash}:${tokenId}`, "CERTIFICATE_ISSUED", routed, {
-      issuedAt: new Date(Number(issue.args.issuedAt) * 1000).toISOString(),
-      expiresAt: expiresAt ? new Date(expiresAt * 1000).toISOString() : null,
-    });
-  }
+    return {
+      key: `issued:${receipt.hash}:${logs.tokenId}`,
+      type: "CERTIFICATE_ISSUED",
+      departments: routed,
+      data: {
+        issuedAt: isoFromUnixSeconds(issue.args.issuedAt),
+        expiresAt: expiresAt ? isoFromUnixSeconds(expiresAt) : null,
+      },
+    };
+  });
+}
 
-  // The stage deadline, from the latest state (derivations may run out of order).
-  const timeout = touchesReview ? await timeoutOf(deps, tokenId, view) : undefined;
-
+/** Records the events and keeps the request's stage-timeout job in line with the chain, in one transaction. */
+async function recordDerived(
+  pool: pg.Pool,
+  txId: string,
+  tokenId: bigint,
+  events: PlatformEvent[],
+  timeout: StageTimeout | null | undefined,
+): Promise<{ events: number; deliveries: number }> {
   return withTransaction(pool, async (client) => {
-    const deliveries = await recordEvents(client, events, tx.id);
+    const deliveries = await recordEvents(client, events, txId);
     if (timeout === null) await cancelJob(client, JOB_NAMES.stageTimeout, `token:${tokenId}`);
     else if (timeout) await enqueueJob(client, JOB_NAMES.stageTimeout, `token:${tokenId}`, timeout.data, timeout.runAt);
     return { events: events.length, deliveries };
   });
 }
 
+interface StageTimeout {
+  runAt: Date;
+  data: { tokenId: string; stage: number; startedAt: number; deadline: number };
+}
+
 /** The running stage timeout of a request (null: none is running). */
-async function timeoutOf(deps: DeriveDependencies, tokenId: bigint, view: (fn: string, args: unknown[], blockTag: number | string) => Promise<any>) {
+async function timeoutOf({ tokenId, view }: ChainViews): Promise<StageTimeout | null> {
   const latest = (await view("progressOf", [tokenId], "latest"))[0] as Progress;
   if (!timeoutPending(latest)) return null;
   const [stage] = await view("stage", [latest.workflowId, latest.stage], "latest");
@@ -218,7 +377,7 @@ async function timeoutOf(deps: DeriveDependencies, tokenId: bigint, view: (fn: s
   if (seconds === 0n) return null;
   const deadline = Number(latest.stageStartedAt + seconds);
   return {
-    runAt: new Date(deadline * 1000),
+    runAt: dateFromUnixSeconds(deadline),
     data: { tokenId: tokenId.toString(), stage: Number(latest.stage), startedAt: Number(latest.stageStartedAt), deadline },
   };
 }

@@ -56,7 +56,32 @@ export function serviceOpenApiDocument(input: {
 
 export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefinition[] }[], info: OpenApiInfo): Json {
   const components: Record<string, unknown> = {};
-  const convert = (schema: z.ZodType, io: "input" | "output"): Json => {
+  const convert = schemaConverter(components);
+  // Conversion order is the components' order: the operations', the error bodies', then the webhooks'.
+  const paths = pathsOf(routes, convert);
+  convert(ErrorSchema, "output");
+  convert(OAuthErrorSchema, "output");
+  const webhooks = webhookOperations(info.webhooks ?? [], convert);
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: info.title,
+      version: info.version,
+      description: [info.description, ...(info.extraSections ?? [])].join("\n\n"),
+      ...(info.license ? { license: info.license } : {}),
+    },
+    servers: [{ url: info.serverUrl }],
+    paths,
+    ...(info.webhooks?.length ? { webhooks } : {}),
+    components: { schemas: components, securitySchemes: SECURITY_SCHEMES },
+  };
+}
+
+type Convert = (schema: z.ZodType, io: "input" | "output") => Json;
+
+/** Zod schema → JSON Schema; schemas with a `.meta({ id })` (and their $defs) are added to `components` once. */
+function schemaConverter(components: Record<string, unknown>): Convert {
+  return (schema, io) => {
     const json = z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as Json;
     const defs = (json.$defs ?? {}) as Record<string, Json>;
     for (const [name, def] of Object.entries(defs)) components[name] ??= clean(def);
@@ -69,60 +94,72 @@ export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefi
     }
     return cleaned;
   };
+}
 
+function pathsOf(
+  routes: { prefix: string; routes: RouteDefinition[] }[],
+  convert: Convert,
+): Record<string, Record<string, unknown>> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const group of routes) {
     for (const route of group.routes) {
       const path = (group.prefix + route.path).replace(/:(\w+)/g, "{$1}");
-      const parameters = [
-        ...objectParameters(route.params, "path", convert),
-        ...objectParameters(route.query, "query", convert),
-        ...(honoursIdempotencyKey(route) ? [IDEMPOTENCY_KEY_PARAMETER] : []),
-      ];
-      const operation: Json = {
-        operationId: route.operationId,
-        summary: route.summary,
-        description: [route.description, describeAccess(route.access)].filter(Boolean).join("\n\n"),
-        tags: route.tags,
-        security: security(route.access),
-        ...(parameters.length ? { parameters } : {}),
-        ...(route.body ? { requestBody: requestBody(route, convert) } : {}),
-        // Every status the operation can answer: its handler's and the middleware's (routeStatuses.ts).
-        responses: Object.fromEntries(
-          Object.entries(documentedStatuses(route)).map(([status, spec]) => [
-            status,
-            {
-              description: spec.description,
-              ...(spec.headers
-                ? { headers: Object.fromEntries(Object.entries(spec.headers).map(([name, h]) => [name, { description: h.description, schema: h.schema }])) }
-                : {}),
-              ...(spec.schemas.length
-                ? {
-                    content: {
-                      [spec.contentType ?? "application/json"]: {
-                        schema: spec.schemas.length === 1 ? convert(spec.schemas[0], "output") : { oneOf: spec.schemas.map((schema) => convert(schema, "output")) },
-                      },
-                    },
-                  }
-                : {}),
-            },
-          ]),
-        ),
-      };
-      (paths[path] ??= {})[route.method] = operation;
+      (paths[path] ??= {})[route.method] = operationOf(route, convert);
     }
   }
-  convert(ErrorSchema, "output");
-  convert(OAuthErrorSchema, "output");
+  return paths;
+}
 
-  const signatureHeaders = [
-    { name: "X-Webhook-Signature", in: "header", required: true, schema: { type: "string" }, description: "sha256=<lowercase hex HMAC-SHA256 of the exact body, keyed with the registered secret>" },
-    { name: "webhook-id", in: "header", required: true, schema: { type: "string" }, description: "The event id (Standard Webhooks): the same at every retry" },
-    { name: "webhook-timestamp", in: "header", required: true, schema: { type: "string" }, description: "Unix seconds of this attempt (Standard Webhooks)" },
-    { name: "webhook-signature", in: "header", required: true, schema: { type: "string" }, description: "v1,<base64 HMAC-SHA256 of id.timestamp.body> (Standard Webhooks; key: the secret's UTF-8 bytes)" },
+function operationOf(route: RouteDefinition, convert: Convert): Json {
+  const parameters = [
+    ...objectParameters(route.params, "path", convert),
+    ...objectParameters(route.query, "query", convert),
+    ...(honoursIdempotencyKey(route) ? [IDEMPOTENCY_KEY_PARAMETER] : []),
   ];
-  const webhooks = Object.fromEntries(
-    (info.webhooks ?? []).map((hook) => [
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    description: [route.description, describeAccess(route.access)].filter(Boolean).join("\n\n"),
+    tags: route.tags,
+    security: security(route.access),
+    ...(parameters.length ? { parameters } : {}),
+    ...(route.body ? { requestBody: requestBody(route, convert) } : {}),
+    responses: responsesOf(route, convert),
+  };
+}
+
+/** Every status the operation can answer: its handler's and the middleware's (routeStatuses.ts). */
+function responsesOf(route: RouteDefinition, convert: Convert): Json {
+  return Object.fromEntries(
+    Object.entries(documentedStatuses(route)).map(([status, spec]) => {
+      const headers = spec.headers
+        && Object.fromEntries(Object.entries(spec.headers).map(([name, h]) => [name, { description: h.description, schema: h.schema }]));
+      const schema = spec.schemas.length === 1
+        ? convert(spec.schemas[0], "output")
+        : { oneOf: spec.schemas.map((one) => convert(one, "output")) };
+      return [
+        status,
+        {
+          description: spec.description,
+          ...(headers ? { headers } : {}),
+          ...(spec.schemas.length ? { content: { [spec.contentType ?? "application/json"]: { schema } } } : {}),
+        },
+      ];
+    }),
+  );
+}
+
+const WEBHOOK_SIGNATURE_HEADERS = [
+  { name: "X-Webhook-Signature", in: "header", required: true, schema: { type: "string" }, description: "sha256=<lowercase hex HMAC-SHA256 of the exact body, keyed with the registered secret>" },
+  { name: "webhook-id", in: "header", required: true, schema: { type: "string" }, description: "The event id (Standard Webhooks): the same at every retry" },
+  { name: "webhook-timestamp", in: "header", required: true, schema: { type: "string" }, description: "Unix seconds of this attempt (Standard Webhooks)" },
+  { name: "webhook-signature", in: "header", required: true, schema: { type: "string" }, description: "v1,<base64 HMAC-SHA256 of id.timestamp.body> (Standard Webhooks; key: the secret's UTF-8 bytes)" },
+];
+
+/** OpenAPI 3.1 `webhooks`: one POST we send per event name. */
+function webhookOperations(hooks: NonNullable<OpenApiInfo["webhooks"]>, convert: Convert): Json {
+  return Object.fromEntries(
+    hooks.map((hook) => [
       hook.name,
       {
         post: {
@@ -131,37 +168,22 @@ export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefi
           security: [],
           summary: hook.summary,
           description: "Sent to every registered webhook subscribed to this name whose department the event concerns (administrators' webhooks without a department get all). Any 2xx is success; otherwise retried at +1 min, +5 min, +30 min, +2 h and +24 h, then the webhook is disabled.",
-          parameters: signatureHeaders,
+          parameters: WEBHOOK_SIGNATURE_HEADERS,
           requestBody: { required: true, content: { "application/json": { schema: convert(hook.schema, "output") } } },
           responses: { "2XX": { description: "Received" } },
         },
       },
     ]),
   );
-
-  return {
-    openapi: "3.1.0",
-    info: {
-      title: info.title,
-      version: info.version,
-      description: [info.description, ...(info.extraSections ?? [])].join("\n\n"),
-      ...(info.license ? { license: info.license } : {}),
-    },
-    servers: [{ url: info.serverUrl }],
-    paths,
-    ...(info.webhooks?.length ? { webhooks } : {}),
-    components: {
-      schemas: components,
-      securitySchemes: {
-        BearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Applicant (identity-locker login) or system client (client credentials) token." },
-        ApiKeyAuth: { type: "apiKey", in: "header", name: "X-API-Key", description: "Department API key, sent with X-Department-Code." },
-        AdminAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Token with the admin scope." },
-      },
-    },
-  };
 }
 
-function objectParameters(schema: z.ZodType | undefined, where: "path" | "query", convert: (s: z.ZodType, io: "input" | "output") => Json) {
+const SECURITY_SCHEMES = {
+  BearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Applicant (identity-locker login) or system client (client credentials) token." },
+  ApiKeyAuth: { type: "apiKey", in: "header", name: "X-API-Key", description: "Department API key, sent with X-Department-Code." },
+  AdminAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Token with the admin scope." },
+};
+
+function objectParameters(schema: z.ZodType | undefined, where: "path" | "query", convert: Convert) {
   if (!schema || !(schema instanceof z.ZodObject)) return [];
   return Object.entries(schema.shape as Record<string, z.ZodType>).map(([name, field]) => {
     const json = convert(field, "input");
@@ -175,7 +197,7 @@ function objectParameters(schema: z.ZodType | undefined, where: "path" | "query"
   });
 }
 
-function requestBody(route: RouteDefinition, convert: (s: z.ZodType, io: "input" | "output") => Json) {
+function requestBody(route: RouteDefinition, convert: Convert) {
   const contentType =
     route.bodyType === "multipart" ? "multipart/form-data" : route.bodyType === "form" ? "application/x-www-form-urlencoded" : "application/json";
   return { required: true, content: { [contentType]: { schema: convert(route.body!, "input") } } };

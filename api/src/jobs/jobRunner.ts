@@ -44,6 +44,19 @@ const retryAfter = (maxMs: number) => ({ attempt }: { attempt: number }) => Math
 
 export async function startJobRunner(context: RunnerContext, options: JobRunnerOptions): Promise<JobRunner> {
   const logger: Logger = context.logger.child({ component: "jobs" });
+  const agenda = createAgenda(context, options, logger);
+  defineJobs(agenda, context, options, logger);
+  await agenda.start();
+  logger.info({ pollMs: options.pollMs }, "job runner started");
+  return {
+    async stop(timeoutMs = 15_000) {
+      await agenda.drain({ timeout: timeoutMs, closeConnection: false });
+    },
+  };
+}
+
+/** Agenda on the agenda_jobs table, woken by the jobs channel, its errors and failures logged. */
+function createAgenda(context: RunnerContext, options: JobRunnerOptions, logger: Logger): Agenda {
   const backend = new PostgresBackend({ pool: context.pool, tableName: "agenda_jobs", channelName: JOBS_CHANNEL, ensureSchema: false });
   // The LISTEN connection reconnects by itself when Postgres restarts, but reports the loss as an 'error' event:
   // unheard, that would end the process.
@@ -58,7 +71,11 @@ export async function startJobRunner(context: RunnerContext, options: JobRunnerO
   });
   agenda.on("error", (error: Error) => logger.error({ err: error }, "job runner error"));
   agenda.on("fail", (error: Error, job: Job) => logger.warn({ job: job.attrs.name, err: error.message, attempt: job.attrs.failCount }, "job failed; retrying"));
+  return agenda;
+}
 
+/** Each job: what it runs, how long its lock lasts and when a failed run is retried. */
+function defineJobs(agenda: Agenda, context: RunnerContext, options: JobRunnerOptions, logger: Logger): void {
   agenda.define(
     JOB_NAMES.deriveEvents,
     async (job: Job<{ txId: string }>) => {
@@ -97,12 +114,4 @@ export async function startJobRunner(context: RunnerContext, options: JobRunnerO
     async (job: Job<{ txId: string }>) => void (await discardUnanchoredFiles(context, job.attrs.data.txId)),
     { backoff: retryAfter(300_000), lockLifetime: options.lockMs },
   );
-
-  await agenda.start();
-  logger.info({ pollMs: options.pollMs }, "job runner started");
-  return {
-    async stop(timeoutMs = 15_000) {
-      await agenda.drain({ timeout: timeoutMs, closeConnection: false });
-    },
-  };
 }

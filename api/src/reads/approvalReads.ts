@@ -4,9 +4,9 @@
  */
 import type pg from "pg";
 import { readTogether, type ReadPart, type Rows } from "../db/readTogether.ts";
+import { isoFromUnixSeconds } from "../unixTime.ts";
 import { stableUuid } from "./stableId.ts";
 
-const iso = (seconds: unknown) => (seconds === null || seconds === undefined ? null : new Date(Number(seconds) * 1000).toISOString());
 
 export interface ApprovalJson {
   approvalId: string;
@@ -59,8 +59,8 @@ export function approvalsFromRows(rows: Rows, documentRows: Rows): ApprovalJson[
       reviewedDocuments: reviewed,
       isActive: row.is_active,
       transactionHash: row.tx_hash,
-      createdAt: iso(row.timestamp)!,
-      invalidatedAt: iso(row.invalidated_at),
+      createdAt: isoFromUnixSeconds(row.timestamp),
+      invalidatedAt: row.invalidated_at == null ? null : isoFromUnixSeconds(row.invalidated_at),
       invalidationReason: row.invalidation_reason ?? null,
       stage: Number(row.stage),
     };

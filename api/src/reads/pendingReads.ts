@@ -5,19 +5,30 @@
 import type pg from "pg";
 import { REQUEST_SELECT, STAGE_NAME_JOIN, STAGE_NAME_SQL, toRequestListItem } from "./requestReads.ts";
 
-export async function pendingForDepartment(pool: pg.Pool, code: string, page: number, limit: number) {
+/**
+ * One page of the requests waiting for department `code`, newest first, each with its current stage's name. The
+ * page is cut here, after the requests are read: `total` counts the waiting requests this API knows.
+ */
+export async function pendingRequestsPage(pool: pg.Pool, code: string, page: number, limit: number) {
+  const items = await requestsByTokens(pool, await tokensPendingFor(pool, code));
+  return {
+    requests: items.slice((page - 1) * limit, page * limit),
+    pagination: { page, limit, total: items.length, totalPages: Math.ceil(items.length / limit) },
+  };
+}
+
+async function tokensPendingFor(pool: pg.Pool, code: string): Promise<string[]> {
   const { rows } = await pool.query(
     `SELECT pd.token_id FROM index.pending_departments pd
      JOIN index.departments d ON d.department_id = pd.department_id AND d.code = $1
      ORDER BY pd.token_id`,
     [code],
   );
-  const waiting = rows.map((row) => String(row.token_id));
-  return { tokens: waiting, total: waiting.length, page, limit };
+  return rows.map((row) => String(row.token_id));
 }
 
 /** The requests of the given tokens as list items (with their current stage's name), newest first. */
-export async function requestsByTokens(pool: pg.Pool, tokens: string[]) {
+async function requestsByTokens(pool: pg.Pool, tokens: string[]) {
   if (tokens.length === 0) return [];
   const { rows } = await pool.query(
     `SELECT q.*, ${STAGE_NAME_SQL} FROM (${REQUEST_SELECT} WHERE r.token_id = ANY($1)) q ${STAGE_NAME_JOIN} ORDER BY q.created_at DESC, q.id DESC`,

@@ -6,6 +6,7 @@ import type pg from "pg";
 import { asDate } from "../db/readTogether.ts";
 import type { Principal } from "../auth/principal.ts";
 import { notFound } from "../errors.ts";
+import { dateFromUnixSeconds, type UnixSeconds } from "../unixTime.ts";
 import { isRoutedTo } from "./pendingReads.ts";
 
 export interface RequestView {
@@ -31,7 +32,9 @@ export interface RequestView {
   creationTxHash: string;
 }
 
-const secondsToDate = (value: unknown) => (value === null || value === undefined || Number(value) === 0 ? null : new Date(Number(value) * 1000));
+/** Chain times in the index: 0 (and no row) mean "not yet". */
+const secondsToDate = (value: unknown) =>
+  (value === null || value === undefined || Number(value) === 0 ? null : dateFromUnixSeconds(value as UnixSeconds));
 
 /** EXPIRED is never stored: an APPROVED licence whose expiry has passed. */
 export const EFFECTIVE_STATUS_SQL = `CASE WHEN l.status = 'APPROVED' AND l.expires_at > 0 AND l.expires_at <= extract(epoch FROM now()) THEN 'EXPIRED' ELSE l.status END`;
@@ -132,4 +135,14 @@ export async function departmentCodes(pool: pg.Pool, ids: number[]): Promise<Map
   if (ids.length === 0) return new Map();
   const { rows } = await pool.query(`SELECT department_id, code FROM index.departments WHERE department_id = ANY($1)`, [ids]);
   return new Map(rows.map((r) => [Number(r.department_id), r.code as string]));
+}
+
+/** The request whose mint is the recorded transaction `outboxTxId` (its row is written in the same transaction). */
+export async function requestCreatedBy(
+  pool: pg.Pool,
+  outboxTxId: string,
+): Promise<{ requestId: string; requestNumber: string; createdAt: string }> {
+  const { rows } = await pool.query(`SELECT id, request_number, created_at FROM requests WHERE chain_tx_id = $1`, [outboxTxId]);
+  if (!rows[0]) throw new Error(`recorded mint ${outboxTxId} has no request row`);
+  return { requestId: rows[0].id, requestNumber: rows[0].request_number, createdAt: rows[0].created_at.toISOString() };
 }

@@ -6,6 +6,7 @@
 import type pg from "pg";
 import type { RequestView } from "./requestReads.ts";
 import { readTogether, type ReadPart, type Rows } from "../db/readTogether.ts";
+import { dateFromUnixSeconds, isoFromUnixSeconds } from "../unixTime.ts";
 import { stableUuid } from "./stableId.ts";
 
 export interface TimelineEventJson {
@@ -21,8 +22,6 @@ export interface TimelineEventJson {
 interface Ordered extends TimelineEventJson {
   order: [number, number];
 }
-
-const iso = (seconds: unknown) => new Date(Number(seconds) * 1000).toISOString();
 
 const STATUS_EVENTS: Record<string, [string, string, "APPLICANT" | "SYSTEM" | "ADMIN"]> = {
   "DRAFT>SUBMITTED": ["REQUEST_SUBMITTED", "The request was submitted for review", "APPLICANT"],
@@ -52,7 +51,7 @@ const STAGE_EVENTS: Record<string, string> = {
   ReviewInvalidated: "APPROVAL_INVALIDATED",
 };
 
-/** The reads a timeline needs, to run in one round trip (with others: see routes/requests.ts). */
+/** The reads a timeline needs, to run in one round trip (with others: see reads/requestDetail.ts). */
 export function timelineParts(request: RequestView) {
   const token = request.tokenId.toString();
   return {
@@ -80,96 +79,141 @@ export async function timelineOf(pool: pg.Pool, request: RequestView): Promise<T
 /** Department names by code, from the timeline's `departments` rows (the code itself when it has no name). */
 export const departmentNamesOf = (rows: Rows) => new Map(rows.map((r) => [r.code as string, (r.name ?? r.code) as string]));
 
+/** Every event, sorted in chain order; the creation first (it comes before its own mint). */
 export function timelineFromRows(request: RequestView, { licence, statuses, versions, decisions, stages, departments }: TimelineRows): TimelineEventJson[] {
-  const applicant = { type: "APPLICANT" as const, id: request.applicantId, name: request.applicantName };
-  const codeOf = new Map(departments.map((r) => [Number(r.department_id), r.code as string]));
-  const nameOf = departmentNamesOf(departments);
-  const events: Ordered[] = [];
-  const mint = licence[0];
+  const actors = actorsOf(request, departments);
+  const events: Ordered[] = [
+    creationEvent(request, licence[0], actors),
+    ...(licence[0] ? [mintEvent(request, licence[0])] : []),
+    ...versions.map((row) => documentEvent(row, actors)),
+    ...statuses.flatMap((row) => statusEvent(row, actors)),
+    ...decisions.map((row) => decisionEvent(row, actors)),
+    ...stages.map((row) => stageEvent(row, actors)),
+  ];
+  // A stable sort: events of the same log keep the order above.
+  events.sort((a, b) => a.order[0] - b.order[0] || a.order[1] - b.order[1]);
+  return events.map(({ order: _order, ...event }) => event);
+}
 
-  // The creation is stamped by the API's clock (milliseconds), its mint by the block (whole seconds, rounded down):
-  // the block's time can read earlier than the creation that caused it. The creation is never shown after its mint.
-  const mintedAt = mint ? Number(mint.created_at) * 1000 : Number.POSITIVE_INFINITY;
-  events.push({
+type Actor = TimelineEventJson["actor"];
+type Row = Rows[number];
+
+interface Actors {
+  applicant: Actor;
+  platform: Actor;
+  /** An actor named by who recorded it: the applicant for `applicant:…`, otherwise a system of that name. */
+  recordedBy(by: string): Actor;
+  department(code: string): Actor;
+  /** A department's code by its on-chain id (the id itself when the index does not know it). */
+  codeOf(departmentId: unknown): string;
+}
+
+function actorsOf(request: RequestView, departments: Rows): Actors {
+  const applicant = { type: "APPLICANT" as const, id: request.applicantId, name: request.applicantName };
+  const codes = new Map(departments.map((r) => [Number(r.department_id), r.code as string]));
+  const names = departmentNamesOf(departments);
+  return {
+    applicant,
+    platform: { type: "SYSTEM", id: "platform", name: "Licence platform" },
+    recordedBy: (by) => (by.startsWith("applicant:") ? applicant : { type: "SYSTEM", id: by, name: by }),
+    department: (code) => ({ type: "DEPARTMENT", id: code, name: names.get(code) ?? code }),
+    codeOf: (departmentId) => codes.get(Number(departmentId)) ?? String(departmentId),
+  };
+}
+
+/**
+ * The creation is stamped by the API's clock (milliseconds), its mint by the block (whole seconds, rounded down):
+ * the block's time can read earlier than the creation that caused it. The creation is never shown after its mint.
+ */
+function creationEvent(request: RequestView, mint: Row | undefined, actors: Actors): Ordered {
+  const mintedAt = mint ? dateFromUnixSeconds(mint.created_at).getTime() : Number.POSITIVE_INFINITY;
+  return {
     eventId: stableUuid(`created:${request.id}`),
     eventType: "REQUEST_CREATED",
     description: `Request ${request.requestNumber} (${request.requestType}) created`,
-    actor: request.createdBy.startsWith("applicant:") ? applicant : { type: "SYSTEM", id: request.createdBy, name: request.createdBy },
+    actor: actors.recordedBy(request.createdBy),
     metadata: { requestNumber: request.requestNumber, requestType: request.requestType },
     transactionHash: mint?.created_tx ?? null,
     timestamp: new Date(Math.min(request.createdAt.getTime(), mintedAt)).toISOString(),
     order: [-1, -1],
-  });
-  if (mint) {
-    events.push({
-      eventId: stableUuid(`minted:${mint.created_tx}`),
-      eventType: "NFT_MINTED",
-      description: `Soulbound licence token #${request.tokenId} minted`,
-      actor: { type: "SYSTEM", id: "platform", name: "Licence platform" },
-      metadata: { tokenId: Number(request.tokenId), owner: request.applicantAddress },
-      transactionHash: mint.created_tx,
-      timestamp: iso(mint.created_at),
-      order: [Number(mint.created_block), -1],
-    });
-  }
-  for (const row of versions) {
-    const first = Number(row.version) === 1;
-    events.push({
-      eventId: stableUuid(`document:${row.sha256_hash}`),
-      eventType: first ? "DOCUMENT_UPLOADED" : "DOCUMENT_UPDATED",
-      description: `${row.doc_type ?? "Document"} ${first ? "uploaded" : `updated to version ${row.version}`}`,
-      actor: row.uploaded_by?.startsWith("applicant:") ? applicant : { type: "SYSTEM", id: row.uploaded_by ?? "platform", name: row.uploaded_by ?? "platform" },
-      metadata: { documentId: row.document_id, docType: row.doc_type, version: Number(row.version), hash: row.sha256_hash },
-      transactionHash: row.tx_hash,
-      timestamp: iso(row.timestamp),
-      order: [Number(row.block_number), 0],
-    });
-  }
-  for (const row of statuses) {
-    const mapped = STATUS_EVENTS[`${row.from_status}>${row.to_status}`];
-    if (!mapped) continue; // PENDING_RESUBMISSION is told by the department's decision itself
-    const [eventType, description, actorType] = mapped;
-    events.push({
-      eventId: stableUuid(`status:${row.id}`),
-      eventType,
-      description,
-      actor: actorType === "APPLICANT" ? applicant : { type: actorType, id: "platform", name: actorType === "ADMIN" ? "Administrator" : "Licence platform" },
-      metadata: { from: row.from_status, to: row.to_status, reasonCode: Number(row.reason_code) },
-      transactionHash: row.tx_hash,
-      timestamp: iso(row.timestamp),
-      order: [Number(row.block_number), Number(row.log_index)],
-    });
-  }
-  for (const row of decisions) {
-    const [eventType, verb] = DECISION_EVENTS[row.decision] ?? ["APPROVAL_RECEIVED", row.decision.toLowerCase()];
-    const code = codeOf.get(Number(row.department_id)) ?? String(row.department_id);
-    events.push({
-      eventId: stableUuid(`decision:${row.id}`),
-      eventType,
-      description: `${code} ${verb} (stage ${Number(row.stage) + 1})`,
-      actor: { type: "DEPARTMENT", id: code, name: nameOf.get(code) ?? code },
-      metadata: { stage: Number(row.stage), reasonCode: Number(row.reason_code) },
-      transactionHash: row.tx_hash,
-      timestamp: iso(row.timestamp),
-      order: [Number(row.block_number), Number(row.log_index)],
-    });
-  }
-  for (const row of stages) {
-    const detail = row.detail ?? {};
-    const code = detail.departmentId !== undefined ? (codeOf.get(Number(detail.departmentId)) ?? String(detail.departmentId)) : undefined;
-    events.push({
-      eventId: stableUuid(`stage:${row.id}`),
-      eventType: STAGE_EVENTS[row.event_type],
-      description: describeStageEvent(row.event_type, Number(row.stage), detail, code),
-      actor: code ? { type: "DEPARTMENT", id: code, name: nameOf.get(code) ?? code } : { type: "SYSTEM", id: "platform", name: "Licence platform" },
-      metadata: { stage: Number(row.stage), ...detail },
-      transactionHash: row.tx_hash,
-      timestamp: iso(row.timestamp),
-      order: [Number(row.block_number), Number(row.log_index)],
-    });
-  }
-  events.sort((a, b) => a.order[0] - b.order[0] || a.order[1] - b.order[1]);
-  return events.map(({ order: _order, ...event }) => event);
+  };
+}
+
+function mintEvent(request: RequestView, mint: Row): Ordered {
+  return {
+    eventId: stableUuid(`minted:${mint.created_tx}`),
+    eventType: "NFT_MINTED",
+    description: `Soulbound licence token #${request.tokenId} minted`,
+    actor: { type: "SYSTEM", id: "platform", name: "Licence platform" },
+    metadata: { tokenId: Number(request.tokenId), owner: request.applicantAddress },
+    transactionHash: mint.created_tx,
+    timestamp: isoFromUnixSeconds(mint.created_at),
+    order: [Number(mint.created_block), -1],
+  };
+}
+
+function documentEvent(row: Row, actors: Actors): Ordered {
+  const first = Number(row.version) === 1;
+  return {
+    eventId: stableUuid(`document:${row.sha256_hash}`),
+    eventType: first ? "DOCUMENT_UPLOADED" : "DOCUMENT_UPDATED",
+    description: `${row.doc_type ?? "Document"} ${first ? "uploaded" : `updated to version ${row.version}`}`,
+    actor: actors.recordedBy(row.uploaded_by ?? "platform"),
+    metadata: { documentId: row.document_id, docType: row.doc_type, version: Number(row.version), hash: row.sha256_hash },
+    transactionHash: row.tx_hash,
+    timestamp: isoFromUnixSeconds(row.timestamp),
+    order: [Number(row.block_number), 0],
+  };
+}
+
+/** None for a transition the timeline tells otherwise (PENDING_RESUBMISSION: the department's decision itself). */
+function statusEvent(row: Row, actors: Actors): Ordered[] {
+  const mapped = STATUS_EVENTS[`${row.from_status}>${row.to_status}`];
+  if (!mapped) return [];
+  const [eventType, description, actorType] = mapped;
+  const actor: Actor = actorType === "APPLICANT"
+    ? actors.applicant
+    : { type: actorType, id: "platform", name: actorType === "ADMIN" ? "Administrator" : "Licence platform" };
+  return [{
+    eventId: stableUuid(`status:${row.id}`),
+    eventType,
+    description,
+    actor,
+    metadata: { from: row.from_status, to: row.to_status, reasonCode: Number(row.reason_code) },
+    transactionHash: row.tx_hash,
+    timestamp: isoFromUnixSeconds(row.timestamp),
+    order: [Number(row.block_number), Number(row.log_index)],
+  }];
+}
+
+function decisionEvent(row: Row, actors: Actors): Ordered {
+  const [eventType, verb] = DECISION_EVENTS[row.decision] ?? ["APPROVAL_RECEIVED", row.decision.toLowerCase()];
+  const code = actors.codeOf(row.department_id);
+  return {
+    eventId: stableUuid(`decision:${row.id}`),
+    eventType,
+    description: `${code} ${verb} (stage ${Number(row.stage) + 1})`,
+    actor: actors.department(code),
+    metadata: { stage: Number(row.stage), reasonCode: Number(row.reason_code) },
+    transactionHash: row.tx_hash,
+    timestamp: isoFromUnixSeconds(row.timestamp),
+    order: [Number(row.block_number), Number(row.log_index)],
+  };
+}
+
+function stageEvent(row: Row, actors: Actors): Ordered {
+  const detail = row.detail ?? {};
+  const code = detail.departmentId !== undefined ? actors.codeOf(detail.departmentId) : undefined;
+  return {
+    eventId: stableUuid(`stage:${row.id}`),
+    eventType: STAGE_EVENTS[row.event_type],
+    description: describeStageEvent(row.event_type, Number(row.stage), detail, code),
+    actor: code ? actors.department(code) : actors.platform,
+    metadata: { stage: Number(row.stage), ...detail },
+    transactionHash: row.tx_hash,
+    timestamp: isoFromUnixSeconds(row.timestamp),
+    order: [Number(row.block_number), Number(row.log_index)],
+  };
 }
 
 function describeStageEvent(type: string, stage: number, detail: Record<string, unknown>, code?: string): string {

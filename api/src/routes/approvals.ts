@@ -12,7 +12,7 @@ import type { DomainContext } from "../domain/context.ts";
 import { AppError, forbidden } from "../errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { approvalsOfToken } from "../reads/approvalReads.ts";
-import { pendingForDepartment, requestsByTokens } from "../reads/pendingReads.ts";
+import { pendingRequestsPage } from "../reads/pendingReads.ts";
 import { findVisibleRequest } from "../reads/requestReads.ts";
 import { pageQuery } from "../schemas/common.ts";
 import { ApprovalSchema, RequestListResponse } from "../schemas/request.ts";
@@ -88,14 +88,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       responses: { 200: { description: "A page of requests", schema: RequestListResponse }, ...errors({ 401: "Not authenticated", 403: "Another department's code" }) },
       handler: async ({ query, ctx }) => {
         if (department(ctx.state.principal).code !== query.department) throw forbidden("You can only list your own department's pending requests");
-        const { tokens } = await pendingForDepartment(context.pool, query.department, query.page, query.limit);
-        const items = await requestsByTokens(context.pool, tokens);
-        return {
-          body: {
-            requests: items.slice((query.page - 1) * query.limit, query.page * query.limit),
-            pagination: { page: query.page, limit: query.limit, total: items.length, totalPages: Math.ceil(items.length / query.limit) },
-          },
-        };
+        return { body: await pendingRequestsPage(context.pool, query.department, query.page, query.limit) };
       },
     }),
     defineRoute({

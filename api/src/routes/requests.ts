@@ -5,17 +5,12 @@ import { requestMeta } from "../http/requestMeta.ts";
 import { cancelRequest } from "../domain/requests/cancelRequest.ts";
 import { createRequest } from "../domain/requests/createRequest.ts";
 import { submitRequest } from "../domain/requests/submitRequest.ts";
-import { stageView } from "../reads/stageView.ts";
-import { sortedStages } from "../domain/workflows/compileWorkflow.ts";
-import { toWorkflow, workflowByChainIdPart } from "../stores/workflowStore.ts";
-import { readTogether } from "../db/readTogether.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
-import { approvalParts, approvalsFromRows } from "../reads/approvalReads.ts";
-import { documentJson, documentsOfRequestPart, groupDocuments } from "../reads/documentReads.ts";
-import { findVisibleRequest, type RequestView } from "../reads/requestReads.ts";
+import { requestDetail } from "../reads/requestDetail.ts";
+import { findVisibleRequest, requestCreatedBy, type RequestView } from "../reads/requestReads.ts";
 import { listRequests } from "../reads/requestList.ts";
-import { departmentNamesOf, timelineFromRows, timelineOf, timelineParts } from "../reads/timelineReads.ts";
+import { timelineOf } from "../reads/timelineReads.ts";
 import { RequestStatus, RequestType, pageQuery } from "../schemas/common.ts";
 import {
   CancelInput, CancelResponse, CreateRequestInput, RequestDetailResponse, RequestListResponse, RequestResponse, SubmitResponse, TimelineResponse,
@@ -48,9 +43,8 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       handler: async ({ body, ctx }) => ({ status: 201, body: await createRequest(context, ctx.state.principal!, body, requestMeta(ctx)) }),
       // After a crash: the request row written with its mint (same transaction) gives back the original answer.
       recoverIdempotent: async (write) => {
-        const { rows } = await context.pool.query(`SELECT id, request_number, created_at FROM requests WHERE chain_tx_id = $1`, [write.outboxTxId]);
-        if (!rows[0]) throw new Error(`recorded mint ${write.outboxTxId} has no request row`);
-        return { status: 201, body: { requestId: rows[0].id, requestNumber: rows[0].request_number, status: "DRAFT", transactionHash: write.transactionHash, createdAt: rows[0].created_at.toISOString() } };
+        const { requestId, requestNumber, createdAt } = await requestCreatedBy(context.pool, write.outboxTxId);
+        return { status: 201, body: { requestId, requestNumber, status: "DRAFT", transactionHash: write.transactionHash, createdAt } };
       },
     }),
     defineRoute({
@@ -81,45 +75,9 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       access: READERS,
       params: RequestIdParams,
       responses: { 200: { description: "The request", schema: RequestDetailResponse }, ...errors({ 401: "Not authenticated", 404: "No such request (or not yours)" }) },
-      handler: async ({ params, ctx }) => {
-        const request = await visible(params.requestId, ctx);
-        // Everything else the page shows, in one round trip.
-        const rows = await readTogether(context.pool, {
-          documents: documentsOfRequestPart(request.id),
-          ...approvalParts(request.tokenId, false),
-          ...timelineParts(request),
-          workflow: workflowByChainIdPart(request.chainWorkflowId),
-        });
-        const documents = groupDocuments(rows.documents);
-        const approvals = approvalsFromRows(rows.approvals, rows.approvalDocuments);
-        const timeline = timelineFromRows(request, rows);
-        const workflow = rows.workflow[0] ? toWorkflow(rows.workflow[0]) : undefined;
-        const inReview = request.phase !== null && request.phase !== "CLOSED" && request.phase !== "NOT_STARTED";
-        // The index row already says which stage is current: no chain call on this read path.
-        const stage = inReview && workflow && request.stage !== null ? sortedStages(workflow.stages)[request.stage] : undefined;
-        const currentStage = stage ? stageView(stage, departmentNamesOf(rows.departments)) : null;
-        return {
-          body: {
-            requestId: request.id,
-            requestNumber: request.requestNumber,
-            tokenId: Number(request.tokenId),
-            requestType: request.requestType,
-            status: request.status,
-            applicant: { id: request.applicantId, name: request.applicantName, email: request.applicantEmail },
-            metadata: request.metadata,
-            documents: documents.map(documentJson),
-            approvals: approvals.map(({ stage: _stage, ...approval }) => approval),
-            currentStage,
-            timeline,
-            blockchainData: { tokenId: Number(request.tokenId), contractAddress: context.contracts.LicenceToken, creationTxHash: request.creationTxHash },
-            createdAt: request.createdAt.toISOString(),
-            updatedAt: request.updatedAt.toISOString(),
-            submittedAt: request.submittedAt?.toISOString() ?? null,
-            approvedAt: request.issuedAt?.toISOString() ?? null,
-            expiresAt: request.expiresAt?.toISOString() ?? null,
-          },
-        };
-      },
+      handler: async ({ params, ctx }) => ({
+        body: await requestDetail(context.pool, ctx.state.principal, params.requestId, context.contracts.LicenceToken),
+      }),
     }),
     defineRoute({
       method: "post",

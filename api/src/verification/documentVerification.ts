@@ -7,6 +7,7 @@ import { anchorOf, validityOf } from "../chain/contractReads.ts";
 import { bytes16ToUuid } from "../chain/contracts.ts";
 import { isRevert, REVERT_ANSWERS } from "../chain/revertMapping.ts";
 import { AppError, validationFailed } from "../errors.ts";
+import { isoFromUnixSeconds } from "../unixTime.ts";
 import { ISSUED_VERDICTS, type VerificationDependencies } from "./licenceVerification.ts";
 import { documentMessage, VERDICT_OF_VALIDITY, type DocumentVerdict } from "./verdicts.ts";
 
@@ -54,7 +55,7 @@ export async function verifyDocument(deps: VerificationDependencies, rawHash: st
   // The request behind a document is named only once its licence is issued (a file must not lead to a draft's applicant).
   const issued = ISSUED_VERDICTS.has(VERDICT_OF_VALIDITY[validity]);
   const verdict: DocumentVerdict = isLatest ? "VALID" : "SUPERSEDED";
-  const uploadedAt = new Date(Number(anchor.timestamp) * 1000).toISOString();
+  const uploadedAt = isoFromUnixSeconds(anchor.timestamp);
   return {
     isValid: isLatest,
     isLatest,

@@ -9,11 +9,11 @@ import { ApprovalRegistryDecisionStatus, ApprovalRegistryPhase } from "../../../
 import { decisionsOf, ownerOf, progressOf, validityOf } from "../chain/contractReads.ts";
 import { LICENCE_STATUS_NAMES } from "../chain/contracts.ts";
 import type { Deployment } from "../chain/deployment.ts";
-import { readTogether } from "../db/readTogether.ts";
+import { readTogether, type ReadPart, type Rows } from "../db/readTogether.ts";
 import { AppError } from "../errors.ts";
 import { departmentCodes } from "../reads/requestReads.ts";
+import { dateFromUnixSeconds, isoFromUnixSeconds } from "../unixTime.ts";
 import { licenceMessage, VERDICT_OF_VALIDITY, type LicenceVerdict } from "./verdicts.ts";
-
 
 export interface VerificationDependencies {
   pool: pg.Pool;
@@ -45,42 +45,68 @@ export const unknownLicence = () => new AppError(404, "NOT_FOUND", licenceMessag
 
 export async function verifyLicence(deps: VerificationDependencies, tokenId: bigint): Promise<LicenceVerification> {
   const { gateway, contracts, pool } = deps;
-  const token = tokenId.toString();
   // One round of chain calls and reads together; then the decisions of each stage reached.
-  const [validityResult, owner, progress, rows] = await Promise.all([
+  const [[validity, statusCode, , expiresAtSeconds], owner, progress, rows] = await Promise.all([
     validityOf(gateway, contracts.LicenceToken, tokenId),
     ownerOf(gateway, contracts.LicenceToken, tokenId).catch(() => null), // reverts for an unknown token
     progressOf(gateway, contracts.ApprovalRegistry, tokenId),
-    readTogether(pool, {
-      request: { sql: `SELECT request_number, request_type, applicant_name, applicant_id FROM requests WHERE token_id = $1`, params: [token] },
-      licence: { sql: `SELECT issued_at, created_tx FROM index.licences WHERE token_id = $1`, params: [token] },
-      issuance: {
-        sql: `SELECT tx_hash FROM index.licence_status_history WHERE token_id = $1 AND from_status = 'SUBMITTED' AND to_status = 'APPROVED' ORDER BY block_number DESC, log_index DESC LIMIT 1`,
-        params: [token],
-      },
-      decisions: {
-        sql: `SELECT DISTINCT ON (a.stage, a.department_id) a.stage, a.department_id, a.tx_hash, a.timestamp, d.code, ad.name
-              FROM index.approvals a LEFT JOIN index.departments d ON d.department_id = a.department_id LEFT JOIN departments ad ON ad.code = d.code
-              WHERE a.token_id = $1 AND a.decision = 'APPROVED' ORDER BY a.stage, a.department_id, a.block_number DESC, a.log_index DESC`,
-        params: [token],
-      },
-    }),
+    readTogether(pool, licenceRecordParts(tokenId.toString())),
   ]);
-  const { request, licence, issuance, decisions } = rows;
-  const [validity, statusCode, , expiresAtSeconds] = validityResult;
   const verdict = VERDICT_OF_VALIDITY[validity];
   if (verdict === "UNKNOWN") throw unknownLicence();
   if (!ISSUED_VERDICTS.has(verdict)) return notIssued(verdict, tokenId, LICENCE_STATUS_NAMES[Number(statusCode)]);
-  // The approvals standing on chain now, stage by stage (decisions invalidated by a new document version are gone).
-  const standing: { departmentId: number; stage: number }[] = [];
-  if (progress.phase !== ApprovalRegistryPhase.NotStarted) {
-    const stages = await Promise.all(Array.from({ length: progress.maxStage + 1 }, (_, stage) => decisionsOf(gateway, contracts.ApprovalRegistry, tokenId, stage)));
-    stages.forEach(([ids, statuses], stage) => ids.forEach((id, i) => statuses[i] === ApprovalRegistryDecisionStatus.Approved && standing.push({ departmentId: id, stage })));
-  }
+  const standing = await standingApprovals(deps, tokenId, progress);
+  const approvals = await approvalsShown(pool, standing, rows.decisions);
+  const status = verdict === "EXPIRED" ? "EXPIRED" : LICENCE_STATUS_NAMES[Number(statusCode)];
+  return issuedLicence(deps, tokenId, { verdict, status, expiresAtSeconds, owner: owner as string, rows, approvals });
+}
+
+/** What the API and the index recorded about the licence: its request, mint, issuance and approvals. */
+function licenceRecordParts(token: string) {
+  return {
+    request: { sql: `SELECT request_number, request_type, applicant_name, applicant_id FROM requests WHERE token_id = $1`, params: [token] },
+    licence: { sql: `SELECT issued_at, created_tx FROM index.licences WHERE token_id = $1`, params: [token] },
+    issuance: {
+      sql: `SELECT tx_hash FROM index.licence_status_history WHERE token_id = $1 AND from_status = 'SUBMITTED' AND to_status = 'APPROVED' ORDER BY block_number DESC, log_index DESC LIMIT 1`,
+      params: [token],
+    },
+    decisions: {
+      sql: `SELECT DISTINCT ON (a.stage, a.department_id) a.stage, a.department_id, a.tx_hash, a.timestamp, d.code, ad.name
+            FROM index.approvals a LEFT JOIN index.departments d ON d.department_id = a.department_id LEFT JOIN departments ad ON ad.code = d.code
+            WHERE a.token_id = $1 AND a.decision = 'APPROVED' ORDER BY a.stage, a.department_id, a.block_number DESC, a.log_index DESC`,
+      params: [token],
+    },
+  } satisfies Record<string, ReadPart>;
+}
+
+type LicenceRecord = Record<keyof ReturnType<typeof licenceRecordParts>, Rows>;
+type Approval = LicenceVerification["approvals"][number];
+
+/** The approvals standing on chain now, stage by stage (decisions invalidated by a new document version are gone). */
+async function standingApprovals(
+  { gateway, contracts }: VerificationDependencies,
+  tokenId: bigint,
+  progress: Awaited<ReturnType<typeof progressOf>>,
+): Promise<{ departmentId: number; stage: number }[]> {
+  if (progress.phase === ApprovalRegistryPhase.NotStarted) return [];
+  const stages = await Promise.all(
+    Array.from({ length: progress.maxStage + 1 }, (_, stage) => decisionsOf(gateway, contracts.ApprovalRegistry, tokenId, stage)),
+  );
+  return stages.flatMap(([ids, statuses], stage) =>
+    ids.flatMap((id, i) => (statuses[i] === ApprovalRegistryDecisionStatus.Approved ? [{ departmentId: id, stage }] : [])),
+  );
+}
+
+/** Each standing approval with its department and transaction from the index, in the order they were given. */
+async function approvalsShown(
+  pool: pg.Pool,
+  standing: { departmentId: number; stage: number }[],
+  decisions: Rows,
+): Promise<Approval[]> {
   const decisionOf = new Map(decisions.map((r) => [`${r.stage}:${r.department_id}`, r]));
   const missing = standing.filter(({ departmentId, stage }) => !decisionOf.get(`${stage}:${departmentId}`)?.code).map((a) => a.departmentId);
   const codes = await departmentCodes(pool, missing); // only when the index lags behind the chain
-  const approvals = standing
+  return standing
     .map(({ departmentId, stage }) => {
       const decision = decisionOf.get(`${stage}:${departmentId}`);
       const code = decision?.code ?? codes.get(departmentId) ?? String(departmentId);
@@ -88,18 +114,25 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
         departmentCode: code,
         departmentName: decision?.name ?? code,
         stage,
-        approvedAt: decision ? new Date(Number(decision.timestamp) * 1000).toISOString() : "",
+        approvedAt: decision ? isoFromUnixSeconds(decision.timestamp) : "",
         transactionHash: decision?.tx_hash ?? "",
       };
     })
     .sort((a, b) => a.approvedAt.localeCompare(b.approvedAt) || a.stage - b.stage);
+}
 
-  const row = request[0];
-  const issuedAtSeconds = licence[0]?.issued_at;
-  const issuedAt = issuedAtSeconds ? new Date(Number(issuedAtSeconds) * 1000) : null;
-  const expiresAt = Number(expiresAtSeconds) > 0 ? new Date(Number(expiresAtSeconds) * 1000) : null;
-  const status = verdict === "EXPIRED" ? "EXPIRED" : LICENCE_STATUS_NAMES[Number(statusCode)];
-  const mintTx = licence[0]?.created_tx ?? null;
+/** An issued licence: who holds it, what it is, and where the chain proves it. */
+function issuedLicence(
+  deps: VerificationDependencies,
+  tokenId: bigint,
+  found: { verdict: LicenceVerdict; status: string; expiresAtSeconds: number | bigint; owner: string; rows: LicenceRecord; approvals: Approval[] },
+): LicenceVerification {
+  const { verdict, status, rows, approvals } = found;
+  const row = rows.request[0];
+  const issuedAtSeconds = rows.licence[0]?.issued_at;
+  const issuedAt = issuedAtSeconds ? dateFromUnixSeconds(issuedAtSeconds) : null;
+  const expiresAt = Number(found.expiresAtSeconds) > 0 ? dateFromUnixSeconds(found.expiresAtSeconds) : null;
+  const mintTx = rows.licence[0]?.created_tx ?? null;
   return {
     isValid: verdict === "VALID",
     verdict,
@@ -114,11 +147,11 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
     approvals,
     blockchainProof: {
       chainId: deps.chainId,
-      contractAddress: contracts.LicenceToken,
+      contractAddress: deps.contracts.LicenceToken,
       tokenId: Number(tokenId),
       // ownerOf reverts only for a token that does not exist, which validityOf already answered with UNKNOWN.
-      ownerAddress: owner as string,
-      transactionHash: issuance[0]?.tx_hash ?? mintTx,
+      ownerAddress: found.owner,
+      transactionHash: rows.issuance[0]?.tx_hash ?? mintTx,
       mintTransactionHash: mintTx,
     },
     checkedAt: new Date().toISOString(),
