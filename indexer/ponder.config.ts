@@ -55,7 +55,8 @@ function pollingInterval(): number {
   const value = process.env.INDEXER_POLLING_MS?.trim();
   if (!value) return MIN_POLLING_MS;
   const ms = Number(value);
-  if (!Number.isFinite(ms)) throw new Error(`Indexer configuration: INDEXER_POLLING_MS must be a number, got "${value}".`);
+  if (!Number.isFinite(ms))
+    throw new Error(`Indexer configuration: INDEXER_POLLING_MS must be a number, got "${value}".`);
   return Math.max(MIN_POLLING_MS, Math.round(ms));
 }
 

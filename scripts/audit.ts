@@ -27,17 +27,27 @@ async function main(argv: string[]): Promise<number> {
     let differences: Difference[] | undefined;
     if (options.compareUrl) {
       differences = await compareWithApi(options.compareUrl, audit).catch((error: Error) => {
-        throw new Error(`cannot reach the API at ${options.compareUrl}: ${error.message}${error.cause ? ` (${(error.cause as Error).message})` : ""}`);
+        throw new Error(
+          `cannot reach the API at ${options.compareUrl}: ${error.message}${error.cause ? ` (${(error.cause as Error).message})` : ""}`,
+        );
       });
     }
     const findings = audit.findings.length + audit.licences.reduce((n, l) => n + l.findings.length, 0);
     const ok = findings === 0 && (differences?.length ?? 0) === 0;
     if (options.json) {
-      console.log(JSON.stringify({ ...audit, ...(differences ? { comparison: { baseUrl: options.compareUrl, differences } } : {}), ok }, null, 2));
+      console.log(
+        JSON.stringify(
+          { ...audit, ...(differences ? { comparison: { baseUrl: options.compareUrl, differences } } : {}), ok },
+          null,
+          2,
+        ),
+      );
     } else {
       console.log(auditText(audit));
       if (differences) console.log(`\n${differencesText(options.compareUrl!, differences)}`);
-      console.log(`\n${ok ? "OK" : "NOT OK"}: ${audit.licences.length} licence(s), ${findings} finding(s)${differences ? `, ${differences.length} difference(s) with the API` : ""}`);
+      console.log(
+        `\n${ok ? "OK" : "NOT OK"}: ${audit.licences.length} licence(s), ${findings} finding(s)${differences ? `, ${differences.length} difference(s) with the API` : ""}`,
+      );
     }
     return ok ? 0 : 1;
   } finally {

@@ -46,7 +46,13 @@ const multisig = await ethers.deployContract("OwnersWallet", [owners.map((o) => 
 await asAdmin.registerDepartment(b32("E"), holder.address, 1);
 await asAdmin.registerDepartment(b32("F"), await multisig.getAddress(), 1);
 const stage = (executionType: number, departments: string[]) => ({
-  executionType, completion: 0, threshold: 0, onTimeout: 0, onRejection: 0, timeoutSeconds: 0, mandatoryMask: 0,
+  executionType,
+  completion: 0,
+  threshold: 0,
+  onTimeout: 0,
+  onRejection: 0,
+  timeoutSeconds: 0,
+  mandatoryMask: 0,
   departments: departments.map(b32),
 });
 const PERMIT = b32("BUILDING_PERMIT");
@@ -54,9 +60,18 @@ const SIGNED = b32("SIGNED_PERMIT");
 await asAdmin.registerWorkflow(PERMIT, id("definition"), 365n * 86400n, [stage(0, ["A", "B"]), stage(1, ["C", "D"])]);
 await asAdmin.registerWorkflow(SIGNED, id("signed"), 365n * 86400n, [stage(1, ["E", "F", "A"])]);
 
-interface Row { step: string; gas: bigint; budget?: bigint; inLifecycle: boolean }
+interface Row {
+  step: string;
+  gas: bigint;
+  budget?: bigint;
+  inLifecycle: boolean;
+}
 const rows: Row[] = [];
-async function measure(step: string, tx: Promise<ContractTransactionResponse>, options: { budget?: bigint; inLifecycle?: boolean } = {}) {
+async function measure(
+  step: string,
+  tx: Promise<ContractTransactionResponse>,
+  options: { budget?: bigint; inLifecycle?: boolean } = {},
+) {
   const receipt = await (await tx).wait();
   if (!receipt || receipt.status !== 1) throw new Error(`${step} failed`);
   rows.push({ step, gas: receipt.gasUsed, budget: options.budget, inLifecycle: options.inLifecycle ?? true });
@@ -66,14 +81,23 @@ const sha = (text: string) => ethers.sha256(ethers.toUtf8Bytes(text));
 const uuid = (n: number) => ethers.zeroPadValue(ethers.toBeHex(n), 16);
 const remarks = id("remarks");
 const commitment = (n: number) => id(`applicant ${n} + salt`);
-const ops = { token: token.connect(operator), documents: documents.connect(operator), registry: registry.connect(operator) };
+const ops = {
+  token: token.connect(operator),
+  documents: documents.connect(operator),
+  registry: registry.connect(operator),
+};
 /** A custodial decision names the versions the department reviewed: the latest ones here. */
 const approve = async (wallet: number, tokenId: bigint, mask: number) =>
   registry.connect(wallets[wallet]).approve(tokenId, mask, await documents.packedDocumentsOf(tokenId), remarks);
 
 console.log("Reference lifecycle (gas per transaction):");
-await measure("create request: mint to a new applicant", ops.token.mint(applicant.address, 1n, PERMIT, commitment(1)), { budget: 75_000n });
-await measure("document 1, version 1 (first of the request)", ops.documents.anchorDocument(1n, uuid(1), b32("SITE_PLAN"), sha("plan v1")));
+await measure("create request: mint to a new applicant", ops.token.mint(applicant.address, 1n, PERMIT, commitment(1)), {
+  budget: 75_000n,
+});
+await measure(
+  "document 1, version 1 (first of the request)",
+  ops.documents.anchorDocument(1n, uuid(1), b32("SITE_PLAN"), sha("plan v1")),
+);
 await measure("document 2, version 1", ops.documents.anchorDocument(1n, uuid(2), b32("OWNERSHIP"), sha("deed v1")));
 await measure("document 3, version 1", ops.documents.anchorDocument(1n, uuid(3), b32("FIRE_SAFETY"), sha("fire v1")));
 await measure("submit", ops.registry.submit(1n));
@@ -85,17 +109,44 @@ const lifecycle = rows.filter((r) => r.inLifecycle).reduce((sum, r) => sum + r.g
 console.log(`${"reference lifecycle total".padEnd(66)} ${lifecycle.toString().padStart(8)}`);
 
 console.log("\nOther paths:");
-await measure("create request: mint to an applicant who holds one", ops.token.mint(applicant.address, 2n, PERMIT, commitment(2)), { budget: 75_000n, inLifecycle: false });
-await measure("create request: mint to another new applicant", ops.token.mint(otherApplicant.address, 3n, PERMIT, commitment(3)), { budget: 75_000n, inLifecycle: false });
+await measure(
+  "create request: mint to an applicant who holds one",
+  ops.token.mint(applicant.address, 2n, PERMIT, commitment(2)),
+  { budget: 75_000n, inLifecycle: false },
+);
+await measure(
+  "create request: mint to another new applicant",
+  ops.token.mint(otherApplicant.address, 3n, PERMIT, commitment(3)),
+  { budget: 75_000n, inLifecycle: false },
+);
 await ops.documents.anchorDocument(2n, uuid(10), b32("SITE_PLAN"), sha("r2 plan v1"));
 await ops.documents.anchorDocument(2n, uuid(11), b32("OWNERSHIP"), sha("r2 deed v1"));
-await measure("new document version (draft)", ops.documents.anchorVersion(sha("r2 plan v1"), sha("r2 plan v2")), { budget: 52_000n, inLifecycle: false });
-await measure("new document version (draft, again)", ops.documents.anchorVersion(sha("r2 plan v2"), sha("r2 plan v3")), { budget: 52_000n, inLifecycle: false });
+await measure("new document version (draft)", ops.documents.anchorVersion(sha("r2 plan v1"), sha("r2 plan v2")), {
+  budget: 52_000n,
+  inLifecycle: false,
+});
+await measure(
+  "new document version (draft, again)",
+  ops.documents.anchorVersion(sha("r2 plan v2"), sha("r2 plan v3")),
+  { budget: 52_000n, inLifecycle: false },
+);
 await ops.registry.submit(2n);
 await approve(0, 2n, 0b01);
-await measure("new document version under review (invalidates 1 approval)", ops.documents.anchorVersion(sha("r2 plan v3"), sha("r2 plan v4")), { inLifecycle: false });
-await measure("new document version under review (no approval affected)", ops.documents.anchorVersion(sha("r2 deed v1"), sha("r2 deed v2")), { inLifecycle: false });
-await measure("new document added under review (invalidates the stage's approvals)", ops.documents.anchorDocument(2n, uuid(12), b32("EXTRA"), sha("r2 extra v1")), { inLifecycle: false });
+await measure(
+  "new document version under review (invalidates 1 approval)",
+  ops.documents.anchorVersion(sha("r2 plan v3"), sha("r2 plan v4")),
+  { inLifecycle: false },
+);
+await measure(
+  "new document version under review (no approval affected)",
+  ops.documents.anchorVersion(sha("r2 deed v1"), sha("r2 deed v2")),
+  { inLifecycle: false },
+);
+await measure(
+  "new document added under review (invalidates the stage's approvals)",
+  ops.documents.anchorDocument(2n, uuid(12), b32("EXTRA"), sha("r2 extra v1")),
+  { inLifecycle: false },
+);
 
 // Signed decisions (department-held keys), relayed by the operator: token 4 under the one-stage PARALLEL [E, F, A].
 await ops.token.mint(otherApplicant.address, 4n, SIGNED, commitment(4));
@@ -109,25 +160,47 @@ const domain = {
 };
 const types = {
   Decision: [
-    { name: "tokenId", type: "uint256" }, { name: "departmentId", type: "uint16" }, { name: "decision", type: "uint8" },
-    { name: "reasonCode", type: "uint8" }, { name: "reviewedMask", type: "uint16" },
-    { name: "reviewedVersions", type: "uint256" }, { name: "remarksHash", type: "bytes32" },
-    { name: "nonce", type: "uint64" }, { name: "deadline", type: "uint64" },
+    { name: "tokenId", type: "uint256" },
+    { name: "departmentId", type: "uint16" },
+    { name: "decision", type: "uint8" },
+    { name: "reasonCode", type: "uint8" },
+    { name: "reviewedMask", type: "uint16" },
+    { name: "reviewedVersions", type: "uint256" },
+    { name: "remarksHash", type: "bytes32" },
+    { name: "nonce", type: "uint64" },
+    { name: "deadline", type: "uint64" },
   ],
 };
 const signed = async (departmentId: bigint) => ({
-  tokenId: 4n, departmentId, decision: 1n, reasonCode: 0n, reviewedMask: 0b111n,
-  reviewedVersions: await documents.packedDocumentsOf(4n), remarksHash: remarks, nonce: 0n,
+  tokenId: 4n,
+  departmentId,
+  decision: 1n,
+  reasonCode: 0n,
+  reviewedMask: 0b111n,
+  reviewedVersions: await documents.packedDocumentsOf(4n),
+  remarksHash: remarks,
+  nonce: 0n,
   deadline: BigInt((await ethers.provider.getBlock("latest"))!.timestamp) + 3600n,
 });
 const byHolder = await signed(5n);
-await measure("non-final approval, EIP-712 signature (ECDSA), relayed", ops.registry.decideBySig(byHolder, await holder.signTypedData(domain, types, byHolder)), { budget: 65_000n, inLifecycle: false });
+await measure(
+  "non-final approval, EIP-712 signature (ECDSA), relayed",
+  ops.registry.decideBySig(byHolder, await holder.signTypedData(domain, types, byHolder)),
+  { budget: 65_000n, inLifecycle: false },
+);
 const byMultisig = await signed(6n);
-const multisigSignature = ethers.concat(await Promise.all(owners.slice(0, 2).map((o) => o.signTypedData(domain, types, byMultisig))));
-await measure("non-final approval, EIP-1271 wallet (2 of 3 owners), relayed", ops.registry.decideBySig(byMultisig, multisigSignature), { inLifecycle: false });
+const multisigSignature = ethers.concat(
+  await Promise.all(owners.slice(0, 2).map((o) => o.signTypedData(domain, types, byMultisig))),
+);
+await measure(
+  "non-final approval, EIP-1271 wallet (2 of 3 owners), relayed",
+  ops.registry.decideBySig(byMultisig, multisigSignature),
+  { inLifecycle: false },
+);
 
 const LIFECYCLE_BUDGET = 520_000n;
-const verdict = (r: Row) => (r.budget === undefined ? "" : r.gas <= r.budget ? `≤ ${r.budget} ✅` : `≤ ${r.budget} ❌ (+${r.gas - r.budget})`);
+const verdict = (r: Row) =>
+  r.budget === undefined ? "" : r.gas <= r.budget ? `≤ ${r.budget} ✅` : `≤ ${r.budget} ❌ (+${r.gas - r.budget})`;
 const table = [
   "| Step | Gas | Budget |",
   "|---|---:|---|",

@@ -23,9 +23,18 @@ const WRITES = Number(process.env.BENCH_WRITES ?? 200);
 const registry = new Interface(ApprovalRegistryAbi as never);
 const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-lag-"));
 const env = {
-  DATA_DIR: dataDir, PORT: String(await freePort()), CHAIN_PORT: String(await freePort()),
-  EMBEDDED_PG_PORT: String(await freePort()), INDEXER_PORT: String(await freePort()), LOG_LEVEL: "warn",
-  DATABASE_URL: "", CHAIN_RPC_URL: "", RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0", RATE_LIMIT_PUBLIC_PER_MINUTE: "0", REQUEST_QUOTA_PER_DAY: "0",
+  DATA_DIR: dataDir,
+  PORT: String(await freePort()),
+  CHAIN_PORT: String(await freePort()),
+  EMBEDDED_PG_PORT: String(await freePort()),
+  INDEXER_PORT: String(await freePort()),
+  LOG_LEVEL: "warn",
+  DATABASE_URL: "",
+  CHAIN_RPC_URL: "",
+  RATE_LIMIT_AUTH_PER_MINUTE: "0",
+  RATE_LIMIT_WRITE_PER_MINUTE: "0",
+  RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
+  REQUEST_QUOTA_PER_DAY: "0",
 };
 console.log(`Starting a stack in ${dataDir}…`);
 const stack = await startStack({ env, log: () => {} });
@@ -33,7 +42,10 @@ const config = loadConfig(stack.env);
 const core = await createCoreServices(config, createLogger("silent"));
 const watcher = new pg.Pool({ connectionString: stack.databaseUrl, max: 2, options: "-c search_path=index" });
 
-interface Sample { sendToVisible: number; write: number }
+interface Sample {
+  sendToVisible: number;
+  write: number;
+}
 
 async function one(code: string): Promise<Sample> {
   const started = performance.now();
@@ -44,9 +56,18 @@ async function one(code: string): Promise<Sample> {
       await new Promise((r) => setTimeout(r, 2));
     }
   })();
-  const data = registry.encodeFunctionData("registerDepartment", [encodeBytes32String(code), Wallet.createRandom().address, 0]);
+  const data = registry.encodeFunctionData("registerDepartment", [
+    encodeBytes32String(code),
+    Wallet.createRandom().address,
+    0,
+  ]);
   const write = core.gateway
-    .send({ kind: "REGISTER_DEPARTMENT", from: stack.adminAddress, to: stack.deployment.contracts.ApprovalRegistry, data })
+    .send({
+      kind: "REGISTER_DEPARTMENT",
+      from: stack.adminAddress,
+      to: stack.deployment.contracts.ApprovalRegistry,
+      data,
+    })
     .then(() => performance.now());
   const [seen, finished] = await Promise.all([visible, write]);
   return { sendToVisible: seen - started, write: finished - started };
@@ -56,34 +77,84 @@ const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 };
-const summarize = (samples: Sample[], key: keyof Sample) => ({ p50: percentile(samples.map((s) => s[key]), 50), p95: percentile(samples.map((s) => s[key]), 95) });
+const summarize = (samples: Sample[], key: keyof Sample) => ({
+  p50: percentile(
+    samples.map((s) => s[key]),
+    50,
+  ),
+  p95: percentile(
+    samples.map((s) => s[key]),
+    95,
+  ),
+});
 
 // Through the API: an applicant creates requests over HTTP; "visible" = GET /requests/{id} answers 200.
 const api = stack.api.url;
 const post = async (route: string, token: string, body: unknown, form = false) => {
   const response = await fetch(`${api}/api/v1${route}`, {
     method: "POST",
-    headers: form ? { "content-type": "application/x-www-form-urlencoded" } : { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    headers: form
+      ? { "content-type": "application/x-www-form-urlencoded" }
+      : { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: form ? new URLSearchParams(body as Record<string, string>) : JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 };
-const adminToken = (await post("/auth/token", "", { grant_type: "client_credentials", client_id: stack.admin.clientId, client_secret: stack.admin.clientSecret, scope: "admin" }, true)).body.access_token;
+const adminToken = (
+  await post(
+    "/auth/token",
+    "",
+    {
+      grant_type: "client_credentials",
+      client_id: stack.admin.clientId,
+      client_secret: stack.admin.clientSecret,
+      scope: "admin",
+    },
+    true,
+  )
+).body.access_token;
 await post("/departments", adminToken, { code: "LAG_DEPARTMENT", name: "Lag" });
 await post("/workflows", adminToken, {
-  workflowType: "TRADE_LICENSE", name: "Lag",
-  stages: [{ stageId: "s", stageName: "Review", stageOrder: 1, executionType: "SEQUENTIAL", requiredApprovals: [{ departmentCode: "LAG_DEPARTMENT", requiredDocuments: ["PLAN"], isMandatory: true }] }],
+  workflowType: "TRADE_LICENSE",
+  name: "Lag",
+  stages: [
+    {
+      stageId: "s",
+      stageName: "Review",
+      stageOrder: 1,
+      executionType: "SEQUENTIAL",
+      requiredApprovals: [{ departmentCode: "LAG_DEPARTMENT", requiredDocuments: ["PLAN"], isMandatory: true }],
+    },
+  ],
 });
-const login = await fetch(`${api}/api/v1/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: "lag" })}`, { redirect: "manual" });
+const login = await fetch(
+  `${api}/api/v1/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: "lag" })}`,
+  { redirect: "manual" },
+);
 const code = new URL(login.headers.get("location")!).searchParams.get("code");
-const applicantToken = (await (await fetch(`${api}/api/v1/auth/identitylocker/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code, client_id: "demo", code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", redirect_uri: "http://127.0.0.1:9/cb" }) })).json() as { access_token: string }).access_token;
+const applicantToken = (
+  (await (
+    await fetch(`${api}/api/v1/auth/identitylocker/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        code,
+        client_id: "demo",
+        code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+        redirect_uri: "http://127.0.0.1:9/cb",
+      }),
+    })
+  ).json()) as { access_token: string }
+).access_token;
 
 async function viaApi(): Promise<number> {
   const started = performance.now();
   const created = await post("/requests", applicantToken, { applicantId: "lag", requestType: "TRADE_LICENSE" });
   if (created.status !== 201) throw new Error(`create failed: ${created.status} ${JSON.stringify(created.body)}`);
   for (;;) {
-    const read = await fetch(`${api}/api/v1/requests/${created.body.requestId}`, { headers: { authorization: `Bearer ${applicantToken}` } });
+    const read = await fetch(`${api}/api/v1/requests/${created.body.requestId}`, {
+      headers: { authorization: `Bearer ${applicantToken}` },
+    });
     if (read.status === 200) return performance.now() - started;
     await new Promise((r) => setTimeout(r, 2));
   }
@@ -111,7 +182,8 @@ for (const concurrency of [1, 8]) {
     while (next < WRITES) {
       const i = next++;
       samples.push(await one(`LAG_${concurrency}_${i}`));
-      if (samples.length % 25 === 0) process.stdout.write(`  concurrency ${concurrency}: ${samples.length}/${WRITES}\r`);
+      if (samples.length % 25 === 0)
+        process.stdout.write(`  concurrency ${concurrency}: ${samples.length}/${WRITES}\r`);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
@@ -125,10 +197,12 @@ await stack.stop();
 await rm(dataDir, { recursive: true, force: true });
 
 const row = (label: string, samples: Sample[]) => {
-  const a = summarize(samples, "sendToVisible"), c = summarize(samples, "write");
+  const a = summarize(samples, "sendToVisible"),
+    c = summarize(samples, "write");
   return `| ${label} | ${a.p50.toFixed(0)} / ${a.p95.toFixed(0)} | ${c.p50.toFixed(0)} / ${c.p95.toFixed(0)} |`;
 };
-const httpRow = (label: string, values: number[]) => `| ${label} | ${percentile(values, 50).toFixed(0)} / ${percentile(values, 95).toFixed(0)} |`;
+const httpRow = (label: string, values: number[]) =>
+  `| ${label} | ${percentile(values, 50).toFixed(0)} / ${percentile(values, 95).toFixed(0)} |`;
 const goal = percentile(httpResults[1], 95) <= 300 ? "met ✅" : "not met ❌";
 const httpTable = [
   "| Requests created over HTTP (POST /requests: mint through the outbox, chain receipt, index) | send → visible through the API (GET /requests/{id} = 200), p50 / p95 (ms) |",

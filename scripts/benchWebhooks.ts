@@ -18,9 +18,18 @@ import { startStack } from "./stack/stack.ts";
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
 const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-webhooks-"));
 const env = {
-  DATA_DIR: dataDir, PORT: String(await freePort()), CHAIN_PORT: String(await freePort()),
-  EMBEDDED_PG_PORT: String(await freePort()), INDEXER_PORT: String(await freePort()), LOG_LEVEL: "warn",
-  DATABASE_URL: "", CHAIN_RPC_URL: "", RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0", RATE_LIMIT_PUBLIC_PER_MINUTE: "0", REQUEST_QUOTA_PER_DAY: "0",
+  DATA_DIR: dataDir,
+  PORT: String(await freePort()),
+  CHAIN_PORT: String(await freePort()),
+  EMBEDDED_PG_PORT: String(await freePort()),
+  INDEXER_PORT: String(await freePort()),
+  LOG_LEVEL: "warn",
+  DATABASE_URL: "",
+  CHAIN_RPC_URL: "",
+  RATE_LIMIT_AUTH_PER_MINUTE: "0",
+  RATE_LIMIT_WRITE_PER_MINUTE: "0",
+  RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
+  REQUEST_QUOTA_PER_DAY: "0",
 };
 
 // The receiver: resolves the waiter of each request id as its webhook arrives.
@@ -44,32 +53,84 @@ const api = `${stack.api.url}/api/v1`;
 const post = async (route: string, token: string, body: unknown, form = false) => {
   const response = await fetch(`${api}${route}`, {
     method: "POST",
-    headers: form ? { "content-type": "application/x-www-form-urlencoded" } : { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    headers: form
+      ? { "content-type": "application/x-www-form-urlencoded" }
+      : { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: form ? new URLSearchParams(body as Record<string, string>) : JSON.stringify(body),
   });
   const json = (await response.json()) as Record<string, any>;
   if (response.status >= 300) throw new Error(`${route}: ${response.status} ${JSON.stringify(json)}`);
   return json;
 };
-const admin = (await post("/auth/token", "", { grant_type: "client_credentials", client_id: stack.admin.clientId, client_secret: stack.admin.clientSecret, scope: "admin" }, true)).access_token;
+const admin = (
+  await post(
+    "/auth/token",
+    "",
+    {
+      grant_type: "client_credentials",
+      client_id: stack.admin.clientId,
+      client_secret: stack.admin.clientSecret,
+      scope: "admin",
+    },
+    true,
+  )
+).access_token;
 await post("/departments", admin, { code: "BENCH_HOOKS", name: "Webhook bench" });
 await post("/workflows", admin, {
-  workflowType: "TRADE_LICENSE", name: "Webhook bench",
-  stages: [{ stageId: "s", stageName: "Review", stageOrder: 1, executionType: "SEQUENTIAL", requiredApprovals: [{ departmentCode: "BENCH_HOOKS", requiredDocuments: [], isMandatory: true }] }],
+  workflowType: "TRADE_LICENSE",
+  name: "Webhook bench",
+  stages: [
+    {
+      stageId: "s",
+      stageName: "Review",
+      stageOrder: 1,
+      executionType: "SEQUENTIAL",
+      requiredApprovals: [{ departmentCode: "BENCH_HOOKS", requiredDocuments: [], isMandatory: true }],
+    },
+  ],
 });
-await post("/webhooks", admin, { departmentCode: "BENCH_HOOKS", url: receiverUrl, events: ["APPROVAL_REQUIRED"], secret: "bench-secret-0123456789" });
-const login = await fetch(`${api}/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: "bench" })}`, { redirect: "manual" });
+await post("/webhooks", admin, {
+  departmentCode: "BENCH_HOOKS",
+  url: receiverUrl,
+  events: ["APPROVAL_REQUIRED"],
+  secret: "bench-secret-0123456789",
+});
+const login = await fetch(
+  `${api}/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: "bench" })}`,
+  { redirect: "manual" },
+);
 const code = new URL(login.headers.get("location")!).searchParams.get("code");
-const applicant = ((await (await fetch(`${api}/auth/identitylocker/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code, client_id: "demo", code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", redirect_uri: "http://127.0.0.1:9/cb" }) })).json()) as { access_token: string }).access_token;
+const applicant = (
+  (await (
+    await fetch(`${api}/auth/identitylocker/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        code,
+        client_id: "demo",
+        code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+        redirect_uri: "http://127.0.0.1:9/cb",
+      }),
+    })
+  ).json()) as { access_token: string }
+).access_token;
 
-interface Sample { afterReturn: number; fromSend: number }
+interface Sample {
+  afterReturn: number;
+  fromSend: number;
+}
 async function one(): Promise<Sample> {
   const { requestId } = await post("/requests", applicant, { applicantId: "bench", requestType: "TRADE_LICENSE" });
   const arrived = new Promise<number>((resolve) => arrivals.set(requestId, resolve));
   const sent = performance.now();
   await post(`/requests/${requestId}/submit`, applicant, {});
   const returned = performance.now();
-  const at = await Promise.race([arrived, new Promise<number>((_, reject) => setTimeout(() => reject(new Error(`no webhook for ${requestId} in 30 s`)), 30_000))]);
+  const at = await Promise.race([
+    arrived,
+    new Promise<number>((_, reject) =>
+      setTimeout(() => reject(new Error(`no webhook for ${requestId} in 30 s`)), 30_000),
+    ),
+  ]);
   arrivals.delete(requestId);
   return { afterReturn: at - returned, fromSend: at - sent };
 }
@@ -87,7 +148,8 @@ try {
       while (next < REQUESTS) {
         next++;
         samples.push(await one());
-        if (samples.length % 20 === 0) process.stdout.write(`  concurrency ${concurrency}: ${samples.length}/${REQUESTS}\r`);
+        if (samples.length % 20 === 0)
+          process.stdout.write(`  concurrency ${concurrency}: ${samples.length}/${REQUESTS}\r`);
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
@@ -100,7 +162,14 @@ try {
   await rm(dataDir, { recursive: true, force: true });
 }
 
-const cell = (samples: Sample[], key: keyof Sample) => `${percentile(samples.map((s) => s[key]), 50).toFixed(0)} / ${percentile(samples.map((s) => s[key]), 95).toFixed(0)}`;
+const cell = (samples: Sample[], key: keyof Sample) =>
+  `${percentile(
+    samples.map((s) => s[key]),
+    50,
+  ).toFixed(0)} / ${percentile(
+    samples.map((s) => s[key]),
+    95,
+  ).toFixed(0)}`;
 const table = [
   "| Submissions over HTTP | submit returned → webhook received, p50 / p95 (ms) | submit sent → webhook received, p50 / p95 (ms) |",
   "|---|---|---|",

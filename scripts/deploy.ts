@@ -29,9 +29,12 @@ const walletDelay = Number(process.env.WALLET_DELAY_SECONDS ?? DAY);
 if (new Set([operator, admin, governance].map((a) => a.toLowerCase())).size !== 3) {
   throw new Error("governance, ADMIN_ADDRESS and OPERATOR_ADDRESS must be three different keys");
 }
-if (!Number.isInteger(walletDelay) || walletDelay < 1) throw new Error("WALLET_DELAY_SECONDS must be a whole number ≥ 1");
+if (!Number.isInteger(walletDelay) || walletDelay < 1)
+  throw new Error("WALLET_DELAY_SECONDS must be a whole number ≥ 1");
 if (chainId !== 31337 && walletDelay < DAY) {
-  throw new Error(`WALLET_DELAY_SECONDS is ${walletDelay}: at least ${DAY} (24 h) outside the embedded development chain`);
+  throw new Error(
+    `WALLET_DELAY_SECONDS is ${walletDelay}: at least ${DAY} (24 h) outside the embedded development chain`,
+  );
 }
 
 const parameters = {
@@ -92,7 +95,8 @@ async function handOverGovernance(contracts: Governed[]): Promise<void> {
   if (governance === deployer.address) return;
   for (const contract of contracts) {
     if (!(await contract.hasRole(ZeroHash, governance))) await (await contract.grantRole(ZeroHash, governance)).wait();
-    if (await contract.hasRole(ZeroHash, deployer.address)) await (await contract.renounceRole(ZeroHash, deployer.address)).wait();
+    if (await contract.hasRole(ZeroHash, deployer.address))
+      await (await contract.renounceRole(ZeroHash, deployer.address)).wait();
   }
 }
 

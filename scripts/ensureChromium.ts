@@ -8,11 +8,18 @@ import { access } from "node:fs/promises";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
-const exists = (file: string) => access(file).then(() => true, () => false);
+const exists = (file: string) =>
+  access(file).then(
+    () => true,
+    () => false,
+  );
 
 function run(command: string, args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+    const child = spawn(command, args, {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+    });
     let output = "";
     child.stdout.on("data", (chunk) => (output += chunk));
     child.stderr.on("data", (chunk) => (output += chunk));
@@ -25,7 +32,9 @@ function run(command: string, args: string[]): Promise<{ code: number | null; ou
 export async function ensureChromium(log: (line: string) => void = () => {}): Promise<string> {
   if (await exists(CHROMIUM)) return CHROMIUM;
   if (process.getuid?.() !== 0 || !(await exists("/usr/bin/apt-get"))) {
-    throw new Error(`Chromium is not installed at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium) or set CHROMIUM_PATH`);
+    throw new Error(
+      `Chromium is not installed at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium) or set CHROMIUM_PATH`,
+    );
   }
   log("installing Debian's chromium for the browser tests (apt-get, about a minute)…");
   let result = await run("apt-get", ["install", "-y", "--no-install-recommends", "chromium"]);
@@ -33,7 +42,8 @@ export async function ensureChromium(log: (line: string) => void = () => {}): Pr
     await run("apt-get", ["update"]);
     result = await run("apt-get", ["install", "-y", "--no-install-recommends", "chromium"]);
   }
-  if (result.code !== 0 || !(await exists(CHROMIUM))) throw new Error(`could not install chromium:\n${result.output.slice(-2000)}`);
+  if (result.code !== 0 || !(await exists(CHROMIUM)))
+    throw new Error(`could not install chromium:\n${result.output.slice(-2000)}`);
   return CHROMIUM;
 }
 

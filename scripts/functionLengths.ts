@@ -29,8 +29,15 @@ function sourceFiles(folder: string): string[] {
 type FunctionNode = ts.FunctionLikeDeclaration;
 
 function isFunction(node: ts.Node): node is FunctionNode {
-  return ts.isFunctionDeclaration(node) || ts.isFunctionExpression(node) || ts.isArrowFunction(node)
-    || ts.isMethodDeclaration(node) || ts.isConstructorDeclaration(node) || ts.isGetAccessor(node) || ts.isSetAccessor(node);
+  return (
+    ts.isFunctionDeclaration(node) ||
+    ts.isFunctionExpression(node) ||
+    ts.isArrowFunction(node) ||
+    ts.isMethodDeclaration(node) ||
+    ts.isConstructorDeclaration(node) ||
+    ts.isGetAccessor(node) ||
+    ts.isSetAccessor(node)
+  );
 }
 
 /** The name a reader would look for: the declaration's own, else the variable or property it is assigned to. */

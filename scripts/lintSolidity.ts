@@ -17,13 +17,20 @@ interface Problem {
   ruleId: string;
 }
 
-const files = (await readdir("contracts", { recursive: true })).filter((f) => f.endsWith(".sol")).map((f) => path.join("contracts", f)).sort();
+const files = (await readdir("contracts", { recursive: true }))
+  .filter((f) => f.endsWith(".sol"))
+  .map((f) => path.join("contracts", f))
+  .sort();
 const solhint = path.join("node_modules", "solhint", "solhint.js");
-const { stdout } = await promisify(execFile)(process.execPath, [solhint, "-c", ".solhint.json", "-f", "json", ...files], { maxBuffer: 16 * 1024 * 1024 }).catch(
-  (error: { stdout?: string }) => ({ stdout: error.stdout ?? "[]" }),
-);
+const { stdout } = await promisify(execFile)(
+  process.execPath,
+  [solhint, "-c", ".solhint.json", "-f", "json", ...files],
+  { maxBuffer: 16 * 1024 * 1024 },
+).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? "[]" }));
 const start = stdout.indexOf("[");
-const problemsFound = (JSON.parse(stdout.slice(start, stdout.lastIndexOf("]") + 1) || "[]") as Problem[]).filter((p) => p.filePath);
+const problemsFound = (JSON.parse(stdout.slice(start, stdout.lastIndexOf("]") + 1) || "[]") as Problem[]).filter(
+  (p) => p.filePath,
+);
 let failing = 0;
 console.log("\n  solhint");
 for (const file of files) {
@@ -34,7 +41,8 @@ for (const file of files) {
   }
   failing++;
   console.log(`    ✖ ${file}`);
-  for (const p of problems) console.log(`        ${p.line}:${p.column} ${p.severity.toLowerCase()} ${p.message} (${p.ruleId})`);
+  for (const p of problems)
+    console.log(`        ${p.line}:${p.column} ${p.severity.toLowerCase()} ${p.message} (${p.ruleId})`);
 }
 console.log(`\n  ${files.length - failing} passing`);
 if (failing > 0) console.log(`  ${failing} failing`);

@@ -11,7 +11,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const supervisor = path.join(path.dirname(fileURLToPath(import.meta.url)), "stack", "supervisor.ts");
-const child = spawn(process.execPath, [supervisor, ...process.argv.slice(2)], { detached: true, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+const child = spawn(process.execPath, [supervisor, ...process.argv.slice(2)], {
+  detached: true,
+  stdio: ["ignore", "inherit", "inherit", "ipc"],
+});
 
 // npm forwards the terminal's SIGINT as well: the supervisor gets one order, whoever sends it how many times.
 let forwarded = false;
@@ -20,5 +23,6 @@ const forward = (signal: NodeJS.Signals) => {
   forwarded = true;
   child.kill(signal);
 };
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => forward(signal === "SIGHUP" ? "SIGTERM" : signal));
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
+  process.on(signal, () => forward(signal === "SIGHUP" ? "SIGTERM" : signal));
 child.once("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

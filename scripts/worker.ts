@@ -35,6 +35,7 @@ if (!config.databaseUrl || !config.chainRpcUrl) {
     join.DATABASE_URL = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${stack.embeddedPostgresPort}/licence`;
   }
   // What the operator set explicitly wins over what the running stack says.
-  for (const [name, value] of Object.entries(join)) if (value !== undefined && !process.env[name]) process.env[name] = value;
+  for (const [name, value] of Object.entries(join))
+    if (value !== undefined && !process.env[name]) process.env[name] = value;
 }
 await import("../api/src/worker.ts");

@@ -12,9 +12,14 @@ for (const setting of Object.values(settings) as { env: string; doc: string; fal
   const value = setting.fallback;
   // Defaults in the form the variable takes: lists comma-separated, maps as KEY=value pairs.
   const fallback =
-    typeof value === "function" || value === undefined ? ""
-      : Array.isArray(value) ? value.join(",")
-        : typeof value === "object" && value !== null ? Object.entries(value).map(([k, v]) => `${k}=${v}`).join(",")
+    typeof value === "function" || value === undefined
+      ? ""
+      : Array.isArray(value)
+        ? value.join(",")
+        : typeof value === "object" && value !== null
+          ? Object.entries(value)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(",")
           : String(value);
   lines.push(`# ${setting.env}=${fallback}`);
   lines.push("");

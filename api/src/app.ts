@@ -35,7 +35,8 @@ function securityHeaders(): Koa.Middleware {
       ctx.set("Referrer-Policy", "no-referrer");
       ctx.set("X-Frame-Options", "DENY");
       if (!ctx.response.get("Content-Security-Policy")) ctx.set("Content-Security-Policy", DEFAULT_CSP);
-      if (!ctx.response.get("Cache-Control") && (ctx.path.startsWith(API_PREFIX) || ctx.path.startsWith("/auth/"))) ctx.set("Cache-Control", "no-store");
+      if (!ctx.response.get("Cache-Control") && (ctx.path.startsWith(API_PREFIX) || ctx.path.startsWith("/auth/")))
+        ctx.set("Cache-Control", "no-store");
     }
   };
 }

@@ -27,10 +27,12 @@ const integer = (min: number, max: number) => (raw: string, env: string) => {
   }
   return value;
 };
-const oneOf = <T extends string>(...values: T[]) => (raw: string, env: string) => {
-  if (!values.includes(raw as T)) throw new ConfigError(`${env} must be one of ${values.join(", ")} (got "${raw}")`);
-  return raw as T;
-};
+const oneOf =
+  <T extends string>(...values: T[]) =>
+  (raw: string, env: string) => {
+    if (!values.includes(raw as T)) throw new ConfigError(`${env} must be one of ${values.join(", ")} (got "${raw}")`);
+    return raw as T;
+  };
 const url = (raw: string, env: string) => {
   try {
     new URL(raw);
@@ -41,7 +43,8 @@ const url = (raw: string, env: string) => {
 };
 const hexKey = (bytes: number) => (raw: string, env: string) => {
   const hex = raw.replace(/^0x/, "");
-  if (!new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`).test(hex)) throw new ConfigError(`${env} must be ${bytes} bytes of hex`);
+  if (!new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`).test(hex))
+    throw new ConfigError(`${env} must be ${bytes} bytes of hex`);
   return `0x${hex.toLowerCase()}`;
 };
 const address = (raw: string, env: string) => {
@@ -50,10 +53,15 @@ const address = (raw: string, env: string) => {
 };
 const fraction = (raw: string, env: string) => {
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0 || value > 1) throw new ConfigError(`${env} must be a number in (0, 1] (got "${raw}")`);
+  if (!Number.isFinite(value) || value <= 0 || value > 1)
+    throw new ConfigError(`${env} must be a number in (0, 1] (got "${raw}")`);
   return value;
 };
-const list = (raw: string) => raw.split(",").map((v) => v.trim()).filter(Boolean);
+const list = (raw: string) =>
+  raw
+    .split(",")
+    .map((v) => v.trim())
+    .filter(Boolean);
 const bool = (raw: string, env: string) => {
   if (raw === "true" || raw === "1") return true;
   if (raw === "false" || raw === "0") return false;
@@ -61,81 +69,317 @@ const bool = (raw: string, env: string) => {
 };
 
 export const settings = {
-  nodeEnv: { env: "NODE_ENV", doc: "development, production or test; production refuses development conveniences", fallback: "development", parse: oneOf<Environment>("development", "production", "test") },
+  nodeEnv: {
+    env: "NODE_ENV",
+    doc: "development, production or test; production refuses development conveniences",
+    fallback: "development",
+    parse: oneOf<Environment>("development", "production", "test"),
+  },
   devConveniences: {
     env: "DEV_CONVENIENCES",
     doc: "true: a local development stack: the passwordless development identity provider and secrets generated under DATA_DIR/secrets (npm start turns it on and says so). Refused in production, with a HOST that is not loopback, and with a DATABASE_URL or CHAIN_RPC_URL on another host",
     fallback: false,
     parse: bool,
   },
-  dataDir: { env: "DATA_DIR", doc: "Directory holding embedded Postgres, chain state, keys and files", fallback: "./.data", parse: (raw: string) => path.resolve(raw) },
+  dataDir: {
+    env: "DATA_DIR",
+    doc: "Directory holding embedded Postgres, chain state, keys and files",
+    fallback: "./.data",
+    parse: (raw: string) => path.resolve(raw),
+  },
   host: { env: "HOST", doc: "Interface the API binds to", fallback: "127.0.0.1", parse: text },
   port: { env: "PORT", doc: "API port", fallback: 3000, parse: integer(0, 65535) },
-  publicBaseUrl: { env: "PUBLIC_BASE_URL", doc: "URL clients reach the API at (links, QR codes, token issuer); https and required in production; default http://HOST:PORT", parse: url },
-  logLevel: { env: "LOG_LEVEL", doc: "pino log level", fallback: "info", parse: oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent") },
+  publicBaseUrl: {
+    env: "PUBLIC_BASE_URL",
+    doc: "URL clients reach the API at (links, QR codes, token issuer); https and required in production; default http://HOST:PORT",
+    parse: url,
+  },
+  logLevel: {
+    env: "LOG_LEVEL",
+    doc: "pino log level",
+    fallback: "info",
+    parse: oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent"),
+  },
 
-  databaseUrl: { env: "DATABASE_URL", doc: "Postgres URL; unset: embedded Postgres under DATA_DIR", parse: text, secret: true },
-  embeddedPostgresPort: { env: "EMBEDDED_PG_PORT", doc: "Port of the embedded Postgres", fallback: 54329, parse: integer(1, 65535) },
+  databaseUrl: {
+    env: "DATABASE_URL",
+    doc: "Postgres URL; unset: embedded Postgres under DATA_DIR",
+    parse: text,
+    secret: true,
+  },
+  embeddedPostgresPort: {
+    env: "EMBEDDED_PG_PORT",
+    doc: "Port of the embedded Postgres",
+    fallback: 54329,
+    parse: integer(1, 65535),
+  },
   apiSchema: { env: "API_DB_SCHEMA", doc: "Postgres schema of the API's own tables", fallback: "app", parse: text },
 
-  chainRpcUrl: { env: "CHAIN_RPC_URL", doc: "JSON-RPC URL of the chain (e.g. Besu); unset: embedded local chain", parse: url },
-  chainId: { env: "CHAIN_ID", doc: "Chain id; required with CHAIN_RPC_URL", fallback: 31337, parse: integer(1, 2 ** 31) },
+  chainRpcUrl: {
+    env: "CHAIN_RPC_URL",
+    doc: "JSON-RPC URL of the chain (e.g. Besu); unset: embedded local chain",
+    parse: url,
+  },
+  chainId: {
+    env: "CHAIN_ID",
+    doc: "Chain id; required with CHAIN_RPC_URL",
+    fallback: 31337,
+    parse: integer(1, 2 ** 31),
+  },
   chainPort: { env: "CHAIN_PORT", doc: "Port of the embedded local chain", fallback: 8545, parse: integer(1, 65535) },
-  chainGasMode: { env: "CHAIN_GAS_MODE", doc: "market: EIP-1559 fees from the node; free: gas price 0 (Besu with zeroBaseFee)", fallback: "market", parse: oneOf("market", "free") },
-  chainFunding: { env: "CHAIN_FUNDING", doc: "none, or anvil: fund new custodial wallets with anvil_setBalance (embedded chain only)", fallback: "none", parse: oneOf("none", "anvil") },
-  chainSnapshotMs: { env: "CHAIN_SNAPSHOT_MS", doc: "Embedded chain: how often (ms) it is checked for new blocks, saved when it has some", fallback: 250, parse: integer(50, 3_600_000) },
-  deploymentFile: { env: "DEPLOYMENT_FILE", doc: "Deployment file (chain id, addresses, start block); default DATA_DIR/deployment.json", parse: text },
-  operatorPrivateKey: { env: "OPERATOR_PRIVATE_KEY", doc: "External chain: the operator wallet's key (stored encrypted at first start); embedded: generated", parse: hexKey(32), secret: true },
-  walletDelaySeconds: { env: "WALLET_DELAY_SECONDS", doc: "Embedded deployment: seconds a department wallet change waits in public before it can take effect (deploy script: at least 86,400 outside the embedded chain)", fallback: 60, parse: integer(1, 31_536_000) },
-  adminWalletPrivateKey: { env: "ADMIN_WALLET_PRIVATE_KEY", doc: "External chain: the administration wallet's key (ADMIN_ROLE: departments, workflows, suspensions; never the operator's); embedded: generated", parse: hexKey(32), secret: true },
-  deployerPrivateKey: { env: "DEPLOYER_PRIVATE_KEY", doc: "External chain: key that deploys when the deployment file is missing", parse: hexKey(32), secret: true },
-  signer: { env: "SIGNER", doc: "Who holds the wallets' keys: local (the encrypted key vault, under MASTER_KEY) or remote (a JSON-RPC signer: Web3Signer, EthSigner, Clef)", fallback: "local", parse: oneOf("local", "remote") },
-  remoteSignerUrl: { env: "REMOTE_SIGNER_URL", doc: "SIGNER=remote: the signer's JSON-RPC URL (eth_accounts, eth_signTransaction)", parse: url },
-  remoteSignerAuth: { env: "REMOTE_SIGNER_AUTH", doc: "SIGNER=remote: Authorization header sent to the signer, e.g. Bearer TOKEN or Basic BASE64", parse: text, secret: true },
-  remoteSignerTimeoutMs: { env: "REMOTE_SIGNER_TIMEOUT_MS", doc: "SIGNER=remote: how long one signing call may take (ms)", fallback: 10_000, parse: integer(100, 120_000) },
-  operatorAddress: { env: "OPERATOR_ADDRESS", doc: "SIGNER=remote: the operator wallet, a key of the remote signer (holds the operator's roles)", parse: address },
-  adminWalletAddress: { env: "ADMIN_WALLET_ADDRESS", doc: "SIGNER=remote: the administration wallet (ADMIN_ROLE), another key of the remote signer than the operator's", parse: address },
-  masterKey: { env: "MASTER_KEY", doc: "32-byte hex key encrypting wallet keys at rest (AES-256-GCM); embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
-  licenceTokenAddress: { env: "LICENCE_TOKEN_ADDRESS", doc: "LicenceToken address, instead of the deployment file", parse: address },
-  documentRegistryAddress: { env: "DOCUMENT_REGISTRY_ADDRESS", doc: "DocumentRegistry address, instead of the deployment file", parse: address },
-  approvalRegistryAddress: { env: "APPROVAL_REGISTRY_ADDRESS", doc: "ApprovalRegistry address, instead of the deployment file", parse: address },
-  deploymentStartBlock: { env: "DEPLOYMENT_START_BLOCK", doc: "Block the contracts were deployed at, with the address variables", fallback: 0, parse: integer(0, Number.MAX_SAFE_INTEGER) },
-  receiptTimeoutMs: { env: "TX_RECEIPT_TIMEOUT_MS", doc: "How long a write waits for its transaction to be mined", fallback: 30_000, parse: integer(100, 600_000) },
-  reconcileIntervalMs: { env: "OUTBOX_RECONCILE_MS", doc: "How often pending transactions are re-checked and re-broadcast", fallback: 2_000, parse: integer(100, 600_000) },
+  chainGasMode: {
+    env: "CHAIN_GAS_MODE",
+    doc: "market: EIP-1559 fees from the node; free: gas price 0 (Besu with zeroBaseFee)",
+    fallback: "market",
+    parse: oneOf("market", "free"),
+  },
+  chainFunding: {
+    env: "CHAIN_FUNDING",
+    doc: "none, or anvil: fund new custodial wallets with anvil_setBalance (embedded chain only)",
+    fallback: "none",
+    parse: oneOf("none", "anvil"),
+  },
+  chainSnapshotMs: {
+    env: "CHAIN_SNAPSHOT_MS",
+    doc: "Embedded chain: how often (ms) it is checked for new blocks, saved when it has some",
+    fallback: 250,
+    parse: integer(50, 3_600_000),
+  },
+  deploymentFile: {
+    env: "DEPLOYMENT_FILE",
+    doc: "Deployment file (chain id, addresses, start block); default DATA_DIR/deployment.json",
+    parse: text,
+  },
+  operatorPrivateKey: {
+    env: "OPERATOR_PRIVATE_KEY",
+    doc: "External chain: the operator wallet's key (stored encrypted at first start); embedded: generated",
+    parse: hexKey(32),
+    secret: true,
+  },
+  walletDelaySeconds: {
+    env: "WALLET_DELAY_SECONDS",
+    doc: "Embedded deployment: seconds a department wallet change waits in public before it can take effect (deploy script: at least 86,400 outside the embedded chain)",
+    fallback: 60,
+    parse: integer(1, 31_536_000),
+  },
+  adminWalletPrivateKey: {
+    env: "ADMIN_WALLET_PRIVATE_KEY",
+    doc: "External chain: the administration wallet's key (ADMIN_ROLE: departments, workflows, suspensions; never the operator's); embedded: generated",
+    parse: hexKey(32),
+    secret: true,
+  },
+  deployerPrivateKey: {
+    env: "DEPLOYER_PRIVATE_KEY",
+    doc: "External chain: key that deploys when the deployment file is missing",
+    parse: hexKey(32),
+    secret: true,
+  },
+  signer: {
+    env: "SIGNER",
+    doc: "Who holds the wallets' keys: local (the encrypted key vault, under MASTER_KEY) or remote (a JSON-RPC signer: Web3Signer, EthSigner, Clef)",
+    fallback: "local",
+    parse: oneOf("local", "remote"),
+  },
+  remoteSignerUrl: {
+    env: "REMOTE_SIGNER_URL",
+    doc: "SIGNER=remote: the signer's JSON-RPC URL (eth_accounts, eth_signTransaction)",
+    parse: url,
+  },
+  remoteSignerAuth: {
+    env: "REMOTE_SIGNER_AUTH",
+    doc: "SIGNER=remote: Authorization header sent to the signer, e.g. Bearer TOKEN or Basic BASE64",
+    parse: text,
+    secret: true,
+  },
+  remoteSignerTimeoutMs: {
+    env: "REMOTE_SIGNER_TIMEOUT_MS",
+    doc: "SIGNER=remote: how long one signing call may take (ms)",
+    fallback: 10_000,
+    parse: integer(100, 120_000),
+  },
+  operatorAddress: {
+    env: "OPERATOR_ADDRESS",
+    doc: "SIGNER=remote: the operator wallet, a key of the remote signer (holds the operator's roles)",
+    parse: address,
+  },
+  adminWalletAddress: {
+    env: "ADMIN_WALLET_ADDRESS",
+    doc: "SIGNER=remote: the administration wallet (ADMIN_ROLE), another key of the remote signer than the operator's",
+    parse: address,
+  },
+  masterKey: {
+    env: "MASTER_KEY",
+    doc: "32-byte hex key encrypting wallet keys at rest (AES-256-GCM); embedded: generated under DATA_DIR",
+    parse: hexKey(32),
+    secret: true,
+  },
+  licenceTokenAddress: {
+    env: "LICENCE_TOKEN_ADDRESS",
+    doc: "LicenceToken address, instead of the deployment file",
+    parse: address,
+  },
+  documentRegistryAddress: {
+    env: "DOCUMENT_REGISTRY_ADDRESS",
+    doc: "DocumentRegistry address, instead of the deployment file",
+    parse: address,
+  },
+  approvalRegistryAddress: {
+    env: "APPROVAL_REGISTRY_ADDRESS",
+    doc: "ApprovalRegistry address, instead of the deployment file",
+    parse: address,
+  },
+  deploymentStartBlock: {
+    env: "DEPLOYMENT_START_BLOCK",
+    doc: "Block the contracts were deployed at, with the address variables",
+    fallback: 0,
+    parse: integer(0, Number.MAX_SAFE_INTEGER),
+  },
+  receiptTimeoutMs: {
+    env: "TX_RECEIPT_TIMEOUT_MS",
+    doc: "How long a write waits for its transaction to be mined",
+    fallback: 30_000,
+    parse: integer(100, 600_000),
+  },
+  reconcileIntervalMs: {
+    env: "OUTBOX_RECONCILE_MS",
+    doc: "How often pending transactions are re-checked and re-broadcast",
+    fallback: 2_000,
+    parse: integer(100, 600_000),
+  },
 
-  indexerPort: { env: "INDEXER_PORT", doc: "Port of the Ponder indexer's HTTP server", fallback: 42069, parse: integer(1, 65535) },
-  indexerUrl: { env: "INDEXER_URL", doc: "URL of the Ponder indexer; default http://127.0.0.1:INDEXER_PORT", parse: url },
-  indexerPollingMs: { env: "INDEXER_POLLING_MS", doc: "Indexer polling interval (ms, min 100)", fallback: 100, parse: integer(100, 60_000) },
-  readYourWritesTimeoutMs: { env: "READ_YOUR_WRITES_TIMEOUT_MS", doc: "How long a write waits for the indexer to reach its block", fallback: 5_000, parse: integer(0, 600_000) },
-  healthMaxIndexerLag: { env: "HEALTH_MAX_INDEXER_LAG", doc: "Blocks the indexer may trail the chain head while /health says ok", fallback: 5, parse: integer(0, 1_000_000) },
+  indexerPort: {
+    env: "INDEXER_PORT",
+    doc: "Port of the Ponder indexer's HTTP server",
+    fallback: 42069,
+    parse: integer(1, 65535),
+  },
+  indexerUrl: {
+    env: "INDEXER_URL",
+    doc: "URL of the Ponder indexer; default http://127.0.0.1:INDEXER_PORT",
+    parse: url,
+  },
+  indexerPollingMs: {
+    env: "INDEXER_POLLING_MS",
+    doc: "Indexer polling interval (ms, min 100)",
+    fallback: 100,
+    parse: integer(100, 60_000),
+  },
+  readYourWritesTimeoutMs: {
+    env: "READ_YOUR_WRITES_TIMEOUT_MS",
+    doc: "How long a write waits for the indexer to reach its block",
+    fallback: 5_000,
+    parse: integer(0, 600_000),
+  },
+  healthMaxIndexerLag: {
+    env: "HEALTH_MAX_INDEXER_LAG",
+    doc: "Blocks the indexer may trail the chain head while /health says ok",
+    fallback: 5,
+    parse: integer(0, 1_000_000),
+  },
 
   // Authentication (api/src/auth)
-  jwtPrivateKey: { env: "JWT_PRIVATE_KEY", doc: "PKCS#8 PEM of the ES256 key signing service tokens; embedded: generated under DATA_DIR", parse: text, secret: true },
+  jwtPrivateKey: {
+    env: "JWT_PRIVATE_KEY",
+    doc: "PKCS#8 PEM of the ES256 key signing service tokens; embedded: generated under DATA_DIR",
+    parse: text,
+    secret: true,
+  },
   jwtIssuer: { env: "JWT_ISSUER", doc: "iss of service tokens; default PUBLIC_BASE_URL", parse: text },
   jwtAudience: { env: "JWT_AUDIENCE", doc: "aud of service tokens", fallback: "licence-approval-api", parse: text },
-  accessTokenTtlSeconds: { env: "ACCESS_TOKEN_TTL_SECONDS", doc: "Lifetime of access tokens (seconds)", fallback: 3600, parse: integer(1, 86_400) },
-  adminClientId: { env: "ADMIN_CLIENT_ID", doc: "Bootstrap admin client id; embedded: generated and printed by npm start", parse: text },
-  adminClientSecret: { env: "ADMIN_CLIENT_SECRET", doc: "Bootstrap admin client secret; embedded: generated and printed by npm start", parse: text, secret: true },
-  identityProviderAuthorizeUrl: { env: "IDENTITY_PROVIDER_AUTHORIZE_URL", doc: "Identity locker (OAuth 2.0 / OIDC) authorize URL; unset: built-in development provider (refused in production)", parse: url },
+  accessTokenTtlSeconds: {
+    env: "ACCESS_TOKEN_TTL_SECONDS",
+    doc: "Lifetime of access tokens (seconds)",
+    fallback: 3600,
+    parse: integer(1, 86_400),
+  },
+  adminClientId: {
+    env: "ADMIN_CLIENT_ID",
+    doc: "Bootstrap admin client id; embedded: generated and printed by npm start",
+    parse: text,
+  },
+  adminClientSecret: {
+    env: "ADMIN_CLIENT_SECRET",
+    doc: "Bootstrap admin client secret; embedded: generated and printed by npm start",
+    parse: text,
+    secret: true,
+  },
+  identityProviderAuthorizeUrl: {
+    env: "IDENTITY_PROVIDER_AUTHORIZE_URL",
+    doc: "Identity locker (OAuth 2.0 / OIDC) authorize URL; unset: built-in development provider (refused in production)",
+    parse: url,
+  },
   identityProviderTokenUrl: { env: "IDENTITY_PROVIDER_TOKEN_URL", doc: "Identity locker token URL", parse: url },
-  identityProviderUserinfoUrl: { env: "IDENTITY_PROVIDER_USERINFO_URL", doc: "Identity locker userinfo URL (sub, name, email)", parse: url },
-  identityProviderClientId: { env: "IDENTITY_PROVIDER_CLIENT_ID", doc: "Our client id at the identity locker", parse: text },
-  identityProviderClientSecret: { env: "IDENTITY_PROVIDER_CLIENT_SECRET", doc: "Our client secret at the identity locker", parse: text, secret: true },
-  redirectUriAllowlist: { env: "REDIRECT_URI_ALLOWLIST", doc: "Registered applicant clients and their redirect URIs, comma-separated `client_id=uri` (or `uri`: client_id is its origin); matched exactly (with DEV_CONVENIENCES any loopback http URI is accepted)", fallback: [] as string[], parse: list },
-  issuerPrivateKey: { env: "ISSUER_PRIVATE_KEY", doc: "secp256k1 key signing licences' QR codes (EIP-191); embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
-  custodySecret: { env: "CUSTODY_SECRET", doc: "32-byte hex secret deriving applicants' custodial addresses; embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
+  identityProviderUserinfoUrl: {
+    env: "IDENTITY_PROVIDER_USERINFO_URL",
+    doc: "Identity locker userinfo URL (sub, name, email)",
+    parse: url,
+  },
+  identityProviderClientId: {
+    env: "IDENTITY_PROVIDER_CLIENT_ID",
+    doc: "Our client id at the identity locker",
+    parse: text,
+  },
+  identityProviderClientSecret: {
+    env: "IDENTITY_PROVIDER_CLIENT_SECRET",
+    doc: "Our client secret at the identity locker",
+    parse: text,
+    secret: true,
+  },
+  redirectUriAllowlist: {
+    env: "REDIRECT_URI_ALLOWLIST",
+    doc: "Registered applicant clients and their redirect URIs, comma-separated `client_id=uri` (or `uri`: client_id is its origin); matched exactly (with DEV_CONVENIENCES any loopback http URI is accepted)",
+    fallback: [] as string[],
+    parse: list,
+  },
+  issuerPrivateKey: {
+    env: "ISSUER_PRIVATE_KEY",
+    doc: "secp256k1 key signing licences' QR codes (EIP-191); embedded: generated under DATA_DIR",
+    parse: hexKey(32),
+    secret: true,
+  },
+  custodySecret: {
+    env: "CUSTODY_SECRET",
+    doc: "32-byte hex secret deriving applicants' custodial addresses; embedded: generated under DATA_DIR",
+    parse: hexKey(32),
+    secret: true,
+  },
 
   // Document storage (api/src/storage)
-  storageBackend: { env: "STORAGE_BACKEND", doc: "local (files under DATA_DIR/files) or s3", fallback: "local", parse: oneOf("local", "s3") },
+  storageBackend: {
+    env: "STORAGE_BACKEND",
+    doc: "local (files under DATA_DIR/files) or s3",
+    fallback: "local",
+    parse: oneOf("local", "s3"),
+  },
   s3Endpoint: { env: "S3_ENDPOINT", doc: "S3 endpoint URL (unset: AWS default for the region)", parse: url },
   s3Region: { env: "S3_REGION", doc: "S3 region", fallback: "us-east-1", parse: text },
   s3Bucket: { env: "S3_BUCKET", doc: "S3 bucket for documents", fallback: "licence-documents", parse: text },
   s3AccessKeyId: { env: "S3_ACCESS_KEY_ID", doc: "S3 access key id", parse: text },
   s3SecretAccessKey: { env: "S3_SECRET_ACCESS_KEY", doc: "S3 secret access key", parse: text, secret: true },
-  s3ForcePathStyle: { env: "S3_FORCE_PATH_STYLE", doc: "Path-style S3 URLs (most S3-compatible servers need it)", fallback: true, parse: bool },
-  fileUrlSecret: { env: "FILE_URL_SECRET", doc: "32-byte hex key signing local download URLs; embedded: generated under DATA_DIR", parse: hexKey(32), secret: true },
-  refuseActivePdf: { env: "REFUSE_ACTIVE_PDF", doc: "true: refuse PDFs carrying JavaScript, launch actions, embedded files or XFA (400 INVALID_FILE, reason ACTIVE_CONTENT); false: accept them flagged in the document detail", fallback: false, parse: bool },
-  maxUploadBytes: { env: "MAX_UPLOAD_BYTES", doc: "Largest accepted document (bytes); larger uploads get 413", fallback: 10 * 1024 * 1024, parse: integer(1, 1024 * 1024 * 1024) },
+  s3ForcePathStyle: {
+    env: "S3_FORCE_PATH_STYLE",
+    doc: "Path-style S3 URLs (most S3-compatible servers need it)",
+    fallback: true,
+    parse: bool,
+  },
+  fileUrlSecret: {
+    env: "FILE_URL_SECRET",
+    doc: "32-byte hex key signing local download URLs; embedded: generated under DATA_DIR",
+    parse: hexKey(32),
+    secret: true,
+  },
+  refuseActivePdf: {
+    env: "REFUSE_ACTIVE_PDF",
+    doc: "true: refuse PDFs carrying JavaScript, launch actions, embedded files or XFA (400 INVALID_FILE, reason ACTIVE_CONTENT); false: accept them flagged in the document detail",
+    fallback: false,
+    parse: bool,
+  },
+  maxUploadBytes: {
+    env: "MAX_UPLOAD_BYTES",
+    doc: "Largest accepted document (bytes); larger uploads get 413",
+    fallback: 10 * 1024 * 1024,
+    parse: integer(1, 1024 * 1024 * 1024),
+  },
 
   licenceValidityDays: {
     env: "LICENCE_VALIDITY_DAYS",
@@ -145,35 +389,113 @@ export const settings = {
       const map: Record<string, number> = { RESORT_LICENSE: 365, TRADE_LICENSE: 365, BUILDING_PERMIT: 730 };
       for (const pair of list(raw)) {
         const [type, days] = pair.split("=");
-        if (!type || !/^\d+$/.test(days ?? "")) throw new ConfigError(`${env} must look like RESORT_LICENSE=365,BUILDING_PERMIT=730`);
+        if (!type || !/^\d+$/.test(days ?? ""))
+          throw new ConfigError(`${env} must look like RESORT_LICENSE=365,BUILDING_PERMIT=730`);
         map[type] = Number(days);
       }
       return map;
     },
   },
-  rateLimitAuthPerMinute: { env: "RATE_LIMIT_AUTH_PER_MINUTE", doc: "Authentication requests (and failed authentications) per client IP per minute; 0: no limit", fallback: 60, parse: integer(0, 1_000_000) },
-  rateLimitWritePerMinute: { env: "RATE_LIMIT_WRITE_PER_MINUTE", doc: "Write requests (POST/PUT/PATCH/DELETE) per caller per minute; 0: no limit", fallback: 600, parse: integer(0, 1_000_000) },
-  rateLimitPublicPerMinute: { env: "RATE_LIMIT_PUBLIC_PER_MINUTE", doc: "Public reads (/verify*, /health) per client address (IPv6: per /64) per minute; 0: no limit", fallback: 120, parse: integer(0, 1_000_000) },
-  requestQuotaPerDay: { env: "REQUEST_QUOTA_PER_DAY", doc: "Requests one applicant may create in any 24 hours (each mints through the shared operator wallet); beyond: 429 QUOTA_EXCEEDED; 0: no quota", fallback: 50, parse: integer(0, 1_000_000) },
-  maxMetadataBytes: { env: "MAX_METADATA_BYTES", doc: "Largest request metadata, serialized JSON bytes; beyond: 400 METADATA_TOO_LARGE", fallback: 16 * 1024, parse: integer(256, 1024 * 1024) },
-  trustProxyHops: { env: "TRUST_PROXY_HOPS", doc: "Reverse proxies in front of the API that append to X-Forwarded-For; the client address (rate limits, audit rows) is the one the outermost trusted proxy saw; 0: the socket address", fallback: 0, parse: integer(0, 10) },
+  rateLimitAuthPerMinute: {
+    env: "RATE_LIMIT_AUTH_PER_MINUTE",
+    doc: "Authentication requests (and failed authentications) per client IP per minute; 0: no limit",
+    fallback: 60,
+    parse: integer(0, 1_000_000),
+  },
+  rateLimitWritePerMinute: {
+    env: "RATE_LIMIT_WRITE_PER_MINUTE",
+    doc: "Write requests (POST/PUT/PATCH/DELETE) per caller per minute; 0: no limit",
+    fallback: 600,
+    parse: integer(0, 1_000_000),
+  },
+  rateLimitPublicPerMinute: {
+    env: "RATE_LIMIT_PUBLIC_PER_MINUTE",
+    doc: "Public reads (/verify*, /health) per client address (IPv6: per /64) per minute; 0: no limit",
+    fallback: 120,
+    parse: integer(0, 1_000_000),
+  },
+  requestQuotaPerDay: {
+    env: "REQUEST_QUOTA_PER_DAY",
+    doc: "Requests one applicant may create in any 24 hours (each mints through the shared operator wallet); beyond: 429 QUOTA_EXCEEDED; 0: no quota",
+    fallback: 50,
+    parse: integer(0, 1_000_000),
+  },
+  maxMetadataBytes: {
+    env: "MAX_METADATA_BYTES",
+    doc: "Largest request metadata, serialized JSON bytes; beyond: 400 METADATA_TOO_LARGE",
+    fallback: 16 * 1024,
+    parse: integer(256, 1024 * 1024),
+  },
+  trustProxyHops: {
+    env: "TRUST_PROXY_HOPS",
+    doc: "Reverse proxies in front of the API that append to X-Forwarded-For; the client address (rate limits, audit rows) is the one the outermost trusted proxy saw; 0: the socket address",
+    fallback: 0,
+    parse: integer(0, 10),
+  },
 
   // Jobs (api/src/jobs): webhooks, event derivation, stage timeouts
-  jobsInApi: { env: "JOBS_IN_API", doc: "Run the job runner inside the API process (false when `npm run worker` runs it)", fallback: true, parse: bool },
-  jobPollMs: { env: "JOB_POLL_MS", doc: "How often the job runner looks for due jobs (ms); new jobs also wake it at once", fallback: 1_000, parse: integer(50, 60_000) },
-  jobConcurrency: { env: "JOB_CONCURRENCY", doc: "Jobs of one kind a runner works on at once", fallback: 10, parse: integer(1, 1_000) },
-  jobLockMs: { env: "JOB_LOCK_MS", doc: "A job whose runner died is taken over after this long (ms; deliveries: at least 15 s, above their 10 s timeout)", fallback: 60_000, parse: integer(1_000, 3_600_000) },
-  jobTimeScale: { env: "JOB_TIME_SCALE", doc: "Tests only: multiplies the webhook retry delays (1 min … 24 h) so the schedule runs in seconds; 1 in production", fallback: 1, parse: fraction },
+  jobsInApi: {
+    env: "JOBS_IN_API",
+    doc: "Run the job runner inside the API process (false when `npm run worker` runs it)",
+    fallback: true,
+    parse: bool,
+  },
+  jobPollMs: {
+    env: "JOB_POLL_MS",
+    doc: "How often the job runner looks for due jobs (ms); new jobs also wake it at once",
+    fallback: 1_000,
+    parse: integer(50, 60_000),
+  },
+  jobConcurrency: {
+    env: "JOB_CONCURRENCY",
+    doc: "Jobs of one kind a runner works on at once",
+    fallback: 10,
+    parse: integer(1, 1_000),
+  },
+  jobLockMs: {
+    env: "JOB_LOCK_MS",
+    doc: "A job whose runner died is taken over after this long (ms; deliveries: at least 15 s, above their 10 s timeout)",
+    fallback: 60_000,
+    parse: integer(1_000, 3_600_000),
+  },
+  jobTimeScale: {
+    env: "JOB_TIME_SCALE",
+    doc: "Tests only: multiplies the webhook retry delays (1 min … 24 h) so the schedule runs in seconds; 1 in production",
+    fallback: 1,
+    parse: fraction,
+  },
   // Processes (npm start) and their share of Postgres
-  apiProcesses: { env: "API_PROCESSES", doc: "npm start: API processes sharing PORT (reusePort); default one per core", fallback: () => os.availableParallelism(), parse: integer(1, 64) },
-  workerProcesses: { env: "WORKER_PROCESSES", doc: "npm start: job-runner processes; when above 0 the APIs run no jobs unless JOBS_IN_API is set", fallback: 0, parse: integer(0, 64) },
-  dbPoolSize: { env: "DB_POOL_SIZE", doc: "Postgres connections per API or worker process (all processes together must stay under the server's max_connections)", fallback: 20, parse: integer(1, 1_000) },
-  startIndexer: { env: "START_INDEXER", doc: "npm start: run the indexer (false when it runs elsewhere)", fallback: true, parse: bool },
+  apiProcesses: {
+    env: "API_PROCESSES",
+    doc: "npm start: API processes sharing PORT (reusePort); default one per core",
+    fallback: () => os.availableParallelism(),
+    parse: integer(1, 64),
+  },
+  workerProcesses: {
+    env: "WORKER_PROCESSES",
+    doc: "npm start: job-runner processes; when above 0 the APIs run no jobs unless JOBS_IN_API is set",
+    fallback: 0,
+    parse: integer(0, 64),
+  },
+  dbPoolSize: {
+    env: "DB_POOL_SIZE",
+    doc: "Postgres connections per API or worker process (all processes together must stay under the server's max_connections)",
+    fallback: 20,
+    parse: integer(1, 1_000),
+  },
+  startIndexer: {
+    env: "START_INDEXER",
+    doc: "npm start: run the indexer (false when it runs elsewhere)",
+    fallback: true,
+    parse: bool,
+  },
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;
 type ValueOf<K extends keyof Settings> = ReturnType<Settings[K]["parse"]>;
-export type Config = { [K in keyof Settings]: Settings[K] extends { fallback: unknown } ? ValueOf<K> : ValueOf<K> | undefined };
+export type Config = {
+  [K in keyof Settings]: Settings[K] extends { fallback: unknown } ? ValueOf<K> : ValueOf<K> | undefined;
+};
 
 /**
  * Reads a `.env` file into process.env (ENV_FILE, default ./.env), when there is one: variables already set win.
@@ -198,7 +520,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const raw = env[setting.env];
     try {
       if (raw !== undefined && raw !== "") config[key] = setting.parse(raw, setting.env);
-      else if (typeof setting.fallback === "function") config[key] = (setting.fallback as (e: NodeJS.ProcessEnv) => unknown)(env);
+      else if (typeof setting.fallback === "function")
+        config[key] = (setting.fallback as (e: NodeJS.ProcessEnv) => unknown)(env);
       else config[key] = setting.fallback;
     } catch (error) {
       problems.push(error instanceof ConfigError ? error.message : `${setting.env}: ${(error as Error).message}`);
@@ -214,23 +537,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (result.signer === "remote") {
     if (!result.remoteSignerUrl) problems.push("REMOTE_SIGNER_URL is required with SIGNER=remote");
-    else if (!/^https?:\/\//.test(result.remoteSignerUrl)) problems.push("REMOTE_SIGNER_URL must be an http or https URL");
-    if (!result.operatorAddress) problems.push("OPERATOR_ADDRESS (a key of the remote signer) is required with SIGNER=remote");
-    if (result.operatorPrivateKey) problems.push("OPERATOR_PRIVATE_KEY cannot be set with SIGNER=remote: the operator key stays in the signer (set OPERATOR_ADDRESS)");
+    else if (!/^https?:\/\//.test(result.remoteSignerUrl))
+      problems.push("REMOTE_SIGNER_URL must be an http or https URL");
+    if (!result.operatorAddress)
+      problems.push("OPERATOR_ADDRESS (a key of the remote signer) is required with SIGNER=remote");
+    if (result.operatorPrivateKey)
+      problems.push(
+        "OPERATOR_PRIVATE_KEY cannot be set with SIGNER=remote: the operator key stays in the signer (set OPERATOR_ADDRESS)",
+      );
   }
   if (result.devConveniences) problems.push(...devConveniencesProblems(result));
   if (result.nodeEnv === "production") {
-    if (!result.publicBaseUrl?.startsWith("https://")) problems.push("PUBLIC_BASE_URL is required in production and must be https (it is in every QR code, link and token issuer)");
+    if (!result.publicBaseUrl?.startsWith("https://"))
+      problems.push(
+        "PUBLIC_BASE_URL is required in production and must be https (it is in every QR code, link and token issuer)",
+      );
     if (!result.masterKey) problems.push("MASTER_KEY is required in production (no generated secrets)");
     if (!result.databaseUrl) problems.push("DATABASE_URL is required in production (no embedded Postgres)");
     if (!result.chainRpcUrl) problems.push("CHAIN_RPC_URL is required in production (no embedded chain)");
     if (!result.jwtPrivateKey) problems.push("JWT_PRIVATE_KEY is required in production (no generated signing key)");
-    if (!result.adminClientId || !result.adminClientSecret) problems.push("ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required in production");
+    if (!result.adminClientId || !result.adminClientSecret)
+      problems.push("ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required in production");
     if (!result.custodySecret) problems.push("CUSTODY_SECRET is required in production");
-    if (!result.issuerPrivateKey) problems.push("ISSUER_PRIVATE_KEY is required in production (it signs the licences' QR codes)");
-    if (!result.identityProviderAuthorizeUrl) problems.push("IDENTITY_PROVIDER_AUTHORIZE_URL (and the other IDENTITY_PROVIDER_* settings) are required in production: the development identity provider is refused");
-    if (result.storageBackend === "local" && !result.fileUrlSecret) problems.push("FILE_URL_SECRET is required in production with local storage");
-    if (result.jobTimeScale !== 1) problems.push("JOB_TIME_SCALE must be 1 in production (it shortens the webhook retry schedule)");
+    if (!result.issuerPrivateKey)
+      problems.push("ISSUER_PRIVATE_KEY is required in production (it signs the licences' QR codes)");
+    if (!result.identityProviderAuthorizeUrl)
+      problems.push(
+        "IDENTITY_PROVIDER_AUTHORIZE_URL (and the other IDENTITY_PROVIDER_* settings) are required in production: the development identity provider is refused",
+      );
+    if (result.storageBackend === "local" && !result.fileUrlSecret)
+      problems.push("FILE_URL_SECRET is required in production with local storage");
+    if (result.jobTimeScale !== 1)
+      problems.push("JOB_TIME_SCALE must be 1 in production (it shortens the webhook retry schedule)");
   }
   if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
   result.publicBaseUrl ??= `http://${result.host}:${result.port}`;
@@ -258,9 +596,12 @@ export function devConveniencesProblems(config: Config): string[] {
   const problems: string[] = [];
   const refused = "DEV_CONVENIENCES (passwordless development sign-in, generated secrets) is refused";
   if (config.nodeEnv === "production") problems.push(`${refused} in production`);
-  if (!isLoopbackHost(config.host)) problems.push(`${refused} with HOST=${config.host}: it only serves a local stack on a loopback address`);
-  if (config.databaseUrl && !isLoopbackHost(hostOf(config.databaseUrl))) problems.push(`${refused} with a DATABASE_URL on another host`);
-  if (config.chainRpcUrl && !isLoopbackHost(hostOf(config.chainRpcUrl))) problems.push(`${refused} with a CHAIN_RPC_URL on another host`);
+  if (!isLoopbackHost(config.host))
+    problems.push(`${refused} with HOST=${config.host}: it only serves a local stack on a loopback address`);
+  if (config.databaseUrl && !isLoopbackHost(hostOf(config.databaseUrl)))
+    problems.push(`${refused} with a DATABASE_URL on another host`);
+  if (config.chainRpcUrl && !isLoopbackHost(hostOf(config.chainRpcUrl)))
+    problems.push(`${refused} with a CHAIN_RPC_URL on another host`);
   return problems;
 }
 
@@ -279,11 +620,14 @@ function missingSecrets(config: Config): string[] {
   const problems: string[] = [];
   if (!config.masterKey) problems.push(`MASTER_KEY is required ${hint}`);
   if (!config.jwtPrivateKey) problems.push(`JWT_PRIVATE_KEY is required ${hint}`);
-  if (!config.adminClientId || !config.adminClientSecret) problems.push(`ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required ${hint}`);
+  if (!config.adminClientId || !config.adminClientSecret)
+    problems.push(`ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required ${hint}`);
   if (!config.custodySecret) problems.push(`CUSTODY_SECRET is required ${hint}`);
   if (!config.issuerPrivateKey) problems.push(`ISSUER_PRIVATE_KEY is required ${hint}`);
-  if (config.storageBackend === "local" && !config.fileUrlSecret) problems.push(`FILE_URL_SECRET is required with local storage ${hint}`);
-  if (!config.identityProviderAuthorizeUrl) problems.push(`IDENTITY_PROVIDER_* settings are required: the development identity provider is off ${hint}`);
+  if (config.storageBackend === "local" && !config.fileUrlSecret)
+    problems.push(`FILE_URL_SECRET is required with local storage ${hint}`);
+  if (!config.identityProviderAuthorizeUrl)
+    problems.push(`IDENTITY_PROVIDER_* settings are required: the development identity provider is off ${hint}`);
   // In production the same facts are reported by the production checks below, with their own words.
   return config.nodeEnv === "production" ? [] : problems;
 }

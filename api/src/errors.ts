@@ -10,7 +10,13 @@ export class AppError extends Error {
   readonly details?: Record<string, unknown>;
   readonly headers?: Record<string, string>;
 
-  constructor(status: number, code: string, message: string, details?: Record<string, unknown>, headers?: Record<string, string>) {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    details?: Record<string, unknown>,
+    headers?: Record<string, string>,
+  ) {
     super(message);
     this.name = "AppError";
     this.status = status;
@@ -20,8 +26,11 @@ export class AppError extends Error {
   }
 }
 
-export const validationFailed = (message: string, details?: Record<string, unknown>) => new AppError(400, "VALIDATION_ERROR", message, details);
-export const unauthorized = (message = "Authentication is missing or invalid") => new AppError(401, "UNAUTHORIZED", message);
+export const validationFailed = (message: string, details?: Record<string, unknown>) =>
+  new AppError(400, "VALIDATION_ERROR", message, details);
+export const unauthorized = (message = "Authentication is missing or invalid") =>
+  new AppError(401, "UNAUTHORIZED", message);
 export const forbidden = (message = "You are not allowed to do this") => new AppError(403, "FORBIDDEN", message);
 export const notFound = (what = "Resource") => new AppError(404, "NOT_FOUND", `${what} not found`);
-export const conflict = (code: string, message: string, details?: Record<string, unknown>) => new AppError(409, code, message, details);
+export const conflict = (code: string, message: string, details?: Record<string, unknown>) =>
+  new AppError(409, code, message, details);

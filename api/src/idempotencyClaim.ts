@@ -22,7 +22,12 @@ export function currentIdempotencyClaim(): IdempotencyClaim | undefined {
 }
 
 /** Called by the chain gateway inside the database transaction that records an outbox transaction: ties the key to it. */
-export async function recordIdempotencyReference(client: pg.PoolClient, claim: IdempotencyClaim | undefined, outboxTxId: string, requestId: string | null | undefined): Promise<void> {
+export async function recordIdempotencyReference(
+  client: pg.PoolClient,
+  claim: IdempotencyClaim | undefined,
+  outboxTxId: string,
+  requestId: string | null | undefined,
+): Promise<void> {
   if (!claim) return;
   await client.query(
     `UPDATE idempotency_keys SET outbox_tx_id = COALESCE(outbox_tx_id, $3), request_id = COALESCE(request_id, $4) WHERE caller = $1 AND key = $2`,

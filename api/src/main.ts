@@ -24,18 +24,34 @@ readEnvFile();
 const config = loadConfig();
 assertConfiguredSecrets(config); // before anything could generate a secret
 const logger = createLogger(config.logLevel);
-if (config.devConveniences) logger.warn("DEV_CONVENIENCES=true: passwordless development sign-in and generated secrets are on (a local development stack only)");
+if (config.devConveniences)
+  logger.warn(
+    "DEV_CONVENIENCES=true: passwordless development sign-in and generated secrets are on (a local development stack only)",
+  );
 const metrics = new Metrics();
 logger.info({ config: describeConfig(config) }, "starting API");
 
 const core = await createCoreServices(config, logger, metrics);
 const context = await createDomainContext(config, logger, core);
-const jobs = config.jobsInApi ? await startJobRunner(context, { index: core.index, pollMs: config.jobPollMs, lockMs: config.jobLockMs, concurrency: config.jobConcurrency, clock: jobClock(config.jobTimeScale) }) : undefined;
+const jobs = config.jobsInApi
+  ? await startJobRunner(context, {
+      index: core.index,
+      pollMs: config.jobPollMs,
+      lockMs: config.jobLockMs,
+      concurrency: config.jobConcurrency,
+      clock: jobClock(config.jobTimeScale),
+    })
+  : undefined;
 // Departments authenticate with their API key (and, when required, signed requests).
-const auth = await createAuth({ config, pool: core.pool, logger, departments: createDepartmentKeyCheck({
-  credentials: new DepartmentCredentialStore(core.pool),
-  openSecret: (code, sealed) => context.departmentSecrets.open(code, sealed),
-}) });
+const auth = await createAuth({
+  config,
+  pool: core.pool,
+  logger,
+  departments: createDepartmentKeyCheck({
+    credentials: new DepartmentCredentialStore(core.pool),
+    openSecret: (code, sealed) => context.departmentSecrets.open(code, sealed),
+  }),
+});
 await auth.bootstrapAdmin();
 // The key signing licences' QR codes (its address is published at /api/v1/verify/issuer).
 const issuer = new QrIssuer(config.issuerPrivateKey ?? (await developmentSecret(config.dataDir, "issuer.key")));
@@ -51,7 +67,11 @@ const app = createApp({
   rootRoutes: routes.root,
   authenticate: auth.authenticate,
   idempotency: new IdempotencyStore(core.pool, { purgeEveryMs: 10 * 60_000 }), // keys past their 24 h window
-  rateLimits: { authPerMinute: config.rateLimitAuthPerMinute, writePerMinute: config.rateLimitWritePerMinute, publicPerMinute: config.rateLimitPublicPerMinute },
+  rateLimits: {
+    authPerMinute: config.rateLimitAuthPerMinute,
+    writePerMinute: config.rateLimitWritePerMinute,
+    publicPerMinute: config.rateLimitPublicPerMinute,
+  },
   trustProxyHops: config.trustProxyHops,
   // The decisions log has a page of its own (/docs/decisions): the document's description only points at it.
   decisions: DECISIONS_LINK,
@@ -68,7 +88,11 @@ const server: Server = await new Promise((resolve, reject) => {
   });
   s.listen({ port: config.port, host: config.host, reusePort: true }, () => resolve(s));
   s.once("error", (error: NodeJS.ErrnoException) => {
-    reject(error.code === "EADDRINUSE" ? new Error(`Port ${config.port} (API) is already in use. Set PORT to a free port.`) : error);
+    reject(
+      error.code === "EADDRINUSE"
+        ? new Error(`Port ${config.port} (API) is already in use. Set PORT to a free port.`)
+        : error,
+    );
   });
 });
 const address = server.address();

@@ -47,13 +47,22 @@ export async function masterKeyOf(config: Config): Promise<string> {
 
 export function createProvider(config: Config): JsonRpcProvider {
   // cacheTimeout -1: ethers' 250 ms call cache makes back-to-back reads stale (see the toolchain notes).
-  return new JsonRpcProvider(config.chainRpcUrl, config.chainId, { staticNetwork: true, cacheTimeout: -1, batchStallTime: 2 });
+  return new JsonRpcProvider(config.chainRpcUrl, config.chainId, {
+    staticNetwork: true,
+    cacheTimeout: -1,
+    batchStallTime: 2,
+  });
 }
 
 /** SIGNER=remote: keys in the remote signer (REMOTE_SIGNER_URL); otherwise the embedded key vault. */
 export function createSigner(config: Config, wallets: WalletStore): TransactionSigner {
   if (config.signer !== "remote") return new LocalVaultSigner(wallets);
-  return new RemoteSigner({ url: config.remoteSignerUrl!, authorization: config.remoteSignerAuth, timeoutMs: config.remoteSignerTimeoutMs, wallets });
+  return new RemoteSigner({
+    url: config.remoteSignerUrl!,
+    authorization: config.remoteSignerAuth,
+    timeoutMs: config.remoteSignerTimeoutMs,
+    wallets,
+  });
 }
 
 export async function createCoreServices(config: Config, logger: Logger, metrics?: Metrics): Promise<CoreServices> {
@@ -65,7 +74,9 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
   const vault = new KeyVault(await masterKeyOf(config));
   // Embedded anvil: new custodial wallets get 1000 ETH for gas. Besu with free gas: nothing to fund.
   const fund =
-    config.chainFunding === "anvil" ? async (address: string) => void (await provider.send("anvil_setBalance", [address, "0x3635c9adc5dea00000"])) : undefined;
+    config.chainFunding === "anvil"
+      ? async (address: string) => void (await provider.send("anvil_setBalance", [address, "0x3635c9adc5dea00000"]))
+      : undefined;
   const chainNonce = async (address: string) => BigInt(await provider.getTransactionCount(address, "pending"));
   const wallets = new WalletStore(pool, vault, fund, chainNonce);
   const signer = createSigner(config, wallets);
@@ -86,7 +97,8 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
     // A confirmed request transaction gets its events derived by a job enqueued in the same database transaction
     // (unless its receipt has none of the events any platform event follows from).
     onConfirmed: async (client, tx) => {
-      if (tx.requestId && mayDeriveEvents(tx.receipt.logs)) await enqueueJob(client, JOB_NAMES.deriveEvents, tx.id, { txId: tx.id });
+      if (tx.requestId && mayDeriveEvents(tx.receipt.logs))
+        await enqueueJob(client, JOB_NAMES.deriveEvents, tx.id, { txId: tx.id });
     },
     // A document anchoring that reverted on chain leaves a stored file nobody can see: a job deletes it.
     onFailed: async (client, tx) => {
@@ -124,14 +136,20 @@ export async function createDomainContext(config: Config, logger: Logger, core: 
       return true;
     },
   );
-  if (!(await Promise.race([reconciled, new Promise<boolean>((resolve) => setTimeout(resolve, 10_000, false).unref())]))) {
+  if (
+    !(await Promise.race([reconciled, new Promise<boolean>((resolve) => setTimeout(resolve, 10_000, false).unref())]))
+  ) {
     logger.warn("start-up reconciliation still running after 10 s; serving meanwhile");
   }
   core.gateway.startReconcileLoop(config.reconcileIntervalMs);
   const operator = await operatorWallet(config, core);
-  if (!operator) throw new Error("No operator wallet: start the stack with npm start (or set OPERATOR_PRIVATE_KEY on first start)");
+  if (!operator)
+    throw new Error("No operator wallet: start the stack with npm start (or set OPERATOR_PRIVATE_KEY on first start)");
   const administrator = await administratorWallet(config, core);
-  if (!administrator) throw new Error("No administration wallet: start the stack with npm start (or set ADMIN_WALLET_PRIVATE_KEY on first start, or ADMIN_WALLET_ADDRESS with SIGNER=remote)");
+  if (!administrator)
+    throw new Error(
+      "No administration wallet: start the stack with npm start (or set ADMIN_WALLET_PRIVATE_KEY on first start, or ADMIN_WALLET_ADDRESS with SIGNER=remote)",
+    );
   return {
     config,
     pool: core.pool,
@@ -142,7 +160,9 @@ export async function createDomainContext(config: Config, logger: Logger, core: 
     workflows: new WorkflowStore(core.pool),
     documentStore: await createDocumentStore(config),
     logger,
-    applicantAddress: applicantAddresses(config.custodySecret ?? (await developmentSecret(config.dataDir, "custody.key"))),
+    applicantAddress: applicantAddresses(
+      config.custodySecret ?? (await developmentSecret(config.dataDir, "custody.key")),
+    ),
     departmentWallets: departmentWallets(core.signer),
     departmentSecrets: secretSealer(core.vault, "department-api-secret"),
     webhookSecrets: secretSealer(core.vault, "webhook-secret"),
@@ -153,20 +173,31 @@ export async function createDomainContext(config: Config, logger: Logger, core: 
  * The operator wallet: with a remote signer, OPERATOR_ADDRESS (refused unless the signer holds its key; recorded
  * for nonce sequencing on first start); with the key vault, the one npm start created or imported.
  */
-export async function operatorWallet(config: Config, core: Pick<CoreServices, "wallets" | "signer">): Promise<string | undefined> {
+export async function operatorWallet(
+  config: Config,
+  core: Pick<CoreServices, "wallets" | "signer">,
+): Promise<string | undefined> {
   if (config.signer === "remote") {
     return core.signer.ensureKey("OPERATOR", null, { address: config.operatorAddress }).catch((error: Error) => {
-      throw new Error(`OPERATOR_ADDRESS ${config.operatorAddress} cannot be the operator wallet: ${error.message}`, { cause: error });
+      throw new Error(`OPERATOR_ADDRESS ${config.operatorAddress} cannot be the operator wallet: ${error.message}`, {
+        cause: error,
+      });
     });
   }
   return core.wallets.findByPurpose("OPERATOR");
 }
 
 /** The administration wallet (ADMIN_ROLE), found like the operator's: ADMIN_WALLET_ADDRESS with a remote signer. */
-export async function administratorWallet(config: Config, core: Pick<CoreServices, "wallets" | "signer">): Promise<string | undefined> {
+export async function administratorWallet(
+  config: Config,
+  core: Pick<CoreServices, "wallets" | "signer">,
+): Promise<string | undefined> {
   if (config.signer === "remote" && config.adminWalletAddress) {
     return core.signer.ensureKey("ADMIN", null, { address: config.adminWalletAddress }).catch((error: Error) => {
-      throw new Error(`ADMIN_WALLET_ADDRESS ${config.adminWalletAddress} cannot be the administration wallet: ${error.message}`, { cause: error });
+      throw new Error(
+        `ADMIN_WALLET_ADDRESS ${config.adminWalletAddress} cannot be the administration wallet: ${error.message}`,
+        { cause: error },
+      );
     });
   }
   return core.wallets.findByPurpose("ADMIN");

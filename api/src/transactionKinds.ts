@@ -5,9 +5,22 @@
 
 /** Every kind at run time: the spec's five first, then ours. */
 export const TX_KINDS = [
-  "MINT_NFT", "APPROVAL", "DOC_UPDATE", "REJECT", "REVOKE",
-  "SUBMIT", "RESUBMIT", "CANCEL", "CHANGES_REQUESTED", "TIMEOUT", "ESCALATION",
-  "REGISTER_DEPARTMENT", "UPDATE_DEPARTMENT", "REGISTER_WORKFLOW", "DEACTIVATE_WORKFLOW", "ADMIN",
+  "MINT_NFT",
+  "APPROVAL",
+  "DOC_UPDATE",
+  "REJECT",
+  "REVOKE",
+  "SUBMIT",
+  "RESUBMIT",
+  "CANCEL",
+  "CHANGES_REQUESTED",
+  "TIMEOUT",
+  "ESCALATION",
+  "REGISTER_DEPARTMENT",
+  "UPDATE_DEPARTMENT",
+  "REGISTER_WORKFLOW",
+  "DEACTIVATE_WORKFLOW",
+  "ADMIN",
 ] as const;
 
 export type TxKind = (typeof TX_KINDS)[number];

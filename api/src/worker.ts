@@ -16,7 +16,13 @@ logger.info({ config: describeConfig(config) }, "starting worker");
 
 const core = await createCoreServices(config, logger);
 const context = await createDomainContext(config, logger, core);
-const jobs = await startJobRunner(context, { index: core.index, pollMs: config.jobPollMs, lockMs: config.jobLockMs, concurrency: config.jobConcurrency, clock: jobClock(config.jobTimeScale) });
+const jobs = await startJobRunner(context, {
+  index: core.index,
+  pollMs: config.jobPollMs,
+  lockMs: config.jobLockMs,
+  concurrency: config.jobConcurrency,
+  clock: jobClock(config.jobTimeScale),
+});
 process.send?.({ type: "ready" });
 
 let stopping = false;

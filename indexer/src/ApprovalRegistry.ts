@@ -230,7 +230,14 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
         updatedAt: now,
       })
       // A request is submitted once; should it ever start again, submitted_at keeps the first submission.
-      .onConflictDoUpdate({ workflowId, stage: 0, phase: "IN_REVIEW", stageStartedAt: now, escalated: false, updatedAt: now });
+      .onConflictDoUpdate({
+        workflowId,
+        stage: 0,
+        phase: "IN_REVIEW",
+        stageStartedAt: now,
+        escalated: false,
+        updatedAt: now,
+      });
     await stageEvent(context.db, event, "ReviewStarted", tokenId, 0, { workflowId });
   },
 
@@ -243,7 +250,12 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
   DecisionsReset: async ({ event, context }) => {
     const { tokenId, stage, positionsMask, cause } = event.args;
     const departmentIds = await departmentsAt(context.db, tokenId, stage, positionsMask);
-    await closeDecisions(context.db, event, { tokenId, stage, departmentIds }, { invalidationReason: enumName(RESET_REASON, cause) });
+    await closeDecisions(
+      context.db,
+      event,
+      { tokenId, stage, departmentIds },
+      { invalidationReason: enumName(RESET_REASON, cause) },
+    );
     await refreshPending(context, event, tokenId);
   },
 
@@ -297,7 +309,8 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
   // ------------------------------------------------------------------ decisions
 
   DecisionRecorded: async ({ event, context }) => {
-    const { tokenId, departmentId, stage, reasonCode, reviewedMask, documentVersions, remarksHash, signer } = event.args;
+    const { tokenId, departmentId, stage, reasonCode, reviewedMask, documentVersions, remarksHash, signer } =
+      event.args;
     const decision = enumName(DECISION, event.args.decision);
     // The contract accepts a decision only from a department with none standing in the stage (Pending, or
     // ReviewRequired after ReviewInvalidated): earlier rows were closed by the event that cleared them.
@@ -335,7 +348,12 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
       context.db,
       event,
       { tokenId, stage, departmentIds: [departmentId] },
-      { invalidationReason: "DOCUMENT_UPDATED", status: "REVIEW_REQUIRED", invalidatedDocIndex: docIndex, invalidatedVersion: newVersion },
+      {
+        invalidationReason: "DOCUMENT_UPDATED",
+        status: "REVIEW_REQUIRED",
+        invalidatedDocIndex: docIndex,
+        invalidatedVersion: newVersion,
+      },
     );
     await stageEvent(context.db, event, "ReviewInvalidated", tokenId, stage, { departmentId, docIndex, newVersion });
     await refreshPending(context, event, tokenId);

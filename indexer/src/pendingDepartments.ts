@@ -23,7 +23,9 @@ async function readPending(context: Context, event: LogEvent, tokenId: bigint): 
   } as const;
   try {
     // No retries (Ponder's are ~1 min of back-off for an unknown block): the fallback below answers at once.
-    return (await context.client.readContract({ ...call, blockNumber: event.block.number, retryEmptyResponse: false })).map(Number);
+    return (
+      await context.client.readContract({ ...call, blockNumber: event.block.number, retryEmptyResponse: false })
+    ).map(Number);
   } catch {
     // A node without that block's state (anvil restored from its state file, Besu past its retained layers):
     // the latest state. Rows written while re-indexing old blocks are then ahead of their block, and right

@@ -80,7 +80,10 @@ async function recordEvent(db: Db, contract: ContractName, name: string, event: 
   }
 }
 
-const S = Object.fromEntries(LICENCE_STATUS.map((name, i) => [name, i])) as Record<(typeof LICENCE_STATUS)[number], number>;
+const S = Object.fromEntries(LICENCE_STATUS.map((name, i) => [name, i])) as Record<
+  (typeof LICENCE_STATUS)[number],
+  number
+>;
 
 /**
  * The kind of transaction an event reveals, or null when the event says nothing about it (the transaction's kind

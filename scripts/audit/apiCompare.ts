@@ -34,7 +34,11 @@ export const fetchJson: FetchJson = async (url) => {
   return { status: response.status, body };
 };
 
-export async function compareWithApi(baseUrl: string, audit: ChainAudit, get: FetchJson = fetchJson): Promise<Difference[]> {
+export async function compareWithApi(
+  baseUrl: string,
+  audit: ChainAudit,
+  get: FetchJson = fetchJson,
+): Promise<Difference[]> {
   const api = `${baseUrl.replace(/\/+$/, "").replace(/\/api\/v1$/, "")}/api/v1`;
   const differences: Difference[] = [];
   for (const licence of audit.licences) {
@@ -42,7 +46,9 @@ export async function compareWithApi(baseUrl: string, audit: ChainAudit, get: Fe
       get(`${api}/verify/${licence.tokenId}`).then((answer) => compareLicence(licence, audit, answer)),
       ...licence.documents.flatMap((document) =>
         document.versions.map((version) =>
-          get(`${api}/verify/document/${version.sha256.replace(/^0x/, "")}`).then((answer) => compareDocumentVersion(licence, document, version, audit, answer)),
+          get(`${api}/verify/document/${version.sha256.replace(/^0x/, "")}`).then((answer) =>
+            compareDocumentVersion(licence, document, version, audit, answer),
+          ),
         ),
       ),
     ]);
@@ -54,9 +60,14 @@ export async function compareWithApi(baseUrl: string, audit: ChainAudit, get: Fe
 /** Verdicts of a licence that was issued; for any other token the API answers the verdict and the status only. */
 const ISSUED_VALIDITIES = new Set(["VALID", "EXPIRED", "SUSPENDED", "REVOKED"]);
 
-function compareLicence(licence: LicenceAudit, audit: ChainAudit, answer: { status: number; body: Json | undefined }): Difference[] {
+function compareLicence(
+  licence: LicenceAudit,
+  audit: ChainAudit,
+  answer: { status: number; body: Json | undefined },
+): Difference[] {
   const subject = `token ${licence.tokenId}`;
-  if (answer.status !== 200 || !answer.body) return [{ subject, field: "(HTTP status)", chain: "exists: 200 expected", api: answer.status }];
+  if (answer.status !== 200 || !answer.body)
+    return [{ subject, field: "(HTTP status)", chain: "exists: 200 expected", api: answer.status }];
   if (!ISSUED_VALIDITIES.has(licence.validity)) return compareNotIssued(subject, licence, answer.body);
   return [...compareIssued(subject, licence, audit, answer.body), ...compareApprovals(subject, licence, answer.body)];
 }
@@ -74,8 +85,20 @@ function compareNotIssued(subject: string, licence: LicenceAudit, body: Json): D
     ["issuedAt", "time", null, body.issuedAt],
     ["expiresAt", "time", null, body.expiresAt],
   ]);
-  if (body.blockchainProof !== null && body.blockchainProof !== undefined) differences.push({ subject, field: "blockchainProof", chain: "withheld: the licence was not issued", api: body.blockchainProof });
-  if (Array.isArray(body.approvals) ? body.approvals.length > 0 : body.approvals !== undefined) differences.push({ subject, field: "approvals", chain: "withheld: the licence was not issued", api: body.approvals });
+  if (body.blockchainProof !== null && body.blockchainProof !== undefined)
+    differences.push({
+      subject,
+      field: "blockchainProof",
+      chain: "withheld: the licence was not issued",
+      api: body.blockchainProof,
+    });
+  if (Array.isArray(body.approvals) ? body.approvals.length > 0 : body.approvals !== undefined)
+    differences.push({
+      subject,
+      field: "approvals",
+      chain: "withheld: the licence was not issued",
+      api: body.approvals,
+    });
   return differences;
 }
 
@@ -95,7 +118,12 @@ function compareIssued(subject: string, licence: LicenceAudit, audit: ChainAudit
     ["blockchainProof.tokenId", "number", licence.tokenId, proof.tokenId],
     ["blockchainProof.ownerAddress", "hex", licence.owner, proof.ownerAddress],
     // The issuance transaction, or the mint's while the licence was never issued.
-    ["blockchainProof.transactionHash", "hex", (licence.issuance ?? licence.mint).transactionHash, proof.transactionHash],
+    [
+      "blockchainProof.transactionHash",
+      "hex",
+      (licence.issuance ?? licence.mint).transactionHash,
+      proof.transactionHash,
+    ],
     ["blockchainProof.mintTransactionHash", "hex", licence.mint.transactionHash, proof.mintTransactionHash],
   ]);
 }
@@ -105,30 +133,56 @@ function compareApprovals(subject: string, licence: LicenceAudit, body: Json): D
   const differences: Difference[] = [];
   const label = (stage: unknown, code: unknown) => `approvals[stage ${stage}, ${code}]`;
   const apiApprovals = new Map<string, Json>();
-  for (const approval of Array.isArray(body.approvals) ? (body.approvals as Json[]) : []) apiApprovals.set(label(approval.stage, approval.departmentCode), approval);
-  if (!Array.isArray(body.approvals)) differences.push({ subject, field: "approvals", chain: `${licence.approvals.length} approvals`, api: body.approvals });
+  for (const approval of Array.isArray(body.approvals) ? (body.approvals as Json[]) : [])
+    apiApprovals.set(label(approval.stage, approval.departmentCode), approval);
+  if (!Array.isArray(body.approvals))
+    differences.push({
+      subject,
+      field: "approvals",
+      chain: `${licence.approvals.length} approvals`,
+      api: body.approvals,
+    });
   for (const approval of licence.approvals) {
     const field = label(approval.stage, approval.departmentCode);
     const theirs = apiApprovals.get(field);
     apiApprovals.delete(field);
     if (!theirs) {
-      differences.push({ subject, field, chain: `approved at ${approval.approvedAt} (tx ${approval.transactionHash})`, api: "absent" });
+      differences.push({
+        subject,
+        field,
+        chain: `approved at ${approval.approvedAt} (tx ${approval.transactionHash})`,
+        api: "absent",
+      });
       continue;
     }
-    differences.push(...fieldDifferences(subject, [
-      [`${field}.approvedAt`, "time", approval.approvedAt, theirs.approvedAt],
-      [`${field}.transactionHash`, "hex", approval.transactionHash, theirs.transactionHash],
-    ]));
+    differences.push(
+      ...fieldDifferences(subject, [
+        [`${field}.approvedAt`, "time", approval.approvedAt, theirs.approvedAt],
+        [`${field}.transactionHash`, "hex", approval.transactionHash, theirs.transactionHash],
+      ]),
+    );
   }
   for (const [field, theirs] of apiApprovals) {
-    differences.push({ subject, field, chain: "absent (no standing approval on chain)", api: `approved at ${theirs.approvedAt} (tx ${theirs.transactionHash})` });
+    differences.push({
+      subject,
+      field,
+      chain: "absent (no standing approval on chain)",
+      api: `approved at ${theirs.approvedAt} (tx ${theirs.transactionHash})`,
+    });
   }
   return differences;
 }
 
-function compareDocumentVersion(licence: LicenceAudit, document: DocumentAudit, version: DocumentVersionAudit, audit: ChainAudit, answer: { status: number; body: Json | undefined }): Difference[] {
+function compareDocumentVersion(
+  licence: LicenceAudit,
+  document: DocumentAudit,
+  version: DocumentVersionAudit,
+  audit: ChainAudit,
+  answer: { status: number; body: Json | undefined },
+): Difference[] {
   const subject = `document ${version.sha256} (token ${licence.tokenId}, ${document.docType} v${version.version})`;
-  if (answer.status !== 200 || !answer.body) return [{ subject, field: "(HTTP status)", chain: "anchored: 200 expected", api: answer.status }];
+  if (answer.status !== 200 || !answer.body)
+    return [{ subject, field: "(HTTP status)", chain: "anchored: 200 expected", api: answer.status }];
   const body = answer.body;
   const record = (body.blockchainRecord ?? {}) as Json;
   return fieldDifferences(subject, [
@@ -148,7 +202,9 @@ function compareDocumentVersion(licence: LicenceAudit, document: DocumentAudit, 
 }
 
 function fieldDifferences(subject: string, fields: [string, Kind, unknown, unknown][]): Difference[] {
-  return fields.filter(([, kind, chain, api]) => !same(kind, chain, api)).map(([field, , chain, api]) => ({ subject, field, chain, api }));
+  return fields
+    .filter(([, kind, chain, api]) => !same(kind, chain, api))
+    .map(([field, , chain, api]) => ({ subject, field, chain, api }));
 }
 
 function same(kind: Kind, chain: unknown, api: unknown): boolean {
@@ -159,7 +215,9 @@ function same(kind: Kind, chain: unknown, api: unknown): boolean {
     case "hex":
       return typeof api === "string" && String(chain).toLowerCase() === api.toLowerCase();
     case "number":
-      return (typeof api === "number" || (typeof api === "string" && api.trim() !== "")) && Number(api) === Number(chain);
+      return (
+        (typeof api === "number" || (typeof api === "string" && api.trim() !== "")) && Number(api) === Number(chain)
+      );
     case "time":
       // null and an absent field both say "none".
       if (chain === null || chain === undefined) return api === null || api === undefined;

@@ -176,7 +176,11 @@ export interface ChainAudit {
   chainId: number;
   contracts: { LicenceToken: string; DocumentRegistry: string; ApprovalRegistry: string; DecisionVerifier: string };
   /** The keys the deployment file names for each role, and the department wallet delay. */
-  deployment: { roles: { governance: string; admin: string; operator: string; keeper: string }; walletDelay: number; deployer: string | null };
+  deployment: {
+    roles: { governance: string; admin: string; operator: string; keeper: string };
+    walletDelay: number;
+    deployer: string | null;
+  };
   /** Every log and view was read at this block, so the audit is one consistent snapshot. */
   asOfBlock: number;
   asOfTime: string;

@@ -7,8 +7,16 @@
  */
 import { ZeroAddress, getAddress, type JsonRpcProvider } from "ethers";
 import {
-  CUSTODY_NAMES, DOCUMENT_PHASE_NAMES, REVIEW_PHASE_NAMES, STATUS_NAMES, VALIDITY_NAMES, isoTime,
-  type ChainAudit, type ChainRef, type LicenceAudit, type StatusChange,
+  CUSTODY_NAMES,
+  DOCUMENT_PHASE_NAMES,
+  REVIEW_PHASE_NAMES,
+  STATUS_NAMES,
+  VALIDITY_NAMES,
+  isoTime,
+  type ChainAudit,
+  type ChainRef,
+  type LicenceAudit,
+  type StatusChange,
 } from "./auditRecord.ts";
 import { ContractViews } from "./contractViews.ts";
 import { auditDecisions, readStageLedgers, type DecisionContext } from "./decisionAudit.ts";
@@ -32,20 +40,31 @@ export class UnknownTokenError extends Error {
   }
 }
 
-export async function auditChain(provider: JsonRpcProvider, deployment: Deployment, target: AuditTarget, options: { chunkBlocks: number }): Promise<ChainAudit> {
+export async function auditChain(
+  provider: JsonRpcProvider,
+  deployment: Deployment,
+  target: AuditTarget,
+  options: { chunkBlocks: number },
+): Promise<ChainAudit> {
   const network = await provider.getNetwork();
   if (Number(network.chainId) !== deployment.chainId) {
-    throw new Error(`the RPC endpoint serves chain ${network.chainId} but the deployment file is for chain ${deployment.chainId}`);
+    throw new Error(
+      `the RPC endpoint serves chain ${network.chainId} but the deployment file is for chain ${deployment.chainId}`,
+    );
   }
   const code = await provider.getCode(deployment.contracts.LicenceToken);
-  if (code === "0x") throw new Error(`no contract at LicenceToken ${deployment.contracts.LicenceToken} on chain ${deployment.chainId}: wrong deployment file?`);
+  if (code === "0x")
+    throw new Error(
+      `no contract at LicenceToken ${deployment.contracts.LicenceToken} on chain ${deployment.chainId}: wrong deployment file?`,
+    );
 
   // Pinned before anything is read: later blocks cannot make logs and views disagree.
   const head = await provider.getBlock("latest");
   if (!head) throw new Error("the node returned no latest block");
   const asOfBlock = head.number;
   const views = new ContractViews(provider, deployment.contracts, asOfBlock);
-  if (target !== "all" && (await views.validityOf(target.tokenId)).validity === 0) throw new UnknownTokenError(target.tokenId, asOfBlock);
+  if (target !== "all" && (await views.validityOf(target.tokenId)).validity === 0)
+    throw new UnknownTokenError(target.tokenId, asOfBlock);
 
   const reader = new LogReader({ provider, deployment, toBlock: asOfBlock, chunkBlocks: options.chunkBlocks });
   const lookups = new TransactionLookups(provider);
@@ -69,13 +88,15 @@ export async function auditChain(provider: JsonRpcProvider, deployment: Deployme
     const tokenId = Number(event.args.tokenId);
     byToken.set(tokenId, [...(byToken.get(tokenId) ?? []), event]);
   }
-  const tokenIds = target === "all"
-    ? events.filter((e) => e.name === "LicenceMinted").map((e) => Number(e.args.tokenId))
-    : [target.tokenId];
+  const tokenIds =
+    target === "all"
+      ? events.filter((e) => e.name === "LicenceMinted").map((e) => Number(e.args.tokenId))
+      : [target.tokenId];
 
   const context = { chainId: deployment.chainId, approvalRegistry: deployment.contracts.ApprovalRegistry, lookups };
   const licences: LicenceAudit[] = [];
-  for (const tokenId of tokenIds) licences.push(await auditLicence(tokenId, byToken.get(tokenId) ?? [], views, departments, roles, context));
+  for (const tokenId of tokenIds)
+    licences.push(await auditLicence(tokenId, byToken.get(tokenId) ?? [], views, departments, roles, context));
   return {
     chainId: deployment.chainId,
     contracts: deployment.contracts,
@@ -100,7 +121,11 @@ async function auditLicence(
 ): Promise<LicenceAudit> {
   const { lookups } = context;
   const findings: string[] = [];
-  const ref = async (event: ChainEvent): Promise<ChainRef> => ({ transactionHash: event.transactionHash, blockNumber: event.blockNumber, timestamp: await lookups.timeOf(event.blockNumber) });
+  const ref = async (event: ChainEvent): Promise<ChainRef> => ({
+    transactionHash: event.transactionHash,
+    blockNumber: event.blockNumber,
+    timestamp: await lookups.timeOf(event.blockNumber),
+  });
   const named = (name: string) => events.filter((e) => e.name === name);
 
   const validity = await views.validityOf(tokenId);
@@ -109,14 +134,25 @@ async function auditLicence(
   findings.push(...ownershipFindings(tokenId, minted, named("Transfer"), licence.owner));
   const statusHistory: StatusChange[] = await Promise.all(
     named("LicenceStatusChanged").map(async (e) => ({
-      from: STATUS_NAMES[Number(e.args.from)], to: STATUS_NAMES[Number(e.args.to)], reasonCode: Number(e.args.reasonCode), actor: getAddress(e.args.actor), ...(await ref(e)),
+      from: STATUS_NAMES[Number(e.args.from)],
+      to: STATUS_NAMES[Number(e.args.to)],
+      reasonCode: Number(e.args.reasonCode),
+      actor: getAddress(e.args.actor),
+      ...(await ref(e)),
     })),
   );
   const issued = named("LicenceIssued").at(-1);
   findings.push(...licenceStateFindings(tokenId, licence, statusHistory, issued));
 
   const { review, documents, decisions, approvals, issuanceCheck } = await auditReview(
-    tokenId, licence.workflowId, events, views, departments, roles, context, findings,
+    tokenId,
+    licence.workflowId,
+    events,
+    views,
+    departments,
+    roles,
+    context,
+    findings,
   );
 
   return {
@@ -161,7 +197,15 @@ async function auditReview(
   const ledgers = await readStageLedgers(views, tokenId, stageCount, progress.phase !== 0);
   const { decisions, approvals } = await auditDecisions(events, ledgers, departments, context, findings);
   const stageRules = await Promise.all(Array.from({ length: stageCount }, (_, s) => views.stageRule(workflowId, s)));
-  const issuanceCheck = auditIssuance(events, decisions, documents, stageRules, context.approvalRegistry, roles, findings);
+  const issuanceCheck = auditIssuance(
+    events,
+    decisions,
+    documents,
+    stageRules,
+    context.approvalRegistry,
+    roles,
+    findings,
+  );
   const review = {
     phase: REVIEW_PHASE_NAMES[progress.phase],
     stage: progress.stage,
@@ -174,14 +218,18 @@ async function auditReview(
 
 /** The token's one LicenceMinted event; any other count means the events were not read from the deployment on. */
 function theMint(tokenId: number, minted: ChainEvent[]): ChainEvent {
-  if (minted.length !== 1) throw new Error(`token ${tokenId} exists but has ${minted.length} LicenceMinted events between the deployment's start block and the audited block: is startBlock right?`);
+  if (minted.length !== 1)
+    throw new Error(
+      `token ${tokenId} exists but has ${minted.length} LicenceMinted events between the deployment's start block and the audited block: is startBlock right?`,
+    );
   return minted[0];
 }
 
 /** Minted to its owner, and soulbound: the mint is the only transfer there can be. */
 function ownershipFindings(tokenId: number, minted: ChainEvent, transfers: ChainEvent[], owner: string): string[] {
   const findings: string[] = [];
-  if (getAddress(minted.args.owner) !== owner) findings.push(`licence(${tokenId}).owner is ${owner} but it was minted to ${minted.args.owner}`);
+  if (getAddress(minted.args.owner) !== owner)
+    findings.push(`licence(${tokenId}).owner is ${owner} but it was minted to ${minted.args.owner}`);
   if (transfers.length !== 1 || getAddress(transfers[0].args.to) !== owner) {
     findings.push(`token ${tokenId} has ${transfers.length} Transfer events (expected one: the mint to ${owner})`);
   }
@@ -197,8 +245,14 @@ function licenceStateFindings(
 ): string[] {
   const findings: string[] = [];
   const replayed = statusHistory.at(-1)?.to ?? "DRAFT";
-  if (replayed !== STATUS_NAMES[licence.status]) findings.push(`licence(${tokenId}).status is ${STATUS_NAMES[licence.status]} but its LicenceStatusChanged events end at ${replayed}`);
-  if (issued && Number(issued.args.expiresAt) !== licence.expiresAt) findings.push(`licence(${tokenId}).expiresAt is ${licence.expiresAt} but LicenceIssued set ${issued.args.expiresAt}`);
+  if (replayed !== STATUS_NAMES[licence.status])
+    findings.push(
+      `licence(${tokenId}).status is ${STATUS_NAMES[licence.status]} but its LicenceStatusChanged events end at ${replayed}`,
+    );
+  if (issued && Number(issued.args.expiresAt) !== licence.expiresAt)
+    findings.push(
+      `licence(${tokenId}).expiresAt is ${licence.expiresAt} but LicenceIssued set ${issued.args.expiresAt}`,
+    );
   return findings;
 }
 
@@ -209,10 +263,19 @@ async function departmentRecordFindings(views: ContractViews, departments: Depar
     const record = await views.departmentRecord(departmentId);
     const replayed = departments.latest(departmentId)!;
     const code = departments.codeOf(departmentId);
-    if (record.wallet !== replayed.wallet) findings.push(`departmentRecord(${departmentId}).wallet is ${record.wallet} but ${code}'s wallet events end at ${replayed.wallet}`);
-    if (CUSTODY_NAMES[record.custody] !== replayed.custody) findings.push(`departmentRecord(${departmentId}).custody is ${CUSTODY_NAMES[record.custody] ?? record.custody} but ${code}'s wallet events end at ${replayed.custody}`);
+    if (record.wallet !== replayed.wallet)
+      findings.push(
+        `departmentRecord(${departmentId}).wallet is ${record.wallet} but ${code}'s wallet events end at ${replayed.wallet}`,
+      );
+    if (CUSTODY_NAMES[record.custody] !== replayed.custody)
+      findings.push(
+        `departmentRecord(${departmentId}).custody is ${CUSTODY_NAMES[record.custody] ?? record.custody} but ${code}'s wallet events end at ${replayed.custody}`,
+      );
     const pending = record.pendingWallet === ZeroAddress ? null : record.pendingWallet;
-    if (pending !== replayed.pending) findings.push(`departmentRecord(${departmentId}).pendingWallet is ${pending ?? "none"} but ${code}'s wallet events leave ${replayed.pending ?? "none"} pending`);
+    if (pending !== replayed.pending)
+      findings.push(
+        `departmentRecord(${departmentId}).pendingWallet is ${pending ?? "none"} but ${code}'s wallet events leave ${replayed.pending ?? "none"} pending`,
+      );
   }
   return findings;
 }

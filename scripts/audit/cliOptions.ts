@@ -62,11 +62,21 @@ export function parseOptions(argv: string[]): AuditOptions | "help" {
   let target: AuditTarget = "all";
   if (values.token !== undefined) {
     // Token ids are 1 .. 2^40-1 on chain.
-    if (!/^\d+$/.test(values.token) || Number(values.token) < 1 || Number(values.token) > 2 ** 40 - 1) throw new UsageError(`--token ${values.token} is not a token id (1 .. 2^40-1)`);
+    if (!/^\d+$/.test(values.token) || Number(values.token) < 1 || Number(values.token) > 2 ** 40 - 1)
+      throw new UsageError(`--token ${values.token} is not a token id (1 .. 2^40-1)`);
     target = { tokenId: Number(values.token) };
   }
-  if (values.compare !== undefined && !/^https?:\/\//.test(values.compare)) throw new UsageError(`--compare ${values.compare} is not an http(s) URL`);
+  if (values.compare !== undefined && !/^https?:\/\//.test(values.compare))
+    throw new UsageError(`--compare ${values.compare} is not an http(s) URL`);
   const chunkBlocks = values.chunk === undefined ? 5000 : Number(values.chunk);
-  if (!Number.isSafeInteger(chunkBlocks) || chunkBlocks < 1) throw new UsageError(`--chunk ${values.chunk} is not a positive number of blocks`);
-  return { rpcUrl: values.rpc, deploymentFile: values.deployment, target, compareUrl: values.compare, json: values.json, chunkBlocks };
+  if (!Number.isSafeInteger(chunkBlocks) || chunkBlocks < 1)
+    throw new UsageError(`--chunk ${values.chunk} is not a positive number of blocks`);
+  return {
+    rpcUrl: values.rpc,
+    deploymentFile: values.deployment,
+    target,
+    compareUrl: values.compare,
+    json: values.json,
+    chunkBlocks,
+  };
 }

@@ -29,7 +29,11 @@ export interface AnchorRecord {
   isLatest: boolean;
 }
 
-const INTERFACES = { LicenceToken: licenceTokenAbi, DocumentRegistry: documentRegistryAbi, ApprovalRegistry: approvalRegistryAbi } as const;
+const INTERFACES = {
+  LicenceToken: licenceTokenAbi,
+  DocumentRegistry: documentRegistryAbi,
+  ApprovalRegistry: approvalRegistryAbi,
+} as const;
 
 export class ContractViews {
   readonly #provider: JsonRpcProvider;
@@ -62,28 +66,55 @@ export class ContractViews {
   }
 
   async #call(iface: Interface, to: string, name: string, args: unknown[]) {
-    const data = await this.#provider.call({ to, data: iface.encodeFunctionData(name, args), blockTag: this.#blockTag });
+    const data = await this.#provider.call({
+      to,
+      data: iface.encodeFunctionData(name, args),
+      blockTag: this.#blockTag,
+    });
     return iface.decodeFunctionResult(name, data);
   }
 
   /** Never reverts: validity UNKNOWN (0) is how the chain says the token does not exist. */
   async validityOf(tokenId: number) {
-    const [validity, status, reasonCode, expiresAt] = await this.#call(licenceTokenAbi, this.#contracts.LicenceToken, "validityOf", [tokenId]);
-    return { validity: Number(validity), status: Number(status), reasonCode: Number(reasonCode), expiresAt: Number(expiresAt) };
+    const [validity, status, reasonCode, expiresAt] = await this.#call(
+      licenceTokenAbi,
+      this.#contracts.LicenceToken,
+      "validityOf",
+      [tokenId],
+    );
+    return {
+      validity: Number(validity),
+      status: Number(status),
+      reasonCode: Number(reasonCode),
+      expiresAt: Number(expiresAt),
+    };
   }
 
   async licence(tokenId: number): Promise<LicenceRecord> {
     const [record] = await this.#call(licenceTokenAbi, this.#contracts.LicenceToken, "licence", [tokenId]);
-    return { owner: record.owner, status: Number(record.status), reasonCode: Number(record.reasonCode), workflowId: Number(record.workflowId), expiresAt: Number(record.expiresAt) };
+    return {
+      owner: record.owner,
+      status: Number(record.status),
+      reasonCode: Number(record.reasonCode),
+      workflowId: Number(record.workflowId),
+      expiresAt: Number(record.expiresAt),
+    };
   }
 
   async documentsOf(tokenId: number) {
-    const [phase, count, latestVersions] = await this.#call(documentRegistryAbi, this.#contracts.DocumentRegistry, "documentsOf", [tokenId]);
+    const [phase, count, latestVersions] = await this.#call(
+      documentRegistryAbi,
+      this.#contracts.DocumentRegistry,
+      "documentsOf",
+      [tokenId],
+    );
     return { phase: Number(phase), count: Number(count), latestVersions: (latestVersions as bigint[]).map(Number) };
   }
 
   async anchorOf(sha256: string): Promise<AnchorRecord> {
-    const [anchor, isLatest] = await this.#call(documentRegistryAbi, this.#contracts.DocumentRegistry, "anchorOf", [sha256]);
+    const [anchor, isLatest] = await this.#call(documentRegistryAbi, this.#contracts.DocumentRegistry, "anchorOf", [
+      sha256,
+    ]);
     return {
       documentId: anchor.documentId,
       tokenId: Number(anchor.tokenId),
@@ -97,17 +128,27 @@ export class ContractViews {
 
   async progressOf(tokenId: number) {
     const [progress] = await this.#call(approvalRegistryAbi, this.#contracts.ApprovalRegistry, "progressOf", [tokenId]);
-    return { workflowId: Number(progress.workflowId), stage: Number(progress.stage), phase: Number(progress.phase), maxStage: Number(progress.maxStage) };
+    return {
+      workflowId: Number(progress.workflowId),
+      stage: Number(progress.stage),
+      phase: Number(progress.phase),
+      maxStage: Number(progress.maxStage),
+    };
   }
 
   async stageCountOf(workflowId: number): Promise<number> {
-    const [workflow] = await this.#call(approvalRegistryAbi, this.#contracts.ApprovalRegistry, "workflow", [workflowId]);
+    const [workflow] = await this.#call(approvalRegistryAbi, this.#contracts.ApprovalRegistry, "workflow", [
+      workflowId,
+    ]);
     return Number(workflow.stageCount);
   }
 
   /** A stage's completion rule as registered: the departments by position (16 bits each). */
   async stageRule(workflowId: number, stageIndex: number) {
-    const [stage] = await this.#call(approvalRegistryAbi, this.#contracts.ApprovalRegistry, "stage", [workflowId, stageIndex]);
+    const [stage] = await this.#call(approvalRegistryAbi, this.#contracts.ApprovalRegistry, "stage", [
+      workflowId,
+      stageIndex,
+    ]);
     const count = Number(stage.departmentCount);
     const ids = BigInt(stage.departmentIds);
     return {
@@ -119,13 +160,27 @@ export class ContractViews {
   }
 
   /** Each position of the stage: department id and its current decision status. */
-  async decisionsOf(tokenId: number, stage: number): Promise<{ departmentId: number; status: number; reviewedMask: number }[]> {
-    const [ids, statuses, masks] = await this.#call(approvalRegistryAbi, this.#contracts.ApprovalRegistry, "decisionsOf", [tokenId, stage]);
-    return (ids as bigint[]).map((id, p) => ({ departmentId: Number(id), status: Number(statuses[p]), reviewedMask: Number(masks[p]) }));
+  async decisionsOf(
+    tokenId: number,
+    stage: number,
+  ): Promise<{ departmentId: number; status: number; reviewedMask: number }[]> {
+    const [ids, statuses, masks] = await this.#call(
+      approvalRegistryAbi,
+      this.#contracts.ApprovalRegistry,
+      "decisionsOf",
+      [tokenId, stage],
+    );
+    return (ids as bigint[]).map((id, p) => ({
+      departmentId: Number(id),
+      status: Number(statuses[p]),
+      reviewedMask: Number(masks[p]),
+    }));
   }
 
   async departmentRecord(departmentId: number) {
-    const [record] = await this.#call(approvalRegistryAbi, this.#contracts.ApprovalRegistry, "departmentRecord", [departmentId]);
+    const [record] = await this.#call(approvalRegistryAbi, this.#contracts.ApprovalRegistry, "departmentRecord", [
+      departmentId,
+    ]);
     return {
       code: record.code as string,
       wallet: getAddress(record.wallet),

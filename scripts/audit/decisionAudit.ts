@@ -16,7 +16,12 @@ import type { TransactionLookups } from "./transactionLookups.ts";
 /** Each stage's positions as `decisionsOf` returns them at the audited block. */
 export type StageLedgers = { departmentId: number; status: number }[][];
 
-export async function readStageLedgers(views: ContractViews, tokenId: number, stageCount: number, reviewStarted: boolean): Promise<StageLedgers> {
+export async function readStageLedgers(
+  views: ContractViews,
+  tokenId: number,
+  stageCount: number,
+  reviewStarted: boolean,
+): Promise<StageLedgers> {
   // Before submission decisionsOf answers nothing: no stage has a ledger yet.
   if (!reviewStarted) return [];
   return Promise.all(Array.from({ length: stageCount }, (_, stage) => views.decisionsOf(tokenId, stage)));
@@ -60,7 +65,12 @@ interface DecisionHistory {
 /** The position a decision fills: one department in one stage. */
 const positionOf = (e: ChainEvent) => `${Number(e.args.stage)}:${Number(e.args.departmentId)}`;
 
-async function auditDecision(event: ChainEvent, i: number, history: DecisionHistory, context: DecisionContext): Promise<{ decision: DecisionAudit; findings: string[] }> {
+async function auditDecision(
+  event: ChainEvent,
+  i: number,
+  history: DecisionHistory,
+  context: DecisionContext,
+): Promise<{ decision: DecisionAudit; findings: string[] }> {
   const findings: string[] = [];
   const stage = Number(event.args.stage);
   const departmentId = Number(event.args.departmentId);
@@ -75,11 +85,15 @@ async function auditDecision(event: ChainEvent, i: number, history: DecisionHist
   // Any finding so far (how it was sent, by which wallet) means the decision is not the department wallet's own.
   const walletMatches = findings.length === 0;
   const next = history.recorded.slice(i + 1).find((later) => positionOf(later) === positionOf(event));
-  const invalidation = history.invalidations.find((inv) => positionOf(inv) === positionOf(event) && isBefore(event, inv) && (!next || isBefore(inv, next)));
+  const invalidation = history.invalidations.find(
+    (inv) => positionOf(inv) === positionOf(event) && isBefore(event, inv) && (!next || isBefore(inv, next)),
+  );
   const status = history.ledgers[stage]?.find((p) => p.departmentId === departmentId)?.status;
   const fate = fateOf(decision, { next, invalidation, status });
   if (fate === "CONTRADICTED") {
-    findings.push(`decisionsOf says ${code} is ${DECISION_NAMES[status!]} in stage ${stage}, but its last recorded decision there is ${decision} (tx ${event.transactionHash})`);
+    findings.push(
+      `decisionsOf says ${code} is ${DECISION_NAMES[status!]} in stage ${stage}, but its last recorded decision there is ${decision} (tx ${event.transactionHash})`,
+    );
   }
   const audit: DecisionAudit = {
     stage,
@@ -98,7 +112,14 @@ async function auditDecision(event: ChainEvent, i: number, history: DecisionHist
     walletMatches,
     fate,
     ...(fate === "INVALIDATED"
-      ? { invalidatedBy: { docIndex: Number(invalidation!.args.docIndex), newVersion: Number(invalidation!.args.newVersion), transactionHash: invalidation!.transactionHash, blockNumber: invalidation!.blockNumber } }
+      ? {
+          invalidatedBy: {
+            docIndex: Number(invalidation!.args.docIndex),
+            newVersion: Number(invalidation!.args.newVersion),
+            transactionHash: invalidation!.transactionHash,
+            blockNumber: invalidation!.blockNumber,
+          },
+        }
       : {}),
     transactionHash: event.transactionHash,
     blockNumber: event.blockNumber,
@@ -110,18 +131,30 @@ async function auditDecision(event: ChainEvent, i: number, history: DecisionHist
 /** The signer and custody against the department's wallet at that block, and no wallet that took over early. */
 function walletFindings(
   event: ChainEvent,
-  { what, code, signer, custody, period }: { what: string; code: string; signer: string; custody: string; period: ReturnType<DepartmentWallets["periodAt"]> },
+  {
+    what,
+    code,
+    signer,
+    custody,
+    period,
+  }: { what: string; code: string; signer: string; custody: string; period: ReturnType<DepartmentWallets["periodAt"]> },
 ): string[] {
   const findings: string[] = [];
   const departmentWallet = period?.wallet ?? "(not registered)";
   if (signer !== departmentWallet) {
-    findings.push(`${what} was signed by ${signer}, but the department's wallet at block ${event.blockNumber} was ${departmentWallet}`);
+    findings.push(
+      `${what} was signed by ${signer}, but the department's wallet at block ${event.blockNumber} was ${departmentWallet}`,
+    );
   }
   if (period && custody !== period.custody) {
-    findings.push(`${what} records custody ${custody}, but the department's custody at block ${event.blockNumber} was ${period.custody}`);
+    findings.push(
+      `${what} records custody ${custody}, but the department's custody at block ${event.blockNumber} was ${period.custody}`,
+    );
   }
   if (period?.early) {
-    findings.push(`${what} was made by ${period.wallet}, which became ${code}'s wallet at block ${period.since.blockNumber} without waiting the wallet delay after its proposal${period.proposal ? ` (proposed at block ${period.proposal.blockNumber})` : " (none was pending)"}`);
+    findings.push(
+      `${what} was made by ${period.wallet}, which became ${code}'s wallet at block ${period.since.blockNumber} without waiting the wallet delay after its proposal${period.proposal ? ` (proposed at block ${period.proposal.blockNumber})` : " (none was pending)"}`,
+    );
   }
   return findings;
 }
@@ -130,7 +163,10 @@ function walletFindings(
  * What became of a decision: invalidated by a new document version (an approval), superseded by the department's
  * next decision in that stage, or, when it is the last, what decisionsOf says now (cleared, standing, or contradicted).
  */
-function fateOf(decision: string, later: { next?: ChainEvent; invalidation?: ChainEvent; status?: number }): DecisionAudit["fate"] {
+function fateOf(
+  decision: string,
+  later: { next?: ChainEvent; invalidation?: ChainEvent; status?: number },
+): DecisionAudit["fate"] {
   if (later.invalidation && decision === "APPROVED") return "INVALIDATED";
   if (later.next) return "SUPERSEDED";
   if (later.status === undefined || DECISION_NAMES[later.status] === "PENDING") return "CLEARED";
@@ -142,7 +178,12 @@ function fateOf(decision: string, later: { next?: ChainEvent; invalidation?: Cha
  * The approvals standing now, each explained by its department's last decision in that stage; a non-pending position
  * of decisionsOf that no decision explains is a finding.
  */
-function standingApprovals(ledgers: StageLedgers, decisions: DecisionAudit[], departments: DepartmentWallets, findings: string[]): StandingApproval[] {
+function standingApprovals(
+  ledgers: StageLedgers,
+  decisions: DecisionAudit[],
+  departments: DepartmentWallets,
+  findings: string[],
+): StandingApproval[] {
   const approvals: StandingApproval[] = [];
   ledgers.forEach((positions, stage) => {
     for (const { departmentId, status } of positions) {
@@ -154,10 +195,19 @@ function standingApprovals(ledgers: StageLedgers, decisions: DecisionAudit[], de
       const explained = name === "REVIEW_REQUIRED" ? last?.fate === "INVALIDATED" : last?.fate === "STANDING";
       if (!explained) {
         // A CONTRADICTED decision was reported above.
-        if (last?.fate !== "CONTRADICTED") findings.push(`decisionsOf says ${code} is ${name} in stage ${stage}, but ${last ? `its last recorded decision there is ${last.decision} (${last.fate})` : "no decision of it was recorded there"}`);
+        if (last?.fate !== "CONTRADICTED")
+          findings.push(
+            `decisionsOf says ${code} is ${name} in stage ${stage}, but ${last ? `its last recorded decision there is ${last.decision} (${last.fate})` : "no decision of it was recorded there"}`,
+          );
         continue;
       }
-      if (name === "APPROVED") approvals.push({ stage, departmentCode: code, approvedAt: last!.timestamp, transactionHash: last!.transactionHash });
+      if (name === "APPROVED")
+        approvals.push({
+          stage,
+          departmentCode: code,
+          approvedAt: last!.timestamp,
+          transactionHash: last!.transactionHash,
+        });
     }
   });
   return approvals;
@@ -167,7 +217,8 @@ function standingApprovals(ledgers: StageLedgers, decisions: DecisionAudit[], de
 function reviewedVersions(mask: number, packed: bigint): { docIndex: number; version: number }[] {
   const reviewed: { docIndex: number; version: number }[] = [];
   for (let docIndex = 0; docIndex < 16; docIndex++) {
-    if ((mask >> docIndex) & 1) reviewed.push({ docIndex, version: Number((packed >> BigInt(16 + 15 * docIndex)) & 0x7fffn) });
+    if ((mask >> docIndex) & 1)
+      reviewed.push({ docIndex, version: Number((packed >> BigInt(16 + 15 * docIndex)) & 0x7fffn) });
   }
   return reviewed;
 }
@@ -175,9 +226,15 @@ function reviewedVersions(mask: number, packed: bigint): { docIndex: number; ver
 const DIRECT = ["approve", "reject", "requestChanges"];
 const DECISION_TYPES = {
   Decision: [
-    { name: "tokenId", type: "uint256" }, { name: "departmentId", type: "uint16" }, { name: "decision", type: "uint8" },
-    { name: "reasonCode", type: "uint8" }, { name: "reviewedMask", type: "uint16" }, { name: "reviewedVersions", type: "uint256" },
-    { name: "remarksHash", type: "bytes32" }, { name: "nonce", type: "uint64" }, { name: "deadline", type: "uint64" },
+    { name: "tokenId", type: "uint256" },
+    { name: "departmentId", type: "uint16" },
+    { name: "decision", type: "uint8" },
+    { name: "reasonCode", type: "uint8" },
+    { name: "reviewedMask", type: "uint16" },
+    { name: "reviewedVersions", type: "uint256" },
+    { name: "remarksHash", type: "bytes32" },
+    { name: "nonce", type: "uint64" },
+    { name: "deadline", type: "uint64" },
   ],
 };
 
@@ -187,30 +244,52 @@ const DECISION_TYPES = {
  * the auditor verifies again itself (ECDSA recovery for an EOA, the wallet's own EIP-1271 answer for a contract),
  * rather than trusting the verifier contract. Anything else is a finding.
  */
-async function decisionRoute(event: ChainEvent, signer: string, context: DecisionContext, what: string, findings: string[]): Promise<{ route: DecisionAudit["route"]; sender: string }> {
+async function decisionRoute(
+  event: ChainEvent,
+  signer: string,
+  context: DecisionContext,
+  what: string,
+  findings: string[],
+): Promise<{ route: DecisionAudit["route"]; sender: string }> {
   const tx = await context.lookups.transactionOf(event.transactionHash);
   const call = tx.to === context.approvalRegistry ? safeParse(tx.data) : undefined;
   const tokenId = BigInt(event.args.tokenId);
   if (call && DIRECT.includes(call.name)) {
-    if (tx.from !== signer) findings.push(`${what} is a direct ${call.name} call sent by ${tx.from}, not by its signer ${signer}`);
-    else if (BigInt(call.args.tokenId) !== tokenId) findings.push(`${what}: its transaction's ${call.name} is for token ${call.args.tokenId}`);
+    if (tx.from !== signer)
+      findings.push(`${what} is a direct ${call.name} call sent by ${tx.from}, not by its signer ${signer}`);
+    else if (BigInt(call.args.tokenId) !== tokenId)
+      findings.push(`${what}: its transaction's ${call.name} is for token ${call.args.tokenId}`);
     return { route: "SENT", sender: tx.from };
   }
   if (call?.name === "decideBySig") {
     const [signed, signature] = call.args as unknown as [Record<string, bigint | string>, string];
     const value = Object.fromEntries(DECISION_TYPES.Decision.map(({ name }) => [name, signed[name]]));
     const mismatched = [
-      ["tokenId", tokenId], ["departmentId", BigInt(event.args.departmentId)], ["decision", BigInt(event.args.decision)],
-      ["reasonCode", BigInt(event.args.reasonCode)], ["remarksHash", String(event.args.remarksHash).toLowerCase()],
-    ].filter(([name, expected]) => (typeof expected === "string" ? String(value[name as string]).toLowerCase() : BigInt(value[name as string])) !== expected);
-    if (mismatched.length) findings.push(`${what}: the decideBySig call carries a different ${mismatched.map(([n]) => n).join(", ")}`);
+      ["tokenId", tokenId],
+      ["departmentId", BigInt(event.args.departmentId)],
+      ["decision", BigInt(event.args.decision)],
+      ["reasonCode", BigInt(event.args.reasonCode)],
+      ["remarksHash", String(event.args.remarksHash).toLowerCase()],
+    ].filter(
+      ([name, expected]) =>
+        (typeof expected === "string" ? String(value[name as string]).toLowerCase() : BigInt(value[name as string])) !==
+        expected,
+    );
+    if (mismatched.length)
+      findings.push(`${what}: the decideBySig call carries a different ${mismatched.map(([n]) => n).join(", ")}`);
     const digest = TypedDataEncoder.hash(
-      { name: "LicenceApprovalRegistry", version: "1", chainId: context.chainId, verifyingContract: context.approvalRegistry },
+      {
+        name: "LicenceApprovalRegistry",
+        version: "1",
+        chainId: context.chainId,
+        verifyingContract: context.approvalRegistry,
+      },
       DECISION_TYPES,
       value,
     );
     let valid: boolean;
-    if (await context.lookups.hasCode(signer, event.blockNumber)) valid = await context.lookups.isValidSignature(signer, digest, signature, event.blockNumber);
+    if (await context.lookups.hasCode(signer, event.blockNumber))
+      valid = await context.lookups.isValidSignature(signer, digest, signature, event.blockNumber);
     else {
       try {
         valid = recoverAddress(digest, signature) === signer;
@@ -218,12 +297,18 @@ async function decisionRoute(event: ChainEvent, signer: string, context: Decisio
         valid = false;
       }
     }
-    if (!valid) findings.push(`${what} was relayed by ${tx.from} through decideBySig, but the signature is not ${signer}'s`);
+    if (!valid)
+      findings.push(`${what} was relayed by ${tx.from} through decideBySig, but the signature is not ${signer}'s`);
     const minedAt = Date.parse(await context.lookups.timeOf(event.blockNumber)) / 1000;
-    if (minedAt > Number(value.deadline)) findings.push(`${what} was relayed at ${isoTime(minedAt)}, after its signature's deadline ${isoTime(value.deadline as bigint)}`);
+    if (minedAt > Number(value.deadline))
+      findings.push(
+        `${what} was relayed at ${isoTime(minedAt)}, after its signature's deadline ${isoTime(value.deadline as bigint)}`,
+      );
     return { route: "RELAYED", sender: tx.from };
   }
-  findings.push(`${what} came from a transaction that is neither a decision sent by ${signer} to the approval registry nor a decideBySig call (to ${tx.to}, selector ${tx.data.slice(0, 10)})`);
+  findings.push(
+    `${what} came from a transaction that is neither a decision sent by ${signer} to the approval registry nor a decideBySig call (to ${tx.to}, selector ${tx.data.slice(0, 10)})`,
+  );
   return { route: "UNKNOWN", sender: tx.from };
 }
 

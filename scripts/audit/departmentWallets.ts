@@ -13,7 +13,13 @@
  * fail every decision made before a rotation, and wrongly pass one made by the new wallet before it took effect.
  */
 import { decodeBytes32String, getAddress } from "ethers";
-import { CUSTODY_NAMES, isoTime, type CustodyName, type DepartmentAudit, type WalletChangeAudit } from "./auditRecord.ts";
+import {
+  CUSTODY_NAMES,
+  isoTime,
+  type CustodyName,
+  type DepartmentAudit,
+  type WalletChangeAudit,
+} from "./auditRecord.ts";
 import { isBefore, type TimedEvent } from "./logReader.ts";
 import type { RoleHistory, WalletTenure } from "./roleHistory.ts";
 
@@ -82,7 +88,9 @@ export class DepartmentWallets {
     const effectiveAt = Number(event.args.effectiveAt);
     const custody = custodyName(event.args.custody);
     if (effectiveAt !== event.time + walletDelay) {
-      this.#findings.push(`the wallet change of ${department.code} proposed at ${at} announces effectiveAt ${isoTime(effectiveAt)}, but its block time + walletDelay (${walletDelay} s) is ${isoTime(event.time + walletDelay)}`);
+      this.#findings.push(
+        `the wallet change of ${department.code} proposed at ${at} announces effectiveAt ${isoTime(effectiveAt)}, but its block time + walletDelay (${walletDelay} s) is ${isoTime(event.time + walletDelay)}`,
+      );
     }
     // A new proposal replaces a pending one (the contract keeps one pending change per department).
     if (department.pending) department.changes.at(-1)!.replacedBy = event.transactionHash;
@@ -97,10 +105,14 @@ export class DepartmentWallets {
     const by = getAddress(event.args.by);
     const wallet = getAddress(event.args.wallet);
     if (!department.pending || getAddress(department.pending.args.wallet) !== wallet) {
-      this.#findings.push(`the wallet change of ${name} to ${wallet} was cancelled at ${at}, but ${department.pending ? `the pending proposal was ${getAddress(department.pending.args.wallet)}` : "none was pending"}`);
+      this.#findings.push(
+        `the wallet change of ${name} to ${wallet} was cancelled at ${at}, but ${department.pending ? `the pending proposal was ${getAddress(department.pending.args.wallet)}` : "none was pending"}`,
+      );
     }
     if (by !== current.wallet && !roles?.holdsAt("ApprovalRegistry", "ADMIN_ROLE", by, event)) {
-      this.#findings.push(`the wallet change of ${name} was cancelled at ${at} by ${by}, neither the department's wallet ${current.wallet} nor an ADMIN_ROLE holder`);
+      this.#findings.push(
+        `the wallet change of ${name} was cancelled at ${at} by ${by}, neither the department's wallet ${current.wallet} nor an ADMIN_ROLE holder`,
+      );
     }
     department.pending = null;
     department.changes.push(walletChange(event, "CANCELLED", { by }));
@@ -115,17 +127,24 @@ export class DepartmentWallets {
     const previous = getAddress(event.args.previousWallet);
     const proposal = department.pending;
     if (previous !== current.wallet) {
-      this.#findings.push(`${name}'s wallet rotated at ${at} says it replaced ${previous}, but the replayed wallet was ${current.wallet}`);
+      this.#findings.push(
+        `${name}'s wallet rotated at ${at} says it replaced ${previous}, but the replayed wallet was ${current.wallet}`,
+      );
     }
     const problems = rotationProblems({ name, wallet, custody, at, event, proposal, walletDelay });
     this.#findings.push(...problems);
     const early = problems.length > 0;
     department.periods.push({ wallet, custody, since: event, proposal, early });
     department.pending = null;
-    department.changes.push(walletChange(event, "ROTATED", {
-      custody, previousWallet: previous,
-      proposedAt: proposal ? isoTime(proposal.time) : null, waitedSeconds: proposal ? event.time - proposal.time : null, delayRespected: !early,
-    }));
+    department.changes.push(
+      walletChange(event, "ROTATED", {
+        custody,
+        previousWallet: previous,
+        proposedAt: proposal ? isoTime(proposal.time) : null,
+        waitedSeconds: proposal ? event.time - proposal.time : null,
+        delayRespected: !early,
+      }),
+    );
   }
 
   /** Findings of the replay itself (rotations without their delay, unauthorised cancellations, …). */
@@ -156,7 +175,11 @@ export class DepartmentWallets {
     const department = this.#departments.get(departmentId);
     if (!department) return undefined;
     const period = department.periods.at(-1)!;
-    return { wallet: period.wallet, custody: period.custody, pending: department.pending ? getAddress(department.pending.args.wallet) : null };
+    return {
+      wallet: period.wallet,
+      custody: period.custody,
+      pending: department.pending ? getAddress(department.pending.args.wallet) : null,
+    };
   }
 
   ids(): number[] {
@@ -166,7 +189,12 @@ export class DepartmentWallets {
   /** Every period any address was a department wallet: a role holder must never be one. */
   tenures(): WalletTenure[] {
     return [...this.#departments.values()].flatMap((d) =>
-      d.periods.map((p, i) => ({ wallet: p.wallet, departmentCode: d.code, since: p.since, until: d.periods[i + 1]?.since ?? null })),
+      d.periods.map((p, i) => ({
+        wallet: p.wallet,
+        departmentCode: d.code,
+        since: p.since,
+        until: d.periods[i + 1]?.since ?? null,
+      })),
     );
   }
 
@@ -194,7 +222,11 @@ export function codeText(word: string): string {
 }
 
 /** One line of a department's wallet history, from the event that made it. */
-function walletChange(event: TimedEvent, kind: WalletChangeAudit["kind"], extra: Partial<WalletChangeAudit>): WalletChangeAudit {
+function walletChange(
+  event: TimedEvent,
+  kind: WalletChangeAudit["kind"],
+  extra: Partial<WalletChangeAudit>,
+): WalletChangeAudit {
   return {
     kind,
     wallet: getAddress(event.args.wallet),
@@ -207,20 +239,32 @@ function walletChange(event: TimedEvent, kind: WalletChangeAudit["kind"], extra:
 
 /** Why a rotation came early: no pending proposal, another wallet or custody than proposed, or the delay not waited. */
 function rotationProblems(rotation: {
-  name: string; wallet: string; custody: CustodyName; at: string; event: TimedEvent; proposal: TimedEvent | null; walletDelay: number;
+  name: string;
+  wallet: string;
+  custody: CustodyName;
+  at: string;
+  event: TimedEvent;
+  proposal: TimedEvent | null;
+  walletDelay: number;
 }): string[] {
   const { name, wallet, custody, at, event, proposal, walletDelay } = rotation;
   if (!proposal) {
-    return [`${name}'s wallet became ${wallet} (${custody}) at ${at} with no pending proposal: a wallet change must be proposed and wait ${walletDelay} s in public`];
+    return [
+      `${name}'s wallet became ${wallet} (${custody}) at ${at} with no pending proposal: a wallet change must be proposed and wait ${walletDelay} s in public`,
+    ];
   }
   const problems: string[] = [];
   const waitedSeconds = event.time - proposal.time;
   const proposed = getAddress(proposal.args.wallet);
   if (proposed !== wallet || custodyName(proposal.args.custody) !== custody) {
-    problems.push(`${name}'s wallet became ${wallet} (${custody}) at ${at}, but the pending proposal was ${proposed} (${custodyName(proposal.args.custody)})`);
+    problems.push(
+      `${name}'s wallet became ${wallet} (${custody}) at ${at}, but the pending proposal was ${proposed} (${custodyName(proposal.args.custody)})`,
+    );
   }
   if (waitedSeconds < walletDelay || event.time < Number(proposal.args.effectiveAt)) {
-    problems.push(`${name}'s wallet became ${wallet} at ${at}, ${waitedSeconds} s after its proposal (block ${proposal.blockNumber}, tx ${proposal.transactionHash}): the wallet delay is ${walletDelay} s`);
+    problems.push(
+      `${name}'s wallet became ${wallet} at ${at}, ${waitedSeconds} s after its proposal (block ${proposal.blockNumber}, tx ${proposal.transactionHash}): the wallet delay is ${walletDelay} s`,
+    );
   }
   return problems;
 }

@@ -53,19 +53,24 @@ export function parseDeployment(parsed: unknown, file = "the deployment file"): 
   if (!Number.isSafeInteger(data.startBlock) || data.startBlock < 0) problems.push("startBlock is not a block number");
   const contracts = (data.contracts ?? {}) as Record<string, unknown>;
   for (const name of CONTRACT_NAMES) {
-    if (typeof contracts[name] !== "string" || !isAddress(contracts[name])) problems.push(`contracts.${name} is not an address`);
+    if (typeof contracts[name] !== "string" || !isAddress(contracts[name]))
+      problems.push(`contracts.${name} is not an address`);
   }
   const roles = (data.roles ?? {}) as Record<string, unknown>;
   for (const name of ["governance", "admin", "operator", "keeper"] as const) {
     if (typeof roles[name] !== "string" || !isAddress(roles[name])) problems.push(`roles.${name} is not an address`);
   }
-  if (!Number.isSafeInteger(data.walletDelay) || data.walletDelay < 1) problems.push("walletDelay is not a whole number of seconds ≥ 1");
-  if (data.deployer !== undefined && (typeof data.deployer !== "string" || !isAddress(data.deployer))) problems.push("deployer is not an address");
+  if (!Number.isSafeInteger(data.walletDelay) || data.walletDelay < 1)
+    problems.push("walletDelay is not a whole number of seconds ≥ 1");
+  if (data.deployer !== undefined && (typeof data.deployer !== "string" || !isAddress(data.deployer)))
+    problems.push("deployer is not an address");
   if (problems.length) throw new Error(`${file} is not a deployment file: ${problems.join("; ")}`);
   return {
     chainId: data.chainId,
     startBlock: data.startBlock,
-    contracts: Object.fromEntries(CONTRACT_NAMES.map((name) => [name, getAddress(contracts[name] as string)])) as Record<ContractName, string>,
+    contracts: Object.fromEntries(
+      CONTRACT_NAMES.map((name) => [name, getAddress(contracts[name] as string)]),
+    ) as Record<ContractName, string>,
     roles: {
       governance: getAddress(roles.governance as string),
       admin: getAddress(roles.admin as string),

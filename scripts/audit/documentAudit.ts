@@ -44,23 +44,44 @@ export async function auditDocuments(
       document.versions.map(async (version) => {
         const anchor = await views.anchorOf(version.sha256);
         version.isLatest = anchor.isLatest;
-        const expected = { tokenId, docIndex: document.docIndex, version: version.version, blockNumber: version.blockNumber, documentId: document.documentId };
-        const actual = { tokenId: anchor.tokenId, docIndex: anchor.docIndex, version: anchor.version, blockNumber: anchor.blockNumber, documentId: uuidOf(anchor.documentId) };
+        const expected = {
+          tokenId,
+          docIndex: document.docIndex,
+          version: version.version,
+          blockNumber: version.blockNumber,
+          documentId: document.documentId,
+        };
+        const actual = {
+          tokenId: anchor.tokenId,
+          docIndex: anchor.docIndex,
+          version: anchor.version,
+          blockNumber: anchor.blockNumber,
+          documentId: uuidOf(anchor.documentId),
+        };
         for (const key of Object.keys(expected) as (keyof typeof expected)[]) {
-          if (expected[key] !== actual[key]) findings.push(`anchorOf(${version.sha256}).${key} is ${actual[key]} but its DocumentAnchored event says ${expected[key]}`);
+          if (expected[key] !== actual[key])
+            findings.push(
+              `anchorOf(${version.sha256}).${key} is ${actual[key]} but its DocumentAnchored event says ${expected[key]}`,
+            );
         }
         if (anchor.isLatest !== (version.version === document.latestVersion)) {
-          findings.push(`anchorOf(${version.sha256}).isLatest is ${anchor.isLatest} but version ${version.version} of ${document.documentId} is ${version.version === document.latestVersion ? "" : "not "}the latest anchored`);
+          findings.push(
+            `anchorOf(${version.sha256}).isLatest is ${anchor.isLatest} but version ${version.version} of ${document.documentId} is ${version.version === document.latestVersion ? "" : "not "}the latest anchored`,
+          );
         }
       }),
     ),
   );
 
   const registered = await views.documentsOf(tokenId);
-  if (registered.count !== documents.length) findings.push(`documentsOf(${tokenId}) counts ${registered.count} documents but ${documents.length} were anchored`);
+  if (registered.count !== documents.length)
+    findings.push(`documentsOf(${tokenId}) counts ${registered.count} documents but ${documents.length} were anchored`);
   for (const document of documents) {
     const latest = registered.latestVersions[document.docIndex];
-    if (latest !== document.latestVersion) findings.push(`documentsOf(${tokenId}) says document ${document.docIndex} is at version ${latest} but version ${document.latestVersion} was anchored last`);
+    if (latest !== document.latestVersion)
+      findings.push(
+        `documentsOf(${tokenId}) says document ${document.docIndex} is at version ${latest} but version ${document.latestVersion} was anchored last`,
+      );
   }
   return { documents, documentPhase: registered.phase };
 }

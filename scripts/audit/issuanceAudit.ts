@@ -24,7 +24,12 @@ export interface StageRule {
   departmentIds: number[];
 }
 
-const ADMIN_TRANSITIONS = new Set(["APPROVED>SUSPENDED", "SUSPENDED>APPROVED", "APPROVED>REVOKED", "SUSPENDED>REVOKED"]);
+const ADMIN_TRANSITIONS = new Set([
+  "APPROVED>SUSPENDED",
+  "SUSPENDED>APPROVED",
+  "APPROVED>REVOKED",
+  "SUSPENDED>REVOKED",
+]);
 
 export function auditIssuance(
   events: ChainEvent[],
@@ -37,7 +42,9 @@ export function auditIssuance(
 ): IssuanceCheck | null {
   const changes = events.filter((e) => e.name === "LicenceStatusChanged");
   findings.push(...statusActorFindings(changes, approvalRegistry, roles));
-  const issuances = changes.filter((e) => STATUS_NAMES[Number(e.args.from)] === "SUBMITTED" && STATUS_NAMES[Number(e.args.to)] === "APPROVED");
+  const issuances = changes.filter(
+    (e) => STATUS_NAMES[Number(e.args.from)] === "SUBMITTED" && STATUS_NAMES[Number(e.args.to)] === "APPROVED",
+  );
   if (issuances.length > 1) findings.push(`the licence was issued ${issuances.length} times`);
   const issuance = issuances[0];
   if (!issuance) return null;
@@ -47,20 +54,31 @@ export function auditIssuance(
   const completed = stagesCompletedAt(events, issuance);
   findings.push(...stageCompletionFindings(events, stages, completed, issuance));
   const approvals = approvalsAtIssuance(events, decisions, documents, issuance, findings);
-  return { stagesCompleted: [...completed].sort((a, b) => a - b), issuedBy: getAddress(issuance.args.actor), approvals };
+  return {
+    stagesCompleted: [...completed].sort((a, b) => a - b),
+    issuedBy: getAddress(issuance.args.actor),
+    approvals,
+  };
 }
 
 /** Review status changes come from the approval registry; suspensions and revocations from a token ADMIN_ROLE. */
-function statusActorFindings(changes: ChainEvent[], approvalRegistry: string, roles: Pick<RoleHistory, "holdsAt">): string[] {
+function statusActorFindings(
+  changes: ChainEvent[],
+  approvalRegistry: string,
+  roles: Pick<RoleHistory, "holdsAt">,
+): string[] {
   const findings: string[] = [];
   for (const change of changes) {
     const transition = `${STATUS_NAMES[Number(change.args.from)]}>${STATUS_NAMES[Number(change.args.to)]}`;
     const actor = getAddress(change.args.actor);
     const at = `${transition.replace(">", " -> ")} at block ${change.blockNumber} (tx ${change.transactionHash})`;
     if (ADMIN_TRANSITIONS.has(transition)) {
-      if (!roles.holdsAt("LicenceToken", "ADMIN_ROLE", actor, change)) findings.push(`${at} was made by ${actor}, which did not hold ADMIN_ROLE on the token then`);
+      if (!roles.holdsAt("LicenceToken", "ADMIN_ROLE", actor, change))
+        findings.push(`${at} was made by ${actor}, which did not hold ADMIN_ROLE on the token then`);
     } else if (actor !== approvalRegistry) {
-      findings.push(`${at} was made by ${actor}, not by the approval registry ${approvalRegistry}: a review status changes only through the departments' decisions`);
+      findings.push(
+        `${at} was made by ${actor}, not by the approval registry ${approvalRegistry}: a review status changes only through the departments' decisions`,
+      );
     }
   }
   return findings;
@@ -86,15 +104,26 @@ function stagesCompletedAt(events: ChainEvent[], issuance: ChainEvent): Set<numb
 }
 
 /** Every stage complete at issuance, and each StageCompleted recomputed from the decisions standing then. */
-function stageCompletionFindings(events: ChainEvent[], stages: StageRule[], completed: Set<number>, issuance: ChainEvent): string[] {
+function stageCompletionFindings(
+  events: ChainEvent[],
+  stages: StageRule[],
+  completed: Set<number>,
+  issuance: ChainEvent,
+): string[] {
   const findings: string[] = [];
   const stageCount = stages.length;
   const missing = Array.from({ length: stageCount }, (_, s) => s).filter((s) => !completed.has(s));
-  if (missing.length) findings.push(`the licence was issued (tx ${issuance.transactionHash}) with stage${missing.length > 1 ? "s" : ""} ${missing.join(", ")} of ${stageCount} not complete`);
+  if (missing.length)
+    findings.push(
+      `the licence was issued (tx ${issuance.transactionHash}) with stage${missing.length > 1 ? "s" : ""} ${missing.join(", ")} of ${stageCount} not complete`,
+    );
   for (const e of events.filter((x) => x.name === "StageCompleted" && isBefore(x, issuance))) {
     const stage = Number(e.args.stage);
     const unmet = stageRuleUnmet(stages[stage], positionsAt(events, stage, e));
-    if (unmet) findings.push(`StageCompleted for stage ${stage} (block ${e.blockNumber}, tx ${e.transactionHash}) does not follow from the decisions standing then: ${unmet}`);
+    if (unmet)
+      findings.push(
+        `StageCompleted for stage ${stage} (block ${e.blockNumber}, tx ${e.transactionHash}) does not follow from the decisions standing then: ${unmet}`,
+      );
   }
   return findings;
 }
@@ -115,8 +144,10 @@ function approvalsAtIssuance(
   // The documents' latest versions at issuance, and when each document was added.
   const anchored = events.filter((e) => e.name === "DocumentAnchored" && before(e));
   const latest = new Map<number, number>();
-  for (const e of anchored) latest.set(Number(e.args.docIndex), Math.max(latest.get(Number(e.args.docIndex)) ?? 0, Number(e.args.version)));
-  const docType = (docIndex: number) => documents.find((d) => d.docIndex === docIndex)?.docType || `document #${docIndex}`;
+  for (const e of anchored)
+    latest.set(Number(e.args.docIndex), Math.max(latest.get(Number(e.args.docIndex)) ?? 0, Number(e.args.version)));
+  const docType = (docIndex: number) =>
+    documents.find((d) => d.docIndex === docIndex)?.docType || `document #${docIndex}`;
   const stageAt = (e: ChainEvent) => {
     const started = events.filter((s) => s.name === "StageStarted" && isBefore(s, e)).at(-1);
     return started ? Number(started.args.stage) : undefined;
@@ -128,21 +159,36 @@ function approvalsAtIssuance(
   for (const d of decisions) if (isBefore(position(d), issuance)) lastDecisions.set(`${d.stage}:${d.departmentId}`, d);
   for (const d of [...lastDecisions.values()].sort((a, b) => a.stage - b.stage || a.blockNumber - b.blockNumber)) {
     if (d.decision !== "APPROVED") continue;
-    const undone = events.some((e) =>
-      before(e) && isBefore(position(d), e) && Number(e.args.stage) === d.stage &&
-      ((e.name === "ReviewInvalidated" && Number(e.args.departmentId) === d.departmentId) || e.name === "StageRetried"),
+    const undone = events.some(
+      (e) =>
+        before(e) &&
+        isBefore(position(d), e) &&
+        Number(e.args.stage) === d.stage &&
+        ((e.name === "ReviewInvalidated" && Number(e.args.departmentId) === d.departmentId) ||
+          e.name === "StageRetried"),
     );
     if (undone) continue;
-    const covered = d.reviewed.map((r) => ({ docIndex: r.docIndex, docType: docType(r.docIndex), version: r.version, latestAtIssuance: latest.get(r.docIndex) ?? 0 }));
+    const covered = d.reviewed.map((r) => ({
+      docIndex: r.docIndex,
+      docType: docType(r.docIndex),
+      version: r.version,
+      latestAtIssuance: latest.get(r.docIndex) ?? 0,
+    }));
     for (const c of covered) {
       if (c.version < c.latestAtIssuance) {
-        findings.push(`the approval of ${d.departmentCode} in stage ${d.stage} (tx ${d.transactionHash}) covered ${c.docType} v${c.version}, but v${c.latestAtIssuance} was the latest when the licence was issued: it should have been invalidated`);
+        findings.push(
+          `the approval of ${d.departmentCode} in stage ${d.stage} (tx ${d.transactionHash}) covered ${c.docType} v${c.version}, but v${c.latestAtIssuance} was the latest when the licence was issued: it should have been invalidated`,
+        );
       }
     }
-    for (const added of anchored.filter((e) => Number(e.args.version) === 1 && isBefore(position(d), e) && stageAt(e) === d.stage)) {
+    for (const added of anchored.filter(
+      (e) => Number(e.args.version) === 1 && isBefore(position(d), e) && stageAt(e) === d.stage,
+    )) {
       const index = Number(added.args.docIndex);
       if (!d.reviewed.some((r) => r.docIndex === index)) {
-        findings.push(`the approval of ${d.departmentCode} in stage ${d.stage} (tx ${d.transactionHash}) stood at issuance although ${docType(index)} was added under review in its stage afterwards (tx ${added.transactionHash}): it should have been invalidated`);
+        findings.push(
+          `the approval of ${d.departmentCode} in stage ${d.stage} (tx ${d.transactionHash}) stood at issuance although ${docType(index)} was added under review in its stage afterwards (tx ${added.transactionHash}): it should have been invalidated`,
+        );
       }
     }
     approvals.push({ stage: d.stage, departmentCode: d.departmentCode, transactionHash: d.transactionHash, covered });
@@ -157,7 +203,8 @@ function positionsAt(events: ChainEvent[], stage: number, at: ChainEvent): Map<n
   const positions = new Map<number, Position>();
   for (const e of events) {
     if (!isBefore(e, at) || Number(e.args.stage) !== stage) continue;
-    if (e.name === "DecisionRecorded") positions.set(Number(e.args.departmentId), Number(e.args.decision) === 1 ? "APPROVED" : "OTHER");
+    if (e.name === "DecisionRecorded")
+      positions.set(Number(e.args.departmentId), Number(e.args.decision) === 1 ? "APPROVED" : "OTHER");
     else if (e.name === "ReviewInvalidated") positions.set(Number(e.args.departmentId), "REVIEW_REQUIRED");
     else if (e.name === "StageRetried") positions.clear();
   }
@@ -172,9 +219,11 @@ function stageRuleUnmet(rule: StageRule | undefined, positions: Map<number, Posi
   const approved = rule.departmentIds.filter((d) => positions.get(d) === "APPROVED");
   const mandatory = rule.departmentIds.filter((_, p) => (rule.mandatoryMask >> p) & 1);
   const missingMandatory = mandatory.filter((d) => !approved.includes(d));
-  if (missingMandatory.length) return `mandatory department${missingMandatory.length > 1 ? "s" : ""} ${missingMandatory.join(", ")} had not approved`;
+  if (missingMandatory.length)
+    return `mandatory department${missingMandatory.length > 1 ? "s" : ""} ${missingMandatory.join(", ")} had not approved`;
   const needed = rule.completion === 0 ? rule.departmentIds.length : rule.completion === 1 ? 1 : rule.threshold;
-  if (approved.length < needed) return `${approved.length} approval${approved.length === 1 ? "" : "s"} of ${needed} needed`;
+  if (approved.length < needed)
+    return `${approved.length} approval${approved.length === 1 ? "" : "s"} of ${needed} needed`;
   return undefined;
 }
 

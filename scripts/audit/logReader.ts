@@ -28,17 +28,39 @@ export interface TimedEvent extends ChainEvent {
 const TOKEN_EVENTS: [Interface, keyof Deployment["contracts"], string[]][] = [
   [licenceTokenAbi, "LicenceToken", ["LicenceMinted", "LicenceStatusChanged", "LicenceIssued"]],
   [documentRegistryAbi, "DocumentRegistry", ["DocumentAnchored", "DocumentPhaseChanged"]],
-  [approvalRegistryAbi, "ApprovalRegistry", [
-    "DecisionRecorded", "ReviewInvalidated", "ReviewStarted", "Resubmitted", "StageStarted", "StageCompleted",
-    "StageReopened", "StageRetried", "StageEscalated", "EscalationResolved", "StageTimedOut",
-  ]],
+  [
+    approvalRegistryAbi,
+    "ApprovalRegistry",
+    [
+      "DecisionRecorded",
+      "ReviewInvalidated",
+      "ReviewStarted",
+      "Resubmitted",
+      "StageStarted",
+      "StageCompleted",
+      "StageReopened",
+      "StageRetried",
+      "StageEscalated",
+      "EscalationResolved",
+      "StageTimedOut",
+    ],
+  ],
 ];
 /** Events about the platform rather than one licence: who holds which role, how the contracts are wired, which
  * wallet speaks for which department. Role events have one signature on the three contracts (OZ AccessControl). */
 const PLATFORM_EVENTS: [Interface, string[]][] = [
   [licenceTokenAbi, ["RoleGranted", "RoleRevoked", "RoleAdminChanged", "ApprovalRegistrySet"]],
   [documentRegistryAbi, ["ReviewRegistrySet"]],
-  [approvalRegistryAbi, ["DepartmentRegistered", "DepartmentWalletProposed", "DepartmentWalletCancelled", "DepartmentWalletRotated", "DepartmentActiveSet"]],
+  [
+    approvalRegistryAbi,
+    [
+      "DepartmentRegistered",
+      "DepartmentWalletProposed",
+      "DepartmentWalletCancelled",
+      "DepartmentWalletRotated",
+      "DepartmentActiveSet",
+    ],
+  ],
 ];
 
 export interface LogReaderOptions {
@@ -62,15 +84,22 @@ export class LogReader {
     const signatures = TOKEN_EVENTS.flatMap(([iface, , names]) => names.map((name) => iface.getEvent(name)!.topicHash));
     const scoped = await this.#read(Object.values(contracts), [signatures, tokenTopic]);
     // ERC-721 Transfer indexes the token id third (from, to, tokenId): the owner's history.
-    const transfers = await this.#read([contracts.LicenceToken], [licenceTokenAbi.getEvent("Transfer")!.topicHash, null, null, tokenTopic]);
+    const transfers = await this.#read(
+      [contracts.LicenceToken],
+      [licenceTokenAbi.getEvent("Transfer")!.topicHash, null, null, tokenTopic],
+    );
     return inChainOrder([...scoped, ...transfers]);
   }
 
   /** Role grants and revocations on the three contracts, their wiring, and every department wallet change. */
   async platformEvents(): Promise<ChainEvent[]> {
     const { contracts } = this.#o.deployment;
-    const signatures = PLATFORM_EVENTS.flatMap(([iface, names]) => names.map((name) => iface.getEvent(name)!.topicHash));
-    return inChainOrder(await this.#read([contracts.LicenceToken, contracts.DocumentRegistry, contracts.ApprovalRegistry], [signatures]));
+    const signatures = PLATFORM_EVENTS.flatMap(([iface, names]) =>
+      names.map((name) => iface.getEvent(name)!.topicHash),
+    );
+    return inChainOrder(
+      await this.#read([contracts.LicenceToken, contracts.DocumentRegistry, contracts.ApprovalRegistry], [signatures]),
+    );
   }
 
   async #read(addresses: string[], topics: (string | string[] | null)[]): Promise<ChainEvent[]> {
@@ -90,7 +119,10 @@ export class LogReader {
     } catch (error) {
       if (from === to) throw error;
       const middle = Math.floor((from + to) / 2);
-      return [...(await this.#range(addresses, topics, from, middle)), ...(await this.#range(addresses, topics, middle + 1, to))];
+      return [
+        ...(await this.#range(addresses, topics, from, middle)),
+        ...(await this.#range(addresses, topics, middle + 1, to)),
+      ];
     }
   }
 }
@@ -101,7 +133,15 @@ function decode(log: Log): ChainEvent {
   // Event signatures are distinct across the three contracts, so the first ABI that knows the topic decodes it.
   for (const iface of INTERFACES) {
     const parsed = iface.parseLog({ topics: [...log.topics], data: log.data });
-    if (parsed) return { name: parsed.name, args: parsed.args, address: getAddress(log.address), transactionHash: log.transactionHash, blockNumber: log.blockNumber, logIndex: log.index };
+    if (parsed)
+      return {
+        name: parsed.name,
+        args: parsed.args,
+        address: getAddress(log.address),
+        transactionHash: log.transactionHash,
+        blockNumber: log.blockNumber,
+        logIndex: log.index,
+      };
   }
   throw new Error(`log ${log.transactionHash}#${log.index} matches no event of the ABIs`);
 }

@@ -21,7 +21,8 @@ export function auditText(audit: ChainAudit): string {
 function platformLines(audit: ChainAudit): string[] {
   const { roles, walletDelay } = audit.deployment;
   const keyName = (address: string) =>
-    (Object.entries(roles).find(([, a]) => a === address)?.[0] ?? (address === audit.deployment.deployer ? "deployer" : undefined));
+    Object.entries(roles).find(([, a]) => a === address)?.[0] ??
+    (address === audit.deployment.deployer ? "deployer" : undefined);
   const who = (address: string) => (keyName(address) ? `${address} (${keyName(address)})` : address);
   const w = audit.wiring;
   const lines = [
@@ -29,28 +30,42 @@ function platformLines(audit: ChainAudit): string[] {
     `  keys       governance ${roles.governance}, admin ${roles.admin}, operator ${roles.operator}, keeper ${roles.keeper}`,
     `  wiring     token -> ${w.tokenApprovalRegistry} (set ${w.approvalRegistrySet.length}x), documents -> ${w.documentReviewRegistry} (set ${w.reviewRegistrySet.length}x), verifier ${w.decisionVerifier}${w.decisionVerifierHasCode ? "" : " (NO CODE)"}, wallet delay ${w.walletDelay} s (file: ${walletDelay} s)`,
     `  role holders now (${audit.roles.holders.length})`,
-    ...audit.roles.holders.map((h) => `    ${h.contract.padEnd(16)} ${h.role.padEnd(18)} ${who(h.account)}  since ${h.since}`),
+    ...audit.roles.holders.map(
+      (h) => `    ${h.contract.padEnd(16)} ${h.role.padEnd(18)} ${who(h.account)}  since ${h.since}`,
+    ),
   ];
   const later = audit.roles.grants.filter((g) => !g.fromDeployment);
   lines.push(`  role grants after the deployment (${later.length})`);
   for (const g of later) {
-    lines.push(`    ${g.granted.timestamp}  ${g.contract} ${g.role} to ${who(g.account)} by ${who(g.grantedBy)}  tx ${g.granted.transactionHash}${g.revoked ? `; revoked ${g.revoked.timestamp} by ${who(g.revoked.by)}` : ""}`);
+    lines.push(
+      `    ${g.granted.timestamp}  ${g.contract} ${g.role} to ${who(g.account)} by ${who(g.grantedBy)}  tx ${g.granted.transactionHash}${g.revoked ? `; revoked ${g.revoked.timestamp} by ${who(g.revoked.by)}` : ""}`,
+    );
   }
   const revoked = audit.roles.grants.filter((g) => g.revoked && g.fromDeployment);
-  for (const g of revoked) lines.push(`    (deployment grant revoked) ${g.contract} ${g.role} of ${who(g.account)} at ${g.revoked!.timestamp} by ${who(g.revoked!.by)}`);
+  for (const g of revoked)
+    lines.push(
+      `    (deployment grant revoked) ${g.contract} ${g.role} of ${who(g.account)} at ${g.revoked!.timestamp} by ${who(g.revoked!.by)}`,
+    );
   lines.push(`  departments (${audit.departments.length})`);
   for (const d of audit.departments) {
     lines.push(`    ${d.code} (#${d.departmentId})  wallet ${d.wallet}  ${d.custody}`);
     for (const c of d.changes) {
       const detail =
-        c.kind === "REGISTERED" ? `${c.wallet} ${c.custody}`
-        : c.kind === "PROPOSED" ? `${c.wallet} ${c.custody}, effective from ${c.effectiveAt}${c.replacedBy ? `, replaced by tx ${c.replacedBy}` : ""}`
-        : c.kind === "CANCELLED" ? `${c.wallet} by ${c.by}`
-        : `${c.previousWallet} -> ${c.wallet} ${c.custody}, ${c.waitedSeconds === null ? "no proposal" : `${c.waitedSeconds} s after its proposal`}${c.delayRespected ? "" : " (DELAY NOT RESPECTED)"}`;
+        c.kind === "REGISTERED"
+          ? `${c.wallet} ${c.custody}`
+          : c.kind === "PROPOSED"
+            ? `${c.wallet} ${c.custody}, effective from ${c.effectiveAt}${c.replacedBy ? `, replaced by tx ${c.replacedBy}` : ""}`
+            : c.kind === "CANCELLED"
+              ? `${c.wallet} by ${c.by}`
+              : `${c.previousWallet} -> ${c.wallet} ${c.custody}, ${c.waitedSeconds === null ? "no proposal" : `${c.waitedSeconds} s after its proposal`}${c.delayRespected ? "" : " (DELAY NOT RESPECTED)"}`;
       lines.push(`      ${c.timestamp}  ${c.kind.padEnd(10)} ${detail}  tx ${c.transactionHash}`);
     }
   }
-  lines.push(audit.findings.length ? `  PLATFORM FINDINGS (${audit.findings.length})` : "  platform findings: none (roles, wiring and wallet changes as the deployment requires)");
+  lines.push(
+    audit.findings.length
+      ? `  PLATFORM FINDINGS (${audit.findings.length})`
+      : "  platform findings: none (roles, wiring and wallet changes as the deployment requires)",
+  );
   for (const finding of audit.findings) lines.push(`    - ${finding}`);
   return lines;
 }
@@ -58,7 +73,8 @@ function platformLines(audit: ChainAudit): string[] {
 function licenceLines(l: LicenceAudit, contracts: ChainAudit["contracts"]): string[] {
   // Status changes are made by role holders or by the approval registry itself: name the platform's contracts.
   const who = (address: string) => Object.entries(contracts).find(([, a]) => a === address)?.[0] ?? address;
-  const docName = (docIndex: number) => l.documents.find((d) => d.docIndex === docIndex)?.docType || `document #${docIndex}`;
+  const docName = (docIndex: number) =>
+    l.documents.find((d) => d.docIndex === docIndex)?.docType || `document #${docIndex}`;
   const lines = [
     `Licence token ${l.tokenId}`,
     `  status     ${l.status}${l.reasonCode ? ` (reason ${l.reasonCode})` : ""}, validity ${l.validity}`,
@@ -70,17 +86,27 @@ function licenceLines(l: LicenceAudit, contracts: ChainAudit["contracts"]): stri
       : `  issued     no`,
     `  workflow   ${l.workflowId}: review ${l.review.phase} at stage ${l.review.stage} (stages 0..${l.review.stageCount - 1}); documents ${l.review.documentPhase}`,
     `  status history (${l.statusHistory.length})`,
-    ...l.statusHistory.map((c) => `    ${c.timestamp}  ${c.from} -> ${c.to}${c.reasonCode ? ` (reason ${c.reasonCode})` : ""}  by ${who(c.actor)}  tx ${c.transactionHash}`),
+    ...l.statusHistory.map(
+      (c) =>
+        `    ${c.timestamp}  ${c.from} -> ${c.to}${c.reasonCode ? ` (reason ${c.reasonCode})` : ""}  by ${who(c.actor)}  tx ${c.transactionHash}`,
+    ),
     `  documents (${l.documents.length})`,
   ];
   for (const d of l.documents) {
     lines.push(`    #${d.docIndex} ${d.docType}  document ${d.documentId}  latest v${d.latestVersion}`);
-    for (const v of d.versions) lines.push(`      v${v.version}  sha256 ${v.sha256}  ${v.isLatest ? "latest    " : "superseded"}  ${v.timestamp}  block ${v.blockNumber}  tx ${v.transactionHash}`);
+    for (const v of d.versions)
+      lines.push(
+        `      v${v.version}  sha256 ${v.sha256}  ${v.isLatest ? "latest    " : "superseded"}  ${v.timestamp}  block ${v.blockNumber}  tx ${v.transactionHash}`,
+      );
   }
   lines.push(`  decisions (${l.decisions.length})`);
   for (const d of l.decisions) {
-    const reviewed = d.reviewed.length ? d.reviewed.map((r) => `${docName(r.docIndex)} v${r.version}`).join(", ") : "none";
-    const fate = d.invalidatedBy ? `INVALIDATED by ${docName(d.invalidatedBy.docIndex)} v${d.invalidatedBy.newVersion}` : d.fate;
+    const reviewed = d.reviewed.length
+      ? d.reviewed.map((r) => `${docName(r.docIndex)} v${r.version}`).join(", ")
+      : "none";
+    const fate = d.invalidatedBy
+      ? `INVALIDATED by ${docName(d.invalidatedBy.docIndex)} v${d.invalidatedBy.newVersion}`
+      : d.fate;
     lines.push(
       `    stage ${d.stage}  ${d.departmentCode}  ${d.decision}${d.reasonCode ? ` (reason ${d.reasonCode})` : ""}  ${fate}  reviewed ${reviewed}`,
       `      ${d.timestamp}  block ${d.blockNumber}  tx ${d.transactionHash}`,
@@ -88,16 +114,28 @@ function licenceLines(l: LicenceAudit, contracts: ChainAudit["contracts"]): stri
     );
   }
   lines.push(`  standing approvals (${l.approvals.length})`);
-  for (const a of l.approvals) lines.push(`    stage ${a.stage}  ${a.departmentCode}  ${a.approvedAt}  tx ${a.transactionHash}`);
+  for (const a of l.approvals)
+    lines.push(`    stage ${a.stage}  ${a.departmentCode}  ${a.approvedAt}  tx ${a.transactionHash}`);
   if (l.issuanceCheck) {
     const c = l.issuanceCheck;
-    lines.push(`  at issuance: ${c.stagesCompleted.length} of ${l.review.stageCount} stages complete (${c.stagesCompleted.join(", ") || "none"}), issued by ${who(c.issuedBy)}; the standing approvals covered`);
+    lines.push(
+      `  at issuance: ${c.stagesCompleted.length} of ${l.review.stageCount} stages complete (${c.stagesCompleted.join(", ") || "none"}), issued by ${who(c.issuedBy)}; the standing approvals covered`,
+    );
     for (const a of c.approvals) {
-      const covered = a.covered.map((d) => `${d.docType} v${d.version}${d.version < d.latestAtIssuance ? ` (latest v${d.latestAtIssuance}!)` : ""}`).join(", ");
+      const covered = a.covered
+        .map(
+          (d) =>
+            `${d.docType} v${d.version}${d.version < d.latestAtIssuance ? ` (latest v${d.latestAtIssuance}!)` : ""}`,
+        )
+        .join(", ");
       lines.push(`    stage ${a.stage}  ${a.departmentCode}  ${covered || "nothing"}  tx ${a.transactionHash}`);
     }
   }
-  lines.push(l.findings.length ? `  FINDINGS (${l.findings.length})` : "  findings: none (events and views agree; every decision came from its department's wallet)");
+  lines.push(
+    l.findings.length
+      ? `  FINDINGS (${l.findings.length})`
+      : "  findings: none (events and views agree; every decision came from its department's wallet)",
+  );
   for (const finding of l.findings) lines.push(`    - ${finding}`);
   return lines;
 }
@@ -109,4 +147,4 @@ export function differencesText(baseUrl: string, differences: Difference[]): str
   return lines.join("\n");
 }
 
-const show = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value) ?? "absent");
+const show = (value: unknown) => (typeof value === "string" ? value : (JSON.stringify(value) ?? "absent"));

@@ -84,7 +84,9 @@ export class RoleHistory {
       if (event.name !== "RoleGranted" && event.name !== "RoleRevoked") continue;
       const roleId = String(event.args.role).toLowerCase();
       const account = getAddress(event.args.account);
-      const open = this.#periods.find((p) => p.contract === contract && p.roleId === roleId && p.account === account && !p.revoke);
+      const open = this.#periods.find(
+        (p) => p.contract === contract && p.roleId === roleId && p.account === account && !p.revoke,
+      );
       if (event.name === "RoleGranted") {
         // AccessControl emits RoleGranted only when the account did not hold the role.
         if (!open) this.#periods.push({ contract, roleId, account, grant: event, revoke: null });
@@ -96,10 +98,20 @@ export class RoleHistory {
   }
 
   /** Whether `account` held `role` on `contract` just before `event` was applied. */
-  holdsAt(contract: RoleContract, role: RoleName, account: string, event: { blockNumber: number; logIndex: number }): boolean {
+  holdsAt(
+    contract: RoleContract,
+    role: RoleName,
+    account: string,
+    event: { blockNumber: number; logIndex: number },
+  ): boolean {
     const who = getAddress(account);
-    return this.#periods.some((p) =>
-      p.contract === contract && p.roleId === ROLE_IDS[role] && p.account === who && isBefore(p.grant, event) && (!p.revoke || !isBefore(p.revoke, event)),
+    return this.#periods.some(
+      (p) =>
+        p.contract === contract &&
+        p.roleId === ROLE_IDS[role] &&
+        p.account === who &&
+        isBefore(p.grant, event) &&
+        (!p.revoke || !isBefore(p.revoke, event)),
     );
   }
 
@@ -113,19 +125,32 @@ export class RoleHistory {
     const deployer = this.deployerOf(period.contract);
     if (!deployer || getAddress(period.grant.args.sender) !== deployer) return false;
     // The first period of that (contract, role, account) only: a later re-grant is not the deployment's.
-    const first = this.#periods.find((p) => p.contract === period.contract && p.roleId === period.roleId && p.account === period.account);
+    const first = this.#periods.find(
+      (p) => p.contract === period.contract && p.roleId === period.roleId && p.account === period.account,
+    );
     if (first !== period) return false;
     const expected: Record<RoleContract, [string, string][]> = {
-      LicenceToken: [[ROLE_IDS.OPERATOR_ROLE, roles.operator], [ROLE_IDS.ADMIN_ROLE, roles.admin]],
+      LicenceToken: [
+        [ROLE_IDS.OPERATOR_ROLE, roles.operator],
+        [ROLE_IDS.ADMIN_ROLE, roles.admin],
+      ],
       DocumentRegistry: [[ROLE_IDS.OPERATOR_ROLE, roles.operator]],
-      ApprovalRegistry: [[ROLE_IDS.OPERATOR_ROLE, roles.operator], [ROLE_IDS.ADMIN_ROLE, roles.admin], [ROLE_IDS.KEEPER_ROLE, roles.keeper]],
+      ApprovalRegistry: [
+        [ROLE_IDS.OPERATOR_ROLE, roles.operator],
+        [ROLE_IDS.ADMIN_ROLE, roles.admin],
+        [ROLE_IDS.KEEPER_ROLE, roles.keeper],
+      ],
     };
     const grants = [...expected[period.contract], [ZeroHash, deployer], [ZeroHash, roles.governance]];
     return grants.some(([roleId, account]) => roleId === period.roleId && account === period.account);
   }
 
   grants(): RoleGrantAudit[] {
-    const ref = (e: TimedEvent) => ({ transactionHash: e.transactionHash, blockNumber: e.blockNumber, timestamp: isoTime(e.time) });
+    const ref = (e: TimedEvent) => ({
+      transactionHash: e.transactionHash,
+      blockNumber: e.blockNumber,
+      timestamp: isoTime(e.time),
+    });
     return this.#periods.map((p) => ({
       contract: p.contract,
       role: roleName(p.roleId),
@@ -141,7 +166,12 @@ export class RoleHistory {
   holders(): RoleHolder[] {
     return this.#periods
       .filter((p) => !p.revoke)
-      .map((p) => ({ contract: p.contract, role: roleName(p.roleId), account: p.account, since: isoTime(p.grant.time) }));
+      .map((p) => ({
+        contract: p.contract,
+        role: roleName(p.roleId),
+        account: p.account,
+        since: isoTime(p.grant.time),
+      }));
   }
 
   findings(departmentWallets: WalletTenure[]): string[] {
@@ -162,7 +192,9 @@ export class RoleHistory {
     const findings: string[] = [];
     for (const p of this.#periods) {
       for (const tenure of departmentWallets.filter((t) => t.wallet === p.account)) {
-        findings.push(`${p.account} holds or held ${roleOn(p)} (granted at ${when(p.grant)}) and is or was the wallet of department ${tenure.departmentCode} (from ${when(tenure.since)})`);
+        findings.push(
+          `${p.account} holds or held ${roleOn(p)} (granted at ${when(p.grant)}) and is or was the wallet of department ${tenure.departmentCode} (from ${when(tenure.since)})`,
+        );
       }
     }
     return findings;
@@ -172,10 +204,17 @@ export class RoleHistory {
   #sharedKeyFindings(): string[] {
     const findings: string[] = [];
     const { roles } = this.#deployment;
-    const named = [["governance", roles.governance], ["admin", roles.admin], ["operator", roles.operator]] as const;
+    const named = [
+      ["governance", roles.governance],
+      ["admin", roles.admin],
+      ["operator", roles.operator],
+    ] as const;
     for (let i = 0; i < named.length; i++) {
       for (let j = i + 1; j < named.length; j++) {
-        if (named[i][1] === named[j][1]) findings.push(`the deployment file names the same key ${named[i][1]} as ${named[i][0]} and ${named[j][0]}: they must be three different keys`);
+        if (named[i][1] === named[j][1])
+          findings.push(
+            `the deployment file names the same key ${named[i][1]} as ${named[i][0]} and ${named[j][0]}: they must be three different keys`,
+          );
       }
     }
     const powers: RoleName[] = ["DEFAULT_ADMIN_ROLE", "ADMIN_ROLE", "OPERATOR_ROLE"];
@@ -185,7 +224,10 @@ export class RoleHistory {
       if (name) byAccount.set(p.account, (byAccount.get(p.account) ?? new Set()).add(name));
     }
     for (const [account, held] of byAccount) {
-      if (held.size > 1) findings.push(`${account} holds or held ${[...held].join(" and ")}: governance, administration and the operator must be three different keys`);
+      if (held.size > 1)
+        findings.push(
+          `${account} holds or held ${[...held].join(" and ")}: governance, administration and the operator must be three different keys`,
+        );
     }
     return findings;
   }
@@ -196,11 +238,16 @@ export class RoleHistory {
     const { roles } = this.#deployment;
     for (const p of this.#periods.filter((q) => q.roleId === ZeroHash)) {
       const deployer = this.deployerOf(p.contract);
-      const constructorGrant = p === this.#periods.find((q) => q.contract === p.contract && q.roleId === ZeroHash) && p.account === deployer;
+      const constructorGrant =
+        p === this.#periods.find((q) => q.contract === p.contract && q.roleId === ZeroHash) && p.account === deployer;
       if (p.account !== roles.governance && !constructorGrant) {
-        findings.push(`${p.account} was granted DEFAULT_ADMIN_ROLE on ${p.contract} at ${when(p.grant)} by ${getAddress(p.grant.args.sender)}: only governance ${roles.governance} may hold it`);
+        findings.push(
+          `${p.account} was granted DEFAULT_ADMIN_ROLE on ${p.contract} at ${when(p.grant)} by ${getAddress(p.grant.args.sender)}: only governance ${roles.governance} may hold it`,
+        );
       } else if (p.account !== roles.governance && !p.revoke) {
-        findings.push(`the deployer ${p.account} still holds DEFAULT_ADMIN_ROLE on ${p.contract}: it should have handed it to governance ${roles.governance} and renounced it`);
+        findings.push(
+          `the deployer ${p.account} still holds DEFAULT_ADMIN_ROLE on ${p.contract}: it should have handed it to governance ${roles.governance} and renounced it`,
+        );
       }
     }
     return findings;
@@ -213,14 +260,18 @@ export class RoleHistory {
     for (const contract of ROLE_CONTRACTS) {
       const deployer = this.deployerOf(contract);
       if (!deployer || deployer === roles.governance) continue;
-      const handedOver = this.#periods.find((p) => p.contract === contract && p.roleId === ZeroHash && p.account === roles.governance);
+      const handedOver = this.#periods.find(
+        (p) => p.contract === contract && p.roleId === ZeroHash && p.account === roles.governance,
+      );
       if (!handedOver) continue;
       for (const p of this.#periods.filter((q) => q.contract === contract)) {
         for (const event of [p.grant, p.revoke]) {
           if (!event || !isBefore(handedOver.grant, event) || getAddress(event.args.sender) !== deployer) continue;
           // Renouncing its own DEFAULT_ADMIN_ROLE is the hand-over's last step.
           if (event === p.revoke && p.roleId === ZeroHash && p.account === deployer) continue;
-          findings.push(`the deployer ${deployer} ${event.name === "RoleGranted" ? "granted" : "revoked"} ${roleOn(p)} ${event.name === "RoleGranted" ? "to" : "of"} ${p.account} at ${when(event)}, after governance had received DEFAULT_ADMIN_ROLE`);
+          findings.push(
+            `the deployer ${deployer} ${event.name === "RoleGranted" ? "granted" : "revoked"} ${roleOn(p)} ${event.name === "RoleGranted" ? "to" : "of"} ${p.account} at ${when(event)}, after governance had received DEFAULT_ADMIN_ROLE`,
+          );
         }
       }
     }
@@ -229,8 +280,10 @@ export class RoleHistory {
 
   /** No contract changes a role's admin role: one would let another role grant. */
   #adminRoleChangeFindings(): string[] {
-    return this.#adminChanges.map((e) =>
-      `the admin role of ${roleName(String(e.args.role))} on ${this.#contractOf(e.address)} changed from ${roleName(String(e.args.previousAdminRole))} to ${roleName(String(e.args.newAdminRole))} at ${when(e)}`);
+    return this.#adminChanges.map(
+      (e) =>
+        `the admin role of ${roleName(String(e.args.role))} on ${this.#contractOf(e.address)} changed from ${roleName(String(e.args.previousAdminRole))} to ${roleName(String(e.args.newAdminRole))} at ${when(e)}`,
+    );
   }
 }
 

@@ -67,7 +67,11 @@ export class TransactionLookups {
   /** An EIP-1271 wallet's answer to `isValidSignature(digest, signature)` at `blockNumber` (false if it reverts). */
   async isValidSignature(wallet: string, digest: string, signature: string, blockNumber: number): Promise<boolean> {
     try {
-      const answer = await this.#provider.call({ to: wallet, data: erc1271.encodeFunctionData("isValidSignature", [digest, signature]), blockTag: blockNumber });
+      const answer = await this.#provider.call({
+        to: wallet,
+        data: erc1271.encodeFunctionData("isValidSignature", [digest, signature]),
+        blockTag: blockNumber,
+      });
       return answer.slice(0, 10).toLowerCase() === erc1271.getFunction("isValidSignature")!.selector;
     } catch {
       return false;

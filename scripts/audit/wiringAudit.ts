@@ -34,7 +34,15 @@ export interface WiringAudit {
 }
 
 export async function readWiring(views: ContractViews, platformEvents: ChainEvent[]): Promise<WiringAudit> {
-  const [tokenApprovalRegistry, documentReviewRegistry, documentLicenceToken, registryLicenceToken, registryDocumentRegistry, decisionVerifier, walletDelay] = await Promise.all([
+  const [
+    tokenApprovalRegistry,
+    documentReviewRegistry,
+    documentLicenceToken,
+    registryLicenceToken,
+    registryDocumentRegistry,
+    decisionVerifier,
+    walletDelay,
+  ] = await Promise.all([
     views.address("LicenceToken", "approvalRegistry"),
     views.address("DocumentRegistry", "reviewRegistry"),
     views.address("DocumentRegistry", "licenceToken"),
@@ -46,7 +54,11 @@ export async function readWiring(views: ContractViews, platformEvents: ChainEven
   const wiring = (name: string, contract: string) =>
     platformEvents
       .filter((e) => e.name === name && e.address === contract)
-      .map((e) => ({ registry: getAddress(e.args.registry), transactionHash: e.transactionHash, blockNumber: e.blockNumber }));
+      .map((e) => ({
+        registry: getAddress(e.args.registry),
+        transactionHash: e.transactionHash,
+        blockNumber: e.blockNumber,
+      }));
   return {
     tokenApprovalRegistry,
     documentReviewRegistry,
@@ -65,20 +77,37 @@ export function wiringFindings(w: WiringAudit, deployment: Deployment): string[]
   const { contracts } = deployment;
   const findings: string[] = [];
   const expect = (what: string, actual: string, expected: string, name: string) => {
-    if (getAddress(actual) !== expected) findings.push(`${what} is ${actual}, not the deployment's ${name} ${expected}`);
+    if (getAddress(actual) !== expected)
+      findings.push(`${what} is ${actual}, not the deployment's ${name} ${expected}`);
   };
   expect("LicenceToken.approvalRegistry()", w.tokenApprovalRegistry, contracts.ApprovalRegistry, "ApprovalRegistry");
   expect("DocumentRegistry.reviewRegistry()", w.documentReviewRegistry, contracts.ApprovalRegistry, "ApprovalRegistry");
   expect("DocumentRegistry.licenceToken()", w.documentLicenceToken, contracts.LicenceToken, "LicenceToken");
   expect("ApprovalRegistry.licenceToken()", w.registryLicenceToken, contracts.LicenceToken, "LicenceToken");
-  expect("ApprovalRegistry.documentRegistry()", w.registryDocumentRegistry, contracts.DocumentRegistry, "DocumentRegistry");
+  expect(
+    "ApprovalRegistry.documentRegistry()",
+    w.registryDocumentRegistry,
+    contracts.DocumentRegistry,
+    "DocumentRegistry",
+  );
   expect("ApprovalRegistry.decisionVerifier()", w.decisionVerifier, contracts.DecisionVerifier, "DecisionVerifier");
-  if (!w.decisionVerifierHasCode) findings.push(`the decision verifier ${w.decisionVerifier} has no code: no signed decision could be checked`);
-  if (w.walletDelay !== deployment.walletDelay) findings.push(`ApprovalRegistry.walletDelay() is ${w.walletDelay} s but the deployment file says ${deployment.walletDelay} s`);
-  for (const [name, events] of [["ApprovalRegistrySet (LicenceToken)", w.approvalRegistrySet], ["ReviewRegistrySet (DocumentRegistry)", w.reviewRegistrySet]] as const) {
-    if (events.length !== 1) findings.push(`${name} was emitted ${events.length} times: the approval registry is wired exactly once`);
+  if (!w.decisionVerifierHasCode)
+    findings.push(`the decision verifier ${w.decisionVerifier} has no code: no signed decision could be checked`);
+  if (w.walletDelay !== deployment.walletDelay)
+    findings.push(
+      `ApprovalRegistry.walletDelay() is ${w.walletDelay} s but the deployment file says ${deployment.walletDelay} s`,
+    );
+  for (const [name, events] of [
+    ["ApprovalRegistrySet (LicenceToken)", w.approvalRegistrySet],
+    ["ReviewRegistrySet (DocumentRegistry)", w.reviewRegistrySet],
+  ] as const) {
+    if (events.length !== 1)
+      findings.push(`${name} was emitted ${events.length} times: the approval registry is wired exactly once`);
     for (const e of events) {
-      if (e.registry !== contracts.ApprovalRegistry) findings.push(`${name} wired ${e.registry} at block ${e.blockNumber} (tx ${e.transactionHash}), not the deployment's ApprovalRegistry ${contracts.ApprovalRegistry}`);
+      if (e.registry !== contracts.ApprovalRegistry)
+        findings.push(
+          `${name} wired ${e.registry} at block ${e.blockNumber} (tx ${e.transactionHash}), not the deployment's ApprovalRegistry ${contracts.ApprovalRegistry}`,
+        );
     }
   }
   return findings;

@@ -43,7 +43,13 @@ export interface BenchEnvironment {
   applicantId: string;
   /** CPU of the stack's processes (API processes, workers, Ponder, Postgres by client, the chain). */
   meter: StackCpuMeter;
-  request(method: string, route: string, token: string | undefined, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: Json }>;
+  request(
+    method: string,
+    route: string,
+    token: string | undefined,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: Json }>;
   /** How many writes so far returned before the index reached their block (from the API processes' logs). */
   readYourWritesTimeouts(): Promise<number>;
   close(): Promise<void>;
@@ -54,12 +60,35 @@ async function startIntervalChain(dir: string): Promise<{ env: NodeJS.ProcessEnv
   const port = await freePort();
   const rpcUrl = `http://127.0.0.1:${port}`;
   const chainId = "1337";
-  const chain = spawn(anvilBinary(), [
-    "--host", "127.0.0.1", "--port", String(port), "--chain-id", chainId, "--hardfork", "london",
-    "--block-time", String(BLOCK_PERIOD_S), "--base-fee", "0", "--gas-price", "0", "--silent",
-  ], { stdio: "ignore" });
+  const chain = spawn(
+    anvilBinary(),
+    [
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--chain-id",
+      chainId,
+      "--hardfork",
+      "london",
+      "--block-time",
+      String(BLOCK_PERIOD_S),
+      "--base-fee",
+      "0",
+      "--gas-price",
+      "0",
+      "--silent",
+    ],
+    { stdio: "ignore" },
+  );
   for (let i = 0; ; i++) {
-    if (await rpc(rpcUrl, "eth_chainId", []).then(() => true, () => false)) break;
+    if (
+      await rpc(rpcUrl, "eth_chainId", []).then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
     if (i > 300 || chain.exitCode !== null) throw new Error("the interval chain (anvil --block-time) did not start");
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -67,14 +96,30 @@ async function startIntervalChain(dir: string): Promise<{ env: NodeJS.ProcessEnv
   const admin = Wallet.createRandom();
   const deploymentFile = path.join(dir, "deployment-interval.json");
   try {
-    await run(process.execPath, [path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js"), "run", "scripts/deploy.ts", "--network", "localhost"], {
-      cwd: REPO_ROOT,
-      env: {
-        ...process.env, CHAIN_RPC_URL: rpcUrl, DEPLOYMENT_FILE: deploymentFile, IGNITION_DIR: path.join(dir, "ignition"),
-        DEPLOYMENT_ID: "bench-interval", OPERATOR_ADDRESS: operator.address, ADMIN_ADDRESS: admin.address, KEEPER_ADDRESS: operator.address,
+    await run(
+      process.execPath,
+      [
+        path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js"),
+        "run",
+        "scripts/deploy.ts",
+        "--network",
+        "localhost",
+      ],
+      {
+        cwd: REPO_ROOT,
+        env: {
+          ...process.env,
+          CHAIN_RPC_URL: rpcUrl,
+          DEPLOYMENT_FILE: deploymentFile,
+          IGNITION_DIR: path.join(dir, "ignition"),
+          DEPLOYMENT_ID: "bench-interval",
+          OPERATOR_ADDRESS: operator.address,
+          ADMIN_ADDRESS: admin.address,
+          KEEPER_ADDRESS: operator.address,
+        },
+        maxBuffer: 16 * 1024 * 1024,
       },
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    );
   } catch (error) {
     chain.kill("SIGKILL");
     throw error;
@@ -82,8 +127,12 @@ async function startIntervalChain(dir: string): Promise<{ env: NodeJS.ProcessEnv
   return {
     chain,
     env: {
-      CHAIN_RPC_URL: rpcUrl, CHAIN_ID: chainId, CHAIN_GAS_MODE: "free", DEPLOYMENT_FILE: deploymentFile,
-      OPERATOR_PRIVATE_KEY: operator.privateKey, ADMIN_WALLET_PRIVATE_KEY: admin.privateKey,
+      CHAIN_RPC_URL: rpcUrl,
+      CHAIN_ID: chainId,
+      CHAIN_GAS_MODE: "free",
+      DEPLOYMENT_FILE: deploymentFile,
+      OPERATOR_PRIVATE_KEY: operator.privateKey,
+      ADMIN_WALLET_PRIVATE_KEY: admin.privateKey,
       MASTER_KEY: `0x${randomBytes(32).toString("hex")}`,
     },
   };
@@ -91,12 +140,15 @@ async function startIntervalChain(dir: string): Promise<{ env: NodeJS.ProcessEnv
 
 /** The stack's processes by name, read from the pid files it keeps under DATA_DIR/run (and the external chain's). */
 async function stackProcesses(dataDir: string, externalChain?: ChildProcess): Promise<NamedProcess[]> {
-  const names = (await readdir(path.join(dataDir, "run")).catch(() => [] as string[])).filter((f) => f.endsWith(".pid"));
+  const names = (await readdir(path.join(dataDir, "run")).catch(() => [] as string[])).filter((f) =>
+    f.endsWith(".pid"),
+  );
   const found: NamedProcess[] = [];
   for (const file of names) {
     const pid = Number((await readFile(path.join(dataDir, "run", file), "utf8")).trim());
     const name = file.slice(0, -4);
-    if (pid > 0) found.push({ name: name === "indexer" ? "indexer (Ponder)" : name === "chain" ? "chain (anvil)" : name, pid });
+    if (pid > 0)
+      found.push({ name: name === "indexer" ? "indexer (Ponder)" : name === "chain" ? "chain (anvil)" : name, pid });
   }
   if (externalChain?.pid) found.push({ name: "chain (anvil, external)", pid: externalChain.pid });
   return found;
@@ -106,9 +158,18 @@ export async function startBenchEnvironment(mode: ChainMode = "automine"): Promi
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-"));
   const external = mode === "interval1s" ? await startIntervalChain(dataDir) : undefined;
   const env = {
-    DATA_DIR: path.join(dataDir, "data"), PORT: String(await freePort()), CHAIN_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()),
-    INDEXER_PORT: String(await freePort()), LOG_LEVEL: "warn", DATABASE_URL: "", CHAIN_RPC_URL: "",
-    RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0", RATE_LIMIT_PUBLIC_PER_MINUTE: "0", REQUEST_QUOTA_PER_DAY: "0",
+    DATA_DIR: path.join(dataDir, "data"),
+    PORT: String(await freePort()),
+    CHAIN_PORT: String(await freePort()),
+    EMBEDDED_PG_PORT: String(await freePort()),
+    INDEXER_PORT: String(await freePort()),
+    LOG_LEVEL: "warn",
+    DATABASE_URL: "",
+    CHAIN_RPC_URL: "",
+    RATE_LIMIT_AUTH_PER_MINUTE: "0",
+    RATE_LIMIT_WRITE_PER_MINUTE: "0",
+    RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
+    REQUEST_QUOTA_PER_DAY: "0",
     // Snapshots of a chain with 100k+ transactions are large: only at the clean stop.
     CHAIN_SNAPSHOT_MS: "3600000",
     ...external?.env,
@@ -122,31 +183,68 @@ export async function startBenchEnvironment(mode: ChainMode = "automine"): Promi
   }
   const config = loadConfig(stack.env);
   const core = await createCoreServices(config, createLogger("silent"));
-  const postgresPid = Number((await readFile(path.join(config.dataDir, "postgres", "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0]) || undefined;
+  const postgresPid =
+    Number(
+      (await readFile(path.join(config.dataDir, "postgres", "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0],
+    ) || undefined;
   let processes = await stackProcesses(config.dataDir, external?.chain);
-  const meter = new StackCpuMeter(() => processes, postgresPid, { head: async () => Number(await rpc<string>(stack.rpcUrl, "eth_blockNumber", [])) });
+  const meter = new StackCpuMeter(() => processes, postgresPid, {
+    head: async () => Number(await rpc<string>(stack.rpcUrl, "eth_blockNumber", [])),
+  });
   const api = `${stack.api.url}/api/v1`;
   const request: BenchEnvironment["request"] = async (method, route, token, body, headers = {}) => {
     const response = await fetch(`${api}${route}`, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        ...headers,
+      },
       body: body !== undefined ? JSON.stringify(body) : undefined,
     });
     const text = await response.text();
     return { status: response.status, body: text ? (JSON.parse(text) as Json) : {} };
   };
-  const adminToken = ((await (await fetch(`${api}/auth/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "client_credentials", client_id: stack.admin.clientId, client_secret: stack.admin.clientSecret, scope: "admin" }),
-  })).json()) as Json).access_token as string;
+  const adminToken = (
+    (await (
+      await fetch(`${api}/auth/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          grant_type: "client_credentials",
+          client_id: stack.admin.clientId,
+          client_secret: stack.admin.clientSecret,
+          scope: "admin",
+        }),
+      })
+    ).json()) as Json
+  ).access_token as string;
   const applicantId = "bench-applicant";
-  const login = await fetch(`${api}/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: applicantId, name: "Ben Chmark" })}`, { redirect: "manual" });
+  const login = await fetch(
+    `${api}/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: applicantId, name: "Ben Chmark" })}`,
+    { redirect: "manual" },
+  );
   const code = new URL(login.headers.get("location")!).searchParams.get("code");
-  const applicantToken = ((await request("POST", "/auth/identitylocker/token", undefined, { code, client_id: "demo", code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", redirect_uri: "http://127.0.0.1:9/cb" })).body).access_token as string;
+  const applicantToken = (
+    await request("POST", "/auth/identitylocker/token", undefined, {
+      code,
+      client_id: "demo",
+      code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+      redirect_uri: "http://127.0.0.1:9/cb",
+    })
+  ).body.access_token as string;
   const logs = path.join(config.dataDir, "logs");
   return {
-    mode, stack, config, core, api, adminToken, applicantToken, applicantId, request, meter,
+    mode,
+    stack,
+    config,
+    core,
+    api,
+    adminToken,
+    applicantToken,
+    applicantId,
+    request,
+    meter,
     async readYourWritesTimeouts() {
       // The pid files again: a process the supervisor restarted is measured under its new pid from now on.
       processes = await stackProcesses(config.dataDir, external?.chain);
@@ -170,14 +268,18 @@ export async function startBenchEnvironment(mode: ChainMode = "automine"): Promi
   };
 }
 
-
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
 /** Runs `task` `total` times with `concurrency` workers; returns the wall time in ms. */
-export async function runConcurrently(total: number, concurrency: number, task: (i: number) => Promise<void>, progress?: (done: number) => void): Promise<number> {
+export async function runConcurrently(
+  total: number,
+  concurrency: number,
+  task: (i: number) => Promise<void>,
+  progress?: (done: number) => void,
+): Promise<number> {
   let next = 0;
   let done = 0;
   const started = performance.now();
@@ -198,14 +300,22 @@ export const say = (line: string) => console.log(`  ${line}`);
 
 /** A JSON-RPC call or batch straight to the node; a single call's error is thrown (a batch's are the caller's). */
 export async function jsonRpc(url: string, body: unknown): Promise<any> {
-  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   const json = await response.json();
-  if (!Array.isArray(json) && json.error) throw new Error(`${JSON.stringify(body).slice(0, 100)}: ${JSON.stringify(json.error)}`);
+  if (!Array.isArray(json) && json.error)
+    throw new Error(`${JSON.stringify(body).slice(0, 100)}: ${JSON.stringify(json.error)}`);
   return json;
 }
 
 /** Reserves `count` token ids from the API's sequence (for tokens minted behind its back); returns the first. */
 export async function reserveTokenIds(env: BenchEnvironment, count: number): Promise<bigint> {
-  const { rows } = await env.core.pool.query(`SELECT setval('token_ids', nextval('token_ids') + $1) - $1 + 1 AS first`, [count]);
+  const { rows } = await env.core.pool.query(
+    `SELECT setval('token_ids', nextval('token_ids') + $1) - $1 + 1 AS first`,
+    [count],
+  );
   return BigInt(rows[0].first);
 }

@@ -36,7 +36,9 @@ export function sanityProblems(phase: Phase, cores: number): string[] {
   if (!(cpu.stackMs > 0)) problems.push(`${phase.title}: the stack used no CPU (processes not found?)`);
   // Clock ticks are 10 ms per process: allow a little over.
   if (measuredCores > Math.min(cores, cpu.machineBusyCores) * 1.1 + 0.05) {
-    problems.push(`${phase.title}: ${fixed(measuredCores, 2)} cores counted, more than the ${fixed(cpu.machineBusyCores, 2)} the machine had busy`);
+    problems.push(
+      `${phase.title}: ${fixed(measuredCores, 2)} cores counted, more than the ${fixed(cpu.machineBusyCores, 2)} the machine had busy`,
+    );
   }
   return problems;
 }
@@ -53,11 +55,26 @@ export function cpuTable(phases: Phase[]): string[] {
   return [
     `| CPU-ms per operation | ${phases.map((p) => `${p.title} (per ${p.unit})`).join(" | ")} |`,
     `|---|${phases.map(() => "---:").join("|")}|`,
-    ...names.map((name) => row(name, (p) => fixed(cpuPerOperation(p, (n) => n === name), digits(p)))),
+    ...names.map((name) =>
+      row(name, (p) =>
+        fixed(
+          cpuPerOperation(p, (n) => n === name),
+          digits(p),
+        ),
+      ),
+    ),
     row("**stack total**", (p) => `**${fixed(cpuPerOperation(p), digits(p))}**`),
     row("of which the stack's cost at rest (idle CPU-ms/s × wall time)", (p) =>
-      p.idleMsPerSecond === undefined || p.unit === "s" ? "" : fixed((p.idleMsPerSecond * p.cpu.wallMs) / 1000 / Math.max(1, p.operations), digits(p))),
-    row("load generator (the bench process, not counted)", (p) => fixed(cpuPerOperation(p, (n) => !p.cpu.lines.find((l) => l.name === n)?.stack), digits(p))),
+      p.idleMsPerSecond === undefined || p.unit === "s"
+        ? ""
+        : fixed((p.idleMsPerSecond * p.cpu.wallMs) / 1000 / Math.max(1, p.operations), digits(p)),
+    ),
+    row("load generator (the bench process, not counted)", (p) =>
+      fixed(
+        cpuPerOperation(p, (n) => !p.cpu.lines.find((l) => l.name === n)?.stack),
+        digits(p),
+      ),
+    ),
     row("indexer (Ponder) with its Postgres, per block", (p) => {
       const ponder = p.cpu.lines.filter((l) => /indexer/.test(l.name)).reduce((sum, l) => sum + l.ms, 0);
       return p.cpu.blocks ? fixed(ponder / p.cpu.blocks, 1) : "";
@@ -65,7 +82,9 @@ export function cpuTable(phases: Phase[]): string[] {
     row("operations measured", (p) => String(p.operations)),
     row("blocks mined", (p) => (p.cpu.blocks === undefined ? "" : String(p.cpu.blocks))),
     row("wall time (s)", (p) => fixed(p.cpu.wallMs / 1000, 1)),
-    row("cores busy: stack + load generator", (p) => fixed(p.cpu.lines.reduce((s, l) => s + l.ms, 0) / p.cpu.wallMs, 2)),
+    row("cores busy: stack + load generator", (p) =>
+      fixed(p.cpu.lines.reduce((s, l) => s + l.ms, 0) / p.cpu.wallMs, 2),
+    ),
     row("cores busy: whole machine (every user)", (p) => fixed(p.cpu.machineBusyCores, 2)),
   ];
 }
@@ -74,13 +93,20 @@ export function cpuTable(phases: Phase[]): string[] {
 export function endedProcesses(phases: Phase[]): string[] {
   const lines = phases
     .filter((p) => Object.keys(p.cpu.ended).length > 0)
-    .map((p) => `- ${p.title}: ${Object.entries(p.cpu.ended).map(([label, n]) => `${label} × ${n}`).join(", ")}`);
-  return lines.length === 0 ? [] : [
-    "Postgres processes that started and ended during a phase (their CPU is in the server's line above; sampled",
-    "every 200 ms, so the shortest may be missed):",
-    "",
-    ...lines,
-  ];
+    .map(
+      (p) =>
+        `- ${p.title}: ${Object.entries(p.cpu.ended)
+          .map(([label, n]) => `${label} × ${n}`)
+          .join(", ")}`,
+    );
+  return lines.length === 0
+    ? []
+    : [
+        "Postgres processes that started and ended during a phase (their CPU is in the server's line above; sampled",
+        "every 200 ms, so the shortest may be missed):",
+        "",
+        ...lines,
+      ];
 }
 
 export const ratio = (value: number, reference: number) => (reference > 0 ? value / reference : Number.NaN);

@@ -20,13 +20,17 @@ export const FIGURE_KEYS = {
   gas: ["mint", "anchorVersion", "approval", "lifecycle"],
 } as const;
 
-type Leaves<T> = T extends readonly (infer K extends string)[] ? { [P in K]: number } : { [P in keyof T]: Leaves<T[P]> };
+type Leaves<T> = T extends readonly (infer K extends string)[]
+  ? { [P in K]: number }
+  : { [P in keyof T]: Leaves<T[P]> };
 export type Figures = Leaves<typeof FIGURE_KEYS>;
 
 /** The dotted path of every key, e.g. "writes.automine.rawTxPerSec". */
 export function figurePaths(shape: unknown = FIGURE_KEYS, prefix = ""): string[] {
   if (Array.isArray(shape)) return shape.map((key) => `${prefix}${key}`);
-  return Object.entries(shape as Record<string, unknown>).flatMap(([key, inner]) => figurePaths(inner, `${prefix}${key}.`));
+  return Object.entries(shape as Record<string, unknown>).flatMap(([key, inner]) =>
+    figurePaths(inner, `${prefix}${key}.`),
+  );
 }
 
 /** The problems of `value` as a figures file (none: it has exactly the keys, each a finite number). */
@@ -39,12 +43,14 @@ export function figureProblems(value: unknown): string[] {
     }
     const record = node as Record<string, unknown>;
     const expected = Array.isArray(shape) ? (shape as string[]) : Object.keys(shape as object);
-    for (const key of Object.keys(record)) if (!expected.includes(key)) problems.push(`${prefix}${key}: not a key of the figures`);
+    for (const key of Object.keys(record))
+      if (!expected.includes(key)) problems.push(`${prefix}${key}: not a key of the figures`);
     for (const key of expected) {
       if (!(key in record)) problems.push(`${prefix}${key}: missing`);
       else if (Array.isArray(shape)) {
         const leaf = record[key];
-        if (typeof leaf !== "number" || !Number.isFinite(leaf)) problems.push(`${prefix}${key}: ${JSON.stringify(leaf)} is not a finite number`);
+        if (typeof leaf !== "number" || !Number.isFinite(leaf))
+          problems.push(`${prefix}${key}: ${JSON.stringify(leaf)} is not a finite number`);
       } else walk((shape as Record<string, unknown>)[key], record[key], `${prefix}${key}.`);
     }
   };

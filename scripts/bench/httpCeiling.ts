@@ -9,7 +9,10 @@ import { fileURLToPath } from "node:url";
 if (process.argv[2] === "serve") {
   const { default: Koa } = await import("koa");
   const app = new Koa();
-  const body = { requestId: "00000000-0000-4000-8000-000000000000", events: Array.from({ length: 8 }, (_, i) => ({ i, description: "x".repeat(120) })) };
+  const body = {
+    requestId: "00000000-0000-4000-8000-000000000000",
+    events: Array.from({ length: 8 }, (_, i) => ({ i, description: "x".repeat(120) })),
+  };
   app.use((ctx) => {
     ctx.body = body;
   });

@@ -116,7 +116,11 @@ export class StackCpuMeter {
   readonly head?: () => Promise<number>;
 
   /** `named` is asked at each snapshot: a process the stack restarted is found under its new pid. */
-  constructor(named: () => NamedProcess[], postgresPid: number | undefined, options: { loadGenerator?: number; head?: () => Promise<number> } = {}) {
+  constructor(
+    named: () => NamedProcess[],
+    postgresPid: number | undefined,
+    options: { loadGenerator?: number; head?: () => Promise<number> } = {},
+  ) {
     const { loadGenerator = process.pid, head } = options;
     this.head = head;
     this.#named = named;
@@ -129,7 +133,11 @@ export class StackCpuMeter {
     const toMs = (ticks: number) => (ticks * 1000) / CLOCK_TICKS;
     const ms = new Map<string, number>();
     const add = (name: string, ticks: number) => ms.set(name, (ms.get(name) ?? 0) + toMs(ticks));
-    for (const proc of named) add(proc.name, subtree(proc.pid).reduce((sum, s) => sum + s.ticks, 0));
+    for (const proc of named)
+      add(
+        proc.name,
+        subtree(proc.pid).reduce((sum, s) => sum + s.ticks, 0),
+      );
     // The load generator alone: the stack's processes are its children, counted on their own lines.
     add(LOAD_GENERATOR, byPid.get(this.#loadGenerator)?.ticks ?? 0);
     const postgresChildren = new Map<number, { line: string; ms: number }>();
@@ -137,8 +145,12 @@ export class StackCpuMeter {
     if (this.#postgres) {
       postgresServerMs = toMs(byPid.get(this.#postgres.pid)?.ticks ?? 0);
       const backends = subtree(this.#postgres.pid).slice(1);
-      this.#label(backends.map((b) => b.pid), owners);
-      for (const backend of backends) postgresChildren.set(backend.pid, { line: this.#backendOwner.get(backend.pid)!, ms: toMs(backend.ticks) });
+      this.#label(
+        backends.map((b) => b.pid),
+        owners,
+      );
+      for (const backend of backends)
+        postgresChildren.set(backend.pid, { line: this.#backendOwner.get(backend.pid)!, ms: toMs(backend.ticks) });
     }
     return { at: performance.now(), machine: machineTicks(), ms, postgresChildren, postgresServerMs };
   }
@@ -151,7 +163,9 @@ export class StackCpuMeter {
   observe(): number[] {
     if (!this.#postgres) return [];
     const { subtree, owners } = this.#scan();
-    const pids = subtree(this.#postgres.pid).slice(1).map((s) => s.pid);
+    const pids = subtree(this.#postgres.pid)
+      .slice(1)
+      .map((s) => s.pid);
     this.#label(pids, owners);
     return pids;
   }
@@ -250,10 +264,12 @@ export class StackCpuMeter {
   static usage(before: CpuSnapshot, after: CpuSnapshot): CpuUsage {
     const delta = new Map<string, number>();
     const add = (name: string, ms: number) => delta.set(name, (delta.get(name) ?? 0) + ms);
-    for (const name of new Set([...before.ms.keys(), ...after.ms.keys()])) add(name, (after.ms.get(name) ?? 0) - (before.ms.get(name) ?? 0));
+    for (const name of new Set([...before.ms.keys(), ...after.ms.keys()]))
+      add(name, (after.ms.get(name) ?? 0) - (before.ms.get(name) ?? 0));
     // Postgres process by process: a backend that ended moved its whole life's CPU into the server's cutime, so
     // what it had at the first snapshot is taken off the server's growth (else it would count twice).
-    for (const [pid, child] of after.postgresChildren) add(child.line, child.ms - (before.postgresChildren.get(pid)?.ms ?? 0));
+    for (const [pid, child] of after.postgresChildren)
+      add(child.line, child.ms - (before.postgresChildren.get(pid)?.ms ?? 0));
     let endedBefore = 0;
     for (const [pid, child] of before.postgresChildren) {
       if (after.postgresChildren.has(pid)) continue;
@@ -288,16 +304,24 @@ function backgroundName(pid: number): string {
   } catch {
     // ended meanwhile
   }
-  const kind = /^postgres: (autovacuum|checkpointer|background writer|walwriter|logical replication|parallel worker)/.exec(title)?.[1];
+  const kind =
+    /^postgres: (autovacuum|checkpointer|background writer|walwriter|logical replication|parallel worker)/.exec(
+      title,
+    )?.[1];
   return kind ? `Postgres: ${kind}` : SERVER_LINE;
 }
 
 function cpuCount(): number {
-  return readFileSync("/proc/stat", "utf8").split("\n").filter((l) => /^cpu\d+ /.test(l)).length;
+  return readFileSync("/proc/stat", "utf8")
+    .split("\n")
+    .filter((l) => /^cpu\d+ /.test(l)).length;
 }
 
 /** CPU used by the stack while `work` runs. */
-export async function measureCpu<T>(meter: StackCpuMeter, work: () => Promise<T>): Promise<{ result: T; cpu: CpuUsage }> {
+export async function measureCpu<T>(
+  meter: StackCpuMeter,
+  work: () => Promise<T>,
+): Promise<{ result: T; cpu: CpuUsage }> {
   const headBefore = await meter.head?.();
   const before = meter.snapshot();
   const seen = new Set(before.postgresChildren.keys());

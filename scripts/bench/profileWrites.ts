@@ -72,13 +72,21 @@ const profileDir = await mkdtemp(path.join(os.tmpdir(), "bench-profile-"));
 process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${profileDir}`.trim();
 const env = await startBenchEnvironment(MODE);
 delete process.env.NODE_OPTIONS;
-const pids = new Map((await readdir(path.join(env.config.dataDir, "run"))).filter((f) => f.endsWith(".pid")).map((f) => [f.slice(0, -4), 0]));
-for (const name of pids.keys()) pids.set(name, Number((await readFile(path.join(env.config.dataDir, "run", `${name}.pid`), "utf8")).trim()));
+const pids = new Map(
+  (await readdir(path.join(env.config.dataDir, "run")))
+    .filter((f) => f.endsWith(".pid"))
+    .map((f) => [f.slice(0, -4), 0]),
+);
+for (const name of pids.keys())
+  pids.set(name, Number((await readFile(path.join(env.config.dataDir, "run", `${name}.pid`), "utf8")).trim()));
 let window: [number, number];
 try {
   await setUpParallelReview(env);
   const write = async () => {
-    const answer = await env.request("POST", "/requests", env.applicantToken, { applicantId: env.applicantId, requestType: "TRADE_LICENSE" });
+    const answer = await env.request("POST", "/requests", env.applicantToken, {
+      applicantId: env.applicantId,
+      requestType: "TRADE_LICENSE",
+    });
     if (answer.status !== 201) throw new Error(`POST /requests answered ${answer.status}`);
   };
   await runConcurrently(64, CLIENTS, write); // warm-up: JIT, pools, caches

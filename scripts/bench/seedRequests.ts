@@ -45,8 +45,26 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
     const send = async (from: number, to: number) => {
       const batch = [];
       for (let i = from; i < to; i++) {
-        calls[i] ??= licenceToken.encodeFunctionData("mint", [addresses[i % APPLICANTS], firstTokenId + BigInt(i), encodeBytes32String(TYPES[i % 3]), ZeroHash]);
-        batch.push({ jsonrpc: "2.0", id: i, method: "eth_sendTransaction", params: [{ from: operator, to: stack.deployment.contracts.LicenceToken, data: calls[i], gas: "0x30d40", nonce: `0x${(firstNonce + i).toString(16)}` }] });
+        calls[i] ??= licenceToken.encodeFunctionData("mint", [
+          addresses[i % APPLICANTS],
+          firstTokenId + BigInt(i),
+          encodeBytes32String(TYPES[i % 3]),
+          ZeroHash,
+        ]);
+        batch.push({
+          jsonrpc: "2.0",
+          id: i,
+          method: "eth_sendTransaction",
+          params: [
+            {
+              from: operator,
+              to: stack.deployment.contracts.LicenceToken,
+              data: calls[i],
+              gas: "0x30d40",
+              nonce: `0x${(firstNonce + i).toString(16)}`,
+            },
+          ],
+        });
       }
       const answers = (await jsonRpc(url, batch)) as { id: number; result?: string; error?: unknown }[];
       for (const answer of answers) {
@@ -66,7 +84,10 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
     await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "anvil_stopImpersonatingAccount", params: [operator] });
   }
   const chainSeconds = (performance.now() - chainStarted) / 1000;
-  await core.pool.query(`UPDATE wallets SET next_nonce = GREATEST(next_nonce, $2) WHERE address = $1`, [operator.toLowerCase(), firstNonce + count]);
+  await core.pool.query(`UPDATE wallets SET next_nonce = GREATEST(next_nonce, $2) WHERE address = $1`, [
+    operator.toLowerCase(),
+    firstNonce + count,
+  ]);
 
   const rowsStarted = performance.now();
   const requestIds: string[] = [];
@@ -81,7 +102,15 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
     await core.pool.query(
       `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, request_id, broadcasts, confirmed_at)
        SELECT t, 'MINT_NFT', 'CONFIRMED', $1, n, $2, d, '', h, 200000, r, 1, now() FROM unnest($3::uuid[], $4::bigint[], $5::text[], $6::text[], $7::uuid[]) AS u(t, n, d, h, r)`,
-      [operator.toLowerCase(), stack.deployment.contracts.LicenceToken.toLowerCase(), txIds, index.map((i) => firstNonce + i), index.map((i) => calls[i]), index.map((i) => hashes[i]), ids],
+      [
+        operator.toLowerCase(),
+        stack.deployment.contracts.LicenceToken.toLowerCase(),
+        txIds,
+        index.map((i) => firstNonce + i),
+        index.map((i) => calls[i]),
+        index.map((i) => hashes[i]),
+        ids,
+      ],
     );
     await core.pool.query(
       `INSERT INTO requests (id, request_number, token_id, request_type, applicant_id, applicant_name, applicant_email, applicant_address, metadata, created_by, chain_tx_id, created_at, updated_at)
@@ -104,7 +133,10 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
 
   const indexStarted = performance.now();
   for (;;) {
-    const { rows } = await core.pool.query(`SELECT count(*)::int AS n FROM index.licences WHERE token_id >= $1 AND token_id < $2`, [firstTokenId.toString(), (firstTokenId + BigInt(count)).toString()]);
+    const { rows } = await core.pool.query(
+      `SELECT count(*)::int AS n FROM index.licences WHERE token_id >= $1 AND token_id < $2`,
+      [firstTokenId.toString(), (firstTokenId + BigInt(count)).toString()],
+    );
     process.stdout.write(`  indexing: ${rows[0].n}/${count}            \r`);
     if (rows[0].n >= count) break;
     await new Promise((r) => setTimeout(r, 1_000));
@@ -112,7 +144,9 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
   const indexSeconds = (performance.now() - indexStarted) / 1000;
   // VACUUM as well: otherwise autovacuum visits the new rows during the read measurements (its CPU lands there).
   await core.pool.query("VACUUM ANALYZE");
-  say(`seeded ${count} requests: chain ${chainSeconds.toFixed(0)} s, rows ${rowsSeconds.toFixed(0)} s, index caught up after ${indexSeconds.toFixed(0)} s more`);
+  say(
+    `seeded ${count} requests: chain ${chainSeconds.toFixed(0)} s, rows ${rowsSeconds.toFixed(0)} s, index caught up after ${indexSeconds.toFixed(0)} s more`,
+  );
   return { count, firstTokenId, requestIds, seconds: { chain: chainSeconds, rows: rowsSeconds, index: indexSeconds } };
 }
 
@@ -121,9 +155,19 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
  * impersonated transactions while it writes a state snapshot: when the pool is empty and some are still missing,
  * they are sent again.
  */
-async function mineAll(url: string, account: string, firstNonce: number, end: number, send: (from: number, to: number) => Promise<void>): Promise<void> {
+async function mineAll(
+  url: string,
+  account: string,
+  firstNonce: number,
+  end: number,
+  send: (from: number, to: number) => Promise<void>,
+): Promise<void> {
   for (;;) {
-    const mined = parseInt((await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "eth_getTransactionCount", params: [account, "latest"] })).result, 16);
+    const mined = parseInt(
+      (await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "eth_getTransactionCount", params: [account, "latest"] }))
+        .result,
+      16,
+    );
     if (mined >= firstNonce + end) return;
     const pool = (await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "txpool_status", params: [] })).result;
     if (parseInt(pool.pending, 16) + parseInt(pool.queued, 16) === 0) await send(mined - firstNonce, end);

@@ -8,7 +8,14 @@ import { ZeroHash, encodeBytes32String, keccak256 } from "ethers";
 import { licenceToken } from "../../api/src/chain/contracts.ts";
 import { applicantAddress } from "../../api/src/chain/applicantKeys.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
-import { jsonRpc, percentile, reserveTokenIds, runConcurrently, say, type BenchEnvironment } from "./benchEnvironment.ts";
+import {
+  jsonRpc,
+  percentile,
+  reserveTokenIds,
+  runConcurrently,
+  say,
+  type BenchEnvironment,
+} from "./benchEnvironment.ts";
 import { measureCpu, type CpuUsage } from "./processCpu.ts";
 
 export interface RawThroughput {
@@ -24,19 +31,34 @@ async function presignedMints(env: BenchEnvironment, count: number, firstTokenId
   const { core, stack, config } = env;
   const operator = stack.operatorAddress;
   const signer = await core.wallets.signer(operator);
-  const owner = applicantAddress(config.custodySecret ?? (await developmentSecret(config.dataDir, "custody.key")), env.applicantId);
+  const owner = applicantAddress(
+    config.custodySecret ?? (await developmentSecret(config.dataDir, "custody.key")),
+    env.applicantId,
+  );
   const nonce = await core.provider.getTransactionCount(operator, "pending");
   const block = await core.provider.getBlock("latest");
   // Free gas (the Besu way): gas price 0, as the API sends with CHAIN_GAS_MODE=free; the operator holds no ether.
-  const fees = config.chainGasMode === "free"
-    ? { type: 0, gasPrice: 0n }
-    : { type: 2, maxFeePerGas: block!.baseFeePerGas! * 4n + 1_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
+  const fees =
+    config.chainGasMode === "free"
+      ? { type: 0, gasPrice: 0n }
+      : { type: 2, maxFeePerGas: block!.baseFeePerGas! * 4n + 1_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
   const raw: string[] = [];
   for (let i = 0; i < count; i++) {
-    raw.push(await signer.signTransaction({
-      ...fees, chainId: config.chainId, nonce: nonce + i, to: stack.deployment.contracts.LicenceToken, gasLimit: 200_000n,
-      data: licenceToken.encodeFunctionData("mint", [owner, firstTokenId + BigInt(i), encodeBytes32String("TRADE_LICENSE"), ZeroHash]),
-    }));
+    raw.push(
+      await signer.signTransaction({
+        ...fees,
+        chainId: config.chainId,
+        nonce: nonce + i,
+        to: stack.deployment.contracts.LicenceToken,
+        gasLimit: 200_000n,
+        data: licenceToken.encodeFunctionData("mint", [
+          owner,
+          firstTokenId + BigInt(i),
+          encodeBytes32String("TRADE_LICENSE"),
+          ZeroHash,
+        ]),
+      }),
+    );
   }
   return raw;
 }
@@ -44,7 +66,10 @@ async function presignedMints(env: BenchEnvironment, count: number, firstTokenId
 /** Moves the operator's outbox nonce past what was sent behind the API's back. */
 async function resyncOperatorNonce(env: BenchEnvironment): Promise<void> {
   const pending = await env.core.provider.getTransactionCount(env.stack.operatorAddress, "pending");
-  await env.core.pool.query(`UPDATE wallets SET next_nonce = GREATEST(next_nonce, $2) WHERE address = $1`, [env.stack.operatorAddress.toLowerCase(), pending]);
+  await env.core.pool.query(`UPDATE wallets SET next_nonce = GREATEST(next_nonce, $2) WHERE address = $1`, [
+    env.stack.operatorAddress.toLowerCase(),
+    pending,
+  ]);
 }
 
 async function waitMined(env: BenchEnvironment, lastRaw: string): Promise<void> {
@@ -52,7 +77,11 @@ async function waitMined(env: BenchEnvironment, lastRaw: string): Promise<void> 
   while (!(await env.core.provider.getTransactionReceipt(hash))) await new Promise((r) => setTimeout(r, 5));
 }
 
-export async function measureRawThroughput(env: BenchEnvironment, count: number, options: { batch?: boolean } = {}): Promise<RawThroughput> {
+export async function measureRawThroughput(
+  env: BenchEnvironment,
+  count: number,
+  options: { batch?: boolean } = {},
+): Promise<RawThroughput> {
   const url = env.stack.rpcUrl;
   const reserve = () => reserveTokenIds(env, count);
   // One at a time.
@@ -69,13 +98,18 @@ export async function measureRawThroughput(env: BenchEnvironment, count: number,
   if (options.batch) {
     raw = await presignedMints(env, count, await reserve());
     const started = performance.now();
-    const answers = await jsonRpc(url, raw.map((tx, id) => ({ jsonrpc: "2.0", id, method: "eth_sendRawTransaction", params: [tx] })));
+    const answers = await jsonRpc(
+      url,
+      raw.map((tx, id) => ({ jsonrpc: "2.0", id, method: "eth_sendRawTransaction", params: [tx] })),
+    );
     if (answers.some((a: any) => a.error)) throw new Error("batch send refused");
     await waitMined(env, raw.at(-1)!);
     batchTps = count / ((performance.now() - started) / 1000);
   }
   await resyncOperatorNonce(env);
-  say(`raw chain (${env.mode}): ${sequentialTps.toFixed(0)} tx/s one at a time${batchTps ? `, ${batchTps.toFixed(0)} tx/s as one batch` : ""} (${count} mints)`);
+  say(
+    `raw chain (${env.mode}): ${sequentialTps.toFixed(0)} tx/s one at a time${batchTps ? `, ${batchTps.toFixed(0)} tx/s as one batch` : ""} (${count} mints)`,
+  );
   return { count, sequentialTps, batchTps, cpu };
 }
 
@@ -100,37 +134,57 @@ function failures(total: number) {
     messages,
     record(error: unknown) {
       messages.push((error as Error).message);
-      if (messages.length > Math.max(1, total / 10)) throw new Error(`more than a tenth of the writes failed; first: ${messages[0]}`);
+      if (messages.length > Math.max(1, total / 10))
+        throw new Error(`more than a tenth of the writes failed; first: ${messages[0]}`);
     },
   };
 }
 
 const createRequest = async (env: BenchEnvironment): Promise<string> => {
-  const answer = await env.request("POST", "/requests", env.applicantToken, { applicantId: env.applicantId, requestType: "TRADE_LICENSE" });
-  if (answer.status !== 201) throw new Error(`POST /requests answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  const answer = await env.request("POST", "/requests", env.applicantToken, {
+    applicantId: env.applicantId,
+    requestType: "TRADE_LICENSE",
+  });
+  if (answer.status !== 201)
+    throw new Error(`POST /requests answered ${answer.status}: ${JSON.stringify(answer.body)}`);
   return answer.body.requestId as string;
 };
 
-export async function measureWriteThroughput(env: BenchEnvironment, concurrency: number, writes: number): Promise<WriteResult> {
+export async function measureWriteThroughput(
+  env: BenchEnvironment,
+  concurrency: number,
+  writes: number,
+): Promise<WriteResult> {
   const latencies: number[] = [];
   const failed = failures(writes);
   const timeoutsBefore = await env.readYourWritesTimeouts();
-  const { result: elapsed, cpu } = await measureCpu(env.meter, () => runConcurrently(writes, concurrency, async () => {
-    const started = performance.now();
-    try {
-      await createRequest(env);
-      latencies.push(performance.now() - started);
-    } catch (error) {
-      failed.record(error);
-    }
-  }));
+  const { result: elapsed, cpu } = await measureCpu(env.meter, () =>
+    runConcurrently(writes, concurrency, async () => {
+      const started = performance.now();
+      try {
+        await createRequest(env);
+        latencies.push(performance.now() - started);
+      } catch (error) {
+        failed.record(error);
+      }
+    }),
+  );
   const readYourWritesTimeouts = (await env.readYourWritesTimeouts()) - timeoutsBefore;
   // Throughput counts the writes that succeeded; CPU per write divides by every write sent (failures cost too).
   const result = {
-    concurrency, writes, perSecond: latencies.length / (elapsed / 1000), p50: percentile(latencies, 50), p95: percentile(latencies, 95), cpu,
-    readYourWritesTimeouts, failed: failed.messages.length, firstFailure: failed.messages[0],
+    concurrency,
+    writes,
+    perSecond: latencies.length / (elapsed / 1000),
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    cpu,
+    readYourWritesTimeouts,
+    failed: failed.messages.length,
+    firstFailure: failed.messages[0],
   };
-  say(`HTTP writes (${env.mode}), ${concurrency} client(s): ${result.perSecond.toFixed(1)} requests/s (latency p50 ${result.p50.toFixed(0)} / p95 ${result.p95.toFixed(0)} ms), ${(cpu.stackMs / writes).toFixed(1)} CPU-ms per write, ${readYourWritesTimeouts} read-your-writes timeouts`);
+  say(
+    `HTTP writes (${env.mode}), ${concurrency} client(s): ${result.perSecond.toFixed(1)} requests/s (latency p50 ${result.p50.toFixed(0)} / p95 ${result.p95.toFixed(0)} ms), ${(cpu.stackMs / writes).toFixed(1)} CPU-ms per write, ${readYourWritesTimeouts} read-your-writes timeouts`,
+  );
   return result;
 }
 
@@ -146,7 +200,11 @@ export interface VisibilityResult {
 }
 
 /** Send → visible through the API: POST /requests, then GET /requests/{id} (every 5 ms) until it answers 200. */
-export async function measureVisibility(env: BenchEnvironment, concurrency: number, writes: number): Promise<VisibilityResult> {
+export async function measureVisibility(
+  env: BenchEnvironment,
+  concurrency: number,
+  writes: number,
+): Promise<VisibilityResult> {
   const latencies: number[] = [];
   let notVisibleAtReturn = 0;
   const failed = failures(writes);
@@ -158,7 +216,8 @@ export async function measureVisibility(env: BenchEnvironment, concurrency: numb
     for (let attempt = 0; ; attempt++) {
       const read = await env.request("GET", `/requests/${id}`, env.applicantToken);
       if (read.status === 200) break;
-      if (read.status !== 404) throw new Error(`GET /requests/${id} answered ${read.status}: ${JSON.stringify(read.body)}`);
+      if (read.status !== 404)
+        throw new Error(`GET /requests/${id} answered ${read.status}: ${JSON.stringify(read.body)}`);
       if (attempt === 0) notVisibleAtReturn++;
       if (performance.now() - started > 60_000) throw new Error(`request ${id} not visible after 60 s`);
       await new Promise((r) => setTimeout(r, 5));
@@ -166,7 +225,17 @@ export async function measureVisibility(env: BenchEnvironment, concurrency: numb
     latencies.push(performance.now() - started);
   });
   const readYourWritesTimeouts = (await env.readYourWritesTimeouts()) - timeoutsBefore;
-  const result = { concurrency, writes, p50: percentile(latencies, 50), p95: percentile(latencies, 95), notVisibleAtReturn, readYourWritesTimeouts, failed: failed.messages.length };
-  say(`write → visible through the API (${env.mode}), ${concurrency} client(s): p50 ${result.p50.toFixed(0)} / p95 ${result.p95.toFixed(0)} ms; not visible at return: ${notVisibleAtReturn}`);
+  const result = {
+    concurrency,
+    writes,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    notVisibleAtReturn,
+    readYourWritesTimeouts,
+    failed: failed.messages.length,
+  };
+  say(
+    `write → visible through the API (${env.mode}), ${concurrency} client(s): p50 ${result.p50.toFixed(0)} / p95 ${result.p95.toFixed(0)} ms; not visible at return: ${notVisibleAtReturn}`,
+  );
   return result;
 }

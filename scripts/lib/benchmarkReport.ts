@@ -19,7 +19,10 @@ export async function writeBenchmarkSection(name: string, body: string): Promise
   const section = `${start}\n${body.trim()}\n${end}`;
   const at = text.indexOf(start);
   const until = text.indexOf(end);
-  text = at >= 0 && until > at ? text.slice(0, at) + section + text.slice(until + end.length) : `${text.trimEnd()}\n\n${section}\n`;
+  text =
+    at >= 0 && until > at
+      ? text.slice(0, at) + section + text.slice(until + end.length)
+      : `${text.trimEnd()}\n\n${section}\n`;
   await writeFile(BENCHMARKS_FILE, text);
 }
 

@@ -32,7 +32,11 @@ async function loadEmbeddedPostgres() {
   return EmbeddedPostgres;
 }
 
-export async function startEmbeddedPostgres(dataDir: string, port: number, log: (line: string) => void): Promise<EmbeddedPostgresHandle> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  port: number,
+  log: (line: string) => void,
+): Promise<EmbeddedPostgresHandle> {
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const databaseDir = path.join(dataDir, "postgres");
   const password = (await developmentSecret(dataDir, "postgres.password", 24)).slice(2);
@@ -50,7 +54,10 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
     onLog: () => {},
     onError: (error) => log(`postgres: ${String(error)}`),
   });
-  const initialised = await stat(path.join(databaseDir, "PG_VERSION")).then(() => true, () => false);
+  const initialised = await stat(path.join(databaseDir, "PG_VERSION")).then(
+    () => true,
+    () => false,
+  );
   if (!initialised) await server.initialise();
   await server.start();
 
@@ -60,7 +67,9 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
   if (exists.rowCount === 0) await admin.query("CREATE DATABASE licence");
   await admin.end();
 
-  const pid = Number((await readFile(path.join(databaseDir, "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0]) || undefined;
+  const pid =
+    Number((await readFile(path.join(databaseDir, "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0]) ||
+    undefined;
   return {
     databaseUrl: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/licence`,
     pid,

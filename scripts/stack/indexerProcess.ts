@@ -43,7 +43,19 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
   const processHandle = await spawnNode({
     name: "indexer",
     script: ponderBin,
-    args: ["start", "--root", "indexer", "--schema", schema, "--views-schema", VIEWS_SCHEMA, "-p", String(options.port), "-H", "127.0.0.1"],
+    args: [
+      "start",
+      "--root",
+      "indexer",
+      "--schema",
+      schema,
+      "--views-schema",
+      VIEWS_SCHEMA,
+      "-p",
+      String(options.port),
+      "-H",
+      "127.0.0.1",
+    ],
     cwd: options.repoRoot,
     env: {
       ...process.env,
@@ -68,14 +80,16 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
 
 async function buildSchemaName(options: IndexerOptions): Promise<string> {
   const hash = createHash("sha256");
-  for (const file of [...(await listFiles(path.join(options.repoRoot, "indexer"))), ...(await listFiles(path.join(options.repoRoot, "abis")))]) {
+  for (const file of [
+    ...(await listFiles(path.join(options.repoRoot, "indexer"))),
+    ...(await listFiles(path.join(options.repoRoot, "abis"))),
+  ]) {
     hash.update(file).update(await readFile(file));
   }
   hash.update(await readFile(options.deploymentFile));
   hash.update(`epoch:${options.epoch}`);
   return `${BUILD_SCHEMA_PREFIX}${hash.digest("hex").slice(0, 16)}`;
 }
-
 
 async function listFiles(dir: string): Promise<string[]> {
   const out: string[] = [];

@@ -45,7 +45,10 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
   const dir = path.join(options.dataDir, "chain");
   await mkdir(dir, { recursive: true });
   const stateFile = path.join(dir, "state.json");
-  const hasState = await stat(stateFile).then((s) => s.size > 0, () => false);
+  const hasState = await stat(stateFile).then(
+    (s) => s.size > 0,
+    () => false,
+  );
   const rpcUrl = `http://127.0.0.1:${options.port}`;
   const log = options.log ?? (() => {});
   const anvil = await spawnAnvil(options, hasState ? stateFile : undefined, log);
@@ -75,12 +78,16 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
 /** anvil on `options.port`, on the saved state when there is one; its pid recorded at once. */
 async function spawnAnvil(options: LocalChainOptions, stateFile: string | undefined, log: (line: string) => void) {
   const args = [
-    "--host", "127.0.0.1",
-    "--port", String(options.port),
+    "--host",
+    "127.0.0.1",
+    "--port",
+    String(options.port),
     // The state file does not store the chain id: pass it every time.
-    "--chain-id", String(options.chainId),
+    "--chain-id",
+    String(options.chainId),
     // London: the EVM version our contracts target on Besu, so gas and behaviour match.
-    "--hardfork", "london",
+    "--hardfork",
+    "london",
     "--silent",
     ...(stateFile ? ["--load-state", stateFile] : []),
   ];
@@ -89,7 +96,12 @@ async function spawnAnvil(options: LocalChainOptions, stateFile: string | undefi
   // Recorded at once: if the supervisor is killed while waiting for the chain, the next start stops it.
   await writePid(options.dataDir, "chain", child.pid);
   let exited = false;
-  const exitedPromise = new Promise<void>((resolve) => child.once("exit", () => { exited = true; resolve(); }));
+  const exitedPromise = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      exited = true;
+      resolve();
+    }),
+  );
   child.stdout?.on("data", (d) => log(String(d).trimEnd()));
   child.stderr?.on("data", (d) => log(String(d).trimEnd()));
   return { child, exited: () => exited, exitedPromise };
@@ -100,7 +112,13 @@ async function spawnAnvil(options: LocalChainOptions, stateFile: string | undefi
  * state every 250 ms kept half a core busy on an idle chain). Balances set without a block (anvil_setBalance) are
  * saved with the next block, and always at a clean stop.
  */
-async function startSnapshots(rpcUrl: string, stateFile: string, hasState: boolean, intervalMs: number, log: (line: string) => void) {
+async function startSnapshots(
+  rpcUrl: string,
+  stateFile: string,
+  hasState: boolean,
+  intervalMs: number,
+  log: (line: string) => void,
+) {
   let saving: Promise<void> | undefined;
   // The head the last save holds.
   let savedHead = hasState ? await rpc<string>(rpcUrl, "eth_blockNumber", []) : undefined;

@@ -89,7 +89,12 @@ export async function spawnNode(options: SpawnOptions): Promise<ManagedProcess> 
 }
 
 /** Polls `ready` until true; fails early if the process exits. */
-export async function waitUntil(processHandle: ManagedProcess, ready: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+export async function waitUntil(
+  processHandle: ManagedProcess,
+  ready: () => Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (!processHandle.isRunning()) throw new Error(`${what} exited during start-up:\n${processHandle.tail()}`);

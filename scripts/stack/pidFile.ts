@@ -29,7 +29,9 @@ export async function stopStale(dataDir: string, name: string, log: (line: strin
 
 /** Every child recorded under DATA_DIR/run (api, api-2…, worker-1…, indexer, chain). */
 export async function stopAllStale(dataDir: string, log: (line: string) => void): Promise<void> {
-  const names = (await readdir(path.join(dataDir, "run")).catch(() => [] as string[])).filter((f) => f.endsWith(".pid")).map((f) => f.slice(0, -4));
+  const names = (await readdir(path.join(dataDir, "run")).catch(() => [] as string[]))
+    .filter((f) => f.endsWith(".pid"))
+    .map((f) => f.slice(0, -4));
   for (const name of names) await stopStale(dataDir, name, log);
 }
 

@@ -11,7 +11,9 @@ export function isPortFree(port: number, host = "127.0.0.1"): Promise<boolean> {
 
 export async function assertPortFree(port: number, what: string, envVar: string, host = "127.0.0.1"): Promise<void> {
   if (!(await isPortFree(port, host))) {
-    throw new Error(`Port ${port} (${what}) on ${host} is already in use. Set ${envVar} to a free port, e.g. ${envVar}=${port + 100}.`);
+    throw new Error(
+      `Port ${port} (${what}) on ${host} is already in use. Set ${envVar} to a free port, e.g. ${envVar}=${port + 100}.`,
+    );
   }
 }
 

@@ -81,7 +81,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const running = await runningStack(config.dataDir);
   if (running) throw new StackAlreadyRunning(running);
   await mkdir(config.dataDir, { recursive: true });
-  const lock = await lockStack({ pid: process.pid, url: `http://${config.host}:${config.port}`, dataDir: config.dataDir, chainId: config.chainId });
+  const lock = await lockStack({
+    pid: process.pid,
+    url: `http://${config.host}:${config.port}`,
+    dataDir: config.dataDir,
+    chainId: config.chainId,
+  });
   const startup = newStartup(config, env, options, log, lock);
   try {
     // Children left running by a supervisor that was killed (its lock is gone with it) hold ports and data.
@@ -99,7 +104,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     startup.checkpoint();
     const admin = await bootstrapAdminClient(config);
     startup.checkpoint();
-    const apiEnv = apiEnvironment(startup, { databaseUrl: postgres.databaseUrl, chain, indexer: indexer.current(), admin });
+    const apiEnv = apiEnvironment(startup, {
+      databaseUrl: postgres.databaseUrl,
+      chain,
+      indexer: indexer.current(),
+      admin,
+    });
     startup.checkpoint();
     const apis = await startApis(startup, apiEnv);
     await lock.update(lockDetails(config, { api: apis.first(), postgres, chain, apiEnv }));
@@ -127,7 +137,13 @@ interface Startup {
   stopAll(): Promise<void>;
 }
 
-function newStartup(config: Config, env: NodeJS.ProcessEnv, options: StackOptions, log: (line: string) => void, lock: { release(): Promise<void> | void }): Startup {
+function newStartup(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  options: StackOptions,
+  log: (line: string) => void,
+  lock: { release(): Promise<void> | void },
+): Startup {
   let stopping = false;
   const cleanups: (() => Promise<void>)[] = [async () => lock.release()];
   return {
@@ -159,7 +175,9 @@ function stackEnvironment(options: StackOptions, log: (line: string) => void): N
   const allowed = devConveniencesProblems(loadConfig({ ...env, DEV_CONVENIENCES: "false" })).length === 0;
   if (!env.DEV_CONVENIENCES && env.NODE_ENV !== "production" && allowed) {
     env.DEV_CONVENIENCES = "true";
-    log("development conveniences on (DEV_CONVENIENCES=true): passwordless development sign-in and generated secrets; never for real data");
+    log(
+      "development conveniences on (DEV_CONVENIENCES=true): passwordless development sign-in and generated secrets; never for real data",
+    );
   }
   return env;
 }
@@ -230,7 +248,13 @@ async function startChain({ config, log, cleanups }: Startup): Promise<ChainPart
     current: () => chain,
     start: async () => {
       await assertPortFree(config.chainPort, "local chain", "CHAIN_PORT");
-      chain = await startLocalChain({ dataDir: config.dataDir, port: config.chainPort, chainId: config.chainId, snapshotIntervalMs: config.chainSnapshotMs, log: () => {} });
+      chain = await startLocalChain({
+        dataDir: config.dataDir,
+        port: config.chainPort,
+        chainId: config.chainId,
+        snapshotIntervalMs: config.chainSnapshotMs,
+        log: () => {},
+      });
       await rm(cleanMarker, { force: true });
     },
     stop: async (mode) => {
@@ -246,12 +270,20 @@ async function startChain({ config, log, cleanups }: Startup): Promise<ChainPart
     },
   };
   if (!part.embedded) return part;
-  const hadState = await stat(path.join(chainDir, "state.json")).then(() => true, () => false);
-  const wasClean = await stat(cleanMarker).then(() => true, () => false);
+  const hadState = await stat(path.join(chainDir, "state.json")).then(
+    () => true,
+    () => false,
+  );
+  const wasClean = await stat(cleanMarker).then(
+    () => true,
+    () => false,
+  );
   if (hadState && !wasClean) {
     // The chain may have lost its last blocks: index from scratch rather than trust a reorg deeper than finality.
     epoch += 1;
-    log("local chain was not stopped cleanly: it restarts from its last snapshot and the outbox re-broadcasts what it lost");
+    log(
+      "local chain was not stopped cleanly: it restarts from its last snapshot and the outbox re-broadcasts what it lost",
+    );
   }
   await mkdir(chainDir, { recursive: true });
   await writeFile(epochFile, String(epoch));
@@ -266,28 +298,59 @@ async function startChain({ config, log, cleanups }: Startup): Promise<ChainPart
  * never administers. With SIGNER=remote each is a key the remote signer holds (checked with eth_accounts); else
  * imported from its private key, or created on the embedded chain. Needed before deploying: they receive the roles.
  */
-async function roleWallets({ config, cleanups }: Startup, databaseUrl: string, chain: ChainPart): Promise<{ operator: string; admin: string }> {
+async function roleWallets(
+  { config, cleanups }: Startup,
+  databaseUrl: string,
+  chain: ChainPart,
+): Promise<{ operator: string; admin: string }> {
   const pool = createPool(databaseUrl, config.apiSchema, 4);
   cleanups.push(() => pool.end());
   await migrate(pool, config.apiSchema);
-  const chainNonce = async (address: string) => BigInt(await rpc<string>(chain.rpcUrl, "eth_getTransactionCount", [address, "pending"]));
+  const chainNonce = async (address: string) =>
+    BigInt(await rpc<string>(chain.rpcUrl, "eth_getTransactionCount", [address, "pending"]));
   const wallets = new WalletStore(pool, new KeyVault(await masterKeyOf(config)), undefined, chainNonce);
   const signer = createSigner(config, wallets);
-  const roleWallet = async (purpose: "OPERATOR" | "ADMIN", found: string | undefined, privateKey: string | undefined, setting: string) => {
-    const address = found ?? (privateKey ? await wallets.import(privateKey, purpose, null, 0n) : chain.embedded ? await wallets.create(purpose, null) : undefined);
+  const roleWallet = async (
+    purpose: "OPERATOR" | "ADMIN",
+    found: string | undefined,
+    privateKey: string | undefined,
+    setting: string,
+  ) => {
+    const address =
+      found ??
+      (privateKey
+        ? await wallets.import(privateKey, purpose, null, 0n)
+        : chain.embedded
+          ? await wallets.create(purpose, null)
+          : undefined);
     if (!address) throw new Error(`${setting} is required with an external chain (the wallet holding ${purpose}_ROLE)`);
     return address;
   };
-  const operator = await roleWallet("OPERATOR", await operatorWallet(config, { wallets, signer }), config.operatorPrivateKey, "OPERATOR_PRIVATE_KEY");
-  const admin = await roleWallet("ADMIN", await administratorWallet(config, { wallets, signer }), config.adminWalletPrivateKey, "ADMIN_WALLET_PRIVATE_KEY");
+  const operator = await roleWallet(
+    "OPERATOR",
+    await operatorWallet(config, { wallets, signer }),
+    config.operatorPrivateKey,
+    "OPERATOR_PRIVATE_KEY",
+  );
+  const admin = await roleWallet(
+    "ADMIN",
+    await administratorWallet(config, { wallets, signer }),
+    config.adminWalletPrivateKey,
+    "ADMIN_WALLET_PRIVATE_KEY",
+  );
   if (chain.embedded) {
-    for (const funded of [operator, admin]) await rpc(chain.rpcUrl, "anvil_setBalance", [funded, "0x3635c9adc5dea00000"]); // 1000 ETH
+    for (const funded of [operator, admin])
+      await rpc(chain.rpcUrl, "anvil_setBalance", [funded, "0x3635c9adc5dea00000"]); // 1000 ETH
   }
   return { operator, admin };
 }
 
 /** The contracts: on the embedded chain deployed when missing; on an external chain read from DEPLOYMENT_FILE. */
-async function ensureDeployed({ config, log }: Startup, chain: ChainPart, roles: { operator: string; admin: string }): Promise<Deployment> {
+async function ensureDeployed(
+  { config, log }: Startup,
+  chain: ChainPart,
+  roles: { operator: string; admin: string },
+): Promise<Deployment> {
   if (!chain.embedded) return loadDeployment(config);
   return ensureEmbeddedDeployment(chain.rpcUrl, config.deploymentFile!, roles, config, log);
 }
@@ -297,7 +360,11 @@ async function ensureDeployed({ config, log }: Startup, chain: ChainPart, roles:
  * than its finality after the local chain lost blocks). It is then started again to index from scratch on a fresh
  * schema; the views keep serving meanwhile.
  */
-async function startWatchedIndexer(startup: Startup, databaseUrl: string, chain: ChainPart): Promise<{ current(): IndexerHandle | undefined }> {
+async function startWatchedIndexer(
+  startup: Startup,
+  databaseUrl: string,
+  chain: ChainPart,
+): Promise<{ current(): IndexerHandle | undefined }> {
   const { config, log } = startup;
   let indexer: IndexerHandle | undefined;
   // The indexer process being started (not ready yet): stopping the stack meanwhile stops it as well.
@@ -319,7 +386,9 @@ async function startWatchedIndexer(startup: Startup, databaseUrl: string, chain:
     const watched = indexer;
     void watched.process.exited.then(async (code) => {
       if (startup.stopping || watched.process.stopRequested()) return;
-      log(`indexer (pid ${watched.process.pid}) exited unexpectedly (code ${code}); restarting it, re-indexing on a fresh schema:\n${watched.process.tail()}`);
+      log(
+        `indexer (pid ${watched.process.pid}) exited unexpectedly (code ${code}); restarting it, re-indexing on a fresh schema:\n${watched.process.tail()}`,
+      );
       try {
         await chain.nextEpoch();
         await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
@@ -342,15 +411,22 @@ async function startWatchedIndexer(startup: Startup, databaseUrl: string, chain:
 
 /** The bootstrap admin client (development: generated once, kept under DATA_DIR, printed by npm start). */
 async function bootstrapAdminClient(config: Config): Promise<{ clientId: string; clientSecret: string }> {
-  const clientId = config.adminClientId ?? `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
-  const clientSecret = config.adminClientSecret ?? (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
+  const clientId =
+    config.adminClientId ?? `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
+  const clientSecret =
+    config.adminClientSecret ?? (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
   return { clientId, clientSecret };
 }
 
 /** The environment of the API and worker processes: where every part the stack started can be reached. */
 function apiEnvironment(
   { config, env }: Startup,
-  parts: { databaseUrl: string; chain: ChainPart; indexer?: IndexerHandle; admin: { clientId: string; clientSecret: string } },
+  parts: {
+    databaseUrl: string;
+    chain: ChainPart;
+    indexer?: IndexerHandle;
+    admin: { clientId: string; clientSecret: string };
+  },
 ): NodeJS.ProcessEnv {
   return {
     ...env,
@@ -380,13 +456,22 @@ interface ApiFleet {
 }
 
 /** One API process, resolved once it says it listens (over IPC); an exit during start-up rejects with its output. */
-function apiStarter({ config, options }: Startup, apiEnv: NodeJS.ProcessEnv, apisStarting: Set<ManagedProcess>): StartApi {
+function apiStarter(
+  { config, options }: Startup,
+  apiEnv: NodeJS.ProcessEnv,
+  apisStarting: Set<ManagedProcess>,
+): StartApi {
   return async (port, name, extraEnv = {}, checkPort = true) => {
     if (checkPort && port !== 0) await assertPortFree(port, "API", "PORT", config.host);
     const processHandle = await spawnNode({
       name,
       script: path.join(REPO_ROOT, "api", "src", "main.ts"),
-      env: { ...apiEnv, PORT: String(port), ...(extraEnv.PUBLIC_BASE_URL ? {} : { PUBLIC_BASE_URL: `http://${config.host}:${port}` }), ...extraEnv },
+      env: {
+        ...apiEnv,
+        PORT: String(port),
+        ...(extraEnv.PUBLIC_BASE_URL ? {} : { PUBLIC_BASE_URL: `http://${config.host}:${port}` }),
+        ...extraEnv,
+      },
       cwd: REPO_ROOT,
       logDir: path.join(config.dataDir, "logs"),
       echo: options.echo,
@@ -400,7 +485,12 @@ function apiStarter({ config, options }: Startup, apiEnv: NodeJS.ProcessEnv, api
       });
       processHandle.exited.then(() => reject(new Error(`API exited during start-up:\n${processHandle.tail()}`)));
     }).finally(() => apisStarting.delete(processHandle));
-    return { url: `http://${config.host}:${listening}`, port: listening, process: processHandle, stop: () => processHandle.stop() };
+    return {
+      url: `http://${config.host}:${listening}`,
+      port: listening,
+      process: processHandle,
+      stop: () => processHandle.stop(),
+    };
   };
 }
 
@@ -420,7 +510,9 @@ async function startApis(startup: Startup, apiEnv: NodeJS.ProcessEnv): Promise<A
     void watched.process.exited.then(async (code) => {
       let delayMs = 500;
       while (!startup.stopping && !watched.process.stopRequested() && apis[index] === watched) {
-        log(`${apiName(index)} (pid ${watched.process.pid}) exited unexpectedly (code ${code}); restarting it on port ${watched.port}:\n${watched.process.tail()}`);
+        log(
+          `${apiName(index)} (pid ${watched.process.pid}) exited unexpectedly (code ${code}); restarting it on port ${watched.port}:\n${watched.process.tail()}`,
+        );
         await new Promise((r) => setTimeout(r, delayMs));
         if (startup.stopping || apis[index] !== watched) return;
         try {
@@ -445,10 +537,12 @@ async function startApis(startup: Startup, apiEnv: NodeJS.ProcessEnv): Promise<A
   }
   startup.cleanups.push(async () => {
     await Promise.all([...apisStarting].map((starting) => starting.stop()));
-    await Promise.all(apis.map(async (api, index) => {
-      await api.stop();
-      await removePid(config.dataDir, apiName(index));
-    }));
+    await Promise.all(
+      apis.map(async (api, index) => {
+        await api.stop();
+        await removePid(config.dataDir, apiName(index));
+      }),
+    );
   });
   return {
     all: apis,
@@ -481,22 +575,30 @@ async function startWorkers(startup: Startup, apiEnv: NodeJS.ProcessEnv): Promis
     workers[index] = worker;
     void worker.exited.then(async (code) => {
       if (startup.stopping || worker.stopRequested()) return;
-      log(`worker-${index + 1} (pid ${worker.pid}) exited unexpectedly (code ${code}); restarting it:\n${worker.tail()}`);
+      log(
+        `worker-${index + 1} (pid ${worker.pid}) exited unexpectedly (code ${code}); restarting it:\n${worker.tail()}`,
+      );
       await new Promise((r) => setTimeout(r, 1_000));
-      if (!startup.stopping) await startWorker(index).catch((error) => log(`worker-${index + 1} restart failed: ${error.message}`));
+      if (!startup.stopping)
+        await startWorker(index).catch((error) => log(`worker-${index + 1} restart failed: ${error.message}`));
     });
   };
   for (let index = 0; index < config.workerProcesses; index++) await startWorker(index);
   startup.cleanups.push(async () => {
-    await Promise.all(workers.map(async (worker, index) => {
-      await worker.stop();
-      await removePid(config.dataDir, `worker-${index + 1}`);
-    }));
+    await Promise.all(
+      workers.map(async (worker, index) => {
+        await worker.stop();
+        await removePid(config.dataDir, `worker-${index + 1}`);
+      }),
+    );
   });
 }
 
 /** Extra API processes a test starts on the same database and chain (horizontal scaling), stopped with the stack. */
-function extraApiSlots({ config, cleanups }: Startup, apis: ApiFleet): { start(port?: number, extraEnv?: NodeJS.ProcessEnv): Promise<ApiHandle> } {
+function extraApiSlots(
+  { config, cleanups }: Startup,
+  apis: ApiFleet,
+): { start(port?: number, extraEnv?: NodeJS.ProcessEnv): Promise<ApiHandle> } {
   const extraApis: ApiHandle[] = [];
   cleanups.push(async () => {
     for (const [index, extra] of extraApis.entries()) {
@@ -506,7 +608,11 @@ function extraApiSlots({ config, cleanups }: Startup, apis: ApiFleet): { start(p
   });
   return {
     async start(port?: number, extraEnv?: NodeJS.ProcessEnv) {
-      const extra = await apis.startOne(port ?? (await freePort(config.host)), `api-extra-${extraApis.length + 1}`, extraEnv);
+      const extra = await apis.startOne(
+        port ?? (await freePort(config.host)),
+        `api-extra-${extraApis.length + 1}`,
+        extraEnv,
+      );
       extraApis.push(extra);
       return extra;
     },
@@ -514,7 +620,10 @@ function extraApiSlots({ config, cleanups }: Startup, apis: ApiFleet): { start(p
 }
 
 /** What the lock file tells a second start (and `npm run worker`) about where this stack's parts run. */
-function lockDetails(config: Config, parts: { api: ApiHandle; postgres: PostgresPart; chain: ChainPart; apiEnv: NodeJS.ProcessEnv }) {
+function lockDetails(
+  config: Config,
+  parts: { api: ApiHandle; postgres: PostgresPart; chain: ChainPart; apiEnv: NodeJS.ProcessEnv },
+) {
   return {
     url: parts.api.url,
     chainRpcUrl: parts.chain.rpcUrl,
@@ -585,8 +694,12 @@ async function ensureEmbeddedDeployment(
   config: Config,
   log: (l: string) => void,
 ): Promise<Deployment> {
-  const existing = await readFile(file, "utf8").then((t) => JSON.parse(t) as Deployment, () => undefined);
-  if (existing && (await rpc<string>(rpcUrl, "eth_getCode", [existing.contracts.LicenceToken, "latest"])) !== "0x") return existing;
+  const existing = await readFile(file, "utf8").then(
+    (t) => JSON.parse(t) as Deployment,
+    () => undefined,
+  );
+  if (existing && (await rpc<string>(rpcUrl, "eth_getCode", [existing.contracts.LicenceToken, "latest"])) !== "0x")
+    return existing;
   log("deploying the contracts to the local chain (Ignition)…");
   const hardhat = path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js");
   await run(process.execPath, [hardhat, "run", "scripts/deploy.ts", "--network", "localhost"], {

@@ -24,7 +24,9 @@ export interface StackDescriptor {
 export class StackAlreadyRunning extends Error {
   readonly running: StackDescriptor;
   constructor(running: StackDescriptor) {
-    super(`The licence approval platform is already running at ${running.url} (supervisor pid ${running.pid}, data ${running.dataDir}). Stop it first (Ctrl-C in its terminal), or start another one with its own DATA_DIR and ports.`);
+    super(
+      `The licence approval platform is already running at ${running.url} (supervisor pid ${running.pid}, data ${running.dataDir}). Stop it first (Ctrl-C in its terminal), or start another one with its own DATA_DIR and ports.`,
+    );
     this.running = running;
   }
 }
@@ -56,7 +58,9 @@ export async function runningStack(dataDir: string): Promise<StackDescriptor | u
  * Takes the data directory for this process, or throws StackAlreadyRunning without changing anything. The file is
  * created exclusively, so of two starts racing only one wins; a file left by a dead supervisor is replaced.
  */
-export async function lockStack(descriptor: StackDescriptor): Promise<{ update(patch: Partial<StackDescriptor>): Promise<void>; release(): Promise<void> }> {
+export async function lockStack(
+  descriptor: StackDescriptor,
+): Promise<{ update(patch: Partial<StackDescriptor>): Promise<void>; release(): Promise<void> }> {
   const running = await runningStack(descriptor.dataDir);
   if (running) throw new StackAlreadyRunning(running);
   const file = fileOf(descriptor.dataDir);

@@ -18,13 +18,19 @@ const { startStack } = await import("./stack.ts");
 const { StackAlreadyRunning } = await import("./stackLock.ts");
 let stack: Awaited<ReturnType<typeof startStack>>;
 try {
-  stack = await startStack({ echo: process.env.STACK_ECHO === "true", log: (line) => console.log(`  ${line}`), signal: starting.signal });
+  stack = await startStack({
+    echo: process.env.STACK_ECHO === "true",
+    log: (line) => console.log(`  ${line}`),
+    signal: starting.signal,
+  });
 } catch (error) {
   if (error instanceof StackAlreadyRunning) {
     console.error(`\n${error.message}`);
     process.exit(1);
   }
-  console.error(starting.signal.aborted ? "\nStopped during start-up." : `\nCould not start: ${(error as Error).message}`);
+  console.error(
+    starting.signal.aborted ? "\nStopped during start-up." : `\nCould not start: ${(error as Error).message}`,
+  );
   process.exit(starting.signal.aborted ? 0 : 1);
 }
 process.off("SIGINT", abortStart);
@@ -46,7 +52,9 @@ const lines = [
   `               ApprovalRegistry ${stack.deployment.contracts.ApprovalRegistry}`,
   `  Data         ${config.dataDir}   (logs in ${config.dataDir}/logs)`,
   ...(config.devConveniences
-    ? ["  Development  DEV_CONVENIENCES=true: passwordless development sign-in and generated secrets are ON (local use only, never real data)"]
+    ? [
+        "  Development  DEV_CONVENIENCES=true: passwordless development sign-in and generated secrets are ON (local use only, never real data)",
+      ]
     : []),
   "  Admin client (client credentials, scope admin; paste these lines into a shell for the README walkthrough):",
   `ID=${stack.admin.clientId}`,

@@ -19,8 +19,19 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import {
-  AbiCoder, ContractFactory, JsonRpcProvider, Wallet, ZeroHash, encodeBytes32String, id, keccak256, toBeHex, zeroPadValue,
-  type Contract, type HDNodeWallet, type InterfaceAbi,
+  AbiCoder,
+  ContractFactory,
+  JsonRpcProvider,
+  Wallet,
+  ZeroHash,
+  encodeBytes32String,
+  id,
+  keccak256,
+  toBeHex,
+  zeroPadValue,
+  type Contract,
+  type HDNodeWallet,
+  type InterfaceAbi,
 } from "ethers";
 import { ROLES } from "../../abis/index.ts";
 import { anvilBinary } from "../../scripts/stack/localChain.ts";
@@ -43,7 +54,9 @@ async function freePort(): Promise<number> {
 
 /** A compiled contract: `name` is its path under contracts/ without `.sol` (e.g. "mocks/OwnersWallet"). */
 async function artifact(name: string): Promise<{ abi: InterfaceAbi; bytecode: string }> {
-  return JSON.parse(await readFile(path.join(REPO_ROOT, "artifacts/contracts", `${name}.sol`, `${path.basename(name)}.json`), "utf8"));
+  return JSON.parse(
+    await readFile(path.join(REPO_ROOT, "artifacts/contracts", `${name}.sol`, `${path.basename(name)}.json`), "utf8"),
+  );
 }
 
 describe("auditor's tool against the contracts on a local chain (no database, no API)", function () {
@@ -61,7 +74,8 @@ describe("auditor's tool against the contracts on a local chain (no database, no
   let issuedToken = 0;
 
   const rpc = (method: string, params: unknown[]) => provider.send(method, params);
-  const as = (contract: Contract, wallet: Wallet | HDNodeWallet) => contract.connect(wallet.connect(provider)) as Contract;
+  const as = (contract: Contract, wallet: Wallet | HDNodeWallet) =>
+    contract.connect(wallet.connect(provider)) as Contract;
   const governance = (contract: Contract) => as(contract, deployer);
   const mined = async (tx: Promise<{ wait(): Promise<unknown> }>) => (await tx).wait();
 
@@ -73,42 +87,85 @@ describe("auditor's tool against the contracts on a local chain (no database, no
     } catch (error) {
       const failed = error as { code?: unknown; stdout: string; stderr: string };
       if (typeof failed.code !== "number") throw error;
-      return { code: failed.code, report: failed.stdout ? JSON.parse(failed.stdout) : undefined, stderr: failed.stderr };
+      return {
+        code: failed.code,
+        report: failed.stdout ? JSON.parse(failed.stdout) : undefined,
+        stderr: failed.stderr,
+      };
     }
   }
 
   /** A submitted request `tokenId` (one document) in the one-stage workflow both departments must approve. */
   async function submitted(tokenId: number, commitment: string) {
     await mined(as(c.token, keys.operator).mint(Wallet.createRandom().address, tokenId, b32("AUDIT"), commitment));
-    await mined(as(c.documents, keys.operator).anchorDocument(tokenId, zeroPadValue(toBeHex(tokenId), 16), b32("SITE_PLAN"), id(`plan ${tokenId}`)));
+    await mined(
+      as(c.documents, keys.operator).anchorDocument(
+        tokenId,
+        zeroPadValue(toBeHex(tokenId), 16),
+        b32("SITE_PLAN"),
+        id(`plan ${tokenId}`),
+      ),
+    );
     await mined(as(c.registry, keys.operator).submit(tokenId));
     return (await c.documents.packedDocumentsOf(tokenId)) as bigint;
   }
 
   async function relayHeldApproval(tokenId: number, versions: bigint) {
     const record = await c.registry.departmentRecord(2);
-    const value = { tokenId, departmentId: 2, decision: 1, reasonCode: 0, reviewedMask: 0, reviewedVersions: versions, remarksHash: id("held ok"), nonce: record.nonce, deadline: 4_000_000_000 };
-    const domain = { name: "LicenceApprovalRegistry", version: "1", chainId: 31337, verifyingContract: await c.registry.getAddress() };
-    const types = { Decision: [
-      { name: "tokenId", type: "uint256" }, { name: "departmentId", type: "uint16" }, { name: "decision", type: "uint8" },
-      { name: "reasonCode", type: "uint8" }, { name: "reviewedMask", type: "uint16" }, { name: "reviewedVersions", type: "uint256" },
-      { name: "remarksHash", type: "bytes32" }, { name: "nonce", type: "uint64" }, { name: "deadline", type: "uint64" },
-    ] };
+    const value = {
+      tokenId,
+      departmentId: 2,
+      decision: 1,
+      reasonCode: 0,
+      reviewedMask: 0,
+      reviewedVersions: versions,
+      remarksHash: id("held ok"),
+      nonce: record.nonce,
+      deadline: 4_000_000_000,
+    };
+    const domain = {
+      name: "LicenceApprovalRegistry",
+      version: "1",
+      chainId: 31337,
+      verifyingContract: await c.registry.getAddress(),
+    };
+    const types = {
+      Decision: [
+        { name: "tokenId", type: "uint256" },
+        { name: "departmentId", type: "uint16" },
+        { name: "decision", type: "uint8" },
+        { name: "reasonCode", type: "uint8" },
+        { name: "reviewedMask", type: "uint16" },
+        { name: "reviewedVersions", type: "uint256" },
+        { name: "remarksHash", type: "bytes32" },
+        { name: "nonce", type: "uint64" },
+        { name: "deadline", type: "uint64" },
+      ],
+    };
     await mined(as(c.registry, keys.operator).decideBySig(value, await held.signTypedData(domain, types, value)));
   }
 
   before(async function () {
     const port = await freePort();
     rpcUrl = `http://127.0.0.1:${port}`;
-    anvil = spawn(anvilBinary(), ["--host", "127.0.0.1", "--port", String(port), "--chain-id", "31337", "--hardfork", "london", "--silent"], { stdio: "ignore" });
+    anvil = spawn(
+      anvilBinary(),
+      ["--host", "127.0.0.1", "--port", String(port), "--chain-id", "31337", "--hardfork", "london", "--silent"],
+      { stdio: "ignore" },
+    );
     for (let i = 0; ; i++) {
-      const answer = await fetch(rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' }).catch(() => undefined);
+      const answer = await fetch(rpcUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}',
+      }).catch(() => undefined);
       if (answer?.ok) break;
       if (i > 150) throw new Error("anvil did not start");
       await new Promise((r) => setTimeout(r, 100));
     }
     provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
-    for (const w of [deployer, keys.admin, keys.operator, keys.keeper, fire]) await rpc("anvil_setBalance", [w.address, "0x3635c9adc5dea00000"]);
+    for (const w of [deployer, keys.admin, keys.operator, keys.keeper, fire])
+      await rpc("anvil_setBalance", [w.address, "0x3635c9adc5dea00000"]);
 
     // The deployment, as ignition/modules/LicencePlatform.ts wires it.
     const deploy = async (name: string, args: unknown[]) => {
@@ -121,33 +178,62 @@ describe("auditor's tool against the contracts on a local chain (no database, no
     c.token = await deploy("LicenceToken", ["Licence", "LIC", "http://127.0.0.1/verify/", deployer.address]);
     c.documents = await deploy("DocumentRegistry", [await c.token.getAddress(), deployer.address]);
     c.verifier = await deploy("DecisionVerifier", []);
-    c.registry = await deploy("ApprovalRegistry", [await c.token.getAddress(), await c.documents.getAddress(), await c.verifier.getAddress(), deployer.address, DELAY]);
+    c.registry = await deploy("ApprovalRegistry", [
+      await c.token.getAddress(),
+      await c.documents.getAddress(),
+      await c.verifier.getAddress(),
+      deployer.address,
+      DELAY,
+    ]);
     await mined(governance(c.token).setApprovalRegistry(await c.registry.getAddress()));
     await mined(governance(c.documents).setReviewRegistry(await c.registry.getAddress()));
-    for (const contract of [c.token, c.documents, c.registry]) await mined(governance(contract).grantRole(ROLES.OPERATOR_ROLE, keys.operator.address));
-    for (const contract of [c.token, c.registry]) await mined(governance(contract).grantRole(ROLES.ADMIN_ROLE, keys.admin.address));
+    for (const contract of [c.token, c.documents, c.registry])
+      await mined(governance(contract).grantRole(ROLES.OPERATOR_ROLE, keys.operator.address));
+    for (const contract of [c.token, c.registry])
+      await mined(governance(contract).grantRole(ROLES.ADMIN_ROLE, keys.admin.address));
     await mined(governance(c.registry).grantRole(ROLES.KEEPER_ROLE, keys.keeper.address));
 
     deploymentFile = path.join(os.tmpdir(), `audit-chain-${port}.json`);
-    await writeFile(deploymentFile, JSON.stringify({
-      chainId: 31337,
-      startBlock,
-      contracts: {
-        LicenceToken: await c.token.getAddress(), DocumentRegistry: await c.documents.getAddress(),
-        ApprovalRegistry: await c.registry.getAddress(), DecisionVerifier: await c.verifier.getAddress(),
-      },
-      roles: { governance: deployer.address, admin: keys.admin.address, operator: keys.operator.address, keeper: keys.keeper.address },
-      walletDelay: DELAY,
-      deployer: deployer.address,
-    }));
+    await writeFile(
+      deploymentFile,
+      JSON.stringify({
+        chainId: 31337,
+        startBlock,
+        contracts: {
+          LicenceToken: await c.token.getAddress(),
+          DocumentRegistry: await c.documents.getAddress(),
+          ApprovalRegistry: await c.registry.getAddress(),
+          DecisionVerifier: await c.verifier.getAddress(),
+        },
+        roles: {
+          governance: deployer.address,
+          admin: keys.admin.address,
+          operator: keys.operator.address,
+          keeper: keys.keeper.address,
+        },
+        walletDelay: DELAY,
+        deployer: deployer.address,
+      }),
+    );
 
     // Two departments (custodial FIRE, department-held HELD), one stage both must approve.
     const admin = as(c.registry, keys.admin);
     await mined(admin.registerDepartment(b32("FIRE"), fire.address, 0));
     await mined(admin.registerDepartment(b32("HELD"), held.address, 1));
-    await mined(admin.registerWorkflow(b32("AUDIT"), id("definition"), 86_400 * 365, [
-      { executionType: 1, completion: 0, threshold: 0, onTimeout: 0, onRejection: 0, timeoutSeconds: 0, mandatoryMask: 0, departments: [b32("FIRE"), b32("HELD")] },
-    ]));
+    await mined(
+      admin.registerWorkflow(b32("AUDIT"), id("definition"), 86_400 * 365, [
+        {
+          executionType: 1,
+          completion: 0,
+          threshold: 0,
+          onTimeout: 0,
+          onRejection: 0,
+          timeoutSeconds: 0,
+          mandatoryMask: 0,
+          departments: [b32("FIRE"), b32("HELD")],
+        },
+      ]),
+    );
 
     issuedToken = 1;
     const versions = await submitted(issuedToken, id("salt-1|applicant-1"));
@@ -165,15 +251,36 @@ describe("auditor's tool against the contracts on a local chain (no database, no
     const { code, report, stderr } = await audit("--all");
     expect(code, stderr + JSON.stringify(report?.findings)).to.equal(0);
     expect(report.findings).to.deep.equal([]);
-    expect(report.wiring).to.deep.include({ tokenApprovalRegistry: await c.registry.getAddress(), decisionVerifier: await c.verifier.getAddress(), decisionVerifierHasCode: true, walletDelay: DELAY });
+    expect(report.wiring).to.deep.include({
+      tokenApprovalRegistry: await c.registry.getAddress(),
+      decisionVerifier: await c.verifier.getAddress(),
+      decisionVerifierHasCode: true,
+      walletDelay: DELAY,
+    });
     expect(report.wiring.approvalRegistrySet).to.have.length(1);
     expect(report.roles.grants.every((g: any) => g.fromDeployment)).to.equal(true);
-    expect(report.roles.holders.filter((h: any) => h.role === "ADMIN_ROLE").map((h: any) => [h.contract, h.account])).to.have.deep.members([["LicenceToken", keys.admin.address], ["ApprovalRegistry", keys.admin.address]]);
-    expect(report.departments.map((d: any) => [d.code, d.wallet, d.custody])).to.deep.equal([["FIRE", fire.address, "CUSTODIAL"], ["HELD", held.address, "DEPARTMENT_HELD"]]);
+    expect(
+      report.roles.holders.filter((h: any) => h.role === "ADMIN_ROLE").map((h: any) => [h.contract, h.account]),
+    ).to.have.deep.members([
+      ["LicenceToken", keys.admin.address],
+      ["ApprovalRegistry", keys.admin.address],
+    ]);
+    expect(report.departments.map((d: any) => [d.code, d.wallet, d.custody])).to.deep.equal([
+      ["FIRE", fire.address, "CUSTODIAL"],
+      ["HELD", held.address, "DEPARTMENT_HELD"],
+    ]);
 
     const licence = report.licences[0];
-    expect(licence).to.deep.include({ tokenId: issuedToken, status: "APPROVED", validity: "VALID", findings: [], applicantCommitment: id("salt-1|applicant-1") });
-    expect(licence.decisions.map((d: any) => [d.departmentCode, d.route, d.sender, d.signer, d.custody, d.walletMatches])).to.deep.equal([
+    expect(licence).to.deep.include({
+      tokenId: issuedToken,
+      status: "APPROVED",
+      validity: "VALID",
+      findings: [],
+      applicantCommitment: id("salt-1|applicant-1"),
+    });
+    expect(
+      licence.decisions.map((d: any) => [d.departmentCode, d.route, d.sender, d.signer, d.custody, d.walletMatches]),
+    ).to.deep.equal([
       ["FIRE", "SENT", fire.address, fire.address, "CUSTODIAL", true],
       ["HELD", "RELAYED", keys.operator.address, held.address, "DEPARTMENT_HELD", true],
     ]);
@@ -184,7 +291,11 @@ describe("auditor's tool against the contracts on a local chain (no database, no
       ["HELD", [{ docIndex: 0, docType: "SITE_PLAN", version: 1, latestAtIssuance: 1 }]],
     ]);
 
-    const text = await run(process.execPath, ["scripts/audit.ts", "--rpc", rpcUrl, "--deployment", deploymentFile, "--token", String(issuedToken)], { cwd: REPO_ROOT });
+    const text = await run(
+      process.execPath,
+      ["scripts/audit.ts", "--rpc", rpcUrl, "--deployment", deploymentFile, "--token", String(issuedToken)],
+      { cwd: REPO_ROOT },
+    );
     expect(text.stdout).to.include(`applicant commitment ${id("salt-1|applicant-1")}`);
     expect(text.stdout).to.include("platform findings: none");
     expect(text.stdout).to.include(`signer ${held.address} DEPARTMENT_HELD relayed by ${keys.operator.address}`);
@@ -198,16 +309,27 @@ describe("auditor's tool against the contracts on a local chain (no database, no
     const { code, report } = await audit("--all");
     expect(code, JSON.stringify(report.findings)).to.equal(0);
     const rotation = report.departments[0].changes.at(-1);
-    expect(rotation).to.deep.include({ kind: "ROTATED", previousWallet: fire.address, wallet: next.address, delayRespected: true });
+    expect(rotation).to.deep.include({
+      kind: "ROTATED",
+      previousWallet: fire.address,
+      wallet: next.address,
+      delayRespected: true,
+    });
     expect(rotation.waitedSeconds).to.be.at.least(DELAY);
-    expect(report.licences[0].decisions[0]).to.deep.include({ signer: fire.address, departmentWallet: fire.address, walletMatches: true });
+    expect(report.licences[0].decisions[0]).to.deep.include({
+      signer: fire.address,
+      departmentWallet: fire.address,
+      walletMatches: true,
+    });
   });
 
   it("flags a rotation activated inside its window and every decision the early wallet made (exit 1)", async function () {
     const intruder = Wallet.createRandom();
     await rpc("anvil_setBalance", [intruder.address, "0x3635c9adc5dea00000"]);
     const registry = await c.registry.getAddress();
-    const proposal = await (await as(c.registry, keys.admin).proposeDepartmentWallet(b32("FIRE"), intruder.address, 0)).wait();
+    const proposal = await (
+      await as(c.registry, keys.admin).proposeDepartmentWallet(b32("FIRE"), intruder.address, 0)
+    ).wait();
     // The contract refuses to activate before effectiveAt.
     await expectRevert(as(c.registry, keys.operator).activateDepartmentWallet(b32("FIRE")));
     // Find the pending change's slot (mapping(uint16 => WalletChange), its wallet in the low 160 bits) and move
@@ -233,11 +355,24 @@ describe("auditor's tool against the contracts on a local chain (no database, no
     const { code, report } = await audit("--all");
     expect(code).to.equal(1);
     expect(report.ok).to.equal(false);
-    const rotationFinding = report.findings.find((f: string) => f.startsWith(`FIRE's wallet became ${intruder.address}`));
-    expect(rotationFinding, JSON.stringify(report.findings)).to.match(/, \d+ s after its proposal .*: the wallet delay is 60 s$/);
-    expect(report.departments[0].changes.at(-1)).to.deep.include({ kind: "ROTATED", wallet: intruder.address, delayRespected: false });
+    const rotationFinding = report.findings.find((f: string) =>
+      f.startsWith(`FIRE's wallet became ${intruder.address}`),
+    );
+    expect(rotationFinding, JSON.stringify(report.findings)).to.match(
+      /, \d+ s after its proposal .*: the wallet delay is 60 s$/,
+    );
+    expect(report.departments[0].changes.at(-1)).to.deep.include({
+      kind: "ROTATED",
+      wallet: intruder.address,
+      delayRespected: false,
+    });
     const licence = report.licences.find((l: any) => l.tokenId === 2);
-    expect(licence.decisions[0]).to.deep.include({ signer: intruder.address, departmentWallet: intruder.address, walletMatches: false, transactionHash: decision.hash });
+    expect(licence.decisions[0]).to.deep.include({
+      signer: intruder.address,
+      departmentWallet: intruder.address,
+      walletMatches: false,
+      transactionHash: decision.hash,
+    });
     expect(licence.findings).to.deep.equal([
       `decision APPROVED of FIRE in stage 0 (tx ${decision.hash}) was made by ${intruder.address}, which became FIRE's wallet at block ${activation.blockNumber} without waiting the wallet delay after its proposal (proposed at block ${proposal.blockNumber})`,
     ]);
@@ -249,36 +384,84 @@ describe("auditor's tool against the contracts on a local chain (no database, no
     await mined(governance(c.token).grantRole(ROLES.OPERATOR_ROLE, held.address));
     const { code, report } = await audit("--token", "1");
     expect(code).to.equal(1);
-    expect(report.roles.grants.filter((g: any) => !g.fromDeployment).map((g: any) => [g.contract, g.role, g.account])).to.deep.equal([["LicenceToken", "OPERATOR_ROLE", held.address]]);
-    expect(report.findings.some((f: string) => f.startsWith(`${held.address} holds or held OPERATOR_ROLE on LicenceToken`) && f.includes("wallet of department HELD"))).to.equal(true);
+    expect(
+      report.roles.grants.filter((g: any) => !g.fromDeployment).map((g: any) => [g.contract, g.role, g.account]),
+    ).to.deep.equal([["LicenceToken", "OPERATOR_ROLE", held.address]]);
+    expect(
+      report.findings.some(
+        (f: string) =>
+          f.startsWith(`${held.address} holds or held OPERATOR_ROLE on LicenceToken`) &&
+          f.includes("wallet of department HELD"),
+      ),
+    ).to.equal(true);
   });
 
   it("a relayed decision of a contract wallet (EIP-1271, 2 of 3 owners) is checked by asking the wallet itself", async function () {
-    const owners = [Wallet.createRandom(), Wallet.createRandom(), Wallet.createRandom()].sort((a, b) => (BigInt(a.address) < BigInt(b.address) ? -1 : 1));
+    const owners = [Wallet.createRandom(), Wallet.createRandom(), Wallet.createRandom()].sort((a, b) =>
+      BigInt(a.address) < BigInt(b.address) ? -1 : 1,
+    );
     const { abi, bytecode } = await artifact("mocks/OwnersWallet");
-    const safe = await new ContractFactory(abi, bytecode, deployer.connect(provider)).deploy(owners.map((o) => o.address), 2);
+    const safe = await new ContractFactory(abi, bytecode, deployer.connect(provider)).deploy(
+      owners.map((o) => o.address),
+      2,
+    );
     await safe.waitForDeployment();
     const safeAddress = await safe.getAddress();
     const admin = as(c.registry, keys.admin);
     await mined(admin.registerDepartment(b32("SAFE"), safeAddress, 1));
-    await mined(admin.registerWorkflow(b32("SAFE_TYPE"), id("safe definition"), 0, [
-      { executionType: 1, completion: 0, threshold: 0, onTimeout: 0, onRejection: 0, timeoutSeconds: 0, mandatoryMask: 0, departments: [b32("SAFE")] },
-    ]));
+    await mined(
+      admin.registerWorkflow(b32("SAFE_TYPE"), id("safe definition"), 0, [
+        {
+          executionType: 1,
+          completion: 0,
+          threshold: 0,
+          onTimeout: 0,
+          onRejection: 0,
+          timeoutSeconds: 0,
+          mandatoryMask: 0,
+          departments: [b32("SAFE")],
+        },
+      ]),
+    );
     await mined(as(c.token, keys.operator).mint(Wallet.createRandom().address, 3, b32("SAFE_TYPE"), ZeroHash));
-    await mined(as(c.documents, keys.operator).anchorDocument(3, zeroPadValue(toBeHex(3), 16), b32("SITE_PLAN"), id("plan 3")));
+    await mined(
+      as(c.documents, keys.operator).anchorDocument(3, zeroPadValue(toBeHex(3), 16), b32("SITE_PLAN"), id("plan 3")),
+    );
     await mined(as(c.registry, keys.operator).submit(3));
     const departmentId = Number((await c.registry.departmentByCode(b32("SAFE")))[0]);
-    const value = { tokenId: 3, departmentId, decision: 1, reasonCode: 0, reviewedMask: 0, reviewedVersions: await c.documents.packedDocumentsOf(3), remarksHash: id("safe ok"), nonce: 0, deadline: 4_000_000_000 };
+    const value = {
+      tokenId: 3,
+      departmentId,
+      decision: 1,
+      reasonCode: 0,
+      reviewedMask: 0,
+      reviewedVersions: await c.documents.packedDocumentsOf(3),
+      remarksHash: id("safe ok"),
+      nonce: 0,
+      deadline: 4_000_000_000,
+    };
     const digest = await c.verifier.decisionDigest(value, await c.registry.getAddress());
     // Two owners sign the digest itself (as a Safe's owners do), in ascending address order.
-    const signature = "0x" + owners.slice(0, 2).map((o) => o.signingKey.sign(digest).serialized.slice(2)).join("");
+    const signature =
+      "0x" +
+      owners
+        .slice(0, 2)
+        .map((o) => o.signingKey.sign(digest).serialized.slice(2))
+        .join("");
     const relayed = await (await as(c.registry, keys.operator).decideBySig(value, signature)).wait();
 
     const { report } = await audit("--token", "3");
     const licence = report.licences[0];
     expect(licence.status).to.equal("APPROVED");
     expect(licence.findings).to.deep.equal([]);
-    expect(licence.decisions[0]).to.deep.include({ route: "RELAYED", signer: safeAddress, sender: keys.operator.address, custody: "DEPARTMENT_HELD", walletMatches: true, transactionHash: relayed.hash });
+    expect(licence.decisions[0]).to.deep.include({
+      route: "RELAYED",
+      signer: safeAddress,
+      sender: keys.operator.address,
+      custody: "DEPARTMENT_HELD",
+      walletMatches: true,
+      transactionHash: relayed.hash,
+    });
   });
 });
 

@@ -12,41 +12,101 @@ const REGISTRY = CONTRACTS.ApprovalRegistry;
 const [SUBMITTED, APPROVED, SUSPENDED, REVOKED] = [2n, 4n, 7n, 8n];
 const admin = address();
 /** Stage 0: department 1; stage 1: department 2; each ALL (every department mandatory). */
-const STAGES: StageRule[] = [{ completion: 0, threshold: 0, mandatoryMask: 1, departmentIds: [1] }, { completion: 0, threshold: 0, mandatoryMask: 1, departmentIds: [2] }];
-const roles = { holdsAt: (contract: string, role: string, account: string) => contract === "LicenceToken" && role === "ADMIN_ROLE" && account === admin };
+const STAGES: StageRule[] = [
+  { completion: 0, threshold: 0, mandatoryMask: 1, departmentIds: [1] },
+  { completion: 0, threshold: 0, mandatoryMask: 1, departmentIds: [2] },
+];
+const roles = {
+  holdsAt: (contract: string, role: string, account: string) =>
+    contract === "LicenceToken" && role === "ADMIN_ROLE" && account === admin,
+};
 const documents: DocumentAudit[] = [
   { documentId: "d0", docIndex: 0, docType: "SITE_PLAN", latestVersion: 2, versions: [] },
   { documentId: "d1", docIndex: 1, docType: "FIRE_SAFETY", latestVersion: 1, versions: [] },
 ];
 
-const anchored = (block: number, docIndex: number, version: number) => event("DocumentAnchored", block, 0, { tokenId: 7n, docIndex: BigInt(docIndex), version: BigInt(version) }, { address: CONTRACTS.DocumentRegistry });
+const anchored = (block: number, docIndex: number, version: number) =>
+  event(
+    "DocumentAnchored",
+    block,
+    0,
+    { tokenId: 7n, docIndex: BigInt(docIndex), version: BigInt(version) },
+    { address: CONTRACTS.DocumentRegistry },
+  );
 const status = (block: number, from: bigint, to: bigint, actor = REGISTRY, logIndex = 5, transactionHash?: string) =>
-  event("LicenceStatusChanged", block, logIndex, { tokenId: 7n, from, to, reasonCode: 0n, actor }, { address: CONTRACTS.LicenceToken, transactionHash });
-const stageStarted = (block: number, stage: number) => event("StageStarted", block, 3, { tokenId: 7n, stage: BigInt(stage) });
-const completed = (block: number, stage: number) => event("StageCompleted", block, 4, { tokenId: 7n, stage: BigInt(stage) });
+  event(
+    "LicenceStatusChanged",
+    block,
+    logIndex,
+    { tokenId: 7n, from, to, reasonCode: 0n, actor },
+    { address: CONTRACTS.LicenceToken, transactionHash },
+  );
+const stageStarted = (block: number, stage: number) =>
+  event("StageStarted", block, 3, { tokenId: 7n, stage: BigInt(stage) });
+const completed = (block: number, stage: number) =>
+  event("StageCompleted", block, 4, { tokenId: 7n, stage: BigInt(stage) });
 /** A standing approval in `stage` by department `departmentId`, covering docIndex -> version. */
-function approval(block: number, stage: number, departmentId: number, reviewed: [number, number][]): [TimedEvent, DecisionAudit] {
-  const e = event("DecisionRecorded", block, 1, { tokenId: 7n, departmentId: BigInt(departmentId), stage: BigInt(stage), decision: 1n });
+function approval(
+  block: number,
+  stage: number,
+  departmentId: number,
+  reviewed: [number, number][],
+): [TimedEvent, DecisionAudit] {
+  const e = event("DecisionRecorded", block, 1, {
+    tokenId: 7n,
+    departmentId: BigInt(departmentId),
+    stage: BigInt(stage),
+    decision: 1n,
+  });
   const audit = {
-    stage, departmentId, departmentCode: `D${departmentId}`, decision: "APPROVED", reasonCode: 0, reviewed: reviewed.map(([docIndex, version]) => ({ docIndex, version })),
-    transactionHash: e.transactionHash, blockNumber: block, timestamp: "", fate: "STANDING",
+    stage,
+    departmentId,
+    departmentCode: `D${departmentId}`,
+    decision: "APPROVED",
+    reasonCode: 0,
+    reviewed: reviewed.map(([docIndex, version]) => ({ docIndex, version })),
+    transactionHash: e.transactionHash,
+    blockNumber: block,
+    timestamp: "",
+    fate: "STANDING",
   } as unknown as DecisionAudit;
   return [e, audit];
 }
 /** The issuance: the last StageCompleted, the status change and LicenceIssued in one transaction. */
 function issued(block: number, finalStage: number, actor = REGISTRY): TimedEvent[] {
   const change = status(block, SUBMITTED, APPROVED, actor);
-  return [completed(block, finalStage), change, event("LicenceIssued", block, 6, { tokenId: 7n }, { address: CONTRACTS.LicenceToken, transactionHash: change.transactionHash })];
+  return [
+    completed(block, finalStage),
+    change,
+    event(
+      "LicenceIssued",
+      block,
+      6,
+      { tokenId: 7n },
+      { address: CONTRACTS.LicenceToken, transactionHash: change.transactionHash },
+    ),
+  ];
 }
 
 describe("auditor: issuance against stages and versions (synthetic events)", function () {
   /** Two stages: D1 approves the plan v1 + fire v1 in stage 0, D2 approves in stage 1, issued. */
   function history(extra: { beforeStage1?: TimedEvent[] } = {}) {
-    const [a1, d1] = approval(12, 0, 1, [[0, 1], [1, 1]]);
+    const [a1, d1] = approval(12, 0, 1, [
+      [0, 1],
+      [1, 1],
+    ]);
     const [a2, d2] = approval(22, 1, 2, [[0, 1]]);
     const events = [
-      anchored(2, 0, 1), anchored(3, 1, 1), status(10, 1n, SUBMITTED), stageStarted(10, 0),
-      a1, completed(12, 0), stageStarted(12, 1), ...(extra.beforeStage1 ?? []), a2, ...issued(22, 1),
+      anchored(2, 0, 1),
+      anchored(3, 1, 1),
+      status(10, 1n, SUBMITTED),
+      stageStarted(10, 0),
+      a1,
+      completed(12, 0),
+      stageStarted(12, 1),
+      ...(extra.beforeStage1 ?? []),
+      a2,
+      ...issued(22, 1),
     ].sort((x, y) => x.blockNumber - y.blockNumber || x.logIndex - y.logIndex);
     return { events, decisions: [d1, d2] };
   }
@@ -60,8 +120,21 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
       stagesCompleted: [0, 1],
       issuedBy: REGISTRY,
       approvals: [
-        { stage: 0, departmentCode: "D1", transactionHash: decisions[0].transactionHash, covered: [{ docIndex: 0, docType: "SITE_PLAN", version: 1, latestAtIssuance: 1 }, { docIndex: 1, docType: "FIRE_SAFETY", version: 1, latestAtIssuance: 1 }] },
-        { stage: 1, departmentCode: "D2", transactionHash: decisions[1].transactionHash, covered: [{ docIndex: 0, docType: "SITE_PLAN", version: 1, latestAtIssuance: 1 }] },
+        {
+          stage: 0,
+          departmentCode: "D1",
+          transactionHash: decisions[0].transactionHash,
+          covered: [
+            { docIndex: 0, docType: "SITE_PLAN", version: 1, latestAtIssuance: 1 },
+            { docIndex: 1, docType: "FIRE_SAFETY", version: 1, latestAtIssuance: 1 },
+          ],
+        },
+        {
+          stage: 1,
+          departmentCode: "D2",
+          transactionHash: decisions[1].transactionHash,
+          covered: [{ docIndex: 0, docType: "SITE_PLAN", version: 1, latestAtIssuance: 1 }],
+        },
       ],
     });
   });
@@ -70,28 +143,72 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
     const { events, decisions } = history({ beforeStage1: [anchored(15, 1, 2)] });
     const findings: string[] = [];
     const check = auditIssuance(events, decisions, documents, STAGES, REGISTRY, roles, findings);
-    expect(findings).to.deep.equal([`the approval of D1 in stage 0 (tx ${decisions[0].transactionHash}) covered FIRE_SAFETY v1, but v2 was the latest when the licence was issued: it should have been invalidated`]);
+    expect(findings).to.deep.equal([
+      `the approval of D1 in stage 0 (tx ${decisions[0].transactionHash}) covered FIRE_SAFETY v1, but v2 was the latest when the licence was issued: it should have been invalidated`,
+    ]);
     expect(check!.approvals[0].covered[1]).to.deep.include({ version: 1, latestAtIssuance: 2 });
   });
 
   it("accepts an approval that a new version invalidated and that was given again on the new version", function () {
-    const [again, d1b] = approval(17, 0, 1, [[0, 1], [1, 2]]);
-    const invalidated = event("ReviewInvalidated", 15, 1, { tokenId: 7n, departmentId: 1n, stage: 0n, docIndex: 1n, newVersion: 2n });
+    const [again, d1b] = approval(17, 0, 1, [
+      [0, 1],
+      [1, 2],
+    ]);
+    const invalidated = event("ReviewInvalidated", 15, 1, {
+      tokenId: 7n,
+      departmentId: 1n,
+      stage: 0n,
+      docIndex: 1n,
+      newVersion: 2n,
+    });
     const reopened = event("StageReopened", 15, 2, { tokenId: 7n, fromStage: 1n, toStage: 0n });
-    const { events, decisions } = history({ beforeStage1: [anchored(15, 1, 2), invalidated, reopened, stageStarted(15, 0), again, completed(17, 0), stageStarted(17, 1)] });
+    const { events, decisions } = history({
+      beforeStage1: [
+        anchored(15, 1, 2),
+        invalidated,
+        reopened,
+        stageStarted(15, 0),
+        again,
+        completed(17, 0),
+        stageStarted(17, 1),
+      ],
+    });
     const findings: string[] = [];
-    const check = auditIssuance(events, [decisions[0], d1b, decisions[1]], documents, STAGES, REGISTRY, roles, findings);
+    const check = auditIssuance(
+      events,
+      [decisions[0], d1b, decisions[1]],
+      documents,
+      STAGES,
+      REGISTRY,
+      roles,
+      findings,
+    );
     expect(findings).to.deep.equal([]);
-    expect(check!.approvals.map((a) => a.transactionHash)).to.deep.equal([d1b.transactionHash, decisions[1].transactionHash]);
+    expect(check!.approvals.map((a) => a.transactionHash)).to.deep.equal([
+      d1b.transactionHash,
+      decisions[1].transactionHash,
+    ]);
   });
 
   it("flags an issuance with a stage not complete: never completed, or reopened and not completed again", function () {
     const { events, decisions } = history();
     const findings: string[] = [];
-    auditIssuance(events.filter((e) => !(e.name === "StageCompleted" && e.blockNumber === 12)), decisions, documents, STAGES, REGISTRY, roles, findings);
-    expect(findings).to.deep.equal([`the licence was issued (tx ${events.find((e) => e.name === "LicenceIssued")!.transactionHash}) with stage 0 of 2 not complete`]);
+    auditIssuance(
+      events.filter((e) => !(e.name === "StageCompleted" && e.blockNumber === 12)),
+      decisions,
+      documents,
+      STAGES,
+      REGISTRY,
+      roles,
+      findings,
+    );
+    expect(findings).to.deep.equal([
+      `the licence was issued (tx ${events.find((e) => e.name === "LicenceIssued")!.transactionHash}) with stage 0 of 2 not complete`,
+    ]);
 
-    const reopened = history({ beforeStage1: [event("StageReopened", 15, 2, { tokenId: 7n, fromStage: 1n, toStage: 0n })] });
+    const reopened = history({
+      beforeStage1: [event("StageReopened", 15, 2, { tokenId: 7n, fromStage: 1n, toStage: 0n })],
+    });
     const again: string[] = [];
     auditIssuance(reopened.events, reopened.decisions, documents, STAGES, REGISTRY, roles, again);
     expect(again).to.have.length(1);
@@ -104,21 +221,61 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
     const completion = events.find((e) => e.name === "StageCompleted" && e.blockNumber === 12)!;
     // ALL over departments 1 and 3: only 1 approved.
     const all: string[] = [];
-    auditIssuance(events, decisions, documents, rules({ completion: 0, threshold: 0, mandatoryMask: 3, departmentIds: [1, 3] }), REGISTRY, roles, all);
-    expect(all).to.deep.equal([`StageCompleted for stage 0 (block 12, tx ${completion.transactionHash}) does not follow from the decisions standing then: mandatory department 3 had not approved`]);
+    auditIssuance(
+      events,
+      decisions,
+      documents,
+      rules({ completion: 0, threshold: 0, mandatoryMask: 3, departmentIds: [1, 3] }),
+      REGISTRY,
+      roles,
+      all,
+    );
+    expect(all).to.deep.equal([
+      `StageCompleted for stage 0 (block 12, tx ${completion.transactionHash}) does not follow from the decisions standing then: mandatory department 3 had not approved`,
+    ]);
     // THRESHOLD 2 of departments 1, 3, 4, none mandatory: one approval.
     const threshold: string[] = [];
-    auditIssuance(events, decisions, documents, rules({ completion: 2, threshold: 2, mandatoryMask: 0, departmentIds: [1, 3, 4] }), REGISTRY, roles, threshold);
+    auditIssuance(
+      events,
+      decisions,
+      documents,
+      rules({ completion: 2, threshold: 2, mandatoryMask: 0, departmentIds: [1, 3, 4] }),
+      REGISTRY,
+      roles,
+      threshold,
+    );
     expect(threshold[0]).to.include("1 approval of 2 needed");
     // ANY of departments 1 and 3: department 3's approval was invalidated and not given again, so it blocks.
     const [a3] = approval(11, 0, 3, [[0, 1]]);
-    const invalidated = event("ReviewInvalidated", 11, 2, { tokenId: 7n, departmentId: 3n, stage: 0n, docIndex: 0n, newVersion: 2n });
+    const invalidated = event("ReviewInvalidated", 11, 2, {
+      tokenId: 7n,
+      departmentId: 3n,
+      stage: 0n,
+      docIndex: 0n,
+      newVersion: 2n,
+    });
     const any: string[] = [];
-    auditIssuance([...events, a3, invalidated].sort((x, y) => x.blockNumber - y.blockNumber || x.logIndex - y.logIndex), decisions, documents, rules({ completion: 1, threshold: 0, mandatoryMask: 0, departmentIds: [1, 3] }), REGISTRY, roles, any);
+    auditIssuance(
+      [...events, a3, invalidated].sort((x, y) => x.blockNumber - y.blockNumber || x.logIndex - y.logIndex),
+      decisions,
+      documents,
+      rules({ completion: 1, threshold: 0, mandatoryMask: 0, departmentIds: [1, 3] }),
+      REGISTRY,
+      roles,
+      any,
+    );
     expect(any.some((f) => f.includes("department 3 had to review again"))).to.equal(true);
     // ANY of departments 1 and 3 with 1's approval: complete.
     const ok: string[] = [];
-    auditIssuance(events, decisions, documents, rules({ completion: 1, threshold: 0, mandatoryMask: 0, departmentIds: [1, 3] }), REGISTRY, roles, ok);
+    auditIssuance(
+      events,
+      decisions,
+      documents,
+      rules({ completion: 1, threshold: 0, mandatoryMask: 0, departmentIds: [1, 3] }),
+      REGISTRY,
+      roles,
+      ok,
+    );
     expect(ok).to.deep.equal([]);
   });
 
@@ -128,22 +285,40 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
     // rule invalidates stage 1's approvals, so D2's approval cannot stand at issuance. Stage 0's can.
     const added = { ...anchored(22, 2, 1), logIndex: 2 };
     const findings: string[] = [];
-    auditIssuance([...events, added].sort((x, y) => x.blockNumber - y.blockNumber || x.logIndex - y.logIndex), decisions, documents, STAGES, REGISTRY, roles, findings);
+    auditIssuance(
+      [...events, added].sort((x, y) => x.blockNumber - y.blockNumber || x.logIndex - y.logIndex),
+      decisions,
+      documents,
+      STAGES,
+      REGISTRY,
+      roles,
+      findings,
+    );
     expect(findings).to.have.length(1);
-    expect(findings[0]).to.include("the approval of D2 in stage 1").and.include("document #2 was added under review in its stage afterwards");
+    expect(findings[0])
+      .to.include("the approval of D2 in stage 1")
+      .and.include("document #2 was added under review in its stage afterwards");
   });
 
   it("flags a review status change not made by the approval registry, and an admin transition by a non-admin", function () {
     const intruder = address();
     const { events, decisions } = history();
-    const tampered = events.map((e) => (e.name === "LicenceStatusChanged" && e.args.to === APPROVED ? status(e.blockNumber, SUBMITTED, APPROVED, intruder, e.logIndex, e.transactionHash) : e));
+    const tampered = events.map((e) =>
+      e.name === "LicenceStatusChanged" && e.args.to === APPROVED
+        ? status(e.blockNumber, SUBMITTED, APPROVED, intruder, e.logIndex, e.transactionHash)
+        : e,
+    );
     const after = [status(30, APPROVED, SUSPENDED, admin), status(31, SUSPENDED, REVOKED, intruder)];
     const findings: string[] = [];
     const check = auditIssuance([...tampered, ...after], decisions, documents, STAGES, REGISTRY, roles, findings);
     expect(check!.issuedBy).to.equal(intruder);
     expect(findings).to.have.length(2);
-    expect(findings[0]).to.include(`SUBMITTED -> APPROVED at block 22`).and.include(`was made by ${intruder}, not by the approval registry`);
-    expect(findings[1]).to.include(`SUSPENDED -> REVOKED at block 31`).and.include(`was made by ${intruder}, which did not hold ADMIN_ROLE on the token then`);
+    expect(findings[0])
+      .to.include(`SUBMITTED -> APPROVED at block 22`)
+      .and.include(`was made by ${intruder}, not by the approval registry`);
+    expect(findings[1])
+      .to.include(`SUSPENDED -> REVOKED at block 31`)
+      .and.include(`was made by ${intruder}, which did not hold ADMIN_ROLE on the token then`);
   });
 
   it("has nothing to check for a licence never issued", function () {

@@ -33,7 +33,10 @@ function deploymentGrants(d: Deployment, deployer: string): TimedEvent[] {
   if (roles.governance !== deployer) {
     let block = 13;
     for (const contract of ["LicenceToken", "DocumentRegistry", "ApprovalRegistry"] as const) {
-      events.push(granted(block++, contract, "DEFAULT_ADMIN_ROLE", roles.governance, deployer), revoked(block++, contract, "DEFAULT_ADMIN_ROLE", deployer, deployer));
+      events.push(
+        granted(block++, contract, "DEFAULT_ADMIN_ROLE", roles.governance, deployer),
+        revoked(block++, contract, "DEFAULT_ADMIN_ROLE", deployer, deployer),
+      );
     }
   }
   return events;
@@ -46,9 +49,15 @@ describe("auditor: role holders over time (synthetic events)", function () {
     expect(roles.findings([])).to.deep.equal([]);
     expect(roles.grants().every((g) => g.fromDeployment)).to.equal(true);
     expect(roles.holders().map((h) => `${h.contract} ${h.role} ${h.account}`)).to.have.members([
-      `LicenceToken DEFAULT_ADMIN_ROLE ${d.roles.governance}`, `DocumentRegistry DEFAULT_ADMIN_ROLE ${d.roles.governance}`, `ApprovalRegistry DEFAULT_ADMIN_ROLE ${d.roles.governance}`,
-      `LicenceToken OPERATOR_ROLE ${d.roles.operator}`, `DocumentRegistry OPERATOR_ROLE ${d.roles.operator}`, `ApprovalRegistry OPERATOR_ROLE ${d.roles.operator}`,
-      `LicenceToken ADMIN_ROLE ${d.roles.admin}`, `ApprovalRegistry ADMIN_ROLE ${d.roles.admin}`, `ApprovalRegistry KEEPER_ROLE ${d.roles.keeper}`,
+      `LicenceToken DEFAULT_ADMIN_ROLE ${d.roles.governance}`,
+      `DocumentRegistry DEFAULT_ADMIN_ROLE ${d.roles.governance}`,
+      `ApprovalRegistry DEFAULT_ADMIN_ROLE ${d.roles.governance}`,
+      `LicenceToken OPERATOR_ROLE ${d.roles.operator}`,
+      `DocumentRegistry OPERATOR_ROLE ${d.roles.operator}`,
+      `ApprovalRegistry OPERATOR_ROLE ${d.roles.operator}`,
+      `LicenceToken ADMIN_ROLE ${d.roles.admin}`,
+      `ApprovalRegistry ADMIN_ROLE ${d.roles.admin}`,
+      `ApprovalRegistry KEEPER_ROLE ${d.roles.keeper}`,
     ]);
   });
 
@@ -57,10 +66,18 @@ describe("auditor: role holders over time (synthetic events)", function () {
     const d = deployment({ deployer });
     const roles = new RoleHistory(deploymentGrants(d, deployer), d);
     expect(roles.findings([])).to.deep.equal([]);
-    expect(roles.holders().filter((h) => h.role === "DEFAULT_ADMIN_ROLE").map((h) => h.account)).to.deep.equal([d.roles.governance, d.roles.governance, d.roles.governance]);
+    expect(
+      roles
+        .holders()
+        .filter((h) => h.role === "DEFAULT_ADMIN_ROLE")
+        .map((h) => h.account),
+    ).to.deep.equal([d.roles.governance, d.roles.governance, d.roles.governance]);
 
     // Without the renouncement the deployer still holds it: a finding per contract.
-    const kept = new RoleHistory(deploymentGrants(d, deployer).filter((e) => e.name !== "RoleRevoked"), d);
+    const kept = new RoleHistory(
+      deploymentGrants(d, deployer).filter((e) => e.name !== "RoleRevoked"),
+      d,
+    );
     const findings = kept.findings([]);
     expect(findings).to.have.length(3);
     expect(findings[0]).to.include(`the deployer ${deployer} still holds DEFAULT_ADMIN_ROLE on LicenceToken`);
@@ -70,11 +87,22 @@ describe("auditor: role holders over time (synthetic events)", function () {
     const d = deployment();
     const intruder = address();
     const g = d.roles.governance;
-    const roles = new RoleHistory([...deploymentGrants(d, g), granted(50, "LicenceToken", "DEFAULT_ADMIN_ROLE", intruder, g), revoked(51, "LicenceToken", "DEFAULT_ADMIN_ROLE", intruder, g)], d);
+    const roles = new RoleHistory(
+      [
+        ...deploymentGrants(d, g),
+        granted(50, "LicenceToken", "DEFAULT_ADMIN_ROLE", intruder, g),
+        revoked(51, "LicenceToken", "DEFAULT_ADMIN_ROLE", intruder, g),
+      ],
+      d,
+    );
     const findings = roles.findings([]);
     expect(findings).to.have.length(1);
-    expect(findings[0]).to.include(`${intruder} was granted DEFAULT_ADMIN_ROLE on LicenceToken at block 50`).and.include(`only governance ${g} may hold it`);
-    expect(roles.grants().find((x) => x.account === intruder)).to.deep.include({ fromDeployment: false }).and.have.nested.property("revoked.blockNumber", 51);
+    expect(findings[0])
+      .to.include(`${intruder} was granted DEFAULT_ADMIN_ROLE on LicenceToken at block 50`)
+      .and.include(`only governance ${g} may hold it`);
+    expect(roles.grants().find((x) => x.account === intruder))
+      .to.deep.include({ fromDeployment: false })
+      .and.have.nested.property("revoked.blockNumber", 51);
   });
 
   it("flags the deployer acting with DEFAULT_ADMIN_ROLE after governance received it", function () {
@@ -83,21 +111,40 @@ describe("auditor: role holders over time (synthetic events)", function () {
     const newOperator = address();
     const events = deploymentGrants(d, deployer);
     // Before renouncing on the approval registry (its last two events), the deployer grants another operator.
-    events.splice(events.length - 1, 0, { ...granted(17, "ApprovalRegistry", "OPERATOR_ROLE", newOperator, deployer), logIndex: 1 });
+    events.splice(events.length - 1, 0, {
+      ...granted(17, "ApprovalRegistry", "OPERATOR_ROLE", newOperator, deployer),
+      logIndex: 1,
+    });
     const findings = new RoleHistory(events, d).findings([]);
     expect(findings).to.have.length(1);
-    expect(findings[0]).to.include(`the deployer ${deployer} granted OPERATOR_ROLE on ApprovalRegistry to ${newOperator}`);
+    expect(findings[0]).to.include(
+      `the deployer ${deployer} granted OPERATOR_ROLE on ApprovalRegistry to ${newOperator}`,
+    );
   });
 
   it("reports a role granted after the deployment without a finding, and answers holdsAt around a revocation", function () {
     const d = deployment();
     const g = d.roles.governance;
     const newAdmin = address();
-    const roles = new RoleHistory([...deploymentGrants(d, g), granted(50, "LicenceToken", "ADMIN_ROLE", newAdmin, g), revoked(60, "LicenceToken", "ADMIN_ROLE", d.roles.admin, g)], d);
+    const roles = new RoleHistory(
+      [
+        ...deploymentGrants(d, g),
+        granted(50, "LicenceToken", "ADMIN_ROLE", newAdmin, g),
+        revoked(60, "LicenceToken", "ADMIN_ROLE", d.roles.admin, g),
+      ],
+      d,
+    );
     expect(roles.findings([])).to.deep.equal([]);
-    expect(roles.grants().filter((x) => !x.fromDeployment).map((x) => [x.contract, x.role, x.account])).to.deep.equal([["LicenceToken", "ADMIN_ROLE", newAdmin]]);
+    expect(
+      roles
+        .grants()
+        .filter((x) => !x.fromDeployment)
+        .map((x) => [x.contract, x.role, x.account]),
+    ).to.deep.equal([["LicenceToken", "ADMIN_ROLE", newAdmin]]);
     expect(roles.holdsAt("LicenceToken", "ADMIN_ROLE", d.roles.admin, { blockNumber: 59, logIndex: 5 })).to.equal(true);
-    expect(roles.holdsAt("LicenceToken", "ADMIN_ROLE", d.roles.admin, { blockNumber: 61, logIndex: 0 })).to.equal(false);
+    expect(roles.holdsAt("LicenceToken", "ADMIN_ROLE", d.roles.admin, { blockNumber: 61, logIndex: 0 })).to.equal(
+      false,
+    );
     expect(roles.holdsAt("LicenceToken", "ADMIN_ROLE", newAdmin, { blockNumber: 49, logIndex: 0 })).to.equal(false);
     expect(roles.holdsAt("ApprovalRegistry", "ADMIN_ROLE", newAdmin, { blockNumber: 70, logIndex: 0 })).to.equal(false);
   });
@@ -106,30 +153,54 @@ describe("auditor: role holders over time (synthetic events)", function () {
     const d = deployment();
     const g = d.roles.governance;
     const keeper2 = address();
-    const events = [...deploymentGrants(d, g), granted(50, "ApprovalRegistry", "KEEPER_ROLE", keeper2, g), revoked(51, "ApprovalRegistry", "KEEPER_ROLE", keeper2, g)];
-    const tenure = { wallet: keeper2, departmentCode: "FIRE", since: event("DepartmentRegistered", 90, 0, {}), until: null };
+    const events = [
+      ...deploymentGrants(d, g),
+      granted(50, "ApprovalRegistry", "KEEPER_ROLE", keeper2, g),
+      revoked(51, "ApprovalRegistry", "KEEPER_ROLE", keeper2, g),
+    ];
+    const tenure = {
+      wallet: keeper2,
+      departmentCode: "FIRE",
+      since: event("DepartmentRegistered", 90, 0, {}),
+      until: null,
+    };
     const findings = new RoleHistory(events, d).findings([tenure]);
     expect(findings).to.have.length(1);
-    expect(findings[0]).to.include(`${keeper2} holds or held KEEPER_ROLE on ApprovalRegistry`).and.include("wallet of department FIRE (from block 90");
+    expect(findings[0])
+      .to.include(`${keeper2} holds or held KEEPER_ROLE on ApprovalRegistry`)
+      .and.include("wallet of department FIRE (from block 90");
   });
 
   it("flags governance, administration and operation held by one key, on chain or in the deployment file", function () {
     const d = deployment();
     const g = d.roles.governance;
-    const merged = new RoleHistory([...deploymentGrants(d, g), granted(50, "DocumentRegistry", "OPERATOR_ROLE", d.roles.admin, g)], d).findings([]);
+    const merged = new RoleHistory(
+      [...deploymentGrants(d, g), granted(50, "DocumentRegistry", "OPERATOR_ROLE", d.roles.admin, g)],
+      d,
+    ).findings([]);
     expect(merged).to.have.length(1);
     expect(merged[0]).to.include(`${d.roles.admin} holds or held ADMIN_ROLE and OPERATOR_ROLE`);
 
     const sameKeys = deployment();
     sameKeys.roles.admin = sameKeys.roles.operator;
     const findings = new RoleHistory(deploymentGrants(sameKeys, sameKeys.roles.governance), sameKeys).findings([]);
-    expect(findings.some((f) => f.includes(`names the same key ${sameKeys.roles.admin} as admin and operator`))).to.equal(true);
+    expect(
+      findings.some((f) => f.includes(`names the same key ${sameKeys.roles.admin} as admin and operator`)),
+    ).to.equal(true);
   });
 
   it("flags a changed admin role", function () {
     const d = deployment();
-    const changed = event("RoleAdminChanged", 50, 0, { role: ROLE_IDS.OPERATOR_ROLE, previousAdminRole: ZeroHash, newAdminRole: ROLE_IDS.ADMIN_ROLE }, { address: CONTRACTS.LicenceToken });
+    const changed = event(
+      "RoleAdminChanged",
+      50,
+      0,
+      { role: ROLE_IDS.OPERATOR_ROLE, previousAdminRole: ZeroHash, newAdminRole: ROLE_IDS.ADMIN_ROLE },
+      { address: CONTRACTS.LicenceToken },
+    );
     const findings = new RoleHistory([...deploymentGrants(d, d.roles.governance), changed], d).findings([]);
-    expect(findings).to.deep.equal([`the admin role of OPERATOR_ROLE on LicenceToken changed from DEFAULT_ADMIN_ROLE to ADMIN_ROLE at block 50 (${new Date((1_000_000 + 500) * 1000).toISOString()}, tx ${changed.transactionHash})`]);
+    expect(findings).to.deep.equal([
+      `the admin role of OPERATOR_ROLE on LicenceToken changed from DEFAULT_ADMIN_ROLE to ADMIN_ROLE at block 50 (${new Date((1_000_000 + 500) * 1000).toISOString()}, tx ${changed.transactionHash})`,
+    ]);
   });
 });

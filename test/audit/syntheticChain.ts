@@ -32,7 +32,13 @@ export function deployment(overrides: Partial<Deployment> = {}): Deployment {
 let txCounter = 0;
 
 /** An event at `blockNumber` (block time: 1,000,000 + 10 s per block unless `time` is given). */
-export function event(name: string, blockNumber: number, logIndex: number, args: Record<string, unknown>, options: { address?: string; time?: number; transactionHash?: string } = {}): TimedEvent {
+export function event(
+  name: string,
+  blockNumber: number,
+  logIndex: number,
+  args: Record<string, unknown>,
+  options: { address?: string; time?: number; transactionHash?: string } = {},
+): TimedEvent {
   return {
     name,
     args: args as unknown as Result,

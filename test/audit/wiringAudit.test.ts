@@ -34,7 +34,10 @@ describe("auditor: the contracts' wiring and the deployment file (synthetic inpu
       tokenApprovalRegistry: other,
       decisionVerifierHasCode: false,
       walletDelay: 1,
-      reviewRegistrySet: [...once(CONTRACTS.ApprovalRegistry), { registry: other, transactionHash: "0x02", blockNumber: 9 }],
+      reviewRegistrySet: [
+        ...once(CONTRACTS.ApprovalRegistry),
+        { registry: other, transactionHash: "0x02", blockNumber: 9 },
+      ],
     };
     expect(wiringFindings(wiring, deployment())).to.deep.equal([
       `LicenceToken.approvalRegistry() is ${other}, not the deployment's ApprovalRegistry ${CONTRACTS.ApprovalRegistry}`,

@@ -2,14 +2,27 @@ import { readdir, readFile } from "node:fs/promises";
 import { expect } from "chai";
 import { decodeBytes32String, encodeBytes32String, id, ZeroHash } from "ethers";
 import {
-  ApprovalRegistryAbi, bytes16ToUuid, bytes32ToString, DocumentRegistryAbi, LicenceTokenAbi, LicenceTokenStatus, LicenceTokenStatusNames,
-  ROLES, roleNameOf, stringToBytes32, uuidToBytes16,
+  ApprovalRegistryAbi,
+  bytes16ToUuid,
+  bytes32ToString,
+  DocumentRegistryAbi,
+  LicenceTokenAbi,
+  LicenceTokenStatus,
+  LicenceTokenStatusNames,
+  ROLES,
+  roleNameOf,
+  stringToBytes32,
+  uuidToBytes16,
 } from "../../abis/index.ts";
 import { contractKnowledge } from "../../scripts/abis/contractKnowledge.ts";
 
 /** abis/ is generated (npm run abis) and imported by the indexer, the API and the auditor: it must match what is compiled. */
 describe("generated ABIs", function () {
-  for (const [name, abi] of [["LicenceToken", LicenceTokenAbi], ["DocumentRegistry", DocumentRegistryAbi], ["ApprovalRegistry", ApprovalRegistryAbi]] as const) {
+  for (const [name, abi] of [
+    ["LicenceToken", LicenceTokenAbi],
+    ["DocumentRegistry", DocumentRegistryAbi],
+    ["ApprovalRegistry", ApprovalRegistryAbi],
+  ] as const) {
     it(`abis/${name}.ts matches the compiled ${name} (run npm run abis after changing a contract)`, async function () {
       const artifact = JSON.parse(await readFile(`artifacts/contracts/${name}.sol/${name}.json`, "utf8"));
       expect(JSON.parse(JSON.stringify(abi))).to.deep.equal(artifact.abi);
@@ -20,7 +33,8 @@ describe("generated ABIs", function () {
     const expected = await contractKnowledge();
     const present = (await readdir("abis")).filter((name) => name.endsWith(".ts")).sort();
     expect(present).to.deep.equal([...expected.keys()].sort());
-    for (const [name, content] of expected) expect(await readFile(`abis/${name}`, "utf8"), `abis/${name}`).to.equal(content);
+    for (const [name, content] of expected)
+      expect(await readFile(`abis/${name}`, "utf8"), `abis/${name}`).to.equal(content);
   });
 });
 
@@ -34,7 +48,10 @@ describe("abis/enums.ts", function () {
 describe("abis/roles.ts", function () {
   it("holds keccak256 of each role name and the zero DEFAULT_ADMIN_ROLE", function () {
     expect(ROLES).to.deep.equal({
-      DEFAULT_ADMIN_ROLE: ZeroHash, ADMIN_ROLE: id("ADMIN_ROLE"), OPERATOR_ROLE: id("OPERATOR_ROLE"), KEEPER_ROLE: id("KEEPER_ROLE"),
+      DEFAULT_ADMIN_ROLE: ZeroHash,
+      ADMIN_ROLE: id("ADMIN_ROLE"),
+      OPERATOR_ROLE: id("OPERATOR_ROLE"),
+      KEEPER_ROLE: id("KEEPER_ROLE"),
     });
     expect(roleNameOf(id("KEEPER_ROLE").toUpperCase().replace("0X", "0x"))).to.equal("KEEPER_ROLE");
     expect(roleNameOf(id("OTHER"))).to.equal(undefined);

@@ -106,7 +106,9 @@ async function deployRetryStageRequest() {
     stage({ departments: ["E"] }),
     stage({ executionType: Execution.Parallel, onRejection: OnRejection.RetryStage, departments: ["A", "B", "C"] }),
   ]);
-  await platform.registry.connect(platform.departments.E).approve(1n, 0b111, await latestVersions(platform.registry, 1n), REMARKS);
+  await platform.registry
+    .connect(platform.departments.E)
+    .approve(1n, 0b111, await latestVersions(platform.registry, 1n), REMARKS);
   return platform;
 }
 
@@ -216,7 +218,9 @@ describe("ApprovalRegistry", function () {
       it("reverts with ReviewWrongPhase and keeps the review (resubmit is the way back)", async function () {
         const { registry, operator, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
         await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
-        await registry.connect(departments.B).requestChanges(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
+        await registry
+          .connect(departments.B)
+          .requestChanges(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
         const before = await registry.progressOf(1n);
         await expect(registry.connect(operator).submit(1n))
           .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
@@ -296,7 +300,18 @@ describe("ApprovalRegistry", function () {
         // Having looked at version 2, the department approves it: the versions it named are on chain.
         await expect(registry.connect(departments.A).approve(1n, 0b010, latest, REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b010, latest, REMARKS, departments.A.address, Custody.Custodial);
+          .withArgs(
+            1n,
+            ID.A,
+            0,
+            Decision.Approved,
+            0,
+            0b010,
+            latest,
+            REMARKS,
+            departments.A.address,
+            Custody.Custodial,
+          );
       });
 
       it("reverts with ReviewStaleDocuments when the update is mined first in the same block", async function () {
@@ -329,7 +344,18 @@ describe("ApprovalRegistry", function () {
         const latest = await documents.packedDocumentsOf(1n);
         await expect(registry.connect(departments.A).approve(1n, 0b101, reviewed, REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b101, latest, REMARKS, departments.A.address, Custody.Custodial);
+          .withArgs(
+            1n,
+            ID.A,
+            0,
+            Decision.Approved,
+            0,
+            0b101,
+            latest,
+            REMARKS,
+            departments.A.address,
+            Custody.Custodial,
+          );
       });
     });
 
@@ -373,7 +399,9 @@ describe("ApprovalRegistry", function () {
       await expect(tx)
         .to.emit(token, "LicenceStatusChanged")
         .withArgs(1n, Status.Submitted, Status.Approved, 0, await registry.getAddress());
-      await expect(tx).to.emit(token, "LicenceIssued").withArgs(1n, t, t + VALIDITY_SECONDS);
+      await expect(tx)
+        .to.emit(token, "LicenceIssued")
+        .withArgs(1n, t, t + VALIDITY_SECONDS);
       await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
       await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Closed);
       await expect(tx).not.to.emit(registry, "StageStarted");
@@ -460,7 +488,8 @@ describe("ApprovalRegistry", function () {
     describe("when the request is closed", function () {
       it("reverts with ReviewWrongPhase", async function () {
         const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        for (const name of ["A", "B", "C", "D"] as const) await registry.connect(departments[name]).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+        for (const name of ["A", "B", "C", "D"] as const)
+          await registry.connect(departments[name]).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
           .withArgs(1n, Phase.Closed);
@@ -475,7 +504,9 @@ describe("ApprovalRegistry", function () {
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A, ID.B, ID.C]);
         const tx = registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await expect(tx).to.emit(registry, "StageCompleted").withArgs(1n, 0);
-        await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 1, await timestampOf(tx));
+        await expect(tx)
+          .to.emit(registry, "StageStarted")
+          .withArgs(1n, 1, await timestampOf(tx));
         expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([
           Decision.Pending,
           Decision.Approved,
@@ -489,13 +520,19 @@ describe("ApprovalRegistry", function () {
       it("still requires every mandatory department", async function () {
         const { token, registry, departments } = await networkHelpers.loadFixture(deployAnyRequest);
         await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
-        await expect(registry.connect(departments.D).approve(1n, 0, await latestVersions(registry, 1n), REMARKS)).not.to.emit(registry, "StageCompleted");
-        await expect(registry.connect(departments.F).approve(1n, 0, await latestVersions(registry, 1n), REMARKS)).not.to.emit(registry, "StageCompleted");
+        await expect(
+          registry.connect(departments.D).approve(1n, 0, await latestVersions(registry, 1n), REMARKS),
+        ).not.to.emit(registry, "StageCompleted");
+        await expect(
+          registry.connect(departments.F).approve(1n, 0, await latestVersions(registry, 1n), REMARKS),
+        ).not.to.emit(registry, "StageCompleted");
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.E]);
         const tx = registry.connect(departments.E).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await expect(tx).to.emit(registry, "StageCompleted").withArgs(1n, 1);
         // Validity 0: the licence never expires.
-        await expect(tx).to.emit(token, "LicenceIssued").withArgs(1n, await timestampOf(tx), 0n);
+        await expect(tx)
+          .to.emit(token, "LicenceIssued")
+          .withArgs(1n, await timestampOf(tx), 0n);
         expect((await token.licence(1n)).expiresAt).to.equal(0n);
         expect((await token.validityOf(1n)).validity).to.equal(Validity.Valid);
       });
@@ -514,7 +551,9 @@ describe("ApprovalRegistry", function () {
       it("completes a SEQUENTIAL stage after k approvals in order", async function () {
         const { registry, departments } = await networkHelpers.loadFixture(deployThresholdRequest);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
-        await expect(registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS)).not.to.emit(registry, "StageCompleted");
+        await expect(
+          registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS),
+        ).not.to.emit(registry, "StageCompleted");
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.B]);
         await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
@@ -534,7 +573,9 @@ describe("ApprovalRegistry", function () {
         await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await registry.connect(departments.D).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
-        await expect(registry.connect(departments.E).approve(1n, 0, await latestVersions(registry, 1n), REMARKS)).not.to.emit(registry, "StageCompleted");
+        await expect(
+          registry.connect(departments.E).approve(1n, 0, await latestVersions(registry, 1n), REMARKS),
+        ).not.to.emit(registry, "StageCompleted");
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.F]);
         await expect(registry.connect(departments.F).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.emit(registry, "StageCompleted")
@@ -546,7 +587,9 @@ describe("ApprovalRegistry", function () {
         const { token, registry, departments } = await networkHelpers.loadFixture(deployThresholdRequest);
         await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
-        await expect(registry.connect(departments.F).approve(1n, 0, await latestVersions(registry, 1n), REMARKS)).not.to.emit(registry, "StageCompleted");
+        await expect(
+          registry.connect(departments.F).approve(1n, 0, await latestVersions(registry, 1n), REMARKS),
+        ).not.to.emit(registry, "StageCompleted");
         await expect(registry.connect(departments.E).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.emit(registry, "StageCompleted")
           .withArgs(1n, 1);
@@ -560,7 +603,9 @@ describe("ApprovalRegistry", function () {
       it("reverts with ReviewInvalidReason", async function () {
         const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
         for (const reason of [0, 6]) {
-          await expect(registry.connect(departments.A).reject(1n, reason, 0, await latestVersions(registry, 1n), REMARKS))
+          await expect(
+            registry.connect(departments.A).reject(1n, reason, 0, await latestVersions(registry, 1n), REMARKS),
+          )
             .to.be.revertedWithCustomError(registry, "ReviewInvalidReason")
             .withArgs(reason);
         }
@@ -579,7 +624,9 @@ describe("ApprovalRegistry", function () {
         await expect(registry.connect(departments.D).reject(1n, 1, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
           .withArgs(1n, 0, ID.D);
-        await expect(registry.connect(departments.A).reject(1n, 1, 0b10000, await latestVersions(registry, 1n), REMARKS))
+        await expect(
+          registry.connect(departments.A).reject(1n, 1, 0b10000, await latestVersions(registry, 1n), REMARKS),
+        )
           .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
           .withArgs(1n, 0b10000, 3);
       });
@@ -593,7 +640,18 @@ describe("ApprovalRegistry", function () {
         const tx = registry.connect(departments.A).reject(1n, 3, 0b011, await latestVersions(registry, 1n), REMARKS);
         await expect(tx)
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.A, 0, Decision.Rejected, 3, 0b011, packed, REMARKS, departments.A.address, Custody.Custodial);
+          .withArgs(
+            1n,
+            ID.A,
+            0,
+            Decision.Rejected,
+            3,
+            0b011,
+            packed,
+            REMARKS,
+            departments.A.address,
+            Custody.Custodial,
+          );
         await expect(tx)
           .to.emit(token, "LicenceStatusChanged")
           .withArgs(1n, Status.Submitted, Status.Rejected, 3, await registry.getAddress());
@@ -623,7 +681,18 @@ describe("ApprovalRegistry", function () {
         const tx = registry.connect(departments.B).reject(1n, 2, 0b010, await latestVersions(registry, 1n), REMARKS);
         await expect(tx)
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.B, 1, Decision.Rejected, 2, 0b010, packed, REMARKS, departments.B.address, Custody.Custodial);
+          .withArgs(
+            1n,
+            ID.B,
+            1,
+            Decision.Rejected,
+            2,
+            0b010,
+            packed,
+            REMARKS,
+            departments.B.address,
+            Custody.Custodial,
+          );
         await expect(tx).to.emit(registry, "StageRetried").withArgs(1n, 1);
         // A (position 0) approved and B (position 1) rejected: both are cleared; C had not decided.
         await expect(tx).to.emit(registry, "DecisionsReset").withArgs(1n, 1, 0b011, Reset.StageRetried);
@@ -678,7 +747,18 @@ describe("ApprovalRegistry", function () {
         const tx = registry.connect(departments.B).reject(1n, 1, 0b010, await latestVersions(registry, 1n), REMARKS);
         await expect(tx)
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.B, 0, Decision.Rejected, 1, 0b010, packed, REMARKS, departments.B.address, Custody.Custodial);
+          .withArgs(
+            1n,
+            ID.B,
+            0,
+            Decision.Rejected,
+            1,
+            0b010,
+            packed,
+            REMARKS,
+            departments.B.address,
+            Custody.Custodial,
+          );
         await expect(tx).to.emit(registry, "StageEscalated").withArgs(1n, 0, Cause.Rejection, ID.B);
         await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Escalated);
         await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
@@ -700,8 +780,12 @@ describe("ApprovalRegistry", function () {
   describe("resolveEscalation", function () {
     async function deployEscalatedRequest() {
       const platform = await deployEscalationRequest();
-      await platform.registry.connect(platform.departments.A).approve(1n, 0b001, await latestVersions(platform.registry, 1n), REMARKS);
-      await platform.registry.connect(platform.departments.B).reject(1n, 1, 0b010, await latestVersions(platform.registry, 1n), REMARKS);
+      await platform.registry
+        .connect(platform.departments.A)
+        .approve(1n, 0b001, await latestVersions(platform.registry, 1n), REMARKS);
+      await platform.registry
+        .connect(platform.departments.B)
+        .reject(1n, 1, 0b010, await latestVersions(platform.registry, 1n), REMARKS);
       return platform;
     }
 
@@ -793,7 +877,18 @@ describe("ApprovalRegistry", function () {
       const tx = registry.connect(departments.C).requestChanges(1n, 0b011, await latestVersions(registry, 1n), REMARKS);
       await expect(tx)
         .to.emit(registry, "DecisionRecorded")
-        .withArgs(1n, ID.C, 1, Decision.ChangesRequested, 0, 0b011, packed, REMARKS, departments.C.address, Custody.Custodial);
+        .withArgs(
+          1n,
+          ID.C,
+          1,
+          Decision.ChangesRequested,
+          0,
+          0b011,
+          packed,
+          REMARKS,
+          departments.C.address,
+          Custody.Custodial,
+        );
       await expect(tx)
         .to.emit(token, "LicenceStatusChanged")
         .withArgs(1n, Status.Submitted, Status.PendingResubmission, 0, await registry.getAddress());
@@ -801,7 +896,10 @@ describe("ApprovalRegistry", function () {
       await expect(tx).not.to.emit(documents, "DocumentPhaseChanged");
       expect((await registry.progressOf(1n)).phase).to.equal(Phase.AwaitingResubmission);
       expect((await token.licence(1n)).status).to.equal(Status.PendingResubmission);
-      expect((await registry.decisionsOf(1n, 1)).statuses).to.deep.equal([Decision.ChangesRequested, Decision.Approved]);
+      expect((await registry.decisionsOf(1n, 1)).statuses).to.deep.equal([
+        Decision.ChangesRequested,
+        Decision.Approved,
+      ]);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([]);
     });
 
@@ -823,7 +921,9 @@ describe("ApprovalRegistry", function () {
         await expect(registry.connect(departments.B).requestChanges(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
           .withArgs(1n, 0, ID.B, 0);
-        await expect(registry.connect(departments.A).requestChanges(1n, 0xffff, await latestVersions(registry, 1n), REMARKS))
+        await expect(
+          registry.connect(departments.A).requestChanges(1n, 0xffff, await latestVersions(registry, 1n), REMARKS),
+        )
           .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
           .withArgs(1n, 0xffff, 3);
       });
@@ -1051,7 +1151,8 @@ describe("ApprovalRegistry", function () {
 
     describe("when the stage notifies (NOTIFY)", function () {
       it("emits StageTimedOut once and lets the departments decide", async function () {
-        const { token, documents, registry, keeper, departments } = await networkHelpers.loadFixture(deployNotifyRequest);
+        const { token, documents, registry, keeper, departments } =
+          await networkHelpers.loadFixture(deployNotifyRequest);
         await networkHelpers.time.increase(HOUR);
         const tx = registry.connect(keeper).enforceTimeout(1n);
         await expect(tx).to.emit(registry, "StageTimedOut").withArgs(1n, 0, OnTimeout.Notify);
@@ -1067,7 +1168,18 @@ describe("ApprovalRegistry", function () {
         const packed = await documents.packedDocumentsOf(1n);
         await expect(registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b111, packed, REMARKS, departments.A.address, Custody.Custodial);
+          .withArgs(
+            1n,
+            ID.A,
+            0,
+            Decision.Approved,
+            0,
+            0b111,
+            packed,
+            REMARKS,
+            departments.A.address,
+            Custody.Custodial,
+          );
         await expect(registry.connect(keeper).enforceTimeout(1n))
           .to.be.revertedWithCustomError(registry, "TimeoutAlreadyHandled")
           .withArgs(1n, 0);
@@ -1161,13 +1273,21 @@ describe("ApprovalRegistry", function () {
     describe("when a re-entered stage still meets its rule but holds an invalidated approval", function () {
       it("stops there until that department decides again", async function () {
         // Stage 0 [A]; stage 1 PARALLEL THRESHOLD 1 [B, C] with C mandatory; stage 2 [D].
-        const { registry, documents, departments, operator } = await networkHelpers.loadFixture(async function invalidatedButCompleteStage() {
-          return deploySubmittedRequestWith([
-            stage({ departments: ["A"] }),
-            stage({ executionType: Execution.Parallel, completion: Completion.Threshold, threshold: 1, mandatoryMask: 0b10, departments: ["B", "C"] }),
-            stage({ departments: ["D"] }),
-          ]);
-        });
+        const { registry, documents, departments, operator } = await networkHelpers.loadFixture(
+          async function invalidatedButCompleteStage() {
+            return deploySubmittedRequestWith([
+              stage({ departments: ["A"] }),
+              stage({
+                executionType: Execution.Parallel,
+                completion: Completion.Threshold,
+                threshold: 1,
+                mandatoryMask: 0b10,
+                departments: ["B", "C"],
+              }),
+              stage({ departments: ["D"] }),
+            ]);
+          },
+        );
         await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
         await registry.connect(departments.B).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
         await registry.connect(departments.C).approve(1n, 0b010, await latestVersions(registry, 1n), ethers.ZeroHash);
@@ -1205,7 +1325,8 @@ describe("ApprovalRegistry", function () {
     describe("when the request is not under review", function () {
       it("ignores the update", async function () {
         const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
-        for (const name of ["A", "B", "C", "D"] as const) await registry.connect(departments[name]).approve(1n, 1, await latestVersions(registry, 1n), REMARKS);
+        for (const name of ["A", "B", "C", "D"] as const)
+          await registry.connect(departments[name]).approve(1n, 1, await latestVersions(registry, 1n), REMARKS);
         const address = await documents.getAddress();
         await networkHelpers.impersonateAccount(address);
         await networkHelpers.setBalance(address, ethers.parseEther("1"));
@@ -1239,20 +1360,34 @@ describe("ApprovalRegistry", function () {
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A, ID.B]);
 
         // The stage is not complete until the department decides again.
-        await expect(registry.connect(departments.B).approve(1n, 0b100, await latestVersions(registry, 1n), REMARKS)).not.to.emit(registry, "StageCompleted");
+        await expect(
+          registry.connect(departments.B).approve(1n, 0b100, await latestVersions(registry, 1n), REMARKS),
+        ).not.to.emit(registry, "StageCompleted");
         const packed = await documents.packedDocumentsOf(1n);
         expect((packed >> 31n) & 0x7fffn).to.equal(2n);
         const again = registry.connect(departments.A).approve(1n, 0b011, await latestVersions(registry, 1n), REMARKS);
         await expect(again)
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b011, packed, REMARKS, departments.A.address, Custody.Custodial);
+          .withArgs(
+            1n,
+            ID.A,
+            0,
+            Decision.Approved,
+            0,
+            0b011,
+            packed,
+            REMARKS,
+            departments.A.address,
+            Custody.Custodial,
+          );
         await expect(again).to.emit(registry, "StageCompleted").withArgs(1n, 0);
       });
 
       it("leaves the approvals that did not review it alone", async function () {
         const platform = await networkHelpers.loadFixture(deployThreeStageRequest);
         const { registry, departments } = platform;
-        for (const name of ["A", "B", "C"] as const) await registry.connect(departments[name]).approve(1n, 0b110, await latestVersions(registry, 1n), REMARKS);
+        for (const name of ["A", "B", "C"] as const)
+          await registry.connect(departments[name]).approve(1n, 0b110, await latestVersions(registry, 1n), REMARKS);
         await registry.connect(departments.D).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         await registry.connect(departments.E).approve(1n, 0b010, await latestVersions(registry, 1n), REMARKS);
         const tx = newVersion(platform, 0);
@@ -1292,7 +1427,18 @@ describe("ApprovalRegistry", function () {
         const packed = await documents.packedDocumentsOf(1n);
         await expect(registry.connect(departments.A).approve(1n, 0, packed, REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b111, packed, REMARKS, departments.A.address, Custody.Custodial);
+          .withArgs(
+            1n,
+            ID.A,
+            0,
+            Decision.Approved,
+            0,
+            0b111,
+            packed,
+            REMARKS,
+            departments.A.address,
+            Custody.Custodial,
+          );
         expect((await registry.decisionsOf(1n, 0)).reviewedMasks).to.deep.equal([0b111n, 0n]);
       });
 
@@ -1304,7 +1450,10 @@ describe("ApprovalRegistry", function () {
           await expect(newVersion(platform, docIndex))
             .to.emit(registry, "ReviewInvalidated")
             .withArgs(1n, ID.A, 0, docIndex, 2);
-          expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.ReviewRequired, Decision.Pending]);
+          expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([
+            Decision.ReviewRequired,
+            Decision.Pending,
+          ]);
         });
       }
 
@@ -1325,7 +1474,9 @@ describe("ApprovalRegistry", function () {
         const { documents, registry, operator, departments } = platform;
         await registry.connect(departments.A).approve(1n, 0b001, await documents.packedDocumentsOf(1n), REMARKS);
         const tx = documents.connect(operator).anchorDocument(1n, uuid(4), code("DOC_3"), sha("doc-3-v1"));
-        await expect(tx).to.emit(documents, "DocumentAnchored").withArgs(1n, uuid(4), sha("doc-3-v1"), 3, 1, code("DOC_3"));
+        await expect(tx)
+          .to.emit(documents, "DocumentAnchored")
+          .withArgs(1n, uuid(4), sha("doc-3-v1"), 3, 1, code("DOC_3"));
         await expect(tx).to.emit(registry, "ReviewInvalidated").withArgs(1n, ID.A, 0, 3, 1);
         await expect(tx).not.to.emit(registry, "StageReopened");
         expect(plain(await registry.decisionsOf(1n, 0))).to.deep.equal([
@@ -1339,7 +1490,18 @@ describe("ApprovalRegistry", function () {
         const packed = await documents.packedDocumentsOf(1n);
         await expect(registry.connect(departments.A).approve(1n, 0, packed, REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b1111, packed, REMARKS, departments.A.address, Custody.Custodial);
+          .withArgs(
+            1n,
+            ID.A,
+            0,
+            Decision.Approved,
+            0,
+            0b1111,
+            packed,
+            REMARKS,
+            departments.A.address,
+            Custody.Custodial,
+          );
       });
 
       it("invalidates an empty-list approval (it did not cover the new document)", async function () {
@@ -1379,10 +1541,9 @@ describe("ApprovalRegistry", function () {
 
       it("invalidates nothing for a document added to a Draft", async function () {
         const { documents, registry, operator } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
-        await expect(documents.connect(operator).anchorDocument(2n, uuid(9), code("DOC_0"), sha("draft-doc"))).not.to.emit(
-          registry,
-          "ReviewInvalidated",
-        );
+        await expect(
+          documents.connect(operator).anchorDocument(2n, uuid(9), code("DOC_0"), sha("draft-doc")),
+        ).not.to.emit(registry, "ReviewInvalidated");
       });
     });
 
@@ -1407,7 +1568,10 @@ describe("ApprovalRegistry", function () {
         await expect(tx).to.emit(registry, "StageReopened").withArgs(1n, 2, 0);
         await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 0, t);
         expect(plain(await registry.progressOf(1n)).slice(0, 6)).to.deep.equal([1n, 0n, Phase.InReview, 2n, 0n, t]);
-        expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.ReviewRequired, Decision.Approved]);
+        expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([
+          Decision.ReviewRequired,
+          Decision.Approved,
+        ]);
         expect((await registry.decisionsOf(1n, 1)).statuses).to.deep.equal([Decision.Approved]);
         expect(plain(await registry.decisionsOf(1n, 2))).to.deep.equal([
           [ID.D, ID.E, ID.F],
@@ -1445,7 +1609,9 @@ describe("ApprovalRegistry", function () {
         await registry.connect(departments.E).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         const last = registry.connect(departments.F).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         const issuedAt = await timestampOf(last);
-        await expect(last).to.emit(token, "LicenceIssued").withArgs(1n, issuedAt, issuedAt + VALIDITY_SECONDS);
+        await expect(last)
+          .to.emit(token, "LicenceIssued")
+          .withArgs(1n, issuedAt, issuedAt + VALIDITY_SECONDS);
       });
 
       it("reopens the earliest affected stage and stops at a later stage that lost an approval", async function () {
@@ -1513,7 +1679,9 @@ describe("ApprovalRegistry", function () {
         await expect(tx).to.emit(registry, "StageReopened").withArgs(1n, 1, 0);
         // The stage left drops C's (position 0) request for changes; D's approval stands.
         await expect(tx).to.emit(registry, "DecisionsReset").withArgs(1n, 1, 0b01, Reset.StageReopened);
-        await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 0, await timestampOf(tx));
+        await expect(tx)
+          .to.emit(registry, "StageStarted")
+          .withArgs(1n, 0, await timestampOf(tx));
         await expect(tx).not.to.emit(registry, "ReviewPhaseChanged");
         const progress = await registry.progressOf(1n);
         expect([progress.stage, progress.phase]).to.deep.equal([0n, Phase.AwaitingResubmission]);

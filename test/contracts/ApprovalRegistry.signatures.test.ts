@@ -125,7 +125,15 @@ describe("ApprovalRegistry", function () {
       await expect(registry.connect(stranger).decideBySig(decision, signature))
         .to.emit(registry, "DecisionRecorded")
         .withArgs(
-          1n, ID.G, 0, Decision.Approved, 0, 0b101, await documents.packedDocumentsOf(1n), REMARKS, holder.address,
+          1n,
+          ID.G,
+          0,
+          Decision.Approved,
+          0,
+          0b101,
+          await documents.packedDocumentsOf(1n),
+          REMARKS,
+          holder.address,
           Custody.DepartmentHeld,
         );
       expect((await registry.departmentRecord(ID.G)).nonce).to.equal(1n);
@@ -167,8 +175,16 @@ describe("ApprovalRegistry", function () {
       await expect(registry.connect(admin).decideBySig(decision, await sign(departments.A, domain, decision)))
         .to.emit(registry, "DecisionRecorded")
         .withArgs(
-          1n, ID.A, 0, Decision.Approved, 0, 0b111, await documents.packedDocumentsOf(1n), REMARKS,
-          departments.A.address, Custody.Custodial,
+          1n,
+          ID.A,
+          0,
+          Decision.Approved,
+          0,
+          0b111,
+          await documents.packedDocumentsOf(1n),
+          REMARKS,
+          departments.A.address,
+          Custody.Custodial,
         );
     });
 
@@ -284,8 +300,10 @@ describe("ApprovalRegistry", function () {
         await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
           .to.be.revertedWithCustomError(registry, "ReviewInvalidSignature")
           .withArgs(ID.G, next.address);
-        await expect(registry.connect(stranger).decideBySig(decision, await sign(next, domain, decision)))
-          .to.emit(registry, "DecisionRecorded");
+        await expect(registry.connect(stranger).decideBySig(decision, await sign(next, domain, decision))).to.emit(
+          registry,
+          "DecisionRecorded",
+        );
       });
     });
 
@@ -380,8 +398,16 @@ describe("ApprovalRegistry", function () {
         await expect(registry.connect(stranger).decideBySig(decision, signature))
           .to.emit(registry, "DecisionRecorded")
           .withArgs(
-            1n, ID.H, 0, Decision.Approved, 0, 0b011, await documents.packedDocumentsOf(1n), REMARKS,
-            await multisig.getAddress(), Custody.DepartmentHeld,
+            1n,
+            ID.H,
+            0,
+            Decision.Approved,
+            0,
+            0b011,
+            await documents.packedDocumentsOf(1n),
+            REMARKS,
+            await multisig.getAddress(),
+            Custody.DepartmentHeld,
           );
         expect((await registry.departmentRecord(ID.H)).nonce).to.equal(1n);
       });

@@ -84,7 +84,12 @@ function record(
 
 /** Workflow with stage 0 PARALLEL ANY [E, F] (mandatory F), a second version of BUILDING_PERMIT. */
 const SECOND_VERSION_STAGES = [
-  stage({ executionType: Execution.Parallel, completion: Completion.Any, mandatoryMask: 0b10, departments: ["E", "F"] }),
+  stage({
+    executionType: Execution.Parallel,
+    completion: Completion.Any,
+    mandatoryMask: 0b10,
+    departments: ["E", "F"],
+  }),
 ];
 
 async function deployWithTwoWorkflowVersions() {
@@ -164,7 +169,9 @@ describe("ApprovalRegistry", function () {
     describe("when the code is zero", function () {
       it("reverts with DepartmentInvalidCode", async function () {
         const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).registerDepartment(ethers.ZeroHash, signers[12].address, Custody.Custodial))
+        await expect(
+          registry.connect(admin).registerDepartment(ethers.ZeroHash, signers[12].address, Custody.Custodial),
+        )
           .to.be.revertedWithCustomError(registry, "DepartmentInvalidCode")
           .withArgs();
       });
@@ -294,7 +301,9 @@ describe("ApprovalRegistry", function () {
         const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
         await registry.connect(admin).setDepartmentActive(code("D"), false);
         await expect(
-          registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A", "D"] })]),
+          registry
+            .connect(admin)
+            .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A", "D"] })]),
         )
           .to.be.revertedWithCustomError(registry, "DepartmentInactive")
           .withArgs(ID.D);
@@ -386,7 +395,9 @@ describe("ApprovalRegistry", function () {
     describe("when the wallet is another department's", function () {
       it("reverts with DepartmentWalletInUse", async function () {
         const { registry, admin, departments } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).proposeDepartmentWallet(code("A"), departments.B.address, Custody.Custodial))
+        await expect(
+          registry.connect(admin).proposeDepartmentWallet(code("A"), departments.B.address, Custody.Custodial),
+        )
           .to.be.revertedWithCustomError(registry, "DepartmentWalletInUse")
           .withArgs(departments.B.address);
       });
@@ -407,7 +418,9 @@ describe("ApprovalRegistry", function () {
       it("reverts with AccessControlUnauthorizedAccount (the department itself included)", async function () {
         const { registry, deployer, operator, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
         for (const caller of [departments.A, operator, deployer]) {
-          await expect(registry.connect(caller).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial))
+          await expect(
+            registry.connect(caller).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial),
+          )
             .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
             .withArgs(caller.address, ROLES.ADMIN);
         }
@@ -602,7 +615,9 @@ describe("ApprovalRegistry", function () {
       await networkHelpers.mine();
       await connection.provider.request({ method: "evm_setAutomine", params: [false] });
       try {
-        const propose = await registry.connect(admin).proposeDepartmentWallet(code("A"), forger.address, Custody.Custodial);
+        const propose = await registry
+          .connect(admin)
+          .proposeDepartmentWallet(code("A"), forger.address, Custody.Custodial);
         const activate = await registry.connect(admin).activateDepartmentWallet(code("A"), { gasLimit: 200_000n });
         const decide = await registry.connect(forger).approve(1n, 0, packed, REMARKS, { gasLimit: 300_000n });
         await networkHelpers.mine();
@@ -702,21 +717,25 @@ describe("ApprovalRegistry", function () {
         departments: ["F", "A"],
       }),
     ];
-    const STAGE_IDS = [[ID.A, ID.B], [ID.C, ID.D, ID.E], [ID.F, ID.A]];
+    const STAGE_IDS = [
+      [ID.A, ID.B],
+      [ID.C, ID.D, ID.E],
+      [ID.F, ID.A],
+    ];
 
     it("registers version 1 of a workflow type and makes it active", async function () {
       const { registry, token, admin } = await networkHelpers.loadFixture(deployPlatform);
       expect(
-        await registry.connect(admin).registerWorkflow.staticCall(BUILDING_PERMIT, DEFINITION, VALIDITY_SECONDS, STAGES),
+        await registry
+          .connect(admin)
+          .registerWorkflow.staticCall(BUILDING_PERMIT, DEFINITION, VALIDITY_SECONDS, STAGES),
       ).to.equal(1n);
       const tx = registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, VALIDITY_SECONDS, STAGES);
       await expect(tx)
         .to.emit(registry, "WorkflowRegistered")
         .withArgs(1n, BUILDING_PERMIT, 1n, DEFINITION, 3n, VALIDITY_SECONDS);
       for (const [i, input] of STAGES.entries()) {
-        await expect(tx)
-          .to.emit(registry, "WorkflowStageRegistered")
-          .withArgs(1n, i, storedStage(input, STAGE_IDS[i]));
+        await expect(tx).to.emit(registry, "WorkflowStageRegistered").withArgs(1n, i, storedStage(input, STAGE_IDS[i]));
       }
       await expect(tx).to.emit(token, "ActiveWorkflowSet").withArgs(BUILDING_PERMIT, 1n);
       await expect(tx).not.to.emit(registry, "WorkflowDeactivated");
@@ -773,7 +792,9 @@ describe("ApprovalRegistry", function () {
       it("registers the next version and deactivates the previous one", async function () {
         const { registry, token, admin } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
         const tx = registry.connect(admin).registerWorkflow(BUILDING_PERMIT, ethers.id("v2"), 0n, STAGES);
-        await expect(tx).to.emit(registry, "WorkflowRegistered").withArgs(2n, BUILDING_PERMIT, 2n, ethers.id("v2"), 3n, 0n);
+        await expect(tx)
+          .to.emit(registry, "WorkflowRegistered")
+          .withArgs(2n, BUILDING_PERMIT, 2n, ethers.id("v2"), 3n, 0n);
         await expect(tx).to.emit(registry, "WorkflowDeactivated").withArgs(1n, BUILDING_PERMIT);
         await expect(tx).to.emit(token, "ActiveWorkflowSet").withArgs(BUILDING_PERMIT, 2n);
         expect((await registry.workflow(1n)).active).to.equal(false);
@@ -781,7 +802,9 @@ describe("ApprovalRegistry", function () {
         expect(await registry.activeWorkflowOf(BUILDING_PERMIT)).to.equal(2n);
 
         const tx3 = registry.connect(admin).registerWorkflow(BUILDING_PERMIT, ethers.id("v3"), 0n, REFERENCE_STAGES);
-        await expect(tx3).to.emit(registry, "WorkflowRegistered").withArgs(3n, BUILDING_PERMIT, 3n, ethers.id("v3"), 2n, 0n);
+        await expect(tx3)
+          .to.emit(registry, "WorkflowRegistered")
+          .withArgs(3n, BUILDING_PERMIT, 3n, ethers.id("v3"), 2n, 0n);
         await expect(tx3).to.emit(registry, "WorkflowDeactivated").withArgs(2n, BUILDING_PERMIT);
       });
 
@@ -832,8 +855,9 @@ describe("ApprovalRegistry", function () {
         await expect(registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, tooLong, REFERENCE_STAGES))
           .to.be.revertedWithCustomError(registry, "WorkflowInvalidValidity")
           .withArgs(tooLong);
-        await expect(registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, tooLong - 1n, REFERENCE_STAGES))
-          .to.emit(registry, "WorkflowRegistered");
+        await expect(
+          registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, tooLong - 1n, REFERENCE_STAGES),
+        ).to.emit(registry, "WorkflowRegistered");
       });
     });
 
@@ -857,7 +881,10 @@ describe("ApprovalRegistry", function () {
           await expect(
             registry
               .connect(admin)
-              .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A"] }), stage({ departments })]),
+              .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [
+                stage({ departments: ["A"] }),
+                stage({ departments }),
+              ]),
           )
             .to.be.revertedWithCustomError(registry, "WorkflowInvalidStageDepartments")
             .withArgs(1n, departments.length);
@@ -869,7 +896,9 @@ describe("ApprovalRegistry", function () {
       it("reverts with DepartmentUnknown", async function () {
         const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
         await expect(
-          registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A", "Z"] })]),
+          registry
+            .connect(admin)
+            .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A", "Z"] })]),
         )
           .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
           .withArgs(code("Z"));
@@ -896,7 +925,10 @@ describe("ApprovalRegistry", function () {
         await expect(
           registry
             .connect(admin)
-            .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A"] }), stage({ departments: ["A"] })]),
+            .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [
+              stage({ departments: ["A"] }),
+              stage({ departments: ["A"] }),
+            ]),
         )
           .to.emit(registry, "WorkflowRegistered")
           .withArgs(1n, BUILDING_PERMIT, 1n, DEFINITION, 2n, 0n);
@@ -1003,7 +1035,8 @@ describe("ApprovalRegistry", function () {
       await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT, COMMITMENT);
       await registry.connect(admin).deactivateWorkflow(1n);
       await expect(registry.connect(operator).submit(1n)).to.emit(registry, "ReviewStarted").withArgs(1n, 1n);
-      for (const name of ["A", "B", "C", "D"]) await registry.connect(departments[name]).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+      for (const name of ["A", "B", "C", "D"])
+        await registry.connect(departments[name]).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
       expect((await token.licence(1n)).status).to.equal(Status.Approved);
     });
 
@@ -1078,20 +1111,25 @@ describe("ApprovalRegistry", function () {
         await expect(tx).to.emit(registry, "StageCompleted").withArgs(1n, 1);
         // Version 1's validity applies, not version 2's (0: no expiry).
         const t = await timestampOf(tx);
-        await expect(tx).to.emit(token, "LicenceIssued").withArgs(1n, t, t + VALIDITY_SECONDS);
+        await expect(tx)
+          .to.emit(token, "LicenceIssued")
+          .withArgs(1n, t, t + VALIDITY_SECONDS);
         expect((await token.licence(1n)).status).to.equal(Status.Approved);
         expect((await registry.progressOf(1n)).phase).to.equal(Phase.Closed);
       });
 
       it("reviews the new request with the new version's departments", async function () {
-        const { token, registry, operator, departments } = await networkHelpers.loadFixture(deployWithTwoWorkflowVersions);
+        const { token, registry, operator, departments } =
+          await networkHelpers.loadFixture(deployWithTwoWorkflowVersions);
         await expect(registry.connect(operator).submit(2n)).to.emit(registry, "ReviewStarted").withArgs(2n, 2n);
         expect(await registry.pendingDepartmentsOf(2n)).to.deep.equal([ID.E, ID.F]);
         await expect(registry.connect(departments.A).approve(2n, 0, await latestVersions(registry, 2n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
           .withArgs(2n, 0, ID.A);
         const tx = registry.connect(departments.F).approve(2n, 0, await latestVersions(registry, 2n), REMARKS);
-        await expect(tx).to.emit(token, "LicenceIssued").withArgs(2n, await timestampOf(tx), 0n);
+        await expect(tx)
+          .to.emit(token, "LicenceIssued")
+          .withArgs(2n, await timestampOf(tx), 0n);
       });
     });
   });

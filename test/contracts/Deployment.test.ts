@@ -51,7 +51,12 @@ describe("Ignition module LicencePlatform", function () {
     await asOperator(token).mint(applicant.address, 7n, BUILDING_PERMIT, COMMITMENT);
     await asOperator(documents).anchorDocument(7n, ethers.zeroPadValue("0x01", 16), code("PLAN"), ethers.id("plan"));
     await asOperator(registry).submit(7n);
-    await (registry.connect(wallet) as typeof registry).approve(7n, 1n, await documents.packedDocumentsOf(7n), ethers.ZeroHash);
+    await (registry.connect(wallet) as typeof registry).approve(
+      7n,
+      1n,
+      await documents.packedDocumentsOf(7n),
+      ethers.ZeroHash,
+    );
     expect((await token.licence(7n)).status).to.equal(Status.Approved);
   });
 });

@@ -78,7 +78,9 @@ function pack(phase: bigint, versions: bigint[]): bigint {
 /** Reference platform plus token 1 minted as a Draft, with no document anchored yet. */
 async function deployDraftRequest() {
   const platform = await deployWithReferenceWorkflow();
-  await platform.token.connect(platform.operator).mint(platform.applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
+  await platform.token
+    .connect(platform.operator)
+    .mint(platform.applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
   return platform;
 }
 
@@ -86,7 +88,9 @@ async function deployDraftRequest() {
 async function deployOpenRequest() {
   const platform = await deployDraftRequest();
   for (let i = 0; i < 3; i++) {
-    await platform.documents.connect(platform.operator).anchorDocument(TOKEN_ID, DOC_IDS[i], DOC_TYPES[i], docHash(i, 1));
+    await platform.documents
+      .connect(platform.operator)
+      .anchorDocument(TOKEN_ID, DOC_IDS[i], DOC_TYPES[i], docHash(i, 1));
   }
   return platform;
 }
@@ -95,7 +99,9 @@ async function deployOpenRequest() {
 async function deployFullRequest() {
   const platform = await deployDraftRequest();
   for (let i = 0; i < Number(MAX_DOCUMENTS); i++) {
-    await platform.documents.connect(platform.operator).anchorDocument(TOKEN_ID, uuid(i + 1), code(`DOC_${i}`), docHash(i, 1));
+    await platform.documents
+      .connect(platform.operator)
+      .anchorDocument(TOKEN_ID, uuid(i + 1), code(`DOC_${i}`), docHash(i, 1));
   }
   return platform;
 }
@@ -137,7 +143,10 @@ async function deployEmptyWithRegistrySigner() {
 /** A document registry deployed on its own, with no review registry set. */
 async function deployUnwiredDocumentRegistry() {
   const platform = await deployPlatform();
-  const unwired = await ethers.deployContract("DocumentRegistry", [await platform.token.getAddress(), platform.deployer.address]);
+  const unwired = await ethers.deployContract("DocumentRegistry", [
+    await platform.token.getAddress(),
+    platform.deployer.address,
+  ]);
   return { ...platform, unwired };
 }
 
@@ -155,7 +164,9 @@ async function deployApprovedRequest() {
 /** Submitted request rejected by department A (reason 1, FailRequest): documents locked. */
 async function deployRejectedRequest() {
   const platform = await deploySubmittedRequest();
-  await platform.registry.connect(platform.departments.A).reject(TOKEN_ID, 1, 0b111, await latestVersions(platform.registry, TOKEN_ID), REMARKS);
+  await platform.registry
+    .connect(platform.departments.A)
+    .reject(TOKEN_ID, 1, 0b111, await latestVersions(platform.registry, TOKEN_ID), REMARKS);
   return platform;
 }
 
@@ -498,7 +509,9 @@ describe("DocumentRegistry", function () {
 
       it("invalidates the approvals that reviewed the document", async function () {
         const { documents, registry, operator, departments } = await loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).approve(TOKEN_ID, 0b011, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await registry
+          .connect(departments.A)
+          .approve(TOKEN_ID, 0b011, await latestVersions(registry, TOKEN_ID), REMARKS);
         await expect(documents.connect(operator).anchorVersion(docHash(1, 1), docHash(1, 2)))
           .to.emit(registry, "ReviewInvalidated")
           .withArgs(TOKEN_ID, DEPARTMENT.A, 0n, 1n, 2n);
@@ -511,7 +524,9 @@ describe("DocumentRegistry", function () {
 
       it("leaves approvals that did not review the document untouched", async function () {
         const { documents, registry, operator, departments } = await loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).approve(TOKEN_ID, 0b011, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await registry
+          .connect(departments.A)
+          .approve(TOKEN_ID, 0b011, await latestVersions(registry, TOKEN_ID), REMARKS);
         await expect(documents.connect(operator).anchorVersion(docHash(2, 1), docHash(2, 2))).not.to.emit(
           registry,
           "ReviewInvalidated",
@@ -525,9 +540,15 @@ describe("DocumentRegistry", function () {
 
       it("invalidates the approvals of every department that reviewed the document", async function () {
         const { documents, registry, operator, departments } = await loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await registry.connect(departments.B).approve(TOKEN_ID, 0b001, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await registry.connect(departments.C).approve(TOKEN_ID, 0b001, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await registry
+          .connect(departments.A)
+          .approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await registry
+          .connect(departments.B)
+          .approve(TOKEN_ID, 0b001, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await registry
+          .connect(departments.C)
+          .approve(TOKEN_ID, 0b001, await latestVersions(registry, TOKEN_ID), REMARKS);
         const tx = await documents.connect(operator).anchorVersion(docHash(0, 1), docHash(0, 2));
         await expect(tx).to.emit(registry, "ReviewInvalidated").withArgs(TOKEN_ID, DEPARTMENT.A, 0n, 0n, 2n);
         await expect(tx).to.emit(registry, "ReviewInvalidated").withArgs(TOKEN_ID, DEPARTMENT.B, 0n, 0n, 2n);
@@ -540,8 +561,12 @@ describe("DocumentRegistry", function () {
 
       it("still accepts new versions while the applicant is asked for changes", async function () {
         const { documents, registry, operator, departments } = await loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await registry.connect(departments.B).requestChanges(TOKEN_ID, 0b100, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await registry
+          .connect(departments.A)
+          .approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await registry
+          .connect(departments.B)
+          .requestChanges(TOKEN_ID, 0b100, await latestVersions(registry, TOKEN_ID), REMARKS);
         expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(DocPhase.Review);
         const tx = await documents.connect(operator).anchorVersion(docHash(2, 1), docHash(2, 2));
         await expect(tx)
@@ -586,7 +611,10 @@ describe("DocumentRegistry", function () {
     });
 
     describe("when the caller is the approval registry", function () {
-      for (const [name, phase] of [["Review", DocPhase.Review], ["Locked", DocPhase.Locked]] as const) {
+      for (const [name, phase] of [
+        ["Review", DocPhase.Review],
+        ["Locked", DocPhase.Locked],
+      ] as const) {
         it(`emits DocumentPhaseChanged and sets ${name}, keeping count and versions`, async function () {
           const { documents, operator, registrySigner } = await loadFixture(deployWithRegistrySigner);
           await documents.connect(operator).anchorVersion(docHash(1, 1), docHash(1, 2));
@@ -639,10 +667,18 @@ describe("DocumentRegistry", function () {
 
       it("moves to Locked on the final approval", async function () {
         const { documents, registry, departments } = await loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await registry.connect(departments.B).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await registry.connect(departments.C).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await expect(registry.connect(departments.D).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS))
+        await registry
+          .connect(departments.A)
+          .approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await registry
+          .connect(departments.B)
+          .approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await registry
+          .connect(departments.C)
+          .approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await expect(
+          registry.connect(departments.D).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS),
+        )
           .to.emit(documents, "DocumentPhaseChanged")
           .withArgs(TOKEN_ID, DocPhase.Locked);
         expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(DocPhase.Locked);
@@ -650,7 +686,9 @@ describe("DocumentRegistry", function () {
 
       it("moves to Locked on a rejection", async function () {
         const { documents, registry, departments } = await loadFixture(deploySubmittedRequest);
-        await expect(registry.connect(departments.A).reject(TOKEN_ID, 1, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS))
+        await expect(
+          registry.connect(departments.A).reject(TOKEN_ID, 1, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS),
+        )
           .to.emit(documents, "DocumentPhaseChanged")
           .withArgs(TOKEN_ID, DocPhase.Locked);
         expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(DocPhase.Locked);
@@ -666,7 +704,9 @@ describe("DocumentRegistry", function () {
 
       it("moves to Locked on the cancellation of a request awaiting resubmission", async function () {
         const { documents, registry, operator, departments } = await loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).requestChanges(TOKEN_ID, 0b001, await latestVersions(registry, TOKEN_ID), REMARKS);
+        await registry
+          .connect(departments.A)
+          .requestChanges(TOKEN_ID, 0b001, await latestVersions(registry, TOKEN_ID), REMARKS);
         await expect(registry.connect(operator).cancel(TOKEN_ID, CANCEL_REASON))
           .to.emit(documents, "DocumentPhaseChanged")
           .withArgs(TOKEN_ID, DocPhase.Locked);

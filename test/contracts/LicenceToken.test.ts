@@ -35,7 +35,13 @@ const STATUS_NAMES = Object.fromEntries(Object.entries(Status).map(([name, value
 const statusName = (status: bigint) => STATUS_NAMES[status.toString()];
 
 /** The named fields of a `licence()` result, for deep comparison. */
-function asRecord(record: { owner: string; status: bigint; reasonCode: bigint; workflowId: bigint; expiresAt: bigint }) {
+function asRecord(record: {
+  owner: string;
+  status: bigint;
+  reasonCode: bigint;
+  workflowId: bigint;
+  expiresAt: bigint;
+}) {
   const { owner, status, reasonCode, workflowId, expiresAt } = record;
   return { owner, status, reasonCode, workflowId, expiresAt };
 }
@@ -51,7 +57,12 @@ async function deployTokenWithRegistrySigner() {
   const platform = await deployWithReferenceWorkflow();
   const { deployer, operator, admin } = platform;
   const registrySigner = platform.signers[12];
-  const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "https://verify.example/", deployer.address]);
+  const token = await ethers.deployContract("LicenceToken", [
+    "Licence",
+    "LIC",
+    "https://verify.example/",
+    deployer.address,
+  ]);
   await token.setApprovalRegistry(registrySigner.address);
   await token.grantRole(ROLES.OPERATOR, operator.address);
   await token.grantRole(ROLES.ADMIN, admin.address);
@@ -166,7 +177,12 @@ describe("LicenceToken", function () {
 
     it("emits BaseURISet with the base URI passed to the constructor", async function () {
       const { deployer } = await loadFixture(deployTokenWithRegistrySigner);
-      const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "https://v.example/", deployer.address]);
+      const token = await ethers.deployContract("LicenceToken", [
+        "Licence",
+        "LIC",
+        "https://v.example/",
+        deployer.address,
+      ]);
       await expect(token.deploymentTransaction()).to.emit(token, "BaseURISet").withArgs("https://v.example/");
     });
   });
@@ -314,8 +330,13 @@ describe("LicenceToken", function () {
       });
 
       it("reverts with LicenceNoActiveWorkflow once the request type's workflow is deactivated", async function () {
-        const { platformToken: token, registry, operator, admin, applicant } =
-          await loadFixture(deployTokenWithRegistrySigner);
+        const {
+          platformToken: token,
+          registry,
+          operator,
+          admin,
+          applicant,
+        } = await loadFixture(deployTokenWithRegistrySigner);
         await registry.connect(admin).deactivateWorkflow(WORKFLOW_ID);
         await expect(token.connect(operator).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT))
           .to.be.revertedWithCustomError(token, "LicenceNoActiveWorkflow")
@@ -471,7 +492,12 @@ describe("LicenceToken", function () {
         await expect(
           token
             .connect(applicant)
-            ["safeTransferFrom(address,address,uint256,bytes)"](applicant.address, stranger.address, TOKEN_ID, "0x1234"),
+            ["safeTransferFrom(address,address,uint256,bytes)"](
+              applicant.address,
+              stranger.address,
+              TOKEN_ID,
+              "0x1234",
+            ),
         )
           .to.be.revertedWithCustomError(token, "LicenceSoulbound")
           .withArgs(TOKEN_ID);
@@ -910,7 +936,8 @@ describe("LicenceToken", function () {
   describe("setActiveWorkflow", function () {
     describe("when the caller is not the approval registry", function () {
       it("reverts with LicenceUnauthorizedRegistry (DEFAULT_ADMIN_ROLE, admin, operator, a department, anyone)", async function () {
-        const { token, deployer, admin, operator, stranger, departments } = await loadFixture(deployTokenWithRegistrySigner);
+        const { token, deployer, admin, operator, stranger, departments } =
+          await loadFixture(deployTokenWithRegistrySigner);
         for (const caller of [deployer, admin, operator, departments.A, stranger]) {
           await expect(token.connect(caller).setActiveWorkflow(TRADE_LICENSE, 2))
             .to.be.revertedWithCustomError(token, "LicenceUnauthorizedRegistry")
@@ -1039,7 +1066,13 @@ describe("LicenceToken", function () {
       expect(await token.validityOf(UNKNOWN_TOKEN_ID)).to.deep.equal([Validity.Unknown, Status.None, 0n, 0n]);
     });
 
-    for (const status of [Status.Draft, Status.Submitted, Status.PendingResubmission, Status.Rejected, Status.Cancelled]) {
+    for (const status of [
+      Status.Draft,
+      Status.Submitted,
+      Status.PendingResubmission,
+      Status.Rejected,
+      Status.Cancelled,
+    ]) {
       it(`returns NotIssued for a ${statusName(status)} request`, async function () {
         const state = stateOf(status);
         const { token } = await loadFixture(state.fixture);
@@ -1169,7 +1202,9 @@ describe("LicenceToken", function () {
 
     it("follows the approval registry's latest workflow version", async function () {
       const { platformToken: token, registry, admin } = await loadFixture(deployTokenWithRegistrySigner);
-      await registry.connect(admin).registerWorkflow(BUILDING_PERMIT, ethers.id("v2"), VALIDITY_SECONDS, REFERENCE_STAGES);
+      await registry
+        .connect(admin)
+        .registerWorkflow(BUILDING_PERMIT, ethers.id("v2"), VALIDITY_SECONDS, REFERENCE_STAGES);
       expect(await token.activeWorkflowOf(BUILDING_PERMIT)).to.equal(2n);
     });
   });

@@ -6,7 +6,9 @@ import { apiErrorOf, isRevert, REVERT_ANSWERS } from "../../api/src/chain/revert
 import { AppError } from "../../api/src/errors.ts";
 
 /** The API's one table of contract errors (api/src/chain/revertMapping.ts), checked against the generated ABIs. */
-const abiErrors = [...LicenceTokenAbi, ...DocumentRegistryAbi, ...ApprovalRegistryAbi].filter((item) => item.type === "error");
+const abiErrors = [...LicenceTokenAbi, ...DocumentRegistryAbi, ...ApprovalRegistryAbi].filter(
+  (item) => item.type === "error",
+);
 const errors = new Interface(abiErrors as never);
 const revert = (name: string, args: unknown[]) => decodeRevert(errors.encodeErrorResult(name, args))!;
 
@@ -29,7 +31,9 @@ describe("revert mapping (api/src/chain/revertMapping.ts)", function () {
     it("maps a decoded revert to the table's answer, keeping the revert's name and arguments as details", function () {
       const error = apiErrorOf(revert("DocumentsNotEditable", [7n]));
       expect(error).to.be.instanceOf(AppError);
-      expect({ status: error.status, code: error.code, message: error.message }).to.deep.equal(REVERT_ANSWERS.DocumentsNotEditable);
+      expect({ status: error.status, code: error.code, message: error.message }).to.deep.equal(
+        REVERT_ANSWERS.DocumentsNotEditable,
+      );
       expect(error.details).to.deep.equal({ error: "DocumentsNotEditable", args: ["7"] });
     });
 

@@ -1,11 +1,5 @@
 import { expect } from "chai";
-import {
-  deploySubmittedRequest,
-  latestVersions,
-  networkHelpers,
-  Phase,
-  Status,
-} from "./helpers/fixtures.ts";
+import { deploySubmittedRequest, latestVersions, networkHelpers, Phase, Status } from "./helpers/fixtures.ts";
 
 describe("platform smoke", function () {
   it("walks the reference lifecycle to an issued licence", async function () {

@@ -48,7 +48,8 @@ describe("OpenAPI document: Redocly CLI lint", function () {
             NETWORK_ATTEMPTS_FILE: attempts,
           },
         },
-        (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        (error, stdout, stderr) =>
+          resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
   }
@@ -79,7 +80,9 @@ describe("OpenAPI document: Redocly CLI lint", function () {
   });
 
   it("reports no error and no warning on the generated document", function () {
-    const problems = report.problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location.map((l) => l.pointer).join(", ")}`);
+    const problems = report.problems.map(
+      (p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location.map((l) => l.pointer).join(", ")}`,
+    );
     expect(problems).to.deep.equal([]);
     expect(report.totals).to.deep.equal({ errors: 0, warnings: 0, ignored: 0 });
   });
@@ -105,12 +108,19 @@ describe("OpenAPI document: Redocly CLI lint", function () {
     const jwks = broken.paths["/.well-known/jwks.json"].get;
     jwks.responses = { 200: jwks.responses["200"] };
     const found = new Set((await lint(broken, "broken")).problems.map((p) => p.ruleId));
-    expect([...found]).to.include.members(["info-license", "security-defined", "rule/success-or-redirect-response", "operation-4xx-response"]);
+    expect([...found]).to.include.members([
+      "info-license",
+      "security-defined",
+      "rule/success-or-redirect-response",
+      "operation-4xx-response",
+    ]);
   });
 
   it("redocly.yaml gives a reason (a comment just above) for every rule it turns off", async function () {
     const lines = (await readFile(CONFIG, "utf8")).split("\n");
-    const unexplained = lines.flatMap((line, i) => (/^\s+[\w/-]+:\s*off\b/.test(line) && !/^\s*#/.test(lines[i - 1] ?? "") ? [line.trim()] : []));
+    const unexplained = lines.flatMap((line, i) =>
+      /^\s+[\w/-]+:\s*off\b/.test(line) && !/^\s*#/.test(lines[i - 1] ?? "") ? [line.trim()] : [],
+    );
     expect(unexplained).to.deep.equal([]);
   });
 });

@@ -6,7 +6,10 @@ describe("Allow headers", function () {
   const url = (path: string) => `${current().api.url}${path}`;
   const allowOf = async (path: string) => {
     const response = await fetch(url(path), { method: "OPTIONS" });
-    return { status: response.status, allow: (response.headers.get("allow") ?? "").split(/,\s*/).filter(Boolean).sort() };
+    return {
+      status: response.status,
+      allow: (response.headers.get("allow") ?? "").split(/,\s*/).filter(Boolean).sort(),
+    };
   };
 
   it("OPTIONS /webhooks/logs allows GET only (not DELETE /webhooks/{webhookId})", async function () {
@@ -21,7 +24,10 @@ describe("Allow headers", function () {
     const response = await fetch(url("/api/v1/webhooks/logs"), { method: "DELETE" });
     expect(response.status).to.equal(405);
     expect(response.headers.get("allow")).to.equal("GET, HEAD, OPTIONS");
-    expect(await response.json()).to.deep.equal({ code: "METHOD_NOT_ALLOWED", message: "DELETE is not allowed on /api/v1/webhooks/logs; allowed: GET, HEAD, OPTIONS" });
+    expect(await response.json()).to.deep.equal({
+      code: "METHOD_NOT_ALLOWED",
+      message: "DELETE is not allowed on /api/v1/webhooks/logs; allowed: GET, HEAD, OPTIONS",
+    });
   });
 
   it("GET /workflows/validate is 405, not GET /workflows/{workflowId}", async function () {
@@ -41,7 +47,9 @@ describe("Allow headers", function () {
   });
 
   it("every path of the OpenAPI document allows exactly its documented methods (+HEAD with GET, +OPTIONS)", async function () {
-    const document = (await (await fetch(url("/api/v1/openapi.json"))).json()) as { paths: Record<string, Record<string, unknown>> };
+    const document = (await (await fetch(url("/api/v1/openapi.json"))).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
     const mismatches: string[] = [];
     for (const [template, operations] of Object.entries(document.paths)) {
       // A parameter value that is no static segment anywhere, so the path can only be the template's own.
@@ -49,7 +57,8 @@ describe("Allow headers", function () {
       const documented = Object.keys(operations).map((m) => m.toUpperCase());
       const expected = [...documented, ...(documented.includes("GET") ? ["HEAD"] : []), "OPTIONS"].sort();
       const actual = await allowOf(path);
-      if (JSON.stringify(actual.allow) !== JSON.stringify(expected)) mismatches.push(`${template}: Allow ${actual.allow.join(", ")}; documented ${expected.join(", ")}`);
+      if (JSON.stringify(actual.allow) !== JSON.stringify(expected))
+        mismatches.push(`${template}: Allow ${actual.allow.join(", ")}; documented ${expected.join(", ")}`);
     }
     expect(mismatches).to.deep.equal([]);
   });

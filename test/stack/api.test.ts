@@ -17,20 +17,37 @@ describe("API skeleton", function () {
     it("answers an unknown route with 404 NOT_FOUND", async function () {
       const response = await fetch(url("/api/v1/no-such-thing"));
       expect(response.status).to.equal(404);
-      expect(await response.json()).to.deep.equal({ code: "NOT_FOUND", message: "No route for GET /api/v1/no-such-thing" });
+      expect(await response.json()).to.deep.equal({
+        code: "NOT_FOUND",
+        message: "No route for GET /api/v1/no-such-thing",
+      });
     });
 
     it("answers malformed JSON with 400 MALFORMED_JSON", async function () {
-      const response = await fetch(url("/api/v1/anything"), { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });
+      const response = await fetch(url("/api/v1/anything"), {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{not json",
+      });
       expect(response.status).to.equal(400);
-      expect(await response.json()).to.deep.equal({ code: "MALFORMED_JSON", message: "The request body is not valid JSON" });
+      expect(await response.json()).to.deep.equal({
+        code: "MALFORMED_JSON",
+        message: "The request body is not valid JSON",
+      });
     });
 
     it("answers an oversized body with 413 PAYLOAD_TOO_LARGE", async function () {
       const body = JSON.stringify({ blob: "x".repeat(1_100_000) });
-      const response = await fetch(url("/api/v1/anything"), { method: "POST", headers: { "content-type": "application/json" }, body });
+      const response = await fetch(url("/api/v1/anything"), {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
       expect(response.status).to.equal(413);
-      expect(await response.json()).to.deep.equal({ code: "PAYLOAD_TOO_LARGE", message: "The request body is larger than allowed" });
+      expect(await response.json()).to.deep.equal({
+        code: "PAYLOAD_TOO_LARGE",
+        message: "The request body is larger than allowed",
+      });
     });
 
     it("echoes a request id, or makes one", async function () {
@@ -58,7 +75,12 @@ describe("API skeleton", function () {
           params: z.object({ thingId: z.uuid() }),
           query: z.object({ dryRun: z.enum(["true", "false"]).optional() }),
           body: z.object({ name: z.string().min(1), size: z.int().min(1).max(10) }).meta({ id: "ThingInput" }),
-          responses: { 201: { description: "Created", schema: z.object({ id: z.string(), name: z.string() }).meta({ id: "Thing" }) } },
+          responses: {
+            201: {
+              description: "Created",
+              schema: z.object({ id: z.string(), name: z.string() }).meta({ id: "Thing" }),
+            },
+          },
           handler: ({ params, body }) => ({ status: 201, body: { id: params.thingId, name: body.name } }),
         }),
         defineRoute({
@@ -82,7 +104,8 @@ describe("API skeleton", function () {
         maxIndexerLag: 5,
         routes,
         // The test's caller: an administrator when it says so, anonymous otherwise.
-        authenticate: async (ctx) => (ctx.get("x-test-admin") ? { kind: "client", id: "test", scopes: ["admin"] } : undefined),
+        authenticate: async (ctx) =>
+          ctx.get("x-test-admin") ? { kind: "client", id: "test", scopes: ["admin"] } : undefined,
       });
       server = app.listen(0, "127.0.0.1");
       await new Promise((r) => server.once("listening", r));
@@ -95,21 +118,40 @@ describe("API skeleton", function () {
 
     it("parses a valid request and runs the handler", async function () {
       const id = "3f0c9d3e-8a4b-4c2d-9e1f-0a1b2c3d4e5f";
-      const response = await fetch(`${base}/api/v1/things/${id}`, { method: "POST", headers: { "content-type": "application/json", "x-test-admin": "1" }, body: JSON.stringify({ name: "a", size: 3 }) });
+      const response = await fetch(`${base}/api/v1/things/${id}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-test-admin": "1" },
+        body: JSON.stringify({ name: "a", size: 3 }),
+      });
       expect(response.status).to.equal(201);
       expect(await response.json()).to.deep.equal({ id, name: "a" });
     });
 
     it("refuses invalid params, query and body with 400 VALIDATION_ERROR naming each field", async function () {
-      const anonymous = await fetch(`${base}/api/v1/things/not-a-uuid`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      const anonymous = await fetch(`${base}/api/v1/things/not-a-uuid`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
       expect(anonymous.status).to.equal(401);
-      expect(await anonymous.json()).to.deep.equal({ code: "UNAUTHORIZED", message: "Authentication is missing or invalid" });
-      const response = await fetch(`${base}/api/v1/things/not-a-uuid?dryRun=maybe`, { method: "POST", headers: { "content-type": "application/json", "x-test-admin": "1" }, body: JSON.stringify({ name: "", size: 11 }) });
+      expect(await anonymous.json()).to.deep.equal({
+        code: "UNAUTHORIZED",
+        message: "Authentication is missing or invalid",
+      });
+      const response = await fetch(`${base}/api/v1/things/not-a-uuid?dryRun=maybe`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-test-admin": "1" },
+        body: JSON.stringify({ name: "", size: 11 }),
+      });
       expect(response.status).to.equal(400);
       const body = (await response.json()) as { code: string; details: { issues: { in: string; path: string }[] } };
       expect(body.code).to.equal("VALIDATION_ERROR");
       expect(body.details.issues.map((i) => `${i.in}:${i.path}`)).to.deep.equal(["path:thingId"]);
-      const bodyErrors = await fetch(`${base}/api/v1/things/3f0c9d3e-8a4b-4c2d-9e1f-0a1b2c3d4e5f`, { method: "POST", headers: { "content-type": "application/json", "x-test-admin": "1" }, body: JSON.stringify({ name: "", size: 11 }) });
+      const bodyErrors = await fetch(`${base}/api/v1/things/3f0c9d3e-8a4b-4c2d-9e1f-0a1b2c3d4e5f`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-test-admin": "1" },
+        body: JSON.stringify({ name: "", size: 11 }),
+      });
       const parsed = (await bodyErrors.json()) as { details: { issues: { in: string; path: string }[] } };
       expect(parsed.details.issues.map((i) => `${i.in}:${i.path}`)).to.deep.equal(["body:name", "body:size"]);
     });
@@ -127,8 +169,14 @@ describe("API skeleton", function () {
       const op = doc.paths["/api/v1/things/{thingId}"].post;
       expect(op.operationId).to.equal("createThing");
       expect(op.security).to.deep.equal([{ AdminAuth: ["admin"] }]);
-      expect(op.parameters.map((p: any) => [p.name, p.in, p.required])).to.deep.equal([["thingId", "path", true], ["dryRun", "query", false], ["Idempotency-Key", "header", false]]);
-      expect(op.requestBody.content["application/json"].schema).to.deep.equal({ $ref: "#/components/schemas/ThingInput" });
+      expect(op.parameters.map((p: any) => [p.name, p.in, p.required])).to.deep.equal([
+        ["thingId", "path", true],
+        ["dryRun", "query", false],
+        ["Idempotency-Key", "header", false],
+      ]);
+      expect(op.requestBody.content["application/json"].schema).to.deep.equal({
+        $ref: "#/components/schemas/ThingInput",
+      });
       expect(doc.components.schemas.ThingInput.required).to.deep.equal(["name", "size"]);
       expect(doc.components.schemas.Thing.properties).to.have.keys("id", "name");
       expect(doc.components.schemas.Error.required).to.deep.equal(["code", "message"]);
@@ -142,8 +190,19 @@ describe("API skeleton", function () {
     expect(doc.components.securitySchemes).to.have.keys("BearerAuth", "ApiKeyAuth", "AdminAuth");
     // The decisions on every point the specification leaves open have a page of their own, linked from the document.
     expect(doc.info.description).to.include("/docs/decisions");
-    expect(doc.components.schemas.RequestStatus.enum).to.include.members(["DRAFT", "PENDING_RESUBMISSION", "APPROVED", "EXPIRED"]);
-    expect(doc.components.schemas.ApprovalStatus.enum).to.deep.equal(["PENDING", "APPROVED", "REJECTED", "CHANGES_REQUESTED", "REVIEW_REQUIRED"]);
+    expect(doc.components.schemas.RequestStatus.enum).to.include.members([
+      "DRAFT",
+      "PENDING_RESUBMISSION",
+      "APPROVED",
+      "EXPIRED",
+    ]);
+    expect(doc.components.schemas.ApprovalStatus.enum).to.deep.equal([
+      "PENDING",
+      "APPROVED",
+      "REJECTED",
+      "CHANGES_REQUESTED",
+      "REVIEW_REQUIRED",
+    ]);
     const page = await fetch(url("/docs"));
     expect(page.headers.get("content-type")).to.match(/text\/html/);
     expect(await page.text()).to.include("/api/v1/openapi.json");
@@ -170,7 +229,11 @@ describe("API skeleton", function () {
 
   it("never writes the stack's secrets into its logs", async function () {
     const dataDir = current().config.dataDir;
-    const secrets = await Promise.all(["master.key", "postgres.password"].map(async (f) => (await readFile(path.join(dataDir, "secrets", f), "utf8")).trim()));
+    const secrets = await Promise.all(
+      ["master.key", "postgres.password"].map(async (f) =>
+        (await readFile(path.join(dataDir, "secrets", f), "utf8")).trim(),
+      ),
+    );
     const logs = path.join(dataDir, "logs");
     for (const file of await readdir(logs)) {
       const text = await readFile(path.join(logs, file), "utf8");

@@ -8,8 +8,6 @@ import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
 import { apiClient as http, type Json } from "./support/httpClient.ts";
 
-
-
 /**
  * The multi-department review through HTTP, each decision a transaction from the department's own wallet, with the
  * chain's state read back by plain contract calls after each step.
@@ -32,15 +30,34 @@ describe("departments' review (HTTP, real stack)", function () {
     driver = await createDriver(stack);
     const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
     admin = http(api, adminToken);
-    for (const [name, code] of Object.entries(codes)) departments[name] = await createDepartment(api, adminToken, { code, name: `${name} department` });
+    for (const [name, code] of Object.entries(codes))
+      departments[name] = await createDepartment(api, adminToken, { code, name: `${name} department` });
     await seedWorkflow(stack, driver, {
       workflowType: "BUILDING_PERMIT",
       name: "Building permit (review test)",
       stages: [
-        { stageId: "planning", stageName: "Planning", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: codes.A, requiredDocuments: ["SITE_PLAN"], isMandatory: true }, { departmentCode: codes.B, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true }] },
-        { stageId: "safety", stageName: "Safety", stageOrder: 2, executionType: "PARALLEL", completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: codes.C, requiredDocuments: ["FIRE_SAFETY"], isMandatory: true }, { departmentCode: codes.D, requiredDocuments: ["SITE_PLAN"], isMandatory: true }] },
+        {
+          stageId: "planning",
+          stageName: "Planning",
+          stageOrder: 1,
+          executionType: "SEQUENTIAL",
+          completionCriteria: "ALL",
+          requiredApprovals: [
+            { departmentCode: codes.A, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
+            { departmentCode: codes.B, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true },
+          ],
+        },
+        {
+          stageId: "safety",
+          stageName: "Safety",
+          stageOrder: 2,
+          executionType: "PARALLEL",
+          completionCriteria: "ALL",
+          requiredApprovals: [
+            { departmentCode: codes.C, requiredDocuments: ["FIRE_SAFETY"], isMandatory: true },
+            { departmentCode: codes.D, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
+          ],
+        },
       ],
     });
     applicant = http(api, await applicantToken(api, { id: `review-${run}`, name: "Rita Review" }));
@@ -51,7 +68,11 @@ describe("departments' review (HTTP, real stack)", function () {
     const created = await applicant.post("/requests", { applicantId: `review-${run}`, requestType: "BUILDING_PERMIT" });
     const id = created.body.requestId;
     const docs: Record<string, string> = {};
-    for (const [docType, bytes, name] of [["SITE_PLAN", pdf(`plan ${tag} ${run}`), "plan.pdf"], ["OWNERSHIP_DEED", png(`deed ${tag} ${run}`), "deed.png"], ["FIRE_SAFETY", jpeg(`fire ${tag} ${run}`), "fire.jpg"]] as const) {
+    for (const [docType, bytes, name] of [
+      ["SITE_PLAN", pdf(`plan ${tag} ${run}`), "plan.pdf"],
+      ["OWNERSHIP_DEED", png(`deed ${tag} ${run}`), "deed.png"],
+      ["FIRE_SAFETY", jpeg(`fire ${tag} ${run}`), "fire.jpg"],
+    ] as const) {
       const uploaded = await applicant.upload("POST", `/requests/${id}/documents`, bytes, name, { docType });
       expect(uploaded.status, docType).to.equal(201);
       docs[docType] = uploaded.body.documentId;
@@ -64,19 +85,52 @@ describe("departments' review (HTTP, real stack)", function () {
   /** The decisions of a stage as the chain has them, by department code. */
   async function chainDecisions(tokenId: number, stage: number): Promise<Record<string, string>> {
     const names = ["PENDING", "APPROVED", "REJECTED", "CHANGES_REQUESTED", "REVIEW_REQUIRED"];
-    const [ids, statuses] = approvalRegistry.decodeFunctionResult("decisionsOf", await driver.core.provider.call({ to: current().deployment.contracts.ApprovalRegistry, data: approvalRegistry.encodeFunctionData("decisionsOf", [tokenId, stage]) }));
+    const [ids, statuses] = approvalRegistry.decodeFunctionResult(
+      "decisionsOf",
+      await driver.core.provider.call({
+        to: current().deployment.contracts.ApprovalRegistry,
+        data: approvalRegistry.encodeFunctionData("decisionsOf", [tokenId, stage]),
+      }),
+    );
     const result: Record<string, string> = {};
     for (let i = 0; i < ids.length; i++) {
-      const [{ code }] = approvalRegistry.decodeFunctionResult("departmentRecord", await driver.core.provider.call({ to: current().deployment.contracts.ApprovalRegistry, data: approvalRegistry.encodeFunctionData("departmentRecord", [ids[i]]) }));
+      const [{ code }] = approvalRegistry.decodeFunctionResult(
+        "departmentRecord",
+        await driver.core.provider.call({
+          to: current().deployment.contracts.ApprovalRegistry,
+          data: approvalRegistry.encodeFunctionData("departmentRecord", [ids[i]]),
+        }),
+      );
       result[(await import("ethers")).decodeBytes32String(code)] = names[Number(statuses[i])];
     }
     return result;
   }
   const chainStatus = async (tokenId: number) => {
-    const [record] = licenceToken.decodeFunctionResult("licence", await driver.core.provider.call({ to: current().deployment.contracts.LicenceToken, data: licenceToken.encodeFunctionData("licence", [tokenId]) }));
-    return ["NONE", "DRAFT", "SUBMITTED", "PENDING_RESUBMISSION", "APPROVED", "REJECTED", "CANCELLED", "SUSPENDED", "REVOKED"][Number(record.status)];
+    const [record] = licenceToken.decodeFunctionResult(
+      "licence",
+      await driver.core.provider.call({
+        to: current().deployment.contracts.LicenceToken,
+        data: licenceToken.encodeFunctionData("licence", [tokenId]),
+      }),
+    );
+    return [
+      "NONE",
+      "DRAFT",
+      "SUBMITTED",
+      "PENDING_RESUBMISSION",
+      "APPROVED",
+      "REJECTED",
+      "CANCELLED",
+      "SUSPENDED",
+      "REVOKED",
+    ][Number(record.status)];
   };
-  const outboxFrom = async (wallet: string) => (await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions WHERE from_address = $1`, [wallet.toLowerCase()])).rows[0].n as number;
+  const outboxFrom = async (wallet: string) =>
+    (
+      await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions WHERE from_address = $1`, [
+        wallet.toLowerCase(),
+      ])
+    ).rows[0].n as number;
 
   it("walks a request through both stages with a request for changes and an invalidation, agreeing with the chain at every step", async function () {
     const { id, tokenId, docs } = await submittedRequest("main");
@@ -85,12 +139,17 @@ describe("departments' review (HTTP, real stack)", function () {
     const pendingA = await as("A").get(`/requests/pending?department=${codes.A}`);
     expect(pendingA.status).to.equal(200);
     expect(pendingA.body.requests.map((r: Json) => r.requestId)).to.include(id);
-    expect((await as("B").get(`/requests/pending?department=${codes.B}`)).body.requests.map((r: Json) => r.requestId)).to.not.include(id);
+    expect(
+      (await as("B").get(`/requests/pending?department=${codes.B}`)).body.requests.map((r: Json) => r.requestId),
+    ).to.not.include(id);
     expect((await as("A").get(`/requests/pending?department=${codes.B}`)).status).to.equal(403);
 
     // Out of turn, and not in this stage: refused, nothing recorded from their wallets.
     const beforeB = await outboxFrom(departments.B.walletAddress);
-    const early = await as("B").post(`/requests/${id}/approve`, { remarks: "fine", reviewedDocuments: [docs.OWNERSHIP_DEED] });
+    const early = await as("B").post(`/requests/${id}/approve`, {
+      remarks: "fine",
+      reviewedDocuments: [docs.OWNERSHIP_DEED],
+    });
     expect(early.status).to.equal(409);
     expect(early.body.code).to.equal("NOT_YOUR_TURN");
     const notHere = await as("C").post(`/requests/${id}/approve`, { remarks: "fine", reviewedDocuments: [] });
@@ -98,39 +157,75 @@ describe("departments' review (HTTP, real stack)", function () {
     expect(notHere.body.code).to.equal("NOT_PENDING");
     expect(await outboxFrom(departments.B.walletAddress)).to.equal(beforeB);
 
-    const approvedA = await as("A").post(`/requests/${id}/approve`, { remarks: "Plan complies with zoning", reviewedDocuments: [docs.SITE_PLAN] });
+    const approvedA = await as("A").post(`/requests/${id}/approve`, {
+      remarks: "Plan complies with zoning",
+      reviewedDocuments: [docs.SITE_PLAN],
+    });
     expect(approvedA.status).to.equal(200);
-    expect(approvedA.body).to.deep.include({ status: "APPROVED", workflowStatus: { currentStage: "Planning", isComplete: false, nextPendingDepartments: [codes.B] } });
+    expect(approvedA.body).to.deep.include({
+      status: "APPROVED",
+      workflowStatus: { currentStage: "Planning", isComplete: false, nextPendingDepartments: [codes.B] },
+    });
     const sent = await driver.core.provider.getTransaction(approvedA.body.transactionHash);
     expect(sent!.from).to.equal(departments.A.walletAddress); // signed by the department's own wallet
     expect(await chainDecisions(tokenId, 0)).to.deep.equal({ [codes.A]: "APPROVED", [codes.B]: "PENDING" });
-    expect((await as("A").post(`/requests/${id}/approve`, { remarks: "again", reviewedDocuments: [] })).body.code).to.equal("ALREADY_DECIDED");
+    expect(
+      (await as("A").post(`/requests/${id}/approve`, { remarks: "again", reviewedDocuments: [] })).body.code,
+    ).to.equal("ALREADY_DECIDED");
 
     // B asks for a new deed: the request goes back to the applicant.
-    const changes = await as("B").post(`/requests/${id}/request-changes`, { remarks: "Deed is not certified", requiredDocuments: ["OWNERSHIP_DEED"] });
+    const changes = await as("B").post(`/requests/${id}/request-changes`, {
+      remarks: "Deed is not certified",
+      requiredDocuments: ["OWNERSHIP_DEED"],
+    });
     expect(changes.status).to.equal(200);
     expect(changes.body.status).to.equal("PENDING_RESUBMISSION");
     expect(await chainStatus(tokenId)).to.equal("PENDING_RESUBMISSION");
 
     // The applicant replaces the deed (B had not approved: nothing invalidated) and the plan (A's approval falls).
-    const deed = await applicant.upload("PUT", `/requests/${id}/documents/${docs.OWNERSHIP_DEED}`, png(`deed v2 ${run}`), "deed2.png");
+    const deed = await applicant.upload(
+      "PUT",
+      `/requests/${id}/documents/${docs.OWNERSHIP_DEED}`,
+      png(`deed v2 ${run}`),
+      "deed2.png",
+    );
     expect(deed.body.invalidatedApprovals).to.deep.equal([]);
-    const plan = await applicant.upload("PUT", `/requests/${id}/documents/${docs.SITE_PLAN}`, pdf(`plan v2 ${run}`), "plan2.pdf");
+    const plan = await applicant.upload(
+      "PUT",
+      `/requests/${id}/documents/${docs.SITE_PLAN}`,
+      pdf(`plan v2 ${run}`),
+      "plan2.pdf",
+    );
     expect(plan.status).to.equal(200);
     expect(plan.body.invalidatedApprovals).to.deep.equal([codes.A]);
-    expect(await chainDecisions(tokenId, 0)).to.deep.equal({ [codes.A]: "REVIEW_REQUIRED", [codes.B]: "CHANGES_REQUESTED" });
+    expect(await chainDecisions(tokenId, 0)).to.deep.equal({
+      [codes.A]: "REVIEW_REQUIRED",
+      [codes.B]: "CHANGES_REQUESTED",
+    });
 
     const resubmitted = await applicant.post(`/requests/${id}/submit`);
     expect(resubmitted.body.status).to.equal("SUBMITTED");
     expect(resubmitted.body.pendingDepartments).to.deep.equal([codes.A]);
 
     await as("A").post(`/requests/${id}/approve`, { remarks: "New plan checked", reviewedDocuments: [docs.SITE_PLAN] });
-    const approvedB = await as("B").post(`/requests/${id}/approve`, { remarks: "Certified deed", reviewedDocuments: [docs.OWNERSHIP_DEED] });
-    expect(approvedB.body.workflowStatus).to.deep.equal({ currentStage: "Safety", isComplete: false, nextPendingDepartments: [codes.C, codes.D] });
-    expect((await as("D").get(`/requests/pending?department=${codes.D}`)).body.requests.map((r: Json) => r.requestId)).to.include(id);
+    const approvedB = await as("B").post(`/requests/${id}/approve`, {
+      remarks: "Certified deed",
+      reviewedDocuments: [docs.OWNERSHIP_DEED],
+    });
+    expect(approvedB.body.workflowStatus).to.deep.equal({
+      currentStage: "Safety",
+      isComplete: false,
+      nextPendingDepartments: [codes.C, codes.D],
+    });
+    expect(
+      (await as("D").get(`/requests/pending?department=${codes.D}`)).body.requests.map((r: Json) => r.requestId),
+    ).to.include(id);
 
     await as("D").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [docs.SITE_PLAN] });
-    const final = await as("C").post(`/requests/${id}/approve`, { remarks: "Fire exits adequate", reviewedDocuments: [docs.FIRE_SAFETY] });
+    const final = await as("C").post(`/requests/${id}/approve`, {
+      remarks: "Fire exits adequate",
+      reviewedDocuments: [docs.FIRE_SAFETY],
+    });
     expect(final.body.workflowStatus).to.deep.equal({ currentStage: "", isComplete: true, nextPendingDepartments: [] });
     expect(await chainStatus(tokenId)).to.equal("APPROVED");
 
@@ -156,22 +251,47 @@ describe("departments' review (HTTP, real stack)", function () {
 
     const timeline = (await applicant.get(`/requests/${id}/timeline`)).body.events as Json[];
     const types = timeline.map((e) => e.eventType);
-    for (const type of ["APPROVAL_RECEIVED", "CHANGES_REQUESTED", "DOCUMENT_UPDATED", "APPROVAL_INVALIDATED", "REQUEST_RESUBMITTED", "STAGE_COMPLETED", "REQUEST_APPROVED"]) expect(types).to.include(type);
-    expect(timeline.find((e) => e.eventType === "CHANGES_REQUESTED")!.actor).to.deep.equal({ type: "DEPARTMENT", id: codes.B, name: "B department" });
+    for (const type of [
+      "APPROVAL_RECEIVED",
+      "CHANGES_REQUESTED",
+      "DOCUMENT_UPDATED",
+      "APPROVAL_INVALIDATED",
+      "REQUEST_RESUBMITTED",
+      "STAGE_COMPLETED",
+      "REQUEST_APPROVED",
+    ])
+      expect(types).to.include(type);
+    expect(timeline.find((e) => e.eventType === "CHANGES_REQUESTED")!.actor).to.deep.equal({
+      type: "DEPARTMENT",
+      id: codes.B,
+      name: "B department",
+    });
     expect(all.body.approvals[0].departmentName).to.equal("A department");
 
     // Each decision left an audit record with the department as actor.
-    const audits = await driver.core.pool.query(`SELECT action, actor_type, actor_id FROM audit_logs WHERE entity_type = 'APPROVAL' AND entity_id = $1 ORDER BY created_at`, [id]);
+    const audits = await driver.core.pool.query(
+      `SELECT action, actor_type, actor_id FROM audit_logs WHERE entity_type = 'APPROVAL' AND entity_id = $1 ORDER BY created_at`,
+      [id],
+    );
     expect(audits.rows.map((r) => `${r.action}:${r.actor_id}`)).to.deep.equal([
-      `APPROVE:${codes.A}`, `REQUEST_CHANGES:${codes.B}`, `APPROVE:${codes.A}`, `APPROVE:${codes.B}`, `APPROVE:${codes.D}`, `APPROVE:${codes.C}`,
+      `APPROVE:${codes.A}`,
+      `REQUEST_CHANGES:${codes.B}`,
+      `APPROVE:${codes.A}`,
+      `APPROVE:${codes.B}`,
+      `APPROVE:${codes.D}`,
+      `APPROVE:${codes.C}`,
     ]);
 
     // Administrators suspend, reinstate and revoke the issued licence.
     expect((await applicant.post(`/requests/${id}/suspend`, { reasonCode: 3 })).status).to.equal(403);
-    expect((await admin.post(`/requests/${id}/suspend`, { reasonCode: 3, reason: "inspection" })).body.status).to.equal("SUSPENDED");
+    expect((await admin.post(`/requests/${id}/suspend`, { reasonCode: 3, reason: "inspection" })).body.status).to.equal(
+      "SUSPENDED",
+    );
     expect(await chainStatus(tokenId)).to.equal("SUSPENDED");
     expect((await admin.post(`/requests/${id}/reinstate`, {})).body.status).to.equal("APPROVED");
-    expect((await admin.post(`/requests/${id}/revoke`, { reasonCode: 4, reason: "fraud found" })).body.status).to.equal("REVOKED");
+    expect((await admin.post(`/requests/${id}/revoke`, { reasonCode: 4, reason: "fraud found" })).body.status).to.equal(
+      "REVOKED",
+    );
     expect(await chainStatus(tokenId)).to.equal("REVOKED");
     const again = await admin.post(`/requests/${id}/revoke`, { reasonCode: 4 });
     expect(again.status).to.equal(409);
@@ -184,16 +304,32 @@ describe("departments' review (HTTP, real stack)", function () {
     expect(asA.status).to.equal(200);
     const listed = await as("A").get(`/requests?limit=100`);
     expect(listed.body.requests.map((r: Json) => r.requestId)).to.include(id);
-    const other = await createDepartment(api, await clientToken(api, current().admin.clientId, current().admin.clientSecret, "admin"), { code: `OTHER_${tag}`, name: "Other" });
+    const other = await createDepartment(
+      api,
+      await clientToken(api, current().admin.clientId, current().admin.clientSecret, "admin"),
+      { code: `OTHER_${tag}`, name: "Other" },
+    );
     expect((await departmentClient(api, other).get(`/requests/${id}`)).status).to.equal(404);
   });
 
   it("rejects for good (FAIL_REQUEST) with the reason on chain", async function () {
     const { id, tokenId } = await submittedRequest("reject");
-    const rejected = await as("A").post(`/requests/${id}/reject`, { remarks: "Unsafe structure", reason: "SAFETY_VIOLATION" });
+    const rejected = await as("A").post(`/requests/${id}/reject`, {
+      remarks: "Unsafe structure",
+      reason: "SAFETY_VIOLATION",
+    });
     expect(rejected.status).to.equal(200);
-    expect(rejected.body).to.deep.include({ status: "REJECTED", workflowStatus: { currentStage: "", isComplete: false, nextPendingDepartments: [] } });
-    const [record] = licenceToken.decodeFunctionResult("licence", await driver.core.provider.call({ to: current().deployment.contracts.LicenceToken, data: licenceToken.encodeFunctionData("licence", [tokenId]) }));
+    expect(rejected.body).to.deep.include({
+      status: "REJECTED",
+      workflowStatus: { currentStage: "", isComplete: false, nextPendingDepartments: [] },
+    });
+    const [record] = licenceToken.decodeFunctionResult(
+      "licence",
+      await driver.core.provider.call({
+        to: current().deployment.contracts.LicenceToken,
+        data: licenceToken.encodeFunctionData("licence", [tokenId]),
+      }),
+    );
     expect(record.status).to.equal(5n);
     expect(record.reasonCode).to.equal(1n);
     expect((await applicant.get(`/requests/${id}`)).body.status).to.equal("REJECTED");
@@ -212,7 +348,17 @@ describe("departments' review (HTTP, real stack)", function () {
       await seedWorkflow(current(), driver, {
         workflowType: "BUILDING_PERMIT",
         name: "Shape test",
-        stages: [{ stageId: "only", stageName: "Review", stageOrder: 1, executionType: "PARALLEL", completionCriteria: "ALL", requiredApprovals, ...stage } as never],
+        stages: [
+          {
+            stageId: "only",
+            stageName: "Review",
+            stageOrder: 1,
+            executionType: "PARALLEL",
+            completionCriteria: "ALL",
+            requiredApprovals,
+            ...stage,
+          } as never,
+        ],
       });
     }
 
@@ -220,10 +366,17 @@ describe("departments' review (HTTP, real stack)", function () {
       await oneStage({ onRejection: "RETRY_STAGE" }, docs3(codes.A, codes.B, codes.C));
       const { id, tokenId } = await submittedRequest("retry");
       await as("A").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [] });
-      const rejected = await as("B").post(`/requests/${id}/reject`, { remarks: "Deed unreadable", reason: "INCOMPLETE_DOCUMENTS" });
+      const rejected = await as("B").post(`/requests/${id}/reject`, {
+        remarks: "Deed unreadable",
+        reason: "INCOMPLETE_DOCUMENTS",
+      });
       expect(rejected.status).to.equal(200);
       expect(await chainStatus(tokenId)).to.equal("PENDING_RESUBMISSION");
-      expect(await chainDecisions(tokenId, 0)).to.deep.equal({ [codes.A]: "PENDING", [codes.B]: "PENDING", [codes.C]: "PENDING" });
+      expect(await chainDecisions(tokenId, 0)).to.deep.equal({
+        [codes.A]: "PENDING",
+        [codes.B]: "PENDING",
+        [codes.C]: "PENDING",
+      });
       const resubmitted = await applicant.post(`/requests/${id}/submit`);
       expect(resubmitted.body.pendingDepartments).to.deep.equal([codes.A, codes.B, codes.C]);
     });
@@ -234,21 +387,36 @@ describe("departments' review (HTTP, real stack)", function () {
       await as("A").post(`/requests/${id}/reject`, { remarks: "Plan unclear", reason: "OTHER" });
       expect(await chainStatus(tokenId)).to.equal("SUBMITTED"); // waiting for an administrator
       // Documents are frozen while escalated.
-      const frozen = await applicant.upload("PUT", `/requests/${id}/documents/${docs.SITE_PLAN}`, pdf(`frozen ${run}`), "p.pdf");
+      const frozen = await applicant.upload(
+        "PUT",
+        `/requests/${id}/documents/${docs.SITE_PLAN}`,
+        pdf(`frozen ${run}`),
+        "p.pdf",
+      );
       expect(frozen.status).to.equal(409);
-      expect((await as("A").post(`/requests/${id}/approve`, { remarks: "x", reviewedDocuments: [] })).body.code).to.equal("INVALID_STATE");
-      const returned = await admin.post(`/requests/${id}/resolve-escalation`, { decision: "RETURN", remarks: "Please look again" });
+      expect(
+        (await as("A").post(`/requests/${id}/approve`, { remarks: "x", reviewedDocuments: [] })).body.code,
+      ).to.equal("INVALID_STATE");
+      const returned = await admin.post(`/requests/${id}/resolve-escalation`, {
+        decision: "RETURN",
+        remarks: "Please look again",
+      });
       expect(returned.status).to.equal(200);
       expect(await chainDecisions(tokenId, 0)).to.deep.include({ [codes.A]: "PENDING" });
       await as("A").post(`/requests/${id}/reject`, { remarks: "Still unclear", reason: "POLICY_VIOLATION" });
       const upheld = await admin.post(`/requests/${id}/resolve-escalation`, { decision: "REJECT", reasonCode: 3 });
       expect(upheld.body.status).to.equal("REJECTED");
       expect(await chainStatus(tokenId)).to.equal("REJECTED");
-      expect((await admin.post(`/requests/${id}/resolve-escalation`, { decision: "REJECT" })).body.code).to.equal("NOT_ESCALATED");
+      expect((await admin.post(`/requests/${id}/resolve-escalation`, { decision: "REJECT" })).body.code).to.equal(
+        "NOT_ESCALATED",
+      );
     });
 
     it("ANY: one approval completes the stage", async function () {
-      await oneStage({ completionCriteria: "ANY" }, docs3(codes.A, codes.B, codes.C).map((a) => ({ ...a, isMandatory: false })));
+      await oneStage(
+        { completionCriteria: "ANY" },
+        docs3(codes.A, codes.B, codes.C).map((a) => ({ ...a, isMandatory: false })),
+      );
       const { id, tokenId } = await submittedRequest("any");
       const approved = await as("B").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [] });
       expect(approved.body.workflowStatus.isComplete).to.equal(true);
@@ -261,7 +429,11 @@ describe("departments' review (HTTP, real stack)", function () {
       const { id, tokenId } = await submittedRequest("threshold");
       await as("A").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [] });
       const two = await as("B").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [] });
-      expect(two.body.workflowStatus).to.deep.equal({ currentStage: "Review", isComplete: false, nextPendingDepartments: [codes.C] });
+      expect(two.body.workflowStatus).to.deep.equal({
+        currentStage: "Review",
+        isComplete: false,
+        nextPendingDepartments: [codes.C],
+      });
       const three = await as("C").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [] });
       expect(three.body.workflowStatus.isComplete).to.equal(true);
       expect(await chainStatus(tokenId)).to.equal("APPROVED");

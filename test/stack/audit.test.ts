@@ -17,7 +17,17 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
-import { AbiCoder, Interface, JsonRpcProvider, Wallet, encodeBytes32String, id, keccak256, toBeHex, zeroPadValue } from "ethers";
+import {
+  AbiCoder,
+  Interface,
+  JsonRpcProvider,
+  Wallet,
+  encodeBytes32String,
+  id,
+  keccak256,
+  toBeHex,
+  zeroPadValue,
+} from "ethers";
 import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../abis/index.ts";
 import { readDeployment, type Deployment } from "../../scripts/audit/deploymentFile.ts";
 import { REPO_ROOT } from "../../scripts/stack/stack.ts";
@@ -47,7 +57,11 @@ async function audit(...args: string[]): Promise<AuditRun> {
   const stack = current();
   const argv = ["scripts/audit.ts", "--rpc", stack.rpcUrl, "--deployment", stack.config.deploymentFile!, ...args];
   try {
-    const { stdout, stderr } = await run(process.execPath, argv, { cwd: REPO_ROOT, maxBuffer: 64 << 20, env: { PATH: process.env.PATH } });
+    const { stdout, stderr } = await run(process.execPath, argv, {
+      cwd: REPO_ROOT,
+      maxBuffer: 64 << 20,
+      env: { PATH: process.env.PATH },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: unknown; stdout: string; stderr: string };
@@ -72,10 +86,25 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     workflowType: "BUILDING_PERMIT",
     name: "Building permit (audit test)",
     stages: [
-      { stageId: "planning", stageName: "Planning", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL",
-        requiredApprovals: [{ departmentCode: codes.A, requiredDocuments: ["SITE_PLAN"], isMandatory: true }, { departmentCode: codes.B, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true }] },
-      { stageId: "safety", stageName: "Safety", stageOrder: 2, executionType: "PARALLEL", completionCriteria: "ALL",
-        requiredApprovals: [{ departmentCode: codes.C, requiredDocuments: ["FIRE_SAFETY"], isMandatory: true }] },
+      {
+        stageId: "planning",
+        stageName: "Planning",
+        stageOrder: 1,
+        executionType: "SEQUENTIAL",
+        completionCriteria: "ALL",
+        requiredApprovals: [
+          { departmentCode: codes.A, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
+          { departmentCode: codes.B, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true },
+        ],
+      },
+      {
+        stageId: "safety",
+        stageName: "Safety",
+        stageOrder: 2,
+        executionType: "PARALLEL",
+        completionCriteria: "ALL",
+        requiredApprovals: [{ departmentCode: codes.C, requiredDocuments: ["FIRE_SAFETY"], isMandatory: true }],
+      },
     ],
   };
   let chain: JsonRpcProvider;
@@ -102,11 +131,18 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
 
   /** A submitted BUILDING_PERMIT request with its three documents. */
   async function submittedRequest(label: string): Promise<Scenario> {
-    const created = await applicant.post("/requests", { applicantId: `audit-${runId}`, requestType: "BUILDING_PERMIT" });
+    const created = await applicant.post("/requests", {
+      applicantId: `audit-${runId}`,
+      requestType: "BUILDING_PERMIT",
+    });
     expect(created.status).to.equal(201);
     const id = created.body.requestId as string;
     const scenario: Scenario = { id, tokenId: 0, docs: {}, hashes: {}, decisionTxs: [] };
-    for (const [docType, bytes, name] of [["SITE_PLAN", pdf(`plan ${label} ${runId}`), "plan.pdf"], ["OWNERSHIP_DEED", png(`deed ${label} ${runId}`), "deed.png"], ["FIRE_SAFETY", jpeg(`fire ${label} ${runId}`), "fire.jpg"]] as const) {
+    for (const [docType, bytes, name] of [
+      ["SITE_PLAN", pdf(`plan ${label} ${runId}`), "plan.pdf"],
+      ["OWNERSHIP_DEED", png(`deed ${label} ${runId}`), "deed.png"],
+      ["FIRE_SAFETY", jpeg(`fire ${label} ${runId}`), "fire.jpg"],
+    ] as const) {
       const uploaded = await applicant.upload("POST", `/requests/${id}/documents`, bytes, name, { docType });
       expect(uploaded.status, docType).to.equal(201);
       scenario.docs[docType] = uploaded.body.documentId;
@@ -117,7 +153,12 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     return scenario;
   }
 
-  async function decide(scenario: Scenario, name: keyof typeof codes, action: "approve" | "request-changes", body: Json) {
+  async function decide(
+    scenario: Scenario,
+    name: keyof typeof codes,
+    action: "approve" | "request-changes",
+    body: Json,
+  ) {
     const decided = await as(name).post(`/requests/${scenario.id}/${action}`, body);
     expect(decided.status, `${name} ${action}`).to.equal(200);
     scenario.decisionTxs.push(decided.body.transactionHash);
@@ -137,7 +178,11 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
   /** The applicant commitment the mint recorded, read from LicenceMinted by the test itself. */
   async function commitmentOf(tokenId: number): Promise<string> {
     const minted = tokenAbi.getEvent("LicenceMinted")!;
-    const [log] = await chain.getLogs({ address: deployment.contracts.LicenceToken, fromBlock: deployment.startBlock, topics: [minted.topicHash, zeroPadValue(toBeHex(tokenId), 32)] });
+    const [log] = await chain.getLogs({
+      address: deployment.contracts.LicenceToken,
+      fromBlock: deployment.startBlock,
+      topics: [minted.topicHash, zeroPadValue(toBeHex(tokenId), 32)],
+    });
     return String(tokenAbi.parseLog(log)!.args.applicantCommitment).toLowerCase();
   }
 
@@ -148,7 +193,8 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     deployment = await readDeployment(stack.config.deploymentFile!);
     adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
     admin = httpClient(api, adminToken);
-    for (const [name, code] of Object.entries(codes)) departments[name] = await createDepartment(api, adminToken, { code, name: `${name} department` });
+    for (const [name, code] of Object.entries(codes))
+      departments[name] = await createDepartment(api, adminToken, { code, name: `${name} department` });
     await registerWorkflowVersion(api, adminToken, workflow);
     applicant = httpClient(api, await applicantToken(api, { id: `audit-${runId}`, name: "Audrey Audit" }));
 
@@ -162,7 +208,12 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     await decide(inv, "A", "approve", { remarks: "plan v1 ok", reviewedDocuments: [inv.docs.SITE_PLAN] });
     await decide(inv, "B", "request-changes", { remarks: "deed not certified", requiredDocuments: ["OWNERSHIP_DEED"] });
     const planV2 = pdf(`plan v2 ${runId}`);
-    const updated = await applicant.upload("PUT", `/requests/${inv.id}/documents/${inv.docs.SITE_PLAN}`, planV2, "plan2.pdf");
+    const updated = await applicant.upload(
+      "PUT",
+      `/requests/${inv.id}/documents/${inv.docs.SITE_PLAN}`,
+      planV2,
+      "plan2.pdf",
+    );
     expect(updated.status).to.equal(200);
     expect(updated.body.invalidatedApprovals).to.deep.equal([codes.A]);
     inv.hashes.SITE_PLAN.push(sha256(planV2));
@@ -172,7 +223,10 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     // 3. Revoked: issued, then revoked by an administrator.
     scenarios.revoked = await submittedRequest("revoked");
     await approveAll(scenarios.revoked);
-    expect((await admin.post(`/requests/${scenarios.revoked.id}/revoke`, { reasonCode: 4, reason: "fraud found" })).body.status).to.equal("REVOKED");
+    expect(
+      (await admin.post(`/requests/${scenarios.revoked.id}/revoke`, { reasonCode: 4, reason: "fraud found" })).body
+        .status,
+    ).to.equal("REVOKED");
   });
   after(async () => chain?.destroy());
 
@@ -187,9 +241,13 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     expect(out).to.include(`applicant commitment ${await commitmentOf(issued.tokenId)}`);
     for (const hashes of Object.values(issued.hashes)) expect(out).to.include(`sha256 ${hashes[0]}`);
     for (const name of ["A", "B", "C"] as const) {
-      expect(out).to.include(`${codes[name]}  APPROVED  STANDING  reviewed ${{ A: "SITE_PLAN", B: "OWNERSHIP_DEED", C: "FIRE_SAFETY" }[name]} v1`);
+      expect(out).to.include(
+        `${codes[name]}  APPROVED  STANDING  reviewed ${{ A: "SITE_PLAN", B: "OWNERSHIP_DEED", C: "FIRE_SAFETY" }[name]} v1`,
+      );
       const wallet = departments[name].walletAddress;
-      expect(out).to.include(`signer ${wallet} CUSTODIAL sent by ${wallet}  department wallet ${wallet} CUSTODIAL  wallet ok`);
+      expect(out).to.include(
+        `signer ${wallet} CUSTODIAL sent by ${wallet}  department wallet ${wallet} CUSTODIAL  wallet ok`,
+      );
     }
     expect(out).to.include("standing approvals (3)");
     expect(out).to.include("at issuance: 2 of 2 stages complete (0, 1), issued by ApprovalRegistry");
@@ -209,39 +267,105 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     // Three different keys, each holding its roles, and nothing else holding any.
     const { governance, admin: adminKey, operator } = deployment.roles;
     expect(new Set([governance, adminKey, operator]).size).to.equal(3);
-    const holders = (role: string) => [...new Set(report.roles.holders.filter((h: Json) => h.role === role).map((h: Json) => h.account))];
+    const holders = (role: string) => [
+      ...new Set(report.roles.holders.filter((h: Json) => h.role === role).map((h: Json) => h.account)),
+    ];
     expect(holders("DEFAULT_ADMIN_ROLE")).to.deep.equal([governance]);
     expect(holders("ADMIN_ROLE")).to.deep.equal([adminKey]);
     expect(holders("OPERATOR_ROLE")).to.deep.equal([operator]);
-    expect(report.wiring).to.deep.include({ tokenApprovalRegistry: deployment.contracts.ApprovalRegistry, documentReviewRegistry: deployment.contracts.ApprovalRegistry, decisionVerifier: deployment.contracts.DecisionVerifier, decisionVerifierHasCode: true });
+    expect(report.wiring).to.deep.include({
+      tokenApprovalRegistry: deployment.contracts.ApprovalRegistry,
+      documentReviewRegistry: deployment.contracts.ApprovalRegistry,
+      decisionVerifier: deployment.contracts.DecisionVerifier,
+      decisionVerifierHasCode: true,
+    });
     expect(report.licences).to.have.length(1);
     const licence = report.licences[0];
-    expect(licence).to.deep.include({ tokenId: issued.tokenId, status: "APPROVED", validity: "VALID", reasonCode: 0, owner: await ownerOf(issued.tokenId), applicantCommitment: await commitmentOf(issued.tokenId), findings: [] });
+    expect(licence).to.deep.include({
+      tokenId: issued.tokenId,
+      status: "APPROVED",
+      validity: "VALID",
+      reasonCode: 0,
+      owner: await ownerOf(issued.tokenId),
+      applicantCommitment: await commitmentOf(issued.tokenId),
+      findings: [],
+    });
     expect(licence.review).to.deep.include({ phase: "CLOSED", stageCount: 2, documentPhase: "LOCKED" });
     expect(Date.parse(licence.expiresAt) - Date.parse(licence.issuedAt)).to.equal(730 * 86_400_000);
     expect(licence.issuance.transactionHash).to.equal(issued.decisionTxs.at(-1)); // the last approval issued it
-    expect(licence.statusHistory.map((c: Json) => `${c.from}>${c.to}`)).to.deep.equal(["DRAFT>SUBMITTED", "SUBMITTED>APPROVED"]);
+    expect(licence.statusHistory.map((c: Json) => `${c.from}>${c.to}`)).to.deep.equal([
+      "DRAFT>SUBMITTED",
+      "SUBMITTED>APPROVED",
+    ]);
 
-    expect(licence.documents.map((d: Json) => [d.docType, d.documentId, d.versions.map((v: Json) => [v.version, v.sha256, v.isLatest])])).to.deep.equal(
-      ["SITE_PLAN", "OWNERSHIP_DEED", "FIRE_SAFETY"].map((type) => [type, issued.docs[type], [[1, issued.hashes[type][0], true]]]),
+    expect(
+      licence.documents.map((d: Json) => [
+        d.docType,
+        d.documentId,
+        d.versions.map((v: Json) => [v.version, v.sha256, v.isLatest]),
+      ]),
+    ).to.deep.equal(
+      ["SITE_PLAN", "OWNERSHIP_DEED", "FIRE_SAFETY"].map((type) => [
+        type,
+        issued.docs[type],
+        [[1, issued.hashes[type][0], true]],
+      ]),
     );
 
     expect(licence.decisions).to.have.length(3);
-    expect(licence.decisions.map((d: Json) => [d.stage, d.departmentCode, d.decision, d.fate, d.sender, d.signer, d.custody, d.route, d.departmentWallet, d.walletMatches, d.transactionHash])).to.deep.equal(
+    expect(
+      licence.decisions.map((d: Json) => [
+        d.stage,
+        d.departmentCode,
+        d.decision,
+        d.fate,
+        d.sender,
+        d.signer,
+        d.custody,
+        d.route,
+        d.departmentWallet,
+        d.walletMatches,
+        d.transactionHash,
+      ]),
+    ).to.deep.equal(
       (["A", "B", "C"] as const).map((name, i) => {
         const wallet = departments[name].walletAddress;
-        return [i < 2 ? 0 : 1, codes[name], "APPROVED", "STANDING", wallet, wallet, "CUSTODIAL", "SENT", wallet, true, issued.decisionTxs[i]];
+        return [
+          i < 2 ? 0 : 1,
+          codes[name],
+          "APPROVED",
+          "STANDING",
+          wallet,
+          wallet,
+          "CUSTODIAL",
+          "SENT",
+          wallet,
+          true,
+          issued.decisionTxs[i],
+        ];
       }),
     );
     // Issued with both stages complete, by the approval registry, on the versions current at issuance.
-    expect(licence.issuanceCheck).to.deep.include({ stagesCompleted: [0, 1], issuedBy: deployment.contracts.ApprovalRegistry });
-    expect(licence.issuanceCheck.approvals.map((a: Json) => [a.departmentCode, a.covered.map((c: Json) => [c.docType, c.version, c.latestAtIssuance])])).to.deep.equal([
-      [codes.A, [["SITE_PLAN", 1, 1]]], [codes.B, [["OWNERSHIP_DEED", 1, 1]]], [codes.C, [["FIRE_SAFETY", 1, 1]]],
+    expect(licence.issuanceCheck).to.deep.include({
+      stagesCompleted: [0, 1],
+      issuedBy: deployment.contracts.ApprovalRegistry,
+    });
+    expect(
+      licence.issuanceCheck.approvals.map((a: Json) => [
+        a.departmentCode,
+        a.covered.map((c: Json) => [c.docType, c.version, c.latestAtIssuance]),
+      ]),
+    ).to.deep.equal([
+      [codes.A, [["SITE_PLAN", 1, 1]]],
+      [codes.B, [["OWNERSHIP_DEED", 1, 1]]],
+      [codes.C, [["FIRE_SAFETY", 1, 1]]],
     ]);
     // The exact versions reviewed are on chain: A reviewed document #0 (the plan) at version 1.
     expect(licence.decisions[0].reviewed).to.deep.equal([{ docIndex: 0, version: 1 }]);
     expect(licence.approvals.map((a: Json) => [a.stage, a.departmentCode, a.transactionHash])).to.deep.equal([
-      [0, codes.A, issued.decisionTxs[0]], [0, codes.B, issued.decisionTxs[1]], [1, codes.C, issued.decisionTxs[2]],
+      [0, codes.A, issued.decisionTxs[0]],
+      [0, codes.B, issued.decisionTxs[1]],
+      [1, codes.C, issued.decisionTxs[2]],
     ]);
   });
 
@@ -255,9 +379,21 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     const plan = licence.documents.find((d: Json) => d.docType === "SITE_PLAN");
     expect(plan.documentId).to.equal(inv.docs.SITE_PLAN);
     expect(plan.latestVersion).to.equal(2);
-    expect(plan.versions.map((v: Json) => [v.version, v.sha256, v.isLatest])).to.deep.equal([[1, inv.hashes.SITE_PLAN[0], false], [2, inv.hashes.SITE_PLAN[1], true]]);
+    expect(plan.versions.map((v: Json) => [v.version, v.sha256, v.isLatest])).to.deep.equal([
+      [1, inv.hashes.SITE_PLAN[0], false],
+      [2, inv.hashes.SITE_PLAN[1], true],
+    ]);
 
-    expect(licence.decisions.map((d: Json) => [d.stage, d.departmentCode, d.decision, d.fate, d.walletMatches, d.transactionHash])).to.deep.equal([
+    expect(
+      licence.decisions.map((d: Json) => [
+        d.stage,
+        d.departmentCode,
+        d.decision,
+        d.fate,
+        d.walletMatches,
+        d.transactionHash,
+      ]),
+    ).to.deep.equal([
       [0, codes.A, "APPROVED", "INVALIDATED", true, inv.decisionTxs[0]],
       [0, codes.B, "CHANGES_REQUESTED", "SUPERSEDED", true, inv.decisionTxs[1]],
       [0, codes.A, "APPROVED", "STANDING", true, inv.decisionTxs[2]],
@@ -268,11 +404,23 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     expect(licence.decisions[0].reviewed).to.deep.equal([{ docIndex: 0, version: 1 }]);
     expect(licence.decisions[2].reviewed).to.deep.equal([{ docIndex: 0, version: 2 }]);
     // The approval standing at issuance covered the plan's version 2, the latest then.
-    expect(licence.issuanceCheck.approvals[0]).to.deep.include({ departmentCode: codes.A, transactionHash: inv.decisionTxs[2] });
-    expect(licence.issuanceCheck.approvals[0].covered).to.deep.equal([{ docIndex: 0, docType: "SITE_PLAN", version: 2, latestAtIssuance: 2 }]);
-    for (const d of licence.decisions) expect(d.sender).to.equal(departments[d.departmentCode === codes.A ? "A" : d.departmentCode === codes.B ? "B" : "C"].walletAddress);
+    expect(licence.issuanceCheck.approvals[0]).to.deep.include({
+      departmentCode: codes.A,
+      transactionHash: inv.decisionTxs[2],
+    });
+    expect(licence.issuanceCheck.approvals[0].covered).to.deep.equal([
+      { docIndex: 0, docType: "SITE_PLAN", version: 2, latestAtIssuance: 2 },
+    ]);
+    for (const d of licence.decisions)
+      expect(d.sender).to.equal(
+        departments[d.departmentCode === codes.A ? "A" : d.departmentCode === codes.B ? "B" : "C"].walletAddress,
+      );
     // A's standing approval is the re-approval, not the invalidated one.
-    expect(licence.approvals.map((a: Json) => [a.departmentCode, a.transactionHash])).to.deep.equal([[codes.A, inv.decisionTxs[2]], [codes.B, inv.decisionTxs[3]], [codes.C, inv.decisionTxs[4]]]);
+    expect(licence.approvals.map((a: Json) => [a.departmentCode, a.transactionHash])).to.deep.equal([
+      [codes.A, inv.decisionTxs[2]],
+      [codes.B, inv.decisionTxs[3]],
+      [codes.C, inv.decisionTxs[4]],
+    ]);
   });
 
   it("--json on a revoked licence: REVOKED with its reason, issuance kept, approvals still on chain", async function () {
@@ -297,7 +445,8 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     expect(report.findings).to.deep.equal([]);
     for (const licence of report.licences) expect(licence.findings, `token ${licence.tokenId}`).to.deep.equal([]);
     // The same facts as a single-token audit (logs filtered by tokenId topic, read 7 blocks at a time, vs. all logs at once).
-    const single = (await auditJson("--token", String(scenarios.invalidated.tokenId), "--chunk", "7")).report.licences[0];
+    const single = (await auditJson("--token", String(scenarios.invalidated.tokenId), "--chunk", "7")).report
+      .licences[0];
     expect(byToken.get(scenarios.invalidated.tokenId)).to.deep.equal(single);
   });
 
@@ -310,7 +459,11 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     const otherChain = path.join(os.tmpdir(), `audit-deployment-${runId}.json`);
     await writeFile(otherChain, JSON.stringify({ ...deployment, chainId: 1 }));
     const stack = current();
-    const wrong = await run(process.execPath, ["scripts/audit.ts", "--rpc", stack.rpcUrl, "--deployment", otherChain, "--all"], { cwd: REPO_ROOT }).catch((e) => e);
+    const wrong = await run(
+      process.execPath,
+      ["scripts/audit.ts", "--rpc", stack.rpcUrl, "--deployment", otherChain, "--all"],
+      { cwd: REPO_ROOT },
+    ).catch((e) => e);
     await rm(otherChain, { force: true });
     expect(wrong.code).to.equal(2);
     expect(wrong.stderr).to.include(`serves chain ${deployment.chainId} but the deployment file is for chain 1`);
@@ -324,15 +477,24 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     const tokens = Object.values(scenarios).map((s) => s.tokenId);
     for (const tokenId of tokens) {
       // The API names transactions from its index: give it the moment it needs to catch up.
-      const result = await eventually(`the API to agree on token ${tokenId}`, async () => {
-        const attempt = await audit("--token", String(tokenId), "--compare", api);
-        return attempt.code === 0 ? attempt : undefined;
-      }, 20_000).catch(async (error) => {
+      const result = await eventually(
+        `the API to agree on token ${tokenId}`,
+        async () => {
+          const attempt = await audit("--token", String(tokenId), "--compare", api);
+          return attempt.code === 0 ? attempt : undefined;
+        },
+        20_000,
+      ).catch(async (error) => {
         throw new Error(`${error.message}\n${(await audit("--token", String(tokenId), "--compare", api)).stdout}`);
       });
       expect(result.stdout).to.include(`Compared with ${api}: the API agrees with the chain on every field.`);
     }
-    const { code, report } = await auditJson("--token", String(scenarios.invalidated.tokenId), "--compare", `${api}/api/v1/`);
+    const { code, report } = await auditJson(
+      "--token",
+      String(scenarios.invalidated.tokenId),
+      "--compare",
+      `${api}/api/v1/`,
+    );
     expect(code).to.equal(0);
     expect(report.comparison).to.deep.equal({ baseUrl: `${api}/api/v1/`, differences: [] });
   });
@@ -347,10 +509,14 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     });
     const tokenId = /verify\?token=(\d+)/.exec(stdout)?.[1];
     expect(tokenId, stdout).to.be.a("string");
-    const result = await eventually(`the API to agree on the demo's token ${tokenId}`, async () => {
-      const attempt = await audit("--token", tokenId!, "--compare", api);
-      return attempt.code === 0 ? attempt : undefined;
-    }, 20_000).catch(async (error) => {
+    const result = await eventually(
+      `the API to agree on the demo's token ${tokenId}`,
+      async () => {
+        const attempt = await audit("--token", tokenId!, "--compare", api);
+        return attempt.code === 0 ? attempt : undefined;
+      },
+      20_000,
+    ).catch(async (error) => {
       throw new Error(`${error.message}\n${(await audit("--token", tokenId!, "--compare", api)).stdout}`);
     });
     expect(result.stdout).to.include("findings: none").and.include("platform findings: none");
@@ -362,8 +528,18 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     expect(licence.applicantCommitment).to.equal(await commitmentOf(Number(tokenId)));
     const relayed = licence.decisions.filter((d: Json) => d.route === "RELAYED");
     expect(relayed).to.have.length(1);
-    expect(relayed[0]).to.deep.include({ decision: "APPROVED", custody: "DEPARTMENT_HELD", departmentCustody: "DEPARTMENT_HELD", sender: deployment.roles.operator, walletMatches: true });
-    expect(licence.decisions.filter((d: Json) => d.route === "SENT").every((d: Json) => d.custody === "CUSTODIAL" && d.sender === d.signer)).to.equal(true);
+    expect(relayed[0]).to.deep.include({
+      decision: "APPROVED",
+      custody: "DEPARTMENT_HELD",
+      departmentCustody: "DEPARTMENT_HELD",
+      sender: deployment.roles.operator,
+      walletMatches: true,
+    });
+    expect(
+      licence.decisions
+        .filter((d: Json) => d.route === "SENT")
+        .every((d: Json) => d.custody === "CUSTODIAL" && d.sender === d.signer),
+    ).to.equal(true);
   });
 
   it("--all --compare: every licence on the chain (this file's, the demo's, earlier stack tests') agrees with the API, no finding", async function () {
@@ -373,12 +549,18 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     const underReview = await submittedRequest("reviewing");
     const draft = await applicant.post("/requests", { applicantId: `audit-${runId}`, requestType: "BUILDING_PERMIT" });
     expect(draft.status).to.equal(201);
-    const result = await eventually("the API to agree on every licence", async () => {
-      const attempt = await auditJson("--all", "--compare", api);
-      return attempt.code === 0 ? attempt : undefined;
-    }, 30_000).catch(async (error) => {
+    const result = await eventually(
+      "the API to agree on every licence",
+      async () => {
+        const attempt = await auditJson("--all", "--compare", api);
+        return attempt.code === 0 ? attempt : undefined;
+      },
+      30_000,
+    ).catch(async (error) => {
       const last = await auditJson("--all", "--compare", api);
-      throw new Error(`${error.message}\n${JSON.stringify({ findings: last.report.findings, licences: last.report.licences.filter((l: Json) => l.findings.length).map((l: Json) => [l.tokenId, l.findings]), differences: last.report.comparison?.differences }, null, 1)}`);
+      throw new Error(
+        `${error.message}\n${JSON.stringify({ findings: last.report.findings, licences: last.report.licences.filter((l: Json) => l.findings.length).map((l: Json) => [l.tokenId, l.findings]), differences: last.report.comparison?.differences }, null, 1)}`,
+      );
     });
     expect(result.report.comparison.differences).to.deep.equal([]);
     expect(result.report.licences.length).to.be.at.least(6);
@@ -419,7 +601,11 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
       expect(issued.code).to.equal(1);
       expect(issued.stdout).to.include(`Compared with ${fakeUrl}: 3 differences`);
       expect(issued.stdout).to.include(`token ${scenarios.issued.tokenId}  status: chain APPROVED, API SUSPENDED`);
-      expect(issued.stdout).to.match(new RegExp(`token ${scenarios.issued.tokenId}  blockchainProof\\.ownerAddress: chain ${await ownerOf(scenarios.issued.tokenId)}, API 0x[0-9a-fA-F]{40}`));
+      expect(issued.stdout).to.match(
+        new RegExp(
+          `token ${scenarios.issued.tokenId}  blockchainProof\\.ownerAddress: chain ${await ownerOf(scenarios.issued.tokenId)}, API 0x[0-9a-fA-F]{40}`,
+        ),
+      );
       expect(issued.stdout).to.include(`approvals[stage 1, ${codes.C}]: chain approved at`);
       expect(issued.stdout).to.include("API absent");
       expect(issued.stdout).to.match(/NOT OK: .*3 difference\(s\) with the API/);
@@ -428,12 +614,19 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
       expect(inv.code).to.equal(1);
       expect(inv.report.ok).to.equal(false);
       expect(inv.report.comparison.differences).to.deep.equal([
-        { subject: `document 0x${supersededPlan} (token ${scenarios.invalidated.tokenId}, SITE_PLAN v1)`, field: "isLatest", chain: false, api: true },
+        {
+          subject: `document 0x${supersededPlan} (token ${scenarios.invalidated.tokenId}, SITE_PLAN v1)`,
+          field: "isLatest",
+          chain: false,
+          api: true,
+        },
       ]);
 
       const revoked = await audit("--token", String(scenarios.revoked.tokenId), "--compare", fakeUrl);
       expect(revoked.code).to.equal(1);
-      expect(revoked.stdout).to.include(`token ${scenarios.revoked.tokenId}  (HTTP status): chain exists: 200 expected, API 404`);
+      expect(revoked.stdout).to.include(
+        `token ${scenarios.revoked.tokenId}  (HTTP status): chain exists: 200 expected, API 404`,
+      );
     });
 
     it("exits 2 when the API cannot be reached", async function () {
@@ -451,7 +644,10 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
 
     /** Proposes `wallet` (held by the department, i.e. not by the platform) for C through the API; its receipt. */
     async function propose(wallet: string) {
-      const proposed = await admin.post(`/departments/${codes.C}/wallet-change`, { custody: "DEPARTMENT_HELD", walletAddress: wallet });
+      const proposed = await admin.post(`/departments/${codes.C}/wallet-change`, {
+        custody: "DEPARTMENT_HELD",
+        walletAddress: wallet,
+      });
       expect(proposed.status, JSON.stringify(proposed.body)).to.equal(200);
       return (await chain.getTransactionReceipt(proposed.body.transactionHash))!;
     }
@@ -460,7 +656,12 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     async function activate() {
       const anyone = Wallet.createRandom().connect(chain);
       await chain.send("anvil_setBalance", [anyone.address, "0x3635c9adc5dea00000"]);
-      const receipt = await (await anyone.sendTransaction({ to: registryAddress(), data: registryAbi.encodeFunctionData("activateDepartmentWallet", [b32(codes.C)]) })).wait();
+      const receipt = await (
+        await anyone.sendTransaction({
+          to: registryAddress(),
+          data: registryAbi.encodeFunctionData("activateDepartmentWallet", [b32(codes.C)]),
+        })
+      ).wait();
       expect(receipt?.status).to.equal(1);
       return receipt!;
     }
@@ -477,10 +678,18 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
       const department = report.departments.find((d: Json) => d.code === codes.C);
       expect(department.wallet).to.equal(next);
       expect(department.changes.map((c: Json) => c.kind)).to.deep.equal(["REGISTERED", "PROPOSED", "ROTATED"]);
-      expect(department.changes[2]).to.deep.include({ previousWallet: departments.C.walletAddress, wallet: next, delayRespected: true });
+      expect(department.changes[2]).to.deep.include({
+        previousWallet: departments.C.walletAddress,
+        wallet: next,
+        delayRespected: true,
+      });
       expect(department.changes[2].waitedSeconds).to.be.at.least(deployment.walletDelay);
       const decision = report.licences[0].decisions.find((d: Json) => d.departmentCode === codes.C);
-      expect(decision).to.deep.include({ signer: departments.C.walletAddress, departmentWallet: departments.C.walletAddress, walletMatches: true });
+      expect(decision).to.deep.include({
+        signer: departments.C.walletAddress,
+        departmentWallet: departments.C.walletAddress,
+        walletMatches: true,
+      });
     });
 
     it("flags a rotation forced inside its window and the decision its new wallet made (exit 1)", async function () {
@@ -501,35 +710,68 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
       let slot: string | undefined;
       for (let base = 0; base < 32 && !slot; base++) {
         const candidate = keccak256(AbiCoder.defaultAbiCoder().encode(["uint256", "uint256"], [departmentId, base]));
-        if ((BigInt(await chain.getStorage(registryAddress(), candidate)) & ((1n << 160n) - 1n)) === BigInt(intruder.address)) slot = candidate;
+        if (
+          (BigInt(await chain.getStorage(registryAddress(), candidate)) & ((1n << 160n) - 1n)) ===
+          BigInt(intruder.address)
+        )
+          slot = candidate;
       }
       expect(slot, "the pending wallet change's storage slot").to.be.a("string");
       const word = BigInt(await chain.getStorage(registryAddress(), slot!));
       const now = BigInt((await chain.getBlock("latest"))!.timestamp);
-      await chain.send("anvil_setStorageAt", [registryAddress(), slot, zeroPadValue(toBeHex((word & ((1n << 168n) - 1n)) | (now << 168n)), 32)]);
+      await chain.send("anvil_setStorageAt", [
+        registryAddress(),
+        slot,
+        zeroPadValue(toBeHex((word & ((1n << 168n) - 1n)) | (now << 168n)), 32),
+      ]);
       const activation = await activate();
 
       // The intruder decides for C, on the versions current now: the licence is issued.
-      const versions = (await call(documentsAbi, deployment.contracts.DocumentRegistry, "packedDocumentsOf", [forged.tokenId]))[0];
-      const approval = await (await intruder.sendTransaction({ to: registryAddress(), data: registryAbi.encodeFunctionData("approve", [forged.tokenId, 0, versions, id("forged")]) })).wait();
-      expect((await call(tokenAbi, deployment.contracts.LicenceToken, "licence", [forged.tokenId]))[0].status).to.equal(4n); // Approved
+      const versions = (
+        await call(documentsAbi, deployment.contracts.DocumentRegistry, "packedDocumentsOf", [forged.tokenId])
+      )[0];
+      const approval = await (
+        await intruder.sendTransaction({
+          to: registryAddress(),
+          data: registryAbi.encodeFunctionData("approve", [forged.tokenId, 0, versions, id("forged")]),
+        })
+      ).wait();
+      expect((await call(tokenAbi, deployment.contracts.LicenceToken, "licence", [forged.tokenId]))[0].status).to.equal(
+        4n,
+      ); // Approved
 
       const { code: exit, report } = await auditJson("--token", String(forged.tokenId));
       expect(exit).to.equal(1);
       expect(report.ok).to.equal(false);
-      const rotation = report.findings.filter((f: string) => f.startsWith(`${codes.C}'s wallet became ${intruder.address} at block ${activation.blockNumber}`));
+      const rotation = report.findings.filter((f: string) =>
+        f.startsWith(`${codes.C}'s wallet became ${intruder.address} at block ${activation.blockNumber}`),
+      );
       expect(rotation, JSON.stringify(report.findings)).to.have.length(1);
-      expect(rotation[0]).to.match(new RegExp(`, \\d+ s after its proposal \\(block ${proposal.blockNumber}, tx ${proposal.hash}\\): the wallet delay is ${deployment.walletDelay} s$`));
+      expect(rotation[0]).to.match(
+        new RegExp(
+          `, \\d+ s after its proposal \\(block ${proposal.blockNumber}, tx ${proposal.hash}\\): the wallet delay is ${deployment.walletDelay} s$`,
+        ),
+      );
       const licence = report.licences[0];
       expect(licence.status).to.equal("APPROVED");
       const decision = licence.decisions.find((d: Json) => d.transactionHash === approval!.hash);
-      expect(decision).to.deep.include({ departmentCode: codes.C, signer: intruder.address, sender: intruder.address, route: "SENT", departmentWallet: intruder.address, walletMatches: false });
+      expect(decision).to.deep.include({
+        departmentCode: codes.C,
+        signer: intruder.address,
+        sender: intruder.address,
+        route: "SENT",
+        departmentWallet: intruder.address,
+        walletMatches: false,
+      });
       expect(licence.findings).to.deep.equal([
         `decision APPROVED of ${codes.C} in stage 1 (tx ${approval!.hash}) was made by ${intruder.address}, which became ${codes.C}'s wallet at block ${activation.blockNumber} without waiting the wallet delay after its proposal (proposed at block ${proposal.blockNumber})`,
       ]);
       const text = await audit("--token", String(forged.tokenId));
       expect(text.code).to.equal(1);
-      expect(text.stdout).to.include("(DELAY NOT RESPECTED)").and.include("WALLET MISMATCH").and.match(/NOT OK: 1 licence\(s\), [2-9] finding\(s\)/);
+      expect(text.stdout)
+        .to.include("(DELAY NOT RESPECTED)")
+        .and.include("WALLET MISMATCH")
+        .and.match(/NOT OK: 1 licence\(s\), [2-9] finding\(s\)/);
     });
   });
 });

@@ -15,7 +15,17 @@ import { signingKeyFile } from "../../api/src/auth/keys.ts";
 import { spawnNode, type ManagedProcess } from "../../scripts/stack/managedProcess.ts";
 import { freePort } from "../../scripts/stack/ports.ts";
 import { REPO_ROOT } from "../../scripts/stack/stack.ts";
-import { applicantCode, applicantToken, authorizeParams, clientToken, createClient, exchangeFields, rememberVerifier, TEST_CLIENT_ID, TEST_REDIRECT_URI } from "./support/authClient.ts";
+import {
+  applicantCode,
+  applicantToken,
+  authorizeParams,
+  clientToken,
+  createClient,
+  exchangeFields,
+  rememberVerifier,
+  TEST_CLIENT_ID,
+  TEST_REDIRECT_URI,
+} from "./support/authClient.ts";
 import { current } from "./support/stackFixture.ts";
 
 const api = () => current().api.url;
@@ -23,8 +33,16 @@ const url = (p: string) => `${api()}${p}`;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 async function tokenRequest(fields: Record<string, string>, headers: Record<string, string> = {}) {
-  const response = await fetch(url("/api/v1/auth/token"), { method: "POST", body: new URLSearchParams(fields), headers });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown>, headers: response.headers };
+  const response = await fetch(url("/api/v1/auth/token"), {
+    method: "POST",
+    body: new URLSearchParams(fields),
+    headers,
+  });
+  return {
+    status: response.status,
+    body: (await response.json()) as Record<string, unknown>,
+    headers: response.headers,
+  };
 }
 
 async function exchange(body: unknown, base = api()) {
@@ -43,7 +61,11 @@ async function adminToken(): Promise<string> {
 /** GET /admin/clients with the given Authorization header value. */
 async function callAdmin(authorization?: string) {
   const response = await fetch(url("/api/v1/admin/clients"), { headers: authorization ? { authorization } : {} });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown>, headers: response.headers };
+  return {
+    status: response.status,
+    body: (await response.json()) as Record<string, unknown>,
+    headers: response.headers,
+  };
 }
 
 /** Signs a token with the service's own on-disk development key (claims overridable). */
@@ -119,7 +141,13 @@ describe("Authentication", function () {
     it("signs in end to end: authorize → 302 with code and state → token that verifies against the JWKS", async function () {
       const state = `s-${randomUUID()}`;
       const redirectUri = "http://localhost:5173/callback?from=app";
-      const { query, verifier } = authorizeParams({ redirect_uri: redirectUri, state, login_hint: "IL-1001", name: "Asha Rao", email: "asha@example.org" });
+      const { query, verifier } = authorizeParams({
+        redirect_uri: redirectUri,
+        state,
+        login_hint: "IL-1001",
+        name: "Asha Rao",
+        email: "asha@example.org",
+      });
       const authorize = await fetch(url(`/api/v1/auth/identitylocker/authorize?${query}`), { redirect: "manual" });
       expect(authorize.status).to.equal(302);
       const back = new URL(authorize.headers.get("location")!);
@@ -129,7 +157,12 @@ describe("Authentication", function () {
       const code = back.searchParams.get("code")!;
       expect(code).to.match(/^[\w-]{43}$/);
 
-      const { status, body } = await exchange({ code, redirect_uri: redirectUri, client_id: TEST_CLIENT_ID, code_verifier: verifier });
+      const { status, body } = await exchange({
+        code,
+        redirect_uri: redirectUri,
+        client_id: TEST_CLIENT_ID,
+        code_verifier: verifier,
+      });
       expect(status).to.equal(200);
       expect(body).to.have.keys("access_token", "token_type", "expires_in");
       expect(body.token_type).to.equal("Bearer");
@@ -143,7 +176,13 @@ describe("Authentication", function () {
       });
       expect(protectedHeader).to.include({ alg: "ES256", typ: "at+jwt" });
       expect(protectedHeader.kid).to.be.a("string");
-      expect(payload).to.include({ sub: "IL-1001", kind: "applicant", name: "Asha Rao", email: "asha@example.org", idp: "development" });
+      expect(payload).to.include({
+        sub: "IL-1001",
+        kind: "applicant",
+        name: "Asha Rao",
+        email: "asha@example.org",
+        idp: "development",
+      });
       expect(payload.jti).to.match(/^[0-9a-f-]{36}$/);
       expect(payload.exp! - payload.iat!).to.equal(3600);
       expect(payload).to.not.have.property("scope");
@@ -160,7 +199,10 @@ describe("Authentication", function () {
       const code = await applicantCode(api(), { id: "IL-1003" });
       expect((await exchange(exchangeFields(code))).status).to.equal(200);
       const again = await exchange(exchangeFields(code));
-      expect(again).to.deep.equal({ status: 400, body: { error: "invalid_grant", error_description: "The code is invalid or has already been used" } });
+      expect(again).to.deep.equal({
+        status: 400,
+        body: { error: "invalid_grant", error_description: "The code is invalid or has already been used" },
+      });
     });
 
     it("refuses a redirect_uri other than the one used at authorize (and burns the code)", async function () {
@@ -173,7 +215,13 @@ describe("Authentication", function () {
     });
 
     it("refuses to redirect to a redirect_uri outside the allowlist (403, no Location)", async function () {
-      for (const redirectUri of ["https://evil.example/callback", "http://127.0.0.1.evil.example/cb", "http://127.0.0.1:9/cb#frag", "javascript:alert(1)", "/relative"]) {
+      for (const redirectUri of [
+        "https://evil.example/callback",
+        "http://127.0.0.1.evil.example/cb",
+        "http://127.0.0.1:9/cb#frag",
+        "javascript:alert(1)",
+        "/relative",
+      ]) {
         const { query } = authorizeParams({ redirect_uri: redirectUri, state: "x", login_hint: "IL-1005" });
         const response = await fetch(url(`/api/v1/auth/identitylocker/authorize?${query}`), { redirect: "manual" });
         expect(response.status, redirectUri).to.equal(403);
@@ -217,10 +265,19 @@ describe("Authentication", function () {
         status: 400,
         body: { error: "invalid_request", error_description: "code is required" },
       });
-      expect((await exchange({ code: "x", redirect_uri: TEST_REDIRECT_URI, grant_type: "password" })).body.error).to.equal("unsupported_grant_type");
+      expect(
+        (await exchange({ code: "x", redirect_uri: TEST_REDIRECT_URI, grant_type: "password" })).body.error,
+      ).to.equal("unsupported_grant_type");
       expect((await exchange(exchangeFields("never-issued"))).body.error).to.equal("invalid_grant");
-      expect((await exchange({ code: ["a", "b"], redirect_uri: TEST_REDIRECT_URI })).body).to.deep.equal({ error: "invalid_request", error_description: "code is repeated" });
-      const text = await fetch(url("/api/v1/auth/identitylocker/token"), { method: "POST", headers: { "content-type": "text/plain" }, body: "code=x" });
+      expect((await exchange({ code: ["a", "b"], redirect_uri: TEST_REDIRECT_URI })).body).to.deep.equal({
+        error: "invalid_request",
+        error_description: "code is repeated",
+      });
+      const text = await fetch(url("/api/v1/auth/identitylocker/token"), {
+        method: "POST",
+        headers: { "content-type": "text/plain" },
+        body: "code=x",
+      });
       expect(text.status).to.equal(400);
       expect(((await text.json()) as { error: string }).error).to.equal("invalid_request");
     });
@@ -271,9 +328,15 @@ describe("Authentication", function () {
             seen.token = form;
             const challenge = challenges.get(form.get("code") ?? "");
             challenges.delete(form.get("code") ?? "");
-            const verifierOk = challenge && createHash("sha256").update(form.get("code_verifier") ?? "").digest("base64url") === challenge;
-            if (form.get("client_id") !== IDP_CLIENT_ID || form.get("client_secret") !== IDP_CLIENT_SECRET) return send(401, { error: "invalid_client" });
-            if (!verifierOk || form.get("grant_type") !== "authorization_code") return send(400, { error: "invalid_grant" });
+            const verifierOk =
+              challenge &&
+              createHash("sha256")
+                .update(form.get("code_verifier") ?? "")
+                .digest("base64url") === challenge;
+            if (form.get("client_id") !== IDP_CLIENT_ID || form.get("client_secret") !== IDP_CLIENT_SECRET)
+              return send(401, { error: "invalid_client" });
+            if (!verifierOk || form.get("grant_type") !== "authorization_code")
+              return send(400, { error: "invalid_grant" });
             send(200, { access_token: "idp-access-token", token_type: "Bearer", expires_in: 300 });
           });
           return;
@@ -307,7 +370,9 @@ describe("Authentication", function () {
     /** Follows the browser's path: our authorize → provider → our callback → applicant's redirect_uri. */
     async function signIn(loginHint: string, state: string): Promise<URL> {
       const { query, verifier } = authorizeParams({ redirect_uri: TEST_REDIRECT_URI, state, login_hint: loginHint });
-      const toProvider = await fetch(`${extraUrl}/api/v1/auth/identitylocker/authorize?${query}`, { redirect: "manual" });
+      const toProvider = await fetch(`${extraUrl}/api/v1/auth/identitylocker/authorize?${query}`, {
+        redirect: "manual",
+      });
       expect(toProvider.status).to.equal(302);
       const providerUrl = new URL(toProvider.headers.get("location")!);
       expect(providerUrl.origin + providerUrl.pathname).to.equal(`${idpUrl}/authorize`);
@@ -324,7 +389,9 @@ describe("Authentication", function () {
 
     it("signs in through the provider: code + PKCE + client secret exchanged, userinfo read, our code issued", async function () {
       const back = await signIn("IL-OIDC-42", "client-state-1");
-      expect(back.origin + back.pathname).to.equal(new URL(TEST_REDIRECT_URI).origin + new URL(TEST_REDIRECT_URI).pathname);
+      expect(back.origin + back.pathname).to.equal(
+        new URL(TEST_REDIRECT_URI).origin + new URL(TEST_REDIRECT_URI).pathname,
+      );
       expect(back.searchParams.get("state")).to.equal("client-state-1");
       const code = back.searchParams.get("code")!;
       expect(code).to.be.a("string");
@@ -342,8 +409,17 @@ describe("Authentication", function () {
       expect(status).to.equal(200);
       expect(body.expires_in).to.equal(2);
       const jwks = createRemoteJWKSet(new URL(url("/.well-known/jwks.json")));
-      const { payload } = await jwtVerify(body.access_token as string, jwks, { issuer: current().config.jwtIssuer, audience: current().config.jwtAudience });
-      expect(payload).to.include({ sub: "IL-OIDC-42", kind: "applicant", name: "Meera Iyer", email: "meera@example.org", idp: "identity-locker" });
+      const { payload } = await jwtVerify(body.access_token as string, jwks, {
+        issuer: current().config.jwtIssuer,
+        audience: current().config.jwtAudience,
+      });
+      expect(payload).to.include({
+        sub: "IL-OIDC-42",
+        kind: "applicant",
+        name: "Meera Iyer",
+        email: "meera@example.org",
+        idp: "identity-locker",
+      });
       expect(payload.exp! - payload.iat!).to.equal(2);
     });
 
@@ -355,12 +431,16 @@ describe("Authentication", function () {
     });
 
     it("refuses a callback with an unknown or replayed state (401)", async function () {
-      const unknown = await fetch(`${extraUrl}/api/v1/auth/identitylocker/callback?state=forged&code=x`, { redirect: "manual" });
+      const unknown = await fetch(`${extraUrl}/api/v1/auth/identitylocker/callback?state=forged&code=x`, {
+        redirect: "manual",
+      });
       expect(unknown.status).to.equal(401);
       expect(((await unknown.json()) as { code: string }).code).to.equal("UNAUTHORIZED");
 
       const { query } = authorizeParams({ redirect_uri: TEST_REDIRECT_URI, state: "s3", login_hint: "IL-OIDC-42" });
-      const toProvider = await fetch(`${extraUrl}/api/v1/auth/identitylocker/authorize?${query}`, { redirect: "manual" });
+      const toProvider = await fetch(`${extraUrl}/api/v1/auth/identitylocker/authorize?${query}`, {
+        redirect: "manual",
+      });
       const toCallback = await fetch(toProvider.headers.get("location")!, { redirect: "manual" });
       const callback = toCallback.headers.get("location")!;
       expect((await fetch(callback, { redirect: "manual" })).status).to.equal(302);
@@ -368,11 +448,17 @@ describe("Authentication", function () {
     });
 
     it("honours ACCESS_TOKEN_TTL_SECONDS: a 2-second token is refused once expired (401 UNAUTHORIZED)", async function () {
-      const form = new URLSearchParams({ grant_type: "client_credentials", client_id: current().admin.clientId, client_secret: current().admin.clientSecret });
+      const form = new URLSearchParams({
+        grant_type: "client_credentials",
+        client_id: current().admin.clientId,
+        client_secret: current().admin.clientSecret,
+      });
       const response = await fetch(`${extraUrl}/api/v1/auth/token`, { method: "POST", body: form });
       const body = (await response.json()) as { access_token: string; expires_in: number };
       expect(body.expires_in).to.equal(2);
-      expect((await fetch(`${extraUrl}/api/v1/admin/clients`, { headers: bearer(body.access_token) })).status).to.equal(200);
+      expect((await fetch(`${extraUrl}/api/v1/admin/clients`, { headers: bearer(body.access_token) })).status).to.equal(
+        200,
+      );
       await new Promise((resolve) => setTimeout(resolve, 3_100));
       for (const base of [extraUrl, api()]) {
         const expired = await fetch(`${base}/api/v1/admin/clients`, { headers: bearer(body.access_token) });
@@ -392,12 +478,21 @@ describe("Authentication", function () {
     });
 
     it("issues the bootstrap admin a token with scope admin", async function () {
-      const { status, body, headers } = await tokenRequest({ grant_type: "client_credentials", client_id: current().admin.clientId, client_secret: current().admin.clientSecret });
+      const { status, body, headers } = await tokenRequest({
+        grant_type: "client_credentials",
+        client_id: current().admin.clientId,
+        client_secret: current().admin.clientSecret,
+      });
       expect(status).to.equal(200);
       expect(body).to.include({ token_type: "Bearer", expires_in: 3600, scope: "admin" });
       expect(headers.get("cache-control")).to.equal("no-store");
       const claims = decodeJwt(body.access_token as string);
-      expect(claims).to.include({ sub: current().admin.clientId, client_id: current().admin.clientId, kind: "client", scope: "admin" });
+      expect(claims).to.include({
+        sub: current().admin.clientId,
+        client_id: current().admin.clientId,
+        kind: "client",
+        scope: "admin",
+      });
       expect(claims.exp! - claims.iat!).to.equal(3600);
       expect(decodeProtectedHeader(body.access_token as string)).to.include({ alg: "ES256", typ: "at+jwt" });
     });
@@ -406,7 +501,10 @@ describe("Authentication", function () {
       const response = await fetch(url("/api/v1/admin/clients"), {
         method: "POST",
         headers: { ...bearer(admin), "content-type": "application/json" },
-        body: JSON.stringify({ name: "Portal", scopes: ["documents:write", "applications:write", "applications:write"] }),
+        body: JSON.stringify({
+          name: "Portal",
+          scopes: ["documents:write", "applications:write", "applications:write"],
+        }),
       });
       expect(response.status).to.equal(201);
       const created = (await response.json()) as Record<string, unknown>;
@@ -419,7 +517,14 @@ describe("Authentication", function () {
       expect(list.status).to.equal(200);
       const clients = list.body.clients as Record<string, unknown>[];
       const listed = clients.find((c) => c.clientId === created.clientId)!;
-      expect(listed).to.deep.equal({ clientId: created.clientId, name: "Portal", scopes: ["applications:write", "documents:write"], bootstrap: false, createdAt: created.createdAt, revokedAt: null });
+      expect(listed).to.deep.equal({
+        clientId: created.clientId,
+        name: "Portal",
+        scopes: ["applications:write", "documents:write"],
+        bootstrap: false,
+        createdAt: created.createdAt,
+        revokedAt: null,
+      });
       expect(clients.some((c) => c.clientId === current().admin.clientId && c.bootstrap === true)).to.equal(true);
       const text = JSON.stringify(list.body);
       expect(text).to.not.include(created.clientSecret as string);
@@ -437,19 +542,38 @@ describe("Authentication", function () {
     });
 
     it("grants the requested subset of the client's scopes, or all of them when none is asked", async function () {
-      const subset = await tokenRequest({ grant_type: "client_credentials", client_id: reader.clientId, client_secret: reader.clientSecret, scope: "documents:read applications:read" });
+      const subset = await tokenRequest({
+        grant_type: "client_credentials",
+        client_id: reader.clientId,
+        client_secret: reader.clientSecret,
+        scope: "documents:read applications:read",
+      });
       expect(subset.status).to.equal(200);
       expect(subset.body.scope).to.equal("applications:read documents:read");
       expect(decodeJwt(subset.body.access_token as string).scope).to.equal("applications:read documents:read");
-      const all = await tokenRequest({ grant_type: "client_credentials", client_id: reader.clientId, client_secret: reader.clientSecret });
+      const all = await tokenRequest({
+        grant_type: "client_credentials",
+        client_id: reader.clientId,
+        client_secret: reader.clientSecret,
+      });
       expect(all.body.scope).to.equal("applications:read documents:read verification:read");
-      const adminSubset = await tokenRequest({ grant_type: "client_credentials", client_id: current().admin.clientId, client_secret: current().admin.clientSecret, scope: "applications:read" });
+      const adminSubset = await tokenRequest({
+        grant_type: "client_credentials",
+        client_id: current().admin.clientId,
+        client_secret: current().admin.clientSecret,
+        scope: "applications:read",
+      });
       expect(adminSubset.body.scope).to.equal("applications:read");
     });
 
     it("accepts HTTP Basic client authentication", async function () {
-      const basic = Buffer.from(`${encodeURIComponent(reader.clientId)}:${encodeURIComponent(reader.clientSecret)}`).toString("base64");
-      const { status, body } = await tokenRequest({ grant_type: "client_credentials", scope: "verification:read" }, { authorization: `Basic ${basic}` });
+      const basic = Buffer.from(
+        `${encodeURIComponent(reader.clientId)}:${encodeURIComponent(reader.clientSecret)}`,
+      ).toString("base64");
+      const { status, body } = await tokenRequest(
+        { grant_type: "client_credentials", scope: "verification:read" },
+        { authorization: `Basic ${basic}` },
+      );
       expect(status).to.equal(200);
       expect(body.scope).to.equal("verification:read");
     });
@@ -468,11 +592,18 @@ describe("Authentication", function () {
       ];
       for (const [fields, status, error] of cases) {
         const response = await tokenRequest(fields);
-        expect({ status: response.status, error: response.body.error }, JSON.stringify(fields)).to.deep.equal({ status, error });
+        expect({ status: response.status, error: response.body.error }, JSON.stringify(fields)).to.deep.equal({
+          status,
+          error,
+        });
         expect(response.body).to.have.keys("error", "error_description");
         expect(response.body.error_description).to.be.a("string").and.not.include(reader.clientSecret);
       }
-      const json = await fetch(url("/api/v1/auth/token"), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(base) });
+      const json = await fetch(url("/api/v1/auth/token"), {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(base),
+      });
       expect(json.status).to.equal(400);
       expect(((await json.json()) as { error: string }).error).to.equal("invalid_request");
     });
@@ -495,26 +626,44 @@ describe("Authentication", function () {
       const token = await clientToken(api(), second.clientId, second.clientSecret);
       expect((await callAdmin(`Bearer ${token}`)).status).to.equal(200);
 
-      const revoke = await fetch(url(`/api/v1/admin/clients/${second.clientId}`), { method: "DELETE", headers: bearer(admin) });
+      const revoke = await fetch(url(`/api/v1/admin/clients/${second.clientId}`), {
+        method: "DELETE",
+        headers: bearer(admin),
+      });
       expect(revoke.status).to.equal(204);
       const refused = await callAdmin(`Bearer ${token}`);
       expect(refused.status).to.equal(401);
-      expect(refused.body).to.deep.equal({ code: "UNAUTHORIZED", message: "The client of this access token has been revoked" });
-      const again = await tokenRequest({ grant_type: "client_credentials", client_id: second.clientId, client_secret: second.clientSecret });
+      expect(refused.body).to.deep.equal({
+        code: "UNAUTHORIZED",
+        message: "The client of this access token has been revoked",
+      });
+      const again = await tokenRequest({
+        grant_type: "client_credentials",
+        client_id: second.clientId,
+        client_secret: second.clientSecret,
+      });
       expect({ status: again.status, error: again.body.error }).to.deep.equal({ status: 401, error: "invalid_client" });
 
       const listed = (await callAdmin(`Bearer ${admin}`)).body.clients as { clientId: string }[];
       expect(listed.map((c) => c.clientId)).to.not.include(second.clientId);
       const withRevoked = await fetch(url("/api/v1/admin/clients?includeRevoked=true"), { headers: bearer(admin) });
-      const revoked = ((await withRevoked.json()) as { clients: { clientId: string; revokedAt: string | null }[] }).clients.find((c) => c.clientId === second.clientId);
+      const revoked = (
+        (await withRevoked.json()) as { clients: { clientId: string; revokedAt: string | null }[] }
+      ).clients.find((c) => c.clientId === second.clientId);
       expect(revoked?.revokedAt).to.be.a("string");
-      expect((await fetch(url(`/api/v1/admin/clients/${second.clientId}`), { method: "DELETE", headers: bearer(admin) })).status).to.equal(204);
+      expect(
+        (await fetch(url(`/api/v1/admin/clients/${second.clientId}`), { method: "DELETE", headers: bearer(admin) }))
+          .status,
+      ).to.equal(204);
     });
 
     it("answers 404 for an unknown client and 409 for the bootstrap admin client", async function () {
       const unknown = await fetch(url("/api/v1/admin/clients/cli_nope"), { method: "DELETE", headers: bearer(admin) });
       expect(unknown.status).to.equal(404);
-      const bootstrap = await fetch(url(`/api/v1/admin/clients/${current().admin.clientId}`), { method: "DELETE", headers: bearer(admin) });
+      const bootstrap = await fetch(url(`/api/v1/admin/clients/${current().admin.clientId}`), {
+        method: "DELETE",
+        headers: bearer(admin),
+      });
       expect(bootstrap.status).to.equal(409);
       expect(((await bootstrap.json()) as { code: string }).code).to.equal("BOOTSTRAP_CLIENT");
     });
@@ -537,17 +686,33 @@ describe("Authentication", function () {
 
     it("refuses an expired token", async function () {
       const now = Math.floor(Date.now() / 1000);
-      await expect401(`Bearer ${await signWithServiceKey({ iat: now - 120, exp: now - 60 })}`, "The access token has expired");
+      await expect401(
+        `Bearer ${await signWithServiceKey({ iat: now - 120, exp: now - 60 })}`,
+        "The access token has expired",
+      );
     });
 
     it("refuses a token signed by another ES256 key (same kid, or another kid)", async function () {
       const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
       const { keys } = (await (await fetch(url("/.well-known/jwks.json"))).json()) as { keys: { kid: string }[] };
       const now = Math.floor(Date.now() / 1000);
-      const claims = { iss: current().config.jwtIssuer, aud: current().config.jwtAudience, sub: current().admin.clientId, iat: now, exp: now + 600, jti: randomUUID(), kind: "client", scope: "admin" };
-      const sameKid = await new SignJWT(claims).setProtectedHeader({ alg: "ES256", typ: "at+jwt", kid: keys[0].kid }).sign(privateKey);
+      const claims = {
+        iss: current().config.jwtIssuer,
+        aud: current().config.jwtAudience,
+        sub: current().admin.clientId,
+        iat: now,
+        exp: now + 600,
+        jti: randomUUID(),
+        kind: "client",
+        scope: "admin",
+      };
+      const sameKid = await new SignJWT(claims)
+        .setProtectedHeader({ alg: "ES256", typ: "at+jwt", kid: keys[0].kid })
+        .sign(privateKey);
       await expect401(`Bearer ${sameKid}`, "The access token's signature is invalid");
-      const otherKid = await new SignJWT(claims).setProtectedHeader({ alg: "ES256", typ: "at+jwt", kid: "attacker" }).sign(privateKey);
+      const otherKid = await new SignJWT(claims)
+        .setProtectedHeader({ alg: "ES256", typ: "at+jwt", kid: "attacker" })
+        .sign(privateKey);
       await expect401(`Bearer ${otherKid}`, "The access token was not signed with this service's key");
     });
 
@@ -560,28 +725,55 @@ describe("Authentication", function () {
     });
 
     it("refuses a token for another audience or from another issuer", async function () {
-      await expect401(`Bearer ${await signWithServiceKey({ aud: "another-api" })}`, "The access token is meant for another audience");
-      await expect401(`Bearer ${await signWithServiceKey({ iss: "https://elsewhere.example" })}`, "The access token was issued by another issuer");
+      await expect401(
+        `Bearer ${await signWithServiceKey({ aud: "another-api" })}`,
+        "The access token is meant for another audience",
+      );
+      await expect401(
+        `Bearer ${await signWithServiceKey({ iss: "https://elsewhere.example" })}`,
+        "The access token was issued by another issuer",
+      );
     });
 
     it("refuses unsigned and HMAC tokens, wrong token types and malformed headers", async function () {
       const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
       const now = Math.floor(Date.now() / 1000);
-      const claims = { iss: current().config.jwtIssuer, aud: current().config.jwtAudience, sub: "x", iat: now, exp: now + 600, jti: "j", kind: "client", scope: "admin" };
+      const claims = {
+        iss: current().config.jwtIssuer,
+        aud: current().config.jwtAudience,
+        sub: "x",
+        iat: now,
+        exp: now + 600,
+        jti: "j",
+        kind: "client",
+        scope: "admin",
+      };
       await expect401(`Bearer ${b64({ alg: "none", typ: "at+jwt" })}.${b64(claims)}.`, "The access token is malformed");
-      const hmac = await new SignJWT(claims).setProtectedHeader({ alg: "HS256", typ: "at+jwt" }).sign(new TextEncoder().encode("k".repeat(32)));
+      const hmac = await new SignJWT(claims)
+        .setProtectedHeader({ alg: "HS256", typ: "at+jwt" })
+        .sign(new TextEncoder().encode("k".repeat(32)));
       await expect401(`Bearer ${hmac}`, /algorithm/);
-      await expect401(`Bearer ${await signWithServiceKey({}, { typ: "JWT" })}`, "The token is not an access token of this service");
-      await expect401(`Bearer ${await signWithServiceKey({ kind: "root" })}`, 'The access token\'s "kind" claim is invalid');
+      await expect401(
+        `Bearer ${await signWithServiceKey({}, { typ: "JWT" })}`,
+        "The token is not an access token of this service",
+      );
+      await expect401(
+        `Bearer ${await signWithServiceKey({ kind: "root" })}`,
+        'The access token\'s "kind" claim is invalid',
+      );
       await expect401("Bearer not-a-jwt", "The access token is malformed");
       await expect401("Bearer", 'The Authorization header must be "Bearer <access token>"');
     });
 
     it("answers X-API-Key with 401 while department keys are not wired in (and refuses mixing it with a bearer token)", async function () {
-      const keyOnly = await fetch(url("/api/v1/admin/clients"), { headers: { "x-api-key": "k", "x-department-code": "FIRE" } });
+      const keyOnly = await fetch(url("/api/v1/admin/clients"), {
+        headers: { "x-api-key": "k", "x-department-code": "FIRE" },
+      });
       expect(keyOnly.status).to.equal(401);
       expect(((await keyOnly.json()) as { code: string }).code).to.equal("UNAUTHORIZED");
-      const both = await fetch(url("/api/v1/admin/clients"), { headers: { ...bearer(await adminToken()), "x-api-key": "k" } });
+      const both = await fetch(url("/api/v1/admin/clients"), {
+        headers: { ...bearer(await adminToken()), "x-api-key": "k" },
+      });
       expect(both.status).to.equal(401);
     });
   });
@@ -593,28 +785,45 @@ describe("Authentication", function () {
       const rotated = await startApiProcess("api-auth-rotated", { ADMIN_CLIENT_SECRET: `${clientSecret}-rotated` });
       try {
         const post = (secret: string) =>
-          fetch(`${rotated.url}/api/v1/auth/token`, { method: "POST", body: new URLSearchParams({ grant_type: "client_credentials", client_id: clientId, client_secret: secret }) });
+          fetch(`${rotated.url}/api/v1/auth/token`, {
+            method: "POST",
+            body: new URLSearchParams({ grant_type: "client_credentials", client_id: clientId, client_secret: secret }),
+          });
         const old = await post(clientSecret);
         expect(old.status).to.equal(400);
         expect(((await old.json()) as { error: string }).error).to.equal("invalid_grant");
         expect((await post(`${clientSecret}-rotated`)).status).to.equal(200);
         const refused = await fetch(`${rotated.url}/api/v1/admin/clients`, { headers: bearer(oldToken) });
         expect(refused.status).to.equal(401);
-        expect(((await refused.json()) as { message: string }).message).to.equal("The client's secret was changed after this access token was issued");
+        expect(((await refused.json()) as { message: string }).message).to.equal(
+          "The client's secret was changed after this access token was issued",
+        );
       } finally {
         await rotated.stop();
         // Put the stack's secret back for the other suites (a process started with it re-hashes it).
         const restored = await startApiProcess("api-auth-restored", {});
         await restored.stop();
       }
-      expect((await tokenRequest({ grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret })).status).to.equal(200);
+      expect(
+        (await tokenRequest({ grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret }))
+          .status,
+      ).to.equal(200);
     });
   });
 
   describe("OpenAPI", function () {
     it("documents the auth routes, their access and their scopes", async function () {
-      const doc = (await (await fetch(url("/api/v1/openapi.json"))).json()) as { paths: Record<string, Record<string, { description: string; security: unknown[] }>> };
-      for (const p of ["/api/v1/auth/token", "/api/v1/auth/identitylocker/authorize", "/api/v1/auth/identitylocker/token", "/api/v1/admin/clients", "/api/v1/admin/clients/{clientId}", "/.well-known/jwks.json"]) {
+      const doc = (await (await fetch(url("/api/v1/openapi.json"))).json()) as {
+        paths: Record<string, Record<string, { description: string; security: unknown[] }>>;
+      };
+      for (const p of [
+        "/api/v1/auth/token",
+        "/api/v1/auth/identitylocker/authorize",
+        "/api/v1/auth/identitylocker/token",
+        "/api/v1/admin/clients",
+        "/api/v1/admin/clients/{clientId}",
+        "/.well-known/jwks.json",
+      ]) {
         expect(doc.paths, p).to.have.property(p);
       }
       expect(doc.paths["/api/v1/admin/clients"].get.security).to.deep.equal([{ AdminAuth: ["admin"] }]);

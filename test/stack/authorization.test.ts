@@ -9,7 +9,15 @@
  */
 import { readFileSync } from "node:fs";
 import { expect } from "chai";
-import { applicantCode, applicantToken, authorizeParams, clientToken, createClient, exchangeFields, TEST_REDIRECT_URI } from "./support/authClient.ts";
+import {
+  applicantCode,
+  applicantToken,
+  authorizeParams,
+  clientToken,
+  createClient,
+  exchangeFields,
+  TEST_REDIRECT_URI,
+} from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { apiClient, type HttpResult, type Json } from "./support/httpClient.ts";
 import { parseMarkdownTable } from "./support/markdownTable.ts";
@@ -20,8 +28,22 @@ import { startReceiver, type Receiver } from "./support/webhookReceiver.ts";
 import { registerWorkflowVersion, workflowVersions } from "./support/workflowAdmin.ts";
 
 const MATRIX_FILE = new URL("../../docs/authorization-matrix.md", import.meta.url);
-const SCOPE_CALLERS = ["applications:read", "applications:write", "documents:read", "documents:write", "verification:read"] as const;
-const CALLERS = ["anonymous", "applicant", "other applicant", "department", "other department", "admin", ...SCOPE_CALLERS] as const;
+const SCOPE_CALLERS = [
+  "applications:read",
+  "applications:write",
+  "documents:read",
+  "documents:write",
+  "verification:read",
+] as const;
+const CALLERS = [
+  "anonymous",
+  "applicant",
+  "other applicant",
+  "department",
+  "other department",
+  "admin",
+  ...SCOPE_CALLERS,
+] as const;
 type Caller = (typeof CALLERS)[number];
 const HTTP_METHODS = ["get", "post", "put", "patch", "delete"];
 /** Cells in flight at once: enough to overlap chain writes, few enough for a 2-core CI machine. */
@@ -38,7 +60,8 @@ function readMatrix(): { rows: MatrixRow[]; problems: string[] } {
   const table = parseMarkdownTable(readFileSync(MATRIX_FILE, "utf8"));
   const columns = table.header.slice(1);
   if (table.header[0] !== "Endpoint") problems.push(`first column must be "Endpoint", is "${table.header[0]}"`);
-  if (JSON.stringify(columns) !== JSON.stringify(CALLERS)) problems.push(`caller columns must be exactly ${CALLERS.join(", ")}; the table has ${columns.join(", ")}`);
+  if (JSON.stringify(columns) !== JSON.stringify(CALLERS))
+    problems.push(`caller columns must be exactly ${CALLERS.join(", ")}; the table has ${columns.join(", ")}`);
   const rows = table.rows.map((cells) => {
     const endpoint = cells[0].replaceAll("`", "").trim();
     const expected = {} as Record<Caller, number>;
@@ -118,17 +141,27 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
   };
 
   const must = (result: HttpResult, status: number, what: string) => {
-    if (result.status !== status) throw new Error(`${what}: expected ${status}, got ${result.status} ${JSON.stringify(result.body)}`);
+    if (result.status !== status)
+      throw new Error(`${what}: expected ${status}, got ${result.status} ${JSON.stringify(result.body)}`);
     return result.body;
   };
   const uniquePdf = () => pdf(`authorization matrix ${run} file ${++fileCounter}`);
-  const newCode = () => `AZ_N_${tag}_${(++codeCounter).toString(26).replace(/./g, (c) => String.fromCharCode(65 + parseInt(c, 26)))}`;
+  const newCode = () =>
+    `AZ_N_${tag}_${(++codeCounter).toString(26).replace(/./g, (c) => String.fromCharCode(65 + parseInt(c, 26)))}`;
 
   async function draft(): Promise<string> {
-    return must(await owner.post("/requests", { applicantId: ownerId, requestType: "BUILDING_PERMIT" }), 201, "create request").requestId;
+    return must(
+      await owner.post("/requests", { applicantId: ownerId, requestType: "BUILDING_PERMIT" }),
+      201,
+      "create request",
+    ).requestId;
   }
   async function addDocument(id: string): Promise<string> {
-    return must(await owner.upload("POST", `/requests/${id}/documents`, uniquePdf(), "site-plan.pdf", { docType: "SITE_PLAN" }), 201, "upload").documentId;
+    return must(
+      await owner.upload("POST", `/requests/${id}/documents`, uniquePdf(), "site-plan.pdf", { docType: "SITE_PLAN" }),
+      201,
+      "upload",
+    ).documentId;
   }
   async function draftWithDocument() {
     const id = await draft();
@@ -147,13 +180,23 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
   const requestPath = (id: string, rest = "") => `/api/v1/requests/${id}${rest}`;
   /** A department of its own with a wallet change proposed (cancel and activate cells change it for good). */
   async function proposedWalletChange(): Promise<string> {
-    const { code } = await createDepartment(api, adminToken, { code: newCode(), name: "Authorization matrix, wallet change" });
-    must(await admin.post(`/departments/${code}/wallet-change`, { custody: "CUSTODIAL" }), 200, "propose a wallet change");
+    const { code } = await createDepartment(api, adminToken, {
+      code: newCode(),
+      name: "Authorization matrix, wallet change",
+    });
+    must(
+      await admin.post(`/departments/${code}/wallet-change`, { custody: "CUSTODIAL" }),
+      200,
+      "propose a wallet change",
+    );
     return code;
   }
   const licenceAction = (verb: string, order: number): RowDriver => ({
     order,
-    build: () => ({ path: requestPath(fx.issued.id, `/${verb}`), json: { reasonCode: 3, reason: `authorization matrix: ${verb}` } }),
+    build: () => ({
+      path: requestPath(fx.issued.id, `/${verb}`),
+      json: { reasonCode: 3, reason: `authorization matrix: ${verb}` },
+    }),
   });
   const plain = (path: string): RowDriver => ({ build: () => ({ path }) });
 
@@ -166,9 +209,21 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     "GET /verify/app.css": plain("/verify/app.css"),
 
     "POST /api/v1/auth/token": {
-      build: () => ({ path: "/api/v1/auth/token", form: { grant_type: "client_credentials", client_id: verificationClient.clientId, client_secret: verificationClient.clientSecret } }),
+      build: () => ({
+        path: "/api/v1/auth/token",
+        form: {
+          grant_type: "client_credentials",
+          client_id: verificationClient.clientId,
+          client_secret: verificationClient.clientSecret,
+        },
+      }),
     },
-    "POST /api/v1/admin/clients": { build: () => ({ path: "/api/v1/admin/clients", json: { name: `authz created ${run}`, scopes: ["verification:read"] } }) },
+    "POST /api/v1/admin/clients": {
+      build: () => ({
+        path: "/api/v1/admin/clients",
+        json: { name: `authz created ${run}`, scopes: ["verification:read"] },
+      }),
+    },
     "GET /api/v1/admin/clients": plain("/api/v1/admin/clients"),
     "DELETE /api/v1/admin/clients/{clientId}": {
       build: async (_caller, allowed) => ({
@@ -176,24 +231,39 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
       }),
     },
     "GET /api/v1/auth/identitylocker/authorize": {
-      build: () => ({ path: `/api/v1/auth/identitylocker/authorize?${authorizeParams({ redirect_uri: TEST_REDIRECT_URI, state: `state-${run}`, login_hint: `authz-signin-${run}` }).query}` }),
+      build: () => ({
+        path: `/api/v1/auth/identitylocker/authorize?${authorizeParams({ redirect_uri: TEST_REDIRECT_URI, state: `state-${run}`, login_hint: `authz-signin-${run}` }).query}`,
+      }),
     },
     "GET /api/v1/auth/identitylocker/callback": {
-      build: () => ({ path: `/api/v1/auth/identitylocker/callback?${new URLSearchParams({ state: `state-${run}`, code: `code-${run}` })}` }),
+      build: () => ({
+        path: `/api/v1/auth/identitylocker/callback?${new URLSearchParams({ state: `state-${run}`, code: `code-${run}` })}`,
+      }),
     },
     "POST /api/v1/auth/identitylocker/token": {
-      build: async () => ({ path: "/api/v1/auth/identitylocker/token", json: exchangeFields(await applicantCode(api, { id: `authz-signin-${run}` })) }),
+      build: async () => ({
+        path: "/api/v1/auth/identitylocker/token",
+        json: exchangeFields(await applicantCode(api, { id: `authz-signin-${run}` })),
+      }),
     },
 
-    "GET /api/v1/requests/pending": { build: () => ({ path: `/api/v1/requests/pending?department=${department.code}` }) },
+    "GET /api/v1/requests/pending": {
+      build: () => ({ path: `/api/v1/requests/pending?department=${department.code}` }),
+    },
     "POST /api/v1/requests/{requestId}/approve": {
       build: async (_caller, allowed) => {
         const request = allowed ? await submitted() : fx.main;
-        return { path: requestPath(request.id, "/approve"), json: { remarks: "Site plan reviewed", reviewedDocuments: [request.documentId] } };
+        return {
+          path: requestPath(request.id, "/approve"),
+          json: { remarks: "Site plan reviewed", reviewedDocuments: [request.documentId] },
+        };
       },
     },
     "POST /api/v1/requests/{requestId}/reject": {
-      build: async (_caller, allowed) => ({ path: requestPath(allowed ? (await submitted()).id : fx.main.id, "/reject"), json: { remarks: "Not acceptable", reason: "OTHER" } }),
+      build: async (_caller, allowed) => ({
+        path: requestPath(allowed ? (await submitted()).id : fx.main.id, "/reject"),
+        json: { remarks: "Not acceptable", reason: "OTHER" },
+      }),
     },
     "POST /api/v1/requests/{requestId}/request-changes": {
       build: async (_caller, allowed) => ({
@@ -203,11 +273,19 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     },
     "GET /api/v1/requests/{requestId}/approvals": { build: () => ({ path: requestPath(fx.main.id, "/approvals") }) },
     "POST /api/v1/requests/{requestId}/decision-typed-data": {
-      build: () => ({ path: requestPath(fx.main.id, "/decision-typed-data"), json: { decision: "APPROVED", remarks: "Site plan reviewed", reviewedDocuments: [fx.main.documentId] } }),
+      build: () => ({
+        path: requestPath(fx.main.id, "/decision-typed-data"),
+        json: { decision: "APPROVED", remarks: "Site plan reviewed", reviewedDocuments: [fx.main.documentId] },
+      }),
     },
-    "GET /api/v1/requests/{requestId}/identity-proof": { build: () => ({ path: requestPath(fx.main.id, "/identity-proof") }) },
+    "GET /api/v1/requests/{requestId}/identity-proof": {
+      build: () => ({ path: requestPath(fx.main.id, "/identity-proof") }),
+    },
     "POST /api/v1/verify/holder/{tokenId}": {
-      build: () => ({ path: `/api/v1/verify/holder/${fx.issued.tokenId}`, json: { applicantId: "someone-else", salt: `0x${"11".repeat(32)}` } }),
+      build: () => ({
+        path: `/api/v1/verify/holder/${fx.issued.tokenId}`,
+        json: { applicantId: "someone-else", salt: `0x${"11".repeat(32)}` },
+      }),
     },
     "POST /api/v1/departments/{departmentCode}/wallet-change": {
       build: async (_caller, allowed) => ({
@@ -216,7 +294,9 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
       }),
     },
     "POST /api/v1/departments/{departmentCode}/wallet-change/cancel": {
-      build: async (_caller, allowed) => ({ path: `/api/v1/departments/${allowed ? await proposedWalletChange() : department.code}/wallet-change/cancel` }),
+      build: async (_caller, allowed) => ({
+        path: `/api/v1/departments/${allowed ? await proposedWalletChange() : department.code}/wallet-change/cancel`,
+      }),
     },
     "POST /api/v1/departments/{departmentCode}/wallet-change/activate": {
       build: async (_caller, allowed) => {
@@ -228,20 +308,30 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
       },
     },
     "POST /api/v1/requests/{requestId}/resolve-escalation": {
-      build: () => ({ path: requestPath(fx.escalated.id, "/resolve-escalation"), json: { decision: "REJECT", reasonCode: 5, remarks: "Rejection upheld" } }),
+      build: () => ({
+        path: requestPath(fx.escalated.id, "/resolve-escalation"),
+        json: { decision: "REJECT", reasonCode: 5, remarks: "Rejection upheld" },
+      }),
     },
     "POST /api/v1/requests/{requestId}/suspend": licenceAction("suspend", 1),
     "POST /api/v1/requests/{requestId}/reinstate": licenceAction("reinstate", 2),
     "POST /api/v1/requests/{requestId}/revoke": licenceAction("revoke", 3),
 
-    "POST /api/v1/requests": { build: () => ({ path: "/api/v1/requests", json: { applicantId: ownerId, requestType: "BUILDING_PERMIT" } }) },
+    "POST /api/v1/requests": {
+      build: () => ({ path: "/api/v1/requests", json: { applicantId: ownerId, requestType: "BUILDING_PERMIT" } }),
+    },
     "GET /api/v1/requests": plain("/api/v1/requests"),
     "GET /api/v1/requests/{requestId}": { build: () => ({ path: requestPath(fx.main.id) }) },
     "POST /api/v1/requests/{requestId}/submit": {
-      build: async (_caller, allowed) => ({ path: requestPath(allowed ? (await draftWithDocument()).id : fx.probeDraftWithDocument, "/submit") }),
+      build: async (_caller, allowed) => ({
+        path: requestPath(allowed ? (await draftWithDocument()).id : fx.probeDraftWithDocument, "/submit"),
+      }),
     },
     "POST /api/v1/requests/{requestId}/cancel": {
-      build: async (_caller, allowed) => ({ path: requestPath(allowed ? await draft() : fx.probeDraft, "/cancel"), json: { reason: "No longer needed" } }),
+      build: async (_caller, allowed) => ({
+        path: requestPath(allowed ? await draft() : fx.probeDraft, "/cancel"),
+        json: { reason: "No longer needed" },
+      }),
     },
     "GET /api/v1/requests/{requestId}/timeline": { build: () => ({ path: requestPath(fx.main.id, "/timeline") }) },
 
@@ -255,27 +345,50 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     "PUT /api/v1/requests/{requestId}/documents/{documentId}": {
       // One draft, a new version per cell: in turn, as concurrent updates of one document are refused (409).
       sequential: true,
-      build: () => ({ path: requestPath(fx.update.id, `/documents/${fx.update.documentId}`), upload: { bytes: uniquePdf(), filename: "site-plan-v2.pdf", fields: { description: "new version" } } }),
+      build: () => ({
+        path: requestPath(fx.update.id, `/documents/${fx.update.documentId}`),
+        upload: { bytes: uniquePdf(), filename: "site-plan-v2.pdf", fields: { description: "new version" } },
+      }),
     },
     "GET /api/v1/documents/{documentId}": { build: () => ({ path: `/api/v1/documents/${fx.main.documentId}` }) },
-    "GET /api/v1/documents/{documentId}/download": { build: () => ({ path: `/api/v1/documents/${fx.main.documentId}/download` }) },
+    "GET /api/v1/documents/{documentId}/download": {
+      build: () => ({ path: `/api/v1/documents/${fx.main.documentId}/download` }),
+    },
 
-    "POST /api/v1/departments": { build: () => ({ path: "/api/v1/departments", json: { code: newCode(), name: "Authorization matrix, new" } }) },
+    "POST /api/v1/departments": {
+      build: () => ({ path: "/api/v1/departments", json: { code: newCode(), name: "Authorization matrix, new" } }),
+    },
     "GET /api/v1/departments": plain("/api/v1/departments"),
     "GET /api/v1/departments/{departmentCode}": { build: () => ({ path: `/api/v1/departments/${department.code}` }) },
-    "PATCH /api/v1/departments/{departmentCode}": { build: () => ({ path: `/api/v1/departments/${department.code}`, json: { name: "Authorization matrix department (renamed)" } }) },
+    "PATCH /api/v1/departments/{departmentCode}": {
+      build: () => ({
+        path: `/api/v1/departments/${department.code}`,
+        json: { name: "Authorization matrix department (renamed)" },
+      }),
+    },
     // A department of its own: its credentials change for good.
-    "POST /api/v1/departments/{departmentCode}/regenerate-api-key": { build: () => ({ path: `/api/v1/departments/${regenerated.code}/regenerate-api-key` }) },
-    "GET /api/v1/departments/{departmentCode}/stats": { build: () => ({ path: `/api/v1/departments/${department.code}/stats` }) },
+    "POST /api/v1/departments/{departmentCode}/regenerate-api-key": {
+      build: () => ({ path: `/api/v1/departments/${regenerated.code}/regenerate-api-key` }),
+    },
+    "GET /api/v1/departments/{departmentCode}/stats": {
+      build: () => ({ path: `/api/v1/departments/${department.code}/stats` }),
+    },
 
     "GET /api/v1/workflows": plain("/api/v1/workflows"),
-    "POST /api/v1/workflows/validate": { build: () => ({ path: "/api/v1/workflows/validate", json: workflowDefinition }) },
+    "POST /api/v1/workflows/validate": {
+      build: () => ({ path: "/api/v1/workflows/validate", json: workflowDefinition }),
+    },
     "GET /api/v1/workflows/{workflowId}": { build: () => ({ path: `/api/v1/workflows/${workflowId}` }) },
-    "POST /api/v1/workflows/{workflowId}/validate": { build: () => ({ path: `/api/v1/workflows/${workflowId}/validate` }) },
+    "POST /api/v1/workflows/{workflowId}/validate": {
+      build: () => ({ path: `/api/v1/workflows/${workflowId}/validate` }),
+    },
     // After every other row (requests need the active version): a new version, its deactivation, a registration again.
     "PUT /api/v1/workflows/{workflowId}": {
       order: 1,
-      build: async () => ({ path: `/api/v1/workflows/${(await workflowVersions(api, adminToken, "BUILDING_PERMIT")).at(-1)!.workflowId}`, json: workflowDefinition }),
+      build: async () => ({
+        path: `/api/v1/workflows/${(await workflowVersions(api, adminToken, "BUILDING_PERMIT")).at(-1)!.workflowId}`,
+        json: workflowDefinition,
+      }),
     },
     "DELETE /api/v1/workflows/{workflowId}": {
       order: 2,
@@ -287,11 +400,23 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     "POST /api/v1/workflows": { order: 3, build: () => ({ path: "/api/v1/workflows", json: workflowDefinition }) },
 
     "POST /api/v1/webhooks": {
-      build: () => ({ path: "/api/v1/webhooks", json: { departmentCode: department.code, url: receiver.url, events: ["certificate.revoked"], secret: `authorization-matrix-secret-${run}` } }),
+      build: () => ({
+        path: "/api/v1/webhooks",
+        json: {
+          departmentCode: department.code,
+          url: receiver.url,
+          events: ["certificate.revoked"],
+          secret: `authorization-matrix-secret-${run}`,
+        },
+      }),
     },
     "GET /api/v1/webhooks": plain("/api/v1/webhooks"),
     "GET /api/v1/webhooks/logs": plain("/api/v1/webhooks/logs"),
-    "DELETE /api/v1/webhooks/{webhookId}": { build: async (_caller, allowed) => ({ path: `/api/v1/webhooks/${allowed ? await departmentWebhook() : fx.webhookId}` }) },
+    "DELETE /api/v1/webhooks/{webhookId}": {
+      build: async (_caller, allowed) => ({
+        path: `/api/v1/webhooks/${allowed ? await departmentWebhook() : fx.webhookId}`,
+      }),
+    },
     "POST /api/v1/webhooks/{webhookId}/enable": { build: () => ({ path: `/api/v1/webhooks/${fx.webhookId}/enable` }) },
     "POST /api/v1/webhooks/{webhookId}/test": { build: () => ({ path: `/api/v1/webhooks/${fx.webhookId}/test` }) },
 
@@ -301,7 +426,9 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     "GET /api/v1/admin/blockchain/transactions": plain("/api/v1/admin/blockchain/transactions"),
 
     "GET /api/v1/verify/issuer": plain("/api/v1/verify/issuer"),
-    "GET /api/v1/verify/qr/{qrCode}": { build: () => ({ path: `/api/v1/verify/qr/${encodeURIComponent(fx.issued.qrPayload)}` }) },
+    "GET /api/v1/verify/qr/{qrCode}": {
+      build: () => ({ path: `/api/v1/verify/qr/${encodeURIComponent(fx.issued.qrPayload)}` }),
+    },
     "GET /api/v1/verify/document/{hash}": { build: () => ({ path: `/api/v1/verify/document/${fx.main.hash}` }) },
     "GET /api/v1/verify/{tokenId}": { build: () => ({ path: `/api/v1/verify/${fx.issued.tokenId}` }) },
     "GET /api/v1/requests/{requestId}/qr": { build: () => ({ path: requestPath(fx.issued.id, "/qr?format=json") }) },
@@ -328,7 +455,11 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     } else if (call.upload) {
       const form = new FormData();
       for (const [name, value] of Object.entries(call.upload.fields)) form.set(name, value);
-      form.set("file", new Blob([new Uint8Array(call.upload.bytes)], { type: "application/pdf" }), call.upload.filename);
+      form.set(
+        "file",
+        new Blob([new Uint8Array(call.upload.bytes)], { type: "application/pdf" }),
+        call.upload.filename,
+      );
       body = form;
     }
     const response = await fetch(`${api}${call.path}`, { method: call.method, headers, body, redirect: "manual" });
@@ -355,9 +486,11 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
 
   async function pool(tasks: (() => Promise<void>)[], width: number): Promise<void> {
     let next = 0;
-    await Promise.all(Array.from({ length: Math.min(width, tasks.length) }, async () => {
-      while (next < tasks.length) await tasks[next++]();
-    }));
+    await Promise.all(
+      Array.from({ length: Math.min(width, tasks.length) }, async () => {
+        while (next < tasks.length) await tasks[next++]();
+      }),
+    );
   }
 
   before(async function () {
@@ -372,13 +505,18 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     const [ownerToken, otherToken, departments, clients] = await Promise.all([
       applicantToken(api, { id: ownerId, name: "Olga Owner" }),
       applicantToken(api, { id: `authz-other-${run}`, name: "Oscar Other" }),
-      Promise.all([`AZ_D_${tag}`, `AZ_O_${tag}`, `AZ_R_${tag}`].map((code) => createDepartment(api, adminToken, { code, name: `Authorization matrix ${code}` }))),
+      Promise.all(
+        [`AZ_D_${tag}`, `AZ_O_${tag}`, `AZ_R_${tag}`].map((code) =>
+          createDepartment(api, adminToken, { code, name: `Authorization matrix ${code}` }),
+        ),
+      ),
       Promise.all(SCOPE_CALLERS.map((scope) => createClient(api, adminToken, `authz ${scope} ${run}`, [scope]))),
     ]);
     tokens.applicant = ownerToken;
     tokens["other applicant"] = otherToken;
     [department, otherDepartment, regenerated] = departments;
-    for (const [i, scope] of SCOPE_CALLERS.entries()) tokens[scope] = await clientToken(api, clients[i].clientId, clients[i].clientSecret);
+    for (const [i, scope] of SCOPE_CALLERS.entries())
+      tokens[scope] = await clientToken(api, clients[i].clientId, clients[i].clientSecret);
     verificationClient = clients[SCOPE_CALLERS.indexOf("verification:read")];
     probeClientId = (await createClient(api, adminToken, `authz probe ${run}`, ["verification:read"])).clientId;
     owner = apiClient(api, ownerToken);
@@ -390,7 +528,12 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
       name: `Building permit (authorization matrix ${run})`,
       stages: [
         {
-          stageId: "review", stageName: "Review", stageOrder: 1, executionType: "PARALLEL", completionCriteria: "ALL", onRejection: "ESCALATE",
+          stageId: "review",
+          stageName: "Review",
+          stageOrder: 1,
+          executionType: "PARALLEL",
+          completionCriteria: "ALL",
+          onRejection: "ESCALATE",
           requiredApprovals: [{ departmentCode: department.code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
         },
       ],
@@ -401,11 +544,22 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     const [main, issued, escalated, probeDraft, probeDraftWithDocument, update, webhookId] = await Promise.all([
       submitted(),
       submitted().then(async (request) => {
-        must(await asDepartment.post(`/requests/${request.id}/approve`, { remarks: "Approved", reviewedDocuments: [request.documentId] }), 200, "approve");
+        must(
+          await asDepartment.post(`/requests/${request.id}/approve`, {
+            remarks: "Approved",
+            reviewedDocuments: [request.documentId],
+          }),
+          200,
+          "approve",
+        );
         return request;
       }),
       submitted().then(async (request) => {
-        must(await asDepartment.post(`/requests/${request.id}/reject`, { remarks: "Escalate this", reason: "OTHER" }), 200, "reject");
+        must(
+          await asDepartment.post(`/requests/${request.id}/reject`, { remarks: "Escalate this", reason: "OTHER" }),
+          200,
+          "reject",
+        );
         return request;
       }),
       draft(),
@@ -431,7 +585,10 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     for (const order of orders) {
       const tasks: (() => Promise<void>)[] = [];
       for (const row of rows.filter((r) => (drivers[r.endpoint].order ?? 0) === order)) {
-        if (drivers[row.endpoint].sequential) tasks.push(async () => { for (const caller of CALLERS) await runCell(row, caller); });
+        if (drivers[row.endpoint].sequential)
+          tasks.push(async () => {
+            for (const caller of CALLERS) await runCell(row, caller);
+          });
         else for (const caller of CALLERS) tasks.push(() => runCell(row, caller));
       }
       await pool(tasks, CONCURRENCY);
@@ -442,7 +599,8 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     // The department's webhooks (its own and those the administrator registered for it) stop with this test.
     if (asDepartment) {
       const listed = await asDepartment.get("/webhooks");
-      for (const hook of (listed.body?.webhooks ?? []) as Json[]) await asDepartment.delete(`/webhooks/${hook.webhookId}`);
+      for (const hook of (listed.body?.webhooks ?? []) as Json[])
+        await asDepartment.delete(`/webhooks/${hook.webhookId}`);
     }
     await receiver?.stop();
   });
@@ -450,7 +608,10 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
   it("the table is well formed: the callers as columns, a status in every cell, one row per endpoint", function () {
     expect(matrix.problems).to.deep.equal([]);
     const endpoints = matrix.rows.map((row) => row.endpoint);
-    expect(endpoints.filter((e, i) => endpoints.indexOf(e) !== i), "rows listed twice").to.deep.equal([]);
+    expect(
+      endpoints.filter((e, i) => endpoints.indexOf(e) !== i),
+      "rows listed twice",
+    ).to.deep.equal([]);
   });
 
   it("has exactly one row per route of the live route table (the OpenAPI document), and a request for each", async function () {
@@ -458,14 +619,28 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     expect(response.status).to.equal(200);
     const document = (await response.json()) as { paths: Record<string, Record<string, unknown>> };
     const routes = Object.entries(document.paths).flatMap(([path, operations]) =>
-      Object.keys(operations).filter((method) => HTTP_METHODS.includes(method)).map((method) => `${method.toUpperCase()} ${path}`),
+      Object.keys(operations)
+        .filter((method) => HTTP_METHODS.includes(method))
+        .map((method) => `${method.toUpperCase()} ${path}`),
     );
     expect(routes.length).to.be.greaterThan(50);
     const rows = matrix.rows.map((row) => row.endpoint);
-    expect(routes.filter((route) => !rows.includes(route)), "routes without a row in docs/authorization-matrix.md").to.deep.equal([]);
-    expect(rows.filter((row) => !routes.includes(row)), "rows naming no route of the OpenAPI document").to.deep.equal([]);
-    expect(rows.filter((row) => !drivers[row]), "rows this test has no request for").to.deep.equal([]);
-    expect(Object.keys(drivers).filter((key) => !rows.includes(key)), "requests for rows the table does not have").to.deep.equal([]);
+    expect(
+      routes.filter((route) => !rows.includes(route)),
+      "routes without a row in docs/authorization-matrix.md",
+    ).to.deep.equal([]);
+    expect(
+      rows.filter((row) => !routes.includes(row)),
+      "rows naming no route of the OpenAPI document",
+    ).to.deep.equal([]);
+    expect(
+      rows.filter((row) => !drivers[row]),
+      "rows this test has no request for",
+    ).to.deep.equal([]);
+    expect(
+      Object.keys(drivers).filter((key) => !rows.includes(key)),
+      "requests for rows the table does not have",
+    ).to.deep.equal([]);
   });
 
   it("every status a cell answered is documented for its operation, with the documented headers and body shape", async function () {
@@ -486,12 +661,14 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
 
   for (const row of matrix.rows) {
     it(row.endpoint, function () {
-      if (!drivers[row.endpoint]) throw new Error(`no request is defined for ${row.endpoint}: add one to the drivers of this test`);
+      if (!drivers[row.endpoint])
+        throw new Error(`no request is defined for ${row.endpoint}: add one to the drivers of this test`);
       const wrong = CALLERS.flatMap((caller) => {
         const outcome = outcomes.get(cellKey(row.endpoint, caller));
         if (!outcome) return [`${caller}: not run`];
         if (outcome.error) return [`${caller}: expected ${row.expected[caller]}, the cell failed: ${outcome.error}`];
-        if (outcome.status !== row.expected[caller]) return [`${caller}: expected ${row.expected[caller]}, got ${outcome.status} ${outcome.body}`];
+        if (outcome.status !== row.expected[caller])
+          return [`${caller}: expected ${row.expected[caller]}, got ${outcome.status} ${outcome.body}`];
         return [];
       });
       expect(wrong, `cells of ${row.endpoint} that differ from docs/authorization-matrix.md`).to.deep.equal([]);

@@ -8,9 +8,18 @@ import { current } from "./support/stackFixture.ts";
  */
 describe("request bodies that are not JSON objects", function () {
   const send = (path: string, body: string, headers: Record<string, string> = {}) =>
-    fetch(`${current().api.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+    fetch(`${current().api.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body,
+    });
 
-  const notObjects: [string, string][] = [["42", "a number"], ['"code"', "a string"], ["null", "null"], ["true", "true"]];
+  const notObjects: [string, string][] = [
+    ["42", "a number"],
+    ['"code"', "a string"],
+    ["null", "null"],
+    ["true", "true"],
+  ];
 
   for (const path of ["/api/v1/auth/token", "/api/v1/auth/identitylocker/token"]) {
     describe(`POST ${path}`, function () {
@@ -19,14 +28,20 @@ describe("request bodies that are not JSON objects", function () {
           const response = await send(path, text);
           expect(response.status).to.equal(400);
           expect(response.headers.get("cache-control")).to.equal("no-store");
-          expect(await response.json()).to.deep.equal({ error: "invalid_request", error_description: `The request body is valid JSON but ${kind}: it must be a JSON object` });
+          expect(await response.json()).to.deep.equal({
+            error: "invalid_request",
+            error_description: `The request body is valid JSON but ${kind}: it must be a JSON object`,
+          });
         });
       }
 
       it("answers malformed JSON with 400 invalid_request saying it is not valid JSON", async function () {
         const response = await send(path, "{not json");
         expect(response.status).to.equal(400);
-        expect(await response.json()).to.deep.equal({ error: "invalid_request", error_description: "The request body is not valid JSON" });
+        expect(await response.json()).to.deep.equal({
+          error: "invalid_request",
+          error_description: "The request body is not valid JSON",
+        });
       });
     });
   }
@@ -34,14 +49,19 @@ describe("request bodies that are not JSON objects", function () {
   it("POST /auth/identitylocker/token answers a JSON array with invalid_request saying it is an array", async function () {
     const response = await send("/api/v1/auth/identitylocker/token", '["code", "redirect_uri"]');
     expect(response.status).to.equal(400);
-    expect(await response.json()).to.deep.equal({ error: "invalid_request", error_description: "The request body is valid JSON but an array: it must be a JSON object" });
+    expect(await response.json()).to.deep.equal({
+      error: "invalid_request",
+      error_description: "The request body is valid JSON but an array: it must be a JSON object",
+    });
   });
 
   describe("other JSON routes", function () {
     let admin: Record<string, string>;
     before(async function () {
       const stack = current();
-      admin = { authorization: `Bearer ${await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin")}` };
+      admin = {
+        authorization: `Bearer ${await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin")}`,
+      };
     });
 
     for (const [text, kind] of notObjects) {
@@ -49,7 +69,11 @@ describe("request bodies that are not JSON objects", function () {
         const response = await send("/api/v1/departments", text, admin);
         expect(response.status).to.equal(400);
         const message = `The request body is valid JSON but ${kind}: it must be a JSON object`;
-        expect(await response.json()).to.deep.equal({ code: "VALIDATION_ERROR", message, details: { issues: [{ in: "body", path: "", message: `expected a JSON object, got ${kind}` }] } });
+        expect(await response.json()).to.deep.equal({
+          code: "VALIDATION_ERROR",
+          message,
+          details: { issues: [{ in: "body", path: "", message: `expected a JSON object, got ${kind}` }] },
+        });
       });
     }
 
@@ -64,7 +88,10 @@ describe("request bodies that are not JSON objects", function () {
     it("POST /departments still answers malformed JSON with MALFORMED_JSON", async function () {
       const response = await send("/api/v1/departments", '{"code": ', admin);
       expect(response.status).to.equal(400);
-      expect(await response.json()).to.deep.equal({ code: "MALFORMED_JSON", message: "The request body is not valid JSON" });
+      expect(await response.json()).to.deep.equal({
+        code: "MALFORMED_JSON",
+        message: "The request body is not valid JSON",
+      });
     });
   });
 });

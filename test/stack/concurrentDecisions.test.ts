@@ -23,18 +23,47 @@ describe("concurrent decisions on one request (real stack)", function () {
     driver = await createDriver(stack);
     const admin = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
     const departments = [];
-    for (const letter of "ABCDEF") departments.push(departmentClient(api, await createDepartment(api, admin, { code: `TOGETHER_${letter}_${tag}`, name: `Together ${letter}` })));
+    for (const letter of "ABCDEF")
+      departments.push(
+        departmentClient(
+          api,
+          await createDepartment(api, admin, { code: `TOGETHER_${letter}_${tag}`, name: `Together ${letter}` }),
+        ),
+      );
     await seedWorkflow(stack, driver, {
-      workflowType: "BUILDING_PERMIT", name: "All at once",
-      stages: [{ stageId: "all", stageName: "All at once", stageOrder: 1, executionType: "PARALLEL", completionCriteria: "ALL",
-        requiredApprovals: "ABCDEF".split("").map((letter) => ({ departmentCode: `TOGETHER_${letter}_${tag}`, requiredDocuments: [], isMandatory: true })) }],
+      workflowType: "BUILDING_PERMIT",
+      name: "All at once",
+      stages: [
+        {
+          stageId: "all",
+          stageName: "All at once",
+          stageOrder: 1,
+          executionType: "PARALLEL",
+          completionCriteria: "ALL",
+          requiredApprovals: "ABCDEF".split("").map((letter) => ({
+            departmentCode: `TOGETHER_${letter}_${tag}`,
+            requiredDocuments: [],
+            isMandatory: true,
+          })),
+        },
+      ],
     });
     const applicant = http(api, await applicantToken(api, { id: `together-${run}`, name: "Tog Ether" }));
     for (let round = 0; round < 3; round++) {
-      const created = await applicant.post("/requests", { applicantId: `together-${run}`, requestType: "BUILDING_PERMIT" });
+      const created = await applicant.post("/requests", {
+        applicantId: `together-${run}`,
+        requestType: "BUILDING_PERMIT",
+      });
       expect((await applicant.post(`/requests/${created.body.requestId}/submit`)).status).to.equal(200);
-      const answers = await Promise.all(departments.map((d) => d.post(`/requests/${created.body.requestId}/approve`, { remarks: "together", reviewedDocuments: [] })));
-      expect(answers.map((a) => a.status), JSON.stringify(answers.map((a) => a.body))).to.deep.equal([200, 200, 200, 200, 200, 200]);
+      const answers = await Promise.all(
+        departments.map((d) =>
+          d.post(`/requests/${created.body.requestId}/approve`, { remarks: "together", reviewedDocuments: [] }),
+        ),
+      );
+      expect(
+        answers.map((a) => a.status),
+        JSON.stringify(answers.map((a) => a.body)),
+      ).to.deep.equal([200, 200, 200, 200, 200, 200]);
       expect((await applicant.get(`/requests/${created.body.requestId}`)).body.status).to.equal("APPROVED");
     }
   });

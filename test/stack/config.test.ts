@@ -7,7 +7,13 @@ import { assertPortFree } from "../../scripts/stack/ports.ts";
 describe("configuration", function () {
   it("uses embedded defaults when nothing is set", function () {
     const config = loadConfig({});
-    expect(config).to.include({ nodeEnv: "development", host: "127.0.0.1", port: 3000, chainId: 31337, chainPort: 8545 });
+    expect(config).to.include({
+      nodeEnv: "development",
+      host: "127.0.0.1",
+      port: 3000,
+      chainId: 31337,
+      chainPort: 8545,
+    });
     expect(config.databaseUrl).to.equal(undefined);
     expect(config.chainRpcUrl).to.equal(undefined);
   });
@@ -33,8 +39,13 @@ describe("configuration", function () {
     await new Promise((r) => server.once("listening", r));
     const port = (server.address() as net.AddressInfo).port;
     try {
-      const error = await assertPortFree(port, "API", "PORT").then(() => undefined, (e: Error) => e);
-      expect(error?.message).to.equal(`Port ${port} (API) on 127.0.0.1 is already in use. Set PORT to a free port, e.g. PORT=${port + 100}.`);
+      const error = await assertPortFree(port, "API", "PORT").then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      expect(error?.message).to.equal(
+        `Port ${port} (API) on 127.0.0.1 is already in use. Set PORT to a free port, e.g. PORT=${port + 100}.`,
+      );
     } finally {
       server.close();
     }

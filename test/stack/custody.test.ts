@@ -33,15 +33,29 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     driver = await createDriver(stack);
     const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
     admin = http(api, adminToken);
-    held = await createDepartment(api, adminToken, { code: codes.held, name: "Department holding its key", custody: "DEPARTMENT_HELD", walletAddress: heldKey.address });
+    held = await createDepartment(api, adminToken, {
+      code: codes.held,
+      name: "Department holding its key",
+      custody: "DEPARTMENT_HELD",
+      walletAddress: heldKey.address,
+    });
     custodial = await createDepartment(api, adminToken, { code: codes.custodial, name: "Custodial department" });
     await seedWorkflow(stack, driver, {
       // BUILDING_PERMIT: other stack tests expect TRADE_LICENSE to have no workflow and count RESORT_LICENSE's versions.
       workflowType: "BUILDING_PERMIT",
       name: "Building permit (custody test)",
       stages: [
-        { stageId: "held", stageName: "Own key", stageOrder: 1, executionType: "PARALLEL", completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: codes.held, requiredDocuments: ["SITE_PLAN"], isMandatory: true }, { departmentCode: codes.custodial, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true }] },
+        {
+          stageId: "held",
+          stageName: "Own key",
+          stageOrder: 1,
+          executionType: "PARALLEL",
+          completionCriteria: "ALL",
+          requiredApprovals: [
+            { departmentCode: codes.held, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
+            { departmentCode: codes.custodial, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true },
+          ],
+        },
       ],
     });
     applicant = http(api, await applicantToken(api, { id: `custody-${run}`, name: "Cora Custody" }));
@@ -49,11 +63,17 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
   after(async () => driver?.close());
 
   async function submittedRequest(label: string) {
-    const created = await applicant.post("/requests", { applicantId: `custody-${run}`, requestType: "BUILDING_PERMIT" });
+    const created = await applicant.post("/requests", {
+      applicantId: `custody-${run}`,
+      requestType: "BUILDING_PERMIT",
+    });
     expect(created.status).to.equal(201);
     const id = created.body.requestId as string;
     const docs: Record<string, string> = {};
-    for (const [docType, bytes, name] of [["SITE_PLAN", pdf(`plan ${label} ${run}`), "plan.pdf"], ["OWNERSHIP_DEED", png(`deed ${label} ${run}`), "deed.png"]] as const) {
+    for (const [docType, bytes, name] of [
+      ["SITE_PLAN", pdf(`plan ${label} ${run}`), "plan.pdf"],
+      ["OWNERSHIP_DEED", png(`deed ${label} ${run}`), "deed.png"],
+    ] as const) {
       const uploaded = await applicant.upload("POST", `/requests/${id}/documents`, bytes, name, { docType });
       expect(uploaded.status, docType).to.equal(201);
       docs[docType] = uploaded.body.documentId;
@@ -63,7 +83,12 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
   }
 
   /** The typed data the API hands out, signed with `key` (as any wallet would sign it). */
-  async function signed(department: CreatedTestDepartment, requestId: string, body: Record<string, unknown>, key: BaseWallet = heldKey) {
+  async function signed(
+    department: CreatedTestDepartment,
+    requestId: string,
+    body: Record<string, unknown>,
+    key: BaseWallet = heldKey,
+  ) {
     const response = await departmentClient(api, department).post(`/requests/${requestId}/decision-typed-data`, body);
     expect(response.status, JSON.stringify(response.body)).to.equal(200);
     const { typedData, nonce, deadline } = response.body;
@@ -83,8 +108,14 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     expect(held.body.custody).to.equal("DEPARTMENT_HELD");
     expect(custodial.body.custody).to.equal("CUSTODIAL");
     const listed = await admin.get(`/departments/${codes.held}`);
-    expect(listed.body).to.include({ custody: "DEPARTMENT_HELD", walletAddress: heldKey.address, pendingWalletChange: null });
-    const { rows } = await driver.core.pool.query(`SELECT 1 FROM wallets WHERE address = $1`, [heldKey.address.toLowerCase()]);
+    expect(listed.body).to.include({
+      custody: "DEPARTMENT_HELD",
+      walletAddress: heldKey.address,
+      pendingWalletChange: null,
+    });
+    const { rows } = await driver.core.pool.query(`SELECT 1 FROM wallets WHERE address = $1`, [
+      heldKey.address.toLowerCase(),
+    ]);
     expect(rows, "the platform holds no key of a department-held wallet").to.have.length(0);
     const refused = await admin.post("/departments", { code: `NOADDR_${tag}`, name: "x", custody: "DEPARTMENT_HELD" });
     expect(refused.status).to.equal(400);
@@ -93,37 +124,67 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
   it("relays a decision the department signed: the chain records its wallet as signer, the operator as sender", async function () {
     const { id, docs } = await submittedRequest("signed");
     const asHeld = departmentClient(api, held);
-    const unsigned = await asHeld.post(`/requests/${id}/approve`, { remarks: "Plan fine", reviewedDocuments: [docs.SITE_PLAN] });
+    const unsigned = await asHeld.post(`/requests/${id}/approve`, {
+      remarks: "Plan fine",
+      reviewedDocuments: [docs.SITE_PLAN],
+    });
     expect(unsigned.status).to.equal(400);
     expect(unsigned.body.code).to.equal("SIGNATURE_REQUIRED");
 
     const body = { remarks: "Plan fine", reviewedDocuments: [docs.SITE_PLAN] };
     const proof = await signed(held, id, { decision: "APPROVED", ...body });
-    expect(proof.typedData.domain).to.deep.include({ name: "LicenceApprovalRegistry", version: "1", verifyingContract: current().deployment.contracts.ApprovalRegistry });
+    expect(proof.typedData.domain).to.deep.include({
+      name: "LicenceApprovalRegistry",
+      version: "1",
+      verifyingContract: current().deployment.contracts.ApprovalRegistry,
+    });
     expect(proof.documentVersions).to.deep.equal({ [docs.SITE_PLAN]: 1 });
 
     const wrongKey = await signed(held, id, { decision: "APPROVED", ...body }, Wallet.createRandom());
-    const forged = await asHeld.post(`/requests/${id}/approve`, { ...body, signature: wrongKey.signature, nonce: wrongKey.nonce, deadline: wrongKey.deadline });
+    const forged = await asHeld.post(`/requests/${id}/approve`, {
+      ...body,
+      signature: wrongKey.signature,
+      nonce: wrongKey.nonce,
+      deadline: wrongKey.deadline,
+    });
     expect(forged.status).to.equal(400);
     expect(forged.body.code).to.equal("INVALID_SIGNATURE");
 
-    const tampered = await asHeld.post(`/requests/${id}/approve`, { ...body, remarks: "Something else", signature: proof.signature, nonce: proof.nonce, deadline: proof.deadline });
+    const tampered = await asHeld.post(`/requests/${id}/approve`, {
+      ...body,
+      remarks: "Something else",
+      signature: proof.signature,
+      nonce: proof.nonce,
+      deadline: proof.deadline,
+    });
     expect(tampered.status, "remarks other than those signed").to.equal(400);
     expect(tampered.body.code).to.equal("INVALID_SIGNATURE");
 
-    const approved = await asHeld.post(`/requests/${id}/approve`, { ...body, signature: proof.signature, nonce: proof.nonce, deadline: proof.deadline });
+    const approved = await asHeld.post(`/requests/${id}/approve`, {
+      ...body,
+      signature: proof.signature,
+      nonce: proof.nonce,
+      deadline: proof.deadline,
+    });
     expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
     const { event, from } = await decisionOf(approved.body.transactionHash);
     expect(event.args.signer).to.equal(heldKey.address);
     expect(Number(event.args.custody)).to.equal(1);
     expect(from).to.equal(current().operatorAddress);
 
-    const replayed = await asHeld.post(`/requests/${id}/approve`, { ...body, signature: proof.signature, nonce: proof.nonce, deadline: proof.deadline });
+    const replayed = await asHeld.post(`/requests/${id}/approve`, {
+      ...body,
+      signature: proof.signature,
+      nonce: proof.nonce,
+      deadline: proof.deadline,
+    });
     expect(replayed.status).to.equal(409);
     expect(replayed.body.code).to.equal("STALE_NONCE");
 
     const approvals = await admin.get(`/requests/${id}/approvals`);
-    expect(approvals.body.approvals.filter((a: { departmentCode?: string; status: string }) => a.status === "APPROVED")).to.have.length(1);
+    expect(
+      approvals.body.approvals.filter((a: { departmentCode?: string; status: string }) => a.status === "APPROVED"),
+    ).to.have.length(1);
   });
 
   it("refuses an expired signature with 400 SIGNATURE_EXPIRED and records nothing", async function () {
@@ -133,7 +194,12 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     const message = { ...proof.typedData.message, deadline: "1" };
     const signature = await heldKey.signTypedData(proof.typedData.domain, DECISION_TYPES, message);
     const before = await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`);
-    const expired = await departmentClient(api, held).post(`/requests/${id}/approve`, { ...body, signature, nonce: proof.nonce, deadline: 1 });
+    const expired = await departmentClient(api, held).post(`/requests/${id}/approve`, {
+      ...body,
+      signature,
+      nonce: proof.nonce,
+      deadline: 1,
+    });
     expect(expired.status).to.equal(400);
     expect(expired.body.code).to.equal("SIGNATURE_EXPIRED");
     const after = await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`);
@@ -142,34 +208,62 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
 
   it("refuses, with 409 STALE_DOCUMENTS naming the document, an approval of a version that is no longer the latest", async function () {
     const { id, docs } = await submittedRequest("stale");
-    const updated = await applicant.upload("PUT", `/requests/${id}/documents/${docs.OWNERSHIP_DEED}`, png(`deed v2 ${run}`, 2), "deed.png");
+    const updated = await applicant.upload(
+      "PUT",
+      `/requests/${id}/documents/${docs.OWNERSHIP_DEED}`,
+      png(`deed v2 ${run}`, 2),
+      "deed.png",
+    );
     expect(updated.status, JSON.stringify(updated.body)).to.equal(200);
     const asCustodial = departmentClient(api, custodial);
-    const stale = await asCustodial.post(`/requests/${id}/approve`, { remarks: "Deed fine", reviewedDocuments: [docs.OWNERSHIP_DEED], documentVersions: { [docs.OWNERSHIP_DEED]: 1 } });
+    const stale = await asCustodial.post(`/requests/${id}/approve`, {
+      remarks: "Deed fine",
+      reviewedDocuments: [docs.OWNERSHIP_DEED],
+      documentVersions: { [docs.OWNERSHIP_DEED]: 1 },
+    });
     expect(stale.status, JSON.stringify(stale.body)).to.equal(409);
     expect(stale.body.code).to.equal("STALE_DOCUMENTS");
-    expect(stale.body.details.changedDocuments).to.deep.equal([{ documentId: docs.OWNERSHIP_DEED, reviewedVersion: 1, latestVersion: 2 }]);
-    const fresh = await asCustodial.post(`/requests/${id}/approve`, { remarks: "Deed v2 fine", reviewedDocuments: [docs.OWNERSHIP_DEED], documentVersions: { [docs.OWNERSHIP_DEED]: 2 } });
+    expect(stale.body.details.changedDocuments).to.deep.equal([
+      { documentId: docs.OWNERSHIP_DEED, reviewedVersion: 1, latestVersion: 2 },
+    ]);
+    const fresh = await asCustodial.post(`/requests/${id}/approve`, {
+      remarks: "Deed v2 fine",
+      reviewedDocuments: [docs.OWNERSHIP_DEED],
+      documentVersions: { [docs.OWNERSHIP_DEED]: 2 },
+    });
     expect(fresh.status, JSON.stringify(fresh.body)).to.equal(200);
   });
 
   it("an approval naming no document covers every document: any update invalidates it", async function () {
     const { id, docs } = await submittedRequest("all");
-    const approved = await departmentClient(api, custodial).post(`/requests/${id}/approve`, { remarks: "All fine", reviewedDocuments: [] });
+    const approved = await departmentClient(api, custodial).post(`/requests/${id}/approve`, {
+      remarks: "All fine",
+      reviewedDocuments: [],
+    });
     expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
     const { event } = await decisionOf(approved.body.transactionHash);
     expect(Number(event.args.reviewedMask)).to.equal(0b11);
-    const updated = await applicant.upload("PUT", `/requests/${id}/documents/${docs.SITE_PLAN}`, pdf(`plan v2 all ${run}`), "plan.pdf");
+    const updated = await applicant.upload(
+      "PUT",
+      `/requests/${id}/documents/${docs.SITE_PLAN}`,
+      pdf(`plan v2 all ${run}`),
+      "plan.pdf",
+    );
     expect(updated.status).to.equal(200);
     const approvals = await admin.get(`/requests/${id}/approvals?includeInvalidated=true`);
-    const custodialDecision = approvals.body.approvals.find((a: { departmentCode?: string; department?: string }) => JSON.stringify(a).includes(codes.custodial));
+    const custodialDecision = approvals.body.approvals.find((a: { departmentCode?: string; department?: string }) =>
+      JSON.stringify(a).includes(codes.custodial),
+    );
     expect(custodialDecision.status).to.equal("REVIEW_REQUIRED");
   });
 
   it("changes a department's wallet only after its public delay: the proposed key cannot decide before, the old one cannot after", async function () {
     const { id, docs } = await submittedRequest("rotation");
     const newKey = Wallet.createRandom();
-    const proposed = await admin.post(`/departments/${codes.held}/wallet-change`, { custody: "DEPARTMENT_HELD", walletAddress: newKey.address });
+    const proposed = await admin.post(`/departments/${codes.held}/wallet-change`, {
+      custody: "DEPARTMENT_HELD",
+      walletAddress: newKey.address,
+    });
     expect(proposed.status, JSON.stringify(proposed.body)).to.equal(200);
     expect(proposed.body.walletAddress).to.equal(heldKey.address);
     expect(proposed.body.pendingWalletChange).to.include({ walletAddress: newKey.address, custody: "DEPARTMENT_HELD" });
@@ -180,7 +274,12 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     // Inside the delay, the proposed key's signature is not the department's.
     const body = { remarks: "Plan fine", reviewedDocuments: [docs.SITE_PLAN] };
     const tooSoon = await signed(held, id, { decision: "APPROVED", ...body }, newKey);
-    const refused = await departmentClient(api, held).post(`/requests/${id}/approve`, { ...body, signature: tooSoon.signature, nonce: tooSoon.nonce, deadline: tooSoon.deadline });
+    const refused = await departmentClient(api, held).post(`/requests/${id}/approve`, {
+      ...body,
+      signature: tooSoon.signature,
+      nonce: tooSoon.nonce,
+      deadline: tooSoon.deadline,
+    });
     expect(refused.status).to.equal(400);
     expect(refused.body.code).to.equal("INVALID_SIGNATURE");
 
@@ -191,10 +290,20 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     expect(activated.body).to.include({ walletAddress: newKey.address, pendingWalletChange: null });
 
     const oldKey = await signed(held, id, { decision: "APPROVED", ...body }, heldKey);
-    const stale = await departmentClient(api, held).post(`/requests/${id}/approve`, { ...body, signature: oldKey.signature, nonce: oldKey.nonce, deadline: oldKey.deadline });
+    const stale = await departmentClient(api, held).post(`/requests/${id}/approve`, {
+      ...body,
+      signature: oldKey.signature,
+      nonce: oldKey.nonce,
+      deadline: oldKey.deadline,
+    });
     expect(stale.body.code, "the old key no longer speaks for the department").to.equal("INVALID_SIGNATURE");
     const current_ = await signed(held, id, { decision: "APPROVED", ...body }, newKey);
-    const ok = await departmentClient(api, held).post(`/requests/${id}/approve`, { ...body, signature: current_.signature, nonce: current_.nonce, deadline: current_.deadline });
+    const ok = await departmentClient(api, held).post(`/requests/${id}/approve`, {
+      ...body,
+      signature: current_.signature,
+      nonce: current_.nonce,
+      deadline: current_.deadline,
+    });
     expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
     expect((await decisionOf(ok.body.transactionHash)).event.args.signer).to.equal(newKey.address);
   });

@@ -8,15 +8,30 @@ describe("date-time query values", function () {
   let admin: ReturnType<typeof http>;
   before(async function () {
     const stack = current();
-    admin = http(stack.api.url, await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin"));
+    admin = http(
+      stack.api.url,
+      await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin"),
+    );
   });
 
-  for (const value of ["2020-02-29T00:00Z", "2020-02-29", "2021-02-29T00:00:00Z", "2020-02-29 00:00:00Z", "2020-02-29t00:00:00z", "2020-02-29T00:00:00+0100", "2020-02-29T00:00:60Z"]) {
+  for (const value of [
+    "2020-02-29T00:00Z",
+    "2020-02-29",
+    "2021-02-29T00:00:00Z",
+    "2020-02-29 00:00:00Z",
+    "2020-02-29t00:00:00z",
+    "2020-02-29T00:00:00+0100",
+    "2020-02-29T00:00:60Z",
+  ]) {
     it(`GET /admin/audit-logs refuses startDate=${value} with 400 VALIDATION_ERROR`, async function () {
       const response = await admin.get(`/admin/audit-logs?startDate=${encodeURIComponent(value)}`);
       expect(response.status).to.equal(400);
       expect(response.body.code).to.equal("VALIDATION_ERROR");
-      expect(response.body.details.issues).to.deep.include({ in: "query", path: "startDate", message: "must be an RFC 3339 date-time with seconds and an offset, e.g. 2020-02-29T00:00:00Z" });
+      expect(response.body.details.issues).to.deep.include({
+        in: "query",
+        path: "startDate",
+        message: "must be an RFC 3339 date-time with seconds and an offset, e.g. 2020-02-29T00:00:00Z",
+      });
     });
   }
 
@@ -28,7 +43,9 @@ describe("date-time query values", function () {
 
   it("the document gives startDate format date-time and a pattern that refuses a value without seconds", async function () {
     const document = (await (await fetch(`${current().api.url}/api/v1/openapi.json`)).json()) as any;
-    const startDate = document.paths["/api/v1/admin/audit-logs"].get.parameters.find((p: any) => p.name === "startDate");
+    const startDate = document.paths["/api/v1/admin/audit-logs"].get.parameters.find(
+      (p: any) => p.name === "startDate",
+    );
     expect(startDate.schema.format).to.equal("date-time");
     const pattern = new RegExp(startDate.schema.pattern, "u");
     expect(pattern.test("2020-02-29T00:00Z")).to.equal(false);

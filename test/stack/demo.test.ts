@@ -17,20 +17,35 @@ describe("npm run demo (against the running stack)", function () {
     // Two departments, the workflow, mint, anchor, submit, changes, new version, resubmit, two approvals.
     expect(hashes).to.have.length(11);
     for (const hash of hashes) {
-      const receipt = await fetch(stack.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getTransactionReceipt", params: [hash] }) }).then((r) => r.json() as Promise<{ result: { status: string } }>);
+      const receipt = await fetch(stack.rpcUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getTransactionReceipt", params: [hash] }),
+      }).then((r) => r.json() as Promise<{ result: { status: string } }>);
       expect(receipt.result.status, hash).to.equal("0x1");
     }
-    expect(stdout).to.match(/asks for changes/).and.to.match(/licence is issued/);
+    expect(stdout)
+      .to.match(/asks for changes/)
+      .and.to.match(/licence is issued/);
     // The fire department decided with a key the platform never held: the chain names it as the signer.
     const fireKey = /the chain checks it is (0x[0-9a-fA-F]{40})'s/.exec(stdout)?.[1];
     expect(fireKey, "the signed approval step").to.be.a("string");
-    const signedApproval = await fetch(stack.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getTransactionReceipt", params: [hashes.at(-1)] }) }).then((r) => r.json() as Promise<{ result: { logs: { data: string }[] } }>);
-    expect(signedApproval.result.logs.some((log) => log.data.toLowerCase().includes(fireKey!.slice(2).toLowerCase()))).to.equal(true);
+    const signedApproval = await fetch(stack.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getTransactionReceipt", params: [hashes.at(-1)] }),
+    }).then((r) => r.json() as Promise<{ result: { logs: { data: string }[] } }>);
+    expect(
+      signedApproval.result.logs.some((log) => log.data.toLowerCase().includes(fireKey!.slice(2).toLowerCase())),
+    ).to.equal(true);
     expect(stdout).to.match(/proves the licence is theirs .*: matches/);
     const token = /verify\?token=(\d+)/.exec(stdout)?.[1];
     expect(token).to.be.a("string");
     expect(stdout).to.include(`${stack.api.url}/verify?token=${token}`);
-    const verdict = (await (await fetch(`${stack.api.url}/api/v1/verify/${token}`)).json()) as { verdict: string; approvals: unknown[] };
+    const verdict = (await (await fetch(`${stack.api.url}/api/v1/verify/${token}`)).json()) as {
+      verdict: string;
+      approvals: unknown[];
+    };
     expect(verdict.verdict).to.equal("VALID");
     expect(verdict.approvals).to.have.length(2);
     // The QR code drawn with block characters.

@@ -9,9 +9,16 @@ import { freePort } from "../../scripts/stack/ports.ts";
 import { current } from "./support/stackFixture.ts";
 
 const demo = (env: NodeJS.ProcessEnv) =>
-  promisify(execFile)(process.execPath, [path.join(process.cwd(), "scripts", "demo.ts")], { env, maxBuffer: 4 * 1024 * 1024, timeout: 150_000 }).then(
+  promisify(execFile)(process.execPath, [path.join(process.cwd(), "scripts", "demo.ts")], {
+    env,
+    maxBuffer: 4 * 1024 * 1024,
+    timeout: 150_000,
+  }).then(
     ({ stdout, stderr }) => ({ code: 0, output: `${stdout}${stderr}` }),
-    (error: { code?: number; stdout?: string; stderr?: string }) => ({ code: error.code ?? -1, output: `${error.stdout ?? ""}${error.stderr ?? ""}` }),
+    (error: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: error.code ?? -1,
+      output: `${error.stdout ?? ""}${error.stderr ?? ""}`,
+    }),
   );
 
 /** A terminal's environment: no API_URL, a PORT that is not the stack's. */
@@ -24,7 +31,9 @@ function terminal(extra: Record<string, string>): NodeJS.ProcessEnv {
 describe("npm run demo finds the platform", function () {
   it("follows the stack running on DATA_DIR when its API moved to another port", async function () {
     const stack = current();
-    const { code, output } = await demo(terminal({ DATA_DIR: stack.config.dataDir, PORT: String(await freePort()), DEMO_TYPE: "BUILDING_PERMIT" }));
+    const { code, output } = await demo(
+      terminal({ DATA_DIR: stack.config.dataDir, PORT: String(await freePort()), DEMO_TYPE: "BUILDING_PERMIT" }),
+    );
     expect(code, output).to.equal(0);
     expect(output).to.include(`Licence approval demo against ${stack.api.url}/api/v1`);
     expect(output).to.match(/licence is issued/);

@@ -5,11 +5,18 @@ import { signatureHeaders } from "../../api/src/auth/requestSigning.ts";
 import type { ApiHandle } from "../../scripts/stack/stack.ts";
 import { applicantToken, clientToken, createClient } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
-import { b32, createDriver, documents, registry, sha, token, uuidBytes, type Driver } from "./support/platformDriver.ts";
+import {
+  b32,
+  createDriver,
+  documents,
+  registry,
+  sha,
+  token,
+  uuidBytes,
+  type Driver,
+} from "./support/platformDriver.ts";
 import { current } from "./support/stackFixture.ts";
 import { apiClient as client, type Json } from "./support/httpClient.ts";
-
-
 
 /** Department codes are upper-case letters and underscores only: the run id in letters. */
 const run = String(Date.now() % 1e8).replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
@@ -33,10 +40,12 @@ describe("departments (HTTP, real stack)", function () {
     return { departmentId: Number(departmentId), wallet: wallet as string, active: active as boolean };
   };
   const auditOf = async (departmentCode: string, action: string) =>
-    (await driver.core.pool.query(
-      `SELECT actor_type, old_value, new_value, tx_hash FROM audit_logs WHERE entity_type = 'DEPARTMENT' AND entity_id = $1 AND action = $2 ORDER BY created_at`,
-      [departmentCode, action],
-    )).rows;
+    (
+      await driver.core.pool.query(
+        `SELECT actor_type, old_value, new_value, tx_hash FROM audit_logs WHERE entity_type = 'DEPARTMENT' AND entity_id = $1 AND action = $2 ORDER BY created_at`,
+        [departmentCode, action],
+      )
+    ).rows;
 
   before(async function () {
     const stack = current();
@@ -51,10 +60,20 @@ describe("departments (HTTP, real stack)", function () {
 
   describe("registration", function () {
     it("registers code ↔ a new custodial wallet on chain and shows the API key and secret once", async function () {
-      const response = await admin.post("/departments", { code: code("HEALTH"), name: "Health", webhookUrl: "https://health.example.org/hooks" });
+      const response = await admin.post("/departments", {
+        code: code("HEALTH"),
+        name: "Health",
+        webhookUrl: "https://health.example.org/hooks",
+      });
       expect(response.status).to.equal(201);
       const body = response.body;
-      expect(body).to.include({ code: code("HEALTH"), name: "Health", webhookUrl: "https://health.example.org/hooks", isActive: true, requireSignedRequests: false });
+      expect(body).to.include({
+        code: code("HEALTH"),
+        name: "Health",
+        webhookUrl: "https://health.example.org/hooks",
+        isActive: true,
+        requireSignedRequests: false,
+      });
       expect(body.apiKey).to.match(/^ldk_[A-Za-z0-9_-]{43}$/);
       expect(body.apiSecret).to.match(/^lds_[A-Za-z0-9_-]{43}$/);
       expect(body.walletAddress).to.match(/^0x[0-9a-fA-F]{40}$/);
@@ -64,11 +83,16 @@ describe("departments (HTTP, real stack)", function () {
       const registered = await onChain(code("HEALTH"));
       expect(registered.wallet).to.equal(body.walletAddress);
       expect(registered.active).to.equal(true);
-      const { rows } = await driver.core.pool.query(`SELECT purpose, label FROM wallets WHERE address = $1`, [body.walletAddress.toLowerCase()]);
+      const { rows } = await driver.core.pool.query(`SELECT purpose, label FROM wallets WHERE address = $1`, [
+        body.walletAddress.toLowerCase(),
+      ]);
       expect(rows[0]).to.deep.equal({ purpose: "DEPARTMENT", label: code("HEALTH") });
 
       // Credentials are stored only as a hash and a sealed secret; never in the audit trail.
-      const stored = await driver.core.pool.query(`SELECT api_key_hash, api_secret_sealed FROM departments WHERE code = $1`, [code("HEALTH")]);
+      const stored = await driver.core.pool.query(
+        `SELECT api_key_hash, api_secret_sealed FROM departments WHERE code = $1`,
+        [code("HEALTH")],
+      );
       expect(stored.rows[0].api_key_hash).to.match(/^sha256:[0-9a-f]{64}$/);
       expect(stored.rows[0].api_secret_sealed.toString("latin1")).not.to.include(body.apiSecret);
       const [created] = await auditOf(code("HEALTH"), "CREATE");
@@ -87,8 +111,13 @@ describe("departments (HTTP, real stack)", function () {
         expect(response.body.code).to.equal("VALIDATION_ERROR");
       }
       expect((await admin.post("/departments", { code: code("NONAME") })).status).to.equal(400);
-      expect((await admin.post("/departments", { code: code("BADHOOK"), name: "x", webhookUrl: "not a url" })).status).to.equal(400);
-      expect((await admin.post("/departments", { code: code("FTPHOOK"), name: "x", webhookUrl: "ftp://example.org/x" })).status).to.equal(400);
+      expect(
+        (await admin.post("/departments", { code: code("BADHOOK"), name: "x", webhookUrl: "not a url" })).status,
+      ).to.equal(400);
+      expect(
+        (await admin.post("/departments", { code: code("FTPHOOK"), name: "x", webhookUrl: "ftp://example.org/x" }))
+          .status,
+      ).to.equal(400);
       expect((await admin.get(`/departments/${code("NONAME")}`)).status).to.equal(404);
     });
 
@@ -101,7 +130,9 @@ describe("departments (HTTP, real stack)", function () {
       expect(outside.status).to.equal(409);
       expect(outside.body.code).to.equal("CONFLICT");
       // Concurrent registrations of one code: exactly one wins.
-      const burst = await Promise.all([1, 2, 3].map(() => admin.post("/departments", { code: code("RACE"), name: "Race" })));
+      const burst = await Promise.all(
+        [1, 2, 3].map(() => admin.post("/departments", { code: code("RACE"), name: "Race" })),
+      );
       expect(burst.map((r) => r.status).sort()).to.deep.equal([201, 409, 409]);
     });
 
@@ -109,7 +140,9 @@ describe("departments (HTTP, real stack)", function () {
       expect((await client(api).post("/departments", { code: code("ANON"), name: "x" })).status).to.equal(401);
       const applicant = client(api, await applicantToken(api, { id: `dept-applicant-${run}` }));
       expect((await applicant.post("/departments", { code: code("APPL"), name: "x" })).status).to.equal(403);
-      expect((await departmentClient(api, fire).post("/departments", { code: code("BYDEPT"), name: "x" })).status).to.equal(403);
+      expect(
+        (await departmentClient(api, fire).post("/departments", { code: code("BYDEPT"), name: "x" })).status,
+      ).to.equal(403);
     });
   });
 
@@ -127,7 +160,14 @@ describe("departments (HTTP, real stack)", function () {
         expect(list.status).to.equal(200);
         const mine = list.body.departments.find((d: Json) => d.code === fire.code);
         expect(mine).to.deep.equal({
-          code: fire.code, name: "Fire and Rescue", walletAddress: fire.walletAddress, custody: "CUSTODIAL", pendingWalletChange: null, webhookUrl: null, isActive: true, requireSignedRequests: false,
+          code: fire.code,
+          name: "Fire and Rescue",
+          walletAddress: fire.walletAddress,
+          custody: "CUSTODIAL",
+          pendingWalletChange: null,
+          webhookUrl: null,
+          isActive: true,
+          requireSignedRequests: false,
           createdAt: fire.body.createdAt,
         });
         expect(mine).not.to.have.any.keys("apiKey", "apiSecret");
@@ -138,7 +178,9 @@ describe("departments (HTTP, real stack)", function () {
       expect((await admin.get(`/departments/NOPE_${run}`)).status).to.equal(404);
       expect((await client(api).get("/departments")).status).to.equal(401);
       // A department registered on chain outside the API has no name or credentials here: not listed.
-      expect((await admin.get("/departments")).body.departments.map((d: Json) => d.code)).not.to.include(code("OUTSIDE"));
+      expect((await admin.get("/departments")).body.departments.map((d: Json) => d.code)).not.to.include(
+        code("OUTSIDE"),
+      );
     });
 
     it("lets a department read its own record with its key; a wrong key or code is 401", async function () {
@@ -155,9 +197,17 @@ describe("departments (HTTP, real stack)", function () {
 
   describe("updating", function () {
     it("changes name and webhookUrl (audited with old and new values)", async function () {
-      const response = await admin.patch(`/departments/${police.code}`, { name: "State Police", webhookUrl: "https://police.example.org/hook" });
+      const response = await admin.patch(`/departments/${police.code}`, {
+        name: "State Police",
+        webhookUrl: "https://police.example.org/hook",
+      });
       expect(response.status).to.equal(200);
-      expect(response.body).to.include({ code: police.code, name: "State Police", webhookUrl: "https://police.example.org/hook", isActive: true });
+      expect(response.body).to.include({
+        code: police.code,
+        name: "State Police",
+        webhookUrl: "https://police.example.org/hook",
+        isActive: true,
+      });
       expect((await admin.get(`/departments/${police.code}`)).body.name).to.equal("State Police");
       const [update] = await auditOf(police.code, "UPDATE");
       expect(update.old_value).to.deep.equal({ name: "Police", webhookUrl: null });
@@ -172,8 +222,12 @@ describe("departments (HTTP, real stack)", function () {
     it("refuses non-administrators with 403", async function () {
       const applicant = client(api, await applicantToken(api, { id: `dept-patcher-${run}` }));
       expect((await applicant.patch(`/departments/${police.code}`, { name: "Hacked" })).status).to.equal(403);
-      expect((await departmentClient(api, police).patch(`/departments/${police.code}`, { name: "Hacked" })).status).to.equal(403);
-      expect((await departmentClient(api, police).post(`/departments/${police.code}/regenerate-api-key`)).status).to.equal(403);
+      expect(
+        (await departmentClient(api, police).patch(`/departments/${police.code}`, { name: "Hacked" })).status,
+      ).to.equal(403);
+      expect(
+        (await departmentClient(api, police).post(`/departments/${police.code}/regenerate-api-key`)).status,
+      ).to.equal(403);
       expect((await admin.get(`/departments/${police.code}`)).body.name).to.equal("State Police");
     });
 
@@ -190,7 +244,9 @@ describe("departments (HTTP, real stack)", function () {
       expect(refused.status).to.equal(401);
       expect(refused.body.code).to.equal("UNAUTHORIZED");
       expect((await admin.get(`/departments/${dept.code}`)).body.isActive).to.equal(false);
-      expect((await admin.get("/departments")).body.departments.find((d: Json) => d.code === dept.code).isActive).to.equal(false);
+      expect(
+        (await admin.get("/departments")).body.departments.find((d: Json) => d.code === dept.code).isActive,
+      ).to.equal(false);
       const [deactivated] = await auditOf(dept.code, "DEACTIVATE");
       expect(deactivated.old_value).to.deep.equal({ isActive: true });
       expect(deactivated.new_value).to.deep.equal({ isActive: false });
@@ -217,11 +273,21 @@ describe("departments (HTTP, real stack)", function () {
       const renewed = { code: dept.code, apiKey: response.body.apiKey, apiSecret: response.body.apiSecret };
       expect((await departmentClient(api, renewed).get(`/departments/${dept.code}`)).status).to.equal(200);
       // The new secret signs; the old one no longer does.
-      expect((await departmentClient(api, renewed, { sign: true }).get(`/departments/${dept.code}`)).status).to.equal(200);
-      expect((await departmentClient(api, { ...renewed, apiSecret: dept.apiSecret }, { sign: true }).get(`/departments/${dept.code}`)).status).to.equal(401);
+      expect((await departmentClient(api, renewed, { sign: true }).get(`/departments/${dept.code}`)).status).to.equal(
+        200,
+      );
+      expect(
+        (
+          await departmentClient(api, { ...renewed, apiSecret: dept.apiSecret }, { sign: true }).get(
+            `/departments/${dept.code}`,
+          )
+        ).status,
+      ).to.equal(401);
       const [regenerated] = await auditOf(dept.code, "REGENERATE_KEY");
       expect(regenerated.new_value.keyRotatedAt).to.equal(response.body.keyRotatedAt);
-      expect(JSON.stringify(regenerated)).not.to.include(response.body.apiKey).and.not.to.include(response.body.apiSecret);
+      expect(JSON.stringify(regenerated))
+        .not.to.include(response.body.apiKey)
+        .and.not.to.include(response.body.apiSecret);
       expect((await admin.post(`/departments/NOPE_${run}/regenerate-api-key`)).status).to.equal(404);
     });
   });
@@ -242,7 +308,9 @@ describe("departments (HTTP, real stack)", function () {
       const byAdmin = await admin.get(`/departments/${police.code}/stats?startDate=2024-01-01&endDate=2024-12-31`);
       expect(byAdmin.status).to.equal(200);
       expect(byAdmin.body.period).to.deep.equal({ startDate: "2024-01-01", endDate: "2024-12-31" });
-      expect((await admin.get(`/departments/${police.code}/stats?startDate=2024-12-31&endDate=2024-01-01`)).status).to.equal(400);
+      expect(
+        (await admin.get(`/departments/${police.code}/stats?startDate=2024-12-31&endDate=2024-01-01`)).status,
+      ).to.equal(400);
       expect((await admin.get(`/departments/${police.code}/stats?startDate=yesterday`)).status).to.equal(400);
       expect((await admin.get(`/departments/NOPE_${run}/stats`)).status).to.equal(404);
       const applicant = client(api, await applicantToken(api, { id: `dept-stats-${run}` }));
@@ -252,20 +320,47 @@ describe("departments (HTTP, real stack)", function () {
     it("count routed, pending (turn-aware), approved and rejected reviews from the index", async function () {
       // Workflow: stage 1 SEQUENTIAL [A, B], stage 2 PARALLEL [C, D]; decisions sent on chain by the departments' wallets.
       const depts = [] as CreatedTestDepartment[];
-      for (const name of ["STATS_A", "STATS_B", "STATS_C", "STATS_D"]) depts.push(await createDepartment(api, adminToken, { code: code(name), name }));
+      for (const name of ["STATS_A", "STATS_B", "STATS_C", "STATS_D"])
+        depts.push(await createDepartment(api, adminToken, { code: code(name), name }));
       const type = code("STATS_PERMIT");
       await driver.workflow(type, [depts[0].code, depts[1].code], [depts[2].code, depts[3].code]);
       const request = async (n: number) => {
         const tokenId = BigInt(1_000_000 + Math.floor(Math.random() * 400_000));
-        await driver.send("MINT_NFT", driver.operator, "LicenceToken", token.encodeFunctionData("mint", [Wallet.createRandom().address, tokenId, b32(type), ZeroHash]));
-        await driver.send("DOC_UPDATE", driver.operator, "DocumentRegistry", documents.encodeFunctionData("anchorDocument", [tokenId, uuidBytes(n), b32("SITE_PLAN"), sha(`${run}-stats-${n}`)]));
-        await driver.send("SUBMIT", driver.operator, "ApprovalRegistry", registry.encodeFunctionData("submit", [tokenId]));
+        await driver.send(
+          "MINT_NFT",
+          driver.operator,
+          "LicenceToken",
+          token.encodeFunctionData("mint", [Wallet.createRandom().address, tokenId, b32(type), ZeroHash]),
+        );
+        await driver.send(
+          "DOC_UPDATE",
+          driver.operator,
+          "DocumentRegistry",
+          documents.encodeFunctionData("anchorDocument", [
+            tokenId,
+            uuidBytes(n),
+            b32("SITE_PLAN"),
+            sha(`${run}-stats-${n}`),
+          ]),
+        );
+        await driver.send(
+          "SUBMIT",
+          driver.operator,
+          "ApprovalRegistry",
+          registry.encodeFunctionData("submit", [tokenId]),
+        );
         return tokenId;
       };
       const decide = async (i: number, fn: "approve" | "reject", tokenId: bigint) => {
         const versions = await driver.documentWord(tokenId);
-        return driver.send(fn === "approve" ? "APPROVAL" : "REJECT", depts[i].walletAddress, "ApprovalRegistry",
-          fn === "approve" ? registry.encodeFunctionData("approve", [tokenId, 1, versions, sha("ok")]) : registry.encodeFunctionData("reject", [tokenId, 1, 1, versions, sha("no")]));
+        return driver.send(
+          fn === "approve" ? "APPROVAL" : "REJECT",
+          depts[i].walletAddress,
+          "ApprovalRegistry",
+          fn === "approve"
+            ? registry.encodeFunctionData("approve", [tokenId, 1, versions, sha("ok")])
+            : registry.encodeFunctionData("reject", [tokenId, 1, 1, versions, sha("no")]),
+        );
       };
       const stats = async (i: number) => {
         const response = await departmentClient(api, depts[i]).get(`/departments/${depts[i].code}/stats`);
@@ -282,13 +377,31 @@ describe("departments (HTTP, real stack)", function () {
       };
 
       const first = await request(1);
-      expect(await stats(0)).to.deep.equal({ totalReceived: 1, approved: 0, rejected: 0, pending: 1, avgProcessingTimeDays: 0 });
+      expect(await stats(0)).to.deep.equal({
+        totalReceived: 1,
+        approved: 0,
+        rejected: 0,
+        pending: 1,
+        avgProcessingTimeDays: 0,
+      });
       // B is listed after A in a sequential stage: not its turn yet.
-      expect(await stats(1)).to.deep.equal({ totalReceived: 1, approved: 0, rejected: 0, pending: 0, avgProcessingTimeDays: 0 });
+      expect(await stats(1)).to.deep.equal({
+        totalReceived: 1,
+        approved: 0,
+        rejected: 0,
+        pending: 0,
+        avgProcessingTimeDays: 0,
+      });
       expect((await stats(2)).pending).to.equal(0);
 
       const approval = await decide(0, "approve", first);
-      expect(await stats(0)).to.deep.equal({ totalReceived: 1, approved: 1, rejected: 0, pending: 0, avgProcessingTimeDays: Math.round((await daysBetweenStageStartAndDecision(approval.hash)) * 1000) / 1000 });
+      expect(await stats(0)).to.deep.equal({
+        totalReceived: 1,
+        approved: 1,
+        rejected: 0,
+        pending: 0,
+        avgProcessingTimeDays: Math.round((await daysBetweenStageStartAndDecision(approval.hash)) * 1000) / 1000,
+      });
       expect((await stats(1)).pending).to.equal(1);
       await decide(1, "approve", first);
       expect(await stats(1)).to.include({ approved: 1, pending: 0 });
@@ -304,21 +417,36 @@ describe("departments (HTTP, real stack)", function () {
 
       // Outside the period: nothing.
       const past = await admin.get(`/departments/${depts[0].code}/stats?startDate=2020-01-01&endDate=2020-12-31`);
-      expect(past.body.stats).to.deep.equal({ totalReceived: 0, approved: 0, rejected: 0, pending: 0, avgProcessingTimeDays: 0 });
+      expect(past.body.stats).to.deep.equal({
+        totalReceived: 0,
+        approved: 0,
+        rejected: 0,
+        pending: 0,
+        avgProcessingTimeDays: 0,
+      });
     });
   });
 
   describe("signed requests", function () {
     let signer: CreatedTestDepartment;
     before(async function () {
-      signer = await createDepartment(api, adminToken, { code: code("SIGNER"), name: "Signer", requireSignedRequests: true });
+      signer = await createDepartment(api, adminToken, {
+        code: code("SIGNER"),
+        name: "Signer",
+        requireSignedRequests: true,
+      });
     });
 
     const target = (route: string) => `/api/v1${route}`;
     const raw = (route: string, method: string, headers: Record<string, string>, body?: string) =>
       fetch(`${api}${target(route)}`, {
         method,
-        headers: { "x-api-key": signer.apiKey, "x-department-code": signer.code, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+        headers: {
+          "x-api-key": signer.apiKey,
+          "x-department-code": signer.code,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...headers,
+        },
         body,
       }).then(async (r) => ({ status: r.status, body: (await r.json()) as Json }));
 
@@ -336,12 +464,24 @@ describe("departments (HTTP, real stack)", function () {
     it("refuse a stale or future timestamp (more than 5 minutes off)", async function () {
       const route = `/departments/${signer.code}`;
       for (const timestamp of [now() - 301, now() + 301]) {
-        const response = await raw(route, "GET", signatureHeaders(signer.apiSecret, "GET", target(route), undefined, { timestamp }));
+        const response = await raw(
+          route,
+          "GET",
+          signatureHeaders(signer.apiSecret, "GET", target(route), undefined, { timestamp }),
+        );
         expect(response.status).to.equal(401);
         expect(response.body.message).to.match(/5 minutes/);
       }
       // 4 minutes old is still fine.
-      expect((await raw(route, "GET", signatureHeaders(signer.apiSecret, "GET", target(route), undefined, { timestamp: now() - 240 }))).status).to.equal(200);
+      expect(
+        (
+          await raw(
+            route,
+            "GET",
+            signatureHeaders(signer.apiSecret, "GET", target(route), undefined, { timestamp: now() - 240 }),
+          )
+        ).status,
+      ).to.equal(200);
     });
 
     it("refuse a replayed signature; a nonce keeps identical requests distinct", async function () {
@@ -351,12 +491,21 @@ describe("departments (HTTP, real stack)", function () {
       const replay = await raw(route, "GET", headers);
       expect(replay.status).to.equal(401);
       expect(replay.body.message).to.match(/already used/);
-      const { rows } = await driver.core.pool.query(`SELECT count(*)::int AS n FROM department_request_signatures WHERE department_code = $1 AND signature = $2`, [signer.code, headers["x-signature"]]);
+      const { rows } = await driver.core.pool.query(
+        `SELECT count(*)::int AS n FROM department_request_signatures WHERE department_code = $1 AND signature = $2`,
+        [signer.code, headers["x-signature"]],
+      );
       expect(rows[0].n).to.equal(1);
       // The same request, same second, other nonces: both accepted. Without a nonce the second is a replay.
       const timestamp = now();
-      expect((await raw(route, "GET", signatureHeaders(signer.apiSecret, "GET", target(route), undefined, { timestamp }))).status).to.equal(200);
-      expect((await raw(route, "GET", signatureHeaders(signer.apiSecret, "GET", target(route), undefined, { timestamp }))).status).to.equal(200);
+      expect(
+        (await raw(route, "GET", signatureHeaders(signer.apiSecret, "GET", target(route), undefined, { timestamp })))
+          .status,
+      ).to.equal(200);
+      expect(
+        (await raw(route, "GET", signatureHeaders(signer.apiSecret, "GET", target(route), undefined, { timestamp })))
+          .status,
+      ).to.equal(200);
       const bare = signatureHeaders(signer.apiSecret, "GET", target(route), undefined, { timestamp, nonce: "" });
       expect(bare).not.to.have.property("x-nonce");
       expect((await raw(route, "GET", bare)).status).to.equal(200);
@@ -370,8 +519,14 @@ describe("departments (HTTP, real stack)", function () {
     it("refuse a tampered path, query or method", async function () {
       const signedFor = signatureHeaders(signer.apiSecret, "GET", target(`/departments/${signer.code}`));
       expect((await raw(`/departments/${fire.code}`, "GET", signedFor)).status).to.equal(401);
-      const statsSigned = signatureHeaders(signer.apiSecret, "GET", target(`/departments/${signer.code}/stats?startDate=2024-01-01`));
-      expect((await raw(`/departments/${signer.code}/stats?startDate=2025-01-01`, "GET", statsSigned)).status).to.equal(401);
+      const statsSigned = signatureHeaders(
+        signer.apiSecret,
+        "GET",
+        target(`/departments/${signer.code}/stats?startDate=2024-01-01`),
+      );
+      expect((await raw(`/departments/${signer.code}/stats?startDate=2025-01-01`, "GET", statsSigned)).status).to.equal(
+        401,
+      );
       const asPost = signatureHeaders(signer.apiSecret, "POST", target(`/departments/${signer.code}`));
       expect((await raw(`/departments/${signer.code}`, "GET", asPost)).status).to.equal(401);
     });
@@ -381,20 +536,42 @@ describe("departments (HTTP, real stack)", function () {
       // (authenticated, not an administrator); a signature that does not match is 401.
       const route = "/departments";
       const value = { name: "Signed", code: code("NEVER") };
-      const ok = await raw(route, "POST", signatureHeaders(signer.apiSecret, "POST", target(route), value), JSON.stringify(value));
+      const ok = await raw(
+        route,
+        "POST",
+        signatureHeaders(signer.apiSecret, "POST", target(route), value),
+        JSON.stringify(value),
+      );
       expect(ok.status).to.equal(403);
-      const tampered = await raw(route, "POST", signatureHeaders(signer.apiSecret, "POST", target(route), value), JSON.stringify({ ...value, name: "Changed" }));
+      const tampered = await raw(
+        route,
+        "POST",
+        signatureHeaders(signer.apiSecret, "POST", target(route), value),
+        JSON.stringify({ ...value, name: "Changed" }),
+      );
       expect(tampered.status).to.equal(401);
       // Keys in another order and whitespace: the canonical JSON is the same.
       const pretty = `{\n  "name": "Signed",\n  "code": "${code("NEVER")}"\n}`;
-      expect((await raw(route, "POST", signatureHeaders(signer.apiSecret, "POST", target(route), value), pretty)).status).to.equal(403);
+      expect(
+        (await raw(route, "POST", signatureHeaders(signer.apiSecret, "POST", target(route), value), pretty)).status,
+      ).to.equal(403);
       // A body signed as empty but sent with content is refused, and vice versa.
-      expect((await raw(route, "POST", signatureHeaders(signer.apiSecret, "POST", target(route)), JSON.stringify(value))).status).to.equal(401);
-      expect((await raw(route, "POST", signatureHeaders(signer.apiSecret, "POST", target(route), value))).status).to.equal(401);
+      expect(
+        (await raw(route, "POST", signatureHeaders(signer.apiSecret, "POST", target(route)), JSON.stringify(value)))
+          .status,
+      ).to.equal(401);
+      expect(
+        (await raw(route, "POST", signatureHeaders(signer.apiSecret, "POST", target(route), value))).status,
+      ).to.equal(401);
       // Non-JSON bodies cannot be signed.
       const form = await fetch(`${api}${target(route)}`, {
         method: "POST",
-        headers: { "x-api-key": signer.apiKey, "x-department-code": signer.code, "content-type": "application/x-www-form-urlencoded", ...signatureHeaders(signer.apiSecret, "POST", target(route)) },
+        headers: {
+          "x-api-key": signer.apiKey,
+          "x-department-code": signer.code,
+          "content-type": "application/x-www-form-urlencoded",
+          ...signatureHeaders(signer.apiSecret, "POST", target(route)),
+        },
         body: "a=1",
       });
       expect(form.status).to.equal(401);
@@ -405,7 +582,13 @@ describe("departments (HTTP, real stack)", function () {
       expect((await raw(route, "GET", signatureHeaders(police.apiSecret, "GET", target(route)))).status).to.equal(401);
       expect((await raw(route, "GET", { "x-timestamp": String(now()), "x-signature": "zz" })).status).to.equal(401);
       expect((await raw(route, "GET", { "x-timestamp": "soon", "x-signature": "a".repeat(64) })).status).to.equal(401);
-      expect((await raw(route, "GET", { "x-signature": signatureHeaders(signer.apiSecret, "GET", target(route))["x-signature"] })).status).to.equal(401);
+      expect(
+        (
+          await raw(route, "GET", {
+            "x-signature": signatureHeaders(signer.apiSecret, "GET", target(route))["x-signature"],
+          })
+        ).status,
+      ).to.equal(401);
     });
 
     it("are optional for a department without the flag, but verified when sent; the flag can be set by PATCH", async function () {
@@ -413,7 +596,9 @@ describe("departments (HTTP, real stack)", function () {
       const route = `/departments/${dept.code}`;
       expect((await departmentClient(api, dept).get(route)).status).to.equal(200);
       expect((await departmentClient(api, dept, { sign: true }).get(route)).status).to.equal(200);
-      expect((await departmentClient(api, { ...dept, apiSecret: police.apiSecret }, { sign: true }).get(route)).status).to.equal(401);
+      expect(
+        (await departmentClient(api, { ...dept, apiSecret: police.apiSecret }, { sign: true }).get(route)).status,
+      ).to.equal(401);
 
       const flagged = await admin.patch(route, { requireSignedRequests: true });
       expect(flagged.body.requireSignedRequests).to.equal(true);

@@ -11,7 +11,15 @@ import { ensureChromium } from "../../scripts/ensureChromium.ts";
 import { current } from "./support/stackFixture.ts";
 
 const SHOTS = path.join(process.cwd(), "test-results", "docs");
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 describe("API reference at /docs and the decisions log (headless Chromium)", function () {
   let api: string;
@@ -48,8 +56,15 @@ describe("API reference at /docs and the decisions log (headless Chromium)", fun
     const doc = (await (await fetch(`${api}/api/v1/openapi.json`)).json()) as any;
     // Every operation of the API and every outgoing webhook (OpenAPI 3.1 `webhooks`) is listed (under each of its tags).
     const ids = (items: Record<string, Record<string, any>> = {}) =>
-      Object.values(items).flatMap((ops) => Object.values(ops).map((op) => op?.operationId).filter(Boolean) as string[]);
-    const shown = await page.evaluate(() => [...document.querySelectorAll(".opblock")].map((e) => e.id.split("-").slice(2).join("-")));
+      Object.values(items).flatMap(
+        (ops) =>
+          Object.values(ops)
+            .map((op) => op?.operationId)
+            .filter(Boolean) as string[],
+      );
+    const shown = await page.evaluate(() =>
+      [...document.querySelectorAll(".opblock")].map((e) => e.id.split("-").slice(2).join("-")),
+    );
     expect(new Set(shown)).to.deep.equal(new Set([...ids(doc.paths), ...ids(doc.webhooks)]));
     // Endpoints come before the schemas section.
     const order = await page.evaluate(() => {
@@ -60,12 +75,19 @@ describe("API reference at /docs and the decisions log (headless Chromium)", fun
     expect(order).to.not.equal(0);
     // OpenAPI 3.1: each schema is a JSON Schema 2020-12 article titled with its name.
     const schemaNames = await page.evaluate(() =>
-      [...document.querySelectorAll("section.models article[data-json-schema-level='0'] > .json-schema-2020-12-head .json-schema-2020-12__title")].map((e) => e.textContent!.trim()),
+      [
+        ...document.querySelectorAll(
+          "section.models article[data-json-schema-level='0'] > .json-schema-2020-12-head .json-schema-2020-12__title",
+        ),
+      ].map((e) => e.textContent!.trim()),
     );
     expect(new Set(schemaNames)).to.deep.equal(new Set(Object.keys(doc.components.schemas)));
     await page.screenshot({ path: path.join(SHOTS, "docs-overview.png") });
     for (const url of requests) expect(new URL(url).origin, url).to.equal(new URL(api).origin);
-    expect(problems.filter((p) => /Content Security Policy|Refused/.test(p)), problems.join("\n")).to.deep.equal([]);
+    expect(
+      problems.filter((p) => /Content Security Policy|Refused/.test(p)),
+      problems.join("\n"),
+    ).to.deep.equal([]);
   });
 
   it("shows an operation's parameters, request schema and a generated example, with every $ref resolved", async function () {
@@ -78,10 +100,16 @@ describe("API reference at /docs and the decisions log (headless Chromium)", fun
     expect(body).to.include("Example Value");
     expect(body).to.not.include("$ref");
     // The example is real JSON, built from the resolved schema.
-    const example = await op.locator(".body-param__example, .opblock-section-request-body .microlight").first().innerText();
+    const example = await op
+      .locator(".body-param__example, .opblock-section-request-body .microlight")
+      .first()
+      .innerText();
     expect(JSON.parse(example)).to.have.property("requestType");
     await op.screenshot({ path: path.join(SHOTS, "docs-operation.png") });
-    expect(problems.filter((p) => /Content Security Policy|Refused/.test(p)), problems.join("\n")).to.deep.equal([]);
+    expect(
+      problems.filter((p) => /Content Security Policy|Refused/.test(p)),
+      problems.join("\n"),
+    ).to.deep.equal([]);
   });
 
   it("renders the decisions log as HTML on a page of its own, not in the OpenAPI description", async function () {

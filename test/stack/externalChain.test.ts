@@ -45,18 +45,61 @@ describe("external chain and database (the Besu path)", function () {
     dir = await mkdtemp(path.join(os.tmpdir(), "external-chain-"));
     const chainPort = await freePort();
     const rpcUrl = `http://127.0.0.1:${chainPort}`;
-    chain = spawn(anvilBinary(), ["--host", "127.0.0.1", "--port", String(chainPort), "--chain-id", "1337", "--hardfork", "london", "--base-fee", "0", "--gas-price", "0", "--silent"], { stdio: "ignore" });
+    chain = spawn(
+      anvilBinary(),
+      [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        String(chainPort),
+        "--chain-id",
+        "1337",
+        "--hardfork",
+        "london",
+        "--base-fee",
+        "0",
+        "--gas-price",
+        "0",
+        "--silent",
+      ],
+      { stdio: "ignore" },
+    );
     for (let i = 0; i < 100; i++) {
-      if (await rpc(rpcUrl, "eth_chainId", []).then(() => true, () => false)) break;
+      if (
+        await rpc(rpcUrl, "eth_chainId", []).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
       await new Promise((r) => setTimeout(r, 50));
     }
     const operator = Wallet.createRandom();
     const admin = Wallet.createRandom();
     const deploymentFile = path.join(dir, "besu.json");
-    await run(process.execPath, [path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js"), "run", "scripts/deploy.ts", "--network", "localhost"], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, CHAIN_RPC_URL: rpcUrl, DEPLOYMENT_FILE: deploymentFile, IGNITION_DIR: path.join(dir, "ignition"), DEPLOYMENT_ID: "external", OPERATOR_ADDRESS: operator.address, ADMIN_ADDRESS: admin.address, KEEPER_ADDRESS: operator.address },
-    });
+    await run(
+      process.execPath,
+      [
+        path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js"),
+        "run",
+        "scripts/deploy.ts",
+        "--network",
+        "localhost",
+      ],
+      {
+        cwd: REPO_ROOT,
+        env: {
+          ...process.env,
+          CHAIN_RPC_URL: rpcUrl,
+          DEPLOYMENT_FILE: deploymentFile,
+          IGNITION_DIR: path.join(dir, "ignition"),
+          DEPLOYMENT_ID: "external",
+          OPERATOR_ADDRESS: operator.address,
+          ADMIN_ADDRESS: admin.address,
+          KEEPER_ADDRESS: operator.address,
+        },
+      },
+    );
 
     await onServer(`CREATE DATABASE ${database}`);
     const databaseUrl = new URL(current().databaseUrl);
@@ -89,7 +132,12 @@ describe("external chain and database (the Besu path)", function () {
     try {
       // The operator holds no ether at all: free gas, nothing funded.
       expect(await driver.core.provider.getBalance(operator.address)).to.equal(0n);
-      const tx = await driver.send("REGISTER_DEPARTMENT", admin.address, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32("EXTERNAL"), Wallet.createRandom().address, 0]));
+      const tx = await driver.send(
+        "REGISTER_DEPARTMENT",
+        admin.address,
+        "ApprovalRegistry",
+        registry.encodeFunctionData("registerDepartment", [b32("EXTERNAL"), Wallet.createRandom().address, 0]),
+      );
       const sent = await driver.core.provider.getTransaction(tx.hash);
       expect(sent!.gasPrice).to.equal(0n);
       expect(tx.receipt.status).to.equal(1);

@@ -2,7 +2,16 @@ import { expect } from "chai";
 import type { ConfirmedTx } from "../../api/src/chain/chainGateway.ts";
 import { Wallet, ZeroHash } from "ethers";
 import { current } from "./support/stackFixture.ts";
-import { b32, createDriver, documents, registry, sha, token, uuidBytes, type Driver } from "./support/platformDriver.ts";
+import {
+  b32,
+  createDriver,
+  documents,
+  registry,
+  sha,
+  token,
+  uuidBytes,
+  type Driver,
+} from "./support/platformDriver.ts";
 
 /** A scripted lifecycle through the real write path, then the index views compared with what was sent. */
 describe("indexer", function () {
@@ -18,26 +27,73 @@ describe("indexer", function () {
     for (const code of codes) wallets.push(await driver.department(code));
     const type = `PERMIT_${run}`;
     const workflowTx = await driver.workflow(type, codes.slice(0, 2), codes.slice(2));
-    const workflowId = Number(registry.parseLog(workflowTx.receipt.logs.find((l) => l.topics[0] === registry.getEvent("WorkflowRegistered")!.topicHash)!)!.args.workflowId);
+    const workflowId = Number(
+      registry.parseLog(
+        workflowTx.receipt.logs.find((l) => l.topics[0] === registry.getEvent("WorkflowRegistered")!.topicHash)!,
+      )!.args.workflowId,
+    );
     const applicant = Wallet.createRandom().address;
     const tokenId = BigInt(500_000 + Math.floor(Math.random() * 400_000));
     const sent: ConfirmedTx[] = [];
     const q = async (sql: string, params: unknown[] = []) => (await driver.index.query(sql, params)).rows;
     // Who can decide now, as the index holds it (the contract's pendingDepartmentsOf at the latest review event).
     const pending = async (token: bigint) =>
-      (await q(`SELECT d.code FROM pending_departments p JOIN departments d USING (department_id) WHERE p.token_id = $1 ORDER BY d.code`, [token.toString()])).map((r) => r.code);
-    sent.push(await send("MINT_NFT", operator, "LicenceToken", token.encodeFunctionData("mint", [applicant, tokenId, b32(type), ZeroHash])));
-    sent.push(await send("DOC_UPDATE", operator, "DocumentRegistry", documents.encodeFunctionData("anchorDocument", [tokenId, uuidBytes(1), b32("SITE_PLAN"), sha(`${run}-plan-1`)])));
-    sent.push(await send("DOC_UPDATE", operator, "DocumentRegistry", documents.encodeFunctionData("anchorDocument", [tokenId, uuidBytes(2), b32("DEED"), sha(`${run}-deed-1`)])));
+      (
+        await q(
+          `SELECT d.code FROM pending_departments p JOIN departments d USING (department_id) WHERE p.token_id = $1 ORDER BY d.code`,
+          [token.toString()],
+        )
+      ).map((r) => r.code);
+    sent.push(
+      await send(
+        "MINT_NFT",
+        operator,
+        "LicenceToken",
+        token.encodeFunctionData("mint", [applicant, tokenId, b32(type), ZeroHash]),
+      ),
+    );
+    sent.push(
+      await send(
+        "DOC_UPDATE",
+        operator,
+        "DocumentRegistry",
+        documents.encodeFunctionData("anchorDocument", [tokenId, uuidBytes(1), b32("SITE_PLAN"), sha(`${run}-plan-1`)]),
+      ),
+    );
+    sent.push(
+      await send(
+        "DOC_UPDATE",
+        operator,
+        "DocumentRegistry",
+        documents.encodeFunctionData("anchorDocument", [tokenId, uuidBytes(2), b32("DEED"), sha(`${run}-deed-1`)]),
+      ),
+    );
     sent.push(await send("SUBMIT", operator, "ApprovalRegistry", registry.encodeFunctionData("submit", [tokenId])));
     // Read-your-writes: every send returns after the index reached its block, so the rows are there now.
     expect(await pending(tokenId)).to.deep.equal([codes[0]]); // SEQUENTIAL [A, B]: A's turn
     const approve = async (i: number, mask: number) =>
-      send("APPROVAL", wallets[i], "ApprovalRegistry", registry.encodeFunctionData("approve", [tokenId, mask, await driver.documentWord(tokenId), sha(`remarks-${i}`)]));
+      send(
+        "APPROVAL",
+        wallets[i],
+        "ApprovalRegistry",
+        registry.encodeFunctionData("approve", [
+          tokenId,
+          mask,
+          await driver.documentWord(tokenId),
+          sha(`remarks-${i}`),
+        ]),
+      );
     sent.push(await approve(0, 0b11));
     expect(await pending(tokenId)).to.deep.equal([codes[1]]);
     // A new version of the plan invalidates A's approval: A must approve again, and it is A's turn again.
-    sent.push(await send("DOC_UPDATE", operator, "DocumentRegistry", documents.encodeFunctionData("anchorVersion", [sha(`${run}-plan-1`), sha(`${run}-plan-2`)])));
+    sent.push(
+      await send(
+        "DOC_UPDATE",
+        operator,
+        "DocumentRegistry",
+        documents.encodeFunctionData("anchorVersion", [sha(`${run}-plan-1`), sha(`${run}-plan-2`)]),
+      ),
+    );
     expect(await pending(tokenId)).to.deep.equal([codes[0]]);
     sent.push(await approve(0, 0b11));
     sent.push(await approve(1, 0b01));
@@ -48,8 +104,14 @@ describe("indexer", function () {
     expect(await pending(tokenId)).to.deep.equal([]);
     sent.push(await send("REVOKE", driver.admin, "LicenceToken", token.encodeFunctionData("revoke", [tokenId, 9])));
 
-    const [licence] = await q(`SELECT owner, workflow_id, status, reason_code, expires_at, issued_at, created_tx FROM licences WHERE token_id = $1`, [tokenId.toString()]);
-    const chainLicence = await driver.core.provider.call({ to: driver.addresses.LicenceToken, data: token.encodeFunctionData("licence", [tokenId]) });
+    const [licence] = await q(
+      `SELECT owner, workflow_id, status, reason_code, expires_at, issued_at, created_tx FROM licences WHERE token_id = $1`,
+      [tokenId.toString()],
+    );
+    const chainLicence = await driver.core.provider.call({
+      to: driver.addresses.LicenceToken,
+      data: token.encodeFunctionData("licence", [tokenId]),
+    });
     const [record] = token.decodeFunctionResult("licence", chainLicence);
     expect(licence).to.deep.equal({
       owner: applicant.toLowerCase(),
@@ -62,16 +124,29 @@ describe("indexer", function () {
     });
     expect(Number(licence.issued_at)).to.equal(Number(record.expiresAt) - 86_400 * 365);
 
-    const history = await q(`SELECT from_status, to_status FROM licence_status_history WHERE token_id = $1 ORDER BY block_number, log_index`, [tokenId.toString()]);
-    expect(history.map((h) => `${h.from_status}>${h.to_status}`)).to.deep.equal(["DRAFT>SUBMITTED", "SUBMITTED>APPROVED", "APPROVED>REVOKED"]);
+    const history = await q(
+      `SELECT from_status, to_status FROM licence_status_history WHERE token_id = $1 ORDER BY block_number, log_index`,
+      [tokenId.toString()],
+    );
+    expect(history.map((h) => `${h.from_status}>${h.to_status}`)).to.deep.equal([
+      "DRAFT>SUBMITTED",
+      "SUBMITTED>APPROVED",
+      "APPROVED>REVOKED",
+    ]);
 
-    const versions = await q(`SELECT sha256_hash, doc_index, version FROM document_versions WHERE token_id = $1 ORDER BY doc_index, version`, [tokenId.toString()]);
+    const versions = await q(
+      `SELECT sha256_hash, doc_index, version FROM document_versions WHERE token_id = $1 ORDER BY doc_index, version`,
+      [tokenId.toString()],
+    );
     expect(versions).to.deep.equal([
       { sha256_hash: sha(`${run}-plan-1`), doc_index: 0, version: 1 },
       { sha256_hash: sha(`${run}-plan-2`), doc_index: 0, version: 2 },
       { sha256_hash: sha(`${run}-deed-1`), doc_index: 1, version: 1 },
     ]);
-    const docs = await q(`SELECT doc_index, doc_type, latest_version, latest_hash FROM documents WHERE token_id = $1 ORDER BY doc_index`, [tokenId.toString()]);
+    const docs = await q(
+      `SELECT doc_index, doc_type, latest_version, latest_hash FROM documents WHERE token_id = $1 ORDER BY doc_index`,
+      [tokenId.toString()],
+    );
     expect(docs).to.deep.equal([
       { doc_index: 0, doc_type: "SITE_PLAN", latest_version: 2, latest_hash: sha(`${run}-plan-2`) },
       { doc_index: 1, doc_type: "DEED", latest_version: 1, latest_hash: sha(`${run}-deed-1`) },
@@ -83,18 +158,62 @@ describe("indexer", function () {
       [tokenId.toString()],
     );
     expect(approvals).to.deep.equal([
-      { code: codes[0], stage: 0, decision: "APPROVED", status: "REVIEW_REQUIRED", is_active: false, invalidation_reason: approvals[0].invalidation_reason, tx_hash: sent[4].hash },
-      { code: codes[0], stage: 0, decision: "APPROVED", status: "APPROVED", is_active: true, invalidation_reason: null, tx_hash: sent[6].hash },
-      { code: codes[1], stage: 0, decision: "APPROVED", status: "APPROVED", is_active: true, invalidation_reason: null, tx_hash: sent[7].hash },
-      { code: codes[2], stage: 1, decision: "APPROVED", status: "APPROVED", is_active: true, invalidation_reason: null, tx_hash: sent[8].hash },
-      { code: codes[3], stage: 1, decision: "APPROVED", status: "APPROVED", is_active: true, invalidation_reason: null, tx_hash: sent[9].hash },
+      {
+        code: codes[0],
+        stage: 0,
+        decision: "APPROVED",
+        status: "REVIEW_REQUIRED",
+        is_active: false,
+        invalidation_reason: approvals[0].invalidation_reason,
+        tx_hash: sent[4].hash,
+      },
+      {
+        code: codes[0],
+        stage: 0,
+        decision: "APPROVED",
+        status: "APPROVED",
+        is_active: true,
+        invalidation_reason: null,
+        tx_hash: sent[6].hash,
+      },
+      {
+        code: codes[1],
+        stage: 0,
+        decision: "APPROVED",
+        status: "APPROVED",
+        is_active: true,
+        invalidation_reason: null,
+        tx_hash: sent[7].hash,
+      },
+      {
+        code: codes[2],
+        stage: 1,
+        decision: "APPROVED",
+        status: "APPROVED",
+        is_active: true,
+        invalidation_reason: null,
+        tx_hash: sent[8].hash,
+      },
+      {
+        code: codes[3],
+        stage: 1,
+        decision: "APPROVED",
+        status: "APPROVED",
+        is_active: true,
+        invalidation_reason: null,
+        tx_hash: sent[9].hash,
+      },
     ]);
     expect(approvals[0].invalidation_reason).to.match(/DOCUMENT_UPDATED/);
 
-    const [progress] = await q(`SELECT workflow_id, stage, phase FROM request_progress WHERE token_id = $1`, [tokenId.toString()]);
+    const [progress] = await q(`SELECT workflow_id, stage, phase FROM request_progress WHERE token_id = $1`, [
+      tokenId.toString(),
+    ]);
     expect(progress).to.deep.equal({ workflow_id: workflowId, stage: 1, phase: "CLOSED" });
 
-    const txs = await q(`SELECT hash, kind, gas_used, block_number FROM transactions WHERE hash = ANY($1)`, [sent.map((s) => s.hash)]);
+    const txs = await q(`SELECT hash, kind, gas_used, block_number FROM transactions WHERE hash = ANY($1)`, [
+      sent.map((s) => s.hash),
+    ]);
     expect(txs).to.have.length(sent.length);
     for (const tx of sent) {
       const row = txs.find((t) => t.hash === tx.hash)!;
@@ -102,13 +221,27 @@ describe("indexer", function () {
       expect(Number(row.block_number)).to.equal(tx.blockNumber);
     }
     expect(sent.map((s) => txs.find((t) => t.hash === s.hash)!.kind)).to.deep.equal([
-      "MINT_NFT", "DOC_UPDATE", "DOC_UPDATE", "SUBMIT", "APPROVAL", "DOC_UPDATE", "APPROVAL", "APPROVAL", "APPROVAL", "APPROVAL", "REVOKE",
+      "MINT_NFT",
+      "DOC_UPDATE",
+      "DOC_UPDATE",
+      "SUBMIT",
+      "APPROVAL",
+      "DOC_UPDATE",
+      "APPROVAL",
+      "APPROVAL",
+      "APPROVAL",
+      "APPROVAL",
+      "REVOKE",
     ]);
 
     // And the outbox agrees with the chain and the index: same hashes, all confirmed at the same blocks.
-    const outbox = await driver.core.pool.query(`SELECT tx_hash, status, block_number FROM chain_transactions WHERE tx_hash = ANY($1)`, [sent.map((s) => s.hash)]);
+    const outbox = await driver.core.pool.query(
+      `SELECT tx_hash, status, block_number FROM chain_transactions WHERE tx_hash = ANY($1)`,
+      [sent.map((s) => s.hash)],
+    );
     expect(outbox.rows.every((r) => r.status === "CONFIRMED")).to.equal(true);
-    for (const row of outbox.rows) expect(Number(row.block_number)).to.equal(Number(txs.find((t) => t.hash === row.tx_hash)!.block_number));
+    for (const row of outbox.rows)
+      expect(Number(row.block_number)).to.equal(Number(txs.find((t) => t.hash === row.tx_hash)!.block_number));
   });
 
   it("writes the review phase and the decisions a resubmission clears from the contract's events", async function () {
@@ -121,14 +254,40 @@ describe("indexer", function () {
     await driver.workflow(type, codes.slice(0, 2), codes.slice(2));
     const tokenId = BigInt(100_000 + Math.floor(Math.random() * 400_000));
     const q = async (sql: string, params: unknown[] = []) => (await driver.index.query(sql, params)).rows;
-    const phase = async () => (await q(`SELECT phase FROM request_progress WHERE token_id = $1`, [tokenId.toString()]))[0]?.phase;
+    const phase = async () =>
+      (await q(`SELECT phase FROM request_progress WHERE token_id = $1`, [tokenId.toString()]))[0]?.phase;
     const pending = async () =>
-      (await q(`SELECT d.code FROM pending_departments p JOIN departments d USING (department_id) WHERE p.token_id = $1 ORDER BY d.code`, [tokenId.toString()])).map((r) => r.code);
+      (
+        await q(
+          `SELECT d.code FROM pending_departments p JOIN departments d USING (department_id) WHERE p.token_id = $1 ORDER BY d.code`,
+          [tokenId.toString()],
+        )
+      ).map((r) => r.code);
     const decide = async (i: number, fn: "approve" | "requestChanges") =>
-      send(fn === "approve" ? "APPROVAL" : "CHANGES_REQUESTED", wallets[i], "ApprovalRegistry", registry.encodeFunctionData(fn, [tokenId, 0, await driver.documentWord(tokenId), sha(`r-${run}-${i}`)]));
+      send(
+        fn === "approve" ? "APPROVAL" : "CHANGES_REQUESTED",
+        wallets[i],
+        "ApprovalRegistry",
+        registry.encodeFunctionData(fn, [tokenId, 0, await driver.documentWord(tokenId), sha(`r-${run}-${i}`)]),
+      );
 
-    await send("MINT_NFT", operator, "LicenceToken", token.encodeFunctionData("mint", [Wallet.createRandom().address, tokenId, b32(type), ZeroHash]));
-    await send("DOC_UPDATE", operator, "DocumentRegistry", documents.encodeFunctionData("anchorDocument", [tokenId, uuidBytes(7), b32("SITE_PLAN"), sha(`${run}-resub-plan`)]));
+    await send(
+      "MINT_NFT",
+      operator,
+      "LicenceToken",
+      token.encodeFunctionData("mint", [Wallet.createRandom().address, tokenId, b32(type), ZeroHash]),
+    );
+    await send(
+      "DOC_UPDATE",
+      operator,
+      "DocumentRegistry",
+      documents.encodeFunctionData("anchorDocument", [
+        tokenId,
+        uuidBytes(7),
+        b32("SITE_PLAN"),
+        sha(`${run}-resub-plan`),
+      ]),
+    );
     await send("SUBMIT", operator, "ApprovalRegistry", registry.encodeFunctionData("submit", [tokenId]));
     expect(await phase()).to.equal("IN_REVIEW");
     const approved = await decide(0, "approve");
@@ -136,7 +295,12 @@ describe("indexer", function () {
     expect(await phase()).to.equal("AWAITING_RESUBMISSION");
     expect(await pending()).to.deep.equal([]);
 
-    const resubmitted = await send("RESUBMIT", operator, "ApprovalRegistry", registry.encodeFunctionData("resubmit", [tokenId]));
+    const resubmitted = await send(
+      "RESUBMIT",
+      operator,
+      "ApprovalRegistry",
+      registry.encodeFunctionData("resubmit", [tokenId]),
+    );
     expect(await phase()).to.equal("IN_REVIEW");
     expect(await pending()).to.deep.equal([codes[1]]);
     // DecisionsReset(Resubmitted) closed B's request for changes; A's approval stands.
@@ -146,8 +310,22 @@ describe("indexer", function () {
       [tokenId.toString()],
     );
     expect(rows).to.deep.equal([
-      { code: codes[0], status: "APPROVED", is_active: true, invalidation_reason: null, invalidation_tx: null, tx_hash: approved.hash },
-      { code: codes[1], status: "CHANGES_REQUESTED", is_active: false, invalidation_reason: "RESUBMITTED", invalidation_tx: resubmitted.hash, tx_hash: asked.hash },
+      {
+        code: codes[0],
+        status: "APPROVED",
+        is_active: true,
+        invalidation_reason: null,
+        invalidation_tx: null,
+        tx_hash: approved.hash,
+      },
+      {
+        code: codes[1],
+        status: "CHANGES_REQUESTED",
+        is_active: false,
+        invalidation_reason: "RESUBMITTED",
+        invalidation_tx: resubmitted.hash,
+        tx_hash: asked.hash,
+      },
     ]);
 
     // Cancelling while awaiting resubmission closes the review (ReviewPhaseChanged, not the token's status).

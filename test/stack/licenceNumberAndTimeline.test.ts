@@ -19,12 +19,26 @@ import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
 
 const SHOTS = path.join(process.cwd(), "test-results", "verification-page");
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 describe("timeline order (timelineFromRows)", function () {
   const request = {
-    id: "00000000-0000-4000-8000-000000000001", requestNumber: "RL-2026-000001", requestType: "RESORT_LICENSE", tokenId: 1n,
-    applicantId: "alice", applicantName: "Alice", applicantAddress: "0x0000000000000000000000000000000000000001", createdBy: "applicant:alice",
+    id: "00000000-0000-4000-8000-000000000001",
+    requestNumber: "RL-2026-000001",
+    requestType: "RESORT_LICENSE",
+    tokenId: 1n,
+    applicantId: "alice",
+    applicantName: "Alice",
+    applicantAddress: "0x0000000000000000000000000000000000000001",
+    createdBy: "applicant:alice",
     // The API's clock: 700 ms into the second in which the mint's block was sealed.
     createdAt: new Date("2026-03-01T12:00:00.700Z"),
   } as unknown as RequestView;
@@ -33,20 +47,81 @@ describe("timeline order (timelineFromRows)", function () {
     licence: [{ created_block: "5", created_tx: "0xmint", created_at: String(second) }],
     // Rows arrive in any order; the timeline orders them by block, then log index.
     statuses: [
-      { id: "s2", from_status: "SUBMITTED", to_status: "APPROVED", reason_code: "0", block_number: "9", log_index: "3", tx_hash: "0xapprove", timestamp: String(second + 4) },
-      { id: "s1", from_status: "DRAFT", to_status: "SUBMITTED", reason_code: "0", block_number: "7", log_index: "0", tx_hash: "0xsubmit", timestamp: String(second + 2) },
+      {
+        id: "s2",
+        from_status: "SUBMITTED",
+        to_status: "APPROVED",
+        reason_code: "0",
+        block_number: "9",
+        log_index: "3",
+        tx_hash: "0xapprove",
+        timestamp: String(second + 4),
+      },
+      {
+        id: "s1",
+        from_status: "DRAFT",
+        to_status: "SUBMITTED",
+        reason_code: "0",
+        block_number: "7",
+        log_index: "0",
+        tx_hash: "0xsubmit",
+        timestamp: String(second + 2),
+      },
     ],
-    versions: [{ sha256_hash: "0xdoc", document_id: "d1", version: "1", block_number: "6", tx_hash: "0xdoc", timestamp: String(second + 1), doc_type: "SITE_PLAN", uploaded_by: "applicant:alice" }],
-    decisions: [{ id: "a1", department_id: "1", stage: "0", decision: "APPROVED", reason_code: "0", block_number: "9", log_index: "1", tx_hash: "0xapprove", timestamp: String(second + 4) }],
-    stages: [{ id: "c1", stage: "0", event_type: "StageCompleted", detail: {}, block_number: "9", log_index: "2", tx_hash: "0xapprove", timestamp: String(second + 4) }],
+    versions: [
+      {
+        sha256_hash: "0xdoc",
+        document_id: "d1",
+        version: "1",
+        block_number: "6",
+        tx_hash: "0xdoc",
+        timestamp: String(second + 1),
+        doc_type: "SITE_PLAN",
+        uploaded_by: "applicant:alice",
+      },
+    ],
+    decisions: [
+      {
+        id: "a1",
+        department_id: "1",
+        stage: "0",
+        decision: "APPROVED",
+        reason_code: "0",
+        block_number: "9",
+        log_index: "1",
+        tx_hash: "0xapprove",
+        timestamp: String(second + 4),
+      },
+    ],
+    stages: [
+      {
+        id: "c1",
+        stage: "0",
+        event_type: "StageCompleted",
+        detail: {},
+        block_number: "9",
+        log_index: "2",
+        tx_hash: "0xapprove",
+        timestamp: String(second + 4),
+      },
+    ],
     departments: [{ department_id: "1", code: "FIRE", name: "Fire department" }],
   };
 
   it("lists the creation first and never stamps it after the mint it caused", function () {
     const events = timelineFromRows(request, rows);
-    expect(events.map((e) => e.eventType)).to.deep.equal(["REQUEST_CREATED", "NFT_MINTED", "DOCUMENT_UPLOADED", "REQUEST_SUBMITTED", "APPROVAL_RECEIVED", "STAGE_COMPLETED", "REQUEST_APPROVED"]);
+    expect(events.map((e) => e.eventType)).to.deep.equal([
+      "REQUEST_CREATED",
+      "NFT_MINTED",
+      "DOCUMENT_UPLOADED",
+      "REQUEST_SUBMITTED",
+      "APPROVAL_RECEIVED",
+      "STAGE_COMPLETED",
+      "REQUEST_APPROVED",
+    ]);
     const times = events.map((e) => Date.parse(e.timestamp));
-    for (let i = 1; i < times.length; i++) expect(times[i], `${events[i].eventType} after ${events[i - 1].eventType}`).to.be.at.least(times[i - 1]);
+    for (let i = 1; i < times.length; i++)
+      expect(times[i], `${events[i].eventType} after ${events[i - 1].eventType}`).to.be.at.least(times[i - 1]);
     expect(events[0].timestamp).to.equal("2026-03-01T12:00:00.000Z");
   });
 
@@ -79,14 +154,37 @@ describe("verification by licence number (API and page) and a real request's tim
     const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
     const department = departmentClient(api, await createDepartment(api, adminToken, { code, name: "Numbers Office" }));
     await seedWorkflow(stack, driver, {
-      workflowType: "BUILDING_PERMIT", name: "Building permit (licence number test)",
-      stages: [{ stageId: "check", stageName: "Check", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL", requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }] }],
+      workflowType: "BUILDING_PERMIT",
+      name: "Building permit (licence number test)",
+      stages: [
+        {
+          stageId: "check",
+          stageName: "Check",
+          stageOrder: 1,
+          executionType: "SEQUENTIAL",
+          completionCriteria: "ALL",
+          requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
+        },
+      ],
     });
     applicant = http(api, await applicantToken(api, { id: `number-${run}`, name: "Nina Number" }));
     const created = await applicant.post("/requests", { applicantId: `number-${run}`, requestType: "BUILDING_PERMIT" });
-    const uploaded = await applicant.upload("POST", `/requests/${created.body.requestId}/documents`, pdf(`number ${run}`), "plan.pdf", { docType: "SITE_PLAN" });
+    const uploaded = await applicant.upload(
+      "POST",
+      `/requests/${created.body.requestId}/documents`,
+      pdf(`number ${run}`),
+      "plan.pdf",
+      { docType: "SITE_PLAN" },
+    );
     await applicant.post(`/requests/${created.body.requestId}/submit`);
-    expect((await department.post(`/requests/${created.body.requestId}/approve`, { remarks: "ok", reviewedDocuments: [uploaded.body.documentId] })).status).to.equal(200);
+    expect(
+      (
+        await department.post(`/requests/${created.body.requestId}/approve`, {
+          remarks: "ok",
+          reviewedDocuments: [uploaded.body.documentId],
+        })
+      ).status,
+    ).to.equal(200);
     const detail = (await applicant.get(`/requests/${created.body.requestId}`)).body;
     licence = { id: created.body.requestId, tokenId: detail.tokenId, requestNumber: detail.requestNumber };
   });
@@ -116,12 +214,21 @@ describe("verification by licence number (API and page) and a real request's tim
   it("the page takes the licence number as printed and shows the type and stages in plain words", async function () {
     await mkdir(SHOTS, { recursive: true });
     browser = await chromium.launch({ executablePath: await ensureChromium(), headless: true, args: CHROMIUM_ARGS });
-    const page: Page = await (await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true })).newPage();
+    const page: Page = await (
+      await browser.newContext({
+        viewport: { width: 390, height: 844 },
+        deviceScaleFactor: 2,
+        isMobile: true,
+        hasTouch: true,
+      })
+    ).newPage();
     await page.goto(`${api}/verify`);
     await page.fill("#token-input", licence.requestNumber);
     await page.click("#token-submit");
     await page.waitForFunction(() => document.getElementById("verdict")!.dataset.verdict === "VALID");
-    expect(await page.textContent("#details")).to.include(licence.requestNumber).and.to.include("building permit");
+    expect(await page.textContent("#details"))
+      .to.include(licence.requestNumber)
+      .and.to.include("building permit");
     expect(await page.textContent("#approvals")).to.include("Numbers Office — stage 1 —");
     await page.screenshot({ path: path.join(SHOTS, "licence-number-valid.png"), fullPage: true });
 
@@ -132,10 +239,18 @@ describe("verification by licence number (API and page) and a real request's tim
   });
 
   it("lists the real request's events in the order they happened, with times that never go back", async function () {
-    const { events } = (await applicant.get(`/requests/${licence.id}/timeline`)).body as { events: { eventType: string; timestamp: string }[] };
+    const { events } = (await applicant.get(`/requests/${licence.id}/timeline`)).body as {
+      events: { eventType: string; timestamp: string }[];
+    };
     expect(events.slice(0, 2).map((e) => e.eventType)).to.deep.equal(["REQUEST_CREATED", "NFT_MINTED"]);
-    expect(events.map((e) => e.eventType)).to.include.members(["DOCUMENT_UPLOADED", "REQUEST_SUBMITTED", "APPROVAL_RECEIVED", "REQUEST_APPROVED"]);
+    expect(events.map((e) => e.eventType)).to.include.members([
+      "DOCUMENT_UPLOADED",
+      "REQUEST_SUBMITTED",
+      "APPROVAL_RECEIVED",
+      "REQUEST_APPROVED",
+    ]);
     const times = events.map((e) => Date.parse(e.timestamp));
-    for (let i = 1; i < times.length; i++) expect(times[i], `${events[i].eventType} after ${events[i - 1].eventType}`).to.be.at.least(times[i - 1]);
+    for (let i = 1; i < times.length; i++)
+      expect(times[i], `${events[i].eventType} after ${events[i - 1].eventType}`).to.be.at.least(times[i - 1]);
   });
 });

@@ -19,13 +19,29 @@ interface Answer {
 }
 
 /** One request on a connection of its own, so that the kernel picks the process again each time. */
-function call(base: string, method: string, route: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
+function call(
+  base: string,
+  method: string,
+  route: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const request = http.request(`${base}${route}`, { method, headers: { ...headers, connection: "close" }, agent: false }, (response) => {
-      let text = "";
-      response.on("data", (chunk) => (text += chunk));
-      response.on("end", () => resolve({ status: response.statusCode!, instance: response.headers["x-api-instance"] as string | undefined, body: text ? JSON.parse(text) : undefined }));
-    });
+    const request = http.request(
+      `${base}${route}`,
+      { method, headers: { ...headers, connection: "close" }, agent: false },
+      (response) => {
+        let text = "";
+        response.on("data", (chunk) => (text += chunk));
+        response.on("end", () =>
+          resolve({
+            status: response.statusCode!,
+            instance: response.headers["x-api-instance"] as string | undefined,
+            body: text ? JSON.parse(text) : undefined,
+          }),
+        );
+      },
+    );
     request.on("error", reject);
     request.end(body);
   });
@@ -66,7 +82,10 @@ describe("two API processes behind one port, and a worker process (npm start API
       },
     });
     base = stack.api.url;
-    pool = new pg.Pool({ connectionString: stack.databaseUrl, options: `-c search_path=${stack.config.apiSchema},public` });
+    pool = new pg.Pool({
+      connectionString: stack.databaseUrl,
+      options: `-c search_path=${stack.config.apiSchema},public`,
+    });
   });
   after(async () => {
     await pool?.end();
@@ -83,22 +102,50 @@ describe("two API processes behind one port, and a worker process (npm start API
   });
 
   it("accepts a token issued by either process on both", async function () {
-    const form = new URLSearchParams({ grant_type: "client_credentials", client_id: stack.admin.clientId, client_secret: stack.admin.clientSecret, scope: "admin" }).toString();
-    const issued = await fromBoth(() => call(base, "POST", "/api/v1/auth/token", { "content-type": "application/x-www-form-urlencoded" }, form));
+    const form = new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: stack.admin.clientId,
+      client_secret: stack.admin.clientSecret,
+      scope: "admin",
+    }).toString();
+    const issued = await fromBoth(() =>
+      call(base, "POST", "/api/v1/auth/token", { "content-type": "application/x-www-form-urlencoded" }, form),
+    );
     const byIssuer = new Map(issued.map((a) => [a.instance, a.body.access_token as string]));
     for (const [issuer, token] of byIssuer) {
       expect(token, `token from ${issuer}`).to.be.a("string");
-      const answers = await fromBoth(() => call(base, "GET", "/api/v1/departments", { authorization: `Bearer ${token}` }));
+      const answers = await fromBoth(() =>
+        call(base, "GET", "/api/v1/departments", { authorization: `Bearer ${token}` }),
+      );
       for (const answer of answers) expect(answer.status, `token from ${issuer} at ${answer.instance}`).to.equal(200);
     }
   });
 
   it("lands a write exactly once, whichever process each retry reaches (Idempotency-Key)", async function () {
-    const token = (await call(base, "POST", "/api/v1/auth/token", { "content-type": "application/x-www-form-urlencoded" },
-      new URLSearchParams({ grant_type: "client_credentials", client_id: stack.admin.clientId, client_secret: stack.admin.clientSecret, scope: "admin" }).toString())).body.access_token;
+    const token = (
+      await call(
+        base,
+        "POST",
+        "/api/v1/auth/token",
+        { "content-type": "application/x-www-form-urlencoded" },
+        new URLSearchParams({
+          grant_type: "client_credentials",
+          client_id: stack.admin.clientId,
+          client_secret: stack.admin.clientSecret,
+          scope: "admin",
+        }).toString(),
+      )
+    ).body.access_token;
     const code = `MULTI_${String(Date.now() % 1e6).replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)])}`;
     const key = randomUUID();
-    const post = () => call(base, "POST", "/api/v1/departments", { authorization: `Bearer ${token}`, "content-type": "application/json", "idempotency-key": key }, JSON.stringify({ code, name: "Both processes" }));
+    const post = () =>
+      call(
+        base,
+        "POST",
+        "/api/v1/departments",
+        { authorization: `Bearer ${token}`, "content-type": "application/json", "idempotency-key": key },
+        JSON.stringify({ code, name: "Both processes" }),
+      );
     // The first attempts race each other (two at once), then retries go on until both processes have answered.
     const answers = [...(await Promise.all([post(), post()])), ...(await fromBoth(post))];
     const created = answers.filter((a) => a.status === 201);

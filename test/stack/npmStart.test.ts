@@ -13,7 +13,11 @@ describe("npm start (scripts/start.ts)", function () {
   after(async () => rm(dataDir, { recursive: true, force: true }));
 
   async function start(env: NodeJS.ProcessEnv) {
-    const child = spawn(process.execPath, [path.join(REPO_ROOT, "scripts", "start.ts")], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [path.join(REPO_ROOT, "scripts", "start.ts")], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     child.stdout!.on("data", (d) => (output += d));
     child.stderr!.on("data", (d) => (output += d));
@@ -27,14 +31,25 @@ describe("npm start (scripts/start.ts)", function () {
       await new Promise((r) => setTimeout(r, 100));
     }
   };
-  const leftovers = async () => (await readdir(path.join(dataDir, "run")).catch(() => [])).filter((f) => f.endsWith(".pid"));
+  const leftovers = async () =>
+    (await readdir(path.join(dataDir, "run")).catch(() => [])).filter((f) => f.endsWith(".pid"));
   /** Nothing it started still listens: the chain's and Postgres's ports are free again. */
   const released = async (env: Record<string, string>) =>
-    (await isPortFree(Number(env.CHAIN_PORT))) && (await isPortFree(Number(env.EMBEDDED_PG_PORT))) && (await isPortFree(Number(env.PORT)));
+    (await isPortFree(Number(env.CHAIN_PORT))) &&
+    (await isPortFree(Number(env.EMBEDDED_PG_PORT))) &&
+    (await isPortFree(Number(env.PORT)));
 
   it("starts the platform, prints the ready block with a working admin client, and stops cleanly on Ctrl-C", async function () {
     const port = await freePort();
-    const env = { DATA_DIR: dataDir, PORT: String(port), CHAIN_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()), INDEXER_PORT: String(await freePort()), DATABASE_URL: "", CHAIN_RPC_URL: "" };
+    const env = {
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      CHAIN_PORT: String(await freePort()),
+      EMBEDDED_PG_PORT: String(await freePort()),
+      INDEXER_PORT: String(await freePort()),
+      DATABASE_URL: "",
+      CHAIN_RPC_URL: "",
+    };
     const run = await start(env);
     let child: ChildProcess | undefined = run.child;
     try {
@@ -50,7 +65,12 @@ describe("npm start (scripts/start.ts)", function () {
       const token = await fetch(`http://127.0.0.1:${port}/api/v1/auth/token`, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ grant_type: "client_credentials", client_id: clientId, client_secret: secret, scope: "admin" }),
+        body: new URLSearchParams({
+          grant_type: "client_credentials",
+          client_id: clientId,
+          client_secret: secret,
+          scope: "admin",
+        }),
       });
       expect(token.status).to.equal(200);
       expect((await fetch(`http://127.0.0.1:${port}/health`)).status).to.equal(200);
@@ -68,7 +88,15 @@ describe("npm start (scripts/start.ts)", function () {
   });
 
   it("stops what it already started when Ctrl-C comes during start-up", async function () {
-    const env = { DATA_DIR: dataDir, PORT: String(await freePort()), CHAIN_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()), INDEXER_PORT: String(await freePort()), DATABASE_URL: "", CHAIN_RPC_URL: "" };
+    const env = {
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      CHAIN_PORT: String(await freePort()),
+      EMBEDDED_PG_PORT: String(await freePort()),
+      INDEXER_PORT: String(await freePort()),
+      DATABASE_URL: "",
+      CHAIN_RPC_URL: "",
+    };
     const run = await start(env);
     await waitFor(/Starting the licence approval platform/, run.output);
     await new Promise((r) => setTimeout(r, 2_000)); // part of the stack is up, not all of it

@@ -17,7 +17,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `node scripts/start.ts` as the leader of a new process group, like a shell's foreground job. */
 function startInOwnGroup(env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, "scripts", "start.ts")], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, "scripts", "start.ts")], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   let output = "";
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));
@@ -52,7 +57,9 @@ describe("npm start in a terminal (process group, second start, supervision, idl
     for (const file of (await readdir(path.join(dataDir, "run")).catch(() => [])).filter((f) => f.endsWith(".pid"))) {
       out[file.slice(0, -4)] = Number((await readFile(path.join(dataDir, "run", file), "utf8")).trim());
     }
-    const postmaster = Number((await readFile(path.join(dataDir, "postgres", "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0]);
+    const postmaster = Number(
+      (await readFile(path.join(dataDir, "postgres", "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0],
+    );
     if (postmaster) out.postgres = postmaster;
     const lock = await readFile(path.join(dataDir, "run", "stack.json"), "utf8").catch(() => undefined);
     if (lock) out.supervisor = JSON.parse(lock).pid;
@@ -100,10 +107,16 @@ describe("npm start in a terminal (process group, second start, supervision, idl
   it("restarts an API process that dies, and says so", async function () {
     const { api: old } = await pids();
     process.kill(old, "SIGKILL");
-    const restarted = await eventually(async () => {
-      const { api } = await pids();
-      return api && api !== old && (await fetch(`http://127.0.0.1:${env.PORT}/health`)).status === 200 ? api : undefined;
-    }, 60_000, "the API back, healthy, as a new process");
+    const restarted = await eventually(
+      async () => {
+        const { api } = await pids();
+        return api && api !== old && (await fetch(`http://127.0.0.1:${env.PORT}/health`)).status === 200
+          ? api
+          : undefined;
+      },
+      60_000,
+      "the API back, healthy, as a new process",
+    );
     expect(alive(restarted)).to.equal(true);
     expect(run!.output()).to.match(new RegExp(`api \\(pid ${old}\\) exited unexpectedly`));
     expect(run!.output()).to.include("api restarted");
@@ -117,7 +130,11 @@ describe("npm start in a terminal (process group, second start, supervision, idl
     expect(restarted).to.not.equal(old);
     expect(alive(restarted)).to.equal(true);
     expect(run!.output()).to.match(new RegExp(`indexer \\(pid ${old}\\) exited unexpectedly`));
-    await eventually(async () => ((await fetch(`http://127.0.0.1:${env.PORT}/health`)).status === 200 ? true : undefined), 60_000, "the stack healthy");
+    await eventually(
+      async () => ((await fetch(`http://127.0.0.1:${env.PORT}/health`)).status === 200 ? true : undefined),
+      60_000,
+      "the stack healthy",
+    );
   });
 
   it("saves the embedded chain only after new blocks", async function () {
@@ -131,7 +148,11 @@ describe("npm start in a terminal (process group, second start, supervision, idl
 
     await rpc(rpcUrl, "evm_mine", []);
     const head = Number(await rpc<string>(rpcUrl, "eth_blockNumber", []));
-    await eventually(async () => ((await stat(stateFile)).mtimeMs > idle ? true : undefined), 5_000, "a save after the new block");
+    await eventually(
+      async () => ((await stat(stateFile)).mtimeMs > idle ? true : undefined),
+      5_000,
+      "a save after the new block",
+    );
     const saved = JSON.parse(await readFile(stateFile, "utf8"));
     expect(Number(saved.block?.number ?? saved.best_block_number)).to.equal(head);
   });
@@ -148,11 +169,13 @@ describe("npm start in a terminal (process group, second start, supervision, idl
     expect(code, run!.output()).to.equal(0);
     expect(run!.output()).to.match(/SIGINT: stopping \(chain state is saved\)…\nStopped\./);
     expect(run!.output().slice(printedBefore)).to.not.match(/exited unexpectedly|re-index|restart/);
-    for (const [name, pid] of Object.entries(running)) expect(alive(pid), `${name} (pid ${pid}) still running`).to.equal(false);
+    for (const [name, pid] of Object.entries(running))
+      expect(alive(pid), `${name} (pid ${pid}) still running`).to.equal(false);
     expect(await readdir(path.join(dataDir, "run"))).to.deep.equal([]);
     expect(await readdir(path.join(dataDir, "chain"))).to.include("clean-shutdown");
     expect((await stat(path.join(dataDir, "chain", "state.json"))).mtimeMs).to.be.greaterThan(signalled - 1);
-    for (const port of [env.PORT, env.CHAIN_PORT, env.EMBEDDED_PG_PORT, env.INDEXER_PORT]) expect(await isPortFree(Number(port)), `port ${port}`).to.equal(true);
+    for (const port of [env.PORT, env.CHAIN_PORT, env.EMBEDDED_PG_PORT, env.INDEXER_PORT])
+      expect(await isPortFree(Number(port)), `port ${port}`).to.equal(true);
   });
 });
 
@@ -163,7 +186,15 @@ describe("npm start with a port taken", function () {
     const apiPort = await freePort();
     await new Promise<void>((resolve) => blocker.listen(apiPort, "127.0.0.1", resolve));
     try {
-      const env = { DATA_DIR: dataDir, PORT: String(apiPort), CHAIN_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()), INDEXER_PORT: String(await freePort()), DATABASE_URL: "", CHAIN_RPC_URL: "" };
+      const env = {
+        DATA_DIR: dataDir,
+        PORT: String(apiPort),
+        CHAIN_PORT: String(await freePort()),
+        EMBEDDED_PG_PORT: String(await freePort()),
+        INDEXER_PORT: String(await freePort()),
+        DATABASE_URL: "",
+        CHAIN_RPC_URL: "",
+      };
       const run = startInOwnGroup(env);
       expect(await run.exited).to.equal(1);
       expect(run.output()).to.include(`Port ${apiPort} (API) on 127.0.0.1 is already in use. Set PORT`);

@@ -23,7 +23,8 @@ describe("transaction outbox and nonce sequencing", function () {
 
   async function expectConsecutive(nonces: bigint[]) {
     const sorted = [...nonces].sort((a, b) => (a < b ? -1 : 1));
-    for (let i = 1; i < sorted.length; i++) expect(sorted[i] - sorted[i - 1], `nonce gap or duplicate at ${sorted[i]}`).to.equal(1n);
+    for (let i = 1; i < sorted.length; i++)
+      expect(sorted[i] - sorted[i - 1], `nonce gap or duplicate at ${sorted[i]}`).to.equal(1n);
     const onChain = await driver.core.provider.getTransactionCount(driver.admin, "latest");
     expect(BigInt(onChain)).to.equal(sorted[sorted.length - 1] + 1n);
   }
@@ -31,7 +32,10 @@ describe("transaction outbox and nonce sequencing", function () {
   it("gives concurrent writes from one wallet consecutive nonces, every one mined", async function () {
     const sent = await Promise.all(Array.from({ length: 30 }, (_, i) => register(`CONCURRENT_${i}`)));
     await expectConsecutive(sent.map((tx) => tx.nonce));
-    const { rows } = await driver.core.pool.query(`SELECT status, count(*)::int AS n FROM chain_transactions WHERE tx_hash = ANY($1) GROUP BY status`, [sent.map((t) => t.hash)]);
+    const { rows } = await driver.core.pool.query(
+      `SELECT status, count(*)::int AS n FROM chain_transactions WHERE tx_hash = ANY($1) GROUP BY status`,
+      [sent.map((t) => t.hash)],
+    );
     expect(rows).to.deep.equal([{ status: "CONFIRMED", n: 30 }]);
     for (const tx of sent) expect(tx.receipt.status).to.equal(1);
   });
@@ -40,9 +44,15 @@ describe("transaction outbox and nonce sequencing", function () {
     const writer = path.join(REPO_ROOT, "test", "stack", "support", "gatewayWriter.ts");
     const env = { ...process.env, ...current().env };
     const outputs = await Promise.all(
-      ["PROCESS_A", "PROCESS_B"].map((prefix) => run(process.execPath, [writer, "20", prefix], { env, cwd: REPO_ROOT })),
+      ["PROCESS_A", "PROCESS_B"].map((prefix) =>
+        run(process.execPath, [writer, "20", prefix], { env, cwd: REPO_ROOT }),
+      ),
     );
-    const results = outputs.flatMap((o) => JSON.parse(o.stdout.trim().split("\n").pop()!)) as { hash?: string; nonce?: string; error?: string }[];
+    const results = outputs.flatMap((o) => JSON.parse(o.stdout.trim().split("\n").pop()!)) as {
+      hash?: string;
+      nonce?: string;
+      error?: string;
+    }[];
     expect(results.filter((r) => r.error)).to.deep.equal([]);
     expect(results).to.have.length(40);
     await expectConsecutive(results.map((r) => BigInt(r.nonce!)));
@@ -53,7 +63,10 @@ describe("transaction outbox and nonce sequencing", function () {
     await register("ONLY_ONCE");
     const before = await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`);
     const nonceBefore = (await driver.core.wallets.all()).find((w) => w.address === driver.admin)!.nextNonce;
-    const error = await register("ONLY_ONCE").then(() => undefined, (e) => e);
+    const error = await register("ONLY_ONCE").then(
+      () => undefined,
+      (e) => e,
+    );
     const answer = toAppError(error);
     expect(answer.code).to.equal("CHAIN_REJECTED");
     expect(answer.details).to.deep.include({ error: "DepartmentAlreadyRegistered" });
@@ -66,14 +79,27 @@ describe("transaction outbox and nonce sequencing", function () {
   it("finishes a transaction that was recorded but never broadcast (a crash between the two)", async function () {
     const { core, admin: operator } = driver;
     const signer = await core.wallets.signer(operator);
-    const data = registry.encodeFunctionData("registerDepartment", [b32("RECORDED_NOT_SENT"), Wallet.createRandom().address, 0]);
+    const data = registry.encodeFunctionData("registerDepartment", [
+      b32("RECORDED_NOT_SENT"),
+      Wallet.createRandom().address,
+      0,
+    ]);
     const to = driver.addresses.ApprovalRegistry;
     const block = await core.provider.getBlock("latest");
     let hash = "";
     const crash = await new NonceSequencer(core.pool)
       .run(operator, {
         record: async ({ nonce, client }) => {
-          const raw = await signer.signTransaction({ type: 2, chainId: current().config.chainId, nonce: Number(nonce), to, data, gasLimit: 300_000n, maxFeePerGas: block!.baseFeePerGas! * 3n, maxPriorityFeePerGas: 1n });
+          const raw = await signer.signTransaction({
+            type: 2,
+            chainId: current().config.chainId,
+            nonce: Number(nonce),
+            to,
+            data,
+            gasLimit: 300_000n,
+            maxFeePerGas: block!.baseFeePerGas! * 3n,
+            maxPriorityFeePerGas: 1n,
+          });
           hash = keccak256(raw);
           const id = crypto.randomUUID();
           await client.query(
@@ -87,13 +113,18 @@ describe("transaction outbox and nonce sequencing", function () {
           throw new Error("simulated crash before broadcast");
         },
       })
-      .then(() => undefined, (e: Error) => e);
+      .then(
+        () => undefined,
+        (e: Error) => e,
+      );
     expect(crash?.message).to.equal("simulated crash before broadcast");
     expect(await core.provider.getTransactionReceipt(hash)).to.equal(null);
 
     await core.gateway.reconcile();
     const rows = await eventually("the outbox to settle (whichever process reconciles)", async () => {
-      const result = await core.pool.query(`SELECT status, block_number FROM chain_transactions WHERE tx_hash = $1`, [hash]);
+      const result = await core.pool.query(`SELECT status, block_number FROM chain_transactions WHERE tx_hash = $1`, [
+        hash,
+      ]);
       return result.rows[0].status === "PENDING" ? undefined : result.rows;
     });
     const receipt = await core.provider.getTransactionReceipt(hash);
@@ -111,7 +142,10 @@ describe("transaction outbox and nonce sequencing", function () {
     const hashes = await recordRacingTransactions(driver, { code, aged: true });
     await core.gateway.reconcile();
     const rows = await eventually("the outbox to settle (whichever process reconciles)", async () => {
-      const result = await core.pool.query(`SELECT tx_hash, status, error_name, error_args FROM chain_transactions WHERE tx_hash = ANY($1) ORDER BY nonce`, [hashes]);
+      const result = await core.pool.query(
+        `SELECT tx_hash, status, error_name, error_args FROM chain_transactions WHERE tx_hash = ANY($1) ORDER BY nonce`,
+        [hashes],
+      );
       return result.rows.some((r) => r.status === "PENDING") ? undefined : result.rows;
     });
     expect(rows.map((r) => r.status)).to.deep.equal(["CONFIRMED", "FAILED"]);

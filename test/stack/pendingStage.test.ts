@@ -28,15 +28,27 @@ describe("GET /requests/pending: currentStage", function () {
       workflowType: "BUILDING_PERMIT",
       name: `Trade licence (pending stage ${run})`,
       stages: [
-        { stageId: "intake", stageName: `Intake review ${run}`, stageOrder: 1, executionType: "PARALLEL", completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }] },
+        {
+          stageId: "intake",
+          stageName: `Intake review ${run}`,
+          stageOrder: 1,
+          executionType: "PARALLEL",
+          completionCriteria: "ALL",
+          requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
+        },
       ],
     });
     const applicant = http(api, await applicantToken(api, { id: `stage-${run}`, name: "Stella Stage" }));
     const created = await applicant.post("/requests", { applicantId: `stage-${run}`, requestType: "BUILDING_PERMIT" });
     expect(created.status).to.equal(201);
     const id = created.body.requestId as string;
-    expect((await applicant.upload("POST", `/requests/${id}/documents`, pdf(`plan ${run}`), "plan.pdf", { docType: "SITE_PLAN" })).status).to.equal(201);
+    expect(
+      (
+        await applicant.upload("POST", `/requests/${id}/documents`, pdf(`plan ${run}`), "plan.pdf", {
+          docType: "SITE_PLAN",
+        })
+      ).status,
+    ).to.equal(201);
     expect((await applicant.post(`/requests/${id}/submit`)).status).to.equal(200);
 
     const as = departmentClient(api, department);

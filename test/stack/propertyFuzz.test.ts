@@ -23,11 +23,32 @@ import { applicantToken, clientToken, createClient, TEST_CLIENT_ID, TEST_REDIREC
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { encodeSegment, rawSegment, sendRaw, type RawRequest, type RawResponse } from "./support/fuzzHttp.ts";
 import {
-  adversarialUrlString, arbitraryJsonBody, buildMultipart, describeMultipart, multipartCase, mutate, mutation, preview, queryPairs, raw, rawBody,
-  toFormText, toJsonText, type MultipartCase, type MultipartPlan, type Mutation,
+  adversarialUrlString,
+  arbitraryJsonBody,
+  buildMultipart,
+  describeMultipart,
+  multipartCase,
+  mutate,
+  mutation,
+  preview,
+  queryPairs,
+  raw,
+  rawBody,
+  toFormText,
+  toJsonText,
+  type MultipartCase,
+  type MultipartPlan,
+  type Mutation,
 } from "./support/fuzzInputs.ts";
 import { apiClient } from "./support/httpClient.ts";
-import { exampleOf, loadOperations, operationReached, undocumentedAnswer, type CallerKind, type Operation } from "./support/openApiOperations.ts";
+import {
+  exampleOf,
+  loadOperations,
+  operationReached,
+  undocumentedAnswer,
+  type CallerKind,
+  type Operation,
+} from "./support/openApiOperations.ts";
 import { createDriver } from "./support/platformDriver.ts";
 import { pdf, png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
@@ -39,7 +60,13 @@ const SCALE = Number(process.env.FUZZ_RUNS_SCALE ?? 1);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Math.floor(Math.random() * 2 ** 31);
 const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
 /** Cases per operation and property. */
-const RUNS = { params: runs(25), arbitraryJson: runs(25), mutations: runs(40), rawBodies: runs(25), multipart: runs(50) };
+const RUNS = {
+  params: runs(25),
+  arbitraryJson: runs(25),
+  mutations: runs(40),
+  rawBodies: runs(25),
+  multipart: runs(50),
+};
 /** Longest request line we generate: Node answers 431 (outside the app) past its 16 kB header limit. */
 const MAX_URL = 8_000;
 /** Caps on 2xx answers of operations whose success leaves lasting state (beyond the cap, a valid body is steered to a refusal). */
@@ -64,7 +91,12 @@ interface Fixtures {
   deptSac: CreatedTestDepartment;
   workflowV1: string;
   workflowV2: string;
-  submitted: { id: string; tokenId: number; sitePlan: { id: string; hash: string }; floorPlan: { id: string; hash: string } };
+  submitted: {
+    id: string;
+    tokenId: number;
+    sitePlan: { id: string; hash: string };
+    floorPlan: { id: string; hash: string };
+  };
   draft: string;
   cancelTarget: string;
   cancelled: { id: string; docId: string };
@@ -100,7 +132,10 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
     const deptA = await createDepartment(api, adminToken, { code: `FUZZ_A_${tag}`, name: "Fuzz first reviewer" });
     const deptB = await createDepartment(api, adminToken, { code: `FUZZ_B_${tag}`, name: "Fuzz second reviewer" });
-    const deptSac = await createDepartment(api, adminToken, { code: `FUZZ_S_${tag}`, name: "Fuzz sacrificial department" });
+    const deptSac = await createDepartment(api, adminToken, {
+      code: `FUZZ_S_${tag}`,
+      name: "Fuzz sacrificial department",
+    });
 
     // BUILDING_PERMIT, one SEQUENTIAL stage [A, B]: B calling first is always NOT_YOUR_TURN, so the department
     // routes reach the use case and the chain's simulation without ever recording a decision. v1 then v2: v1 is a
@@ -111,7 +146,11 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       description: "Fuzz test workflow",
       stages: [
         {
-          stageId: "review", stageName: "Review", stageOrder: 1, executionType: "SEQUENTIAL" as const, completionCriteria: "ALL" as const,
+          stageId: "review",
+          stageName: "Review",
+          stageOrder: 1,
+          executionType: "SEQUENTIAL" as const,
+          completionCriteria: "ALL" as const,
           requiredApprovals: [
             { departmentCode: deptA.code, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
             { departmentCode: deptB.code, requiredDocuments: ["FLOOR_PLAN"], isMandatory: true },
@@ -133,7 +172,11 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     const token = await applicantToken(api, { id: applicantId, name: "Fuzz Applicant", email: "fuzz@example.org" });
     const applicant = apiClient(api, token);
     const createRequest = async () => {
-      const created = await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT", metadata: { purpose: "fuzz fixture" } });
+      const created = await applicant.post("/requests", {
+        applicantId,
+        requestType: "BUILDING_PERMIT",
+        metadata: { purpose: "fuzz fixture" },
+      });
       expect(created.status, JSON.stringify(created.body)).to.equal(201);
       return created.body.requestId as string;
     };
@@ -156,9 +199,17 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
 
     const receiver = await startReceiver();
     const asB = departmentClient(api, deptB);
-    const hook = await asB.post("/webhooks", { url: receiver.url, events: ["certificate.revoked"], secret: "fuzz-webhook-secret-0123456789" });
+    const hook = await asB.post("/webhooks", {
+      url: receiver.url,
+      events: ["certificate.revoked"],
+      secret: "fuzz-webhook-secret-0123456789",
+    });
     expect(hook.status, JSON.stringify(hook.body)).to.equal(201);
-    const sacHook = await asB.post("/webhooks", { url: `${receiver.base}/sacrificial`, events: ["certificate.revoked"], secret: "fuzz-webhook-secret-0123456789" });
+    const sacHook = await asB.post("/webhooks", {
+      url: `${receiver.base}/sacrificial`,
+      events: ["certificate.revoked"],
+      secret: "fuzz-webhook-secret-0123456789",
+    });
     expect(sacHook.status).to.equal(201);
     const sacClient = await createClient(api, adminToken, `fuzz sacrificial ${tag}`, ["documents:read"]);
 
@@ -168,18 +219,41 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     const fileToken = decodeURIComponent(fileUrl.pathname.split("/").pop()!);
 
     f = {
-      api, adminToken, adminClientId: stack.admin.clientId, applicantId, applicantToken: token, deptA, deptB, deptSac, workflowV1, workflowV2,
-      submitted: { id: submittedId, tokenId, sitePlan, floorPlan }, draft, cancelTarget, cancelled: { id: cancelledId, docId: cancelledDoc.id },
-      webhookId: hook.body.webhookId, sacWebhookId: sacHook.body.webhookId, sacClientId: sacClient.clientId,
-      file: { token: fileToken, query: Object.fromEntries(fileUrl.searchParams) }, receiver,
+      api,
+      adminToken,
+      adminClientId: stack.admin.clientId,
+      applicantId,
+      applicantToken: token,
+      deptA,
+      deptB,
+      deptSac,
+      workflowV1,
+      workflowV2,
+      submitted: { id: submittedId, tokenId, sitePlan, floorPlan },
+      draft,
+      cancelTarget,
+      cancelled: { id: cancelledId, docId: cancelledDoc.id },
+      webhookId: hook.body.webhookId,
+      sacWebhookId: sacHook.body.webhookId,
+      sacClientId: sacClient.clientId,
+      file: { token: fileToken, query: Object.fromEntries(fileUrl.searchParams) },
+      receiver,
     };
 
-    probe = new StateProbe(stack.databaseUrl, stack.rpcUrl, [path.join(stack.config.dataDir, "files"), path.join(stack.config.dataDir, "tmp", "uploads")], stack.config.apiSchema);
+    probe = new StateProbe(
+      stack.databaseUrl,
+      stack.rpcUrl,
+      [path.join(stack.config.dataDir, "files"), path.join(stack.config.dataDir, "tmp", "uploads")],
+      stack.config.apiSchema,
+    );
     await probe.init();
     ({ operations } = await loadOperations(api));
-    if (!(await probe.quiesce(60_000))) console.log("    (background work still running after 60 s: differences will be re-checked)");
+    if (!(await probe.quiesce(60_000)))
+      console.log("    (background work still running after 60 s: differences will be re-checked)");
     last = await probe.take();
-    console.log(`    fuzz seed ${SEED} (FUZZ_SEED=${SEED} reproduces); ${operations.length} operations; compared tables: ${probe.tables.join(", ")}; excluded: ${Object.keys(EXCLUDED_TABLES).join(", ")}`);
+    console.log(
+      `    fuzz seed ${SEED} (FUZZ_SEED=${SEED} reproduces); ${operations.length} operations; compared tables: ${probe.tables.join(", ")}; excluded: ${Object.keys(EXCLUDED_TABLES).join(", ")}`,
+    );
   });
 
   after(async function () {
@@ -188,14 +262,22 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       // Webhooks registered by the fuzz (and the fixtures) are deleted, so later tests' events are not sent to a stopped receiver.
       const asB = departmentClient(f.api, f.deptB);
       const listed = await asB.get("/webhooks");
-      for (const hook of (listed.body?.webhooks ?? []) as { webhookId: string }[]) await asB.delete(`/webhooks/${hook.webhookId}`);
+      for (const hook of (listed.body?.webhooks ?? []) as { webhookId: string }[])
+        await asB.delete(`/webhooks/${hook.webhookId}`);
       await f.receiver.stop();
     }
     await probe?.close();
     if (stats.size > 0) {
-      const rows = [...stats.entries()].map(([id, s]) => `${id.padEnd(30)} ${String(s.cases).padStart(5)}  ${Object.entries(s.statuses).map(([k, v]) => `${k}×${v}`).join(" ")}`);
+      const rows = [...stats.entries()].map(
+        ([id, s]) =>
+          `${id.padEnd(30)} ${String(s.cases).padStart(5)}  ${Object.entries(s.statuses)
+            .map(([k, v]) => `${k}×${v}`)
+            .join(" ")}`,
+      );
       const total = [...stats.values()].reduce((n, s) => n + s.cases, 0);
-      console.log(`\n    fuzz summary (seed ${SEED}): ${total} cases; 2xx/3xx of writes: ${JSON.stringify(successes)}; 429 answers: ${rateLimited}; background differences re-checked: ${backgroundRechecks}\n      ${rows.join("\n      ")}`);
+      console.log(
+        `\n    fuzz summary (seed ${SEED}): ${total} cases; 2xx/3xx of writes: ${JSON.stringify(successes)}; 429 answers: ${rateLimited}; background differences re-checked: ${backgroundRechecks}\n      ${rows.join("\n      ")}`,
+      );
     }
   });
 
@@ -235,7 +317,8 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     };
     return {
       requestId: requestId[id] ?? f.submitted.id,
-      documentId: id === "updateDocument" ? (live ? f.submitted.floorPlan.id : f.cancelled.docId) : f.submitted.sitePlan.id,
+      documentId:
+        id === "updateDocument" ? (live ? f.submitted.floorPlan.id : f.cancelled.docId) : f.submitted.sitePlan.id,
       workflowId: id === "updateWorkflow" || id === "deactivateWorkflow" ? f.workflowV1 : f.workflowV2,
       webhookId: id === "deleteWebhook" || id === "enableWebhook" ? f.sacWebhookId : f.webhookId,
       departmentCode: id === "updateDepartment" || id === "regenerateDepartmentApiKey" ? f.deptSac.code : f.deptB.code,
@@ -252,7 +335,14 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       case "listPendingRequests":
         return { department: f.deptB.code };
       case "identityLockerAuthorize":
-        return { redirect_uri: TEST_REDIRECT_URI, client_id: TEST_CLIENT_ID, code_challenge: "a".repeat(43), code_challenge_method: "S256", state: "fuzz-state", login_hint: `fuzz-login-${run}` };
+        return {
+          redirect_uri: TEST_REDIRECT_URI,
+          client_id: TEST_CLIENT_ID,
+          code_challenge: "a".repeat(43),
+          code_challenge_method: "S256",
+          state: "fuzz-state",
+          login_hint: `fuzz-login-${run}`,
+        };
       case "identityLockerCallback":
         return { state: "fuzz-state" };
       case "downloadFile":
@@ -270,8 +360,15 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       description: "A candidate definition",
       stages: [
         {
-          stageId: "review", stageName: "Review", stageOrder: 1, executionType: "PARALLEL", completionCriteria: "THRESHOLD", threshold: 1,
-          timeoutDays: 3, onTimeout: "ESCALATE", onRejection: "RETRY_STAGE",
+          stageId: "review",
+          stageName: "Review",
+          stageOrder: 1,
+          executionType: "PARALLEL",
+          completionCriteria: "THRESHOLD",
+          threshold: 1,
+          timeoutDays: 3,
+          onTimeout: "ESCALATE",
+          onRejection: "RETRY_STAGE",
           requiredApprovals: [
             { departmentCode: f.deptA.code, requiredDocuments: ["SITE_PLAN"], isMandatory: false },
             { departmentCode: f.deptB.code, requiredDocuments: ["FLOOR_PLAN"], isMandatory: false },
@@ -282,36 +379,116 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     const reviewed = [f.submitted.sitePlan.id];
     const table: Record<string, Base[]> = {
       issueClientToken: [
-        { weight: 3, value: { grant_type: "client_credentials", client_id: f.adminClientId, client_secret: "not-the-secret" } },
-        { weight: 1, value: { grant_type: "client_credentials", client_id: f.adminClientId, client_secret: current().admin.clientSecret, scope: "documents:read" }, live: true },
+        {
+          weight: 3,
+          value: { grant_type: "client_credentials", client_id: f.adminClientId, client_secret: "not-the-secret" },
+        },
+        {
+          weight: 1,
+          value: {
+            grant_type: "client_credentials",
+            client_id: f.adminClientId,
+            client_secret: current().admin.clientSecret,
+            scope: "documents:read",
+          },
+          live: true,
+        },
       ],
-      identityLockerToken: [{ weight: 1, value: { code: "not-a-code-we-issued", redirect_uri: TEST_REDIRECT_URI, client_id: TEST_CLIENT_ID, code_verifier: "v".repeat(43), grant_type: "authorization_code" } }],
-      createClient: [{ weight: 1, value: { name: "fuzz client", scopes: ["documents:read", "applications:read"] }, live: true }],
+      identityLockerToken: [
+        {
+          weight: 1,
+          value: {
+            code: "not-a-code-we-issued",
+            redirect_uri: TEST_REDIRECT_URI,
+            client_id: TEST_CLIENT_ID,
+            code_verifier: "v".repeat(43),
+            grant_type: "authorization_code",
+          },
+        },
+      ],
+      createClient: [
+        { weight: 1, value: { name: "fuzz client", scopes: ["documents:read", "applications:read"] }, live: true },
+      ],
       createRequest: [
         // Another applicant's id: 403 after validation. TRADE_LICENSE has no workflow: 409 NO_ACTIVE_WORKFLOW.
-        { weight: 4, value: { applicantId: "someone-else", requestType: "BUILDING_PERMIT", metadata: { purpose: "fuzz", floors: 2, tags: ["a"] } } },
-        { weight: 3, value: { applicantId: f.applicantId, requestType: "TRADE_LICENSE", metadata: { purpose: "fuzz", nested: { a: [1, 2] } } } },
-        { weight: 1, value: { applicantId: f.applicantId, requestType: "BUILDING_PERMIT", metadata: { purpose: "fuzz", floors: 2 } }, live: true },
+        {
+          weight: 4,
+          value: {
+            applicantId: "someone-else",
+            requestType: "BUILDING_PERMIT",
+            metadata: { purpose: "fuzz", floors: 2, tags: ["a"] },
+          },
+        },
+        {
+          weight: 3,
+          value: {
+            applicantId: f.applicantId,
+            requestType: "TRADE_LICENSE",
+            metadata: { purpose: "fuzz", nested: { a: [1, 2] } },
+          },
+        },
+        {
+          weight: 1,
+          value: {
+            applicantId: f.applicantId,
+            requestType: "BUILDING_PERMIT",
+            metadata: { purpose: "fuzz", floors: 2 },
+          },
+          live: true,
+        },
       ],
       cancelRequest: [{ weight: 1, value: { reason: "Changed my mind" }, live: true }],
       approveRequest: [{ weight: 1, value: { remarks: "Looks fine", reviewedDocuments: reviewed } }],
-      rejectRequest: [{ weight: 1, value: { remarks: "Not compliant", reason: REJECTION_REASONS[0], reviewedDocuments: reviewed } }],
-      requestChanges: [{ weight: 1, value: { remarks: "Please fix", requiredDocuments: ["SITE_PLAN"], reviewedDocuments: reviewed } }],
-      resolveEscalation: [{ weight: 1, value: { decision: "RETURN", reasonCode: 5, remarks: "Back to the department" } }],
+      rejectRequest: [
+        { weight: 1, value: { remarks: "Not compliant", reason: REJECTION_REASONS[0], reviewedDocuments: reviewed } },
+      ],
+      requestChanges: [
+        { weight: 1, value: { remarks: "Please fix", requiredDocuments: ["SITE_PLAN"], reviewedDocuments: reviewed } },
+      ],
+      resolveEscalation: [
+        { weight: 1, value: { decision: "RETURN", reasonCode: 5, remarks: "Back to the department" } },
+      ],
       suspendLicence: [{ weight: 1, value: { reasonCode: 3, reason: "Inspection pending" } }],
       reinstateLicence: [{ weight: 1, value: { reasonCode: 3, reason: "Inspection passed" } }],
       revokeLicence: [{ weight: 1, value: { reasonCode: 9, reason: "Fraud" } }],
       // An existing code: 409 after validation (valid new codes are steered to it: see guards).
-      createDepartment: [{ weight: 1, value: { code: f.deptSac.code, name: "Duplicate", webhookUrl: f.receiver.url, requireSignedRequests: false } }],
-      updateDepartment: [{ weight: 1, value: { name: "Fuzz sacrificial department", webhookUrl: f.receiver.url, requireSignedRequests: false }, live: true }],
+      createDepartment: [
+        {
+          weight: 1,
+          value: { code: f.deptSac.code, name: "Duplicate", webhookUrl: f.receiver.url, requireSignedRequests: false },
+        },
+      ],
+      updateDepartment: [
+        {
+          weight: 1,
+          value: { name: "Fuzz sacrificial department", webhookUrl: f.receiver.url, requireSignedRequests: false },
+          live: true,
+        },
+      ],
       // BUILDING_PERMIT has an active workflow: POST is 409 CONFLICT; PUT on v1 is 409 STALE_WORKFLOW_VERSION.
       createWorkflow: [{ weight: 1, value: workflow }],
       validateWorkflowDefinition: [{ weight: 1, value: workflow, live: true }],
       updateWorkflow: [{ weight: 1, value: workflow }],
       createWebhook: [
         // Another department's code: 403 after validation.
-        { weight: 3, value: { departmentCode: f.deptA.code, url: f.receiver.url, events: ["certificate.revoked", "APPROVAL_REQUIRED"], secret: "fuzz-webhook-secret-0123456789" } },
-        { weight: 1, value: { url: `${f.receiver.base}/fuzz`, events: ["certificate.revoked"], secret: "fuzz-webhook-secret-0123456789" }, live: true },
+        {
+          weight: 3,
+          value: {
+            departmentCode: f.deptA.code,
+            url: f.receiver.url,
+            events: ["certificate.revoked", "APPROVAL_REQUIRED"],
+            secret: "fuzz-webhook-secret-0123456789",
+          },
+        },
+        {
+          weight: 1,
+          value: {
+            url: `${f.receiver.base}/fuzz`,
+            events: ["certificate.revoked"],
+            secret: "fuzz-webhook-secret-0123456789",
+          },
+          live: true,
+        },
       ],
     };
     if (table[op.operationId]) return table[op.operationId];
@@ -337,11 +514,19 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return text;
     const exhausted = (successes[id] ?? 0) >= (SUCCESS_BUDGET[id] ?? Infinity);
     let changed = false;
-    if (id === "createWorkflow" && (parsed.workflowType === "TRADE_LICENSE" || parsed.workflowType === "RESORT_LICENSE")) {
+    if (
+      id === "createWorkflow" &&
+      (parsed.workflowType === "TRADE_LICENSE" || parsed.workflowType === "RESORT_LICENSE")
+    ) {
       parsed.workflowType = "BUILDING_PERMIT";
       changed = true;
     }
-    if (id === "createDepartment" && typeof parsed.code === "string" && /^[A-Z_]{1,31}$/.test(parsed.code) && parsed.code !== f.deptSac.code) {
+    if (
+      id === "createDepartment" &&
+      typeof parsed.code === "string" &&
+      /^[A-Z_]{1,31}$/.test(parsed.code) &&
+      parsed.code !== f.deptSac.code
+    ) {
       parsed.code = f.deptSac.code;
       changed = true;
     }
@@ -368,10 +553,17 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
   // -------------------------------------------------------------------------------------------------------------
   // One case: send, then check status, error shape and state
 
-  function pathOf(op: Operation, values: Record<string, string>, rawMode = false, query: [string, string, boolean][] = []): string {
+  function pathOf(
+    op: Operation,
+    values: Record<string, string>,
+    rawMode = false,
+    query: [string, string, boolean][] = [],
+  ): string {
     const encode = rawMode ? rawSegment : encodeSegment;
     const base = op.path.replace(/\{(\w+)\}/g, (_, name: string) => encode(values[name] ?? "x"));
-    const pairs = query.map(([k, v, encoded]) => (encoded ? `${encodeSegment(k)}=${encodeSegment(v)}` : `${rawSegment(k)}=${rawSegment(v)}`));
+    const pairs = query.map(([k, v, encoded]) =>
+      encoded ? `${encodeSegment(k)}=${encodeSegment(v)}` : `${rawSegment(k)}=${rawSegment(v)}`,
+    );
     // Keep the request line within what Node's HTTP parser accepts (longer ones never reach the app: 431).
     while (pairs.length > 0 && base.length + pairs.join("&").length + 1 > MAX_URL) pairs.pop();
     return pairs.length ? `${base}?${pairs.join("&")}` : base;
@@ -379,7 +571,8 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
 
   function bodyRequest(op: Operation, value: unknown): { body?: string; contentType?: string } {
     if (value === undefined) return {};
-    if (op.body?.contentType === "application/x-www-form-urlencoded") return { body: toFormText(value), contentType: "application/x-www-form-urlencoded" };
+    if (op.body?.contentType === "application/x-www-form-urlencoded")
+      return { body: toFormText(value), contentType: "application/x-www-form-urlencoded" };
     return { body: guard(op, toJsonText(value)), contentType: "application/json" };
   }
 
@@ -393,12 +586,19 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
 
   function errorShapeProblem(op: Operation, response: RawResponse): string | undefined {
     const body = response.json as Record<string, unknown> | undefined;
-    if (!/application\/json/i.test(String(response.headers["content-type"] ?? ""))) return `Content-Type ${response.headers["content-type"]}, not JSON`;
+    if (!/application\/json/i.test(String(response.headers["content-type"] ?? "")))
+      return `Content-Type ${response.headers["content-type"]}, not JSON`;
     if (!body || typeof body !== "object" || Array.isArray(body)) return "body is not a JSON object";
-    if (op.oauthErrorStatuses.includes(response.status) && typeof body.error === "string" && typeof body.error_description === "string") return undefined;
+    if (
+      op.oauthErrorStatuses.includes(response.status) &&
+      typeof body.error === "string" &&
+      typeof body.error_description === "string"
+    )
+      return undefined;
     if (typeof body.code !== "string" || body.code.length === 0) return "no string `code`";
     if (typeof body.message !== "string") return "no string `message`";
-    if ("details" in body && (typeof body.details !== "object" || body.details === null || Array.isArray(body.details))) return "`details` is not an object";
+    if ("details" in body && (typeof body.details !== "object" || body.details === null || Array.isArray(body.details)))
+      return "`details` is not an object";
     const extra = Object.keys(body).filter((k) => !["code", "message", "details"].includes(k));
     if (extra.length) return `unexpected keys ${extra.join(", ")}`;
     return undefined;
@@ -407,7 +607,10 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
   /** Sends one case and checks it (see the file's comment); returns the status. */
   async function exercise(op: Operation, request: RawRequest, input: string): Promise<number> {
     const requestId = `fuzz-${run}-${++counter}`;
-    const sent: RawRequest = { ...request, headers: { ...authHeaders(op), ...(request.headers ?? {}), "x-request-id": requestId } };
+    const sent: RawRequest = {
+      ...request,
+      headers: { ...authHeaders(op), ...(request.headers ?? {}), "x-request-id": requestId },
+    };
     const before = last ?? (await probe.take());
     const where = `${op.operationId} (${sent.method} ${preview(sent.path, 300)})`;
     let response: RawResponse;
@@ -440,15 +643,23 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       return response.status;
     }
     const shape = errorShapeProblem(op, response);
-    if (shape) throw new Error(`${where} answered ${response.status} with a bad error body (${shape}): ${preview(response.text, 300)}\n      input: ${input}`);
+    if (shape)
+      throw new Error(
+        `${where} answered ${response.status} with a bad error body (${shape}): ${preview(response.text, 300)}\n      input: ${input}`,
+      );
     const after = await probe.take();
     last = after;
     const audited = await probe.auditRecords(requestId);
-    if (audited > 0) throw new Error(`${where} answered ${response.status} but wrote ${audited} audit record(s)\n      input: ${input}`);
+    if (audited > 0)
+      throw new Error(
+        `${where} answered ${response.status} but wrote ${audited} audit record(s)\n      input: ${input}`,
+      );
     const differences = StateProbe.diff(before, after);
     if (differences.length === 0) return response.status;
     if (!StateProbe.backgroundOnly(before, after)) {
-      throw new Error(`${where} answered ${response.status} ${preview(response.text, 200)} but changed state: ${differences.join("; ")}\n      input: ${input}`);
+      throw new Error(
+        `${where} answered ${response.status} ${preview(response.text, 200)} but changed state: ${differences.join("; ")}\n      input: ${input}`,
+      );
     }
     // Only what background work also changes: check again in a quiet moment with the same request.
     backgroundRechecks++;
@@ -459,7 +670,9 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     last = afterAgain;
     const still = StateProbe.diff(quiet, afterAgain);
     if (again.status >= 400 && again.status < 500 && still.length > 0) {
-      throw new Error(`${where} answered ${again.status} and changed state (confirmed in a quiet moment): ${still.join("; ")}\n      input: ${input}`);
+      throw new Error(
+        `${where} answered ${again.status} and changed state (confirmed in a quiet moment): ${still.join("; ")}\n      input: ${input}`,
+      );
     }
     return response.status;
   }
@@ -474,13 +687,16 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
   ): Promise<string[]> {
     const failures: string[] = [];
     for (const [i, op] of list.entries()) {
-      const details = await fc.check(fc.asyncProperty(arbitraryOf(op), (value) => check(op, value)), {
-        numRuns,
-        seed: (SEED + i * 7919) | 0,
-        examples: examplesOf(op).map((example) => [example] as [T]),
-        endOnFailure: false,
-        plugins: [fc.interruptAfterTimeLimit(120_000)],
-      });
+      const details = await fc.check(
+        fc.asyncProperty(arbitraryOf(op), (value) => check(op, value)),
+        {
+          numRuns,
+          seed: (SEED + i * 7919) | 0,
+          examples: examplesOf(op).map((example) => [example] as [T]),
+          endOnFailure: false,
+          plugins: [fc.interruptAfterTimeLimit(120_000)],
+        },
+      );
       if (details.failed) {
         // fast-check's own report prints the whole counterexample (strings of 70 kB...): the shrunk case's error
         // message already describes its input compactly.
@@ -502,24 +718,58 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
 
   function multipartPlan(op: Operation): MultipartPlan {
     let n = 0;
-    const fields: Record<string, string> = op.operationId === "uploadDocument" ? { docType: "SITE_PLAN", description: "fuzz upload" } : { description: "fuzz update" };
+    const fields: Record<string, string> =
+      op.operationId === "uploadDocument"
+        ? { docType: "SITE_PLAN", description: "fuzz upload" }
+        : { description: "fuzz update" };
     return {
       fields,
-      file: () => ({ bytes: pdf(`fuzz valid ${run} ${op.operationId} ${++n} ${randomUUID()}`), filename: "document.pdf", contentType: "application/pdf" }),
+      file: () => ({
+        bytes: pdf(`fuzz valid ${run} ${op.operationId} ${++n} ${randomUUID()}`),
+        filename: "document.pdf",
+        contentType: "application/pdf",
+      }),
       maxFileBytes: current().config.maxUploadBytes,
     };
   }
 
   function multipartRequest(op: Operation, c: MultipartCase, live: boolean): RawRequest {
     const built = buildMultipart(c);
-    return { method: op.method, path: pathOf(op, validPathValues(op, live)), headers: { "content-type": built.contentType }, body: built.body };
+    return {
+      method: op.method,
+      path: pathOf(op, validPathValues(op, live)),
+      headers: { "content-type": built.contentType },
+      body: built.body,
+    };
   }
 
   /** The request of an operation with its valid parameters and (if it has one) its primary valid body. */
-  function validRequest(op: Operation, pathValues: Record<string, string>, rawMode: boolean, query: [string, string, boolean][]): RawRequest {
+  function validRequest(
+    op: Operation,
+    pathValues: Record<string, string>,
+    rawMode: boolean,
+    query: [string, string, boolean][],
+  ): RawRequest {
     const request: RawRequest = { method: op.method, path: pathOf(op, pathValues, rawMode, query) };
     if (op.body?.contentType === "multipart/form-data") {
-      const built = buildMultipart({ label: "valid", parts: [{ name: "file", filename: "document.pdf", contentType: "application/pdf", content: pdf(`fuzz params ${run} ${++counter}`) }, ...Object.entries(multipartPlan(op).fields).map(([name, v]) => ({ name, content: Buffer.from(v) }))], boundary: "same", contentType: "multipart/form-data", lineEnding: "\r\n", truncated: false, preamble: "", chunked: false });
+      const built = buildMultipart({
+        label: "valid",
+        parts: [
+          {
+            name: "file",
+            filename: "document.pdf",
+            contentType: "application/pdf",
+            content: pdf(`fuzz params ${run} ${++counter}`),
+          },
+          ...Object.entries(multipartPlan(op).fields).map(([name, v]) => ({ name, content: Buffer.from(v) })),
+        ],
+        boundary: "same",
+        contentType: "multipart/form-data",
+        lineEnding: "\r\n",
+        truncated: false,
+        preamble: "",
+        chunked: false,
+      });
       return { ...request, headers: { "content-type": built.contentType }, body: built.body };
     }
     if (op.body) {
@@ -535,14 +785,32 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
   it("fuzzes every operation of the OpenAPI document, each as an authorised caller", function () {
     const ids = operations.map((op) => op.operationId);
     // The document is the route table: spot-check that it lists the kinds of endpoint this test is about.
-    for (const id of ["createRequest", "uploadDocument", "updateDocument", "approveRequest", "createWorkflow", "createDepartment", "createWebhook", "issueClientToken", "getAdminStats"]) {
+    for (const id of [
+      "createRequest",
+      "uploadDocument",
+      "updateDocument",
+      "approveRequest",
+      "createWorkflow",
+      "createDepartment",
+      "createWebhook",
+      "issueClientToken",
+      "getAdminStats",
+    ]) {
       expect(ids, id).to.include(id);
     }
     expect(jsonOps().length).to.be.greaterThan(15);
-    expect(multipartOps().map((op) => op.operationId).sort()).to.deep.equal(["updateDocument", "uploadDocument"]);
-    const unknownParams = operations.flatMap((op) => op.pathParams.filter((p) => !(p.name in validPathValues(op))).map((p) => `${op.operationId}.${p.name}`));
+    expect(
+      multipartOps()
+        .map((op) => op.operationId)
+        .sort(),
+    ).to.deep.equal(["updateDocument", "uploadDocument"]);
+    const unknownParams = operations.flatMap((op) =>
+      op.pathParams.filter((p) => !(p.name in validPathValues(op))).map((p) => `${op.operationId}.${p.name}`),
+    );
     expect(unknownParams, "path parameters without a fixture value").to.deep.equal([]);
-    const withoutBase = jsonOps().filter((op) => basesOf(op).some((b) => b.value === undefined)).map((op) => op.operationId);
+    const withoutBase = jsonOps()
+      .filter((op) => basesOf(op).some((b) => b.value === undefined))
+      .map((op) => op.operationId);
     expect(withoutBase).to.deep.equal([]);
   });
 
@@ -553,7 +821,11 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     const response = await sendRaw(f.api, {
       method: "PATCH",
       path: `/api/v1/departments/${f.deptSac.code}`,
-      headers: { authorization: `Bearer ${f.adminToken}`, "content-type": "application/json", "x-request-id": requestId },
+      headers: {
+        authorization: `Bearer ${f.adminToken}`,
+        "content-type": "application/json",
+        "x-request-id": requestId,
+      },
       body: JSON.stringify({ name: `Renamed ${randomUUID()}` }),
     });
     expect(response.status, response.text).to.equal(200);
@@ -565,19 +837,45 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
 
   it("path and query parameters: adversarial ids, numbers, strings, encodings, unknown and repeated keys", async function () {
     this.timeout(900_000);
-    type Case = { values: (readonly [string, string | undefined])[]; rawMode: boolean; query: [string, string, boolean][] };
+    type Case = {
+      values: (readonly [string, string | undefined])[];
+      rawMode: boolean;
+      query: [string, string, boolean][];
+    };
     const failures = await forEach<Case>(
       operations,
       (op) => {
-        const queryArb = queryPairs(op.queryParams.map((p) => ({ name: p.name, valid: validQuery(op)[p.name], enumValues: Array.isArray(p.schema.enum) ? (p.schema.enum as string[]) : undefined })));
+        const queryArb = queryPairs(
+          op.queryParams.map((p) => ({
+            name: p.name,
+            valid: validQuery(op)[p.name],
+            enumValues: Array.isArray(p.schema.enum) ? (p.schema.enum as string[]) : undefined,
+          })),
+        );
         const noPath = fc.constant(op.pathParams.map((p) => [p.name, undefined] as const));
         // One hostile path parameter (the others valid), as is or with `/`, `.` and `%` left raw.
         const onePath = op.pathParams.length
-          ? fc.tuple(fc.nat({ max: op.pathParams.length - 1 }), adversarialUrlString).map(([i, v]) => op.pathParams.map((p, j) => [p.name, j === i ? v : undefined] as const))
+          ? fc
+              .tuple(fc.nat({ max: op.pathParams.length - 1 }), adversarialUrlString)
+              .map(([i, v]) => op.pathParams.map((p, j) => [p.name, j === i ? v : undefined] as const))
           : noPath;
         const options = [
-          { weight: op.queryParams.length ? 3 : 1, arbitrary: fc.record({ values: noPath, rawMode: fc.constant(false), query: queryArb }) },
-          ...(op.pathParams.length ? [{ weight: 3, arbitrary: fc.record({ values: onePath, rawMode: fc.boolean(), query: fc.constant<[string, string, boolean][]>([]) }) }] : []),
+          {
+            weight: op.queryParams.length ? 3 : 1,
+            arbitrary: fc.record({ values: noPath, rawMode: fc.constant(false), query: queryArb }),
+          },
+          ...(op.pathParams.length
+            ? [
+                {
+                  weight: 3,
+                  arbitrary: fc.record({
+                    values: onePath,
+                    rawMode: fc.boolean(),
+                    query: fc.constant<[string, string, boolean][]>([]),
+                  }),
+                },
+              ]
+            : []),
           { weight: 1, arbitrary: fc.record({ values: onePath, rawMode: fc.boolean(), query: queryArb }) },
         ];
         return fc.oneof(...options) as fc.Arbitrary<Case>;
@@ -585,17 +883,30 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       async (op, c) => {
         const values = { ...validPathValues(op) };
         for (const [name, value] of c.values) if (value !== undefined) values[name] = value;
-        const required = Object.entries(validQuery(op)).filter(([k]) => !c.query.some(([q]) => q === k)).map(([k, v]) => [k, v, true] as [string, string, boolean]);
+        const required = Object.entries(validQuery(op))
+          .filter(([k]) => !c.query.some(([q]) => q === k))
+          .map(([k, v]) => [k, v, true] as [string, string, boolean]);
         const request = validRequest(op, values, c.rawMode, [...required, ...c.query]);
-        await exercise(op, request, JSON.stringify({ path: c.values.filter(([, v]) => v !== undefined), rawMode: c.rawMode, query: c.query }, (_k, v) => (typeof v === "string" && v.length > 200 ? `${v.slice(0, 40)}… (${v.length} chars)` : v)));
+        await exercise(
+          op,
+          request,
+          JSON.stringify(
+            { path: c.values.filter(([, v]) => v !== undefined), rawMode: c.rawMode, query: c.query },
+            (_k, v) => (typeof v === "string" && v.length > 200 ? `${v.slice(0, 40)}… (${v.length} chars)` : v),
+          ),
+        );
       },
       RUNS.params,
       // Always tried: NUL, a lone surrogate and a traversal in each path parameter and in each query parameter alone.
       (op) => {
         const hostile = ["\u0000", "\ud800", "../../etc/passwd"];
         return [
-          ...op.pathParams.flatMap((p) => hostile.map((v): Case => ({ values: [[p.name, v]], rawMode: false, query: [] }))),
-          ...op.queryParams.flatMap((p) => hostile.map((v): Case => ({ values: [], rawMode: false, query: [[p.name, v, true]] }))),
+          ...op.pathParams.flatMap((p) =>
+            hostile.map((v): Case => ({ values: [[p.name, v]], rawMode: false, query: [] })),
+          ),
+          ...op.queryParams.flatMap((p) =>
+            hostile.map((v): Case => ({ values: [], rawMode: false, query: [[p.name, v, true]] })),
+          ),
         ];
       },
     );
@@ -609,7 +920,16 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       () => arbitraryJsonBody,
       async (op, value) => {
         const { body, contentType } = bodyRequest(op, value);
-        await exercise(op, { method: op.method, path: pathOf(op, validPathValues(op)), headers: contentType ? { "content-type": contentType } : {}, body }, `body ${preview(body ?? "(none)")}`);
+        await exercise(
+          op,
+          {
+            method: op.method,
+            path: pathOf(op, validPathValues(op)),
+            headers: contentType ? { "content-type": contentType } : {},
+            body,
+          },
+          `body ${preview(body ?? "(none)")}`,
+        );
       },
       RUNS.arbitraryJson,
     );
@@ -619,7 +939,10 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
   it("mutations of a valid body: one field replaced, removed, added or repeated, at any depth", async function () {
     this.timeout(900_000);
     type Case = { base: number; live: boolean; mutations: Mutation[]; idempotencyKey?: string };
-    const keyArb = fc.option(fc.string({ unit: "binary-ascii", minLength: 0, maxLength: 300 }).map((s) => s.replace(/[^\x20-\x7e]/g, "")), { freq: 6, nil: undefined });
+    const keyArb = fc.option(
+      fc.string({ unit: "binary-ascii", minLength: 0, maxLength: 300 }).map((s) => s.replace(/[^\x20-\x7e]/g, "")),
+      { freq: 6, nil: undefined },
+    );
     const failures = await forEach<Case>(
       jsonOps(),
       (op) => {
@@ -637,18 +960,34 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         const { body: text, contentType } = bodyRequest(op, body);
         const headers: Record<string, string> = contentType ? { "content-type": contentType } : {};
         if (c.idempotencyKey !== undefined) headers["idempotency-key"] = c.idempotencyKey;
-        await exercise(op, { method: op.method, path: pathOf(op, validPathValues(op, c.live)), headers, body: text }, `base #${c.base}, mutations ${JSON.stringify(c.mutations, (_k, v) => (typeof v === "string" && v.length > 200 ? `${v.slice(0, 50)}… (${v.length} chars)` : v))} → body ${preview(text ?? "(none)")}`);
+        await exercise(
+          op,
+          { method: op.method, path: pathOf(op, validPathValues(op, c.live)), headers, body: text },
+          `base #${c.base}, mutations ${JSON.stringify(c.mutations, (_k, v) => (typeof v === "string" && v.length > 200 ? `${v.slice(0, 50)}… (${v.length} chars)` : v))} → body ${preview(text ?? "(none)")}`,
+        );
       },
       RUNS.mutations,
       // Always tried, in each field of the live (or first) valid body: a NUL character, a lone surrogate, and
       // 20,000 levels of nesting.
       (op) => {
         const bases = basesOf(op);
-        const index = Math.max(0, bases.findIndex((b) => b.live));
+        const index = Math.max(
+          0,
+          bases.findIndex((b) => b.live),
+        );
         const nodes = countNodes(bases[index].value);
-        const values: unknown[] = ["fuzz\u0000nul", "fuzz\ud800lone", raw(`${"[".repeat(20_000)}${"]".repeat(20_000)}`, "20000 nested arrays")];
+        const values: unknown[] = [
+          "fuzz\u0000nul",
+          "fuzz\ud800lone",
+          raw(`${"[".repeat(20_000)}${"]".repeat(20_000)}`, "20000 nested arrays"),
+        ];
         return values.flatMap((value) =>
-          Array.from({ length: nodes }, (_, at): Case => ({ base: index, live: false, mutations: [{ op: "replace", at, key: "", value }], idempotencyKey: undefined })),
+          Array.from({ length: nodes }, (_, at): Case => ({
+            base: index,
+            live: false,
+            mutations: [{ op: "replace", at, key: "", value }],
+            idempotencyKey: undefined,
+          })),
         );
       },
     );
@@ -659,11 +998,20 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     this.timeout(900_000);
     const failures = await forEach(
       [...jsonOps(), ...multipartOps()],
-      (op) => rawBody(op.body?.contentType === "multipart/form-data" ? toJsonText(primaryBody(op) ?? {}) : bodyRequest(op, primaryBody(op)).body ?? "{}"),
+      (op) =>
+        rawBody(
+          op.body?.contentType === "multipart/form-data"
+            ? toJsonText(primaryBody(op) ?? {})
+            : (bodyRequest(op, primaryBody(op)).body ?? "{}"),
+        ),
       async (op, b) => {
         const headers: Record<string, string> = { ...(b.headers ?? {}) };
         if (b.contentType !== undefined) headers["content-type"] = b.contentType;
-        await exercise(op, { method: op.method, path: pathOf(op, validPathValues(op)), headers, body: b.body }, `${b.label}: ${preview(b.body ?? "(none)", 300)} as ${JSON.stringify(b.contentType)} ${JSON.stringify(b.headers ?? {})}`);
+        await exercise(
+          op,
+          { method: op.method, path: pathOf(op, validPathValues(op)), headers, body: b.body },
+          `${b.label}: ${preview(b.body ?? "(none)", 300)} as ${JSON.stringify(b.contentType)} ${JSON.stringify(b.headers ?? {})}`,
+        );
       },
       RUNS.rawBodies,
     );
@@ -674,9 +1022,14 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     this.timeout(900_000);
     const failures = await forEach(
       multipartOps(),
-      (op) => fc.record({ form: multipartCase(multipartPlan(op)), live: fc.integer({ min: 0, max: 5 }).map((n) => n === 0) }),
+      (op) =>
+        fc.record({ form: multipartCase(multipartPlan(op)), live: fc.integer({ min: 0, max: 5 }).map((n) => n === 0) }),
       async (op, c) => {
-        await exercise(op, multipartRequest(op, c.form, c.live), `${c.live ? "live target; " : ""}${describeMultipart(c.form)}`);
+        await exercise(
+          op,
+          multipartRequest(op, c.form, c.live),
+          `${c.live ? "live target; " : ""}${describeMultipart(c.form)}`,
+        );
       },
       RUNS.multipart,
       // Always tried on the live target: NUL and a lone surrogate in each text field and in the file name.
@@ -685,12 +1038,24 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         const form = (fields: Record<string, string>, filename: string): MultipartCase => {
           const valid = plan.file();
           return {
-            label: "valid form, hostile text", boundary: "same", contentType: "multipart/form-data", lineEnding: "\r\n", truncated: false, preamble: "", chunked: false,
-            parts: [...Object.entries(fields).map(([name, v]) => ({ name, content: Buffer.from(v, "utf8") })), { name: "file", filename, contentType: valid.contentType, content: valid.bytes }],
+            label: "valid form, hostile text",
+            boundary: "same",
+            contentType: "multipart/form-data",
+            lineEnding: "\r\n",
+            truncated: false,
+            preamble: "",
+            chunked: false,
+            parts: [
+              ...Object.entries(fields).map(([name, v]) => ({ name, content: Buffer.from(v, "utf8") })),
+              { name: "file", filename, contentType: valid.contentType, content: valid.bytes },
+            ],
           };
         };
         return ["fuzz\u0000nul", "fuzz\ud800lone"].flatMap((hostile) => [
-          ...Object.keys(plan.fields).map((name) => ({ form: form({ ...plan.fields, [name]: hostile }, "document.pdf"), live: true })),
+          ...Object.keys(plan.fields).map((name) => ({
+            form: form({ ...plan.fields, [name]: hostile }, "document.pdf"),
+            live: true,
+          })),
           { form: form(plan.fields, `${hostile}.pdf`), live: true },
         ]);
       },
@@ -705,45 +1070,211 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       if (!found) throw new Error(`operation ${id} is not in the OpenAPI document`);
       return found;
     };
-    const json = (id: string, body: string, live = false): [Operation, RawRequest] => [op(id), { method: op(id).method, path: pathOf(op(id), validPathValues(op(id), live)), headers: { "content-type": "application/json" }, body }];
+    const json = (id: string, body: string, live = false): [Operation, RawRequest] => [
+      op(id),
+      {
+        method: op(id).method,
+        path: pathOf(op(id), validPathValues(op(id), live)),
+        headers: { "content-type": "application/json" },
+        body,
+      },
+    ];
     const own = f.applicantId;
     const form = (fields: Record<string, string>, filename: string): MultipartCase => ({
-      label: "regression", boundary: "same", contentType: "multipart/form-data", lineEnding: "\r\n", truncated: false, preamble: "", chunked: false,
-      parts: [...Object.entries(fields).map(([name, v]) => ({ name, content: Buffer.from(v, "utf8") })), { name: "file", filename, contentType: "application/pdf", content: pdf(`regression ${run} ${randomUUID()}`) }],
+      label: "regression",
+      boundary: "same",
+      contentType: "multipart/form-data",
+      lineEnding: "\r\n",
+      truncated: false,
+      preamble: "",
+      chunked: false,
+      parts: [
+        ...Object.entries(fields).map(([name, v]) => ({ name, content: Buffer.from(v, "utf8") })),
+        { name: "file", filename, contentType: "application/pdf", content: pdf(`regression ${run} ${randomUUID()}`) },
+      ],
     });
     const cases: [string, Operation, RawRequest][] = [
       // NUL in a path parameter reached Postgres (invalid byte sequence): 500.
       ["NUL department code", op("getDepartment"), { method: "GET", path: "/api/v1/departments/%00" }],
-      ["NUL department code (PATCH)", op("updateDepartment"), { method: "PATCH", path: "/api/v1/departments/%00", headers: { "content-type": "application/json" }, body: '{"name":"x"}' }],
-      ["NUL department code (regenerate)", op("regenerateDepartmentApiKey"), { method: "POST", path: "/api/v1/departments/%00/regenerate-api-key" }],
+      [
+        "NUL department code (PATCH)",
+        op("updateDepartment"),
+        {
+          method: "PATCH",
+          path: "/api/v1/departments/%00",
+          headers: { "content-type": "application/json" },
+          body: '{"name":"x"}',
+        },
+      ],
+      [
+        "NUL department code (regenerate)",
+        op("regenerateDepartmentApiKey"),
+        { method: "POST", path: "/api/v1/departments/%00/regenerate-api-key" },
+      ],
       ["NUL client id", op("revokeClient"), { method: "DELETE", path: "/api/v1/admin/clients/%00" }],
       // NUL in a query parameter: 500.
       ["NUL applicantId filter", op("listRequests"), { method: "GET", path: "/api/v1/requests?applicantId=%00" }],
-      ["NUL audit entityId filter", op("listAuditLogs"), { method: "GET", path: "/api/v1/admin/audit-logs?entityId=%00" }],
-      ["NUL applicant name at sign-in", op("identityLockerAuthorize"), { method: "GET", path: `/api/v1/auth/identitylocker/authorize?redirect_uri=${encodeSegment(TEST_REDIRECT_URI)}&client_id=${TEST_CLIENT_ID}&code_challenge=${"a".repeat(43)}&code_challenge_method=S256&state=s&login_hint=fuzz-${run}&name=a%00b` }],
+      [
+        "NUL audit entityId filter",
+        op("listAuditLogs"),
+        { method: "GET", path: "/api/v1/admin/audit-logs?entityId=%00" },
+      ],
+      [
+        "NUL applicant name at sign-in",
+        op("identityLockerAuthorize"),
+        {
+          method: "GET",
+          path: `/api/v1/auth/identitylocker/authorize?redirect_uri=${encodeSegment(TEST_REDIRECT_URI)}&client_id=${TEST_CLIENT_ID}&code_challenge=${"a".repeat(43)}&code_challenge_method=S256&state=s&login_hint=fuzz-${run}&name=a%00b`,
+        },
+      ],
       // NUL, an unpaired surrogate or deep nesting in a JSON body: 500 (Postgres text/jsonb, or a stack overflow in
       // canonicalJson / JSON.stringify).
-      ["NUL in metadata", ...json("createRequest", `{"applicantId":"${own}","requestType":"BUILDING_PERMIT","metadata":{"purpose":"fuzz\\u0000nul","floors":2}}`)],
-      ["NUL in a metadata key", ...json("createRequest", `{"applicantId":"${own}","requestType":"BUILDING_PERMIT","metadata":{"a\\u0000b":1}}`)],
-      ["unpaired surrogate in metadata", ...json("createRequest", `{"applicantId":"${own}","requestType":"BUILDING_PERMIT","metadata":{"purpose":"fuzz\\ud800lone"}}`)],
-      ["20,000 nested arrays in metadata", ...json("createRequest", `{"applicantId":"${own}","requestType":"BUILDING_PERMIT","metadata":{"deep":${"[".repeat(20_000)}${"]".repeat(20_000)}}}`)],
+      [
+        "NUL in metadata",
+        ...json(
+          "createRequest",
+          `{"applicantId":"${own}","requestType":"BUILDING_PERMIT","metadata":{"purpose":"fuzz\\u0000nul","floors":2}}`,
+        ),
+      ],
+      [
+        "NUL in a metadata key",
+        ...json("createRequest", `{"applicantId":"${own}","requestType":"BUILDING_PERMIT","metadata":{"a\\u0000b":1}}`),
+      ],
+      [
+        "unpaired surrogate in metadata",
+        ...json(
+          "createRequest",
+          `{"applicantId":"${own}","requestType":"BUILDING_PERMIT","metadata":{"purpose":"fuzz\\ud800lone"}}`,
+        ),
+      ],
+      [
+        "20,000 nested arrays in metadata",
+        ...json(
+          "createRequest",
+          `{"applicantId":"${own}","requestType":"BUILDING_PERMIT","metadata":{"deep":${"[".repeat(20_000)}${"]".repeat(20_000)}}}`,
+        ),
+      ],
       ["NUL in a department name", ...json("updateDepartment", '{"name":"fuzz\\u0000nul"}')],
-      ["NUL in a workflow's department code", ...json("validateWorkflowDefinition", JSON.stringify({ workflowType: "BUILDING_PERMIT", name: "x", stages: [{ stageId: "s", stageName: "S", stageOrder: 1, executionType: "PARALLEL", requiredApprovals: [{ departmentCode: "a\u0000b" }] }] }))],
-      ["NUL in a workflow's department code (POST)", ...json("createWorkflow", JSON.stringify({ workflowType: "BUILDING_PERMIT", name: "x", stages: [{ stageId: "s", stageName: "S", stageOrder: 1, executionType: "PARALLEL", requiredApprovals: [{ departmentCode: "a\u0000b" }] }] }))],
-      ["NUL client_id at the token endpoint", op("issueClientToken"), { method: "POST", path: "/api/v1/auth/token", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "grant_type=client_credentials&client_id=fuzz%00nul&client_secret=x" }],
-      ["NUL client id in HTTP Basic at the token endpoint", op("issueClientToken"), { method: "POST", path: "/api/v1/auth/token", headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${Buffer.from("fuzz\u0000nul:secret").toString("base64")}` }, body: "grant_type=client_credentials" }],
+      [
+        "NUL in a workflow's department code",
+        ...json(
+          "validateWorkflowDefinition",
+          JSON.stringify({
+            workflowType: "BUILDING_PERMIT",
+            name: "x",
+            stages: [
+              {
+                stageId: "s",
+                stageName: "S",
+                stageOrder: 1,
+                executionType: "PARALLEL",
+                requiredApprovals: [{ departmentCode: "a\u0000b" }],
+              },
+            ],
+          }),
+        ),
+      ],
+      [
+        "NUL in a workflow's department code (POST)",
+        ...json(
+          "createWorkflow",
+          JSON.stringify({
+            workflowType: "BUILDING_PERMIT",
+            name: "x",
+            stages: [
+              {
+                stageId: "s",
+                stageName: "S",
+                stageOrder: 1,
+                executionType: "PARALLEL",
+                requiredApprovals: [{ departmentCode: "a\u0000b" }],
+              },
+            ],
+          }),
+        ),
+      ],
+      [
+        "NUL client_id at the token endpoint",
+        op("issueClientToken"),
+        {
+          method: "POST",
+          path: "/api/v1/auth/token",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: "grant_type=client_credentials&client_id=fuzz%00nul&client_secret=x",
+        },
+      ],
+      [
+        "NUL client id in HTTP Basic at the token endpoint",
+        op("issueClientToken"),
+        {
+          method: "POST",
+          path: "/api/v1/auth/token",
+          headers: {
+            "content-type": "application/x-www-form-urlencoded",
+            authorization: `Basic ${Buffer.from("fuzz\u0000nul:secret").toString("base64")}`,
+          },
+          body: "grant_type=client_credentials",
+        },
+      ],
       // A Content-Encoding that does not decode: zlib's error became a 500.
-      ["gzip declared, garbage sent", op("suspendLicence"), { method: "POST", path: pathOf(op("suspendLicence"), validPathValues(op("suspendLicence"))), headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: "not gzip at all" }],
-      ["deflate declared, garbage sent", op("uploadDocument"), { method: "POST", path: pathOf(op("uploadDocument"), validPathValues(op("uploadDocument"))), headers: { "content-type": "application/json", "content-encoding": "deflate" }, body: "\u0000\u0001garbage" }],
-      ["br declared, garbage sent", op("approveRequest"), { method: "POST", path: pathOf(op("approveRequest"), validPathValues(op("approveRequest"))), headers: { "content-type": "application/json", "content-encoding": "br" }, body: "garbage" }],
+      [
+        "gzip declared, garbage sent",
+        op("suspendLicence"),
+        {
+          method: "POST",
+          path: pathOf(op("suspendLicence"), validPathValues(op("suspendLicence"))),
+          headers: { "content-type": "application/json", "content-encoding": "gzip" },
+          body: "not gzip at all",
+        },
+      ],
+      [
+        "deflate declared, garbage sent",
+        op("uploadDocument"),
+        {
+          method: "POST",
+          path: pathOf(op("uploadDocument"), validPathValues(op("uploadDocument"))),
+          headers: { "content-type": "application/json", "content-encoding": "deflate" },
+          body: "\u0000\u0001garbage",
+        },
+      ],
+      [
+        "br declared, garbage sent",
+        op("approveRequest"),
+        {
+          method: "POST",
+          path: pathOf(op("approveRequest"), validPathValues(op("approveRequest"))),
+          headers: { "content-type": "application/json", "content-encoding": "br" },
+          body: "garbage",
+        },
+      ],
       // An empty id makes a collection path: its 405 had a text/plain body, not the Error body.
       ["empty webhook id (405)", op("deleteWebhook"), { method: "DELETE", path: "/api/v1/webhooks/" }],
       ["empty workflow id (405)", op("deactivateWorkflow"), { method: "DELETE", path: "/api/v1/workflows/" }],
       // NUL in a multipart text field or file name reached Postgres: 500 (on a request where the upload is allowed).
-      ["NUL in an upload's description", op("uploadDocument"), multipartRequest(op("uploadDocument"), form({ docType: "SITE_PLAN", description: "fuzz\u0000nul" }, "document.pdf"), true)],
-      ["NUL in an upload's file name", op("uploadDocument"), multipartRequest(op("uploadDocument"), form({ docType: "SITE_PLAN" }, "a\u0000.pdf"), true)],
-      ["NUL in a new version's description", op("updateDocument"), multipartRequest(op("updateDocument"), form({ description: "fuzz\u0000nul" }, "document.pdf"), true)],
-      ["NUL in a new version's file name", op("updateDocument"), multipartRequest(op("updateDocument"), form({}, "a\u0000.pdf"), true)],
+      [
+        "NUL in an upload's description",
+        op("uploadDocument"),
+        multipartRequest(
+          op("uploadDocument"),
+          form({ docType: "SITE_PLAN", description: "fuzz\u0000nul" }, "document.pdf"),
+          true,
+        ),
+      ],
+      [
+        "NUL in an upload's file name",
+        op("uploadDocument"),
+        multipartRequest(op("uploadDocument"), form({ docType: "SITE_PLAN" }, "a\u0000.pdf"), true),
+      ],
+      [
+        "NUL in a new version's description",
+        op("updateDocument"),
+        multipartRequest(op("updateDocument"), form({ description: "fuzz\u0000nul" }, "document.pdf"), true),
+      ],
+      [
+        "NUL in a new version's file name",
+        op("updateDocument"),
+        multipartRequest(op("updateDocument"), form({}, "a\u0000.pdf"), true),
+      ],
     ];
     const failures: string[] = [];
     for (const [label, operation, request] of cases) {

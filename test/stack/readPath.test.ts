@@ -14,8 +14,12 @@ describe("read path: prepared statements and combined reads", function () {
     pool = createPool(current().databaseUrl, schema, 1);
     await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await pool.query(`CREATE SCHEMA ${schema}`);
-    await pool.query(`CREATE TABLE ${schema}.items (id int PRIMARY KEY, name text NOT NULL, at timestamptz NOT NULL, tags jsonb NOT NULL)`);
-    await pool.query(`INSERT INTO ${schema}.items VALUES (1, 'one', '2026-01-02T03:04:05.678Z', '["a"]'), (2, 'two', '2026-02-03T04:05:06Z', '[]'), (3, 'three', '2026-03-04T05:06:07Z', '{"k": 1}')`);
+    await pool.query(
+      `CREATE TABLE ${schema}.items (id int PRIMARY KEY, name text NOT NULL, at timestamptz NOT NULL, tags jsonb NOT NULL)`,
+    );
+    await pool.query(
+      `INSERT INTO ${schema}.items VALUES (1, 'one', '2026-01-02T03:04:05.678Z', '["a"]'), (2, 'two', '2026-02-03T04:05:06Z', '[]'), (3, 'three', '2026-03-04T05:06:07Z', '{"k": 1}')`,
+    );
   });
 
   after(async function () {
@@ -27,7 +31,9 @@ describe("read path: prepared statements and combined reads", function () {
     const text = "SELECT name FROM items WHERE id = $1";
     expect((await pool.query(text, [1])).rows).to.deep.equal([{ name: "one" }]);
     expect((await pool.query(text, [2])).rows).to.deep.equal([{ name: "two" }]);
-    const { rows } = await pool.query("SELECT name, statement FROM pg_prepared_statements WHERE statement = $1", [text]);
+    const { rows } = await pool.query("SELECT name, statement FROM pg_prepared_statements WHERE statement = $1", [
+      text,
+    ]);
     expect(rows).to.have.length(1);
     expect(rows[0].name).to.match(/^q_[\w-]{24}$/);
   });

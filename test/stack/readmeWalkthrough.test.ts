@@ -32,8 +32,21 @@ describe("the README walkthrough, as written, against a fresh npm start", functi
   before(async function () {
     dataDir = await mkdtemp(path.join(os.tmpdir(), "readme-stack-"));
     scratch = await mkdtemp(path.join(os.tmpdir(), "readme-scratch-"));
-    const env = { DATA_DIR: dataDir, PORT: String(await freePort()), CHAIN_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()), INDEXER_PORT: String(await freePort()), API_PROCESSES: "1", DATABASE_URL: "", CHAIN_RPC_URL: "" };
-    stack = spawn(process.execPath, [path.join(REPO_ROOT, "scripts", "start.ts")], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const env = {
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      CHAIN_PORT: String(await freePort()),
+      EMBEDDED_PG_PORT: String(await freePort()),
+      INDEXER_PORT: String(await freePort()),
+      API_PROCESSES: "1",
+      DATABASE_URL: "",
+      CHAIN_RPC_URL: "",
+    };
+    stack = spawn(process.execPath, [path.join(REPO_ROOT, "scripts", "start.ts")], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     stack.stdout!.on("data", (d) => (printed += d));
     stack.stderr!.on("data", (d) => (printed += d));
     const deadline = Date.now() + 120_000;
@@ -65,7 +78,12 @@ describe("the README walkthrough, as written, against a fresh npm start", functi
     const pasted = printed.split("\n").filter((line) => /^(ID|SECRET|API)=\S+$/.test(line));
     expect(pasted.map((l) => l.split("=")[0])).to.deep.equal(["ID", "SECRET", "API"]);
     const script = ["set -euo pipefail", ...pasted, ...(await walkthroughBlocks())].join("\n");
-    const { stdout, stderr } = await promisify(execFile)("bash", ["-c", script], { cwd: scratch, env: { PATH: process.env.PATH, HOME: os.homedir() }, timeout: 120_000, maxBuffer: 4 * 1024 * 1024 });
+    const { stdout, stderr } = await promisify(execFile)("bash", ["-c", script], {
+      cwd: scratch,
+      env: { PATH: process.env.PATH, HOME: os.homedir() },
+      timeout: 120_000,
+      maxBuffer: 4 * 1024 * 1024,
+    });
     const output = `${stdout}\n${stderr}`;
     expect(output).to.include('"verdict": "VALID"');
     expect(output).to.include('"isValid": true');

@@ -33,7 +33,10 @@ import { current } from "./support/stackFixture.ts";
 const AUTH = `Bearer ${randomBytes(16).toString("hex")}`;
 
 async function refusal(promise: Promise<unknown>): Promise<RemoteSignerError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error, "expected a RemoteSignerError").to.be.instanceOf(RemoteSignerError);
   return error as RemoteSignerError;
 }
@@ -42,18 +45,40 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
   describe("configuration", function () {
     it("keeps the key vault by default; SIGNER=remote needs REMOTE_SIGNER_URL and OPERATOR_ADDRESS and refuses OPERATOR_PRIVATE_KEY", function () {
       expect(loadConfig({}).signer).to.equal("local");
-      expect(() => loadConfig({ SIGNER: "remote" })).to.throw(/REMOTE_SIGNER_URL is required with SIGNER=remote[\s\S]*OPERATOR_ADDRESS \(a key of the remote signer\) is required with SIGNER=remote/);
-      expect(() => loadConfig({ SIGNER: "remote", REMOTE_SIGNER_URL: "ftp://signer", OPERATOR_ADDRESS: Wallet.createRandom().address })).to.throw(/REMOTE_SIGNER_URL must be an http or https URL/);
-      expect(() => loadConfig({ SIGNER: "remote", REMOTE_SIGNER_URL: "http://signer:9000", OPERATOR_ADDRESS: Wallet.createRandom().address, OPERATOR_PRIVATE_KEY: `0x${"11".repeat(32)}` }))
-        .to.throw(/OPERATOR_PRIVATE_KEY cannot be set with SIGNER=remote/);
+      expect(() => loadConfig({ SIGNER: "remote" })).to.throw(
+        /REMOTE_SIGNER_URL is required with SIGNER=remote[\s\S]*OPERATOR_ADDRESS \(a key of the remote signer\) is required with SIGNER=remote/,
+      );
+      expect(() =>
+        loadConfig({
+          SIGNER: "remote",
+          REMOTE_SIGNER_URL: "ftp://signer",
+          OPERATOR_ADDRESS: Wallet.createRandom().address,
+        }),
+      ).to.throw(/REMOTE_SIGNER_URL must be an http or https URL/);
+      expect(() =>
+        loadConfig({
+          SIGNER: "remote",
+          REMOTE_SIGNER_URL: "http://signer:9000",
+          OPERATOR_ADDRESS: Wallet.createRandom().address,
+          OPERATOR_PRIVATE_KEY: `0x${"11".repeat(32)}`,
+        }),
+      ).to.throw(/OPERATOR_PRIVATE_KEY cannot be set with SIGNER=remote/);
       expect(() => loadConfig({ SIGNER: "hsm" })).to.throw(/SIGNER must be one of local, remote/);
     });
 
     it("never shows REMOTE_SIGNER_AUTH or credentials in REMOTE_SIGNER_URL in the logged configuration", function () {
-      const config = loadConfig({ SIGNER: "remote", REMOTE_SIGNER_URL: "https://api:pa55word@signer.example:9000", REMOTE_SIGNER_AUTH: AUTH, OPERATOR_ADDRESS: Wallet.createRandom().address });
+      const config = loadConfig({
+        SIGNER: "remote",
+        REMOTE_SIGNER_URL: "https://api:pa55word@signer.example:9000",
+        REMOTE_SIGNER_AUTH: AUTH,
+        OPERATOR_ADDRESS: Wallet.createRandom().address,
+      });
       const shown = JSON.stringify(describeConfig(config));
       expect(shown).to.not.include(AUTH.slice(7)).and.not.include("pa55word");
-      expect(describeConfig(config)).to.include({ SIGNER: "remote", REMOTE_SIGNER_URL: "https://***:***@signer.example:9000" });
+      expect(describeConfig(config)).to.include({
+        SIGNER: "remote",
+        REMOTE_SIGNER_URL: "https://***:***@signer.example:9000",
+      });
     });
   });
 
@@ -62,7 +87,18 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
     let signer: RemoteSigner;
     const to = Wallet.createRandom().address;
     const asked = (overrides: Partial<SignableTransaction> = {}): SignableTransaction =>
-      ({ type: 2, maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 1_000_000n, from: server.addresses[0], to, data: "0x12345678aabb", nonce: 7n, gasLimit: 210_000n, chainId: 31337, ...overrides }) as SignableTransaction;
+      ({
+        type: 2,
+        maxFeePerGas: 2_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000n,
+        from: server.addresses[0],
+        to,
+        data: "0x12345678aabb",
+        nonce: 7n,
+        gasLimit: 210_000n,
+        chainId: 31337,
+        ...overrides,
+      }) as SignableTransaction;
 
     before(async () => {
       server = await startRemoteSignerServer({ count: 2, authorization: AUTH });
@@ -81,15 +117,46 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
     it("signs EIP-1559 and legacy transactions: the raw bytes decode to the fields asked for and recover to from", async function () {
       const raw = await signer.signTransaction(asked());
       const tx = Transaction.from(raw);
-      expect({ from: tx.from, to: tx.to, data: tx.data, nonce: tx.nonce, gasLimit: tx.gasLimit, chainId: tx.chainId, type: tx.type, maxFeePerGas: tx.maxFeePerGas })
-        .to.deep.equal({ from: server.addresses[0], to: getAddress(to), data: "0x12345678aabb", nonce: 7, gasLimit: 210_000n, chainId: 31337n, type: 2, maxFeePerGas: 2_000_000_000n });
+      expect({
+        from: tx.from,
+        to: tx.to,
+        data: tx.data,
+        nonce: tx.nonce,
+        gasLimit: tx.gasLimit,
+        chainId: tx.chainId,
+        type: tx.type,
+        maxFeePerGas: tx.maxFeePerGas,
+      }).to.deep.equal({
+        from: server.addresses[0],
+        to: getAddress(to),
+        data: "0x12345678aabb",
+        nonce: 7,
+        gasLimit: 210_000n,
+        chainId: 31337n,
+        type: 2,
+        maxFeePerGas: 2_000_000_000n,
+      });
       // What went over the wire: the Web3Signer eth1 shape, hex quantities.
       expect(server.calls.at(-1)!.params[0]).to.deep.equal({
-        from: server.addresses[0], to: getAddress(to), gas: "0x33450", nonce: "0x7", value: "0x0", data: "0x12345678aabb", chainId: "0x7a69",
-        maxFeePerGas: "0x77359400", maxPriorityFeePerGas: "0xf4240",
+        from: server.addresses[0],
+        to: getAddress(to),
+        gas: "0x33450",
+        nonce: "0x7",
+        value: "0x0",
+        data: "0x12345678aabb",
+        chainId: "0x7a69",
+        maxFeePerGas: "0x77359400",
+        maxPriorityFeePerGas: "0xf4240",
       });
-      const legacy = Transaction.from(await signer.signTransaction(asked({ type: 0, gasPrice: 0n } as Partial<SignableTransaction>)));
-      expect([legacy.type, legacy.gasPrice, legacy.chainId, legacy.from]).to.deep.equal([0, 0n, 31337n, server.addresses[0]]);
+      const legacy = Transaction.from(
+        await signer.signTransaction(asked({ type: 0, gasPrice: 0n } as Partial<SignableTransaction>)),
+      );
+      expect([legacy.type, legacy.gasPrice, legacy.chainId, legacy.from]).to.deep.equal([
+        0,
+        0n,
+        31337n,
+        server.addresses[0],
+      ]);
       expect(server.calls.at(-1)!.params[0]).to.include({ gasPrice: "0x0" }).and.not.have.property("maxFeePerGas");
     });
 
@@ -118,7 +185,9 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       const stranger = Wallet.createRandom().address;
       const error = await refusal(signer.signTransaction(asked({ from: stranger })));
       expect([error.status, error.code]).to.deep.equal([502, "SIGNER_REFUSED"]);
-      expect(error.message).to.equal(`The remote signer refused eth_signTransaction: unknown account ${getAddress(stranger)} (JSON-RPC error -32000)`);
+      expect(error.message).to.equal(
+        `The remote signer refused eth_signTransaction: unknown account ${getAddress(stranger)} (JSON-RPC error -32000)`,
+      );
       expect(error.details).to.include({ method: "eth_signTransaction", signerCode: -32000 });
     });
 
@@ -137,14 +206,22 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       await new Promise((r) => closed.once("listening", r));
       const port = (closed.address() as net.AddressInfo).port;
       await new Promise((r) => closed.close(r));
-      const down = await refusal(new RemoteSigner({ url: `http://127.0.0.1:${port}`, authorization: AUTH }).signTransaction(asked()));
+      const down = await refusal(
+        new RemoteSigner({ url: `http://127.0.0.1:${port}`, authorization: AUTH }).signTransaction(asked()),
+      );
       expect([down.status, down.code, down.headers?.["Retry-After"]]).to.deep.equal([503, "SIGNER_UNAVAILABLE", "5"]);
 
       server.misbehave = "slow";
       const started = Date.now();
-      const slow = await refusal(new RemoteSigner({ url: server.url, authorization: AUTH, timeoutMs: 300 }).signTransaction(asked()));
+      const slow = await refusal(
+        new RemoteSigner({ url: server.url, authorization: AUTH, timeoutMs: 300 }).signTransaction(asked()),
+      );
       expect(Date.now() - started).to.be.below(1_500);
-      expect([slow.status, slow.code, slow.message]).to.deep.equal([503, "SIGNER_UNAVAILABLE", "The remote signer did not answer eth_signTransaction within 300 ms; nothing was recorded"]);
+      expect([slow.status, slow.code, slow.message]).to.deep.equal([
+        503,
+        "SIGNER_UNAVAILABLE",
+        "The remote signer did not answer eth_signTransaction within 300 ms; nothing was recorded",
+      ]);
     });
   });
 
@@ -181,11 +258,20 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       await provider.send("anvil_impersonateAccount", [deployer]);
       try {
         for (const address of Object.values(stack.deployment.contracts)) {
-          const granted = await provider.getLogs({ address, fromBlock: 0, topics: [access.getEvent("RoleGranted")!.topicHash, null, zeroPadValue(from, 32)] });
+          const granted = await provider.getLogs({
+            address,
+            fromBlock: 0,
+            topics: [access.getEvent("RoleGranted")!.topicHash, null, zeroPadValue(from, 32)],
+          });
           for (const role of new Set(granted.map((log) => log.topics[1]))) {
-            const [held] = access.decodeFunctionResult("hasRole", await provider.call({ to: address, data: access.encodeFunctionData("hasRole", [role, from]) }));
+            const [held] = access.decodeFunctionResult(
+              "hasRole",
+              await provider.call({ to: address, data: access.encodeFunctionData("hasRole", [role, from]) }),
+            );
             if (!held) continue;
-            const hash = await provider.send("eth_sendTransaction", [{ from: deployer, to: address, data: access.encodeFunctionData("grantRole", [role, operator]) }]);
+            const hash = await provider.send("eth_sendTransaction", [
+              { from: deployer, to: address, data: access.encodeFunctionData("grantRole", [role, operator]) },
+            ]);
             expect((await minedReceipt(hash))?.status, `grant ${role} on ${address}`).to.equal("0x1");
           }
         }
@@ -218,7 +304,10 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
     });
 
     it("records the operator as a remote wallet at start-up (no key in the database) and keeps REMOTE_SIGNER_AUTH out of its logs", async function () {
-      const { rows } = await driver.core.pool.query(`SELECT purpose, signer, encrypted_key FROM wallets WHERE address = $1`, [server.addresses[0].toLowerCase()]);
+      const { rows } = await driver.core.pool.query(
+        `SELECT purpose, signer, encrypted_key FROM wallets WHERE address = $1`,
+        [server.addresses[0].toLowerCase()],
+      );
       expect(rows).to.deep.equal([{ purpose: "OPERATOR", signer: "remote", encrypted_key: null }]);
       expect(server.calls.some((c) => c.method === "eth_accounts" && c.authorization === AUTH)).to.equal(true);
       expect(remoteApi!.process.tail()).to.not.include(AUTH.slice(7));
@@ -227,17 +316,35 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
     it("registers departments with keys of the signer: walletAddress checked against eth_accounts, else the next unused key", async function () {
       const remote = http(remoteApi!.url, adminToken);
       const stranger = Wallet.createRandom().address;
-      const notInSigner = await remote.post("/departments", { code: `${code}_X`, name: "Not a signer key", walletAddress: stranger });
+      const notInSigner = await remote.post("/departments", {
+        code: `${code}_X`,
+        name: "Not a signer key",
+        walletAddress: stranger,
+      });
       expect(notInSigner.status).to.equal(400);
       expect(notInSigner.body).to.deep.include({ code: "VALIDATION_ERROR", details: { field: "walletAddress" } });
-      const taken = await remote.post("/departments", { code: `${code}_X`, name: "The operator's key", walletAddress: server.addresses[0] });
+      const taken = await remote.post("/departments", {
+        code: `${code}_X`,
+        name: "The operator's key",
+        walletAddress: server.addresses[0],
+      });
       expect([taken.status, taken.body.code]).to.deep.equal([409, "WALLET_IN_USE"]);
       // The embedded key vault makes its own keys: a chosen address is refused there.
-      const local = await http(current().api.url, adminToken).post("/departments", { code: `${code}_X`, name: "Vault", walletAddress: server.addresses[2] });
+      const local = await http(current().api.url, adminToken).post("/departments", {
+        code: `${code}_X`,
+        name: "Vault",
+        walletAddress: server.addresses[2],
+      });
       expect([local.status, local.body.code]).to.deep.equal([400, "VALIDATION_ERROR"]);
-      expect((await driver.core.pool.query(`SELECT 1 FROM departments WHERE code = $1`, [`${code}_X`])).rowCount).to.equal(0);
+      expect(
+        (await driver.core.pool.query(`SELECT 1 FROM departments WHERE code = $1`, [`${code}_X`])).rowCount,
+      ).to.equal(0);
 
-      const chosen = await remote.post("/departments", { code: `${code}_B`, name: "Chosen key", walletAddress: server.addresses[2].toLowerCase() });
+      const chosen = await remote.post("/departments", {
+        code: `${code}_B`,
+        name: "Chosen key",
+        walletAddress: server.addresses[2].toLowerCase(),
+      });
       expect(chosen.status, JSON.stringify(chosen.body)).to.equal(201);
       expect(chosen.body.walletAddress).to.equal(server.addresses[2]);
       const next = await remote.post("/departments", { code, name: "Next unused key" });
@@ -256,32 +363,63 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
     it("runs a request end to end: created, documented, submitted and approved, each transaction signed by the signer", async function () {
       const stack = current();
       // This file's department is the one stage of the BUILDING_PERMIT workflow (registered by the stack's operator).
-      const credentials = await driver.core.pool.query(`SELECT wallet_address FROM departments WHERE code = $1`, [code]);
+      const credentials = await driver.core.pool.query(`SELECT wallet_address FROM departments WHERE code = $1`, [
+        code,
+      ]);
       expect(credentials.rows[0].wallet_address).to.equal(server.addresses[1].toLowerCase());
       await seedWorkflow(stack, driver, {
         workflowType: "BUILDING_PERMIT",
         name: "Building permit (remote signer test)",
-        stages: [{ stageId: "remote", stageName: "Remote", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL", requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }] }],
+        stages: [
+          {
+            stageId: "remote",
+            stageName: "Remote",
+            stageOrder: 1,
+            executionType: "SEQUENTIAL",
+            completionCriteria: "ALL",
+            requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
+          },
+        ],
       });
       expect(department, "the department registered by the previous test").to.not.equal(undefined);
       const asDepartment = departmentClient(remoteApi!.url, department!);
 
       const applicantId = `remote-${tag}`;
-      const applicant = http(remoteApi!.url, await applicantToken(stack.api.url, { id: applicantId, name: "Remy Remote" }));
+      const applicant = http(
+        remoteApi!.url,
+        await applicantToken(stack.api.url, { id: applicantId, name: "Remy Remote" }),
+      );
       const created = await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" });
       expect(created.status, JSON.stringify(created.body)).to.equal(201);
       const requestId = created.body.requestId;
-      const uploaded = await applicant.upload("POST", `/requests/${requestId}/documents`, pdf(`remote plan ${tag}`), "plan.pdf", { docType: "SITE_PLAN" });
+      const uploaded = await applicant.upload(
+        "POST",
+        `/requests/${requestId}/documents`,
+        pdf(`remote plan ${tag}`),
+        "plan.pdf",
+        { docType: "SITE_PLAN" },
+      );
       expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
       expect((await applicant.post(`/requests/${requestId}/submit`)).status).to.equal(200);
 
       // One signer per process: the stack's own API (key vault) has no key for this department and records nothing.
-      const outboxOf = async (wallet: string) => (await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions WHERE from_address = $1`, [wallet.toLowerCase()])).rows[0].n as number;
-      const viaVault = await departmentClient(stack.api.url, department!).post(`/requests/${requestId}/approve`, { remarks: "Vault", reviewedDocuments: [uploaded.body.documentId] });
+      const outboxOf = async (wallet: string) =>
+        (
+          await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions WHERE from_address = $1`, [
+            wallet.toLowerCase(),
+          ])
+        ).rows[0].n as number;
+      const viaVault = await departmentClient(stack.api.url, department!).post(`/requests/${requestId}/approve`, {
+        remarks: "Vault",
+        reviewedDocuments: [uploaded.body.documentId],
+      });
       expect([viaVault.status, viaVault.body.code]).to.deep.equal([502, "SIGNER_REFUSED"]);
       expect(await outboxOf(server.addresses[1])).to.equal(0);
 
-      const approved = await asDepartment.post(`/requests/${requestId}/approve`, { remarks: "Signed remotely", reviewedDocuments: [uploaded.body.documentId] });
+      const approved = await asDepartment.post(`/requests/${requestId}/approve`, {
+        remarks: "Signed remotely",
+        reviewedDocuments: [uploaded.body.documentId],
+      });
       expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
       expect(approved.body.status).to.equal("APPROVED");
 
@@ -290,19 +428,32 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       const decision = await provider.getTransaction(approved.body.transactionHash);
       expect(decision!.from).to.equal(server.addresses[1]);
       const receipt = await provider.getTransactionReceipt(approved.body.transactionHash);
-      const events = receipt!.logs.map((log) => approvalRegistry.parseLog(log)).filter((e) => e?.name === "DecisionRecorded");
+      const events = receipt!.logs
+        .map((log) => approvalRegistry.parseLog(log))
+        .filter((e) => e?.name === "DecisionRecorded");
       expect(events).to.have.length(1);
       expect(server.signed.map((raw) => Transaction.from(raw).hash)).to.include(approved.body.transactionHash);
 
       // Every transaction of the request was sent by a signer-held key (the operator, then the department).
-      const { rows: sent } = await driver.core.pool.query(`SELECT kind, from_address, tx_hash FROM chain_transactions WHERE request_id = $1 ORDER BY created_at`, [requestId]);
+      const { rows: sent } = await driver.core.pool.query(
+        `SELECT kind, from_address, tx_hash FROM chain_transactions WHERE request_id = $1 ORDER BY created_at`,
+        [requestId],
+      );
       expect(sent.map((r) => r.kind)).to.include.members(["MINT_NFT", "DOC_UPDATE", "SUBMIT", "APPROVAL"]);
       for (const row of sent) {
-        expect(row.from_address).to.equal((row.kind === "APPROVAL" ? server.addresses[1] : server.addresses[0]).toLowerCase());
-        expect(server.signed.map((raw) => Transaction.from(raw).hash), row.kind).to.include(row.tx_hash);
+        expect(row.from_address).to.equal(
+          (row.kind === "APPROVAL" ? server.addresses[1] : server.addresses[0]).toLowerCase(),
+        );
+        expect(
+          server.signed.map((raw) => Transaction.from(raw).hash),
+          row.kind,
+        ).to.include(row.tx_hash);
       }
       // The API process's database holds no key for the signer's wallets.
-      const { rows: wallets } = await driver.core.pool.query(`SELECT address, signer, encrypted_key FROM wallets WHERE address = ANY($1)`, [server.addresses.map((a) => a.toLowerCase())]);
+      const { rows: wallets } = await driver.core.pool.query(
+        `SELECT address, signer, encrypted_key FROM wallets WHERE address = ANY($1)`,
+        [server.addresses.map((a) => a.toLowerCase())],
+      );
       expect(wallets).to.have.length(4);
       expect(wallets.every((w) => w.signer === "remote" && w.encrypted_key === null)).to.equal(true);
     });
@@ -311,11 +462,19 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       const stack = current();
       const operator = server.addresses[0].toLowerCase();
       const state = async () => ({
-        nonce: (await driver.core.pool.query(`SELECT next_nonce FROM wallets WHERE address = $1`, [operator])).rows[0].next_nonce as string,
-        outbox: (await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions WHERE from_address = $1`, [operator])).rows[0].n as number,
+        nonce: (await driver.core.pool.query(`SELECT next_nonce FROM wallets WHERE address = $1`, [operator])).rows[0]
+          .next_nonce as string,
+        outbox: (
+          await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions WHERE from_address = $1`, [
+            operator,
+          ])
+        ).rows[0].n as number,
       });
       const applicantId = `remote-refused-${tag}`;
-      const applicant = http(remoteApi!.url, await applicantToken(stack.api.url, { id: applicantId, name: "Tess Tampered" }));
+      const applicant = http(
+        remoteApi!.url,
+        await applicantToken(stack.api.url, { id: applicantId, name: "Tess Tampered" }),
+      );
       const before = await state();
       server.misbehave = "tamperedData";
       try {
@@ -329,7 +488,12 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       // The same write once the signer behaves: the nonce that was not used is the one taken.
       const created = await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" });
       expect(created.status, JSON.stringify(created.body)).to.equal(201);
-      const mint = (await driver.core.pool.query(`SELECT nonce FROM chain_transactions WHERE request_id = $1 AND kind = 'MINT_NFT'`, [created.body.requestId])).rows[0];
+      const mint = (
+        await driver.core.pool.query(
+          `SELECT nonce FROM chain_transactions WHERE request_id = $1 AND kind = 'MINT_NFT'`,
+          [created.body.requestId],
+        )
+      ).rows[0];
       expect(mint.nonce).to.equal(before.nonce);
     });
   });
@@ -344,22 +508,43 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
         stack = await startStack({
           log: () => {},
           env: {
-            NODE_ENV: "test", DATA_DIR: dataDir, DATABASE_URL: "", CHAIN_RPC_URL: "", LOG_LEVEL: "info",
-            PORT: String(await freePort()), CHAIN_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()), INDEXER_PORT: String(await freePort()),
-            RATE_LIMIT_AUTH_PER_MINUTE: "0", RATE_LIMIT_WRITE_PER_MINUTE: "0",
-            SIGNER: "remote", REMOTE_SIGNER_URL: server.url, REMOTE_SIGNER_AUTH: AUTH, OPERATOR_ADDRESS: server.addresses[0], ADMIN_WALLET_ADDRESS: server.addresses[2],
+            NODE_ENV: "test",
+            DATA_DIR: dataDir,
+            DATABASE_URL: "",
+            CHAIN_RPC_URL: "",
+            LOG_LEVEL: "info",
+            PORT: String(await freePort()),
+            CHAIN_PORT: String(await freePort()),
+            EMBEDDED_PG_PORT: String(await freePort()),
+            INDEXER_PORT: String(await freePort()),
+            RATE_LIMIT_AUTH_PER_MINUTE: "0",
+            RATE_LIMIT_WRITE_PER_MINUTE: "0",
+            SIGNER: "remote",
+            REMOTE_SIGNER_URL: server.url,
+            REMOTE_SIGNER_AUTH: AUTH,
+            OPERATOR_ADDRESS: server.addresses[0],
+            ADMIN_WALLET_ADDRESS: server.addresses[2],
           },
         });
         expect(stack.operatorAddress).to.equal(server.addresses[0]);
-        const admin = http(stack.api.url, await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin"));
+        const admin = http(
+          stack.api.url,
+          await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin"),
+        );
         const created = await admin.post("/departments", { code: "REMOTE_STACK", name: "Remote stack" });
         expect(created.status, JSON.stringify(created.body)).to.equal(201);
         expect(created.body.walletAddress).to.equal(server.addresses[1]);
-        const registration = await rpc<{ from: string }>(stack.rpcUrl, "eth_getTransactionByHash", [created.body.transactionHash]);
+        const registration = await rpc<{ from: string }>(stack.rpcUrl, "eth_getTransactionByHash", [
+          created.body.transactionHash,
+        ]);
         expect(getAddress(registration.from)).to.equal(server.addresses[2]);
         pool = createPool(stack.databaseUrl, stack.config.apiSchema, 1);
-        const { rows } = await pool.query(`SELECT address, signer, encrypted_key IS NOT NULL AS has_key FROM wallets ORDER BY created_at`);
-        expect(rows).to.have.deep.members(server.addresses.map((a) => ({ address: a.toLowerCase(), signer: "remote", has_key: false })));
+        const { rows } = await pool.query(
+          `SELECT address, signer, encrypted_key IS NOT NULL AS has_key FROM wallets ORDER BY created_at`,
+        );
+        expect(rows).to.have.deep.members(
+          server.addresses.map((a) => ({ address: a.toLowerCase(), signer: "remote", has_key: false })),
+        );
       } finally {
         await pool?.end();
         await stack?.stop();

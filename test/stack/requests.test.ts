@@ -16,7 +16,6 @@ import { apiClient as client, type Json } from "./support/httpClient.ts";
 
 const sha = (bytes: Buffer) => `0x${createHash("sha256").update(bytes).digest("hex")}`;
 
-
 describe("applicants: requests and documents (HTTP, real stack)", function () {
   let driver: Driver;
   const run = `${Date.now() % 1e7}`;
@@ -34,21 +33,52 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       workflowType: "BUILDING_PERMIT",
       name: "Building permit",
       stages: [
-        { stageId: "s1", stageName: "Planning review", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: A, requiredDocuments: ["SITE_PLAN"], isMandatory: true }, { departmentCode: B, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true }] },
-        { stageId: "s2", stageName: "Safety", stageOrder: 2, executionType: "PARALLEL", completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: C, requiredDocuments: ["FIRE_SAFETY", "SITE_PLAN"], isMandatory: true }] },
+        {
+          stageId: "s1",
+          stageName: "Planning review",
+          stageOrder: 1,
+          executionType: "SEQUENTIAL",
+          completionCriteria: "ALL",
+          requiredApprovals: [
+            { departmentCode: A, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
+            { departmentCode: B, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true },
+          ],
+        },
+        {
+          stageId: "s2",
+          stageName: "Safety",
+          stageOrder: 2,
+          executionType: "PARALLEL",
+          completionCriteria: "ALL",
+          requiredApprovals: [
+            { departmentCode: C, requiredDocuments: ["FIRE_SAFETY", "SITE_PLAN"], isMandatory: true },
+          ],
+        },
       ],
     });
-    alice = client(api, await applicantToken(api, { id: aliceId, name: "Alice Applicant", email: "alice@example.org" }));
+    alice = client(
+      api,
+      await applicantToken(api, { id: aliceId, name: "Alice Applicant", email: "alice@example.org" }),
+    );
     bob = client(api, await applicantToken(api, { id: `bob-${run}`, name: "Bob" }));
   });
   after(async () => driver?.close());
 
   const outboxCount = async (requestId: string, kind?: string) =>
-    (await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions WHERE request_id = $1 ${kind ? "AND kind = $2" : ""}`, kind ? [requestId, kind] : [requestId])).rows[0].n as number;
+    (
+      await driver.core.pool.query(
+        `SELECT count(*)::int AS n FROM chain_transactions WHERE request_id = $1 ${kind ? "AND kind = $2" : ""}`,
+        kind ? [requestId, kind] : [requestId],
+      )
+    ).rows[0].n as number;
   const onChain = async (tokenId: number) => {
-    const [record] = licenceToken.decodeFunctionResult("licence", await driver.core.provider.call({ to: current().deployment.contracts.LicenceToken, data: licenceToken.encodeFunctionData("licence", [tokenId]) }));
+    const [record] = licenceToken.decodeFunctionResult(
+      "licence",
+      await driver.core.provider.call({
+        to: current().deployment.contracts.LicenceToken,
+        data: licenceToken.encodeFunctionData("licence", [tokenId]),
+      }),
+    );
     return record;
   };
 
@@ -63,23 +93,50 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
     });
 
     it("lets a system client with applications:write act for any applicant", async function () {
-      const admin = client(api, await clientToken(api, current().admin.clientId, current().admin.clientSecret, "admin"));
-      const created = await admin.post("/admin/clients", { name: `intake-${run}`, scopes: ["applications:write", "applications:read"] });
+      const admin = client(
+        api,
+        await clientToken(api, current().admin.clientId, current().admin.clientSecret, "admin"),
+      );
+      const created = await admin.post("/admin/clients", {
+        name: `intake-${run}`,
+        scopes: ["applications:write", "applications:read"],
+      });
       expect(created.status).to.equal(201);
-      const system = client(api, await clientToken(api, created.body.clientId, created.body.clientSecret, "applications:write applications:read"));
-      const made = await system.post("/requests", { applicantId: `carol-${run}`, requestType: "BUILDING_PERMIT", metadata: { applicantName: "Carol" } });
+      const system = client(
+        api,
+        await clientToken(
+          api,
+          created.body.clientId,
+          created.body.clientSecret,
+          "applications:write applications:read",
+        ),
+      );
+      const made = await system.post("/requests", {
+        applicantId: `carol-${run}`,
+        requestType: "BUILDING_PERMIT",
+        metadata: { applicantName: "Carol" },
+      });
       expect(made.status).to.equal(201);
       const detail = await system.get(`/requests/${made.body.requestId}`);
       expect(detail.body.applicant).to.deep.equal({ id: `carol-${run}`, name: "Carol", email: "" });
       const readOnly = await admin.post("/admin/clients", { name: `reader-${run}`, scopes: ["applications:read"] });
-      const reader = client(api, await clientToken(api, readOnly.body.clientId, readOnly.body.clientSecret, "applications:read"));
-      expect((await reader.post("/requests", { applicantId: "x", requestType: "BUILDING_PERMIT" })).status).to.equal(403);
+      const reader = client(
+        api,
+        await clientToken(api, readOnly.body.clientId, readOnly.body.clientSecret, "applications:read"),
+      );
+      expect((await reader.post("/requests", { applicantId: "x", requestType: "BUILDING_PERMIT" })).status).to.equal(
+        403,
+      );
     });
   });
 
   describe("creating a request", function () {
     it("mints the token to the applicant's custodial address, Draft, pinned to the active workflow", async function () {
-      const response = await alice.post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT", metadata: { parcel: "12/7" } });
+      const response = await alice.post("/requests", {
+        applicantId: aliceId,
+        requestType: "BUILDING_PERMIT",
+        metadata: { parcel: "12/7" },
+      });
       expect(response.status).to.equal(201);
       expect(response.body).to.have.keys("requestId", "requestNumber", "status", "transactionHash", "createdAt");
       expect(response.body.status).to.equal("DRAFT");
@@ -95,7 +152,11 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       expect(detail.body).to.include({ status: "DRAFT", requestType: "BUILDING_PERMIT" });
       expect(detail.body.applicant).to.deep.equal({ id: aliceId, name: "Alice Applicant", email: "alice@example.org" });
       expect(detail.body.metadata).to.deep.equal({ parcel: "12/7" });
-      expect(detail.body.blockchainData).to.deep.equal({ tokenId: detail.body.tokenId, contractAddress: current().deployment.contracts.LicenceToken, creationTxHash: response.body.transactionHash });
+      expect(detail.body.blockchainData).to.deep.equal({
+        tokenId: detail.body.tokenId,
+        contractAddress: current().deployment.contracts.LicenceToken,
+        creationTxHash: response.body.transactionHash,
+      });
       expect(detail.body.timeline.map((e: Json) => e.eventType)).to.deep.equal(["REQUEST_CREATED", "NFT_MINTED"]);
       expect(detail.body.currentStage).to.equal(null);
     });
@@ -146,18 +207,37 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
 
       it("stores a PDF, anchors its SHA-256 on chain and lists it", async function () {
         const bytes = pdf(`site plan ${label} ${run}`);
-        const response = await aliceHere.upload("POST", `/requests/${requestId}/documents`, bytes, "site-plan.pdf", { docType: "SITE_PLAN", description: "Lot 7" }, "application/pdf");
+        const response = await aliceHere.upload(
+          "POST",
+          `/requests/${requestId}/documents`,
+          bytes,
+          "site-plan.pdf",
+          { docType: "SITE_PLAN", description: "Lot 7" },
+          "application/pdf",
+        );
         expect(response.status).to.equal(201);
         expect(response.body).to.include({ docType: "SITE_PLAN", hash: sha(bytes), version: 1 });
         sitePlanId = response.body.documentId;
-        const [anchor, isLatest] = documentRegistry.decodeFunctionResult("anchorOf", await driver.core.provider.call({ to: current().deployment.contracts.DocumentRegistry, data: documentRegistry.encodeFunctionData("anchorOf", [sha(bytes)]) }));
+        const [anchor, isLatest] = documentRegistry.decodeFunctionResult(
+          "anchorOf",
+          await driver.core.provider.call({
+            to: current().deployment.contracts.DocumentRegistry,
+            data: documentRegistry.encodeFunctionData("anchorOf", [sha(bytes)]),
+          }),
+        );
         expect(anchor.tokenId).to.equal(BigInt(tokenId));
         expect(anchor.version).to.equal(1n);
         expect(anchor.documentId).to.equal(`0x${sitePlanId.replace(/-/g, "")}`);
         expect(isLatest).to.equal(true);
         const listed = await aliceHere.get(`/requests/${requestId}/documents`);
         expect(listed.body.documents).to.have.length(1);
-        expect(listed.body.documents[0]).to.include({ documentId: sitePlanId, docType: "SITE_PLAN", originalFilename: "site-plan.pdf", currentVersion: 1, currentHash: sha(bytes) });
+        expect(listed.body.documents[0]).to.include({
+          documentId: sitePlanId,
+          docType: "SITE_PLAN",
+          originalFilename: "site-plan.pdf",
+          currentVersion: 1,
+          currentHash: sha(bytes),
+        });
       });
 
       it("refuses empty, unknown and disguised files (400 INVALID_FILE), storing nothing", async function () {
@@ -169,7 +249,9 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
         ];
         const transactions = await outboxCount(requestId);
         for (const [bytes, name, reason] of cases) {
-          const response = await aliceHere.upload("POST", `/requests/${requestId}/documents`, bytes, name, { docType: "OWNERSHIP_DEED" });
+          const response = await aliceHere.upload("POST", `/requests/${requestId}/documents`, bytes, name, {
+            docType: "OWNERSHIP_DEED",
+          });
           expect(response.status, name).to.equal(400);
           expect(response.body.code, name).to.equal("INVALID_FILE");
           expect(response.body.details.reason, name).to.equal(reason);
@@ -179,30 +261,70 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       });
 
       it("refuses a document type the workflow does not use (400 INVALID_DOCUMENT_TYPE)", async function () {
-        const response = await aliceHere.upload("POST", `/requests/${requestId}/documents`, pdf("tax"), "tax.pdf", { docType: "TAX_RETURN" });
+        const response = await aliceHere.upload("POST", `/requests/${requestId}/documents`, pdf("tax"), "tax.pdf", {
+          docType: "TAX_RETURN",
+        });
         expect(response.status).to.equal(400);
         expect(response.body.code).to.equal("INVALID_DOCUMENT_TYPE");
-        expect(response.body.details.allowedDocumentTypes).to.deep.equal(["FIRE_SAFETY", "OWNERSHIP_DEED", "SITE_PLAN"]);
+        expect(response.body.details.allowedDocumentTypes).to.deep.equal([
+          "FIRE_SAFETY",
+          "OWNERSHIP_DEED",
+          "SITE_PLAN",
+        ]);
       });
 
       it("refuses a file over 10 MB with 413 in the Error shape", async function () {
         const big = Buffer.concat([pdf("big"), Buffer.alloc(11 * 1024 * 1024, 0x20)]);
-        const response = await aliceHere.upload("POST", `/requests/${requestId}/documents`, big, "big.pdf", { docType: "OWNERSHIP_DEED" });
+        const response = await aliceHere.upload("POST", `/requests/${requestId}/documents`, big, "big.pdf", {
+          docType: "OWNERSHIP_DEED",
+        });
         expect(response.status).to.equal(413);
         expect(response.body.code).to.equal("PAYLOAD_TOO_LARGE");
       });
 
       it("accepts PNG and JPEG, then submits: SUBMITTED at stage 1 with its pending department", async function () {
-        expect((await aliceHere.upload("POST", `/requests/${requestId}/documents`, png(`deed ${label} ${run}`), "deed.png", { docType: "OWNERSHIP_DEED" }, "image/png")).status).to.equal(201);
-        expect((await aliceHere.upload("POST", `/requests/${requestId}/documents`, jpeg(`fire ${label} ${run}`), "fire.jpg", { docType: "FIRE_SAFETY" }, "image/jpeg")).status).to.equal(201);
-        const again = await aliceHere.upload("POST", `/requests/${requestId}/documents`, jpeg(`other ${label} ${run}`), "fire2.jpg", { docType: "FIRE_SAFETY" });
+        expect(
+          (
+            await aliceHere.upload(
+              "POST",
+              `/requests/${requestId}/documents`,
+              png(`deed ${label} ${run}`),
+              "deed.png",
+              { docType: "OWNERSHIP_DEED" },
+              "image/png",
+            )
+          ).status,
+        ).to.equal(201);
+        expect(
+          (
+            await aliceHere.upload(
+              "POST",
+              `/requests/${requestId}/documents`,
+              jpeg(`fire ${label} ${run}`),
+              "fire.jpg",
+              { docType: "FIRE_SAFETY" },
+              "image/jpeg",
+            )
+          ).status,
+        ).to.equal(201);
+        const again = await aliceHere.upload(
+          "POST",
+          `/requests/${requestId}/documents`,
+          jpeg(`other ${label} ${run}`),
+          "fire2.jpg",
+          { docType: "FIRE_SAFETY" },
+        );
         expect(again.status).to.equal(409);
         expect(again.body.code).to.equal("DOCUMENT_EXISTS");
 
         const submitted = await aliceHere.post(`/requests/${requestId}/submit`);
         expect(submitted.status).to.equal(200);
         expect(submitted.body).to.include({ requestId, status: "SUBMITTED" });
-        expect(submitted.body.currentStage).to.include({ stageId: "s1", stageName: "Planning review", executionType: "SEQUENTIAL" });
+        expect(submitted.body.currentStage).to.include({
+          stageId: "s1",
+          stageName: "Planning review",
+          executionType: "SEQUENTIAL",
+        });
         expect(submitted.body.pendingDepartments).to.deep.equal([A]);
         expect((await onChain(tokenId)).status).to.equal(2n); // Submitted
         const detail = await aliceHere.get(`/requests/${requestId}`);
@@ -213,11 +335,25 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
 
       it("anchors a new version (PUT) and serves every version through signed URLs", async function () {
         const v2 = pdf(`site plan v2 ${label} ${run}`);
-        const response = await aliceHere.upload("PUT", `/requests/${requestId}/documents/${sitePlanId}`, v2, "site-plan-v2.pdf", { description: "moved the garage" });
+        const response = await aliceHere.upload(
+          "PUT",
+          `/requests/${requestId}/documents/${sitePlanId}`,
+          v2,
+          "site-plan-v2.pdf",
+          { description: "moved the garage" },
+        );
         expect(response.status).to.equal(200);
-        expect(response.body).to.deep.include({ documentId: sitePlanId, newVersion: 2, newHash: sha(v2), invalidatedApprovals: [] });
+        expect(response.body).to.deep.include({
+          documentId: sitePlanId,
+          newVersion: 2,
+          newHash: sha(v2),
+          invalidatedApprovals: [],
+        });
         const detail = await aliceHere.get(`/documents/${sitePlanId}`);
-        expect(detail.body.versions.map((v: Json) => [v.version, v.hash, v.mimeType])).to.deep.equal([[1, detail.body.versions[0].hash, "application/pdf"], [2, sha(v2), "application/pdf"]]);
+        expect(detail.body.versions.map((v: Json) => [v.version, v.hash, v.mimeType])).to.deep.equal([
+          [1, detail.body.versions[0].hash, "application/pdf"],
+          [2, sha(v2), "application/pdf"],
+        ]);
         const latest = await fetch(detail.body.downloadUrl);
         expect(latest.status).to.equal(200);
         expect(sha(Buffer.from(await latest.arrayBuffer()))).to.equal(sha(v2));
@@ -226,7 +362,10 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
         const v1 = await fetch(first.body.downloadUrl);
         expect(sha(Buffer.from(await v1.arrayBuffer()))).to.equal(detail.body.versions[0].hash);
         if (label === "local") {
-          const tampered = first.body.downloadUrl.replace(/signature=([0-9a-f])/, (_: string, c: string) => `signature=${c === "0" ? "1" : "0"}`);
+          const tampered = first.body.downloadUrl.replace(
+            /signature=([0-9a-f])/,
+            (_: string, c: string) => `signature=${c === "0" ? "1" : "0"}`,
+          );
           const refused = await fetch(tampered);
           expect(refused.status).to.equal(403);
           expect(((await refused.json()) as Json).code).to.equal("FORBIDDEN");
@@ -237,7 +376,13 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       it("tells the whole story in the timeline, in order", async function () {
         const timeline = await aliceHere.get(`/requests/${requestId}/timeline`);
         expect(timeline.body.events.map((e: Json) => e.eventType)).to.deep.equal([
-          "REQUEST_CREATED", "NFT_MINTED", "DOCUMENT_UPLOADED", "DOCUMENT_UPLOADED", "DOCUMENT_UPLOADED", "REQUEST_SUBMITTED", "DOCUMENT_UPDATED",
+          "REQUEST_CREATED",
+          "NFT_MINTED",
+          "DOCUMENT_UPLOADED",
+          "DOCUMENT_UPLOADED",
+          "DOCUMENT_UPLOADED",
+          "REQUEST_SUBMITTED",
+          "DOCUMENT_UPDATED",
         ]);
         for (const event of timeline.body.events.slice(1)) expect(event.transactionHash).to.match(/^0x[0-9a-f]{64}$/);
         expect(timeline.body.events[2].actor).to.deep.include({ type: "APPLICANT", id: aliceId });
@@ -246,7 +391,11 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       it("refuses to cancel a submitted request (409 INVALID_STATE naming the status)", async function () {
         const response = await aliceHere.post(`/requests/${requestId}/cancel`, { reason: "changed my mind" });
         expect(response.status).to.equal(409);
-        expect(response.body).to.deep.equal({ code: "INVALID_STATE", message: "Cannot cancel a request in status SUBMITTED", details: { currentStatus: "SUBMITTED" } });
+        expect(response.body).to.deep.equal({
+          code: "INVALID_STATE",
+          message: "Cannot cancel a request in status SUBMITTED",
+          details: { currentStatus: "SUBMITTED" },
+        });
       });
     });
   }
@@ -281,7 +430,13 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       const detail = await alice.get(`/requests/${created.body.requestId}`);
       expect(detail.body.status).to.equal("CANCELLED");
       expect((await onChain(detail.body.tokenId)).status).to.equal(6n);
-      const upload = await alice.upload("POST", `/requests/${created.body.requestId}/documents`, pdf(`late ${run}`), "late.pdf", { docType: "SITE_PLAN" });
+      const upload = await alice.upload(
+        "POST",
+        `/requests/${created.body.requestId}/documents`,
+        pdf(`late ${run}`),
+        "late.pdf",
+        { docType: "SITE_PLAN" },
+      );
       expect(upload.status).to.equal(409);
       expect(upload.body.code).to.equal("INVALID_STATE");
     });
@@ -301,7 +456,8 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       }
       expect((await bob.post(`/requests/${target}/submit`)).status).to.equal(404);
       expect((await bob.post(`/requests/${target}/cancel`)).status).to.equal(404);
-      const docs = (await alice.get(`/requests/${mine.find((r) => r.status === "SUBMITTED")!.requestId}/documents`)).body.documents as Json[];
+      const docs = (await alice.get(`/requests/${mine.find((r) => r.status === "SUBMITTED")!.requestId}/documents`))
+        .body.documents as Json[];
       expect((await bob.get(`/documents/${docs[0].documentId}`)).status).to.equal(404);
       expect((await bob.get(`/documents/${docs[0].documentId}/download`)).status).to.equal(404);
     });
@@ -320,7 +476,9 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       expect(submitted.body.requests[0].currentStage).to.equal("Planning review");
       const page2 = await alice.get("/requests?limit=1&page=2");
       expect(page2.body.requests).to.have.length(1);
-      expect(page2.body.requests[0].requestId).to.equal((await alice.get("/requests?limit=2")).body.requests[1].requestId);
+      expect(page2.body.requests[0].requestId).to.equal(
+        (await alice.get("/requests?limit=2")).body.requests[1].requestId,
+      );
       for (const bad of ["limit=0", "limit=101", "page=0", "sortBy=name", "status=UNKNOWN"]) {
         const response = await alice.get(`/requests?${bad}`);
         expect(response.status, bad).to.equal(400);
@@ -333,7 +491,10 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
     it("replays the stored response of a repeated request and sends exactly one transaction", async function () {
       const key = `create-${run}`;
       const body = { applicantId: aliceId, requestType: "BUILDING_PERMIT", metadata: { attempt: 1 } };
-      const [first, second] = await Promise.all([alice.post("/requests", body, { "idempotency-key": key }), alice.post("/requests", body, { "idempotency-key": key })]);
+      const [first, second] = await Promise.all([
+        alice.post("/requests", body, { "idempotency-key": key }),
+        alice.post("/requests", body, { "idempotency-key": key }),
+      ]);
       const statuses = [first.status, second.status].sort();
       const winner = first.status === 201 ? first : second;
       expect(statuses[0]).to.equal(201);
@@ -343,44 +504,98 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       expect(replay.body).to.deep.equal(winner.body);
       expect(replay.headers.get("idempotent-replayed")).to.equal("true");
       expect(await outboxCount(winner.body.requestId, "MINT_NFT")).to.equal(1);
-      const { rows } = await driver.core.pool.query(`SELECT count(*)::int AS n FROM requests WHERE metadata->>'attempt' = '1' AND applicant_id = $1`, [aliceId]);
+      const { rows } = await driver.core.pool.query(
+        `SELECT count(*)::int AS n FROM requests WHERE metadata->>'attempt' = '1' AND applicant_id = $1`,
+        [aliceId],
+      );
       expect(rows[0].n).to.equal(1);
 
       const reused = await alice.post("/requests", { ...body, metadata: { attempt: 2 } }, { "idempotency-key": key });
       expect(reused.status).to.equal(422);
       expect(reused.body.code).to.equal("IDEMPOTENCY_KEY_REUSED");
       // Scoped to the caller: the same key from someone else is a different key.
-      expect((await bob.post("/requests", { applicantId: `bob-${run}`, requestType: "BUILDING_PERMIT" }, { "idempotency-key": key })).status).to.equal(201);
+      expect(
+        (
+          await bob.post(
+            "/requests",
+            { applicantId: `bob-${run}`, requestType: "BUILDING_PERMIT" },
+            { "idempotency-key": key },
+          )
+        ).status,
+      ).to.equal(201);
     });
 
     it("answers 409 while the first request with the key is still running", async function () {
       // A live claim: its lease runs for another hour (a lapsed one belongs to a dead process and is taken over).
-      await driver.core.pool.query(`INSERT INTO idempotency_keys (caller, key, fingerprint, state, locked_until) VALUES ($1, 'busy-${run}', 'x', 'IN_PROGRESS', now() + interval '1 hour')`, [`applicant:${aliceId}`]);
-      const response = await alice.post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT" }, { "idempotency-key": `busy-${run}` });
+      await driver.core.pool.query(
+        `INSERT INTO idempotency_keys (caller, key, fingerprint, state, locked_until) VALUES ($1, 'busy-${run}', 'x', 'IN_PROGRESS', now() + interval '1 hour')`,
+        [`applicant:${aliceId}`],
+      );
+      const response = await alice.post(
+        "/requests",
+        { applicantId: aliceId, requestType: "BUILDING_PERMIT" },
+        { "idempotency-key": `busy-${run}` },
+      );
       expect(response.status).to.equal(422); // a different fingerprint is reported first
       await driver.core.pool.query(`UPDATE idempotency_keys SET fingerprint = $1 WHERE key = 'busy-${run}'`, [
-        (await import("../../api/src/http/idempotency.ts")).fingerprint("POST", "/api/v1/requests", JSON.stringify({ applicantId: aliceId, requestType: "BUILDING_PERMIT" })),
+        (await import("../../api/src/http/idempotency.ts")).fingerprint(
+          "POST",
+          "/api/v1/requests",
+          JSON.stringify({ applicantId: aliceId, requestType: "BUILDING_PERMIT" }),
+        ),
       ]);
-      const busy = await alice.post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT" }, { "idempotency-key": `busy-${run}` });
+      const busy = await alice.post(
+        "/requests",
+        { applicantId: aliceId, requestType: "BUILDING_PERMIT" },
+        { "idempotency-key": `busy-${run}` },
+      );
       expect(busy.status).to.equal(409);
       expect(busy.body.code).to.equal("IDEMPOTENCY_IN_PROGRESS");
     });
 
     it("never stores token or client-secret responses (those routes ignore the key)", async function () {
       const key = `secret-${run}`;
-      const form = new URLSearchParams({ grant_type: "client_credentials", client_id: current().admin.clientId, client_secret: current().admin.clientSecret, scope: "admin" });
-      const response = await fetch(`${api}/api/v1/auth/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "idempotency-key": key }, body: form });
+      const form = new URLSearchParams({
+        grant_type: "client_credentials",
+        client_id: current().admin.clientId,
+        client_secret: current().admin.clientSecret,
+        scope: "admin",
+      });
+      const response = await fetch(`${api}/api/v1/auth/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", "idempotency-key": key },
+        body: form,
+      });
       expect(response.status).to.equal(200);
       const admin = client(api, ((await response.json()) as Json).access_token);
-      expect((await admin.post("/admin/clients", { name: `k-${run}`, scopes: ["documents:read"] }, { "idempotency-key": key })).status).to.equal(201);
-      const { rows } = await driver.core.pool.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1`, [key]);
+      expect(
+        (
+          await admin.post(
+            "/admin/clients",
+            { name: `k-${run}`, scopes: ["documents:read"] },
+            { "idempotency-key": key },
+          )
+        ).status,
+      ).to.equal(201);
+      const { rows } = await driver.core.pool.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1`, [
+        key,
+      ]);
       expect(rows[0].n).to.equal(0);
     });
 
     it("makes a repeated upload anchor once", async function () {
       const created = await alice.post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT" });
       const bytes = pdf(`idempotent upload ${run}`);
-      const send = () => alice.upload("POST", `/requests/${created.body.requestId}/documents`, bytes, "plan.pdf", { docType: "SITE_PLAN" }, "application/pdf", { "idempotency-key": `upload-${run}` });
+      const send = () =>
+        alice.upload(
+          "POST",
+          `/requests/${created.body.requestId}/documents`,
+          bytes,
+          "plan.pdf",
+          { docType: "SITE_PLAN" },
+          "application/pdf",
+          { "idempotency-key": `upload-${run}` },
+        );
       const first = await send();
       const second = await send();
       expect(first.status).to.equal(201);
@@ -398,7 +613,9 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       const filesDir = path.join(current().config.dataDir, "files", "documents", requestId);
       await current().stopChain("clean");
       try {
-        const refused = await alice.upload("POST", `/requests/${requestId}/documents`, bytes, "plan.pdf", { docType: "SITE_PLAN" });
+        const refused = await alice.upload("POST", `/requests/${requestId}/documents`, bytes, "plan.pdf", {
+          docType: "SITE_PLAN",
+        });
         expect(refused.status).to.equal(503);
         expect(refused.body.code).to.equal("CHAIN_UNAVAILABLE");
         const creating = await alice.post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT" });
@@ -406,10 +623,14 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       } finally {
         await current().startChain();
       }
-      const { rows } = await driver.core.pool.query(`SELECT count(*)::int AS n FROM documents WHERE request_id = $1`, [requestId]);
+      const { rows } = await driver.core.pool.query(`SELECT count(*)::int AS n FROM documents WHERE request_id = $1`, [
+        requestId,
+      ]);
       expect(rows[0].n).to.equal(0);
       expect(await readdir(filesDir).catch(() => [])).to.deep.equal([]);
-      const retried = await alice.upload("POST", `/requests/${requestId}/documents`, bytes, "plan.pdf", { docType: "SITE_PLAN" });
+      const retried = await alice.upload("POST", `/requests/${requestId}/documents`, bytes, "plan.pdf", {
+        docType: "SITE_PLAN",
+      });
       expect(retried.status).to.equal(201);
       expect(retried.body.hash).to.equal(sha(bytes));
     });
@@ -421,11 +642,20 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       try {
         const other = client(second.url, await applicantToken(second.url, { id: aliceId, name: "Alice Applicant" }));
         const responses = await Promise.all(
-          Array.from({ length: 16 }, (_, i) => (i % 2 ? alice : other).post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT", metadata: { burst: i } })),
+          Array.from({ length: 16 }, (_, i) =>
+            (i % 2 ? alice : other).post("/requests", {
+              applicantId: aliceId,
+              requestType: "BUILDING_PERMIT",
+              metadata: { burst: i },
+            }),
+          ),
         );
         expect(responses.map((r) => r.status)).to.deep.equal(Array(16).fill(201));
         const hashes = responses.map((r) => r.body.transactionHash);
-        const { rows } = await driver.core.pool.query(`SELECT nonce FROM chain_transactions WHERE tx_hash = ANY($1) ORDER BY nonce`, [hashes]);
+        const { rows } = await driver.core.pool.query(
+          `SELECT nonce FROM chain_transactions WHERE tx_hash = ANY($1) ORDER BY nonce`,
+          [hashes],
+        );
         const nonces = rows.map((r) => Number(r.nonce));
         expect(nonces).to.deep.equal(Array.from({ length: 16 }, (_, i) => nonces[0] + i));
         const numbers = new Set(responses.map((r) => r.body.requestNumber));

@@ -52,17 +52,34 @@ describe("restarts and failures", function () {
 
     // Outbox, chain and index agree again, with each transaction exactly once.
     await eventually("outbox confirmed at the new blocks", async () => {
-      const { rows } = await driver.core.pool.query(`SELECT tx_hash, status, block_number, block_hash FROM chain_transactions WHERE tx_hash = ANY($1)`, [sent.map((s) => s.hash)]);
-      return rows.length === 8 && rows.every((r) => r.status === "CONFIRMED" && receipts.some((x) => x!.hash === r.tx_hash && x!.blockHash === r.block_hash)) ? rows : undefined;
+      const { rows } = await driver.core.pool.query(
+        `SELECT tx_hash, status, block_number, block_hash FROM chain_transactions WHERE tx_hash = ANY($1)`,
+        [sent.map((s) => s.hash)],
+      );
+      return rows.length === 8 &&
+        rows.every(
+          (r) =>
+            r.status === "CONFIRMED" && receipts.some((x) => x!.hash === r.tx_hash && x!.blockHash === r.block_hash),
+        )
+        ? rows
+        : undefined;
     });
     const indexed = await eventually("index mirrors the new blocks", async () => {
-      const { rows } = await driver.index.query(`SELECT hash, block_number, block_hash FROM transactions WHERE hash = ANY($1)`, [sent.map((s) => s.hash)]);
-      return rows.length === 8 && rows.every((r) => receipts.some((x) => x!.hash === r.hash && x!.blockHash === r.block_hash)) ? rows : undefined;
+      const { rows } = await driver.index.query(
+        `SELECT hash, block_number, block_hash FROM transactions WHERE hash = ANY($1)`,
+        [sent.map((s) => s.hash)],
+      );
+      return rows.length === 8 &&
+        rows.every((r) => receipts.some((x) => x!.hash === r.hash && x!.blockHash === r.block_hash))
+        ? rows
+        : undefined;
     });
     expect(indexed).to.have.length(8);
     const wallets = await driver.core.wallets.all();
     const operator = wallets.find((w) => w.address === driver.operator)!;
-    expect(BigInt(await driver.core.provider.getTransactionCount(driver.operator, "latest"))).to.equal(operator.nextNonce);
+    expect(BigInt(await driver.core.provider.getTransactionCount(driver.operator, "latest"))).to.equal(
+      operator.nextNonce,
+    );
     // Writes keep working.
     expect((await register(`AFTER_KILL_${Date.now()}`)).receipt.status).to.equal(1);
   });
@@ -72,7 +89,11 @@ describe("restarts and failures", function () {
     const before = {
       head: await driver.core.provider.getBlock("latest"),
       events: (await driver.index.query(`SELECT count(*)::int AS n FROM contract_events`)).rows[0].n,
-      outbox: (await driver.core.pool.query(`SELECT tx_hash, block_number, block_hash FROM chain_transactions WHERE status = 'CONFIRMED' ORDER BY tx_hash`)).rows,
+      outbox: (
+        await driver.core.pool.query(
+          `SELECT tx_hash, block_number, block_hash FROM chain_transactions WHERE status = 'CONFIRMED' ORDER BY tx_hash`,
+        )
+      ).rows,
     };
     await driver.close();
     await stopFixtureStack();
@@ -83,7 +104,11 @@ describe("restarts and failures", function () {
     expect(head!.hash).to.equal(before.head!.hash);
     const receipt = await driver.core.provider.getTransactionReceipt(last.hash);
     expect(receipt!.blockHash).to.equal(last.receipt.blockHash);
-    const outbox = (await driver.core.pool.query(`SELECT tx_hash, block_number, block_hash FROM chain_transactions WHERE status = 'CONFIRMED' ORDER BY tx_hash`)).rows;
+    const outbox = (
+      await driver.core.pool.query(
+        `SELECT tx_hash, block_number, block_hash FROM chain_transactions WHERE status = 'CONFIRMED' ORDER BY tx_hash`,
+      )
+    ).rows;
     expect(outbox).to.deep.equal(before.outbox);
     const events = await eventually("index caught up", async () => {
       const n = (await driver.index.query(`SELECT count(*)::int AS n FROM contract_events`)).rows[0].n;

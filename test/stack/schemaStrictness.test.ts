@@ -19,7 +19,10 @@ describe("schemas as strict as the service", function () {
   before(async function () {
     ({ operations } = await loadOperations(api()));
     const stack = current();
-    admin = http(stack.api.url, await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin"));
+    admin = http(
+      stack.api.url,
+      await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin"),
+    );
   });
 
   it("the document hash path parameter has the pattern the service applies", async function () {
@@ -54,7 +57,11 @@ describe("schemas as strict as the service", function () {
     const password = await fetch(`${api()}/api/v1/auth/token`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ grant_type: "password", client_id: stack.admin.clientId, client_secret: stack.admin.clientSecret }),
+      body: new URLSearchParams({
+        grant_type: "password",
+        client_id: stack.admin.clientId,
+        client_secret: stack.admin.clientSecret,
+      }),
     });
     expect(password.status).to.equal(400);
     expect(((await password.json()) as Json).error).to.equal("unsupported_grant_type");
@@ -71,7 +78,11 @@ describe("schemas as strict as the service", function () {
     for (const id of ["uploadDocument", "updateDocument"]) {
       const body = op(id).body!;
       expect(body.contentType, id).to.equal("multipart/form-data");
-      expect(body.schema.properties.file, id).to.include({ type: "string", format: "binary", contentMediaType: "application/octet-stream" });
+      expect(body.schema.properties.file, id).to.include({
+        type: "string",
+        format: "binary",
+        contentMediaType: "application/octet-stream",
+      });
     }
   });
 });

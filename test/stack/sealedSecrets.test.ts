@@ -36,7 +36,10 @@ describe("sealed secrets at rest (chain/secretSealer.ts, real stack)", function 
     expect(() => openAsBefore(driver, sealed, `department-api-secret:OTHER_${tag}`)).to.throw();
     expect(() => openAsBefore(driver, sealed, `webhook-secret:${code}`)).to.throw();
     // And what was sealed the old way opens through the sealer.
-    const before = driver.core.vault.seal(Buffer.from("lds_old", "utf8").toString("hex"), `department-api-secret:${code}`);
+    const before = driver.core.vault.seal(
+      Buffer.from("lds_old", "utf8").toString("hex"),
+      `department-api-secret:${code}`,
+    );
     expect(secretSealer(driver.core.vault, "department-api-secret").open(code, before)).to.equal("lds_old");
   });
 
@@ -44,7 +47,10 @@ describe("sealed secrets at rest (chain/secretSealer.ts, real stack)", function 
     const receiver = await startReceiver();
     try {
       const api = current().api.url;
-      const department = departmentClient(api, await createDepartment(api, admin, { code: `SEALHOOK_${tag}`, name: "Hooks" }));
+      const department = departmentClient(
+        api,
+        await createDepartment(api, admin, { code: `SEALHOOK_${tag}`, name: "Hooks" }),
+      );
       const secret = "a-long-shared-secret-sealed-at-rest";
       const response = await department.post("/webhooks", { url: receiver.url, events: ["APPROVAL_REQUIRED"], secret });
       expect(response.status).to.equal(201);

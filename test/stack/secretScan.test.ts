@@ -47,10 +47,12 @@ interface LogFile {
 async function readLogs(dir: string): Promise<LogFile[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
   const files = entries.filter((e) => e.isFile());
-  return Promise.all(files.map(async (e) => {
-    const file = path.join(e.parentPath, e.name);
-    return { name: path.relative(dir, file), text: await readFile(file, "utf8") };
-  }));
+  return Promise.all(
+    files.map(async (e) => {
+      const file = path.join(e.parentPath, e.name);
+      return { name: path.relative(dir, file), text: await readFile(file, "utf8") };
+    }),
+  );
 }
 
 /** Where `needle` occurs (case-insensitive): file and line numbers, never the value itself. */
@@ -98,7 +100,8 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
   const webhookIds: string[] = [];
 
   const must = (result: HttpResult, status: number, what: string) => {
-    if (result.status !== status) throw new Error(`${what}: expected ${status}, got ${result.status} ${JSON.stringify(result.body)}`);
+    if (result.status !== status)
+      throw new Error(`${what}: expected ${status}, got ${result.status} ${JSON.stringify(result.body)}`);
     return result.body;
   };
 
@@ -115,16 +118,23 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
     const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
     keep("admin access token", adminToken);
     admin = apiClient(api, adminToken);
-    const client = await createClient(api, adminToken, `secret scan ${run}`, ["applications:read", "applications:write", "documents:read", "documents:write"]);
+    const client = await createClient(api, adminToken, `secret scan ${run}`, [
+      "applications:read",
+      "applications:write",
+      "documents:read",
+      "documents:write",
+    ]);
     keep("system client secret", client.clientSecret);
     keep("system client access token", await clientToken(api, client.clientId, client.clientSecret));
     const basic = Buffer.from(`${client.clientId}:${client.clientSecret}`).toString("base64");
     keep("HTTP Basic client credentials", basic);
-    const basicToken = (await (await fetch(`${api}/api/v1/auth/token`, {
-      method: "POST",
-      headers: { authorization: `Basic ${basic}` },
-      body: new URLSearchParams({ grant_type: "client_credentials", scope: "applications:read" }),
-    }).then((r) => r.json())) as { access_token: string }).access_token;
+    const basicToken = (
+      (await await fetch(`${api}/api/v1/auth/token`, {
+        method: "POST",
+        headers: { authorization: `Basic ${basic}` },
+        body: new URLSearchParams({ grant_type: "client_credentials", scope: "applications:read" }),
+      }).then((r) => r.json())) as { access_token: string }
+    ).access_token;
     expect(basicToken).to.be.a("string");
     keep("system client access token (Basic)", basicToken);
     const systemClient = apiClient(api, basicToken);
@@ -132,7 +142,11 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
     // ---- Departments: one plain, one that must sign every request.
     const [planning, fire] = await Promise.all([
       createDepartment(api, adminToken, { code: `SCAN_P_${tag}`, name: "Secret scan planning" }),
-      createDepartment(api, adminToken, { code: `SCAN_F_${tag}`, name: "Secret scan fire", requireSignedRequests: true }),
+      createDepartment(api, adminToken, {
+        code: `SCAN_F_${tag}`,
+        name: "Secret scan fire",
+        requireSignedRequests: true,
+      }),
     ]);
     for (const d of [planning, fire]) {
       keep(`${d.code} API key`, d.apiKey);
@@ -140,27 +154,54 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
     }
     const asPlanning = departmentClient(api, planning);
     const asFire = departmentClient(api, fire, { sign: true });
-    expect((await departmentClient(api, fire).get(`/requests/pending?department=${fire.code}`)).status, "unsigned call of a signing department").to.equal(401);
+    expect(
+      (await departmentClient(api, fire).get(`/requests/pending?department=${fire.code}`)).status,
+      "unsigned call of a signing department",
+    ).to.equal(401);
 
     // ---- Webhooks with secrets: the department's and an administrator's (every event).
-    const departmentHook = must(await asPlanning.post("/webhooks", { url: `${receiver.base}/hooks/department`, events: ["APPROVAL_REQUIRED", "application.submitted", "certificate.issued"], secret: hookSecret }), 201, "department webhook");
-    const adminHook = must(await admin.post("/webhooks", { url: `${receiver.base}/hooks/admin`, events: ["application.submitted", "certificate.issued"], secret: adminHookSecret }), 201, "admin webhook");
+    const departmentHook = must(
+      await asPlanning.post("/webhooks", {
+        url: `${receiver.base}/hooks/department`,
+        events: ["APPROVAL_REQUIRED", "application.submitted", "certificate.issued"],
+        secret: hookSecret,
+      }),
+      201,
+      "department webhook",
+    );
+    const adminHook = must(
+      await admin.post("/webhooks", {
+        url: `${receiver.base}/hooks/admin`,
+        events: ["application.submitted", "certificate.issued"],
+        secret: adminHookSecret,
+      }),
+      201,
+      "admin webhook",
+    );
     webhookIds.push(departmentHook.webhookId, adminHook.webhookId);
     keep("department webhook secret", hookSecret);
     keep("administrator webhook secret", adminHookSecret);
-    expect(must(await admin.post(`/webhooks/${adminHook.webhookId}/test`), 200, "test delivery").success).to.equal(true);
+    expect(must(await admin.post(`/webhooks/${adminHook.webhookId}/test`), 200, "test delivery").success).to.equal(
+      true,
+    );
 
     // ---- The workflow: both departments review the site plan.
     await registerWorkflowVersion(api, adminToken, {
       workflowType: "BUILDING_PERMIT",
       name: `Building permit (secret scan ${run})`,
-      stages: [{
-        stageId: "review", stageName: "Review", stageOrder: 1, executionType: "PARALLEL", completionCriteria: "ALL",
-        requiredApprovals: [
-          { departmentCode: planning.code, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-          { departmentCode: fire.code, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-        ],
-      }],
+      stages: [
+        {
+          stageId: "review",
+          stageName: "Review",
+          stageOrder: 1,
+          executionType: "PARALLEL",
+          completionCriteria: "ALL",
+          requiredApprovals: [
+            { departmentCode: planning.code, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
+            { departmentCode: fire.code, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
+          ],
+        },
+      ],
     });
 
     // ---- The applicant signs in (code → token), creates, uploads, submits; both departments approve.
@@ -174,12 +215,37 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
     const applicantToken = ((await exchanged.json()) as { access_token: string }).access_token;
     keep("applicant access token", applicantToken);
     const applicant = apiClient(api, applicantToken);
-    const requestId = must(await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" }), 201, "create").requestId;
-    const documentId = must(await applicant.upload("POST", `/requests/${requestId}/documents`, pdf(`secret scan ${run}`), "plan.pdf", { docType: "SITE_PLAN" }), 201, "upload").documentId;
+    const requestId = must(
+      await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" }),
+      201,
+      "create",
+    ).requestId;
+    const documentId = must(
+      await applicant.upload("POST", `/requests/${requestId}/documents`, pdf(`secret scan ${run}`), "plan.pdf", {
+        docType: "SITE_PLAN",
+      }),
+      201,
+      "upload",
+    ).documentId;
     must(await applicant.post(`/requests/${requestId}/submit`), 200, "submit");
-    expect(must(await asPlanning.get(`/requests/pending?department=${planning.code}`), 200, "pending").requests.map((r: { requestId: string }) => r.requestId)).to.include(requestId);
-    must(await asPlanning.post(`/requests/${requestId}/approve`, { remarks: "Plan fine", reviewedDocuments: [documentId] }), 200, "approve (planning)");
-    const final = must(await asFire.post(`/requests/${requestId}/approve`, { remarks: "Exits fine", reviewedDocuments: [documentId] }), 200, "approve (fire, signed)");
+    expect(
+      must(await asPlanning.get(`/requests/pending?department=${planning.code}`), 200, "pending").requests.map(
+        (r: { requestId: string }) => r.requestId,
+      ),
+    ).to.include(requestId);
+    must(
+      await asPlanning.post(`/requests/${requestId}/approve`, {
+        remarks: "Plan fine",
+        reviewedDocuments: [documentId],
+      }),
+      200,
+      "approve (planning)",
+    );
+    const final = must(
+      await asFire.post(`/requests/${requestId}/approve`, { remarks: "Exits fine", reviewedDocuments: [documentId] }),
+      200,
+      "approve (fire, signed)",
+    );
     expect(final.workflowStatus.isComplete).to.equal(true);
     must(await systemClient.get(`/requests/${requestId}`), 200, "read as system client");
 
@@ -194,29 +260,82 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
     const regenerated = must(await admin.post(`/departments/${planning.code}/regenerate-api-key`), 200, "regenerate");
     keep("regenerated API key", regenerated.apiKey);
     keep("regenerated API secret", regenerated.apiSecret);
-    must(await departmentClient(api, { code: planning.code, apiKey: regenerated.apiKey, apiSecret: regenerated.apiSecret } as CreatedTestDepartment).get(`/requests/pending?department=${planning.code}`), 200, "new key");
+    must(
+      await departmentClient(api, {
+        code: planning.code,
+        apiKey: regenerated.apiKey,
+        apiSecret: regenerated.apiSecret,
+      } as CreatedTestDepartment).get(`/requests/pending?department=${planning.code}`),
+      200,
+      "new key",
+    );
 
     // ---- Wrong credentials given to the platform: refused, and not logged either.
     const wrongSecret = `lcs_${randomUUID().replaceAll("-", "")}${randomUUID().replaceAll("-", "")}`;
     keep("wrong client secret", wrongSecret);
-    const refused = await fetch(`${api}/api/v1/auth/token`, { method: "POST", body: new URLSearchParams({ grant_type: "client_credentials", client_id: client.clientId, client_secret: wrongSecret }) });
+    const refused = await fetch(`${api}/api/v1/auth/token`, {
+      method: "POST",
+      body: new URLSearchParams({
+        grant_type: "client_credentials",
+        client_id: client.clientId,
+        client_secret: wrongSecret,
+      }),
+    });
     expect(refused.status).to.equal(400);
     const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-    const forged = await new SignJWT({ scope: "admin", kind: "client" }).setProtectedHeader({ alg: "ES256" }).setSubject(stack.admin.clientId).setIssuedAt().setExpirationTime("10m").sign(privateKey);
+    const forged = await new SignJWT({ scope: "admin", kind: "client" })
+      .setProtectedHeader({ alg: "ES256" })
+      .setSubject(stack.admin.clientId)
+      .setIssuedAt()
+      .setExpirationTime("10m")
+      .sign(privateKey);
     keep("forged bearer token", forged);
     expect((await apiClient(api, forged).get("/admin/clients")).status).to.equal(401);
     const wrongKey = `ldk_${randomUUID()}${randomUUID()}`;
     keep("wrong API key", wrongKey);
-    expect((await departmentClient(api, { code: planning.code, apiKey: wrongKey, apiSecret: "x" } as CreatedTestDepartment).get("/requests")).status).to.equal(401);
-    expect((await fetch(`${api}/api/v1/auth/identitylocker/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(exchangeFields(code)) })).status, "a used code").to.equal(400);
+    expect(
+      (
+        await departmentClient(api, {
+          code: planning.code,
+          apiKey: wrongKey,
+          apiSecret: "x",
+        } as CreatedTestDepartment).get("/requests")
+      ).status,
+    ).to.equal(401);
+    expect(
+      (
+        await fetch(`${api}/api/v1/auth/identitylocker/token`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(exchangeFields(code)),
+        })
+      ).status,
+      "a used code",
+    ).to.equal(400);
 
     // Webhook deliveries (signed with the registered secrets) reached the receiver.
-    await eventually("signed webhook deliveries", async () => (receiver.at("/hooks/department").some((r) => r.verified) && receiver.at("/hooks/admin").filter((r) => r.verified).length >= 2 ? true : undefined), 30_000);
+    await eventually(
+      "signed webhook deliveries",
+      async () =>
+        receiver.at("/hooks/department").some((r) => r.verified) &&
+        receiver.at("/hooks/admin").filter((r) => r.verified).length >= 2
+          ? true
+          : undefined,
+      30_000,
+    );
 
     // ---- The stack's own secrets: every file under DATA_DIR/secrets (the admin client id is an identifier).
     const secretsDir = path.join(config.dataDir, "secrets");
     const names = (await readdir(secretsDir)).filter((name) => name !== "admin-client-id");
-    expect(names).to.include.members(["master.key", "jwt-signing-key.pem", "admin-client-secret", "custody.key", "issuer.key", "file-url.key", "postgres.password"]);
+    expect(names).to.include.members([
+      "master.key",
+      "jwt-signing-key.pem",
+      "admin-client-secret",
+      "custody.key",
+      "issuer.key",
+      "file-url.key",
+      "postgres.password",
+    ]);
     for (const name of names) {
       const value = (await readFile(path.join(secretsDir, name), "utf8")).trim();
       keep(`DATA_DIR/secrets/${name}`, value);
@@ -235,7 +354,11 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
       const all = await wallets.all();
       expect(all.map((w) => w.purpose)).to.include.members(["OPERATOR", "DEPARTMENT"]);
       // Wallets of a remote signer (remoteSigner.test.ts) have no key here to leak.
-      for (const wallet of all.filter((w) => w.signer === "local")) keep(`${wallet.purpose} wallet private key ${wallet.address}`, (await wallets.signer(wallet.address)).privateKey);
+      for (const wallet of all.filter((w) => w.signer === "local"))
+        keep(
+          `${wallet.purpose} wallet private key ${wallet.address}`,
+          (await wallets.signer(wallet.address)).privateKey,
+        );
     } finally {
       await pool.end();
     }
@@ -248,7 +371,11 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
     const marker = `secret-scan-marker-${run}`;
     expect((await fetch(`${api}/health`, { headers: { "x-request-id": marker } })).status).to.be.oneOf([200, 503]);
     const logDir = path.join(config.dataDir, "logs");
-    await eventually("the marker request in the API log", async () => ((await readFile(path.join(logDir, "api.log"), "utf8")).includes(marker) ? true : undefined), 15_000);
+    await eventually(
+      "the marker request in the API log",
+      async () => ((await readFile(path.join(logDir, "api.log"), "utf8")).includes(marker) ? true : undefined),
+      15_000,
+    );
     logs = await readLogs(logDir);
     requestLines = (logs.find((l) => l.name === "api.log")?.text.match(/"msg":"request"/g) ?? []).length;
   });
@@ -266,14 +393,27 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
     expect(requestLines, "request lines in api.log").to.be.greaterThan(25);
     const api = logs.find((l) => l.name === "api.log")!.text;
     // The flows above are in it (route templates, never paths with ids or tokens).
-    for (const route of ["/api/v1/auth/token", "/api/v1/departments", "/api/v1/requests/:requestId/approve", "/api/v1/requests/:requestId/documents", "/api/v1/files/:token"]) {
+    for (const route of [
+      "/api/v1/auth/token",
+      "/api/v1/departments",
+      "/api/v1/requests/:requestId/approve",
+      "/api/v1/requests/:requestId/documents",
+      "/api/v1/files/:token",
+    ]) {
       expect(api, `a request line for ${route}`).to.include(`"route":"${route}"`);
     }
   });
 
   it("collected the secrets to look for", function () {
     const kinds = [...secrets.values()];
-    for (const what of ["admin access token", "applicant access token", "system client secret", "department webhook secret", "DATA_DIR/secrets/master.key", "applicant custodial private key"]) {
+    for (const what of [
+      "admin access token",
+      "applicant access token",
+      "system client secret",
+      "department webhook secret",
+      "DATA_DIR/secrets/master.key",
+      "applicant custodial private key",
+    ]) {
       expect(kinds, what).to.include(what);
     }
     expect(kinds.filter((k) => k.includes("wallet private key")).length).to.be.greaterThan(2);
@@ -283,7 +423,9 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
   it("no log contains any of them", function () {
     const leaks = [...secrets.entries()].flatMap(([value, what]) => {
       const where = occurrences(logs, value);
-      return where.length ? [`${what} at ${where.slice(0, 5).join(", ")}${where.length > 5 ? ` (+${where.length - 5})` : ""}`] : [];
+      return where.length
+        ? [`${what} at ${where.slice(0, 5).join(", ")}${where.length > 5 ? ` (+${where.length - 5})` : ""}`]
+        : [];
     });
     expect(leaks).to.deep.equal([]);
   });

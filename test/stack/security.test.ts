@@ -20,7 +20,17 @@ import { deflateSync } from "node:zlib";
 import { loadConfig } from "../../api/src/config.ts";
 import { fingerprint, IdempotencyStore } from "../../api/src/http/idempotency.ts";
 import { eventually } from "./support/eventually.ts";
-import { applicantCode, applicantToken, authorizeParams, clientToken, createClient, exchangeFields, pkce, TEST_CLIENT_ID, TEST_REDIRECT_URI } from "./support/authClient.ts";
+import {
+  applicantCode,
+  applicantToken,
+  authorizeParams,
+  clientToken,
+  createClient,
+  exchangeFields,
+  pkce,
+  TEST_CLIENT_ID,
+  TEST_REDIRECT_URI,
+} from "./support/authClient.ts";
 import { apiClient, type Json } from "./support/httpClient.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
@@ -47,7 +57,15 @@ describe("security review of f94e6d1 (issue 15)", function () {
     department = await createDepartment(stack.api.url, admin, { code: `SEC_${tag}`, name: "Security" });
     // Public reads limited to 5 a minute per client; one trusted proxy in front (X-Forwarded-For's last hop counts);
     // 3 requests per applicant per day; PDFs with active content refused.
-    production = await stack.startExtraApi(undefined, await productionEnv(stack, { RATE_LIMIT_PUBLIC_PER_MINUTE: "5", TRUST_PROXY_HOPS: "1", REQUEST_QUOTA_PER_DAY: "3", REFUSE_ACTIVE_PDF: "true" }));
+    production = await stack.startExtraApi(
+      undefined,
+      await productionEnv(stack, {
+        RATE_LIMIT_PUBLIC_PER_MINUTE: "5",
+        TRUST_PROXY_HOPS: "1",
+        REQUEST_QUOTA_PER_DAY: "3",
+        REFUSE_ACTIVE_PDF: "true",
+      }),
+    );
   });
   after(async () => {
     await production?.stop();
@@ -86,7 +104,11 @@ describe("security review of f94e6d1 (issue 15)", function () {
     ];
     for (const [url, what] of refused) {
       it(`refuses ${url} (${what}) at registration, in production, without saying what it resolves to`, async function () {
-        const response = await departmentClient(production.url, department).post("/webhooks", { url, events: ["APPROVAL_REQUIRED"], secret });
+        const response = await departmentClient(production.url, department).post("/webhooks", {
+          url,
+          events: ["APPROVAL_REQUIRED"],
+          secret,
+        });
         expect(response.status, url).to.equal(400);
         expect(response.body.code, url).to.equal("INVALID_WEBHOOK_URL");
         expect(response.body.message).to.not.match(/\d+\.\d+\.\d+\.\d+|::/);
@@ -104,17 +126,29 @@ describe("security review of f94e6d1 (issue 15)", function () {
 
     it("answers a test delivery to a refused target with 400 and no status or time, and sends nothing (no port scanner)", async function () {
       // Registered through the development API (loopback is allowed there), tested through the production one.
-      const registered = await departmentClient(current().api.url, department).post("/webhooks", { url: `${receiver.url}`, events: ["APPROVAL_REQUIRED"], secret });
+      const registered = await departmentClient(current().api.url, department).post("/webhooks", {
+        url: `${receiver.url}`,
+        events: ["APPROVAL_REQUIRED"],
+        secret,
+      });
       expect(registered.status).to.equal(201);
       const before = receiver.received.length;
-      const test = await departmentClient(production.url, department).post(`/webhooks/${registered.body.webhookId}/test`, {});
+      const test = await departmentClient(production.url, department).post(
+        `/webhooks/${registered.body.webhookId}/test`,
+        {},
+      );
       expect(test.status).to.equal(400);
       expect(test.body.code).to.equal("INVALID_WEBHOOK_URL");
       expect(test.body).to.not.have.property("statusCode");
       expect(test.body).to.not.have.property("responseTime");
       expect(receiver.received.length).to.equal(before);
-      const { rows } = await driver.core.pool.query(`SELECT response_time, response_status, error FROM webhook_logs WHERE webhook_id = $1`, [registered.body.webhookId]);
-      expect(rows).to.deep.equal([{ response_time: null, response_status: null, error: "refused: the target is not a public address" }]);
+      const { rows } = await driver.core.pool.query(
+        `SELECT response_time, response_status, error FROM webhook_logs WHERE webhook_id = $1`,
+        [registered.body.webhookId],
+      );
+      expect(rows).to.deep.equal([
+        { response_time: null, response_status: null, error: "refused: the target is not a public address" },
+      ]);
       await departmentClient(current().api.url, department).delete(`/webhooks/${registered.body.webhookId}`);
     });
 
@@ -126,15 +160,24 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect((await checkWebhookUrl(url, { production: true, resolve })).hostname).to.equal("rebinding.example");
       answer = "127.0.0.1"; // TTL 0: by delivery time the same name points at the API's host
       const before = receiver.received.length;
-      const registered = await departmentClient(current().api.url, department).post("/webhooks", { url: receiver.url, events: ["APPROVAL_REQUIRED"], secret });
+      const registered = await departmentClient(current().api.url, department).post("/webhooks", {
+        url: receiver.url,
+        events: ["APPROVAL_REQUIRED"],
+        secret,
+      });
       const target = { id: registered.body.webhookId as string, url, secret };
       const event = { eventId: `evt_rebind_${tag}`, eventType: "APPROVAL_REQUIRED", payload: { probe: true } };
       const attempt = await deliver(driver.core.pool, target, event, { production: true, resolve });
       expect(attempt).to.deep.include({ success: false, refused: true, statusCode: null, responseTime: null });
       expect(receiver.received.length).to.equal(before);
       // One public and one internal address: refused too (every address is checked, not the first).
-      const mixed = async () => [{ address: "93.184.216.34", family: 4 }, { address: "::ffff:7f00:1", family: 6 }];
-      expect((await deliver(driver.core.pool, target, event, { production: true, resolve: mixed })).refused).to.equal(true);
+      const mixed = async () => [
+        { address: "93.184.216.34", family: 4 },
+        { address: "::ffff:7f00:1", family: 6 },
+      ];
+      expect((await deliver(driver.core.pool, target, event, { production: true, resolve: mixed })).refused).to.equal(
+        true,
+      );
       // The same resolver in development (loopback allowed) reaches the receiver: the socket really used this lookup.
       const delivered = await deliver(driver.core.pool, target, event, { production: false, resolve });
       expect(delivered).to.deep.include({ success: true, refused: false, statusCode: 200 });
@@ -142,10 +185,20 @@ describe("security review of f94e6d1 (issue 15)", function () {
     });
 
     it("classifies addresses with ipaddr.js: IPv4-mapped forms are unwrapped, only global unicast passes in production", function () {
-      for (const a of ["::ffff:7f00:1", "::ffff:a9fe:a9fe", "64:ff9b::a9fe:a9fe", "fe90::1", "198.18.0.1", "192.0.0.192", "::7f00:1", "not-an-address"]) {
+      for (const a of [
+        "::ffff:7f00:1",
+        "::ffff:a9fe:a9fe",
+        "64:ff9b::a9fe:a9fe",
+        "fe90::1",
+        "198.18.0.1",
+        "192.0.0.192",
+        "::7f00:1",
+        "not-an-address",
+      ]) {
         expect(isAllowedAddress(a, { production: true }), a).to.equal(false);
       }
-      for (const a of ["8.8.8.8", "2001:4860:4860::8888", "::ffff:8.8.8.8"]) expect(isAllowedAddress(a, { production: true }), a).to.equal(true);
+      for (const a of ["8.8.8.8", "2001:4860:4860::8888", "::ffff:8.8.8.8"])
+        expect(isAllowedAddress(a, { production: true }), a).to.equal(true);
       expect(isAllowedAddress("::ffff:127.0.0.1", { production: false })).to.equal(true); // development: local receivers
       expect(isAllowedAddress("10.0.0.1", { production: false })).to.equal(false);
     });
@@ -162,13 +215,23 @@ describe("security review of f94e6d1 (issue 15)", function () {
     const requests: Record<string, { id: string; tokenId: number; documentId: string; hash: string }> = {};
 
     async function draft(label: string, who = applicant) {
-      const created = await who.post("/requests", { applicantId: who === applicant ? applicantId : `${applicantId}-nameless`, requestType: "BUILDING_PERMIT" });
+      const created = await who.post("/requests", {
+        applicantId: who === applicant ? applicantId : `${applicantId}-nameless`,
+        requestType: "BUILDING_PERMIT",
+      });
       expect(created.status, JSON.stringify(created.body)).to.equal(201);
       const file = pdf(`${label} ${run}`);
-      const uploaded = await who.upload("POST", `/requests/${created.body.requestId}/documents`, file, `${label}.pdf`, { docType: "PLAN" });
+      const uploaded = await who.upload("POST", `/requests/${created.body.requestId}/documents`, file, `${label}.pdf`, {
+        docType: "PLAN",
+      });
       expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
       const detail = await who.get(`/requests/${created.body.requestId}`);
-      requests[label] = { id: created.body.requestId, tokenId: detail.body.tokenId, documentId: uploaded.body.documentId, hash: createHash("sha256").update(file).digest("hex") };
+      requests[label] = {
+        id: created.body.requestId,
+        tokenId: detail.body.tokenId,
+        documentId: uploaded.body.documentId,
+        hash: createHash("sha256").update(file).digest("hex"),
+      };
       return requests[label];
     }
     const submitted = async (label: string, who = applicant) => {
@@ -177,7 +240,10 @@ describe("security review of f94e6d1 (issue 15)", function () {
       return request;
     };
     const approve = async (code: string, request: { id: string; documentId: string }) => {
-      const approved = await departments[code].post(`/requests/${request.id}/approve`, { remarks: "ok", reviewedDocuments: [request.documentId] });
+      const approved = await departments[code].post(`/requests/${request.id}/approve`, {
+        remarks: "ok",
+        reviewedDocuments: [request.documentId],
+      });
       expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
     };
 
@@ -189,10 +255,18 @@ describe("security review of f94e6d1 (issue 15)", function () {
         [second]: departmentClient(api, await createDepartment(api, admin, { code: second, name: "Second" })),
       };
       const stage = (code: string, order: number) => ({
-        stageId: `s${order}`, stageName: `Stage ${order}`, stageOrder: order, executionType: "SEQUENTIAL" as const, completionCriteria: "ALL" as const,
+        stageId: `s${order}`,
+        stageName: `Stage ${order}`,
+        stageOrder: order,
+        executionType: "SEQUENTIAL" as const,
+        completionCriteria: "ALL" as const,
         requiredApprovals: [{ departmentCode: code, requiredDocuments: ["PLAN"], isMandatory: true }],
       });
-      await seedWorkflow(stack, driver, { workflowType: "BUILDING_PERMIT", name: `Privacy ${run}`, stages: [stage(first, 1), stage(second, 2)] });
+      await seedWorkflow(stack, driver, {
+        workflowType: "BUILDING_PERMIT",
+        name: `Privacy ${run}`,
+        stages: [stage(first, 1), stage(second, 2)],
+      });
       applicant = apiClient(api, await applicantToken(api, { id: applicantId, name: "Priya Private" }));
       nameless = apiClient(api, await applicantToken(api, { id: `${applicantId}-nameless` }));
 
@@ -200,11 +274,26 @@ describe("security review of f94e6d1 (issue 15)", function () {
       await submitted("SUBMITTED");
       await approve(first, await submitted("UNDER_REVIEW")); // one of two stages approved: still under review
       const changes = await submitted("PENDING_RESUBMISSION");
-      expect((await departments[first].post(`/requests/${changes.id}/request-changes`, { remarks: "another plan", reviewedDocuments: [changes.documentId] })).status).to.equal(200);
+      expect(
+        (
+          await departments[first].post(`/requests/${changes.id}/request-changes`, {
+            remarks: "another plan",
+            reviewedDocuments: [changes.documentId],
+          })
+        ).status,
+      ).to.equal(200);
       const cancelled = await draft("CANCELLED");
       expect((await applicant.post(`/requests/${cancelled.id}/cancel`)).status).to.equal(200);
       const rejected = await submitted("REJECTED");
-      expect((await departments[first].post(`/requests/${rejected.id}/reject`, { remarks: "no", reason: "OTHER", reviewedDocuments: [rejected.documentId] })).status).to.equal(200);
+      expect(
+        (
+          await departments[first].post(`/requests/${rejected.id}/reject`, {
+            remarks: "no",
+            reason: "OTHER",
+            reviewedDocuments: [rejected.documentId],
+          })
+        ).status,
+      ).to.equal(200);
       for (const label of ["APPROVED", "APPROVED_NAMELESS"]) {
         const request = await submitted(label, label === "APPROVED" ? applicant : nameless);
         await approve(first, request);
@@ -213,12 +302,32 @@ describe("security review of f94e6d1 (issue 15)", function () {
     });
 
     const privateFields = (body: Json) => ({
-      requestNumber: body.requestNumber, requestType: body.requestType, applicantName: body.applicantName, issuedAt: body.issuedAt, expiresAt: body.expiresAt,
-      approvals: body.approvals, blockchainProof: body.blockchainProof,
+      requestNumber: body.requestNumber,
+      requestType: body.requestType,
+      applicantName: body.applicantName,
+      issuedAt: body.issuedAt,
+      expiresAt: body.expiresAt,
+      approvals: body.approvals,
+      blockchainProof: body.blockchainProof,
     });
-    const nothing = { requestNumber: null, requestType: null, applicantName: null, issuedAt: null, expiresAt: null, approvals: [], blockchainProof: null };
+    const nothing = {
+      requestNumber: null,
+      requestType: null,
+      applicantName: null,
+      issuedAt: null,
+      expiresAt: null,
+      approvals: [],
+      blockchainProof: null,
+    };
 
-    for (const [label, status] of [["DRAFT", "DRAFT"], ["SUBMITTED", "SUBMITTED"], ["UNDER_REVIEW", "SUBMITTED"], ["PENDING_RESUBMISSION", "PENDING_RESUBMISSION"], ["CANCELLED", "CANCELLED"], ["REJECTED", "REJECTED"]]) {
+    for (const [label, status] of [
+      ["DRAFT", "DRAFT"],
+      ["SUBMITTED", "SUBMITTED"],
+      ["UNDER_REVIEW", "SUBMITTED"],
+      ["PENDING_RESUBMISSION", "PENDING_RESUBMISSION"],
+      ["CANCELLED", "CANCELLED"],
+      ["REJECTED", "REJECTED"],
+    ]) {
       it(`${label}: answers the verdict and status only, anonymously (no applicant, request, approvals or owner address)`, async function () {
         const { tokenId, hash } = requests[label];
         const response = await apiClient(current().api.url).get(`/verify/${tokenId}`);
@@ -237,10 +346,17 @@ describe("security review of f94e6d1 (issue 15)", function () {
     it("APPROVED: an issued licence shows its holder, the request and the proof; without a known name, no name (never the identity-locker id)", async function () {
       const publicClient = apiClient(current().api.url);
       const issued = await publicClient.get(`/verify/${requests.APPROVED.tokenId}`);
-      expect(issued.body).to.include({ verdict: "VALID", status: "APPROVED", applicantName: "Priya Private", requestType: "BUILDING_PERMIT" });
+      expect(issued.body).to.include({
+        verdict: "VALID",
+        status: "APPROVED",
+        applicantName: "Priya Private",
+        requestType: "BUILDING_PERMIT",
+      });
       expect(issued.body.blockchainProof.ownerAddress).to.match(/^0x[0-9a-fA-F]{40}$/);
       expect(issued.body.approvals).to.have.length(2);
-      expect((await publicClient.get(`/verify/document/${requests.APPROVED.hash}`)).body.requestId).to.equal(requests.APPROVED.id);
+      expect((await publicClient.get(`/verify/document/${requests.APPROVED.hash}`)).body.requestId).to.equal(
+        requests.APPROVED.id,
+      );
       const anonymous = await publicClient.get(`/verify/${requests.APPROVED_NAMELESS.tokenId}`);
       expect(anonymous.body).to.include({ verdict: "VALID", applicantName: null });
       expect(JSON.stringify(anonymous.body)).to.not.include(`${applicantId}-nameless`);
@@ -249,8 +365,10 @@ describe("security review of f94e6d1 (issue 15)", function () {
     it("rate-limits the public routes per client address: /verify*, the verification page and /health (429 with Retry-After)", async function () {
       // The production API allows 5 public reads a minute per client; behind one trusted proxy the client is the
       // last X-Forwarded-For entry, so each simulated client has its own budget.
-      const as = (client: string, path: string) => fetch(`${production.url}${path}`, { headers: { "x-forwarded-for": client } });
-      for (let i = 0; i < 5; i++) expect((await as("203.0.113.7", `/api/v1/verify/${requests.APPROVED.tokenId}`)).status).to.not.equal(429);
+      const as = (client: string, path: string) =>
+        fetch(`${production.url}${path}`, { headers: { "x-forwarded-for": client } });
+      for (let i = 0; i < 5; i++)
+        expect((await as("203.0.113.7", `/api/v1/verify/${requests.APPROVED.tokenId}`)).status).to.not.equal(429);
       const limited = await as("203.0.113.7", "/health");
       expect(limited.status).to.equal(429);
       expect(limited.headers.get("retry-after")).to.match(/^\d+$/);
@@ -269,7 +387,10 @@ describe("security review of f94e6d1 (issue 15)", function () {
     async function runApiAlone(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
       const main = path.join(process.cwd(), "api", "src", "main.ts");
       try {
-        const { stdout, stderr } = await promisify(execFile)(process.execPath, [main], { env: { PATH: process.env.PATH!, ...env }, timeout: 60_000 });
+        const { stdout, stderr } = await promisify(execFile)(process.execPath, [main], {
+          env: { PATH: process.env.PATH!, ...env },
+          timeout: 60_000,
+        });
         return { code: 0, output: stdout + stderr };
       } catch (error) {
         const failure = error as { code: number | null; stdout: string; stderr: string };
@@ -283,7 +404,12 @@ describe("security review of f94e6d1 (issue 15)", function () {
       try {
         // No NODE_ENV, no DEV_CONVENIENCES: the forgotten-setting deployment of the review.
         const { code, output } = await runApiAlone({
-          DATA_DIR: dataDir, PORT: "0", DATABASE_URL: stack.databaseUrl, CHAIN_RPC_URL: stack.rpcUrl, CHAIN_ID: String(stack.config.chainId), DEPLOYMENT_FILE: stack.config.deploymentFile!,
+          DATA_DIR: dataDir,
+          PORT: "0",
+          DATABASE_URL: stack.databaseUrl,
+          CHAIN_RPC_URL: stack.rpcUrl,
+          CHAIN_ID: String(stack.config.chainId),
+          DEPLOYMENT_FILE: stack.config.deploymentFile!,
         });
         expect(code).to.not.equal(0);
         expect(output).to.match(/IDENTITY_PROVIDER_\* settings are required: the development identity provider is off/);
@@ -297,17 +423,32 @@ describe("security review of f94e6d1 (issue 15)", function () {
 
     it("refuses DEV_CONVENIENCES in production, on a non-loopback HOST, and with a database or chain on another host", function () {
       const on = { DEV_CONVENIENCES: "true" };
-      expect(() => loadConfig({ ...on, NODE_ENV: "production" })).to.throw(/DEV_CONVENIENCES .* is refused in production/);
+      expect(() => loadConfig({ ...on, NODE_ENV: "production" })).to.throw(
+        /DEV_CONVENIENCES .* is refused in production/,
+      );
       expect(() => loadConfig({ ...on, HOST: "0.0.0.0" })).to.throw(/refused with HOST=0\.0\.0\.0/);
-      expect(() => loadConfig({ ...on, DATABASE_URL: "postgres://app@db.internal.example/licences" })).to.throw(/refused with a DATABASE_URL on another host/);
-      expect(() => loadConfig({ ...on, CHAIN_RPC_URL: "http://besu.internal.example:8545", CHAIN_ID: "1337" })).to.throw(/refused with a CHAIN_RPC_URL on another host/);
+      expect(() => loadConfig({ ...on, DATABASE_URL: "postgres://app@db.internal.example/licences" })).to.throw(
+        /refused with a DATABASE_URL on another host/,
+      );
+      expect(() =>
+        loadConfig({ ...on, CHAIN_RPC_URL: "http://besu.internal.example:8545", CHAIN_ID: "1337" }),
+      ).to.throw(/refused with a CHAIN_RPC_URL on another host/);
       expect(loadConfig(on).devConveniences).to.equal(true); // a local stack
       expect(loadConfig({}).devConveniences).to.equal(false); // the default is off
     });
 
     it("the production API has no development sign-in: authorize goes to the configured identity provider, whatever login_hint says", async function () {
-      const query = new URLSearchParams({ client_id: "https://portal.example", redirect_uri: "https://portal.example/cb", state: "s", login_hint: "victim", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256" });
-      const response = await fetch(`${production.url}/api/v1/auth/identitylocker/authorize?${query}`, { redirect: "manual" });
+      const query = new URLSearchParams({
+        client_id: "https://portal.example",
+        redirect_uri: "https://portal.example/cb",
+        state: "s",
+        login_hint: "victim",
+        code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        code_challenge_method: "S256",
+      });
+      const response = await fetch(`${production.url}/api/v1/auth/identitylocker/authorize?${query}`, {
+        redirect: "manual",
+      });
       // To the real identity provider, never straight back to the redirect_uri with a code.
       expect(response.status).to.equal(302);
       expect(new URL(response.headers.get("location")!).origin).to.equal("https://id.example.org");
@@ -315,22 +456,44 @@ describe("security review of f94e6d1 (issue 15)", function () {
   });
 
   describe("M2: identity-locker codes: exact redirect_uri, PKCE S256, bound to their client", function () {
-    const authorize = (base: string, params: Record<string, string>) => fetch(`${base}/api/v1/auth/identitylocker/authorize?${new URLSearchParams(params)}`, { redirect: "manual" });
+    const authorize = (base: string, params: Record<string, string>) =>
+      fetch(`${base}/api/v1/auth/identitylocker/authorize?${new URLSearchParams(params)}`, { redirect: "manual" });
     const exchange = async (body: Record<string, string>) => {
-      const response = await fetch(`${current().api.url}/api/v1/auth/identitylocker/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const response = await fetch(`${current().api.url}/api/v1/auth/identitylocker/token`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       return { status: response.status, body: (await response.json()) as Json };
     };
 
     it("accepts only the exact registered redirect_uri, for its own client_id (no prefix, path or query below it)", async function () {
       const { challenge } = pkce();
-      const base = { client_id: "https://portal.example", state: "s", login_hint: "someone", code_challenge: challenge, code_challenge_method: "S256" };
-      expect((await authorize(production.url, { ...base, redirect_uri: "https://portal.example/cb" })).status).to.equal(302);
-      for (const redirect of ["https://portal.example/cb/attacker-page", "https://portal.example/cb?next=evil", "https://portal.example/cb/../open-redirect", "https://portal.example/"]) {
+      const base = {
+        client_id: "https://portal.example",
+        state: "s",
+        login_hint: "someone",
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+      };
+      expect((await authorize(production.url, { ...base, redirect_uri: "https://portal.example/cb" })).status).to.equal(
+        302,
+      );
+      for (const redirect of [
+        "https://portal.example/cb/attacker-page",
+        "https://portal.example/cb?next=evil",
+        "https://portal.example/cb/../open-redirect",
+        "https://portal.example/",
+      ]) {
         const response = await authorize(production.url, { ...base, redirect_uri: redirect });
         expect(response.status, redirect).to.equal(403);
         expect(response.headers.get("location"), redirect).to.equal(null);
       }
-      const otherClient = await authorize(production.url, { ...base, client_id: "another-app", redirect_uri: "https://portal.example/cb" });
+      const otherClient = await authorize(production.url, {
+        ...base,
+        client_id: "another-app",
+        redirect_uri: "https://portal.example/cb",
+      });
       expect(otherClient.status).to.equal(403);
       expect(((await otherClient.json()) as Json).message).to.match(/not registered for this client_id/);
     });
@@ -339,23 +502,41 @@ describe("security review of f94e6d1 (issue 15)", function () {
       const { query } = authorizeParams({ redirect_uri: TEST_REDIRECT_URI, state: "s", login_hint: "pkce-less" });
       query.delete("code_challenge");
       expect((await authorize(current().api.url, Object.fromEntries(query))).status).to.equal(400);
-      const plain = authorizeParams({ redirect_uri: TEST_REDIRECT_URI, state: "s", login_hint: "pkce-plain", code_challenge_method: "plain" }).query;
+      const plain = authorizeParams({
+        redirect_uri: TEST_REDIRECT_URI,
+        state: "s",
+        login_hint: "pkce-plain",
+        code_challenge_method: "plain",
+      }).query;
       expect((await authorize(current().api.url, Object.fromEntries(plain))).status).to.equal(400);
     });
 
     it("exchanges a code only with its code_verifier and its client_id; a wrong one burns the code", async function () {
-      const missing = await exchange({ code: await applicantCode(current().api.url, { id: `pkce-${tag}` }), redirect_uri: TEST_REDIRECT_URI, client_id: TEST_CLIENT_ID });
-      expect(missing).to.deep.equal({ status: 400, body: { error: "invalid_request", error_description: "code_verifier is required (PKCE, S256)" } });
+      const missing = await exchange({
+        code: await applicantCode(current().api.url, { id: `pkce-${tag}` }),
+        redirect_uri: TEST_REDIRECT_URI,
+        client_id: TEST_CLIENT_ID,
+      });
+      expect(missing).to.deep.equal({
+        status: 400,
+        body: { error: "invalid_request", error_description: "code_verifier is required (PKCE, S256)" },
+      });
 
       // An intercepted code (it reached a page the attacker reads) is useless without the verifier.
       const stolen = await applicantCode(current().api.url, { id: `pkce-${tag}` });
       const attacker = await exchange({ ...exchangeFields(stolen), code_verifier: pkce().verifier });
-      expect(attacker.body).to.deep.equal({ error: "invalid_grant", error_description: "code_verifier does not match the code_challenge sent at authorize" });
+      expect(attacker.body).to.deep.equal({
+        error: "invalid_grant",
+        error_description: "code_verifier does not match the code_challenge sent at authorize",
+      });
       expect((await exchange(exchangeFields(stolen))).body.error).to.equal("invalid_grant"); // burnt
 
       const forOther = await applicantCode(current().api.url, { id: `pkce-${tag}` });
       const wrongClient = await exchange({ ...exchangeFields(forOther), client_id: "another-app" });
-      expect(wrongClient.body).to.deep.equal({ error: "invalid_grant", error_description: "The code was issued to another client_id" });
+      expect(wrongClient.body).to.deep.equal({
+        error: "invalid_grant",
+        error_description: "The code was issued to another client_id",
+      });
 
       const good = await exchange(exchangeFields(await applicantCode(current().api.url, { id: `pkce-${tag}` })));
       expect(good.status).to.equal(200);
@@ -375,8 +556,18 @@ describe("security review of f94e6d1 (issue 15)", function () {
       const code = `UPLOADS_${tag}`;
       await createDepartment(api, admin, { code, name: "Uploads" });
       await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT", name: `Uploads ${tag}`,
-        stages: [{ stageId: "u", stageName: "U", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL", requiredApprovals: [{ departmentCode: code, requiredDocuments: ["PLAN"], isMandatory: true }] }],
+        workflowType: "BUILDING_PERMIT",
+        name: `Uploads ${tag}`,
+        stages: [
+          {
+            stageId: "u",
+            stageName: "U",
+            stageOrder: 1,
+            executionType: "SEQUENTIAL",
+            completionCriteria: "ALL",
+            requiredApprovals: [{ departmentCode: code, requiredDocuments: ["PLAN"], isMandatory: true }],
+          },
+        ],
       });
       ownerToken = await applicantToken(api, { id: `uploader-${tag}` });
       otherToken = await applicantToken(api, { id: `intruder-${tag}` });
@@ -390,14 +581,26 @@ describe("security review of f94e6d1 (issue 15)", function () {
      * A chunked multipart upload (no Content-Length) sent piece by piece; stops sending as soon as the API answers.
      * `body` yields the pieces; `end: false` never finishes the body (the API must answer without it).
      */
-    function chunkedUpload(token: string, target: string, body: Iterable<Buffer>, end = true): Promise<{ status: number; body: Json; sent: number }> {
+    function chunkedUpload(
+      token: string,
+      target: string,
+      body: Iterable<Buffer>,
+      end = true,
+    ): Promise<{ status: number; body: Json; sent: number }> {
       const url = new URL(`${current().api.url}/api/v1${target}`);
       return new Promise((resolve, reject) => {
         let answered = false;
         let sent = 0;
         const request = http.request({
-          host: url.hostname, port: url.port, path: url.pathname, method: "POST",
-          headers: { authorization: `Bearer ${token}`, "content-type": `multipart/form-data; boundary=${boundary}`, "transfer-encoding": "chunked" },
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${token}`,
+            "content-type": `multipart/form-data; boundary=${boundary}`,
+            "transfer-encoding": "chunked",
+          },
         });
         request.on("response", (response) => {
           answered = true;
@@ -421,9 +624,17 @@ describe("security review of f94e6d1 (issue 15)", function () {
         })().catch(() => {});
       });
     }
-    const head = (extraHeaders = "") => Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="docType"\r\n\r\nPLAN\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="plan.pdf"\r\nContent-Type: application/pdf\r\n${extraHeaders}\r\n`);
-    const uploadsLeft = async () => (await readdir(path.join(current().config.dataDir, "tmp", "uploads")).catch(() => [] as string[])).filter((n) => n.startsWith("upload-"));
-    const documentsOf = async (id: string) => (await driver.core.pool.query(`SELECT count(*)::int AS n FROM documents WHERE request_id = $1`, [id])).rows[0].n as number;
+    const head = (extraHeaders = "") =>
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="docType"\r\n\r\nPLAN\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="plan.pdf"\r\nContent-Type: application/pdf\r\n${extraHeaders}\r\n`,
+      );
+    const uploadsLeft = async () =>
+      (await readdir(path.join(current().config.dataDir, "tmp", "uploads")).catch(() => [] as string[])).filter((n) =>
+        n.startsWith("upload-"),
+      );
+    const documentsOf = async (id: string) =>
+      (await driver.core.pool.query(`SELECT count(*)::int AS n FROM documents WHERE request_id = $1`, [id])).rows[0]
+        .n as number;
 
     it("answers 413 to a chunked body past 10 MB, stores nothing and leaves no temp file", async function () {
       const megabyte = Buffer.alloc(1024 * 1024, 0x41);
@@ -453,7 +664,8 @@ describe("security review of f94e6d1 (issue 15)", function () {
 
     it("refuses more parts than a document upload has (400 TOO_MANY_PARTS)", async function () {
       function* body() {
-        for (let i = 0; i < 200; i++) yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nx\r\n`);
+        for (let i = 0; i < 200; i++)
+          yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nx\r\n`);
         yield Buffer.from(`--${boundary}--\r\n`);
       }
       const answer = await chunkedUpload(ownerToken, `/requests/${requestId}/documents`, body());
@@ -473,7 +685,13 @@ describe("security review of f94e6d1 (issue 15)", function () {
     });
 
     it("still accepts a normal upload", async function () {
-      const uploaded = await owner.upload("POST", `/requests/${requestId}/documents`, pdf(`uploads ${tag}`), "plan.pdf", { docType: "PLAN" });
+      const uploaded = await owner.upload(
+        "POST",
+        `/requests/${requestId}/documents`,
+        pdf(`uploads ${tag}`),
+        "plan.pdf",
+        { docType: "PLAN" },
+      );
       expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
     });
   });
@@ -484,28 +702,60 @@ describe("security review of f94e6d1 (issue 15)", function () {
     const body = (n: string) => JSON.stringify({ applicantId, requestType: "BUILDING_PERMIT", metadata: { n } });
     const post = async (base: string, key: string, text: string, target = "/api/v1/requests") => {
       try {
-        const response = await fetch(`${base}${target}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "idempotency-key": key }, body: text });
-        return { status: response.status, body: (await response.json()) as Json, replayed: response.headers.get("idempotent-replayed") };
+        const response = await fetch(`${base}${target}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "idempotency-key": key },
+          body: text,
+        });
+        return {
+          status: response.status,
+          body: (await response.json()) as Json,
+          replayed: response.headers.get("idempotent-replayed"),
+        };
       } catch {
         return { status: 0, body: {} as Json, replayed: null }; // the connection was cut
       }
     };
-    const requestsWith = async (n: string) => (await driver.core.pool.query(`SELECT id FROM requests WHERE applicant_id = $1 AND metadata->>'n' = $2`, [applicantId, n])).rows.map((r) => r.id as string);
+    const requestsWith = async (n: string) =>
+      (
+        await driver.core.pool.query(`SELECT id FROM requests WHERE applicant_id = $1 AND metadata->>'n' = $2`, [
+          applicantId,
+          n,
+        ])
+      ).rows.map((r) => r.id as string);
     const rpc = (method: string, params: unknown[] = []) =>
-      fetch(current().rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) }).then((r) => r.json());
+      fetch(current().rpcUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      }).then((r) => r.json());
     /** Retries (as a client would) while the key is in progress (the dead process's lease, or its write pending). */
     const retry = (base: string, key: string, text: string) =>
-      eventually(`a final answer for ${key}`, async () => {
-        const answer = await post(base, key, text);
-        return answer.status === 409 && answer.body.code === "IDEMPOTENCY_IN_PROGRESS" ? undefined : answer;
-      }, 60_000);
+      eventually(
+        `a final answer for ${key}`,
+        async () => {
+          const answer = await post(base, key, text);
+          return answer.status === 409 && answer.body.code === "IDEMPOTENCY_IN_PROGRESS" ? undefined : answer;
+        },
+        60_000,
+      );
 
     before(async function () {
       const code = `CRASH_${tag}`;
       await createDepartment(current().api.url, admin, { code, name: "Crash" });
       await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT", name: `Crash ${tag}`,
-        stages: [{ stageId: "c", stageName: "C", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL", requiredApprovals: [{ departmentCode: code, requiredDocuments: [], isMandatory: true }] }],
+        workflowType: "BUILDING_PERMIT",
+        name: `Crash ${tag}`,
+        stages: [
+          {
+            stageId: "c",
+            stageName: "C",
+            stageOrder: 1,
+            executionType: "SEQUENTIAL",
+            completionCriteria: "ALL",
+            requiredApprovals: [{ departmentCode: code, requiredDocuments: [], isMandatory: true }],
+          },
+        ],
       });
       token = await applicantToken(current().api.url, { id: applicantId });
     });
@@ -519,10 +769,17 @@ describe("security review of f94e6d1 (issue 15)", function () {
       let restarted: ApiHandle | undefined;
       try {
         const cut = post(target.url, key, text);
-        const recorded = await eventually("the mint recorded with its key", async () => {
-          const { rows } = await driver.core.pool.query(`SELECT k.outbox_tx_id, t.tx_hash FROM idempotency_keys k JOIN chain_transactions t ON t.id = k.outbox_tx_id WHERE k.key = $1`, [key]);
-          return rows[0];
-        }, 30_000);
+        const recorded = await eventually(
+          "the mint recorded with its key",
+          async () => {
+            const { rows } = await driver.core.pool.query(
+              `SELECT k.outbox_tx_id, t.tx_hash FROM idempotency_keys k JOIN chain_transactions t ON t.id = k.outbox_tx_id WHERE k.key = $1`,
+              [key],
+            );
+            return rows[0];
+          },
+          30_000,
+        );
         await target.process.kill(); // SIGKILL mid-request
         expect((await cut).status).to.equal(0);
         await rpc("evm_setAutomine", [true]);
@@ -534,7 +791,10 @@ describe("security review of f94e6d1 (issue 15)", function () {
         expect(answer.body).to.include({ status: "DRAFT", transactionHash: recorded.tx_hash });
         const created = await requestsWith("recorded");
         expect(created).to.deep.equal([answer.body.requestId]); // exactly one request, one mint
-        const mints = await driver.core.pool.query(`SELECT status FROM chain_transactions WHERE request_id = $1 AND kind = 'MINT_NFT'`, [answer.body.requestId]);
+        const mints = await driver.core.pool.query(
+          `SELECT status FROM chain_transactions WHERE request_id = $1 AND kind = 'MINT_NFT'`,
+          [answer.body.requestId],
+        );
         expect(mints.rows).to.deep.equal([{ status: "CONFIRMED" }]);
         // And again: the same stored answer.
         expect((await post(restarted.url, key, text)).body).to.deep.equal(answer.body);
@@ -563,7 +823,9 @@ describe("security review of f94e6d1 (issue 15)", function () {
       const pool = driver.core.pool;
       await pool.query(`CREATE OR REPLACE FUNCTION fail_idempotency_store() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN IF NEW.key = '${key}' AND NEW.state = 'DONE' THEN RAISE EXCEPTION 'storage failure (test)'; END IF; RETURN NEW; END $$`);
-      await pool.query(`CREATE TRIGGER fail_idempotency_store BEFORE UPDATE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION fail_idempotency_store()`);
+      await pool.query(
+        `CREATE TRIGGER fail_idempotency_store BEFORE UPDATE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION fail_idempotency_store()`,
+      );
       let first;
       try {
         first = await post(current().api.url, key, text);
@@ -592,20 +854,35 @@ describe("security review of f94e6d1 (issue 15)", function () {
     });
 
     it("purges keys past their 24 h window (scheduled in the API process)", async function () {
-      await driver.core.pool.query(`INSERT INTO idempotency_keys (caller, key, fingerprint, state, created_at) VALUES ('applicant:old', $1, 'x', 'DONE', now() - interval '25 hours')`, [`old-${tag}`]);
+      await driver.core.pool.query(
+        `INSERT INTO idempotency_keys (caller, key, fingerprint, state, created_at) VALUES ('applicant:old', $1, 'x', 'DONE', now() - interval '25 hours')`,
+        [`old-${tag}`],
+      );
       expect(await new IdempotencyStore(driver.core.pool).purge()).to.be.at.least(1);
-      expect((await driver.core.pool.query(`SELECT 1 FROM idempotency_keys WHERE key = $1`, [`old-${tag}`])).rowCount).to.equal(0);
+      expect(
+        (await driver.core.pool.query(`SELECT 1 FROM idempotency_keys WHERE key = $1`, [`old-${tag}`])).rowCount,
+      ).to.equal(0);
     });
   });
 
   describe("M4, M6, L9: the audit trail", function () {
     const auditRows = async (entityType: string, entityId: string) =>
-      (await driver.core.pool.query(`SELECT action, actor_type, actor_id, ip_address FROM audit_logs WHERE entity_type = $1 AND entity_id = $2 ORDER BY created_at`, [entityType, entityId])).rows;
+      (
+        await driver.core.pool.query(
+          `SELECT action, actor_type, actor_id, ip_address FROM audit_logs WHERE entity_type = $1 AND entity_id = $2 ORDER BY created_at`,
+          [entityType, entityId],
+        )
+      ).rows;
 
     it("records creating and revoking OAuth clients, and client sign-ins (M6)", async function () {
-      const { clientId, clientSecret } = await createClient(current().api.url, admin, `audited-${tag}`, ["documents:read"]);
+      const { clientId, clientSecret } = await createClient(current().api.url, admin, `audited-${tag}`, [
+        "documents:read",
+      ]);
       await clientToken(current().api.url, clientId, clientSecret);
-      const revoke = await fetch(`${current().api.url}/api/v1/admin/clients/${clientId}`, { method: "DELETE", headers: { authorization: `Bearer ${admin}` } });
+      const revoke = await fetch(`${current().api.url}/api/v1/admin/clients/${clientId}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${admin}` },
+      });
       expect(revoke.status).to.equal(204);
       const rows = await auditRows("CLIENT", clientId);
       expect(rows.map((r) => r.action)).to.deep.equal(["CREATE", "SIGN_IN", "REVOKE"]);
@@ -625,7 +902,11 @@ describe("security review of f94e6d1 (issue 15)", function () {
 
     it("takes the client address of audit rows from the trusted proxy hop (TRUST_PROXY_HOPS=1), not from what the caller wrote (M4)", async function () {
       const hooks = departmentClient(production.url, department);
-      const created = await hooks.post("/webhooks", { url: "https://93.184.216.34/audited", events: ["APPROVAL_REQUIRED"], secret }, { "x-forwarded-for": "10.9.9.9, 198.51.100.23" });
+      const created = await hooks.post(
+        "/webhooks",
+        { url: "https://93.184.216.34/audited", events: ["APPROVAL_REQUIRED"], secret },
+        { "x-forwarded-for": "10.9.9.9, 198.51.100.23" },
+      );
       expect(created.status).to.equal(201);
       const rows = await auditRows("WEBHOOK", created.body.webhookId);
       expect(rows[0].ip_address).to.equal("198.51.100.23"); // the hop our one proxy appended; the forged first entry is ignored
@@ -633,9 +914,14 @@ describe("security review of f94e6d1 (issue 15)", function () {
     });
 
     it("refuses TRUNCATE of the audit table, like UPDATE and DELETE (L9)", async function () {
-      const error = await driver.core.pool.query(`TRUNCATE audit_logs`).then(() => undefined, (e: Error) => e);
+      const error = await driver.core.pool.query(`TRUNCATE audit_logs`).then(
+        () => undefined,
+        (e: Error) => e,
+      );
       expect(error?.message).to.match(/append-only/);
-      expect((await driver.core.pool.query(`SELECT count(*)::int AS n FROM audit_logs`)).rows[0].n).to.be.greaterThan(0);
+      expect((await driver.core.pool.query(`SELECT count(*)::int AS n FROM audit_logs`)).rows[0].n).to.be.greaterThan(
+        0,
+      );
     });
   });
 
@@ -647,31 +933,57 @@ describe("security review of f94e6d1 (issue 15)", function () {
       const code = `QUOTA_${tag}`;
       await createDepartment(current().api.url, admin, { code, name: "Quota" });
       await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT", name: `Quota ${tag}`,
-        stages: [{ stageId: "q", stageName: "Q", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL", requiredApprovals: [{ departmentCode: code, requiredDocuments: [], isMandatory: true }] }],
+        workflowType: "BUILDING_PERMIT",
+        name: `Quota ${tag}`,
+        stages: [
+          {
+            stageId: "q",
+            stageName: "Q",
+            stageOrder: 1,
+            executionType: "SEQUENTIAL",
+            completionCriteria: "ALL",
+            requiredApprovals: [{ departmentCode: code, requiredDocuments: [], isMandatory: true }],
+          },
+        ],
       });
       asApplicant = apiClient(production.url, await applicantToken(current().api.url, { id: applicantId }));
     });
 
     it("refuses metadata over 16 KiB with 400 METADATA_TOO_LARGE and creates nothing", async function () {
-      const big = await asApplicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT", metadata: { notes: "x".repeat(17 * 1024) } });
+      const big = await asApplicant.post("/requests", {
+        applicantId,
+        requestType: "BUILDING_PERMIT",
+        metadata: { notes: "x".repeat(17 * 1024) },
+      });
       expect(big.status).to.equal(400);
       expect(big.body.code).to.equal("METADATA_TOO_LARGE");
       expect(big.body.details).to.include({ maxBytes: 16 * 1024 });
-      expect((await driver.core.pool.query(`SELECT count(*)::int AS n FROM requests WHERE applicant_id = $1`, [applicantId])).rows[0].n).to.equal(0);
+      expect(
+        (await driver.core.pool.query(`SELECT count(*)::int AS n FROM requests WHERE applicant_id = $1`, [applicantId]))
+          .rows[0].n,
+      ).to.equal(0);
     });
 
     it("allows REQUEST_QUOTA_PER_DAY requests per applicant in 24 hours, then 429 QUOTA_EXCEEDED; others are not affected", async function () {
       for (let i = 0; i < 3; i++) {
-        const created = await asApplicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT", metadata: { notes: "x".repeat(1024) } });
+        const created = await asApplicant.post("/requests", {
+          applicantId,
+          requestType: "BUILDING_PERMIT",
+          metadata: { notes: "x".repeat(1024) },
+        });
         expect(created.status, JSON.stringify(created.body)).to.equal(201);
       }
       const fourth = await asApplicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" });
       expect(fourth.status).to.equal(429);
       expect(fourth.body).to.deep.include({ code: "QUOTA_EXCEEDED" });
-      expect((await driver.core.pool.query(`SELECT count(*)::int AS n FROM requests WHERE applicant_id = $1`, [applicantId])).rows[0].n).to.equal(3);
+      expect(
+        (await driver.core.pool.query(`SELECT count(*)::int AS n FROM requests WHERE applicant_id = $1`, [applicantId]))
+          .rows[0].n,
+      ).to.equal(3);
       const other = apiClient(production.url, await applicantToken(current().api.url, { id: `${applicantId}-other` }));
-      expect((await other.post("/requests", { applicantId: `${applicantId}-other`, requestType: "BUILDING_PERMIT" })).status).to.equal(201);
+      expect(
+        (await other.post("/requests", { applicantId: `${applicantId}-other`, requestType: "BUILDING_PERMIT" })).status,
+      ).to.equal(201);
     });
   });
 
@@ -682,35 +994,73 @@ describe("security review of f94e6d1 (issue 15)", function () {
     let reviewer: ReturnType<typeof departmentClient>;
     let requestId: string;
     const documents: Record<string, string> = {};
-    const withObject = (label: string, object: string | Buffer) => Buffer.concat([pdf(`${label} ${tag}`), Buffer.from("\n"), Buffer.isBuffer(object) ? object : Buffer.from(object)]);
+    const withObject = (label: string, object: string | Buffer) =>
+      Buffer.concat([
+        pdf(`${label} ${tag}`),
+        Buffer.from("\n"),
+        Buffer.isBuffer(object) ? object : Buffer.from(object),
+      ]);
     const compressed = (dictionary: string) => {
       const data = deflateSync(Buffer.from(dictionary));
-      return Buffer.concat([Buffer.from(`12 0 obj <</Type/ObjStm/N 1/First 0/Length ${data.length}/Filter/FlateDecode>>stream\n`), data, Buffer.from("\nendstream endobj\n")]);
+      return Buffer.concat([
+        Buffer.from(`12 0 obj <</Type/ObjStm/N 1/First 0/Length ${data.length}/Filter/FlateDecode>>stream\n`),
+        data,
+        Buffer.from("\nendstream endobj\n"),
+      ]);
     };
 
     before(async function () {
       const api = current().api.url;
       reviewer = departmentClient(api, await createDepartment(api, admin, { code, name: "PDF reviewers" }));
       await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT", name: `PDFs ${tag}`,
-        stages: [{ stageId: "p", stageName: "P", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL", requiredApprovals: [{ departmentCode: code, requiredDocuments: ["JS_DOC", "LAUNCH_DOC", "EMBED_DOC", "CLEAN_DOC"], isMandatory: true }] }],
+        workflowType: "BUILDING_PERMIT",
+        name: `PDFs ${tag}`,
+        stages: [
+          {
+            stageId: "p",
+            stageName: "P",
+            stageOrder: 1,
+            executionType: "SEQUENTIAL",
+            completionCriteria: "ALL",
+            requiredApprovals: [
+              {
+                departmentCode: code,
+                requiredDocuments: ["JS_DOC", "LAUNCH_DOC", "EMBED_DOC", "CLEAN_DOC"],
+                isMandatory: true,
+              },
+            ],
+          },
+        ],
       });
       applicant = apiClient(api, await applicantToken(api, { id: applicantId }));
       requestId = (await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" })).body.requestId;
     });
 
     const cases: [string, () => Buffer, string[]][] = [
-      ["JS_DOC", () => withObject("js", "9 0 obj <</Type/Catalog/OpenAction <</S/JavaScript/JS(app.alert(1))>>>> endobj"), ["JAVASCRIPT"]],
+      [
+        "JS_DOC",
+        () => withObject("js", "9 0 obj <</Type/Catalog/OpenAction <</S/JavaScript/JS(app.alert(1))>>>> endobj"),
+        ["JAVASCRIPT"],
+      ],
       ["LAUNCH_DOC", () => withObject("launch", compressed("<</Type/Action/S/Launch/F(cmd.exe)>>")), ["LAUNCH_ACTION"]],
-      ["EMBED_DOC", () => withObject("embed", "10 0 obj <</Names <</EmbeddedF#69les 11 0 R>>/AcroForm <</XFA 13 0 R>>>> endobj"), ["EMBEDDED_FILE", "XFA"]],
+      [
+        "EMBED_DOC",
+        () => withObject("embed", "10 0 obj <</Names <</EmbeddedF#69les 11 0 R>>/AcroForm <</XFA 13 0 R>>>> endobj"),
+        ["EMBEDDED_FILE", "XFA"],
+      ],
       ["CLEAN_DOC", () => pdf(`clean ${tag}`), []],
     ];
     for (const [docType, file, expected] of cases) {
       it(`${docType}: accepted and stored with its finding ${JSON.stringify(expected)}`, async function () {
-        const uploaded = await applicant.upload("POST", `/requests/${requestId}/documents`, file(), `${docType}.pdf`, { docType });
+        const uploaded = await applicant.upload("POST", `/requests/${requestId}/documents`, file(), `${docType}.pdf`, {
+          docType,
+        });
         expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
         documents[docType] = uploaded.body.documentId;
-        const { rows } = await driver.core.pool.query(`SELECT active_content FROM document_versions WHERE document_id = $1`, [uploaded.body.documentId]);
+        const { rows } = await driver.core.pool.query(
+          `SELECT active_content FROM document_versions WHERE document_id = $1`,
+          [uploaded.body.documentId],
+        );
         expect(rows[0].active_content).to.deep.equal(expected);
       });
     }
@@ -727,24 +1077,47 @@ describe("security review of f94e6d1 (issue 15)", function () {
     it("refuses them where REFUSE_ACTIVE_PDF=true (400 INVALID_FILE, reason ACTIVE_CONTENT), storing nothing", async function () {
       const other = await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" });
       const onProduction = apiClient(production.url, await applicantToken(current().api.url, { id: applicantId }));
-      const refused = await onProduction.upload("POST", `/requests/${other.body.requestId}/documents`, withObject("refused", "9 0 obj <</S/JavaScript/JS(x)>> endobj"), "a.pdf", { docType: "JS_DOC" });
+      const refused = await onProduction.upload(
+        "POST",
+        `/requests/${other.body.requestId}/documents`,
+        withObject("refused", "9 0 obj <</S/JavaScript/JS(x)>> endobj"),
+        "a.pdf",
+        { docType: "JS_DOC" },
+      );
       expect(refused.status).to.equal(400);
       expect(refused.body).to.deep.include({ code: "INVALID_FILE" });
       expect(refused.body.details).to.deep.equal({ reason: "ACTIVE_CONTENT", activeContent: ["JAVASCRIPT"] });
-      expect((await driver.core.pool.query(`SELECT count(*)::int AS n FROM documents WHERE request_id = $1`, [other.body.requestId])).rows[0].n).to.equal(0);
+      expect(
+        (
+          await driver.core.pool.query(`SELECT count(*)::int AS n FROM documents WHERE request_id = $1`, [
+            other.body.requestId,
+          ])
+        ).rows[0].n,
+      ).to.equal(0);
     });
   });
 
   describe("Lows: PUBLIC_BASE_URL, security headers, webhook headers documented", function () {
     it("requires an https PUBLIC_BASE_URL in production (L3)", function () {
-      expect(() => loadConfig({ NODE_ENV: "production" })).to.throw(/PUBLIC_BASE_URL is required in production and must be https/);
-      expect(() => loadConfig({ NODE_ENV: "production", PUBLIC_BASE_URL: "http://licences.example.org" })).to.throw(/PUBLIC_BASE_URL is required in production and must be https/);
-      expect(() => loadConfig({ NODE_ENV: "production", PUBLIC_BASE_URL: "https://licences.example.org" })).to.not.throw(/PUBLIC_BASE_URL/);
+      expect(() => loadConfig({ NODE_ENV: "production" })).to.throw(
+        /PUBLIC_BASE_URL is required in production and must be https/,
+      );
+      expect(() => loadConfig({ NODE_ENV: "production", PUBLIC_BASE_URL: "http://licences.example.org" })).to.throw(
+        /PUBLIC_BASE_URL is required in production and must be https/,
+      );
+      expect(() =>
+        loadConfig({ NODE_ENV: "production", PUBLIC_BASE_URL: "https://licences.example.org" }),
+      ).to.not.throw(/PUBLIC_BASE_URL/);
     });
 
     it("sends nosniff, Referrer-Policy and frame-ancestors everywhere, and no-store on API answers carrying credentials (L8)", async function () {
       const api = current().api.url;
-      for (const target of ["/health", "/api/v1/verify/issuer", "/api/v1/requests/not-a-uuid", "/api/v1/openapi.json"]) {
+      for (const target of [
+        "/health",
+        "/api/v1/verify/issuer",
+        "/api/v1/requests/not-a-uuid",
+        "/api/v1/openapi.json",
+      ]) {
         const response = await fetch(`${api}${target}`);
         expect(response.headers.get("x-content-type-options"), target).to.equal("nosniff");
         expect(response.headers.get("referrer-policy"), target).to.equal("no-referrer");
@@ -752,7 +1125,11 @@ describe("security review of f94e6d1 (issue 15)", function () {
       }
       // The verification page keeps its own strict policy.
       expect((await fetch(`${api}/verify`)).headers.get("content-security-policy")).to.include("script-src 'self'");
-      const created = await fetch(`${api}/api/v1/departments`, { method: "POST", headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" }, body: JSON.stringify({ code: `HDR_${tag}`, name: "Headers" }) });
+      const created = await fetch(`${api}/api/v1/departments`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+        body: JSON.stringify({ code: `HDR_${tag}`, name: "Headers" }),
+      });
       expect(created.status).to.equal(201);
       expect(created.headers.get("cache-control")).to.equal("no-store");
       expect(((await created.json()) as Json).apiKey).to.be.a("string");
@@ -764,11 +1141,25 @@ describe("security review of f94e6d1 (issue 15)", function () {
       // Only this origin's resources, no inline script, never framed.
       expect(csp).to.match(/default-src 'self'.*script-src 'self'.*connect-src 'self'.*frame-ancestors 'none'/);
       expect(csp).to.not.include("unsafe-inline");
-      const browser = await chromium.launch({ executablePath: await ensureChromium(), headless: true, args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
+      const browser = await chromium.launch({
+        executablePath: await ensureChromium(),
+        headless: true,
+        args: [
+          "--no-sandbox",
+          "--disable-gpu",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync",
+        ],
+      });
       try {
         const page = await browser.newPage();
         const violations: string[] = [];
-        page.on("console", (message) => /Content Security Policy/i.test(message.text()) && violations.push(message.text()));
+        page.on(
+          "console",
+          (message) => /Content Security Policy/i.test(message.text()) && violations.push(message.text()),
+        );
         await page.goto(`${current().api.url}/docs`);
         await page.waitForSelector(".opblock", { timeout: 20_000 });
         expect(await page.locator(".opblock").count()).to.be.greaterThan(20);
@@ -781,7 +1172,8 @@ describe("security review of f94e6d1 (issue 15)", function () {
     it("documents both webhook signatures (X-Webhook-Signature and the Standard Webhooks headers) in the OpenAPI description", async function () {
       const document = (await (await fetch(`${current().api.url}/api/v1/openapi.json`)).json()) as Json;
       const text = JSON.stringify(document);
-      for (const header of ["X-Webhook-Signature", "webhook-id", "webhook-timestamp", "webhook-signature"]) expect(text, header).to.include(header);
+      for (const header of ["X-Webhook-Signature", "webhook-id", "webhook-timestamp", "webhook-signature"])
+        expect(text, header).to.include(header);
       expect(document.paths["/api/v1/webhooks"].post.description).to.match(/webhook-timestamp within a tolerance/);
     });
   });

@@ -87,10 +87,17 @@ function minimalPng(): Buffer {
  * category 0, AC end-of-block), and one 8×8 block whose bits are "0" (DC diff 0) "0" (EOB) padded with ones.
  */
 function minimalJpeg(): Buffer {
-  const segment = (marker: number, payload: number[]) => [0xff, marker, (payload.length + 2) >> 8, (payload.length + 2) & 0xff, ...payload];
+  const segment = (marker: number, payload: number[]) => [
+    0xff,
+    marker,
+    (payload.length + 2) >> 8,
+    (payload.length + 2) & 0xff,
+    ...payload,
+  ];
   const oneCodeTable = (tableClassAndId: number) => [tableClassAndId, 1, ...new Array(15).fill(0), 0x00];
   return Buffer.from([
-    0xff, 0xd8, // SOI
+    0xff,
+    0xd8, // SOI
     ...segment(0xe0, [0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00]), // APP0 JFIF
     ...segment(0xdb, [0x00, ...new Array(64).fill(1)]), // DQT 0
     ...segment(0xc0, [0x08, 0x00, 0x01, 0x00, 0x01, 0x01, 0x01, 0x11, 0x00]), // SOF0 1×1, 1 component
@@ -98,7 +105,8 @@ function minimalJpeg(): Buffer {
     ...segment(0xc4, oneCodeTable(0x10)), // DHT AC 0
     ...segment(0xda, [0x01, 0x01, 0x00, 0x00, 0x3f, 0x00]), // SOS
     0x3f, // entropy-coded data
-    0xff, 0xd9, // EOI
+    0xff,
+    0xd9, // EOI
   ]);
 }
 
@@ -236,7 +244,10 @@ describe("Document storage", function () {
       it("refuses to overwrite a stored key (versions are immutable)", async function () {
         const key = newKey();
         await store.put(key, pdfFile, "application/pdf");
-        const error = await store.put(key, pngFile, "image/png").then(() => undefined, (e: unknown) => e);
+        const error = await store.put(key, pngFile, "image/png").then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(error).to.be.instanceOf(StorageKeyExistsError);
         expect(toAppError(error)).to.include({ status: 409, code: "FILE_EXISTS" });
         expect((await collect(await store.read(key))).equals(PDF)).to.equal(true);
@@ -248,7 +259,10 @@ describe("Document storage", function () {
         await store.delete(key);
         expect(await store.exists(key)).to.equal(false);
         await store.delete(key);
-        const error = await store.read(key).then(() => undefined, (e: unknown) => e);
+        const error = await store.read(key).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(error).to.be.instanceOf(StoredFileNotFoundError);
         expect(toAppError(error)).to.include({ status: 404, code: "NOT_FOUND" });
         // The key is free again only through delete: a new put under it works.
@@ -257,10 +271,26 @@ describe("Document storage", function () {
       });
 
       it("refuses keys that could escape the store", async function () {
-        for (const key of ["../secrets/master.key", "/etc/passwd", "a//b", "a/./b", "a/../b", ".meta/x", "a\\b", "", "a/\nb"]) {
-          const error = await store.put(key, pdfFile, "application/pdf").then(() => undefined, (e: Error) => e);
+        for (const key of [
+          "../secrets/master.key",
+          "/etc/passwd",
+          "a//b",
+          "a/./b",
+          "a/../b",
+          ".meta/x",
+          "a\\b",
+          "",
+          "a/\nb",
+        ]) {
+          const error = await store.put(key, pdfFile, "application/pdf").then(
+            () => undefined,
+            (e: Error) => e,
+          );
           expect(error?.name, JSON.stringify(key)).to.equal("InvalidStorageKeyError");
-          const signing = await store.signedUrl(key, 60).then(() => undefined, (e: Error) => e);
+          const signing = await store.signedUrl(key, 60).then(
+            () => undefined,
+            (e: Error) => e,
+          );
           expect(signing?.name, JSON.stringify(key)).to.equal("InvalidStorageKeyError");
         }
       });
@@ -332,7 +362,10 @@ describe("Document storage", function () {
           for (const attempt of attempts) {
             const response = await fetch(attempt);
             expect(response.status, attempt).to.equal(403);
-            expect(await response.json(), attempt).to.deep.equal({ code: "FORBIDDEN", message: "This download link is invalid" });
+            expect(await response.json(), attempt).to.deep.equal({
+              code: "FORBIDDEN",
+              message: "This download link is invalid",
+            });
           }
           expect((await fetch(url)).status).to.equal(200);
         });
@@ -344,9 +377,14 @@ describe("Document storage", function () {
             const url = signLocalUrl({ secret, publicBaseUrl: backend.appUrl, key, expires });
             const response = await fetch(url);
             expect(response.status, key).to.equal(403);
-            expect(await response.json()).to.deep.equal({ code: "FORBIDDEN", message: "This download link is invalid" });
+            expect(await response.json()).to.deep.equal({
+              code: "FORBIDDEN",
+              message: "This download link is invalid",
+            });
           }
-          const raw = await fetch(`${backend.appUrl}/api/v1/files/..%2F..%2Fsecrets%2Ffile-url.key?expires=${expires}&signature=${"0".repeat(64)}`);
+          const raw = await fetch(
+            `${backend.appUrl}/api/v1/files/..%2F..%2Fsecrets%2Ffile-url.key?expires=${expires}&signature=${"0".repeat(64)}`,
+          );
           expect(raw.status).to.equal(403);
         });
 
@@ -378,7 +416,9 @@ describe("Document storage", function () {
         });
       } else {
         it("does not serve /api/v1/files (S3 serves its own presigned URLs)", async function () {
-          const response = await fetch(`${backend.appUrl}/api/v1/files/${encodeKeyToken(newKey())}?expires=1&signature=${"0".repeat(64)}`);
+          const response = await fetch(
+            `${backend.appUrl}/api/v1/files/${encodeKeyToken(newKey())}?expires=1&signature=${"0".repeat(64)}`,
+          );
           expect(response.status).to.equal(404);
           expect(await response.json()).to.deep.equal({ code: "NOT_FOUND", message: "File not found" });
         });
@@ -409,7 +449,9 @@ describe("Document storage", function () {
         const response = await fetch(`${current().api.url}${signed.pathname}${signed.search}`);
         expect(response.status).to.equal(200);
         expect(response.headers.get("content-type")).to.equal("application/pdf");
-        expect(response.headers.get("content-disposition")).to.equal(`attachment; filename="Licence.pdf"; filename*=UTF-8''Licence.pdf`);
+        expect(response.headers.get("content-disposition")).to.equal(
+          `attachment; filename="Licence.pdf"; filename*=UTF-8''Licence.pdf`,
+        );
         expect(Buffer.from(await response.arrayBuffer()).equals(PDF)).to.equal(true);
 
         signed.searchParams.set("name", "Other.pdf");
@@ -438,37 +480,72 @@ describe("Document storage", function () {
       );
 
     it("recognises real PDF, PNG and JPEG files by their bytes", async function () {
-      expect(await checkUpload({ ...(await file("application.pdf", PDF)), declaredType: "application/pdf" })).to.deep.equal({ mimeType: "application/pdf", extension: "pdf" });
-      expect(await checkUpload({ ...(await file("plan.PNG", PNG)), declaredType: "image/png" })).to.deep.equal({ mimeType: "image/png", extension: "png" });
-      expect(await checkUpload({ ...(await file("photo.jpeg", JPEG)), declaredType: "image/jpeg; charset=binary" })).to.deep.equal({ mimeType: "image/jpeg", extension: "jpg" });
+      expect(
+        await checkUpload({ ...(await file("application.pdf", PDF)), declaredType: "application/pdf" }),
+      ).to.deep.equal({ mimeType: "application/pdf", extension: "pdf" });
+      expect(await checkUpload({ ...(await file("plan.PNG", PNG)), declaredType: "image/png" })).to.deep.equal({
+        mimeType: "image/png",
+        extension: "png",
+      });
+      expect(
+        await checkUpload({ ...(await file("photo.jpeg", JPEG)), declaredType: "image/jpeg; charset=binary" }),
+      ).to.deep.equal({ mimeType: "image/jpeg", extension: "jpg" });
       // Names and types that claim no accepted type are not judged: the bytes decide.
-      expect(await checkUpload({ ...(await file("scan", JPEG)), declaredType: "application/octet-stream" })).to.deep.equal({ mimeType: "image/jpeg", extension: "jpg" });
-      expect(await checkUpload({ ...(await file("scan.bin", PDF)), declaredType: null })).to.deep.equal({ mimeType: "application/pdf", extension: "pdf" });
+      expect(
+        await checkUpload({ ...(await file("scan", JPEG)), declaredType: "application/octet-stream" }),
+      ).to.deep.equal({ mimeType: "image/jpeg", extension: "jpg" });
+      expect(await checkUpload({ ...(await file("scan.bin", PDF)), declaredType: null })).to.deep.equal({
+        mimeType: "application/pdf",
+        extension: "pdf",
+      });
     });
 
     it("refuses an empty file", async function () {
-      expect(await outcome(checkUpload({ ...(await file("empty.pdf", Buffer.alloc(0))), declaredType: "application/pdf" }))).to.deep.equal({
-        status: 400, code: "INVALID_FILE", reason: "EMPTY", message: "The file is empty",
+      expect(
+        await outcome(checkUpload({ ...(await file("empty.pdf", Buffer.alloc(0))), declaredType: "application/pdf" })),
+      ).to.deep.equal({
+        status: 400,
+        code: "INVALID_FILE",
+        reason: "EMPTY",
+        message: "The file is empty",
       });
     });
 
     it("refuses content that is not PDF, PNG or JPEG whatever its name says", async function () {
-      const text = await outcome(checkUpload({ ...(await file("contract.pdf", Buffer.from("just some text, not a PDF\n"))), declaredType: "application/pdf" }));
+      const text = await outcome(
+        checkUpload({
+          ...(await file("contract.pdf", Buffer.from("just some text, not a PDF\n"))),
+          declaredType: "application/pdf",
+        }),
+      );
       expect(text).to.include({ status: 400, code: "INVALID_FILE", reason: "UNSUPPORTED_TYPE" });
       const exe = Buffer.concat([Buffer.from("MZ\x90\x00\x03\x00\x00\x00", "latin1"), randomBytes(120)]);
-      expect(await outcome(checkUpload({ ...(await file("photo.png", exe)), declaredType: "image/png" }))).to.include({ status: 400, code: "INVALID_FILE", reason: "UNSUPPORTED_TYPE" });
+      expect(await outcome(checkUpload({ ...(await file("photo.png", exe)), declaredType: "image/png" }))).to.include({
+        status: 400,
+        code: "INVALID_FILE",
+        reason: "UNSUPPORTED_TYPE",
+      });
       // A truncated signature is not the type.
-      expect(await outcome(checkUpload({ ...(await file("a.png", PNG.subarray(0, 6))), declaredType: "image/png" }))).to.include({ reason: "UNSUPPORTED_TYPE" });
+      expect(
+        await outcome(checkUpload({ ...(await file("a.png", PNG.subarray(0, 6))), declaredType: "image/png" })),
+      ).to.include({ reason: "UNSUPPORTED_TYPE" });
     });
 
     it("refuses a disguised file: bytes of one accepted type named or sent as another", async function () {
-      const byName = await outcome(checkUpload({ ...(await file("x.pdf", PNG)), declaredType: "application/octet-stream" }));
+      const byName = await outcome(
+        checkUpload({ ...(await file("x.pdf", PNG)), declaredType: "application/octet-stream" }),
+      );
       expect(byName).to.deep.equal({
-        status: 400, code: "INVALID_FILE", reason: "DISGUISED", message: `The file's content is PNG but its name "x.pdf" says PDF`,
+        status: 400,
+        code: "INVALID_FILE",
+        reason: "DISGUISED",
+        message: `The file's content is PNG but its name "x.pdf" says PDF`,
       });
       const byType = await outcome(checkUpload({ ...(await file("x", JPEG)), declaredType: "image/png" }));
       expect(byType).to.include({ code: "INVALID_FILE", reason: "DISGUISED" });
-      expect(await outcome(checkUpload({ ...(await file("x.png", PNG)), declaredType: "application/pdf" }))).to.include({ reason: "DISGUISED" });
+      expect(await outcome(checkUpload({ ...(await file("x.png", PNG)), declaredType: "application/pdf" }))).to.include(
+        { reason: "DISGUISED" },
+      );
     });
   });
 
@@ -487,7 +564,9 @@ describe("Document storage", function () {
       router.post("/upload", async (ctx) => {
         const upload = await parseUpload(ctx.req, { maxBytes, tmpDir, fileField: "file" });
         try {
-          const hashed = createHash("sha256").update(await readFile(upload.file.path)).digest("hex");
+          const hashed = createHash("sha256")
+            .update(await readFile(upload.file.path))
+            .digest("hex");
           const checked = await checkUpload(upload.file);
           ctx.body = { ...upload.file, path: undefined, fields: upload.fields, checked, rehashed: hashed };
         } finally {
@@ -505,15 +584,24 @@ describe("Document storage", function () {
       expect(await readdir(tmpDir).catch(() => []), "temp files left").to.deep.equal([]);
     });
 
-    function form(files: { field?: string; name: string; bytes: Buffer; type?: string }[], fields: Record<string, string> = {}) {
+    function form(
+      files: { field?: string; name: string; bytes: Buffer; type?: string }[],
+      fields: Record<string, string> = {},
+    ) {
       const body = new FormData();
       for (const [name, value] of Object.entries(fields)) body.append(name, value);
-      for (const f of files) body.append(f.field ?? "file", new Blob([new Uint8Array(f.bytes)], { type: f.type ?? "" }), f.name);
+      for (const f of files)
+        body.append(f.field ?? "file", new Blob([new Uint8Array(f.bytes)], { type: f.type ?? "" }), f.name);
       return body;
     }
 
     it("streams a file to a temp file with its size and SHA-256, and keeps the text fields", async function () {
-      const response = await fetch(`${base}/upload`, { method: "POST", body: form([{ name: "Application form.pdf", bytes: PDF, type: "application/pdf" }], { documentType: "APPLICATION_FORM" }) });
+      const response = await fetch(`${base}/upload`, {
+        method: "POST",
+        body: form([{ name: "Application form.pdf", bytes: PDF, type: "application/pdf" }], {
+          documentType: "APPLICATION_FORM",
+        }),
+      });
       expect(response.status).to.equal(200);
       const body = (await response.json()) as Record<string, unknown>;
       expect(body).to.deep.equal({
@@ -529,7 +617,10 @@ describe("Document storage", function () {
 
     it("hashes a large file correctly while streaming", async function () {
       const bytes = Buffer.concat([PNG, randomBytes(3 * 1024 * 1024)]);
-      const response = await fetch(`${base}/upload`, { method: "POST", body: form([{ name: "big.png", bytes, type: "image/png" }]) });
+      const response = await fetch(`${base}/upload`, {
+        method: "POST",
+        body: form([{ name: "big.png", bytes, type: "image/png" }]),
+      });
       const body = (await response.json()) as { size: number; sha256: string };
       expect(response.status).to.equal(200);
       expect(body.size).to.equal(bytes.length);
@@ -538,7 +629,10 @@ describe("Document storage", function () {
 
     it("refuses an 11 MB upload with 413 PAYLOAD_TOO_LARGE before reading it (Content-Length)", async function () {
       const bytes = Buffer.concat([PDF, Buffer.alloc(11 * 1024 * 1024 - PDF.length, 0x20)]);
-      const response = await fetch(`${base}/upload`, { method: "POST", body: form([{ name: "huge.pdf", bytes, type: "application/pdf" }]) });
+      const response = await fetch(`${base}/upload`, {
+        method: "POST",
+        body: form([{ name: "huge.pdf", bytes, type: "application/pdf" }]),
+      });
       expect(response.status).to.equal(413);
       expect(await response.json()).to.deep.equal({
         code: "PAYLOAD_TOO_LARGE",
@@ -549,16 +643,25 @@ describe("Document storage", function () {
 
     it("refuses an 11 MB chunked upload (no Content-Length) with 413 while streaming, leaving no temp file", async function () {
       const boundary = "----storage-test-boundary";
-      const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="huge.pdf"\r\nContent-Type: application/pdf\r\n\r\n`);
+      const head = Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="huge.pdf"\r\nContent-Type: application/pdf\r\n\r\n`,
+      );
       const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
       const chunk = Buffer.alloc(256 * 1024, 0x41);
       const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const request = http.request(`${base}/upload`, { method: "POST", headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "transfer-encoding": "chunked" } }, (response) => {
-          let text = "";
-          response.setEncoding("utf8");
-          response.on("data", (c: string) => (text += c));
-          response.on("end", () => resolve({ status: response.statusCode!, body: text }));
-        });
+        const request = http.request(
+          `${base}/upload`,
+          {
+            method: "POST",
+            headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "transfer-encoding": "chunked" },
+          },
+          (response) => {
+            let text = "";
+            response.setEncoding("utf8");
+            response.on("data", (c: string) => (text += c));
+            response.on("end", () => resolve({ status: response.statusCode!, body: text }));
+          },
+        );
         request.on("error", reject);
         let sent = 0;
         const total = 11 * 1024 * 1024;
@@ -582,14 +685,25 @@ describe("Document storage", function () {
       expect(await missing.json()).to.deep.equal({
         code: "VALIDATION_ERROR",
         message: `A file is required in the multipart field "file"`,
-        details: { issues: [{ in: "body", path: "file", message: `A file is required in the multipart field "file"` }] },
+        details: {
+          issues: [{ in: "body", path: "file", message: `A file is required in the multipart field "file"` }],
+        },
       });
 
-      const two = await fetch(`${base}/upload`, { method: "POST", body: form([{ name: "a.pdf", bytes: PDF }, { name: "b.pdf", bytes: PDF }]) });
+      const two = await fetch(`${base}/upload`, {
+        method: "POST",
+        body: form([
+          { name: "a.pdf", bytes: PDF },
+          { name: "b.pdf", bytes: PDF },
+        ]),
+      });
       expect(two.status).to.equal(400);
       expect(await two.json()).to.include({ code: "VALIDATION_ERROR", message: "Send exactly one file" });
 
-      const elsewhere = await fetch(`${base}/upload`, { method: "POST", body: form([{ field: "attachment", name: "a.pdf", bytes: PDF }]) });
+      const elsewhere = await fetch(`${base}/upload`, {
+        method: "POST",
+        body: form([{ field: "attachment", name: "a.pdf", bytes: PDF }]),
+      });
       expect(elsewhere.status).to.equal(400);
       expect(await elsewhere.json()).to.include({ code: "VALIDATION_ERROR" });
 
@@ -599,24 +713,45 @@ describe("Document storage", function () {
         body: `--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4 truncated`,
       });
       expect(truncated.status).to.equal(400);
-      expect(await truncated.json()).to.deep.equal({ code: "VALIDATION_ERROR", message: "The request body is not valid multipart/form-data", details: { reason: "MALFORMED_MULTIPART" } });
+      expect(await truncated.json()).to.deep.equal({
+        code: "VALIDATION_ERROR",
+        message: "The request body is not valid multipart/form-data",
+        details: { reason: "MALFORMED_MULTIPART" },
+      });
 
-      const noBoundary = await fetch(`${base}/upload`, { method: "POST", headers: { "content-type": "multipart/form-data" }, body: "x" });
+      const noBoundary = await fetch(`${base}/upload`, {
+        method: "POST",
+        headers: { "content-type": "multipart/form-data" },
+        body: "x",
+      });
       expect(noBoundary.status).to.equal(400);
       expect(await noBoundary.json()).to.include({ code: "VALIDATION_ERROR" });
     });
 
     it("answers 415 UNSUPPORTED_MEDIA_TYPE for a body that is not multipart", async function () {
-      const response = await fetch(`${base}/upload`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      const response = await fetch(`${base}/upload`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
       expect(response.status).to.equal(415);
-      expect(await response.json()).to.deep.equal({ code: "UNSUPPORTED_MEDIA_TYPE", message: "Send the document as multipart/form-data" });
+      expect(await response.json()).to.deep.equal({
+        code: "UNSUPPORTED_MEDIA_TYPE",
+        message: "Send the document as multipart/form-data",
+      });
     });
 
     it("passes the file's name and Content-Type to checkUpload: a disguised or empty upload is 400 INVALID_FILE", async function () {
-      const disguised = await fetch(`${base}/upload`, { method: "POST", body: form([{ name: "x.pdf", bytes: PNG, type: "application/pdf" }]) });
+      const disguised = await fetch(`${base}/upload`, {
+        method: "POST",
+        body: form([{ name: "x.pdf", bytes: PNG, type: "application/pdf" }]),
+      });
       expect(disguised.status).to.equal(400);
       expect(await disguised.json()).to.deep.include({ code: "INVALID_FILE" });
-      const empty = await fetch(`${base}/upload`, { method: "POST", body: form([{ name: "empty.pdf", bytes: Buffer.alloc(0), type: "application/pdf" }]) });
+      const empty = await fetch(`${base}/upload`, {
+        method: "POST",
+        body: form([{ name: "empty.pdf", bytes: Buffer.alloc(0), type: "application/pdf" }]),
+      });
       expect(empty.status).to.equal(400);
       expect(await empty.json()).to.include({ code: "INVALID_FILE", message: "The file is empty" });
     });
@@ -628,9 +763,17 @@ describe("Document storage", function () {
         JPEG,
         Buffer.from(`\r\n--${boundary}--\r\n`),
       ]);
-      const response = await fetch(`${base}/upload`, { method: "POST", headers: { "content-type": `multipart/form-data; boundary=${boundary}` }, body });
+      const response = await fetch(`${base}/upload`, {
+        method: "POST",
+        headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+        body,
+      });
       expect(response.status).to.equal(200);
-      expect(await response.json()).to.deep.include({ size: JPEG.length, declaredType: "application/octet-stream", checked: { mimeType: "image/jpeg", extension: "jpg" } });
+      expect(await response.json()).to.deep.include({
+        size: JPEG.length,
+        declaredType: "application/octet-stream",
+        checked: { mimeType: "image/jpeg", extension: "jpg" },
+      });
     });
   });
 });

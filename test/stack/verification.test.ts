@@ -19,7 +19,11 @@ import { domainContext, seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
 
 // jsqr is CommonJS with `exports.default`: under Node's ESM interop the function sits one level down.
-const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as unknown as (data: Uint8ClampedArray, width: number, height: number) => { data: string } | null;
+const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as unknown as (
+  data: Uint8ClampedArray,
+  width: number,
+  height: number,
+) => { data: string } | null;
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -38,8 +42,16 @@ describe("verification: by token, QR code and document hash (public, real stack)
   const workflow = (name: string) => ({
     workflowType: "BUILDING_PERMIT" as const,
     name,
-    stages: [{ stageId: "check", stageName: "Check", stageOrder: 1, executionType: "SEQUENTIAL" as const, completionCriteria: "ALL" as const,
-      requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }] }],
+    stages: [
+      {
+        stageId: "check",
+        stageName: "Check",
+        stageOrder: 1,
+        executionType: "SEQUENTIAL" as const,
+        completionCriteria: "ALL" as const,
+        requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
+      },
+    ],
   });
   const r: Record<string, { id: string; tokenId: number; documentId: string; file: Buffer; approveTx?: string }> = {};
 
@@ -47,7 +59,13 @@ describe("verification: by token, QR code and document hash (public, real stack)
     const created = await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" });
     expect(created.status).to.equal(201);
     const file = pdf(`${label} ${run}`);
-    const uploaded = await applicant.upload("POST", `/requests/${created.body.requestId}/documents`, file, `${label}.pdf`, { docType: "SITE_PLAN" });
+    const uploaded = await applicant.upload(
+      "POST",
+      `/requests/${created.body.requestId}/documents`,
+      file,
+      `${label}.pdf`,
+      { docType: "SITE_PLAN" },
+    );
     expect(uploaded.status).to.equal(201);
     const detail = await applicant.get(`/requests/${created.body.requestId}`);
     r[label] = { id: created.body.requestId, tokenId: detail.body.tokenId, documentId: uploaded.body.documentId, file };
@@ -56,7 +74,10 @@ describe("verification: by token, QR code and document hash (public, real stack)
   async function issued(label: string) {
     const request = await draft(label);
     expect((await applicant.post(`/requests/${request.id}/submit`)).status).to.equal(200);
-    const approved = await department.post(`/requests/${request.id}/approve`, { remarks: "ok", reviewedDocuments: [request.documentId] });
+    const approved = await department.post(`/requests/${request.id}/approve`, {
+      remarks: "ok",
+      reviewedDocuments: [request.documentId],
+    });
     expect(approved.status).to.equal(200);
     request.approveTx = approved.body.transactionHash;
     return request;
@@ -74,15 +95,28 @@ describe("verification: by token, QR code and document hash (public, real stack)
     applicant = http(api, applicantBearer);
     // A licence that expires 3 s after issuance: its workflow version is registered with that validity.
     const context = domainContext(stack, driver);
-    await registerWorkflow({ ...context, config: { ...context.config, licenceValidityDays: { ...context.config.licenceValidityDays, BUILDING_PERMIT: 3 / 86_400 } } }, workflow("Short-lived permit"));
+    await registerWorkflow(
+      {
+        ...context,
+        config: {
+          ...context.config,
+          licenceValidityDays: { ...context.config.licenceValidityDays, BUILDING_PERMIT: 3 / 86_400 },
+        },
+      },
+      workflow("Short-lived permit"),
+    );
     await issued("expiring");
     await seedWorkflow(stack, driver, workflow("Verification permit"));
     await issued("valid");
     await draft("draft");
     await issued("revoked");
     await issued("suspended");
-    expect((await admin.post(`/requests/${r.revoked.id}/revoke`, { reasonCode: 4, reason: "fraud" })).status).to.equal(200);
-    expect((await admin.post(`/requests/${r.suspended.id}/suspend`, { reasonCode: 3, reason: "inspection" })).status).to.equal(200);
+    expect((await admin.post(`/requests/${r.revoked.id}/revoke`, { reasonCode: 4, reason: "fraud" })).status).to.equal(
+      200,
+    );
+    expect(
+      (await admin.post(`/requests/${r.suspended.id}/suspend`, { reasonCode: 3, reason: "inspection" })).status,
+    ).to.equal(200);
   });
   after(async () => driver?.close());
 
@@ -92,33 +126,71 @@ describe("verification: by token, QR code and document hash (public, real stack)
     it("VALID: an issued licence, with the standing approvals and the chain proof, without authentication", async function () {
       const { body, status } = await verify(String(r.valid.tokenId));
       expect(status).to.equal(200);
-      expect(body).to.include({ isValid: true, verdict: "VALID", tokenId: r.valid.tokenId, requestType: "BUILDING_PERMIT", status: "APPROVED", applicantName: "Vera Verified" });
+      expect(body).to.include({
+        isValid: true,
+        verdict: "VALID",
+        tokenId: r.valid.tokenId,
+        requestType: "BUILDING_PERMIT",
+        status: "APPROVED",
+        applicantName: "Vera Verified",
+      });
       expect(body.message).to.match(/^This licence is valid/);
       expect(body.requestNumber).to.match(/^BP-/);
       expect(Date.parse(body.expiresAt) - Date.parse(body.issuedAt)).to.equal(730 * 86_400_000);
       expect(body.approvals).to.have.length(1);
-      expect(body.approvals[0]).to.include({ departmentCode: code, departmentName: "Verification Office", stage: 0, transactionHash: r.valid.approveTx });
+      expect(body.approvals[0]).to.include({
+        departmentCode: code,
+        departmentName: "Verification Office",
+        stage: 0,
+        transactionHash: r.valid.approveTx,
+      });
       // The proof is what the chain says.
-      const [owner] = licenceToken.decodeFunctionResult("ownerOf", await driver.core.provider.call({ to: current().deployment.contracts.LicenceToken, data: licenceToken.encodeFunctionData("ownerOf", [r.valid.tokenId]) }));
-      expect(body.blockchainProof).to.include({ chainId: current().config.chainId, contractAddress: current().deployment.contracts.LicenceToken, tokenId: r.valid.tokenId, ownerAddress: owner, transactionHash: r.valid.approveTx });
+      const [owner] = licenceToken.decodeFunctionResult(
+        "ownerOf",
+        await driver.core.provider.call({
+          to: current().deployment.contracts.LicenceToken,
+          data: licenceToken.encodeFunctionData("ownerOf", [r.valid.tokenId]),
+        }),
+      );
+      expect(body.blockchainProof).to.include({
+        chainId: current().config.chainId,
+        contractAddress: current().deployment.contracts.LicenceToken,
+        tokenId: r.valid.tokenId,
+        ownerAddress: owner,
+        transactionHash: r.valid.approveTx,
+      });
       const receipt = await driver.core.provider.getTransactionReceipt(body.blockchainProof.transactionHash);
       expect(receipt?.status).to.equal(1);
-      expect(receipt!.logs.some((log) => log.topics[0] === licenceToken.getEvent("LicenceIssued")!.topicHash)).to.equal(true);
+      expect(receipt!.logs.some((log) => log.topics[0] === licenceToken.getEvent("LicenceIssued")!.topicHash)).to.equal(
+        true,
+      );
     });
 
     it("NOT_ISSUED, REVOKED, SUSPENDED (then VALID once reinstated), EXPIRED", async function () {
       const drafted = await verify(String(r.draft.tokenId));
       expect(drafted.body).to.include({ isValid: false, verdict: "NOT_ISSUED", status: "DRAFT", issuedAt: null });
       expect(drafted.body.approvals).to.deep.equal([]);
-      expect((await verify(String(r.revoked.tokenId))).body).to.include({ isValid: false, verdict: "REVOKED", status: "REVOKED" });
-      expect((await verify(String(r.suspended.tokenId))).body).to.include({ isValid: false, verdict: "SUSPENDED", status: "SUSPENDED" });
+      expect((await verify(String(r.revoked.tokenId))).body).to.include({
+        isValid: false,
+        verdict: "REVOKED",
+        status: "REVOKED",
+      });
+      expect((await verify(String(r.suspended.tokenId))).body).to.include({
+        isValid: false,
+        verdict: "SUSPENDED",
+        status: "SUSPENDED",
+      });
       expect((await admin.post(`/requests/${r.suspended.id}/reinstate`, {})).status).to.equal(200);
       expect((await verify(String(r.suspended.tokenId))).body).to.include({ isValid: true, verdict: "VALID" });
       const expiring = await verify(String(r.expiring.tokenId));
       await sleep(Math.max(0, Date.parse(expiring.body.expiresAt) - Date.now() + 1_500));
       // The chain's clock decides: a block after the expiry makes validityOf say Expired.
       await driver.registerCode(`TICK_${tag}`);
-      expect((await verify(String(r.expiring.tokenId))).body).to.include({ isValid: false, verdict: "EXPIRED", status: "EXPIRED" });
+      expect((await verify(String(r.expiring.tokenId))).body).to.include({
+        isValid: false,
+        verdict: "EXPIRED",
+        status: "EXPIRED",
+      });
     });
 
     it("404 UNKNOWN for a token that does not exist; 400 for a malformed id", async function () {
@@ -138,18 +210,24 @@ describe("verification: by token, QR code and document hash (public, real stack)
     it("serves the QR code as PNG (decoded here) and SVG, holding the page URL with the signed payload", async function () {
       const json = await applicant.get(`/requests/${r.valid.id}/qr?format=json`);
       expect(json.status).to.equal(200);
-      expect(json.body.payload).to.match(new RegExp(`^LAP1\\.${current().config.chainId}\\.[0-9a-f]{40}\\.${r.valid.tokenId}\\.[A-Za-z0-9_-]+$`));
+      expect(json.body.payload).to.match(
+        new RegExp(`^LAP1\\.${current().config.chainId}\\.[0-9a-f]{40}\\.${r.valid.tokenId}\\.[A-Za-z0-9_-]+$`),
+      );
       expect(json.body.url).to.equal(`${api}/verify?qr=${json.body.payload}`);
       const issuer = (await verify("issuer")).body;
       expect(json.body.issuerAddress).to.equal(issuer.issuerAddress);
 
-      const png = await fetch(`${api}/api/v1/requests/${r.valid.id}/qr`, { headers: { authorization: `Bearer ${applicantBearer}` } });
+      const png = await fetch(`${api}/api/v1/requests/${r.valid.id}/qr`, {
+        headers: { authorization: `Bearer ${applicantBearer}` },
+      });
       expect(png.headers.get("content-type")).to.equal("image/png");
       const image = PNG.sync.read(Buffer.from(await png.arrayBuffer()));
       const decoded = jsQR(new Uint8ClampedArray(image.data), image.width, image.height);
       expect(decoded?.data).to.equal(json.body.url);
 
-      const svg = await fetch(`${api}/api/v1/requests/${r.valid.id}/qr?format=svg`, { headers: { authorization: `Bearer ${applicantBearer}` } });
+      const svg = await fetch(`${api}/api/v1/requests/${r.valid.id}/qr?format=svg`, {
+        headers: { authorization: `Bearer ${applicantBearer}` },
+      });
       expect(svg.headers.get("content-type")).to.equal("image/svg+xml");
       expect(await svg.text()).to.match(/^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
 
@@ -163,7 +241,10 @@ describe("verification: by token, QR code and document hash (public, real stack)
         const answer = await verify(`qr/${encodeURIComponent(scanned)}`);
         expect(answer.status).to.equal(200);
         expect(answer.body).to.include({ isValid: true, verdict: "VALID", tokenId: r.valid.tokenId });
-        expect(answer.body.qr).to.deep.equal({ issuer: (await verify("issuer")).body.issuerAddress, signatureValid: true });
+        expect(answer.body.qr).to.deep.equal({
+          issuer: (await verify("issuer")).body.issuerAddress,
+          signatureValid: true,
+        });
       }
       // The revoked licence's genuine code: a valid signature, an invalid licence.
       const revoked = (await admin.get(`/requests/${r.revoked.id}/qr?format=json`)).body.payload;
@@ -173,9 +254,24 @@ describe("verification: by token, QR code and document hash (public, real stack)
       const otherToken = [...parts.slice(0, 3), String(r.draft.tokenId), parts[4]].join(".");
       const flipped = parts[4][10] === "A" ? "B" : "A";
       const badSignature = [...parts.slice(0, 4), parts[4].slice(0, 10) + flipped + parts[4].slice(11)].join(".");
-      const foreign = await new QrIssuer(`0x${"11".repeat(32)}`).sign({ chainId: current().config.chainId, contract: current().deployment.contracts.LicenceToken, tokenId: BigInt(r.valid.tokenId) });
-      const otherChain = await new QrIssuer(`0x${"11".repeat(32)}`).sign({ chainId: 1, contract: current().deployment.contracts.LicenceToken, tokenId: BigInt(r.valid.tokenId) });
-      for (const [what, scanned] of [["another token", otherToken], ["an altered signature", badSignature], ["another issuer", foreign], ["another chain", otherChain], ["garbage", "hello"], ["a bare number", String(r.valid.tokenId)]]) {
+      const foreign = await new QrIssuer(`0x${"11".repeat(32)}`).sign({
+        chainId: current().config.chainId,
+        contract: current().deployment.contracts.LicenceToken,
+        tokenId: BigInt(r.valid.tokenId),
+      });
+      const otherChain = await new QrIssuer(`0x${"11".repeat(32)}`).sign({
+        chainId: 1,
+        contract: current().deployment.contracts.LicenceToken,
+        tokenId: BigInt(r.valid.tokenId),
+      });
+      for (const [what, scanned] of [
+        ["another token", otherToken],
+        ["an altered signature", badSignature],
+        ["another issuer", foreign],
+        ["another chain", otherChain],
+        ["garbage", "hello"],
+        ["a bare number", String(r.valid.tokenId)],
+      ]) {
         const answer = await verify(`qr/${encodeURIComponent(scanned)}`);
         expect(answer.status, what).to.equal(200);
         expect(answer.body, what).to.include({ isValid: false, verdict: "INVALID_QR", tokenId: null });
@@ -191,11 +287,25 @@ describe("verification: by token, QR code and document hash (public, real stack)
         const answer = await verify(`document/${form}`);
         expect(answer.status, form).to.equal(200);
         // A draft's document: genuine, but it does not name the request (issue 15, H2).
-        expect(answer.body, form).to.include({ isValid: true, isLatest: true, verdict: "VALID", documentId: r.draft.documentId, requestId: null, tokenId: r.draft.tokenId, docType: "SITE_PLAN", version: 1 });
+        expect(answer.body, form).to.include({
+          isValid: true,
+          isLatest: true,
+          verdict: "VALID",
+          documentId: r.draft.documentId,
+          requestId: null,
+          tokenId: r.draft.tokenId,
+          docType: "SITE_PLAN",
+          version: 1,
+        });
       }
-      expect((await verify(`document/${sha256(r.valid.file)}`)).body).to.include({ verdict: "VALID", requestId: r.valid.id });
+      expect((await verify(`document/${sha256(r.valid.file)}`)).body).to.include({
+        verdict: "VALID",
+        requestId: r.valid.id,
+      });
       const v2 = pdf(`draft v2 ${run}`);
-      expect((await applicant.upload("PUT", `/requests/${r.draft.id}/documents/${r.draft.documentId}`, v2, "v2.pdf")).status).to.equal(200);
+      expect(
+        (await applicant.upload("PUT", `/requests/${r.draft.id}/documents/${r.draft.documentId}`, v2, "v2.pdf")).status,
+      ).to.equal(200);
       const old = await verify(`document/${hash}`);
       expect(old.body).to.include({ isValid: false, isLatest: false, verdict: "SUPERSEDED", version: 1 });
       const current_ = await verify(`document/${sha256(v2)}`);

@@ -19,7 +19,15 @@ import { current } from "./support/stackFixture.ts";
 
 const SHOTS = path.join(process.cwd(), "test-results", "verification-page");
 // Chromium's background traffic is refused by this closed network: keep it quiet (see the toolchain notes).
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 describe("verification page (headless Chromium, phone-sized screen)", function () {
   const run = `${Date.now() % 1e7}`;
@@ -41,28 +49,66 @@ describe("verification page (headless Chromium, phone-sized screen)", function (
     driver = await createDriver(stack);
     const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
     const admin = http(api, adminToken);
-    const department = departmentClient(api, await createDepartment(api, adminToken, { code, name: "Page Licensing Office" }));
+    const department = departmentClient(
+      api,
+      await createDepartment(api, adminToken, { code, name: "Page Licensing Office" }),
+    );
     await seedWorkflow(stack, driver, {
-      workflowType: "BUILDING_PERMIT", name: "Building permit (page test)",
-      stages: [{ stageId: "check", stageName: "Check", stageOrder: 1, executionType: "SEQUENTIAL", completionCriteria: "ALL", requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }] }],
+      workflowType: "BUILDING_PERMIT",
+      name: "Building permit (page test)",
+      stages: [
+        {
+          stageId: "check",
+          stageName: "Check",
+          stageOrder: 1,
+          executionType: "SEQUENTIAL",
+          completionCriteria: "ALL",
+          requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
+        },
+      ],
     });
     const applicant = http(api, await applicantToken(api, { id: `page-${run}`, name: "Paula Page" }));
     for (const label of ["valid", "revoked"]) {
       const created = await applicant.post("/requests", { applicantId: `page-${run}`, requestType: "BUILDING_PERMIT" });
       const file = pdf(`page ${label} ${run}`);
-      const uploaded = await applicant.upload("POST", `/requests/${created.body.requestId}/documents`, file, "plan.pdf", { docType: "SITE_PLAN" });
+      const uploaded = await applicant.upload(
+        "POST",
+        `/requests/${created.body.requestId}/documents`,
+        file,
+        "plan.pdf",
+        { docType: "SITE_PLAN" },
+      );
       await applicant.post(`/requests/${created.body.requestId}/submit`);
-      expect((await department.post(`/requests/${created.body.requestId}/approve`, { remarks: "ok", reviewedDocuments: [uploaded.body.documentId] })).status).to.equal(200);
+      expect(
+        (
+          await department.post(`/requests/${created.body.requestId}/approve`, {
+            remarks: "ok",
+            reviewedDocuments: [uploaded.body.documentId],
+          })
+        ).status,
+      ).to.equal(200);
       const detail = (await applicant.get(`/requests/${created.body.requestId}`)).body;
-      licences[label] = { id: created.body.requestId, tokenId: detail.tokenId, requestNumber: detail.requestNumber, file };
+      licences[label] = {
+        id: created.body.requestId,
+        tokenId: detail.tokenId,
+        requestNumber: detail.requestNumber,
+        file,
+      };
     }
-    expect((await admin.post(`/requests/${licences.revoked.id}/revoke`, { reasonCode: 4, reason: "fraud" })).status).to.equal(200);
+    expect(
+      (await admin.post(`/requests/${licences.revoked.id}/revoke`, { reasonCode: 4, reason: "fraud" })).status,
+    ).to.equal(200);
     qr = (await applicant.get(`/requests/${licences.valid.id}/qr?format=json`)).body as typeof qr;
     proof = (await applicant.get(`/requests/${licences.valid.id}/identity-proof`)).body as typeof proof;
 
     await mkdir(SHOTS, { recursive: true });
     browser = await chromium.launch({ executablePath: await ensureChromium(), headless: true, args: CHROMIUM_ARGS });
-    context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 2,
+      isMobile: true,
+      hasTouch: true,
+    });
     page = await context.newPage();
     page.on("request", (request) => requests.push(`${request.method()} ${request.url()}`));
   });
@@ -72,8 +118,14 @@ describe("verification page (headless Chromium, phone-sized screen)", function (
   });
 
   const verdict = async () => {
-    await page.waitForFunction(() => !document.getElementById("result")!.hidden && document.getElementById("verdict")!.dataset.verdict);
-    return { code: await page.getAttribute("#verdict", "data-verdict"), text: (await page.textContent("#verdict"))!.trim(), message: (await page.textContent("#message"))!.trim() };
+    await page.waitForFunction(
+      () => !document.getElementById("result")!.hidden && document.getElementById("verdict")!.dataset.verdict,
+    );
+    return {
+      code: await page.getAttribute("#verdict", "data-verdict"),
+      text: (await page.textContent("#verdict"))!.trim(),
+      message: (await page.textContent("#message"))!.trim(),
+    };
   };
   const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
   const fitsTheScreen = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
@@ -93,10 +145,14 @@ describe("verification page (headless Chromium, phone-sized screen)", function (
     const valid = await verdict();
     expect(valid).to.include({ code: "VALID", text: "Valid licence" });
     expect(valid.message).to.match(/^This licence is valid/);
-    expect(await page.textContent("#details")).to.include(licences.valid.requestNumber).and.to.include("Paula Page");
+    expect(await page.textContent("#details"))
+      .to.include(licences.valid.requestNumber)
+      .and.to.include("Paula Page");
     expect(await page.textContent("#approvals")).to.include("Page Licensing Office");
     expect(await page.textContent("#proof")).to.include(current().deployment.contracts.LicenceToken);
-    expect(await page.evaluate(() => parseFloat(getComputedStyle(document.getElementById("verdict")!).fontSize))).to.be.at.least(24);
+    expect(
+      await page.evaluate(() => parseFloat(getComputedStyle(document.getElementById("verdict")!).fontSize)),
+    ).to.be.at.least(24);
     expect(await fitsTheScreen()).to.equal(true);
     await shot("token-valid");
 
@@ -123,7 +179,10 @@ describe("verification page (headless Chromium, phone-sized screen)", function (
       await page.fill("#holder-salt", salt);
       await page.click("#holder-submit");
       await page.waitForFunction(() => document.getElementById("holder-result")!.dataset.matches !== undefined);
-      return { matches: await page.getAttribute("#holder-result", "data-matches"), text: (await page.textContent("#holder-result"))!.trim() };
+      return {
+        matches: await page.getAttribute("#holder-result", "data-matches"),
+        text: (await page.textContent("#holder-result"))!.trim(),
+      };
     };
     const good = await check(proof.applicantId, proof.salt);
     expect(good.matches).to.equal("true");
@@ -157,7 +216,11 @@ describe("verification page (headless Chromium, phone-sized screen)", function (
     await page.goto(`${api}/verify`);
     await page.click("#tab-document");
     const before = requests.length;
-    await page.setInputFiles("#document-input", { name: "plan.pdf", mimeType: "application/pdf", buffer: licences.valid.file });
+    await page.setInputFiles("#document-input", {
+      name: "plan.pdf",
+      mimeType: "application/pdf",
+      buffer: licences.valid.file,
+    });
     const genuine = await verdict();
     expect(genuine).to.include({ code: "VALID", text: "Genuine document" });
     const hash = createHash("sha256").update(licences.valid.file).digest("hex");
@@ -166,7 +229,11 @@ describe("verification page (headless Chromium, phone-sized screen)", function (
     expect(requests.slice(before)).to.deep.equal([`GET ${api}/api/v1/verify/document/${hash}`]);
     await shot("document-valid");
 
-    await page.setInputFiles("#document-input", { name: "photo.png", mimeType: "image/png", buffer: png(`never anchored ${run}`) });
+    await page.setInputFiles("#document-input", {
+      name: "photo.png",
+      mimeType: "image/png",
+      buffer: png(`never anchored ${run}`),
+    });
     await page.waitForFunction(() => document.getElementById("verdict")!.dataset.verdict === "UNKNOWN");
     expect(await verdict()).to.include({ text: "Not recorded" });
     await shot("document-unknown");

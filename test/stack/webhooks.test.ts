@@ -32,7 +32,11 @@ describe("webhooks: registration, signed test deliveries, logs (HTTP, real stack
   });
 
   it("registers a webhook for both event sets, for the caller's own department", async function () {
-    const response = await mine.post("/webhooks", { url: receiver.url, events: ["APPROVAL_REQUIRED", "application.submitted", "certificate.revoked"], secret });
+    const response = await mine.post("/webhooks", {
+      url: receiver.url,
+      events: ["APPROVAL_REQUIRED", "application.submitted", "certificate.revoked"],
+      secret,
+    });
     expect(response.status).to.equal(201);
     expect(response.body).to.include({ departmentCode: `HOOKS_${tag}`, url: receiver.url, isActive: true });
     expect(response.body.events).to.deep.equal(["APPROVAL_REQUIRED", "application.submitted", "certificate.revoked"]);
@@ -53,15 +57,24 @@ describe("webhooks: registration, signed test deliveries, logs (HTTP, real stack
       expect(response.status, JSON.stringify(body)).to.equal(400);
       expect(["VALIDATION_ERROR", "INVALID_WEBHOOK_URL"]).to.include(response.body.code);
     }
-    const other = await mine.post("/webhooks", { departmentCode: `OTHERS_${tag}`, url: receiver.url, events: ["APPROVAL_REQUIRED"], secret });
+    const other = await mine.post("/webhooks", {
+      departmentCode: `OTHERS_${tag}`,
+      url: receiver.url,
+      events: ["APPROVAL_REQUIRED"],
+      secret,
+    });
     expect(other.status).to.equal(403);
   });
 
   it("lists a department's own webhooks only; administrators see all", async function () {
-    expect((await mine.get("/webhooks")).body.webhooks.map((w: { webhookId: string }) => w.webhookId)).to.deep.equal([webhookId]);
+    expect((await mine.get("/webhooks")).body.webhooks.map((w: { webhookId: string }) => w.webhookId)).to.deep.equal([
+      webhookId,
+    ]);
     expect((await theirs.get("/webhooks")).body.webhooks).to.deep.equal([]);
     const all = await fetch(`${current().api.url}/api/v1/webhooks`, { headers: { authorization: `Bearer ${admin}` } });
-    expect(((await all.json()) as { webhooks: { webhookId: string }[] }).webhooks.map((w) => w.webhookId)).to.include(webhookId);
+    expect(((await all.json()) as { webhooks: { webhookId: string }[] }).webhooks.map((w) => w.webhookId)).to.include(
+      webhookId,
+    );
   });
 
   it("sends a signed test payload that an independent check and the Standard Webhooks library both verify", async function () {
@@ -76,11 +89,19 @@ describe("webhooks: registration, signed test deliveries, logs (HTTP, real stack
     const given = Buffer.from(String(delivery.headers["x-webhook-signature"]));
     expect(given.length === expected.length && timingSafeEqual(given, expected)).to.equal(true);
     // A widely used receiver library (Standard Webhooks), with the secret as a raw key.
-    const payload = new Webhook(secret, { format: "raw" }).verify(delivery.body, delivery.headers as Record<string, string>) as { type: string; eventId: string };
+    const payload = new Webhook(secret, { format: "raw" }).verify(
+      delivery.body,
+      delivery.headers as Record<string, string>,
+    ) as { type: string; eventId: string };
     expect(payload.type).to.equal("WEBHOOK_TEST");
     expect(delivery.headers["webhook-id"]).to.equal(payload.eventId);
     // A tampered body fails both.
-    expect(() => new Webhook(secret, { format: "raw" }).verify(delivery.body.replace("test", "TEST"), delivery.headers as Record<string, string>)).to.throw();
+    expect(() =>
+      new Webhook(secret, { format: "raw" }).verify(
+        delivery.body.replace("test", "TEST"),
+        delivery.headers as Record<string, string>,
+      ),
+    ).to.throw();
   });
 
   it("counts only 2xx as success, does not follow redirects, and logs every attempt", async function () {
@@ -94,14 +115,23 @@ describe("webhooks: registration, signed test deliveries, logs (HTTP, real stack
     receiver.answer(200);
 
     const logs = await mine.get(`/webhooks/logs?webhookId=${webhookId}`);
-    expect(logs.body.logs.map((l: { status: string; responseStatus: number }) => [l.status, l.responseStatus])).to.deep.equal([["failed", 302], ["failed", 500], ["success", 200]]);
+    expect(
+      logs.body.logs.map((l: { status: string; responseStatus: number }) => [l.status, l.responseStatus]),
+    ).to.deep.equal([
+      ["failed", 302],
+      ["failed", 500],
+      ["success", 200],
+    ]);
     expect(logs.body.pagination).to.deep.include({ page: 1, limit: 50, total: 3 });
     expect((await mine.get(`/webhooks/logs?status=success`)).body.logs).to.have.length(1);
     expect((await theirs.get(`/webhooks/logs?webhookId=${webhookId}`)).body.logs).to.deep.equal([]);
   });
 
   it("re-enables a disabled webhook (its owner or an administrator), and deletes only its own", async function () {
-    await driver.core.pool.query(`UPDATE webhooks SET is_active = false, disabled_at = now(), disabled_reason = 'test' WHERE id = $1`, [webhookId]);
+    await driver.core.pool.query(
+      `UPDATE webhooks SET is_active = false, disabled_at = now(), disabled_reason = 'test' WHERE id = $1`,
+      [webhookId],
+    );
     expect((await theirs.post(`/webhooks/${webhookId}/enable`, {})).status).to.equal(404);
     const enabled = await mine.post(`/webhooks/${webhookId}/enable`, {});
     expect(enabled.status).to.equal(200);
@@ -109,20 +139,41 @@ describe("webhooks: registration, signed test deliveries, logs (HTTP, real stack
     expect((await theirs.delete(`/webhooks/${webhookId}`)).status).to.equal(404);
     expect((await mine.delete(`/webhooks/${webhookId}`)).status).to.equal(204);
     expect((await mine.get("/webhooks")).body.webhooks).to.deep.equal([]);
-    const kept = await driver.core.pool.query(`SELECT count(*)::int AS n FROM webhook_logs WHERE webhook_id = $1`, [webhookId]);
+    const kept = await driver.core.pool.query(`SELECT count(*)::int AS n FROM webhook_logs WHERE webhook_id = $1`, [
+      webhookId,
+    ]);
     expect(kept.rows[0].n).to.equal(3);
-    const audits = await driver.core.pool.query(`SELECT action FROM audit_logs WHERE entity_type = 'WEBHOOK' AND entity_id = $1 ORDER BY created_at`, [webhookId]);
+    const audits = await driver.core.pool.query(
+      `SELECT action FROM audit_logs WHERE entity_type = 'WEBHOOK' AND entity_id = $1 ORDER BY created_at`,
+      [webhookId],
+    );
     expect(audits.rows.map((r) => r.action)).to.deep.equal(["CREATE", "ENABLE", "DELETE"]);
   });
 
   it("refuses internal addresses in production and allows loopback in development (SSRF)", async function () {
-    for (const url of ["http://127.0.0.1/x", "http://localhost/x", "http://10.1.2.3/x", "http://192.168.1.1/x", "http://169.254.169.254/latest/meta-data", "http://[::1]/x", "http://[fd00::1]/x"]) {
-      const error = await checkWebhookUrl(url, { production: true }).then(() => undefined, (e) => e);
+    for (const url of [
+      "http://127.0.0.1/x",
+      "http://localhost/x",
+      "http://10.1.2.3/x",
+      "http://192.168.1.1/x",
+      "http://169.254.169.254/latest/meta-data",
+      "http://[::1]/x",
+      "http://[fd00::1]/x",
+    ]) {
+      const error = await checkWebhookUrl(url, { production: true }).then(
+        () => undefined,
+        (e) => e,
+      );
       expect(error?.code, url).to.equal("INVALID_WEBHOOK_URL");
     }
-    expect((await checkWebhookUrl("https://93.184.216.34/hook", { production: true })).hostname).to.equal("93.184.216.34");
+    expect((await checkWebhookUrl("https://93.184.216.34/hook", { production: true })).hostname).to.equal(
+      "93.184.216.34",
+    );
     expect((await checkWebhookUrl("http://127.0.0.1:9/hook", { production: false })).port).to.equal("9");
-    const internal = await checkWebhookUrl("http://10.1.2.3/x", { production: false }).then(() => undefined, (e) => e);
+    const internal = await checkWebhookUrl("http://10.1.2.3/x", { production: false }).then(
+      () => undefined,
+      (e) => e,
+    );
     expect(internal?.code).to.equal("INVALID_WEBHOOK_URL");
   });
 });

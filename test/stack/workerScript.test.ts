@@ -17,12 +17,28 @@ import { current } from "./support/stackFixture.ts";
 /** The environment of a fresh terminal: none of the stack's connection settings, only what the test names. */
 function terminalEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of ["DATABASE_URL", "CHAIN_RPC_URL", "CHAIN_ID", "CHAIN_FUNDING", "DEPLOYMENT_FILE", "INDEXER_URL", "JWT_ISSUER", "PORT", "PUBLIC_BASE_URL"]) delete env[name];
+  for (const name of [
+    "DATABASE_URL",
+    "CHAIN_RPC_URL",
+    "CHAIN_ID",
+    "CHAIN_FUNDING",
+    "DEPLOYMENT_FILE",
+    "INDEXER_URL",
+    "JWT_ISSUER",
+    "PORT",
+    "PUBLIC_BASE_URL",
+  ])
+    delete env[name];
   return { ...env, ...extra };
 }
 
 function npmRunWorker(env: NodeJS.ProcessEnv) {
-  const child = spawn("npm", ["run", "--silent", "worker"], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn("npm", ["run", "--silent", "worker"], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   let output = "";
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));
@@ -34,25 +50,45 @@ describe("npm run worker (the npm script) next to npm start", function () {
   it("joins the stack found by DATA_DIR alone and runs its jobs (the API runs none), then stops on SIGTERM", async function () {
     const stack = current();
     await stack.restartApi("clean", { JOBS_IN_API: "false" });
-    const worker = npmRunWorker(terminalEnv({ DATA_DIR: stack.config.dataDir, JOB_POLL_MS: "100", LOG_LEVEL: "info", NODE_ENV: "test" }));
-    const pool = new pg.Pool({ connectionString: stack.databaseUrl, options: `-c search_path=${stack.config.apiSchema},public` });
+    const worker = npmRunWorker(
+      terminalEnv({ DATA_DIR: stack.config.dataDir, JOB_POLL_MS: "100", LOG_LEVEL: "info", NODE_ENV: "test" }),
+    );
+    const pool = new pg.Pool({
+      connectionString: stack.databaseUrl,
+      options: `-c search_path=${stack.config.apiSchema},public`,
+    });
     try {
-      await eventually("the worker's job runner started", async () => {
-        if (worker.child.exitCode !== null) throw new Error(`worker exited:\n${worker.output()}`);
-        return /job runner started/.test(worker.output()) ? true : undefined;
-      }, 60_000);
+      await eventually(
+        "the worker's job runner started",
+        async () => {
+          if (worker.child.exitCode !== null) throw new Error(`worker exited:\n${worker.output()}`);
+          return /job runner started/.test(worker.output()) ? true : undefined;
+        },
+        60_000,
+      );
       expect(worker.output()).to.not.include("CHAIN_ID is required");
       // A job only a runner removes (removeOnComplete): with JOBS_IN_API=false, only the worker can run it.
       const key = randomUUID();
       await enqueueJob(pool, JOB_NAMES.discardFiles, key, { txId: randomUUID() });
-      await eventually("the job run by the worker", async () => {
-        const { rowCount } = await pool.query(`SELECT 1 FROM agenda_jobs WHERE name = $1 AND job_key = $2`, [JOB_NAMES.discardFiles, key]);
-        return rowCount === 0 ? true : undefined;
-      }, 20_000);
+      await eventually(
+        "the job run by the worker",
+        async () => {
+          const { rowCount } = await pool.query(`SELECT 1 FROM agenda_jobs WHERE name = $1 AND job_key = $2`, [
+            JOB_NAMES.discardFiles,
+            key,
+          ]);
+          return rowCount === 0 ? true : undefined;
+        },
+        20_000,
+      );
       // SIGTERM to npm's process group, as a service manager stops it: the worker stops as told.
       process.kill(-worker.child.pid!, "SIGTERM");
       await worker.exited;
-      await eventually("the worker stopping", async () => (/stopping worker/.test(worker.output()) ? true : undefined), 10_000);
+      await eventually(
+        "the worker stopping",
+        async () => (/stopping worker/.test(worker.output()) ? true : undefined),
+        10_000,
+      );
     } finally {
       if (worker.child.exitCode === null) process.kill(-worker.child.pid!, "SIGKILL");
       await pool.end();

@@ -8,7 +8,14 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { FIGURES_FILE, figurePaths, figureProblems, readFigures, writeFigures, type Figures } from "../../scripts/bench/benchmarkFigures.ts";
+import {
+  FIGURES_FILE,
+  figurePaths,
+  figureProblems,
+  readFigures,
+  writeFigures,
+  type Figures,
+} from "../../scripts/bench/benchmarkFigures.ts";
 import { LOAD_GENERATOR, parseStat, StackCpuMeter } from "../../scripts/bench/processCpu.ts";
 
 // The keys as issue 19 writes them, copied from its text.
@@ -24,7 +31,10 @@ const ISSUE_KEYS = [
 });
 
 const complete = (): Figures => ({
-  writes: { automine: { rawTxPerSec: 500, e2eReqPerSec: 40, cpuMsPerWrite: 45 }, interval1s: { rawTxPerSec: 450, e2eReqPerSec: 40, p95Ms: 1400, cpuMsPerWrite: 30 } },
+  writes: {
+    automine: { rawTxPerSec: 500, e2eReqPerSec: 40, cpuMsPerWrite: 45 },
+    interval1s: { rawTxPerSec: 450, e2eReqPerSec: 40, p95Ms: 1400, cpuMsPerWrite: 30 },
+  },
   approvals: { interval1s: { oneDepartmentPerSec: 4, eightDepartmentsPerSec: 20 } },
   reads: { bareHttpP95Ms: 17.5, detailP95Ms: 73.21, listP95Ms: 115, verifyP95Ms: 87, apiCpuMsPerDetailRead: 1.1234 },
   gas: { mint: 78061, anchorVersion: 58093, approval: 50627, lifecycle: 609926 },
@@ -66,8 +76,14 @@ describe("bench figures (docs/benchmarks.json)", function () {
       const partial = complete() as any;
       delete partial.gas;
       const other = path.join(dir, "partial.json");
-      await writeFigures(partial, other).then(() => expect.fail("written"), (error) => expect(error.message).to.match(/gas: missing/));
-      await readFile(other).then(() => expect.fail("a file was written"), (error) => expect(error.code).to.equal("ENOENT"));
+      await writeFigures(partial, other).then(
+        () => expect.fail("written"),
+        (error) => expect(error.message).to.match(/gas: missing/),
+      );
+      await readFile(other).then(
+        () => expect.fail("a file was written"),
+        (error) => expect(error.code).to.equal("ENOENT"),
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -84,11 +100,17 @@ describe("bench CPU accounting (/proc)", function () {
 
   it("charges a Postgres backend that ended to no line twice: its earlier CPU is taken off the server's growth", function () {
     const snapshot = (at: number, serverMs: number, children: [number, string, number][]) => ({
-      at, machine: { busy: at, total: at * 2 }, ms: new Map([["api", at]]), postgresServerMs: serverMs,
+      at,
+      machine: { busy: at, total: at * 2 },
+      ms: new Map([["api", at]]),
+      postgresServerMs: serverMs,
       postgresChildren: new Map(children.map(([pid, line, ms]) => [pid, { line, ms }])),
     });
     // Backend 10 (the API's) had 500 ms and ended after 30 more; backend 11 (Ponder's) went from 200 to 260 ms.
-    const before = snapshot(1000, 100, [[10, "Postgres for api", 500], [11, "Postgres for indexer", 200]]);
+    const before = snapshot(1000, 100, [
+      [10, "Postgres for api", 500],
+      [11, "Postgres for indexer", 200],
+    ]);
     const after = snapshot(2000, 100 + 530 + 20, [[11, "Postgres for indexer", 260]]);
     const usage = StackCpuMeter.usage(before, after);
     const ms = Object.fromEntries(usage.lines.map((l) => [l.name, l.ms]));
@@ -106,7 +128,8 @@ describe("bench CPU accounting (/proc)", function () {
     // A parent that burns 300 ms of CPU, then starts a child that burns 300 ms and ends, then waits to be stopped.
     // (CPU time, not wall time: on a busy machine a wall-clock loop gets only part of a core.)
     const burn = "while (process.cpuUsage().user + process.cpuUsage().system < 300_000);";
-    const script = `${burn} const c = require("node:child_process").spawn(process.execPath, ["-e", ${JSON.stringify(burn)}], { stdio: "ignore" });` +
+    const script =
+      `${burn} const c = require("node:child_process").spawn(process.execPath, ["-e", ${JSON.stringify(burn)}], { stdio: "ignore" });` +
       ` c.on("exit", () => console.log("done")); setInterval(() => {}, 1000);`;
     const parent = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "ignore"] });
     try {

@@ -2,25 +2,45 @@ import { expect } from "chai";
 import { Interface } from "ethers";
 import { ApprovalRegistryAbi } from "../../abis/index.ts";
 import {
-  ChainUnavailableError, ContractRevertError, decodeRevert, NodeRefusedError, NotMinedInTimeError,
+  ChainUnavailableError,
+  ContractRevertError,
+  decodeRevert,
+  NodeRefusedError,
+  NotMinedInTimeError,
 } from "../../api/src/chain/chainErrors.ts";
 import { AppError } from "../../api/src/errors.ts";
 import { answerOfKnownError } from "../../api/src/http/errorKinds.ts";
 import { toAppError } from "../../api/src/http/errorMiddleware.ts";
 import {
-  InvalidFileError, InvalidUploadError, StorageKeyExistsError, StoredFileNotFoundError, UploadNotMultipartError, UploadTooLargeError,
+  InvalidFileError,
+  InvalidUploadError,
+  StorageKeyExistsError,
+  StoredFileNotFoundError,
+  UploadNotMultipartError,
+  UploadTooLargeError,
 } from "../../api/src/storage/storageErrors.ts";
 
 const answer = (error: unknown) => {
   const mapped = toAppError(error);
-  return { status: mapped.status, code: mapped.code, message: mapped.message, details: mapped.details, headers: mapped.headers };
+  return {
+    status: mapped.status,
+    code: mapped.code,
+    message: mapped.message,
+    details: mapped.details,
+    headers: mapped.headers,
+  };
 };
 
 /** Chain and storage errors say what happened; api/src/http/errorKinds.ts alone gives them a status. */
 describe("error kinds (api/src/http/errorKinds.ts)", function () {
   describe("chain errors", function () {
     it("carry no HTTP status", function () {
-      for (const error of [new ContractRevertError("X", []), new ChainUnavailableError(), new NodeRefusedError("no"), new NotMinedInTimeError("0xab")]) {
+      for (const error of [
+        new ContractRevertError("X", []),
+        new ChainUnavailableError(),
+        new NodeRefusedError("no"),
+        new NotMinedInTimeError("0xab"),
+      ]) {
         expect(error).to.not.be.instanceOf(AppError);
         expect(error).to.not.have.property("status");
       }
@@ -28,21 +48,29 @@ describe("error kinds (api/src/http/errorKinds.ts)", function () {
 
     it("an unreachable node is 503 CHAIN_UNAVAILABLE with Retry-After: 5", function () {
       expect(answer(new ChainUnavailableError(new Error("ECONNREFUSED")))).to.deep.equal({
-        status: 503, code: "CHAIN_UNAVAILABLE", message: "The blockchain is not reachable; nothing was recorded. Try again shortly.",
-        details: undefined, headers: { "Retry-After": "5" },
+        status: 503,
+        code: "CHAIN_UNAVAILABLE",
+        message: "The blockchain is not reachable; nothing was recorded. Try again shortly.",
+        details: undefined,
+        headers: { "Retry-After": "5" },
       });
     });
 
     it("a transaction the node refused is 502 CHAIN_REJECTED_TRANSACTION, without the node's words", function () {
       expect(answer(new NodeRefusedError("nonce too low: internal detail"))).to.deep.equal({
-        status: 502, code: "CHAIN_REJECTED_TRANSACTION", message: "The blockchain node refused the transaction; nothing was recorded on chain.",
-        details: undefined, headers: undefined,
+        status: 502,
+        code: "CHAIN_REJECTED_TRANSACTION",
+        message: "The blockchain node refused the transaction; nothing was recorded on chain.",
+        details: undefined,
+        headers: undefined,
       });
     });
 
     it("a transaction not mined in time is 504 CHAIN_TIMEOUT naming its hash", function () {
       expect(answer(new NotMinedInTimeError("0xabc"))).to.deep.include({
-        status: 504, code: "CHAIN_TIMEOUT", details: { transactionHash: "0xabc" },
+        status: 504,
+        code: "CHAIN_TIMEOUT",
+        details: { transactionHash: "0xabc" },
       });
     });
 
@@ -51,8 +79,13 @@ describe("error kinds (api/src/http/errorKinds.ts)", function () {
       const notYourTurn = decodeRevert(errors.encodeErrorResult("ReviewNotYourTurn", [1n, 0, 2, 1]))!;
       expect(answer(notYourTurn)).to.deep.include({ status: 409, code: "NOT_YOUR_TURN" });
       expect(answer(notYourTurn).details).to.deep.equal({ error: "ReviewNotYourTurn", args: ["1", "0", "2", "1"] });
-      expect(answer(new ContractRevertError("TransactionReverted", [], "The transaction reverted on chain"))).to.deep.include({
-        status: 409, code: "CHAIN_REJECTED", message: "The transaction reverted on chain", details: { error: "TransactionReverted", args: [] },
+      expect(
+        answer(new ContractRevertError("TransactionReverted", [], "The transaction reverted on chain")),
+      ).to.deep.include({
+        status: 409,
+        code: "CHAIN_REJECTED",
+        message: "The transaction reverted on chain",
+        details: { error: "TransactionReverted", args: [] },
       });
     });
   });
@@ -67,17 +100,42 @@ describe("error kinds (api/src/http/errorKinds.ts)", function () {
 
     it("map to 413, 415, 400, 409 and 404, closing the connection only when the body is left unread", function () {
       expect(answer(new UploadTooLargeError(10 * 1024 * 1024, true))).to.deep.equal({
-        status: 413, code: "PAYLOAD_TOO_LARGE", message: "The file is larger than the allowed 10 MB (10485760 bytes)",
-        details: { maxBytes: 10485760 }, headers: { Connection: "close" },
+        status: 413,
+        code: "PAYLOAD_TOO_LARGE",
+        message: "The file is larger than the allowed 10 MB (10485760 bytes)",
+        details: { maxBytes: 10485760 },
+        headers: { Connection: "close" },
       });
       expect(answer(new UploadTooLargeError(1000)).headers).to.equal(undefined);
-      expect(answer(new UploadNotMultipartError())).to.deep.include({ status: 415, code: "UNSUPPORTED_MEDIA_TYPE", message: "Send the document as multipart/form-data" });
-      expect(answer(new InvalidUploadError("At most 36 parts are accepted", { reason: "TOO_MANY_PARTS" }, true))).to.deep.equal({
-        status: 400, code: "VALIDATION_ERROR", message: "At most 36 parts are accepted", details: { reason: "TOO_MANY_PARTS" }, headers: { Connection: "close" },
+      expect(answer(new UploadNotMultipartError())).to.deep.include({
+        status: 415,
+        code: "UNSUPPORTED_MEDIA_TYPE",
+        message: "Send the document as multipart/form-data",
       });
-      expect(answer(new InvalidFileError("The file is empty", { reason: "EMPTY" }))).to.deep.include({ status: 400, code: "INVALID_FILE", details: { reason: "EMPTY" } });
-      expect(answer(new StorageKeyExistsError("documents/a/b/v1.pdf"))).to.deep.include({ status: 409, code: "FILE_EXISTS", details: { key: "documents/a/b/v1.pdf" } });
-      expect(answer(new StoredFileNotFoundError())).to.deep.include({ status: 404, code: "NOT_FOUND", message: "File not found" });
+      expect(
+        answer(new InvalidUploadError("At most 36 parts are accepted", { reason: "TOO_MANY_PARTS" }, true)),
+      ).to.deep.equal({
+        status: 400,
+        code: "VALIDATION_ERROR",
+        message: "At most 36 parts are accepted",
+        details: { reason: "TOO_MANY_PARTS" },
+        headers: { Connection: "close" },
+      });
+      expect(answer(new InvalidFileError("The file is empty", { reason: "EMPTY" }))).to.deep.include({
+        status: 400,
+        code: "INVALID_FILE",
+        details: { reason: "EMPTY" },
+      });
+      expect(answer(new StorageKeyExistsError("documents/a/b/v1.pdf"))).to.deep.include({
+        status: 409,
+        code: "FILE_EXISTS",
+        details: { key: "documents/a/b/v1.pdf" },
+      });
+      expect(answer(new StoredFileNotFoundError())).to.deep.include({
+        status: 404,
+        code: "NOT_FOUND",
+        message: "File not found",
+      });
     });
   });
 

@@ -7,7 +7,8 @@ import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.ts";
 import { isAdmin } from "../auth/principal.ts";
 
-export type AuditEntity = "REQUEST" | "APPROVAL" | "DOCUMENT" | "DEPARTMENT" | "WORKFLOW" | "CLIENT" | "WEBHOOK" | "APPLICANT";
+export type AuditEntity =
+  "REQUEST" | "APPROVAL" | "DOCUMENT" | "DEPARTMENT" | "WORKFLOW" | "CLIENT" | "WEBHOOK" | "APPLICANT";
 
 /** Who made a change and from where. */
 export interface RequestMeta {
@@ -35,16 +36,28 @@ function actorOf(principal: Principal | undefined): { type: string; id: string }
   return { type: isAdmin(principal) ? "ADMIN" : "CLIENT", id: principal.id };
 }
 
-export async function audit(client: { query: (sql: string, params: unknown[]) => Promise<unknown> }, meta: RequestMeta, entry: AuditEntry): Promise<void> {
+export async function audit(
+  client: { query: (sql: string, params: unknown[]) => Promise<unknown> },
+  meta: RequestMeta,
+  entry: AuditEntry,
+): Promise<void> {
   const actor = actorOf(meta.principal);
   await client.query(
     `INSERT INTO audit_logs (id, entity_type, entity_id, action, actor_type, actor_id, old_value, new_value, ip_address, user_agent, request_id, tx_hash)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
     [
-      randomUUID(), entry.entityType, entry.entityId, entry.action, actor.type, actor.id,
+      randomUUID(),
+      entry.entityType,
+      entry.entityId,
+      entry.action,
+      actor.type,
+      actor.id,
       entry.oldValue === undefined ? null : JSON.stringify(entry.oldValue),
       entry.newValue === undefined ? null : JSON.stringify(entry.newValue),
-      meta.ip ?? null, meta.userAgent ?? null, meta.requestId ?? null, entry.txHash ?? null,
+      meta.ip ?? null,
+      meta.userAgent ?? null,
+      meta.requestId ?? null,
+      entry.txHash ?? null,
     ],
   );
 }

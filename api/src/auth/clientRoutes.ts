@@ -26,12 +26,27 @@ const SCOPE_TABLE = [
   "| `admin` | administration; an admin token carries every scope |",
 ].join("\n");
 
-const TokenRequest = lenientBody("ClientCredentialsTokenRequest", "RFC 6749 §4.4 access token request (client credentials).", {
-  grant_type: { description: "Must be `client_credentials`.", required: true, example: "client_credentials", enum: ["client_credentials"] },
-  client_id: { description: "The client id (or send HTTP Basic authentication instead of client_id/client_secret).", required: true },
-  client_secret: { description: "The client secret.", required: true },
-  scope: { description: "Space-separated scopes wanted; omitted: every scope the client holds.", example: "applications:read documents:read" },
-});
+const TokenRequest = lenientBody(
+  "ClientCredentialsTokenRequest",
+  "RFC 6749 §4.4 access token request (client credentials).",
+  {
+    grant_type: {
+      description: "Must be `client_credentials`.",
+      required: true,
+      example: "client_credentials",
+      enum: ["client_credentials"],
+    },
+    client_id: {
+      description: "The client id (or send HTTP Basic authentication instead of client_id/client_secret).",
+      required: true,
+    },
+    client_secret: { description: "The client secret.", required: true },
+    scope: {
+      description: "Space-separated scopes wanted; omitted: every scope the client holds.",
+      example: "applications:read documents:read",
+    },
+  },
+);
 
 const TokenResponse = z
   .object({
@@ -47,7 +62,9 @@ const ClientSchema = z
     clientId: z.string(),
     name: z.string(),
     scopes: z.array(z.enum(SCOPES)),
-    bootstrap: z.boolean().meta({ description: "The admin client configured by ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET (cannot be revoked here)." }),
+    bootstrap: z.boolean().meta({
+      description: "The admin client configured by ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET (cannot be revoked here).",
+    }),
     createdAt: DateTime,
     revokedAt: DateTime.nullable(),
   })
@@ -72,7 +89,17 @@ const CreateClientInput = z
 
 const JwksSchema = z
   .object({
-    keys: z.array(z.object({ kty: z.string(), crv: z.string(), x: z.string(), y: z.string(), kid: z.string(), alg: z.string(), use: z.string() })),
+    keys: z.array(
+      z.object({
+        kty: z.string(),
+        crv: z.string(),
+        x: z.string(),
+        y: z.string(),
+        kid: z.string(),
+        alg: z.string(),
+        use: z.string(),
+      }),
+    ),
   })
   .meta({ id: "JsonWebKeySet" });
 
@@ -106,7 +133,10 @@ export function clientRoutes(clients: ClientStore, tokens: TokenService, record:
       bodyType: "form",
       responses: {
         200: { description: "Token issued", schema: TokenResponse },
-        400: { description: "invalid_request, unsupported_grant_type, invalid_grant, invalid_scope", schema: OAuthErrorSchema },
+        400: {
+          description: "invalid_request, unsupported_grant_type, invalid_grant, invalid_scope",
+          schema: OAuthErrorSchema,
+        },
         401: { description: "invalid_client", schema: OAuthErrorSchema },
       },
       handler: ({ ctx }) => clientCredentials(ctx, clients, tokens, record),
@@ -118,18 +148,35 @@ export function clientRoutes(clients: ClientStore, tokens: TokenService, record:
       // Its response carries a secret: never stored for Idempotency-Key replays.
       idempotent: false,
       summary: "Create a system client",
-      description: "Creates an OAuth 2.0 client for the client-credentials flow. The secret is returned once and stored only as a hash. Requires scope `admin`.\n\n" + SCOPE_TABLE,
+      description:
+        "Creates an OAuth 2.0 client for the client-credentials flow. The secret is returned once and stored only as a hash. Requires scope `admin`.\n\n" +
+        SCOPE_TABLE,
       tags: ["Admin", "Authentication"],
       access: [{ kind: "admin" }],
       body: CreateClientInput,
-      responses: { 201: { description: "Created; the secret is shown only here", schema: CreatedClientSchema }, 400: { description: "Invalid input", schema: ErrorSchema }, ...errors },
+      responses: {
+        201: { description: "Created; the secret is shown only here", schema: CreatedClientSchema },
+        400: { description: "Invalid input", schema: ErrorSchema },
+        ...errors,
+      },
       handler: async ({ body, ctx }) => {
         const { client, clientSecret } = await clients.create(body.name, body.scopes as Scope[]);
-        await record(requestMeta(ctx), { entityType: "CLIENT", entityId: client.clientId, action: "CREATE", newValue: { name: client.name, scopes: client.scopes } });
+        await record(requestMeta(ctx), {
+          entityType: "CLIENT",
+          entityId: client.clientId,
+          action: "CREATE",
+          newValue: { name: client.name, scopes: client.scopes },
+        });
         return {
           status: 201,
           headers: NO_STORE,
-          body: { clientId: client.clientId, clientSecret, name: client.name, scopes: client.scopes, createdAt: client.createdAt.toISOString() },
+          body: {
+            clientId: client.clientId,
+            clientSecret,
+            name: client.name,
+            scopes: client.scopes,
+            createdAt: client.createdAt.toISOString(),
+          },
         };
       },
     }),
@@ -138,12 +185,20 @@ export function clientRoutes(clients: ClientStore, tokens: TokenService, record:
       path: "/admin/clients",
       operationId: "listClients",
       summary: "List system clients",
-      description: "Lists clients without their secrets; revoked ones only with `includeRevoked=true`. Requires scope `admin`.",
+      description:
+        "Lists clients without their secrets; revoked ones only with `includeRevoked=true`. Requires scope `admin`.",
       tags: ["Admin", "Authentication"],
       access: [{ kind: "admin" }],
-      query: z.object({ includeRevoked: z.enum(["true", "false"]).optional().meta({ description: "Also list revoked clients (default false)" }) }),
+      query: z.object({
+        includeRevoked: z
+          .enum(["true", "false"])
+          .optional()
+          .meta({ description: "Also list revoked clients (default false)" }),
+      }),
       responses: { 200: { description: "Clients", schema: z.object({ clients: z.array(ClientSchema) }) }, ...errors },
-      handler: async ({ query }) => ({ body: { clients: (await clients.list(query.includeRevoked === "true")).map(clientView) } }),
+      handler: async ({ query }) => ({
+        body: { clients: (await clients.list(query.includeRevoked === "true")).map(clientView) },
+      }),
     }),
     defineRoute({
       method: "delete",
@@ -165,10 +220,19 @@ export function clientRoutes(clients: ClientStore, tokens: TokenService, record:
         const client = await clients.find(params.clientId);
         if (!client) throw notFound("Client");
         if (client.bootstrap && !client.revokedAt) {
-          throw conflict("BOOTSTRAP_CLIENT", "The bootstrap admin client comes from ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET: rotate ADMIN_CLIENT_SECRET and restart instead");
+          throw conflict(
+            "BOOTSTRAP_CLIENT",
+            "The bootstrap admin client comes from ADMIN_CLIENT_ID / ADMIN_CLIENT_SECRET: rotate ADMIN_CLIENT_SECRET and restart instead",
+          );
         }
         await clients.revoke(params.clientId);
-        if (!client.revokedAt) await record(requestMeta(ctx), { entityType: "CLIENT", entityId: client.clientId, action: "REVOKE", oldValue: { name: client.name, scopes: client.scopes } });
+        if (!client.revokedAt)
+          await record(requestMeta(ctx), {
+            entityType: "CLIENT",
+            entityId: client.clientId,
+            action: "REVOKE",
+            oldValue: { name: client.name, scopes: client.scopes },
+          });
         return { status: 204 };
       },
     }),
@@ -181,7 +245,8 @@ export function jwksRoute(tokens: TokenService): RouteDefinition {
     path: "/.well-known/jwks.json",
     operationId: "getJwks",
     summary: "Public keys of service tokens",
-    description: "The ES256 public key(s) verifying the access tokens this service issues (match the token header's `kid`).",
+    description:
+      "The ES256 public key(s) verifying the access tokens this service issues (match the token header's `kid`).",
     tags: ["Authentication"],
     access: [{ kind: "public" }],
     responses: { 200: { description: "JSON Web Key Set (RFC 7517)", schema: JwksSchema } },
@@ -205,28 +270,44 @@ async function clientCredentials(ctx: Context, clients: ClientStore, tokens: Tok
     return oauthError("invalid_request", "The body must be application/x-www-form-urlencoded");
   }
   const body = (ctx.request as { body?: unknown }).body;
-  const params = Object.fromEntries(["grant_type", "client_id", "client_secret", "scope"].map((name) => [name, field(body, name)]));
+  const params = Object.fromEntries(
+    ["grant_type", "client_id", "client_secret", "scope"].map((name) => [name, field(body, name)]),
+  );
   const problem = Object.values(params).find((p) => p.problem)?.problem;
   if (problem) return oauthError("invalid_request", problem);
   const grantType = params.grant_type.value;
   if (!grantType) return oauthError("invalid_request", "grant_type is required");
-  if (grantType !== "client_credentials") return oauthError("unsupported_grant_type", "Only grant_type=client_credentials is supported here");
+  if (grantType !== "client_credentials")
+    return oauthError("unsupported_grant_type", "Only grant_type=client_credentials is supported here");
 
   let clientId = params.client_id.value;
   let secret = params.client_secret.value;
   const basic = basicCredentials(ctx.get("authorization"));
-  if (basic === "malformed") return oauthError("invalid_client", "The Basic authorization header is malformed", { "WWW-Authenticate": 'Basic realm="token"' });
+  if (basic === "malformed")
+    return oauthError("invalid_client", "The Basic authorization header is malformed", {
+      "WWW-Authenticate": 'Basic realm="token"',
+    });
   if (basic) {
-    if (secret) return oauthError("invalid_request", "Use one client authentication method: HTTP Basic or client_secret, not both");
-    if (clientId && clientId !== basic.clientId) return oauthError("invalid_request", "client_id differs from the Basic authorization header");
+    if (secret)
+      return oauthError(
+        "invalid_request",
+        "Use one client authentication method: HTTP Basic or client_secret, not both",
+      );
+    if (clientId && clientId !== basic.clientId)
+      return oauthError("invalid_request", "client_id differs from the Basic authorization header");
     ({ clientId, secret } = basic);
   }
-  if (!clientId || !secret) return oauthError("invalid_client", "Client authentication is required (client_id and client_secret)");
+  if (!clientId || !secret)
+    return oauthError("invalid_client", "Client authentication is required (client_id and client_secret)");
 
   const check = await clients.authenticate(clientId, secret);
   if (!check.ok) {
     if (check.reason === "wrong_secret") return oauthError("invalid_grant", "The client credentials are invalid");
-    return oauthError("invalid_client", check.reason === "revoked" ? "The client has been revoked" : "Unknown client id", basic ? { "WWW-Authenticate": 'Basic realm="token"' } : {});
+    return oauthError(
+      "invalid_client",
+      check.reason === "revoked" ? "The client has been revoked" : "Unknown client id",
+      basic ? { "WWW-Authenticate": 'Basic realm="token"' } : {},
+    );
   }
   const held: readonly Scope[] = check.client.scopes.includes("admin") ? SCOPES : check.client.scopes;
   let granted: Scope[];
@@ -235,19 +316,38 @@ async function clientCredentials(ctx: Context, clients: ClientStore, tokens: Tok
     const refused = requested.filter((s) => !(held as readonly string[]).includes(s));
     if (refused.length > 0) {
       const unknown = refused.filter((s) => !(SCOPES as readonly string[]).includes(s));
-      return oauthError("invalid_scope", unknown.length > 0 ? `Unknown scope: ${unknown.join(" ")}` : `Scope not authorised for this client: ${refused.join(" ")}`);
+      return oauthError(
+        "invalid_scope",
+        unknown.length > 0
+          ? `Unknown scope: ${unknown.join(" ")}`
+          : `Scope not authorised for this client: ${refused.join(" ")}`,
+      );
     }
     granted = SCOPES.filter((s) => requested.includes(s));
   } else {
     granted = check.client.scopes;
   }
   const issued = await tokens.issueClient(check.client.clientId, granted);
-  await record({ ...requestMeta(ctx), principal: { kind: "client", id: check.client.clientId, scopes: granted } satisfies Principal }, {
-    entityType: "CLIENT", entityId: check.client.clientId, action: "SIGN_IN", newValue: { grantType: "client_credentials", scopes: granted },
-  });
+  await record(
+    {
+      ...requestMeta(ctx),
+      principal: { kind: "client", id: check.client.clientId, scopes: granted } satisfies Principal,
+    },
+    {
+      entityType: "CLIENT",
+      entityId: check.client.clientId,
+      action: "SIGN_IN",
+      newValue: { grantType: "client_credentials", scopes: granted },
+    },
+  );
   return {
     headers: { ...NO_STORE },
-    body: { access_token: issued.accessToken, token_type: "Bearer", expires_in: issued.expiresIn, scope: granted.join(" ") },
+    body: {
+      access_token: issued.accessToken,
+      token_type: "Bearer",
+      expires_in: issued.expiresIn,
+      scope: granted.join(" "),
+    },
   };
 }
 

@@ -32,8 +32,7 @@ interface ClientRow {
 }
 
 export type ClientCheck =
-  | { ok: true; client: ClientRecord }
-  | { ok: false; reason: "unknown_client" | "revoked" | "wrong_secret" };
+  { ok: true; client: ClientRecord } | { ok: false; reason: "unknown_client" | "revoked" | "wrong_secret" };
 
 interface TokenStatus {
   revoked: boolean;
@@ -74,7 +73,9 @@ export class ClientStore {
 
   /** Revokes a client (idempotent); its secret and the tokens it holds stop working. */
   async revoke(clientId: string): Promise<void> {
-    await this.pool.query(`UPDATE oauth_clients SET revoked_at = coalesce(revoked_at, now()) WHERE client_id = $1`, [clientId]);
+    await this.pool.query(`UPDATE oauth_clients SET revoked_at = coalesce(revoked_at, now()) WHERE client_id = $1`, [
+      clientId,
+    ]);
     this.cache.delete(clientId);
   }
 
@@ -99,7 +100,11 @@ export class ClientStore {
       const row = rows[0];
       status = {
         revoked: !row || row.revoked_at !== null,
-        validFromSeconds: !row ? Infinity : row.tokens_valid_after ? Math.floor(row.tokens_valid_after.getTime() / 1000) : 0,
+        validFromSeconds: !row
+          ? Infinity
+          : row.tokens_valid_after
+            ? Math.floor(row.tokens_valid_after.getTime() / 1000)
+            : 0,
         checkedAt: Date.now(),
       };
       if (this.cache.size >= CACHE_MAX) this.cache.clear();
@@ -115,7 +120,10 @@ export class ClientStore {
    * issued under the old secret are then refused); any earlier bootstrap client with another id is revoked.
    */
   /** Creates or updates the bootstrap admin client; says what changed (for the audit trail). */
-  async upsertBootstrapAdmin(clientId: string, secret: string): Promise<{ created: boolean; rotated: boolean; revoked: string[] }> {
+  async upsertBootstrapAdmin(
+    clientId: string,
+    secret: string,
+  ): Promise<{ created: boolean; rotated: boolean; revoked: string[] }> {
     const { rows } = await this.pool.query<ClientRow>(`SELECT * FROM oauth_clients WHERE client_id = $1`, [clientId]);
     const row = rows[0];
     let created = false;

@@ -25,8 +25,7 @@ export interface PendingLogin extends CodeBinding {
 }
 
 export type CodeRedemption =
-  | ({ ok: true; identity: ApplicantIdentity } & CodeBinding)
-  | { ok: false; reason: "unknown" | "expired" };
+  ({ ok: true; identity: ApplicantIdentity } & CodeBinding) | { ok: false; reason: "unknown" | "expired" };
 
 export class IdentityCodeStore {
   private readonly pool: pg.Pool;
@@ -43,7 +42,17 @@ export class IdentityCodeStore {
     await this.pool.query(
       `INSERT INTO identity_codes (code_hash, redirect_uri, subject, name, email, idp, expires_at, client_id, code_challenge)
        VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7), $8, $9)`,
-      [sha256Hex(code), binding.redirectUri, identity.id, identity.name ?? null, identity.email ?? null, identity.idp, CODE_TTL_SECONDS, binding.clientId, binding.codeChallenge],
+      [
+        sha256Hex(code),
+        binding.redirectUri,
+        identity.id,
+        identity.name ?? null,
+        identity.email ?? null,
+        identity.idp,
+        CODE_TTL_SECONDS,
+        binding.clientId,
+        binding.codeChallenge,
+      ],
     );
     return code;
   }
@@ -51,7 +60,14 @@ export class IdentityCodeStore {
   /** Takes the code (it cannot be used again, whatever the outcome). */
   async redeemCode(code: string): Promise<CodeRedemption> {
     const { rows } = await this.pool.query<{
-      redirect_uri: string; subject: string; name: string | null; email: string | null; idp: IdentityProviderKind; expired: boolean; client_id: string; code_challenge: string;
+      redirect_uri: string;
+      subject: string;
+      name: string | null;
+      email: string | null;
+      idp: IdentityProviderKind;
+      expired: boolean;
+      client_id: string;
+      code_challenge: string;
     }>(
       `DELETE FROM identity_codes WHERE code_hash = $1
        RETURNING redirect_uri, subject, name, email, idp, expires_at <= now() AS expired, client_id, code_challenge`,
@@ -63,7 +79,13 @@ export class IdentityCodeStore {
     const identity: ApplicantIdentity = { id: row.subject, idp: row.idp };
     if (row.name) identity.name = row.name;
     if (row.email) identity.email = row.email;
-    return { ok: true, identity, redirectUri: row.redirect_uri, clientId: row.client_id, codeChallenge: row.code_challenge };
+    return {
+      ok: true,
+      identity,
+      redirectUri: row.redirect_uri,
+      clientId: row.client_id,
+      codeChallenge: row.code_challenge,
+    };
   }
 
   /** Records a sign-in sent to the external provider; returns the `state` to send it. */
@@ -73,20 +95,41 @@ export class IdentityCodeStore {
     await this.pool.query(
       `INSERT INTO identity_logins (state_hash, redirect_uri, client_state, code_verifier, expires_at, client_id, code_challenge)
        VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5), $6, $7)`,
-      [sha256Hex(state), login.redirectUri, login.clientState, login.codeVerifier, LOGIN_TTL_SECONDS, login.clientId, login.codeChallenge],
+      [
+        sha256Hex(state),
+        login.redirectUri,
+        login.clientState,
+        login.codeVerifier,
+        LOGIN_TTL_SECONDS,
+        login.clientId,
+        login.codeChallenge,
+      ],
     );
     return state;
   }
 
   /** Takes the sign-in the provider's callback refers to; undefined when unknown, used or expired. */
   async finishLogin(state: string): Promise<PendingLogin | undefined> {
-    const { rows } = await this.pool.query<{ redirect_uri: string; client_state: string; code_verifier: string; expired: boolean; client_id: string; code_challenge: string }>(
+    const { rows } = await this.pool.query<{
+      redirect_uri: string;
+      client_state: string;
+      code_verifier: string;
+      expired: boolean;
+      client_id: string;
+      code_challenge: string;
+    }>(
       `DELETE FROM identity_logins WHERE state_hash = $1 RETURNING redirect_uri, client_state, code_verifier, expires_at <= now() AS expired, client_id, code_challenge`,
       [sha256Hex(state)],
     );
     const row = rows[0];
     if (!row || row.expired) return undefined;
-    return { redirectUri: row.redirect_uri, clientState: row.client_state, codeVerifier: row.code_verifier, clientId: row.client_id, codeChallenge: row.code_challenge };
+    return {
+      redirectUri: row.redirect_uri,
+      clientState: row.client_state,
+      codeVerifier: row.code_verifier,
+      clientId: row.client_id,
+      codeChallenge: row.code_challenge,
+    };
   }
 
   /** Deletes long-expired records, at most once a minute per process. */

@@ -19,13 +19,21 @@ import type { DepartmentCredentialStore } from "./departmentCredentialStore.ts";
 import type { DepartmentKeyCheck } from "./index.ts";
 import type { Principal } from "./principal.ts";
 import { sha256Hex, verifySecret } from "./secrets.ts";
-import { NONCE_PATTERN, SIGNATURE_RETENTION_SECONDS, SIGNATURE_WINDOW_SECONDS, bodyHashesOf, hmacHex, signingString } from "./requestSigning.ts";
+import {
+  NONCE_PATTERN,
+  SIGNATURE_RETENTION_SECONDS,
+  SIGNATURE_WINDOW_SECONDS,
+  bodyHashesOf,
+  hmacHex,
+  signingString,
+} from "./requestSigning.ts";
 
 /** Compared against when the code is unknown, so an unknown code costs the same as a wrong key. */
 const DUMMY_HASH = `sha256:${sha256Hex("no such department")}`;
 const PURGE_EVERY_MS = 60_000;
 
-const unauthorized = (message: string) => new AppError(401, "UNAUTHORIZED", message, undefined, { "WWW-Authenticate": "ApiKey" });
+const unauthorized = (message: string) =>
+  new AppError(401, "UNAUTHORIZED", message, undefined, { "WWW-Authenticate": "ApiKey" });
 
 export interface DepartmentKeyCheckDeps {
   credentials: DepartmentCredentialStore;
@@ -47,12 +55,15 @@ export function createDepartmentKeyCheck({ credentials, openSecret }: Department
     const timestamp = ctx.get("x-timestamp");
     const signature = ctx.get("x-signature").toLowerCase();
     const nonce = ctx.get("x-nonce");
-    if (!timestamp || !signature) throw unauthorized("This department must sign its requests: X-Timestamp and X-Signature are required");
+    if (!timestamp || !signature)
+      throw unauthorized("This department must sign its requests: X-Timestamp and X-Signature are required");
     if (!/^\d{1,12}$/.test(timestamp)) throw unauthorized("X-Timestamp must be unix seconds");
     if (!/^[0-9a-f]{64}$/.test(signature)) throw unauthorized("X-Signature must be 64 hex characters (HMAC-SHA256)");
-    if (nonce && !NONCE_PATTERN.test(nonce)) throw unauthorized("X-Nonce must be 1-64 characters of A-Z a-z 0-9 . _ ~ -");
+    if (nonce && !NONCE_PATTERN.test(nonce))
+      throw unauthorized("X-Nonce must be 1-64 characters of A-Z a-z 0-9 . _ ~ -");
     const skew = Math.abs(Math.floor(Date.now() / 1000) - Number(timestamp));
-    if (skew > SIGNATURE_WINDOW_SECONDS) throw unauthorized(`X-Timestamp is more than ${SIGNATURE_WINDOW_SECONDS / 60} minutes from the server's time`);
+    if (skew > SIGNATURE_WINDOW_SECONDS)
+      throw unauthorized(`X-Timestamp is more than ${SIGNATURE_WINDOW_SECONDS / 60} minutes from the server's time`);
     const bodyHashes = bodyHashesOf(ctx);
     if (!bodyHashes) throw unauthorized("Signed requests carry a JSON body or no body");
 
@@ -60,13 +71,17 @@ export function createDepartmentKeyCheck({ credentials, openSecret }: Department
     const given = Buffer.from(signature, "hex");
     let valid = false;
     for (const bodyHash of bodyHashes) {
-      const expected = Buffer.from(hmacHex(secret, signingString(ctx.method, ctx.originalUrl, timestamp, nonce, bodyHash)), "hex");
+      const expected = Buffer.from(
+        hmacHex(secret, signingString(ctx.method, ctx.originalUrl, timestamp, nonce, bodyHash)),
+        "hex",
+      );
       if (timingSafeEqual(expected, given)) valid = true;
     }
     if (!valid) throw unauthorized("The request signature is not valid");
 
     await purgeUsedSignatures();
-    if (!(await credentials.recordSignature(code, signature, Number(timestamp)))) throw unauthorized("This request signature was already used");
+    if (!(await credentials.recordSignature(code, signature, Number(timestamp))))
+      throw unauthorized("This request signature was already used");
   };
 
   return async (apiKey: string, departmentCode: string, ctx: Context): Promise<Principal | undefined> => {
@@ -75,7 +90,8 @@ export function createDepartmentKeyCheck({ credentials, openSecret }: Department
     if (!row || !keyMatches) throw unauthorized("The API key is not valid for this department");
     if (!row.active) throw unauthorized("The department is deactivated");
     const signed = Boolean(ctx.get("x-signature") || ctx.get("x-timestamp") || ctx.get("x-nonce"));
-    if (signed || row.requireSignedRequests || signingRequiredForAll) await verifySignature(row.code, row.apiSecretSealed, ctx);
+    if (signed || row.requireSignedRequests || signingRequiredForAll)
+      await verifySignature(row.code, row.apiSecretSealed, ctx);
     return { kind: "department", id: row.code, code: row.code };
   };
 }

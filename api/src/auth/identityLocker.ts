@@ -26,7 +26,18 @@ import type { AuditRecorder } from "./clientRoutes.ts";
 import type { Principal } from "./principal.ts";
 
 const PROVIDER_TIMEOUT_MS = 10_000;
-const RFC_AUTHORIZE_ERRORS = new Set(["invalid_request", "unauthorized_client", "access_denied", "unsupported_response_type", "invalid_scope", "server_error", "temporarily_unavailable", "login_required", "consent_required", "interaction_required"]);
+const RFC_AUTHORIZE_ERRORS = new Set([
+  "invalid_request",
+  "unauthorized_client",
+  "access_denied",
+  "unsupported_response_type",
+  "invalid_scope",
+  "server_error",
+  "temporarily_unavailable",
+  "login_required",
+  "consent_required",
+  "interaction_required",
+]);
 
 export interface IdentityProvider {
   authorizeUrl: string;
@@ -45,8 +56,13 @@ export function identityProviderOf(config: Config, apiPrefix: string): IdentityP
     ["IDENTITY_PROVIDER_TOKEN_URL", config.identityProviderTokenUrl],
     ["IDENTITY_PROVIDER_USERINFO_URL", config.identityProviderUserinfoUrl],
     ["IDENTITY_PROVIDER_CLIENT_ID", config.identityProviderClientId],
-  ].filter(([, value]) => !value).map(([name]) => name);
-  if (missing.length > 0) throw new Error(`IDENTITY_PROVIDER_AUTHORIZE_URL is set but ${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} not`);
+  ]
+    .filter(([, value]) => !value)
+    .map(([name]) => name);
+  if (missing.length > 0)
+    throw new Error(
+      `IDENTITY_PROVIDER_AUTHORIZE_URL is set but ${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} not`,
+    );
   return {
     authorizeUrl: config.identityProviderAuthorizeUrl,
     tokenUrl: config.identityProviderTokenUrl!,
@@ -58,12 +74,34 @@ export function identityProviderOf(config: Config, apiPrefix: string): IdentityP
 }
 
 const AuthorizeQuery = z.object({
-  client_id: z.string().min(1).max(200).meta({ description: "The applicant client (as registered with its redirect URIs in REDIRECT_URI_ALLOWLIST); the code is bound to it." }),
-  redirect_uri: z.string().min(1).max(2000).meta({ description: "Where the applicant returns with `code` and `state`; exactly a URI registered for client_id (REDIRECT_URI_ALLOWLIST; any loopback http URI with DEV_CONVENIENCES)." }),
-  code_challenge: z.string().regex(/^[\w-]{43}$/, "a base64url SHA-256 (43 characters)").meta({ description: "PKCE (RFC 7636): BASE64URL(SHA-256(code_verifier)); the exchange must present the verifier." }),
+  client_id: z.string().min(1).max(200).meta({
+    description:
+      "The applicant client (as registered with its redirect URIs in REDIRECT_URI_ALLOWLIST); the code is bound to it.",
+  }),
+  redirect_uri: z.string().min(1).max(2000).meta({
+    description:
+      "Where the applicant returns with `code` and `state`; exactly a URI registered for client_id (REDIRECT_URI_ALLOWLIST; any loopback http URI with DEV_CONVENIENCES).",
+  }),
+  code_challenge: z
+    .string()
+    .regex(/^[\w-]{43}$/, "a base64url SHA-256 (43 characters)")
+    .meta({
+      description: "PKCE (RFC 7636): BASE64URL(SHA-256(code_verifier)); the exchange must present the verifier.",
+    }),
   code_challenge_method: z.literal("S256").meta({ description: "Only S256." }),
-  state: z.string().min(1).max(1000).meta({ description: "Opaque value returned unchanged with the code (CSRF protection)." }),
-  login_hint: z.string().regex(/^[\w.:@+-]{1,128}$/).optional().meta({ description: "Development provider: the identity-locker id to sign in (required there). Passed on to a real provider as OIDC login_hint." }),
+  state: z
+    .string()
+    .min(1)
+    .max(1000)
+    .meta({ description: "Opaque value returned unchanged with the code (CSRF protection)." }),
+  login_hint: z
+    .string()
+    .regex(/^[\w.:@+-]{1,128}$/)
+    .optional()
+    .meta({
+      description:
+        "Development provider: the identity-locker id to sign in (required there). Passed on to a real provider as OIDC login_hint.",
+    }),
   name: z.string().min(1).max(200).optional().meta({ description: "Development provider only: the applicant's name." }),
   email: z.email().max(320).optional().meta({ description: "Development provider only: the applicant's email." }),
 });
@@ -75,16 +113,24 @@ const CallbackQuery = z.object({
   error_description: z.string().max(2000).optional(),
 });
 
-const CodeTokenRequest = lenientBody("IdentityLockerTokenRequest", "Exchange of our identity-locker code (JSON; form-encoded is accepted too).", {
-  code: { description: "The code received at redirect_uri (single use, valid 60 s).", required: true },
-  redirect_uri: { description: "The redirect_uri used at authorize, exactly.", required: true },
-  client_id: { description: "The client_id used at authorize.", required: true },
-  code_verifier: { description: "The PKCE verifier whose S256 challenge was sent at authorize.", required: true },
-  grant_type: { description: "Optional; when sent it must be `authorization_code`.", enum: ["authorization_code"] },
-});
+const CodeTokenRequest = lenientBody(
+  "IdentityLockerTokenRequest",
+  "Exchange of our identity-locker code (JSON; form-encoded is accepted too).",
+  {
+    code: { description: "The code received at redirect_uri (single use, valid 60 s).", required: true },
+    redirect_uri: { description: "The redirect_uri used at authorize, exactly.", required: true },
+    client_id: { description: "The client_id used at authorize.", required: true },
+    code_verifier: { description: "The PKCE verifier whose S256 challenge was sent at authorize.", required: true },
+    grant_type: { description: "Optional; when sent it must be `authorization_code`.", enum: ["authorization_code"] },
+  },
+);
 
 const CodeTokenResponse = z
-  .object({ access_token: z.string().meta({ description: "ES256 JWT" }), token_type: z.literal("Bearer"), expires_in: z.int().meta({ example: 3600 }) })
+  .object({
+    access_token: z.string().meta({ description: "ES256 JWT" }),
+    token_type: z.literal("Bearer"),
+    expires_in: z.int().meta({ example: 3600 }),
+  })
   .meta({ id: "ApplicantTokenResponse" });
 
 export function identityLockerRoutes(deps: {
@@ -124,7 +170,13 @@ export function identityLockerRoutes(deps: {
         if (problem) throw forbidden(`redirect_uri is not allowed: ${problem}`);
         if (provider) {
           const codeVerifier = randomSecret(32);
-          const state = await codes.startLogin({ redirectUri: query.redirect_uri, clientId: query.client_id, codeChallenge: query.code_challenge, clientState: query.state, codeVerifier });
+          const state = await codes.startLogin({
+            redirectUri: query.redirect_uri,
+            clientId: query.client_id,
+            codeChallenge: query.code_challenge,
+            clientState: query.state,
+            codeVerifier,
+          });
           const target = new URL(provider.authorizeUrl);
           target.searchParams.set("response_type", "code");
           target.searchParams.set("client_id", provider.clientId);
@@ -136,18 +188,28 @@ export function identityLockerRoutes(deps: {
           if (query.login_hint) target.searchParams.set("login_hint", query.login_hint);
           return redirect(target.href);
         }
-        if (production || !config.devConveniences) throw forbidden("The development identity provider is off: configure IDENTITY_PROVIDER_* (or DEV_CONVENIENCES=true for a local stack)");
+        if (production || !config.devConveniences)
+          throw forbidden(
+            "The development identity provider is off: configure IDENTITY_PROVIDER_* (or DEV_CONVENIENCES=true for a local stack)",
+          );
         if (!query.login_hint) {
-          return redirect(withParams(query.redirect_uri, {
-            error: "login_required",
-            error_description: "The development identity provider needs login_hint (the identity-locker id to sign in)",
-            state: query.state,
-          }));
+          return redirect(
+            withParams(query.redirect_uri, {
+              error: "login_required",
+              error_description:
+                "The development identity provider needs login_hint (the identity-locker id to sign in)",
+              state: query.state,
+            }),
+          );
         }
         const identity: ApplicantIdentity = { id: query.login_hint, idp: "development" };
         if (query.name) identity.name = query.name;
         if (query.email) identity.email = query.email;
-        const code = await codes.issueCode(identity, { redirectUri: query.redirect_uri, clientId: query.client_id, codeChallenge: query.code_challenge });
+        const code = await codes.issueCode(identity, {
+          redirectUri: query.redirect_uri,
+          clientId: query.client_id,
+          codeChallenge: query.code_challenge,
+        });
         return redirect(withParams(query.redirect_uri, { code, state: query.state }));
       },
     }),
@@ -170,7 +232,8 @@ export function identityLockerRoutes(deps: {
         if (!provider) throw notFound("Identity provider (none is configured)");
         const login = await codes.finishLogin(query.state);
         if (!login) throw unauthorized("The sign-in is unknown, expired or already completed: start again");
-        const back = (params: Record<string, string>) => redirect(withParams(login.redirectUri, { ...params, state: login.clientState }));
+        const back = (params: Record<string, string>) =>
+          redirect(withParams(login.redirectUri, { ...params, state: login.clientState }));
         if (query.error || !query.code) {
           const error = query.error && RFC_AUTHORIZE_ERRORS.has(query.error) ? query.error : "access_denied";
           return back({ error, error_description: "The identity provider did not sign the user in" });
@@ -180,7 +243,10 @@ export function identityLockerRoutes(deps: {
           identity = await fetchIdentity(provider, query.code, login.codeVerifier);
         } catch (error) {
           ctx.state.log?.warn({ reason: (error as Error).message }, "identity provider sign-in failed");
-          return back({ error: "server_error", error_description: "The identity provider could not complete the sign-in" });
+          return back({
+            error: "server_error",
+            error_description: "The identity provider could not complete the sign-in",
+          });
         }
         const code = await codes.issueCode(identity, login);
         return back({ code });
@@ -203,14 +269,24 @@ export function identityLockerRoutes(deps: {
       body: CodeTokenRequest,
       responses: {
         200: { description: "Applicant token", schema: CodeTokenResponse },
-        400: { description: "invalid_request, unsupported_grant_type, invalid_grant, expired_token", schema: OAuthErrorSchema },
+        400: {
+          description: "invalid_request, unsupported_grant_type, invalid_grant, expired_token",
+          schema: OAuthErrorSchema,
+        },
       },
       handler: ({ ctx }) => exchangeCode(ctx, codes, tokens, registered, allowLoopback, deps.record),
     }),
   ];
 }
 
-async function exchangeCode(ctx: Context, codes: IdentityCodeStore, tokens: TokenService, registered: RegisteredRedirect[], allowLoopback: boolean, record: AuditRecorder): Promise<HandlerResult> {
+async function exchangeCode(
+  ctx: Context,
+  codes: IdentityCodeStore,
+  tokens: TokenService,
+  registered: RegisteredRedirect[],
+  allowLoopback: boolean,
+  record: AuditRecorder,
+): Promise<HandlerResult> {
   if (!ctx.request.is("application/json", "application/x-www-form-urlencoded")) {
     return oauthError("invalid_request", "The body must be JSON (or application/x-www-form-urlencoded)");
   }
@@ -224,7 +300,8 @@ async function exchangeCode(ctx: Context, codes: IdentityCodeStore, tokens: Toke
   const verifier = field(body, "code_verifier");
   const problem = code.problem ?? redirectUri.problem ?? grantType.problem ?? clientId.problem ?? verifier.problem;
   if (problem) return oauthError("invalid_request", problem);
-  if (grantType.value && grantType.value !== "authorization_code") return oauthError("unsupported_grant_type", "Only grant_type=authorization_code is supported here");
+  if (grantType.value && grantType.value !== "authorization_code")
+    return oauthError("unsupported_grant_type", "Only grant_type=authorization_code is supported here");
   if (!code.value) return oauthError("invalid_request", "code is required");
   if (!redirectUri.value) return oauthError("invalid_request", "redirect_uri is required");
   if (!clientId.value) return oauthError("invalid_request", "client_id is required");
@@ -236,20 +313,37 @@ async function exchangeCode(ctx: Context, codes: IdentityCodeStore, tokens: Toke
       ? oauthError("expired_token", "The code has expired: sign in again")
       : oauthError("invalid_grant", "The code is invalid or has already been used");
   }
-  if (redemption.redirectUri !== redirectUri.value) return oauthError("invalid_grant", "redirect_uri does not match the one used at authorize");
-  if (!sameSecret(redemption.clientId, clientId.value)) return oauthError("invalid_grant", "The code was issued to another client_id");
+  if (redemption.redirectUri !== redirectUri.value)
+    return oauthError("invalid_grant", "redirect_uri does not match the one used at authorize");
+  if (!sameSecret(redemption.clientId, clientId.value))
+    return oauthError("invalid_grant", "The code was issued to another client_id");
   const challenge = createHash("sha256").update(verifier.value).digest("base64url");
-  if (!redemption.codeChallenge || !sameSecret(redemption.codeChallenge, challenge)) return oauthError("invalid_grant", "code_verifier does not match the code_challenge sent at authorize");
-  if (redirectUriProblem(clientId.value, redirectUri.value, registered, allowLoopback)) return oauthError("invalid_grant", "redirect_uri is no longer allowed");
+  if (!redemption.codeChallenge || !sameSecret(redemption.codeChallenge, challenge))
+    return oauthError("invalid_grant", "code_verifier does not match the code_challenge sent at authorize");
+  if (redirectUriProblem(clientId.value, redirectUri.value, registered, allowLoopback))
+    return oauthError("invalid_grant", "redirect_uri is no longer allowed");
   const issued = await tokens.issueApplicant(redemption.identity);
-  await record({ ...requestMeta(ctx), principal: { kind: "applicant", id: redemption.identity.id } as Principal }, {
-    entityType: "APPLICANT", entityId: redemption.identity.id, action: "SIGN_IN", newValue: { idp: redemption.identity.idp, clientId: redemption.clientId },
-  });
-  return { headers: { ...NO_STORE }, body: { access_token: issued.accessToken, token_type: "Bearer", expires_in: issued.expiresIn } };
+  await record(
+    { ...requestMeta(ctx), principal: { kind: "applicant", id: redemption.identity.id } as Principal },
+    {
+      entityType: "APPLICANT",
+      entityId: redemption.identity.id,
+      action: "SIGN_IN",
+      newValue: { idp: redemption.identity.idp, clientId: redemption.clientId },
+    },
+  );
+  return {
+    headers: { ...NO_STORE },
+    body: { access_token: issued.accessToken, token_type: "Bearer", expires_in: issued.expiresIn },
+  };
 }
 
 /** Provider's code → its access token (PKCE, client_secret_post) → userinfo (sub, name, email). */
-async function fetchIdentity(provider: IdentityProvider, code: string, codeVerifier: string): Promise<ApplicantIdentity> {
+async function fetchIdentity(
+  provider: IdentityProvider,
+  code: string,
+  codeVerifier: string,
+): Promise<ApplicantIdentity> {
   const form = new URLSearchParams({
     grant_type: "authorization_code",
     code,
@@ -265,16 +359,20 @@ async function fetchIdentity(provider: IdentityProvider, code: string, codeVerif
     signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
     redirect: "error",
   });
-  const tokenBody = (await tokenResponse.json().catch(() => undefined)) as { access_token?: unknown; error?: unknown } | undefined;
+  const tokenBody = (await tokenResponse.json().catch(() => undefined)) as
+    { access_token?: unknown; error?: unknown } | undefined;
   if (!tokenResponse.ok || typeof tokenBody?.access_token !== "string") {
-    throw new Error(`token endpoint answered ${tokenResponse.status}${typeof tokenBody?.error === "string" ? ` ${tokenBody.error}` : ""}`);
+    throw new Error(
+      `token endpoint answered ${tokenResponse.status}${typeof tokenBody?.error === "string" ? ` ${tokenBody.error}` : ""}`,
+    );
   }
   const userinfoResponse = await fetch(provider.userinfoUrl, {
     headers: { authorization: `Bearer ${tokenBody.access_token}`, accept: "application/json" },
     signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
     redirect: "error",
   });
-  const user = (await userinfoResponse.json().catch(() => undefined)) as { sub?: unknown; name?: unknown; email?: unknown } | undefined;
+  const user = (await userinfoResponse.json().catch(() => undefined)) as
+    { sub?: unknown; name?: unknown; email?: unknown } | undefined;
   if (!userinfoResponse.ok || typeof user?.sub !== "string" || user.sub.length === 0 || user.sub.length > 255) {
     throw new Error(`userinfo endpoint answered ${userinfoResponse.status} without a usable sub`);
   }

@@ -22,7 +22,11 @@ import type { Authenticator, Principal } from "./principal.ts";
 import { TokenRejected, TokenService } from "./tokens.ts";
 import { audit, SYSTEM, type AuditEntry, type RequestMeta } from "../audit/auditLog.ts";
 
-export type DepartmentKeyCheck = (apiKey: string, departmentCode: string, ctx: import("koa").Context) => Promise<Principal | undefined>;
+export type DepartmentKeyCheck = (
+  apiKey: string,
+  departmentCode: string,
+  ctx: import("koa").Context,
+) => Promise<Principal | undefined>;
 
 export interface AuthModule {
   authenticate: Authenticator;
@@ -34,7 +38,12 @@ export interface AuthModule {
 /** Routes of this module live under this prefix (app.ts's API_PREFIX). */
 const API_PREFIX = "/api/v1";
 
-export async function createAuth(deps: { config: Config; pool: pg.Pool; logger: Logger; departments?: DepartmentKeyCheck }): Promise<AuthModule> {
+export async function createAuth(deps: {
+  config: Config;
+  pool: pg.Pool;
+  logger: Logger;
+  departments?: DepartmentKeyCheck;
+}): Promise<AuthModule> {
   const { config, pool, logger } = deps;
   const key = await loadSigningKey(config);
   const tokens = new TokenService(key, {
@@ -46,11 +55,19 @@ export async function createAuth(deps: { config: Config; pool: pg.Pool; logger: 
   const codes = new IdentityCodeStore(pool);
   const provider = identityProviderOf(config, API_PREFIX);
   if (!provider && config.nodeEnv === "production") {
-    throw new Error("IDENTITY_PROVIDER_* settings are required in production: the development identity provider is refused");
+    throw new Error(
+      "IDENTITY_PROVIDER_* settings are required in production: the development identity provider is refused",
+    );
   }
   // Fail closed: the passwordless development provider only where it was explicitly enabled.
-  if (!provider && !config.devConveniences) throw new Error("IDENTITY_PROVIDER_* settings are required: the development identity provider is off (DEV_CONVENIENCES=true turns it on for a local stack)");
-  logger.info({ kid: key.kid, identityProvider: provider ? new URL(provider.authorizeUrl).origin : "development" }, "authentication ready");
+  if (!provider && !config.devConveniences)
+    throw new Error(
+      "IDENTITY_PROVIDER_* settings are required: the development identity provider is off (DEV_CONVENIENCES=true turns it on for a local stack)",
+    );
+  logger.info(
+    { kid: key.kid, identityProvider: provider ? new URL(provider.authorizeUrl).origin : "development" },
+    "authentication ready",
+  );
 
   // Sign-ins and client changes are audited (issue 15, M6).
   const record = (meta: RequestMeta, entry: AuditEntry) => audit(pool, meta, entry);
@@ -67,7 +84,7 @@ export async function createAuth(deps: { config: Config; pool: pg.Pool; logger: 
   };
 
   async function bearerPrincipal(token: string): Promise<Principal> {
-    if (!token) throw rejected("The Authorization header must be \"Bearer <access token>\"");
+    if (!token) throw rejected('The Authorization header must be "Bearer <access token>"');
     let verified;
     try {
       verified = await tokens.verify(token);
@@ -100,15 +117,36 @@ export async function createAuth(deps: { config: Config; pool: pg.Pool; logger: 
       let clientId = config.adminClientId;
       let secret = config.adminClientSecret;
       if (!clientId || !secret) {
-        if (config.nodeEnv === "production" || !config.devConveniences) throw new Error("ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required (generated only with DEV_CONVENIENCES=true)");
+        if (config.nodeEnv === "production" || !config.devConveniences)
+          throw new Error(
+            "ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required (generated only with DEV_CONVENIENCES=true)",
+          );
         // Same files as the supervisor (scripts/stack/stack.ts), so `node api/src/main.ts` alone finds the same client.
         clientId ??= `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
         secret ??= (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
       }
       const changes = await clients.upsertBootstrapAdmin(clientId, secret);
-      if (changes.created) await record(SYSTEM, { entityType: "CLIENT", entityId: clientId, action: "CREATE", newValue: { bootstrap: true, scopes: ["admin"] } });
-      if (changes.rotated) await record(SYSTEM, { entityType: "CLIENT", entityId: clientId, action: "ROTATE", newValue: { bootstrap: true } });
-      for (const revoked of changes.revoked) await record(SYSTEM, { entityType: "CLIENT", entityId: revoked, action: "REVOKE", newValue: { replacedBy: clientId } });
+      if (changes.created)
+        await record(SYSTEM, {
+          entityType: "CLIENT",
+          entityId: clientId,
+          action: "CREATE",
+          newValue: { bootstrap: true, scopes: ["admin"] },
+        });
+      if (changes.rotated)
+        await record(SYSTEM, {
+          entityType: "CLIENT",
+          entityId: clientId,
+          action: "ROTATE",
+          newValue: { bootstrap: true },
+        });
+      for (const revoked of changes.revoked)
+        await record(SYSTEM, {
+          entityType: "CLIENT",
+          entityId: revoked,
+          action: "REVOKE",
+          newValue: { replacedBy: clientId },
+        });
       return { clientId };
     },
   };
@@ -127,13 +165,19 @@ export function authRoutes(deps: {
 }): Pick<AuthModule, "routes" | "rootRoutes"> {
   const { config, logger, clients, codes, tokens, provider, record } = deps;
   return {
-    routes: [...clientRoutes(clients, tokens, record), ...identityLockerRoutes({ config, logger, codes, tokens, provider, record })],
+    routes: [
+      ...clientRoutes(clients, tokens, record),
+      ...identityLockerRoutes({ config, logger, codes, tokens, provider, record }),
+    ],
     rootRoutes: [jwksRoute(tokens)],
   };
 }
 
 /** 401 UNAUTHORIZED in the Error shape, with the RFC 6750 challenge. The message never echoes the credentials. */
 function rejected(message: string, scheme: "Bearer" | "ApiKey" = "Bearer"): AppError {
-  const challenge = scheme === "Bearer" ? `Bearer error="invalid_token", error_description="${message.replaceAll('"', "'")}"` : "ApiKey";
+  const challenge =
+    scheme === "Bearer"
+      ? `Bearer error="invalid_token", error_description="${message.replaceAll('"', "'")}"`
+      : "ApiKey";
   return new AppError(401, "UNAUTHORIZED", message, undefined, { "WWW-Authenticate": challenge });
 }

@@ -23,7 +23,9 @@ export function signingKeyFile(dataDir: string): string {
   return path.join(dataDir, "secrets", "jwt-signing-key.pem");
 }
 
-export async function loadSigningKey(config: Pick<Config, "jwtPrivateKey" | "nodeEnv" | "dataDir">): Promise<SigningKey> {
+export async function loadSigningKey(
+  config: Pick<Config, "jwtPrivateKey" | "nodeEnv" | "dataDir">,
+): Promise<SigningKey> {
   let pem: string;
   let source: string;
   if (config.jwtPrivateKey) {
@@ -31,7 +33,8 @@ export async function loadSigningKey(config: Pick<Config, "jwtPrivateKey" | "nod
     pem = config.jwtPrivateKey.includes("\\n") ? config.jwtPrivateKey.replaceAll("\\n", "\n") : config.jwtPrivateKey;
     source = "JWT_PRIVATE_KEY";
   } else {
-    if (config.nodeEnv === "production") throw new Error("JWT_PRIVATE_KEY is required in production (no generated signing key)");
+    if (config.nodeEnv === "production")
+      throw new Error("JWT_PRIVATE_KEY is required in production (no generated signing key)");
     pem = await developmentKeyPem(config.dataDir);
     source = signingKeyFile(config.dataDir);
   }

@@ -28,13 +28,29 @@ export const OAUTH_ERROR_STATUS: Record<OAuthErrorCode, number> = {
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
 
-export function oauthError(error: OAuthErrorCode, description: string, headers: Record<string, string> = {}): HandlerResult {
-  return { status: OAUTH_ERROR_STATUS[error], body: { error, error_description: description }, headers: { ...NO_STORE, ...headers } };
+export function oauthError(
+  error: OAuthErrorCode,
+  description: string,
+  headers: Record<string, string> = {},
+): HandlerResult {
+  return {
+    status: OAUTH_ERROR_STATUS[error],
+    body: { error, error_description: description },
+    headers: { ...NO_STORE, ...headers },
+  };
 }
 
 export const OAuthErrorSchema = z
   .object({
-    error: z.enum(["invalid_request", "invalid_client", "invalid_grant", "invalid_scope", "unauthorized_client", "unsupported_grant_type", "expired_token"]),
+    error: z.enum([
+      "invalid_request",
+      "invalid_client",
+      "invalid_grant",
+      "invalid_scope",
+      "unauthorized_client",
+      "unsupported_grant_type",
+      "expired_token",
+    ]),
     error_description: z.string(),
   })
   .meta({ id: "OAuthError", description: "RFC 6749 §5.2 error of the token endpoints." });
@@ -49,13 +65,22 @@ export function lenientBody<K extends string>(
     Object.entries(fields).map(([name, f]) => {
       const field = f as { description: string; example?: string; enum?: readonly string[] };
       // `enum` documents the only values the handler accepts (it answers the others itself, e.g. unsupported_grant_type).
-      const meta = { description: field.description, ...(field.example ? { example: field.example } : {}), ...(field.enum ? { enum: [...field.enum] } : {}) };
+      const meta = {
+        description: field.description,
+        ...(field.example ? { example: field.example } : {}),
+        ...(field.enum ? { enum: [...field.enum] } : {}),
+      };
       return [name, z.string().meta(meta).optional().catch(undefined)];
     }),
   ) as Record<K, z.ZodCatch<z.ZodOptional<z.ZodString>>>;
   const empty = Object.fromEntries(Object.keys(fields).map((name) => [name, undefined])) as Record<K, undefined>;
-  const required = Object.entries(fields).filter(([, f]) => (f as { required?: boolean }).required).map(([name]) => name);
-  return z.object(shape).catch(empty as never).meta({ id, description, required, default: undefined });
+  const required = Object.entries(fields)
+    .filter(([, f]) => (f as { required?: boolean }).required)
+    .map(([name]) => name);
+  return z
+    .object(shape)
+    .catch(empty as never)
+    .meta({ id, description, required, default: undefined });
 }
 
 /**
@@ -69,7 +94,8 @@ export function bodyShapeProblem(body: unknown): string | undefined {
 
 /** Reads one form/JSON field: a string, absent, or a problem (repeated or not a string). */
 export function field(body: unknown, name: string): { value?: string; problem?: string } {
-  const raw = body && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>)[name] : undefined;
+  const raw =
+    body && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>)[name] : undefined;
   if (raw === undefined || raw === null || raw === "") return {};
   if (Array.isArray(raw)) return { problem: `${name} is repeated` };
   if (typeof raw !== "string") return { problem: `${name} must be a string` };

@@ -2,7 +2,14 @@
  * Who is calling. Resolved once per request by the authenticator (bearer JWT, or department API key) and checked
  * against the route's access rules before the handler runs.
  */
-export const SCOPES = ["applications:read", "applications:write", "documents:read", "documents:write", "verification:read", "admin"] as const;
+export const SCOPES = [
+  "applications:read",
+  "applications:write",
+  "documents:read",
+  "documents:write",
+  "verification:read",
+  "admin",
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export type Principal =

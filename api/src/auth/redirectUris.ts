@@ -27,7 +27,12 @@ export function registeredRedirects(entries: readonly string[]): RegisteredRedir
 
 const LOOPBACK = ["127.0.0.1", "localhost", "[::1]"];
 
-export function redirectUriProblem(clientId: string, uri: string, registered: readonly RegisteredRedirect[], allowLoopback: boolean): string | undefined {
+export function redirectUriProblem(
+  clientId: string,
+  uri: string,
+  registered: readonly RegisteredRedirect[],
+  allowLoopback: boolean,
+): string | undefined {
   let url: URL;
   try {
     url = new URL(uri);

@@ -37,7 +37,13 @@ export const EMPTY_BODY_HASH = sha256Hex("");
 
 export const NONCE_PATTERN = /^[A-Za-z0-9._~-]{1,64}$/;
 
-export function signingString(method: string, target: string, timestamp: string | number, nonce: string, bodyHash: string): string {
+export function signingString(
+  method: string,
+  target: string,
+  timestamp: string | number,
+  nonce: string,
+  bodyHash: string,
+): string {
   return `${method.toUpperCase()}\n${target}\n${timestamp}\n${nonce}\n${bodyHash}`;
 }
 
@@ -75,7 +81,11 @@ export function bodyHashesOf(ctx: Context): string[] | undefined {
   const hashes: string[] = [];
   if (typeof request.rawBody === "string") hashes.push(sha256Hex(Buffer.from(request.rawBody, "utf8")));
   // koa-body parses JSON on POST, PUT and PATCH; a JSON body on another method is left unread.
-  if (ctx.is("application/json", "application/*+json") && request.body !== undefined && ["POST", "PUT", "PATCH"].includes(ctx.method)) {
+  if (
+    ctx.is("application/json", "application/*+json") &&
+    request.body !== undefined &&
+    ["POST", "PUT", "PATCH"].includes(ctx.method)
+  ) {
     hashes.push(sha256Hex(canonicalJson(request.body)));
   }
   return hashes.length > 0 ? hashes : undefined;

@@ -42,7 +42,10 @@ export async function verifySecret(secret: string, stored: string): Promise<bool
     const [, n, r, p, salt, hash] = parts;
     const expected = Buffer.from(hash, "base64url");
     const actual = await scrypt(secret, Buffer.from(salt, "base64url"), expected.length, {
-      N: Number(n), r: Number(r), p: Number(p), maxmem: 64 * 1024 * 1024,
+      N: Number(n),
+      r: Number(r),
+      p: Number(p),
+      maxmem: 64 * 1024 * 1024,
     });
     return safeEqual(actual, expected);
   }

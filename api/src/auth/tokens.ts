@@ -130,12 +130,15 @@ function reasonOf(error: unknown): string {
       case "typ":
         return "The token is not an access token of this service";
       default:
-        return error.reason === "missing" ? `The access token lacks the "${error.claim}" claim` : `The access token's "${error.claim}" claim is invalid`;
+        return error.reason === "missing"
+          ? `The access token lacks the "${error.claim}" claim`
+          : `The access token's "${error.claim}" claim is invalid`;
     }
   }
   if (error instanceof errors.JWSSignatureVerificationFailed) return "The access token's signature is invalid";
   if (error instanceof errors.JWKSNoMatchingKey) return "The access token was not signed with this service's key";
-  if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) return "The access token's signing algorithm is not accepted (ES256 only)";
+  if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported)
+    return "The access token's signing algorithm is not accepted (ES256 only)";
   return "The access token is malformed";
 }
 
@@ -151,5 +154,5 @@ function principalOf(claims: JWTPayload): Principal {
     const scopes = claims.scope.split(" ").filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
     return { kind: "client", id: sub, scopes };
   }
-  throw new TokenRejected("The access token's \"kind\" claim is invalid");
+  throw new TokenRejected('The access token\'s "kind" claim is invalid');
 }

@@ -83,7 +83,14 @@ export function revertDataOf(error: unknown): string | undefined {
 /** True when the error means the node could not be reached (not that it answered with a revert). */
 export function isConnectionError(error: unknown): boolean {
   const e = error as { code?: string; message?: string; cause?: { code?: string } };
-  const codes = ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT"];
+  const codes = [
+    "ECONNREFUSED",
+    "ECONNRESET",
+    "ETIMEDOUT",
+    "EHOSTUNREACH",
+    "UND_ERR_SOCKET",
+    "UND_ERR_CONNECT_TIMEOUT",
+  ];
   if (e?.code && codes.includes(e.code)) return true;
   if (e?.cause?.code && codes.includes(e.cause.code)) return true;
   if (e?.code === "TIMEOUT" || e?.code === "NETWORK_ERROR" || e?.code === "SERVER_ERROR") return true;
@@ -91,7 +98,9 @@ export function isConnectionError(error: unknown): boolean {
 }
 
 function toPlain(result: Result): unknown[] {
-  return Array.from(result, (value) => (value && typeof value === "object" && "toArray" in value ? toPlain(value as Result) : value));
+  return Array.from(result, (value) =>
+    value && typeof value === "object" && "toArray" in value ? toPlain(value as Result) : value,
+  );
 }
 
 function jsonArgs(args: unknown[]): unknown[] {

@@ -10,7 +10,13 @@ import type pg from "pg";
 import type { Logger } from "pino";
 import { withTransaction } from "../db/transaction.ts";
 import {
-  ChainUnavailableError, ContractRevertError, decodeRevert, isConnectionError, NodeRefusedError, NotMinedInTimeError, revertDataOf,
+  ChainUnavailableError,
+  ContractRevertError,
+  decodeRevert,
+  isConnectionError,
+  NodeRefusedError,
+  NotMinedInTimeError,
+  revertDataOf,
 } from "./chainErrors.ts";
 import { NonceSequencer } from "./nonceSequencer.ts";
 import { ReceiptTimeoutError, type ReceiptWatcher } from "./receiptWatcher.ts";
@@ -75,9 +81,15 @@ export interface ChainGatewayOptions {
    * Runs in the database transaction that marks a transaction CONFIRMED (from send or from reconciliation, once
    * per confirmation): what follows from a mined transaction (its events) is recorded atomically with it.
    */
-  onConfirmed?: (client: pg.PoolClient, tx: { id: string; kind: TxKind; requestId: string | null; hash: string; receipt: TransactionReceipt }) => Promise<void>;
+  onConfirmed?: (
+    client: pg.PoolClient,
+    tx: { id: string; kind: TxKind; requestId: string | null; hash: string; receipt: TransactionReceipt },
+  ) => Promise<void>;
   /** Runs in the database transaction that marks a transaction FAILED (mined and reverted): e.g. clean-up to schedule. */
-  onFailed?: (client: pg.PoolClient, tx: { id: string; kind: TxKind; requestId: string | null; hash: string }) => Promise<void>;
+  onFailed?: (
+    client: pg.PoolClient,
+    tx: { id: string; kind: TxKind; requestId: string | null; hash: string },
+  ) => Promise<void>;
 }
 
 const RECONCILE_LOCK = 0x7265636f6eb1n; // one reconciler at a time across processes
@@ -122,7 +134,18 @@ export class ChainGateway {
         await client.query(
           `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, request_id, broadcasts)
            VALUES ($1, $2, 'PENDING', $3, $4, $5, $6, $7, $8, $9, $10, 1)`,
-          [tx.id, request.kind, request.from.toLowerCase(), nonce.toString(), request.to.toLowerCase(), request.data, raw, hash, gasLimit.toString(), request.requestId ?? null],
+          [
+            tx.id,
+            request.kind,
+            request.from.toLowerCase(),
+            nonce.toString(),
+            request.to.toLowerCase(),
+            request.data,
+            raw,
+            hash,
+            gasLimit.toString(),
+            request.requestId ?? null,
+          ],
         );
         if (options.onRecorded) await options.onRecorded(client, tx);
         // Issue 15: the caller's Idempotency-Key (if any) is tied to this write in the same database transaction.
@@ -135,7 +158,8 @@ export class ChainGateway {
           await sendRaw(provider, tx.raw);
         } catch (error) {
           // Stays PENDING and is re-broadcast later: it may still land.
-          if (isConnectionError(error)) throw Object.assign(new ChainUnavailableError(error), { [OUTBOX_RECORDED]: true });
+          if (isConnectionError(error))
+            throw Object.assign(new ChainUnavailableError(error), { [OUTBOX_RECORDED]: true });
           if (isAlreadyKnown(error)) return;
           this.#o.onStatus?.("FAILED", request.kind);
           throw new NodeRefusedError((error as Error).message);
@@ -154,14 +178,20 @@ export class ChainGateway {
     const confirmed = await this.#finalize(recorded.id, request, receipt);
     if (this.#o.index && this.#o.readYourWritesTimeoutMs > 0) {
       const caughtUp = await this.#o.index.waitForBlock(receipt.blockNumber, this.#o.readYourWritesTimeoutMs);
-      if (!caughtUp) this.#o.logger.warn({ block: receipt.blockNumber, tx: recorded.hash }, "indexer did not reach the block in time");
+      if (!caughtUp)
+        this.#o.logger.warn(
+          { block: receipt.blockNumber, tx: recorded.hash },
+          "indexer did not reach the block in time",
+        );
     }
     return { ...recorded, blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed, receipt: confirmed };
   }
 
   /** The chain as an administrator sees it (networkStatus.ts); ChainUnavailableError when the node does not answer. */
   networkStatus(): Promise<NetworkStatus> {
-    return networkStatus((method, params) => this.#o.provider.send(method, params), { expectedChainId: this.#o.chainId });
+    return networkStatus((method, params) => this.#o.provider.send(method, params), {
+      expectedChainId: this.#o.chainId,
+    });
   }
 
   /** Read-only contract call (e.g. a view); connection failures become ChainUnavailableError. */
@@ -209,7 +239,8 @@ export class ChainGateway {
       if (!rows[0].ok) return;
       try {
         const lost = await this.#resetLostTransactions();
-        if (lost > 0) logger.warn({ lost }, "chain no longer has blocks the outbox recorded; re-broadcasting their transactions");
+        if (lost > 0)
+          logger.warn({ lost }, "chain no longer has blocks the outbox recorded; re-broadcasting their transactions");
 
         const pending = await pool.query(
           `SELECT id, kind, from_address, to_address, data, raw_tx, tx_hash, request_id FROM chain_transactions
@@ -223,7 +254,10 @@ export class ChainGateway {
             let inPool = true;
             try {
               await sendRaw(provider, row.raw_tx);
-              await pool.query(`UPDATE chain_transactions SET broadcasts = broadcasts + 1, updated_at = now() WHERE id = $1`, [row.id]);
+              await pool.query(
+                `UPDATE chain_transactions SET broadcasts = broadcasts + 1, updated_at = now() WHERE id = $1`,
+                [row.id],
+              );
             } catch (error) {
               if (isConnectionError(error)) throw error;
               inPool = isAlreadyKnown(error);
@@ -234,7 +268,13 @@ export class ChainGateway {
             if (inPool) receipt = await this.#o.receipts.wait(row.tx_hash, 5_000).catch(() => null);
           }
           if (receipt) {
-            const request: TxRequest = { kind: row.kind, from: row.from_address, to: row.to_address, data: row.data, requestId: row.request_id ?? undefined };
+            const request: TxRequest = {
+              kind: row.kind,
+              from: row.from_address,
+              to: row.to_address,
+              data: row.data,
+              requestId: row.request_id ?? undefined,
+            };
             await this.#finalize(row.id, request, receipt).catch((error) => {
               if (!(error instanceof ContractRevertError)) throw error;
             });
@@ -279,7 +319,10 @@ export class ChainGateway {
     for (const wallet of await wallets.all()) {
       const onChain = BigInt(await provider.getTransactionCount(wallet.address, "pending"));
       if (onChain > wallet.nextNonce) {
-        await pool.query(`UPDATE wallets SET next_nonce = GREATEST(next_nonce, $2) WHERE address = $1`, [wallet.address.toLowerCase(), onChain.toString()]);
+        await pool.query(`UPDATE wallets SET next_nonce = GREATEST(next_nonce, $2) WHERE address = $1`, [
+          wallet.address.toLowerCase(),
+          onChain.toString(),
+        ]);
       }
     }
   }
@@ -293,7 +336,14 @@ export class ChainGateway {
              confirmed_at = COALESCE(confirmed_at, now()), updated_at = now() WHERE id = $1 AND status <> 'CONFIRMED' RETURNING request_id`,
           [id, receipt.blockNumber, receipt.blockHash, receipt.index, receipt.gasUsed.toString()],
         );
-        if (rows.length > 0 && this.#o.onConfirmed) await this.#o.onConfirmed(client, { id, kind: request.kind, requestId: rows[0].request_id, hash: receipt.hash, receipt });
+        if (rows.length > 0 && this.#o.onConfirmed)
+          await this.#o.onConfirmed(client, {
+            id,
+            kind: request.kind,
+            requestId: rows[0].request_id,
+            hash: receipt.hash,
+            receipt,
+          });
         return rows.length > 0;
       });
       if (confirmed) this.#o.onStatus?.("CONFIRMED", request.kind);
@@ -304,9 +354,19 @@ export class ChainGateway {
       const { rows } = await client.query(
         `UPDATE chain_transactions SET status = 'FAILED', block_number = $2, block_hash = $3, tx_index = $4, gas_used = $5,
            error_name = $6, error_args = $7, error_message = $8, updated_at = now() WHERE id = $1 AND status <> 'FAILED' RETURNING request_id`,
-        [id, receipt.blockNumber, receipt.blockHash, receipt.index, receipt.gasUsed.toString(), revert.errorName, JSON.stringify(revert.details.args), revert.message],
+        [
+          id,
+          receipt.blockNumber,
+          receipt.blockHash,
+          receipt.index,
+          receipt.gasUsed.toString(),
+          revert.errorName,
+          JSON.stringify(revert.details.args),
+          revert.message,
+        ],
       );
-      if (rows.length > 0 && this.#o.onFailed) await this.#o.onFailed(client, { id, kind: request.kind, requestId: rows[0].request_id, hash: receipt.hash });
+      if (rows.length > 0 && this.#o.onFailed)
+        await this.#o.onFailed(client, { id, kind: request.kind, requestId: rows[0].request_id, hash: receipt.hash });
       return rows.length > 0;
     });
     if (failed) this.#o.onStatus?.("FAILED", request.kind);
@@ -316,7 +376,12 @@ export class ChainGateway {
   /** Replays a mined-but-reverted call on the state before its block to recover the custom error. */
   async #explainRevert(request: TxRequest, blockNumber: number): Promise<ContractRevertError> {
     try {
-      await this.#o.provider.call({ from: request.from, to: request.to, data: request.data, blockTag: blockNumber - 1 });
+      await this.#o.provider.call({
+        from: request.from,
+        to: request.to,
+        data: request.data,
+        blockTag: blockNumber - 1,
+      });
     } catch (error) {
       const decoded = decodeRevert(revertDataOf(error));
       if (decoded) return decoded;
@@ -334,7 +399,14 @@ export class ChainGateway {
       return estimate * 2n + 150_000n;
     } catch (error) {
       if (isConnectionError(error)) throw new ChainUnavailableError(error);
-      throw decodeRevert(revertDataOf(error)) ?? new ContractRevertError("UnknownRevert", [], `The contract refused the operation: ${(error as Error).message}`.slice(0, 300));
+      throw (
+        decodeRevert(revertDataOf(error)) ??
+        new ContractRevertError(
+          "UnknownRevert",
+          [],
+          `The contract refused the operation: ${(error as Error).message}`.slice(0, 300),
+        )
+      );
     }
   }
 

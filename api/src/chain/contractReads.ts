@@ -4,7 +4,13 @@
  * unreachable node is a 503 and a revert is a decoded ContractRevertError.
  */
 import {
-  type Abi, type ContractFunctionArgs, type ContractFunctionName, type ContractFunctionReturnType, decodeFunctionResult, encodeFunctionData, type Hex,
+  type Abi,
+  type ContractFunctionArgs,
+  type ContractFunctionName,
+  type ContractFunctionReturnType,
+  decodeFunctionResult,
+  encodeFunctionData,
+  type Hex,
 } from "viem";
 import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../../abis/index.ts";
 
@@ -27,7 +33,11 @@ export async function readContract<const abi extends Abi, name extends ContractF
   // viem's generic parameter lists are too deep for TypeScript to relate here; the signature above is the check.
   const data = encodeFunctionData({ abi, functionName, args } as never);
   const result = await caller.call(address, data, blockTag);
-  return decodeFunctionResult({ abi, functionName, data: result as Hex } as never) as ContractFunctionReturnType<abi, View, name>;
+  return decodeFunctionResult({ abi, functionName, data: result as Hex } as never) as ContractFunctionReturnType<
+    abi,
+    View,
+    name
+  >;
 }
 
 /** ApprovalRegistry.progressOf: the request's review record (Progress), small integers as numbers. */
@@ -35,8 +45,12 @@ export const progressOf = (caller: ContractCaller, registry: string, tokenId: bi
   readContract(caller, registry, ApprovalRegistryAbi, "progressOf", [tokenId], blockTag);
 
 /** ApprovalRegistry.pendingDepartmentsOf: the departments that can decide now (in turn, for SEQUENTIAL stages). */
-export const pendingDepartmentsOf = (caller: ContractCaller, registry: string, tokenId: bigint, blockTag?: number | string) =>
-  readContract(caller, registry, ApprovalRegistryAbi, "pendingDepartmentsOf", [tokenId], blockTag);
+export const pendingDepartmentsOf = (
+  caller: ContractCaller,
+  registry: string,
+  tokenId: bigint,
+  blockTag?: number | string,
+) => readContract(caller, registry, ApprovalRegistryAbi, "pendingDepartmentsOf", [tokenId], blockTag);
 
 /** ApprovalRegistry.decisionsOf: each department of a stage, its decision (DecisionStatus) and reviewed mask. */
 export const decisionsOf = (caller: ContractCaller, registry: string, tokenId: bigint, stage: number) =>
@@ -47,10 +61,13 @@ export const departmentRecord = (caller: ContractCaller, registry: string, depar
   readContract(caller, registry, ApprovalRegistryAbi, "departmentRecord", [departmentId]);
 
 /** LicenceToken.validityOf: [validity, status, reasonCode, expiresAt]. */
-export const validityOf = (caller: ContractCaller, token: string, tokenId: bigint) => readContract(caller, token, LicenceTokenAbi, "validityOf", [tokenId]);
+export const validityOf = (caller: ContractCaller, token: string, tokenId: bigint) =>
+  readContract(caller, token, LicenceTokenAbi, "validityOf", [tokenId]);
 
 /** LicenceToken.ownerOf (reverts for a token that does not exist). */
-export const ownerOf = (caller: ContractCaller, token: string, tokenId: bigint) => readContract(caller, token, LicenceTokenAbi, "ownerOf", [tokenId]);
+export const ownerOf = (caller: ContractCaller, token: string, tokenId: bigint) =>
+  readContract(caller, token, LicenceTokenAbi, "ownerOf", [tokenId]);
 
 /** DocumentRegistry.anchorOf: where a hash was anchored, and whether it is its document's latest version. */
-export const anchorOf = (caller: ContractCaller, documents: string, sha256Hash: Hex) => readContract(caller, documents, DocumentRegistryAbi, "anchorOf", [sha256Hash]);
+export const anchorOf = (caller: ContractCaller, documents: string, sha256Hash: Hex) =>
+  readContract(caller, documents, DocumentRegistryAbi, "anchorOf", [sha256Hash]);

@@ -1,8 +1,17 @@
 /** The three contracts as ethers Interfaces (from the generated ABIs), with call encoding and log decoding. */
 import { Interface, type Log, type LogDescription } from "ethers";
 import {
-  ApprovalRegistryAbi, ApprovalRegistryCustodyNames, type ApprovalRegistryCustodyName, ApprovalRegistryDecisionStatus, ApprovalRegistryPhase, ApprovalRegistryTimeoutAction, bigintEnum, DocumentRegistryAbi, LicenceTokenAbi,
-  LicenceTokenStatus, LicenceTokenStatusNames,
+  ApprovalRegistryAbi,
+  ApprovalRegistryCustodyNames,
+  type ApprovalRegistryCustodyName,
+  ApprovalRegistryDecisionStatus,
+  ApprovalRegistryPhase,
+  ApprovalRegistryTimeoutAction,
+  bigintEnum,
+  DocumentRegistryAbi,
+  LicenceTokenAbi,
+  LicenceTokenStatus,
+  LicenceTokenStatusNames,
 } from "../../../abis/index.ts";
 
 export const licenceToken = new Interface(LicenceTokenAbi as never);
@@ -32,8 +41,13 @@ export const CUSTODY_NAMES = ApprovalRegistryCustodyNames;
 export type CustodyName = ApprovalRegistryCustodyName;
 // Names by enum index, for the enums the API sends in workflow stages and reads as validity.
 export {
-  ApprovalRegistryCompletionNames as COMPLETION_NAMES, ApprovalRegistryDecisionStatusNames as DECISION_NAMES, ApprovalRegistryExecutionTypeNames as EXECUTION_TYPE_NAMES, ApprovalRegistryRejectionActionNames as REJECTION_ACTION_NAMES,
-  ApprovalRegistryTimeoutActionNames as TIMEOUT_ACTION_NAMES, enumValueOf, LicenceTokenValidityNames as VALIDITY_NAMES,
+  ApprovalRegistryCompletionNames as COMPLETION_NAMES,
+  ApprovalRegistryDecisionStatusNames as DECISION_NAMES,
+  ApprovalRegistryExecutionTypeNames as EXECUTION_TYPE_NAMES,
+  ApprovalRegistryRejectionActionNames as REJECTION_ACTION_NAMES,
+  ApprovalRegistryTimeoutActionNames as TIMEOUT_ACTION_NAMES,
+  enumValueOf,
+  LicenceTokenValidityNames as VALIDITY_NAMES,
 } from "../../../abis/index.ts";
 
 /** Whether the current stage of a request's progress has a timeout still to act on (Progress.flags bit 0: acted). */

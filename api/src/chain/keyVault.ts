@@ -18,7 +18,10 @@ export class KeyVault {
     const iv = randomBytes(12);
     const cipher = createCipheriv("aes-256-gcm", this.#key, iv);
     cipher.setAAD(Buffer.from(address.toLowerCase()));
-    const ciphertext = Buffer.concat([cipher.update(Buffer.from(privateKeyHex.replace(/^0x/, ""), "hex")), cipher.final()]);
+    const ciphertext = Buffer.concat([
+      cipher.update(Buffer.from(privateKeyHex.replace(/^0x/, ""), "hex")),
+      cipher.final(),
+    ]);
     return Buffer.concat([iv, cipher.getAuthTag(), ciphertext]);
   }
 

@@ -19,7 +19,12 @@ export class LocalVaultSigner implements TransactionSigner {
     const { from, nonce, ...fields } = tx;
     // One signer per process: a wallet recorded by a process with a remote signer has no key in the vault.
     if (!(await this.#wallets.hasVaultKey(from))) {
-      throw new AppError(502, "SIGNER_REFUSED", `This API process signs with its key vault, which holds no key for ${from} (a remote signer's key: SIGNER=remote signs for it); nothing was recorded`, { walletAddress: from });
+      throw new AppError(
+        502,
+        "SIGNER_REFUSED",
+        `This API process signs with its key vault, which holds no key for ${from} (a remote signer's key: SIGNER=remote signs for it); nothing was recorded`,
+        { walletAddress: from },
+      );
     }
     const wallet = await this.#wallets.signer(from);
     return wallet.signTransaction({ ...fields, nonce: Number(nonce) });
@@ -28,7 +33,12 @@ export class LocalVaultSigner implements TransactionSigner {
   /** Always a fresh key: the vault makes keys, it is never handed one over HTTP. */
   async ensureKey(purpose: WalletPurpose, label: string | null, options: { address?: string } = {}): Promise<string> {
     if (options.address) {
-      throw new AppError(400, "VALIDATION_ERROR", "walletAddress can be chosen only when the API signs with a remote signer (SIGNER=remote); the key vault creates its own keys", { field: "walletAddress" });
+      throw new AppError(
+        400,
+        "VALIDATION_ERROR",
+        "walletAddress can be chosen only when the API signs with a remote signer (SIGNER=remote); the key vault creates its own keys",
+        { field: "walletAddress" },
+      );
     }
     return this.#wallets.create(purpose, label);
   }

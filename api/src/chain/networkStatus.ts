@@ -62,7 +62,11 @@ async function attempt<T>(send: RpcSend, method: string, params: unknown[], time
   const timeout = new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(() => resolve(TIMED_OUT), timeoutMs)));
   try {
     const value = await Promise.race([send(method, params), timeout]);
-    if (value === TIMED_OUT) return { ok: false, error: Object.assign(new Error(`${method}: no answer within ${timeoutMs} ms`), { code: "TIMEOUT" }) };
+    if (value === TIMED_OUT)
+      return {
+        ok: false,
+        error: Object.assign(new Error(`${method}: no answer within ${timeoutMs} ms`), { code: "TIMEOUT" }),
+      };
     return { ok: true, value: value as T };
   } catch (error) {
     return { ok: false, error };
@@ -71,14 +75,21 @@ async function attempt<T>(send: RpcSend, method: string, params: unknown[], time
   }
 }
 
-export async function networkStatus(send: RpcSend, options: { expectedChainId: number; timeoutMs?: number }): Promise<NetworkStatus> {
+export async function networkStatus(
+  send: RpcSend,
+  options: { expectedChainId: number; timeoutMs?: number },
+): Promise<NetworkStatus> {
   const timeoutMs = options.timeoutMs ?? PROBE_TIMEOUT_MS;
   const optional = optionalProbe(send, timeoutMs);
   const probes = await probeNode(send, timeoutMs, optional);
   const { chainId, latestBlock } = requiredAnswers(probes);
   const { consensus, validators } = consensusOf(probes);
   const rpcNode = rpcNodeOf(probes, {
-    chainId, expectedChainId: options.expectedChainId, latestBlock: latestBlock.number, consensus, validators,
+    chainId,
+    expectedChainId: options.expectedChainId,
+    latestBlock: latestBlock.number,
+    consensus,
+    validators,
   });
   const peers = await peerNodes(probes.peerList, latestBlock.number, validators, optional);
   return {
@@ -100,7 +111,20 @@ function optionalProbe(send: RpcSend, timeoutMs: number): OptionalProbe {
 
 /** Every probe of our RPC node, in parallel. */
 async function probeNode(send: RpcSend, timeoutMs: number, optional: OptionalProbe) {
-  const [chainId, head, netVersion, peerCount, clientVersion, syncing, nodeInfo, peerList, qbft, ibft, clique, automine] = await Promise.all([
+  const [
+    chainId,
+    head,
+    netVersion,
+    peerCount,
+    clientVersion,
+    syncing,
+    nodeInfo,
+    peerList,
+    qbft,
+    ibft,
+    clique,
+    automine,
+  ] = await Promise.all([
     attempt<string>(send, "eth_chainId", [], timeoutMs),
     attempt<RpcBlock | null>(send, "eth_getBlockByNumber", ["latest", false], timeoutMs),
     optional<string>("net_version"),
@@ -115,7 +139,18 @@ async function probeNode(send: RpcSend, timeoutMs: number, optional: OptionalPro
     optional<boolean>("anvil_getAutomine"),
   ]);
   return {
-    chainId, head, netVersion, peerCount, clientVersion, syncing, nodeInfo, peerList, qbft, ibft, clique, automine,
+    chainId,
+    head,
+    netVersion,
+    peerCount,
+    clientVersion,
+    syncing,
+    nodeInfo,
+    peerList,
+    qbft,
+    ibft,
+    clique,
+    automine,
   };
 }
 
@@ -190,18 +225,42 @@ function absentValidators(validators: string[], connected: ChainNode[]): ChainNo
   const seen = new Set(connected.map((node) => node.address).filter((a): a is string => a !== null));
   return validators
     .filter((address) => !seen.has(address))
-    .map((address) => ({ nodeId: address, address, source: "validator", isValidator: true, isHealthy: false, peers: null, latestBlock: null, clientVersion: null }));
+    .map((address) => ({
+      nodeId: address,
+      address,
+      source: "validator",
+      isValidator: true,
+      isHealthy: false,
+      peers: null,
+      latestBlock: null,
+      clientVersion: null,
+    }));
 }
 
 /** The first validator API that answers names the consensus; otherwise a local development node, or unknown. */
-function consensusOf(probes: { qbft?: string[]; ibft?: string[]; clique?: string[]; clientVersion?: string; automine?: boolean }): { consensus: string; validators: string[] } {
-  const known: [string, string[] | undefined][] = [["QBFT", probes.qbft], ["IBFT 2.0", probes.ibft], ["Clique", probes.clique]];
+function consensusOf(probes: {
+  qbft?: string[];
+  ibft?: string[];
+  clique?: string[];
+  clientVersion?: string;
+  automine?: boolean;
+}): { consensus: string; validators: string[] } {
+  const known: [string, string[] | undefined][] = [
+    ["QBFT", probes.qbft],
+    ["IBFT 2.0", probes.ibft],
+    ["Clique", probes.clique],
+  ];
   for (const [name, list] of known) {
-    if (Array.isArray(list)) return { consensus: name, validators: list.map(checksum).filter((a): a is string => a !== null) };
+    if (Array.isArray(list))
+      return { consensus: name, validators: list.map(checksum).filter((a): a is string => a !== null) };
   }
   const client = probes.clientVersion?.toLowerCase() ?? "";
   if (probes.automine !== undefined || client.startsWith("anvil")) {
-    return { consensus: probes.automine === false ? "none (single local node, interval mining)" : "none (single local node, automine)", validators: [] };
+    return {
+      consensus:
+        probes.automine === false ? "none (single local node, interval mining)" : "none (single local node, automine)",
+      validators: [],
+    };
   }
   if (client.startsWith("hardhat")) return { consensus: "none (single local node)", validators: [] };
   return { consensus: "unknown", validators: [] };

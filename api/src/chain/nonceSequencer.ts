@@ -120,11 +120,20 @@ export class NonceSequencer {
           const rest = recorded.slice(i);
           await client.query(
             `UPDATE chain_transactions SET status = 'FAILED', nonce_released = true, error_message = $2, updated_at = now() WHERE id = ANY($1)`,
-            [rest.map((r) => r.value.id), `not broadcast: the node refused nonce ${value.nonce}: ${error.message}`.slice(0, 500)],
+            [
+              rest.map((r) => r.value.id),
+              `not broadcast: the node refused nonce ${value.nonce}: ${error.message}`.slice(0, 500),
+            ],
           );
-          await client.query(`UPDATE wallets SET next_nonce = $2 WHERE address = $1`, [address, value.nonce.toString()]);
+          await client.query(`UPDATE wallets SET next_nonce = $2 WHERE address = $1`, [
+            address,
+            value.nonce.toString(),
+          ]);
           queued.reject(error);
-          for (const later of rest.slice(1)) later.queued.reject(new NodeRefusedError("an earlier transaction of the same wallet was refused by the node"));
+          for (const later of rest.slice(1))
+            later.queued.reject(
+              new NodeRefusedError("an earlier transaction of the same wallet was refused by the node"),
+            );
           break;
         }
       }

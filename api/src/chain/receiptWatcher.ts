@@ -85,7 +85,9 @@ export class ReceiptWatcher {
   /** Transaction hashes of blocks from..to; on a failure, every waiting hash (the next check asks for them all). */
   async #hashesIn(from: number, to: number): Promise<string[]> {
     try {
-      const blocks = await Promise.all(Array.from({ length: to - from + 1 }, (_, i) => this.#provider.getBlock(from + i)));
+      const blocks = await Promise.all(
+        Array.from({ length: to - from + 1 }, (_, i) => this.#provider.getBlock(from + i)),
+      );
       return blocks.flatMap((b) => (b ? [...b.transactions] : []));
     } catch {
       return [...this.#waiters.keys()];

@@ -30,7 +30,12 @@ export class RemoteSignerError extends AppError {
   readonly failure: Failure;
 
   constructor(failure: Failure, message: string, details?: Record<string, unknown>) {
-    const [status, code] = failure === "unavailable" ? [503, "SIGNER_UNAVAILABLE"] : failure === "refused" ? [502, "SIGNER_REFUSED"] : [502, "SIGNER_INVALID_RESPONSE"];
+    const [status, code] =
+      failure === "unavailable"
+        ? [503, "SIGNER_UNAVAILABLE"]
+        : failure === "refused"
+          ? [502, "SIGNER_REFUSED"]
+          : [502, "SIGNER_INVALID_RESPONSE"];
     super(status, code, message, details, failure === "unavailable" ? { "Retry-After": "5" } : undefined);
     this.name = "RemoteSignerError";
     this.failure = failure;
@@ -47,7 +52,9 @@ export class RemoteSigner implements TransactionSigner {
 
   constructor(options: RemoteSignerOptions) {
     const url = new URL(options.url);
-    const fromUrl = url.username ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString("base64")}` : undefined;
+    const fromUrl = url.username
+      ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString("base64")}`
+      : undefined;
     url.username = "";
     url.password = "";
     this.#endpoint = url.toString();
@@ -94,10 +101,18 @@ export class RemoteSigner implements TransactionSigner {
     if (options.address) {
       const address = accounts.find((a) => a.toLowerCase() === options.address!.toLowerCase());
       if (!address) {
-        throw new AppError(400, "VALIDATION_ERROR", `walletAddress ${options.address} is not a key of the remote signer (eth_accounts): provision it in the signer first`, { field: "walletAddress" });
+        throw new AppError(
+          400,
+          "VALIDATION_ERROR",
+          `walletAddress ${options.address} is not a key of the remote signer (eth_accounts): provision it in the signer first`,
+          { field: "walletAddress" },
+        );
       }
       const recorded = await wallets.recordRemote(address, purpose, label);
-      if (!recorded) throw conflict("WALLET_IN_USE", `${address} is already the wallet of something else here`, { walletAddress: address });
+      if (!recorded)
+        throw conflict("WALLET_IN_USE", `${address} is already the wallet of something else here`, {
+          walletAddress: address,
+        });
       return recorded;
     }
     // The next key no wallet uses yet; a concurrent registration that took it first moves us to the one after.
@@ -108,7 +123,11 @@ export class RemoteSigner implements TransactionSigner {
       const recorded = await wallets.recordRemote(next, purpose, label);
       if (recorded) return recorded;
     }
-    throw conflict("NO_SIGNER_KEY_AVAILABLE", "Every key of the remote signer is already in use here: provision a new key in the signer, or give walletAddress", { signerKeys: accounts.length });
+    throw conflict(
+      "NO_SIGNER_KEY_AVAILABLE",
+      "Every key of the remote signer is already in use here: provision a new key in the signer, or give walletAddress",
+      { signerKeys: accounts.length },
+    );
   }
 
   async #call(method: string, params: unknown[]): Promise<unknown> {
@@ -117,30 +136,57 @@ export class RemoteSigner implements TransactionSigner {
     try {
       response = await fetch(this.#endpoint, {
         method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json", ...(this.#authorization ? { authorization: this.#authorization } : {}) },
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json",
+          ...(this.#authorization ? { authorization: this.#authorization } : {}),
+        },
         body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
     } catch (error) {
       const timedOut = (error as Error).name === "TimeoutError";
       throw Object.assign(
-        new RemoteSignerError("unavailable", timedOut ? `The remote signer did not answer ${method} within ${this.#timeoutMs} ms; nothing was recorded` : `The remote signer is not reachable (${method}); nothing was recorded`),
+        new RemoteSignerError(
+          "unavailable",
+          timedOut
+            ? `The remote signer did not answer ${method} within ${this.#timeoutMs} ms; nothing was recorded`
+            : `The remote signer is not reachable (${method}); nothing was recorded`,
+        ),
         { cause: error },
       );
     }
     if (response.status === 401 || response.status === 403) {
-      throw new RemoteSignerError("refused", `The remote signer refused our credentials (HTTP ${response.status}); check REMOTE_SIGNER_AUTH`, { method, httpStatus: response.status });
+      throw new RemoteSignerError(
+        "refused",
+        `The remote signer refused our credentials (HTTP ${response.status}); check REMOTE_SIGNER_AUTH`,
+        { method, httpStatus: response.status },
+      );
     }
-    const body = (await response.json().catch(() => undefined)) as { id?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown } } | undefined;
+    const body = (await response.json().catch(() => undefined)) as
+      { id?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown } } | undefined;
     if (body?.error) {
       const code = typeof body.error.code === "number" ? body.error.code : undefined;
       const message = typeof body.error.message === "string" ? body.error.message.slice(0, 200) : "no message";
-      throw new RemoteSignerError("refused", `The remote signer refused ${method}: ${message}${code === undefined ? "" : ` (JSON-RPC error ${code})`}`, { method, signerCode: code, signerMessage: message });
+      throw new RemoteSignerError(
+        "refused",
+        `The remote signer refused ${method}: ${message}${code === undefined ? "" : ` (JSON-RPC error ${code})`}`,
+        { method, signerCode: code, signerMessage: message },
+      );
     }
     if (!response.ok) {
-      throw new RemoteSignerError(response.status >= 500 ? "unavailable" : "refused", `The remote signer answered HTTP ${response.status} to ${method}`, { method, httpStatus: response.status });
+      throw new RemoteSignerError(
+        response.status >= 500 ? "unavailable" : "refused",
+        `The remote signer answered HTTP ${response.status} to ${method}`,
+        { method, httpStatus: response.status },
+      );
     }
-    if (!body || body.id !== id || !("result" in body)) throw new RemoteSignerError("invalid", `The remote signer's answer to ${method} is not a JSON-RPC response to our call`, { method });
+    if (!body || body.id !== id || !("result" in body))
+      throw new RemoteSignerError(
+        "invalid",
+        `The remote signer's answer to ${method} is not a JSON-RPC response to our call`,
+        { method },
+      );
     return body.result;
   }
 }
@@ -151,13 +197,20 @@ export function verifySigned(raw: string, asked: SignableTransaction): void {
   try {
     tx = Transaction.from(raw);
   } catch (error) {
-    throw new RemoteSignerError("invalid", `The remote signer returned bytes that are not a transaction: ${(error as Error).message}`.slice(0, 300));
+    throw new RemoteSignerError(
+      "invalid",
+      `The remote signer returned bytes that are not a transaction: ${(error as Error).message}`.slice(0, 300),
+    );
   }
-  if (!tx.signature || !tx.from) throw new RemoteSignerError("invalid", "The remote signer returned an unsigned transaction");
+  if (!tx.signature || !tx.from)
+    throw new RemoteSignerError("invalid", "The remote signer returned an unsigned transaction");
   const fees: [string, unknown, unknown][] =
     asked.type === 0
       ? [["gasPrice", tx.gasPrice, asked.gasPrice]]
-      : [["maxFeePerGas", tx.maxFeePerGas, asked.maxFeePerGas], ["maxPriorityFeePerGas", tx.maxPriorityFeePerGas, asked.maxPriorityFeePerGas]];
+      : [
+          ["maxFeePerGas", tx.maxFeePerGas, asked.maxFeePerGas],
+          ["maxPriorityFeePerGas", tx.maxPriorityFeePerGas, asked.maxPriorityFeePerGas],
+        ];
   const checks: [string, unknown, unknown][] = [
     ["from", tx.from.toLowerCase(), asked.from.toLowerCase()],
     ["to", tx.to?.toLowerCase(), asked.to.toLowerCase()],
@@ -171,6 +224,10 @@ export function verifySigned(raw: string, asked: SignableTransaction): void {
   ];
   const differing = checks.filter(([, got, want]) => got !== want).map(([field]) => field);
   if (differing.length > 0) {
-    throw new RemoteSignerError("invalid", `The remote signer returned a transaction that differs from the one asked for (${differing.join(", ")}); it was not recorded or sent`, { differing });
+    throw new RemoteSignerError(
+      "invalid",
+      `The remote signer returned a transaction that differs from the one asked for (${differing.join(", ")}); it was not recorded or sent`,
+      { differing },
+    );
   }
 }

@@ -8,9 +8,15 @@ import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../..
 import { AppError } from "../errors.ts";
 import { ContractRevertError } from "./chainErrors.ts";
 
-type ErrorNameOf<Abi extends readonly { type: string }[]> = Extract<Abi[number], { type: "error"; name: string }>["name"];
+type ErrorNameOf<Abi extends readonly { type: string }[]> = Extract<
+  Abi[number],
+  { type: "error"; name: string }
+>["name"];
 /** Every custom error the three contracts (and the OpenZeppelin code they inherit) can revert with. */
-export type ContractErrorName = ErrorNameOf<typeof LicenceTokenAbi> | ErrorNameOf<typeof DocumentRegistryAbi> | ErrorNameOf<typeof ApprovalRegistryAbi>;
+export type ContractErrorName =
+  | ErrorNameOf<typeof LicenceTokenAbi>
+  | ErrorNameOf<typeof DocumentRegistryAbi>
+  | ErrorNameOf<typeof ApprovalRegistryAbi>;
 
 export interface RevertAnswer {
   status: number;
@@ -21,40 +27,96 @@ export interface RevertAnswer {
 /** The API's answer to each contract error a use case expects; the error's name and arguments go in `details`. */
 export const REVERT_ANSWERS = {
   // Reviews (POST /requests/{id}/approve | reject | request-changes)
-  ReviewNotRequired: { status: 409, code: "NOT_PENDING", message: "Your department is not required in the request's current stage" },
-  ReviewNotYourTurn: { status: 409, code: "NOT_YOUR_TURN", message: "This stage is sequential and another department must decide first" },
-  ReviewAlreadyDecided: { status: 409, code: "ALREADY_DECIDED", message: "Your department has already decided in this stage" },
+  ReviewNotRequired: {
+    status: 409,
+    code: "NOT_PENDING",
+    message: "Your department is not required in the request's current stage",
+  },
+  ReviewNotYourTurn: {
+    status: 409,
+    code: "NOT_YOUR_TURN",
+    message: "This stage is sequential and another department must decide first",
+  },
+  ReviewAlreadyDecided: {
+    status: 409,
+    code: "ALREADY_DECIDED",
+    message: "Your department has already decided in this stage",
+  },
   ReviewWrongPhase: { status: 409, code: "INVALID_STATE", message: "The request is not under review" },
-  ReviewStaleDocuments: { status: 409, code: "STALE_DOCUMENTS", message: "A document you reviewed has a newer version: review it again before deciding" },
+  ReviewStaleDocuments: {
+    status: 409,
+    code: "STALE_DOCUMENTS",
+    message: "A document you reviewed has a newer version: review it again before deciding",
+  },
   ReviewInvalidSignature: {
     status: 400,
     code: "INVALID_SIGNATURE",
-    message: "The signature is not your department wallet's signature of this decision (sign the typed data from POST .../decision-typed-data)",
+    message:
+      "The signature is not your department wallet's signature of this decision (sign the typed data from POST .../decision-typed-data)",
   },
   ReviewInvalidNonce: {
     status: 409,
     code: "STALE_NONCE",
-    message: "The signed decision's nonce is not your department's next one (already used, or another decision came first): fetch new typed data and sign again",
+    message:
+      "The signed decision's nonce is not your department's next one (already used, or another decision came first): fetch new typed data and sign again",
   },
-  ReviewSignatureExpired: { status: 400, code: "SIGNATURE_EXPIRED", message: "The signed decision's deadline has passed: fetch new typed data and sign again" },
+  ReviewSignatureExpired: {
+    status: 400,
+    code: "SIGNATURE_EXPIRED",
+    message: "The signed decision's deadline has passed: fetch new typed data and sign again",
+  },
   // Departments
   DepartmentInactive: { status: 409, code: "DEPARTMENT_INACTIVE", message: "Your department is deactivated" },
-  DepartmentWalletInUse: { status: 409, code: "WALLET_NOT_ALLOWED", message: "This wallet cannot be a department's: it is another department's or holds a platform role" },
-  DepartmentWalletHoldsRole: { status: 409, code: "WALLET_NOT_ALLOWED", message: "This wallet cannot be a department's: it is another department's or holds a platform role" },
-  DepartmentWalletChangeNotDue: { status: 409, code: "WALLET_CHANGE_NOT_DUE", message: "The wallet change is not due yet" },
+  DepartmentWalletInUse: {
+    status: 409,
+    code: "WALLET_NOT_ALLOWED",
+    message: "This wallet cannot be a department's: it is another department's or holds a platform role",
+  },
+  DepartmentWalletHoldsRole: {
+    status: 409,
+    code: "WALLET_NOT_ALLOWED",
+    message: "This wallet cannot be a department's: it is another department's or holds a platform role",
+  },
+  DepartmentWalletChangeNotDue: {
+    status: 409,
+    code: "WALLET_CHANGE_NOT_DUE",
+    message: "The wallet change is not due yet",
+  },
   // Documents
-  DocumentAlreadyAnchored: { status: 409, code: "DUPLICATE_DOCUMENT", message: "A document with exactly these bytes is already recorded" },
+  DocumentAlreadyAnchored: {
+    status: 409,
+    code: "DUPLICATE_DOCUMENT",
+    message: "A document with exactly these bytes is already recorded",
+  },
   DocumentsNotEditable: { status: 409, code: "INVALID_STATE", message: "The request's documents can no longer change" },
-  DocumentNotLatestVersion: { status: 409, code: "CONCURRENT_UPDATE", message: "The document was updated at the same time; reload and try again" },
-  DocumentLimitReached: { status: 409, code: "DOCUMENT_LIMIT_REACHED", message: "A request holds at most 16 documents" },
-  DocumentUnknownHash: { status: 404, code: "NOT_FOUND", message: "No document with this hash is recorded on the blockchain" },
+  DocumentNotLatestVersion: {
+    status: 409,
+    code: "CONCURRENT_UPDATE",
+    message: "The document was updated at the same time; reload and try again",
+  },
+  DocumentLimitReached: {
+    status: 409,
+    code: "DOCUMENT_LIMIT_REACHED",
+    message: "A request holds at most 16 documents",
+  },
+  DocumentUnknownHash: {
+    status: 404,
+    code: "NOT_FOUND",
+    message: "No document with this hash is recorded on the blockchain",
+  },
   // Licences
-  LicenceInvalidTransition: { status: 409, code: "INVALID_STATE", message: "The licence cannot make this change in its current status" },
+  LicenceInvalidTransition: {
+    status: 409,
+    code: "INVALID_STATE",
+    message: "The licence cannot make this change in its current status",
+  },
 } as const satisfies Partial<Record<ContractErrorName, RevertAnswer>>;
 
 export type MappedErrorName = keyof typeof REVERT_ANSWERS;
 /** A use case's own answer to an error: another table entry, or a function of the revert (for its arguments). */
-export type RevertOverrides = Partial<Record<ContractErrorName, RevertAnswer | ((error: ContractRevertError) => AppError)>>;
+export type RevertOverrides = Partial<
+  Record<ContractErrorName, RevertAnswer | ((error: ContractRevertError) => AppError)>
+>;
 
 /** Whether `error` is a revert with one of these names (typed, so a misspelt name does not compile). */
 export function isRevert(error: unknown, ...names: ContractErrorName[]): error is ContractRevertError {

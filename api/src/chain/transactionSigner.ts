@@ -9,9 +9,7 @@ import type { WalletPurpose } from "./walletStore.ts";
 export type SignerMode = "local" | "remote";
 
 /** Gas price fields: legacy (free-gas Besu) or EIP-1559. */
-export type FeeFields =
-  | { type: 0; gasPrice: bigint }
-  | { type: 2; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
+export type FeeFields = { type: 0; gasPrice: bigint } | { type: 2; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
 
 /** A transaction with every field set: the signer adds nothing, and must change nothing. */
 export type SignableTransaction = FeeFields & {

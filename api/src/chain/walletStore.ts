@@ -24,7 +24,12 @@ export class WalletStore {
    * `fund` gives a new wallet gas money (embedded chain); on a free-gas network there is none. `chainNonce` reads a
    * remote key's pending nonce on chain: unlike a fresh local key, it may have been used before it was recorded.
    */
-  constructor(pool: pg.Pool, vault: KeyVault, fund?: (address: string) => Promise<void>, chainNonce?: (address: string) => Promise<bigint>) {
+  constructor(
+    pool: pg.Pool,
+    vault: KeyVault,
+    fund?: (address: string) => Promise<void>,
+    chainNonce?: (address: string) => Promise<bigint>,
+  ) {
     this.#pool = pool;
     this.#vault = vault;
     this.#fund = fund;
@@ -40,7 +45,13 @@ export class WalletStore {
   }
 
   /** Records an existing key (e.g. the configured operator key); no-op when the address is already known. */
-  async import(privateKey: string, purpose: WalletPurpose, label: string | null, nextNonce: bigint, client: Queryable = this.#pool): Promise<string> {
+  async import(
+    privateKey: string,
+    purpose: WalletPurpose,
+    label: string | null,
+    nextNonce: bigint,
+    client: Queryable = this.#pool,
+  ): Promise<string> {
     const address = new Wallet(privateKey).address.toLowerCase();
     await client.query(
       `INSERT INTO wallets (address, purpose, label, encrypted_key, next_nonce) VALUES ($1, $2, $3, $4, $5)
@@ -87,7 +98,10 @@ export class WalletStore {
 
   async hasVaultKey(address: string): Promise<boolean> {
     if (this.#signers.has(address.toLowerCase())) return true;
-    const { rows } = await this.#pool.query(`SELECT encrypted_key IS NOT NULL AS sealed FROM wallets WHERE address = $1`, [address.toLowerCase()]);
+    const { rows } = await this.#pool.query(
+      `SELECT encrypted_key IS NOT NULL AS sealed FROM wallets WHERE address = $1`,
+      [address.toLowerCase()],
+    );
     return rows[0]?.sealed === true;
   }
 
@@ -103,7 +117,14 @@ export class WalletStore {
   }
 
   async all(): Promise<{ address: string; purpose: WalletPurpose; signer: "local" | "remote"; nextNonce: bigint }[]> {
-    const { rows } = await this.#pool.query(`SELECT address, purpose, signer, next_nonce FROM wallets ORDER BY created_at`);
-    return rows.map((r) => ({ address: getAddress(r.address), purpose: r.purpose, signer: r.signer, nextNonce: BigInt(r.next_nonce) }));
+    const { rows } = await this.#pool.query(
+      `SELECT address, purpose, signer, next_nonce FROM wallets ORDER BY created_at`,
+    );
+    return rows.map((r) => ({
+      address: getAddress(r.address),
+      purpose: r.purpose,
+      signer: r.signer,
+      nextNonce: BigInt(r.next_nonce),
+    }));
   }
 }

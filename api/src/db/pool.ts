@@ -10,7 +10,12 @@ const MAX_PREPARED = 500;
 export function createPool(connectionString: string, schema: string, max = 20): pg.Pool {
   // No parallel workers: a worker's start-up costs more than the short, indexed queries an API runs, and under
   // load the workers only compete with the other connections for the same cores.
-  const pool = new pg.Pool({ connectionString, max, options: `-c search_path=${schema},public -c max_parallel_workers_per_gather=0`, connectionTimeoutMillis: 5_000 });
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    options: `-c search_path=${schema},public -c max_parallel_workers_per_gather=0`,
+    connectionTimeoutMillis: 5_000,
+  });
   // A dropped connection (e.g. Postgres restarting) must not crash the process: the pool replaces idle clients,
   // and a client checked out at that moment fails its query, is not queryable any more, and is discarded on release.
   pool.on("error", () => {});

@@ -15,7 +15,10 @@ export interface ReadPart {
 
 export type Rows = Record<string, any>[];
 
-export async function readTogether<K extends string>(pool: pg.Pool, parts: Record<K, ReadPart>): Promise<Record<K, Rows>> {
+export async function readTogether<K extends string>(
+  pool: pg.Pool,
+  parts: Record<K, ReadPart>,
+): Promise<Record<K, Rows>> {
   const names = Object.keys(parts) as K[];
   const params: unknown[] = [];
   const columns = names.map((name, i) => {

@@ -5,11 +5,24 @@
  * removed when no timeout is running.
  */
 import {
-  decodeBytes32String, type JsonRpcProvider, type Log, type LogDescription, type TransactionReceipt,
+  decodeBytes32String,
+  type JsonRpcProvider,
+  type Log,
+  type LogDescription,
+  type TransactionReceipt,
 } from "ethers";
 import type pg from "pg";
 import {
-  approvalRegistry, bytes16ToUuid, documentRegistry, eventsOf, LICENCE_STATUS, LICENCE_STATUS_NAMES, licenceToken, REVIEW_PHASE, TIMEOUT_ACTION, timeoutPending,
+  approvalRegistry,
+  bytes16ToUuid,
+  documentRegistry,
+  eventsOf,
+  LICENCE_STATUS,
+  LICENCE_STATUS_NAMES,
+  licenceToken,
+  REVIEW_PHASE,
+  TIMEOUT_ACTION,
+  timeoutPending,
 } from "../chain/contracts.ts";
 import type { IndexWaiter } from "../chain/chainGateway.ts";
 import type { Deployment } from "../chain/deployment.ts";
@@ -33,7 +46,10 @@ export interface DeriveDependencies {
 }
 
 /** Topics of the events any platform event can follow from: the review's, and licence status changes. */
-const EVENTFUL_TOPICS = new Set<string>([licenceToken.getEvent("LicenceStatusChanged")!.topicHash, licenceToken.getEvent("LicenceIssued")!.topicHash]);
+const EVENTFUL_TOPICS = new Set<string>([
+  licenceToken.getEvent("LicenceStatusChanged")!.topicHash,
+  licenceToken.getEvent("LicenceIssued")!.topicHash,
+]);
 approvalRegistry.forEachEvent((event) => EVENTFUL_TOPICS.add(event.topicHash));
 
 /**
@@ -53,7 +69,10 @@ interface Progress {
 }
 
 /** Derives and records the events of one confirmed transaction. Safe to run again: ids are deterministic. */
-export async function deriveEvents(deps: DeriveDependencies, txId: string): Promise<{ events: number; deliveries: number }> {
+export async function deriveEvents(
+  deps: DeriveDependencies,
+  txId: string,
+): Promise<{ events: number; deliveries: number }> {
   const subject = await confirmedRequestTransaction(deps.pool, txId);
   if (!subject) return { events: 0, deliveries: 0 };
   const receipt = await deps.provider.getTransactionReceipt(subject.txHash);
@@ -61,7 +80,8 @@ export async function deriveEvents(deps: DeriveDependencies, txId: string): Prom
   const logs = logsOfToken(receipt, deps.contracts, BigInt(subject.request.token_id));
   const statusLogs = logs.token("LicenceStatusChanged").length + logs.token("LicenceIssued").length;
   if (!logs.touchesReview && statusLogs === 0) return { events: 0, deliveries: 0 };
-  if (!(await deps.index.waitForBlock(receipt.blockNumber, 10_000))) throw new Error(`the index has not reached block ${receipt.blockNumber} yet`);
+  if (!(await deps.index.waitForBlock(receipt.blockNumber, 10_000)))
+    throw new Error(`the index has not reached block ${receipt.blockNumber} yet`);
   const derivation = await startDerivation(deps, receipt, logs);
   const drafts = [
     ...(await documentUpdatedEvents(derivation)),
@@ -92,10 +112,15 @@ async function confirmedRequestTransaction(
   pool: pg.Pool,
   txId: string,
 ): Promise<{ txId: string; txHash: string; request: RequestRow } | undefined> {
-  const tx = (await pool.query(`SELECT id, tx_hash, request_id, status FROM chain_transactions WHERE id = $1`, [txId])).rows[0];
+  const tx = (await pool.query(`SELECT id, tx_hash, request_id, status FROM chain_transactions WHERE id = $1`, [txId]))
+    .rows[0];
   // Not confirmed (any more): a reorganisation put it back to PENDING; it is derived again when it confirms.
   if (!tx || tx.status !== "CONFIRMED" || !tx.request_id) return undefined;
-  const request = (await pool.query(`SELECT id, request_number, request_type, applicant_id, token_id FROM requests WHERE id = $1`, [tx.request_id])).rows[0];
+  const request = (
+    await pool.query(`SELECT id, request_number, request_type, applicant_id, token_id FROM requests WHERE id = $1`, [
+      tx.request_id,
+    ])
+  ).rows[0];
   return request ? { txId: tx.id, txHash: tx.tx_hash, request } : undefined;
 }
 
@@ -117,8 +142,10 @@ function logsOfToken(receipt: TransactionReceipt, contracts: Deployment["contrac
     registry: (name) => ofToken(eventsOf(receipt.logs, approvalRegistry, contracts.ApprovalRegistry, name)),
     token: (name) => ofToken(eventsOf(receipt.logs, licenceToken, contracts.LicenceToken, name)),
     touchesReview: receipt.logs.some(
-      (log) => log.address.toLowerCase() === contracts.ApprovalRegistry.toLowerCase()
-        && log.topics[1] !== undefined && BigInt(log.topics[1]) === tokenId,
+      (log) =>
+        log.address.toLowerCase() === contracts.ApprovalRegistry.toLowerCase() &&
+        log.topics[1] !== undefined &&
+        BigInt(log.topics[1]) === tokenId,
     ),
     anchored: ofToken(eventsOf(receipt.logs, documentRegistry, contracts.DocumentRegistry, "DocumentAnchored")),
   };
@@ -146,7 +173,8 @@ function chainViews({ provider, contracts }: DeriveDependencies, tokenId: bigint
     });
     return approvalRegistry.decodeFunctionResult(fn, raw);
   };
-  const pendingAt = async (blockTag: number) => [...((await view("pendingDepartmentsOf", [tokenId], blockTag))[0] as bigint[])].map(Number);
+  const pendingAt = async (blockTag: number) =>
+    [...((await view("pendingDepartmentsOf", [tokenId], blockTag))[0] as bigint[])].map(Number);
   let pending: Promise<number[]> | undefined;
   return { tokenId, view, pendingAt, pendingAfter: () => (pending ??= pendingAt(blockNumber)) };
 }
@@ -227,11 +255,15 @@ async function documentUpdatedEvents({ pool, logs, invalidatedIds }: Derivation)
   const codeOf = await codesOf(pool, [...invalidatedIds]);
   const drafts: EventDraft[] = [];
   for (const doc of logs.anchored) {
-    const departments = invalidated.filter((e) => e.args.docIndex === doc.args.docIndex).map((e) => codeOf(Number(e.args.departmentId)));
+    const departments = invalidated
+      .filter((e) => e.args.docIndex === doc.args.docIndex)
+      .map((e) => codeOf(Number(e.args.departmentId)));
     if (departments.length === 0) continue;
     const documentId = bytes16ToUuid(doc.args.documentId as string);
     // The type is on chain with the first version only; later versions carry the same document id.
-    const docType = (await pool.query(`SELECT doc_type FROM documents WHERE id = $1`, [documentId])).rows[0]?.doc_type ?? decodeBytes32String(doc.args.docType);
+    const docType =
+      (await pool.query(`SELECT doc_type FROM documents WHERE id = $1`, [documentId])).rows[0]?.doc_type ??
+      decodeBytes32String(doc.args.docType);
     drafts.push({
       key: `document-updated:${logs.tokenId}:${doc.args.docIndex}:${doc.args.version}`,
       type: "DOCUMENT_UPDATED",
@@ -301,7 +333,10 @@ async function overdueEvents({ pool, logs, chain, after, stageInfo }: Derivation
 /** ESCALATED, to administrators' webhooks (no department). */
 async function escalationEvents({ pool, receipt, logs, stageInfo }: Derivation): Promise<EventDraft[]> {
   const escalated = logs.registry("StageEscalated");
-  const codeOf = await codesOf(pool, escalated.map((e) => Number(e.args.departmentId)).filter((id) => id > 0));
+  const codeOf = await codesOf(
+    pool,
+    escalated.map((e) => Number(e.args.departmentId)).filter((id) => id > 0),
+  );
   return escalated.map((escalation) => {
     const departmentId = Number(escalation.args.departmentId);
     return {
@@ -322,8 +357,14 @@ function statusEvents({ receipt, logs, routed }: Derivation): EventDraft[] {
   const drafts: EventDraft[] = [];
   for (const change of logs.token("LicenceStatusChanged")) {
     const data = { status: LICENCE_STATUS_NAMES[Number(change.args.to)], reasonCode: Number(change.args.reasonCode) };
-    const draft = (name: string, type: PlatformEvent["type"]) => ({ key: `${name}:${receipt.hash}:${logs.tokenId}`, type, departments: routed, data });
-    if (change.args.to === LICENCE_STATUS.Approved && change.args.from !== LICENCE_STATUS.Suspended) drafts.push(draft("approved", "REQUEST_APPROVED"));
+    const draft = (name: string, type: PlatformEvent["type"]) => ({
+      key: `${name}:${receipt.hash}:${logs.tokenId}`,
+      type,
+      departments: routed,
+      data,
+    });
+    if (change.args.to === LICENCE_STATUS.Approved && change.args.from !== LICENCE_STATUS.Suspended)
+      drafts.push(draft("approved", "REQUEST_APPROVED"));
     if (change.args.to === LICENCE_STATUS.Rejected) drafts.push(draft("rejected", "REQUEST_REJECTED"));
     if (change.args.to === LICENCE_STATUS.PendingResubmission) drafts.push(draft("returned", "CHANGES_REQUESTED"));
     if (change.args.to === LICENCE_STATUS.Revoked) drafts.push(draft("revoked", "CERTIFICATE_REVOKED"));
@@ -378,6 +419,11 @@ async function timeoutOf({ tokenId, view }: ChainViews): Promise<StageTimeout | 
   const deadline = Number(latest.stageStartedAt + seconds);
   return {
     runAt: dateFromUnixSeconds(deadline),
-    data: { tokenId: tokenId.toString(), stage: Number(latest.stage), startedAt: Number(latest.stageStartedAt), deadline },
+    data: {
+      tokenId: tokenId.toString(),
+      stage: Number(latest.stage),
+      startedAt: Number(latest.stageStartedAt),
+      deadline,
+    },
   };
 }

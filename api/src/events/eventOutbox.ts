@@ -11,13 +11,25 @@ import type { WebhookEvent } from "../webhooks/events.ts";
 import { deliveryIdOf, NAMES_OF, payloadOf, type PlatformEvent } from "../webhooks/payloads.ts";
 
 /** Writes the events that are new and their deliveries; returns how many deliveries were queued. */
-export async function recordEvents(client: pg.PoolClient, events: readonly PlatformEvent[], chainTxId: string | null): Promise<number> {
+export async function recordEvents(
+  client: pg.PoolClient,
+  events: readonly PlatformEvent[],
+  chainTxId: string | null,
+): Promise<number> {
   let queued = 0;
   for (const event of events) {
     const inserted = await client.query(
       `INSERT INTO events (id, type, request_id, departments, data, chain_tx_id, occurred_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (id) DO NOTHING RETURNING id`,
-      [event.id, event.type, event.requestId, event.departments, JSON.stringify(eventRecord(event)), chainTxId, event.occurredAt],
+      [
+        event.id,
+        event.type,
+        event.requestId,
+        event.departments,
+        JSON.stringify(eventRecord(event)),
+        chainTxId,
+        event.occurredAt,
+      ],
     );
     if (inserted.rowCount === 0) continue;
     const names = NAMES_OF[event.type];
@@ -32,7 +44,15 @@ export async function recordEvents(client: pg.PoolClient, events: readonly Platf
         const status = webhook.is_active ? "PENDING" : "HELD";
         await client.query(
           `INSERT INTO webhook_deliveries (id, event_id, webhook_id, event_name, delivery_id, payload, status) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-          [id, event.id, webhook.id, name, deliveryIdOf(event.id, name), JSON.stringify(payloadOf(event, name, webhook.department_code)), status],
+          [
+            id,
+            event.id,
+            webhook.id,
+            name,
+            deliveryIdOf(event.id, name),
+            JSON.stringify(payloadOf(event, name, webhook.department_code)),
+            status,
+          ],
         );
         if (status === "PENDING") {
           await enqueueJob(client, JOB_NAMES.deliverWebhook, id, { deliveryId: id });

@@ -81,12 +81,16 @@ function partsOf(path: string): string[] {
 }
 
 function segmentsOf(path: string): Segment[] {
-  return partsOf(path).map((part) => (part.startsWith(":") ? { param: part.slice(1) } : { static: part.toLowerCase() }));
+  return partsOf(path).map((part) =>
+    part.startsWith(":") ? { param: part.slice(1) } : { static: part.toLowerCase() },
+  );
 }
 
 function matches(segments: Segment[], parts: string[]): boolean {
   if (segments.length !== parts.length) return false;
-  return segments.every((segment, i) => ("static" in segment ? segment.static === parts[i].toLowerCase() : parts[i].length > 0));
+  return segments.every((segment, i) =>
+    "static" in segment ? segment.static === parts[i].toLowerCase() : parts[i].length > 0,
+  );
 }
 
 /** Compares segment by segment from the left: the first difference where one is static and the other a parameter decides. */

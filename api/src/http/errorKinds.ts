@@ -6,12 +6,20 @@
  */
 import { AppError } from "../errors.ts";
 import {
-  ChainUnavailableError, ContractRevertError, NodeRefusedError, NotMinedInTimeError,
+  ChainUnavailableError,
+  ContractRevertError,
+  NodeRefusedError,
+  NotMinedInTimeError,
 } from "../chain/chainErrors.ts";
 import { apiErrorOf } from "../chain/revertMapping.ts";
 import {
-  InvalidFileError, InvalidUploadError, StorageError, StorageKeyExistsError, StoredFileNotFoundError,
-  UploadNotMultipartError, UploadTooLargeError,
+  InvalidFileError,
+  InvalidUploadError,
+  StorageError,
+  StorageKeyExistsError,
+  StoredFileNotFoundError,
+  UploadNotMultipartError,
+  UploadTooLargeError,
 } from "../storage/storageErrors.ts";
 
 /** The answer to an error of a known kind, or undefined for anything else (a bug, a parser's error, …). */

@@ -37,7 +37,11 @@ export function errorMiddleware(options: ErrorMiddlewareOptions = {}) {
       // The routers' allowedMethods answer a known path with another method (405, with Allow) or an unknown method
       // (501) without a body: give them the Error body too.
       if (ctx.status === 405 && ctx.body === undefined) {
-        throw new AppError(405, "METHOD_NOT_ALLOWED", `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get("Allow") || "none"}`);
+        throw new AppError(
+          405,
+          "METHOD_NOT_ALLOWED",
+          `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get("Allow") || "none"}`,
+        );
       }
       if (ctx.status === 501 && ctx.body === undefined) {
         throw new AppError(501, "NOT_IMPLEMENTED", `The method ${ctx.method} is not supported`);
@@ -47,7 +51,11 @@ export function errorMiddleware(options: ErrorMiddlewareOptions = {}) {
       if (mapped.status >= 500 && !answerOfKnownError(error)) {
         ctx.state.log?.error({ err: error }, "unexpected error");
       }
-      if (mapped.status === 400 && BODY_PARSE_CODES.has(mapped.code) && options.oauthPaths?.has(ctx.path.replace(/\/+$/, ""))) {
+      if (
+        mapped.status === 400 &&
+        BODY_PARSE_CODES.has(mapped.code) &&
+        options.oauthPaths?.has(ctx.path.replace(/\/+$/, ""))
+      ) {
         ctx.status = 400;
         ctx.set(NO_STORE);
         ctx.body = { error: "invalid_request", error_description: mapped.message };
@@ -67,8 +75,11 @@ export function errorMiddleware(options: ErrorMiddlewareOptions = {}) {
  */
 export function isDatabaseUnavailable(error: HttpLikeError & { severity?: string }): boolean {
   const code = String(error.code ?? "");
-  if (["ECONNREFUSED", "ECONNRESET", "EPIPE", "57P01", "57P02", "57P03"].includes(code) || /^08/.test(code)) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down)/i.test(error.message ?? "");
+  if (["ECONNREFUSED", "ECONNRESET", "EPIPE", "57P01", "57P02", "57P03"].includes(code) || /^08/.test(code))
+    return true;
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down)/i.test(
+    error.message ?? "",
+  );
 }
 
 /** The answer to any error: its kind's (errorKinds.ts), a parser's or server's error mapped, else a bare 500. */
@@ -77,7 +88,13 @@ export function toAppError(thrown: unknown): AppError {
   if (known) return known;
   const error = (thrown ?? {}) as HttpLikeError;
   if (isDatabaseUnavailable(error)) {
-    return new AppError(503, "SERVICE_UNAVAILABLE", "The database is not reachable right now. Try again shortly (with the same Idempotency-Key, a retried write is not done twice).", undefined, { "Retry-After": "2" });
+    return new AppError(
+      503,
+      "SERVICE_UNAVAILABLE",
+      "The database is not reachable right now. Try again shortly (with the same Idempotency-Key, a retried write is not done twice).",
+      undefined,
+      { "Retry-After": "2" },
+    );
   }
   const status = error.status ?? error.statusCode ?? error.httpCode;
   if (status === 413 || error.type === "entity.too.large" || error.code === 1009 || error.code === 1016) {
@@ -88,7 +105,9 @@ export function toAppError(thrown: unknown): AppError {
     const kind = jsonKind(error.body);
     if (kind) {
       const message = `The request body is valid JSON but ${kind}: it must be a JSON object`;
-      return new AppError(400, "VALIDATION_ERROR", message, { issues: [{ in: "body", path: "", message: `expected a JSON object, got ${kind}` }] });
+      return new AppError(400, "VALIDATION_ERROR", message, {
+        issues: [{ in: "body", path: "", message: `expected a JSON object, got ${kind}` }],
+      });
     }
     return new AppError(400, "MALFORMED_JSON", "The request body is not valid JSON");
   }

@@ -45,8 +45,12 @@ export interface RecordedWrite {
 /** Rebuilds a route's original answer from its recorded, mined write (after the process that ran it died). */
 export type Recover = (write: RecordedWrite) => Promise<HandlerResult>;
 
-
-const inProgress = () => new AppError(409, "IDEMPOTENCY_IN_PROGRESS", "A request with this Idempotency-Key is still being processed; retry shortly");
+const inProgress = () =>
+  new AppError(
+    409,
+    "IDEMPOTENCY_IN_PROGRESS",
+    "A request with this Idempotency-Key is still being processed; retry shortly",
+  );
 
 export class IdempotencyStore {
   readonly #pool: pg.Pool;
@@ -62,7 +66,9 @@ export class IdempotencyStore {
 
   /** Deletes keys older than the window; returns how many. */
   async purge(): Promise<number> {
-    const { rowCount } = await this.#pool.query(`DELETE FROM idempotency_keys WHERE created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'`);
+    const { rowCount } = await this.#pool.query(
+      `DELETE FROM idempotency_keys WHERE created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'`,
+    );
     return rowCount ?? 0;
   }
 
@@ -70,8 +76,15 @@ export class IdempotencyStore {
     if (this.#timer) clearInterval(this.#timer);
   }
 
-  async run(caller: string, key: string, print: string, execute: () => Promise<HandlerResult>, recover?: Recover): Promise<HandlerResult> {
-    if (!/^[\x21-\x7e]{1,255}$/.test(key)) throw new AppError(400, "VALIDATION_ERROR", "Idempotency-Key must be 1-255 visible ASCII characters");
+  async run(
+    caller: string,
+    key: string,
+    print: string,
+    execute: () => Promise<HandlerResult>,
+    recover?: Recover,
+  ): Promise<HandlerResult> {
+    if (!/^[\x21-\x7e]{1,255}$/.test(key))
+      throw new AppError(400, "VALIDATION_ERROR", "Idempotency-Key must be 1-255 visible ASCII characters");
     await this.#pool.query(
       `DELETE FROM idempotency_keys WHERE caller = $1 AND key = $2 AND created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'`,
       [caller, key],
@@ -88,7 +101,10 @@ export class IdempotencyStore {
   async #execute(caller: string, key: string, execute: () => Promise<HandlerResult>): Promise<HandlerResult> {
     const renew = setInterval(() => {
       void this.#pool
-        .query(`UPDATE idempotency_keys SET locked_until = now() + make_interval(secs => $3) WHERE caller = $1 AND key = $2 AND state = 'IN_PROGRESS'`, [caller, key, IDEMPOTENCY_LEASE_MS / 1000])
+        .query(
+          `UPDATE idempotency_keys SET locked_until = now() + make_interval(secs => $3) WHERE caller = $1 AND key = $2 AND state = 'IN_PROGRESS'`,
+          [caller, key, IDEMPOTENCY_LEASE_MS / 1000],
+        )
         .catch(() => {});
     }, IDEMPOTENCY_LEASE_MS / 3);
     let result: HandlerResult;
@@ -99,7 +115,11 @@ export class IdempotencyStore {
       const answer = answerOfKnownError(error);
       const status = answer ? answer.status : 500;
       if (answer && status < 500 && status !== 409 && status !== 429 && !wasRecorded(error)) {
-        await this.#store(caller, key, status, { code: answer.code, message: answer.message, ...(answer.details ? { details: answer.details } : {}) });
+        await this.#store(caller, key, status, {
+          code: answer.code,
+          message: answer.message,
+          ...(answer.details ? { details: answer.details } : {}),
+        });
       } else {
         // No write recorded: the key is freed and a retry runs again. A write recorded (a 5xx such as a receipt
         // timeout, whose transaction may still be mined): the key is kept and a retry learns the real outcome.
@@ -115,8 +135,15 @@ export class IdempotencyStore {
 
   /** Frees a key whose request recorded no write; a key tied to a write keeps it, its lease ended (recovery path). */
   async #release(caller: string, key: string): Promise<void> {
-    const freed = await this.#pool.query(`DELETE FROM idempotency_keys WHERE caller = $1 AND key = $2 AND state = 'IN_PROGRESS' AND outbox_tx_id IS NULL`, [caller, key]);
-    if (freed.rowCount === 0) await this.#pool.query(`UPDATE idempotency_keys SET locked_until = now() WHERE caller = $1 AND key = $2 AND state = 'IN_PROGRESS'`, [caller, key]);
+    const freed = await this.#pool.query(
+      `DELETE FROM idempotency_keys WHERE caller = $1 AND key = $2 AND state = 'IN_PROGRESS' AND outbox_tx_id IS NULL`,
+      [caller, key],
+    );
+    if (freed.rowCount === 0)
+      await this.#pool.query(
+        `UPDATE idempotency_keys SET locked_until = now() WHERE caller = $1 AND key = $2 AND state = 'IN_PROGRESS'`,
+        [caller, key],
+      );
   }
 
   async #store(caller: string, key: string, status: number, body: unknown): Promise<void> {
@@ -126,7 +153,13 @@ export class IdempotencyStore {
     );
   }
 
-  async #existing(caller: string, key: string, print: string, execute: () => Promise<HandlerResult>, recover?: Recover): Promise<HandlerResult> {
+  async #existing(
+    caller: string,
+    key: string,
+    print: string,
+    execute: () => Promise<HandlerResult>,
+    recover?: Recover,
+  ): Promise<HandlerResult> {
     const { rows } = await this.#pool.query(
       `SELECT k.fingerprint, k.state, k.response_status, k.response_body, k.locked_until < now() AS lapsed, k.outbox_tx_id, k.request_id, t.status AS tx_status, t.tx_hash
        FROM idempotency_keys k LEFT JOIN chain_transactions t ON t.id = k.outbox_tx_id WHERE k.caller = $1 AND k.key = $2`,
@@ -134,8 +167,14 @@ export class IdempotencyStore {
     );
     const row = rows[0];
     if (!row) throw inProgress(); // freed between our insert and this read: the client retries
-    if (row.fingerprint !== print) throw new AppError(422, "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used with a different request");
-    if (row.state === "DONE") return { status: row.response_status, body: row.response_body ?? undefined, headers: { "Idempotent-Replayed": "true" } };
+    if (row.fingerprint !== print)
+      throw new AppError(422, "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used with a different request");
+    if (row.state === "DONE")
+      return {
+        status: row.response_status,
+        body: row.response_body ?? undefined,
+        headers: { "Idempotent-Replayed": "true" },
+      };
     if (!row.lapsed) throw inProgress();
 
     // The process that ran it is gone (or could not save its answer).
@@ -148,17 +187,38 @@ export class IdempotencyStore {
       if (taken.rowCount === 0) throw inProgress();
       return this.#execute(caller, key, execute);
     }
-    const write: RecordedWrite = { outboxTxId: row.outbox_tx_id, requestId: row.request_id, transactionHash: row.tx_hash, status: row.tx_status };
-    if (write.status === "PENDING") throw new AppError(409, "IDEMPOTENCY_IN_PROGRESS", "The request's write is recorded and waiting for the chain; retry shortly", { transactionHash: write.transactionHash });
+    const write: RecordedWrite = {
+      outboxTxId: row.outbox_tx_id,
+      requestId: row.request_id,
+      transactionHash: row.tx_hash,
+      status: row.tx_status,
+    };
+    if (write.status === "PENDING")
+      throw new AppError(
+        409,
+        "IDEMPOTENCY_IN_PROGRESS",
+        "The request's write is recorded and waiting for the chain; retry shortly",
+        { transactionHash: write.transactionHash },
+      );
     if (write.status === "FAILED") {
-      const failed = { code: "CHAIN_REJECTED", message: "The request's transaction was mined and reverted: nothing changed on chain", details: { transactionHash: write.transactionHash } };
+      const failed = {
+        code: "CHAIN_REJECTED",
+        message: "The request's transaction was mined and reverted: nothing changed on chain",
+        details: { transactionHash: write.transactionHash },
+      };
       await this.#store(caller, key, 409, failed);
       return { status: 409, body: failed, headers: { "Idempotent-Replayed": "true" } };
     }
     if (!recover) {
-      throw new AppError(409, "IDEMPOTENCY_OUTCOME_RECORDED", "The request with this Idempotency-Key was carried out; read the resource for its result", {
-        transactionHash: write.transactionHash, requestId: write.requestId,
-      });
+      throw new AppError(
+        409,
+        "IDEMPOTENCY_OUTCOME_RECORDED",
+        "The request with this Idempotency-Key was carried out; read the resource for its result",
+        {
+          transactionHash: write.transactionHash,
+          requestId: write.requestId,
+        },
+      );
     }
     const result = await recover(write);
     await this.#store(caller, key, result.status ?? 200, result.body);

@@ -25,7 +25,11 @@ export function declaredRoutes(config: Config): { api: RouteDefinition[]; root: 
     provider: identityProviderOf(config, API_PREFIX),
     record: inert("record"),
   });
-  return apiRoutes(context, { ...auth, authenticate: inert("authenticate"), bootstrapAdmin: inert("bootstrapAdmin") }, inert("issuer") as QrIssuer);
+  return apiRoutes(
+    context,
+    { ...auth, authenticate: inert("authenticate"), bootstrapAdmin: inert("bootstrapAdmin") },
+    inert("issuer") as QrIssuer,
+  );
 }
 
 /**
@@ -33,10 +37,22 @@ export function declaredRoutes(config: Config): { api: RouteDefinition[]; root: 
  * declare the routes once: pass them in when this process already has them (declaredRoutes, or main.ts's).
  */
 /** The document's pointer to the decisions log, which has a page of its own (/docs/decisions). */
-export const DECISIONS_LINK = "Every point the specification leaves open is decided in the decisions log: [/docs/decisions](/docs/decisions).";
+export const DECISIONS_LINK =
+  "Every point the specification leaves open is decided in the decisions log: [/docs/decisions](/docs/decisions).";
 
-export function generateOpenApiDocument(config: Config, decisions: string | undefined = DECISIONS_LINK, routes = declaredRoutes(config)): Record<string, unknown> {
-  return serviceOpenApiDocument({ prefix: API_PREFIX, version: API_VERSION, routes: routes.api, rootRoutes: routes.root, publicBaseUrl: config.publicBaseUrl!, decisions });
+export function generateOpenApiDocument(
+  config: Config,
+  decisions: string | undefined = DECISIONS_LINK,
+  routes = declaredRoutes(config),
+): Record<string, unknown> {
+  return serviceOpenApiDocument({
+    prefix: API_PREFIX,
+    version: API_VERSION,
+    routes: routes.api,
+    rootRoutes: routes.root,
+    publicBaseUrl: config.publicBaseUrl!,
+    decisions,
+  });
 }
 
 /** A stand-in whose every property is another stand-in and which throws when called or constructed. */

@@ -41,17 +41,24 @@ export function serviceOpenApiDocument(input: {
   publicBaseUrl: string;
   decisions?: string;
 }): Json {
-  return buildOpenApiDocument([{ prefix: "", routes: input.rootRoutes }, { prefix: input.prefix, routes: input.routes }], {
-    title: "Licence Approval Service",
-    version: input.version,
-    description: "Multi-department approval of licences and permits on a permissioned blockchain. Every error has the body {code, message, details?}.",
-    serverUrl: input.publicBaseUrl,
-    // Every point the interface specification leaves "not shown", as decided (docs/decisions.md).
-    extraSections: input.decisions ? [input.decisions] : [],
-    webhooks: webhookDocs(),
-    // package.json is private and the repository grants no licence (an SPDX LicenseRef names one of our own).
-    license: { name: "Proprietary: all rights reserved", identifier: "LicenseRef-Proprietary" },
-  });
+  return buildOpenApiDocument(
+    [
+      { prefix: "", routes: input.rootRoutes },
+      { prefix: input.prefix, routes: input.routes },
+    ],
+    {
+      title: "Licence Approval Service",
+      version: input.version,
+      description:
+        "Multi-department approval of licences and permits on a permissioned blockchain. Every error has the body {code, message, details?}.",
+      serverUrl: input.publicBaseUrl,
+      // Every point the interface specification leaves "not shown", as decided (docs/decisions.md).
+      extraSections: input.decisions ? [input.decisions] : [],
+      webhooks: webhookDocs(),
+      // package.json is private and the repository grants no licence (an SPDX LicenseRef names one of our own).
+      license: { name: "Proprietary: all rights reserved", identifier: "LicenseRef-Proprietary" },
+    },
+  );
 }
 
 export function buildOpenApiDocument(routes: { prefix: string; routes: RouteDefinition[] }[], info: OpenApiInfo): Json {
@@ -132,11 +139,15 @@ function operationOf(route: RouteDefinition, convert: Convert): Json {
 function responsesOf(route: RouteDefinition, convert: Convert): Json {
   return Object.fromEntries(
     Object.entries(documentedStatuses(route)).map(([status, spec]) => {
-      const headers = spec.headers
-        && Object.fromEntries(Object.entries(spec.headers).map(([name, h]) => [name, { description: h.description, schema: h.schema }]));
-      const schema = spec.schemas.length === 1
-        ? convert(spec.schemas[0], "output")
-        : { oneOf: spec.schemas.map((one) => convert(one, "output")) };
+      const headers =
+        spec.headers &&
+        Object.fromEntries(
+          Object.entries(spec.headers).map(([name, h]) => [name, { description: h.description, schema: h.schema }]),
+        );
+      const schema =
+        spec.schemas.length === 1
+          ? convert(spec.schemas[0], "output")
+          : { oneOf: spec.schemas.map((one) => convert(one, "output")) };
       return [
         status,
         {
@@ -150,10 +161,34 @@ function responsesOf(route: RouteDefinition, convert: Convert): Json {
 }
 
 const WEBHOOK_SIGNATURE_HEADERS = [
-  { name: "X-Webhook-Signature", in: "header", required: true, schema: { type: "string" }, description: "sha256=<lowercase hex HMAC-SHA256 of the exact body, keyed with the registered secret>" },
-  { name: "webhook-id", in: "header", required: true, schema: { type: "string" }, description: "The event id (Standard Webhooks): the same at every retry" },
-  { name: "webhook-timestamp", in: "header", required: true, schema: { type: "string" }, description: "Unix seconds of this attempt (Standard Webhooks)" },
-  { name: "webhook-signature", in: "header", required: true, schema: { type: "string" }, description: "v1,<base64 HMAC-SHA256 of id.timestamp.body> (Standard Webhooks; key: the secret's UTF-8 bytes)" },
+  {
+    name: "X-Webhook-Signature",
+    in: "header",
+    required: true,
+    schema: { type: "string" },
+    description: "sha256=<lowercase hex HMAC-SHA256 of the exact body, keyed with the registered secret>",
+  },
+  {
+    name: "webhook-id",
+    in: "header",
+    required: true,
+    schema: { type: "string" },
+    description: "The event id (Standard Webhooks): the same at every retry",
+  },
+  {
+    name: "webhook-timestamp",
+    in: "header",
+    required: true,
+    schema: { type: "string" },
+    description: "Unix seconds of this attempt (Standard Webhooks)",
+  },
+  {
+    name: "webhook-signature",
+    in: "header",
+    required: true,
+    schema: { type: "string" },
+    description: "v1,<base64 HMAC-SHA256 of id.timestamp.body> (Standard Webhooks; key: the secret's UTF-8 bytes)",
+  },
 ];
 
 /** OpenAPI 3.1 `webhooks`: one POST we send per event name. */
@@ -167,7 +202,8 @@ function webhookOperations(hooks: NonNullable<OpenApiInfo["webhooks"]>, convert:
           // Sent by us: the receiver authenticates it by its signature headers, not by any of our schemes.
           security: [],
           summary: hook.summary,
-          description: "Sent to every registered webhook subscribed to this name whose department the event concerns (administrators' webhooks without a department get all). Any 2xx is success; otherwise retried at +1 min, +5 min, +30 min, +2 h and +24 h, then the webhook is disabled.",
+          description:
+            "Sent to every registered webhook subscribed to this name whose department the event concerns (administrators' webhooks without a department get all). Any 2xx is success; otherwise retried at +1 min, +5 min, +30 min, +2 h and +24 h, then the webhook is disabled.",
           parameters: WEBHOOK_SIGNATURE_HEADERS,
           requestBody: { required: true, content: { "application/json": { schema: convert(hook.schema, "output") } } },
           responses: { "2XX": { description: "Received" } },
@@ -178,8 +214,18 @@ function webhookOperations(hooks: NonNullable<OpenApiInfo["webhooks"]>, convert:
 }
 
 const SECURITY_SCHEMES = {
-  BearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Applicant (identity-locker login) or system client (client credentials) token." },
-  ApiKeyAuth: { type: "apiKey", in: "header", name: "X-API-Key", description: "Department API key, sent with X-Department-Code." },
+  BearerAuth: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "Applicant (identity-locker login) or system client (client credentials) token.",
+  },
+  ApiKeyAuth: {
+    type: "apiKey",
+    in: "header",
+    name: "X-API-Key",
+    description: "Department API key, sent with X-Department-Code.",
+  },
   AdminAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Token with the admin scope." },
 };
 
@@ -199,7 +245,11 @@ function objectParameters(schema: z.ZodType | undefined, where: "path" | "query"
 
 function requestBody(route: RouteDefinition, convert: Convert) {
   const contentType =
-    route.bodyType === "multipart" ? "multipart/form-data" : route.bodyType === "form" ? "application/x-www-form-urlencoded" : "application/json";
+    route.bodyType === "multipart"
+      ? "multipart/form-data"
+      : route.bodyType === "form"
+        ? "application/x-www-form-urlencoded"
+        : "application/json";
   return { required: true, content: { [contentType]: { schema: convert(route.body!, "input") } } };
 }
 
@@ -222,9 +272,12 @@ function security(access: AccessRule[]): Json[] {
 export function describeAccess(access: AccessRule[]): string {
   if (access.some((rule) => rule.kind === "public")) return "Access: anyone (no authentication).";
   const words = access.map((rule) =>
-    rule.kind === "applicant" ? "an applicant (identity-locker token)"
-      : rule.kind === "client" ? `a system client with scope \`${rule.scope}\``
-        : rule.kind === "apiKey" ? "a department (X-API-Key + X-Department-Code)"
+    rule.kind === "applicant"
+      ? "an applicant (identity-locker token)"
+      : rule.kind === "client"
+        ? `a system client with scope \`${rule.scope}\``
+        : rule.kind === "apiKey"
+          ? "a department (X-API-Key + X-Department-Code)"
           : "an administrator (token with scope `admin`)",
   );
   return `Access: ${words.join(", or ")}. An admin token carries every scope.`;

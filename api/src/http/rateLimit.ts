@@ -25,7 +25,11 @@ export interface RateLimits {
   publicPerMinute?: number;
 }
 
-const MESSAGES: Record<RateClass, string> = { auth: "authentication attempts", write: "write requests", public: "requests" };
+const MESSAGES: Record<RateClass, string> = {
+  auth: "authentication attempts",
+  write: "write requests",
+  public: "requests",
+};
 
 interface Bucket {
   tokens: number;
@@ -57,7 +61,13 @@ export class RateLimiter {
     if (bucket.tokens < 1) {
       this.#buckets.set(key, bucket);
       const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000));
-      throw new AppError(429, "RATE_LIMITED", `Too many ${MESSAGES[kind]}: try again in ${retryAfter} s`, { retryAfterSeconds: retryAfter, limitPerMinute: perMinute }, { "Retry-After": String(retryAfter) });
+      throw new AppError(
+        429,
+        "RATE_LIMITED",
+        `Too many ${MESSAGES[kind]}: try again in ${retryAfter} s`,
+        { retryAfterSeconds: retryAfter, limitPerMinute: perMinute },
+        { "Retry-After": String(retryAfter) },
+      );
     }
     bucket.tokens -= 1;
     this.#buckets.set(key, bucket);
@@ -65,7 +75,11 @@ export class RateLimiter {
   }
 
   #perMinute(kind: RateClass): number {
-    return kind === "auth" ? this.#limits.authPerMinute : kind === "write" ? this.#limits.writePerMinute : (this.#limits.publicPerMinute ?? 0);
+    return kind === "auth"
+      ? this.#limits.authPerMinute
+      : kind === "write"
+        ? this.#limits.writePerMinute
+        : (this.#limits.publicPerMinute ?? 0);
   }
 
   /** Drops buckets that have refilled completely: they hold no information. */

@@ -3,5 +3,10 @@ import type { Context } from "koa";
 import type { RequestMeta } from "../audit/auditLog.ts";
 
 export function requestMeta(ctx: Context): RequestMeta {
-  return { principal: ctx.state.principal, ip: ctx.ip, userAgent: ctx.get("user-agent") || undefined, requestId: ctx.state.requestId };
+  return {
+    principal: ctx.state.principal,
+    ip: ctx.ip,
+    userAgent: ctx.get("user-agent") || undefined,
+    requestId: ctx.state.requestId,
+  };
 }

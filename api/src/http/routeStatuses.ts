@@ -22,9 +22,14 @@ export interface StatusSpec {
   headers?: Record<string, HeaderSpec>;
 }
 
-const RETRY_AFTER: Record<string, HeaderSpec> = { "Retry-After": { description: "Seconds to wait before trying again", schema: { type: "integer" } } };
+const RETRY_AFTER: Record<string, HeaderSpec> = {
+  "Retry-After": { description: "Seconds to wait before trying again", schema: { type: "integer" } },
+};
 const WWW_AUTHENTICATE: Record<string, HeaderSpec> = {
-  "WWW-Authenticate": { description: 'The challenge: `Bearer error="invalid_token", error_description="…"` or `ApiKey`', schema: { type: "string" } },
+  "WWW-Authenticate": {
+    description: 'The challenge: `Bearer error="invalid_token", error_description="…"` or `ApiKey`',
+    schema: { type: "string" },
+  },
 };
 
 /** Methods whose JSON and form bodies the body parser reads before routing (koa-body's parsedMethods). */
@@ -41,17 +46,35 @@ export function middlewareStatuses(route: RouteDefinition): Record<number, Statu
   const clientError = oauth ? OAuthErrorSchema : ErrorSchema;
   const isPublic = route.access.some((rule) => rule.kind === "public");
   const statuses: Record<number, StatusSpec> = {};
-  const add = (status: number, reason: string, schema: z.ZodType = ErrorSchema, headers?: Record<string, HeaderSpec>) => {
+  const add = (
+    status: number,
+    reason: string,
+    schema: z.ZodType = ErrorSchema,
+    headers?: Record<string, HeaderSpec>,
+  ) => {
     const spec = (statuses[status] ??= { description: "", schemas: [] });
     spec.description = spec.description ? `${spec.description}; ${reason}` : reason;
     if (!spec.schemas.includes(schema)) spec.schemas.push(schema);
     if (headers) spec.headers = { ...spec.headers, ...headers };
   };
 
-  const parts = [route.params && "path", route.query && "query", route.body && route.bodyType !== "multipart" && "body"].filter(Boolean);
-  if (parts.length) add(400, `${oauth ? "invalid_request" : "VALIDATION_ERROR"}: an invalid ${parts.join(", ")} value (details.issues names each)`, clientError);
+  const parts = [
+    route.params && "path",
+    route.query && "query",
+    route.body && route.bodyType !== "multipart" && "body",
+  ].filter(Boolean);
+  if (parts.length)
+    add(
+      400,
+      `${oauth ? "invalid_request" : "VALIDATION_ERROR"}: an invalid ${parts.join(", ")} value (details.issues names each)`,
+      clientError,
+    );
   if (BODY_METHODS.has(route.method)) {
-    add(400, `${oauth ? "invalid_request" : "MALFORMED_JSON"}: the body is not valid JSON; ${oauth ? "invalid_request" : "VALIDATION_ERROR"}: valid JSON but not an object; ${oauth ? "invalid_request" : "BAD_REQUEST"}: the body does not decode with its Content-Encoding`, clientError);
+    add(
+      400,
+      `${oauth ? "invalid_request" : "MALFORMED_JSON"}: the body is not valid JSON; ${oauth ? "invalid_request" : "VALIDATION_ERROR"}: valid JSON but not an object; ${oauth ? "invalid_request" : "BAD_REQUEST"}: the body does not decode with its Content-Encoding`,
+      clientError,
+    );
     add(413, "PAYLOAD_TOO_LARGE: the body is larger than allowed");
     add(415, "UNSUPPORTED_MEDIA_TYPE: the body's Content-Encoding is not supported");
   }
@@ -61,7 +84,14 @@ export function middlewareStatuses(route: RouteDefinition): Record<number, Statu
     add(422, "IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used with a different request");
   }
   // Credentials are checked on every route, public ones included: sent and invalid is a 401 anywhere.
-  add(401, isPublic ? "UNAUTHORIZED: credentials were sent and are not valid (send none to call anonymously)" : "UNAUTHORIZED: authentication is missing or invalid", ErrorSchema, WWW_AUTHENTICATE);
+  add(
+    401,
+    isPublic
+      ? "UNAUTHORIZED: credentials were sent and are not valid (send none to call anonymously)"
+      : "UNAUTHORIZED: authentication is missing or invalid",
+    ErrorSchema,
+    WWW_AUTHENTICATE,
+  );
   if (!isPublic) add(403, "FORBIDDEN: the caller is authenticated but not one this operation accepts (see Access)");
   const rateClass = rateClassOf(route);
   add(
@@ -74,10 +104,18 @@ export function middlewareStatuses(route: RouteDefinition): Record<number, Statu
     ErrorSchema,
     RETRY_AFTER,
   );
-  add(503, "SERVICE_UNAVAILABLE: the database is not reachable right now; CHAIN_UNAVAILABLE: the blockchain node is not reachable (nothing was recorded)", ErrorSchema, RETRY_AFTER);
+  add(
+    503,
+    "SERVICE_UNAVAILABLE: the database is not reachable right now; CHAIN_UNAVAILABLE: the blockchain node is not reachable (nothing was recorded)",
+    ErrorSchema,
+    RETRY_AFTER,
+  );
   if (route.sendsTransactions) {
     add(502, "CHAIN_REJECTED_TRANSACTION: the node refused the transaction; nothing was recorded");
-    add(504, "CHAIN_TIMEOUT: the transaction was recorded and sent but not mined in time; it will be confirmed later (details.transactionHash)");
+    add(
+      504,
+      "CHAIN_TIMEOUT: the transaction was recorded and sent but not mined in time; it will be confirmed later (details.transactionHash)",
+    );
   }
   return statuses;
 }
@@ -86,7 +124,11 @@ export function middlewareStatuses(route: RouteDefinition): Record<number, Statu
 export function documentedStatuses(route: RouteDefinition): Record<number, StatusSpec> {
   const all: Record<number, StatusSpec> = {};
   for (const [status, spec] of Object.entries(route.responses) as [string, ResponseSpec][]) {
-    all[Number(status)] = { description: spec.description, schemas: spec.schema ? [spec.schema] : [], contentType: spec.contentType };
+    all[Number(status)] = {
+      description: spec.description,
+      schemas: spec.schema ? [spec.schema] : [],
+      contentType: spec.contentType,
+    };
   }
   for (const [key, spec] of Object.entries(middlewareStatuses(route))) {
     const status = Number(key);
@@ -96,7 +138,8 @@ export function documentedStatuses(route: RouteDefinition): Record<number, Statu
       continue;
     }
     // Already declared by the route: keep its words, add the middleware's reasons and any other body shape.
-    if (!declared.description.includes(spec.description)) declared.description = `${declared.description}. Also ${spec.description}`;
+    if (!declared.description.includes(spec.description))
+      declared.description = `${declared.description}. Also ${spec.description}`;
     for (const schema of spec.schemas) if (!declared.schemas.includes(schema)) declared.schemas.push(schema);
     if (spec.headers) declared.headers = { ...declared.headers, ...spec.headers };
   }

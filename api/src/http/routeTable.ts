@@ -109,7 +109,13 @@ declare module "koa" {
  * POST and PUT honour an Idempotency-Key: JSON routes here, multipart routes in their handler (via
  * ctx.state.idempotently) once the file's hash is known.
  */
-export function mountRoutes(router: Router, routes: RouteDefinition[], authenticate: Authenticator, idempotency?: IdempotencyStore, limiter?: RateLimiter): MethodTable {
+export function mountRoutes(
+  router: Router,
+  routes: RouteDefinition[],
+  authenticate: Authenticator,
+  idempotency?: IdempotencyStore,
+  limiter?: RateLimiter,
+): MethodTable {
   const table = new MethodTable(routes);
   const prefix = (router as { opts?: { prefix?: string } }).opts?.prefix ?? "";
   for (const route of routes) {
@@ -123,21 +129,32 @@ export function mountRoutes(router: Router, routes: RouteDefinition[], authentic
         ctx.state.principal = await authenticate(ctx);
       } catch (error) {
         // Failed credentials count as authentication attempts (key and token guessing), wherever they are tried.
-        if (rateClass !== "auth" && error instanceof AppError && error.status === 401) limiter?.take("auth", clientKey(ctx.ip));
+        if (rateClass !== "auth" && error instanceof AppError && error.status === 401)
+          limiter?.take("auth", clientKey(ctx.ip));
         throw error;
       }
-      if (rateClass === "write") limiter?.take("write", ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : clientKey(ctx.ip));
+      if (rateClass === "write")
+        limiter?.take(
+          "write",
+          ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : clientKey(ctx.ip),
+        );
       authorise(route.access, ctx.state.principal);
       const params = parse(route.params, ctx.params, "path");
       const query = parse(route.query, ctx.query, "query");
       // Multipart bodies are streamed and checked by their handler; the schema documents the form.
-      const body = route.bodyType === "multipart" ? undefined : parse(route.body, (ctx.request as { body?: unknown }).body ?? {}, "body");
+      const body =
+        route.bodyType === "multipart"
+          ? undefined
+          : parse(route.body, (ctx.request as { body?: unknown }).body ?? {}, "body");
       const key = ctx.get("idempotency-key");
       const caller = ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : "anonymous";
-      ctx.state.idempotently = (print, run) => (key && idempotency ? idempotency.run(caller, key, print, run, route.recoverIdempotent) : run());
+      ctx.state.idempotently = (print, run) =>
+        key && idempotency ? idempotency.run(caller, key, print, run, route.recoverIdempotent) : run();
       const run = async () => route.handler({ params, query, body, ctx });
       const result =
-        (route.method === "post" || route.method === "put") && route.bodyType !== "multipart" && route.idempotent !== false
+        (route.method === "post" || route.method === "put") &&
+        route.bodyType !== "multipart" &&
+        route.idempotent !== false
           ? await ctx.state.idempotently(fingerprint(ctx.method, ctx.originalUrl, rawBodyOf(ctx)), run)
           : await run();
       ctx.status = result.status ?? 200;
@@ -179,15 +196,25 @@ function parse(schema: z.ZodType | undefined, value: unknown, where: "path" | "q
   if (!schema) return value;
   const unsafe = unsafeInput(value);
   if (unsafe) {
-    throw new AppError(400, "VALIDATION_ERROR", `Invalid ${where}: ${unsafe.path ? `${unsafe.path}: ` : ""}${unsafe.message}`, {
-      issues: [{ in: where, path: unsafe.path, message: unsafe.message }],
-    });
+    throw new AppError(
+      400,
+      "VALIDATION_ERROR",
+      `Invalid ${where}: ${unsafe.path ? `${unsafe.path}: ` : ""}${unsafe.message}`,
+      {
+        issues: [{ in: where, path: unsafe.path, message: unsafe.message }],
+      },
+    );
   }
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  throw new AppError(400, "VALIDATION_ERROR", `Invalid ${where}: ${result.error.issues.map(describeIssue).join("; ")}`, {
-    issues: result.error.issues.map((issue) => ({ in: where, path: issue.path.join("."), message: issue.message })),
-  });
+  throw new AppError(
+    400,
+    "VALIDATION_ERROR",
+    `Invalid ${where}: ${result.error.issues.map(describeIssue).join("; ")}`,
+    {
+      issues: result.error.issues.map((issue) => ({ in: where, path: issue.path.join("."), message: issue.message })),
+    },
+  );
 }
 
 /** Deepest nesting of arrays and objects accepted in a request (free-form `metadata` included). */
@@ -209,14 +236,17 @@ function unsafeInput(value: unknown): { path: string; message: string } | undefi
   while (stack.length > 0) {
     const node = stack.pop()!;
     if (typeof node.value === "string") {
-      if (!isStorableText(node.value)) return { path: pathOf(node), message: "must not contain NUL characters or unpaired surrogates" };
+      if (!isStorableText(node.value))
+        return { path: pathOf(node), message: "must not contain NUL characters or unpaired surrogates" };
       continue;
     }
     if (!node.value || typeof node.value !== "object") continue;
-    if (node.depth >= MAX_INPUT_DEPTH) return { path: pathOf(node), message: `nested more than ${MAX_INPUT_DEPTH} levels deep` };
+    if (node.depth >= MAX_INPUT_DEPTH)
+      return { path: pathOf(node), message: `nested more than ${MAX_INPUT_DEPTH} levels deep` };
     for (const [key, child] of Object.entries(node.value)) {
       const next: Node = { value: child, key, parent: node, depth: node.depth + 1 };
-      if (!isStorableText(key)) return { path: pathOf(next), message: "keys must not contain NUL characters or unpaired surrogates" };
+      if (!isStorableText(key))
+        return { path: pathOf(next), message: "keys must not contain NUL characters or unpaired surrogates" };
       stack.push(next);
     }
   }
@@ -229,7 +259,9 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 
 /** OpenAPI error responses for the given statuses, each with the spec's Error body. */
 export function errorResponses(codes: Record<number, string>): Record<number, ResponseSpec> {
-  return Object.fromEntries(Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorSchema }]));
+  return Object.fromEntries(
+    Object.entries(codes).map(([status, description]) => [status, { description, schema: ErrorSchema }]),
+  );
 }
 
 /** The spec's Error body, shared by every route's error responses. */

@@ -23,7 +23,13 @@ type Queryable = Pick<pg.PoolClient, "query">;
  * Schedules `name` for `runAt` (now when omitted). An existing idle job with the same key is moved to the new
  * time with the new data; a running one is left alone (it already does the work).
  */
-export async function enqueueJob(db: Queryable, name: JobName, key: string, data: Record<string, unknown>, runAt?: Date): Promise<void> {
+export async function enqueueJob(
+  db: Queryable,
+  name: JobName,
+  key: string,
+  data: Record<string, unknown>,
+  runAt?: Date,
+): Promise<void> {
   const { rows } = await db.query(
     `INSERT INTO agenda_jobs (name, job_key, data, next_run_at, type, priority)
      VALUES ($1, $2, $3, COALESCE($4, now()), 'normal', 0)
@@ -34,12 +40,22 @@ export async function enqueueJob(db: Queryable, name: JobName, key: string, data
     [name, key, JSON.stringify(data), runAt ?? null],
   );
   if (rows.length === 0) return;
-  const notification = { jobId: rows[0].id, jobName: name, nextRunAt: rows[0].next_run_at.toISOString(), priority: 0, timestamp: new Date().toISOString(), source: "enqueue" };
+  const notification = {
+    jobId: rows[0].id,
+    jobName: name,
+    nextRunAt: rows[0].next_run_at.toISOString(),
+    priority: 0,
+    timestamp: new Date().toISOString(),
+    source: "enqueue",
+  };
   await db.query(`SELECT pg_notify($1, $2)`, [JOBS_CHANNEL, JSON.stringify(notification)]);
 }
 
 /** Removes the idle job with this key, if any (a running one finishes and finds nothing to do). */
 export async function cancelJob(db: Queryable, name: JobName, key: string): Promise<boolean> {
-  const { rowCount } = await db.query(`DELETE FROM agenda_jobs WHERE name = $1 AND job_key = $2 AND locked_at IS NULL`, [name, key]);
+  const { rowCount } = await db.query(
+    `DELETE FROM agenda_jobs WHERE name = $1 AND job_key = $2 AND locked_at IS NULL`,
+    [name, key],
+  );
   return (rowCount ?? 0) > 0;
 }

@@ -37,10 +37,16 @@ export interface JobRunner {
   stop(timeoutMs?: number): Promise<void>;
 }
 
-type RunnerContext = Pick<DomainContext, "pool" | "gateway" | "contracts" | "operator" | "workflows" | "webhookSecrets" | "config" | "logger" | "documentStore">;
+type RunnerContext = Pick<
+  DomainContext,
+  "pool" | "gateway" | "contracts" | "operator" | "workflows" | "webhookSecrets" | "config" | "logger" | "documentStore"
+>;
 
 /** Errors a job throws are retried after these delays: never given up, since an event must not be lost. */
-const retryAfter = (maxMs: number) => ({ attempt }: { attempt: number }) => Math.min(maxMs, 1_000 * 2 ** Math.min(attempt, 20));
+const retryAfter =
+  (maxMs: number) =>
+  ({ attempt }: { attempt: number }) =>
+    Math.min(maxMs, 1_000 * 2 ** Math.min(attempt, 20));
 
 export async function startJobRunner(context: RunnerContext, options: JobRunnerOptions): Promise<JobRunner> {
   const logger: Logger = context.logger.child({ component: "jobs" });
@@ -57,10 +63,17 @@ export async function startJobRunner(context: RunnerContext, options: JobRunnerO
 
 /** Agenda on the agenda_jobs table, woken by the jobs channel, its errors and failures logged. */
 function createAgenda(context: RunnerContext, options: JobRunnerOptions, logger: Logger): Agenda {
-  const backend = new PostgresBackend({ pool: context.pool, tableName: "agenda_jobs", channelName: JOBS_CHANNEL, ensureSchema: false });
+  const backend = new PostgresBackend({
+    pool: context.pool,
+    tableName: "agenda_jobs",
+    channelName: JOBS_CHANNEL,
+    ensureSchema: false,
+  });
   // The LISTEN connection reconnects by itself when Postgres restarts, but reports the loss as an 'error' event:
   // unheard, that would end the process.
-  backend.notificationChannel?.on("error", (error: Error) => logger.warn({ err: error.message }, "job notifications interrupted; reconnecting"));
+  backend.notificationChannel?.on("error", (error: Error) =>
+    logger.warn({ err: error.message }, "job notifications interrupted; reconnecting"),
+  );
   const agenda = new Agenda({
     backend,
     name: `${os.hostname()}:${process.pid}`,
@@ -70,7 +83,9 @@ function createAgenda(context: RunnerContext, options: JobRunnerOptions, logger:
     removeOnComplete: true,
   });
   agenda.on("error", (error: Error) => logger.error({ err: error }, "job runner error"));
-  agenda.on("fail", (error: Error, job: Job) => logger.warn({ job: job.attrs.name, err: error.message, attempt: job.attrs.failCount }, "job failed; retrying"));
+  agenda.on("fail", (error: Error, job: Job) =>
+    logger.warn({ job: job.attrs.name, err: error.message, attempt: job.attrs.failCount }, "job failed; retrying"),
+  );
   return agenda;
 }
 
@@ -79,7 +94,10 @@ function defineJobs(agenda: Agenda, context: RunnerContext, options: JobRunnerOp
   agenda.define(
     JOB_NAMES.deriveEvents,
     async (job: Job<{ txId: string }>) => {
-      const result = await deriveEvents({ ...context, provider: context.gateway.provider, index: options.index }, job.attrs.data.txId);
+      const result = await deriveEvents(
+        { ...context, provider: context.gateway.provider, index: options.index },
+        job.attrs.data.txId,
+      );
       if (result.events > 0) logger.debug({ txId: job.attrs.data.txId, ...result }, "events derived");
     },
     { backoff: retryAfter(60_000), lockLifetime: options.lockMs },
@@ -89,7 +107,13 @@ function defineJobs(agenda: Agenda, context: RunnerContext, options: JobRunnerOp
     JOB_NAMES.deliverWebhook,
     async (job: Job<{ deliveryId: string }>) => {
       const result = await runDelivery(
-        { pool: context.pool, secrets: context.webhookSecrets, clock: options.clock, production: context.config.nodeEnv === "production", logger },
+        {
+          pool: context.pool,
+          secrets: context.webhookSecrets,
+          clock: options.clock,
+          production: context.config.nodeEnv === "production",
+          logger,
+        },
         job.attrs.data.deliveryId,
       );
       if (result.retryAt) job.schedule(result.retryAt);
@@ -103,10 +127,21 @@ function defineJobs(agenda: Agenda, context: RunnerContext, options: JobRunnerOp
     async (job: Job<StageDeadline>) => {
       const result = await enforceStageTimeout(context, job.attrs.data);
       if (result.outcome === "NOT_YET") job.schedule(new Date(Math.max(result.retryAt.getTime(), Date.now() + 1_000)));
-      else logger.info({ tokenId: job.attrs.data.tokenId, stage: job.attrs.data.stage, ...result }, "stage deadline handled");
+      else
+        logger.info(
+          { tokenId: job.attrs.data.tokenId, stage: job.attrs.data.stage, ...result },
+          "stage deadline handled",
+        );
     },
     // Sends a transaction and waits for its receipt and the index.
-    { backoff: retryAfter(30_000), lockLifetime: Math.max(options.lockMs, context.config.receiptTimeoutMs + context.config.readYourWritesTimeoutMs + 5_000), concurrency: 2 },
+    {
+      backoff: retryAfter(30_000),
+      lockLifetime: Math.max(
+        options.lockMs,
+        context.config.receiptTimeoutMs + context.config.readYourWritesTimeoutMs + 5_000,
+      ),
+      concurrency: 2,
+    },
   );
 
   agenda.define(

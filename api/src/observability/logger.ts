@@ -5,8 +5,22 @@
 import pino, { type Logger } from "pino";
 
 const REDACTED_KEYS = [
-  "authorization", "password", "secret", "apiKey", "api_key", "apiSecret", "privateKey", "private_key",
-  "masterKey", "client_secret", "access_token", "token", "encrypted_key", "raw_tx", "x-api-key", "x-signature",
+  "authorization",
+  "password",
+  "secret",
+  "apiKey",
+  "api_key",
+  "apiSecret",
+  "privateKey",
+  "private_key",
+  "masterKey",
+  "client_secret",
+  "access_token",
+  "token",
+  "encrypted_key",
+  "raw_tx",
+  "x-api-key",
+  "x-signature",
 ];
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {

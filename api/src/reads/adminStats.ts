@@ -95,7 +95,12 @@ export async function adminStats(pool: Pick<pg.Pool, "query">, period: StatsPeri
   return {
     period,
     requests: { total, byStatus, byType },
-    blockchain: { totalTransactions: tx.confirmed, nftsMinted: tx.minted, avgGasUsed: round(tx.avg_gas ?? 0, 2), failedTransactions: tx.failed },
+    blockchain: {
+      totalTransactions: tx.confirmed,
+      nftsMinted: tx.minted,
+      avgGasUsed: round(tx.avg_gas ?? 0, 2),
+      failedTransactions: tx.failed,
+    },
     performance: {
       avgProcessingTimeDays: round((decided.avg_seconds ?? 0) / 86_400, 6),
       requestsPerDay: round(total / days, 3),

@@ -7,7 +7,6 @@ import { readTogether, type ReadPart, type Rows } from "../db/readTogether.ts";
 import { isoFromUnixSeconds } from "../unixTime.ts";
 import { stableUuid } from "./stableId.ts";
 
-
 export interface ApprovalJson {
   approvalId: string;
   departmentCode: string;
@@ -24,7 +23,10 @@ export interface ApprovalJson {
 }
 
 /** The decisions of a token (`approvals`) and the token's documents by index (`approvalDocuments`), to read together. */
-export function approvalParts(tokenId: bigint, includeInvalidated: boolean): { approvals: ReadPart; approvalDocuments: ReadPart } {
+export function approvalParts(
+  tokenId: bigint,
+  includeInvalidated: boolean,
+): { approvals: ReadPart; approvalDocuments: ReadPart } {
   return {
     approvals: {
       sql: `SELECT a.id, a.status, a.stage, a.reviewed_mask, a.is_active, a.invalidated_at, a.invalidation_reason, a.tx_hash, a.timestamp,
@@ -36,11 +38,18 @@ export function approvalParts(tokenId: bigint, includeInvalidated: boolean): { a
             ORDER BY a.block_number, a.log_index`,
       params: [tokenId.toString()],
     },
-    approvalDocuments: { sql: `SELECT doc_index, document_id FROM index.documents WHERE token_id = $1`, params: [tokenId.toString()] },
+    approvalDocuments: {
+      sql: `SELECT doc_index, document_id FROM index.documents WHERE token_id = $1`,
+      params: [tokenId.toString()],
+    },
   };
 }
 
-export async function approvalsOfToken(pool: pg.Pool, tokenId: bigint, includeInvalidated: boolean): Promise<ApprovalJson[]> {
+export async function approvalsOfToken(
+  pool: pg.Pool,
+  tokenId: bigint,
+  includeInvalidated: boolean,
+): Promise<ApprovalJson[]> {
   const rows = await readTogether(pool, approvalParts(tokenId, includeInvalidated));
   return approvalsFromRows(rows.approvals, rows.approvalDocuments);
 }

@@ -7,7 +7,16 @@ import type pg from "pg";
 import type { AuditEntity } from "../audit/auditLog.ts";
 
 /** The spec's five entity types, then ours (the table's CHECK constraint lists the same). */
-export const AUDIT_ENTITY_TYPES = ["REQUEST", "APPROVAL", "DOCUMENT", "DEPARTMENT", "WORKFLOW", "CLIENT", "WEBHOOK", "APPLICANT"] as const satisfies readonly AuditEntity[];
+export const AUDIT_ENTITY_TYPES = [
+  "REQUEST",
+  "APPROVAL",
+  "DOCUMENT",
+  "DEPARTMENT",
+  "WORKFLOW",
+  "CLIENT",
+  "WEBHOOK",
+  "APPLICANT",
+] as const satisfies readonly AuditEntity[];
 const everyEntityListed: Exclude<AuditEntity, (typeof AUDIT_ENTITY_TYPES)[number]> extends never ? true : never = true;
 void everyEntityListed;
 
@@ -69,23 +78,21 @@ export async function listAuditLogs(pool: Pick<pg.Pool, "query">, query: AuditLo
   ]);
   const total = count.rows[0].n as number;
   return {
-    logs: page.rows.map(
-      (row): AuditLogView => ({
-        logId: row.id,
-        entityType: row.entity_type,
-        entityId: row.entity_id,
-        action: row.action,
-        actorType: row.actor_type,
-        actorId: row.actor_id,
-        oldValue: row.old_value,
-        newValue: row.new_value,
-        ipAddress: row.ip_address,
-        userAgent: row.user_agent,
-        requestId: row.request_id,
-        transactionHash: row.tx_hash,
-        createdAt: row.created_at.toISOString(),
-      }),
-    ),
+    logs: page.rows.map((row): AuditLogView => ({
+      logId: row.id,
+      entityType: row.entity_type,
+      entityId: row.entity_id,
+      action: row.action,
+      actorType: row.actor_type,
+      actorId: row.actor_id,
+      oldValue: row.old_value,
+      newValue: row.new_value,
+      ipAddress: row.ip_address,
+      userAgent: row.user_agent,
+      requestId: row.request_id,
+      transactionHash: row.tx_hash,
+      createdAt: row.created_at.toISOString(),
+    })),
     pagination: { page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) },
   };
 }

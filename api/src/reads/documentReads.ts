@@ -57,7 +57,16 @@ export function groupDocuments(rows: Record<string, any>[]): DocumentView[] {
     if (existing) {
       existing.versions.push(version);
     } else {
-      byId.set(row.id, { id: row.id, requestId: row.request_id, docType: row.doc_type, description: row.description, versions: [version], current: version, uploadedAt: asDate(row.created_at), updatedAt: asDate(row.created_at) });
+      byId.set(row.id, {
+        id: row.id,
+        requestId: row.request_id,
+        docType: row.doc_type,
+        description: row.description,
+        versions: [version],
+        current: version,
+        uploadedAt: asDate(row.created_at),
+        updatedAt: asDate(row.created_at),
+      });
     }
   }
   for (const doc of byId.values()) {
@@ -69,7 +78,10 @@ export function groupDocuments(rows: Record<string, any>[]): DocumentView[] {
   return [...byId.values()].sort((a, b) => a.uploadedAt.getTime() - b.uploadedAt.getTime());
 }
 
-export const documentsOfRequestPart = (requestId: string): ReadPart => ({ sql: `${SELECT} WHERE d.request_id = $1`, params: [requestId] });
+export const documentsOfRequestPart = (requestId: string): ReadPart => ({
+  sql: `${SELECT} WHERE d.request_id = $1`,
+  params: [requestId],
+});
 
 export async function documentsOfRequest(pool: pg.Pool, requestId: string): Promise<DocumentView[]> {
   const { sql, params } = documentsOfRequestPart(requestId);

@@ -2,6 +2,8 @@
 import type pg from "pg";
 
 export async function tokenIdOfLicenceNumber(pool: pg.Pool, licenceNumber: string): Promise<bigint | undefined> {
-  const { rows } = await pool.query(`SELECT token_id FROM requests WHERE request_number = $1`, [licenceNumber.toUpperCase()]);
+  const { rows } = await pool.query(`SELECT token_id FROM requests WHERE request_number = $1`, [
+    licenceNumber.toUpperCase(),
+  ]);
   return rows.length > 0 ? BigInt(rows[0].token_id) : undefined;
 }

@@ -40,8 +40,9 @@ export async function requestDetail(
     applicant: { id: request.applicantId, name: request.applicantName, email: request.applicantEmail },
     metadata: request.metadata,
     documents: groupDocuments(rows.documents).map(documentJson),
-    approvals: approvalsFromRows(rows.approvals, rows.approvalDocuments)
-      .map(({ stage: _stage, ...approval }) => approval),
+    approvals: approvalsFromRows(rows.approvals, rows.approvalDocuments).map(
+      ({ stage: _stage, ...approval }) => approval,
+    ),
     currentStage: currentStageOf(request, rows.workflow, rows.departments),
     timeline: timelineFromRows(request, rows),
     blockchainData: {
@@ -64,8 +65,7 @@ export async function requestDetail(
 function currentStageOf(request: RequestView, workflowRows: Rows, departmentRows: Rows) {
   const workflow = workflowRows[0] ? toWorkflow(workflowRows[0]) : undefined;
   const inReview = request.phase !== null && request.phase !== "CLOSED";
-  const stage = inReview && workflow && request.stage !== null
-    ? sortedStages(workflow.stages)[request.stage]
-    : undefined;
+  const stage =
+    inReview && workflow && request.stage !== null ? sortedStages(workflow.stages)[request.stage] : undefined;
   return stage ? stageView(stage, departmentNamesOf(departmentRows)) : null;
 }

@@ -2,7 +2,13 @@
 import type pg from "pg";
 import type { Principal } from "../auth/principal.ts";
 import { readTogether } from "../db/readTogether.ts";
-import { EFFECTIVE_STATUS_SQL, REQUEST_SELECT, STAGE_NAME_JOIN, STAGE_NAME_SQL, toRequestListItem } from "./requestReads.ts";
+import {
+  EFFECTIVE_STATUS_SQL,
+  REQUEST_SELECT,
+  STAGE_NAME_JOIN,
+  STAGE_NAME_SQL,
+  toRequestListItem,
+} from "./requestReads.ts";
 
 export interface ListQuery {
   status?: string;

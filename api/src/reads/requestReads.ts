@@ -34,7 +34,7 @@ export interface RequestView {
 
 /** Chain times in the index: 0 (and no row) mean "not yet". */
 const secondsToDate = (value: unknown) =>
-  (value === null || value === undefined || Number(value) === 0 ? null : dateFromUnixSeconds(value as UnixSeconds));
+  value === null || value === undefined || Number(value) === 0 ? null : dateFromUnixSeconds(value as UnixSeconds);
 
 /** EXPIRED is never stored: an APPROVED licence whose expiry has passed. */
 export const EFFECTIVE_STATUS_SQL = `CASE WHEN l.status = 'APPROVED' AND l.expires_at > 0 AND l.expires_at <= extract(epoch FROM now()) THEN 'EXPIRED' ELSE l.status END`;
@@ -108,7 +108,12 @@ export async function findRequest(pool: pg.Pool, id: string): Promise<RequestVie
  * Whether the caller may see the request: its applicant; a system client with the scope (admin has all);
  * a department the request is routed to (submitted, and its pinned workflow lists the department).
  */
-export async function canSee(pool: pg.Pool, principal: Principal | undefined, request: RequestView, scope: "applications:read" | "documents:read"): Promise<boolean> {
+export async function canSee(
+  pool: pg.Pool,
+  principal: Principal | undefined,
+  request: RequestView,
+  scope: "applications:read" | "documents:read",
+): Promise<boolean> {
   if (!principal) return false;
   if (principal.kind === "applicant") return principal.id === request.applicantId;
   if (principal.kind === "client") return principal.scopes.includes(scope) || principal.scopes.includes("admin");
@@ -116,14 +121,23 @@ export async function canSee(pool: pg.Pool, principal: Principal | undefined, re
 }
 
 /** The request if the caller may see it (`canSee`); otherwise 404, so that its existence is not revealed. */
-export async function findVisibleRequest(pool: pg.Pool, principal: Principal | undefined, id: string, scope: "applications:read" | "documents:read" = "applications:read"): Promise<RequestView> {
+export async function findVisibleRequest(
+  pool: pg.Pool,
+  principal: Principal | undefined,
+  id: string,
+  scope: "applications:read" | "documents:read" = "applications:read",
+): Promise<RequestView> {
   const request = await findRequest(pool, id);
   if (!request || !(await canSee(pool, principal, request, scope))) throw notFound("Request");
   return request;
 }
 
 /** Whether the caller may act for the request's applicant (submit, cancel, upload). */
-export function canActFor(principal: Principal | undefined, request: RequestView, scope: "applications:write" | "documents:write"): boolean {
+export function canActFor(
+  principal: Principal | undefined,
+  request: RequestView,
+  scope: "applications:write" | "documents:write",
+): boolean {
   if (!principal) return false;
   if (principal.kind === "applicant") return principal.id === request.applicantId;
   if (principal.kind === "client") return principal.scopes.includes(scope) || principal.scopes.includes("admin");
@@ -133,7 +147,9 @@ export function canActFor(principal: Principal | undefined, request: RequestView
 /** Codes of departments by on-chain id. */
 export async function departmentCodes(pool: pg.Pool, ids: number[]): Promise<Map<number, string>> {
   if (ids.length === 0) return new Map();
-  const { rows } = await pool.query(`SELECT department_id, code FROM index.departments WHERE department_id = ANY($1)`, [ids]);
+  const { rows } = await pool.query(`SELECT department_id, code FROM index.departments WHERE department_id = ANY($1)`, [
+    ids,
+  ]);
   return new Map(rows.map((r) => [Number(r.department_id), r.code as string]));
 }
 
@@ -142,7 +158,9 @@ export async function requestCreatedBy(
   pool: pg.Pool,
   outboxTxId: string,
 ): Promise<{ requestId: string; requestNumber: string; createdAt: string }> {
-  const { rows } = await pool.query(`SELECT id, request_number, created_at FROM requests WHERE chain_tx_id = $1`, [outboxTxId]);
+  const { rows } = await pool.query(`SELECT id, request_number, created_at FROM requests WHERE chain_tx_id = $1`, [
+    outboxTxId,
+  ]);
   if (!rows[0]) throw new Error(`recorded mint ${outboxTxId} has no request row`);
   return { requestId: rows[0].id, requestNumber: rows[0].request_number, createdAt: rows[0].created_at.toISOString() };
 }

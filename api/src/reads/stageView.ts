@@ -4,6 +4,9 @@ import type { WorkflowStage, WorkflowStageInput } from "../schemas/workflow.ts";
 export function stageView(stage: WorkflowStageInput, departmentNames: Map<string, string>): WorkflowStage {
   return {
     ...stage,
-    requiredApprovals: stage.requiredApprovals.map((approval) => ({ ...approval, departmentName: departmentNames.get(approval.departmentCode) ?? approval.departmentCode })),
+    requiredApprovals: stage.requiredApprovals.map((approval) => ({
+      ...approval,
+      departmentName: departmentNames.get(approval.departmentCode) ?? approval.departmentCode,
+    })),
   };
 }

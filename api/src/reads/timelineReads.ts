@@ -55,8 +55,14 @@ const STAGE_EVENTS: Record<string, string> = {
 export function timelineParts(request: RequestView) {
   const token = request.tokenId.toString();
   return {
-    licence: { sql: `SELECT created_block, created_tx, created_at FROM index.licences WHERE token_id = $1`, params: [token] },
-    statuses: { sql: `SELECT id, from_status, to_status, reason_code, block_number, log_index, tx_hash, timestamp FROM index.licence_status_history WHERE token_id = $1`, params: [token] },
+    licence: {
+      sql: `SELECT created_block, created_tx, created_at FROM index.licences WHERE token_id = $1`,
+      params: [token],
+    },
+    statuses: {
+      sql: `SELECT id, from_status, to_status, reason_code, block_number, log_index, tx_hash, timestamp FROM index.licence_status_history WHERE token_id = $1`,
+      params: [token],
+    },
     versions: {
       sql: `SELECT iv.sha256_hash, iv.document_id, iv.version, iv.block_number, iv.tx_hash, iv.timestamp, d.doc_type, v.uploaded_by
             FROM index.document_versions iv
@@ -64,9 +70,18 @@ export function timelineParts(request: RequestView) {
             WHERE iv.token_id = $1`,
       params: [token],
     },
-    decisions: { sql: `SELECT id, department_id, stage, decision, reason_code, block_number, log_index, tx_hash, timestamp FROM index.approvals WHERE token_id = $1`, params: [token] },
-    stages: { sql: `SELECT id, stage, event_type, detail, block_number, log_index, tx_hash, timestamp FROM index.stage_events WHERE token_id = $1 AND event_type = ANY($2)`, params: [token, Object.keys(STAGE_EVENTS)] },
-    departments: { sql: `SELECT d.department_id, d.code, ad.name FROM index.departments d LEFT JOIN departments ad ON ad.code = d.code`, params: [] },
+    decisions: {
+      sql: `SELECT id, department_id, stage, decision, reason_code, block_number, log_index, tx_hash, timestamp FROM index.approvals WHERE token_id = $1`,
+      params: [token],
+    },
+    stages: {
+      sql: `SELECT id, stage, event_type, detail, block_number, log_index, tx_hash, timestamp FROM index.stage_events WHERE token_id = $1 AND event_type = ANY($2)`,
+      params: [token, Object.keys(STAGE_EVENTS)],
+    },
+    departments: {
+      sql: `SELECT d.department_id, d.code, ad.name FROM index.departments d LEFT JOIN departments ad ON ad.code = d.code`,
+      params: [],
+    },
   } satisfies Record<string, ReadPart>;
 }
 
@@ -77,10 +92,14 @@ export async function timelineOf(pool: pg.Pool, request: RequestView): Promise<T
 }
 
 /** Department names by code, from the timeline's `departments` rows (the code itself when it has no name). */
-export const departmentNamesOf = (rows: Rows) => new Map(rows.map((r) => [r.code as string, (r.name ?? r.code) as string]));
+export const departmentNamesOf = (rows: Rows) =>
+  new Map(rows.map((r) => [r.code as string, (r.name ?? r.code) as string]));
 
 /** Every event, sorted in chain order; the creation first (it comes before its own mint). */
-export function timelineFromRows(request: RequestView, { licence, statuses, versions, decisions, stages, departments }: TimelineRows): TimelineEventJson[] {
+export function timelineFromRows(
+  request: RequestView,
+  { licence, statuses, versions, decisions, stages, departments }: TimelineRows,
+): TimelineEventJson[] {
   const actors = actorsOf(request, departments);
   const events: Ordered[] = [
     creationEvent(request, licence[0], actors),
@@ -159,7 +178,12 @@ function documentEvent(row: Row, actors: Actors): Ordered {
     eventType: first ? "DOCUMENT_UPLOADED" : "DOCUMENT_UPDATED",
     description: `${row.doc_type ?? "Document"} ${first ? "uploaded" : `updated to version ${row.version}`}`,
     actor: actors.recordedBy(row.uploaded_by ?? "platform"),
-    metadata: { documentId: row.document_id, docType: row.doc_type, version: Number(row.version), hash: row.sha256_hash },
+    metadata: {
+      documentId: row.document_id,
+      docType: row.doc_type,
+      version: Number(row.version),
+      hash: row.sha256_hash,
+    },
     transactionHash: row.tx_hash,
     timestamp: isoFromUnixSeconds(row.timestamp),
     order: [Number(row.block_number), 0],
@@ -171,19 +195,22 @@ function statusEvent(row: Row, actors: Actors): Ordered[] {
   const mapped = STATUS_EVENTS[`${row.from_status}>${row.to_status}`];
   if (!mapped) return [];
   const [eventType, description, actorType] = mapped;
-  const actor: Actor = actorType === "APPLICANT"
-    ? actors.applicant
-    : { type: actorType, id: "platform", name: actorType === "ADMIN" ? "Administrator" : "Licence platform" };
-  return [{
-    eventId: stableUuid(`status:${row.id}`),
-    eventType,
-    description,
-    actor,
-    metadata: { from: row.from_status, to: row.to_status, reasonCode: Number(row.reason_code) },
-    transactionHash: row.tx_hash,
-    timestamp: isoFromUnixSeconds(row.timestamp),
-    order: [Number(row.block_number), Number(row.log_index)],
-  }];
+  const actor: Actor =
+    actorType === "APPLICANT"
+      ? actors.applicant
+      : { type: actorType, id: "platform", name: actorType === "ADMIN" ? "Administrator" : "Licence platform" };
+  return [
+    {
+      eventId: stableUuid(`status:${row.id}`),
+      eventType,
+      description,
+      actor,
+      metadata: { from: row.from_status, to: row.to_status, reasonCode: Number(row.reason_code) },
+      transactionHash: row.tx_hash,
+      timestamp: isoFromUnixSeconds(row.timestamp),
+      order: [Number(row.block_number), Number(row.log_index)],
+    },
+  ];
 }
 
 function decisionEvent(row: Row, actors: Actors): Ordered {
@@ -227,7 +254,9 @@ function describeStageEvent(type: string, stage: number, detail: Record<string, 
     case "StageEscalated":
       return `Stage ${stage + 1} was escalated to an administrator`;
     case "EscalationResolved":
-      return detail.rejected ? "An administrator upheld the rejection" : "An administrator sent the escalation back to the department";
+      return detail.rejected
+        ? "An administrator upheld the rejection"
+        : "An administrator sent the escalation back to the department";
     case "ReviewInvalidated":
       return `${code ?? "A department"}'s approval needs a new review after a document update`;
     default:

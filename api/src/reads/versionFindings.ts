@@ -4,9 +4,8 @@ import type { PdfFinding } from "../storage/pdfActiveContent.ts";
 
 /** The findings of each version of the document, by version number. */
 export async function activeContentByVersion(pool: pg.Pool, documentId: string): Promise<Map<number, PdfFinding[]>> {
-  const { rows } = await pool.query(
-    `SELECT version, active_content FROM document_versions WHERE document_id = $1`,
-    [documentId],
-  );
+  const { rows } = await pool.query(`SELECT version, active_content FROM document_versions WHERE document_id = $1`, [
+    documentId,
+  ]);
   return new Map(rows.map((r) => [r.version as number, r.active_content as PdfFinding[]]));
 }

@@ -15,7 +15,10 @@ const countsOf = (keys: readonly string[]) =>
   z.record(z.string(), z.int()).describe(`Every one of ${keys.join(", ")} (0 when none), plus any other value found`);
 
 const AdminStatsQuery = z.object({
-  startDate: z.iso.date().optional().describe(`First day (UTC), inclusive; default: ${DEFAULT_PERIOD_DAYS - 1} days before endDate`),
+  startDate: z.iso
+    .date()
+    .optional()
+    .describe(`First day (UTC), inclusive; default: ${DEFAULT_PERIOD_DAYS - 1} days before endDate`),
   endDate: z.iso.date().optional().describe("Last day (UTC), inclusive; default: today"),
 });
 
@@ -43,22 +46,36 @@ const AuditLogQuery = z
     entityId: z.string().min(1).max(256).optional().describe("Any string: a UUID, a department code, a client id"),
     action: z.string().min(1).max(64).optional().describe("Exact action, e.g. CREATE, SUBMIT, APPROVE, UPDATE"),
     actorType: z.enum(AUDIT_ACTOR_TYPES).optional().describe("Ours"),
-    actorId: z.string().min(1).max(256).optional().describe("Any string: an applicant's identity-locker id, a department code, a client id"),
+    actorId: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .describe("Any string: an applicant's identity-locker id, a department code, a client id"),
     startDate: DateTime.optional().describe("From this time, inclusive"),
     endDate: DateTime.optional().describe("Up to this time, inclusive (to the millisecond)"),
     ...pageQuery(50, ADMIN_MAX_LIMIT),
   })
-  .refine((q) => !q.startDate || !q.endDate || Date.parse(q.startDate) <= Date.parse(q.endDate), { message: "startDate must not be after endDate", path: ["startDate"] });
+  .refine((q) => !q.startDate || !q.endDate || Date.parse(q.startDate) <= Date.parse(q.endDate), {
+    message: "startDate must not be after endDate",
+    path: ["startDate"],
+  });
 
 const jsonObject = z.record(z.string(), z.unknown()).nullable();
 const AuditLogSchema = z
   .object({
     logId: Uuid,
     entityType: z.enum(AUDIT_ENTITY_TYPES),
-    entityId: z.string().describe("A UUID (requests, approvals: the request's id, documents, workflows, webhooks), a department code, or a client id"),
+    entityId: z
+      .string()
+      .describe(
+        "A UUID (requests, approvals: the request's id, documents, workflows, webhooks), a department code, or a client id",
+      ),
     action: z.string(),
     actorType: z.enum(AUDIT_ACTOR_TYPES),
-    actorId: z.string().describe("An applicant's identity-locker id, a department code, a client id, or `platform` (SYSTEM)"),
+    actorId: z
+      .string()
+      .describe("An applicant's identity-locker id, a department code, a client id, or `platform` (SYSTEM)"),
     oldValue: jsonObject,
     newValue: jsonObject,
     ipAddress: z.string().nullable(),
@@ -70,9 +87,17 @@ const AuditLogSchema = z
   .meta({ id: "AuditLog" });
 
 const ChainNodeSchema = z.object({
-  nodeId: z.string().describe("The node's id (public key) when it reports one (Besu admin_nodeInfo), else its client version; a validator's address for an absent validator"),
+  nodeId: z
+    .string()
+    .describe(
+      "The node's id (public key) when it reports one (Besu admin_nodeInfo), else its client version; a validator's address for an absent validator",
+    ),
   address: z.string().nullable().describe("Ours: the node's account, as validator sets list it"),
-  source: z.enum(["rpc", "peer", "validator"]).describe("Ours: rpc = the node the API uses; peer = connected to it; validator = in the validator set but not connected (not healthy)"),
+  source: z
+    .enum(["rpc", "peer", "validator"])
+    .describe(
+      "Ours: rpc = the node the API uses; peer = connected to it; validator = in the validator set but not connected (not healthy)",
+    ),
   isValidator: z.boolean(),
   isHealthy: z.boolean(),
   peers: z.int().nullable().describe("null when not known from our node"),
@@ -85,7 +110,11 @@ const BlockchainStatusSchema = z
     network: z.object({
       chainId: z.int(),
       networkId: z.int(),
-      consensus: z.string().describe("QBFT, IBFT 2.0 or Clique (from the validator API that answers), `none (single local node, …)` for anvil, or `unknown`"),
+      consensus: z
+        .string()
+        .describe(
+          "QBFT, IBFT 2.0 or Clique (from the validator API that answers), `none (single local node, …)` for anvil, or `unknown`",
+        ),
       validators: z.array(z.string()).describe("Ours: the current validator set (empty without one)"),
     }),
     nodes: z.array(ChainNodeSchema),
@@ -94,7 +123,10 @@ const BlockchainStatusSchema = z
   .meta({ id: "BlockchainStatus" });
 
 const TransactionsQuery = z.object({
-  txType: z.enum(TX_KINDS).optional().describe("The spec's MINT_NFT, APPROVAL, DOC_UPDATE, REJECT, REVOKE, plus the platform's other kinds"),
+  txType: z
+    .enum(TX_KINDS)
+    .optional()
+    .describe("The spec's MINT_NFT, APPROVAL, DOC_UPDATE, REJECT, REVOKE, plus the platform's other kinds"),
   status: z.enum(TX_STATUSES).optional(),
   ...pageQuery(50, ADMIN_MAX_LIMIT),
 });
@@ -104,7 +136,11 @@ const BlockchainTransactionSchema = z
     transactionId: Uuid.describe("The outbox record's id"),
     transactionHash: z.string(),
     txType: z.enum(TX_KINDS),
-    status: z.enum(TX_STATUSES).describe("PENDING: signed and recorded, not yet mined; CONFIRMED: mined and succeeded; FAILED: mined and reverted, or refused by the node (then never mined)"),
+    status: z
+      .enum(TX_STATUSES)
+      .describe(
+        "PENDING: signed and recorded, not yet mined; CONFIRMED: mined and succeeded; FAILED: mined and reverted, or refused by the node (then never mined)",
+      ),
     from: z.string().describe("Signing wallet (checksummed)"),
     to: z.string().describe("Contract called (checksummed)"),
     nonce: z.int(),
@@ -137,12 +173,17 @@ export function adminRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Admin"],
       access: ADMIN,
       query: AdminStatsQuery,
-      responses: { 200: { description: "Statistics", schema: AdminStatsSchema }, ...errorResponses({ 400: "VALIDATION_ERROR: bad dates, or startDate after endDate", ...denied }) },
+      responses: {
+        200: { description: "Statistics", schema: AdminStatsSchema },
+        ...errorResponses({ 400: "VALIDATION_ERROR: bad dates, or startDate after endDate", ...denied }),
+      },
       handler: async ({ query }) => {
         const period = statsPeriod(query);
         if (period.start > period.end) {
           const message = `startDate (${period.start}) must not be after endDate (${period.end})`;
-          throw validationFailed(`Invalid query: ${message}`, { issues: [{ in: "query", path: "startDate", message }] });
+          throw validationFailed(`Invalid query: ${message}`, {
+            issues: [{ in: "query", path: "startDate", message }],
+          });
         }
         return { body: await adminStats(context.pool, period) };
       },
@@ -157,7 +198,13 @@ export function adminRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Admin"],
       access: ADMIN,
       query: AuditLogQuery,
-      responses: { 200: { description: "Audit records", schema: z.object({ logs: z.array(AuditLogSchema), pagination: Pagination }) }, ...errorResponses({ 400: "VALIDATION_ERROR", ...denied }) },
+      responses: {
+        200: {
+          description: "Audit records",
+          schema: z.object({ logs: z.array(AuditLogSchema), pagination: Pagination }),
+        },
+        ...errorResponses({ 400: "VALIDATION_ERROR", ...denied }),
+      },
       handler: async ({ query }) => ({ body: await listAuditLogs(context.pool, query) }),
     }),
     defineRoute({
@@ -169,7 +216,10 @@ export function adminRoutes(context: DomainContext): RouteDefinition[] {
         "Probes the RPC node in parallel, each probe with a 2 s timeout. Required: eth_chainId and the latest block (otherwise 503 CHAIN_UNAVAILABLE). Best effort: net_version, net_peerCount, web3_clientVersion, eth_syncing, and on Besu admin_nodeInfo, admin_peers and the validator set (qbft_ / ibft_getValidatorsByBlockNumber, clique_getSigners). nodes lists the RPC node (healthy when it answers, is on the configured chain and is not syncing), its connected peers (healthy unless their head is known to lag more than 10 blocks) and validators of the current set that are neither (not healthy). A local anvil is one node that seals every block.",
       tags: ["Admin"],
       access: ADMIN,
-      responses: { 200: { description: "Status", schema: BlockchainStatusSchema }, ...errorResponses({ ...denied, 503: "CHAIN_UNAVAILABLE: the node did not answer" }) },
+      responses: {
+        200: { description: "Status", schema: BlockchainStatusSchema },
+        ...errorResponses({ ...denied, 503: "CHAIN_UNAVAILABLE: the node did not answer" }),
+      },
       handler: async () => ({ body: await context.gateway.networkStatus() }),
     }),
     defineRoute({
@@ -183,7 +233,10 @@ export function adminRoutes(context: DomainContext): RouteDefinition[] {
       access: ADMIN,
       query: TransactionsQuery,
       responses: {
-        200: { description: "Transactions", schema: z.object({ transactions: z.array(BlockchainTransactionSchema), pagination: Pagination }) },
+        200: {
+          description: "Transactions",
+          schema: z.object({ transactions: z.array(BlockchainTransactionSchema), pagination: Pagination }),
+        },
         ...errorResponses({ 400: "VALIDATION_ERROR", ...denied }),
       },
       handler: async ({ query }) => ({ body: await listTransactions(context.pool, query) }),

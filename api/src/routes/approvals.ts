@@ -53,21 +53,34 @@ const ReviewFields = {
   documentVersions: z
     .record(z.uuid(), z.int().min(1).max(32767))
     .optional()
-    .describe("The version of each reviewed document you reviewed (default: its latest version when the call arrives). If any has a newer version when the decision is mined, nothing is recorded and the answer is 409 STALE_DOCUMENTS."),
+    .describe(
+      "The version of each reviewed document you reviewed (default: its latest version when the call arrives). If any has a newer version when the decision is mined, nothing is recorded and the answer is 409 STALE_DOCUMENTS.",
+    ),
   signature: z
     .string()
     .regex(/^0x[0-9a-fA-F]+$/)
     .max(4096)
     .optional()
-    .describe("Departments that hold their own key: the signature of the typed data from POST /requests/{requestId}/decision-typed-data (65-byte ECDSA, or what an EIP-1271 wallet such as a Safe accepts), relayed on chain by the platform"),
-  nonce: z.string().regex(/^\d{1,20}$/).optional().describe("With signature: the nonce of the signed typed data"),
+    .describe(
+      "Departments that hold their own key: the signature of the typed data from POST /requests/{requestId}/decision-typed-data (65-byte ECDSA, or what an EIP-1271 wallet such as a Safe accepts), relayed on chain by the platform",
+    ),
+  nonce: z
+    .string()
+    .regex(/^\d{1,20}$/)
+    .optional()
+    .describe("With signature: the nonce of the signed typed data"),
   deadline: z.int().min(0).optional().describe("With signature: the deadline (unix seconds) of the signed typed data"),
 };
 
 function signatureOf(body: { signature?: string; nonce?: string; deadline?: number }): DecisionSignature | undefined {
   if (body.signature === undefined) return undefined;
   if (body.nonce === undefined || body.deadline === undefined) {
-    throw new AppError(400, "VALIDATION_ERROR", "signature needs the nonce and deadline of the typed data that was signed", { fields: ["nonce", "deadline"] });
+    throw new AppError(
+      400,
+      "VALIDATION_ERROR",
+      "signature needs the nonce and deadline of the typed data that was signed",
+      { fields: ["nonce", "deadline"] },
+    );
   }
   return { signature: body.signature, nonce: body.nonce, deadline: body.deadline };
 }
@@ -85,9 +98,13 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Approvals"],
       access: DEPARTMENT,
       query: z.object({ department: z.string().regex(/^[A-Z_]+$/), ...pageQuery(20) }),
-      responses: { 200: { description: "A page of requests", schema: RequestListResponse }, ...errors({ 401: "Not authenticated", 403: "Another department's code" }) },
+      responses: {
+        200: { description: "A page of requests", schema: RequestListResponse },
+        ...errors({ 401: "Not authenticated", 403: "Another department's code" }),
+      },
       handler: async ({ query, ctx }) => {
-        if (department(ctx.state.principal).code !== query.department) throw forbidden("You can only list your own department's pending requests");
+        if (department(ctx.state.principal).code !== query.department)
+          throw forbidden("You can only list your own department's pending requests");
         return { body: await pendingRequestsPage(context.pool, query.department, query.page, query.limit) };
       },
     }),
@@ -97,15 +114,36 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       operationId: "approveRequest",
       sendsTransactions: true,
       summary: "Approve the request in its current stage (a transaction from your department's wallet)",
-      description: "reviewedDocuments: ids of the request's documents you reviewed (their current versions are recorded on chain). remarks are kept off chain; their keccak256 is on chain. Honours Idempotency-Key.",
+      description:
+        "reviewedDocuments: ids of the request's documents you reviewed (their current versions are recorded on chain). remarks are kept off chain; their keccak256 is on chain. Honours Idempotency-Key.",
       tags: ["Approvals"],
       access: DEPARTMENT,
       params: RequestIdParams,
-      body: z.object({ remarks: z.string().min(1).max(4000), ...ReviewFields, reviewedDocuments: z.array(z.uuid()).max(16) }).meta({ id: "ApproveInput" }),
+      body: z
+        .object({ remarks: z.string().min(1).max(4000), ...ReviewFields, reviewedDocuments: z.array(z.uuid()).max(16) })
+        .meta({ id: "ApproveInput" }),
       responses: { 200: { description: "Approval recorded", schema: ApprovalResponse }, ...DECISION_ERRORS },
       handler: async ({ params, body, ctx }) => {
-        const result = await decide(context, requestMeta(ctx), params.requestId, { kind: "APPROVED", remarks: body.remarks, reviewedDocuments: body.reviewedDocuments, documentVersions: body.documentVersions }, signatureOf(body));
-        return { body: { approvalId: result.approvalId, status: result.status, transactionHash: result.transactionHash, workflowStatus: result.workflowStatus } };
+        const result = await decide(
+          context,
+          requestMeta(ctx),
+          params.requestId,
+          {
+            kind: "APPROVED",
+            remarks: body.remarks,
+            reviewedDocuments: body.reviewedDocuments,
+            documentVersions: body.documentVersions,
+          },
+          signatureOf(body),
+        );
+        return {
+          body: {
+            approvalId: result.approvalId,
+            status: result.status,
+            transactionHash: result.transactionHash,
+            workflowStatus: result.workflowStatus,
+          },
+        };
       },
     }),
     defineRoute({
@@ -117,11 +155,32 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Approvals"],
       access: DEPARTMENT,
       params: RequestIdParams,
-      body: z.object({ remarks: z.string().min(1).max(4000), reason: z.enum(REJECTION_REASONS), ...ReviewFields }).meta({ id: "RejectInput" }),
+      body: z
+        .object({ remarks: z.string().min(1).max(4000), reason: z.enum(REJECTION_REASONS), ...ReviewFields })
+        .meta({ id: "RejectInput" }),
       responses: { 200: { description: "Rejection recorded", schema: ApprovalResponse }, ...DECISION_ERRORS },
       handler: async ({ params, body, ctx }) => {
-        const result = await decide(context, requestMeta(ctx), params.requestId, { kind: "REJECTED", remarks: body.remarks, reason: body.reason, reviewedDocuments: body.reviewedDocuments, documentVersions: body.documentVersions }, signatureOf(body));
-        return { body: { approvalId: result.approvalId, status: result.status, transactionHash: result.transactionHash, workflowStatus: result.workflowStatus } };
+        const result = await decide(
+          context,
+          requestMeta(ctx),
+          params.requestId,
+          {
+            kind: "REJECTED",
+            remarks: body.remarks,
+            reason: body.reason,
+            reviewedDocuments: body.reviewedDocuments,
+            documentVersions: body.documentVersions,
+          },
+          signatureOf(body),
+        );
+        return {
+          body: {
+            approvalId: result.approvalId,
+            status: result.status,
+            transactionHash: result.transactionHash,
+            workflowStatus: result.workflowStatus,
+          },
+        };
       },
     }),
     defineRoute({
@@ -130,14 +189,39 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       operationId: "requestChanges",
       sendsTransactions: true,
       summary: "Ask the applicant for changes: the request goes to PENDING_RESUBMISSION",
-      description: "Your approval record becomes CHANGES_REQUESTED; after the applicant resubmits, your department decides again in the same stage.",
+      description:
+        "Your approval record becomes CHANGES_REQUESTED; after the applicant resubmits, your department decides again in the same stage.",
       tags: ["Approvals"],
       access: DEPARTMENT,
       params: RequestIdParams,
-      body: z.object({ remarks: z.string().min(1).max(4000), requiredDocuments: z.array(z.string().regex(/^[A-Z0-9_]+$/)).max(16).optional(), ...ReviewFields }).meta({ id: "RequestChangesInput" }),
-      responses: { 200: { description: "Recorded", schema: z.object({ status: z.string(), transactionHash: z.string() }) }, ...DECISION_ERRORS },
+      body: z
+        .object({
+          remarks: z.string().min(1).max(4000),
+          requiredDocuments: z
+            .array(z.string().regex(/^[A-Z0-9_]+$/))
+            .max(16)
+            .optional(),
+          ...ReviewFields,
+        })
+        .meta({ id: "RequestChangesInput" }),
+      responses: {
+        200: { description: "Recorded", schema: z.object({ status: z.string(), transactionHash: z.string() }) },
+        ...DECISION_ERRORS,
+      },
       handler: async ({ params, body, ctx }) => {
-        const result = await decide(context, requestMeta(ctx), params.requestId, { kind: "CHANGES_REQUESTED", remarks: body.remarks, requiredDocuments: body.requiredDocuments, reviewedDocuments: body.reviewedDocuments, documentVersions: body.documentVersions }, signatureOf(body));
+        const result = await decide(
+          context,
+          requestMeta(ctx),
+          params.requestId,
+          {
+            kind: "CHANGES_REQUESTED",
+            remarks: body.remarks,
+            requiredDocuments: body.requiredDocuments,
+            reviewedDocuments: body.reviewedDocuments,
+            documentVersions: body.documentVersions,
+          },
+          signatureOf(body),
+        );
         return { body: { status: result.requestStatus, transactionHash: result.transactionHash } };
       },
     }),
@@ -157,7 +241,10 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
           decision: z.enum(["APPROVED", "REJECTED", "CHANGES_REQUESTED"]),
           remarks: z.string().min(1).max(4000),
           reason: z.enum(REJECTION_REASONS).optional(),
-          requiredDocuments: z.array(z.string().regex(/^[A-Z0-9_]+$/)).max(16).optional(),
+          requiredDocuments: z
+            .array(z.string().regex(/^[A-Z0-9_]+$/))
+            .max(16)
+            .optional(),
           reviewedDocuments: ReviewFields.reviewedDocuments,
           documentVersions: ReviewFields.documentVersions,
         })
@@ -167,8 +254,20 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
           description: "The typed data to sign",
           schema: z
             .object({
-              typedData: z.object({ types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))), primaryType: z.literal("Decision"), domain: z.object({ name: z.string(), version: z.string(), chainId: z.number(), verifyingContract: z.string() }), message: z.record(z.string(), z.union([z.string(), z.number()])) }),
-              signer: z.string().describe("Your department's registered wallet: the address whose signature the contract accepts"),
+              typedData: z.object({
+                types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))),
+                primaryType: z.literal("Decision"),
+                domain: z.object({
+                  name: z.string(),
+                  version: z.string(),
+                  chainId: z.number(),
+                  verifyingContract: z.string(),
+                }),
+                message: z.record(z.string(), z.union([z.string(), z.number()])),
+              }),
+              signer: z
+                .string()
+                .describe("Your department's registered wallet: the address whose signature the contract accepts"),
               custody: z.enum(["CUSTODIAL", "DEPARTMENT_HELD"]),
               documentVersions: z.record(z.string(), z.number()).describe("The document versions the decision covers"),
               nonce: z.string(),
@@ -176,11 +275,21 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
             })
             .meta({ id: "DecisionTypedData" }),
         },
-        ...errors({ 400: "Invalid body; a rejection needs its reason", 401: "Not authenticated", 403: "Not a department", 404: "No such request" }),
+        ...errors({
+          400: "Invalid body; a rejection needs its reason",
+          401: "Not authenticated",
+          403: "Not a department",
+          404: "No such request",
+        }),
       },
       handler: async ({ params, body, ctx }) => {
-        const base = { remarks: body.remarks, reviewedDocuments: body.reviewedDocuments, documentVersions: body.documentVersions };
-        if (body.decision === "REJECTED" && !body.reason) throw new AppError(400, "VALIDATION_ERROR", "A rejection needs its reason", { fields: ["reason"] });
+        const base = {
+          remarks: body.remarks,
+          reviewedDocuments: body.reviewedDocuments,
+          documentVersions: body.documentVersions,
+        };
+        if (body.decision === "REJECTED" && !body.reason)
+          throw new AppError(400, "VALIDATION_ERROR", "A rejection needs its reason", { fields: ["reason"] });
         const decision =
           body.decision === "APPROVED"
             ? { kind: "APPROVED" as const, ...base }
@@ -195,12 +304,19 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       path: "/requests/:requestId/approvals",
       operationId: "listApprovals",
       summary: "Every department decision on the request",
-      description: "includeInvalidated=true also lists decisions no longer standing: approvals a document update invalidated (status REVIEW_REQUIRED), superseded decisions, and stage retries.",
+      description:
+        "includeInvalidated=true also lists decisions no longer standing: approvals a document update invalidated (status REVIEW_REQUIRED), superseded decisions, and stage retries.",
       tags: ["Approvals"],
       access: [{ kind: "applicant" }, { kind: "client", scope: "applications:read" }, { kind: "apiKey" }],
       params: RequestIdParams,
       query: z.object({ includeInvalidated: z.enum(["true", "false"]).default("false") }),
-      responses: { 200: { description: "Approvals", schema: z.object({ requestId: z.string(), approvals: z.array(ApprovalSchema) }) }, ...errors({ 401: "Not authenticated", 404: "No such request" }) },
+      responses: {
+        200: {
+          description: "Approvals",
+          schema: z.object({ requestId: z.string(), approvals: z.array(ApprovalSchema) }),
+        },
+        ...errors({ 401: "Not authenticated", 404: "No such request" }),
+      },
       handler: async ({ params, query, ctx }) => {
         const request = await findVisibleRequest(context.pool, ctx.state.principal, params.requestId);
         const approvals = await approvalsOfToken(context.pool, request.tokenId, query.includeInvalidated === "true");
@@ -218,9 +334,35 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Approvals"],
       access: ADMIN,
       params: RequestIdParams,
-      body: z.object({ decision: z.enum(["REJECT", "RETURN"]), reasonCode: z.int().min(1).max(255).default(5), remarks: z.string().max(4000).optional() }).meta({ id: "ResolveEscalationInput" }),
-      responses: { 200: { description: "Resolved", schema: z.object({ requestId: z.string(), status: z.string(), transactionHash: z.string() }) }, ...errors({ 401: "Not authenticated", 403: "Not an administrator", 404: "No such request", 409: "NOT_ESCALATED" }) },
-      handler: async ({ params, body, ctx }) => ({ body: await resolveEscalation(context, requestMeta(ctx), params.requestId, body.decision, body.reasonCode, body.remarks) }),
+      body: z
+        .object({
+          decision: z.enum(["REJECT", "RETURN"]),
+          reasonCode: z.int().min(1).max(255).default(5),
+          remarks: z.string().max(4000).optional(),
+        })
+        .meta({ id: "ResolveEscalationInput" }),
+      responses: {
+        200: {
+          description: "Resolved",
+          schema: z.object({ requestId: z.string(), status: z.string(), transactionHash: z.string() }),
+        },
+        ...errors({
+          401: "Not authenticated",
+          403: "Not an administrator",
+          404: "No such request",
+          409: "NOT_ESCALATED",
+        }),
+      },
+      handler: async ({ params, body, ctx }) => ({
+        body: await resolveEscalation(
+          context,
+          requestMeta(ctx),
+          params.requestId,
+          body.decision,
+          body.reasonCode,
+          body.remarks,
+        ),
+      }),
     }),
     ...(["suspend", "reinstate", "revoke"] as const).map((verb) =>
       defineRoute({
@@ -228,16 +370,38 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
         path: `/requests/:requestId/${verb}`,
         operationId: `${verb}Licence`,
         sendsTransactions: true,
-        summary: { suspend: "Suspend an issued licence", reinstate: "Lift a suspension", revoke: "Revoke a licence for good" }[verb],
+        summary: {
+          suspend: "Suspend an issued licence",
+          reinstate: "Lift a suspension",
+          revoke: "Revoke a licence for good",
+        }[verb],
         description:
           "Administrators only; recorded on chain (transaction kind REVOKE). reasonCode (1-255) is stored on chain with the status; reason (text) off chain. A suspended or revoked licence verifies as invalid.",
         tags: ["Licences"],
         access: ADMIN,
         params: RequestIdParams,
         body: LicenceActionInput,
-        responses: { 200: { description: "Done", schema: z.object({ requestId: z.string(), status: z.string(), transactionHash: z.string() }) }, ...errors({ 401: "Not authenticated", 403: "Not an administrator", 404: "No such request", 409: "INVALID_STATE" }) },
+        responses: {
+          200: {
+            description: "Done",
+            schema: z.object({ requestId: z.string(), status: z.string(), transactionHash: z.string() }),
+          },
+          ...errors({
+            401: "Not authenticated",
+            403: "Not an administrator",
+            404: "No such request",
+            409: "INVALID_STATE",
+          }),
+        },
         handler: async ({ params, body, ctx }) => ({
-          body: await actOnLicence(context, requestMeta(ctx), params.requestId, verb.toUpperCase() as "SUSPEND" | "REINSTATE" | "REVOKE", body.reasonCode, body.reason),
+          body: await actOnLicence(
+            context,
+            requestMeta(ctx),
+            params.requestId,
+            verb.toUpperCase() as "SUSPEND" | "REINSTATE" | "REVOKE",
+            body.reasonCode,
+            body.reason,
+          ),
         }),
       }),
     ),

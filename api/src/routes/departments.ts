@@ -5,11 +5,24 @@ import { isAdmin } from "../auth/principal.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { departmentStats, STATS_DEFINITIONS } from "../reads/departmentStats.ts";
 import {
-  CreateDepartmentInput, Department, DepartmentList, DepartmentResponse, DepartmentStatsResponse, RegeneratedKey, StatsQuery, UpdateDepartmentInput,
+  CreateDepartmentInput,
+  Department,
+  DepartmentList,
+  DepartmentResponse,
+  DepartmentStatsResponse,
+  RegeneratedKey,
+  StatsQuery,
+  UpdateDepartmentInput,
   WalletChangeInput,
 } from "../domain/departments/departmentSchemas.ts";
 import { DepartmentStore } from "../stores/departmentStore.ts";
-import { createDepartment, proposeWalletChange, regenerateApiKey, settleWalletChange, updateDepartment } from "../domain/departments/manageDepartments.ts";
+import {
+  createDepartment,
+  proposeWalletChange,
+  regenerateApiKey,
+  settleWalletChange,
+  updateDepartment,
+} from "../domain/departments/manageDepartments.ts";
 import { forbidden, notFound } from "../errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 
@@ -74,17 +87,24 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
           503: "Chain or remote signer (SIGNER_UNAVAILABLE) unavailable, nothing recorded",
         }),
       },
-      handler: async ({ body, ctx }) => ({ status: 201, body: await createDepartment(context, requestMeta(ctx), body) }),
+      handler: async ({ body, ctx }) => ({
+        status: 201,
+        body: await createDepartment(context, requestMeta(ctx), body),
+      }),
     }),
     defineRoute({
       method: "get",
       path: "/departments",
       operationId: "listDepartments",
       summary: "Departments (active and inactive)",
-      description: "Departments whose registration is confirmed on chain, by code. isActive and walletAddress are the chain's.",
+      description:
+        "Departments whose registration is confirmed on chain, by code. isActive and walletAddress are the chain's.",
       tags: ["Departments"],
       access: READERS,
-      responses: { 200: { description: "Departments", schema: DepartmentList }, ...errors({ 401: "Not authenticated", 403: "Not allowed" }) },
+      responses: {
+        200: { description: "Departments", schema: DepartmentList },
+        ...errors({ 401: "Not authenticated", 403: "Not allowed" }),
+      },
       handler: async () => ({ body: { departments: (await store.list()).map((d) => store.toJson(d)) } }),
     }),
     defineRoute({
@@ -95,7 +115,10 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Departments"],
       access: READERS,
       params: CodeParams,
-      responses: { 200: { description: "The department", schema: Department }, ...errors({ 401: "Not authenticated", 403: "Not allowed", 404: "No such department" }) },
+      responses: {
+        200: { description: "The department", schema: Department },
+        ...errors({ 401: "Not authenticated", 403: "Not allowed", 404: "No such department" }),
+      },
       handler: async ({ params }) => ({ body: store.toJson(await visible(params.departmentCode)) }),
     }),
     defineRoute({
@@ -112,7 +135,13 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       body: UpdateDepartmentInput,
       responses: {
         200: { description: "The department as updated", schema: Department },
-        ...errors({ 400: "Invalid body", 401: "Not authenticated", 403: "Not an administrator", 404: "No such department", 503: "Chain unavailable, nothing recorded" }),
+        ...errors({
+          400: "Invalid body",
+          401: "Not authenticated",
+          403: "Not an administrator",
+          404: "No such department",
+          503: "Chain unavailable, nothing recorded",
+        }),
       },
       handler: async ({ params, body, ctx }) => {
         const { department } = await updateDepartment(context, requestMeta(ctx), params.departmentCode, body);
@@ -124,13 +153,19 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       path: "/departments/:departmentCode/regenerate-api-key",
       operationId: "regenerateDepartmentApiKey",
       summary: "New API key and secret (shown once); the old ones stop working at once",
-      description: "Both the API key and the API secret are replaced. Idempotency-Key is ignored (the credentials are never stored or replayed). Audited as REGENERATE_KEY (without the credentials).",
+      description:
+        "Both the API key and the API secret are replaced. Idempotency-Key is ignored (the credentials are never stored or replayed). Audited as REGENERATE_KEY (without the credentials).",
       tags: ["Departments"],
       access: ADMIN,
       params: CodeParams,
       idempotent: false,
-      responses: { 200: { description: "The new credentials", schema: RegeneratedKey }, ...errors({ 401: "Not authenticated", 403: "Not an administrator", 404: "No such department" }) },
-      handler: async ({ params, ctx }) => ({ body: await regenerateApiKey(context, requestMeta(ctx), params.departmentCode) }),
+      responses: {
+        200: { description: "The new credentials", schema: RegeneratedKey },
+        ...errors({ 401: "Not authenticated", 403: "Not an administrator", 404: "No such department" }),
+      },
+      handler: async ({ params, ctx }) => ({
+        body: await regenerateApiKey(context, requestMeta(ctx), params.departmentCode),
+      }),
     }),
     defineRoute({
       method: "post",
@@ -145,11 +180,26 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       params: CodeParams,
       body: WalletChangeInput,
       responses: {
-        200: { description: "Proposed: the department with its pendingWalletChange", schema: Department.extend({ transactionHash: z.string() }) },
-        ...errors({ 400: "Invalid body", 401: "Not authenticated", 403: "Not an administrator", 404: "No such department", 409: "WALLET_NOT_ALLOWED: another department's wallet, or a role holder", 503: "Chain unavailable, nothing recorded" }),
+        200: {
+          description: "Proposed: the department with its pendingWalletChange",
+          schema: Department.extend({ transactionHash: z.string() }),
+        },
+        ...errors({
+          400: "Invalid body",
+          401: "Not authenticated",
+          403: "Not an administrator",
+          404: "No such department",
+          409: "WALLET_NOT_ALLOWED: another department's wallet, or a role holder",
+          503: "Chain unavailable, nothing recorded",
+        }),
       },
       handler: async ({ params, body, ctx }) => {
-        const { department, transactionHash } = await proposeWalletChange(context, requestMeta(ctx), params.departmentCode, body);
+        const { department, transactionHash } = await proposeWalletChange(
+          context,
+          requestMeta(ctx),
+          params.departmentCode,
+          body,
+        );
         return { body: { ...store.toJson(department), transactionHash } };
       },
     }),
@@ -159,7 +209,10 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
         path: `/departments/:departmentCode/wallet-change/${verb}`,
         operationId: `${verb}DepartmentWalletChange`,
         sendsTransactions: true,
-        summary: verb === "cancel" ? "Cancel a department's pending wallet change" : "Activate a department's wallet change once its delay has passed",
+        summary:
+          verb === "cancel"
+            ? "Cancel a department's pending wallet change"
+            : "Activate a department's wallet change once its delay has passed",
         description:
           verb === "cancel"
             ? "Recorded on chain (cancelDepartmentWallet, from the administration wallet) and audited. A department that holds its own key can also cancel it itself, by calling cancelDepartmentWallet from its wallet."
@@ -168,11 +221,25 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
         access: ADMIN,
         params: CodeParams,
         responses: {
-          200: { description: "Done: the department as it is now", schema: Department.extend({ transactionHash: z.string() }) },
-          ...errors({ 401: "Not authenticated", 403: "Not an administrator", 404: "No such department", 409: "NO_WALLET_CHANGE, or WALLET_CHANGE_NOT_DUE (activate before effectiveAt)", 503: "Chain unavailable, nothing recorded" }),
+          200: {
+            description: "Done: the department as it is now",
+            schema: Department.extend({ transactionHash: z.string() }),
+          },
+          ...errors({
+            401: "Not authenticated",
+            403: "Not an administrator",
+            404: "No such department",
+            409: "NO_WALLET_CHANGE, or WALLET_CHANGE_NOT_DUE (activate before effectiveAt)",
+            503: "Chain unavailable, nothing recorded",
+          }),
         },
         handler: async ({ params, ctx }) => {
-          const { department, transactionHash } = await settleWalletChange(context, requestMeta(ctx), params.departmentCode, verb === "cancel" ? "CANCEL" : "ACTIVATE");
+          const { department, transactionHash } = await settleWalletChange(
+            context,
+            requestMeta(ctx),
+            params.departmentCode,
+            verb === "cancel" ? "CANCEL" : "ACTIVATE",
+          );
           return { body: { ...store.toJson(department), transactionHash } };
         },
       }),
@@ -189,7 +256,12 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       query: StatsQuery,
       responses: {
         200: { description: "Statistics", schema: DepartmentStatsResponse },
-        ...errors({ 400: "Invalid dates", 401: "Not authenticated", 403: "Another department's statistics", 404: "No such department" }),
+        ...errors({
+          400: "Invalid dates",
+          401: "Not authenticated",
+          403: "Another department's statistics",
+          404: "No such department",
+        }),
       },
       handler: async ({ params, query, ctx }) => {
         const principal = ctx.state.principal!;

@@ -11,7 +11,15 @@ import { fingerprint } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { documentJson, documentsOfRequest, findDocument, type DocumentView } from "../reads/documentReads.ts";
 import { canSee, findRequest, findVisibleRequest } from "../reads/requestReads.ts";
-import { DocumentDetailResponse, DocumentResponse, DocumentSchema, DocumentUpdateResponse, DownloadResponse, UpdateForm, UploadForm } from "../schemas/document.ts";
+import {
+  DocumentDetailResponse,
+  DocumentResponse,
+  DocumentSchema,
+  DocumentUpdateResponse,
+  DownloadResponse,
+  UpdateForm,
+  UploadForm,
+} from "../schemas/document.ts";
 import { activeContentByVersion } from "../reads/versionFindings.ts";
 import { acceptUpload } from "../storage/acceptUpload.ts";
 import { parseUpload } from "../storage/multipartUpload.ts";
@@ -20,7 +28,11 @@ const DOWNLOAD_URL_SECONDS = 3600;
 const errors = errorResponses;
 
 const UPLOADERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "documents:write" as const }];
-const READERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "documents:read" as const }, { kind: "apiKey" as const }];
+const READERS = [
+  { kind: "applicant" as const },
+  { kind: "client" as const, scope: "documents:read" as const },
+  { kind: "apiKey" as const },
+];
 
 export function documentRoutes(context: DomainContext): RouteDefinition[] {
   const tmpDir = path.join(context.config.dataDir, "tmp", "uploads");
@@ -38,12 +50,20 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
   }
 
   /** Parses the multipart body, checks the file's content, runs `use` under the Idempotency-Key; always cleans up. */
-  async function withUpload<T>(ctx: Context, use: (file: ReceivedFile, fields: Record<string, string>) => Promise<T>, status: number) {
+  async function withUpload<T>(
+    ctx: Context,
+    use: (file: ReceivedFile, fields: Record<string, string>) => Promise<T>,
+    status: number,
+  ) {
     const upload = await parseUpload(ctx.req, { maxBytes: context.config.maxUploadBytes, tmpDir });
     try {
       const file: ReceivedFile = await acceptUpload(upload.file, { refuseActivePdf: context.config.refuseActivePdf });
       // The body was streamed, not kept: its fields (in order) and the file's SHA-256 stand for it.
-      const print = fingerprint(ctx.method, ctx.originalUrl, JSON.stringify({ fields: upload.fields, name: upload.file.originalFilename, sha256: upload.file.sha256 }));
+      const print = fingerprint(
+        ctx.method,
+        ctx.originalUrl,
+        JSON.stringify({ fields: upload.fields, name: upload.file.originalFilename, sha256: upload.file.sha256 }),
+      );
       return await ctx.state.idempotently!(print, async () => ({ status, body: await use(file, upload.fields) }));
     } finally {
       await upload.cleanup();
@@ -53,7 +73,8 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
   const visibleDocument = async (documentId: string, ctx: Context): Promise<DocumentView> => {
     const document = await findDocument(context.pool, documentId);
     const request = document && (await findRequest(context.pool, document.requestId));
-    if (!document || !request || !(await canSee(context.pool, ctx.state.principal, request, "documents:read"))) throw notFound("Document");
+    if (!document || !request || !(await canSee(context.pool, ctx.state.principal, request, "documents:read")))
+      throw notFound("Document");
     return document;
   };
 
@@ -76,14 +97,34 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       bodyType: "multipart",
       responses: {
         201: { description: "Stored and anchored", schema: DocumentResponse },
-        ...errors({ 400: "INVALID_FILE (empty, not PDF/JPEG/PNG, disguised) or INVALID_DOCUMENT_TYPE", 401: "Not authenticated", 404: "No such request", 409: "DOCUMENT_EXISTS, DUPLICATE_DOCUMENT, INVALID_STATE", 413: "PAYLOAD_TOO_LARGE: file over 10 MB" }),
+        ...errors({
+          400: "INVALID_FILE (empty, not PDF/JPEG/PNG, disguised) or INVALID_DOCUMENT_TYPE",
+          401: "Not authenticated",
+          404: "No such request",
+          409: "DOCUMENT_EXISTS, DUPLICATE_DOCUMENT, INVALID_STATE",
+          413: "PAYLOAD_TOO_LARGE: file over 10 MB",
+        }),
       },
       handler: async ({ params, ctx }) => {
         await mayUpload(ctx, params.requestId);
-        return withUpload(ctx, (file, fields) => {
-          if (!fields.docType) throw new AppError(400, "VALIDATION_ERROR", "Invalid body: docType is required", { issues: [{ in: "body", path: "docType", message: "Required" }] });
-          return uploadDocument(context, ctx.state.principal!, params.requestId, file, { docType: fields.docType, description: fields.description }, requestMeta(ctx));
-        }, 201);
+        return withUpload(
+          ctx,
+          (file, fields) => {
+            if (!fields.docType)
+              throw new AppError(400, "VALIDATION_ERROR", "Invalid body: docType is required", {
+                issues: [{ in: "body", path: "docType", message: "Required" }],
+              });
+            return uploadDocument(
+              context,
+              ctx.state.principal!,
+              params.requestId,
+              file,
+              { docType: fields.docType, description: fields.description },
+              requestMeta(ctx),
+            );
+          },
+          201,
+        );
       },
     }),
     defineRoute({
@@ -101,11 +142,30 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       bodyType: "multipart",
       responses: {
         200: { description: "New version anchored", schema: DocumentUpdateResponse },
-        ...errors({ 400: "INVALID_FILE", 401: "Not authenticated", 404: "No such request or document", 409: "INVALID_STATE, DUPLICATE_DOCUMENT, CONCURRENT_UPDATE", 413: "PAYLOAD_TOO_LARGE" }),
+        ...errors({
+          400: "INVALID_FILE",
+          401: "Not authenticated",
+          404: "No such request or document",
+          409: "INVALID_STATE, DUPLICATE_DOCUMENT, CONCURRENT_UPDATE",
+          413: "PAYLOAD_TOO_LARGE",
+        }),
       },
       handler: async ({ params, ctx }) => {
         await mayUpload(ctx, params.requestId, params.documentId);
-        return withUpload(ctx, (file, fields) => updateDocument(context, ctx.state.principal!, params.requestId, params.documentId, file, { description: fields.description }, requestMeta(ctx)), 200);
+        return withUpload(
+          ctx,
+          (file, fields) =>
+            updateDocument(
+              context,
+              ctx.state.principal!,
+              params.requestId,
+              params.documentId,
+              file,
+              { description: fields.description },
+              requestMeta(ctx),
+            ),
+          200,
+        );
       },
     }),
     defineRoute({
@@ -116,10 +176,21 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Documents"],
       access: READERS,
       params: z.object({ requestId: z.uuid() }),
-      responses: { 200: { description: "Documents", schema: z.object({ requestId: z.string(), documents: z.array(DocumentSchema) }) }, ...errors({ 401: "Not authenticated", 404: "No such request" }) },
+      responses: {
+        200: {
+          description: "Documents",
+          schema: z.object({ requestId: z.string(), documents: z.array(DocumentSchema) }),
+        },
+        ...errors({ 401: "Not authenticated", 404: "No such request" }),
+      },
       handler: async ({ params, ctx }) => {
         const request = await findVisibleRequest(context.pool, ctx.state.principal, params.requestId, "documents:read");
-        return { body: { requestId: request.id, documents: (await documentsOfRequest(context.pool, request.id)).map(documentJson) } };
+        return {
+          body: {
+            requestId: request.id,
+            documents: (await documentsOfRequest(context.pool, request.id)).map(documentJson),
+          },
+        };
       },
     }),
     defineRoute({
@@ -130,12 +201,19 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Documents"],
       access: READERS,
       params: z.object({ documentId: z.uuid() }),
-      responses: { 200: { description: "Document", schema: DocumentDetailResponse }, ...errors({ 401: "Not authenticated", 404: "No such document" }) },
+      responses: {
+        200: { description: "Document", schema: DocumentDetailResponse },
+        ...errors({ 401: "Not authenticated", 404: "No such document" }),
+      },
       handler: async ({ params, ctx }) => {
         const document = await visibleDocument(params.documentId, ctx);
         // What each version's bytes carry (M7): reviewers see it before they open the file.
         const findings = await activeContentByVersion(context.pool, document.id);
-        const { url } = await context.documentStore.signedUrl(document.current.storageKey, DOWNLOAD_URL_SECONDS, downloadName(document, document.current));
+        const { url } = await context.documentStore.signedUrl(
+          document.current.storageKey,
+          DOWNLOAD_URL_SECONDS,
+          downloadName(document, document.current),
+        );
         return {
           body: {
             documentId: document.id,
@@ -166,16 +244,25 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Documents"],
       access: READERS,
       params: z.object({ documentId: z.uuid() }),
-      query: z.object({ version: z.coerce.number().int().min(1).optional().describe("Version number; default latest") }),
-      responses: { 200: { description: "Signed URL", schema: DownloadResponse }, ...errors({ 401: "Not authenticated", 404: "No such document or version" }) },
+      query: z.object({
+        version: z.coerce.number().int().min(1).optional().describe("Version number; default latest"),
+      }),
+      responses: {
+        200: { description: "Signed URL", schema: DownloadResponse },
+        ...errors({ 401: "Not authenticated", 404: "No such document or version" }),
+      },
       handler: async ({ params, query, ctx }) => {
         const document = await visibleDocument(params.documentId, ctx);
-        const version = query.version === undefined ? document.current : document.versions.find((v) => v.version === query.version);
+        const version =
+          query.version === undefined ? document.current : document.versions.find((v) => v.version === query.version);
         if (!version) throw notFound("Document version");
-        const { url, expiresAt } = await context.documentStore.signedUrl(version.storageKey, DOWNLOAD_URL_SECONDS, downloadName(document, version));
+        const { url, expiresAt } = await context.documentStore.signedUrl(
+          version.storageKey,
+          DOWNLOAD_URL_SECONDS,
+          downloadName(document, version),
+        );
         return { body: { downloadUrl: url, expiresAt: expiresAt.toISOString() } };
       },
     }),
   ];
 }
-

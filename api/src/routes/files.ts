@@ -25,12 +25,24 @@ export function fileRoutes(store: DocumentStore, _config: Config): RouteDefiniti
       params: z.object({ token: z.string() }),
       query: z.object({
         // Anything malformed (missing, repeated) becomes undefined, so it fails the signature check: 403, not 400.
-        expires: z.string().optional().catch(undefined).meta({ description: "Unix time (seconds) after which the URL is refused" }),
+        expires: z
+          .string()
+          .optional()
+          .catch(undefined)
+          .meta({ description: "Unix time (seconds) after which the URL is refused" }),
         name: z.string().optional().catch(undefined).meta({ description: "Download file name" }),
-        signature: z.string().optional().catch(undefined).meta({ description: "HMAC-SHA256 (hex) of the key, expiry and name" }),
+        signature: z
+          .string()
+          .optional()
+          .catch(undefined)
+          .meta({ description: "HMAC-SHA256 (hex) of the key, expiry and name" }),
       }),
       responses: {
-        200: { description: "The file's bytes", contentType: "application/octet-stream", schema: z.string().meta({ format: "binary" }) },
+        200: {
+          description: "The file's bytes",
+          contentType: "application/octet-stream",
+          schema: z.string().meta({ format: "binary" }),
+        },
         403: { description: "Invalid or expired link", schema: ErrorSchema },
         404: { description: "No such file (or storage is not local)", schema: ErrorSchema },
       },

@@ -24,11 +24,26 @@ export function holderProofRoutes(context: DomainContext): RouteDefinition[] {
       responses: {
         200: {
           description: "The proof material",
-          schema: z.object({ requestId: z.string(), tokenId: z.number(), applicantId: z.string(), salt: z.string(), commitment: z.string() }).meta({ id: "IdentityProof" }),
+          schema: z
+            .object({
+              requestId: z.string(),
+              tokenId: z.number(),
+              applicantId: z.string(),
+              salt: z.string(),
+              commitment: z.string(),
+            })
+            .meta({ id: "IdentityProof" }),
         },
-        ...errors({ 401: "Not authenticated", 403: "Not the applicant", 404: "No such request", 409: "NO_COMMITMENT: minted before commitments were recorded" }),
+        ...errors({
+          401: "Not authenticated",
+          403: "Not the applicant",
+          404: "No such request",
+          409: "NO_COMMITMENT: minted before commitments were recorded",
+        }),
       },
-      handler: async ({ params, ctx }) => ({ body: await identityProof(context, ctx.state.principal, params.requestId) }),
+      handler: async ({ params, ctx }) => ({
+        body: await identityProof(context, ctx.state.principal, params.requestId),
+      }),
     }),
     defineRoute({
       method: "post",
@@ -40,18 +55,36 @@ export function holderProofRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Verification"],
       access: [{ kind: "public" }],
       idempotent: false,
-      params: z.object({ tokenId: z.coerce.number().int().min(1).max(2 ** 40 - 1) }),
+      params: z.object({
+        tokenId: z.coerce
+          .number()
+          .int()
+          .min(1)
+          .max(2 ** 40 - 1),
+      }),
       body: z
-        .object({ applicantId: z.string().min(1).max(256), salt: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "32 bytes as 0x-prefixed hex") })
+        .object({
+          applicantId: z.string().min(1).max(256),
+          salt: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "32 bytes as 0x-prefixed hex"),
+        })
         .meta({ id: "HolderProofInput" }),
       responses: {
         200: {
           description: "Whether the proof matches",
-          schema: z.object({ tokenId: z.number(), matches: z.boolean(), commitment: z.string(), mintTransactionHash: z.string() }).meta({ id: "HolderProofResult" }),
+          schema: z
+            .object({
+              tokenId: z.number(),
+              matches: z.boolean(),
+              commitment: z.string(),
+              mintTransactionHash: z.string(),
+            })
+            .meta({ id: "HolderProofResult" }),
         },
         ...errors({ 400: "Invalid body or token id", 404: "No such licence" }),
       },
-      handler: async ({ params, body }) => ({ body: await checkHolder(context, BigInt(params.tokenId), body.applicantId, body.salt) }),
+      handler: async ({ params, body }) => ({
+        body: await checkHolder(context, BigInt(params.tokenId), body.applicantId, body.salt),
+      }),
     }),
   ];
 }

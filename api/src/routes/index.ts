@@ -14,7 +14,11 @@ import { workflowRoutes } from "./workflows.ts";
 import { verifyRoutes } from "./verify.ts";
 import type { QrIssuer } from "../verification/qrPayload.ts";
 
-export function apiRoutes(context: DomainContext, auth: AuthModule, issuer: QrIssuer): { api: RouteDefinition[]; root: RouteDefinition[] } {
+export function apiRoutes(
+  context: DomainContext,
+  auth: AuthModule,
+  issuer: QrIssuer,
+): { api: RouteDefinition[]; root: RouteDefinition[] } {
   const verification = verifyRoutes(context, issuer);
   return {
     api: [

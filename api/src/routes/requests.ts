@@ -13,13 +13,24 @@ import { listRequests } from "../reads/requestList.ts";
 import { timelineOf } from "../reads/timelineReads.ts";
 import { RequestStatus, RequestType, pageQuery } from "../schemas/common.ts";
 import {
-  CancelInput, CancelResponse, CreateRequestInput, RequestDetailResponse, RequestListResponse, RequestResponse, SubmitResponse, TimelineResponse,
+  CancelInput,
+  CancelResponse,
+  CreateRequestInput,
+  RequestDetailResponse,
+  RequestListResponse,
+  RequestResponse,
+  SubmitResponse,
+  TimelineResponse,
 } from "../schemas/request.ts";
 
 const RequestIdParams = z.object({ requestId: z.uuid() });
 const errors = errorResponses;
 
-const READERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "applications:read" as const }, { kind: "apiKey" as const }];
+const READERS = [
+  { kind: "applicant" as const },
+  { kind: "client" as const, scope: "applications:read" as const },
+  { kind: "apiKey" as const },
+];
 const WRITERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "applications:write" as const }];
 
 export function requestRoutes(context: DomainContext): RouteDefinition[] {
@@ -39,12 +50,28 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Requests"],
       access: WRITERS,
       body: CreateRequestInput,
-      responses: { 201: { description: "Created", schema: RequestResponse }, ...errors({ 400: "Invalid body; METADATA_TOO_LARGE", 401: "Not authenticated", 403: "applicantId is not yours", 409: "No active workflow for the type (NO_ACTIVE_WORKFLOW)", 429: "QUOTA_EXCEEDED (or RATE_LIMITED)", 503: "Chain unavailable, nothing recorded" }) },
-      handler: async ({ body, ctx }) => ({ status: 201, body: await createRequest(context, ctx.state.principal!, body, requestMeta(ctx)) }),
+      responses: {
+        201: { description: "Created", schema: RequestResponse },
+        ...errors({
+          400: "Invalid body; METADATA_TOO_LARGE",
+          401: "Not authenticated",
+          403: "applicantId is not yours",
+          409: "No active workflow for the type (NO_ACTIVE_WORKFLOW)",
+          429: "QUOTA_EXCEEDED (or RATE_LIMITED)",
+          503: "Chain unavailable, nothing recorded",
+        }),
+      },
+      handler: async ({ body, ctx }) => ({
+        status: 201,
+        body: await createRequest(context, ctx.state.principal!, body, requestMeta(ctx)),
+      }),
       // After a crash: the request row written with its mint (same transaction) gives back the original answer.
       recoverIdempotent: async (write) => {
         const { requestId, requestNumber, createdAt } = await requestCreatedBy(context.pool, write.outboxTxId);
-        return { status: 201, body: { requestId, requestNumber, status: "DRAFT", transactionHash: write.transactionHash, createdAt } };
+        return {
+          status: 201,
+          body: { requestId, requestNumber, status: "DRAFT", transactionHash: write.transactionHash, createdAt },
+        };
       },
     }),
     defineRoute({
@@ -52,7 +79,8 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       path: "/requests",
       operationId: "listRequests",
       summary: "List licence requests",
-      description: "Applicants see their own requests; system clients with applications:read and administrators see all.",
+      description:
+        "Applicants see their own requests; system clients with applications:read and administrators see all.",
       tags: ["Requests"],
       access: READERS,
       query: z.object({
@@ -63,7 +91,10 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
         sortBy: z.enum(["createdAt", "updatedAt", "status"]).default("createdAt"),
         sortOrder: z.enum(["asc", "desc"]).default("desc"),
       }),
-      responses: { 200: { description: "A page of requests", schema: RequestListResponse }, ...errors({ 400: "Invalid query", 401: "Not authenticated" }) },
+      responses: {
+        200: { description: "A page of requests", schema: RequestListResponse },
+        ...errors({ 400: "Invalid query", 401: "Not authenticated" }),
+      },
       handler: async ({ query, ctx }) => ({ body: await listRequests(context.pool, ctx.state.principal!, query) }),
     }),
     defineRoute({
@@ -74,7 +105,10 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Requests"],
       access: READERS,
       params: RequestIdParams,
-      responses: { 200: { description: "The request", schema: RequestDetailResponse }, ...errors({ 401: "Not authenticated", 404: "No such request (or not yours)" }) },
+      responses: {
+        200: { description: "The request", schema: RequestDetailResponse },
+        ...errors({ 401: "Not authenticated", 404: "No such request (or not yours)" }),
+      },
       handler: async ({ params, ctx }) => ({
         body: await requestDetail(context.pool, ctx.state.principal, params.requestId, context.contracts.LicenceToken),
       }),
@@ -92,9 +126,16 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       params: RequestIdParams,
       responses: {
         200: { description: "Submitted", schema: SubmitResponse },
-        ...errors({ 400: "MISSING_DOCUMENTS with details.missingDocuments", 401: "Not authenticated", 404: "No such request", 409: "INVALID_STATE: not a draft or awaiting resubmission" }),
+        ...errors({
+          400: "MISSING_DOCUMENTS with details.missingDocuments",
+          401: "Not authenticated",
+          404: "No such request",
+          409: "INVALID_STATE: not a draft or awaiting resubmission",
+        }),
       },
-      handler: async ({ params, ctx }) => ({ body: await submitRequest(context, ctx.state.principal!, params.requestId, requestMeta(ctx)) }),
+      handler: async ({ params, ctx }) => ({
+        body: await submitRequest(context, ctx.state.principal!, params.requestId, requestMeta(ctx)),
+      }),
     }),
     defineRoute({
       method: "post",
@@ -106,8 +147,13 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       access: WRITERS,
       params: RequestIdParams,
       body: CancelInput,
-      responses: { 200: { description: "Cancelled", schema: CancelResponse }, ...errors({ 401: "Not authenticated", 404: "No such request", 409: "INVALID_STATE" }) },
-      handler: async ({ params, body, ctx }) => ({ body: await cancelRequest(context, ctx.state.principal!, params.requestId, body.reason, requestMeta(ctx)) }),
+      responses: {
+        200: { description: "Cancelled", schema: CancelResponse },
+        ...errors({ 401: "Not authenticated", 404: "No such request", 409: "INVALID_STATE" }),
+      },
+      handler: async ({ params, body, ctx }) => ({
+        body: await cancelRequest(context, ctx.state.principal!, params.requestId, body.reason, requestMeta(ctx)),
+      }),
     }),
     defineRoute({
       method: "get",
@@ -117,7 +163,10 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Requests"],
       access: READERS,
       params: RequestIdParams,
-      responses: { 200: { description: "Timeline", schema: TimelineResponse }, ...errors({ 401: "Not authenticated", 404: "No such request" }) },
+      responses: {
+        200: { description: "Timeline", schema: TimelineResponse },
+        ...errors({ 401: "Not authenticated", 404: "No such request" }),
+      },
       handler: async ({ params, ctx }) => {
         const request = await visible(params.requestId, ctx);
         return { body: { requestId: request.id, events: await timelineOf(context.pool, request) } };

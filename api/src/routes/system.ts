@@ -31,7 +31,10 @@ interface Check {
 export async function healthReport(deps: SystemDeps) {
   const [database, chain, indexed] = await Promise.all([
     timed(async () => (await deps.pool.query("SELECT 1")).rowCount === 1),
-    deps.provider.getBlockNumber().then((n) => n, () => undefined),
+    deps.provider.getBlockNumber().then(
+      (n) => n,
+      () => undefined,
+    ),
     deps.index.status(),
   ]);
   const checks: Record<string, Check> = {
@@ -42,11 +45,18 @@ export async function healthReport(deps: SystemDeps) {
         ? { ok: false, error: "indexer not answering" }
         : chain === undefined
           ? { ok: false, indexedBlock: indexed.block, error: "chain head unknown" }
-          : { ok: chain - indexed.block <= deps.maxIndexerLag, indexedBlock: indexed.block, lagBlocks: Math.max(0, chain - indexed.block) },
+          : {
+              ok: chain - indexed.block <= deps.maxIndexerLag,
+              indexedBlock: indexed.block,
+              lagBlocks: Math.max(0, chain - indexed.block),
+            },
   };
   if (chain !== undefined && indexed !== undefined) deps.metrics.indexerLag.set(Math.max(0, chain - indexed.block));
   const ok = Object.values(checks).every((c) => c.ok);
-  return { ok, body: { status: ok ? "ok" : "unavailable", checks, notReady: Object.keys(checks).filter((k) => !checks[k].ok) } };
+  return {
+    ok,
+    body: { status: ok ? "ok" : "unavailable", checks, notReady: Object.keys(checks).filter((k) => !checks[k].ok) },
+  };
 }
 
 export function mountSystemRoutes(router: Router, deps: SystemDeps): void {
@@ -57,7 +67,9 @@ export function mountSystemRoutes(router: Router, deps: SystemDeps): void {
   });
 
   router.get("/metrics", async (ctx) => {
-    const counts = await deps.pool.query(`SELECT status, count(*)::int AS n FROM chain_transactions GROUP BY status`).catch(() => ({ rows: [] }));
+    const counts = await deps.pool
+      .query(`SELECT status, count(*)::int AS n FROM chain_transactions GROUP BY status`)
+      .catch(() => ({ rows: [] }));
     for (const status of ["PENDING", "CONFIRMED", "FAILED"]) {
       deps.metrics.outboxByStatus.set({ status }, counts.rows.find((r) => r.status === status)?.n ?? 0);
     }
@@ -143,11 +155,13 @@ function decisionsPage(): Promise<string> {
   decisionsHtml ??= readFile(new URL("../../../docs/decisions.md", import.meta.url), "utf8")
     .then((markdown) => marked.parse(markdown, { async: false }) as string)
     .catch(() => "<p>docs/decisions.md is not available on this server.</p>")
-    .then((body) => `<!doctype html>
+    .then(
+      (body) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Decisions · Licence Approval Service</title><link rel="stylesheet" href="/docs/assets/docs.css"></head>
 <body class="decisions"><header class="bar"><a href="/docs">API reference</a><span>Decisions</span><a href="/api/v1/openapi.json">OpenAPI JSON</a></header>
-<main class="prose">${body}</main></body></html>`);
+<main class="prose">${body}</main></body></html>`,
+    );
   return decisionsHtml;
 }
 

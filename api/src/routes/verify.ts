@@ -18,13 +18,19 @@ import { verificationPage } from "../verification/verificationPage.ts";
 import { DOCUMENT_VERDICTS, LICENCE_VERDICTS, licenceMessage } from "../verification/verdicts.ts";
 
 const PUBLIC = [{ kind: "public" as const }];
-const READERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "applications:read" as const }, { kind: "apiKey" as const }];
+const READERS = [
+  { kind: "applicant" as const },
+  { kind: "client" as const, scope: "applications:read" as const },
+  { kind: "apiKey" as const },
+];
 const errors = errorResponses;
 const dateTime = DateTime;
 
 const VerificationResponse = z
   .object({
-    isValid: z.boolean().describe("True only for an issued licence that is not expired, suspended or revoked (from the chain)"),
+    isValid: z
+      .boolean()
+      .describe("True only for an issued licence that is not expired, suspended or revoked (from the chain)"),
     verdict: z.enum(LICENCE_VERDICTS),
     message: z.string().describe("The verdict in plain words"),
     tokenId: z.int().nullable(),
@@ -34,9 +40,17 @@ const VerificationResponse = z
     applicantName: z.string().nullable(),
     issuedAt: dateTime.nullable(),
     expiresAt: dateTime.nullable(),
-    approvals: z.array(
-      z.object({ departmentCode: z.string(), departmentName: z.string(), stage: z.int(), approvedAt: dateTime, transactionHash: z.string() }),
-    ).describe("The approvals standing on chain (an approval invalidated by a newer document version is not listed)"),
+    approvals: z
+      .array(
+        z.object({
+          departmentCode: z.string(),
+          departmentName: z.string(),
+          stage: z.int(),
+          approvedAt: dateTime,
+          transactionHash: z.string(),
+        }),
+      )
+      .describe("The approvals standing on chain (an approval invalidated by a newer document version is not listed)"),
     blockchainProof: z
       .object({
         chainId: z.int(),
@@ -64,7 +78,12 @@ const DocumentVerificationResponse = z
     docType: z.string().nullable(),
     version: z.int(),
     uploadedAt: dateTime,
-    blockchainRecord: z.object({ transactionHash: z.string().nullable(), blockNumber: z.int(), timestamp: dateTime, contractAddress: z.string() }),
+    blockchainRecord: z.object({
+      transactionHash: z.string().nullable(),
+      blockNumber: z.int(),
+      timestamp: dateTime,
+      contractAddress: z.string(),
+    }),
   })
   .meta({ id: "DocumentVerificationResponse" });
 
@@ -77,21 +96,48 @@ const DocumentHash = z
 const TokenIdParams = z.object({
   tokenId: z
     .string()
-    .regex(/^\d{1,13}$|^[A-Za-z]{2}-\d{4}-\d{6,12}$/, "a token id (a whole number) or a licence number such as RL-2026-000001")
+    .regex(
+      /^\d{1,13}$|^[A-Za-z]{2}-\d{4}-\d{6,12}$/,
+      "a token id (a whole number) or a licence number such as RL-2026-000001",
+    )
     .describe("Token id (integer) or licence number (e.g. RL-2026-000001)"),
 });
 
-export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: RouteDefinition[]; root: RouteDefinition[] } {
-  const deps: VerificationDependencies = { pool: context.pool, gateway: context.gateway, contracts: context.contracts, chainId: context.config.chainId };
+export function verifyRoutes(
+  context: DomainContext,
+  issuer: QrIssuer,
+): { api: RouteDefinition[]; root: RouteDefinition[] } {
+  const deps: VerificationDependencies = {
+    pool: context.pool,
+    gateway: context.gateway,
+    contracts: context.contracts,
+    chainId: context.config.chainId,
+  };
   const base = context.config.publicBaseUrl!;
   /** The signed payload of an issued licence and the URL its QR code holds. */
   const qrOf = async (tokenId: bigint) => {
-    const payload = await issuer.sign({ chainId: context.config.chainId, contract: context.contracts.LicenceToken, tokenId });
+    const payload = await issuer.sign({
+      chainId: context.config.chainId,
+      contract: context.contracts.LicenceToken,
+      tokenId,
+    });
     return { payload, url: `${base}/verify?qr=${payload}` };
   };
   const invalidQr = () => ({
-    isValid: false, verdict: "INVALID_QR" as const, message: licenceMessage("INVALID_QR"), tokenId: null, requestNumber: null, requestType: null, status: null,
-    applicantName: null, issuedAt: null, expiresAt: null, approvals: [], blockchainProof: null, qr: { issuer: issuer.address, signatureValid: false }, checkedAt: new Date().toISOString(),
+    isValid: false,
+    verdict: "INVALID_QR" as const,
+    message: licenceMessage("INVALID_QR"),
+    tokenId: null,
+    requestNumber: null,
+    requestType: null,
+    status: null,
+    applicantName: null,
+    issuedAt: null,
+    expiresAt: null,
+    approvals: [],
+    blockchainProof: null,
+    qr: { issuer: issuer.address, signatureValid: false },
+    checkedAt: new Date().toISOString(),
   });
 
   const api: RouteDefinition[] = [
@@ -102,9 +148,24 @@ export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: R
       summary: "The address whose signature every licence QR code carries",
       tags: ["Verification"],
       access: PUBLIC,
-      responses: { 200: { description: "Issuer", schema: z.object({ issuerAddress: z.string(), chainId: z.int(), contracts: z.record(z.string(), z.string()), qrFormat: z.string() }) } },
+      responses: {
+        200: {
+          description: "Issuer",
+          schema: z.object({
+            issuerAddress: z.string(),
+            chainId: z.int(),
+            contracts: z.record(z.string(), z.string()),
+            qrFormat: z.string(),
+          }),
+        },
+      },
       handler: async () => ({
-        body: { issuerAddress: issuer.address, chainId: context.config.chainId, contracts: context.contracts, qrFormat: "LAP1.<chainId>.<contract hex>.<tokenId>.<base64url EIP-191 signature of the part before it>" },
+        body: {
+          issuerAddress: issuer.address,
+          chainId: context.config.chainId,
+          contracts: context.contracts,
+          qrFormat: "LAP1.<chainId>.<contract hex>.<tokenId>.<base64url EIP-191 signature of the part before it>",
+        },
       }),
     }),
     defineRoute({
@@ -112,15 +173,22 @@ export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: R
       path: "/verify/qr/:qrCode",
       operationId: "verifyQr",
       summary: "Verify a licence from its QR code (the payload, or the URL the code holds)",
-      description: "The signature is checked first: a code not signed by the platform's issuer key, for another chain or contract, or altered in any way is `isValid: false`, verdict INVALID_QR. Then the licence is checked on chain exactly as GET /verify/{tokenId}.",
+      description:
+        "The signature is checked first: a code not signed by the platform's issuer key, for another chain or contract, or altered in any way is `isValid: false`, verdict INVALID_QR. Then the licence is checked on chain exactly as GET /verify/{tokenId}.",
       tags: ["Verification"],
       access: PUBLIC,
       params: z.object({ qrCode: z.string().min(1).max(2048) }),
-      responses: { 200: { description: "Verdict", schema: VerificationResponse }, ...errors({ 404: "Signed for a token that does not exist" }) },
+      responses: {
+        200: { description: "Verdict", schema: VerificationResponse },
+        ...errors({ 404: "Signed for a token that does not exist" }),
+      },
       handler: async ({ params }) => {
         const claim = verifyPayload(payloadFrom(params.qrCode), issuer.address);
-        if (!claim || claim.chainId !== context.config.chainId || claim.contract !== context.contracts.LicenceToken) return { body: invalidQr() };
-        return { body: { ...(await verifyLicence(deps, claim.tokenId)), qr: { issuer: issuer.address, signatureValid: true } } };
+        if (!claim || claim.chainId !== context.config.chainId || claim.contract !== context.contracts.LicenceToken)
+          return { body: invalidQr() };
+        return {
+          body: { ...(await verifyLicence(deps, claim.tokenId)), qr: { issuer: issuer.address, signatureValid: true } },
+        };
       },
     }),
     defineRoute({
@@ -131,8 +199,12 @@ export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: R
       tags: ["Verification"],
       access: PUBLIC,
       params: z.object({ hash: DocumentHash }),
-      description: "requestId is null unless the document's licence has been issued (a file someone holds must not lead to a draft's or a rejected request's applicant).",
-      responses: { 200: { description: "Verdict", schema: DocumentVerificationResponse }, ...errors({ 400: "Not a SHA-256 in hex", 404: "No document with this hash is anchored" }) },
+      description:
+        "requestId is null unless the document's licence has been issued (a file someone holds must not lead to a draft's or a rejected request's applicant).",
+      responses: {
+        200: { description: "Verdict", schema: DocumentVerificationResponse },
+        ...errors({ 400: "Not a SHA-256 in hex", 404: "No document with this hash is anchored" }),
+      },
       handler: async ({ params }) => ({ body: await verifyDocument(deps, params.hash) }),
     }),
     defineRoute({
@@ -145,7 +217,13 @@ export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: R
       tags: ["Verification"],
       access: PUBLIC,
       params: TokenIdParams,
-      responses: { 200: { description: "Verdict", schema: VerificationResponse }, ...errors({ 400: "Neither a token id nor a licence number", 404: "No such token or licence number (verdict UNKNOWN)" }) },
+      responses: {
+        200: { description: "Verdict", schema: VerificationResponse },
+        ...errors({
+          400: "Neither a token id nor a licence number",
+          404: "No such token or licence number (verdict UNKNOWN)",
+        }),
+      },
       handler: async ({ params }) => {
         if (/^\d+$/.test(params.tokenId)) return { body: await verifyLicence(deps, BigInt(params.tokenId)) };
         const tokenId = await tokenIdOfLicenceNumber(context.pool, params.tokenId);
@@ -158,20 +236,29 @@ export function verifyRoutes(context: DomainContext, issuer: QrIssuer): { api: R
       path: "/requests/:requestId/qr",
       operationId: "getLicenceQr",
       summary: "The QR code of an issued licence (PNG, SVG, or the payload as JSON)",
-      description: "The code holds the verification page's URL with the signed payload: scanning it with a phone opens the verdict.",
+      description:
+        "The code holds the verification page's URL with the signed payload: scanning it with a phone opens the verdict.",
       tags: ["Verification"],
       access: READERS,
       params: z.object({ requestId: z.uuid() }),
       query: z.object({ format: z.enum(["png", "svg", "json"]).default("png") }),
       responses: {
         200: { description: "The QR code", contentType: "image/png" },
-        ...errors({ 401: "Not authenticated", 404: "No such request (or not yours)", 409: "NOT_ISSUED: the licence was never issued" }),
+        ...errors({
+          401: "Not authenticated",
+          404: "No such request (or not yours)",
+          409: "NOT_ISSUED: the licence was never issued",
+        }),
       },
       handler: async ({ params, query, ctx }) => {
         const request = await findVisibleRequest(context.pool, ctx.state.principal, params.requestId);
-        if (!request.issuedAt) throw conflict("NOT_ISSUED", "The licence has not been issued, so it has no QR code", { status: request.status });
+        if (!request.issuedAt)
+          throw conflict("NOT_ISSUED", "The licence has not been issued, so it has no QR code", {
+            status: request.status,
+          });
         const qr = await qrOf(request.tokenId);
-        if (query.format === "json") return { body: { ...qr, tokenId: Number(request.tokenId), issuerAddress: issuer.address } };
+        if (query.format === "json")
+          return { body: { ...qr, tokenId: Number(request.tokenId), issuerAddress: issuer.address } };
         if (query.format === "svg") return { body: await qrSvg(qr.url), headers: { "content-type": "image/svg+xml" } };
         return { body: await qrPng(qr.url), headers: { "content-type": "image/png" } };
       },

@@ -5,7 +5,13 @@
 import { z } from "zod/v4";
 import type { DomainContext } from "../domain/context.ts";
 import {
-  deleteWebhook, enableWebhook, listOwnWebhooks, registerWebhook, testWebhook, webhookLogs, type WebhookContext,
+  deleteWebhook,
+  enableWebhook,
+  listOwnWebhooks,
+  registerWebhook,
+  testWebhook,
+  webhookLogs,
+  type WebhookContext,
 } from "../domain/webhooks/manageWebhooks.ts";
 import { requestMeta } from "../http/requestMeta.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
@@ -13,19 +19,41 @@ import { pageQuery } from "../schemas/common.ts";
 import { WEBHOOK_EVENTS } from "../webhooks/events.ts";
 
 const WebhookSchema = z
-  .object({ webhookId: z.uuid(), departmentCode: z.string().nullable(), url: z.url(), events: z.array(z.enum(WEBHOOK_EVENTS)), isActive: z.boolean(), createdAt: z.iso.datetime({ offset: true }) })
+  .object({
+    webhookId: z.uuid(),
+    departmentCode: z.string().nullable(),
+    url: z.url(),
+    events: z.array(z.enum(WEBHOOK_EVENTS)),
+    isActive: z.boolean(),
+    createdAt: z.iso.datetime({ offset: true }),
+  })
   .meta({ id: "Webhook" });
 const WebhookLogSchema = z
   .object({
-    logId: z.uuid(), webhookId: z.uuid(), eventId: z.string(), eventType: z.string(), payload: z.record(z.string(), z.unknown()),
-    status: z.enum(["pending", "success", "failed"]), responseStatus: z.int().nullable(), responseTime: z.int().nullable(), retryCount: z.int(), createdAt: z.iso.datetime({ offset: true }),
+    logId: z.uuid(),
+    webhookId: z.uuid(),
+    eventId: z.string(),
+    eventType: z.string(),
+    payload: z.record(z.string(), z.unknown()),
+    status: z.enum(["pending", "success", "failed"]),
+    responseStatus: z.int().nullable(),
+    responseTime: z.int().nullable(),
+    retryCount: z.int(),
+    createdAt: z.iso.datetime({ offset: true }),
     error: z.string().nullable().describe("Why the attempt failed (network error or HTTP status)"),
-    nextRetryAt: z.iso.datetime({ offset: true }).nullable().describe("When the failed attempt is retried (null: delivered, last retry, or a test delivery)"),
+    nextRetryAt: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .describe("When the failed attempt is retried (null: delivered, last retry, or a test delivery)"),
   })
   .meta({ id: "WebhookLog" });
 const CreateWebhookInput = z
   .object({
-    departmentCode: z.string().regex(/^[A-Z_]+$/).optional().describe("Your own code (departments); any code or none (administrators: none receives every event)"),
+    departmentCode: z
+      .string()
+      .regex(/^[A-Z_]+$/)
+      .optional()
+      .describe("Your own code (departments); any code or none (administrators: none receives every event)"),
     url: z.url().max(2048),
     events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length),
     secret: z.string().min(16).max(256).describe("HMAC key of the signatures (at least 16 characters)"),
@@ -49,7 +77,14 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
       access: KEY_OR_ADMIN,
       body: CreateWebhookInput,
       idempotent: false,
-      responses: { 201: { description: "Registered", schema: WebhookSchema }, ...errorResponses({ 400: "Invalid body or INVALID_WEBHOOK_URL", 401: "Not authenticated", 403: "Another department's code" }) },
+      responses: {
+        201: { description: "Registered", schema: WebhookSchema },
+        ...errorResponses({
+          400: "Invalid body or INVALID_WEBHOOK_URL",
+          401: "Not authenticated",
+          403: "Another department's code",
+        }),
+      },
       handler: async ({ body, ctx }) => ({ status: 201, body: await registerWebhook(context, requestMeta(ctx), body) }),
     }),
     defineRoute({
@@ -59,7 +94,10 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
       summary: "Webhooks: a department's own, or all for administrators",
       tags: ["Webhooks"],
       access: KEY_OR_ADMIN,
-      responses: { 200: { description: "Webhooks", schema: z.object({ webhooks: z.array(WebhookSchema) }) }, ...errorResponses({ 401: "Not authenticated" }) },
+      responses: {
+        200: { description: "Webhooks", schema: z.object({ webhooks: z.array(WebhookSchema) }) },
+        ...errorResponses({ 401: "Not authenticated" }),
+      },
       handler: async ({ ctx }) => ({ body: await listOwnWebhooks(context, ctx.state.principal) }),
     }),
     defineRoute({
@@ -69,8 +107,21 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
       summary: "Delivery attempts, newest first",
       tags: ["Webhooks"],
       access: KEY_OR_ADMIN,
-      query: z.object({ webhookId: z.uuid().optional(), status: z.enum(["success", "failed", "pending"]).optional(), ...pageQuery(50) }),
-      responses: { 200: { description: "Logs", schema: z.object({ logs: z.array(WebhookLogSchema), pagination: z.object({ page: z.int(), limit: z.int(), total: z.int(), totalPages: z.int() }) }) }, ...errorResponses({ 401: "Not authenticated" }) },
+      query: z.object({
+        webhookId: z.uuid().optional(),
+        status: z.enum(["success", "failed", "pending"]).optional(),
+        ...pageQuery(50),
+      }),
+      responses: {
+        200: {
+          description: "Logs",
+          schema: z.object({
+            logs: z.array(WebhookLogSchema),
+            pagination: z.object({ page: z.int(), limit: z.int(), total: z.int(), totalPages: z.int() }),
+          }),
+        },
+        ...errorResponses({ 401: "Not authenticated" }),
+      },
       handler: async ({ query, ctx }) => ({ body: await webhookLogs(context, ctx.state.principal, query) }),
     }),
     defineRoute({
@@ -81,7 +132,10 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
       tags: ["Webhooks"],
       access: KEY_OR_ADMIN,
       params: WebhookIdParams,
-      responses: { 204: { description: "Deleted" }, ...errorResponses({ 401: "Not authenticated", 404: "No such webhook (or not yours)" }) },
+      responses: {
+        204: { description: "Deleted" },
+        ...errorResponses({ 401: "Not authenticated", 404: "No such webhook (or not yours)" }),
+      },
       handler: async ({ params, ctx }) => {
         await deleteWebhook(context, requestMeta(ctx), params.webhookId);
         return { status: 204 };
@@ -92,11 +146,15 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
       path: "/webhooks/:webhookId/enable",
       operationId: "enableWebhook",
       summary: "Re-enable a webhook disabled after failed deliveries",
-      description: "Deliveries held while it was disabled are sent now. The delivery whose last retry failed stays failed (see the delivery log).",
+      description:
+        "Deliveries held while it was disabled are sent now. The delivery whose last retry failed stays failed (see the delivery log).",
       tags: ["Webhooks"],
       access: KEY_OR_ADMIN,
       params: WebhookIdParams,
-      responses: { 200: { description: "Enabled", schema: WebhookSchema }, ...errorResponses({ 401: "Not authenticated", 404: "No such webhook (or not yours)" }) },
+      responses: {
+        200: { description: "Enabled", schema: WebhookSchema },
+        ...errorResponses({ 401: "Not authenticated", 404: "No such webhook (or not yours)" }),
+      },
       handler: async ({ params, ctx }) => ({ body: await enableWebhook(context, requestMeta(ctx), params.webhookId) }),
     }),
     defineRoute({
@@ -111,8 +169,15 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
       description:
         "A target whose address is not allowed (in production: anything but a public unicast address, checked on the address the connection is made to) is answered 400 INVALID_WEBHOOK_URL, with no status and no time, so the test cannot probe internal hosts or ports.",
       responses: {
-        200: { description: "Attempt made", schema: z.object({ success: z.boolean(), statusCode: z.int().nullable(), responseTime: z.int() }) },
-        ...errorResponses({ 400: "INVALID_WEBHOOK_URL: the target's address is refused", 401: "Not authenticated", 404: "No such webhook (or not yours)" }),
+        200: {
+          description: "Attempt made",
+          schema: z.object({ success: z.boolean(), statusCode: z.int().nullable(), responseTime: z.int() }),
+        },
+        ...errorResponses({
+          400: "INVALID_WEBHOOK_URL: the target's address is refused",
+          401: "Not authenticated",
+          404: "No such webhook (or not yours)",
+        }),
       },
       handler: async ({ params, ctx }) => ({ body: await testWebhook(context, ctx.state.principal, params.webhookId) }),
     }),

@@ -8,7 +8,11 @@ import { workflowsJson } from "../reads/workflowView.ts";
 import { notFound } from "../errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import {
-  CreateWorkflowInput, DeactivateWorkflowResponse, Workflow, WorkflowListResponse, WorkflowValidationResult,
+  CreateWorkflowInput,
+  DeactivateWorkflowResponse,
+  Workflow,
+  WorkflowListResponse,
+  WorkflowValidationResult,
 } from "../schemas/workflow.ts";
 
 const WorkflowIdParams = z.object({ workflowId: z.uuid() });
@@ -17,7 +21,8 @@ const errors = errorResponses;
 const COMMON = { 401: "Not authenticated", 403: "Not an administrator" };
 
 export function workflowRoutes(context: DomainContext): RouteDefinition[] {
-  const one = async (workflow: Parameters<typeof workflowsJson>[1][number]) => (await workflowsJson(context.pool, [workflow]))[0];
+  const one = async (workflow: Parameters<typeof workflowsJson>[1][number]) =>
+    (await workflowsJson(context.pool, [workflow]))[0];
   const stored = async (workflowId: string) => {
     const workflow = await context.workflows.byId(workflowId);
     if (!workflow) throw notFound("Workflow");
@@ -30,13 +35,24 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
       path: "/workflows",
       operationId: "listWorkflows",
       summary: "List workflow versions",
-      description: "Every registered version of every type (ordered by type, then version), or only the active (isActive=true) or inactive ones.",
+      description:
+        "Every registered version of every type (ordered by type, then version), or only the active (isActive=true) or inactive ones.",
       tags: ["Workflows"],
       access: ADMIN,
-      query: z.object({ isActive: z.enum(["true", "false"]).optional().describe("true: active versions only; false: inactive ones only") }),
-      responses: { 200: { description: "Workflows", schema: WorkflowListResponse }, ...errors({ 400: "Invalid query", ...COMMON }) },
+      query: z.object({
+        isActive: z
+          .enum(["true", "false"])
+          .optional()
+          .describe("true: active versions only; false: inactive ones only"),
+      }),
+      responses: {
+        200: { description: "Workflows", schema: WorkflowListResponse },
+        ...errors({ 400: "Invalid query", ...COMMON }),
+      },
       handler: async ({ query }) => {
-        const workflows = await context.workflows.list(query.isActive === undefined ? {} : { isActive: query.isActive === "true" });
+        const workflows = await context.workflows.list(
+          query.isActive === undefined ? {} : { isActive: query.isActive === "true" },
+        );
         return { body: { workflows: await workflowsJson(context.pool, workflows) } };
       },
     }),
@@ -45,7 +61,8 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
       path: "/workflows",
       operationId: "createWorkflow",
       sendsTransactions: true,
-      summary: "Register a workflow for a request type (version 1, or the next version once the previous was deactivated)",
+      summary:
+        "Register a workflow for a request type (version 1, or the next version once the previous was deactivated)",
       description:
         "Validates the definition (400 INVALID_WORKFLOW with details.errors, nothing sent), then registers it on chain, where it becomes the active workflow of its type. A type has at most one active workflow: while it has one, use PUT to create a new version (409 CONFLICT). Honours Idempotency-Key.",
       tags: ["Workflows"],
@@ -53,21 +70,33 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
       body: CreateWorkflowInput,
       responses: {
         201: { description: "Registered", schema: Workflow },
-        ...errors({ 400: "VALIDATION_ERROR (shape) or INVALID_WORKFLOW (rules; details.errors)", ...COMMON, 409: "CONFLICT: the type already has an active workflow", 503: "Chain unavailable, nothing recorded" }),
+        ...errors({
+          400: "VALIDATION_ERROR (shape) or INVALID_WORKFLOW (rules; details.errors)",
+          ...COMMON,
+          409: "CONFLICT: the type already has an active workflow",
+          503: "Chain unavailable, nothing recorded",
+        }),
       },
-      handler: async ({ body, ctx }) => ({ status: 201, body: await one(await createWorkflow(context, requestMeta(ctx), body)) }),
+      handler: async ({ body, ctx }) => ({
+        status: 201,
+        body: await one(await createWorkflow(context, requestMeta(ctx), body)),
+      }),
     }),
     defineRoute({
       method: "post",
       path: "/workflows/validate",
       operationId: "validateWorkflowDefinition",
       summary: "Validate a candidate definition without registering it",
-      description: "The checks POST and PUT apply, against the departments registered now. Problems are reported in the 200 body.",
+      description:
+        "The checks POST and PUT apply, against the departments registered now. Problems are reported in the 200 body.",
       tags: ["Workflows"],
       access: ADMIN,
       body: CreateWorkflowInput,
       idempotent: false,
-      responses: { 200: { description: "Validation result", schema: WorkflowValidationResult }, ...errors({ 400: "VALIDATION_ERROR (shape)", ...COMMON }) },
+      responses: {
+        200: { description: "Validation result", schema: WorkflowValidationResult },
+        ...errors({ 400: "VALIDATION_ERROR (shape)", ...COMMON }),
+      },
       handler: async ({ body }) => ({ body: await validateWorkflow(context, body) }),
     }),
     defineRoute({
@@ -78,7 +107,10 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Workflows"],
       access: ADMIN,
       params: WorkflowIdParams,
-      responses: { 200: { description: "The workflow", schema: Workflow }, ...errors({ ...COMMON, 404: "No such workflow" }) },
+      responses: {
+        200: { description: "The workflow", schema: Workflow },
+        ...errors({ ...COMMON, 404: "No such workflow" }),
+      },
       handler: async ({ params }) => ({ body: await one(await stored(params.workflowId)) }),
     }),
     defineRoute({
@@ -95,9 +127,17 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
       body: CreateWorkflowInput,
       responses: {
         200: { description: "The new version", schema: Workflow },
-        ...errors({ 400: "VALIDATION_ERROR, INVALID_WORKFLOW or WORKFLOW_TYPE_MISMATCH", ...COMMON, 404: "No such workflow", 409: "STALE_WORKFLOW_VERSION", 503: "Chain unavailable, nothing recorded" }),
+        ...errors({
+          400: "VALIDATION_ERROR, INVALID_WORKFLOW or WORKFLOW_TYPE_MISMATCH",
+          ...COMMON,
+          404: "No such workflow",
+          409: "STALE_WORKFLOW_VERSION",
+          503: "Chain unavailable, nothing recorded",
+        }),
       },
-      handler: async ({ params, body, ctx }) => ({ body: await one(await updateWorkflow(context, requestMeta(ctx), params.workflowId, body)) }),
+      handler: async ({ params, body, ctx }) => ({
+        body: await one(await updateWorkflow(context, requestMeta(ctx), params.workflowId, body)),
+      }),
     }),
     defineRoute({
       method: "delete",
@@ -112,9 +152,16 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
       params: WorkflowIdParams,
       responses: {
         200: { description: "Deactivated", schema: DeactivateWorkflowResponse },
-        ...errors({ ...COMMON, 404: "No such workflow", 409: "WORKFLOW_INACTIVE: already inactive", 503: "Chain unavailable, nothing recorded" }),
+        ...errors({
+          ...COMMON,
+          404: "No such workflow",
+          409: "WORKFLOW_INACTIVE: already inactive",
+          503: "Chain unavailable, nothing recorded",
+        }),
       },
-      handler: async ({ params, ctx }) => ({ body: await deactivateWorkflow(context, requestMeta(ctx), params.workflowId) }),
+      handler: async ({ params, ctx }) => ({
+        body: await deactivateWorkflow(context, requestMeta(ctx), params.workflowId),
+      }),
     }),
     defineRoute({
       method: "post",
@@ -127,11 +174,19 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
       access: ADMIN,
       params: WorkflowIdParams,
       idempotent: false,
-      responses: { 200: { description: "Validation result", schema: WorkflowValidationResult }, ...errors({ ...COMMON, 404: "No such workflow" }) },
+      responses: {
+        200: { description: "Validation result", schema: WorkflowValidationResult },
+        ...errors({ ...COMMON, 404: "No such workflow" }),
+      },
       handler: async ({ params }) => {
         const workflow = await stored(params.workflowId);
         return {
-          body: await validateWorkflow(context, { workflowType: workflow.workflowType, name: workflow.name, description: workflow.description, stages: workflow.stages }),
+          body: await validateWorkflow(context, {
+            workflowType: workflow.workflowType,
+            name: workflow.name,
+            description: workflow.description,
+            stages: workflow.stages,
+          }),
         };
       },
     }),

@@ -5,8 +5,20 @@ export const REQUEST_TYPES = ["RESORT_LICENSE", "TRADE_LICENSE", "BUILDING_PERMI
 export const RequestType = z.enum(REQUEST_TYPES).meta({ id: "RequestType" });
 
 /** Stored statuses (the licence token's) plus EXPIRED, which is APPROVED past its expiry. */
-export const REQUEST_STATUSES = ["DRAFT", "SUBMITTED", "PENDING_RESUBMISSION", "APPROVED", "REJECTED", "CANCELLED", "SUSPENDED", "REVOKED", "EXPIRED"] as const;
-export const RequestStatus = z.enum(REQUEST_STATUSES).meta({ id: "RequestStatus", description: "EXPIRED is APPROVED past expiresAt (computed, never stored)." });
+export const REQUEST_STATUSES = [
+  "DRAFT",
+  "SUBMITTED",
+  "PENDING_RESUBMISSION",
+  "APPROVED",
+  "REJECTED",
+  "CANCELLED",
+  "SUSPENDED",
+  "REVOKED",
+  "EXPIRED",
+] as const;
+export const RequestStatus = z
+  .enum(REQUEST_STATUSES)
+  .meta({ id: "RequestStatus", description: "EXPIRED is APPROVED past expiresAt (computed, never stored)." });
 
 export const APPROVAL_STATUSES = ["PENDING", "APPROVED", "REJECTED", "CHANGES_REQUESTED", "REVIEW_REQUIRED"] as const;
 export const ApprovalStatus = z.enum(APPROVAL_STATUSES).meta({ id: "ApprovalStatus" });
@@ -18,7 +30,10 @@ export const Pagination = z
     total: z.int().min(0),
     totalPages: z.int().min(0),
   })
-  .meta({ id: "Pagination", description: "page and limit as requested; total items matching; totalPages = ceil(total / limit)." });
+  .meta({
+    id: "Pagination",
+    description: "page and limit as requested; total items matching; totalPages = ceil(total / limit).",
+  });
 
 export const Uuid = z.uuid();
 /**
@@ -30,7 +45,9 @@ export const RFC3339_DATE_TIME =
   /^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|02-(?:0[1-9]|1\d|2[0-8])))T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
 export const DateTime = z
   .string()
-  .regex(RFC3339_DATE_TIME, { message: "must be an RFC 3339 date-time with seconds and an offset, e.g. 2020-02-29T00:00:00Z" })
+  .regex(RFC3339_DATE_TIME, {
+    message: "must be an RFC 3339 date-time with seconds and an offset, e.g. 2020-02-29T00:00:00Z",
+  })
   .meta({ format: "date-time" });
 
 /** page/limit query parameters with the spec's defaults and bounds. */
@@ -41,12 +58,34 @@ export function pageQuery(defaultLimit: number, maxLimit = 100) {
   };
 }
 
-export const TimelineEventType = z.enum([
-  "REQUEST_CREATED", "NFT_MINTED", "DOCUMENT_UPLOADED", "DOCUMENT_UPDATED", "REQUEST_SUBMITTED", "REQUEST_RESUBMITTED",
-  "APPROVAL_RECEIVED", "REJECTION_RECEIVED", "CHANGES_REQUESTED", "APPROVAL_INVALIDATED", "STAGE_COMPLETED", "STAGE_REOPENED",
-  "STAGE_TIMED_OUT", "STAGE_ESCALATED", "ESCALATION_RESOLVED", "REQUEST_APPROVED", "REQUEST_REJECTED", "REQUEST_CANCELLED",
-  "LICENCE_SUSPENDED", "LICENCE_REINSTATED", "LICENCE_REVOKED",
-]).meta({ id: "TimelineEventType", description: "The spec's ten event types, plus the other lifecycle events the chain records." });
+export const TimelineEventType = z
+  .enum([
+    "REQUEST_CREATED",
+    "NFT_MINTED",
+    "DOCUMENT_UPLOADED",
+    "DOCUMENT_UPDATED",
+    "REQUEST_SUBMITTED",
+    "REQUEST_RESUBMITTED",
+    "APPROVAL_RECEIVED",
+    "REJECTION_RECEIVED",
+    "CHANGES_REQUESTED",
+    "APPROVAL_INVALIDATED",
+    "STAGE_COMPLETED",
+    "STAGE_REOPENED",
+    "STAGE_TIMED_OUT",
+    "STAGE_ESCALATED",
+    "ESCALATION_RESOLVED",
+    "REQUEST_APPROVED",
+    "REQUEST_REJECTED",
+    "REQUEST_CANCELLED",
+    "LICENCE_SUSPENDED",
+    "LICENCE_REINSTATED",
+    "LICENCE_REVOKED",
+  ])
+  .meta({
+    id: "TimelineEventType",
+    description: "The spec's ten event types, plus the other lifecycle events the chain records.",
+  });
 
 export const TimelineEvent = z
   .object({

@@ -26,12 +26,21 @@ export const DocumentVersionSchema = z
     createdAt: DateTime,
     activeContent: z
       .array(z.enum(PDF_FINDINGS))
-      .describe("Active content found in this version's PDF (JavaScript, launch actions, embedded files, XFA): open it with care. Empty when none was found."),
+      .describe(
+        "Active content found in this version's PDF (JavaScript, launch actions, embedded files, XFA): open it with care. Empty when none was found.",
+      ),
   })
   .meta({ id: "DocumentVersion" });
 
 export const DocumentResponse = z
-  .object({ documentId: Uuid, docType: z.string(), hash: z.string(), version: z.int(), transactionHash: z.string(), createdAt: DateTime })
+  .object({
+    documentId: Uuid,
+    docType: z.string(),
+    hash: z.string(),
+    version: z.int(),
+    transactionHash: z.string(),
+    createdAt: DateTime,
+  })
   .meta({ id: "DocumentResponse" });
 
 export const DocumentDetailResponse = z
@@ -51,12 +60,16 @@ export const DocumentUpdateResponse = z
     documentId: z.string(),
     newVersion: z.int(),
     newHash: z.string(),
-    invalidatedApprovals: z.array(z.string()).describe("Codes of the departments whose approvals this version invalidated"),
+    invalidatedApprovals: z
+      .array(z.string())
+      .describe("Codes of the departments whose approvals this version invalidated"),
     transactionHash: z.string(),
   })
   .meta({ id: "DocumentUpdateResponse" });
 
-export const DownloadResponse = z.object({ downloadUrl: z.url(), expiresAt: DateTime }).meta({ id: "DownloadResponse" });
+export const DownloadResponse = z
+  .object({ downloadUrl: z.url(), expiresAt: DateTime })
+  .meta({ id: "DownloadResponse" });
 
 /** A multipart file part: its bytes (any declared Content-Type; the type is decided by the bytes). */
 const BinaryFile = z.string().meta({ format: "binary", contentMediaType: "application/octet-stream" });
@@ -70,5 +83,8 @@ export const UploadForm = z
   .meta({ id: "DocumentUpload" });
 
 export const UpdateForm = z
-  .object({ file: BinaryFile.describe("The new version: PDF, JPEG or PNG, at most 10 MB, type decided by its bytes"), description: z.string().optional() })
+  .object({
+    file: BinaryFile.describe("The new version: PDF, JPEG or PNG, at most 10 MB, type decided by its bytes"),
+    description: z.string().optional(),
+  })
   .meta({ id: "DocumentUpdateUpload" });

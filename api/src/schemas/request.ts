@@ -6,14 +6,24 @@ import { DocumentSchema } from "./document.ts";
 
 export const CreateRequestInput = z
   .object({
-    applicantId: z.string().min(1).max(128).describe("Identity-locker id of the applicant (your own, unless you are a system client)"),
+    applicantId: z
+      .string()
+      .min(1)
+      .max(128)
+      .describe("Identity-locker id of the applicant (your own, unless you are a system client)"),
     requestType: RequestType,
     metadata: z.record(z.string(), z.unknown()).optional().describe("Free-form request data; any properties"),
   })
   .meta({ id: "CreateRequestInput" });
 
 export const RequestResponse = z
-  .object({ requestId: Uuid, requestNumber: z.string(), status: RequestStatus, transactionHash: z.string(), createdAt: DateTime })
+  .object({
+    requestId: Uuid,
+    requestNumber: z.string(),
+    status: RequestStatus,
+    transactionHash: z.string(),
+    createdAt: DateTime,
+  })
   .meta({ id: "RequestResponse" });
 
 export const RequestSummary = z
@@ -29,7 +39,9 @@ export const RequestSummary = z
   })
   .meta({ id: "RequestSummary" });
 
-export const RequestListResponse = z.object({ requests: z.array(RequestSummary), pagination: Pagination }).meta({ id: "RequestListResponse" });
+export const RequestListResponse = z
+  .object({ requests: z.array(RequestSummary), pagination: Pagination })
+  .meta({ id: "RequestListResponse" });
 
 export const ApprovalSchema = z
   .object({
@@ -70,9 +82,19 @@ export const RequestDetailResponse = z
   .meta({ id: "RequestDetailResponse" });
 
 export const SubmitResponse = z
-  .object({ requestId: Uuid, status: z.string(), currentStage: WorkflowStage.nullable(), pendingDepartments: z.array(z.string()), transactionHash: z.string() })
+  .object({
+    requestId: Uuid,
+    status: z.string(),
+    currentStage: WorkflowStage.nullable(),
+    pendingDepartments: z.array(z.string()),
+    transactionHash: z.string(),
+  })
   .meta({ id: "SubmitResponse" });
 
 export const CancelInput = z.object({ reason: z.string().max(1000).optional() }).meta({ id: "CancelInput" });
-export const CancelResponse = z.object({ requestId: z.string(), status: z.string(), transactionHash: z.string() }).meta({ id: "CancelResponse" });
-export const TimelineResponse = z.object({ requestId: z.string(), events: z.array(TimelineEvent) }).meta({ id: "TimelineResponse" });
+export const CancelResponse = z
+  .object({ requestId: z.string(), status: z.string(), transactionHash: z.string() })
+  .meta({ id: "CancelResponse" });
+export const TimelineResponse = z
+  .object({ requestId: z.string(), events: z.array(TimelineEvent) })
+  .meta({ id: "TimelineResponse" });

@@ -15,8 +15,15 @@ export const RequiredApprovalInput = z.object({
     .array(z.string().min(1).max(64))
     .max(64)
     .default([])
-    .describe("Document type codes (^[A-Z][A-Z0-9_]{1,30}$) this department reviews; the applicant must upload each before submitting"),
-  isMandatory: z.boolean().default(true).describe("ANY/THRESHOLD: this department must approve in any case. ALL: every department must, so false is refused"),
+    .describe(
+      "Document type codes (^[A-Z][A-Z0-9_]{1,30}$) this department reviews; the applicant must upload each before submitting",
+    ),
+  isMandatory: z
+    .boolean()
+    .default(true)
+    .describe(
+      "ANY/THRESHOLD: this department must approve in any case. ALL: every department must, so false is refused",
+    ),
 });
 
 export const WorkflowStageInput = z
@@ -29,7 +36,10 @@ export const WorkflowStageInput = z
     completionCriteria: z.enum(["ALL", "ANY", "THRESHOLD"]).default("ALL"),
     threshold: z.int().optional().describe("THRESHOLD only: minimum approvals, 1..number of departments of the stage"),
     timeoutDays: z.number().positive().max(3650).optional(),
-    onTimeout: z.enum(["NOTIFY", "ESCALATE", "AUTO_REJECT"]).optional().describe("Needs timeoutDays; default NOTIFY when timeoutDays is set"),
+    onTimeout: z
+      .enum(["NOTIFY", "ESCALATE", "AUTO_REJECT"])
+      .optional()
+      .describe("Needs timeoutDays; default NOTIFY when timeoutDays is set"),
     onRejection: z.enum(["FAIL_REQUEST", "RETRY_STAGE", "ESCALATE"]).optional().describe("Default FAIL_REQUEST"),
   })
   .meta({ id: "WorkflowStageInput" });
@@ -37,7 +47,11 @@ export type WorkflowStageInput = z.infer<typeof WorkflowStageInput>;
 
 export const CreateWorkflowInput = z
   .object({
-    workflowType: z.string().min(1).max(64).describe("A request type: RESORT_LICENSE, TRADE_LICENSE or BUILDING_PERMIT"),
+    workflowType: z
+      .string()
+      .min(1)
+      .max(64)
+      .describe("A request type: RESORT_LICENSE, TRADE_LICENSE or BUILDING_PERMIT"),
     name: z.string().min(1).max(200),
     description: z.string().max(2000).optional(),
     stages: z.array(WorkflowStageInput).max(64).describe("1..16 stages"),
@@ -59,10 +73,14 @@ export const Workflow = z
     name: z.string(),
     description: z.string(),
     version: z.int().describe("1, 2, ... per workflow type (assigned on chain)"),
-    isActive: z.boolean().describe("The active version of its type (on chain); new requests of the type are pinned to it"),
+    isActive: z
+      .boolean()
+      .describe("The active version of its type (on chain); new requests of the type are pinned to it"),
     stages: z.array(WorkflowStage),
     createdAt: DateTime.describe("Registration time of this version on chain (block timestamp)"),
-    updatedAt: DateTime.describe("Deactivation time on chain once deactivated, else createdAt (a version never changes otherwise)"),
+    updatedAt: DateTime.describe(
+      "Deactivation time on chain once deactivated, else createdAt (a version never changes otherwise)",
+    ),
   })
   .meta({ id: "Workflow" });
 export type Workflow = z.infer<typeof Workflow>;

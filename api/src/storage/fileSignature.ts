@@ -68,7 +68,9 @@ export async function detectFileType(filePath: string): Promise<CheckedFile | un
 }
 
 export function detectBytes(header: Uint8Array): CheckedFile | undefined {
-  const found = TYPES.find((type) => header.length >= type.magic.length && type.magic.every((byte, i) => header[i] === byte));
+  const found = TYPES.find(
+    (type) => header.length >= type.magic.length && type.magic.every((byte, i) => header[i] === byte),
+  );
   return found && { mimeType: found.mimeType, extension: found.extension };
 }
 
@@ -91,7 +93,11 @@ export interface UploadToCheck {
   declaredType?: string | null;
 }
 
-function invalid(reason: "EMPTY" | "UNSUPPORTED_TYPE" | "DISGUISED", message: string, details: Record<string, unknown>): InvalidFileError {
+function invalid(
+  reason: "EMPTY" | "UNSUPPORTED_TYPE" | "DISGUISED",
+  message: string,
+  details: Record<string, unknown>,
+): InvalidFileError {
   return new InvalidFileError(message, { reason, ...details });
 }
 
@@ -103,7 +109,11 @@ export async function checkUpload(upload: UploadToCheck): Promise<CheckedFile> {
   if (upload.size === 0) throw invalid("EMPTY", "The file is empty", context);
   const detected = await detectFileType(upload.path);
   if (!detected) {
-    throw invalid("UNSUPPORTED_TYPE", "Only PDF, PNG and JPEG documents are accepted; the file's content is none of these", context);
+    throw invalid(
+      "UNSUPPORTED_TYPE",
+      "Only PDF, PNG and JPEG documents are accepted; the file's content is none of these",
+      context,
+    );
   }
   const claims: { source: "filename" | "contentType"; claimed: DocumentMimeType }[] = [];
   const byName = typeClaimedByName(name);
@@ -113,12 +123,16 @@ export async function checkUpload(upload: UploadToCheck): Promise<CheckedFile> {
   const lie = claims.find((claim) => claim.claimed !== detected.mimeType);
   if (lie) {
     const what = lie.source === "filename" ? `its name "${name}"` : `its Content-Type "${declaredType}"`;
-    throw invalid("DISGUISED", `The file's content is ${label(detected.mimeType)} but ${what} says ${label(lie.claimed)}`, {
-      ...context,
-      detectedType: detected.mimeType,
-      claimedType: lie.claimed,
-      claimedBy: lie.source,
-    });
+    throw invalid(
+      "DISGUISED",
+      `The file's content is ${label(detected.mimeType)} but ${what} says ${label(lie.claimed)}`,
+      {
+        ...context,
+        detectedType: detected.mimeType,
+        claimedType: lie.claimed,
+        claimedBy: lie.source,
+      },
+    );
   }
   return detected;
 }

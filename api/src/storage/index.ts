@@ -42,9 +42,7 @@ export async function createDocumentStore(config: Config): Promise<DocumentStore
   }
   const secretHex =
     config.fileUrlSecret ??
-    (config.nodeEnv === "production"
-      ? undefined
-      : await developmentSecret(config.dataDir, "file-url.key"));
+    (config.nodeEnv === "production" ? undefined : await developmentSecret(config.dataDir, "file-url.key"));
   if (!secretHex) throw new Error("FILE_URL_SECRET is required in production with local storage");
   const store = new LocalDocumentStore({
     root: path.join(config.dataDir, "files"),

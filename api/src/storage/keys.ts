@@ -24,7 +24,9 @@ export function assertValidKey(key: string): void {
 
 export class InvalidStorageKeyError extends Error {
   constructor(key: unknown) {
-    super(`Invalid storage key ${JSON.stringify(String(key).slice(0, 80))}: segments of [A-Za-z0-9._-] starting with a letter or digit, joined by "/"`);
+    super(
+      `Invalid storage key ${JSON.stringify(String(key).slice(0, 80))}: segments of [A-Za-z0-9._-] starting with a letter or digit, joined by "/"`,
+    );
     this.name = "InvalidStorageKeyError";
   }
 }
@@ -35,7 +37,8 @@ export class InvalidStorageKeyError extends Error {
  * `checkUpload` (the detected type, not the client's file name).
  */
 export function documentVersionKey(ownerId: string, documentId: string, version: number, extension: string): string {
-  if (!Number.isInteger(version) || version < 1) throw new Error(`document version must be a positive integer (got ${version})`);
+  if (!Number.isInteger(version) || version < 1)
+    throw new Error(`document version must be a positive integer (got ${version})`);
   const key = `documents/${ownerId}/${documentId}/v${version}.${extension}`;
   assertValidKey(key);
   return key;

@@ -12,7 +12,20 @@
  */
 import { randomUUID } from "node:crypto";
 import { constants } from "node:fs";
-import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile, rmdir } from "node:fs/promises";
+import {
+  copyFile,
+  link,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  unlink,
+  writeFile,
+  rmdir,
+} from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { assertValidKey } from "./keys.ts";
@@ -164,11 +177,21 @@ export class LocalDocumentStore implements DocumentStore {
     }
   }
 
-  async signedUrl(key: string, expiresInSeconds: number, downloadName?: string): Promise<{ url: string; expiresAt: Date }> {
+  async signedUrl(
+    key: string,
+    expiresInSeconds: number,
+    downloadName?: string,
+  ): Promise<{ url: string; expiresAt: Date }> {
     assertValidKey(key);
     checkLifetime(expiresInSeconds);
     const expires = Math.floor(Date.now() / 1000) + expiresInSeconds;
-    const url = signLocalUrl({ secret: this.#secret, publicBaseUrl: this.#publicBaseUrl, key, expires, downloadName: sanitizeDownloadName(downloadName) });
+    const url = signLocalUrl({
+      secret: this.#secret,
+      publicBaseUrl: this.#publicBaseUrl,
+      key,
+      expires,
+      downloadName: sanitizeDownloadName(downloadName),
+    });
     return { url, expiresAt: new Date(expires * 1000) };
   }
 

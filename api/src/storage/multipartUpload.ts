@@ -110,9 +110,17 @@ function guardStream(form: ReturnType<typeof formidable>, maxBytes: number): voi
           if (++parts > MAX_PARTS) stop(limitExceeded(`At most ${MAX_PARTS} parts are accepted`, "TOO_MANY_PARTS"));
         } else if (name === "headerField" || name === "headerValue") {
           headerBytes += (end ?? 0) - (start ?? 0);
-          if (headerBytes > MAX_PART_HEADER_BYTES) stop(limitExceeded(`A part's headers may hold at most ${MAX_PART_HEADER_BYTES} bytes`, "PART_HEADERS_TOO_LARGE"));
+          if (headerBytes > MAX_PART_HEADER_BYTES)
+            stop(
+              limitExceeded(
+                `A part's headers may hold at most ${MAX_PART_HEADER_BYTES} bytes`,
+                "PART_HEADERS_TOO_LARGE",
+              ),
+            );
         } else if (name === "headerEnd" && ++headerLines > MAX_PART_HEADER_LINES) {
-          stop(limitExceeded(`A part may have at most ${MAX_PART_HEADER_LINES} header lines`, "PART_HEADERS_TOO_LARGE"));
+          stop(
+            limitExceeded(`A part may have at most ${MAX_PART_HEADER_LINES} header lines`, "PART_HEADERS_TOO_LARGE"),
+          );
         }
       });
     }
@@ -135,7 +143,9 @@ function mapFormidableError(error: unknown, maxBytes: number, fileField: string,
     case 1015: // maxFilesExceeded
       return shapeError("Send exactly one file", fileField);
     case 1006: // maxFieldsSizeExceeded
-      return new InvalidUploadError(`Text fields may hold at most ${MAX_FIELDS_BYTES} bytes in all`, { reason: "FIELDS_TOO_LARGE" });
+      return new InvalidUploadError(`Text fields may hold at most ${MAX_FIELDS_BYTES} bytes in all`, {
+        reason: "FIELDS_TOO_LARGE",
+      });
     case 1007: // maxFieldsExceeded
       return new InvalidUploadError(`At most ${MAX_FIELDS} text fields are accepted`, { reason: "TOO_MANY_FIELDS" });
     case 1002: // aborted
@@ -144,7 +154,9 @@ function mapFormidableError(error: unknown, maxBytes: number, fileField: string,
       return unsupportedMediaType();
     default:
       // 1011 missing content type, 1012 malformed, 1013 no boundary, 1014 transfer encoding, parser errors.
-      return new InvalidUploadError("The request body is not valid multipart/form-data", { reason: "MALFORMED_MULTIPART" });
+      return new InvalidUploadError("The request body is not valid multipart/form-data", {
+        reason: "MALFORMED_MULTIPART",
+      });
   }
 }
 
@@ -235,7 +247,8 @@ async function readForm(
 function theOneFile(files: formidable.Files, fileField: string): formidable.File {
   const fileFields = Object.entries(files).filter(([, list]) => (list?.length ?? 0) > 0);
   const other = fileFields.find(([name]) => name !== fileField);
-  if (other) throw shapeError(`Unexpected file in field "${other[0]}": send the document in the "${fileField}" field`, other[0]);
+  if (other)
+    throw shapeError(`Unexpected file in field "${other[0]}": send the document in the "${fileField}" field`, other[0]);
   const uploaded = files[fileField] ?? [];
   if (uploaded.length === 0) throw shapeError(`A file is required in the multipart field "${fileField}"`, fileField);
   if (uploaded.length > 1) throw shapeError("Send exactly one file", fileField);
@@ -249,7 +262,8 @@ function textFieldsOf(fields: formidable.Fields): Record<string, string> {
     if (!values || values.length === 0) continue;
     if (values.length > 1) throw shapeError(`Field "${name}" was given more than once`, name);
     // Stored in Postgres (description) or echoed: NUL and unpaired surrogates are refused like in JSON bodies.
-    if (!isStorableText(name) || !isStorableText(values[0]!)) throw shapeError(`Field ${JSON.stringify(name)} must not contain NUL characters`, name);
+    if (!isStorableText(name) || !isStorableText(values[0]!))
+      throw shapeError(`Field ${JSON.stringify(name)} must not contain NUL characters`, name);
     textFields[name] = values[0]!;
   }
   return textFields;
@@ -257,8 +271,15 @@ function textFieldsOf(fields: formidable.Fields): Record<string, string> {
 
 /** The file as the caller sees it, with the SHA-256 formidable computed while it streamed. */
 function uploadedFile(file: formidable.File, fileField: string): UploadedFile {
-  if (file.originalFilename && !isStorableText(file.originalFilename)) throw shapeError("The file name must not contain NUL characters", fileField);
+  if (file.originalFilename && !isStorableText(file.originalFilename))
+    throw shapeError("The file name must not contain NUL characters", fileField);
   const sha256 = typeof file.hash === "string" ? file.hash : undefined;
   if (!sha256) throw new Error("formidable did not compute the upload's SHA-256");
-  return { path: file.filepath, size: file.size, sha256, originalFilename: file.originalFilename ?? null, declaredType: file.mimetype ?? null };
+  return {
+    path: file.filepath,
+    size: file.size,
+    sha256,
+    originalFilename: file.originalFilename ?? null,
+    declaredType: file.mimetype ?? null,
+  };
 }

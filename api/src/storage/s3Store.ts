@@ -70,14 +70,17 @@ export class S3DocumentStore implements DocumentStore {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
       return;
     } catch (error) {
-      if (!isMissing(error)) throw new Error(`S3 bucket "${this.bucket}" is not accessible: ${describe(error)}`, { cause: error });
+      if (!isMissing(error))
+        throw new Error(`S3 bucket "${this.bucket}" is not accessible: ${describe(error)}`, { cause: error });
     }
     try {
       await this.client.send(new CreateBucketCommand({ Bucket: this.bucket }));
     } catch (error) {
       const name = (error as { name?: string }).name;
       if (name !== "BucketAlreadyOwnedByYou" && name !== "BucketAlreadyExists") {
-        throw new Error(`S3 bucket "${this.bucket}" does not exist and could not be created: ${describe(error)}`, { cause: error });
+        throw new Error(`S3 bucket "${this.bucket}" does not exist and could not be created: ${describe(error)}`, {
+          cause: error,
+        });
       }
     }
   }
@@ -99,7 +102,8 @@ export class S3DocumentStore implements DocumentStore {
       );
     } catch (error) {
       // 412: the conditional write lost to another writer of the same key.
-      if (status(error) === 412 || (error as { name?: string }).name === "PreconditionFailed") throw new StorageKeyExistsError(key);
+      if (status(error) === 412 || (error as { name?: string }).name === "PreconditionFailed")
+        throw new StorageKeyExistsError(key);
       throw error;
     }
   }
@@ -138,7 +142,11 @@ export class S3DocumentStore implements DocumentStore {
   }
 
   /** A presigned GET; the download name (if any) becomes the response's Content-Disposition. */
-  async signedUrl(key: string, expiresInSeconds: number, downloadName?: string): Promise<{ url: string; expiresAt: Date }> {
+  async signedUrl(
+    key: string,
+    expiresInSeconds: number,
+    downloadName?: string,
+  ): Promise<{ url: string; expiresAt: Date }> {
     assertValidKey(key);
     checkLifetime(expiresInSeconds);
     const signedAt = new Date(Math.floor(Date.now() / 1000) * 1000);
@@ -158,6 +166,7 @@ export class S3DocumentStore implements DocumentStore {
 }
 
 function describe(error: unknown): string {
-  if (error instanceof S3ServiceException) return `${error.name} (HTTP ${status(error) ?? "?"})${error.message && error.message !== "UnknownError" ? `: ${error.message}` : ""}`;
+  if (error instanceof S3ServiceException)
+    return `${error.name} (HTTP ${status(error) ?? "?"})${error.message && error.message !== "UnknownError" ? `: ${error.message}` : ""}`;
   return (error as Error)?.message ?? String(error);
 }

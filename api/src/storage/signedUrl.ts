@@ -31,16 +31,26 @@ export function decodeKeyToken(token: string): string | undefined {
 }
 
 function signature(secret: Buffer, key: string, expires: number, name: string | undefined): string {
-  return createHmac("sha256", secret).update(`licence-files/v1\n${key}\n${expires}\n${name ?? ""}`, "utf8").digest("hex");
+  return createHmac("sha256", secret)
+    .update(`licence-files/v1\n${key}\n${expires}\n${name ?? ""}`, "utf8")
+    .digest("hex");
 }
 
 export function checkLifetime(expiresInSeconds: number): void {
   if (!Number.isInteger(expiresInSeconds) || expiresInSeconds < 1 || expiresInSeconds > MAX_URL_LIFETIME_SECONDS) {
-    throw new RangeError(`expiresInSeconds must be an integer from 1 to ${MAX_URL_LIFETIME_SECONDS} (got ${expiresInSeconds})`);
+    throw new RangeError(
+      `expiresInSeconds must be an integer from 1 to ${MAX_URL_LIFETIME_SECONDS} (got ${expiresInSeconds})`,
+    );
   }
 }
 
-export function signLocalUrl(options: { secret: Buffer; publicBaseUrl: string; key: string; expires: number; downloadName?: string }): string {
+export function signLocalUrl(options: {
+  secret: Buffer;
+  publicBaseUrl: string;
+  key: string;
+  expires: number;
+  downloadName?: string;
+}): string {
   const { secret, publicBaseUrl, key, expires, downloadName } = options;
   const query = new URLSearchParams({ expires: String(expires) });
   if (downloadName) query.set("name", downloadName);
@@ -48,9 +58,7 @@ export function signLocalUrl(options: { secret: Buffer; publicBaseUrl: string; k
   return `${publicBaseUrl.replace(/\/$/, "")}${FILES_ROUTE_PREFIX}/${encodeKeyToken(key)}?${query.toString()}`;
 }
 
-export type UrlCheck =
-  | { ok: true; key: string; downloadName?: string }
-  | { ok: false; reason: "INVALID" | "EXPIRED" };
+export type UrlCheck = { ok: true; key: string; downloadName?: string } | { ok: false; reason: "INVALID" | "EXPIRED" };
 
 /** Checks a request's token and query: the signature (compared in constant time) first, then the expiry. */
 export function verifyLocalUrl(
@@ -78,7 +86,12 @@ export function verifyLocalUrl(
  */
 export function sanitizeDownloadName(name: string | undefined): string | undefined {
   if (name === undefined) return undefined;
-  const clean = Array.from(name.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, "").replace(/[/\\"]/g, "_").trim())
+  const clean = Array.from(
+    name
+      .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, "")
+      .replace(/[/\\"]/g, "_")
+      .trim(),
+  )
     .slice(0, 150)
     .join("")
     .trim();

@@ -19,8 +19,15 @@ export async function insertDecisionRemarks(db: Db, row: DecisionRemarks): Promi
                                    required_documents, chain_tx_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
     [
-      row.txHash, row.requestId, row.departmentCode, row.decision, row.remarks, row.remarksHash, row.reason,
-      row.requiredDocuments === null ? null : JSON.stringify(row.requiredDocuments), row.chainTxId,
+      row.txHash,
+      row.requestId,
+      row.departmentCode,
+      row.decision,
+      row.remarks,
+      row.remarksHash,
+      row.reason,
+      row.requiredDocuments === null ? null : JSON.stringify(row.requiredDocuments),
+      row.chainTxId,
     ],
   );
 }

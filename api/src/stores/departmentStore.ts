@@ -56,7 +56,11 @@ function toDepartment(row: Record<string, any>): StoredDepartment {
     isActive: row.active,
     custody: row.custody,
     pendingWalletChange: row.pending_wallet
-      ? { walletAddress: getAddress(row.pending_wallet), custody: row.pending_custody, effectiveAt: new Date(Number(row.pending_effective_at) * 1000) }
+      ? {
+          walletAddress: getAddress(row.pending_wallet),
+          custody: row.pending_custody,
+          effectiveAt: new Date(Number(row.pending_effective_at) * 1000),
+        }
       : null,
     requireSignedRequests: row.require_signed_requests,
     chainDepartmentId: Number(row.department_id),
@@ -170,8 +174,14 @@ export async function insertDepartment(db: Db, department: NewDepartment): Promi
                               require_signed_requests, chain_tx_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING created_at`,
     [
-      department.code, department.name, department.webhookUrl, department.walletAddress.toLowerCase(),
-      department.apiKeyHash, department.apiSecretSealed, department.requireSignedRequests, department.chainTxId,
+      department.code,
+      department.name,
+      department.webhookUrl,
+      department.walletAddress.toLowerCase(),
+      department.apiKeyHash,
+      department.apiSecretSealed,
+      department.requireSignedRequests,
+      department.chainTxId,
     ],
   );
   return rows[0].created_at;

@@ -43,8 +43,17 @@ export async function insertDocumentVersion(db: Db, version: NewDocumentVersion)
                                     description, uploaded_by, chain_tx_id, active_content)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING created_at`,
     [
-      version.documentId, version.version, version.sha256, version.fileSize, version.mimeType, version.originalFilename,
-      version.storageKey, version.description, version.uploadedBy, version.chainTxId, version.activeContent,
+      version.documentId,
+      version.version,
+      version.sha256,
+      version.fileSize,
+      version.mimeType,
+      version.originalFilename,
+      version.storageKey,
+      version.description,
+      version.uploadedBy,
+      version.chainTxId,
+      version.activeContent,
     ],
   );
   return rows[0].created_at;

@@ -50,9 +50,18 @@ export async function insertRequest(db: Db, request: NewRequest): Promise<Date> 
                            applicant_address, metadata, created_by, chain_tx_id, identity_salt)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING created_at`,
     [
-      request.id, request.requestNumber, request.tokenId.toString(), request.requestType, request.applicantId,
-      request.applicantName, request.applicantEmail, request.applicantAddress, JSON.stringify(request.metadata),
-      request.createdBy, request.chainTxId, request.identitySalt,
+      request.id,
+      request.requestNumber,
+      request.tokenId.toString(),
+      request.requestType,
+      request.applicantId,
+      request.applicantName,
+      request.applicantEmail,
+      request.applicantAddress,
+      JSON.stringify(request.metadata),
+      request.createdBy,
+      request.chainTxId,
+      request.identitySalt,
     ],
   );
   return rows[0].created_at;

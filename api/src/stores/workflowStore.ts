@@ -60,7 +60,10 @@ export function toWorkflow(row: Record<string, any>): StoredWorkflow {
 }
 
 /** The workflow registered on chain under an id, as a part of a combined read (`toWorkflow` its row). */
-export const workflowByChainIdPart = (chainWorkflowId: number): ReadPart => ({ sql: `${SELECT} WHERE iw.workflow_id = $1`, params: [chainWorkflowId] });
+export const workflowByChainIdPart = (chainWorkflowId: number): ReadPart => ({
+  sql: `${SELECT} WHERE iw.workflow_id = $1`,
+  params: [chainWorkflowId],
+});
 
 export class WorkflowStore {
   readonly #pool: pg.Pool;
@@ -70,7 +73,10 @@ export class WorkflowStore {
   }
 
   async active(workflowType: string): Promise<StoredWorkflow | undefined> {
-    const { rows } = await this.#pool.query(`${SELECT} WHERE w.workflow_type = $1 AND iw.active ORDER BY iw.version DESC LIMIT 1`, [workflowType]);
+    const { rows } = await this.#pool.query(
+      `${SELECT} WHERE w.workflow_type = $1 AND iw.active ORDER BY iw.version DESC LIMIT 1`,
+      [workflowType],
+    );
     return rows[0] ? toWorkflow(rows[0]) : undefined;
   }
 
@@ -121,8 +127,14 @@ export async function insertWorkflowDefinition(db: Db, workflow: NewWorkflowDefi
                             chain_tx_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
     [
-      workflow.id, workflow.workflowType, workflow.name, workflow.description, JSON.stringify(workflow.stages),
-      workflow.definitionHash, workflow.validitySeconds, workflow.chainTxId,
+      workflow.id,
+      workflow.workflowType,
+      workflow.name,
+      workflow.description,
+      JSON.stringify(workflow.stages),
+      workflow.definitionHash,
+      workflow.validitySeconds,
+      workflow.chainTxId,
     ],
   );
 }

@@ -26,7 +26,9 @@ export async function withWorkflowTypeLock<T>(pool: pg.Pool, workflowType: strin
     try {
       return await run();
     } finally {
-      await client.query(`SELECT pg_advisory_unlock($1, hashtext($2))`, [WORKFLOW_LOCK_CLASS, workflowType]).catch(() => (broken = true));
+      await client
+        .query(`SELECT pg_advisory_unlock($1, hashtext($2))`, [WORKFLOW_LOCK_CLASS, workflowType])
+        .catch(() => (broken = true));
     }
   } finally {
     // A connection that could not unlock is dropped, which releases its locks.

@@ -28,7 +28,10 @@ export interface DocumentVerification {
 /** A SHA-256 in hex, with or without 0x, in any case → 0x + 64 lower-case hex digits; otherwise 400. */
 export function normaliseHash(raw: string): `0x${string}` {
   const hex = raw.trim().replace(/^0x/i, "");
-  if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw validationFailed("A document hash is 64 hexadecimal digits (SHA-256), with or without 0x", { hash: raw.slice(0, 100) });
+  if (!/^[0-9a-fA-F]{64}$/.test(hex))
+    throw validationFailed("A document hash is 64 hexadecimal digits (SHA-256), with or without 0x", {
+      hash: raw.slice(0, 100),
+    });
   return `0x${hex.toLowerCase()}`;
 }
 
@@ -67,6 +70,11 @@ export async function verifyDocument(deps: VerificationDependencies, rawHash: st
     docType: document.rows[0]?.doc_type ?? null,
     version: Number(anchor.version),
     uploadedAt,
-    blockchainRecord: { transactionHash: version.rows[0]?.tx_hash ?? null, blockNumber: Number(anchor.blockNumber), timestamp: uploadedAt, contractAddress: deps.contracts.DocumentRegistry },
+    blockchainRecord: {
+      transactionHash: version.rows[0]?.tx_hash ?? null,
+      blockNumber: Number(anchor.blockNumber),
+      timestamp: uploadedAt,
+      contractAddress: deps.contracts.DocumentRegistry,
+    },
   };
 }

@@ -33,8 +33,21 @@ export interface LicenceVerification {
   applicantName: string | null;
   issuedAt: string | null;
   expiresAt: string | null;
-  approvals: { departmentCode: string; departmentName: string; stage: number; approvedAt: string; transactionHash: string }[];
-  blockchainProof: { chainId: number; contractAddress: string; tokenId: number; ownerAddress: string; transactionHash: string | null; mintTransactionHash: string | null } | null;
+  approvals: {
+    departmentCode: string;
+    departmentName: string;
+    stage: number;
+    approvedAt: string;
+    transactionHash: string;
+  }[];
+  blockchainProof: {
+    chainId: number;
+    contractAddress: string;
+    tokenId: number;
+    ownerAddress: string;
+    transactionHash: string | null;
+    mintTransactionHash: string | null;
+  } | null;
   checkedAt: string;
 }
 
@@ -64,7 +77,10 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
 /** What the API and the index recorded about the licence: its request, mint, issuance and approvals. */
 function licenceRecordParts(token: string) {
   return {
-    request: { sql: `SELECT request_number, request_type, applicant_name, applicant_id FROM requests WHERE token_id = $1`, params: [token] },
+    request: {
+      sql: `SELECT request_number, request_type, applicant_name, applicant_id FROM requests WHERE token_id = $1`,
+      params: [token],
+    },
     licence: { sql: `SELECT issued_at, created_tx FROM index.licences WHERE token_id = $1`, params: [token] },
     issuance: {
       sql: `SELECT tx_hash FROM index.licence_status_history WHERE token_id = $1 AND from_status = 'SUBMITTED' AND to_status = 'APPROVED' ORDER BY block_number DESC, log_index DESC LIMIT 1`,
@@ -90,10 +106,14 @@ async function standingApprovals(
 ): Promise<{ departmentId: number; stage: number }[]> {
   if (progress.phase === ApprovalRegistryPhase.NotStarted) return [];
   const stages = await Promise.all(
-    Array.from({ length: progress.maxStage + 1 }, (_, stage) => decisionsOf(gateway, contracts.ApprovalRegistry, tokenId, stage)),
+    Array.from({ length: progress.maxStage + 1 }, (_, stage) =>
+      decisionsOf(gateway, contracts.ApprovalRegistry, tokenId, stage),
+    ),
   );
   return stages.flatMap(([ids, statuses], stage) =>
-    ids.flatMap((id, i) => (statuses[i] === ApprovalRegistryDecisionStatus.Approved ? [{ departmentId: id, stage }] : [])),
+    ids.flatMap((id, i) =>
+      statuses[i] === ApprovalRegistryDecisionStatus.Approved ? [{ departmentId: id, stage }] : [],
+    ),
   );
 }
 
@@ -104,7 +124,9 @@ async function approvalsShown(
   decisions: Rows,
 ): Promise<Approval[]> {
   const decisionOf = new Map(decisions.map((r) => [`${r.stage}:${r.department_id}`, r]));
-  const missing = standing.filter(({ departmentId, stage }) => !decisionOf.get(`${stage}:${departmentId}`)?.code).map((a) => a.departmentId);
+  const missing = standing
+    .filter(({ departmentId, stage }) => !decisionOf.get(`${stage}:${departmentId}`)?.code)
+    .map((a) => a.departmentId);
   const codes = await departmentCodes(pool, missing); // only when the index lags behind the chain
   return standing
     .map(({ departmentId, stage }) => {
@@ -125,7 +147,14 @@ async function approvalsShown(
 function issuedLicence(
   deps: VerificationDependencies,
   tokenId: bigint,
-  found: { verdict: LicenceVerdict; status: string; expiresAtSeconds: number | bigint; owner: string; rows: LicenceRecord; approvals: Approval[] },
+  found: {
+    verdict: LicenceVerdict;
+    status: string;
+    expiresAtSeconds: number | bigint;
+    owner: string;
+    rows: LicenceRecord;
+    approvals: Approval[];
+  },
 ): LicenceVerification {
   const { verdict, status, rows, approvals } = found;
   const row = rows.request[0];
@@ -165,7 +194,18 @@ function issuedLicence(
  */
 function notIssued(verdict: LicenceVerdict, tokenId: bigint, status: string): LicenceVerification {
   return {
-    isValid: false, verdict, message: licenceMessage(verdict, { status }), tokenId: Number(tokenId), requestNumber: null, requestType: null, status,
-    applicantName: null, issuedAt: null, expiresAt: null, approvals: [], blockchainProof: null, checkedAt: new Date().toISOString(),
+    isValid: false,
+    verdict,
+    message: licenceMessage(verdict, { status }),
+    tokenId: Number(tokenId),
+    requestNumber: null,
+    requestType: null,
+    status,
+    applicantName: null,
+    issuedAt: null,
+    expiresAt: null,
+    approvals: [],
+    blockchainProof: null,
+    checkedAt: new Date().toISOString(),
   };
 }

@@ -33,7 +33,8 @@ export class QrIssuer {
   }
 }
 
-const messageOf = (claim: QrClaim) => `${PREFIX}.${claim.chainId}.${claim.contract.slice(2).toLowerCase()}.${claim.tokenId}`;
+const messageOf = (claim: QrClaim) =>
+  `${PREFIX}.${claim.chainId}.${claim.contract.slice(2).toLowerCase()}.${claim.tokenId}`;
 
 /** The payload out of what was scanned: the payload itself, or a URL carrying it as `qr=`. */
 export function payloadFrom(scanned: string): string {
@@ -50,7 +51,11 @@ export function payloadFrom(scanned: string): string {
 export function verifyPayload(scanned: string, issuer: string): QrClaim | undefined {
   const match = /^LAP1\.(\d{1,10})\.([0-9a-f]{40})\.(\d{1,13})\.([A-Za-z0-9_-]{80,90})$/.exec(payloadFrom(scanned));
   if (!match) return undefined;
-  const claim: QrClaim = { chainId: Number(match[1]), contract: getAddress(`0x${match[2]}`), tokenId: BigInt(match[3]) };
+  const claim: QrClaim = {
+    chainId: Number(match[1]),
+    contract: getAddress(`0x${match[2]}`),
+    tokenId: BigInt(match[3]),
+  };
   try {
     const signature = `0x${Buffer.from(match[4], "base64url").toString("hex")}`;
     return verifyMessage(messageOf(claim), signature) === issuer ? claim : undefined;

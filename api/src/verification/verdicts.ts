@@ -1,7 +1,15 @@
 /** The verdicts a verification answers with, and what they mean in plain words (for the page and for programs). */
 import { VALIDITY_NAMES } from "../chain/contracts.ts";
 
-export const LICENCE_VERDICTS = ["VALID", "NOT_ISSUED", "EXPIRED", "SUSPENDED", "REVOKED", "INVALID_QR", "UNKNOWN"] as const;
+export const LICENCE_VERDICTS = [
+  "VALID",
+  "NOT_ISSUED",
+  "EXPIRED",
+  "SUSPENDED",
+  "REVOKED",
+  "INVALID_QR",
+  "UNKNOWN",
+] as const;
 export type LicenceVerdict = (typeof LICENCE_VERDICTS)[number];
 
 export const DOCUMENT_VERDICTS = ["VALID", "SUPERSEDED"] as const;
@@ -12,12 +20,17 @@ export const VERDICT_OF_VALIDITY: readonly LicenceVerdict[] = VALIDITY_NAMES;
 
 const day = (date: Date | null) => (date ? date.toISOString().slice(0, 10) : "");
 
-export function licenceMessage(verdict: LicenceVerdict, facts: { issuedAt?: Date | null; expiresAt?: Date | null; status?: string } = {}): string {
+export function licenceMessage(
+  verdict: LicenceVerdict,
+  facts: { issuedAt?: Date | null; expiresAt?: Date | null; status?: string } = {},
+): string {
   switch (verdict) {
     case "VALID":
       return `This licence is valid. It was issued on ${day(facts.issuedAt ?? null)}${facts.expiresAt ? ` and is valid until ${day(facts.expiresAt)}` : " and does not expire"}, as recorded on the blockchain.`;
     case "NOT_ISSUED":
-      return `This licence has not been issued: the request is ${String(facts.status ?? "not approved").toLowerCase().replaceAll("_", " ")}.`;
+      return `This licence has not been issued: the request is ${String(facts.status ?? "not approved")
+        .toLowerCase()
+        .replaceAll("_", " ")}.`;
     case "EXPIRED":
       return `This licence is no longer valid: it expired on ${day(facts.expiresAt ?? null)}.`;
     case "SUSPENDED":

@@ -7,7 +7,8 @@ import { readFileSync } from "node:fs";
 import { defineRoute, type RouteDefinition } from "../http/routeTable.ts";
 
 const asset = (name: string) => readFileSync(new URL(`./page/${name}`, import.meta.url), "utf8");
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; media-src 'self' blob:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; media-src 'self' blob:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 const PUBLIC = [{ kind: "public" as const }];
 
 const HOME = `<!doctype html>
@@ -33,12 +34,31 @@ export function verificationPage(): RouteDefinition[] {
       access: PUBLIC,
       idempotent: false,
       responses: { 200: { description: summary, contentType } },
-      handler: () => ({ body, headers: { "content-type": `${contentType}; charset=utf-8`, "content-security-policy": CSP, "cache-control": "no-cache" } }),
+      handler: () => ({
+        body,
+        headers: {
+          "content-type": `${contentType}; charset=utf-8`,
+          "content-security-policy": CSP,
+          "cache-control": "no-cache",
+        },
+      }),
     });
   return [
     page("/", "homePage", "Home page", HOME, "text/html"),
-    page("/verify", "verificationPage", "The public verification page (token number, QR code, or a document hashed in the browser)", files.html, "text/html"),
+    page(
+      "/verify",
+      "verificationPage",
+      "The public verification page (token number, QR code, or a document hashed in the browser)",
+      files.html,
+      "text/html",
+    ),
     page("/verify/app.js", "verificationPageScript", "Script of the verification page", files.js, "text/javascript"),
-    page("/verify/app.css", "verificationPageStyle", "Stylesheet of the verification and home pages", files.css, "text/css"),
+    page(
+      "/verify/app.css",
+      "verificationPageStyle",
+      "Stylesheet of the verification and home pages",
+      files.css,
+      "text/css",
+    ),
   ];
 }

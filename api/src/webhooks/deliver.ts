@@ -39,7 +39,9 @@ function agentFor(policy: AddressPolicy): Agent {
 }
 
 const isRefusal = (failure: unknown): boolean =>
-  failure instanceof RefusedAddressError || (failure as { code?: string })?.code === "INVALID_WEBHOOK_URL" || (failure instanceof Error && failure.cause !== undefined && isRefusal(failure.cause));
+  failure instanceof RefusedAddressError ||
+  (failure as { code?: string })?.code === "INVALID_WEBHOOK_URL" ||
+  (failure instanceof Error && failure.cause !== undefined && isRefusal(failure.cause));
 
 export async function deliver(
   pool: pg.Pool,
@@ -63,7 +65,11 @@ export async function deliver(
     const response = await fetch(target.url, {
       dispatcher: agentFor(policy),
       method: "POST",
-      headers: { "content-type": "application/json", "user-agent": "licence-approval-webhooks/1", ...signDelivery(target.secret, event.eventId, body, options.now?.()) },
+      headers: {
+        "content-type": "application/json",
+        "user-agent": "licence-approval-webhooks/1",
+        ...signDelivery(target.secret, event.eventId, body, options.now?.()),
+      },
       body,
       redirect: "manual",
       signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
@@ -76,9 +82,10 @@ export async function deliver(
   }
   const responseTime = refused ? null : Math.round(performance.now() - started);
   const success = statusCode !== null && statusCode >= 200 && statusCode < 300;
-  await pool.query(`UPDATE webhook_logs SET status = $2, response_status = $3, response_time = $4, error = $5 WHERE id = $1`, [
-    logId, success ? "success" : "failed", statusCode, responseTime, error ?? (success ? null : `HTTP ${statusCode}`),
-  ]);
+  await pool.query(
+    `UPDATE webhook_logs SET status = $2, response_status = $3, response_time = $4, error = $5 WHERE id = $1`,
+    [logId, success ? "success" : "failed", statusCode, responseTime, error ?? (success ? null : `HTTP ${statusCode}`)],
+  );
   return { logId, success, statusCode, responseTime, refused, error };
 }
 

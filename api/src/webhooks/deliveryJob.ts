@@ -29,7 +29,10 @@ export interface DeliveryJobDependencies {
 export type DeliveryOutcome = "DELIVERED" | "RETRY" | "FAILED" | "HELD" | "CANCELLED" | "NOTHING_TO_DO" | "WAITING";
 
 /** Runs the delivery; `retryAt` tells the job when to run next. */
-export async function runDelivery(deps: DeliveryJobDependencies, deliveryId: string): Promise<{ outcome: DeliveryOutcome; retryAt?: Date }> {
+export async function runDelivery(
+  deps: DeliveryJobDependencies,
+  deliveryId: string,
+): Promise<{ outcome: DeliveryOutcome; retryAt?: Date }> {
   const { pool, clock } = deps;
   const { rows } = await pool.query(
     `SELECT d.*, w.url, w.secret_sealed, w.is_active, w.deleted_at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = $1`,
@@ -38,14 +41,17 @@ export async function runDelivery(deps: DeliveryJobDependencies, deliveryId: str
   const delivery = rows[0];
   if (!delivery || delivery.status !== "PENDING") return { outcome: "NOTHING_TO_DO" };
   if (delivery.deleted_at) {
-    await pool.query(`UPDATE webhook_deliveries SET status = 'CANCELLED', updated_at = now() WHERE id = $1`, [deliveryId]);
+    await pool.query(`UPDATE webhook_deliveries SET status = 'CANCELLED', updated_at = now() WHERE id = $1`, [
+      deliveryId,
+    ]);
     return { outcome: "CANCELLED" };
   }
   if (!delivery.is_active) {
     await pool.query(`UPDATE webhook_deliveries SET status = 'HELD', updated_at = now() WHERE id = $1`, [deliveryId]);
     return { outcome: "HELD" };
   }
-  if (delivery.next_attempt_at && delivery.next_attempt_at.getTime() > clock.now().getTime()) return { outcome: "WAITING", retryAt: delivery.next_attempt_at };
+  if (delivery.next_attempt_at && delivery.next_attempt_at.getTime() > clock.now().getTime())
+    return { outcome: "WAITING", retryAt: delivery.next_attempt_at };
 
   await pool.query(
     `UPDATE webhook_logs SET status = 'failed', error = 'interrupted: the process stopped during this attempt' WHERE delivery_id = $1 AND status = 'pending'`,
@@ -54,32 +60,57 @@ export async function runDelivery(deps: DeliveryJobDependencies, deliveryId: str
   const retryCount: number = delivery.attempts;
   const result = await deliver(
     pool,
-    { id: delivery.webhook_id, url: delivery.url, secret: deps.secrets.open(delivery.webhook_id, delivery.secret_sealed) },
-    { eventId: delivery.delivery_id, eventType: delivery.event_name, payload: delivery.payload, retryCount, deliveryId },
+    {
+      id: delivery.webhook_id,
+      url: delivery.url,
+      secret: deps.secrets.open(delivery.webhook_id, delivery.secret_sealed),
+    },
+    {
+      eventId: delivery.delivery_id,
+      eventType: delivery.event_name,
+      payload: delivery.payload,
+      retryCount,
+      deliveryId,
+    },
     { production: deps.production, now: clock.now },
   );
   const finishedAt = clock.now();
   return withTransaction(pool, async (client) => {
     if (result.success) {
-      await client.query(`UPDATE webhook_deliveries SET status = 'DELIVERED', attempts = attempts + 1, next_attempt_at = NULL, updated_at = now() WHERE id = $1`, [deliveryId]);
+      await client.query(
+        `UPDATE webhook_deliveries SET status = 'DELIVERED', attempts = attempts + 1, next_attempt_at = NULL, updated_at = now() WHERE id = $1`,
+        [deliveryId],
+      );
       return { outcome: "DELIVERED" as const };
     }
     if (retryCount < RETRY_SCHEDULE_MS.length) {
       const retryAt = new Date(finishedAt.getTime() + clock.scaled(RETRY_SCHEDULE_MS[retryCount]));
-      await client.query(`UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = $2, updated_at = now() WHERE id = $1`, [deliveryId, retryAt]);
+      await client.query(
+        `UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = $2, updated_at = now() WHERE id = $1`,
+        [deliveryId, retryAt],
+      );
       await client.query(`UPDATE webhook_logs SET next_retry_at = $2 WHERE id = $1`, [result.logId, retryAt]);
       return { outcome: "RETRY" as const, retryAt };
     }
-    await client.query(`UPDATE webhook_deliveries SET status = 'FAILED', attempts = attempts + 1, next_attempt_at = NULL, updated_at = now() WHERE id = $1`, [deliveryId]);
+    await client.query(
+      `UPDATE webhook_deliveries SET status = 'FAILED', attempts = attempts + 1, next_attempt_at = NULL, updated_at = now() WHERE id = $1`,
+      [deliveryId],
+    );
     await client.query(
       `UPDATE webhooks SET is_active = false, disabled_at = now(), disabled_reason = $2 WHERE id = $1 AND is_active`,
       [delivery.webhook_id, `disabled after ${retryCount + 1} failed attempts of delivery ${delivery.delivery_id}`],
     );
     await audit(client, SYSTEM, {
-      entityType: "WEBHOOK", entityId: delivery.webhook_id, action: "DISABLE",
-      oldValue: { isActive: true }, newValue: { isActive: false, reason: "retries exhausted", deliveryId: delivery.delivery_id },
+      entityType: "WEBHOOK",
+      entityId: delivery.webhook_id,
+      action: "DISABLE",
+      oldValue: { isActive: true },
+      newValue: { isActive: false, reason: "retries exhausted", deliveryId: delivery.delivery_id },
     });
-    deps.logger.warn({ webhookId: delivery.webhook_id, deliveryId: delivery.delivery_id }, "webhook disabled after the last retry failed");
+    deps.logger.warn(
+      { webhookId: delivery.webhook_id, deliveryId: delivery.delivery_id },
+      "webhook disabled after the last retry failed",
+    );
     return { outcome: "FAILED" as const };
   });
 }

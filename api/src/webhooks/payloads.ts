@@ -31,7 +31,10 @@ export const NAMES_OF: Record<PlatformEventType, readonly WebhookEvent[]> = {
 };
 
 /** Why an APPROVAL_REQUIRED delivery was sent (`data.reason`), for the event types that share the name. */
-const REASON_OF: Partial<Record<PlatformEventType, string>> = { STAGE_OVERDUE: "STAGE_OVERDUE", ESCALATED: "ESCALATED" };
+const REASON_OF: Partial<Record<PlatformEventType, string>> = {
+  STAGE_OVERDUE: "STAGE_OVERDUE",
+  ESCALATED: "ESCALATED",
+};
 
 export interface PlatformEvent {
   id: string;
@@ -50,12 +53,21 @@ export interface PlatformEvent {
 const isSetB = (name: string) => (SET_B_EVENTS as readonly string[]).includes(name);
 
 /** The id receivers de-duplicate on: one per (event, name), the same at every retry. */
-export const deliveryIdOf = (eventId: string, name: WebhookEvent) => (isSetB(name) ? `evt_${eventId}.${name}` : `evt_${eventId}`);
+export const deliveryIdOf = (eventId: string, name: WebhookEvent) =>
+  isSetB(name) ? `evt_${eventId}.${name}` : `evt_${eventId}`;
 
-export function payloadOf(event: PlatformEvent, name: WebhookEvent, webhookDepartment: string | null): Record<string, unknown> {
+export function payloadOf(
+  event: PlatformEvent,
+  name: WebhookEvent,
+  webhookDepartment: string | null,
+): Record<string, unknown> {
   const timestamp = event.occurredAt.toISOString();
   if (isSetB(name)) {
-    return { event: name, timestamp, data: { applicationId: event.requestId, licenseType: event.requestType, applicantId: event.applicantId } };
+    return {
+      event: name,
+      timestamp,
+      data: { applicationId: event.requestId, licenseType: event.requestType, applicantId: event.applicantId },
+    };
   }
   const reason = REASON_OF[event.type];
   return {
@@ -76,23 +88,41 @@ export function payloadOf(event: PlatformEvent, name: WebhookEvent, webhookDepar
 /** The set A payload (ours; docs/decisions.md). Also served in the OpenAPI document's `webhooks`. */
 export const WebhookPayloadA = z
   .object({
-    eventId: z.string().describe("Stable across retries; also the webhook-id header. De-duplicate on it: delivery is at least once"),
+    eventId: z
+      .string()
+      .describe("Stable across retries; also the webhook-id header. De-duplicate on it: delivery is at least once"),
     type: z.enum(SET_A_EVENTS),
     timestamp: z.iso.datetime({ offset: true }).describe("When it happened on chain (block time)"),
     requestId: z.uuid(),
     requestNumber: z.string(),
     requestType: z.string(),
     tokenId: z.int(),
-    departmentCode: z.string().nullable().describe("The department that must act, or the receiving department; null for administrators' webhooks when several departments are concerned"),
+    departmentCode: z
+      .string()
+      .nullable()
+      .describe(
+        "The department that must act, or the receiving department; null for administrators' webhooks when several departments are concerned",
+      ),
     data: z
       .object({
         departments: z.array(z.string()).describe("Departments the event concerns (empty: administrators only)"),
-        reason: z.string().optional().describe("APPROVAL_REQUIRED: SUBMITTED, RESUBMITTED, STAGE_ADVANCED, TURN, STAGE_REOPENED, RETURNED_BY_ADMINISTRATOR, STAGE_OVERDUE (timeout NOTIFY) or ESCALATED (administrators)"),
+        reason: z
+          .string()
+          .optional()
+          .describe(
+            "APPROVAL_REQUIRED: SUBMITTED, RESUBMITTED, STAGE_ADVANCED, TURN, STAGE_REOPENED, RETURNED_BY_ADMINISTRATOR, STAGE_OVERDUE (timeout NOTIFY) or ESCALATED (administrators)",
+          ),
         stage: z.object({ index: z.int(), name: z.string().nullable() }).optional(),
         status: z.string().optional().describe("Licence status after the change"),
         reasonCode: z.int().optional(),
-        document: z.object({ documentId: z.uuid(), documentType: z.string(), version: z.int(), sha256: z.string() }).optional().describe("DOCUMENT_UPDATED: the new version"),
-        invalidatedApprovals: z.array(z.string()).optional().describe("DOCUMENT_UPDATED: departments that must review again"),
+        document: z
+          .object({ documentId: z.uuid(), documentType: z.string(), version: z.int(), sha256: z.string() })
+          .optional()
+          .describe("DOCUMENT_UPDATED: the new version"),
+        invalidatedApprovals: z
+          .array(z.string())
+          .optional()
+          .describe("DOCUMENT_UPDATED: departments that must review again"),
         cause: z.enum(["TIMEOUT", "REJECTION"]).optional().describe("ESCALATED"),
       })
       .loose(),
@@ -105,16 +135,23 @@ export const WebhookPayloadB = z
   .object({
     event: z.enum(SET_B_EVENTS),
     timestamp: z.iso.datetime({ offset: true }),
-    data: z.object({ applicationId: z.string().describe("The request id"), licenseType: z.string(), applicantId: z.string() }),
+    data: z.object({
+      applicationId: z.string().describe("The request id"),
+      licenseType: z.string(),
+      applicantId: z.string(),
+    }),
   })
   .meta({ id: "WebhookPayloadB" });
 
 const TRIGGERS: Record<WebhookEvent, string> = {
-  APPROVAL_REQUIRED: "A stage became pending for the department: at submission, when a stage advances, at its turn in a SEQUENTIAL stage, at resubmission; also a reminder when a stage with onTimeout NOTIFY is overdue, and (administrators) an escalation",
+  APPROVAL_REQUIRED:
+    "A stage became pending for the department: at submission, when a stage advances, at its turn in a SEQUENTIAL stage, at resubmission; also a reminder when a stage with onTimeout NOTIFY is overdue, and (administrators) an escalation",
   DOCUMENT_UPDATED: "A new document version invalidated the department's approval: it must review again",
   REQUEST_APPROVED: "The request is fully approved (the licence is issued)",
-  REQUEST_REJECTED: "The request is rejected (by a department, an administrator upholding an escalation, or a stage timeout with AUTO_REJECT)",
-  CHANGES_REQUESTED: "A department asked the applicant for changes (or a rejection with RETRY_STAGE sent the request back)",
+  REQUEST_REJECTED:
+    "The request is rejected (by a department, an administrator upholding an escalation, or a stage timeout with AUTO_REJECT)",
+  CHANGES_REQUESTED:
+    "A department asked the applicant for changes (or a rejection with RETRY_STAGE sent the request back)",
   "application.submitted": "Same trigger as APPROVAL_REQUIRED at submission and stage advance",
   "application.approved": "The request is fully approved",
   "application.rejected": "The request is rejected",

@@ -15,7 +15,9 @@ export function standardWebhooksKey(secret: string): Buffer {
 export function signDelivery(secret: string, eventId: string, body: string, now = new Date()): Record<string, string> {
   const timestamp = String(Math.floor(now.getTime() / 1000));
   const hex = createHmac("sha256", Buffer.from(secret, "utf8")).update(body).digest("hex");
-  const standard = createHmac("sha256", standardWebhooksKey(secret)).update(`${eventId}.${timestamp}.${body}`).digest("base64");
+  const standard = createHmac("sha256", standardWebhooksKey(secret))
+    .update(`${eventId}.${timestamp}.${body}`)
+    .digest("base64");
   return {
     "X-Webhook-Signature": `sha256=${hex}`,
     "webhook-id": eventId,

@@ -16,7 +16,8 @@ import { Agent } from "undici";
 import { AppError } from "../errors.ts";
 
 export const WEBHOOK_URL_REFUSED = "INVALID_WEBHOOK_URL";
-const refuse = (url: string, reason: string) => new AppError(400, WEBHOOK_URL_REFUSED, `Webhook URL refused: ${reason}`, { url: url.slice(0, 300) });
+const refuse = (url: string, reason: string) =>
+  new AppError(400, WEBHOOK_URL_REFUSED, `Webhook URL refused: ${reason}`, { url: url.slice(0, 300) });
 
 /** Resolves a host name to every address it has (the default is the system resolver, as sockets use). */
 export type Resolver = (host: string) => Promise<LookupAddress[]>;
@@ -41,7 +42,10 @@ export function isAllowedAddress(address: string, policy: Pick<AddressPolicy, "p
 }
 
 /** Scheme, credentials and (for an address literal) the address itself: everything that needs no DNS. */
-export function parseWebhookUrl(raw: string, policy: Pick<AddressPolicy, "production">): { url: URL; host: string; literal: boolean } {
+export function parseWebhookUrl(
+  raw: string,
+  policy: Pick<AddressPolicy, "production">,
+): { url: URL; host: string; literal: boolean } {
   let url: URL;
   try {
     url = new URL(raw);
@@ -62,7 +66,8 @@ export async function checkWebhookUrl(raw: string, policy: AddressPolicy): Promi
   if (literal) return url;
   const addresses = await (policy.resolve ?? systemResolver)(host).catch(() => []);
   if (addresses.length === 0) throw refuse(raw, `host ${host} does not resolve`);
-  if (!addresses.every((a) => isAllowedAddress(a.address, policy))) throw refuse(raw, `${host} is not a public address`);
+  if (!addresses.every((a) => isAllowedAddress(a.address, policy)))
+    throw refuse(raw, `${host} is not a public address`);
   return url;
 }
 
@@ -83,13 +88,19 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  */
 export function guardedAgent(policy: AddressPolicy): Agent {
   const resolve = policy.resolve ?? systemResolver;
-  const lookup = (hostname: string, options: { all?: boolean; family?: number | string } | LookupCallback, callback?: LookupCallback) => {
+  const lookup = (
+    hostname: string,
+    options: { all?: boolean; family?: number | string } | LookupCallback,
+    callback?: LookupCallback,
+  ) => {
     const done = (typeof options === "function" ? options : callback)!;
     const all = typeof options === "object" && options.all === true;
     resolve(hostname).then(
       (addresses) => {
-        if (addresses.length === 0) return done(Object.assign(new Error(`${hostname} does not resolve`), { code: "ENOTFOUND" }), "");
-        if (!addresses.every((a) => isAllowedAddress(a.address, policy))) return done(new RefusedAddressError(hostname), "");
+        if (addresses.length === 0)
+          return done(Object.assign(new Error(`${hostname} does not resolve`), { code: "ENOTFOUND" }), "");
+        if (!addresses.every((a) => isAllowedAddress(a.address, policy)))
+          return done(new RefusedAddressError(hostname), "");
         if (all) return done(null, addresses);
         done(null, addresses[0].address, addresses[0].family);
       },

@@ -28,7 +28,10 @@ const toWebhook = (row: Record<string, any>): StoredWebhook => ({
   createdAt: row.created_at,
 });
 
-export async function findWebhook(pool: pg.Pool, id: string): Promise<(StoredWebhook & { secretSealed: Buffer }) | undefined> {
+export async function findWebhook(
+  pool: pg.Pool,
+  id: string,
+): Promise<(StoredWebhook & { secretSealed: Buffer }) | undefined> {
   const { rows } = await pool.query(`SELECT * FROM webhooks WHERE id = $1 AND deleted_at IS NULL`, [id]);
   return rows[0] ? { ...toWebhook(rows[0]), secretSealed: rows[0].secret_sealed } : undefined;
 }
@@ -63,12 +66,17 @@ export async function insertWebhook(client: Queryable, webhook: NewWebhook): Pro
 /** Soft-deletes a webhook and cancels what it had pending (it is not delivered any more). */
 export async function deleteWebhook(client: Queryable, id: string): Promise<void> {
   await client.query(`UPDATE webhooks SET deleted_at = now(), is_active = false WHERE id = $1`, [id]);
-  await client.query(`UPDATE webhook_deliveries SET status = 'CANCELLED', updated_at = now() WHERE webhook_id = $1 AND status IN ('PENDING', 'HELD')`, [id]);
+  await client.query(
+    `UPDATE webhook_deliveries SET status = 'CANCELLED', updated_at = now() WHERE webhook_id = $1 AND status IN ('PENDING', 'HELD')`,
+    [id],
+  );
 }
 
 /** Re-enables a webhook; the ids of the deliveries held while it was disabled, now pending again. */
 export async function enableWebhook(client: Queryable, id: string): Promise<string[]> {
-  await client.query(`UPDATE webhooks SET is_active = true, disabled_at = NULL, disabled_reason = NULL WHERE id = $1`, [id]);
+  await client.query(`UPDATE webhooks SET is_active = true, disabled_at = NULL, disabled_reason = NULL WHERE id = $1`, [
+    id,
+  ]);
   const held = await client.query(
     `UPDATE webhook_deliveries SET status = 'PENDING', next_attempt_at = NULL, updated_at = now() WHERE webhook_id = $1 AND status = 'HELD' RETURNING id`,
     [id],
@@ -101,22 +109,39 @@ export interface WebhookLog {
 }
 
 /** Delivery attempts, newest first, one page of them and how many match in all. */
-export async function listWebhookLogs(pool: pg.Pool, filter: WebhookLogFilter): Promise<{ logs: WebhookLog[]; total: number }> {
+export async function listWebhookLogs(
+  pool: pg.Pool,
+  filter: WebhookLogFilter,
+): Promise<{ logs: WebhookLog[]; total: number }> {
   const where: string[] = [];
   const params: unknown[] = [];
   if (filter.departmentCode) where.push(`w.department_code = $${params.push(filter.departmentCode)}`);
   if (filter.webhookId) where.push(`l.webhook_id = $${params.push(filter.webhookId)}`);
   if (filter.status) where.push(`l.status = $${params.push(filter.status)}`);
   const whereSql = where.length ? `WHERE ${where.join(" AND ")}` : "";
-  const total = (await pool.query(`SELECT count(*)::int AS n FROM webhook_logs l JOIN webhooks w ON w.id = l.webhook_id ${whereSql}`, params)).rows[0].n as number;
+  const total = (
+    await pool.query(
+      `SELECT count(*)::int AS n FROM webhook_logs l JOIN webhooks w ON w.id = l.webhook_id ${whereSql}`,
+      params,
+    )
+  ).rows[0].n as number;
   const { rows } = await pool.query(
     `SELECT l.* FROM webhook_logs l JOIN webhooks w ON w.id = l.webhook_id ${whereSql} ORDER BY l.created_at DESC, l.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, filter.limit, (filter.page - 1) * filter.limit],
   );
   const logs = rows.map((r) => ({
-    logId: r.id, webhookId: r.webhook_id, eventId: r.event_id, eventType: r.event_type, payload: r.payload, status: r.status,
-    responseStatus: r.response_status, responseTime: r.response_time, retryCount: r.retry_count, createdAt: r.created_at.toISOString(),
-    error: r.error ?? null, nextRetryAt: r.next_retry_at?.toISOString() ?? null,
+    logId: r.id,
+    webhookId: r.webhook_id,
+    eventId: r.event_id,
+    eventType: r.event_type,
+    payload: r.payload,
+    status: r.status,
+    responseStatus: r.response_status,
+    responseTime: r.response_time,
+    retryCount: r.retry_count,
+    createdAt: r.created_at.toISOString(),
+    error: r.error ?? null,
+    nextRetryAt: r.next_retry_at?.toISOString() ?? null,
   }));
   return { logs, total };
 }

@@ -1,7 +1,16 @@
 import { network } from "hardhat";
 import {
-  ApprovalRegistryCompletion, ApprovalRegistryCustody, ApprovalRegistryDecisionStatus, ApprovalRegistryExecutionType, ApprovalRegistryPhase,
-  ApprovalRegistryRejectionAction, ApprovalRegistryTimeoutAction, bigintEnum, DocumentRegistryPhase, LicenceTokenStatus, LicenceTokenValidity,
+  ApprovalRegistryCompletion,
+  ApprovalRegistryCustody,
+  ApprovalRegistryDecisionStatus,
+  ApprovalRegistryExecutionType,
+  ApprovalRegistryPhase,
+  ApprovalRegistryRejectionAction,
+  ApprovalRegistryTimeoutAction,
+  bigintEnum,
+  DocumentRegistryPhase,
+  LicenceTokenStatus,
+  LicenceTokenValidity,
   ROLES as GENERATED_ROLES,
 } from "../../../abis/index.ts";
 
@@ -96,7 +105,12 @@ export async function deployPlatform() {
   const [deployer, admin, operator, keeper, applicant, stranger] = signers;
   const departmentWallets = signers.slice(6, 12);
 
-  const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "https://verify.example/", deployer.address]);
+  const token = await ethers.deployContract("LicenceToken", [
+    "Licence",
+    "LIC",
+    "https://verify.example/",
+    deployer.address,
+  ]);
   const documents = await ethers.deployContract("DocumentRegistry", [await token.getAddress(), deployer.address]);
   const verifier = await ethers.deployContract("DecisionVerifier");
   const registry = await ethers.deployContract("ApprovalRegistry", [
@@ -119,7 +133,18 @@ export async function deployPlatform() {
     await registry.connect(admin).registerDepartment(code(name), departmentWallets[i].address, Custody.Custodial);
   }
   return {
-    token, documents, verifier, registry, deployer, admin, operator, keeper, applicant, stranger, departments, signers,
+    token,
+    documents,
+    verifier,
+    registry,
+    deployer,
+    admin,
+    operator,
+    keeper,
+    applicant,
+    stranger,
+    departments,
+    signers,
   };
 }
 
@@ -166,7 +191,9 @@ export async function deploySubmittedRequestWith(
 ) {
   const platform = await deployPlatform();
   const { token, documents, registry, admin, operator, applicant } = platform;
-  await registry.connect(admin).registerWorkflow(BUILDING_PERMIT, ethers.id("custom-definition"), validitySeconds, stages);
+  await registry
+    .connect(admin)
+    .registerWorkflow(BUILDING_PERMIT, ethers.id("custom-definition"), validitySeconds, stages);
   await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT, COMMITMENT);
   for (let i = 0; i < 3; i++) {
     await documents.connect(operator).anchorDocument(1n, uuid(i + 1), code(`DOC_${i}`), sha(`doc-${i}-v1`));

@@ -12,7 +12,12 @@ const local = (host) => host === undefined || host === "localhost" || /^(127\.|:
 
 const connect = net.Socket.prototype.connect;
 net.Socket.prototype.connect = function (...args) {
-  const options = args[0] && typeof args[0] === "object" ? (Array.isArray(args[0]) ? args[0][0] : args[0]) : { port: args[0], host: typeof args[1] === "string" ? args[1] : undefined };
+  const options =
+    args[0] && typeof args[0] === "object"
+      ? Array.isArray(args[0])
+        ? args[0][0]
+        : args[0]
+      : { port: args[0], host: typeof args[1] === "string" ? args[1] : undefined };
   if (options && !options.path && !local(options.host)) {
     record(`connect ${options.host}:${options.port}`);
     process.nextTick(() => this.destroy(new Error("network access is blocked here")));

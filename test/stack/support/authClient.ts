@@ -21,14 +21,30 @@ export function pkce(): { verifier: string; challenge: string } {
 const verifiers = new Map<string, string>();
 
 /** Authorize query parameters for the test client: client_id and a fresh PKCE challenge (its verifier is returned). */
-export function authorizeParams(params: Record<string, string>, clientId = TEST_CLIENT_ID): { query: URLSearchParams; verifier: string } {
+export function authorizeParams(
+  params: Record<string, string>,
+  clientId = TEST_CLIENT_ID,
+): { query: URLSearchParams; verifier: string } {
   const { verifier, challenge } = pkce();
-  return { query: new URLSearchParams({ client_id: clientId, code_challenge: challenge, code_challenge_method: "S256", ...params }), verifier };
+  return {
+    query: new URLSearchParams({
+      client_id: clientId,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      ...params,
+    }),
+    verifier,
+  };
 }
 
 /** The token request body for a code this helper obtained (client_id, code_verifier, redirect_uri). */
 export function exchangeFields(code: string, redirectUri = TEST_REDIRECT_URI): Record<string, string> {
-  return { code, redirect_uri: redirectUri, client_id: TEST_CLIENT_ID, code_verifier: verifiers.get(code) ?? "unknown-verifier-000000000000000000000000000" };
+  return {
+    code,
+    redirect_uri: redirectUri,
+    client_id: TEST_CLIENT_ID,
+    code_verifier: verifiers.get(code) ?? "unknown-verifier-000000000000000000000000000",
+  };
 }
 
 /** Remembers the verifier of a code obtained by hand (from authorizeParams). */
@@ -52,37 +68,65 @@ export async function applicantToken(apiUrl: string, applicant: ApplicantLogin):
     body: JSON.stringify(exchangeFields(code)),
   });
   const body = (await response.json()) as { access_token?: string; error?: string; error_description?: string };
-  if (!response.ok || !body.access_token) throw new Error(`code exchange failed: ${response.status} ${body.error}: ${body.error_description}`);
+  if (!response.ok || !body.access_token)
+    throw new Error(`code exchange failed: ${response.status} ${body.error}: ${body.error_description}`);
   return body.access_token;
 }
 
 /** The authorize step alone: returns our single-use code (valid 60 s) for `redirectUri`. */
-export async function applicantCode(apiUrl: string, applicant: ApplicantLogin, redirectUri = TEST_REDIRECT_URI): Promise<string> {
-  const { query, verifier } = authorizeParams({ redirect_uri: redirectUri, state: randomUUID(), login_hint: applicant.id });
+export async function applicantCode(
+  apiUrl: string,
+  applicant: ApplicantLogin,
+  redirectUri = TEST_REDIRECT_URI,
+): Promise<string> {
+  const { query, verifier } = authorizeParams({
+    redirect_uri: redirectUri,
+    state: randomUUID(),
+    login_hint: applicant.id,
+  });
   if (applicant.name) query.set("name", applicant.name);
   if (applicant.email) query.set("email", applicant.email);
   const response = await fetch(`${apiUrl}/api/v1/auth/identitylocker/authorize?${query}`, { redirect: "manual" });
   const location = response.headers.get("location");
-  if (response.status !== 302 || !location) throw new Error(`authorize failed: ${response.status} ${await response.text()}`);
+  if (response.status !== 302 || !location)
+    throw new Error(`authorize failed: ${response.status} ${await response.text()}`);
   const back = new URL(location);
   const code = back.searchParams.get("code");
-  if (!code) throw new Error(`authorize returned no code: ${back.searchParams.get("error")}: ${back.searchParams.get("error_description")}`);
+  if (!code)
+    throw new Error(
+      `authorize returned no code: ${back.searchParams.get("error")}: ${back.searchParams.get("error_description")}`,
+    );
   verifiers.set(code, verifier);
   return code;
 }
 
 /** Client-credentials token; `scope` is space separated (omitted: every scope the client holds). */
-export async function clientToken(apiUrl: string, clientId: string, clientSecret: string, scope?: string): Promise<string> {
-  const form = new URLSearchParams({ grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret });
+export async function clientToken(
+  apiUrl: string,
+  clientId: string,
+  clientSecret: string,
+  scope?: string,
+): Promise<string> {
+  const form = new URLSearchParams({
+    grant_type: "client_credentials",
+    client_id: clientId,
+    client_secret: clientSecret,
+  });
   if (scope) form.set("scope", scope);
   const response = await fetch(`${apiUrl}/api/v1/auth/token`, { method: "POST", body: form });
   const body = (await response.json()) as { access_token?: string; error?: string; error_description?: string };
-  if (!response.ok || !body.access_token) throw new Error(`client credentials failed: ${response.status} ${body.error}: ${body.error_description}`);
+  if (!response.ok || !body.access_token)
+    throw new Error(`client credentials failed: ${response.status} ${body.error}: ${body.error_description}`);
   return body.access_token;
 }
 
 /** Creates a system client with the admin token; returns its id and secret. */
-export async function createClient(apiUrl: string, adminToken: string, name: string, scopes: string[]): Promise<{ clientId: string; clientSecret: string }> {
+export async function createClient(
+  apiUrl: string,
+  adminToken: string,
+  name: string,
+  scopes: string[],
+): Promise<{ clientId: string; clientSecret: string }> {
   const response = await fetch(`${apiUrl}/api/v1/admin/clients`, {
     method: "POST",
     headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },

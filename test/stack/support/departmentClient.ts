@@ -37,7 +37,14 @@ export interface HttpResult {
 export async function createDepartment(
   apiUrl: string,
   adminToken: string,
-  input: { code: string; name: string; webhookUrl?: string; requireSignedRequests?: boolean; custody?: "CUSTODIAL" | "DEPARTMENT_HELD"; walletAddress?: string },
+  input: {
+    code: string;
+    name: string;
+    webhookUrl?: string;
+    requireSignedRequests?: boolean;
+    custody?: "CUSTODIAL" | "DEPARTMENT_HELD";
+    walletAddress?: string;
+  },
 ): Promise<CreatedTestDepartment> {
   const response = await fetch(`${apiUrl}/api/v1/departments`, {
     method: "POST",
@@ -45,7 +52,8 @@ export async function createDepartment(
     body: JSON.stringify(input),
   });
   const body = (await response.json()) as Json;
-  if (response.status !== 201) throw new Error(`department creation failed: ${response.status} ${JSON.stringify(body)}`);
+  if (response.status !== 201)
+    throw new Error(`department creation failed: ${response.status} ${JSON.stringify(body)}`);
   return { code: body.code, apiKey: body.apiKey, apiSecret: body.apiSecret, walletAddress: body.walletAddress, body };
 }
 
@@ -54,7 +62,12 @@ export async function createDepartment(
  * hash is that of the bytes sent). `extra` headers override the computed ones (e.g. a stale X-Timestamp in tests).
  */
 export function departmentClient(apiUrl: string, credentials: DepartmentCredentials, options: { sign?: boolean } = {}) {
-  const call = async (method: string, route: string, body?: unknown, extra: Record<string, string> = {}): Promise<HttpResult> => {
+  const call = async (
+    method: string,
+    route: string,
+    body?: unknown,
+    extra: Record<string, string> = {},
+  ): Promise<HttpResult> => {
     const target = `/api/v1${route}`;
     const headers: Record<string, string> = {
       "x-api-key": credentials.apiKey,
@@ -63,7 +76,11 @@ export function departmentClient(apiUrl: string, credentials: DepartmentCredenti
       ...(options.sign ? signatureHeaders(credentials.apiSecret, method, target, body) : {}),
       ...extra,
     };
-    const response = await fetch(`${apiUrl}${target}`, { method, headers, body: body === undefined ? undefined : canonicalJson(body) });
+    const response = await fetch(`${apiUrl}${target}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : canonicalJson(body),
+    });
     const text = await response.text();
     return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : undefined) as Json };
   };

@@ -35,14 +35,28 @@ export async function sendRaw(baseUrl: string, request: RawRequest, timeoutMs = 
   }
 }
 
-function sendOnce(baseUrl: string, request: RawRequest, timeoutMs: number, via: http.Agent | undefined): Promise<RawResponse> {
+function sendOnce(
+  baseUrl: string,
+  request: RawRequest,
+  timeoutMs: number,
+  via: http.Agent | undefined,
+): Promise<RawResponse> {
   const url = new URL(baseUrl);
   return new Promise<RawResponse>((resolve, reject) => {
     const headers: Record<string, string | number> = { ...(request.headers ?? {}) };
     const chunked = Array.isArray(request.body);
-    if (request.body !== undefined && !chunked) headers["content-length"] = Buffer.byteLength(request.body as Buffer | string);
+    if (request.body !== undefined && !chunked)
+      headers["content-length"] = Buffer.byteLength(request.body as Buffer | string);
     const req = http.request(
-      { host: url.hostname, port: url.port, method: request.method, path: request.path, headers, agent: via ?? false, timeout: timeoutMs },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: request.method,
+        path: request.path,
+        headers,
+        agent: via ?? false,
+        timeout: timeoutMs,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (chunk: Buffer) => chunks.push(chunk));

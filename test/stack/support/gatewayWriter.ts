@@ -22,9 +22,21 @@ const results = await Promise.allSettled(
       kind: "REGISTER_DEPARTMENT",
       from: admin,
       to: deployment.contracts.ApprovalRegistry,
-      data: registry.encodeFunctionData("registerDepartment", [encodeBytes32String(`${prefix}_${i}`), Wallet.createRandom().address, 0]),
+      data: registry.encodeFunctionData("registerDepartment", [
+        encodeBytes32String(`${prefix}_${i}`),
+        Wallet.createRandom().address,
+        0,
+      ]),
     }),
   ),
 );
-console.log(JSON.stringify(results.map((r) => (r.status === "fulfilled" ? { hash: r.value.hash, nonce: r.value.nonce.toString() } : { error: String(r.reason?.message ?? r.reason) }))));
+console.log(
+  JSON.stringify(
+    results.map((r) =>
+      r.status === "fulfilled"
+        ? { hash: r.value.hash, nonce: r.value.nonce.toString() }
+        : { error: String(r.reason?.message ?? r.reason) },
+    ),
+  ),
+);
 await core.close();

@@ -22,7 +22,15 @@ export function apiClient(apiUrl: string, token?: string) {
         body: body === undefined ? undefined : JSON.stringify(body),
       }),
     );
-  const upload = async (method: "POST" | "PUT", route: string, file: Buffer, filename: string, fields: Record<string, string> = {}, type = "application/octet-stream", extra: Record<string, string> = {}) => {
+  const upload = async (
+    method: "POST" | "PUT",
+    route: string,
+    file: Buffer,
+    filename: string,
+    fields: Record<string, string> = {},
+    type = "application/octet-stream",
+    extra: Record<string, string> = {},
+  ) => {
     const form = new FormData();
     for (const [k, v] of Object.entries(fields)) form.set(k, v);
     form.set("file", new Blob([new Uint8Array(file)], { type }), filename);

@@ -15,7 +15,8 @@ export function parseMarkdownTable(markdown: string): MarkdownTable {
   const rows: string[][] = [];
   for (let i = start + 2; i < lines.length && isRow(lines[i]); i++) {
     const cells = cellsOf(lines[i]);
-    if (cells.length !== header.length) throw new Error(`table row ${i + 1} has ${cells.length} cells, the header ${header.length}: ${lines[i]}`);
+    if (cells.length !== header.length)
+      throw new Error(`table row ${i + 1} has ${cells.length} cells, the header ${header.length}: ${lines[i]}`);
     rows.push(cells);
   }
   return { header, rows };

@@ -23,7 +23,10 @@ export interface Operation {
   path: string;
   pathParams: Parameter[];
   queryParams: Parameter[];
-  body?: { contentType: "application/json" | "multipart/form-data" | "application/x-www-form-urlencoded"; schema: Json };
+  body?: {
+    contentType: "application/json" | "multipart/form-data" | "application/x-www-form-urlencoded";
+    schema: Json;
+  };
   /** Every kind of caller the operation accepts. */
   callers: CallerKind[];
   /** 4xx statuses documented with the RFC 6749 `{error, error_description}` body instead of `{code, message}`. */
@@ -49,11 +52,18 @@ export async function loadOperations(apiUrl: string): Promise<{ operations: Oper
     for (const method of METHODS) {
       const op = item[method] as Json | undefined;
       if (!op) continue;
-      const parameters = ((op.parameters ?? []) as Json[]).map((p) => ({ name: p.name, in: p.in, required: Boolean(p.required), schema: resolve(p.schema) }) as Parameter);
+      const parameters = ((op.parameters ?? []) as Json[]).map(
+        (p) => ({ name: p.name, in: p.in, required: Boolean(p.required), schema: resolve(p.schema) }) as Parameter,
+      );
       const content = op.requestBody?.content as Record<string, Json> | undefined;
-      const contentType = content ? (Object.keys(content)[0] as NonNullable<Operation["body"]>["contentType"]) : undefined;
+      const contentType = content
+        ? (Object.keys(content)[0] as NonNullable<Operation["body"]>["contentType"])
+        : undefined;
       const oauthErrorStatuses = Object.entries((op.responses ?? {}) as Record<string, Json>)
-        .filter(([status, r]) => /^4/.test(status) && JSON.stringify(r.content ?? {}).includes("#/components/schemas/OAuthError"))
+        .filter(
+          ([status, r]) =>
+            /^4/.test(status) && JSON.stringify(r.content ?? {}).includes("#/components/schemas/OAuthError"),
+        )
         .map(([status]) => Number(status));
       operations.push({
         operationId: op.operationId,
@@ -69,8 +79,16 @@ export async function loadOperations(apiUrl: string): Promise<{ operations: Oper
             .filter(([status]) => /^\d{3}$/.test(status))
             .map(([status, r]) => {
               const schema = resolve(Object.values((r.content ?? {}) as Record<string, Json>)[0]?.schema);
-              const schemas = Object.keys(schema).length === 0 ? [] : Array.isArray(schema.oneOf) ? (schema.oneOf as Json[]) : [schema];
-              return [Number(status), { schemas, headers: Object.keys((r.headers ?? {}) as Json).map((h) => h.toLowerCase()) }];
+              const schemas =
+                Object.keys(schema).length === 0
+                  ? []
+                  : Array.isArray(schema.oneOf)
+                    ? (schema.oneOf as Json[])
+                    : [schema];
+              return [
+                Number(status),
+                { schemas, headers: Object.keys((r.headers ?? {}) as Json).map((h) => h.toLowerCase()) },
+              ];
             }),
         ),
       });
@@ -85,7 +103,8 @@ function callersOf(security: Json[]): CallerKind[] {
   for (const requirement of security) {
     if ("ApiKeyAuth" in requirement) kinds.add("department");
     if ("AdminAuth" in requirement) kinds.add("admin");
-    if ("BearerAuth" in requirement) kinds.add((requirement.BearerAuth as string[]).length === 0 ? "applicant" : "client");
+    if ("BearerAuth" in requirement)
+      kinds.add((requirement.BearerAuth as string[]).length === 0 ? "applicant" : "client");
   }
   return [...kinds];
 }
@@ -97,10 +116,18 @@ export function resolveRefs(schema: Json, document: Json, seen: string[] = []): 
   if (typeof schema.$ref === "string") {
     const ref = schema.$ref as string;
     if (seen.includes(ref)) return {};
-    const target = ref.replace(/^#\//, "").split("/").reduce<Json>((node, key) => node?.[key], document);
+    const target = ref
+      .replace(/^#\//, "")
+      .split("/")
+      .reduce<Json>((node, key) => node?.[key], document);
     return resolveRefs(target ?? {}, document, [...seen, ref]);
   }
-  return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, typeof v === "object" && v !== null ? resolveRefs(v, document, seen) : v]));
+  return Object.fromEntries(
+    Object.entries(schema).map(([k, v]) => [
+      k,
+      typeof v === "object" && v !== null ? resolveRefs(v, document, seen) : v,
+    ]),
+  );
 }
 
 /**
@@ -122,22 +149,35 @@ export function exampleOf(schema: Json): unknown {
     case "object": {
       const properties = (schema.properties ?? {}) as Record<string, Json>;
       const required = new Set<string>((schema.required as string[] | undefined) ?? Object.keys(properties));
-      return Object.fromEntries(Object.entries(properties).filter(([k]) => required.has(k)).map(([k, s]) => [k, exampleOf(s)]));
+      return Object.fromEntries(
+        Object.entries(properties)
+          .filter(([k]) => required.has(k))
+          .map(([k, s]) => [k, exampleOf(s)]),
+      );
     }
     case "array":
       return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () => exampleOf(schema.items ?? {}));
     case "integer":
     case "number":
-      return typeof schema.minimum === "number" ? schema.minimum : typeof schema.exclusiveMinimum === "number" ? schema.exclusiveMinimum + 1 : 1;
+      return typeof schema.minimum === "number"
+        ? schema.minimum
+        : typeof schema.exclusiveMinimum === "number"
+          ? schema.exclusiveMinimum + 1
+          : 1;
     case "boolean":
       return true;
     case "string": {
       switch (schema.format) {
-        case "uuid": return "00000000-0000-4000-8000-000000000000";
-        case "date-time": return new Date().toISOString();
-        case "date": return new Date().toISOString().slice(0, 10);
-        case "uri": return "http://127.0.0.1:9/x";
-        case "email": return "fuzz@example.org";
+        case "uuid":
+          return "00000000-0000-4000-8000-000000000000";
+        case "date-time":
+          return new Date().toISOString();
+        case "date":
+          return new Date().toISOString().slice(0, 10);
+        case "uri":
+          return "http://127.0.0.1:9/x";
+        case "email":
+          return "fuzz@example.org";
       }
       return "A".repeat(Math.max(1, schema.minLength ?? 1));
     }
@@ -151,19 +191,28 @@ export function exampleOf(schema: Json): unknown {
  * documented header is missing, or an error body has none of the documented shapes (the required keys of one of
  * the documented object schemas). Used by the fuzz, matrix and status tests on every answer they get.
  */
-export function undocumentedAnswer(op: Operation, status: number, headers: Headers | Record<string, unknown>, body: unknown): string | undefined {
+export function undocumentedAnswer(
+  op: Operation,
+  status: number,
+  headers: Headers | Record<string, unknown>,
+  body: unknown,
+): string | undefined {
   const documented = op.responses[status];
-  if (!documented) return `${op.method} ${op.path} answered ${status}, which its document does not list (documented: ${Object.keys(op.responses).join(", ")})`;
+  if (!documented)
+    return `${op.method} ${op.path} answered ${status}, which its document does not list (documented: ${Object.keys(op.responses).join(", ")})`;
   const has = (name: string) => (headers instanceof Headers ? headers.has(name) : headers[name] !== undefined);
   const missing = documented.headers.filter((name) => !["www-authenticate"].includes(name) && !has(name));
-  if (missing.length) return `${op.method} ${op.path} answered ${status} without the documented header(s) ${missing.join(", ")}`;
+  if (missing.length)
+    return `${op.method} ${op.path} answered ${status} without the documented header(s) ${missing.join(", ")}`;
   if (status < 400 || documented.schemas.length === 0) return undefined;
   const fits = documented.schemas.some((schema) => {
     if (schema.type !== "object") return true;
     if (!body || typeof body !== "object" || Array.isArray(body)) return false;
     return ((schema.required ?? []) as string[]).every((key) => key in (body as Json));
   });
-  return fits ? undefined : `${op.method} ${op.path} answered ${status} with a body of none of the documented shapes: ${JSON.stringify(body).slice(0, 200)}`;
+  return fits
+    ? undefined
+    : `${op.method} ${op.path} answered ${status} with a body of none of the documented shapes: ${JSON.stringify(body).slice(0, 200)}`;
 }
 
 /**
@@ -182,7 +231,9 @@ export function operationReached(operations: Operation[], method: string, pathAn
     if (op.method !== method.toUpperCase() && !(method.toUpperCase() === "HEAD" && op.method === "GET")) continue;
     const segments = segmentsOf(op);
     if (segments.length !== parts.length) continue;
-    const fits = segments.every((segment, i) => (/^\{.+\}$/.test(segment) ? parts[i].length > 0 : segment.toLowerCase() === parts[i].toLowerCase()));
+    const fits = segments.every((segment, i) =>
+      /^\{.+\}$/.test(segment) ? parts[i].length > 0 : segment.toLowerCase() === parts[i].toLowerCase(),
+    );
     if (!fits) continue;
     const kinds = segments.map((segment) => !/^\{.+\}$/.test(segment));
     const firstDifference = kinds.findIndex((k, i) => k !== bestKinds[i]);

@@ -25,7 +25,12 @@ export interface Driver {
   /** The administration wallet (ADMIN_ROLE): registers departments and workflows. */
   admin: string;
   addresses: Stack["deployment"]["contracts"];
-  send(kind: TxKind, from: string, contract: keyof Stack["deployment"]["contracts"], data: string): Promise<ConfirmedTx>;
+  send(
+    kind: TxKind,
+    from: string,
+    contract: keyof Stack["deployment"]["contracts"],
+    data: string,
+  ): Promise<ConfirmedTx>;
   /** Registers `code` on chain with a throw-away wallet (a cheap write from the administration wallet). */
   registerCode(code: string): Promise<ConfirmedTx>;
   /** A department with its own funded custodial wallet, registered on chain. Returns its wallet. */
@@ -45,7 +50,8 @@ export async function createDriver(stack: Stack): Promise<Driver> {
   // An idle connection cut by a Postgres restart (the fault tests restart it) is dropped, not an uncaught error.
   index.on("error", () => {});
   const addresses = stack.deployment.contracts;
-  const send: Driver["send"] = (kind, from, contract, data) => core.gateway.send({ kind, from, to: addresses[contract], data });
+  const send: Driver["send"] = (kind, from, contract, data) =>
+    core.gateway.send({ kind, from, to: addresses[contract], data });
   return {
     core,
     operator: stack.operatorAddress,
@@ -54,10 +60,20 @@ export async function createDriver(stack: Stack): Promise<Driver> {
     index,
     send,
     registerCode: (code) =>
-      send("REGISTER_DEPARTMENT", stack.adminAddress, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32(code), Wallet.createRandom().address, 0])),
+      send(
+        "REGISTER_DEPARTMENT",
+        stack.adminAddress,
+        "ApprovalRegistry",
+        registry.encodeFunctionData("registerDepartment", [b32(code), Wallet.createRandom().address, 0]),
+      ),
     async department(code) {
       const wallet = await core.wallets.create("DEPARTMENT", code);
-      await send("REGISTER_DEPARTMENT", stack.adminAddress, "ApprovalRegistry", registry.encodeFunctionData("registerDepartment", [b32(code), wallet, 0]));
+      await send(
+        "REGISTER_DEPARTMENT",
+        stack.adminAddress,
+        "ApprovalRegistry",
+        registry.encodeFunctionData("registerDepartment", [b32(code), wallet, 0]),
+      );
       return wallet;
     },
     async documentWord(tokenId) {
@@ -66,11 +82,26 @@ export async function createDriver(stack: Stack): Promise<Driver> {
     },
     workflow(type, stage1, stage2) {
       const stage = (executionType: number, departments: string[]) => ({
-        executionType, completion: 0, threshold: 0, onTimeout: 0, onRejection: 0, timeoutSeconds: 0, mandatoryMask: 0,
+        executionType,
+        completion: 0,
+        threshold: 0,
+        onTimeout: 0,
+        onRejection: 0,
+        timeoutSeconds: 0,
+        mandatoryMask: 0,
         departments: departments.map(b32),
       });
-      return send("REGISTER_WORKFLOW", stack.adminAddress, "ApprovalRegistry",
-        registry.encodeFunctionData("registerWorkflow", [b32(type), id(`${type}-definition`), 86_400n * 365n, [stage(0, stage1), stage(1, stage2)]]));
+      return send(
+        "REGISTER_WORKFLOW",
+        stack.adminAddress,
+        "ApprovalRegistry",
+        registry.encodeFunctionData("registerWorkflow", [
+          b32(type),
+          id(`${type}-definition`),
+          86_400n * 365n,
+          [stage(0, stage1), stage(1, stage2)],
+        ]),
+      );
     },
     async close() {
       await index.end();

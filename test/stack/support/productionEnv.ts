@@ -7,7 +7,8 @@ import path from "node:path";
 import type { Stack } from "../../../scripts/stack/stack.ts";
 
 export async function productionEnv(stack: Stack, extra: NodeJS.ProcessEnv = {}): Promise<NodeJS.ProcessEnv> {
-  const secretFile = (name: string) => readFile(path.join(stack.config.dataDir, "secrets", name), "utf8").then((t) => t.trim());
+  const secretFile = (name: string) =>
+    readFile(path.join(stack.config.dataDir, "secrets", name), "utf8").then((t) => t.trim());
   return {
     NODE_ENV: "production",
     DEV_CONVENIENCES: "false",

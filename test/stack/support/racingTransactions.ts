@@ -32,7 +32,16 @@ export async function recordRacingTransactions(driver: Driver, options: RacingOp
   for (let i = 0; i < 2; i++) {
     await new NonceSequencer(core.pool).run(admin, {
       record: async ({ nonce, client }) => {
-        const raw = await signer.signTransaction({ type: 2, chainId: current().config.chainId, nonce: Number(nonce), to: driver.addresses.ApprovalRegistry, data, gasLimit: 300_000n, maxFeePerGas: block!.baseFeePerGas! * 3n, maxPriorityFeePerGas: 1n });
+        const raw = await signer.signTransaction({
+          type: 2,
+          chainId: current().config.chainId,
+          nonce: Number(nonce),
+          to: driver.addresses.ApprovalRegistry,
+          data,
+          gasLimit: 300_000n,
+          maxFeePerGas: block!.baseFeePerGas! * 3n,
+          maxPriorityFeePerGas: 1n,
+        });
         const id = randomUUID();
         const hash = keccak256(raw);
         hashes.push(hash);
@@ -40,8 +49,18 @@ export async function recordRacingTransactions(driver: Driver, options: RacingOp
         await client.query(
           `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, request_id, created_at)
            VALUES ($1, $2, 'PENDING', $3, $4, $5, $6, $7, $8, 300000, $9, now() - $10::interval)`,
-          [id, (second && options.secondKind) || "REGISTER_DEPARTMENT", admin.toLowerCase(), nonce.toString(), driver.addresses.ApprovalRegistry.toLowerCase(), data, raw, hash,
-            (second && options.secondRequestId) || null, options.aged ? "1 minute" : "0 seconds"],
+          [
+            id,
+            (second && options.secondKind) || "REGISTER_DEPARTMENT",
+            admin.toLowerCase(),
+            nonce.toString(),
+            driver.addresses.ApprovalRegistry.toLowerCase(),
+            data,
+            raw,
+            hash,
+            (second && options.secondRequestId) || null,
+            options.aged ? "1 minute" : "0 seconds",
+          ],
         );
         if (second && options.withSecond) await options.withSecond(client, id, hash);
         return { id, nonce };

@@ -29,8 +29,12 @@ export interface RemoteSignerServer {
   stop(): Promise<void>;
 }
 
-export async function startRemoteSignerServer(options: { keys?: string[]; count?: number; authorization?: string } = {}): Promise<RemoteSignerServer> {
-  const wallets = options.keys?.map((k) => new Wallet(k)) ?? Array.from({ length: options.count ?? 3 }, () => new Wallet(Wallet.createRandom().privateKey));
+export async function startRemoteSignerServer(
+  options: { keys?: string[]; count?: number; authorization?: string } = {},
+): Promise<RemoteSignerServer> {
+  const wallets =
+    options.keys?.map((k) => new Wallet(k)) ??
+    Array.from({ length: options.count ?? 3 }, () => new Wallet(Wallet.createRandom().privateKey));
   const byAddress = new Map(wallets.map((w) => [w.address.toLowerCase(), w]));
   const calls: SignerCall[] = [];
   const signed: string[] = [];
@@ -53,9 +57,11 @@ export async function startRemoteSignerServer(options: { keys?: string[]; count?
         : { type: 0, gasPrice: q(request.gasPrice) }),
     };
     let signer = wallet;
-    if (state.misbehave === "otherKey") signer = wallets.find((w) => w !== wallet) ?? new Wallet(Wallet.createRandom().privateKey);
+    if (state.misbehave === "otherKey")
+      signer = wallets.find((w) => w !== wallet) ?? new Wallet(Wallet.createRandom().privateKey);
     if (state.misbehave === "otherChainId") tx.chainId = BigInt(tx.chainId ?? 0) + 1n;
-    if (state.misbehave === "tamperedData") tx.data = `${String(tx.data).slice(0, -2)}${String(tx.data).endsWith("ff") ? "00" : "ff"}`;
+    if (state.misbehave === "tamperedData")
+      tx.data = `${String(tx.data).slice(0, -2)}${String(tx.data).endsWith("ff") ? "00" : "ff"}`;
     const raw = await signer.signTransaction(tx);
     signed.push(raw);
     return raw;
@@ -76,16 +82,24 @@ export async function startRemoteSignerServer(options: { keys?: string[]; count?
         return answer(400, { jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse error" } });
       }
       calls.push({ method: String(call.method), authorization: req.headers.authorization, params: call.params ?? [] });
-      if (options.authorization && req.headers.authorization !== options.authorization) return answer(401, { message: "unauthorized" });
+      if (options.authorization && req.headers.authorization !== options.authorization)
+        return answer(401, { message: "unauthorized" });
       if (state.misbehave === "slow") await new Promise((resolve) => setTimeout(resolve, 2_000));
       try {
         let result: unknown;
         if (call.method === "eth_accounts") result = wallets.map((w) => getAddress(w.address));
         else if (call.method === "eth_signTransaction") result = await sign(call.params ?? []);
-        else throw Object.assign(new Error(`the method ${call.method} does not exist/is not available`), { rpcCode: -32601 });
+        else
+          throw Object.assign(new Error(`the method ${call.method} does not exist/is not available`), {
+            rpcCode: -32601,
+          });
         answer(200, { jsonrpc: "2.0", id: call.id, result });
       } catch (error) {
-        answer(200, { jsonrpc: "2.0", id: call.id, error: { code: (error as { rpcCode?: number }).rpcCode ?? -32603, message: (error as Error).message } });
+        answer(200, {
+          jsonrpc: "2.0",
+          id: call.id,
+          error: { code: (error as { rpcCode?: number }).rpcCode ?? -32603, message: (error as Error).message },
+        });
       }
     });
   });

@@ -34,14 +34,26 @@ export function png(note = "licence", seed = 1, size = 4): Buffer {
   const row = Buffer.concat([Buffer.from([0]), Buffer.alloc(size * 3, seed & 0xff)]);
   const pixels = Buffer.concat(Array.from({ length: size }, () => row));
   const textChunk = chunk("tEXt", Buffer.concat([Buffer.from("Comment\0"), Buffer.from(note)]));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", header), textChunk, chunk("IDAT", deflateSync(pixels)), chunk("IEND", Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", header),
+    textChunk,
+    chunk("IDAT", deflateSync(pixels)),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
 }
 
 /** A JPEG: SOI, a JFIF APP0 segment, a comment carrying `text`, EOI (enough for type detection by bytes). */
 export function jpeg(text = "photo"): Buffer {
-  const app0 = Buffer.from([0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00]);
+  const app0 = Buffer.from([
+    0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00,
+  ]);
   const comment = Buffer.from(text);
-  const com = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from([(comment.length + 2) >> 8, (comment.length + 2) & 0xff]), comment]);
+  const com = Buffer.concat([
+    Buffer.from([0xff, 0xfe]),
+    Buffer.from([(comment.length + 2) >> 8, (comment.length + 2) & 0xff]),
+    comment,
+  ]);
   return Buffer.concat([Buffer.from([0xff, 0xd8]), app0, com, Buffer.from([0xff, 0xd9])]);
 }
 

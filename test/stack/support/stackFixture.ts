@@ -66,7 +66,9 @@ export async function stopFixtureStack(): Promise<void> {
 export async function mochaGlobalSetup(): Promise<void> {
   const started = Date.now();
   await startFixtureStack();
-  console.log(`  (stack started in ${((Date.now() - started) / 1000).toFixed(1)} s: ${current().api.url}, data ${dataDir})`);
+  console.log(
+    `  (stack started in ${((Date.now() - started) / 1000).toFixed(1)} s: ${current().api.url}, data ${dataDir})`,
+  );
 }
 
 export async function mochaGlobalTeardown(): Promise<void> {

@@ -119,17 +119,30 @@ export class StateProbe {
     const addresses = rows.map((r) => r.address.toLowerCase());
     const batch = [
       { jsonrpc: "2.0", id: 0, method: "eth_blockNumber", params: [] },
-      ...addresses.map((address, i) => ({ jsonrpc: "2.0", id: i + 1, method: "eth_getTransactionCount", params: [address, "pending"] })),
+      ...addresses.map((address, i) => ({
+        jsonrpc: "2.0",
+        id: i + 1,
+        method: "eth_getTransactionCount",
+        params: [address, "pending"],
+      })),
     ];
-    const response = await fetch(this.#rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(batch) });
+    const response = await fetch(this.#rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(batch),
+    });
     const answers = (await response.json()) as { id: number; result?: string; error?: unknown }[];
     const byId = new Map(answers.map((a) => [a.id, a]));
     const value = (id: number) => {
       const answer = byId.get(id);
-      if (!answer || answer.result === undefined) throw new Error(`RPC answer ${id} missing: ${JSON.stringify(answer)}`);
+      if (!answer || answer.result === undefined)
+        throw new Error(`RPC answer ${id} missing: ${JSON.stringify(answer)}`);
       return Number(BigInt(answer.result));
     };
-    return { blockNumber: value(0), nonces: Object.fromEntries(addresses.map((address, i) => [address, value(i + 1)])) };
+    return {
+      blockNumber: value(0),
+      nonces: Object.fromEntries(addresses.map((address, i) => [address, value(i + 1)])),
+    };
   }
 
   async #fileCounts(): Promise<Record<string, number>> {
@@ -153,7 +166,8 @@ export class StateProbe {
     }
     if (a.blockNumber !== b.blockNumber) out.push(`chain: block ${a.blockNumber} → ${b.blockNumber}`);
     for (const address of new Set([...Object.keys(a.nonces), ...Object.keys(b.nonces)])) {
-      if (a.nonces[address] !== b.nonces[address]) out.push(`chain: nonce of ${address} ${a.nonces[address]} → ${b.nonces[address]}`);
+      if (a.nonces[address] !== b.nonces[address])
+        out.push(`chain: nonce of ${address} ${a.nonces[address]} → ${b.nonces[address]}`);
     }
     for (const dir of Object.keys(a.files)) {
       if (a.files[dir] !== b.files[dir]) out.push(`files under ${dir}: ${a.files[dir]} → ${b.files[dir]}`);
@@ -180,7 +194,10 @@ export class StateProbe {
 
   /** Audit records written under this X-Request-Id (every state change is audited with its request id). */
   async auditRecords(requestId: string): Promise<number> {
-    const { rows } = await this.#pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_logs WHERE request_id = $1`, [requestId]);
+    const { rows } = await this.#pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM audit_logs WHERE request_id = $1`,
+      [requestId],
+    );
     return rows[0].n;
   }
 

@@ -49,15 +49,24 @@ export async function startReceiver(secrets: Record<string, string> = {}) {
         json = undefined;
       }
       const secret = secrets[path];
-      received.push({ path, headers: req.headers, body, json, verified: secret ? verifySignatures(secret, body, req.headers) : undefined, at: Date.now(), status });
+      received.push({
+        path,
+        headers: req.headers,
+        body,
+        json,
+        verified: secret ? verifySignatures(secret, body, req.headers) : undefined,
+        at: Date.now(),
+        status,
+      });
       if (status === 302) res.writeHead(302, { location: "/elsewhere" }).end();
       else res.writeHead(status).end("ok");
     });
   });
-  const listen = (port: number) => new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve());
-  });
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => resolve());
+    });
   await listen(0);
   const port = (server.address() as AddressInfo).port;
   const base = `http://127.0.0.1:${port}`;
@@ -70,9 +79,18 @@ export async function startReceiver(secrets: Record<string, string> = {}) {
     secrets,
     answer: (code: number) => (status = code),
     /** Stops listening: deliveries get connection refused. */
-    down: () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }),
+    down: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
     up: () => listen(port),
-    stop: () => new Promise<void>((resolve) => { if (!server.listening) return resolve(); server.close(() => resolve()); server.closeAllConnections(); }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (!server.listening) return resolve();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;

@@ -6,10 +6,19 @@ import type { CreateWorkflowInput } from "../../../api/src/schemas/workflow.ts";
 
 type Json = Record<string, any>;
 
-async function call(apiUrl: string, adminToken: string, method: string, route: string, body?: unknown): Promise<{ status: number; body: Json }> {
+async function call(
+  apiUrl: string,
+  adminToken: string,
+  method: string,
+  route: string,
+  body?: unknown,
+): Promise<{ status: number; body: Json }> {
   const response = await fetch(`${apiUrl}/api/v1${route}`, {
     method,
-    headers: { authorization: `Bearer ${adminToken}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${adminToken}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -20,15 +29,22 @@ async function call(apiUrl: string, adminToken: string, method: string, route: s
 export async function workflowVersions(apiUrl: string, adminToken: string, workflowType: string): Promise<Json[]> {
   const listed = await call(apiUrl, adminToken, "GET", "/workflows");
   if (listed.status !== 200) throw new Error(`GET /workflows: ${listed.status} ${JSON.stringify(listed.body)}`);
-  return (listed.body.workflows as Json[]).filter((w) => w.workflowType === workflowType).sort((a, b) => a.version - b.version);
+  return (listed.body.workflows as Json[])
+    .filter((w) => w.workflowType === workflowType)
+    .sort((a, b) => a.version - b.version);
 }
 
 /** Makes `definition` the active workflow of its type; returns the new version (the API's Workflow body). */
-export async function registerWorkflowVersion(apiUrl: string, adminToken: string, definition: CreateWorkflowInput | Json): Promise<Json> {
+export async function registerWorkflowVersion(
+  apiUrl: string,
+  adminToken: string,
+  definition: CreateWorkflowInput | Json,
+): Promise<Json> {
   const latest = (await workflowVersions(apiUrl, adminToken, definition.workflowType)).at(-1);
   const response = latest
     ? await call(apiUrl, adminToken, "PUT", `/workflows/${latest.workflowId}`, definition)
     : await call(apiUrl, adminToken, "POST", "/workflows", definition);
-  if (response.status !== (latest ? 200 : 201)) throw new Error(`workflow registration failed: ${response.status} ${JSON.stringify(response.body)}`);
+  if (response.status !== (latest ? 200 : 201))
+    throw new Error(`workflow registration failed: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body;
 }

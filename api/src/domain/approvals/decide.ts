@@ -24,7 +24,13 @@ import type { DomainContext } from "../context.ts";
 import { reviewState } from "../requests/reviewState.ts";
 import { decisionTypedData, type DecisionMessage } from "./decisionTypedData.ts";
 
-export const REJECTION_REASONS = ["SAFETY_VIOLATION", "INCOMPLETE_DOCUMENTS", "POLICY_VIOLATION", "FRAUDULENT_APPLICATION", "OTHER"] as const;
+export const REJECTION_REASONS = [
+  "SAFETY_VIOLATION",
+  "INCOMPLETE_DOCUMENTS",
+  "POLICY_VIOLATION",
+  "FRAUDULENT_APPLICATION",
+  "OTHER",
+] as const;
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 
 /** A department's signature of the decision's typed data (department-held keys). */
@@ -59,7 +65,9 @@ function explain(error: ContractRevertError, documents: AnchoredDocument[]): App
       const [, docIndex, reviewed, latest] = stale.args.map(Number);
       const document = documents.find((d) => d.docIndex === docIndex);
       return conflict("STALE_DOCUMENTS", REVERT_ANSWERS.ReviewStaleDocuments.message, {
-        changedDocuments: [{ documentId: document?.documentId ?? null, reviewedVersion: reviewed, latestVersion: latest }],
+        changedDocuments: [
+          { documentId: document?.documentId ?? null, reviewedVersion: reviewed, latestVersion: latest },
+        ],
       });
     },
   });
@@ -77,13 +85,22 @@ async function callerDepartment(context: DomainContext, code: string): Promise<D
  * document, when none is named) and the versions reviewed in the document registry's packed layout (15 bits per
  * document index from bit 16). A document named without a version is taken at its latest version now.
  */
-function resolveReview(documents: AnchoredDocument[], reviewed: Reviewed): { mask: number; versions: bigint; covered: Record<string, number> } {
+function resolveReview(
+  documents: AnchoredDocument[],
+  reviewed: Reviewed,
+): { mask: number; versions: bigint; covered: Record<string, number> } {
   const named = reviewed.reviewedDocuments ?? [];
   const byId = new Map(documents.map((d) => [d.documentId, d]));
   const unknown = [...named, ...Object.keys(reviewed.documentVersions ?? {})].filter((id) => !byId.has(id));
-  if (unknown.length > 0) throw new AppError(400, "UNKNOWN_DOCUMENTS", "reviewedDocuments names documents this request does not have", { unknownDocuments: [...new Set(unknown)] });
+  if (unknown.length > 0)
+    throw new AppError(400, "UNKNOWN_DOCUMENTS", "reviewedDocuments names documents this request does not have", {
+      unknownDocuments: [...new Set(unknown)],
+    });
   const stray = Object.keys(reviewed.documentVersions ?? {}).filter((id) => !named.includes(id));
-  if (stray.length > 0) throw new AppError(400, "VALIDATION_ERROR", "documentVersions names documents that are not in reviewedDocuments", { documents: stray });
+  if (stray.length > 0)
+    throw new AppError(400, "VALIDATION_ERROR", "documentVersions names documents that are not in reviewedDocuments", {
+      documents: stray,
+    });
   let mask = 0;
   let versions = 0n;
   const covered: Record<string, number> = {};
@@ -106,7 +123,8 @@ function remarksOf(decision: Decision) {
   return { record, hash: keccak256(toUtf8Bytes(canonicalJson(record))) };
 }
 
-const reasonCodeOf = (decision: Decision) => (decision.kind === "REJECTED" ? REJECTION_REASONS.indexOf(decision.reason) + 1 : 0);
+const reasonCodeOf = (decision: Decision) =>
+  decision.kind === "REJECTED" ? REJECTION_REASONS.indexOf(decision.reason) + 1 : 0;
 
 /** The SignedDecision the chain checks: the same fields for the typed data handed out and for the relayed call. */
 function decisionMessage(
@@ -134,13 +152,25 @@ function decisionMessage(
  * The typed data a department that holds its own key signs for this decision: its versions resolved now, its
  * department's next nonce (read from the chain) and a deadline 15 minutes ahead.
  */
-export async function decisionToSign(context: DomainContext, principal: Extract<Principal, { kind: "department" }>, requestId: string, decision: Decision) {
+export async function decisionToSign(
+  context: DomainContext,
+  principal: Extract<Principal, { kind: "department" }>,
+  requestId: string,
+  decision: Decision,
+) {
   const request = await findVisibleRequest(context.pool, principal, requestId);
   const department = await callerDepartment(context, principal.code);
   const review = resolveReview(await anchoredDocumentsOf(context.pool, request.tokenId), decision);
   const record = await departmentRecord(context.gateway, context.contracts.ApprovalRegistry, department.departmentId);
   const deadline = BigInt(Math.floor(Date.now() / 1000) + SIGNATURE_LIFETIME_SECONDS);
-  const message = decisionMessage(request.tokenId, department.departmentId, decision, review, BigInt(record.nonce), deadline);
+  const message = decisionMessage(
+    request.tokenId,
+    department.departmentId,
+    decision,
+    review,
+    BigInt(record.nonce),
+    deadline,
+  );
   return {
     typedData: decisionTypedData(context.config.chainId, context.contracts.ApprovalRegistry, message),
     signer: department.wallet,
@@ -151,14 +181,25 @@ export async function decisionToSign(context: DomainContext, principal: Extract<
   };
 }
 
-export async function decide(context: DomainContext, meta: RequestMeta, requestId: string, decision: Decision, signed?: DecisionSignature) {
+export async function decide(
+  context: DomainContext,
+  meta: RequestMeta,
+  requestId: string,
+  decision: Decision,
+  signed?: DecisionSignature,
+) {
   const principal = meta.principal as Extract<Principal, { kind: "department" }>;
   // A request not routed to the department does not exist for it, as for its reads: 404 before anything reveals
   // its state (a 409 NOT_PENDING / INVALID_STATE carried the token id and stage) or is simulated on chain.
   const request = await findVisibleRequest(context.pool, principal, requestId);
   const department = await callerDepartment(context, principal.code);
   if (department.custody === "DEPARTMENT_HELD" && !signed) {
-    throw new AppError(400, "SIGNATURE_REQUIRED", "Your department holds its own key: sign the typed data from POST /requests/{requestId}/decision-typed-data and send signature, nonce and deadline with the decision", { custody: department.custody, wallet: department.wallet });
+    throw new AppError(
+      400,
+      "SIGNATURE_REQUIRED",
+      "Your department holds its own key: sign the typed data from POST /requests/{requestId}/decision-typed-data and send signature, nonce and deadline with the decision",
+      { custody: department.custody, wallet: department.wallet },
+    );
   }
   const documents = await anchoredDocumentsOf(context.pool, request.tokenId);
   const review = resolveReview(documents, decision);
@@ -166,14 +207,32 @@ export async function decide(context: DomainContext, meta: RequestMeta, requestI
   const reasonCode = reasonCodeOf(decision);
   const data = signed
     ? approvalRegistry.encodeFunctionData("decideBySig", [
-        decisionMessage(request.tokenId, department.departmentId, decision, review, BigInt(signed.nonce), BigInt(signed.deadline)),
+        decisionMessage(
+          request.tokenId,
+          department.departmentId,
+          decision,
+          review,
+          BigInt(signed.nonce),
+          BigInt(signed.deadline),
+        ),
         signed.signature,
       ])
     : decision.kind === "APPROVED"
       ? approvalRegistry.encodeFunctionData("approve", [request.tokenId, review.mask, review.versions, remarks.hash])
       : decision.kind === "REJECTED"
-        ? approvalRegistry.encodeFunctionData("reject", [request.tokenId, reasonCode, review.mask, review.versions, remarks.hash])
-        : approvalRegistry.encodeFunctionData("requestChanges", [request.tokenId, review.mask, review.versions, remarks.hash]);
+        ? approvalRegistry.encodeFunctionData("reject", [
+            request.tokenId,
+            reasonCode,
+            review.mask,
+            review.versions,
+            remarks.hash,
+          ])
+        : approvalRegistry.encodeFunctionData("requestChanges", [
+            request.tokenId,
+            review.mask,
+            review.versions,
+            remarks.hash,
+          ]);
 
   let tx;
   try {
@@ -202,9 +261,17 @@ export async function decide(context: DomainContext, meta: RequestMeta, requestI
           await audit(client, meta, {
             entityType: "APPROVAL",
             entityId: request.id,
-            action: decision.kind === "APPROVED" ? "APPROVE" : decision.kind === "REJECTED" ? "REJECT" : "REQUEST_CHANGES",
+            action:
+              decision.kind === "APPROVED" ? "APPROVE" : decision.kind === "REJECTED" ? "REJECT" : "REQUEST_CHANGES",
             oldValue: { status: request.status, stage: request.stage },
-            newValue: { department: principal.code, decision: decision.kind, ...remarks.record, reviewedDocuments: decision.reviewedDocuments ?? [], documentVersions: review.covered, signedByDepartment: Boolean(signed) },
+            newValue: {
+              department: principal.code,
+              decision: decision.kind,
+              ...remarks.record,
+              reviewedDocuments: decision.reviewedDocuments ?? [],
+              documentVersions: review.covered,
+              signedByDepartment: Boolean(signed),
+            },
             txHash: recorded.hash,
           });
         },
@@ -214,7 +281,8 @@ export async function decide(context: DomainContext, meta: RequestMeta, requestI
     throw error instanceof ContractRevertError ? explain(error, documents) : error;
   }
 
-  const logIndex = tx.receipt.logs.find((l) => l.topics[0] === approvalRegistry.getEvent("DecisionRecorded")!.topicHash)?.index ?? 0;
+  const logIndex =
+    tx.receipt.logs.find((l) => l.topics[0] === approvalRegistry.getEvent("DecisionRecorded")!.topicHash)?.index ?? 0;
   const after = (await findRequest(context.pool, request.id))!;
   const workflow = await context.workflows.byChainId(request.chainWorkflowId);
   const state = workflow ? await reviewState(context, request.tokenId, workflow.stages) : undefined;

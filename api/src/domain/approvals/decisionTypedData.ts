@@ -42,12 +42,15 @@ export function decisionDomain(chainId: number, approvalRegistry: string) {
 /** The typed data as JSON (numbers as decimal strings), ready for eth_signTypedData_v4. */
 export function decisionTypedData(chainId: number, approvalRegistry: string, message: DecisionMessage) {
   return {
-    types: { EIP712Domain: [
-      { name: "name", type: "string" },
-      { name: "version", type: "string" },
-      { name: "chainId", type: "uint256" },
-      { name: "verifyingContract", type: "address" },
-    ], ...DECISION_TYPES },
+    types: {
+      EIP712Domain: [
+        { name: "name", type: "string" },
+        { name: "version", type: "string" },
+        { name: "chainId", type: "uint256" },
+        { name: "verifyingContract", type: "address" },
+      ],
+      ...DECISION_TYPES,
+    },
     primaryType: "Decision" as const,
     domain: decisionDomain(chainId, approvalRegistry),
     message: {

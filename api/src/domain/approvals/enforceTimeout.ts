@@ -17,10 +17,13 @@ export interface StageDeadline {
   deadline: number;
 }
 
-export type TimeoutOutcome = { outcome: "ENFORCED"; transactionHash: string } | { outcome: "STALE" } | { outcome: "NOT_YET"; retryAt: Date };
+export type TimeoutOutcome =
+  { outcome: "ENFORCED"; transactionHash: string } | { outcome: "STALE" } | { outcome: "NOT_YET"; retryAt: Date };
 
-
-export async function enforceStageTimeout(context: Pick<DomainContext, "pool" | "gateway" | "contracts" | "operator">, job: StageDeadline): Promise<TimeoutOutcome> {
+export async function enforceStageTimeout(
+  context: Pick<DomainContext, "pool" | "gateway" | "contracts" | "operator">,
+  job: StageDeadline,
+): Promise<TimeoutOutcome> {
   const tokenId = BigInt(job.tokenId);
   const progress = await progressOf(context.gateway, context.contracts.ApprovalRegistry, tokenId);
   // The stage moved on, restarted or was handled since the job was scheduled.
@@ -40,14 +43,21 @@ export async function enforceStageTimeout(context: Pick<DomainContext, "pool" | 
       {
         onRecorded: (client, recorded) =>
           requestId
-            ? audit(client, SYSTEM, { entityType: "REQUEST", entityId: requestId, action: "STAGE_TIMEOUT", newValue: { stage: job.stage, deadline: new Date(job.deadline * 1000).toISOString() }, txHash: recorded.hash })
+            ? audit(client, SYSTEM, {
+                entityType: "REQUEST",
+                entityId: requestId,
+                action: "STAGE_TIMEOUT",
+                newValue: { stage: job.stage, deadline: new Date(job.deadline * 1000).toISOString() },
+                txHash: recorded.hash,
+              })
             : Promise.resolve(),
       },
     );
     return { outcome: "ENFORCED", transactionHash: tx.hash };
   } catch (error) {
     // The chain's clock is behind ours: try again at its deadline.
-    if (isRevert(error, "TimeoutNotReached")) return { outcome: "NOT_YET", retryAt: new Date((Number(error.args[2]) + 1) * 1000) };
+    if (isRevert(error, "TimeoutNotReached"))
+      return { outcome: "NOT_YET", retryAt: new Date((Number(error.args[2]) + 1) * 1000) };
     if (isRevert(error, "TimeoutAlreadyHandled", "ReviewWrongPhase", "TimeoutNotSet")) return { outcome: "STALE" };
     throw error;
   }

@@ -14,10 +14,21 @@ import { invalidState } from "../requests/requestGuards.ts";
 
 export type LicenceAction = "SUSPEND" | "REINSTATE" | "REVOKE";
 
-const FROM: Record<LicenceAction, string[]> = { SUSPEND: ["APPROVED"], REINSTATE: ["SUSPENDED"], REVOKE: ["APPROVED", "SUSPENDED", "EXPIRED"] };
+const FROM: Record<LicenceAction, string[]> = {
+  SUSPEND: ["APPROVED"],
+  REINSTATE: ["SUSPENDED"],
+  REVOKE: ["APPROVED", "SUSPENDED", "EXPIRED"],
+};
 const TO: Record<LicenceAction, string> = { SUSPEND: "SUSPENDED", REINSTATE: "APPROVED", REVOKE: "REVOKED" };
 
-export async function actOnLicence(context: DomainContext, meta: RequestMeta, requestId: string, action: LicenceAction, reasonCode: number, reason?: string) {
+export async function actOnLicence(
+  context: DomainContext,
+  meta: RequestMeta,
+  requestId: string,
+  action: LicenceAction,
+  reasonCode: number,
+  reason?: string,
+) {
   const request = await findRequest(context.pool, requestId);
   if (!request) throw notFound("Request");
   if (!FROM[action].includes(request.status)) throw invalidState(request, action.toLowerCase());
@@ -40,7 +51,14 @@ export async function actOnLicence(context: DomainContext, meta: RequestMeta, re
             reason: reason ?? null,
             chainTxId: recorded.id,
           });
-          await audit(client, meta, { entityType: "REQUEST", entityId: request.id, action, oldValue: { status: request.status }, newValue: { status: TO[action], reasonCode, reason }, txHash: recorded.hash });
+          await audit(client, meta, {
+            entityType: "REQUEST",
+            entityId: request.id,
+            action,
+            oldValue: { status: request.status },
+            newValue: { status: TO[action], reasonCode, reason },
+            txHash: recorded.hash,
+          });
         },
       },
     );

@@ -10,28 +10,51 @@ import { conflict, notFound } from "../../errors.ts";
 import { findRequest } from "../../reads/requestReads.ts";
 import type { DomainContext } from "../context.ts";
 
-export async function resolveEscalation(context: DomainContext, meta: RequestMeta, requestId: string, decision: "REJECT" | "RETURN", reasonCode: number, remarks?: string) {
+export async function resolveEscalation(
+  context: DomainContext,
+  meta: RequestMeta,
+  requestId: string,
+  decision: "REJECT" | "RETURN",
+  reasonCode: number,
+  remarks?: string,
+) {
   const request = await findRequest(context.pool, requestId);
   if (!request) throw notFound("Request");
-  if (request.phase !== "ESCALATED") throw conflict("NOT_ESCALATED", "The request has no escalation waiting for an administrator", { currentStatus: request.status });
+  if (request.phase !== "ESCALATED")
+    throw conflict("NOT_ESCALATED", "The request has no escalation waiting for an administrator", {
+      currentStatus: request.status,
+    });
   try {
     const tx = await context.gateway.send(
       {
         kind: "ESCALATION",
         from: context.administrator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData("resolveEscalation", [request.tokenId, decision === "REJECT", decision === "REJECT" ? reasonCode : 0]),
+        data: approvalRegistry.encodeFunctionData("resolveEscalation", [
+          request.tokenId,
+          decision === "REJECT",
+          decision === "REJECT" ? reasonCode : 0,
+        ]),
         requestId: request.id,
       },
       {
         onRecorded: (client, recorded) =>
-          audit(client, meta, { entityType: "REQUEST", entityId: request.id, action: `ESCALATION_${decision}`, oldValue: { status: request.status, stage: request.stage }, newValue: { decision, reasonCode, remarks }, txHash: recorded.hash }),
+          audit(client, meta, {
+            entityType: "REQUEST",
+            entityId: request.id,
+            action: `ESCALATION_${decision}`,
+            oldValue: { status: request.status, stage: request.stage },
+            newValue: { decision, reasonCode, remarks },
+            txHash: recorded.hash,
+          }),
       },
     );
     const after = (await findRequest(context.pool, request.id))!;
     return { requestId: request.id, status: after.status, transactionHash: tx.hash };
   } catch (error) {
     // Here the wrong phase means there is no escalation to resolve (the table says "not under review").
-    rethrowAsApiError(error, { ReviewWrongPhase: () => conflict("NOT_ESCALATED", "The request has no escalation waiting for an administrator") });
+    rethrowAsApiError(error, {
+      ReviewWrongPhase: () => conflict("NOT_ESCALATED", "The request has no escalation waiting for an administrator"),
+    });
   }
 }

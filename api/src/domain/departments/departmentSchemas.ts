@@ -10,23 +10,28 @@ export const DepartmentCode = z
   .meta({ description: "Upper-case letters and underscores, 1-31 characters", example: "FIRE_DEPARTMENT" });
 
 /** IApprovalRegistry.Custody: who holds the department wallet's key. */
-export const Custody = z
-  .enum(["CUSTODIAL", "DEPARTMENT_HELD"])
-  .meta({ id: "Custody", description: "CUSTODIAL: the platform holds the department's key and signs as the department asks through the API. DEPARTMENT_HELD: the department holds its own key (any wallet, or an EIP-1271 contract wallet such as a Safe) and signs each decision's EIP-712 typed data; no key of it reaches the platform." });
+export const Custody = z.enum(["CUSTODIAL", "DEPARTMENT_HELD"]).meta({
+  id: "Custody",
+  description:
+    "CUSTODIAL: the platform holds the department's key and signs as the department asks through the API. DEPARTMENT_HELD: the department holds its own key (any wallet, or an EIP-1271 contract wallet such as a Safe) and signs each decision's EIP-712 typed data; no key of it reaches the platform.",
+});
 
 const WalletAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "an Ethereum address");
 
-const WebhookUrl = z.url({ protocol: /^https?$/ }).max(2048).meta({ description: "http or https URL" });
+const WebhookUrl = z
+  .url({ protocol: /^https?$/ })
+  .max(2048)
+  .meta({ description: "http or https URL" });
 
 export const CreateDepartmentInput = z
   .object({
     code: DepartmentCode,
     name: z.string().trim().min(1).max(200),
     webhookUrl: WebhookUrl.optional(),
-    requireSignedRequests: z
-      .boolean()
-      .optional()
-      .meta({ description: "Extension: when true, every call with this department's API key must be signed (X-Timestamp, X-Signature). Default false." }),
+    requireSignedRequests: z.boolean().optional().meta({
+      description:
+        "Extension: when true, every call with this department's API key must be signed (X-Timestamp, X-Signature). Default false.",
+    }),
     custody: Custody.optional().meta({ description: "Extension: who holds the department's key (default CUSTODIAL)" }),
     walletAddress: WalletAddress.optional().meta({
       description:
@@ -42,7 +47,10 @@ export const CreateDepartmentInput = z
 export const WalletChangeInput = z
   .object({
     custody: Custody,
-    walletAddress: WalletAddress.optional().meta({ description: "DEPARTMENT_HELD: the department's own address (required). CUSTODIAL: omitted, a new custodial wallet is created" }),
+    walletAddress: WalletAddress.optional().meta({
+      description:
+        "DEPARTMENT_HELD: the department's own address (required). CUSTODIAL: omitted, a new custodial wallet is created",
+    }),
   })
   .refine((body) => (body.custody === "DEPARTMENT_HELD") === (body.walletAddress !== undefined), {
     message: "walletAddress is given exactly when custody is DEPARTMENT_HELD",
@@ -54,7 +62,10 @@ const PendingWalletChange = z
   .object({
     walletAddress: z.string(),
     custody: Custody,
-    effectiveAt: DateTime.meta({ description: "From then on anyone can activate it; until then the department's current wallet (or an administrator) can cancel it" }),
+    effectiveAt: DateTime.meta({
+      description:
+        "From then on anyone can activate it; until then the department's current wallet (or an administrator) can cancel it",
+    }),
   })
   .meta({ id: "PendingWalletChange" });
 
@@ -62,10 +73,17 @@ export const UpdateDepartmentInput = z
   .object({
     name: z.string().trim().min(1).max(200).optional(),
     webhookUrl: WebhookUrl.nullable().optional().meta({ description: "null removes it" }),
-    isActive: z.boolean().optional().meta({ description: "Recorded on chain (setDepartmentActive); a deactivated department's API key stops working at once" }),
-    requireSignedRequests: z.boolean().optional().meta({ description: "Extension: require signed requests from this department" }),
+    isActive: z.boolean().optional().meta({
+      description: "Recorded on chain (setDepartmentActive); a deactivated department's API key stops working at once",
+    }),
+    requireSignedRequests: z
+      .boolean()
+      .optional()
+      .meta({ description: "Extension: require signed requests from this department" }),
   })
-  .refine((body) => Object.keys(body).length > 0, { message: "give at least one of name, webhookUrl, isActive, requireSignedRequests" })
+  .refine((body) => Object.keys(body).length > 0, {
+    message: "give at least one of name, webhookUrl, isActive, requireSignedRequests",
+  })
   // The refinement, as JSON Schema states it (zod cannot translate a refinement).
   .meta({ id: "UpdateDepartmentInput", minProperties: 1 });
 
@@ -73,9 +91,14 @@ export const Department = z
   .object({
     code: z.string(),
     name: z.string(),
-    walletAddress: z.string().meta({ description: "The department's wallet, registered on chain with its code: its transactions or EIP-712 signatures are the department's decisions" }),
+    walletAddress: z.string().meta({
+      description:
+        "The department's wallet, registered on chain with its code: its transactions or EIP-712 signatures are the department's decisions",
+    }),
     custody: Custody,
-    pendingWalletChange: PendingWalletChange.nullable().meta({ description: "A wallet or custody change proposed on chain, waiting out its public delay" }),
+    pendingWalletChange: PendingWalletChange.nullable().meta({
+      description: "A wallet or custody change proposed on chain, waiting out its public delay",
+    }),
     webhookUrl: z.string().nullable(),
     isActive: z.boolean().meta({ description: "As recorded on chain" }),
     requireSignedRequests: z.boolean().meta({ description: "Extension: whether its API calls must be signed" }),
@@ -101,10 +124,16 @@ export const RegeneratedKey = z
 
 export const StatsQuery = z
   .object({
-    startDate: z.iso.date().optional().meta({ description: "First day (UTC), inclusive; default: the department's registration date" }),
+    startDate: z.iso
+      .date()
+      .optional()
+      .meta({ description: "First day (UTC), inclusive; default: the department's registration date" }),
     endDate: z.iso.date().optional().meta({ description: "Last day (UTC), inclusive; default: today" }),
   })
-  .refine((q) => !q.startDate || !q.endDate || q.startDate <= q.endDate, { message: "startDate must not be after endDate", path: ["startDate"] });
+  .refine((q) => !q.startDate || !q.endDate || q.startDate <= q.endDate, {
+    message: "startDate must not be after endDate",
+    path: ["startDate"],
+  });
 
 export const DepartmentStatsResponse = z
   .object({

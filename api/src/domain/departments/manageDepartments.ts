@@ -58,7 +58,11 @@ export interface CreatedDepartment extends DepartmentJson {
 
 const duplicate = (code: string) => conflict("CONFLICT", `Department ${code} already exists`, { code });
 
-export async function createDepartment(context: DomainContext, meta: RequestMeta, input: CreateDepartmentInput): Promise<CreatedDepartment> {
+export async function createDepartment(
+  context: DomainContext,
+  meta: RequestMeta,
+  input: CreateDepartmentInput,
+): Promise<CreatedDepartment> {
   const { pool } = context;
   const { code } = input;
   const existing = await registrationStatusOf(pool, code);
@@ -75,7 +79,9 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
   // A department that holds its own key registers its address: no key of it ever reaches the platform. Otherwise
   // the key vault makes a new key, or a remote signer gives one of its keys (docs/decisions.md, "Custodial signers").
   const wallet =
-    custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.departmentWallets.walletFor(code, { address: input.walletAddress });
+    custody === "DEPARTMENT_HELD"
+      ? getAddress(input.walletAddress!)
+      : await context.departmentWallets.walletFor(code, { address: input.walletAddress });
   const credentials = await issueCredentials(context.departmentSecrets, code);
   const webhookUrl = input.webhookUrl ?? null;
   const requireSignedRequests = input.requireSignedRequests ?? false;
@@ -89,7 +95,11 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
         kind: "REGISTER_DEPARTMENT",
         from: context.administrator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData("registerDepartment", [encodeBytes32String(code), wallet, CUSTODY_ENUM(custody)]),
+        data: approvalRegistry.encodeFunctionData("registerDepartment", [
+          encodeBytes32String(code),
+          wallet,
+          CUSTODY_ENUM(custody),
+        ]),
       },
       {
         onRecorded: async (client, recorded) => {
@@ -108,7 +118,15 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
             entityType: "DEPARTMENT",
             entityId: code,
             action: "CREATE",
-            newValue: { code, name: input.name, webhookUrl, walletAddress: wallet, custody, requireSignedRequests, isActive: true },
+            newValue: {
+              code,
+              name: input.name,
+              webhookUrl,
+              walletAddress: wallet,
+              custody,
+              requireSignedRequests,
+              isActive: true,
+            },
             txHash: recorded.hash,
           });
         },
@@ -128,23 +146,48 @@ export async function createDepartment(context: DomainContext, meta: RequestMeta
 
   const department = (await new DepartmentStore(pool).byCode(code)) ?? {
     // Confirmed on chain but the index has not caught up yet (READ_YOUR_WRITES_TIMEOUT_MS): answer from what we know.
-    code, name: input.name, webhookUrl, walletAddress: getAddress(wallet), custody, pendingWalletChange: null, isActive: true, requireSignedRequests,
-    chainDepartmentId: 0, createdAt, updatedAt: createdAt, keyRotatedAt: null,
+    code,
+    name: input.name,
+    webhookUrl,
+    walletAddress: getAddress(wallet),
+    custody,
+    pendingWalletChange: null,
+    isActive: true,
+    requireSignedRequests,
+    chainDepartmentId: 0,
+    createdAt,
+    updatedAt: createdAt,
+    keyRotatedAt: null,
   };
-  return { ...departmentJson(department), apiKey: credentials.apiKey, apiSecret: credentials.apiSecret, transactionHash: tx.hash };
+  return {
+    ...departmentJson(department),
+    apiKey: credentials.apiKey,
+    apiSecret: credentials.apiSecret,
+    transactionHash: tx.hash,
+  };
 }
 
-export async function updateDepartment(context: DomainContext, meta: RequestMeta, code: string, input: UpdateDepartmentInput): Promise<{ department: StoredDepartment; transactionHash: string | null }> {
+export async function updateDepartment(
+  context: DomainContext,
+  meta: RequestMeta,
+  code: string,
+  input: UpdateDepartmentInput,
+): Promise<{ department: StoredDepartment; transactionHash: string | null }> {
   const store = new DepartmentStore(context.pool);
   const current = await store.byCode(code);
   if (!current) throw notFound("Department");
 
   const oldValue: Record<string, unknown> = {};
   const newValue: Record<string, unknown> = {};
-  if (input.name !== undefined && input.name !== current.name) [oldValue.name, newValue.name] = [current.name, input.name];
-  if (input.webhookUrl !== undefined && input.webhookUrl !== current.webhookUrl) [oldValue.webhookUrl, newValue.webhookUrl] = [current.webhookUrl, input.webhookUrl];
+  if (input.name !== undefined && input.name !== current.name)
+    [oldValue.name, newValue.name] = [current.name, input.name];
+  if (input.webhookUrl !== undefined && input.webhookUrl !== current.webhookUrl)
+    [oldValue.webhookUrl, newValue.webhookUrl] = [current.webhookUrl, input.webhookUrl];
   if (input.requireSignedRequests !== undefined && input.requireSignedRequests !== current.requireSignedRequests) {
-    [oldValue.requireSignedRequests, newValue.requireSignedRequests] = [current.requireSignedRequests, input.requireSignedRequests];
+    [oldValue.requireSignedRequests, newValue.requireSignedRequests] = [
+      current.requireSignedRequests,
+      input.requireSignedRequests,
+    ];
   }
   const offChainChange = Object.keys(newValue).length > 0;
   const activeChange = input.isActive !== undefined && input.isActive !== current.isActive;
@@ -188,7 +231,11 @@ export async function updateDepartment(context: DomainContext, meta: RequestMeta
   return { department: (await store.byCode(code)) ?? current, transactionHash };
 }
 
-export async function regenerateApiKey(context: DomainContext, meta: RequestMeta, code: string): Promise<{ apiKey: string; apiSecret: string; keyRotatedAt: string }> {
+export async function regenerateApiKey(
+  context: DomainContext,
+  meta: RequestMeta,
+  code: string,
+): Promise<{ apiKey: string; apiSecret: string; keyRotatedAt: string }> {
   const current = await new DepartmentStore(context.pool).byCode(code);
   if (!current) throw notFound("Department");
   const credentials = await issueCredentials(context.departmentSecrets, code);
@@ -211,17 +258,29 @@ export async function regenerateApiKey(context: DomainContext, meta: RequestMeta
  * can cancel it. So no administrator can make a wallet decide for a department without the department and every
  * auditor seeing it first.
  */
-export async function proposeWalletChange(context: DomainContext, meta: RequestMeta, code: string, input: { custody: Custody; walletAddress?: string }) {
+export async function proposeWalletChange(
+  context: DomainContext,
+  meta: RequestMeta,
+  code: string,
+  input: { custody: Custody; walletAddress?: string },
+) {
   const current = await new DepartmentStore(context.pool).byCode(code);
   if (!current) throw notFound("Department");
-  const wallet = input.custody === "DEPARTMENT_HELD" ? getAddress(input.walletAddress!) : await context.departmentWallets.walletFor(code);
+  const wallet =
+    input.custody === "DEPARTMENT_HELD"
+      ? getAddress(input.walletAddress!)
+      : await context.departmentWallets.walletFor(code);
   try {
     const tx = await context.gateway.send(
       {
         kind: "UPDATE_DEPARTMENT",
         from: context.administrator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData("proposeDepartmentWallet", [encodeBytes32String(code), wallet, CUSTODY_ENUM(input.custody)]),
+        data: approvalRegistry.encodeFunctionData("proposeDepartmentWallet", [
+          encodeBytes32String(code),
+          wallet,
+          CUSTODY_ENUM(input.custody),
+        ]),
       },
       {
         onRecorded: (client, recorded) =>
@@ -242,13 +301,22 @@ export async function proposeWalletChange(context: DomainContext, meta: RequestM
 }
 
 /** Cancels a pending wallet change (sent by the administration wallet) or activates it once due (by the operator). */
-export async function settleWalletChange(context: DomainContext, meta: RequestMeta, code: string, action: "CANCEL" | "ACTIVATE") {
+export async function settleWalletChange(
+  context: DomainContext,
+  meta: RequestMeta,
+  code: string,
+  action: "CANCEL" | "ACTIVATE",
+) {
   const current = await new DepartmentStore(context.pool).byCode(code);
   if (!current) throw notFound("Department");
   const pending = current.pendingWalletChange;
   if (!pending) throw conflict("NO_WALLET_CHANGE", "The department has no pending wallet change");
   if (action === "ACTIVATE" && pending.effectiveAt.getTime() > Date.now()) {
-    throw conflict("WALLET_CHANGE_NOT_DUE", `The wallet change can be activated from ${pending.effectiveAt.toISOString()}`, { effectiveAt: pending.effectiveAt.toISOString() });
+    throw conflict(
+      "WALLET_CHANGE_NOT_DUE",
+      `The wallet change can be activated from ${pending.effectiveAt.toISOString()}`,
+      { effectiveAt: pending.effectiveAt.toISOString() },
+    );
   }
   try {
     const tx = await context.gateway.send(
@@ -256,7 +324,10 @@ export async function settleWalletChange(context: DomainContext, meta: RequestMe
         kind: "UPDATE_DEPARTMENT",
         from: action === "CANCEL" ? context.administrator : context.operator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData(action === "CANCEL" ? "cancelDepartmentWallet" : "activateDepartmentWallet", [encodeBytes32String(code)]),
+        data: approvalRegistry.encodeFunctionData(
+          action === "CANCEL" ? "cancelDepartmentWallet" : "activateDepartmentWallet",
+          [encodeBytes32String(code)],
+        ),
       },
       {
         onRecorded: (client, recorded) =>

@@ -6,9 +6,13 @@
 import { storageKeysOfFailedAnchoring } from "../../stores/documentRecords.ts";
 import type { DomainContext } from "../context.ts";
 
-export async function discardUnanchoredFiles(context: Pick<DomainContext, "pool" | "documentStore" | "logger">, txId: string): Promise<number> {
+export async function discardUnanchoredFiles(
+  context: Pick<DomainContext, "pool" | "documentStore" | "logger">,
+  txId: string,
+): Promise<number> {
   const keys = await storageKeysOfFailedAnchoring(context.pool, txId);
   for (const key of keys) await context.documentStore.delete(key);
-  if (keys.length > 0) context.logger.info({ txId, files: keys.length }, "deleted files whose anchoring failed on chain");
+  if (keys.length > 0)
+    context.logger.info({ txId, files: keys.length }, "deleted files whose anchoring failed on chain");
   return keys.length;
 }

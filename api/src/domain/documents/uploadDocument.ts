@@ -102,9 +102,13 @@ async function storeAndAnchorVersion(
     );
     return { tx, hash, createdAt };
   } catch (error) {
-    if (!wasRecorded(error)) await context.documentStore.delete(key).catch((e) => context.logger.error({ err: e, key }, "could not delete an unanchored file"));
+    if (!wasRecorded(error))
+      await context.documentStore
+        .delete(key)
+        .catch((e) => context.logger.error({ err: e, key }, "could not delete an unanchored file"));
     if (error instanceof ContractRevertError) throw apiErrorOf(error);
-    if ((error as { code?: string }).code === "23505") throw conflict("CONCURRENT_UPDATE", REVERT_ANSWERS.DocumentNotLatestVersion.message);
+    if ((error as { code?: string }).code === "23505")
+      throw conflict("CONCURRENT_UPDATE", REVERT_ANSWERS.DocumentNotLatestVersion.message);
     throw error;
   }
 }
@@ -122,11 +126,18 @@ export async function uploadDocument(
   const workflow = await pinnedWorkflow(context, request);
   const allowed = requiredDocumentTypes(workflow.stages);
   if (!allowed.includes(fields.docType)) {
-    throw new AppError(400, "INVALID_DOCUMENT_TYPE", `Document type ${fields.docType} is not used by this request's workflow`, { allowedDocumentTypes: allowed });
+    throw new AppError(
+      400,
+      "INVALID_DOCUMENT_TYPE",
+      `Document type ${fields.docType} is not used by this request's workflow`,
+      { allowedDocumentTypes: allowed },
+    );
   }
   const existing = (await documentsOfRequest(context.pool, request.id)).find((d) => d.docType === fields.docType);
   if (existing) {
-    throw conflict("DOCUMENT_EXISTS", `A ${fields.docType} document already exists: upload a new version with PUT`, { documentId: existing.id });
+    throw conflict("DOCUMENT_EXISTS", `A ${fields.docType} document already exists: upload a new version with PUT`, {
+      documentId: existing.id,
+    });
   }
 
   const documentId = randomUUID();
@@ -211,13 +222,23 @@ export async function updateDocument(
     },
   });
   // The approvals this version invalidated on chain, in the same transaction.
-  const invalidated = eventsOf(tx.receipt.logs, approvalRegistry, context.contracts.ApprovalRegistry, "ReviewInvalidated");
-  const codes = await departmentCodes(context.pool, invalidated.map((e) => Number(e.args.departmentId)));
+  const invalidated = eventsOf(
+    tx.receipt.logs,
+    approvalRegistry,
+    context.contracts.ApprovalRegistry,
+    "ReviewInvalidated",
+  );
+  const codes = await departmentCodes(
+    context.pool,
+    invalidated.map((e) => Number(e.args.departmentId)),
+  );
   return {
     documentId,
     newVersion: version,
     newHash: hash,
-    invalidatedApprovals: [...new Set(invalidated.map((e) => codes.get(Number(e.args.departmentId)) ?? String(e.args.departmentId)))],
+    invalidatedApprovals: [
+      ...new Set(invalidated.map((e) => codes.get(Number(e.args.departmentId)) ?? String(e.args.departmentId))),
+    ],
     transactionHash: tx.hash,
   };
 }

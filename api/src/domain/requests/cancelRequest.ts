@@ -6,7 +6,13 @@ import type { DomainContext } from "../context.ts";
 import { recordCancelReason } from "../../stores/requestStore.ts";
 import { invalidState, loadOwnRequest } from "./requestGuards.ts";
 
-export async function cancelRequest(context: DomainContext, principal: Principal, requestId: string, reason?: string, meta: RequestMeta = { principal }) {
+export async function cancelRequest(
+  context: DomainContext,
+  principal: Principal,
+  requestId: string,
+  reason?: string,
+  meta: RequestMeta = { principal },
+) {
   const request = await loadOwnRequest(context, principal, requestId, "applications:write");
   if (request.status !== "DRAFT" && request.status !== "PENDING_RESUBMISSION") throw invalidState(request, "cancel");
   const tx = await context.gateway.send(
@@ -20,7 +26,14 @@ export async function cancelRequest(context: DomainContext, principal: Principal
     {
       onRecorded: async (client, recorded) => {
         await recordCancelReason(client, request.id, reason ?? null);
-        await audit(client, meta, { entityType: "REQUEST", entityId: request.id, action: "CANCEL", oldValue: { status: request.status }, newValue: { status: "CANCELLED", reason }, txHash: recorded.hash });
+        await audit(client, meta, {
+          entityType: "REQUEST",
+          entityId: request.id,
+          action: "CANCEL",
+          oldValue: { status: request.status },
+          newValue: { status: "CANCELLED", reason },
+          txHash: recorded.hash,
+        });
       },
     },
   );

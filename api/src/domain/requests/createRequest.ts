@@ -13,7 +13,11 @@ import type { DomainContext } from "../context.ts";
 import { insertRequest, nextRequestNumber, nextTokenId, requestsCreatedInLastDay } from "../../stores/requestStore.ts";
 import { applicantCommitment, newSalt } from "./applicantCommitment.ts";
 
-export const REQUEST_NUMBER_PREFIX: Record<string, string> = { RESORT_LICENSE: "RL", TRADE_LICENSE: "TL", BUILDING_PERMIT: "BP" };
+export const REQUEST_NUMBER_PREFIX: Record<string, string> = {
+  RESORT_LICENSE: "RL",
+  TRADE_LICENSE: "TL",
+  BUILDING_PERMIT: "BP",
+};
 
 export interface CreateRequestInput {
   applicantId: string;
@@ -21,14 +25,24 @@ export interface CreateRequestInput {
   metadata?: Record<string, unknown>;
 }
 
-export async function createRequest(context: DomainContext, principal: Principal, input: CreateRequestInput, meta: RequestMeta = { principal }) {
+export async function createRequest(
+  context: DomainContext,
+  principal: Principal,
+  input: CreateRequestInput,
+  meta: RequestMeta = { principal },
+) {
   // An applicant creates requests for themself; a system client with applications:write acts for any applicant.
-  if (principal.kind === "applicant" && principal.id !== input.applicantId) throw forbidden("applicantId must be your own identity-locker id");
+  if (principal.kind === "applicant" && principal.id !== input.applicantId)
+    throw forbidden("applicantId must be your own identity-locker id");
   checkMetadataSize(input.metadata, context.config.maxMetadataBytes);
   await checkQuota(context, input.applicantId);
   const workflow = await context.workflows.active(input.requestType);
   if (!workflow) {
-    throw conflict("NO_ACTIVE_WORKFLOW", `No active workflow for ${input.requestType}: requests of this type cannot be created now`, { requestType: input.requestType });
+    throw conflict(
+      "NO_ACTIVE_WORKFLOW",
+      `No active workflow for ${input.requestType}: requests of this type cannot be created now`,
+      { requestType: input.requestType },
+    );
   }
 
   const id = randomUUID();
@@ -36,8 +50,18 @@ export async function createRequest(context: DomainContext, principal: Principal
   const address = context.applicantAddress(input.applicantId);
   const salt = newSalt();
   const metadata = input.metadata ?? {};
-  const applicantName = principal.kind === "applicant" ? (principal.name ?? null) : (typeof metadata.applicantName === "string" ? metadata.applicantName : null);
-  const applicantEmail = principal.kind === "applicant" ? (principal.email ?? null) : (typeof metadata.applicantEmail === "string" ? metadata.applicantEmail : null);
+  const applicantName =
+    principal.kind === "applicant"
+      ? (principal.name ?? null)
+      : typeof metadata.applicantName === "string"
+        ? metadata.applicantName
+        : null;
+  const applicantEmail =
+    principal.kind === "applicant"
+      ? (principal.email ?? null)
+      : typeof metadata.applicantEmail === "string"
+        ? metadata.applicantEmail
+        : null;
   let requestNumber = "";
   let createdAt = new Date();
 
@@ -46,7 +70,12 @@ export async function createRequest(context: DomainContext, principal: Principal
       kind: "MINT_NFT",
       from: context.operator,
       to: context.contracts.LicenceToken,
-      data: licenceToken.encodeFunctionData("mint", [address, tokenId, encodeBytes32String(input.requestType), applicantCommitment(salt, input.applicantId)]),
+      data: licenceToken.encodeFunctionData("mint", [
+        address,
+        tokenId,
+        encodeBytes32String(input.requestType),
+        applicantCommitment(salt, input.applicantId),
+      ]),
       requestId: id,
     },
     {
@@ -69,18 +98,40 @@ export async function createRequest(context: DomainContext, principal: Principal
           chainTxId: recorded.id,
           identitySalt: salt,
         });
-        await audit(client, meta, { entityType: "REQUEST", entityId: id, action: "CREATE", newValue: { requestNumber, requestType: input.requestType, applicantId: input.applicantId, tokenId: tokenId.toString(), status: "DRAFT" }, txHash: recorded.hash });
+        await audit(client, meta, {
+          entityType: "REQUEST",
+          entityId: id,
+          action: "CREATE",
+          newValue: {
+            requestNumber,
+            requestType: input.requestType,
+            applicantId: input.applicantId,
+            tokenId: tokenId.toString(),
+            status: "DRAFT",
+          },
+          txHash: recorded.hash,
+        });
       },
     },
   );
-  return { requestId: id, requestNumber, status: "DRAFT", transactionHash: tx.hash, createdAt: createdAt.toISOString() };
+  return {
+    requestId: id,
+    requestNumber,
+    status: "DRAFT",
+    transactionHash: tx.hash,
+    createdAt: createdAt.toISOString(),
+  };
 }
 
 /** metadata is stored and returned whole: its serialized size is capped (400 METADATA_TOO_LARGE). */
 function checkMetadataSize(metadata: Record<string, unknown> | undefined, maxBytes: number): void {
   if (!metadata) return;
   const size = Buffer.byteLength(JSON.stringify(metadata), "utf8");
-  if (size > maxBytes) throw new AppError(400, "METADATA_TOO_LARGE", `metadata may hold at most ${maxBytes} bytes of JSON (got ${size})`, { maxBytes, size });
+  if (size > maxBytes)
+    throw new AppError(400, "METADATA_TOO_LARGE", `metadata may hold at most ${maxBytes} bytes of JSON (got ${size})`, {
+      maxBytes,
+      size,
+    });
 }
 
 /**
@@ -91,6 +142,9 @@ async function checkQuota(context: DomainContext, applicantId: string): Promise<
   const quota = context.config.requestQuotaPerDay;
   if (quota <= 0) return;
   if ((await requestsCreatedInLastDay(context.pool, applicantId)) >= quota) {
-    throw new AppError(429, "QUOTA_EXCEEDED", `An applicant may create at most ${quota} requests in 24 hours`, { quota, windowHours: 24 });
+    throw new AppError(429, "QUOTA_EXCEEDED", `An applicant may create at most ${quota} requests in 24 hours`, {
+      quota,
+      windowHours: 24,
+    });
   }
 }

@@ -21,7 +21,8 @@ export async function identityProof(context: DomainContext, principal: Principal
     throw new AppError(403, "FORBIDDEN", "Only the applicant gets the salt that proves the licence is theirs");
   }
   const salt = await identitySaltOf(context.pool, request.id);
-  if (!salt) throw new AppError(409, "NO_COMMITMENT", "This request was minted before applicant commitments were recorded");
+  if (!salt)
+    throw new AppError(409, "NO_COMMITMENT", "This request was minted before applicant commitments were recorded");
   return {
     requestId: request.id,
     tokenId: Number(request.tokenId),
@@ -32,7 +33,12 @@ export async function identityProof(context: DomainContext, principal: Principal
 }
 
 /** Whether `applicantId` and `salt` open the commitment recorded on chain when `tokenId` was minted. */
-export async function checkHolder(context: Pick<DomainContext, "pool" | "gateway" | "contracts">, tokenId: bigint, applicantId: string, salt: string) {
+export async function checkHolder(
+  context: Pick<DomainContext, "pool" | "gateway" | "contracts">,
+  tokenId: bigint,
+  applicantId: string,
+  salt: string,
+) {
   const block = await mintBlockOf(context.pool, tokenId);
   if (block === undefined) throw notFound("Licence");
   // The commitment comes from the chain's own log of the mint (the index only says which block to look in).

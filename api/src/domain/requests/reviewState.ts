@@ -11,7 +11,15 @@ type Stages = Parameters<typeof sortedStages>[0];
 /** Stage `index` of a workflow as the API shows it, with department names; null past the last stage. */
 async function currentStageView(context: DomainContext, stages: Stages, index: number) {
   const stage = sortedStages(stages)[index];
-  return stage ? stageView(stage, await departmentNames(context.pool, stage.requiredApprovals.map((a) => a.departmentCode))) : null;
+  return stage
+    ? stageView(
+        stage,
+        await departmentNames(
+          context.pool,
+          stage.requiredApprovals.map((a) => a.departmentCode),
+        ),
+      )
+    : null;
 }
 
 /** The current stage (from the chain's progress) and the departments that can decide now (a chain call). */

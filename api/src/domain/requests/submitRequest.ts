@@ -12,7 +12,12 @@ import { requiredDocumentTypes } from "../workflows/compileWorkflow.ts";
 import { invalidState, loadOwnRequest, pinnedWorkflow } from "./requestGuards.ts";
 import { reviewState } from "./reviewState.ts";
 
-export async function submitRequest(context: DomainContext, principal: Principal, requestId: string, meta: RequestMeta = { principal }) {
+export async function submitRequest(
+  context: DomainContext,
+  principal: Principal,
+  requestId: string,
+  meta: RequestMeta = { principal },
+) {
   const request = await loadOwnRequest(context, principal, requestId, "applications:write");
   const resubmission = request.status === "PENDING_RESUBMISSION";
   if (request.status !== "DRAFT" && !resubmission) throw invalidState(request, "submit");
@@ -21,7 +26,9 @@ export async function submitRequest(context: DomainContext, principal: Principal
   const uploaded = new Set((await documentsOfRequest(context.pool, request.id)).map((d) => d.docType));
   const missingDocuments = requiredDocumentTypes(workflow.stages).filter((type) => !uploaded.has(type));
   if (missingDocuments.length > 0) {
-    throw new AppError(400, "MISSING_DOCUMENTS", `Required documents are missing: ${missingDocuments.join(", ")}`, { missingDocuments });
+    throw new AppError(400, "MISSING_DOCUMENTS", `Required documents are missing: ${missingDocuments.join(", ")}`, {
+      missingDocuments,
+    });
   }
 
   const tx = await context.gateway.send(
@@ -34,9 +41,22 @@ export async function submitRequest(context: DomainContext, principal: Principal
     },
     {
       onRecorded: (client, recorded) =>
-        audit(client, meta, { entityType: "REQUEST", entityId: request.id, action: resubmission ? "RESUBMIT" : "SUBMIT", oldValue: { status: request.status }, newValue: { status: "SUBMITTED" }, txHash: recorded.hash }),
+        audit(client, meta, {
+          entityType: "REQUEST",
+          entityId: request.id,
+          action: resubmission ? "RESUBMIT" : "SUBMIT",
+          oldValue: { status: request.status },
+          newValue: { status: "SUBMITTED" },
+          txHash: recorded.hash,
+        }),
     },
   );
   const state = await reviewState(context, request.tokenId, workflow.stages);
-  return { requestId: request.id, status: "SUBMITTED", currentStage: state.currentStage, pendingDepartments: state.pendingDepartments, transactionHash: tx.hash };
+  return {
+    requestId: request.id,
+    status: "SUBMITTED",
+    currentStage: state.currentStage,
+    pendingDepartments: state.pendingDepartments,
+    transactionHash: tx.hash,
+  };
 }

@@ -58,8 +58,12 @@ export async function registerWebhook(context: WebhookContext, meta: RequestMeta
   const departmentCode = own ?? input.departmentCode ?? null;
   const createdAt = await withTransaction(context.pool, async (client) => {
     const created = await store.insertWebhook(client, {
-      id, departmentCode, url: input.url, events: input.events,
-      secretSealed: context.webhookSecrets.seal(id, input.secret), createdBy: `${principal.kind}:${principal.id}`,
+      id,
+      departmentCode,
+      url: input.url,
+      events: input.events,
+      secretSealed: context.webhookSecrets.seal(id, input.secret),
+      createdBy: `${principal.kind}:${principal.id}`,
     });
     await audit(client, meta, {
       entityType: "WEBHOOK",
@@ -70,7 +74,13 @@ export async function registerWebhook(context: WebhookContext, meta: RequestMeta
     return created;
   });
   const webhook: StoredWebhook = {
-    id, departmentCode, url: input.url, events: input.events, isActive: true, disabledAt: null, createdAt,
+    id,
+    departmentCode,
+    url: input.url,
+    events: input.events,
+    isActive: true,
+    disabledAt: null,
+    createdAt,
   };
   return webhookJson(webhook);
 }

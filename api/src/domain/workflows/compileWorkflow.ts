@@ -6,7 +6,13 @@ import { encodeBytes32String, keccak256, toUtf8Bytes } from "ethers";
 import { canonicalJson } from "../../canonicalJson.ts";
 import type { CreateWorkflowInput, WorkflowStageInput } from "../../schemas/workflow.ts";
 
-import { COMPLETION_NAMES, enumValueOf, EXECUTION_TYPE_NAMES, REJECTION_ACTION_NAMES, TIMEOUT_ACTION_NAMES } from "../../chain/contracts.ts";
+import {
+  COMPLETION_NAMES,
+  enumValueOf,
+  EXECUTION_TYPE_NAMES,
+  REJECTION_ACTION_NAMES,
+  TIMEOUT_ACTION_NAMES,
+} from "../../chain/contracts.ts";
 
 export interface ChainStageInput {
   executionType: number;
@@ -35,7 +41,10 @@ export function compileStages(stages: WorkflowStageInput[]): ChainStageInput[] {
       onTimeout: timeoutSeconds > 0 ? enumValueOf(TIMEOUT_ACTION_NAMES, stage.onTimeout ?? "NOTIFY") : 0,
       onRejection: enumValueOf(REJECTION_ACTION_NAMES, stage.onRejection ?? "FAIL_REQUEST"),
       timeoutSeconds,
-      mandatoryMask: stage.requiredApprovals.reduce((mask, approval, i) => (approval.isMandatory ? mask | (1 << i) : mask), 0),
+      mandatoryMask: stage.requiredApprovals.reduce(
+        (mask, approval, i) => (approval.isMandatory ? mask | (1 << i) : mask),
+        0,
+      ),
       departments: stage.requiredApprovals.map((a) => encodeBytes32String(a.departmentCode)),
     };
   });

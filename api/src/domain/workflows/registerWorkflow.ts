@@ -62,7 +62,12 @@ export async function registerWorkflow(
     const workflow = await context.workflows.byId(id);
     if (workflow) return { workflow, transactionHash: tx.hash };
     if (Date.now() > deadline) {
-      throw new AppError(504, "INDEX_LAGGING", "The workflow is registered on chain but not visible yet; it will appear shortly", { workflowId: id, transactionHash: tx.hash });
+      throw new AppError(
+        504,
+        "INDEX_LAGGING",
+        "The workflow is registered on chain but not visible yet; it will appear shortly",
+        { workflowId: id, transactionHash: tx.hash },
+      );
     }
   }
 }
@@ -71,7 +76,12 @@ export async function registerWorkflow(
 async function assertValid(context: DomainContext, input: CreateWorkflowInput): Promise<void> {
   const { isValid, errors } = await validateWorkflow(context, input);
   if (!isValid) {
-    throw new AppError(400, "INVALID_WORKFLOW", `The workflow definition is invalid: ${errors.map((e) => `${e.path}: ${e.code}`).join("; ")}`, { errors });
+    throw new AppError(
+      400,
+      "INVALID_WORKFLOW",
+      `The workflow definition is invalid: ${errors.map((e) => `${e.path}: ${e.code}`).join("; ")}`,
+      { errors },
+    );
   }
 }
 
@@ -83,20 +93,34 @@ const summary = (input: CreateWorkflowInput) => ({
 });
 
 /** POST /workflows: the first version of a type, or the next one after the type's workflow was deactivated. */
-export async function createWorkflow(context: DomainContext, meta: RequestMeta, input: CreateWorkflowInput): Promise<StoredWorkflow> {
+export async function createWorkflow(
+  context: DomainContext,
+  meta: RequestMeta,
+  input: CreateWorkflowInput,
+): Promise<StoredWorkflow> {
   await assertValid(context, input);
   return withWorkflowTypeLock(context.pool, input.workflowType, async () => {
     const state = await context.workflows.typeState(input.workflowType);
     if (state.activeChainWorkflowId !== null) {
       const active = await context.workflows.byChainId(state.activeChainWorkflowId);
-      throw conflict("CONFLICT", `${input.workflowType} already has an active workflow: create a new version with PUT /workflows/{workflowId}`, {
-        workflowType: input.workflowType,
-        ...(active ? { activeWorkflowId: active.id, activeVersion: active.version } : {}),
-      });
+      throw conflict(
+        "CONFLICT",
+        `${input.workflowType} already has an active workflow: create a new version with PUT /workflows/{workflowId}`,
+        {
+          workflowType: input.workflowType,
+          ...(active ? { activeWorkflowId: active.id, activeVersion: active.version } : {}),
+        },
+      );
     }
     const { workflow } = await registerWorkflow(context, input, {
       onRecorded: (client, tx, workflowId) =>
-        audit(client, meta, { entityType: "WORKFLOW", entityId: workflowId, action: "CREATE", newValue: summary(input), txHash: tx.hash }),
+        audit(client, meta, {
+          entityType: "WORKFLOW",
+          entityId: workflowId,
+          action: "CREATE",
+          newValue: summary(input),
+          txHash: tx.hash,
+        }),
     });
     return workflow;
   });
@@ -107,24 +131,41 @@ export async function createWorkflow(context: DomainContext, meta: RequestMeta, 
  * requests already created stay pinned to theirs). Only the latest version of a type can be updated, so an edit
  * based on a superseded version never silently replaces a newer one.
  */
-export async function updateWorkflow(context: DomainContext, meta: RequestMeta, workflowId: string, input: CreateWorkflowInput): Promise<StoredWorkflow> {
+export async function updateWorkflow(
+  context: DomainContext,
+  meta: RequestMeta,
+  workflowId: string,
+  input: CreateWorkflowInput,
+): Promise<StoredWorkflow> {
   const existing = await context.workflows.byId(workflowId);
   if (!existing) throw notFound("Workflow");
   if (input.workflowType !== existing.workflowType) {
-    throw new AppError(400, "WORKFLOW_TYPE_MISMATCH", `Workflow ${workflowId} is a ${existing.workflowType} workflow: a new version keeps its type (got ${input.workflowType})`, {
-      workflowType: existing.workflowType,
-    });
+    throw new AppError(
+      400,
+      "WORKFLOW_TYPE_MISMATCH",
+      `Workflow ${workflowId} is a ${existing.workflowType} workflow: a new version keeps its type (got ${input.workflowType})`,
+      {
+        workflowType: existing.workflowType,
+      },
+    );
   }
   await assertValid(context, input);
   return withWorkflowTypeLock(context.pool, existing.workflowType, async () => {
     const state = await context.workflows.typeState(existing.workflowType);
     if (existing.version !== state.latestVersion) {
-      const latest = state.activeChainWorkflowId !== null ? await context.workflows.byChainId(state.activeChainWorkflowId) : undefined;
-      throw conflict("STALE_WORKFLOW_VERSION", `Workflow ${workflowId} is version ${existing.version}, but version ${state.latestVersion} of ${existing.workflowType} exists: update the latest version`, {
-        version: existing.version,
-        latestVersion: state.latestVersion,
-        ...(latest && latest.version === state.latestVersion ? { latestWorkflowId: latest.id } : {}),
-      });
+      const latest =
+        state.activeChainWorkflowId !== null
+          ? await context.workflows.byChainId(state.activeChainWorkflowId)
+          : undefined;
+      throw conflict(
+        "STALE_WORKFLOW_VERSION",
+        `Workflow ${workflowId} is version ${existing.version}, but version ${state.latestVersion} of ${existing.workflowType} exists: update the latest version`,
+        {
+          version: existing.version,
+          latestVersion: state.latestVersion,
+          ...(latest && latest.version === state.latestVersion ? { latestWorkflowId: latest.id } : {}),
+        },
+      );
     }
     const { workflow } = await registerWorkflow(context, input, {
       onRecorded: (client, tx, newId) =>

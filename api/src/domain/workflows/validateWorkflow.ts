@@ -7,7 +7,12 @@
 import type pg from "pg";
 import { departmentStatesByCode } from "../../reads/departmentLookup.ts";
 import { REQUEST_TYPES } from "../../schemas/common.ts";
-import type { CreateWorkflowInput, WorkflowErrorCode, WorkflowValidationError, WorkflowValidationResult } from "../../schemas/workflow.ts";
+import type {
+  CreateWorkflowInput,
+  WorkflowErrorCode,
+  WorkflowValidationError,
+  WorkflowValidationResult,
+} from "../../schemas/workflow.ts";
 
 export const MAX_STAGES = 16;
 export const MAX_STAGE_DEPARTMENTS = 8;
@@ -20,8 +25,13 @@ export const DOCUMENT_TYPE_CODE = /^[A-Z][A-Z0-9_]{1,30}$/;
 export type DepartmentStates = ReadonlyMap<string, { active: boolean }>;
 
 /** Validates against the departments registered on chain now (index.departments). */
-export async function validateWorkflow(context: { pool: pg.Pool }, input: CreateWorkflowInput): Promise<WorkflowValidationResult> {
-  const codes = [...new Set(input.stages.flatMap((stage) => stage.requiredApprovals.map((approval) => approval.departmentCode)))];
+export async function validateWorkflow(
+  context: { pool: pg.Pool },
+  input: CreateWorkflowInput,
+): Promise<WorkflowValidationResult> {
+  const codes = [
+    ...new Set(input.stages.flatMap((stage) => stage.requiredApprovals.map((approval) => approval.departmentCode))),
+  ];
   const errors = checkWorkflow(input, await departmentStatesByCode(context.pool, codes));
   return { isValid: errors.length === 0, errors };
 }
@@ -45,13 +55,18 @@ export function checkWorkflow(input: CreateWorkflowInput, departments: Departmen
 
 function checkWorkflowType(workflowType: string, report: Report): void {
   if (!(REQUEST_TYPES as readonly string[]).includes(workflowType)) {
-    report("UNKNOWN_WORKFLOW_TYPE", "workflowType", `Unknown workflow type ${workflowType}: it must be a request type (${REQUEST_TYPES.join(", ")})`);
+    report(
+      "UNKNOWN_WORKFLOW_TYPE",
+      "workflowType",
+      `Unknown workflow type ${workflowType}: it must be a request type (${REQUEST_TYPES.join(", ")})`,
+    );
   }
 }
 
 function checkStageCount(stages: readonly Stage[], report: Report): void {
   if (stages.length === 0) report("NO_STAGES", "stages", "A workflow needs at least one stage");
-  if (stages.length > MAX_STAGES) report("TOO_MANY_STAGES", "stages", `A workflow has at most ${MAX_STAGES} stages; this one has ${stages.length}`);
+  if (stages.length > MAX_STAGES)
+    report("TOO_MANY_STAGES", "stages", `A workflow has at most ${MAX_STAGES} stages; this one has ${stages.length}`);
 }
 
 /**
@@ -63,13 +78,22 @@ function checkStageOrders(stages: readonly Stage[], report: Report): void {
   stages.forEach((stage, i) => {
     const first = seenOrders.get(stage.stageOrder);
     if (first === undefined) seenOrders.set(stage.stageOrder, i);
-    else report("DUPLICATE_STAGE_ORDER", `stages[${i}].stageOrder`, `Stage order ${stage.stageOrder} is already used by stages[${first}]`);
+    else
+      report(
+        "DUPLICATE_STAGE_ORDER",
+        `stages[${i}].stageOrder`,
+        `Stage order ${stage.stageOrder} is already used by stages[${first}]`,
+      );
   });
   const distinct = seenOrders.size;
   for (const [order, i] of seenOrders) {
     if (order < 1 || order > distinct) {
       const missing = Array.from({ length: distinct }, (_, k) => k + 1).filter((k) => !seenOrders.has(k));
-      report("NON_CONTIGUOUS_STAGE_ORDER", `stages[${i}].stageOrder`, `Stage orders must be 1..${distinct} without gaps; ${order} is out of place (missing: ${missing.join(", ")})`);
+      report(
+        "NON_CONTIGUOUS_STAGE_ORDER",
+        `stages[${i}].stageOrder`,
+        `Stage orders must be 1..${distinct} without gaps; ${order} is out of place (missing: ${missing.join(", ")})`,
+      );
     }
   }
 }
@@ -79,7 +103,12 @@ function checkStageIds(stages: readonly Stage[], report: Report): void {
   stages.forEach((stage, i) => {
     const first = seenIds.get(stage.stageId);
     if (first === undefined) seenIds.set(stage.stageId, i);
-    else report("DUPLICATE_STAGE_ID", `stages[${i}].stageId`, `Stage id ${stage.stageId} is already used by stages[${first}]`);
+    else
+      report(
+        "DUPLICATE_STAGE_ID",
+        `stages[${i}].stageId`,
+        `Stage id ${stage.stageId} is already used by stages[${first}]`,
+      );
   });
 }
 
@@ -93,7 +122,11 @@ function checkStage(stage: Stage, at: string, departments: DepartmentStates, rep
     checkListedDepartment(approval.departmentCode, j, seenCodes, departments, `${path}.departmentCode`, report);
     checkDocumentTypeCodes(approval, path, report);
     if (completion === "ALL" && approval.isMandatory === false) {
-      report("CONTRADICTORY_SETTINGS", `${path}.isMandatory`, "With completionCriteria ALL every department must approve: isMandatory false has no effect (use ANY or THRESHOLD for optional departments)");
+      report(
+        "CONTRADICTORY_SETTINGS",
+        `${path}.isMandatory`,
+        "With completionCriteria ALL every department must approve: isMandatory false has no effect (use ANY or THRESHOLD for optional departments)",
+      );
     }
   });
   checkCompletion(stage, completion, at, report);
@@ -106,7 +139,11 @@ function checkStageSize(stage: Stage, at: string, report: Report): void {
   const count = stage.requiredApprovals.length;
   if (count === 0) report("EMPTY_STAGE", `${at}.requiredApprovals`, `Stage ${stage.stageId} lists no department`);
   if (count > MAX_STAGE_DEPARTMENTS) {
-    report("TOO_MANY_DEPARTMENTS", `${at}.requiredApprovals`, `A stage has at most ${MAX_STAGE_DEPARTMENTS} departments; stage ${stage.stageId} has ${count}`);
+    report(
+      "TOO_MANY_DEPARTMENTS",
+      `${at}.requiredApprovals`,
+      `A stage has at most ${MAX_STAGE_DEPARTMENTS} departments; stage ${stage.stageId} has ${count}`,
+    );
   }
 }
 
@@ -121,7 +158,11 @@ function checkListedDepartment(
 ): void {
   const first = seenCodes.get(code);
   if (first !== undefined) {
-    report("DUPLICATE_DEPARTMENT_IN_STAGE", path, `Department ${code} is already listed in this stage (requiredApprovals[${first}])`);
+    report(
+      "DUPLICATE_DEPARTMENT_IN_STAGE",
+      path,
+      `Department ${code} is already listed in this stage (requiredApprovals[${first}])`,
+    );
     return;
   }
   seenCodes.set(code, j);
@@ -133,7 +174,11 @@ function checkListedDepartment(
 function checkDocumentTypeCodes(approval: Approval, path: string, report: Report): void {
   approval.requiredDocuments.forEach((docType, k) => {
     if (!DOCUMENT_TYPE_CODE.test(docType)) {
-      report("UNKNOWN_DOCUMENT_TYPE", `${path}.requiredDocuments[${k}]`, `${JSON.stringify(docType)} is not a document type code (upper case letters, digits and _, 2..31 characters, starting with a letter)`);
+      report(
+        "UNKNOWN_DOCUMENT_TYPE",
+        `${path}.requiredDocuments[${k}]`,
+        `${JSON.stringify(docType)} is not a document type code (upper case letters, digits and _, 2..31 characters, starting with a letter)`,
+      );
     }
   });
 }
@@ -147,24 +192,46 @@ function checkCompletion(stage: Stage, completion: string, at: string, report: R
     // An empty stage: EMPTY_STAGE says it all.
     if (count === 0) return;
     if (threshold === undefined || threshold < 1 || threshold > count) {
-      report("THRESHOLD_OUT_OF_RANGE", `${at}.threshold`, `A THRESHOLD stage needs threshold between 1 and its number of departments (${count}); got ${threshold ?? "none"}`);
+      report(
+        "THRESHOLD_OUT_OF_RANGE",
+        `${at}.threshold`,
+        `A THRESHOLD stage needs threshold between 1 and its number of departments (${count}); got ${threshold ?? "none"}`,
+      );
     } else if (mandatory > threshold) {
-      report("CONTRADICTORY_SETTINGS", `${at}.threshold`, `Threshold ${threshold} is below the ${mandatory} mandatory departments, which must all approve: raise the threshold or make fewer departments mandatory`);
+      report(
+        "CONTRADICTORY_SETTINGS",
+        `${at}.threshold`,
+        `Threshold ${threshold} is below the ${mandatory} mandatory departments, which must all approve: raise the threshold or make fewer departments mandatory`,
+      );
     }
     return;
   }
   if (stage.threshold !== undefined) {
-    report("THRESHOLD_OUT_OF_RANGE", `${at}.threshold`, `threshold applies to THRESHOLD stages only; a ${completion} stage must not set it`);
+    report(
+      "THRESHOLD_OUT_OF_RANGE",
+      `${at}.threshold`,
+      `threshold applies to THRESHOLD stages only; a ${completion} stage must not set it`,
+    );
   }
   if (completion === "ANY" && mandatory > 1) {
-    report("CONTRADICTORY_SETTINGS", `${at}.completionCriteria`, `ANY means one approval suffices, but ${mandatory} departments are mandatory and must all approve: use THRESHOLD or ALL, or make at most one department mandatory`);
+    report(
+      "CONTRADICTORY_SETTINGS",
+      `${at}.completionCriteria`,
+      `ANY means one approval suffices, but ${mandatory} departments are mandatory and must all approve: use THRESHOLD or ALL, or make at most one department mandatory`,
+    );
   }
 }
 
 /** A request holds at most MAX_DOCUMENT_TYPES documents: more required types could never all be uploaded. */
 function checkDocumentTypeCount(stages: readonly Stage[], report: Report): void {
-  const documentTypes = new Set(stages.flatMap((stage) => stage.requiredApprovals.flatMap((approval) => approval.requiredDocuments)));
+  const documentTypes = new Set(
+    stages.flatMap((stage) => stage.requiredApprovals.flatMap((approval) => approval.requiredDocuments)),
+  );
   if (documentTypes.size > MAX_DOCUMENT_TYPES) {
-    report("TOO_MANY_DOCUMENT_TYPES", "stages", `A request holds at most ${MAX_DOCUMENT_TYPES} documents; this workflow requires ${documentTypes.size} document types`);
+    report(
+      "TOO_MANY_DOCUMENT_TYPES",
+      "stages",
+      `A request holds at most ${MAX_DOCUMENT_TYPES} documents; this workflow requires ${documentTypes.size} document types`,
+    );
   }
 }

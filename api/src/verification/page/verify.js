@@ -28,7 +28,8 @@ function showTab(name) {
   }
 }
 
-const day = (iso) => (iso ? new Date(iso).toLocaleDateString(undefined, { year: "numeric", month: "long", day: "numeric" }) : "—");
+const day = (iso) =>
+  iso ? new Date(iso).toLocaleDateString(undefined, { year: "numeric", month: "long", day: "numeric" }) : "—";
 
 function render({ verdict, kind, message, details = [], approvals, proof = [] }) {
   const [label, tone] = (kind === "document" ? DOCUMENT_VERDICTS : VERDICTS)[verdict] || [verdict, "bad"];
@@ -40,12 +41,14 @@ function render({ verdict, kind, message, details = [], approvals, proof = [] })
   fill($("details"), details);
   $("approvals-block").hidden = !approvals || approvals.length === 0;
   const list = $("approvals");
-  list.replaceChildren(...(approvals || []).map((a) => {
-    const item = document.createElement("li");
-    // Stages are numbered from 1 for people (the chain counts from 0).
-    item.textContent = `${a.departmentName} — stage ${a.stage + 1} — ${day(a.approvedAt)}`;
-    return item;
-  }));
+  list.replaceChildren(
+    ...(approvals || []).map((a) => {
+      const item = document.createElement("li");
+      // Stages are numbered from 1 for people (the chain counts from 0).
+      item.textContent = `${a.departmentName} — stage ${a.stage + 1} — ${day(a.approvedAt)}`;
+      return item;
+    }),
+  );
   $("proof-block").hidden = proof.length === 0;
   fill($("proof"), proof);
   $("result").hidden = false;
@@ -53,13 +56,17 @@ function render({ verdict, kind, message, details = [], approvals, proof = [] })
 }
 
 function fill(list, rows) {
-  list.replaceChildren(...rows.filter(([, value]) => value !== null && value !== undefined && value !== "").flatMap(([term, value]) => {
-    const dt = document.createElement("dt");
-    dt.textContent = term;
-    const dd = document.createElement("dd");
-    dd.textContent = String(value);
-    return [dt, dd];
-  }));
+  list.replaceChildren(
+    ...rows
+      .filter(([, value]) => value !== null && value !== undefined && value !== "")
+      .flatMap(([term, value]) => {
+        const dt = document.createElement("dt");
+        dt.textContent = term;
+        const dd = document.createElement("dd");
+        dd.textContent = String(value);
+        return [dt, dd];
+      }),
+  );
 }
 
 // The licence shown, for the holder check.
@@ -74,7 +81,10 @@ function renderLicence(answer) {
     message: answer.message,
     details: [
       ["Licence number", answer.requestNumber],
-      ["Type", answer.requestType && (TYPE_NAMES[answer.requestType] || answer.requestType.replaceAll("_", " ").toLowerCase())],
+      [
+        "Type",
+        answer.requestType && (TYPE_NAMES[answer.requestType] || answer.requestType.replaceAll("_", " ").toLowerCase()),
+      ],
       ["Holder", answer.applicantName],
       ["Status", answer.status && answer.status.replaceAll("_", " ").toLowerCase()],
       ["Issued", answer.issuedAt && day(answer.issuedAt)],
@@ -115,7 +125,11 @@ function renderDocument(answer) {
 }
 
 /** The request types' names in plain words (the identifiers keep the specification's spelling). */
-const TYPE_NAMES = { RESORT_LICENSE: "resort licence", TRADE_LICENSE: "trade licence", BUILDING_PERMIT: "building permit" };
+const TYPE_NAMES = {
+  RESORT_LICENSE: "resort licence",
+  TRADE_LICENSE: "trade licence",
+  BUILDING_PERMIT: "building permit",
+};
 
 async function ask(path) {
   const response = await fetch(`${API}/${path}`, { headers: { accept: "application/json" } });
@@ -125,14 +139,21 @@ async function ask(path) {
 
 function problem(status, body, what) {
   if (status === 404) return { verdict: "UNKNOWN", message: body.message || `No ${what} matches.` };
-  if (status === 400) return { verdict: "UNKNOWN", message: `That is not a valid ${what}. ${body.message || ""}`.trim() };
+  if (status === 400)
+    return { verdict: "UNKNOWN", message: `That is not a valid ${what}. ${body.message || ""}`.trim() };
   return { verdict: "UNKNOWN", message: "The verification service could not answer. Please try again shortly." };
 }
 
 async function verifyToken(value) {
   const token = String(value).trim().toUpperCase();
   if (!/^\d{1,13}$|^[A-Z]{2}-\d{4}-\d{6,12}$/.test(token)) {
-    return render({ ...problem(400, { message: "Enter the licence number as printed (e.g. RL-2026-000001) or its token number." }, "licence number") });
+    return render({
+      ...problem(
+        400,
+        { message: "Enter the licence number as printed (e.g. RL-2026-000001) or its token number." },
+        "licence number",
+      ),
+    });
   }
   const { status, body } = await ask(encodeURIComponent(token));
   if (status === 200) renderLicence(body);
@@ -179,26 +200,39 @@ async function verifyFile(file) {
   $("document-hash").textContent = `SHA-256 ${hash}`;
   const { status, body } = await ask(`document/${hash}`);
   if (status === 200) renderDocument(body);
-  else if (status === 404) render({ kind: "document", verdict: "UNKNOWN", message: "This exact file is not recorded on the blockchain: it is not a document of any licence, or it was changed." });
+  else if (status === 404)
+    render({
+      kind: "document",
+      verdict: "UNKNOWN",
+      message:
+        "This exact file is not recorded on the blockchain: it is not a document of any licence, or it was changed.",
+    });
   else render(problem(status, body, "document"));
 }
 
 async function sha256Hex(bytes) {
   // WebCrypto needs a secure context (https or localhost); elsewhere, the same digest in plain JavaScript.
-  const digest = globalThis.crypto && crypto.subtle ? new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)) : sha256Fallback(bytes);
+  const digest =
+    globalThis.crypto && crypto.subtle
+      ? new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))
+      : sha256Fallback(bytes);
   return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function sha256Fallback(data) {
   const K = new Uint32Array([
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
-    0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
-    0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
-    0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
+    0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+    0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
+    0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+    0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
+    0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+    0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+    0xc67178f2,
   ]);
-  const H = new Uint32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
+  const H = new Uint32Array([
+    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+  ]);
   const length = data.length;
   const padded = new Uint8Array(((length + 9 + 63) >> 6) << 6);
   padded.set(data);
@@ -236,7 +270,10 @@ async function startScan() {
   video.srcObject = stream;
   video.hidden = false;
   await video.play();
-  const stop = () => { stream.getTracks().forEach((t) => t.stop()); video.hidden = true; };
+  const stop = () => {
+    stream.getTracks().forEach((t) => t.stop());
+    video.hidden = true;
+  };
   const look = async () => {
     const codes = await detector.detect(video).catch(() => []);
     if (codes.length > 0) {
@@ -250,13 +287,29 @@ async function startScan() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
-  for (const tab of document.querySelectorAll('[role="tab"]')) tab.addEventListener("click", () => showTab(tab.id.slice(4)));
-  $("form-token").addEventListener("submit", (event) => { event.preventDefault(); verifyToken($("token-input").value); });
-  $("form-qr").addEventListener("submit", (event) => { event.preventDefault(); verifyQr($("qr-input").value); });
-  $("holder-form").addEventListener("submit", (event) => { event.preventDefault(); checkHolder(); });
-  $("document-input").addEventListener("change", () => { const file = $("document-input").files[0]; if (file) verifyFile(file); });
+  for (const tab of document.querySelectorAll('[role="tab"]'))
+    tab.addEventListener("click", () => showTab(tab.id.slice(4)));
+  $("form-token").addEventListener("submit", (event) => {
+    event.preventDefault();
+    verifyToken($("token-input").value);
+  });
+  $("form-qr").addEventListener("submit", (event) => {
+    event.preventDefault();
+    verifyQr($("qr-input").value);
+  });
+  $("holder-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    checkHolder();
+  });
+  $("document-input").addEventListener("change", () => {
+    const file = $("document-input").files[0];
+    if (file) verifyFile(file);
+  });
   const zone = $("drop-zone");
-  zone.addEventListener("dragover", (event) => { event.preventDefault(); zone.classList.add("over"); });
+  zone.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    zone.classList.add("over");
+  });
   zone.addEventListener("dragleave", () => zone.classList.remove("over"));
   zone.addEventListener("drop", (event) => {
     event.preventDefault();
@@ -266,7 +319,11 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   if ("BarcodeDetector" in globalThis && navigator.mediaDevices) {
     $("qr-scan").hidden = false;
-    $("qr-scan").addEventListener("click", () => startScan().catch(() => render({ verdict: "INVALID_QR", message: "The camera could not be opened. Paste the code's text instead." })));
+    $("qr-scan").addEventListener("click", () =>
+      startScan().catch(() =>
+        render({ verdict: "INVALID_QR", message: "The camera could not be opened. Paste the code's text instead." }),
+      ),
+    );
   }
   // Opened from a scanned QR code (…/verify?qr=…) or a link with ?token=…
   const params = new URLSearchParams(location.search);
