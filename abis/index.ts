@@ -6,3 +6,4 @@ export { DecisionVerifierAbi } from "./DecisionVerifier.ts";
 export * from "./enums.ts";
 export * from "./roles.ts";
 export * from "./codec.ts";
+export * from "./typedData.ts";

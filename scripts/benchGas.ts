@@ -11,6 +11,7 @@ import { network } from "hardhat";
 import { ROLES } from "../abis/index.ts";
 import type { ContractTransactionResponse } from "ethers";
 import { machineLine, writeBenchmarkSection } from "./lib/benchmarkReport.ts";
+import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DECISION_TYPES } from "../abis/index.ts";
 
 const { ethers } = await network.create();
 const signers = await ethers.getSigners();
@@ -153,23 +154,10 @@ await ops.token.mint(otherApplicant.address, 4n, SIGNED, commitment(4));
 for (let i = 0; i < 3; i++) await ops.documents.anchorDocument(4n, uuid(20 + i), b32(`DOC_${i}`), sha(`r4 doc ${i}`));
 await ops.registry.submit(4n);
 const domain = {
-  name: "LicenceApprovalRegistry",
-  version: "1",
+  name: DECISION_DOMAIN_NAME,
+  version: DECISION_DOMAIN_VERSION,
   chainId: (await ethers.provider.getNetwork()).chainId,
   verifyingContract: registryAddress,
-};
-const types = {
-  Decision: [
-    { name: "tokenId", type: "uint256" },
-    { name: "departmentId", type: "uint16" },
-    { name: "decision", type: "uint8" },
-    { name: "reasonCode", type: "uint8" },
-    { name: "reviewedMask", type: "uint16" },
-    { name: "reviewedVersions", type: "uint256" },
-    { name: "remarksHash", type: "bytes32" },
-    { name: "nonce", type: "uint64" },
-    { name: "deadline", type: "uint64" },
-  ],
 };
 const signed = async (departmentId: bigint) => ({
   tokenId: 4n,
@@ -185,12 +173,12 @@ const signed = async (departmentId: bigint) => ({
 const byHolder = await signed(5n);
 await measure(
   "non-final approval, EIP-712 signature (ECDSA), relayed",
-  ops.registry.decideBySig(byHolder, await holder.signTypedData(domain, types, byHolder)),
+  ops.registry.decideBySig(byHolder, await holder.signTypedData(domain, DECISION_TYPES, byHolder)),
   { budget: 65_000n, inLifecycle: false },
 );
 const byMultisig = await signed(6n);
 const multisigSignature = ethers.concat(
-  await Promise.all(owners.slice(0, 2).map((o) => o.signTypedData(domain, types, byMultisig))),
+  await Promise.all(owners.slice(0, 2).map((o) => o.signTypedData(domain, DECISION_TYPES, byMultisig))),
 );
 await measure(
   "non-final approval, EIP-1271 wallet (2 of 3 owners), relayed",

@@ -13,7 +13,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Wallet } from "ethers";
 import { loadConfig } from "../api/src/config.ts";
-import { DECISION_TYPES } from "../api/src/domain/approvals/decisionTypedData.ts";
+import { DECISION_TYPES } from "../abis/index.ts";
 import { developmentSecret } from "../api/src/developmentSecrets.ts";
 import { qrTerminal } from "../api/src/verification/qrImage.ts";
 import { runningStack } from "./stack/stackLock.ts";

@@ -12,6 +12,7 @@ import { approvalRegistryAbi, type ContractViews } from "./contractViews.ts";
 import { custodyName, type DepartmentWallets } from "./departmentWallets.ts";
 import { isBefore, type ChainEvent } from "./logReader.ts";
 import type { TransactionLookups } from "./transactionLookups.ts";
+import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DECISION_TYPES } from "../../abis/index.ts";
 
 /** Each stage's positions as `decisionsOf` returns them at the audited block. */
 export type StageLedgers = { departmentId: number; status: number }[][];
@@ -224,19 +225,6 @@ function reviewedVersions(mask: number, packed: bigint): { docIndex: number; ver
 }
 
 const DIRECT = ["approve", "reject", "requestChanges"];
-const DECISION_TYPES = {
-  Decision: [
-    { name: "tokenId", type: "uint256" },
-    { name: "departmentId", type: "uint16" },
-    { name: "decision", type: "uint8" },
-    { name: "reasonCode", type: "uint8" },
-    { name: "reviewedMask", type: "uint16" },
-    { name: "reviewedVersions", type: "uint256" },
-    { name: "remarksHash", type: "bytes32" },
-    { name: "nonce", type: "uint64" },
-    { name: "deadline", type: "uint64" },
-  ],
-};
 
 /**
  * How the decision reached the chain, from its transaction alone: sent by the signer itself to the registry
@@ -279,8 +267,8 @@ async function decisionRoute(
       findings.push(`${what}: the decideBySig call carries a different ${mismatched.map(([n]) => n).join(", ")}`);
     const digest = TypedDataEncoder.hash(
       {
-        name: "LicenceApprovalRegistry",
-        version: "1",
+        name: DECISION_DOMAIN_NAME,
+        version: DECISION_DOMAIN_VERSION,
         chainId: context.chainId,
         verifyingContract: context.approvalRegistry,
       },

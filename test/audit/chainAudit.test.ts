@@ -35,6 +35,7 @@ import {
 } from "ethers";
 import { ROLES } from "../../abis/index.ts";
 import { anvilBinary } from "../../scripts/stack/localChain.ts";
+import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DECISION_TYPES } from "../../abis/index.ts";
 
 const run = promisify(execFile);
 const REPO_ROOT = path.resolve(import.meta.dirname, "../..");
@@ -124,25 +125,14 @@ describe("auditor's tool against the contracts on a local chain (no database, no
       deadline: 4_000_000_000,
     };
     const domain = {
-      name: "LicenceApprovalRegistry",
-      version: "1",
+      name: DECISION_DOMAIN_NAME,
+      version: DECISION_DOMAIN_VERSION,
       chainId: 31337,
       verifyingContract: await c.registry.getAddress(),
     };
-    const types = {
-      Decision: [
-        { name: "tokenId", type: "uint256" },
-        { name: "departmentId", type: "uint16" },
-        { name: "decision", type: "uint8" },
-        { name: "reasonCode", type: "uint8" },
-        { name: "reviewedMask", type: "uint16" },
-        { name: "reviewedVersions", type: "uint256" },
-        { name: "remarksHash", type: "bytes32" },
-        { name: "nonce", type: "uint64" },
-        { name: "deadline", type: "uint64" },
-      ],
-    };
-    await mined(as(c.registry, keys.operator).decideBySig(value, await held.signTypedData(domain, types, value)));
+    await mined(
+      as(c.registry, keys.operator).decideBySig(value, await held.signTypedData(domain, DECISION_TYPES, value)),
+    );
   }
 
   before(async function () {

@@ -11,23 +11,16 @@ import { auditDecisions, type DecisionContext } from "../../scripts/audit/decisi
 import { DepartmentWallets } from "../../scripts/audit/departmentWallets.ts";
 import type { TransactionFacts } from "../../scripts/audit/transactionLookups.ts";
 import { CONTRACTS, address, code, event } from "./syntheticChain.ts";
+import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DECISION_TYPES } from "../../abis/index.ts";
 
 const DELAY = 60;
 const CHAIN_ID = 31337;
 const registry = CONTRACTS.ApprovalRegistry;
-const domain = { name: "LicenceApprovalRegistry", version: "1", chainId: CHAIN_ID, verifyingContract: registry };
-const types = {
-  Decision: [
-    { name: "tokenId", type: "uint256" },
-    { name: "departmentId", type: "uint16" },
-    { name: "decision", type: "uint8" },
-    { name: "reasonCode", type: "uint8" },
-    { name: "reviewedMask", type: "uint16" },
-    { name: "reviewedVersions", type: "uint256" },
-    { name: "remarksHash", type: "bytes32" },
-    { name: "nonce", type: "uint64" },
-    { name: "deadline", type: "uint64" },
-  ],
+const domain = {
+  name: DECISION_DOMAIN_NAME,
+  version: DECISION_DOMAIN_VERSION,
+  chainId: CHAIN_ID,
+  verifyingContract: registry,
 };
 const remarksHash = id("looks fine");
 const versions = (1n << 16n) | (1n << 8n); // one document, at version 1
@@ -81,7 +74,7 @@ describe("auditor: each decision's signer, custody and route (synthetic events, 
       deadline: 2_000_000_000n,
       ...overrides,
     };
-    const signature = await signer.signTypedData(domain, types, value);
+    const signature = await signer.signTypedData(domain, DECISION_TYPES, value);
     return approvalRegistryAbi.encodeFunctionData("decideBySig", [value, signature]);
   };
 

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { type BaseWallet, Wallet } from "ethers";
 import { approvalRegistry } from "../../api/src/chain/contracts.ts";
-import { DECISION_TYPES } from "../../api/src/domain/approvals/decisionTypedData.ts";
+import { DECISION_TYPES } from "../../abis/index.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { apiClient as http } from "./support/httpClient.ts";

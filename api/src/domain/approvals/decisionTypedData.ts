@@ -4,23 +4,7 @@
  * a hardware wallet, a Safe), and the platform relays it with decideBySig.
  */
 import { TypedDataEncoder } from "ethers";
-
-export const DECISION_DOMAIN_NAME = "LicenceApprovalRegistry";
-export const DECISION_DOMAIN_VERSION = "1";
-
-export const DECISION_TYPES = {
-  Decision: [
-    { name: "tokenId", type: "uint256" },
-    { name: "departmentId", type: "uint16" },
-    { name: "decision", type: "uint8" },
-    { name: "reasonCode", type: "uint8" },
-    { name: "reviewedMask", type: "uint16" },
-    { name: "reviewedVersions", type: "uint256" },
-    { name: "remarksHash", type: "bytes32" },
-    { name: "nonce", type: "uint64" },
-    { name: "deadline", type: "uint64" },
-  ],
-};
+import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DECISION_TYPES } from "../../../../abis/index.ts";
 
 export interface DecisionMessage {
   tokenId: bigint;
