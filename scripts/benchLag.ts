@@ -16,26 +16,13 @@ import { loadConfig } from "../api/src/config.ts";
 import { createLogger } from "../api/src/observability/logger.ts";
 import { createCoreServices } from "../api/src/services.ts";
 import { machineLine, writeBenchmarkSection } from "./lib/benchmarkReport.ts";
-import { freePort } from "./stack/ports.ts";
+import { benchStackEnv } from "./bench/benchStackEnv.ts";
 import { startStack } from "./stack/stack.ts";
 
 const WRITES = Number(process.env.BENCH_WRITES ?? 200);
 const registry = new Interface(ApprovalRegistryAbi as never);
 const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-lag-"));
-const env = {
-  DATA_DIR: dataDir,
-  PORT: String(await freePort()),
-  CHAIN_PORT: String(await freePort()),
-  EMBEDDED_PG_PORT: String(await freePort()),
-  INDEXER_PORT: String(await freePort()),
-  LOG_LEVEL: "warn",
-  DATABASE_URL: "",
-  CHAIN_RPC_URL: "",
-  RATE_LIMIT_AUTH_PER_MINUTE: "0",
-  RATE_LIMIT_WRITE_PER_MINUTE: "0",
-  RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
-  REQUEST_QUOTA_PER_DAY: "0",
-};
+const env = await benchStackEnv(dataDir);
 console.log(`Starting a stack in ${dataDir}…`);
 const stack = await startStack({ env, log: () => {} });
 const config = loadConfig(stack.env);

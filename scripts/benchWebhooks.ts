@@ -12,25 +12,12 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { machineLine, writeBenchmarkSection } from "./lib/benchmarkReport.ts";
-import { freePort } from "./stack/ports.ts";
+import { benchStackEnv } from "./bench/benchStackEnv.ts";
 import { startStack } from "./stack/stack.ts";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
 const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-webhooks-"));
-const env = {
-  DATA_DIR: dataDir,
-  PORT: String(await freePort()),
-  CHAIN_PORT: String(await freePort()),
-  EMBEDDED_PG_PORT: String(await freePort()),
-  INDEXER_PORT: String(await freePort()),
-  LOG_LEVEL: "warn",
-  DATABASE_URL: "",
-  CHAIN_RPC_URL: "",
-  RATE_LIMIT_AUTH_PER_MINUTE: "0",
-  RATE_LIMIT_WRITE_PER_MINUTE: "0",
-  RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
-  REQUEST_QUOTA_PER_DAY: "0",
-};
+const env = await benchStackEnv(dataDir);
 
 // The receiver: resolves the waiter of each request id as its webhook arrives.
 const arrivals = new Map<string, (at: number) => void>();

@@ -19,6 +19,7 @@ import { createLogger } from "../../api/src/observability/logger.ts";
 import { createCoreServices, type CoreServices } from "../../api/src/services.ts";
 import { anvilBinary, rpc } from "../stack/localChain.ts";
 import { freePort } from "../stack/ports.ts";
+import { benchStackEnv } from "./benchStackEnv.ts";
 import { REPO_ROOT, startStack, type Stack } from "../stack/stack.ts";
 import { StackCpuMeter, type NamedProcess } from "./processCpu.ts";
 
@@ -158,18 +159,7 @@ export async function startBenchEnvironment(mode: ChainMode = "automine"): Promi
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-"));
   const external = mode === "interval1s" ? await startIntervalChain(dataDir) : undefined;
   const env = {
-    DATA_DIR: path.join(dataDir, "data"),
-    PORT: String(await freePort()),
-    CHAIN_PORT: String(await freePort()),
-    EMBEDDED_PG_PORT: String(await freePort()),
-    INDEXER_PORT: String(await freePort()),
-    LOG_LEVEL: "warn",
-    DATABASE_URL: "",
-    CHAIN_RPC_URL: "",
-    RATE_LIMIT_AUTH_PER_MINUTE: "0",
-    RATE_LIMIT_WRITE_PER_MINUTE: "0",
-    RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
-    REQUEST_QUOTA_PER_DAY: "0",
+    ...(await benchStackEnv(path.join(dataDir, "data"))),
     // Snapshots of a chain with 100k+ transactions are large: only at the clean stop.
     CHAIN_SNAPSHOT_MS: "3600000",
     ...external?.env,
