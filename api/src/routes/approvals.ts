@@ -136,14 +136,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
           },
           signatureOf(body),
         );
-        return {
-          body: {
-            approvalId: result.approvalId,
-            status: result.status,
-            transactionHash: result.transactionHash,
-            workflowStatus: result.workflowStatus,
-          },
-        };
+        return { body: approvalBody(result) };
       },
     }),
     defineRoute({
@@ -173,14 +166,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
           },
           signatureOf(body),
         );
-        return {
-          body: {
-            approvalId: result.approvalId,
-            status: result.status,
-            transactionHash: result.transactionHash,
-            workflowStatus: result.workflowStatus,
-          },
-        };
+        return { body: approvalBody(result) };
       },
     }),
     defineRoute({
@@ -406,4 +392,10 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       }),
     ),
   ];
+}
+
+/** The spec's ApprovalResponse for a recorded approval or rejection. */
+function approvalBody(result: Awaited<ReturnType<typeof decide>>) {
+  const { approvalId, status, transactionHash, workflowStatus } = result;
+  return { approvalId, status, transactionHash, workflowStatus };
 }
