@@ -4,8 +4,8 @@
  * Every problem is reported at once, each with a stable code, a message and the JSON path of the offending value
  * in the definition as given (stages in the order sent; a stored definition is kept sorted by stageOrder).
  */
-import type pg from "pg";
-import { departmentStatesByCode } from "../../reads/departmentLookup.ts";
+import type { DbPool } from "../../db/queryable.ts";
+import { departmentStatesOf } from "../../reads/departmentReads.ts";
 import { REQUEST_TYPES } from "../../schemas/common.ts";
 import type {
   CreateWorkflowInput,
@@ -26,13 +26,13 @@ export type DepartmentStates = ReadonlyMap<string, { active: boolean }>;
 
 /** Validates against the departments registered on chain now (index.departments). */
 export async function validateWorkflow(
-  context: { pool: pg.Pool },
+  context: { pool: DbPool },
   input: CreateWorkflowInput,
 ): Promise<WorkflowValidationResult> {
   const codes = [
     ...new Set(input.stages.flatMap((stage) => stage.requiredApprovals.map((approval) => approval.departmentCode))),
   ];
-  const errors = checkWorkflow(input, await departmentStatesByCode(context.pool, codes));
+  const errors = checkWorkflow(input, await departmentStatesOf(context.pool, codes));
   return { isValid: errors.length === 0, errors };
 }
 
