@@ -5,7 +5,7 @@
  * existence is not revealed.
  */
 import { randomUUID } from "node:crypto";
-import type pg from "pg";
+import type { DbPool } from "../../db/queryable.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { isAdmin, type Principal } from "../../auth/principal.ts";
 import type { Config } from "../../config.ts";
@@ -20,7 +20,7 @@ import { webhookJson, type StoredWebhook, type WebhookLogFilter } from "../../we
 
 export interface WebhookContext {
   config: Config;
-  pool: pg.Pool;
+  pool: DbPool;
   webhookSecrets: SecretSealer;
 }
 
