@@ -28,6 +28,8 @@ const SCANNED = ["api/src", "indexer", "scripts"];
 const HTTP_FOLDER = "api/src/http/";
 const STORAGE_FOLDER = "api/src/storage/";
 const KOA = { packages: isKoa, label: "koa" };
+// Use cases take database handles as types from db/queryable.ts; the driver itself is the stores' and reads' business.
+const PG = { packages: (specifier: string) => specifier === "pg" || specifier.startsWith("pg/"), label: "pg" };
 
 const folders = (part: string) => {
   const found = INTENT.parts[part];
@@ -44,6 +46,11 @@ function layeringRules(intent: ArchitectureIntent = INTENT): ForbiddenImport[] {
       from: part("Domain"),
       to: [KOA, { folder: HTTP_FOLDER }],
       rule: "Domain → Koa or api/src/http/: use cases know no HTTP",
+    },
+    {
+      from: part("Domain"),
+      to: [PG],
+      rule: "Domain → pg: use cases hold no SQL; stores/ and reads/ speak to the database",
     },
     {
       from: [...part("Reads"), ...part("Chain"), STORAGE_FOLDER],
