@@ -7,6 +7,7 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
+import { connect as netConnect } from "node:net";
 import type net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -677,6 +678,51 @@ describe("Document storage", function () {
       });
       expect(status).to.equal(413);
       expect(JSON.parse(body)).to.include({ code: "PAYLOAD_TOO_LARGE" });
+    });
+
+    it("lets a client that keeps sending after the refusal read the answer, and cuts off a body that goes on", async function () {
+      // A socket closed while the client still sends resets the connection (the client sees EPIPE, not the answer);
+      // the parser reads and discards up to 8 MiB more instead, then closes.
+      const boundary = "----linger-boundary";
+      const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.pdf"\r\nX-Pad: `;
+      const chunk = Buffer.alloc(64 * 1024, 0x61); // the header value goes on: refused after 16 KiB
+      const { answer, written, error } = await new Promise<{ answer: string; written: number; error?: string }>(
+        (resolve) => {
+          const url = new URL(base);
+          const socket = netConnect({ host: url.hostname, port: Number(url.port) });
+          let answer = "";
+          let written = 0;
+          let error: string | undefined;
+          let stopped = false;
+          socket.setEncoding("latin1");
+          socket.on("data", (text: string) => (answer += text));
+          socket.on("error", (e: NodeJS.ErrnoException) => {
+            error = e.code;
+            stopped = true;
+          });
+          socket.on("close", () => resolve({ answer, written, error }));
+          const frame = (bytes: Buffer) =>
+            Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, Buffer.from("\r\n")]);
+          const pump = () => {
+            while (!stopped && written < 64 * 1024 * 1024) {
+              written += chunk.length;
+              if (!socket.write(frame(chunk))) return void socket.once("drain", pump);
+            }
+            if (!stopped) socket.end();
+          };
+          socket.write(
+            `POST /upload HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\n` +
+              `Transfer-Encoding: chunked\r\n\r\n`,
+          );
+          socket.write(frame(Buffer.from(head)));
+          pump();
+        },
+      );
+      expect(answer, `the answer (socket error: ${error})`).to.match(/^HTTP\/1\.1 400 /);
+      expect(answer).to.include("PART_HEADERS_TOO_LARGE");
+      expect(answer).to.not.match(/connection: close/i);
+      // Cut off: far less than the 64 MiB the client meant to send was taken.
+      expect(written).to.be.below(32 * 1024 * 1024);
     });
 
     it("answers 400 VALIDATION_ERROR for a missing file, two files, a file in another field, malformed multipart", async function () {

@@ -39,8 +39,7 @@ export function answerOfKnownError(error: unknown): AppError | undefined {
     return new AppError(504, "CHAIN_TIMEOUT", message, { transactionHash: error.transactionHash });
   }
   if (error instanceof StorageError) {
-    const headers = error.closeConnection ? { Connection: "close" } : undefined;
-    return new AppError(storageStatus(error), error.code, error.message, error.details, headers);
+    return new AppError(storageStatus(error), error.code, error.message, error.details);
   }
   return undefined;
 }

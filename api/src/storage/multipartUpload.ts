@@ -6,7 +6,7 @@
  * Errors (storageErrors.ts; the error middleware answers them with the {code, message, details?} body):
  * - 413 PAYLOAD_TOO_LARGE: Content-Length above maxBytes + 64 KiB (refused before reading a byte), or the raw
  *   body passing maxBytes + 64 KiB while streaming whatever its framing (chunked or lying requests), or the file
- *   passing maxBytes; the connection is closed rather than the rest of the body read;
+ *   passing maxBytes;
  * - 431-like limits answered 400 VALIDATION_ERROR (details.reason): a part's headers over 16 KiB
  *   (PART_HEADERS_TOO_LARGE), more than 16 header lines in a part, or more than MAX_PARTS parts (TOO_MANY_PARTS),
  *   counted while the parser reads them (formidable itself accumulates part headers without limit);
@@ -15,8 +15,9 @@
  *   part in the file field, more than one file, a file in another field, a text field given twice, too many or too
  *   large text fields (details.issues like the route table's validation errors, or details.reason);
  * - the file's content (empty, wrong type, disguised) is judged afterwards by `checkUpload` (400 INVALID_FILE).
- * On any error every temp file is deleted before the error is thrown. On success the caller owns the temp file and
- * must call `cleanup()` when done (in a `finally`), after `store.put` has copied it.
+ * On any error every temp file is deleted before the error is thrown, and what the client still sends is read and
+ * discarded for a bounded time and size (a lingering close, `discardRest`). On success the caller owns the temp file
+ * and must call `cleanup()` when done (in a `finally`), after `store.put` has copied it.
  */
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import path from "node:path";
@@ -34,6 +35,9 @@ export const MAX_PART_HEADER_BYTES = 16 * 1024;
 const MAX_PART_HEADER_LINES = 16;
 /** Text fields and the one file, with a little room for a client's empty parts. */
 export const MAX_PARTS = MAX_FIELDS + 4;
+/** After a refusal, what is still read (and discarded) so the client gets the answer instead of a reset. */
+const LINGER_BYTES = 8 * 1024 * 1024;
+const LINGER_MS = 2_000;
 
 export interface UploadOptions {
   /** Largest accepted file, in bytes (MAX_UPLOAD_BYTES). */
@@ -64,16 +68,12 @@ export interface ParsedUpload {
   cleanup(): Promise<void>;
 }
 
-/**
- * `close`: the body's end is unknown (chunked, or longer than announced): the connection is closed rather than the
- * rest read. With a Content-Length refused up front the rest is drained, so the client reads the answer.
- */
-function tooLarge(maxBytes: number, close = false): UploadTooLargeError {
-  return new UploadTooLargeError(maxBytes, close);
+function tooLarge(maxBytes: number): UploadTooLargeError {
+  return new UploadTooLargeError(maxBytes);
 }
 
 function limitExceeded(message: string, reason: string): InvalidUploadError {
-  return new InvalidUploadError(message, { reason }, true);
+  return new InvalidUploadError(message, { reason });
 }
 
 type FormidableInternals = ReturnType<typeof formidable> & {
@@ -98,7 +98,7 @@ function guardStream(form: ReturnType<typeof formidable>, maxBytes: number): voi
   internals.write = (buffer: Buffer) => {
     received += buffer.length;
     if (received > maxBytes + MULTIPART_ALLOWANCE_BYTES) {
-      stop(tooLarge(maxBytes, true));
+      stop(tooLarge(maxBytes));
       return null;
     }
     if (!watching && internals._parser) {
@@ -133,13 +133,13 @@ function shapeError(message: string, field: string): InvalidUploadError {
 }
 
 /** Formidable's errors (see formidable/src/FormidableError.js) as the API's errors. */
-function mapFormidableError(error: unknown, maxBytes: number, fileField: string, chunked: boolean): StorageError {
+function mapFormidableError(error: unknown, maxBytes: number, fileField: string): StorageError {
   if (error instanceof StorageError) return error;
   const code = (error as { code?: unknown }).code;
   switch (code) {
     case 1009: // biggerThanTotalMaxFileSize (checked while streaming)
     case 1016: // biggerThanMaxFileSize (checked at the end of a part)
-      return tooLarge(maxBytes, chunked);
+      return tooLarge(maxBytes);
     case 1015: // maxFilesExceeded
       return shapeError("Send exactly one file", fileField);
     case 1006: // maxFieldsSizeExceeded
@@ -184,11 +184,17 @@ export async function parseUpload(req: IncomingMessage, options: UploadOptions):
   }
 }
 
-/** Before reading anything: the media type and the announced length. */
+/** Before reading anything: the media type and the announced length (the body is then discarded, bounded). */
 function refuseBeforeReading(req: IncomingMessage, maxBytes: number): void {
-  if (!/^multipart\/form-data\s*(;|$)/i.test(req.headers["content-type"] ?? "")) throw unsupportedMediaType();
   const announced = req.headers["content-length"];
-  if (announced !== undefined && Number(announced) > maxBytes + MULTIPART_ALLOWANCE_BYTES) throw tooLarge(maxBytes);
+  let refusal: StorageError | undefined;
+  if (!/^multipart\/form-data\s*(;|$)/i.test(req.headers["content-type"] ?? "")) refusal = unsupportedMediaType();
+  else if (announced !== undefined && Number(announced) > maxBytes + MULTIPART_ALLOWANCE_BYTES)
+    refusal = tooLarge(maxBytes);
+  if (refusal) {
+    discardRest(req);
+    throw refusal;
+  }
 }
 
 /** A directory of the upload's own, removed whole on error or by cleanup(). */
@@ -225,7 +231,7 @@ function createForm(dir: string, maxBytes: number, fileField: string): ReturnTyp
   return form;
 }
 
-/** Streams the body through the form; a failure becomes a storage error, after which the body is drained or not. */
+/** Streams the body through the form; a failure becomes a storage error, and the rest of the body is discarded. */
 async function readForm(
   form: ReturnType<typeof formidable>,
   req: IncomingMessage,
@@ -235,12 +241,33 @@ async function readForm(
   try {
     return await form.parse(req);
   } catch (error) {
-    const mapped = mapFormidableError(error, maxBytes, fileField, req.headers["content-length"] === undefined);
-    // Let the rest of the body drain (discarded) so that the client reads our answer; after a size limit the
-    // connection is closed instead (Connection: close), so an endless body is not read on.
-    if (!mapped.closeConnection) req.resume();
-    throw mapped;
+    discardRest(req);
+    throw mapFormidableError(error, maxBytes, fileField);
   }
+}
+
+/**
+ * A lingering close. A socket closed while the client is still sending resets the connection, and the client may
+ * then see "EPIPE" instead of our answer. So what the client still sends is read and discarded while the answer
+ * goes out; a body that goes on past LINGER_BYTES or LINGER_MS (an endless chunked body) is cut off there.
+ */
+function discardRest(req: IncomingMessage): void {
+  if (req.complete || req.destroyed) return;
+  let left = LINGER_BYTES;
+  const cutOff = () => req.socket?.destroy();
+  const timer = setTimeout(cutOff, LINGER_MS);
+  timer.unref();
+  const done = () => clearTimeout(timer);
+  req.on("data", (chunk: Buffer) => {
+    left -= chunk.length;
+    if (left < 0) {
+      done();
+      cutOff();
+    }
+  });
+  req.once("end", done);
+  req.once("close", done);
+  req.resume();
 }
 
 /** Exactly one file, in the file field. */

@@ -1,20 +1,16 @@
 /**
  * What storage refuses, by kind. Each error carries the spec's error code and the details a client needs, but no
- * HTTP status: http/errorKinds.ts gives each kind its status (and the Connection: close header when the rest of
- * a refused body will not be read).
+ * HTTP status: http/errorKinds.ts gives each kind its status.
  */
 export abstract class StorageError extends Error {
   /** The spec's error code (PAYLOAD_TOO_LARGE, VALIDATION_ERROR, INVALID_FILE, …). */
   abstract readonly code: string;
   readonly details?: Record<string, unknown>;
-  /** The rest of the request body will not be read: the connection must close after the answer. */
-  readonly closeConnection: boolean;
 
-  constructor(message: string, details?: Record<string, unknown>, closeConnection = false) {
+  constructor(message: string, details?: Record<string, unknown>) {
     super(message);
     this.name = new.target.name;
     this.details = details;
-    this.closeConnection = closeConnection;
   }
 }
 
@@ -22,8 +18,8 @@ export abstract class StorageError extends Error {
 export class UploadTooLargeError extends StorageError {
   readonly code = "PAYLOAD_TOO_LARGE";
 
-  constructor(maxBytes: number, closeConnection = false) {
-    super(`The file is larger than the allowed ${formatBytes(maxBytes)}`, { maxBytes }, closeConnection);
+  constructor(maxBytes: number) {
+    super(`The file is larger than the allowed ${formatBytes(maxBytes)}`, { maxBytes });
   }
 }
 
