@@ -3,12 +3,13 @@
  * index progress. Used by the API process and by the stack supervisor (which needs the operator wallet before
  * deploying).
  */
-import { JsonRpcProvider } from "ethers";
+import type { JsonRpcProvider } from "ethers";
 import type pg from "pg";
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
 import { applicantAddresses } from "./chain/applicantKeys.ts";
 import { ChainGateway } from "./chain/chainGateway.ts";
+import { NodeHttpJsonRpcProvider } from "./chain/jsonRpcTransport.ts";
 import { departmentWallets } from "./chain/departmentWallets.ts";
 import { KeyVault } from "./chain/keyVault.ts";
 import { LocalVaultSigner } from "./chain/localVaultSigner.ts";
@@ -47,7 +48,7 @@ export async function masterKeyOf(config: Config): Promise<string> {
 
 export function createProvider(config: Config): JsonRpcProvider {
   // cacheTimeout -1: ethers' 250 ms call cache makes back-to-back reads stale (see the toolchain notes).
-  return new JsonRpcProvider(config.chainRpcUrl, config.chainId, {
+  return new NodeHttpJsonRpcProvider(config.chainRpcUrl!, config.chainId, {
     staticNetwork: true,
     cacheTimeout: -1,
     batchStallTime: 2,

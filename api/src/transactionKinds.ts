@@ -21,6 +21,8 @@ export const TX_KINDS = [
   "REGISTER_WORKFLOW",
   "DEACTIVATE_WORKFLOW",
   "ADMIN",
+  // Takes the nonce of a transaction the node refused while a later one of the same wallet waited for it.
+  "NONCE_FILLER",
 ] as const;
 
 export type TxKind = (typeof TX_KINDS)[number];

@@ -4,7 +4,9 @@ import { promisify } from "node:util";
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import { keccak256 } from "ethers";
+import { NodeRefusedError } from "../../api/src/chain/chainErrors.ts";
 import { NonceSequencer } from "../../api/src/chain/nonceSequencer.ts";
+import { RawBroadcaster } from "../../api/src/chain/rawBroadcaster.ts";
 import { toAppError } from "../../api/src/http/errorMiddleware.ts";
 import { REPO_ROOT } from "../../scripts/stack/stack.ts";
 import { eventually } from "./support/eventually.ts";
@@ -152,5 +154,102 @@ describe("transaction outbox and nonce sequencing", function () {
     expect(rows[1].error_name).to.equal("DepartmentAlreadyRegistered");
     expect(rows[1].error_args).to.deep.equal([b32(code)]);
     expect((await core.provider.getTransactionReceipt(hashes[1]))?.status).to.equal(0);
+  });
+
+  describe("a broadcast the node refuses outright (one JSON-RPC batch per wallet batch)", function () {
+    /**
+     * Three jobs queued at once from a fresh wallet, so the sequencer records and broadcasts them as one batch;
+     * `gasLimits` chooses which the node refuses (a gas limit above the block's: "intrinsic gas too high").
+     */
+    async function sendBatch(gasLimits: bigint[]) {
+      const { core } = driver;
+      const wallet = await core.wallets.create("DEPARTMENT", `REFUSALS_${Date.now()}`);
+      const signer = await core.wallets.signer(wallet);
+      const broadcaster = new RawBroadcaster(core.provider);
+      const block = await core.provider.getBlock("latest");
+      const sequencer = new NonceSequencer(core.pool, (address, nonce, client) =>
+        core.gateway.recordNonceFiller(address, nonce, client),
+      );
+      const outcomes = await Promise.allSettled(
+        gasLimits.map((gasLimit) =>
+          sequencer.run(wallet, {
+            record: async ({ nonce, client }) => {
+              const raw = await signer.signTransaction({
+                type: 2,
+                chainId: current().config.chainId,
+                nonce: Number(nonce),
+                to: wallet,
+                data: "0x",
+                gasLimit,
+                maxFeePerGas: block!.baseFeePerGas! * 3n,
+                maxPriorityFeePerGas: 1n,
+              });
+              const tx = { id: crypto.randomUUID(), nonce, raw, hash: keccak256(raw) };
+              await client.query(
+                `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit)
+                 VALUES ($1, 'ADMIN', 'PENDING', $2, $3, $2, '0x', $4, $5, $6)`,
+                [tx.id, wallet.toLowerCase(), nonce.toString(), raw, tx.hash, gasLimit.toString()],
+              );
+              return tx;
+            },
+            broadcast: (tx) => broadcaster.send(tx.raw),
+          }),
+        ),
+      );
+      const rows = async () =>
+        (
+          await core.pool.query(
+            `SELECT kind, status, nonce::int AS nonce, nonce_released, tx_hash FROM chain_transactions
+             WHERE from_address = $1 ORDER BY created_at, nonce`,
+            [wallet.toLowerCase()],
+          )
+        ).rows;
+      const nextNonce = async () =>
+        Number(
+          (await core.pool.query(`SELECT next_nonce FROM wallets WHERE address = $1`, [wallet.toLowerCase()])).rows[0]
+            .next_nonce,
+        );
+      return { wallet, outcomes, rows, nextNonce };
+    }
+    const TOO_MUCH = 40_000_000n; // above anvil's 30M block gas limit
+
+    it("fills the nonce of a refused transaction when a later one of the batch waits for it, and the later one is mined", async function () {
+      const { core } = driver;
+      const { wallet, outcomes, rows, nextNonce } = await sendBatch([100_000n, TOO_MUCH, 100_000n]);
+      expect(outcomes.map((o) => o.status)).to.deep.equal(["fulfilled", "rejected", "fulfilled"]);
+      expect((outcomes[1] as PromiseRejectedResult).reason).to.be.instanceOf(NodeRefusedError);
+      // The later transaction and the filler are mined: the wallet's nonce on chain moves past all three.
+      await eventually("the chain to take nonces 0..2", async () =>
+        (await core.provider.getTransactionCount(wallet, "latest")) === 3 ? true : undefined,
+      );
+      const recorded = await rows();
+      expect(recorded.map((r) => [r.kind, r.nonce, r.nonce_released])).to.deep.equal([
+        ["ADMIN", 0, false],
+        ["ADMIN", 1, true],
+        ["ADMIN", 2, false],
+        ["NONCE_FILLER", 1, false],
+      ]);
+      expect(recorded[1].status).to.equal("FAILED");
+      expect((await core.provider.getTransactionReceipt(recorded[2].tx_hash))?.status).to.equal(1);
+      expect((await core.provider.getTransactionReceipt(recorded[3].tx_hash))?.status).to.equal(1);
+      expect(await core.provider.getTransactionReceipt(recorded[1].tx_hash)).to.equal(null);
+      expect(await nextNonce()).to.equal(3);
+    });
+
+    it("gives back the nonces from the first refused transaction when nothing after it was taken", async function () {
+      const { core } = driver;
+      const { wallet, outcomes, rows, nextNonce } = await sendBatch([100_000n, TOO_MUCH, TOO_MUCH]);
+      expect(outcomes.map((o) => o.status)).to.deep.equal(["fulfilled", "rejected", "rejected"]);
+      const recorded = await rows();
+      expect(recorded.map((r) => [r.status, r.nonce, r.nonce_released])).to.deep.include.members([
+        ["FAILED", 1, true],
+        ["FAILED", 2, true],
+      ]);
+      expect(recorded.filter((r) => r.kind === "NONCE_FILLER")).to.deep.equal([]);
+      expect(await nextNonce()).to.equal(1);
+      await eventually("the first to be mined", async () =>
+        (await core.provider.getTransactionCount(wallet, "latest")) === 1 ? true : undefined,
+      );
+    });
   });
 });

@@ -19,6 +19,7 @@ import {
   revertDataOf,
 } from "./chainErrors.ts";
 import { NonceSequencer } from "./nonceSequencer.ts";
+import { isAlreadyKnown, RawBroadcaster } from "./rawBroadcaster.ts";
 import { ReceiptTimeoutError, type ReceiptWatcher } from "./receiptWatcher.ts";
 import { networkStatus, type NetworkStatus } from "./networkStatus.ts";
 import type { FeeFields, TransactionSigner } from "./transactionSigner.ts";
@@ -97,13 +98,17 @@ const RECONCILE_LOCK = 0x7265636f6eb1n; // one reconciler at a time across proce
 export class ChainGateway {
   readonly #o: ChainGatewayOptions;
   readonly #sequencer: NonceSequencer;
+  readonly #broadcaster: RawBroadcaster;
   #fees?: { at: number; value: FeeFields };
   #timer?: NodeJS.Timeout;
   #reconciling?: Promise<void>;
 
   constructor(options: ChainGatewayOptions) {
     this.#o = options;
-    this.#sequencer = new NonceSequencer(options.pool);
+    this.#broadcaster = new RawBroadcaster(options.provider);
+    this.#sequencer = new NonceSequencer(options.pool, (address, nonce, client) =>
+      this.recordNonceFiller(address, nonce, client),
+    );
   }
 
   get provider(): JsonRpcProvider {
@@ -112,7 +117,7 @@ export class ChainGateway {
 
   /** Simulate, record, broadcast, wait for the receipt and for the index to reach its block. */
   async send(request: TxRequest, options: SendOptions = {}): Promise<ConfirmedTx> {
-    const { provider, signer } = this.#o;
+    const { signer } = this.#o;
     const gasLimit = await this.#simulate(request);
     const fees = await this.#feeFields();
     const idempotencyClaim = currentIdempotencyClaim(); // read here: records run in the sequencer's own context
@@ -128,25 +133,7 @@ export class ChainGateway {
           data: request.data,
           gasLimit,
         });
-        const hash = keccak256(raw);
-        const tx = { id: randomUUID(), hash, nonce, raw };
-        // broadcasts = 1: it is sent right after the commit (re-broadcasts count up from there).
-        await client.query(
-          `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, request_id, broadcasts)
-           VALUES ($1, $2, 'PENDING', $3, $4, $5, $6, $7, $8, $9, $10, 1)`,
-          [
-            tx.id,
-            request.kind,
-            request.from.toLowerCase(),
-            nonce.toString(),
-            request.to.toLowerCase(),
-            request.data,
-            raw,
-            hash,
-            gasLimit.toString(),
-            request.requestId ?? null,
-          ],
-        );
+        const tx = await insertRecord(client, request, nonce, raw, gasLimit);
         if (options.onRecorded) await options.onRecorded(client, tx);
         // Issue 15: the caller's Idempotency-Key (if any) is tied to this write in the same database transaction.
         await recordIdempotencyReference(client, idempotencyClaim, tx.id, request.requestId);
@@ -155,14 +142,14 @@ export class ChainGateway {
       broadcast: async (tx) => {
         this.#o.onStatus?.("PENDING", request.kind);
         try {
-          await sendRaw(provider, tx.raw);
+          await this.#broadcaster.send(tx.raw);
         } catch (error) {
-          // Stays PENDING and is re-broadcast later: it may still land.
-          if (isConnectionError(error))
-            throw Object.assign(new ChainUnavailableError(error), { [OUTBOX_RECORDED]: true });
-          if (isAlreadyKnown(error)) return;
-          this.#o.onStatus?.("FAILED", request.kind);
-          throw new NodeRefusedError((error as Error).message);
+          if (error instanceof NodeRefusedError) {
+            this.#o.onStatus?.("FAILED", request.kind);
+            throw error;
+          }
+          // Unreachable, or no answer for it: stays PENDING and is re-broadcast later (it may still land).
+          throw Object.assign(new ChainUnavailableError(error), { [OUTBOX_RECORDED]: true });
         }
       },
     });
@@ -185,6 +172,28 @@ export class ChainGateway {
         );
     }
     return { ...recorded, blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed, receipt: confirmed };
+  }
+
+  /**
+   * A transaction that does nothing (0 to itself) taking `nonce` of `address`, recorded with `client` (in an open
+   * database transaction); the returned function sends it once that is committed. The nonce sequencer fills the
+   * nonce of a refused transaction with it when a later one waits in the node's pool.
+   */
+  async recordNonceFiller(address: string, nonce: bigint, client: pg.PoolClient): Promise<() => Promise<void>> {
+    const gasLimit = 21_000n;
+    const request: TxRequest = { kind: "NONCE_FILLER", from: address, to: address, data: "0x" };
+    const raw = await this.#o.signer.signTransaction({
+      ...(await this.#feeFields()),
+      from: address,
+      chainId: this.#o.chainId,
+      nonce,
+      to: address,
+      data: "0x",
+      gasLimit,
+    });
+    await insertRecord(client, request, nonce, raw, gasLimit);
+    this.#o.logger.warn({ address, nonce: nonce.toString() }, "filling a refused transaction's nonce");
+    return () => this.#broadcaster.send(raw);
   }
 
   /** The chain as an administrator sees it (networkStatus.ts); ChainUnavailableError when the node does not answer. */
@@ -260,7 +269,7 @@ export class ChainGateway {
               );
             } catch (error) {
               if (isConnectionError(error)) throw error;
-              inPool = isAlreadyKnown(error);
+              inPool = isAlreadyKnown((error as Error)?.message ?? "");
               if (!inPool) logger.warn({ tx: row.tx_hash, err: (error as Error).message }, "re-broadcast refused");
             }
             // Wait for it before sending the next one: later transactions of other wallets may depend on it. A
@@ -426,14 +435,38 @@ export class ChainGateway {
   }
 }
 
+/** The outbox row of a signed transaction, PENDING; broadcasts = 1: it is sent right after the commit. */
+async function insertRecord(
+  client: pg.PoolClient,
+  request: TxRequest,
+  nonce: bigint,
+  raw: string,
+  gasLimit: bigint,
+): Promise<RecordedTx & { raw: string }> {
+  const tx = { id: randomUUID(), hash: keccak256(raw), nonce, raw };
+  await client.query(
+    `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, request_id, broadcasts)
+     VALUES ($1, $2, 'PENDING', $3, $4, $5, $6, $7, $8, $9, $10, 1)`,
+    [
+      tx.id,
+      request.kind,
+      request.from.toLowerCase(),
+      nonce.toString(),
+      request.to.toLowerCase(),
+      request.data,
+      raw,
+      tx.hash,
+      gasLimit.toString(),
+      request.requestId ?? null,
+    ],
+  );
+  return tx;
+}
+
 /**
  * eth_sendRawTransaction itself: ethers' broadcastTransaction also asks for the block number and recovers the sender
  * from the signature (an elliptic-curve recovery in JavaScript, ≈ 2 ms) to build a response nobody here reads.
  */
 async function sendRaw(provider: JsonRpcProvider, raw: string): Promise<void> {
   await provider.send("eth_sendRawTransaction", [raw]);
-}
-
-function isAlreadyKnown(error: unknown): boolean {
-  return /already known|already imported|known transaction/i.test((error as Error)?.message ?? "");
 }

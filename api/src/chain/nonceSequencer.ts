@@ -4,7 +4,14 @@
  * Writes for one wallet queue in memory. A worker per wallet takes everything queued (up to MAX_BATCH), holds the
  * wallet's session advisory lock (so no other process takes nonces meanwhile), records each transaction with the
  * next nonce inside ONE database transaction (one fsync for the whole batch), commits, and only then broadcasts
- * them strictly in nonce order. A record that fails rolls back to its savepoint and takes no nonce.
+ * them, all at once and in nonce order: the jobs' broadcasts are started together, so the provider sends them as
+ * one JSON-RPC batch, which the node takes in order (and an automining node often mines in one block). A record
+ * that fails rolls back to its savepoint and takes no nonce.
+ *
+ * A broadcast the node refuses outright leaves a gap at its nonce. When no later transaction of the batch was taken,
+ * the nonces from the first refused one are given back. When a later one was taken (it waits in the node's pool for
+ * the gap), the refused transaction is marked FAILED and its nonce is filled by `fillNonce` (a transaction that does
+ * nothing), so the later ones are mined as recorded.
  */
 import { createHash } from "node:crypto";
 import type pg from "pg";
@@ -27,9 +34,19 @@ export interface NonceTicket {
 
 export interface SequencedJob<T extends { id: string; nonce: bigint }> {
   record(ticket: NonceTicket): Promise<T>;
-  /** Runs after COMMIT, in nonce order, still under the wallet's lock. */
+  /**
+   * Runs after COMMIT, still under the wallet's lock, started in nonce order together with the batch's other
+   * broadcasts. Throws NodeRefusedError when the node refused the transaction outright (it is in no pool); any other
+   * error leaves it recorded (PENDING) for reconciliation.
+   */
   broadcast(recorded: T, client: pg.PoolClient): Promise<void>;
 }
+
+/**
+ * Records, with `client` (inside an open database transaction), a transaction of `address` that takes `nonce` and
+ * does nothing; returns the function that broadcasts it once that transaction is committed.
+ */
+export type NonceFiller = (address: string, nonce: bigint, client: pg.PoolClient) => Promise<() => Promise<void>>;
 
 interface Queued {
   job: SequencedJob<{ id: string; nonce: bigint }>;
@@ -39,11 +56,14 @@ interface Queued {
 
 export class NonceSequencer {
   readonly #pool: pg.Pool;
+  readonly #fillNonce?: NonceFiller;
   readonly #queues = new Map<string, Queued[]>();
   readonly #workers = new Set<string>();
 
-  constructor(pool: pg.Pool) {
+  /** Without `fillNonce`, a batch is broadcast one transaction at a time, stopping at the first refusal. */
+  constructor(pool: pg.Pool, fillNonce?: NonceFiller) {
     this.#pool = pool;
+    this.#fillNonce = fillNonce;
   }
 
   run<T extends { id: string; nonce: bigint }>(address: string, job: SequencedJob<T>): Promise<T> {
@@ -60,8 +80,10 @@ export class NonceSequencer {
     this.#workers.add(address);
     try {
       for (let queue = this.#queues.get(address); queue && queue.length > 0; queue = this.#queues.get(address)) {
-        const batch = queue.splice(0, MAX_BATCH);
-        await this.#runBatch(address, batch).catch((error) => batch.forEach((q) => q.reject(error)));
+        // The batch is taken once the wallet's lock is held: what queued while waiting for it goes in too.
+        let batch: Queued[] | undefined;
+        const take = () => (batch = queue!.splice(0, MAX_BATCH));
+        await this.#runBatch(address, take).catch((error) => (batch ?? take()).forEach((q) => q.reject(error)));
       }
     } finally {
       this.#workers.delete(address);
@@ -69,13 +91,62 @@ export class NonceSequencer {
     }
   }
 
-  async #runBatch(address: string, batch: Queued[]): Promise<void> {
+  /** All broadcasts at once (one JSON-RPC batch), then each outcome in nonce order. */
+  async #broadcastTogether(
+    address: string,
+    recorded: Recorded,
+    client: pg.PoolClient,
+    fillNonce: NonceFiller,
+  ): Promise<void> {
+    const outcomes = await Promise.allSettled(recorded.map(({ queued, value }) => queued.job.broadcast(value, client)));
+    const refused = (i: number) => outcomes[i].status === "rejected" && outcomes[i].reason instanceof NodeRefusedError;
+    const lastTaken = outcomes.findLastIndex((o, i) => !refused(i));
+    for (let i = 0; i < recorded.length; i++) {
+      const { queued, value } = recorded[i];
+      const outcome = outcomes[i];
+      if (outcome.status === "fulfilled") {
+        queued.resolve(value);
+      } else if (!refused(i)) {
+        queued.reject(outcome.reason); // e.g. the node is unreachable: stays PENDING, re-broadcast later
+      } else if (i > lastTaken) {
+        // Refused, and nothing after it was taken: give back this nonce and every later one.
+        const rest = recorded.slice(i);
+        const reason = (outcome.reason as Error).message;
+        await releaseNonces(address, rest, client, `not broadcast: the node refused nonce ${value.nonce}: ${reason}`);
+        // Every later one was refused too (none after lastTaken was taken).
+        rest.forEach((later, j) => later.queued.reject((outcomes[i + j] as PromiseRejectedResult).reason));
+        return;
+      } else {
+        // Refused, but a later one waits in the node's pool for this nonce: the filler takes the nonce, recorded
+        // in the same database transaction that fails the refused one, then sent.
+        await client.query("BEGIN");
+        let send: () => Promise<void>;
+        try {
+          await client.query(
+            `UPDATE chain_transactions SET status = 'FAILED', nonce_released = true, error_message = $2, updated_at = now() WHERE id = $1`,
+            [value.id, `refused by the node; its nonce was filled: ${(outcome.reason as Error).message}`.slice(0, 500)],
+          );
+          send = await fillNonce(address, value.nonce, client);
+          await client.query("COMMIT");
+        } catch (error) {
+          await client.query("ROLLBACK").catch(() => {});
+          throw error;
+        }
+        // A filler the node does not take either stays PENDING: reconciliation sends it again.
+        await send().catch(() => {});
+        queued.reject(outcome.reason);
+      }
+    }
+  }
+
+  async #runBatch(address: string, take: () => Queued[]): Promise<void> {
     const client = await this.#pool.connect();
     const lock = walletLockKey(address);
     let locked = false;
     try {
       await client.query("SELECT pg_advisory_lock($1)", [lock]);
       locked = true;
+      const batch = take();
 
       // 1. Record every job with consecutive nonces in one transaction.
       const recorded: { queued: Queued; value: { id: string; nonce: bigint } }[] = [];
@@ -104,42 +175,53 @@ export class NonceSequencer {
       }
 
       // 2. Broadcast in nonce order.
-      for (let i = 0; i < recorded.length; i++) {
-        const { queued, value } = recorded[i];
-        try {
-          await queued.job.broadcast(value, client);
-          queued.resolve(value);
-        } catch (error) {
-          if (!(error instanceof NodeRefusedError)) {
-            // E.g. the node is unreachable: the transaction stays recorded (PENDING) and is re-broadcast later.
-            queued.reject(error);
-            continue;
-          }
-          // Refused outright: this and every later nonce of the batch never reached a pool. Give the nonces back
-          // (we still hold the lock, so nothing later was assigned) and fail those jobs.
-          const rest = recorded.slice(i);
-          await client.query(
-            `UPDATE chain_transactions SET status = 'FAILED', nonce_released = true, error_message = $2, updated_at = now() WHERE id = ANY($1)`,
-            [
-              rest.map((r) => r.value.id),
-              `not broadcast: the node refused nonce ${value.nonce}: ${error.message}`.slice(0, 500),
-            ],
-          );
-          await client.query(`UPDATE wallets SET next_nonce = $2 WHERE address = $1`, [
-            address,
-            value.nonce.toString(),
-          ]);
-          queued.reject(error);
-          for (const later of rest.slice(1))
-            later.queued.reject(
-              new NodeRefusedError("an earlier transaction of the same wallet was refused by the node"),
-            );
-          break;
-        }
-      }
+      if (this.#fillNonce) await this.#broadcastTogether(address, recorded, client, this.#fillNonce);
+      else await broadcastOneByOne(address, recorded, client);
     } finally {
       if (locked) await client.query("SELECT pg_advisory_unlock($1)", [lock]).catch(() => {});
       client.release();
+    }
+  }
+}
+
+type Recorded = { queued: Queued; value: { id: string; nonce: bigint } }[];
+
+/** Marks the transactions FAILED and gives their nonces back (nothing later of the wallet reached the node). */
+async function releaseNonces(address: string, rest: Recorded, client: pg.PoolClient, reason: string): Promise<void> {
+  await client.query(
+    `UPDATE chain_transactions SET status = 'FAILED', nonce_released = true, error_message = $2, updated_at = now() WHERE id = ANY($1)`,
+    [rest.map((r) => r.value.id), reason.slice(0, 500)],
+  );
+  await client.query(`UPDATE wallets SET next_nonce = $2 WHERE address = $1`, [
+    address,
+    rest[0].value.nonce.toString(),
+  ]);
+}
+
+/** One at a time: a refusal gives back its nonce and every later one of the batch, which are then not sent. */
+async function broadcastOneByOne(address: string, recorded: Recorded, client: pg.PoolClient): Promise<void> {
+  for (let i = 0; i < recorded.length; i++) {
+    const { queued, value } = recorded[i];
+    try {
+      await queued.job.broadcast(value, client);
+      queued.resolve(value);
+    } catch (error) {
+      if (!(error instanceof NodeRefusedError)) {
+        // E.g. the node is unreachable: the transaction stays recorded (PENDING) and is re-broadcast later.
+        queued.reject(error);
+        continue;
+      }
+      const rest = recorded.slice(i);
+      await releaseNonces(
+        address,
+        rest,
+        client,
+        `not broadcast: the node refused nonce ${value.nonce}: ${error.message}`,
+      );
+      queued.reject(error);
+      for (const later of rest.slice(1))
+        later.queued.reject(new NodeRefusedError("an earlier transaction of the same wallet was refused by the node"));
+      return;
     }
   }
 }
