@@ -2,6 +2,8 @@
  * Everything comes from the environment:
  *   DEPLOYMENT_FILE     JSON written by scripts/deploy.ts: { chainId, startBlock, contracts: { LicenceToken, ... } }
  *   CHAIN_RPC_URL       JSON-RPC endpoint of that chain
+ *   CHAIN_WS_URL        its WebSocket endpoint, optional: new blocks come by eth_subscribe("newHeads") instead of a
+ *                       poll every INDEXER_POLLING_MS (a full block fetched ten times a second, busy or idle)
  *   INDEXER_POLLING_MS  new-block polling interval, default 100 (Ponder's minimum, also enforced here)
  *   DATABASE_URL        Postgres connection string; unset: Ponder's default (PGlite in .ponder/)
  */
@@ -62,6 +64,7 @@ function pollingInterval(): number {
 
 const deployment = readDeployment();
 const rpc = requireEnv("CHAIN_RPC_URL", "JSON-RPC endpoint of the chain in DEPLOYMENT_FILE");
+const ws = process.env.CHAIN_WS_URL?.trim() || undefined;
 const databaseUrl = process.env.DATABASE_URL?.trim();
 
 // One entry per contract; `includeTransactionReceipts` gives handlers the receipt (gas used).
@@ -79,6 +82,7 @@ export default createConfig({
     licence: {
       id: deployment.chainId,
       rpc: Array.from({ length: RPC_LANES }, () => rpc),
+      ...(ws ? { ws } : {}),
       pollingInterval: pollingInterval(),
       // A local dev chain (anvil / hardhat) is reset often: never reuse cached RPC responses for it.
       disableCache: deployment.chainId === 31337,

@@ -120,6 +120,14 @@ export const settings = {
     doc: "JSON-RPC URL of the chain (e.g. Besu); unset: embedded local chain",
     parse: url,
   },
+  chainWsUrl: {
+    env: "CHAIN_WS_URL",
+    doc: "WebSocket URL of the same chain (Besu: --rpc-ws-enabled): new blocks are announced instead of polled; unset: polling (the embedded chain sets it)",
+    parse: (raw: string, env: string) => {
+      if (!/^wss?:\/\//i.test(raw)) throw new ConfigError(`${env} must be a ws:// or wss:// URL (got "${raw}")`);
+      return url(raw, env);
+    },
+  },
   chainId: {
     env: "CHAIN_ID",
     doc: "Chain id; required with CHAIN_RPC_URL",

@@ -4,10 +4,11 @@
  * deploying).
  */
 import type { JsonRpcProvider } from "ethers";
-import type pg from "pg";
+import pg from "pg";
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
 import { applicantAddresses } from "./chain/applicantKeys.ts";
+import { BlockHeads } from "./chain/blockHeads.ts";
 import { ChainGateway } from "./chain/chainGateway.ts";
 import { NodeHttpJsonRpcProvider } from "./chain/jsonRpcTransport.ts";
 import { departmentWallets } from "./chain/departmentWallets.ts";
@@ -81,13 +82,17 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
   const chainNonce = async (address: string) => BigInt(await provider.getTransactionCount(address, "pending"));
   const wallets = new WalletStore(pool, vault, fund, chainNonce);
   const signer = createSigner(config, wallets);
-  const index = new IndexProgress(pool);
+  // The indexer's notifications wake writes waiting for their block; new blocks wake writes waiting for receipts.
+  const index = new IndexProgress(pool, () => new pg.Client({ connectionString: config.databaseUrl }));
+  await index.start();
+  const heads = config.chainWsUrl ? new BlockHeads(config.chainWsUrl, logger) : undefined;
+  heads?.start();
   const gateway = new ChainGateway({
     pool,
     provider,
     wallets,
     signer,
-    receipts: new ReceiptWatcher(provider),
+    receipts: new ReceiptWatcher(provider, heads),
     index,
     chainId: config.chainId,
     gasMode: config.chainGasMode,
@@ -116,6 +121,8 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
     gateway,
     async close() {
       await gateway.stop();
+      heads?.stop();
+      await index.stop();
       provider.destroy();
       await pool.end();
     },

@@ -20,6 +20,8 @@ export interface IndexerOptions {
   dataDir: string;
   databaseUrl: string;
   rpcUrl: string;
+  /** WebSocket endpoint of the chain ("" : none, Ponder polls for new blocks). */
+  wsUrl?: string;
   deploymentFile: string;
   port: number;
   pollingMs: number;
@@ -63,6 +65,7 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
       PORT: String(options.port),
       DATABASE_URL: options.databaseUrl,
       CHAIN_RPC_URL: options.rpcUrl,
+      CHAIN_WS_URL: options.wsUrl ?? "",
       DEPLOYMENT_FILE: options.deploymentFile,
       INDEXER_POLLING_MS: String(options.pollingMs),
       PONDER_TELEMETRY_DISABLED: "true",

@@ -221,6 +221,8 @@ async function startPostgres({ config, log, cleanups }: Startup): Promise<Postgr
 
 interface ChainPart {
   rpcUrl: string;
+  /** The chain's WebSocket endpoint (new blocks announced), or "" to poll: anvil serves it on its HTTP port. */
+  wsUrl: string;
   embedded: boolean;
   /** The indexing epoch: a new one makes the indexer index from scratch on a fresh schema. */
   epoch(): number;
@@ -239,6 +241,7 @@ async function startChain({ config, log, cleanups }: Startup): Promise<ChainPart
   let chain: LocalChain | undefined;
   const part: ChainPart = {
     rpcUrl: config.chainRpcUrl ?? "",
+    wsUrl: config.chainRpcUrl ? (config.chainWsUrl ?? "") : "",
     embedded: !config.chainRpcUrl,
     epoch: () => epoch,
     nextEpoch: async () => {
@@ -289,6 +292,7 @@ async function startChain({ config, log, cleanups }: Startup): Promise<ChainPart
   await writeFile(epochFile, String(epoch));
   await part.start();
   part.rpcUrl = chain!.rpcUrl;
+  part.wsUrl = chain!.rpcUrl.replace(/^http/, "ws");
   cleanups.push(() => part.stop("clean"));
   return part;
 }
@@ -376,6 +380,9 @@ async function startWatchedIndexer(
       dataDir: config.dataDir,
       databaseUrl,
       rpcUrl: chain.rpcUrl,
+      // Only where blocks keep coming (an external chain): on an automining anvil with no writes, a subscription
+      // brings no block, so after a restart the indexer would not catch up until the next write.
+      wsUrl: chain.embedded ? "" : chain.wsUrl,
       deploymentFile: config.deploymentFile!,
       port: config.indexerPort,
       pollingMs: config.indexerPollingMs,
@@ -436,6 +443,7 @@ function apiEnvironment(
     JWT_ISSUER: config.jwtIssuer,
     DATABASE_URL: parts.databaseUrl,
     CHAIN_RPC_URL: parts.chain.rpcUrl,
+    CHAIN_WS_URL: parts.chain.wsUrl,
     CHAIN_ID: String(config.chainId),
     DEPLOYMENT_FILE: config.deploymentFile!,
     INDEXER_URL: parts.indexer?.url ?? config.indexerUrl,
