@@ -56,7 +56,9 @@ export function jsonRpcPost(url: URL, agent: http.Agent, body: string): Promise<
       },
     );
     request.on("timeout", () =>
-      request.destroy(new JsonRpcTransportError("TIMEOUT", `no answer from the JSON-RPC node in ${REQUEST_TIMEOUT_MS} ms`)),
+      request.destroy(
+        new JsonRpcTransportError("TIMEOUT", `no answer from the JSON-RPC node in ${REQUEST_TIMEOUT_MS} ms`),
+      ),
     );
     request.on("error", reject);
     request.end(body);
