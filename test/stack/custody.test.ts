@@ -193,7 +193,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     const proof = await signed(held, id, { decision: "APPROVED", ...body });
     const message = { ...proof.typedData.message, deadline: "1" };
     const signature = await heldKey.signTypedData(proof.typedData.domain, DECISION_TYPES, message);
-    const before = await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`);
+    const before = await recordedTransactions();
     const expired = await departmentClient(api, held).post(`/requests/${id}/approve`, {
       ...body,
       signature,
@@ -202,8 +202,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     });
     expect(expired.status).to.equal(400);
     expect(expired.body.code).to.equal("SIGNATURE_EXPIRED");
-    const after = await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`);
-    expect(after.rows[0].n).to.equal(before.rows[0].n);
+    expect(await recordedTransactions()).to.equal(before);
   });
 
   it("refuses, with 409 STALE_DOCUMENTS naming the document, an approval of a version that is no longer the latest", async function () {
@@ -232,6 +231,64 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       documentVersions: { [docs.OWNERSHIP_DEED]: 2 },
     });
     expect(fresh.status, JSON.stringify(fresh.body)).to.equal(200);
+  });
+
+  /** Chain transactions the platform has recorded (each decision it relays or sends is one). */
+  async function recordedTransactions(): Promise<number> {
+    return (await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`)).rows[0].n;
+  }
+
+  /** The department's decisions on the request, standing or not. */
+  async function decisionsOf(requestId: string, code: string) {
+    const listed = await admin.get(`/requests/${requestId}/approvals?includeInvalidated=true`);
+    return listed.body.approvals.filter((a: { departmentCode: string }) => a.departmentCode === code);
+  }
+
+  /**
+   * A department-held approval signed over `reviewedDocuments`, then a new version of `changed` uploaded before the
+   * platform relays it (the department sends back the versions it signed, as the typed data's answer gives them):
+   * 409 STALE_DOCUMENTS naming the document, nothing recorded anywhere, the nonce still unused.
+   */
+  async function staleSignedApproval(
+    label: string,
+    reviewed: "SITE_PLAN" | "ALL",
+    changed: "SITE_PLAN" | "OWNERSHIP_DEED",
+  ) {
+    const { id, docs } = await submittedRequest(label);
+    const body = { remarks: `Reviewed (${label})`, reviewedDocuments: reviewed === "ALL" ? [] : [docs.SITE_PLAN] };
+    const proof = await signed(held, id, { decision: "APPROVED", ...body });
+    expect(proof.documentVersions[docs[changed]]).to.equal(1);
+    const bytes = changed === "SITE_PLAN" ? pdf(`plan v2 ${label} ${run}`) : png(`deed v2 ${label} ${run}`, 2);
+    const filename = changed === "SITE_PLAN" ? "plan.pdf" : "deed.png";
+    const updated = await applicant.upload("PUT", `/requests/${id}/documents/${docs[changed]}`, bytes, filename);
+    expect(updated.status, JSON.stringify(updated.body)).to.equal(200);
+
+    const before = await recordedTransactions();
+    const stale = await departmentClient(api, held).post(`/requests/${id}/approve`, {
+      ...body,
+      documentVersions: proof.documentVersions,
+      signature: proof.signature,
+      nonce: proof.nonce,
+      deadline: proof.deadline,
+    });
+    expect(stale.status, JSON.stringify(stale.body)).to.equal(409);
+    expect(stale.body.code).to.equal("STALE_DOCUMENTS");
+    expect(stale.body.details.changedDocuments).to.deep.equal([
+      { documentId: docs[changed], reviewedVersion: 1, latestVersion: 2 },
+    ]);
+    expect(await recordedTransactions(), "no transaction recorded").to.equal(before);
+    expect(await decisionsOf(id, codes.held), "no decision recorded").to.deep.equal([]);
+    const again = await signed(held, id, { decision: "APPROVED", ...body });
+    expect(again.nonce, "the signed nonce was not used on chain").to.equal(proof.nonce);
+    expect(again.documentVersions[docs[changed]]).to.equal(2);
+  }
+
+  it("refuses, with 409 STALE_DOCUMENTS, a signed approval whose reviewed document changed before it was relayed; nothing recorded", async function () {
+    await staleSignedApproval("signed stale", "SITE_PLAN", "SITE_PLAN");
+  });
+
+  it("refuses, with 409 STALE_DOCUMENTS, a signed approval covering every document when one changed before it was relayed", async function () {
+    await staleSignedApproval("signed stale all", "ALL", "OWNERSHIP_DEED");
   });
 
   it("an approval naming no document covers every document: any update invalidates it", async function () {
