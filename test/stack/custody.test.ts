@@ -1,11 +1,12 @@
 import { expect } from "chai";
-import { type BaseWallet, Wallet } from "ethers";
+import { type BaseWallet, TypedDataEncoder, Wallet, getAddress } from "ethers";
 import { approvalRegistry } from "../../api/src/chain/contracts.ts";
 import { DECISION_TYPES } from "../../abis/index.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { apiClient as http } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
+import { deploySafe, safeSignature } from "./support/safeWallet.ts";
 import { pdf, png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
@@ -376,5 +377,101 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     const again = await admin.post(`/departments/${codes.custodial}/wallet-change/cancel`);
     expect(again.status).to.equal(409);
     expect(again.body.code).to.equal("NO_WALLET_CHANGE");
+  });
+
+  // Last in this file: it registers a new version of the workflow, with the Safe's department alone.
+  describe("a department whose wallet is a Safe (EIP-1271, 2 of 3 owners)", function () {
+    const owners = [Wallet.createRandom(), Wallet.createRandom(), Wallet.createRandom()];
+    const safeCode = `SAFE_${tag}`;
+    let safe: string;
+    let safeDepartment: CreatedTestDepartment;
+
+    before(async function () {
+      const stack = current();
+      safe = await deploySafe(
+        driver.core.provider,
+        owners.map((o) => o.address),
+        2,
+      );
+      const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
+      safeDepartment = await createDepartment(api, adminToken, {
+        code: safeCode,
+        name: "Department deciding through a Safe",
+        custody: "DEPARTMENT_HELD",
+        walletAddress: safe,
+      });
+      await seedWorkflow(stack, driver, {
+        workflowType: "BUILDING_PERMIT",
+        name: "Building permit (Safe custody test)",
+        stages: [
+          {
+            stageId: "safe",
+            stageName: "Safe",
+            stageOrder: 1,
+            executionType: "PARALLEL",
+            completionCriteria: "ALL",
+            requiredApprovals: [
+              { departmentCode: safeCode, requiredDocuments: ["SITE_PLAN", "OWNERSHIP_DEED"], isMandatory: true },
+            ],
+          },
+        ],
+      });
+    });
+
+    /** The typed data from the API, its EIP-712 digest, and the given owners' Safe signature of it. */
+    async function signedBy(requestId: string, body: Record<string, unknown>, signers: BaseWallet[]) {
+      const response = await departmentClient(api, safeDepartment).post(`/requests/${requestId}/decision-typed-data`, {
+        decision: "APPROVED",
+        ...body,
+      });
+      expect(response.status, JSON.stringify(response.body)).to.equal(200);
+      expect(getAddress(response.body.signer), "the Safe is the signer the contract expects").to.equal(safe);
+      expect(response.body.custody).to.equal("DEPARTMENT_HELD");
+      const { typedData, nonce, deadline } = response.body;
+      const digest = TypedDataEncoder.hash(typedData.domain, DECISION_TYPES, typedData.message);
+      const signature = await safeSignature(safe, typedData.domain.chainId, digest, signers);
+      return { ...body, signature, nonce, deadline };
+    }
+
+    it("registers the Safe's address as the department's wallet, and the Safe (two owners) decides over HTTP", async function () {
+      expect(safeDepartment.body).to.include({ custody: "DEPARTMENT_HELD", walletAddress: safe });
+      const { id, docs } = await submittedRequest("safe");
+      const body = { remarks: "Plan checked by two of three", reviewedDocuments: [docs.SITE_PLAN] };
+      const approved = await departmentClient(api, safeDepartment).post(
+        `/requests/${id}/approve`,
+        await signedBy(id, body, [owners[2], owners[0]]),
+      );
+      expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+      expect(approved.body.workflowStatus.isComplete, "its approval completes the only stage").to.equal(true);
+      const { event, from } = await decisionOf(approved.body.transactionHash);
+      expect(event.args.signer, "the Safe is the signer on chain").to.equal(safe);
+      expect(Number(event.args.custody)).to.equal(1);
+      expect(from, "relayed by the operator").to.equal(current().operatorAddress);
+      const decisions = await decisionsOf(id, safeCode);
+      expect(decisions.map((d: { status: string }) => d.status)).to.deep.equal(["APPROVED"]);
+      expect(decisions[0].transactionHash).to.equal(approved.body.transactionHash);
+    });
+
+    it("refuses one owner's signature, or one by a stranger with an owner, with 400 INVALID_SIGNATURE: nothing recorded", async function () {
+      const { id, docs } = await submittedRequest("safe refused");
+      const body = { remarks: "Plan checked", reviewedDocuments: [docs.SITE_PLAN] };
+      const before = await recordedTransactions();
+      for (const [what, signers] of [
+        ["one owner of a 2-of-3 Safe", [owners[1]]],
+        ["an owner and a stranger", [owners[1], Wallet.createRandom()]],
+      ] as const) {
+        const refused = await departmentClient(api, safeDepartment).post(
+          `/requests/${id}/approve`,
+          await signedBy(id, body, [...signers]),
+        );
+        expect(refused.status, what).to.equal(400);
+        expect(refused.body.code, what).to.equal("INVALID_SIGNATURE");
+        expect(refused.body.message, what).to.be.a("string");
+      }
+      expect(await recordedTransactions(), "no transaction recorded").to.equal(before);
+      expect(await decisionsOf(id, safeCode), "no decision recorded").to.deep.equal([]);
+      const request = await admin.get(`/requests/${id}`);
+      expect(request.body.status).to.equal("SUBMITTED");
+    });
   });
 });
