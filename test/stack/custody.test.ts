@@ -9,6 +9,7 @@ import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { deploySafe, safeSignature } from "./support/safeWallet.ts";
 import { pdf, png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { eventually } from "./support/eventually.ts";
 import { current } from "./support/stackFixture.ts";
 
 /**
@@ -313,6 +314,62 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       JSON.stringify(a).includes(codes.custodial),
     );
     expect(custodialDecision.status).to.equal("REVIEW_REQUIRED");
+  });
+
+  /** DepartmentWalletCancelled in the transaction's receipt: who cancelled, by the chain's account. */
+  async function cancelledBy(transactionHash: string) {
+    const receipt = await driver.core.provider.getTransactionReceipt(transactionHash);
+    const topic = approvalRegistry.getEvent("DepartmentWalletCancelled")!.topicHash;
+    return approvalRegistry.parseLog(receipt!.logs.find((l) => l.topics[0] === topic)!)!.args.by as string;
+  }
+
+  it("lets a custodial department refuse a change of its own wallet: the platform sends the cancel from the department's wallet", async function () {
+    const proposed = await admin.post(`/departments/${codes.custodial}/wallet-change`, { custody: "CUSTODIAL" });
+    expect(proposed.status, JSON.stringify(proposed.body)).to.equal(200);
+    const byOther = await departmentClient(api, held).post(`/departments/${codes.custodial}/wallet-change/refuse`);
+    expect(byOther.status, "another department").to.equal(403);
+    expect(byOther.body.code).to.equal("FORBIDDEN");
+
+    const refused = await departmentClient(api, custodial).post(`/departments/${codes.custodial}/wallet-change/refuse`);
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(200);
+    expect(refused.body).to.include({ walletAddress: custodial.walletAddress, pendingWalletChange: null });
+    expect(await cancelledBy(refused.body.transactionHash), "cancelled by the department's own wallet").to.equal(
+      custodial.walletAddress,
+    );
+    const again = await departmentClient(api, custodial).post(`/departments/${codes.custodial}/wallet-change/refuse`);
+    expect(again.status).to.equal(409);
+    expect(again.body.code).to.equal("NO_WALLET_CHANGE");
+  });
+
+  it("answers a department holding its own key with the transaction to send itself (409 OWN_TRANSACTION_REQUIRED), which cancels the change", async function () {
+    const proposed = await admin.post(`/departments/${codes.held}/wallet-change`, {
+      custody: "DEPARTMENT_HELD",
+      walletAddress: Wallet.createRandom().address,
+    });
+    expect(proposed.status, JSON.stringify(proposed.body)).to.equal(200);
+    const before = await recordedTransactions();
+    const answer = await departmentClient(api, held).post(`/departments/${codes.held}/wallet-change/refuse`);
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(409);
+    expect(answer.body.code).to.equal("OWN_TRANSACTION_REQUIRED");
+    expect(await recordedTransactions(), "the platform sent nothing").to.equal(before);
+    const { transaction } = answer.body.details;
+    expect(transaction).to.include({
+      from: heldKey.address,
+      to: current().deployment.contracts.ApprovalRegistry,
+      chainId: Number((await driver.core.provider.getNetwork()).chainId),
+    });
+
+    // The department sends it from its own wallet.
+    await driver.core.provider.send("anvil_setBalance", [heldKey.address, "0x3635c9adc5dea00000"]);
+    const sent = await heldKey
+      .connect(driver.core.provider)
+      .sendTransaction({ to: transaction.to, data: transaction.data, chainId: transaction.chainId });
+    expect((await sent.wait())?.status).to.equal(1);
+    expect(await cancelledBy(sent.hash)).to.equal(heldKey.address);
+    await eventually("the index to forget the pending change", async () => {
+      const listed = await admin.get(`/departments/${codes.held}`);
+      return listed.body.pendingWalletChange === null ? listed.body : undefined;
+    });
   });
 
   it("changes a department's wallet only after its public delay: the proposed key cannot decide before, the old one cannot after", async function () {
