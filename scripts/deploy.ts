@@ -9,33 +9,30 @@
  * (default: the operator) are required; GOVERNANCE_ADDRESS (DEFAULT_ADMIN_ROLE, e.g. a Safe; default: the
  * deployer) takes the role from the deployer after wiring. Governance, admin and operator must be three different
  * keys. WALLET_DELAY_SECONDS (default 86,400) is the public delay of a department wallet change: at least 24 h
- * on any chain but the embedded development one (31337).
+ * on any chain but the embedded development one (31337), the rule the auditor checks (audit/walletDelayPolicy.ts).
  */
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ZeroHash, getAddress } from "ethers";
 import { network } from "hardhat";
 import LicencePlatform from "../ignition/modules/LicencePlatform.ts";
+import { MIN_WALLET_DELAY_SECONDS, shortWalletDelay } from "./audit/walletDelayPolicy.ts";
 
 const { ethers, ignition, networkName } = await network.create();
 const [deployer] = await ethers.getSigners();
 const chainId = Number((await ethers.provider.getNetwork()).chainId);
 
-const DAY = 24 * 60 * 60;
 const operator = requiredAddress("OPERATOR_ADDRESS");
 const admin = requiredAddress("ADMIN_ADDRESS");
 const governance = process.env.GOVERNANCE_ADDRESS ? getAddress(process.env.GOVERNANCE_ADDRESS) : deployer.address;
-const walletDelay = Number(process.env.WALLET_DELAY_SECONDS ?? DAY);
+const walletDelay = Number(process.env.WALLET_DELAY_SECONDS ?? MIN_WALLET_DELAY_SECONDS);
 if (new Set([operator, admin, governance].map((a) => a.toLowerCase())).size !== 3) {
   throw new Error("governance, ADMIN_ADDRESS and OPERATOR_ADDRESS must be three different keys");
 }
 if (!Number.isInteger(walletDelay) || walletDelay < 1)
   throw new Error("WALLET_DELAY_SECONDS must be a whole number ≥ 1");
-if (chainId !== 31337 && walletDelay < DAY) {
-  throw new Error(
-    `WALLET_DELAY_SECONDS is ${walletDelay}: at least ${DAY} (24 h) outside the embedded development chain`,
-  );
-}
+const shortDelay = shortWalletDelay(chainId, walletDelay);
+if (shortDelay) throw new Error(`WALLET_DELAY_SECONDS is ${shortDelay}`);
 
 const parameters = {
   LicencePlatform: {

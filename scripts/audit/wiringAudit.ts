@@ -2,13 +2,15 @@
  * How the contracts are wired, read from their views and wiring events at the audited block: the token and the
  * document registry must take review changes from the deployment's approval registry, set exactly once (one
  * ApprovalRegistrySet, one ReviewRegistrySet); the approval registry must point back at the deployment's token,
- * document registry and decision verifier (which must have code), with the deployment's wallet delay. A second
- * wiring event, or any other address, would mean someone other than the departments could drive a review.
+ * document registry and decision verifier (which must have code), with the deployment's wallet delay, at least
+ * 24 h on any chain but the development one (walletDelayPolicy.ts). A second wiring event, or any other address,
+ * would mean someone other than the departments could drive a review.
  */
 import { getAddress } from "ethers";
 import type { ContractViews } from "./contractViews.ts";
 import type { Deployment } from "./deploymentFile.ts";
 import type { ChainEvent } from "./logReader.ts";
+import { shortWalletDelay } from "./walletDelayPolicy.ts";
 
 export interface WiringEvent {
   registry: string;
@@ -97,6 +99,8 @@ export function wiringFindings(w: WiringAudit, deployment: Deployment): string[]
     findings.push(
       `ApprovalRegistry.walletDelay() is ${w.walletDelay} s but the deployment file says ${deployment.walletDelay} s`,
     );
+  const short = shortWalletDelay(deployment.chainId, w.walletDelay);
+  if (short) findings.push(`ApprovalRegistry.walletDelay() is ${short}`);
   for (const [name, events] of [
     ["ApprovalRegistrySet (LicenceToken)", w.approvalRegistrySet],
     ["ReviewRegistrySet (DocumentRegistry)", w.reviewRegistrySet],

@@ -36,9 +36,9 @@ import {
 import { ROLES } from "../../abis/index.ts";
 import { anvilBinary } from "../../scripts/stack/localChain.ts";
 import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DECISION_TYPES } from "../../abis/index.ts";
+import { REPO_ROOT, runAudit } from "./auditCli.ts";
 
 const run = promisify(execFile);
-const REPO_ROOT = path.resolve(import.meta.dirname, "../..");
 const DELAY = 60;
 const b32 = encodeBytes32String;
 
@@ -80,21 +80,7 @@ describe("auditor's tool against the contracts on a local chain (no database, no
   const governance = (contract: Contract) => as(contract, deployer);
   const mined = async (tx: Promise<{ wait(): Promise<unknown> }>) => (await tx).wait();
 
-  async function audit(...args: string[]): Promise<{ code: number; report: any; stderr: string }> {
-    const argv = ["scripts/audit.ts", "--rpc", rpcUrl, "--deployment", deploymentFile, "--json", ...args];
-    try {
-      const { stdout, stderr } = await run(process.execPath, argv, { cwd: REPO_ROOT, maxBuffer: 64 << 20 });
-      return { code: 0, report: JSON.parse(stdout), stderr };
-    } catch (error) {
-      const failed = error as { code?: unknown; stdout: string; stderr: string };
-      if (typeof failed.code !== "number") throw error;
-      return {
-        code: failed.code,
-        report: failed.stdout ? JSON.parse(failed.stdout) : undefined,
-        stderr: failed.stderr,
-      };
-    }
-  }
+  const audit = (...args: string[]) => runAudit(rpcUrl, deploymentFile, ...args);
 
   /** A submitted request `tokenId` (one document) in the one-stage workflow both departments must approve. */
   async function submitted(tokenId: number, commitment: string) {

@@ -1,7 +1,8 @@
 /**
  * The wiring check and the deployment file on synthetic inputs: the registry wired exactly once into the token and
  * the document registry, the registry pointing back at the deployment's contracts and verifier (with code), the
- * deployment's wallet delay; a deployment file without the role keys or the delay is refused.
+ * deployment's wallet delay, at least 24 h outside the development chain; a deployment file without the role keys
+ * or the delay is refused.
  */
 import { expect } from "chai";
 import { parseDeployment } from "../../scripts/audit/deploymentFile.ts";
@@ -46,6 +47,16 @@ describe("auditor: the contracts' wiring and the deployment file (synthetic inpu
       "ReviewRegistrySet (DocumentRegistry) was emitted 2 times: the approval registry is wired exactly once",
       `ReviewRegistrySet (DocumentRegistry) wired ${other} at block 9 (tx 0x02), not the deployment's ApprovalRegistry ${CONTRACTS.ApprovalRegistry}`,
     ]);
+  });
+
+  it("flags a wallet delay under 24 h on any chain but the development chain 31337", function () {
+    const onBesu = deployment({ chainId: 1337, walletDelay: 86_399 });
+    expect(wiringFindings({ ...sound(), walletDelay: 86_399 }, onBesu)).to.deep.equal([
+      "ApprovalRegistry.walletDelay() is 86399 s, under 86400 s (24 h) on chain 1337: a department would have less than a day to see and cancel a change of its wallet (only the development chain 31337 may be shorter)",
+    ]);
+    expect(wiringFindings({ ...sound(), walletDelay: 86_400 }, { ...onBesu, walletDelay: 86_400 })).to.deep.equal([]);
+    // The embedded stack and the tests wait seconds, on the development chain only.
+    expect(wiringFindings({ ...sound(), walletDelay: 4 }, deployment({ walletDelay: 4 }))).to.deep.equal([]);
   });
 
   it("refuses a deployment file without the role keys, the verifier or the wallet delay", function () {

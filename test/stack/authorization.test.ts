@@ -19,6 +19,7 @@ import {
   TEST_REDIRECT_URI,
 } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
+import { eventually } from "./support/eventually.ts";
 import { apiClient, type HttpResult, type Json } from "./support/httpClient.ts";
 import { parseMarkdownTable } from "./support/markdownTable.ts";
 import { loadOperations, undocumentedAnswer } from "./support/openApiOperations.ts";
@@ -297,6 +298,23 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
       build: async (_caller, allowed) => ({
         path: `/api/v1/departments/${allowed ? await proposedWalletChange() : department.code}/wallet-change/cancel`,
       }),
+    },
+    // The fixture department refuses a change proposed for its own wallet (its cell is the only one allowed).
+    "POST /api/v1/departments/{departmentCode}/wallet-change/refuse": {
+      build: async (_caller, allowed) => {
+        if (allowed) {
+          must(
+            await admin.post(`/departments/${department.code}/wallet-change`, { custody: "CUSTODIAL" }),
+            200,
+            "propose a change of the department's wallet",
+          );
+          // The API reads the pending change from the index: on a loaded machine it may trail the proposal.
+          await eventually("the proposed change in the index", async () =>
+            (await admin.get(`/departments/${department.code}`)).body.pendingWalletChange ? true : undefined,
+          );
+        }
+        return { path: `/api/v1/departments/${department.code}/wallet-change/refuse` };
+      },
     },
     "POST /api/v1/departments/{departmentCode}/wallet-change/activate": {
       build: async (_caller, allowed) => {

@@ -1,13 +1,15 @@
 import { expect } from "chai";
-import { type BaseWallet, Wallet } from "ethers";
+import { type BaseWallet, TypedDataEncoder, Wallet, getAddress } from "ethers";
 import { approvalRegistry } from "../../api/src/chain/contracts.ts";
 import { DECISION_TYPES } from "../../abis/index.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { apiClient as http } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
+import { deploySafe, safeSignature } from "./support/safeWallet.ts";
 import { pdf, png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { eventually } from "./support/eventually.ts";
 import { current } from "./support/stackFixture.ts";
 
 /**
@@ -193,7 +195,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     const proof = await signed(held, id, { decision: "APPROVED", ...body });
     const message = { ...proof.typedData.message, deadline: "1" };
     const signature = await heldKey.signTypedData(proof.typedData.domain, DECISION_TYPES, message);
-    const before = await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`);
+    const before = await recordedTransactions();
     const expired = await departmentClient(api, held).post(`/requests/${id}/approve`, {
       ...body,
       signature,
@@ -202,8 +204,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     });
     expect(expired.status).to.equal(400);
     expect(expired.body.code).to.equal("SIGNATURE_EXPIRED");
-    const after = await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`);
-    expect(after.rows[0].n).to.equal(before.rows[0].n);
+    expect(await recordedTransactions()).to.equal(before);
   });
 
   it("refuses, with 409 STALE_DOCUMENTS naming the document, an approval of a version that is no longer the latest", async function () {
@@ -234,6 +235,64 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     expect(fresh.status, JSON.stringify(fresh.body)).to.equal(200);
   });
 
+  /** Chain transactions the platform has recorded (each decision it relays or sends is one). */
+  async function recordedTransactions(): Promise<number> {
+    return (await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`)).rows[0].n;
+  }
+
+  /** The department's decisions on the request, standing or not. */
+  async function decisionsOf(requestId: string, code: string) {
+    const listed = await admin.get(`/requests/${requestId}/approvals?includeInvalidated=true`);
+    return listed.body.approvals.filter((a: { departmentCode: string }) => a.departmentCode === code);
+  }
+
+  /**
+   * A department-held approval signed over `reviewedDocuments`, then a new version of `changed` uploaded before the
+   * platform relays it (the department sends back the versions it signed, as the typed data's answer gives them):
+   * 409 STALE_DOCUMENTS naming the document, nothing recorded anywhere, the nonce still unused.
+   */
+  async function staleSignedApproval(
+    label: string,
+    reviewed: "SITE_PLAN" | "ALL",
+    changed: "SITE_PLAN" | "OWNERSHIP_DEED",
+  ) {
+    const { id, docs } = await submittedRequest(label);
+    const body = { remarks: `Reviewed (${label})`, reviewedDocuments: reviewed === "ALL" ? [] : [docs.SITE_PLAN] };
+    const proof = await signed(held, id, { decision: "APPROVED", ...body });
+    expect(proof.documentVersions[docs[changed]]).to.equal(1);
+    const bytes = changed === "SITE_PLAN" ? pdf(`plan v2 ${label} ${run}`) : png(`deed v2 ${label} ${run}`, 2);
+    const filename = changed === "SITE_PLAN" ? "plan.pdf" : "deed.png";
+    const updated = await applicant.upload("PUT", `/requests/${id}/documents/${docs[changed]}`, bytes, filename);
+    expect(updated.status, JSON.stringify(updated.body)).to.equal(200);
+
+    const before = await recordedTransactions();
+    const stale = await departmentClient(api, held).post(`/requests/${id}/approve`, {
+      ...body,
+      documentVersions: proof.documentVersions,
+      signature: proof.signature,
+      nonce: proof.nonce,
+      deadline: proof.deadline,
+    });
+    expect(stale.status, JSON.stringify(stale.body)).to.equal(409);
+    expect(stale.body.code).to.equal("STALE_DOCUMENTS");
+    expect(stale.body.details.changedDocuments).to.deep.equal([
+      { documentId: docs[changed], reviewedVersion: 1, latestVersion: 2 },
+    ]);
+    expect(await recordedTransactions(), "no transaction recorded").to.equal(before);
+    expect(await decisionsOf(id, codes.held), "no decision recorded").to.deep.equal([]);
+    const again = await signed(held, id, { decision: "APPROVED", ...body });
+    expect(again.nonce, "the signed nonce was not used on chain").to.equal(proof.nonce);
+    expect(again.documentVersions[docs[changed]]).to.equal(2);
+  }
+
+  it("refuses, with 409 STALE_DOCUMENTS, a signed approval whose reviewed document changed before it was relayed; nothing recorded", async function () {
+    await staleSignedApproval("signed stale", "SITE_PLAN", "SITE_PLAN");
+  });
+
+  it("refuses, with 409 STALE_DOCUMENTS, a signed approval covering every document when one changed before it was relayed", async function () {
+    await staleSignedApproval("signed stale all", "ALL", "OWNERSHIP_DEED");
+  });
+
   it("an approval naming no document covers every document: any update invalidates it", async function () {
     const { id, docs } = await submittedRequest("all");
     const approved = await departmentClient(api, custodial).post(`/requests/${id}/approve`, {
@@ -255,6 +314,62 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       JSON.stringify(a).includes(codes.custodial),
     );
     expect(custodialDecision.status).to.equal("REVIEW_REQUIRED");
+  });
+
+  /** DepartmentWalletCancelled in the transaction's receipt: who cancelled, by the chain's account. */
+  async function cancelledBy(transactionHash: string) {
+    const receipt = await driver.core.provider.getTransactionReceipt(transactionHash);
+    const topic = approvalRegistry.getEvent("DepartmentWalletCancelled")!.topicHash;
+    return approvalRegistry.parseLog(receipt!.logs.find((l) => l.topics[0] === topic)!)!.args.by as string;
+  }
+
+  it("lets a custodial department refuse a change of its own wallet: the platform sends the cancel from the department's wallet", async function () {
+    const proposed = await admin.post(`/departments/${codes.custodial}/wallet-change`, { custody: "CUSTODIAL" });
+    expect(proposed.status, JSON.stringify(proposed.body)).to.equal(200);
+    const byOther = await departmentClient(api, held).post(`/departments/${codes.custodial}/wallet-change/refuse`);
+    expect(byOther.status, "another department").to.equal(403);
+    expect(byOther.body.code).to.equal("FORBIDDEN");
+
+    const refused = await departmentClient(api, custodial).post(`/departments/${codes.custodial}/wallet-change/refuse`);
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(200);
+    expect(refused.body).to.include({ walletAddress: custodial.walletAddress, pendingWalletChange: null });
+    expect(await cancelledBy(refused.body.transactionHash), "cancelled by the department's own wallet").to.equal(
+      custodial.walletAddress,
+    );
+    const again = await departmentClient(api, custodial).post(`/departments/${codes.custodial}/wallet-change/refuse`);
+    expect(again.status).to.equal(409);
+    expect(again.body.code).to.equal("NO_WALLET_CHANGE");
+  });
+
+  it("answers a department holding its own key with the transaction to send itself (409 OWN_TRANSACTION_REQUIRED), which cancels the change", async function () {
+    const proposed = await admin.post(`/departments/${codes.held}/wallet-change`, {
+      custody: "DEPARTMENT_HELD",
+      walletAddress: Wallet.createRandom().address,
+    });
+    expect(proposed.status, JSON.stringify(proposed.body)).to.equal(200);
+    const before = await recordedTransactions();
+    const answer = await departmentClient(api, held).post(`/departments/${codes.held}/wallet-change/refuse`);
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(409);
+    expect(answer.body.code).to.equal("OWN_TRANSACTION_REQUIRED");
+    expect(await recordedTransactions(), "the platform sent nothing").to.equal(before);
+    const { transaction } = answer.body.details;
+    expect(transaction).to.include({
+      from: heldKey.address,
+      to: current().deployment.contracts.ApprovalRegistry,
+      chainId: Number((await driver.core.provider.getNetwork()).chainId),
+    });
+
+    // The department sends it from its own wallet.
+    await driver.core.provider.send("anvil_setBalance", [heldKey.address, "0x3635c9adc5dea00000"]);
+    const sent = await heldKey
+      .connect(driver.core.provider)
+      .sendTransaction({ to: transaction.to, data: transaction.data, chainId: transaction.chainId });
+    expect((await sent.wait())?.status).to.equal(1);
+    expect(await cancelledBy(sent.hash)).to.equal(heldKey.address);
+    await eventually("the index to forget the pending change", async () => {
+      const listed = await admin.get(`/departments/${codes.held}`);
+      return listed.body.pendingWalletChange === null ? listed.body : undefined;
+    });
   });
 
   it("changes a department's wallet only after its public delay: the proposed key cannot decide before, the old one cannot after", async function () {
@@ -319,5 +434,101 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     const again = await admin.post(`/departments/${codes.custodial}/wallet-change/cancel`);
     expect(again.status).to.equal(409);
     expect(again.body.code).to.equal("NO_WALLET_CHANGE");
+  });
+
+  // Last in this file: it registers a new version of the workflow, with the Safe's department alone.
+  describe("a department whose wallet is a Safe (EIP-1271, 2 of 3 owners)", function () {
+    const owners = [Wallet.createRandom(), Wallet.createRandom(), Wallet.createRandom()];
+    const safeCode = `SAFE_${tag}`;
+    let safe: string;
+    let safeDepartment: CreatedTestDepartment;
+
+    before(async function () {
+      const stack = current();
+      safe = await deploySafe(
+        driver.core.provider,
+        owners.map((o) => o.address),
+        2,
+      );
+      const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
+      safeDepartment = await createDepartment(api, adminToken, {
+        code: safeCode,
+        name: "Department deciding through a Safe",
+        custody: "DEPARTMENT_HELD",
+        walletAddress: safe,
+      });
+      await seedWorkflow(stack, driver, {
+        workflowType: "BUILDING_PERMIT",
+        name: "Building permit (Safe custody test)",
+        stages: [
+          {
+            stageId: "safe",
+            stageName: "Safe",
+            stageOrder: 1,
+            executionType: "PARALLEL",
+            completionCriteria: "ALL",
+            requiredApprovals: [
+              { departmentCode: safeCode, requiredDocuments: ["SITE_PLAN", "OWNERSHIP_DEED"], isMandatory: true },
+            ],
+          },
+        ],
+      });
+    });
+
+    /** The typed data from the API, its EIP-712 digest, and the given owners' Safe signature of it. */
+    async function signedBy(requestId: string, body: Record<string, unknown>, signers: BaseWallet[]) {
+      const response = await departmentClient(api, safeDepartment).post(`/requests/${requestId}/decision-typed-data`, {
+        decision: "APPROVED",
+        ...body,
+      });
+      expect(response.status, JSON.stringify(response.body)).to.equal(200);
+      expect(getAddress(response.body.signer), "the Safe is the signer the contract expects").to.equal(safe);
+      expect(response.body.custody).to.equal("DEPARTMENT_HELD");
+      const { typedData, nonce, deadline } = response.body;
+      const digest = TypedDataEncoder.hash(typedData.domain, DECISION_TYPES, typedData.message);
+      const signature = await safeSignature(safe, typedData.domain.chainId, digest, signers);
+      return { ...body, signature, nonce, deadline };
+    }
+
+    it("registers the Safe's address as the department's wallet, and the Safe (two owners) decides over HTTP", async function () {
+      expect(safeDepartment.body).to.include({ custody: "DEPARTMENT_HELD", walletAddress: safe });
+      const { id, docs } = await submittedRequest("safe");
+      const body = { remarks: "Plan checked by two of three", reviewedDocuments: [docs.SITE_PLAN] };
+      const approved = await departmentClient(api, safeDepartment).post(
+        `/requests/${id}/approve`,
+        await signedBy(id, body, [owners[2], owners[0]]),
+      );
+      expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+      expect(approved.body.workflowStatus.isComplete, "its approval completes the only stage").to.equal(true);
+      const { event, from } = await decisionOf(approved.body.transactionHash);
+      expect(event.args.signer, "the Safe is the signer on chain").to.equal(safe);
+      expect(Number(event.args.custody)).to.equal(1);
+      expect(from, "relayed by the operator").to.equal(current().operatorAddress);
+      const decisions = await decisionsOf(id, safeCode);
+      expect(decisions.map((d: { status: string }) => d.status)).to.deep.equal(["APPROVED"]);
+      expect(decisions[0].transactionHash).to.equal(approved.body.transactionHash);
+    });
+
+    it("refuses one owner's signature, or one by a stranger with an owner, with 400 INVALID_SIGNATURE: nothing recorded", async function () {
+      const { id, docs } = await submittedRequest("safe refused");
+      const body = { remarks: "Plan checked", reviewedDocuments: [docs.SITE_PLAN] };
+      const before = await recordedTransactions();
+      for (const [what, signers] of [
+        ["one owner of a 2-of-3 Safe", [owners[1]]],
+        ["an owner and a stranger", [owners[1], Wallet.createRandom()]],
+      ] as const) {
+        const refused = await departmentClient(api, safeDepartment).post(
+          `/requests/${id}/approve`,
+          await signedBy(id, body, [...signers]),
+        );
+        expect(refused.status, what).to.equal(400);
+        expect(refused.body.code, what).to.equal("INVALID_SIGNATURE");
+        expect(refused.body.message, what).to.be.a("string");
+      }
+      expect(await recordedTransactions(), "no transaction recorded").to.equal(before);
+      expect(await decisionsOf(id, safeCode), "no decision recorded").to.deep.equal([]);
+      const request = await admin.get(`/requests/${id}`);
+      expect(request.body.status).to.equal("SUBMITTED");
+    });
   });
 });

@@ -54,7 +54,7 @@ const ReviewFields = {
     .record(z.uuid(), z.int().min(1).max(32767))
     .optional()
     .describe(
-      "The version of each reviewed document you reviewed (default: its latest version when the call arrives). If any has a newer version when the decision is mined, nothing is recorded and the answer is 409 STALE_DOCUMENTS.",
+      "The version of each reviewed document you reviewed (default: its latest version when the call arrives); with no reviewedDocuments (every document covered), any document of the request. If any has a newer version when the decision is mined, nothing is recorded and the answer is 409 STALE_DOCUMENTS. With a signature, send the documentVersions of the typed data's answer: a version resolved later would not be the one signed.",
     ),
   signature: z
     .string()
@@ -218,7 +218,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       idempotent: false,
       summary: "The EIP-712 typed data your department signs to decide with its own key",
       description:
-        "For departments that hold their own key (custody DEPARTMENT_HELD): the body is the decision you are about to send (as for approve / reject / request-changes, without signature). The answer is the typed data to sign with eth_signTypedData_v4 (any wallet, or a Safe for EIP-1271), with the versions resolved now, your department's next nonce and a deadline 15 minutes ahead. Send the same decision with signature, nonce and deadline to the decision endpoint; the platform relays it and the contract checks the signature against your department's registered wallet. Reads only: nothing is recorded.",
+        "For departments that hold their own key (custody DEPARTMENT_HELD): the body is the decision you are about to send (as for approve / reject / request-changes, without signature). The answer is the typed data to sign with eth_signTypedData_v4 (any wallet, or a Safe for EIP-1271), with the versions resolved now, your department's next nonce and a deadline 15 minutes ahead. Send the same decision with signature, nonce, deadline and the answer's documentVersions to the decision endpoint (so that a document updated since you signed is answered 409 STALE_DOCUMENTS); the platform relays it and the contract checks the signature against your department's registered wallet. Reads only: nothing is recorded.",
       tags: ["Approvals"],
       access: DEPARTMENT,
       params: RequestIdParams,

@@ -215,7 +215,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
             : "Activate a department's wallet change once its delay has passed",
         description:
           verb === "cancel"
-            ? "Recorded on chain (cancelDepartmentWallet, from the administration wallet) and audited. A department that holds its own key can also cancel it itself, by calling cancelDepartmentWallet from its wallet."
+            ? "Recorded on chain (cancelDepartmentWallet, from the administration wallet) and audited. The department itself can refuse it too: POST /departments/{departmentCode}/wallet-change/refuse."
             : "Recorded on chain (activateDepartmentWallet, which anyone may send once the delay has passed) and audited; from then on only the new wallet decides for the department.",
         tags: ["Departments"],
         access: ADMIN,
@@ -244,6 +244,42 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
         },
       }),
     ),
+    defineRoute({
+      method: "post",
+      path: "/departments/:departmentCode/wallet-change/refuse",
+      operationId: "refuseDepartmentWalletChange",
+      sendsTransactions: true,
+      summary: "Your department refuses a pending change of its own wallet",
+      description:
+        "For the department itself (API key; its own code only): withdraws a wallet change an administrator proposed, by cancelDepartmentWallet sent from the department's current wallet, which the contract accepts from that wallet. Audited as CANCEL_WALLET by the department. A CUSTODIAL department's wallet is held by the platform, which sends the transaction. A DEPARTMENT_HELD department's key is not: the answer is 409 OWN_TRANSACTION_REQUIRED and nothing is sent; `details.transaction` (from, to, data, chainId) is the call to send from the department's wallet (from a Safe: as a Safe transaction to `to` with `data`).",
+      tags: ["Departments"],
+      access: [{ kind: "apiKey" }],
+      params: CodeParams,
+      responses: {
+        200: {
+          description: "Refused on chain: the department, its pendingWalletChange cleared",
+          schema: Department.extend({ transactionHash: z.string() }),
+        },
+        ...errors({
+          401: "Not authenticated",
+          403: "Another department's wallet",
+          409: "NO_WALLET_CHANGE; OWN_TRANSACTION_REQUIRED: the department holds its own key (details.transaction is the call to send from its wallet)",
+          503: "Chain unavailable, nothing recorded",
+        }),
+      },
+      handler: async ({ params, ctx }) => {
+        const principal = ctx.state.principal!;
+        if (!(principal.kind === "department" && principal.code === params.departmentCode))
+          throw forbidden("A department refuses changes of its own wallet only");
+        const { department, transactionHash } = await settleWalletChange(
+          context,
+          requestMeta(ctx),
+          params.departmentCode,
+          "REFUSE",
+        );
+        return { body: { ...store.toJson(department), transactionHash } };
+      },
+    }),
     defineRoute({
       method: "get",
       path: "/departments/:departmentCode/stats",

@@ -96,7 +96,10 @@ function resolveReview(
     throw new AppError(400, "UNKNOWN_DOCUMENTS", "reviewedDocuments names documents this request does not have", {
       unknownDocuments: [...new Set(unknown)],
     });
-  const stray = Object.keys(reviewed.documentVersions ?? {}).filter((id) => !named.includes(id));
+  // Naming no document covers them all: then documentVersions may pin any (a signed decision sends back the
+  // versions it signed, so that a document updated since is 409 STALE_DOCUMENTS, not a signature mismatch).
+  const isCovered = (id: string) => named.length === 0 || named.includes(id);
+  const stray = Object.keys(reviewed.documentVersions ?? {}).filter((id) => !isCovered(id));
   if (stray.length > 0)
     throw new AppError(400, "VALIDATION_ERROR", "documentVersions names documents that are not in reviewedDocuments", {
       documents: stray,
@@ -106,9 +109,11 @@ function resolveReview(
   const covered: Record<string, number> = {};
   for (const document of documents) {
     const isNamed = named.includes(document.documentId);
-    const version = (isNamed ? reviewed.documentVersions?.[document.documentId] : undefined) ?? document.latestVersion;
+    const version =
+      (isCovered(document.documentId) ? reviewed.documentVersions?.[document.documentId] : undefined) ??
+      document.latestVersion;
     if (isNamed) mask |= 1 << document.docIndex;
-    if (isNamed || named.length === 0) covered[document.documentId] = version;
+    if (isCovered(document.documentId)) covered[document.documentId] = version;
     versions |= BigInt(version) << BigInt(16 + 15 * document.docIndex);
   }
   return { mask, versions, covered };

@@ -300,12 +300,32 @@ export async function proposeWalletChange(
   }
 }
 
-/** Cancels a pending wallet change (sent by the administration wallet) or activates it once due (by the operator). */
+/** The platform holds no key of a department-held wallet: the answer is the transaction the department sends. */
+function ownTransactionRequired(context: DomainContext, department: StoredDepartment, data: string) {
+  const transaction = {
+    from: department.walletAddress,
+    to: context.contracts.ApprovalRegistry,
+    data,
+    chainId: context.config.chainId,
+  };
+  return conflict(
+    "OWN_TRANSACTION_REQUIRED",
+    "Your department holds its own key, so only your wallet can refuse the change: send details.transaction from it (from a Safe: as a Safe transaction). Nothing was sent",
+    { custody: department.custody, wallet: department.walletAddress, transaction },
+  );
+}
+
+/**
+ * Settles a pending wallet change on chain. CANCEL: an administrator withdraws it (from the administration wallet).
+ * REFUSE: the department itself withdraws it, from its current wallet, which the contract accepts as well: the
+ * platform signs for a custodial department; a department that holds its own key sends the transaction itself
+ * (409 OWN_TRANSACTION_REQUIRED gives it). ACTIVATE: anyone once due (sent by the operator).
+ */
 export async function settleWalletChange(
   context: DomainContext,
   meta: RequestMeta,
   code: string,
-  action: "CANCEL" | "ACTIVATE",
+  action: "CANCEL" | "REFUSE" | "ACTIVATE",
 ) {
   const current = await new DepartmentStore(context.pool).byCode(code);
   if (!current) throw notFound("Department");
@@ -318,23 +338,22 @@ export async function settleWalletChange(
       { effectiveAt: pending.effectiveAt.toISOString() },
     );
   }
+  const data = approvalRegistry.encodeFunctionData(
+    action === "ACTIVATE" ? "activateDepartmentWallet" : "cancelDepartmentWallet",
+    [encodeBytes32String(code)],
+  );
+  if (action === "REFUSE" && current.custody === "DEPARTMENT_HELD")
+    throw ownTransactionRequired(context, current, data);
+  const from = { CANCEL: context.administrator, REFUSE: current.walletAddress, ACTIVATE: context.operator }[action];
   try {
     const tx = await context.gateway.send(
-      {
-        kind: "UPDATE_DEPARTMENT",
-        from: action === "CANCEL" ? context.administrator : context.operator,
-        to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData(
-          action === "CANCEL" ? "cancelDepartmentWallet" : "activateDepartmentWallet",
-          [encodeBytes32String(code)],
-        ),
-      },
+      { kind: "UPDATE_DEPARTMENT", from, to: context.contracts.ApprovalRegistry, data },
       {
         onRecorded: (client, recorded) =>
           audit(client, meta, {
             entityType: "DEPARTMENT",
             entityId: code,
-            action: action === "CANCEL" ? "CANCEL_WALLET" : "ACTIVATE_WALLET",
+            action: action === "ACTIVATE" ? "ACTIVATE_WALLET" : "CANCEL_WALLET",
             oldValue: { walletAddress: current.walletAddress, custody: current.custody },
             newValue: { walletAddress: pending.walletAddress, custody: pending.custody },
             txHash: recorded.hash,

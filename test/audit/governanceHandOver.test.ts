@@ -1,0 +1,171 @@
+/**
+ * scripts/deploy.ts on a real local chain (anvil), as an operator deploys to a network whose governance is a
+ * multisig: with GOVERNANCE_ADDRESS set, the deployer wires the contracts and grants the roles, then gives
+ * DEFAULT_ADMIN_ROLE to governance and renounces its own on each contract. The test reads the roles back from the
+ * chain, runs the auditor's tool on the result (the hand-over is the deployment's, so no finding), then has the
+ * deployer grant a role after the hand-over (governance first giving DEFAULT_ADMIN_ROLE back to it), which the
+ * tool must flag. It also checks that deploy.ts refuses a wallet delay under 24 h outside the development chain.
+ * Needs the contracts compiled (`npx hardhat build`).
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { expect } from "chai";
+import { Contract, JsonRpcProvider, Wallet, ZeroHash, getAddress, type InterfaceAbi } from "ethers";
+import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi, ROLES } from "../../abis/index.ts";
+import { freePort } from "../../scripts/stack/ports.ts";
+import { startLocalChain, type LocalChain } from "../../scripts/stack/localChain.ts";
+import { REPO_ROOT, runAudit } from "./auditCli.ts";
+
+const execute = promisify(execFile);
+const HARDHAT = path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js");
+const ROLE_CONTRACTS = [
+  ["LicenceToken", LicenceTokenAbi],
+  ["DocumentRegistry", DocumentRegistryAbi],
+  ["ApprovalRegistry", ApprovalRegistryAbi],
+] as const;
+
+/** A fresh anvil (London) on a free port with chain id `chainId`, its data in a temporary directory. */
+async function localChain(chainId: number): Promise<{ chain: LocalChain; dir: string }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "governance-chain-"));
+  const chain = await startLocalChain({ dataDir: dir, port: await freePort(), chainId, snapshotIntervalMs: 3_600_000 });
+  return { chain, dir };
+}
+
+/** `npm run deploy:local` against `rpcUrl` (the node's first development account deploys), files under `dir`. */
+function deploy(rpcUrl: string, dir: string, env: Record<string, string>) {
+  return execute(process.execPath, [HARDHAT, "run", "--no-compile", "scripts/deploy.ts", "--network", "localhost"], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      CHAIN_RPC_URL: rpcUrl,
+      DEPLOYMENT_FILE: path.join(dir, "deployment.json"),
+      IGNITION_DIR: path.join(dir, "ignition"),
+      DEPLOYMENT_ID: "governance-test",
+      ...env,
+    },
+    maxBuffer: 16 << 20,
+  });
+}
+
+describe("deployment with a governance address: DEFAULT_ADMIN_ROLE handed over on chain, and the auditor's role checks", function () {
+  this.timeout(180_000);
+  let local: { chain: LocalChain; dir: string };
+  let provider: JsonRpcProvider;
+  let deploymentFile: string;
+  let deployment: any;
+  let deployer: string;
+  const governance = Wallet.createRandom();
+  const keys = { admin: Wallet.createRandom().address, operator: Wallet.createRandom().address };
+  const contract = (name: string, abi: InterfaceAbi) => new Contract(deployment.contracts[name], abi, provider);
+
+  before(async function () {
+    local = await localChain(31337);
+    provider = new JsonRpcProvider(local.chain.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
+    deployer = getAddress((await provider.send("eth_accounts", []))[0]);
+    await deploy(local.chain.rpcUrl, local.dir, {
+      OPERATOR_ADDRESS: keys.operator,
+      ADMIN_ADDRESS: keys.admin,
+      GOVERNANCE_ADDRESS: governance.address,
+      WALLET_DELAY_SECONDS: "60",
+    });
+    deploymentFile = path.join(local.dir, "deployment.json");
+    deployment = JSON.parse(await readFile(deploymentFile, "utf8"));
+  });
+
+  after(async function () {
+    provider?.destroy();
+    await local?.chain.kill();
+    if (local) await rm(local.dir, { recursive: true, force: true });
+  });
+
+  it("governance holds DEFAULT_ADMIN_ROLE on each contract and the deployer no role at all; the file names both", async function () {
+    expect(deployment.roles).to.deep.include({ governance: governance.address, admin: keys.admin });
+    expect(deployment.deployer).to.equal(deployer);
+    for (const [name, abi] of ROLE_CONTRACTS) {
+      const c = contract(name, abi);
+      expect(await c.hasRole(ZeroHash, governance.address), `governance on ${name}`).to.equal(true);
+      for (const role of [ZeroHash, ROLES.ADMIN_ROLE, ROLES.OPERATOR_ROLE])
+        expect(await c.hasRole(role, deployer), `deployer's ${role} on ${name}`).to.equal(false);
+      expect(await c.hasRole(ROLES.OPERATOR_ROLE, keys.operator), `operator on ${name}`).to.equal(true);
+    }
+  });
+
+  it("the auditor accepts the hand-over: governance's grants and the deployer's renunciation are the deployment's (exit 0)", async function () {
+    const { code, report, stderr } = await runAudit(local.chain.rpcUrl, deploymentFile, "--all");
+    expect(code, stderr + JSON.stringify(report?.findings)).to.equal(0);
+    expect(report.findings).to.deep.equal([]);
+    const defaultAdmin = report.roles.grants.filter((g: any) => g.role === "DEFAULT_ADMIN_ROLE");
+    expect(defaultAdmin).to.have.length(6);
+    for (const name of ROLE_CONTRACTS.map(([n]) => n)) {
+      const [byConstructor, toGovernance] = defaultAdmin.filter((g: any) => g.contract === name);
+      expect(byConstructor).to.deep.include({ account: deployer, fromDeployment: true });
+      expect(byConstructor.revoked.by, `${name}: renounced by the deployer itself`).to.equal(deployer);
+      expect(toGovernance).to.deep.include({
+        account: governance.address,
+        grantedBy: deployer,
+        fromDeployment: true,
+        revoked: null,
+      });
+    }
+    expect(
+      report.roles.holders.filter((h: any) => h.role === "DEFAULT_ADMIN_ROLE").map((h: any) => h.account),
+    ).to.deep.equal([governance.address, governance.address, governance.address]);
+  });
+
+  it("flags the deployer granting a role after governance received DEFAULT_ADMIN_ROLE (exit 1)", async function () {
+    // Governance gives the deployer DEFAULT_ADMIN_ROLE back on the token, and the deployer grants OPERATOR_ROLE.
+    await provider.send("anvil_setBalance", [governance.address, "0x3635c9adc5dea00000"]);
+    const token = contract("LicenceToken", LicenceTokenAbi);
+    await (await (token.connect(governance.connect(provider)) as Contract).grantRole(ZeroHash, deployer)).wait();
+    const newcomer = Wallet.createRandom().address;
+    const grant = await (
+      await (token.connect(await provider.getSigner(deployer)) as Contract).grantRole(ROLES.OPERATOR_ROLE, newcomer)
+    ).wait();
+
+    const { code, report } = await runAudit(local.chain.rpcUrl, deploymentFile, "--all");
+    expect(code).to.equal(1);
+    const findings: string[] = report.findings;
+    expect(
+      findings.some((f) =>
+        f.startsWith(
+          `the deployer ${deployer} granted OPERATOR_ROLE on LicenceToken to ${newcomer} at block ${grant!.blockNumber} `,
+        ),
+      ),
+      JSON.stringify(findings),
+    ).to.equal(true);
+    expect(
+      findings.some(
+        (f) =>
+          f.startsWith(`${deployer} was granted DEFAULT_ADMIN_ROLE on LicenceToken at `) &&
+          f.endsWith(`by ${governance.address}: only governance ${governance.address} may hold it`),
+      ),
+      JSON.stringify(findings),
+    ).to.equal(true);
+  });
+
+  it("deploy.ts refuses a wallet delay under 24 h on a chain other than the development chain", async function () {
+    const other = await localChain(1337);
+    try {
+      const refused = await deploy(other.chain.rpcUrl, other.dir, {
+        OPERATOR_ADDRESS: keys.operator,
+        ADMIN_ADDRESS: keys.admin,
+        GOVERNANCE_ADDRESS: governance.address,
+        WALLET_DELAY_SECONDS: "86399",
+      }).then(
+        () => undefined,
+        (error: { stderr: string }) => error,
+      );
+      expect(refused, "deploy.ts fails").to.not.equal(undefined);
+      expect(refused!.stderr).to.include("WALLET_DELAY_SECONDS is 86399 s, under 86400 s (24 h) on chain 1337");
+      const chainProvider = new JsonRpcProvider(other.chain.rpcUrl, undefined, { staticNetwork: true });
+      expect(await chainProvider.getBlockNumber(), "nothing deployed").to.equal(0);
+      chainProvider.destroy();
+    } finally {
+      await other.chain.kill();
+      await rm(other.dir, { recursive: true, force: true });
+    }
+  });
+});
