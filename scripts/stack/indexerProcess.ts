@@ -33,7 +33,8 @@ export interface IndexerHandle {
   url: string;
   schema: string;
   process: ManagedProcess;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL after `graceMs` (default 30 s: Ponder finishes what it is writing). */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export async function startIndexer(options: IndexerOptions): Promise<IndexerHandle> {
@@ -75,7 +76,7 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
   const url = `http://127.0.0.1:${options.port}`;
   await waitUntil(processHandle, async () => (await fetch(`${url}/ready`)).status === 200, 120_000, "indexer (Ponder)");
   await dropOldSchemas(options.databaseUrl, BUILD_SCHEMA_PREFIX, schema);
-  return { url, schema, process: processHandle, stop: () => processHandle.stop(30_000) };
+  return { url, schema, process: processHandle, stop: (graceMs = 30_000) => processHandle.stop(graceMs) };
 }
 
 async function buildSchemaName(options: IndexerOptions): Promise<string> {
