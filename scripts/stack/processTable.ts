@@ -1,7 +1,8 @@
 /**
  * The processes of a running stack, from Linux's /proc: those of given process groups (a terminal's foreground job,
- * the supervisor's own group) and those naming a data directory in their command line or environment. For the
- * lifecycle test (nothing left after Ctrl-C) and for measuring the stack's CPU time (scripts/measureLifecycle.ts).
+ * the supervisor's own group), those naming a data directory in their command line or environment, and their
+ * descendants. For the lifecycle test (nothing left after Ctrl-C) and for measuring the stack's CPU time
+ * (scripts/measureLifecycle.ts).
  */
 import { readdir, readFile } from "node:fs/promises";
 
@@ -20,17 +21,27 @@ export interface ProcessInfo {
 /** Linux's USER_HZ: /proc reports CPU times in these ticks. */
 export const TICKS_PER_SECOND = 100;
 
-/** Every process whose group is one of `groups`, or whose command line or environment names `dataDir`. */
+/**
+ * Every process whose group is one of `groups`, or whose command line or environment names `dataDir`, and all their
+ * descendants (Postgres leads a session of its own and rewrites its children's environment for their titles).
+ */
 export async function stackProcesses(groups: number[], dataDir?: string): Promise<ProcessInfo[]> {
-  const found: ProcessInfo[] = [];
+  const all: ProcessInfo[] = [];
   for (const entry of await readdir("/proc")) {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid === process.pid) continue;
     const info = await processInfo(pid);
-    if (!info) continue;
-    if (groups.includes(info.pgid) || (dataDir && (await names(pid, dataDir)))) found.push(info);
+    if (info) all.push(info);
   }
-  return found;
+  const found = new Set<number>();
+  for (const info of all)
+    if (groups.includes(info.pgid) || (dataDir && (await names(info.pid, dataDir)))) found.add(info.pid);
+  // Their descendants: until no process joins.
+  for (let size = -1; size !== found.size;) {
+    size = found.size;
+    for (const info of all) if (found.has(info.ppid)) found.add(info.pid);
+  }
+  return all.filter((info) => found.has(info.pid));
 }
 
 /** One process's /proc/PID/stat, or undefined when it is gone. */
