@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "./stack/ports.ts";
-import { stackProcesses, TICKS_PER_SECOND } from "./stack/processTable.ts";
+import { stackProcesses, TICKS_PER_SECOND, type ProcessInfo } from "./stack/processTable.ts";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const IDLE_S = Number(process.env.MEASURE_IDLE_S ?? 60);
@@ -66,15 +66,19 @@ async function idleCpu(groups: number[], dataDir: string, seconds: number) {
   await sleep(seconds * 1000);
   const after = await stackProcesses(groups, dataDir);
   const machineAfter = await machineTicks();
-  const ticks = after.reduce((sum, p) => sum + p.utime + p.stime - (before.get(p.pid) ?? 0), 0);
+  const used = (p: ProcessInfo) => p.utime + p.stime - (before.get(p.pid) ?? 0);
+  const ticks = after.reduce((sum, p) => sum + used(p), 0);
   const cores = os.cpus().length;
-  const kinds: Record<string, number> = {};
+  const kinds: Record<string, { processes: number; cpuSeconds: number }> = {};
   for (const p of after) {
     // The program, or for Node the script it runs; Postgres's processes by their title.
     const [program, script] = p.command.split(" ").map((part) => path.basename(part));
     const kind = p.command.startsWith("postgres") ? "postgres" : program === "node" ? script : program;
-    kinds[kind] = (kinds[kind] ?? 0) + 1;
+    kinds[kind] ??= { processes: 0, cpuSeconds: 0 };
+    kinds[kind].processes += 1;
+    kinds[kind].cpuSeconds += used(p) / TICKS_PER_SECOND;
   }
+  for (const kind of Object.values(kinds)) kind.cpuSeconds = Math.round(kind.cpuSeconds * 100) / 100;
   return {
     processes: after.length,
     kinds,
