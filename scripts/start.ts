@@ -5,6 +5,10 @@
  * Ctrl-C in a terminal sends SIGINT to the whole foreground process group. Were Postgres, anvil, Ponder and the
  * APIs in it, they would all die at once, before the supervisor could stop them in order and save the chain (and it
  * would take the indexer's exit for a crash). In its own group only this launcher (and npm) get the signal.
+ *
+ * package.json runs it as `exec node scripts/start.ts`: npm runs scripts through `sh -c`, and a non-interactive sh
+ * (dash) dies of the terminal's SIGINT while it waits; npm then exits 130 at once, the prompt returns while the stack
+ * is still stopping and "Stopped." comes after it. With exec no shell stands between npm and this launcher.
  */
 import { spawn } from "node:child_process";
 import path from "node:path";

@@ -261,6 +261,12 @@ export const settings = {
     fallback: 42069,
     parse: integer(1, 65535),
   },
+  indexerHost: {
+    env: "INDEXER_HOST",
+    doc: "npm run indexer: address the indexer listens on (another host's API reaches it through INDEXER_URL)",
+    fallback: "127.0.0.1",
+    parse: text,
+  },
   indexerUrl: {
     env: "INDEXER_URL",
     doc: "URL of the Ponder indexer; default http://127.0.0.1:INDEXER_PORT",
@@ -520,11 +526,16 @@ export function readEnvFile(env: NodeJS.ProcessEnv = process.env): string | unde
   }
 }
 
-/** Reads and checks every setting; throws one error listing every bad variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const problems: string[] = [];
+/** One error listing every problem found, if any. */
+function failOn(problems: string[]): void {
+  if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
+}
+
+/** Reads and checks `keys`' settings, adding a problem per bad variable. */
+function readSettings(keys: readonly string[], env: NodeJS.ProcessEnv, problems: string[]): Record<string, unknown> {
   const config: Record<string, unknown> = {};
-  for (const [key, setting] of Object.entries(settings) as [string, Setting<unknown>][]) {
+  for (const key of keys) {
+    const setting = (settings as Record<string, Setting<unknown>>)[key];
     const raw = env[setting.env];
     try {
       if (raw !== undefined && raw !== "") config[key] = setting.parse(raw, setting.env);
@@ -535,7 +546,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push(error instanceof ConfigError ? error.message : `${setting.env}: ${(error as Error).message}`);
     }
   }
-  const result = config as Config;
+  return config;
+}
+
+/**
+ * Reads and checks only the settings a process of another kind needs (the indexer: `npm run indexer`), none of the
+ * API's rules; throws one error listing every bad variable.
+ */
+export function loadSettings<K extends keyof Settings>(
+  keys: readonly K[],
+  env: NodeJS.ProcessEnv = process.env,
+): Pick<Config, K> {
+  const problems: string[] = [];
+  const values = readSettings(keys, env, problems);
+  failOn(problems);
+  return values as Pick<Config, K>;
+}
+
+/** Reads and checks every setting; throws one error listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const result = readSettings(Object.keys(settings), env, problems) as Config;
   if (env.CHAIN_RPC_URL && !env.CHAIN_ID) problems.push("CHAIN_ID is required with CHAIN_RPC_URL");
   // Retired setting: the API's SQL names the indexer's views as index.* (docs/decisions.md, "The index views schema").
   if (env.INDEX_VIEWS_SCHEMA && env.INDEX_VIEWS_SCHEMA !== "index") {
@@ -578,7 +609,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (result.jobTimeScale !== 1)
       problems.push("JOB_TIME_SCALE must be 1 in production (it shortens the webhook retry schedule)");
   }
-  if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
+  failOn(problems);
   result.publicBaseUrl ??= `http://${result.host}:${result.port}`;
   result.indexerUrl ??= `http://127.0.0.1:${result.indexerPort}`;
   result.deploymentFile ??= path.join(result.dataDir, "deployment.json");
@@ -619,7 +650,7 @@ export function devConveniencesProblems(config: Config): string[] {
  */
 export function assertConfiguredSecrets(config: Config): void {
   const problems = missingSecrets(config);
-  if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
+  failOn(problems);
 }
 
 function missingSecrets(config: Config): string[] {

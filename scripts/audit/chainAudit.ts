@@ -6,6 +6,7 @@
  * contradiction becomes a finding.
  */
 import { ZeroAddress, getAddress, type JsonRpcProvider } from "ethers";
+import { stageNumber } from "../../abis/index.ts";
 import {
   CUSTODY_NAMES,
   DOCUMENT_PHASE_NAMES,
@@ -208,8 +209,8 @@ async function auditReview(
   );
   const review = {
     phase: REVIEW_PHASE_NAMES[progress.phase],
-    stage: progress.stage,
-    maxStage: progress.maxStage,
+    stage: stageNumber(progress.stage),
+    maxStage: stageNumber(progress.maxStage),
     stageCount,
     documentPhase: DOCUMENT_PHASE_NAMES[documentPhase],
   };

@@ -12,7 +12,7 @@ import { approvalRegistryAbi, type ContractViews } from "./contractViews.ts";
 import { custodyName, type DepartmentWallets } from "./departmentWallets.ts";
 import { isBefore, type ChainEvent } from "./logReader.ts";
 import type { TransactionLookups } from "./transactionLookups.ts";
-import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DECISION_TYPES } from "../../abis/index.ts";
+import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DECISION_TYPES, stageNumber } from "../../abis/index.ts";
 
 /** Each stage's positions as `decisionsOf` returns them at the audited block. */
 export type StageLedgers = { departmentId: number; status: number }[][];
@@ -73,7 +73,8 @@ async function auditDecision(
   context: DecisionContext,
 ): Promise<{ decision: DecisionAudit; findings: string[] }> {
   const findings: string[] = [];
-  const stage = Number(event.args.stage);
+  const index = Number(event.args.stage);
+  const stage = stageNumber(index);
   const departmentId = Number(event.args.departmentId);
   const decision = DECISION_NAMES[Number(event.args.decision)];
   const code = history.departments.codeOf(departmentId) ?? `#${departmentId}`;
@@ -89,7 +90,7 @@ async function auditDecision(
   const invalidation = history.invalidations.find(
     (inv) => positionOf(inv) === positionOf(event) && isBefore(event, inv) && (!next || isBefore(inv, next)),
   );
-  const status = history.ledgers[stage]?.find((p) => p.departmentId === departmentId)?.status;
+  const status = history.ledgers[index]?.find((p) => p.departmentId === departmentId)?.status;
   const fate = fateOf(decision, { next, invalidation, status });
   if (fate === "CONTRADICTED") {
     findings.push(
@@ -186,7 +187,8 @@ function standingApprovals(
   findings: string[],
 ): StandingApproval[] {
   const approvals: StandingApproval[] = [];
-  ledgers.forEach((positions, stage) => {
+  ledgers.forEach((positions, index) => {
+    const stage = stageNumber(index);
     for (const { departmentId, status } of positions) {
       const name = DECISION_NAMES[status];
       if (name === "PENDING") continue;

@@ -12,6 +12,7 @@
  *   stage was under review without covering it (that document should have invalidated it).
  */
 import { getAddress } from "ethers";
+import { stageNumber } from "../../abis/index.ts";
 import { STATUS_NAMES, type DecisionAudit, type DocumentAudit, type IssuanceCheck } from "./auditRecord.ts";
 import { isBefore, type ChainEvent } from "./logReader.ts";
 import type { RoleHistory } from "./roleHistory.ts";
@@ -55,7 +56,7 @@ export function auditIssuance(
   findings.push(...stageCompletionFindings(events, stages, completed, issuance));
   const approvals = approvalsAtIssuance(events, decisions, documents, issuance, findings);
   return {
-    stagesCompleted: [...completed].sort((a, b) => a - b),
+    stagesCompleted: [...completed].sort((a, b) => a - b).map(stageNumber),
     issuedBy: getAddress(issuance.args.actor),
     approvals,
   };
@@ -115,14 +116,14 @@ function stageCompletionFindings(
   const missing = Array.from({ length: stageCount }, (_, s) => s).filter((s) => !completed.has(s));
   if (missing.length)
     findings.push(
-      `the licence was issued (tx ${issuance.transactionHash}) with stage${missing.length > 1 ? "s" : ""} ${missing.join(", ")} of ${stageCount} not complete`,
+      `the licence was issued (tx ${issuance.transactionHash}) with stage${missing.length > 1 ? "s" : ""} ${missing.map(stageNumber).join(", ")} of ${stageCount} not complete`,
     );
   for (const e of events.filter((x) => x.name === "StageCompleted" && isBefore(x, issuance))) {
     const stage = Number(e.args.stage);
     const unmet = stageRuleUnmet(stages[stage], positionsAt(events, stage, e));
     if (unmet)
       findings.push(
-        `StageCompleted for stage ${stage} (block ${e.blockNumber}, tx ${e.transactionHash}) does not follow from the decisions standing then: ${unmet}`,
+        `StageCompleted for stage ${stageNumber(stage)} (block ${e.blockNumber}, tx ${e.transactionHash}) does not follow from the decisions standing then: ${unmet}`,
       );
   }
   return findings;
@@ -148,9 +149,10 @@ function approvalsAtIssuance(
     latest.set(Number(e.args.docIndex), Math.max(latest.get(Number(e.args.docIndex)) ?? 0, Number(e.args.version)));
   const docType = (docIndex: number) =>
     documents.find((d) => d.docIndex === docIndex)?.docType || `document #${docIndex}`;
+  // The stage (its number, as the decisions carry it) under review when `e` happened.
   const stageAt = (e: ChainEvent) => {
     const started = events.filter((s) => s.name === "StageStarted" && isBefore(s, e)).at(-1);
-    return started ? Number(started.args.stage) : undefined;
+    return started ? stageNumber(started.args.stage) : undefined;
   };
   const position = (d: DecisionAudit) => ({ blockNumber: d.blockNumber, logIndex: logIndexOf(events, d) });
 
@@ -163,7 +165,7 @@ function approvalsAtIssuance(
       (e) =>
         before(e) &&
         isBefore(position(d), e) &&
-        Number(e.args.stage) === d.stage &&
+        stageNumber(e.args.stage) === d.stage &&
         ((e.name === "ReviewInvalidated" && Number(e.args.departmentId) === d.departmentId) ||
           e.name === "StageRetried"),
     );

@@ -1,7 +1,7 @@
 /**
  * The audit for a person: one block of text per licence (facts first, then findings), and the comparison's
  * differences one per line as "field: chain X, API Y" so that a failing compare says exactly what disagrees.
- * Stages are numbered from 0, as on chain and in the API's answers.
+ * Stages are numbered from 1, as in the audit record and the API's answers.
  */
 import type { Difference } from "./apiCompare.ts";
 import type { ChainAudit, LicenceAudit } from "./auditRecord.ts";
@@ -84,7 +84,7 @@ function licenceLines(l: LicenceAudit, contracts: ChainAudit["contracts"]): stri
     l.issuance
       ? `  issued     ${l.issuedAt}  block ${l.issuance.blockNumber}  tx ${l.issuance.transactionHash}  expires ${l.expiresAt ?? "never"}`
       : `  issued     no`,
-    `  workflow   ${l.workflowId}: review ${l.review.phase} at stage ${l.review.stage} (stages 0..${l.review.stageCount - 1}); documents ${l.review.documentPhase}`,
+    `  workflow   ${l.workflowId}: review ${l.review.phase} at stage ${l.review.stage} of ${l.review.stageCount}; documents ${l.review.documentPhase}`,
     `  status history (${l.statusHistory.length})`,
     ...l.statusHistory.map(
       (c) =>

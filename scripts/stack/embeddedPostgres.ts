@@ -11,7 +11,8 @@ import { developmentSecret } from "../../api/src/developmentSecrets.ts";
 export interface EmbeddedPostgresHandle {
   databaseUrl: string;
   pid: number | undefined;
-  stop(): Promise<void>;
+  /** Fast shutdown (SIGINT: sessions cut, a checkpoint); immediate shutdown (SIGQUIT) when `graceMs` runs out. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"] as const;
@@ -73,8 +74,21 @@ export async function startEmbeddedPostgres(
   return {
     databaseUrl: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/licence`,
     pid,
-    stop: () => server.stop(),
+    stop: async (graceMs = 30_000) => {
+      const timer = setTimeout(() => pid && signal(pid, "SIGQUIT"), graceMs);
+      await server.stop();
+      clearTimeout(timer);
+    },
   };
+}
+
+/** Signals a process that may have exited meanwhile. */
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // already gone
+  }
 }
 
 /** Every parent of the data directory must be traversable by the postgres user (mkdtemp dirs are 0700). */

@@ -1,7 +1,8 @@
 /**
- * Runs the Ponder indexer (indexer/) as a child process. Ponder refuses a schema used by another build, so each
- * build (indexer code, ABIs, deployment, chain epoch) gets its own schema `ix_<hash>`; the API reads the stable
- * views schema, which `ponder start --views-schema` points at the live build.
+ * Runs the Ponder indexer (indexer/) as a child process: of npm start's supervisor, or of `npm run indexer`
+ * (scripts/indexer.ts). Ponder refuses a schema used by another build, so each build (indexer code, ABIs,
+ * deployment, chain epoch) gets its own schema `ix_<hash>`; the API reads the stable views schema, which
+ * `ponder start --views-schema` points at the live build.
  */
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
@@ -17,13 +18,16 @@ const BUILD_SCHEMA_PREFIX = `ix_${createHash("sha256").update(VIEWS_SCHEMA).dige
 
 export interface IndexerOptions {
   repoRoot: string;
-  dataDir: string;
+  /** npm start's: logs and the pid file go under it. Unset (a role of its own): output to stdout only, no pid file. */
+  dataDir?: string;
   databaseUrl: string;
   rpcUrl: string;
   /** WebSocket endpoint of the chain ("" : none, Ponder polls for new blocks). */
   wsUrl?: string;
   deploymentFile: string;
   port: number;
+  /** Where it listens; default 127.0.0.1. */
+  host?: string;
   pollingMs: number;
   epoch: number;
   echo?: boolean;
@@ -35,7 +39,8 @@ export interface IndexerHandle {
   url: string;
   schema: string;
   process: ManagedProcess;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL after `graceMs` (default 30 s: Ponder finishes what it is writing). */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export async function startIndexer(options: IndexerOptions): Promise<IndexerHandle> {
@@ -56,7 +61,7 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
       "-p",
       String(options.port),
       "-H",
-      "127.0.0.1",
+      options.host ?? "127.0.0.1",
     ],
     cwd: options.repoRoot,
     env: {
@@ -70,16 +75,19 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
       INDEXER_POLLING_MS: String(options.pollingMs),
       PONDER_TELEMETRY_DISABLED: "true",
     },
-    logDir: path.join(options.dataDir, "logs"),
+    logDir: options.dataDir && path.join(options.dataDir, "logs"),
     echo: options.echo,
-    pidFile: { dataDir: options.dataDir, name: "indexer" },
+    pidFile: options.dataDir ? { dataDir: options.dataDir, name: "indexer" } : undefined,
   });
   options.onSpawn?.(processHandle);
-  const url = `http://127.0.0.1:${options.port}`;
+  const url = `http://${reachable(options.host ?? "127.0.0.1")}:${options.port}`;
   await waitUntil(processHandle, async () => (await fetch(`${url}/ready`)).status === 200, 120_000, "indexer (Ponder)");
   await dropOldSchemas(options.databaseUrl, BUILD_SCHEMA_PREFIX, schema);
-  return { url, schema, process: processHandle, stop: () => processHandle.stop(30_000) };
+  return { url, schema, process: processHandle, stop: (graceMs = 30_000) => processHandle.stop(graceMs) };
 }
+
+/** The address to reach a server listening on `host` from this machine (any address: loopback). */
+const reachable = (host: string) => (host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host);
 
 async function buildSchemaName(options: IndexerOptions): Promise<string> {
   const hash = createHash("sha256");

@@ -30,8 +30,11 @@ export interface LocalChain {
   pid: number | undefined;
   /** Saves a snapshot now (atomic). */
   snapshot(): Promise<void>;
-  /** Clean stop: snapshot, then SIGTERM. */
-  stop(): Promise<void>;
+  /**
+   * Clean stop: snapshot, then SIGTERM; SIGKILL when `graceMs` runs out first. True when the final snapshot was
+   * saved (a kill during it leaves the previous one, since saves are atomic).
+   */
+  stop(graceMs?: number): Promise<boolean>;
   /** Unclean stop (tests): SIGKILL without a snapshot. */
   kill(): Promise<void>;
 }
@@ -59,12 +62,21 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
     rpcUrl,
     pid: anvil.child.pid,
     snapshot: snapshots.save,
-    async stop() {
+    async stop(graceMs = 30_000) {
       snapshots.stopInterval();
-      if (anvil.exited()) return;
-      await snapshots.save().catch((error) => log(`final chain snapshot failed: ${error.message}`));
+      if (anvil.exited()) return false;
+      const timer = setTimeout(() => anvil.child.kill("SIGKILL"), graceMs);
+      const saved = await snapshots.save().then(
+        () => true,
+        (error: Error) => {
+          log(`final chain snapshot failed: ${error.message}`);
+          return false;
+        },
+      );
       anvil.child.kill("SIGTERM");
       await anvil.exitedPromise;
+      clearTimeout(timer);
+      return saved;
     },
     async kill() {
       snapshots.stopInterval();

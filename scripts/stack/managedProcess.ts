@@ -28,7 +28,8 @@ export interface SpawnOptions {
   args?: string[];
   env: NodeJS.ProcessEnv;
   cwd?: string;
-  logDir: string;
+  /** Output appended to <logDir>/<name>.log; unset: not kept in a file (echo it then). */
+  logDir?: string;
   /** Also copy output to the supervisor's stdout. */
   echo?: boolean;
   ipc?: boolean;
@@ -37,8 +38,8 @@ export interface SpawnOptions {
 }
 
 export async function spawnNode(options: SpawnOptions): Promise<ManagedProcess> {
-  await mkdir(options.logDir, { recursive: true });
-  const log = createWriteStream(path.join(options.logDir, `${options.name}.log`), { flags: "a" });
+  if (options.logDir) await mkdir(options.logDir, { recursive: true });
+  const log = options.logDir && createWriteStream(path.join(options.logDir, `${options.name}.log`), { flags: "a" });
   const child = spawn(process.execPath, [options.script, ...(options.args ?? [])], {
     cwd: options.cwd,
     env: options.env,
@@ -47,7 +48,7 @@ export async function spawnNode(options: SpawnOptions): Promise<ManagedProcess> 
   if (options.pidFile) await writePid(options.pidFile.dataDir, options.pidFile.name, child.pid);
   const lines: string[] = [];
   const capture = (chunk: Buffer) => {
-    log.write(chunk);
+    if (log) log.write(chunk);
     if (options.echo) process.stdout.write(chunk);
     lines.push(...chunk.toString().split("\n").filter(Boolean));
     if (lines.length > 40) lines.splice(0, lines.length - 40);
@@ -59,7 +60,7 @@ export async function spawnNode(options: SpawnOptions): Promise<ManagedProcess> 
   const exited = new Promise<number | null>((resolve) =>
     child.once("exit", (code) => {
       running = false;
-      log.end();
+      if (log) log.end();
       resolve(code);
     }),
   );

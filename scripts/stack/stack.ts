@@ -23,6 +23,7 @@ import { spawnNode, type ManagedProcess } from "./managedProcess.ts";
 import { removePid, stopAllStale } from "./pidFile.ts";
 import { lockStack, runningStack, StackAlreadyRunning } from "./stackLock.ts";
 import { assertPortFree, freePort } from "./ports.ts";
+import { StopPlan } from "./stopPlan.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const run = promisify(execFile);
@@ -41,7 +42,8 @@ export interface ApiHandle {
   url: string;
   port: number;
   process: ManagedProcess;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL after `graceMs` (default 10 s). */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export interface Stack {
@@ -128,8 +130,8 @@ interface Startup {
   env: NodeJS.ProcessEnv;
   options: StackOptions;
   log: (line: string) => void;
-  /** Stops what was started; stopAll runs them last-started first. */
-  cleanups: (() => Promise<void>)[];
+  /** What stops each part that was started, by phase: stopAll runs it within its deadline (stopPlan.ts). */
+  stops: StopPlan;
   /** Set when the stack is being stopped: from then on a child's exit is expected, never a crash to recover from. */
   readonly stopping: boolean;
   /** Throws when start-up was aborted (options.signal). */
@@ -145,13 +147,14 @@ function newStartup(
   lock: { release(): Promise<void> | void },
 ): Startup {
   let stopping = false;
-  const cleanups: (() => Promise<void>)[] = [async () => lock.release()];
+  const stops = new StopPlan();
+  stops.add("release", async () => lock.release());
   return {
     config,
     env,
     options,
     log,
-    cleanups,
+    stops,
     get stopping() {
       return stopping;
     },
@@ -160,8 +163,7 @@ function newStartup(
     },
     async stopAll() {
       stopping = true;
-      for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => log(`stop: ${error.message}`));
-      cleanups.length = 0;
+      await stops.run(log);
     },
   };
 }
@@ -197,7 +199,7 @@ interface PostgresPart {
 }
 
 /** Embedded Postgres unless DATABASE_URL names one. */
-async function startPostgres({ config, log, cleanups }: Startup): Promise<PostgresPart> {
+async function startPostgres({ config, log, stops }: Startup): Promise<PostgresPart> {
   if (config.databaseUrl) {
     return {
       databaseUrl: config.databaseUrl,
@@ -208,7 +210,7 @@ async function startPostgres({ config, log, cleanups }: Startup): Promise<Postgr
     };
   }
   let postgres = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
-  cleanups.push(() => postgres.stop());
+  stops.add("services", (graceMs) => postgres.stop(graceMs));
   return {
     databaseUrl: postgres.databaseUrl,
     embedded: () => true,
@@ -229,11 +231,12 @@ interface ChainPart {
   nextEpoch(): Promise<void>;
   current(): LocalChain | undefined;
   start(): Promise<void>;
-  stop(mode: "clean" | "unclean"): Promise<void>;
+  /** clean: saved, then stopped (killed after `graceMs`; then it is not marked clean); unclean: killed unsaved. */
+  stop(mode: "clean" | "unclean", graceMs?: number): Promise<void>;
 }
 
 /** Embedded anvil unless CHAIN_RPC_URL names a chain. */
-async function startChain({ config, log, cleanups }: Startup): Promise<ChainPart> {
+async function startChain({ config, log, stops }: Startup): Promise<ChainPart> {
   const chainDir = path.join(config.dataDir, "chain");
   const epochFile = path.join(chainDir, "epoch");
   const cleanMarker = path.join(chainDir, "clean-shutdown");
@@ -260,11 +263,10 @@ async function startChain({ config, log, cleanups }: Startup): Promise<ChainPart
       });
       await rm(cleanMarker, { force: true });
     },
-    stop: async (mode) => {
+    stop: async (mode, graceMs) => {
       if (!chain) return;
       if (mode === "clean") {
-        await chain.stop();
-        await writeFile(cleanMarker, new Date().toISOString());
+        if (await chain.stop(graceMs)) await writeFile(cleanMarker, new Date().toISOString());
       } else {
         await chain.kill();
       }
@@ -293,7 +295,9 @@ async function startChain({ config, log, cleanups }: Startup): Promise<ChainPart
   await part.start();
   part.rpcUrl = chain!.rpcUrl;
   part.wsUrl = chain!.rpcUrl.replace(/^http/, "ws");
-  cleanups.push(() => part.stop("clean"));
+  // Saved first, before anything else stops; saved again when it stops, after the APIs' last transactions.
+  stops.add("save", async () => chain?.snapshot());
+  stops.add("services", (graceMs) => part.stop("clean", graceMs));
   return part;
 }
 
@@ -303,12 +307,12 @@ async function startChain({ config, log, cleanups }: Startup): Promise<ChainPart
  * imported from its private key, or created on the embedded chain. Needed before deploying: they receive the roles.
  */
 async function roleWallets(
-  { config, cleanups }: Startup,
+  { config, stops }: Startup,
   databaseUrl: string,
   chain: ChainPart,
 ): Promise<{ operator: string; admin: string }> {
   const pool = createPool(databaseUrl, config.apiSchema, 4);
-  cleanups.push(() => pool.end());
+  stops.add("services", () => pool.end());
   await migrate(pool, config.apiSchema);
   const chainNonce = async (address: string) =>
     BigInt(await rpc<string>(chain.rpcUrl, "eth_getTransactionCount", [address, "pending"]));
@@ -408,8 +412,8 @@ async function startWatchedIndexer(
   };
   if (config.startIndexer) {
     await launch();
-    startup.cleanups.push(async () => {
-      await Promise.all([indexerStarting?.stop(), indexer!.stop()]);
+    startup.stops.add("processes", async (graceMs) => {
+      await Promise.all([indexerStarting?.stop(graceMs), indexer!.stop(graceMs)]);
       await removePid(config.dataDir, "indexer");
     });
   }
@@ -497,7 +501,7 @@ function apiStarter(
       url: `http://${config.host}:${listening}`,
       port: listening,
       process: processHandle,
-      stop: () => processHandle.stop(),
+      stop: (graceMs) => processHandle.stop(graceMs),
     };
   };
 }
@@ -543,11 +547,11 @@ async function startApis(startup: Startup, apiEnv: NodeJS.ProcessEnv): Promise<A
     apis.push(await startApi(apis[0].port, apiName(index), { API_INSTANCE: apiName(index) }, false));
     supervise(index);
   }
-  startup.cleanups.push(async () => {
-    await Promise.all([...apisStarting].map((starting) => starting.stop()));
+  startup.stops.add("processes", async (graceMs) => {
+    await Promise.all([...apisStarting].map((starting) => starting.stop(graceMs)));
     await Promise.all(
       apis.map(async (api, index) => {
-        await api.stop();
+        await api.stop(graceMs);
         await removePid(config.dataDir, apiName(index));
       }),
     );
@@ -587,15 +591,18 @@ async function startWorkers(startup: Startup, apiEnv: NodeJS.ProcessEnv): Promis
         `worker-${index + 1} (pid ${worker.pid}) exited unexpectedly (code ${code}); restarting it:\n${worker.tail()}`,
       );
       await new Promise((r) => setTimeout(r, 1_000));
-      if (!startup.stopping)
-        await startWorker(index).catch((error) => log(`worker-${index + 1} restart failed: ${error.message}`));
+      if (startup.stopping) return;
+      await startWorker(index).then(
+        () => log(`worker-${index + 1} restarted (pid ${workers[index].pid})`),
+        (error) => log(`worker-${index + 1} restart failed: ${error.message}`),
+      );
     });
   };
   for (let index = 0; index < config.workerProcesses; index++) await startWorker(index);
-  startup.cleanups.push(async () => {
+  startup.stops.add("processes", async (graceMs) => {
     await Promise.all(
       workers.map(async (worker, index) => {
-        await worker.stop();
+        await worker.stop(graceMs);
         await removePid(config.dataDir, `worker-${index + 1}`);
       }),
     );
@@ -604,15 +611,17 @@ async function startWorkers(startup: Startup, apiEnv: NodeJS.ProcessEnv): Promis
 
 /** Extra API processes a test starts on the same database and chain (horizontal scaling), stopped with the stack. */
 function extraApiSlots(
-  { config, cleanups }: Startup,
+  { config, stops }: Startup,
   apis: ApiFleet,
 ): { start(port?: number, extraEnv?: NodeJS.ProcessEnv): Promise<ApiHandle> } {
   const extraApis: ApiHandle[] = [];
-  cleanups.push(async () => {
-    for (const [index, extra] of extraApis.entries()) {
-      await extra.stop();
-      await removePid(config.dataDir, `api-extra-${index + 1}`);
-    }
+  stops.add("processes", async (graceMs) => {
+    await Promise.all(
+      extraApis.map(async (extra, index) => {
+        await extra.stop(graceMs);
+        await removePid(config.dataDir, `api-extra-${index + 1}`);
+      }),
+    );
   });
   return {
     async start(port?: number, extraEnv?: NodeJS.ProcessEnv) {

@@ -260,7 +260,7 @@ describe("auditor's tool against the contracts on a local chain (no database, no
       ["FIRE", "SENT", fire.address, fire.address, "CUSTODIAL", true],
       ["HELD", "RELAYED", keys.operator.address, held.address, "DEPARTMENT_HELD", true],
     ]);
-    expect(licence.issuanceCheck).to.deep.include({ stagesCompleted: [0], issuedBy: await c.registry.getAddress() });
+    expect(licence.issuanceCheck).to.deep.include({ stagesCompleted: [1], issuedBy: await c.registry.getAddress() });
     // HELD named no document: its approval covers every document of the request, at the latest version.
     expect(licence.issuanceCheck.approvals.map((a: any) => [a.departmentCode, a.covered])).to.deep.equal([
       ["FIRE", [{ docIndex: 0, docType: "SITE_PLAN", version: 1, latestAtIssuance: 1 }]],
@@ -350,7 +350,7 @@ describe("auditor's tool against the contracts on a local chain (no database, no
       transactionHash: decision.hash,
     });
     expect(licence.findings).to.deep.equal([
-      `decision APPROVED of FIRE in stage 0 (tx ${decision.hash}) was made by ${intruder.address}, which became FIRE's wallet at block ${activation.blockNumber} without waiting the wallet delay after its proposal (proposed at block ${proposal.blockNumber})`,
+      `decision APPROVED of FIRE in stage 1 (tx ${decision.hash}) was made by ${intruder.address}, which became FIRE's wallet at block ${activation.blockNumber} without waiting the wallet delay after its proposal (proposed at block ${proposal.blockNumber})`,
     ]);
     // The first licence, decided before, is untouched.
     expect(report.licences.find((l: any) => l.tokenId === 1).findings).to.deep.equal([]);

@@ -43,7 +43,7 @@ describe("auditor: each decision's signer, custody and route (synthetic events, 
     },
   });
 
-  /** A DecisionRecorded (department 1, stage 0, token 7) in transaction `tx` sent by `from` with input `data`. */
+  /** A DecisionRecorded (department 1, stage index 0, token 7) in transaction `tx` sent by `from` with input `data`. */
   const decision = (block: number, signer: string, custody: bigint, from: string, data: string, to = registry) => {
     const e = event("DecisionRecorded", block, 1, {
       tokenId: 7n,
@@ -164,14 +164,14 @@ describe("auditor: each decision's signer, custody and route (synthetic events, 
     const { decisions } = await auditDecisions(forged, [], wallets, context(), findings);
     expect(decisions[0]).to.deep.include({ route: "RELAYED", walletMatches: false });
     expect(findings).to.deep.equal([
-      `decision APPROVED of FIRE in stage 0 (tx ${forged[0].transactionHash}) was relayed by ${relayer} through decideBySig, but the signature is not ${held.address}'s`,
+      `decision APPROVED of FIRE in stage 1 (tx ${forged[0].transactionHash}) was relayed by ${relayer} through decideBySig, but the signature is not ${held.address}'s`,
     ]);
 
     const late = [decision(40, held.address, 1n, relayer, await signed(held, { deadline: 1_700_000_000n }))];
     const lateFindings: string[] = [];
     await auditDecisions(late, [], wallets, context(), lateFindings);
     expect(lateFindings).to.deep.equal([
-      `decision APPROVED of FIRE in stage 0 (tx ${late[0].transactionHash}) was relayed at 2026-01-01T00:00:00.000Z, after its signature's deadline 2023-11-14T22:13:20.000Z`,
+      `decision APPROVED of FIRE in stage 1 (tx ${late[0].transactionHash}) was relayed at 2026-01-01T00:00:00.000Z, after its signature's deadline 2023-11-14T22:13:20.000Z`,
     ]);
 
     const other = [decision(41, held.address, 1n, relayer, await signed(held, { tokenId: 8n }))];

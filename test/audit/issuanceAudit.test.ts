@@ -3,6 +3,7 @@
  * invalidations and retries), and the versions the standing approvals covered against the latest at issuance.
  */
 import { expect } from "chai";
+import { stageNumber } from "../../abis/index.ts";
 import type { DecisionAudit, DocumentAudit } from "../../scripts/audit/auditRecord.ts";
 import { auditIssuance, type StageRule } from "../../scripts/audit/issuanceAudit.ts";
 import type { TimedEvent } from "../../scripts/audit/logReader.ts";
@@ -11,7 +12,7 @@ import { CONTRACTS, address, event } from "./syntheticChain.ts";
 const REGISTRY = CONTRACTS.ApprovalRegistry;
 const [SUBMITTED, APPROVED, SUSPENDED, REVOKED] = [2n, 4n, 7n, 8n];
 const admin = address();
-/** Stage 0: department 1; stage 1: department 2; each ALL (every department mandatory). */
+/** Stage index 0 (stage 1): department 1; index 1 (stage 2): department 2; each ALL (every department mandatory). */
 const STAGES: StageRule[] = [
   { completion: 0, threshold: 0, mandatoryMask: 1, departmentIds: [1] },
   { completion: 0, threshold: 0, mandatoryMask: 1, departmentIds: [2] },
@@ -45,7 +46,7 @@ const stageStarted = (block: number, stage: number) =>
   event("StageStarted", block, 3, { tokenId: 7n, stage: BigInt(stage) });
 const completed = (block: number, stage: number) =>
   event("StageCompleted", block, 4, { tokenId: 7n, stage: BigInt(stage) });
-/** A standing approval in `stage` by department `departmentId`, covering docIndex -> version. */
+/** A standing approval in the stage of index `stage` by department `departmentId`, covering docIndex -> version. */
 function approval(
   block: number,
   stage: number,
@@ -59,7 +60,7 @@ function approval(
     decision: 1n,
   });
   const audit = {
-    stage,
+    stage: stageNumber(stage),
     departmentId,
     departmentCode: `D${departmentId}`,
     decision: "APPROVED",
@@ -89,7 +90,7 @@ function issued(block: number, finalStage: number, actor = REGISTRY): TimedEvent
 }
 
 describe("auditor: issuance against stages and versions (synthetic events)", function () {
-  /** Two stages: D1 approves the plan v1 + fire v1 in stage 0, D2 approves in stage 1, issued. */
+  /** Two stages: D1 approves the plan v1 + fire v1 in stage 1 (index 0), D2 approves in stage 2, issued. */
   function history(extra: { beforeStage1?: TimedEvent[] } = {}) {
     const [a1, d1] = approval(12, 0, 1, [
       [0, 1],
@@ -117,11 +118,11 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
     const check = auditIssuance(events, decisions, documents, STAGES, REGISTRY, roles, findings);
     expect(findings).to.deep.equal([]);
     expect(check).to.deep.equal({
-      stagesCompleted: [0, 1],
+      stagesCompleted: [1, 2],
       issuedBy: REGISTRY,
       approvals: [
         {
-          stage: 0,
+          stage: 1,
           departmentCode: "D1",
           transactionHash: decisions[0].transactionHash,
           covered: [
@@ -130,7 +131,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
           ],
         },
         {
-          stage: 1,
+          stage: 2,
           departmentCode: "D2",
           transactionHash: decisions[1].transactionHash,
           covered: [{ docIndex: 0, docType: "SITE_PLAN", version: 1, latestAtIssuance: 1 }],
@@ -144,7 +145,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
     const findings: string[] = [];
     const check = auditIssuance(events, decisions, documents, STAGES, REGISTRY, roles, findings);
     expect(findings).to.deep.equal([
-      `the approval of D1 in stage 0 (tx ${decisions[0].transactionHash}) covered FIRE_SAFETY v1, but v2 was the latest when the licence was issued: it should have been invalidated`,
+      `the approval of D1 in stage 1 (tx ${decisions[0].transactionHash}) covered FIRE_SAFETY v1, but v2 was the latest when the licence was issued: it should have been invalidated`,
     ]);
     expect(check!.approvals[0].covered[1]).to.deep.include({ version: 1, latestAtIssuance: 2 });
   });
@@ -203,7 +204,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
       findings,
     );
     expect(findings).to.deep.equal([
-      `the licence was issued (tx ${events.find((e) => e.name === "LicenceIssued")!.transactionHash}) with stage 0 of 2 not complete`,
+      `the licence was issued (tx ${events.find((e) => e.name === "LicenceIssued")!.transactionHash}) with stage 1 of 2 not complete`,
     ]);
 
     const reopened = history({
@@ -212,7 +213,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
     const again: string[] = [];
     auditIssuance(reopened.events, reopened.decisions, documents, STAGES, REGISTRY, roles, again);
     expect(again).to.have.length(1);
-    expect(again[0]).to.include("with stage 0 of 2 not complete");
+    expect(again[0]).to.include("with stage 1 of 2 not complete");
   });
 
   it("recomputes each StageCompleted from the decisions standing then and the stage's rule", function () {
@@ -231,7 +232,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
       all,
     );
     expect(all).to.deep.equal([
-      `StageCompleted for stage 0 (block 12, tx ${completion.transactionHash}) does not follow from the decisions standing then: mandatory department 3 had not approved`,
+      `StageCompleted for stage 1 (block 12, tx ${completion.transactionHash}) does not follow from the decisions standing then: mandatory department 3 had not approved`,
     ]);
     // THRESHOLD 2 of departments 1, 3, 4, none mandatory: one approval.
     const threshold: string[] = [];
@@ -281,8 +282,8 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
 
   it("flags an approval standing at issuance that predates a document added under review in its stage", function () {
     const { events, decisions } = history();
-    // A third document added in stage 1 after D2's approval (same block, before the issuance): the registry's
-    // rule invalidates stage 1's approvals, so D2's approval cannot stand at issuance. Stage 0's can.
+    // A third document added in stage 2 after D2's approval (same block, before the issuance): the registry's
+    // rule invalidates stage 2's approvals, so D2's approval cannot stand at issuance. Stage 1's can.
     const added = { ...anchored(22, 2, 1), logIndex: 2 };
     const findings: string[] = [];
     auditIssuance(
@@ -296,7 +297,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
     );
     expect(findings).to.have.length(1);
     expect(findings[0])
-      .to.include("the approval of D2 in stage 1")
+      .to.include("the approval of D2 in stage 2")
       .and.include("document #2 was added under review in its stage afterwards");
   });
 

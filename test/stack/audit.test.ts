@@ -250,7 +250,7 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
       );
     }
     expect(out).to.include("standing approvals (3)");
-    expect(out).to.include("at issuance: 2 of 2 stages complete (0, 1), issued by ApprovalRegistry");
+    expect(out).to.include("at issuance: 2 of 2 stages complete (1, 2), issued by ApprovalRegistry");
     expect(out).to.include("platform findings: none");
     expect(out).to.include("findings: none");
     expect(out).to.match(/\nOK: 1 licence\(s\), 0 finding\(s\)\n?$/);
@@ -331,7 +331,7 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
       (["A", "B", "C"] as const).map((name, i) => {
         const wallet = departments[name].walletAddress;
         return [
-          i < 2 ? 0 : 1,
+          i < 2 ? 1 : 2,
           codes[name],
           "APPROVED",
           "STANDING",
@@ -347,7 +347,7 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     );
     // Issued with both stages complete, by the approval registry, on the versions current at issuance.
     expect(licence.issuanceCheck).to.deep.include({
-      stagesCompleted: [0, 1],
+      stagesCompleted: [1, 2],
       issuedBy: deployment.contracts.ApprovalRegistry,
     });
     expect(
@@ -363,9 +363,9 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     // The exact versions reviewed are on chain: A reviewed document #0 (the plan) at version 1.
     expect(licence.decisions[0].reviewed).to.deep.equal([{ docIndex: 0, version: 1 }]);
     expect(licence.approvals.map((a: Json) => [a.stage, a.departmentCode, a.transactionHash])).to.deep.equal([
-      [0, codes.A, issued.decisionTxs[0]],
-      [0, codes.B, issued.decisionTxs[1]],
-      [1, codes.C, issued.decisionTxs[2]],
+      [1, codes.A, issued.decisionTxs[0]],
+      [1, codes.B, issued.decisionTxs[1]],
+      [2, codes.C, issued.decisionTxs[2]],
     ]);
   });
 
@@ -394,11 +394,11 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
         d.transactionHash,
       ]),
     ).to.deep.equal([
-      [0, codes.A, "APPROVED", "INVALIDATED", true, inv.decisionTxs[0]],
-      [0, codes.B, "CHANGES_REQUESTED", "SUPERSEDED", true, inv.decisionTxs[1]],
-      [0, codes.A, "APPROVED", "STANDING", true, inv.decisionTxs[2]],
-      [0, codes.B, "APPROVED", "STANDING", true, inv.decisionTxs[3]],
-      [1, codes.C, "APPROVED", "STANDING", true, inv.decisionTxs[4]],
+      [1, codes.A, "APPROVED", "INVALIDATED", true, inv.decisionTxs[0]],
+      [1, codes.B, "CHANGES_REQUESTED", "SUPERSEDED", true, inv.decisionTxs[1]],
+      [1, codes.A, "APPROVED", "STANDING", true, inv.decisionTxs[2]],
+      [1, codes.B, "APPROVED", "STANDING", true, inv.decisionTxs[3]],
+      [2, codes.C, "APPROVED", "STANDING", true, inv.decisionTxs[4]],
     ]);
     expect(licence.decisions[0].invalidatedBy).to.deep.include({ docIndex: 0, newVersion: 2 });
     expect(licence.decisions[0].reviewed).to.deep.equal([{ docIndex: 0, version: 1 }]);
@@ -606,7 +606,7 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
           `token ${scenarios.issued.tokenId}  blockchainProof\\.ownerAddress: chain ${await ownerOf(scenarios.issued.tokenId)}, API 0x[0-9a-fA-F]{40}`,
         ),
       );
-      expect(issued.stdout).to.include(`approvals[stage 1, ${codes.C}]: chain approved at`);
+      expect(issued.stdout).to.include(`approvals[stage 2, ${codes.C}]: chain approved at`);
       expect(issued.stdout).to.include("API absent");
       expect(issued.stdout).to.match(/NOT OK: .*3 difference\(s\) with the API/);
 
@@ -764,7 +764,7 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
         walletMatches: false,
       });
       expect(licence.findings).to.deep.equal([
-        `decision APPROVED of ${codes.C} in stage 1 (tx ${approval!.hash}) was made by ${intruder.address}, which became ${codes.C}'s wallet at block ${activation.blockNumber} without waiting the wallet delay after its proposal (proposed at block ${proposal.blockNumber})`,
+        `decision APPROVED of ${codes.C} in stage 2 (tx ${approval!.hash}) was made by ${intruder.address}, which became ${codes.C}'s wallet at block ${activation.blockNumber} without waiting the wallet delay after its proposal (proposed at block ${proposal.blockNumber})`,
       ]);
       const text = await audit("--token", String(forged.tokenId));
       expect(text.code).to.equal(1);

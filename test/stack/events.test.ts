@@ -173,7 +173,7 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
       requestType: "BUILDING_PERMIT",
       departmentCode: codes.A,
     });
-    expect(toA.json.data).to.deep.include({ reason: "SUBMITTED", stage: { index: 0, name: "Joint review" } });
+    expect(toA.json.data).to.deep.include({ reason: "SUBMITTED", stage: { number: 1, name: "Joint review" } });
     expect(toA.json.eventId)
       .to.match(/^evt_[0-9a-f-]{36}$/)
       .and.to.equal(toA.headers["webhook-id"]);
@@ -192,7 +192,7 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
       (await as("B").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [documentId] })).status,
     ).to.equal(200);
     const [toC] = await waitFor("C", id, "APPROVAL_REQUIRED");
-    expect(toC.json.data).to.deep.include({ reason: "STAGE_ADVANCED", stage: { index: 1, name: "Final check" } });
+    expect(toC.json.data).to.deep.include({ reason: "STAGE_ADVANCED", stage: { number: 2, name: "Final check" } });
 
     // C asks for changes: every department of the workflow hears of it, D does not.
     expect(
@@ -658,7 +658,7 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
       (await as("A").post(`/requests/${id}/approve`, { remarks: "first", reviewedDocuments: [documentId] })).status,
     ).to.equal(200);
     const [turn] = await waitFor("B", id, "APPROVAL_REQUIRED");
-    expect(turn.json.data).to.deep.include({ reason: "TURN", stage: { index: 0, name: "In line" } });
+    expect(turn.json.data).to.deep.include({ reason: "TURN", stage: { number: 1, name: "In line" } });
     await sleep(300);
     expect(typesAt("A", id)).to.deep.equal(["APPROVAL_REQUIRED"]);
   });

@@ -130,10 +130,28 @@ describe("timeline order (timelineFromRows)", function () {
     expect(timelineFromRows(early, rows)[0].timestamp).to.equal("2026-03-01T11:59:59.250Z");
   });
 
-  it("numbers stages from 1 in what it says", function () {
-    const events = timelineFromRows(request, rows);
-    expect(events.find((e) => e.eventType === "APPROVAL_RECEIVED")!.description).to.equal("FIRE approved (stage 1)");
-    expect(events.find((e) => e.eventType === "STAGE_COMPLETED")!.description).to.equal("Stage 1 completed");
+  it("numbers stages from 1 in what it says and in its metadata", function () {
+    // A reopening from the second stage back to the first (the index keeps the chain's indexes, from 0).
+    const reopened = {
+      id: "r1",
+      stage: "0",
+      event_type: "StageReopened",
+      detail: { fromStage: "1", toStage: "0" },
+      block_number: "8",
+      log_index: "0",
+      tx_hash: "0xreopen",
+      timestamp: String(second + 3),
+    };
+    const events = timelineFromRows(request, { ...rows, stages: [...rows.stages, reopened] });
+    const approval = events.find((e) => e.eventType === "APPROVAL_RECEIVED")!;
+    expect(approval.description).to.equal("FIRE approved (stage 1)");
+    expect(approval.metadata).to.deep.equal({ stage: 1, reasonCode: 0 });
+    const completed = events.find((e) => e.eventType === "STAGE_COMPLETED")!;
+    expect(completed.description).to.equal("Stage 1 completed");
+    expect(completed.metadata).to.deep.equal({ stage: 1 });
+    const back = events.find((e) => e.eventType === "STAGE_REOPENED")!;
+    expect(back.description).to.equal("A document update sent the review back to stage 1");
+    expect(back.metadata).to.deep.equal({ stage: 1, fromStage: 2, toStage: 1 });
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * Several API processes behind one port (npm start's API_PROCESSES: Node's reusePort, the kernel spreads the
- * connections) and a worker process: a token from either process works on both; a write lands exactly once.
+ * connections) and a worker process: a token from either process works on both; a write lands exactly once; the
+ * supervisor restarts a worker that dies.
  */
 import http from "node:http";
 import { randomUUID } from "node:crypto";
@@ -9,8 +10,11 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import pg from "pg";
+import { enqueueJob, JOB_NAMES } from "../../api/src/jobs/jobQueue.ts";
 import { freePort } from "../../scripts/stack/ports.ts";
+import { alive } from "../../scripts/stack/pidFile.ts";
 import { startStack, type Stack } from "../../scripts/stack/stack.ts";
+import { eventually } from "./support/eventually.ts";
 
 interface Answer {
   status: number;
@@ -60,11 +64,12 @@ describe("two API processes behind one port, and a worker process (npm start API
   let dataDir: string;
   let base: string;
   let pool: pg.Pool;
+  const logged: string[] = [];
 
   before(async function () {
     dataDir = await mkdtemp(path.join(os.tmpdir(), "multi-api-"));
     stack = await startStack({
-      log: () => {},
+      log: (line) => logged.push(line),
       env: {
         NODE_ENV: "test",
         DATA_DIR: dataDir,
@@ -156,5 +161,40 @@ describe("two API processes behind one port, and a worker process (npm start API
     expect(rows.rows[0].n).to.equal(1);
     const listed = await call(base, "GET", "/api/v1/departments", { authorization: `Bearer ${token}` });
     expect(listed.body.departments.filter((d: any) => d.code === code)).to.have.length(1);
+  });
+
+  it("restarts a worker that dies, says so, and the new one takes the jobs (the APIs run none)", async function () {
+    const pidOf = async () => Number((await readFile(path.join(dataDir, "run", "worker-1.pid"), "utf8")).trim());
+    const old = await pidOf();
+    process.kill(old, "SIGKILL");
+    const restarted = await eventually(
+      "the worker restarted as a new process",
+      async () => {
+        const pid = await pidOf();
+        return pid !== old && alive(pid) && logged.some((l) => l.startsWith(`worker-1 restarted (pid ${pid})`))
+          ? pid
+          : undefined;
+      },
+      60_000,
+    );
+    const said = logged.some((l) =>
+      l.startsWith(`worker-1 (pid ${old}) exited unexpectedly (code null); restarting it`),
+    );
+    expect(said, logged.join("\n")).to.equal(true);
+    // A job only a runner removes (removeOnComplete): with JOBS_IN_API=false, only the new worker can run it.
+    const key = randomUUID();
+    await enqueueJob(pool, JOB_NAMES.discardFiles, key, { txId: randomUUID() });
+    await eventually(
+      "the job run by the restarted worker",
+      async () => {
+        const { rowCount } = await pool.query(`SELECT 1 FROM agenda_jobs WHERE name = $1 AND job_key = $2`, [
+          JOB_NAMES.discardFiles,
+          key,
+        ]);
+        return rowCount === 0 ? true : undefined;
+      },
+      30_000,
+    );
+    expect(alive(restarted)).to.equal(true);
   });
 });

@@ -1,6 +1,7 @@
 /**
- * `npm start` as a terminal runs it: in a process group of its own, stopped by a SIGINT to the whole group (what
- * Ctrl-C does); a second start on the same data directory; an API process that dies; an idle chain.
+ * `npm start` itself as a terminal runs it: npm as the leader of a process group of its own, stopped by a SIGINT to
+ * the whole group (what Ctrl-C does); a second start on the same data directory; an API process, an indexer that
+ * dies; an idle chain.
  */
 import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
@@ -12,12 +13,13 @@ import { freePort, isPortFree } from "../../scripts/stack/ports.ts";
 import { REPO_ROOT } from "../../scripts/stack/stack.ts";
 import { rpc } from "../../scripts/stack/localChain.ts";
 import { alive } from "../../scripts/stack/pidFile.ts";
+import { stackProcesses } from "../../scripts/stack/processTable.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** `node scripts/start.ts` as the leader of a new process group, like a shell's foreground job. */
+/** `npm start` as the leader of a new process group, like a shell's foreground job. */
 function startInOwnGroup(env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, "scripts", "start.ts")], {
+  const child = spawn("npm", ["start"], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -85,12 +87,16 @@ describe("npm start in a terminal (process group, second start, supervision, idl
     console.log(`      (npm start ready in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
   });
   after(async () => {
-    if (run && run.child.exitCode === null) {
+    if (run) {
       for (const pid of Object.values(await pids())) if (alive(pid)) process.kill(pid, "SIGKILL");
-      process.kill(-run.child.pid!, "SIGKILL");
+      if (run.child.exitCode === null && run.child.signalCode === null) process.kill(-run.child.pid!, "SIGKILL");
     }
     await rm(dataDir, { recursive: true, force: true });
   });
+  /** What is still running of this stack: npm's group, the supervisor's (children included), anything on dataDir. */
+  const leftovers = async (groups: number[]) =>
+    // A zombie has exited already; its parent (or init) reaps it.
+    (await stackProcesses(groups, dataDir)).filter((p) => p.state !== "Z");
 
   it("refuses a second start on the same data directory, naming where the platform runs, and touches nothing", async function () {
     const before = await pids();
@@ -160,6 +166,10 @@ describe("npm start in a terminal (process group, second start, supervision, idl
   it("stops within 10 s on a SIGINT to the whole process group: Stopped., chain saved, no re-index, no process left", async function () {
     const running = await pids();
     expect(Object.keys(running)).to.include.members(["api", "indexer", "chain", "postgres", "supervisor"]);
+    // npm leads the terminal's group; the supervisor leads its own, which its children share.
+    const groups = [run!.child.pid!, running.supervisor];
+    const before = (await leftovers(groups)).map((p) => p.pid);
+    expect(before, "the scan sees the stack").to.include.members([run!.child.pid!, ...Object.values(running)]);
     const signalled = Date.now();
     const printedBefore = run!.output().length;
     process.kill(-run!.child.pid!, "SIGINT");
@@ -171,6 +181,11 @@ describe("npm start in a terminal (process group, second start, supervision, idl
     expect(run!.output().slice(printedBefore)).to.not.match(/exited unexpectedly|re-index|restart/);
     for (const [name, pid] of Object.entries(running))
       expect(alive(pid), `${name} (pid ${pid}) still running`).to.equal(false);
+    const left = await leftovers(groups);
+    expect(
+      left.map((p) => `${p.pid} ${p.command}`),
+      "processes of npm's group, the supervisor's, or on the data directory",
+    ).to.deep.equal([]);
     expect(await readdir(path.join(dataDir, "run"))).to.deep.equal([]);
     expect(await readdir(path.join(dataDir, "chain"))).to.include("clean-shutdown");
     expect((await stat(path.join(dataDir, "chain", "state.json"))).mtimeMs).to.be.greaterThan(signalled - 1);

@@ -141,7 +141,7 @@ describe("verification: by token, QR code and document hash (public, real stack)
       expect(body.approvals[0]).to.include({
         departmentCode: code,
         departmentName: "Verification Office",
-        stage: 0,
+        stage: 1, // numbered from 1: the stage's stageOrder
         transactionHash: r.valid.approveTx,
       });
       // The proof is what the chain says.

@@ -2,7 +2,6 @@
  * `npm run worker` itself (the npm script, as the README has it) next to a running stack: given only DATA_DIR it
  * joins that stack and runs its jobs; with no stack there it says so.
  */
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
@@ -10,47 +9,16 @@ import path from "node:path";
 import { expect } from "chai";
 import pg from "pg";
 import { enqueueJob, JOB_NAMES } from "../../api/src/jobs/jobQueue.ts";
-import { REPO_ROOT } from "../../scripts/stack/stack.ts";
 import { eventually } from "./support/eventually.ts";
+import { npmRun, terminalEnv } from "./support/npmScript.ts";
 import { current } from "./support/stackFixture.ts";
-
-/** The environment of a fresh terminal: none of the stack's connection settings, only what the test names. */
-function terminalEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of [
-    "DATABASE_URL",
-    "CHAIN_RPC_URL",
-    "CHAIN_ID",
-    "CHAIN_FUNDING",
-    "DEPLOYMENT_FILE",
-    "INDEXER_URL",
-    "JWT_ISSUER",
-    "PORT",
-    "PUBLIC_BASE_URL",
-  ])
-    delete env[name];
-  return { ...env, ...extra };
-}
-
-function npmRunWorker(env: NodeJS.ProcessEnv) {
-  const child = spawn("npm", ["run", "--silent", "worker"], {
-    cwd: REPO_ROOT,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let output = "";
-  child.stdout!.on("data", (d) => (output += d));
-  child.stderr!.on("data", (d) => (output += d));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return { child, exited, output: () => output };
-}
 
 describe("npm run worker (the npm script) next to npm start", function () {
   it("joins the stack found by DATA_DIR alone and runs its jobs (the API runs none), then stops on SIGTERM", async function () {
     const stack = current();
     await stack.restartApi("clean", { JOBS_IN_API: "false" });
-    const worker = npmRunWorker(
+    const worker = npmRun(
+      "worker",
       terminalEnv({ DATA_DIR: stack.config.dataDir, JOB_POLL_MS: "100", LOG_LEVEL: "info", NODE_ENV: "test" }),
     );
     const pool = new pg.Pool({
@@ -99,7 +67,7 @@ describe("npm run worker (the npm script) next to npm start", function () {
   it("says clearly that no platform runs on its DATA_DIR, instead of a configuration error", async function () {
     const empty = await mkdtemp(path.join(os.tmpdir(), "worker-nostack-"));
     try {
-      const worker = npmRunWorker(terminalEnv({ DATA_DIR: empty }));
+      const worker = npmRun("worker", terminalEnv({ DATA_DIR: empty }));
       expect(await worker.exited).to.equal(1);
       expect(worker.output()).to.include(`No platform is running on ${empty}`);
     } finally {

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { decodeBytes32String, encodeBytes32String } from "ethers";
-import { bytes16ToUuid, bytes32ToString, stringToBytes32, uuidToBytes16 } from "../../abis/codec.ts";
+import { bytes16ToUuid, bytes32ToString, stageNumber, stringToBytes32, uuidToBytes16 } from "../../abis/codec.ts";
 
 describe("abis codec (abis/codec.ts)", function () {
   it("round-trips a UUID through the bytes16 the contracts store, lower case", function () {
@@ -22,5 +22,10 @@ describe("abis codec (abis/codec.ts)", function () {
     }
     expect(() => stringToBytes32("x".repeat(32))).to.throw(/longer than 31 bytes/);
     expect(() => bytes32ToString("0x00")).to.throw(/not a bytes32/);
+  });
+
+  it("numbers a stage from 1 (its stageOrder) where the contracts index it from 0, bigint or number", function () {
+    expect([0, 1, 15].map(stageNumber)).to.deep.equal([1, 2, 16]);
+    expect(stageNumber(2n)).to.equal(3);
   });
 });

@@ -12,6 +12,7 @@ import {
   type TransactionReceipt,
 } from "ethers";
 import type pg from "pg";
+import { stageNumber } from "../../../abis/index.ts";
 import {
   approvalRegistry,
   bytes16ToUuid,
@@ -188,7 +189,8 @@ interface Derivation {
   after: Progress;
   /** Every department the request's workflow routes to. */
   routed: string[];
-  stageInfo(index: bigint): { index: number; name: string | null };
+  /** A stage of the pinned workflow as payloads show it: its number (from 1) and name, from the chain's index. */
+  stageInfo(index: bigint): { number: number; name: string | null };
   /** Departments whose approval this transaction invalidated. */
   invalidatedIds: Set<number>;
 }
@@ -209,7 +211,7 @@ async function startDerivation(
     chain,
     after,
     routed: [...new Set(stages.flatMap((s) => s.requiredApprovals.map((a) => a.departmentCode)))],
-    stageInfo: (index) => ({ index: Number(index), name: stages[Number(index)]?.stageName ?? null }),
+    stageInfo: (index) => ({ number: stageNumber(index), name: stages[Number(index)]?.stageName ?? null }),
     invalidatedIds: new Set(logs.registry("ReviewInvalidated").map((e) => Number(e.args.departmentId))),
   };
 }

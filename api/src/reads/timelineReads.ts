@@ -8,6 +8,7 @@ import type { RequestView } from "./requestReads.ts";
 import { readTogether, type ReadPart, type Rows } from "../db/readTogether.ts";
 import { dateFromUnixSeconds, isoFromUnixSeconds } from "../unixTime.ts";
 import { stableUuid } from "./stableId.ts";
+import { stageNumber } from "../../../abis/index.ts";
 
 export interface TimelineEventJson {
   eventId: string;
@@ -216,12 +217,13 @@ function statusEvent(row: Row, actors: Actors): Ordered[] {
 function decisionEvent(row: Row, actors: Actors): Ordered {
   const [eventType, verb] = DECISION_EVENTS[row.decision] ?? ["APPROVAL_RECEIVED", row.decision.toLowerCase()];
   const code = actors.codeOf(row.department_id);
+  const metadata = withStageNumbers({ stage: row.stage, reasonCode: Number(row.reason_code) });
   return {
     eventId: stableUuid(`decision:${row.id}`),
     eventType,
-    description: `${code} ${verb} (stage ${Number(row.stage) + 1})`,
+    description: `${code} ${verb} (stage ${metadata.stage})`,
     actor: actors.department(code),
-    metadata: { stage: Number(row.stage), reasonCode: Number(row.reason_code) },
+    metadata,
     transactionHash: row.tx_hash,
     timestamp: isoFromUnixSeconds(row.timestamp),
     order: [Number(row.block_number), Number(row.log_index)],
@@ -231,28 +233,30 @@ function decisionEvent(row: Row, actors: Actors): Ordered {
 function stageEvent(row: Row, actors: Actors): Ordered {
   const detail = row.detail ?? {};
   const code = detail.departmentId !== undefined ? actors.codeOf(detail.departmentId) : undefined;
+  const metadata = withStageNumbers({ stage: row.stage, ...detail });
   return {
     eventId: stableUuid(`stage:${row.id}`),
     eventType: STAGE_EVENTS[row.event_type],
-    description: describeStageEvent(row.event_type, Number(row.stage), detail, code),
+    description: describeStageEvent(row.event_type, metadata.stage as number, detail, code),
     actor: code ? actors.department(code) : actors.platform,
-    metadata: { stage: Number(row.stage), ...detail },
+    metadata,
     transactionHash: row.tx_hash,
     timestamp: isoFromUnixSeconds(row.timestamp),
     order: [Number(row.block_number), Number(row.log_index)],
   };
 }
 
+/** `stage` is the stage's number (from 1). */
 function describeStageEvent(type: string, stage: number, detail: Record<string, unknown>, code?: string): string {
   switch (type) {
     case "StageCompleted":
-      return `Stage ${stage + 1} completed`;
+      return `Stage ${stage} completed`;
     case "StageReopened":
-      return `A document update sent the review back to stage ${stage + 1}`;
+      return `A document update sent the review back to stage ${stage}`;
     case "StageTimedOut":
-      return `Stage ${stage + 1} is overdue (${String(detail.action ?? "")})`;
+      return `Stage ${stage} is overdue (${String(detail.action ?? "")})`;
     case "StageEscalated":
-      return `Stage ${stage + 1} was escalated to an administrator`;
+      return `Stage ${stage} was escalated to an administrator`;
     case "EscalationResolved":
       return detail.rejected
         ? "An administrator upheld the rejection"
@@ -262,4 +266,15 @@ function describeStageEvent(type: string, stage: number, detail: Record<string, 
     default:
       return type;
   }
+}
+
+/** The stages a timeline event's metadata names (the index keeps the chain's indexes). */
+const STAGE_FIELDS = ["stage", "fromStage", "toStage"];
+
+/** The timeline's one conversion of stage indexes to stage numbers (from 1): its descriptions read them here. */
+function withStageNumbers(metadata: Record<string, unknown>): Record<string, unknown> {
+  const shown = { ...metadata };
+  for (const field of STAGE_FIELDS)
+    if (shown[field] !== undefined && shown[field] !== null) shown[field] = stageNumber(shown[field] as number);
+  return shown;
 }

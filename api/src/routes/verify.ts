@@ -45,7 +45,7 @@ const VerificationResponse = z
         z.object({
           departmentCode: z.string(),
           departmentName: z.string(),
-          stage: z.int(),
+          stage: z.int().describe("The stage's number, from 1: its stageOrder in the workflow"),
           approvedAt: dateTime,
           transactionHash: z.string(),
         }),

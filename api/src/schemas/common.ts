@@ -93,7 +93,9 @@ export const TimelineEvent = z
     eventType: TimelineEventType,
     description: z.string(),
     actor: z.object({ type: z.enum(["APPLICANT", "DEPARTMENT", "SYSTEM", "ADMIN"]), id: z.string(), name: z.string() }),
-    metadata: z.record(z.string(), z.unknown()),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .describe("The event's details; stages (stage, fromStage, toStage) are numbered from 1, as their stageOrder"),
     transactionHash: z.string().nullable(),
     timestamp: DateTime,
   })

@@ -5,7 +5,7 @@
  */
 import type pg from "pg";
 import type { ChainGateway } from "../chain/chainGateway.ts";
-import { ApprovalRegistryDecisionStatus, ApprovalRegistryPhase } from "../../../abis/index.ts";
+import { ApprovalRegistryDecisionStatus, ApprovalRegistryPhase, stageNumber } from "../../../abis/index.ts";
 import { decisionsOf, ownerOf, progressOf, validityOf } from "../chain/contractReads.ts";
 import { LICENCE_STATUS_NAMES } from "../chain/contracts.ts";
 import type { Deployment } from "../chain/deployment.ts";
@@ -135,7 +135,7 @@ async function approvalsShown(
       return {
         departmentCode: code,
         departmentName: decision?.name ?? code,
-        stage,
+        stage: stageNumber(stage),
         approvedAt: decision ? isoFromUnixSeconds(decision.timestamp) : "",
         transactionHash: decision?.tx_hash ?? "",
       };

@@ -112,7 +112,12 @@ export const WebhookPayloadA = z
           .describe(
             "APPROVAL_REQUIRED: SUBMITTED, RESUBMITTED, STAGE_ADVANCED, TURN, STAGE_REOPENED, RETURNED_BY_ADMINISTRATOR, STAGE_OVERDUE (timeout NOTIFY) or ESCALATED (administrators)",
           ),
-        stage: z.object({ index: z.int(), name: z.string().nullable() }).optional(),
+        stage: z
+          .object({
+            number: z.int().describe("The stage's number, from 1: its stageOrder in the workflow"),
+            name: z.string().nullable(),
+          })
+          .optional(),
         status: z.string().optional().describe("Licence status after the change"),
         reasonCode: z.int().optional(),
         document: z

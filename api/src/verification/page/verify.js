@@ -44,8 +44,8 @@ function render({ verdict, kind, message, details = [], approvals, proof = [] })
   list.replaceChildren(
     ...(approvals || []).map((a) => {
       const item = document.createElement("li");
-      // Stages are numbered from 1 for people (the chain counts from 0).
-      item.textContent = `${a.departmentName} — stage ${a.stage + 1} — ${day(a.approvedAt)}`;
+      // The API numbers stages from 1, as the workflow's stageOrder.
+      item.textContent = `${a.departmentName} — stage ${a.stage} — ${day(a.approvedAt)}`;
       return item;
     }),
   );

@@ -1,0 +1,64 @@
+/**
+ * `npm run indexer`: the Ponder indexer as a role of its own, for a host of its own (docs/architecture.md, "More
+ * than one process"). Reads a `.env` file like every role (ENV_FILE, default ./.env; variables already set win),
+ * then runs `ponder start --root indexer --schema ix_<build> --views-schema index` on DATABASE_URL, CHAIN_RPC_URL
+ * and DEPLOYMENT_FILE, listening on INDEXER_HOST:INDEXER_PORT; once Ponder is ready, earlier builds' schemas are
+ * dropped. Stops on SIGINT/SIGTERM; when Ponder stops by itself it exits non-zero, for a service manager to restart.
+ */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadSettings, readEnvFile, settings } from "../api/src/config.ts";
+import { startIndexer } from "./stack/indexerProcess.ts";
+import type { ManagedProcess } from "./stack/managedProcess.ts";
+
+const REQUIRED = ["databaseUrl", "chainRpcUrl", "deploymentFile"] as const;
+
+readEnvFile();
+const config = loadSettings([...REQUIRED, "indexerHost", "indexerPort", "indexerPollingMs"]);
+const missing = REQUIRED.filter((key) => !config[key]).map((key) => settings[key].env);
+if (missing.length > 0) {
+  console.error(
+    `npm run indexer needs ${missing.join(", ")} (set in the environment or in .env, ENV_FILE). See docs/architecture.md, “More than one process”.`,
+  );
+  process.exit(1);
+}
+
+let ponder: ManagedProcess | undefined;
+let stopping = false;
+const stop = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  console.log(`${signal}: stopping the indexer…`);
+  await ponder?.stop(10_000);
+  process.exit(0);
+};
+process.on("SIGINT", () => void stop("SIGINT"));
+process.on("SIGTERM", () => void stop("SIGTERM"));
+
+console.log(`Starting the indexer on ${config.indexerHost}:${config.indexerPort}…`);
+try {
+  const indexer = await startIndexer({
+    repoRoot: path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."),
+    databaseUrl: config.databaseUrl!,
+    rpcUrl: config.chainRpcUrl!,
+    deploymentFile: config.deploymentFile!,
+    host: config.indexerHost,
+    port: config.indexerPort,
+    pollingMs: config.indexerPollingMs,
+    // One chain instance: a fresh schema is only ever needed for a new build (code, ABIs, deployment).
+    epoch: 0,
+    echo: true,
+    onSpawn: (spawned) => (ponder = spawned),
+  });
+  console.log(`Indexer ready at ${indexer.url} (schema ${indexer.schema}, views in schema index)`);
+  const code = await indexer.process.exited;
+  if (!stopping) {
+    console.error(`The indexer (Ponder) stopped by itself (exit code ${code}).`);
+    process.exit(code || 1);
+  }
+} catch (error) {
+  if (!stopping) {
+    console.error(`Could not start the indexer: ${(error as Error).message}`);
+    process.exit(1);
+  }
+}
