@@ -11,13 +11,17 @@ import { deliver } from "../../api/src/webhooks/deliver.ts";
 import { checkWebhookUrl, isAllowedAddress } from "../../api/src/webhooks/urlSafety.ts";
 import { execFile } from "node:child_process";
 import http from "node:http";
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { deflateSync } from "node:zlib";
 import { loadConfig } from "../../api/src/config.ts";
+import { secretSealer } from "../../api/src/chain/secretSealer.ts";
+import { jobClock } from "../../api/src/jobs/jobClock.ts";
+import { webhookDeliveryRun } from "../../api/src/jobs/jobRunner.ts";
+import { createLogger } from "../../api/src/observability/logger.ts";
 import { fingerprint, IdempotencyStore } from "../../api/src/http/idempotency.ts";
 import { eventually } from "./support/eventually.ts";
 import {
@@ -182,6 +186,47 @@ describe("security review of f94e6d1 (issue 15)", function () {
       const delivered = await deliver(driver.core.pool, target, event, { production: false, resolve });
       expect(delivered).to.deep.include({ success: true, refused: false, statusCode: 200 });
       expect(receiver.received.at(-1)!.path).to.equal("/rebind");
+    });
+
+    it("a real delivery job follows the same policy: NODE_ENV unset and DEV_CONVENIENCES off, a loopback target is refused", async function () {
+      // Registered where loopback is allowed (the development API), delivered by a job configured without the
+      // development conveniences and without NODE_ENV: no production flag, yet no local receiver either.
+      const registered = await departmentClient(current().api.url, department).post("/webhooks", {
+        url: `${receiver.url}/job`,
+        events: ["APPROVAL_REQUIRED"],
+        secret,
+      });
+      expect(registered.status).to.equal(201);
+      const webhookId = registered.body.webhookId as string;
+      const pool = driver.core.pool;
+      const eventId = randomUUID();
+      const deliveryId = randomUUID();
+      await pool.query(
+        `INSERT INTO events (id, type, departments, data, occurred_at) VALUES ($1, 'APPROVAL_REQUIRED', '{}', '{}', now())`,
+        [eventId],
+      );
+      // No job is queued for it: only the run below attempts it.
+      await pool.query(
+        `INSERT INTO webhook_deliveries (id, event_id, webhook_id, event_name, delivery_id, payload, status) VALUES ($1, $2, $3, 'APPROVAL_REQUIRED', $4, '{"probe":true}', 'PENDING')`,
+        [deliveryId, eventId, webhookId, `evt_job_${tag}`],
+      );
+      const { NODE_ENV: _unset, ...env } = current().env;
+      const config = loadConfig({ ...env, DEV_CONVENIENCES: "false" });
+      expect(config.nodeEnv).to.equal("development");
+      const run = webhookDeliveryRun(
+        { pool, config, webhookSecrets: secretSealer(driver.core.vault, "webhook-secret") },
+        jobClock(),
+        createLogger("silent"),
+      );
+      const before = receiver.received.length;
+      expect((await run(deliveryId)).outcome).to.equal("RETRY");
+      expect(receiver.received.length).to.equal(before);
+      const { rows } = await pool.query(`SELECT response_status, error FROM webhook_logs WHERE delivery_id = $1`, [
+        deliveryId,
+      ]);
+      expect(rows).to.deep.equal([{ response_status: null, error: "refused: the target is not a public address" }]);
+      await pool.query(`UPDATE webhook_deliveries SET status = 'CANCELLED' WHERE id = $1`, [deliveryId]);
+      await departmentClient(current().api.url, department).delete(`/webhooks/${webhookId}`);
     });
 
     it("classifies addresses with ipaddr.js: IPv4-mapped forms are unwrapped, only global unicast passes in production", function () {
@@ -651,6 +696,26 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect(await uploadsLeft()).to.deep.equal([]);
     });
 
+    it("counts the raw bytes, not only the file's: a chunked 11 MB preamble before a small valid form is 413, nothing stored", async function () {
+      // The multipart parser skips what comes before the first boundary without a limit of its own, and the file
+      // and field limits never see it: only the raw byte count stops it.
+      const megabyte = Buffer.alloc(1024 * 1024, 0x41);
+      function* body() {
+        for (let i = 0; i < 11; i++) yield megabyte;
+        yield Buffer.from("\r\n");
+        yield head();
+        yield Buffer.from(`%PDF-1.7\n%preamble ${tag}\n`);
+        yield Buffer.from(`\r\n--${boundary}--\r\n`);
+      }
+      const answer = await chunkedUpload(ownerToken, `/requests/${requestId}/documents`, body());
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(413);
+      expect(answer.body.code).to.equal("PAYLOAD_TOO_LARGE");
+      expect(answer.sent).to.be.below(12 * 1024 * 1024);
+      expect(await documentsOf(requestId)).to.equal(0);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await uploadsLeft()).to.deep.equal([]);
+    });
+
     it("refuses a part whose headers pass 16 KiB (400 PART_HEADERS_TOO_LARGE) before they grow further", async function () {
       function* body() {
         yield head("X-Pad: ");
@@ -662,15 +727,19 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect(await documentsOf(requestId)).to.equal(0);
     });
 
-    it("refuses more parts than a document upload has (400 TOO_MANY_PARTS)", async function () {
+    it("refuses more parts than a document upload has (400 TOO_MANY_PARTS), below formidable's field limit", async function () {
+      // 20 small text parts before a valid form: more than MAX_PARTS (16), fewer than formidable's 32 text fields,
+      // so only the part count can refuse them (without it the form would be accepted).
       function* body() {
-        for (let i = 0; i < 200; i++)
-          yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nx\r\n`);
-        yield Buffer.from(`--${boundary}--\r\n`);
+        for (let i = 0; i < 20; i++)
+          yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="extra${i}"\r\n\r\nx\r\n`);
+        yield head();
+        yield Buffer.from(`%PDF-1.7\n%parts ${tag}\n\r\n--${boundary}--\r\n`);
       }
       const answer = await chunkedUpload(ownerToken, `/requests/${requestId}/documents`, body());
       expect(answer.status).to.equal(400);
-      expect(["TOO_MANY_PARTS", "TOO_MANY_FIELDS"]).to.include(answer.body.details.reason);
+      expect(answer.body.details).to.deep.equal({ reason: "TOO_MANY_PARTS" });
+      expect(await documentsOf(requestId)).to.equal(0);
     });
 
     it("answers another applicant's upload with 404 before reading its body (the body never ends)", async function () {
