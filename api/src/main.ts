@@ -66,7 +66,12 @@ const app = createApp({
   routes: routes.api,
   rootRoutes: routes.root,
   authenticate: auth.authenticate,
-  idempotency: new IdempotencyStore(core.pool, { purgeEveryMs: 10 * 60_000 }), // keys past their 24 h window
+  // Keys past their 24 h window are purged; a key whose process died after recording its write is answered from
+  // that write's confirmed transaction.
+  idempotency: new IdempotencyStore(core.pool, {
+    purgeEveryMs: 10 * 60_000,
+    confirmed: (outboxTxId) => core.gateway.confirmedTransaction(outboxTxId),
+  }),
   rateLimits: {
     authPerMinute: config.rateLimitAuthPerMinute,
     writePerMinute: config.rateLimitWritePerMinute,

@@ -767,24 +767,37 @@ describe("security review of f94e6d1 (issue 15)", function () {
 
   describe("Idempotency-Key after a crash", function () {
     const applicantId = `crash-${tag}`;
+    const code = `CRASH_${tag}`;
     let token: string;
+    let reviewer: CreatedTestDepartment;
     const body = (n: string) => JSON.stringify({ applicantId, requestType: "BUILDING_PERMIT", metadata: { n } });
-    const post = async (base: string, key: string, text: string, target = "/api/v1/requests") => {
+    type Answer = { status: number; body: Json; replayed: string | null };
+    /** One HTTP call to the API at `base`; a connection the API cut (it was killed) is status 0. */
+    type Call = (base: string) => Promise<Response>;
+    const attempt = async (call: Call, base: string): Promise<Answer> => {
       try {
-        const response = await fetch(`${base}${target}`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "idempotency-key": key },
-          body: text,
-        });
+        const response = await call(base);
+        const text = await response.text();
         return {
           status: response.status,
-          body: (await response.json()) as Json,
+          body: (text ? JSON.parse(text) : {}) as Json,
           replayed: response.headers.get("idempotent-replayed"),
         };
       } catch {
-        return { status: 0, body: {} as Json, replayed: null }; // the connection was cut
+        return { status: 0, body: {}, replayed: null }; // the connection was cut
       }
     };
+    const postAs =
+      (headers: Record<string, string>, target: string, text = "{}"): Call =>
+      (base) =>
+        fetch(`${base}/api/v1${target}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: text,
+        });
+    const applicant = (key: string) => ({ authorization: `Bearer ${token}`, "idempotency-key": key });
+    const post = (base: string, key: string, text: string, target = "/requests") =>
+      attempt(postAs(applicant(key), target, text), base);
     const requestsWith = async (n: string) =>
       (
         await driver.core.pool.query(`SELECT id FROM requests WHERE applicant_id = $1 AND metadata->>'n' = $2`, [
@@ -792,6 +805,14 @@ describe("security review of f94e6d1 (issue 15)", function () {
           n,
         ])
       ).rows.map((r) => r.id as string);
+    /** The request's outbox transactions of a kind, with their status. */
+    const writesOf = async (requestId: string, kind: string) =>
+      (
+        await driver.core.pool.query(
+          `SELECT tx_hash, status FROM chain_transactions WHERE request_id = $1 AND kind = $2`,
+          [requestId, kind],
+        )
+      ).rows;
     const rpc = (method: string, params: unknown[] = []) =>
       fetch(current().rpcUrl, {
         method: "POST",
@@ -799,50 +820,33 @@ describe("security review of f94e6d1 (issue 15)", function () {
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
       }).then((r) => r.json());
     /** Retries (as a client would) while the key is in progress (the dead process's lease, or its write pending). */
-    const retry = (base: string, key: string, text: string) =>
+    const retry = (call: Call, base: string, key: string) =>
       eventually(
         `a final answer for ${key}`,
         async () => {
-          const answer = await post(base, key, text);
+          const answer = await attempt(call, base);
           return answer.status === 409 && answer.body.code === "IDEMPOTENCY_IN_PROGRESS" ? undefined : answer;
         },
         60_000,
       );
 
-    before(async function () {
-      const code = `CRASH_${tag}`;
-      await createDepartment(current().api.url, admin, { code, name: "Crash" });
-      await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT",
-        name: `Crash ${tag}`,
-        stages: [
-          {
-            stageId: "c",
-            stageName: "C",
-            stageOrder: 1,
-            executionType: "SEQUENTIAL",
-            completionCriteria: "ALL",
-            requiredApprovals: [{ departmentCode: code, requiredDocuments: [], isMandatory: true }],
-          },
-        ],
-      });
-      token = await applicantToken(current().api.url, { id: applicantId });
-    });
-
-    it("kill -9 during POST /requests after its mint was recorded: the retry gets the original answer, exactly one mint", async function () {
+    /**
+     * kill -9 of the API running `call` once its write is recorded under `key` (blocks are held back, so the request
+     * is caught between record and answer), then the same call with the same key to an API restarted on its port:
+     * the retry's answer, a second retry's answer, and the hash of the transaction recorded before the kill.
+     */
+    async function crashAfterRecord(key: string, call: Call) {
       const stack = current();
       const target = await stack.startExtraApi();
-      const key = `crash-recorded-${tag}`;
-      const text = body("recorded");
-      await rpc("evm_setAutomine", [false]); // the mint stays pending: the request is caught between record and answer
+      await rpc("evm_setAutomine", [false]);
       let restarted: ApiHandle | undefined;
       try {
-        const cut = post(target.url, key, text);
+        const cut = attempt(call, target.url);
         const recorded = await eventually(
-          "the mint recorded with its key",
+          `the write of ${key} recorded with its key`,
           async () => {
             const { rows } = await driver.core.pool.query(
-              `SELECT k.outbox_tx_id, t.tx_hash FROM idempotency_keys k JOIN chain_transactions t ON t.id = k.outbox_tx_id WHERE k.key = $1`,
+              `SELECT t.tx_hash FROM idempotency_keys k JOIN chain_transactions t ON t.id = k.outbox_tx_id WHERE k.key = $1`,
               [key],
             );
             return rows[0];
@@ -854,23 +858,151 @@ describe("security review of f94e6d1 (issue 15)", function () {
         await rpc("evm_setAutomine", [true]);
         await rpc("evm_mine");
         restarted = await stack.startExtraApi(target.port);
-        const answer = await retry(restarted.url, key, text);
-        expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
-        expect(answer.replayed).to.equal("true");
-        expect(answer.body).to.include({ status: "DRAFT", transactionHash: recorded.tx_hash });
-        const created = await requestsWith("recorded");
-        expect(created).to.deep.equal([answer.body.requestId]); // exactly one request, one mint
-        const mints = await driver.core.pool.query(
-          `SELECT status FROM chain_transactions WHERE request_id = $1 AND kind = 'MINT_NFT'`,
-          [answer.body.requestId],
-        );
-        expect(mints.rows).to.deep.equal([{ status: "CONFIRMED" }]);
-        // And again: the same stored answer.
-        expect((await post(restarted.url, key, text)).body).to.deep.equal(answer.body);
+        const answer = await retry(call, restarted.url, key);
+        const again = await attempt(call, restarted.url);
+        return { answer, again, transactionHash: recorded.tx_hash as string };
       } finally {
         await rpc("evm_setAutomine", [true]);
         await restarted?.stop();
       }
+    }
+
+    /** A fresh draft of the crash workflow (its one stage needs a PLAN), optionally with its PLAN and submitted. */
+    async function draft(n: string, steps: { plan?: boolean; submit?: boolean } = {}): Promise<string> {
+      const client = apiClient(current().api.url, token);
+      const created = await client.post("/requests", { applicantId, requestType: "BUILDING_PERMIT", metadata: { n } });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      const requestId = created.body.requestId as string;
+      if (steps.plan || steps.submit) {
+        const uploaded = await client.upload(
+          "POST",
+          `/requests/${requestId}/documents`,
+          pdf(`crash plan ${n} ${tag}`),
+          "plan.pdf",
+          { docType: "PLAN" },
+        );
+        expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
+      }
+      if (steps.submit) expect((await client.post(`/requests/${requestId}/submit`)).status).to.equal(200);
+      return requestId;
+    }
+
+    before(async function () {
+      reviewer = await createDepartment(current().api.url, admin, { code, name: "Crash" });
+      await seedWorkflow(current(), driver, {
+        workflowType: "BUILDING_PERMIT",
+        name: `Crash ${tag}`,
+        stages: [
+          {
+            stageId: "c",
+            stageName: "C",
+            stageOrder: 1,
+            executionType: "SEQUENTIAL",
+            completionCriteria: "ALL",
+            requiredApprovals: [{ departmentCode: code, requiredDocuments: ["PLAN"], isMandatory: true }],
+          },
+        ],
+      });
+      token = await applicantToken(current().api.url, { id: applicantId });
+    });
+
+    it("kill -9 during POST /requests after its mint was recorded: the retry gets the original answer, exactly one mint", async function () {
+      const key = `crash-recorded-${tag}`;
+      const { answer, again, transactionHash } = await crashAfterRecord(
+        key,
+        postAs(applicant(key), "/requests", body("recorded")),
+      );
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
+      expect(answer.replayed).to.equal("true");
+      expect(answer.body).to.include({ status: "DRAFT", transactionHash });
+      const created = await requestsWith("recorded");
+      expect(created).to.deep.equal([answer.body.requestId]); // exactly one request, one mint
+      expect(await writesOf(answer.body.requestId, "MINT_NFT")).to.deep.equal([
+        { tx_hash: transactionHash, status: "CONFIRMED" },
+      ]);
+      expect(again.body).to.deep.equal(answer.body); // and again: the same stored answer
+    });
+
+    it("kill -9 during a submission after its transaction was recorded: the retry gets the original answer, one submission", async function () {
+      const requestId = await draft("submit-crash", { plan: true });
+      const key = `crash-submit-${tag}`;
+      const { answer, again, transactionHash } = await crashAfterRecord(
+        key,
+        postAs(applicant(key), `/requests/${requestId}/submit`),
+      );
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      expect(answer.replayed).to.equal("true");
+      expect(answer.body).to.deep.include({
+        requestId,
+        status: "SUBMITTED",
+        pendingDepartments: [code],
+        transactionHash,
+      });
+      expect(answer.body.currentStage).to.include({ stageId: "c", stageName: "C" });
+      expect(await writesOf(requestId, "SUBMIT")).to.deep.equal([{ tx_hash: transactionHash, status: "CONFIRMED" }]);
+      expect(again.body).to.deep.equal(answer.body);
+    });
+
+    it("kill -9 during an approval after its transaction was recorded: the retry gets the original answer, one decision", async function () {
+      const requestId = await draft("approve-crash", { submit: true });
+      const key = `crash-approve-${tag}`;
+      const decision = { remarks: "Checked after a crash", reviewedDocuments: [] };
+      const { answer, again, transactionHash } = await crashAfterRecord(
+        key,
+        postAs(
+          { "x-api-key": reviewer.apiKey, "x-department-code": code, "idempotency-key": key },
+          `/requests/${requestId}/approve`,
+          JSON.stringify(decision),
+        ),
+      );
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      expect(answer.replayed).to.equal("true");
+      // The one department's approval completed the only stage: the licence is issued.
+      expect(answer.body).to.deep.include({
+        status: "APPROVED",
+        transactionHash,
+        workflowStatus: { currentStage: "", isComplete: true, nextPendingDepartments: [] },
+      });
+      const approvals = await departmentClient(current().api.url, reviewer).get(`/requests/${requestId}/approvals`);
+      expect(approvals.body.approvals.map((a: Json) => a.approvalId)).to.deep.equal([answer.body.approvalId]);
+      expect(await writesOf(requestId, "APPROVAL")).to.deep.equal([{ tx_hash: transactionHash, status: "CONFIRMED" }]);
+      expect(again.body).to.deep.equal(answer.body);
+    });
+
+    it("kill -9 during a document upload after its anchoring was recorded: the retry gets the original answer, one document", async function () {
+      const requestId = await draft("upload-crash");
+      const key = `crash-upload-${tag}`;
+      const file = pdf(`crash upload ${tag}`);
+      const upload: Call = (base) => {
+        const form = new FormData();
+        form.set("docType", "PLAN");
+        form.set("file", new Blob([new Uint8Array(file)], { type: "application/pdf" }), "plan.pdf");
+        return fetch(`${base}/api/v1/requests/${requestId}/documents`, {
+          method: "POST",
+          headers: applicant(key),
+          body: form,
+        });
+      };
+      const { answer, again, transactionHash } = await crashAfterRecord(key, upload);
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
+      expect(answer.replayed).to.equal("true");
+      const { rows } = await driver.core.pool.query(
+        `SELECT d.id, v.sha256, v.created_at FROM documents d JOIN document_versions v ON v.document_id = d.id WHERE d.request_id = $1`,
+        [requestId],
+      );
+      expect(rows).to.have.length(1); // one document, one version
+      expect(answer.body).to.deep.equal({
+        documentId: rows[0].id,
+        docType: "PLAN",
+        hash: `0x${createHash("sha256").update(file).digest("hex")}`,
+        version: 1,
+        transactionHash,
+        createdAt: rows[0].created_at.toISOString(),
+      });
+      expect(await writesOf(requestId, "DOC_UPDATE")).to.deep.equal([
+        { tx_hash: transactionHash, status: "CONFIRMED" },
+      ]);
+      expect(again.body).to.deep.equal(answer.body);
     });
 
     it("a key left by a process that died before recording anything runs the operation once on retry", async function () {
@@ -886,28 +1018,51 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect(await requestsWith("nothing")).to.deep.equal([answer.body.requestId]);
     });
 
-    it("a failure to save the answer never frees the key: the retry gets the original answer, not a second mint", async function () {
-      const key = `crash-store-${tag}`;
-      const text = body("store");
+    /** Makes saving the answer of `key` fail (as a database error would) while `run` runs. */
+    async function failingToSave<T>(key: string, run: () => Promise<T>): Promise<T> {
       const pool = driver.core.pool;
       await pool.query(`CREATE OR REPLACE FUNCTION fail_idempotency_store() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN IF NEW.key = '${key}' AND NEW.state = 'DONE' THEN RAISE EXCEPTION 'storage failure (test)'; END IF; RETURN NEW; END $$`);
       await pool.query(
         `CREATE TRIGGER fail_idempotency_store BEFORE UPDATE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION fail_idempotency_store()`,
       );
-      let first;
       try {
-        first = await post(current().api.url, key, text);
+        return await run();
       } finally {
         await pool.query(`DROP TRIGGER fail_idempotency_store ON idempotency_keys`);
       }
+    }
+
+    it("a failure to save the answer never frees the key: the retry gets the original answer, not a second mint", async function () {
+      const key = `crash-store-${tag}`;
+      const text = body("store");
+      const first = await failingToSave(key, () => post(current().api.url, key, text));
       expect(first.status).to.equal(500);
       const created = await requestsWith("store");
       expect(created).to.have.length(1); // the mint happened, its answer was lost
-      const answer = await retry(current().api.url, key, text);
+      const answer = await retry(postAs(applicant(key), "/requests", text), current().api.url, key);
       expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
       expect(answer.body.requestId).to.equal(created[0]);
       expect(await requestsWith("store")).to.deep.equal(created);
+    });
+
+    it("a submission whose answer could not be saved: the retry gets the original answer, not a second submission", async function () {
+      const requestId = await draft("submit-store", { plan: true });
+      const key = `crash-submit-store-${tag}`;
+      const submit = postAs(applicant(key), `/requests/${requestId}/submit`);
+      const first = await failingToSave(key, () => attempt(submit, current().api.url));
+      expect(first.status).to.equal(500);
+      const [written] = await writesOf(requestId, "SUBMIT");
+      expect(written).to.deep.equal({ tx_hash: written.tx_hash, status: "CONFIRMED" }); // submitted, answer lost
+      const answer = await retry(submit, current().api.url, key);
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      expect(answer.body).to.deep.include({
+        requestId,
+        status: "SUBMITTED",
+        pendingDepartments: [code],
+        transactionHash: written.tx_hash,
+      });
+      expect(await writesOf(requestId, "SUBMIT")).to.have.length(1);
     });
 
     it("fingerprints the method, the full target with its query string and the exact raw body", async function () {
@@ -916,7 +1071,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect((await post(current().api.url, key, text)).status).to.equal(201);
       const reordered = JSON.stringify({ requestType: "BUILDING_PERMIT", applicantId, metadata: { n: "print" } }); // same value, other bytes
       expect((await post(current().api.url, key, reordered)).status).to.equal(422);
-      expect((await post(current().api.url, key, text, "/api/v1/requests?x=1")).status).to.equal(422);
+      expect((await post(current().api.url, key, text, "/requests?x=1")).status).to.equal(422);
       const replay = await post(current().api.url, key, text);
       expect(replay.status).to.equal(201);
       expect(replay.replayed).to.equal("true");

@@ -24,6 +24,7 @@ import {
   updateDepartment,
 } from "../domain/departments/manageDepartments.ts";
 import { forbidden, notFound } from "../errors.ts";
+import type { MinedWrite } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 
 const CodeParams = z.object({ departmentCode: z.string().min(1).max(64) });
@@ -59,6 +60,10 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
     if (!department) throw notFound("Department");
     return department;
   };
+  /** A wallet change's answer after a crash: the department as the index has it once the change is mined. */
+  const recoveredWalletChange = async (code: string, write: MinedWrite) => ({
+    body: { ...store.toJson(await visible(code)), transactionHash: write.tx.hash },
+  });
 
   return [
     defineRoute({
@@ -202,6 +207,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
         );
         return { body: { ...store.toJson(department), transactionHash } };
       },
+      recoverIdempotent: ({ params }, write) => recoveredWalletChange(params.departmentCode, write),
     }),
     ...(["cancel", "activate"] as const).map((verb) =>
       defineRoute({
@@ -242,6 +248,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
           );
           return { body: { ...store.toJson(department), transactionHash } };
         },
+        recoverIdempotent: ({ params }, write) => recoveredWalletChange(params.departmentCode, write),
       }),
     ),
     defineRoute({
