@@ -426,6 +426,12 @@ export const settings = {
     fallback: 16 * 1024,
     parse: integer(256, 1024 * 1024),
   },
+  metricsToken: {
+    env: "METRICS_TOKEN",
+    doc: "When set, /metrics answers only `Authorization: Bearer <METRICS_TOKEN>` (unset: public, rate-limited like /health; keep it off the public network)",
+    parse: text,
+    secret: true,
+  },
   trustProxyHops: {
     env: "TRUST_PROXY_HOPS",
     doc: "Reverse proxies in front of the API that append to X-Forwarded-For; the client address (rate limits, audit rows) is the one the outermost trusted proxy saw; 0: the socket address",

@@ -28,6 +28,10 @@ if (config.devConveniences)
   logger.warn(
     "DEV_CONVENIENCES=true: passwordless development sign-in and generated secrets are on (a local development stack only)",
   );
+if (config.nodeEnv === "production" && !config.metricsToken)
+  logger.warn(
+    "METRICS_TOKEN is not set: /metrics is public (rate-limited); set it, or keep /metrics off the public network",
+  );
 const metrics = new Metrics();
 logger.info({ config: describeConfig(config) }, "starting API");
 
@@ -78,6 +82,7 @@ const app = createApp({
     publicPerMinute: config.rateLimitPublicPerMinute,
   },
   trustProxyHops: config.trustProxyHops,
+  metricsToken: config.metricsToken,
   // The decisions log has a page of its own (/docs/decisions): the document's description only points at it.
   decisions: DECISIONS_LINK,
 });

@@ -54,7 +54,7 @@ export interface Stack {
   /** The administration wallet (ADMIN_ROLE), another key than the operator's. */
   adminAddress: string;
   /** The bootstrap admin client (OAuth 2.0 client credentials with the admin scope). */
-  admin: { clientId: string; clientSecret: string };
+  admin: BootstrapAdmin;
   /** The first API process (the one restartApi acts on); `apis` lists all API_PROCESSES of them. */
   readonly api: ApiHandle;
   readonly apis: readonly ApiHandle[];
@@ -92,6 +92,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     // Children left running by a supervisor that was killed (its lock is gone with it) hold ports and data.
     await stopAllStale(config.dataDir, log);
     await assertStackPortsFree(config);
+    // Before anything starts: without DEV_CONVENIENCES the operator must supply the admin client.
+    const admin = await bootstrapAdminClient(config);
     const postgres = await startPostgres(startup);
     startup.checkpoint();
     const chain = await startChain(startup);
@@ -101,8 +103,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const deployment = await ensureDeployed(startup, chain, roles);
     startup.checkpoint();
     const indexer = await startWatchedIndexer(startup, postgres.databaseUrl, chain);
-    startup.checkpoint();
-    const admin = await bootstrapAdminClient(config);
     startup.checkpoint();
     const apiEnv = apiEnvironment(startup, {
       databaseUrl: postgres.databaseUrl,
@@ -409,13 +409,27 @@ async function startWatchedIndexer(
   return { current: () => indexer };
 }
 
-/** The bootstrap admin client (development: generated once, kept under DATA_DIR, printed by npm start). */
-async function bootstrapAdminClient(config: Config): Promise<{ clientId: string; clientSecret: string }> {
+/** The bootstrap admin client, and whether its secret was generated here (only then may it be printed). */
+export interface BootstrapAdmin {
+  clientId: string;
+  clientSecret: string;
+  secretGenerated: boolean;
+}
+
+/**
+ * The bootstrap admin client: ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET, or, only with DEV_CONVENIENCES, generated once
+ * and kept under DATA_DIR (npm start prints a generated secret, never one the operator supplied).
+ */
+async function bootstrapAdminClient(config: Config): Promise<BootstrapAdmin> {
+  if ((!config.adminClientId || !config.adminClientSecret) && !config.devConveniences)
+    throw new Error(
+      "ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required (generated only with DEV_CONVENIENCES=true, for a local stack)",
+    );
   const clientId =
     config.adminClientId ?? `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
   const clientSecret =
     config.adminClientSecret ?? (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
-  return { clientId, clientSecret };
+  return { clientId, clientSecret, secretGenerated: !config.adminClientSecret };
 }
 
 /** The environment of the API and worker processes: where every part the stack started can be reached. */
@@ -425,7 +439,7 @@ function apiEnvironment(
     databaseUrl: string;
     chain: ChainPart;
     indexer?: IndexerHandle;
-    admin: { clientId: string; clientSecret: string };
+    admin: BootstrapAdmin;
   },
 ): NodeJS.ProcessEnv {
   return {
@@ -646,7 +660,7 @@ function stackHandle(
     roles: { operator: string; admin: string };
     deployment: Deployment;
     indexer: { current(): IndexerHandle | undefined };
-    admin: { clientId: string; clientSecret: string };
+    admin: BootstrapAdmin;
     apis: ApiFleet;
     extraApis: { start(port?: number, extraEnv?: NodeJS.ProcessEnv): Promise<ApiHandle> };
   },

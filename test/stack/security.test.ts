@@ -18,6 +18,9 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { deflateSync } from "node:zlib";
 import { loadConfig } from "../../api/src/config.ts";
+import { createAuth } from "../../api/src/auth/index.ts";
+import { migrate } from "../../api/src/db/migrate.ts";
+import { createPool } from "../../api/src/db/pool.ts";
 import { secretSealer } from "../../api/src/chain/secretSealer.ts";
 import { jobClock } from "../../api/src/jobs/jobClock.ts";
 import { webhookDeliveryRun } from "../../api/src/jobs/jobRunner.ts";
@@ -47,6 +50,7 @@ import { startReceiver } from "./support/webhookReceiver.ts";
 describe("security review of f94e6d1 (issue 15)", function () {
   const tag = String(Date.now() % 1e8).replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
   const secret = "a-long-shared-secret-for-hmac-signing";
+  const metricsToken = `metrics-scraper-${tag}`;
   let production: ApiHandle;
   let driver: Driver;
   let admin: string;
@@ -68,6 +72,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
         TRUST_PROXY_HOPS: "1",
         REQUEST_QUOTA_PER_DAY: "3",
         REFUSE_ACTIVE_PDF: "true",
+        METRICS_TOKEN: metricsToken,
       }),
     );
   });
@@ -424,6 +429,30 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect((await as("203.0.113.8", "/health")).status).to.not.equal(429);
       for (let i = 0; i < 5; i++) expect((await as(`2001:db8:1:2::${i + 1}`, "/health")).status).to.not.equal(429);
       expect((await as("2001:db8:1:2::ffff", "/health")).status).to.equal(429);
+    });
+
+    it("/metrics: rate-limited like the other public reads, and with METRICS_TOKEN set only for its bearer (L7)", async function () {
+      const scrape = (client: string, token?: string) =>
+        fetch(`${production.url}/metrics`, {
+          headers: { "x-forwarded-for": client, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        });
+      const anonymous = await scrape("203.0.113.40");
+      expect(anonymous.status).to.equal(401);
+      expect(anonymous.headers.get("www-authenticate")).to.equal('Bearer realm="metrics"');
+      expect(((await anonymous.json()) as Json).code).to.equal("UNAUTHORIZED");
+      expect((await scrape("203.0.113.40", `${metricsToken}x`)).status).to.equal(401);
+      for (let i = 0; i < 3; i++) {
+        const scraped = await scrape("203.0.113.40", metricsToken);
+        expect(scraped.status).to.equal(200);
+        expect(await scraped.text()).to.include("# HELP");
+      }
+      // Five reads a minute per client here, the refused ones included: the sixth is refused whoever sends it.
+      const limited = await scrape("203.0.113.40", metricsToken);
+      expect(limited.status).to.equal(429);
+      expect(limited.headers.get("retry-after")).to.match(/^\d+$/);
+      expect((await scrape("203.0.113.41", metricsToken)).status).to.equal(200);
+      // Without METRICS_TOKEN (the development API) it stays public.
+      expect((await fetch(`${current().api.url}/metrics`)).status).to.equal(200);
     });
   });
 
@@ -1135,6 +1164,78 @@ describe("security review of f94e6d1 (issue 15)", function () {
       const rows = await auditRows("WEBHOOK", created.body.webhookId);
       expect(rows[0].ip_address).to.equal("198.51.100.23"); // the hop our one proxy appended; the forged first entry is ignored
       await hooks.delete(`/webhooks/${created.body.webhookId}`);
+    });
+
+    it("with TRUST_PROXY_HOPS=2 the client is the address the outer proxy appended; a forged leftmost entry is ignored (M4)", async function () {
+      // client → proxy A (appends the client's address) → proxy B (appends A's) → API: X-Forwarded-For ends "client, A".
+      const twoHops = await current().startExtraApi(undefined, {
+        TRUST_PROXY_HOPS: "2",
+        RATE_LIMIT_PUBLIC_PER_MINUTE: "3",
+      });
+      try {
+        const hooks = departmentClient(twoHops.url, department);
+        const created = await hooks.post(
+          "/webhooks",
+          { url: `${receiver.url}/two-hops`, events: ["APPROVAL_REQUIRED"], secret },
+          { "x-forwarded-for": "10.9.9.9, 198.51.100.77, 192.0.2.10" },
+        );
+        expect(created.status, JSON.stringify(created.body)).to.equal(201);
+        expect((await auditRows("WEBHOOK", created.body.webhookId))[0].ip_address).to.equal("198.51.100.77");
+        await hooks.delete(`/webhooks/${created.body.webhookId}`);
+        // The rate limit follows the same client, whatever it forges in front of it.
+        const health = (forged: string, client: string) =>
+          fetch(`${twoHops.url}/health`, { headers: { "x-forwarded-for": `${forged}, ${client}, 192.0.2.10` } });
+        for (let i = 0; i < 3; i++) expect((await health(`10.0.0.${i}`, "198.51.100.78")).status).to.not.equal(429);
+        expect((await health("10.0.0.99", "198.51.100.78")).status).to.equal(429);
+        expect((await health("10.0.0.99", "198.51.100.79")).status).to.not.equal(429);
+      } finally {
+        await twoHops.stop();
+      }
+    });
+
+    it("records the bootstrap admin client's creation, rotation and the revocation of the one it replaces (M6)", async function () {
+      // The bootstrap of an API process, on a schema of its own (the fixture's administrator is left alone).
+      const schema = `bootstrap_${tag.toLowerCase()}`;
+      const pool = createPool(current().databaseUrl, schema, 2);
+      const bootstrap = async (clientId: string, clientSecret: string) => {
+        const config = loadConfig({
+          ...current().env,
+          API_DB_SCHEMA: schema,
+          ADMIN_CLIENT_ID: clientId,
+          ADMIN_CLIENT_SECRET: clientSecret,
+        });
+        await (await createAuth({ config, pool, logger: createLogger("silent") })).bootstrapAdmin();
+      };
+      try {
+        await migrate(pool, schema);
+        await bootstrap("boot-first", "first-secret-of-the-bootstrap-admin");
+        await bootstrap("boot-first", "first-secret-of-the-bootstrap-admin"); // unchanged: nothing to record
+        await bootstrap("boot-first", "second-secret-of-the-bootstrap-admin"); // rotated
+        await bootstrap("boot-second", "third-secret-of-the-bootstrap-admin"); // replaces (revokes) the first
+        const { rows } = await pool.query(
+          `SELECT entity_id, action, actor_type, new_value FROM audit_logs WHERE entity_type = 'CLIENT' ORDER BY created_at`,
+        );
+        expect(rows).to.deep.equal([
+          {
+            entity_id: "boot-first",
+            action: "CREATE",
+            actor_type: "SYSTEM",
+            new_value: { bootstrap: true, scopes: ["admin"] },
+          },
+          { entity_id: "boot-first", action: "ROTATE", actor_type: "SYSTEM", new_value: { bootstrap: true } },
+          {
+            entity_id: "boot-second",
+            action: "CREATE",
+            actor_type: "SYSTEM",
+            new_value: { bootstrap: true, scopes: ["admin"] },
+          },
+          { entity_id: "boot-first", action: "REVOKE", actor_type: "SYSTEM", new_value: { replacedBy: "boot-second" } },
+        ]);
+        expect(JSON.stringify(rows)).to.not.include("secret-of-the-bootstrap-admin");
+      } finally {
+        await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await pool.end();
+      }
     });
 
     it("refuses TRUNCATE of the audit table, like UPDATE and DELETE (L9)", async function () {
