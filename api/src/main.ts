@@ -15,6 +15,7 @@ import { IdempotencyStore } from "./http/idempotency.ts";
 import { createDepartmentKeyCheck } from "./auth/departmentKeys.ts";
 import { DepartmentCredentialStore } from "./auth/departmentCredentialStore.ts";
 import { createCoreServices, createDomainContext } from "./services.ts";
+import { auditTableWeakness } from "./db/auditTableRights.ts";
 import { jobClock } from "./jobs/jobClock.ts";
 import { startJobRunner } from "./jobs/jobRunner.ts";
 import { developmentSecret } from "./developmentSecrets.ts";
@@ -36,6 +37,9 @@ const metrics = new Metrics();
 logger.info({ config: describeConfig(config) }, "starting API");
 
 const core = await createCoreServices(config, logger, metrics);
+// Production: say loudly when the audit table's append-only triggers do not bind this process's database role.
+const auditWeakness = config.nodeEnv === "production" && (await auditTableWeakness(core.pool, config.apiSchema));
+if (auditWeakness) logger.error(`${auditWeakness}; run the API under a role that does not own it (docs/decisions.md)`);
 const context = await createDomainContext(config, logger, core);
 const jobs = config.jobsInApi
   ? await startJobRunner(context, {

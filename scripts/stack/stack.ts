@@ -16,6 +16,7 @@ import { migrate } from "../../api/src/db/migrate.ts";
 import { createPool } from "../../api/src/db/pool.ts";
 import { administratorWallet, createSigner, masterKeyOf, operatorWallet } from "../../api/src/services.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
+import { prepareApiRole } from "./apiDatabaseRole.ts";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embeddedPostgres.ts";
 import { startIndexer, type IndexerHandle } from "./indexerProcess.ts";
 import { rpc, startLocalChain, type LocalChain } from "./localChain.ts";
@@ -100,12 +101,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     startup.checkpoint();
     const roles = await roleWallets(startup, postgres.databaseUrl, chain);
     startup.checkpoint();
+    const apiDatabaseUrl = await apiDatabase(startup, postgres);
+    startup.checkpoint();
     const deployment = await ensureDeployed(startup, chain, roles);
     startup.checkpoint();
     const indexer = await startWatchedIndexer(startup, postgres.databaseUrl, chain);
     startup.checkpoint();
     const apiEnv = apiEnvironment(startup, {
-      databaseUrl: postgres.databaseUrl,
+      databaseUrl: apiDatabaseUrl,
       chain,
       indexer: indexer.current(),
       admin,
@@ -217,6 +220,20 @@ async function startPostgres({ config, log, cleanups }: Startup): Promise<Postgr
       postgres = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
     },
   };
+}
+
+/**
+ * Where the API and worker processes connect. Embedded Postgres: as the API's own role, which owns the API's schema
+ * but not its audit table (apiDatabaseRole.ts), prepared after the supervisor's migrations. An external DATABASE_URL
+ * is used as given: its roles are the operator's (docs/decisions.md).
+ */
+async function apiDatabase({ config }: Startup, postgres: PostgresPart): Promise<string> {
+  if (!postgres.embedded()) return postgres.databaseUrl;
+  return prepareApiRole(postgres.databaseUrl, {
+    schema: config.apiSchema,
+    dataDir: config.dataDir,
+    port: config.embeddedPostgresPort,
+  });
 }
 
 interface ChainPart {

@@ -21,6 +21,8 @@ import { loadConfig } from "../../api/src/config.ts";
 import { createAuth } from "../../api/src/auth/index.ts";
 import { migrate } from "../../api/src/db/migrate.ts";
 import { createPool } from "../../api/src/db/pool.ts";
+import { auditTableWeakness } from "../../api/src/db/auditTableRights.ts";
+import pg from "pg";
 import { secretSealer } from "../../api/src/chain/secretSealer.ts";
 import { jobClock } from "../../api/src/jobs/jobClock.ts";
 import { webhookDeliveryRun } from "../../api/src/jobs/jobRunner.ts";
@@ -1236,6 +1238,67 @@ describe("security review of f94e6d1 (issue 15)", function () {
         await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
         await pool.end();
       }
+    });
+
+    it("the API's database role can only read and add audit rows: no UPDATE, DELETE, TRUNCATE, nor touching the triggers (L9)", async function () {
+      // The connection the stack's API processes use (the superuser stays with the supervisor and the indexer).
+      const apiUrl = current().env.DATABASE_URL!;
+      expect(new URL(apiUrl).username).to.equal("licence_api");
+      const asApi = new pg.Client({
+        connectionString: apiUrl,
+        options: `-c search_path=${current().config.apiSchema}`,
+      });
+      await asApi.connect();
+      try {
+        /** Runs a statement in a transaction that is rolled back whatever happens; the error it raised, if any. */
+        const attempt = async (sql: string) => {
+          await asApi.query("BEGIN");
+          try {
+            await asApi.query(sql);
+            return undefined;
+          } catch (error) {
+            return error as { code?: string; message: string };
+          } finally {
+            await asApi.query("ROLLBACK");
+          }
+        };
+        for (const sql of [
+          `UPDATE audit_logs SET action = 'FORGED'`,
+          `DELETE FROM audit_logs`,
+          `TRUNCATE audit_logs`,
+          `ALTER TABLE audit_logs DISABLE TRIGGER audit_logs_no_update`,
+          `ALTER TABLE audit_logs DISABLE TRIGGER ALL`,
+          `DROP TRIGGER audit_logs_no_update ON audit_logs`,
+          `DROP TRIGGER audit_logs_no_truncate ON audit_logs`,
+          `CREATE OR REPLACE FUNCTION audit_logs_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`,
+          `ALTER TABLE audit_logs OWNER TO licence_api`,
+          `ALTER TABLE audit_logs RENAME TO audit_logs_old`,
+          `DROP TABLE audit_logs`,
+          `DROP SCHEMA ${current().config.apiSchema} CASCADE`,
+          `ALTER SCHEMA ${current().config.apiSchema} RENAME TO moved`,
+        ]) {
+          const error = await attempt(sql);
+          expect(error?.code, `${sql}: ${error?.message ?? "accepted"}`).to.equal("42501"); // insufficient_privilege
+        }
+        // It still reads the trail and adds to it (each write's audit row is inserted in the write's transaction).
+        expect((await asApi.query(`SELECT count(*)::int AS n FROM audit_logs`)).rows[0].n).to.be.greaterThan(0);
+        expect(await auditTableWeakness(asApi, current().config.apiSchema)).to.equal(undefined);
+      } finally {
+        await asApi.end();
+      }
+      // The API (running as that role) still writes, with its audit row.
+      const hooks = departmentClient(current().api.url, department);
+      const created = await hooks.post("/webhooks", {
+        url: `${receiver.url}/role`,
+        events: ["APPROVAL_REQUIRED"],
+        secret,
+      });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      expect((await auditRows("WEBHOOK", created.body.webhookId)).map((r) => r.action)).to.deep.equal(["CREATE"]);
+      expect((await hooks.delete(`/webhooks/${created.body.webhookId}`)).status).to.equal(204);
+      // What a production API reports at start-up when its role could rewrite the trail (an external DATABASE_URL
+      // used as the superuser, say).
+      expect(await auditTableWeakness(driver.core.pool, current().config.apiSchema)).to.match(/superuser/);
     });
 
     it("refuses TRUNCATE of the audit table, like UPDATE and DELETE (L9)", async function () {
