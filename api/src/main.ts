@@ -4,10 +4,12 @@
  * SIGINT/SIGTERM.
  */
 import { DECISIONS_LINK } from "./http/openApiDocument.ts";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
+import { createHttpServer } from "./http/httpServer.ts";
 import { createApp } from "./app.ts";
 import { assertConfiguredSecrets, describeConfig, loadConfig, readEnvFile } from "./config.ts";
 import { createLogger } from "./observability/logger.ts";
+import { logUnhandledRejections } from "./observability/processErrors.ts";
 import { Metrics } from "./observability/metrics.ts";
 import { createAuth } from "./auth/index.ts";
 import { apiRoutes } from "./routes/index.ts";
@@ -25,6 +27,7 @@ readEnvFile();
 const config = loadConfig();
 assertConfiguredSecrets(config); // before anything could generate a secret
 const logger = createLogger(config.logLevel);
+logUnhandledRejections(logger);
 if (config.devConveniences)
   logger.warn(
     "DEV_CONVENIENCES=true: passwordless development sign-in and generated secrets are on (a local development stack only)",
@@ -96,10 +99,13 @@ const app = createApp({
 const handle = app.callback();
 const instance = process.env.API_INSTANCE;
 const server: Server = await new Promise((resolve, reject) => {
-  const s = createServer((request, response) => {
-    if (instance) response.setHeader("x-api-instance", instance);
-    return handle(request, response);
-  });
+  const s = createHttpServer(
+    (request, response) => {
+      if (instance) response.setHeader("x-api-instance", instance);
+      return handle(request, response);
+    },
+    { headersMs: config.headersTimeoutMs, requestMs: config.requestTimeoutMs },
+  );
   s.listen({ port: config.port, host: config.host, reusePort: true }, () => resolve(s));
   s.once("error", (error: NodeJS.ErrnoException) => {
     reject(

@@ -1,8 +1,9 @@
 /**
  * What `npm start` prints once the platform is up: where each part is, whether the development conveniences are on,
  * and the admin client. The admin secret is printed only when the stack generated it (DEV_CONVENIENCES); one the
- * operator supplied (ADMIN_CLIENT_SECRET) is never echoed to a console or log.
+ * operator supplied (ADMIN_CLIENT_SECRET) is never echoed to a console or log, nor an RPC URL's credentials or path.
  */
+import { redactedUrl } from "../../api/src/config.ts";
 import type { Stack } from "./stack.ts";
 
 export type ReadyStack = Pick<Stack, "api" | "apis" | "rpcUrl" | "chain" | "indexer" | "deployment" | "admin"> & {
@@ -19,7 +20,7 @@ export function readyBlock(stack: ReadyStack, startedSeconds: number): string[] 
     `  Verify       ${api.url}/verify   (anyone: a licence by number or QR code, a document by its hash)`,
     `  API docs     ${api.url}/docs   (OpenAPI: ${api.url}/api/v1/openapi.json)`,
     `  Health       ${api.url}/health`,
-    `  Chain RPC    ${stack.rpcUrl}   (chain ${config.chainId}${stack.chain ? ", embedded anvil" : ""})`,
+    `  Chain RPC    ${redactedUrl(stack.rpcUrl)}   (chain ${config.chainId}${stack.chain ? ", embedded anvil" : ""})`,
     `  Indexer      ${stack.indexer?.url ?? "not started here"}`,
     `  Contracts    LicenceToken ${stack.deployment.contracts.LicenceToken}`,
     `               DocumentRegistry ${stack.deployment.contracts.DocumentRegistry}`,

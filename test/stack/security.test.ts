@@ -32,6 +32,7 @@ import { eventually } from "./support/eventually.ts";
 import {
   applicantCode,
   applicantToken,
+  lockerApplicantToken,
   authorizeParams,
   clientToken,
   createClient,
@@ -511,6 +512,17 @@ describe("security review of f94e6d1 (issue 15)", function () {
       ).to.throw(/refused with a CHAIN_RPC_URL on another host/);
       expect(loadConfig(on).devConveniences).to.equal(true); // a local stack
       expect(loadConfig({}).devConveniences).to.equal(false); // the default is off
+    });
+
+    it("the production API refuses applicant tokens of the development sign-in, though signed with its key for its issuer (L4)", async function () {
+      const id = `l4-${tag}`;
+      const development = await applicantToken(current().api.url, { id });
+      const refused = await apiClient(production.url, development).get("/requests");
+      expect(refused.status).to.equal(401);
+      expect(refused.body.message).to.match(/development sign-in/);
+      expect((await apiClient(current().api.url, development).get("/requests")).status).to.equal(200);
+      const fromLocker = await lockerApplicantToken(current(), { id });
+      expect((await apiClient(production.url, fromLocker).get("/requests")).status).to.equal(200);
     });
 
     it("the production API has no development sign-in: authorize goes to the configured identity provider, whatever login_hint says", async function () {
@@ -1334,7 +1346,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
           },
         ],
       });
-      asApplicant = apiClient(production.url, await applicantToken(current().api.url, { id: applicantId }));
+      asApplicant = apiClient(production.url, await lockerApplicantToken(current(), { id: applicantId }));
     });
 
     it("refuses metadata over 16 KiB with 400 METADATA_TOO_LARGE and creates nothing", async function () {
@@ -1368,7 +1380,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
         (await driver.core.pool.query(`SELECT count(*)::int AS n FROM requests WHERE applicant_id = $1`, [applicantId]))
           .rows[0].n,
       ).to.equal(3);
-      const other = apiClient(production.url, await applicantToken(current().api.url, { id: `${applicantId}-other` }));
+      const other = apiClient(production.url, await lockerApplicantToken(current(), { id: `${applicantId}-other` }));
       expect(
         (await other.post("/requests", { applicantId: `${applicantId}-other`, requestType: "BUILDING_PERMIT" })).status,
       ).to.equal(201);
@@ -1464,7 +1476,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
 
     it("refuses them where REFUSE_ACTIVE_PDF=true (400 INVALID_FILE, reason ACTIVE_CONTENT), storing nothing", async function () {
       const other = await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" });
-      const onProduction = apiClient(production.url, await applicantToken(current().api.url, { id: applicantId }));
+      const onProduction = apiClient(production.url, await lockerApplicantToken(current(), { id: applicantId }));
       const refused = await onProduction.upload(
         "POST",
         `/requests/${other.body.requestId}/documents`,

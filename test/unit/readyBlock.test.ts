@@ -30,4 +30,15 @@ describe("npm start's ready block", function () {
     expect(text).to.match(/^ID=admin-abc$/m);
     expect(text).to.not.include("DEV_CONVENIENCES");
   });
+
+  it("prints an external chain's RPC URL without its credentials or path (an API key, L6)", function () {
+    const external = {
+      ...stack(false, false),
+      rpcUrl: "https://user:pw@rpc.example.io/v3/0123456789abcdef",
+      chain: undefined,
+    };
+    const text = readyBlock(external as ReadyStack, 12).join("\n");
+    expect(text).to.include("Chain RPC    https://***:***@rpc.example.io/***   (chain 31337)");
+    expect(text).to.not.include("0123456789abcdef");
+  });
 });
