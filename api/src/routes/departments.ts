@@ -60,9 +60,14 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
     if (!department) throw notFound("Department");
     return department;
   };
-  /** A wallet change's answer after a crash: the department as the index has it once the change is mined. */
+  /** A wallet change's answer: the department as the index has it once the change is mined, and the transaction. */
+  const walletChangeBody = (department: Parameters<typeof store.toJson>[0], transactionHash: string) => ({
+    ...store.toJson(department),
+    transactionHash,
+  });
+  /** The same answer for a retry whose process died after recording the change. */
   const recoveredWalletChange = async (code: string, write: MinedWrite) => ({
-    body: { ...store.toJson(await visible(code)), transactionHash: write.tx.hash },
+    body: walletChangeBody(await visible(code), write.tx.hash),
   });
 
   return [
@@ -205,7 +210,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
           params.departmentCode,
           body,
         );
-        return { body: { ...store.toJson(department), transactionHash } };
+        return { body: walletChangeBody(department, transactionHash) };
       },
       recoverIdempotent: ({ params }, write) => recoveredWalletChange(params.departmentCode, write),
     }),
@@ -246,7 +251,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
             params.departmentCode,
             verb === "cancel" ? "CANCEL" : "ACTIVATE",
           );
-          return { body: { ...store.toJson(department), transactionHash } };
+          return { body: walletChangeBody(department, transactionHash) };
         },
         recoverIdempotent: ({ params }, write) => recoveredWalletChange(params.departmentCode, write),
       }),
