@@ -6,7 +6,7 @@
  * Start the API with JOBS_IN_API=false to leave every job to workers (both may also run them together).
  */
 import { loadConfig, readEnvFile } from "../api/src/config.ts";
-import { developmentSecret } from "../api/src/developmentSecrets.ts";
+import { apiRoleUrl } from "./stack/apiDatabaseRole.ts";
 import { runningStack } from "./stack/stackLock.ts";
 
 readEnvFile();
@@ -30,10 +30,9 @@ if (!config.databaseUrl || !config.chainRpcUrl) {
     JWT_ISSUER: stack.jwtIssuer,
     PUBLIC_BASE_URL: stack.url,
   };
-  if (!config.databaseUrl && stack.embeddedPostgresPort) {
-    const password = (await developmentSecret(config.dataDir, "postgres.password", 24)).slice(2);
-    join.DATABASE_URL = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${stack.embeddedPostgresPort}/licence`;
-  }
+  // The embedded database as the API's own role, like the stack's API and worker processes.
+  if (!config.databaseUrl && stack.embeddedPostgresPort)
+    join.DATABASE_URL = await apiRoleUrl(config.dataDir, stack.embeddedPostgresPort);
   // What the operator set explicitly wins over what the running stack says.
   for (const [name, value] of Object.entries(join))
     if (value !== undefined && !process.env[name]) process.env[name] = value;

@@ -440,6 +440,24 @@ export const settings = {
     fallback: 16 * 1024,
     parse: integer(256, 1024 * 1024),
   },
+  headersTimeoutMs: {
+    env: "HEADERS_TIMEOUT_MS",
+    doc: "Time a client has to send a request's headers before it is answered 408 and disconnected",
+    fallback: 20_000,
+    parse: integer(1_000, 600_000),
+  },
+  requestTimeoutMs: {
+    env: "REQUEST_TIMEOUT_MS",
+    doc: "Time a client has to send a whole request, body included (a 10 MB upload on a slow link), before 408",
+    fallback: 120_000,
+    parse: integer(1_000, 3_600_000),
+  },
+  metricsToken: {
+    env: "METRICS_TOKEN",
+    doc: "When set, /metrics answers only `Authorization: Bearer <METRICS_TOKEN>` (unset: public, rate-limited like /health; keep it off the public network)",
+    parse: text,
+    secret: true,
+  },
   trustProxyHops: {
     env: "TRUST_PROXY_HOPS",
     doc: "Reverse proxies in front of the API that append to X-Forwarded-For; the client address (rate limits, audit rows) is the one the outermost trusted proxy saw; 0: the socket address",
@@ -675,19 +693,24 @@ function missingSecrets(config: Config): string[] {
 export function describeConfig(config: Config): Record<string, unknown> {
   const shown: Record<string, unknown> = {};
   for (const [key, setting] of Object.entries(settings) as [keyof Config, Setting<unknown>][]) {
-    if (!setting.secret) shown[setting.env] = withoutCredentials(config[key]);
+    if (!setting.secret) shown[setting.env] = redactedUrl(config[key]);
   }
   return shown;
 }
 
-/** A URL's user and password (e.g. an RPC provider's credentials) are never printed. */
-function withoutCredentials(value: unknown): unknown {
-  if (typeof value !== "string" || !/^[a-z][a-z0-9+.-]*:\/\/[^/]*@/i.test(value)) return value;
+/**
+ * A URL as it may be printed (config dump, npm start's ready block): scheme, host and port. Its user and password,
+ * and its path and query (where RPC and identity providers put API keys: `…/v3/<key>`, `?apikey=`), are replaced
+ * by `***`. Anything that is not a URL is returned as it is.
+ */
+export function redactedUrl<T>(value: T): T | string {
+  if (typeof value !== "string" || !/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return value;
   try {
     const url = new URL(value);
-    url.username = url.username ? "***" : "";
-    url.password = url.password ? "***" : "";
-    return url.toString().replace(/\/$/, "");
+    const credentials =
+      url.username || url.password ? `${url.username ? "***" : ""}${url.password ? ":***" : ""}@` : "";
+    const rest = (url.pathname !== "/" && url.pathname !== "") || url.search || url.hash ? "/***" : "";
+    return `${url.protocol}//${credentials}${url.host}${rest}`;
   } catch {
     return "***";
   }

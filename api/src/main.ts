@@ -4,10 +4,12 @@
  * SIGINT/SIGTERM.
  */
 import { DECISIONS_LINK } from "./http/openApiDocument.ts";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
+import { createHttpServer } from "./http/httpServer.ts";
 import { createApp } from "./app.ts";
 import { assertConfiguredSecrets, describeConfig, loadConfig, readEnvFile } from "./config.ts";
 import { createLogger } from "./observability/logger.ts";
+import { logUnhandledRejections } from "./observability/processErrors.ts";
 import { Metrics } from "./observability/metrics.ts";
 import { createAuth } from "./auth/index.ts";
 import { apiRoutes } from "./routes/index.ts";
@@ -15,6 +17,7 @@ import { IdempotencyStore } from "./http/idempotency.ts";
 import { createDepartmentKeyCheck } from "./auth/departmentKeys.ts";
 import { DepartmentCredentialStore } from "./auth/departmentCredentialStore.ts";
 import { createCoreServices, createDomainContext } from "./services.ts";
+import { auditTableWeakness } from "./db/auditTableRights.ts";
 import { jobClock } from "./jobs/jobClock.ts";
 import { startJobRunner } from "./jobs/jobRunner.ts";
 import { developmentSecret } from "./developmentSecrets.ts";
@@ -24,14 +27,22 @@ readEnvFile();
 const config = loadConfig();
 assertConfiguredSecrets(config); // before anything could generate a secret
 const logger = createLogger(config.logLevel);
+logUnhandledRejections(logger);
 if (config.devConveniences)
   logger.warn(
     "DEV_CONVENIENCES=true: passwordless development sign-in and generated secrets are on (a local development stack only)",
+  );
+if (config.nodeEnv === "production" && !config.metricsToken)
+  logger.warn(
+    "METRICS_TOKEN is not set: /metrics is public (rate-limited); set it, or keep /metrics off the public network",
   );
 const metrics = new Metrics();
 logger.info({ config: describeConfig(config) }, "starting API");
 
 const core = await createCoreServices(config, logger, metrics);
+// Production: say loudly when the audit table's append-only triggers do not bind this process's database role.
+const auditWeakness = config.nodeEnv === "production" && (await auditTableWeakness(core.pool, config.apiSchema));
+if (auditWeakness) logger.error(`${auditWeakness}; run the API under a role that does not own it (docs/decisions.md)`);
 const context = await createDomainContext(config, logger, core);
 const jobs = config.jobsInApi
   ? await startJobRunner(context, {
@@ -66,13 +77,19 @@ const app = createApp({
   routes: routes.api,
   rootRoutes: routes.root,
   authenticate: auth.authenticate,
-  idempotency: new IdempotencyStore(core.pool, { purgeEveryMs: 10 * 60_000 }), // keys past their 24 h window
+  // Keys past their 24 h window are purged; a key whose process died after recording its write is answered from
+  // that write's confirmed transaction.
+  idempotency: new IdempotencyStore(core.pool, {
+    purgeEveryMs: 10 * 60_000,
+    confirmed: (outboxTxId) => core.gateway.confirmedTransaction(outboxTxId),
+  }),
   rateLimits: {
     authPerMinute: config.rateLimitAuthPerMinute,
     writePerMinute: config.rateLimitWritePerMinute,
     publicPerMinute: config.rateLimitPublicPerMinute,
   },
   trustProxyHops: config.trustProxyHops,
+  metricsToken: config.metricsToken,
   // The decisions log has a page of its own (/docs/decisions): the document's description only points at it.
   decisions: DECISIONS_LINK,
 });
@@ -82,10 +99,13 @@ const app = createApp({
 const handle = app.callback();
 const instance = process.env.API_INSTANCE;
 const server: Server = await new Promise((resolve, reject) => {
-  const s = createServer((request, response) => {
-    if (instance) response.setHeader("x-api-instance", instance);
-    return handle(request, response);
-  });
+  const s = createHttpServer(
+    (request, response) => {
+      if (instance) response.setHeader("x-api-instance", instance);
+      return handle(request, response);
+    },
+    { headersMs: config.headersTimeoutMs, requestMs: config.requestTimeoutMs },
+  );
   s.listen({ port: config.port, host: config.host, reusePort: true }, () => resolve(s));
   s.once("error", (error: NodeJS.ErrnoException) => {
     reject(

@@ -7,11 +7,13 @@ import { describeConfig, loadConfig, readEnvFile } from "./config.ts";
 import { jobClock } from "./jobs/jobClock.ts";
 import { startJobRunner } from "./jobs/jobRunner.ts";
 import { createLogger } from "./observability/logger.ts";
+import { logUnhandledRejections } from "./observability/processErrors.ts";
 import { createCoreServices, createDomainContext } from "./services.ts";
 
 readEnvFile();
 const config = loadConfig();
 const logger = createLogger(config.logLevel).child({ process: "worker" });
+logUnhandledRejections(logger);
 logger.info({ config: describeConfig(config) }, "starting worker");
 
 const core = await createCoreServices(config, logger);

@@ -16,6 +16,7 @@ import { migrate } from "../../api/src/db/migrate.ts";
 import { createPool } from "../../api/src/db/pool.ts";
 import { administratorWallet, createSigner, masterKeyOf, operatorWallet } from "../../api/src/services.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
+import { prepareApiRole } from "./apiDatabaseRole.ts";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embeddedPostgres.ts";
 import { startIndexer, type IndexerHandle } from "./indexerProcess.ts";
 import { rpc, startLocalChain, type LocalChain } from "./localChain.ts";
@@ -56,7 +57,7 @@ export interface Stack {
   /** The administration wallet (ADMIN_ROLE), another key than the operator's. */
   adminAddress: string;
   /** The bootstrap admin client (OAuth 2.0 client credentials with the admin scope). */
-  admin: { clientId: string; clientSecret: string };
+  admin: BootstrapAdmin;
   /** The first API process (the one restartApi acts on); `apis` lists all API_PROCESSES of them. */
   readonly api: ApiHandle;
   readonly apis: readonly ApiHandle[];
@@ -94,20 +95,22 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     // Children left running by a supervisor that was killed (its lock is gone with it) hold ports and data.
     await stopAllStale(config.dataDir, log);
     await assertStackPortsFree(config);
+    // Before anything starts: without DEV_CONVENIENCES the operator must supply the admin client.
+    const admin = await bootstrapAdminClient(config);
     const postgres = await startPostgres(startup);
     startup.checkpoint();
     const chain = await startChain(startup);
     startup.checkpoint();
     const roles = await roleWallets(startup, postgres.databaseUrl, chain);
     startup.checkpoint();
+    const apiDatabaseUrl = await apiDatabase(startup, postgres);
+    startup.checkpoint();
     const deployment = await ensureDeployed(startup, chain, roles);
     startup.checkpoint();
     const indexer = await startWatchedIndexer(startup, postgres.databaseUrl, chain);
     startup.checkpoint();
-    const admin = await bootstrapAdminClient(config);
-    startup.checkpoint();
     const apiEnv = apiEnvironment(startup, {
-      databaseUrl: postgres.databaseUrl,
+      databaseUrl: apiDatabaseUrl,
       chain,
       indexer: indexer.current(),
       admin,
@@ -219,6 +222,20 @@ async function startPostgres({ config, log, stops }: Startup): Promise<PostgresP
       postgres = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
     },
   };
+}
+
+/**
+ * Where the API and worker processes connect. Embedded Postgres: as the API's own role, which owns the API's schema
+ * but not its audit table (apiDatabaseRole.ts), prepared after the supervisor's migrations. An external DATABASE_URL
+ * is used as given: its roles are the operator's (docs/decisions.md).
+ */
+async function apiDatabase({ config }: Startup, postgres: PostgresPart): Promise<string> {
+  if (!postgres.embedded()) return postgres.databaseUrl;
+  return prepareApiRole(postgres.databaseUrl, {
+    schema: config.apiSchema,
+    dataDir: config.dataDir,
+    port: config.embeddedPostgresPort,
+  });
 }
 
 interface ChainPart {
@@ -420,13 +437,27 @@ async function startWatchedIndexer(
   return { current: () => indexer };
 }
 
-/** The bootstrap admin client (development: generated once, kept under DATA_DIR, printed by npm start). */
-async function bootstrapAdminClient(config: Config): Promise<{ clientId: string; clientSecret: string }> {
+/** The bootstrap admin client, and whether its secret was generated here (only then may it be printed). */
+export interface BootstrapAdmin {
+  clientId: string;
+  clientSecret: string;
+  secretGenerated: boolean;
+}
+
+/**
+ * The bootstrap admin client: ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET, or, only with DEV_CONVENIENCES, generated once
+ * and kept under DATA_DIR (npm start prints a generated secret, never one the operator supplied).
+ */
+async function bootstrapAdminClient(config: Config): Promise<BootstrapAdmin> {
+  if ((!config.adminClientId || !config.adminClientSecret) && !config.devConveniences)
+    throw new Error(
+      "ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required (generated only with DEV_CONVENIENCES=true, for a local stack)",
+    );
   const clientId =
     config.adminClientId ?? `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
   const clientSecret =
     config.adminClientSecret ?? (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
-  return { clientId, clientSecret };
+  return { clientId, clientSecret, secretGenerated: !config.adminClientSecret };
 }
 
 /** The environment of the API and worker processes: where every part the stack started can be reached. */
@@ -436,7 +467,7 @@ function apiEnvironment(
     databaseUrl: string;
     chain: ChainPart;
     indexer?: IndexerHandle;
-    admin: { clientId: string; clientSecret: string };
+    admin: BootstrapAdmin;
   },
 ): NodeJS.ProcessEnv {
   return {
@@ -663,7 +694,7 @@ function stackHandle(
     roles: { operator: string; admin: string };
     deployment: Deployment;
     indexer: { current(): IndexerHandle | undefined };
-    admin: { clientId: string; clientSecret: string };
+    admin: BootstrapAdmin;
     apis: ApiFleet;
     extraApis: { start(port?: number, extraEnv?: NodeJS.ProcessEnv): Promise<ApiHandle> };
   },

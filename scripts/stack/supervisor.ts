@@ -37,32 +37,8 @@ process.off("SIGINT", abortStart);
 process.off("SIGTERM", abortStart);
 process.off("disconnect", abortStart);
 
-const { config, api } = stack;
-const lines = [
-  "",
-  `Licence approval platform is running (${((Date.now() - started) / 1000).toFixed(1)} s)`,
-  `  API          ${api.url}/api/v1   (${stack.apis.length} API process${stack.apis.length === 1 ? "" : "es"}${config.workerProcesses ? `, ${config.workerProcesses} worker${config.workerProcesses === 1 ? "" : "s"}` : ""})`,
-  `  Verify       ${api.url}/verify   (anyone: a licence by number or QR code, a document by its hash)`,
-  `  API docs     ${api.url}/docs   (OpenAPI: ${api.url}/api/v1/openapi.json)`,
-  `  Health       ${api.url}/health`,
-  `  Chain RPC    ${stack.rpcUrl}   (chain ${config.chainId}${stack.chain ? ", embedded anvil" : ""})`,
-  `  Indexer      ${stack.indexer?.url ?? "not started here"}`,
-  `  Contracts    LicenceToken ${stack.deployment.contracts.LicenceToken}`,
-  `               DocumentRegistry ${stack.deployment.contracts.DocumentRegistry}`,
-  `               ApprovalRegistry ${stack.deployment.contracts.ApprovalRegistry}`,
-  `  Data         ${config.dataDir}   (logs in ${config.dataDir}/logs)`,
-  ...(config.devConveniences
-    ? [
-        "  Development  DEV_CONVENIENCES=true: passwordless development sign-in and generated secrets are ON (local use only, never real data)",
-      ]
-    : []),
-  "  Admin client (client credentials, scope admin; paste these lines into a shell for the README walkthrough):",
-  `ID=${stack.admin.clientId}`,
-  `SECRET=${stack.admin.clientSecret}`,
-  `API=${api.url}/api/v1`,
-  "Press Ctrl-C to stop.",
-];
-console.log(lines.join("\n"));
+const { readyBlock } = await import("./readyBlock.ts");
+console.log(readyBlock(stack, (Date.now() - started) / 1000).join("\n"));
 
 let stopping = false;
 const shutdown = async (signal: string) => {

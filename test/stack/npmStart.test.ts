@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { freePort, isPortFree } from "../../scripts/stack/ports.ts";
-import { REPO_ROOT } from "../../scripts/stack/stack.ts";
+import { REPO_ROOT, startStack } from "../../scripts/stack/stack.ts";
 
 /** `npm start`'s entry point, as a user runs it: the ready block, a working admin client, Ctrl-C. */
 describe("npm start (scripts/start.ts)", function () {
@@ -55,6 +55,9 @@ describe("npm start (scripts/start.ts)", function () {
     try {
       await waitFor(/Press Ctrl-C to stop/, run.output);
       const text = run.output();
+      // It turned the development conveniences on (nothing said otherwise) and says so, while starting and when ready.
+      expect(text).to.include("development conveniences on (DEV_CONVENIENCES=true)");
+      expect(text).to.match(/^ {2}Development {2}DEV_CONVENIENCES=true: passwordless development sign-in/m);
       expect(text).to.include(`API          http://127.0.0.1:${port}/api/v1`);
       expect(text).to.include(`API docs     http://127.0.0.1:${port}/docs`);
       expect(text).to.match(/Chain RPC    http:\/\/127\.0\.0\.1:\d+ +\(chain 31337, embedded anvil\)/);
@@ -62,6 +65,10 @@ describe("npm start (scripts/start.ts)", function () {
       expect(text).to.include(`\nAPI=http://127.0.0.1:${port}/api/v1\n`);
       const [, clientId] = text.match(/^ID=(\S+)$/m)!;
       const [, secret] = text.match(/^SECRET=(\S+)$/m)!;
+      // The secret it prints is the one it generated (an operator's ADMIN_CLIENT_SECRET is never printed).
+      expect(secret).to.equal(
+        (await readFile(path.join(dataDir, "secrets", "admin-client-secret"), "utf8")).trim().slice(2),
+      );
       const token = await fetch(`http://127.0.0.1:${port}/api/v1/auth/token`, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -84,6 +91,34 @@ describe("npm start (scripts/start.ts)", function () {
       expect(await readdir(path.join(dataDir, "chain"))).to.include("clean-shutdown");
     } finally {
       child?.kill("SIGKILL");
+    }
+  });
+
+  it("without DEV_CONVENIENCES needs ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET: generates no secret and starts nothing", async function () {
+    const own = await mkdtemp(path.join(os.tmpdir(), "npm-start-no-conveniences-"));
+    try {
+      const env = {
+        DATA_DIR: own,
+        DEV_CONVENIENCES: "false",
+        PORT: String(await freePort()),
+        CHAIN_PORT: String(await freePort()),
+        EMBEDDED_PG_PORT: String(await freePort()),
+        INDEXER_PORT: String(await freePort()),
+        DATABASE_URL: "",
+        CHAIN_RPC_URL: "",
+        ADMIN_CLIENT_ID: "",
+        ADMIN_CLIENT_SECRET: "",
+      };
+      let refusal: Error | undefined;
+      await startStack({ env, log: () => {} }).then(
+        async (stack) => stack.stop(),
+        (error: Error) => (refusal = error),
+      );
+      expect(refusal?.message).to.match(/ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required/);
+      expect(await readdir(path.join(own, "secrets")).catch(() => [])).to.deep.equal([]);
+      expect(await readdir(own)).to.not.include("postgres");
+    } finally {
+      await rm(own, { recursive: true, force: true });
     }
   });
 

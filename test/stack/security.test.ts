@@ -11,18 +11,28 @@ import { deliver } from "../../api/src/webhooks/deliver.ts";
 import { checkWebhookUrl, isAllowedAddress } from "../../api/src/webhooks/urlSafety.ts";
 import { execFile } from "node:child_process";
 import http from "node:http";
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { deflateSync } from "node:zlib";
 import { loadConfig } from "../../api/src/config.ts";
+import { createAuth } from "../../api/src/auth/index.ts";
+import { migrate } from "../../api/src/db/migrate.ts";
+import { createPool } from "../../api/src/db/pool.ts";
+import { auditTableWeakness } from "../../api/src/db/auditTableRights.ts";
+import pg from "pg";
+import { secretSealer } from "../../api/src/chain/secretSealer.ts";
+import { jobClock } from "../../api/src/jobs/jobClock.ts";
+import { webhookDeliveryRun } from "../../api/src/jobs/jobRunner.ts";
+import { createLogger } from "../../api/src/observability/logger.ts";
 import { fingerprint, IdempotencyStore } from "../../api/src/http/idempotency.ts";
 import { eventually } from "./support/eventually.ts";
 import {
   applicantCode,
   applicantToken,
+  lockerApplicantToken,
   authorizeParams,
   clientToken,
   createClient,
@@ -43,6 +53,7 @@ import { startReceiver } from "./support/webhookReceiver.ts";
 describe("security review of f94e6d1 (issue 15)", function () {
   const tag = String(Date.now() % 1e8).replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
   const secret = "a-long-shared-secret-for-hmac-signing";
+  const metricsToken = `metrics-scraper-${tag}`;
   let production: ApiHandle;
   let driver: Driver;
   let admin: string;
@@ -64,6 +75,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
         TRUST_PROXY_HOPS: "1",
         REQUEST_QUOTA_PER_DAY: "3",
         REFUSE_ACTIVE_PDF: "true",
+        METRICS_TOKEN: metricsToken,
       }),
     );
   });
@@ -182,6 +194,47 @@ describe("security review of f94e6d1 (issue 15)", function () {
       const delivered = await deliver(driver.core.pool, target, event, { production: false, resolve });
       expect(delivered).to.deep.include({ success: true, refused: false, statusCode: 200 });
       expect(receiver.received.at(-1)!.path).to.equal("/rebind");
+    });
+
+    it("a real delivery job follows the same policy: NODE_ENV unset and DEV_CONVENIENCES off, a loopback target is refused", async function () {
+      // Registered where loopback is allowed (the development API), delivered by a job configured without the
+      // development conveniences and without NODE_ENV: no production flag, yet no local receiver either.
+      const registered = await departmentClient(current().api.url, department).post("/webhooks", {
+        url: `${receiver.url}/job`,
+        events: ["APPROVAL_REQUIRED"],
+        secret,
+      });
+      expect(registered.status).to.equal(201);
+      const webhookId = registered.body.webhookId as string;
+      const pool = driver.core.pool;
+      const eventId = randomUUID();
+      const deliveryId = randomUUID();
+      await pool.query(
+        `INSERT INTO events (id, type, departments, data, occurred_at) VALUES ($1, 'APPROVAL_REQUIRED', '{}', '{}', now())`,
+        [eventId],
+      );
+      // No job is queued for it: only the run below attempts it.
+      await pool.query(
+        `INSERT INTO webhook_deliveries (id, event_id, webhook_id, event_name, delivery_id, payload, status) VALUES ($1, $2, $3, 'APPROVAL_REQUIRED', $4, '{"probe":true}', 'PENDING')`,
+        [deliveryId, eventId, webhookId, `evt_job_${tag}`],
+      );
+      const { NODE_ENV: _unset, ...env } = current().env;
+      const config = loadConfig({ ...env, DEV_CONVENIENCES: "false" });
+      expect(config.nodeEnv).to.equal("development");
+      const run = webhookDeliveryRun(
+        { pool, config, webhookSecrets: secretSealer(driver.core.vault, "webhook-secret") },
+        jobClock(),
+        createLogger("silent"),
+      );
+      const before = receiver.received.length;
+      expect((await run(deliveryId)).outcome).to.equal("RETRY");
+      expect(receiver.received.length).to.equal(before);
+      const { rows } = await pool.query(`SELECT response_status, error FROM webhook_logs WHERE delivery_id = $1`, [
+        deliveryId,
+      ]);
+      expect(rows).to.deep.equal([{ response_status: null, error: "refused: the target is not a public address" }]);
+      await pool.query(`UPDATE webhook_deliveries SET status = 'CANCELLED' WHERE id = $1`, [deliveryId]);
+      await departmentClient(current().api.url, department).delete(`/webhooks/${webhookId}`);
     });
 
     it("classifies addresses with ipaddr.js: IPv4-mapped forms are unwrapped, only global unicast passes in production", function () {
@@ -380,6 +433,30 @@ describe("security review of f94e6d1 (issue 15)", function () {
       for (let i = 0; i < 5; i++) expect((await as(`2001:db8:1:2::${i + 1}`, "/health")).status).to.not.equal(429);
       expect((await as("2001:db8:1:2::ffff", "/health")).status).to.equal(429);
     });
+
+    it("/metrics: rate-limited like the other public reads, and with METRICS_TOKEN set only for its bearer (L7)", async function () {
+      const scrape = (client: string, token?: string) =>
+        fetch(`${production.url}/metrics`, {
+          headers: { "x-forwarded-for": client, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        });
+      const anonymous = await scrape("203.0.113.40");
+      expect(anonymous.status).to.equal(401);
+      expect(anonymous.headers.get("www-authenticate")).to.equal('Bearer realm="metrics"');
+      expect(((await anonymous.json()) as Json).code).to.equal("UNAUTHORIZED");
+      expect((await scrape("203.0.113.40", `${metricsToken}x`)).status).to.equal(401);
+      for (let i = 0; i < 3; i++) {
+        const scraped = await scrape("203.0.113.40", metricsToken);
+        expect(scraped.status).to.equal(200);
+        expect(await scraped.text()).to.include("# HELP");
+      }
+      // Five reads a minute per client here, the refused ones included: the sixth is refused whoever sends it.
+      const limited = await scrape("203.0.113.40", metricsToken);
+      expect(limited.status).to.equal(429);
+      expect(limited.headers.get("retry-after")).to.match(/^\d+$/);
+      expect((await scrape("203.0.113.41", metricsToken)).status).to.equal(200);
+      // Without METRICS_TOKEN (the development API) it stays public.
+      expect((await fetch(`${current().api.url}/metrics`)).status).to.equal(200);
+    });
   });
 
   describe("M1: development conveniences only where explicitly enabled (fail closed)", function () {
@@ -435,6 +512,17 @@ describe("security review of f94e6d1 (issue 15)", function () {
       ).to.throw(/refused with a CHAIN_RPC_URL on another host/);
       expect(loadConfig(on).devConveniences).to.equal(true); // a local stack
       expect(loadConfig({}).devConveniences).to.equal(false); // the default is off
+    });
+
+    it("the production API refuses applicant tokens of the development sign-in, though signed with its key for its issuer (L4)", async function () {
+      const id = `l4-${tag}`;
+      const development = await applicantToken(current().api.url, { id });
+      const refused = await apiClient(production.url, development).get("/requests");
+      expect(refused.status).to.equal(401);
+      expect(refused.body.message).to.match(/development sign-in/);
+      expect((await apiClient(current().api.url, development).get("/requests")).status).to.equal(200);
+      const fromLocker = await lockerApplicantToken(current(), { id });
+      expect((await apiClient(production.url, fromLocker).get("/requests")).status).to.equal(200);
     });
 
     it("the production API has no development sign-in: authorize goes to the configured identity provider, whatever login_hint says", async function () {
@@ -651,6 +739,26 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect(await uploadsLeft()).to.deep.equal([]);
     });
 
+    it("counts the raw bytes, not only the file's: a chunked 11 MB preamble before a small valid form is 413, nothing stored", async function () {
+      // The multipart parser skips what comes before the first boundary without a limit of its own, and the file
+      // and field limits never see it: only the raw byte count stops it.
+      const megabyte = Buffer.alloc(1024 * 1024, 0x41);
+      function* body() {
+        for (let i = 0; i < 11; i++) yield megabyte;
+        yield Buffer.from("\r\n");
+        yield head();
+        yield Buffer.from(`%PDF-1.7\n%preamble ${tag}\n`);
+        yield Buffer.from(`\r\n--${boundary}--\r\n`);
+      }
+      const answer = await chunkedUpload(ownerToken, `/requests/${requestId}/documents`, body());
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(413);
+      expect(answer.body.code).to.equal("PAYLOAD_TOO_LARGE");
+      expect(answer.sent).to.be.below(12 * 1024 * 1024);
+      expect(await documentsOf(requestId)).to.equal(0);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await uploadsLeft()).to.deep.equal([]);
+    });
+
     it("refuses a part whose headers pass 16 KiB (400 PART_HEADERS_TOO_LARGE) before they grow further", async function () {
       function* body() {
         yield head("X-Pad: ");
@@ -662,15 +770,19 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect(await documentsOf(requestId)).to.equal(0);
     });
 
-    it("refuses more parts than a document upload has (400 TOO_MANY_PARTS)", async function () {
+    it("refuses more parts than a document upload has (400 TOO_MANY_PARTS), below formidable's field limit", async function () {
+      // 20 small text parts before a valid form: more than MAX_PARTS (16), fewer than formidable's 32 text fields,
+      // so only the part count can refuse them (without it the form would be accepted).
       function* body() {
-        for (let i = 0; i < 200; i++)
-          yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nx\r\n`);
-        yield Buffer.from(`--${boundary}--\r\n`);
+        for (let i = 0; i < 20; i++)
+          yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="extra${i}"\r\n\r\nx\r\n`);
+        yield head();
+        yield Buffer.from(`%PDF-1.7\n%parts ${tag}\n\r\n--${boundary}--\r\n`);
       }
       const answer = await chunkedUpload(ownerToken, `/requests/${requestId}/documents`, body());
       expect(answer.status).to.equal(400);
-      expect(["TOO_MANY_PARTS", "TOO_MANY_FIELDS"]).to.include(answer.body.details.reason);
+      expect(answer.body.details).to.deep.equal({ reason: "TOO_MANY_PARTS" });
+      expect(await documentsOf(requestId)).to.equal(0);
     });
 
     it("answers another applicant's upload with 404 before reading its body (the body never ends)", async function () {
@@ -698,24 +810,37 @@ describe("security review of f94e6d1 (issue 15)", function () {
 
   describe("Idempotency-Key after a crash", function () {
     const applicantId = `crash-${tag}`;
+    const code = `CRASH_${tag}`;
     let token: string;
+    let reviewer: CreatedTestDepartment;
     const body = (n: string) => JSON.stringify({ applicantId, requestType: "BUILDING_PERMIT", metadata: { n } });
-    const post = async (base: string, key: string, text: string, target = "/api/v1/requests") => {
+    type Answer = { status: number; body: Json; replayed: string | null };
+    /** One HTTP call to the API at `base`; a connection the API cut (it was killed) is status 0. */
+    type Call = (base: string) => Promise<Response>;
+    const attempt = async (call: Call, base: string): Promise<Answer> => {
       try {
-        const response = await fetch(`${base}${target}`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "idempotency-key": key },
-          body: text,
-        });
+        const response = await call(base);
+        const text = await response.text();
         return {
           status: response.status,
-          body: (await response.json()) as Json,
+          body: (text ? JSON.parse(text) : {}) as Json,
           replayed: response.headers.get("idempotent-replayed"),
         };
       } catch {
-        return { status: 0, body: {} as Json, replayed: null }; // the connection was cut
+        return { status: 0, body: {}, replayed: null }; // the connection was cut
       }
     };
+    const postAs =
+      (headers: Record<string, string>, target: string, text = "{}"): Call =>
+      (base) =>
+        fetch(`${base}/api/v1${target}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: text,
+        });
+    const applicant = (key: string) => ({ authorization: `Bearer ${token}`, "idempotency-key": key });
+    const post = (base: string, key: string, text: string, target = "/requests") =>
+      attempt(postAs(applicant(key), target, text), base);
     const requestsWith = async (n: string) =>
       (
         await driver.core.pool.query(`SELECT id FROM requests WHERE applicant_id = $1 AND metadata->>'n' = $2`, [
@@ -723,6 +848,14 @@ describe("security review of f94e6d1 (issue 15)", function () {
           n,
         ])
       ).rows.map((r) => r.id as string);
+    /** The request's outbox transactions of a kind, with their status. */
+    const writesOf = async (requestId: string, kind: string) =>
+      (
+        await driver.core.pool.query(
+          `SELECT tx_hash, status FROM chain_transactions WHERE request_id = $1 AND kind = $2`,
+          [requestId, kind],
+        )
+      ).rows;
     const rpc = (method: string, params: unknown[] = []) =>
       fetch(current().rpcUrl, {
         method: "POST",
@@ -730,50 +863,33 @@ describe("security review of f94e6d1 (issue 15)", function () {
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
       }).then((r) => r.json());
     /** Retries (as a client would) while the key is in progress (the dead process's lease, or its write pending). */
-    const retry = (base: string, key: string, text: string) =>
+    const retry = (call: Call, base: string, key: string) =>
       eventually(
         `a final answer for ${key}`,
         async () => {
-          const answer = await post(base, key, text);
+          const answer = await attempt(call, base);
           return answer.status === 409 && answer.body.code === "IDEMPOTENCY_IN_PROGRESS" ? undefined : answer;
         },
         60_000,
       );
 
-    before(async function () {
-      const code = `CRASH_${tag}`;
-      await createDepartment(current().api.url, admin, { code, name: "Crash" });
-      await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT",
-        name: `Crash ${tag}`,
-        stages: [
-          {
-            stageId: "c",
-            stageName: "C",
-            stageOrder: 1,
-            executionType: "SEQUENTIAL",
-            completionCriteria: "ALL",
-            requiredApprovals: [{ departmentCode: code, requiredDocuments: [], isMandatory: true }],
-          },
-        ],
-      });
-      token = await applicantToken(current().api.url, { id: applicantId });
-    });
-
-    it("kill -9 during POST /requests after its mint was recorded: the retry gets the original answer, exactly one mint", async function () {
+    /**
+     * kill -9 of the API running `call` once its write is recorded under `key` (blocks are held back, so the request
+     * is caught between record and answer), then the same call with the same key to an API restarted on its port:
+     * the retry's answer, a second retry's answer, and the hash of the transaction recorded before the kill.
+     */
+    async function crashAfterRecord(key: string, call: Call) {
       const stack = current();
       const target = await stack.startExtraApi();
-      const key = `crash-recorded-${tag}`;
-      const text = body("recorded");
-      await rpc("evm_setAutomine", [false]); // the mint stays pending: the request is caught between record and answer
+      await rpc("evm_setAutomine", [false]);
       let restarted: ApiHandle | undefined;
       try {
-        const cut = post(target.url, key, text);
+        const cut = attempt(call, target.url);
         const recorded = await eventually(
-          "the mint recorded with its key",
+          `the write of ${key} recorded with its key`,
           async () => {
             const { rows } = await driver.core.pool.query(
-              `SELECT k.outbox_tx_id, t.tx_hash FROM idempotency_keys k JOIN chain_transactions t ON t.id = k.outbox_tx_id WHERE k.key = $1`,
+              `SELECT t.tx_hash FROM idempotency_keys k JOIN chain_transactions t ON t.id = k.outbox_tx_id WHERE k.key = $1`,
               [key],
             );
             return rows[0];
@@ -785,23 +901,151 @@ describe("security review of f94e6d1 (issue 15)", function () {
         await rpc("evm_setAutomine", [true]);
         await rpc("evm_mine");
         restarted = await stack.startExtraApi(target.port);
-        const answer = await retry(restarted.url, key, text);
-        expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
-        expect(answer.replayed).to.equal("true");
-        expect(answer.body).to.include({ status: "DRAFT", transactionHash: recorded.tx_hash });
-        const created = await requestsWith("recorded");
-        expect(created).to.deep.equal([answer.body.requestId]); // exactly one request, one mint
-        const mints = await driver.core.pool.query(
-          `SELECT status FROM chain_transactions WHERE request_id = $1 AND kind = 'MINT_NFT'`,
-          [answer.body.requestId],
-        );
-        expect(mints.rows).to.deep.equal([{ status: "CONFIRMED" }]);
-        // And again: the same stored answer.
-        expect((await post(restarted.url, key, text)).body).to.deep.equal(answer.body);
+        const answer = await retry(call, restarted.url, key);
+        const again = await attempt(call, restarted.url);
+        return { answer, again, transactionHash: recorded.tx_hash as string };
       } finally {
         await rpc("evm_setAutomine", [true]);
         await restarted?.stop();
       }
+    }
+
+    /** A fresh draft of the crash workflow (its one stage needs a PLAN), optionally with its PLAN and submitted. */
+    async function draft(n: string, steps: { plan?: boolean; submit?: boolean } = {}): Promise<string> {
+      const client = apiClient(current().api.url, token);
+      const created = await client.post("/requests", { applicantId, requestType: "BUILDING_PERMIT", metadata: { n } });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      const requestId = created.body.requestId as string;
+      if (steps.plan || steps.submit) {
+        const uploaded = await client.upload(
+          "POST",
+          `/requests/${requestId}/documents`,
+          pdf(`crash plan ${n} ${tag}`),
+          "plan.pdf",
+          { docType: "PLAN" },
+        );
+        expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
+      }
+      if (steps.submit) expect((await client.post(`/requests/${requestId}/submit`)).status).to.equal(200);
+      return requestId;
+    }
+
+    before(async function () {
+      reviewer = await createDepartment(current().api.url, admin, { code, name: "Crash" });
+      await seedWorkflow(current(), driver, {
+        workflowType: "BUILDING_PERMIT",
+        name: `Crash ${tag}`,
+        stages: [
+          {
+            stageId: "c",
+            stageName: "C",
+            stageOrder: 1,
+            executionType: "SEQUENTIAL",
+            completionCriteria: "ALL",
+            requiredApprovals: [{ departmentCode: code, requiredDocuments: ["PLAN"], isMandatory: true }],
+          },
+        ],
+      });
+      token = await applicantToken(current().api.url, { id: applicantId });
+    });
+
+    it("kill -9 during POST /requests after its mint was recorded: the retry gets the original answer, exactly one mint", async function () {
+      const key = `crash-recorded-${tag}`;
+      const { answer, again, transactionHash } = await crashAfterRecord(
+        key,
+        postAs(applicant(key), "/requests", body("recorded")),
+      );
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
+      expect(answer.replayed).to.equal("true");
+      expect(answer.body).to.include({ status: "DRAFT", transactionHash });
+      const created = await requestsWith("recorded");
+      expect(created).to.deep.equal([answer.body.requestId]); // exactly one request, one mint
+      expect(await writesOf(answer.body.requestId, "MINT_NFT")).to.deep.equal([
+        { tx_hash: transactionHash, status: "CONFIRMED" },
+      ]);
+      expect(again.body).to.deep.equal(answer.body); // and again: the same stored answer
+    });
+
+    it("kill -9 during a submission after its transaction was recorded: the retry gets the original answer, one submission", async function () {
+      const requestId = await draft("submit-crash", { plan: true });
+      const key = `crash-submit-${tag}`;
+      const { answer, again, transactionHash } = await crashAfterRecord(
+        key,
+        postAs(applicant(key), `/requests/${requestId}/submit`),
+      );
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      expect(answer.replayed).to.equal("true");
+      expect(answer.body).to.deep.include({
+        requestId,
+        status: "SUBMITTED",
+        pendingDepartments: [code],
+        transactionHash,
+      });
+      expect(answer.body.currentStage).to.include({ stageId: "c", stageName: "C" });
+      expect(await writesOf(requestId, "SUBMIT")).to.deep.equal([{ tx_hash: transactionHash, status: "CONFIRMED" }]);
+      expect(again.body).to.deep.equal(answer.body);
+    });
+
+    it("kill -9 during an approval after its transaction was recorded: the retry gets the original answer, one decision", async function () {
+      const requestId = await draft("approve-crash", { submit: true });
+      const key = `crash-approve-${tag}`;
+      const decision = { remarks: "Checked after a crash", reviewedDocuments: [] };
+      const { answer, again, transactionHash } = await crashAfterRecord(
+        key,
+        postAs(
+          { "x-api-key": reviewer.apiKey, "x-department-code": code, "idempotency-key": key },
+          `/requests/${requestId}/approve`,
+          JSON.stringify(decision),
+        ),
+      );
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      expect(answer.replayed).to.equal("true");
+      // The one department's approval completed the only stage: the licence is issued.
+      expect(answer.body).to.deep.include({
+        status: "APPROVED",
+        transactionHash,
+        workflowStatus: { currentStage: "", isComplete: true, nextPendingDepartments: [] },
+      });
+      const approvals = await departmentClient(current().api.url, reviewer).get(`/requests/${requestId}/approvals`);
+      expect(approvals.body.approvals.map((a: Json) => a.approvalId)).to.deep.equal([answer.body.approvalId]);
+      expect(await writesOf(requestId, "APPROVAL")).to.deep.equal([{ tx_hash: transactionHash, status: "CONFIRMED" }]);
+      expect(again.body).to.deep.equal(answer.body);
+    });
+
+    it("kill -9 during a document upload after its anchoring was recorded: the retry gets the original answer, one document", async function () {
+      const requestId = await draft("upload-crash");
+      const key = `crash-upload-${tag}`;
+      const file = pdf(`crash upload ${tag}`);
+      const upload: Call = (base) => {
+        const form = new FormData();
+        form.set("docType", "PLAN");
+        form.set("file", new Blob([new Uint8Array(file)], { type: "application/pdf" }), "plan.pdf");
+        return fetch(`${base}/api/v1/requests/${requestId}/documents`, {
+          method: "POST",
+          headers: applicant(key),
+          body: form,
+        });
+      };
+      const { answer, again, transactionHash } = await crashAfterRecord(key, upload);
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
+      expect(answer.replayed).to.equal("true");
+      const { rows } = await driver.core.pool.query(
+        `SELECT d.id, v.sha256, v.created_at FROM documents d JOIN document_versions v ON v.document_id = d.id WHERE d.request_id = $1`,
+        [requestId],
+      );
+      expect(rows).to.have.length(1); // one document, one version
+      expect(answer.body).to.deep.equal({
+        documentId: rows[0].id,
+        docType: "PLAN",
+        hash: `0x${createHash("sha256").update(file).digest("hex")}`,
+        version: 1,
+        transactionHash,
+        createdAt: rows[0].created_at.toISOString(),
+      });
+      expect(await writesOf(requestId, "DOC_UPDATE")).to.deep.equal([
+        { tx_hash: transactionHash, status: "CONFIRMED" },
+      ]);
+      expect(again.body).to.deep.equal(answer.body);
     });
 
     it("a key left by a process that died before recording anything runs the operation once on retry", async function () {
@@ -817,28 +1061,51 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect(await requestsWith("nothing")).to.deep.equal([answer.body.requestId]);
     });
 
-    it("a failure to save the answer never frees the key: the retry gets the original answer, not a second mint", async function () {
-      const key = `crash-store-${tag}`;
-      const text = body("store");
+    /** Makes saving the answer of `key` fail (as a database error would) while `run` runs. */
+    async function failingToSave<T>(key: string, run: () => Promise<T>): Promise<T> {
       const pool = driver.core.pool;
       await pool.query(`CREATE OR REPLACE FUNCTION fail_idempotency_store() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN IF NEW.key = '${key}' AND NEW.state = 'DONE' THEN RAISE EXCEPTION 'storage failure (test)'; END IF; RETURN NEW; END $$`);
       await pool.query(
         `CREATE TRIGGER fail_idempotency_store BEFORE UPDATE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION fail_idempotency_store()`,
       );
-      let first;
       try {
-        first = await post(current().api.url, key, text);
+        return await run();
       } finally {
         await pool.query(`DROP TRIGGER fail_idempotency_store ON idempotency_keys`);
       }
+    }
+
+    it("a failure to save the answer never frees the key: the retry gets the original answer, not a second mint", async function () {
+      const key = `crash-store-${tag}`;
+      const text = body("store");
+      const first = await failingToSave(key, () => post(current().api.url, key, text));
       expect(first.status).to.equal(500);
       const created = await requestsWith("store");
       expect(created).to.have.length(1); // the mint happened, its answer was lost
-      const answer = await retry(current().api.url, key, text);
+      const answer = await retry(postAs(applicant(key), "/requests", text), current().api.url, key);
       expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
       expect(answer.body.requestId).to.equal(created[0]);
       expect(await requestsWith("store")).to.deep.equal(created);
+    });
+
+    it("a submission whose answer could not be saved: the retry gets the original answer, not a second submission", async function () {
+      const requestId = await draft("submit-store", { plan: true });
+      const key = `crash-submit-store-${tag}`;
+      const submit = postAs(applicant(key), `/requests/${requestId}/submit`);
+      const first = await failingToSave(key, () => attempt(submit, current().api.url));
+      expect(first.status).to.equal(500);
+      const [written] = await writesOf(requestId, "SUBMIT");
+      expect(written).to.deep.equal({ tx_hash: written.tx_hash, status: "CONFIRMED" }); // submitted, answer lost
+      const answer = await retry(submit, current().api.url, key);
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      expect(answer.body).to.deep.include({
+        requestId,
+        status: "SUBMITTED",
+        pendingDepartments: [code],
+        transactionHash: written.tx_hash,
+      });
+      expect(await writesOf(requestId, "SUBMIT")).to.have.length(1);
     });
 
     it("fingerprints the method, the full target with its query string and the exact raw body", async function () {
@@ -847,7 +1114,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect((await post(current().api.url, key, text)).status).to.equal(201);
       const reordered = JSON.stringify({ requestType: "BUILDING_PERMIT", applicantId, metadata: { n: "print" } }); // same value, other bytes
       expect((await post(current().api.url, key, reordered)).status).to.equal(422);
-      expect((await post(current().api.url, key, text, "/api/v1/requests?x=1")).status).to.equal(422);
+      expect((await post(current().api.url, key, text, "/requests?x=1")).status).to.equal(422);
       const replay = await post(current().api.url, key, text);
       expect(replay.status).to.equal(201);
       expect(replay.replayed).to.equal("true");
@@ -913,6 +1180,139 @@ describe("security review of f94e6d1 (issue 15)", function () {
       await hooks.delete(`/webhooks/${created.body.webhookId}`);
     });
 
+    it("with TRUST_PROXY_HOPS=2 the client is the address the outer proxy appended; a forged leftmost entry is ignored (M4)", async function () {
+      // client → proxy A (appends the client's address) → proxy B (appends A's) → API: X-Forwarded-For ends "client, A".
+      const twoHops = await current().startExtraApi(undefined, {
+        TRUST_PROXY_HOPS: "2",
+        RATE_LIMIT_PUBLIC_PER_MINUTE: "3",
+      });
+      try {
+        const hooks = departmentClient(twoHops.url, department);
+        const created = await hooks.post(
+          "/webhooks",
+          { url: `${receiver.url}/two-hops`, events: ["APPROVAL_REQUIRED"], secret },
+          { "x-forwarded-for": "10.9.9.9, 198.51.100.77, 192.0.2.10" },
+        );
+        expect(created.status, JSON.stringify(created.body)).to.equal(201);
+        expect((await auditRows("WEBHOOK", created.body.webhookId))[0].ip_address).to.equal("198.51.100.77");
+        await hooks.delete(`/webhooks/${created.body.webhookId}`);
+        // The rate limit follows the same client, whatever it forges in front of it.
+        const health = (forged: string, client: string) =>
+          fetch(`${twoHops.url}/health`, { headers: { "x-forwarded-for": `${forged}, ${client}, 192.0.2.10` } });
+        for (let i = 0; i < 3; i++) expect((await health(`10.0.0.${i}`, "198.51.100.78")).status).to.not.equal(429);
+        expect((await health("10.0.0.99", "198.51.100.78")).status).to.equal(429);
+        expect((await health("10.0.0.99", "198.51.100.79")).status).to.not.equal(429);
+      } finally {
+        await twoHops.stop();
+      }
+    });
+
+    it("records the bootstrap admin client's creation, rotation and the revocation of the one it replaces (M6)", async function () {
+      // The bootstrap of an API process, on a schema of its own (the fixture's administrator is left alone).
+      const schema = `bootstrap_${tag.toLowerCase()}`;
+      const pool = createPool(current().databaseUrl, schema, 2);
+      const bootstrap = async (clientId: string, clientSecret: string) => {
+        const config = loadConfig({
+          ...current().env,
+          API_DB_SCHEMA: schema,
+          ADMIN_CLIENT_ID: clientId,
+          ADMIN_CLIENT_SECRET: clientSecret,
+        });
+        await (await createAuth({ config, pool, logger: createLogger("silent") })).bootstrapAdmin();
+      };
+      try {
+        await migrate(pool, schema);
+        await bootstrap("boot-first", "first-secret-of-the-bootstrap-admin");
+        await bootstrap("boot-first", "first-secret-of-the-bootstrap-admin"); // unchanged: nothing to record
+        await bootstrap("boot-first", "second-secret-of-the-bootstrap-admin"); // rotated
+        await bootstrap("boot-second", "third-secret-of-the-bootstrap-admin"); // replaces (revokes) the first
+        const { rows } = await pool.query(
+          `SELECT entity_id, action, actor_type, new_value FROM audit_logs WHERE entity_type = 'CLIENT' ORDER BY created_at`,
+        );
+        expect(rows).to.deep.equal([
+          {
+            entity_id: "boot-first",
+            action: "CREATE",
+            actor_type: "SYSTEM",
+            new_value: { bootstrap: true, scopes: ["admin"] },
+          },
+          { entity_id: "boot-first", action: "ROTATE", actor_type: "SYSTEM", new_value: { bootstrap: true } },
+          {
+            entity_id: "boot-second",
+            action: "CREATE",
+            actor_type: "SYSTEM",
+            new_value: { bootstrap: true, scopes: ["admin"] },
+          },
+          { entity_id: "boot-first", action: "REVOKE", actor_type: "SYSTEM", new_value: { replacedBy: "boot-second" } },
+        ]);
+        expect(JSON.stringify(rows)).to.not.include("secret-of-the-bootstrap-admin");
+      } finally {
+        await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await pool.end();
+      }
+    });
+
+    it("the API's database role can only read and add audit rows: no UPDATE, DELETE, TRUNCATE, nor touching the triggers (L9)", async function () {
+      // The connection the stack's API processes use (the superuser stays with the supervisor and the indexer).
+      const apiUrl = current().env.DATABASE_URL!;
+      expect(new URL(apiUrl).username).to.equal("licence_api");
+      const asApi = new pg.Client({
+        connectionString: apiUrl,
+        options: `-c search_path=${current().config.apiSchema}`,
+      });
+      await asApi.connect();
+      try {
+        /** Runs a statement in a transaction that is rolled back whatever happens; the error it raised, if any. */
+        const attempt = async (sql: string) => {
+          await asApi.query("BEGIN");
+          try {
+            await asApi.query(sql);
+            return undefined;
+          } catch (error) {
+            return error as { code?: string; message: string };
+          } finally {
+            await asApi.query("ROLLBACK");
+          }
+        };
+        for (const sql of [
+          `UPDATE audit_logs SET action = 'FORGED'`,
+          `DELETE FROM audit_logs`,
+          `TRUNCATE audit_logs`,
+          `ALTER TABLE audit_logs DISABLE TRIGGER audit_logs_no_update`,
+          `ALTER TABLE audit_logs DISABLE TRIGGER ALL`,
+          `DROP TRIGGER audit_logs_no_update ON audit_logs`,
+          `DROP TRIGGER audit_logs_no_truncate ON audit_logs`,
+          `CREATE OR REPLACE FUNCTION audit_logs_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`,
+          `ALTER TABLE audit_logs OWNER TO licence_api`,
+          `ALTER TABLE audit_logs RENAME TO audit_logs_old`,
+          `DROP TABLE audit_logs`,
+          `DROP SCHEMA ${current().config.apiSchema} CASCADE`,
+          `ALTER SCHEMA ${current().config.apiSchema} RENAME TO moved`,
+        ]) {
+          const error = await attempt(sql);
+          expect(error?.code, `${sql}: ${error?.message ?? "accepted"}`).to.equal("42501"); // insufficient_privilege
+        }
+        // It still reads the trail and adds to it (each write's audit row is inserted in the write's transaction).
+        expect((await asApi.query(`SELECT count(*)::int AS n FROM audit_logs`)).rows[0].n).to.be.greaterThan(0);
+        expect(await auditTableWeakness(asApi, current().config.apiSchema)).to.equal(undefined);
+      } finally {
+        await asApi.end();
+      }
+      // The API (running as that role) still writes, with its audit row.
+      const hooks = departmentClient(current().api.url, department);
+      const created = await hooks.post("/webhooks", {
+        url: `${receiver.url}/role`,
+        events: ["APPROVAL_REQUIRED"],
+        secret,
+      });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      expect((await auditRows("WEBHOOK", created.body.webhookId)).map((r) => r.action)).to.deep.equal(["CREATE"]);
+      expect((await hooks.delete(`/webhooks/${created.body.webhookId}`)).status).to.equal(204);
+      // What a production API reports at start-up when its role could rewrite the trail (an external DATABASE_URL
+      // used as the superuser, say).
+      expect(await auditTableWeakness(driver.core.pool, current().config.apiSchema)).to.match(/superuser/);
+    });
+
     it("refuses TRUNCATE of the audit table, like UPDATE and DELETE (L9)", async function () {
       const error = await driver.core.pool.query(`TRUNCATE audit_logs`).then(
         () => undefined,
@@ -946,7 +1346,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
           },
         ],
       });
-      asApplicant = apiClient(production.url, await applicantToken(current().api.url, { id: applicantId }));
+      asApplicant = apiClient(production.url, await lockerApplicantToken(current(), { id: applicantId }));
     });
 
     it("refuses metadata over 16 KiB with 400 METADATA_TOO_LARGE and creates nothing", async function () {
@@ -980,7 +1380,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
         (await driver.core.pool.query(`SELECT count(*)::int AS n FROM requests WHERE applicant_id = $1`, [applicantId]))
           .rows[0].n,
       ).to.equal(3);
-      const other = apiClient(production.url, await applicantToken(current().api.url, { id: `${applicantId}-other` }));
+      const other = apiClient(production.url, await lockerApplicantToken(current(), { id: `${applicantId}-other` }));
       expect(
         (await other.post("/requests", { applicantId: `${applicantId}-other`, requestType: "BUILDING_PERMIT" })).status,
       ).to.equal(201);
@@ -1076,7 +1476,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
 
     it("refuses them where REFUSE_ACTIVE_PDF=true (400 INVALID_FILE, reason ACTIVE_CONTENT), storing nothing", async function () {
       const other = await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" });
-      const onProduction = apiClient(production.url, await applicantToken(current().api.url, { id: applicantId }));
+      const onProduction = apiClient(production.url, await lockerApplicantToken(current(), { id: applicantId }));
       const refused = await onProduction.upload(
         "POST",
         `/requests/${other.body.requestId}/documents`,

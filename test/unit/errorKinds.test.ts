@@ -112,11 +112,11 @@ describe("error kinds (api/src/http/errorKinds.ts)", function () {
         message: "Send the document as multipart/form-data",
       });
       expect(
-        answer(new InvalidUploadError("At most 36 parts are accepted", { reason: "TOO_MANY_PARTS" })),
+        answer(new InvalidUploadError("At most 16 parts are accepted", { reason: "TOO_MANY_PARTS" })),
       ).to.deep.equal({
         status: 400,
         code: "VALIDATION_ERROR",
-        message: "At most 36 parts are accepted",
+        message: "At most 16 parts are accepted",
         details: { reason: "TOO_MANY_PARTS" },
         headers: undefined,
       });

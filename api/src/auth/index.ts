@@ -46,14 +46,16 @@ export async function createAuth(deps: {
 }): Promise<AuthModule> {
   const { config, pool, logger } = deps;
   const key = await loadSigningKey(config);
+  const provider = identityProviderOf(config, API_PREFIX);
   const tokens = new TokenService(key, {
     issuer: config.jwtIssuer ?? config.publicBaseUrl!,
     audience: config.jwtAudience,
     ttlSeconds: config.accessTokenTtlSeconds,
+    // Development sign-ins are accepted only where this process is the development provider.
+    developmentIdentities: !provider,
   });
   const clients = new ClientStore(pool);
   const codes = new IdentityCodeStore(pool);
-  const provider = identityProviderOf(config, API_PREFIX);
   if (!provider && config.nodeEnv === "production") {
     throw new Error(
       "IDENTITY_PROVIDER_* settings are required in production: the development identity provider is refused",

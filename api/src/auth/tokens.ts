@@ -44,6 +44,18 @@ export interface VerifiedToken {
 /** Why a token was refused: the message is safe to show (it never echoes the token). */
 export class TokenRejected extends Error {}
 
+export interface TokenOptions {
+  issuer: string;
+  audience: string;
+  ttlSeconds: number;
+  /**
+   * Whether applicant tokens of the passwordless development provider (`idp: "development"`) are accepted: only by a
+   * process that runs that provider itself (issue 15, L4). Another environment sharing the signing key and issuer
+   * (a development or staging stack) cannot mint applicant tokens a production process accepts.
+   */
+  developmentIdentities?: boolean;
+}
+
 /** Verified tokens kept (each until its expiry); the map is emptied when it reaches this size. */
 const VERIFIED_CACHE_MAX = 10_000;
 
@@ -51,9 +63,9 @@ export class TokenService {
   private readonly jwks: ReturnType<typeof createLocalJWKSet>;
   readonly #verified = new Map<string, VerifiedToken>();
   private readonly key: SigningKey;
-  private readonly options: { issuer: string; audience: string; ttlSeconds: number };
+  private readonly options: TokenOptions;
 
-  constructor(key: SigningKey, options: { issuer: string; audience: string; ttlSeconds: number }) {
+  constructor(key: SigningKey, options: TokenOptions) {
     this.key = key;
     this.options = options;
     this.jwks = createLocalJWKSet({ keys: [key.publicJwk] });
@@ -112,6 +124,10 @@ export class TokenService {
     } catch (error) {
       throw new TokenRejected(reasonOf(error));
     }
+    if (claims.kind === "applicant" && claims.idp === "development" && !this.options.developmentIdentities)
+      throw new TokenRejected(
+        "The access token comes from the development sign-in, which this service does not accept",
+      );
     const verified = { principal: principalOf(claims), claims };
     if (this.#verified.size >= VERIFIED_CACHE_MAX) this.#verified.clear();
     this.#verified.set(token, verified);

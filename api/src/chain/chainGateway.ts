@@ -163,14 +163,7 @@ export class ChainGateway {
     }
     // A revert here means the transaction was mined and failed: it will never land (not marked as recorded-pending).
     const confirmed = await this.#finalize(recorded.id, request, receipt);
-    if (this.#o.index && this.#o.readYourWritesTimeoutMs > 0) {
-      const caughtUp = await this.#o.index.waitForBlock(receipt.blockNumber, this.#o.readYourWritesTimeoutMs);
-      if (!caughtUp)
-        this.#o.logger.warn(
-          { block: receipt.blockNumber, tx: recorded.hash },
-          "indexer did not reach the block in time",
-        );
-    }
+    await this.#readYourWrites(receipt.blockNumber, recorded.hash);
     return { ...recorded, blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed, receipt: confirmed };
   }
 
@@ -194,6 +187,44 @@ export class ChainGateway {
     await insertRecord(client, request, nonce, raw, gasLimit);
     this.#o.logger.warn({ address, nonce: nonce.toString() }, "filling a refused transaction's nonce");
     return () => this.#broadcaster.send(raw);
+  }
+
+  /**
+   * A transaction the outbox records as CONFIRMED, as `send` returned it to the request that recorded it: its
+   * receipt, once the index has its block. Undefined when it is not (or no longer) confirmed. Lets a request whose
+   * process died after recording its write rebuild its answer (http/idempotency.ts).
+   */
+  async confirmedTransaction(outboxTxId: string): Promise<ConfirmedTx | undefined> {
+    const { rows } = await this.#o.pool.query(
+      `SELECT tx_hash, nonce FROM chain_transactions WHERE id = $1 AND status = 'CONFIRMED'`,
+      [outboxTxId],
+    );
+    if (!rows[0]) return undefined;
+    let receipt: TransactionReceipt | null;
+    try {
+      receipt = await this.#o.provider.getTransactionReceipt(rows[0].tx_hash);
+    } catch (error) {
+      if (isConnectionError(error)) throw new ChainUnavailableError(error);
+      throw error;
+    }
+    // A chain that lost the block: reconciliation puts the record back to PENDING and sends it again.
+    if (!receipt || receipt.status !== 1) return undefined;
+    await this.#readYourWrites(receipt.blockNumber, receipt.hash);
+    return {
+      id: outboxTxId,
+      hash: receipt.hash,
+      nonce: BigInt(rows[0].nonce),
+      blockNumber: receipt.blockNumber,
+      gasUsed: receipt.gasUsed,
+      receipt,
+    };
+  }
+
+  /** Waits (bounded) for the index to reach a write's block, so what follows reads it. */
+  async #readYourWrites(blockNumber: number, hash: string): Promise<void> {
+    if (!this.#o.index || this.#o.readYourWritesTimeoutMs <= 0) return;
+    const caughtUp = await this.#o.index.waitForBlock(blockNumber, this.#o.readYourWritesTimeoutMs);
+    if (!caughtUp) this.#o.logger.warn({ block: blockNumber, tx: hash }, "indexer did not reach the block in time");
   }
 
   /** The chain as an administrator sees it (networkStatus.ts); ChainUnavailableError when the node does not answer. */

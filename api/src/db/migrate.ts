@@ -15,7 +15,10 @@ export async function migrate(pool: pg.Pool, schema: string): Promise<string[]> 
   const applied: string[] = [];
   try {
     await client.query("SELECT pg_advisory_lock($1)", [LOCK_ID]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+    // Only when missing: a role that owns its schema but may not create schemas (the embedded stack's API role) can
+    // still run the migrations, and CREATE SCHEMA IF NOT EXISTS checks that right first.
+    const exists = await client.query(`SELECT 1 FROM pg_namespace WHERE nspname = $1`, [schema]);
+    if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${ident(schema)}`);
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${ident(schema)}.schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
     );

@@ -10,6 +10,10 @@
  *   (recordIdempotencyReference, called by the chain gateway), so after a crash the key says for certain whether the
  *   write happened: recorded → once its transaction is mined the route rebuilds the original answer (or 409 while it
  *   is pending); nothing recorded → the operation runs again;
+ * - the rebuild is one mechanism for every route that writes to the chain: the store turns the recorded write into
+ *   the confirmed transaction the handler's `gateway.send` returned (its receipt, the index waited for to its block)
+ *   and the route answers from it with the same function its use case answers with (routeTable.ts
+ *   `recoverIdempotent`, required of such routes);
  * - a failure to save the answer, or a 5xx after the write was recorded, never frees the key: the retry takes the
  *   recovery path, so it cannot mint twice;
  * - 409 answers (concurrency: in progress, workflow busy, concurrent update) and 5xx are not stored: without a
@@ -19,7 +23,7 @@
  */
 import { createHash } from "node:crypto";
 import type pg from "pg";
-import { wasRecorded } from "../chain/chainGateway.ts";
+import { wasRecorded, type ConfirmedTx } from "../chain/chainGateway.ts";
 import { AppError } from "../errors.ts";
 import { runWithIdempotencyClaim } from "../idempotencyClaim.ts";
 import { answerOfKnownError } from "./errorKinds.ts";
@@ -42,8 +46,16 @@ export interface RecordedWrite {
   status: "PENDING" | "CONFIRMED" | "FAILED";
 }
 
+/** A recorded write once mined: with the transaction as `gateway.send` returned it to the request that made it. */
+export interface MinedWrite extends RecordedWrite {
+  tx: ConfirmedTx;
+}
+
 /** Rebuilds a route's original answer from its recorded, mined write (after the process that ran it died). */
-export type Recover = (write: RecordedWrite) => Promise<HandlerResult>;
+export type Recover = (write: MinedWrite) => Promise<HandlerResult>;
+
+/** The confirmed transaction of an outbox record (ChainGateway.confirmedTransaction), or undefined. */
+export type ConfirmedLookup = (outboxTxId: string) => Promise<ConfirmedTx | undefined>;
 
 const inProgress = () =>
   new AppError(
@@ -51,13 +63,25 @@ const inProgress = () =>
     "IDEMPOTENCY_IN_PROGRESS",
     "A request with this Idempotency-Key is still being processed; retry shortly",
   );
+const waitingForChain = (transactionHash: string) =>
+  new AppError(
+    409,
+    "IDEMPOTENCY_IN_PROGRESS",
+    "The request's write is recorded and waiting for the chain; retry shortly",
+    {
+      transactionHash,
+    },
+  );
 
 export class IdempotencyStore {
   readonly #pool: pg.Pool;
+  readonly #confirmed?: ConfirmedLookup;
   readonly #timer?: NodeJS.Timeout;
 
-  constructor(pool: pg.Pool, options: { purgeEveryMs?: number } = {}) {
+  /** `confirmed` finds a recorded write's mined transaction; without it a recovered key answers 409 OUTCOME_RECORDED. */
+  constructor(pool: pg.Pool, options: { purgeEveryMs?: number; confirmed?: ConfirmedLookup } = {}) {
     this.#pool = pool;
+    this.#confirmed = options.confirmed;
     if (options.purgeEveryMs) {
       this.#timer = setInterval(() => void this.purge().catch(() => {}), options.purgeEveryMs);
       this.#timer.unref();
@@ -193,13 +217,7 @@ export class IdempotencyStore {
       transactionHash: row.tx_hash,
       status: row.tx_status,
     };
-    if (write.status === "PENDING")
-      throw new AppError(
-        409,
-        "IDEMPOTENCY_IN_PROGRESS",
-        "The request's write is recorded and waiting for the chain; retry shortly",
-        { transactionHash: write.transactionHash },
-      );
+    if (write.status === "PENDING") throw waitingForChain(write.transactionHash);
     if (write.status === "FAILED") {
       const failed = {
         code: "CHAIN_REJECTED",
@@ -209,7 +227,7 @@ export class IdempotencyStore {
       await this.#store(caller, key, 409, failed);
       return { status: 409, body: failed, headers: { "Idempotent-Replayed": "true" } };
     }
-    if (!recover) {
+    if (!recover || !this.#confirmed) {
       throw new AppError(
         409,
         "IDEMPOTENCY_OUTCOME_RECORDED",
@@ -220,7 +238,9 @@ export class IdempotencyStore {
         },
       );
     }
-    const result = await recover(write);
+    const tx = await this.#confirmed(write.outboxTxId);
+    if (!tx) throw waitingForChain(write.transactionHash); // its block is gone: it is being sent again
+    const result = await recover({ ...write, tx });
     await this.#store(caller, key, result.status ?? 200, result.body);
     return { ...result, headers: { ...result.headers, "Idempotent-Replayed": "true" } };
   }

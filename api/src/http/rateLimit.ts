@@ -6,8 +6,8 @@
  * - auth: every /auth/* route, and every failed authentication anywhere, per client IP (password guessing, key
  *   guessing);
  * - write: POST, PUT, PATCH and DELETE elsewhere, per authenticated caller (or per IP without one);
- * - public: the anonymous reads that cost chain calls and queries (/verify*, the verification page, /health), per
- *   client address (IPv6 per /64, which one subscriber usually holds whole).
+ * - public: the anonymous reads that cost chain calls and queries (/verify*, the verification page, /health,
+ *   /metrics), per client address (IPv6 per /64, which one subscriber usually holds whole).
  *
  * The client address is Koa's ctx.ip: the socket's, or with TRUST_PROXY_HOPS the one that many trusted proxies saw.
  *
@@ -99,7 +99,10 @@ export function rateClassOf(route: { method: string; path: string }): RateClass 
 
 /** GET requests of the public routes that are limited per client address (paths as seen at the application root). */
 export function isLimitedPublicRead(method: string, path: string): boolean {
-  return (method === "GET" || method === "HEAD") && (/^\/(api\/v1\/)?verify(\/|$)/.test(path) || path === "/health");
+  return (
+    (method === "GET" || method === "HEAD") &&
+    (/^\/(api\/v1\/)?verify(\/|$)/.test(path) || path === "/health" || path === "/metrics")
+  );
 }
 
 /** The bucket key of a client address: IPv4 (and IPv4-mapped) as is, IPv6 by its /64. */

@@ -9,7 +9,7 @@ import type { Context } from "koa";
 import { z } from "zod/v4";
 import { AppError, forbidden, unauthorized } from "../errors.ts";
 import { hasScope, isAdmin, type Authenticator, type Principal, type Scope } from "../auth/principal.ts";
-import { fingerprint, type IdempotencyStore, type Recover } from "./idempotency.ts";
+import { fingerprint, type IdempotencyStore, type MinedWrite, type Recover } from "./idempotency.ts";
 import { MethodTable } from "./allowedMethods.ts";
 import { isStorableText } from "../storableText.ts";
 
@@ -83,10 +83,14 @@ export interface RouteDefinition<
   handler: (input: HandlerInput<z.infer<P>, z.infer<Q>, z.infer<B>>) => Promise<HandlerResult> | HandlerResult;
   /**
    * Idempotency after a crash: rebuilds the original answer from the write the request recorded (its outbox
-   * transaction, mined) when the process that ran it died before answering. Without it such a retry gets 409
-   * IDEMPOTENCY_OUTCOME_RECORDED (the write happened once; read the resource).
+   * transaction, mined, as `gateway.send` returned it) when the process that ran it died before answering, or could
+   * not save its answer. Required of every POST or PUT that sends transactions and honours Idempotency-Key (checked
+   * when routes are mounted): it should answer with the same function as the handler, from the recorded write.
    */
-  recoverIdempotent?: Recover;
+  recoverIdempotent?: (
+    input: HandlerInput<z.infer<P>, z.infer<Q>, z.infer<B>>,
+    write: MinedWrite,
+  ) => Promise<HandlerResult>;
 }
 
 export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
@@ -118,6 +122,7 @@ export function mountRoutes(
 ): MethodTable {
   const table = new MethodTable(routes);
   const prefix = (router as { opts?: { prefix?: string } }).opts?.prefix ?? "";
+  for (const route of routes) assertRecoverable(route);
   for (const route of routes) {
     const rateClass = rateClassOf(route);
     router[route.method](route.operationId, route.path, async (ctx: Context, next: () => Promise<unknown>) => {
@@ -148,8 +153,10 @@ export function mountRoutes(
           : parse(route.body, (ctx.request as { body?: unknown }).body ?? {}, "body");
       const key = ctx.get("idempotency-key");
       const caller = ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : "anonymous";
+      const recover: Recover | undefined =
+        route.recoverIdempotent && ((write) => route.recoverIdempotent!({ params, query, body, ctx }, write));
       ctx.state.idempotently = (print, run) =>
-        key && idempotency ? idempotency.run(caller, key, print, run, route.recoverIdempotent) : run();
+        key && idempotency ? idempotency.run(caller, key, print, run, recover) : run();
       const run = async () => route.handler({ params, query, body, ctx });
       const result =
         (route.method === "post" || route.method === "put") &&
@@ -163,6 +170,18 @@ export function mountRoutes(
     });
   }
   return table;
+}
+
+/**
+ * A route that writes to the chain under an Idempotency-Key must be able to answer a retry whose first run died
+ * after recording its write: otherwise that retry could only say "carried out, read the resource" (issue 15).
+ */
+function assertRecoverable(route: RouteDefinition): void {
+  const honoursKey = (route.method === "post" || route.method === "put") && route.idempotent !== false;
+  if (route.sendsTransactions && honoursKey && !route.recoverIdempotent)
+    throw new Error(
+      `${route.method.toUpperCase()} ${route.path} (${route.operationId}) writes to the chain under Idempotency-Key: it needs recoverIdempotent`,
+    );
 }
 
 /** The exact body text as received (koa-body keeps it as rawBody with includeUnparsed), or "" without a body. */

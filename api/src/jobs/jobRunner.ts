@@ -19,6 +19,7 @@ import { enforceStageTimeout, type StageDeadline } from "../domain/approvals/enf
 import { discardUnanchoredFiles } from "../domain/documents/discardUnanchoredFiles.ts";
 import { deriveEvents } from "../events/deriveEvents.ts";
 import { runDelivery } from "../webhooks/deliveryJob.ts";
+import { webhookAddressPolicy } from "../webhooks/urlSafety.ts";
 import type { JobClock } from "./jobClock.ts";
 import { JOB_NAMES, JOBS_CHANNEL } from "./jobQueue.ts";
 
@@ -89,6 +90,25 @@ function createAgenda(context: RunnerContext, options: JobRunnerOptions, logger:
   return agenda;
 }
 
+/**
+ * What the deliver-webhook job runs for one delivery, under the same address policy as registration and test
+ * deliveries (urlSafety.ts webhookAddressPolicy): loopback only with DEV_CONVENIENCES, whatever NODE_ENV says.
+ */
+export function webhookDeliveryRun(
+  context: Pick<RunnerContext, "pool" | "webhookSecrets" | "config">,
+  clock: JobClock,
+  logger: Logger,
+): (deliveryId: string) => ReturnType<typeof runDelivery> {
+  const deps = {
+    pool: context.pool,
+    secrets: context.webhookSecrets,
+    clock,
+    production: webhookAddressPolicy(context.config).production,
+    logger,
+  };
+  return (deliveryId) => runDelivery(deps, deliveryId);
+}
+
 /** Each job: what it runs, how long its lock lasts and when a failed run is retried. */
 function defineJobs(agenda: Agenda, context: RunnerContext, options: JobRunnerOptions, logger: Logger): void {
   agenda.define(
@@ -103,19 +123,11 @@ function defineJobs(agenda: Agenda, context: RunnerContext, options: JobRunnerOp
     { backoff: retryAfter(60_000), lockLifetime: options.lockMs },
   );
 
+  const deliverWebhook = webhookDeliveryRun(context, options.clock, logger);
   agenda.define(
     JOB_NAMES.deliverWebhook,
     async (job: Job<{ deliveryId: string }>) => {
-      const result = await runDelivery(
-        {
-          pool: context.pool,
-          secrets: context.webhookSecrets,
-          clock: options.clock,
-          production: context.config.nodeEnv === "production",
-          logger,
-        },
-        job.attrs.data.deliveryId,
-      );
+      const result = await deliverWebhook(job.attrs.data.deliveryId);
       if (result.retryAt) job.schedule(result.retryAt);
     },
     // An attempt takes at most 10 s: the lock outlives it by far, so a live attempt is never taken over.

@@ -104,3 +104,24 @@ export function documentJson(doc: DocumentView) {
     updatedAt: doc.updatedAt.toISOString(),
   };
 }
+
+/** The document version written with an outbox transaction (its anchoring), or undefined. */
+export async function versionRecordedBy(
+  pool: pg.Pool,
+  outboxTxId: string,
+): Promise<{ documentId: string; docType: string; version: number; hash: string; createdAt: Date } | undefined> {
+  const { rows } = await pool.query(
+    `SELECT v.document_id, d.doc_type, v.version, v.sha256, v.created_at FROM document_versions v JOIN documents d ON d.id = v.document_id WHERE v.chain_tx_id = $1`,
+    [outboxTxId],
+  );
+  const row = rows[0];
+  return (
+    row && {
+      documentId: row.document_id,
+      docType: row.doc_type,
+      version: Number(row.version),
+      hash: row.sha256,
+      createdAt: asDate(row.created_at),
+    }
+  );
+}

@@ -154,6 +154,13 @@ export async function departmentCodes(pool: pg.Pool, ids: number[]): Promise<Map
 }
 
 /** The request whose mint is the recorded transaction `outboxTxId` (its row is written in the same transaction). */
+/** The request a recorded write belongs to (its outbox record's request), as readers see it now. */
+export async function requestOfWrite(pool: pg.Pool, write: { requestId: string | null }): Promise<RequestView> {
+  const request = write.requestId ? await findRequest(pool, write.requestId) : undefined;
+  if (!request) throw notFound("Request");
+  return request;
+}
+
 export async function requestCreatedBy(
   pool: pg.Pool,
   outboxTxId: string,

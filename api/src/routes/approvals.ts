@@ -6,14 +6,16 @@ import { z } from "zod/v4";
 import { requestMeta } from "../http/requestMeta.ts";
 import type { Principal } from "../auth/principal.ts";
 import { REJECTION_REASONS, decide, decisionToSign, type DecisionSignature } from "../domain/approvals/decide.ts";
-import { actOnLicence } from "../domain/approvals/licenceActions.ts";
-import { resolveEscalation } from "../domain/approvals/resolveEscalation.ts";
+import { decisionAnswer, type DecisionKind } from "../domain/approvals/decisionAnswer.ts";
+import { actOnLicence, licenceActionAnswer, type LicenceAction } from "../domain/approvals/licenceActions.ts";
+import { escalationAnswer, resolveEscalation } from "../domain/approvals/resolveEscalation.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { AppError, forbidden } from "../errors.ts";
+import type { MinedWrite } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { approvalsOfToken } from "../reads/approvalReads.ts";
 import { pendingRequestsPage } from "../reads/pendingReads.ts";
-import { findVisibleRequest } from "../reads/requestReads.ts";
+import { findVisibleRequest, requestOfWrite } from "../reads/requestReads.ts";
 import { pageQuery } from "../schemas/common.ts";
 import { ApprovalSchema, RequestListResponse } from "../schemas/request.ts";
 
@@ -87,6 +89,11 @@ function signatureOf(body: { signature?: string; nonce?: string; deadline?: numb
 
 export function approvalRoutes(context: DomainContext): RouteDefinition[] {
   const department = (principal: Principal | undefined) => principal as Extract<Principal, { kind: "department" }>;
+  /** A decision's answer rebuilt from its recorded, mined transaction (a retry after a crash). */
+  const recoveredDecision = async (write: MinedWrite, kind: DecisionKind) => {
+    const result = await decisionAnswer(context, await requestOfWrite(context.pool, write), kind, write.tx);
+    return { body: kind === "CHANGES_REQUESTED" ? changesBody(result) : approvalBody(result) };
+  };
   return [
     defineRoute({
       method: "get",
@@ -138,6 +145,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
         );
         return { body: approvalBody(result) };
       },
+      recoverIdempotent: (_input, write) => recoveredDecision(write, "APPROVED"),
     }),
     defineRoute({
       method: "post",
@@ -168,6 +176,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
         );
         return { body: approvalBody(result) };
       },
+      recoverIdempotent: (_input, write) => recoveredDecision(write, "REJECTED"),
     }),
     defineRoute({
       method: "post",
@@ -208,8 +217,9 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
           },
           signatureOf(body),
         );
-        return { body: { status: result.requestStatus, transactionHash: result.transactionHash } };
+        return { body: changesBody(result) };
       },
+      recoverIdempotent: (_input, write) => recoveredDecision(write, "CHANGES_REQUESTED"),
     }),
     defineRoute({
       method: "post",
@@ -349,6 +359,9 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
           body.remarks,
         ),
       }),
+      recoverIdempotent: async ({ params }, write) => ({
+        body: await escalationAnswer(context, params.requestId, write.tx.hash),
+      }),
     }),
     ...(["suspend", "reinstate", "revoke"] as const).map((verb) =>
       defineRoute({
@@ -384,10 +397,13 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
             context,
             requestMeta(ctx),
             params.requestId,
-            verb.toUpperCase() as "SUSPEND" | "REINSTATE" | "REVOKE",
+            actionOf(verb),
             body.reasonCode,
             body.reason,
           ),
+        }),
+        recoverIdempotent: async ({ params }, write) => ({
+          body: licenceActionAnswer(params.requestId, actionOf(verb), write.tx.hash),
         }),
       }),
     ),
@@ -395,7 +411,14 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
 }
 
 /** The spec's ApprovalResponse for a recorded approval or rejection. */
-function approvalBody(result: Awaited<ReturnType<typeof decide>>) {
+function approvalBody(result: Awaited<ReturnType<typeof decisionAnswer>>) {
   const { approvalId, status, transactionHash, workflowStatus } = result;
   return { approvalId, status, transactionHash, workflowStatus };
 }
+
+/** The answer to a request for changes: the request's status and the transaction. */
+function changesBody(result: Awaited<ReturnType<typeof decisionAnswer>>) {
+  return { status: result.requestStatus, transactionHash: result.transactionHash };
+}
+
+const actionOf = (verb: "suspend" | "reinstate" | "revoke") => verb.toUpperCase() as LicenceAction;

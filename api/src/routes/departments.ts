@@ -24,6 +24,7 @@ import {
   updateDepartment,
 } from "../domain/departments/manageDepartments.ts";
 import { forbidden, notFound } from "../errors.ts";
+import type { MinedWrite } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 
 const CodeParams = z.object({ departmentCode: z.string().min(1).max(64) });
@@ -59,6 +60,15 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
     if (!department) throw notFound("Department");
     return department;
   };
+  /** A wallet change's answer: the department as the index has it once the change is mined, and the transaction. */
+  const walletChangeBody = (department: Parameters<typeof store.toJson>[0], transactionHash: string) => ({
+    ...store.toJson(department),
+    transactionHash,
+  });
+  /** The same answer for a retry whose process died after recording the change. */
+  const recoveredWalletChange = async (code: string, write: MinedWrite) => ({
+    body: walletChangeBody(await visible(code), write.tx.hash),
+  });
 
   return [
     defineRoute({
@@ -200,8 +210,9 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
           params.departmentCode,
           body,
         );
-        return { body: { ...store.toJson(department), transactionHash } };
+        return { body: walletChangeBody(department, transactionHash) };
       },
+      recoverIdempotent: ({ params }, write) => recoveredWalletChange(params.departmentCode, write),
     }),
     ...(["cancel", "activate"] as const).map((verb) =>
       defineRoute({
@@ -240,8 +251,9 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
             params.departmentCode,
             verb === "cancel" ? "CANCEL" : "ACTIVATE",
           );
-          return { body: { ...store.toJson(department), transactionHash } };
+          return { body: walletChangeBody(department, transactionHash) };
         },
+        recoverIdempotent: ({ params }, write) => recoveredWalletChange(params.departmentCode, write),
       }),
     ),
     defineRoute({

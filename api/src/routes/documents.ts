@@ -4,12 +4,24 @@ import type { Context } from "koa";
 import { z } from "zod/v4";
 import { requestMeta } from "../http/requestMeta.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { updateDocument, uploadDocument, type ReceivedFile } from "../domain/documents/uploadDocument.ts";
+import {
+  updateDocument,
+  uploadAnswer,
+  uploadDocument,
+  versionAnswer,
+  type ReceivedFile,
+} from "../domain/documents/uploadDocument.ts";
 import { loadOwnRequest } from "../domain/requests/requestGuards.ts";
 import { AppError, notFound } from "../errors.ts";
-import { fingerprint } from "../http/idempotency.ts";
+import { fingerprint, type MinedWrite } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
-import { documentJson, documentsOfRequest, findDocument, type DocumentView } from "../reads/documentReads.ts";
+import {
+  documentJson,
+  documentsOfRequest,
+  findDocument,
+  versionRecordedBy,
+  type DocumentView,
+} from "../reads/documentReads.ts";
 import { canSee, findRequest, findVisibleRequest } from "../reads/requestReads.ts";
 import {
   DocumentDetailResponse,
@@ -70,6 +82,13 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
     }
   }
 
+  /** The version a recorded anchoring wrote (same database transaction as its outbox record). */
+  const recordedVersion = async (write: MinedWrite) => {
+    const version = await versionRecordedBy(context.pool, write.outboxTxId);
+    if (!version) throw notFound("Document version");
+    return version;
+  };
+
   const visibleDocument = async (documentId: string, ctx: Context): Promise<DocumentView> => {
     const document = await findDocument(context.pool, documentId);
     const request = document && (await findRequest(context.pool, document.requestId));
@@ -126,6 +145,10 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
           201,
         );
       },
+      recoverIdempotent: async (_input, write) => ({
+        status: 201,
+        body: uploadAnswer(await recordedVersion(write), write.tx.hash),
+      }),
     }),
     defineRoute({
       method: "put",
@@ -167,6 +190,9 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
           200,
         );
       },
+      recoverIdempotent: async (_input, write) => ({
+        body: await versionAnswer(context, await recordedVersion(write), write.tx),
+      }),
     }),
     defineRoute({
       method: "get",

@@ -2,13 +2,13 @@
 import { z } from "zod/v4";
 import type { Principal } from "../auth/principal.ts";
 import { requestMeta } from "../http/requestMeta.ts";
-import { cancelRequest } from "../domain/requests/cancelRequest.ts";
+import { cancelRequest, cancellationAnswer } from "../domain/requests/cancelRequest.ts";
 import { createRequest } from "../domain/requests/createRequest.ts";
-import { submitRequest } from "../domain/requests/submitRequest.ts";
+import { submissionAnswer, submitRequest } from "../domain/requests/submitRequest.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { requestDetail } from "../reads/requestDetail.ts";
-import { findVisibleRequest, requestCreatedBy, type RequestView } from "../reads/requestReads.ts";
+import { findVisibleRequest, requestCreatedBy, requestOfWrite, type RequestView } from "../reads/requestReads.ts";
 import { listRequests } from "../reads/requestList.ts";
 import { timelineOf } from "../reads/timelineReads.ts";
 import { RequestStatus, RequestType, pageQuery } from "../schemas/common.ts";
@@ -66,7 +66,7 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
         body: await createRequest(context, ctx.state.principal!, body, requestMeta(ctx)),
       }),
       // After a crash: the request row written with its mint (same transaction) gives back the original answer.
-      recoverIdempotent: async (write) => {
+      recoverIdempotent: async (_input, write) => {
         const { requestId, requestNumber, createdAt } = await requestCreatedBy(context.pool, write.outboxTxId);
         return {
           status: 201,
@@ -136,6 +136,9 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       handler: async ({ params, ctx }) => ({
         body: await submitRequest(context, ctx.state.principal!, params.requestId, requestMeta(ctx)),
       }),
+      recoverIdempotent: async (_input, write) => ({
+        body: await submissionAnswer(context, await requestOfWrite(context.pool, write), write.tx.hash),
+      }),
     }),
     defineRoute({
       method: "post",
@@ -154,6 +157,7 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       handler: async ({ params, body, ctx }) => ({
         body: await cancelRequest(context, ctx.state.principal!, params.requestId, body.reason, requestMeta(ctx)),
       }),
+      recoverIdempotent: async ({ params }, write) => ({ body: cancellationAnswer(params.requestId, write.tx.hash) }),
     }),
     defineRoute({
       method: "get",

@@ -3,6 +3,7 @@
  * (/api/v1/openapi.json, /docs, /docs/decisions). /health is 200 only when Postgres and the chain answer and the indexer is
  * within HEALTH_MAX_INDEXER_LAG blocks of the chain head; otherwise 503 naming what is not ready.
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -11,6 +12,7 @@ import type Koa from "koa";
 import { marked } from "marked";
 import type { JsonRpcProvider } from "ethers";
 import type pg from "pg";
+import { AppError } from "../errors.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { IndexProgress } from "../reads/indexProgress.ts";
 
@@ -21,6 +23,8 @@ export interface SystemDeps {
   metrics: Metrics;
   maxIndexerLag: number;
   openApiDocument: () => Record<string, unknown>;
+  /** METRICS_TOKEN: when set, /metrics answers only `Authorization: Bearer <token>` (a scraper's credential). */
+  metricsToken?: string;
 }
 
 interface Check {
@@ -67,6 +71,10 @@ export function mountSystemRoutes(router: Router, deps: SystemDeps): void {
   });
 
   router.get("/metrics", async (ctx) => {
+    if (deps.metricsToken && !bearerMatches(ctx.get("authorization"), deps.metricsToken))
+      throw new AppError(401, "UNAUTHORIZED", "/metrics needs the METRICS_TOKEN bearer token", undefined, {
+        "WWW-Authenticate": 'Bearer realm="metrics"',
+      });
     const counts = await deps.pool
       .query(`SELECT status, count(*)::int AS n FROM chain_transactions GROUP BY status`)
       .catch(() => ({ rows: [] }));
@@ -82,6 +90,13 @@ export function mountSystemRoutes(router: Router, deps: SystemDeps): void {
   });
 
   mountDocsRoutes(router);
+}
+
+/** Whether an Authorization header carries exactly this bearer token (compared in constant time). */
+function bearerMatches(authorization: string, token: string): boolean {
+  const given = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1] ?? "";
+  const digest = (text: string) => createHash("sha256").update(text).digest();
+  return timingSafeEqual(digest(given), digest(token));
 }
 
 async function timed(probe: () => Promise<boolean>): Promise<{ ok: boolean; ms: number }> {

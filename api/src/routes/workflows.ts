@@ -6,6 +6,7 @@ import { createWorkflow, deactivateWorkflow, updateWorkflow } from "../domain/wo
 import { validateWorkflow } from "../domain/workflows/validateWorkflow.ts";
 import { workflowsJson } from "../reads/workflowView.ts";
 import { notFound } from "../errors.ts";
+import type { MinedWrite } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import {
   CreateWorkflowInput,
@@ -25,6 +26,12 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
     (await workflowsJson(context.pool, [workflow]))[0];
   const stored = async (workflowId: string) => {
     const workflow = await context.workflows.byId(workflowId);
+    if (!workflow) throw notFound("Workflow");
+    return workflow;
+  };
+  /** The version a recorded registration wrote (same database transaction as its outbox record). */
+  const registeredBy = async (write: MinedWrite) => {
+    const workflow = await context.workflows.byChainTx(write.outboxTxId);
     if (!workflow) throw notFound("Workflow");
     return workflow;
   };
@@ -81,6 +88,7 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
         status: 201,
         body: await one(await createWorkflow(context, requestMeta(ctx), body)),
       }),
+      recoverIdempotent: async (_input, write) => ({ status: 201, body: await one(await registeredBy(write)) }),
     }),
     defineRoute({
       method: "post",
@@ -138,6 +146,7 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
       handler: async ({ params, body, ctx }) => ({
         body: await one(await updateWorkflow(context, requestMeta(ctx), params.workflowId, body)),
       }),
+      recoverIdempotent: async (_input, write) => ({ body: await one(await registeredBy(write)) }),
     }),
     defineRoute({
       method: "delete",

@@ -33,8 +33,12 @@ const MAX_FIELDS_BYTES = 32 * 1024;
 /** Per part: the bytes of its header lines, and how many lines. */
 export const MAX_PART_HEADER_BYTES = 16 * 1024;
 const MAX_PART_HEADER_LINES = 16;
-/** Text fields and the one file, with a little room for a client's empty parts. */
-export const MAX_PARTS = MAX_FIELDS + 4;
+/**
+ * Parts of any kind, counted as each begins (before its content is read). A document form has three (file, docType,
+ * description); the rest is room for a client's extra parts. Below formidable's own field limit (MAX_FIELDS, counted
+ * as each field ends), so that it is this count that stops a form of many small parts.
+ */
+export const MAX_PARTS = 16;
 /** After a refusal, what is still read (and discarded) so the client gets the answer instead of a reset. */
 const LINGER_BYTES = 8 * 1024 * 1024;
 const LINGER_MS = 2_000;

@@ -85,6 +85,12 @@ export class WorkflowStore {
     return rows[0] ? toWorkflow(rows[0]) : undefined;
   }
 
+  /** The version registered by an outbox transaction (its definition is written with the outbox record). */
+  async byChainTx(outboxTxId: string): Promise<StoredWorkflow | undefined> {
+    const { rows } = await this.#pool.query(`${SELECT} WHERE w.chain_tx_id = $1`, [outboxTxId]);
+    return rows[0] ? toWorkflow(rows[0]) : undefined;
+  }
+
   async byChainId(chainWorkflowId: number): Promise<StoredWorkflow | undefined> {
     const { rows } = await this.#pool.query(`${SELECT} WHERE iw.workflow_id = $1`, [chainWorkflowId]);
     return rows[0] ? toWorkflow(rows[0]) : undefined;

@@ -31,6 +31,17 @@ export interface AddressPolicy {
 
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR("2000::/3");
 
+/**
+ * The one policy of every webhook connection (registration, test delivery, real deliveries): loopback receivers are
+ * a development convenience, allowed only where DEV_CONVENIENCES is on and never in production.
+ */
+export function webhookAddressPolicy(config: {
+  nodeEnv: string;
+  devConveniences: boolean;
+}): Pick<AddressPolicy, "production"> {
+  return { production: config.nodeEnv === "production" || !config.devConveniences };
+}
+
 /** Whether a webhook may connect to this address. */
 export function isAllowedAddress(address: string, policy: Pick<AddressPolicy, "production">): boolean {
   if (!ipaddr.isValid(address)) return false;

@@ -3,8 +3,13 @@
  * - applicantToken: the development identity-locker sign-in (authorize with login_hint, client_id and a PKCE S256
  *   challenge → code → token exchange with the client_id and the verifier);
  * - clientToken: OAuth 2.0 client credentials.
+ * And lockerApplicantToken: what a sign-in through a real identity provider leaves, for API processes that have one.
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { loadConfig } from "../../../api/src/config.ts";
+import { loadSigningKey } from "../../../api/src/auth/keys.ts";
+import { TokenService } from "../../../api/src/auth/tokens.ts";
+import type { Stack } from "../../../scripts/stack/stack.ts";
 
 /** A loopback redirect_uri: allowed with DEV_CONVENIENCES; nothing needs to listen there (the redirect is not followed). */
 export const TEST_REDIRECT_URI = "http://127.0.0.1:9/auth/callback";
@@ -71,6 +76,22 @@ export async function applicantToken(apiUrl: string, applicant: ApplicantLogin):
   if (!response.ok || !body.access_token)
     throw new Error(`code exchange failed: ${response.status} ${body.error}: ${body.error_description}`);
   return body.access_token;
+}
+
+/**
+ * An applicant token as a sign-in through a real identity locker issues it (idp "identity-locker"), signed with the
+ * stack's key for its issuer: API processes configured with a real identity provider (the production ones next to
+ * the fixture) refuse the development sign-in's tokens, and no test identity provider is needed to sign in there.
+ */
+export async function lockerApplicantToken(stack: Stack, applicant: ApplicantLogin): Promise<string> {
+  const config = loadConfig(stack.env);
+  const tokens = new TokenService(await loadSigningKey(config), {
+    issuer: config.jwtIssuer!,
+    audience: config.jwtAudience,
+    ttlSeconds: 600,
+  });
+  const issued = await tokens.issueApplicant({ ...applicant, idp: "identity-locker" });
+  return issued.accessToken;
 }
 
 /** The authorize step alone: returns our single-use code (valid 60 s) for `redirectUri`. */

@@ -44,7 +44,9 @@ export interface Driver {
 }
 
 export async function createDriver(stack: Stack): Promise<Driver> {
-  const config = loadConfig(stack.env);
+  // The stack's administrative connection (the API processes run as a role of their own): tests also set up and
+  // inspect what the API's role may not touch.
+  const config = loadConfig({ ...stack.env, DATABASE_URL: stack.databaseUrl });
   const core = await createCoreServices(config, createLogger("silent"));
   const index = new pg.Pool({ connectionString: stack.databaseUrl, max: 4, options: "-c search_path=index" });
   // An idle connection cut by a Postgres restart (the fault tests restart it) is dropped, not an uncaught error.

@@ -17,11 +17,10 @@ import { canonicalJson } from "../../canonicalJson.ts";
 import { AppError, conflict, forbidden } from "../../errors.ts";
 import { anchoredDocumentsOf, type AnchoredDocument } from "../../reads/anchoredDocuments.ts";
 import { departmentOnChain, type DepartmentOnChain } from "../../reads/departmentReads.ts";
-import { findRequest, findVisibleRequest } from "../../reads/requestReads.ts";
-import { stableUuid } from "../../reads/stableId.ts";
+import { findVisibleRequest } from "../../reads/requestReads.ts";
 import { insertDecisionRemarks } from "../../stores/decisionRemarks.ts";
 import type { DomainContext } from "../context.ts";
-import { reviewState } from "../requests/reviewState.ts";
+import { decisionAnswer } from "./decisionAnswer.ts";
 import { decisionTypedData, type DecisionMessage } from "./decisionTypedData.ts";
 
 export const REJECTION_REASONS = [
@@ -286,20 +285,5 @@ export async function decide(
     throw error instanceof ContractRevertError ? explain(error, documents) : error;
   }
 
-  const logIndex =
-    tx.receipt.logs.find((l) => l.topics[0] === approvalRegistry.getEvent("DecisionRecorded")!.topicHash)?.index ?? 0;
-  const after = (await findRequest(context.pool, request.id))!;
-  const workflow = await context.workflows.byChainId(request.chainWorkflowId);
-  const state = workflow ? await reviewState(context, request.tokenId, workflow.stages) : undefined;
-  return {
-    approvalId: stableUuid(`approval:${tx.hash}-${logIndex}`),
-    status: decision.kind,
-    transactionHash: tx.hash,
-    requestStatus: after.status,
-    workflowStatus: {
-      currentStage: after.phase === "CLOSED" ? "" : (state?.currentStage?.stageName ?? ""),
-      isComplete: after.status === "APPROVED",
-      nextPendingDepartments: after.phase === "IN_REVIEW" ? (state?.pendingDepartments ?? []) : [],
-    },
-  };
+  return decisionAnswer(context, request, decision.kind, tx);
 }

@@ -62,9 +62,14 @@ export async function actOnLicence(
         },
       },
     );
-    return { requestId: request.id, status: TO[action], transactionHash: tx.hash };
+    return licenceActionAnswer(request.id, action, tx.hash);
   } catch (error) {
     // The message names the request's status and the action (the table's is generic).
     rethrowAsApiError(error, { LicenceInvalidTransition: () => invalidState(request, action.toLowerCase()) });
   }
+}
+
+/** The answer to a licence action once its transaction is mined (also to a retry after a crash). */
+export function licenceActionAnswer(requestId: string, action: LicenceAction, transactionHash: string) {
+  return { requestId, status: TO[action], transactionHash };
 }

@@ -49,12 +49,18 @@ export async function resolveEscalation(
           }),
       },
     );
-    const after = (await findRequest(context.pool, request.id))!;
-    return { requestId: request.id, status: after.status, transactionHash: tx.hash };
+    return escalationAnswer(context, request.id, tx.hash);
   } catch (error) {
     // Here the wrong phase means there is no escalation to resolve (the table says "not under review").
     rethrowAsApiError(error, {
       ReviewWrongPhase: () => conflict("NOT_ESCALATED", "The request has no escalation waiting for an administrator"),
     });
   }
+}
+
+/** The answer to a resolved escalation once its transaction is mined: the request's status as the index has it. */
+export async function escalationAnswer(context: DomainContext, requestId: string, transactionHash: string) {
+  const after = await findRequest(context.pool, requestId);
+  if (!after) throw notFound("Request");
+  return { requestId, status: after.status, transactionHash };
 }

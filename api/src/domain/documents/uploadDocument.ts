@@ -178,14 +178,25 @@ export async function uploadDocument(
       },
     },
   });
-  return {
-    documentId,
-    docType: fields.docType,
-    hash,
-    version: 1,
-    transactionHash: anchored.tx.hash,
-    createdAt: anchored.createdAt.toISOString(),
-  };
+  return uploadAnswer(
+    { documentId, docType: fields.docType, hash, version: 1, createdAt: anchored.createdAt },
+    anchored.tx.hash,
+  );
+}
+
+/** An anchored version as the answers name it (from the rows recorded with its transaction, after a crash). */
+export interface AnchoredVersion {
+  documentId: string;
+  docType: string;
+  hash: string;
+  version: number;
+  createdAt: Date;
+}
+
+/** The answer to a document's first upload once anchored (also to a retry whose process died after recording it). */
+export function uploadAnswer(anchored: AnchoredVersion, transactionHash: string) {
+  const { documentId, docType, hash, version, createdAt } = anchored;
+  return { documentId, docType, hash, version, transactionHash, createdAt: createdAt.toISOString() };
 }
 
 export async function updateDocument(
@@ -221,7 +232,18 @@ export async function updateDocument(
       newValue: { version, hash, fileSize: file.size, mimeType: file.mimeType },
     },
   });
-  // The approvals this version invalidated on chain, in the same transaction.
+  return versionAnswer(context, { documentId, version, hash }, tx);
+}
+
+/**
+ * The answer to a new version once anchored, with the approvals it invalidated on chain in the same transaction
+ * (from its receipt; also what a retry whose process died after recording it is answered with).
+ */
+export async function versionAnswer(
+  context: DomainContext,
+  anchored: Pick<AnchoredVersion, "documentId" | "version" | "hash">,
+  tx: ConfirmedTx,
+) {
   const invalidated = eventsOf(
     tx.receipt.logs,
     approvalRegistry,
@@ -233,9 +255,9 @@ export async function updateDocument(
     invalidated.map((e) => Number(e.args.departmentId)),
   );
   return {
-    documentId,
-    newVersion: version,
-    newHash: hash,
+    documentId: anchored.documentId,
+    newVersion: anchored.version,
+    newHash: anchored.hash,
     invalidatedApprovals: [
       ...new Set(invalidated.map((e) => codes.get(Number(e.args.departmentId)) ?? String(e.args.departmentId))),
     ],

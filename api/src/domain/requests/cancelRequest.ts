@@ -37,5 +37,10 @@ export async function cancelRequest(
       },
     },
   );
-  return { requestId: request.id, status: "CANCELLED", transactionHash: tx.hash };
+  return cancellationAnswer(request.id, tx.hash);
+}
+
+/** The answer to a cancellation once its transaction is mined (also to a retry after a crash). */
+export function cancellationAnswer(requestId: string, transactionHash: string) {
+  return { requestId, status: "CANCELLED", transactionHash };
 }

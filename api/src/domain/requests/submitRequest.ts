@@ -7,6 +7,7 @@ import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { approvalRegistry } from "../../chain/contracts.ts";
 import { AppError } from "../../errors.ts";
 import { documentsOfRequest } from "../../reads/documentReads.ts";
+import type { RequestView } from "../../reads/requestReads.ts";
 import type { DomainContext } from "../context.ts";
 import { requiredDocumentTypes } from "../workflows/compileWorkflow.ts";
 import { invalidState, loadOwnRequest, pinnedWorkflow } from "./requestGuards.ts";
@@ -51,12 +52,21 @@ export async function submitRequest(
         }),
     },
   );
+  return submissionAnswer(context, request, tx.hash);
+}
+
+/**
+ * The answer to a submission once its transaction is mined: where the review stands (also what a retry of a
+ * submission whose process died after recording it is answered with).
+ */
+export async function submissionAnswer(context: DomainContext, request: RequestView, transactionHash: string) {
+  const workflow = await pinnedWorkflow(context, request);
   const state = await reviewState(context, request.tokenId, workflow.stages);
   return {
     requestId: request.id,
     status: "SUBMITTED",
     currentStage: state.currentStage,
     pendingDepartments: state.pendingDepartments,
-    transactionHash: tx.hash,
+    transactionHash,
   };
 }

@@ -13,7 +13,7 @@ import { withTransaction } from "../../db/transaction.ts";
 import { AppError, forbidden, notFound } from "../../errors.ts";
 import { enqueueJob, JOB_NAMES } from "../../jobs/jobQueue.ts";
 import { deliver } from "../../webhooks/deliver.ts";
-import { checkWebhookUrl, WEBHOOK_URL_REFUSED } from "../../webhooks/urlSafety.ts";
+import { checkWebhookUrl, WEBHOOK_URL_REFUSED, webhookAddressPolicy } from "../../webhooks/urlSafety.ts";
 import type { SecretSealer } from "../../chain/secretSealer.ts";
 import * as store from "../../webhooks/webhookStore.ts";
 import { webhookJson, type StoredWebhook, type WebhookLogFilter } from "../../webhooks/webhookStore.ts";
@@ -32,10 +32,6 @@ export interface NewWebhookInput {
   secret: string;
 }
 
-/** Loopback receivers are a development convenience: only where DEV_CONVENIENCES is on (never in production). */
-const productionPolicy = (config: Config) => ({
-  production: config.nodeEnv === "production" || !config.devConveniences,
-});
 const ownCode = (principal: Principal | undefined) => (principal?.kind === "department" ? principal.code : undefined);
 
 /** The webhook, if the caller may manage it (a department: its own; an administrator: any); otherwise 404. */
@@ -53,7 +49,7 @@ export async function registerWebhook(context: WebhookContext, meta: RequestMeta
   if (own && input.departmentCode && input.departmentCode !== own) {
     throw forbidden("You can only register webhooks for your own department");
   }
-  await checkWebhookUrl(input.url, productionPolicy(context.config));
+  await checkWebhookUrl(input.url, webhookAddressPolicy(context.config));
   const id = randomUUID();
   const departmentCode = own ?? input.departmentCode ?? null;
   const createdAt = await withTransaction(context.pool, async (client) => {
@@ -138,7 +134,7 @@ export async function testWebhook(context: WebhookContext, principal: Principal 
     context.pool,
     { id: webhook.id, url: webhook.url, secret: context.webhookSecrets.open(webhook.id, webhook.secretSealed) },
     { eventId, eventType: "WEBHOOK_TEST", payload },
-    productionPolicy(context.config),
+    webhookAddressPolicy(context.config),
   );
   if (result.refused || result.responseTime === null) {
     throw new AppError(400, WEBHOOK_URL_REFUSED, "Webhook URL refused: the target is not a public address");
