@@ -1,5 +1,7 @@
 import Router from "@koa/router";
 import { expect } from "chai";
+import { loadConfig } from "../../api/src/config.ts";
+import { declaredRoutes } from "../../api/src/http/openApiDocument.ts";
 import { defineRoute, mountRoutes, type RouteDefinition } from "../../api/src/http/routeTable.ts";
 
 /** Every route that writes to the chain under an Idempotency-Key must be able to rebuild its answer after a crash. */
@@ -29,5 +31,11 @@ describe("routes that write to the chain under Idempotency-Key", function () {
     expect(mount(route({ idempotent: false }))).to.not.throw();
     expect(mount(route({ sendsTransactions: undefined }))).to.not.throw();
     expect(mount(route({ method: "delete" }))).to.not.throw();
+  });
+
+  it("holds for the API's own route table: every route mounts as main.ts mounts it", function () {
+    const { api, root } = declaredRoutes(loadConfig({}));
+    expect(() => mountRoutes(new Router(), api, async () => undefined)).to.not.throw();
+    expect(() => mountRoutes(new Router(), root, async () => undefined)).to.not.throw();
   });
 });

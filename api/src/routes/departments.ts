@@ -289,8 +289,9 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
           params.departmentCode,
           "REFUSE",
         );
-        return { body: { ...store.toJson(department), transactionHash } };
+        return { body: walletChangeBody(department, transactionHash) };
       },
+      recoverIdempotent: ({ params }, write) => recoveredWalletChange(params.departmentCode, write),
     }),
     defineRoute({
       method: "get",
