@@ -9,8 +9,9 @@
  * thrown away afterwards).
  */
 import { randomUUID } from "node:crypto";
-import { ZeroHash, encodeBytes32String } from "ethers";
-import { licenceToken } from "../../api/src/chain/contracts.ts";
+import { zeroHash } from "viem";
+import { stringToBytes32 } from "../../abis/index.ts";
+import { hexBytes, licenceTokenCall } from "../../api/src/chain/contractCalls.ts";
 import { applicantAddress } from "../../api/src/chain/applicantKeys.ts";
 import { REQUEST_NUMBER_PREFIX } from "../../api/src/domain/requests/createRequest.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
@@ -45,11 +46,11 @@ export async function seedRequests(env: BenchEnvironment, count: number): Promis
     const send = async (from: number, to: number) => {
       const batch = [];
       for (let i = from; i < to; i++) {
-        calls[i] ??= licenceToken.encodeFunctionData("mint", [
-          addresses[i % APPLICANTS],
+        calls[i] ??= licenceTokenCall("mint", [
+          hexBytes(addresses[i % APPLICANTS]),
           firstTokenId + BigInt(i),
-          encodeBytes32String(TYPES[i % 3]),
-          ZeroHash,
+          stringToBytes32(TYPES[i % 3]),
+          zeroHash,
         ]);
         batch.push({
           jsonrpc: "2.0",

@@ -6,10 +6,11 @@
  * the documents it reviewed are still at the versions it reviewed, and applies the pinned workflow's rules. The
  * remarks stay off chain; their keccak256 is on chain. A refused decision records nothing anywhere.
  */
-import { keccak256, toUtf8Bytes } from "ethers";
+import { keccak256, stringToBytes } from "viem";
 import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
+import { approvalRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
 import { approvalRegistry, DECISION_NAMES, enumValueOf } from "../../chain/contracts.ts";
 import { departmentRecord } from "../../chain/contractReads.ts";
 import { apiErrorOf, REVERT_ANSWERS } from "../../chain/revertMapping.ts";
@@ -120,7 +121,7 @@ function remarksOf(decision: Decision) {
     ...(decision.kind === "REJECTED" ? { reason: decision.reason } : {}),
     ...(decision.kind === "CHANGES_REQUESTED" ? { requiredDocuments: decision.requiredDocuments ?? [] } : {}),
   };
-  return { record, hash: keccak256(toUtf8Bytes(canonicalJson(record))) };
+  return { record, hash: keccak256(stringToBytes(canonicalJson(record))) };
 }
 
 const reasonCodeOf = (decision: Decision) =>
@@ -206,7 +207,7 @@ export async function decide(
   const remarks = remarksOf(decision);
   const reasonCode = reasonCodeOf(decision);
   const data = signed
-    ? approvalRegistry.encodeFunctionData("decideBySig", [
+    ? approvalRegistryCall("decideBySig", [
         decisionMessage(
           request.tokenId,
           department.departmentId,
@@ -215,24 +216,13 @@ export async function decide(
           BigInt(signed.nonce),
           BigInt(signed.deadline),
         ),
-        signed.signature,
+        hexBytes(signed.signature),
       ])
     : decision.kind === "APPROVED"
-      ? approvalRegistry.encodeFunctionData("approve", [request.tokenId, review.mask, review.versions, remarks.hash])
+      ? approvalRegistryCall("approve", [request.tokenId, review.mask, review.versions, remarks.hash])
       : decision.kind === "REJECTED"
-        ? approvalRegistry.encodeFunctionData("reject", [
-            request.tokenId,
-            reasonCode,
-            review.mask,
-            review.versions,
-            remarks.hash,
-          ])
-        : approvalRegistry.encodeFunctionData("requestChanges", [
-            request.tokenId,
-            review.mask,
-            review.versions,
-            remarks.hash,
-          ]);
+        ? approvalRegistryCall("reject", [request.tokenId, reasonCode, review.mask, review.versions, remarks.hash])
+        : approvalRegistryCall("requestChanges", [request.tokenId, review.mask, review.versions, remarks.hash]);
 
   let tx;
   try {

@@ -4,11 +4,13 @@
  * transaction (for chain writes: the one that records the transaction in the outbox). Audit values never carry
  * keys or secrets.
  */
-import { encodeBytes32String, getAddress } from "ethers";
+import { getAddress } from "ethers";
+import { stringToBytes32 } from "../../../../abis/index.ts";
 import { withTransaction } from "../../db/transaction.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
-import { approvalRegistry, CUSTODY_NAMES, type CustodyName } from "../../chain/contracts.ts";
+import { approvalRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
+import { CUSTODY_NAMES, type CustodyName } from "../../chain/contracts.ts";
 import { apiErrorOf, rethrowAsApiError } from "../../chain/revertMapping.ts";
 import { conflict, notFound } from "../../errors.ts";
 import type { DomainContext } from "../context.ts";
@@ -95,9 +97,9 @@ export async function createDepartment(
         kind: "REGISTER_DEPARTMENT",
         from: context.administrator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData("registerDepartment", [
-          encodeBytes32String(code),
-          wallet,
+        data: approvalRegistryCall("registerDepartment", [
+          stringToBytes32(code),
+          hexBytes(wallet),
           CUSTODY_ENUM(custody),
         ]),
       },
@@ -220,7 +222,7 @@ export async function updateDepartment(
         kind: "UPDATE_DEPARTMENT",
         from: context.administrator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData("setDepartmentActive", [encodeBytes32String(code), input.isActive]),
+        data: approvalRegistryCall("setDepartmentActive", [stringToBytes32(code), input.isActive === true]),
       },
       { onRecorded: (client, recorded) => apply(client, recorded.hash) },
     );
@@ -276,9 +278,9 @@ export async function proposeWalletChange(
         kind: "UPDATE_DEPARTMENT",
         from: context.administrator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData("proposeDepartmentWallet", [
-          encodeBytes32String(code),
-          wallet,
+        data: approvalRegistryCall("proposeDepartmentWallet", [
+          stringToBytes32(code),
+          hexBytes(wallet),
           CUSTODY_ENUM(input.custody),
         ]),
       },
@@ -324,10 +326,9 @@ export async function settleWalletChange(
         kind: "UPDATE_DEPARTMENT",
         from: action === "CANCEL" ? context.administrator : context.operator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData(
-          action === "CANCEL" ? "cancelDepartmentWallet" : "activateDepartmentWallet",
-          [encodeBytes32String(code)],
-        ),
+        data: approvalRegistryCall(action === "CANCEL" ? "cancelDepartmentWallet" : "activateDepartmentWallet", [
+          stringToBytes32(code),
+        ]),
       },
       {
         onRecorded: (client, recorded) =>

@@ -4,10 +4,10 @@
  * outbox record and is visible once the mint is on chain.
  */
 import { randomUUID } from "node:crypto";
-import { encodeBytes32String } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
-import { licenceToken } from "../../chain/contracts.ts";
+import { hexBytes, licenceTokenCall } from "../../chain/contractCalls.ts";
+import { stringToBytes32 } from "../../../../abis/index.ts";
 import { AppError, conflict, forbidden } from "../../errors.ts";
 import type { DomainContext } from "../context.ts";
 import { insertRequest, nextRequestNumber, nextTokenId, requestsCreatedInLastDay } from "../../stores/requestStore.ts";
@@ -70,11 +70,11 @@ export async function createRequest(
       kind: "MINT_NFT",
       from: context.operator,
       to: context.contracts.LicenceToken,
-      data: licenceToken.encodeFunctionData("mint", [
-        address,
+      data: licenceTokenCall("mint", [
+        hexBytes(address),
         tokenId,
-        encodeBytes32String(input.requestType),
-        applicantCommitment(salt, input.applicantId),
+        stringToBytes32(input.requestType),
+        hexBytes(applicantCommitment(salt, input.applicantId)),
       ]),
       requestId: id,
     },
