@@ -13,7 +13,7 @@ import { ContractRevertError } from "../../chain/chainErrors.ts";
 import { approvalRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
 import { approvalRegistry, DECISION_NAMES, enumValueOf } from "../../chain/contracts.ts";
 import { departmentRecord } from "../../chain/contractReads.ts";
-import { apiErrorOf, REVERT_ANSWERS } from "../../chain/revertMapping.ts";
+import { apiErrorOf, REVERT_ANSWERS } from "../../revertMapping.ts";
 import { canonicalJson } from "../../canonicalJson.ts";
 import { AppError, conflict, forbidden } from "../../errors.ts";
 import { anchoredDocumentsOf, type AnchoredDocument } from "../../reads/anchoredDocuments.ts";
@@ -59,7 +59,7 @@ const decisionStatus = (kind: Decision["kind"]) => enumValueOf(DECISION_NAMES, k
 /** How long a typed decision handed out for signing stays valid on chain. */
 const SIGNATURE_LIFETIME_SECONDS = 15 * 60;
 
-/** Chain refusals, in the API's words (chain/revertMapping.ts); a stale document is named by its id. */
+/** Chain refusals, in the API's words (revertMapping.ts); a stale document is named by its id. */
 function explain(error: ContractRevertError, documents: AnchoredDocument[]): AppError {
   return apiErrorOf(error, {
     ReviewStaleDocuments: (stale) => {

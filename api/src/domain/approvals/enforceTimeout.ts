@@ -5,7 +5,7 @@
  */
 import { audit, SYSTEM } from "../../audit/auditLog.ts";
 import { progressOf } from "../../chain/contractReads.ts";
-import { isRevert } from "../../chain/revertMapping.ts";
+import { isRevert } from "../../revertMapping.ts";
 import { approvalRegistryCall } from "../../chain/contractCalls.ts";
 import { timeoutPending } from "../../chain/contracts.ts";
 import { requestIdOfToken } from "../../stores/requestStore.ts";

@@ -4,7 +4,7 @@
  * reason code on chain and the reason text off chain.
  */
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
-import { rethrowAsApiError } from "../../chain/revertMapping.ts";
+import { rethrowAsApiError } from "../../revertMapping.ts";
 import { licenceTokenCall } from "../../chain/contractCalls.ts";
 import { notFound } from "../../errors.ts";
 import { findRequest } from "../../reads/requestReads.ts";

@@ -4,7 +4,7 @@
  * decides again and the stage's clock restarts). An administrator never approves for a department.
  */
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
-import { rethrowAsApiError } from "../../chain/revertMapping.ts";
+import { rethrowAsApiError } from "../../revertMapping.ts";
 import { approvalRegistryCall } from "../../chain/contractCalls.ts";
 import { conflict, notFound } from "../../errors.ts";
 import { findRequest } from "../../reads/requestReads.ts";

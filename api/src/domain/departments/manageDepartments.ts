@@ -11,7 +11,7 @@ import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
 import { approvalRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
 import { CUSTODY_NAMES, type CustodyName } from "../../chain/contracts.ts";
-import { apiErrorOf, rethrowAsApiError } from "../../chain/revertMapping.ts";
+import { apiErrorOf, rethrowAsApiError } from "../../revertMapping.ts";
 import { conflict, notFound } from "../../errors.ts";
 import type { DomainContext } from "../context.ts";
 import { issueCredentials } from "./credentials.ts";

@@ -12,7 +12,7 @@ import { wasRecorded, type ConfirmedTx } from "../../chain/chainGateway.ts";
 import { documentRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
 import { approvalRegistry, eventsOf, uuidToBytes16 } from "../../chain/contracts.ts";
 import { type Hex, stringToBytes32 } from "../../../../abis/index.ts";
-import { apiErrorOf, REVERT_ANSWERS } from "../../chain/revertMapping.ts";
+import { apiErrorOf, REVERT_ANSWERS } from "../../revertMapping.ts";
 import { AppError, conflict, notFound } from "../../errors.ts";
 import { documentsOfRequest, findDocument } from "../../reads/documentReads.ts";
 import { departmentCodes, type RequestView } from "../../reads/requestReads.ts";
