@@ -95,24 +95,24 @@ export interface ChainGatewayOptions {
 const RECONCILE_LOCK = 0x7265636f6eb1n; // one reconciler at a time across processes
 
 export class ChainGateway {
-  readonly #o: ChainGatewayOptions;
+  readonly #options: ChainGatewayOptions;
   readonly #sequencer: NonceSequencer;
   #fees?: { at: number; value: FeeFields };
   #timer?: NodeJS.Timeout;
   #reconciling?: Promise<void>;
 
   constructor(options: ChainGatewayOptions) {
-    this.#o = options;
+    this.#options = options;
     this.#sequencer = new NonceSequencer(options.pool);
   }
 
   get provider(): JsonRpcProvider {
-    return this.#o.provider;
+    return this.#options.provider;
   }
 
   /** Simulate, record, broadcast, wait for the receipt and for the index to reach its block. */
   async send(request: TxRequest, options: SendOptions = {}): Promise<ConfirmedTx> {
-    const { provider, signer } = this.#o;
+    const { provider, signer } = this.#options;
     const gasLimit = await this.#simulate(request);
     const fees = await this.#feeFields();
     const idempotencyClaim = currentIdempotencyClaim(); // read here: records run in the sequencer's own context
@@ -122,7 +122,7 @@ export class ChainGateway {
         const raw = await signer.signTransaction({
           ...fees,
           from: request.from,
-          chainId: this.#o.chainId,
+          chainId: this.#options.chainId,
           nonce,
           to: request.to,
           data: request.data,
@@ -153,7 +153,7 @@ export class ChainGateway {
         return tx;
       },
       broadcast: async (tx) => {
-        this.#o.onStatus?.("PENDING", request.kind);
+        this.#options.onStatus?.("PENDING", request.kind);
         try {
           await sendRaw(provider, tx.raw);
         } catch (error) {
@@ -161,7 +161,7 @@ export class ChainGateway {
           if (isConnectionError(error))
             throw Object.assign(new ChainUnavailableError(error), { [OUTBOX_RECORDED]: true });
           if (isAlreadyKnown(error)) return;
-          this.#o.onStatus?.("FAILED", request.kind);
+          this.#options.onStatus?.("FAILED", request.kind);
           throw new NodeRefusedError((error as Error).message);
         }
       },
@@ -169,17 +169,20 @@ export class ChainGateway {
 
     let receipt: TransactionReceipt;
     try {
-      receipt = await this.#o.receipts.wait(recorded.hash, this.#o.receiptTimeoutMs);
+      receipt = await this.#options.receipts.wait(recorded.hash, this.#options.receiptTimeoutMs);
     } catch (error) {
       const timeout = error instanceof ReceiptTimeoutError ? new NotMinedInTimeError(recorded.hash) : error;
       throw Object.assign(timeout as object, { [OUTBOX_RECORDED]: true });
     }
     // A revert here means the transaction was mined and failed: it will never land (not marked as recorded-pending).
     const confirmed = await this.#finalize(recorded.id, request, receipt);
-    if (this.#o.index && this.#o.readYourWritesTimeoutMs > 0) {
-      const caughtUp = await this.#o.index.waitForBlock(receipt.blockNumber, this.#o.readYourWritesTimeoutMs);
+    if (this.#options.index && this.#options.readYourWritesTimeoutMs > 0) {
+      const caughtUp = await this.#options.index.waitForBlock(
+        receipt.blockNumber,
+        this.#options.readYourWritesTimeoutMs,
+      );
       if (!caughtUp)
-        this.#o.logger.warn(
+        this.#options.logger.warn(
           { block: receipt.blockNumber, tx: recorded.hash },
           "indexer did not reach the block in time",
         );
@@ -189,15 +192,24 @@ export class ChainGateway {
 
   /** The chain as an administrator sees it (networkStatus.ts); ChainUnavailableError when the node does not answer. */
   networkStatus(): Promise<NetworkStatus> {
-    return networkStatus((method, params) => this.#o.provider.send(method, params), {
-      expectedChainId: this.#o.chainId,
+    return networkStatus((method, params) => this.#options.provider.send(method, params), {
+      expectedChainId: this.#options.chainId,
     });
+  }
+
+  /** The chain's latest block number (the health check's probe); ChainUnavailableError when the node does not answer. */
+  async blockNumber(): Promise<number> {
+    try {
+      return await this.#options.provider.getBlockNumber();
+    } catch (error) {
+      throw isConnectionError(error) ? new ChainUnavailableError(error) : error;
+    }
   }
 
   /** Read-only contract call (e.g. a view); connection failures become ChainUnavailableError. */
   async call(to: string, data: string, blockTag?: number | string): Promise<string> {
     try {
-      return await this.#o.provider.call({ to, data, blockTag });
+      return await this.#options.provider.call({ to, data, blockTag });
     } catch (error) {
       if (isConnectionError(error)) throw new ChainUnavailableError(error);
       throw decodeRevert(revertDataOf(error)) ?? error;
@@ -220,7 +232,7 @@ export class ChainGateway {
   startReconcileLoop(intervalMs: number): void {
     this.#timer = setInterval(() => {
       this.reconcile().catch((error) => {
-        if (!isConnectionError(error)) this.#o.logger.error({ err: error }, "outbox reconciliation failed");
+        if (!isConnectionError(error)) this.#options.logger.error({ err: error }, "outbox reconciliation failed");
       });
     }, intervalMs);
     this.#timer.unref();
@@ -232,7 +244,7 @@ export class ChainGateway {
   }
 
   async #reconcile(): Promise<void> {
-    const { pool, provider, logger } = this.#o;
+    const { pool, provider, logger } = this.#options;
     const lockClient = await pool.connect();
     try {
       const { rows } = await lockClient.query("SELECT pg_try_advisory_lock($1) AS ok", [RECONCILE_LOCK]);
@@ -265,7 +277,7 @@ export class ChainGateway {
             }
             // Wait for it before sending the next one: later transactions of other wallets may depend on it. A
             // refused one will not be mined: waiting for it would only hold up start-up, 5 s per such record.
-            if (inPool) receipt = await this.#o.receipts.wait(row.tx_hash, 5_000).catch(() => null);
+            if (inPool) receipt = await this.#options.receipts.wait(row.tx_hash, 5_000).catch(() => null);
           }
           if (receipt) {
             const request: TxRequest = {
@@ -291,7 +303,7 @@ export class ChainGateway {
 
   /** Marks PENDING again every transaction recorded in a block the chain no longer has. Returns how many. */
   async #resetLostTransactions(): Promise<number> {
-    const { pool, provider } = this.#o;
+    const { pool, provider } = this.#options;
     const head = await provider.getBlockNumber();
     // Walk recorded blocks from the newest down until one still matches the chain.
     const blocks = await pool.query(
@@ -315,7 +327,7 @@ export class ChainGateway {
   }
 
   async #syncNonces(): Promise<void> {
-    const { pool, provider, wallets } = this.#o;
+    const { pool, provider, wallets } = this.#options;
     for (const wallet of await wallets.all()) {
       const onChain = BigInt(await provider.getTransactionCount(wallet.address, "pending"));
       if (onChain > wallet.nextNonce) {
@@ -328,7 +340,7 @@ export class ChainGateway {
   }
 
   async #finalize(id: string, request: TxRequest, receipt: TransactionReceipt): Promise<TransactionReceipt> {
-    const { pool } = this.#o;
+    const { pool } = this.#options;
     if (receipt.status === 1) {
       const confirmed = await withTransaction(pool, async (client) => {
         const { rows } = await client.query(
@@ -336,8 +348,8 @@ export class ChainGateway {
              confirmed_at = COALESCE(confirmed_at, now()), updated_at = now() WHERE id = $1 AND status <> 'CONFIRMED' RETURNING request_id`,
           [id, receipt.blockNumber, receipt.blockHash, receipt.index, receipt.gasUsed.toString()],
         );
-        if (rows.length > 0 && this.#o.onConfirmed)
-          await this.#o.onConfirmed(client, {
+        if (rows.length > 0 && this.#options.onConfirmed)
+          await this.#options.onConfirmed(client, {
             id,
             kind: request.kind,
             requestId: rows[0].request_id,
@@ -346,7 +358,7 @@ export class ChainGateway {
           });
         return rows.length > 0;
       });
-      if (confirmed) this.#o.onStatus?.("CONFIRMED", request.kind);
+      if (confirmed) this.#options.onStatus?.("CONFIRMED", request.kind);
       return receipt;
     }
     const revert = await this.#explainRevert(request, receipt.blockNumber);
@@ -365,18 +377,23 @@ export class ChainGateway {
           revert.message,
         ],
       );
-      if (rows.length > 0 && this.#o.onFailed)
-        await this.#o.onFailed(client, { id, kind: request.kind, requestId: rows[0].request_id, hash: receipt.hash });
+      if (rows.length > 0 && this.#options.onFailed)
+        await this.#options.onFailed(client, {
+          id,
+          kind: request.kind,
+          requestId: rows[0].request_id,
+          hash: receipt.hash,
+        });
       return rows.length > 0;
     });
-    if (failed) this.#o.onStatus?.("FAILED", request.kind);
+    if (failed) this.#options.onStatus?.("FAILED", request.kind);
     throw revert;
   }
 
   /** Replays a mined-but-reverted call on the state before its block to recover the custom error. */
   async #explainRevert(request: TxRequest, blockNumber: number): Promise<ContractRevertError> {
     try {
-      await this.#o.provider.call({
+      await this.#options.provider.call({
         from: request.from,
         to: request.to,
         data: request.data,
@@ -392,7 +409,11 @@ export class ChainGateway {
   /** estimateGas doubles as the simulation: a revert is decoded and refused before anything is recorded. */
   async #simulate(request: TxRequest): Promise<bigint> {
     try {
-      const estimate = await this.#o.provider.estimateGas({ from: request.from, to: request.to, data: request.data });
+      const estimate = await this.#options.provider.estimateGas({
+        from: request.from,
+        to: request.to,
+        data: request.data,
+      });
       // Estimated on today's state, mined on tomorrow's: an approval estimated while others are in flight may be
       // the one that completes the stage and issues the licence (≈ 30k more), a document version may invalidate
       // more approvals. Unused gas costs nothing (refunded; Besu runs free gas), running out reverts the write.
@@ -411,10 +432,10 @@ export class ChainGateway {
   }
 
   async #feeFields(): Promise<FeeFields> {
-    if (this.#o.gasMode === "free") return { type: 0, gasPrice: 0n };
+    if (this.#options.gasMode === "free") return { type: 0, gasPrice: 0n };
     if (this.#fees && Date.now() - this.#fees.at < 1_000) return this.#fees.value;
     try {
-      const block = await this.#o.provider.getBlock("latest");
+      const block = await this.#options.provider.getBlock("latest");
       const base = block?.baseFeePerGas ?? 1_000_000_000n;
       const tip = 1_000_000n;
       const value = { type: 2 as const, maxFeePerGas: base * 2n + tip, maxPriorityFeePerGas: tip };
