@@ -7,3 +7,4 @@ export * from "./enums.ts";
 export * from "./roles.ts";
 export * from "./codec.ts";
 export * from "./typedData.ts";
+export * from "./progressFlags.ts";

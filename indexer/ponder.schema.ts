@@ -232,8 +232,8 @@ export const approvals = onchainTable(
     custody: t.text().notNull(),
     isActive: t.boolean().notNull(),
     invalidatedAt: t.int8({ mode: "bigint" }),
-    /** DOCUMENT_UPDATED (ReviewInvalidated), or the DecisionsReset cause: RESUBMITTED | ESCALATION_SENT_BACK |
-     * STAGE_RETRIED | STAGE_REOPENED */
+    /** DOCUMENT_UPDATED (ReviewInvalidated), or the DecisionsReset cause as the contract names it (ResetCause):
+     * RESUBMITTED | ESCALATION_RETURNED | STAGE_RETRIED | STAGE_REOPENED */
     invalidationReason: t.text(),
     invalidationTx: t.hex(),
     /** DOCUMENT_UPDATED only: the document and its new version */

@@ -25,6 +25,7 @@ import {
   EXECUTION_TYPE,
   jsonSafe,
   REJECTION_ACTION,
+  RESET_CAUSE,
   REVIEW_PHASE,
   TIMEOUT_ACTION,
   unpackDepartmentIds,
@@ -79,12 +80,6 @@ async function stageEvent(
     timestamp: event.block.timestamp,
   });
 }
-
-/**
- * Why decisions were reset, by IApprovalRegistry.ResetCause (declaration order), as the approvals row records it.
- * (Issue 18 item 3 generates the enum tables beside the ABIs; this one joins them there.)
- */
-const RESET_REASON = ["RESUBMITTED", "ESCALATION_SENT_BACK", "STAGE_RETRIED", "STAGE_REOPENED"] as const;
 
 /** The department ids at the positions of `positionsMask` in the request's stage `stage` (as registered). */
 async function departmentsAt(db: Db, tokenId: bigint, stage: number, positionsMask: number): Promise<number[]> {
@@ -254,7 +249,7 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
       context.db,
       event,
       { tokenId, stage, departmentIds },
-      { invalidationReason: enumName(RESET_REASON, cause) },
+      { invalidationReason: enumName(RESET_CAUSE, cause) },
     );
     await refreshPending(context, event, tokenId);
   },

@@ -14,6 +14,7 @@ export {
   ApprovalRegistryExecutionTypeNames as EXECUTION_TYPE,
   ApprovalRegistryPhaseNames as REVIEW_PHASE,
   ApprovalRegistryRejectionActionNames as REJECTION_ACTION,
+  ApprovalRegistryResetCauseNames as RESET_CAUSE,
   ApprovalRegistryTimeoutActionNames as TIMEOUT_ACTION,
   LicenceTokenStatusNames as LICENCE_STATUS,
 } from "../../abis/index.ts";

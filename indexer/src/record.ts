@@ -7,7 +7,8 @@ import type { Abi, Hex } from "viem";
 import { zeroAddress } from "viem";
 import { type Context, type EventNames, type IndexingFunctionArgs, ponder } from "ponder:registry";
 import { contractEvents, roleGrants, transactions } from "ponder:schema";
-import { DECISION, enumName, jsonSafe, LICENCE_STATUS, roleName } from "./decode";
+import { LicenceTokenStatus } from "../../abis/index.ts";
+import { DECISION, enumName, jsonSafe, roleName } from "./decode";
 
 export type ContractName = "LicenceToken" | "DocumentRegistry" | "ApprovalRegistry";
 
@@ -80,11 +81,6 @@ async function recordEvent(db: Db, contract: ContractName, name: string, event: 
   }
 }
 
-const S = Object.fromEntries(LICENCE_STATUS.map((name, i) => [name, i])) as Record<
-  (typeof LICENCE_STATUS)[number],
-  number
->;
-
 /**
  * The kind of transaction an event reveals, or null when the event says nothing about it (the transaction's kind
  * then comes from the first of its events that does; OTHER if none does).
@@ -103,10 +99,15 @@ export function kindOf(contract: ContractName, name: string, args: Record<string
     case "LicenceStatusChanged": {
       const from = Number(args.from);
       const to = Number(args.to);
-      if (from === S.DRAFT && to === S.SUBMITTED) return "SUBMIT";
-      if (from === S.PENDING_RESUBMISSION && to === S.SUBMITTED) return "RESUBMIT";
-      if (to === S.CANCELLED) return "CANCEL";
-      if (to === S.SUSPENDED || to === S.REVOKED || (from === S.SUSPENDED && to === S.APPROVED)) return "REVOKE";
+      if (from === LicenceTokenStatus.Draft && to === LicenceTokenStatus.Submitted) return "SUBMIT";
+      if (from === LicenceTokenStatus.PendingResubmission && to === LicenceTokenStatus.Submitted) return "RESUBMIT";
+      if (to === LicenceTokenStatus.Cancelled) return "CANCEL";
+      if (
+        to === LicenceTokenStatus.Suspended ||
+        to === LicenceTokenStatus.Revoked ||
+        (from === LicenceTokenStatus.Suspended && to === LicenceTokenStatus.Approved)
+      )
+        return "REVOKE";
       return null; // decisions, issuance, timeouts: their own event comes first
     }
     case "DocumentAnchored":

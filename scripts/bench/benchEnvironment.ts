@@ -61,6 +61,40 @@ async function startIntervalChain(dir: string): Promise<{ env: NodeJS.ProcessEnv
   const port = await freePort();
   const rpcUrl = `http://127.0.0.1:${port}`;
   const chainId = "1337";
+  const chain = await spawnIntervalAnvil(rpcUrl, port, chainId);
+  const operator = Wallet.createRandom();
+  const admin = Wallet.createRandom();
+  const deploymentFile = path.join(dir, "deployment-interval.json");
+  try {
+    await deployContracts({
+      CHAIN_RPC_URL: rpcUrl,
+      DEPLOYMENT_FILE: deploymentFile,
+      IGNITION_DIR: path.join(dir, "ignition"),
+      DEPLOYMENT_ID: "bench-interval",
+      OPERATOR_ADDRESS: operator.address,
+      ADMIN_ADDRESS: admin.address,
+      KEEPER_ADDRESS: operator.address,
+    });
+  } catch (error) {
+    chain.kill("SIGKILL");
+    throw error;
+  }
+  return {
+    chain,
+    env: {
+      CHAIN_RPC_URL: rpcUrl,
+      CHAIN_ID: chainId,
+      CHAIN_GAS_MODE: "free",
+      DEPLOYMENT_FILE: deploymentFile,
+      OPERATOR_PRIVATE_KEY: operator.privateKey,
+      ADMIN_WALLET_PRIVATE_KEY: admin.privateKey,
+      MASTER_KEY: `0x${randomBytes(32).toString("hex")}`,
+    },
+  };
+}
+
+/** anvil on `port` with BLOCK_PERIOD_S blocks, base fee and gas price 0 (a Besu QBFT shape), once it answers. */
+async function spawnIntervalAnvil(rpcUrl: string, port: number, chainId: string): Promise<ChildProcess> {
   const chain = spawn(
     anvilBinary(),
     [
@@ -93,50 +127,22 @@ async function startIntervalChain(dir: string): Promise<{ env: NodeJS.ProcessEnv
     if (i > 300 || chain.exitCode !== null) throw new Error("the interval chain (anvil --block-time) did not start");
     await new Promise((r) => setTimeout(r, 50));
   }
-  const operator = Wallet.createRandom();
-  const admin = Wallet.createRandom();
-  const deploymentFile = path.join(dir, "deployment-interval.json");
-  try {
-    await run(
-      process.execPath,
-      [
-        path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js"),
-        "run",
-        "scripts/deploy.ts",
-        "--network",
-        "localhost",
-      ],
-      {
-        cwd: REPO_ROOT,
-        env: {
-          ...process.env,
-          CHAIN_RPC_URL: rpcUrl,
-          DEPLOYMENT_FILE: deploymentFile,
-          IGNITION_DIR: path.join(dir, "ignition"),
-          DEPLOYMENT_ID: "bench-interval",
-          OPERATOR_ADDRESS: operator.address,
-          ADMIN_ADDRESS: admin.address,
-          KEEPER_ADDRESS: operator.address,
-        },
-        maxBuffer: 16 * 1024 * 1024,
-      },
-    );
-  } catch (error) {
-    chain.kill("SIGKILL");
-    throw error;
-  }
-  return {
-    chain,
-    env: {
-      CHAIN_RPC_URL: rpcUrl,
-      CHAIN_ID: chainId,
-      CHAIN_GAS_MODE: "free",
-      DEPLOYMENT_FILE: deploymentFile,
-      OPERATOR_PRIVATE_KEY: operator.privateKey,
-      ADMIN_WALLET_PRIVATE_KEY: admin.privateKey,
-      MASTER_KEY: `0x${randomBytes(32).toString("hex")}`,
-    },
-  };
+  return chain;
+}
+
+/** scripts/deploy.ts against the external chain, as an operator deploys to Besu (`env` names chain, file, wallets). */
+async function deployContracts(env: NodeJS.ProcessEnv): Promise<void> {
+  await run(
+    process.execPath,
+    [
+      path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js"),
+      "run",
+      "scripts/deploy.ts",
+      "--network",
+      "localhost",
+    ],
+    { cwd: REPO_ROOT, env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 },
+  );
 }
 
 /** The stack's processes by name, read from the pid files it keeps under DATA_DIR/run (and the external chain's). */
@@ -158,19 +164,7 @@ async function stackProcesses(dataDir: string, externalChain?: ChildProcess): Pr
 export async function startBenchEnvironment(mode: ChainMode = "automine"): Promise<BenchEnvironment> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-"));
   const external = mode === "interval1s" ? await startIntervalChain(dataDir) : undefined;
-  const env = {
-    ...(await benchStackEnv(path.join(dataDir, "data"))),
-    // Snapshots of a chain with 100k+ transactions are large: only at the clean stop.
-    CHAIN_SNAPSHOT_MS: "3600000",
-    ...external?.env,
-  };
-  let stack: Stack;
-  try {
-    stack = await startStack({ env, log: () => {} });
-  } catch (error) {
-    external?.chain.kill("SIGKILL");
-    throw error;
-  }
+  const stack = await startBenchStack(dataDir, external);
   const config = loadConfig(stack.env);
   const core = await createCoreServices(config, createLogger("silent"));
   const postgresPid =
@@ -182,47 +176,10 @@ export async function startBenchEnvironment(mode: ChainMode = "automine"): Promi
     head: async () => Number(await rpc<string>(stack.rpcUrl, "eth_blockNumber", [])),
   });
   const api = `${stack.api.url}/api/v1`;
-  const request: BenchEnvironment["request"] = async (method, route, token, body, headers = {}) => {
-    const response = await fetch(`${api}${route}`, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body !== undefined ? { "content-type": "application/json" } : {}),
-        ...headers,
-      },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? (JSON.parse(text) as Json) : {} };
-  };
-  const adminToken = (
-    (await (
-      await fetch(`${api}/auth/token`, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({
-          grant_type: "client_credentials",
-          client_id: stack.admin.clientId,
-          client_secret: stack.admin.clientSecret,
-          scope: "admin",
-        }),
-      })
-    ).json()) as Json
-  ).access_token as string;
+  const request = jsonRequester(api);
+  const adminToken = await adminTokenOf(api, stack);
   const applicantId = "bench-applicant";
-  const login = await fetch(
-    `${api}/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: applicantId, name: "Ben Chmark" })}`,
-    { redirect: "manual" },
-  );
-  const code = new URL(login.headers.get("location")!).searchParams.get("code");
-  const applicantToken = (
-    await request("POST", "/auth/identitylocker/token", undefined, {
-      code,
-      client_id: "demo",
-      code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
-      redirect_uri: "http://127.0.0.1:9/cb",
-    })
-  ).body.access_token as string;
+  const applicantToken = await applicantTokenOf(api, request, applicantId);
   const logs = path.join(config.dataDir, "logs");
   return {
     mode,
@@ -256,6 +213,78 @@ export async function startBenchEnvironment(mode: ChainMode = "automine"): Promi
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The stack on a fresh data directory (pointed at the external chain when there is one, which a failure stops). */
+async function startBenchStack(
+  dataDir: string,
+  external: { env: NodeJS.ProcessEnv; chain: ChildProcess } | undefined,
+): Promise<Stack> {
+  const env = {
+    ...(await benchStackEnv(path.join(dataDir, "data"))),
+    // Snapshots of a chain with 100k+ transactions are large: only at the clean stop.
+    CHAIN_SNAPSHOT_MS: "3600000",
+    ...external?.env,
+  };
+  try {
+    return await startStack({ env, log: () => {} });
+  } catch (error) {
+    external?.chain.kill("SIGKILL");
+    throw error;
+  }
+}
+
+/** JSON requests to the API, with a bearer token when given. */
+function jsonRequester(api: string): BenchEnvironment["request"] {
+  return async (method, route, token, body, headers = {}) => {
+    const response = await fetch(`${api}${route}`, {
+      method,
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        ...headers,
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? (JSON.parse(text) as Json) : {} };
+  };
+}
+
+/** The stack's administrator client's access token (client credentials, scope admin). */
+async function adminTokenOf(api: string, stack: Stack): Promise<string> {
+  const response = await fetch(`${api}/auth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: stack.admin.clientId,
+      client_secret: stack.admin.clientSecret,
+      scope: "admin",
+    }),
+  });
+  return ((await response.json()) as Json).access_token as string;
+}
+
+/** An applicant's access token, through the development identity provider's login (PKCE). */
+async function applicantTokenOf(
+  api: string,
+  request: BenchEnvironment["request"],
+  applicantId: string,
+): Promise<string> {
+  const login = await fetch(
+    `${api}/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: applicantId, name: "Ben Chmark" })}`,
+    { redirect: "manual" },
+  );
+  const code = new URL(login.headers.get("location")!).searchParams.get("code");
+  return (
+    await request("POST", "/auth/identitylocker/token", undefined, {
+      code,
+      client_id: "demo",
+      code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+      redirect_uri: "http://127.0.0.1:9/cb",
+    })
+  ).body.access_token as string;
 }
 
 export function percentile(values: number[], p: number): number {

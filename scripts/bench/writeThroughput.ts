@@ -4,8 +4,10 @@
  * over HTTP (outbox record → broadcast → receipt → index → response) from N concurrent clients, with the CPU the
  * stack used for it. Visibility: each client creates a request, then reads it back until the API shows it.
  */
-import { ZeroHash, encodeBytes32String, keccak256 } from "ethers";
-import { licenceToken } from "../../api/src/chain/contracts.ts";
+import { keccak256 } from "ethers";
+import { zeroHash } from "viem";
+import { stringToBytes32 } from "../../abis/index.ts";
+import { hexBytes, licenceTokenCall } from "../../api/src/chain/contractCalls.ts";
 import { applicantAddress } from "../../api/src/chain/applicantKeys.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
 import {
@@ -51,11 +53,11 @@ async function presignedMints(env: BenchEnvironment, count: number, firstTokenId
         nonce: nonce + i,
         to: stack.deployment.contracts.LicenceToken,
         gasLimit: 200_000n,
-        data: licenceToken.encodeFunctionData("mint", [
-          owner,
+        data: licenceTokenCall("mint", [
+          hexBytes(owner),
           firstTokenId + BigInt(i),
-          encodeBytes32String("TRADE_LICENSE"),
-          ZeroHash,
+          stringToBytes32("TRADE_LICENSE"),
+          zeroHash,
         ]),
       }),
     );

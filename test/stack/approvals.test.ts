@@ -403,6 +403,11 @@ describe("departments' review (HTTP, real stack)", function () {
       });
       expect(returned.status).to.equal(200);
       expect(await chainDecisions(tokenId, 0)).to.deep.include({ [codes.A]: "PENDING" });
+      // The index records the contract's cause (EscalationReturned); the API keeps its own name for it.
+      const history = await applicant.get(`/requests/${id}/approvals?includeInvalidated=true`);
+      expect(
+        history.body.approvals.map((a: Json) => [a.departmentCode, a.status, a.isActive, a.invalidationReason]),
+      ).to.deep.equal([[codes.A, "REJECTED", false, "ESCALATION_SENT_BACK"]]);
       await as("A").post(`/requests/${id}/reject`, { remarks: "Still unclear", reason: "POLICY_VIOLATION" });
       const upheld = await admin.post(`/requests/${id}/resolve-escalation`, { decision: "REJECT", reasonCode: 3 });
       expect(upheld.body.status).to.equal("REJECTED");

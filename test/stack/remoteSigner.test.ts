@@ -18,6 +18,8 @@ import { describeConfig, loadConfig } from "../../api/src/config.ts";
 import { RemoteSigner, RemoteSignerError } from "../../api/src/chain/remoteSigner.ts";
 import type { SignableTransaction } from "../../api/src/chain/transactionSigner.ts";
 import { createPool } from "../../api/src/db/pool.ts";
+import type { AppError } from "../../api/src/errors.ts";
+import { answerOfKnownError } from "../../api/src/http/errorKinds.ts";
 import { rpc } from "../../scripts/stack/localChain.ts";
 import { freePort } from "../../scripts/stack/ports.ts";
 import { startStack, type ApiHandle, type Stack } from "../../scripts/stack/stack.ts";
@@ -32,13 +34,14 @@ import { current } from "./support/stackFixture.ts";
 
 const AUTH = `Bearer ${randomBytes(16).toString("hex")}`;
 
-async function refusal(promise: Promise<unknown>): Promise<RemoteSignerError> {
+/** The RemoteSignerError a call fails with, as the API answers it (a chain error: http/errorKinds.ts gives its status). */
+async function refusal(promise: Promise<unknown>): Promise<AppError> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
   expect(error, "expected a RemoteSignerError").to.be.instanceOf(RemoteSignerError);
-  return error as RemoteSignerError;
+  return answerOfKnownError(error)!;
 }
 
 describe("remote signer (eth_accounts / eth_signTransaction)", function () {

@@ -9,7 +9,7 @@ import {
   isConnectionError,
   revertDataOf,
 } from "../../api/src/chain/chainErrors.ts";
-import { apiErrorOf } from "../../api/src/chain/revertMapping.ts";
+import { apiErrorOf } from "../../api/src/revertMapping.ts";
 
 const registry = new Interface(ApprovalRegistryAbi as never);
 const notYourTurn = registry.encodeErrorResult("ReviewNotYourTurn", [12n, 1, 3, 0]);
@@ -21,7 +21,7 @@ describe("chainErrors (api/src/chain/chainErrors.ts)", function () {
       expect(error).to.be.instanceOf(ContractRevertError);
       expect(error.errorName).to.equal("ReviewNotYourTurn");
       expect(error.args).to.deep.equal([12n, 1n, 3n, 0n]);
-      // The error middleware answers it through the one revert table (chain/revertMapping.ts).
+      // The error middleware answers it through the one revert table (revertMapping.ts).
       const answer = toAppError(error);
       expect([answer.status, answer.code]).to.deep.equal([409, "NOT_YOUR_TURN"]);
       expect(error.details).to.deep.equal({ error: "ReviewNotYourTurn", args: ["12", "1", "3", "0"] });
@@ -67,7 +67,7 @@ describe("chainErrors (api/src/chain/chainErrors.ts)", function () {
     });
   });
 
-  describe("decodeRevert then apiErrorOf (api/src/chain/revertMapping.ts)", function () {
+  describe("decodeRevert then apiErrorOf (api/src/revertMapping.ts)", function () {
     it("answers a decoded revert with the table's status and code, keeping name and arguments", function () {
       const error = apiErrorOf(decodeRevert(notYourTurn)!);
       expect([error.status, error.code]).to.deep.equal([409, "NOT_YOUR_TURN"]);

@@ -7,7 +7,11 @@ import {
   decodeRevert,
   NodeRefusedError,
   NotMinedInTimeError,
+  SignerError,
+  SignerKeyTakenError,
+  WalletChoiceError,
 } from "../../api/src/chain/chainErrors.ts";
+import { RemoteSignerError } from "../../api/src/chain/remoteSigner.ts";
 import { AppError } from "../../api/src/errors.ts";
 import { answerOfKnownError } from "../../api/src/http/errorKinds.ts";
 import { toAppError } from "../../api/src/http/errorMiddleware.ts";
@@ -40,6 +44,10 @@ describe("error kinds (api/src/http/errorKinds.ts)", function () {
         new ChainUnavailableError(),
         new NodeRefusedError("no"),
         new NotMinedInTimeError("0xab"),
+        new SignerError("refused", "no"),
+        new RemoteSignerError("unavailable", "down"),
+        new WalletChoiceError("not a key of the signer"),
+        new SignerKeyTakenError("WALLET_IN_USE", "taken", {}),
       ]) {
         expect(error).to.not.be.instanceOf(AppError);
         expect(error).to.not.have.property("status");
@@ -87,6 +95,53 @@ describe("error kinds (api/src/http/errorKinds.ts)", function () {
         message: "The transaction reverted on chain",
         details: { error: "TransactionReverted", args: [] },
       });
+    });
+  });
+
+  describe("signer errors (chain/localVaultSigner.ts, chain/remoteSigner.ts)", function () {
+    it("a signer that cannot be reached is 503 SIGNER_UNAVAILABLE with Retry-After: 5", function () {
+      expect(answer(new RemoteSignerError("unavailable", "The remote signer is not reachable"))).to.deep.equal({
+        status: 503,
+        code: "SIGNER_UNAVAILABLE",
+        message: "The remote signer is not reachable",
+        details: undefined,
+        headers: { "Retry-After": "5" },
+      });
+    });
+
+    it("a refusal is 502 SIGNER_REFUSED and a wrong answer 502 SIGNER_INVALID_RESPONSE, with their details", function () {
+      expect(answer(new SignerError("refused", "no key for 0xab", { walletAddress: "0xab" }))).to.deep.equal({
+        status: 502,
+        code: "SIGNER_REFUSED",
+        message: "no key for 0xab",
+        details: { walletAddress: "0xab" },
+        headers: undefined,
+      });
+      expect(answer(new RemoteSignerError("invalid", "differs", { differing: ["data"] }))).to.deep.equal({
+        status: 502,
+        code: "SIGNER_INVALID_RESPONSE",
+        message: "differs",
+        details: { differing: ["data"] },
+        headers: undefined,
+      });
+    });
+
+    it("a wallet address that cannot be chosen is 400 VALIDATION_ERROR on walletAddress; a key taken is 409", function () {
+      expect(answer(new WalletChoiceError("walletAddress can be chosen only with SIGNER=remote"))).to.deep.equal({
+        status: 400,
+        code: "VALIDATION_ERROR",
+        message: "walletAddress can be chosen only with SIGNER=remote",
+        details: { field: "walletAddress" },
+        headers: undefined,
+      });
+      expect(answer(new SignerKeyTakenError("WALLET_IN_USE", "in use", { walletAddress: "0xab" }))).to.deep.include({
+        status: 409,
+        code: "WALLET_IN_USE",
+        details: { walletAddress: "0xab" },
+      });
+      expect(
+        answer(new SignerKeyTakenError("NO_SIGNER_KEY_AVAILABLE", "none left", { signerKeys: 2 })),
+      ).to.deep.include({ status: 409, code: "NO_SIGNER_KEY_AVAILABLE", details: { signerKeys: 2 } });
     });
   });
 

@@ -2,7 +2,8 @@
  * The layering guard: reads the import graph of api/src, indexer/ and scripts/ and fails on every arrow that must
  * never exist, naming each offending import (file:line → specifier [resolved target] — rule). The parts and the
  * `never` arrows are read from docs/architecture-intent.json itself; the folder rules below add what the intent's
- * `says` lines promise (no Koa, no HTTP folder, no SQL strings in use cases). See docs/decisions.md,
+ * `says` lines promise (no Koa, no HTTP folder, no SQL strings in use cases, no HTTP-status errors in chain and
+ * storage code). See docs/decisions.md,
  * "Layering guard".
  */
 import { expect } from "chai";
@@ -27,9 +28,16 @@ const INTENT: ArchitectureIntent = JSON.parse(readFileSync(path.join(ROOT, "docs
 const SCANNED = ["api/src", "indexer", "scripts"];
 const HTTP_FOLDER = "api/src/http/";
 const STORAGE_FOLDER = "api/src/storage/";
+// The error type with HTTP statuses that use cases and reads raise; chain and storage errors carry none.
+const APP_ERROR_MODULE = "api/src/errors.ts";
 const KOA = { packages: isKoa, label: "koa" };
 // Use cases take database handles as types from db/queryable.ts; the driver itself is the stores' and reads' business.
 const PG = { packages: (specifier: string) => specifier === "pg" || specifier.startsWith("pg/"), label: "pg" };
+// The Ethereum clients: a route that holds one reaches the chain without a use case (or the gateway) in between.
+const CHAIN_CLIENTS = {
+  packages: (specifier: string) => /^(?:ethers|viem)(?:\/|$)/.test(specifier),
+  label: "ethers/viem",
+};
 
 const folders = (part: string) => {
   const found = INTENT.parts[part];
@@ -53,9 +61,19 @@ function layeringRules(intent: ArchitectureIntent = INTENT): ForbiddenImport[] {
       rule: "Domain → pg: use cases hold no SQL; stores/ and reads/ speak to the database",
     },
     {
+      from: part("Routes"),
+      to: [PG, CHAIN_CLIENTS],
+      rule: "Routes → pg, ethers or viem: routes hold no SQL and reach the chain only through use cases (or the gateway they are handed)",
+    },
+    {
       from: [...part("Reads"), ...part("Chain"), STORAGE_FOLDER],
       to: [KOA, { folder: HTTP_FOLDER }],
       rule: "Reads, Chain, storage → Koa or api/src/http/: only routes and the HTTP layer speak HTTP",
+    },
+    {
+      from: [...part("Chain"), STORAGE_FOLDER],
+      to: [{ folder: APP_ERROR_MODULE }],
+      rule: "Chain, storage → api/src/errors.ts: they throw errors of their own kinds, and http/errorKinds.ts gives the status",
     },
     { from: part("Indexer"), to: [{ folder: "api/" }], rule: "Indexer → api/: the indexer knows nothing of the API" },
   ];
@@ -88,12 +106,14 @@ describe("layering guard (docs/architecture-intent.json)", function () {
     });
   }
 
-  it("has no SQL strings in use cases (Domain: no SQL strings)", function () {
-    const found = facts.sqlStrings
-      .filter((s) => folders("Domain").some((folder) => s.file.startsWith(folder)))
-      .map((s) => `${s.file}:${s.line} "${s.text}"`);
-    expectNone(found, "SQL string(s) in domain/");
-  });
+  for (const part of ["Domain", "Routes"]) {
+    it(`has no SQL strings in ${part} (${folders(part).join(", ")}): stores/ and reads/ hold them`, function () {
+      const found = facts.sqlStrings
+        .filter((s) => folders(part).some((folder) => s.file.startsWith(folder)))
+        .map((s) => `${s.file}:${s.line} "${s.text}"`);
+      expectNone(found, `SQL string(s) in ${folders(part).join(", ")}`);
+    });
+  }
 });
 
 describe("the layering guard itself, on a synthetic tree", function () {
@@ -123,6 +143,8 @@ describe("the layering guard itself, on a synthetic tree", function () {
       "indexer/src/LicenceToken.ts": 'const m = await import("../../api/src/reads/stableId.ts");',
       "api/src/reads/requestReads.ts": 'const k = require("../chain/keyVault.ts");',
       "api/src/storage/multipartUpload.ts": 'let r: import("../http/routeTable.ts").Route;',
+      "api/src/chain/remoteSigner.ts": 'import { AppError } from "../errors.ts";',
+      "api/src/routes/system.ts": 'import type { JsonRpcProvider } from "ethers";',
     });
     expect(offending(edges, layeringRules())).to.have.members([
       "api/src/routes/admin.ts:1 → ../chain/chainGateway.ts [api/src/chain/chainGateway.ts] — Routes → Chain: routes reach the chain only through use cases",
@@ -130,6 +152,8 @@ describe("the layering guard itself, on a synthetic tree", function () {
       "api/src/domain/departments/departmentAuth.ts:1 → koa [koa] (type only) — Domain → Koa or api/src/http/: use cases know no HTTP",
       "api/src/storage/multipartUpload.ts:1 → ../http/routeTable.ts [api/src/http/routeTable.ts] (type only) — Reads, Chain, storage → Koa or api/src/http/: only routes and the HTTP layer speak HTTP",
       "indexer/src/LicenceToken.ts:1 → ../../api/src/reads/stableId.ts [api/src/reads/stableId.ts] — Indexer → api/: the indexer knows nothing of the API",
+      "api/src/chain/remoteSigner.ts:1 → ../errors.ts [api/src/errors.ts] — Chain, storage → api/src/errors.ts: they throw errors of their own kinds, and http/errorKinds.ts gives the status",
+      "api/src/routes/system.ts:1 → ethers [ethers] (type only) — Routes → pg, ethers or viem: routes hold no SQL and reach the chain only through use cases (or the gateway they are handed)",
     ]);
   });
 
@@ -142,6 +166,9 @@ describe("the layering guard itself, on a synthetic tree", function () {
       "api/src/jobs/jobRunner.ts": 'import { z } from "../chain/nonceSequencer.ts";',
       "api/src/routes/system.ts": 'import { w } from "../chainStatus/status.ts";',
       "indexer/src/decode.ts": 'import { ApprovalRegistryAbi } from "../../abis/index.ts";',
+      "api/src/chain/chainErrors.ts": 'import { x } from "../errorsOfOthers.ts";',
+      "api/src/domain/requests/submitRequest.ts": 'import { AppError } from "../../errors.ts";',
+      "api/src/routes/verify.ts": 'import { x } from "ethers-decode-helper";',
     });
     expect(offending(edges, layeringRules())).to.deep.equal([]);
   });

@@ -5,7 +5,7 @@
 import type { Context } from "koa";
 import { z } from "zod/v4";
 import { conflict, notFound } from "../errors.ts";
-import { defineRoute, ErrorSchema, type RouteDefinition } from "../http/routeTable.ts";
+import { defineRoute, ErrorSchema, type HandlerResult, type RouteDefinition } from "../http/routeTable.ts";
 import { isStorableText } from "../storableText.ts";
 import { DateTime } from "../schemas/common.ts";
 import { SCOPES, type Principal, type Scope } from "./principal.ts";
@@ -266,67 +266,23 @@ function clientView(client: ClientRecord) {
 }
 
 async function clientCredentials(ctx: Context, clients: ClientStore, tokens: TokenService, record: AuditRecorder) {
-  if (!ctx.request.is("application/x-www-form-urlencoded")) {
-    return oauthError("invalid_request", "The body must be application/x-www-form-urlencoded");
-  }
-  const body = (ctx.request as { body?: unknown }).body;
-  const params = Object.fromEntries(
-    ["grant_type", "client_id", "client_secret", "scope"].map((name) => [name, field(body, name)]),
-  );
-  const problem = Object.values(params).find((p) => p.problem)?.problem;
-  if (problem) return oauthError("invalid_request", problem);
-  const grantType = params.grant_type.value;
-  if (!grantType) return oauthError("invalid_request", "grant_type is required");
-  if (grantType !== "client_credentials")
-    return oauthError("unsupported_grant_type", "Only grant_type=client_credentials is supported here");
+  const params = tokenRequestParams(ctx);
+  if ("refused" in params) return params.refused;
+  const credentials = clientAuthentication(ctx, params);
+  if ("refused" in credentials) return credentials.refused;
 
-  let clientId = params.client_id.value;
-  let secret = params.client_secret.value;
-  const basic = basicCredentials(ctx.get("authorization"));
-  if (basic === "malformed")
-    return oauthError("invalid_client", "The Basic authorization header is malformed", {
-      "WWW-Authenticate": 'Basic realm="token"',
-    });
-  if (basic) {
-    if (secret)
-      return oauthError(
-        "invalid_request",
-        "Use one client authentication method: HTTP Basic or client_secret, not both",
-      );
-    if (clientId && clientId !== basic.clientId)
-      return oauthError("invalid_request", "client_id differs from the Basic authorization header");
-    ({ clientId, secret } = basic);
-  }
-  if (!clientId || !secret)
-    return oauthError("invalid_client", "Client authentication is required (client_id and client_secret)");
-
-  const check = await clients.authenticate(clientId, secret);
+  const check = await clients.authenticate(credentials.clientId, credentials.secret);
   if (!check.ok) {
     if (check.reason === "wrong_secret") return oauthError("invalid_grant", "The client credentials are invalid");
     return oauthError(
       "invalid_client",
       check.reason === "revoked" ? "The client has been revoked" : "Unknown client id",
-      basic ? { "WWW-Authenticate": 'Basic realm="token"' } : {},
+      credentials.basic ? { "WWW-Authenticate": 'Basic realm="token"' } : {},
     );
   }
-  const held: readonly Scope[] = check.client.scopes.includes("admin") ? SCOPES : check.client.scopes;
-  let granted: Scope[];
-  const requested = params.scope.value?.split(" ").filter(Boolean);
-  if (requested && requested.length > 0) {
-    const refused = requested.filter((s) => !(held as readonly string[]).includes(s));
-    if (refused.length > 0) {
-      const unknown = refused.filter((s) => !(SCOPES as readonly string[]).includes(s));
-      return oauthError(
-        "invalid_scope",
-        unknown.length > 0
-          ? `Unknown scope: ${unknown.join(" ")}`
-          : `Scope not authorised for this client: ${refused.join(" ")}`,
-      );
-    }
-    granted = SCOPES.filter((s) => requested.includes(s));
-  } else {
-    granted = check.client.scopes;
-  }
+  const scopes = grantedScopes(check.client.scopes, params.scope.value);
+  if ("refused" in scopes) return scopes.refused;
+  const granted = scopes.granted;
   const issued = await tokens.issueClient(check.client.clientId, granted);
   await record(
     {
@@ -349,6 +305,81 @@ async function clientCredentials(ctx: Context, clients: ClientStore, tokens: Tok
       scope: granted.join(" "),
     },
   };
+}
+
+/** An OAuth error answer, where a step of the token request stops it. */
+type Refused = { refused: HandlerResult };
+type TokenParams = Record<"grant_type" | "client_id" | "client_secret" | "scope", { value?: string; problem?: string }>;
+
+/** The token request's form fields, each once and a string, with grant_type client_credentials. */
+function tokenRequestParams(ctx: Context): TokenParams | Refused {
+  if (!ctx.request.is("application/x-www-form-urlencoded")) {
+    return { refused: oauthError("invalid_request", "The body must be application/x-www-form-urlencoded") };
+  }
+  const body = (ctx.request as { body?: unknown }).body;
+  const params = Object.fromEntries(
+    ["grant_type", "client_id", "client_secret", "scope"].map((name) => [name, field(body, name)]),
+  ) as TokenParams;
+  const problem = Object.values(params).find((p) => p.problem)?.problem;
+  if (problem) return { refused: oauthError("invalid_request", problem) };
+  const grantType = params.grant_type.value;
+  if (!grantType) return { refused: oauthError("invalid_request", "grant_type is required") };
+  if (grantType !== "client_credentials")
+    return { refused: oauthError("unsupported_grant_type", "Only grant_type=client_credentials is supported here") };
+  return params;
+}
+
+/** The client's id and secret: from HTTP Basic or from the form, never both (RFC 6749 §2.3.1). */
+function clientAuthentication(
+  ctx: Context,
+  params: TokenParams,
+): { clientId: string; secret: string; basic: boolean } | Refused {
+  let clientId = params.client_id.value;
+  let secret = params.client_secret.value;
+  const basic = basicCredentials(ctx.get("authorization"));
+  if (basic === "malformed")
+    return {
+      refused: oauthError("invalid_client", "The Basic authorization header is malformed", {
+        "WWW-Authenticate": 'Basic realm="token"',
+      }),
+    };
+  if (basic) {
+    if (secret)
+      return {
+        refused: oauthError(
+          "invalid_request",
+          "Use one client authentication method: HTTP Basic or client_secret, not both",
+        ),
+      };
+    if (clientId && clientId !== basic.clientId)
+      return { refused: oauthError("invalid_request", "client_id differs from the Basic authorization header") };
+    ({ clientId, secret } = basic);
+  }
+  if (!clientId || !secret)
+    return {
+      refused: oauthError("invalid_client", "Client authentication is required (client_id and client_secret)"),
+    };
+  return { clientId, secret, basic: Boolean(basic) };
+}
+
+/** The scopes to grant: those asked for, each held by the client (an admin client holds every scope), else its own. */
+function grantedScopes(held: Scope[], scope: string | undefined): { granted: Scope[] } | Refused {
+  const holds: readonly Scope[] = held.includes("admin") ? SCOPES : held;
+  const requested = scope?.split(" ").filter(Boolean);
+  if (!requested || requested.length === 0) return { granted: held };
+  const refused = requested.filter((s) => !(holds as readonly string[]).includes(s));
+  if (refused.length > 0) {
+    const unknown = refused.filter((s) => !(SCOPES as readonly string[]).includes(s));
+    return {
+      refused: oauthError(
+        "invalid_scope",
+        unknown.length > 0
+          ? `Unknown scope: ${unknown.join(" ")}`
+          : `Scope not authorised for this client: ${refused.join(" ")}`,
+      ),
+    };
+  }
+  return { granted: SCOPES.filter((s) => requested.includes(s)) };
 }
 
 /** RFC 6749 §2.3.1: Basic with form-urlencoded id and secret. Undefined when not Basic. */

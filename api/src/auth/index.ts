@@ -46,7 +46,7 @@ export async function createAuth(deps: {
 }): Promise<AuthModule> {
   const { config, pool, logger } = deps;
   const key = await loadSigningKey(config);
-  const provider = identityProviderOf(config, API_PREFIX);
+  const provider = configuredIdentityProvider(config);
   const tokens = new TokenService(key, {
     issuer: config.jwtIssuer ?? config.publicBaseUrl!,
     audience: config.jwtAudience,
@@ -56,6 +56,27 @@ export async function createAuth(deps: {
   });
   const clients = new ClientStore(pool);
   const codes = new IdentityCodeStore(pool);
+  logger.info(
+    { kid: key.kid, identityProvider: provider ? new URL(provider.authorizeUrl).origin : "development" },
+    "authentication ready",
+  );
+
+  // Sign-ins and client changes are audited (issue 15, M6).
+  const record = (meta: RequestMeta, entry: AuditEntry) => audit(pool, meta, entry);
+
+  return {
+    authenticate: authenticator(tokens, clients, deps.departments),
+    ...authRoutes({ config, logger, clients, codes, tokens, provider, record }),
+    bootstrapAdmin: () => bootstrapAdminClient(config, clients, record),
+  };
+}
+
+/**
+ * The identity provider the settings name, or none (the development provider), which is refused in production and
+ * anywhere it was not explicitly enabled (fail closed).
+ */
+function configuredIdentityProvider(config: Config) {
+  const provider = identityProviderOf(config, API_PREFIX);
   if (!provider && config.nodeEnv === "production") {
     throw new Error(
       "IDENTITY_PROVIDER_* settings are required in production: the development identity provider is refused",
@@ -66,25 +87,11 @@ export async function createAuth(deps: {
     throw new Error(
       "IDENTITY_PROVIDER_* settings are required: the development identity provider is off (DEV_CONVENIENCES=true turns it on for a local stack)",
     );
-  logger.info(
-    { kid: key.kid, identityProvider: provider ? new URL(provider.authorizeUrl).origin : "development" },
-    "authentication ready",
-  );
+  return provider;
+}
 
-  // Sign-ins and client changes are audited (issue 15, M6).
-  const record = (meta: RequestMeta, entry: AuditEntry) => audit(pool, meta, entry);
-
-  const authenticate: Authenticator = async (ctx) => {
-    const authorization = ctx.get("authorization");
-    const apiKey = ctx.get("x-api-key");
-    const bearer = /^Bearer(?:\s+(.*))?$/i.exec(authorization);
-    if (bearer && apiKey) throw rejected("Send either a bearer token or X-API-Key, not both");
-    if (bearer) return bearerPrincipal((bearer[1] ?? "").trim());
-    if (apiKey) return departmentPrincipal(apiKey, ctx);
-    // No credentials (or another scheme, e.g. HTTP Basic at the token endpoint): anonymous.
-    return undefined;
-  };
-
+/** Who is calling: a bearer token's applicant or client, a department's API key, or nobody. */
+function authenticator(tokens: TokenService, clients: ClientStore, departments?: DepartmentKeyCheck): Authenticator {
   async function bearerPrincipal(token: string): Promise<Principal> {
     if (!token) throw rejected('The Authorization header must be "Bearer <access token>"');
     let verified;
@@ -106,52 +113,59 @@ export async function createAuth(deps: {
   async function departmentPrincipal(apiKey: string, ctx: Context): Promise<Principal> {
     const code = ctx.get("x-department-code");
     if (!code) throw rejected("X-Department-Code is required with X-API-Key", "ApiKey");
-    if (!deps.departments) throw rejected("Department API keys are not accepted yet", "ApiKey");
-    const principal = await deps.departments(apiKey, code, ctx);
+    if (!departments) throw rejected("Department API keys are not accepted yet", "ApiKey");
+    const principal = await departments(apiKey, code, ctx);
     if (!principal) throw rejected("The API key is not valid for this department", "ApiKey");
     return principal;
   }
 
-  return {
-    authenticate,
-    ...authRoutes({ config, logger, clients, codes, tokens, provider, record }),
-    async bootstrapAdmin() {
-      let clientId = config.adminClientId;
-      let secret = config.adminClientSecret;
-      if (!clientId || !secret) {
-        if (config.nodeEnv === "production" || !config.devConveniences)
-          throw new Error(
-            "ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required (generated only with DEV_CONVENIENCES=true)",
-          );
-        // Same files as the supervisor (scripts/stack/stack.ts), so `node api/src/main.ts` alone finds the same client.
-        clientId ??= `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
-        secret ??= (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
-      }
-      const changes = await clients.upsertBootstrapAdmin(clientId, secret);
-      if (changes.created)
-        await record(SYSTEM, {
-          entityType: "CLIENT",
-          entityId: clientId,
-          action: "CREATE",
-          newValue: { bootstrap: true, scopes: ["admin"] },
-        });
-      if (changes.rotated)
-        await record(SYSTEM, {
-          entityType: "CLIENT",
-          entityId: clientId,
-          action: "ROTATE",
-          newValue: { bootstrap: true },
-        });
-      for (const revoked of changes.revoked)
-        await record(SYSTEM, {
-          entityType: "CLIENT",
-          entityId: revoked,
-          action: "REVOKE",
-          newValue: { replacedBy: clientId },
-        });
-      return { clientId };
-    },
+  return async (ctx) => {
+    const authorization = ctx.get("authorization");
+    const apiKey = ctx.get("x-api-key");
+    const bearer = /^Bearer(?:\s+(.*))?$/i.exec(authorization);
+    if (bearer && apiKey) throw rejected("Send either a bearer token or X-API-Key, not both");
+    if (bearer) return bearerPrincipal((bearer[1] ?? "").trim());
+    if (apiKey) return departmentPrincipal(apiKey, ctx);
+    // No credentials (or another scheme, e.g. HTTP Basic at the token endpoint): anonymous.
+    return undefined;
   };
+}
+
+/** Ensures the configured administrator client exists (generated in development only), auditing what changed. */
+async function bootstrapAdminClient(
+  config: Config,
+  clients: ClientStore,
+  record: (meta: RequestMeta, entry: AuditEntry) => Promise<void>,
+): Promise<{ clientId: string }> {
+  let clientId = config.adminClientId;
+  let secret = config.adminClientSecret;
+  if (!clientId || !secret) {
+    if (config.nodeEnv === "production" || !config.devConveniences)
+      throw new Error(
+        "ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required (generated only with DEV_CONVENIENCES=true)",
+      );
+    // Same files as the supervisor (scripts/stack/stack.ts), so `node api/src/main.ts` alone finds the same client.
+    clientId ??= `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
+    secret ??= (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
+  }
+  const changes = await clients.upsertBootstrapAdmin(clientId, secret);
+  if (changes.created)
+    await record(SYSTEM, {
+      entityType: "CLIENT",
+      entityId: clientId,
+      action: "CREATE",
+      newValue: { bootstrap: true, scopes: ["admin"] },
+    });
+  if (changes.rotated)
+    await record(SYSTEM, { entityType: "CLIENT", entityId: clientId, action: "ROTATE", newValue: { bootstrap: true } });
+  for (const revoked of changes.revoked)
+    await record(SYSTEM, {
+      entityType: "CLIENT",
+      entityId: revoked,
+      action: "REVOKE",
+      newValue: { replacedBy: clientId },
+    });
+  return { clientId };
 }
 
 /** The module's routes: under /api/v1 (token endpoints, identity locker, admin clients) and at the root (JWKS). */

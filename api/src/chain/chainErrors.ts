@@ -1,9 +1,9 @@
 /**
  * Errors from the chain, told apart by kind: a contract refused the call with one of its custom errors (decoded by
  * name and arguments from the three ABIs), the node is unreachable (nothing was recorded), the node refused a
- * signed transaction, or a recorded and sent transaction was not mined in time. They say what happened on the
- * chain and carry no HTTP status: http/errorKinds.ts gives each kind its answer (a revert through
- * chain/revertMapping.ts, the one table of contract errors).
+ * signed transaction, a recorded and sent transaction was not mined in time, a signer would not sign, or a wallet
+ * cannot be given as asked. They say what happened and carry no HTTP status: http/errorKinds.ts gives each kind
+ * its answer (a revert through revertMapping.ts, the one table of contract errors).
  */
 import { Interface, type Result } from "ethers";
 import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../../abis/index.ts";
@@ -53,6 +53,54 @@ export class NotMinedInTimeError extends Error {
     super(`The transaction ${transactionHash} was sent but not mined in time`);
     this.name = "NotMinedInTimeError";
     this.transactionHash = transactionHash;
+  }
+}
+
+export type SignerFailure = "unavailable" | "refused" | "invalid";
+
+const SIGNER_CODES = {
+  unavailable: "SIGNER_UNAVAILABLE",
+  refused: "SIGNER_REFUSED",
+  invalid: "SIGNER_INVALID_RESPONSE",
+} as const satisfies Record<SignerFailure, string>;
+
+/**
+ * A signer would not sign, so nothing was recorded: it could not be reached or did not answer in time
+ * (`unavailable`), it said no or holds no key for the sender (`refused`), or what it answered is not the
+ * transaction asked for (`invalid`). `code` is the spec's error code for the failure.
+ */
+export class SignerError extends Error {
+  readonly failure: SignerFailure;
+  readonly code: (typeof SIGNER_CODES)[SignerFailure];
+  readonly details?: Record<string, unknown>;
+
+  constructor(failure: SignerFailure, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = new.target.name;
+    this.failure = failure;
+    this.code = SIGNER_CODES[failure];
+    this.details = details;
+  }
+}
+
+/** The wallet address asked for cannot be used: this signer does not take a chosen address, or does not hold it. */
+export class WalletChoiceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "WalletChoiceError";
+  }
+}
+
+/** No key can be given: the one asked for is already another wallet here, or the signer has none left. */
+export class SignerKeyTakenError extends Error {
+  readonly code: "WALLET_IN_USE" | "NO_SIGNER_KEY_AVAILABLE";
+  readonly details: Record<string, unknown>;
+
+  constructor(code: SignerKeyTakenError["code"], message: string, details: Record<string, unknown>) {
+    super(message);
+    this.name = "SignerKeyTakenError";
+    this.code = code;
+    this.details = details;
   }
 }
 

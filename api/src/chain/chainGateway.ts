@@ -96,7 +96,7 @@ export interface ChainGatewayOptions {
 const RECONCILE_LOCK = 0x7265636f6eb1n; // one reconciler at a time across processes
 
 export class ChainGateway {
-  readonly #o: ChainGatewayOptions;
+  readonly #options: ChainGatewayOptions;
   readonly #sequencer: NonceSequencer;
   readonly #broadcaster: RawBroadcaster;
   #fees?: { at: number; value: FeeFields };
@@ -104,7 +104,7 @@ export class ChainGateway {
   #reconciling?: Promise<void>;
 
   constructor(options: ChainGatewayOptions) {
-    this.#o = options;
+    this.#options = options;
     this.#broadcaster = new RawBroadcaster(options.provider);
     this.#sequencer = new NonceSequencer(options.pool, (address, nonce, client) =>
       this.recordNonceFiller(address, nonce, client),
@@ -112,12 +112,12 @@ export class ChainGateway {
   }
 
   get provider(): JsonRpcProvider {
-    return this.#o.provider;
+    return this.#options.provider;
   }
 
   /** Simulate, record, broadcast, wait for the receipt and for the index to reach its block. */
   async send(request: TxRequest, options: SendOptions = {}): Promise<ConfirmedTx> {
-    const { signer } = this.#o;
+    const { signer } = this.#options;
     const gasLimit = await this.#simulate(request);
     const fees = await this.#feeFields();
     const idempotencyClaim = currentIdempotencyClaim(); // read here: records run in the sequencer's own context
@@ -127,7 +127,7 @@ export class ChainGateway {
         const raw = await signer.signTransaction({
           ...fees,
           from: request.from,
-          chainId: this.#o.chainId,
+          chainId: this.#options.chainId,
           nonce,
           to: request.to,
           data: request.data,
@@ -140,12 +140,12 @@ export class ChainGateway {
         return tx;
       },
       broadcast: async (tx) => {
-        this.#o.onStatus?.("PENDING", request.kind);
+        this.#options.onStatus?.("PENDING", request.kind);
         try {
           await this.#broadcaster.send(tx.raw);
         } catch (error) {
           if (error instanceof NodeRefusedError) {
-            this.#o.onStatus?.("FAILED", request.kind);
+            this.#options.onStatus?.("FAILED", request.kind);
             throw error;
           }
           // Unreachable, or no answer for it: stays PENDING and is re-broadcast later (it may still land).
@@ -156,7 +156,7 @@ export class ChainGateway {
 
     let receipt: TransactionReceipt;
     try {
-      receipt = await this.#o.receipts.wait(recorded.hash, this.#o.receiptTimeoutMs);
+      receipt = await this.#options.receipts.wait(recorded.hash, this.#options.receiptTimeoutMs);
     } catch (error) {
       const timeout = error instanceof ReceiptTimeoutError ? new NotMinedInTimeError(recorded.hash) : error;
       throw Object.assign(timeout as object, { [OUTBOX_RECORDED]: true });
@@ -175,17 +175,17 @@ export class ChainGateway {
   async recordNonceFiller(address: string, nonce: bigint, client: pg.PoolClient): Promise<() => Promise<void>> {
     const gasLimit = 21_000n;
     const request: TxRequest = { kind: "NONCE_FILLER", from: address, to: address, data: "0x" };
-    const raw = await this.#o.signer.signTransaction({
+    const raw = await this.#options.signer.signTransaction({
       ...(await this.#feeFields()),
       from: address,
-      chainId: this.#o.chainId,
+      chainId: this.#options.chainId,
       nonce,
       to: address,
       data: "0x",
       gasLimit,
     });
     await insertRecord(client, request, nonce, raw, gasLimit);
-    this.#o.logger.warn({ address, nonce: nonce.toString() }, "filling a refused transaction's nonce");
+    this.#options.logger.warn({ address, nonce: nonce.toString() }, "filling a refused transaction's nonce");
     return () => this.#broadcaster.send(raw);
   }
 
@@ -195,14 +195,14 @@ export class ChainGateway {
    * process died after recording its write rebuild its answer (http/idempotency.ts).
    */
   async confirmedTransaction(outboxTxId: string): Promise<ConfirmedTx | undefined> {
-    const { rows } = await this.#o.pool.query(
+    const { rows } = await this.#options.pool.query(
       `SELECT tx_hash, nonce FROM chain_transactions WHERE id = $1 AND status = 'CONFIRMED'`,
       [outboxTxId],
     );
     if (!rows[0]) return undefined;
     let receipt: TransactionReceipt | null;
     try {
-      receipt = await this.#o.provider.getTransactionReceipt(rows[0].tx_hash);
+      receipt = await this.#options.provider.getTransactionReceipt(rows[0].tx_hash);
     } catch (error) {
       if (isConnectionError(error)) throw new ChainUnavailableError(error);
       throw error;
@@ -222,22 +222,32 @@ export class ChainGateway {
 
   /** Waits (bounded) for the index to reach a write's block, so what follows reads it. */
   async #readYourWrites(blockNumber: number, hash: string): Promise<void> {
-    if (!this.#o.index || this.#o.readYourWritesTimeoutMs <= 0) return;
-    const caughtUp = await this.#o.index.waitForBlock(blockNumber, this.#o.readYourWritesTimeoutMs);
-    if (!caughtUp) this.#o.logger.warn({ block: blockNumber, tx: hash }, "indexer did not reach the block in time");
+    if (!this.#options.index || this.#options.readYourWritesTimeoutMs <= 0) return;
+    const caughtUp = await this.#options.index.waitForBlock(blockNumber, this.#options.readYourWritesTimeoutMs);
+    if (!caughtUp)
+      this.#options.logger.warn({ block: blockNumber, tx: hash }, "indexer did not reach the block in time");
   }
 
   /** The chain as an administrator sees it (networkStatus.ts); ChainUnavailableError when the node does not answer. */
   networkStatus(): Promise<NetworkStatus> {
-    return networkStatus((method, params) => this.#o.provider.send(method, params), {
-      expectedChainId: this.#o.chainId,
+    return networkStatus((method, params) => this.#options.provider.send(method, params), {
+      expectedChainId: this.#options.chainId,
     });
+  }
+
+  /** The chain's latest block number (the health check's probe); ChainUnavailableError when the node does not answer. */
+  async blockNumber(): Promise<number> {
+    try {
+      return await this.#options.provider.getBlockNumber();
+    } catch (error) {
+      throw isConnectionError(error) ? new ChainUnavailableError(error) : error;
+    }
   }
 
   /** Read-only contract call (e.g. a view); connection failures become ChainUnavailableError. */
   async call(to: string, data: string, blockTag?: number | string): Promise<string> {
     try {
-      return await this.#o.provider.call({ to, data, blockTag });
+      return await this.#options.provider.call({ to, data, blockTag });
     } catch (error) {
       if (isConnectionError(error)) throw new ChainUnavailableError(error);
       throw decodeRevert(revertDataOf(error)) ?? error;
@@ -260,7 +270,7 @@ export class ChainGateway {
   startReconcileLoop(intervalMs: number): void {
     this.#timer = setInterval(() => {
       this.reconcile().catch((error) => {
-        if (!isConnectionError(error)) this.#o.logger.error({ err: error }, "outbox reconciliation failed");
+        if (!isConnectionError(error)) this.#options.logger.error({ err: error }, "outbox reconciliation failed");
       });
     }, intervalMs);
     this.#timer.unref();
@@ -272,7 +282,7 @@ export class ChainGateway {
   }
 
   async #reconcile(): Promise<void> {
-    const { pool, provider, logger } = this.#o;
+    const { pool, provider, logger } = this.#options;
     const lockClient = await pool.connect();
     try {
       const { rows } = await lockClient.query("SELECT pg_try_advisory_lock($1) AS ok", [RECONCILE_LOCK]);
@@ -305,7 +315,7 @@ export class ChainGateway {
             }
             // Wait for it before sending the next one: later transactions of other wallets may depend on it. A
             // refused one will not be mined: waiting for it would only hold up start-up, 5 s per such record.
-            if (inPool) receipt = await this.#o.receipts.wait(row.tx_hash, 5_000).catch(() => null);
+            if (inPool) receipt = await this.#options.receipts.wait(row.tx_hash, 5_000).catch(() => null);
           }
           if (receipt) {
             const request: TxRequest = {
@@ -331,7 +341,7 @@ export class ChainGateway {
 
   /** Marks PENDING again every transaction recorded in a block the chain no longer has. Returns how many. */
   async #resetLostTransactions(): Promise<number> {
-    const { pool, provider } = this.#o;
+    const { pool, provider } = this.#options;
     const head = await provider.getBlockNumber();
     // Walk recorded blocks from the newest down until one still matches the chain.
     const blocks = await pool.query(
@@ -355,7 +365,7 @@ export class ChainGateway {
   }
 
   async #syncNonces(): Promise<void> {
-    const { pool, provider, wallets } = this.#o;
+    const { pool, provider, wallets } = this.#options;
     for (const wallet of await wallets.all()) {
       const onChain = BigInt(await provider.getTransactionCount(wallet.address, "pending"));
       if (onChain > wallet.nextNonce) {
@@ -368,7 +378,7 @@ export class ChainGateway {
   }
 
   async #finalize(id: string, request: TxRequest, receipt: TransactionReceipt): Promise<TransactionReceipt> {
-    const { pool } = this.#o;
+    const { pool } = this.#options;
     if (receipt.status === 1) {
       const confirmed = await withTransaction(pool, async (client) => {
         const { rows } = await client.query(
@@ -376,8 +386,8 @@ export class ChainGateway {
              confirmed_at = COALESCE(confirmed_at, now()), updated_at = now() WHERE id = $1 AND status <> 'CONFIRMED' RETURNING request_id`,
           [id, receipt.blockNumber, receipt.blockHash, receipt.index, receipt.gasUsed.toString()],
         );
-        if (rows.length > 0 && this.#o.onConfirmed)
-          await this.#o.onConfirmed(client, {
+        if (rows.length > 0 && this.#options.onConfirmed)
+          await this.#options.onConfirmed(client, {
             id,
             kind: request.kind,
             requestId: rows[0].request_id,
@@ -386,7 +396,7 @@ export class ChainGateway {
           });
         return rows.length > 0;
       });
-      if (confirmed) this.#o.onStatus?.("CONFIRMED", request.kind);
+      if (confirmed) this.#options.onStatus?.("CONFIRMED", request.kind);
       return receipt;
     }
     const revert = await this.#explainRevert(request, receipt.blockNumber);
@@ -405,18 +415,23 @@ export class ChainGateway {
           revert.message,
         ],
       );
-      if (rows.length > 0 && this.#o.onFailed)
-        await this.#o.onFailed(client, { id, kind: request.kind, requestId: rows[0].request_id, hash: receipt.hash });
+      if (rows.length > 0 && this.#options.onFailed)
+        await this.#options.onFailed(client, {
+          id,
+          kind: request.kind,
+          requestId: rows[0].request_id,
+          hash: receipt.hash,
+        });
       return rows.length > 0;
     });
-    if (failed) this.#o.onStatus?.("FAILED", request.kind);
+    if (failed) this.#options.onStatus?.("FAILED", request.kind);
     throw revert;
   }
 
   /** Replays a mined-but-reverted call on the state before its block to recover the custom error. */
   async #explainRevert(request: TxRequest, blockNumber: number): Promise<ContractRevertError> {
     try {
-      await this.#o.provider.call({
+      await this.#options.provider.call({
         from: request.from,
         to: request.to,
         data: request.data,
@@ -432,7 +447,11 @@ export class ChainGateway {
   /** estimateGas doubles as the simulation: a revert is decoded and refused before anything is recorded. */
   async #simulate(request: TxRequest): Promise<bigint> {
     try {
-      const estimate = await this.#o.provider.estimateGas({ from: request.from, to: request.to, data: request.data });
+      const estimate = await this.#options.provider.estimateGas({
+        from: request.from,
+        to: request.to,
+        data: request.data,
+      });
       // Estimated on today's state, mined on tomorrow's: an approval estimated while others are in flight may be
       // the one that completes the stage and issues the licence (≈ 30k more), a document version may invalidate
       // more approvals. Unused gas costs nothing (refunded; Besu runs free gas), running out reverts the write.
@@ -451,10 +470,10 @@ export class ChainGateway {
   }
 
   async #feeFields(): Promise<FeeFields> {
-    if (this.#o.gasMode === "free") return { type: 0, gasPrice: 0n };
+    if (this.#options.gasMode === "free") return { type: 0, gasPrice: 0n };
     if (this.#fees && Date.now() - this.#fees.at < 1_000) return this.#fees.value;
     try {
-      const block = await this.#o.provider.getBlock("latest");
+      const block = await this.#options.provider.getBlock("latest");
       const base = block?.baseFeePerGas ?? 1_000_000_000n;
       const tip = 1_000_000n;
       const value = { type: 2 as const, maxFeePerGas: base * 2n + tip, maxPriorityFeePerGas: tip };

@@ -40,6 +40,20 @@ export async function readContract<const abi extends Abi, name extends ContractF
   >;
 }
 
+/**
+ * `caller`, asking at `latest` when the node does not have the state of the block asked for (anvil restarted from
+ * a snapshot, Besu past its retained layers): for a reader of past blocks, the latest state is the best answer left.
+ */
+export function atBlockOrLatest(caller: ContractCaller): ContractCaller {
+  return {
+    call: (to, data, blockTag) =>
+      caller.call(to, data, blockTag).catch((error: unknown) => {
+        if (blockTag === undefined || blockTag === "latest") throw error;
+        return caller.call(to, data, "latest");
+      }),
+  };
+}
+
 /** ApprovalRegistry.progressOf: the request's review record (Progress), small integers as numbers. */
 export const progressOf = (caller: ContractCaller, registry: string, tokenId: bigint, blockTag?: number | string) =>
   readContract(caller, registry, ApprovalRegistryAbi, "progressOf", [tokenId], blockTag);
@@ -51,6 +65,15 @@ export const pendingDepartmentsOf = (
   tokenId: bigint,
   blockTag?: number | string,
 ) => readContract(caller, registry, ApprovalRegistryAbi, "pendingDepartmentsOf", [tokenId], blockTag);
+
+/** ApprovalRegistry.stage: stage `stage` of workflow version `workflowId` as registered (rules, timeout, departments). */
+export const workflowStage = (
+  caller: ContractCaller,
+  registry: string,
+  workflowId: number,
+  stage: number,
+  blockTag?: number | string,
+) => readContract(caller, registry, ApprovalRegistryAbi, "stage", [workflowId, stage], blockTag);
 
 /** ApprovalRegistry.decisionsOf: each department of a stage, its decision (DecisionStatus) and reviewed mask. */
 export const decisionsOf = (caller: ContractCaller, registry: string, tokenId: bigint, stage: number) =>

@@ -6,6 +6,7 @@ import {
   type ApprovalRegistryCustodyName,
   ApprovalRegistryDecisionStatus,
   ApprovalRegistryPhase,
+  ApprovalRegistryProgressFlag,
   ApprovalRegistryTimeoutAction,
   bigintEnum,
   DocumentRegistryAbi,
@@ -50,6 +51,7 @@ export {
   LicenceTokenValidityNames as VALIDITY_NAMES,
 } from "../../../abis/index.ts";
 
-/** Whether the current stage of a request's progress has a timeout still to act on (Progress.flags bit 0: acted). */
+/** Whether the current stage of a request's progress has a timeout still to act on (not TimeoutHandled yet). */
 export const timeoutPending = (progress: { phase: bigint | number; flags: bigint | number }) =>
-  Number(progress.phase) === ApprovalRegistryPhase.InReview && (Number(progress.flags) & 1) === 0;
+  Number(progress.phase) === ApprovalRegistryPhase.InReview &&
+  (Number(progress.flags) & ApprovalRegistryProgressFlag.TimeoutHandled) === 0;

@@ -1,5 +1,5 @@
 /** The embedded default signer: keys created at random and sealed in the wallets table by the key vault. */
-import { AppError } from "../errors.ts";
+import { SignerError, WalletChoiceError } from "./chainErrors.ts";
 import type { SignableTransaction, TransactionSigner } from "./transactionSigner.ts";
 import type { WalletPurpose, WalletStore } from "./walletStore.ts";
 
@@ -19,9 +19,8 @@ export class LocalVaultSigner implements TransactionSigner {
     const { from, nonce, ...fields } = tx;
     // One signer per process: a wallet recorded by a process with a remote signer has no key in the vault.
     if (!(await this.#wallets.hasVaultKey(from))) {
-      throw new AppError(
-        502,
-        "SIGNER_REFUSED",
+      throw new SignerError(
+        "refused",
         `This API process signs with its key vault, which holds no key for ${from} (a remote signer's key: SIGNER=remote signs for it); nothing was recorded`,
         { walletAddress: from },
       );
@@ -33,11 +32,8 @@ export class LocalVaultSigner implements TransactionSigner {
   /** Always a fresh key: the vault makes keys, it is never handed one over HTTP. */
   async ensureKey(purpose: WalletPurpose, label: string | null, options: { address?: string } = {}): Promise<string> {
     if (options.address) {
-      throw new AppError(
-        400,
-        "VALIDATION_ERROR",
+      throw new WalletChoiceError(
         "walletAddress can be chosen only when the API signs with a remote signer (SIGNER=remote); the key vault creates its own keys",
-        { field: "walletAddress" },
       );
     }
     return this.#wallets.create(purpose, label);

@@ -8,7 +8,7 @@
  * exactly the one asked for (fields, chain id) and recover to `from`, or it is refused before anything is recorded.
  */
 import { Transaction, getAddress, isAddress, toQuantity } from "ethers";
-import { AppError, conflict } from "../errors.ts";
+import { SignerError, type SignerFailure, SignerKeyTakenError, WalletChoiceError } from "./chainErrors.ts";
 import type { SignableTransaction, TransactionSigner } from "./transactionSigner.ts";
 import type { WalletPurpose, WalletStore } from "./walletStore.ts";
 
@@ -23,22 +23,10 @@ export interface RemoteSignerOptions {
   wallets?: WalletStore;
 }
 
-type Failure = "unavailable" | "refused" | "invalid";
-
 /** The remote signer could not be reached, refused, or answered something other than what was asked. */
-export class RemoteSignerError extends AppError {
-  readonly failure: Failure;
-
-  constructor(failure: Failure, message: string, details?: Record<string, unknown>) {
-    const [status, code] =
-      failure === "unavailable"
-        ? [503, "SIGNER_UNAVAILABLE"]
-        : failure === "refused"
-          ? [502, "SIGNER_REFUSED"]
-          : [502, "SIGNER_INVALID_RESPONSE"];
-    super(status, code, message, details, failure === "unavailable" ? { "Retry-After": "5" } : undefined);
-    this.name = "RemoteSignerError";
-    this.failure = failure;
+export class RemoteSignerError extends SignerError {
+  constructor(failure: SignerFailure, message: string, details?: Record<string, unknown>) {
+    super(failure, message, details);
   }
 }
 
@@ -101,16 +89,13 @@ export class RemoteSigner implements TransactionSigner {
     if (options.address) {
       const address = accounts.find((a) => a.toLowerCase() === options.address!.toLowerCase());
       if (!address) {
-        throw new AppError(
-          400,
-          "VALIDATION_ERROR",
+        throw new WalletChoiceError(
           `walletAddress ${options.address} is not a key of the remote signer (eth_accounts): provision it in the signer first`,
-          { field: "walletAddress" },
         );
       }
       const recorded = await wallets.recordRemote(address, purpose, label);
       if (!recorded)
-        throw conflict("WALLET_IN_USE", `${address} is already the wallet of something else here`, {
+        throw new SignerKeyTakenError("WALLET_IN_USE", `${address} is already the wallet of something else here`, {
           walletAddress: address,
         });
       return recorded;
@@ -123,7 +108,7 @@ export class RemoteSigner implements TransactionSigner {
       const recorded = await wallets.recordRemote(next, purpose, label);
       if (recorded) return recorded;
     }
-    throw conflict(
+    throw new SignerKeyTakenError(
       "NO_SIGNER_KEY_AVAILABLE",
       "Every key of the remote signer is already in use here: provision a new key in the signer, or give walletAddress",
       { signerKeys: accounts.length },

@@ -24,6 +24,11 @@ export function createPool(connectionString: string, schema: string, max = 20): 
   return pool;
 }
 
+/** Whether Postgres answers a query on this pool now (the health check's probe). */
+export async function databaseAnswers(pool: Pick<pg.Pool, "query">): Promise<boolean> {
+  return (await pool.query("SELECT 1")).rowCount === 1;
+}
+
 /**
  * `pool.query(text, values)` runs as a named prepared statement: Postgres parses and plans it once per connection
  * instead of on every call, which is most of the cost of the short reads on the API's hot paths (measured: 2.5×

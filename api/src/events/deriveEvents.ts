@@ -21,11 +21,17 @@ import {
   LICENCE_STATUS,
   LICENCE_STATUS_NAMES,
   licenceToken,
-  REVIEW_PHASE,
   TIMEOUT_ACTION,
   timeoutPending,
 } from "../chain/contracts.ts";
 import type { IndexWaiter } from "../chain/chainGateway.ts";
+import {
+  atBlockOrLatest,
+  type ContractCaller,
+  pendingDepartmentsOf,
+  progressOf,
+  workflowStage,
+} from "../chain/contractReads.ts";
 import type { Deployment } from "../chain/deployment.ts";
 import { withTransaction } from "../db/transaction.ts";
 import { sortedStages } from "../domain/workflows/compileWorkflow.ts";
@@ -35,12 +41,16 @@ import { departmentCodes } from "../reads/requestReads.ts";
 import { stableUuid } from "../reads/stableId.ts";
 import { dateFromUnixSeconds, isoFromUnixSeconds } from "../unixTime.ts";
 import type { PlatformEvent } from "../webhooks/payloads.ts";
+import { ApprovalRegistryPhase } from "../../../abis/index.ts";
 import { recordEvents } from "./eventOutbox.ts";
 
 export interface DeriveDependencies {
   pool: pg.Pool;
   /** The index, so a receiver that reads the API on a webhook sees the change: events wait for its block. */
   index: IndexWaiter;
+  /** The chain's views, through the gateway (an unreachable node is ChainUnavailableError). */
+  gateway: ContractCaller;
+  /** Receipts and block times. */
   provider: JsonRpcProvider;
   contracts: Deployment["contracts"];
   workflows: WorkflowStore;
@@ -61,13 +71,7 @@ export function mayDeriveEvents(logs: readonly Log[]): boolean {
   return logs.some((log) => log.topics[0] !== undefined && EVENTFUL_TOPICS.has(log.topics[0]));
 }
 
-interface Progress {
-  workflowId: bigint;
-  stage: bigint;
-  phase: bigint;
-  flags: bigint;
-  stageStartedAt: bigint;
-}
+type Progress = Awaited<ReturnType<typeof progressOf>>;
 
 /** Derives and records the events of one confirmed transaction. Safe to run again: ids are deterministic. */
 export async function deriveEvents(
@@ -152,32 +156,30 @@ function logsOfToken(receipt: TransactionReceipt, contracts: Deployment["contrac
   };
 }
 
-type View = (fn: string, args: unknown[], blockTag: number | string) => Promise<any>;
-
-/** ApprovalRegistry's views of the request's token, at a block or the latest. */
+/** ApprovalRegistry's views of the request's token, at a block (or the latest, where the node lacks the block). */
 interface ChainViews {
   tokenId: bigint;
-  view: View;
+  progressAt(blockTag: number | "latest"): Promise<Progress>;
   pendingAt(blockTag: number): Promise<number[]>;
   /** Departments able to decide at the transaction's block: asked once, shared by the steps. */
   pendingAfter(): Promise<number[]>;
+  /** The timeout of stage `stage` of workflow version `workflowId`, in seconds (0: none). */
+  timeoutSecondsOf(workflowId: number, stage: number): Promise<number>;
 }
 
-function chainViews({ provider, contracts }: DeriveDependencies, tokenId: bigint, blockNumber: number): ChainViews {
-  const view: View = async (fn, args, blockTag) => {
-    const data = approvalRegistry.encodeFunctionData(fn, args);
-    const raw = await provider.call({ to: contracts.ApprovalRegistry, data, blockTag }).catch(async (error) => {
-      // A node without that block's state (anvil restarted from a snapshot, Besu past its retained layers): the
-      // latest state is the best answer left.
-      if (blockTag === "latest") throw error;
-      return provider.call({ to: contracts.ApprovalRegistry, data, blockTag: "latest" });
-    });
-    return approvalRegistry.decodeFunctionResult(fn, raw);
-  };
-  const pendingAt = async (blockTag: number) =>
-    [...((await view("pendingDepartmentsOf", [tokenId], blockTag))[0] as bigint[])].map(Number);
+function chainViews({ gateway, contracts }: DeriveDependencies, tokenId: bigint, blockNumber: number): ChainViews {
+  const caller = atBlockOrLatest(gateway);
+  const registry = contracts.ApprovalRegistry;
+  const pendingAt = async (blockTag: number) => [...(await pendingDepartmentsOf(caller, registry, tokenId, blockTag))];
   let pending: Promise<number[]> | undefined;
-  return { tokenId, view, pendingAt, pendingAfter: () => (pending ??= pendingAt(blockNumber)) };
+  return {
+    tokenId,
+    progressAt: (blockTag) => progressOf(caller, registry, tokenId, blockTag),
+    pendingAt,
+    pendingAfter: () => (pending ??= pendingAt(blockNumber)),
+    timeoutSecondsOf: async (workflowId, stage) =>
+      (await workflowStage(caller, registry, workflowId, stage, "latest")).timeoutSeconds,
+  };
 }
 
 /** What every step reads: the receipt's logs, the review state after the block and the request's workflow. */
@@ -190,7 +192,7 @@ interface Derivation {
   /** Every department the request's workflow routes to. */
   routed: string[];
   /** A stage of the pinned workflow as payloads show it: its number (from 1) and name, from the chain's index. */
-  stageInfo(index: bigint): { number: number; name: string | null };
+  stageInfo(index: number | bigint): { number: number; name: string | null };
   /** Departments whose approval this transaction invalidated. */
   invalidatedIds: Set<number>;
 }
@@ -201,8 +203,8 @@ async function startDerivation(
   logs: TokenLogs,
 ): Promise<Derivation> {
   const chain = chainViews(deps, logs.tokenId, receipt.blockNumber);
-  const after = (await chain.view("progressOf", [logs.tokenId], receipt.blockNumber))[0] as unknown as Progress;
-  const workflow = await deps.workflows.byChainId(Number(after.workflowId));
+  const after = await chain.progressAt(receipt.blockNumber);
+  const workflow = await deps.workflows.byChainId(after.workflowId);
   const stages = workflow ? sortedStages(workflow.stages) : [];
   return {
     pool: deps.pool,
@@ -289,9 +291,9 @@ async function approvalRequiredEvents(derivation: Derivation): Promise<EventDraf
   const { pool, receipt, logs, chain, after, stageInfo, invalidatedIds } = derivation;
   const started = logs.registry("StageStarted").at(-1);
   const decided = logs.registry("DecisionRecorded").length > 0;
-  if (after.phase !== REVIEW_PHASE.InReview || !(started || decided)) return [];
-  const currentStage = started ? BigInt(started.args.stage) : after.stage;
-  const startedAt = started ? BigInt(started.args.startedAt) : after.stageStartedAt;
+  if (after.phase !== ApprovalRegistryPhase.InReview || !(started || decided)) return [];
+  const currentStage = started ? Number(started.args.stage) : after.stage;
+  const startedAt = started ? Number(started.args.startedAt) : after.stageStartedAt;
   const before = started ? [] : await chain.pendingAt(receipt.blockNumber - 1);
   const newly = (await chain.pendingAfter()).filter((id) => !invalidatedIds.has(id) && !before.includes(id));
   const reason = approvalRequiredReason(logs);
@@ -412,20 +414,14 @@ interface StageTimeout {
 }
 
 /** The running stage timeout of a request (null: none is running). */
-async function timeoutOf({ tokenId, view }: ChainViews): Promise<StageTimeout | null> {
-  const latest = (await view("progressOf", [tokenId], "latest"))[0] as Progress;
+async function timeoutOf(chain: ChainViews): Promise<StageTimeout | null> {
+  const latest = await chain.progressAt("latest");
   if (!timeoutPending(latest)) return null;
-  const [stage] = await view("stage", [latest.workflowId, latest.stage], "latest");
-  const seconds = BigInt(stage.timeoutSeconds);
-  if (seconds === 0n) return null;
-  const deadline = Number(latest.stageStartedAt + seconds);
+  const seconds = await chain.timeoutSecondsOf(latest.workflowId, latest.stage);
+  if (seconds === 0) return null;
+  const deadline = latest.stageStartedAt + seconds;
   return {
     runAt: dateFromUnixSeconds(deadline),
-    data: {
-      tokenId: tokenId.toString(),
-      stage: Number(latest.stage),
-      startedAt: Number(latest.stageStartedAt),
-      deadline,
-    },
+    data: { tokenId: chain.tokenId.toString(), stage: latest.stage, startedAt: latest.stageStartedAt, deadline },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Each kind of error the API raises on purpose, as the answer it gets: AppErrors as they are, chain errors
- * (chain/chainErrors.ts; a contract revert through chain/revertMapping.ts, the one table of contract errors) and
+ * (chain/chainErrors.ts; a contract revert through revertMapping.ts, the one table of contract errors) and
  * storage errors (storage/storageErrors.ts) with their status. Chain and storage code say what happened; this
  * module alone says which HTTP status that is.
  */
@@ -10,8 +10,11 @@ import {
   ContractRevertError,
   NodeRefusedError,
   NotMinedInTimeError,
+  SignerError,
+  SignerKeyTakenError,
+  WalletChoiceError,
 } from "../chain/chainErrors.ts";
-import { apiErrorOf } from "../chain/revertMapping.ts";
+import { apiErrorOf } from "../revertMapping.ts";
 import {
   InvalidFileError,
   InvalidUploadError,
@@ -38,6 +41,17 @@ export function answerOfKnownError(error: unknown): AppError | undefined {
     const message = "The transaction was recorded and sent but not mined in time; it will be confirmed later.";
     return new AppError(504, "CHAIN_TIMEOUT", message, { transactionHash: error.transactionHash });
   }
+  if (error instanceof SignerError) {
+    // Unreachable or too slow: nothing was recorded and a retry may succeed. Otherwise the signer's answer is wrong.
+    if (error.failure === "unavailable") {
+      return new AppError(503, error.code, error.message, error.details, { "Retry-After": "5" });
+    }
+    return new AppError(502, error.code, error.message, error.details);
+  }
+  if (error instanceof WalletChoiceError) {
+    return new AppError(400, "VALIDATION_ERROR", error.message, { field: "walletAddress" });
+  }
+  if (error instanceof SignerKeyTakenError) return new AppError(409, error.code, error.message, error.details);
   if (error instanceof StorageError) {
     return new AppError(storageStatus(error), error.code, error.message, error.details);
   }

@@ -4,6 +4,7 @@
  */
 import type pg from "pg";
 import { readTogether, type ReadPart, type Rows } from "../db/readTogether.ts";
+import { publicInvalidationReason } from "../schemas/contractNames.ts";
 import { isoFromUnixSeconds } from "../unixTime.ts";
 import { stableUuid } from "./stableId.ts";
 
@@ -70,7 +71,7 @@ export function approvalsFromRows(rows: Rows, documentRows: Rows): ApprovalJson[
       transactionHash: row.tx_hash,
       createdAt: isoFromUnixSeconds(row.timestamp),
       invalidatedAt: row.invalidated_at == null ? null : isoFromUnixSeconds(row.invalidated_at),
-      invalidationReason: row.invalidation_reason ?? null,
+      invalidationReason: row.invalidation_reason == null ? null : publicInvalidationReason(row.invalidation_reason),
       stage: Number(row.stage),
     };
   });

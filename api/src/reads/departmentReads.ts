@@ -1,10 +1,11 @@
 /** Departments as the chain has them (index.departments): on-chain id, wallet and who holds its key. */
+import type { ApprovalRegistryCustodyName } from "../../../abis/index.ts";
 import type { Db } from "../db/queryable.ts";
 
 export interface DepartmentOnChain {
   departmentId: number;
   wallet: string;
-  custody: "CUSTODIAL" | "DEPARTMENT_HELD";
+  custody: ApprovalRegistryCustodyName;
 }
 
 /** The department registered on chain under `code`, once indexed. */

@@ -35,6 +35,16 @@ export interface BlockchainTransaction {
   confirmedAt: string | null;
 }
 
+/** How many outbox transactions are in each status (0 for a status none is in). */
+export async function outboxCountsByStatus(
+  pool: Pick<pg.Pool, "query">,
+): Promise<Record<(typeof TX_STATUSES)[number], number>> {
+  const { rows } = await pool.query(`SELECT status, count(*)::int AS n FROM chain_transactions GROUP BY status`);
+  return Object.fromEntries(
+    TX_STATUSES.map((status) => [status, rows.find((r) => r.status === status)?.n ?? 0]),
+  ) as Record<(typeof TX_STATUSES)[number], number>;
+}
+
 export async function listTransactions(pool: Pick<pg.Pool, "query">, query: OutboxQuery) {
   const where: string[] = [];
   const params: unknown[] = [];

@@ -8,6 +8,7 @@ import type { Principal } from "../auth/principal.ts";
 import { notFound } from "../errors.ts";
 import { dateFromUnixSeconds, type UnixSeconds } from "../unixTime.ts";
 import { isRoutedTo } from "./pendingReads.ts";
+import type { ApprovalRegistryPhaseName } from "../../../abis/index.ts";
 
 export interface RequestView {
   id: string;
@@ -25,7 +26,8 @@ export interface RequestView {
   status: string;
   chainWorkflowId: number;
   stage: number | null;
-  phase: string | null;
+  /** The review phase as the index names it (abis/enums.ts), null before submission. */
+  phase: ApprovalRegistryPhaseName | null;
   submittedAt: Date | null;
   issuedAt: Date | null;
   expiresAt: Date | null;

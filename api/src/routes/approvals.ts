@@ -17,6 +17,7 @@ import { approvalsOfToken } from "../reads/approvalReads.ts";
 import { pendingRequestsPage } from "../reads/pendingReads.ts";
 import { findVisibleRequest, requestOfWrite } from "../reads/requestReads.ts";
 import { pageQuery } from "../schemas/common.ts";
+import { CUSTODY_KINDS } from "../schemas/contractNames.ts";
 import { ApprovalSchema, RequestListResponse } from "../schemas/request.ts";
 
 const errors = errorResponses;
@@ -264,7 +265,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
               signer: z
                 .string()
                 .describe("Your department's registered wallet: the address whose signature the contract accepts"),
-              custody: z.enum(["CUSTODIAL", "DEPARTMENT_HELD"]),
+              custody: z.enum(CUSTODY_KINDS),
               documentVersions: z.record(z.string(), z.number()).describe("The document versions the decision covers"),
               nonce: z.string(),
               deadline: z.number(),

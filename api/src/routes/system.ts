@@ -10,15 +10,21 @@ import path from "node:path";
 import type Router from "@koa/router";
 import type Koa from "koa";
 import { marked } from "marked";
-import type { JsonRpcProvider } from "ethers";
-import type pg from "pg";
+import { databaseAnswers } from "../db/pool.ts";
+import type { DbPool } from "../db/queryable.ts";
 import { AppError } from "../errors.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { IndexProgress } from "../reads/indexProgress.ts";
+import { outboxCountsByStatus, TX_STATUSES } from "../reads/outboxReads.ts";
+
+/** The chain's head, as the gateway reads it (routes do not reach the chain themselves). */
+export interface ChainHead {
+  blockNumber(): Promise<number>;
+}
 
 export interface SystemDeps {
-  pool: pg.Pool;
-  provider: JsonRpcProvider;
+  pool: DbPool;
+  gateway: ChainHead;
   index: IndexProgress;
   metrics: Metrics;
   maxIndexerLag: number;
@@ -34,8 +40,8 @@ interface Check {
 
 export async function healthReport(deps: SystemDeps) {
   const [database, chain, indexed] = await Promise.all([
-    timed(async () => (await deps.pool.query("SELECT 1")).rowCount === 1),
-    deps.provider.getBlockNumber().then(
+    timed(() => databaseAnswers(deps.pool)),
+    deps.gateway.blockNumber().then(
       (n) => n,
       () => undefined,
     ),
@@ -75,12 +81,9 @@ export function mountSystemRoutes(router: Router, deps: SystemDeps): void {
       throw new AppError(401, "UNAUTHORIZED", "/metrics needs the METRICS_TOKEN bearer token", undefined, {
         "WWW-Authenticate": 'Bearer realm="metrics"',
       });
-    const counts = await deps.pool
-      .query(`SELECT status, count(*)::int AS n FROM chain_transactions GROUP BY status`)
-      .catch(() => ({ rows: [] }));
-    for (const status of ["PENDING", "CONFIRMED", "FAILED"]) {
-      deps.metrics.outboxByStatus.set({ status }, counts.rows.find((r) => r.status === status)?.n ?? 0);
-    }
+    // Without the database the counts read 0; the other metrics are still answered.
+    const counts = await outboxCountsByStatus(deps.pool).catch(() => undefined);
+    for (const status of TX_STATUSES) deps.metrics.outboxByStatus.set({ status }, counts?.[status] ?? 0);
     ctx.type = deps.metrics.registry.contentType;
     ctx.body = await deps.metrics.registry.metrics();
   });

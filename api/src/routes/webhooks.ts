@@ -63,7 +63,7 @@ const WebhookIdParams = z.object({ webhookId: z.uuid() });
 const KEY_OR_ADMIN = [{ kind: "apiKey" as const }, { kind: "admin" as const }];
 
 export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
-  // The secrets are sealed by the key vault until the domain context carries a sealing service of its own.
+  // The webhook use case needs only these: its secrets are sealed and opened by the context's webhookSecrets sealer.
   const context: WebhookContext = { config: domain.config, pool: domain.pool, webhookSecrets: domain.webhookSecrets };
   return [
     defineRoute({

@@ -1,26 +1,17 @@
 /** Schemas shared by several resources. */
 import { z } from "zod/v4";
+import { APPROVAL_STATUSES, REQUEST_STATUSES } from "./contractNames.ts";
+
+export { APPROVAL_STATUSES, REQUEST_STATUSES };
 
 export const REQUEST_TYPES = ["RESORT_LICENSE", "TRADE_LICENSE", "BUILDING_PERMIT"] as const;
 export const RequestType = z.enum(REQUEST_TYPES).meta({ id: "RequestType" });
 
-/** Stored statuses (the licence token's) plus EXPIRED, which is APPROVED past its expiry. */
-export const REQUEST_STATUSES = [
-  "DRAFT",
-  "SUBMITTED",
-  "PENDING_RESUBMISSION",
-  "APPROVED",
-  "REJECTED",
-  "CANCELLED",
-  "SUSPENDED",
-  "REVOKED",
-  "EXPIRED",
-] as const;
+/** Stored statuses (the licence token's) plus EXPIRED, which is APPROVED past its expiry (contractNames.ts). */
 export const RequestStatus = z
   .enum(REQUEST_STATUSES)
   .meta({ id: "RequestStatus", description: "EXPIRED is APPROVED past expiresAt (computed, never stored)." });
 
-export const APPROVAL_STATUSES = ["PENDING", "APPROVED", "REJECTED", "CHANGES_REQUESTED", "REVIEW_REQUIRED"] as const;
 export const ApprovalStatus = z.enum(APPROVAL_STATUSES).meta({ id: "ApprovalStatus" });
 
 export const Pagination = z

@@ -8,6 +8,7 @@
  */
 import { z } from "zod/v4";
 import { DateTime, Uuid } from "./common.ts";
+import { COMPLETION_CRITERIA, EXECUTION_TYPES, REJECTION_ACTIONS, TIMEOUT_ACTIONS } from "./contractNames.ts";
 
 export const RequiredApprovalInput = z.object({
   departmentCode: z.string().min(1).max(64).describe("Code of a registered, active department"),
@@ -31,16 +32,13 @@ export const WorkflowStageInput = z
     stageId: z.string().min(1).max(64),
     stageName: z.string().min(1).max(200),
     stageOrder: z.int().describe("Position of the stage: the stages' orders must be exactly 1..n"),
-    executionType: z.enum(["SEQUENTIAL", "PARALLEL"]),
+    executionType: z.enum(EXECUTION_TYPES),
     requiredApprovals: z.array(RequiredApprovalInput).max(64).describe("1..8 distinct departments"),
-    completionCriteria: z.enum(["ALL", "ANY", "THRESHOLD"]).default("ALL"),
+    completionCriteria: z.enum(COMPLETION_CRITERIA).default("ALL"),
     threshold: z.int().optional().describe("THRESHOLD only: minimum approvals, 1..number of departments of the stage"),
     timeoutDays: z.number().positive().max(3650).optional(),
-    onTimeout: z
-      .enum(["NOTIFY", "ESCALATE", "AUTO_REJECT"])
-      .optional()
-      .describe("Needs timeoutDays; default NOTIFY when timeoutDays is set"),
-    onRejection: z.enum(["FAIL_REQUEST", "RETRY_STAGE", "ESCALATE"]).optional().describe("Default FAIL_REQUEST"),
+    onTimeout: z.enum(TIMEOUT_ACTIONS).optional().describe("Needs timeoutDays; default NOTIFY when timeoutDays is set"),
+    onRejection: z.enum(REJECTION_ACTIONS).optional().describe("Default FAIL_REQUEST"),
   })
   .meta({ id: "WorkflowStageInput" });
 export type WorkflowStageInput = z.infer<typeof WorkflowStageInput>;

@@ -5,6 +5,7 @@
  * `walletAddress` come from the chain.
  */
 import { getAddress } from "ethers";
+import type { ApprovalRegistryCustodyName } from "../../../abis/index.ts";
 import type { Db, Tx } from "../db/queryable.ts";
 
 export interface StoredDepartment {
@@ -16,9 +17,9 @@ export interface StoredDepartment {
   /** From the chain (index.departments.active). */
   isActive: boolean;
   /** From the chain: who holds the wallet's key. */
-  custody: "CUSTODIAL" | "DEPARTMENT_HELD";
+  custody: ApprovalRegistryCustodyName;
   /** From the chain: a proposed wallet change waiting out its delay. */
-  pendingWalletChange: { walletAddress: string; custody: "CUSTODIAL" | "DEPARTMENT_HELD"; effectiveAt: Date } | null;
+  pendingWalletChange: { walletAddress: string; custody: ApprovalRegistryCustodyName; effectiveAt: Date } | null;
   requireSignedRequests: boolean;
   /** The department's id in the ApprovalRegistry (what index.approvals / workflow_stages store). */
   chainDepartmentId: number;
@@ -32,8 +33,8 @@ export interface DepartmentJson {
   code: string;
   name: string;
   walletAddress: string;
-  custody: "CUSTODIAL" | "DEPARTMENT_HELD";
-  pendingWalletChange: { walletAddress: string; custody: "CUSTODIAL" | "DEPARTMENT_HELD"; effectiveAt: string } | null;
+  custody: ApprovalRegistryCustodyName;
+  pendingWalletChange: { walletAddress: string; custody: ApprovalRegistryCustodyName; effectiveAt: string } | null;
   webhookUrl: string | null;
   isActive: boolean;
   requireSignedRequests: boolean;

@@ -5,7 +5,7 @@
  */
 import { anchorOf, validityOf } from "../chain/contractReads.ts";
 import { bytes16ToUuid } from "../chain/contracts.ts";
-import { isRevert, REVERT_ANSWERS } from "../chain/revertMapping.ts";
+import { isRevert, REVERT_ANSWERS } from "../revertMapping.ts";
 import { AppError, validationFailed } from "../errors.ts";
 import { isoFromUnixSeconds } from "../unixTime.ts";
 import { ISSUED_VERDICTS, type VerificationDependencies } from "./licenceVerification.ts";

@@ -33,7 +33,42 @@ export async function runDelivery(
   deps: DeliveryJobDependencies,
   deliveryId: string,
 ): Promise<{ outcome: DeliveryOutcome; retryAt?: Date }> {
-  const { pool, clock } = deps;
+  const due = await dueDelivery(deps, deliveryId);
+  if ("outcome" in due) return due;
+  const { delivery } = due;
+  const retryCount: number = delivery.attempts;
+  const result = await attempt(deps, delivery, deliveryId);
+  const finishedAt = deps.clock.now();
+  return withTransaction(deps.pool, async (client) => {
+    if (result.success) {
+      await client.query(
+        `UPDATE webhook_deliveries SET status = 'DELIVERED', attempts = attempts + 1, next_attempt_at = NULL, updated_at = now() WHERE id = $1`,
+        [deliveryId],
+      );
+      return { outcome: "DELIVERED" as const };
+    }
+    if (retryCount < RETRY_SCHEDULE_MS.length) {
+      const retryAt = new Date(finishedAt.getTime() + deps.clock.scaled(RETRY_SCHEDULE_MS[retryCount]));
+      await client.query(
+        `UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = $2, updated_at = now() WHERE id = $1`,
+        [deliveryId, retryAt],
+      );
+      await client.query(`UPDATE webhook_logs SET next_retry_at = $2 WHERE id = $1`, [result.logId, retryAt]);
+      return { outcome: "RETRY" as const, retryAt };
+    }
+    await giveUp(client, deps.logger, delivery, deliveryId, retryCount);
+    return { outcome: "FAILED" as const };
+  });
+}
+
+/**
+ * The delivery's row when an attempt is due now; otherwise what to do instead: nothing (done or gone), cancel it
+ * (its webhook was deleted), hold it (its webhook is disabled) or wait for its retry time.
+ */
+async function dueDelivery(
+  { pool, clock }: DeliveryJobDependencies,
+  deliveryId: string,
+): Promise<{ delivery: DeliveryRow } | { outcome: DeliveryOutcome; retryAt?: Date }> {
   const { rows } = await pool.query(
     `SELECT d.*, w.url, w.secret_sealed, w.is_active, w.deleted_at FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = $1`,
     [deliveryId],
@@ -52,14 +87,20 @@ export async function runDelivery(
   }
   if (delivery.next_attempt_at && delivery.next_attempt_at.getTime() > clock.now().getTime())
     return { outcome: "WAITING", retryAt: delivery.next_attempt_at };
+  return { delivery };
+}
 
-  await pool.query(
+/** A webhook_deliveries row joined with its webhook's url, sealed secret and state. */
+type DeliveryRow = Record<string, any>;
+
+/** One attempt (a webhook_logs row); an attempt a stopped process left pending is marked interrupted first. */
+async function attempt(deps: DeliveryJobDependencies, delivery: DeliveryRow, deliveryId: string) {
+  await deps.pool.query(
     `UPDATE webhook_logs SET status = 'failed', error = 'interrupted: the process stopped during this attempt' WHERE delivery_id = $1 AND status = 'pending'`,
     [deliveryId],
   );
-  const retryCount: number = delivery.attempts;
-  const result = await deliver(
-    pool,
+  return deliver(
+    deps.pool,
     {
       id: delivery.webhook_id,
       url: delivery.url,
@@ -69,48 +110,38 @@ export async function runDelivery(
       eventId: delivery.delivery_id,
       eventType: delivery.event_name,
       payload: delivery.payload,
-      retryCount,
+      retryCount: delivery.attempts,
       deliveryId,
     },
-    { production: deps.production, now: clock.now },
+    { production: deps.production, now: deps.clock.now },
   );
-  const finishedAt = clock.now();
-  return withTransaction(pool, async (client) => {
-    if (result.success) {
-      await client.query(
-        `UPDATE webhook_deliveries SET status = 'DELIVERED', attempts = attempts + 1, next_attempt_at = NULL, updated_at = now() WHERE id = $1`,
-        [deliveryId],
-      );
-      return { outcome: "DELIVERED" as const };
-    }
-    if (retryCount < RETRY_SCHEDULE_MS.length) {
-      const retryAt = new Date(finishedAt.getTime() + clock.scaled(RETRY_SCHEDULE_MS[retryCount]));
-      await client.query(
-        `UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = $2, updated_at = now() WHERE id = $1`,
-        [deliveryId, retryAt],
-      );
-      await client.query(`UPDATE webhook_logs SET next_retry_at = $2 WHERE id = $1`, [result.logId, retryAt]);
-      return { outcome: "RETRY" as const, retryAt };
-    }
-    await client.query(
-      `UPDATE webhook_deliveries SET status = 'FAILED', attempts = attempts + 1, next_attempt_at = NULL, updated_at = now() WHERE id = $1`,
-      [deliveryId],
-    );
-    await client.query(
-      `UPDATE webhooks SET is_active = false, disabled_at = now(), disabled_reason = $2 WHERE id = $1 AND is_active`,
-      [delivery.webhook_id, `disabled after ${retryCount + 1} failed attempts of delivery ${delivery.delivery_id}`],
-    );
-    await audit(client, SYSTEM, {
-      entityType: "WEBHOOK",
-      entityId: delivery.webhook_id,
-      action: "DISABLE",
-      oldValue: { isActive: true },
-      newValue: { isActive: false, reason: "retries exhausted", deliveryId: delivery.delivery_id },
-    });
-    deps.logger.warn(
-      { webhookId: delivery.webhook_id, deliveryId: delivery.delivery_id },
-      "webhook disabled after the last retry failed",
-    );
-    return { outcome: "FAILED" as const };
+}
+
+/** The last retry failed: the delivery is FAILED and its webhook disabled (audited) until someone re-enables it. */
+async function giveUp(
+  client: pg.PoolClient,
+  logger: Logger,
+  delivery: DeliveryRow,
+  deliveryId: string,
+  retryCount: number,
+): Promise<void> {
+  await client.query(
+    `UPDATE webhook_deliveries SET status = 'FAILED', attempts = attempts + 1, next_attempt_at = NULL, updated_at = now() WHERE id = $1`,
+    [deliveryId],
+  );
+  await client.query(
+    `UPDATE webhooks SET is_active = false, disabled_at = now(), disabled_reason = $2 WHERE id = $1 AND is_active`,
+    [delivery.webhook_id, `disabled after ${retryCount + 1} failed attempts of delivery ${delivery.delivery_id}`],
+  );
+  await audit(client, SYSTEM, {
+    entityType: "WEBHOOK",
+    entityId: delivery.webhook_id,
+    action: "DISABLE",
+    oldValue: { isActive: true },
+    newValue: { isActive: false, reason: "retries exhausted", deliveryId: delivery.delivery_id },
   });
+  logger.warn(
+    { webhookId: delivery.webhook_id, deliveryId: delivery.delivery_id },
+    "webhook disabled after the last retry failed",
+  );
 }

@@ -128,7 +128,7 @@ export interface ArchitectureIntent {
 export interface ForbiddenImport {
   /** Folder prefixes of the importing files. */
   from: string[];
-  /** Folder prefixes (repository paths) or package names the files must not import. */
+  /** Repository paths (a folder, or one module) or package names the files must not import. */
   to: Target[];
   /** Shown with each violation: the rule, and why. */
   rule: string;

@@ -6,18 +6,21 @@
  * the documents it reviewed are still at the versions it reviewed, and applies the pinned workflow's rules. The
  * remarks stay off chain; their keccak256 is on chain. A refused decision records nothing anywhere.
  */
-import { keccak256, toUtf8Bytes } from "ethers";
+import { keccak256, stringToBytes } from "viem";
 import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
+import type { ConfirmedTx, RecordedTx } from "../../chain/chainGateway.ts";
+import { approvalRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
 import { approvalRegistry, DECISION_NAMES, enumValueOf } from "../../chain/contracts.ts";
 import { departmentRecord } from "../../chain/contractReads.ts";
-import { apiErrorOf, REVERT_ANSWERS } from "../../chain/revertMapping.ts";
+import { apiErrorOf, REVERT_ANSWERS } from "../../revertMapping.ts";
 import { canonicalJson } from "../../canonicalJson.ts";
+import type { Tx } from "../../db/queryable.ts";
 import { AppError, conflict, forbidden } from "../../errors.ts";
 import { anchoredDocumentsOf, type AnchoredDocument } from "../../reads/anchoredDocuments.ts";
 import { departmentOnChain, type DepartmentOnChain } from "../../reads/departmentReads.ts";
-import { findVisibleRequest } from "../../reads/requestReads.ts";
+import { findVisibleRequest, type RequestView } from "../../reads/requestReads.ts";
 import { insertDecisionRemarks } from "../../stores/decisionRemarks.ts";
 import type { DomainContext } from "../context.ts";
 import { decisionAnswer } from "./decisionAnswer.ts";
@@ -57,7 +60,7 @@ const decisionStatus = (kind: Decision["kind"]) => enumValueOf(DECISION_NAMES, k
 /** How long a typed decision handed out for signing stays valid on chain. */
 const SIGNATURE_LIFETIME_SECONDS = 15 * 60;
 
-/** Chain refusals, in the API's words (chain/revertMapping.ts); a stale document is named by its id. */
+/** Chain refusals, in the API's words (revertMapping.ts); a stale document is named by its id. */
 function explain(error: ContractRevertError, documents: AnchoredDocument[]): AppError {
   return apiErrorOf(error, {
     ReviewStaleDocuments: (stale) => {
@@ -118,13 +121,16 @@ function resolveReview(
   return { mask, versions, covered };
 }
 
+type Review = ReturnType<typeof resolveReview>;
+type Remarks = ReturnType<typeof remarksOf>;
+
 function remarksOf(decision: Decision) {
   const record = {
     remarks: decision.remarks,
     ...(decision.kind === "REJECTED" ? { reason: decision.reason } : {}),
     ...(decision.kind === "CHANGES_REQUESTED" ? { requiredDocuments: decision.requiredDocuments ?? [] } : {}),
   };
-  return { record, hash: keccak256(toUtf8Bytes(canonicalJson(record))) };
+  return { record, hash: keccak256(stringToBytes(canonicalJson(record))) };
 }
 
 const reasonCodeOf = (decision: Decision) =>
@@ -197,46 +203,11 @@ export async function decide(
   // its state (a 409 NOT_PENDING / INVALID_STATE carried the token id and stage) or is simulated on chain.
   const request = await findVisibleRequest(context.pool, principal, requestId);
   const department = await callerDepartment(context, principal.code);
-  if (department.custody === "DEPARTMENT_HELD" && !signed) {
-    throw new AppError(
-      400,
-      "SIGNATURE_REQUIRED",
-      "Your department holds its own key: sign the typed data from POST /requests/{requestId}/decision-typed-data and send signature, nonce and deadline with the decision",
-      { custody: department.custody, wallet: department.wallet },
-    );
-  }
+  requireSignatureIfHeld(department, signed);
   const documents = await anchoredDocumentsOf(context.pool, request.tokenId);
   const review = resolveReview(documents, decision);
   const remarks = remarksOf(decision);
-  const reasonCode = reasonCodeOf(decision);
-  const data = signed
-    ? approvalRegistry.encodeFunctionData("decideBySig", [
-        decisionMessage(
-          request.tokenId,
-          department.departmentId,
-          decision,
-          review,
-          BigInt(signed.nonce),
-          BigInt(signed.deadline),
-        ),
-        signed.signature,
-      ])
-    : decision.kind === "APPROVED"
-      ? approvalRegistry.encodeFunctionData("approve", [request.tokenId, review.mask, review.versions, remarks.hash])
-      : decision.kind === "REJECTED"
-        ? approvalRegistry.encodeFunctionData("reject", [
-            request.tokenId,
-            reasonCode,
-            review.mask,
-            review.versions,
-            remarks.hash,
-          ])
-        : approvalRegistry.encodeFunctionData("requestChanges", [
-            request.tokenId,
-            review.mask,
-            review.versions,
-            remarks.hash,
-          ]);
+  const data = decisionCall(request.tokenId, department, decision, review, remarks, signed);
 
   let tx;
   try {
@@ -250,40 +221,98 @@ export async function decide(
         requestId: request.id,
       },
       {
-        onRecorded: async (client, recorded) => {
-          await insertDecisionRemarks(client, {
-            txHash: recorded.hash,
-            requestId: request.id,
+        onRecorded: (client, recorded) =>
+          recordDecision(client, meta, recorded, {
+            request,
             departmentCode: principal.code,
-            decision: decision.kind,
-            remarks: decision.remarks,
-            remarksHash: remarks.hash,
-            reason: decision.kind === "REJECTED" ? decision.reason : null,
-            requiredDocuments: decision.kind === "CHANGES_REQUESTED" ? (decision.requiredDocuments ?? []) : null,
-            chainTxId: recorded.id,
-          });
-          await audit(client, meta, {
-            entityType: "APPROVAL",
-            entityId: request.id,
-            action:
-              decision.kind === "APPROVED" ? "APPROVE" : decision.kind === "REJECTED" ? "REJECT" : "REQUEST_CHANGES",
-            oldValue: { status: request.status, stage: request.stage },
-            newValue: {
-              department: principal.code,
-              decision: decision.kind,
-              ...remarks.record,
-              reviewedDocuments: decision.reviewedDocuments ?? [],
-              documentVersions: review.covered,
-              signedByDepartment: Boolean(signed),
-            },
-            txHash: recorded.hash,
-          });
-        },
+            decision,
+            remarks,
+            review,
+            signed,
+          }),
       },
     );
   } catch (error) {
     throw error instanceof ContractRevertError ? explain(error, documents) : error;
   }
-
   return decisionAnswer(context, request, decision.kind, tx);
+}
+
+/** A department that holds its own key decides only by signing: without a signature there is nothing to relay. */
+function requireSignatureIfHeld(department: DepartmentOnChain, signed: DecisionSignature | undefined): void {
+  if (department.custody === "DEPARTMENT_HELD" && !signed) {
+    throw new AppError(
+      400,
+      "SIGNATURE_REQUIRED",
+      "Your department holds its own key: sign the typed data from POST /requests/{requestId}/decision-typed-data and send signature, nonce and deadline with the decision",
+      { custody: department.custody, wallet: department.wallet },
+    );
+  }
+}
+
+/** The registry call: the signed decision to relay, or the custodial department's approve / reject / requestChanges. */
+function decisionCall(
+  tokenId: bigint,
+  department: DepartmentOnChain,
+  decision: Decision,
+  review: Review,
+  remarks: Remarks,
+  signed: DecisionSignature | undefined,
+) {
+  if (signed) {
+    const nonce = BigInt(signed.nonce);
+    const message = decisionMessage(tokenId, department.departmentId, decision, review, nonce, BigInt(signed.deadline));
+    return approvalRegistryCall("decideBySig", [message, hexBytes(signed.signature)]);
+  }
+  if (decision.kind === "APPROVED") {
+    return approvalRegistryCall("approve", [tokenId, review.mask, review.versions, remarks.hash]);
+  }
+  if (decision.kind === "REJECTED") {
+    const reasonCode = reasonCodeOf(decision);
+    return approvalRegistryCall("reject", [tokenId, reasonCode, review.mask, review.versions, remarks.hash]);
+  }
+  return approvalRegistryCall("requestChanges", [tokenId, review.mask, review.versions, remarks.hash]);
+}
+
+/** The decision's off-chain remarks and its audit row, in the outbox record's database transaction. */
+async function recordDecision(
+  client: Tx,
+  meta: RequestMeta,
+  recorded: RecordedTx,
+  facts: {
+    request: RequestView;
+    departmentCode: string;
+    decision: Decision;
+    remarks: Remarks;
+    review: Review;
+    signed?: DecisionSignature;
+  },
+): Promise<void> {
+  const { request, departmentCode, decision, remarks, review, signed } = facts;
+  await insertDecisionRemarks(client, {
+    txHash: recorded.hash,
+    requestId: request.id,
+    departmentCode,
+    decision: decision.kind,
+    remarks: decision.remarks,
+    remarksHash: remarks.hash,
+    reason: decision.kind === "REJECTED" ? decision.reason : null,
+    requiredDocuments: decision.kind === "CHANGES_REQUESTED" ? (decision.requiredDocuments ?? []) : null,
+    chainTxId: recorded.id,
+  });
+  await audit(client, meta, {
+    entityType: "APPROVAL",
+    entityId: request.id,
+    action: decision.kind === "APPROVED" ? "APPROVE" : decision.kind === "REJECTED" ? "REJECT" : "REQUEST_CHANGES",
+    oldValue: { status: request.status, stage: request.stage },
+    newValue: {
+      department: departmentCode,
+      decision: decision.kind,
+      ...remarks.record,
+      reviewedDocuments: decision.reviewedDocuments ?? [],
+      documentVersions: review.covered,
+      signedByDepartment: Boolean(signed),
+    },
+    txHash: recorded.hash,
+  });
 }

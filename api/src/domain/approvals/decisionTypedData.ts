@@ -4,7 +4,7 @@
  * a hardware wallet, a Safe), and the platform relays it with decideBySig.
  */
 import { TypedDataEncoder } from "ethers";
-import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DECISION_TYPES } from "../../../../abis/index.ts";
+import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DECISION_TYPES, type Hex } from "../../../../abis/index.ts";
 
 export interface DecisionMessage {
   tokenId: bigint;
@@ -14,7 +14,7 @@ export interface DecisionMessage {
   reasonCode: number;
   reviewedMask: number;
   reviewedVersions: bigint;
-  remarksHash: string;
+  remarksHash: Hex;
   nonce: bigint;
   deadline: bigint;
 }

@@ -5,8 +5,9 @@
  */
 import { audit, SYSTEM } from "../../audit/auditLog.ts";
 import { progressOf } from "../../chain/contractReads.ts";
-import { isRevert } from "../../chain/revertMapping.ts";
-import { approvalRegistry, timeoutPending } from "../../chain/contracts.ts";
+import { isRevert } from "../../revertMapping.ts";
+import { approvalRegistryCall } from "../../chain/contractCalls.ts";
+import { timeoutPending } from "../../chain/contracts.ts";
 import { requestIdOfToken } from "../../stores/requestStore.ts";
 import type { DomainContext } from "../context.ts";
 
@@ -37,7 +38,7 @@ export async function enforceStageTimeout(
         kind: "TIMEOUT",
         from: context.operator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData("enforceTimeout", [tokenId]),
+        data: approvalRegistryCall("enforceTimeout", [tokenId]),
         requestId,
       },
       {

@@ -4,8 +4,8 @@
  * reason code on chain and the reason text off chain.
  */
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
-import { rethrowAsApiError } from "../../chain/revertMapping.ts";
-import { licenceToken } from "../../chain/contracts.ts";
+import { rethrowAsApiError } from "../../revertMapping.ts";
+import { licenceTokenCall } from "../../chain/contractCalls.ts";
 import { notFound } from "../../errors.ts";
 import { findRequest } from "../../reads/requestReads.ts";
 import type { DomainContext } from "../context.ts";
@@ -34,10 +34,10 @@ export async function actOnLicence(
   if (!FROM[action].includes(request.status)) throw invalidState(request, action.toLowerCase());
   const data =
     action === "SUSPEND"
-      ? licenceToken.encodeFunctionData("suspend", [request.tokenId, reasonCode])
+      ? licenceTokenCall("suspend", [request.tokenId, reasonCode])
       : action === "REVOKE"
-        ? licenceToken.encodeFunctionData("revoke", [request.tokenId, reasonCode])
-        : licenceToken.encodeFunctionData("reinstate", [request.tokenId]);
+        ? licenceTokenCall("revoke", [request.tokenId, reasonCode])
+        : licenceTokenCall("reinstate", [request.tokenId]);
   try {
     const tx = await context.gateway.send(
       { kind: "REVOKE", from: context.administrator, to: context.contracts.LicenceToken, data, requestId: request.id },

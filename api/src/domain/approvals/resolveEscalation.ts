@@ -4,8 +4,8 @@
  * decides again and the stage's clock restarts). An administrator never approves for a department.
  */
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
-import { rethrowAsApiError } from "../../chain/revertMapping.ts";
-import { approvalRegistry } from "../../chain/contracts.ts";
+import { rethrowAsApiError } from "../../revertMapping.ts";
+import { approvalRegistryCall } from "../../chain/contractCalls.ts";
 import { conflict, notFound } from "../../errors.ts";
 import { findRequest } from "../../reads/requestReads.ts";
 import type { DomainContext } from "../context.ts";
@@ -30,7 +30,7 @@ export async function resolveEscalation(
         kind: "ESCALATION",
         from: context.administrator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData("resolveEscalation", [
+        data: approvalRegistryCall("resolveEscalation", [
           request.tokenId,
           decision === "REJECT",
           decision === "REJECT" ? reasonCode : 0,

@@ -1,6 +1,7 @@
 /** Departments: the spec's Department / CreateDepartmentInput / DepartmentResponse, our PATCH body and the stats. */
 import { z } from "zod/v4";
 import { DateTime } from "../../schemas/common.ts";
+import { CUSTODY_KINDS } from "../../schemas/contractNames.ts";
 
 /** bytes32 on chain: at most 31 characters (the encoding keeps a terminating zero byte). */
 export const DepartmentCode = z
@@ -10,7 +11,7 @@ export const DepartmentCode = z
   .meta({ description: "Upper-case letters and underscores, 1-31 characters", example: "FIRE_DEPARTMENT" });
 
 /** IApprovalRegistry.Custody: who holds the department wallet's key. */
-export const Custody = z.enum(["CUSTODIAL", "DEPARTMENT_HELD"]).meta({
+export const Custody = z.enum(CUSTODY_KINDS).meta({
   id: "Custody",
   description:
     "CUSTODIAL: the platform holds the department's key and signs as the department asks through the API. DEPARTMENT_HELD: the department holds its own key (any wallet, or an EIP-1271 contract wallet such as a Safe) and signs each decision's EIP-712 typed data; no key of it reaches the platform.",

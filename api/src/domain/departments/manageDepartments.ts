@@ -4,12 +4,15 @@
  * transaction (for chain writes: the one that records the transaction in the outbox). Audit values never carry
  * keys or secrets.
  */
-import { encodeBytes32String, getAddress } from "ethers";
+import { getAddress } from "ethers";
+import { stringToBytes32 } from "../../../../abis/index.ts";
 import { withTransaction } from "../../db/transaction.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
-import { approvalRegistry, CUSTODY_NAMES, type CustodyName } from "../../chain/contracts.ts";
-import { apiErrorOf, rethrowAsApiError } from "../../chain/revertMapping.ts";
+import type { RecordedTx } from "../../chain/chainGateway.ts";
+import { approvalRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
+import { CUSTODY_NAMES, type CustodyName } from "../../chain/contracts.ts";
+import { apiErrorOf, rethrowAsApiError } from "../../revertMapping.ts";
 import { conflict, notFound } from "../../errors.ts";
 import type { DomainContext } from "../context.ts";
 import { issueCredentials } from "./credentials.ts";
@@ -25,6 +28,7 @@ import {
   replaceCredentials,
   updateDepartmentDetails,
   type DepartmentJson,
+  type NewDepartment,
   type StoredDepartment,
 } from "../../stores/departmentStore.ts";
 
@@ -65,26 +69,19 @@ export async function createDepartment(
 ): Promise<CreatedDepartment> {
   const { pool } = context;
   const { code } = input;
-  const existing = await registrationStatusOf(pool, code);
-  if (existing === "FAILED") {
-    // Its registration reverted on chain: the row was never visible; free the code.
-    await deleteFailedRegistration(pool, code);
-  } else if (existing) {
-    throw duplicate(code);
-  }
-  // Registered on chain outside this API (no row here): the chain refuses the code anyway.
-  if (await isRegisteredOnChain(pool, code)) throw duplicate(code);
-
+  await claimCode(pool, code);
   const custody = input.custody ?? "CUSTODIAL";
-  // A department that holds its own key registers its address: no key of it ever reaches the platform. Otherwise
-  // the key vault makes a new key, or a remote signer gives one of its keys (docs/decisions.md, "Custodial signers").
-  const wallet =
-    custody === "DEPARTMENT_HELD"
-      ? getAddress(input.walletAddress!)
-      : await context.departmentWallets.walletFor(code, { address: input.walletAddress });
+  const wallet = await newDepartmentWallet(context, code, custody, input.walletAddress);
   const credentials = await issueCredentials(context.departmentSecrets, code);
-  const webhookUrl = input.webhookUrl ?? null;
-  const requireSignedRequests = input.requireSignedRequests ?? false;
+  const row = {
+    code,
+    name: input.name,
+    webhookUrl: input.webhookUrl ?? null,
+    walletAddress: wallet,
+    apiKeyHash: credentials.apiKeyHash,
+    apiSecretSealed: credentials.apiSecretSealed,
+    requireSignedRequests: input.requireSignedRequests ?? false,
+  };
   let recordedId: string | undefined;
   let createdAt = new Date();
 
@@ -95,76 +92,125 @@ export async function createDepartment(
         kind: "REGISTER_DEPARTMENT",
         from: context.administrator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData("registerDepartment", [
-          encodeBytes32String(code),
-          wallet,
+        data: approvalRegistryCall("registerDepartment", [
+          stringToBytes32(code),
+          hexBytes(wallet),
           CUSTODY_ENUM(custody),
         ]),
       },
       {
         onRecorded: async (client, recorded) => {
           recordedId = recorded.id;
-          createdAt = await insertDepartment(client, {
-            code,
-            name: input.name,
-            webhookUrl,
-            walletAddress: wallet,
-            apiKeyHash: credentials.apiKeyHash,
-            apiSecretSealed: credentials.apiSecretSealed,
-            requireSignedRequests,
-            chainTxId: recorded.id,
-          });
-          await audit(client, meta, {
-            entityType: "DEPARTMENT",
-            entityId: code,
-            action: "CREATE",
-            newValue: {
-              code,
-              name: input.name,
-              webhookUrl,
-              walletAddress: wallet,
-              custody,
-              requireSignedRequests,
-              isActive: true,
-            },
-            txHash: recorded.hash,
-          });
+          createdAt = await recordDepartment(client, meta, recorded, { ...row, chainTxId: recorded.id }, custody);
         },
       },
     );
   } catch (error) {
-    if (error instanceof ContractRevertError) {
-      // Mined and reverted (e.g. registered elsewhere meanwhile): the row must not keep the code.
-      if (recordedId) await deleteRegistrationOf(pool, recordedId);
-      // A code registered meanwhile is the same 409 CONFLICT as one registered before (the spec's duplicate).
-      throw apiErrorOf(error, { DepartmentAlreadyRegistered: () => duplicate(code) });
-    }
-    // Two registrations of the same code at once: the second row insert fails and nothing is recorded for it.
-    if ((error as { code?: string }).code === "23505") throw duplicate(code);
-    throw error;
+    throw await registrationRefused(error, pool, code, recordedId);
   }
 
-  const department = (await new DepartmentStore(pool).byCode(code)) ?? {
-    // Confirmed on chain but the index has not caught up yet (READ_YOUR_WRITES_TIMEOUT_MS): answer from what we know.
-    code,
-    name: input.name,
-    webhookUrl,
-    walletAddress: getAddress(wallet),
-    custody,
-    pendingWalletChange: null,
-    isActive: true,
-    requireSignedRequests,
-    chainDepartmentId: 0,
-    createdAt,
-    updatedAt: createdAt,
-    keyRotatedAt: null,
-  };
+  const department = (await new DepartmentStore(pool).byCode(code)) ?? unindexedDepartment(row, custody, createdAt);
   return {
     ...departmentJson(department),
     apiKey: credentials.apiKey,
     apiSecret: credentials.apiSecret,
     transactionHash: tx.hash,
   };
+}
+
+/** Confirmed on chain but the index has not caught up yet (READ_YOUR_WRITES_TIMEOUT_MS): the answer from what we know. */
+function unindexedDepartment(
+  row: Omit<NewDepartment, "chainTxId">,
+  custody: Custody,
+  createdAt: Date,
+): StoredDepartment {
+  return {
+    code: row.code,
+    name: row.name,
+    webhookUrl: row.webhookUrl,
+    walletAddress: getAddress(row.walletAddress),
+    custody,
+    pendingWalletChange: null,
+    isActive: true,
+    requireSignedRequests: row.requireSignedRequests,
+    chainDepartmentId: 0,
+    createdAt,
+    updatedAt: createdAt,
+    keyRotatedAt: null,
+  };
+}
+
+/** 409 CONFLICT for a code in use here or on chain; a code whose registration reverted on chain is freed first. */
+async function claimCode(pool: DomainContext["pool"], code: string): Promise<void> {
+  const existing = await registrationStatusOf(pool, code);
+  if (existing === "FAILED") {
+    // Its registration reverted on chain: the row was never visible; free the code.
+    await deleteFailedRegistration(pool, code);
+  } else if (existing) {
+    throw duplicate(code);
+  }
+  // Registered on chain outside this API (no row here): the chain refuses the code anyway.
+  if (await isRegisteredOnChain(pool, code)) throw duplicate(code);
+}
+
+/**
+ * A department that holds its own key registers its address: no key of it ever reaches the platform. Otherwise
+ * the key vault makes a new key, or a remote signer gives one of its keys (docs/decisions.md, "Custodial signers").
+ */
+async function newDepartmentWallet(
+  context: DomainContext,
+  code: string,
+  custody: Custody,
+  walletAddress: string | undefined,
+): Promise<string> {
+  return custody === "DEPARTMENT_HELD"
+    ? getAddress(walletAddress!)
+    : await context.departmentWallets.walletFor(code, { address: walletAddress });
+}
+
+/** The department's row and its audit row, in the outbox record's database transaction; returns its creation time. */
+async function recordDepartment(
+  client: Tx,
+  meta: RequestMeta,
+  recorded: RecordedTx,
+  row: NewDepartment,
+  custody: Custody,
+): Promise<Date> {
+  const createdAt = await insertDepartment(client, row);
+  await audit(client, meta, {
+    entityType: "DEPARTMENT",
+    entityId: row.code,
+    action: "CREATE",
+    newValue: {
+      code: row.code,
+      name: row.name,
+      webhookUrl: row.webhookUrl,
+      walletAddress: row.walletAddress,
+      custody,
+      requireSignedRequests: row.requireSignedRequests,
+      isActive: true,
+    },
+    txHash: recorded.hash,
+  });
+  return createdAt;
+}
+
+/** The error to answer a failed registration with, after freeing the code of a registration that reverted. */
+async function registrationRefused(
+  error: unknown,
+  pool: DomainContext["pool"],
+  code: string,
+  recordedId: string | undefined,
+): Promise<unknown> {
+  if (error instanceof ContractRevertError) {
+    // Mined and reverted (e.g. registered elsewhere meanwhile): the row must not keep the code.
+    if (recordedId) await deleteRegistrationOf(pool, recordedId);
+    // A code registered meanwhile is the same 409 CONFLICT as one registered before (the spec's duplicate).
+    return apiErrorOf(error, { DepartmentAlreadyRegistered: () => duplicate(code) });
+  }
+  // Two registrations of the same code at once: the second row insert fails and nothing is recorded for it.
+  if ((error as { code?: string }).code === "23505") return duplicate(code);
+  return error;
 }
 
 export async function updateDepartment(
@@ -220,7 +266,7 @@ export async function updateDepartment(
         kind: "UPDATE_DEPARTMENT",
         from: context.administrator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData("setDepartmentActive", [encodeBytes32String(code), input.isActive]),
+        data: approvalRegistryCall("setDepartmentActive", [stringToBytes32(code), input.isActive === true]),
       },
       { onRecorded: (client, recorded) => apply(client, recorded.hash) },
     );
@@ -276,9 +322,9 @@ export async function proposeWalletChange(
         kind: "UPDATE_DEPARTMENT",
         from: context.administrator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData("proposeDepartmentWallet", [
-          encodeBytes32String(code),
-          wallet,
+        data: approvalRegistryCall("proposeDepartmentWallet", [
+          stringToBytes32(code),
+          hexBytes(wallet),
           CUSTODY_ENUM(input.custody),
         ]),
       },
@@ -338,10 +384,9 @@ export async function settleWalletChange(
       { effectiveAt: pending.effectiveAt.toISOString() },
     );
   }
-  const data = approvalRegistry.encodeFunctionData(
-    action === "ACTIVATE" ? "activateDepartmentWallet" : "cancelDepartmentWallet",
-    [encodeBytes32String(code)],
-  );
+  const data = approvalRegistryCall(action === "ACTIVATE" ? "activateDepartmentWallet" : "cancelDepartmentWallet", [
+    stringToBytes32(code),
+  ]);
   if (action === "REFUSE" && current.custody === "DEPARTMENT_HELD")
     throw ownTransactionRequired(context, current, data);
   const from = { CANCEL: context.administrator, REFUSE: current.walletAddress, ACTIVATE: context.operator }[action];

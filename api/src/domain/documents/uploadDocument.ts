@@ -5,13 +5,14 @@
  * transaction that was recorded, timed out here and later reverted on chain is cleaned up by the discard-files job.)
  */
 import { randomUUID } from "node:crypto";
-import { encodeBytes32String } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
 import { audit, type AuditEntry, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
 import { wasRecorded, type ConfirmedTx } from "../../chain/chainGateway.ts";
-import { approvalRegistry, documentRegistry, eventsOf, uuidToBytes16 } from "../../chain/contracts.ts";
-import { apiErrorOf, REVERT_ANSWERS } from "../../chain/revertMapping.ts";
+import { documentRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
+import { approvalRegistry, eventsOf, uuidToBytes16 } from "../../chain/contracts.ts";
+import { type Hex, stringToBytes32 } from "../../../../abis/index.ts";
+import { apiErrorOf, REVERT_ANSWERS } from "../../revertMapping.ts";
 import { AppError, conflict, notFound } from "../../errors.ts";
 import { documentsOfRequest, findDocument } from "../../reads/documentReads.ts";
 import { departmentCodes, type RequestView } from "../../reads/requestReads.ts";
@@ -141,7 +142,7 @@ export async function uploadDocument(
   }
 
   const documentId = randomUUID();
-  const hash = `0x${file.sha256}`;
+  const hash: Hex = `0x${file.sha256}`;
   const description = fields.description ?? null;
   const anchored = await storeAndAnchorVersion(context, {
     request,
@@ -151,10 +152,10 @@ export async function uploadDocument(
     version: 1,
     file,
     description,
-    anchorCall: documentRegistry.encodeFunctionData("anchorDocument", [
+    anchorCall: documentRegistryCall("anchorDocument", [
       request.tokenId,
       uuidToBytes16(documentId),
-      encodeBytes32String(fields.docType),
+      stringToBytes32(fields.docType),
       hash,
     ]),
     newDocument: {
@@ -214,7 +215,7 @@ export async function updateDocument(
   checkEditable(request);
 
   const version = document.current.version + 1;
-  const hash = `0x${file.sha256}`;
+  const hash: Hex = `0x${file.sha256}`;
   const { tx } = await storeAndAnchorVersion(context, {
     request,
     principal,
@@ -223,7 +224,7 @@ export async function updateDocument(
     version,
     file,
     description: fields.description ?? null,
-    anchorCall: documentRegistry.encodeFunctionData("anchorVersion", [document.current.hash, hash]),
+    anchorCall: documentRegistryCall("anchorVersion", [hexBytes(document.current.hash), hash]),
     audit: {
       entityType: "DOCUMENT",
       entityId: documentId,

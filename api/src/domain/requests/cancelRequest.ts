@@ -1,7 +1,7 @@
 /** POST /requests/{id}/cancel: DRAFT or PENDING_RESUBMISSION → CANCELLED, on chain; the reason is kept off chain. */
 import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
-import { approvalRegistry } from "../../chain/contracts.ts";
+import { approvalRegistryCall } from "../../chain/contractCalls.ts";
 import type { DomainContext } from "../context.ts";
 import { recordCancelReason } from "../../stores/requestStore.ts";
 import { invalidState, loadOwnRequest } from "./requestGuards.ts";
@@ -20,7 +20,7 @@ export async function cancelRequest(
       kind: "CANCEL",
       from: context.operator,
       to: context.contracts.ApprovalRegistry,
-      data: approvalRegistry.encodeFunctionData("cancel", [request.tokenId, 0]),
+      data: approvalRegistryCall("cancel", [request.tokenId, 0]),
       requestId: request.id,
     },
     {

@@ -4,13 +4,21 @@
  * outbox record and is visible once the mint is on chain.
  */
 import { randomUUID } from "node:crypto";
-import { encodeBytes32String } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
-import { licenceToken } from "../../chain/contracts.ts";
+import type { RecordedTx } from "../../chain/chainGateway.ts";
+import { hexBytes, licenceTokenCall } from "../../chain/contractCalls.ts";
+import { stringToBytes32 } from "../../../../abis/index.ts";
 import { AppError, conflict, forbidden } from "../../errors.ts";
 import type { DomainContext } from "../context.ts";
-import { insertRequest, nextRequestNumber, nextTokenId, requestsCreatedInLastDay } from "../../stores/requestStore.ts";
+import type { Tx } from "../../db/queryable.ts";
+import {
+  insertRequest,
+  type NewRequest,
+  nextRequestNumber,
+  nextTokenId,
+  requestsCreatedInLastDay,
+} from "../../stores/requestStore.ts";
 import { applicantCommitment, newSalt } from "./applicantCommitment.ts";
 
 export const REQUEST_NUMBER_PREFIX: Record<string, string> = {
@@ -36,20 +44,71 @@ export async function createRequest(
     throw forbidden("applicantId must be your own identity-locker id");
   checkMetadataSize(input.metadata, context.config.maxMetadataBytes);
   await checkQuota(context, input.applicantId);
-  const workflow = await context.workflows.active(input.requestType);
-  if (!workflow) {
-    throw conflict(
-      "NO_ACTIVE_WORKFLOW",
-      `No active workflow for ${input.requestType}: requests of this type cannot be created now`,
-      { requestType: input.requestType },
-    );
-  }
+  await requireActiveWorkflow(context, input.requestType);
 
   const id = randomUUID();
   const tokenId = await nextTokenId(context.pool);
   const address = context.applicantAddress(input.applicantId);
   const salt = newSalt();
   const metadata = input.metadata ?? {};
+  const contact = applicantContact(principal, metadata);
+  let requestNumber = "";
+  let createdAt = new Date();
+
+  const tx = await context.gateway.send(
+    {
+      kind: "MINT_NFT",
+      from: context.operator,
+      to: context.contracts.LicenceToken,
+      data: licenceTokenCall("mint", [
+        hexBytes(address),
+        tokenId,
+        stringToBytes32(input.requestType),
+        hexBytes(applicantCommitment(salt, input.applicantId)),
+      ]),
+      requestId: id,
+    },
+    {
+      onRecorded: async (client, recorded) => {
+        ({ requestNumber, createdAt } = await recordRequest(client, meta, recorded, {
+          id,
+          tokenId,
+          requestType: input.requestType,
+          applicantId: input.applicantId,
+          ...contact,
+          applicantAddress: address,
+          metadata,
+          createdBy: `${principal.kind}:${principal.id}`,
+          identitySalt: salt,
+        }));
+      },
+    },
+  );
+  return {
+    requestId: id,
+    requestNumber,
+    status: "DRAFT",
+    transactionHash: tx.hash,
+    createdAt: createdAt.toISOString(),
+  };
+}
+
+/** 409 NO_ACTIVE_WORKFLOW when no workflow version of the type is active: a new request is pinned to the active one. */
+async function requireActiveWorkflow(context: DomainContext, requestType: CreateRequestInput["requestType"]) {
+  const workflow = await context.workflows.active(requestType);
+  if (!workflow) {
+    throw conflict(
+      "NO_ACTIVE_WORKFLOW",
+      `No active workflow for ${requestType}: requests of this type cannot be created now`,
+      {
+        requestType,
+      },
+    );
+  }
+}
+
+/** The applicant's name and e-mail: from their identity when they ask themself, else from the client's metadata. */
+function applicantContact(principal: Principal, metadata: Record<string, unknown>) {
   const applicantName =
     principal.kind === "applicant"
       ? (principal.name ?? null)
@@ -62,65 +121,38 @@ export async function createRequest(
       : typeof metadata.applicantEmail === "string"
         ? metadata.applicantEmail
         : null;
-  let requestNumber = "";
-  let createdAt = new Date();
+  return { applicantName, applicantEmail };
+}
 
-  const tx = await context.gateway.send(
-    {
-      kind: "MINT_NFT",
-      from: context.operator,
-      to: context.contracts.LicenceToken,
-      data: licenceToken.encodeFunctionData("mint", [
-        address,
-        tokenId,
-        encodeBytes32String(input.requestType),
-        applicantCommitment(salt, input.applicantId),
-      ]),
-      requestId: id,
+/**
+ * The request row (numbered now, in the outbox record's database transaction, so numbers follow the order the mints
+ * were recorded in) and its audit row.
+ */
+async function recordRequest(
+  client: Tx,
+  meta: RequestMeta,
+  recorded: RecordedTx,
+  row: Omit<NewRequest, "requestNumber" | "chainTxId">,
+): Promise<{ requestNumber: string; createdAt: Date }> {
+  const prefix = REQUEST_NUMBER_PREFIX[row.requestType];
+  const year = new Date().getUTCFullYear();
+  const counter = await nextRequestNumber(client, prefix, year);
+  const requestNumber = `${prefix}-${year}-${String(counter).padStart(6, "0")}`;
+  const createdAt = await insertRequest(client, { ...row, requestNumber, chainTxId: recorded.id });
+  await audit(client, meta, {
+    entityType: "REQUEST",
+    entityId: row.id,
+    action: "CREATE",
+    newValue: {
+      requestNumber,
+      requestType: row.requestType,
+      applicantId: row.applicantId,
+      tokenId: row.tokenId.toString(),
+      status: "DRAFT",
     },
-    {
-      onRecorded: async (client, recorded) => {
-        const prefix = REQUEST_NUMBER_PREFIX[input.requestType];
-        const year = new Date().getUTCFullYear();
-        const counter = await nextRequestNumber(client, prefix, year);
-        requestNumber = `${prefix}-${year}-${String(counter).padStart(6, "0")}`;
-        createdAt = await insertRequest(client, {
-          id,
-          requestNumber,
-          tokenId,
-          requestType: input.requestType,
-          applicantId: input.applicantId,
-          applicantName,
-          applicantEmail,
-          applicantAddress: address,
-          metadata,
-          createdBy: `${principal.kind}:${principal.id}`,
-          chainTxId: recorded.id,
-          identitySalt: salt,
-        });
-        await audit(client, meta, {
-          entityType: "REQUEST",
-          entityId: id,
-          action: "CREATE",
-          newValue: {
-            requestNumber,
-            requestType: input.requestType,
-            applicantId: input.applicantId,
-            tokenId: tokenId.toString(),
-            status: "DRAFT",
-          },
-          txHash: recorded.hash,
-        });
-      },
-    },
-  );
-  return {
-    requestId: id,
-    requestNumber,
-    status: "DRAFT",
-    transactionHash: tx.hash,
-    createdAt: createdAt.toISOString(),
-  };
+    txHash: recorded.hash,
+  });
+  return { requestNumber, createdAt };
 }
 
 /** metadata is stored and returned whole: its serialized size is capped (400 METADATA_TOO_LARGE). */

@@ -4,7 +4,7 @@
  */
 import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
-import { approvalRegistry } from "../../chain/contracts.ts";
+import { approvalRegistryCall } from "../../chain/contractCalls.ts";
 import { AppError } from "../../errors.ts";
 import { documentsOfRequest } from "../../reads/documentReads.ts";
 import type { RequestView } from "../../reads/requestReads.ts";
@@ -37,7 +37,7 @@ export async function submitRequest(
       kind: resubmission ? "RESUBMIT" : "SUBMIT",
       from: context.operator,
       to: context.contracts.ApprovalRegistry,
-      data: approvalRegistry.encodeFunctionData(resubmission ? "resubmit" : "submit", [request.tokenId]),
+      data: approvalRegistryCall(resubmission ? "resubmit" : "submit", [request.tokenId]),
       requestId: request.id,
     },
     {

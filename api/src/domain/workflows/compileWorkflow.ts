@@ -2,7 +2,8 @@
  * A workflow definition (the spec's WorkflowStageInput[]) in the compact form the approval registry stores, and
  * the hash of its canonical JSON that links the on-chain version to the full definition kept off chain.
  */
-import { encodeBytes32String, keccak256, toUtf8Bytes } from "ethers";
+import { keccak256, stringToBytes } from "viem";
+import { type Hex, stringToBytes32 } from "../../../../abis/index.ts";
 import { canonicalJson } from "../../canonicalJson.ts";
 import type { CreateWorkflowInput, WorkflowStageInput } from "../../schemas/workflow.ts";
 
@@ -22,7 +23,7 @@ export interface ChainStageInput {
   onRejection: number;
   timeoutSeconds: number;
   mandatoryMask: number;
-  departments: string[];
+  departments: Hex[];
 }
 
 export function sortedStages(stages: WorkflowStageInput[]): WorkflowStageInput[] {
@@ -45,14 +46,14 @@ export function compileStages(stages: WorkflowStageInput[]): ChainStageInput[] {
         (mask, approval, i) => (approval.isMandatory ? mask | (1 << i) : mask),
         0,
       ),
-      departments: stage.requiredApprovals.map((a) => encodeBytes32String(a.departmentCode)),
+      departments: stage.requiredApprovals.map((a) => stringToBytes32(a.departmentCode)),
     };
   });
 }
 
 /** keccak256 of the canonical JSON (sorted keys) of the definition and its id: unique per registration. */
-export function definitionHash(workflowId: string, input: CreateWorkflowInput): string {
-  return keccak256(toUtf8Bytes(canonicalJson({ workflowId, ...input, stages: sortedStages(input.stages) })));
+export function definitionHash(workflowId: string, input: CreateWorkflowInput): Hex {
+  return keccak256(stringToBytes(canonicalJson({ workflowId, ...input, stages: sortedStages(input.stages) })));
 }
 
 /** Document types a request of this workflow may carry, and must carry to be submitted. */

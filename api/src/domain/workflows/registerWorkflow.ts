@@ -6,11 +6,11 @@
  * is sent, and serialise changes per workflow type; `deactivateWorkflow` is the DELETE.
  */
 import { randomUUID } from "node:crypto";
-import { encodeBytes32String } from "ethers";
 import type { Tx } from "../../db/queryable.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import type { RecordedTx } from "../../chain/chainGateway.ts";
-import { approvalRegistry } from "../../chain/contracts.ts";
+import { approvalRegistryCall } from "../../chain/contractCalls.ts";
+import { stringToBytes32 } from "../../../../abis/index.ts";
 import { AppError, conflict, notFound } from "../../errors.ts";
 import type { CreateWorkflowInput } from "../../schemas/workflow.ts";
 import type { DomainContext } from "../context.ts";
@@ -32,8 +32,8 @@ export async function registerWorkflow(
   const id = randomUUID();
   const hash = definitionHash(id, input);
   const validitySeconds = Math.round((context.config.licenceValidityDays[input.workflowType] ?? 365) * 86_400);
-  const data = approvalRegistry.encodeFunctionData("registerWorkflow", [
-    encodeBytes32String(input.workflowType),
+  const data = approvalRegistryCall("registerWorkflow", [
+    stringToBytes32(input.workflowType),
     hash,
     BigInt(validitySeconds),
     compileStages(input.stages),
@@ -199,7 +199,7 @@ export async function deactivateWorkflow(context: DomainContext, meta: RequestMe
         kind: "DEACTIVATE_WORKFLOW",
         from: context.administrator,
         to: context.contracts.ApprovalRegistry,
-        data: approvalRegistry.encodeFunctionData("deactivateWorkflow", [current.chainWorkflowId]),
+        data: approvalRegistryCall("deactivateWorkflow", [current.chainWorkflowId]),
       },
       {
         onRecorded: (client, recorded) =>

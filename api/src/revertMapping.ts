@@ -2,11 +2,12 @@
  * What a contract's custom error means to an API client: one table, keyed by error names typed from the generated
  * ABIs, so a renamed or removed contract error fails to compile here rather than silently falling through to the
  * generic 409 CHAIN_REJECTED. Use cases that give an error another meaning pass an override (listed in
- * docs/decisions.md, "Contract errors in the API").
+ * docs/decisions.md, "Contract errors in the API"). It holds API answers (statuses), so it is a neutral module
+ * beside errors.ts rather than chain code, which says what happened and carries no status.
  */
-import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../../abis/index.ts";
-import { AppError } from "../errors.ts";
-import { ContractRevertError } from "./chainErrors.ts";
+import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../abis/index.ts";
+import { ContractRevertError } from "./chain/chainErrors.ts";
+import { AppError } from "./errors.ts";
 
 type ErrorNameOf<Abi extends readonly { type: string }[]> = Extract<
   Abi[number],
