@@ -3,6 +3,7 @@
  * (`pendingDepartmentsOf` at the event's block) rather than worked out from the decisions, so the SEQUENTIAL
  * "whose turn is it" rule lives in StageLedger alone (docs/decisions.md, "Who can decide now").
  */
+import { decodeFunctionResult, encodeFunctionData, toHex, type Hex } from "viem";
 import { eq } from "ponder";
 import type { Context } from "ponder:registry";
 import { pendingDepartments, requestProgress } from "ponder:schema";
@@ -13,6 +14,7 @@ import type { LogEvent } from "./record";
 // Keyed by block hash, so a reorganised block is read again. Bounded: the oldest entries go first.
 const readAt = new Map<string, Promise<readonly number[]>>();
 const READ_MEMO = 512;
+const RPC_URL = process.env.CHAIN_RPC_URL!;
 
 async function readPending(context: Context, event: LogEvent, tokenId: bigint): Promise<readonly number[]> {
   const call = {
@@ -21,16 +23,33 @@ async function readPending(context: Context, event: LogEvent, tokenId: bigint): 
     functionName: "pendingDepartmentsOf",
     args: [tokenId],
   } as const;
+  const atBlock = await callOnce(call.address, encodeFunctionData(call), event.block.number);
+  if (atBlock !== undefined)
+    return decodeFunctionResult({ abi: ApprovalRegistryAbi, functionName: call.functionName, data: atBlock }).map(
+      Number,
+    );
+  // A node without that block's state (anvil restored from its state file, Besu past its retained layers):
+  // the latest state. Rows written while re-indexing old blocks are then ahead of their block, and right once the
+  // index has caught up.
+  return (await context.client.readContract({ ...call, cache: "immutable" })).map(Number);
+}
+
+/**
+ * One eth_call at `block`, straight to the node and not retried: undefined when the node has no state for the
+ * block. (Through Ponder's client a refused call is retried with back-off for about a minute, which made
+ * re-indexing a chain restored from its state file crawl.)
+ */
+async function callOnce(to: `0x${string}`, data: Hex, block: bigint): Promise<Hex | undefined> {
   try {
-    // No retries (Ponder's are ~1 min of back-off for an unknown block): the fallback below answers at once.
-    return (
-      await context.client.readContract({ ...call, blockNumber: event.block.number, retryEmptyResponse: false })
-    ).map(Number);
+    const response = await fetch(RPC_URL, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_call", params: [{ to, data }, toHex(block)] }),
+    });
+    const answer = (await response.json()) as { result?: Hex };
+    return typeof answer.result === "string" ? answer.result : undefined;
   } catch {
-    // A node without that block's state (anvil restored from its state file, Besu past its retained layers):
-    // the latest state. Rows written while re-indexing old blocks are then ahead of their block, and right
-    // once the index has caught up.
-    return (await context.client.readContract({ ...call, cache: "immutable" })).map(Number);
+    return undefined;
   }
 }
 
