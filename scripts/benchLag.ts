@@ -18,6 +18,7 @@ import { createCoreServices } from "../api/src/services.ts";
 import { machineLine, writeBenchmarkSection } from "./lib/benchmarkReport.ts";
 import { benchStackEnv } from "./bench/benchStackEnv.ts";
 import { startStack } from "./stack/stack.ts";
+import { developmentSignIn } from "./bench/developmentSignIn.ts";
 
 const WRITES = Number(process.env.BENCH_WRITES ?? 200);
 const registry = new Interface(ApprovalRegistryAbi as never);
@@ -114,25 +115,7 @@ await post("/workflows", adminToken, {
     },
   ],
 });
-const login = await fetch(
-  `${api}/api/v1/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: "lag" })}`,
-  { redirect: "manual" },
-);
-const code = new URL(login.headers.get("location")!).searchParams.get("code");
-const applicantToken = (
-  (await (
-    await fetch(`${api}/api/v1/auth/identitylocker/token`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        code,
-        client_id: "demo",
-        code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
-        redirect_uri: "http://127.0.0.1:9/cb",
-      }),
-    })
-  ).json()) as { access_token: string }
-).access_token;
+const applicantToken = await developmentSignIn(`${api}/api/v1`, "lag");
 
 async function viaApi(): Promise<number> {
   const started = performance.now();

@@ -14,6 +14,7 @@ import path from "node:path";
 import { machineLine, writeBenchmarkSection } from "./lib/benchmarkReport.ts";
 import { benchStackEnv } from "./bench/benchStackEnv.ts";
 import { startStack } from "./stack/stack.ts";
+import { developmentSignIn } from "./bench/developmentSignIn.ts";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
 const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-webhooks-"));
@@ -82,25 +83,7 @@ await post("/webhooks", admin, {
   events: ["APPROVAL_REQUIRED"],
   secret: "bench-secret-0123456789",
 });
-const login = await fetch(
-  `${api}/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: "bench" })}`,
-  { redirect: "manual" },
-);
-const code = new URL(login.headers.get("location")!).searchParams.get("code");
-const applicant = (
-  (await (
-    await fetch(`${api}/auth/identitylocker/token`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        code,
-        client_id: "demo",
-        code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
-        redirect_uri: "http://127.0.0.1:9/cb",
-      }),
-    })
-  ).json()) as { access_token: string }
-).access_token;
+const applicant = await developmentSignIn(api, "bench");
 
 interface Sample {
   afterReturn: number;

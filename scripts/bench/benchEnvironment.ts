@@ -22,6 +22,7 @@ import { freePort } from "../stack/ports.ts";
 import { benchStackEnv } from "./benchStackEnv.ts";
 import { REPO_ROOT, startStack, type Stack } from "../stack/stack.ts";
 import { StackCpuMeter, type NamedProcess } from "./processCpu.ts";
+import { developmentSignIn } from "./developmentSignIn.ts";
 
 const run = promisify(execFile);
 
@@ -179,7 +180,7 @@ export async function startBenchEnvironment(mode: ChainMode = "automine"): Promi
   const request = jsonRequester(api);
   const adminToken = await adminTokenOf(api, stack);
   const applicantId = "bench-applicant";
-  const applicantToken = await applicantTokenOf(api, request, applicantId);
+  const applicantToken = await developmentSignIn(api, applicantId, "Ben Chmark");
   const logs = path.join(config.dataDir, "logs");
   return {
     mode,
@@ -264,27 +265,6 @@ async function adminTokenOf(api: string, stack: Stack): Promise<string> {
     }),
   });
   return ((await response.json()) as Json).access_token as string;
-}
-
-/** An applicant's access token, through the development identity provider's login (PKCE). */
-async function applicantTokenOf(
-  api: string,
-  request: BenchEnvironment["request"],
-  applicantId: string,
-): Promise<string> {
-  const login = await fetch(
-    `${api}/auth/identitylocker/authorize?${new URLSearchParams({ client_id: "demo", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", redirect_uri: "http://127.0.0.1:9/cb", state: "s", login_hint: applicantId, name: "Ben Chmark" })}`,
-    { redirect: "manual" },
-  );
-  const code = new URL(login.headers.get("location")!).searchParams.get("code");
-  return (
-    await request("POST", "/auth/identitylocker/token", undefined, {
-      code,
-      client_id: "demo",
-      code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
-      redirect_uri: "http://127.0.0.1:9/cb",
-    })
-  ).body.access_token as string;
 }
 
 export function percentile(values: number[], p: number): number {

@@ -207,6 +207,23 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     expect(await recordedTransactions()).to.equal(before);
   });
 
+  it("refuses a signature that is not whole bytes of hex with 400 VALIDATION_ERROR and records nothing", async function () {
+    const { id, docs } = await submittedRequest("odd-hex");
+    const body = { remarks: "Odd", reviewedDocuments: [docs.SITE_PLAN] };
+    const proof = await signed(held, id, { decision: "APPROVED", ...body });
+    const before = await recordedTransactions();
+    const answer = await departmentClient(api, held).post(`/requests/${id}/approve`, {
+      ...body,
+      signature: `${proof.signature}0`, // one hex digit too many
+      nonce: proof.nonce,
+      deadline: proof.deadline,
+    });
+    expect(answer.status).to.equal(400);
+    expect(answer.body.code).to.equal("VALIDATION_ERROR");
+    expect(JSON.stringify(answer.body.details)).to.include("signature");
+    expect(await recordedTransactions()).to.equal(before);
+  });
+
   it("refuses, with 409 STALE_DOCUMENTS naming the document, an approval of a version that is no longer the latest", async function () {
     const { id, docs } = await submittedRequest("stale");
     const updated = await applicant.upload(

@@ -61,7 +61,7 @@ const ReviewFields = {
     ),
   signature: z
     .string()
-    .regex(/^0x[0-9a-fA-F]+$/)
+    .regex(/^0x(?:[0-9a-fA-F]{2})+$/, "whole bytes of hex after 0x")
     .max(4096)
     .optional()
     .describe(
