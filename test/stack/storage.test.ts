@@ -561,9 +561,18 @@ describe("Document storage", function () {
       const app = new Koa();
       app.silent = true;
       app.use(errorMiddleware());
+      // On /upload-slow a refusal is answered half a second late, as on a loaded server (the body goes on arriving).
+      app.use(async (ctx, next) => {
+        try {
+          await next();
+        } catch (error) {
+          if (ctx.path === "/upload-slow") await new Promise((resolve) => setTimeout(resolve, 500));
+          throw error;
+        }
+      });
       const router = new Router();
-      router.post("/upload", async (ctx) => {
-        const upload = await parseUpload(ctx.req, { maxBytes, tmpDir, fileField: "file" });
+      router.post(["/upload", "/upload-slow"], async (ctx) => {
+        const upload = await parseUpload(ctx.req, { response: ctx.res, maxBytes, tmpDir, fileField: "file" });
         try {
           const hashed = createHash("sha256")
             .update(await readFile(upload.file.path))
@@ -682,7 +691,9 @@ describe("Document storage", function () {
 
     it("lets a client that keeps sending after the refusal read the answer, and cuts off a body that goes on", async function () {
       // A socket closed while the client still sends resets the connection (the client sees EPIPE, not the answer);
-      // the parser reads and discards up to 8 MiB more instead, then closes.
+      // the parser reads and discards up to 8 MiB more instead, then pauses, and closes 2 s after the answer has
+      // gone out. The answer comes half a second after the refusal: 8 MiB arrive sooner than that on loopback, so
+      // a cut-off that did not wait for the answer would lose it.
       const boundary = "----linger-boundary";
       const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.pdf"\r\nX-Pad: `;
       const chunk = Buffer.alloc(64 * 1024, 0x61); // the header value goes on: refused after 16 KiB
@@ -711,7 +722,7 @@ describe("Document storage", function () {
             if (!stopped) socket.end();
           };
           socket.write(
-            `POST /upload HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\n` +
+            `POST /upload-slow HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\n` +
               `Transfer-Encoding: chunked\r\n\r\n`,
           );
           socket.write(frame(Buffer.from(head)));

@@ -67,7 +67,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
     use: (file: ReceivedFile, fields: Record<string, string>) => Promise<T>,
     status: number,
   ) {
-    const upload = await parseUpload(ctx.req, { maxBytes: context.config.maxUploadBytes, tmpDir });
+    const upload = await parseUpload(ctx.req, { response: ctx.res, maxBytes: context.config.maxUploadBytes, tmpDir });
     try {
       const file: ReceivedFile = await acceptUpload(upload.file, { refuseActivePdf: context.config.refuseActivePdf });
       // The body was streamed, not kept: its fields (in order) and the file's SHA-256 stand for it.

@@ -21,7 +21,7 @@
  */
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import path from "node:path";
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import formidable from "formidable";
 import { InvalidUploadError, StorageError, UploadNotMultipartError, UploadTooLargeError } from "./storageErrors.ts";
 import { isStorableText } from "../storableText.ts";
@@ -39,11 +39,16 @@ const MAX_PART_HEADER_LINES = 16;
  * as each field ends), so that it is this count that stops a form of many small parts.
  */
 export const MAX_PARTS = 16;
-/** After a refusal, what is still read (and discarded) so the client gets the answer instead of a reset. */
+/**
+ * After a refusal, what is still read (and discarded) so the client gets the answer instead of a reset: up to
+ * LINGER_BYTES, then reading pauses; the connection is closed LINGER_MS after the answer has gone out.
+ */
 const LINGER_BYTES = 8 * 1024 * 1024;
 const LINGER_MS = 2_000;
 
 export interface UploadOptions {
+  /** The request's response: after a refusal the connection is closed only once the answer has gone out. */
+  response: ServerResponse;
   /** Largest accepted file, in bytes (MAX_UPLOAD_BYTES). */
   maxBytes: number;
   /** Directory for temp files (created if missing); each upload gets its own subdirectory. */
@@ -175,11 +180,11 @@ function unsupportedMediaType(): UploadNotMultipartError {
 export async function parseUpload(req: IncomingMessage, options: UploadOptions): Promise<ParsedUpload> {
   const { maxBytes, tmpDir } = options;
   const fileField = options.fileField ?? "file";
-  refuseBeforeReading(req, maxBytes);
+  refuseBeforeReading(req, options.response, maxBytes);
   const { dir, cleanup } = await uploadDirectory(tmpDir);
   try {
     const form = createForm(dir, maxBytes, fileField);
-    const [fields, files] = await readForm(form, req, maxBytes, fileField);
+    const [fields, files] = await readForm(form, req, options.response, maxBytes, fileField);
     const file = theOneFile(files, fileField);
     return { file: uploadedFile(file, fileField), fields: textFieldsOf(fields), cleanup };
   } catch (error) {
@@ -189,14 +194,14 @@ export async function parseUpload(req: IncomingMessage, options: UploadOptions):
 }
 
 /** Before reading anything: the media type and the announced length (the body is then discarded, bounded). */
-function refuseBeforeReading(req: IncomingMessage, maxBytes: number): void {
+function refuseBeforeReading(req: IncomingMessage, response: ServerResponse, maxBytes: number): void {
   const announced = req.headers["content-length"];
   let refusal: StorageError | undefined;
   if (!/^multipart\/form-data\s*(;|$)/i.test(req.headers["content-type"] ?? "")) refusal = unsupportedMediaType();
   else if (announced !== undefined && Number(announced) > maxBytes + MULTIPART_ALLOWANCE_BYTES)
     refusal = tooLarge(maxBytes);
   if (refusal) {
-    discardRest(req);
+    discardRest(req, response);
     throw refusal;
   }
 }
@@ -239,35 +244,40 @@ function createForm(dir: string, maxBytes: number, fileField: string): ReturnTyp
 async function readForm(
   form: ReturnType<typeof formidable>,
   req: IncomingMessage,
+  response: ServerResponse,
   maxBytes: number,
   fileField: string,
 ): Promise<[formidable.Fields, formidable.Files]> {
   try {
     return await form.parse(req);
   } catch (error) {
-    discardRest(req);
+    discardRest(req, response);
     throw mapFormidableError(error, maxBytes, fileField);
   }
 }
 
 /**
- * A lingering close. A socket closed while the client is still sending resets the connection, and the client may
- * then see "EPIPE" instead of our answer. So what the client still sends is read and discarded while the answer
- * goes out; a body that goes on past LINGER_BYTES or LINGER_MS (an endless chunked body) is cut off there.
+ * A lingering close. A connection closed while the client is still sending is reset, and a reset throws away what
+ * the server had not yet sent: the client sees "EPIPE" or "ECONNRESET" instead of our answer. So what the client
+ * still sends is read and discarded while the answer goes out; past LINGER_BYTES reading pauses (the client's
+ * writes then wait), and a body still unfinished LINGER_MS after the answer has gone out (an endless chunked body,
+ * a client that never reads) is cut off then, never before the answer.
  */
-function discardRest(req: IncomingMessage): void {
+function discardRest(req: IncomingMessage, response: ServerResponse): void {
   if (req.complete || req.destroyed) return;
   let left = LINGER_BYTES;
-  const cutOff = () => req.socket?.destroy();
-  const timer = setTimeout(cutOff, LINGER_MS);
-  timer.unref();
+  let timer: NodeJS.Timeout | undefined;
+  const cutOffLater = () => {
+    if (req.complete || req.destroyed) return;
+    timer = setTimeout(() => req.socket?.destroy(), LINGER_MS);
+    timer.unref();
+  };
+  if (response.writableFinished) cutOffLater();
+  else response.once("finish", cutOffLater);
   const done = () => clearTimeout(timer);
   req.on("data", (chunk: Buffer) => {
     left -= chunk.length;
-    if (left < 0) {
-      done();
-      cutOff();
-    }
+    if (left < 0) req.pause();
   });
   req.once("end", done);
   req.once("close", done);
