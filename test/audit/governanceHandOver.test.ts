@@ -13,11 +13,22 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
-import { Contract, JsonRpcProvider, Wallet, ZeroHash, getAddress, type InterfaceAbi } from "ethers";
+import {
+  Contract,
+  JsonRpcProvider,
+  Wallet,
+  ZeroAddress,
+  ZeroHash,
+  concat,
+  getAddress,
+  type BaseWallet,
+  type InterfaceAbi,
+} from "ethers";
 import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi, ROLES } from "../../abis/index.ts";
 import { freePort } from "../../scripts/stack/ports.ts";
 import { startLocalChain, type LocalChain } from "../../scripts/stack/localChain.ts";
 import { REPO_ROOT, runAudit } from "./auditCli.ts";
+import { deploySafe, safeAbi } from "../stack/support/safeWallet.ts";
 
 const execute = promisify(execFile);
 const HARDHAT = path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js");
@@ -167,5 +178,92 @@ describe("deployment with a governance address: DEFAULT_ADMIN_ROLE handed over o
       await other.chain.kill();
       await rm(other.dir, { recursive: true, force: true });
     }
+  });
+
+  describe("governance a real Safe (2 of 2 owners)", function () {
+    let safeDir: { chain: LocalChain; dir: string };
+    let safeProvider: JsonRpcProvider;
+    let safeDeployment: any;
+    let safe: Contract;
+    const owners = [Wallet.createRandom(), Wallet.createRandom()];
+
+    /** `execTransaction` of a call from the Safe, signed by `signers` (the Safe's own transaction hash, ascending). */
+    async function fromSafe(to: string, data: string, signers: BaseWallet[]) {
+      const nonce = await safe.nonce();
+      const hash: string = await safe.getTransactionHash(to, 0, data, 0, 0, 0, 0, ZeroAddress, ZeroAddress, nonce);
+      const ordered = [...signers].sort((a, b) => (BigInt(a.address) < BigInt(b.address) ? -1 : 1));
+      const signatures = concat(ordered.map((owner) => owner.signingKey.sign(hash).serialized));
+      const relayer = await safeProvider.getSigner(0);
+      return (safe.connect(relayer) as Contract).execTransaction(
+        to,
+        0,
+        data,
+        0,
+        0,
+        0,
+        0,
+        ZeroAddress,
+        ZeroAddress,
+        signatures,
+      );
+    }
+
+    before(async function () {
+      safeDir = await localChain(31337);
+      safeProvider = new JsonRpcProvider(safeDir.chain.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
+      const address = await deploySafe(
+        safeProvider,
+        owners.map((o) => o.address),
+        2,
+      );
+      safe = new Contract(address, await safeAbi(), safeProvider);
+      await deploy(safeDir.chain.rpcUrl, safeDir.dir, {
+        OPERATOR_ADDRESS: keys.operator,
+        ADMIN_ADDRESS: keys.admin,
+        GOVERNANCE_ADDRESS: address,
+        WALLET_DELAY_SECONDS: "60",
+      });
+      safeDeployment = JSON.parse(await readFile(path.join(safeDir.dir, "deployment.json"), "utf8"));
+    });
+
+    after(async function () {
+      safeProvider?.destroy();
+      await safeDir?.chain.kill();
+      if (safeDir) await rm(safeDir.dir, { recursive: true, force: true });
+    });
+
+    it("the auditor accepts the deployment and names the Safe as governance (exit 0)", async function () {
+      const { code, report, stderr } = await runAudit(
+        safeDir.chain.rpcUrl,
+        path.join(safeDir.dir, "deployment.json"),
+        "--all",
+      );
+      expect(code, stderr + JSON.stringify(report?.findings)).to.equal(0);
+      expect(
+        report.roles.holders.filter((h: any) => h.role === "DEFAULT_ADMIN_ROLE").map((h: any) => h.account),
+      ).to.deep.equal(Array(3).fill(await safe.getAddress()));
+    });
+
+    it("holds DEFAULT_ADMIN_ROLE on each contract, and uses it only with both owners' signatures", async function () {
+      const safeAddress = await safe.getAddress();
+      const token = new Contract(safeDeployment.contracts.LicenceToken, LicenceTokenAbi, safeProvider);
+      for (const [name, abi] of ROLE_CONTRACTS) {
+        const c = new Contract(safeDeployment.contracts[name], abi, safeProvider);
+        expect(await c.hasRole(ZeroHash, safeAddress), `the Safe governs ${name}`).to.equal(true);
+      }
+      const newAdmin = Wallet.createRandom().address;
+      const grant = token.interface.encodeFunctionData("grantRole", [ROLES.ADMIN_ROLE, newAdmin]);
+
+      // One owner alone: the Safe refuses (GS020: signatures data too short for its threshold), nothing changes.
+      const alone = await fromSafe(await token.getAddress(), grant, [owners[0]!]).then(
+        () => undefined,
+        (error: Error) => error,
+      );
+      expect(alone, "one owner cannot act for the Safe").to.not.equal(undefined);
+      expect(await token.hasRole(ROLES.ADMIN_ROLE, newAdmin)).to.equal(false);
+
+      await (await fromSafe(await token.getAddress(), grant, owners)).wait();
+      expect(await token.hasRole(ROLES.ADMIN_ROLE, newAdmin), "granted by the Safe").to.equal(true);
+    });
   });
 });

@@ -41,6 +41,11 @@ async function deploy(file: string, deployer: BaseWallet): Promise<Contract> {
   return contract as Contract;
 }
 
+/** The Safe singleton's ABI (a proxy answers it). */
+export async function safeAbi(): Promise<InterfaceAbi> {
+  return (await artifact("Safe.sol/Safe.json")).abi;
+}
+
 /** Deploys a Safe owned by `owners` with `threshold` from a throw-away wallet the chain funds (anvil); its address. */
 export async function deploySafe(provider: JsonRpcProvider, owners: string[], threshold: number): Promise<string> {
   const deployer = Wallet.createRandom().connect(provider);
