@@ -18,6 +18,7 @@ import { createCoreServices } from "../api/src/services.ts";
 import { machineLine, writeBenchmarkSection } from "./lib/benchmarkReport.ts";
 import { benchStackEnv } from "./bench/benchStackEnv.ts";
 import { startStack } from "./stack/stack.ts";
+import { adminSignIn } from "./bench/adminSignIn.ts";
 import { developmentSignIn } from "./bench/developmentSignIn.ts";
 
 const WRITES = Number(process.env.BENCH_WRITES ?? 200);
@@ -78,29 +79,15 @@ const summarize = (samples: Sample[], key: keyof Sample) => ({
 
 // Through the API: an applicant creates requests over HTTP; "visible" = GET /requests/{id} answers 200.
 const api = stack.api.url;
-const post = async (route: string, token: string, body: unknown, form = false) => {
+const post = async (route: string, token: string, body: unknown) => {
   const response = await fetch(`${api}/api/v1${route}`, {
     method: "POST",
-    headers: form
-      ? { "content-type": "application/x-www-form-urlencoded" }
-      : { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: form ? new URLSearchParams(body as Record<string, string>) : JSON.stringify(body),
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 };
-const adminToken = (
-  await post(
-    "/auth/token",
-    "",
-    {
-      grant_type: "client_credentials",
-      client_id: stack.admin.clientId,
-      client_secret: stack.admin.clientSecret,
-      scope: "admin",
-    },
-    true,
-  )
-).body.access_token;
+const adminToken = await adminSignIn(`${api}/api/v1`, stack.admin);
 await post("/departments", adminToken, { code: "LAG_DEPARTMENT", name: "Lag" });
 await post("/workflows", adminToken, {
   workflowType: "TRADE_LICENSE",

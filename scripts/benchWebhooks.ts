@@ -14,6 +14,7 @@ import path from "node:path";
 import { machineLine, writeBenchmarkSection } from "./lib/benchmarkReport.ts";
 import { benchStackEnv } from "./bench/benchStackEnv.ts";
 import { startStack } from "./stack/stack.ts";
+import { adminSignIn } from "./bench/adminSignIn.ts";
 import { developmentSignIn } from "./bench/developmentSignIn.ts";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
@@ -38,31 +39,17 @@ const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port
 console.log(`Starting a stack in ${dataDir}…`);
 const stack = await startStack({ env, log: () => {} });
 const api = `${stack.api.url}/api/v1`;
-const post = async (route: string, token: string, body: unknown, form = false) => {
+const post = async (route: string, token: string, body: unknown) => {
   const response = await fetch(`${api}${route}`, {
     method: "POST",
-    headers: form
-      ? { "content-type": "application/x-www-form-urlencoded" }
-      : { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: form ? new URLSearchParams(body as Record<string, string>) : JSON.stringify(body),
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
   });
   const json = (await response.json()) as Record<string, any>;
   if (response.status >= 300) throw new Error(`${route}: ${response.status} ${JSON.stringify(json)}`);
   return json;
 };
-const admin = (
-  await post(
-    "/auth/token",
-    "",
-    {
-      grant_type: "client_credentials",
-      client_id: stack.admin.clientId,
-      client_secret: stack.admin.clientSecret,
-      scope: "admin",
-    },
-    true,
-  )
-).access_token;
+const admin = await adminSignIn(api, stack.admin);
 await post("/departments", admin, { code: "BENCH_HOOKS", name: "Webhook bench" });
 await post("/workflows", admin, {
   workflowType: "TRADE_LICENSE",

@@ -22,6 +22,7 @@ import { freePort } from "../stack/ports.ts";
 import { benchStackEnv } from "./benchStackEnv.ts";
 import { REPO_ROOT, startStack, type Stack } from "../stack/stack.ts";
 import { StackCpuMeter, type NamedProcess } from "./processCpu.ts";
+import { adminSignIn } from "./adminSignIn.ts";
 import { developmentSignIn } from "./developmentSignIn.ts";
 
 const run = promisify(execFile);
@@ -178,7 +179,7 @@ export async function startBenchEnvironment(mode: ChainMode = "automine"): Promi
   });
   const api = `${stack.api.url}/api/v1`;
   const request = jsonRequester(api);
-  const adminToken = await adminTokenOf(api, stack);
+  const adminToken = await adminSignIn(api, stack.admin);
   const applicantId = "bench-applicant";
   const applicantToken = await developmentSignIn(api, applicantId, "Ben Chmark");
   const logs = path.join(config.dataDir, "logs");
@@ -253,20 +254,6 @@ function jsonRequester(api: string): BenchEnvironment["request"] {
 }
 
 /** The stack's administrator client's access token (client credentials, scope admin). */
-async function adminTokenOf(api: string, stack: Stack): Promise<string> {
-  const response = await fetch(`${api}/auth/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "client_credentials",
-      client_id: stack.admin.clientId,
-      client_secret: stack.admin.clientSecret,
-      scope: "admin",
-    }),
-  });
-  return ((await response.json()) as Json).access_token as string;
-}
-
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
