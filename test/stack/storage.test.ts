@@ -691,8 +691,8 @@ describe("Document storage", function () {
 
     it("lets a client that keeps sending after the refusal read the answer, and cuts off a body that goes on", async function () {
       // A socket closed while the client still sends resets the connection (the client sees EPIPE, not the answer);
-      // the parser reads and discards up to 8 MiB more instead, then pauses, and closes 2 s after the answer has
-      // gone out. The answer comes half a second after the refusal: 8 MiB arrive sooner than that on loopback, so
+      // the parser reads and discards up to 16 MiB more instead, then pauses, and closes 2 s after the answer has
+      // gone out. The answer comes half a second after the refusal: 16 MiB arrive sooner than that on loopback, so
       // a cut-off that did not wait for the answer would lose it.
       const boundary = "----linger-boundary";
       const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.pdf"\r\nX-Pad: `;
@@ -734,6 +734,60 @@ describe("Document storage", function () {
       expect(answer).to.not.match(/connection: close/i);
       // Cut off: far less than the 64 MiB the client meant to send was taken.
       expect(written).to.be.below(32 * 1024 * 1024);
+    });
+
+    it("drains a refused 11 MB upload, so the client's next request on the same connection is answered", async function () {
+      // A keep-alive client that got the 413 while still sending reuses the connection once its body is out: the
+      // whole body must be read (not cut off halfway, which would leave it unread and reset the next request).
+      const boundary = "----drain-boundary";
+      const multipart = (name: string, bytes: Buffer) =>
+        Buffer.concat([
+          Buffer.from(
+            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\n` +
+              `Content-Type: application/pdf\r\n\r\n`,
+          ),
+          bytes,
+          Buffer.from(`\r\n--${boundary}--\r\n`),
+        ]);
+      const request = (body: Buffer) =>
+        Buffer.concat([
+          Buffer.from(
+            `POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\n` +
+              `Content-Length: ${body.length}\r\n\r\n`,
+          ),
+          body,
+        ]);
+      const url = new URL(base);
+      const socket = netConnect({ host: url.hostname, port: Number(url.port) });
+      let received = "";
+      socket.setEncoding("latin1");
+      socket.on("data", (text: string) => (received += text));
+      const closed = new Promise<string>((resolve) => {
+        socket.on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+        socket.on("close", () => resolve("closed"));
+      });
+      const until = async (done: () => boolean, what: string) => {
+        const deadline = Date.now() + 10_000;
+        while (!done()) {
+          if (Date.now() > deadline) throw new Error(`${what} within 10 s; received: ${received.slice(0, 300)}`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      };
+      try {
+        const big = Buffer.concat([PDF, Buffer.alloc(11 * 1024 * 1024, 0x20)]);
+        let written = false;
+        socket.write(request(multipart("big.pdf", big)), () => (written = true));
+        await until(() => received.includes("PAYLOAD_TOO_LARGE") && written, "the 413, and the whole body written");
+        expect(received).to.match(/^HTTP\/1\.1 413 /);
+        received = "";
+        socket.write(request(multipart("small.pdf", PDF)));
+        await until(() => /\r\n\r\n\{.*\}$/s.test(received), "the second request's answer");
+        expect(received).to.match(/^HTTP\/1\.1 200 /);
+        expect(received).to.include(`"size":${PDF.length}`);
+      } finally {
+        socket.destroy();
+        await closed;
+      }
     });
 
     it("answers 400 VALIDATION_ERROR for a missing file, two files, a file in another field, malformed multipart", async function () {

@@ -41,9 +41,11 @@ const MAX_PART_HEADER_LINES = 16;
 export const MAX_PARTS = 16;
 /**
  * After a refusal, what is still read (and discarded) so the client gets the answer instead of a reset: up to
- * LINGER_BYTES, then reading pauses; the connection is closed LINGER_MS after the answer has gone out.
+ * LINGER_BYTES, then reading pauses; the connection is closed LINGER_MS after the answer has gone out. 16 MiB
+ * drains the whole of any body a client sends by mistake (an 11 MB file), so its connection stays usable: a
+ * keep-alive client (undici) queues its next request on it, which a cut-off would reset.
  */
-const LINGER_BYTES = 8 * 1024 * 1024;
+const LINGER_BYTES = 16 * 1024 * 1024;
 const LINGER_MS = 2_000;
 
 export interface UploadOptions {
