@@ -253,7 +253,6 @@ function jsonRequester(api: string): BenchEnvironment["request"] {
   };
 }
 
-/** The stack's administrator client's access token (client credentials, scope admin). */
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];

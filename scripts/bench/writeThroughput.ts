@@ -127,15 +127,9 @@ async function waitForIndexedHead(env: BenchEnvironment): Promise<number> {
     (await jsonRpc(env.stack.rpcUrl, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] })).result,
     16,
   );
-  for (;;) {
-    // latest_checkpoint: the block number is the 16 digits from position 27 (api/src/reads/indexProgress.ts).
-    const { rows } = await env.core.pool.query(
-      `SELECT max(substring(latest_checkpoint from 27 for 16)::bigint) AS block FROM index._ponder_checkpoint`,
-    );
-    if (Number(rows[0]?.block ?? 0) >= head) return performance.now() - started;
-    if (performance.now() - started > 300_000) throw new Error(`the index did not reach block ${head} in 5 minutes`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  if (!(await env.core.index.waitForBlock(head, 300_000)))
+    throw new Error(`the index did not reach block ${head} in 5 minutes`);
+  return performance.now() - started;
 }
 
 export interface WriteResult {
