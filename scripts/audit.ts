@@ -1,7 +1,8 @@
 /**
  * `npm run audit -- --rpc URL --deployment FILE (--token N | --all) [--compare BASE_URL] [--json]`: the auditor's
  * tool. Recomputes licences from chain logs and contract calls alone, so a stranger with an RPC endpoint, the
- * deployment file and the ABIs can check what the platform says: role holders over time, the contracts' wiring,
+ * deployment file and the ABIs can check what the platform says: the deployed code against the reviewed build
+ * (abis/build.json), who governs, role holders over time, the contracts' wiring,
  * department wallet changes and their delays, who signed each decision and how it reached the chain, and that
  * every issued licence had its stages complete on the versions current at issuance. `--compare` checks the
  * API's public answers against it. Exit status 0: consistent (and agreeing); 1: findings or differences; 2: no audit could be made.
@@ -11,6 +12,7 @@ import { compareWithApi, type Difference } from "./audit/apiCompare.ts";
 import { auditChain } from "./audit/chainAudit.ts";
 import { parseOptions, USAGE, UsageError } from "./audit/cliOptions.ts";
 import { readDeployment } from "./audit/deploymentFile.ts";
+import { readReviewedBuild } from "./audit/reviewedBuild.ts";
 import { auditText, differencesText } from "./audit/report.ts";
 
 async function main(argv: string[]): Promise<number> {
@@ -20,10 +22,11 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const deployment = await readDeployment(options.deploymentFile);
+  const build = await readReviewedBuild(options.buildFile);
   // staticNetwork: one endpoint, one chain; ethers would otherwise retry an unreachable node for ever.
   const provider = new JsonRpcProvider(options.rpcUrl, undefined, { staticNetwork: true });
   try {
-    const audit = await auditChain(provider, deployment, options.target, { chunkBlocks: options.chunkBlocks });
+    const audit = await auditChain(provider, deployment, options.target, { chunkBlocks: options.chunkBlocks, build });
     let differences: Difference[] | undefined;
     if (options.compareUrl) {
       differences = await compareWithApi(options.compareUrl, audit).catch((error: Error) => {

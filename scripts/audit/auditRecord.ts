@@ -6,7 +6,10 @@
  * workflow's stageOrder), as in the API's answers: the audits convert the chain's indexes (from 0) as they record them.
  */
 
+import type { ContractCodeAudit } from "./codeAudit.ts";
+import type { GovernanceAudit } from "./governanceAudit.ts";
 import type { RoleGrantAudit, RoleHolder } from "./roleHistory.ts";
+import type { StartBlockAudit } from "./startBlock.ts";
 import type { WiringAudit } from "./wiringAudit.ts";
 
 // Enum names by value, generated from the contracts' interfaces into abis/enums.ts (the API's spellings).
@@ -185,13 +188,21 @@ export interface ChainAudit {
   /** Every log and view was read at this block, so the audit is one consistent snapshot. */
   asOfBlock: number;
   asOfTime: string;
+  /** Where events were read from: the contracts' creation blocks found on chain, against the deployment file's. */
+  startBlock: StartBlockAudit;
+  /** The runtime code at each address against the reviewed build (abis/build.json). */
+  code: ContractCodeAudit[];
+  /** Who holds DEFAULT_ADMIN_ROLE now, and what each holder is (a key, a Safe with its owners and threshold). */
+  governance: GovernanceAudit;
   /** Role holders now, and every grant since the deployment (RoleGranted / RoleRevoked). */
   roles: { holders: RoleHolder[]; grants: RoleGrantAudit[] };
-  /** The contracts' wiring as the chain holds it. */
-  wiring: WiringAudit;
+  /** The contracts' wiring as the chain holds it; null when the audit stopped at code that is not the reviewed build. */
+  wiring: WiringAudit | null;
   departments: DepartmentAudit[];
   /** Platform-wide findings (roles, wiring, wallet changes); each licence has its own. Empty when sound. */
   findings: string[];
+  /** What an auditor should know that is not a finding (the development chain's single key, a node without history). */
+  notes: string[];
   licences: LicenceAudit[];
 }
 

@@ -1,7 +1,8 @@
 /**
- * The audit itself, from chain logs and contract calls alone, at one block: first the platform (role holders over
- * time, the contracts' wiring, every department wallet change with its delay), then one licence (or every
- * licence). The licence's own facts (owner, status, issuance, expiry, history) are read here; documents,
+ * The audit itself, from chain logs and contract calls alone, at one block: first the platform (the code at each
+ * address against the reviewed build, where its events start, who governs, role holders over time, the contracts'
+ * wiring, every department wallet change with its delay), then one licence (or every licence). Of the deployment
+ * file only the addresses and the keys it names are taken; the start block is derived from the chain. The licence's own facts (owner, status, issuance, expiry, history) are read here; documents,
  * decisions and the issuance checks in their modules. Wherever the chain says a thing twice (an event and a view) both are read and any
  * contradiction becomes a finding.
  */
@@ -20,14 +21,18 @@ import {
   type StatusChange,
 } from "./auditRecord.ts";
 import { ContractViews } from "./contractViews.ts";
+import { auditCode } from "./codeAudit.ts";
 import { auditDecisions, readStageLedgers, type DecisionContext } from "./decisionAudit.ts";
 import { DepartmentWallets } from "./departmentWallets.ts";
 import type { Deployment } from "./deploymentFile.ts";
 import { auditDocuments } from "./documentAudit.ts";
+import { auditGovernance, governanceFindings } from "./governanceAudit.ts";
 import { auditIssuance } from "./issuanceAudit.ts";
+import { readReviewedBuild, type ReviewedBuild } from "./reviewedBuild.ts";
 import { RoleHistory } from "./roleHistory.ts";
 import { readWiring, wiringFindings } from "./wiringAudit.ts";
 import { LogReader, type ChainEvent } from "./logReader.ts";
+import { auditStartBlock, startBlockFindings } from "./startBlock.ts";
 import { TransactionLookups } from "./transactionLookups.ts";
 
 export type AuditTarget = { tokenId: number } | "all";
@@ -45,7 +50,7 @@ export async function auditChain(
   provider: JsonRpcProvider,
   deployment: Deployment,
   target: AuditTarget,
-  options: { chunkBlocks: number },
+  options: { chunkBlocks: number; build?: ReviewedBuild },
 ): Promise<ChainAudit> {
   const network = await provider.getNetwork();
   if (Number(network.chainId) !== deployment.chainId) {
@@ -63,20 +68,61 @@ export async function auditChain(
   const head = await provider.getBlock("latest");
   if (!head) throw new Error("the node returned no latest block");
   const asOfBlock = head.number;
+  const facts = {
+    chainId: deployment.chainId,
+    contracts: deployment.contracts,
+    deployment: { roles: deployment.roles, walletDelay: deployment.walletDelay, deployer: deployment.deployer ?? null },
+    asOfBlock,
+    asOfTime: isoTime(head.timestamp),
+  };
+
+  // The code first: every view and event below is read through it.
+  const codeAudit = await auditCode(provider, deployment, options.build ?? (await readReviewedBuild()), asOfBlock);
+  const { startBlock, notes } = await auditStartBlock(provider, deployment, asOfBlock);
+  const untrusted = codeAudit.code.filter((c) => c.reachedBy === "deployment file" && !c.matchesReviewedBuild);
+  if (untrusted.length) {
+    notes.push(
+      `the audit stopped at the code: ${untrusted.map((c) => c.contract).join(", ")} ${untrusted.length === 1 ? "is" : "are"} not the reviewed build, so what its views and events say would prove nothing`,
+    );
+    return {
+      ...facts,
+      startBlock,
+      code: codeAudit.code,
+      governance: { governors: [], ungoverned: [] },
+      roles: { holders: [], grants: [] },
+      wiring: null,
+      departments: [],
+      findings: codeAudit.findings,
+      notes,
+      licences: [],
+    };
+  }
+
   const views = new ContractViews(provider, deployment.contracts, asOfBlock);
   if (target !== "all" && (await views.validityOf(target.tokenId)).validity === 0)
     throw new UnknownTokenError(target.tokenId, asOfBlock);
-
-  const reader = new LogReader({ provider, deployment, toBlock: asOfBlock, chunkBlocks: options.chunkBlocks });
+  const reader = new LogReader({
+    provider,
+    deployment: { ...deployment, startBlock: startBlock.readFrom },
+    toBlock: asOfBlock,
+    chunkBlocks: options.chunkBlocks,
+  });
   const lookups = new TransactionLookups(provider);
 
-  // The platform as a whole: roles, wiring, department wallets. Each licence's trust rests on them, so they are
-  // checked whichever licences are audited.
+  // The platform as a whole: code, governance, roles, wiring, department wallets. Each licence's trust rests on
+  // them, so they are checked whichever licences are audited.
   const platformEvents = await lookups.timed(await reader.platformEvents());
   const roles = new RoleHistory(platformEvents, deployment);
   const departments = new DepartmentWallets(platformEvents, deployment.walletDelay, roles);
   const wiring = await readWiring(views, platformEvents);
+  const governance = await auditGovernance(provider, deployment, roles.holders(), asOfBlock);
+  const governed = governanceFindings(deployment.chainId, governance.governance);
+  notes.push(...governed.notes);
   const findings = [
+    ...codeAudit.findings,
+    ...startBlockFindings(startBlock, platformEvents[0]),
+    ...governance.findings,
+    ...governed.findings,
     ...wiringFindings(wiring, deployment),
     ...roles.findings(departments.tenures()),
     ...departments.findings,
@@ -99,15 +145,15 @@ export async function auditChain(
   for (const tokenId of tokenIds)
     licences.push(await auditLicence(tokenId, byToken.get(tokenId) ?? [], views, departments, roles, context));
   return {
-    chainId: deployment.chainId,
-    contracts: deployment.contracts,
-    deployment: { roles: deployment.roles, walletDelay: deployment.walletDelay, deployer: deployment.deployer ?? null },
-    asOfBlock,
-    asOfTime: isoTime(head.timestamp),
+    ...facts,
+    startBlock,
+    code: codeAudit.code,
+    governance: governance.governance,
     roles: { holders: roles.holders(), grants: roles.grants() },
     wiring,
     departments: departments.audit(),
     findings,
+    notes,
     licences,
   };
 }
@@ -221,7 +267,7 @@ async function auditReview(
 function theMint(tokenId: number, minted: ChainEvent[]): ChainEvent {
   if (minted.length !== 1)
     throw new Error(
-      `token ${tokenId} exists but has ${minted.length} LicenceMinted events between the deployment's start block and the audited block: is startBlock right?`,
+      `token ${tokenId} exists but has ${minted.length} LicenceMinted events between the contracts' creation and the audited block`,
     );
   return minted[0];
 }

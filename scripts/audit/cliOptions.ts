@@ -2,10 +2,12 @@
 import { parseArgs } from "node:util";
 import type { AuditTarget } from "./chainAudit.ts";
 
-export const USAGE = `Usage: npm run audit -- --rpc URL --deployment FILE (--token N | --all) [--compare BASE_URL] [--json] [--chunk BLOCKS]
+export const USAGE = `Usage: npm run audit -- --rpc URL --deployment FILE (--token N | --all) [--compare BASE_URL] [--json] [--chunk BLOCKS] [--build FILE]
 
-From chain logs and contract calls alone (no database, no API): role holders over time on each contract, the
-contracts' wiring, every department wallet change and its delay; then each licence's status, validity, applicant
+From chain logs and contract calls alone (no database, no API): the code at each address against the reviewed
+build, events read from the contracts' creation (found on chain, not taken from the file), who governs (a Safe's
+owners, threshold and modules, or a single key), role holders over time on each contract, the contracts' wiring,
+every department wallet change and its delay; then each licence's status, validity, applicant
 commitment, documents (every version's SHA-256), every decision with its signer, custody and route (sent by the
 department's wallet, or relayed with its checked signature), and for an issued licence its stages complete and the
 versions its approvals covered against the latest at issuance.
@@ -15,12 +17,15 @@ versions its approvals covered against the latest at issuance.
                        DocumentRegistry, ApprovalRegistry, DecisionVerifier }, roles: { governance, admin, operator,
                        keeper }, walletDelay, deployer? }
   --token N            audit licence token N
-  --all                audit every licence minted since the deployment's start block
+  --all                audit every licence minted since the contracts were created
   --compare BASE_URL   also ask the API's public verification endpoints (BASE_URL/api/v1/verify/...) and list every difference
   --json               print the audit (and the differences) as JSON
   --chunk BLOCKS       blocks per eth_getLogs call (default 5000)
+  --build FILE         the reviewed build the deployed code must match (default abis/build.json, npm run abis)
 
-Exit status: 0 the chain is consistent (and the API agrees); 1 findings on chain or differences with the API;
+Exit status: 0 the chain is consistent (and the API agrees); 1 findings on chain (code that is not the reviewed
+build, a startBlock that hides events, governance one key can exercise off the development chain, ...) or
+differences with the API;
 2 the audit could not be made (usage, unreachable endpoint, wrong deployment file, unknown token).`;
 
 export interface AuditOptions {
@@ -30,6 +35,8 @@ export interface AuditOptions {
   compareUrl?: string;
   json: boolean;
   chunkBlocks: number;
+  /** The reviewed build (abis/build.json unless --build names another). */
+  buildFile?: string;
 }
 
 export class UsageError extends Error {}
@@ -49,6 +56,7 @@ export function parseOptions(argv: string[]): AuditOptions | "help" {
         compare: { type: "string" },
         json: { type: "boolean", default: false },
         chunk: { type: "string" },
+        build: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     }));
@@ -78,5 +86,6 @@ export function parseOptions(argv: string[]): AuditOptions | "help" {
     compareUrl: values.compare,
     json: values.json,
     chunkBlocks,
+    ...(values.build !== undefined ? { buildFile: values.build } : {}),
   };
 }

@@ -13,7 +13,7 @@ export function auditText(audit: ChainAudit): string {
     "",
     ...platformLines(audit),
   ];
-  if (audit.licences.length === 0) lines.push("", "No licence has been minted.");
+  if (audit.licences.length === 0 && audit.wiring) lines.push("", "No licence has been minted.");
   for (const licence of audit.licences) lines.push("", ...licenceLines(licence, audit.contracts));
   return lines.join("\n");
 }
@@ -28,12 +28,19 @@ function platformLines(audit: ChainAudit): string[] {
   const lines = [
     `Platform`,
     `  keys       governance ${roles.governance}, admin ${roles.admin}, operator ${roles.operator}, keeper ${roles.keeper}`,
+    ...startLines(audit),
+    ...codeLines(audit),
+  ];
+  // No wiring: the audit stopped at code that is not the reviewed build, and read nothing through it.
+  if (!w) return [...lines, ...findingLines(audit)];
+  lines.push(
     `  wiring     token -> ${w.tokenApprovalRegistry} (set ${w.approvalRegistrySet.length}x), documents -> ${w.documentReviewRegistry} (set ${w.reviewRegistrySet.length}x), verifier ${w.decisionVerifier}${w.decisionVerifierHasCode ? "" : " (NO CODE)"}, wallet delay ${w.walletDelay} s (file: ${walletDelay} s)`,
+    ...governanceLines(audit),
     `  role holders now (${audit.roles.holders.length})`,
     ...audit.roles.holders.map(
       (h) => `    ${h.contract.padEnd(16)} ${h.role.padEnd(18)} ${who(h.account)}  since ${h.since}`,
     ),
-  ];
+  );
   const later = audit.roles.grants.filter((g) => !g.fromDeployment);
   lines.push(`  role grants after the deployment (${later.length})`);
   for (const g of later) {
@@ -61,12 +68,61 @@ function platformLines(audit: ChainAudit): string[] {
       lines.push(`      ${c.timestamp}  ${c.kind.padEnd(10)} ${detail}  tx ${c.transactionHash}`);
     }
   }
-  lines.push(
+  return [...lines, ...findingLines(audit)];
+}
+
+function findingLines(audit: ChainAudit): string[] {
+  const lines = [
     audit.findings.length
       ? `  PLATFORM FINDINGS (${audit.findings.length})`
-      : "  platform findings: none (roles, wiring and wallet changes as the deployment requires)",
-  );
-  for (const finding of audit.findings) lines.push(`    - ${finding}`);
+      : "  platform findings: none (code, roles, wiring and wallet changes as the deployment requires)",
+    ...audit.findings.map((finding) => `    - ${finding}`),
+  ];
+  if (audit.notes.length) lines.push(`  notes (${audit.notes.length})`, ...audit.notes.map((note) => `    - ${note}`));
+  return lines;
+}
+
+function startLines({ startBlock }: ChainAudit): string[] {
+  const created = Object.entries(startBlock.creationBlocks)
+    .map(([name, block]) => `${name} ${block ?? "?"}`)
+    .join(", ");
+  return [
+    startBlock.derived
+      ? `  events     read from block ${startBlock.readFrom}, the first contract's creation (created at: ${created}; the file says ${startBlock.deploymentFile})`
+      : `  events     read from block 0: the node could not say when the contracts were created (the file says ${startBlock.deploymentFile})`,
+  ];
+}
+
+function codeLines({ code }: ChainAudit): string[] {
+  const lines = [`  code against the reviewed build (${code.length})`];
+  for (const c of code) {
+    const verdict = c.matchesReviewedBuild
+      ? "the reviewed build"
+      : c.reviewedSize === null
+        ? "NOT IN THE REVIEWED BUILD"
+        : `NOT the reviewed build (${c.reviewedSize} bytes reviewed; differs from byte ${c.firstDifference})`;
+    const reached = c.reachedBy === "deployment file" ? "" : `, reached by ${c.reachedBy}`;
+    lines.push(`    ${c.contract.padEnd(16)} ${c.address}  ${c.codeSize} bytes, ${verdict}${reached}`);
+    if (c.immutables.length)
+      lines.push(`      immutables ${c.immutables.map((i) => `${i.name.split(".").pop()} ${i.value}`).join(", ")}`);
+    for (const l of c.libraries) lines.push(`      links ${l.name} at ${l.address}`);
+  }
+  return lines;
+}
+
+function governanceLines({ governance }: ChainAudit): string[] {
+  const lines = [`  governance (DEFAULT_ADMIN_ROLE now)`];
+  for (const g of governance.governors) {
+    const safe = g.safe;
+    const what =
+      g.kind === "KEY"
+        ? "a single key"
+        : safe
+          ? `a Safe${safe.version ? ` ${safe.version}` : ""}, ${safe.threshold} of ${safe.owners.length} owners (${safe.owners.join(", ")}), ${safe.modules.length ? `modules ${safe.modules.map((m) => `${m.address}${m.isKey ? " (a key)" : ""}`).join(", ")}` : "no module"}`
+          : "a contract that is not a Safe";
+    lines.push(`    ${g.account}  ${what}  on ${g.contracts.join(", ")}`);
+  }
+  for (const contract of governance.ungoverned) lines.push(`    nobody on ${contract}`);
   return lines;
 }
 

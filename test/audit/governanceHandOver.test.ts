@@ -4,62 +4,26 @@
  * DEFAULT_ADMIN_ROLE to governance and renounces its own on each contract. The test reads the roles back from the
  * chain, runs the auditor's tool on the result (the hand-over is the deployment's, so no finding), then has the
  * deployer grant a role after the hand-over (governance first giving DEFAULT_ADMIN_ROLE back to it), which the
- * tool must flag. It also checks that deploy.ts refuses a wallet delay under 24 h outside the development chain.
+ * tool must flag. The tool reports who governs: the governance key (a note on the development chain), or a real
+ * Safe with its owners and threshold. It also checks that deploy.ts refuses a wallet delay under 24 h outside the
+ * development chain.
  * Needs the contracts compiled (`npx hardhat build`).
  */
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import os from "node:os";
+import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { expect } from "chai";
-import {
-  Contract,
-  JsonRpcProvider,
-  Wallet,
-  ZeroAddress,
-  ZeroHash,
-  concat,
-  getAddress,
-  type BaseWallet,
-  type InterfaceAbi,
-} from "ethers";
+import { Contract, JsonRpcProvider, Wallet, ZeroHash, getAddress, type InterfaceAbi } from "ethers";
 import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi, ROLES } from "../../abis/index.ts";
-import { freePort } from "../../scripts/stack/ports.ts";
-import { startLocalChain, type LocalChain } from "../../scripts/stack/localChain.ts";
-import { REPO_ROOT, runAudit } from "./auditCli.ts";
+import type { LocalChain } from "../../scripts/stack/localChain.ts";
+import { runAudit } from "./auditCli.ts";
+import { deploy, fromSafe, localChain } from "./localPlatform.ts";
 import { deploySafe, safeAbi } from "../stack/support/safeWallet.ts";
 
-const execute = promisify(execFile);
-const HARDHAT = path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js");
 const ROLE_CONTRACTS = [
   ["LicenceToken", LicenceTokenAbi],
   ["DocumentRegistry", DocumentRegistryAbi],
   ["ApprovalRegistry", ApprovalRegistryAbi],
 ] as const;
-
-/** A fresh anvil (London) on a free port with chain id `chainId`, its data in a temporary directory. */
-async function localChain(chainId: number): Promise<{ chain: LocalChain; dir: string }> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "governance-chain-"));
-  const chain = await startLocalChain({ dataDir: dir, port: await freePort(), chainId, snapshotIntervalMs: 3_600_000 });
-  return { chain, dir };
-}
-
-/** `npm run deploy:local` against `rpcUrl` (the node's first development account deploys), files under `dir`. */
-function deploy(rpcUrl: string, dir: string, env: Record<string, string>) {
-  return execute(process.execPath, [HARDHAT, "run", "--no-compile", "scripts/deploy.ts", "--network", "localhost"], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      CHAIN_RPC_URL: rpcUrl,
-      DEPLOYMENT_FILE: path.join(dir, "deployment.json"),
-      IGNITION_DIR: path.join(dir, "ignition"),
-      DEPLOYMENT_ID: "governance-test",
-      ...env,
-    },
-    maxBuffer: 16 << 20,
-  });
-}
 
 describe("deployment with a governance address: DEFAULT_ADMIN_ROLE handed over on chain, and the auditor's role checks", function () {
   this.timeout(180_000);
@@ -108,6 +72,14 @@ describe("deployment with a governance address: DEFAULT_ADMIN_ROLE handed over o
     const { code, report, stderr } = await runAudit(local.chain.rpcUrl, deploymentFile, "--all");
     expect(code, stderr + JSON.stringify(report?.findings)).to.equal(0);
     expect(report.findings).to.deep.equal([]);
+    // A key governs: on the development chain that is said, not flagged.
+    expect(report.governance).to.deep.equal({
+      governors: [{ account: governance.address, contracts: ROLE_CONTRACTS.map(([n]) => n), kind: "KEY", safe: null }],
+      ungoverned: [],
+    });
+    expect(report.notes).to.deep.equal([
+      `governance is a single development key: everything happens at once (${governance.address} holds DEFAULT_ADMIN_ROLE on LicenceToken, DocumentRegistry, ApprovalRegistry)`,
+    ]);
     const defaultAdmin = report.roles.grants.filter((g: any) => g.role === "DEFAULT_ADMIN_ROLE");
     expect(defaultAdmin).to.have.length(6);
     for (const name of ROLE_CONTRACTS.map(([n]) => n)) {
@@ -187,27 +159,6 @@ describe("deployment with a governance address: DEFAULT_ADMIN_ROLE handed over o
     let safe: Contract;
     const owners = [Wallet.createRandom(), Wallet.createRandom()];
 
-    /** `execTransaction` of a call from the Safe, signed by `signers` (the Safe's own transaction hash, ascending). */
-    async function fromSafe(to: string, data: string, signers: BaseWallet[]) {
-      const nonce = await safe.nonce();
-      const hash: string = await safe.getTransactionHash(to, 0, data, 0, 0, 0, 0, ZeroAddress, ZeroAddress, nonce);
-      const ordered = [...signers].sort((a, b) => (BigInt(a.address) < BigInt(b.address) ? -1 : 1));
-      const signatures = concat(ordered.map((owner) => owner.signingKey.sign(hash).serialized));
-      const relayer = await safeProvider.getSigner(0);
-      return (safe.connect(relayer) as Contract).execTransaction(
-        to,
-        0,
-        data,
-        0,
-        0,
-        0,
-        0,
-        ZeroAddress,
-        ZeroAddress,
-        signatures,
-      );
-    }
-
     before(async function () {
       safeDir = await localChain(31337);
       safeProvider = new JsonRpcProvider(safeDir.chain.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
@@ -232,16 +183,26 @@ describe("deployment with a governance address: DEFAULT_ADMIN_ROLE handed over o
       if (safeDir) await rm(safeDir.dir, { recursive: true, force: true });
     });
 
-    it("the auditor accepts the deployment and names the Safe as governance (exit 0)", async function () {
+    it("the auditor accepts the deployment and names the Safe as governance, with its owners and threshold (exit 0)", async function () {
       const { code, report, stderr } = await runAudit(
         safeDir.chain.rpcUrl,
         path.join(safeDir.dir, "deployment.json"),
         "--all",
       );
       expect(code, stderr + JSON.stringify(report?.findings)).to.equal(0);
+      const address = getAddress(await safe.getAddress());
       expect(
         report.roles.holders.filter((h: any) => h.role === "DEFAULT_ADMIN_ROLE").map((h: any) => h.account),
-      ).to.deep.equal(Array(3).fill(await safe.getAddress()));
+      ).to.deep.equal(Array(3).fill(address));
+      expect(report.governance.governors).to.deep.equal([
+        {
+          account: address,
+          contracts: ROLE_CONTRACTS.map(([n]) => n),
+          kind: "SAFE",
+          safe: { version: "1.4.1", owners: owners.map((o) => o.address), threshold: 2, modules: [] },
+        },
+      ]);
+      expect(report.notes).to.deep.equal([]);
     });
 
     it("holds DEFAULT_ADMIN_ROLE on each contract, and uses it only with both owners' signatures", async function () {
@@ -255,14 +216,14 @@ describe("deployment with a governance address: DEFAULT_ADMIN_ROLE handed over o
       const grant = token.interface.encodeFunctionData("grantRole", [ROLES.ADMIN_ROLE, newAdmin]);
 
       // One owner alone: the Safe refuses (GS020: signatures data too short for its threshold), nothing changes.
-      const alone = await fromSafe(await token.getAddress(), grant, [owners[0]!]).then(
+      const alone = await fromSafe(safe, await token.getAddress(), grant, [owners[0]!]).then(
         () => undefined,
         (error: Error) => error,
       );
       expect(alone, "one owner cannot act for the Safe").to.not.equal(undefined);
       expect(await token.hasRole(ROLES.ADMIN_ROLE, newAdmin)).to.equal(false);
 
-      await (await fromSafe(await token.getAddress(), grant, owners)).wait();
+      await fromSafe(safe, await token.getAddress(), grant, owners);
       expect(await token.hasRole(ROLES.ADMIN_ROLE, newAdmin), "granted by the Safe").to.equal(true);
     });
   });

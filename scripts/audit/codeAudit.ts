@@ -1,0 +1,168 @@
+/**
+ * The code at each deployed address, held to the reviewed build (abis/build.json, reviewedBuild.ts): the runtime
+ * code must be the reviewed code byte for byte, CBOR metadata tail included (it carries the hash of the exact
+ * sources), except where deployment writes immutables and linked libraries' addresses, which are zeroed on both
+ * sides before comparing. So a contract compiled from a changed source and deployed at an address of record is
+ * found, whatever its views answer.
+ *
+ * The masked bytes are then read for what they hold. Every place of one immutable must hold the same value (a
+ * constructor writes them all alike). An address immutable named after a contract of the build (licenceToken ->
+ * LicenceToken) must be the deployment's address for it, and a contract the deployment file does not name but an
+ * immutable or a link points to (a library, a helper contract) is held to its reviewed code too. `walletDelay`
+ * must be the deployment's delay.
+ */
+import { getAddress, getBytes, hexlify, type JsonRpcProvider } from "ethers";
+import type { Deployment } from "./deploymentFile.ts";
+import type { ByteRange, ReviewedBuild, ReviewedContract } from "./reviewedBuild.ts";
+
+export interface ImmutableValue {
+  /** "<declaring contract>.<name>", as the reviewed build names it. */
+  name: string;
+  typeString: string;
+  /** An address (checksummed), a decimal number, or the 32-byte word in hex. */
+  value: string;
+}
+
+export interface ContractCodeAudit {
+  contract: string;
+  address: string;
+  /** How it was reached: named by the deployment file, or the value of an immutable or a link of another. */
+  reachedBy: string;
+  codeSize: number;
+  /** Null when the reviewed build has no such contract. */
+  reviewedSize: number | null;
+  /** The runtime code is the reviewed build's, immutables and library addresses aside. */
+  matchesReviewedBuild: boolean;
+  /** The first byte (from 0) at which the two differ, or null when they do not. */
+  firstDifference: number | null;
+  immutables: ImmutableValue[];
+  libraries: { name: string; address: string }[];
+}
+
+const PLACEHOLDER = /__\$[0-9a-fA-F]{34}\$__/g;
+
+/** The reviewed runtime code as bytes, library placeholders as zeros (their bytes are masked anyway). */
+export function reviewedCode(contract: ReviewedContract): Uint8Array {
+  return getBytes(contract.deployedBytecode.replace(PLACEHOLDER, "0".repeat(40)));
+}
+
+/** Where deployment writes into the runtime code: every immutable and every linked library address. */
+export function maskedRanges(contract: ReviewedContract): ByteRange[] {
+  return [
+    ...Object.values(contract.immutableReferences).flatMap((i) => i.ranges),
+    ...Object.values(contract.deployedLinkReferences).flatMap((libraries) => Object.values(libraries).flat()),
+  ];
+}
+
+/** The first byte at which `onChain` and the reviewed code differ once the masked ranges are zeroed, or null. */
+export function firstDifference(onChain: Uint8Array, contract: ReviewedContract): number | null {
+  const reviewed = reviewedCode(contract);
+  const masked = new Uint8Array(Math.max(onChain.length, reviewed.length));
+  for (const { start, length } of maskedRanges(contract)) masked.fill(1, start, start + length);
+  const common = Math.min(onChain.length, reviewed.length);
+  for (let i = 0; i < common; i++) if (!masked[i] && onChain[i] !== reviewed[i]) return i;
+  return onChain.length === reviewed.length ? null : common;
+}
+
+/** Each immutable's value as the code holds it; `consistent` is false when its places hold different values. */
+export function immutableValues(onChain: Uint8Array, contract: ReviewedContract) {
+  return Object.entries(contract.immutableReferences).map(([name, { typeString, ranges }]) => {
+    const words = ranges.map(({ start, length }) => hexlify(onChain.slice(start, start + length)));
+    return { name, typeString, value: decodeWord(words[0] ?? "0x", typeString), consistent: new Set(words).size <= 1 };
+  });
+}
+
+const isAddressType = (typeString: string) => typeString === "address" || typeString.startsWith("contract ");
+
+function decodeWord(word: string, typeString: string): string {
+  if (word.length !== 66) return word;
+  if (isAddressType(typeString)) return getAddress(`0x${word.slice(-40)}`);
+  if (/^uint\d*$/.test(typeString)) return BigInt(word).toString();
+  return word;
+}
+
+/** The address a library link holds in the code (its first place), and whether all its places agree. */
+function libraryAddresses(onChain: Uint8Array, contract: ReviewedContract) {
+  return Object.values(contract.deployedLinkReferences).flatMap((libraries) =>
+    Object.entries(libraries).map(([name, ranges]) => {
+      const values = ranges.map(({ start, length }) => hexlify(onChain.slice(start, start + length)));
+      return { name, address: getAddress(values[0]!), consistent: new Set(values).size === 1 };
+    }),
+  );
+}
+
+/** "ApprovalRegistry._walletDelay" -> "walletDelay". */
+const bareName = (immutable: string) => immutable.split(".").pop()!.replace(/^_+/, "");
+
+/** A contract of the build named by an immutable: "ApprovalRegistry.licenceToken" -> "LicenceToken". */
+const contractNamed = (immutable: string, build: ReviewedBuild) => {
+  const bare = bareName(immutable);
+  const name = bare[0]!.toUpperCase() + bare.slice(1);
+  return build.contracts[name] ? name : undefined;
+};
+
+/** The code of the deployment's contracts, and of every contract their immutables and links point to, at `blockTag`. */
+export async function auditCode(
+  provider: JsonRpcProvider,
+  deployment: Deployment,
+  build: ReviewedBuild,
+  blockTag: number,
+): Promise<{ code: ContractCodeAudit[]; findings: string[] }> {
+  const named = deployment.contracts as Record<string, string>;
+  const queue = Object.entries(named).map(([contract, address]) => ({
+    contract,
+    address,
+    reachedBy: "deployment file",
+  }));
+  const code: ContractCodeAudit[] = [];
+  const findings: string[] = [];
+  for (let next = queue.shift(); next; next = queue.shift()) {
+    const { contract, address } = next;
+    if (code.some((c) => c.contract === contract && c.address === address)) continue;
+    const onChain = getBytes(await provider.getCode(address, blockTag));
+    const reviewed = build.contracts[contract];
+    const where = `${contract} at ${address}`;
+    if (onChain.length === 0) findings.push(`${where} has no code at block ${blockTag}`);
+    else if (!reviewed) findings.push(`${where}: the reviewed build has no ${contract}, so its code cannot be checked`);
+    const difference = reviewed && onChain.length ? firstDifference(onChain, reviewed) : null;
+    if (reviewed && onChain.length && difference !== null) {
+      findings.push(
+        `${where} does not run the reviewed build of ${contract}: its runtime code differs from byte ${difference} on (${onChain.length} bytes on chain, ${reviewedCode(reviewed).length} reviewed)`,
+      );
+    }
+    const entry: ContractCodeAudit = {
+      ...next,
+      codeSize: onChain.length,
+      reviewedSize: reviewed ? reviewedCode(reviewed).length : null,
+      matchesReviewedBuild: Boolean(reviewed && onChain.length && difference === null),
+      firstDifference: difference,
+      immutables: [],
+      libraries: [],
+    };
+    code.push(entry);
+    // A code that differs has its immutables elsewhere: what the reviewed places hold would mean nothing.
+    if (!entry.matchesReviewedBuild) continue;
+    for (const { consistent, ...immutable } of immutableValues(onChain, reviewed!)) {
+      entry.immutables.push(immutable);
+      if (!consistent)
+        findings.push(`${where}: the immutable ${immutable.name} holds different values at its places in the code`);
+      const target = isAddressType(immutable.typeString) ? contractNamed(immutable.name, build) : undefined;
+      if (target && named[target] && immutable.value !== named[target])
+        findings.push(
+          `${where}: the immutable ${immutable.name} is ${immutable.value}, not the deployment's ${target} ${named[target]}`,
+        );
+      else if (target && !named[target])
+        queue.push({ contract: target, address: immutable.value, reachedBy: immutable.name });
+      if (bareName(immutable.name) === "walletDelay" && immutable.value !== String(deployment.walletDelay))
+        findings.push(
+          `${where}: the immutable ${immutable.name} is ${immutable.value} s but the deployment file says ${deployment.walletDelay} s`,
+        );
+    }
+    for (const { consistent, ...library } of libraryAddresses(onChain, reviewed!)) {
+      entry.libraries.push(library);
+      if (!consistent) findings.push(`${where}: the library ${library.name} is linked at different addresses`);
+      queue.push({ contract: library.name, address: library.address, reachedBy: `library of ${contract}` });
+    }
+  }
+  return { code, findings };
+}

@@ -1,0 +1,136 @@
+/**
+ * The platform as an operator deploys it, on a fresh local chain: anvil (London, the chain id asked for, its data
+ * in a temporary directory) and `scripts/deploy.ts` run by Hardhat against it, so the contracts, their wiring and
+ * their roles are exactly what ignition/modules/LicencePlatform.ts makes of the compiled artifacts. Also the
+ * reviewed build of those artifacts, written to the same directory, for `--build`: the auditor's checks are
+ * tested against the code the test deploys whether or not abis/build.json has been regenerated yet
+ * (test/contracts/ReviewedBuild.test.ts checks that it has).
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { Contract, JsonRpcProvider, ZeroAddress, concat, type BaseWallet } from "ethers";
+import LicencePlatform from "../../ignition/modules/LicencePlatform.ts";
+import {
+  deployedContractNames,
+  reviewedBuildFromArtifacts,
+  reviewedBuildJson,
+  type ReviewedBuild,
+} from "../../scripts/audit/reviewedBuild.ts";
+import type { Deployment } from "../../scripts/audit/deploymentFile.ts";
+import { startLocalChain, type LocalChain } from "../../scripts/stack/localChain.ts";
+import { freePort } from "../../scripts/stack/ports.ts";
+import { REPO_ROOT, runAudit } from "./auditCli.ts";
+
+const execute = promisify(execFile);
+const HARDHAT = path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js");
+
+export interface LocalPlatform {
+  chain: LocalChain;
+  dir: string;
+  provider: JsonRpcProvider;
+  deploymentFile: string;
+  deployment: Deployment & Record<string, unknown>;
+  build: ReviewedBuild;
+  buildFile: string;
+  /** The auditor's tool on this deployment (`--json`, the reviewed build of the artifacts), with more arguments. */
+  audit(...args: string[]): ReturnType<typeof runAudit>;
+  /** The same, with another deployment file (written under the platform's directory). */
+  auditWith(deployment: object, ...args: string[]): ReturnType<typeof runAudit>;
+  close(): Promise<void>;
+}
+
+/** A fresh anvil with chain id `chainId` on a free port, its state under a temporary directory. */
+export async function localChain(chainId: number): Promise<{ chain: LocalChain; dir: string }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "audit-platform-"));
+  const chain = await startLocalChain({ dataDir: dir, port: await freePort(), chainId, snapshotIntervalMs: 3_600_000 });
+  return { chain, dir };
+}
+
+/** `scripts/deploy.ts` against `rpcUrl` (the node's first account deploys); env adds the role keys. */
+export function deploy(rpcUrl: string, dir: string, env: Record<string, string>) {
+  return execute(process.execPath, [HARDHAT, "run", "--no-compile", "scripts/deploy.ts", "--network", "localhost"], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      CHAIN_RPC_URL: rpcUrl,
+      DEPLOYMENT_FILE: path.join(dir, "deployment.json"),
+      IGNITION_DIR: path.join(dir, "ignition"),
+      DEPLOYMENT_ID: "audit-test",
+      ...env,
+    },
+    maxBuffer: 16 << 20,
+  });
+}
+
+/**
+ * A chain with the platform deployed on it; `env` as for deploy.ts (OPERATOR_ADDRESS and ADMIN_ADDRESS required),
+ * and what `prepare` adds to it after readying the chain (e.g. a Safe deployed first, as GOVERNANCE_ADDRESS).
+ */
+export async function localPlatform(
+  chainId: number,
+  env: Record<string, string>,
+  prepare: (provider: JsonRpcProvider) => Promise<Record<string, string>> = async () => ({}),
+): Promise<LocalPlatform> {
+  const { chain, dir } = await localChain(chainId);
+  const provider = new JsonRpcProvider(chain.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
+  const close = async () => {
+    provider.destroy();
+    await chain.kill();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    await deploy(chain.rpcUrl, dir, { ...env, ...(await prepare(provider)) });
+    const deploymentFile = path.join(dir, "deployment.json");
+    const build = await reviewedBuildFromArtifacts(
+      path.join(REPO_ROOT, "artifacts"),
+      deployedContractNames(LicencePlatform),
+    );
+    const buildFile = path.join(dir, "build.json");
+    await writeFile(buildFile, reviewedBuildJson(build));
+    let other = 0;
+    return {
+      chain,
+      dir,
+      provider,
+      deploymentFile,
+      deployment: JSON.parse(await readFile(deploymentFile, "utf8")),
+      build,
+      buildFile,
+      audit: (...args) => runAudit(chain.rpcUrl, deploymentFile, "--build", buildFile, ...args),
+      async auditWith(deployment, ...args) {
+        const file = path.join(dir, `deployment-${++other}.json`);
+        await writeFile(file, JSON.stringify(deployment));
+        return runAudit(chain.rpcUrl, file, "--build", buildFile, ...args);
+      },
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** `execTransaction` of the Safe `safe`: a call to `to` with `data`, signed by `signers` (ascending addresses). */
+export async function fromSafe(safe: Contract, to: string, data: string, signers: BaseWallet[]) {
+  const nonce = await safe.nonce();
+  const hash: string = await safe.getTransactionHash(to, 0, data, 0, 0, 0, 0, ZeroAddress, ZeroAddress, nonce);
+  const ordered = [...signers].sort((a, b) => (BigInt(a.address) < BigInt(b.address) ? -1 : 1));
+  const signatures = concat(ordered.map((owner) => owner.signingKey.sign(hash).serialized));
+  const relayer = await (safe.runner as JsonRpcProvider).getSigner(0);
+  const sent = await (safe.connect(relayer) as Contract).execTransaction(
+    to,
+    0,
+    data,
+    0,
+    0,
+    0,
+    0,
+    ZeroAddress,
+    ZeroAddress,
+    signatures,
+  );
+  return sent.wait();
+}
