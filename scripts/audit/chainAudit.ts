@@ -79,7 +79,9 @@ export async function auditChain(
   // The code first: every view and event below is read through it.
   const codeAudit = await auditCode(provider, deployment, options.build ?? (await readReviewedBuild()), asOfBlock);
   const { startBlock, notes } = await auditStartBlock(provider, deployment, asOfBlock);
-  const untrusted = codeAudit.code.filter((c) => c.reachedBy === "deployment file" && !c.matchesReviewedBuild);
+  const untrusted = codeAudit.code.filter(
+    (c) => c.reachedBy === "deployment file" && c.contract in deployment.contracts && !c.matchesReviewedBuild,
+  );
   if (untrusted.length) {
     notes.push(
       `the audit stopped at the code: ${untrusted.map((c) => c.contract).join(", ")} ${untrusted.length === 1 ? "is" : "are"} not the reviewed build, so what its views and events say would prove nothing`,

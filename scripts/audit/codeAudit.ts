@@ -108,7 +108,7 @@ export async function auditCode(
   build: ReviewedBuild,
   blockTag: number,
 ): Promise<{ code: ContractCodeAudit[]; findings: string[] }> {
-  const named = deployment.contracts as Record<string, string>;
+  const named: Record<string, string> = { ...deployment.contracts, ...deployment.otherContracts };
   const queue = Object.entries(named).map(([contract, address]) => ({
     contract,
     address,

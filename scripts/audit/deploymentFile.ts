@@ -34,6 +34,8 @@ export interface Deployment {
   walletDelay: number;
   /** The key that deployed and wired the contracts (DEFAULT_ADMIN_ROLE until governance took it); optional. */
   deployer?: string;
+  /** Any other contract the file names (by name, as the reviewed build does): its code is checked too. */
+  otherContracts?: Record<string, string>;
 }
 
 export async function readDeployment(file: string): Promise<Deployment> {
@@ -64,6 +66,10 @@ export function parseDeployment(parsed: unknown, file = "the deployment file"): 
     problems.push("walletDelay is not a whole number of seconds ≥ 1");
   if (data.deployer !== undefined && (typeof data.deployer !== "string" || !isAddress(data.deployer)))
     problems.push("deployer is not an address");
+  const others = Object.entries(contracts).filter(
+    ([name, address]) => !(CONTRACT_NAMES as readonly string[]).includes(name) && typeof address === "string",
+  ) as [string, string][];
+  for (const [name, address] of others) if (!isAddress(address)) problems.push(`contracts.${name} is not an address`);
   if (problems.length) throw new Error(`${file} is not a deployment file: ${problems.join("; ")}`);
   return {
     chainId: data.chainId,
@@ -79,5 +85,8 @@ export function parseDeployment(parsed: unknown, file = "the deployment file"): 
     },
     walletDelay: data.walletDelay,
     ...(data.deployer ? { deployer: getAddress(data.deployer) } : {}),
+    ...(others.length
+      ? { otherContracts: Object.fromEntries(others.map(([name, address]) => [name, getAddress(address)])) }
+      : {}),
   };
 }

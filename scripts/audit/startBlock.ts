@@ -1,6 +1,7 @@
 /**
  * Where the audit starts reading events: the first block at which each contract had code, found on the chain by
- * binary search over eth_getCode at past blocks, not the deployment file's `startBlock`. A file whose startBlock
+ * binary search over eth_getCode at past blocks, not the deployment file's `startBlock` (an earlier startBlock is
+ * still honoured: reading more blocks hides nothing). A file whose startBlock
  * is after a contract's creation would hide the events in between (the constructor's grant of DEFAULT_ADMIN_ROLE,
  * the wiring) from whoever trusts it, so that is a finding.
  *
@@ -28,7 +29,8 @@ export interface StartBlockAudit {
   creationBlocks: Record<ContractName, number | null>;
   /** Whether the creation blocks could be derived; if not, events were read from block 0. */
   derived: boolean;
-  /** Where the audit read events from: the first creation of a contract that emits events, or 0 when unknown. */
+  /** Where the audit read events from: the first creation of a contract that emits events (or the file's
+   * startBlock if earlier), or 0 when the creation blocks are unknown. */
   readFrom: number;
 }
 
@@ -80,8 +82,9 @@ export async function auditStartBlock(
       derived = false;
     }
   }
+  // Never later than the file says either: reading more blocks cannot hide an event, whichever source is wrong.
   const [first] = firstCreations(creationBlocks);
-  const readFrom = derived && first ? first[1] : 0;
+  const readFrom = derived && first ? Math.min(first[1], deployment.startBlock) : 0;
   return { startBlock: { deploymentFile: deployment.startBlock, creationBlocks, derived, readFrom }, notes };
 }
 

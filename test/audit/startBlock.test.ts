@@ -62,10 +62,11 @@ describe("auditor: the start block, derived from the chain (anvil, deploy.ts)", 
     expect(report.roles.grants.every((g: any) => g.fromDeployment)).to.equal(true);
   });
 
-  it("an earlier startBlock hides nothing: no finding", async function () {
+  it("an earlier startBlock hides nothing: no finding, and the audit reads from there too", async function () {
     const { code, report } = await p.auditWith({ ...p.deployment, startBlock: 0 }, "--all");
     expect(code, JSON.stringify(report.findings)).to.equal(0);
-    expect(report.startBlock).to.deep.include({ deploymentFile: 0, readFrom: tokenCreated });
+    expect(report.startBlock).to.deep.include({ deploymentFile: 0, derived: true, readFrom: 0 });
+    expect(report.startBlock.creationBlocks.LicenceToken).to.equal(tokenCreated);
   });
 
   describe("a node without state for old blocks (anvil restarted from its snapshot)", function () {

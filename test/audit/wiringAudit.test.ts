@@ -70,5 +70,16 @@ describe("auditor: the contracts' wiring and the deployment file (synthetic inpu
     );
     const parsed = parseDeployment(JSON.parse(JSON.stringify(deployment({ deployer: undefined }))));
     expect(parsed).to.not.have.property("deployer");
+    expect(parsed).to.not.have.property("otherContracts");
+  });
+
+  it("keeps any other contract the file names, for the code audit, and refuses one that is not an address", function () {
+    const extra = address();
+    const file = { ...deployment(), contracts: { ...CONTRACTS, WorkflowCompiler: extra.toLowerCase() } };
+    expect(parseDeployment(file).otherContracts).to.deep.equal({ WorkflowCompiler: extra });
+    expect(parseDeployment(file).contracts).to.deep.equal(CONTRACTS);
+    expect(() => parseDeployment({ ...file, contracts: { ...CONTRACTS, WorkflowCompiler: "0x12" } })).to.throw(
+      "contracts.WorkflowCompiler is not an address",
+    );
   });
 });
