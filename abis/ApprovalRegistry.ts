@@ -18,6 +18,11 @@ export const ApprovalRegistryAbi = [
         "type": "address"
       },
       {
+        "internalType": "contract IRegistryExtension",
+        "name": "registryExtension_",
+        "type": "address"
+      },
+      {
         "internalType": "address",
         "name": "admin",
         "type": "address"
@@ -82,6 +87,22 @@ export const ApprovalRegistryAbi = [
   {
     "inputs": [
       {
+        "internalType": "bytes32",
+        "name": "code",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "address",
+        "name": "wallet",
+        "type": "address"
+      }
+    ],
+    "name": "DepartmentInvalidKeyProof",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
         "internalType": "address",
         "name": "wallet",
         "type": "address"
@@ -120,6 +141,22 @@ export const ApprovalRegistryAbi = [
       }
     ],
     "name": "DepartmentUnauthorizedCancel",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint16",
+        "name": "departmentId",
+        "type": "uint16"
+      },
+      {
+        "internalType": "address",
+        "name": "caller",
+        "type": "address"
+      }
+    ],
+    "name": "DepartmentUnauthorizedConsent",
     "type": "error"
   },
   {
@@ -244,6 +281,22 @@ export const ApprovalRegistryAbi = [
   {
     "inputs": [
       {
+        "internalType": "uint64",
+        "name": "deadline",
+        "type": "uint64"
+      },
+      {
+        "internalType": "uint256",
+        "name": "latest",
+        "type": "uint256"
+      }
+    ],
+    "name": "ReviewDeadlineTooFar",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
         "internalType": "enum IApprovalRegistry.DecisionStatus",
         "name": "decision",
         "type": "uint8"
@@ -271,6 +324,27 @@ export const ApprovalRegistryAbi = [
       }
     ],
     "name": "ReviewInvalidNonce",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint16",
+        "name": "departmentId",
+        "type": "uint16"
+      },
+      {
+        "internalType": "uint64",
+        "name": "current",
+        "type": "uint64"
+      },
+      {
+        "internalType": "uint64",
+        "name": "requested",
+        "type": "uint64"
+      }
+    ],
+    "name": "ReviewInvalidNonceIncrease",
     "type": "error"
   },
   {
@@ -371,14 +445,9 @@ export const ApprovalRegistryAbi = [
         "type": "uint8"
       },
       {
-        "internalType": "uint16",
+        "internalType": "bytes32",
         "name": "reviewed",
-        "type": "uint16"
-      },
-      {
-        "internalType": "uint16",
-        "name": "latest",
-        "type": "uint16"
+        "type": "bytes32"
       }
     ],
     "name": "ReviewStaleDocuments",
@@ -419,6 +488,37 @@ export const ApprovalRegistryAbi = [
       }
     ],
     "name": "ReviewWrongPhase",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint8",
+        "name": "stage",
+        "type": "uint8"
+      },
+      {
+        "internalType": "uint40",
+        "name": "round",
+        "type": "uint40"
+      },
+      {
+        "internalType": "uint8",
+        "name": "currentStage",
+        "type": "uint8"
+      },
+      {
+        "internalType": "uint40",
+        "name": "currentRound",
+        "type": "uint40"
+      }
+    ],
+    "name": "ReviewWrongRound",
     "type": "error"
   },
   {
@@ -619,6 +719,31 @@ export const ApprovalRegistryAbi = [
     "inputs": [
       {
         "indexed": true,
+        "internalType": "uint16",
+        "name": "departmentId",
+        "type": "uint16"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint64",
+        "name": "previousNonce",
+        "type": "uint64"
+      },
+      {
+        "indexed": false,
+        "internalType": "uint64",
+        "name": "nonce",
+        "type": "uint64"
+      }
+    ],
+    "name": "DecisionNonceIncreased",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
         "internalType": "uint256",
         "name": "tokenId",
         "type": "uint256"
@@ -801,6 +926,25 @@ export const ApprovalRegistryAbi = [
         "internalType": "address",
         "name": "wallet",
         "type": "address"
+      }
+    ],
+    "name": "DepartmentWalletConsented",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "uint16",
+        "name": "departmentId",
+        "type": "uint16"
+      },
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "wallet",
+        "type": "address"
       },
       {
         "indexed": false,
@@ -847,6 +991,12 @@ export const ApprovalRegistryAbi = [
       }
     ],
     "name": "DepartmentWalletRotated",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [],
+    "name": "EIP712DomainChanged",
     "type": "event"
   },
   {
@@ -1342,6 +1492,19 @@ export const ApprovalRegistryAbi = [
   },
   {
     "inputs": [],
+    "name": "MAX_DECISION_LIFETIME",
+    "outputs": [
+      {
+        "internalType": "uint64",
+        "name": "",
+        "type": "uint64"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
     "name": "MAX_REJECTION_REASON",
     "outputs": [
       {
@@ -1432,34 +1595,6 @@ export const ApprovalRegistryAbi = [
         "type": "uint256"
       },
       {
-        "internalType": "uint16",
-        "name": "reviewedMask",
-        "type": "uint16"
-      },
-      {
-        "internalType": "uint256",
-        "name": "reviewedVersions",
-        "type": "uint256"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "remarksHash",
-        "type": "bytes32"
-      }
-    ],
-    "name": "approve",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "tokenId",
-        "type": "uint256"
-      },
-      {
         "internalType": "uint8",
         "name": "reasonCode",
         "type": "uint8"
@@ -1479,6 +1614,19 @@ export const ApprovalRegistryAbi = [
       }
     ],
     "name": "cancelDepartmentWallet",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "code",
+        "type": "bytes32"
+      }
+    ],
+    "name": "consentDepartmentWallet",
     "outputs": [],
     "stateMutability": "nonpayable",
     "type": "function"
@@ -1511,6 +1659,16 @@ export const ApprovalRegistryAbi = [
             "type": "uint16"
           },
           {
+            "internalType": "uint8",
+            "name": "stage",
+            "type": "uint8"
+          },
+          {
+            "internalType": "uint40",
+            "name": "round",
+            "type": "uint40"
+          },
+          {
             "internalType": "enum IApprovalRegistry.DecisionStatus",
             "name": "decision",
             "type": "uint8"
@@ -1526,9 +1684,9 @@ export const ApprovalRegistryAbi = [
             "type": "uint16"
           },
           {
-            "internalType": "uint256",
-            "name": "reviewedVersions",
-            "type": "uint256"
+            "internalType": "bytes32[]",
+            "name": "documents",
+            "type": "bytes32[]"
           },
           {
             "internalType": "bytes32",
@@ -1546,7 +1704,77 @@ export const ApprovalRegistryAbi = [
             "type": "uint64"
           }
         ],
-        "internalType": "struct IApprovalRegistry.SignedDecision",
+        "internalType": "struct IApprovalRegistry.Decision",
+        "name": "decision",
+        "type": "tuple"
+      }
+    ],
+    "name": "decide",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "components": [
+          {
+            "internalType": "uint256",
+            "name": "tokenId",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint16",
+            "name": "departmentId",
+            "type": "uint16"
+          },
+          {
+            "internalType": "uint8",
+            "name": "stage",
+            "type": "uint8"
+          },
+          {
+            "internalType": "uint40",
+            "name": "round",
+            "type": "uint40"
+          },
+          {
+            "internalType": "enum IApprovalRegistry.DecisionStatus",
+            "name": "decision",
+            "type": "uint8"
+          },
+          {
+            "internalType": "uint8",
+            "name": "reasonCode",
+            "type": "uint8"
+          },
+          {
+            "internalType": "uint16",
+            "name": "reviewedMask",
+            "type": "uint16"
+          },
+          {
+            "internalType": "bytes32[]",
+            "name": "documents",
+            "type": "bytes32[]"
+          },
+          {
+            "internalType": "bytes32",
+            "name": "remarksHash",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "uint64",
+            "name": "nonce",
+            "type": "uint64"
+          },
+          {
+            "internalType": "uint64",
+            "name": "deadline",
+            "type": "uint64"
+          }
+        ],
+        "internalType": "struct IApprovalRegistry.Decision",
         "name": "decision",
         "type": "tuple"
       },
@@ -1591,17 +1819,17 @@ export const ApprovalRegistryAbi = [
     "outputs": [
       {
         "internalType": "uint16[]",
-        "name": "departmentIds",
+        "name": "",
         "type": "uint16[]"
       },
       {
         "internalType": "enum IApprovalRegistry.DecisionStatus[]",
-        "name": "statuses",
+        "name": "",
         "type": "uint8[]"
       },
       {
         "internalType": "uint16[]",
-        "name": "reviewedMasks",
+        "name": "",
         "type": "uint16[]"
       }
     ],
@@ -1688,6 +1916,11 @@ export const ApprovalRegistryAbi = [
             "internalType": "uint40",
             "name": "pendingEffectiveAt",
             "type": "uint40"
+          },
+          {
+            "internalType": "bool",
+            "name": "pendingConsented",
+            "type": "bool"
           }
         ],
         "internalType": "struct IApprovalRegistry.DepartmentRecord",
@@ -1706,6 +1939,49 @@ export const ApprovalRegistryAbi = [
         "internalType": "contract IDocumentRegistry",
         "name": "",
         "type": "address"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "eip712Domain",
+    "outputs": [
+      {
+        "internalType": "bytes1",
+        "name": "",
+        "type": "bytes1"
+      },
+      {
+        "internalType": "string",
+        "name": "",
+        "type": "string"
+      },
+      {
+        "internalType": "string",
+        "name": "",
+        "type": "string"
+      },
+      {
+        "internalType": "uint256",
+        "name": "",
+        "type": "uint256"
+      },
+      {
+        "internalType": "address",
+        "name": "",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "uint256[]",
+        "name": "",
+        "type": "uint256[]"
       }
     ],
     "stateMutability": "view",
@@ -1788,6 +2064,19 @@ export const ApprovalRegistryAbi = [
   {
     "inputs": [
       {
+        "internalType": "uint64",
+        "name": "nonce",
+        "type": "uint64"
+      }
+    ],
+    "name": "increaseDecisionNonce",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
         "internalType": "uint256",
         "name": "tokenId",
         "type": "uint256"
@@ -1806,6 +2095,25 @@ export const ApprovalRegistryAbi = [
     "name": "invalidateReviews",
     "outputs": [],
     "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "account",
+        "type": "address"
+      }
+    ],
+    "name": "isDepartmentWallet",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
     "type": "function"
   },
   {
@@ -1833,7 +2141,7 @@ export const ApprovalRegistryAbi = [
     "outputs": [
       {
         "internalType": "uint16[]",
-        "name": "departmentIds",
+        "name": "",
         "type": "uint16[]"
       }
     ],
@@ -1912,6 +2220,11 @@ export const ApprovalRegistryAbi = [
         "internalType": "enum IApprovalRegistry.Custody",
         "name": "custody",
         "type": "uint8"
+      },
+      {
+        "internalType": "bytes",
+        "name": "keyProof",
+        "type": "bytes"
       }
     ],
     "name": "proposeDepartmentWallet",
@@ -1935,6 +2248,11 @@ export const ApprovalRegistryAbi = [
         "internalType": "enum IApprovalRegistry.Custody",
         "name": "custody",
         "type": "uint8"
+      },
+      {
+        "internalType": "bytes",
+        "name": "keyProof",
+        "type": "bytes"
       }
     ],
     "name": "registerDepartment",
@@ -2009,7 +2327,7 @@ export const ApprovalRegistryAbi = [
           }
         ],
         "internalType": "struct IApprovalRegistry.StageInput[]",
-        "name": "stages",
+        "name": "",
         "type": "tuple[]"
       }
     ],
@@ -2025,36 +2343,16 @@ export const ApprovalRegistryAbi = [
     "type": "function"
   },
   {
-    "inputs": [
+    "inputs": [],
+    "name": "registryExtension",
+    "outputs": [
       {
-        "internalType": "uint256",
-        "name": "tokenId",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint8",
-        "name": "reasonCode",
-        "type": "uint8"
-      },
-      {
-        "internalType": "uint16",
-        "name": "reviewedMask",
-        "type": "uint16"
-      },
-      {
-        "internalType": "uint256",
-        "name": "reviewedVersions",
-        "type": "uint256"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "remarksHash",
-        "type": "bytes32"
+        "internalType": "contract IRegistryExtension",
+        "name": "",
+        "type": "address"
       }
     ],
-    "name": "reject",
-    "outputs": [],
-    "stateMutability": "nonpayable",
+    "stateMutability": "view",
     "type": "function"
   },
   {
@@ -2071,34 +2369,6 @@ export const ApprovalRegistryAbi = [
       }
     ],
     "name": "renounceRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "tokenId",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint16",
-        "name": "reviewedMask",
-        "type": "uint16"
-      },
-      {
-        "internalType": "uint256",
-        "name": "reviewedVersions",
-        "type": "uint256"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "remarksHash",
-        "type": "bytes32"
-      }
-    ],
-    "name": "requestChanges",
     "outputs": [],
     "stateMutability": "nonpayable",
     "type": "function"

@@ -15,6 +15,16 @@ export const DecisionVerifierAbi = [
             "type": "uint16"
           },
           {
+            "internalType": "uint8",
+            "name": "stage",
+            "type": "uint8"
+          },
+          {
+            "internalType": "uint40",
+            "name": "round",
+            "type": "uint40"
+          },
+          {
             "internalType": "enum IApprovalRegistry.DecisionStatus",
             "name": "decision",
             "type": "uint8"
@@ -30,9 +40,9 @@ export const DecisionVerifierAbi = [
             "type": "uint16"
           },
           {
-            "internalType": "uint256",
-            "name": "reviewedVersions",
-            "type": "uint256"
+            "internalType": "bytes32[]",
+            "name": "documents",
+            "type": "bytes32[]"
           },
           {
             "internalType": "bytes32",
@@ -50,14 +60,14 @@ export const DecisionVerifierAbi = [
             "type": "uint64"
           }
         ],
-        "internalType": "struct IApprovalRegistry.SignedDecision",
+        "internalType": "struct IApprovalRegistry.Decision",
         "name": "decision",
         "type": "tuple"
       },
       {
-        "internalType": "address",
-        "name": "registry",
-        "type": "address"
+        "internalType": "bytes32",
+        "name": "domainSeparator",
+        "type": "bytes32"
       }
     ],
     "name": "decisionDigest",
@@ -68,7 +78,7 @@ export const DecisionVerifierAbi = [
         "type": "bytes32"
       }
     ],
-    "stateMutability": "view",
+    "stateMutability": "pure",
     "type": "function"
   },
   {
@@ -91,6 +101,16 @@ export const DecisionVerifierAbi = [
             "type": "uint16"
           },
           {
+            "internalType": "uint8",
+            "name": "stage",
+            "type": "uint8"
+          },
+          {
+            "internalType": "uint40",
+            "name": "round",
+            "type": "uint40"
+          },
+          {
             "internalType": "enum IApprovalRegistry.DecisionStatus",
             "name": "decision",
             "type": "uint8"
@@ -106,9 +126,9 @@ export const DecisionVerifierAbi = [
             "type": "uint16"
           },
           {
-            "internalType": "uint256",
-            "name": "reviewedVersions",
-            "type": "uint256"
+            "internalType": "bytes32[]",
+            "name": "documents",
+            "type": "bytes32[]"
           },
           {
             "internalType": "bytes32",
@@ -126,9 +146,14 @@ export const DecisionVerifierAbi = [
             "type": "uint64"
           }
         ],
-        "internalType": "struct IApprovalRegistry.SignedDecision",
+        "internalType": "struct IApprovalRegistry.Decision",
         "name": "decision",
         "type": "tuple"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "domainSeparator",
+        "type": "bytes32"
       },
       {
         "internalType": "bytes",
@@ -137,6 +162,74 @@ export const DecisionVerifierAbi = [
       }
     ],
     "name": "isValidDecision",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "bytes32",
+        "name": "code",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "address",
+        "name": "wallet",
+        "type": "address"
+      },
+      {
+        "internalType": "uint8",
+        "name": "custody",
+        "type": "uint8"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "domainSeparator",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "bytes",
+        "name": "proof",
+        "type": "bytes"
+      }
+    ],
+    "name": "isValidKeyProof",
+    "outputs": [
+      {
+        "internalType": "bool",
+        "name": "",
+        "type": "bool"
+      }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "signer",
+        "type": "address"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "digest",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "bytes",
+        "name": "signature",
+        "type": "bytes"
+      }
+    ],
+    "name": "isValidSignature",
     "outputs": [
       {
         "internalType": "bool",

@@ -142,6 +142,17 @@ export const DocumentRegistryAbi = [
     "inputs": [
       {
         "internalType": "address",
+        "name": "account",
+        "type": "address"
+      }
+    ],
+    "name": "DocumentRoleToDepartmentWallet",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "address",
         "name": "caller",
         "type": "address"
       }
@@ -488,6 +499,45 @@ export const DocumentRegistryAbi = [
       }
     ],
     "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint16",
+        "name": "reviewedMask",
+        "type": "uint16"
+      },
+      {
+        "internalType": "bytes32[]",
+        "name": "hashes",
+        "type": "bytes32[]"
+      }
+    ],
+    "name": "checkReviewed",
+    "outputs": [
+      {
+        "internalType": "uint16",
+        "name": "mask",
+        "type": "uint16"
+      },
+      {
+        "internalType": "uint256",
+        "name": "packed",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint8",
+        "name": "mismatch",
+        "type": "uint8"
+      }
+    ],
+    "stateMutability": "view",
     "type": "function"
   },
   {

@@ -3,6 +3,7 @@ export { LicenceTokenAbi } from "./LicenceToken.ts";
 export { DocumentRegistryAbi } from "./DocumentRegistry.ts";
 export { ApprovalRegistryAbi } from "./ApprovalRegistry.ts";
 export { DecisionVerifierAbi } from "./DecisionVerifier.ts";
+export { RegistryExtensionAbi } from "./RegistryExtension.ts";
 export * from "./enums.ts";
 export * from "./roles.ts";
 export * from "./codec.ts";

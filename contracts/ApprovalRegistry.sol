@@ -7,6 +7,7 @@ import {IApprovalRegistry} from "./interfaces/IApprovalRegistry.sol";
 import {IDecisionVerifier} from "./interfaces/IDecisionVerifier.sol";
 import {IDocumentRegistry} from "./interfaces/IDocumentRegistry.sol";
 import {ILicenceToken} from "./interfaces/ILicenceToken.sol";
+import {IRegistryExtension} from "./interfaces/IRegistryExtension.sol";
 import {Roles} from "./libraries/Roles.sol";
 import {StageLedger} from "./libraries/StageLedger.sol";
 
@@ -31,12 +32,16 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     uint8 public constant MAX_REJECTION_REASON = 5;
     /// @notice Reason code of the automatic rejection of an overdue stage (AUTO_REJECT).
     uint8 public constant REASON_TIMEOUT = 6;
+    /// @notice The furthest ahead a decision's deadline may be: a signature cannot wait longer than this.
+    uint64 public constant MAX_DECISION_LIFETIME = 1 days;
     uint8 private constant _FLAG_TIMEOUT_HANDLED = 1;
+    uint8 private constant _NO_MISMATCH = type(uint8).max;
 
-    // Bits 16.. of the document registry's packed word: 15 bits of latest version per document index.
-    uint256 private constant _VERSIONS_OFFSET = 16;
-    uint256 private constant _VERSION_BITS = 15;
-    uint256 private constant _VERSION_MASK = 0x7fff;
+    // EIP-712 domain (EIP-5267 fields 0x1f: name, version, chainId, verifyingContract, salt).
+    bytes32 private constant _DOMAIN_TYPEHASH =
+        keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract,bytes32 salt)");
+    bytes32 private constant _NAME_HASH = keccak256("LicenceApprovalRegistry");
+    bytes32 private constant _VERSION_HASH = keccak256("2");
 
     struct Department {
         bytes32 code;
@@ -49,15 +54,7 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         address wallet;
         Custody custody;
         uint40 effectiveAt;
-    }
-
-    /// @dev One department decision, grouped to keep the stack shallow.
-    struct DecisionInput {
-        DecisionStatus decision;
-        uint8 reasonCode;
-        uint16 reviewedMask;
-        uint256 reviewedVersions;
-        bytes32 remarksHash;
+        bool consented; // by the department's current wallet
     }
 
     struct WalletEntry {
@@ -71,8 +68,13 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     IDocumentRegistry public immutable documentRegistry;
     /// @notice The verifier of departments' signed decisions (stateless, fixed at deployment).
     IDecisionVerifier public immutable decisionVerifier;
+    /// @notice Checks new workflow stages and department wallets (stateless, fixed at deployment).
+    IRegistryExtension public immutable registryExtension;
     // Seconds between a wallet change's proposal and the earliest time it can take effect.
     uint40 private immutable _walletDelay;
+    // Per-deployment EIP-712 salt, from the block before deployment: two networks never share a signing domain,
+    // even with the same chain id and the same registry address.
+    bytes32 private immutable _salt;
 
     // Number of departments registered (ids are 1..count).
     uint16 private _departmentCount;
@@ -102,6 +104,7 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         ILicenceToken licenceToken_,
         IDocumentRegistry documentRegistry_,
         IDecisionVerifier decisionVerifier_,
+        IRegistryExtension registryExtension_,
         address admin,
         uint40 walletDelay_
     ) {
@@ -109,21 +112,24 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         licenceToken = licenceToken_;
         documentRegistry = documentRegistry_;
         decisionVerifier = decisionVerifier_;
+        registryExtension = registryExtension_;
         _walletDelay = walletDelay_;
+        _salt = keccak256(abi.encode(blockhash(block.number - 1), block.timestamp, block.chainid, address(this)));
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
     }
 
-    // =============================================================================== departments (ADMIN_ROLE)
+    // =============================================================================== who decides (governance)
 
     /// @inheritdoc IApprovalRegistry
-    function registerDepartment(bytes32 code, address wallet, Custody custody)
+    function registerDepartment(bytes32 code, address wallet, Custody custody, bytes calldata keyProof)
         external
-        onlyRole(Roles.ADMIN_ROLE)
+        onlyRole(DEFAULT_ADMIN_ROLE)
         returns (uint16 departmentId)
     {
         if (code == bytes32(0)) revert DepartmentInvalidCode();
         if (_departmentIds[code] != 0) revert DepartmentAlreadyRegistered(code);
         _checkNewWallet(wallet);
+        _checkKeyProof(code, wallet, custody, keyProof);
         if (_departmentCount == type(uint16).max) revert DepartmentLimitReached();
         departmentId = ++_departmentCount;
         _departmentIds[code] = departmentId;
@@ -133,23 +139,27 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     }
 
     /// @inheritdoc IApprovalRegistry
-    function setDepartmentActive(bytes32 code, bool active) external onlyRole(Roles.ADMIN_ROLE) {
-        uint16 departmentId = _knownDepartment(code);
-        _wallets[_departments[departmentId].wallet].active = active;
-        emit DepartmentActiveSet(departmentId, active);
-    }
-
-    /// @inheritdoc IApprovalRegistry
-    function proposeDepartmentWallet(bytes32 code, address wallet, Custody custody)
+    function proposeDepartmentWallet(bytes32 code, address wallet, Custody custody, bytes calldata keyProof)
         external
-        onlyRole(Roles.ADMIN_ROLE)
+        onlyRole(DEFAULT_ADMIN_ROLE)
     {
         uint16 departmentId = _knownDepartment(code);
         // The current wallet may stay, to change only the custody.
         if (wallet != _departments[departmentId].wallet) _checkNewWallet(wallet);
+        _checkKeyProof(code, wallet, custody, keyProof);
         uint40 effectiveAt = uint40(block.timestamp) + _walletDelay;
-        _walletChanges[departmentId] = WalletChange(wallet, custody, effectiveAt);
+        _walletChanges[departmentId] = WalletChange(wallet, custody, effectiveAt, false);
         emit DepartmentWalletProposed(departmentId, wallet, custody, effectiveAt);
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function consentDepartmentWallet(bytes32 code) external {
+        uint16 departmentId = _knownDepartment(code);
+        if (msg.sender != _departments[departmentId].wallet) revert DepartmentUnauthorizedConsent(departmentId, msg.sender);
+        WalletChange storage change = _walletChanges[departmentId];
+        if (change.wallet == address(0)) revert DepartmentNoWalletChange(departmentId);
+        change.consented = true;
+        emit DepartmentWalletConsented(departmentId, change.wallet);
     }
 
     /// @inheritdoc IApprovalRegistry
@@ -169,8 +179,12 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         uint16 departmentId = _knownDepartment(code);
         WalletChange memory change = _walletChanges[departmentId];
         if (change.wallet == address(0)) revert DepartmentNoWalletChange(departmentId);
-        if (block.timestamp < change.effectiveAt) revert DepartmentWalletChangeNotDue(departmentId, change.effectiveAt);
         Department storage department = _departments[departmentId];
+        // Only a department that holds its own key can waive its delay: a custodial wallet's consent is the platform's.
+        bool waived = change.consented && department.custody == Custody.DepartmentHeld;
+        if (block.timestamp < change.effectiveAt && !waived) {
+            revert DepartmentWalletChangeNotDue(departmentId, change.effectiveAt);
+        }
         address previous = department.wallet;
         if (change.wallet != previous) {
             // Checked again: the wallet may have been given a role or a department since the proposal.
@@ -184,25 +198,29 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         emit DepartmentWalletRotated(departmentId, previous, change.wallet, change.custody);
     }
 
-    // =============================================================================== workflows (ADMIN_ROLE)
-
     /// @inheritdoc IApprovalRegistry
     function registerWorkflow(
         bytes32 workflowType,
         bytes32 definitionHash,
         uint64 validitySeconds,
-        StageInput[] calldata stages
-    ) external onlyRole(Roles.ADMIN_ROLE) returns (uint32 workflowId) {
-        if (workflowType == bytes32(0)) revert WorkflowInvalidType();
-        if (validitySeconds > type(uint32).max) revert WorkflowInvalidValidity(validitySeconds);
-        uint256 stageCount = stages.length;
-        if (stageCount == 0 || stageCount > MAX_STAGES) revert WorkflowInvalidStageCount(stageCount);
-
+        StageInput[] calldata
+    ) external onlyRole(DEFAULT_ADMIN_ROLE) returns (uint32 workflowId) {
+        // The extension checks the whole call (type, validity, stage count, every stage) and compiles the stages: the
+        // call's own bytes go there unchanged, so this contract carries no decoder for the nested stage input.
+        (bool ok, bytes memory answer) = address(registryExtension).staticcall(
+            abi.encodePacked(IRegistryExtension.compileWorkflow.selector, msg.data[4:])
+        );
+        if (!ok) {
+            assembly ("memory-safe") {
+                revert(add(answer, 0x20), mload(answer))
+            }
+        }
+        Stage[] memory compiled = abi.decode(answer, (Stage[]));
+        uint256 stageCount = compiled.length;
         workflowId = ++_workflowCount;
         for (uint256 i = 0; i < stageCount; ++i) {
-            Stage memory compiled = _compileStage(i, stages[i]);
-            _stages[workflowId][i] = compiled;
-            emit WorkflowStageRegistered(workflowId, uint8(i), compiled);
+            _stages[workflowId][i] = compiled[i];
+            emit WorkflowStageRegistered(workflowId, uint8(i), compiled[i]);
         }
         uint16 version = ++_latestVersions[workflowType];
         _workflows[workflowId] = Workflow({
@@ -222,6 +240,15 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         }
         _activeWorkflows[workflowType] = workflowId;
         licenceToken.setActiveWorkflow(workflowType, workflowId);
+    }
+
+    // =============================================================================== administration (ADMIN_ROLE)
+
+    /// @inheritdoc IApprovalRegistry
+    function setDepartmentActive(bytes32 code, bool active) external onlyRole(Roles.ADMIN_ROLE) {
+        uint16 departmentId = _knownDepartment(code);
+        _wallets[_departments[departmentId].wallet].active = active;
+        emit DepartmentActiveSet(departmentId, active);
     }
 
     /// @inheritdoc IApprovalRegistry
@@ -305,62 +332,34 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     // =============================================================================== decisions (department wallets)
 
     /// @inheritdoc IApprovalRegistry
-    function approve(uint256 tokenId, uint16 reviewedMask, uint256 reviewedVersions, bytes32 remarksHash) external {
-        _decideAsCaller(tokenId, DecisionInput(DecisionStatus.Approved, 0, reviewedMask, reviewedVersions, remarksHash));
+    function decide(Decision calldata decision) external {
+        WalletEntry memory entry = _wallets[msg.sender];
+        if (entry.departmentId == 0 || entry.departmentId != decision.departmentId) revert NotADepartment(msg.sender);
+        _accept(entry.departmentId, msg.sender, decision);
     }
 
     /// @inheritdoc IApprovalRegistry
-    function reject(
-        uint256 tokenId,
-        uint8 reasonCode,
-        uint16 reviewedMask,
-        uint256 reviewedVersions,
-        bytes32 remarksHash
-    ) external {
-        _decideAsCaller(
-            tokenId, DecisionInput(DecisionStatus.Rejected, reasonCode, reviewedMask, reviewedVersions, remarksHash)
-        );
-    }
-
-    /// @inheritdoc IApprovalRegistry
-    function requestChanges(uint256 tokenId, uint16 reviewedMask, uint256 reviewedVersions, bytes32 remarksHash)
-        external
-    {
-        _decideAsCaller(
-            tokenId, DecisionInput(DecisionStatus.ChangesRequested, 0, reviewedMask, reviewedVersions, remarksHash)
-        );
-    }
-
-    /// @inheritdoc IApprovalRegistry
-    function decideBySig(SignedDecision calldata decision, bytes calldata signature) external {
-        if (block.timestamp > decision.deadline) revert ReviewSignatureExpired(decision.deadline);
+    function decideBySig(Decision calldata decision, bytes calldata signature) external {
         uint16 departmentId = decision.departmentId;
-        Department storage department = _departments[departmentId];
-        address wallet = department.wallet;
+        address wallet = _departments[departmentId].wallet;
         if (wallet == address(0)) revert DepartmentUnknownId(departmentId);
-        if (!_wallets[wallet].active) revert DepartmentInactive(departmentId);
-        uint64 expected = department.nonce;
-        if (decision.nonce != expected) revert ReviewInvalidNonce(departmentId, expected, decision.nonce);
-        if (!decisionVerifier.isValidDecision(wallet, decision, signature)) {
+        if (!decisionVerifier.isValidDecision(wallet, decision, _domainSeparator(), signature)) {
             revert ReviewInvalidSignature(departmentId, wallet);
         }
-        // unchecked: one nonce per decision; 2^64 decisions of one department cannot happen.
-        unchecked {
-            department.nonce = expected + 1;
+        _accept(departmentId, wallet, decision);
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function increaseDecisionNonce(uint64 nonce) external {
+        uint16 departmentId = _wallets[msg.sender].departmentId;
+        if (departmentId == 0) revert NotADepartment(msg.sender);
+        Department storage department = _departments[departmentId];
+        uint64 current = department.nonce;
+        if (nonce <= current || nonce - current > type(uint32).max) {
+            revert ReviewInvalidNonceIncrease(departmentId, current, nonce);
         }
-        _decide(
-            decision.tokenId,
-            departmentId,
-            wallet,
-            department.custody,
-            DecisionInput(
-                decision.decision,
-                decision.reasonCode,
-                decision.reviewedMask,
-                decision.reviewedVersions,
-                decision.remarksHash
-            )
-        );
+        department.nonce = nonce;
+        emit DecisionNonceIncreased(departmentId, current, nonce);
     }
 
     // =============================================================================== keeper and document registry
@@ -394,24 +393,18 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         Progress memory progress = _progress[tokenId];
         if (progress.phase == Phase.NotStarted || progress.phase == Phase.Closed) return;
 
-        if (newVersion == 1) {
-            // A document added under review: no approval of the current stage covered it.
-            (uint256 cleared, uint8 invalidated) =
-                uint256(progress.ledger).invalidateApprovals(_stages[progress.workflowId][progress.stage].departmentCount);
-            if (invalidated == 0) return;
-            _emitInvalidations(tokenId, progress.workflowId, progress.stage, invalidated, docIndex, newVersion);
-            progress.ledger = uint152(cleared);
-            _progress[tokenId] = progress;
-            return;
-        }
-
+        // A new version reopens the approvals that reviewed the document; a document added under review was seen
+        // by no one, so it reopens every approval of every stage reached, wherever the operator added it.
+        bool added = newVersion == 1;
         uint8 reopenTo = type(uint8).max;
         // Bounded: at most MAX_STAGES stages.
         for (uint8 s = 0; s <= progress.maxStage; ++s) {
             bool isCurrent = s == progress.stage;
             uint256 ledger = isCurrent ? progress.ledger : _stageLedgers[tokenId][s];
             if (ledger == 0) continue;
-            (uint256 updated, uint8 hits) = ledger.invalidate(MAX_STAGE_DEPARTMENTS, docIndex);
+            (uint256 updated, uint8 hits) = added
+                ? ledger.invalidateApprovals(MAX_STAGE_DEPARTMENTS)
+                : ledger.invalidate(MAX_STAGE_DEPARTMENTS, docIndex);
             if (hits == 0) continue;
             _emitInvalidations(tokenId, progress.workflowId, s, hits, docIndex, newVersion);
             if (isCurrent) {
@@ -457,13 +450,29 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
             nonce: department.nonce,
             pendingWallet: change.wallet,
             pendingCustody: change.custody,
-            pendingEffectiveAt: change.effectiveAt
+            pendingEffectiveAt: change.effectiveAt,
+            pendingConsented: change.consented
         });
     }
 
     /// @inheritdoc IApprovalRegistry
     function walletDelay() external view returns (uint40) {
         return _walletDelay;
+    }
+
+    /// @inheritdoc IApprovalRegistry
+    function isDepartmentWallet(address account) external view returns (bool) {
+        return _wallets[account].departmentId != 0;
+    }
+
+    /// @notice The EIP-712 domain of decisions and key proofs (EIP-5267): name, version, chain id, this registry
+    /// and the per-deployment salt. Wallets and auditors build the typed data from it.
+    function eip712Domain()
+        external
+        view
+        returns (bytes1, string memory, string memory, uint256, address, bytes32, uint256[] memory)
+    {
+        _forward(address(registryExtension), abi.encodeCall(IRegistryExtension.eip712Domain, (_salt)));
     }
 
     /// @inheritdoc IApprovalRegistry
@@ -492,60 +501,62 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     function decisionsOf(uint256 tokenId, uint8 stageIndex)
         external
         view
-        returns (uint16[] memory departmentIds, DecisionStatus[] memory statuses, uint16[] memory reviewedMasks)
+        returns (uint16[] memory, DecisionStatus[] memory, uint16[] memory)
     {
         Progress memory progress = _progress[tokenId];
-        if (progress.phase == Phase.NotStarted) return (departmentIds, statuses, reviewedMasks);
-        Stage memory definition = _stages[progress.workflowId][stageIndex];
+        if (progress.phase == Phase.NotStarted) return (new uint16[](0), new DecisionStatus[](0), new uint16[](0));
         uint256 ledger = stageIndex == progress.stage ? progress.ledger : _stageLedgers[tokenId][stageIndex];
-        uint256 count = definition.departmentCount;
-        departmentIds = new uint16[](count);
-        statuses = new DecisionStatus[](count);
-        reviewedMasks = new uint16[](count);
-        for (uint256 p = 0; p < count; ++p) {
-            departmentIds[p] = _departmentAt(definition, p);
-            statuses[p] = ledger.statusAt(p);
-            reviewedMasks[p] = ledger.reviewedAt(p);
-        }
+        _forward(
+            address(registryExtension),
+            abi.encodeCall(
+                IRegistryExtension.unpackDecisions, (_stages[progress.workflowId][stageIndex], ledger)
+            )
+        );
     }
 
     /// @inheritdoc IApprovalRegistry
-    function pendingDepartmentsOf(uint256 tokenId) external view returns (uint16[] memory departmentIds) {
+    function pendingDepartmentsOf(uint256 tokenId) external view returns (uint16[] memory) {
         Progress memory progress = _progress[tokenId];
-        if (progress.phase != Phase.InReview) return departmentIds;
-        Stage memory current = _stages[progress.workflowId][progress.stage];
-        uint256 ledger = progress.ledger;
-        uint256 count = current.departmentCount;
-        uint16[] memory found = new uint16[](count);
-        uint256 n;
-        if (current.executionType == ExecutionType.Sequential) {
-            uint256 turn = ledger.firstNotApproved(count);
-            if (turn < count) found[n++] = _departmentAt(current, turn);
-        } else {
-            for (uint256 p = 0; p < count; ++p) {
-                DecisionStatus status = ledger.statusAt(p);
-                if (status == DecisionStatus.Pending || status == DecisionStatus.ReviewRequired) {
-                    found[n++] = _departmentAt(current, p);
-                }
-            }
+        if (progress.phase != Phase.InReview) return new uint16[](0);
+        _forward(
+            address(registryExtension),
+            abi.encodeCall(
+                IRegistryExtension.pendingDepartments, (_stages[progress.workflowId][progress.stage], progress.ledger)
+            )
+        );
+    }
+
+    /// @dev Returns `target`'s answer to `call` as this function's own (same ABI encoding): the views' unpacking
+    /// code lives in the stateless extension.
+    function _forward(address target, bytes memory call) private view {
+        (bool ok, bytes memory answer) = target.staticcall(call);
+        assembly ("memory-safe") {
+            if iszero(ok) { revert(add(answer, 0x20), mload(answer)) }
+            return(add(answer, 0x20), mload(answer))
         }
-        departmentIds = new uint16[](n);
-        for (uint256 i = 0; i < n; ++i) departmentIds[i] = found[i];
     }
 
     // =============================================================================== internals
 
-    /// @dev A decision sent by the department's wallet itself.
-    function _decideAsCaller(uint256 tokenId, DecisionInput memory input) private {
-        WalletEntry memory entry = _wallets[msg.sender];
-        if (entry.departmentId == 0) revert NotADepartment(msg.sender);
-        if (!entry.active) revert DepartmentInactive(entry.departmentId);
-        _decide(tokenId, entry.departmentId, msg.sender, _departments[entry.departmentId].custody, input);
+    /// @dev Deadline, nonce (consumed) and active flag of a department's decision, then its effects.
+    function _accept(uint16 departmentId, address wallet, Decision calldata decision) private {
+        if (!_wallets[wallet].active) revert DepartmentInactive(departmentId);
+        if (block.timestamp > decision.deadline) revert ReviewSignatureExpired(decision.deadline);
+        if (decision.deadline > block.timestamp + MAX_DECISION_LIFETIME) {
+            revert ReviewDeadlineTooFar(decision.deadline, block.timestamp + MAX_DECISION_LIFETIME);
+        }
+        Department storage department = _departments[departmentId];
+        uint64 expected = department.nonce;
+        if (decision.nonce != expected) revert ReviewInvalidNonce(departmentId, expected, decision.nonce);
+        // unchecked: one nonce per decision; 2^64 decisions of one department cannot happen.
+        unchecked {
+            department.nonce = expected + 1;
+        }
+        _decide(departmentId, wallet, department.custody, decision);
     }
 
-    function _decide(uint256 tokenId, uint16 departmentId, address signer, Custody custody, DecisionInput memory input)
-        private
-    {
+    function _decide(uint16 departmentId, address signer, Custody custody, Decision calldata input) private {
+        uint256 tokenId = input.tokenId;
         DecisionStatus decision = input.decision;
         if (decision == DecisionStatus.Rejected) {
             if (input.reasonCode == 0 || input.reasonCode > MAX_REJECTION_REASON) {
@@ -582,17 +593,21 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         }
     }
 
-    /// @dev Checks that the department may decide now, on the versions it reviewed, sets its decision in the
-    /// (memory) progress and emits DecisionRecorded. The caller stores the progress.
+    /// @dev Checks that the department may decide now, in this stage and round, on the latest versions of the
+    /// documents it names, sets its decision in the (memory) progress and emits DecisionRecorded. The caller
+    /// stores the progress.
     function _recordDecision(
         uint256 tokenId,
         uint16 departmentId,
         address signer,
         Custody custody,
-        DecisionInput memory input
+        Decision calldata input
     ) private returns (Progress memory progress, Stage memory current) {
         progress = _progress[tokenId];
         if (progress.phase != Phase.InReview) revert ReviewWrongPhase(tokenId, progress.phase);
+        if (input.stage != progress.stage || input.round != progress.stageStartedAt) {
+            revert ReviewWrongRound(tokenId, input.stage, input.round, progress.stage, progress.stageStartedAt);
+        }
         current = _stages[progress.workflowId][progress.stage];
 
         uint256 position = _positionOf(tokenId, progress.stage, current, departmentId);
@@ -604,7 +619,7 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
             uint8 turn = uint256(progress.ledger).firstNotApproved(current.departmentCount);
             if (turn != position) revert ReviewNotYourTurn(tokenId, progress.stage, departmentId, turn);
         }
-        (uint16 reviewedMask, uint256 documents) = _reviewedDocuments(tokenId, input.reviewedMask, input.reviewedVersions);
+        (uint16 reviewedMask, uint256 documents) = _reviewedDocuments(tokenId, input.reviewedMask, input.documents);
         progress.ledger = uint152(uint256(progress.ledger).set(position, input.decision, reviewedMask));
         emit DecisionRecorded(
             tokenId,
@@ -622,39 +637,45 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
 
     /// @dev The documents a decision covers (all of the request's when `reviewedMask` is 0) and the document
     /// registry's packed word, after checking that the mask names only documents the request has and that each
-    /// covered document is still at the version the department reviewed.
-    function _reviewedDocuments(uint256 tokenId, uint16 reviewedMask, uint256 reviewedVersions)
+    /// hash named is the latest anchored version of its document.
+    function _reviewedDocuments(uint256 tokenId, uint16 reviewedMask, bytes32[] calldata hashes)
         private
         view
         returns (uint16 mask, uint256 documents)
     {
-        documents = documentRegistry.packedDocumentsOf(tokenId);
+        uint8 mismatch;
+        (mask, documents, mismatch) = documentRegistry.checkReviewed(tokenId, reviewedMask, hashes);
         uint256 documentCount = uint8(documents >> 8);
         if (uint256(reviewedMask) >> documentCount != 0) {
             revert ReviewUnknownDocuments(tokenId, reviewedMask, uint8(documentCount));
         }
-        mask = reviewedMask == 0 ? uint16((1 << documentCount) - 1) : reviewedMask;
-        uint256 moved = (documents ^ reviewedVersions) >> _VERSIONS_OFFSET;
-        // Bounded: at most 16 documents.
-        for (uint256 i = 0; moved != 0 && i < documentCount; ++i) {
-            if ((mask >> i) & 1 == 1 && (moved >> (_VERSION_BITS * i)) & _VERSION_MASK != 0) {
-                uint256 shift = _VERSIONS_OFFSET + _VERSION_BITS * i;
-                revert ReviewStaleDocuments(
-                    tokenId, uint8(i), uint16((reviewedVersions >> shift) & _VERSION_MASK),
-                    uint16((documents >> shift) & _VERSION_MASK)
-                );
-            }
+        if (mismatch != _NO_MISMATCH) {
+            // The hash named for that document: the one after those of the lower covered indexes.
+            uint256 k;
+            for (uint256 below = mask & ((uint256(1) << mismatch) - 1); below != 0; below &= below - 1) ++k;
+            revert ReviewStaleDocuments(tokenId, mismatch, k < hashes.length ? hashes[k] : bytes32(0));
         }
     }
 
-    /// @dev Reverts unless `wallet` can become a department wallet: not zero, no department's, holding no role.
+    /// @dev The domain separator of decisions and key proofs (recomputed: the chain id is read at each call).
+    function _domainSeparator() private view returns (bytes32) {
+        return keccak256(
+            abi.encode(
+                _DOMAIN_TYPEHASH, _NAME_HASH, _VERSION_HASH, block.chainid, address(this), _salt
+            )
+        );
+    }
+
+    /// @dev Reverts unless `proof` is `wallet`'s signature of DepartmentKey(code, wallet, custody).
+    function _checkKeyProof(bytes32 code, address wallet, Custody custody, bytes calldata proof) private view {
+        if (!decisionVerifier.isValidKeyProof(code, wallet, uint8(custody), _domainSeparator(), proof)) {
+            revert DepartmentInvalidKeyProof(code, wallet);
+        }
+    }
+
+    /// @dev Reverts unless `wallet` can become a department wallet (RegistryExtension.checkNewWallet).
     function _checkNewWallet(address wallet) private view {
-        if (wallet == address(0)) revert DepartmentInvalidWallet(wallet);
-        if (_wallets[wallet].departmentId != 0) revert DepartmentWalletInUse(wallet);
-        if (
-            hasRole(DEFAULT_ADMIN_ROLE, wallet) || hasRole(Roles.ADMIN_ROLE, wallet)
-                || hasRole(Roles.OPERATOR_ROLE, wallet) || hasRole(Roles.KEEPER_ROLE, wallet)
-        ) revert DepartmentWalletHoldsRole(wallet);
+        registryExtension.checkNewWallet(wallet);
     }
 
     /// @dev No role goes to a department wallet: a role holder never decides for a department.
@@ -773,41 +794,6 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
                 emit ReviewInvalidated(tokenId, _departmentAt(definition, p), stageIndex, docIndex, newVersion);
             }
         }
-    }
-
-    function _compileStage(uint256 index, StageInput calldata input) private view returns (Stage memory compiled) {
-        uint256 count = input.departments.length;
-        if (count == 0 || count > MAX_STAGE_DEPARTMENTS) revert WorkflowInvalidStageDepartments(index, count);
-        uint128 ids;
-        for (uint256 p = 0; p < count; ++p) {
-            bytes32 code = input.departments[p];
-            uint16 departmentId = _knownDepartment(code);
-            if (!_wallets[_departments[departmentId].wallet].active) revert DepartmentInactive(departmentId);
-            for (uint256 q = 0; q < p; ++q) {
-                if (uint16(ids >> (16 * q)) == departmentId) revert WorkflowDuplicateDepartment(index, code);
-            }
-            ids |= uint128(departmentId) << uint128(16 * p);
-        }
-        uint8 everyone = uint8((1 << count) - 1);
-        if (input.mandatoryMask & ~everyone != 0) revert WorkflowInvalidMandatoryMask(index, input.mandatoryMask);
-        bool isThreshold = input.completion == Completion.Threshold;
-        if (isThreshold ? (input.threshold == 0 || input.threshold > count) : input.threshold != 0) {
-            revert WorkflowInvalidThreshold(index, input.threshold);
-        }
-        if ((input.timeoutSeconds == 0) != (input.onTimeout == TimeoutAction.None)) {
-            revert WorkflowInvalidTimeout(index);
-        }
-        compiled = Stage({
-            executionType: input.executionType,
-            completion: input.completion,
-            threshold: input.threshold,
-            onTimeout: input.onTimeout,
-            onRejection: input.onRejection,
-            departmentCount: uint8(count),
-            mandatoryMask: input.completion == Completion.All ? everyone : input.mandatoryMask,
-            timeoutSeconds: input.timeoutSeconds,
-            departmentIds: ids
-        });
     }
 
     function _knownDepartment(bytes32 code) private view returns (uint16 departmentId) {

@@ -8,56 +8,80 @@ import {IApprovalRegistry} from "./interfaces/IApprovalRegistry.sol";
 import {IDecisionVerifier} from "./interfaces/IDecisionVerifier.sol";
 
 /// @title DecisionVerifier
-/// @notice Checks departments' EIP-712 decision signatures for the approval registry. No state, no owner.
-/// @dev OpenZeppelin's EIP712 and SignatureChecker need a Cancun EVM (mcopy, through Strings and Bytes); we target
-/// London, so the domain separator and the EIP-1271 call are written out here.
+/// @notice Hashes departments' EIP-712 decisions and checks their signatures for the approval registry. No state,
+/// no owner.
+/// @dev OpenZeppelin's SignatureChecker needs a Cancun EVM (mcopy, through Bytes); we target London, so the
+/// EIP-1271 call is written out here.
 contract DecisionVerifier is IDecisionVerifier {
-    // keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)")
-    bytes32 private constant _DOMAIN_TYPEHASH = 0x8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f;
-    // keccak256("Decision(uint256 tokenId,uint16 departmentId,uint8 decision,uint8 reasonCode,uint16 reviewedMask,
-    // uint256 reviewedVersions,bytes32 remarksHash,uint64 nonce,uint64 deadline)"), the type string of
-    // IApprovalRegistry.SignedDecision (test/contracts checks it against ethers' TypedDataEncoder).
-    bytes32 private constant _DECISION_TYPEHASH = 0x803a684995020c3c8ee9979f2d6953f85e8eada2a7ce49165f5a36f0689c6f4a;
-    bytes32 private constant _NAME_HASH = keccak256("LicenceApprovalRegistry");
-    bytes32 private constant _VERSION_HASH = keccak256("1");
+    // keccak256("Decision(uint256 tokenId,uint16 departmentId,uint8 stage,uint40 round,uint8 decision,
+    // uint8 reasonCode,uint16 reviewedMask,bytes32[] documents,bytes32 remarksHash,uint64 nonce,uint64 deadline)"),
+    // the type of IApprovalRegistry.Decision (test/contracts checks it against ethers' TypedDataEncoder).
+    bytes32 private constant _DECISION_TYPEHASH = keccak256(
+        "Decision(uint256 tokenId,uint16 departmentId,uint8 stage,uint40 round,uint8 decision,uint8 reasonCode,uint16 reviewedMask,bytes32[] documents,bytes32 remarksHash,uint64 nonce,uint64 deadline)"
+    );
+
+    // keccak256("DepartmentKey(bytes32 code,address wallet,uint8 custody)"): a department wallet's proof of its key.
+    bytes32 private constant _KEY_TYPEHASH = keccak256("DepartmentKey(bytes32 code,address wallet,uint8 custody)");
 
     /// @inheritdoc IDecisionVerifier
-    function decisionDigest(IApprovalRegistry.SignedDecision calldata decision, address registry)
+    function decisionDigest(IApprovalRegistry.Decision calldata decision, bytes32 domainSeparator)
         public
-        view
+        pure
         returns (bytes32)
     {
-        bytes32 domain = keccak256(abi.encode(_DOMAIN_TYPEHASH, _NAME_HASH, _VERSION_HASH, block.chainid, registry));
+        // Two parts: one abi.encode of all twelve words is too deep for the stack.
+        bytes memory head = abi.encode(
+            _DECISION_TYPEHASH,
+            decision.tokenId,
+            decision.departmentId,
+            decision.stage,
+            decision.round,
+            decision.decision,
+            decision.reasonCode,
+            decision.reviewedMask
+        );
         bytes32 structHash = keccak256(
-            abi.encode(
-                _DECISION_TYPEHASH,
-                decision.tokenId,
-                decision.departmentId,
-                decision.decision,
-                decision.reasonCode,
-                decision.reviewedMask,
-                decision.reviewedVersions,
-                decision.remarksHash,
-                decision.nonce,
-                decision.deadline
+            bytes.concat(
+                head,
+                abi.encode(
+                    keccak256(abi.encodePacked(decision.documents)),
+                    decision.remarksHash,
+                    decision.nonce,
+                    decision.deadline
+                )
             )
         );
-        return keccak256(abi.encodePacked(hex"1901", domain, structHash));
+        return keccak256(abi.encodePacked(hex"1901", domainSeparator, structHash));
     }
 
     /// @inheritdoc IDecisionVerifier
-    function isValidDecision(address wallet, IApprovalRegistry.SignedDecision calldata decision, bytes calldata signature)
+    function isValidDecision(
+        address wallet,
+        IApprovalRegistry.Decision calldata decision,
+        bytes32 domainSeparator,
+        bytes calldata signature
+    ) external view returns (bool) {
+        return isValidSignature(wallet, decisionDigest(decision, domainSeparator), signature);
+    }
+
+    /// @inheritdoc IDecisionVerifier
+    function isValidKeyProof(bytes32 code, address wallet, uint8 custody, bytes32 domainSeparator, bytes calldata proof)
         external
         view
         returns (bool)
     {
-        bytes32 digest = decisionDigest(decision, msg.sender);
-        if (wallet.code.length == 0) {
+        bytes32 structHash = keccak256(abi.encode(_KEY_TYPEHASH, code, wallet, custody));
+        return isValidSignature(wallet, keccak256(abi.encodePacked(hex"1901", domainSeparator, structHash)), proof);
+    }
+
+    /// @inheritdoc IDecisionVerifier
+    function isValidSignature(address signer, bytes32 digest, bytes calldata signature) public view returns (bool) {
+        if (signer.code.length == 0) {
             (address recovered, ECDSA.RecoverError failure,) = ECDSA.tryRecoverCalldata(digest, signature);
-            return failure == ECDSA.RecoverError.NoError && recovered == wallet;
+            return failure == ECDSA.RecoverError.NoError && recovered == signer;
         }
         (bool ok, bytes memory result) =
-            wallet.staticcall(abi.encodeCall(IERC1271.isValidSignature, (digest, signature)));
+            signer.staticcall(abi.encodeCall(IERC1271.isValidSignature, (digest, signature)));
         return ok && result.length == 32 && bytes32(result) == bytes32(IERC1271.isValidSignature.selector);
     }
 }

@@ -140,6 +140,39 @@ contract DocumentRegistry is AccessControl, IDocumentRegistry {
         return _documents[tokenId];
     }
 
+    /// @inheritdoc IDocumentRegistry
+    function checkReviewed(uint256 tokenId, uint16 reviewedMask, bytes32[] calldata hashes)
+        external
+        view
+        returns (uint16 mask, uint256 packed, uint8 mismatch)
+    {
+        packed = _documents[tokenId];
+        uint256 count = uint8(packed >> 8);
+        mask = reviewedMask == 0 ? uint16((1 << count) - 1) : reviewedMask;
+        mismatch = type(uint8).max;
+        uint256 k;
+        // Bounded: at most MAX_DOCUMENTS documents.
+        for (uint256 i = 0; i < count; ++i) {
+            if ((mask >> i) & 1 == 0) continue;
+            if (k == hashes.length) return (mask, packed, uint8(i));
+            Anchor memory anchor = _anchors[hashes[k++]];
+            uint16 latest = uint16((packed >> (_VERSIONS_OFFSET + _VERSION_BITS * i)) & MAX_VERSION);
+            if (anchor.tokenId != tokenId || anchor.docIndex != i || anchor.version != latest || latest == 0) {
+                return (mask, packed, uint8(i));
+            }
+        }
+        if (k != hashes.length) mismatch = uint8(count);
+    }
+
+    /// @dev No role goes to a department wallet (the approval registry keeps the list once it is wired).
+    function _grantRole(bytes32 role, address account) internal override returns (bool) {
+        IApprovalRegistry registry = reviewRegistry;
+        if (address(registry) != address(0) && registry.isDepartmentWallet(account)) {
+            revert DocumentRoleToDepartmentWallet(account);
+        }
+        return super._grantRole(role, account);
+    }
+
     function _record(bytes32 sha256Hash, bytes16 documentId, uint256 tokenId, uint8 docIndex, uint16 version)
         private
     {

@@ -7,6 +7,7 @@ import {IERC721Metadata} from "@openzeppelin/contracts/token/ERC721/extensions/I
 import {IERC721Errors} from "@openzeppelin/contracts/interfaces/draft-IERC6093.sol";
 import {IERC165} from "@openzeppelin/contracts/utils/introspection/IERC165.sol";
 
+import {IApprovalRegistry} from "./interfaces/IApprovalRegistry.sol";
 import {IERC5192} from "./interfaces/IERC5192.sol";
 import {ILicenceToken} from "./interfaces/ILicenceToken.sol";
 import {Roles} from "./libraries/Roles.sol";
@@ -143,6 +144,15 @@ contract LicenceToken is AccessControl, IERC721Metadata, IERC5192, IERC721Errors
         }
         _approvalRegistry = registry;
         emit ApprovalRegistrySet(registry);
+    }
+
+    /// @dev No role goes to a department wallet (the approval registry keeps the list once it is wired).
+    function _grantRole(bytes32 role, address account) internal override returns (bool) {
+        address registry = _approvalRegistry;
+        if (registry != address(0) && IApprovalRegistry(registry).isDepartmentWallet(account)) {
+            revert LicenceRoleToDepartmentWallet(account);
+        }
+        return super._grantRole(role, account);
     }
 
     /// @notice Sets the prefix of `tokenURI` (normally the public verification URL). Only ADMIN_ROLE.

@@ -46,7 +46,7 @@ const parameters = {
 
 const deploymentId = process.env.DEPLOYMENT_ID ?? `chain-${chainId}`;
 await discardStaleJournal(deploymentId);
-const { token, documents, verifier, registry } = await ignition.deploy(LicencePlatform, { parameters, deploymentId });
+const { token, documents, verifier, extension, registry } = await ignition.deploy(LicencePlatform, { parameters, deploymentId });
 await handOverGovernance([token, documents, registry] as unknown as Governed[]);
 
 const addresses = {
@@ -54,6 +54,7 @@ const addresses = {
   DocumentRegistry: await documents.getAddress(),
   ApprovalRegistry: await registry.getAddress(),
   DecisionVerifier: await verifier.getAddress(),
+  RegistryExtension: await extension.getAddress(),
 };
 // The indexer starts at the block that created the first contract.
 const creation = await token.deploymentTransaction()?.wait();

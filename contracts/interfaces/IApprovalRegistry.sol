@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
+import {IERC5267} from "@openzeppelin/contracts/interfaces/IERC5267.sol";
+
 /// @title Approval registry: departments, versioned workflows and every department's decision on every request.
 /// @notice A request follows the workflow version pinned at its creation. Only the wallet of a department
 /// required in the current stage can decide (in listed order for SEQUENTIAL stages). When the stage's completion
 /// rule is met the request advances; after the last stage the licence is issued in the same transaction.
-interface IApprovalRegistry {
+interface IApprovalRegistry is IERC5267 {
     enum ExecutionType {
         Sequential,
         Parallel
@@ -67,19 +69,24 @@ interface IApprovalRegistry {
         DepartmentHeld // the department holds its key (an EOA or an EIP-1271 wallet such as a Safe) and signs itself
     }
 
-    /// @notice A decision signed by a department (EIP-712 typed data), relayed by anyone.
-    /// Type: Decision(uint256 tokenId,uint16 departmentId,uint8 decision,uint8 reasonCode,uint16 reviewedMask,
-    /// uint256 reviewedVersions,bytes32 remarksHash,uint64 nonce,uint64 deadline)
-    struct SignedDecision {
+    /// @notice A department's decision, exactly as the department saw it (EIP-712 typed data when relayed).
+    /// Type: Decision(uint256 tokenId,uint16 departmentId,uint8 stage,uint40 round,uint8 decision,uint8 reasonCode,
+    /// uint16 reviewedMask,bytes32[] documents,bytes32 remarksHash,uint64 nonce,uint64 deadline)
+    /// @dev Binding the stage, the round and the documents' hashes means a held-back signature cannot land in another
+    /// stage, after a restart of the stage, or over other files; the nonce is consumed by every decision, so a
+    /// department's later decision (or `increaseDecisionNonce`) voids every signature it gave before.
+    struct Decision {
         uint256 tokenId;
         uint16 departmentId;
+        uint8 stage; // the stage decided in
+        uint40 round; // the stage's start time (progressOf.stageStartedAt): every restart of the stage is a new round
         DecisionStatus decision; // Approved, Rejected or ChangesRequested
         uint8 reasonCode; // rejections: 1..5; otherwise 0
         uint16 reviewedMask; // bit i = document index i; 0 = every document of the request
-        uint256 reviewedVersions; // the versions reviewed, in packedDocumentsOf's layout (15 bits per index from bit 16)
+        bytes32[] documents; // SHA-256 of each reviewed document's latest version, by ascending document index
         bytes32 remarksHash; // keccak256 of the off-chain remarks
         uint64 nonce; // the department's next decision nonce
-        uint64 deadline; // last block time at which the signature is accepted
+        uint64 deadline; // last block time at which the decision is accepted (at most MAX_DECISION_LIFETIME ahead)
     }
 
     /// @notice A department as stored, with its pending wallet change.
@@ -92,6 +99,7 @@ interface IApprovalRegistry {
         address pendingWallet; // proposed wallet (zero: none)
         Custody pendingCustody;
         uint40 pendingEffectiveAt; // block time from which the proposed wallet can be activated
+        bool pendingConsented; // the current wallet consented to the change
     }
 
     /// @notice One stage of a workflow, as registered.
@@ -157,6 +165,17 @@ interface IApprovalRegistry {
     /// @param custody Who holds the proposed wallet's key.
     /// @param effectiveAt Block time from which the change can be activated (proposal time + the wallet delay).
     event DepartmentWalletProposed(uint16 indexed departmentId, address indexed wallet, Custody custody, uint40 effectiveAt);
+    /// @notice The current wallet of department `departmentId` consented to its pending wallet change: a
+    /// department-held department's consented change can be activated at once.
+    /// @param departmentId The department.
+    /// @param wallet The proposed wallet consented to.
+    event DepartmentWalletConsented(uint16 indexed departmentId, address indexed wallet);
+    /// @notice Department `departmentId` moved its decision nonce from `previousNonce` to `nonce`: every decision
+    /// it signed with a nonce below `nonce` can no longer be recorded.
+    /// @param departmentId The department.
+    /// @param previousNonce The nonce before.
+    /// @param nonce The department's next decision nonce.
+    event DecisionNonceIncreased(uint16 indexed departmentId, uint64 previousNonce, uint64 nonce);
     /// @notice The pending wallet change of department `departmentId` was cancelled.
     /// @param departmentId The department.
     /// @param wallet The wallet that was proposed.
@@ -435,14 +454,6 @@ interface IApprovalRegistry {
     /// @param reasonCode The reason code offered.
     error ReviewInvalidReason(uint8 reasonCode);
 
-    /// @dev Document `docIndex` changed since the department reviewed it: it reviewed `reviewed`, the latest is
-    /// `latest`. The department must look again.
-    /// @param tokenId The licence request.
-    /// @param docIndex The document.
-    /// @param reviewed The version the department reviewed.
-    /// @param latest The document's latest version.
-    error ReviewStaleDocuments(uint256 tokenId, uint8 docIndex, uint16 reviewed, uint16 latest);
-
     /// @dev A decision is Approved, Rejected or ChangesRequested.
     /// @param decision The decision offered.
     error ReviewInvalidDecision(DecisionStatus decision);
@@ -478,44 +489,88 @@ interface IApprovalRegistry {
     /// @param stage The current stage.
     error TimeoutAlreadyHandled(uint256 tokenId, uint8 stage);
 
+    /// @dev A decision names another stage or round than the request's current one.
+    /// @param tokenId The licence request.
+    /// @param stage The stage the decision names.
+    /// @param round The round the decision names.
+    /// @param currentStage The request's current stage.
+    /// @param currentRound The current stage's round (its start time).
+    error ReviewWrongRound(uint256 tokenId, uint8 stage, uint40 round, uint8 currentStage, uint40 currentRound);
+
+    /// @dev The decision names a document hash that is not the latest anchored version of the document at that
+    /// position of the request (or names more or fewer documents than its mask).
+    /// @param tokenId The licence request.
+    /// @param docIndex The document's index (the first that does not match).
+    /// @param reviewed The hash the decision names for it (zero when it names none).
+    error ReviewStaleDocuments(uint256 tokenId, uint8 docIndex, bytes32 reviewed);
+
+    /// @dev A decision's deadline is further ahead than MAX_DECISION_LIFETIME.
+    /// @param deadline The decision's deadline.
+    /// @param latest The furthest deadline accepted now.
+    error ReviewDeadlineTooFar(uint64 deadline, uint256 latest);
+
+    /// @dev A department's decision nonce only moves forward, and by at most 2^32 at a time.
+    /// @param departmentId The department.
+    /// @param current Its current nonce.
+    /// @param requested The nonce asked for.
+    error ReviewInvalidNonceIncrease(uint16 departmentId, uint64 current, uint64 requested);
+
+    /// @dev A department wallet must prove that it holds its key: `proof` is not its signature of the DepartmentKey
+    /// typed data.
+    /// @param code The department code.
+    /// @param wallet The wallet.
+    error DepartmentInvalidKeyProof(bytes32 code, address wallet);
+
+    /// @dev Only a department's current wallet consents to its wallet change.
+    /// @param departmentId The department.
+    /// @param caller The address that tried.
+    error DepartmentUnauthorizedConsent(uint16 departmentId, address caller);
+
     /// @dev Only the document registry wired at deployment reports document updates.
     /// @param caller The address that tried.
     error NotDocumentRegistry(address caller);
 
-    // ------------------------------------------------------------------ administration (ADMIN_ROLE)
+    // ------------------------------------------------------------------ who decides (governance: DEFAULT_ADMIN_ROLE)
 
-    /// @notice Registers a department with its wallet. Ids start at 1.
+    /// @notice Registers a department with its wallet. Ids start at 1. Governance only: the API's administration
+    /// key cannot create a department that decides.
     /// @param code The department code, e.g. "FIRE" (not zero, not registered yet).
     /// @param wallet The wallet that will sign the department's decisions (not zero, not another department's,
-    /// holding no role).
+    /// holding no role on any of the three contracts).
     /// @param custody Who holds the wallet's key.
+    /// @param keyProof `wallet`'s signature of DepartmentKey(bytes32 code,address wallet,uint8 custody) in this
+    /// registry's EIP-712 domain (ECDSA, or EIP-1271 for a contract wallet): the key exists and signs.
     /// @return departmentId The new department's id.
-    function registerDepartment(bytes32 code, address wallet, Custody custody) external returns (uint16 departmentId);
+    function registerDepartment(bytes32 code, address wallet, Custody custody, bytes calldata keyProof)
+        external
+        returns (uint16 departmentId);
 
-    /// @notice Activates or deactivates a department: an inactive department cannot decide.
-    /// @param code The department code.
-    /// @param active Whether the department can decide.
-    function setDepartmentActive(bytes32 code, bool active) external;
-
-    /// @notice Proposes a new wallet or custody for a department (replacing any pending proposal). It takes effect
-    /// only through `activateDepartmentWallet`, at least `walletDelay()` later; until then the current wallet
-    /// decides and can cancel it.
+    /// @notice Proposes a new wallet or custody for a department (replacing any pending proposal). Governance only.
+    /// It takes effect only through `activateDepartmentWallet`: at least `walletDelay()` later, or at once when the
+    /// current wallet of a department-held department consented; until then the current wallet decides and can
+    /// cancel it.
     /// @param code The department code.
     /// @param wallet The new wallet (not zero, holding no role, not another department's; the current wallet to
     /// change only the custody).
     /// @param custody Who will hold the wallet's key.
-    function proposeDepartmentWallet(bytes32 code, address wallet, Custody custody) external;
+    /// @param keyProof `wallet`'s signature of DepartmentKey(code, wallet, custody), as for `registerDepartment`.
+    function proposeDepartmentWallet(bytes32 code, address wallet, Custody custody, bytes calldata keyProof) external;
+
+    /// @notice The department's current wallet consents to its pending wallet change.
+    /// @param code The department code.
+    function consentDepartmentWallet(bytes32 code) external;
 
     /// @notice Cancels a department's pending wallet change. Only the department's current wallet or ADMIN_ROLE.
     /// @param code The department code.
     function cancelDepartmentWallet(bytes32 code) external;
 
-    /// @notice Activates a department's pending wallet change once its delay has passed. Anyone can call it.
+    /// @notice Activates a department's pending wallet change once its delay has passed (or at once when a
+    /// department-held department's wallet consented). Anyone can call it.
     /// @param code The department code.
     function activateDepartmentWallet(bytes32 code) external;
 
     /// @notice Registers the next version of the workflow of `workflowType` and makes it the active one
-    /// (new requests of that type are pinned to it; requests already created keep theirs).
+    /// (new requests of that type are pinned to it; requests already created keep theirs). Governance only.
     /// @param workflowType The request type, e.g. "BUILDING_PERMIT" (not zero).
     /// @param definitionHash keccak256 of the full JSON definition kept off chain.
     /// @param validitySeconds The lifetime of a licence issued under this version (0: no expiry; at most 2^32-1).
@@ -527,6 +582,13 @@ interface IApprovalRegistry {
         uint64 validitySeconds,
         StageInput[] calldata stages
     ) external returns (uint32 workflowId);
+
+    // ------------------------------------------------------------------ administration (ADMIN_ROLE)
+
+    /// @notice Activates or deactivates a department: an inactive department cannot decide.
+    /// @param code The department code.
+    /// @param active Whether the department can decide.
+    function setDepartmentActive(bytes32 code, bool active) external;
 
     /// @notice Deactivates a workflow version: no new request can be pinned to it.
     /// @param workflowId The workflow version (active).
@@ -557,44 +619,23 @@ interface IApprovalRegistry {
 
     // ------------------------------------------------------------------ department decisions (department wallets)
 
-    /// @notice Approves the request in the current stage, having reviewed the versions `reviewedVersions` of the
-    /// documents of `reviewedMask`; reverts with ReviewStaleDocuments if any of them has a newer version.
-    /// @param tokenId The licence request (under review).
-    /// @param reviewedMask The documents reviewed: bit i = document index i (only documents the request has;
-    /// 0 = every document of the request).
-    /// @param reviewedVersions The versions reviewed, in packedDocumentsOf's layout (15 bits per index from bit 16).
-    /// @param remarksHash keccak256 of the off-chain remarks.
-    function approve(uint256 tokenId, uint16 reviewedMask, uint256 reviewedVersions, bytes32 remarksHash) external;
+    /// @notice Records the decision of the department whose wallet sends it. `decision.nonce` must be the
+    /// department's next nonce (consumed), `decision.stage` and `decision.round` the current ones, and
+    /// `decision.documents` the latest hashes of the documents reviewed; the stage's rules then apply.
+    /// @param decision The decision (its departmentId must be the sender's).
+    function decide(Decision calldata decision) external;
 
-    /// @notice Rejects the request (reason 1..5); the stage's `onRejection` applies.
-    /// @param tokenId The licence request (under review).
-    /// @param reasonCode 1 SAFETY_VIOLATION, 2 INCOMPLETE_DOCUMENTS, 3 POLICY_VIOLATION, 4 FRAUDULENT_APPLICATION,
-    /// 5 OTHER.
-    /// @param reviewedMask The documents reviewed: bit i = document index i (0 = every document of the request).
-    /// @param reviewedVersions The versions reviewed, in packedDocumentsOf's layout.
-    /// @param remarksHash keccak256 of the off-chain remarks.
-    function reject(
-        uint256 tokenId,
-        uint8 reasonCode,
-        uint16 reviewedMask,
-        uint256 reviewedVersions,
-        bytes32 remarksHash
-    ) external;
-
-    /// @notice Asks the applicant for changes: Submitted -> PendingResubmission.
-    /// @param tokenId The licence request (under review).
-    /// @param reviewedMask The documents reviewed: bit i = document index i (0 = every document of the request).
-    /// @param reviewedVersions The versions reviewed, in packedDocumentsOf's layout.
-    /// @param remarksHash keccak256 of the off-chain remarks.
-    function requestChanges(uint256 tokenId, uint16 reviewedMask, uint256 reviewedVersions, bytes32 remarksHash)
-        external;
-
-    /// @notice Records a decision the department signed (EIP-712), relayed by anyone: the same checks and effects as
-    /// approve / reject / requestChanges sent from the department's wallet, plus the signature, nonce and deadline.
+    /// @notice Records a decision the department signed (EIP-712, this registry's domain: see `eip712Domain()`),
+    /// relayed by anyone: the same checks and effects as `decide` sent from the department's wallet.
     /// @param decision The signed decision.
     /// @param signature The department wallet's signature: 65-byte ECDSA for an EOA, anything its
     /// `isValidSignature` accepts for an EIP-1271 wallet.
-    function decideBySig(SignedDecision calldata decision, bytes calldata signature) external;
+    function decideBySig(Decision calldata decision, bytes calldata signature) external;
+
+    /// @notice The sending department wallet moves its decision nonce forward, voiding every decision it signed
+    /// with a lower nonce that was not recorded yet.
+    /// @param nonce The new next nonce (above the current one, by at most 2^32).
+    function increaseDecisionNonce(uint64 nonce) external;
 
     // ------------------------------------------------------------------ keeper and document registry
 
@@ -625,6 +666,11 @@ interface IApprovalRegistry {
     /// @notice The delay between proposing a department wallet change and the earliest time it can take effect.
     /// @return Seconds (fixed at deployment).
     function walletDelay() external view returns (uint40);
+
+    /// @notice Whether `account` is a department's current wallet: such an account holds no role anywhere.
+    /// @param account The address.
+    /// @return True when it is a department's wallet.
+    function isDepartmentWallet(address account) external view returns (bool);
 
 
     /// @notice A workflow version; reverts when unknown.

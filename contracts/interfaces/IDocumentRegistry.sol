@@ -84,6 +84,10 @@ interface IDocumentRegistry {
     /// @param to The phase refused.
     error DocumentInvalidPhaseChange(uint256 tokenId, Phase from, Phase to);
 
+    /// @dev No role goes to a department's wallet.
+    /// @param account The department wallet.
+    error DocumentRoleToDepartmentWallet(address account);
+
     /// @notice Anchors version 1 of a new document of `tokenId`. Only OPERATOR_ROLE. Under review, the approvals
     /// of the current stage become ReviewRequired (no one has seen the new document).
     /// @param tokenId The licence request: a Draft for its first document, and its documents not Locked.
@@ -134,4 +138,17 @@ interface IDocumentRegistry {
     /// @param tokenId The licence request.
     /// @return The packed word (0 for a request without documents).
     function packedDocumentsOf(uint256 tokenId) external view returns (uint256);
+
+    /// @notice Checks the documents a decision says it reviewed against the latest anchored versions.
+    /// @param tokenId The licence request.
+    /// @param reviewedMask The documents reviewed: bit i = document index i (0 = every document of the request).
+    /// @param hashes The SHA-256 the decision names, one per reviewed document, by ascending index.
+    /// @return mask The documents covered (`reviewedMask`, or every document when it is 0).
+    /// @return packed The request's packed document word (phase, count, latest versions).
+    /// @return mismatch The first index whose hash is not its latest anchored version (or that has none in
+    /// `hashes`; the document count when `hashes` has more); 255 when every hash matches.
+    function checkReviewed(uint256 tokenId, uint16 reviewedMask, bytes32[] calldata hashes)
+        external
+        view
+        returns (uint16 mask, uint256 packed, uint8 mismatch);
 }

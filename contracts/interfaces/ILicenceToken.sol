@@ -110,6 +110,10 @@ interface ILicenceToken {
     /// @param registry The registry already set (or the zero address offered).
     error LicenceApprovalRegistryFixed(address registry);
 
+    /// @dev No role goes to a department's wallet.
+    /// @param account The department wallet.
+    error LicenceRoleToDepartmentWallet(address account);
+
     /// @notice The approval registry driving the review lifecycle was wired, once and for good.
     /// @param registry The approval registry.
     event ApprovalRegistrySet(address indexed registry);

@@ -8,11 +8,11 @@ const { ADMIN_ROLE, OPERATOR_ROLE, KEEPER_ROLE } = ROLES;
  * The contracts, wired as production needs them:
  * - the approval registry is wired into the licence token (`setApprovalRegistry`) and the document registry
  *   (`setReviewRegistry`) once, here: no role can later make another address drive reviews;
- * - the decision verifier (stateless) is an immutable of the approval registry;
- * - three different keys: `governance` holds DEFAULT_ADMIN_ROLE (grants roles; a multisig on a real network),
- *   `admin` holds ADMIN_ROLE (departments, workflows, suspensions; proposes wallet changes, which wait
- *   `walletDelay` seconds in public), `operator` (the API's hot wallet) holds OPERATOR_ROLE, and `keeper`
- *   KEEPER_ROLE. The deployer holds DEFAULT_ADMIN_ROLE while wiring and granting; scripts/deploy.ts then hands it
+ * - the decision verifier and the registry extension (both stateless) are immutables of the approval registry;
+ * - three different keys: `governance` holds DEFAULT_ADMIN_ROLE (grants roles; registers departments, their
+ *   wallet changes and workflow versions: who decides; a multisig on a real network), `admin` holds ADMIN_ROLE
+ *   (suspensions, escalations, department activation), `operator` (the API's hot wallet) holds OPERATOR_ROLE,
+ *   and `keeper` KEEPER_ROLE. The deployer holds DEFAULT_ADMIN_ROLE while wiring and granting; scripts/deploy.ts then hands it
  *   to governance when governance is another address (a multisig), and renounces its own.
  */
 export default buildModule("LicencePlatform", (m) => {
@@ -26,7 +26,8 @@ export default buildModule("LicencePlatform", (m) => {
   const token = m.contract("LicenceToken", ["Licence Approval Token", "LICENCE", baseURI, deployer]);
   const documents = m.contract("DocumentRegistry", [token, deployer]);
   const verifier = m.contract("DecisionVerifier", []);
-  const registry = m.contract("ApprovalRegistry", [token, documents, verifier, deployer, walletDelay]);
+  const extension = m.contract("RegistryExtension", []);
+  const registry = m.contract("ApprovalRegistry", [token, documents, verifier, extension, deployer, walletDelay]);
 
   m.call(token, "setApprovalRegistry", [registry]);
   m.call(documents, "setReviewRegistry", [registry]);
@@ -38,5 +39,5 @@ export default buildModule("LicencePlatform", (m) => {
   m.call(registry, "grantRole", [ADMIN_ROLE, admin], { id: "registry_adminRole" });
   m.call(registry, "grantRole", [KEEPER_ROLE, keeper], { id: "registry_keeperRole" });
 
-  return { token, documents, verifier, registry };
+  return { token, documents, verifier, extension, registry };
 });
