@@ -1819,17 +1819,17 @@ export const ApprovalRegistryAbi = [
     "outputs": [
       {
         "internalType": "uint16[]",
-        "name": "",
+        "name": "departmentIds",
         "type": "uint16[]"
       },
       {
         "internalType": "enum IApprovalRegistry.DecisionStatus[]",
-        "name": "",
+        "name": "statuses",
         "type": "uint8[]"
       },
       {
         "internalType": "uint16[]",
-        "name": "",
+        "name": "reviewedMasks",
         "type": "uint16[]"
       }
     ],
@@ -2141,7 +2141,7 @@ export const ApprovalRegistryAbi = [
     "outputs": [
       {
         "internalType": "uint16[]",
-        "name": "",
+        "name": "departmentIds",
         "type": "uint16[]"
       }
     ],

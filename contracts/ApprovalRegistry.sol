@@ -501,10 +501,10 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     function decisionsOf(uint256 tokenId, uint8 stageIndex)
         external
         view
-        returns (uint16[] memory, DecisionStatus[] memory, uint16[] memory)
+        returns (uint16[] memory departmentIds, DecisionStatus[] memory statuses, uint16[] memory reviewedMasks)
     {
         Progress memory progress = _progress[tokenId];
-        if (progress.phase == Phase.NotStarted) return (new uint16[](0), new DecisionStatus[](0), new uint16[](0));
+        if (progress.phase == Phase.NotStarted) return (departmentIds, statuses, reviewedMasks);
         uint256 ledger = stageIndex == progress.stage ? progress.ledger : _stageLedgers[tokenId][stageIndex];
         _forward(
             address(registryExtension),
@@ -515,9 +515,9 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     }
 
     /// @inheritdoc IApprovalRegistry
-    function pendingDepartmentsOf(uint256 tokenId) external view returns (uint16[] memory) {
+    function pendingDepartmentsOf(uint256 tokenId) external view returns (uint16[] memory departmentIds) {
         Progress memory progress = _progress[tokenId];
-        if (progress.phase != Phase.InReview) return new uint16[](0);
+        if (progress.phase != Phase.InReview) return departmentIds;
         _forward(
             address(registryExtension),
             abi.encodeCall(
