@@ -1,10 +1,11 @@
 /**
- * The audit itself, from chain logs and contract calls alone, at one block: first the platform (the code at each
- * address against the reviewed build, where its events start, who governs, role holders over time, the contracts'
- * wiring, every department wallet change with its delay), then one licence (or every licence). Of the deployment
- * file only the addresses and the keys it names are taken; the start block is derived from the chain. The licence's own facts (owner, status, issuance, expiry, history) are read here; documents,
- * decisions and the issuance checks in their modules. Wherever the chain says a thing twice (an event and a view) both are read and any
- * contradiction becomes a finding.
+ * The audit itself, from chain logs and contract calls alone, at one block. First the foundation: the code at each
+ * address against the reviewed build (if it is not, the audit stops there: nothing read through that code would
+ * prove anything) and the block the contracts' events start at, found on chain. Then the platform (who governs,
+ * role holders over time, the contracts' wiring, every department wallet change with its delay), then one licence
+ * (or every licence). The licence's own facts (owner, status, issuance, expiry, history) are read here;
+ * documents, decisions and the issuance checks in their modules. Wherever the chain says a thing twice (an event
+ * and a view) both are read and any contradiction becomes a finding.
  */
 import { ZeroAddress, getAddress, type JsonRpcProvider } from "ethers";
 import { stageNumber } from "../../abis/index.ts";
@@ -52,18 +53,7 @@ export async function auditChain(
   target: AuditTarget,
   options: { chunkBlocks: number; build?: ReviewedBuild },
 ): Promise<ChainAudit> {
-  const network = await provider.getNetwork();
-  if (Number(network.chainId) !== deployment.chainId) {
-    throw new Error(
-      `the RPC endpoint serves chain ${network.chainId} but the deployment file is for chain ${deployment.chainId}`,
-    );
-  }
-  const code = await provider.getCode(deployment.contracts.LicenceToken);
-  if (code === "0x")
-    throw new Error(
-      `no contract at LicenceToken ${deployment.contracts.LicenceToken} on chain ${deployment.chainId}: wrong deployment file?`,
-    );
-
+  await checkEndpoint(provider, deployment);
   // Pinned before anything is read: later blocks cannot make logs and views disagree.
   const head = await provider.getBlock("latest");
   if (!head) throw new Error("the node returned no latest block");
@@ -77,28 +67,13 @@ export async function auditChain(
   };
 
   // The code first: every view and event below is read through it.
-  const codeAudit = await auditCode(provider, deployment, options.build ?? (await readReviewedBuild()), asOfBlock);
+  const code = await auditCode(provider, deployment, options.build ?? (await readReviewedBuild()), asOfBlock);
   const { startBlock, notes } = await auditStartBlock(provider, deployment, asOfBlock);
-  const untrusted = codeAudit.code.filter(
+  const untrusted = code.code.filter(
     (c) => c.reachedBy === "deployment file" && c.contract in deployment.contracts && !c.matchesReviewedBuild,
   );
-  if (untrusted.length) {
-    notes.push(
-      `the audit stopped at the code: ${untrusted.map((c) => c.contract).join(", ")} ${untrusted.length === 1 ? "is" : "are"} not the reviewed build, so what its views and events say would prove nothing`,
-    );
-    return {
-      ...facts,
-      startBlock,
-      code: codeAudit.code,
-      governance: { governors: [], ungoverned: [] },
-      roles: { holders: [], grants: [] },
-      wiring: null,
-      departments: [],
-      findings: codeAudit.findings,
-      notes,
-      licences: [],
-    };
-  }
+  if (untrusted.length)
+    return stoppedAtCode({ ...facts, startBlock, code: code.code }, code.findings, notes, untrusted);
 
   const views = new ContractViews(provider, deployment.contracts, asOfBlock);
   if (target !== "all" && (await views.validityOf(target.tokenId)).validity === 0)
@@ -110,27 +85,104 @@ export async function auditChain(
     chunkBlocks: options.chunkBlocks,
   });
   const lookups = new TransactionLookups(provider);
+  const platform = await auditPlatform(provider, deployment, views, reader, lookups, asOfBlock);
+  const startFindings = startBlockFindings(startBlock, platform.firstEvent);
+  const context = { chainId: deployment.chainId, approvalRegistry: deployment.contracts.ApprovalRegistry, lookups };
+  return {
+    ...facts,
+    startBlock,
+    code: code.code,
+    governance: platform.governance,
+    roles: { holders: platform.roles.holders(), grants: platform.roles.grants() },
+    wiring: platform.wiring,
+    departments: platform.departments.audit(),
+    findings: [...code.findings, ...startFindings, ...platform.findings],
+    notes: [...notes, ...platform.notes],
+    licences: await auditLicences(target, reader, views, platform, context),
+  };
+}
 
-  // The platform as a whole: code, governance, roles, wiring, department wallets. Each licence's trust rests on
-  // them, so they are checked whichever licences are audited.
+/** The audit of code that is not the reviewed build: the code and the start block, and nothing read through it. */
+function stoppedAtCode(
+  read: Pick<ChainAudit, "chainId" | "contracts" | "deployment" | "asOfBlock" | "asOfTime" | "startBlock" | "code">,
+  findings: string[],
+  notes: string[],
+  untrusted: { contract: string }[],
+): ChainAudit {
+  const names = untrusted.map((c) => c.contract).join(", ");
+  const stopped = `the audit stopped at the code: ${names} ${untrusted.length === 1 ? "is" : "are"} not the reviewed build, so what its views and events say would prove nothing`;
+  return {
+    ...read,
+    governance: { governors: [], ungoverned: [] },
+    roles: { holders: [], grants: [] },
+    wiring: null,
+    departments: [],
+    findings,
+    notes: [...notes, stopped],
+    licences: [],
+  };
+}
+
+/** The endpoint serves the deployment's chain, and the token is there: otherwise no audit can be made. */
+async function checkEndpoint(provider: JsonRpcProvider, deployment: Deployment): Promise<void> {
+  const network = await provider.getNetwork();
+  if (Number(network.chainId) !== deployment.chainId) {
+    throw new Error(
+      `the RPC endpoint serves chain ${network.chainId} but the deployment file is for chain ${deployment.chainId}`,
+    );
+  }
+  if ((await provider.getCode(deployment.contracts.LicenceToken)) === "0x")
+    throw new Error(
+      `no contract at LicenceToken ${deployment.contracts.LicenceToken} on chain ${deployment.chainId}: wrong deployment file?`,
+    );
+}
+
+/**
+ * The platform as a whole: governance, roles, wiring, department wallets. Each licence's trust rests on them, so
+ * they are checked whichever licences are audited.
+ */
+async function auditPlatform(
+  provider: JsonRpcProvider,
+  deployment: Deployment,
+  views: ContractViews,
+  reader: LogReader,
+  lookups: TransactionLookups,
+  asOfBlock: number,
+) {
   const platformEvents = await lookups.timed(await reader.platformEvents());
   const roles = new RoleHistory(platformEvents, deployment);
   const departments = new DepartmentWallets(platformEvents, deployment.walletDelay, roles);
   const wiring = await readWiring(views, platformEvents);
   const governance = await auditGovernance(provider, deployment, roles.holders(), asOfBlock);
   const governed = governanceFindings(deployment.chainId, governance.governance);
-  notes.push(...governed.notes);
   const findings = [
-    ...codeAudit.findings,
-    ...startBlockFindings(startBlock, platformEvents[0]),
     ...governance.findings,
     ...governed.findings,
     ...wiringFindings(wiring, deployment),
     ...roles.findings(departments.tenures()),
     ...departments.findings,
+    ...(await departments.callerFindings(lookups, roles)),
     ...(await departmentRecordFindings(views, departments)),
   ];
+  return {
+    roles,
+    departments,
+    wiring,
+    governance: governance.governance,
+    findings,
+    notes: governed.notes,
+    firstEvent: platformEvents[0],
+  };
+}
 
+/** One licence, or every licence minted, each from its own events and the views. */
+async function auditLicences(
+  target: AuditTarget,
+  reader: LogReader,
+  views: ContractViews,
+  platform: { departments: DepartmentWallets; roles: RoleHistory },
+  context: DecisionContext & { lookups: TransactionLookups },
+): Promise<LicenceAudit[]> {
   const events = await reader.licenceEvents(target === "all" ? undefined : target.tokenId);
   const byToken = new Map<number, ChainEvent[]>();
   for (const event of events) {
@@ -141,23 +193,12 @@ export async function auditChain(
     target === "all"
       ? events.filter((e) => e.name === "LicenceMinted").map((e) => Number(e.args.tokenId))
       : [target.tokenId];
-
-  const context = { chainId: deployment.chainId, approvalRegistry: deployment.contracts.ApprovalRegistry, lookups };
   const licences: LicenceAudit[] = [];
   for (const tokenId of tokenIds)
-    licences.push(await auditLicence(tokenId, byToken.get(tokenId) ?? [], views, departments, roles, context));
-  return {
-    ...facts,
-    startBlock,
-    code: codeAudit.code,
-    governance: governance.governance,
-    roles: { holders: roles.holders(), grants: roles.grants() },
-    wiring,
-    departments: departments.audit(),
-    findings,
-    notes,
-    licences,
-  };
+    licences.push(
+      await auditLicence(tokenId, byToken.get(tokenId) ?? [], views, platform.departments, platform.roles, context),
+    );
+  return licences;
 }
 
 async function auditLicence(

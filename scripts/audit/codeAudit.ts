@@ -101,6 +101,12 @@ const contractNamed = (immutable: string, build: ReviewedBuild) => {
   return build.contracts[name] ? name : undefined;
 };
 
+interface Reached {
+  contract: string;
+  address: string;
+  reachedBy: string;
+}
+
 /** The code of the deployment's contracts, and of every contract their immutables and links point to, at `blockTag`. */
 export async function auditCode(
   provider: JsonRpcProvider,
@@ -109,7 +115,7 @@ export async function auditCode(
   blockTag: number,
 ): Promise<{ code: ContractCodeAudit[]; findings: string[] }> {
   const named: Record<string, string> = { ...deployment.contracts, ...deployment.otherContracts };
-  const queue = Object.entries(named).map(([contract, address]) => ({
+  const queue: Reached[] = Object.entries(named).map(([contract, address]) => ({
     contract,
     address,
     reachedBy: "deployment file",
@@ -120,49 +126,79 @@ export async function auditCode(
     const { contract, address } = next;
     if (code.some((c) => c.contract === contract && c.address === address)) continue;
     const onChain = getBytes(await provider.getCode(address, blockTag));
-    const reviewed = build.contracts[contract];
-    const where = `${contract} at ${address}`;
-    if (onChain.length === 0) findings.push(`${where} has no code at block ${blockTag}`);
-    else if (!reviewed) findings.push(`${where}: the reviewed build has no ${contract}, so its code cannot be checked`);
-    const difference = reviewed && onChain.length ? firstDifference(onChain, reviewed) : null;
-    if (reviewed && onChain.length && difference !== null) {
-      findings.push(
-        `${where} does not run the reviewed build of ${contract}: its runtime code differs from byte ${difference} on (${onChain.length} bytes on chain, ${reviewedCode(reviewed).length} reviewed)`,
-      );
-    }
-    const entry: ContractCodeAudit = {
-      ...next,
-      codeSize: onChain.length,
-      reviewedSize: reviewed ? reviewedCode(reviewed).length : null,
-      matchesReviewedBuild: Boolean(reviewed && onChain.length && difference === null),
-      firstDifference: difference,
-      immutables: [],
-      libraries: [],
-    };
+    const entry = compared(next, onChain, build.contracts[contract], blockTag, findings);
     code.push(entry);
-    // A code that differs has its immutables elsewhere: what the reviewed places hold would mean nothing.
-    if (!entry.matchesReviewedBuild) continue;
-    for (const { consistent, ...immutable } of immutableValues(onChain, reviewed!)) {
-      entry.immutables.push(immutable);
-      if (!consistent)
-        findings.push(`${where}: the immutable ${immutable.name} holds different values at its places in the code`);
-      const target = isAddressType(immutable.typeString) ? contractNamed(immutable.name, build) : undefined;
-      if (target && named[target] && immutable.value !== named[target])
-        findings.push(
-          `${where}: the immutable ${immutable.name} is ${immutable.value}, not the deployment's ${target} ${named[target]}`,
-        );
-      else if (target && !named[target])
-        queue.push({ contract: target, address: immutable.value, reachedBy: immutable.name });
-      if (bareName(immutable.name) === "walletDelay" && immutable.value !== String(deployment.walletDelay))
-        findings.push(
-          `${where}: the immutable ${immutable.name} is ${immutable.value} s but the deployment file says ${deployment.walletDelay} s`,
-        );
-    }
-    for (const { consistent, ...library } of libraryAddresses(onChain, reviewed!)) {
-      entry.libraries.push(library);
-      if (!consistent) findings.push(`${where}: the library ${library.name} is linked at different addresses`);
-      queue.push({ contract: library.name, address: library.address, reachedBy: `library of ${contract}` });
-    }
+    // Code that differs keeps its immutables elsewhere: what the reviewed places hold would mean nothing.
+    if (entry.matchesReviewedBuild)
+      queue.push(...deploymentValues(entry, onChain, build, { ...deployment, named }, findings));
   }
   return { code, findings };
+}
+
+/** The code at one address against its reviewed build (findings pushed to `findings`). */
+function compared(
+  reached: Reached,
+  onChain: Uint8Array,
+  reviewed: ReviewedContract | undefined,
+  blockTag: number,
+  findings: string[],
+): ContractCodeAudit {
+  const where = `${reached.contract} at ${reached.address}`;
+  const difference = reviewed && onChain.length ? firstDifference(onChain, reviewed) : null;
+  const reviewedSize = reviewed ? reviewedCode(reviewed).length : null;
+  if (onChain.length === 0) findings.push(`${where} has no code at block ${blockTag}`);
+  else if (!reviewed)
+    findings.push(`${where}: the reviewed build has no ${reached.contract}, so its code cannot be checked`);
+  else if (difference !== null)
+    findings.push(
+      `${where} does not run the reviewed build of ${reached.contract}: its runtime code differs from byte ${difference} on (${onChain.length} bytes on chain, ${reviewedSize} reviewed)`,
+    );
+  return {
+    ...reached,
+    codeSize: onChain.length,
+    reviewedSize,
+    matchesReviewedBuild: Boolean(reviewed && onChain.length && difference === null),
+    firstDifference: difference,
+    immutables: [],
+    libraries: [],
+  };
+}
+
+/**
+ * What deployment wrote into reviewed code: the immutables, checked against the deployment, and the libraries'
+ * addresses. Recorded in `entry`; returns the contracts they point to that still need their code checked.
+ */
+function deploymentValues(
+  entry: ContractCodeAudit,
+  onChain: Uint8Array,
+  build: ReviewedBuild,
+  deployment: Deployment & { named: Record<string, string> },
+  findings: string[],
+): Reached[] {
+  const { named } = deployment;
+  const reviewed = build.contracts[entry.contract]!;
+  const where = `${entry.contract} at ${entry.address}`;
+  const further: Reached[] = [];
+  for (const { consistent, ...immutable } of immutableValues(onChain, reviewed)) {
+    entry.immutables.push(immutable);
+    if (!consistent)
+      findings.push(`${where}: the immutable ${immutable.name} holds different values at its places in the code`);
+    const target = isAddressType(immutable.typeString) ? contractNamed(immutable.name, build) : undefined;
+    if (target && named[target] && immutable.value !== named[target])
+      findings.push(
+        `${where}: the immutable ${immutable.name} is ${immutable.value}, not the deployment's ${target} ${named[target]}`,
+      );
+    else if (target && !named[target])
+      further.push({ contract: target, address: immutable.value, reachedBy: immutable.name });
+    if (bareName(immutable.name) === "walletDelay" && immutable.value !== String(deployment.walletDelay))
+      findings.push(
+        `${where}: the immutable ${immutable.name} is ${immutable.value} s but the deployment file says ${deployment.walletDelay} s`,
+      );
+  }
+  for (const { consistent, ...library } of libraryAddresses(onChain, reviewed)) {
+    entry.libraries.push(library);
+    if (!consistent) findings.push(`${where}: the library ${library.name} is linked at different addresses`);
+    further.push({ contract: library.name, address: library.address, reachedBy: `library of ${entry.contract}` });
+  }
+  return further;
 }
