@@ -87,9 +87,14 @@ export interface DecisionAudit extends ChainRef {
   signer: string;
   /** The event's custody: who held the signer's key, as the contract recorded it. */
   custody: CustodyName;
-  /** SENT: a transaction from the wallet itself (approve / reject / requestChanges); RELAYED: decideBySig, whose
-   * signature the auditor checked again (ECDSA recovery, or the wallet's EIP-1271 answer); UNKNOWN: neither. */
+  /** SENT: a decide call made by the wallet itself (its own transaction, or a Safe's call); RELAYED: decideBySig,
+   * whose signature the auditor checked again (ECDSA recovery, or the wallet's EIP-1271 answer); UNKNOWN: the call
+   * that made it could not be found (a finding). */
   route: "SENT" | "RELAYED" | "UNKNOWN";
+  /** Who held the key that decided, from the department's custody at that block: "platform-signed" (CUSTODIAL:
+   * the platform held the key, so the chain proves only that the platform signed) or "department-signed"
+   * (DEPARTMENT_HELD). */
+  signedBy: "platform-signed" | "department-signed";
   /** The department's wallet and custody at that point of the chain (replayed from its wallet events). */
   departmentWallet: string;
   departmentCustody: CustodyName | null;
@@ -166,6 +171,8 @@ export interface WalletChangeAudit {
   proposedAt?: string | null;
   waitedSeconds?: number | null;
   delayRespected?: boolean;
+  /** ROTATED: the outgoing wallet consented to the change (DepartmentWalletConsented for its proposal). */
+  consented?: boolean;
 }
 
 export interface DepartmentAudit {

@@ -1,18 +1,31 @@
 /**
- * Every decision of a licence, from DecisionRecorded: its signer and custody checked against the department's
- * wallet and custody at that point of the chain, its transaction checked to be either sent by that wallet or a
- * decideBySig whose signature verifies, and no decision by a wallet that took over before its delay ran out; what
- * became of each decision (from the later events and the
- * current `decisionsOf`); and the approvals standing now. The current state must be explained by the events:
- * every non-pending position of `decisionsOf` by its department's last decision in that stage.
+ * Every decision of a licence, from DecisionRecorded, checked against the call that made it rather than taken on
+ * the event's word: the decide or decideBySig call is found in its transaction (the node's call trace, else the
+ * transaction itself or the inner call of a Safe's execTransaction; a call that cannot be found is a finding,
+ * "cannot verify", never a pass), and every field of its Decision must agree with the event (token, department,
+ * stage, decision, reason, reviewed documents, remarks) and with the chain just before it, replayed from events
+ * (the stage and its round from StageStarted, each reviewed document's hash the latest anchored version of that
+ * index, the department's nonce, a deadline within a day). A direct `decide` must come from the department's
+ * wallet of the time (a Safe's call counts as the Safe's); for `decideBySig` the auditor recomputes the EIP-712
+ * digest in the registry's own domain (eip712Domain(): name, version, chain id, registry, salt) and checks the
+ * signature itself against that wallet (ECDSA recovery for a key, the wallet's EIP-1271 answer at that block for
+ * a contract). A decision by a wallet that took over before its delay, or by one a department-held department got
+ * without its outgoing wallet's consent, or by an inactive department, is a finding; each decision is labelled
+ * platform-signed (CUSTODIAL: the platform held the key) or department-signed (DEPARTMENT_HELD). What became of
+ * each decision (from the later events and the current `decisionsOf`), the approvals standing now, and the
+ * review's own rules replayed from events (reviewReplay.ts) complete the picture.
  */
-import { TypedDataEncoder, getAddress, recoverAddress } from "ethers";
+import { TypedDataEncoder, getAddress, type Result } from "ethers";
 import { DECISION_NAMES, isoTime, type DecisionAudit, type StandingApproval } from "./auditRecord.ts";
-import { approvalRegistryAbi, type ContractViews } from "./contractViews.ts";
-import { custodyName, type DepartmentWallets } from "./departmentWallets.ts";
+import type { ContractViews } from "./contractViews.ts";
+import { custodyName, domainProblem, registryCall, typedDomain, type DepartmentWallets } from "./departmentWallets.ts";
 import { isBefore, type ChainEvent } from "./logReader.ts";
+import { replayReview } from "./reviewReplay.ts";
 import type { TransactionLookups } from "./transactionLookups.ts";
-import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DECISION_TYPES, stageNumber } from "../../abis/index.ts";
+import { DECISION_TYPES, stageNumber } from "../../abis/index.ts";
+
+/** The furthest ahead a decision's deadline may be (the registry's MAX_DECISION_LIFETIME). */
+export const MAX_DECISION_LIFETIME = 86_400;
 
 /** Each stage's positions as `decisionsOf` returns them at the audited block. */
 export type StageLedgers = { departmentId: number; status: number }[][];
@@ -32,7 +45,7 @@ export async function readStageLedgers(
 export interface DecisionContext {
   chainId: number;
   approvalRegistry: string;
-  lookups: Pick<TransactionLookups, "transactionOf" | "timeOf" | "hasCode" | "isValidSignature">;
+  lookups: Pick<TransactionLookups, "transactionOf" | "timeOf" | "callsTo" | "eip712Domain" | "isSignedBy">;
 }
 
 export async function auditDecisions(
@@ -47,12 +60,45 @@ export async function auditDecisions(
     invalidations: events.filter((e) => e.name === "ReviewInvalidated"),
     ledgers,
     departments,
+    before: chainBefore(events),
   };
   // Each decision's findings are kept apart while the lookups run concurrently, then listed in chain order.
   const audited = await Promise.all(history.recorded.map((event, i) => auditDecision(event, i, history, context)));
   for (const a of audited) findings.push(...a.findings);
+  findings.push(...replayReview(events, departments));
   const decisions = audited.map((a) => a.decision);
   return { decisions, approvals: standingApprovals(ledgers, decisions, departments, findings) };
+}
+
+/** The licence's review as the chain held it just before a decision, replayed from its events. */
+interface ChainBefore {
+  /** The current stage (index) and its round (the stage's start time), from the last StageStarted. */
+  stage: number | undefined;
+  round: bigint | undefined;
+  /** Each document index's latest anchored version and hash. */
+  documents: Map<number, { version: number; sha256: string }>;
+}
+
+/** For each DecisionRecorded (by transaction hash and log index), the chain just before it. */
+function chainBefore(events: ChainEvent[]): Map<ChainEvent, ChainBefore> {
+  const states = new Map<ChainEvent, ChainBefore>();
+  let stage: number | undefined;
+  let round: bigint | undefined;
+  const documents = new Map<number, { version: number; sha256: string }>();
+  for (const e of events) {
+    if (e.name === "StageStarted") {
+      stage = Number(e.args.stage);
+      round = BigInt(e.args.startedAt);
+    } else if (e.name === "DocumentAnchored") {
+      const docIndex = Number(e.args.docIndex);
+      const version = Number(e.args.version);
+      if (version > (documents.get(docIndex)?.version ?? 0))
+        documents.set(docIndex, { version, sha256: String(e.args.sha256Hash).toLowerCase() });
+    } else if (e.name === "DecisionRecorded") {
+      states.set(e, { stage, round, documents: new Map(documents) });
+    }
+  }
+  return states;
 }
 
 /** What one decision is checked against: every decision and invalidation of the licence, and decisionsOf now. */
@@ -61,6 +107,7 @@ interface DecisionHistory {
   invalidations: ChainEvent[];
   ledgers: StageLedgers;
   departments: DepartmentWallets;
+  before: Map<ChainEvent, ChainBefore>;
 }
 
 /** The position a decision fills: one department in one stage. */
@@ -82,8 +129,10 @@ async function auditDecision(
   const signer = getAddress(event.args.signer);
   const custody = custodyName(event.args.custody);
   const period = history.departments.periodAt(departmentId, event);
-  const { route, sender } = await decisionRoute(event, signer, context, what, findings);
+  const { route, sender } = await decisionRoute(event, { what, period, history }, context, findings);
   findings.push(...walletFindings(event, { what, code, signer, custody, period }));
+  if (!history.departments.activeAt(departmentId, event))
+    findings.push(`${what} was made while ${code} was not active (DepartmentActiveSet)`);
   // Any finding so far (how it was sent, by which wallet) means the decision is not the department wallet's own.
   const walletMatches = findings.length === 0;
   const next = history.recorded.slice(i + 1).find((later) => positionOf(later) === positionOf(event));
@@ -111,6 +160,7 @@ async function auditDecision(
     route,
     departmentWallet: period?.wallet ?? "(not registered)",
     departmentCustody: period?.custody ?? null,
+    signedBy: (period?.custody ?? custody) === "DEPARTMENT_HELD" ? "department-signed" : "platform-signed",
     walletMatches,
     fate,
     ...(fate === "INVALIDATED"
@@ -151,6 +201,11 @@ function walletFindings(
   if (period && custody !== period.custody) {
     findings.push(
       `${what} records custody ${custody}, but the department's custody at block ${event.blockNumber} was ${period.custody}`,
+    );
+  }
+  if (period?.unconsented) {
+    findings.push(
+      `${what} on licence ${event.args.tokenId} was signed by ${period.wallet}, which ${code} got at block ${period.since.blockNumber} (tx ${period.since.transactionHash}) through a wallet change its outgoing department-held wallet ${period.previous!.wallet} did not consent to`,
     );
   }
   if (period?.early) {
@@ -226,86 +281,116 @@ function reviewedVersions(mask: number, packed: bigint): { docIndex: number; ver
   return reviewed;
 }
 
-const DIRECT = ["approve", "reject", "requestChanges"];
+type Decision = Record<string, unknown>;
 
 /**
- * How the decision reached the chain, from its transaction alone: sent by the signer itself to the registry
- * (approve / reject / requestChanges), or a decideBySig call whose signed decision is this one and whose signature
- * the auditor verifies again itself (ECDSA recovery for an EOA, the wallet's own EIP-1271 answer for a contract),
- * rather than trusting the verifier contract. Anything else is a finding.
+ * How the decision reached the chain: the decide or decideBySig call that made it (found by the token and the
+ * department it names), its fields against the event and against the chain just before it, and who made it: the
+ * department's wallet for decide, the wallet's own signature (checked here) for decideBySig.
  */
 async function decisionRoute(
   event: ChainEvent,
-  signer: string,
+  { what, period, history }: { what: string; period: ReturnType<DepartmentWallets["periodAt"]>; history: DecisionHistory },
   context: DecisionContext,
-  what: string,
   findings: string[],
 ): Promise<{ route: DecisionAudit["route"]; sender: string }> {
-  const tx = await context.lookups.transactionOf(event.transactionHash);
-  const call = tx.to === context.approvalRegistry ? safeParse(tx.data) : undefined;
   const tokenId = BigInt(event.args.tokenId);
-  if (call && DIRECT.includes(call.name)) {
-    if (tx.from !== signer)
-      findings.push(`${what} is a direct ${call.name} call sent by ${tx.from}, not by its signer ${signer}`);
-    else if (BigInt(call.args.tokenId) !== tokenId)
-      findings.push(`${what}: its transaction's ${call.name} is for token ${call.args.tokenId}`);
-    return { route: "SENT", sender: tx.from };
-  }
-  if (call?.name === "decideBySig") {
-    const [signed, signature] = call.args as unknown as [Record<string, bigint | string>, string];
-    const value = Object.fromEntries(DECISION_TYPES.Decision.map(({ name }) => [name, signed[name]]));
-    const mismatched = [
-      ["tokenId", tokenId],
-      ["departmentId", BigInt(event.args.departmentId)],
-      ["decision", BigInt(event.args.decision)],
-      ["reasonCode", BigInt(event.args.reasonCode)],
-      ["remarksHash", String(event.args.remarksHash).toLowerCase()],
-    ].filter(
-      ([name, expected]) =>
-        (typeof expected === "string" ? String(value[name as string]).toLowerCase() : BigInt(value[name as string])) !==
-        expected,
-    );
-    if (mismatched.length)
-      findings.push(`${what}: the decideBySig call carries a different ${mismatched.map(([n]) => n).join(", ")}`);
-    const digest = TypedDataEncoder.hash(
-      {
-        name: DECISION_DOMAIN_NAME,
-        version: DECISION_DOMAIN_VERSION,
-        chainId: context.chainId,
-        verifyingContract: context.approvalRegistry,
-      },
-      DECISION_TYPES,
-      value,
-    );
-    let valid: boolean;
-    if (await context.lookups.hasCode(signer, event.blockNumber))
-      valid = await context.lookups.isValidSignature(signer, digest, signature, event.blockNumber);
-    else {
-      try {
-        valid = recoverAddress(digest, signature) === signer;
-      } catch {
-        valid = false;
-      }
-    }
-    if (!valid)
-      findings.push(`${what} was relayed by ${tx.from} through decideBySig, but the signature is not ${signer}'s`);
-    const minedAt = Date.parse(await context.lookups.timeOf(event.blockNumber)) / 1000;
-    if (minedAt > Number(value.deadline))
-      findings.push(
-        `${what} was relayed at ${isoTime(minedAt)}, after its signature's deadline ${isoTime(value.deadline as bigint)}`,
-      );
-    return { route: "RELAYED", sender: tx.from };
-  }
-  findings.push(
-    `${what} came from a transaction that is neither a decision sent by ${signer} to the approval registry nor a decideBySig call (to ${tx.to}, selector ${tx.data.slice(0, 10)})`,
+  const departmentId = Number(event.args.departmentId);
+  const found = await registryCall(
+    context.lookups,
+    { ...event, address: context.approvalRegistry },
+    ["decide", "decideBySig"],
+    (args) => BigInt(args.decision.tokenId) === tokenId && Number(args.decision.departmentId) === departmentId,
   );
-  return { route: "UNKNOWN", sender: tx.from };
+  if (typeof found === "string") {
+    findings.push(`${what}: ${found}`);
+    return { route: "UNKNOWN", sender: (await context.lookups.transactionOf(event.transactionHash)).from };
+  }
+  const decision = plainDecision(found.args.decision);
+  const wallet = period?.wallet;
+  findings.push(...fieldFindings(event, decision, history.before.get(event), what));
+  const nonce = history.departments.nonceAt(departmentId, event);
+  if (nonce === undefined || BigInt(decision.nonce as bigint) !== BigInt(nonce))
+    findings.push(`${what}: its call carries nonce ${decision.nonce}, but the department's next nonce then was ${nonce ?? "none (not registered)"}`);
+  const minedAt = Date.parse(await context.lookups.timeOf(event.blockNumber)) / 1000;
+  const deadline = Number(decision.deadline);
+  if (minedAt > deadline)
+    findings.push(`${what} was recorded at ${isoTime(minedAt)}, after its deadline ${isoTime(deadline)}`);
+  else if (deadline > minedAt + MAX_DECISION_LIFETIME)
+    findings.push(`${what} carries the deadline ${isoTime(deadline)}, more than ${MAX_DECISION_LIFETIME} s after it was recorded (${isoTime(minedAt)})`);
+
+  if (found.name === "decide") {
+    if (found.from !== wallet)
+      findings.push(`${what} is a direct decide call made by ${found.from}, not by the department's wallet ${wallet ?? "(not registered)"}`);
+    return { route: "SENT", sender: found.from };
+  }
+  const domain = await context.lookups.eip712Domain(context.approvalRegistry, event.blockNumber);
+  if (!domain) {
+    findings.push(`${what}: cannot verify its signature: the registry's eip712Domain() could not be read at block ${event.blockNumber}`);
+    return { route: "RELAYED", sender: found.from };
+  }
+  const wrongDomain = domainProblem(domain, context.chainId, context.approvalRegistry);
+  if (wrongDomain) findings.push(`${what}: ${wrongDomain}`);
+  const digest = TypedDataEncoder.hash(typedDomain(domain), DECISION_TYPES, decision);
+  const signature = String(found.args.signature);
+  if (!wallet || !(await context.lookups.isSignedBy(wallet, digest, signature, event.blockNumber)))
+    findings.push(`${what} was relayed by ${found.from} through decideBySig, but the signature is not the department wallet ${wallet ?? "(not registered)"}'s`);
+  return { route: "RELAYED", sender: found.from };
 }
 
-function safeParse(data: string) {
-  try {
-    return approvalRegistryAbi.parseTransaction({ data }) ?? undefined;
-  } catch {
-    return undefined;
+/** The call's Decision as plain values, in DECISION_TYPES' fields. */
+function plainDecision(d: Result): Decision {
+  return Object.fromEntries(
+    DECISION_TYPES.Decision.map(({ name }) => [name, name === "documents" ? [...d.documents].map(String) : d[name]]),
+  );
+}
+
+/** The call's fields against the event, and against the chain just before the decision (replayed from events). */
+function fieldFindings(event: ChainEvent, d: Decision, before: ChainBefore | undefined, what: string): string[] {
+  const findings: string[] = [];
+  const differ = (field: string, call: unknown, recorded: unknown) =>
+    String(call).toLowerCase() !== String(recorded).toLowerCase() ? `${field} (call ${call}, event ${recorded})` : undefined;
+  const eventMask = Number(event.args.reviewedMask);
+  const count = before ? Math.max(-1, ...before.documents.keys()) + 1 : 0;
+  const everyDocument = (1 << count) - 1;
+  const callMask = Number(d.reviewedMask);
+  const againstEvent = [
+    differ("tokenId", d.tokenId, event.args.tokenId),
+    differ("departmentId", d.departmentId, event.args.departmentId),
+    differ("stage", d.stage, event.args.stage),
+    differ("decision", d.decision, event.args.decision),
+    differ("reasonCode", d.reasonCode, event.args.reasonCode),
+    differ("remarksHash", d.remarksHash, event.args.remarksHash),
+    // A mask of 0 means every document of the request: the event records them.
+    callMask === 0 && eventMask === everyDocument ? undefined : differ("reviewedMask", callMask, eventMask),
+  ].filter(Boolean);
+  if (againstEvent.length)
+    findings.push(`${what}: the call that made it differs from the recorded decision in ${againstEvent.join(", ")}`);
+
+  const againstChain: string[] = [];
+  if (!before || before.stage === undefined) againstChain.push("no stage had started");
+  else {
+    if (Number(d.stage) !== before.stage) againstChain.push(`stage ${d.stage} (current: ${before.stage})`);
+    if (BigInt(d.round as bigint) !== before.round)
+      againstChain.push(`round ${d.round} (the stage started at ${before.round})`);
   }
+  const documents = before?.documents ?? new Map();
+  const expected: string[] = [];
+  for (let docIndex = 0; docIndex < 16; docIndex++)
+    if ((eventMask >> docIndex) & 1) expected.push(documents.get(docIndex)?.sha256 ?? "(no such document)");
+  const named = (d.documents as string[]).map((h) => h.toLowerCase());
+  if (named.length !== expected.length || named.some((h, k) => h !== expected[k]))
+    againstChain.push(
+      `documents [${named.join(", ")}] (the latest anchored versions of the documents in mask ${eventMask}: [${expected.join(", ")}])`,
+    );
+  const word = BigInt(event.args.documentVersions);
+  const recordedCount = Number((word >> 8n) & 0xffn);
+  const versions = Array.from({ length: count }, (_, i) => Number((word >> BigInt(16 + 15 * i)) & 0x7fffn));
+  if (recordedCount !== count || versions.some((v, i) => v !== documents.get(i)?.version))
+    againstChain.push(
+      `the event's document versions (${recordedCount} documents, v${versions.join(", v")}) against the anchored ones (${count} documents, v${[...Array(count).keys()].map((i) => documents.get(i)?.version ?? 0).join(", v")})`,
+    );
+  if (againstChain.length)
+    findings.push(`${what} does not match the chain at block ${event.blockNumber}: ${againstChain.join("; ")}`);
+  return findings;
 }

@@ -11,8 +11,20 @@
  *
  * Decisions are checked against the wallet of their own point of the chain: the current wallet would wrongly
  * fail every decision made before a rotation, and wrongly pass one made by the new wallet before it took effect.
+ *
+ * Only the department can hand over a key it holds: a rotation away from a DEPARTMENT_HELD wallet that wallet did
+ * not consent to (DepartmentWalletConsented for that proposal, sent by it) marks the new wallet's period, and every
+ * decision in it is a finding. A consented change of a department-held department may skip the delay, as the
+ * contract allows. Also replayed here, because a decision is checked against them: each department's active flag
+ * (DepartmentActiveSet) and decision nonce (every DecisionRecorded of the department consumes one;
+ * DecisionNonceIncreased moves it), and each workflow version's stages (WorkflowStageRegistered). Who made each of
+ * these changes is checked from the transactions themselves (`callerFindings`): registrations, wallet proposals
+ * and workflow versions by the governance role holder of the time, with a valid key proof; consents and nonce
+ * increases by the department's wallet; activations by an ADMIN_ROLE holder. The contract refuses anything else,
+ * but the auditor does not take the code's word for it.
  */
-import { decodeBytes32String, getAddress } from "ethers";
+import { TypedDataEncoder, decodeBytes32String, getAddress, type Result } from "ethers";
+import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DEPARTMENT_KEY_TYPES } from "../../abis/index.ts";
 import {
   CUSTODY_NAMES,
   isoTime,
@@ -20,8 +32,10 @@ import {
   type DepartmentAudit,
   type WalletChangeAudit,
 } from "./auditRecord.ts";
-import { isBefore, type TimedEvent } from "./logReader.ts";
+import { approvalRegistryAbi } from "./contractViews.ts";
+import { isBefore, type ChainPosition, type TimedEvent } from "./logReader.ts";
 import type { RoleHistory, WalletTenure } from "./roleHistory.ts";
+import type { ContractCall, TransactionLookups } from "./transactionLookups.ts";
 
 export interface WalletPeriod {
   wallet: string;
@@ -32,6 +46,27 @@ export interface WalletPeriod {
   proposal: TimedEvent | null;
   /** A rotation that did not wait `walletDelay` after a pending proposal: every decision in the period is a finding. */
   early: boolean;
+  /** For a rotation: the wallet and custody it replaced. */
+  previous?: { wallet: string; custody: CustodyName };
+  /** For a rotation: the outgoing wallet consented to it (DepartmentWalletConsented after the proposal). */
+  consented?: boolean;
+  /** A DEPARTMENT_HELD wallet replaced by another without its consent: every decision in the period is a finding. */
+  unconsented: boolean;
+}
+
+/** A workflow stage as registered (WorkflowStageRegistered): its rule and its departments by position. */
+export interface WorkflowStage {
+  executionType: number; // 0 Sequential, 1 Parallel
+  completion: number; // 0 All, 1 Any, 2 Threshold
+  threshold: number;
+  mandatoryMask: number;
+  departmentIds: number[];
+}
+
+/** A value a department held from an event on (active flag, nonce). */
+interface Since<T> {
+  at: ChainPosition | null;
+  value: T;
 }
 
 interface Department {
@@ -39,19 +74,44 @@ interface Department {
   periods: WalletPeriod[];
   changes: WalletChangeAudit[];
   pending: TimedEvent | null;
+  /** DepartmentWalletConsented for the pending proposal. */
+  consent: TimedEvent | null;
+  active: Since<boolean>[];
+  nonces: Since<number>[];
+}
+
+/** An event whose caller the auditor checks from its transaction, and what the call must be. */
+interface Act {
+  event: TimedEvent;
+  fn: string;
+  matches: (args: Result) => boolean;
+  /** What the caller must be (undefined: it is), given the call. */
+  check: (from: string, args: Result) => Promise<string | undefined> | string | undefined;
 }
 
 export class DepartmentWallets {
   readonly #departments = new Map<number, Department>();
   readonly #findings: string[] = [];
+  readonly #stages = new Map<number, WorkflowStage[]>();
+  readonly #events: TimedEvent[];
 
   /**
    * `events`: the platform events in chain order (department events are picked out). `roles` answers whether a
    * canceller held ADMIN_ROLE on the approval registry at the time.
    */
   constructor(events: TimedEvent[], walletDelay: number, roles?: Pick<RoleHistory, "holdsAt">) {
+    this.#events = events;
     for (const event of events) {
-      if (!event.name.startsWith("DepartmentWallet") && event.name !== "DepartmentRegistered") continue;
+      if (event.name === "WorkflowStageRegistered") {
+        this.#stageRegistered(event);
+        continue;
+      }
+      const isDepartmentEvent =
+        event.name.startsWith("DepartmentWallet") ||
+        ["DepartmentRegistered", "DepartmentActiveSet", "DecisionRecorded", "DecisionNonceIncreased"].includes(
+          event.name,
+        );
+      if (!isDepartmentEvent) continue;
       const departmentId = Number(event.args.departmentId);
       const at = `block ${event.blockNumber} (${isoTime(event.time)}, tx ${event.transactionHash})`;
       if (event.name === "DepartmentRegistered") {
@@ -64,9 +124,60 @@ export class DepartmentWallets {
         continue;
       }
       if (event.name === "DepartmentWalletProposed") this.#proposed(department, event, at, walletDelay);
+      else if (event.name === "DepartmentWalletConsented") this.#consented(department, event, at);
       else if (event.name === "DepartmentWalletCancelled") this.#cancelled(department, event, at, roles);
       else if (event.name === "DepartmentWalletRotated") this.#rotated(department, event, at, walletDelay);
+      else if (event.name === "DepartmentActiveSet")
+        department.active.push({ at: event, value: Boolean(event.args.active) });
+      else if (event.name === "DecisionRecorded") this.#consumeNonce(department, event);
+      else if (event.name === "DecisionNonceIncreased") this.#nonceIncreased(department, event, at);
     }
+  }
+
+  #stageRegistered(event: TimedEvent): void {
+    const workflowId = Number(event.args.workflowId);
+    const stage = event.args.stage;
+    const count = Number(stage.departmentCount);
+    const ids = BigInt(stage.departmentIds);
+    const stages = this.#stages.get(workflowId) ?? [];
+    stages[Number(event.args.stageIndex)] = {
+      executionType: Number(stage.executionType),
+      completion: Number(stage.completion),
+      threshold: Number(stage.threshold),
+      mandatoryMask: Number(stage.mandatoryMask),
+      departmentIds: Array.from({ length: count }, (_, p) => Number((ids >> BigInt(16 * p)) & 0xffffn)),
+    };
+    this.#stages.set(workflowId, stages);
+  }
+
+  /** Every decision of the department, on any licence, consumes its nonce (decide and decideBySig alike). */
+  #consumeNonce(department: Department, event: TimedEvent): void {
+    department.nonces.push({ at: event, value: department.nonces.at(-1)!.value + 1 });
+  }
+
+  #nonceIncreased(department: Department, event: TimedEvent, at: string): void {
+    const current = department.nonces.at(-1)!.value;
+    const previous = Number(event.args.previousNonce);
+    const nonce = Number(event.args.nonce);
+    if (previous !== current)
+      this.#findings.push(
+        `${department.code}'s decision nonce was increased at ${at} from ${previous}, but its decisions had brought it to ${current}`,
+      );
+    if (nonce <= previous)
+      this.#findings.push(`${department.code}'s decision nonce went from ${previous} to ${nonce} at ${at}: it only moves forward`);
+    department.nonces.push({ at: event, value: nonce });
+  }
+
+  /** A consent names the pending proposal's wallet; the caller (the outgoing wallet) is checked from its transaction. */
+  #consented(department: Department, event: TimedEvent, at: string): void {
+    const wallet = getAddress(event.args.wallet);
+    if (!department.pending || getAddress(department.pending.args.wallet) !== wallet) {
+      this.#findings.push(
+        `${department.code}'s wallet consented at ${at} to a change to ${wallet}, but ${department.pending ? `the pending proposal was ${getAddress(department.pending.args.wallet)}` : "none was pending"}`,
+      );
+      return;
+    }
+    department.consent = event;
   }
 
   #registered(event: TimedEvent, departmentId: number, at: string): void {
@@ -77,9 +188,14 @@ export class DepartmentWallets {
     const custody = custodyName(event.args.custody);
     this.#departments.set(departmentId, {
       code: codeText(event.args.code),
-      periods: [{ wallet: getAddress(event.args.wallet), custody, since: event, proposal: null, early: false }],
+      periods: [
+        { wallet: getAddress(event.args.wallet), custody, since: event, proposal: null, early: false, unconsented: false },
+      ],
       changes: [walletChange(event, "REGISTERED", { custody })],
       pending: null,
+      consent: null,
+      active: [{ at: event, value: true }],
+      nonces: [{ at: null, value: 0 }],
     });
   }
 
@@ -95,6 +211,8 @@ export class DepartmentWallets {
     // A new proposal replaces a pending one (the contract keeps one pending change per department).
     if (department.pending) department.changes.at(-1)!.replacedBy = event.transactionHash;
     department.pending = event;
+    // A consent was to the proposal it named: a new proposal needs its own.
+    department.consent = null;
     department.changes.push(walletChange(event, "PROPOSED", { custody, effectiveAt: isoTime(effectiveAt) }));
   }
 
@@ -115,6 +233,7 @@ export class DepartmentWallets {
       );
     }
     department.pending = null;
+    department.consent = null;
     department.changes.push(walletChange(event, "CANCELLED", { by }));
   }
 
@@ -131,11 +250,25 @@ export class DepartmentWallets {
         `${name}'s wallet rotated at ${at} says it replaced ${previous}, but the replayed wallet was ${current.wallet}`,
       );
     }
-    const problems = rotationProblems({ name, wallet, custody, at, event, proposal, walletDelay });
+    const consented = department.consent !== null;
+    // The contract lets only a department that holds its key waive the delay by consenting.
+    const waived = consented && current.custody === "DEPARTMENT_HELD";
+    const problems = rotationProblems({ name, wallet, custody, at, event, proposal, walletDelay, waived });
     this.#findings.push(...problems);
     const early = problems.length > 0;
-    department.periods.push({ wallet, custody, since: event, proposal, early });
+    const unconsented = current.custody === "DEPARTMENT_HELD" && wallet !== current.wallet && !consented;
+    department.periods.push({
+      wallet,
+      custody,
+      since: event,
+      proposal,
+      early,
+      previous: { wallet: current.wallet, custody: current.custody },
+      consented,
+      unconsented,
+    });
     department.pending = null;
+    department.consent = null;
     department.changes.push(
       walletChange(event, "ROTATED", {
         custody,
@@ -143,6 +276,7 @@ export class DepartmentWallets {
         proposedAt: proposal ? isoTime(proposal.time) : null,
         waitedSeconds: proposal ? event.time - proposal.time : null,
         delayRespected: !early,
+        consented,
       }),
     );
   }
@@ -168,6 +302,120 @@ export class DepartmentWallets {
 
   walletAt(departmentId: number, event: { blockNumber: number; logIndex: number }): string | undefined {
     return this.periodAt(departmentId, event)?.wallet;
+  }
+
+  /** Whether the department could decide just before `event` (registered and not deactivated since). */
+  activeAt(departmentId: number, event: ChainPosition): boolean {
+    return valueAt(this.#departments.get(departmentId)?.active ?? [], event) ?? false;
+  }
+
+  /** The department's next decision nonce just before `event`, replayed from its decisions and nonce increases. */
+  nonceAt(departmentId: number, event: ChainPosition): number | undefined {
+    return valueAt(this.#departments.get(departmentId)?.nonces ?? [], event);
+  }
+
+  /** A workflow version's stages as registered (undefined: no WorkflowStageRegistered for it). */
+  stagesOf(workflowId: number): WorkflowStage[] | undefined {
+    return this.#stages.get(workflowId);
+  }
+
+  /**
+   * Who made each change of who decides, from its transaction (the node's call trace, or the transaction or the
+   * Safe call that carried it): registrations, wallet proposals and workflow versions by the governance role
+   * holder of the time, each new wallet's key proof its own signature; consents and nonce increases by the
+   * department's wallet of the time; activation flags by an ADMIN_ROLE holder. A change whose call cannot be
+   * found is a finding: it cannot be verified.
+   */
+  async callerFindings(
+    lookups: Pick<TransactionLookups, "callsTo" | "eip712Domain" | "isSignedBy">,
+    roles: Pick<RoleHistory, "holdsAt">,
+  ): Promise<string[]> {
+    const governance = (what: string, event: TimedEvent) => (from: string) =>
+      roles.holdsAt("ApprovalRegistry", "DEFAULT_ADMIN_ROLE", from, event)
+        ? undefined
+        : `${what} was made by ${from}, which did not hold DEFAULT_ADMIN_ROLE (governance) on the approval registry then`;
+    const keyProof = async (event: TimedEvent, args: Result) => {
+      const domain = await lookups.eip712Domain(event.address, event.blockNumber);
+      if (!domain) return "the registry's EIP-712 domain (eip712Domain) could not be read";
+      const digest = TypedDataEncoder.hash(typedDomain(domain), DEPARTMENT_KEY_TYPES, {
+        code: args.code,
+        wallet: args.wallet,
+        custody: args.custody,
+      });
+      return (await lookups.isSignedBy(getAddress(args.wallet), digest, args.keyProof, event.blockNumber))
+        ? undefined
+        : `its key proof is not ${getAddress(args.wallet)}'s signature of DepartmentKey`;
+    };
+    const acts: Act[] = [];
+    for (const event of this.#events) {
+      // Workflow and role events carry no department id (and ethers' Result throws on an unknown name).
+      const departmentId = event.name.startsWith("Department") || event.name === "DecisionNonceIncreased" ? Number(event.args.departmentId) : 0;
+      const department = this.#departments.get(departmentId);
+      const code = department?.code ?? `#${departmentId}`;
+      const at = `block ${event.blockNumber} (tx ${event.transactionHash})`;
+      const sameCode = (args: Result) => codeText(args.code) === code;
+      if (event.name === "DepartmentRegistered" || event.name === "DepartmentWalletProposed") {
+        const what =
+          event.name === "DepartmentRegistered"
+            ? `the registration of ${code} with wallet ${getAddress(event.args.wallet)} at ${at}`
+            : `the wallet change of ${code} to ${getAddress(event.args.wallet)} proposed at ${at}`;
+        acts.push({
+          event,
+          fn: event.name === "DepartmentRegistered" ? "registerDepartment" : "proposeDepartmentWallet",
+          matches: (args) => sameCode(args) && getAddress(args.wallet) === getAddress(event.args.wallet),
+          check: async (from, args) => {
+            const problems = [governance(what, event)(from)];
+            if (Number(args.custody) !== Number(event.args.custody))
+              problems.push(`${what}: the call asked for custody ${custodyName(args.custody)}, the event says ${custodyName(event.args.custody)}`);
+            const proof = await keyProof(event, args);
+            if (proof) problems.push(`${what}: ${proof}`);
+            return problems.filter(Boolean).join("; ") || undefined;
+          },
+        });
+      } else if (event.name === "WorkflowRegistered") {
+        const what = `workflow version ${event.args.workflowId} registered at ${at}`;
+        acts.push({
+          event,
+          fn: "registerWorkflow",
+          matches: (args) => String(args.workflowType).toLowerCase() === String(event.args.workflowType).toLowerCase(),
+          check: governance(what, event),
+        });
+      } else if (event.name === "DepartmentWalletConsented" || event.name === "DecisionNonceIncreased") {
+        const wallet = this.walletAt(departmentId, event);
+        const what =
+          event.name === "DepartmentWalletConsented"
+            ? `the consent to ${code}'s wallet change to ${getAddress(event.args.wallet)} at ${at}`
+            : `the increase of ${code}'s decision nonce to ${event.args.nonce} at ${at}`;
+        acts.push({
+          event,
+          fn: event.name === "DepartmentWalletConsented" ? "consentDepartmentWallet" : "increaseDecisionNonce",
+          matches: (args) =>
+            event.name === "DepartmentWalletConsented" ? sameCode(args) : BigInt(args.nonce) === BigInt(event.args.nonce),
+          check: (from) =>
+            from === wallet ? undefined : `${what} was sent by ${from}, not by the department's wallet ${wallet ?? "(none)"}`,
+        });
+      } else if (event.name === "DepartmentActiveSet") {
+        const what = `${code} was ${event.args.active ? "activated" : "deactivated"} at ${at}`;
+        acts.push({
+          event,
+          fn: "setDepartmentActive",
+          matches: (args) => sameCode(args) && Boolean(args.active) === Boolean(event.args.active),
+          check: (from) =>
+            roles.holdsAt("ApprovalRegistry", "ADMIN_ROLE", from, event)
+              ? undefined
+              : `${what} by ${from}, which did not hold ADMIN_ROLE on the approval registry then`,
+        });
+      }
+    }
+    const results = await Promise.all(acts.map((act) => this.#checkAct(act, lookups)));
+    return results.filter((r): r is string => Boolean(r));
+  }
+
+  async #checkAct(act: Act, lookups: Pick<TransactionLookups, "callsTo">): Promise<string | undefined> {
+    const { event } = act;
+    const found = await registryCall(lookups, event, act.fn, act.matches);
+    if (typeof found === "string") return found;
+    return act.check(found.from, found.args);
   }
 
   /** The wallet and custody after every rotation: must equal `departmentRecord(id)` at the audited block. */
@@ -237,6 +485,73 @@ function walletChange(
   };
 }
 
+/** The value of a history just before `event`. */
+function valueAt<T>(history: Since<T>[], event: ChainPosition): T | undefined {
+  let found: T | undefined;
+  for (const entry of history) {
+    if (entry.at && !isBefore(entry.at, event)) break;
+    found = entry.value;
+  }
+  return found;
+}
+
+/** The typed-data domain of the registry's eip712Domain() answer, salt included. */
+export function typedDomain(domain: { name: string; version: string; chainId: bigint; verifyingContract: string; salt: string }) {
+  return {
+    name: domain.name,
+    version: domain.version,
+    chainId: domain.chainId,
+    verifyingContract: domain.verifyingContract,
+    salt: domain.salt,
+  };
+}
+
+/** Why the registry's domain is not the one decisions must be signed in (the deployment's chain and registry). */
+export function domainProblem(
+  domain: { name: string; version: string; chainId: bigint; verifyingContract: string; fields: number },
+  chainId: number,
+  registry: string,
+): string | undefined {
+  const problems: string[] = [];
+  if (domain.name !== DECISION_DOMAIN_NAME || domain.version !== DECISION_DOMAIN_VERSION)
+    problems.push(`name and version ${domain.name} ${domain.version}`);
+  if (domain.chainId !== BigInt(chainId)) problems.push(`chain id ${domain.chainId}`);
+  if (getAddress(domain.verifyingContract) !== getAddress(registry)) problems.push(`verifying contract ${domain.verifyingContract}`);
+  if (domain.fields !== 0x1f) problems.push(`fields 0x${domain.fields.toString(16)}`);
+  return problems.length ? `the registry's eip712Domain() says ${problems.join(", ")}` : undefined;
+}
+
+/**
+ * The call to the approval registry (the event's emitter) in the event's transaction that made it: a `fn` call
+ * whose arguments `matches`, with its caller. A string when it cannot be found (the finding to report).
+ */
+export async function registryCall(
+  lookups: Pick<TransactionLookups, "callsTo">,
+  event: { address: string; transactionHash: string; blockNumber: number; name: string },
+  fn: string | string[],
+  matches: (args: Result, name: string) => boolean,
+): Promise<{ from: string; args: Result; name: string } | string> {
+  const names = Array.isArray(fn) ? fn : [fn];
+  const { calls, how } = await lookups.callsTo(event.transactionHash, event.address);
+  const what = `${event.name} at block ${event.blockNumber} (tx ${event.transactionHash})`;
+  if (!calls)
+    return `cannot verify ${what}: the node has no call trace and the transaction is neither a call to the approval registry nor a Safe's call to it`;
+  for (const call of calls) {
+    const parsed = parseRegistryCall(call);
+    if (parsed && names.includes(parsed.name) && matches(parsed.args, parsed.name))
+      return { from: call.from, args: parsed.args, name: parsed.name };
+  }
+  return `cannot verify ${what}: no ${names.join(" or ")} call that made it is in the transaction (${how === "trace" ? "call trace" : "transaction input"})`;
+}
+
+function parseRegistryCall(call: ContractCall) {
+  try {
+    return approvalRegistryAbi.parseTransaction({ data: call.input }) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Why a rotation came early: no pending proposal, another wallet or custody than proposed, or the delay not waited. */
 function rotationProblems(rotation: {
   name: string;
@@ -246,8 +561,10 @@ function rotationProblems(rotation: {
   event: TimedEvent;
   proposal: TimedEvent | null;
   walletDelay: number;
+  /** The outgoing department-held wallet consented: the contract lets the change take effect at once. */
+  waived?: boolean;
 }): string[] {
-  const { name, wallet, custody, at, event, proposal, walletDelay } = rotation;
+  const { name, wallet, custody, at, event, proposal, walletDelay, waived } = rotation;
   if (!proposal) {
     return [
       `${name}'s wallet became ${wallet} (${custody}) at ${at} with no pending proposal: a wallet change must be proposed and wait ${walletDelay} s in public`,
@@ -261,7 +578,7 @@ function rotationProblems(rotation: {
       `${name}'s wallet became ${wallet} (${custody}) at ${at}, but the pending proposal was ${proposed} (${custodyName(proposal.args.custody)})`,
     );
   }
-  if (waitedSeconds < walletDelay || event.time < Number(proposal.args.effectiveAt)) {
+  if (!waived && (waitedSeconds < walletDelay || event.time < Number(proposal.args.effectiveAt))) {
     problems.push(
       `${name}'s wallet became ${wallet} at ${at}, ${waitedSeconds} s after its proposal (block ${proposal.blockNumber}, tx ${proposal.transactionHash}): the wallet delay is ${walletDelay} s`,
     );

@@ -8,8 +8,8 @@
  *   recomputed from the decisions standing at that moment against the stage's rule as registered (ALL / ANY /
  *   THRESHOLD, mandatory departments, no approval awaiting review again), so the event is not taken on trust;
  * - the approvals standing at issuance covered the latest version of every document they covered (an older one
- *   is an approval a new version should have invalidated), and none of them predates a document added while its
- *   stage was under review without covering it (that document should have invalidated it).
+ *   is an approval a new version should have invalidated), and none of them predates a document added while the
+ *   request was under review without covering it (that document should have invalidated it, in whatever stage).
  */
 import { getAddress } from "ethers";
 import { stageNumber } from "../../abis/index.ts";
@@ -183,13 +183,14 @@ function approvalsAtIssuance(
         );
       }
     }
+    // A document added under review reopens every approval of every stage reached, not only its own stage's.
     for (const added of anchored.filter(
-      (e) => Number(e.args.version) === 1 && isBefore(position(d), e) && stageAt(e) === d.stage,
+      (e) => Number(e.args.version) === 1 && isBefore(position(d), e) && stageAt(e) !== undefined,
     )) {
       const index = Number(added.args.docIndex);
       if (!d.reviewed.some((r) => r.docIndex === index)) {
         findings.push(
-          `the approval of ${d.departmentCode} in stage ${d.stage} (tx ${d.transactionHash}) stood at issuance although ${docType(index)} was added under review in its stage afterwards (tx ${added.transactionHash}): it should have been invalidated`,
+          `the approval of ${d.departmentCode} in stage ${d.stage} (tx ${d.transactionHash}) stood at issuance although ${docType(index)} was added under review afterwards (tx ${added.transactionHash}): it should have been invalidated`,
         );
       }
     }
@@ -198,7 +199,7 @@ function approvalsAtIssuance(
   return approvals;
 }
 
-type Position = "PENDING" | "APPROVED" | "OTHER" | "REVIEW_REQUIRED";
+export type Position = "PENDING" | "APPROVED" | "OTHER" | "REVIEW_REQUIRED";
 
 /** Each department's standing in `stage` just before `at`: its last decision, unless invalidated or retried since. */
 function positionsAt(events: ChainEvent[], stage: number, at: ChainEvent): Map<number, Position> {
@@ -214,7 +215,7 @@ function positionsAt(events: ChainEvent[], stage: number, at: ChainEvent): Map<n
 }
 
 /** Why `positions` do not complete the stage under `rule` (the approval registry's `_isComplete`), or undefined. */
-function stageRuleUnmet(rule: StageRule | undefined, positions: Map<number, Position>): string | undefined {
+export function stageRuleUnmet(rule: StageRule | undefined, positions: Map<number, Position>): string | undefined {
   if (!rule) return "the workflow has no such stage";
   const awaiting = rule.departmentIds.filter((d) => positions.get(d) === "REVIEW_REQUIRED");
   if (awaiting.length) return `department${awaiting.length > 1 ? "s" : ""} ${awaiting.join(", ")} had to review again`;

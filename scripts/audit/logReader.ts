@@ -40,6 +40,7 @@ const TOKEN_EVENTS: [Interface, keyof Deployment["contracts"], string[]][] = [
       "StageCompleted",
       "StageReopened",
       "StageRetried",
+      "DecisionsReset",
       "StageEscalated",
       "EscalationResolved",
       "StageTimedOut",
@@ -58,7 +59,14 @@ const PLATFORM_EVENTS: [Interface, string[]][] = [
       "DepartmentWalletProposed",
       "DepartmentWalletCancelled",
       "DepartmentWalletRotated",
+      "DepartmentWalletConsented",
       "DepartmentActiveSet",
+      // Who decides, replayed by the decision checks: each department's nonce (every decision on any licence
+      // consumes one) and each workflow version's stages.
+      "DecisionRecorded",
+      "DecisionNonceIncreased",
+      "WorkflowRegistered",
+      "WorkflowStageRegistered",
     ],
   ],
 ];

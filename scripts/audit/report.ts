@@ -166,7 +166,7 @@ function licenceLines(l: LicenceAudit, contracts: ChainAudit["contracts"]): stri
     lines.push(
       `    stage ${d.stage}  ${d.departmentCode}  ${d.decision}${d.reasonCode ? ` (reason ${d.reasonCode})` : ""}  ${fate}  reviewed ${reviewed}`,
       `      ${d.timestamp}  block ${d.blockNumber}  tx ${d.transactionHash}`,
-      `      signer ${d.signer} ${d.custody} ${d.route === "RELAYED" ? `relayed by ${d.sender}` : `sent by ${d.sender}`}  department wallet ${d.departmentWallet} ${d.departmentCustody ?? ""}  ${d.walletMatches ? "wallet ok" : "WALLET MISMATCH"}`,
+      `      ${d.signedBy}  signer ${d.signer} ${d.custody} ${d.route === "RELAYED" ? `relayed by ${d.sender}` : `sent by ${d.sender}`}  department wallet ${d.departmentWallet} ${d.departmentCustody ?? ""}  ${d.walletMatches ? "wallet ok" : "WALLET MISMATCH"}`,
     );
   }
   lines.push(`  standing approvals (${l.approvals.length})`);

@@ -1,8 +1,10 @@
 /**
  * Block times, transactions and contract code, each asked of the node once: many events share a block, and every
- * decision needs its transaction (who sent it, to what, with which input).
+ * decision needs its transaction (who sent it, to what, with which input). Also the calls a transaction made to
+ * a contract, with their callers: a decision or a registration made inside a Safe's execTransaction is a call
+ * from the Safe, which the transaction's own sender and input do not show.
  */
-import { Interface, getAddress, type JsonRpcProvider } from "ethers";
+import { Interface, getAddress, recoverAddress, type JsonRpcProvider } from "ethers";
 import { isoTime } from "./auditRecord.ts";
 import type { ChainEvent, TimedEvent } from "./logReader.ts";
 
@@ -13,12 +15,55 @@ export interface TransactionFacts {
   data: string;
 }
 
+/** One call a transaction made to a contract (not reverted): who made it and with which input. */
+export interface ContractCall {
+  from: string;
+  input: string;
+}
+
+/**
+ * The calls a transaction made to a contract, and how the auditor knows them: the node's call trace, or (a node
+ * without tracing) the transaction itself when it was sent to the contract, or the inner call of a Safe's
+ * execTransaction. `calls` is null when neither can say (a finding: the call cannot be verified).
+ */
+export interface CallsTo {
+  calls: ContractCall[] | null;
+  how: "trace" | "transaction" | "safe" | "unknown";
+}
+
+/** The EIP-712 domain the registry reports (EIP-5267). */
+export interface Eip712Domain {
+  fields: number;
+  name: string;
+  version: string;
+  chainId: bigint;
+  verifyingContract: string;
+  salt: string;
+}
+
 const erc1271 = new Interface(["function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)"]);
+const erc5267 = new Interface([
+  "function eip712Domain() view returns (bytes1 fields, string name, string version, uint256 chainId, address verifyingContract, bytes32 salt, uint256[] extensions)",
+]);
+const safe = new Interface([
+  "function execTransaction(address to, uint256 value, bytes data, uint8 operation, uint256 safeTxGas, uint256 baseGas, uint256 gasPrice, address gasToken, address refundReceiver, bytes signatures) payable returns (bool)",
+]);
+
+interface TraceFrame {
+  type: string;
+  from: string;
+  to?: string;
+  input: string;
+  error?: string;
+  calls?: TraceFrame[];
+}
 
 export class TransactionLookups {
   readonly #provider: JsonRpcProvider;
   readonly #times = new Map<number, Promise<number>>();
   readonly #transactions = new Map<string, Promise<TransactionFacts>>();
+  readonly #traces = new Map<string, Promise<TraceFrame | null>>();
+  readonly #domains = new Map<string, Promise<Eip712Domain | null>>();
 
   constructor(provider: JsonRpcProvider) {
     this.#provider = provider;
@@ -76,5 +121,85 @@ export class TransactionLookups {
     } catch {
       return false;
     }
+  }
+
+  /** Whether `signature` over `digest` is `signer`'s at `blockNumber`: ECDSA for a key, EIP-1271 for a contract. */
+  async isSignedBy(signer: string, digest: string, signature: string, blockNumber: number): Promise<boolean> {
+    if (await this.hasCode(signer, blockNumber)) return this.isValidSignature(signer, digest, signature, blockNumber);
+    try {
+      return recoverAddress(digest, signature) === getAddress(signer);
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * The calls `transactionHash` made to `target` that took effect, in execution order, with their callers. From
+   * the node's call trace (debug_traceTransaction, callTracer) when it has one; otherwise the transaction itself
+   * if it was sent to `target`, or the inner call of a Safe's execTransaction (a plain CALL) to `target`.
+   */
+  async callsTo(transactionHash: string, target: string): Promise<CallsTo> {
+    const to = getAddress(target);
+    const trace = await this.#trace(transactionHash);
+    if (trace) {
+      const calls: ContractCall[] = [];
+      const walk = (frame: TraceFrame) => {
+        // A reverted frame's effects (and those of every call under it) are undone: no event came from it.
+        if (frame.error) return;
+        if (frame.type === "CALL" && frame.to && getAddress(frame.to) === to)
+          calls.push({ from: getAddress(frame.from), input: frame.input });
+        for (const child of frame.calls ?? []) walk(child);
+      };
+      walk(trace);
+      return { calls, how: "trace" };
+    }
+    const tx = await this.transactionOf(transactionHash);
+    if (tx.to === to) return { calls: [{ from: tx.from, input: tx.data }], how: "transaction" };
+    if (tx.to && tx.data.startsWith(safe.getFunction("execTransaction")!.selector)) {
+      try {
+        const exec = safe.decodeFunctionData("execTransaction", tx.data);
+        if (getAddress(exec.to) === to && Number(exec.operation) === 0)
+          return { calls: [{ from: tx.to, input: exec.data }], how: "safe" };
+      } catch {
+        // not a Safe call after all
+      }
+    }
+    return { calls: null, how: "unknown" };
+  }
+
+  #trace(transactionHash: string): Promise<TraceFrame | null> {
+    let trace = this.#traces.get(transactionHash);
+    if (!trace) {
+      trace = this.#provider
+        .send("debug_traceTransaction", [transactionHash, { tracer: "callTracer" }])
+        .then((frame: TraceFrame) => (frame && typeof frame.type === "string" ? frame : null))
+        .catch(() => null);
+      this.#traces.set(transactionHash, trace);
+    }
+    return trace;
+  }
+
+  /** The registry's EIP-5267 domain at `blockNumber` (null if it has none or the call fails). */
+  eip712Domain(contract: string, blockNumber: number): Promise<Eip712Domain | null> {
+    const key = `${contract}@${blockNumber}`;
+    let domain = this.#domains.get(key);
+    if (!domain) {
+      domain = this.#provider
+        .call({ to: contract, data: erc5267.encodeFunctionData("eip712Domain", []), blockTag: blockNumber })
+        .then((answer) => {
+          const d = erc5267.decodeFunctionResult("eip712Domain", answer);
+          return {
+            fields: Number(d.fields),
+            name: d.name as string,
+            version: d.version as string,
+            chainId: BigInt(d.chainId),
+            verifyingContract: getAddress(d.verifyingContract),
+            salt: String(d.salt).toLowerCase(),
+          };
+        })
+        .catch(() => null);
+      this.#domains.set(key, domain);
+    }
+    return domain;
   }
 }

@@ -280,10 +280,10 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
     expect(ok).to.deep.equal([]);
   });
 
-  it("flags an approval standing at issuance that predates a document added under review in its stage", function () {
+  it("flags every approval standing at issuance that predates a document added under review, in whatever stage", function () {
     const { events, decisions } = history();
-    // A third document added in stage 2 after D2's approval (same block, before the issuance): the registry's
-    // rule invalidates stage 2's approvals, so D2's approval cannot stand at issuance. Stage 1's can.
+    // A third document added in stage 2 after D2's approval (same block, before the issuance): the registry's rule
+    // invalidates the approvals of every stage reached, so neither D1's (stage 1) nor D2's can stand at issuance.
     const added = { ...anchored(22, 2, 1), logIndex: 2 };
     const findings: string[] = [];
     auditIssuance(
@@ -295,10 +295,11 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
       roles,
       findings,
     );
-    expect(findings).to.have.length(1);
+    expect(findings).to.have.length(2);
     expect(findings[0])
-      .to.include("the approval of D2 in stage 2")
-      .and.include("document #2 was added under review in its stage afterwards");
+      .to.include("the approval of D1 in stage 1")
+      .and.include("document #2 was added under review afterwards");
+    expect(findings[1]).to.include("the approval of D2 in stage 2");
   });
 
   it("flags a review status change not made by the approval registry, and an admin transition by a non-admin", function () {
