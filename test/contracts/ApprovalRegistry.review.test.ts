@@ -276,7 +276,7 @@ describe("ApprovalRegistry", function () {
     });
 
     describe("when a reviewed document got a new version before the decision was mined", function () {
-      it("reverts with ReviewStaleDocuments naming the document, the version reviewed and the latest", async function () {
+      it("reverts with ReviewStaleDocuments naming the document and the hash reviewed", async function () {
         const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
         const { documents, registry, departments } = platform;
         // The department reviews the versions it has in front of it, then an update races its approval.
@@ -287,14 +287,14 @@ describe("ApprovalRegistry", function () {
         for (const mask of [0b010, 0b111, 0]) {
           await expect(registry.connect(departments.A).approve(1n, mask, reviewed, REMARKS))
             .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
-            .withArgs(1n, 1, 1, 2);
+            .withArgs(1n, 1, sha("doc-1-v1"));
         }
         await expect(registry.connect(departments.A).reject(1n, 1, 0b010, reviewed, REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
-          .withArgs(1n, 1, 1, 2);
+          .withArgs(1n, 1, sha("doc-1-v1"));
         await expect(registry.connect(departments.A).requestChanges(1n, 0b010, reviewed, REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
-          .withArgs(1n, 1, 1, 2);
+          .withArgs(1n, 1, sha("doc-1-v1"));
         expect((await registry.decisionsOf(1n, 0))[1]).to.deep.equal([Decision.Pending, Decision.Pending]);
 
         // Having looked at version 2, the department approves it: the versions it named are on chain.
@@ -332,7 +332,7 @@ describe("ApprovalRegistry", function () {
         }
         await expect(registry.connect(departments.A).approve(1n, 0b100, reviewed, REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
-          .withArgs(1n, 2, 1, 2);
+          .withArgs(1n, 2, sha("doc-2-v1"));
         expect((await registry.decisionsOf(1n, 0))[1]).to.deep.equal([Decision.Pending, Decision.Pending]);
       });
 
@@ -359,13 +359,13 @@ describe("ApprovalRegistry", function () {
       });
     });
 
-    describe("when the versions named are newer than the latest", function () {
-      it("reverts with ReviewStaleDocuments", async function () {
+    describe("when a hash named was never anchored for the document", function () {
+      it("reverts with ReviewStaleDocuments naming that hash", async function () {
         const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
         const named = withVersion(await documents.packedDocumentsOf(1n), 2, 5n);
         await expect(registry.connect(departments.A).approve(1n, 0b100, named, REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
-          .withArgs(1n, 2, 5, 1);
+          .withArgs(1n, 2, ethers.id("never anchored: document 2 version 5"));
       });
     });
 
@@ -1464,7 +1464,7 @@ describe("ApprovalRegistry", function () {
         await newVersion(platform, 2);
         await expect(registry.connect(departments.A).approve(1n, 0, reviewed, REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
-          .withArgs(1n, 2, 1, 2);
+          .withArgs(1n, 2, sha("doc-2-v1"));
       });
     });
 
@@ -1514,17 +1514,28 @@ describe("ApprovalRegistry", function () {
         expect((await registry.decisionsOf(1n, 0)).reviewedMasks).to.deep.equal([0b111n, 0n]);
       });
 
-      it("leaves the approvals of completed stages alone", async function () {
+      it("reopens the approvals of completed stages too, and review goes back to the earliest", async function () {
+        // A new document added in stage 2 was never in front of stage 1's departments: their approvals cannot
+        // stand over it, whichever anchoring call the operator chose.
         const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
         const { documents, registry, operator, departments } = platform;
         for (const name of ["A", "B", "C"] as const) {
           await registry.connect(departments[name]).approve(1n, 0, await documents.packedDocumentsOf(1n), REMARKS);
         }
         const tx = documents.connect(operator).anchorDocument(1n, uuid(4), code("DOC_3"), sha("doc-3-v1"));
-        expect(await eventsOf(tx, registry, "ReviewInvalidated")).to.deep.equal([[1n, ID.C, 1n, 3n, 1n]]);
-        expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.Approved, Decision.Approved]);
+        expect(await eventsOf(tx, registry, "ReviewInvalidated")).to.deep.equal([
+          [1n, ID.A, 0n, 3n, 1n],
+          [1n, ID.B, 0n, 3n, 1n],
+          [1n, ID.C, 1n, 3n, 1n],
+        ]);
+        await expect(tx).to.emit(registry, "StageReopened").withArgs(1n, 1, 0);
+        expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([
+          Decision.ReviewRequired,
+          Decision.ReviewRequired,
+        ]);
         expect((await registry.decisionsOf(1n, 1)).statuses).to.deep.equal([Decision.ReviewRequired, Decision.Pending]);
-        expect((await registry.progressOf(1n)).stage).to.equal(1n);
+        expect((await registry.progressOf(1n)).stage).to.equal(0n);
+        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
       });
 
       it("invalidates the stage's approvals while the request awaits resubmission", async function () {

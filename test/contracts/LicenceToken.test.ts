@@ -63,9 +63,11 @@ async function deployTokenWithRegistrySigner() {
     "https://verify.example/",
     deployer.address,
   ]);
-  await token.setApprovalRegistry(registrySigner.address);
+  // Roles first: once wired, a grant asks the registry whether the grantee is a department wallet, and this
+  // stand-in registry is a plain account.
   await token.grantRole(ROLES.OPERATOR, operator.address);
   await token.grantRole(ROLES.ADMIN, admin.address);
+  await token.setApprovalRegistry(registrySigner.address);
   await token.connect(registrySigner).setActiveWorkflow(BUILDING_PERMIT, WORKFLOW_ID);
   return { ...platform, platformToken: platform.token, token, registrySigner };
 }

@@ -11,8 +11,11 @@ import {
   DocumentRegistryPhase,
   LicenceTokenStatus,
   LicenceTokenValidity,
+  DECISION_TYPES,
+  DEPARTMENT_KEY_TYPES,
   ROLES as GENERATED_ROLES,
 } from "../../../abis/index.ts";
+import type { ApprovalRegistry } from "../../../types/ethers-contracts/index.ts";
 
 /** One in-process chain for the contract tests (snapshotted per test by loadFixture). */
 export const connection = await network.create();
@@ -78,6 +81,203 @@ export const VALIDITY_SECONDS = 365n * 24n * 3600n;
 /** A salted commitment to an applicant's identity, as the API records it at mint. */
 export const COMMITMENT = ethers.id("applicant-commitment");
 
+type Signer = Awaited<ReturnType<typeof ethers.getSigners>>[number];
+type TypedDataSigner = { signTypedData: Signer["signTypedData"] };
+
+/** The registry's EIP-712 domain, as wallets discover it (EIP-5267 eip712Domain()). */
+export async function domainOf(registry: { eip712Domain(): Promise<unknown[]> }) {
+  const [, name, version, chainId, verifyingContract, salt] = (await registry.eip712Domain()) as [
+    string,
+    string,
+    string,
+    bigint,
+    string,
+    string,
+  ];
+  return { name, version, chainId, verifyingContract, salt };
+}
+
+/** `wallet`'s proof that it holds its key: its signature of DepartmentKey(code, wallet, custody) in the registry's domain. */
+export async function keyProof(
+  registry: { eip712Domain(): Promise<unknown[]> },
+  signer: TypedDataSigner,
+  departmentCode: string,
+  wallet: string,
+  custody: bigint | number,
+) {
+  return signer.signTypedData(await domainOf(registry), DEPARTMENT_KEY_TYPES, {
+    code: departmentCode,
+    wallet,
+    custody,
+  });
+}
+
+/** The SHA-256 of every version of every document of `tokenId`, by document index then version (from the events). */
+export async function anchoredHashes(documentsAddress: string, tokenId: bigint) {
+  const documents = await ethers.getContractAt("DocumentRegistry", documentsAddress);
+  const byIndex = new Map<number, Map<number, string>>();
+  for (const log of await documents.queryFilter(documents.filters.DocumentAnchored(tokenId))) {
+    const { docIndex, version, sha256Hash } = log.args;
+    const versions = byIndex.get(Number(docIndex)) ?? new Map<number, string>();
+    versions.set(Number(version), sha256Hash);
+    byIndex.set(Number(docIndex), versions);
+  }
+  return byIndex;
+}
+
+export interface DecisionFields {
+  tokenId: bigint;
+  departmentId: bigint | number;
+  stage: bigint | number;
+  round: bigint | number;
+  decision: bigint | number;
+  reasonCode: bigint | number;
+  reviewedMask: bigint | number;
+  documents: string[];
+  remarksHash: string;
+  nonce: bigint | number;
+  deadline: bigint | number;
+}
+
+/**
+ * The decision a department has in front of it now: the request's current stage and round, the latest hashes of
+ * the documents of `reviewedMask` (every document when 0), the department's next nonce and a deadline an hour
+ * ahead; `overrides` changes any field.
+ */
+export async function decisionFor(
+  registry: ApprovalRegistry,
+  departmentId: bigint | number,
+  tokenId: bigint,
+  fields: Partial<DecisionFields> & { decision: bigint | number },
+): Promise<DecisionFields> {
+  const progress = await registry.progressOf(tokenId);
+  const documentsAddress = await registry.documentRegistry();
+  const documents = await ethers.getContractAt("DocumentRegistry", documentsAddress);
+  const [, count, latest] = await documents.documentsOf(tokenId);
+  const mask = Number(fields.reviewedMask ?? 0);
+  const hashes = await anchoredHashes(documentsAddress, tokenId);
+  const covered = [...Array(Number(count)).keys()].filter((i) => mask === 0 || (mask >> i) & 1);
+  let nonce = 0n;
+  if (departmentId !== 0 && departmentId !== 0n) {
+    nonce = (await registry.departmentRecord(departmentId)).nonce;
+  }
+  const now = BigInt((await ethers.provider.getBlock("latest"))!.timestamp);
+  return {
+    tokenId,
+    departmentId,
+    stage: progress.stage,
+    round: progress.stageStartedAt,
+    reasonCode: 0,
+    reviewedMask: mask,
+    documents: covered.map((i) => hashes.get(i)!.get(Number(latest[i]))!),
+    remarksHash: ethers.ZeroHash,
+    nonce,
+    deadline: now + 3600n,
+    ...fields,
+  };
+}
+
+/** A department wallet's signature of `decision` in the registry's domain. */
+export async function signDecision(registry: ApprovalRegistry, signer: TypedDataSigner, decision: DecisionFields) {
+  return signer.signTypedData(await domainOf(registry), DECISION_TYPES, decision);
+}
+
+/** The department whose current wallet is `wallet` (0 when none). */
+export async function departmentIdOf(registry: ApprovalRegistry, wallet: string): Promise<bigint> {
+  for (let id = 1n; ; id++) {
+    let record;
+    try {
+      record = await registry.departmentRecord(id);
+    } catch {
+      return 0n;
+    }
+    if (record.wallet.toLowerCase() === wallet.toLowerCase()) return id;
+  }
+}
+
+/**
+ * `versions` (the packed layout of packedDocumentsOf) as the hashes a decision names: for each covered document,
+ * the hash anchored at that version; a version never anchored names a hash no document has.
+ */
+async function hashesAtVersions(registry: ApprovalRegistry, tokenId: bigint, mask: number, versions: bigint) {
+  const documentsAddress = await registry.documentRegistry();
+  const documents = await ethers.getContractAt("DocumentRegistry", documentsAddress);
+  const [, count] = await documents.documentsOf(tokenId);
+  const hashes = await anchoredHashes(documentsAddress, tokenId);
+  const covered = [...Array(Number(count)).keys()].filter((i) => mask === 0 || (mask >> i) & 1);
+  return covered.map((i) => {
+    const version = Number((versions >> BigInt(16 + 15 * i)) & 0x7fffn);
+    return hashes.get(i)?.get(version) ?? ethers.id(`never anchored: document ${i} version ${version}`);
+  });
+}
+
+type Overrides = { gasLimit?: bigint };
+
+/**
+ * The registry as the review tests drive it: `approve(tokenId, mask, versions, remarks)`, `reject(tokenId, reason,
+ * mask, versions, remarks)` and `requestChanges(tokenId, mask, versions, remarks)` from a department's wallet
+ * become `decide(Decision)` with the current stage, round and nonce and, for the documents of `mask`, the hashes
+ * anchored at the versions the test names (so naming an older version names that version's hash); everything
+ * else is the registry itself.
+ */
+export function withDecisionShortcuts(registry: ApprovalRegistry): ApprovalRegistry {
+  const shortcuts = (connected: ApprovalRegistry, sender: () => Promise<string>) => {
+    const send = async (
+      tokenId: bigint,
+      decision: bigint,
+      reasonCode: number,
+      mask: number,
+      versions: bigint,
+      remarksHash: string,
+      overrides: Overrides = {},
+    ) => {
+      const departmentId = await departmentIdOf(registry, await sender());
+      const fields = await decisionFor(registry, departmentId, tokenId, {
+        decision,
+        reasonCode,
+        reviewedMask: mask,
+        remarksHash,
+      });
+      fields.documents = await hashesAtVersions(registry, tokenId, mask, versions);
+      return connected.decide(fields, overrides);
+    };
+    // Registering a wallet without a proof: the wallet (a local signer) proves its key, so the tests that are not
+    // about proofs read as before; a wallet with no local key gets an empty proof.
+    const withProof =
+      (method: "registerDepartment" | "proposeDepartmentWallet") =>
+      async (departmentCode: string, wallet: string, custody: bigint | number, ...rest: unknown[]) => {
+        const call = connected[method] as unknown as (...args: unknown[]) => Promise<unknown>;
+        if (typeof rest[0] === "string") return call(departmentCode, wallet, custody, ...rest);
+        const local = (await ethers.getSigners()).find((s) => s.address.toLowerCase() === wallet.toLowerCase());
+        const proof = local ? await keyProof(registry, local, departmentCode, wallet, custody) : "0x";
+        return call(departmentCode, wallet, custody, proof, ...rest);
+      };
+    return {
+      registerDepartment: withProof("registerDepartment"),
+      proposeDepartmentWallet: withProof("proposeDepartmentWallet"),
+      approve: (t: bigint, m: number, v: bigint, r: string, o?: Overrides) => send(t, Decision.Approved, 0, m, v, r, o),
+      reject: (t: bigint, reason: number, m: number, v: bigint, r: string, o?: Overrides) =>
+        send(t, Decision.Rejected, reason, m, v, r, o),
+      requestChanges: (t: bigint, m: number, v: bigint, r: string, o?: Overrides) =>
+        send(t, Decision.ChangesRequested, 0, m, v, r, o),
+    };
+  };
+  const wrap = (target: ApprovalRegistry, sender: () => Promise<string>): ApprovalRegistry =>
+    new Proxy(target, {
+      get(object, property, receiver) {
+        if (property === "connect") {
+          return (signer: Signer) =>
+            wrap(object.connect(signer) as ApprovalRegistry, () => Promise.resolve(signer.address));
+        }
+        const own = shortcuts(object, sender) as Record<PropertyKey, unknown>;
+        if (property in own) return own[property];
+        const value = Reflect.get(object, property, receiver);
+        return typeof value === "function" ? value.bind(object) : value;
+      },
+    });
+  return wrap(registry, async () => (await ethers.getSigners())[0].address);
+}
+
 /**
  * The versions a department has in front of it now: the document registry's packed word for `tokenId` (15 bits of
  * latest version per document index from bit 16), which approve / reject / requestChanges take as
@@ -113,29 +313,44 @@ export async function deployPlatform() {
   ]);
   const documents = await ethers.deployContract("DocumentRegistry", [await token.getAddress(), deployer.address]);
   const verifier = await ethers.deployContract("DecisionVerifier");
-  const registry = await ethers.deployContract("ApprovalRegistry", [
+  const extension = await ethers.deployContract("RegistryExtension");
+  const deployed = await ethers.deployContract("ApprovalRegistry", [
     await token.getAddress(),
     await documents.getAddress(),
     await verifier.getAddress(),
+    await extension.getAddress(),
     deployer.address,
     WALLET_DELAY,
   ]);
-  const registryAddress = await registry.getAddress();
+  const registryAddress = await deployed.getAddress();
   await token.setApprovalRegistry(registryAddress);
   await documents.setReviewRegistry(registryAddress);
-  for (const c of [token, documents, registry]) await c.grantRole(ROLES.OPERATOR, operator.address);
-  for (const c of [token, registry]) await c.grantRole(ROLES.ADMIN, admin.address);
-  await registry.grantRole(ROLES.KEEPER, keeper.address);
+  for (const c of [token, documents, deployed]) await c.grantRole(ROLES.OPERATOR, operator.address);
+  for (const c of [token, deployed]) await c.grantRole(ROLES.ADMIN, admin.address);
+  await deployed.grantRole(ROLES.KEEPER, keeper.address);
+  // `admin` also governs the registry here (registers departments, wallet changes and workflows), so the review
+  // tests read as one administration; the governance tests use keys that hold one role each.
+  await deployed.grantRole(ROLES.DEFAULT_ADMIN, admin.address);
+  const registry = withDecisionShortcuts(deployed as unknown as ApprovalRegistry);
 
   const departments: Record<string, (typeof signers)[number]> = {};
   for (const [i, name] of ["A", "B", "C", "D", "E", "F"].entries()) {
     departments[name] = departmentWallets[i];
-    await registry.connect(admin).registerDepartment(code(name), departmentWallets[i].address, Custody.Custodial);
+    const wallet = departmentWallets[i];
+    await registry
+      .connect(admin)
+      .registerDepartment(
+        code(name),
+        wallet.address,
+        Custody.Custodial,
+        await keyProof(registry, wallet, code(name), wallet.address, Custody.Custodial),
+      );
   }
   return {
     token,
     documents,
     verifier,
+    extension,
     registry,
     deployer,
     admin,
