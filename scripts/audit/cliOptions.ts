@@ -7,15 +7,15 @@ export const USAGE = `Usage: npm run audit -- --rpc URL --deployment FILE (--tok
 From chain logs and contract calls alone (no database, no API): the code at each address against the reviewed
 build, events read from the contracts' creation (found on chain, not taken from the file), who governs (a Safe's
 owners, threshold and modules, or a single key), role holders over time on each contract, the contracts' wiring,
-every department wallet change and its delay; then each licence's status, validity, applicant
-commitment, documents (every version's SHA-256), every decision with its signer, custody and route (sent by the
-department's wallet, or relayed with its checked signature), and for an issued licence its stages complete and the
-versions its approvals covered against the latest at issuance.
+every department wallet change and its delay; then each licence's status, validity, applicant commitment,
+documents (every version's SHA-256), every decision with its signer, custody and route (sent by the department's
+wallet, or relayed with its checked signature), and for an issued licence its stages complete and the versions its
+approvals covered against the latest at issuance.
 
   --rpc URL            JSON-RPC endpoint of the chain
   --deployment FILE    deployment file (scripts/deploy.ts): { chainId, startBlock, contracts: { LicenceToken,
-                       DocumentRegistry, ApprovalRegistry, DecisionVerifier }, roles: { governance, admin, operator,
-                       keeper }, walletDelay, deployer? }
+                       DocumentRegistry, ApprovalRegistry, DecisionVerifier, any other }, roles: { governance, admin,
+                       operator, keeper }, walletDelay, deployer? }
   --token N            audit licence token N
   --all                audit every licence minted since the contracts were created
   --compare BASE_URL   also ask the API's public verification endpoints (BASE_URL/api/v1/verify/...) and list every difference
@@ -23,10 +23,10 @@ versions its approvals covered against the latest at issuance.
   --chunk BLOCKS       blocks per eth_getLogs call (default 5000)
   --build FILE         the reviewed build the deployed code must match (default abis/build.json, npm run abis)
 
-Exit status: 0 the chain is consistent (and the API agrees); 1 findings on chain (code that is not the reviewed
-build, a startBlock that hides events, governance one key can exercise off the development chain, ...) or
-differences with the API;
-2 the audit could not be made (usage, unreachable endpoint, wrong deployment file, unknown token).`;
+Exit status: 0 the chain is consistent (and the API agrees); 1 findings on chain (among them code that is not the
+reviewed build, a startBlock that hides events, governance one key can use alone off the development chain) or
+differences with the API; 2 the audit could not be made (usage, unreachable endpoint, wrong deployment file,
+unknown token).`;
 
 export interface AuditOptions {
   rpcUrl: string;
