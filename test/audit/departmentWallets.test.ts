@@ -3,8 +3,12 @@
  * proposal after the wallet delay (block time), and a wallet that took over early marks its whole period.
  */
 import { expect } from "chai";
+import { Wallet, getAddress, id, recoverAddress } from "ethers";
+import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DEPARTMENT_KEY_TYPES } from "../../abis/index.ts";
+import { approvalRegistryAbi } from "../../scripts/audit/contractViews.ts";
 import { DepartmentWallets } from "../../scripts/audit/departmentWallets.ts";
-import { address, code, event } from "./syntheticChain.ts";
+import type { CallsTo } from "../../scripts/audit/transactionLookups.ts";
+import { CONTRACTS, address, code, event } from "./syntheticChain.ts";
 
 const DELAY = 60;
 const [w1, w2, w3] = [address(), address(), address()];
@@ -151,5 +155,118 @@ describe("auditor: department wallet changes and their delays (synthetic events)
     expect(wallets.walletAt(1, { blockNumber: 30, logIndex: 1 })).to.equal(w1);
     expect(wallets.walletAt(1, { blockNumber: 30, logIndex: 4 })).to.equal(w2);
     expect(wallets.walletAt(1, { blockNumber: 5, logIndex: 0 })).to.equal(undefined);
+  });
+
+  it("lets a department-held wallet's consented change take effect at once, and marks an unconsented one", function () {
+    const held = () =>
+      event("DepartmentRegistered", 10, 0, { departmentId: 1n, code: code("FIRE"), wallet: w1, custody: 1n });
+    const consented = new DepartmentWallets(
+      [held(), proposed(20, w2, 1_000_200, 1n), event("DepartmentWalletConsented", 20, 1, { departmentId: 1n, wallet: w2 }), { ...rotated(20, w1, w2, 1_000_200, 1n), logIndex: 2 }],
+      DELAY,
+    );
+    expect(consented.findings).to.deep.equal([]);
+    expect(consented.periodAt(1, { blockNumber: 21, logIndex: 0 })).to.deep.include({ consented: true, unconsented: false, early: false });
+    // Without consent the delay applies, and even when waited out the new wallet's period is marked.
+    const waited = new DepartmentWallets([held(), proposed(20, w2, 1_000_200, 1n), rotated(30, w1, w2, 1_000_200 + DELAY, 1n)], DELAY);
+    expect(waited.findings).to.deep.equal([]);
+    expect(waited.periodAt(1, { blockNumber: 31, logIndex: 0 })).to.deep.include({ consented: false, unconsented: true });
+    // A custodial department's consent is the platform's: it waives nothing.
+    const custodial = new DepartmentWallets(
+      [registered(), proposed(20, w2, 1_000_200), event("DepartmentWalletConsented", 20, 1, { departmentId: 1n, wallet: w2 }), { ...rotated(20, w1, w2, 1_000_200), logIndex: 2 }],
+      DELAY,
+    );
+    expect(custodial.findings).to.have.length(1);
+    expect(custodial.findings[0]).to.include("the wallet delay is");
+    // A consent to a wallet that is not the one proposed is a finding, and a new proposal needs its own consent.
+    const other = new DepartmentWallets(
+      [held(), proposed(20, w2, 1_000_200, 1n), event("DepartmentWalletConsented", 21, 0, { departmentId: 1n, wallet: w3 })],
+      DELAY,
+    );
+    expect(other.findings[0]).to.include(`consented at block 21`).and.include(`to a change to ${w3}, but the pending proposal was ${w2}`);
+  });
+
+  it("replays each department's active flag and decision nonce", function () {
+    const wallets = new DepartmentWallets(
+      [
+        registered(),
+        event("DecisionRecorded", 12, 0, { departmentId: 1n }),
+        event("DepartmentActiveSet", 13, 0, { departmentId: 1n, active: false }),
+        event("DecisionNonceIncreased", 14, 0, { departmentId: 1n, previousNonce: 1n, nonce: 5n }),
+        event("DecisionNonceIncreased", 15, 0, { departmentId: 1n, previousNonce: 4n, nonce: 6n }),
+      ],
+      DELAY,
+    );
+    expect(wallets.nonceAt(1, { blockNumber: 12, logIndex: 0 })).to.equal(0);
+    expect(wallets.nonceAt(1, { blockNumber: 12, logIndex: 1 })).to.equal(1);
+    expect(wallets.nonceAt(1, { blockNumber: 20, logIndex: 0 })).to.equal(6);
+    expect(wallets.activeAt(1, { blockNumber: 12, logIndex: 5 })).to.equal(true);
+    expect(wallets.activeAt(1, { blockNumber: 13, logIndex: 1 })).to.equal(false);
+    expect(wallets.findings).to.have.length(1);
+    expect(wallets.findings[0]).to.include("from 4, but its decisions had brought it to 5");
+  });
+
+  describe("who made each change, from its transaction", function () {
+    const SALT = id("salt");
+    const domain = { name: DECISION_DOMAIN_NAME, version: DECISION_DOMAIN_VERSION, chainId: 31337n, verifyingContract: CONTRACTS.ApprovalRegistry, salt: SALT };
+    const governance = address();
+    const admin = address();
+    const roles = {
+      holdsAt: (_c: string, role: string, account: string) =>
+        (role === "DEFAULT_ADMIN_ROLE" && account === governance) || (role === "ADMIN_ROLE" && account === admin),
+    };
+    const calls = new Map<string, CallsTo>();
+    const lookups = {
+      callsTo: async (hash: string) => calls.get(hash) ?? { calls: null, how: "unknown" as const },
+      eip712Domain: async () => ({ fields: 0x1f, ...domain }),
+      isSignedBy: async (signer: string, digest: string, signature: string) => {
+        try {
+          return recoverAddress(digest, signature) === getAddress(signer);
+        } catch {
+          return false;
+        }
+      },
+    };
+    const key = Wallet.createRandom();
+    const proof = (wallet: Wallet, custody = 0) =>
+      wallet.signTypedData(domain, DEPARTMENT_KEY_TYPES, { code: code("FIRE"), wallet: wallet.address, custody });
+    const registration = async (from: string, keyProof: string) => {
+      const e = event("DepartmentRegistered", 10, 0, { departmentId: 1n, code: code("FIRE"), wallet: key.address, custody: 0n });
+      calls.set(e.transactionHash, {
+        calls: [{ from, input: approvalRegistryAbi.encodeFunctionData("registerDepartment", [code("FIRE"), key.address, 0, keyProof]) }],
+        how: "trace",
+      });
+      return e;
+    };
+
+    it("accepts a registration by governance with the wallet's key proof", async function () {
+      const wallets = new DepartmentWallets([await registration(governance, await proof(key))], DELAY);
+      expect(await wallets.callerFindings(lookups, roles)).to.deep.equal([]);
+    });
+
+    it("flags a registration by anyone but governance, and a key proof that is not the wallet's", async function () {
+      const byAdmin = new DepartmentWallets([await registration(admin, await proof(key))], DELAY);
+      const findings = await byAdmin.callerFindings(lookups, roles);
+      expect(findings).to.deep.equal([
+        `the registration of FIRE with wallet ${key.address} at block 10 (tx ${byAdmin.audit()[0].changes[0].transactionHash}) was made by ${admin}, which did not hold DEFAULT_ADMIN_ROLE (governance) on the approval registry then`,
+      ]);
+      const badProof = new DepartmentWallets([await registration(governance, await proof(Wallet.createRandom()))], DELAY);
+      expect((await badProof.callerFindings(lookups, roles))[0]).to.include(`its key proof is not ${key.address}'s signature of DepartmentKey`);
+    });
+
+    it("flags a consent not sent by the department's wallet, and a change whose call cannot be found (cannot verify)", async function () {
+      const registered = await registration(governance, await proof(key));
+      const next = Wallet.createRandom();
+      const proposal = event("DepartmentWalletProposed", 20, 0, { departmentId: 1n, wallet: next.address, custody: 1n, effectiveAt: BigInt(1_000_200 + DELAY) }, { time: 1_000_200 });
+      const consent = event("DepartmentWalletConsented", 21, 0, { departmentId: 1n, wallet: next.address });
+      calls.set(consent.transactionHash, {
+        calls: [{ from: admin, input: approvalRegistryAbi.encodeFunctionData("consentDepartmentWallet", [code("FIRE")]) }],
+        how: "trace",
+      });
+      const wallets = new DepartmentWallets([registered, proposal, consent], DELAY);
+      const findings = await wallets.callerFindings(lookups, roles);
+      expect(findings).to.have.length(2);
+      expect(findings[0]).to.include(`cannot verify DepartmentWalletProposed at block 20`);
+      expect(findings[1]).to.include(`the consent to FIRE's wallet change to ${next.address}`).and.include(`was sent by ${admin}, not by the department's wallet ${key.address}`);
+    });
   });
 });
