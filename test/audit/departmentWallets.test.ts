@@ -227,7 +227,7 @@ describe("auditor: department wallet changes and their delays (synthetic events)
       },
     };
     const key = Wallet.createRandom();
-    const proof = (wallet: Wallet, custody = 0) =>
+    const proof = (wallet: Pick<Wallet, "signTypedData" | "address">, custody = 0) =>
       wallet.signTypedData(domain, DEPARTMENT_KEY_TYPES, { code: code("FIRE"), wallet: wallet.address, custody });
     const registration = async (from: string, keyProof: string) => {
       const e = event("DepartmentRegistered", 10, 0, { departmentId: 1n, code: code("FIRE"), wallet: key.address, custody: 0n });
