@@ -17,6 +17,10 @@ import {
   uuid,
   VALIDITY_SECONDS,
   WALLET_DELAY,
+  decisionFor,
+  domainOf,
+  keyProof,
+  type DecisionFields,
 } from "./helpers/fixtures.ts";
 
 // Decisions a department signs (EIP-712) and anyone relays: ApprovalRegistry.decideBySig, checked through the
@@ -26,32 +30,24 @@ const REMARKS = ethers.id("signed remarks");
 const ID = { A: 1n, G: 7n, H: 8n } as const;
 const HOUR = 3600n;
 
-/** The EIP-712 type of a decision, as IApprovalRegistry.SignedDecision documents it. */
+/** The EIP-712 type of a decision, as IApprovalRegistry.Decision documents it (written here, not generated). */
 const DECISION_TYPES = {
   Decision: [
     { name: "tokenId", type: "uint256" },
     { name: "departmentId", type: "uint16" },
+    { name: "stage", type: "uint8" },
+    { name: "round", type: "uint40" },
     { name: "decision", type: "uint8" },
     { name: "reasonCode", type: "uint8" },
     { name: "reviewedMask", type: "uint16" },
-    { name: "reviewedVersions", type: "uint256" },
+    { name: "documents", type: "bytes32[]" },
     { name: "remarksHash", type: "bytes32" },
     { name: "nonce", type: "uint64" },
     { name: "deadline", type: "uint64" },
   ],
 };
 
-interface SignedDecision {
-  tokenId: bigint;
-  departmentId: bigint;
-  decision: bigint;
-  reasonCode: bigint;
-  reviewedMask: bigint;
-  reviewedVersions: bigint;
-  remarksHash: string;
-  nonce: bigint;
-  deadline: bigint;
-}
+type SignedDecision = DecisionFields;
 
 /**
  * Departments G (an externally owned wallet the department holds) and H (a 2-of-3 EIP-1271 owners wallet standing
@@ -67,7 +63,14 @@ async function deploySignedDecisionRequest() {
   );
   const multisig = await ethers.deployContract("OwnersWallet", [owners.map((o) => o.address), 2n]);
   await registry.connect(admin).registerDepartment(code("G"), holder.address, Custody.DepartmentHeld);
-  await registry.connect(admin).registerDepartment(code("H"), await multisig.getAddress(), Custody.DepartmentHeld);
+  const multisigAddress = await multisig.getAddress();
+  // The multisig proves its key as it signs anything: two owners' signatures of the DepartmentKey digest.
+  const multisigProof = ethers.concat(
+    await Promise.all(
+      owners.slice(0, 2).map((owner) => keyProof(registry, owner, code("H"), multisigAddress, Custody.DepartmentHeld)),
+    ),
+  );
+  await registry.connect(admin).registerDepartment(code("H"), multisigAddress, Custody.DepartmentHeld, multisigProof);
   await registry
     .connect(admin)
     .registerWorkflow(BUILDING_PERMIT, ethers.id("signed"), VALIDITY_SECONDS, [
@@ -78,31 +81,21 @@ async function deploySignedDecisionRequest() {
     await documents.connect(operator).anchorDocument(1n, uuid(i + 1), code(`DOC_${i}`), sha(`doc-${i}-v1`));
   }
   await registry.connect(operator).submit(1n);
-  const domain: TypedDataDomain = {
-    name: "LicenceApprovalRegistry",
-    version: "1",
-    chainId: (await ethers.provider.getNetwork()).chainId,
-    verifyingContract: await registry.getAddress(),
-  };
+  const domain: TypedDataDomain = await domainOf(registry);
   return { ...platform, holder, owners, multisig, domain };
 }
 
 type Fixture = Awaited<ReturnType<typeof deploySignedDecisionRequest>>;
 
-/** A decision on token 1 by `departmentId` at the latest versions, nonce 0, valid for an hour (overrides apply). */
+/** A decision on token 1 by `departmentId` in the current stage and round, on the latest documents, with the
+ * department's next nonce, valid for an hour (overrides apply). */
 async function decisionOf(fixture: Fixture, departmentId: bigint, overrides: Partial<SignedDecision> = {}) {
-  return {
-    tokenId: 1n,
-    departmentId,
+  return decisionFor(fixture.registry, departmentId, 1n, {
     decision: Decision.Approved,
-    reasonCode: 0n,
-    reviewedMask: 0n,
-    reviewedVersions: await fixture.documents.packedDocumentsOf(1n),
     remarksHash: REMARKS,
-    nonce: 0n,
     deadline: BigInt(await networkHelpers.time.latest()) + HOUR,
     ...overrides,
-  } satisfies SignedDecision;
+  });
 }
 
 /** The signature of `signer` over the typed decision (ethers' signTypedData: the TypeScript shape under test). */
@@ -148,7 +141,7 @@ describe("ApprovalRegistry", function () {
       const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
       const { registry, verifier, domain } = fixture;
       const decision = await decisionOf(fixture, ID.G, { reasonCode: 3n, decision: Decision.Rejected, nonce: 5n });
-      expect(await verifier.decisionDigest(decision, await registry.getAddress())).to.equal(
+      expect(await verifier.decisionDigest(decision, ethers.TypedDataEncoder.hashDomain(domain))).to.equal(
         ethers.TypedDataEncoder.hash(domain, DECISION_TYPES, decision),
       );
     });
@@ -262,14 +255,17 @@ describe("ApprovalRegistry", function () {
         }
       });
 
-      it("reverts with ReviewInvalidSignature for a signature made for another registry or chain", async function () {
+      it("reverts with ReviewInvalidSignature for a signature made for another registry, chain, version or deployment", async function () {
         const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
         const { registry, holder, stranger, domain } = fixture;
         const decision = await decisionOf(fixture, ID.G);
         for (const other of [
           { ...domain, verifyingContract: stranger.address },
           { ...domain, chainId: 1n },
-          { ...domain, version: "2" },
+          { ...domain, version: "1" },
+          // Another deployment of the same registry at the same address on a chain with the same id: only the
+          // per-deployment salt differs, and it is enough.
+          { ...domain, salt: ethers.id("another deployment") },
         ]) {
           await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, other, decision)))
             .to.be.revertedWithCustomError(registry, "ReviewInvalidSignature")
@@ -342,7 +338,7 @@ describe("ApprovalRegistry", function () {
         await documents.connect(operator).anchorVersion(sha("doc-2-v1"), sha("doc-2-v2"));
         await expect(registry.connect(stranger).decideBySig(decision, signature))
           .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
-          .withArgs(1n, 2, 1, 2);
+          .withArgs(1n, 2, sha("doc-2-v1"));
         expect((await registry.departmentRecord(ID.G)).nonce).to.equal(0n);
       });
     });

@@ -28,6 +28,7 @@ import {
   uuid,
   VALIDITY_SECONDS,
   WALLET_DELAY,
+  keyProof,
 } from "./helpers/fixtures.ts";
 
 // Administration and reads of the ApprovalRegistry: departments and versioned workflows.
@@ -68,7 +69,13 @@ function record(
   departmentCode: string,
   wallet: string,
   custody: bigint,
-  pending: { pendingWallet?: string; pendingCustody?: bigint; pendingEffectiveAt?: bigint; nonce?: bigint } = {},
+  pending: {
+    pendingWallet?: string;
+    pendingCustody?: bigint;
+    pendingEffectiveAt?: bigint;
+    pendingConsented?: boolean;
+    nonce?: bigint;
+  } = {},
 ) {
   return [
     departmentCode,
@@ -79,6 +86,7 @@ function record(
     pending.pendingWallet ?? ethers.ZeroAddress,
     pending.pendingCustody ?? 0n,
     pending.pendingEffectiveAt ?? 0n,
+    pending.pendingConsented ?? false,
   ];
 }
 
@@ -121,9 +129,10 @@ describe("ApprovalRegistry", function () {
 
     describe("when the wallet delay is zero", function () {
       it("reverts with InvalidWalletDelay", async function () {
-        const { token, documents, verifier, registry, deployer } = await networkHelpers.loadFixture(deployPlatform);
+        const { token, documents, verifier, extension, registry, deployer } =
+          await networkHelpers.loadFixture(deployPlatform);
         const factory = await ethers.getContractFactory("ApprovalRegistry");
-        await expect(factory.deploy(token, documents, verifier, deployer.address, 0n))
+        await expect(factory.deploy(token, documents, verifier, extension, deployer.address, 0n))
           .to.be.revertedWithCustomError(registry, "InvalidWalletDelay")
           .withArgs(0n);
       });
@@ -143,8 +152,11 @@ describe("ApprovalRegistry", function () {
     it("registers the next department with its wallet and custody, active", async function () {
       const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
       const wallet = signers[12];
+      const proof = await keyProof(registry, wallet, code("G"), wallet.address, Custody.DepartmentHeld);
       expect(
-        await registry.connect(admin).registerDepartment.staticCall(code("G"), wallet.address, Custody.DepartmentHeld),
+        await registry
+          .connect(admin)
+          .registerDepartment.staticCall(code("G"), wallet.address, Custody.DepartmentHeld, proof),
       ).to.equal(7n);
       await expect(registry.connect(admin).registerDepartment(code("G"), wallet.address, Custody.DepartmentHeld))
         .to.emit(registry, "DepartmentRegistered")
@@ -155,13 +167,15 @@ describe("ApprovalRegistry", function () {
       );
     });
 
-    describe("when the caller is not an admin", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
+    describe("when the caller is not governance", function () {
+      it("reverts with AccessControlUnauthorizedAccount (the administration key included)", async function () {
         const { registry, operator, deployer, signers } = await networkHelpers.loadFixture(deployPlatform);
-        for (const caller of [operator, deployer]) {
+        const administration = signers[14];
+        await registry.connect(deployer).grantRole(ROLES.ADMIN, administration.address);
+        for (const caller of [operator, administration]) {
           await expect(registry.connect(caller).registerDepartment(code("G"), signers[12].address, Custody.Custodial))
             .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.ADMIN);
+            .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
         }
       });
     });
@@ -414,15 +428,17 @@ describe("ApprovalRegistry", function () {
       });
     });
 
-    describe("when the caller is not an admin", function () {
-      it("reverts with AccessControlUnauthorizedAccount (the department itself included)", async function () {
+    describe("when the caller is not governance", function () {
+      it("reverts with AccessControlUnauthorizedAccount (the department and the administration key included)", async function () {
         const { registry, deployer, operator, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
-        for (const caller of [departments.A, operator, deployer]) {
+        const administration = signers[14];
+        await registry.connect(deployer).grantRole(ROLES.ADMIN, administration.address);
+        for (const caller of [departments.A, operator, administration]) {
           await expect(
             registry.connect(caller).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial),
           )
             .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.ADMIN);
+            .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
         }
       });
     });
@@ -830,12 +846,16 @@ describe("ApprovalRegistry", function () {
       });
     });
 
-    describe("when the caller is not an admin", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { registry, operator } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(operator).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, REFERENCE_STAGES))
-          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
-          .withArgs(operator.address, ROLES.ADMIN);
+    describe("when the caller is not governance", function () {
+      it("reverts with AccessControlUnauthorizedAccount (the administration key included)", async function () {
+        const { registry, operator, deployer, signers } = await networkHelpers.loadFixture(deployPlatform);
+        const administration = signers[14];
+        await registry.connect(deployer).grantRole(ROLES.ADMIN, administration.address);
+        for (const caller of [operator, administration]) {
+          await expect(registry.connect(caller).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, REFERENCE_STAGES))
+            .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+            .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
+        }
       });
     });
 

@@ -1,12 +1,16 @@
 import { expect } from "chai";
 import LicencePlatform from "../../ignition/modules/LicencePlatform.ts";
+import type { ApprovalRegistry } from "../../types/ethers-contracts/index.ts";
 import {
   BUILDING_PERMIT,
   code,
   COMMITMENT,
   connection,
   Custody,
+  Decision,
+  decisionFor,
   ethers,
+  keyProof,
   ROLES,
   stage,
   Status,
@@ -44,19 +48,24 @@ describe("Ignition module LicencePlatform", function () {
       .to.be.revertedWithCustomError(documents, "DocumentReviewRegistryAlreadySet")
       .withArgs(registryAddress);
 
-    const asAdmin = registry.connect(admin) as typeof registry;
+    // Who decides is governance's (the deployer here): the administration key cannot register a department.
+    const asGovernance = registry.connect(deployer) as typeof registry;
     const asOperator = (c: typeof token) => c.connect(operator) as typeof c;
-    await asAdmin.registerDepartment(code("FIRE"), wallet.address, Custody.Custodial);
-    await asAdmin.registerWorkflow(BUILDING_PERMIT, ethers.id("def"), 3600n, [stage({ departments: ["FIRE"] })]);
+    const proof = await keyProof(registry, wallet, code("FIRE"), wallet.address, Custody.Custodial);
+    await expect(
+      (registry.connect(admin) as typeof registry).registerDepartment(code("FIRE"), wallet.address, 0, proof),
+    )
+      .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+      .withArgs(admin.address, ROLES.DEFAULT_ADMIN);
+    await asGovernance.registerDepartment(code("FIRE"), wallet.address, Custody.Custodial, proof);
+    await asGovernance.registerWorkflow(BUILDING_PERMIT, ethers.id("def"), 3600n, [stage({ departments: ["FIRE"] })]);
     await asOperator(token).mint(applicant.address, 7n, BUILDING_PERMIT, COMMITMENT);
     await asOperator(documents).anchorDocument(7n, ethers.zeroPadValue("0x01", 16), code("PLAN"), ethers.id("plan"));
     await asOperator(registry).submit(7n);
-    await (registry.connect(wallet) as typeof registry).approve(
-      7n,
-      1n,
-      await documents.packedDocumentsOf(7n),
-      ethers.ZeroHash,
-    );
+    const decision = await decisionFor(registry as unknown as ApprovalRegistry, 1n, 7n, {
+      decision: Decision.Approved,
+    });
+    await (registry.connect(wallet) as typeof registry).decide(decision);
     expect((await token.licence(7n)).status).to.equal(Status.Approved);
   });
 });

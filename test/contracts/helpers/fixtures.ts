@@ -157,10 +157,11 @@ export async function decisionFor(
   const mask = Number(fields.reviewedMask ?? 0);
   const hashes = await anchoredHashes(documentsAddress, tokenId);
   const covered = [...Array(Number(count)).keys()].filter((i) => mask === 0 || (mask >> i) & 1);
-  let nonce = 0n;
-  if (departmentId !== 0 && departmentId !== 0n) {
-    nonce = (await registry.departmentRecord(departmentId)).nonce;
-  }
+  // An unknown department (the tests that expect DepartmentUnknownId) has no nonce: 0.
+  const nonce = await registry.departmentRecord(departmentId).then(
+    (record) => record.nonce,
+    () => 0n,
+  );
   const now = BigInt((await ethers.provider.getBlock("latest"))!.timestamp);
   return {
     tokenId,
@@ -253,7 +254,9 @@ export function withDecisionShortcuts(registry: ApprovalRegistry): ApprovalRegis
         return call(departmentCode, wallet, custody, proof, ...rest);
       };
     return {
-      registerDepartment: withProof("registerDepartment"),
+      registerDepartment: Object.assign(withProof("registerDepartment"), {
+        staticCall: connected.registerDepartment.staticCall,
+      }),
       proposeDepartmentWallet: withProof("proposeDepartmentWallet"),
       approve: (t: bigint, m: number, v: bigint, r: string, o?: Overrides) => send(t, Decision.Approved, 0, m, v, r, o),
       reject: (t: bigint, reason: number, m: number, v: bigint, r: string, o?: Overrides) =>
@@ -271,8 +274,7 @@ export function withDecisionShortcuts(registry: ApprovalRegistry): ApprovalRegis
         }
         const own = shortcuts(object, sender) as Record<PropertyKey, unknown>;
         if (property in own) return own[property];
-        const value = Reflect.get(object, property, receiver);
-        return typeof value === "function" ? value.bind(object) : value;
+        return Reflect.get(object, property, receiver);
       },
     });
   return wrap(registry, async () => (await ethers.getSigners())[0].address);
