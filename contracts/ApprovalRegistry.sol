@@ -2,6 +2,7 @@
 pragma solidity 0.8.34;
 
 import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
+import {LowLevelCall} from "@openzeppelin/contracts/utils/LowLevelCall.sol";
 
 import {IApprovalRegistry} from "./interfaces/IApprovalRegistry.sol";
 import {IDecisionVerifier} from "./interfaces/IDecisionVerifier.sol";
@@ -38,8 +39,8 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     uint8 private constant _NO_MISMATCH = type(uint8).max;
 
     // EIP-712 domain (EIP-5267 fields 0x1f: name, version, chainId, verifyingContract, salt).
-    bytes32 private constant _DOMAIN_TYPEHASH =
-        keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract,bytes32 salt)");
+    // keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract,bytes32 salt)")
+    bytes32 private constant _DOMAIN_TYPEHASH = 0xd87cd6ef79d4e2b95e15ce8abf732db51ec771f1ca2edccf22a46c729ac56472;
     bytes32 private constant _NAME_HASH = keccak256("LicenceApprovalRegistry");
     bytes32 private constant _VERSION_HASH = keccak256("2");
 
@@ -210,11 +211,7 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
         (bool ok, bytes memory answer) = address(registryExtension).staticcall(
             abi.encodePacked(IRegistryExtension.compileWorkflow.selector, msg.data[4:])
         );
-        if (!ok) {
-            assembly ("memory-safe") {
-                revert(add(answer, 0x20), mload(answer))
-            }
-        }
+        if (!ok) LowLevelCall.bubbleRevert(answer);
         Stage[] memory compiled = abi.decode(answer, (Stage[]));
         uint256 stageCount = compiled.length;
         workflowId = ++_workflowCount;
@@ -530,6 +527,7 @@ contract ApprovalRegistry is AccessControl, IApprovalRegistry {
     /// code lives in the stateless extension.
     function _forward(address target, bytes memory call) private view {
         (bool ok, bytes memory answer) = target.staticcall(call);
+        // solhint-disable-next-line no-inline-assembly
         assembly ("memory-safe") {
             if iszero(ok) { revert(add(answer, 0x20), mload(answer)) }
             return(add(answer, 0x20), mload(answer))

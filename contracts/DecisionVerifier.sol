@@ -15,13 +15,12 @@ import {IDecisionVerifier} from "./interfaces/IDecisionVerifier.sol";
 contract DecisionVerifier is IDecisionVerifier {
     // keccak256("Decision(uint256 tokenId,uint16 departmentId,uint8 stage,uint40 round,uint8 decision,
     // uint8 reasonCode,uint16 reviewedMask,bytes32[] documents,bytes32 remarksHash,uint64 nonce,uint64 deadline)"),
-    // the type of IApprovalRegistry.Decision (test/contracts checks it against ethers' TypedDataEncoder).
-    bytes32 private constant _DECISION_TYPEHASH = keccak256(
-        "Decision(uint256 tokenId,uint16 departmentId,uint8 stage,uint40 round,uint8 decision,uint8 reasonCode,uint16 reviewedMask,bytes32[] documents,bytes32 remarksHash,uint64 nonce,uint64 deadline)"
-    );
+    // the type of IApprovalRegistry.Decision (scripts/abis checks it against the ABI, test/contracts against ethers).
+    bytes32 private constant _DECISION_TYPEHASH = 0xb16d66add5e3ee36b997928e55e87b0cd82dd5c99ad3cb5bf5f435f59e2ab81d;
 
-    // keccak256("DepartmentKey(bytes32 code,address wallet,uint8 custody)"): a department wallet's proof of its key.
-    bytes32 private constant _KEY_TYPEHASH = keccak256("DepartmentKey(bytes32 code,address wallet,uint8 custody)");
+    // keccak256("DepartmentKey(bytes32 code,address wallet,uint8 custody)"): a department wallet's proof of its key,
+    // the fields of isValidKeyProof (scripts/abis checks the hash against them).
+    bytes32 private constant _KEY_TYPEHASH = 0x0089a350c2ee7f9fb52b5828eeb60c84f41593c6d67849fa8b505bf624b01973;
 
     /// @inheritdoc IDecisionVerifier
     function decisionDigest(IApprovalRegistry.Decision calldata decision, bytes32 domainSeparator)

@@ -8,9 +8,14 @@ import {IRegistryExtension} from "./interfaces/IRegistryExtension.sol";
 import {Roles} from "./libraries/Roles.sol";
 import {StageLedger} from "./libraries/StageLedger.sol";
 
-/// @dev The registry's wiring getters (public immutables of ApprovalRegistry).
+/// @title The approval registry's wiring getters (public immutables of ApprovalRegistry).
+/// @notice Read by RegistryExtension to find the contracts whose roles a new department wallet must not hold.
 interface IWiredRegistry {
+    /// @notice The licence token the registry drives.
+    /// @return The token's address.
     function licenceToken() external view returns (address);
+    /// @notice The document registry whose versions decisions review.
+    /// @return The document registry's address.
     function documentRegistry() external view returns (address);
 }
 

@@ -240,12 +240,17 @@ function typedDataSource(verifierAbi: AbiItem[], sources: Map<string, AstNode>):
   if (fields.length === 0)
     throw new Error(`${VERIFIER_SOURCE}: decisionDigest(Decision, bytes32) not in the ABI`);
   const typeString = `Decision(${fields.map((f) => `${f.type} ${f.name}`).join(",")})`;
-  if (hashedLiteral(verifier, VERIFIER_SOURCE, "_DECISION_TYPEHASH") !== typeString) {
+  const hexConstant = (name: string) => zeroPadValue((verifier.get(name)?.value as string | undefined) ?? "0x", 32);
+  if (hexConstant("_DECISION_TYPEHASH") !== id(typeString)) {
     throw new Error(`${VERIFIER_SOURCE} _DECISION_TYPEHASH is not keccak256("${typeString}")`);
   }
-  const keyType = hashedLiteral(verifier, VERIFIER_SOURCE, "_KEY_TYPEHASH");
-  const keyFields = /^DepartmentKey\((.*)\)$/.exec(keyType)?.[1].split(",").map((f) => f.split(" ")) ?? [];
-  if (keyFields.length === 0) throw new Error(`${VERIFIER_SOURCE} _KEY_TYPEHASH: expected DepartmentKey(…)`);
+  // The key proof's fields are isValidKeyProof's first three arguments.
+  const keyProof = verifierAbi.find((item) => item.type === "function" && item.name === "isValidKeyProof");
+  const keyFields = (keyProof?.inputs ?? []).slice(0, 3).map((input) => [input.type, input.name]);
+  const keyType = `DepartmentKey(${keyFields.map(([type, name]) => `${type} ${name}`).join(",")})`;
+  if (hexConstant("_KEY_TYPEHASH") !== id(keyType)) {
+    throw new Error(`${VERIFIER_SOURCE} _KEY_TYPEHASH is not keccak256("${keyType}")`);
+  }
   const typeLines = (list: { name: string; type: string }[]) =>
     list.map((f) => `    { name: ${JSON.stringify(f.name)}, type: ${JSON.stringify(f.type)} },`);
   return [
