@@ -19,6 +19,14 @@ interface Setting<T> {
 
 class ConfigError extends Error {}
 
+/**
+ * The embedded development chain's deployer (anvil's first development account, whose key every anvil prints):
+ * scripts/deploy.ts leaves DEFAULT_ADMIN_ROLE with it there, so npm start hands it to the API as the governance key
+ * on chain 31337, and only there. Public: production refuses it.
+ */
+export const DEVELOPMENT_GOVERNANCE_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+export const DEVELOPMENT_CHAIN_ID = 31337;
+
 const text = (raw: string) => raw;
 const integer = (min: number, max: number) => (raw: string, env: string) => {
   const value = Number(raw);
@@ -173,6 +181,12 @@ export const settings = {
   adminWalletPrivateKey: {
     env: "ADMIN_WALLET_PRIVATE_KEY",
     doc: "External chain: the administration wallet's key (ADMIN_ROLE: departments, workflows, suspensions; never the operator's); embedded: generated",
+    parse: hexKey(32),
+    secret: true,
+  },
+  governancePrivateKey: {
+    env: "GOVERNANCE_PRIVATE_KEY",
+    doc: "The governance key (DEFAULT_ADMIN_ROLE: registers departments, their wallet changes and workflow versions) when a single key governs; npm start sets the development chain's deployer key on chain 31337 only. Unset: those routes answer 202 AWAITING_GOVERNANCE with the transaction for governance (a Safe) to execute",
     parse: hexKey(32),
     secret: true,
   },
@@ -626,6 +640,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push("FILE_URL_SECRET is required in production with local storage");
     if (result.jobTimeScale !== 1)
       problems.push("JOB_TIME_SCALE must be 1 in production (it shortens the webhook retry schedule)");
+    if (result.governancePrivateKey === DEVELOPMENT_GOVERNANCE_KEY)
+      problems.push(
+        "GOVERNANCE_PRIVATE_KEY is the development chain's public deployer key: refused in production (leave it unset to have governance, e.g. a Safe, execute department and workflow changes)",
+      );
   }
   failOn(problems);
   result.publicBaseUrl ??= `http://${result.host}:${result.port}`;
@@ -668,6 +686,11 @@ export function devConveniencesProblems(config: Config): string[] {
  */
 export function assertConfiguredSecrets(config: Config): void {
   const problems = missingSecrets(config);
+  // The development deployer's key is public: it governs nothing but the embedded development chain.
+  if (config.governancePrivateKey === DEVELOPMENT_GOVERNANCE_KEY && config.chainId !== DEVELOPMENT_CHAIN_ID)
+    problems.push(
+      `GOVERNANCE_PRIVATE_KEY is the development chain's public deployer key: refused on chain ${config.chainId} (only ${DEVELOPMENT_CHAIN_ID})`,
+    );
   failOn(problems);
 }
 

@@ -61,6 +61,28 @@ export const REVERT_ANSWERS = {
     message:
       "The signed decision's nonce is not your department's next one (already used, or another decision came first): fetch new typed data and sign again",
   },
+  ReviewWrongRound: {
+    status: 409,
+    code: "STALE_DECISION",
+    message:
+      "The decision names another stage or round than the request's current one (the review moved on, or the stage restarted): fetch new typed data and decide again",
+  },
+  ReviewDeadlineTooFar: {
+    status: 400,
+    code: "VALIDATION_ERROR",
+    message: "The decision's deadline is more than a day ahead: sign a decision that expires sooner",
+  },
+  DepartmentInvalidKeyProof: {
+    status: 400,
+    code: "INVALID_KEY_PROOF",
+    message:
+      "keyProof is not the wallet's signature of the DepartmentKey typed data (POST /departments/key-proof-typed-data gives it)",
+  },
+  DepartmentUnauthorizedConsent: {
+    status: 409,
+    code: "OWN_TRANSACTION_REQUIRED",
+    message: "Only the department's current wallet can consent to its wallet change",
+  },
   ReviewSignatureExpired: {
     status: 400,
     code: "SIGNATURE_EXPIRED",

@@ -14,6 +14,7 @@ import { NodeHttpJsonRpcProvider } from "./chain/jsonRpcTransport.ts";
 import { departmentWallets } from "./chain/departmentWallets.ts";
 import { KeyVault } from "./chain/keyVault.ts";
 import { LocalVaultSigner } from "./chain/localVaultSigner.ts";
+import { governanceKey, governanceWallet, withGovernanceKey } from "./chain/governanceKey.ts";
 import { ReceiptWatcher } from "./chain/receiptWatcher.ts";
 import { RemoteSigner } from "./chain/remoteSigner.ts";
 import { secretSealer } from "./chain/secretSealer.ts";
@@ -58,13 +59,16 @@ export function createProvider(config: Config): JsonRpcProvider {
 
 /** SIGNER=remote: keys in the remote signer (REMOTE_SIGNER_URL); otherwise the embedded key vault. */
 export function createSigner(config: Config, wallets: WalletStore): TransactionSigner {
-  if (config.signer !== "remote") return new LocalVaultSigner(wallets);
-  return new RemoteSigner({
-    url: config.remoteSignerUrl!,
-    authorization: config.remoteSignerAuth,
-    timeoutMs: config.remoteSignerTimeoutMs,
-    wallets,
-  });
+  const signer =
+    config.signer !== "remote"
+      ? new LocalVaultSigner(wallets)
+      : new RemoteSigner({
+          url: config.remoteSignerUrl!,
+          authorization: config.remoteSignerAuth,
+          timeoutMs: config.remoteSignerTimeoutMs,
+          wallets,
+        });
+  return config.governancePrivateKey ? withGovernanceKey(signer, config.governancePrivateKey) : signer;
 }
 
 export async function createCoreServices(config: Config, logger: Logger, metrics?: Metrics): Promise<CoreServices> {
@@ -158,12 +162,17 @@ export async function createDomainContext(config: Config, logger: Logger, core: 
     throw new Error(
       "No administration wallet: start the stack with npm start (or set ADMIN_WALLET_PRIVATE_KEY on first start, or ADMIN_WALLET_ADDRESS with SIGNER=remote)",
     );
+  // Without a governance key (a Safe governs), department and workflow changes are handed to governance (202).
+  const governance = config.governancePrivateKey
+    ? governanceKey(core.wallets, await governanceWallet(core.wallets, config.governancePrivateKey))
+    : undefined;
   return {
     config,
     pool: core.pool,
     gateway: core.gateway,
     operator,
     administrator,
+    governance,
     contracts: deployment.contracts,
     workflows: new WorkflowStore(core.pool),
     documentStore: await createDocumentStore(config),

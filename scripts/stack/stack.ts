@@ -8,7 +8,13 @@ import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { devConveniencesProblems, loadConfig, type Config } from "../../api/src/config.ts";
+import {
+  DEVELOPMENT_CHAIN_ID,
+  DEVELOPMENT_GOVERNANCE_KEY,
+  devConveniencesProblems,
+  loadConfig,
+  type Config,
+} from "../../api/src/config.ts";
 import { KeyVault } from "../../api/src/chain/keyVault.ts";
 import { WalletStore } from "../../api/src/chain/walletStore.ts";
 import { loadDeployment, type Deployment } from "../../api/src/chain/deployment.ts";
@@ -483,6 +489,11 @@ function apiEnvironment(
     DEPLOYMENT_FILE: config.deploymentFile!,
     INDEXER_URL: parts.indexer?.url ?? config.indexerUrl,
     CHAIN_FUNDING: parts.chain.embedded ? "anvil" : config.chainFunding,
+    // Governance (DEFAULT_ADMIN_ROLE) registers departments and workflows. On the embedded development chain it is
+    // the deployer, anvil's first development account, whose key is public: the API gets it there and only there.
+    ...(parts.chain.embedded && config.chainId === DEVELOPMENT_CHAIN_ID && !env.GOVERNANCE_PRIVATE_KEY
+      ? { GOVERNANCE_PRIVATE_KEY: DEVELOPMENT_GOVERNANCE_KEY }
+      : {}),
     // With workers of its own the stack leaves jobs to them, unless told otherwise.
     JOBS_IN_API: env.JOBS_IN_API || (config.workerProcesses > 0 ? "false" : "true"),
   };
@@ -759,8 +770,9 @@ async function ensureEmbeddedDeployment(
       // Ignition's journal for this data directory's chain, kept with its data.
       IGNITION_DIR: path.join(config.dataDir, "ignition"),
       DEPLOYMENT_ID: `embedded-${config.chainId}`,
-      // Three keys: governance is the deployer (anvil's first development account, not held by the API), the
-      // API holds the administration wallet and the operator wallet.
+      // Three keys: governance is the deployer (anvil's first development account, whose public key the API is
+      // given on this chain only, to register departments and workflows), the administration wallet and the
+      // operator wallet.
       OPERATOR_ADDRESS: roles.operator,
       ADMIN_ADDRESS: roles.admin,
       KEEPER_ADDRESS: roles.operator,

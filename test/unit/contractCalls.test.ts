@@ -22,14 +22,15 @@ describe("typed contract calls (api/src/chain/contractCalls.ts)", function () {
 
   it("encodes scalar, bytes32, address and bool arguments as ethers does", function () {
     const code = encodeBytes32String("FIRE");
-    expect(approvalRegistryCall("registerDepartment", [code as `0x${string}`, WALLET, 1])).to.equal(
-      ethers.approvalRegistry.encodeFunctionData("registerDepartment", [code, WALLET, 1]),
+    const proof = `0x${"ef".repeat(65)}` as const;
+    expect(approvalRegistryCall("registerDepartment", [code as `0x${string}`, WALLET, 1, proof])).to.equal(
+      ethers.approvalRegistry.encodeFunctionData("registerDepartment", [code, WALLET, 1, proof]),
     );
     expect(approvalRegistryCall("setDepartmentActive", [code as `0x${string}`, false])).to.equal(
       ethers.approvalRegistry.encodeFunctionData("setDepartmentActive", [code, false]),
     );
-    expect(approvalRegistryCall("reject", [7n, 3, 5, 1n << 31n, HASH])).to.equal(
-      ethers.approvalRegistry.encodeFunctionData("reject", [7n, 3, 5, 1n << 31n, HASH]),
+    expect(approvalRegistryCall("increaseDecisionNonce", [1n << 40n])).to.equal(
+      ethers.approvalRegistry.encodeFunctionData("increaseDecisionNonce", [1n << 40n]),
     );
     expect(licenceTokenCall("mint", [WALLET, 42n, code as `0x${string}`, ZeroHash as `0x${string}`])).to.equal(
       ethers.licenceToken.encodeFunctionData("mint", [WALLET, 42n, code, ZeroHash]),
@@ -56,10 +57,12 @@ describe("typed contract calls (api/src/chain/contractCalls.ts)", function () {
     const decision = {
       tokenId: 1n,
       departmentId: 3,
+      stage: 1,
+      round: 1_800_000_000,
       decision: 1,
       reasonCode: 0,
-      reviewedMask: 0,
-      reviewedVersions: 65_536n,
+      reviewedMask: 0b101,
+      documents: [HASH, `0x${"12".repeat(32)}`] as `0x${string}`[],
       remarksHash: HASH,
       nonce: 4n,
       deadline: 1_900_000_000n,
@@ -67,6 +70,9 @@ describe("typed contract calls (api/src/chain/contractCalls.ts)", function () {
     const signature = `0x${"cd".repeat(65)}` as const;
     expect(approvalRegistryCall("decideBySig", [decision, signature])).to.equal(
       ethers.approvalRegistry.encodeFunctionData("decideBySig", [decision, signature]),
+    );
+    expect(approvalRegistryCall("decide", [decision])).to.equal(
+      ethers.approvalRegistry.encodeFunctionData("decide", [decision]),
     );
   });
 

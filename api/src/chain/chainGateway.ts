@@ -244,6 +244,16 @@ export class ChainGateway {
     }
   }
 
+  /** The latest block's time (unix seconds): what a decision's deadline is checked against. */
+  async latestBlockTime(): Promise<number> {
+    try {
+      const block = await this.#options.provider.getBlock("latest");
+      return block?.timestamp ?? Math.floor(Date.now() / 1000);
+    } catch (error) {
+      throw isConnectionError(error) ? new ChainUnavailableError(error) : error;
+    }
+  }
+
   /** Read-only contract call (e.g. a view); connection failures become ChainUnavailableError. */
   async call(to: string, data: string, blockTag?: number | string): Promise<string> {
     try {

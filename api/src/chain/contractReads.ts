@@ -94,3 +94,7 @@ export const ownerOf = (caller: ContractCaller, token: string, tokenId: bigint) 
 /** DocumentRegistry.anchorOf: where a hash was anchored, and whether it is its document's latest version. */
 export const anchorOf = (caller: ContractCaller, documents: string, sha256Hash: Hex) =>
   readContract(caller, documents, DocumentRegistryAbi, "anchorOf", [sha256Hash]);
+
+/** ApprovalRegistry.eip712Domain (EIP-5267): the domain of decisions and key proofs, with the deployment's salt. */
+export const eip712Domain = (caller: ContractCaller, registry: string) =>
+  readContract(caller, registry, ApprovalRegistryAbi, "eip712Domain", []);

@@ -2,7 +2,7 @@
  * Custodial department wallets, for use cases: the configured signer (key vault or remote signer) makes or picks
  * the key and records the wallet for nonce sequencing; the use case only learns its address.
  */
-import type { TransactionSigner } from "./transactionSigner.ts";
+import type { TransactionSigner, TypedDataToSign } from "./transactionSigner.ts";
 
 export interface DepartmentWallets {
   /**
@@ -10,8 +10,13 @@ export interface DepartmentWallets {
    * if given, else its first unused key).
    */
   walletFor(code: string, options?: { address?: string }): Promise<string>;
+  /** The custodial wallet's EIP-712 signature of `typed` (its DepartmentKey proof of possession). */
+  sign(wallet: string, typed: TypedDataToSign): Promise<string>;
 }
 
 export function departmentWallets(signer: TransactionSigner): DepartmentWallets {
-  return { walletFor: (code, options = {}) => signer.ensureKey("DEPARTMENT", code, options) };
+  return {
+    walletFor: (code, options = {}) => signer.ensureKey("DEPARTMENT", code, options),
+    sign: (wallet, typed) => signer.signTypedData(wallet, typed),
+  };
 }

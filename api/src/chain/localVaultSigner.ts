@@ -1,6 +1,6 @@
 /** The embedded default signer: keys created at random and sealed in the wallets table by the key vault. */
 import { SignerError, WalletChoiceError } from "./chainErrors.ts";
-import type { SignableTransaction, TransactionSigner } from "./transactionSigner.ts";
+import type { SignableTransaction, TransactionSigner, TypedDataToSign } from "./transactionSigner.ts";
 import type { WalletPurpose, WalletStore } from "./walletStore.ts";
 
 export class LocalVaultSigner implements TransactionSigner {
@@ -27,6 +27,16 @@ export class LocalVaultSigner implements TransactionSigner {
     }
     const wallet = await this.#wallets.signer(from);
     return wallet.signTransaction({ ...fields, nonce: Number(nonce) });
+  }
+
+  async signTypedData(address: string, typed: TypedDataToSign): Promise<string> {
+    if (!(await this.#wallets.hasVaultKey(address))) {
+      throw new SignerError("refused", `The key vault holds no key for ${address}; nothing was signed`, {
+        walletAddress: address,
+      });
+    }
+    const wallet = await this.#wallets.signer(address);
+    return wallet.signTypedData(typed.domain, typed.types, typed.message);
   }
 
   /** Always a fresh key: the vault makes keys, it is never handed one over HTTP. */

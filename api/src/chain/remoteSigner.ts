@@ -7,9 +7,9 @@
  * The signer is trusted to sign, not to decide what: every raw transaction it returns is decoded and must be
  * exactly the one asked for (fields, chain id) and recover to `from`, or it is refused before anything is recorded.
  */
-import { Transaction, getAddress, isAddress, toQuantity } from "ethers";
+import { Transaction, TypedDataEncoder, getAddress, isAddress, toQuantity, verifyTypedData } from "ethers";
 import { SignerError, type SignerFailure, SignerKeyTakenError, WalletChoiceError } from "./chainErrors.ts";
-import type { SignableTransaction, TransactionSigner } from "./transactionSigner.ts";
+import type { SignableTransaction, TransactionSigner, TypedDataToSign } from "./transactionSigner.ts";
 import type { WalletPurpose, WalletStore } from "./walletStore.ts";
 
 export interface RemoteSignerOptions {
@@ -80,6 +80,20 @@ export class RemoteSigner implements TransactionSigner {
     }
     verifySigned(raw, tx);
     return raw.toLowerCase();
+  }
+
+  /** eth_signTypedData_v4 (Web3Signer, EthSigner and Clef serve it); the answer must recover to `address`. */
+  async signTypedData(address: string, typed: TypedDataToSign): Promise<string> {
+    const payload = TypedDataEncoder.getPayload(typed.domain, typed.types, typed.message);
+    const result = await this.#call("eth_signTypedData_v4", [getAddress(address), JSON.stringify(payload)]);
+    if (typeof result !== "string" || !/^0x[0-9a-fA-F]{130}$/.test(result))
+      throw new RemoteSignerError("invalid", "The remote signer's eth_signTypedData_v4 answer is not a signature");
+    if (verifyTypedData(typed.domain, typed.types, typed.message, result) !== getAddress(address))
+      throw new RemoteSignerError(
+        "invalid",
+        `The remote signer signed the typed data with another key than ${address}`,
+      );
+    return result.toLowerCase();
   }
 
   async ensureKey(purpose: WalletPurpose, label: string | null, options: { address?: string } = {}): Promise<string> {

@@ -21,12 +21,25 @@ export type SignableTransaction = FeeFields & {
   chainId: number;
 };
 
+/** EIP-712 typed data as ethers takes it (the domain without EIP712Domain in `types`). */
+export interface TypedDataToSign {
+  domain: Record<string, unknown>;
+  types: Record<string, { name: string; type: string }[]>;
+  primaryType: string;
+  message: Record<string, unknown>;
+}
+
 export interface TransactionSigner {
   readonly mode: SignerMode;
   /** Addresses this signer holds keys for (checksummed). */
   addresses(): Promise<string[]>;
   /** The signed raw transaction (0x hex), exactly the fields given, signed by `from`. */
   signTransaction(tx: SignableTransaction): Promise<string>;
+  /**
+   * The 65-byte EIP-712 signature of `typed` by `address` (a department wallet's proof that it holds its key): the
+   * vault signs with the key it sealed, a remote signer with eth_signTypedData_v4.
+   */
+  signTypedData(address: string, typed: TypedDataToSign): Promise<string>;
   /**
    * A wallet for `purpose` (and `label`, e.g. the department code), recorded for nonce sequencing: a new local key,
    * or a key of the remote signer (`address` chosen by the caller, else the first one no wallet uses yet).

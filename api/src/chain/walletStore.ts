@@ -11,7 +11,7 @@ import type { KeyVault } from "./keyVault.ts";
 /** A pool or a client inside a transaction. */
 type Queryable = Pick<pg.Pool, "query">;
 
-export type WalletPurpose = "OPERATOR" | "ADMIN" | "DEPARTMENT" | "APPLICANT";
+export type WalletPurpose = "OPERATOR" | "ADMIN" | "GOVERNANCE" | "DEPARTMENT" | "APPLICANT";
 
 export class WalletStore {
   readonly #pool: pg.Pool;
@@ -80,6 +80,19 @@ export class WalletStore {
     }
     if (this.#fund) await this.#fund(key);
     return getAddress(key);
+  }
+
+  /**
+   * Moves a wallet's next nonce up to its pending count on chain: a key also used outside the API (the development
+   * chain's deployer, which governs there) may have sent transactions the outbox never saw.
+   */
+  async catchUpNonce(address: string): Promise<void> {
+    if (!this.#chainNonce) return;
+    const onChain = await this.#chainNonce(address.toLowerCase());
+    await this.#pool.query(`UPDATE wallets SET next_nonce = GREATEST(next_nonce, $2) WHERE address = $1`, [
+      address.toLowerCase(),
+      onChain.toString(),
+    ]);
   }
 
   /** Every recorded address, lower-case (to tell a remote signer's unused keys from used ones). */

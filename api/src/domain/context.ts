@@ -7,6 +7,7 @@ import type { Config } from "../config.ts";
 import type { ChainGateway } from "../chain/chainGateway.ts";
 import type { Deployment } from "../chain/deployment.ts";
 import type { DepartmentWallets } from "../chain/departmentWallets.ts";
+import type { GovernanceKey } from "../chain/governanceKey.ts";
 import type { SecretSealer } from "../chain/secretSealer.ts";
 import type { DbPool } from "../db/queryable.ts";
 import type { DocumentStore } from "../storage/index.ts";
@@ -20,6 +21,11 @@ export interface DomainContext {
   operator: string;
   /** The administration wallet (ADMIN_ROLE): departments, workflows, escalations, suspensions. Never the operator. */
   administrator: string;
+  /**
+   * The governance key (DEFAULT_ADMIN_ROLE: registers departments, their wallet changes and workflow versions), only
+   * where one key governs (the development chain's deployer). Undefined: governance (a Safe) executes those itself.
+   */
+  governance?: GovernanceKey;
   contracts: Deployment["contracts"];
   workflows: WorkflowStore;
   documentStore: DocumentStore;

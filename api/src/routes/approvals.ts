@@ -43,11 +43,11 @@ const LicenceActionInput = z
   .meta({ id: "LicenceActionInput" });
 
 const DECISION_ERRORS = errors({
-  400: "Invalid body; reviewedDocuments names documents of another request (UNKNOWN_DOCUMENTS); your department holds its own key and sent no signature (SIGNATURE_REQUIRED); the signature is not your wallet's (INVALID_SIGNATURE) or its deadline passed (SIGNATURE_EXPIRED)",
+  400: "Invalid body; reviewedDocuments names documents of another request (UNKNOWN_DOCUMENTS); your department holds its own key and sent no signature (SIGNATURE_REQUIRED); the signature is not your wallet's (INVALID_SIGNATURE), its deadline passed (SIGNATURE_EXPIRED) or is more than a day ahead (VALIDATION_ERROR)",
   401: "Not authenticated",
   403: "Not a department",
   404: "No such request",
-  409: "NOT_PENDING (not required in the current stage), NOT_YOUR_TURN (sequential stage), ALREADY_DECIDED, INVALID_STATE (not under review), STALE_DOCUMENTS (a document you reviewed has a newer version: details.changedDocuments), STALE_NONCE (signed decisions); nothing is recorded",
+  409: "NOT_PENDING (not required in the current stage), NOT_YOUR_TURN (sequential stage), ALREADY_DECIDED, INVALID_STATE (not under review), STALE_DOCUMENTS (a document you reviewed has a newer version: details.changedDocuments), STALE_NONCE (signed decisions: another decision of your department came first), STALE_DECISION (signed decisions: the review left the stage or round signed); nothing is recorded",
 });
 
 /** What every decision body may add: the versions reviewed, and a department-held key's signature. */
@@ -73,9 +73,31 @@ const ReviewFields = {
     .optional()
     .describe("With signature: the nonce of the signed typed data"),
   deadline: z.int().min(0).optional().describe("With signature: the deadline (unix seconds) of the signed typed data"),
+  stage: z
+    .int()
+    .min(0)
+    .max(255)
+    .optional()
+    .describe(
+      "With signature: the stage of the signed typed data (the typed data's answer gives it; default: the current stage)",
+    ),
+  round: z
+    .int()
+    .min(0)
+    .max(2 ** 40 - 1)
+    .optional()
+    .describe(
+      "With signature: the round of the signed typed data (the stage's start time; default: the current round). A signature for another stage or round is 409 STALE_DECISION",
+    ),
 };
 
-function signatureOf(body: { signature?: string; nonce?: string; deadline?: number }): DecisionSignature | undefined {
+function signatureOf(body: {
+  signature?: string;
+  nonce?: string;
+  deadline?: number;
+  stage?: number;
+  round?: number;
+}): DecisionSignature | undefined {
   if (body.signature === undefined) return undefined;
   if (body.nonce === undefined || body.deadline === undefined) {
     throw new AppError(
@@ -85,7 +107,13 @@ function signatureOf(body: { signature?: string; nonce?: string; deadline?: numb
       { fields: ["nonce", "deadline"] },
     );
   }
-  return { signature: body.signature, nonce: body.nonce, deadline: body.deadline };
+  return {
+    signature: body.signature,
+    nonce: body.nonce,
+    deadline: body.deadline,
+    stage: body.stage,
+    round: body.round,
+  };
 }
 
 export function approvalRoutes(context: DomainContext): RouteDefinition[] {
@@ -229,7 +257,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       idempotent: false,
       summary: "The EIP-712 typed data your department signs to decide with its own key",
       description:
-        "For departments that hold their own key (custody DEPARTMENT_HELD): the body is the decision you are about to send (as for approve / reject / request-changes, without signature). The answer is the typed data to sign with eth_signTypedData_v4 (any wallet, or a Safe for EIP-1271), with the versions resolved now, your department's next nonce and a deadline 15 minutes ahead. Send the same decision with signature, nonce, deadline and the answer's documentVersions to the decision endpoint (so that a document updated since you signed is answered 409 STALE_DOCUMENTS); the platform relays it and the contract checks the signature against your department's registered wallet. Reads only: nothing is recorded.",
+        "For departments that hold their own key (custody DEPARTMENT_HELD): the body is the decision you are about to send (as for approve / reject / request-changes, without signature). The answer is the typed data to sign with eth_signTypedData_v4 (any wallet, or a Safe for EIP-1271), in the registry's EIP-712 domain as its eip712Domain() gives it (with the deployment's salt): the request's current stage and round, the SHA-256 of each reviewed document's version resolved now (`documents`), your department's next nonce and a deadline 15 minutes ahead. Send the same decision with signature, nonce, deadline, stage, round and the answer's documentVersions to the decision endpoint (so that a document updated since you signed is answered 409 STALE_DOCUMENTS, and a stage left since 409 STALE_DECISION); any later decision of your department uses up the nonce (409 STALE_NONCE); the platform relays it and the contract checks the signature against your department's registered wallet. Reads only: nothing is recorded.",
       tags: ["Approvals"],
       access: DEPARTMENT,
       params: RequestIdParams,
@@ -259,14 +287,17 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
                   version: z.string(),
                   chainId: z.number(),
                   verifyingContract: z.string(),
+                  salt: z.string().describe("The deployment's salt (bytes32), from the registry's eip712Domain()"),
                 }),
-                message: z.record(z.string(), z.union([z.string(), z.number()])),
+                message: z.record(z.string(), z.union([z.string(), z.number(), z.array(z.string())])),
               }),
               signer: z
                 .string()
                 .describe("Your department's registered wallet: the address whose signature the contract accepts"),
               custody: z.enum(CUSTODY_KINDS),
               documentVersions: z.record(z.string(), z.number()).describe("The document versions the decision covers"),
+              stage: z.number().describe("The stage signed: send it back with the signature"),
+              round: z.number().describe("The stage's round signed (its start time): send it back with the signature"),
               nonce: z.string(),
               deadline: z.number(),
             })

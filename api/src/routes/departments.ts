@@ -10,14 +10,19 @@ import {
   DepartmentList,
   DepartmentResponse,
   DepartmentStatsResponse,
+  KeyProofTypedData,
+  KeyProofTypedDataInput,
   RegeneratedKey,
   StatsQuery,
   UpdateDepartmentInput,
   WalletChangeInput,
 } from "../domain/departments/departmentSchemas.ts";
 import { DepartmentStore } from "../stores/departmentStore.ts";
+import { isAwaitingGovernance } from "../domain/governance.ts";
+import { AwaitingGovernanceResponse } from "../schemas/common.ts";
 import {
   createDepartment,
+  keyProofToSign,
   proposeWalletChange,
   regenerateApiKey,
   settleWalletChange,
@@ -88,8 +93,13 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       idempotent: false,
       responses: {
         201: { description: "Registered", schema: DepartmentResponse },
+        202: {
+          description:
+            "AWAITING_GOVERNANCE: this API holds no governance key (a Safe governs): nothing was sent or recorded; `transaction` is the registration for governance to execute",
+          schema: AwaitingGovernanceResponse,
+        },
         ...errors({
-          400: "Invalid body (code must match ^[A-Z_]+$, at most 31 characters; walletAddress given without a remote signer, or not one of its keys)",
+          400: "Invalid body (code must match ^[A-Z_]+$, at most 31 characters; walletAddress given without a remote signer, or not one of its keys; keyProof missing for DEPARTMENT_HELD); INVALID_KEY_PROOF: keyProof is not the wallet's signature of its DepartmentKey typed data",
           401: "Not authenticated",
           403: "Not an administrator",
           409: "CONFLICT: the code is already registered; WALLET_IN_USE: walletAddress is already a wallet here; NO_SIGNER_KEY_AVAILABLE: every key of the remote signer is in use",
@@ -97,10 +107,27 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
           503: "Chain or remote signer (SIGNER_UNAVAILABLE) unavailable, nothing recorded",
         }),
       },
-      handler: async ({ body, ctx }) => ({
-        status: 201,
-        body: await createDepartment(context, requestMeta(ctx), body),
-      }),
+      handler: async ({ body, ctx }) => {
+        const created = await createDepartment(context, requestMeta(ctx), body);
+        return { status: isAwaitingGovernance(created) ? 202 : 201, body: created };
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/departments/key-proof-typed-data",
+      operationId: "getDepartmentKeyTypedData",
+      idempotent: false,
+      summary: "The EIP-712 typed data a department's own wallet signs to prove it holds its key",
+      description:
+        "For a department that holds its own key (DEPARTMENT_HELD), before POST /departments or POST /departments/{departmentCode}/wallet-change: the DepartmentKey(code, wallet, custody) typed data in the approval registry's EIP-712 domain (from its eip712Domain(), with the deployment's salt). Sign it with the wallet (eth_signTypedData_v4; a Safe signs it as EIP-1271) and send the signature as `keyProof`. Reads only: nothing is recorded.",
+      tags: ["Departments"],
+      access: ADMIN,
+      body: KeyProofTypedDataInput,
+      responses: {
+        200: { description: "The typed data to sign", schema: KeyProofTypedData },
+        ...errors({ 400: "Invalid body", 401: "Not authenticated", 403: "Not an administrator" }),
+      },
+      handler: async ({ body }) => ({ body: await keyProofToSign(context, body) }),
     }),
     defineRoute({
       method: "get",
@@ -184,7 +211,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       sendsTransactions: true,
       summary: "Propose a new wallet or custody for a department (public on chain, effective only after a delay)",
       description:
-        "Recorded on chain (proposeDepartmentWallet) and audited. The change waits out the registry's wallet delay (fixed at deployment: at least 24 h on a real network) in public: the department's current wallet or an administrator can cancel it, and it takes effect only when activated after `effectiveAt`. Until then the current wallet decides. CUSTODIAL creates a new platform-held wallet; DEPARTMENT_HELD takes the department's own address.",
+        "Recorded on chain (proposeDepartmentWallet, sent by governance with the new wallet's keyProof: the platform signs it for a CUSTODIAL wallet, a DEPARTMENT_HELD wallet gives its own, see POST /departments/key-proof-typed-data) and audited. The change waits out the registry's wallet delay (fixed at deployment: at least 24 h on a real network) in public: the department's current wallet or an administrator can cancel it, and it takes effect only when activated after `effectiveAt`. Until then the current wallet decides. CUSTODIAL creates a new platform-held wallet; DEPARTMENT_HELD takes the department's own address.",
       tags: ["Departments"],
       access: ADMIN,
       params: CodeParams,
@@ -194,8 +221,13 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
           description: "Proposed: the department with its pendingWalletChange",
           schema: Department.extend({ transactionHash: z.string() }),
         },
+        202: {
+          description:
+            "AWAITING_GOVERNANCE: this API holds no governance key (a Safe governs): nothing was sent or recorded; `transaction` is the proposal for governance to execute",
+          schema: AwaitingGovernanceResponse,
+        },
         ...errors({
-          400: "Invalid body",
+          400: "Invalid body (keyProof missing for DEPARTMENT_HELD); INVALID_KEY_PROOF: keyProof is not the new wallet's signature of its DepartmentKey typed data",
           401: "Not authenticated",
           403: "Not an administrator",
           404: "No such department",
@@ -204,13 +236,9 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
         }),
       },
       handler: async ({ params, body, ctx }) => {
-        const { department, transactionHash } = await proposeWalletChange(
-          context,
-          requestMeta(ctx),
-          params.departmentCode,
-          body,
-        );
-        return { body: walletChangeBody(department, transactionHash) };
+        const proposed = await proposeWalletChange(context, requestMeta(ctx), params.departmentCode, body);
+        if (isAwaitingGovernance(proposed)) return { status: 202, body: proposed };
+        return { body: walletChangeBody(proposed.department, proposed.transactionHash) };
       },
       recoverIdempotent: ({ params }, write) => recoveredWalletChange(params.departmentCode, write),
     }),

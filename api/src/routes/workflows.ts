@@ -4,6 +4,8 @@ import { requestMeta } from "../http/requestMeta.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { createWorkflow, deactivateWorkflow, updateWorkflow } from "../domain/workflows/registerWorkflow.ts";
 import { validateWorkflow } from "../domain/workflows/validateWorkflow.ts";
+import { isAwaitingGovernance } from "../domain/governance.ts";
+import { AwaitingGovernanceResponse } from "../schemas/common.ts";
 import { workflowsJson } from "../reads/workflowView.ts";
 import { notFound } from "../errors.ts";
 import type { MinedWrite } from "../http/idempotency.ts";
@@ -20,6 +22,13 @@ const WorkflowIdParams = z.object({ workflowId: z.uuid() });
 const ADMIN = [{ kind: "admin" as const }];
 const errors = errorResponses;
 const COMMON = { 401: "Not authenticated", 403: "Not an administrator" };
+
+/** A workflow version says which departments decide: governance registers it (docs/decisions.md). */
+const AWAITING_GOVERNANCE = {
+  description:
+    "AWAITING_GOVERNANCE: this API holds no governance key (a Safe governs): nothing was sent or recorded; `transaction` is the registration for governance to execute",
+  schema: AwaitingGovernanceResponse,
+};
 
 export function workflowRoutes(context: DomainContext): RouteDefinition[] {
   const one = async (workflow: Parameters<typeof workflowsJson>[1][number]) =>
@@ -77,6 +86,7 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
       body: CreateWorkflowInput,
       responses: {
         201: { description: "Registered", schema: Workflow },
+        202: AWAITING_GOVERNANCE,
         ...errors({
           400: "VALIDATION_ERROR (shape) or INVALID_WORKFLOW (rules; details.errors)",
           ...COMMON,
@@ -84,10 +94,11 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
           503: "Chain unavailable, nothing recorded",
         }),
       },
-      handler: async ({ body, ctx }) => ({
-        status: 201,
-        body: await one(await createWorkflow(context, requestMeta(ctx), body)),
-      }),
+      handler: async ({ body, ctx }) => {
+        const created = await createWorkflow(context, requestMeta(ctx), body);
+        if (isAwaitingGovernance(created)) return { status: 202, body: created };
+        return { status: 201, body: await one(created) };
+      },
       recoverIdempotent: async (_input, write) => ({ status: 201, body: await one(await registeredBy(write)) }),
     }),
     defineRoute({
@@ -135,6 +146,7 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
       body: CreateWorkflowInput,
       responses: {
         200: { description: "The new version", schema: Workflow },
+        202: AWAITING_GOVERNANCE,
         ...errors({
           400: "VALIDATION_ERROR, INVALID_WORKFLOW or WORKFLOW_TYPE_MISMATCH",
           ...COMMON,
@@ -143,9 +155,11 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
           503: "Chain unavailable, nothing recorded",
         }),
       },
-      handler: async ({ params, body, ctx }) => ({
-        body: await one(await updateWorkflow(context, requestMeta(ctx), params.workflowId, body)),
-      }),
+      handler: async ({ params, body, ctx }) => {
+        const updated = await updateWorkflow(context, requestMeta(ctx), params.workflowId, body);
+        if (isAwaitingGovernance(updated)) return { status: 202, body: updated };
+        return { body: await one(updated) };
+      },
       recoverIdempotent: async (_input, write) => ({ body: await one(await registeredBy(write)) }),
     }),
     defineRoute({

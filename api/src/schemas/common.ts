@@ -91,3 +91,14 @@ export const TimelineEvent = z
     timestamp: DateTime,
   })
   .meta({ id: "TimelineEvent" });
+
+/** 202: governance, whose key the API does not hold, must execute the change. */
+export const AwaitingGovernanceResponse = z
+  .object({
+    status: z.literal("AWAITING_GOVERNANCE"),
+    message: z.string(),
+    transaction: z
+      .object({ to: z.string(), data: z.string(), value: z.literal("0"), chainId: z.number() })
+      .meta({ description: "The call for governance (DEFAULT_ADMIN_ROLE, e.g. a Safe's owners) to execute" }),
+  })
+  .meta({ id: "AwaitingGovernance" });

@@ -33,7 +33,38 @@ export interface HttpResult {
   body: Json;
 }
 
-/** Registers a department (admin token) and returns its credentials; throws unless 201. */
+/** What signs a department-held wallet's key proof: the wallet itself (an ethers wallet), or a Safe's owners. */
+export type KeySigner = (typedData: Json) => Promise<string>;
+
+/** An EOA's key proof: the wallet signs the DepartmentKey typed data as it comes. */
+export const eoaKeySigner =
+  (wallet: { signTypedData(domain: Json, types: Json, message: Json): Promise<string> }): KeySigner =>
+  async ({ domain, types, message }) => {
+    const { EIP712Domain: _domain, ...rest } = types;
+    return wallet.signTypedData(domain, rest, message);
+  };
+
+/** The DepartmentKey typed data the API hands out (POST /departments/key-proof-typed-data), signed by `sign`. */
+export async function keyProof(
+  apiUrl: string,
+  adminToken: string,
+  input: { code: string; custody: "CUSTODIAL" | "DEPARTMENT_HELD"; walletAddress: string },
+  sign: KeySigner,
+): Promise<string> {
+  const response = await fetch(`${apiUrl}/api/v1/departments/key-proof-typed-data`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify(input),
+  });
+  const body = (await response.json()) as Json;
+  if (response.status !== 200) throw new Error(`key proof typed data: ${response.status} ${JSON.stringify(body)}`);
+  return sign(body);
+}
+
+/**
+ * Registers a department (admin token) and returns its credentials; throws unless 201. A department that holds its
+ * own key gives `keyHolder`, which signs its key proof (or `keyProof` itself).
+ */
 export async function createDepartment(
   apiUrl: string,
   adminToken: string,
@@ -44,12 +75,24 @@ export async function createDepartment(
     requireSignedRequests?: boolean;
     custody?: "CUSTODIAL" | "DEPARTMENT_HELD";
     walletAddress?: string;
+    keyProof?: string;
+    keyHolder?: KeySigner;
   },
 ): Promise<CreatedTestDepartment> {
+  const { keyHolder, ...fields } = input;
+  const proof =
+    keyHolder && input.walletAddress
+      ? await keyProof(
+          apiUrl,
+          adminToken,
+          { code: input.code, custody: "DEPARTMENT_HELD", walletAddress: input.walletAddress },
+          keyHolder,
+        )
+      : input.keyProof;
   const response = await fetch(`${apiUrl}/api/v1/departments`, {
     method: "POST",
     headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-    body: JSON.stringify(input),
+    body: JSON.stringify({ ...fields, ...(proof ? { keyProof: proof } : {}) }),
   });
   const body = (await response.json()) as Json;
   if (response.status !== 201)

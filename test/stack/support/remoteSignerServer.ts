@@ -1,7 +1,7 @@
 /**
  * Test support, not product code: a small remote signer speaking the JSON-RPC signing interface that Web3Signer
  * (eth1 mode), EthSigner and Clef serve: `eth_accounts` lists its keys, `eth_signTransaction` signs a transaction
- * given as hex quantities and answers the raw signed transaction. Any other method is a JSON-RPC error.
+ * given as hex quantities and answers the raw signed transaction, `eth_signTypedData_v4` signs EIP-712 typed data. Any other method is a JSON-RPC error.
  *
  * `misbehave` makes it sign something else than asked (another key, another chain id, other calldata), or answer
  * only after 2 s, to test that the API refuses it. Every call is recorded with the Authorization header it carried.
@@ -67,6 +67,19 @@ export async function startRemoteSignerServer(
     return raw;
   };
 
+  // A key proof (DepartmentKey typed data), as Web3Signer's eth_signTypedData_v4 takes it: [address, JSON payload].
+  const signTypedData = async ([from, json]: unknown[]) => {
+    const wallet = wallets.find((w) => w.address.toLowerCase() === String(from).toLowerCase());
+    if (!wallet) throw Object.assign(new Error(`no key for ${String(from)}`), { rpcCode: -32000 });
+    const { domain, types, message } = JSON.parse(String(json)) as {
+      domain: Record<string, unknown>;
+      types: Record<string, { name: string; type: string }[]>;
+      message: Record<string, unknown>;
+    };
+    const { EIP712Domain: _domainType, ...rest } = types;
+    return wallet.signTypedData(domain, rest, message);
+  };
+
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -89,6 +102,7 @@ export async function startRemoteSignerServer(
         let result: unknown;
         if (call.method === "eth_accounts") result = wallets.map((w) => getAddress(w.address));
         else if (call.method === "eth_signTransaction") result = await sign(call.params ?? []);
+        else if (call.method === "eth_signTypedData_v4") result = await signTypedData(call.params ?? []);
         else
           throw Object.assign(new Error(`the method ${call.method} does not exist/is not available`), {
             rpcCode: -32601,

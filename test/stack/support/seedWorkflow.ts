@@ -4,6 +4,7 @@
  */
 import { applicantAddresses } from "../../../api/src/chain/applicantKeys.ts";
 import { departmentWallets } from "../../../api/src/chain/departmentWallets.ts";
+import { governanceKey } from "../../../api/src/chain/governanceKey.ts";
 import { secretSealer } from "../../../api/src/chain/secretSealer.ts";
 import { createLogger } from "../../../api/src/observability/logger.ts";
 import { loadConfig } from "../../../api/src/config.ts";
@@ -22,6 +23,7 @@ export function domainContext(stack: Stack, driver: Driver): DomainContext {
     gateway: driver.core.gateway,
     operator: stack.operatorAddress,
     administrator: stack.adminAddress,
+    governance: governanceKey(driver.core.wallets, driver.governance),
     contracts: stack.deployment.contracts,
     workflows: new WorkflowStore(driver.core.pool),
     documentStore: undefined as never,
@@ -44,6 +46,7 @@ export async function seedWorkflow(stack: Stack, driver: Driver, input: CreateWo
       (await driver.index.query(`SELECT wallet FROM departments WHERE code = $1`, [code])).rows[0]?.wallet;
     wallets[code] = existing ?? (await driver.department(code));
   }
-  const { workflow } = await registerWorkflow(domainContext(stack, driver), input);
-  return { workflow, wallets };
+  const registered = await registerWorkflow(domainContext(stack, driver), input);
+  if (!("workflow" in registered)) throw new Error("the stack's governance key did not register the workflow");
+  return { workflow: registered.workflow, wallets };
 }

@@ -1,19 +1,21 @@
 /**
- * Department decisions: approve, reject, request changes. A custodial department's decision is a transaction from
- * its own wallet (the platform holds the key); a department that holds its own key signs the EIP-712 decision
- * (decisionToSign gives the typed data) and the operator relays it (decideBySig). Either way the approval registry
- * checks on chain that the department is required in the current stage (in its turn for SEQUENTIAL stages), that
- * the documents it reviewed are still at the versions it reviewed, and applies the pinned workflow's rules. The
- * remarks stay off chain; their keccak256 is on chain. A refused decision records nothing anywhere.
+ * Department decisions: approve, reject, request changes. A custodial department's decision is `decide(Decision)`
+ * sent from its own wallet (the platform holds the key); a department that holds its own key signs the EIP-712
+ * Decision (decisionToSign gives the typed data) and the operator relays it (decideBySig). Either way the decision
+ * names the stage and round it was made in, the SHA-256 of each document version reviewed, the department's next
+ * decision nonce and a deadline, and the approval registry checks them all on chain, with the department's turn and
+ * the pinned workflow's rules. The remarks stay off chain; their keccak256 is on chain. A refused decision records
+ * nothing anywhere.
  */
 import { keccak256, stringToBytes } from "viem";
+import type { Hex } from "../../../../abis/index.ts";
 import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
 import type { ConfirmedTx, RecordedTx } from "../../chain/chainGateway.ts";
 import { approvalRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
-import { approvalRegistry, DECISION_NAMES, enumValueOf } from "../../chain/contracts.ts";
-import { departmentRecord } from "../../chain/contractReads.ts";
+import { DECISION_NAMES, enumValueOf } from "../../chain/contracts.ts";
+import { departmentRecord, progressOf } from "../../chain/contractReads.ts";
 import { apiErrorOf, REVERT_ANSWERS } from "../../revertMapping.ts";
 import { canonicalJson } from "../../canonicalJson.ts";
 import type { Tx } from "../../db/queryable.ts";
@@ -24,7 +26,7 @@ import { findVisibleRequest, type RequestView } from "../../reads/requestReads.t
 import { insertDecisionRemarks } from "../../stores/decisionRemarks.ts";
 import type { DomainContext } from "../context.ts";
 import { decisionAnswer } from "./decisionAnswer.ts";
-import { decisionTypedData, type DecisionMessage } from "./decisionTypedData.ts";
+import { decisionTypedData, registryDomain, type DecisionMessage } from "./decisionTypedData.ts";
 
 export const REJECTION_REASONS = [
   "SAFETY_VIOLATION",
@@ -40,6 +42,9 @@ export interface DecisionSignature {
   signature: string;
   nonce: string;
   deadline: number;
+  /** The stage and round of the typed data signed (default: the request's current ones). */
+  stage?: number;
+  round?: number;
 }
 
 interface Reviewed {
@@ -59,16 +64,26 @@ export type Decision = Reviewed &
 const decisionStatus = (kind: Decision["kind"]) => enumValueOf(DECISION_NAMES, kind);
 /** How long a typed decision handed out for signing stays valid on chain. */
 const SIGNATURE_LIFETIME_SECONDS = 15 * 60;
+/** How long a custodial decision may wait to be mined (the chain accepts at most a day). */
+const CUSTODIAL_LIFETIME_SECONDS = 5 * 60;
+/** Custodial decisions of one department that lost a race for its nonce (another API process) are sent again. */
+const NONCE_ATTEMPTS = 4;
 
-/** Chain refusals, in the API's words (revertMapping.ts); a stale document is named by its id. */
+/** Chain refusals, in the API's words (revertMapping.ts); a stale document is named by its id and hash. */
 function explain(error: ContractRevertError, documents: AnchoredDocument[]): AppError {
   return apiErrorOf(error, {
     ReviewStaleDocuments: (stale) => {
-      const [, docIndex, reviewed, latest] = stale.args.map(Number);
-      const document = documents.find((d) => d.docIndex === docIndex);
+      const [, index, reviewed] = stale.args as [bigint, bigint, string];
+      const document = documents.find((d) => d.docIndex === Number(index));
+      const reviewedVersion = [...(document?.hashes ?? [])].find(([, hash]) => hash === reviewed)?.[0] ?? null;
       return conflict("STALE_DOCUMENTS", REVERT_ANSWERS.ReviewStaleDocuments.message, {
         changedDocuments: [
-          { documentId: document?.documentId ?? null, reviewedVersion: reviewed, latestVersion: latest },
+          {
+            documentId: document?.documentId ?? null,
+            reviewedHash: /^0x0{64}$/.test(reviewed) ? null : reviewed,
+            reviewedVersion,
+            latestVersion: document?.latestVersion ?? null,
+          },
         ],
       });
     },
@@ -84,13 +99,13 @@ async function callerDepartment(context: DomainContext, code: string): Promise<D
 
 /**
  * The documents a decision covers, as the chain checks them: the bit mask of the named documents (0, every
- * document, when none is named) and the versions reviewed in the document registry's packed layout (15 bits per
- * document index from bit 16). A document named without a version is taken at its latest version now.
+ * document, when none is named) and the SHA-256 of the version reviewed of each covered document, by ascending
+ * document index. A document named without a version is taken at its latest version now.
  */
 function resolveReview(
   documents: AnchoredDocument[],
   reviewed: Reviewed,
-): { mask: number; versions: bigint; covered: Record<string, number> } {
+): { mask: number; hashes: Hex[]; covered: Record<string, number> } {
   const named = reviewed.reviewedDocuments ?? [];
   const byId = new Map(documents.map((d) => [d.documentId, d]));
   const unknown = [...named, ...Object.keys(reviewed.documentVersions ?? {})].filter((id) => !byId.has(id));
@@ -107,18 +122,23 @@ function resolveReview(
       documents: stray,
     });
   let mask = 0;
-  let versions = 0n;
+  const hashes: Hex[] = [];
   const covered: Record<string, number> = {};
-  for (const document of documents) {
-    const isNamed = named.includes(document.documentId);
-    const version =
-      (isCovered(document.documentId) ? reviewed.documentVersions?.[document.documentId] : undefined) ??
-      document.latestVersion;
-    if (isNamed) mask |= 1 << document.docIndex;
-    if (isCovered(document.documentId)) covered[document.documentId] = version;
-    versions |= BigInt(version) << BigInt(16 + 15 * document.docIndex);
+  for (const document of [...documents].sort((a, b) => a.docIndex - b.docIndex)) {
+    if (!isCovered(document.documentId)) continue;
+    const version = reviewed.documentVersions?.[document.documentId] ?? document.latestVersion;
+    const hash = document.hashes.get(version);
+    if (!hash)
+      throw new AppError(400, "VALIDATION_ERROR", "documentVersions names a version that was never anchored", {
+        documentId: document.documentId,
+        version,
+        latestVersion: document.latestVersion,
+      });
+    if (named.includes(document.documentId)) mask |= 1 << document.docIndex;
+    covered[document.documentId] = version;
+    hashes.push(hash);
   }
-  return { mask, versions, covered };
+  return { mask, hashes, covered };
 }
 
 type Review = ReturnType<typeof resolveReview>;
@@ -136,22 +156,37 @@ function remarksOf(decision: Decision) {
 const reasonCodeOf = (decision: Decision) =>
   decision.kind === "REJECTED" ? REJECTION_REASONS.indexOf(decision.reason) + 1 : 0;
 
-/** The SignedDecision the chain checks: the same fields for the typed data handed out and for the relayed call. */
+/** Where the request's review stands on chain now: the stage and its round (the stage's start time). */
+async function currentRound(context: DomainContext, tokenId: bigint): Promise<{ stage: number; round: number }> {
+  const progress = await progressOf(context.gateway, context.contracts.ApprovalRegistry, tokenId, "latest");
+  return { stage: Number(progress.stage), round: Number(progress.stageStartedAt) };
+}
+
+/** A deadline `seconds` ahead of the later of the chain's clock and ours (a test chain's clock may run ahead). */
+async function deadlineIn(context: DomainContext, seconds: number): Promise<bigint> {
+  const chainNow = await context.gateway.latestBlockTime();
+  return BigInt(Math.max(chainNow, Math.floor(Date.now() / 1000)) + seconds);
+}
+
+/** The Decision the chain checks: the same fields for the typed data handed out, the relayed call and decide. */
 function decisionMessage(
   tokenId: bigint,
   departmentId: number,
   decision: Decision,
-  review: { mask: number; versions: bigint },
+  at: { stage: number; round: number },
+  review: { mask: number; hashes: Hex[] },
   nonce: bigint,
   deadline: bigint,
 ): DecisionMessage {
   return {
     tokenId,
     departmentId,
+    stage: at.stage,
+    round: at.round,
     decision: decisionStatus(decision.kind),
     reasonCode: reasonCodeOf(decision),
     reviewedMask: review.mask,
-    reviewedVersions: review.versions,
+    documents: review.hashes,
     remarksHash: remarksOf(decision).hash,
     nonce,
     deadline,
@@ -159,8 +194,9 @@ function decisionMessage(
 }
 
 /**
- * The typed data a department that holds its own key signs for this decision: its versions resolved now, its
- * department's next nonce (read from the chain) and a deadline 15 minutes ahead.
+ * The typed data a department that holds its own key signs for this decision: the request's current stage and
+ * round, its documents' hashes resolved now, its department's next nonce (read from the chain) and a deadline 15
+ * minutes ahead, in the registry's domain (with the deployment's salt).
  */
 export async function decisionToSign(
   context: DomainContext,
@@ -172,23 +208,40 @@ export async function decisionToSign(
   const department = await callerDepartment(context, principal.code);
   const review = resolveReview(await anchoredDocumentsOf(context.pool, request.tokenId), decision);
   const record = await departmentRecord(context.gateway, context.contracts.ApprovalRegistry, department.departmentId);
-  const deadline = BigInt(Math.floor(Date.now() / 1000) + SIGNATURE_LIFETIME_SECONDS);
+  const at = await currentRound(context, request.tokenId);
+  const deadline = await deadlineIn(context, SIGNATURE_LIFETIME_SECONDS);
   const message = decisionMessage(
     request.tokenId,
     department.departmentId,
     decision,
+    at,
     review,
     BigInt(record.nonce),
     deadline,
   );
   return {
-    typedData: decisionTypedData(context.config.chainId, context.contracts.ApprovalRegistry, message),
+    typedData: decisionTypedData(await registryDomain(context), message),
     signer: department.wallet,
     custody: department.custody,
     documentVersions: review.covered,
+    stage: at.stage,
+    round: at.round,
     nonce: message.nonce.toString(),
     deadline: Number(message.deadline),
   };
+}
+
+/** Decisions of one department in this process, one at a time: each takes the department's next nonce. */
+const departmentQueues = new Map<number, Promise<unknown>>();
+function oneAtATime<T>(departmentId: number, run: () => Promise<T>): Promise<T> {
+  const previous = departmentQueues.get(departmentId) ?? Promise.resolve();
+  const next = previous.then(run, run);
+  const settled = next.catch(() => undefined);
+  departmentQueues.set(departmentId, settled);
+  void settled.then(() => {
+    if (departmentQueues.get(departmentId) === settled) departmentQueues.delete(departmentId);
+  });
+  return next;
 }
 
 export async function decide(
@@ -207,35 +260,87 @@ export async function decide(
   const documents = await anchoredDocumentsOf(context.pool, request.tokenId);
   const review = resolveReview(documents, decision);
   const remarks = remarksOf(decision);
-  const data = decisionCall(request.tokenId, department, decision, review, remarks, signed);
+  const facts = { request, departmentCode: principal.code, decision, remarks, review, signed };
 
-  let tx;
-  try {
-    tx = await context.gateway.send(
-      {
-        kind: decision.kind === "APPROVED" ? "APPROVAL" : decision.kind === "REJECTED" ? "REJECT" : "CHANGES_REQUESTED",
-        // A signed decision is relayed by the operator; the chain checks the department wallet's signature.
-        from: signed ? context.operator : department.wallet,
-        to: context.contracts.ApprovalRegistry,
-        data,
-        requestId: request.id,
-      },
-      {
-        onRecorded: (client, recorded) =>
-          recordDecision(client, meta, recorded, {
-            request,
-            departmentCode: principal.code,
-            decision,
-            remarks,
-            review,
-            signed,
-          }),
-      },
+  const send = async (data: Hex) => {
+    try {
+      return await context.gateway.send(
+        {
+          kind:
+            decision.kind === "APPROVED" ? "APPROVAL" : decision.kind === "REJECTED" ? "REJECT" : "CHANGES_REQUESTED",
+          // A signed decision is relayed by the operator; the chain checks the department wallet's signature.
+          from: signed ? context.operator : department.wallet,
+          to: context.contracts.ApprovalRegistry,
+          data,
+          requestId: request.id,
+        },
+        { onRecorded: (client, recorded) => recordDecision(client, meta, recorded, facts) },
+      );
+    } catch (error) {
+      throw error instanceof ContractRevertError ? explain(error, documents) : error;
+    }
+  };
+
+  let tx: ConfirmedTx;
+  if (signed) {
+    // The stage and round signed: a signature held back while the review moved on is refused (STALE_DECISION).
+    const at =
+      signed.stage !== undefined && signed.round !== undefined
+        ? { stage: signed.stage, round: signed.round }
+        : await currentRound(context, request.tokenId);
+    const message = decisionMessage(
+      request.tokenId,
+      department.departmentId,
+      decision,
+      at,
+      review,
+      BigInt(signed.nonce),
+      BigInt(signed.deadline),
     );
-  } catch (error) {
-    throw error instanceof ContractRevertError ? explain(error, documents) : error;
+    tx = await send(approvalRegistryCall("decideBySig", [message, hexBytes(signed.signature)]));
+  } else {
+    tx = await oneAtATime(department.departmentId, () =>
+      custodialDecision(context, request.tokenId, department, decision, review, send),
+    );
   }
   return decisionAnswer(context, request, decision.kind, tx);
+}
+
+/**
+ * A custodial department's `decide`, from its wallet: the round read from the chain now, its next nonce from its
+ * department record. Another API process deciding for the same department at the same moment takes the nonce
+ * first: the chain refuses ours (ReviewInvalidNonce) and it is sent again with the next one.
+ */
+async function custodialDecision(
+  context: DomainContext,
+  tokenId: bigint,
+  department: DepartmentOnChain,
+  decision: Decision,
+  review: Review,
+  send: (data: Hex) => Promise<ConfirmedTx>,
+): Promise<ConfirmedTx> {
+  for (let attempt = 1; ; attempt++) {
+    const [at, record, deadline] = await Promise.all([
+      currentRound(context, tokenId),
+      departmentRecord(context.gateway, context.contracts.ApprovalRegistry, department.departmentId),
+      deadlineIn(context, CUSTODIAL_LIFETIME_SECONDS),
+    ]);
+    const message = decisionMessage(
+      tokenId,
+      department.departmentId,
+      decision,
+      at,
+      review,
+      BigInt(record.nonce),
+      deadline,
+    );
+    try {
+      return await send(approvalRegistryCall("decide", [message]));
+    } catch (error) {
+      const lostNonce = error instanceof AppError && error.code === REVERT_ANSWERS.ReviewInvalidNonce.code;
+      if (!lostNonce || attempt >= NONCE_ATTEMPTS) throw error;
+    }
+  }
 }
 
 /** A department that holds its own key decides only by signing: without a signature there is nothing to relay. */
@@ -248,30 +353,6 @@ function requireSignatureIfHeld(department: DepartmentOnChain, signed: DecisionS
       { custody: department.custody, wallet: department.wallet },
     );
   }
-}
-
-/** The registry call: the signed decision to relay, or the custodial department's approve / reject / requestChanges. */
-function decisionCall(
-  tokenId: bigint,
-  department: DepartmentOnChain,
-  decision: Decision,
-  review: Review,
-  remarks: Remarks,
-  signed: DecisionSignature | undefined,
-) {
-  if (signed) {
-    const nonce = BigInt(signed.nonce);
-    const message = decisionMessage(tokenId, department.departmentId, decision, review, nonce, BigInt(signed.deadline));
-    return approvalRegistryCall("decideBySig", [message, hexBytes(signed.signature)]);
-  }
-  if (decision.kind === "APPROVED") {
-    return approvalRegistryCall("approve", [tokenId, review.mask, review.versions, remarks.hash]);
-  }
-  if (decision.kind === "REJECTED") {
-    const reasonCode = reasonCodeOf(decision);
-    return approvalRegistryCall("reject", [tokenId, reasonCode, review.mask, review.versions, remarks.hash]);
-  }
-  return approvalRegistryCall("requestChanges", [tokenId, review.mask, review.versions, remarks.hash]);
 }
 
 /** The decision's off-chain remarks and its audit row, in the outbox record's database transaction. */

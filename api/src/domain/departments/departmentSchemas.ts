@@ -19,6 +19,19 @@ export const Custody = z.enum(CUSTODY_KINDS).meta({
 
 const WalletAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "an Ethereum address");
 
+/** A department wallet's proof that it holds its key: its signature of the DepartmentKey typed data. */
+export const KeyProof = z
+  .string()
+  .regex(/^0x(?:[0-9a-fA-F]{2})+$/, "whole bytes of hex after 0x")
+  .max(4096)
+  .meta({
+    description:
+      "DEPARTMENT_HELD: the wallet's EIP-712 signature of the DepartmentKey typed data from POST /departments/key-proof-typed-data (65-byte ECDSA for an EOA; for a Safe, the signature bytes its isValidSignature accepts, EIP-1271). Governance registers a wallet only with it, so no address whose key nobody holds can become a department's. CUSTODIAL: omitted, the platform signs with the wallet it holds",
+  });
+
+const keyProofGivenExactlyWhenHeld = (body: { custody?: string; keyProof?: string }) =>
+  (body.custody === "DEPARTMENT_HELD") === (body.keyProof !== undefined);
+
 const WebhookUrl = z
   .url({ protocol: /^https?$/ })
   .max(2048)
@@ -38,10 +51,15 @@ export const CreateDepartmentInput = z
       description:
         "Extension. DEPARTMENT_HELD (required then): the department's own address (an EOA or a contract wallet such as a Safe). CUSTODIAL, only when the API signs with a remote signer (SIGNER=remote): the key of the signer (eth_accounts) that becomes the department's wallet (default: the signer's first key not yet in use); refused (400) with the embedded key vault, which creates the key itself.",
     }),
+    keyProof: KeyProof.optional(),
   })
   .refine((body) => body.custody !== "DEPARTMENT_HELD" || body.walletAddress !== undefined, {
     message: "walletAddress is required when custody is DEPARTMENT_HELD",
     path: ["walletAddress"],
+  })
+  .refine(keyProofGivenExactlyWhenHeld, {
+    message: "keyProof is given exactly when custody is DEPARTMENT_HELD",
+    path: ["keyProof"],
   })
   .meta({ id: "CreateDepartmentInput" });
 
@@ -52,10 +70,15 @@ export const WalletChangeInput = z
       description:
         "DEPARTMENT_HELD: the department's own address (required). CUSTODIAL: omitted, a new custodial wallet is created",
     }),
+    keyProof: KeyProof.optional(),
   })
   .refine((body) => (body.custody === "DEPARTMENT_HELD") === (body.walletAddress !== undefined), {
     message: "walletAddress is given exactly when custody is DEPARTMENT_HELD",
     path: ["walletAddress"],
+  })
+  .refine(keyProofGivenExactlyWhenHeld, {
+    message: "keyProof is given exactly when custody is DEPARTMENT_HELD",
+    path: ["keyProof"],
   })
   .meta({ id: "WalletChangeInput" });
 
@@ -149,3 +172,26 @@ export const DepartmentStatsResponse = z
     }),
   })
   .meta({ id: "DepartmentStats" });
+
+export const KeyProofTypedDataInput = z
+  .object({
+    code: DepartmentCode,
+    custody: Custody,
+    walletAddress: WalletAddress.meta({ description: "The wallet that signs: the department's own address" }),
+  })
+  .meta({ id: "KeyProofTypedDataInput" });
+
+export const KeyProofTypedData = z
+  .object({
+    types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))),
+    primaryType: z.literal("DepartmentKey"),
+    domain: z.object({
+      name: z.string(),
+      version: z.string(),
+      chainId: z.number(),
+      verifyingContract: z.string(),
+      salt: z.string().meta({ description: "The deployment's salt (bytes32), from the registry's eip712Domain()" }),
+    }),
+    message: z.object({ code: z.string(), wallet: z.string(), custody: z.number() }),
+  })
+  .meta({ id: "KeyProofTypedData" });

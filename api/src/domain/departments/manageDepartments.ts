@@ -1,11 +1,12 @@
 /**
- * Administration of departments: registration (custodial wallet from the configured signer + code ↔ wallet on chain), updates (the active flag
- * on chain, the rest off chain) and API key regeneration. Every change writes an audit record in the same database
+ * Administration of departments: registration (custodial wallet from the configured signer + code ↔ wallet on chain,
+ * sent by governance with the wallet's proof that it holds its key), updates (the active flag on chain, the rest off
+ * chain) and API key regeneration. Every change writes an audit record in the same database
  * transaction (for chain writes: the one that records the transaction in the outbox). Audit values never carry
  * keys or secrets.
  */
 import { getAddress } from "ethers";
-import { stringToBytes32 } from "../../../../abis/index.ts";
+import { DEPARTMENT_KEY_TYPES, stringToBytes32, type Hex } from "../../../../abis/index.ts";
 import { withTransaction } from "../../db/transaction.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
@@ -15,6 +16,8 @@ import { CUSTODY_NAMES, type CustodyName } from "../../chain/contracts.ts";
 import { apiErrorOf, rethrowAsApiError } from "../../revertMapping.ts";
 import { conflict, notFound } from "../../errors.ts";
 import type { DomainContext } from "../context.ts";
+import { departmentKeyTypedData, registryDomain } from "../approvals/decisionTypedData.ts";
+import { awaitingGovernance, sendAsGovernance, type AwaitingGovernance } from "../governance.ts";
 import { issueCredentials } from "./credentials.ts";
 import type { Tx } from "../../db/queryable.ts";
 import { isRegisteredOnChain } from "../../reads/departmentReads.ts";
@@ -45,6 +48,8 @@ export interface CreateDepartmentInput {
   custody?: Custody;
   /** DEPARTMENT_HELD: the department's own address. CUSTODIAL with SIGNER=remote: a key of the remote signer (default: its first unused key). */
   walletAddress?: string;
+  /** DEPARTMENT_HELD: the wallet's signature of the DepartmentKey typed data (keyProofToSign). */
+  keyProof?: string;
 }
 
 export interface UpdateDepartmentInput {
@@ -62,16 +67,64 @@ export interface CreatedDepartment extends DepartmentJson {
 
 const duplicate = (code: string) => conflict("CONFLICT", `Department ${code} already exists`, { code });
 
+/** The DepartmentKey typed data a department wallet signs to prove it holds its key (registry's domain, with salt). */
+export async function keyProofToSign(
+  context: DomainContext,
+  input: { code: string; custody: Custody; walletAddress: string },
+) {
+  return departmentKeyTypedData(await registryDomain(context), {
+    code: stringToBytes32(input.code),
+    wallet: getAddress(input.walletAddress),
+    custody: CUSTODY_ENUM(input.custody),
+  });
+}
+
+/**
+ * The wallet's proof that it holds its key: a custodial wallet's is signed here by the configured signer; a
+ * department that holds its own key gives its own (its Safe's EIP-1271 signature, for a Safe).
+ */
+async function keyProofOf(
+  context: DomainContext,
+  code: string,
+  wallet: string,
+  custody: Custody,
+  given: string | undefined,
+): Promise<Hex> {
+  if (custody === "DEPARTMENT_HELD") return hexBytes(given!);
+  const { types, domain, message, primaryType } = await keyProofToSign(context, {
+    code,
+    custody,
+    walletAddress: wallet,
+  });
+  const { DepartmentKey } = types;
+  return hexBytes(
+    await context.departmentWallets.sign(wallet, {
+      domain: { ...domain },
+      types: { DepartmentKey },
+      primaryType,
+      message: { ...message },
+    }),
+  );
+}
+
 export async function createDepartment(
   context: DomainContext,
   meta: RequestMeta,
   input: CreateDepartmentInput,
-): Promise<CreatedDepartment> {
+): Promise<CreatedDepartment | AwaitingGovernance> {
   const { pool } = context;
   const { code } = input;
   await claimCode(pool, code);
   const custody = input.custody ?? "CUSTODIAL";
   const wallet = await newDepartmentWallet(context, code, custody, input.walletAddress);
+  const keyProof = await keyProofOf(context, code, wallet, custody, input.keyProof);
+  const data = approvalRegistryCall("registerDepartment", [
+    stringToBytes32(code),
+    hexBytes(wallet),
+    CUSTODY_ENUM(custody),
+    keyProof,
+  ]);
+  if (!context.governance) return awaitingGovernance(context, data, `Registering department ${code}`);
   const credentials = await issueCredentials(context.departmentSecrets, code);
   const row = {
     code,
@@ -87,17 +140,9 @@ export async function createDepartment(
 
   let tx;
   try {
-    tx = await context.gateway.send(
-      {
-        kind: "REGISTER_DEPARTMENT",
-        from: context.administrator,
-        to: context.contracts.ApprovalRegistry,
-        data: approvalRegistryCall("registerDepartment", [
-          stringToBytes32(code),
-          hexBytes(wallet),
-          CUSTODY_ENUM(custody),
-        ]),
-      },
+    tx = await sendAsGovernance(
+      context,
+      { kind: "REGISTER_DEPARTMENT", to: context.contracts.ApprovalRegistry, data },
       {
         onRecorded: async (client, recorded) => {
           recordedId = recorded.id;
@@ -108,6 +153,7 @@ export async function createDepartment(
   } catch (error) {
     throw await registrationRefused(error, pool, code, recordedId);
   }
+  if (!tx) throw new Error("governance key went away while registering");
 
   const department = (await new DepartmentStore(pool).byCode(code)) ?? unindexedDepartment(row, custody, createdAt);
   return {
@@ -308,26 +354,26 @@ export async function proposeWalletChange(
   context: DomainContext,
   meta: RequestMeta,
   code: string,
-  input: { custody: Custody; walletAddress?: string },
-) {
+  input: { custody: Custody; walletAddress?: string; keyProof?: string },
+): Promise<{ department: StoredDepartment; transactionHash: string } | AwaitingGovernance> {
   const current = await new DepartmentStore(context.pool).byCode(code);
   if (!current) throw notFound("Department");
   const wallet =
     input.custody === "DEPARTMENT_HELD"
       ? getAddress(input.walletAddress!)
       : await context.departmentWallets.walletFor(code);
+  const keyProof = await keyProofOf(context, code, wallet, input.custody, input.keyProof);
+  const data = approvalRegistryCall("proposeDepartmentWallet", [
+    stringToBytes32(code),
+    hexBytes(wallet),
+    CUSTODY_ENUM(input.custody),
+    keyProof,
+  ]);
+  if (!context.governance) return awaitingGovernance(context, data, `A new wallet for department ${code}`);
   try {
-    const tx = await context.gateway.send(
-      {
-        kind: "UPDATE_DEPARTMENT",
-        from: context.administrator,
-        to: context.contracts.ApprovalRegistry,
-        data: approvalRegistryCall("proposeDepartmentWallet", [
-          stringToBytes32(code),
-          hexBytes(wallet),
-          CUSTODY_ENUM(input.custody),
-        ]),
-      },
+    const tx = await sendAsGovernance(
+      context,
+      { kind: "UPDATE_DEPARTMENT", to: context.contracts.ApprovalRegistry, data },
       {
         onRecorded: (client, recorded) =>
           audit(client, meta, {
@@ -340,6 +386,7 @@ export async function proposeWalletChange(
           }),
       },
     );
+    if (!tx) throw new Error("governance key went away while proposing a wallet");
     return { department: (await new DepartmentStore(context.pool).byCode(code)) ?? current, transactionHash: tx.hash };
   } catch (error) {
     rethrowAsApiError(error);

@@ -18,6 +18,7 @@ import { compileStages, definitionHash, sortedStages } from "./compileWorkflow.t
 import { validateWorkflow } from "./validateWorkflow.ts";
 import { insertWorkflowDefinition, type StoredWorkflow } from "../../stores/workflowStore.ts";
 import { withWorkflowTypeLock } from "../../stores/workflowTypeLock.ts";
+import { awaitingGovernance, isAwaitingGovernance, sendAsGovernance, type AwaitingGovernance } from "../governance.ts";
 
 export interface RegisterOptions {
   /** Extra writes in the same database transaction as the outbox record and the definition (e.g. the audit row). */
@@ -28,7 +29,7 @@ export async function registerWorkflow(
   context: DomainContext,
   input: CreateWorkflowInput,
   options: RegisterOptions = {},
-): Promise<{ workflow: StoredWorkflow; transactionHash: string }> {
+): Promise<{ workflow: StoredWorkflow; transactionHash: string } | AwaitingGovernance> {
   const id = randomUUID();
   const hash = definitionHash(id, input);
   const validitySeconds = Math.round((context.config.licenceValidityDays[input.workflowType] ?? 365) * 86_400);
@@ -38,8 +39,11 @@ export async function registerWorkflow(
     BigInt(validitySeconds),
     compileStages(input.stages),
   ]);
-  const tx = await context.gateway.send(
-    { kind: "REGISTER_WORKFLOW", from: context.administrator, to: context.contracts.ApprovalRegistry, data },
+  // A workflow version says which departments decide: governance registers it.
+  if (!context.governance) return awaitingGovernance(context, data, `Version of the ${input.workflowType} workflow`);
+  const tx = await sendAsGovernance(
+    context,
+    { kind: "REGISTER_WORKFLOW", to: context.contracts.ApprovalRegistry, data },
     {
       onRecorded: async (client, recorded) => {
         await insertWorkflowDefinition(client, {
@@ -56,6 +60,7 @@ export async function registerWorkflow(
       },
     },
   );
+  if (!tx) throw new Error("governance key went away while registering a workflow");
   // The answer needs the chain's version and state from the index: give a lagging index a while longer, then say
   // plainly that the workflow is registered but not visible yet (never a 500 for a write that succeeded).
   for (const deadline = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 100))) {
@@ -97,7 +102,7 @@ export async function createWorkflow(
   context: DomainContext,
   meta: RequestMeta,
   input: CreateWorkflowInput,
-): Promise<StoredWorkflow> {
+): Promise<StoredWorkflow | AwaitingGovernance> {
   await assertValid(context, input);
   return withWorkflowTypeLock(context.pool, input.workflowType, async () => {
     const state = await context.workflows.typeState(input.workflowType);
@@ -112,7 +117,7 @@ export async function createWorkflow(
         },
       );
     }
-    const { workflow } = await registerWorkflow(context, input, {
+    const registered = await registerWorkflow(context, input, {
       onRecorded: (client, tx, workflowId) =>
         audit(client, meta, {
           entityType: "WORKFLOW",
@@ -122,7 +127,7 @@ export async function createWorkflow(
           txHash: tx.hash,
         }),
     });
-    return workflow;
+    return isAwaitingGovernance(registered) ? registered : registered.workflow;
   });
 }
 
@@ -136,7 +141,7 @@ export async function updateWorkflow(
   meta: RequestMeta,
   workflowId: string,
   input: CreateWorkflowInput,
-): Promise<StoredWorkflow> {
+): Promise<StoredWorkflow | AwaitingGovernance> {
   const existing = await context.workflows.byId(workflowId);
   if (!existing) throw notFound("Workflow");
   if (input.workflowType !== existing.workflowType) {
@@ -167,7 +172,7 @@ export async function updateWorkflow(
         },
       );
     }
-    const { workflow } = await registerWorkflow(context, input, {
+    const registered = await registerWorkflow(context, input, {
       onRecorded: (client, tx, newId) =>
         audit(client, meta, {
           entityType: "WORKFLOW",
@@ -178,7 +183,7 @@ export async function updateWorkflow(
           txHash: tx.hash,
         }),
     });
-    return workflow;
+    return isAwaitingGovernance(registered) ? registered : registered.workflow;
   });
 }
 
