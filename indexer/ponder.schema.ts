@@ -99,6 +99,8 @@ export const departments = onchainTable("departments", (t) => ({
   pendingWallet: t.hex(),
   pendingCustody: t.text(),
   pendingEffectiveAt: t.int8({ mode: "bigint" }),
+  /** the current wallet consented to the pending change (DepartmentWalletConsented): it can be activated at once */
+  pendingConsented: t.boolean(),
   registeredAt: t.int8({ mode: "bigint" }).notNull(),
   updatedAt: t.int8({ mode: "bigint" }).notNull(),
 }));

@@ -13,7 +13,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Wallet } from "ethers";
 import { loadConfig } from "../api/src/config.ts";
-import { DECISION_TYPES } from "../abis/index.ts";
+import { DECISION_TYPES, DEPARTMENT_KEY_TYPES } from "../abis/index.ts";
 import { developmentSecret } from "../api/src/developmentSecrets.ts";
 import { qrTerminal } from "../api/src/verification/qrImage.ts";
 import { runningStack } from "./stack/stackLock.ts";
@@ -116,12 +116,29 @@ step(`Administrator signed in (client ${clientId})`);
 const departments: Record<string, { code: string; apiKey: string }> = {};
 // The fire department holds its own key (any wallet would do; here one made on the spot): the platform never sees it.
 const fireKey = Wallet.createRandom();
+/** The fire department's key signs its DepartmentKey proof (EIP-712, in the approval registry's domain). */
+async function fireKeyProof(code: string): Promise<string> {
+  const typed = await call("POST", "/departments/key-proof-typed-data", {
+    token: admin,
+    json: { code, custody: "DEPARTMENT_HELD", walletAddress: fireKey.address },
+  });
+  return fireKey.signTypedData(typed.domain, DEPARTMENT_KEY_TYPES, typed.message);
+}
 for (const [key, name] of [
   ["PLANNING", "Planning Department"],
   ["FIRE", "Fire Safety Department"],
 ] as const) {
   const code = `DEMO_${key}_${run}`;
-  const custody = key === "FIRE" ? { custody: "DEPARTMENT_HELD", walletAddress: fireKey.address } : {};
+  // Governance registers a wallet only with its proof that it holds its key: the fire department's key signs the
+  // DepartmentKey typed data the API hands out (the platform signs for the wallets it holds itself).
+  const custody =
+    key === "FIRE"
+      ? {
+          custody: "DEPARTMENT_HELD",
+          walletAddress: fireKey.address,
+          keyProof: await fireKeyProof(code),
+        }
+      : {};
   const created = await call("POST", "/departments", { token: admin, json: { code, name, ...custody } });
   departments[key] = { code, apiKey: created.apiKey };
   step(
@@ -251,7 +268,14 @@ step(
 );
 const second = await call("POST", `/requests/${requestId}/approve`, {
   headers: asDepartment("FIRE"),
-  json: { ...fireDecision, signature, nonce: toSign.nonce, deadline: toSign.deadline },
+  json: {
+    ...fireDecision,
+    signature,
+    nonce: toSign.nonce,
+    deadline: toSign.deadline,
+    stage: toSign.stage,
+    round: toSign.round,
+  },
 });
 step(
   `The platform relays the signed approval; the chain checks it is ${fireKey.address}'s: the licence is issued`,

@@ -135,14 +135,25 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
       pendingWallet: wallet,
       pendingCustody: enumName(CUSTODY, event.args.custody),
       pendingEffectiveAt: BigInt(effectiveAt),
+      pendingConsented: false,
       updatedAt: event.block.timestamp,
     });
   },
 
-  DepartmentWalletCancelled: async ({ event, context }) => {
+  DepartmentWalletConsented: async ({ event, context }) => {
     await context.db
       .update(departments, { departmentId: event.args.departmentId })
-      .set({ pendingWallet: null, pendingCustody: null, pendingEffectiveAt: null, updatedAt: event.block.timestamp });
+      .set({ pendingConsented: true, updatedAt: event.block.timestamp });
+  },
+
+  DepartmentWalletCancelled: async ({ event, context }) => {
+    await context.db.update(departments, { departmentId: event.args.departmentId }).set({
+      pendingWallet: null,
+      pendingCustody: null,
+      pendingEffectiveAt: null,
+      pendingConsented: null,
+      updatedAt: event.block.timestamp,
+    });
   },
 
   DepartmentActiveSet: async ({ event, context }) => {
@@ -160,10 +171,14 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
       pendingWallet: null,
       pendingCustody: null,
       pendingEffectiveAt: null,
+      pendingConsented: null,
       updatedAt: event.block.timestamp,
     });
     await recordWallet(context.db, event, departmentId, wallet, custody);
   },
+
+  // DecisionNonceIncreased: kept as its contract_events row (every event is); the nonce itself is read from the
+  // chain when a decision is made (departmentRecord), so no table follows it.
 
   // ------------------------------------------------------------------ workflows
 

@@ -288,6 +288,12 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
         json: { applicantId: "someone-else", salt: `0x${"11".repeat(32)}` },
       }),
     },
+    "POST /api/v1/departments/key-proof-typed-data": {
+      build: () => ({
+        path: "/api/v1/departments/key-proof-typed-data",
+        json: { code: "KEY_PROOF_MATRIX", custody: "DEPARTMENT_HELD", walletAddress: `0x${"12".repeat(20)}` },
+      }),
+    },
     "POST /api/v1/departments/{departmentCode}/wallet-change": {
       build: async (_caller, allowed) => ({
         path: `/api/v1/departments/${allowed ? (await createDepartment(api, adminToken, { code: newCode(), name: "Authorization matrix, wallet change" })).code : department.code}/wallet-change`,

@@ -3,7 +3,13 @@ import { type BaseWallet, TypedDataEncoder, Wallet, getAddress } from "ethers";
 import { approvalRegistry } from "../../api/src/chain/contracts.ts";
 import { DECISION_TYPES } from "../../abis/index.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
-import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
+import {
+  createDepartment,
+  departmentClient,
+  eoaKeySigner,
+  keyProof,
+  type CreatedTestDepartment,
+} from "./support/departmentClient.ts";
 import { apiClient as http } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { deploySafe, safeSignature } from "./support/safeWallet.ts";
@@ -25,6 +31,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
   let api: string;
   let driver: Driver;
   let admin: ReturnType<typeof http>;
+  let adminToken: string;
   let applicant: ReturnType<typeof http>;
   let held: CreatedTestDepartment;
   let custodial: CreatedTestDepartment;
@@ -33,13 +40,14 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     const stack = current();
     api = stack.api.url;
     driver = await createDriver(stack);
-    const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
+    adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
     admin = http(api, adminToken);
     held = await createDepartment(api, adminToken, {
       code: codes.held,
       name: "Department holding its key",
       custody: "DEPARTMENT_HELD",
       walletAddress: heldKey.address,
+      keyHolder: eoaKeySigner(heldKey),
     });
     custodial = await createDepartment(api, adminToken, { code: codes.custodial, name: "Custodial department" });
     await seedWorkflow(stack, driver, {
@@ -72,6 +80,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     expect(created.status).to.equal(201);
     const id = created.body.requestId as string;
     const docs: Record<string, string> = {};
+    const hashes: Record<string, string> = {};
     for (const [docType, bytes, name] of [
       ["SITE_PLAN", pdf(`plan ${label} ${run}`), "plan.pdf"],
       ["OWNERSHIP_DEED", png(`deed ${label} ${run}`), "deed.png"],
@@ -79,9 +88,10 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       const uploaded = await applicant.upload("POST", `/requests/${id}/documents`, bytes, name, { docType });
       expect(uploaded.status, docType).to.equal(201);
       docs[docType] = uploaded.body.documentId;
+      hashes[docType] = uploaded.body.hash;
     }
     expect((await applicant.post(`/requests/${id}/submit`)).status).to.equal(200);
-    return { id, docs };
+    return { id, docs, hashes };
   }
 
   /** The typed data the API hands out, signed with `key` (as any wallet would sign it). */
@@ -93,9 +103,15 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
   ) {
     const response = await departmentClient(api, department).post(`/requests/${requestId}/decision-typed-data`, body);
     expect(response.status, JSON.stringify(response.body)).to.equal(200);
-    const { typedData, nonce, deadline } = response.body;
+    const { typedData, nonce, deadline, stage, round } = response.body;
     const signature = await key.signTypedData(typedData.domain, DECISION_TYPES, typedData.message);
-    return { signature, nonce, deadline, typedData, documentVersions: response.body.documentVersions };
+    return { signature, nonce, deadline, stage, round, typedData, documentVersions: response.body.documentVersions };
+  }
+
+  /** A wallet change to `key`, a wallet the department holds, with the key's proof that it holds it. */
+  async function heldWalletChange(key: BaseWallet) {
+    const change = { custody: "DEPARTMENT_HELD" as const, walletAddress: key.address };
+    return { ...change, keyProof: await keyProof(api, adminToken, { code: codes.held, ...change }, eoaKeySigner(key)) };
   }
 
   async function decisionOf(transactionHash: string) {
@@ -137,9 +153,13 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     const proof = await signed(held, id, { decision: "APPROVED", ...body });
     expect(proof.typedData.domain).to.deep.include({
       name: "LicenceApprovalRegistry",
-      version: "1",
+      version: "2",
       verifyingContract: current().deployment.contracts.ApprovalRegistry,
     });
+    expect(proof.typedData.domain.salt).to.match(/^0x[0-9a-f]{64}$/);
+    expect(proof.typedData.message.documents, "the reviewed document's SHA-256").to.deep.equal([
+      (await admin.get(`/requests/${id}/documents/${docs.SITE_PLAN}`)).body.currentHash,
+    ]);
     expect(proof.documentVersions).to.deep.equal({ [docs.SITE_PLAN]: 1 });
 
     const wrongKey = await signed(held, id, { decision: "APPROVED", ...body }, Wallet.createRandom());
@@ -148,6 +168,8 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       signature: wrongKey.signature,
       nonce: wrongKey.nonce,
       deadline: wrongKey.deadline,
+      stage: wrongKey.stage,
+      round: wrongKey.round,
     });
     expect(forged.status).to.equal(400);
     expect(forged.body.code).to.equal("INVALID_SIGNATURE");
@@ -158,6 +180,8 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       signature: proof.signature,
       nonce: proof.nonce,
       deadline: proof.deadline,
+      stage: proof.stage,
+      round: proof.round,
     });
     expect(tampered.status, "remarks other than those signed").to.equal(400);
     expect(tampered.body.code).to.equal("INVALID_SIGNATURE");
@@ -167,6 +191,8 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       signature: proof.signature,
       nonce: proof.nonce,
       deadline: proof.deadline,
+      stage: proof.stage,
+      round: proof.round,
     });
     expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
     const { event, from } = await decisionOf(approved.body.transactionHash);
@@ -179,6 +205,8 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       signature: proof.signature,
       nonce: proof.nonce,
       deadline: proof.deadline,
+      stage: proof.stage,
+      round: proof.round,
     });
     expect(replayed.status).to.equal(409);
     expect(replayed.body.code).to.equal("STALE_NONCE");
@@ -201,6 +229,8 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       signature,
       nonce: proof.nonce,
       deadline: 1,
+      stage: proof.stage,
+      round: proof.round,
     });
     expect(expired.status).to.equal(400);
     expect(expired.body.code).to.equal("SIGNATURE_EXPIRED");
@@ -217,6 +247,8 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       signature: `${proof.signature}0`, // one hex digit too many
       nonce: proof.nonce,
       deadline: proof.deadline,
+      stage: proof.stage,
+      round: proof.round,
     });
     expect(answer.status).to.equal(400);
     expect(answer.body.code).to.equal("VALIDATION_ERROR");
@@ -225,7 +257,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
   });
 
   it("refuses, with 409 STALE_DOCUMENTS naming the document, an approval of a version that is no longer the latest", async function () {
-    const { id, docs } = await submittedRequest("stale");
+    const { id, docs, hashes } = await submittedRequest("stale");
     const updated = await applicant.upload(
       "PUT",
       `/requests/${id}/documents/${docs.OWNERSHIP_DEED}`,
@@ -242,7 +274,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     expect(stale.status, JSON.stringify(stale.body)).to.equal(409);
     expect(stale.body.code).to.equal("STALE_DOCUMENTS");
     expect(stale.body.details.changedDocuments).to.deep.equal([
-      { documentId: docs.OWNERSHIP_DEED, reviewedVersion: 1, latestVersion: 2 },
+      { documentId: docs.OWNERSHIP_DEED, reviewedHash: hashes.OWNERSHIP_DEED, reviewedVersion: 1, latestVersion: 2 },
     ]);
     const fresh = await asCustodial.post(`/requests/${id}/approve`, {
       remarks: "Deed v2 fine",
@@ -273,7 +305,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     reviewed: "SITE_PLAN" | "ALL",
     changed: "SITE_PLAN" | "OWNERSHIP_DEED",
   ) {
-    const { id, docs } = await submittedRequest(label);
+    const { id, docs, hashes } = await submittedRequest(label);
     const body = { remarks: `Reviewed (${label})`, reviewedDocuments: reviewed === "ALL" ? [] : [docs.SITE_PLAN] };
     const proof = await signed(held, id, { decision: "APPROVED", ...body });
     expect(proof.documentVersions[docs[changed]]).to.equal(1);
@@ -289,11 +321,13 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       signature: proof.signature,
       nonce: proof.nonce,
       deadline: proof.deadline,
+      stage: proof.stage,
+      round: proof.round,
     });
     expect(stale.status, JSON.stringify(stale.body)).to.equal(409);
     expect(stale.body.code).to.equal("STALE_DOCUMENTS");
     expect(stale.body.details.changedDocuments).to.deep.equal([
-      { documentId: docs[changed], reviewedVersion: 1, latestVersion: 2 },
+      { documentId: docs[changed], reviewedHash: hashes[changed], reviewedVersion: 1, latestVersion: 2 },
     ]);
     expect(await recordedTransactions(), "no transaction recorded").to.equal(before);
     expect(await decisionsOf(id, codes.held), "no decision recorded").to.deep.equal([]);
@@ -359,10 +393,10 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
   });
 
   it("answers a department holding its own key with the transaction to send itself (409 OWN_TRANSACTION_REQUIRED), which cancels the change", async function () {
-    const proposed = await admin.post(`/departments/${codes.held}/wallet-change`, {
-      custody: "DEPARTMENT_HELD",
-      walletAddress: Wallet.createRandom().address,
-    });
+    const proposed = await admin.post(
+      `/departments/${codes.held}/wallet-change`,
+      await heldWalletChange(Wallet.createRandom()),
+    );
     expect(proposed.status, JSON.stringify(proposed.body)).to.equal(200);
     const before = await recordedTransactions();
     const answer = await departmentClient(api, held).post(`/departments/${codes.held}/wallet-change/refuse`);
@@ -392,10 +426,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
   it("changes a department's wallet only after its public delay: the proposed key cannot decide before, the old one cannot after", async function () {
     const { id, docs } = await submittedRequest("rotation");
     const newKey = Wallet.createRandom();
-    const proposed = await admin.post(`/departments/${codes.held}/wallet-change`, {
-      custody: "DEPARTMENT_HELD",
-      walletAddress: newKey.address,
-    });
+    const proposed = await admin.post(`/departments/${codes.held}/wallet-change`, await heldWalletChange(newKey));
     expect(proposed.status, JSON.stringify(proposed.body)).to.equal(200);
     expect(proposed.body.walletAddress).to.equal(heldKey.address);
     expect(proposed.body.pendingWalletChange).to.include({ walletAddress: newKey.address, custody: "DEPARTMENT_HELD" });
@@ -411,6 +442,8 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       signature: tooSoon.signature,
       nonce: tooSoon.nonce,
       deadline: tooSoon.deadline,
+      stage: tooSoon.stage,
+      round: tooSoon.round,
     });
     expect(refused.status).to.equal(400);
     expect(refused.body.code).to.equal("INVALID_SIGNATURE");
@@ -427,6 +460,8 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       signature: oldKey.signature,
       nonce: oldKey.nonce,
       deadline: oldKey.deadline,
+      stage: oldKey.stage,
+      round: oldKey.round,
     });
     expect(stale.body.code, "the old key no longer speaks for the department").to.equal("INVALID_SIGNATURE");
     const current_ = await signed(held, id, { decision: "APPROVED", ...body }, newKey);
@@ -435,6 +470,8 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       signature: current_.signature,
       nonce: current_.nonce,
       deadline: current_.deadline,
+      stage: current_.stage,
+      round: current_.round,
     });
     expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
     expect((await decisionOf(ok.body.transactionHash)).event.args.signer).to.equal(newKey.address);
@@ -467,12 +504,17 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
         owners.map((o) => o.address),
         2,
       );
-      const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
+      adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
       safeDepartment = await createDepartment(api, adminToken, {
         code: safeCode,
         name: "Department deciding through a Safe",
         custody: "DEPARTMENT_HELD",
         walletAddress: safe,
+        // The Safe proves it holds its key as it decides: two owners sign, the Safe answers EIP-1271.
+        keyHolder: async ({ domain, types, message }) => {
+          const digest = TypedDataEncoder.hash(domain, { DepartmentKey: types.DepartmentKey }, message);
+          return safeSignature(safe, domain.chainId, digest, [owners[0], owners[1]]);
+        },
       });
       await seedWorkflow(stack, driver, {
         workflowType: "BUILDING_PERMIT",
@@ -501,10 +543,10 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       expect(response.status, JSON.stringify(response.body)).to.equal(200);
       expect(getAddress(response.body.signer), "the Safe is the signer the contract expects").to.equal(safe);
       expect(response.body.custody).to.equal("DEPARTMENT_HELD");
-      const { typedData, nonce, deadline } = response.body;
+      const { typedData, nonce, deadline, stage, round } = response.body;
       const digest = TypedDataEncoder.hash(typedData.domain, DECISION_TYPES, typedData.message);
       const signature = await safeSignature(safe, typedData.domain.chainId, digest, signers);
-      return { ...body, signature, nonce, deadline };
+      return { ...body, signature, nonce, deadline, stage, round };
     }
 
     it("registers the Safe's address as the department's wallet, and the Safe (two owners) decides over HTTP", async function () {

@@ -351,17 +351,13 @@ describe("departments (HTTP, real stack)", function () {
         );
         return tokenId;
       };
-      const decide = async (i: number, fn: "approve" | "reject", tokenId: bigint) => {
-        const versions = await driver.documentWord(tokenId);
-        return driver.send(
-          fn === "approve" ? "APPROVAL" : "REJECT",
-          depts[i].walletAddress,
-          "ApprovalRegistry",
-          fn === "approve"
-            ? registry.encodeFunctionData("approve", [tokenId, 1, versions, sha("ok")])
-            : registry.encodeFunctionData("reject", [tokenId, 1, 1, versions, sha("no")]),
-        );
-      };
+      const decide = async (i: number, fn: "approve" | "reject", tokenId: bigint) =>
+        driver.decide(depts[i].code, depts[i].walletAddress, tokenId, {
+          mask: 1,
+          remarks: fn === "approve" ? "ok" : "no",
+          decision: fn === "approve" ? 1 : 2,
+          reasonCode: fn === "approve" ? 0 : 1,
+        });
       const stats = async (i: number) => {
         const response = await departmentClient(api, depts[i]).get(`/departments/${depts[i].code}/stats`);
         expect(response.status).to.equal(200);

@@ -10,7 +10,7 @@ import { anvilBinary, rpc } from "../../scripts/stack/localChain.ts";
 import { freePort } from "../../scripts/stack/ports.ts";
 import { REPO_ROOT, startStack, type Stack } from "../../scripts/stack/stack.ts";
 import { current } from "./support/stackFixture.ts";
-import { b32, createDriver, registry } from "./support/platformDriver.ts";
+import { createDriver } from "./support/platformDriver.ts";
 
 const run = promisify(execFile);
 
@@ -76,6 +76,9 @@ describe("external chain and database (the Besu path)", function () {
     }
     const operator = Wallet.createRandom();
     const admin = Wallet.createRandom();
+    // Governance is the deployer, a key this test holds (docs/besu.md): it keeps DEFAULT_ADMIN_ROLE, and the API is
+    // given it (GOVERNANCE_PRIVATE_KEY) to register departments and workflows, as a single-key network would.
+    const deployer = Wallet.createRandom();
     const deploymentFile = path.join(dir, "besu.json");
     await run(
       process.execPath,
@@ -84,13 +87,15 @@ describe("external chain and database (the Besu path)", function () {
         "run",
         "scripts/deploy.ts",
         "--network",
-        "localhost",
+        "besu",
       ],
       {
         cwd: REPO_ROOT,
         env: {
           ...process.env,
-          CHAIN_RPC_URL: rpcUrl,
+          BESU_RPC_URL: rpcUrl,
+          BESU_CHAIN_ID: "1337",
+          BESU_DEPLOYER_KEY: deployer.privateKey,
           DEPLOYMENT_FILE: deploymentFile,
           IGNITION_DIR: path.join(dir, "ignition"),
           DEPLOYMENT_ID: "external",
@@ -117,6 +122,7 @@ describe("external chain and database (the Besu path)", function () {
         DEPLOYMENT_FILE: deploymentFile,
         OPERATOR_PRIVATE_KEY: operator.privateKey,
         ADMIN_WALLET_PRIVATE_KEY: admin.privateKey,
+        GOVERNANCE_PRIVATE_KEY: deployer.privateKey,
         MASTER_KEY: `0x${"42".repeat(32)}`,
         PORT: String(await freePort()),
         INDEXER_PORT: String(await freePort()),
@@ -132,12 +138,8 @@ describe("external chain and database (the Besu path)", function () {
     try {
       // The operator holds no ether at all: free gas, nothing funded.
       expect(await driver.core.provider.getBalance(operator.address)).to.equal(0n);
-      const tx = await driver.send(
-        "REGISTER_DEPARTMENT",
-        admin.address,
-        "ApprovalRegistry",
-        registry.encodeFunctionData("registerDepartment", [b32("EXTERNAL"), Wallet.createRandom().address, 0]),
-      );
+      const tx = await driver.registerCode("EXTERNAL");
+      expect(tx.receipt.from, "registered by governance").to.equal(deployer.address);
       const sent = await driver.core.provider.getTransaction(tx.hash);
       expect(sent!.gasPrice).to.equal(0n);
       expect(tx.receipt.status).to.equal(1);

@@ -72,17 +72,7 @@ describe("indexer", function () {
     // Read-your-writes: every send returns after the index reached its block, so the rows are there now.
     expect(await pending(tokenId)).to.deep.equal([codes[0]]); // SEQUENTIAL [A, B]: A's turn
     const approve = async (i: number, mask: number) =>
-      send(
-        "APPROVAL",
-        wallets[i],
-        "ApprovalRegistry",
-        registry.encodeFunctionData("approve", [
-          tokenId,
-          mask,
-          await driver.documentWord(tokenId),
-          sha(`remarks-${i}`),
-        ]),
-      );
+      driver.decide(codes[i], wallets[i], tokenId, { mask, remarks: `remarks-${i}` });
     sent.push(await approve(0, 0b11));
     expect(await pending(tokenId)).to.deep.equal([codes[1]]);
     // A new version of the plan invalidates A's approval: A must approve again, and it is A's turn again.
@@ -264,12 +254,11 @@ describe("indexer", function () {
         )
       ).map((r) => r.code);
     const decide = async (i: number, fn: "approve" | "requestChanges") =>
-      send(
-        fn === "approve" ? "APPROVAL" : "CHANGES_REQUESTED",
-        wallets[i],
-        "ApprovalRegistry",
-        registry.encodeFunctionData(fn, [tokenId, 0, await driver.documentWord(tokenId), sha(`r-${run}-${i}`)]),
-      );
+      driver.decide(codes[i], wallets[i], tokenId, {
+        mask: 0,
+        remarks: `r-${run}-${i}`,
+        decision: fn === "approve" ? 1 : 3,
+      });
 
     await send(
       "MINT_NFT",

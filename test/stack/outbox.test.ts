@@ -27,7 +27,7 @@ describe("transaction outbox and nonce sequencing", function () {
     const sorted = [...nonces].sort((a, b) => (a < b ? -1 : 1));
     for (let i = 1; i < sorted.length; i++)
       expect(sorted[i] - sorted[i - 1], `nonce gap or duplicate at ${sorted[i]}`).to.equal(1n);
-    const onChain = await driver.core.provider.getTransactionCount(driver.admin, "latest");
+    const onChain = await driver.core.provider.getTransactionCount(driver.governance, "latest");
     expect(BigInt(onChain)).to.equal(sorted[sorted.length - 1] + 1n);
   }
 
@@ -64,7 +64,7 @@ describe("transaction outbox and nonce sequencing", function () {
   it("refuses a call the contract would revert before recording anything or using a nonce", async function () {
     await register("ONLY_ONCE");
     const before = await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`);
-    const nonceBefore = (await driver.core.wallets.all()).find((w) => w.address === driver.admin)!.nextNonce;
+    const nonceBefore = (await driver.core.wallets.all()).find((w) => w.address === driver.governance)!.nextNonce;
     const error = await register("ONLY_ONCE").then(
       () => undefined,
       (e) => e,
@@ -75,16 +75,21 @@ describe("transaction outbox and nonce sequencing", function () {
     expect(answer.status).to.equal(409);
     const afterCount = await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`);
     expect(afterCount.rows[0].n).to.equal(before.rows[0].n);
-    expect((await driver.core.wallets.all()).find((w) => w.address === driver.admin)!.nextNonce).to.equal(nonceBefore);
+    expect((await driver.core.wallets.all()).find((w) => w.address === driver.governance)!.nextNonce).to.equal(
+      nonceBefore,
+    );
   });
 
   it("finishes a transaction that was recorded but never broadcast (a crash between the two)", async function () {
-    const { core, admin: operator } = driver;
+    const { core, governance: operator } = driver;
     const signer = await core.wallets.signer(operator);
+    await core.wallets.catchUpNonce(operator);
+    const wallet = Wallet.createRandom();
     const data = registry.encodeFunctionData("registerDepartment", [
       b32("RECORDED_NOT_SENT"),
-      Wallet.createRandom().address,
+      wallet.address,
       0,
+      await driver.keyProof("RECORDED_NOT_SENT", wallet.address, 0, wallet),
     ]);
     const to = driver.addresses.ApprovalRegistry;
     const block = await core.provider.getBlock("latest");

@@ -357,10 +357,12 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       const none = await remote.post("/departments", { code: `${code}_C`, name: "No key left" });
       expect([none.status, none.body.code]).to.deep.equal([409, "NO_SIGNER_KEY_AVAILABLE"]);
 
-      // Registered on chain by the signer-held administration wallet.
+      // Registered on chain by governance (on the development chain the deployer, whose key the stack gives the
+      // API); the signer-held key proved it holds its key by signing the DepartmentKey typed data.
       const registration = await driver.core.provider.getTransaction(next.body.transactionHash);
-      expect(registration!.from).to.equal(server.addresses[3]);
-      expect(server.signed.map((raw) => Transaction.from(raw).hash)).to.include(next.body.transactionHash);
+      expect(registration!.from).to.equal((current().deployment as unknown as { deployer: string }).deployer);
+      const proofs = server.calls.filter((c) => c.method === "eth_signTypedData_v4");
+      expect(proofs.map((c) => getAddress(String(c.params[0])))).to.include(server.addresses[1]);
     });
 
     it("runs a request end to end: created, documented, submitted and approved, each transaction signed by the signer", async function () {
@@ -540,14 +542,19 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
         const registration = await rpc<{ from: string }>(stack.rpcUrl, "eth_getTransactionByHash", [
           created.body.transactionHash,
         ]);
-        expect(getAddress(registration.from)).to.equal(server.addresses[2]);
+        const deployer = (stack.deployment as unknown as { deployer: string }).deployer;
+        expect(getAddress(registration.from), "registered by governance").to.equal(deployer);
         pool = createPool(stack.databaseUrl, stack.config.apiSchema, 1);
         const { rows } = await pool.query(
-          `SELECT address, signer, encrypted_key IS NOT NULL AS has_key FROM wallets ORDER BY created_at`,
+          `SELECT address, signer, encrypted_key IS NOT NULL AS has_key FROM wallets WHERE purpose <> 'GOVERNANCE' ORDER BY created_at`,
         );
         expect(rows).to.have.deep.members(
           server.addresses.map((a) => ({ address: a.toLowerCase(), signer: "remote", has_key: false })),
         );
+        // The one key sealed here is the development chain's governance: anvil's public deployer key, given by the
+        // stack on chain 31337 only.
+        const governance = await pool.query(`SELECT address FROM wallets WHERE purpose = 'GOVERNANCE'`);
+        expect(governance.rows.map((r) => getAddress(r.address))).to.deep.equal([deployer]);
       } finally {
         await pool?.end();
         await stack?.stop();
