@@ -180,7 +180,7 @@ export const settings = {
   },
   adminWalletPrivateKey: {
     env: "ADMIN_WALLET_PRIVATE_KEY",
-    doc: "External chain: the administration wallet's key (ADMIN_ROLE: departments, workflows, suspensions; never the operator's); embedded: generated",
+    doc: "External chain: the administration wallet's key (ADMIN_ROLE: department activation, escalations, suspensions; never the operator's); embedded: generated",
     parse: hexKey(32),
     secret: true,
   },
