@@ -244,7 +244,7 @@ describe("ApprovalRegistry", function () {
           { ...decision, decision: Decision.Approved },
           { ...decision, reviewedMask: 0b001n },
           { ...decision, remarksHash: ethers.id("other remarks") },
-          { ...decision, deadline: decision.deadline + 1n },
+          { ...decision, deadline: BigInt(decision.deadline) + 1n },
           { ...decision, departmentId: ID.A },
         ];
         for (const changed of tampered) {

@@ -51,7 +51,13 @@ describe("Ignition module LicencePlatform", function () {
     // Who decides is governance's (the deployer here): the administration key cannot register a department.
     const asGovernance = registry.connect(deployer) as typeof registry;
     const asOperator = (c: typeof token) => c.connect(operator) as typeof c;
-    const proof = await keyProof(registry, wallet, code("FIRE"), wallet.address, Custody.Custodial);
+    const proof = await keyProof(
+      registry as unknown as ApprovalRegistry,
+      wallet,
+      code("FIRE"),
+      wallet.address,
+      Custody.Custodial,
+    );
     await expect(
       (registry.connect(admin) as typeof registry).registerDepartment(code("FIRE"), wallet.address, 0, proof),
     )

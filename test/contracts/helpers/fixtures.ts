@@ -15,6 +15,7 @@ import {
   DEPARTMENT_KEY_TYPES,
   ROLES as GENERATED_ROLES,
 } from "../../../abis/index.ts";
+import type { ContractRunner, ContractTransactionResponse } from "ethers";
 import type { ApprovalRegistry } from "../../../types/ethers-contracts/index.ts";
 
 /** One in-process chain for the contract tests (snapshotted per test by loadFixture). */
@@ -213,6 +214,20 @@ async function hashesAtVersions(registry: ApprovalRegistry, tokenId: bigint, mas
 }
 
 type Overrides = { gasLimit?: bigint };
+type Tx = Promise<ContractTransactionResponse>;
+type Num = bigint | number;
+
+/** What `withDecisionShortcuts` adds to the registry (see there). */
+interface DecisionShortcuts {
+  approve(tokenId: Num, mask: Num, versions: Num, remarks: string, overrides?: Overrides): Tx;
+  reject(tokenId: Num, reason: Num, mask: Num, versions: Num, remarks: string, overrides?: Overrides): Tx;
+  requestChanges(tokenId: Num, mask: Num, versions: Num, remarks: string, overrides?: Overrides): Tx;
+  registerDepartment: ApprovalRegistry["registerDepartment"] & ((code: string, wallet: string, custody: Num) => Tx);
+  proposeDepartmentWallet: ApprovalRegistry["proposeDepartmentWallet"] &
+    ((code: string, wallet: string, custody: Num) => Tx);
+  connect(runner: ContractRunner | null): ReviewRegistry;
+}
+export type ReviewRegistry = Omit<ApprovalRegistry, keyof DecisionShortcuts> & DecisionShortcuts;
 
 /**
  * The registry as the review tests drive it: `approve(tokenId, mask, versions, remarks)`, `reject(tokenId, reason,
@@ -221,25 +236,25 @@ type Overrides = { gasLimit?: bigint };
  * anchored at the versions the test names (so naming an older version names that version's hash); everything
  * else is the registry itself.
  */
-export function withDecisionShortcuts(registry: ApprovalRegistry): ApprovalRegistry {
+export function withDecisionShortcuts(registry: ApprovalRegistry): ReviewRegistry {
   const shortcuts = (connected: ApprovalRegistry, sender: () => Promise<string>) => {
     const send = async (
-      tokenId: bigint,
+      tokenId: Num,
       decision: bigint,
-      reasonCode: number,
-      mask: number,
-      versions: bigint,
+      reasonCode: Num,
+      mask: Num,
+      versions: Num,
       remarksHash: string,
       overrides: Overrides = {},
     ) => {
       const departmentId = await departmentIdOf(registry, await sender());
-      const fields = await decisionFor(registry, departmentId, tokenId, {
+      const fields = await decisionFor(registry, departmentId, BigInt(tokenId), {
         decision,
         reasonCode,
         reviewedMask: mask,
         remarksHash,
       });
-      fields.documents = await hashesAtVersions(registry, tokenId, mask, versions);
+      fields.documents = await hashesAtVersions(registry, BigInt(tokenId), Number(mask), BigInt(versions));
       return connected.decide(fields, overrides);
     };
     // Registering a wallet without a proof: the wallet (a local signer) proves its key, so the tests that are not
@@ -258,21 +273,21 @@ export function withDecisionShortcuts(registry: ApprovalRegistry): ApprovalRegis
         staticCall: connected.registerDepartment.staticCall,
       }),
       proposeDepartmentWallet: withProof("proposeDepartmentWallet"),
-      approve: (t: bigint, m: number, v: bigint, r: string, o?: Overrides) => send(t, Decision.Approved, 0, m, v, r, o),
-      reject: (t: bigint, reason: number, m: number, v: bigint, r: string, o?: Overrides) =>
+      approve: (t: Num, m: Num, v: Num, r: string, o?: Overrides) => send(t, Decision.Approved, 0, m, v, r, o),
+      reject: (t: Num, reason: Num, m: Num, v: Num, r: string, o?: Overrides) =>
         send(t, Decision.Rejected, reason, m, v, r, o),
-      requestChanges: (t: bigint, m: number, v: bigint, r: string, o?: Overrides) =>
+      requestChanges: (t: Num, m: Num, v: Num, r: string, o?: Overrides) =>
         send(t, Decision.ChangesRequested, 0, m, v, r, o),
     };
   };
-  const wrap = (target: ApprovalRegistry, sender: () => Promise<string>): ApprovalRegistry =>
-    new Proxy(target, {
-      get(object, property, receiver) {
+  const wrap = (target: ApprovalRegistry, sender: () => Promise<string>): ReviewRegistry =>
+    new Proxy(target as unknown as ReviewRegistry, {
+      get(object, property, receiver): unknown {
         if (property === "connect") {
           return (signer: Signer) =>
-            wrap(object.connect(signer) as ApprovalRegistry, () => Promise.resolve(signer.address));
+            wrap(target.connect(signer) as ApprovalRegistry, () => Promise.resolve(signer.address));
         }
-        const own = shortcuts(object, sender) as Record<PropertyKey, unknown>;
+        const own = shortcuts(target, sender) as Record<PropertyKey, unknown>;
         if (property in own) return own[property];
         return Reflect.get(object, property, receiver);
       },
