@@ -46,7 +46,10 @@ const parameters = {
 
 const deploymentId = process.env.DEPLOYMENT_ID ?? `chain-${chainId}`;
 await discardStaleJournal(deploymentId);
-const { token, documents, verifier, extension, registry } = await ignition.deploy(LicencePlatform, { parameters, deploymentId });
+const { token, documents, verifier, extension, registry } = await ignition.deploy(LicencePlatform, {
+  parameters,
+  deploymentId,
+});
 await handOverGovernance([token, documents, registry] as unknown as Governed[]);
 
 const addresses = {

@@ -298,6 +298,55 @@ describe("departments' review (HTTP, real stack)", function () {
     expect(again.body.code).to.equal("INVALID_STATE");
   });
 
+  it("a document added under review reopens every stage's approvals and sends review back to the first stage", async function () {
+    const { id, tokenId, docs } = await submittedRequest("added");
+    for (const [key, document] of [
+      ["A", docs.SITE_PLAN],
+      ["B", docs.OWNERSHIP_DEED],
+      ["D", docs.SITE_PLAN],
+    ] as const) {
+      const approved = await as(key).post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [document] });
+      expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+    }
+    expect(await chainDecisions(tokenId, 1)).to.deep.equal({ [codes.C]: "PENDING", [codes.D]: "APPROVED" });
+
+    // Nobody reviewed the new document: every approval of every stage reached falls, and review restarts at stage 1.
+    const added = await applicant.upload("POST", `/requests/${id}/documents`, pdf(`annex ${run}`), "annex.pdf", {
+      docType: "ANNEX",
+    });
+    expect(added.status, JSON.stringify(added.body)).to.equal(201);
+    expect(await chainDecisions(tokenId, 0)).to.deep.equal({
+      [codes.A]: "REVIEW_REQUIRED",
+      [codes.B]: "REVIEW_REQUIRED",
+    });
+    expect(await chainDecisions(tokenId, 1)).to.deep.equal({ [codes.C]: "PENDING", [codes.D]: "REVIEW_REQUIRED" });
+    const listed = await applicant.get(`/requests/${id}/approvals?includeInvalidated=true`);
+    expect(listed.body.approvals.map((a: Json) => [a.departmentCode, a.status, a.isActive])).to.deep.equal([
+      [codes.A, "REVIEW_REQUIRED", false],
+      [codes.B, "REVIEW_REQUIRED", false],
+      [codes.D, "REVIEW_REQUIRED", false],
+    ]);
+    expect((await applicant.get(`/requests/${id}/approvals`)).body.approvals).to.deep.equal([]);
+    expect(
+      (await as("A").get(`/requests/pending?department=${codes.A}`)).body.requests.map((r: Json) => r.requestId),
+      "the first stage's first department is asked again",
+    ).to.include(id);
+    expect(
+      (await as("C").get(`/requests/pending?department=${codes.C}`)).body.requests.map((r: Json) => r.requestId),
+      "the second stage waits",
+    ).to.not.include(id);
+
+    const again = await as("A").post(`/requests/${id}/approve`, { remarks: "With the annex", reviewedDocuments: [] });
+    expect(again.status, JSON.stringify(again.body)).to.equal(200);
+    expect(again.body.workflowStatus).to.deep.equal({
+      currentStage: "Planning",
+      isComplete: false,
+      nextPendingDepartments: [codes.B],
+    });
+    const types = ((await applicant.get(`/requests/${id}/timeline`)).body.events as Json[]).map((e) => e.eventType);
+    expect(types).to.include("APPROVAL_INVALIDATED");
+  });
+
   it("lets a department see the requests routed to it, and nothing else", async function () {
     const { id } = await submittedRequest("routed");
     const asA = await as("A").get(`/requests/${id}`);

@@ -158,7 +158,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     });
     expect(proof.typedData.domain.salt).to.match(/^0x[0-9a-f]{64}$/);
     expect(proof.typedData.message.documents, "the reviewed document's SHA-256").to.deep.equal([
-      (await admin.get(`/requests/${id}/documents/${docs.SITE_PLAN}`)).body.currentHash,
+      (await admin.get(`/documents/${docs.SITE_PLAN}`)).body.currentHash,
     ]);
     expect(proof.documentVersions).to.deep.equal({ [docs.SITE_PLAN]: 1 });
 
