@@ -123,7 +123,7 @@ export const WebhookPayloadA = z
         document: z
           .object({ documentId: z.uuid(), documentType: z.string(), version: z.int(), sha256: z.string() })
           .optional()
-          .describe("DOCUMENT_UPDATED: the new version"),
+          .describe("DOCUMENT_UPDATED: the new version (version 1: a document added under review)"),
         invalidatedApprovals: z
           .array(z.string())
           .optional()
@@ -151,7 +151,8 @@ export const WebhookPayloadB = z
 const TRIGGERS: Record<WebhookEvent, string> = {
   APPROVAL_REQUIRED:
     "A stage became pending for the department: at submission, when a stage advances, at its turn in a SEQUENTIAL stage, at resubmission; also a reminder when a stage with onTimeout NOTIFY is overdue, and (administrators) an escalation",
-  DOCUMENT_UPDATED: "A new document version invalidated the department's approval: it must review again",
+  DOCUMENT_UPDATED:
+    "A new version of a document the department reviewed, or a document added under review (which reopens every stage's approvals), invalidated its approval, in whatever stage it was given: it must review again",
   REQUEST_APPROVED: "The request is fully approved (the licence is issued)",
   REQUEST_REJECTED:
     "The request is rejected (by a department, an administrator upholding an escalation, or a stage timeout with AUTO_REJECT)",
