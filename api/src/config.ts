@@ -398,8 +398,8 @@ export const settings = {
   },
   refuseActivePdf: {
     env: "REFUSE_ACTIVE_PDF",
-    doc: "true: refuse PDFs carrying JavaScript, launch actions, embedded files or XFA (400 INVALID_FILE, reason ACTIVE_CONTENT); false: accept them flagged in the document detail",
-    fallback: false,
+    doc: "true: refuse PDFs carrying JavaScript, launch actions, embedded files, XFA, open or additional actions, links, form submission or rich media (400 INVALID_FILE, reason ACTIVE_CONTENT); false: accept them flagged in the document detail. Default: true in production, false elsewhere. PDFs the scanner cannot judge are refused either way (reason UNSCANNABLE)",
+    fallback: (env: NodeJS.ProcessEnv) => env.NODE_ENV === "production",
     parse: bool,
   },
   maxUploadBytes: {

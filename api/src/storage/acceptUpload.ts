@@ -1,11 +1,12 @@
 /**
  * An uploaded file judged by its content before anything is stored: its real type from its bytes (fileSignature.ts,
  * a name or Content-Type claiming another type is refused) and, for a PDF, the active content it carries
- * (pdfActiveContent.ts), refused when REFUSE_ACTIVE_PDF=true and otherwise kept to be shown with the version.
+ * (pdfActiveContent.ts), refused when REFUSE_ACTIVE_PDF=true and otherwise kept to be shown with the version. A PDF
+ * the scanner could not judge (a scan limit exceeded, a failed scan) is refused whatever REFUSE_ACTIVE_PDF says.
  */
 import { checkUpload } from "./fileSignature.ts";
 import type { UploadedFile } from "./multipartUpload.ts";
-import { findActiveContent, type PdfFinding } from "./pdfActiveContent.ts";
+import { findActiveContent, type PdfFinding, UNSCANNABLE_FINDINGS } from "./pdfActiveContent.ts";
 import { InvalidFileError } from "./storageErrors.ts";
 
 export interface AcceptedFile {
@@ -25,6 +26,10 @@ export interface AcceptedFile {
 export async function acceptUpload(file: UploadedFile, options: { refuseActivePdf: boolean }): Promise<AcceptedFile> {
   const checked = await checkUpload(file);
   const activeContent = checked.mimeType === "application/pdf" ? await findActiveContent(file.path) : [];
+  if (activeContent.some((finding) => UNSCANNABLE_FINDINGS.includes(finding))) {
+    const message = `This PDF could not be checked for active content within the scanner's limits: ${activeContent.join(", ")}`;
+    throw new InvalidFileError(message, { reason: "UNSCANNABLE", activeContent });
+  }
   if (activeContent.length > 0 && options.refuseActivePdf) {
     const message = `PDFs with active content are refused here: ${activeContent.join(", ")}`;
     throw new InvalidFileError(message, { reason: "ACTIVE_CONTENT", activeContent });
