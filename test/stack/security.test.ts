@@ -1440,7 +1440,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
       [
         "JS_DOC",
         () => withObject("js", "9 0 obj <</Type/Catalog/OpenAction <</S/JavaScript/JS(app.alert(1))>>>> endobj"),
-        ["JAVASCRIPT"],
+        ["JAVASCRIPT", "OPEN_ACTION"],
       ],
       ["LAUNCH_DOC", () => withObject("launch", compressed("<</Type/Action/S/Launch/F(cmd.exe)>>")), ["LAUNCH_ACTION"]],
       [

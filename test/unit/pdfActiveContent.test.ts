@@ -167,6 +167,36 @@ describe("PDF active content scanner (api/src/storage/pdfActiveContent.ts)", fun
     expect(await findActiveContent(forms)).to.deep.equal(["OPEN_ACTION", "SUBMIT_FORM", "RICH_MEDIA"]);
   });
 
+  it("accepts a PDF whose only finding is a link where active PDFs are refused, showing the link", async function () {
+    const linked = await file(
+      "linked.pdf",
+      pdf(
+        "1 0 obj <</Type/Catalog>> endobj",
+        "4 0 obj <</Type/Annot/Subtype/Link/A <</S/URI/URI(https://example.com/)>>>> endobj",
+      ),
+    );
+    const upload = {
+      path: linked,
+      size: (await stat(linked)).size,
+      sha256: "0".repeat(64),
+      originalFilename: "l.pdf",
+      declaredType: null,
+    };
+    expect((await acceptUpload(upload, { refuseActivePdf: true })).activeContent).to.deep.equal(["URI_ACTION"]);
+    const scripted = await file(
+      "scripted.pdf",
+      pdf("1 0 obj <</Type/Catalog/OpenAction <</S/JavaScript/JS(x)>>>> endobj"),
+    );
+    const refused = await acceptUpload(
+      { ...upload, path: scripted, size: (await stat(scripted)).size },
+      { refuseActivePdf: true },
+    ).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect((refused as InvalidFileError).details).to.deep.include({ reason: "ACTIVE_CONTENT" });
+  });
+
   it("passes a clean PDF: a plain /OpenAction destination, name-like bytes inside binary data, a large Flate image", async function () {
     // Image bytes that happen to read "/JS" and "/AA" (as random bytes do, once per few MB or 65 KB) are not names.
     const binary = Buffer.concat([

@@ -1,7 +1,8 @@
 /**
  * An uploaded file judged by its content before anything is stored: its real type from its bytes (fileSignature.ts,
  * a name or Content-Type claiming another type is refused) and, for a PDF, the active content it carries
- * (pdfActiveContent.ts), refused when REFUSE_ACTIVE_PDF=true and otherwise kept to be shown with the version. A PDF
+ * (pdfActiveContent.ts), refused when REFUSE_ACTIVE_PDF=true (a link alone excepted) and otherwise kept to be shown
+ * with the version. A PDF
  * the scanner could not judge (a scan limit exceeded, a failed scan) is refused whatever REFUSE_ACTIVE_PDF says.
  */
 import { checkUpload } from "./fileSignature.ts";
@@ -30,7 +31,8 @@ export async function acceptUpload(file: UploadedFile, options: { refuseActivePd
     const message = `This PDF could not be checked for active content within the scanner's limits: ${activeContent.join(", ")}`;
     throw new InvalidFileError(message, { reason: "UNSCANNABLE", activeContent });
   }
-  if (activeContent.length > 0 && options.refuseActivePdf) {
+  // A link (URI_ACTION) is shown to the reviewers but refuses nothing by itself: most real PDFs carry one.
+  if (activeContent.some((finding) => finding !== "URI_ACTION") && options.refuseActivePdf) {
     const message = `PDFs with active content are refused here: ${activeContent.join(", ")}`;
     throw new InvalidFileError(message, { reason: "ACTIVE_CONTENT", activeContent });
   }
