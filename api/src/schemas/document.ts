@@ -27,7 +27,7 @@ export const DocumentVersionSchema = z
     activeContent: z
       .array(z.enum(PDF_FINDINGS))
       .describe(
-        "Active content found in this version's PDF (JavaScript, launch actions, embedded files, XFA): open it with care. Empty when none was found.",
+        "Active content found in this version's PDF (JavaScript, launch actions, embedded files, XFA, actions run on opening or on events, links, form submission, rich media): open it with care. Empty when none was found.",
       ),
   })
   .meta({ id: "DocumentVersion" });
