@@ -174,6 +174,27 @@ describe("signed decisions are bound to nonce, stage and round, documents and de
     expect(await recordedTransactions(), "nothing recorded").to.equal(before);
   });
 
+  it("records concurrent decisions of one custodial department: each takes the department's next nonce in turn", async function () {
+    const requests = await Promise.all(["one", "two", "three"].map((label) => submittedRequest(`together ${label}`)));
+    const answers = await Promise.all(
+      requests.map((r) =>
+        departmentClient(api, first).post(`/requests/${r.id}/approve`, {
+          remarks: "Fine",
+          reviewedDocuments: [r.plan],
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).to.deep.equal([200, 200, 200], JSON.stringify(answers.map((a) => a.body)));
+    const nonces = await Promise.all(
+      answers.map(async (a) => {
+        const tx = await driver.core.provider.getTransaction(a.body.transactionHash);
+        return Number(registry.decodeFunctionData("decide", tx!.data)[0].nonce);
+      }),
+    );
+    const sorted = [...nonces].sort((a, b) => a - b);
+    expect(sorted, "consecutive decision nonces").to.deep.equal([sorted[0], sorted[0] + 1, sorted[0] + 2]);
+  });
+
   it("hands out typed data in this deployment's EIP-712 domain: its salt, as the registry's eip712Domain() gives it", async function () {
     const request = await submittedRequest("domain");
     const { typedData } = await signedApproval(request.id, "Domain", [request.plan]);
