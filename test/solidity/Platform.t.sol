@@ -4,6 +4,8 @@ pragma solidity 0.8.34;
 import {TestBase} from "./Vm.sol";
 import "./PlatformHandler.sol";
 import {StageLedger} from "../../contracts/libraries/StageLedger.sol";
+import {IAccessControl} from "@openzeppelin/contracts/access/IAccessControl.sol";
+import {Typed} from "./TypedData.sol";
 
 /// @notice Thin external wrapper so the StageLedger library can be called (and fuzzed) directly.
 contract StageLedgerHarness {
@@ -42,14 +44,8 @@ contract StageLedgerHarness {
     }
 }
 
-/// @dev Version 1 of document 0 in the document registry's packed layout (15 bits per index from bit 16): what a
-/// department names when it reviewed only document 0, never updated. Only the reviewed documents' bits are compared.
-uint256 constant DOC0_V1 = 1 << 16;
-/// @dev The order of secp256k1: private keys are 1..n-1.
-uint256 constant SECP256K1_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141;
-
 /// @notice Shared setup for the fuzz tests: the platform wired as in production (through the handler,
-/// without its bootstrap), departments DEPT_A..DEPT_F registered with ids 1..6.
+/// without its bootstrap), departments DEPT_A..DEPT_F registered by governance with ids 1..6, every actor's key known.
 abstract contract PlatformFixture is TestBase {
     using Str for uint256;
 
@@ -57,12 +53,18 @@ abstract contract PlatformFixture is TestBase {
     LicenceToken internal token;
     DocumentRegistry internal documents;
     ApprovalRegistry internal registry;
+    address internal governance;
     address internal admin;
     address internal operator;
     address internal keeper;
     address internal stranger;
     address[6] internal wallets;
+    uint256[6] internal keys;
     bytes32[6] internal codes;
+    /// @dev The registry's EIP-712 domain separator, from its eip712Domain() and the documented domain type.
+    bytes32 internal separator;
+    // Latest hash of each document of a request, by document index.
+    mapping(uint256 tokenId => bytes32[]) internal _docs;
     uint256 private _hashNonce;
 
     function _deploy() internal {
@@ -70,14 +72,17 @@ abstract contract PlatformFixture is TestBase {
         token = h.token();
         documents = h.documents();
         registry = h.registry();
+        governance = h.governance();
         admin = h.admin();
         operator = h.operator();
         keeper = h.keeper();
         stranger = h.stranger();
         for (uint256 i = 0; i < 6; ++i) {
             wallets[i] = h.deptWallets(i);
+            keys[i] = h.deptKeys(i);
             codes[i] = h.deptCodes(i);
         }
+        separator = Typed.separatorOf(registry);
     }
 
     function _input(uint8 executionType, uint8 completion, uint8 threshold, uint8[] memory departmentIndexes)
@@ -93,28 +98,115 @@ abstract contract PlatformFixture is TestBase {
     }
 
     function _register(bytes32 requestType, IApprovalRegistry.StageInput[] memory stages) internal returns (uint32 id) {
-        vm.prank(admin);
+        vm.prank(governance);
         id = registry.registerWorkflow(requestType, keccak256("definition"), 365 days, stages);
     }
 
-    function _mintAndSubmit(uint256 id, bytes32 requestType, uint256 docCount) internal {
+    function _mint(uint256 id, bytes32 requestType) internal {
         address applicant = h.applicants(0);
         vm.prank(operator);
         token.mint(applicant, id, requestType, bytes32(0));
-        for (uint256 i = 0; i < docCount; ++i) {
-            vm.prank(operator);
-            documents.anchorDocument(id, bytes16(uint128(i + 1)), "DOC", _freshHash());
-        }
+    }
+
+    function _mintAndSubmit(uint256 id, bytes32 requestType, uint256 docCount) internal {
+        _mint(id, requestType);
+        for (uint256 i = 0; i < docCount; ++i) _anchor(id);
         vm.prank(operator);
         registry.submit(id);
+    }
+
+    /// @dev Anchors a new document of request `id` (version 1).
+    function _anchor(uint256 id) internal returns (bytes32 hash) {
+        hash = _freshHash();
+        vm.prank(operator);
+        documents.anchorDocument(id, bytes16(uint128(_hashNonce)), "DOC", hash);
+        _docs[id].push(hash);
+    }
+
+    /// @dev Anchors the next version of document `docIndex` of request `id`; returns the hash it replaces.
+    function _newVersion(uint256 id, uint256 docIndex) internal returns (bytes32 previous) {
+        previous = _docs[id][docIndex];
+        bytes32 hash = _freshHash();
+        vm.prank(operator);
+        documents.anchorVersion(previous, hash);
+        _docs[id][docIndex] = hash;
     }
 
     function _freshHash() internal returns (bytes32) {
         return keccak256(abi.encode("fuzz document", ++_hashNonce));
     }
 
+    /// @dev The latest hashes of the documents `mask` covers (every document when 0), by ascending index.
+    function _hashes(uint256 id, uint16 mask) internal view returns (bytes32[] memory hashes) {
+        uint256 count = _docs[id].length;
+        uint256 covered = mask == 0 ? (1 << count) - 1 : mask & ((1 << count) - 1);
+        uint256 n;
+        for (uint256 bits = covered; bits != 0; bits &= bits - 1) ++n;
+        hashes = new bytes32[](n);
+        uint256 k;
+        for (uint256 i = 0; i < count; ++i) {
+            if ((covered >> i) & 1 == 1) hashes[k++] = _docs[id][i];
+        }
+    }
+
+    /// @dev Department `dept`'s decision as it would make it now: its next nonce, the current stage and round, the
+    /// latest hashes of the documents in `mask`, a deadline an hour ahead.
+    function _decision(uint256 id, uint16 dept, uint8 decision, uint16 mask)
+        internal
+        view
+        returns (IApprovalRegistry.Decision memory d)
+    {
+        IApprovalRegistry.Progress memory progress = registry.progressOf(id);
+        d = IApprovalRegistry.Decision({
+            tokenId: id,
+            departmentId: dept,
+            stage: progress.stage,
+            round: progress.stageStartedAt,
+            decision: IApprovalRegistry.DecisionStatus(decision),
+            reasonCode: decision == D_REJECTED ? 1 : 0,
+            reviewedMask: mask,
+            documents: _hashes(id, mask),
+            remarksHash: keccak256(abi.encode("remarks", id, dept)),
+            nonce: registry.departmentRecord(dept).nonce,
+            deadline: uint64(block.timestamp + 1 hours)
+        });
+    }
+
+    /// @dev Department `departmentIndex` (0 = DEPT_A) sends its decision from its wallet.
+    function _decide(uint256 departmentIndex, uint256 id, uint8 decision, uint16 mask) internal {
+        IApprovalRegistry.Decision memory d = _decision(id, uint16(departmentIndex + 1), decision, mask);
+        vm.prank(wallets[departmentIndex]);
+        registry.decide(d);
+    }
+
+    function _sign(uint256 key, IApprovalRegistry.Decision memory d) internal view returns (bytes memory) {
+        return Typed.sign(vm, key, Typed.decisionDigest(separator, d));
+    }
+
+    function _keyProof(uint256 key, bytes32 code, address wallet, IApprovalRegistry.Custody custody)
+        internal
+        view
+        returns (bytes memory)
+    {
+        return Typed.sign(vm, key, Typed.keyDigest(separator, code, wallet, uint8(custody)));
+    }
+
     function _statusOf(uint256 id) internal view returns (uint8) {
         return uint8(token.licence(id).status);
+    }
+
+    function _nonceOf(uint16 dept) internal view returns (uint64) {
+        return registry.departmentRecord(dept).nonce;
+    }
+
+    function _one(uint8 departmentIndex) internal pure returns (uint8[] memory list) {
+        list = new uint8[](1);
+        list[0] = departmentIndex;
+    }
+
+    function _two(uint8 a, uint8 b) internal pure returns (uint8[] memory list) {
+        list = new uint8[](2);
+        (list[0], list[1]) = (a, b);
     }
 }
 
@@ -188,8 +280,9 @@ contract PlatformFuzzTest is PlatformFixture {
     // ------------------------------------------------------------------------------ who can decide
 
     /// @notice Stage 0 lists a random subset of the departments, stage 1 the others. A random caller (a
-    /// department wallet, a role holder or any address) can decide in stage 0 iff it is the wallet of a
-    /// department of stage 0; once stage 0 completes, only stage 1's departments can.
+    /// department wallet, a role holder or any address, naming its own department or, for an outsider, any) can
+    /// decide in stage 0 iff it is the wallet of a department of stage 0; once stage 0 completes, only stage 1's
+    /// departments can.
     function testFuzz_onlyCurrentStageDepartmentsCanDecide(address randomCaller, uint256 seed) public {
         uint256 subset = 1 + seed % 62; // departments of stage 0 (bit i: department i), never all six
         (uint8[] memory first, uint8[] memory second) = _split(subset);
@@ -206,8 +299,8 @@ contract PlatformFuzzTest is PlatformFixture {
         } else if (c == 6) {
             caller = randomCaller;
         } else {
-            address[5] memory others = [operator, admin, keeper, stranger, h.applicants(0)];
-            caller = others[(seed >> 9) % 5];
+            address[6] memory others = [operator, admin, keeper, stranger, h.applicants(0), governance];
+            caller = others[(seed >> 9) % 6];
         }
         uint256 departmentIndex = 6;
         for (uint256 i = 0; i < 6; ++i) {
@@ -215,10 +308,12 @@ contract PlatformFuzzTest is PlatformFixture {
         }
         bool inStage0 = departmentIndex < 6 && (subset >> departmentIndex) & 1 == 1;
         uint256 kind = (seed >> 12) % 3;
+        uint16 named = departmentIndex < 6 ? uint16(departmentIndex + 1) : uint16(1 + (seed >> 20) % 6);
+        IApprovalRegistry.Decision memory d = _decision(10, named, _decisionOf(kind), 1);
 
         if (!inStage0) vm.expectRevert();
         vm.prank(caller);
-        _decideAs(kind, 10);
+        registry.decide(d);
 
         (, IApprovalRegistry.DecisionStatus[] memory statuses,) = registry.decisionsOf(10, 0);
         for (uint256 p = 0; p < first.length; ++p) {
@@ -231,9 +326,10 @@ contract PlatformFuzzTest is PlatformFixture {
         require(registry.progressOf(10).stage == 1, "stage 0 should be complete");
         uint256 other = (seed >> 16) % 6;
         bool inStage1 = (subset >> other) & 1 == 0;
+        d = _decision(10, uint16(other + 1), D_APPROVED, 1);
         if (!inStage1) vm.expectRevert();
         vm.prank(wallets[other]);
-        _decideAs(0, 10);
+        registry.decide(d);
     }
 
     // ------------------------------------------------------------------------------ sequential order
@@ -252,6 +348,7 @@ contract PlatformFuzzTest is PlatformFixture {
         for (uint256 k = 0; k < 3 * n && next < n; ++k) {
             uint256 pos = uint256(keccak256(abi.encode(seed, k))) % n;
             uint16 departmentId = uint16(order[pos]) + 1;
+            IApprovalRegistry.Decision memory d = _decision(20, departmentId, D_APPROVED, 1);
             if (pos > next) {
                 vm.expectRevert(
                     abi.encodeWithSelector(
@@ -270,7 +367,7 @@ contract PlatformFuzzTest is PlatformFixture {
                 );
             }
             vm.prank(wallets[order[pos]]);
-            registry.approve(20, 1, DOC0_V1, bytes32(0));
+            registry.decide(d);
             if (pos == next) ++next;
             if (next < n) {
                 uint16[] memory pending = registry.pendingDepartmentsOf(20);
@@ -279,8 +376,7 @@ contract PlatformFuzzTest is PlatformFixture {
         }
         for (; next < n; ++next) {
             require(_statusOf(20) == S_SUBMITTED, "approved too early");
-            vm.prank(wallets[order[next]]);
-            registry.approve(20, 1, DOC0_V1, bytes32(0));
+            _decide(order[next], 20, D_APPROVED, 1);
         }
         require(_statusOf(20) == S_APPROVED, "not approved after every department in order");
     }
@@ -308,16 +404,11 @@ contract PlatformFuzzTest is PlatformFixture {
         registry.submit(30); // already Submitted
 
         uint256 approvals = seed % 4; // A, B (stage 0, in order), then C
-        for (uint256 i = 0; i < approvals; ++i) {
-            vm.prank(wallets[i]);
-            registry.approve(30, 1, DOC0_V1, bytes32(0));
-        }
+        for (uint256 i = 0; i < approvals; ++i) _decide(i, 30, D_APPROVED, 1);
         uint16[] memory pending = registry.pendingDepartmentsOf(30);
-        address next = wallets[pending[(seed >> 2) % pending.length] - 1];
+        uint16 next = pending[(seed >> 2) % pending.length];
         bool changes = (seed >> 8) % 2 == 0;
-        vm.prank(next);
-        if (changes) registry.requestChanges(30, 1, DOC0_V1, bytes32(0));
-        else registry.reject(30, 1, 1, DOC0_V1, bytes32(0));
+        _decide(next - 1, 30, changes ? D_CHANGES : D_REJECTED, 1);
         require(_statusOf(30) == S_PENDING_RESUBMISSION, "not sent back to the applicant");
         uint8 stage = registry.progressOf(30).stage;
         (, IApprovalRegistry.DecisionStatus[] memory stage0Before,) = registry.decisionsOf(30, 0);
@@ -403,13 +494,14 @@ contract PlatformFuzzTest is PlatformFixture {
 
     /// @notice A relayed EIP-712 decision is recorded iff it is signed with the department's own key, carries the
     /// department's next nonce and its deadline has not passed; then the nonce moves on and the same signature can
-    /// never be replayed. The digest is computed here from the type string IApprovalRegistry documents, not by the
-    /// verifier, so the two must agree.
+    /// never be replayed. The digest is computed here from the type string IApprovalRegistry documents and the domain
+    /// eip712Domain() reports, not by the verifier, so the two must agree.
     function testFuzz_signedDecisionOnlyFromTheDepartmentKey(uint256 signerKey, uint256 seed) public {
         uint256 departmentKey = 0xD3A1;
         address wallet = vm.addr(departmentKey);
-        vm.prank(admin);
-        uint16 dept = registry.registerDepartment("SIGNER", wallet, IApprovalRegistry.Custody.DepartmentHeld);
+        bytes memory proof = _keyProof(departmentKey, "SIGNER", wallet, IApprovalRegistry.Custody.DepartmentHeld);
+        vm.prank(governance);
+        uint16 dept = registry.registerDepartment("SIGNER", wallet, IApprovalRegistry.Custody.DepartmentHeld, proof);
         IApprovalRegistry.StageInput[] memory stages = new IApprovalRegistry.StageInput[](1);
         stages[0].executionType = IApprovalRegistry.ExecutionType.Parallel;
         stages[0].departments = new bytes32[](1);
@@ -419,20 +511,13 @@ contract PlatformFuzzTest is PlatformFixture {
 
         if (seed % 2 == 0) signerKey = departmentKey;
         signerKey = bound(signerKey, 1, SECP256K1_ORDER - 1);
-        IApprovalRegistry.SignedDecision memory decision = IApprovalRegistry.SignedDecision({
-            tokenId: 40,
-            departmentId: dept,
-            decision: (seed >> 1) % 2 == 0 ? IApprovalRegistry.DecisionStatus.Approved
-                : IApprovalRegistry.DecisionStatus.ChangesRequested,
-            reasonCode: 0,
-            reviewedMask: uint16((seed >> 2) % 4),
-            reviewedVersions: documents.packedDocumentsOf(40),
-            remarksHash: keccak256(abi.encode(seed)),
-            nonce: (seed >> 4) % 4 == 0 ? 1 : 0,
-            deadline: uint64((seed >> 6) % 4 == 0 ? block.timestamp - 1 : block.timestamp + (seed >> 8) % 1 days)
-        });
-        (uint8 v, bytes32 r, bytes32 s) = vm.sign(signerKey, _digest(decision));
-        bytes memory signature = abi.encodePacked(r, s, v);
+        IApprovalRegistry.Decision memory decision =
+            _decision(40, dept, (seed >> 1) % 2 == 0 ? D_APPROVED : D_CHANGES, uint16((seed >> 2) % 4));
+        decision.remarksHash = keccak256(abi.encode(seed));
+        decision.nonce = (seed >> 4) % 4 == 0 ? 1 : 0;
+        decision.deadline =
+            uint64((seed >> 6) % 4 == 0 ? block.timestamp - 1 : block.timestamp + (seed >> 8) % MAX_DECISION_LIFETIME);
+        bytes memory signature = _sign(signerKey, decision);
         bool valid = signerKey == departmentKey && decision.nonce == 0 && decision.deadline >= block.timestamp;
 
         if (!valid) vm.expectRevert();
@@ -440,7 +525,7 @@ contract PlatformFuzzTest is PlatformFixture {
         registry.decideBySig(decision, signature);
         (, IApprovalRegistry.DecisionStatus[] memory statuses,) = registry.decisionsOf(40, 0);
         require(statuses[0] == (valid ? decision.decision : IApprovalRegistry.DecisionStatus.Pending), "decision recorded");
-        require(registry.departmentRecord(dept).nonce == (valid ? 1 : 0), "nonce");
+        require(_nonceOf(dept) == (valid ? 1 : 0), "nonce");
         if (valid) {
             vm.expectRevert(abi.encodeWithSelector(IApprovalRegistry.ReviewInvalidNonce.selector, dept, 1, 0));
             vm.prank(operator);
@@ -448,7 +533,402 @@ contract PlatformFuzzTest is PlatformFixture {
         }
     }
 
-    // ------------------------------------------------------------------------------ document registry
+    // ------------------------------------------------------------------------------ what a decision binds
+
+    /// @notice A decision, sent by the department's wallet or signed and relayed, is recorded only when it names the
+    /// department's next nonce, the request's current stage and round (progressOf.stage / stageStartedAt), the latest
+    /// hash of every document it covers (ascending, no more, no fewer) and a deadline within
+    /// [now, now + MAX_DECISION_LIFETIME] (both ends accepted); in 7 runs out of 8 exactly one field is wrong (or it
+    /// names another department) and the refusal names that field. A recorded decision consumes the nonce on either
+    /// route: it cannot be replayed on either, and the signature the department gave for another request at the same
+    /// nonce is void. A refused one consumes nothing: that signature still lands.
+    function testFuzz_decisionBindsNonceStageRoundDocumentsAndDeadline(uint256 seed, uint256 value) public {
+        IApprovalRegistry.StageInput[] memory stages = new IApprovalRegistry.StageInput[](2);
+        stages[0] = _input(EX_PARALLEL, C_ALL, 0, _two(0, 1));
+        stages[1] = _input(EX_PARALLEL, C_ALL, 0, _one(2));
+        _register("BOUND", stages);
+        _mint(50, "BOUND");
+        for (uint256 i = 0; i < 3; ++i) _anchor(50);
+        bytes32 olderVersion = _newVersion(50, 1);
+        vm.prank(operator);
+        registry.submit(50);
+        // A's nonce moves past 0: it approves request 1 (BASE: A alone, no document).
+        vm.prank(operator);
+        registry.submit(1);
+        _decide(0, 1, D_APPROVED, 0);
+        require(_nonceOf(1) == 1, "a decision sent from the wallet did not consume the nonce");
+        // The first round of stage 0 ends: B asks for changes and the applicant resubmits later.
+        uint40 firstRound = registry.progressOf(50).stageStartedAt;
+        _decide(1, 50, D_CHANGES, 0);
+        vm.warp(block.timestamp + 1 + (seed >> 32) % 1 days);
+        vm.prank(operator);
+        registry.resubmit(50);
+        require(registry.progressOf(50).stageStartedAt > firstRound, "resubmission did not start a new round");
+        // Request 2 (BASE) in review: A's signature on it carries the same nonce as the decision under test.
+        vm.prank(operator);
+        registry.submit(2);
+        IApprovalRegistry.Decision memory other = _decision(2, 1, D_APPROVED, 0);
+        bytes memory otherSignature = _sign(keys[0], other);
+
+        uint8[3] memory kinds = [D_APPROVED, D_CHANGES, D_REJECTED];
+        uint8 kind = kinds[(seed >> 4) % 3];
+        uint16 mask = uint16((seed >> 6) % 8); // over three documents; 0 = every document
+        IApprovalRegistry.Decision memory d = _decision(50, 1, kind, mask);
+        if (kind == D_REJECTED) d.reasonCode = uint8(1 + (seed >> 9) % 5);
+        uint256 ahead = (seed >> 12) % 3;
+        d.deadline = uint64(
+            block.timestamp + (ahead == 0 ? 0 : ahead == 1 ? MAX_DECISION_LIFETIME : value % MAX_DECISION_LIFETIME)
+        );
+        bool bySig = (seed >> 3) & 1 == 1;
+        uint64 nonce = d.nonce;
+        bytes memory expected = _spoil(d, seed % 8, value, bySig, firstRound, olderVersion);
+        bytes memory signature = bySig ? _sign(keys[0], d) : bytes("");
+
+        if (expected.length != 0) vm.expectRevert(expected);
+        if (bySig) {
+            vm.prank(stranger);
+            registry.decideBySig(d, signature);
+        } else {
+            vm.prank(wallets[0]);
+            registry.decide(d);
+        }
+
+        (, IApprovalRegistry.DecisionStatus[] memory statuses, uint16[] memory masks) = registry.decisionsOf(50, 0);
+        if (expected.length != 0) {
+            require(_nonceOf(1) == nonce, "a refused decision moved the nonce");
+            require(statuses[0] == IApprovalRegistry.DecisionStatus.Pending, "a refused decision was recorded");
+            vm.prank(stranger);
+            registry.decideBySig(other, otherSignature);
+            require(_statusOf(2) == S_APPROVED && _nonceOf(1) == nonce + 1, "the signature at the unused nonce did not land");
+            return;
+        }
+        require(_nonceOf(1) == nonce + 1, "a recorded decision did not consume exactly its nonce");
+        require(statuses[0] == d.decision && masks[0] == (mask == 0 ? 7 : mask), "decision not recorded as named");
+        bytes memory replay = abi.encodeWithSelector(IApprovalRegistry.ReviewInvalidNonce.selector, 1, nonce + 1, nonce);
+        vm.expectRevert(replay);
+        vm.prank(wallets[0]);
+        registry.decide(d);
+        bytes memory again = _sign(keys[0], d);
+        vm.expectRevert(replay);
+        vm.prank(operator);
+        registry.decideBySig(d, again);
+        vm.expectRevert(replay);
+        vm.prank(stranger);
+        registry.decideBySig(other, otherSignature);
+        require(_statusOf(2) == S_SUBMITTED, "a voided signature decided");
+    }
+
+    // ------------------------------------------------------------------------------ cancelling signatures
+
+    /// @notice A department that raises its nonce (by 1 .. 2^32 - 1) voids every signature it gave below the new
+    /// nonce, whoever relays it, and only those: signatures at or above it still land, in order. A raise that does not
+    /// move forward, or moves by more than 2^32, is refused; no one but a department's wallet can raise a nonce, and
+    /// another department's raise moves only its own. A refused raise voids nothing. (A raise of exactly 2^32 is not
+    /// tested: the interface documents it as allowed, the registry refuses it.)
+    function testFuzz_increaseDecisionNonceVoidsEarlierSignatures(uint256 seed, uint256 jump) public {
+        uint64 start = uint64(seed % 3);
+        if (start != 0) {
+            vm.prank(wallets[0]);
+            registry.increaseDecisionNonce(start);
+        }
+        // Four requests (BASE: A alone) in review; A signs a decision on each, at nonces start .. start + 3.
+        IApprovalRegistry.Decision[4] memory signed;
+        bytes[4] memory signatures;
+        for (uint256 i = 0; i < 4; ++i) {
+            _mintAndSubmit(60 + i, "BASE", 0);
+            signed[i] = _decision(60 + i, 1, D_APPROVED, 0);
+            signed[i].nonce = start + uint64(i);
+            signatures[i] = _sign(keys[0], signed[i]);
+        }
+
+        uint256 mode = (seed >> 2) % 4;
+        uint64 next = start; // A's next nonce, as this test expects it
+        if (mode < 2) {
+            uint64 target = start + uint64(1 + jump % (2 ** 32 - 1));
+            vm.expectEmit(true, false, false, true, address(registry));
+            emit IApprovalRegistry.DecisionNonceIncreased(1, start, target);
+            vm.prank(wallets[0]);
+            registry.increaseDecisionNonce(target);
+            next = target;
+        } else if (mode == 2) {
+            uint64 bad = jump % 2 == 0
+                ? uint64((jump >> 1) % (uint256(start) + 1))
+                : start + uint64(2 ** 32 + 1 + (jump >> 1) % 2 ** 40);
+            vm.expectRevert(abi.encodeWithSelector(IApprovalRegistry.ReviewInvalidNonceIncrease.selector, 1, start, bad));
+            vm.prank(wallets[0]);
+            registry.increaseDecisionNonce(bad);
+        } else {
+            address[6] memory callers = [governance, admin, operator, keeper, stranger, wallets[1]];
+            address caller = callers[(seed >> 4) % 6];
+            if (caller != wallets[1]) vm.expectRevert(abi.encodeWithSelector(IApprovalRegistry.NotADepartment.selector, caller));
+            vm.prank(caller);
+            registry.increaseDecisionNonce(start + 5);
+            require(_nonceOf(2) == (caller == wallets[1] ? start + 5 : 0), "B's nonce");
+        }
+        require(_nonceOf(1) == next, "A's nonce after the raise");
+
+        for (uint256 i = 0; i < 4; ++i) {
+            uint64 n = signed[i].nonce;
+            if (n < next) {
+                vm.expectRevert(abi.encodeWithSelector(IApprovalRegistry.ReviewInvalidNonce.selector, 1, next, n));
+            }
+            vm.prank(i % 2 == 0 ? stranger : operator);
+            registry.decideBySig(signed[i], signatures[i]);
+            if (n < next) {
+                require(_statusOf(60 + i) == S_SUBMITTED, "a voided signature decided");
+            } else {
+                require(n == next && _statusOf(60 + i) == S_APPROVED, "a signature at or above the nonce did not land");
+                next += 1;
+            }
+        }
+        require(_nonceOf(1) == next, "nonce after the relays");
+        // The department itself still decides, at its current nonce.
+        if (_statusOf(60) == S_SUBMITTED) {
+            _decide(0, 60, D_APPROVED, 0);
+            require(_statusOf(60) == S_APPROVED && _nonceOf(1) == next + 1, "a fresh decision at the new nonce");
+        }
+    }
+
+    // ------------------------------------------------------------------------------ documents added under review
+
+    /// @notice A document added under review was seen by no one: every approval of every stage reached becomes
+    /// ReviewRequired (its mask kept, whatever documents it covered), review goes back to stage 0 when a later stage is
+    /// current (StageReopened, clock restarted; requests for changes of the stage left no longer stand), and the licence
+    /// is issued only after every department whose approval was reopened approved again, the others deciding first
+    /// (so a stage's rule met without them does not complete it). A decision for "every document" that names only the
+    /// documents seen before is refused.
+    function testFuzz_documentAddedUnderReviewReopensEveryStage(uint256 seed) public {
+        // Stage 0 SEQUENTIAL ALL [A, B]; stage 1 PARALLEL THRESHOLD 1 of [C, D]; stage 2 PARALLEL ALL [E, F].
+        IApprovalRegistry.StageInput[] memory stages = new IApprovalRegistry.StageInput[](3);
+        stages[0] = _input(EX_SEQUENTIAL, C_ALL, 0, _two(0, 1));
+        stages[1] = _input(EX_PARALLEL, C_THRESHOLD, 1, _two(2, 3));
+        stages[2] = _input(EX_PARALLEL, C_ALL, 0, _two(4, 5));
+        _register("REOPEN", stages);
+        _mintAndSubmit(70, "REOPEN", 2);
+
+        uint8 reached = uint8(seed % 3);
+        if (reached >= 1) {
+            _decide(0, 70, D_APPROVED, _reviewed(seed, 0));
+            _decide(1, 70, D_APPROVED, _reviewed(seed, 1));
+        }
+        if (reached == 2) _decide(2 + (seed >> 2) % 2, 70, D_APPROVED, _reviewed(seed, 2));
+        // In the current stage: maybe an approval that does not complete it, maybe a request for changes.
+        if ((seed >> 3) % 2 == 1 && reached != 1) _decide(reached == 0 ? 0 : 4, 70, D_APPROVED, _reviewed(seed, 3));
+        if ((seed >> 4) % 2 == 1) {
+            uint16[] memory waiting = registry.pendingDepartmentsOf(70);
+            _decide(waiting[(seed >> 5) % waiting.length] - 1, 70, D_CHANGES, 0);
+        }
+        IApprovalRegistry.Progress memory before = registry.progressOf(70);
+        require(before.stage == reached, "setup: stage");
+        uint8[2][3] memory st;
+        uint16[2][3] memory mk;
+        for (uint8 s = 0; s <= reached; ++s) {
+            (, IApprovalRegistry.DecisionStatus[] memory sts, uint16[] memory masks) = registry.decisionsOf(70, s);
+            for (uint256 p = 0; p < 2; ++p) (st[s][p], mk[s][p]) = (uint8(sts[p]), masks[p]);
+        }
+
+        vm.warp(block.timestamp + 1 + (seed >> 8) % 1 days);
+        if (reached > 0) {
+            vm.expectEmit(true, false, false, true, address(registry));
+            emit IApprovalRegistry.StageReopened(70, reached, 0);
+        }
+        _anchor(70);
+
+        IApprovalRegistry.Progress memory reopened = registry.progressOf(70);
+        require(reopened.stage == 0, "review did not go back to the first stage");
+        require(reopened.phase == before.phase, "the phase changed");
+        require(
+            reopened.stageStartedAt == (reached > 0 ? uint40(block.timestamp) : before.stageStartedAt),
+            "stage clock"
+        );
+        bool[7] memory mustApproveAgain;
+        for (uint8 s = 0; s <= reached; ++s) {
+            (uint16[] memory depts, IApprovalRegistry.DecisionStatus[] memory sts, uint16[] memory masks) =
+                registry.decisionsOf(70, s);
+            for (uint256 p = 0; p < 2; ++p) {
+                uint8 expectedStatus = st[s][p];
+                uint16 expectedMask = mk[s][p];
+                if (expectedStatus == D_APPROVED) {
+                    expectedStatus = D_REVIEW_REQUIRED;
+                    mustApproveAgain[depts[p]] = true;
+                } else if (expectedStatus == D_CHANGES && s == reached && reached > 0) {
+                    (expectedStatus, expectedMask) = (D_PENDING, 0);
+                }
+                require(
+                    uint8(sts[p]) == expectedStatus && masks[p] == expectedMask,
+                    string.concat("stage ", uint256(s).u(), " position ", p.u(), " after the document was added")
+                );
+            }
+        }
+        if (reopened.phase == IApprovalRegistry.Phase.InReview) {
+            uint16 first = registry.pendingDepartmentsOf(70)[0];
+            IApprovalRegistry.Decision memory unseen = _decision(70, first, D_APPROVED, 0);
+            bytes32[] memory seenBefore = new bytes32[](2);
+            (seenBefore[0], seenBefore[1]) = (_docs[70][0], _docs[70][1]);
+            unseen.documents = seenBefore;
+            vm.expectRevert(abi.encodeWithSelector(IApprovalRegistry.ReviewStaleDocuments.selector, 70, 2, bytes32(0)));
+            vm.prank(wallets[first - 1]);
+            registry.decide(unseen);
+        }
+
+        // Drive to issuance, the departments that did not lose an approval deciding first.
+        bool[7] memory approvedAgain;
+        for (uint256 step = 0; step < 16 && _statusOf(70) != S_APPROVED; ++step) {
+            if (registry.progressOf(70).phase == IApprovalRegistry.Phase.AwaitingResubmission) {
+                vm.prank(operator);
+                registry.resubmit(70);
+                continue;
+            }
+            uint16[] memory waiting = registry.pendingDepartmentsOf(70);
+            uint16 dept = waiting[0];
+            for (uint256 i = waiting.length; i > 0; --i) {
+                if (!mustApproveAgain[waiting[i - 1]]) dept = waiting[i - 1];
+            }
+            _decide(dept - 1, 70, D_APPROVED, 0);
+            approvedAgain[dept] = true;
+        }
+        require(_statusOf(70) == S_APPROVED, "not issued after every department approved");
+        for (uint16 dept = 1; dept <= 6; ++dept) {
+            if (mustApproveAgain[dept] && !approvedAgain[dept]) {
+                revert(string.concat("issued without department ", uint256(dept).u(), " approving again"));
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------ who decides who decides
+
+    /// @notice Who decides is governance's: registerDepartment, registerWorkflow and proposeDepartmentWallet succeed
+    /// only for DEFAULT_ADMIN_ROLE; the administrator (ADMIN_ROLE), the operator (OPERATOR_ROLE), the keeper, a
+    /// department wallet, a stranger or any address is refused (AccessControlUnauthorizedAccount) and nothing changes.
+    /// A department wallet needs its key proof: its own EIP-712 signature of DepartmentKey(code, wallet, custody) in
+    /// the registry's domain; a proof by another key, for another code, custody or wallet, or garbage is refused
+    /// (DepartmentInvalidKeyProof). A role holder is refused as a department wallet even with its own valid proof.
+    function testFuzz_onlyGovernanceDecidesWhoDecides(uint256 seed, uint256 walletKey, address anyone) public {
+        uint256 action = seed % 3; // 0 registerDepartment, 1 registerWorkflow, 2 proposeDepartmentWallet
+        address caller;
+        {
+            if (anyone == address(h)) anyone = stranger; // the deployer also holds DEFAULT_ADMIN_ROLE
+            address[8] memory callers =
+                [governance, governance, admin, operator, keeper, stranger, wallets[(seed >> 5) % 6], anyone];
+            caller = callers[(seed >> 2) % 8];
+        }
+        uint256 walletKind = (seed >> 8) % 8; // 0: a role holder, with its own key
+        address wallet;
+        if (walletKind == 0) {
+            address[4] memory holders = [governance, admin, operator, keeper];
+            wallet = holders[(seed >> 11) % 4];
+            walletKey = h.keyFor(wallet);
+        } else {
+            walletKey = bound(walletKey, 1, SECP256K1_ORDER - 1);
+            wallet = vm.addr(walletKey);
+            if (h.keyFor(wallet) != 0) {
+                walletKey = keyOf(abi.encode("fresh wallet", seed));
+                wallet = vm.addr(walletKey);
+            }
+        }
+        IApprovalRegistry.Custody custody = IApprovalRegistry.Custody((seed >> 13) & 1);
+        uint16 dept = uint16(1 + (seed >> 17) % 6);
+        bytes32 code = action == 0 ? bytes32("NEW_DEPT") : codes[dept - 1];
+        uint256 proofKind = (seed >> 14) % 8; // 0..2: valid
+        bytes memory proof = _proofOfKind(proofKind, walletKey, code, wallet, custody, seed);
+
+        bytes memory expected;
+        if (caller != governance) {
+            expected = abi.encodeWithSelector(IAccessControl.AccessControlUnauthorizedAccount.selector, caller, bytes32(0));
+        } else if (action != 1 && walletKind == 0) {
+            expected = abi.encodeWithSelector(IApprovalRegistry.DepartmentWalletHoldsRole.selector, wallet);
+        } else if (action != 1 && proofKind >= 3) {
+            expected = abi.encodeWithSelector(IApprovalRegistry.DepartmentInvalidKeyProof.selector, code, wallet);
+        }
+        IApprovalRegistry.StageInput[] memory stages = new IApprovalRegistry.StageInput[](1);
+        stages[0] = _input(EX_PARALLEL, C_ALL, 0, _one(0));
+
+        if (expected.length != 0) vm.expectRevert(expected);
+        vm.prank(caller);
+        if (action == 0) registry.registerDepartment(code, wallet, custody, proof);
+        else if (action == 1) registry.registerWorkflow("GOVERNED", keccak256("definition"), 0, stages);
+        else registry.proposeDepartmentWallet(code, wallet, custody, proof);
+
+        bool ok = expected.length == 0;
+        if (action == 0) {
+            require(registry.isDepartmentWallet(wallet) == ok, "department wallet");
+            if (ok) {
+                (uint16 id, address registered, bool active) = registry.departmentByCode(code);
+                require(id == 7 && registered == wallet && active, "department not registered as asked");
+                require(registry.departmentRecord(7).custody == custody, "custody");
+            } else {
+                vm.expectRevert(abi.encodeWithSelector(IApprovalRegistry.DepartmentUnknown.selector, code));
+                registry.departmentByCode(code);
+            }
+        } else if (action == 1) {
+            require((registry.activeWorkflowOf("GOVERNED") != 0) == ok, "workflow registration");
+        } else {
+            IApprovalRegistry.DepartmentRecord memory r = registry.departmentRecord(dept);
+            require(r.wallet == wallets[dept - 1], "a proposal changed the wallet at once");
+            require(r.pendingWallet == (ok ? wallet : address(0)), "pending wallet");
+            if (ok) {
+                require(
+                    r.pendingCustody == custody && !r.pendingConsented
+                        && r.pendingEffectiveAt == block.timestamp + registry.walletDelay(),
+                    "pending change"
+                );
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------ no role to a department wallet
+
+    /// @notice No role is ever granted to a department wallet, on any of the three contracts, whatever the role (the
+    /// four the platform uses or any other) and even by DEFAULT_ADMIN_ROLE, while the same grant to a fresh address
+    /// succeeds. A wallet a department moved to is protected as soon as it is the department's; a proposed wallet
+    /// that meanwhile received one of the platform's roles can no longer be activated.
+    function testFuzz_noRoleForADepartmentWallet(uint256 seed, bytes32 anyRole) public {
+        uint256 c = seed % 3;
+        IAccessControl target =
+            IAccessControl(c == 0 ? address(registry) : c == 1 ? address(token) : address(documents));
+        bytes32[4] memory known = [bytes32(0), h.ADMIN_ROLE(), h.OPERATOR_ROLE(), h.KEEPER_ROLE()];
+        bytes32 role = (seed >> 2) % 2 == 0 ? known[(seed >> 3) % 4] : anyRole;
+        address granter = (seed >> 5) % 2 == 0 ? governance : address(h);
+        uint256 i = (seed >> 6) % 6;
+        address wallet = wallets[i];
+        uint256 path = (seed >> 9) % 3; // 0: the registered wallet; 1: a wallet moved to; 2: a proposed wallet
+        if (path != 0) {
+            uint256 spareKey = h.spareKeys((seed >> 11) % 6);
+            address spare = vm.addr(spareKey);
+            IApprovalRegistry.Custody custody = IApprovalRegistry.Custody((seed >> 14) & 1);
+            bytes memory proof = _keyProof(spareKey, codes[i], spare, custody);
+            vm.prank(governance);
+            registry.proposeDepartmentWallet(codes[i], spare, custody, proof);
+            vm.warp(block.timestamp + registry.walletDelay());
+            if (path == 2) {
+                role = known[(seed >> 3) % 4];
+                vm.prank(granter);
+                target.grantRole(role, spare);
+                require(target.hasRole(role, spare), "a wallet only proposed could not be given a role");
+                vm.expectRevert(abi.encodeWithSelector(IApprovalRegistry.DepartmentWalletHoldsRole.selector, spare));
+                registry.activateDepartmentWallet(codes[i]);
+                require(registry.departmentRecord(uint16(i + 1)).wallet == wallet, "a role holder became the wallet");
+                return;
+            }
+            registry.activateDepartmentWallet(codes[i]);
+            require(registry.departmentRecord(uint16(i + 1)).wallet == spare, "not activated");
+            wallet = spare;
+        }
+        bytes4 refusal = c == 0
+            ? IApprovalRegistry.DepartmentWalletHoldsRole.selector
+            : c == 1 ? ILicenceToken.LicenceRoleToDepartmentWallet.selector
+            : IDocumentRegistry.DocumentRoleToDepartmentWallet.selector;
+        vm.expectRevert(abi.encodeWithSelector(refusal, wallet));
+        vm.prank(granter);
+        target.grantRole(role, wallet);
+        require(!target.hasRole(role, wallet), "a department wallet holds a role");
+
+        address fresh = address(uint160(uint256(keccak256(abi.encode("fresh", seed)))));
+        vm.prank(granter);
+        target.grantRole(role, fresh);
+        require(target.hasRole(role, fresh), "the same grant to a fresh address failed");
+    }
+
     // ------------------------------------------------------------------------------ document registry
 
     /// @notice Random interleavings of anchors (new documents, new versions, stale or duplicate hashes) on two
@@ -558,28 +1038,128 @@ contract PlatformFuzzTest is PlatformFixture {
         }
     }
 
-    /// @dev EIP-712 digest of a decision for the registry, from IApprovalRegistry.SignedDecision's documented type.
-    function _digest(IApprovalRegistry.SignedDecision memory d) internal view returns (bytes32) {
-        bytes32 domain = keccak256(
-            abi.encode(
-                keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"),
-                keccak256("LicenceApprovalRegistry"),
-                keccak256("1"),
-                block.chainid,
-                address(registry)
-            )
-        );
-        bytes32 structHash = keccak256(
-            abi.encode(
-                keccak256(
-                    "Decision(uint256 tokenId,uint16 departmentId,uint8 decision,uint8 reasonCode,uint16 reviewedMask,"
-                    "uint256 reviewedVersions,bytes32 remarksHash,uint64 nonce,uint64 deadline)"
-                ),
-                d.tokenId, d.departmentId, uint8(d.decision), d.reasonCode, d.reviewedMask, d.reviewedVersions,
-                d.remarksHash, d.nonce, d.deadline
-            )
-        );
-        return keccak256(abi.encodePacked(hex"1901", domain, structHash));
+    /// @dev Gets field `field` of `d` wrong (7: none) and returns the revert the registry must answer with (empty:
+    /// none). `d` is department A's decision on request 50, whose stage 0 is in its second round.
+    function _spoil(
+        IApprovalRegistry.Decision memory d,
+        uint256 field,
+        uint256 value,
+        bool bySig,
+        uint40 firstRound,
+        bytes32 olderVersion
+    ) internal view returns (bytes memory) {
+        if (field == 0) {
+            uint64 expected = d.nonce;
+            d.nonce = value % 2 == 0
+                ? uint64((value >> 1) % expected)
+                : expected + 1 + uint64((value >> 1) % type(uint32).max);
+            return abi.encodeWithSelector(IApprovalRegistry.ReviewInvalidNonce.selector, d.departmentId, expected, d.nonce);
+        }
+        if (field == 1 || field == 2) {
+            (uint8 currentStage, uint40 currentRound) = (d.stage, d.round);
+            if (field == 1) {
+                d.stage = uint8(1 + value % 255);
+            } else if (value % 2 == 0) {
+                d.round = firstRound; // the round that ended with the request for changes
+            } else {
+                d.round = uint40(value >> 1) == currentRound ? currentRound + 1 : uint40(value >> 1);
+            }
+            return abi.encodeWithSelector(
+                IApprovalRegistry.ReviewWrongRound.selector, d.tokenId, d.stage, d.round, currentStage, currentRound
+            );
+        }
+        if (field == 3) return _spoilDocuments(d, value, olderVersion);
+        if (field == 4) {
+            d.deadline = uint64(block.timestamp - 1 - value % block.timestamp);
+            return abi.encodeWithSelector(IApprovalRegistry.ReviewSignatureExpired.selector, d.deadline);
+        }
+        if (field == 5) {
+            d.deadline = uint64(block.timestamp + MAX_DECISION_LIFETIME + 1 + value % type(uint32).max);
+            return abi.encodeWithSelector(
+                IApprovalRegistry.ReviewDeadlineTooFar.selector, d.deadline, block.timestamp + MAX_DECISION_LIFETIME
+            );
+        }
+        if (field == 6) {
+            // Another department (B: of this stage; C: of the next one) or none: A's wallet or key is not theirs.
+            uint16[3] memory others = [uint16(2), 3, 99];
+            d.departmentId = others[value % 3];
+            if (!bySig) return abi.encodeWithSelector(IApprovalRegistry.NotADepartment.selector, wallets[0]);
+            if (d.departmentId == 99) return abi.encodeWithSelector(IApprovalRegistry.DepartmentUnknownId.selector, 99);
+            return abi.encodeWithSelector(
+                IApprovalRegistry.ReviewInvalidSignature.selector, d.departmentId, wallets[d.departmentId - 1]
+            );
+        }
+        return "";
+    }
+
+    /// @dev The documents of `d` made wrong: one hash replaced (by the older version of document 1, another document's
+    /// latest hash or a hash never anchored), the last one left out, one too many, or two swapped.
+    function _spoilDocuments(IApprovalRegistry.Decision memory d, uint256 value, bytes32 olderVersion)
+        internal
+        view
+        returns (bytes memory)
+    {
+        uint16 mask = d.reviewedMask == 0 ? 7 : d.reviewedMask;
+        uint8[3] memory covered;
+        uint256 n;
+        for (uint8 i = 0; i < 3; ++i) {
+            if ((mask >> i) & 1 == 1) covered[n++] = i;
+        }
+        bytes32[] memory given = d.documents;
+        uint256 how = value % 4;
+        if (how == 3 && n < 2) how = 0;
+        if (how == 0) {
+            uint256 k = (value >> 2) % n;
+            uint256 pick = (value >> 8) % 3;
+            bytes32 wrong = pick == 0 ? olderVersion
+                : pick == 1 ? _docs[d.tokenId][(covered[k] + 1) % 3] : keccak256(abi.encode("never anchored", value));
+            given[k] = wrong;
+            return abi.encodeWithSelector(IApprovalRegistry.ReviewStaleDocuments.selector, d.tokenId, covered[k], wrong);
+        }
+        if (how == 1) {
+            bytes32[] memory shorter = new bytes32[](n - 1);
+            for (uint256 i = 0; i + 1 < n; ++i) shorter[i] = given[i];
+            d.documents = shorter;
+            return abi.encodeWithSelector(
+                IApprovalRegistry.ReviewStaleDocuments.selector, d.tokenId, covered[n - 1], bytes32(0)
+            );
+        }
+        if (how == 2) {
+            bytes32 extra = keccak256(abi.encode("one too many", value));
+            bytes32[] memory longer = new bytes32[](n + 1);
+            for (uint256 i = 0; i < n; ++i) longer[i] = given[i];
+            longer[n] = extra;
+            d.documents = longer;
+            return abi.encodeWithSelector(IApprovalRegistry.ReviewStaleDocuments.selector, d.tokenId, 3, extra);
+        }
+        (given[0], given[1]) = (given[1], given[0]);
+        return abi.encodeWithSelector(IApprovalRegistry.ReviewStaleDocuments.selector, d.tokenId, covered[0], given[0]);
+    }
+
+    /// @dev The documents an approval in the reopening test covers: 0 (both), document 0 or document 1.
+    function _reviewed(uint256 seed, uint256 i) internal pure returns (uint16) {
+        return uint16((seed >> (16 + 2 * i)) % 4);
+    }
+
+    /// @dev A key proof of kind 0..2: valid; 3: by another key; 4: for another code; 5: for the other custody;
+    /// 6: naming another wallet; 7: garbage (empty, or 65 random bytes).
+    function _proofOfKind(
+        uint256 kind,
+        uint256 key,
+        bytes32 code,
+        address wallet,
+        IApprovalRegistry.Custody custody,
+        uint256 seed
+    ) internal view returns (bytes memory) {
+        if (kind == 7) {
+            return seed % 2 == 0 ? bytes("")
+                : abi.encodePacked(keccak256(abi.encode(seed)), keccak256(abi.encode(seed, 1)), uint8(27 + (seed >> 1) % 2));
+        }
+        uint256 signingKey = kind == 3 ? h.strangerKey() : key;
+        bytes32 signedCode = kind == 4 ? keccak256(abi.encode("another code", code)) : code;
+        uint8 signedCustody = kind == 5 ? 1 - uint8(custody) : uint8(custody);
+        address signedWallet = kind == 6 ? address(uint160(wallet) ^ 1) : wallet;
+        return Typed.sign(vm, signingKey, Typed.keyDigest(separator, signedCode, signedWallet, signedCustody));
     }
 
     function _split(uint256 subset) internal pure returns (uint8[] memory first, uint8[] memory second) {
@@ -609,12 +1189,6 @@ contract PlatformFuzzTest is PlatformFixture {
         return kind == 0 ? D_APPROVED : kind == 1 ? D_REJECTED : D_CHANGES;
     }
 
-    /// @dev The caller (pranked just before) decides on version 1 of document 0.
-    function _decideAs(uint256 kind, uint256 id) internal {
-        if (kind == 0) registry.approve(id, 1, DOC0_V1, bytes32(0));
-        else if (kind == 1) registry.reject(id, 1, 1, DOC0_V1, bytes32(0));
-        else registry.requestChanges(id, 1, DOC0_V1, bytes32(0));
-    }
 }
 
 // =========================================================================================================
@@ -746,14 +1320,17 @@ contract PlatformInvariantTest is TestBase {
         _noViolation(V_WIRING);
     }
 
-    /// @notice A stage never goes backwards except on a document update (StageReopened), and only moves
-    /// forward on a department's approval. The handler records the stage of every request around every action.
+    /// @notice A stage never goes backwards except on a document update or a document added under review
+    /// (StageReopened), and only moves forward on a department's approval. The handler records the stage of every
+    /// request around every action.
     function invariant_stageOnlyGoesBackOnDocumentUpdate() public view {
         _noViolation(V_STAGE);
     }
 
     /// @notice After a document update, every approval (in any stage reached) that reviewed the updated
-    /// document is ReviewRequired, keeping its mask; approvals that did not review it are untouched.
+    /// document is ReviewRequired, keeping its mask; approvals that did not review it are untouched. After a document
+    /// is added under review (in whatever stage the request is), every approval of every stage reached is
+    /// ReviewRequired, keeping its mask.
     function invariant_documentUpdateInvalidatesReviewers() public view {
         _noViolation(V_INVALIDATION);
     }
@@ -764,32 +1341,59 @@ contract PlatformInvariantTest is TestBase {
         _noViolation(V_DECISION);
     }
 
-    /// @notice No decision by a wallet that was not the department's for the whole delay. The handler proposes,
-    /// cancels and activates department wallet changes at fuzzed times (one second early, when due, later) and decides
-    /// from current, replaced and merely proposed wallets. Every successful decision came from the current wallet of
-    /// a department as the handler saw it registered or activated, and a wallet that was proposed decided only once
-    /// its proposal was WALLET_DELAY old; no change took effect before its delay or without a proposal by an
-    /// administrator; the registry's wallets and pending changes are the ones the handler saw proposed and activated.
+    /// @notice No decision by a wallet that was not the department's for the whole delay, unless the department's
+    /// previous wallet, holding its own key, consented. The handler proposes (as governance, or refused: the
+    /// administrator or a stranger; with a valid or a wrong key proof), consents to, cancels and activates department
+    /// wallet changes at fuzzed times (one second early, when due, later) and decides from current, replaced and
+    /// merely proposed wallets. Every successful decision came from the current wallet of a department as the handler
+    /// saw it registered or activated, and a wallet that was proposed decided only once its proposal was WALLET_DELAY
+    /// old or its department-held predecessor had consented; a change took effect exactly when governance had proposed
+    /// it with the wallet's key proof and it was due (or so consented) and the wallet free of roles and departments;
+    /// the registry's wallets, custodies and pending changes are the ones the handler saw proposed, consented to and
+    /// activated, and no department wallet holds a role on any of the three contracts.
     function invariant_noDecisionByAWalletInsideItsDelay() public view {
         _noViolation(V_WALLET);
         uint40 delay = registry.walletDelay();
         require(delay == handler.WALLET_DELAY(), "wallet delay");
+        address[3] memory governed = [address(registry), address(token), address(documents)];
+        bytes32[4] memory roles = [bytes32(0), handler.ADMIN_ROLE(), handler.OPERATOR_ROLE(), handler.KEEPER_ROLE()];
         for (uint16 d = 1; d <= handler.DEPARTMENTS(); ++d) {
             IApprovalRegistry.DepartmentRecord memory r = registry.departmentRecord(d);
             string memory at = string.concat("department ", uint256(d).u());
             require(r.wallet == handler.ghostWalletOf(d), string.concat(at, ": wallet differs from the one activated"));
+            require(r.custody == handler.ghostCustodyOf(d), string.concat(at, ": custody differs from the one activated"));
             require(r.pendingWallet == handler.ghostPendingWallet(d), string.concat(at, ": pending wallet"));
             if (r.pendingWallet != address(0)) {
                 require(
                     r.pendingEffectiveAt == handler.ghostPendingAt(d) + delay,
                     string.concat(at, ": a pending change takes effect before its proposal time + the delay")
                 );
+                require(r.pendingCustody == handler.ghostPendingCustody(d), string.concat(at, ": pending custody"));
+                require(r.pendingConsented == handler.ghostPendingConsented(d), string.concat(at, ": consent"));
             }
-            for (uint256 role = 0; role < 4; ++role) {
-                bytes32[4] memory roles =
-                    [bytes32(0), handler.ADMIN_ROLE(), handler.OPERATOR_ROLE(), handler.KEEPER_ROLE()];
-                require(!registry.hasRole(roles[role], r.wallet), string.concat(at, ": its wallet holds a role"));
+            for (uint256 c = 0; c < 3; ++c) {
+                for (uint256 role = 0; role < 4; ++role) {
+                    require(
+                        !IAccessControl(governed[c]).hasRole(roles[role], r.wallet),
+                        string.concat(at, ": its wallet holds a role")
+                    );
+                }
             }
+        }
+    }
+
+    /// @notice Every recorded decision, sent or relayed, consumed exactly its department's next nonce, and was bound
+    /// to the current stage and round, the latest documents and a live deadline: the handler gets one field wrong in
+    /// some decisions and relays signatures it held back while nonces, rounds and documents moved on; each was recorded
+    /// exactly when everything it names still held. A department's nonce moved only by its own decisions and by its own
+    /// wallet raising it (by 1 .. 2^32); the registry's nonces are the handler's count.
+    function invariant_everyDecisionConsumesItsNonce() public view {
+        _noViolation(V_NONCE);
+        for (uint16 d = 1; d <= handler.DEPARTMENTS(); ++d) {
+            require(
+                registry.departmentRecord(d).nonce == handler.ghostNonce(d),
+                string.concat("department ", uint256(d).u(), ": nonce differs from the decisions and raises it made")
+            );
         }
     }
 
@@ -915,7 +1519,7 @@ contract PlatformHandlerProgressTest is TestBase {
             M memory m = RefModel.replay(handler.logOf(id), handler.stagesOf(workflowId), handler.ghostValidity(workflowId));
             require(m.firstMismatch == 0 && m.status == expected, string.concat("model of token ", id.u()));
         }
-        for (uint8 category = V_TRANSFER; category <= V_LIFECYCLE; ++category) {
+        for (uint8 category = V_TRANSFER; category <= V_LAST; ++category) {
             require(handler.violations(category) == 0, handler.firstViolation(category));
         }
     }
@@ -925,31 +1529,213 @@ contract PlatformHandlerProgressTest is TestBase {
     /// cannot; the lifecycle attacks of every actor revert.
     function test_handlerRotatesWalletsAfterTheDelayOnly() public {
         ApprovalRegistry registry = handler.registry();
-        DocumentRegistry documents = handler.documents();
         address spare = handler.spareWallets(0);
         address old = handler.deptWallets(1);
-        uint256 versions = documents.packedDocumentsOf(5);
+        IApprovalRegistry.Decision memory asB = _decisionOfB(registry);
 
-        handler.proposeWallet(1, 0, 1); // the administrator proposes spare wallet 0 for department 2 (B)
+        handler.proposeWallet(1, 0, 1); // governance proposes spare wallet 0 for department 2 (B)
         require(handler.ghostPendingWallet(2) == spare, "proposal not made");
         vm.expectRevert(abi.encodeWithSelector(IApprovalRegistry.NotADepartment.selector, spare));
         vm.prank(spare);
-        registry.approve(5, 0, versions, bytes32(0));
+        registry.decide(asB);
         handler.activateWallet(1, 3); // one second before it is due: refused
         require(registry.departmentRecord(2).wallet == old, "activated before the delay");
         handler.activateWallet(1, 2); // when due
         require(registry.departmentRecord(2).wallet == spare && handler.ghostWalletsRotated() == 1, "not activated");
+        asB.deadline = uint64(block.timestamp);
         vm.expectRevert(abi.encodeWithSelector(IApprovalRegistry.NotADepartment.selector, old));
         vm.prank(old);
-        registry.approve(5, 0, versions, bytes32(0));
+        registry.decide(asB);
 
         for (uint256 i = 0; i < 12 && handler.ghostIssuedByFuzz() < 3; ++i) handler.approveNext(0, 0, 0);
         require(handler.ghostIssuedByFuzz() == 3, "requests 2, 3 and 5 not all issued");
         require(handler.ghostDecisionsByRotatedWallets() == 1, "the new wallet of B did not decide");
-        for (uint256 seed = 0; seed < 48; ++seed) handler.tryDriveLifecycle(seed, seed / 8, seed);
-        require(handler.ghostLifecycleAttempts() == 48, "lifecycle attacks not attempted");
-        for (uint8 category = V_TRANSFER; category <= V_LIFECYCLE; ++category) {
+        for (uint256 seed = 0; seed < 56; ++seed) handler.tryDriveLifecycle(seed, seed / 8, seed);
+        require(handler.ghostLifecycleAttempts() == 56, "lifecycle attacks not attempted");
+        _noViolations();
+    }
+
+    /// @notice The handler's consent path: department A (custodial) consents to its wallet change, which still waits
+    /// for its delay; department B (holding its own key) consents and its new wallet takes over at once and decides.
+    function test_handlerConsentWaivesTheDelayOnlyForDepartmentHeldWallets() public {
+        ApprovalRegistry registry = handler.registry();
+        handler.proposeWallet(0, 0, 1); // spare wallet 0 for A (custodial)
+        handler.consentWallet(0, 1); // by A's current wallet
+        require(registry.departmentRecord(1).pendingConsented, "A's consent not recorded");
+        handler.activateWallet(0, 0); // at once: refused, the platform's consent waives nothing
+        require(registry.departmentRecord(1).wallet == handler.deptWallets(0), "a custodial consent waived the delay");
+
+        handler.proposeWallet(1, 1, 1); // spare wallet 1 for B (department-held)
+        handler.consentWallet(1, 1);
+        handler.activateWallet(1, 0); // at once
+        require(registry.departmentRecord(2).wallet == handler.spareWallets(1), "B's consented change not activated");
+        require(handler.ghostDelaysWaived() == 1, "delay not waived");
+        // B's turn on token 5: its new wallet decides before the proposal is a day old.
+        for (uint256 i = 0; i < 12 && handler.ghostIssuedByFuzz() < 3; ++i) handler.approveNext(0, 0, 0);
+        require(handler.ghostDecisionsByRotatedWallets() == 1, "the new wallet of B did not decide");
+        _noViolations();
+    }
+
+    /// @notice The handler's signature paths: a signature held back is relayed once (the second relay is a replay);
+    /// a department's nonce raise voids the one it held back; a relayed decision with one field wrong is refused.
+    function test_handlerHeldSignaturesAndNonceRaises() public {
+        ApprovalRegistry registry = handler.registry();
+        // Token 2 is in stage 1 (C, D, E; D mandatory, threshold 2): C signs an approval and keeps it.
+        handler.signForLater(0, 0, 0, 0);
+        require(handler.heldCount() == 1, "not held");
+        handler.relayHeld(0, 0);
+        require(registry.departmentRecord(3).nonce == 1 && handler.ghostSignedDecisionsOk() == 1, "C's signature not relayed");
+        handler.relayHeld(0, 1); // the same signature again: refused
+        require(registry.departmentRecord(3).nonce == 1 && handler.ghostDecisionsRefused() == 1, "a replay landed");
+
+        // D (nonce 1: it approved token 1), whose turn it is now, signs, then raises its nonce to 2: the held
+        // signature is void.
+        handler.signForLater(0, 0, 0, 0);
+        handler.increaseNonce(3, 3, 1);
+        require(handler.ghostNonceIncreases() == 1 && registry.departmentRecord(4).nonce == 2, "D's raise");
+        handler.relayHeld(1, 0);
+        (, IApprovalRegistry.DecisionStatus[] memory statuses,) = registry.decisionsOf(2, 1);
+        require(statuses[1] == IApprovalRegistry.DecisionStatus.Pending, "a voided signature decided");
+
+        // A relayed decision naming a passed deadline (how: relayed, wrong field 4): refused, nothing consumed.
+        handler.approveNext(0, 0, uint256(1 | (14 << 1)) << 128);
+        require(handler.ghostUnboundRefused() == 3 && registry.departmentRecord(4).nonce == 2, "an expired decision landed");
+        // Sent properly, D's approval lands at nonce 2.
+        handler.approveNext(0, 0, 0);
+        require(registry.departmentRecord(4).nonce == 3, "D's decision at its raised nonce");
+        _noViolations();
+    }
+
+    /// @dev Department B's approval of token 5 (B's turn), every document, B's next nonce, deadline now.
+    function _decisionOfB(ApprovalRegistry registry) internal view returns (IApprovalRegistry.Decision memory) {
+        IApprovalRegistry.Progress memory progress = registry.progressOf(5);
+        return IApprovalRegistry.Decision({
+            tokenId: 5,
+            departmentId: 2,
+            stage: progress.stage,
+            round: progress.stageStartedAt,
+            decision: IApprovalRegistry.DecisionStatus.Approved,
+            reasonCode: 0,
+            reviewedMask: 0,
+            documents: handler.latestHashesOf(5),
+            remarksHash: bytes32(0),
+            nonce: registry.departmentRecord(2).nonce,
+            deadline: uint64(block.timestamp)
+        });
+    }
+
+    function _noViolations() internal view {
+        for (uint8 category = V_TRANSFER; category <= V_LAST; ++category) {
             require(handler.violations(category) == 0, handler.firstViolation(category));
         }
+    }
+}
+
+// =========================================================================================================
+// (c) Signing domains: every deployment has its own.
+// =========================================================================================================
+
+/// @notice A second, identical platform on the same chain (same department keys, codes and ids): its registry's
+/// domain differs by address and salt, and no signature crosses between the two.
+contract PlatformDomainTest is PlatformFixture {
+    PlatformHandler internal other;
+    ApprovalRegistry internal otherRegistry;
+
+    function setUp() public {
+        _deploy();
+        other = new PlatformHandler(false);
+        otherRegistry = other.registry();
+        IApprovalRegistry.StageInput[] memory stages = new IApprovalRegistry.StageInput[](1);
+        stages[0] = _input(EX_PARALLEL, C_ALL, 0, _one(0));
+        _register("DOMAIN", stages);
+        _mintAndSubmit(80, "DOMAIN", 2);
+    }
+
+    /// @notice eip712Domain() reports the documented domain: fields 0x1f, name "LicenceApprovalRegistry", version
+    /// "2", this chain, the registry itself and a salt; the second deployment's salt differs, and both have the same
+    /// department wallets (so only the domain keeps their signatures apart).
+    function test_eachDeploymentHasItsOwnDomain() public view {
+        Typed.Domain memory mine = Typed.domainOf(registry);
+        Typed.Domain memory theirs = Typed.domainOf(otherRegistry);
+        require(keccak256(bytes(mine.name)) == keccak256("LicenceApprovalRegistry"), "domain name");
+        require(keccak256(bytes(mine.version)) == keccak256("2"), "domain version");
+        require(mine.chainId == block.chainid && mine.verifyingContract == address(registry), "chain or contract");
+        require(theirs.verifyingContract == address(otherRegistry), "other verifying contract");
+        require(mine.salt != bytes32(0) && theirs.salt != mine.salt, "the two deployments share a salt");
+        (, address theirWallet,) = otherRegistry.departmentByCode(codes[0]);
+        require(theirWallet == wallets[0], "the deployments should share department wallets");
+    }
+
+    /// @notice A decision or a key proof signed under any other domain is refused: the other deployment's (another
+    /// address and salt), this registry's address with the other deployment's salt or any other salt, another
+    /// chain id, the previous version "1", no salt field, or the other registry's address with this salt. The other
+    /// deployment accepts its own domain's signature as the department's; under this registry's own domain the same
+    /// decision or proof is accepted here and refused there.
+    function testFuzz_signatureUnderAnotherDomainRefused(uint256 seed, bytes32 salt, uint256 chainId) public {
+        bytes32 wrongSeparator = _otherSeparator(seed % 7, salt, chainId);
+        require(wrongSeparator != separator, "not another domain");
+        if ((seed >> 3) % 2 == 0) {
+            IApprovalRegistry.Decision memory d = _decision(80, 1, D_APPROVED, 0);
+            bytes memory signature = Typed.sign(vm, keys[0], Typed.decisionDigest(wrongSeparator, d));
+            bytes memory refused =
+                abi.encodeWithSelector(IApprovalRegistry.ReviewInvalidSignature.selector, 1, wallets[0]);
+            vm.expectRevert(refused);
+            vm.prank(stranger);
+            registry.decideBySig(d, signature);
+            require(_nonceOf(1) == 0 && _statusOf(80) == S_SUBMITTED, "refused decision left a trace");
+            if (seed % 7 == 0) {
+                // Under its own domain the other registry takes the signature as A's, and stops only because
+                // request 80 is not under review there.
+                vm.expectRevert(
+                    abi.encodeWithSelector(
+                        IApprovalRegistry.ReviewWrongPhase.selector, 80, IApprovalRegistry.Phase.NotStarted
+                    )
+                );
+                vm.prank(stranger);
+                otherRegistry.decideBySig(d, signature);
+            }
+            bytes memory good = _sign(keys[0], d);
+            vm.prank(stranger);
+            registry.decideBySig(d, good);
+            require(_nonceOf(1) == 1 && _statusOf(80) == S_APPROVED, "the decision under this domain did not land");
+            vm.expectRevert(refused);
+            vm.prank(stranger);
+            otherRegistry.decideBySig(d, good);
+        } else {
+            uint256 key = keyOf(abi.encode("domain test wallet", seed));
+            address wallet = vm.addr(key);
+            IApprovalRegistry.Custody custody = IApprovalRegistry.Custody((seed >> 4) & 1);
+            bytes memory proof = Typed.sign(vm, key, Typed.keyDigest(wrongSeparator, "NEW_DEPT", wallet, uint8(custody)));
+            vm.expectRevert(
+                abi.encodeWithSelector(IApprovalRegistry.DepartmentInvalidKeyProof.selector, bytes32("NEW_DEPT"), wallet)
+            );
+            vm.prank(governance);
+            registry.registerDepartment("NEW_DEPT", wallet, custody, proof);
+            bytes memory good = _keyProof(key, "NEW_DEPT", wallet, custody);
+            vm.prank(governance);
+            require(registry.registerDepartment("NEW_DEPT", wallet, custody, good) == 7, "proof under this domain");
+            address otherGovernance = other.governance();
+            vm.expectRevert(
+                abi.encodeWithSelector(IApprovalRegistry.DepartmentInvalidKeyProof.selector, bytes32("NEW_DEPT"), wallet)
+            );
+            vm.prank(otherGovernance);
+            otherRegistry.registerDepartment("NEW_DEPT", wallet, custody, good);
+        }
+    }
+
+    /// @dev The separator of a domain that is not this registry's: 0 the other deployment's; 1 this address with
+    /// the other deployment's salt; 2 any other salt; 3 another chain id; 4 version "1"; 5 no salt; 6 the other
+    /// registry's address with this salt.
+    function _otherSeparator(uint256 variant, bytes32 salt, uint256 chainId) internal view returns (bytes32) {
+        Typed.Domain memory mine = Typed.domainOf(registry);
+        if (variant == 0) return Typed.separatorOf(otherRegistry);
+        if (variant == 5) return Typed.separatorWithoutSalt(mine);
+        Typed.Domain memory d = Typed.Domain(mine.name, mine.version, mine.chainId, mine.verifyingContract, mine.salt);
+        if (variant == 1) d.salt = Typed.domainOf(otherRegistry).salt;
+        else if (variant == 2) d.salt = salt == mine.salt ? ~salt : salt;
+        else if (variant == 3) d.chainId = chainId == mine.chainId ? chainId + 1 : chainId;
+        else if (variant == 4) d.version = "1";
+        else d.verifyingContract = address(otherRegistry);
+        return Typed.separator(d);
     }
 }

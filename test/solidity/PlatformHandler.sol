@@ -6,9 +6,11 @@ import {LicenceToken} from "../../contracts/LicenceToken.sol";
 import {DocumentRegistry} from "../../contracts/DocumentRegistry.sol";
 import {ApprovalRegistry} from "../../contracts/ApprovalRegistry.sol";
 import {DecisionVerifier} from "../../contracts/DecisionVerifier.sol";
+import {RegistryExtension} from "../../contracts/RegistryExtension.sol";
 import {IApprovalRegistry} from "../../contracts/interfaces/IApprovalRegistry.sol";
 import {IDocumentRegistry} from "../../contracts/interfaces/IDocumentRegistry.sol";
 import {ILicenceToken} from "../../contracts/interfaces/ILicenceToken.sol";
+import {Typed} from "./TypedData.sol";
 
 // =====================================================================================================
 // Enum values written out as plain numbers, so that the reference model below depends on the
@@ -84,6 +86,18 @@ uint8 constant V_DECISION = 3;
 uint8 constant V_WIRING = 4;
 uint8 constant V_WALLET = 5; // a decision by a wallet that was not the department's for the whole delay
 uint8 constant V_LIFECYCLE = 6; // the token or the document phases moved by anyone but the approval registry
+uint8 constant V_NONCE = 7; // a department's decision nonce moved otherwise than by one per recorded decision
+uint8 constant V_LAST = V_NONCE;
+
+/// @dev The order of secp256k1: private keys are 1..n-1.
+uint256 constant SECP256K1_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141;
+/// @dev IApprovalRegistry's MAX_DECISION_LIFETIME, as documented: the furthest ahead a decision's deadline may be.
+uint64 constant MAX_DECISION_LIFETIME = 1 days;
+
+/// @dev A private key from a label (the actors' keys are known, so that any of them can sign).
+function keyOf(bytes memory label) pure returns (uint256) {
+    return 1 + uint256(keccak256(label)) % (SECP256K1_ORDER - 1);
+}
 
 /// @notice One stage of a workflow as the handler registered it (department ids unpacked, in listed order).
 struct GStage {
@@ -102,7 +116,9 @@ struct GStage {
 struct Ev {
     uint8 kind;
     bool ok; // the call succeeded
-    bool auth; // the caller held the role the call needs (decisions: always true, see dept)
+    bool auth; // the caller held the role the call needs; decisions: the decision named the department's next
+    // nonce, the current stage and round, the latest hashes of the documents it covers and a live deadline (who
+    // decided is in dept)
     uint8 a; // decision / document index / reject flag
     uint8 reason;
     uint8 stage; // the contract's current stage before the call (informational)
@@ -156,18 +172,17 @@ library RefModel {
                 return false;
             }
             m.docCount += 1;
-            // Spec: a document added under review invalidates the current stage's approvals (no stage reopens).
+            // Spec: a document added under review was seen by no one: every approval of every stage reached must
+            // be given again, and review goes back to the earliest stage that lost one, as for a new version.
             if (m.docPhase == DOC_REVIEW && m.phase != P_NOT_STARTED && m.phase != P_CLOSED) {
-                for (uint256 p = 0; p < stages[m.stage].count; ++p) {
-                    if (m.st[m.stage][p] == D_APPROVED) m.st[m.stage][p] = D_REVIEW_REQUIRED;
-                }
+                _invalidate(m, stages, 0, true, e.time);
             }
             return true;
         }
         if (k == K_DOC_VERSION) {
             if (!e.auth || e.a >= m.docCount || m.docPhase == DOC_LOCKED) return false;
             if (m.docPhase == DOC_REVIEW && m.phase != P_NOT_STARTED && m.phase != P_CLOSED) {
-                _invalidate(m, stages, e.a, e.time);
+                _invalidate(m, stages, e.a, false, e.time);
             }
             return true;
         }
@@ -254,7 +269,9 @@ library RefModel {
 
     /// @dev Only the wallet of a department of the current stage, in its turn for SEQUENTIAL, not yet decided.
     function _decide(M memory m, Ev memory e, GStage[] memory stages, uint64 validity) private pure returns (bool) {
-        if (e.dept == 0 || m.phase != P_IN_REVIEW) return false;
+        // auth: bound to the department's next nonce, the current stage and round, the latest documents and a
+        // deadline within [now, now + MAX_DECISION_LIFETIME].
+        if (e.dept == 0 || !e.auth || m.phase != P_IN_REVIEW) return false;
         uint8 s = m.stage;
         GStage memory g = stages[s];
         uint256 p = G_MAX_POSITIONS;
@@ -335,14 +352,18 @@ library RefModel {
         }
     }
 
-    /// @dev A new version of document `docIndex`: every approval (any stage reached so far) that reviewed it
-    /// needs a new review; if a completed stage lost one, review goes back to the earliest such stage.
-    function _invalidate(M memory m, GStage[] memory stages, uint8 docIndex, uint40 time) private pure {
+    /// @dev A new version of document `docIndex` (`everyApproval`: a new document): every approval (any stage
+    /// reached so far) that reviewed it (every approval) needs a new review; if a completed stage lost one, review
+    /// goes back to the earliest such stage.
+    function _invalidate(M memory m, GStage[] memory stages, uint8 docIndex, bool everyApproval, uint40 time)
+        private
+        pure
+    {
         uint256 reopenTo = type(uint256).max;
         for (uint256 s = 0; s <= m.maxStage; ++s) {
             bool hit;
             for (uint256 p = 0; p < stages[s].count; ++p) {
-                if (m.st[s][p] == D_APPROVED && (m.mk[s][p] >> docIndex) & 1 == 1) {
+                if (m.st[s][p] == D_APPROVED && (everyApproval || (m.mk[s][p] >> docIndex) & 1 == 1)) {
                     m.st[s][p] = D_REVIEW_REQUIRED;
                     hit = true;
                 }
@@ -432,28 +453,66 @@ contract PlatformHandler {
     DocumentRegistry public immutable documents;
     ApprovalRegistry public immutable registry;
 
-    address public immutable admin = address(uint160(uint256(keccak256("actor.admin"))));
-    address public immutable operator = address(uint160(uint256(keccak256("actor.operator"))));
-    address public immutable keeper = address(uint160(uint256(keccak256("actor.keeper"))));
-    address public immutable stranger = address(uint160(uint256(keccak256("actor.stranger"))));
+    // Every actor has a known key, so that any of them can sign (key proofs, decisions) and role holders can be
+    // offered as department wallets with a valid proof: their refusal then comes from the role, not the proof.
+    uint256 public immutable governanceKey = keyOf("actor.governance");
+    uint256 public immutable strangerKey = keyOf("actor.stranger");
+    /// @notice DEFAULT_ADMIN_ROLE on the three contracts (a Safe on a real network): the only one who decides who
+    /// decides (departments, their wallets, workflow versions).
+    address public immutable governance = vm.addr(keyOf("actor.governance"));
+    address public immutable admin = vm.addr(keyOf("actor.admin"));
+    address public immutable operator = vm.addr(keyOf("actor.operator"));
+    address public immutable keeper = vm.addr(keyOf("actor.keeper"));
+    address public immutable stranger = vm.addr(keyOf("actor.stranger"));
 
     address[6] public deptWallets;
+    uint256[6] public deptKeys;
     /// @notice Wallets the fuzzer proposes as new department wallets (and tries to decide from).
     address[6] public spareWallets;
+    uint256[6] public spareKeys;
     bytes32[6] public deptCodes;
     address[3] public applicants;
+    /// @notice Private key of every actor and wallet the handler knows (0: none).
+    mapping(address => uint256) public keyFor;
+    /// @notice The registry's EIP-712 domain separator, built from its eip712Domain() and the documented types.
+    bytes32 public separator;
     /// @notice Department id of a wallet, as registered by the handler (0: none).
     mapping(address wallet => uint16) public ghostDeptOf;
+    /// @notice The department a replaced wallet used to decide for (it keeps trying).
+    mapping(address wallet => uint16) public ghostFormerDeptOf;
     /// @notice Current wallet per department id, as the handler saw it registered and activated.
     mapping(uint16 departmentId => address) public ghostWalletOf;
+    /// @notice Custody per department id, as registered and activated.
+    mapping(uint16 departmentId => IApprovalRegistry.Custody) public ghostCustodyOf;
     /// @notice Block time of the proposal that made `wallet` a department's wallet (0: registered with it).
     mapping(address wallet => uint256) public ghostProposedAt;
+    /// @notice Whether `wallet` was activated before its delay, its department-held predecessor having consented.
+    mapping(address wallet => bool) public ghostWaived;
     /// @notice Pending proposal per department, as the handler made it.
     mapping(uint16 departmentId => address) public ghostPendingWallet;
     mapping(uint16 departmentId => uint256) public ghostPendingAt;
+    mapping(uint16 departmentId => IApprovalRegistry.Custody) public ghostPendingCustody;
+    mapping(uint16 departmentId => bool) public ghostPendingConsented;
+    /// @notice Next decision nonce per department: one more per recorded decision, or as the department raised it.
+    mapping(uint16 departmentId => uint64) public ghostNonce;
     uint256 public ghostWalletsRotated;
+    uint256 public ghostDelaysWaived;
     uint256 public ghostDecisionsByRotatedWallets;
     uint256 public ghostLifecycleAttempts;
+    uint256 public ghostSignedDecisionsOk;
+    uint256 public ghostUnboundRefused; // decisions with a wrong nonce, stage, round, document or deadline, refused
+    uint256 public ghostHeldRelayed; // held-back signatures relayed with success
+    uint256 public ghostNonceIncreases;
+
+    /// @notice A decision signed earlier and kept to be relayed later (when what it binds may have changed).
+    struct Held {
+        IApprovalRegistry.Decision decision;
+        address signer;
+        bytes signature;
+    }
+
+    Held[] internal _held;
+    uint256 public constant MAX_HELD = 8;
 
     // ---------------------------------------------------------------- ghost workflows
     uint32 public ghostWorkflowCount;
@@ -512,27 +571,47 @@ contract PlatformHandler {
     constructor(bool bootstrap) {
         token = new LicenceToken("Licence", "LIC", "https://verify.example/", address(this));
         documents = new DocumentRegistry(token, address(this));
-        registry = new ApprovalRegistry(token, documents, new DecisionVerifier(), address(this), WALLET_DELAY);
+        registry = new ApprovalRegistry(
+            token, documents, new DecisionVerifier(), new RegistryExtension(), address(this), WALLET_DELAY
+        );
         token.setApprovalRegistry(address(registry));
         documents.setReviewRegistry(address(registry));
+        token.grantRole(bytes32(0), governance);
+        documents.grantRole(bytes32(0), governance);
+        registry.grantRole(bytes32(0), governance);
         token.grantRole(OPERATOR_ROLE, operator);
         documents.grantRole(OPERATOR_ROLE, operator);
         registry.grantRole(OPERATOR_ROLE, operator);
         token.grantRole(ADMIN_ROLE, admin);
         registry.grantRole(ADMIN_ROLE, admin);
         registry.grantRole(KEEPER_ROLE, keeper);
+        separator = Typed.separatorOf(registry);
+        keyFor[governance] = governanceKey;
+        keyFor[admin] = keyOf("actor.admin");
+        keyFor[operator] = keyOf("actor.operator");
+        keyFor[keeper] = keyOf("actor.keeper");
+        keyFor[stranger] = strangerKey;
 
         for (uint256 i = 0; i < DEPARTMENTS; ++i) {
-            address wallet = address(uint160(uint256(keccak256(abi.encode("actor.department", i)))));
+            uint256 key = keyOf(abi.encode("actor.department", i));
+            address wallet = vm.addr(key);
             bytes32 code = bytes32(abi.encodePacked("DEPT_", bytes1(uint8(65 + i))));
+            // Odd departments hold their own key: their consent can waive a wallet change's delay.
+            IApprovalRegistry.Custody custody = IApprovalRegistry.Custody(i % 2);
             deptWallets[i] = wallet;
+            deptKeys[i] = key;
             deptCodes[i] = code;
-            vm.prank(admin);
-            uint16 id = registry.registerDepartment(code, wallet, IApprovalRegistry.Custody.Custodial);
+            keyFor[wallet] = key;
+            bytes memory proof = Typed.sign(vm, key, Typed.keyDigest(separator, code, wallet, uint8(custody)));
+            vm.prank(governance);
+            uint16 id = registry.registerDepartment(code, wallet, custody, proof);
             require(id == i + 1, "handler: department ids are 1..6");
             ghostDeptOf[wallet] = id;
             ghostWalletOf[id] = wallet;
-            spareWallets[i] = address(uint160(uint256(keccak256(abi.encode("actor.spare", i)))));
+            ghostCustodyOf[id] = custody;
+            spareKeys[i] = keyOf(abi.encode("actor.spare", i));
+            spareWallets[i] = vm.addr(spareKeys[i]);
+            keyFor[spareWallets[i]] = spareKeys[i];
         }
         for (uint256 i = 0; i < 3; ++i) {
             applicants[i] = address(uint160(uint256(keccak256(abi.encode("actor.applicant", i)))));
@@ -576,28 +655,93 @@ contract PlatformHandler {
         if (id != 0) _simple(id, K_CANCEL, 0, reason, _roleActor(authSeed, operator));
     }
 
+    // Decisions: the high bits of maskSeed (`how`) choose the route (sent by the wallet, or signed and relayed by
+    // anyone), the deadline, and now and then one field of the decision to get wrong (see _decide).
+
     /// @notice Approval by a fuzz-chosen actor, biased toward a department whose turn it is.
     function approve(uint256 tokenSeed, uint256 actorSeed, uint256 maskSeed) external {
         uint256 id = _pick(tokenSeed, _bit(S_SUBMITTED));
-        if (id != 0) _decide(id, _decider(id, actorSeed, 10), D_APPROVED, 0, _mask(id, maskSeed));
+        if (id != 0) _decide(id, _decider(id, actorSeed, 10), D_APPROVED, 0, _mask(id, maskSeed), maskSeed >> 128);
     }
 
     /// @notice Approval by the department whose turn it is (progress), or a random department wallet.
     function approveNext(uint256 tokenSeed, uint256 actorSeed, uint256 maskSeed) external {
         uint256 id = _pick(tokenSeed, _bit(S_SUBMITTED));
-        if (id != 0) _decide(id, _decider(id, actorSeed, 14), D_APPROVED, 0, _mask(id, maskSeed));
+        if (id != 0) _decide(id, _decider(id, actorSeed, 14), D_APPROVED, 0, _mask(id, maskSeed), maskSeed >> 128);
     }
 
     function reject(uint256 tokenSeed, uint256 actorSeed, uint8 reason, uint256 maskSeed) external {
         uint256 id = _pick(tokenSeed, _bit(S_SUBMITTED));
         if (id == 0) return;
         if (reason % 8 != 0) reason = 1 + reason % 5; // mostly valid reasons 1..5
-        _decide(id, _decider(id, actorSeed, 5), D_REJECTED, reason, _mask(id, maskSeed));
+        _decide(id, _decider(id, actorSeed, 5), D_REJECTED, reason, _mask(id, maskSeed), maskSeed >> 128);
     }
 
     function requestChanges(uint256 tokenSeed, uint256 actorSeed, uint256 maskSeed) external {
         uint256 id = _pick(tokenSeed, _bit(S_SUBMITTED));
-        if (id != 0) _decide(id, _decider(id, actorSeed, 6), D_CHANGES, 0, _mask(id, maskSeed));
+        if (id != 0) _decide(id, _decider(id, actorSeed, 6), D_CHANGES, 0, _mask(id, maskSeed), maskSeed >> 128);
+    }
+
+    /// @notice A department (or another actor) signs a decision now and keeps it; `relayHeld` relays it later, when
+    /// the nonce, the stage, its round, the documents or the time may have moved on.
+    function signForLater(uint256 tokenSeed, uint256 actorSeed, uint256 maskSeed, uint256 kindSeed) external {
+        uint256 id = _pick(tokenSeed, _bit(S_SUBMITTED));
+        if (id == 0) return;
+        address signer = _decider(id, actorSeed, 12);
+        uint256 k = kindSeed % 8;
+        uint8 decision = k < 5 ? D_APPROVED : k < 7 ? D_CHANGES : D_REJECTED;
+        uint8 reason = decision == D_REJECTED ? uint8(1 + (kindSeed >> 3) % 5) : 0;
+        IApprovalRegistry.Decision memory d =
+            _fresh(id, _claimedDepartment(signer, kindSeed >> 8), decision, reason, _mask(id, maskSeed), kindSeed >> 16);
+        bytes memory signature = Typed.sign(vm, _signingKey(signer), Typed.decisionDigest(separator, d));
+        Held memory held = Held(d, signer, signature);
+        if (_held.length < MAX_HELD) _held.push(held);
+        else _held[(kindSeed >> 32) % MAX_HELD] = held;
+    }
+
+    /// @notice Anyone relays a held-back signed decision (again, possibly).
+    function relayHeld(uint256 indexSeed, uint256 relayerSeed) external {
+        if (_held.length == 0) return;
+        Held memory held = _held[indexSeed % _held.length];
+        uint256 recorded = ghostDecisionsOk;
+        _submit(held.decision, held.signer, held.signature, _relayer(relayerSeed));
+        if (ghostDecisionsOk != recorded) ghostHeldRelayed++;
+    }
+
+    /// @notice A department wallet (or, 1 time in 8, someone else) raises its decision nonce: by 1..4, by 2^32 - 1,
+    /// or by nothing, backwards or 2^32 + 1 (refused). A raise of exactly 2^32 is left out: IApprovalRegistry documents
+    /// it as allowed ("by at most 2^32") while ApprovalRegistry refuses it (`nonce - current > type(uint32).max`).
+    function increaseNonce(uint256 deptSeed, uint256 amountSeed, uint256 callerSeed) external {
+        uint16 dept = uint16(1 + deptSeed % DEPARTMENTS);
+        address caller = ghostWalletOf[dept];
+        if (callerSeed % 8 == 0) {
+            address[5] memory others = [stranger, admin, governance, spareWallets[(callerSeed >> 3) % DEPARTMENTS],
+                deptWallets[(callerSeed >> 3) % DEPARTMENTS]];
+            caller = others[(callerSeed >> 6) % 5];
+        }
+        uint16 callerDept = ghostDeptOf[caller];
+        uint64 current = ghostNonce[callerDept];
+        uint256 m = amountSeed % 8;
+        uint256 step = m == 1 ? 2 ** 32 - 1 : m == 2 ? 2 ** 32 + 1 : 1 + (amountSeed >> 3) % 4;
+        uint64 requested = uint64(current + step);
+        if (m == 0) requested = current > 0 && (amountSeed >> 3) % 2 == 1 ? current - 1 : current;
+        bool expected = callerDept != 0 && m != 0 && m != 2;
+        vm.prank(caller);
+        bool ok;
+        try registry.increaseDecisionNonce(requested) {ok = true;} catch {}
+        ghostCalls++;
+        if (ok != expected) {
+            _violate(V_NONCE, ok ? "increaseDecisionNonce accepted a caller or nonce it must refuse"
+                : "increaseDecisionNonce refused a department raising its own nonce");
+        }
+        if (ok && callerDept != 0) {
+            ghostNonce[callerDept] = requested;
+            ghostNonceIncreases++;
+            if (_booted) ghostFuzzSuccesses++;
+        }
+        if (callerDept != 0 && registry.departmentRecord(callerDept).nonce != ghostNonce[callerDept]) {
+            _violate(V_NONCE, string.concat("nonce of department ", uint256(callerDept).u(), " differs after an increase"));
+        }
     }
 
     /// @notice Lets time pass, then the keeper (or a stranger) acts on an overdue stage. Time moves by 0, by a
@@ -635,7 +779,7 @@ contract PlatformHandler {
 
     /// @notice Registers a random workflow shape (1..3 stages); about 1 in 8 is deliberately invalid.
     function registerWorkflow(uint256 seed, uint256 authSeed) external {
-        _registerRandomWorkflow(seed, _roleActor(authSeed, admin));
+        _registerRandomWorkflow(seed, _governanceActor(authSeed));
     }
 
     /// @notice Any transfer or approval path, from the owner or anyone: must revert.
@@ -666,25 +810,41 @@ contract PlatformHandler {
         if (token.ownerOf(id) != owner) _violate(V_TRANSFER, string.concat("owner of token ", id.u(), " changed"));
     }
 
-    /// @notice An administrator (or, 1 time in 16, a stranger) proposes a wallet for a department: mostly a spare
-    /// wallet, sometimes another department's wallet or a role holder (refused).
+    /// @notice Governance (or, 1 time in 8, the administrator or a stranger: refused) proposes a wallet for a
+    /// department with the wallet's key proof (1 time in 8 a wrong one: signed by another key, for another custody or
+    /// another department): mostly a spare wallet, sometimes another department's wallet or a role holder (refused).
+    /// Accepted exactly when governance proposes a wallet that holds no role and no other department, with its proof.
     function proposeWallet(uint256 deptSeed, uint256 walletSeed, uint256 authSeed) external {
         uint16 dept = uint16(1 + deptSeed % DEPARTMENTS);
         uint256 w = walletSeed % 16;
         address wallet = w < 12 ? spareWallets[w % DEPARTMENTS] : w < 14 ? deptWallets[w % DEPARTMENTS]
             : w == 14 ? operator : admin;
-        address actor = _roleActor(authSeed, admin);
+        IApprovalRegistry.Custody custody = IApprovalRegistry.Custody(walletSeed >> 8 & 1);
+        uint256 wrongProof = (walletSeed >> 9) % 8 == 7 ? 1 + (walletSeed >> 12) % 3 : 0;
+        bytes memory proof = _keyProof(deptCodes[dept - 1], wallet, custody, wrongProof);
+        address actor = _governanceActor(authSeed);
+        bool expected = actor == governance && wrongProof == 0 && _canBecomeWalletOf(dept, wallet);
         vm.prank(actor);
         bool ok;
-        try registry.proposeDepartmentWallet(deptCodes[dept - 1], wallet, IApprovalRegistry.Custody(walletSeed >> 8 & 1)) {
+        try registry.proposeDepartmentWallet(deptCodes[dept - 1], wallet, custody, proof) {
             ok = true;
         } catch {}
         ghostCalls++;
+        if (ok != expected) {
+            _violate(
+                V_WALLET,
+                ok
+                    ? (actor != governance ? "a wallet was proposed by someone other than governance"
+                        : wrongProof != 0 ? "a wallet was proposed without its key proof"
+                        : "a role holder or another department's wallet was proposed")
+                    : "governance could not propose a free wallet with its key proof"
+            );
+        }
         if (ok) {
-            if (actor != admin) _violate(V_WALLET, "a non-administrator proposed a department wallet");
-            if (wallet == operator || wallet == admin) _violate(V_WALLET, "a role holder was proposed as a wallet");
             ghostPendingWallet[dept] = wallet;
             ghostPendingAt[dept] = block.timestamp;
+            ghostPendingCustody[dept] = custody;
+            ghostPendingConsented[dept] = false;
             if (_booted) ghostFuzzSuccesses++;
         }
     }
@@ -693,19 +853,46 @@ contract PlatformHandler {
     function cancelWallet(uint256 deptSeed, bool asStranger) external {
         uint16 dept = uint16(1 + deptSeed % DEPARTMENTS);
         address actor = asStranger ? stranger : ghostWalletOf[dept];
+        bool expected = !asStranger && ghostPendingWallet[dept] != address(0);
         vm.prank(actor);
         bool ok;
         try registry.cancelDepartmentWallet(deptCodes[dept - 1]) {ok = true;} catch {}
         ghostCalls++;
+        if (ok != expected) {
+            _violate(V_WALLET, ok ? "a stranger cancelled a wallet change, or one nobody proposed"
+                : "the department's wallet could not cancel its pending change");
+        }
+        if (ok) _clearPending(dept);
+    }
+
+    /// @notice The department's current wallet (or, 1 time in 4, someone else: refused) consents to its pending
+    /// wallet change.
+    function consentWallet(uint256 deptSeed, uint256 actorSeed) external {
+        uint16 dept = uint16(1 + deptSeed % DEPARTMENTS);
+        address actor = ghostWalletOf[dept];
+        if (actorSeed % 4 == 0) {
+            address pending = ghostPendingWallet[dept];
+            address[4] memory others = [stranger, governance, admin, pending == address(0) ? operator : pending];
+            actor = others[(actorSeed >> 2) % 4];
+        }
+        bool expected = actor == ghostWalletOf[dept] && ghostPendingWallet[dept] != address(0);
+        vm.prank(actor);
+        bool ok;
+        try registry.consentDepartmentWallet(deptCodes[dept - 1]) {ok = true;} catch {}
+        ghostCalls++;
+        if (ok != expected) {
+            _violate(V_WALLET, ok ? "someone other than the current wallet consented to a wallet change"
+                : "the current wallet could not consent to its pending change");
+        }
         if (ok) {
-            if (asStranger) _violate(V_WALLET, "a stranger cancelled a wallet change");
-            delete ghostPendingWallet[dept];
-            delete ghostPendingAt[dept];
+            ghostPendingConsented[dept] = true;
+            if (_booted) ghostFuzzSuccesses++;
         }
     }
 
     /// @notice Anyone activates a department's pending wallet change, after letting time pass: 0, up to 2 days, or
-    /// to one second before / at the change's due time.
+    /// to one second before / at the change's due time. It takes effect exactly when it was proposed, is due (or
+    /// consented by the current wallet of a department that holds its own key) and the wallet is still free.
     function activateWallet(uint256 deptSeed, uint256 dtSeed) external {
         uint16 dept = uint16(1 + deptSeed % DEPARTMENTS);
         uint256 mode = dtSeed % 4;
@@ -714,29 +901,37 @@ contract PlatformHandler {
         if (mode == 1) target += (dtSeed >> 2) % 2 days;
         else if (mode >= 2 && ghostPendingWallet[dept] != address(0) && due > block.timestamp) target = due - (mode & 1);
         if (target > block.timestamp) vm.warp(target);
+        address wallet = ghostPendingWallet[dept];
+        bool isDue = block.timestamp >= due;
+        bool waived = ghostPendingConsented[dept] && ghostCustodyOf[dept] == IApprovalRegistry.Custody.DepartmentHeld;
+        bool expected = wallet != address(0) && (isDue || waived) && _canBecomeWalletOf(dept, wallet);
         Snap memory before = _snapshot();
         vm.prank(stranger);
         bool ok;
         try registry.activateDepartmentWallet(deptCodes[dept - 1]) {ok = true;} catch {}
-        if (ok) {
-            address wallet = ghostPendingWallet[dept];
-            if (wallet == address(0)) {
-                _violate(V_WALLET, "a wallet change nobody proposed was activated");
-            } else {
-                if (block.timestamp < ghostPendingAt[dept] + WALLET_DELAY) {
-                    _violate(V_WALLET, "a wallet change was activated before its delay");
-                }
-                address previous = ghostWalletOf[dept];
-                if (wallet != previous) {
-                    delete ghostDeptOf[previous];
-                    ghostDeptOf[wallet] = dept;
-                    ghostWalletOf[dept] = wallet;
-                    ghostProposedAt[wallet] = ghostPendingAt[dept];
-                    ghostWalletsRotated++;
-                }
+        if (ok != expected) {
+            _violate(
+                V_WALLET,
+                !ok ? "a due (or consented) wallet change could not be activated"
+                    : wallet == address(0) ? "a wallet change nobody proposed was activated"
+                    : !(isDue || waived) ? "a wallet change was activated before its delay without the department's consent"
+                    : "a wallet change to a wallet in use or holding a role was activated"
+            );
+        }
+        if (ok && wallet != address(0)) {
+            address previous = ghostWalletOf[dept];
+            if (wallet != previous) {
+                delete ghostDeptOf[previous];
+                ghostFormerDeptOf[previous] = dept;
+                ghostDeptOf[wallet] = dept;
+                ghostWalletOf[dept] = wallet;
+                ghostProposedAt[wallet] = ghostPendingAt[dept];
+                ghostWaived[wallet] = !isDue;
+                ghostWalletsRotated++;
             }
-            delete ghostPendingWallet[dept];
-            delete ghostPendingAt[dept];
+            if (!isDue) ghostDelaysWaived++;
+            ghostCustodyOf[dept] = ghostPendingCustody[dept];
+            _clearPending(dept);
             if (registry.departmentRecord(dept).wallet != ghostWalletOf[dept]) {
                 _violate(V_WALLET, "the department's wallet differs from the one activated");
             }
@@ -744,16 +939,19 @@ contract PlatformHandler {
         _after(before, Ctx(0, K_WALLET, ok, 0, 0, 0, 0, 0));
     }
 
-    /// @notice Anyone but the approval registry (the handler itself holds DEFAULT_ADMIN_ROLE on all three contracts)
-    /// tries to drive a licence or its documents, to rewire the contracts, or to give a department wallet a role:
-    /// every attempt must revert.
+    /// @notice Anyone but the approval registry (the handler itself and governance hold DEFAULT_ADMIN_ROLE on all three
+    /// contracts) tries to drive a licence or its documents, to rewire the contracts, or to give a department wallet
+    /// a role on any of the three contracts: every attempt must revert.
     function tryDriveLifecycle(uint256 tokenSeed, uint256 actorSeed, uint256 kindSeed) external {
         uint256 n = _ids.length;
         if (n == 0) return;
         uint256 id = _ids[tokenSeed % n];
-        address[6] memory callers = [address(this), admin, operator, keeper, stranger, ghostWalletOf[1]];
-        address caller = callers[actorSeed % 6];
+        address[7] memory callers = [address(this), governance, admin, operator, keeper, stranger, ghostWalletOf[1]];
+        address caller = callers[actorSeed % 7];
         uint256 k = kindSeed % 8;
+        bytes32[4] memory roles = [bytes32(0), ADMIN_ROLE, OPERATOR_ROLE, KEEPER_ROLE];
+        address wallet = ghostWalletOf[uint16(1 + (kindSeed >> 3) % DEPARTMENTS)];
+        bytes32 role = roles[(kindSeed >> 6) % 4];
         bool ok;
         if (caller != address(this)) vm.prank(caller);
         if (k == 0) {
@@ -768,10 +966,12 @@ contract PlatformHandler {
             try token.setApprovalRegistry(caller) {ok = true;} catch {}
         } else if (k == 5) {
             try documents.setReviewRegistry(caller) {ok = true;} catch {}
+        } else if (k == 6) {
+            try registry.grantRole(role, wallet) {ok = true;} catch {}
+        } else if ((kindSeed >> 8) % 2 == 0) {
+            try token.grantRole(role, wallet) {ok = true;} catch {}
         } else {
-            bytes32[4] memory roles = [bytes32(0), ADMIN_ROLE, OPERATOR_ROLE, KEEPER_ROLE];
-            address wallet = ghostWalletOf[uint16(1 + (kindSeed >> 3) % DEPARTMENTS)];
-            try registry.grantRole(roles[(kindSeed >> 6) % 4], wallet) {ok = true;} catch {}
+            try documents.grantRole(role, wallet) {ok = true;} catch {}
         }
         ghostCalls++;
         ghostLifecycleAttempts++;
@@ -803,6 +1003,15 @@ contract PlatformHandler {
 
     function applicantCount() external pure returns (uint256) {
         return 3;
+    }
+
+    function heldCount() external view returns (uint256) {
+        return _held.length;
+    }
+
+    /// @notice The latest hash of each document of request `id`, by document index.
+    function latestHashesOf(uint256 id) external view returns (bytes32[] memory) {
+        return _latestHash[id];
     }
 
     // =================================================================================================
@@ -903,30 +1112,120 @@ contract PlatformHandler {
         _after(before, Ctx(id, kind, ok, 0, 0, 0, 0, 0));
     }
 
-    function _decide(uint256 id, address actor, uint8 decision, uint8 reason, uint16 mask) internal {
+    /// @dev A decision as its department would make it now: the department's next nonce (as the handler counts it),
+    /// the current stage and round, the latest hashes of the documents in `mask` and a deadline within the lifetime.
+    /// `how`: bit 0 relays a signature instead of sending from the wallet; bits 1-4 >= 10 get one field wrong
+    /// (nonce, stage, round, documents, a passed deadline, a deadline too far ahead); the rest picks the deadline,
+    /// the relayer and the department an outsider claims to be.
+    function _decide(uint256 id, address actor, uint8 decision, uint8 reason, uint16 mask, uint256 how) internal {
+        IApprovalRegistry.Decision memory d =
+            _fresh(id, _claimedDepartment(actor, how >> 40), decision, reason, mask, how >> 8);
+        uint256 wrong = (how >> 1) % 16;
+        if (wrong >= 10) _corrupt(d, wrong - 10, how >> 64);
+        bytes memory signature;
+        if (how & 1 == 1) signature = Typed.sign(vm, _signingKey(actor), Typed.decisionDigest(separator, d));
+        _submit(d, actor, signature, _relayer(how >> 24));
+    }
+
+    function _fresh(uint256 id, uint16 dept, uint8 decision, uint8 reason, uint16 mask, uint256 deadlineSeed)
+        internal
+        view
+        returns (IApprovalRegistry.Decision memory d)
+    {
+        IApprovalRegistry.Progress memory progress = registry.progressOf(id);
+        uint256 m = deadlineSeed % 4;
+        uint256 ahead = m == 0 ? 0 : m == 1 ? MAX_DECISION_LIFETIME : (deadlineSeed >> 2) % MAX_DECISION_LIFETIME;
+        d = IApprovalRegistry.Decision({
+            tokenId: id,
+            departmentId: dept,
+            stage: progress.stage,
+            round: progress.stageStartedAt,
+            decision: IApprovalRegistry.DecisionStatus(decision),
+            reasonCode: reason,
+            reviewedMask: mask,
+            documents: _hashesFor(id, mask),
+            remarksHash: keccak256("remarks"),
+            nonce: ghostNonce[dept],
+            deadline: uint64(block.timestamp + ahead)
+        });
+    }
+
+    /// @dev One field made (most likely) wrong; _bound says afterwards whether it still binds.
+    function _corrupt(IApprovalRegistry.Decision memory d, uint256 field, uint256 r) internal view {
+        if (field == 0) {
+            d.nonce = r % 2 == 0 && d.nonce > 0 ? d.nonce - 1 - uint64((r >> 1) % d.nonce) : d.nonce + 1 + uint64((r >> 1) % 3);
+        } else if (field == 1) {
+            d.stage = uint8((uint256(d.stage) + 1 + r % 255) % 256);
+        } else if (field == 2) {
+            if (r % 2 == 0 && d.round > 0) d.round -= uint40(1 + (r >> 1) % d.round);
+            else d.round += uint40(1 + (r >> 1) % 1000);
+        } else if (field == 3) {
+            uint256 n = d.documents.length;
+            if (n == 0 || r % 3 == 0) {
+                bytes32[] memory longer = new bytes32[](n + 1);
+                for (uint256 i = 0; i < n; ++i) longer[i] = d.documents[i];
+                longer[n] = keccak256(abi.encode("not the latest", r));
+                d.documents = longer;
+            } else if (r % 3 == 1) {
+                // Another anchored hash (an older version, another document or another request's), or none at all.
+                d.documents[(r >> 2) % n] = _nonce > 0 ? keccak256(abi.encode("document", 1 + (r >> 8) % _nonce))
+                    : bytes32(r);
+            } else {
+                bytes32[] memory shorter = new bytes32[](n - 1);
+                for (uint256 i = 0; i + 1 < n; ++i) shorter[i] = d.documents[i];
+                d.documents = shorter;
+            }
+        } else if (field == 4) {
+            uint256 back = 1 + r % 1 days;
+            d.deadline = block.timestamp > back ? uint64(block.timestamp - back) : 0;
+        } else {
+            d.deadline = uint64(block.timestamp + MAX_DECISION_LIFETIME + 1 + r % 1 days);
+        }
+    }
+
+    /// @dev Sends `d` from `actor` (empty signature) or relays `actor`'s signature from `relayer`, then logs and checks.
+    function _submit(IApprovalRegistry.Decision memory d, address actor, bytes memory signature, address relayer)
+        internal
+    {
+        uint256 id = d.tokenId;
         Snap memory before = _snapshot();
         IApprovalRegistry.Progress memory progress = registry.progressOf(id);
         uint8 statusBefore = uint8(token.licence(id).status);
-        // The department reviewed the latest versions (the stale case is covered by the mocha tests).
-        uint256 versions = documents.packedDocumentsOf(id);
+        bool bound = _bound(d, progress);
+        // The department that decided: the one the decision names, when `actor` is its current wallet.
+        uint16 dept = d.departmentId >= 1 && d.departmentId <= DEPARTMENTS && ghostWalletOf[d.departmentId] == actor
+            ? d.departmentId
+            : 0;
+        bool bySig = signature.length != 0;
         bool ok;
-        vm.prank(actor);
-        if (decision == D_APPROVED) {
-            try registry.approve(id, mask, versions, keccak256("remarks")) {ok = true;} catch {}
-        } else if (decision == D_REJECTED) {
-            try registry.reject(id, reason, mask, versions, keccak256("remarks")) {ok = true;} catch {}
+        if (bySig) {
+            vm.prank(relayer);
+            try registry.decideBySig(d, signature) {ok = true;} catch {}
         } else {
-            try registry.requestChanges(id, mask, versions, keccak256("remarks")) {ok = true;} catch {}
+            vm.prank(actor);
+            try registry.decide(d) {ok = true;} catch {}
         }
         // Spec: an empty review list covers every document of the request.
-        if (mask == 0) mask = uint16((1 << _versions[id].length) - 1);
-        uint16 dept = ghostDeptOf[actor];
+        uint16 mask = d.reviewedMask == 0 ? uint16((1 << _versions[id].length) - 1) : d.reviewedMask;
+        uint8 decision = uint8(d.decision);
         if (ok) _checkDecider(id, actor);
-        _log[id].push(_ev(K_DECIDE, ok, true, decision, reason, progress.stage, dept));
+        _log[id].push(_ev(K_DECIDE, ok, bound, decision, d.reasonCode, progress.stage, dept));
         _log[id][_log[id].length - 1].mask = mask;
         if (ok) {
             ghostDecisionsOk++;
-            if (dept == 0) _violate(V_DECISION, string.concat("a non-department wallet decided on token ", id.u()));
+            if (bySig) ghostSignedDecisionsOk++;
+            if (dept == 0) {
+                _violate(V_DECISION, string.concat("a non-department wallet decided on token ", id.u()));
+            } else {
+                // Every recorded decision consumes its department's nonce, whichever the route.
+                ghostNonce[dept] += 1;
+                if (registry.departmentRecord(dept).nonce != ghostNonce[dept]) {
+                    _violate(V_NONCE, string.concat("a decision on token ", id.u(), " did not consume exactly one nonce"));
+                }
+            }
+            if (!bound) {
+                _violate(V_NONCE, string.concat("token ", id.u(), ": a decision with a wrong nonce, stage, round, document or deadline was recorded"));
+            }
             if (statusBefore != S_APPROVED && uint8(token.licence(id).status) == S_APPROVED) {
                 ghostIssued++;
                 if (_booted) ghostIssuedByFuzz++;
@@ -936,8 +1235,106 @@ contract PlatformHandler {
             }
         } else {
             ghostDecisionsRefused++;
+            if (!bound) ghostUnboundRefused++;
         }
         _after(before, Ctx(id, K_DECIDE, ok, dept, decision, mask, progress.stage, 0));
+    }
+
+    /// @dev Whether `d` names the department's next nonce, the current stage and round, the latest hash of each
+    /// document it covers (in ascending index order, no more, no fewer) and a deadline within the lifetime.
+    function _bound(IApprovalRegistry.Decision memory d, IApprovalRegistry.Progress memory progress)
+        internal
+        view
+        returns (bool)
+    {
+        return d.nonce == ghostNonce[d.departmentId] && d.stage == progress.stage && d.round == progress.stageStartedAt
+            && block.timestamp <= d.deadline && d.deadline <= block.timestamp + MAX_DECISION_LIFETIME
+            && _latestDocuments(d.tokenId, d.reviewedMask, d.documents);
+    }
+
+    function _latestDocuments(uint256 id, uint16 mask, bytes32[] memory hashes) internal view returns (bool) {
+        uint256 count = _versions[id].length;
+        uint256 covered = mask == 0 ? (1 << count) - 1 : mask & ((1 << count) - 1);
+        uint256 k;
+        for (uint256 i = 0; i < count; ++i) {
+            if ((covered >> i) & 1 == 0) continue;
+            if (k == hashes.length || hashes[k] != _latestHash[id][i]) return false;
+            ++k;
+        }
+        return k == hashes.length;
+    }
+
+    /// @dev The latest hashes of the documents `mask` covers (every document when 0), by ascending index.
+    function _hashesFor(uint256 id, uint16 mask) internal view returns (bytes32[] memory hashes) {
+        uint256 count = _versions[id].length;
+        uint256 covered = mask == 0 ? (1 << count) - 1 : mask & ((1 << count) - 1);
+        uint256 n;
+        for (uint256 bits = covered; bits != 0; bits &= bits - 1) ++n;
+        hashes = new bytes32[](n);
+        uint256 k;
+        for (uint256 i = 0; i < count; ++i) {
+            if ((covered >> i) & 1 == 1) hashes[k++] = _latestHash[id][i];
+        }
+    }
+
+    /// @dev The department `actor` decides for: its own, the one it was proposed for or used to decide for, or
+    /// (an outsider) any department.
+    function _claimedDepartment(address actor, uint256 seed) internal view returns (uint16) {
+        if (ghostDeptOf[actor] != 0) return ghostDeptOf[actor];
+        for (uint16 d = 1; d <= DEPARTMENTS; ++d) {
+            if (ghostPendingWallet[d] == actor) return d;
+        }
+        if (ghostFormerDeptOf[actor] != 0) return ghostFormerDeptOf[actor];
+        return uint16(1 + seed % DEPARTMENTS);
+    }
+
+    /// @dev The key `actor` signs with (an address the handler has no key for: the stranger's).
+    function _signingKey(address actor) internal view returns (uint256) {
+        uint256 key = keyFor[actor];
+        return key == 0 ? strangerKey : key;
+    }
+
+    /// @dev Anyone may relay a signed decision.
+    function _relayer(uint256 seed) internal view returns (address) {
+        address[6] memory relayers = [stranger, operator, admin, keeper, applicants[0], deptWallets[(seed >> 3) % DEPARTMENTS]];
+        return relayers[seed % 6];
+    }
+
+    /// @dev `wallet`'s signature of DepartmentKey(code, wallet, custody); `wrong` 1: by another key, 2: for the other
+    /// custody, 3: for another department's code.
+    function _keyProof(bytes32 code, address wallet, IApprovalRegistry.Custody custody, uint256 wrong)
+        internal
+        view
+        returns (bytes memory)
+    {
+        uint256 key = wrong == 1 ? strangerKey : _signingKey(wallet);
+        uint8 signedCustody = wrong == 2 ? 1 - uint8(custody) : uint8(custody);
+        bytes32 signedCode = wrong == 3 ? keccak256(abi.encode("another department", code)) : code;
+        return Typed.sign(vm, key, Typed.keyDigest(separator, signedCode, wallet, signedCustody));
+    }
+
+    /// @dev A department wallet holds no role and is no other department's (keeping its own wallet is a custody change).
+    function _canBecomeWalletOf(uint16 dept, address wallet) internal view returns (bool) {
+        if (wallet == ghostWalletOf[dept]) return true;
+        return wallet != address(0) && ghostDeptOf[wallet] == 0 && !_holdsRole(wallet);
+    }
+
+    function _holdsRole(address account) internal view returns (bool) {
+        return account == address(this) || account == governance || account == admin || account == operator
+            || account == keeper;
+    }
+
+    /// @dev Governance, except 1 time in 16 the administrator (ADMIN_ROLE) and 1 time in 16 a stranger: refused.
+    function _governanceActor(uint256 seed) internal view returns (address) {
+        uint256 r = seed % 16;
+        return r == 0 ? stranger : r == 15 ? admin : governance;
+    }
+
+    function _clearPending(uint16 dept) internal {
+        delete ghostPendingWallet[dept];
+        delete ghostPendingAt[dept];
+        delete ghostPendingCustody[dept];
+        delete ghostPendingConsented[dept];
     }
 
     function _registerRandomWorkflow(uint256 seed, address actor) internal {
@@ -1014,7 +1411,7 @@ contract PlatformHandler {
             workflowId = id;
         } catch {}
         ghostCalls++;
-        bool expected = valid && actor == admin;
+        bool expected = valid && actor == governance;
         if (ok != expected) {
             _violate(
                 V_WIRING,
@@ -1085,7 +1482,7 @@ contract PlatformHandler {
     /// @dev A stage only moves forward on a department's approval and only moves back on a document update.
     function _checkStage(uint256 id, uint8 stageBefore, uint8 stageAfter, Ctx memory ctx) internal {
         if (stageAfter < stageBefore) {
-            if (ctx.ok && ctx.kind == K_DOC_VERSION && ctx.id == id) {
+            if (ctx.ok && (ctx.kind == K_DOC_VERSION || ctx.kind == K_DOC_ADD) && ctx.id == id) {
                 ghostReopens++;
             } else {
                 _violate(
@@ -1130,23 +1527,21 @@ contract PlatformHandler {
     }
 
     function _checkDecision(Change memory c, Ctx memory ctx) internal {
-        if (ctx.ok && ctx.kind == K_DOC_ADD && ctx.id == c.id && c.b == D_APPROVED && c.docPhaseBefore == DOC_REVIEW) {
-            // A document added under review: every approval of the current stage must be given again.
-            bool current = c.s == ctx.stageBefore && _inReviewOrAwaiting(c.id);
-            if (current) ghostInvalidated++;
-            if (current && (c.a != D_REVIEW_REQUIRED || c.am != c.bm)) {
-                _violate(V_INVALIDATION, _where("approval of the current stage survived a document added under review", c));
-            }
-            if (!current && (c.a != D_APPROVED || c.am != c.bm)) {
-                _violate(V_INVALIDATION, _where("approval of another stage changed on a document added", c));
-            }
-        }
-        bool updateOfThisToken = ctx.ok && ctx.kind == K_DOC_VERSION && ctx.id == c.id;
+        bool updateOfThisToken = ctx.ok && (ctx.kind == K_DOC_VERSION || ctx.kind == K_DOC_ADD) && ctx.id == c.id;
         if (updateOfThisToken && c.b == D_APPROVED && c.docPhaseBefore == DOC_REVIEW) {
-            bool reviewed = (c.bm >> ctx.docIndex) & 1 == 1;
+            // A document added under review was seen by no one: every approval of every stage must be given again.
+            // A new version: exactly the approvals that reviewed the document.
+            bool reviewed = ctx.kind == K_DOC_ADD || (c.bm >> ctx.docIndex) & 1 == 1;
             if (reviewed) ghostInvalidated++;
             if (reviewed && (c.a != D_REVIEW_REQUIRED || c.am != c.bm)) {
-                _violate(V_INVALIDATION, _where("approval that reviewed the updated document not ReviewRequired", c));
+                _violate(
+                    V_INVALIDATION,
+                    _where(
+                        ctx.kind == K_DOC_ADD ? "approval survived a document added under review"
+                            : "approval that reviewed the updated document not ReviewRequired",
+                        c
+                    )
+                );
             }
             if (!reviewed && (c.a != D_APPROVED || c.am != c.bm)) {
                 _violate(V_INVALIDATION, _where("approval that did not review the updated document changed", c));
@@ -1174,20 +1569,14 @@ contract PlatformHandler {
                 && _ghostDeptAt(c.id, c.s, c.p) == ctx.dept && c.am == ctx.mask;
         }
         if (c.a == D_REVIEW_REQUIRED) {
-            return (ctx.kind == K_DOC_VERSION || (ctx.kind == K_DOC_ADD && c.s == ctx.stageBefore)) && c.b == D_APPROVED
-                && c.am == c.bm;
+            return (ctx.kind == K_DOC_VERSION || ctx.kind == K_DOC_ADD) && c.b == D_APPROVED && c.am == c.bm;
         }
         // Back to Pending, mask cleared.
         if (c.am != 0) return false;
         bool retry = ctx.kind == K_DECIDE && ctx.decision == D_REJECTED && ctx.dept != 0 && c.s == ctx.stageBefore
             && _ghostStages[ghostWorkflowOf[c.id]][c.s].onRejection == R_RETRY;
-        return retry || (c.b == D_CHANGES && (ctx.kind == K_RESUBMIT || ctx.kind == K_DOC_VERSION))
+        return retry || (c.b == D_CHANGES && (ctx.kind == K_RESUBMIT || ctx.kind == K_DOC_VERSION || ctx.kind == K_DOC_ADD))
             || (c.b == D_REJECTED && ctx.kind == K_RESOLVE);
-    }
-
-    function _inReviewOrAwaiting(uint256 id) internal view returns (bool) {
-        IApprovalRegistry.Phase phase = registry.progressOf(id).phase;
-        return phase == IApprovalRegistry.Phase.InReview || phase == IApprovalRegistry.Phase.AwaitingResubmission;
     }
 
     /// @dev A successful decision came from `actor`: it must be the current wallet of a department as the handler
@@ -1201,7 +1590,8 @@ contract PlatformHandler {
         uint256 proposedAt = ghostProposedAt[actor];
         if (proposedAt != 0) {
             ghostDecisionsByRotatedWallets++;
-            if (block.timestamp < proposedAt + WALLET_DELAY) {
+            // Only the consent of a department-held predecessor waives the delay (checked at activation).
+            if (block.timestamp < proposedAt + WALLET_DELAY && !ghostWaived[actor]) {
                 _violate(V_WALLET, string.concat("token ", id.u(), ": a wallet decided before its delay was over"));
             }
         }
@@ -1359,7 +1749,7 @@ contract PlatformHandler {
         (cde[0], cde[1], cde[2]) = (2, 3, 4);
         (inputs[0], shapes[0]) = _stage(EX_SEQUENTIAL, C_ALL, 0, T_NOTIFY, R_RETRY, 1 days, 0, ab);
         (inputs[1], shapes[1]) = _stage(EX_PARALLEL, C_THRESHOLD, 2, T_ESCALATE, R_ESCALATE, 12 hours, 2, cde);
-        _registerWorkflow(TYPE_A, inputs, shapes, true, admin);
+        _registerWorkflow(TYPE_A, inputs, shapes, true, governance);
 
         // TYPE_B: one PARALLEL ANY stage of [E, F], rejected automatically after 1 day.
         inputs = new IApprovalRegistry.StageInput[](1);
@@ -1367,7 +1757,7 @@ contract PlatformHandler {
         uint8[] memory ef = new uint8[](2);
         (ef[0], ef[1]) = (4, 5);
         (inputs[0], shapes[0]) = _stage(EX_PARALLEL, C_ANY, 0, T_AUTO_REJECT, R_FAIL, 1 days, 0, ef);
-        _registerWorkflow(TYPE_B, inputs, shapes, true, admin);
+        _registerWorkflow(TYPE_B, inputs, shapes, true, governance);
 
         _mint(1, applicants[0], TYPE_A, operator);
         _mint(2, applicants[1], TYPE_A, operator);
@@ -1381,19 +1771,19 @@ contract PlatformHandler {
             _simple(id, K_SUBMIT, 0, 0, operator);
         }
         // Token 1 goes all the way: A, B (stage 0, in order), then D (mandatory) and E (threshold 2).
-        _decide(1, deptWallets[0], D_APPROVED, 0, 1);
-        _decide(1, deptWallets[1], D_APPROVED, 0, 3);
-        _decide(1, deptWallets[3], D_APPROVED, 0, 2);
-        _decide(1, deptWallets[4], D_APPROVED, 0, 3);
+        _decide(1, deptWallets[0], D_APPROVED, 0, 1, 0);
+        _decide(1, deptWallets[1], D_APPROVED, 0, 3, 0);
+        _decide(1, deptWallets[3], D_APPROVED, 0, 2, 0);
+        _decide(1, deptWallets[4], D_APPROVED, 0, 3, 0);
         require(uint8(token.licence(1).status) == S_APPROVED, "bootstrap: token 1 not approved");
         // Token 2 reaches stage 1: A reviewed document 0, B both documents (a new version of either reopens).
-        _decide(2, deptWallets[0], D_APPROVED, 0, 1);
-        _decide(2, deptWallets[1], D_APPROVED, 0, 3);
+        _decide(2, deptWallets[0], D_APPROVED, 0, 1, 0);
+        _decide(2, deptWallets[1], D_APPROVED, 0, 3, 0);
         // Token 5: submitted, A approved (reviewed document 1), B's turn.
         _mint(5, applicants[1], TYPE_A, operator);
         _anchorDocument(5, operator);
         _anchorDocument(5, operator);
         _simple(5, K_SUBMIT, 0, 0, operator);
-        _decide(5, deptWallets[0], D_APPROVED, 0, 2);
+        _decide(5, deptWallets[0], D_APPROVED, 0, 2, 0);
     }
 }
