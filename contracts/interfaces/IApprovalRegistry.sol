@@ -509,7 +509,7 @@ interface IApprovalRegistry is IERC5267 {
     /// @param latest The furthest deadline accepted now.
     error ReviewDeadlineTooFar(uint64 deadline, uint256 latest);
 
-    /// @dev A department's decision nonce only moves forward, and by at most 2^32 at a time.
+    /// @dev A department's decision nonce only moves forward, and by less than 2^32 at a time.
     /// @param departmentId The department.
     /// @param current Its current nonce.
     /// @param requested The nonce asked for.
@@ -634,7 +634,7 @@ interface IApprovalRegistry is IERC5267 {
 
     /// @notice The sending department wallet moves its decision nonce forward, voiding every decision it signed
     /// with a lower nonce that was not recorded yet.
-    /// @param nonce The new next nonce (above the current one, by at most 2^32).
+    /// @param nonce The new next nonce (above the current one, by less than 2^32).
     function increaseDecisionNonce(uint64 nonce) external;
 
     // ------------------------------------------------------------------ keeper and document registry

@@ -708,9 +708,8 @@ contract PlatformHandler {
         if (ghostDecisionsOk != recorded) ghostHeldRelayed++;
     }
 
-    /// @notice A department wallet (or, 1 time in 8, someone else) raises its decision nonce: by 1..4, by 2^32 - 1,
-    /// or by nothing, backwards or 2^32 + 1 (refused). A raise of exactly 2^32 is left out: IApprovalRegistry documents
-    /// it as allowed ("by at most 2^32") while ApprovalRegistry refuses it (`nonce - current > type(uint32).max`).
+    /// @notice A department wallet (or, 1 time in 8, someone else) raises its decision nonce: by 1..4, by 2^32 - 1
+    /// (the most allowed), or by nothing, backwards or by exactly 2^32 (refused).
     function increaseNonce(uint256 deptSeed, uint256 amountSeed, uint256 callerSeed) external {
         uint16 dept = uint16(1 + deptSeed % DEPARTMENTS);
         address caller = ghostWalletOf[dept];
@@ -722,7 +721,7 @@ contract PlatformHandler {
         uint16 callerDept = ghostDeptOf[caller];
         uint64 current = ghostNonce[callerDept];
         uint256 m = amountSeed % 8;
-        uint256 step = m == 1 ? 2 ** 32 - 1 : m == 2 ? 2 ** 32 + 1 : 1 + (amountSeed >> 3) % 4;
+        uint256 step = m == 1 ? 2 ** 32 - 1 : m == 2 ? 2 ** 32 : 1 + (amountSeed >> 3) % 4;
         uint64 requested = uint64(current + step);
         if (m == 0) requested = current > 0 && (amountSeed >> 3) % 2 == 1 ? current - 1 : current;
         bool expected = callerDept != 0 && m != 0 && m != 2;
