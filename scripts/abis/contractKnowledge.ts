@@ -237,8 +237,7 @@ function typedDataSource(verifierAbi: AbiItem[], sources: Map<string, AstNode>):
   const registry = constantsOf(sources, REGISTRY_SOURCE);
   const digest = verifierAbi.find((item) => item.type === "function" && item.name === "decisionDigest");
   const fields = (digest?.inputs?.[0]?.components ?? []).map((c) => ({ name: c.name, type: c.type }));
-  if (fields.length === 0)
-    throw new Error(`${VERIFIER_SOURCE}: decisionDigest(Decision, bytes32) not in the ABI`);
+  if (fields.length === 0) throw new Error(`${VERIFIER_SOURCE}: decisionDigest(Decision, bytes32) not in the ABI`);
   const typeString = `Decision(${fields.map((f) => `${f.type} ${f.name}`).join(",")})`;
   const hexConstant = (name: string) => zeroPadValue((verifier.get(name)?.value as string | undefined) ?? "0x", 32);
   if (hexConstant("_DECISION_TYPEHASH") !== id(typeString)) {

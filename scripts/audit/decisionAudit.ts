@@ -290,7 +290,11 @@ type Decision = Record<string, unknown>;
  */
 async function decisionRoute(
   event: ChainEvent,
-  { what, period, history }: { what: string; period: ReturnType<DepartmentWallets["periodAt"]>; history: DecisionHistory },
+  {
+    what,
+    period,
+    history,
+  }: { what: string; period: ReturnType<DepartmentWallets["periodAt"]>; history: DecisionHistory },
   context: DecisionContext,
   findings: string[],
 ): Promise<{ route: DecisionAudit["route"]; sender: string }> {
@@ -311,22 +315,30 @@ async function decisionRoute(
   findings.push(...fieldFindings(event, decision, history.before.get(event), what));
   const nonce = history.departments.nonceAt(departmentId, event);
   if (nonce === undefined || BigInt(decision.nonce as bigint) !== BigInt(nonce))
-    findings.push(`${what}: its call carries nonce ${decision.nonce}, but the department's next nonce then was ${nonce ?? "none (not registered)"}`);
+    findings.push(
+      `${what}: its call carries nonce ${decision.nonce}, but the department's next nonce then was ${nonce ?? "none (not registered)"}`,
+    );
   const minedAt = Date.parse(await context.lookups.timeOf(event.blockNumber)) / 1000;
   const deadline = Number(decision.deadline);
   if (minedAt > deadline)
     findings.push(`${what} was recorded at ${isoTime(minedAt)}, after its deadline ${isoTime(deadline)}`);
   else if (deadline > minedAt + MAX_DECISION_LIFETIME)
-    findings.push(`${what} carries the deadline ${isoTime(deadline)}, more than ${MAX_DECISION_LIFETIME} s after it was recorded (${isoTime(minedAt)})`);
+    findings.push(
+      `${what} carries the deadline ${isoTime(deadline)}, more than ${MAX_DECISION_LIFETIME} s after it was recorded (${isoTime(minedAt)})`,
+    );
 
   if (found.name === "decide") {
     if (found.from !== wallet)
-      findings.push(`${what} is a direct decide call made by ${found.from}, not by the department's wallet ${wallet ?? "(not registered)"}`);
+      findings.push(
+        `${what} is a direct decide call made by ${found.from}, not by the department's wallet ${wallet ?? "(not registered)"}`,
+      );
     return { route: "SENT", sender: found.from };
   }
   const domain = await context.lookups.eip712Domain(context.approvalRegistry, event.blockNumber);
   if (!domain) {
-    findings.push(`${what}: cannot verify its signature: the registry's eip712Domain() could not be read at block ${event.blockNumber}`);
+    findings.push(
+      `${what}: cannot verify its signature: the registry's eip712Domain() could not be read at block ${event.blockNumber}`,
+    );
     return { route: "RELAYED", sender: found.from };
   }
   const wrongDomain = domainProblem(domain, context.chainId, context.approvalRegistry);
@@ -334,7 +346,9 @@ async function decisionRoute(
   const digest = TypedDataEncoder.hash(typedDomain(domain), DECISION_TYPES, decision);
   const signature = String(found.args.signature);
   if (!wallet || !(await context.lookups.isSignedBy(wallet, digest, signature, event.blockNumber)))
-    findings.push(`${what} was relayed by ${found.from} through decideBySig, but the signature is not the department wallet ${wallet ?? "(not registered)"}'s`);
+    findings.push(
+      `${what} was relayed by ${found.from} through decideBySig, but the signature is not the department wallet ${wallet ?? "(not registered)"}'s`,
+    );
   return { route: "RELAYED", sender: found.from };
 }
 
@@ -349,7 +363,9 @@ function plainDecision(d: Result): Decision {
 function fieldFindings(event: ChainEvent, d: Decision, before: ChainBefore | undefined, what: string): string[] {
   const findings: string[] = [];
   const differ = (field: string, call: unknown, recorded: unknown) =>
-    String(call).toLowerCase() !== String(recorded).toLowerCase() ? `${field} (call ${call}, event ${recorded})` : undefined;
+    String(call).toLowerCase() !== String(recorded).toLowerCase()
+      ? `${field} (call ${call}, event ${recorded})`
+      : undefined;
   const eventMask = Number(event.args.reviewedMask);
   const count = before ? Math.max(-1, ...before.documents.keys()) + 1 : 0;
   const everyDocument = (1 << count) - 1;

@@ -164,7 +164,9 @@ export class DepartmentWallets {
         `${department.code}'s decision nonce was increased at ${at} from ${previous}, but its decisions had brought it to ${current}`,
       );
     if (nonce <= previous)
-      this.#findings.push(`${department.code}'s decision nonce went from ${previous} to ${nonce} at ${at}: it only moves forward`);
+      this.#findings.push(
+        `${department.code}'s decision nonce went from ${previous} to ${nonce} at ${at}: it only moves forward`,
+      );
     department.nonces.push({ at: event, value: nonce });
   }
 
@@ -189,7 +191,14 @@ export class DepartmentWallets {
     this.#departments.set(departmentId, {
       code: codeText(event.args.code),
       periods: [
-        { wallet: getAddress(event.args.wallet), custody, since: event, proposal: null, early: false, unconsented: false },
+        {
+          wallet: getAddress(event.args.wallet),
+          custody,
+          since: event,
+          proposal: null,
+          early: false,
+          unconsented: false,
+        },
       ],
       changes: [walletChange(event, "REGISTERED", { custody })],
       pending: null,
@@ -349,7 +358,10 @@ export class DepartmentWallets {
     const acts: Act[] = [];
     for (const event of this.#events) {
       // Workflow and role events carry no department id (and ethers' Result throws on an unknown name).
-      const departmentId = event.name.startsWith("Department") || event.name === "DecisionNonceIncreased" ? Number(event.args.departmentId) : 0;
+      const departmentId =
+        event.name.startsWith("Department") || event.name === "DecisionNonceIncreased"
+          ? Number(event.args.departmentId)
+          : 0;
       const department = this.#departments.get(departmentId);
       const code = department?.code ?? `#${departmentId}`;
       const at = `block ${event.blockNumber} (tx ${event.transactionHash})`;
@@ -366,7 +378,9 @@ export class DepartmentWallets {
           check: async (from, args) => {
             const problems = [governance(what, event)(from)];
             if (Number(args.custody) !== Number(event.args.custody))
-              problems.push(`${what}: the call asked for custody ${custodyName(args.custody)}, the event says ${custodyName(event.args.custody)}`);
+              problems.push(
+                `${what}: the call asked for custody ${custodyName(args.custody)}, the event says ${custodyName(event.args.custody)}`,
+              );
             const proof = await keyProof(event, args);
             if (proof) problems.push(`${what}: ${proof}`);
             return problems.filter(Boolean).join("; ") || undefined;
@@ -390,9 +404,13 @@ export class DepartmentWallets {
           event,
           fn: event.name === "DepartmentWalletConsented" ? "consentDepartmentWallet" : "increaseDecisionNonce",
           matches: (args) =>
-            event.name === "DepartmentWalletConsented" ? sameCode(args) : BigInt(args.nonce) === BigInt(event.args.nonce),
+            event.name === "DepartmentWalletConsented"
+              ? sameCode(args)
+              : BigInt(args.nonce) === BigInt(event.args.nonce),
           check: (from) =>
-            from === wallet ? undefined : `${what} was sent by ${from}, not by the department's wallet ${wallet ?? "(none)"}`,
+            from === wallet
+              ? undefined
+              : `${what} was sent by ${from}, not by the department's wallet ${wallet ?? "(none)"}`,
         });
       } else if (event.name === "DepartmentActiveSet") {
         const what = `${code} was ${event.args.active ? "activated" : "deactivated"} at ${at}`;
@@ -496,7 +514,13 @@ function valueAt<T>(history: Since<T>[], event: ChainPosition): T | undefined {
 }
 
 /** The typed-data domain of the registry's eip712Domain() answer, salt included. */
-export function typedDomain(domain: { name: string; version: string; chainId: bigint; verifyingContract: string; salt: string }) {
+export function typedDomain(domain: {
+  name: string;
+  version: string;
+  chainId: bigint;
+  verifyingContract: string;
+  salt: string;
+}) {
   return {
     name: domain.name,
     version: domain.version,
@@ -516,7 +540,8 @@ export function domainProblem(
   if (domain.name !== DECISION_DOMAIN_NAME || domain.version !== DECISION_DOMAIN_VERSION)
     problems.push(`name and version ${domain.name} ${domain.version}`);
   if (domain.chainId !== BigInt(chainId)) problems.push(`chain id ${domain.chainId}`);
-  if (getAddress(domain.verifyingContract) !== getAddress(registry)) problems.push(`verifying contract ${domain.verifyingContract}`);
+  if (getAddress(domain.verifyingContract) !== getAddress(registry))
+    problems.push(`verifying contract ${domain.verifyingContract}`);
   if (domain.fields !== 0x1f) problems.push(`fields 0x${domain.fields.toString(16)}`);
   return problems.length ? `the registry's eip712Domain() says ${problems.join(", ")}` : undefined;
 }

@@ -82,11 +82,15 @@ export function replayReview(
         const rule = stages[stage];
         const position = positionOf(stage, departmentId);
         if (!rule || position < 0) {
-          findings.push(`${what}: ${name(departmentId)} is not a department of that stage in workflow version ${workflowId}`);
+          findings.push(
+            `${what}: ${name(departmentId)} is not a department of that stage in workflow version ${workflowId}`,
+          );
           break;
         }
         if (stage !== current)
-          findings.push(`${what} was made while the review was in stage ${current === undefined ? "none" : stageNumber(current)}`);
+          findings.push(
+            `${what} was made while the review was in stage ${current === undefined ? "none" : stageNumber(current)}`,
+          );
         if (!inReview || closed) findings.push(`${what} was made while the request was not under review`);
         const slots = ledger(stage);
         if (slots[position].status !== PENDING && slots[position].status !== REVIEW_REQUIRED)
@@ -118,7 +122,8 @@ export function replayReview(
         break;
       }
       case "DocumentAnchored":
-        if (!closed && current !== undefined) findings.push(...invalidationFindings(e, events.slice(i + 1), ledgers, stages, current, name));
+        if (!closed && current !== undefined)
+          findings.push(...invalidationFindings(e, events.slice(i + 1), ledgers, stages, current, name));
         break;
       case "LicenceStatusChanged": {
         const from = STATUS_NAMES[Number(e.args.from)];
@@ -201,7 +206,13 @@ function completionFindings(issuance: ChainEvent, ledgers: Map<number, Slot[]>, 
     (ledgers.get(stage) ?? []).forEach((slot, p) => {
       positions.set(
         rule.departmentIds[p],
-        slot.status === APPROVED ? "APPROVED" : slot.status === REVIEW_REQUIRED ? "REVIEW_REQUIRED" : slot.status === PENDING ? "PENDING" : "OTHER",
+        slot.status === APPROVED
+          ? "APPROVED"
+          : slot.status === REVIEW_REQUIRED
+            ? "REVIEW_REQUIRED"
+            : slot.status === PENDING
+              ? "PENDING"
+              : "OTHER",
       );
     });
     const unmet = stageRuleUnmet(rule, positions);

@@ -28,7 +28,13 @@ const DOMAIN: Eip712Domain = {
   verifyingContract: registry,
   salt: SALT,
 };
-const typed = { name: DOMAIN.name, version: DOMAIN.version, chainId: CHAIN_ID, verifyingContract: registry, salt: SALT };
+const typed = {
+  name: DOMAIN.name,
+  version: DOMAIN.version,
+  chainId: CHAIN_ID,
+  verifyingContract: registry,
+  salt: SALT,
+};
 const remarksHash = id("looks fine");
 const PLAN_V1 = id("plan v1");
 const PLAN_V2 = id("plan v2");
@@ -70,7 +76,9 @@ describe("auditor: each decision against its call, its signature and the chain (
     event("DocumentAnchored", 5, 0, { tokenId: 7n, docIndex: 0n, version: 1n, sha256Hash: PLAN_V1 }),
     event("ReviewStarted", 10, 0, { tokenId: 7n, workflowId: 1n }),
     event("StageStarted", 10, 1, { tokenId: 7n, stage: 0n, startedAt: ROUND }),
-    ...(withV2 ? [event("DocumentAnchored", 12, 0, { tokenId: 7n, docIndex: 0n, version: 2n, sha256Hash: PLAN_V2 })] : []),
+    ...(withV2
+      ? [event("DocumentAnchored", 12, 0, { tokenId: 7n, docIndex: 0n, version: 2n, sha256Hash: PLAN_V2 })]
+      : []),
   ];
 
   const value = (overrides: Record<string, unknown> = {}) => ({
@@ -95,7 +103,10 @@ describe("auditor: each decision against its call, its signature and the chain (
     domain: object = typed,
   ) => {
     const v = value(overrides);
-    return approvalRegistryAbi.encodeFunctionData("decideBySig", [v, await signer.signTypedData(domain, DECISION_TYPES, v)]);
+    return approvalRegistryAbi.encodeFunctionData("decideBySig", [
+      v,
+      await signer.signTypedData(domain, DECISION_TYPES, v),
+    ]);
   };
 
   /** A DecisionRecorded (department 1, stage 0, token 7) made by the call `input` from `from`. */
@@ -128,7 +139,12 @@ describe("auditor: each decision against its call, its signature and the chain (
   const history = (extra: TimedEvent[] = []) =>
     new DepartmentWallets(
       [
-        event("DepartmentRegistered", 1, 0, { departmentId: 1n, code: code("FIRE"), wallet: custodial.address, custody: 0n }),
+        event("DepartmentRegistered", 1, 0, {
+          departmentId: 1n,
+          code: code("FIRE"),
+          wallet: custodial.address,
+          custody: 0n,
+        }),
         event(
           "DepartmentWalletProposed",
           20,
@@ -282,17 +298,39 @@ describe("auditor: each decision against its call, its signature and the chain (
   it("flags a signer that was not the department's wallet at its block, and a custody that was not its custody", async function () {
     const e = recorded(40, custodial.address, 0n, custodial.address, decide());
     const { findings } = await audit([e]);
-    expect(findings.some((f) => f.includes(`was signed by ${custodial.address}, but the department's wallet at block 40 was ${held.address}`))).to.equal(true);
-    expect(findings.some((f) => f.includes("records custody CUSTODIAL, but the department's custody at block 40 was DEPARTMENT_HELD"))).to.equal(true);
-    expect(findings.some((f) => f.includes(`made by ${custodial.address}, not by the department's wallet ${held.address}`))).to.equal(true);
+    expect(
+      findings.some((f) =>
+        f.includes(`was signed by ${custodial.address}, but the department's wallet at block 40 was ${held.address}`),
+      ),
+    ).to.equal(true);
+    expect(
+      findings.some((f) =>
+        f.includes("records custody CUSTODIAL, but the department's custody at block 40 was DEPARTMENT_HELD"),
+      ),
+    ).to.equal(true);
+    expect(
+      findings.some((f) => f.includes(`made by ${custodial.address}, not by the department's wallet ${held.address}`)),
+    ).to.equal(true);
   });
 
   it("flags a decision by a wallet a department-held department got without its outgoing wallet's consent, naming department, wallet and licence", async function () {
     const taker = Wallet.createRandom();
     const proposal = (block: number, time: number) =>
-      event("DepartmentWalletProposed", block, 0, { departmentId: 1n, wallet: taker.address, custody: 1n, effectiveAt: BigInt(time + DELAY) }, { time });
+      event(
+        "DepartmentWalletProposed",
+        block,
+        0,
+        { departmentId: 1n, wallet: taker.address, custody: 1n, effectiveAt: BigInt(time + DELAY) },
+        { time },
+      );
     const rotation = (block: number, time: number) =>
-      event("DepartmentWalletRotated", block, 0, { departmentId: 1n, previousWallet: held.address, wallet: taker.address, custody: 1n }, { time });
+      event(
+        "DepartmentWalletRotated",
+        block,
+        0,
+        { departmentId: 1n, previousWallet: held.address, wallet: taker.address, custody: 1n },
+        { time },
+      );
     // After the delay, but the department-held wallet never consented.
     const unconsented = history([proposal(50, 1_000_300), rotation(60, 1_000_300 + DELAY)]);
     expect(unconsented.findings).to.deep.equal([]);
@@ -316,7 +354,9 @@ describe("auditor: each decision against its call, its signature and the chain (
     const e = recorded(40, held.address, 1n, relayer, await bySig(held));
     const inactive = history([event("DepartmentActiveSet", 35, 0, { departmentId: 1n, active: false })]);
     const { findings } = await audit([e], inactive);
-    expect(findings).to.deep.equal([`decision APPROVED of FIRE in stage 1 (tx ${e.transactionHash}) was made while FIRE was not active (DepartmentActiveSet)`]);
+    expect(findings).to.deep.equal([
+      `decision APPROVED of FIRE in stage 1 (tx ${e.transactionHash}) was made while FIRE was not active (DepartmentActiveSet)`,
+    ]);
     const again = history([
       event("DepartmentActiveSet", 35, 0, { departmentId: 1n, active: false }),
       event("DepartmentActiveSet", 36, 0, { departmentId: 1n, active: true }),
@@ -328,9 +368,26 @@ describe("auditor: each decision against its call, its signature and the chain (
     const early = Wallet.createRandom();
     const rushed = new DepartmentWallets(
       [
-        event("DepartmentRegistered", 1, 0, { departmentId: 1n, code: code("FIRE"), wallet: custodial.address, custody: 0n }),
-        event("DepartmentWalletProposed", 20, 0, { departmentId: 1n, wallet: early.address, custody: 0n, effectiveAt: BigInt(1_000_200 + DELAY) }, { time: 1_000_200 }),
-        event("DepartmentWalletRotated", 20, 1, { departmentId: 1n, previousWallet: custodial.address, wallet: early.address, custody: 0n }, { time: 1_000_200 }),
+        event("DepartmentRegistered", 1, 0, {
+          departmentId: 1n,
+          code: code("FIRE"),
+          wallet: custodial.address,
+          custody: 0n,
+        }),
+        event(
+          "DepartmentWalletProposed",
+          20,
+          0,
+          { departmentId: 1n, wallet: early.address, custody: 0n, effectiveAt: BigInt(1_000_200 + DELAY) },
+          { time: 1_000_200 },
+        ),
+        event(
+          "DepartmentWalletRotated",
+          20,
+          1,
+          { departmentId: 1n, previousWallet: custodial.address, wallet: early.address, custody: 0n },
+          { time: 1_000_200 },
+        ),
       ],
       DELAY,
     );

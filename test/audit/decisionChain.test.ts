@@ -46,7 +46,8 @@ describe("auditor: decisions against their calls on the real contracts (anvil, d
   let safe: Contract;
   let domain: Record<string, unknown>;
 
-  const as = (contract: Contract, wallet: Wallet | HDNodeWallet) => contract.connect(wallet.connect(p.provider)) as Contract;
+  const as = (contract: Contract, wallet: Wallet | HDNodeWallet) =>
+    contract.connect(wallet.connect(p.provider)) as Contract;
   const mined = async (tx: Promise<{ wait(): Promise<unknown> }>) => (await tx).wait();
   const keyProof = async (code: string, wallet: string, custody: number, signer: Wallet | HDNodeWallet | "safe") => {
     const value = { code: b32(code), wallet, custody };
@@ -57,8 +58,17 @@ describe("auditor: decisions against their calls on the real contracts (anvil, d
 
   /** A submitted request `tokenId` with one document. */
   async function submitted(tokenId: number) {
-    await mined(as(token, operator).mint(Wallet.createRandom().address, tokenId, b32("PERMIT"), id(`applicant ${tokenId}`)));
-    await mined(as(documents, operator).anchorDocument(tokenId, zeroPadValue(toBeHex(tokenId), 16), b32("SITE_PLAN"), id(`plan ${tokenId}`)));
+    await mined(
+      as(token, operator).mint(Wallet.createRandom().address, tokenId, b32("PERMIT"), id(`applicant ${tokenId}`)),
+    );
+    await mined(
+      as(documents, operator).anchorDocument(
+        tokenId,
+        zeroPadValue(toBeHex(tokenId), 16),
+        b32("SITE_PLAN"),
+        id(`plan ${tokenId}`),
+      ),
+    );
     await mined(as(registry, operator).submit(tokenId));
   }
 
@@ -110,8 +120,17 @@ describe("auditor: decisions against their calls on the real contracts (anvil, d
     const water = await deploySafe(p.provider, [owner.address], 1);
     safe = new Contract(water, await safeAbi(), p.provider);
 
-    await mined(registry.registerDepartment(b32("FIRE"), fire.address, 0, await keyProof("FIRE", fire.address, 0, fire)));
-    await mined(registry.registerDepartment(b32("POLICE"), police.address, 1, await keyProof("POLICE", police.address, 1, police)));
+    await mined(
+      registry.registerDepartment(b32("FIRE"), fire.address, 0, await keyProof("FIRE", fire.address, 0, fire)),
+    );
+    await mined(
+      registry.registerDepartment(
+        b32("POLICE"),
+        police.address,
+        1,
+        await keyProof("POLICE", police.address, 1, police),
+      ),
+    );
     await mined(registry.registerDepartment(b32("WATER"), water, 1, await keyProof("WATER", water, 1, "safe")));
     const stage = (executionType: number, completion: number, departments: string[]) => ({
       executionType,
@@ -124,7 +143,10 @@ describe("auditor: decisions against their calls on the real contracts (anvil, d
       departments: departments.map(b32),
     });
     await mined(
-      registry.registerWorkflow(b32("PERMIT"), id("permit v1"), 0, [stage(0, 0, ["FIRE", "POLICE"]), stage(1, 1, ["WATER"])]),
+      registry.registerWorkflow(b32("PERMIT"), id("permit v1"), 0, [
+        stage(0, 0, ["FIRE", "POLICE"]),
+        stage(1, 1, ["WATER"]),
+      ]),
     );
   });
 
@@ -150,7 +172,14 @@ describe("auditor: decisions against their calls on the real contracts (anvil, d
 
   it("a department-held key replaced after the delay without its consent: the new wallet's decision is a finding naming department, wallet and licence", async function () {
     const taker = Wallet.createRandom();
-    await mined(registry.proposeDepartmentWallet(b32("POLICE"), taker.address, 1, await keyProof("POLICE", taker.address, 1, taker)));
+    await mined(
+      registry.proposeDepartmentWallet(
+        b32("POLICE"),
+        taker.address,
+        1,
+        await keyProof("POLICE", taker.address, 1, taker),
+      ),
+    );
     await p.provider.send("evm_increaseTime", [Number(p.deployment.walletDelay) + 1]);
     await mined(as(registry, operator).activateDepartmentWallet(b32("POLICE")));
     await review(2, taker);

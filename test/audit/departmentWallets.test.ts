@@ -161,28 +161,54 @@ describe("auditor: department wallet changes and their delays (synthetic events)
     const held = () =>
       event("DepartmentRegistered", 10, 0, { departmentId: 1n, code: code("FIRE"), wallet: w1, custody: 1n });
     const consented = new DepartmentWallets(
-      [held(), proposed(20, w2, 1_000_200, 1n), event("DepartmentWalletConsented", 20, 1, { departmentId: 1n, wallet: w2 }), { ...rotated(20, w1, w2, 1_000_200, 1n), logIndex: 2 }],
+      [
+        held(),
+        proposed(20, w2, 1_000_200, 1n),
+        event("DepartmentWalletConsented", 20, 1, { departmentId: 1n, wallet: w2 }),
+        { ...rotated(20, w1, w2, 1_000_200, 1n), logIndex: 2 },
+      ],
       DELAY,
     );
     expect(consented.findings).to.deep.equal([]);
-    expect(consented.periodAt(1, { blockNumber: 21, logIndex: 0 })).to.deep.include({ consented: true, unconsented: false, early: false });
+    expect(consented.periodAt(1, { blockNumber: 21, logIndex: 0 })).to.deep.include({
+      consented: true,
+      unconsented: false,
+      early: false,
+    });
     // Without consent the delay applies, and even when waited out the new wallet's period is marked.
-    const waited = new DepartmentWallets([held(), proposed(20, w2, 1_000_200, 1n), rotated(30, w1, w2, 1_000_200 + DELAY, 1n)], DELAY);
+    const waited = new DepartmentWallets(
+      [held(), proposed(20, w2, 1_000_200, 1n), rotated(30, w1, w2, 1_000_200 + DELAY, 1n)],
+      DELAY,
+    );
     expect(waited.findings).to.deep.equal([]);
-    expect(waited.periodAt(1, { blockNumber: 31, logIndex: 0 })).to.deep.include({ consented: false, unconsented: true });
+    expect(waited.periodAt(1, { blockNumber: 31, logIndex: 0 })).to.deep.include({
+      consented: false,
+      unconsented: true,
+    });
     // A custodial department's consent is the platform's: it waives nothing.
     const custodial = new DepartmentWallets(
-      [registered(), proposed(20, w2, 1_000_200), event("DepartmentWalletConsented", 20, 1, { departmentId: 1n, wallet: w2 }), { ...rotated(20, w1, w2, 1_000_200), logIndex: 2 }],
+      [
+        registered(),
+        proposed(20, w2, 1_000_200),
+        event("DepartmentWalletConsented", 20, 1, { departmentId: 1n, wallet: w2 }),
+        { ...rotated(20, w1, w2, 1_000_200), logIndex: 2 },
+      ],
       DELAY,
     );
     expect(custodial.findings).to.have.length(1);
     expect(custodial.findings[0]).to.include("the wallet delay is");
     // A consent to a wallet that is not the one proposed is a finding, and a new proposal needs its own consent.
     const other = new DepartmentWallets(
-      [held(), proposed(20, w2, 1_000_200, 1n), event("DepartmentWalletConsented", 21, 0, { departmentId: 1n, wallet: w3 })],
+      [
+        held(),
+        proposed(20, w2, 1_000_200, 1n),
+        event("DepartmentWalletConsented", 21, 0, { departmentId: 1n, wallet: w3 }),
+      ],
       DELAY,
     );
-    expect(other.findings[0]).to.include(`consented at block 21`).and.include(`to a change to ${w3}, but the pending proposal was ${w2}`);
+    expect(other.findings[0])
+      .to.include(`consented at block 21`)
+      .and.include(`to a change to ${w3}, but the pending proposal was ${w2}`);
   });
 
   it("replays each department's active flag and decision nonce", function () {
@@ -207,7 +233,13 @@ describe("auditor: department wallet changes and their delays (synthetic events)
 
   describe("who made each change, from its transaction", function () {
     const SALT = id("salt");
-    const domain = { name: DECISION_DOMAIN_NAME, version: DECISION_DOMAIN_VERSION, chainId: 31337n, verifyingContract: CONTRACTS.ApprovalRegistry, salt: SALT };
+    const domain = {
+      name: DECISION_DOMAIN_NAME,
+      version: DECISION_DOMAIN_VERSION,
+      chainId: 31337n,
+      verifyingContract: CONTRACTS.ApprovalRegistry,
+      salt: SALT,
+    };
     const governance = address();
     const admin = address();
     const roles = {
@@ -230,9 +262,24 @@ describe("auditor: department wallet changes and their delays (synthetic events)
     const proof = (wallet: Pick<Wallet, "signTypedData" | "address">, custody = 0) =>
       wallet.signTypedData(domain, DEPARTMENT_KEY_TYPES, { code: code("FIRE"), wallet: wallet.address, custody });
     const registration = async (from: string, keyProof: string) => {
-      const e = event("DepartmentRegistered", 10, 0, { departmentId: 1n, code: code("FIRE"), wallet: key.address, custody: 0n });
+      const e = event("DepartmentRegistered", 10, 0, {
+        departmentId: 1n,
+        code: code("FIRE"),
+        wallet: key.address,
+        custody: 0n,
+      });
       calls.set(e.transactionHash, {
-        calls: [{ from, input: approvalRegistryAbi.encodeFunctionData("registerDepartment", [code("FIRE"), key.address, 0, keyProof]) }],
+        calls: [
+          {
+            from,
+            input: approvalRegistryAbi.encodeFunctionData("registerDepartment", [
+              code("FIRE"),
+              key.address,
+              0,
+              keyProof,
+            ]),
+          },
+        ],
         how: "trace",
       });
       return e;
@@ -249,24 +296,39 @@ describe("auditor: department wallet changes and their delays (synthetic events)
       expect(findings).to.deep.equal([
         `the registration of FIRE with wallet ${key.address} at block 10 (tx ${byAdmin.audit()[0].changes[0].transactionHash}) was made by ${admin}, which did not hold DEFAULT_ADMIN_ROLE (governance) on the approval registry then`,
       ]);
-      const badProof = new DepartmentWallets([await registration(governance, await proof(Wallet.createRandom()))], DELAY);
-      expect((await badProof.callerFindings(lookups, roles))[0]).to.include(`its key proof is not ${key.address}'s signature of DepartmentKey`);
+      const badProof = new DepartmentWallets(
+        [await registration(governance, await proof(Wallet.createRandom()))],
+        DELAY,
+      );
+      expect((await badProof.callerFindings(lookups, roles))[0]).to.include(
+        `its key proof is not ${key.address}'s signature of DepartmentKey`,
+      );
     });
 
     it("flags a consent not sent by the department's wallet, and a change whose call cannot be found (cannot verify)", async function () {
       const registered = await registration(governance, await proof(key));
       const next = Wallet.createRandom();
-      const proposal = event("DepartmentWalletProposed", 20, 0, { departmentId: 1n, wallet: next.address, custody: 1n, effectiveAt: BigInt(1_000_200 + DELAY) }, { time: 1_000_200 });
+      const proposal = event(
+        "DepartmentWalletProposed",
+        20,
+        0,
+        { departmentId: 1n, wallet: next.address, custody: 1n, effectiveAt: BigInt(1_000_200 + DELAY) },
+        { time: 1_000_200 },
+      );
       const consent = event("DepartmentWalletConsented", 21, 0, { departmentId: 1n, wallet: next.address });
       calls.set(consent.transactionHash, {
-        calls: [{ from: admin, input: approvalRegistryAbi.encodeFunctionData("consentDepartmentWallet", [code("FIRE")]) }],
+        calls: [
+          { from: admin, input: approvalRegistryAbi.encodeFunctionData("consentDepartmentWallet", [code("FIRE")]) },
+        ],
         how: "trace",
       });
       const wallets = new DepartmentWallets([registered, proposal, consent], DELAY);
       const findings = await wallets.callerFindings(lookups, roles);
       expect(findings).to.have.length(2);
       expect(findings[0]).to.include(`cannot verify DepartmentWalletProposed at block 20`);
-      expect(findings[1]).to.include(`the consent to FIRE's wallet change to ${next.address}`).and.include(`was sent by ${admin}, not by the department's wallet ${key.address}`);
+      expect(findings[1])
+        .to.include(`the consent to FIRE's wallet change to ${next.address}`)
+        .and.include(`was sent by ${admin}, not by the department's wallet ${key.address}`);
     });
   });
 });

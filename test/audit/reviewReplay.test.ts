@@ -12,7 +12,13 @@ import { address, code, event } from "./syntheticChain.ts";
 
 const [SUBMITTED, APPROVED] = [2n, 4n];
 /** Stage 0: FIRE (1) then POLICE (2), SEQUENTIAL, ALL; stage 1: WATER (3), ALL. */
-const stage = (index: number, executionType: number, ids: number[], completion = 0, mandatoryMask = (1 << ids.length) - 1) =>
+const stage = (
+  index: number,
+  executionType: number,
+  ids: number[],
+  completion = 0,
+  mandatoryMask = (1 << ids.length) - 1,
+) =>
   event("WorkflowStageRegistered", 2, index, {
     workflowId: 1n,
     stageIndex: BigInt(index),
@@ -29,7 +35,12 @@ const departments = (stages = [stage(0, 0, [1, 2]), stage(1, 1, [3])]) =>
   new DepartmentWallets(
     [
       ...["FIRE", "POLICE", "WATER"].map((c, i) =>
-        event("DepartmentRegistered", 1, i, { departmentId: BigInt(i + 1), code: code(c), wallet: address(), custody: 0n }),
+        event("DepartmentRegistered", 1, i, {
+          departmentId: BigInt(i + 1),
+          code: code(c),
+          wallet: address(),
+          custody: 0n,
+        }),
       ),
       ...stages,
     ],
@@ -37,7 +48,14 @@ const departments = (stages = [stage(0, 0, [1, 2]), stage(1, 1, [3])]) =>
   );
 
 let log = 0;
-const decided = (block: number, stageIndex: number, departmentId: number, decision = 1n, reviewedMask = 1n, tx?: string) =>
+const decided = (
+  block: number,
+  stageIndex: number,
+  departmentId: number,
+  decision = 1n,
+  reviewedMask = 1n,
+  tx?: string,
+) =>
   event(
     "DecisionRecorded",
     block,
@@ -50,11 +68,35 @@ const started = (block: number, s: number, tx?: string) =>
 const completed = (block: number, s: number, tx?: string) =>
   event("StageCompleted", block, log++, { tokenId: 7n, stage: BigInt(s) }, { transactionHash: tx });
 const anchored = (block: number, docIndex: number, version: number, tx?: string) =>
-  event("DocumentAnchored", block, log++, { tokenId: 7n, docIndex: BigInt(docIndex), version: BigInt(version) }, { transactionHash: tx });
+  event(
+    "DocumentAnchored",
+    block,
+    log++,
+    { tokenId: 7n, docIndex: BigInt(docIndex), version: BigInt(version) },
+    { transactionHash: tx },
+  );
 const invalidated = (block: number, s: number, departmentId: number, docIndex: number, version: number, tx: string) =>
-  event("ReviewInvalidated", block, log++, { tokenId: 7n, stage: BigInt(s), departmentId: BigInt(departmentId), docIndex: BigInt(docIndex), newVersion: BigInt(version) }, { transactionHash: tx });
+  event(
+    "ReviewInvalidated",
+    block,
+    log++,
+    {
+      tokenId: 7n,
+      stage: BigInt(s),
+      departmentId: BigInt(departmentId),
+      docIndex: BigInt(docIndex),
+      newVersion: BigInt(version),
+    },
+    { transactionHash: tx },
+  );
 const reopened = (block: number, from: number, to: number, tx: string) =>
-  event("StageReopened", block, log++, { tokenId: 7n, fromStage: BigInt(from), toStage: BigInt(to) }, { transactionHash: tx });
+  event(
+    "StageReopened",
+    block,
+    log++,
+    { tokenId: 7n, fromStage: BigInt(from), toStage: BigInt(to) },
+    { transactionHash: tx },
+  );
 const issued = (block: number, tx?: string) =>
   event("LicenceStatusChanged", block, log++, { tokenId: 7n, from: SUBMITTED, to: APPROVED }, { transactionHash: tx });
 
@@ -86,7 +128,13 @@ describe("auditor: the review replayed from events by the registered rules (synt
     // POLICE (position 1) decides before FIRE (position 0) approved.
     const swapped = [...events.slice(0, 3), decided(5, 0, 2, 3n), decided(5, 0, 2), ...events.slice(3)];
     const findings = replayReview(swapped, departments());
-    expect(findings.some((f) => f.includes("the decision of POLICE in stage 1") && f.includes("out of turn in a SEQUENTIAL stage: it was FIRE's turn"))).to.equal(true);
+    expect(
+      findings.some(
+        (f) =>
+          f.includes("the decision of POLICE in stage 1") &&
+          f.includes("out of turn in a SEQUENTIAL stage: it was FIRE's turn"),
+      ),
+    ).to.equal(true);
     expect(findings.some((f) => f.includes("POLICE had already decided there"))).to.equal(true);
   });
 
@@ -106,7 +154,13 @@ describe("auditor: the review replayed from events by the registered rules (synt
     // In stage 2, before WATER decides: a new document, invalidating nothing in stage 1 and reopening nothing.
     const partial = [...events.slice(0, 7), anchored(6, 1, 1, tx), ...events.slice(7)];
     const findings = replayReview(partial, departments());
-    expect(findings.some((f) => f.includes("document #1 anchored under review") && f.includes("did not invalidate the approvals of FIRE in stage 1, POLICE in stage 1"))).to.equal(true);
+    expect(
+      findings.some(
+        (f) =>
+          f.includes("document #1 anchored under review") &&
+          f.includes("did not invalidate the approvals of FIRE in stage 1, POLICE in stage 1"),
+      ),
+    ).to.equal(true);
     expect(findings.some((f) => f.includes("reopened no stage, but review had to go back to stage 1"))).to.equal(true);
   });
 
@@ -134,13 +188,22 @@ describe("auditor: the review replayed from events by the registered rules (synt
     const events = sound();
     const tx = "0x" + "ad".repeat(32);
     const findings = replayReview([...events.slice(0, 7), anchored(6, 0, 2, tx), ...events.slice(7)], departments());
-    expect(findings[0]).to.include("version 2 of document #0 anchored under review").and.include("did not invalidate the approvals of FIRE in stage 1, POLICE in stage 1");
+    expect(findings[0])
+      .to.include("version 2 of document #0 anchored under review")
+      .and.include("did not invalidate the approvals of FIRE in stage 1, POLICE in stage 1");
   });
 
   it("flags a decision in a stage other than the current one, and a department not of the stage", function () {
     const events = sound();
-    const findings = replayReview([...events.slice(0, 4), decided(5, 1, 3), decided(5, 0, 3), ...events.slice(4)], departments());
-    expect(findings.some((f) => f.includes("the decision of WATER in stage 2") && f.includes("while the review was in stage 1"))).to.equal(true);
+    const findings = replayReview(
+      [...events.slice(0, 4), decided(5, 1, 3), decided(5, 0, 3), ...events.slice(4)],
+      departments(),
+    );
+    expect(
+      findings.some(
+        (f) => f.includes("the decision of WATER in stage 2") && f.includes("while the review was in stage 1"),
+      ),
+    ).to.equal(true);
     expect(findings.some((f) => f.includes("WATER is not a department of that stage"))).to.equal(true);
   });
 });
