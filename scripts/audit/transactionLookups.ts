@@ -179,13 +179,20 @@ export class TransactionLookups {
     return trace;
   }
 
-  /** The registry's EIP-5267 domain at `blockNumber` (null if it has none or the call fails). */
+  /**
+   * The registry's EIP-5267 domain at `blockNumber` (null if it has none or the call fails). A node that keeps no
+   * state for old blocks (anvil restarted from its state file) is asked at the latest block instead: every field of
+   * the reviewed build's domain is fixed at deployment (constants, chain id, address, an immutable salt), and the
+   * code at the address was checked against that build before anything is read.
+   */
   eip712Domain(contract: string, blockNumber: number): Promise<Eip712Domain | null> {
     const key = `${contract}@${blockNumber}`;
     let domain = this.#domains.get(key);
     if (!domain) {
+      const data = erc5267.encodeFunctionData("eip712Domain", []);
       domain = this.#provider
-        .call({ to: contract, data: erc5267.encodeFunctionData("eip712Domain", []), blockTag: blockNumber })
+        .call({ to: contract, data, blockTag: blockNumber })
+        .catch(() => this.#provider.call({ to: contract, data, blockTag: "latest" }))
         .then((answer) => {
           const d = erc5267.decodeFunctionResult("eip712Domain", answer);
           return {

@@ -32,7 +32,7 @@ import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../..
 import { readDeployment, type Deployment } from "../../scripts/audit/deploymentFile.ts";
 import { REPO_ROOT } from "../../scripts/stack/stack.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
-import { createDepartment, departmentClient } from "./support/departmentClient.ts";
+import { createDepartment, departmentClient, eoaKeySigner, keyProof } from "./support/departmentClient.ts";
 import { eventually } from "./support/eventually.ts";
 import { apiClient as httpClient, type Json } from "./support/httpClient.ts";
 import { jpeg, pdf, png } from "./support/sampleFiles.ts";
@@ -642,12 +642,14 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
   describe("after department wallet changes on chain", function () {
     const registryAddress = () => deployment.contracts.ApprovalRegistry;
 
-    /** Proposes `wallet` (held by the department, i.e. not by the platform) for C through the API; its receipt. */
-    async function propose(wallet: string) {
-      const proposed = await admin.post(`/departments/${codes.C}/wallet-change`, {
-        custody: "DEPARTMENT_HELD",
-        walletAddress: wallet,
-      });
+    /**
+     * Proposes `wallet` (held by the department, i.e. not by the platform) for C through the API, with the wallet's
+     * proof that it holds its key; its receipt.
+     */
+    async function propose(wallet: { address: string; signTypedData: Wallet["signTypedData"] }) {
+      const change = { custody: "DEPARTMENT_HELD" as const, walletAddress: wallet.address };
+      const proof = await keyProof(api, adminToken, { code: codes.C, ...change }, eoaKeySigner(wallet));
+      const proposed = await admin.post(`/departments/${codes.C}/wallet-change`, { ...change, keyProof: proof });
       expect(proposed.status, JSON.stringify(proposed.body)).to.equal(200);
       return (await chain.getTransactionReceipt(proposed.body.transactionHash))!;
     }
@@ -668,8 +670,9 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
 
     it("a wallet change that waits out its delay in public is reported and clean: earlier decisions keep the wallet of their time", async function () {
       const { issued } = scenarios;
-      const next = Wallet.createRandom().address;
-      await propose(next);
+      const nextKey = Wallet.createRandom();
+      const next = nextKey.address;
+      await propose(nextKey);
       await chain.send("evm_increaseTime", [deployment.walletDelay]);
       await activate();
 
@@ -705,7 +708,7 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
       // a tampered node would, and activates it at once: the chain now shows a rotation inside its window.
       const intruder = Wallet.createRandom().connect(chain);
       await chain.send("anvil_setBalance", [intruder.address, "0x3635c9adc5dea00000"]);
-      const proposal = await propose(intruder.address);
+      const proposal = await propose(new Wallet(intruder.privateKey));
       const departmentId = Number((await call(registryAbi, registryAddress(), "departmentByCode", [b32(codes.C)]))[0]);
       let slot: string | undefined;
       for (let base = 0; base < 32 && !slot; base++) {

@@ -27,6 +27,8 @@ export async function productionEnv(stack: Stack, extra: NodeJS.ProcessEnv = {})
     REDIRECT_URI_ALLOWLIST: "https://portal.example/cb",
     JOB_TIME_SCALE: "1",
     JOBS_IN_API: "false",
+    // Governance is a Safe in production: this API holds no governance key (the stack's development one is refused).
+    GOVERNANCE_PRIVATE_KEY: "",
     ...extra,
   };
 }
