@@ -708,6 +708,7 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
       // a tampered node would, and activates it at once: the chain now shows a rotation inside its window.
       const intruder = Wallet.createRandom().connect(chain);
       await chain.send("anvil_setBalance", [intruder.address, "0x3635c9adc5dea00000"]);
+      const [, heldWallet] = await call(registryAbi, registryAddress(), "departmentByCode", [b32(codes.C)]);
       const proposal = await propose(new Wallet(intruder.privateKey));
       const departmentId = Number((await call(registryAbi, registryAddress(), "departmentByCode", [b32(codes.C)]))[0]);
       let slot: string | undefined;
@@ -729,14 +730,41 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
       ]);
       const activation = await activate();
 
-      // The intruder decides for C, on the versions current now: the licence is issued.
-      const versions = (
-        await call(documentsAbi, deployment.contracts.DocumentRegistry, "packedDocumentsOf", [forged.tokenId])
-      )[0];
+      // The intruder decides for C, in the current stage and round, on the documents' latest hashes and C's next
+      // nonce: the licence is issued.
+      const [progress] = await call(registryAbi, registryAddress(), "progressOf", [forged.tokenId]);
+      const [, , latest] = await call(documentsAbi, deployment.contracts.DocumentRegistry, "documentsOf", [
+        forged.tokenId,
+      ]);
+      const anchored = await chain.getLogs({
+        address: deployment.contracts.DocumentRegistry,
+        topics: [documentsAbi.getEvent("DocumentAnchored")!.topicHash, zeroPadValue(toBeHex(forged.tokenId), 32)],
+        fromBlock: 0,
+      });
+      const hashAt = new Map(
+        anchored.map((log) => {
+          const { docIndex, version, sha256Hash } = documentsAbi.parseLog(log)!.args;
+          return [`${docIndex}:${version}`, sha256Hash as string];
+        }),
+      );
+      const [record] = await call(registryAbi, registryAddress(), "departmentRecord", [departmentId]);
+      const intruderDecision = {
+        tokenId: forged.tokenId,
+        departmentId,
+        stage: progress.stage,
+        round: progress.stageStartedAt,
+        decision: 1,
+        reasonCode: 0,
+        reviewedMask: 0,
+        documents: (latest as bigint[]).map((version, index) => hashAt.get(`${index}:${version}`)!),
+        remarksHash: id("forged"),
+        nonce: record.nonce,
+        deadline: BigInt((await chain.getBlock("latest"))!.timestamp) + 600n,
+      };
       const approval = await (
         await intruder.sendTransaction({
           to: registryAddress(),
-          data: registryAbi.encodeFunctionData("approve", [forged.tokenId, 0, versions, id("forged")]),
+          data: registryAbi.encodeFunctionData("decide", [intruderDecision]),
         })
       ).wait();
       expect((await call(tokenAbi, deployment.contracts.LicenceToken, "licence", [forged.tokenId]))[0].status).to.equal(
@@ -766,9 +794,14 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
         departmentWallet: intruder.address,
         walletMatches: false,
       });
-      expect(licence.findings).to.deep.equal([
+      // C held its own key since the previous test, and that key never consented to the intruder's wallet.
+      expect(licence.findings).to.have.length(2);
+      expect(licence.findings[0]).to.equal(
+        `decision APPROVED of ${codes.C} in stage 2 (tx ${approval!.hash}) on licence ${forged.tokenId} was signed by ${intruder.address}, which ${codes.C} got at block ${activation.blockNumber} (tx ${activation.hash}) through a wallet change its outgoing department-held wallet ${heldWallet} did not consent to`,
+      );
+      expect(licence.findings[1]).to.equal(
         `decision APPROVED of ${codes.C} in stage 2 (tx ${approval!.hash}) was made by ${intruder.address}, which became ${codes.C}'s wallet at block ${activation.blockNumber} without waiting the wallet delay after its proposal (proposed at block ${proposal.blockNumber})`,
-      ]);
+      );
       const text = await audit("--token", String(forged.tokenId));
       expect(text.code).to.equal(1);
       expect(text.stdout)
