@@ -115,14 +115,19 @@ async function deployWithTwoWorkflowVersions() {
 describe("ApprovalRegistry", function () {
   describe("constructor", function () {
     it("wires the token, the document registry and the decision verifier, and grants DEFAULT_ADMIN_ROLE", async function () {
-      const { token, documents, verifier, registry, deployer } = await networkHelpers.loadFixture(deployPlatform);
+      const { token, documents, verifier, extension, registry, deployer } =
+        await networkHelpers.loadFixture(deployPlatform);
       expect(await registry.licenceToken()).to.equal(await token.getAddress());
+      expect(await registry.registryExtension()).to.equal(await extension.getAddress());
       expect(await registry.documentRegistry()).to.equal(await documents.getAddress());
       expect(await registry.decisionVerifier()).to.equal(await verifier.getAddress());
       expect(await registry.walletDelay()).to.equal(WALLET_DELAY);
       expect(await registry.hasRole(ROLES.DEFAULT_ADMIN, deployer.address)).to.equal(true);
       expect(await registry.MAX_STAGES()).to.equal(16n);
       expect(await registry.MAX_STAGE_DEPARTMENTS()).to.equal(8n);
+      // The extension enforces the limits the registry's loops are bounded by: the two must not drift apart.
+      expect(await extension.MAX_STAGES()).to.equal(await registry.MAX_STAGES());
+      expect(await extension.MAX_STAGE_DEPARTMENTS()).to.equal(await registry.MAX_STAGE_DEPARTMENTS());
       expect(await registry.MAX_REJECTION_REASON()).to.equal(5n);
       expect(await registry.REASON_TIMEOUT()).to.equal(6n);
     });
