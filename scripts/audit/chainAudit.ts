@@ -88,6 +88,7 @@ export async function auditChain(
   const platform = await auditPlatform(provider, deployment, views, reader, lookups, asOfBlock);
   const startFindings = startBlockFindings(startBlock, platform.firstEvent);
   const context = { chainId: deployment.chainId, approvalRegistry: deployment.contracts.ApprovalRegistry, lookups };
+  const licences = await auditLicences(target, reader, views, platform, context);
   return {
     ...facts,
     startBlock,
@@ -97,8 +98,8 @@ export async function auditChain(
     wiring: platform.wiring,
     departments: platform.departments.audit(),
     findings: [...code.findings, ...startFindings, ...platform.findings],
-    notes: [...notes, ...platform.notes],
-    licences: await auditLicences(target, reader, views, platform, context),
+    notes: [...notes, ...platform.notes, ...lookups.notes],
+    licences,
   };
 }
 

@@ -4,7 +4,7 @@
  * a contract, with their callers: a decision or a registration made inside a Safe's execTransaction is a call
  * from the Safe, which the transaction's own sender and input do not show.
  */
-import { Interface, getAddress, recoverAddress, type JsonRpcProvider } from "ethers";
+import { Interface, ZeroAddress, getAddress, recoverAddress, type JsonRpcProvider } from "ethers";
 import { isoTime } from "./auditRecord.ts";
 import type { ChainEvent, TimedEvent } from "./logReader.ts";
 
@@ -64,6 +64,8 @@ export class TransactionLookups {
   readonly #transactions = new Map<string, Promise<TransactionFacts>>();
   readonly #traces = new Map<string, Promise<TraceFrame | null>>();
   readonly #domains = new Map<string, Promise<Eip712Domain | null>>();
+  readonly #stateAt = new Map<number, Promise<number | "latest">>();
+  readonly #notes = new Set<string>();
 
   constructor(provider: JsonRpcProvider) {
     this.#provider = provider;
@@ -104,9 +106,36 @@ export class TransactionLookups {
     return facts;
   }
 
+  /** What the lookups could only answer at the latest block, for the audit's notes. */
+  get notes(): string[] {
+    return [...this.#notes];
+  }
+
+  /**
+   * The block to ask about `blockNumber`'s state: itself, or the latest block when the node keeps no state there
+   * (pruned, or anvil restarted from its state file), which is noted: a wallet's code or a Safe's owners may have
+   * changed since.
+   */
+  #stateTag(blockNumber: number): Promise<number | "latest"> {
+    let tag = this.#stateAt.get(blockNumber);
+    if (!tag) {
+      tag = this.#provider.getBalance(ZeroAddress, blockNumber).then(
+        () => blockNumber,
+        () => {
+          this.#notes.add(
+            "the node keeps no state for some past blocks: wallet code and EIP-1271 signatures of decisions and key proofs made then were checked at the latest block",
+          );
+          return "latest" as const;
+        },
+      );
+      this.#stateAt.set(blockNumber, tag);
+    }
+    return tag;
+  }
+
   /** Whether `address` had code at `blockNumber` (a contract wallet answers EIP-1271; an EOA signs ECDSA). */
   async hasCode(address: string, blockNumber: number): Promise<boolean> {
-    return (await this.#provider.getCode(address, blockNumber)) !== "0x";
+    return (await this.#provider.getCode(address, await this.#stateTag(blockNumber))) !== "0x";
   }
 
   /** An EIP-1271 wallet's answer to `isValidSignature(digest, signature)` at `blockNumber` (false if it reverts). */
@@ -115,7 +144,7 @@ export class TransactionLookups {
       const answer = await this.#provider.call({
         to: wallet,
         data: erc1271.encodeFunctionData("isValidSignature", [digest, signature]),
-        blockTag: blockNumber,
+        blockTag: await this.#stateTag(blockNumber),
       });
       return answer.slice(0, 10).toLowerCase() === erc1271.getFunction("isValidSignature")!.selector;
     } catch {

@@ -26,6 +26,9 @@ import {
   LicenceTokenAbi,
 } from "../../abis/index.ts";
 import { deploySafe, safeAbi, safeSignature } from "../stack/support/safeWallet.ts";
+import { startLocalChain } from "../../scripts/stack/localChain.ts";
+import { freePort } from "../../scripts/stack/ports.ts";
+import { runAudit } from "./auditCli.ts";
 import { fromSafe, localPlatform, type LocalPlatform } from "./localPlatform.ts";
 
 const b32 = encodeBytes32String;
@@ -194,5 +197,33 @@ describe("auditor: decisions against their calls on the real contracts (anvil, d
       .and.include(`on licence 2 was signed by ${taker.address}`)
       .and.include(`did not consent to`)
       .and.include(police.address);
+  });
+
+  it("restarted from its snapshot (no state for old blocks), the same licence audits clean: signatures checked at the latest block, and said so", async function () {
+    expect(await p.chain.stop(), "the snapshot is saved").to.equal(true);
+    const restarted = await startLocalChain({ dataDir: p.dir, port: await freePort(), chainId: 31337 });
+    try {
+      const { code, report, stderr } = await runAudit(
+        restarted.rpcUrl,
+        p.deploymentFile,
+        "--build",
+        p.buildFile,
+        "--token",
+        "1",
+      );
+      expect(stderr).to.equal("");
+      expect([...report.findings, ...report.licences[0].findings]).to.deep.equal([]);
+      expect(code).to.equal(0);
+      expect(report.licences[0].decisions.map((d: any) => [d.departmentCode, d.signedBy])).to.deep.equal([
+        ["FIRE", "platform-signed"],
+        ["POLICE", "department-signed"],
+        ["WATER", "department-signed"],
+      ]);
+      expect(report.notes).to.include(
+        "the node keeps no state for some past blocks: wallet code and EIP-1271 signatures of decisions and key proofs made then were checked at the latest block",
+      );
+    } finally {
+      await restarted.kill();
+    }
   });
 });
