@@ -30,7 +30,7 @@ export const Uuid = z.uuid();
 /**
  * RFC 3339 `date-time` (§5.6), strictly: a real calendar date, `T`, hours:minutes:seconds (seconds required),
  * an optional fraction, then `Z` or a `±hh:mm` offset. Upper-case `T` and `Z` only; no leap second 60.
- * (docs/decisions.md, "API document (issue 17)").
+ * (docs/decisions.md, "API document").
  */
 export const RFC3339_DATE_TIME =
   /^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|02-(?:0[1-9]|1\d|2[0-8])))T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
