@@ -85,7 +85,7 @@ export const settings = {
   },
   devConveniences: {
     env: "DEV_CONVENIENCES",
-    doc: "true: a local development stack: the passwordless development identity provider and secrets generated under DATA_DIR/secrets (npm start turns it on and says so). Refused in production, with a HOST that is not loopback, and with a DATABASE_URL or CHAIN_RPC_URL on another host",
+    doc: "true: a local development stack: the passwordless development identity provider and secrets generated under DATA_DIR/secrets (npm start turns it on and says so). Refused in production, with a HOST or PUBLIC_BASE_URL that is not loopback, behind a proxy (TRUST_PROXY_HOPS above 0), with an identity provider configured (IDENTITY_PROVIDER_*), and with a DATABASE_URL or CHAIN_RPC_URL on another host",
     fallback: false,
     parse: bool,
   },
@@ -327,7 +327,7 @@ export const settings = {
   },
   adminClientSecret: {
     env: "ADMIN_CLIENT_SECRET",
-    doc: "Bootstrap admin client secret; embedded: generated and printed by npm start",
+    doc: "Bootstrap admin client secret, at least 32 characters and about 128 bits by estimate (e.g. openssl rand -hex 32; weak ones are refused without DEV_CONVENIENCES); embedded: generated and printed by npm start",
     parse: text,
     secret: true,
   },
@@ -426,13 +426,19 @@ export const settings = {
   },
   rateLimitAuthPerMinute: {
     env: "RATE_LIMIT_AUTH_PER_MINUTE",
-    doc: "Authentication requests (and failed authentications) per client IP per minute; 0: no limit",
+    doc: "Requests to the sign-in endpoints (/auth/*) per client address per minute, and failed credentials per credential and address, and per address; 0: no limit",
     fallback: 60,
     parse: integer(0, 1_000_000),
   },
   rateLimitWritePerMinute: {
     env: "RATE_LIMIT_WRITE_PER_MINUTE",
     doc: "Write requests (POST/PUT/PATCH/DELETE) per caller per minute; 0: no limit",
+    fallback: 600,
+    parse: integer(0, 1_000_000),
+  },
+  rateLimitReadPerMinute: {
+    env: "RATE_LIMIT_READ_PER_MINUTE",
+    doc: "Authenticated reads (GET) per caller (applicant, client or department) per minute; 0: no limit",
     fallback: 600,
     parse: integer(0, 1_000_000),
   },
@@ -447,6 +453,24 @@ export const settings = {
     doc: "Requests one applicant may create in any 24 hours (each mints through the shared operator wallet); beyond: 429 QUOTA_EXCEEDED; 0: no quota",
     fallback: 50,
     parse: integer(0, 1_000_000),
+  },
+  documentVersionsPerDocument: {
+    env: "DOCUMENT_VERSIONS_PER_DOCUMENT",
+    doc: "Versions one document may have (the first upload is version 1); beyond: 409 DOCUMENT_BUDGET_EXCEEDED; 0: only the contract's 32,767",
+    fallback: 20,
+    parse: integer(0, 32_767),
+  },
+  documentVersionsPerDay: {
+    env: "DOCUMENT_VERSIONS_PER_DAY",
+    doc: "Document versions (first uploads and new versions) uploaded to one applicant's requests in any 24 hours, each anchored through the shared operator wallet; beyond: 429 DOCUMENT_BUDGET_EXCEEDED; 0: no budget",
+    fallback: 200,
+    parse: integer(0, 1_000_000),
+  },
+  documentBytesPerDay: {
+    env: "DOCUMENT_BYTES_PER_DAY",
+    doc: "Bytes of document versions uploaded to one applicant's requests in any 24 hours; beyond: 429 DOCUMENT_BUDGET_EXCEEDED; 0: no budget",
+    fallback: 500 * 1024 * 1024,
+    parse: integer(0, Number.MAX_SAFE_INTEGER),
   },
   maxMetadataBytes: {
     env: "MAX_METADATA_BYTES",
@@ -468,7 +492,7 @@ export const settings = {
   },
   metricsToken: {
     env: "METRICS_TOKEN",
-    doc: "When set, /metrics answers only `Authorization: Bearer <METRICS_TOKEN>` (unset: public, rate-limited like /health; keep it off the public network)",
+    doc: "When set, /metrics answers only `Authorization: Bearer <METRICS_TOKEN>` (unset: public, rate-limited like /health; required in production)",
     parse: text,
     secret: true,
   },
