@@ -23,9 +23,14 @@ export interface RevertAnswer {
   status: number;
   code: string;
   message: string;
+  /** The revert's arguments name something of another caller's (not what this call named): `details` omits them. */
+  hideArgs?: true;
 }
 
-/** The API's answer to each contract error a use case expects; the error's name and arguments go in `details`. */
+/**
+ * The API's answer to each contract error a use case expects; the error's name and arguments go in `details`, except
+ * for an answer with `hideArgs`.
+ */
 export const REVERT_ANSWERS = {
   // Reviews (POST /requests/{id}/approve | reject | request-changes)
   ReviewNotRequired: {
@@ -110,6 +115,8 @@ export const REVERT_ANSWERS = {
     status: 409,
     code: "DUPLICATE_DOCUMENT",
     message: "A document with exactly these bytes is already recorded",
+    // Hashes are unique platform-wide: the token holding these bytes may be another applicant's request.
+    hideArgs: true,
   },
   DocumentsNotEditable: { status: 409, code: "INVALID_STATE", message: "The request's documents can no longer change" },
   DocumentNotLatestVersion: {
@@ -154,7 +161,8 @@ export function apiErrorOf(error: ContractRevertError, overrides: RevertOverride
   const answer = overrides[error.errorName as ContractErrorName] ?? REVERT_ANSWERS[error.errorName as MappedErrorName];
   if (!answer) return new AppError(409, "CHAIN_REJECTED", error.message, error.details);
   if (typeof answer === "function") return answer(error);
-  return new AppError(answer.status, answer.code, answer.message, error.details);
+  const details = "hideArgs" in answer && answer.hideArgs ? { error: error.errorName } : error.details;
+  return new AppError(answer.status, answer.code, answer.message, details);
 }
 
 /** Rethrows a revert as its API error; anything else unchanged. */

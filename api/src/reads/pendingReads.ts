@@ -3,38 +3,40 @@
  * answer (pendingDepartmentsOf), so whose turn it is in a SEQUENTIAL stage is decided by the contract alone.
  */
 import type pg from "pg";
+import { readTogether } from "../db/readTogether.ts";
 import { REQUEST_SELECT, STAGE_NAME_JOIN, STAGE_NAME_SQL, toRequestListItem } from "./requestReads.ts";
 
+/** The tokens waiting for department $1. */
+const WAITING_TOKENS = `SELECT pd.token_id FROM index.pending_departments pd
+   JOIN index.departments d ON d.department_id = pd.department_id AND d.code = $1`;
+
 /**
- * One page of the requests waiting for department `code`, newest first, each with its current stage's name. The
- * page is cut here, after the requests are read: `total` counts the waiting requests this API knows.
+ * One page of the requests waiting for department `code`, newest first, each with its current stage's name, cut in
+ * SQL (a department with many waiting requests is never read whole). `total` counts the waiting requests this API
+ * knows; the page and the total come from one statement, so they agree.
  */
 export async function pendingRequestsPage(pool: pg.Pool, code: string, page: number, limit: number) {
-  const items = await requestsByTokens(pool, await tokensPendingFor(pool, code));
+  const { rows, total } = await readTogether(pool, {
+    rows: {
+      sql: `SELECT q.*, ${STAGE_NAME_SQL} FROM (
+              ${REQUEST_SELECT} WHERE r.token_id IN (${WAITING_TOKENS})
+              ORDER BY r.created_at DESC, r.id DESC LIMIT $2 OFFSET $3
+            ) q
+            ${STAGE_NAME_JOIN}
+            ORDER BY q.created_at DESC, q.id DESC`,
+      params: [code, limit, (page - 1) * limit],
+    },
+    total: {
+      sql: `SELECT count(*)::int AS n FROM requests r JOIN index.licences l ON l.token_id = r.token_id
+            WHERE r.token_id IN (${WAITING_TOKENS})`,
+      params: [code],
+    },
+  });
+  const count = Number(total[0]?.n ?? 0);
   return {
-    requests: items.slice((page - 1) * limit, page * limit),
-    pagination: { page, limit, total: items.length, totalPages: Math.ceil(items.length / limit) },
+    requests: rows.map(toRequestListItem),
+    pagination: { page, limit, total: count, totalPages: Math.ceil(count / limit) },
   };
-}
-
-async function tokensPendingFor(pool: pg.Pool, code: string): Promise<string[]> {
-  const { rows } = await pool.query(
-    `SELECT pd.token_id FROM index.pending_departments pd
-     JOIN index.departments d ON d.department_id = pd.department_id AND d.code = $1
-     ORDER BY pd.token_id`,
-    [code],
-  );
-  return rows.map((row) => String(row.token_id));
-}
-
-/** The requests of the given tokens as list items (with their current stage's name), newest first. */
-async function requestsByTokens(pool: pg.Pool, tokens: string[]) {
-  if (tokens.length === 0) return [];
-  const { rows } = await pool.query(
-    `SELECT q.*, ${STAGE_NAME_SQL} FROM (${REQUEST_SELECT} WHERE r.token_id = ANY($1)) q ${STAGE_NAME_JOIN} ORDER BY q.created_at DESC, q.id DESC`,
-    [tokens],
-  );
-  return rows.map(toRequestListItem);
 }
 
 /** Whether a request is routed to a department: submitted, and its pinned workflow lists the department. */

@@ -5,13 +5,13 @@ import { z } from "zod/v4";
 import { requestMeta } from "../http/requestMeta.ts";
 import type { DomainContext } from "../domain/context.ts";
 import {
+  checkUploadAllowed,
   updateDocument,
   uploadAnswer,
   uploadDocument,
   versionAnswer,
   type ReceivedFile,
 } from "../domain/documents/uploadDocument.ts";
-import { loadOwnRequest } from "../domain/requests/requestGuards.ts";
 import { AppError, notFound } from "../errors.ts";
 import { fingerprint, type MinedWrite } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
@@ -34,7 +34,7 @@ import {
 } from "../schemas/document.ts";
 import { activeContentByVersion } from "../reads/versionFindings.ts";
 import { acceptUpload } from "../storage/acceptUpload.ts";
-import { parseUpload } from "../storage/multipartUpload.ts";
+import { discardRest, parseUpload } from "../storage/multipartUpload.ts";
 
 const DOWNLOAD_URL_SECONDS = 3600;
 const errors = errorResponses;
@@ -50,14 +50,16 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
   const tmpDir = path.join(context.config.dataDir, "tmp", "uploads");
 
   /**
-   * The caller may upload to this request (and this document), checked BEFORE a byte of the body is read: a caller
-   * who may not gets 404 without making the API stream and store anything.
+   * The upload can be taken (the caller's right to the request and document, the request's status, the budgets),
+   * checked BEFORE a byte of the body is read: a refused upload makes the API stream, scan and store nothing; what
+   * the client still sends is drained, bounded, while the answer goes out.
    */
   async function mayUpload(ctx: Context, requestId: string, documentId?: string): Promise<void> {
-    const request = await loadOwnRequest(context, ctx.state.principal!, requestId, "documents:write");
-    if (documentId) {
-      const document = await findDocument(context.pool, documentId);
-      if (!document || document.requestId !== request.id) throw notFound("Document");
+    try {
+      await checkUploadAllowed(context, ctx.state.principal!, requestId, documentId);
+    } catch (error) {
+      discardRest(ctx.req, ctx.res);
+      throw error;
     }
   }
 
@@ -108,7 +110,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       sendsTransactions: true,
       summary: "Upload a document (PDF, JPEG or PNG, at most 10 MB); its SHA-256 is anchored on chain",
       description:
-        "multipart/form-data with `file`, `docType` (a document type the request's workflow requires) and optional `description`. The type is decided by the file's bytes, never by its name or Content-Type; a file whose name or Content-Type claims another type is refused as disguised. One document per type: upload new versions with PUT. Honours Idempotency-Key (same key, same file and fields).",
+        "multipart/form-data with `file`, `docType` (a document type the request's workflow requires) and optional `description`. The type is decided by the file's bytes, never by its name or Content-Type; a file whose name or Content-Type claims another type is refused as disguised. One document per type: upload new versions with PUT. Accepted while the request is DRAFT, SUBMITTED or PENDING_RESUBMISSION; the caller's right, the request's status and the budgets are checked before the body is read. The versions uploaded to one applicant's requests in any 24 hours are budgeted (DOCUMENT_VERSIONS_PER_DAY, default 200, and DOCUMENT_BYTES_PER_DAY, default 500 MiB): beyond, 429 DOCUMENT_BUDGET_EXCEEDED with Retry-After. Honours Idempotency-Key (same key, same file and fields).",
       tags: ["Documents"],
       access: UPLOADERS,
       params: z.object({ requestId: z.uuid() }),
@@ -122,6 +124,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
           404: "No such request",
           409: "DOCUMENT_EXISTS, DUPLICATE_DOCUMENT, INVALID_STATE",
           413: "PAYLOAD_TOO_LARGE: file over 10 MB",
+          429: "DOCUMENT_BUDGET_EXCEEDED: the applicant's daily budget of document versions or bytes is used (details.budget, details.limit, details.retryAfterSeconds)",
         }),
       },
       handler: async ({ params, ctx }) => {
@@ -157,7 +160,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       sendsTransactions: true,
       summary: "Upload a new version of a document; approvals that reviewed the old version must be given again",
       description:
-        "Stores the new version, anchors its hash on chain as the document's next version and, in the same transaction, invalidates every approval that reviewed an older version (their departments are listed in invalidatedApprovals and must review again). Refused (409) once the request is approved, rejected or cancelled. Honours Idempotency-Key.",
+        "Stores the new version, anchors its hash on chain as the document's next version and, in the same transaction, invalidates every approval that reviewed an older version (their departments are listed in invalidatedApprovals and must review again). Refused (409) once the request is approved, rejected or cancelled, before the body is read. A document has at most DOCUMENT_VERSIONS_PER_DOCUMENT versions (default 20; beyond, 409 DOCUMENT_BUDGET_EXCEEDED), and new versions count towards the applicant's daily budgets like first uploads (429 DOCUMENT_BUDGET_EXCEEDED). Honours Idempotency-Key.",
       tags: ["Documents"],
       access: UPLOADERS,
       params: z.object({ requestId: z.uuid(), documentId: z.uuid() }),
@@ -169,8 +172,9 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
           400: "INVALID_FILE",
           401: "Not authenticated",
           404: "No such request or document",
-          409: "INVALID_STATE, DUPLICATE_DOCUMENT, CONCURRENT_UPDATE",
+          409: "INVALID_STATE, DUPLICATE_DOCUMENT, CONCURRENT_UPDATE, DOCUMENT_BUDGET_EXCEEDED (the document has all the versions it may have)",
           413: "PAYLOAD_TOO_LARGE",
+          429: "DOCUMENT_BUDGET_EXCEEDED: the applicant's daily budget of document versions or bytes is used (details.budget, details.limit, details.retryAfterSeconds)",
         }),
       },
       handler: async ({ params, ctx }) => {

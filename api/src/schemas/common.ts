@@ -41,10 +41,16 @@ export const DateTime = z
   })
   .meta({ format: "date-time" });
 
+/**
+ * The last page a list serves. Pages are cut with OFFSET, which reads and skips every earlier row: without a bound
+ * one request could make the database walk the whole table (page=10^15). Beyond it, narrow the list with filters.
+ */
+export const MAX_PAGE = 10_000;
+
 /** page/limit query parameters with the spec's defaults and bounds. */
 export function pageQuery(defaultLimit: number, maxLimit = 100) {
   return {
-    page: z.coerce.number().int().min(1).default(1).describe("Page number, from 1"),
+    page: z.coerce.number().int().min(1).max(MAX_PAGE).default(1).describe(`Page number, 1..${MAX_PAGE}`),
     limit: z.coerce.number().int().min(1).max(maxLimit).default(defaultLimit).describe(`Page size, 1..${maxLimit}`),
   };
 }

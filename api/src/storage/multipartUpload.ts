@@ -263,9 +263,10 @@ async function readForm(
  * the server had not yet sent: the client sees "EPIPE" or "ECONNRESET" instead of our answer. So what the client
  * still sends is read and discarded while the answer goes out; past LINGER_BYTES reading pauses (the client's
  * writes then wait), and a body still unfinished LINGER_MS after the answer has gone out (an endless chunked body,
- * a client that never reads) is cut off then, never before the answer.
+ * a client that never reads) is cut off then, never before the answer. Also for a refusal decided before the body
+ * was read at all (the caller may not upload there).
  */
-function discardRest(req: IncomingMessage, response: ServerResponse): void {
+export function discardRest(req: IncomingMessage, response: ServerResponse): void {
   if (req.complete || req.destroyed) return;
   let left = LINGER_BYTES;
   let timer: NodeJS.Timeout | undefined;

@@ -68,3 +68,44 @@ export async function storageKeysOfFailedAnchoring(db: Db, txId: string): Promis
   );
   return rows.map((row) => row.storage_key as string);
 }
+
+const UPLOAD_BUDGET_LOCK_CLASS = 0x444255; // "DBU": advisory lock class of document upload budgets, keyed by applicant
+
+/**
+ * Holds the applicant's upload-budget lock until the end of the open database transaction of `db`: two uploads of
+ * one applicant (in any API process) count their budget and record their version one after the other.
+ */
+export async function lockUploadBudget(db: Db, applicantId: string): Promise<void> {
+  await db.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [UPLOAD_BUDGET_LOCK_CLASS, applicantId]);
+}
+
+/** A version counted against its applicant's budget: when it was recorded and its size. */
+export interface BudgetedUpload {
+  createdAt: Date;
+  fileSize: number;
+}
+
+/**
+ * The versions recorded for the applicant's requests in the last `windowSeconds` (by anyone acting for them),
+ * oldest first, and the database's clock they were measured against.
+ */
+export async function uploadsInWindow(
+  db: Db,
+  applicantId: string,
+  windowSeconds: number,
+): Promise<{ now: Date; uploads: BudgetedUpload[] }> {
+  const { rows } = await db.query(
+    `SELECT now() AS now,
+            coalesce((SELECT json_agg(json_build_object('at', v.created_at, 'size', v.file_size) ORDER BY v.created_at)
+                      FROM requests r
+                      JOIN documents d ON d.request_id = r.id
+                      JOIN document_versions v ON v.document_id = d.id
+                      WHERE r.applicant_id = $1 AND v.created_at > now() - make_interval(secs => $2)), '[]') AS uploads`,
+    [applicantId, windowSeconds],
+  );
+  const uploads = rows[0].uploads as { at: string; size: number | string }[];
+  return {
+    now: rows[0].now,
+    uploads: uploads.map((u) => ({ createdAt: new Date(u.at), fileSize: Number(u.size) })),
+  };
+}

@@ -21,6 +21,7 @@ import { insertDocument, insertDocumentVersion, type NewDocument } from "../../s
 import type { DomainContext } from "../context.ts";
 import { invalidState, loadOwnRequest, pinnedWorkflow } from "../requests/requestGuards.ts";
 import { requiredDocumentTypes } from "../workflows/compileWorkflow.ts";
+import { checkUploadBudget, uploadBudgetOf } from "./uploadBudget.ts";
 
 /** A received file: already on local disk (temp), hashed while it streamed in, its type checked by magic bytes. */
 export interface ReceivedFile {
@@ -39,6 +40,35 @@ const EDITABLE = new Set(["DRAFT", "SUBMITTED", "PENDING_RESUBMISSION"]);
 
 function checkEditable(request: RequestView): void {
   if (!EDITABLE.has(request.status)) throw invalidState(request, "change the documents of");
+}
+
+/**
+ * Whether an upload to this request (a new version of `documentId` when given) can be taken, judged from what is
+ * known before its body: the caller may act on the request (404 otherwise), the document is the request's (404),
+ * the request's status takes uploads (409 INVALID_STATE), and the budgets are not used up (DOCUMENT_BUDGET_EXCEEDED).
+ * The route asks this before reading a byte of the body; the upload itself checks everything again.
+ */
+export async function checkUploadAllowed(
+  context: DomainContext,
+  principal: Principal,
+  requestId: string,
+  documentId?: string,
+): Promise<void> {
+  const request = await loadOwnRequest(context, principal, requestId, "documents:write");
+  let version = 1;
+  if (documentId) {
+    const document = await findDocument(context.pool, documentId);
+    if (!document || document.requestId !== request.id) throw notFound("Document");
+    version = document.current.version + 1;
+  }
+  checkEditable(request);
+  await checkUploadBudget(
+    context.pool,
+    uploadBudgetOf(context.config),
+    request.applicantId,
+    { version },
+    { lock: false },
+  );
 }
 
 /** One version of a document to store and anchor: the file, and the DocumentRegistry call that anchors its hash. */
@@ -70,6 +100,10 @@ async function storeAndAnchorVersion(
   const { request, file } = version;
   const hash = `0x${file.sha256}`; // as the anchor call has it
   const key = documentVersionKey(request.id, version.documentId, version.version, file.extension);
+  const budget = uploadBudgetOf(context.config);
+  const next = { version: version.version, fileSize: file.size };
+  // A version that cannot fit is refused before it is stored or simulated; the exact check is the one below.
+  await checkUploadBudget(context.pool, budget, request.applicantId, next, { lock: false });
   await context.documentStore.put(key, file.path, file.mimeType);
   let createdAt = new Date();
   try {
@@ -83,6 +117,9 @@ async function storeAndAnchorVersion(
       },
       {
         onRecorded: async (client, recorded) => {
+          // Counted and recorded in one database transaction under the applicant's lock: parallel uploads cannot
+          // pass the budget together. A refusal here rolls back the outbox record (nothing is sent).
+          await checkUploadBudget(client, budget, request.applicantId, next, { lock: true });
           if (version.newDocument) await insertDocument(client, version.newDocument);
           createdAt = await insertDocumentVersion(client, {
             documentId: version.documentId,
