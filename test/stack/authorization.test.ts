@@ -7,6 +7,7 @@
  * fixture of their own; rows whose successes depend on each other (suspend → reinstate → revoke; workflow PUT →
  * DELETE → POST) run in that order, after every other row.
  */
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { expect } from "chai";
 import {
@@ -120,6 +121,8 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
   let regenerated: CreatedTestDepartment;
   let verificationClient: { clientId: string; clientSecret: string };
   let probeClientId: string;
+  /** Clients of the scope callers by scope: the fixture's applicant delegates to each one that acts for applicants. */
+  const scopeClientIds = {} as Record<(typeof SCOPE_CALLERS)[number], string>;
   let receiver: Receiver;
   let owner: ReturnType<typeof apiClient>;
   let admin: ReturnType<typeof apiClient>;
@@ -174,7 +177,12 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     return request;
   }
   async function departmentWebhook(): Promise<string> {
-    const body = { url: receiver.url, events: ["certificate.revoked"], secret: `authorization-matrix-secret-${run}` };
+    // A URL of its own each time: a department may not register one URL twice.
+    const body = {
+      url: `${receiver.url}/${randomUUID()}`,
+      events: ["certificate.revoked"],
+      secret: `authorization-matrix-secret-${run}`,
+    };
     return must(await asDepartment.post("/webhooks", body), 201, "webhook").webhookId;
   }
 
@@ -345,6 +353,26 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
       build: () => ({ path: "/api/v1/requests", json: { applicantId: ownerId, requestType: "BUILDING_PERMIT" } }),
     },
     "GET /api/v1/requests": plain("/api/v1/requests"),
+    "POST /api/v1/delegations": {
+      build: async (_caller, allowed) => ({
+        path: "/api/v1/delegations",
+        json: {
+          clientId: allowed
+            ? (await createClient(api, adminToken, `authz delegate ${run}`, ["applications:read"])).clientId
+            : scopeClientIds["applications:read"],
+        },
+      }),
+    },
+    "GET /api/v1/delegations": plain("/api/v1/delegations"),
+    // The applicant revokes a delegation of its own; anyone else names one of the applicant's delegations.
+    "DELETE /api/v1/delegations/{clientId}": {
+      build: async (_caller, allowed) => {
+        if (!allowed) return { path: `/api/v1/delegations/${scopeClientIds["applications:read"]}` };
+        const { clientId } = await createClient(api, adminToken, `authz revoke ${run}`, ["applications:read"]);
+        must(await owner.post("/delegations", { clientId }), 201, "delegate");
+        return { path: `/api/v1/delegations/${clientId}` };
+      },
+    },
     "GET /api/v1/requests/{requestId}": { build: () => ({ path: requestPath(fx.main.id) }) },
     "POST /api/v1/requests/{requestId}/submit": {
       build: async (_caller, allowed) => ({
@@ -428,7 +456,7 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
         path: "/api/v1/webhooks",
         json: {
           departmentCode: department.code,
-          url: receiver.url,
+          url: `${receiver.url}/${randomUUID()}`,
           events: ["certificate.revoked"],
           secret: `authorization-matrix-secret-${run}`,
         },
@@ -539,11 +567,17 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     tokens.applicant = ownerToken;
     tokens["other applicant"] = otherToken;
     [department, otherDepartment, regenerated] = departments;
-    for (const [i, scope] of SCOPE_CALLERS.entries())
+    for (const [i, scope] of SCOPE_CALLERS.entries()) {
       tokens[scope] = await clientToken(api, clients[i].clientId, clients[i].clientSecret);
+      scopeClientIds[scope] = clients[i].clientId;
+    }
     verificationClient = clients[SCOPE_CALLERS.indexOf("verification:read")];
     probeClientId = (await createClient(api, adminToken, `authz probe ${run}`, ["verification:read"])).clientId;
     owner = apiClient(api, ownerToken);
+    // A system client acts only for applicants who delegated to it: the fixture's applicant delegates to each one
+    // that acts for applicants (a verification:read client cannot be delegated to).
+    for (const scope of SCOPE_CALLERS.filter((s) => s !== "verification:read"))
+      must(await owner.post("/delegations", { clientId: scopeClientIds[scope] }), 201, `delegate to ${scope}`);
     asDepartment = departmentClient(api, department);
 
     // The workflow: one stage where the department reviews the site plan; a rejection escalates.

@@ -106,6 +106,7 @@ describe("timeline order (timelineFromRows)", function () {
       },
     ],
     departments: [{ department_id: "1", code: "FIRE", name: "Fire department" }],
+    administrators: [{ client_id: "admin-7a400e0d2778" }],
   };
 
   it("lists the creation first and never stamps it after the mint it caused", function () {
@@ -128,6 +129,18 @@ describe("timeline order (timelineFromRows)", function () {
   it("keeps the API's time of creation when it is before the mint's block", function () {
     const early = { ...request, createdAt: new Date("2026-03-01T11:59:59.250Z") } as RequestView;
     expect(timelineFromRows(early, rows)[0].timestamp).to.equal("2026-03-01T11:59:59.250Z");
+  });
+
+  it("shows who recorded an event by role (Administrator, System client, Applicant), never by client id", function () {
+    const byAdmin = { ...request, createdBy: "client:admin-7a400e0d2778" } as RequestView;
+    const versions = [{ ...rows.versions[0], uploaded_by: "client:cli_0123456789abcdef0123" }];
+    const events = timelineFromRows(byAdmin, { ...rows, versions });
+    const actorOf = (type: string) => events.find((e) => e.eventType === type)!.actor;
+    expect(actorOf("REQUEST_CREATED")).to.deep.equal({ type: "ADMIN", id: "administrator", name: "Administrator" });
+    expect(actorOf("DOCUMENT_UPLOADED")).to.deep.equal({ type: "SYSTEM", id: "system-client", name: "System client" });
+    expect(actorOf("APPROVAL_RECEIVED")).to.deep.equal({ type: "DEPARTMENT", id: "FIRE", name: "Fire department" });
+    expect(JSON.stringify(events)).to.not.match(/admin-7a400e0d2778|cli_0123|client:/);
+    expect(timelineFromRows(request, rows)[0].actor).to.deep.equal({ type: "APPLICANT", id: "alice", name: "Alice" });
   });
 
   it("numbers stages from 1 in what it says and in its metadata", function () {

@@ -438,6 +438,7 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         },
       ],
       cancelRequest: [{ weight: 1, value: { reason: "Changed my mind" }, live: true }],
+      grantDelegation: [{ weight: 1, value: { clientId: f.sacClientId }, live: true }],
       approveRequest: [{ weight: 1, value: { remarks: "Looks fine", reviewedDocuments: reviewed } }],
       rejectRequest: [
         { weight: 1, value: { remarks: "Not compliant", reason: REJECTION_REASONS[0], reviewedDocuments: reviewed } },

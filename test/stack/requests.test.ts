@@ -92,7 +92,7 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       expect(impostor.body.code).to.equal("FORBIDDEN");
     });
 
-    it("lets a system client with applications:write act for any applicant", async function () {
+    it("lets a system client with applications:write act for an applicant who delegated to it, under the applicant's own name", async function () {
       const admin = client(
         api,
         await clientToken(api, current().admin.clientId, current().admin.clientSecret, "admin"),
@@ -111,11 +111,11 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
           "applications:write applications:read",
         ),
       );
-      const made = await system.post("/requests", {
-        applicantId: `carol-${run}`,
-        requestType: "BUILDING_PERMIT",
-        metadata: { applicantName: "Carol" },
-      });
+      const carol = client(api, await applicantToken(api, { id: `carol-${run}`, name: "Carol" }));
+      const body = { applicantId: `carol-${run}`, requestType: "BUILDING_PERMIT", metadata: { applicantName: "Eve" } };
+      expect((await system.post("/requests", body)).status).to.equal(403);
+      expect((await carol.post("/delegations", { clientId: created.body.clientId })).status).to.equal(201);
+      const made = await system.post("/requests", body);
       expect(made.status).to.equal(201);
       const detail = await system.get(`/requests/${made.body.requestId}`);
       expect(detail.body.applicant).to.deep.equal({ id: `carol-${run}`, name: "Carol", email: "" });

@@ -247,6 +247,7 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
       "approve (fire, signed)",
     );
     expect(final.workflowStatus.isComplete).to.equal(true);
+    must(await applicant.post("/delegations", { clientId: client.clientId }), 201, "delegate to the system client");
     must(await systemClient.get(`/requests/${requestId}`), 200, "read as system client");
 
     // ---- A signed download URL (a capability: whoever holds it downloads).

@@ -1,6 +1,7 @@
 /** GET /requests: filters, sorting and pagination over requests joined with their on-chain state. */
 import type pg from "pg";
-import type { Principal } from "../auth/principal.ts";
+import { isAdmin, type Principal } from "../auth/principal.ts";
+import { delegatedApplicantsSql } from "../stores/delegationStore.ts";
 import { readTogether } from "../db/readTogether.ts";
 import {
   EFFECTIVE_STATUS_SQL,
@@ -65,8 +66,11 @@ export async function listRequests(pool: pg.Pool, principal: Principal, query: L
     params.push(value);
     where.push(sql.replace("?", `$${params.length}`));
   };
-  // Applicants see their own requests only; system clients with the read scope see all.
+  // Applicants see their own requests only; a system client those of the applicants who delegated to it;
+  // administrators all.
   if (principal.kind === "applicant") add("r.applicant_id = ?", principal.id);
+  else if (principal.kind === "client" && !isAdmin(principal))
+    add(`r.applicant_id IN (${delegatedApplicantsSql("?")})`, principal.id);
   else if (principal.kind === "department") {
     // Departments see the requests routed to them: submitted, and the pinned workflow lists the department.
     add(

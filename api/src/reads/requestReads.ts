@@ -4,10 +4,11 @@
  */
 import type pg from "pg";
 import { asDate } from "../db/readTogether.ts";
-import type { Principal } from "../auth/principal.ts";
+import { isAdmin, type Principal } from "../auth/principal.ts";
 import { notFound } from "../errors.ts";
 import { dateFromUnixSeconds, type UnixSeconds } from "../unixTime.ts";
 import { isRoutedTo } from "./pendingReads.ts";
+import { liveDelegation } from "../stores/delegationStore.ts";
 import type { ApprovalRegistryPhaseName } from "../../../abis/index.ts";
 
 export interface RequestView {
@@ -107,8 +108,8 @@ export async function findRequest(pool: pg.Pool, id: string): Promise<RequestVie
 }
 
 /**
- * Whether the caller may see the request: its applicant; a system client with the scope (admin has all);
- * a department the request is routed to (submitted, and its pinned workflow lists the department).
+ * Whether the caller may see the request: its applicant; an administrator; a system client with the scope that the
+ * applicant delegated to; a department the request is routed to (submitted, and its pinned workflow lists it).
  */
 export async function canSee(
   pool: pg.Pool,
@@ -118,8 +119,23 @@ export async function canSee(
 ): Promise<boolean> {
   if (!principal) return false;
   if (principal.kind === "applicant") return principal.id === request.applicantId;
-  if (principal.kind === "client") return principal.scopes.includes(scope) || principal.scopes.includes("admin");
+  if (principal.kind === "client") return actsForApplicant(pool, principal, request.applicantId, scope);
   return isRoutedTo(pool, request.tokenId, principal.code);
+}
+
+/**
+ * Whether a client may use `scope` for the applicant: an administrator for anyone; a system client holding the scope
+ * only while the applicant's delegation to it is live.
+ */
+export async function actsForApplicant(
+  pool: pg.Pool,
+  principal: Extract<Principal, { kind: "client" }>,
+  applicantId: string,
+  scope: "applications:read" | "applications:write" | "documents:read" | "documents:write",
+): Promise<boolean> {
+  if (isAdmin(principal)) return true;
+  if (!principal.scopes.includes(scope)) return false;
+  return (await liveDelegation(pool, principal.id, applicantId)) !== undefined;
 }
 
 /** The request if the caller may see it (`canSee`); otherwise 404, so that its existence is not revealed. */
@@ -135,14 +151,15 @@ export async function findVisibleRequest(
 }
 
 /** Whether the caller may act for the request's applicant (submit, cancel, upload). */
-export function canActFor(
+export async function canActFor(
+  pool: pg.Pool,
   principal: Principal | undefined,
   request: RequestView,
   scope: "applications:write" | "documents:write",
-): boolean {
+): Promise<boolean> {
   if (!principal) return false;
   if (principal.kind === "applicant") return principal.id === request.applicantId;
-  if (principal.kind === "client") return principal.scopes.includes(scope) || principal.scopes.includes("admin");
+  if (principal.kind === "client") return actsForApplicant(pool, principal, request.applicantId, scope);
   return false;
 }
 

@@ -83,6 +83,11 @@ export function timelineParts(request: RequestView) {
       sql: `SELECT d.department_id, d.code, ad.name FROM index.departments d LEFT JOIN departments ad ON ad.code = d.code`,
       params: [],
     },
+    // Administrators (a handful): a client that recorded an event is shown as one, or as a system client.
+    administrators: {
+      sql: `SELECT client_id FROM oauth_clients WHERE 'admin' = ANY(scopes)`,
+      params: [],
+    },
   } satisfies Record<string, ReadPart>;
 }
 
@@ -99,9 +104,9 @@ export const departmentNamesOf = (rows: Rows) =>
 /** Every event, sorted in chain order; the creation first (it comes before its own mint). */
 export function timelineFromRows(
   request: RequestView,
-  { licence, statuses, versions, decisions, stages, departments }: TimelineRows,
+  { licence, statuses, versions, decisions, stages, departments, administrators }: TimelineRows,
 ): TimelineEventJson[] {
-  const actors = actorsOf(request, departments);
+  const actors = actorsOf(request, departments, administrators);
   const events: Ordered[] = [
     creationEvent(request, licence[0], actors),
     ...(licence[0] ? [mintEvent(request, licence[0])] : []),
@@ -121,21 +126,36 @@ type Row = Rows[number];
 interface Actors {
   applicant: Actor;
   platform: Actor;
-  /** An actor named by who recorded it: the applicant for `applicant:…`, otherwise a system of that name. */
+  /**
+   * The actor of what `by` (`kind:id` of the caller) recorded, by role: the applicant, an administrator, a system
+   * client or the platform. Never a client's id: the applicant sees the timeline.
+   */
   recordedBy(by: string): Actor;
   department(code: string): Actor;
   /** A department's code by its on-chain id (the id itself when the index does not know it). */
   codeOf(departmentId: unknown): string;
 }
 
-function actorsOf(request: RequestView, departments: Rows): Actors {
+const ADMINISTRATOR: Actor = { type: "ADMIN", id: "administrator", name: "Administrator" };
+const SYSTEM_CLIENT: Actor = { type: "SYSTEM", id: "system-client", name: "System client" };
+const PLATFORM: Actor = { type: "SYSTEM", id: "platform", name: "Licence platform" };
+
+function actorsOf(request: RequestView, departments: Rows, administrators: Rows): Actors {
   const applicant = { type: "APPLICANT" as const, id: request.applicantId, name: request.applicantName };
   const codes = new Map(departments.map((r) => [Number(r.department_id), r.code as string]));
   const names = departmentNamesOf(departments);
+  const admins = new Set(administrators.map((r) => `client:${r.client_id as string}`));
   return {
     applicant,
-    platform: { type: "SYSTEM", id: "platform", name: "Licence platform" },
-    recordedBy: (by) => (by.startsWith("applicant:") ? applicant : { type: "SYSTEM", id: by, name: by }),
+    platform: PLATFORM,
+    recordedBy: (by) =>
+      by === `applicant:${request.applicantId}`
+        ? applicant
+        : admins.has(by)
+          ? ADMINISTRATOR
+          : by.startsWith("client:")
+            ? SYSTEM_CLIENT
+            : PLATFORM,
     department: (code) => ({ type: "DEPARTMENT", id: code, name: names.get(code) ?? code }),
     codeOf: (departmentId) => codes.get(Number(departmentId)) ?? String(departmentId),
   };

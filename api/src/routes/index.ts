@@ -5,6 +5,7 @@ import type { RouteDefinition } from "../http/routeTable.ts";
 import { fileRoutes } from "./files.ts";
 import { adminRoutes } from "./admin.ts";
 import { approvalRoutes } from "./approvals.ts";
+import { delegationRoutes } from "./delegations.ts";
 import { departmentRoutes } from "./departments.ts";
 import { holderProofRoutes } from "./holderProof.ts";
 import { documentRoutes } from "./documents.ts";
@@ -26,6 +27,7 @@ export function apiRoutes(
       // Approvals first: /requests/pending must match before /requests/:requestId.
       ...approvalRoutes(context),
       ...requestRoutes(context),
+      ...delegationRoutes(context),
       ...documentRoutes(context),
       ...departmentRoutes(context),
       ...workflowRoutes(context),

@@ -46,7 +46,7 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       sendsTransactions: true,
       summary: "Create a licence request (mints its soulbound token)",
       description:
-        "Mints a Draft soulbound token to the applicant's custodial address, pinned on chain to the active workflow version of the request type. An applicant creates requests for their own identity-locker id; a system client with applications:write may act for any applicant (name and email may be given as metadata.applicantName / metadata.applicantEmail). metadata is at most MAX_METADATA_BYTES (16 KiB) of JSON (400 METADATA_TOO_LARGE); an applicant creates at most REQUEST_QUOTA_PER_DAY requests in 24 hours (429 QUOTA_EXCEEDED). Honours Idempotency-Key.",
+        "Mints a Draft soulbound token to the applicant's custodial address, pinned on chain to the active workflow version of the request type. An applicant creates requests for their own identity-locker id; a system client with applications:write only for an applicant who delegated to it (POST /delegations; 403 otherwise); an administrator for anyone. The applicant's name and e-mail (the name is published on the licence) come from the applicant's own sign-in, never from the body: metadata is stored as given and names no one. metadata is at most MAX_METADATA_BYTES (16 KiB) of JSON (400 METADATA_TOO_LARGE); an applicant creates at most REQUEST_QUOTA_PER_DAY requests in 24 hours (429 QUOTA_EXCEEDED). Honours Idempotency-Key.",
       tags: ["Requests"],
       access: WRITERS,
       body: CreateRequestInput,
@@ -55,7 +55,7 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
         ...errors({
           400: "Invalid body; METADATA_TOO_LARGE",
           401: "Not authenticated",
-          403: "applicantId is not yours",
+          403: "applicantId is not yours (or has not delegated to this client)",
           409: "No active workflow for the type (NO_ACTIVE_WORKFLOW)",
           429: "QUOTA_EXCEEDED (or RATE_LIMITED)",
           503: "Chain unavailable, nothing recorded",
@@ -80,7 +80,7 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       operationId: "listRequests",
       summary: "List licence requests",
       description:
-        "Applicants see their own requests; system clients with applications:read and administrators see all.",
+        "Applicants see their own requests; a system client with applications:read those of the applicants who delegated to it (POST /delegations); administrators all.",
       tags: ["Requests"],
       access: READERS,
       query: z.object({

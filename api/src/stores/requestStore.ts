@@ -7,6 +7,14 @@ export async function nextTokenId(db: Db): Promise<bigint> {
   return BigInt(rows[0].id);
 }
 
+/**
+ * Holds the applicant's request lock until the open transaction ends: creations of one applicant count and insert
+ * one at a time, across API processes.
+ */
+export async function lockApplicantRequests(tx: Db, applicantId: string): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('requests:' || $1, 0))`, [applicantId]);
+}
+
 /** How many requests the applicant created in the last 24 hours. */
 export async function requestsCreatedInLastDay(db: Db, applicantId: string): Promise<number> {
   const { rows } = await db.query(

@@ -4,22 +4,24 @@
  * outbox record and is visible once the mint is on chain.
  */
 import { randomUUID } from "node:crypto";
-import type { Principal } from "../../auth/principal.ts";
+import { isAdmin, type Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import type { RecordedTx } from "../../chain/chainGateway.ts";
 import { hexBytes, licenceTokenCall } from "../../chain/contractCalls.ts";
 import { stringToBytes32 } from "../../../../abis/index.ts";
 import { AppError, conflict, forbidden } from "../../errors.ts";
 import type { DomainContext } from "../context.ts";
-import type { Tx } from "../../db/queryable.ts";
+import type { Db, Tx } from "../../db/queryable.ts";
 import {
   insertRequest,
+  lockApplicantRequests,
   type NewRequest,
   nextRequestNumber,
   nextTokenId,
   requestsCreatedInLastDay,
 } from "../../stores/requestStore.ts";
 import { applicantCommitment, newSalt } from "./applicantCommitment.ts";
+import { applicantIdentityOnRecord, liveDelegation } from "../../stores/delegationStore.ts";
 
 export const REQUEST_NUMBER_PREFIX: Record<string, string> = {
   RESORT_LICENSE: "RL",
@@ -39,9 +41,7 @@ export async function createRequest(
   input: CreateRequestInput,
   meta: RequestMeta = { principal },
 ) {
-  // An applicant creates requests for themself; a system client with applications:write acts for any applicant.
-  if (principal.kind === "applicant" && principal.id !== input.applicantId)
-    throw forbidden("applicantId must be your own identity-locker id");
+  const contact = await applicantContact(context, principal, input.applicantId);
   checkMetadataSize(input.metadata, context.config.maxMetadataBytes);
   await checkQuota(context, input.applicantId);
   await requireActiveWorkflow(context, input.requestType);
@@ -51,7 +51,6 @@ export async function createRequest(
   const address = context.applicantAddress(input.applicantId);
   const salt = newSalt();
   const metadata = input.metadata ?? {};
-  const contact = applicantContact(principal, metadata);
   let requestNumber = "";
   let createdAt = new Date();
 
@@ -70,6 +69,10 @@ export async function createRequest(
     },
     {
       onRecorded: async (client, recorded) => {
+        // The quota is counted and the row inserted under the applicant's lock, in the outbox record's transaction:
+        // a creation over the quota rolls back its record, so nothing is sent.
+        await lockApplicantRequests(client, input.applicantId);
+        await checkQuota(context, input.applicantId, client);
         ({ requestNumber, createdAt } = await recordRequest(client, meta, recorded, {
           id,
           tokenId,
@@ -107,21 +110,26 @@ async function requireActiveWorkflow(context: DomainContext, requestType: Create
   }
 }
 
-/** The applicant's name and e-mail: from their identity when they ask themself, else from the client's metadata. */
-function applicantContact(principal: Principal, metadata: Record<string, unknown>) {
-  const applicantName =
-    principal.kind === "applicant"
-      ? (principal.name ?? null)
-      : typeof metadata.applicantName === "string"
-        ? metadata.applicantName
-        : null;
-  const applicantEmail =
-    principal.kind === "applicant"
-      ? (principal.email ?? null)
-      : typeof metadata.applicantEmail === "string"
-        ? metadata.applicantEmail
-        : null;
-  return { applicantName, applicantEmail };
+/**
+ * Who may create a request for `applicantId`, and the name and e-mail it carries (the name is published on the
+ * licence): always the applicant's own identity, never the caller's body. An applicant creates for themself, from
+ * their sign-in; a system client only for an applicant with a live delegation to it, from the sign-in they granted
+ * it with (403 otherwise); an administrator for anyone, from what the applicant's own sign-ins last recorded.
+ */
+async function applicantContact(
+  context: DomainContext,
+  principal: Principal,
+  applicantId: string,
+): Promise<{ applicantName: string | null; applicantEmail: string | null }> {
+  if (principal.kind === "applicant") {
+    if (principal.id !== applicantId) throw forbidden("applicantId must be your own identity-locker id");
+    return { applicantName: principal.name ?? null, applicantEmail: principal.email ?? null };
+  }
+  if (principal.kind === "client" && isAdmin(principal)) return applicantIdentityOnRecord(context.pool, applicantId);
+  const delegation =
+    principal.kind === "client" ? await liveDelegation(context.pool, principal.id, applicantId) : undefined;
+  if (!delegation) throw forbidden("The applicant has not delegated to this client (POST /delegations)");
+  return delegation;
 }
 
 /**
@@ -168,12 +176,12 @@ function checkMetadataSize(metadata: Record<string, unknown> | undefined, maxByt
 
 /**
  * Every request mints through the shared operator wallet: an applicant may create at most REQUEST_QUOTA_PER_DAY
- * requests in any 24 hours (429 QUOTA_EXCEEDED). A soft limit: concurrent creations may pass it by a few.
+ * requests in any 24 hours (429 QUOTA_EXCEEDED). Checked early (nothing signed) and again, atomically, with `tx`.
  */
-async function checkQuota(context: DomainContext, applicantId: string): Promise<void> {
+async function checkQuota(context: DomainContext, applicantId: string, tx: Db = context.pool): Promise<void> {
   const quota = context.config.requestQuotaPerDay;
   if (quota <= 0) return;
-  if ((await requestsCreatedInLastDay(context.pool, applicantId)) >= quota) {
+  if ((await requestsCreatedInLastDay(tx, applicantId)) >= quota) {
     throw new AppError(429, "QUOTA_EXCEEDED", `An applicant may create at most ${quota} requests in 24 hours`, {
       quota,
       windowHours: 24,

@@ -17,7 +17,7 @@ export async function loadOwnRequest(
 ): Promise<RequestView> {
   const request = await findRequest(context.pool, requestId);
   // Another applicant's request does not exist as far as this caller can tell.
-  if (!request || !canActFor(principal, request, scope)) throw notFound("Request");
+  if (!request || !(await canActFor(context.pool, principal, request, scope))) throw notFound("Request");
   return request;
 }
 
