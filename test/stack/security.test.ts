@@ -173,7 +173,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
       answer = "127.0.0.1"; // TTL 0: by delivery time the same name points at the API's host
       const before = receiver.received.length;
       const registered = await departmentClient(current().api.url, department).post("/webhooks", {
-        url: receiver.url,
+        url: `${receiver.url}/rebind-registration`,
         events: ["APPROVAL_REQUIRED"],
         secret,
       });
@@ -1182,15 +1182,16 @@ describe("security review of f94e6d1 (issue 15)", function () {
 
     it("with TRUST_PROXY_HOPS=2 the client is the address the outer proxy appended; a forged leftmost entry is ignored (M4)", async function () {
       // client → proxy A (appends the client's address) → proxy B (appends A's) → API: X-Forwarded-For ends "client, A".
-      const twoHops = await current().startExtraApi(undefined, {
-        TRUST_PROXY_HOPS: "2",
-        RATE_LIMIT_PUBLIC_PER_MINUTE: "3",
-      });
+      // Behind proxies: a production process (development conveniences are refused with TRUST_PROXY_HOPS).
+      const twoHops = await current().startExtraApi(
+        undefined,
+        await productionEnv(current(), { TRUST_PROXY_HOPS: "2", RATE_LIMIT_PUBLIC_PER_MINUTE: "3" }),
+      );
       try {
         const hooks = departmentClient(twoHops.url, department);
         const created = await hooks.post(
           "/webhooks",
-          { url: `${receiver.url}/two-hops`, events: ["APPROVAL_REQUIRED"], secret },
+          { url: "https://93.184.216.34/two-hops", events: ["APPROVAL_REQUIRED"], secret },
           { "x-forwarded-for": "10.9.9.9, 198.51.100.77, 192.0.2.10" },
         );
         expect(created.status, JSON.stringify(created.body)).to.equal(201);

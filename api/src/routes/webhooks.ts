@@ -6,10 +6,14 @@ import { z } from "zod/v4";
 import type { DomainContext } from "../domain/context.ts";
 import {
   deleteWebhook,
+  DUPLICATE_WEBHOOK_URL,
   enableWebhook,
   listOwnWebhooks,
+  MAX_WEBHOOKS_PER_DEPARTMENT,
   registerWebhook,
+  TEST_DELIVERIES_PER_MINUTE,
   testWebhook,
+  WEBHOOK_LIMIT_REACHED,
   webhookLogs,
   type WebhookContext,
 } from "../domain/webhooks/manageWebhooks.ts";
@@ -17,6 +21,8 @@ import { requestMeta } from "../http/requestMeta.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { pageQuery } from "../schemas/common.ts";
 import { WEBHOOK_EVENTS } from "../webhooks/events.ts";
+import { MAX_DELIVERIES_PER_HOST } from "../webhooks/deliver.ts";
+import { MIN_WHSEC_KEY_BYTES, whsecProblem } from "../webhooks/signing.ts";
 
 const WebhookSchema = z
   .object({
@@ -56,7 +62,17 @@ const CreateWebhookInput = z
       .describe("Your own code (departments); any code or none (administrators: none receives every event)"),
     url: z.url().max(2048),
     events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length),
-    secret: z.string().min(16).max(256).describe("HMAC key of the signatures (at least 16 characters)"),
+    secret: z
+      .string()
+      .min(16)
+      .max(256)
+      .superRefine((secret, ctx) => {
+        const problem = whsecProblem(secret);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      })
+      .describe(
+        `HMAC key of the signatures: at least 16 characters; a Standard Webhooks secret (whsec_ + base64) must be canonical base64 of at least ${MIN_WHSEC_KEY_BYTES} bytes`,
+      ),
   })
   .meta({ id: "CreateWebhookInput" });
 const WebhookIdParams = z.object({ webhookId: z.uuid() });
@@ -71,8 +87,7 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
       path: "/webhooks",
       operationId: "createWebhook",
       summary: "Register a webhook",
-      description:
-        "Accepts event names of both sets of the specification (APPROVAL_REQUIRED … and application.submitted …). Deliveries are signed: X-Webhook-Signature: sha256=<hex HMAC-SHA256 of the body with the secret>, plus the Standard Webhooks headers webhook-id (the event id: de-duplicate on it, delivery is at least once), webhook-timestamp and webhook-signature. Only http(s); in production only public unicast addresses (IPv4-mapped, NAT64, link-local, reserved and other special ranges are refused), checked at registration and again on the address each connection is made to; redirects are not followed. Receivers should check webhook-timestamp within a tolerance (e.g. 5 minutes) and de-duplicate on webhook-id to refuse replays: X-Webhook-Signature alone carries no timestamp.",
+      description: `Accepts event names of both sets of the specification (APPROVAL_REQUIRED … and application.submitted …). Deliveries are signed: X-Webhook-Signature: sha256=<hex HMAC-SHA256 of the body with the secret>, plus the Standard Webhooks headers webhook-id (the event id: de-duplicate on it, delivery is at least once), webhook-timestamp and webhook-signature. Only http(s); in production only public unicast addresses (IPv4-mapped, NAT64, link-local, reserved and other special ranges are refused), checked at registration and again on the address each connection is made to; redirects are not followed. Receivers should check webhook-timestamp within a tolerance (e.g. 5 minutes) and de-duplicate on webhook-id to refuse replays: X-Webhook-Signature alone carries no timestamp. A department has at most ${MAX_WEBHOOKS_PER_DEPARTMENT} webhooks (the administrators' webhooks without a department count as one more department), each URL once (compared after normalisation: scheme and host case, default port, fragment); at most ${MAX_DELIVERIES_PER_HOST} deliveries to one host are in flight at once, the others wait their turn.`,
       tags: ["Webhooks"],
       access: KEY_OR_ADMIN,
       body: CreateWebhookInput,
@@ -80,9 +95,10 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
       responses: {
         201: { description: "Registered", schema: WebhookSchema },
         ...errorResponses({
-          400: "Invalid body or INVALID_WEBHOOK_URL",
+          400: "Invalid body (VALIDATION_ERROR naming the field, e.g. a whsec_ secret that is not base64 of 24 bytes or more) or INVALID_WEBHOOK_URL",
           401: "Not authenticated",
           403: "Another department's code",
+          409: `${WEBHOOK_LIMIT_REACHED}: the department has ${MAX_WEBHOOKS_PER_DEPARTMENT} webhooks already (details.limit); ${DUPLICATE_WEBHOOK_URL}: it has one with this URL (details.webhookId)`,
         }),
       },
       handler: async ({ body, ctx }) => ({ status: 201, body: await registerWebhook(context, requestMeta(ctx), body) }),
@@ -166,8 +182,7 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
       access: KEY_OR_ADMIN,
       params: WebhookIdParams,
       idempotent: false,
-      description:
-        "A target whose address is not allowed (in production: anything but a public unicast address, checked on the address the connection is made to) is answered 400 INVALID_WEBHOOK_URL, with no status and no time, so the test cannot probe internal hosts or ports.",
+      description: `A target whose address is not allowed (in production: anything but a public unicast address, checked on the address the connection is made to) is answered 400 INVALID_WEBHOOK_URL, with no status and no time, so the test cannot probe internal hosts or ports. At most ${TEST_DELIVERIES_PER_MINUTE} test deliveries a minute to one department's webhooks (every API process counts); more is 429 RATE_LIMITED with Retry-After.`,
       responses: {
         200: {
           description: "Attempt made",
@@ -177,6 +192,7 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
           400: "INVALID_WEBHOOK_URL: the target's address is refused",
           401: "Not authenticated",
           404: "No such webhook (or not yours)",
+          429: `RATE_LIMITED: more than ${TEST_DELIVERIES_PER_MINUTE} test deliveries in a minute for the department (Retry-After)`,
         }),
       },
       handler: async ({ params, ctx }) => ({ body: await testWebhook(context, ctx.state.principal, params.webhookId) }),

@@ -4,6 +4,9 @@
  * the job clock); when the 5th retry fails too, the webhook is disabled until someone re-enables it. Deliveries
  * to a disabled webhook are HELD (not attempted) and go out when it is re-enabled.
  *
+ * At most MAX_DELIVERIES_PER_HOST attempts to one host are in flight at once (deliver.ts hostSlot, across
+ * processes): a delivery whose host is busy makes no attempt, frees its job slot and runs again in about a second.
+ *
  * The delivery row, not the job, is the source of truth: a job that runs again after a crash finds the attempt
  * already recorded (and waits for its retry time), or an attempt left `pending` (marked interrupted and made again).
  */
@@ -13,7 +16,7 @@ import { audit, SYSTEM } from "../audit/auditLog.ts";
 import type { SecretSealer } from "../chain/secretSealer.ts";
 import { withTransaction } from "../db/transaction.ts";
 import type { JobClock } from "../jobs/jobClock.ts";
-import { deliver } from "./deliver.ts";
+import { deliverIfAdmitted, hostSlot } from "./deliver.ts";
 
 export const RETRY_SCHEDULE_MS = [60_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 24 * 3_600_000] as const;
 
@@ -26,7 +29,11 @@ export interface DeliveryJobDependencies {
   logger: Logger;
 }
 
-export type DeliveryOutcome = "DELIVERED" | "RETRY" | "FAILED" | "HELD" | "CANCELLED" | "NOTHING_TO_DO" | "WAITING";
+export type DeliveryOutcome =
+  "DELIVERED" | "RETRY" | "FAILED" | "HELD" | "CANCELLED" | "NOTHING_TO_DO" | "WAITING" | "HOST_BUSY";
+
+/** A delivery whose host is busy runs again after 0.5-1.5 s (real time: slots free up in real time). */
+const hostBusyDelayMs = () => 500 + Math.floor(Math.random() * 1_000);
 
 /** Runs the delivery; `retryAt` tells the job when to run next. */
 export async function runDelivery(
@@ -38,6 +45,7 @@ export async function runDelivery(
   const { delivery } = due;
   const retryCount: number = delivery.attempts;
   const result = await attempt(deps, delivery, deliveryId);
+  if (!result) return { outcome: "HOST_BUSY", retryAt: new Date(Date.now() + hostBusyDelayMs()) };
   const finishedAt = deps.clock.now();
   return withTransaction(deps.pool, async (client) => {
     if (result.success) {
@@ -93,13 +101,16 @@ async function dueDelivery(
 /** A webhook_deliveries row joined with its webhook's url, sealed secret and state. */
 type DeliveryRow = Record<string, any>;
 
-/** One attempt (a webhook_logs row); an attempt a stopped process left pending is marked interrupted first. */
+/**
+ * One attempt (a webhook_logs row), if its host has a free slot (undefined: it has none, nothing was attempted); an
+ * attempt a stopped process left pending is marked interrupted first.
+ */
 async function attempt(deps: DeliveryJobDependencies, delivery: DeliveryRow, deliveryId: string) {
   await deps.pool.query(
     `UPDATE webhook_logs SET status = 'failed', error = 'interrupted: the process stopped during this attempt' WHERE delivery_id = $1 AND status = 'pending'`,
     [deliveryId],
   );
-  return deliver(
+  return deliverIfAdmitted(
     deps.pool,
     {
       id: delivery.webhook_id,
@@ -114,6 +125,7 @@ async function attempt(deps: DeliveryJobDependencies, delivery: DeliveryRow, del
       deliveryId,
     },
     { production: deps.production, now: deps.clock.now },
+    hostSlot(delivery.url),
   );
 }
 

@@ -18,6 +18,16 @@ export interface StoredWebhook {
 /** A client or a pool: writes run in the caller's transaction. */
 type Queryable = Pick<pg.PoolClient, "query">;
 
+const WEBHOOK_LOCK_CLASS = 0x574842; // "WHB": advisory lock class of webhook limits, keyed by what is limited
+
+/**
+ * Takes a transaction advisory lock on `key` (held until the transaction ends), so that a count and the row it
+ * admits are one step for every API process and job runner.
+ */
+export async function lockWebhookLimit(client: pg.PoolClient, key: string): Promise<void> {
+  await client.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [WEBHOOK_LOCK_CLASS, key]);
+}
+
 const toWebhook = (row: Record<string, any>): StoredWebhook => ({
   id: row.id,
   departmentCode: row.department_code,
@@ -42,6 +52,18 @@ export async function listWebhooks(pool: pg.Pool, departmentCode?: string): Prom
     departmentCode ? [departmentCode] : [],
   );
   return rows.map(toWebhook);
+}
+
+/** The live webhooks of one department (null: the administrators' webhooks without a department). */
+export async function webhooksOfDepartment(
+  db: Queryable,
+  departmentCode: string | null,
+): Promise<Pick<StoredWebhook, "id" | "url">[]> {
+  const { rows } = await db.query(
+    `SELECT id, url FROM webhooks WHERE deleted_at IS NULL AND department_code IS NOT DISTINCT FROM $1 ORDER BY created_at`,
+    [departmentCode],
+  );
+  return rows.map((row) => ({ id: row.id, url: row.url }));
 }
 
 export interface NewWebhook {
@@ -82,6 +104,38 @@ export async function enableWebhook(client: Queryable, id: string): Promise<stri
     [id],
   );
   return held.rows.map((row) => row.id as string);
+}
+
+/**
+ * The URLs of the attempts in flight: logged `pending` less than `windowMs` ago (an attempt a stopped process left
+ * pending stops counting then). Attempts in flight are few: at most the job runners' concurrency plus test deliveries.
+ */
+export async function inFlightUrls(db: Queryable, windowMs: number): Promise<string[]> {
+  const { rows } = await db.query(
+    `SELECT w.url FROM webhook_logs l JOIN webhooks w ON w.id = l.webhook_id
+     WHERE l.status = 'pending' AND l.created_at > clock_timestamp() - make_interval(secs => $1)`,
+    [windowMs / 1000],
+  );
+  return rows.map((row) => row.url as string);
+}
+
+/**
+ * When the test deliveries of one department's webhooks (null: those without a department) in the last `windowMs`
+ * were made, oldest first.
+ */
+export async function recentTestDeliveries(
+  db: Queryable,
+  departmentCode: string | null,
+  windowMs: number,
+): Promise<Date[]> {
+  const { rows } = await db.query(
+    `SELECT l.created_at FROM webhook_logs l JOIN webhooks w ON w.id = l.webhook_id
+     WHERE l.event_type = 'WEBHOOK_TEST' AND l.delivery_id IS NULL AND w.department_code IS NOT DISTINCT FROM $1
+       AND l.created_at > clock_timestamp() - make_interval(secs => $2)
+     ORDER BY l.created_at`,
+    [departmentCode, windowMs / 1000],
+  );
+  return rows.map((row) => row.created_at as Date);
 }
 
 export interface WebhookLogFilter {

@@ -1,7 +1,8 @@
 /**
  * A real webhook receiver on 127.0.0.1 for the stack tests. It records every request, verifies each signature with
  * its own HMAC code (constant-time) and with the Standard Webhooks library, and answers what the test sets: a
- * status, a redirect, or no listener at all (`down()`, then `up()` again on the same port).
+ * status, a redirect, or no listener at all (`down()`, then `up()` again on the same port). It can hold each answer
+ * for a while (`hold(ms)`) and counts the requests it is answering at once (`mostAtOnce()`).
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import http from "node:http";
@@ -34,10 +35,15 @@ export function verifySignatures(secret: string, body: string, headers: http.Inc
   return ours && library;
 }
 
-export async function startReceiver(secrets: Record<string, string> = {}) {
+/** `host`: another loopback address (e.g. 127.0.0.2) is another host to the API. */
+export async function startReceiver(secrets: Record<string, string> = {}, host = "127.0.0.1") {
   const received: Received[] = [];
   let status = 200;
+  let holdMs = 0;
+  let atOnce = 0;
+  let mostAtOnce = 0;
   const server = http.createServer((req, res) => {
+    mostAtOnce = Math.max(mostAtOnce, ++atOnce);
     let body = "";
     req.on("data", (chunk) => (body += chunk));
     req.on("end", () => {
@@ -58,18 +64,23 @@ export async function startReceiver(secrets: Record<string, string> = {}) {
         at: Date.now(),
         status,
       });
-      if (status === 302) res.writeHead(302, { location: "/elsewhere" }).end();
-      else res.writeHead(status).end("ok");
+      const answer = () => {
+        atOnce--;
+        if (status === 302) res.writeHead(302, { location: "/elsewhere" }).end();
+        else res.writeHead(status).end("ok");
+      };
+      if (holdMs > 0) setTimeout(answer, holdMs);
+      else answer();
     });
   });
   const listen = (port: number) =>
     new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(port, "127.0.0.1", () => resolve());
+      server.listen(port, host, () => resolve());
     });
   await listen(0);
   const port = (server.address() as AddressInfo).port;
-  const base = `http://127.0.0.1:${port}`;
+  const base = `http://${host}:${port}`;
   return {
     base,
     url: `${base}/hooks`,
@@ -78,6 +89,11 @@ export async function startReceiver(secrets: Record<string, string> = {}) {
     at: (path: string) => received.filter((r) => r.path === path),
     secrets,
     answer: (code: number) => (status = code),
+    /** Holds each answer this long (0: answers at once). */
+    hold: (ms: number) => (holdMs = ms),
+    /** The most requests it was answering at the same time, since it started or since `resetMostAtOnce()`. */
+    mostAtOnce: () => mostAtOnce,
+    resetMostAtOnce: () => (mostAtOnce = atOnce),
     /** Stops listening: deliveries get connection refused. */
     down: () =>
       new Promise<void>((resolve) => {

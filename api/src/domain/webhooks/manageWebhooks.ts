@@ -3,6 +3,12 @@
  * the delivery log. Departments manage their own webhooks; administrators see all and may register ones without a
  * department, which receive every event. A webhook the caller may not manage is answered as missing (404), so its
  * existence is not revealed.
+ *
+ * Limits, so that one department key cannot turn the platform into an outbound flooder: at most
+ * MAX_WEBHOOKS_PER_DEPARTMENT live webhooks per department (the administrators' webhooks without a department count
+ * as one more), no URL twice in one department, and at most TEST_DELIVERIES_PER_MINUTE test deliveries per minute
+ * to one department's webhooks. Each is counted under an advisory lock in the transaction that adds the row, so it
+ * holds across API processes.
  */
 import { randomUUID } from "node:crypto";
 import type { DbPool } from "../../db/queryable.ts";
@@ -10,9 +16,9 @@ import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import { isAdmin, type Principal } from "../../auth/principal.ts";
 import type { Config } from "../../config.ts";
 import { withTransaction } from "../../db/transaction.ts";
-import { AppError, forbidden, notFound } from "../../errors.ts";
+import { AppError, conflict, forbidden, notFound } from "../../errors.ts";
 import { enqueueJob, JOB_NAMES } from "../../jobs/jobQueue.ts";
-import { deliver } from "../../webhooks/deliver.ts";
+import { deliverIfAdmitted } from "../../webhooks/deliver.ts";
 import { checkWebhookUrl, WEBHOOK_URL_REFUSED, webhookAddressPolicy } from "../../webhooks/urlSafety.ts";
 import type { SecretSealer } from "../../chain/secretSealer.ts";
 import * as store from "../../webhooks/webhookStore.ts";
@@ -34,6 +40,25 @@ export interface NewWebhookInput {
 
 const ownCode = (principal: Principal | undefined) => (principal?.kind === "department" ? principal.code : undefined);
 
+/** Live webhooks one department may have (every event is delivered to each of them). */
+export const MAX_WEBHOOKS_PER_DEPARTMENT = 10;
+/** Test deliveries to one department's webhooks per minute (a sliding minute). */
+export const TEST_DELIVERIES_PER_MINUTE = 10;
+const MINUTE_MS = 60_000;
+
+export const WEBHOOK_LIMIT_REACHED = "WEBHOOK_LIMIT_REACHED";
+export const DUPLICATE_WEBHOOK_URL = "DUPLICATE_WEBHOOK_URL";
+
+/**
+ * The form two spellings of one target share: WHATWG parsing (scheme and host in lower case, default port dropped,
+ * an empty path as "/", percent-encoding normalised), without the fragment, which is never sent.
+ */
+export function normalisedWebhookUrl(raw: string): string {
+  const url = new URL(raw);
+  url.hash = "";
+  return url.href;
+}
+
 /** The webhook, if the caller may manage it (a department: its own; an administrator: any); otherwise 404. */
 export async function findOwnedWebhook(context: WebhookContext, principal: Principal | undefined, id: string) {
   const webhook = await store.findWebhook(context.pool, id);
@@ -53,6 +78,8 @@ export async function registerWebhook(context: WebhookContext, meta: RequestMeta
   const id = randomUUID();
   const departmentCode = own ?? input.departmentCode ?? null;
   const createdAt = await withTransaction(context.pool, async (client) => {
+    await store.lockWebhookLimit(client, `webhooks:${departmentCode ?? ""}`);
+    await checkRegistrationLimits(client, departmentCode, input.url);
     const created = await store.insertWebhook(client, {
       id,
       departmentCode,
@@ -79,6 +106,30 @@ export async function registerWebhook(context: WebhookContext, meta: RequestMeta
     createdAt,
   };
   return webhookJson(webhook);
+}
+
+/** 409 when the department has its maximum of webhooks already, or one with the same URL. */
+async function checkRegistrationLimits(
+  client: Parameters<typeof store.webhooksOfDepartment>[0],
+  departmentCode: string | null,
+  url: string,
+): Promise<void> {
+  const existing = await store.webhooksOfDepartment(client, departmentCode);
+  const target = normalisedWebhookUrl(url);
+  const same = existing.find((webhook) => normalisedWebhookUrl(webhook.url) === target);
+  if (same) {
+    throw conflict(DUPLICATE_WEBHOOK_URL, "This department already has a webhook with this URL", {
+      field: "url",
+      webhookId: same.id,
+    });
+  }
+  if (existing.length >= MAX_WEBHOOKS_PER_DEPARTMENT) {
+    throw conflict(
+      WEBHOOK_LIMIT_REACHED,
+      `A department may have at most ${MAX_WEBHOOKS_PER_DEPARTMENT} webhooks: delete one to register another`,
+      { limit: MAX_WEBHOOKS_PER_DEPARTMENT, departmentCode },
+    );
+  }
 }
 
 /** A department's own webhooks; every webhook for an administrator. */
@@ -118,7 +169,8 @@ export async function enableWebhook(context: WebhookContext, meta: RequestMeta, 
 
 /**
  * Sends a signed test payload now. A refused target is 400 INVALID_WEBHOOK_URL with no status and no time, so the
- * test cannot probe internal hosts or ports.
+ * test cannot probe internal hosts or ports. Over TEST_DELIVERIES_PER_MINUTE for the webhook's department: 429
+ * RATE_LIMITED with Retry-After, and nothing is sent.
  */
 export async function testWebhook(context: WebhookContext, principal: Principal | undefined, id: string) {
   const webhook = await findOwnedWebhook(context, principal, id);
@@ -130,16 +182,38 @@ export async function testWebhook(context: WebhookContext, principal: Principal 
     webhookId: webhook.id,
     data: { message: "This is a test delivery." },
   };
-  const result = await deliver(
+  const result = (await deliverIfAdmitted(
     context.pool,
     { id: webhook.id, url: webhook.url, secret: context.webhookSecrets.open(webhook.id, webhook.secretSealed) },
     { eventId, eventType: "WEBHOOK_TEST", payload },
     webhookAddressPolicy(context.config),
-  );
+    testDeliveryBudget(webhook.departmentCode),
+  ))!;
   if (result.refused || result.responseTime === null) {
     throw new AppError(400, WEBHOOK_URL_REFUSED, "Webhook URL refused: the target is not a public address");
   }
   return { success: result.success, statusCode: result.statusCode, responseTime: result.responseTime };
+}
+
+/** Admits a test delivery while the department's webhooks had fewer than the limit in the last minute; else 429. */
+function testDeliveryBudget(departmentCode: string | null) {
+  return {
+    lock: `tests:${departmentCode ?? ""}`,
+    admit: async (client: Parameters<typeof store.recentTestDeliveries>[0]) => {
+      const recent = await store.recentTestDeliveries(client, departmentCode, MINUTE_MS);
+      if (recent.length < TEST_DELIVERIES_PER_MINUTE) return true;
+      // Allowed again when the oldest of the last minute's tests leaves the window.
+      const freeAt = recent[recent.length - TEST_DELIVERIES_PER_MINUTE].getTime() + MINUTE_MS;
+      const retryAfter = Math.max(1, Math.ceil((freeAt - Date.now()) / 1000));
+      throw new AppError(
+        429,
+        "RATE_LIMITED",
+        `Too many test deliveries: at most ${TEST_DELIVERIES_PER_MINUTE} a minute per department; try again in ${retryAfter} s`,
+        { retryAfterSeconds: retryAfter, limitPerMinute: TEST_DELIVERIES_PER_MINUTE },
+        { "Retry-After": String(retryAfter) },
+      );
+    },
+  };
 }
 
 /** Delivery attempts, newest first: a department sees its own webhooks' only. */
