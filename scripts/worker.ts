@@ -29,6 +29,8 @@ if (!config.databaseUrl || !config.chainRpcUrl) {
     INDEXER_URL: stack.indexerUrl,
     JWT_ISSUER: stack.jwtIssuer,
     PUBLIC_BASE_URL: stack.url,
+    // A development stack's secrets are those generated under DATA_DIR: the worker joins with the same conveniences.
+    DEV_CONVENIENCES: stack.devConveniences ? "true" : undefined,
   };
   // The embedded database as the API's own role, like the stack's API and worker processes.
   if (!config.databaseUrl && stack.embeddedPostgresPort)

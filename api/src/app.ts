@@ -23,7 +23,7 @@ export const API_PREFIX = "/api/v1";
 const DEFAULT_CSP = "frame-ancestors 'none'";
 
 /**
- * Baseline security headers on every response (issue 15, L8): no MIME sniffing, no referrer, no framing; API answers
+ * Baseline security headers on every response: no MIME sniffing, no referrer, no framing; API answers
  * (credentials, personal data) are never stored by caches unless a route says otherwise.
  */
 function securityHeaders(): Koa.Middleware {
@@ -56,8 +56,10 @@ export interface AppDeps extends Omit<SystemDeps, "openApiDocument"> {
   /** Routes outside /api/v1 (e.g. /.well-known/jwks.json), mounted at the root. */
   rootRoutes?: RouteDefinition[];
   jsonLimit?: string;
-  /** Rate limits of the authentication, write and public read endpoints (none: unlimited). */
+  /** Rate limits of the authentication, write, read and public read endpoints (none: unlimited). */
   rateLimits?: RateLimits;
+  /** The buckets of those limits, when shared with the authentication module (failed credentials); else made here. */
+  limiter?: RateLimiter;
   /**
    * How many reverse proxies in front of the API append to X-Forwarded-For (0: none, the socket address is the
    * client). With n, the client is the address the n-th proxy from us saw; anything a caller wrote before it is ignored.
@@ -98,7 +100,7 @@ export function createApp(deps: AppDeps): Koa {
       decisions: deps.decisions,
     }));
 
-  const limiter = deps.rateLimits ? new RateLimiter(deps.rateLimits) : undefined;
+  const limiter = deps.limiter ?? (deps.rateLimits ? new RateLimiter(deps.rateLimits) : undefined);
   // Anonymous reads that cost chain calls and queries (verification by sequential token ids, /health): per client.
   app.use(async (ctx, next) => {
     if (limiter && isLimitedPublicRead(ctx.method, ctx.path)) limiter.take("public", clientKey(ctx.ip));

@@ -426,7 +426,7 @@ export const settings = {
   },
   rateLimitAuthPerMinute: {
     env: "RATE_LIMIT_AUTH_PER_MINUTE",
-    doc: "Requests to the sign-in endpoints (/auth/*) per client address per minute, and failed credentials per credential and address, and per address; 0: no limit",
+    doc: "Failed authentications (a wrong client secret, API key or token) per minute per credential and address, and per address; the sign-in endpoints (/auth/*) take five times as many requests per address; 0: no limit",
     fallback: 60,
     parse: integer(0, 1_000_000),
   },
@@ -653,6 +653,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!result.jwtPrivateKey) problems.push("JWT_PRIVATE_KEY is required in production (no generated signing key)");
     if (!result.adminClientId || !result.adminClientSecret)
       problems.push("ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required in production");
+    else {
+      const weakness = weakSecretProblem(result.adminClientSecret, result.adminClientId);
+      if (weakness) problems.push(`ADMIN_CLIENT_SECRET is too weak for production: ${weakness}`);
+    }
+    if (!result.metricsToken)
+      problems.push(
+        "METRICS_TOKEN is required in production: /metrics (per-route traffic, outbox counts, indexer lag) is served only to its bearer",
+      );
     if (!result.custodySecret) problems.push("CUSTODY_SECRET is required in production");
     if (!result.issuerPrivateKey)
       problems.push("ISSUER_PRIVATE_KEY is required in production (it signs the licences' QR codes)");
@@ -701,7 +709,60 @@ export function devConveniencesProblems(config: Config): string[] {
     problems.push(`${refused} with a DATABASE_URL on another host`);
   if (config.chainRpcUrl && !isLoopbackHost(hostOf(config.chainRpcUrl)))
     problems.push(`${refused} with a CHAIN_RPC_URL on another host`);
+  // A proxy on the same host forwards the world to a loopback HOST: the public URL and the proxy settings say so.
+  if (config.publicBaseUrl && !isLoopbackHost(hostOf(config.publicBaseUrl)))
+    problems.push(
+      `${refused} with PUBLIC_BASE_URL=${redactedUrl(config.publicBaseUrl)}: clients reach the API through another address (a proxy)`,
+    );
+  if (config.trustProxyHops > 0)
+    problems.push(`${refused} with TRUST_PROXY_HOPS=${config.trustProxyHops}: the API is behind a reverse proxy`);
+  const provider = identityProviderSettings.filter((key) => config[key] !== undefined).map((key) => settings[key].env);
+  if (provider.length > 0) problems.push(`${refused} with an identity provider configured (${provider.join(", ")})`);
   return problems;
+}
+
+const identityProviderSettings = [
+  "identityProviderAuthorizeUrl",
+  "identityProviderTokenUrl",
+  "identityProviderUserinfoUrl",
+  "identityProviderClientId",
+  "identityProviderClientSecret",
+] as const;
+
+/** Fragments of well-known placeholder and guessable secrets. */
+const WEAK_FRAGMENTS = ["password", "passwd", "changeme", "secret", "admin", "example", "letmein", "qwerty", "123456"];
+/** Fewest characters, and fewest estimated bits, of a secret a person chose (ADMIN_CLIENT_SECRET). */
+export const MIN_SECRET_LENGTH = 32;
+export const MIN_SECRET_BITS = 128;
+
+/**
+ * Why a chosen secret is too weak, or undefined. The estimate is length × log2(size of the character classes used:
+ * lower case, upper case, digits, others), after refusing what that estimate overrates: a repeated unit, runs
+ * (abcd, 1234), few distinct characters, well-known words, and the client id itself. `openssl rand -hex 32` passes.
+ */
+export function weakSecretProblem(secret: string, clientId?: string): string | undefined {
+  if (secret.length < MIN_SECRET_LENGTH)
+    return `it has ${secret.length} characters, at least ${MIN_SECRET_LENGTH} are required (e.g. openssl rand -hex 32)`;
+  const lower = secret.toLowerCase();
+  const fragment = WEAK_FRAGMENTS.find((word) => lower.includes(word));
+  if (fragment) return `it contains "${fragment}"`;
+  if (clientId && lower.includes(clientId.toLowerCase())) return "it contains ADMIN_CLIENT_ID";
+  for (let unit = 1; unit <= secret.length / 2; unit++)
+    if (secret.length % unit === 0 && secret === secret.slice(0, unit).repeat(secret.length / unit))
+      return "it repeats a shorter string";
+  if (new Set(secret).size < 8) return "it uses fewer than 8 distinct characters";
+  let steps = 0;
+  for (let i = 1; i < secret.length; i++) if (Math.abs(secret.charCodeAt(i) - secret.charCodeAt(i - 1)) <= 1) steps++;
+  if (steps >= secret.length / 2) return "it is made of runs of neighbouring or repeated characters (abcd, 1234, aaaa)";
+  const pool =
+    (/[a-z]/.test(secret) ? 26 : 0) +
+    (/[A-Z]/.test(secret) ? 26 : 0) +
+    (/[0-9]/.test(secret) ? 10 : 0) +
+    (/[^a-zA-Z0-9]/.test(secret) ? 33 : 0);
+  const bits = Math.floor(secret.length * Math.log2(pool));
+  if (bits < MIN_SECRET_BITS)
+    return `about ${bits} bits by estimate, at least ${MIN_SECRET_BITS} are required (use more characters, or more kinds of them)`;
+  return undefined;
 }
 
 /**
@@ -726,6 +787,10 @@ function missingSecrets(config: Config): string[] {
   if (!config.jwtPrivateKey) problems.push(`JWT_PRIVATE_KEY is required ${hint}`);
   if (!config.adminClientId || !config.adminClientSecret)
     problems.push(`ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required ${hint}`);
+  else {
+    const weakness = weakSecretProblem(config.adminClientSecret, config.adminClientId);
+    if (weakness) problems.push(`ADMIN_CLIENT_SECRET is too weak: ${weakness} ${hint}`);
+  }
   if (!config.custodySecret) problems.push(`CUSTODY_SECRET is required ${hint}`);
   if (!config.issuerPrivateKey) problems.push(`ISSUER_PRIVATE_KEY is required ${hint}`);
   if (config.storageBackend === "local" && !config.fileUrlSecret)

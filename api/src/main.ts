@@ -14,10 +14,11 @@ import { Metrics } from "./observability/metrics.ts";
 import { createAuth } from "./auth/index.ts";
 import { apiRoutes } from "./routes/index.ts";
 import { IdempotencyStore } from "./http/idempotency.ts";
+import { FailedCredentials, RateLimiter } from "./http/rateLimit.ts";
 import { createDepartmentKeyCheck } from "./auth/departmentKeys.ts";
 import { DepartmentCredentialStore } from "./auth/departmentCredentialStore.ts";
 import { createCoreServices, createDomainContext } from "./services.ts";
-import { auditTableWeakness } from "./db/auditTableRights.ts";
+import { assertAuditTableRights } from "./db/auditTableRights.ts";
 import { jobClock } from "./jobs/jobClock.ts";
 import { startJobRunner } from "./jobs/jobRunner.ts";
 import { developmentSecret } from "./developmentSecrets.ts";
@@ -32,17 +33,19 @@ if (config.devConveniences)
   logger.warn(
     "DEV_CONVENIENCES=true: passwordless development sign-in and generated secrets are on (a local development stack only)",
   );
-if (config.nodeEnv === "production" && !config.metricsToken)
-  logger.warn(
-    "METRICS_TOKEN is not set: /metrics is public (rate-limited); set it, or keep /metrics off the public network",
-  );
 const metrics = new Metrics();
 logger.info({ config: describeConfig(config) }, "starting API");
 
 const core = await createCoreServices(config, logger, metrics);
-// Production: say loudly when the audit table's append-only triggers do not bind this process's database role.
-const auditWeakness = config.nodeEnv === "production" && (await auditTableWeakness(core.pool, config.apiSchema));
-if (auditWeakness) logger.error(`${auditWeakness}; run the API under a role that does not own it (docs/decisions.md)`);
+// The audit table's append-only triggers must bind this process's database role (production refuses otherwise).
+await assertAuditTableRights(core.pool, {
+  schema: config.apiSchema,
+  production: config.nodeEnv === "production",
+  logger,
+}).catch(async (error) => {
+  await core.close().catch(() => {});
+  throw error;
+});
 const context = await createDomainContext(config, logger, core);
 const jobs = config.jobsInApi
   ? await startJobRunner(context, {
@@ -53,11 +56,19 @@ const jobs = config.jobsInApi
       clock: jobClock(config.jobTimeScale),
     })
   : undefined;
+// One set of buckets per process: the route table's limits and the authentication module's failed credentials.
+const limiter = new RateLimiter({
+  authPerMinute: config.rateLimitAuthPerMinute,
+  writePerMinute: config.rateLimitWritePerMinute,
+  readPerMinute: config.rateLimitReadPerMinute,
+  publicPerMinute: config.rateLimitPublicPerMinute,
+});
 // Departments authenticate with their API key (and, when required, signed requests).
 const auth = await createAuth({
   config,
   pool: core.pool,
   logger,
+  failures: new FailedCredentials(limiter),
   departments: createDepartmentKeyCheck({
     credentials: new DepartmentCredentialStore(core.pool),
     openSecret: (code, sealed) => context.departmentSecrets.open(code, sealed),
@@ -83,11 +94,7 @@ const app = createApp({
     purgeEveryMs: 10 * 60_000,
     confirmed: (outboxTxId) => core.gateway.confirmedTransaction(outboxTxId),
   }),
-  rateLimits: {
-    authPerMinute: config.rateLimitAuthPerMinute,
-    writePerMinute: config.rateLimitWritePerMinute,
-    publicPerMinute: config.rateLimitPublicPerMinute,
-  },
+  limiter,
   trustProxyHops: config.trustProxyHops,
   metricsToken: config.metricsToken,
   // The decisions log has a page of its own (/docs/decisions): the document's description only points at it.

@@ -3,7 +3,8 @@
  * API; any number of workers and APIs may run jobs at once. Stops cleanly on SIGINT/SIGTERM: takes no new jobs,
  * waits for the running ones, exits.
  */
-import { describeConfig, loadConfig, readEnvFile } from "./config.ts";
+import { assertConfiguredSecrets, describeConfig, loadConfig, readEnvFile } from "./config.ts";
+import { assertAuditTableRights } from "./db/auditTableRights.ts";
 import { jobClock } from "./jobs/jobClock.ts";
 import { startJobRunner } from "./jobs/jobRunner.ts";
 import { createLogger } from "./observability/logger.ts";
@@ -12,11 +13,21 @@ import { createCoreServices, createDomainContext } from "./services.ts";
 
 readEnvFile();
 const config = loadConfig();
+// The same refusals as the API's, before anything could generate a secret.
+assertConfiguredSecrets(config);
 const logger = createLogger(config.logLevel).child({ process: "worker" });
 logUnhandledRejections(logger);
 logger.info({ config: describeConfig(config) }, "starting worker");
 
 const core = await createCoreServices(config, logger);
+await assertAuditTableRights(core.pool, {
+  schema: config.apiSchema,
+  production: config.nodeEnv === "production",
+  logger,
+}).catch(async (error) => {
+  await core.close().catch(() => {});
+  throw error;
+});
 const context = await createDomainContext(config, logger, core);
 const jobs = await startJobRunner(context, {
   index: core.index,

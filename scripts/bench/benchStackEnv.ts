@@ -16,6 +16,7 @@ export async function benchStackEnv(dataDir: string): Promise<Record<string, str
     CHAIN_RPC_URL: "",
     RATE_LIMIT_AUTH_PER_MINUTE: "0",
     RATE_LIMIT_WRITE_PER_MINUTE: "0",
+    RATE_LIMIT_READ_PER_MINUTE: "0",
     RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
     REQUEST_QUOTA_PER_DAY: "0",
   };

@@ -692,6 +692,7 @@ function lockDetails(
     chainFunding: parts.apiEnv.CHAIN_FUNDING,
     jwtIssuer: config.jwtIssuer,
     apiSchema: config.apiSchema,
+    devConveniences: config.devConveniences,
   };
 }
 

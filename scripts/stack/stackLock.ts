@@ -19,6 +19,8 @@ export interface StackDescriptor {
   chainFunding?: string;
   jwtIssuer?: string;
   apiSchema?: string;
+  /** Whether the stack runs with DEV_CONVENIENCES (its secrets are the ones generated under DATA_DIR). */
+  devConveniences?: boolean;
 }
 
 export class StackAlreadyRunning extends Error {

@@ -26,6 +26,7 @@ import {
   TEST_CLIENT_ID,
   TEST_REDIRECT_URI,
 } from "./support/authClient.ts";
+import { explicitSecrets } from "./support/productionEnv.ts";
 import { current } from "./support/stackFixture.ts";
 
 const api = () => current().api.url;
@@ -351,7 +352,11 @@ describe("Authentication", function () {
       await new Promise<void>((resolve) => idp.listen(0, "127.0.0.1", resolve));
       idpUrl = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
 
+      // A real provider: no development conveniences, so every secret is given, and the test client is registered.
       extra = await startApiProcess("api-auth-oidc", {
+        DEV_CONVENIENCES: "false",
+        ...((await explicitSecrets(current())) as Record<string, string>),
+        REDIRECT_URI_ALLOWLIST: `${TEST_CLIENT_ID}=${TEST_REDIRECT_URI}`,
         ACCESS_TOKEN_TTL_SECONDS: "2",
         IDENTITY_PROVIDER_AUTHORIZE_URL: `${idpUrl}/authorize`,
         IDENTITY_PROVIDER_TOKEN_URL: `${idpUrl}/token`,
@@ -583,7 +588,7 @@ describe("Authentication", function () {
       const cases: [Record<string, string>, number, string][] = [
         [{ ...base, client_id: "cli_unknown" }, 401, "invalid_client"],
         [{ grant_type: "client_credentials", client_id: reader.clientId }, 401, "invalid_client"],
-        [{ ...base, client_secret: "lcs_wrong" }, 400, "invalid_grant"],
+        [{ ...base, client_secret: "lcs_wrong" }, 401, "invalid_client"],
         [{ ...base, scope: "applications:read admin" }, 400, "invalid_scope"],
         [{ ...base, scope: "documents:write" }, 400, "invalid_scope"],
         [{ ...base, scope: "superuser" }, 400, "invalid_scope"],
@@ -790,8 +795,8 @@ describe("Authentication", function () {
             body: new URLSearchParams({ grant_type: "client_credentials", client_id: clientId, client_secret: secret }),
           });
         const old = await post(clientSecret);
-        expect(old.status).to.equal(400);
-        expect(((await old.json()) as { error: string }).error).to.equal("invalid_grant");
+        expect(old.status).to.equal(401);
+        expect(((await old.json()) as { error: string }).error).to.equal("invalid_client");
         expect((await post(`${clientSecret}-rotated`)).status).to.equal(200);
         const refused = await fetch(`${rotated.url}/api/v1/admin/clients`, { headers: bearer(oldToken) });
         expect(refused.status).to.equal(401);

@@ -1,8 +1,34 @@
+import { execFile } from "node:child_process";
 import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
 import { expect } from "chai";
-import { readFile } from "node:fs/promises";
+import pg from "pg";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { loadConfig, settings } from "../../api/src/config.ts";
+import { assertAuditTableRights, auditTableWeakness } from "../../api/src/db/auditTableRights.ts";
+import { migrate } from "../../api/src/db/migrate.ts";
+import { createPool } from "../../api/src/db/pool.ts";
+import { createLogger } from "../../api/src/observability/logger.ts";
 import { assertPortFree } from "../../scripts/stack/ports.ts";
+import { productionEnv } from "./support/productionEnv.ts";
+import { current } from "./support/stackFixture.ts";
+
+/** Runs the API process alone with exactly `env` (plus PATH); resolves with how it ended. */
+async function runApiAlone(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  const main = path.join(process.cwd(), "api", "src", "main.ts");
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [main], {
+      env: { PATH: process.env.PATH!, ...env },
+      timeout: 60_000,
+    });
+    return { code: 0, output: stdout + stderr };
+  } catch (error) {
+    const failure = error as { code: number | null; stdout: string; stderr: string };
+    return { code: failure.code, output: `${failure.stdout}${failure.stderr}` };
+  }
+}
 
 describe("configuration", function () {
   it("uses embedded defaults when nothing is set", function () {
@@ -58,4 +84,96 @@ describe("configuration", function () {
       expect(example, setting.env).to.include(`# ${setting.doc}`);
     }
   });
+  describe("refusals at start (the API process itself)", function () {
+    it("refuses DEV_CONVENIENCES behind a proxy, with a public PUBLIC_BASE_URL or an identity provider, naming each, and generates nothing", async function () {
+      const dataDir = await mkdtemp(path.join(os.tmpdir(), "dev-refused-"));
+      try {
+        const { code, output } = await runApiAlone({
+          DATA_DIR: dataDir,
+          PORT: "0",
+          DEV_CONVENIENCES: "true",
+          TRUST_PROXY_HOPS: "1",
+          PUBLIC_BASE_URL: "https://licences.example.org",
+          IDENTITY_PROVIDER_AUTHORIZE_URL: "https://id.example.org/authorize",
+        });
+        expect(code).to.not.equal(0);
+        expect(output).to.match(/refused with TRUST_PROXY_HOPS=1: the API is behind a reverse proxy/);
+        expect(output).to.match(/refused with PUBLIC_BASE_URL=https:\/\/licences\.example\.org/);
+        expect(output).to.match(/refused with an identity provider configured \(IDENTITY_PROVIDER_AUTHORIZE_URL\)/);
+        expect(output).to.not.match(/API listening/);
+        expect(await readdir(dataDir)).to.deep.equal([]);
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    });
+
+    it("in production refuses a database role that could rewrite the audit trail (here a superuser), naming it", async function () {
+      const stack = current();
+      const { code, output } = await runApiAlone({
+        ...(await productionEnv(stack)),
+        ...apiServices(),
+        PORT: "0",
+        DATA_DIR: stack.config.dataDir,
+        // The stack's superuser, not its API role.
+        DATABASE_URL: stack.databaseUrl,
+      });
+      expect(code).to.not.equal(0);
+      expect(output).to.match(/Refused in production: the API's database role is a superuser/);
+      expect(output).to.not.match(/API listening/);
+    });
+
+    it("sees a role that owns the audit table's schema (it could drop the table): refused in production, a warning elsewhere", async function () {
+      const stack = current();
+      const schema = `schema_owner_${Date.now()}`;
+      const role = `${schema}_role`;
+      const admin = createPool(stack.databaseUrl, schema, 2);
+      try {
+        await migrate(admin, schema);
+        await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'owner-probe'`);
+        await admin.query(`ALTER SCHEMA ${schema} OWNER TO ${role}`); // the table stays the superuser's
+        const url = new URL(stack.databaseUrl);
+        url.username = role;
+        url.password = "owner-probe";
+        const owner = new pg.Client({ connectionString: url.href });
+        await owner.connect();
+        try {
+          expect(await auditTableWeakness(owner, schema)).to.match(
+            new RegExp(`owns schema ${schema} \\(through ${role}\\), which holds audit_logs: it can drop the table`),
+          );
+          const refusal = await assertAuditTableRights(owner, {
+            schema,
+            production: true,
+            logger: createLogger("silent"),
+          }).catch((error: Error) => error);
+          expect((refusal as Error).message).to.match(/^Refused in production: .* owns schema/);
+          const warnings: string[] = [];
+          const logger = createLogger("silent");
+          logger.warn = ((message: string) => void warnings.push(message)) as typeof logger.warn;
+          await assertAuditTableRights(owner, { schema, production: false, logger });
+          expect(warnings).to.have.length(1);
+          expect(warnings[0]).to.match(/owns schema .* in production this process would refuse to start/);
+        } finally {
+          await owner.end();
+        }
+      } finally {
+        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {});
+        await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => {});
+        await admin.end();
+      }
+    });
+  });
 });
+
+/** Where the fixture stack's chain, deployment and indexer are (an API beside it needs them). */
+function apiServices(): NodeJS.ProcessEnv {
+  const env = current().env;
+  const keep = [
+    "CHAIN_RPC_URL",
+    "CHAIN_ID",
+    "DEPLOYMENT_FILE",
+    "INDEXER_URL",
+    "ADMIN_CLIENT_ID",
+    "ADMIN_CLIENT_SECRET",
+  ];
+  return Object.fromEntries(keep.map((name) => [name, env[name]]));
+}

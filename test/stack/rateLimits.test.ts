@@ -1,57 +1,135 @@
 /**
- * Rate limits on their own API processes (same database and chain, low limits): authentication per IP, failed
- * credentials counted as attempts, writes per caller, reads never limited; 429 RATE_LIMITED with Retry-After.
+ * Rate limits on their own API processes (same database and chain, low limits): the sign-in endpoints per address,
+ * failed credentials per credential and address and per address (never locking out another credential), writes and
+ * authenticated reads per caller; 429 RATE_LIMITED with Retry-After.
  */
 import { expect } from "chai";
-import { RateLimiter } from "../../api/src/http/rateLimit.ts";
-import { applicantToken, clientToken } from "./support/authClient.ts";
+import { FailedCredentials, RateLimiter } from "../../api/src/http/rateLimit.ts";
+import { applicantToken, clientToken, createClient } from "./support/authClient.ts";
 import { apiClient as http } from "./support/httpClient.ts";
+import { productionEnv } from "./support/productionEnv.ts";
 import { current } from "./support/stackFixture.ts";
 
-const tokenRequest = (api: string, clientId: string, clientSecret: string) =>
+const tokenRequest = (api: string, clientId: string, clientSecret: string, from?: string) =>
   fetch(`${api}/api/v1/auth/token`, {
     method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "client_credentials",
-      client_id: clientId,
-      client_secret: clientSecret,
-      scope: "admin",
-    }),
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      ...(from ? { "x-forwarded-for": from } : {}),
+    },
+    body: new URLSearchParams({ grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret }),
   });
 
+/** A 429 in the Error shape, with Retry-After equal to details.retryAfterSeconds and within `maxSeconds`. */
+async function expectRateLimited(response: Response, maxSeconds: number): Promise<void> {
+  expect(response.status).to.equal(429);
+  const retryAfter = Number(response.headers.get("retry-after"));
+  expect(retryAfter).to.be.within(1, maxSeconds);
+  const body = (await response.json()) as {
+    code: string;
+    message: string;
+    details: { retryAfterSeconds: number; limitPerMinute: number };
+  };
+  expect(body).to.have.keys("code", "message", "details");
+  expect(body.code).to.equal("RATE_LIMITED");
+  expect(body.message).to.be.a("string");
+  expect(body.details.retryAfterSeconds).to.equal(retryAfter);
+}
+
 describe("rate limits (429 with Retry-After, configurable)", function () {
-  it("limits authentication per IP, counting failed credentials anywhere, and leaves reads alone", async function () {
+  it("61 bad bearer tokens from one address: the 61st is refused, but the administrator there still signs in and reads", async function () {
     const stack = current();
-    const limited = await stack.startExtraApi(undefined, {
-      RATE_LIMIT_AUTH_PER_MINUTE: "5",
-      RATE_LIMIT_WRITE_PER_MINUTE: "0",
-    });
+    // The default of 60 failures a minute; one proxy in front, so this test's requests all come from one client.
+    const limited = await stack.startExtraApi(
+      undefined,
+      await productionEnv(stack, { TRUST_PROXY_HOPS: "1", RATE_LIMIT_AUTH_PER_MINUTE: "60" }),
+    );
     try {
+      const from = { "x-forwarded-for": "203.0.113.61" };
       const statuses: number[] = [];
-      for (let i = 0; i < 4; i++)
-        statuses.push((await tokenRequest(limited.url, stack.admin.clientId, "wrong-secret")).status);
-      // A wrong API key on a department route is an authentication attempt too.
-      statuses.push(
-        (
-          await fetch(`${limited.url}/api/v1/requests/pending`, {
-            headers: { "x-api-key": "guess", "x-department-code": "NOBODY" },
-          })
-        ).status,
+      for (let i = 0; i < 61; i++) {
+        const response = await fetch(`${limited.url}/api/v1/departments`, {
+          headers: { ...from, authorization: `Bearer not-a-token-${i}` },
+        });
+        statuses.push(response.status);
+      }
+      expect(statuses.slice(0, 60).every((status) => status === 401)).to.equal(true);
+      expect(statuses[60]).to.equal(429); // the address's failures are spent
+      // Neither the sign-in endpoints nor valid credentials from the same address are locked out.
+      const signIn = await tokenRequest(
+        limited.url,
+        stack.admin.clientId,
+        stack.admin.clientSecret,
+        from["x-forwarded-for"],
       );
-      // Refused credentials (OAuth answers 400 invalid_client; the department route 401), not yet limited.
-      expect(statuses.every((status) => status === 400 || status === 401)).to.equal(true);
-      const blocked = await tokenRequest(limited.url, stack.admin.clientId, stack.admin.clientSecret);
-      expect(blocked.status).to.equal(429);
-      const retryAfter = Number(blocked.headers.get("retry-after"));
-      expect(retryAfter).to.be.within(1, 12); // 5 per minute: one more every 12 s
-      const body = (await blocked.json()) as { code: string; message: string; details: { retryAfterSeconds: number } };
-      expect(body.code).to.equal("RATE_LIMITED");
-      expect(body.details.retryAfterSeconds).to.equal(retryAfter);
-      // Reads are not limited.
-      for (let i = 0; i < 20; i++) expect((await fetch(`${limited.url}/api/v1/verify/issuer`)).status).to.equal(200);
-      // The main API (no limit) still signs the same client in.
-      expect((await tokenRequest(stack.api.url, stack.admin.clientId, stack.admin.clientSecret)).status).to.equal(200);
+      expect(signIn.status).to.equal(200);
+      const { access_token: token } = (await signIn.json()) as { access_token: string };
+      const read = await fetch(`${limited.url}/api/v1/departments`, {
+        headers: { ...from, authorization: `Bearer ${token}` },
+      });
+      expect(read.status).to.equal(200);
+      const authorize = await fetch(
+        `${limited.url}/api/v1/auth/identitylocker/authorize?${new URLSearchParams({
+          client_id: "https://portal.example",
+          redirect_uri: "https://portal.example/cb",
+          state: "s",
+          code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+          code_challenge_method: "S256",
+        })}`,
+        { headers: from, redirect: "manual" },
+      );
+      expect(authorize.status).to.equal(302);
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it("counts a client id's failed secrets per address: refused before its secret is checked there, not elsewhere, not for other clients", async function () {
+    const stack = current();
+    const admin = await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin");
+    const reader = await createClient(stack.api.url, admin, `Limited reader ${Date.now()}`, ["applications:read"]);
+    const limited = await stack.startExtraApi(
+      undefined,
+      await productionEnv(stack, { TRUST_PROXY_HOPS: "1", RATE_LIMIT_AUTH_PER_MINUTE: "5" }),
+    );
+    try {
+      const here = "198.51.100.10";
+      for (let i = 0; i < 5; i++)
+        expect((await tokenRequest(limited.url, reader.clientId, `wrong-${i}`, here)).status).to.equal(401);
+      await expectRateLimited(await tokenRequest(limited.url, reader.clientId, "wrong-again", here), 12);
+      // Spent for this client from this address: even its right secret is refused, unchecked, for a while.
+      await expectRateLimited(await tokenRequest(limited.url, reader.clientId, reader.clientSecret, here), 12);
+      // The administrator at the same address, and the same client from another one, sign in.
+      expect((await tokenRequest(limited.url, stack.admin.clientId, stack.admin.clientSecret, here)).status).to.equal(
+        200,
+      );
+      expect((await tokenRequest(limited.url, reader.clientId, reader.clientSecret, "198.51.100.11")).status).to.equal(
+        200,
+      );
+      // The address's own failures are spent too: another wrong secret from it is 429, not one more guess.
+      await expectRateLimited(await tokenRequest(limited.url, stack.admin.clientId, "wrong-admin-secret", here), 12);
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it("limits authenticated reads per caller (429 in the Error shape with Retry-After); other callers keep theirs", async function () {
+    const stack = current();
+    const admin = await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin");
+    const reader = await createClient(stack.api.url, admin, `Reader ${Date.now()}`, ["applications:read"]);
+    const readerToken = await clientToken(stack.api.url, reader.clientId, reader.clientSecret);
+    const limited = await stack.startExtraApi(
+      undefined,
+      await productionEnv(stack, { RATE_LIMIT_READ_PER_MINUTE: "3" }),
+    );
+    try {
+      const read = (token: string) =>
+        fetch(`${limited.url}/api/v1/departments`, { headers: { authorization: `Bearer ${token}` } });
+      for (let i = 0; i < 3; i++) expect((await read(admin)).status).to.equal(200);
+      await expectRateLimited(await read(admin), 20);
+      expect((await read(readerToken)).status).to.equal(200);
+      // Public reads are limited apart (per address), not by the read limit.
+      expect((await fetch(`${limited.url}/api/v1/verify/issuer`)).status).to.equal(200);
     } finally {
       await limited.stop();
     }
@@ -93,30 +171,54 @@ describe("rate limits (429 with Retry-After, configurable)", function () {
   it("refills continuously: one more request per (60 / limit) seconds, up to the limit", function () {
     let now = 0;
     const limiter = new RateLimiter({ authPerMinute: 6, writePerMinute: 2 }, () => now);
-    for (let i = 0; i < 6; i++) limiter.take("auth", "1.2.3.4");
-    expect(() => limiter.take("auth", "1.2.3.4"))
+    for (let i = 0; i < 6; i++) limiter.take("failure", "1.2.3.4");
+    expect(() => limiter.take("failure", "1.2.3.4"))
       .to.throw()
       .with.property("status", 429);
-    limiter.take("auth", "5.6.7.8"); // another address
+    limiter.take("failure", "5.6.7.8"); // another address
     now += 9_999;
     const early = (() => {
       try {
-        limiter.take("auth", "1.2.3.4");
+        limiter.take("failure", "1.2.3.4");
       } catch (error) {
         return error as { headers: Record<string, string> };
       }
     })();
     expect(early?.headers["Retry-After"]).to.equal("1");
     now += 1;
-    limiter.take("auth", "1.2.3.4"); // 10 s later: one token back
+    limiter.take("failure", "1.2.3.4"); // 10 s later: one token back
     now += 10 * 60_000;
-    for (let i = 0; i < 6; i++) limiter.take("auth", "1.2.3.4"); // full again, never above the limit
-    expect(() => limiter.take("auth", "1.2.3.4")).to.throw();
+    for (let i = 0; i < 6; i++) limiter.take("failure", "1.2.3.4"); // full again, never above the limit
+    expect(() => limiter.take("failure", "1.2.3.4")).to.throw();
     limiter.take("write", "applicant:a");
     limiter.take("write", "applicant:a");
     expect(() => limiter.take("write", "applicant:a")).to.throw();
     limiter.take("write", "applicant:b");
+    // The sign-in endpoints take five times the auth limit per address.
+    for (let i = 0; i < 30; i++) limiter.take("auth", "9.9.9.9");
+    expect(() => limiter.take("auth", "9.9.9.9")).to.throw();
     const off = new RateLimiter({ authPerMinute: 0, writePerMinute: 0 }, () => now);
     for (let i = 0; i < 1000; i++) off.take("write", "x");
+  });
+
+  it("failed credentials: a spent credential is refused before it is checked, another credential from its address is not", function () {
+    let now = 0;
+    const failures = new FailedCredentials(new RateLimiter({ authPerMinute: 3, writePerMinute: 0 }, () => now));
+    failures.admit("client:a", "10.0.0.1");
+    failures.failed("client:a", "10.0.0.1");
+    failures.failed("client:a", "10.0.0.1");
+    failures.failed("client:a", "10.0.0.1");
+    expect(() => failures.admit("client:a", "10.0.0.1"))
+      .to.throw()
+      .with.property("status", 429);
+    failures.admit("client:a", "10.0.0.2"); // the same credential elsewhere
+    failures.admit("client:b", "10.0.0.1"); // another credential here
+    // ...whose failure is refused, though: the address's failures are spent.
+    expect(() => failures.failed("client:b", "10.0.0.1"))
+      .to.throw()
+      .with.property("status", 429);
+    now += 20_000; // one failure back per 20 s
+    failures.admit("client:a", "10.0.0.1");
+    new FailedCredentials(undefined).failed("client:a", "10.0.0.1"); // limits off: nothing counted
   });
 });

@@ -32,7 +32,8 @@ describe("role commands read .env (npm run api, npm run indexer)", function () {
     await writeEnvFile(envFile, {
       ...shared,
       PORT: String(port),
-      PUBLIC_BASE_URL: "https://licences.example.test",
+      // Loopback: a development stack (DEV_CONVENIENCES, shared above) is refused behind any other public URL.
+      PUBLIC_BASE_URL: `http://localhost:${port}`,
       JOBS_IN_API: "false",
       API_INSTANCE: "from-env-file",
     });
@@ -50,7 +51,7 @@ describe("role commands read .env (npm run api, npm run indexer)", function () {
       );
       expect(document.headers.get("x-api-instance")).to.equal("from-terminal");
       const { servers } = (await document.json()) as { servers: { url: string }[] };
-      expect(servers[0].url).to.match(/^https:\/\/licences\.example\.test/);
+      expect(servers[0].url).to.match(new RegExp(`^http://localhost:${port}`));
       // The shared issuer and keys: a token from the platform's own API is accepted here.
       const token = await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin");
       const departments = await fetch(`${base}/api/v1/departments`, { headers: { authorization: `Bearer ${token}` } });

@@ -3,7 +3,7 @@
  * joins that stack and runs its jobs; with no stack there it says so.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
@@ -72,6 +72,38 @@ describe("npm run worker (the npm script) next to npm start", function () {
       expect(worker.output()).to.include(`No platform is running on ${empty}`);
     } finally {
       await rm(empty, { recursive: true, force: true });
+    }
+  });
+  it("refuses to start without the secrets the API needs (no DEV_CONVENIENCES), in production or not, and generates none", async function () {
+    const stack = current();
+    for (const nodeEnv of ["production", "test"]) {
+      const dataDir = await mkdtemp(path.join(os.tmpdir(), "worker-secrets-"));
+      try {
+        // Real services given (so it looks for no stack), but none of the secrets.
+        const worker = npmRun(
+          "worker",
+          terminalEnv({
+            DATA_DIR: dataDir,
+            NODE_ENV: nodeEnv,
+            PUBLIC_BASE_URL: "https://licences.example.org",
+            DATABASE_URL: stack.databaseUrl,
+            CHAIN_RPC_URL: stack.rpcUrl,
+            CHAIN_ID: String(stack.config.chainId),
+            DEPLOYMENT_FILE: stack.config.deploymentFile!,
+          }),
+        );
+        expect(await worker.exited, worker.output()).to.equal(1);
+        expect(worker.output()).to.match(
+          nodeEnv === "production"
+            ? /MASTER_KEY is required in production/
+            : /MASTER_KEY is required \(or DEV_CONVENIENCES=true/,
+        );
+        expect(worker.output()).to.match(/JWT_PRIVATE_KEY is required|CUSTODY_SECRET is required/);
+        expect(worker.output()).to.not.match(/job runner started/);
+        expect(await readdir(dataDir)).to.deep.equal([]);
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
+      }
     }
   });
 });

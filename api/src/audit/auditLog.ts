@@ -13,6 +13,8 @@ export type AuditEntity =
 /** Who made a change and from where. */
 export interface RequestMeta {
   principal?: Principal;
+  /** A caller who is nobody yet (a failed sign-in): recorded as ANONYMOUS rather than as the platform. */
+  anonymous?: true;
   ip?: string;
   userAgent?: string;
   requestId?: string;
@@ -29,8 +31,8 @@ export interface AuditEntry {
   txHash?: string;
 }
 
-function actorOf(principal: Principal | undefined): { type: string; id: string } {
-  if (!principal) return { type: "SYSTEM", id: "platform" };
+function actorOf(principal: Principal | undefined, anonymous?: true): { type: string; id: string } {
+  if (!principal) return anonymous ? { type: "ANONYMOUS", id: "unauthenticated" } : { type: "SYSTEM", id: "platform" };
   if (principal.kind === "applicant") return { type: "APPLICANT", id: principal.id };
   if (principal.kind === "department") return { type: "DEPARTMENT", id: principal.code };
   return { type: isAdmin(principal) ? "ADMIN" : "CLIENT", id: principal.id };
@@ -41,7 +43,7 @@ export async function audit(
   meta: RequestMeta,
   entry: AuditEntry,
 ): Promise<void> {
-  const actor = actorOf(meta.principal);
+  const actor = actorOf(meta.principal, meta.anonymous);
   await client.query(
     `INSERT INTO audit_logs (id, entity_type, entity_id, action, actor_type, actor_id, old_value, new_value, ip_address, user_agent, request_id, tx_hash)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,

@@ -14,6 +14,8 @@ import { field, lenientBody, NO_STORE, OAuthErrorSchema, oauthError } from "./oa
 import type { TokenService } from "./tokens.ts";
 import type { AuditEntry, RequestMeta } from "../audit/auditLog.ts";
 import { requestMeta } from "../http/requestMeta.ts";
+import type { FailedCredentials } from "../http/rateLimit.ts";
+import type { FailedSignIn } from "./failedSignIns.ts";
 
 const SCOPE_TABLE = [
   "| scope | opens |",
@@ -111,7 +113,14 @@ const errors = {
 /** Writes an audit row (sign-ins, client changes). */
 export type AuditRecorder = (meta: RequestMeta, entry: AuditEntry) => Promise<void>;
 
-export function clientRoutes(clients: ClientStore, tokens: TokenService, record: AuditRecorder): RouteDefinition[] {
+export function clientRoutes(deps: {
+  clients: ClientStore;
+  tokens: TokenService;
+  record: AuditRecorder;
+  failures?: FailedCredentials;
+  failedSignIn: FailedSignIn;
+}): RouteDefinition[] {
+  const { clients, tokens, record } = deps;
   return [
     defineRoute({
       method: "post",
@@ -125,7 +134,8 @@ export function clientRoutes(clients: ClientStore, tokens: TokenService, record:
         "Issues an access token (ES256 JWT, lifetime ACCESS_TOKEN_TTL_SECONDS, 3600 s by default) to a system client.",
         "Client authentication: `client_id` and `client_secret` form fields, or HTTP Basic. The granted scope is the requested one (each must be held by the client; an admin client may request any) or, without `scope`, every scope the client holds.",
         SCOPE_TABLE,
-        "Errors (RFC 6749 body `{error, error_description}`, `Cache-Control: no-store`): 400 `invalid_request` (not form-encoded, a parameter missing or repeated), 400 `unsupported_grant_type`, 401 `invalid_client` (unknown or revoked client id, or no client authentication), 400 `invalid_grant` (wrong client secret), 400 `invalid_scope` (a scope unknown or not granted to the client).",
+        "Errors (RFC 6749 body `{error, error_description}`, `Cache-Control: no-store`): 400 `invalid_request` (not form-encoded, a parameter missing or repeated), 400 `unsupported_grant_type`, 401 `invalid_client` (client authentication failed: an unknown or revoked client id and a wrong secret get the same answer, or no client authentication), 400 `invalid_scope` (a scope unknown or not granted to the client).",
+        "Failed client authentications are audited (without the secret) and counted per client id and address, and per address: past RATE_LIMIT_AUTH_PER_MINUTE the answer is 429 `RATE_LIMITED` with Retry-After (Error body).",
       ].join("\n\n"),
       tags: ["Authentication"],
       access: [{ kind: "public" }],
@@ -134,12 +144,12 @@ export function clientRoutes(clients: ClientStore, tokens: TokenService, record:
       responses: {
         200: { description: "Token issued", schema: TokenResponse },
         400: {
-          description: "invalid_request, unsupported_grant_type, invalid_grant, invalid_scope",
+          description: "invalid_request, unsupported_grant_type, invalid_scope",
           schema: OAuthErrorSchema,
         },
         401: { description: "invalid_client", schema: OAuthErrorSchema },
       },
-      handler: ({ ctx }) => clientCredentials(ctx, clients, tokens, record),
+      handler: ({ ctx }) => clientCredentials(ctx, deps),
     }),
     defineRoute({
       method: "post",
@@ -265,18 +275,37 @@ function clientView(client: ClientRecord) {
   };
 }
 
-async function clientCredentials(ctx: Context, clients: ClientStore, tokens: TokenService, record: AuditRecorder) {
+async function clientCredentials(
+  ctx: Context,
+  deps: {
+    clients: ClientStore;
+    tokens: TokenService;
+    record: AuditRecorder;
+    failures?: FailedCredentials;
+    failedSignIn: FailedSignIn;
+  },
+) {
+  const { clients, tokens, record, failures, failedSignIn } = deps;
   const params = tokenRequestParams(ctx);
   if ("refused" in params) return params.refused;
   const credentials = clientAuthentication(ctx, params);
   if ("refused" in credentials) return credentials.refused;
 
+  // A client id whose secret failed too often from this address is refused before its secret is checked.
+  const credential = `client:${credentials.clientId}`;
+  failures?.admit(credential, ctx.ip);
   const check = await clients.authenticate(credentials.clientId, credentials.secret);
   if (!check.ok) {
-    if (check.reason === "wrong_secret") return oauthError("invalid_grant", "The client credentials are invalid");
+    // One answer for an unknown id, a revoked one and a wrong secret: the endpoint tells nobody which ids exist.
+    await failedSignIn(ctx, credential, {
+      entityType: "CLIENT",
+      claimed: credentials.clientId,
+      method: "client_credentials",
+      reason: check.reason,
+    });
     return oauthError(
       "invalid_client",
-      check.reason === "revoked" ? "The client has been revoked" : "Unknown client id",
+      "The client credentials are invalid",
       credentials.basic ? { "WWW-Authenticate": 'Basic realm="token"' } : {},
     );
   }

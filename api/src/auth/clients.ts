@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import { SCOPES, type Scope } from "./principal.ts";
-import { hashSecret, randomSecret, verifySecret } from "./secrets.ts";
+import { hashSecret, randomSecret, sha256Hex, verifySecret } from "./secrets.ts";
 
 const CACHE_TTL_MS = 5_000;
 const CACHE_MAX = 10_000;
@@ -79,13 +79,19 @@ export class ClientStore {
     this.cache.delete(clientId);
   }
 
-  /** Checks a client's credentials at the token endpoint. */
+  /**
+   * Checks a client's credentials at the token endpoint. Every outcome costs one hash comparison of the kind the id
+   * would have: an unknown id is compared against a dummy hash (SHA-256 for an id shaped like a generated one,
+   * scrypt like the bootstrap admin's otherwise), and a revoked client against its own, so the time taken does not
+   * say whether an id exists.
+   */
   async authenticate(clientId: string, secret: string): Promise<ClientCheck> {
     const { rows } = await this.pool.query<ClientRow>(`SELECT * FROM oauth_clients WHERE client_id = $1`, [clientId]);
     const row = rows[0];
+    const matches = await verifySecret(secret, row?.secret_hash ?? (await dummyHashFor(clientId)));
     if (!row) return { ok: false, reason: "unknown_client" };
     if (row.revoked_at) return { ok: false, reason: "revoked" };
-    if (!(await verifySecret(secret, row.secret_hash))) return { ok: false, reason: "wrong_secret" };
+    if (!matches) return { ok: false, reason: "wrong_secret" };
     return { ok: true, client: toRecord(row) };
   }
 
@@ -156,6 +162,18 @@ export class ClientStore {
     this.cache.clear();
     return { created, rotated, revoked: revoked.rows.map((r) => r.client_id) };
   }
+}
+
+/** Generated client ids (ClientStore.create); their secrets are stored as SHA-256, any other id's with scrypt. */
+const GENERATED_CLIENT_ID = /^cli_[0-9a-f]{20}$/;
+const DUMMY_RANDOM_HASH = `sha256:${sha256Hex("no such client")}`;
+let dummyChosenHash: Promise<string> | undefined;
+
+/** A hash no secret matches, of the kind a client with this id would have. */
+function dummyHashFor(clientId: string): Promise<string> {
+  if (GENERATED_CLIENT_ID.test(clientId)) return Promise.resolve(DUMMY_RANDOM_HASH);
+  dummyChosenHash ??= hashSecret(randomSecret(32), "chosen");
+  return dummyChosenHash;
 }
 
 /** Known scopes, unique, in the canonical order. */

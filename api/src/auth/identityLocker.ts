@@ -23,6 +23,7 @@ import { randomSecret } from "./secrets.ts";
 import type { ApplicantIdentity, TokenService } from "./tokens.ts";
 import { requestMeta } from "../http/requestMeta.ts";
 import type { AuditRecorder } from "./clientRoutes.ts";
+import type { FailedSignIn } from "./failedSignIns.ts";
 import type { Principal } from "./principal.ts";
 
 const PROVIDER_TIMEOUT_MS = 10_000;
@@ -140,8 +141,11 @@ export function identityLockerRoutes(deps: {
   tokens: TokenService;
   provider: IdentityProvider | undefined;
   record: AuditRecorder;
+  /** Counts and audits a refused sign-in (none: neither). */
+  failedSignIn?: FailedSignIn;
 }): RouteDefinition[] {
   const { config, codes, tokens, provider } = deps;
+  const failedSignIn: FailedSignIn = deps.failedSignIn ?? (async () => {});
   const production = config.nodeEnv === "production";
   const registered = registeredRedirects(config.redirectUriAllowlist);
   const allowLoopback = !production && config.devConveniences;
@@ -165,9 +169,20 @@ export function identityLockerRoutes(deps: {
         400: { description: "Invalid query", schema: ErrorSchema },
         403: { description: "redirect_uri not allowed; development provider in production", schema: ErrorSchema },
       },
-      handler: async ({ query }) => {
+      handler: async ({ query, ctx }) => {
+        // Refused sign-ins are audited (counted per applicant client and address first).
+        const refuse = (reason: string) =>
+          failedSignIn(ctx, `authorize:${query.client_id}`, {
+            entityType: "APPLICANT",
+            claimed: query.login_hint,
+            method: provider ? "identity_locker" : "development",
+            reason,
+          });
         const problem = redirectUriProblem(query.client_id, query.redirect_uri, registered, allowLoopback);
-        if (problem) throw forbidden(`redirect_uri is not allowed: ${problem}`);
+        if (problem) {
+          await refuse(`redirect_uri is not allowed: ${problem}`);
+          throw forbidden(`redirect_uri is not allowed: ${problem}`);
+        }
         if (provider) {
           const codeVerifier = randomSecret(32);
           const state = await codes.startLogin({
@@ -188,11 +203,14 @@ export function identityLockerRoutes(deps: {
           if (query.login_hint) target.searchParams.set("login_hint", query.login_hint);
           return redirect(target.href);
         }
-        if (production || !config.devConveniences)
+        if (production || !config.devConveniences) {
+          await refuse("the development identity provider is off");
           throw forbidden(
             "The development identity provider is off: configure IDENTITY_PROVIDER_* (or DEV_CONVENIENCES=true for a local stack)",
           );
+        }
         if (!query.login_hint) {
+          await refuse("login_hint is missing");
           return redirect(
             withParams(query.redirect_uri, {
               error: "login_required",
@@ -274,7 +292,7 @@ export function identityLockerRoutes(deps: {
           schema: OAuthErrorSchema,
         },
       },
-      handler: ({ ctx }) => exchangeCode(ctx, codes, tokens, registered, allowLoopback, deps.record),
+      handler: ({ ctx }) => exchangeCode(ctx, codes, tokens, registered, allowLoopback, deps.record, failedSignIn),
     }),
   ];
 }
@@ -286,6 +304,7 @@ async function exchangeCode(
   registered: RegisteredRedirect[],
   allowLoopback: boolean,
   record: AuditRecorder,
+  failedSignIn: FailedSignIn,
 ): Promise<HandlerResult> {
   if (!ctx.request.is("application/json", "application/x-www-form-urlencoded")) {
     return oauthError("invalid_request", "The body must be JSON (or application/x-www-form-urlencoded)");
@@ -307,21 +326,32 @@ async function exchangeCode(
   if (!clientId.value) return oauthError("invalid_request", "client_id is required");
   if (!verifier.value) return oauthError("invalid_request", "code_verifier is required (PKCE, S256)");
 
+  // A refused code is audited (counted per code and address first; the code itself is never written).
+  const refused = async (error: "invalid_grant" | "expired_token", message: string, applicant?: string) => {
+    await failedSignIn(ctx, `code:${createHash("sha256").update(code.value!).digest("hex").slice(0, 32)}`, {
+      entityType: "APPLICANT",
+      claimed: applicant,
+      method: "authorization_code",
+      reason: message,
+    });
+    return oauthError(error, message);
+  };
   const redemption = await codes.redeemCode(code.value);
   if (!redemption.ok) {
     return redemption.reason === "expired"
-      ? oauthError("expired_token", "The code has expired: sign in again")
-      : oauthError("invalid_grant", "The code is invalid or has already been used");
+      ? refused("expired_token", "The code has expired: sign in again")
+      : refused("invalid_grant", "The code is invalid or has already been used");
   }
+  const applicant = redemption.identity.id;
   if (redemption.redirectUri !== redirectUri.value)
-    return oauthError("invalid_grant", "redirect_uri does not match the one used at authorize");
+    return refused("invalid_grant", "redirect_uri does not match the one used at authorize", applicant);
   if (!sameSecret(redemption.clientId, clientId.value))
-    return oauthError("invalid_grant", "The code was issued to another client_id");
+    return refused("invalid_grant", "The code was issued to another client_id", applicant);
   const challenge = createHash("sha256").update(verifier.value).digest("base64url");
   if (!redemption.codeChallenge || !sameSecret(redemption.codeChallenge, challenge))
-    return oauthError("invalid_grant", "code_verifier does not match the code_challenge sent at authorize");
+    return refused("invalid_grant", "code_verifier does not match the code_challenge sent at authorize", applicant);
   if (redirectUriProblem(clientId.value, redirectUri.value, registered, allowLoopback))
-    return oauthError("invalid_grant", "redirect_uri is no longer allowed");
+    return refused("invalid_grant", "redirect_uri is no longer allowed", applicant);
   const issued = await tokens.issueApplicant(redemption.identity);
   await record(
     { ...requestMeta(ctx), principal: { kind: "applicant", id: redemption.identity.id } as Principal },

@@ -21,6 +21,9 @@ import { loadSigningKey } from "./keys.ts";
 import type { Authenticator, Principal } from "./principal.ts";
 import { TokenRejected, TokenService } from "./tokens.ts";
 import { audit, SYSTEM, type AuditEntry, type RequestMeta } from "../audit/auditLog.ts";
+import type { FailedCredentials } from "../http/rateLimit.ts";
+import { failedSignIns, type FailedSignIn, type SignInFailure } from "./failedSignIns.ts";
+import { sha256Hex } from "./secrets.ts";
 
 export type DepartmentKeyCheck = (
   apiKey: string,
@@ -43,8 +46,10 @@ export async function createAuth(deps: {
   pool: pg.Pool;
   logger: Logger;
   departments?: DepartmentKeyCheck;
+  /** Counts failed credentials per credential and address (none: not counted). */
+  failures?: FailedCredentials;
 }): Promise<AuthModule> {
-  const { config, pool, logger } = deps;
+  const { config, pool, logger, failures } = deps;
   const key = await loadSigningKey(config);
   const provider = configuredIdentityProvider(config);
   const tokens = new TokenService(key, {
@@ -61,12 +66,13 @@ export async function createAuth(deps: {
     "authentication ready",
   );
 
-  // Sign-ins and client changes are audited (issue 15, M6).
+  // Sign-ins (failed ones too) and client changes are audited.
   const record = (meta: RequestMeta, entry: AuditEntry) => audit(pool, meta, entry);
+  const failedSignIn = failedSignIns(record, failures);
 
   return {
-    authenticate: authenticator(tokens, clients, deps.departments),
-    ...authRoutes({ config, logger, clients, codes, tokens, provider, record }),
+    authenticate: authenticator({ tokens, clients, departments: deps.departments, failures, failedSignIn }),
+    ...authRoutes({ config, logger, clients, codes, tokens, provider, record, failures }),
     bootstrapAdmin: () => bootstrapAdminClient(config, clients, record),
   };
 }
@@ -90,8 +96,18 @@ function configuredIdentityProvider(config: Config) {
   return provider;
 }
 
-/** Who is calling: a bearer token's applicant or client, a department's API key, or nobody. */
-function authenticator(tokens: TokenService, clients: ClientStore, departments?: DepartmentKeyCheck): Authenticator {
+/**
+ * Who is calling: a bearer token's applicant or client, a department's API key, or nobody. A refused credential is
+ * counted against itself (from this address) and the address; one spent from this address is refused unchecked.
+ */
+function authenticator(deps: {
+  tokens: TokenService;
+  clients: ClientStore;
+  departments?: DepartmentKeyCheck;
+  failures?: FailedCredentials;
+  failedSignIn: FailedSignIn;
+}): Authenticator {
+  const { tokens, clients, departments, failures, failedSignIn } = deps;
   async function bearerPrincipal(token: string): Promise<Principal> {
     if (!token) throw rejected('The Authorization header must be "Bearer <access token>"');
     let verified;
@@ -119,13 +135,42 @@ function authenticator(tokens: TokenService, clients: ClientStore, departments?:
     return principal;
   }
 
+  /** Runs a credential check; a 401 counts as a failure of `credential` (and, when given, is audited). */
+  async function counted(
+    ctx: Context,
+    credential: string,
+    check: () => Promise<Principal>,
+    audited?: Omit<SignInFailure, "reason">,
+  ): Promise<Principal> {
+    failures?.admit(credential, ctx.ip);
+    try {
+      return await check();
+    } catch (error) {
+      if (!(error instanceof AppError) || error.status !== 401) throw error;
+      if (audited) await failedSignIn(ctx, credential, { ...audited, reason: error.message });
+      else failures?.failed(credential, ctx.ip);
+      throw error;
+    }
+  }
+
   return async (ctx) => {
     const authorization = ctx.get("authorization");
     const apiKey = ctx.get("x-api-key");
     const bearer = /^Bearer(?:\s+(.*))?$/i.exec(authorization);
     if (bearer && apiKey) throw rejected("Send either a bearer token or X-API-Key, not both");
-    if (bearer) return bearerPrincipal((bearer[1] ?? "").trim());
-    if (apiKey) return departmentPrincipal(apiKey, ctx);
+    if (bearer) {
+      // A token is its own credential (its subject is unverified until it is checked): counted by its hash.
+      const token = (bearer[1] ?? "").trim();
+      return counted(ctx, `bearer:${sha256Hex(token).slice(0, 32)}`, () => bearerPrincipal(token));
+    }
+    if (apiKey) {
+      const code = ctx.get("x-department-code");
+      return counted(ctx, `apikey:${code}`, () => departmentPrincipal(apiKey, ctx), {
+        entityType: "DEPARTMENT",
+        claimed: code,
+        method: "api_key",
+      });
+    }
     // No credentials (or another scheme, e.g. HTTP Basic at the token endpoint): anonymous.
     return undefined;
   };
@@ -178,12 +223,15 @@ export function authRoutes(deps: {
   provider: ReturnType<typeof identityProviderOf>;
   /** Writes an audit row (client changes, sign-ins). */
   record: (meta: RequestMeta, entry: AuditEntry) => Promise<void>;
+  /** Counts failed credentials per credential and address (none: not counted). */
+  failures?: FailedCredentials;
 }): Pick<AuthModule, "routes" | "rootRoutes"> {
-  const { config, logger, clients, codes, tokens, provider, record } = deps;
+  const { config, logger, clients, codes, tokens, provider, record, failures } = deps;
+  const failedSignIn = failedSignIns(record, failures);
   return {
     routes: [
-      ...clientRoutes(clients, tokens, record),
-      ...identityLockerRoutes({ config, logger, codes, tokens, provider, record }),
+      ...clientRoutes({ clients, tokens, record, failures, failedSignIn }),
+      ...identityLockerRoutes({ config, logger, codes, tokens, provider, record, failedSignIn }),
     ],
     rootRoutes: [jwksRoute(tokens)],
   };

@@ -3,7 +3,7 @@
  * requests (a failure is a 400 VALIDATION_ERROR naming each bad field), types the handler, and generates the
  * OpenAPI document (`openapi.ts`). Routes added later appear in the docs automatically.
  */
-import { clientKey, rateClassOf, type RateLimiter } from "./rateLimit.ts";
+import { clientKey, principalKey, rateClassOf, type RateLimiter } from "./rateLimit.ts";
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod/v4";
@@ -130,19 +130,11 @@ export function mountRoutes(
       // is a 405 of /webhooks/logs (see allowedMethods.ts), not a DELETE /webhooks/:webhookId with a bad id.
       if (table.resolve(ctx.path.slice(prefix.length)) !== route.path) return next();
       if (rateClass === "auth") limiter?.take("auth", clientKey(ctx.ip));
-      try {
-        ctx.state.principal = await authenticate(ctx);
-      } catch (error) {
-        // Failed credentials count as authentication attempts (key and token guessing), wherever they are tried.
-        if (rateClass !== "auth" && error instanceof AppError && error.status === 401)
-          limiter?.take("auth", clientKey(ctx.ip));
-        throw error;
-      }
-      if (rateClass === "write")
-        limiter?.take(
-          "write",
-          ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : clientKey(ctx.ip),
-        );
+      // Failed credentials are counted by the authenticator, per credential and address (FailedCredentials).
+      ctx.state.principal = await authenticate(ctx);
+      const principal = ctx.state.principal;
+      if (rateClass === "write") limiter?.take("write", principal ? principalKey(principal) : clientKey(ctx.ip));
+      else if (rateClass === undefined && principal) limiter?.take("read", principalKey(principal));
       authorise(route.access, ctx.state.principal);
       const params = parse(route.params, ctx.params, "path");
       const query = parse(route.query, ctx.query, "query");

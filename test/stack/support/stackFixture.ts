@@ -47,6 +47,7 @@ export async function startFixtureStack(): Promise<Stack> {
     // Rate limits are tested on their own API processes (rateLimits.test.ts); here they would only add noise.
     RATE_LIMIT_AUTH_PER_MINUTE: "0",
     RATE_LIMIT_WRITE_PER_MINUTE: "0",
+    RATE_LIMIT_READ_PER_MINUTE: "0",
     RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
     // Tests create many requests per applicant; the quota is tested on its own API process (security.test.ts).
     REQUEST_QUOTA_PER_DAY: "0",
