@@ -64,3 +64,85 @@ describe("GET /requests/pending: currentStage", function () {
     expect(fromList).to.deep.equal(fromPending);
   });
 });
+
+/** GET /requests/pending pages like GET /requests: newest first, page by page, the page number bounded. */
+describe("GET /requests/pending: paging", function () {
+  const run = `${Date.now() % 1e7}`;
+  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const code = `PAGING_${tag}`;
+  let driver: Driver;
+  let as: ReturnType<typeof departmentClient>;
+  let applicant: ReturnType<typeof http>;
+  const submitted: string[] = []; // oldest first
+
+  before(async function () {
+    const stack = current();
+    const api = stack.api.url;
+    driver = await createDriver(stack);
+    const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
+    const department = await createDepartment(api, adminToken, { code, name: "Paging department" });
+    as = departmentClient(api, department);
+    await seedWorkflow(stack, driver, {
+      workflowType: "BUILDING_PERMIT",
+      name: `Paging ${run}`,
+      stages: [
+        {
+          stageId: "intake",
+          stageName: "Intake",
+          stageOrder: 1,
+          executionType: "PARALLEL",
+          completionCriteria: "ALL",
+          requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
+        },
+      ],
+    });
+    applicant = http(api, await applicantToken(api, { id: `paging-${run}`, name: "Paula Paging" }));
+    for (let i = 0; i < 5; i++) {
+      const created = await applicant.post("/requests", {
+        applicantId: `paging-${run}`,
+        requestType: "BUILDING_PERMIT",
+      });
+      expect(created.status).to.equal(201);
+      const id = created.body.requestId as string;
+      const uploaded = await applicant.upload("POST", `/requests/${id}/documents`, pdf(`paging ${run} ${i}`), "p.pdf", {
+        docType: "SITE_PLAN",
+      });
+      expect(uploaded.status).to.equal(201);
+      expect((await applicant.post(`/requests/${id}/submit`)).status).to.equal(200);
+      submitted.push(id);
+    }
+  });
+  after(async () => driver?.close());
+
+  const pending = (query: string) => as.get(`/requests/pending?department=${code}&${query}`);
+
+  it("cuts the waiting requests into pages, newest first, each page naming the total", async function () {
+    const whole = await pending("limit=100");
+    expect(whole.status).to.equal(200);
+    expect(whole.body.requests.map((r: Json) => r.requestId)).to.deep.equal([...submitted].reverse());
+    expect(whole.body.pagination).to.deep.equal({ page: 1, limit: 100, total: 5, totalPages: 1 });
+
+    const pages = [];
+    for (const page of [1, 2, 3, 4]) {
+      const answer = await pending(`limit=2&page=${page}`);
+      expect(answer.status).to.equal(200);
+      expect(answer.body.pagination).to.deep.equal({ page, limit: 2, total: 5, totalPages: 3 });
+      pages.push(answer.body.requests as Json[]);
+    }
+    expect(pages.map((p) => p.length)).to.deep.equal([2, 2, 1, 0]);
+    expect(pages.flat()).to.deep.equal(whole.body.requests);
+  });
+
+  it("refuses a page number past 10,000 (400 VALIDATION_ERROR), here and on GET /requests", async function () {
+    expect((await pending("page=10000")).status).to.equal(200);
+    for (const answer of [
+      await pending("page=10001"),
+      await pending("page=1000000000000000"),
+      await applicant.get("/requests?page=1000000000000000"),
+    ]) {
+      expect(answer.status).to.equal(400);
+      expect(answer.body.code).to.equal("VALIDATION_ERROR");
+      expect(answer.body.details.issues.map((i: Json) => i.path)).to.deep.equal(["page"]);
+    }
+  });
+});
