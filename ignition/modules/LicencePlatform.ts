@@ -1,11 +1,13 @@
 import { buildModule } from "@nomicfoundation/hardhat-ignition/modules";
 import { ROLES } from "../../abis/index.ts";
+import { reviewedArtifact } from "../reviewedArtifacts.ts";
 
 // Role ids generated from contracts/libraries/Roles.sol (abis/roles.ts).
 const { ADMIN_ROLE, OPERATOR_ROLE, KEEPER_ROLE } = ROLES;
 
 /**
- * The contracts, wired as production needs them:
+ * The contracts of the reviewed build (ignition/reviewedArtifacts.ts: no compiler needed), wired as production
+ * needs them:
  * - the approval registry is wired into the licence token (`setApprovalRegistry`) and the document registry
  *   (`setReviewRegistry`) once, here: no role can later make another address drive reviews;
  * - the decision verifier and the registry extension (both stateless) are immutables of the approval registry;
@@ -23,11 +25,23 @@ export default buildModule("LicencePlatform", (m) => {
   const walletDelay = m.getParameter("walletDelay", 24 * 60 * 60);
   const baseURI = m.getParameter("baseURI", "http://127.0.0.1:3000/api/v1/verify/");
 
-  const token = m.contract("LicenceToken", ["Licence Approval Token", "LICENCE", baseURI, deployer]);
-  const documents = m.contract("DocumentRegistry", [token, deployer]);
-  const verifier = m.contract("DecisionVerifier", []);
-  const extension = m.contract("RegistryExtension", []);
-  const registry = m.contract("ApprovalRegistry", [token, documents, verifier, extension, deployer, walletDelay]);
+  const token = m.contract("LicenceToken", reviewedArtifact("LicenceToken"), [
+    "Licence Approval Token",
+    "LICENCE",
+    baseURI,
+    deployer,
+  ]);
+  const documents = m.contract("DocumentRegistry", reviewedArtifact("DocumentRegistry"), [token, deployer]);
+  const verifier = m.contract("DecisionVerifier", reviewedArtifact("DecisionVerifier"), []);
+  const extension = m.contract("RegistryExtension", reviewedArtifact("RegistryExtension"), []);
+  const registry = m.contract("ApprovalRegistry", reviewedArtifact("ApprovalRegistry"), [
+    token,
+    documents,
+    verifier,
+    extension,
+    deployer,
+    walletDelay,
+  ]);
 
   m.call(token, "setApprovalRegistry", [registry]);
   m.call(documents, "setReviewRegistry", [registry]);

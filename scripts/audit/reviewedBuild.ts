@@ -25,6 +25,8 @@ export type LinkReferences = Record<string, Record<string, ByteRange[]>>;
 export interface ReviewedContract {
   /** The source unit that declares it, as the compiler named it (Hardhat: "project/contracts/…"). */
   sourceName: string;
+  /** Creation code, 0x hex, as deployment sends it before the constructor's arguments (ignition/reviewedArtifacts.ts). */
+  bytecode: string;
   /** Runtime code, 0x hex. Immutables are zeros; a linked library's address is a `__$…$__` placeholder. */
   deployedBytecode: string;
   /** Immutables by "<declaring contract>.<name>": their Solidity type and where the runtime code holds them. */
@@ -48,7 +50,7 @@ export interface SolcOutput {
       string,
       {
         evm: {
-          bytecode: { linkReferences: LinkReferences };
+          bytecode: { object: string; linkReferences: LinkReferences };
           deployedBytecode: {
             object: string;
             immutableReferences?: Record<string, ByteRange[]>;
@@ -72,6 +74,7 @@ export const REVIEWED_BUILD_FILE = path.resolve(import.meta.dirname, "../../abis
 
 /** What solc must output for each compiled contract, and the ASTs that name immutables and list imports. */
 export const OUTPUT_SELECTION = [
+  "evm.bytecode.object",
   "evm.bytecode.linkReferences",
   "evm.deployedBytecode.object",
   "evm.deployedBytecode.immutableReferences",
@@ -115,6 +118,7 @@ export function reviewedContract(
   for (const source of importClosure(sourceName, output)) sources[source] = keccak256(toUtf8Bytes(content(source)));
   return {
     sourceName,
+    bytecode: `0x${bytecode.object.replace(/^0x/, "")}`,
     deployedBytecode: `0x${deployedBytecode.object.replace(/^0x/, "")}`,
     immutableReferences: sortKeys(immutableReferences) as ReviewedContract["immutableReferences"],
     linkReferences: sortKeys(bytecode.linkReferences) as LinkReferences,
@@ -149,7 +153,7 @@ export async function readReviewedBuild(file = REVIEWED_BUILD_FILE): Promise<Rev
     build.contracts !== null &&
     typeof build.contracts === "object" &&
     Object.values(build.contracts).every((c) =>
-      /^0x([0-9a-fA-F]{2}|__\$[0-9a-fA-F]{34}\$__)*$/.test(c.deployedBytecode),
+      [c.bytecode, c.deployedBytecode].every((code) => /^0x([0-9a-fA-F]{2}|__\$[0-9a-fA-F]{34}\$__)*$/.test(code)),
     );
   if (!valid) throw new Error(`${file} is not a reviewed build (abis/build.json, written by npm run abis)`);
   return build;
@@ -205,19 +209,23 @@ async function artifactOf(
   }
 }
 
+/** Ignition's future types that deploy code: from an artifact given to the module, or one named for Hardhat's. */
+const DEPLOYMENTS = new Set([
+  "CONTRACT_DEPLOYMENT",
+  "LIBRARY_DEPLOYMENT",
+  "NAMED_ARTIFACT_CONTRACT_DEPLOYMENT",
+  "NAMED_ARTIFACT_LIBRARY_DEPLOYMENT",
+]);
+
 /**
- * The contracts an Ignition module deploys (its named contract and library deployments, submodules included): the
+ * The contracts an Ignition module deploys (its contract and library deployments, submodules included): the
  * ones whose code the reviewed build must hold. Typed structurally so the auditor needs no Ignition at run time.
  */
 export function deployedContractNames(module: IgnitionModuleLike): string[] {
   const names = new Set<string>();
   const visit = (m: IgnitionModuleLike) => {
     for (const future of m.futures)
-      if (
-        (future.type === "NAMED_ARTIFACT_CONTRACT_DEPLOYMENT" || future.type === "NAMED_ARTIFACT_LIBRARY_DEPLOYMENT") &&
-        future.contractName
-      )
-        names.add(future.contractName);
+      if (DEPLOYMENTS.has(future.type) && future.contractName) names.add(future.contractName);
     for (const sub of m.submodules) visit(sub);
   };
   visit(module);

@@ -139,6 +139,7 @@ async function deployContracts(env: NodeJS.ProcessEnv): Promise<void> {
     [
       path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js"),
       "run",
+      "--no-compile",
       "scripts/deploy.ts",
       "--network",
       "localhost",

@@ -746,7 +746,10 @@ function stackHandle(
   };
 }
 
-/** Reuses the embedded deployment when its contracts exist on the chain; otherwise deploys with Ignition. */
+/**
+ * Reuses the embedded deployment when its contracts exist on the chain; otherwise deploys the reviewed build with
+ * Ignition (abis/build.json: nothing is compiled, so a fresh clone's first start deploys in seconds).
+ */
 async function ensureEmbeddedDeployment(
   rpcUrl: string,
   file: string,
@@ -760,9 +763,9 @@ async function ensureEmbeddedDeployment(
   );
   if (existing && (await rpc<string>(rpcUrl, "eth_getCode", [existing.contracts.LicenceToken, "latest"])) !== "0x")
     return existing;
-  log("deploying the contracts to the local chain (Ignition)…");
+  log("deploying the reviewed build (abis/build.json) to the local chain with Ignition (about 5 s)…");
   const hardhat = path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js");
-  await run(process.execPath, [hardhat, "run", "scripts/deploy.ts", "--network", "localhost"], {
+  await run(process.execPath, [hardhat, "run", "--no-compile", "scripts/deploy.ts", "--network", "localhost"], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

@@ -85,6 +85,7 @@ describe("external chain and database (the Besu path)", function () {
       [
         path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js"),
         "run",
+        "--no-compile",
         "scripts/deploy.ts",
         "--network",
         "besu",
