@@ -15,6 +15,7 @@ import {
   uuidBytes,
   type Driver,
 } from "./support/platformDriver.ts";
+import { productionEnv } from "./support/productionEnv.ts";
 import { current } from "./support/stackFixture.ts";
 import { apiClient as client, type Json } from "./support/httpClient.ts";
 
@@ -63,14 +64,14 @@ describe("departments (HTTP, real stack)", function () {
       const response = await admin.post("/departments", {
         code: code("HEALTH"),
         name: "Health",
-        webhookUrl: "https://health.example.org/hooks",
+        webhookUrl: "https://93.184.216.34/health-hooks",
       });
       expect(response.status).to.equal(201);
       const body = response.body;
       expect(body).to.include({
         code: code("HEALTH"),
         name: "Health",
-        webhookUrl: "https://health.example.org/hooks",
+        webhookUrl: "https://93.184.216.34/health-hooks",
         isActive: true,
         requireSignedRequests: false,
       });
@@ -165,10 +166,10 @@ describe("departments (HTTP, real stack)", function () {
           walletAddress: fire.walletAddress,
           custody: "CUSTODIAL",
           pendingWalletChange: null,
-          webhookUrl: null,
           isActive: true,
-          requireSignedRequests: false,
           createdAt: fire.body.createdAt,
+          // Only administrators (and the department itself) see where it is notified and whether it must sign.
+          ...(caller === admin ? { webhookUrl: null, requireSignedRequests: false } : {}),
         });
         expect(mine).not.to.have.any.keys("apiKey", "apiSecret");
         const one = await caller.get(`/departments/${fire.code}`);
@@ -181,6 +182,39 @@ describe("departments (HTTP, real stack)", function () {
       expect((await admin.get("/departments")).body.departments.map((d: Json) => d.code)).not.to.include(
         code("OUTSIDE"),
       );
+    });
+
+    it("shows webhookUrl and requireSignedRequests only to administrators and the department itself", async function () {
+      const hooked = await createDepartment(api, adminToken, {
+        code: code("HOOKED"),
+        name: "Hooked",
+        webhookUrl: "http://127.0.0.1:9/hooked",
+      });
+      const applicant = client(api, await applicantToken(api, { id: `dept-hidden-applicant-${run}` }));
+      const reader = await createClient(api, adminToken, `dept-hidden-reader-${run}`, ["applications:read"]);
+      for (const [who, caller] of [
+        ["administrator", admin],
+        ["the department itself", departmentClient(api, hooked)],
+      ] as const) {
+        const one = await caller.get(`/departments/${hooked.code}`);
+        expect(one.body, who).to.include({ webhookUrl: "http://127.0.0.1:9/hooked", requireSignedRequests: false });
+      }
+      for (const [who, caller] of [
+        ["an applicant", applicant],
+        [
+          "a reader client",
+          client(api, await clientToken(api, reader.clientId, reader.clientSecret, "applications:read")),
+        ],
+        ["another department", departmentClient(api, police)],
+      ] as const) {
+        const one = await caller.get(`/departments/${hooked.code}`);
+        expect(one.status, who).to.equal(200);
+        expect(one.body, who).to.include({ code: hooked.code, name: "Hooked" });
+        expect(one.body, who).not.to.have.any.keys("webhookUrl", "requireSignedRequests");
+        const listed = (await caller.get("/departments")).body.departments.find((d: Json) => d.code === hooked.code);
+        expect(listed, who).not.to.have.any.keys("webhookUrl", "requireSignedRequests");
+        expect(JSON.stringify((await caller.get("/departments")).body), who).not.to.include("127.0.0.1:9/hooked");
+      }
     });
 
     it("lets a department read its own record with its key; a wrong key or code is 401", async function () {
@@ -199,24 +233,60 @@ describe("departments (HTTP, real stack)", function () {
     it("changes name and webhookUrl (audited with old and new values)", async function () {
       const response = await admin.patch(`/departments/${police.code}`, {
         name: "State Police",
-        webhookUrl: "https://police.example.org/hook",
+        webhookUrl: "https://93.184.216.34/police-hook",
       });
       expect(response.status).to.equal(200);
       expect(response.body).to.include({
         code: police.code,
         name: "State Police",
-        webhookUrl: "https://police.example.org/hook",
+        webhookUrl: "https://93.184.216.34/police-hook",
         isActive: true,
       });
       expect((await admin.get(`/departments/${police.code}`)).body.name).to.equal("State Police");
       const [update] = await auditOf(police.code, "UPDATE");
       expect(update.old_value).to.deep.equal({ name: "Police", webhookUrl: null });
-      expect(update.new_value).to.deep.equal({ name: "State Police", webhookUrl: "https://police.example.org/hook" });
+      expect(update.new_value).to.deep.equal({ name: "State Police", webhookUrl: "https://93.184.216.34/police-hook" });
       const cleared = await admin.patch(`/departments/${police.code}`, { webhookUrl: null });
       expect(cleared.body.webhookUrl).to.equal(null);
       expect((await admin.patch(`/departments/${police.code}`, {})).status).to.equal(400);
       expect((await admin.patch(`/departments/${police.code}`, { webhookUrl: "nope" })).status).to.equal(400);
       expect((await admin.patch(`/departments/NOPE_${run}`, { name: "x" })).status).to.equal(404);
+    });
+
+    it("in production, refuses an internal webhookUrl (INVALID_WEBHOOK_URL naming the field) at registration and update", async function () {
+      const production = await current().startExtraApi(undefined, await productionEnv(current()));
+      try {
+        const asAdmin = client(production.url, adminToken);
+        for (const url of [
+          "http://127.0.0.1:9/x",
+          "http://localhost/x",
+          "http://10.1.2.3/x",
+          "http://169.254.169.254/latest/meta-data",
+          "http://[::1]/x",
+          "http://[::ffff:192.168.0.1]/x",
+        ]) {
+          const created = await asAdmin.post("/departments", {
+            code: code("INTERNAL"),
+            name: "Internal",
+            webhookUrl: url,
+          });
+          expect(created.status, url).to.equal(400);
+          expect(created.body.code, url).to.equal("INVALID_WEBHOOK_URL");
+          expect(created.body.details.field, url).to.equal("webhookUrl");
+          const patched = await asAdmin.patch(`/departments/${police.code}`, { webhookUrl: url });
+          expect(patched.status, url).to.equal(400);
+          expect(patched.body).to.deep.include({ code: "INVALID_WEBHOOK_URL" });
+        }
+        // Nothing was registered or changed.
+        expect((await admin.get(`/departments/${code("INTERNAL")}`)).status).to.equal(404);
+        expect((await admin.get(`/departments/${police.code}`)).body.webhookUrl).to.equal(null);
+        // A public address is accepted there.
+        const accepted = await asAdmin.patch(`/departments/${police.code}`, { webhookUrl: "https://93.184.216.34/p" });
+        expect(accepted.status).to.equal(200);
+        expect((await admin.patch(`/departments/${police.code}`, { webhookUrl: null })).status).to.equal(200);
+      } finally {
+        await production.stop();
+      }
     });
 
     it("refuses non-administrators with 403", async function () {

@@ -22,6 +22,7 @@ import { isAwaitingGovernance } from "../domain/governance.ts";
 import { AwaitingGovernanceResponse } from "../schemas/common.ts";
 import {
   createDepartment,
+  departmentAsSeenBy,
   keyProofToSign,
   proposeWalletChange,
   regenerateApiKey,
@@ -99,7 +100,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
           schema: AwaitingGovernanceResponse,
         },
         ...errors({
-          400: "Invalid body (code must match ^[A-Z_]+$, at most 31 characters; walletAddress given without a remote signer, or not one of its keys; keyProof missing for DEPARTMENT_HELD); INVALID_KEY_PROOF: keyProof is not the wallet's signature of its DepartmentKey typed data",
+          400: "Invalid body (code must match ^[A-Z_]+$, at most 31 characters; walletAddress given without a remote signer, or not one of its keys; keyProof missing for DEPARTMENT_HELD); INVALID_KEY_PROOF: keyProof is not the wallet's signature of its DepartmentKey typed data; INVALID_WEBHOOK_URL: webhookUrl is not an allowed target",
           401: "Not authenticated",
           403: "Not an administrator",
           409: "CONFLICT: the code is already registered; WALLET_IN_USE: walletAddress is already a wallet here; NO_SIGNER_KEY_AVAILABLE: every key of the remote signer is in use",
@@ -135,14 +136,18 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       operationId: "listDepartments",
       summary: "Departments (active and inactive)",
       description:
-        "Departments whose registration is confirmed on chain, by code. isActive and walletAddress are the chain's.",
+        "Departments whose registration is confirmed on chain, by code. isActive and walletAddress are the chain's. webhookUrl and requireSignedRequests are shown only to administrators and to the department itself.",
       tags: ["Departments"],
       access: READERS,
       responses: {
         200: { description: "Departments", schema: DepartmentList },
         ...errors({ 401: "Not authenticated", 403: "Not allowed" }),
       },
-      handler: async () => ({ body: { departments: (await store.list()).map((d) => store.toJson(d)) } }),
+      handler: async ({ ctx }) => ({
+        body: {
+          departments: (await store.list()).map((d) => departmentAsSeenBy(ctx.state.principal, store.toJson(d))),
+        },
+      }),
     }),
     defineRoute({
       method: "get",
@@ -156,7 +161,9 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
         200: { description: "The department", schema: Department },
         ...errors({ 401: "Not authenticated", 403: "Not allowed", 404: "No such department" }),
       },
-      handler: async ({ params }) => ({ body: store.toJson(await visible(params.departmentCode)) }),
+      handler: async ({ params, ctx }) => ({
+        body: departmentAsSeenBy(ctx.state.principal, store.toJson(await visible(params.departmentCode))),
+      }),
     }),
     defineRoute({
       method: "patch",
@@ -173,7 +180,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       responses: {
         200: { description: "The department as updated", schema: Department },
         ...errors({
-          400: "Invalid body",
+          400: "Invalid body; INVALID_WEBHOOK_URL: webhookUrl is not an allowed target",
           401: "Not authenticated",
           403: "Not an administrator",
           404: "No such department",

@@ -35,7 +35,10 @@ const keyProofGivenExactlyWhenHeld = (body: { custody?: string; keyProof?: strin
 const WebhookUrl = z
   .url({ protocol: /^https?$/ })
   .max(2048)
-  .meta({ description: "http or https URL" });
+  .meta({
+    description:
+      "http or https URL; checked like a webhook's (in production only a public unicast address, else 400 INVALID_WEBHOOK_URL)",
+  });
 
 export const CreateDepartmentInput = z
   .object({
@@ -123,9 +126,14 @@ export const Department = z
     pendingWalletChange: PendingWalletChange.nullable().meta({
       description: "A wallet or custody change proposed on chain, waiting out its public delay",
     }),
-    webhookUrl: z.string().nullable(),
+    webhookUrl: z.string().nullable().optional().meta({
+      description: "Shown only to administrators and the department itself (null: none set)",
+    }),
     isActive: z.boolean().meta({ description: "As recorded on chain" }),
-    requireSignedRequests: z.boolean().meta({ description: "Extension: whether its API calls must be signed" }),
+    requireSignedRequests: z.boolean().optional().meta({
+      description:
+        "Extension: whether its API calls must be signed. Shown only to administrators and the department itself",
+    }),
     createdAt: DateTime,
   })
   .meta({ id: "Department" });

@@ -4,6 +4,9 @@
  * chain) and API key regeneration. Every change writes an audit record in the same database
  * transaction (for chain writes: the one that records the transaction in the outbox). Audit values never carry
  * keys or secrets.
+ *
+ * A department's webhookUrl passes the same outbound check as webhook registrations (webhooks/urlSafety.ts, same
+ * policy), and is shown, with requireSignedRequests, only to administrators and the department itself.
  */
 import { getAddress } from "ethers";
 import { DEPARTMENT_KEY_TYPES, stringToBytes32, type Hex } from "../../../../abis/index.ts";
@@ -14,7 +17,9 @@ import type { RecordedTx } from "../../chain/chainGateway.ts";
 import { approvalRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
 import { CUSTODY_NAMES, type CustodyName } from "../../chain/contracts.ts";
 import { apiErrorOf, rethrowAsApiError } from "../../revertMapping.ts";
-import { conflict, notFound } from "../../errors.ts";
+import { AppError, conflict, notFound } from "../../errors.ts";
+import { isAdmin, type Principal } from "../../auth/principal.ts";
+import { checkWebhookUrl, webhookAddressPolicy } from "../../webhooks/urlSafety.ts";
 import type { DomainContext } from "../context.ts";
 import { departmentKeyTypedData, registryDomain } from "../approvals/decisionTypedData.ts";
 import { awaitingGovernance, sendAsGovernance, type AwaitingGovernance } from "../governance.ts";
@@ -63,6 +68,30 @@ export interface CreatedDepartment extends DepartmentJson {
   apiKey: string;
   apiSecret: string;
   transactionHash: string;
+}
+
+/**
+ * The department as `viewer` may see it: its webhook URL (an internal integration endpoint) and whether its calls
+ * must be signed (a hint about which keys are worth stealing) only for administrators and the department itself.
+ */
+export function departmentAsSeenBy<T extends DepartmentJson>(
+  viewer: Principal | undefined,
+  department: T,
+): T | Omit<T, "webhookUrl" | "requireSignedRequests"> {
+  if (isAdmin(viewer) || (viewer?.kind === "department" && viewer.code === department.code)) return department;
+  const { webhookUrl: _url, requireSignedRequests: _signed, ...shown } = department;
+  return shown;
+}
+
+/** 400 INVALID_WEBHOOK_URL (details.field "webhookUrl") unless the URL passes the webhooks' outbound check. */
+async function checkDepartmentWebhookUrl(context: DomainContext, url: string | null | undefined): Promise<void> {
+  if (url === undefined || url === null) return;
+  try {
+    await checkWebhookUrl(url, webhookAddressPolicy(context.config));
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    throw new AppError(error.status, error.code, error.message, { ...error.details, field: "webhookUrl" });
+  }
 }
 
 const duplicate = (code: string) => conflict("CONFLICT", `Department ${code} already exists`, { code });
@@ -114,6 +143,7 @@ export async function createDepartment(
 ): Promise<CreatedDepartment | AwaitingGovernance> {
   const { pool } = context;
   const { code } = input;
+  await checkDepartmentWebhookUrl(context, input.webhookUrl);
   await claimCode(pool, code);
   const custody = input.custody ?? "CUSTODIAL";
   const wallet = await newDepartmentWallet(context, code, custody, input.walletAddress);
@@ -268,6 +298,7 @@ export async function updateDepartment(
   const store = new DepartmentStore(context.pool);
   const current = await store.byCode(code);
   if (!current) throw notFound("Department");
+  await checkDepartmentWebhookUrl(context, input.webhookUrl);
 
   const oldValue: Record<string, unknown> = {};
   const newValue: Record<string, unknown> = {};
