@@ -171,26 +171,25 @@ describe("document uploads: budgets, and refusals before the body is read", func
     expect(await tempUploads()).to.deep.equal([]);
   });
 
-  it("refuses an upload once the daily budget is spent before reading its body", async function () {
+  it("refuses an upload once the daily budget is spent before reading its body, yet replays a retry of the last one that fit", async function () {
     const { client, token, requestId } = await applicantWithRequest("spent");
+    const target = `/requests/${requestId}/documents`;
+    const upload = (docType: string, key: string) =>
+      client.upload("POST", target, file(`spent ${docType}`), "a.png", { docType }, "image/png", {
+        "idempotency-key": key,
+      });
     for (const docType of docTypes.slice(0, 3)) {
-      const uploaded = await client.upload(
-        "POST",
-        `/requests/${requestId}/documents`,
-        file(`spent ${docType}`),
-        "a.png",
-        {
-          docType,
-        },
-      );
+      const uploaded = await upload(docType, `spent-${docType}-${run}`);
       expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
     }
-    const refused = await endlessUpload(limited.url, "POST", token, `/requests/${requestId}/documents`, {
-      docType: docTypes[3],
-    });
+    const refused = await endlessUpload(limited.url, "POST", token, target, { docType: docTypes[3] });
     expect(refused.status).to.equal(429);
     expect(refused.body).to.deep.include({ code: "DOCUMENT_BUDGET_EXCEEDED" });
     expect(refused.body.details).to.include({ budget: "VERSIONS_PER_DAY", limit: 3, used: 3 });
+    // The upload that spent the budget, sent again under its key (its answer was lost): the same answer, not a 429.
+    const retried = await upload(docTypes[2], `spent-${docTypes[2]}-${run}`);
+    expect(retried.status, JSON.stringify(retried.body)).to.equal(201);
+    expect(retried.headers.get("idempotent-replayed")).to.equal("true");
     expect(await holdings(requestId)).to.deep.equal({ documents: 3, versions: 3, anchorings: 3, files: 3 });
   });
 

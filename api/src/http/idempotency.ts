@@ -100,6 +100,15 @@ export class IdempotencyStore {
     if (this.#timer) clearInterval(this.#timer);
   }
 
+  /** Whether the caller used this key within the window: a request carrying it is a retry (or a reuse), not new. */
+  async holds(caller: string, key: string): Promise<boolean> {
+    const { rowCount } = await this.#pool.query(
+      `SELECT 1 FROM idempotency_keys WHERE caller = $1 AND key = $2 AND created_at >= now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'`,
+      [caller, key],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
   async run(
     caller: string,
     key: string,

@@ -105,6 +105,8 @@ export type Idempotently = (fingerprint: string, run: () => Promise<HandlerResul
 declare module "koa" {
   interface DefaultState {
     idempotently?: Idempotently;
+    /** Whether the request's Idempotency-Key was used before by this caller (its answer is replayed, not redone). */
+    idempotencyKeyUsed?: () => Promise<boolean>;
   }
 }
 
@@ -149,6 +151,7 @@ export function mountRoutes(
         route.recoverIdempotent && ((write) => route.recoverIdempotent!({ params, query, body, ctx }, write));
       ctx.state.idempotently = (print, run) =>
         key && idempotency ? idempotency.run(caller, key, print, run, recover) : run();
+      ctx.state.idempotencyKeyUsed = async () => Boolean(key && idempotency && (await idempotency.holds(caller, key)));
       const run = async () => route.handler({ params, query, body, ctx });
       const result =
         (route.method === "post" || route.method === "put") &&

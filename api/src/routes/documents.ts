@@ -56,7 +56,8 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
    */
   async function mayUpload(ctx: Context, requestId: string, documentId?: string): Promise<void> {
     try {
-      await checkUploadAllowed(context, ctx.state.principal!, requestId, documentId);
+      const retry = (await ctx.state.idempotencyKeyUsed?.()) ?? false;
+      await checkUploadAllowed(context, ctx.state.principal!, requestId, documentId, { retry });
     } catch (error) {
       discardRest(ctx.req, ctx.res);
       throw error;

@@ -46,13 +46,16 @@ function checkEditable(request: RequestView): void {
  * Whether an upload to this request (a new version of `documentId` when given) can be taken, judged from what is
  * known before its body: the caller may act on the request (404 otherwise), the document is the request's (404),
  * the request's status takes uploads (409 INVALID_STATE), and the budgets are not used up (DOCUMENT_BUDGET_EXCEEDED).
- * The route asks this before reading a byte of the body; the upload itself checks everything again.
+ * The route asks this before reading a byte of the body; the upload itself checks everything again. A `retry` (an
+ * Idempotency-Key used before) is checked for the caller's right only: its first answer is replayed once its body is
+ * read, even if that upload spent the last of a budget or the request has moved on since.
  */
 export async function checkUploadAllowed(
   context: DomainContext,
   principal: Principal,
   requestId: string,
   documentId?: string,
+  options: { retry?: boolean } = {},
 ): Promise<void> {
   const request = await loadOwnRequest(context, principal, requestId, "documents:write");
   let version = 1;
@@ -61,6 +64,7 @@ export async function checkUploadAllowed(
     if (!document || document.requestId !== request.id) throw notFound("Document");
     version = document.current.version + 1;
   }
+  if (options.retry) return;
   checkEditable(request);
   await checkUploadBudget(
     context.pool,
