@@ -3,7 +3,7 @@ import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { expect } from "chai";
 import { documentRegistry, licenceToken } from "../../api/src/chain/contracts.ts";
-import { applicantAddress } from "../../api/src/chain/applicantKeys.ts";
+import { applicantAddress, licenceAddress } from "../../api/src/chain/applicantKeys.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
 import type { ApiHandle } from "../../scripts/stack/stack.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
@@ -131,7 +131,7 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
   });
 
   describe("creating a request", function () {
-    it("mints the token to the applicant's custodial address, Draft, pinned to the active workflow", async function () {
+    it("mints the token to a custodial address of its own, Draft, pinned to the active workflow", async function () {
       const response = await alice.post("/requests", {
         applicantId: aliceId,
         requestType: "BUILDING_PERMIT",
@@ -147,7 +147,7 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       expect(detail.status).to.equal(200);
       const record = await onChain(detail.body.tokenId);
       const custody = await developmentSecret(current().config.dataDir, "custody.key");
-      expect(record.owner).to.equal(applicantAddress(custody, aliceId));
+      expect(record.owner).to.equal(licenceAddress(custody, aliceId, response.body.requestId));
       expect(record.status).to.equal(1n); // Draft
       expect(detail.body).to.include({ status: "DRAFT", requestType: "BUILDING_PERMIT" });
       expect(detail.body.applicant).to.deep.equal({ id: aliceId, name: "Alice Applicant", email: "alice@example.org" });
@@ -159,6 +159,33 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       });
       expect(detail.body.timeline.map((e: Json) => e.eventType)).to.deep.equal(["REQUEST_CREATED", "NFT_MINTED"]);
       expect(detail.body.currentStage).to.equal(null);
+    });
+
+    it("mints each of an applicant's licences to a different address, and each one's holder proof verifies", async function () {
+      const ids: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const created = await alice.post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT" });
+        expect(created.status).to.equal(201);
+        ids.push(created.body.requestId);
+      }
+      const custody = await developmentSecret(current().config.dataDir, "custody.key");
+      const owners: string[] = [];
+      for (const id of ids) {
+        const { tokenId } = (await alice.get(`/requests/${id}`)).body;
+        const { owner } = await onChain(tokenId);
+        owners.push(owner);
+        // Neither is the applicant's one address of before: nothing on chain links the two to each other or to Alice.
+        expect(owner).to.not.equal(applicantAddress(custody, aliceId));
+        const proof = await alice.get(`/requests/${id}/identity-proof`);
+        expect(proof.status).to.equal(200);
+        const check = await client(api).post(`/verify/holder/${tokenId}`, {
+          applicantId: aliceId,
+          salt: proof.body.salt,
+        });
+        expect(check.status).to.equal(200);
+        expect(check.body).to.include({ tokenId, matches: true });
+      }
+      expect(owners[0]).to.not.equal(owners[1]);
     });
 
     it("refuses a type with no active workflow with 409 and records nothing", async function () {

@@ -1,16 +1,19 @@
 /**
- * Applicants' custodial addresses (docs/decisions.md): private key = HMAC-SHA256(custody secret,
- * "licence-approval/applicant/v1:" + applicantId), re-hashed in the negligible case it is not a valid secp256k1
- * scalar; the token is minted to that key's address. Deterministic, and a real key exists for a later hand-over.
+ * Custodial addresses licences are minted to (docs/decisions.md). Each licence has an address of its own, so the
+ * chain does not link one person's licences: private key = HMAC-SHA256(custody secret,
+ * "licence-approval/licence/v2:" + requestId + ":" + applicantId), re-hashed in the negligible case it is not a valid
+ * secp256k1 scalar. Deterministic from what the request row keeps, so a real key exists for a later hand-over.
+ * Licences minted before then are owned by the applicant's one address (`applicantAddress`, v1).
  */
 import { createHmac } from "node:crypto";
 import { SigningKey, computeAddress } from "ethers";
 
 const ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
-export function applicantAddress(custodySecret: string, applicantId: string): string {
+/** The address of the key HMAC-SHA256(custody secret, `message`), re-hashed until it is a valid scalar. */
+function derivedAddress(custodySecret: string, message: string): string {
   const secret = Buffer.from(custodySecret.replace(/^0x/, ""), "hex");
-  let digest = createHmac("sha256", secret).update(`licence-approval/applicant/v1:${applicantId}`).digest();
+  let digest = createHmac("sha256", secret).update(message).digest();
   for (;;) {
     const scalar = BigInt(`0x${digest.toString("hex")}`);
     if (scalar > 0n && scalar < ORDER) return computeAddress(new SigningKey(`0x${digest.toString("hex")}`).publicKey);
@@ -18,19 +21,17 @@ export function applicantAddress(custodySecret: string, applicantId: string): st
   }
 }
 
-/** Addresses remembered per process: deriving one is an elliptic-curve multiplication (≈ 0.5 ms in JavaScript). */
-const REMEMBERED = 10_000;
+/** The one address of every licence an applicant got before licences had addresses of their own (v1). */
+export function applicantAddress(custodySecret: string, applicantId: string): string {
+  return derivedAddress(custodySecret, `licence-approval/applicant/v1:${applicantId}`);
+}
 
-/** What use cases get: the applicant's address, never the custody secret. */
-export function applicantAddresses(custodySecret: string): (applicantId: string) => string {
-  const known = new Map<string, string>();
-  return (applicantId) => {
-    let address = known.get(applicantId);
-    if (address === undefined) {
-      address = applicantAddress(custodySecret, applicantId);
-      if (known.size >= REMEMBERED) known.delete(known.keys().next().value!);
-      known.set(applicantId, address);
-    }
-    return address;
-  };
+/** The address of one licence: the applicant's request `requestId` (a UUID, so the message is unambiguous). */
+export function licenceAddress(custodySecret: string, applicantId: string, requestId: string): string {
+  return derivedAddress(custodySecret, `licence-approval/licence/v2:${requestId}:${applicantId}`);
+}
+
+/** What use cases get: the address of an applicant's licence, never the custody secret. */
+export function applicantAddresses(custodySecret: string): (applicantId: string, requestId: string) => string {
+  return (applicantId, requestId) => licenceAddress(custodySecret, applicantId, requestId);
 }

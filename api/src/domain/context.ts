@@ -30,8 +30,8 @@ export interface DomainContext {
   workflows: WorkflowStore;
   documentStore: DocumentStore;
   logger: Logger;
-  /** An applicant's custodial address (chain/applicantKeys.ts derives it from the custody secret). */
-  applicantAddress(applicantId: string): string;
+  /** The custodial address of an applicant's licence, one per request (chain/applicantKeys.ts, custody secret). */
+  applicantAddress(applicantId: string, requestId: string): string;
   /** Custodial department wallets, made or chosen by the configured signer (key vault or remote signer). */
   departmentWallets: DepartmentWallets;
   /** Seals department API secrets at rest (they are needed back to verify signed requests). */

@@ -1,5 +1,5 @@
 /**
- * POST /requests: mints the request's soulbound token (Draft) to the applicant's custodial address, pinned on chain
+ * POST /requests: mints the request's soulbound token (Draft) to a custodial address of its own, pinned on chain
  * to the active workflow version of its type. The request row is written in the same database transaction as the
  * outbox record and is visible once the mint is on chain.
  */
@@ -48,7 +48,8 @@ export async function createRequest(
 
   const id = randomUUID();
   const tokenId = await nextTokenId(context.pool);
-  const address = context.applicantAddress(input.applicantId);
+  // An address of its own for each licence: the chain does not link one applicant's licences.
+  const address = context.applicantAddress(input.applicantId, id);
   const salt = newSalt();
   const metadata = input.metadata ?? {};
   let requestNumber = "";
