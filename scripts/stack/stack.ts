@@ -103,16 +103,21 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await assertStackPortsFree(config);
     // Before anything starts: without DEV_CONVENIENCES the operator must supply the admin client.
     const admin = await bootstrapAdminClient(config);
+    const { step } = startup;
+    step("starting Postgres (embedded; a first start creates its cluster, about 5 s)");
     const postgres = await startPostgres(startup);
     startup.checkpoint();
+    step("starting the local chain (anvil, about 1 s)");
     const chain = await startChain(startup);
     startup.checkpoint();
+    step("preparing the role wallets and the API's database");
     const roles = await roleWallets(startup, postgres.databaseUrl, chain);
     startup.checkpoint();
     const apiDatabaseUrl = await apiDatabase(startup, postgres);
     startup.checkpoint();
     const deployment = await ensureDeployed(startup, chain, roles);
     startup.checkpoint();
+    step("starting the Ponder indexer (it builds its tables and catches up with the chain, 10 to 30 s)");
     const indexer = await startWatchedIndexer(startup, postgres.databaseUrl, chain);
     startup.checkpoint();
     const apiEnv = apiEnvironment(startup, {
@@ -122,6 +127,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       admin,
     });
     startup.checkpoint();
+    step(`starting ${config.apiProcesses} API process${config.apiProcesses === 1 ? "" : "es"} (about 5 s)`);
     const apis = await startApis(startup, apiEnv);
     await lock.update(lockDetails(config, { api: apis.first(), postgres, chain, apiEnv }));
     await startWorkers(startup, apiEnv);
@@ -145,6 +151,8 @@ interface Startup {
   readonly stopping: boolean;
   /** Throws when start-up was aborted (options.signal). */
   checkpoint(): void;
+  /** Says what start-up does next, seconds after it began: no step is silent for long. */
+  step(doing: string): void;
   stopAll(): Promise<void>;
 }
 
@@ -157,6 +165,7 @@ function newStartup(
 ): Startup {
   let stopping = false;
   const stops = new StopPlan();
+  const began = performance.now();
   stops.add("release", async () => lock.release());
   return {
     config,
@@ -169,6 +178,9 @@ function newStartup(
     },
     checkpoint() {
       if (options.signal?.aborted) throw new Error("start-up aborted");
+    },
+    step(doing) {
+      log(`  ${((performance.now() - began) / 1000).toFixed(1).padStart(5)} s  ${doing}…`);
     },
     async stopAll() {
       stopping = true;
@@ -378,12 +390,12 @@ async function roleWallets(
 
 /** The contracts: on the embedded chain deployed when missing; on an external chain read from DEPLOYMENT_FILE. */
 async function ensureDeployed(
-  { config, log }: Startup,
+  { config, step }: Startup,
   chain: ChainPart,
   roles: { operator: string; admin: string },
 ): Promise<Deployment> {
   if (!chain.embedded) return loadDeployment(config);
-  return ensureEmbeddedDeployment(chain.rpcUrl, config.deploymentFile!, roles, config, log);
+  return ensureEmbeddedDeployment(chain.rpcUrl, config.deploymentFile!, roles, config, step);
 }
 
 /**
@@ -763,7 +775,7 @@ async function ensureEmbeddedDeployment(
   );
   if (existing && (await rpc<string>(rpcUrl, "eth_getCode", [existing.contracts.LicenceToken, "latest"])) !== "0x")
     return existing;
-  log("deploying the reviewed build (abis/build.json) to the local chain with Ignition (about 5 s)…");
+  log("deploying the reviewed build (abis/build.json) to the local chain with Ignition, about 5 s");
   const hardhat = path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js");
   await run(process.execPath, [hardhat, "run", "--no-compile", "scripts/deploy.ts", "--network", "localhost"], {
     cwd: REPO_ROOT,

@@ -1,10 +1,10 @@
 /**
  * The platform as an operator deploys it, on a fresh local chain: anvil (London, the chain id asked for, its data
  * in a temporary directory) and `scripts/deploy.ts` run by Hardhat against it, so the contracts, their wiring and
- * their roles are exactly what ignition/modules/LicencePlatform.ts makes of the compiled artifacts. Also the
- * reviewed build of those artifacts, written to the same directory, for `--build`: the auditor's checks are
- * tested against the code the test deploys whether or not abis/build.json has been regenerated yet
- * (test/contracts/ReviewedBuild.test.ts checks that it has).
+ * their roles are exactly what ignition/modules/LicencePlatform.ts deploys: the reviewed build, abis/build.json.
+ * Also the reviewed build of the compiled artifacts, written to the same directory, for `--build`: equal to
+ * abis/build.json once `npm run abis` has run after a contract change (test/contracts/ReviewedBuild.test.ts checks
+ * it has), and a code finding in every audit here until then.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
