@@ -97,10 +97,10 @@ export function middlewareStatuses(route: RouteDefinition): Record<number, Statu
   add(
     429,
     rateClass === "auth"
-      ? "RATE_LIMITED: too many authentication requests from this address"
+      ? "RATE_LIMITED: too many sign-in requests from this address, or the credential tried (or this address) failed too often"
       : rateClass === "write"
-        ? "RATE_LIMITED: too many write requests from this caller, or too many failed authentications from this address"
-        : "RATE_LIMITED: too many failed authentications from this address",
+        ? "RATE_LIMITED: too many write requests from this caller, or the credential sent (or this address) failed too often"
+        : "RATE_LIMITED: too many reads by this caller, or the credential sent (or this address) failed too often",
     ErrorSchema,
     RETRY_AFTER,
   );
