@@ -25,6 +25,7 @@ describe("auditor: runtime code against the reviewed build (made-up code)", func
   const library = `__$${"ab".repeat(17)}$__`;
   const reviewed: ReviewedContract = {
     sourceName: "project/contracts/C.sol",
+    bytecode: "0x",
     deployedBytecode: `0x6001${library}60${"00".repeat(32)}f3`,
     immutableReferences: { "C.value": { typeString: "uint256", ranges: [{ start: 23, length: 32 }] } },
     linkReferences: {},
