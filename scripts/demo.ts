@@ -87,9 +87,11 @@ async function call(
   return { ...body, _status: response.status };
 }
 
-/** A small valid PDF (the API checks the type by its bytes). */
+/** A small valid one-page PDF (the API checks the type by its bytes and opens it to scan it). */
 const pdf = (text: string) =>
-  Buffer.from(`%PDF-1.4\n% ${text}\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n`);
+  Buffer.from(
+    `%PDF-1.4\n% ${text}\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n3 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n`,
+  );
 const upload = (file: Buffer, name: string, fields: Record<string, string> = {}) => {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.set(k, v);

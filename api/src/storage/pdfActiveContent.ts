@@ -70,7 +70,8 @@ const WORKER_START_MS = 30_000;
 const WORKER_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 };
 /**
  * Bytes outside the heap, polled while the scan runs: resourceLimits do not count ArrayBuffers, and pdf.js holds a
- * stream it decodes whole. A 10 MB upload needs a few times its size; a decoding bomb passes this within a poll.
+ * stream it decodes whole. A 10 MB upload needs a few times its size; a decoding bomb is stopped one poll after it
+ * passes the cap.
  */
 const DEFAULT_EXTERNAL_MEMORY_MB = 256;
 const MEMORY_POLL_MS = 25;
