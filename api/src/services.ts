@@ -6,7 +6,7 @@
 import type { JsonRpcProvider } from "ethers";
 import pg from "pg";
 import type { Logger } from "pino";
-import type { Config } from "./config.ts";
+import { assertConfiguredSecrets, type Config } from "./config.ts";
 import { applicantAddresses } from "./chain/applicantKeys.ts";
 import { BlockHeads } from "./chain/blockHeads.ts";
 import { ChainGateway } from "./chain/chainGateway.ts";
@@ -72,6 +72,8 @@ export function createSigner(config: Config, wallets: WalletStore): TransactionS
 }
 
 export async function createCoreServices(config: Config, logger: Logger, metrics?: Metrics): Promise<CoreServices> {
+  // Whatever process builds the services (API, worker, tools) refuses what the API refuses, before generating anything.
+  assertConfiguredSecrets(config);
   if (!config.databaseUrl) throw new Error("DATABASE_URL is not set");
   if (!config.chainRpcUrl) throw new Error("CHAIN_RPC_URL is not set");
   const pool = createPool(config.databaseUrl, config.apiSchema, config.dbPoolSize);

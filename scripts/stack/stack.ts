@@ -11,6 +11,7 @@ import { promisify } from "node:util";
 import {
   DEVELOPMENT_CHAIN_ID,
   DEVELOPMENT_GOVERNANCE_KEY,
+  assertConfiguredSecrets,
   devConveniencesProblems,
   loadConfig,
   type Config,
@@ -101,7 +102,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     // Children left running by a supervisor that was killed (its lock is gone with it) hold ports and data.
     await stopAllStale(config.dataDir, log);
     await assertStackPortsFree(config);
-    // Before anything starts: without DEV_CONVENIENCES the operator must supply the admin client.
+    // Before anything starts: without DEV_CONVENIENCES the operator must supply the admin client and every secret.
+    assertConfiguredSecrets(config);
     const admin = await bootstrapAdminClient(config);
     const { step } = startup;
     step("starting Postgres (embedded; a first start creates its cluster, about 5 s)");

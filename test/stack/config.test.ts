@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -11,7 +12,8 @@ import { assertAuditTableRights, auditTableWeakness } from "../../api/src/db/aud
 import { migrate } from "../../api/src/db/migrate.ts";
 import { createPool } from "../../api/src/db/pool.ts";
 import { createLogger } from "../../api/src/observability/logger.ts";
-import { assertPortFree } from "../../scripts/stack/ports.ts";
+import { assertPortFree, freePort } from "../../scripts/stack/ports.ts";
+import { startStack } from "../../scripts/stack/stack.ts";
 import { productionEnv } from "./support/productionEnv.ts";
 import { current } from "./support/stackFixture.ts";
 
@@ -84,7 +86,7 @@ describe("configuration", function () {
       expect(example, setting.env).to.include(`# ${setting.doc}`);
     }
   });
-  describe("refusals at start (the API process itself)", function () {
+  describe("refusals at start (API, supervisor)", function () {
     it("refuses DEV_CONVENIENCES behind a proxy, with a public PUBLIC_BASE_URL or an identity provider, naming each, and generates nothing", async function () {
       const dataDir = await mkdtemp(path.join(os.tmpdir(), "dev-refused-"));
       try {
@@ -104,6 +106,36 @@ describe("configuration", function () {
         expect(await readdir(dataDir)).to.deep.equal([]);
       } finally {
         await rm(dataDir, { recursive: true, force: true });
+      }
+    });
+
+    it("npm start's supervisor without DEV_CONVENIENCES refuses missing secrets before it starts or generates anything", async function () {
+      const own = await mkdtemp(path.join(os.tmpdir(), "supervisor-secrets-"));
+      try {
+        const env = {
+          DATA_DIR: own,
+          DEV_CONVENIENCES: "false",
+          PORT: String(await freePort()),
+          CHAIN_PORT: String(await freePort()),
+          EMBEDDED_PG_PORT: String(await freePort()),
+          INDEXER_PORT: String(await freePort()),
+          DATABASE_URL: "",
+          CHAIN_RPC_URL: "",
+          ADMIN_CLIENT_ID: "ops-admin",
+          ADMIN_CLIENT_SECRET: randomBytes(32).toString("hex"),
+        };
+        const refusal = await startStack({ env, log: () => {} }).then(
+          async (stack) => {
+            await stack.stop();
+            return undefined;
+          },
+          (error: Error) => error,
+        );
+        expect(refusal?.message).to.match(/MASTER_KEY is required \(or DEV_CONVENIENCES=true/);
+        expect(await readdir(path.join(own, "secrets")).catch(() => [])).to.deep.equal([]);
+        expect(await readdir(own)).to.not.include("postgres");
+      } finally {
+        await rm(own, { recursive: true, force: true });
       }
     });
 
