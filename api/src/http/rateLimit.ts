@@ -18,6 +18,7 @@
  *
  * Buckets live in the process: with several API processes the limit applies per process (docs/decisions.md).
  */
+import { createHash } from "node:crypto";
 import ipaddr from "ipaddr.js";
 import { AppError } from "../errors.ts";
 
@@ -163,7 +164,7 @@ export class FailedCredentials {
 
   /** Before the credential is checked: 429 when it has failed too often from this address (guessing its secret). */
   admit(credential: string, ip: string): void {
-    this.#limiter?.check("failure", `credential:${credential}@${clientKey(ip)}`);
+    this.#limiter?.check("failure", `credential:${bucketId(credential)}@${clientKey(ip)}`);
   }
 
   /**
@@ -174,7 +175,8 @@ export class FailedCredentials {
   failed(credential: string, ip: string): void {
     const address = clientKey(ip);
     let refused: unknown;
-    for (const key of [`credential:${credential}@${address}`, `address:${address}`]) {
+    // Both are counted even when one is spent: a credential keeps being counted from an address past its failures.
+    for (const key of [`credential:${bucketId(credential)}@${address}`, `address:${address}`]) {
       try {
         this.#limiter?.take("failure", key);
       } catch (error) {
@@ -183,4 +185,9 @@ export class FailedCredentials {
     }
     if (refused) throw refused;
   }
+}
+
+/** A credential as a bucket key: a long one (the caller's text, up to a header's size) by its hash. */
+function bucketId(credential: string): string {
+  return credential.length <= 128 ? credential : `sha256:${createHash("sha256").update(credential).digest("hex")}`;
 }
