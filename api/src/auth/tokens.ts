@@ -50,7 +50,7 @@ export interface TokenOptions {
   ttlSeconds: number;
   /**
    * Whether applicant tokens of the passwordless development provider (`idp: "development"`) are accepted: only by a
-   * process that runs that provider itself (issue 15, L4). Another environment sharing the signing key and issuer
+   * process that runs that provider itself. Another environment sharing the signing key and issuer
    * (a development or staging stack) cannot mint applicant tokens a production process accepts.
    */
   developmentIdentities?: boolean;

@@ -169,7 +169,7 @@ export function mountRoutes(
 
 /**
  * A route that writes to the chain under an Idempotency-Key must be able to answer a retry whose first run died
- * after recording its write: otherwise that retry could only say "carried out, read the resource" (issue 15).
+ * after recording its write: otherwise that retry could only say "carried out, read the resource".
  */
 function assertRecoverable(route: RouteDefinition): void {
   const honoursKey = (route.method === "post" || route.method === "put") && route.idempotent !== false;
