@@ -42,9 +42,9 @@ function statusFilter(status: string, add: (sql: string, value: unknown) => void
 
 /**
  * Totals for pagination, kept per filter until the index moves (a request only appears or changes status through
- * the index); a filter on APPROVED or EXPIRED also depends on the time (expiry), so its total is kept at most a
- * second. Counting every matching row is the expensive part of a page over 100k requests, so concurrent pages of
- * one filter share one count.
+ * the index); a filter on APPROVED or EXPIRED also depends on the time (expiry), and a system client's on its
+ * delegations, so those totals are kept at most a second. Counting every matching row is the expensive part of a
+ * page over 100k requests, so concurrent pages of one filter share one count.
  */
 const COUNT_TTL_MS = 1_000;
 const counts = new Map<string, { total: Promise<number>; at: number; timed: boolean }>();
@@ -68,9 +68,9 @@ export async function listRequests(pool: pg.Pool, principal: Principal, query: L
   };
   // Applicants see their own requests only; a system client those of the applicants who delegated to it;
   // administrators all.
+  const delegated = principal.kind === "client" && !isAdmin(principal);
   if (principal.kind === "applicant") add("r.applicant_id = ?", principal.id);
-  else if (principal.kind === "client" && !isAdmin(principal))
-    add(`r.applicant_id IN (${delegatedApplicantsSql("?")})`, principal.id);
+  else if (delegated) add(`r.applicant_id IN (${delegatedApplicantsSql("?")})`, principal.id);
   else if (principal.kind === "department") {
     // Departments see the requests routed to them: submitted, and the pinned workflow lists the department.
     add(
@@ -106,7 +106,7 @@ export async function listRequests(pool: pg.Pool, principal: Principal, query: L
     (checkpoint[0]?.c as string | undefined) ?? "",
     `SELECT count(*)::int AS total FROM requests r JOIN index.licences l ON l.token_id = r.token_id ${whereSql}`,
     countParams,
-    query.status === "APPROVED" || query.status === "EXPIRED",
+    query.status === "APPROVED" || query.status === "EXPIRED" || delegated,
   );
   return {
     requests: page.map(toRequestListItem),
