@@ -82,6 +82,7 @@ describe("two API processes behind one port, and a worker process (npm start API
         DB_POOL_SIZE: "5",
         RATE_LIMIT_AUTH_PER_MINUTE: "0",
         RATE_LIMIT_WRITE_PER_MINUTE: "0",
+        RATE_LIMIT_READ_PER_MINUTE: "0",
         DATABASE_URL: "",
         CHAIN_RPC_URL: "",
       },

@@ -524,6 +524,7 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
             INDEXER_PORT: String(await freePort()),
             RATE_LIMIT_AUTH_PER_MINUTE: "0",
             RATE_LIMIT_WRITE_PER_MINUTE: "0",
+            RATE_LIMIT_READ_PER_MINUTE: "0",
             SIGNER: "remote",
             REMOTE_SIGNER_URL: server.url,
             REMOTE_SIGNER_AUTH: AUTH,
