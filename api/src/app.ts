@@ -72,9 +72,13 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   app.silent = true; // errors are answered and logged by our middleware, not printed by Koa
   app.use(requestContext(deps.logger, deps.metrics));
-  const oauthPaths = new Set([
-    ...(deps.rootRoutes ?? []).filter((route) => route.errorBody === "oauth").map((route) => route.path),
-    ...deps.routes.filter((route) => route.errorBody === "oauth").map((route) => API_PREFIX + route.path),
+  const oauthPaths = new Map([
+    ...(deps.rootRoutes ?? [])
+      .filter((route) => route.errorBody === "oauth")
+      .map((route) => [route.path, route.bodyType] as const),
+    ...deps.routes
+      .filter((route) => route.errorBody === "oauth")
+      .map((route) => [API_PREFIX + route.path, route.bodyType] as const),
   ]);
   app.use(securityHeaders());
   app.use(errorMiddleware({ oauthPaths }));

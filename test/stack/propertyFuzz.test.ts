@@ -67,7 +67,7 @@ const RUNS = {
   rawBodies: runs(25),
   multipart: runs(50),
 };
-/** Longest request line we generate: Node answers 431 (outside the app) past its 16 kB header limit. */
+/** Longest request line we generate: past its 16 KiB header limit Node refuses it before the app (431, httpServer.ts). */
 const MAX_URL = 8_000;
 /** Caps on 2xx answers of operations whose success leaves lasting state (beyond the cap, a valid body is steered to a refusal). */
 const SUCCESS_BUDGET: Record<string, number> = { createRequest: 4, createWebhook: 4, createClient: 4 };

@@ -11,7 +11,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", ".
 
 /** The API process's own safety nets: explicit HTTP time limits, and a logger for unhandled rejections. */
 describe("the API process's safety nets", function () {
-  describe("HTTP time limits (slow clients)", function () {
+  describe("HTTP limits: slow clients, and what the HTTP parser refuses", function () {
     let server: ReturnType<typeof createHttpServer>;
     let port: number;
     before(async function () {
@@ -41,6 +41,7 @@ describe("the API process's safety nets", function () {
     it("answers 408 and disconnects a client whose headers do not arrive in time", async function () {
       const { answer, ms } = await sendAndWait("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
       expect(answer).to.match(/^HTTP\/1\.1 408 /);
+      expect(JSON.parse(answer.split("\r\n\r\n")[1])).to.include({ code: "REQUEST_TIMEOUT" });
       expect(ms).to.be.below(2_000);
     });
 
@@ -50,6 +51,24 @@ describe("the API process's safety nets", function () {
       );
       expect(answer).to.match(/^HTTP\/1\.1 408 /);
       expect(ms).to.be.below(2_500);
+    });
+
+    it("answers a request line and headers over 16 KiB with 431 in the error shape", async function () {
+      const { answer } = await sendAndWait(`GET /verify/qr/${"q".repeat(17_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      const [head, body] = answer.split("\r\n\r\n");
+      expect(head)
+        .to.match(/^HTTP\/1\.1 431 /)
+        .and.match(/content-type: application\/json/i);
+      expect(JSON.parse(body)).to.deep.equal({
+        code: "HEADERS_TOO_LARGE",
+        message: "The request line and headers are larger than 16 KiB",
+      });
+    });
+
+    it("answers what is not HTTP with 400 in the error shape", async function () {
+      const { answer } = await sendAndWait("NOT HTTP AT ALL\r\n\r\n");
+      expect(answer).to.match(/^HTTP\/1\.1 400 /);
+      expect(JSON.parse(answer.split("\r\n\r\n")[1])).to.include({ code: "BAD_REQUEST" });
     });
 
     it("still answers a request that arrives in time", async function () {

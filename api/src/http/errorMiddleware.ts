@@ -23,9 +23,12 @@ interface HttpLikeError {
 }
 
 export interface ErrorMiddlewareOptions {
-  /** Full paths (with the /api/v1 prefix) whose errors before routing take the OAuth shape. */
-  oauthPaths?: ReadonlySet<string>;
+  /** Full paths (with the /api/v1 prefix) whose errors before routing take the OAuth shape, with their body type. */
+  oauthPaths?: ReadonlyMap<string, string | undefined>;
 }
+
+/** A form-only token endpoint says what to send, whatever was wrong with the JSON it got instead. */
+const FORM_ONLY = "The body must be application/x-www-form-urlencoded";
 
 export function errorMiddleware(options: ErrorMiddlewareOptions = {}) {
   return async (ctx: Context, next: Next) => {
@@ -51,14 +54,12 @@ export function errorMiddleware(options: ErrorMiddlewareOptions = {}) {
       if (mapped.status >= 500 && !answerOfKnownError(error)) {
         ctx.state.log?.error({ err: error }, "unexpected error");
       }
-      if (
-        mapped.status === 400 &&
-        BODY_PARSE_CODES.has(mapped.code) &&
-        options.oauthPaths?.has(ctx.path.replace(/\/+$/, ""))
-      ) {
+      const path = ctx.path.replace(/\/+$/, "");
+      if (mapped.status === 400 && BODY_PARSE_CODES.has(mapped.code) && options.oauthPaths?.has(path)) {
+        const formOnly = options.oauthPaths.get(path) === "form" && ctx.request.is("json");
         ctx.status = 400;
         ctx.set(NO_STORE);
-        ctx.body = { error: "invalid_request", error_description: mapped.message };
+        ctx.body = { error: "invalid_request", error_description: formOnly ? FORM_ONLY : mapped.message };
         return;
       }
       ctx.status = mapped.status;
@@ -100,6 +101,14 @@ export function toAppError(thrown: unknown): AppError {
   if (status === 413 || error.type === "entity.too.large" || error.code === 1009 || error.code === 1016) {
     return new AppError(413, "PAYLOAD_TOO_LARGE", "The request body is larger than allowed");
   }
+  // The JSON parser (@hapi/bourne) refuses a "__proto__" key rather than let it reach an object's prototype.
+  if (status === 400 && /forbidden prototype property/.test(error.message ?? "")) {
+    return new AppError(
+      400,
+      "FORBIDDEN_PROPERTY",
+      'The request body has a "__proto__" key: refused, as it would set the prototype of the object it is parsed into',
+    );
+  }
   if (error.type === "entity.parse.failed" || (status === 400 && /JSON/i.test(error.message ?? ""))) {
     // The parser accepts only an object or an array at the top: say which it was when the text is valid JSON.
     const kind = jsonKind(error.body);
@@ -125,7 +134,7 @@ export function toAppError(thrown: unknown): AppError {
 }
 
 /** The error codes of a body that could not be parsed: answered as `invalid_request` on the token endpoints. */
-const BODY_PARSE_CODES = new Set(["MALFORMED_JSON", "VALIDATION_ERROR", "BAD_REQUEST"]);
+const BODY_PARSE_CODES = new Set(["MALFORMED_JSON", "VALIDATION_ERROR", "BAD_REQUEST", "FORBIDDEN_PROPERTY"]);
 
 /** "a number", "a string", "true", "false" or "null" when `text` is a JSON text other than an object or array. */
 function jsonKind(text: unknown): string | undefined {

@@ -72,7 +72,7 @@ export function middlewareStatuses(route: RouteDefinition): Record<number, Statu
   if (BODY_METHODS.has(route.method)) {
     add(
       400,
-      `${oauth ? "invalid_request" : "MALFORMED_JSON"}: the body is not valid JSON; ${oauth ? "invalid_request" : "VALIDATION_ERROR"}: valid JSON but not an object; ${oauth ? "invalid_request" : "BAD_REQUEST"}: the body does not decode with its Content-Encoding`,
+      `${oauth ? "invalid_request" : "MALFORMED_JSON"}: the body is not valid JSON; ${oauth ? "invalid_request" : "VALIDATION_ERROR"}: valid JSON but not an object; ${oauth ? "invalid_request" : "FORBIDDEN_PROPERTY"}: the JSON body has a "__proto__" key; ${oauth ? "invalid_request" : "BAD_REQUEST"}: the body does not decode with its Content-Encoding`,
       clientError,
     );
     add(413, "PAYLOAD_TOO_LARGE: the body is larger than allowed");
@@ -92,6 +92,8 @@ export function middlewareStatuses(route: RouteDefinition): Record<number, Statu
     ErrorSchema,
     WWW_AUTHENTICATE,
   );
+  // Node's parser refuses it before any route: answered in the error shape by httpServer.ts.
+  add(431, "HEADERS_TOO_LARGE: the request line and headers are larger than 16 KiB");
   if (!isPublic) add(403, "FORBIDDEN: the caller is authenticated but not one this operation accepts (see Access)");
   const rateClass = rateClassOf(route);
   add(
