@@ -182,6 +182,7 @@ export async function testWebhook(context: WebhookContext, principal: Principal 
     webhookId: webhook.id,
     data: { message: "This is a test delivery." },
   };
+  // The budget throws 429 rather than declining, so an attempt is always made when this returns.
   const result = (await deliverIfAdmitted(
     context.pool,
     { id: webhook.id, url: webhook.url, secret: context.webhookSecrets.open(webhook.id, webhook.secretSealed) },
