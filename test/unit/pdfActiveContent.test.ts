@@ -200,11 +200,12 @@ describe("PDF active content scanner (api/src/storage/pdfActiveContent.ts)", fun
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it("refuses a compression bomb (155 streams each inflating past the budget) in well under a second, the event loop ticking throughout", async function () {
+  it("refuses a compression bomb (155 streams each inflating past the budget) within two seconds, the event loop ticking throughout", async function () {
     expect((await stat(bomb)).size).to.be.above(10_000_000);
     const { result, ms, longestGap, ticks } = await timed(() => findActiveContent(bomb));
     expect(result).to.deep.equal(["SCAN_LIMIT_EXCEEDED"]);
-    expect(ms, "scan time").to.be.below(1_000);
+    // About 130 ms of CPU; the bound leaves room for a busy machine (inflating all 10 GB takes several seconds).
+    expect(ms, "scan time").to.be.below(2_000);
     // A 10 ms interval kept ticking: the inflation ran off the event loop.
     expect(longestGap, "longest gap between 10 ms ticks").to.be.below(150);
     expect(ticks).to.be.at.least(Math.floor(ms / 50));
