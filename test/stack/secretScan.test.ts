@@ -3,7 +3,8 @@
  * their API keys, a signed department request, webhooks with secrets and signed deliveries, the applicant's
  * sign-in, a request from creation to issuance, a signed download URL, a key regeneration, and failed attempts
  * with wrong credentials), collects every secret the platform issued or was given — plus the stack's own keys
- * under DATA_DIR/secrets and the custodial wallets' private keys (opened with the API's own vault code) — then
+ * under DATA_DIR/secrets, the custodial wallets' private keys (opened with the API's own vault code) and the
+ * custodial keys derived from the custody secret (the issued licence's own, the applicant's older one) — then
  * reads every log file the stack wrote (DATA_DIR/logs) and asserts that none of those values, and no bearer JWT or
  * PEM private key block, appears in any of them.
  */
@@ -17,7 +18,7 @@ import { KeyVault } from "../../api/src/chain/keyVault.ts";
 import { WalletStore } from "../../api/src/chain/walletStore.ts";
 import { loadConfig } from "../../api/src/config.ts";
 import { createPool } from "../../api/src/db/pool.ts";
-import { applicantAddress } from "../../api/src/chain/applicantKeys.ts";
+import { applicantAddress, licenceAddress } from "../../api/src/chain/applicantKeys.ts";
 import { masterKeyOf } from "../../api/src/services.ts";
 import { applicantCode, clientToken, createClient, exchangeFields } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
@@ -68,11 +69,11 @@ function occurrences(logs: LogFile[], needle: string | RegExp): string[] {
   return found;
 }
 
-/** The applicant's custodial private key, derived like api/src/chain/applicantKeys.ts (checked against its address). */
-function applicantPrivateKey(custodySecret: string, applicantId: string): string {
+/** A custodial private key, derived like api/src/chain/applicantKeys.ts (checked against its address by the caller). */
+function custodialPrivateKey(custodySecret: string, message: string): string {
   const ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
   const secret = Buffer.from(custodySecret.replace(/^0x/, ""), "hex");
-  let digest = createHmac("sha256", secret).update(`licence-approval/applicant/v1:${applicantId}`).digest();
+  let digest = createHmac("sha256", secret).update(message).digest();
   for (;;) {
     const scalar = BigInt(`0x${digest.toString("hex")}`);
     if (scalar > 0n && scalar < ORDER) return `0x${digest.toString("hex")}`;
@@ -282,7 +283,8 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
         client_secret: wrongSecret,
       }),
     });
-    expect(refused.status).to.equal(400);
+    expect(refused.status).to.equal(401);
+    expect(await refused.json()).to.deep.include({ error: "invalid_client" });
     const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
     const forged = await new SignJWT({ scope: "admin", kind: "client" })
       .setProtectedHeader({ alg: "ES256" })
@@ -364,9 +366,13 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
       await pool.end();
     }
     const custodySecret = config.custodySecret ?? (await readFile(path.join(secretsDir, "custody.key"), "utf8")).trim();
-    const applicantKey = applicantPrivateKey(custodySecret, applicantId);
+    // The licence's own key (the address it was minted to), and the applicant's one key of older licences.
+    const licenceKey = custodialPrivateKey(custodySecret, `licence-approval/licence/v2:${requestId}:${applicantId}`);
+    expect(computeAddress(licenceKey)).to.equal(licenceAddress(custodySecret, applicantId, requestId));
+    keep("licence custodial private key", licenceKey);
+    const applicantKey = custodialPrivateKey(custodySecret, `licence-approval/applicant/v1:${applicantId}`);
     expect(computeAddress(applicantKey)).to.equal(applicantAddress(custodySecret, applicantId));
-    keep("applicant custodial private key", applicantKey);
+    keep("applicant custodial private key (licences minted before per-licence addresses)", applicantKey);
 
     // ---- The logs, once the API has written this marker request's line (logs are appended asynchronously).
     const marker = `secret-scan-marker-${run}`;
@@ -413,7 +419,8 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
       "system client secret",
       "department webhook secret",
       "DATA_DIR/secrets/master.key",
-      "applicant custodial private key",
+      "licence custodial private key",
+      "applicant custodial private key (licences minted before per-licence addresses)",
     ]) {
       expect(kinds, what).to.include(what);
     }
