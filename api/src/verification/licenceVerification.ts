@@ -189,8 +189,9 @@ function issuedLicence(
 
 /**
  * A token that is not an issued licence (a draft, a request under review, cancelled or rejected): the verdict and the
- * status only. Who applied, for what, and the owner address (derived from the applicant, so it links one person's
- * requests) stay private; anyone can enumerate token ids.
+ * status only. Who applied, for what, and the owner address stay private; anyone can enumerate token ids. The
+ * address is the licence's own (derived from the request and the applicant), but licences minted before it are owned
+ * by their applicant's one address, which would link one person's requests.
  */
 function notIssued(verdict: LicenceVerdict, tokenId: bigint, status: string): LicenceVerification {
   return {
