@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { applicantToken, clientToken, createClient } from "./support/authClient.ts";
+import { eventually } from "./support/eventually.ts";
 import { apiClient as client, type Json } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
@@ -222,6 +223,43 @@ describe("delegations: a system client acts only for the applicants who delegate
       const shown = JSON.stringify([timeline, adminTimeline]);
       for (const clientId of [portalId, current().admin.clientId]) expect(shown).to.not.include(clientId);
       expect(shown).to.not.include("client:");
+    });
+
+    it("shows who uploaded each document version by role, to the applicant and the administrator alike, never by client id", async function () {
+      // The system client's upload (above), then an administrator's first version and the applicant's second.
+      const delegatedDocs = (await carol.get(`/requests/${delegatedRequest}/documents`)).body.documents as Json[];
+      const byPortal = delegatedDocs[0].documentId as string;
+      const draft = await admin.post("/requests", { applicantId: carolId, requestType: "BUILDING_PERMIT" });
+      expect(draft.status).to.equal(201);
+      const first = await admin.upload(
+        "POST",
+        `/requests/${draft.body.requestId}/documents`,
+        pdf(`admin upload ${run}`),
+        "plan.pdf",
+        { docType: "SITE_PLAN" },
+      );
+      expect(first.status, JSON.stringify(first.body)).to.equal(201);
+      const second = await carol.upload(
+        "PUT",
+        `/requests/${draft.body.requestId}/documents/${first.body.documentId}`,
+        pdf(`applicant update ${run}`),
+        "plan-v2.pdf",
+      );
+      expect(second.status, JSON.stringify(second.body)).to.equal(200);
+
+      for (const reader of [carol, admin]) {
+        const portalDoc = await reader.get(`/documents/${byPortal}`);
+        expect(portalDoc.status).to.equal(200);
+        expect(portalDoc.body.versions.map((v: Json) => v.uploadedBy)).to.deep.equal(["System client"]);
+        const shared = await eventually("both versions indexed", async () => {
+          const read = await reader.get(`/documents/${first.body.documentId}`);
+          return read.body.versions?.length === 2 ? read : undefined;
+        });
+        expect(shared.body.versions.map((v: Json) => v.uploadedBy)).to.deep.equal(["Administrator", "Applicant"]);
+        const shown = JSON.stringify([portalDoc.body, shared.body]);
+        for (const clientId of [portalId, current().admin.clientId]) expect(shown).to.not.include(clientId);
+        expect(shown).to.not.include("client:");
+      }
     });
   });
 });

@@ -12,7 +12,8 @@ export interface VersionView {
   mimeType: string;
   originalFilename: string;
   storageKey: string;
-  uploadedBy: string;
+  /** Who uploaded the version, by role (as the timeline names them): never a client's id, the applicant reads it. */
+  uploadedBy: UploaderRole;
   transactionHash: string;
   blockNumber: number;
   createdAt: Date;
@@ -29,13 +30,25 @@ export interface DocumentView {
   updatedAt: Date;
 }
 
+export const UPLOADER_ROLES = ["Applicant", "Administrator", "System client", "Licence platform"] as const;
+export type UploaderRole = (typeof UPLOADER_ROLES)[number];
+
 const SELECT = `
   SELECT d.id, d.request_id, d.doc_type, d.description, d.created_at,
          v.version, v.sha256, v.file_size, v.mime_type, v.original_filename, v.storage_key, v.uploaded_by, v.created_at AS version_created_at,
-         iv.tx_hash, iv.block_number
+         iv.tx_hash, iv.block_number, r.applicant_id,
+         EXISTS (SELECT 1 FROM oauth_clients c WHERE 'client:' || c.client_id = v.uploaded_by AND 'admin' = ANY(c.scopes)) AS uploaded_by_admin
   FROM documents d
+  JOIN requests r ON r.id = d.request_id
   JOIN document_versions v ON v.document_id = d.id
-  JOIN index.document_versions iv ON iv.sha256_hash = v.sha256`;
+  JOIN index.document_versions iv ON iv.token_id = r.token_id AND iv.sha256_hash = v.sha256`;
+
+/** The role of `uploadedBy` (`kind:id` of the caller): the request's applicant, an administrator, a system client. */
+function uploaderRole(uploadedBy: string, applicantId: string, administrator: boolean): UploaderRole {
+  if (uploadedBy === `applicant:${applicantId}`) return "Applicant";
+  if (uploadedBy.startsWith("client:")) return administrator ? "Administrator" : "System client";
+  return "Licence platform";
+}
 
 /** Groups version rows (from `documentsOfRequestPart` or a plain query) into documents. */
 export function groupDocuments(rows: Record<string, any>[]): DocumentView[] {
@@ -48,7 +61,7 @@ export function groupDocuments(rows: Record<string, any>[]): DocumentView[] {
       mimeType: row.mime_type,
       originalFilename: row.original_filename,
       storageKey: row.storage_key,
-      uploadedBy: row.uploaded_by,
+      uploadedBy: uploaderRole(row.uploaded_by, row.applicant_id, row.uploaded_by_admin === true),
       transactionHash: row.tx_hash,
       blockNumber: Number(row.block_number),
       createdAt: asDate(row.version_created_at),

@@ -1,5 +1,6 @@
 /** Document resources (the spec's Document, DocumentVersion, DocumentResponse, DocumentDetailResponse). */
 import { z } from "zod/v4";
+import { UPLOADER_ROLES } from "../reads/documentReads.ts";
 import { PDF_FINDINGS } from "../storage/pdfActiveContent.ts";
 import { DateTime, Uuid } from "./common.ts";
 
@@ -21,7 +22,11 @@ export const DocumentVersionSchema = z
     hash: z.string(),
     fileSize: z.int(),
     mimeType: z.enum(["application/pdf", "image/png", "image/jpeg"]),
-    uploadedBy: z.string(),
+    uploadedBy: z
+      .enum(UPLOADER_ROLES)
+      .describe(
+        "Who uploaded this version, by role: the request's applicant, an administrator, a system client acting for the applicant (never a client's id)",
+      ),
     transactionHash: z.string(),
     createdAt: DateTime,
     activeContent: z
