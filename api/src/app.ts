@@ -107,7 +107,7 @@ export function createApp(deps: AppDeps): Koa {
   const limiter = deps.limiter ?? (deps.rateLimits ? new RateLimiter(deps.rateLimits) : undefined);
   // Anonymous reads that cost chain calls and queries (verification by sequential token ids, /health): per client.
   app.use(async (ctx, next) => {
-    if (limiter && isLimitedPublicRead(ctx.method, ctx.path)) limiter.take("public", clientKey(ctx.ip));
+    if (limiter && isLimitedPublicRead(ctx.method, ctx.path)) await limiter.take("public", clientKey(ctx.ip));
     await next();
   });
   const root = new Router();

@@ -14,7 +14,7 @@ import { Metrics } from "./observability/metrics.ts";
 import { createAuth } from "./auth/index.ts";
 import { apiRoutes } from "./routes/index.ts";
 import { IdempotencyStore } from "./http/idempotency.ts";
-import { FailedCredentials, RateLimiter } from "./http/rateLimit.ts";
+import { FailedCredentials, PostgresBuckets, RateLimiter } from "./http/rateLimit.ts";
 import { createDepartmentKeyCheck } from "./auth/departmentKeys.ts";
 import { DepartmentCredentialStore } from "./auth/departmentCredentialStore.ts";
 import { createCoreServices, createDomainContext } from "./services.ts";
@@ -56,13 +56,17 @@ const jobs = config.jobsInApi
       clock: jobClock(config.jobTimeScale),
     })
   : undefined;
-// One set of buckets per process: the route table's limits and the authentication module's failed credentials.
-const limiter = new RateLimiter({
-  authPerMinute: config.rateLimitAuthPerMinute,
-  writePerMinute: config.rateLimitWritePerMinute,
-  readPerMinute: config.rateLimitReadPerMinute,
-  publicPerMinute: config.rateLimitPublicPerMinute,
-});
+// One set of buckets, in Postgres and shared with every other API process: the route table's limits and the
+// authentication module's failed credentials.
+const limiter = new RateLimiter(
+  {
+    authPerMinute: config.rateLimitAuthPerMinute,
+    writePerMinute: config.rateLimitWritePerMinute,
+    readPerMinute: config.rateLimitReadPerMinute,
+    publicPerMinute: config.rateLimitPublicPerMinute,
+  },
+  new PostgresBuckets(core.pool, logger),
+);
 // Departments authenticate with their API key (and, when required, signed requests).
 const auth = await createAuth({
   config,

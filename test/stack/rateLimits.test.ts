@@ -4,7 +4,7 @@
  * authenticated reads per caller; 429 RATE_LIMITED with Retry-After.
  */
 import { expect } from "chai";
-import { FailedCredentials, RateLimiter } from "../../api/src/http/rateLimit.ts";
+import { FailedCredentials, MemoryBuckets, PostgresBuckets, RateLimiter } from "../../api/src/http/rateLimit.ts";
 import { applicantToken, clientToken, createClient } from "./support/authClient.ts";
 import { apiClient as http } from "./support/httpClient.ts";
 import { productionEnv } from "./support/productionEnv.ts";
@@ -168,57 +168,107 @@ describe("rate limits (429 with Retry-After, configurable)", function () {
     }
   });
 
-  it("refills continuously: one more request per (60 / limit) seconds, up to the limit", function () {
-    let now = 0;
-    const limiter = new RateLimiter({ authPerMinute: 6, writePerMinute: 2 }, () => now);
-    for (let i = 0; i < 6; i++) limiter.take("failure", "1.2.3.4");
-    expect(() => limiter.take("failure", "1.2.3.4"))
-      .to.throw()
-      .with.property("status", 429);
-    limiter.take("failure", "5.6.7.8"); // another address
-    now += 9_999;
-    const early = (() => {
-      try {
-        limiter.take("failure", "1.2.3.4");
-      } catch (error) {
-        return error as { headers: Record<string, string> };
+  it("holds across API processes: N + 1 writes, or failed credentials, spread over two processes get exactly one 429", async function () {
+    const stack = current();
+    // Behind a proxy (so the test can be one address): a production process, with low limits.
+    const env = await productionEnv(stack, {
+      TRUST_PROXY_HOPS: "1",
+      RATE_LIMIT_WRITE_PER_MINUTE: "6",
+      RATE_LIMIT_AUTH_PER_MINUTE: "4",
+    });
+    const first = await stack.startExtraApi(undefined, env);
+    const second = await stack.startExtraApi(undefined, env);
+    try {
+      // A caller of its own (writes are counted per caller, refused ones too: here 403, not its scope).
+      const admin = await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin");
+      const caller = await createClient(stack.api.url, admin, `Shared limits ${Date.now()}`, ["applications:read"]);
+      const token = await clientToken(stack.api.url, caller.clientId, caller.clientSecret);
+      const writes: number[] = [];
+      for (let i = 0; i < 7; i++)
+        writes.push(
+          (await http(i % 2 === 0 ? first.url : second.url, token).post("/departments", { code: "SHARED" })).status,
+        );
+      expect(writes).to.deep.equal([403, 403, 403, 403, 403, 403, 429]);
+      // Failed bearer tokens from one address: 4 a minute for the address, whichever process sees them.
+      const from = `2001:db8:${(Date.now() % 0xffff).toString(16)}::1`; // an address no other test uses
+      const failures: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const response = await fetch(`${i % 2 === 0 ? first.url : second.url}/api/v1/departments`, {
+          headers: { "x-forwarded-for": from, authorization: `Bearer shared-bad-token-${i}` },
+        });
+        failures.push(response.status);
       }
-    })();
-    expect(early?.headers["Retry-After"]).to.equal("1");
-    now += 1;
-    limiter.take("failure", "1.2.3.4"); // 10 s later: one token back
-    now += 10 * 60_000;
-    for (let i = 0; i < 6; i++) limiter.take("failure", "1.2.3.4"); // full again, never above the limit
-    expect(() => limiter.take("failure", "1.2.3.4")).to.throw();
-    limiter.take("write", "applicant:a");
-    limiter.take("write", "applicant:a");
-    expect(() => limiter.take("write", "applicant:a")).to.throw();
-    limiter.take("write", "applicant:b");
-    // The sign-in endpoints take five times the auth limit per address.
-    for (let i = 0; i < 30; i++) limiter.take("auth", "9.9.9.9");
-    expect(() => limiter.take("auth", "9.9.9.9")).to.throw();
-    const off = new RateLimiter({ authPerMinute: 0, writePerMinute: 0 }, () => now);
-    for (let i = 0; i < 1000; i++) off.take("write", "x");
+      expect(failures).to.deep.equal([401, 401, 401, 401, 429]);
+    } finally {
+      await Promise.all([first.stop(), second.stop()]);
+    }
   });
 
-  it("failed credentials: a spent credential is refused before it is checked, another credential from its address is not", function () {
+  it("counts in each process's own buckets while Postgres cannot be asked: limits still hold, nobody is refused for it", async function () {
+    let calls = 0;
+    const down = {
+      query: async () => {
+        calls++;
+        throw new Error("connect ECONNREFUSED 127.0.0.1:5432");
+      },
+    } as unknown as ConstructorParameters<typeof PostgresBuckets>[0];
+    const limiter = new RateLimiter({ authPerMinute: 0, writePerMinute: 3 }, new PostgresBuckets(down));
+    for (let i = 0; i < 3; i++) await limiter.take("write", "applicant:a");
+    await expectRefused(limiter.take("write", "applicant:a"));
+    await limiter.take("write", "applicant:b");
+    expect(calls).to.be.greaterThan(0); // Postgres was asked first each time
+  });
+
+  it("refills continuously: one more request per (60 / limit) seconds, up to the limit", async function () {
     let now = 0;
-    const failures = new FailedCredentials(new RateLimiter({ authPerMinute: 3, writePerMinute: 0 }, () => now));
-    failures.admit("client:a", "10.0.0.1");
-    failures.failed("client:a", "10.0.0.1");
-    failures.failed("client:a", "10.0.0.1");
-    failures.failed("client:a", "10.0.0.1");
-    expect(() => failures.admit("client:a", "10.0.0.1"))
-      .to.throw()
-      .with.property("status", 429);
-    failures.admit("client:a", "10.0.0.2"); // the same credential elsewhere
-    failures.admit("client:b", "10.0.0.1"); // another credential here
+    const limiter = new RateLimiter({ authPerMinute: 6, writePerMinute: 2 }, new MemoryBuckets(() => now));
+    for (let i = 0; i < 6; i++) await limiter.take("failure", "1.2.3.4");
+    await expectRefused(limiter.take("failure", "1.2.3.4"));
+    await limiter.take("failure", "5.6.7.8"); // another address
+    now += 9_999;
+    expect((await expectRefused(limiter.take("failure", "1.2.3.4"))).headers["Retry-After"]).to.equal("1");
+    now += 1;
+    await limiter.take("failure", "1.2.3.4"); // 10 s later: one token back
+    now += 10 * 60_000;
+    for (let i = 0; i < 6; i++) await limiter.take("failure", "1.2.3.4"); // full again, never above the limit
+    await expectRefused(limiter.take("failure", "1.2.3.4"));
+    await limiter.take("write", "applicant:a");
+    await limiter.take("write", "applicant:a");
+    await expectRefused(limiter.take("write", "applicant:a"));
+    await limiter.take("write", "applicant:b");
+    // The sign-in endpoints take five times the auth limit per address.
+    for (let i = 0; i < 30; i++) await limiter.take("auth", "9.9.9.9");
+    await expectRefused(limiter.take("auth", "9.9.9.9"));
+    const off = new RateLimiter({ authPerMinute: 0, writePerMinute: 0 }, new MemoryBuckets(() => now));
+    for (let i = 0; i < 1000; i++) await off.take("write", "x");
+  });
+
+  it("failed credentials: a spent credential is refused before it is checked, another credential from its address is not", async function () {
+    let now = 0;
+    const failures = new FailedCredentials(
+      new RateLimiter({ authPerMinute: 3, writePerMinute: 0 }, new MemoryBuckets(() => now)),
+    );
+    await failures.admit("client:a", "10.0.0.1");
+    await failures.failed("client:a", "10.0.0.1");
+    await failures.failed("client:a", "10.0.0.1");
+    await failures.failed("client:a", "10.0.0.1");
+    await expectRefused(failures.admit("client:a", "10.0.0.1"));
+    await failures.admit("client:a", "10.0.0.2"); // the same credential elsewhere
+    await failures.admit("client:b", "10.0.0.1"); // another credential here
     // ...whose failure is refused, though: the address's failures are spent.
-    expect(() => failures.failed("client:b", "10.0.0.1"))
-      .to.throw()
-      .with.property("status", 429);
+    await expectRefused(failures.failed("client:b", "10.0.0.1"));
     now += 20_000; // one failure back per 20 s
-    failures.admit("client:a", "10.0.0.1");
-    new FailedCredentials(undefined).failed("client:a", "10.0.0.1"); // limits off: nothing counted
+    await failures.admit("client:a", "10.0.0.1");
+    await new FailedCredentials(undefined).failed("client:a", "10.0.0.1"); // limits off: nothing counted
   });
 });
+
+/** The 429 the promise is rejected with. */
+async function expectRefused(promise: Promise<void>): Promise<{ status: number; headers: Record<string, string> }> {
+  const error = await promise.then(
+    () => undefined,
+    (e: { status: number; headers: Record<string, string> }) => e,
+  );
+  expect(error).to.have.property("status", 429);
+  return error!;
+}

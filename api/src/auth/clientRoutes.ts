@@ -293,7 +293,7 @@ async function clientCredentials(
 
   // A client id whose secret failed too often from this address is refused before its secret is checked.
   const credential = `client:${credentials.clientId}`;
-  failures?.admit(credential, ctx.ip);
+  await failures?.admit(credential, ctx.ip);
   const check = await clients.authenticate(credentials.clientId, credentials.secret);
   if (!check.ok) {
     // One answer for an unknown id, a revoked one and a wrong secret: the endpoint tells nobody which ids exist.

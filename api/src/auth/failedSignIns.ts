@@ -27,7 +27,7 @@ export type FailedSignIn = (ctx: Context, credential: string, failure: SignInFai
 /** Counts a failed sign-in (429 once spent) and records it; an audit write that fails is logged, not answered. */
 export function failedSignIns(record: AuditRecorder, failures?: FailedCredentials): FailedSignIn {
   return async (ctx, credential, failure) => {
-    failures?.failed(credential, ctx.ip);
+    await failures?.failed(credential, ctx.ip);
     const claimed = failure.claimed ? failure.claimed.slice(0, MAX_CLAIMED) : "-";
     await record(
       { ...requestMeta(ctx), principal: undefined, anonymous: true },

@@ -142,13 +142,13 @@ function authenticator(deps: {
     check: () => Promise<Principal>,
     audited?: Omit<SignInFailure, "reason">,
   ): Promise<Principal> {
-    failures?.admit(credential, ctx.ip);
+    await failures?.admit(credential, ctx.ip);
     try {
       return await check();
     } catch (error) {
       if (!(error instanceof AppError) || error.status !== 401) throw error;
       if (audited) await failedSignIn(ctx, credential, { ...audited, reason: error.message });
-      else failures?.failed(credential, ctx.ip);
+      else await failures?.failed(credential, ctx.ip);
       throw error;
     }
   }

@@ -33,6 +33,11 @@ export const IDEMPOTENCY_WINDOW_HOURS = 24;
 /** How long a running request's claim on its key lasts without renewal; renewed every third of it. */
 export const IDEMPOTENCY_LEASE_MS = 15_000;
 
+/** An Idempotency-Key as its schema has it: 1 to 255 visible ASCII characters. */
+export function isIdempotencyKey(key: string): boolean {
+  return /^[\x21-\x7e]{1,255}$/.test(key);
+}
+
 /** method, full target (path and query string) and the exact bytes of the body (or, for uploads, their digest). */
 export function fingerprint(method: string, target: string, rawBody: string | Buffer): string {
   return createHash("sha256").update(`${method} ${target}\n`).update(rawBody).digest("hex");
@@ -116,7 +121,7 @@ export class IdempotencyStore {
     execute: () => Promise<HandlerResult>,
     recover?: Recover,
   ): Promise<HandlerResult> {
-    if (!/^[\x21-\x7e]{1,255}$/.test(key))
+    if (!isIdempotencyKey(key))
       throw new AppError(400, "VALIDATION_ERROR", "Idempotency-Key must be 1-255 visible ASCII characters");
     await this.#pool.query(
       `DELETE FROM idempotency_keys WHERE caller = $1 AND key = $2 AND created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'`,

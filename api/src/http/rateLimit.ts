@@ -16,10 +16,15 @@
  *
  * The client address is Koa's ctx.ip: the socket's, or with TRUST_PROXY_HOPS the one that many trusted proxies saw.
  *
- * Buckets live in the process: with several API processes the limit applies per process (docs/decisions.md).
+ * The buckets are shared by every API process of a deployment: they live in Postgres (PostgresBuckets, one row per
+ * bucket, one statement per request), so the limit is the same whether a caller's requests reach one process or
+ * many. When Postgres cannot be asked, each process counts on in its own buckets until it can again (see
+ * PostgresBuckets): the limit then holds per process, never lifted and never refusing everyone.
  */
 import { createHash } from "node:crypto";
 import ipaddr from "ipaddr.js";
+import type pg from "pg";
+import type { Logger } from "pino";
 import { AppError } from "../errors.ts";
 
 export type RateClass = "auth" | "failure" | "write" | "read" | "public";
@@ -40,9 +45,13 @@ const MESSAGES: Record<RateClass, string> = {
   public: "requests",
 };
 
-interface Bucket {
-  tokens: number;
-  updatedAt: number;
+/**
+ * Where the buckets are kept. A bucket holds at most `capacity` tokens and refills at `capacity` a minute; a new one
+ * is full. `spend` takes `cost` tokens (0: only looks) when at least one is there and says how many were there
+ * before (after refilling): fewer than 1 means refused, and nothing was taken.
+ */
+export interface BucketStore {
+  spend(key: string, capacity: number, cost: 0 | 1): Promise<{ allowed: boolean; level: number }>;
 }
 
 const MAX_BUCKETS = 50_000;
@@ -52,50 +61,152 @@ const MAX_BUCKETS = 50_000;
  */
 export const SIGN_IN_VOLUME_FACTOR = 5;
 
-export class RateLimiter {
-  readonly #limits: RateLimits;
+/** Buckets in this process's memory: tests, and PostgresBuckets' stand-in while Postgres cannot be asked. */
+export class MemoryBuckets implements BucketStore {
   readonly #now: () => number;
-  readonly #buckets = new Map<string, Bucket>();
+  readonly #buckets = new Map<string, { tokens: number; updatedAt: number; capacity: number }>();
 
-  constructor(limits: RateLimits, now: () => number = Date.now) {
-    this.#limits = limits;
+  constructor(now: () => number = Date.now) {
     this.#now = now;
   }
 
+  async spend(key: string, capacity: number, cost: 0 | 1): Promise<{ allowed: boolean; level: number }> {
+    return this.spendNow(key, capacity, cost);
+  }
+
+  spendNow(key: string, capacity: number, cost: 0 | 1): { allowed: boolean; level: number } {
+    const now = this.#now();
+    const bucket = this.#buckets.get(key) ?? { tokens: capacity, updatedAt: now, capacity };
+    const level = Math.min(capacity, bucket.tokens + ((now - bucket.updatedAt) * capacity) / 60_000);
+    if (level < 1 || cost === 0) return { allowed: level >= 1, level };
+    this.#buckets.set(key, { tokens: level - cost, updatedAt: now, capacity });
+    if (this.#buckets.size > MAX_BUCKETS) this.#prune(now);
+    return { allowed: true, level };
+  }
+
+  /** Drops buckets that have refilled completely: they hold no information. */
+  #prune(now: number): void {
+    for (const [key, bucket] of this.#buckets)
+      if (bucket.tokens + ((now - bucket.updatedAt) * bucket.capacity) / 60_000 >= bucket.capacity)
+        this.#buckets.delete(key);
+  }
+}
+
+/**
+ * Buckets in Postgres (`rate_limit_buckets`), shared by every process on the database. A request costs one statement:
+ * an upsert that refills and takes in one go, under the row's lock, so concurrent requests from several processes
+ * are counted exactly (a refusal costs a second, read-only one for its Retry-After). Time is the database's clock,
+ * the same for every host. The table is UNLOGGED (no WAL: buckets are worth nothing after a crash, and a failover
+ * starts them full). A bucket untouched for a minute is full again, so rows older than that are deleted (at most
+ * once a minute per process).
+ *
+ * When Postgres fails a statement (down, restarting, out of connections), the process counts in its own memory
+ * buckets until a statement succeeds again, and says so in its log once each way. Deliberately neither open nor
+ * closed: failing open would lift every limit, the sign-in failures included, whenever the database is unwell;
+ * failing closed would refuse every request, the health check and public verification included (which need no
+ * database), because of the limiter alone. Per-process counting keeps each limit within one process's allowance.
+ */
+export class PostgresBuckets implements BucketStore {
+  readonly #pool: Pick<pg.Pool, "query">;
+  readonly #fallback = new MemoryBuckets();
+  readonly #logger?: Logger;
+  #unavailable = false;
+  #prunedAt = 0;
+
+  constructor(pool: Pick<pg.Pool, "query">, logger?: Logger) {
+    this.#pool = pool;
+    this.#logger = logger;
+  }
+
+  async spend(key: string, capacity: number, cost: 0 | 1): Promise<{ allowed: boolean; level: number }> {
+    let answer: { allowed: boolean; level: number };
+    try {
+      answer = cost === 1 ? await this.#take(key, capacity) : await this.#look(key, capacity);
+    } catch (error) {
+      if (!this.#unavailable)
+        this.#logger?.warn(
+          { err: error },
+          "rate limits: Postgres cannot be asked; counting in this process's own buckets until it can",
+        );
+      this.#unavailable = true;
+      return this.#fallback.spendNow(key, capacity, cost);
+    }
+    if (this.#unavailable) this.#logger?.info("rate limits: counting in Postgres again (shared by every process)");
+    this.#unavailable = false;
+    if (Date.now() - this.#prunedAt > 60_000) this.#prune();
+    return answer;
+  }
+
+  async #take(key: string, capacity: number): Promise<{ allowed: boolean; level: number }> {
+    // Taken only where at least one token is there after refilling; no row back means refused.
+    const { rows } = await this.#pool.query(
+      `INSERT INTO rate_limit_buckets AS b (key, tokens, updated_ms)
+       VALUES ($1, $2::float8 - 1, extract(epoch FROM clock_timestamp())::float8 * 1000)
+       ON CONFLICT (key) DO UPDATE
+         SET tokens = least($2::float8, b.tokens + (excluded.updated_ms - b.updated_ms) * $2::float8 / 60000) - 1,
+             updated_ms = excluded.updated_ms
+         WHERE least($2::float8, b.tokens + (excluded.updated_ms - b.updated_ms) * $2::float8 / 60000) >= 1
+       RETURNING b.tokens + 1 AS level`,
+      [key, capacity],
+    );
+    if (rows.length > 0) return { allowed: true, level: Number(rows[0].level) };
+    return this.#look(key, capacity);
+  }
+
+  async #look(key: string, capacity: number): Promise<{ allowed: boolean; level: number }> {
+    const { rows } = await this.#pool.query(
+      `SELECT least($2::float8, tokens + (extract(epoch FROM clock_timestamp())::float8 * 1000 - updated_ms) * $2::float8 / 60000) AS level
+       FROM rate_limit_buckets WHERE key = $1`,
+      [key, capacity],
+    );
+    const level = rows.length > 0 ? Number(rows[0].level) : capacity;
+    return { allowed: level >= 1, level };
+  }
+
+  #prune(): void {
+    this.#prunedAt = Date.now();
+    this.#pool
+      .query(
+        `DELETE FROM rate_limit_buckets WHERE updated_ms < extract(epoch FROM clock_timestamp())::float8 * 1000 - 60000`,
+        [],
+      )
+      .catch((error: Error) => this.#logger?.warn({ err: error }, "rate limits: old buckets could not be deleted"));
+  }
+}
+
+export class RateLimiter {
+  readonly #limits: RateLimits;
+  readonly #store: BucketStore;
+
+  /** `store`: where the buckets are kept; by default this process's memory (one process, or tests). */
+  constructor(limits: RateLimits, store: BucketStore = new MemoryBuckets()) {
+    this.#limits = limits;
+    this.#store = store;
+  }
+
   /** Takes one request from the caller's bucket, or throws 429 with Retry-After. */
-  take(kind: RateClass, caller: string): void {
-    this.#spend(kind, caller, 1);
+  async take(kind: RateClass, caller: string): Promise<void> {
+    await this.#spend(kind, caller, 1);
   }
 
   /** Throws 429 with Retry-After when the caller's bucket is spent, taking nothing. */
-  check(kind: RateClass, caller: string): void {
-    this.#spend(kind, caller, 0);
+  async check(kind: RateClass, caller: string): Promise<void> {
+    await this.#spend(kind, caller, 0);
   }
 
-  #spend(kind: RateClass, caller: string, cost: 0 | 1): void {
+  async #spend(kind: RateClass, caller: string, cost: 0 | 1): Promise<void> {
     const perMinute = this.#perMinute(kind);
     if (perMinute <= 0) return;
-    const now = this.#now();
-    const perMs = perMinute / 60_000;
-    const key = `${kind}:${caller}`;
-    const bucket = this.#buckets.get(key) ?? { tokens: perMinute, updatedAt: now };
-    bucket.tokens = Math.min(perMinute, bucket.tokens + (now - bucket.updatedAt) * perMs);
-    bucket.updatedAt = now;
-    if (bucket.tokens < 1) {
-      this.#buckets.set(key, bucket);
-      const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000));
-      throw new AppError(
-        429,
-        "RATE_LIMITED",
-        `Too many ${MESSAGES[kind]}: try again in ${retryAfter} s`,
-        { retryAfterSeconds: retryAfter, limitPerMinute: perMinute },
-        { "Retry-After": String(retryAfter) },
-      );
-    }
-    if (cost === 0) return;
-    bucket.tokens -= cost;
-    this.#buckets.set(key, bucket);
-    if (this.#buckets.size > MAX_BUCKETS) this.#prune(now);
+    const { allowed, level } = await this.#store.spend(`${kind}:${caller}`, perMinute, cost);
+    if (allowed) return;
+    const retryAfter = Math.max(1, Math.ceil(((1 - level) * 60) / perMinute));
+    throw new AppError(
+      429,
+      "RATE_LIMITED",
+      `Too many ${MESSAGES[kind]}: try again in ${retryAfter} s`,
+      { retryAfterSeconds: retryAfter, limitPerMinute: perMinute },
+      { "Retry-After": String(retryAfter) },
+    );
   }
 
   #perMinute(kind: RateClass): number {
@@ -110,14 +221,6 @@ export class RateLimiter {
         return this.#limits.readPerMinute ?? 0;
       default:
         return this.#limits.publicPerMinute ?? 0;
-    }
-  }
-
-  /** Drops buckets that have refilled completely: they hold no information. */
-  #prune(now: number): void {
-    for (const [key, bucket] of this.#buckets) {
-      const perMinute = this.#perMinute(key.slice(0, key.indexOf(":")) as RateClass);
-      if (bucket.tokens + (now - bucket.updatedAt) * (perMinute / 60_000) >= perMinute) this.#buckets.delete(key);
     }
   }
 }
@@ -163,8 +266,8 @@ export class FailedCredentials {
   }
 
   /** Before the credential is checked: 429 when it has failed too often from this address (guessing its secret). */
-  admit(credential: string, ip: string): void {
-    this.#limiter?.check("failure", `credential:${bucketId(credential)}@${clientKey(ip)}`);
+  async admit(credential: string, ip: string): Promise<void> {
+    await this.#limiter?.check("failure", `credential:${bucketId(credential)}@${clientKey(ip)}`);
   }
 
   /**
@@ -172,18 +275,17 @@ export class FailedCredentials {
    * when either allowance is spent; returning means the failure may be answered as such and recorded (so the audit
    * rows of failures are bounded per address too).
    */
-  failed(credential: string, ip: string): void {
+  async failed(credential: string, ip: string): Promise<void> {
+    if (!this.#limiter) return;
     const address = clientKey(ip);
-    let refused: unknown;
     // Both are counted even when one is spent: a credential keeps being counted from an address past its failures.
-    for (const key of [`credential:${bucketId(credential)}@${address}`, `address:${address}`]) {
-      try {
-        this.#limiter?.take("failure", key);
-      } catch (error) {
-        refused ??= error;
-      }
-    }
-    if (refused) throw refused;
+    const outcomes = await Promise.allSettled(
+      [`credential:${bucketId(credential)}@${address}`, `address:${address}`].map((key) =>
+        this.#limiter!.take("failure", key),
+      ),
+    );
+    const refused = outcomes.find((outcome) => outcome.status === "rejected");
+    if (refused) throw refused.reason;
   }
 }
 

@@ -9,7 +9,7 @@ import type { Context } from "koa";
 import { z } from "zod/v4";
 import { AppError, forbidden, unauthorized } from "../errors.ts";
 import { hasScope, isAdmin, type Authenticator, type Principal, type Scope } from "../auth/principal.ts";
-import { fingerprint, type IdempotencyStore, type MinedWrite, type Recover } from "./idempotency.ts";
+import { fingerprint, isIdempotencyKey, type IdempotencyStore, type MinedWrite, type Recover } from "./idempotency.ts";
 import { MethodTable } from "./allowedMethods.ts";
 import { isStorableText } from "../storableText.ts";
 
@@ -127,17 +127,20 @@ export function mountRoutes(
   for (const route of routes) assertRecoverable(route);
   for (const route of routes) {
     const rateClass = rateClassOf(route);
+    const honoursKey = (route.method === "post" || route.method === "put") && route.idempotent !== false;
     router[route.method](route.operationId, route.path, async (ctx: Context, next: () => Promise<unknown>) => {
       // A parameter route does not answer a path that a more specific (static) pattern owns: DELETE /webhooks/logs
       // is a 405 of /webhooks/logs (see allowedMethods.ts), not a DELETE /webhooks/:webhookId with a bad id.
       if (table.resolve(ctx.path.slice(prefix.length)) !== route.path) return next();
-      if (rateClass === "auth") limiter?.take("auth", clientKey(ctx.ip));
+      if (rateClass === "auth") await limiter?.take("auth", clientKey(ctx.ip));
       // Failed credentials are counted by the authenticator, per credential and address (FailedCredentials).
       ctx.state.principal = await authenticate(ctx);
       const principal = ctx.state.principal;
-      if (rateClass === "write") limiter?.take("write", principal ? principalKey(principal) : clientKey(ctx.ip));
-      else if (rateClass === undefined && principal) limiter?.take("read", principalKey(principal));
+      if (rateClass === "write") await limiter?.take("write", principal ? principalKey(principal) : clientKey(ctx.ip));
+      else if (rateClass === undefined && principal) await limiter?.take("read", principalKey(principal));
       authorise(route.access, ctx.state.principal);
+      // A bad Idempotency-Key is refused before the request is read: without it the caller's retries are not safe.
+      const key = honoursKey && idempotency ? idempotencyKeyOf(ctx) : "";
       const params = parse(route.params, ctx.params, "path");
       const query = parse(route.query, ctx.query, "query");
       // Multipart bodies are streamed and checked by their handler; the schema documents the form.
@@ -145,7 +148,6 @@ export function mountRoutes(
         route.bodyType === "multipart"
           ? undefined
           : parse(route.body, (ctx.request as { body?: unknown }).body ?? {}, "body");
-      const key = ctx.get("idempotency-key");
       const caller = ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : "anonymous";
       const recover: Recover | undefined =
         route.recoverIdempotent && ((write) => route.recoverIdempotent!({ params, query, body, ctx }, write));
@@ -177,6 +179,20 @@ function assertRecoverable(route: RouteDefinition): void {
     throw new Error(
       `${route.method.toUpperCase()} ${route.path} (${route.operationId}) writes to the chain under Idempotency-Key: it needs recoverIdempotent`,
     );
+}
+
+/**
+ * The request's Idempotency-Key, "" without one. A header sent empty (or otherwise not 1-255 visible ASCII
+ * characters) is refused (400), never taken for an absent one: the caller meant its retries to be recognised.
+ */
+function idempotencyKeyOf(ctx: Context): string {
+  const raw = ctx.headers["idempotency-key"];
+  if (raw === undefined) return "";
+  if (typeof raw === "string" && isIdempotencyKey(raw)) return raw;
+  const message = `must be 1-255 visible ASCII characters${raw === "" ? " (it is empty)" : ""}`;
+  throw new AppError(400, "VALIDATION_ERROR", `Invalid header: Idempotency-Key: ${message}`, {
+    issues: [{ in: "header", path: "Idempotency-Key", message }],
+  });
 }
 
 /** The exact body text as received (koa-body keeps it as rawBody with includeUnparsed), or "" without a body. */

@@ -38,6 +38,8 @@ export const EXCLUDED_TABLES: Record<string, string> = {
   // Idempotency-Key bookkeeping: a 4xx answered under an Idempotency-Key is stored on purpose, so that a retry with
   // the same key replays it (api/src/http/idempotency.ts; a 5xx frees the key). The fuzz sends random keys.
   idempotency_keys: "stores 4xx outcomes under an Idempotency-Key by design, for replays",
+  // Rate limits count every request, refused ones included (api/src/http/rateLimit.ts).
+  rate_limit_buckets: "counts every request by design, rejected ones too",
 };
 
 /**
