@@ -118,10 +118,14 @@ const CodeTokenRequest = lenientBody(
   "IdentityLockerTokenRequest",
   "Exchange of our identity-locker code (JSON; form-encoded is accepted too).",
   {
-    code: { description: "The code received at redirect_uri (single use, valid 60 s).", required: true },
-    redirect_uri: { description: "The redirect_uri used at authorize, exactly.", required: true },
-    client_id: { description: "The client_id used at authorize.", required: true },
-    code_verifier: { description: "The PKCE verifier whose S256 challenge was sent at authorize.", required: true },
+    code: { description: "The code received at redirect_uri (single use, valid 60 s).", required: true, minLength: 1 },
+    redirect_uri: { description: "The redirect_uri used at authorize, exactly.", required: true, minLength: 1 },
+    client_id: { description: "The client_id used at authorize.", required: true, minLength: 1 },
+    code_verifier: {
+      description: "The PKCE verifier whose S256 challenge was sent at authorize.",
+      required: true,
+      minLength: 1,
+    },
     grant_type: { description: "Optional; when sent it must be `authorization_code`.", enum: ["authorization_code"] },
   },
 );
@@ -280,7 +284,7 @@ export function identityLockerRoutes(deps: {
       summary: "Exchange an identity-locker code for an applicant token",
       description: [
         `Exchanges the single-use code (valid ${CODE_TTL_SECONDS} s) received at redirect_uri for an applicant access token (ES256 JWT; claims sub = identity-locker id, name, email). redirect_uri must be exactly the one used at authorize.`,
-        "Errors (RFC 6749 body `{error, error_description}`, all 400): `invalid_request` (code or redirect_uri missing, body neither JSON nor form), `unsupported_grant_type`, `invalid_grant` (unknown or already used code, redirect_uri mismatch), `expired_token` (the code has expired). A code is consumed by its first exchange, even a failed one.",
+        "Errors (RFC 6749 body `{error, error_description}`, all 400): `invalid_request` (code, redirect_uri, client_id or code_verifier missing or empty: the answer names the empty ones; body neither JSON nor form), `unsupported_grant_type`, `invalid_grant` (unknown or already used code, redirect_uri mismatch), `expired_token` (the code has expired). A code is consumed by its first exchange, even a failed one.",
       ].join("\n\n"),
       tags: ["Authentication"],
       access: [{ kind: "public" }],
@@ -321,6 +325,13 @@ async function exchangeCode(
   if (problem) return oauthError("invalid_request", problem);
   if (grantType.value && grantType.value !== "authorization_code")
     return oauthError("unsupported_grant_type", "Only grant_type=authorization_code is supported here");
+  // An empty field is named as such (it was sent), before the first one missing.
+  const empty = EXCHANGE_FIELDS.filter((name) => (body as Record<string, unknown> | undefined)?.[name] === "");
+  if (empty.length > 0)
+    return oauthError(
+      "invalid_request",
+      `${listed(empty)} ${empty.length === 1 ? "is" : "are"} empty: send at least 1 character`,
+    );
   if (!code.value) return oauthError("invalid_request", "code is required");
   if (!redirectUri.value) return oauthError("invalid_request", "redirect_uri is required");
   if (!clientId.value) return oauthError("invalid_request", "client_id is required");
@@ -366,6 +377,14 @@ async function exchangeCode(
     headers: { ...NO_STORE },
     body: { access_token: issued.accessToken, token_type: "Bearer", expires_in: issued.expiresIn },
   };
+}
+
+/** The fields of the code exchange that must not be empty. */
+const EXCHANGE_FIELDS = ["code", "redirect_uri", "client_id", "code_verifier"] as const;
+
+/** "a", "a and b", "a, b and c". */
+function listed(names: readonly string[]): string {
+  return names.length === 1 ? names[0] : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
 }
 
 /** Provider's code → its access token (PKCE, client_secret_post) → userinfo (sub, name, email). */

@@ -59,18 +59,23 @@ export const OAuthErrorSchema = z
 export function lenientBody<K extends string>(
   id: string,
   description: string,
-  fields: Record<K, { description: string; required?: boolean; example?: string; enum?: readonly string[] }>,
+  fields: Record<
+    K,
+    { description: string; required?: boolean; example?: string; enum?: readonly string[]; minLength?: number }
+  >,
 ) {
   const shape = Object.fromEntries(
     Object.entries(fields).map(([name, f]) => {
-      const field = f as { description: string; example?: string; enum?: readonly string[] };
+      const field = f as { description: string; example?: string; enum?: readonly string[]; minLength?: number };
       // `enum` documents the only values the handler accepts (it answers the others itself, e.g. unsupported_grant_type).
       const meta = {
         description: field.description,
         ...(field.example ? { example: field.example } : {}),
         ...(field.enum ? { enum: [...field.enum] } : {}),
       };
-      return [name, z.string().meta(meta).optional().catch(undefined)];
+      // `minLength` documents what the handler refuses itself (an empty field, named in its answer).
+      const text = field.minLength ? z.string().min(field.minLength) : z.string();
+      return [name, text.meta(meta).optional().catch(undefined)];
     }),
   ) as Record<K, z.ZodCatch<z.ZodOptional<z.ZodString>>>;
   const empty = Object.fromEntries(Object.keys(fields).map((name) => [name, undefined])) as Record<K, undefined>;
