@@ -163,6 +163,11 @@ export const DocumentRegistryAbi = [
   {
     "inputs": [
       {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      },
+      {
         "internalType": "bytes32",
         "name": "sha256Hash",
         "type": "bytes32"
@@ -424,6 +429,11 @@ export const DocumentRegistryAbi = [
   {
     "inputs": [
       {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      },
+      {
         "internalType": "bytes32",
         "name": "sha256Hash",
         "type": "bytes32"
@@ -479,6 +489,11 @@ export const DocumentRegistryAbi = [
   },
   {
     "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "tokenId",
+        "type": "uint256"
+      },
       {
         "internalType": "bytes32",
         "name": "previousHash",

@@ -24,8 +24,8 @@ contract DocumentRegistry is AccessControl, IDocumentRegistry {
     ILicenceToken public immutable licenceToken;
     /// @notice Approval registry notified of new versions of documents under review (set once).
     IApprovalRegistry public reviewRegistry;
-    // Record per anchored hash.
-    mapping(bytes32 sha256Hash => Anchor) private _anchors;
+    // Record per request and anchored hash: identical bytes may be anchored in several requests, once in each.
+    mapping(uint256 tokenId => mapping(bytes32 sha256Hash => Anchor)) private _anchors;
     // Packed per-token state: phase | count << 8 | latest version of document i << (16 + 15 * i).
     mapping(uint256 tokenId => uint256) private _documents;
 
@@ -53,7 +53,7 @@ contract DocumentRegistry is AccessControl, IDocumentRegistry {
         docIndex = uint8(packed >> 8);
         if (docIndex >= MAX_DOCUMENTS) revert DocumentLimitReached(tokenId, MAX_DOCUMENTS);
 
-        _record(sha256Hash, documentId, tokenId, docIndex, 1);
+        _record(tokenId, sha256Hash, documentId, docIndex, 1);
         // count + 1, and version 1 at the new index.
         _documents[tokenId] = packed + (1 << 8) + (1 << (_VERSIONS_OFFSET + _VERSION_BITS * docIndex));
         emit DocumentAnchored(tokenId, documentId, sha256Hash, docIndex, 1, docType);
@@ -63,14 +63,13 @@ contract DocumentRegistry is AccessControl, IDocumentRegistry {
     }
 
     /// @inheritdoc IDocumentRegistry
-    function anchorVersion(bytes32 previousHash, bytes32 sha256Hash)
+    function anchorVersion(uint256 tokenId, bytes32 previousHash, bytes32 sha256Hash)
         external
         onlyRole(Roles.OPERATOR_ROLE)
         returns (uint16 version)
     {
-        Anchor memory previous = _anchors[previousHash];
-        if (previous.version == 0) revert DocumentUnknownHash(previousHash);
-        uint256 tokenId = previous.tokenId;
+        Anchor memory previous = _anchors[tokenId][previousHash];
+        if (previous.version == 0) revert DocumentUnknownHash(tokenId, previousHash);
         uint256 packed = _documents[tokenId];
         Phase phase = Phase(uint8(packed));
         if (phase == Phase.Locked) revert DocumentsNotEditable(tokenId);
@@ -84,7 +83,7 @@ contract DocumentRegistry is AccessControl, IDocumentRegistry {
             version = latest + 1;
         }
 
-        _record(sha256Hash, previous.documentId, tokenId, previous.docIndex, version);
+        _record(tokenId, sha256Hash, previous.documentId, previous.docIndex, version);
         _documents[tokenId] = packed + (1 << shift);
         emit DocumentAnchored(tokenId, previous.documentId, sha256Hash, previous.docIndex, version, bytes32(0));
 
@@ -112,10 +111,14 @@ contract DocumentRegistry is AccessControl, IDocumentRegistry {
     }
 
     /// @inheritdoc IDocumentRegistry
-    function anchorOf(bytes32 sha256Hash) external view returns (Anchor memory anchor, bool isLatest) {
-        anchor = _anchors[sha256Hash];
-        if (anchor.version == 0) revert DocumentUnknownHash(sha256Hash);
-        uint256 packed = _documents[anchor.tokenId];
+    function anchorOf(uint256 tokenId, bytes32 sha256Hash)
+        external
+        view
+        returns (Anchor memory anchor, bool isLatest)
+    {
+        anchor = _anchors[tokenId][sha256Hash];
+        if (anchor.version == 0) revert DocumentUnknownHash(tokenId, sha256Hash);
+        uint256 packed = _documents[tokenId];
         isLatest = uint16((packed >> (_VERSIONS_OFFSET + _VERSION_BITS * anchor.docIndex)) & MAX_VERSION)
             == anchor.version;
     }
@@ -155,9 +158,9 @@ contract DocumentRegistry is AccessControl, IDocumentRegistry {
         for (uint256 i = 0; i < count; ++i) {
             if ((mask >> i) & 1 == 0) continue;
             if (k == hashes.length) return (mask, packed, uint8(i));
-            Anchor memory anchor = _anchors[hashes[k++]];
+            Anchor memory anchor = _anchors[tokenId][hashes[k++]];
             uint16 latest = uint16((packed >> (_VERSIONS_OFFSET + _VERSION_BITS * i)) & MAX_VERSION);
-            if (anchor.tokenId != tokenId || anchor.docIndex != i || anchor.version != latest || latest == 0) {
+            if (anchor.docIndex != i || anchor.version != latest || latest == 0) {
                 return (mask, packed, uint8(i));
             }
         }
@@ -174,15 +177,15 @@ contract DocumentRegistry is AccessControl, IDocumentRegistry {
         return super._grantRole(role, account);
     }
 
-    function _record(bytes32 sha256Hash, bytes16 documentId, uint256 tokenId, uint8 docIndex, uint16 version)
+    function _record(uint256 tokenId, bytes32 sha256Hash, bytes16 documentId, uint8 docIndex, uint16 version)
         private
     {
         if (sha256Hash == bytes32(0)) revert DocumentInvalidHash();
-        Anchor storage slot = _anchors[sha256Hash];
-        if (slot.version != 0) revert DocumentAlreadyAnchored(sha256Hash, slot.tokenId);
+        Anchor storage slot = _anchors[tokenId][sha256Hash];
+        if (slot.version != 0) revert DocumentAlreadyAnchored(sha256Hash, tokenId);
         // Token ids are capped at 2^40-1 by the licence token; block numbers and timestamps fit 32 bits
         // until 2106 (timestamps) and for 136 years of one-second blocks.
-        _anchors[sha256Hash] = Anchor({
+        _anchors[tokenId][sha256Hash] = Anchor({
             documentId: documentId,
             tokenId: uint40(tokenId),
             docIndex: docIndex,

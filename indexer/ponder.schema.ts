@@ -4,7 +4,7 @@
  * Conventions: times are unix seconds (block timestamps) in SQL bigint; addresses and hashes are lower-case 0x
  * hex text; enum values are upper-case names; uint256 values that can exceed bigint are decimal text.
  */
-import { index, onchainTable } from "ponder";
+import { index, onchainTable, primaryKey } from "ponder";
 
 export const licences = onchainTable(
   "licences",
@@ -73,10 +73,11 @@ export const documents = onchainTable(
   (table) => ({ tokenIdx: index("documents_token_idx").on(table.tokenId) }),
 );
 
+/** Every anchored version: a file may be anchored in several requests, once in each. */
 export const documentVersions = onchainTable(
   "document_versions",
   (t) => ({
-    sha256Hash: t.hex().primaryKey(),
+    sha256Hash: t.hex().notNull(),
     tokenId: t.int8({ mode: "bigint" }).notNull(),
     documentId: t.text().notNull(),
     docIndex: t.integer().notNull(),
@@ -85,7 +86,10 @@ export const documentVersions = onchainTable(
     txHash: t.hex().notNull(),
     timestamp: t.int8({ mode: "bigint" }).notNull(),
   }),
-  (table) => ({ tokenIdx: index("document_versions_token_idx").on(table.tokenId) }),
+  (table) => ({
+    pk: primaryKey({ columns: [table.tokenId, table.sha256Hash] }),
+    hashIdx: index("document_versions_hash_idx").on(table.sha256Hash),
+  }),
 );
 
 export const departments = onchainTable("departments", (t) => ({

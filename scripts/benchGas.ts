@@ -186,25 +186,25 @@ await measure(
 );
 await ops.documents.anchorDocument(2n, uuid(10), b32("SITE_PLAN"), sha("r2 plan v1"));
 await ops.documents.anchorDocument(2n, uuid(11), b32("OWNERSHIP"), sha("r2 deed v1"));
-await measure("new document version (draft)", ops.documents.anchorVersion(sha("r2 plan v1"), sha("r2 plan v2")), {
+await measure("new document version (draft)", ops.documents.anchorVersion(2n, sha("r2 plan v1"), sha("r2 plan v2")), {
   budget: 52_000n,
   inLifecycle: false,
 });
 await measure(
   "new document version (draft, again)",
-  ops.documents.anchorVersion(sha("r2 plan v2"), sha("r2 plan v3")),
+  ops.documents.anchorVersion(2n, sha("r2 plan v2"), sha("r2 plan v3")),
   { budget: 52_000n, inLifecycle: false },
 );
 await ops.registry.submit(2n);
 await approve(0, 2n, 0b01);
 await measure(
   "new document version under review (invalidates 1 approval)",
-  ops.documents.anchorVersion(sha("r2 plan v3"), sha("r2 plan v4")),
+  ops.documents.anchorVersion(2n, sha("r2 plan v3"), sha("r2 plan v4")),
   { inLifecycle: false },
 );
 await measure(
   "new document version under review (no approval affected)",
-  ops.documents.anchorVersion(sha("r2 deed v1"), sha("r2 deed v2")),
+  ops.documents.anchorVersion(2n, sha("r2 deed v1"), sha("r2 deed v2")),
   { inLifecycle: false },
 );
 await measure(

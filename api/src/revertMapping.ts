@@ -114,8 +114,8 @@ export const REVERT_ANSWERS = {
   DocumentAlreadyAnchored: {
     status: 409,
     code: "DUPLICATE_DOCUMENT",
-    message: "A document with exactly these bytes is already recorded",
-    // Hashes are unique platform-wide: the token holding these bytes may be another applicant's request.
+    message: "A document with exactly these bytes is already in this request",
+    // Bytes are anchored once per request, so the token is the caller's own; the answer still names no token.
     hideArgs: true,
   },
   DocumentsNotEditable: { status: 409, code: "INVALID_STATE", message: "The request's documents can no longer change" },

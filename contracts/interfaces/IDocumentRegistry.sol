@@ -2,7 +2,9 @@
 pragma solidity ^0.8.24;
 
 /// @title Document registry: SHA-256 hashes of a licence request's documents, versioned 1..n per document.
-/// @notice Lookup by hash answers (token, document, version, block, timestamp) from chain state alone.
+/// @notice A hash is anchored at most once per request, so applicants can reuse a file across requests (the same
+/// certificate for two licences, the same blank form as everyone). Lookup by request and hash answers (document,
+/// version, block, timestamp) from chain state alone.
 interface IDocumentRegistry {
     /// @notice Whether documents of a token can be anchored, and whether new versions invalidate reviews.
     enum Phase {
@@ -50,11 +52,11 @@ interface IDocumentRegistry {
     /// @dev The zero hash is not a SHA-256 digest we accept.
     error DocumentInvalidHash();
 
-    /// @dev This hash is already anchored (to `tokenId`): identical bytes cannot be anchored twice.
+    /// @dev This hash is already anchored in `tokenId`: identical bytes cannot be anchored twice in one request.
     error DocumentAlreadyAnchored(bytes32 sha256Hash, uint256 tokenId);
 
-    /// @dev No document version has this hash.
-    error DocumentUnknownHash(bytes32 sha256Hash);
+    /// @dev No document version of `tokenId` has this hash.
+    error DocumentUnknownHash(uint256 tokenId, bytes32 sha256Hash);
 
     /// @dev `previousHash` is version `version`, but the latest version of that document is `latest`.
     error DocumentNotLatestVersion(bytes32 previousHash, uint16 version, uint16 latest);
@@ -93,19 +95,22 @@ interface IDocumentRegistry {
     /// @param tokenId The licence request: a Draft for its first document, and its documents not Locked.
     /// @param documentId The platform's document id (a UUID).
     /// @param docType The document type, e.g. "SITE_PLAN".
-    /// @param sha256Hash The SHA-256 hash of the document's bytes (not zero, not anchored yet).
+    /// @param sha256Hash The SHA-256 hash of the document's bytes (not zero, not anchored in this request yet).
     /// @return docIndex The document's position within the request.
     function anchorDocument(uint256 tokenId, bytes16 documentId, bytes32 docType, bytes32 sha256Hash)
         external
         returns (uint8 docIndex);
 
-    /// @notice Anchors the next version of the document whose latest version has hash `previousHash`.
+    /// @notice Anchors the next version of the document of `tokenId` whose latest version has hash `previousHash`.
     /// @dev Only OPERATOR_ROLE. Under review, tells the approval registry, which invalidates on chain every
     /// approval that reviewed an older version of this document.
+    /// @param tokenId The licence request.
     /// @param previousHash The hash of the document's latest version.
-    /// @param sha256Hash The SHA-256 hash of the new version's bytes (not zero, not anchored yet).
+    /// @param sha256Hash The SHA-256 hash of the new version's bytes (not zero, not anchored in this request yet).
     /// @return version The new version number.
-    function anchorVersion(bytes32 previousHash, bytes32 sha256Hash) external returns (uint16 version);
+    function anchorVersion(uint256 tokenId, bytes32 previousHash, bytes32 sha256Hash)
+        external
+        returns (uint16 version);
 
     /// @notice Sets the document phase of a token. Only the approval registry (the review registry set once);
     /// never back to Open or Unopened.
@@ -117,11 +122,15 @@ interface IDocumentRegistry {
     /// @param registry The approval registry (not zero).
     function setReviewRegistry(address registry) external;
 
-    /// @notice The record of a hash; reverts when unknown.
+    /// @notice The record of a hash in a request; reverts when the request has no version with this hash.
+    /// @param tokenId The licence request.
     /// @param sha256Hash The SHA-256 hash of a document version.
     /// @return anchor The record: request, document, version, block and timestamp of the anchoring.
     /// @return isLatest Whether this is still the latest version of its document.
-    function anchorOf(bytes32 sha256Hash) external view returns (Anchor memory anchor, bool isLatest);
+    function anchorOf(uint256 tokenId, bytes32 sha256Hash)
+        external
+        view
+        returns (Anchor memory anchor, bool isLatest);
 
     /// @notice The phase, number of documents and latest version of each document of a token.
     /// @param tokenId The licence request.

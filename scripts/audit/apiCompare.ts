@@ -1,6 +1,6 @@
 /**
  * `--compare BASE_URL`: asks the API's public verification endpoints (no authentication) about every audited
- * licence and every anchored document version, and lists each field where the API's answer differs from what the
+ * licence and every anchored document version (in that licence: `?tokenId=`), and lists each field where the API's answer differs from what the
  * chain says. For a token that was never issued the API answers the verdict and status only (privacy): there the
  * tool checks those and that nothing more is shown. Values are compared as what they mean (addresses and hashes regardless of case, times as instants,
  * numbers regardless of being sent as strings), so only a disagreement on a fact is a difference.
@@ -46,7 +46,8 @@ export async function compareWithApi(
       get(`${api}/verify/${licence.tokenId}`).then((answer) => compareLicence(licence, audit, answer)),
       ...licence.documents.flatMap((document) =>
         document.versions.map((version) =>
-          get(`${api}/verify/document/${version.sha256.replace(/^0x/, "")}`).then((answer) =>
+          // The same bytes may be anchored in other requests too: ask about this licence's record.
+          get(`${api}/verify/document/${version.sha256.replace(/^0x/, "")}?tokenId=${licence.tokenId}`).then((answer) =>
             compareDocumentVersion(licence, document, version, audit, answer),
           ),
         ),

@@ -50,7 +50,7 @@ export interface DocumentVersionAudit extends ChainRef {
   version: number;
   /** SHA-256 of the file, 0x-prefixed lowercase hex, as anchored. */
   sha256: string;
-  /** From `anchorOf(sha256)` at the audited block. */
+  /** From `anchorOf(tokenId, sha256)` at the audited block. */
   isLatest: boolean;
 }
 

@@ -111,8 +111,9 @@ export class ContractViews {
     return { phase: Number(phase), count: Number(count), latestVersions: (latestVersions as bigint[]).map(Number) };
   }
 
-  async anchorOf(sha256: string): Promise<AnchorRecord> {
+  async anchorOf(tokenId: number, sha256: string): Promise<AnchorRecord> {
     const [anchor, isLatest] = await this.#call(documentRegistryAbi, this.#contracts.DocumentRegistry, "anchorOf", [
+      tokenId,
       sha256,
     ]);
     return {

@@ -42,7 +42,7 @@ export async function auditDocuments(
   await Promise.all(
     documents.flatMap((document) =>
       document.versions.map(async (version) => {
-        const anchor = await views.anchorOf(version.sha256);
+        const anchor = await views.anchorOf(tokenId, version.sha256);
         version.isLatest = anchor.isLatest;
         const expected = {
           tokenId,
@@ -61,12 +61,12 @@ export async function auditDocuments(
         for (const key of Object.keys(expected) as (keyof typeof expected)[]) {
           if (expected[key] !== actual[key])
             findings.push(
-              `anchorOf(${version.sha256}).${key} is ${actual[key]} but its DocumentAnchored event says ${expected[key]}`,
+              `anchorOf(${tokenId}, ${version.sha256}).${key} is ${actual[key]} but its DocumentAnchored event says ${expected[key]}`,
             );
         }
         if (anchor.isLatest !== (version.version === document.latestVersion)) {
           findings.push(
-            `anchorOf(${version.sha256}).isLatest is ${anchor.isLatest} but version ${version.version} of ${document.documentId} is ${version.version === document.latestVersion ? "" : "not "}the latest anchored`,
+            `anchorOf(${tokenId}, ${version.sha256}).isLatest is ${anchor.isLatest} but version ${version.version} of ${document.documentId} is ${version.version === document.latestVersion ? "" : "not "}the latest anchored`,
           );
         }
       }),

@@ -182,7 +182,7 @@ async function eventsOf(tx: Promise<ContractTransactionResponse>, contract: Base
 function newVersion(platform: Awaited<ReturnType<typeof deploySubmittedRequest>>, docIndex: number, version = 2) {
   return platform.documents
     .connect(platform.operator)
-    .anchorVersion(sha(`doc-${docIndex}-v${version - 1}`), sha(`doc-${docIndex}-v${version}`));
+    .anchorVersion(1n, sha(`doc-${docIndex}-v${version - 1}`), sha(`doc-${docIndex}-v${version}`));
 }
 
 describe("ApprovalRegistry", function () {
@@ -320,7 +320,7 @@ describe("ApprovalRegistry", function () {
         const reviewed = await documents.packedDocumentsOf(1n);
         await connection.provider.request({ method: "evm_setAutomine", params: [false] });
         try {
-          const update = await documents.connect(operator).anchorVersion(sha("doc-2-v1"), sha("doc-2-v2"));
+          const update = await documents.connect(operator).anchorVersion(1n, sha("doc-2-v1"), sha("doc-2-v2"));
           const approval = await registry
             .connect(departments.A)
             .approve(1n, 0b100, reviewed, REMARKS, { gasLimit: 300_000n });
@@ -1294,7 +1294,7 @@ describe("ApprovalRegistry", function () {
         expect((await registry.progressOf(1n)).stage).to.equal(2n);
 
         // Document 0 was reviewed by A (stage 0) and B (stage 1): review goes back to stage 0.
-        await documents.connect(operator).anchorVersion(sha("doc-0-v1"), sha("doc-0-v2"));
+        await documents.connect(operator).anchorVersion(1n, sha("doc-0-v1"), sha("doc-0-v2"));
         expect((await registry.progressOf(1n)).stage).to.equal(0n);
 
         // A approves again: stage 1 would still meet THRESHOLD 1 with C, but B must review again first.

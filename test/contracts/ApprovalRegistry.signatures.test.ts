@@ -335,7 +335,7 @@ describe("ApprovalRegistry", function () {
         const { registry, documents, operator, holder, stranger, domain } = fixture;
         const decision = await decisionOf(fixture, ID.G);
         const signature = await sign(holder, domain, decision);
-        await documents.connect(operator).anchorVersion(sha("doc-2-v1"), sha("doc-2-v2"));
+        await documents.connect(operator).anchorVersion(1n, sha("doc-2-v1"), sha("doc-2-v2"));
         await expect(registry.connect(stranger).decideBySig(decision, signature))
           .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
           .withArgs(1n, 2, sha("doc-2-v1"));

@@ -204,7 +204,7 @@ describe("no key the platform holds can make a licence", function () {
       const { registry, documents, operator, stranger } = platform;
       await registerAndSubmit(platform, [stage({ departments: ["G"] })]);
       const held = await signedApproval(platform, ID.G);
-      await documents.connect(operator).anchorVersion(sha("doc-0-v1"), sha("doc-0-v2"));
+      await documents.connect(operator).anchorVersion(1n, sha("doc-0-v1"), sha("doc-0-v2"));
       await expect(registry.connect(stranger).decideBySig(held.decision, held.signature))
         .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
         .withArgs(1n, 0, sha("doc-0-v1"));

@@ -342,12 +342,23 @@ describe("DocumentRegistry", function () {
           .withArgs(docHash(1, 1), TOKEN_ID);
       });
 
-      it("reverts with DocumentAlreadyAnchored naming the token that holds the hash", async function () {
+      it("anchors bytes another request holds: a file is reused across requests, and each keeps its own record", async function () {
         const { documents, token, operator, applicant } = await loadFixture(deployOpenRequest);
         await token.connect(operator).mint(applicant.address, OTHER_TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
         await expect(documents.connect(operator).anchorDocument(OTHER_TOKEN_ID, uuid(9), code("ID"), docHash(0, 1)))
+          .to.emit(documents, "DocumentAnchored")
+          .withArgs(OTHER_TOKEN_ID, uuid(9), docHash(0, 1), 0n, 1n, code("ID"));
+        const [other] = await documents.anchorOf(OTHER_TOKEN_ID, docHash(0, 1));
+        const [own] = await documents.anchorOf(TOKEN_ID, docHash(0, 1));
+        expect([other.tokenId, other.documentId, other.docIndex]).to.deep.equal([OTHER_TOKEN_ID, uuid(9), 0n]);
+        expect([own.tokenId, own.documentId, own.docIndex]).to.deep.equal([TOKEN_ID, DOC_IDS[0], 0n]);
+        // A new version in one request leaves the other's record the latest of its document.
+        await documents.connect(operator).anchorVersion(OTHER_TOKEN_ID, docHash(0, 1), sha("other v2"));
+        expect((await documents.anchorOf(OTHER_TOKEN_ID, docHash(0, 1))).isLatest).to.equal(false);
+        expect((await documents.anchorOf(TOKEN_ID, docHash(0, 1))).isLatest).to.equal(true);
+        await expect(documents.connect(operator).anchorDocument(OTHER_TOKEN_ID, uuid(10), code("ID"), docHash(0, 1)))
           .to.be.revertedWithCustomError(documents, "DocumentAlreadyAnchored")
-          .withArgs(docHash(0, 1), TOKEN_ID);
+          .withArgs(docHash(0, 1), OTHER_TOKEN_ID);
       });
 
       it("keeps the documents of different tokens apart", async function () {
@@ -378,7 +389,7 @@ describe("DocumentRegistry", function () {
       it("reverts with AccessControlUnauthorizedAccount", async function () {
         const { documents, deployer, admin, applicant, stranger } = await loadFixture(deployOpenRequest);
         for (const caller of [deployer, admin, applicant, stranger]) {
-          await expect(documents.connect(caller).anchorVersion(docHash(0, 1), docHash(0, 2)))
+          await expect(documents.connect(caller).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2)))
             .to.be.revertedWithCustomError(documents, "AccessControlUnauthorizedAccount")
             .withArgs(caller.address, ROLES.OPERATOR);
         }
@@ -388,16 +399,24 @@ describe("DocumentRegistry", function () {
     describe("when the previous hash is unknown", function () {
       it("reverts with DocumentUnknownHash", async function () {
         const { documents, operator } = await loadFixture(deployOpenRequest);
-        await expect(documents.connect(operator).anchorVersion(sha("never anchored"), sha("new")))
+        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, sha("never anchored"), sha("new")))
           .to.be.revertedWithCustomError(documents, "DocumentUnknownHash")
-          .withArgs(sha("never anchored"));
+          .withArgs(TOKEN_ID, sha("never anchored"));
+      });
+
+      it("reverts with DocumentUnknownHash for another request's latest hash", async function () {
+        const { documents, token, operator, applicant } = await loadFixture(deployOpenRequest);
+        await token.connect(operator).mint(applicant.address, OTHER_TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
+        await expect(documents.connect(operator).anchorVersion(OTHER_TOKEN_ID, docHash(0, 1), sha("new")))
+          .to.be.revertedWithCustomError(documents, "DocumentUnknownHash")
+          .withArgs(OTHER_TOKEN_ID, docHash(0, 1));
       });
 
       it("reverts with DocumentUnknownHash for the zero hash", async function () {
         const { documents, operator } = await loadFixture(deployOpenRequest);
-        await expect(documents.connect(operator).anchorVersion(ethers.ZeroHash, sha("new")))
+        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, ethers.ZeroHash, sha("new")))
           .to.be.revertedWithCustomError(documents, "DocumentUnknownHash")
-          .withArgs(ethers.ZeroHash);
+          .withArgs(TOKEN_ID, ethers.ZeroHash);
       });
     });
 
@@ -407,8 +426,10 @@ describe("DocumentRegistry", function () {
         for (let version = 2; version <= 5; version++) {
           const previous = docHash(1, version - 1);
           const next = docHash(1, version);
-          expect(await documents.connect(operator).anchorVersion.staticCall(previous, next)).to.equal(BigInt(version));
-          await expect(documents.connect(operator).anchorVersion(previous, next))
+          expect(await documents.connect(operator).anchorVersion.staticCall(TOKEN_ID, previous, next)).to.equal(
+            BigInt(version),
+          );
+          await expect(documents.connect(operator).anchorVersion(TOKEN_ID, previous, next))
             .to.emit(documents, "DocumentAnchored")
             .withArgs(TOKEN_ID, DOC_IDS[1], next, 1n, BigInt(version), ethers.ZeroHash);
         }
@@ -417,13 +438,13 @@ describe("DocumentRegistry", function () {
 
       it("leaves the document count unchanged", async function () {
         const { documents, operator } = await loadFixture(deployOpenRequest);
-        await documents.connect(operator).anchorVersion(docHash(2, 1), docHash(2, 2));
+        await documents.connect(operator).anchorVersion(TOKEN_ID, docHash(2, 1), docHash(2, 2));
         expect((await documents.documentsOf(TOKEN_ID)).count).to.equal(3n);
       });
 
       it("does not call the approval registry", async function () {
         const { documents, registry, operator } = await loadFixture(deployOpenRequest);
-        await expect(documents.connect(operator).anchorVersion(docHash(0, 1), docHash(0, 2))).not.to.emit(
+        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2))).not.to.emit(
           registry,
           "ReviewInvalidated",
         );
@@ -431,29 +452,29 @@ describe("DocumentRegistry", function () {
 
       it("reverts with DocumentNotLatestVersion when the previous hash is not the latest version", async function () {
         const { documents, operator } = await loadFixture(deployOpenRequest);
-        await documents.connect(operator).anchorVersion(docHash(0, 1), docHash(0, 2));
-        await documents.connect(operator).anchorVersion(docHash(0, 2), docHash(0, 3));
-        await expect(documents.connect(operator).anchorVersion(docHash(0, 1), sha("fork")))
+        await documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2));
+        await documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 2), docHash(0, 3));
+        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), sha("fork")))
           .to.be.revertedWithCustomError(documents, "DocumentNotLatestVersion")
           .withArgs(docHash(0, 1), 1n, 3n);
-        await expect(documents.connect(operator).anchorVersion(docHash(0, 2), sha("fork")))
+        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 2), sha("fork")))
           .to.be.revertedWithCustomError(documents, "DocumentNotLatestVersion")
           .withArgs(docHash(0, 2), 2n, 3n);
       });
 
       it("reverts with DocumentInvalidHash for the zero hash", async function () {
         const { documents, operator } = await loadFixture(deployOpenRequest);
-        await expect(documents.connect(operator).anchorVersion(docHash(0, 1), ethers.ZeroHash))
+        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), ethers.ZeroHash))
           .to.be.revertedWithCustomError(documents, "DocumentInvalidHash")
           .withArgs();
       });
 
       it("reverts with DocumentAlreadyAnchored for a hash already anchored", async function () {
         const { documents, operator } = await loadFixture(deployOpenRequest);
-        await expect(documents.connect(operator).anchorVersion(docHash(0, 1), docHash(2, 1)))
+        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(2, 1)))
           .to.be.revertedWithCustomError(documents, "DocumentAlreadyAnchored")
           .withArgs(docHash(2, 1), TOKEN_ID);
-        await expect(documents.connect(operator).anchorVersion(docHash(0, 1), docHash(0, 1)))
+        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 1)))
           .to.be.revertedWithCustomError(documents, "DocumentAlreadyAnchored")
           .withArgs(docHash(0, 1), TOKEN_ID);
       });
@@ -475,7 +496,7 @@ describe("DocumentRegistry", function () {
           (packed & ~(MAX_VERSION << shift)) | ((MAX_VERSION - 1n) << shift),
         );
         // Anchor layout: documentId (128 bits) | tokenId (40) | docIndex (8) | version (16) | block (32) | time (32).
-        const anchorSlot = mappingSlot(previous, ANCHORS_SLOT);
+        const anchorSlot = mappingSlot(previous, BigInt(mappingSlot(TOKEN_ID, ANCHORS_SLOT)));
         const record = BigInt(await networkHelpers.getStorageAt(address, anchorSlot));
         expect((record >> 176n) & 0xffffn).to.equal(1n);
         expect((record >> 168n) & 0xffn).to.equal(docIndex);
@@ -484,15 +505,15 @@ describe("DocumentRegistry", function () {
           anchorSlot,
           (record & ~(0xffffn << 176n)) | ((MAX_VERSION - 1n) << 176n),
         );
-        const [anchor, isLatest] = await documents.anchorOf(previous);
+        const [anchor, isLatest] = await documents.anchorOf(TOKEN_ID, previous);
         expect(anchor.version).to.equal(MAX_VERSION - 1n);
         expect(isLatest).to.equal(true);
 
-        await expect(documents.connect(operator).anchorVersion(previous, sha("last version")))
+        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, previous, sha("last version")))
           .to.emit(documents, "DocumentAnchored")
           .withArgs(TOKEN_ID, DOC_IDS[2], sha("last version"), docIndex, MAX_VERSION, ethers.ZeroHash);
         expect(await documents.documentsOf(TOKEN_ID)).to.deep.equal([DocPhase.Open, 3n, [1n, 1n, MAX_VERSION]]);
-        await expect(documents.connect(operator).anchorVersion(sha("last version"), sha("one too many")))
+        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, sha("last version"), sha("one too many")))
           .to.be.revertedWithCustomError(documents, "DocumentVersionLimitReached")
           .withArgs(TOKEN_ID, docIndex);
       });
@@ -501,7 +522,7 @@ describe("DocumentRegistry", function () {
     describe("when documents are under review", function () {
       it("anchors the next version and emits DocumentAnchored with docType 0", async function () {
         const { documents, operator } = await loadFixture(deploySubmittedRequest);
-        await expect(documents.connect(operator).anchorVersion(docHash(0, 1), docHash(0, 2)))
+        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2)))
           .to.emit(documents, "DocumentAnchored")
           .withArgs(TOKEN_ID, DOC_IDS[0], docHash(0, 2), 0n, 2n, ethers.ZeroHash);
         expect(await documents.documentsOf(TOKEN_ID)).to.deep.equal([DocPhase.Review, 3n, [2n, 1n, 1n]]);
@@ -512,7 +533,7 @@ describe("DocumentRegistry", function () {
         await registry
           .connect(departments.A)
           .approve(TOKEN_ID, 0b011, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await expect(documents.connect(operator).anchorVersion(docHash(1, 1), docHash(1, 2)))
+        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(1, 1), docHash(1, 2)))
           .to.emit(registry, "ReviewInvalidated")
           .withArgs(TOKEN_ID, DEPARTMENT.A, 0n, 1n, 2n);
         expect(await registry.decisionsOf(TOKEN_ID, 0)).to.deep.equal([
@@ -527,7 +548,7 @@ describe("DocumentRegistry", function () {
         await registry
           .connect(departments.A)
           .approve(TOKEN_ID, 0b011, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await expect(documents.connect(operator).anchorVersion(docHash(2, 1), docHash(2, 2))).not.to.emit(
+        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(2, 1), docHash(2, 2))).not.to.emit(
           registry,
           "ReviewInvalidated",
         );
@@ -549,7 +570,7 @@ describe("DocumentRegistry", function () {
         await registry
           .connect(departments.C)
           .approve(TOKEN_ID, 0b001, await latestVersions(registry, TOKEN_ID), REMARKS);
-        const tx = await documents.connect(operator).anchorVersion(docHash(0, 1), docHash(0, 2));
+        const tx = await documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2));
         await expect(tx).to.emit(registry, "ReviewInvalidated").withArgs(TOKEN_ID, DEPARTMENT.A, 0n, 0n, 2n);
         await expect(tx).to.emit(registry, "ReviewInvalidated").withArgs(TOKEN_ID, DEPARTMENT.B, 0n, 0n, 2n);
         await expect(tx).to.emit(registry, "ReviewInvalidated").withArgs(TOKEN_ID, DEPARTMENT.C, 1n, 0n, 2n);
@@ -568,7 +589,7 @@ describe("DocumentRegistry", function () {
           .connect(departments.B)
           .requestChanges(TOKEN_ID, 0b100, await latestVersions(registry, TOKEN_ID), REMARKS);
         expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(DocPhase.Review);
-        const tx = await documents.connect(operator).anchorVersion(docHash(2, 1), docHash(2, 2));
+        const tx = await documents.connect(operator).anchorVersion(TOKEN_ID, docHash(2, 1), docHash(2, 2));
         await expect(tx)
           .to.emit(documents, "DocumentAnchored")
           .withArgs(TOKEN_ID, DOC_IDS[2], docHash(2, 2), 2n, 2n, ethers.ZeroHash);
@@ -580,7 +601,7 @@ describe("DocumentRegistry", function () {
       for (const { name, fixture } of LOCKED_REQUESTS) {
         it(`reverts with DocumentsNotEditable ${name}`, async function () {
           const { documents, operator } = await loadFixture(fixture);
-          await expect(documents.connect(operator).anchorVersion(docHash(0, 1), sha("late version")))
+          await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), sha("late version")))
             .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
             .withArgs(TOKEN_ID);
         });
@@ -617,7 +638,7 @@ describe("DocumentRegistry", function () {
       ] as const) {
         it(`emits DocumentPhaseChanged and sets ${name}, keeping count and versions`, async function () {
           const { documents, operator, registrySigner } = await loadFixture(deployWithRegistrySigner);
-          await documents.connect(operator).anchorVersion(docHash(1, 1), docHash(1, 2));
+          await documents.connect(operator).anchorVersion(TOKEN_ID, docHash(1, 1), docHash(1, 2));
           await expect(documents.connect(registrySigner).setPhase(TOKEN_ID, phase))
             .to.emit(documents, "DocumentPhaseChanged")
             .withArgs(TOKEN_ID, phase);
@@ -629,7 +650,7 @@ describe("DocumentRegistry", function () {
       it("locking stops anchoring; Locked reopens only to Review", async function () {
         const { documents, operator, registrySigner } = await loadFixture(deployWithRegistrySigner);
         await documents.connect(registrySigner).setPhase(TOKEN_ID, DocPhase.Locked);
-        await expect(documents.connect(operator).anchorVersion(docHash(0, 1), docHash(0, 2)))
+        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2)))
           .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
           .withArgs(TOKEN_ID);
         await expect(documents.connect(registrySigner).setPhase(TOKEN_ID, DocPhase.Open))
@@ -710,7 +731,7 @@ describe("DocumentRegistry", function () {
         await expect(registry.connect(operator).cancel(TOKEN_ID, CANCEL_REASON))
           .to.emit(documents, "DocumentPhaseChanged")
           .withArgs(TOKEN_ID, DocPhase.Locked);
-        await expect(documents.connect(operator).anchorVersion(docHash(0, 1), docHash(0, 2)))
+        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2)))
           .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
           .withArgs(TOKEN_ID);
       });
@@ -782,7 +803,7 @@ describe("DocumentRegistry", function () {
       const hash = sha("fourth document");
       const tx = await documents.connect(operator).anchorDocument(TOKEN_ID, uuid(4), code("ID"), hash);
       const { blockNumber, timestamp } = await blockOf(tx);
-      const [anchor, isLatest] = await documents.anchorOf(hash);
+      const [anchor, isLatest] = await documents.anchorOf(TOKEN_ID, hash);
       expect(asAnchor(anchor)).to.deep.equal({
         documentId: uuid(4),
         tokenId: TOKEN_ID,
@@ -796,9 +817,9 @@ describe("DocumentRegistry", function () {
 
     it("returns the record of a later version, keeping the document id and index", async function () {
       const { documents, operator } = await loadFixture(deployOpenRequest);
-      const tx = await documents.connect(operator).anchorVersion(docHash(1, 1), docHash(1, 2));
+      const tx = await documents.connect(operator).anchorVersion(TOKEN_ID, docHash(1, 1), docHash(1, 2));
       const { blockNumber, timestamp } = await blockOf(tx);
-      const [anchor, isLatest] = await documents.anchorOf(docHash(1, 2));
+      const [anchor, isLatest] = await documents.anchorOf(TOKEN_ID, docHash(1, 2));
       expect(asAnchor(anchor)).to.deep.equal({
         documentId: DOC_IDS[1],
         tokenId: TOKEN_ID,
@@ -814,8 +835,8 @@ describe("DocumentRegistry", function () {
       const { documents, operator } = await loadFixture(deployDraftRequest);
       const tx = await documents.connect(operator).anchorDocument(TOKEN_ID, DOC_IDS[0], DOC_TYPES[0], docHash(0, 1));
       const { blockNumber, timestamp } = await blockOf(tx);
-      await documents.connect(operator).anchorVersion(docHash(0, 1), docHash(0, 2));
-      const [anchor, isLatest] = await documents.anchorOf(docHash(0, 1));
+      await documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2));
+      const [anchor, isLatest] = await documents.anchorOf(TOKEN_ID, docHash(0, 1));
       expect(asAnchor(anchor)).to.deep.equal({
         documentId: DOC_IDS[0],
         tokenId: TOKEN_ID,
@@ -825,21 +846,24 @@ describe("DocumentRegistry", function () {
         timestamp,
       });
       expect(isLatest).to.equal(false);
-      expect((await documents.anchorOf(docHash(0, 2))).isLatest).to.equal(true);
+      expect((await documents.anchorOf(TOKEN_ID, docHash(0, 2))).isLatest).to.equal(true);
     });
 
     it("reverts with DocumentUnknownHash for an unknown hash", async function () {
       const { documents } = await loadFixture(deployOpenRequest);
-      await expect(documents.anchorOf(sha("unknown")))
+      await expect(documents.anchorOf(TOKEN_ID, sha("unknown")))
         .to.be.revertedWithCustomError(documents, "DocumentUnknownHash")
-        .withArgs(sha("unknown"));
+        .withArgs(TOKEN_ID, sha("unknown"));
+      await expect(documents.anchorOf(OTHER_TOKEN_ID, docHash(0, 1)))
+        .to.be.revertedWithCustomError(documents, "DocumentUnknownHash")
+        .withArgs(OTHER_TOKEN_ID, docHash(0, 1));
     });
 
     it("reverts with DocumentUnknownHash for the zero hash", async function () {
       const { documents } = await loadFixture(deployOpenRequest);
-      await expect(documents.anchorOf(ethers.ZeroHash))
+      await expect(documents.anchorOf(TOKEN_ID, ethers.ZeroHash))
         .to.be.revertedWithCustomError(documents, "DocumentUnknownHash")
-        .withArgs(ethers.ZeroHash);
+        .withArgs(TOKEN_ID, ethers.ZeroHash);
     });
   });
 
@@ -852,15 +876,15 @@ describe("DocumentRegistry", function () {
 
     it("returns the phase, the count and the latest version of each document", async function () {
       const { documents, operator } = await loadFixture(deployOpenRequest);
-      await documents.connect(operator).anchorVersion(docHash(0, 1), docHash(0, 2));
-      await documents.connect(operator).anchorVersion(docHash(0, 2), docHash(0, 3));
-      await documents.connect(operator).anchorVersion(docHash(2, 1), docHash(2, 2));
+      await documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2));
+      await documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 2), docHash(0, 3));
+      await documents.connect(operator).anchorVersion(TOKEN_ID, docHash(2, 1), docHash(2, 2));
       expect(await documents.documentsOf(TOKEN_ID)).to.deep.equal([DocPhase.Open, 3n, [3n, 1n, 2n]]);
     });
 
     it("returns all 16 documents", async function () {
       const { documents, operator } = await loadFixture(deployFullRequest);
-      await documents.connect(operator).anchorVersion(docHash(15, 1), docHash(15, 2));
+      await documents.connect(operator).anchorVersion(TOKEN_ID, docHash(15, 1), docHash(15, 2));
       const versions = Array.from({ length: 16 }, (_, i) => (i === 15 ? 2n : 1n));
       expect(await documents.documentsOf(TOKEN_ID)).to.deep.equal([DocPhase.Open, 16n, versions]);
     });
@@ -874,7 +898,7 @@ describe("DocumentRegistry", function () {
 
     it("packs the phase in bits 0-7, the count in bits 8-15 and 15 bits per index from bit 16", async function () {
       const { documents, operator } = await loadFixture(deployOpenRequest);
-      await documents.connect(operator).anchorVersion(docHash(1, 1), docHash(1, 2));
+      await documents.connect(operator).anchorVersion(TOKEN_ID, docHash(1, 1), docHash(1, 2));
       const packed = await documents.packedDocumentsOf(TOKEN_ID);
       expect(packed & 0xffn).to.equal(DocPhase.Open);
       expect((packed >> 8n) & 0xffn).to.equal(3n);
@@ -894,7 +918,7 @@ describe("DocumentRegistry", function () {
         [15, 4],
       ]) {
         for (let v = 2; v <= version; v++) {
-          await documents.connect(operator).anchorVersion(docHash(index, v - 1), docHash(index, v));
+          await documents.connect(operator).anchorVersion(TOKEN_ID, docHash(index, v - 1), docHash(index, v));
         }
         versions[index] = BigInt(version);
       }

@@ -128,7 +128,7 @@ abstract contract PlatformFixture is TestBase {
         previous = _docs[id][docIndex];
         bytes32 hash = _freshHash();
         vm.prank(operator);
-        documents.anchorVersion(previous, hash);
+        documents.anchorVersion(id, previous, hash);
         _docs[id][docIndex] = hash;
     }
 
@@ -930,9 +930,10 @@ contract PlatformFuzzTest is PlatformFixture {
 
     // ------------------------------------------------------------------------------ document registry
 
-    /// @notice Random interleavings of anchors (new documents, new versions, stale or duplicate hashes) on two
-    /// requests: the packed word (phase | count << 8 | 15-bit latest version per index from bit 16), documentsOf
-    /// and anchorOf always agree with a plain ghost list of versions.
+    /// @notice Random interleavings of anchors (new documents, new versions, stale or duplicate hashes, the other
+    /// request's bytes) on two requests: the packed word (phase | count << 8 | 15-bit latest version per index from
+    /// bit 16), documentsOf and anchorOf always agree with a plain ghost list of versions. Identical bytes are
+    /// refused twice in one request and accepted once in each request.
     function testFuzz_documentVersionsPacked(uint256 seed) public {
         uint16[16][3] memory versions; // [token][docIndex]
         uint256[3] memory count;
@@ -970,18 +971,34 @@ contract PlatformFuzzTest is PlatformFixture {
                         )
                     );
                     vm.prank(operator);
-                    documents.anchorVersion(previous[t][i], _freshHash());
+                    documents.anchorVersion(t, previous[t][i], _freshHash());
                 } else if (op == 4) {
                     // Identical bytes cannot be anchored twice.
                     vm.expectRevert(
                         abi.encodeWithSelector(IDocumentRegistry.DocumentAlreadyAnchored.selector, latest[t][i], t)
                     );
                     vm.prank(operator);
-                    documents.anchorVersion(latest[t][i], latest[t][i]);
+                    documents.anchorVersion(t, latest[t][i], latest[t][i]);
+                } else if (op == 5 && count[t] < 16 && count[3 - t] > 0) {
+                    // The other request's bytes as a new document: once in this request, then refused.
+                    bytes32 hash = latest[3 - t][(r >> 24) % count[3 - t]];
+                    if (_anchoredIn(t, hash)) {
+                        vm.expectRevert(
+                            abi.encodeWithSelector(IDocumentRegistry.DocumentAlreadyAnchored.selector, hash, t)
+                        );
+                        vm.prank(operator);
+                        documents.anchorDocument(t, bytes16(uint128(r)), "DOC", hash);
+                    } else {
+                        vm.prank(operator);
+                        uint8 index = documents.anchorDocument(t, bytes16(uint128(r)), "DOC", hash);
+                        versions[t][index] = 1;
+                        latest[t][index] = hash;
+                        count[t] += 1;
+                    }
                 } else {
                     bytes32 hash = _freshHash();
                     vm.prank(operator);
-                    uint16 v = documents.anchorVersion(latest[t][i], hash);
+                    uint16 v = documents.anchorVersion(t, latest[t][i], hash);
                     require(v == versions[t][i] + 1, "version number");
                     versions[t][i] = v;
                     previous[t][i] = latest[t][i];
@@ -1011,15 +1028,23 @@ contract PlatformFuzzTest is PlatformFixture {
         require(uint8(phase) == (count == 0 ? DOC_UNOPENED : DOC_OPEN) && n == count, "documentsOf");
         for (uint256 i = 0; i < count; ++i) {
             require(latestVersions[i] == versions[i], "documentsOf version");
-            (IDocumentRegistry.Anchor memory anchor, bool isLatest) = documents.anchorOf(latest[i]);
+            (IDocumentRegistry.Anchor memory anchor, bool isLatest) = documents.anchorOf(id, latest[i]);
             require(
                 isLatest && anchor.tokenId == id && anchor.docIndex == i && anchor.version == versions[i],
                 "anchorOf latest"
             );
             if (previous[i] != bytes32(0)) {
-                (anchor, isLatest) = documents.anchorOf(previous[i]);
+                (anchor, isLatest) = documents.anchorOf(id, previous[i]);
                 require(!isLatest && anchor.version == versions[i] - 1 && anchor.docIndex == i, "anchorOf previous");
             }
+        }
+    }
+
+    function _anchoredIn(uint256 id, bytes32 hash) internal view returns (bool) {
+        try documents.anchorOf(id, hash) returns (IDocumentRegistry.Anchor memory, bool) {
+            return true;
+        } catch {
+            return false;
         }
     }
 

@@ -1062,7 +1062,7 @@ contract PlatformHandler {
         bool ok;
         uint16 version;
         vm.prank(actor);
-        try documents.anchorVersion(_latestHash[id][docIndex], hash) returns (uint16 v) {
+        try documents.anchorVersion(id, _latestHash[id][docIndex], hash) returns (uint16 v) {
             ok = true;
             version = v;
         } catch {}

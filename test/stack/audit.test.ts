@@ -584,7 +584,8 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
           body.blockchainProof.ownerAddress = Wallet.createRandom().address;
           body.approvals = body.approvals.filter((a: Json) => a.departmentCode !== codes.C);
         }
-        if (req.url === `/api/v1/verify/document/${supersededPlan}`) body.isLatest = true;
+        if (req.url === `/api/v1/verify/document/${supersededPlan}?tokenId=${scenarios.invalidated.tokenId}`)
+          body.isLatest = true;
         if (req.url === `/api/v1/verify/${scenarios.revoked.tokenId}`) {
           res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ code: "NOT_FOUND" }));
           return;

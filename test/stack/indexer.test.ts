@@ -81,7 +81,7 @@ describe("indexer", function () {
         "DOC_UPDATE",
         operator,
         "DocumentRegistry",
-        documents.encodeFunctionData("anchorVersion", [sha(`${run}-plan-1`), sha(`${run}-plan-2`)]),
+        documents.encodeFunctionData("anchorVersion", [tokenId, sha(`${run}-plan-1`), sha(`${run}-plan-2`)]),
       ),
     );
     expect(await pending(tokenId)).to.deep.equal([codes[0]]);
@@ -232,6 +232,29 @@ describe("indexer", function () {
     expect(outbox.rows.every((r) => r.status === "CONFIRMED")).to.equal(true);
     for (const row of outbox.rows)
       expect(Number(row.block_number)).to.equal(Number(txs.find((t) => t.hash === row.tx_hash)!.block_number));
+
+    // The same file in another request: a row of its own (a hash is anchored once per request, not once overall).
+    const other = tokenId + 1n;
+    await send(
+      "MINT_NFT",
+      operator,
+      "LicenceToken",
+      token.encodeFunctionData("mint", [applicant, other, b32(type), ZeroHash]),
+    );
+    await send(
+      "DOC_UPDATE",
+      operator,
+      "DocumentRegistry",
+      documents.encodeFunctionData("anchorDocument", [other, uuidBytes(3), b32("SITE_PLAN"), sha(`${run}-plan-1`)]),
+    );
+    expect(
+      await q(`SELECT token_id, doc_index, version FROM document_versions WHERE sha256_hash = $1 ORDER BY token_id`, [
+        sha(`${run}-plan-1`),
+      ]),
+    ).to.deep.equal([
+      { token_id: tokenId.toString(), doc_index: 0, version: 1 },
+      { token_id: other.toString(), doc_index: 0, version: 1 },
+    ]);
   });
 
   it("writes the review phase and the decisions a resubmission clears from the contract's events", async function () {

@@ -16,6 +16,7 @@ import { apiClient as http } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { domainContext, seedWorkflow } from "./support/seedWorkflow.ts";
+import { eventually } from "./support/eventually.ts";
 import { current } from "./support/stackFixture.ts";
 
 // jsqr is CommonJS with `exports.default`: under Node's ESM interop the function sits one level down.
@@ -55,10 +56,9 @@ describe("verification: by token, QR code and document hash (public, real stack)
   });
   const r: Record<string, { id: string; tokenId: number; documentId: string; file: Buffer; approveTx?: string }> = {};
 
-  async function draft(label: string) {
+  async function draft(label: string, file = pdf(`${label} ${run}`)) {
     const created = await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" });
     expect(created.status).to.equal(201);
-    const file = pdf(`${label} ${run}`);
     const uploaded = await applicant.upload(
       "POST",
       `/requests/${created.body.requestId}/documents`,
@@ -71,8 +71,8 @@ describe("verification: by token, QR code and document hash (public, real stack)
     r[label] = { id: created.body.requestId, tokenId: detail.body.tokenId, documentId: uploaded.body.documentId, file };
     return r[label];
   }
-  async function issued(label: string) {
-    const request = await draft(label);
+  async function issued(label: string, file?: Buffer) {
+    const request = await draft(label, file);
     expect((await applicant.post(`/requests/${request.id}/submit`)).status).to.equal(200);
     const approved = await department.post(`/requests/${request.id}/approve`, {
       remarks: "ok",
@@ -324,6 +324,79 @@ describe("verification: by token, QR code and document hash (public, real stack)
         expect(response.status, bad).to.equal(400);
         expect(response.body.code, bad).to.equal("VALIDATION_ERROR");
       }
+    });
+  });
+
+  describe("by document hash: one file in several requests", function () {
+    const shared = pdf(`a certificate of incorporation ${run}`);
+    const hash = sha256(shared);
+    let first: (typeof r)[string];
+    let second: (typeof r)[string];
+
+    it("anchors one file in two requests of an applicant and in another applicant's, once in each; the same bytes again in one request are 409", async function () {
+      first = await draft("sharedFirst", shared);
+      second = await draft("sharedSecond", shared);
+      const bobId = `bob-${run}`;
+      const bob = http(api, await applicantToken(api, { id: bobId, name: "Bob Reuses" }));
+      const bobs = await bob.post("/requests", { applicantId: bobId, requestType: "BUILDING_PERMIT" });
+      const bobsUpload = await bob.upload("POST", `/requests/${bobs.body.requestId}/documents`, shared, "form.pdf", {
+        docType: "SITE_PLAN",
+      });
+      expect(bobsUpload.status, JSON.stringify(bobsUpload.body)).to.equal(201);
+
+      const again = await applicant.upload(
+        "PUT",
+        `/requests/${first.id}/documents/${first.documentId}`,
+        shared,
+        "again.pdf",
+      );
+      expect(again.status).to.equal(409);
+      expect(again.body).to.deep.include({
+        code: "DUPLICATE_DOCUMENT",
+        message: "A document with exactly these bytes is already in this request",
+      });
+      expect((await applicant.get(`/documents/${first.documentId}`)).body.currentVersion).to.equal(
+        1,
+      );
+    });
+
+    it("answers about one licence with ?tokenId=, and 404 UNKNOWN for a licence that does not hold the file", async function () {
+      for (const request of [first, second]) {
+        const answer = await verify(`document/${hash}?tokenId=${request.tokenId}`);
+        expect(answer.status).to.equal(200);
+        expect(answer.body).to.include({
+          verdict: "VALID",
+          tokenId: request.tokenId,
+          documentId: request.documentId,
+          requestId: null,
+        });
+      }
+      const elsewhere = await verify(`document/${hash}?tokenId=${r.valid.tokenId}`);
+      expect(elsewhere.status).to.equal(404);
+      expect(elsewhere.body.details).to.deep.include({ verdict: "UNKNOWN" });
+      expect((await verify(`document/${hash}?tokenId=0`)).status).to.equal(400);
+    });
+
+    it("answers an anonymous verifier with one record: the earliest while none is issued, then the issued licence's, naming that request alone", async function () {
+      const before = await eventually("the earliest record", async () => {
+        const answer = await verify(`document/${hash}`);
+        return answer.status === 200 ? answer : undefined;
+      });
+      expect(before.body).to.include({ tokenId: first.tokenId, documentId: first.documentId, requestId: null });
+      const licence = await issued("sharedIssued", shared);
+      // The record is chosen from the index, which follows the chain within a block or two.
+      const after = await eventually("the issued licence's record", async () => {
+        const answer = await verify(`document/${hash}`);
+        return answer.body.tokenId === licence.tokenId ? answer : undefined;
+      });
+      expect(after.status).to.equal(200);
+      expect(after.body).to.include({
+        verdict: "VALID",
+        tokenId: licence.tokenId,
+        documentId: licence.documentId,
+        requestId: licence.id,
+      });
+      expect(Object.keys(after.body)).to.not.include.members(["records", "requests", "anchoredIn"]);
     });
   });
 });

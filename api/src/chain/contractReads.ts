@@ -91,9 +91,9 @@ export const validityOf = (caller: ContractCaller, token: string, tokenId: bigin
 export const ownerOf = (caller: ContractCaller, token: string, tokenId: bigint) =>
   readContract(caller, token, LicenceTokenAbi, "ownerOf", [tokenId]);
 
-/** DocumentRegistry.anchorOf: where a hash was anchored, and whether it is its document's latest version. */
-export const anchorOf = (caller: ContractCaller, documents: string, sha256Hash: Hex) =>
-  readContract(caller, documents, DocumentRegistryAbi, "anchorOf", [sha256Hash]);
+/** DocumentRegistry.anchorOf: a hash's record in a request, and whether it is its document's latest version. */
+export const anchorOf = (caller: ContractCaller, documents: string, tokenId: bigint, sha256Hash: Hex) =>
+  readContract(caller, documents, DocumentRegistryAbi, "anchorOf", [tokenId, sha256Hash]);
 
 /** ApprovalRegistry.eip712Domain (EIP-5267): the domain of decisions and key proofs, with the deployment's salt. */
 export const eip712Domain = (caller: ContractCaller, registry: string) =>

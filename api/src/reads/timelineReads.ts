@@ -67,7 +67,8 @@ export function timelineParts(request: RequestView) {
     versions: {
       sql: `SELECT iv.sha256_hash, iv.document_id, iv.version, iv.block_number, iv.tx_hash, iv.timestamp, d.doc_type, v.uploaded_by
             FROM index.document_versions iv
-            LEFT JOIN document_versions v ON v.sha256 = iv.sha256_hash LEFT JOIN documents d ON d.id = v.document_id
+            LEFT JOIN documents d ON d.id = iv.document_id::uuid
+            LEFT JOIN document_versions v ON v.document_id = d.id AND v.sha256 = iv.sha256_hash
             WHERE iv.token_id = $1`,
       params: [token],
     },

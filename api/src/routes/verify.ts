@@ -199,13 +199,31 @@ export function verifyRoutes(
       tags: ["Verification"],
       access: PUBLIC,
       params: z.object({ hash: DocumentHash }),
+      query: z.object({
+        tokenId: z.coerce
+          .number()
+          .int()
+          .min(1)
+          .max(2 ** 40 - 1)
+          .optional()
+          .describe("The licence (token id) to check the document against; without it, the record chosen as below"),
+      }),
       description:
-        "requestId is null unless the document's licence has been issued (a file someone holds must not lead to a draft's or a rejected request's applicant).",
+        "A file may be anchored in several requests, once in each (a certificate used for two licences, a blank form): the answer is one record. With `tokenId`, the record in that licence (404 if the file is not one of its documents). Without it, the record that says most about the file: on an issued licence first, then the document's latest version, then an APPROVED licence, then the earliest anchored; only one record is ever shown, never a list that would link requests. requestId is null unless the document's licence has been issued (a file someone holds must not lead to a draft's or a rejected request's applicant).",
       responses: {
         200: { description: "Verdict", schema: DocumentVerificationResponse },
-        ...errors({ 400: "Not a SHA-256 in hex", 404: "No document with this hash is anchored" }),
+        ...errors({
+          400: "Not a SHA-256 in hex, or not a token id",
+          404: "No document with this hash is anchored (in the licence asked about)",
+        }),
       },
-      handler: async ({ params }) => ({ body: await verifyDocument(deps, params.hash) }),
+      handler: async ({ params, query }) => ({
+        body: await verifyDocument(
+          deps,
+          params.hash,
+          query.tokenId === undefined ? {} : { tokenId: BigInt(query.tokenId) },
+        ),
+      }),
     }),
     defineRoute({
       method: "get",

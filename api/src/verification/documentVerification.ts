@@ -1,7 +1,12 @@
 /**
- * Verifying a document by its SHA-256: the chain's DocumentRegistry.anchorOf says whether the hash is anchored,
- * which version it is and whether it is the latest; the index and the API's rows add the transaction, the request
- * and the document type.
+ * Verifying a document by its SHA-256. A file may be anchored in several requests (applicants reuse a certificate,
+ * a blank form is everyone's), once in each: the answer is one record. Asked about one licence (`tokenId`, as a
+ * verifier holding the licence does), it is that licence's; otherwise the index picks the record that says most
+ * about the file's standing, in this order: on an issued licence, the document's latest version, a licence that
+ * is APPROVED (not suspended or revoked), the earliest anchored. Whichever it is, its facts come from the chain
+ * (DocumentRegistry.anchorOf for the version and whether it is the latest, the token's validity); the index and
+ * the API's rows add the transaction, the request and the document type. Only one record is ever shown, so the
+ * answer never links one applicant's request to another's.
  */
 import { anchorOf, validityOf } from "../chain/contractReads.ts";
 import { bytes16ToUuid } from "../chain/contracts.ts";
@@ -35,24 +40,44 @@ export function normaliseHash(raw: string): `0x${string}` {
   return `0x${hex.toLowerCase()}`;
 }
 
-export async function verifyDocument(deps: VerificationDependencies, rawHash: string): Promise<DocumentVerification> {
+/** The record that answers for a hash anchored in several requests (see the module comment). */
+const PREFERRED_RECORD = `
+  SELECT v.token_id FROM index.document_versions v
+    JOIN index.licences l ON l.token_id = v.token_id
+    JOIN index.documents d ON d.token_id = v.token_id AND d.doc_index = v.doc_index
+   WHERE v.sha256_hash = $1
+   ORDER BY (l.issued_at IS NOT NULL) DESC, (d.latest_hash = v.sha256_hash) DESC, (l.status = 'APPROVED') DESC,
+            v.block_number, v.token_id
+   LIMIT 1`;
+
+export async function verifyDocument(
+  deps: VerificationDependencies,
+  rawHash: string,
+  asked?: { tokenId?: bigint },
+): Promise<DocumentVerification> {
   const hash = normaliseHash(rawHash);
+  // The verification page reads the verdict from details.
+  const unknown = () => {
+    const { status, code, message } = REVERT_ANSWERS.DocumentUnknownHash;
+    return new AppError(status, code, message, { hash, verdict: "UNKNOWN" });
+  };
+  const tokenId = asked?.tokenId ?? (await deps.pool.query(PREFERRED_RECORD, [hash])).rows[0]?.token_id ?? undefined;
+  if (tokenId === undefined) throw unknown();
   let anchor: Awaited<ReturnType<typeof anchorOf>>[0];
   let isLatest: boolean;
   try {
-    [anchor, isLatest] = await anchorOf(deps.gateway, deps.contracts.DocumentRegistry, hash);
+    [anchor, isLatest] = await anchorOf(deps.gateway, deps.contracts.DocumentRegistry, BigInt(tokenId), hash);
   } catch (error) {
-    // The verification page reads the verdict from details.
-    if (isRevert(error, "DocumentUnknownHash")) {
-      const { status, code, message } = REVERT_ANSWERS.DocumentUnknownHash;
-      throw new AppError(status, code, message, { hash, verdict: "UNKNOWN" });
-    }
+    if (isRevert(error, "DocumentUnknownHash")) throw unknown();
     throw error;
   }
   const documentId = bytes16ToUuid(anchor.documentId);
   const [document, version, [validity]] = await Promise.all([
     deps.pool.query(`SELECT request_id, doc_type FROM documents WHERE id = $1`, [documentId]),
-    deps.pool.query(`SELECT tx_hash FROM index.document_versions WHERE sha256_hash = $1`, [hash]),
+    deps.pool.query(`SELECT tx_hash FROM index.document_versions WHERE token_id = $1 AND sha256_hash = $2`, [
+      String(anchor.tokenId),
+      hash,
+    ]),
     validityOf(deps.gateway, deps.contracts.LicenceToken, BigInt(anchor.tokenId)),
   ]);
   // The request behind a document is named only once its licence is issued (a file must not lead to a draft's applicant).

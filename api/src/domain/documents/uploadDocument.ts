@@ -265,7 +265,7 @@ export async function updateDocument(
     version,
     file,
     description: fields.description ?? null,
-    anchorCall: documentRegistryCall("anchorVersion", [hexBytes(document.current.hash), hash]),
+    anchorCall: documentRegistryCall("anchorVersion", [request.tokenId, hexBytes(document.current.hash), hash]),
     audit: {
       entityType: "DOCUMENT",
       entityId: documentId,
