@@ -130,8 +130,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     });
     startup.checkpoint();
     step(`starting ${config.apiProcesses} API process${config.apiProcesses === 1 ? "" : "es"} (about 5 s)`);
+    // Recorded before any API answers: `npm run worker` started as soon as /health answers can join.
+    await lock.update(lockDetails(config, { postgres, chain, apiEnv }));
     const apis = await startApis(startup, apiEnv);
-    await lock.update(lockDetails(config, { api: apis.first(), postgres, chain, apiEnv }));
+    await lock.update({ url: apis.first().url });
     await startWorkers(startup, apiEnv);
     const extraApis = extraApiSlots(startup, apis);
     return stackHandle(startup, { apiEnv, postgres, chain, roles, deployment, indexer, admin, apis, extraApis });
@@ -693,12 +695,8 @@ function extraApiSlots(
 }
 
 /** What the lock file tells a second start (and `npm run worker`) about where this stack's parts run. */
-function lockDetails(
-  config: Config,
-  parts: { api: ApiHandle; postgres: PostgresPart; chain: ChainPart; apiEnv: NodeJS.ProcessEnv },
-) {
+function lockDetails(config: Config, parts: { postgres: PostgresPart; chain: ChainPart; apiEnv: NodeJS.ProcessEnv }) {
   return {
-    url: parts.api.url,
     chainRpcUrl: parts.chain.rpcUrl,
     embeddedPostgresPort: parts.postgres.embedded() ? config.embeddedPostgresPort : undefined,
     indexerUrl: parts.apiEnv.INDEXER_URL,

@@ -6,6 +6,11 @@
 import { open, readFile, rm, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 
+/**
+ * The lock is taken (pid, url, dataDir, chainId) before anything starts; what another process needs to join the
+ * stack (chainRpcUrl, embeddedPostgresPort, indexerUrl, deploymentFile, ...) is recorded once those parts run and
+ * before the first API process starts, so by the time /health answers it is there.
+ */
 export interface StackDescriptor {
   pid: number;
   /** The API's URL, as the ready block prints it (known once the API listens). */
@@ -54,6 +59,33 @@ export async function runningStack(dataDir: string): Promise<StackDescriptor | u
   } catch {
     return undefined;
   }
+}
+
+/** Whether the stack's parts are recorded (the stack may still be starting its APIs): a worker can join it. */
+export function joinable(stack: StackDescriptor): boolean {
+  return stack.chainRpcUrl !== undefined && stack.deploymentFile !== undefined;
+}
+
+/**
+ * The stack on this data directory once it can be joined: waits (up to `timeoutMs`) while it is still starting.
+ * Undefined when none runs, or when it stopped while starting; `waiting` is called once if it has to wait.
+ */
+export async function stackToJoin(
+  dataDir: string,
+  options: { timeoutMs: number; waiting?: (stack: StackDescriptor) => void },
+): Promise<StackDescriptor | undefined> {
+  const deadline = Date.now() + options.timeoutMs;
+  let stack = await runningStack(dataDir);
+  if (stack && !joinable(stack)) options.waiting?.(stack);
+  while (stack && !joinable(stack)) {
+    if (Date.now() > deadline)
+      throw new Error(
+        `The platform on ${dataDir} (supervisor pid ${stack.pid}) has not finished starting after ${Math.round(options.timeoutMs / 1000)} s`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    stack = await runningStack(dataDir);
+  }
+  return stack;
 }
 
 /**
