@@ -344,8 +344,9 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
         for (let k = 0; k < 5; k++) {
           const scheduled = Date.parse(logs[k].nextRetryAt) - Date.parse(logs[k].createdAt);
           const expected = RETRY_SCHEDULE_MS[k] * JOB_TIME_SCALE;
-          // Scheduled from the end of the attempt: the delay, plus the attempt's own duration.
-          expect(scheduled, `retry ${k + 1}`).to.be.within(expected - 5, expected + logs[k].responseTime + 50);
+          // Scheduled from the end of the attempt: the delay, plus the attempt's own duration and its bookkeeping
+          // (the host's delivery slot, the log rows: a few ms, more on a busy two-core machine).
+          expect(scheduled, `retry ${k + 1}`).to.be.within(expected - 5, expected + logs[k].responseTime + 150);
           expect(Date.parse(logs[k + 1].createdAt), `retry ${k + 1} not early`).to.be.at.least(
             Date.parse(logs[k].nextRetryAt) - 20,
           );
