@@ -4,6 +4,7 @@ export { DocumentRegistryAbi } from "./DocumentRegistry.ts";
 export { ApprovalRegistryAbi } from "./ApprovalRegistry.ts";
 export { DecisionVerifierAbi } from "./DecisionVerifier.ts";
 export { RegistryExtensionAbi } from "./RegistryExtension.ts";
+export { DepartmentPasskeyAccountAbi } from "./DepartmentPasskeyAccount.ts";
 export * from "./enums.ts";
 export * from "./roles.ts";
 export * from "./codec.ts";

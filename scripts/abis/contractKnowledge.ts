@@ -13,6 +13,7 @@ export const CONTRACTS = [
   "ApprovalRegistry",
   "DecisionVerifier",
   "RegistryExtension",
+  "DepartmentPasskeyAccount",
 ] as const;
 const ROLE_LIBRARY = "contracts/libraries/Roles.sol";
 const ACCESS_CONTROL = "@openzeppelin/contracts/access/AccessControl.sol";

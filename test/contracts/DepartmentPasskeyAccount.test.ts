@@ -6,7 +6,7 @@
  */
 import { expect } from "chai";
 import { network } from "hardhat";
-import { TypedDataEncoder, ZeroHash, id, keccak256 } from "ethers";
+import { TypedDataEncoder, ZeroHash, getBytes, id, keccak256 } from "ethers";
 import { DECISION_TYPES, DEPARTMENT_KEY_TYPES } from "../../abis/index.ts";
 import type { ApprovalRegistry, DepartmentPasskeyAccount } from "../../types/ethers-contracts/index.ts";
 import {
@@ -385,12 +385,10 @@ describe("DepartmentPasskeyAccount", function () {
 
     it("cannot change the reviewer set: the account has no owner, its one state-changing function needs its reviewers", async function () {
       const p = await networkHelpers.loadFixture(deployPasskeyDepartments);
-      const writes = p.fire.interface.fragments
-        .filter(
-          (f) =>
-            f.type === "function" && !["view", "pure"].includes((f as { stateMutability: string }).stateMutability),
-        )
-        .map((f) => (f as { name: string }).name);
+      const writes: string[] = [];
+      p.fire.interface.forEachFunction((f) => {
+        if (!f.constant) writes.push(f.name);
+      });
       expect(writes).to.deep.equal(["changeReviewers"]);
 
       const planted = createPasskey();
@@ -512,44 +510,85 @@ describe("DepartmentPasskeyAccount", function () {
   });
 
   describe("gas on London (no P-256 precompile)", function () {
-    it("measures decideBySig for 1-of-1 and 2-of-3 passkey departments and isValidSignature alone", async function () {
+    /** 21,000 + calldata (16 per non-zero byte, 4 per zero byte): what a transaction pays before it executes. */
+    const intrinsic = (data: string) => getBytes(data).reduce((gas, byte) => gas + (byte === 0 ? 4n : 16n), 21_000n);
+
+    it("measures decideBySig for 1-of-1 and 2-of-3 passkey departments, isValidSignature alone and a reviewer change", async function () {
       const p = await networkHelpers.loadFixture(deployPasskeyDepartments);
-      const figures: Record<string, bigint | string> = {};
+      const rows: [string, string][] = [];
+      const gas = (what: string, used: bigint, data?: string) =>
+        rows.push([what, data ? `${used} (execution ${used - intrinsic(data)})` : `${used}`]);
+      /** gasUsed of `data` sent to `to` as a transaction (a view function runs the same code as in a call). */
+      const gasOfCall = async (to: string, data: string) =>
+        (await (await p.relayer.sendTransaction({ to, data })).wait())!.gasUsed;
+      /** Wall time of one eth_call on the simulated chain, mean of `n`. */
+      const timeOfCall = async (to: string, data: string, n = 20) => {
+        await ethers.provider.call({ to, data });
+        const started = performance.now();
+        for (let i = 0; i < n; i++) await ethers.provider.call({ to, data });
+        return (performance.now() - started) / n;
+      };
 
-      const fireDecision = await decisionNow(p, p.ids.FIRE);
-      const fireDigest = digestOf(p, fireDecision);
-      const twoOfThree = signWithPasskeys(fireDigest, p.reviewers.slice(0, 2));
-      figures["isValidSignature, 2 assertions (eth_estimateGas, incl. 21,000 + calldata)"] =
-        await p.fire.isValidSignature.estimateGas(fireDigest, twoOfThree);
-      const fireTx = await p.registry.connect(p.relayer).decideBySig(fireDecision, twoOfThree);
-      figures["decideBySig, 2-of-3 passkey department (gasUsed)"] = (await fireTx.wait())!.gasUsed;
-
+      const solo = await p.solo.getAddress();
       const soloDecision = await decisionNow(p, p.ids.SOLO);
       const soloDigest = digestOf(p, soloDecision);
       const oneOfOne = signWithPasskeys(soloDigest, [p.soloReviewer]);
-      figures["isValidSignature, 1 assertion (eth_estimateGas, incl. 21,000 + calldata)"] =
-        await p.solo.isValidSignature.estimateGas(soloDigest, oneOfOne);
-      const started = performance.now();
-      const calls = 10;
-      for (let i = 0; i < calls; i++) expect(await p.solo.isValidSignature(soloDigest, oneOfOne)).to.equal(MAGIC);
-      figures["isValidSignature, 1 assertion: wall time per eth_call on the simulated chain"] =
-        `${((performance.now() - started) / calls).toFixed(1)} ms`;
-      const soloTx = await p.registry.connect(p.relayer).decideBySig(soloDecision, oneOfOne);
-      figures["decideBySig, 1-of-1 passkey department (gasUsed)"] = (await soloTx.wait())!.gasUsed;
+      const highS = signWithPasskeys(soloDigest, [p.soloReviewer], { highS: true });
+      const callOne = p.solo.interface.encodeFunctionData("isValidSignature", [soloDigest, oneOfOne]);
+      const callHighS = p.solo.interface.encodeFunctionData("isValidSignature", [soloDigest, highS]);
+      expect(await ethers.provider.call({ to: solo, data: callOne })).to.match(new RegExp(`^${MAGIC}`));
+      const fullGas = await gasOfCall(solo, callOne);
+      const parsingGas = await gasOfCall(solo, callHighS);
+      gas("isValidSignature, 1 assertion", fullGas, callOne);
+      gas(
+        "isValidSignature, 1 assertion refused by P256 before the curve (high s): all but the P-256 math",
+        parsingGas,
+        callHighS,
+      );
+      rows.push([
+        "P-256 verification in Solidity (difference)",
+        `${fullGas - parsingGas - (intrinsic(callOne) - intrinsic(callHighS))}`,
+      ]);
 
-      // Baseline: a decision signed by an EOA key (ECDSA, department A), relayed the same way.
+      const fire = await p.fire.getAddress();
+      const fireDecision = await decisionNow(p, p.ids.FIRE);
+      const fireDigest = digestOf(p, fireDecision);
+      const twoOfThree = signWithPasskeys(fireDigest, p.reviewers.slice(0, 2));
+      const callTwo = p.fire.interface.encodeFunctionData("isValidSignature", [fireDigest, twoOfThree]);
+      gas("isValidSignature, 2 assertions", await gasOfCall(fire, callTwo), callTwo);
+
+      const fireTx = await p.registry.connect(p.relayer).decideBySig(fireDecision, twoOfThree);
+      gas("decideBySig, 2-of-3 passkey department", (await fireTx.wait())!.gasUsed, fireTx.data);
+      // SOLO's turn now (stage 1): its decision names the new stage and round.
+      const soloNow = await decisionNow(p, p.ids.SOLO);
+      const soloTx = await p.registry
+        .connect(p.relayer)
+        .decideBySig(soloNow, signWithPasskeys(digestOf(p, soloNow), [p.soloReviewer]));
+      gas("decideBySig, 1-of-1 passkey department", (await soloTx.wait())!.gasUsed, soloTx.data);
       const aDecision = await decisionNow(p, p.ids.A);
       const aTx = await p.registry
         .connect(p.relayer)
         .decideBySig(aDecision, await p.custodialA.signTypedData(p.domain, DECISION_TYPES, aDecision));
-      figures["decideBySig, ECDSA key (gasUsed, baseline)"] = (await aTx.wait())!.gasUsed;
+      gas("decideBySig, EOA key (ECDSA), for comparison", (await aTx.wait())!.gasUsed, aTx.data);
 
-      console.log("\n      gas, London (hardhat network 'london', OpenZeppelin P256 in Solidity):");
-      for (const [what, value] of Object.entries(figures))
-        console.log(`        ${what}: ${value.toLocaleString("en")}`);
-      expect(figures["decideBySig, 1-of-1 passkey department (gasUsed)"]).to.be.greaterThan(
-        figures["decideBySig, ECDSA key (gasUsed, baseline)"] as bigint,
+      const { change, digest } = await changeOf(p.fire, { add: [createPasskey().key], threshold: 2 });
+      const changeTx = await p.fire
+        .connect(p.relayer)
+        .changeReviewers(change, signWithPasskeys(digest, p.reviewers.slice(0, 2)));
+      gas("changeReviewers: add a reviewer, 2 assertions", (await changeTx.wait())!.gasUsed, changeTx.data);
+
+      const full = await timeOfCall(solo, callOne);
+      const parsing = await timeOfCall(solo, callHighS);
+      rows.push([
+        "wall time per eth_call of isValidSignature, 1 assertion / high s (EDR, in process)",
+        `${full.toFixed(2)} / ${parsing.toFixed(2)} ms: P-256 ≈ ${(full - parsing).toFixed(2)} ms`,
+      ]);
+
+      console.log(
+        "\n      London (hardhat network 'london', OpenZeppelin P256 in Solidity); gas incl. 21,000 + calldata:",
       );
+      for (const [what, value] of rows) console.log(`        ${what}: ${value}`);
+      expect(fullGas - parsingGas).to.be.greaterThan(200_000n);
     });
   });
 });
