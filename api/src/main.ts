@@ -17,8 +17,7 @@ import { IdempotencyStore } from "./http/idempotency.ts";
 import { FailedCredentials, PostgresBuckets, RateLimiter } from "./http/rateLimit.ts";
 import { createDepartmentKeyCheck } from "./auth/departmentKeys.ts";
 import { DepartmentCredentialStore } from "./auth/departmentCredentialStore.ts";
-import { createCoreServices, createDomainContext } from "./services.ts";
-import { assertAuditTableRights } from "./db/auditTableRights.ts";
+import { createDomainContext, createProcessServices } from "./services.ts";
 import { jobClock } from "./jobs/jobClock.ts";
 import { startJobRunner } from "./jobs/jobRunner.ts";
 import { developmentSecret } from "./developmentSecrets.ts";
@@ -36,16 +35,7 @@ if (config.devConveniences)
 const metrics = new Metrics();
 logger.info({ config: describeConfig(config) }, "starting API");
 
-const core = await createCoreServices(config, logger, metrics);
-// The audit table's append-only triggers must bind this process's database role (production refuses otherwise).
-await assertAuditTableRights(core.pool, {
-  schema: config.apiSchema,
-  production: config.nodeEnv === "production",
-  logger,
-}).catch(async (error) => {
-  await core.close().catch(() => {});
-  throw error;
-});
+const core = await createProcessServices(config, logger, metrics);
 const context = await createDomainContext(config, logger, core);
 const jobs = config.jobsInApi
   ? await startJobRunner(context, {

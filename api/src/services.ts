@@ -7,6 +7,7 @@ import type { JsonRpcProvider } from "ethers";
 import pg from "pg";
 import type { Logger } from "pino";
 import { assertConfiguredSecrets, type Config } from "./config.ts";
+import { assertAuditTableRights } from "./db/auditTableRights.ts";
 import { applicantAddresses } from "./chain/applicantKeys.ts";
 import { BlockHeads } from "./chain/blockHeads.ts";
 import { ChainGateway } from "./chain/chainGateway.ts";
@@ -69,6 +70,26 @@ export function createSigner(config: Config, wallets: WalletStore): TransactionS
           wallets,
         });
   return config.governancePrivateKey ? withGovernanceKey(signer, config.governancePrivateKey) : signer;
+}
+
+/**
+ * The core services of a long-running process (the API, the worker): the audit table's append-only triggers must
+ * bind this process's database role, so one that could rewrite the trail is refused in production (a warning
+ * elsewhere).
+ */
+export async function createProcessServices(config: Config, logger: Logger, metrics?: Metrics): Promise<CoreServices> {
+  const core = await createCoreServices(config, logger, metrics);
+  try {
+    await assertAuditTableRights(core.pool, {
+      schema: config.apiSchema,
+      production: config.nodeEnv === "production",
+      logger,
+    });
+  } catch (error) {
+    await core.close().catch(() => {});
+    throw error;
+  }
+  return core;
 }
 
 export async function createCoreServices(config: Config, logger: Logger, metrics?: Metrics): Promise<CoreServices> {

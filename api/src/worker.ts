@@ -4,12 +4,11 @@
  * waits for the running ones, exits.
  */
 import { assertConfiguredSecrets, describeConfig, loadConfig, readEnvFile } from "./config.ts";
-import { assertAuditTableRights } from "./db/auditTableRights.ts";
 import { jobClock } from "./jobs/jobClock.ts";
 import { startJobRunner } from "./jobs/jobRunner.ts";
 import { createLogger } from "./observability/logger.ts";
 import { logUnhandledRejections } from "./observability/processErrors.ts";
-import { createCoreServices, createDomainContext } from "./services.ts";
+import { createDomainContext, createProcessServices } from "./services.ts";
 
 readEnvFile();
 const config = loadConfig();
@@ -19,15 +18,7 @@ const logger = createLogger(config.logLevel).child({ process: "worker" });
 logUnhandledRejections(logger);
 logger.info({ config: describeConfig(config) }, "starting worker");
 
-const core = await createCoreServices(config, logger);
-await assertAuditTableRights(core.pool, {
-  schema: config.apiSchema,
-  production: config.nodeEnv === "production",
-  logger,
-}).catch(async (error) => {
-  await core.close().catch(() => {});
-  throw error;
-});
+const core = await createProcessServices(config, logger);
 const context = await createDomainContext(config, logger, core);
 const jobs = await startJobRunner(context, {
   index: core.index,
