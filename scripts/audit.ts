@@ -1,9 +1,10 @@
 /**
- * `npm run audit -- --rpc URL --deployment FILE (--token N | --all) [--compare BASE_URL] [--json]`: the auditor's
+ * `npm run audit -- --rpc URL --deployment FILE (--token N | --all) [--compare BASE_URL] [--json] [--expect-origin URL]`: the auditor's
  * tool. Recomputes licences from chain logs and contract calls alone, so a stranger with an RPC endpoint, the
  * deployment file and the ABIs can check what the platform says: the deployed code against the reviewed build
  * (abis/build.json), who governs, role holders over time, the contracts' wiring,
- * department wallet changes and their delays, who signed each decision and how it reached the chain, and that
+ * department wallet changes and their delays, who signed each decision and how it reached the chain (a passkey
+ * department's reviewers' assertions verified here), and that
  * every issued licence had its stages complete on the versions current at issuance. `--compare` checks the
  * API's public answers against it. Exit status 0: consistent (and agreeing); 1: findings or differences; 2: no audit could be made.
  */
@@ -26,7 +27,11 @@ async function main(argv: string[]): Promise<number> {
   // staticNetwork: one endpoint, one chain; ethers would otherwise retry an unreachable node for ever.
   const provider = new JsonRpcProvider(options.rpcUrl, undefined, { staticNetwork: true });
   try {
-    const audit = await auditChain(provider, deployment, options.target, { chunkBlocks: options.chunkBlocks, build });
+    const audit = await auditChain(provider, deployment, options.target, {
+      chunkBlocks: options.chunkBlocks,
+      build,
+      expectOrigin: options.expectOrigin,
+    });
     let differences: Difference[] | undefined;
     if (options.compareUrl) {
       differences = await compareWithApi(options.compareUrl, audit).catch((error: Error) => {

@@ -8,6 +8,7 @@
 
 import type { ContractCodeAudit } from "./codeAudit.ts";
 import type { GovernanceAudit } from "./governanceAudit.ts";
+import type { PasskeyAssertionAudit, PasskeyDepartmentAudit } from "./passkeyAudit.ts";
 import type { RoleGrantAudit, RoleHolder } from "./roleHistory.ts";
 import type { StartBlockAudit } from "./startBlock.ts";
 import type { WiringAudit } from "./wiringAudit.ts";
@@ -101,6 +102,8 @@ export interface DecisionAudit extends ChainRef {
   /** The signer is the department's wallet of the time, with its custody, reached by a route that proves it. */
   walletMatches: boolean;
   fate: DecisionFate;
+  /** A decision signed by a passkey account: each reviewer's assertion as the auditor verified it (passkeyAudit.ts). */
+  passkeys?: PasskeyAssertionAudit[];
   /** For an INVALIDATED approval: the document version that invalidated it. */
   invalidatedBy?: { docIndex: number; newVersion: number; transactionHash: string; blockNumber: number };
 }
@@ -206,6 +209,8 @@ export interface ChainAudit {
   /** The contracts' wiring as the chain holds it; null when the audit stopped at code that is not the reviewed build. */
   wiring: WiringAudit | null;
   departments: DepartmentAudit[];
+  /** Every department wallet that is a passkey account: its reviewers and threshold now, and their history. */
+  passkeyDepartments: PasskeyDepartmentAudit[];
   /** Platform-wide findings (roles, wiring, wallet changes); each licence has its own. Empty when sound. */
   findings: string[];
   /** What an auditor should know that is not a finding (the development chain's single key, a node without history). */

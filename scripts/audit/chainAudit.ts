@@ -7,7 +7,7 @@
  * documents, decisions and the issuance checks in their modules. Wherever the chain says a thing twice (an event
  * and a view) both are read and any contradiction becomes a finding.
  */
-import { ZeroAddress, getAddress, type JsonRpcProvider } from "ethers";
+import { ZeroAddress, getAddress, keccak256, type JsonRpcProvider } from "ethers";
 import { stageNumber } from "../../abis/index.ts";
 import {
   CUSTODY_NAMES,
@@ -29,6 +29,7 @@ import type { Deployment } from "./deploymentFile.ts";
 import { auditDocuments } from "./documentAudit.ts";
 import { auditGovernance, governanceFindings } from "./governanceAudit.ts";
 import { auditIssuance } from "./issuanceAudit.ts";
+import { PasskeyAccounts, expectedOrigin, type PasskeyDepartmentAudit } from "./passkeyAudit.ts";
 import { readReviewedBuild, type ReviewedBuild } from "./reviewedBuild.ts";
 import { RoleHistory } from "./roleHistory.ts";
 import { readWiring, wiringFindings } from "./wiringAudit.ts";
@@ -51,7 +52,7 @@ export async function auditChain(
   provider: JsonRpcProvider,
   deployment: Deployment,
   target: AuditTarget,
-  options: { chunkBlocks: number; build?: ReviewedBuild },
+  options: { chunkBlocks: number; build?: ReviewedBuild; expectOrigin?: string },
 ): Promise<ChainAudit> {
   await checkEndpoint(provider, deployment);
   // Pinned before anything is read: later blocks cannot make logs and views disagree.
@@ -87,7 +88,19 @@ export async function auditChain(
   const lookups = new TransactionLookups(provider);
   const platform = await auditPlatform(provider, deployment, views, reader, lookups, asOfBlock);
   const startFindings = startBlockFindings(startBlock, platform.firstEvent);
-  const context = { chainId: deployment.chainId, approvalRegistry: deployment.contracts.ApprovalRegistry, lookups };
+  const passkeys = new PasskeyAccounts(
+    provider,
+    reader,
+    asOfBlock,
+    options.expectOrigin ? expectedOrigin(options.expectOrigin) : undefined,
+  );
+  const passkeyDepartments = await auditPasskeyDepartments(platform.departments, passkeys);
+  const context = {
+    chainId: deployment.chainId,
+    approvalRegistry: deployment.contracts.ApprovalRegistry,
+    lookups,
+    passkeys,
+  };
   const licences = await auditLicences(target, reader, views, platform, context);
   return {
     ...facts,
@@ -97,8 +110,9 @@ export async function auditChain(
     roles: { holders: platform.roles.holders(), grants: platform.roles.grants() },
     wiring: platform.wiring,
     departments: platform.departments.audit(),
-    findings: [...code.findings, ...startFindings, ...platform.findings],
-    notes: [...notes, ...platform.notes, ...lookups.notes],
+    passkeyDepartments: passkeyDepartments.audits,
+    findings: [...code.findings, ...startFindings, ...platform.findings, ...passkeyDepartments.findings],
+    notes: [...notes, ...platform.notes, ...lookups.notes, ...passkeys.notes],
     licences,
   };
 }
@@ -118,6 +132,7 @@ function stoppedAtCode(
     roles: { holders: [], grants: [] },
     wiring: null,
     departments: [],
+    passkeyDepartments: [],
     findings,
     notes: [...notes, stopped],
     licences: [],
@@ -174,6 +189,36 @@ async function auditPlatform(
     notes: governed.notes,
     firstEvent: platformEvents[0],
   };
+}
+
+/**
+ * Every wallet any department has had that answers as a passkey account: its reviewers now, their history from
+ * its events, and whether its events, its answers and its code agree.
+ */
+async function auditPasskeyDepartments(
+  departments: DepartmentWallets,
+  passkeys: PasskeyAccounts,
+): Promise<{ audits: PasskeyDepartmentAudit[]; findings: string[] }> {
+  const audits: PasskeyDepartmentAudit[] = [];
+  const findings: string[] = [];
+  for (const department of departments.audit()) {
+    for (const wallet of new Set(
+      department.changes.filter((c) => c.kind === "REGISTERED" || c.kind === "ROTATED").map((c) => c.wallet),
+    )) {
+      const account = await passkeys.account(wallet);
+      if (!account) continue;
+      findings.push(...account.findings(department.code));
+      audits.push({
+        departmentCode: department.code,
+        account: account.address,
+        reviewedCode: account.reviewedCode,
+        reviewers: account.reviewersNow.map((key) => keccak256(key)),
+        threshold: account.thresholdNow,
+        history: account.history(),
+      });
+    }
+  }
+  return { audits, findings };
 }
 
 /** One licence, or every licence minted, each from its own events and the views. */

@@ -20,6 +20,7 @@ import { DECISION_NAMES, isoTime, type DecisionAudit, type StandingApproval } fr
 import type { ContractViews } from "./contractViews.ts";
 import { custodyName, domainProblem, registryCall, typedDomain, type DepartmentWallets } from "./departmentWallets.ts";
 import { isBefore, type ChainEvent } from "./logReader.ts";
+import type { PasskeyAccounts } from "./passkeyAudit.ts";
 import { replayReview } from "./reviewReplay.ts";
 import type { TransactionLookups } from "./transactionLookups.ts";
 import { DECISION_TYPES, stageNumber } from "../../abis/index.ts";
@@ -46,6 +47,8 @@ export interface DecisionContext {
   chainId: number;
   approvalRegistry: string;
   lookups: Pick<TransactionLookups, "transactionOf" | "timeOf" | "callsTo" | "eip712Domain" | "isSignedBy">;
+  /** Recognises passkey accounts, whose signatures the auditor verifies itself (absent: the wallet's answer only). */
+  passkeys?: Pick<PasskeyAccounts, "account" | "expected">;
 }
 
 export async function auditDecisions(
@@ -129,7 +132,7 @@ async function auditDecision(
   const signer = getAddress(event.args.signer);
   const custody = custodyName(event.args.custody);
   const period = history.departments.periodAt(departmentId, event);
-  const { route, sender } = await decisionRoute(event, { what, period, history }, context, findings);
+  const { route, sender, passkeys } = await decisionRoute(event, { what, period, history }, context, findings);
   findings.push(...walletFindings(event, { what, code, signer, custody, period }));
   if (!history.departments.activeAt(departmentId, event))
     findings.push(`${what} was made while ${code} was not active (DepartmentActiveSet)`);
@@ -163,6 +166,7 @@ async function auditDecision(
     signedBy: (period?.custody ?? custody) === "DEPARTMENT_HELD" ? "department-signed" : "platform-signed",
     walletMatches,
     fate,
+    ...(passkeys ? { passkeys } : {}),
     ...(fate === "INVALIDATED"
       ? {
           invalidatedBy: {
@@ -297,7 +301,7 @@ async function decisionRoute(
   }: { what: string; period: ReturnType<DepartmentWallets["periodAt"]>; history: DecisionHistory },
   context: DecisionContext,
   findings: string[],
-): Promise<{ route: DecisionAudit["route"]; sender: string }> {
+): Promise<{ route: DecisionAudit["route"]; sender: string; passkeys?: DecisionAudit["passkeys"] }> {
   const tokenId = BigInt(event.args.tokenId);
   const departmentId = Number(event.args.departmentId);
   const found = await registryCall(
@@ -345,11 +349,21 @@ async function decisionRoute(
   if (wrongDomain) findings.push(`${what}: ${wrongDomain}`);
   const digest = TypedDataEncoder.hash(typedDomain(domain), DECISION_TYPES, decision);
   const signature = String(found.args.signature);
-  if (!wallet || !(await context.lookups.isSignedBy(wallet, digest, signature, event.blockNumber)))
+  const onChain = !!wallet && (await context.lookups.isSignedBy(wallet, digest, signature, event.blockNumber));
+  if (!onChain)
     findings.push(
       `${what} was relayed by ${found.from} through decideBySig, but the signature is not the department wallet ${wallet ?? "(not registered)"}'s`,
     );
-  return { route: "RELAYED", sender: found.from };
+  // A passkey account's answer is not taken alone: each reviewer's assertion is verified here as well.
+  const account = wallet && context.passkeys ? await context.passkeys.account(wallet) : null;
+  if (!account) return { route: "RELAYED", sender: found.from };
+  const checked = account.checkSignature(digest, signature, event, {
+    what: `${what} on licence ${tokenId}`,
+    onChain,
+    expected: context.passkeys!.expected,
+  });
+  findings.push(...checked.findings);
+  return { route: "RELAYED", sender: found.from, passkeys: checked.passkeys };
 }
 
 /** The call's Decision as plain values, in DECISION_TYPES' fields. */

@@ -110,12 +110,28 @@ export class LogReader {
     );
   }
 
-  async #read(addresses: string[], topics: (string | string[] | null)[]): Promise<ChainEvent[]> {
-    const { startBlock } = this.#o.deployment;
+  /**
+   * Every event `iface` knows that `address` emitted from `fromBlock` to the audited block, in chain order: a
+   * contract outside the deployment (a department's wallet), read from its own creation.
+   */
+  async contractEvents(address: string, iface: Interface, fromBlock: number): Promise<ChainEvent[]> {
+    const events = await this.#read([address], [], fromBlock, [iface]);
+    return inChainOrder(events);
+  }
+
+  async #read(
+    addresses: string[],
+    topics: (string | string[] | null)[],
+    startBlock = this.#o.deployment.startBlock,
+    interfaces = INTERFACES,
+  ): Promise<ChainEvent[]> {
     const events: ChainEvent[] = [];
     for (let from = startBlock; from <= this.#o.toBlock; from += this.#o.chunkBlocks) {
       const to = Math.min(from + this.#o.chunkBlocks - 1, this.#o.toBlock);
-      for (const log of await this.#range(addresses, topics, from, to)) events.push(decode(log));
+      for (const log of await this.#range(addresses, topics, from, to)) {
+        const event = decode(log, interfaces);
+        if (event) events.push(event);
+      }
     }
     return events;
   }
@@ -137,9 +153,9 @@ export class LogReader {
 
 const INTERFACES = [licenceTokenAbi, documentRegistryAbi, approvalRegistryAbi];
 
-function decode(log: Log): ChainEvent {
+function decode(log: Log, interfaces: Interface[]): ChainEvent | undefined {
   // Event signatures are distinct across the three contracts, so the first ABI that knows the topic decodes it.
-  for (const iface of INTERFACES) {
+  for (const iface of interfaces) {
     const parsed = iface.parseLog({ topics: [...log.topics], data: log.data });
     if (parsed)
       return {
@@ -151,7 +167,10 @@ function decode(log: Log): ChainEvent {
         logIndex: log.index,
       };
   }
-  throw new Error(`log ${log.transactionHash}#${log.index} matches no event of the ABIs`);
+  // The deployment's contracts emit only what their ABIs declare; another contract's other events are not ours.
+  if (interfaces === INTERFACES)
+    throw new Error(`log ${log.transactionHash}#${log.index} matches no event of the ABIs`);
+  return undefined;
 }
 
 export const inChainOrder = <E extends ChainEvent>(events: E[]) =>

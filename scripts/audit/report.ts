@@ -68,6 +68,15 @@ function platformLines(audit: ChainAudit): string[] {
       lines.push(`      ${c.timestamp}  ${c.kind.padEnd(10)} ${detail}  tx ${c.transactionHash}`);
     }
   }
+  for (const p of audit.passkeyDepartments) {
+    lines.push(
+      `    ${p.departmentCode} passkey account ${p.account}  ${p.threshold} of ${p.reviewers.length} reviewers${p.reviewedCode ? "" : "  (NOT THE REVIEWED CODE)"}`,
+    );
+    for (const h of p.history)
+      lines.push(
+        `      block ${h.blockNumber}  ${h.kind.padEnd(9)} ${h.kind === "THRESHOLD" ? h.threshold : `reviewer ${h.reviewerId}`}  tx ${h.transactionHash}`,
+      );
+  }
   return [...lines, ...findingLines(audit)];
 }
 
@@ -168,6 +177,10 @@ function licenceLines(l: LicenceAudit, contracts: ChainAudit["contracts"]): stri
       `      ${d.timestamp}  block ${d.blockNumber}  tx ${d.transactionHash}`,
       `      ${d.signedBy}  signer ${d.signer} ${d.custody} ${d.route === "RELAYED" ? `relayed by ${d.sender}` : `sent by ${d.sender}`}  department wallet ${d.departmentWallet} ${d.departmentCustody ?? ""}  ${d.walletMatches ? "wallet ok" : "WALLET MISMATCH"}`,
     );
+    for (const k of d.passkeys ?? [])
+      lines.push(
+        `      passkey of reviewer ${k.reviewerId}  origin ${k.origin ?? "(none)"}  rpIdHash ${k.rpIdHash}  ${k.verified ? "verified" : "NOT VERIFIED"}`,
+      );
   }
   lines.push(`  standing approvals (${l.approvals.length})`);
   for (const a of l.approvals)
