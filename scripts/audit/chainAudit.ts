@@ -86,14 +86,14 @@ export async function auditChain(
     chunkBlocks: options.chunkBlocks,
   });
   const lookups = new TransactionLookups(provider);
-  const platform = await auditPlatform(provider, deployment, views, reader, lookups, asOfBlock);
-  const startFindings = startBlockFindings(startBlock, platform.firstEvent);
   const passkeys = new PasskeyAccounts(
     provider,
     reader,
     asOfBlock,
     options.expectOrigin ? expectedOrigin(options.expectOrigin) : undefined,
   );
+  const platform = await auditPlatform(provider, deployment, views, reader, { lookups, passkeys }, asOfBlock);
+  const startFindings = startBlockFindings(startBlock, platform.firstEvent);
   const passkeyDepartments = await auditPasskeyDepartments(platform.departments, passkeys);
   const context = {
     chainId: deployment.chainId,
@@ -162,7 +162,7 @@ async function auditPlatform(
   deployment: Deployment,
   views: ContractViews,
   reader: LogReader,
-  lookups: TransactionLookups,
+  { lookups, passkeys }: { lookups: TransactionLookups; passkeys: PasskeyAccounts },
   asOfBlock: number,
 ) {
   const platformEvents = await lookups.timed(await reader.platformEvents());
@@ -177,7 +177,7 @@ async function auditPlatform(
     ...wiringFindings(wiring, deployment),
     ...roles.findings(departments.tenures()),
     ...departments.findings,
-    ...(await departments.callerFindings(lookups, roles)),
+    ...(await departments.callerFindings(lookups, roles, passkeys)),
     ...(await departmentRecordFindings(views, departments)),
   ];
   return {
@@ -215,6 +215,7 @@ async function auditPasskeyDepartments(
         reviewers: account.reviewersNow.map((key) => keccak256(key)),
         threshold: account.thresholdNow,
         history: account.history(),
+        keyProofs: account.keyProofs.filter((proof) => proof.departmentCode === department.code),
       });
     }
   }

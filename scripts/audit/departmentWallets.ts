@@ -34,6 +34,7 @@ import {
 } from "./auditRecord.ts";
 import { approvalRegistryAbi } from "./contractViews.ts";
 import { isBefore, type ChainPosition, type TimedEvent } from "./logReader.ts";
+import type { PasskeyAccounts } from "./passkeyAudit.ts";
 import type { RoleHistory, WalletTenure } from "./roleHistory.ts";
 import type { ContractCall, TransactionLookups } from "./transactionLookups.ts";
 
@@ -338,6 +339,7 @@ export class DepartmentWallets {
   async callerFindings(
     lookups: Pick<TransactionLookups, "callsTo" | "eip712Domain" | "isSignedBy">,
     roles: Pick<RoleHistory, "holdsAt">,
+    passkeys?: Pick<PasskeyAccounts, "account" | "expected">,
   ): Promise<string[]> {
     const governance = (what: string, event: TimedEvent) => (from: string) =>
       roles.holdsAt("ApprovalRegistry", "DEFAULT_ADMIN_ROLE", from, event)
@@ -351,9 +353,26 @@ export class DepartmentWallets {
         wallet: args.wallet,
         custody: args.custody,
       });
-      return (await lookups.isSignedBy(getAddress(args.wallet), digest, args.keyProof, event.blockNumber))
-        ? undefined
-        : `its key proof is not ${getAddress(args.wallet)}'s signature of DepartmentKey`;
+      const wallet = getAddress(args.wallet);
+      const onChain = await lookups.isSignedBy(wallet, digest, args.keyProof, event.blockNumber);
+      const problems = onChain ? [] : [`its key proof is not ${wallet}'s signature of DepartmentKey`];
+      // A passkey account's key proof is its reviewers' consent to it: each assertion is verified here too.
+      const account = passkeys ? await passkeys.account(wallet) : null;
+      if (account) {
+        const checked = account.checkSignature(digest, args.keyProof, event, {
+          what: "its key proof",
+          onChain,
+          expected: passkeys!.expected,
+        });
+        account.keyProofs.push({
+          departmentCode: codeText(args.code),
+          transactionHash: event.transactionHash,
+          blockNumber: event.blockNumber,
+          passkeys: checked.passkeys,
+        });
+        problems.push(...checked.findings);
+      }
+      return problems.length ? problems.join("; ") : undefined;
     };
     const acts: Act[] = [];
     for (const event of this.#events) {

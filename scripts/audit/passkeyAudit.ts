@@ -95,6 +95,16 @@ export interface PasskeyDepartmentAudit {
   reviewers: string[];
   threshold: number;
   history: ReviewerChangeAudit[];
+  /** The key proofs registering or proposing the account for the department: its reviewers' consent, verified. */
+  keyProofs: KeyProofAudit[];
+}
+
+/** A key proof (DepartmentKey) made by a passkey account, each reviewer's assertion as the auditor verified it. */
+export interface KeyProofAudit {
+  departmentCode: string;
+  transactionHash: string;
+  blockNumber: number;
+  passkeys: PasskeyAssertionAudit[];
 }
 
 /** The origin and RP ID hash the auditor expects of every assertion (`--expect-origin URL`). */
@@ -214,6 +224,8 @@ export class PasskeyAccount {
   readonly events: ChainEvent[];
   readonly reviewersNow: string[];
   readonly thresholdNow: number;
+  /** Its key proofs, as the department wallet checks find them. */
+  readonly keyProofs: KeyProofAudit[] = [];
 
   constructor(
     address: string,

@@ -76,6 +76,10 @@ function platformLines(audit: ChainAudit): string[] {
       lines.push(
         `      block ${h.blockNumber}  ${h.kind.padEnd(9)} ${h.kind === "THRESHOLD" ? h.threshold : `reviewer ${h.reviewerId}`}  tx ${h.transactionHash}`,
       );
+    for (const k of p.keyProofs)
+      lines.push(
+        `      block ${k.blockNumber}  key proof by ${k.passkeys.map((r) => `${r.reviewerId}${r.verified ? "" : " (NOT VERIFIED)"}`).join(", ")}  tx ${k.transactionHash}`,
+      );
   }
   return [...lines, ...findingLines(audit)];
 }

@@ -6,8 +6,10 @@
  * history. An account whose threshold was lowered behind its events' back accepts one assertion: the auditor does
  * not. Needs the contracts compiled (`npx hardhat build --no-tests`).
  */
+import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { promisify } from "node:util";
 import { expect } from "chai";
 import {
   Contract,
@@ -33,6 +35,7 @@ import { createPasskey, signWithPasskeys, type Passkey } from "../contracts/help
 import { REPO_ROOT } from "./auditCli.ts";
 import { localPlatform, type LocalPlatform } from "./localPlatform.ts";
 
+const run = promisify(execFile);
 const b32 = encodeBytes32String;
 const FUNDS = "0x3635c9adc5dea00000";
 const ARTIFACT = path.join(
@@ -179,6 +182,31 @@ describe("auditor: passkey departments' decisions verified by the auditor itself
       ["ADDED", reviewerId(c)],
       ["THRESHOLD", 2],
     ]);
+    const text = await run(
+      process.execPath,
+      [
+        "scripts/audit.ts",
+        "--rpc",
+        p.chain.rpcUrl,
+        "--deployment",
+        p.deploymentFile,
+        "--build",
+        p.buildFile,
+        "--token",
+        "1",
+      ],
+      { cwd: REPO_ROOT },
+    );
+    expect(text.stdout)
+      .to.include(`PASSKEYS passkey account ${await account.getAddress()}  2 of 3 reviewers`)
+      .and.include(`passkey of reviewer ${reviewerId(a)}  origin https://licences.example`)
+      .and.include(`key proof by`);
+    // The reviewers' consent to the account: the registration's key proof, verified like a decision.
+    expect(department.keyProofs).to.have.length(1);
+    expect(department.keyProofs[0].passkeys.map((k: any) => [k.reviewerId, k.verified])).to.have.deep.members([
+      [reviewerId(a), true],
+      [reviewerId(b), true],
+    ]);
   });
 
   it("with --expect-origin of another origin, both reviewers' assertions are findings (origin and RP ID hash); with ours, none", async function () {
@@ -192,6 +220,11 @@ describe("auditor: passkey departments' decisions verified by the auditor itself
       expect(named[0]).to.include("on licence 1").and.include("PASSKEYS").and.include("not https://console.example");
       expect(named[1]).to.include("carries RP ID hash");
     }
+    // The registration's key proof was made for the same origin: one finding naming the registration.
+    expect(other.report.findings).to.have.length(1);
+    expect(other.report.findings[0])
+      .to.include("the registration of PASSKEYS")
+      .and.include("was made for origin https://licences.example, not https://console.example");
     const ours = await p.audit("--token", "1", "--expect-origin", "https://licences.example/console");
     expect([...ours.report.findings, ...ours.report.licences[0].findings]).to.deep.equal([]);
     expect(ours.code).to.equal(0);
@@ -254,5 +287,26 @@ describe("auditor: passkey departments' decisions verified by the auditor itself
         verified: true,
       },
     ]);
+  });
+
+  it("a department registered with a key proof one reviewer short (threshold lowered behind the events): a finding naming the department and the reviewers' shortfall", async function () {
+    const factory = new ContractFactory(artifact.abi, artifact.bytecode, governance);
+    const solo = (await factory.deploy([a.key, b.key], 2)) as Contract;
+    await solo.waitForDeployment();
+    const wallet = await solo.getAddress();
+    await p.provider.send("anvil_setStorageAt", [wallet, toBeHex(2, 32), toBeHex(1, 32)]);
+    const proof = { code: b32("SOLO"), wallet, custody: 1 };
+    const digest = TypedDataEncoder.hash(domain, DEPARTMENT_KEY_TYPES, proof);
+    await mined(registry.registerDepartment(b32("SOLO"), wallet, 1, signWithPasskeys(digest, [a])));
+    const { code, report } = await p.audit("--token", "1");
+    expect(code).to.equal(1);
+    const registration = report.findings.filter((f: string) => f.startsWith("the registration of SOLO"));
+    expect(registration).to.have.length(1);
+    expect(registration[0])
+      .to.include(`with wallet ${wallet}`)
+      .and.include("its key proof: 1 reviewer(s) verifiably signed, but the account's threshold then was 2")
+      .and.include("answers that the signature is valid, but the auditor's own check finds it not valid");
+    const department = report.passkeyDepartments.find((d: any) => d.departmentCode === "SOLO");
+    expect(department.keyProofs[0].passkeys).to.have.length(1);
   });
 });
