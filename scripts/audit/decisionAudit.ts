@@ -9,8 +9,9 @@
  * wallet of the time (a Safe's call counts as the Safe's); for `decideBySig` the auditor recomputes the EIP-712
  * digest in the registry's own domain (eip712Domain(): name, version, chain id, registry, salt) and checks the
  * signature itself against that wallet (ECDSA recovery for a key, the wallet's EIP-1271 answer at that block for
- * a contract; for a passkey account, each reviewer's WebAuthn assertion too, in passkeyAudit.ts). A decision by a wallet that took over before its delay, or by one a department-held department got
- * without its outgoing wallet's consent, or by an inactive department, is a finding; each decision is labelled
+ * a contract; for a passkey account, each reviewer's WebAuthn assertion too, in passkeyAudit.ts). A decision by a
+ * wallet that took over before its delay, or by one a department-held department got without its outgoing
+ * wallet's consent, or by an inactive department, is a finding; each decision is labelled
  * platform-signed (CUSTODIAL: the platform held the key) or department-signed (DEPARTMENT_HELD). What became of
  * each decision (from the later events and the current `decisionsOf`), the approvals standing now, and the
  * review's own rules replayed from events (reviewReplay.ts) complete the picture.
