@@ -355,9 +355,7 @@ describe("verification: by token, QR code and document hash (public, real stack)
         code: "DUPLICATE_DOCUMENT",
         message: "A document with exactly these bytes is already in this request",
       });
-      expect((await applicant.get(`/documents/${first.documentId}`)).body.currentVersion).to.equal(
-        1,
-      );
+      expect((await applicant.get(`/documents/${first.documentId}`)).body.currentVersion).to.equal(1);
     });
 
     it("answers about one licence with ?tokenId=, and 404 UNKNOWN for a licence that does not hold the file", async function () {

@@ -51,7 +51,8 @@ export const DEFAULT_SCAN_LIMITS: ScanLimits = {
   maxStreams: 10_000,
   maxPages: 2_000,
   maxAnnotations: 20_000,
-  maxScanMs: 2_000,
+  // Wall-clock time: generous, so a busy machine does not refuse an ordinary file (a scan takes tens of CPU-ms).
+  maxScanMs: 8_000,
 };
 
 export interface ScanOptions {
@@ -63,7 +64,7 @@ export interface ScanOptions {
 }
 
 /** Wall-clock limit of one scan, from the moment its worker has the file: above maxScanMs, for reading it. */
-const DEFAULT_TIMEOUT_MS = 5_000;
+const DEFAULT_TIMEOUT_MS = 10_000;
 /** Time a new worker may take to load pdf.js (about 300 ms of CPU; more on a busy machine). */
 const WORKER_START_MS = 30_000;
 /** The worker's heap: pdf.js's objects. Bytes (the file, decoded streams) live outside it, capped below. */
