@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import type { ApiHandle } from "../../scripts/stack/stack.ts";
-import { applicantToken } from "./support/authClient.ts";
+import { applicantToken, clientToken } from "./support/authClient.ts";
 import { apiClient as client } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
@@ -13,11 +13,14 @@ describe("POST /requests: the per-applicant request quota holds under concurrenc
   const ATTEMPTS = 80;
   let driver: Driver;
   let quotaApi: ApiHandle;
+  let workflowId: string | undefined;
 
   before(async function () {
     const stack = current();
     driver = await createDriver(stack);
-    await seedWorkflow(stack, driver, {
+    ({
+      workflow: { workflowId },
+    } = await seedWorkflow(stack, driver, {
       workflowType: "TRADE_LICENSE",
       name: `Trade licence (quota ${run})`,
       stages: [
@@ -30,12 +33,18 @@ describe("POST /requests: the per-applicant request quota holds under concurrenc
           requiredApprovals: [{ departmentCode: `QUOTA_${run}`, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
         },
       ],
-    });
+    }));
     // An API beside the fixture's (same database and chain) with a quota of 50 requests per applicant a day.
     quotaApi = await stack.startExtraApi(undefined, { REQUEST_QUOTA_PER_DAY: String(QUOTA) });
   });
   after(async () => {
     await quotaApi?.stop();
+    // Other files expect TRADE_LICENSE to have no active workflow: deactivate the one this file registered.
+    if (workflowId) {
+      const stack = current();
+      const token = await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin");
+      expect((await client(stack.api.url, token).delete(`/workflows/${workflowId}`)).status).to.equal(200);
+    }
     await driver?.close();
   });
 

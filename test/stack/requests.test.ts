@@ -249,7 +249,7 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
           "anchorOf",
           await driver.core.provider.call({
             to: current().deployment.contracts.DocumentRegistry,
-            data: documentRegistry.encodeFunctionData("anchorOf", [sha(bytes)]),
+            data: documentRegistry.encodeFunctionData("anchorOf", [BigInt(tokenId), sha(bytes)]),
           }),
         );
         expect(anchor.tokenId).to.equal(BigInt(tokenId));

@@ -73,7 +73,14 @@ export async function verifyDocument(
   }
   const documentId = bytes16ToUuid(anchor.documentId);
   const [document, version, [validity]] = await Promise.all([
-    deps.pool.query(`SELECT request_id, doc_type FROM documents WHERE id = $1`, [documentId]),
+    // The type as the chain recorded it (DocumentAnchored of version 1, mirrored by the index): a document anchored
+    // without this API (by the operator's key) has no row of ours but still has a type.
+    deps.pool.query(
+      `SELECT d.request_id,
+              COALESCE((SELECT doc_type FROM index.documents WHERE token_id = $1 AND doc_index = $2), d.doc_type) AS doc_type
+         FROM (SELECT 1) one LEFT JOIN documents d ON d.id = $3::uuid`,
+      [String(anchor.tokenId), Number(anchor.docIndex), documentId],
+    ),
     deps.pool.query(`SELECT tx_hash FROM index.document_versions WHERE token_id = $1 AND sha256_hash = $2`, [
       String(anchor.tokenId),
       hash,
