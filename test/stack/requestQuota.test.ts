@@ -19,7 +19,7 @@ describe("POST /requests: the per-applicant request quota holds under concurrenc
     const stack = current();
     driver = await createDriver(stack);
     ({
-      workflow: { workflowId },
+      workflow: { id: workflowId },
     } = await seedWorkflow(stack, driver, {
       workflowType: "TRADE_LICENSE",
       name: `Trade licence (quota ${run})`,
