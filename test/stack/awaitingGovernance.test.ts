@@ -4,7 +4,7 @@
  * execute; executed by governance (here the development deployer, whose key anvil unlocks), it is on chain.
  */
 import { expect } from "chai";
-import { Wallet } from "ethers";
+import { Wallet, toBeHex } from "ethers";
 import type { ApiHandle } from "../../scripts/stack/stack.ts";
 import { clientToken } from "./support/authClient.ts";
 import { eoaKeySigner, keyProof } from "./support/departmentClient.ts";
@@ -54,10 +54,12 @@ describe("an API without a governance key (governance is a Safe): 202 AWAITING_G
 
     // Governance (the development deployer) executes the call as given: the department is on chain.
     const deployer = (current().deployment as unknown as { deployer: string }).deployer;
+    // At the next mined nonce: a transaction of the API's still waiting in the pool must not hold this one back.
+    const nonce = toBeHex(await driver.core.provider.getTransactionCount(deployer, "latest"));
     const hash = await driver.core.provider.send("eth_sendTransaction", [
-      { from: deployer, to: answer.body.transaction.to, data: answer.body.transaction.data },
+      { from: deployer, to: answer.body.transaction.to, data: answer.body.transaction.data, nonce },
     ]);
-    expect((await driver.core.provider.waitForTransaction(hash))?.status).to.equal(1);
+    expect((await driver.core.provider.waitForTransaction(hash, 1, 60_000))?.status).to.equal(1);
     await driver.core.wallets.catchUpNonce(deployer);
     const [, wallet] = registry.decodeFunctionResult(
       "departmentByCode",
