@@ -123,7 +123,7 @@ export class TransactionLookups {
         () => blockNumber,
         () => {
           this.#notes.add(
-            "the node keeps no state for some past blocks: wallet code and EIP-1271 signatures of decisions and key proofs made then were checked at the latest block",
+            "the node keeps no state for some past blocks: wallet code, EIP-1271 signatures and the registry's EIP-712 domain of decisions and key proofs made then were read at the latest block",
           );
           return "latest" as const;
         },
@@ -210,18 +210,18 @@ export class TransactionLookups {
 
   /**
    * The registry's EIP-5267 domain at `blockNumber` (null if it has none or the call fails). A node that keeps no
-   * state for old blocks (anvil restarted from its state file) is asked at the latest block instead: every field of
-   * the reviewed build's domain is fixed at deployment (constants, chain id, address, an immutable salt), and the
-   * code at the address was checked against that build before anything is read.
+   * state for old blocks is asked at the latest block instead, as for wallet code (#stateTag): every field of the
+   * reviewed build's domain is fixed at deployment (constants, chain id, address, an immutable salt), and the code
+   * at the address was checked against that build before anything is read.
    */
   eip712Domain(contract: string, blockNumber: number): Promise<Eip712Domain | null> {
     const key = `${contract}@${blockNumber}`;
     let domain = this.#domains.get(key);
     if (!domain) {
-      const data = erc5267.encodeFunctionData("eip712Domain", []);
-      domain = this.#provider
-        .call({ to: contract, data, blockTag: blockNumber })
-        .catch(() => this.#provider.call({ to: contract, data, blockTag: "latest" }))
+      domain = this.#stateTag(blockNumber)
+        .then((blockTag) =>
+          this.#provider.call({ to: contract, data: erc5267.encodeFunctionData("eip712Domain", []), blockTag }),
+        )
         .then((answer) => {
           const d = erc5267.decodeFunctionResult("eip712Domain", answer);
           return {

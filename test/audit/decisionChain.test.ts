@@ -220,7 +220,7 @@ describe("auditor: decisions against their calls on the real contracts (anvil, d
         ["WATER", "department-signed"],
       ]);
       expect(report.notes).to.include(
-        "the node keeps no state for some past blocks: wallet code and EIP-1271 signatures of decisions and key proofs made then were checked at the latest block",
+        "the node keeps no state for some past blocks: wallet code, EIP-1271 signatures and the registry's EIP-712 domain of decisions and key proofs made then were read at the latest block",
       );
     } finally {
       await restarted.kill();
