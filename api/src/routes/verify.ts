@@ -218,11 +218,7 @@ export function verifyRoutes(
         }),
       },
       handler: async ({ params, query }) => ({
-        body: await verifyDocument(
-          deps,
-          params.hash,
-          query.tokenId === undefined ? {} : { tokenId: BigInt(query.tokenId) },
-        ),
+        body: await verifyDocument(deps, params.hash, query.tokenId === undefined ? undefined : BigInt(query.tokenId)),
       }),
     }),
     defineRoute({

@@ -53,7 +53,8 @@ const PREFERRED_RECORD = `
 export async function verifyDocument(
   deps: VerificationDependencies,
   rawHash: string,
-  asked?: { tokenId?: bigint },
+  /** The licence to check the file against; without it, the preferred record. */
+  askedTokenId?: bigint,
 ): Promise<DocumentVerification> {
   const hash = normaliseHash(rawHash);
   // The verification page reads the verdict from details.
@@ -61,7 +62,7 @@ export async function verifyDocument(
     const { status, code, message } = REVERT_ANSWERS.DocumentUnknownHash;
     return new AppError(status, code, message, { hash, verdict: "UNKNOWN" });
   };
-  const tokenId = asked?.tokenId ?? (await deps.pool.query(PREFERRED_RECORD, [hash])).rows[0]?.token_id ?? undefined;
+  const tokenId = askedTokenId ?? (await deps.pool.query(PREFERRED_RECORD, [hash])).rows[0]?.token_id ?? undefined;
   if (tokenId === undefined) throw unknown();
   let anchor: Awaited<ReturnType<typeof anchorOf>>[0];
   let isLatest: boolean;
