@@ -17,8 +17,11 @@ export type Principal =
   | { kind: "applicant"; id: string; name?: string; email?: string }
   /** A system client (OAuth 2.0 client credentials); the `admin` scope makes it an administrator. */
   | { kind: "client"; id: string; scopes: Scope[] }
-  /** A department (X-API-Key + X-Department-Code). */
-  | { kind: "department"; id: string; code: string };
+  /**
+   * A department: by its API key (X-API-Key + X-Department-Code), or one of its reviewers signed in to the console
+   * with a passkey (`reviewerId` set; a console session reaches only the routes a reviewer needs).
+   */
+  | { kind: "department"; id: string; code: string; reviewerId?: string };
 
 export const isAdmin = (p: Principal | undefined): boolean => p?.kind === "client" && p.scopes.includes("admin");
 

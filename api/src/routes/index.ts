@@ -12,6 +12,9 @@ import { documentRoutes } from "./documents.ts";
 import { requestRoutes } from "./requests.ts";
 import { webhookRoutes } from "./webhooks.ts";
 import { workflowRoutes } from "./workflows.ts";
+import { reviewerRoutes } from "./reviewers.ts";
+import { passkeySigningRoutes } from "./passkeySigning.ts";
+import { consoleRoutes } from "./console.ts";
 import { verifyRoutes } from "./verify.ts";
 import type { QrIssuer } from "../verification/qrPayload.ts";
 
@@ -36,7 +39,10 @@ export function apiRoutes(
       ...verification.api,
       ...holderProofRoutes(context),
       ...fileRoutes(context.documentStore, context.config),
+      ...reviewerRoutes(context),
+      ...passkeySigningRoutes(context),
+      ...consoleRoutes(context).api,
     ],
-    root: [...auth.rootRoutes, ...verification.root],
+    root: [...auth.rootRoutes, ...verification.root, ...consoleRoutes(context).root],
   };
 }
