@@ -26,7 +26,7 @@ export interface SoftwarePasskey {
   /** 0x qx ‖ qy (64 bytes): the key a DepartmentPasskeyAccount stores. */
   publicKey: string;
   /** The COSE EC2 key (kty 2, alg -7, crv 1) the authenticator reports at registration. */
-  cosePublicKey: Uint8Array;
+  cosePublicKey: Uint8Array<ArrayBuffer>;
   /** The user handle (base64url) the registration options gave; answered with every assertion. */
   userHandle?: string;
   /** The last counter sent; `authenticationResponse` sends the next one unless told otherwise. */
@@ -68,7 +68,7 @@ export function createSoftwarePasskey(): SoftwarePasskey {
     id: b64url(randomBytes(32)),
     privateKey,
     publicKey: `0x${x.toString("hex")}${y.toString("hex")}`,
-    cosePublicKey: isoCBOR.encode(cose),
+    cosePublicKey: new Uint8Array(isoCBOR.encode(cose)),
     signCount: 0,
   };
 }
@@ -105,9 +105,9 @@ export function registrationResponse(
     Buffer.from(passkey.cosePublicKey),
   ]);
   const attestationObject = isoCBOR.encode(
-    new Map<string, string | Uint8Array | Map<string, never>>([
+    new Map<string, string | Uint8Array | Map<string, string>>([
       ["fmt", "none"],
-      ["attStmt", new Map()],
+      ["attStmt", new Map<string, string>()],
       ["authData", new Uint8Array(authenticatorData)],
     ]),
   );
