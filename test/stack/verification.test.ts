@@ -143,7 +143,10 @@ describe("verification: by token, QR code and document hash (public, real stack)
         departmentName: "Verification Office",
         stage: 1, // numbered from 1: the stage's stageOrder
         transactionHash: r.valid.approveTx,
+        signedBy: "PLATFORM", // a custodial department: the platform's key signed for it
+        reviewerThreshold: null,
       });
+      expect(body.approvals[0].signer).to.match(/^0x[0-9a-f]{40}$/);
       // The proof is what the chain says.
       const [owner] = licenceToken.decodeFunctionResult(
         "ownerOf",

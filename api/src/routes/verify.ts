@@ -11,7 +11,12 @@ import { tokenIdOfLicenceNumber } from "../reads/licenceNumberReads.ts";
 import { findVisibleRequest } from "../reads/requestReads.ts";
 import { DateTime, RequestStatus } from "../schemas/common.ts";
 import { verifyDocument } from "../verification/documentVerification.ts";
-import { unknownLicence, verifyLicence, type VerificationDependencies } from "../verification/licenceVerification.ts";
+import {
+  SIGNED_BY,
+  unknownLicence,
+  verifyLicence,
+  type VerificationDependencies,
+} from "../verification/licenceVerification.ts";
 import { qrPng, qrSvg } from "../verification/qrImage.ts";
 import { payloadFrom, verifyPayload, type QrIssuer } from "../verification/qrPayload.ts";
 import { verificationPage } from "../verification/verificationPage.ts";
@@ -48,6 +53,17 @@ const VerificationResponse = z
           stage: z.int().describe("The stage's number, from 1: its stageOrder in the workflow"),
           approvedAt: dateTime,
           transactionHash: z.string(),
+          signer: z.string().nullable().describe("The department wallet that signed the approval"),
+          signedBy: z
+            .enum(SIGNED_BY)
+            .nullable()
+            .describe(
+              "Extension. PLATFORM: a custodial key the platform holds signed for the department. DEPARTMENT_KEY: a key or Safe the department holds. DEPARTMENT_REVIEWERS: the department's passkey account, so reviewerThreshold of its reviewers approved with their own passkeys, each assertion checked on chain",
+            ),
+          reviewerThreshold: z
+            .int()
+            .nullable()
+            .describe("DEPARTMENT_REVIEWERS: how many reviewers' passkeys the account needs (its threshold now)"),
         }),
       )
       .describe("The approvals standing on chain (an approval invalidated by a newer document version is not listed)"),

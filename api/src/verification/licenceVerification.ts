@@ -5,8 +5,20 @@
  */
 import type pg from "pg";
 import type { ChainGateway } from "../chain/chainGateway.ts";
-import { ApprovalRegistryDecisionStatus, ApprovalRegistryPhase, stageNumber } from "../../../abis/index.ts";
-import { decisionsOf, ownerOf, progressOf, validityOf } from "../chain/contractReads.ts";
+import {
+  ApprovalRegistryDecisionStatus,
+  ApprovalRegistryPhase,
+  DepartmentPasskeyAccountAbi,
+  stageNumber,
+} from "../../../abis/index.ts";
+import {
+  decisionsOf,
+  ownerOf,
+  progressOf,
+  readContract,
+  validityOf,
+  type ContractCaller,
+} from "../chain/contractReads.ts";
 import { LICENCE_STATUS_NAMES } from "../chain/contracts.ts";
 import type { Deployment } from "../chain/deployment.ts";
 import { readTogether, type ReadPart, type Rows } from "../db/readTogether.ts";
@@ -21,6 +33,9 @@ export interface VerificationDependencies {
   contracts: Deployment["contracts"];
   chainId: number;
 }
+
+export const SIGNED_BY = ["PLATFORM", "DEPARTMENT_KEY", "DEPARTMENT_REVIEWERS"] as const;
+export type SignedBy = (typeof SIGNED_BY)[number];
 
 export interface LicenceVerification {
   isValid: boolean;
@@ -39,6 +54,14 @@ export interface LicenceVerification {
     stage: number;
     approvedAt: string;
     transactionHash: string;
+    /** The department wallet that signed (the decision's sender, or the EIP-712 signer of a relayed decision). */
+    signer: string | null;
+    /**
+     * Who could sign: PLATFORM (a custodial key the platform holds), DEPARTMENT_KEY (a key or Safe the department
+     * holds), DEPARTMENT_REVIEWERS (the department's passkey account: `reviewerThreshold` of its reviewers' passkeys).
+     */
+    signedBy: SignedBy | null;
+    reviewerThreshold: number | null;
   }[];
   blockchainProof: {
     chainId: number;
@@ -69,7 +92,12 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
   if (verdict === "UNKNOWN") throw unknownLicence();
   if (!ISSUED_VERDICTS.has(verdict)) return notIssued(verdict, tokenId, LICENCE_STATUS_NAMES[Number(statusCode)]);
   const standing = await standingApprovals(deps, tokenId, progress);
-  const approvals = await approvalsShown(pool, standing, rows.decisions);
+  const approvals = await approvalsShown(
+    pool,
+    standing,
+    rows.decisions,
+    await passkeyThresholds(gateway, rows.decisions),
+  );
   const status = verdict === "EXPIRED" ? "EXPIRED" : LICENCE_STATUS_NAMES[Number(statusCode)];
   return issuedLicence(deps, tokenId, { verdict, status, expiresAtSeconds, owner: owner as string, rows, approvals });
 }
@@ -87,7 +115,7 @@ function licenceRecordParts(token: string) {
       params: [token],
     },
     decisions: {
-      sql: `SELECT DISTINCT ON (a.stage, a.department_id) a.stage, a.department_id, a.tx_hash, a.timestamp, d.code, ad.name
+      sql: `SELECT DISTINCT ON (a.stage, a.department_id) a.stage, a.department_id, a.tx_hash, a.timestamp, a.signer, a.custody, d.code, ad.name
             FROM index.approvals a LEFT JOIN index.departments d ON d.department_id = a.department_id LEFT JOIN departments ad ON ad.code = d.code
             WHERE a.token_id = $1 AND a.decision = 'APPROVED' ORDER BY a.stage, a.department_id, a.block_number DESC, a.log_index DESC`,
       params: [token],
@@ -122,6 +150,7 @@ async function approvalsShown(
   pool: pg.Pool,
   standing: { departmentId: number; stage: number }[],
   decisions: Rows,
+  thresholds: Map<string, number>,
 ): Promise<Approval[]> {
   const decisionOf = new Map(decisions.map((r) => [`${r.stage}:${r.department_id}`, r]));
   const missing = standing
@@ -138,9 +167,35 @@ async function approvalsShown(
         stage: stageNumber(stage),
         approvedAt: decision ? isoFromUnixSeconds(decision.timestamp) : "",
         transactionHash: decision?.tx_hash ?? "",
-      };
+        signer: decision?.signer ?? null,
+        signedBy: !decision
+          ? null
+          : decision.custody === "CUSTODIAL"
+            ? "PLATFORM"
+            : thresholds.has(decision.signer)
+              ? "DEPARTMENT_REVIEWERS"
+              : "DEPARTMENT_KEY",
+        reviewerThreshold: decision ? (thresholds.get(decision.signer) ?? null) : null,
+      } satisfies Approval;
     })
     .sort((a, b) => a.approvedAt.localeCompare(b.approvedAt) || a.stage - b.stage);
+}
+
+/**
+ * The threshold of each department-held signer that answers as a DepartmentPasskeyAccount (asked of the chain, so a
+ * passkey account a department deployed itself is recognised too); an EOA or a Safe does not answer threshold().
+ */
+async function passkeyThresholds(caller: ContractCaller, decisions: Rows): Promise<Map<string, number>> {
+  const held = [...new Set(decisions.filter((d) => d.custody !== "CUSTODIAL").map((d) => d.signer as string))];
+  const answers = await Promise.all(
+    held.map((signer) =>
+      readContract(caller, signer, DepartmentPasskeyAccountAbi, "threshold", []).then(
+        (threshold) => [signer, Number(threshold)] as const,
+        () => null,
+      ),
+    ),
+  );
+  return new Map(answers.filter((answer) => answer !== null));
 }
 
 /** An issued licence: who holds it, what it is, and where the chain proves it. */

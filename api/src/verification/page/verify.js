@@ -45,7 +45,7 @@ function render({ verdict, kind, message, details = [], approvals, proof = [] })
     ...(approvals || []).map((a) => {
       const item = document.createElement("li");
       // The API numbers stages from 1, as the workflow's stageOrder.
-      item.textContent = `${a.departmentName} — stage ${a.stage} — ${day(a.approvedAt)}`;
+      item.textContent = `${a.departmentName} — stage ${a.stage} — ${day(a.approvedAt)}${signedByText(a)}`;
       return item;
     }),
   );
@@ -53,6 +53,15 @@ function render({ verdict, kind, message, details = [], approvals, proof = [] })
   fill($("proof"), proof);
   $("result").hidden = false;
   $("result").scrollIntoView({ behavior: "smooth", block: "start" });
+}
+
+/** Who could sign the approval, in words (the API's signedBy). */
+function signedByText(a) {
+  if (a.signedBy === "DEPARTMENT_REVIEWERS")
+    return ` — signed by the department's reviewers with their own passkeys (${a.reviewerThreshold} needed)`;
+  if (a.signedBy === "DEPARTMENT_KEY") return " — signed with the department's own key";
+  if (a.signedBy === "PLATFORM") return " — signed by the platform for the department";
+  return "";
 }
 
 function fill(list, rows) {
