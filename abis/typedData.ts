@@ -32,3 +32,18 @@ export const DEPARTMENT_KEY_TYPES = {
     { name: "custody", type: "uint8" },
   ],
 };
+
+/** The EIP-712 domain of a passkey account's reviewer changes: chainId and verifyingContract are the account's. */
+export const REVIEWER_CHANGE_DOMAIN_NAME = "DepartmentPasskeyAccount";
+export const REVIEWER_CHANGE_DOMAIN_VERSION = "1";
+
+/** ReviewerChange(bytes[] add,bytes[] remove,uint16 threshold,uint64 nonce,uint64 deadline): DepartmentPasskeyAccount.changeReviewers, signed by the account's current reviewers. */
+export const REVIEWER_CHANGE_TYPES = {
+  ReviewerChange: [
+    { name: "add", type: "bytes[]" },
+    { name: "remove", type: "bytes[]" },
+    { name: "threshold", type: "uint16" },
+    { name: "nonce", type: "uint64" },
+    { name: "deadline", type: "uint64" },
+  ],
+};

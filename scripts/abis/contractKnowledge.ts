@@ -56,7 +56,14 @@ export async function contractKnowledge(artifactsDir = "artifacts"): Promise<Map
   files.set("enums.ts", enumsSource(enumsOf(sources)));
   files.set("roles.ts", rolesSource(sources));
   files.set("codec.ts", CODEC_SOURCE);
-  files.set("typedData.ts", typedDataSource(artifacts[CONTRACTS.indexOf("DecisionVerifier")].abi, sources));
+  files.set(
+    "typedData.ts",
+    typedDataSource(
+      artifacts[CONTRACTS.indexOf("DecisionVerifier")].abi,
+      artifacts[CONTRACTS.indexOf("DepartmentPasskeyAccount")].abi,
+      sources,
+    ),
+  );
   files.set("progressFlags.ts", progressFlagsSource(sources));
   const index = [
     ...CONTRACTS.map((name) => `export { ${name}Abi } from "./${name}.ts";`),
@@ -230,10 +237,12 @@ function hashedLiteral(constants: Map<string, AstNode | undefined>, source: stri
 /**
  * abis/typedData.ts: the EIP-712 domain and the types a department wallet signs: the Decision (the struct of
  * DecisionVerifier.decisionDigest's ABI, checked against the verifier's type-hash literal) and the DepartmentKey
- * proof (the verifier's literal); the domain's name and version from ApprovalRegistry's constants. Generation fails
- * if the ABI's struct and the hashed type string disagree, so a signer and the contract cannot disagree.
+ * proof (the verifier's literal); the domain's name and version from ApprovalRegistry's constants; and a passkey
+ * account's ReviewerChange (the struct of its changeDigest's ABI, checked against its type-hash literal) with that
+ * account's domain name and version. Generation fails if an ABI's struct and the hashed type string disagree, so a
+ * signer and the contract cannot disagree.
  */
-function typedDataSource(verifierAbi: AbiItem[], sources: Map<string, AstNode>): string {
+function typedDataSource(verifierAbi: AbiItem[], accountAbi: AbiItem[], sources: Map<string, AstNode>): string {
   const verifier = constantsOf(sources, VERIFIER_SOURCE);
   const registry = constantsOf(sources, REGISTRY_SOURCE);
   const digest = verifierAbi.find((item) => item.type === "function" && item.name === "decisionDigest");
@@ -250,6 +259,13 @@ function typedDataSource(verifierAbi: AbiItem[], sources: Map<string, AstNode>):
   const keyType = `DepartmentKey(${keyFields.map(([type, name]) => `${type} ${name}`).join(",")})`;
   if (hexConstant("_KEY_TYPEHASH") !== id(keyType)) {
     throw new Error(`${VERIFIER_SOURCE} _KEY_TYPEHASH is not keccak256("${keyType}")`);
+  }
+  const account = constantsOf(sources, PASSKEY_ACCOUNT_SOURCE);
+  const changeDigest = accountAbi.find((item) => item.type === "function" && item.name === "changeDigest");
+  const changeFields = (changeDigest?.inputs?.[0]?.components ?? []).map((c) => ({ name: c.name, type: c.type }));
+  const changeType = `ReviewerChange(${changeFields.map((f) => `${f.type} ${f.name}`).join(",")})`;
+  if (zeroPadValue((account.get("_CHANGE_TYPEHASH")?.value as string | undefined) ?? "0x", 32) !== id(changeType)) {
+    throw new Error(`${PASSKEY_ACCOUNT_SOURCE} _CHANGE_TYPEHASH is not keccak256("${changeType}")`);
   }
   const typeLines = (list: { name: string; type: string }[]) =>
     list.map((f) => `    { name: ${JSON.stringify(f.name)}, type: ${JSON.stringify(f.type)} },`);
@@ -277,10 +293,22 @@ function typedDataSource(verifierAbi: AbiItem[], sources: Map<string, AstNode>):
     "  ],",
     "};",
     "",
+    "/** The EIP-712 domain of a passkey account's reviewer changes: chainId and verifyingContract are the account's. */",
+    `export const REVIEWER_CHANGE_DOMAIN_NAME = ${JSON.stringify(hashedLiteral(account, PASSKEY_ACCOUNT_SOURCE, "_NAME_HASH"))};`,
+    `export const REVIEWER_CHANGE_DOMAIN_VERSION = ${JSON.stringify(hashedLiteral(account, PASSKEY_ACCOUNT_SOURCE, "_VERSION_HASH"))};`,
+    "",
+    `/** ${changeType}: DepartmentPasskeyAccount.changeReviewers, signed by the account's current reviewers. */`,
+    "export const REVIEWER_CHANGE_TYPES = {",
+    "  ReviewerChange: [",
+    ...typeLines(changeFields),
+    "  ],",
+    "};",
+    "",
   ].join("\n");
 }
 
 const REGISTRY_SOURCE = "contracts/ApprovalRegistry.sol";
+const PASSKEY_ACCOUNT_SOURCE = "contracts/DepartmentPasskeyAccount.sol";
 
 /**
  * abis/progressFlags.ts: the bits of IApprovalRegistry.Progress.flags, from ApprovalRegistry's `_FLAG_<NAME>`
