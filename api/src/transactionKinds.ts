@@ -21,6 +21,9 @@ export const TX_KINDS = [
   "REGISTER_WORKFLOW",
   "DEACTIVATE_WORKFLOW",
   "ADMIN",
+  // A department's passkey account (DepartmentPasskeyAccount): its deployment, and reviewer changes relayed to it.
+  "DEPLOY_PASSKEY_ACCOUNT",
+  "PASSKEY_REVIEWER_CHANGE",
   // Takes the nonce of a transaction the node refused while a later one of the same wallet waited for it.
   "NONCE_FILLER",
 ] as const;

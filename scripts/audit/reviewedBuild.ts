@@ -209,6 +209,12 @@ async function artifactOf(
   }
 }
 
+/**
+ * Contracts the platform deploys at run time rather than Ignition (a department's passkey account, through the
+ * chain gateway): their creation code is taken from the reviewed build, so they are in it too.
+ */
+export const RUNTIME_DEPLOYED_CONTRACTS = ["DepartmentPasskeyAccount"];
+
 /** Ignition's future types that deploy code: from an artifact given to the module, or one named for Hardhat's. */
 const DEPLOYMENTS = new Set([
   "CONTRACT_DEPLOYMENT",

@@ -14,6 +14,7 @@ import {
   readReviewedBuild,
   reviewedBuildFromArtifacts,
   reviewedBuildJson,
+  RUNTIME_DEPLOYED_CONTRACTS,
 } from "../../scripts/audit/reviewedBuild.ts";
 
 const SHIPPED = "abis/build.json";
@@ -23,15 +24,18 @@ describe("the reviewed build (abis/build.json)", function () {
 
   it("is exactly what npm run abis writes from the compiled artifacts (run npm run abis)", async function () {
     const fromArtifacts = reviewedBuildJson(
-      await reviewedBuildFromArtifacts("artifacts", deployedContractNames(LicencePlatform)),
+      await reviewedBuildFromArtifacts("artifacts", [
+        ...deployedContractNames(LicencePlatform),
+        ...RUNTIME_DEPLOYED_CONTRACTS,
+      ]),
     );
     const shipped = await readFile(SHIPPED, "utf8");
     expect(firstDifferentLine(shipped, fromArtifacts), "first line that differs").to.equal(undefined);
   });
 
-  it("holds every contract the Ignition module deploys and every library they link", async function () {
+  it("holds every contract the Ignition module or the platform deploys and every library they link", async function () {
     const build = await readReviewedBuild(SHIPPED);
-    const names = deployedContractNames(LicencePlatform);
+    const names = [...deployedContractNames(LicencePlatform), ...RUNTIME_DEPLOYED_CONTRACTS];
     expect(names).to.include.members(["LicenceToken", "DocumentRegistry", "ApprovalRegistry", "DecisionVerifier"]);
     const libraries = Object.values(build.contracts).flatMap((c) => linkedLibraries(c).map((l) => l.name));
     expect(Object.keys(build.contracts)).to.have.members([...new Set([...names, ...libraries])]);

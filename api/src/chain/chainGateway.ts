@@ -5,7 +5,7 @@
  * finishes or re-broadcasts what the outbox holds, same bytes, same hash.
  */
 import { randomUUID } from "node:crypto";
-import { keccak256, type JsonRpcProvider, type TransactionReceipt } from "ethers";
+import { getCreateAddress, keccak256, type JsonRpcProvider, type TransactionReceipt } from "ethers";
 import type pg from "pg";
 import type { Logger } from "pino";
 import { withTransaction } from "../db/transaction.ts";
@@ -32,7 +32,8 @@ export type { TxKind } from "../transactionKinds.ts";
 export interface TxRequest {
   kind: TxKind;
   from: string;
-  to: string;
+  /** null: a contract creation (`data` is the creation code and constructor arguments). */
+  to: string | null;
   data: string;
   requestId?: string;
 }
@@ -504,6 +505,8 @@ async function insertRecord(
   gasLimit: bigint,
 ): Promise<RecordedTx & { raw: string }> {
   const tx = { id: randomUUID(), hash: keccak256(raw), nonce, raw };
+  // A contract creation is recorded with the address it creates (from the sender and nonce) as its `to`.
+  const to = request.to ?? getCreateAddress({ from: request.from, nonce });
   await client.query(
     `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, request_id, broadcasts)
      VALUES ($1, $2, 'PENDING', $3, $4, $5, $6, $7, $8, $9, $10, 1)`,
@@ -512,7 +515,7 @@ async function insertRecord(
       request.kind,
       request.from.toLowerCase(),
       nonce.toString(),
-      request.to.toLowerCase(),
+      to.toLowerCase(),
       request.data,
       raw,
       tx.hash,

@@ -62,7 +62,7 @@ export class RemoteSigner implements TransactionSigner {
   async signTransaction(tx: SignableTransaction): Promise<string> {
     const request: Record<string, string> = {
       from: getAddress(tx.from),
-      to: getAddress(tx.to),
+      ...(tx.to === null ? {} : { to: getAddress(tx.to) }),
       gas: toQuantity(tx.gasLimit),
       nonce: toQuantity(tx.nonce),
       value: "0x0",
@@ -212,7 +212,7 @@ export function verifySigned(raw: string, asked: SignableTransaction): void {
         ];
   const checks: [string, unknown, unknown][] = [
     ["from", tx.from.toLowerCase(), asked.from.toLowerCase()],
-    ["to", tx.to?.toLowerCase(), asked.to.toLowerCase()],
+    ["to", tx.to?.toLowerCase(), asked.to?.toLowerCase()],
     ["data", tx.data.toLowerCase(), asked.data.toLowerCase()],
     ["nonce", BigInt(tx.nonce), asked.nonce],
     ["gas", tx.gasLimit, asked.gasLimit],

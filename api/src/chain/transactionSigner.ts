@@ -14,7 +14,8 @@ export type FeeFields = { type: 0; gasPrice: bigint } | { type: 2; maxFeePerGas:
 /** A transaction with every field set: the signer adds nothing, and must change nothing. */
 export type SignableTransaction = FeeFields & {
   from: string;
-  to: string;
+  /** null: a contract creation. */
+  to: string | null;
   data: string;
   nonce: bigint;
   gasLimit: bigint;
