@@ -1,7 +1,221 @@
-/** The review console: its pages and assets at /console, and the reads it needs (queue, history) under /api/v1. */
+/**
+ * The review console: its pages and assets at /console, and the reads it needs (queue, history) under /api/v1.
+ * The page is static files beside api/src/console/ and two libraries served from their npm packages (no CDN, no
+ * build step): @simplewebauthn/browser's bundle and pdf.js with its worker. Served, like the verification page,
+ * with a strict Content-Security-Policy: scripts and connections to this server only; images from the downloaded
+ * bytes (blob:); pdf.js's worker from here.
+ */
+import { readFileSync } from "node:fs";
+import { z } from "zod/v4";
+import type { Principal } from "../auth/principal.ts";
 import type { DomainContext } from "../domain/context.ts";
-import type { RouteDefinition } from "../http/routeTable.ts";
+import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { consoleQueue, QUEUE_SORTS, QUEUE_STATUSES } from "../reads/consoleQueue.ts";
+import { departmentDecisions } from "../reads/departmentDecisions.ts";
+import { DateTime, pageQuery, Pagination, RequestType } from "../schemas/common.ts";
 
-export function consoleRoutes(_context: DomainContext): { api: RouteDefinition[]; root: RouteDefinition[] } {
-  return { api: [], root: [] };
+const errors = errorResponses;
+/** A department: by its API key, or one of its reviewers signed in to the console. */
+const DEPARTMENT = [{ kind: "apiKey" as const }];
+const PUBLIC = [{ kind: "public" as const }];
+const CSP =
+  "default-src 'none'; script-src 'self'; worker-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data: blob:; font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const QueueStage = z.object({
+  index: z.int().describe("The stage's index on chain, from 0"),
+  number: z.int().describe("The stage's number, from 1 (its stageOrder)"),
+  name: z.string(),
+  mode: z.string().describe("SEQUENTIAL | PARALLEL"),
+  completion: z.string().describe("ALL | ANY | THRESHOLD"),
+  startedAt: DateTime.describe("When the current stage (its current round) started on chain"),
+  timeoutDays: z.number().nullable().describe("The stage's timeout; null when it has none"),
+  dueAt: DateTime.nullable().describe("startedAt + timeoutDays"),
+  onTimeout: z.string().nullable().describe("NOTIFY | ESCALATE | AUTO_REJECT: what the keeper does once due"),
+});
+
+const QueueResponse = z
+  .object({
+    items: z.array(
+      z.object({
+        requestId: z.uuid(),
+        requestNumber: z.string().describe("The licence number once issued (RL-2026-000001)"),
+        tokenId: z.int(),
+        requestType: z.string(),
+        applicantName: z.string(),
+        requestStatus: z.string().describe("The request's status (SUBMITTED, PENDING_RESUBMISSION, ...)"),
+        status: z.enum(QUEUE_STATUSES).describe("Where the department stands in the request's current stage"),
+        submittedAt: DateTime.nullable(),
+        stage: QueueStage,
+        overdue: z.boolean().describe("Under review and past the stage's dueAt"),
+      }),
+    ),
+    counts: z
+      .object({ ...Object.fromEntries(QUEUE_STATUSES.map((s) => [s, z.int()])), overdue: z.int() })
+      .describe("Requests per status under the other filters (requestType, olderThanDays), and how many are overdue"),
+    pagination: Pagination,
+  })
+  .meta({ id: "ConsoleQueue" });
+
+const DecisionsResponse = z
+  .object({
+    decisions: z.array(
+      z.object({
+        requestId: z.uuid(),
+        requestNumber: z.string(),
+        requestType: z.string(),
+        applicantName: z.string(),
+        stage: z.int(),
+        decision: z.enum(["APPROVED", "REJECTED", "CHANGES_REQUESTED"]),
+        status: z.string().describe("The decision as it stands (REVIEW_REQUIRED once a document update reopened it)"),
+        isActive: z.boolean(),
+        reason: z.string().nullable(),
+        remarks: z.string(),
+        signer: z.string().describe("The wallet that signed, as the chain recorded it"),
+        custody: z.string().describe("CUSTODIAL | DEPARTMENT_HELD, as registered when it decided"),
+        custodyLabel: z.string(),
+        reviewers: z
+          .array(
+            z.object({ reviewerId: z.uuid(), reviewerName: z.string(), passkeyId: z.string(), signedAt: DateTime }),
+          )
+          .describe("A passkey account's decision: the reviewers whose passkeys signed it"),
+        transactionHash: z.string(),
+        blockNumber: z.int(),
+        decidedAt: DateTime,
+        verifyUrl: z.url(),
+      }),
+    ),
+    pagination: Pagination,
+  })
+  .meta({ id: "ConsoleDecisions" });
+
+/** The page's own files (api/src/console/), each with its type. */
+const PAGE_FILES = {
+  "/console": ["index.html", "text/html"],
+  "/console/app.js": ["app.js", "text/javascript"],
+  "/console/api.js": ["api.js", "text/javascript"],
+  "/console/views.js": ["views.js", "text/javascript"],
+  "/console/documents.js": ["documents.js", "text/javascript"],
+  "/console/app.css": ["app.css", "text/css"],
+} as const;
+
+/** Libraries served from their npm packages (resolved as Node resolves them, so the installed version is served). */
+const VENDOR_FILES = {
+  // The UMD bundle: a classic script defining SimpleWebAuthnBrowser (the package exports only its ESM entry).
+  "/console/vendor/simplewebauthn-browser.js": () =>
+    new URL("../dist/bundle/index.umd.min.js", import.meta.resolve("@simplewebauthn/browser")),
+  "/console/vendor/pdf.min.mjs": () => new URL(import.meta.resolve("pdfjs-dist/build/pdf.min.mjs")),
+  "/console/vendor/pdf.worker.min.mjs": () => new URL(import.meta.resolve("pdfjs-dist/build/pdf.worker.min.mjs")),
+} as const;
+
+export function consoleRoutes(context: DomainContext): { api: RouteDefinition[]; root: RouteDefinition[] } {
+  const departmentOf = (principal: Principal | undefined) => principal as Extract<Principal, { kind: "department" }>;
+  const baseUrl = context.config.publicBaseUrl!;
+  const api: RouteDefinition[] = [
+    defineRoute({
+      method: "get",
+      path: "/console/queue",
+      operationId: "getConsoleQueue",
+      summary: "Your department's open requests with their stage deadlines, overdue first",
+      description:
+        "Requests routed to the caller's department whose review is open: AWAITING_DECISION (the department can decide now), AWAITING_OTHERS (under review, waiting for other departments or a later turn), AWAITING_RESUBMISSION (changes requested), ESCALATED. Each with its current stage, when it started, its timeout (dueAt, onTimeout) and whether it is overdue. sort=due (default): overdue first, then those awaiting your decision, then the nearest deadline; oldest / newest: by the stage's start. olderThanDays: the current stage started at least that many days ago. counts: per status under the other filters. For a department API key or a console session.",
+      tags: ["Console"],
+      access: DEPARTMENT,
+      query: z.object({
+        requestType: RequestType.optional(),
+        status: z.enum(QUEUE_STATUSES).optional(),
+        olderThanDays: z.coerce.number().min(0).max(3650).optional(),
+        sort: z.enum(QUEUE_SORTS).default("due"),
+        ...pageQuery(20),
+      }),
+      responses: {
+        200: { description: "A page of the queue", schema: QueueResponse },
+        ...errors({ 400: "Invalid query", 401: "Not authenticated", 403: "Not a department" }),
+      },
+      handler: async ({ query, ctx }) => ({
+        body: await consoleQueue(context.pool, departmentOf(ctx.state.principal).code, query),
+      }),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/console/decisions",
+      operationId: "getConsoleDecisions",
+      summary: "Your department's past decisions, newest first, searchable",
+      description:
+        "Every decision of the caller's department recorded on chain (including those a document update reopened), with its remarks and reason, the signer and custody the chain recorded, the transaction and block, and the reviewers whose passkeys signed it. q: words that must each match the request number, type, applicant, decision, reason, remarks or transaction hash (case-insensitive). For a department API key or a console session.",
+      tags: ["Console"],
+      access: DEPARTMENT,
+      query: z.object({ q: z.string().max(200).optional(), ...pageQuery(20) }),
+      responses: {
+        200: { description: "A page of decisions", schema: DecisionsResponse },
+        ...errors({ 400: "Invalid query", 401: "Not authenticated", 403: "Not a department" }),
+      },
+      handler: async ({ query, ctx }) => ({
+        body: await departmentDecisions(context.pool, departmentOf(ctx.state.principal).code, baseUrl, query),
+      }),
+    }),
+  ];
+  return { api, root: [...pageRoutes(), ...vendorRoutes()] };
+}
+
+const pageRoute = (
+  path: string,
+  operationId: string,
+  summary: string,
+  load: () => string | Buffer,
+  contentType: string,
+  cacheControl = "no-cache",
+) => {
+  return defineRoute({
+    method: "get",
+    path,
+    operationId,
+    summary,
+    tags: ["Pages"],
+    access: PUBLIC,
+    idempotent: false,
+    responses: { 200: { description: summary, contentType } },
+    handler: () => ({
+      body: load(),
+      headers: {
+        "content-type": `${contentType}; charset=utf-8`,
+        "content-security-policy": CSP,
+        "cache-control": cacheControl,
+      },
+    }),
+  });
+};
+
+const operationName = (path: string) =>
+  path
+    .split(/[/.-]/)
+    .filter(Boolean)
+    .map((part, i) => (i === 0 ? part : part[0].toUpperCase() + part.slice(1)))
+    .join("");
+
+function pageRoutes(): RouteDefinition[] {
+  return Object.entries(PAGE_FILES).map(([path, [file, type]]) => {
+    // Read at start-up: a missing file is a broken build, not a 404 at the first visit.
+    const text = readFileSync(new URL(`../console/${file}`, import.meta.url), "utf8");
+    return pageRoute(
+      path,
+      operationName(path === "/console" ? "/console/page" : path),
+      path === "/console" ? "The review console (sign in with a passkey)" : `The review console's ${file}`,
+      () => text,
+      type,
+    );
+  });
+}
+
+function vendorRoutes(): RouteDefinition[] {
+  return Object.entries(VENDOR_FILES).map(([path, locate]) => {
+    const bytes = readFileSync(locate());
+    return pageRoute(
+      path,
+      operationName(path),
+      `The review console's copy of ${path.slice("/console/vendor/".length)} (from its npm package)`,
+      () => bytes,
+      "text/javascript",
+      "public, max-age=3600",
+    );
+  });
 }

@@ -1,0 +1,76 @@
+// Calls to this server's API with the console session cookie (same origin; the browser adds Origin, which the API
+// checks on every change), and small DOM helpers that never parse text as HTML.
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(body?.message ?? `HTTP ${status}`);
+    this.status = status;
+    this.code = body?.code ?? "HTTP_ERROR";
+    this.details = body?.details;
+  }
+}
+
+/** JSON in, JSON out; an error answer throws ApiError (401 also tells the app to sign in again). */
+export async function api(method, path, body) {
+  const response = await fetch(`/api/v1${path}`, {
+    method,
+    credentials: "same-origin",
+    headers:
+      body === undefined
+        ? { accept: "application/json" }
+        : { accept: "application/json", "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  const json = text ? JSON.parse(text) : undefined;
+  if (!response.ok) {
+    const error = new ApiError(response.status, json);
+    if (response.status === 401) window.dispatchEvent(new CustomEvent("console:signed-out"));
+    throw error;
+  }
+  return json;
+}
+
+export const get = (path) => api("GET", path);
+export const post = (path, body = {}) => api("POST", path, body);
+
+/** An element with attributes (on* are listeners) and children (strings become text nodes). */
+export function h(tag, attrs = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith("on")) element.addEventListener(name.slice(2), value);
+    else if (name === "dataset") Object.assign(element.dataset, value);
+    else element.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === undefined || child === null || child === false) continue;
+    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return element;
+}
+
+export const when = (iso) => (iso ? new Date(iso).toLocaleString() : "—");
+
+/** "in 3 h" / "5 d ago": how far a time is from now, roughly. */
+export function relative(iso) {
+  const seconds = (new Date(iso).getTime() - Date.now()) / 1000;
+  const abs = Math.abs(seconds);
+  const [n, unit] =
+    abs < 90
+      ? [Math.round(abs), "s"]
+      : abs < 5400
+        ? [Math.round(abs / 60), "min"]
+        : abs < 129600
+          ? [Math.round(abs / 3600), "h"]
+          : [Math.round(abs / 86400), "d"];
+  return seconds >= 0 ? `in ${n} ${unit}` : `${n} ${unit} ago`;
+}
+
+export const short = (hex, keep = 10) =>
+  hex && hex.length > keep * 2 ? `${hex.slice(0, keep)}…${hex.slice(-6)}` : (hex ?? "");
+
+export const humanise = (code) =>
+  String(code ?? "")
+    .toLowerCase()
+    .replaceAll("_", " ");

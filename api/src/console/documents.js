@@ -1,0 +1,120 @@
+// A request's documents as the reviewer sees them: each file downloaded, hashed here (SHA-256 by WebCrypto) and the
+// hash checked twice, against the version the API lists and against the chain's anchor for this licence
+// (/verify/document/{hash}?tokenId=…); then shown (pdf.js renders a PDF's pages on canvases, an image as itself).
+import { get, h, short, when } from "./api.js";
+
+let pdfjs;
+async function pdfLibrary() {
+  if (!pdfjs) {
+    pdfjs = await import("/console/vendor/pdf.min.mjs");
+    pdfjs.GlobalWorkerOptions.workerSrc = "/console/vendor/pdf.worker.min.mjs";
+  }
+  return pdfjs;
+}
+
+export async function sha256Hex(bytes) {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return `0x${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/**
+ * Downloads and checks one document: { detail, bytes, hash, listed (the API's current hash matches), anchor (the
+ * chain's answer for this licence, or null), verified }.
+ */
+export async function checkDocument(documentId, tokenId) {
+  const detail = await get(`/documents/${documentId}`);
+  const response = await fetch(detail.downloadUrl, { credentials: "same-origin" });
+  if (!response.ok) throw new Error(`download failed (${response.status})`);
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  const hash = await sha256Hex(bytes);
+  const chain = await fetch(`/api/v1/verify/document/${hash.slice(2)}?tokenId=${tokenId}`);
+  const anchor = chain.ok ? await chain.json() : null;
+  const listed = hash === detail.currentHash.toLowerCase();
+  const verified = listed && anchor?.isLatest === true && anchor?.tokenId === tokenId;
+  return { detail, bytes, hash, listed, anchor, verified };
+}
+
+/** The document's card: name, check result, versions, preview. */
+export function documentCard(doc, checked) {
+  const { detail, hash, anchor, verified } = checked;
+  const current = detail.versions.find((v) => v.version === detail.currentVersion) ?? detail.versions.at(-1);
+  const preview = h("div", { class: "preview" }, h("span", { class: "muted" }, "Preparing preview…"));
+  const card = h(
+    "div",
+    { class: "doc", dataset: { documentId: doc.documentId, verified: String(verified) } },
+    h("strong", {}, doc.docType),
+    " ",
+    h("span", { class: "muted" }, `${doc.originalFilename} · version ${detail.currentVersion}`),
+    h(
+      "div",
+      { class: `check ${verified ? "ok" : "bad"}`, "data-check": verified ? "verified" : "failed" },
+      verified
+        ? `✓ Verified: SHA-256 computed here matches the chain, block ${anchor.blockchainRecord.blockNumber}`
+        : anchor && !anchor.isLatest
+          ? `✗ This file is version ${anchor.version}; a newer version is anchored`
+          : "✗ Not verified: the downloaded file's SHA-256 is not anchored for this licence",
+    ),
+    h("div", { class: "mono muted" }, `SHA-256 ${hash}`),
+    detail.versions.length > 1
+      ? h(
+          "details",
+          {},
+          h("summary", {}, `${detail.versions.length} versions`),
+          h(
+            "ol",
+            { class: "list" },
+            detail.versions.map((v) =>
+              h(
+                "li",
+                {},
+                `v${v.version} · ${when(v.createdAt)} · `,
+                h("span", { class: "mono" }, short(v.hash)),
+                " · tx ",
+                h("span", { class: "mono" }, short(v.transactionHash)),
+              ),
+            ),
+          ),
+        )
+      : null,
+    current?.activeContent?.length
+      ? h("div", { class: "check bad" }, `Active content: ${current.activeContent.join(", ")}`)
+      : null,
+    preview,
+  );
+  void renderPreview(preview, checked.bytes, current?.mimeType ?? "").catch((error) => {
+    preview.replaceChildren(h("span", { class: "muted" }, `No preview (${error.message})`));
+  });
+  return card;
+}
+
+async function renderPreview(container, bytes, mimeType) {
+  if (mimeType.startsWith("image/")) {
+    const url = URL.createObjectURL(new Blob([bytes], { type: mimeType }));
+    container.replaceChildren(h("img", { src: url, alt: "Document preview" }));
+    return;
+  }
+  if (mimeType !== "application/pdf") throw new Error(mimeType || "unknown type");
+  const { getDocument } = await pdfLibrary();
+  // A copy: pdf.js transfers the buffer to its worker, and the bytes stay ours for hashing and download.
+  const pdf = await getDocument({ data: bytes.slice(), isEvalSupported: false }).promise;
+  const pages = [];
+  for (let n = 1; n <= Math.min(pdf.numPages, 3); n++) {
+    const page = await pdf.getPage(n);
+    const width = Math.max(container.clientWidth, 280);
+    const viewport = page.getViewport({
+      scale: (width / page.getViewport({ scale: 1 }).width) * (window.devicePixelRatio || 1),
+    });
+    const canvas = h("canvas", {
+      width: Math.floor(viewport.width),
+      height: Math.floor(viewport.height),
+      "aria-label": `Page ${n}`,
+    });
+    await page.render({ canvasContext: canvas.getContext("2d"), viewport }).promise;
+    pages.push(canvas);
+  }
+  container.replaceChildren(
+    ...pages,
+    pdf.numPages > 3 ? h("div", { class: "muted" }, `${pdf.numPages - 3} more pages`) : "",
+  );
+  container.dataset.rendered = "pdf";
+}
