@@ -1,7 +1,302 @@
 /** Passkey custody: a department's passkey account, and signing requests that collect its reviewers' assertions. */
+import { z } from "zod/v4";
+import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
+import { isAdmin, type Principal } from "../auth/principal.ts";
+import { REJECTION_REASONS, type Decision } from "../domain/approvals/decide.ts";
 import type { DomainContext } from "../domain/context.ts";
-import type { RouteDefinition } from "../http/routeTable.ts";
+import { openReviewerChange, startPasskeyCustody } from "../domain/passkeys/passkeyCustody.ts";
+import {
+  addAssertion,
+  getSigningRequest,
+  listSigningRequests,
+  openDecisionSigning,
+} from "../domain/passkeys/signingRequests.ts";
+import { AppError, forbidden } from "../errors.ts";
+import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { requestMeta } from "../http/requestMeta.ts";
 
-export function passkeySigningRoutes(_context: DomainContext): RouteDefinition[] {
-  return [];
+const errors = errorResponses;
+const CodeParams = z.object({ departmentCode: z.string().min(1).max(64) });
+const IdParams = z.object({ signingRequestId: z.uuid() });
+const PublicKey = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{128}$/)
+  .describe("A passkey's P-256 public key as the account stores it: 0x qx ‖ qy (64 bytes)");
+const PasskeyId = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,1366}$/)
+  .describe("A passkey's credential id (base64url)");
+
+const SigningRequest = z
+  .object({
+    id: z.uuid(),
+    kind: z.enum(["DECISION", "KEY_PROOF", "REVIEWER_CHANGE"]),
+    status: z.enum(["COLLECTING", "SUBMITTED", "FAILED", "EXPIRED"]),
+    requestId: z.uuid().optional().describe("DECISION: the licence request decided"),
+    account: z.string().describe("The department's passkey account whose reviewers sign"),
+    digest: z.string().describe("The 32 bytes signed: each assertion's WebAuthn challenge"),
+    challenge: z.string().describe("The digest in base64url, as navigator.credentials.get takes it"),
+    threshold: z.int().describe("How many reviewers must sign"),
+    signatures: z.array(
+      z.object({ reviewerId: z.uuid(), reviewerName: z.string(), passkeyId: z.string(), signedAt: z.string() }),
+    ),
+    allowCredentials: z
+      .array(z.string())
+      .describe("The signed-in reviewer's passkeys that may still sign it (reviewers of the account on chain)"),
+    summary: z.record(z.string(), z.unknown()).describe("What is signed, in words a reviewer can check"),
+    createdAt: z.string(),
+    expiresAt: z.string(),
+    transactionHash: z.string().optional(),
+    failure: z.record(z.string(), z.unknown()).optional().describe("FAILED: the error the relay was refused with"),
+    result: z.unknown().optional().describe("SUBMITTED: what the relayed operation answered"),
+  })
+  .meta({ id: "SigningRequest" });
+
+const DecisionSigningInput = z
+  .object({
+    decision: z.enum(["APPROVED", "REJECTED", "CHANGES_REQUESTED"]),
+    remarks: z.string().min(1).max(4000),
+    reason: z.enum(REJECTION_REASONS).optional(),
+    requiredDocuments: z
+      .array(z.string().regex(/^[A-Z0-9_]+$/))
+      .max(16)
+      .optional(),
+    reviewedDocuments: z.array(z.uuid()).max(16).optional(),
+    documentVersions: z.record(z.uuid(), z.int().min(1).max(32767)).optional(),
+  })
+  .meta({ id: "DecisionSigningInput" });
+
+/** The browser's AuthenticationResponseJSON, checked field by field by the WebAuthn verification. */
+const AuthenticationResponse = z.looseObject({
+  id: PasskeyId,
+  rawId: z.string().max(2048),
+  type: z.literal("public-key"),
+  response: z.looseObject({
+    clientDataJSON: z.string().max(8192),
+    authenticatorData: z.string().max(8192),
+    signature: z.string().max(512),
+    userHandle: z.string().max(512).optional(),
+  }),
+  clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
+  authenticatorAttachment: z.string().max(32).optional(),
+});
+
+type DepartmentPrincipal = Extract<Principal, { kind: "department" }>;
+
+/** The department itself (API key, not a console session) or an administrator. */
+function requireDepartmentOrAdmin(principal: Principal | undefined, code: string): void {
+  if (isAdmin(principal)) return;
+  if (principal?.kind === "department" && principal.code === code && !principal.reviewerId) return;
+  throw forbidden("Only the department itself (its API key) or an administrator may change its passkey custody");
+}
+
+function reviewer(principal: Principal | undefined): DepartmentPrincipal {
+  if (principal?.kind !== "department" || !principal.reviewerId)
+    throw forbidden("Only a reviewer signed in to the console may do this");
+  return principal;
+}
+
+function department(principal: Principal | undefined): DepartmentPrincipal {
+  if (principal?.kind !== "department") throw forbidden("Not a department");
+  return principal;
+}
+
+function decisionOf(body: z.infer<typeof DecisionSigningInput>): Decision {
+  const base = {
+    remarks: body.remarks,
+    reviewedDocuments: body.reviewedDocuments,
+    documentVersions: body.documentVersions,
+  };
+  if (body.decision === "APPROVED") return { kind: "APPROVED", ...base };
+  if (body.decision === "REJECTED") {
+    if (!body.reason)
+      throw new AppError(400, "VALIDATION_ERROR", "A rejection needs its reason", { fields: ["reason"] });
+    return { kind: "REJECTED", reason: body.reason, ...base };
+  }
+  return { kind: "CHANGES_REQUESTED", requiredDocuments: body.requiredDocuments, ...base };
+}
+
+export function passkeySigningRoutes(context: DomainContext): RouteDefinition[] {
+  return [
+    defineRoute({
+      method: "post",
+      path: "/departments/:departmentCode/passkey-custody",
+      operationId: "startPasskeyCustody",
+      sendsTransactions: true,
+      idempotent: false,
+      summary: "Move the department's wallet to a passkey account signed by its reviewers",
+      description:
+        "Deploys a DepartmentPasskeyAccount (the reviewed code of abis/build.json) whose signers are every active passkey of the department's active reviewers, `threshold` of them needed, and opens a KEY_PROOF signing request. When `threshold` reviewers have signed it in the console, the platform proposes the account as the department's wallet (DEPARTMENT_HELD); the change waits out the registry's public wallet delay and is activated with POST /departments/{departmentCode}/wallet-change/activate. Audited (DEPARTMENT DEPLOY_PASSKEY_ACCOUNT, OPEN_SIGNING_REQUEST).",
+      tags: ["Departments"],
+      access: [{ kind: "apiKey" }, { kind: "admin" }],
+      params: CodeParams,
+      body: z.object({ threshold: z.int().min(1).max(64) }).meta({ id: "PasskeyCustodyInput" }),
+      responses: {
+        202: {
+          description: "Account deployed; the key proof waits for the reviewers' signatures",
+          schema: z.object({
+            account: z.object({ address: z.string(), threshold: z.int(), reviewers: z.array(PublicKey) }),
+            signingRequest: SigningRequest,
+          }),
+        },
+        ...errors({
+          400: "Invalid body",
+          401: "Not authenticated",
+          403: "Another department, or a console session",
+          404: "No such department",
+          409: "NOT_ENOUGH_REVIEWERS (fewer reviewers with a passkey than the threshold), ALREADY_PASSKEY_CUSTODY, CUSTODY_MOVE_IN_PROGRESS, DEPARTMENT_NOT_REGISTERED",
+          503: "Chain unavailable, nothing recorded",
+        }),
+      },
+      handler: async ({ params, body, ctx }) => {
+        requireDepartmentOrAdmin(ctx.state.principal, params.departmentCode);
+        return {
+          status: 202,
+          body: await startPasskeyCustody(context, requestMeta(ctx), params.departmentCode, body),
+        };
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/departments/:departmentCode/passkey-account/reviewer-changes",
+      operationId: "openPasskeyReviewerChange",
+      idempotent: false,
+      summary: "Ask the passkey account's reviewers to change who signs for the department",
+      description:
+        "Opens a REVIEWER_CHANGE signing request over the account's changeDigest: `add` names active passkeys of the department's reviewers, `remove` passkeys (by id, also removed ones) or keys; `threshold` is the threshold after the change (default: unchanged, or lowered to the reviewers left). The account's current reviewers sign it in the console; the platform then relays changeReviewers. Removing a reviewer off chain (DELETE /departments/{code}/reviewers/{id}) stops their console signing at once; this takes their key off the account. Audited (DEPARTMENT OPEN_SIGNING_REQUEST).",
+      tags: ["Departments"],
+      access: [{ kind: "apiKey" }, { kind: "admin" }],
+      params: CodeParams,
+      body: z
+        .object({
+          add: z.array(PasskeyId).max(64).default([]),
+          remove: z
+            .array(z.union([PublicKey, PasskeyId]))
+            .max(64)
+            .default([]),
+          threshold: z.int().min(1).max(64).optional(),
+        })
+        .meta({ id: "PasskeyReviewerChangeInput" }),
+      responses: {
+        201: { description: "The signing request", schema: SigningRequest },
+        ...errors({
+          400: "Invalid body; UNKNOWN_PASSKEYS; INVALID_THRESHOLD; a change that changes nothing",
+          401: "Not authenticated",
+          403: "Another department, or a console session",
+          404: "No such department",
+          409: "NOT_PASSKEY_CUSTODY, REVIEWER_EXISTS (adding a key the account has), REVIEWER_UNKNOWN (removing one it has not)",
+          503: "Chain unavailable",
+        }),
+      },
+      handler: async ({ params, body, ctx }) => {
+        requireDepartmentOrAdmin(ctx.state.principal, params.departmentCode);
+        return {
+          status: 201,
+          body: await openReviewerChange(context, requestMeta(ctx), params.departmentCode, body),
+        };
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/console/requests/:requestId/signing-requests",
+      operationId: "openDecisionSigningRequest",
+      idempotent: false,
+      summary: "Open a decision for the reviewers' passkeys to sign",
+      description:
+        "A reviewer signed in to the console of a department whose registered wallet is its passkey account: the body is the decision (as for decision-typed-data). The decision's EIP-712 digest is resolved now (stage, round, document versions, nonce) with a deadline 12 hours ahead, and the signing request collects the reviewers' assertions; when the account's threshold have signed, the platform relays it (decideBySig). Audited (DEPARTMENT OPEN_SIGNING_REQUEST).",
+      tags: ["Console"],
+      access: [{ kind: "apiKey" }],
+      params: z.object({ requestId: z.uuid() }),
+      body: DecisionSigningInput,
+      responses: {
+        201: { description: "The signing request", schema: SigningRequest },
+        ...errors({
+          400: "Invalid body; UNKNOWN_DOCUMENTS",
+          401: "Not authenticated",
+          403: "Not a reviewer signed in to the console",
+          404: "No such request",
+          409: "NOT_PASSKEY_CUSTODY: the department's wallet is not its passkey account",
+          503: "Chain unavailable",
+        }),
+      },
+      handler: async ({ params, body, ctx }) => {
+        reviewer(ctx.state.principal);
+        return {
+          status: 201,
+          body: await openDecisionSigning(context, requestMeta(ctx), params.requestId, decisionOf(body)),
+        };
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/console/signing-requests",
+      operationId: "listSigningRequests",
+      summary: "The department's signing requests, newest first",
+      tags: ["Console"],
+      access: [{ kind: "apiKey" }],
+      query: z.object({
+        status: z.enum(["COLLECTING", "SUBMITTED", "FAILED", "EXPIRED"]).optional(),
+        limit: z.coerce.number().int().min(1).max(100).default(50),
+      }),
+      responses: {
+        200: { description: "The signing requests", schema: z.object({ signingRequests: z.array(SigningRequest) }) },
+        ...errors({ 400: "Invalid query", 401: "Not authenticated", 403: "Not a department" }),
+      },
+      handler: async ({ query, ctx }) => ({
+        body: { signingRequests: await listSigningRequests(context, department(ctx.state.principal), query) },
+      }),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/console/signing-requests/:signingRequestId",
+      operationId: "getSigningRequest",
+      summary: "One signing request of the department",
+      tags: ["Console"],
+      access: [{ kind: "apiKey" }],
+      params: IdParams,
+      responses: {
+        200: { description: "The signing request", schema: SigningRequest },
+        ...errors({ 401: "Not authenticated", 403: "Not a department", 404: "No such signing request here" }),
+      },
+      handler: async ({ params, ctx }) => ({
+        body: await getSigningRequest(context, department(ctx.state.principal), params.signingRequestId),
+      }),
+    }),
+    defineRoute({
+      method: "post",
+      path: "/console/signing-requests/:signingRequestId/assertions",
+      operationId: "signSigningRequest",
+      sendsTransactions: true,
+      idempotent: false,
+      summary: "Sign a signing request with your passkey",
+      description:
+        "The body is navigator.credentials.get's answer (AuthenticationResponseJSON) to the request's challenge. It is verified (challenge, origin, RP ID, user verification, counter), must be the signed-in reviewer's active passkey and a reviewer of the account on chain, and is stored; the signature that reaches the threshold relays the account's signature at once (a decision, the key proof's wallet change, or the reviewer change) and the answer is SUBMITTED with its transactionHash. One signature per reviewer. Audited (DEPARTMENT SIGN_SIGNING_REQUEST, SUBMIT_SIGNING_REQUEST or FAIL_SIGNING_REQUEST).",
+      tags: ["Console"],
+      access: [{ kind: "apiKey" }],
+      params: IdParams,
+      body: z.object({ response: AuthenticationResponse }),
+      responses: {
+        200: { description: "Signed (and relayed when the threshold was reached)", schema: SigningRequest },
+        ...errors({
+          400: "PASSKEY_INVALID: not a valid assertion over this digest (another challenge, a replay, another origin or RP ID, no user verification), or a removed passkey or one not on the account; nothing is stored",
+          401: "Not authenticated",
+          403: "Not a reviewer signed in to the console, another reviewer's passkey, or another department's request",
+          404: "No such signing request",
+          409: "ALREADY_SIGNED, SIGNING_REQUEST_CLOSED; a relay refused as stale (the decide use case's STALE_DECISION, STALE_NONCE, STALE_DOCUMENTS, ...): the request is FAILED",
+          503: "Chain unavailable, nothing stored",
+        }),
+      },
+      handler: async ({ params, body, ctx }) => {
+        reviewer(ctx.state.principal);
+        return {
+          body: await addAssertion(
+            context,
+            requestMeta(ctx),
+            params.signingRequestId,
+            body.response as unknown as AuthenticationResponseJSON,
+          ),
+        };
+      },
+    }),
+  ];
 }

@@ -203,13 +203,15 @@ export async function decisionToSign(
   principal: Extract<Principal, { kind: "department" }>,
   requestId: string,
   decision: Decision,
+  /** How long the signature may wait (passkey reviewers collecting signatures take longer); at most a day on chain. */
+  lifetimeSeconds = SIGNATURE_LIFETIME_SECONDS,
 ) {
   const request = await findVisibleRequest(context.pool, principal, requestId);
   const department = await callerDepartment(context, principal.code);
   const review = resolveReview(await anchoredDocumentsOf(context.pool, request.tokenId), decision);
   const record = await departmentRecord(context.gateway, context.contracts.ApprovalRegistry, department.departmentId);
   const at = await currentRound(context, request.tokenId);
-  const deadline = await deadlineIn(context, SIGNATURE_LIFETIME_SECONDS);
+  const deadline = await deadlineIn(context, lifetimeSeconds);
   const message = decisionMessage(
     request.tokenId,
     department.departmentId,
