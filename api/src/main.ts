@@ -12,6 +12,7 @@ import { createLogger } from "./observability/logger.ts";
 import { logUnhandledRejections } from "./observability/processErrors.ts";
 import { Metrics } from "./observability/metrics.ts";
 import { createAuth } from "./auth/index.ts";
+import { createConsoleSessionCheck } from "./auth/consoleSessions.ts";
 import { apiRoutes } from "./routes/index.ts";
 import { IdempotencyStore } from "./http/idempotency.ts";
 import { FailedCredentials, PostgresBuckets, RateLimiter } from "./http/rateLimit.ts";
@@ -67,6 +68,8 @@ const auth = await createAuth({
     credentials: new DepartmentCredentialStore(core.pool),
     openSecret: (code, sealed) => context.departmentSecrets.open(code, sealed),
   }),
+  // Reviewers signed in to the review console act as their department, on the routes a reviewer needs.
+  consoleSessions: createConsoleSessionCheck({ pool: core.pool, config }),
 });
 await auth.bootstrapAdmin();
 // The key signing licences' QR codes (its address is published at /api/v1/verify/issuer).

@@ -8,7 +8,7 @@ import type { Principal } from "../auth/principal.ts";
 import { isAdmin } from "../auth/principal.ts";
 
 export type AuditEntity =
-  "REQUEST" | "APPROVAL" | "DOCUMENT" | "DEPARTMENT" | "WORKFLOW" | "CLIENT" | "WEBHOOK" | "APPLICANT";
+  "REQUEST" | "APPROVAL" | "DOCUMENT" | "DEPARTMENT" | "WORKFLOW" | "CLIENT" | "WEBHOOK" | "APPLICANT" | "REVIEWER";
 
 /** Who made a change and from where. */
 export interface RequestMeta {

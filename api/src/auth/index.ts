@@ -31,6 +31,9 @@ export type DepartmentKeyCheck = (
   ctx: import("koa").Context,
 ) => Promise<Principal | undefined>;
 
+/** A console session cookie's principal, or undefined (none, or not live); see consoleSessions.ts. */
+export type ConsoleSessionCheck = (ctx: import("koa").Context) => Promise<Principal | undefined>;
+
 export interface AuthModule {
   authenticate: Authenticator;
   routes: RouteDefinition[];
@@ -48,6 +51,8 @@ export async function createAuth(deps: {
   departments?: DepartmentKeyCheck;
   /** Counts failed credentials per credential and address (none: not counted). */
   failures?: FailedCredentials;
+  /** A review console session cookie → the reviewer's department (consoleSessions.ts); none: cookies are ignored. */
+  consoleSessions?: ConsoleSessionCheck;
 }): Promise<AuthModule> {
   const { config, pool, logger, failures } = deps;
   const key = await loadSigningKey(config);
@@ -71,7 +76,14 @@ export async function createAuth(deps: {
   const failedSignIn = failedSignIns(record, failures);
 
   return {
-    authenticate: authenticator({ tokens, clients, departments: deps.departments, failures, failedSignIn }),
+    authenticate: authenticator({
+      tokens,
+      clients,
+      departments: deps.departments,
+      consoleSessions: deps.consoleSessions,
+      failures,
+      failedSignIn,
+    }),
     ...authRoutes({ config, logger, clients, codes, tokens, provider, record, failures }),
     bootstrapAdmin: () => bootstrapAdminClient(config, clients, record),
   };
@@ -104,10 +116,11 @@ function authenticator(deps: {
   tokens: TokenService;
   clients: ClientStore;
   departments?: DepartmentKeyCheck;
+  consoleSessions?: ConsoleSessionCheck;
   failures?: FailedCredentials;
   failedSignIn: FailedSignIn;
 }): Authenticator {
-  const { tokens, clients, departments, failures, failedSignIn } = deps;
+  const { tokens, clients, departments, consoleSessions, failures, failedSignIn } = deps;
   async function bearerPrincipal(token: string): Promise<Principal> {
     if (!token) throw rejected('The Authorization header must be "Bearer <access token>"');
     let verified;
@@ -171,6 +184,8 @@ function authenticator(deps: {
         method: "api_key",
       });
     }
+    // A review console session cookie counts only without other credentials.
+    if (consoleSessions) return consoleSessions(ctx);
     // No credentials (or another scheme, e.g. HTTP Basic at the token endpoint): anonymous.
     return undefined;
   };

@@ -11,6 +11,7 @@ import { AppError, forbidden, unauthorized } from "../errors.ts";
 import { hasScope, isAdmin, type Authenticator, type Principal, type Scope } from "../auth/principal.ts";
 import { fingerprint, isIdempotencyKey, type IdempotencyStore, type MinedWrite, type Recover } from "./idempotency.ts";
 import { MethodTable } from "./allowedMethods.ts";
+import { assertConsoleSessionMayCall } from "../auth/consoleSessions.ts";
 import { isStorableText } from "../storableText.ts";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
@@ -139,6 +140,7 @@ export function mountRoutes(
       if (rateClass === "write") await limiter?.take("write", principal ? principalKey(principal) : clientKey(ctx.ip));
       else if (rateClass === undefined && principal) await limiter?.take("read", principalKey(principal));
       authorise(route.access, ctx.state.principal);
+      assertConsoleSessionMayCall(route, ctx.state.principal);
       // A bad Idempotency-Key is refused before the request is read: without it the caller's retries are not safe.
       const key = honoursKey && idempotency ? idempotencyKeyOf(ctx) : "";
       const params = parse(route.params, ctx.params, "path");

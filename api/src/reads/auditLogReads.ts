@@ -16,6 +16,7 @@ export const AUDIT_ENTITY_TYPES = [
   "CLIENT",
   "WEBHOOK",
   "APPLICANT",
+  "REVIEWER",
 ] as const satisfies readonly AuditEntity[];
 const everyEntityListed: Exclude<AuditEntity, (typeof AUDIT_ENTITY_TYPES)[number]> extends never ? true : never = true;
 void everyEntityListed;
