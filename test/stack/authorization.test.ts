@@ -26,6 +26,7 @@ import { parseMarkdownTable } from "./support/markdownTable.ts";
 import { loadOperations, undocumentedAnswer } from "./support/openApiOperations.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { current } from "./support/stackFixture.ts";
+import { authenticationResponse, createSoftwarePasskey, registrationResponse } from "./support/softwarePasskey.ts";
 import { startReceiver, type Receiver } from "./support/webhookReceiver.ts";
 import { registerWorkflowVersion, workflowVersions } from "./support/workflowAdmin.ts";
 
@@ -208,6 +209,44 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     }),
   });
   const plain = (path: string): RowDriver => ({ build: () => ({ path }) });
+
+  /** A reviewer invited by the fixture department: the link's token and the ceremony's origin and RP ID. */
+  async function reviewerInvitation(name: string) {
+    const body = must(
+      await asDepartment.post(`/departments/${department.code}/reviewer-invitations`, { name }),
+      201,
+      "invite a reviewer",
+    );
+    const url = new URL(body.invitationUrl);
+    return {
+      reviewerId: body.reviewerId as string,
+      token: url.hash.split("/invite/")[1]!,
+      ceremony: { origin: url.origin, rpId: url.hostname },
+    };
+  }
+  /** An invited reviewer who registered a software passkey. */
+  async function registeredReviewer(name: string) {
+    const { reviewerId, token, ceremony } = await reviewerInvitation(name);
+    const passkey = createSoftwarePasskey();
+    const anonymous = apiClient(api);
+    const options = must(
+      await anonymous.post("/console/invitations/registration-options", { token, deviceName: "Matrix" }),
+      200,
+      "registration options",
+    ).options;
+    must(
+      await anonymous.post("/console/invitations/register", {
+        token,
+        response: registrationResponse(passkey, options, ceremony),
+      }),
+      201,
+      "register a passkey",
+    );
+    return { reviewerId, passkey, ceremony };
+  }
+  /** The reviewer whose passkey signs in (one after another: its counter only goes up) and whom refusals name. */
+  let fixtureReviewer: ReturnType<typeof registeredReviewer> | undefined;
+  const reviewerFixture = () => (fixtureReviewer ??= registeredReviewer("Matrix reviewer"));
 
   /** One driver per row of the table: the well-formed request each caller sends. */
   const drivers: Record<string, RowDriver> = {
@@ -425,6 +464,67 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     "GET /api/v1/departments/{departmentCode}/stats": {
       build: () => ({ path: `/api/v1/departments/${department.code}/stats` }),
     },
+
+    "POST /api/v1/departments/{departmentCode}/reviewer-invitations": {
+      build: () => ({
+        path: `/api/v1/departments/${department.code}/reviewer-invitations`,
+        json: { name: "Matrix invitee" },
+      }),
+    },
+    "GET /api/v1/departments/{departmentCode}/reviewers": {
+      build: () => ({ path: `/api/v1/departments/${department.code}/reviewers` }),
+    },
+    "DELETE /api/v1/departments/{departmentCode}/reviewers/{reviewerId}": {
+      build: async (_caller, allowed) => ({
+        path: `/api/v1/departments/${department.code}/reviewers/${
+          (allowed ? await reviewerInvitation("Matrix removal") : await reviewerFixture()).reviewerId
+        }`,
+      }),
+    },
+    "DELETE /api/v1/departments/{departmentCode}/reviewers/{reviewerId}/passkeys/{passkeyId}": {
+      build: async (_caller, allowed) => {
+        const { reviewerId, passkey } = allowed
+          ? await registeredReviewer("Matrix passkey removal")
+          : await reviewerFixture();
+        return { path: `/api/v1/departments/${department.code}/reviewers/${reviewerId}/passkeys/${passkey.id}` };
+      },
+    },
+    "POST /api/v1/console/invitations/registration-options": {
+      build: async () => ({
+        path: "/api/v1/console/invitations/registration-options",
+        json: { token: (await reviewerInvitation("Matrix options")).token, deviceName: "Matrix" },
+      }),
+    },
+    "POST /api/v1/console/invitations/register": {
+      build: async () => {
+        const { token, ceremony } = await reviewerInvitation("Matrix registration");
+        const options = must(
+          await apiClient(api).post("/console/invitations/registration-options", { token, deviceName: "Matrix" }),
+          200,
+          "registration options",
+        ).options;
+        return {
+          path: "/api/v1/console/invitations/register",
+          json: { token, response: registrationResponse(createSoftwarePasskey(), options, ceremony) },
+        };
+      },
+    },
+    "POST /api/v1/console/sign-in/options": { build: () => ({ path: "/api/v1/console/sign-in/options", json: {} }) },
+    "POST /api/v1/console/sign-in": {
+      sequential: true,
+      build: async () => {
+        const { passkey, ceremony } = await reviewerFixture();
+        const options = must(await apiClient(api).post("/console/sign-in/options", {}), 200, "sign-in options").options;
+        return {
+          path: "/api/v1/console/sign-in",
+          json: { response: authenticationResponse(passkey, options, ceremony) },
+        };
+      },
+    },
+    // Without a session cookie, signing out ends nothing and answers 204 to anyone.
+    "POST /api/v1/console/sign-out": plain("/api/v1/console/sign-out"),
+    // Only a console session (a reviewer's cookie, no column here) reads it: a department's API key is 403.
+    "GET /api/v1/console/me": plain("/api/v1/console/me"),
 
     "GET /api/v1/workflows": plain("/api/v1/workflows"),
     "POST /api/v1/workflows/validate": {
