@@ -1,7 +1,16 @@
 // The review console's router: hash routes (#/invite/<token>, #/sign-in, #/queue, #/requests/<id>, #/history,
 // #/signing), the signed-in reviewer (GET /console/me), and the periodic refresh of the screen shown.
 import { ApiError, get, post } from "./api.js";
-import { historyView, inviteView, queueView, requestView, say, signInView, signingView } from "./views.js";
+import {
+  clearStaleNotice,
+  historyView,
+  inviteView,
+  queueView,
+  requestView,
+  say,
+  signInView,
+  signingView,
+} from "./views.js";
 
 const REFRESH_MS = 30_000;
 const view = document.getElementById("view");
@@ -33,6 +42,7 @@ const go = (hash) => {
 async function route() {
   refresh = null;
   delete view.dataset.loaded;
+  clearStaleNotice();
   const [path, search = ""] = location.hash.replace(/^#/, "").split("?");
   const parts = path.split("/").filter(Boolean);
   const params = new URLSearchParams(search);

@@ -91,6 +91,7 @@ async function renderPreview(container, bytes, mimeType) {
   if (mimeType.startsWith("image/")) {
     const url = URL.createObjectURL(new Blob([bytes], { type: mimeType }));
     container.replaceChildren(h("img", { src: url, alt: "Document preview" }));
+    container.dataset.rendered = "image";
     return;
   }
   if (mimeType !== "application/pdf") throw new Error(mimeType || "unknown type");
@@ -100,7 +101,8 @@ async function renderPreview(container, bytes, mimeType) {
   const pages = [];
   for (let n = 1; n <= Math.min(pdf.numPages, 3); n++) {
     const page = await pdf.getPage(n);
-    const width = Math.max(container.clientWidth, 280);
+    // Drawn for the widest the preview is shown (CSS scales it down), sharp on a high-density screen.
+    const width = Math.min(Math.max(container.clientWidth, 320), 640);
     const viewport = page.getViewport({
       scale: (width / page.getViewport({ scale: 1 }).width) * (window.devicePixelRatio || 1),
     });

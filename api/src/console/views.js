@@ -26,6 +26,13 @@ export function say(message, ok = false) {
   notice.textContent = message;
   notice.className = ok ? "notice ok" : "notice";
   notice.hidden = !message;
+  notice.dataset.at = String(Date.now());
+}
+
+/** A notice stays for the screen it was shown on (or the one it sends the reviewer to), then goes. */
+export function clearStaleNotice() {
+  const notice = document.getElementById("notice");
+  if (Date.now() - Number(notice.dataset.at ?? 0) > 1000) say("");
 }
 
 const errorText = (error) =>
@@ -299,10 +306,13 @@ function queueRow(item) {
 export function requestView(view, session, requestId) {
   view.replaceChildren(h("p", { class: "muted" }, "Loading the request…"));
   void (async () => {
-    const [detail, approvals] = await Promise.all([
+    // The department's custody as it is now (it may have moved to a passkey account since sign-in).
+    const [detail, approvals, me] = await Promise.all([
       get(`/requests/${requestId}`),
       get(`/requests/${requestId}/approvals?includeInvalidated=true`),
+      get("/console/me"),
     ]);
+    session = me;
     const documents = h("div", { id: "documents" });
     const decision = h("div", { id: "decision" });
     view.replaceChildren(
@@ -487,6 +497,7 @@ async function decideCustodially(requestId, body, status) {
     h("div", { class: "mono" }, `tx ${answer.transactionHash}`),
     h("div", {}, "Signed by the platform's custodial key for your department."),
   );
+  await showOnChainRecord(status, answer.transactionHash);
 }
 
 /** A signing request's state; signs it with this reviewer's passkey when asked to and possible. */
@@ -499,6 +510,8 @@ async function showSigning(status, signing, sign) {
   status.className =
     current.status === "SUBMITTED" ? "status ok" : current.status === "COLLECTING" ? "status" : "status bad";
   status.replaceChildren(...signingSummary(current));
+  if (current.status === "SUBMITTED" && current.kind === "DECISION" && current.transactionHash)
+    await showOnChainRecord(status, current.transactionHash);
 }
 
 export async function signWithPasskey(signing) {
@@ -515,6 +528,36 @@ export async function signWithPasskey(signing) {
 
 function signingSummary(s) {
   const signed = s.signatures ?? [];
+  const summary = s.summary ?? {};
+  const what =
+    s.kind === "DECISION"
+      ? [
+          h(
+            "div",
+            {},
+            `Decision: ${humanise(summary.decision)}${summary.reason ? ` (${humanise(summary.reason)})` : ""} · “${summary.remarks ?? ""}”`,
+          ),
+          summary.documents?.length
+            ? h(
+                "ul",
+                { class: "list" },
+                summary.documents.map((d) =>
+                  h("li", { class: "mono" }, `v${d.version} · SHA-256 ${short(d.sha256 ?? "")}`),
+                ),
+              )
+            : h("div", { class: "muted" }, "No document covered."),
+        ]
+      : s.kind === "KEY_PROOF"
+        ? h(
+            "div",
+            {},
+            `Key proof: the passkey account ${summary.wallet} becomes ${summary.departmentCode}'s wallet (held by its reviewers).`,
+          )
+        : h(
+            "div",
+            {},
+            `Reviewer change: add ${summary.add?.length ?? 0}, remove ${summary.remove?.length ?? 0}, threshold ${summary.threshold}.`,
+          );
   return [
     h(
       "strong",
@@ -525,25 +568,50 @@ function signingSummary(s) {
           ? "Submitted on chain"
           : humanise(s.status),
     ),
-    h(
-      "div",
-      {},
-      `${humanise(s.kind)}${s.summary?.decision ? `: ${humanise(s.summary.decision)}` : ""}${s.summary?.remarks ? ` · “${s.summary.remarks}”` : ""}`,
-    ),
+    what,
     signed.length
       ? h(
           "ul",
           { class: "list" },
-          signed.map((x) => h("li", {}, `${x.reviewerName} · ${when(x.signedAt)}`)),
+          signed.map((x) => h("li", {}, `Signed by ${x.reviewerName} · ${when(x.signedAt)}`)),
         )
       : "",
     s.transactionHash ? h("div", { class: "mono", id: "signing-tx" }, `tx ${s.transactionHash}`) : "",
-    s.status === "SUBMITTED"
-      ? h("div", {}, "Signed by your department's passkey account; the chain records the account as the signer.")
-      : "",
     s.failure ? h("div", {}, `${s.failure.code ?? ""} ${s.failure.message ?? ""}`) : "",
-    h("div", { class: "muted" }, `Expires ${when(s.expiresAt)}`),
+    s.status === "COLLECTING" ? h("div", { class: "muted" }, `Expires ${when(s.expiresAt)}`) : "",
   ];
+}
+
+/** The decision as the chain recorded it (signer, custody, block), once the index has the transaction. */
+async function showOnChainRecord(status, transactionHash) {
+  const record = h("div", { id: "chain-record", class: "muted" }, "Waiting for the chain's record…");
+  status.append(record);
+  for (let attempt = 0; attempt < 30; attempt++) {
+    const { decisions } = await get(`/console/decisions?q=${transactionHash}&limit=1`);
+    const [found] = decisions;
+    if (found) {
+      record.className = "";
+      record.dataset.signer = found.signer;
+      record.replaceChildren(
+        h(
+          "div",
+          {},
+          `On chain, block ${found.blockNumber}: signer `,
+          h("span", { class: "mono", id: "chain-signer" }, found.signer),
+        ),
+        h(
+          "div",
+          {},
+          found.custodyLabel,
+          found.reviewers.length ? `: ${found.reviewers.map((r) => r.reviewerName).join(", ")}` : "",
+        ),
+        h("a", { href: found.verifyUrl, target: "_blank", rel: "noopener" }, "Public verification"),
+      );
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  record.textContent = "The chain's record is not indexed yet: see the history later.";
 }
 
 // ---- history ----------------------------------------------------------------------------------------------------
