@@ -255,6 +255,15 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     "GET /verify": plain("/verify"),
     "GET /verify/app.js": plain("/verify/app.js"),
     "GET /verify/app.css": plain("/verify/app.css"),
+    "GET /console": plain("/console"),
+    "GET /console/app.js": plain("/console/app.js"),
+    "GET /console/api.js": plain("/console/api.js"),
+    "GET /console/views.js": plain("/console/views.js"),
+    "GET /console/documents.js": plain("/console/documents.js"),
+    "GET /console/app.css": plain("/console/app.css"),
+    "GET /console/vendor/simplewebauthn-browser.js": plain("/console/vendor/simplewebauthn-browser.js"),
+    "GET /console/vendor/pdf.min.mjs": plain("/console/vendor/pdf.min.mjs"),
+    "GET /console/vendor/pdf.worker.min.mjs": plain("/console/vendor/pdf.worker.min.mjs"),
 
     "POST /api/v1/auth/token": {
       build: () => ({
@@ -525,6 +534,9 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     "POST /api/v1/console/sign-out": plain("/api/v1/console/sign-out"),
     // Only a console session (a reviewer's cookie, no column here) reads it: a department's API key is 403.
     "GET /api/v1/console/me": plain("/api/v1/console/me"),
+    // Each department reads its own queue and history (another department's key: its own, empty).
+    "GET /api/v1/console/queue": plain("/api/v1/console/queue"),
+    "GET /api/v1/console/decisions": plain("/api/v1/console/decisions"),
 
     "GET /api/v1/workflows": plain("/api/v1/workflows"),
     "POST /api/v1/workflows/validate": {
