@@ -13,6 +13,8 @@ import { randomUUID } from "node:crypto";
 import { getAddress, TypedDataEncoder } from "ethers";
 import { verifyAuthenticationResponse, type AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { NotMinedInTimeError } from "../../chain/chainErrors.ts";
+import { wasRecorded } from "../../chain/chainGateway.ts";
 import type { Principal } from "../../auth/principal.ts";
 import type { Tx } from "../../db/queryable.ts";
 import { withTransaction } from "../../db/transaction.ts";
@@ -327,6 +329,13 @@ export async function addAssertion(
       });
       return { error: undefined };
     } catch (error) {
+      if (wasRecorded(error)) {
+        // The relay is in the outbox and may still be mined (reconciliation finishes it): submitted, not failed.
+        const hash = error instanceof NotMinedInTimeError ? error.transactionHash : undefined;
+        const chainTxId = hash ? ((await chainTransactionIdByHash(client, hash)) ?? null) : null;
+        await markSubmitted(client, row.id, { chainTxId, result: { pending: true } });
+        return { error };
+      }
       if (!(error instanceof AppError) || error.status >= 500) throw error;
       const failure = {
         code: error.code,
