@@ -323,7 +323,7 @@ describe("review console in headless Chromium with a virtual passkey authenticat
     let decisionTx: string;
 
     before(async function () {
-      setup = await departmentWithRequest(code, "Passkey Permits Office", "RESORT_LICENSE");
+      setup = await departmentWithRequest(code, "Passkey Permits Office", "BUILDING_PERMIT");
       device = await newDevice();
       const invited = await setup.asDepartment.post(`/departments/${code}/reviewer-invitations`, {
         name: "Pat Passkey",
@@ -368,7 +368,7 @@ describe("review console in headless Chromium with a virtual passkey authenticat
       await openRequest(device, setup.requestId);
       const { page } = device;
       expect(await page.textContent("#decision")).to.include("Signed by your passkey");
-      await page.fill("#remarks", `Resort plans verified ${runId}`);
+      await page.fill("#remarks", `Permit plans verified ${runId}`);
       await page.click("#decide");
       await page.waitForSelector("#decision-status[data-state='SUBMITTED']", { timeout: 60_000 });
       decisionTx = (await page.textContent("#signing-tx"))!.replace("tx ", "").trim();
@@ -376,6 +376,10 @@ describe("review console in headless Chromium with a virtual passkey authenticat
       await page.waitForSelector("#chain-signer", { timeout: 30_000 });
       expect((await page.textContent("#chain-signer"))!.toLowerCase()).to.equal(account.toLowerCase());
       expect(await page.textContent("#chain-record")).to.include("Pat Passkey");
+      expect(await page.textContent("#decision-status"))
+        .to.include("Decision: approved · “Permit plans verified")
+        .and.include("Signed by Pat Passkey")
+        .and.not.include("[object");
       await shot(page, "approved-with-passkey");
 
       // The index's DecisionRecorded: the account signed, department-held custody; the reviewers who signed.

@@ -568,7 +568,7 @@ function signingSummary(s) {
           ? "Submitted on chain"
           : humanise(s.status),
     ),
-    what,
+    ...(Array.isArray(what) ? what : [what]),
     signed.length
       ? h(
           "ul",
