@@ -14,6 +14,7 @@ import {
 import { AppError, forbidden } from "../errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { requestMeta } from "../http/requestMeta.ts";
+import { AuthenticationResponse } from "./reviewers.ts";
 
 const errors = errorResponses;
 const CodeParams = z.object({ departmentCode: z.string().min(1).max(64) });
@@ -65,21 +66,6 @@ const DecisionSigningInput = z
     documentVersions: z.record(z.uuid(), z.int().min(1).max(32767)).optional(),
   })
   .meta({ id: "DecisionSigningInput" });
-
-/** The browser's AuthenticationResponseJSON, checked field by field by the WebAuthn verification. */
-const AuthenticationResponse = z.looseObject({
-  id: PasskeyId,
-  rawId: z.string().max(2048),
-  type: z.literal("public-key"),
-  response: z.looseObject({
-    clientDataJSON: z.string().max(8192),
-    authenticatorData: z.string().max(8192),
-    signature: z.string().max(512),
-    userHandle: z.string().max(512).optional(),
-  }),
-  clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
-  authenticatorAttachment: z.string().max(32).optional(),
-});
 
 type DepartmentPrincipal = Extract<Principal, { kind: "department" }>;
 
