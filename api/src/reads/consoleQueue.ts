@@ -6,6 +6,7 @@
  * "Now" is the database's clock, the one every other read of expiry uses.
  */
 import type pg from "pg";
+import { stageNumber } from "../../../abis/index.ts";
 import { readTogether } from "../db/readTogether.ts";
 import { isoFromUnixSeconds } from "../unixTime.ts";
 
@@ -136,7 +137,7 @@ function queueItem(row: Record<string, any>): QueueItem {
     submittedAt: Number(row.submitted_at) > 0 ? isoFromUnixSeconds(row.submitted_at) : null,
     stage: {
       index: Number(row.stage),
-      number: Number(row.stage) + 1,
+      number: stageNumber(row.stage),
       name: row.stage_name ?? "",
       mode: row.execution_type,
       completion: row.completion,

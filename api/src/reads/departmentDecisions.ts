@@ -5,6 +5,7 @@
  * request relayed in that transaction).
  */
 import type pg from "pg";
+import { stageNumber } from "../../../abis/index.ts";
 import { readTogether } from "../db/readTogether.ts";
 import { isoFromUnixSeconds } from "../unixTime.ts";
 
@@ -67,7 +68,7 @@ export async function departmentDecisions(pool: pg.Pool, code: string, baseUrl: 
       requestNumber: row.request_number,
       requestType: row.request_type,
       applicantName: row.applicant_name ?? "",
-      stage: Number(row.stage) + 1,
+      stage: stageNumber(row.stage),
       decision: row.decision,
       /** The decision as it stands now (REVIEW_REQUIRED once a newer document version reopened it). */
       status: row.status,
@@ -78,12 +79,12 @@ export async function departmentDecisions(pool: pg.Pool, code: string, baseUrl: 
       custody: row.custody,
       custodyLabel:
         CUSTODY_LABELS[row.passkey ? "PASSKEY" : (row.custody as "CUSTODIAL" | "DEPARTMENT_HELD")] ?? row.custody,
-      reviewers: (row.reviewers ?? []) as {
-        reviewerId: string;
-        reviewerName: string;
-        passkeyId: string;
-        signedAt: string;
-      }[],
+      reviewers: ((row.reviewers ?? []) as Record<string, string>[]).map((r) => ({
+        reviewerId: r.reviewerId,
+        reviewerName: r.reviewerName,
+        passkeyId: r.passkeyId,
+        signedAt: new Date(r.signedAt).toISOString(),
+      })),
       transactionHash: row.tx_hash,
       blockNumber: Number(row.block_number),
       decidedAt: isoFromUnixSeconds(row.timestamp),
