@@ -57,6 +57,7 @@ import { pdf, png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
 import { EXCLUDED_TABLES, StateProbe, type Snapshot } from "./support/stateSnapshot.ts";
+import { createSoftwarePasskey, registrationResponse } from "./support/softwarePasskey.ts";
 import { startReceiver, type Receiver } from "./support/webhookReceiver.ts";
 
 const SCALE = Number(process.env.FUZZ_RUNS_SCALE ?? 1);
@@ -106,6 +107,8 @@ interface Fixtures {
   webhookId: string;
   sacWebhookId: string;
   sacClientId: string;
+  /** A reviewer of department B with a registered passkey (review console). */
+  reviewer: { id: string; passkeyId: string };
   file: { token: string; query: Record<string, string> };
   receiver: Receiver;
 }
@@ -215,6 +218,24 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     });
     expect(sacHook.status).to.equal(201);
     const sacClient = await createClient(api, adminToken, `fuzz sacrificial ${tag}`, ["documents:read"]);
+    const invited = await asB.post(`/departments/${deptB.code}/reviewer-invitations`, { name: "Fuzz Reviewer" });
+    expect(invited.status, JSON.stringify(invited.body)).to.equal(201);
+    const invitation = new URL(invited.body.invitationUrl);
+    const invitationToken = invitation.hash.split("/invite/")[1];
+    const passkey = createSoftwarePasskey();
+    const anonymous = apiClient(api);
+    const creation = await anonymous.post("/console/invitations/registration-options", {
+      token: invitationToken,
+      deviceName: "Fuzz",
+    });
+    const registered = await anonymous.post("/console/invitations/register", {
+      token: invitationToken,
+      response: registrationResponse(passkey, creation.body.options, {
+        origin: invitation.origin,
+        rpId: invitation.hostname,
+      }),
+    });
+    expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
 
     const download = await applicant.get(`/documents/${sitePlan.id}/download`);
     expect(download.status).to.equal(200);
@@ -239,6 +260,7 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       webhookId: hook.body.webhookId,
       sacWebhookId: sacHook.body.webhookId,
       sacClientId: sacClient.clientId,
+      reviewer: { id: invited.body.reviewerId, passkeyId: passkey.id },
       file: { token: fileToken, query: Object.fromEntries(fileUrl.searchParams) },
       receiver,
     };
@@ -326,6 +348,8 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       webhookId: id === "deleteWebhook" || id === "enableWebhook" ? f.sacWebhookId : f.webhookId,
       departmentCode: id === "updateDepartment" || id === "regenerateDepartmentApiKey" ? f.deptSac.code : f.deptB.code,
       clientId: f.sacClientId,
+      reviewerId: f.reviewer.id,
+      passkeyId: f.reviewer.passkeyId,
       tokenId: String(f.submitted.tokenId),
       hash: f.submitted.sitePlan.hash,
       qrCode: "LAP1.31337.0x0000000000000000000000000000000000000000.1.AAAA",
