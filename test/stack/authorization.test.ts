@@ -247,6 +247,39 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
   /** The reviewer whose passkey signs in (one after another: its counter only goes up) and whom refusals name. */
   let fixtureReviewer: ReturnType<typeof registeredReviewer> | undefined;
   const reviewerFixture = () => (fixtureReviewer ??= registeredReviewer("Matrix reviewer"));
+  /** A department of its own with a reviewer who registered a passkey (a passkey custody move changes it). */
+  async function departmentWithReviewer(): Promise<string> {
+    const fresh = await createDepartment(api, adminToken, { code: newCode(), name: "Authorization matrix, passkeys" });
+    const invited = must(
+      await departmentClient(api, fresh).post(`/departments/${fresh.code}/reviewer-invitations`, { name: "Pia" }),
+      201,
+      "invite a reviewer",
+    );
+    const url = new URL(invited.invitationUrl);
+    const token = url.hash.split("/invite/")[1]!;
+    const anonymous = apiClient(api);
+    const options = must(
+      await anonymous.post("/console/invitations/registration-options", { token, deviceName: "Matrix" }),
+      200,
+      "registration options",
+    ).options;
+    const ceremony = { origin: url.origin, rpId: url.hostname };
+    must(
+      await anonymous.post("/console/invitations/register", {
+        token,
+        response: registrationResponse(createSoftwarePasskey(), options, ceremony),
+      }),
+      201,
+      "register a passkey",
+    );
+    return fresh.code;
+  }
+  /** The fixture department's signing request (its key proof, opened by the passkey-custody row). */
+  async function departmentSigningRequest(): Promise<{ id: string; challenge: string }> {
+    const listed = must(await asDepartment.get("/console/signing-requests"), 200, "signing requests");
+    if (!listed.signingRequests[0]) throw new Error("the passkey-custody row opened no signing request");
+    return listed.signingRequests[0];
+  }
 
   /** One driver per row of the table: the well-formed request each caller sends. */
   const drivers: Record<string, RowDriver> = {
@@ -534,6 +567,48 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     "POST /api/v1/console/sign-out": plain("/api/v1/console/sign-out"),
     // Only a console session (a reviewer's cookie, no column here) reads it: a department's API key is 403.
     "GET /api/v1/console/me": plain("/api/v1/console/me"),
+    // Passkey custody: the department's key or an administrator moves a department (the fixture department, whose
+    // reviewer has a passkey; a fresh one with a reviewer for the administrator). Reviewer changes need a department
+    // whose wallet is already its passkey account: the fixture department's is custodial, so allowed callers get 409.
+    "POST /api/v1/departments/{departmentCode}/passkey-custody": {
+      build: async (caller, allowed) => {
+        if (allowed && caller === "department") await reviewerFixture();
+        const code = allowed && caller === "admin" ? await departmentWithReviewer() : department.code;
+        return { path: `/api/v1/departments/${code}/passkey-custody`, json: { threshold: 1 } };
+      },
+    },
+    "POST /api/v1/departments/{departmentCode}/passkey-account/reviewer-changes": {
+      build: () => ({
+        path: `/api/v1/departments/${department.code}/passkey-account/reviewer-changes`,
+        json: { remove: [`0x${"11".repeat(64)}`] },
+      }),
+    },
+    // Opening and signing a decision is a reviewer's console session's (no column): a department's key is 403.
+    "POST /api/v1/console/requests/{requestId}/signing-requests": {
+      build: () => ({
+        path: `/api/v1/console/requests/${fx.main.id}/signing-requests`,
+        json: { decision: "APPROVED", remarks: "authorization matrix" },
+      }),
+    },
+    "GET /api/v1/console/signing-requests": plain("/api/v1/console/signing-requests"),
+    // After the passkey-custody row: the fixture department's key proof is its signing request.
+    "GET /api/v1/console/signing-requests/{signingRequestId}": {
+      order: 1,
+      build: async () => ({ path: `/api/v1/console/signing-requests/${(await departmentSigningRequest()).id}` }),
+    },
+    "POST /api/v1/console/signing-requests/{signingRequestId}/assertions": {
+      order: 1,
+      build: async () => {
+        const signing = await departmentSigningRequest();
+        const { ceremony } = await reviewerFixture();
+        return {
+          path: `/api/v1/console/signing-requests/${signing.id}/assertions`,
+          json: {
+            response: authenticationResponse(createSoftwarePasskey(), { challenge: signing.challenge }, ceremony),
+          },
+        };
+      },
+    },
     // Each department reads its own queue and history (another department's key: its own, empty).
     "GET /api/v1/console/queue": plain("/api/v1/console/queue"),
     "GET /api/v1/console/decisions": plain("/api/v1/console/decisions"),
