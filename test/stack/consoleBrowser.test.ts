@@ -5,8 +5,10 @@
  *
  * Custodial department: invitation → passkey registration → queue → request → documents hashed in the browser and
  * verified on chain → decision by the platform's key → history; sign-out and passkey sign-in.
- * Passkey department: the reviewer's passkey signs the account's key proof (custody moves to the account), then
- * approves a request: the chain records the account as the signer and `npm run audit` verifies the assertion.
+ * Passkey department (2 of 2, each reviewer on a device of their own): both passkeys sign the account's key proof
+ * (custody moves to the account); one reviewer approves a request (1 of 2 collected), the other signs it from the
+ * Signing page: the platform relays it, the chain records the account as the signer, and `npm run audit` verifies
+ * both assertions for the console's origin.
  * Screenshots at 390 and 1280 px wide in test-artifacts/console/.
  */
 import { execFile } from "node:child_process";
@@ -315,42 +317,63 @@ describe("review console in headless Chromium with a virtual passkey authenticat
     });
   });
 
-  describe("a department whose reviewers' passkeys hold its key", function () {
+  describe("a department whose two reviewers' passkeys hold its key (2 of 2)", function () {
     const code = `PASSKEY_${tag}`;
     let setup: Awaited<ReturnType<typeof departmentWithRequest>>;
-    let device: Device;
+    let pat: Device;
+    let sam: Device;
     let account: string;
     let decisionTx: string;
 
-    before(async function () {
-      setup = await departmentWithRequest(code, "Passkey Permits Office", "BUILDING_PERMIT");
-      device = await newDevice();
-      const invited = await setup.asDepartment.post(`/departments/${code}/reviewer-invitations`, {
-        name: "Pat Passkey",
-      });
-      expect(invited.status, JSON.stringify(invited.body)).to.equal(201);
-      await register(device, invited.body.invitationUrl);
-    });
-
-    it("the reviewer signs the passkey account's key proof in the console; the wallet change takes effect", async function () {
-      const custody = await setup.asDepartment.post(`/departments/${code}/passkey-custody`, { threshold: 1 });
-      expect(custody.status, JSON.stringify(custody.body)).to.equal(202);
-      account = custody.body.account.address;
+    /** The card of the one signing request waiting on the device's Signing page, signed there. */
+    async function signOnSigningPage(device: Device, id?: string) {
       const { page } = device;
-      await page.goto(`${base}/console/#/signing`);
-      const card = `#signing [data-signing-request-id="${custody.body.signingRequest.id}"]`;
+      // A fresh load (a hash the page already shows would not render it again).
+      await page.goto(`${base}/console/?at=${Date.now()}#/signing`);
+      const card = id ? `#signing [data-signing-request-id="${id}"]` : "#signing [data-signing-request-id]";
       await page.waitForSelector(card, { timeout: 30_000 });
-      expect(await page.textContent(card))
-        .to.include("Key proof")
-        .and.include(account);
-      await shot(page, "signing");
+      const text = (await page.textContent(card))!;
       await page.click(`${card} button`);
-      await page.waitForFunction(
-        (selector) => document.querySelector(`${selector} .status`)?.textContent?.includes("Submitted on chain"),
-        card,
+      return { card, text };
+    }
+    const statusOf = (device: Device, card: string, words: string) =>
+      device.page.waitForFunction(
+        ([selector, expected]) => document.querySelector(`${selector} .status`)?.textContent?.includes(expected),
+        [card, words] as const,
         { timeout: 60_000 },
       );
+
+    before(async function () {
+      setup = await departmentWithRequest(code, "Passkey Permits Office", "BUILDING_PERMIT");
+      [pat, sam] = [await newDevice(), await newDevice()];
+      for (const [device, name] of [
+        [pat, "Pat Passkey"],
+        [sam, "Sam Second"],
+      ] as const) {
+        const invited = await setup.asDepartment.post(`/departments/${code}/reviewer-invitations`, { name });
+        expect(invited.status, JSON.stringify(invited.body)).to.equal(201);
+        await register(device, invited.body.invitationUrl);
+      }
+    });
+
+    it("both reviewers sign the passkey account's key proof in the console; the wallet change takes effect", async function () {
+      const custody = await setup.asDepartment.post(`/departments/${code}/passkey-custody`, { threshold: 2 });
+      expect(custody.status, JSON.stringify(custody.body)).to.equal(202);
+      account = custody.body.account.address;
+      const proof = custody.body.signingRequest.id as string;
+
+      await pat.page.goto(`${base}/console/#/signing`);
+      await pat.page.waitForSelector(`#signing [data-signing-request-id="${proof}"]`, { timeout: 30_000 });
+      await shot(pat.page, "signing");
+      const first = await signOnSigningPage(pat, proof);
+      expect(first.text).to.include("Key proof").and.include(account).and.include("Collecting signatures: 0 of 2");
+      await statusOf(pat, first.card, "Collecting signatures: 1 of 2");
+      expect(await pat.page.textContent(first.card)).to.include("Signed by Pat Passkey");
       const admin = http(base, adminToken);
+      expect((await admin.get(`/departments/${code}`)).body.pendingWalletChange, "one of two signed").to.equal(null);
+
+      const second = await signOnSigningPage(sam, proof);
+      await statusOf(sam, second.card, "Submitted on chain");
       const proposed = (await admin.get(`/departments/${code}`)).body.pendingWalletChange;
       expect(proposed).to.include({ custody: "DEPARTMENT_HELD" });
       expect(proposed.walletAddress.toLowerCase()).to.equal(account.toLowerCase());
@@ -364,23 +387,34 @@ describe("review console in headless Chromium with a virtual passkey authenticat
       });
     });
 
-    it("approves with the passkey: the platform relays it and the chain records the account as the signer", async function () {
-      await openRequest(device, setup.requestId);
-      const { page } = device;
+    it("one reviewer approves with their passkey (1 of 2 collected), the other signs it from the Signing page: relayed, the account is the signer", async function () {
+      await openRequest(pat, setup.requestId);
+      const { page } = pat;
       expect(await page.textContent("#decision")).to.include("Signed by your passkey");
       await page.fill("#remarks", `Permit plans verified ${runId}`);
       await page.click("#decide");
-      await page.waitForSelector("#decision-status[data-state='SUBMITTED']", { timeout: 60_000 });
-      decisionTx = (await page.textContent("#signing-tx"))!.replace("tx ", "").trim();
-      expect(decisionTx).to.match(/^0x[0-9a-f]{64}$/);
-      await page.waitForSelector("#chain-signer", { timeout: 30_000 });
-      expect((await page.textContent("#chain-signer"))!.toLowerCase()).to.equal(account.toLowerCase());
-      expect(await page.textContent("#chain-record")).to.include("Pat Passkey");
+      await page.waitForSelector("#decision-status[data-state='COLLECTING'] .signing-state", { timeout: 60_000 });
+      await page.waitForFunction(() =>
+        document.getElementById("decision-status")?.textContent?.includes("Collecting signatures: 1 of 2"),
+      );
       expect(await page.textContent("#decision-status"))
         .to.include("Decision: approved · “Permit plans verified")
         .and.include("Signed by Pat Passkey")
         .and.not.include("[object");
-      await shot(page, "approved-with-passkey");
+      expect(await page.isHidden("#decide"), "the form is not offered twice").to.equal(true);
+      await shot(page, "collecting-1-of-2");
+
+      const { card, text } = await signOnSigningPage(sam);
+      expect(text).to.include("Decision: approved").and.include(`Permit plans verified ${runId}`);
+      await statusOf(sam, card, "Submitted on chain");
+      decisionTx = (await sam.page.textContent(`${card} #signing-tx`))!.replace("tx ", "").trim();
+      expect(decisionTx).to.match(/^0x[0-9a-f]{64}$/);
+      await sam.page.waitForSelector(`${card} #chain-signer`, { timeout: 30_000 });
+      expect((await sam.page.textContent(`${card} #chain-signer`))!.toLowerCase()).to.equal(account.toLowerCase());
+      expect(await sam.page.textContent(`${card} #chain-record`))
+        .to.include("Pat Passkey, Sam Second")
+        .and.include("Signed by the department's reviewers' passkeys");
+      await shot(sam.page, "submitted-2-of-2");
 
       // The index's DecisionRecorded: the account signed, department-held custody; the reviewers who signed.
       const [decision] = (await setup.asDepartment.get("/console/decisions")).body.decisions as Json[];
@@ -392,15 +426,15 @@ describe("review console in headless Chromium with a virtual passkey authenticat
         custodyLabel: "Signed by the department's reviewers' passkeys",
       });
       expect(decision.signer.toLowerCase()).to.equal(account.toLowerCase());
-      expect(decision.reviewers.map((r: Json) => r.reviewerName)).to.deep.equal(["Pat Passkey"]);
-      const approvals = await eventually("the request approved", async () => {
+      expect(decision.reviewers.map((r: Json) => r.reviewerName)).to.deep.equal(["Pat Passkey", "Sam Second"]);
+      const approved = await eventually("the request approved", async () => {
         const detail = (await applicant.get(`/requests/${setup.requestId}`)).body;
         return detail.status === "APPROVED" ? detail : undefined;
       });
-      expect(approvals.approvals.map((a: Json) => a.transactionHash)).to.include(decisionTx);
+      expect(approved.approvals.map((a: Json) => a.transactionHash)).to.include(decisionTx);
     });
 
-    it("npm run audit verifies the reviewer's assertion for the console's origin", async function () {
+    it("npm run audit verifies both reviewers' assertions for the console's origin", async function () {
       const stack = current();
       const tokenId = (await applicant.get(`/requests/${setup.requestId}`)).body.tokenId;
       let stdout = "";
@@ -436,12 +470,13 @@ describe("review console in headless Chromium with a virtual passkey authenticat
       expect(code, JSON.stringify({ findings: report.findings, licence: licence?.findings })).to.equal(0);
       const decision = (licence.decisions as Json[]).find((d) => d.transactionHash === decisionTx)!;
       expect(decision.signer.toLowerCase()).to.equal(account.toLowerCase());
-      expect(decision.passkeys).to.have.length(1);
-      expect(decision.passkeys[0]).to.include({ origin: base, verified: true });
+      expect(decision.passkeys).to.have.length(2);
+      for (const passkey of decision.passkeys) expect(passkey).to.include({ origin: base, verified: true });
     });
 
     it("ran without a script error or a Content-Security-Policy violation", function () {
-      expect(device.problems.filter((p) => !/^Failed to load resource/.test(p))).to.deep.equal([]);
+      for (const device of [pat, sam])
+        expect(device.problems.filter((p) => !/^Failed to load resource/.test(p))).to.deep.equal([]);
     });
   });
 });

@@ -350,7 +350,12 @@ export function requestView(view, session, requestId) {
             ),
           ),
           h("section", { class: "card" }, h("h2", {}, "Documents"), documents),
-          h("section", { class: "card" }, h("h2", {}, "Decisions"), decisionsList(approvals.approvals)),
+          h(
+            "section",
+            { class: "card", id: "decisions-card" },
+            h("h2", {}, "Decisions"),
+            decisionsList(approvals.approvals),
+          ),
           h("section", { class: "card" }, h("h2", {}, "Timeline"), timelineList(detail.timeline)),
         ),
         h("div", {}, h("section", { class: "card" }, h("h2", {}, "Your decision"), decision)),
@@ -368,7 +373,17 @@ export function requestView(view, session, requestId) {
       }
     }
     documents.dataset.checked = String(checked.length);
-    decision.replaceChildren(decisionForm(session, detail, checked));
+    // Once a decision is recorded (or waits for other reviewers), the decisions and status are read again.
+    const decided = async () => {
+      const [now, standing] = await Promise.all([
+        get(`/requests/${requestId}`),
+        get(`/requests/${requestId}/approvals?includeInvalidated=true`),
+      ]);
+      document.getElementById("request-status").textContent = humanise(now.status);
+      const card = document.getElementById("decisions-card");
+      card.replaceChildren(h("h2", {}, "Decisions"), decisionsList(standing.approvals));
+    };
+    decision.replaceChildren(decisionForm(session, detail, checked, decided));
   })().catch((error) => view.replaceChildren(h("p", { class: "notice" }, errorText(error))));
 }
 
@@ -411,7 +426,7 @@ function timelineList(events) {
 }
 
 /** Custodial departments decide through the platform's key; passkey departments collect their reviewers' signatures. */
-function decisionForm(session, detail, checked) {
+function decisionForm(session, detail, checked, decided) {
   const custodial = session.department.custody === "CUSTODIAL";
   const status = h("div", { id: "decision-status", hidden: true });
   if (!detail.currentStage || detail.status !== "SUBMITTED")
@@ -449,9 +464,16 @@ function decisionForm(session, detail, checked) {
             : {}),
         };
         void act(button, async () => {
-          if (custodial) await decideCustodially(detail.requestId, body, status);
-          else
-            await showSigning(status, await post(`/console/requests/${detail.requestId}/signing-requests`, body), true);
+          if (custodial) {
+            await decideCustodially(detail.requestId, body, status);
+            form.hidden = true;
+          } else {
+            const opened = await post(`/console/requests/${detail.requestId}/signing-requests`, body);
+            // Opened: signed from here now, or later from the Signing page; never opened twice from this form.
+            form.hidden = true;
+            await showSigning(status, opened, true);
+          }
+          await decided();
         });
       },
     },
@@ -502,14 +524,17 @@ async function decideCustodially(requestId, body, status) {
 
 /** A signing request's state; signs it with this reviewer's passkey when asked to and possible. */
 async function showSigning(status, signing, sign) {
-  let current = signing;
-  if (sign && current.status === "COLLECTING" && current.allowCredentials?.length)
-    current = await signWithPasskey(current);
-  status.hidden = false;
-  status.dataset.state = current.status;
-  status.className =
-    current.status === "SUBMITTED" ? "status ok" : current.status === "COLLECTING" ? "status" : "status bad";
-  status.replaceChildren(...signingSummary(current));
+  const render = (current) => {
+    status.hidden = false;
+    status.dataset.state = current.status;
+    status.className =
+      current.status === "SUBMITTED" ? "status ok" : current.status === "COLLECTING" ? "status" : "status bad";
+    status.replaceChildren(...signingSummary(current));
+  };
+  render(signing);
+  if (!sign || signing.status !== "COLLECTING" || !signing.allowCredentials?.length) return;
+  const current = await signWithPasskey(signing);
+  render(current);
   if (current.status === "SUBMITTED" && current.kind === "DECISION" && current.transactionHash)
     await showOnChainRecord(status, current.transactionHash);
 }

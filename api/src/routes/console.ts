@@ -8,6 +8,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod/v4";
 import type { Principal } from "../auth/principal.ts";
+import type { Config } from "../config.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { consoleQueue, QUEUE_SORTS, QUEUE_STATUSES } from "../reads/consoleQueue.ts";
@@ -18,8 +19,21 @@ const errors = errorResponses;
 /** A department: by its API key, or one of its reviewers signed in to the console. */
 const DEPARTMENT = [{ kind: "apiKey" as const }];
 const PUBLIC = [{ kind: "public" as const }];
-const CSP =
-  "default-src 'none'; script-src 'self'; worker-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data: blob:; font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+/**
+ * The page reads documents from their signed download URLs: this server's (/api/v1/files/…), or the S3 bucket's,
+ * which must then allow the console's origin (CORS GET).
+ */
+function contentSecurityPolicy(config: Config): string {
+  const downloads = config.storageBackend === "s3" ? ` ${s3Origin(config)}` : "";
+  return `default-src 'none'; script-src 'self'; worker-src 'self'; style-src 'self'; connect-src 'self'${downloads}; img-src 'self' data: blob:; font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+}
+
+/** Where presigned S3 URLs point: the endpoint (path style) or the bucket's host under it, else AWS's. */
+function s3Origin(config: Config): string {
+  if (!config.s3Endpoint) return `https://${config.s3Bucket}.s3.${config.s3Region}.amazonaws.com`;
+  const endpoint = new URL(config.s3Endpoint);
+  return config.s3ForcePathStyle ? endpoint.origin : `${endpoint.protocol}//${config.s3Bucket}.${endpoint.host}`;
+}
 
 const QueueStage = z.object({
   index: z.int().describe("The stage's index on chain, from 0"),
@@ -154,10 +168,12 @@ export function consoleRoutes(context: DomainContext): { api: RouteDefinition[];
       }),
     }),
   ];
-  return { api, root: [...pageRoutes(), ...vendorRoutes()] };
+  const csp = contentSecurityPolicy(context.config);
+  return { api, root: [...pageRoutes(csp), ...vendorRoutes(csp)] };
 }
 
 const pageRoute = (
+  csp: string,
   path: string,
   operationId: string,
   summary: string,
@@ -178,7 +194,7 @@ const pageRoute = (
       body: load(),
       headers: {
         "content-type": `${contentType}; charset=utf-8`,
-        "content-security-policy": CSP,
+        "content-security-policy": csp,
         "cache-control": cacheControl,
       },
     }),
@@ -192,11 +208,12 @@ const operationName = (path: string) =>
     .map((part, i) => (i === 0 ? part : part[0].toUpperCase() + part.slice(1)))
     .join("");
 
-function pageRoutes(): RouteDefinition[] {
+function pageRoutes(csp: string): RouteDefinition[] {
   return Object.entries(PAGE_FILES).map(([path, [file, type]]) => {
     // Read at start-up: a missing file is a broken build, not a 404 at the first visit.
     const text = readFileSync(new URL(`../console/${file}`, import.meta.url), "utf8");
     return pageRoute(
+      csp,
       path,
       operationName(path === "/console" ? "/console/page" : path),
       path === "/console" ? "The review console (sign in with a passkey)" : `The review console's ${file}`,
@@ -206,10 +223,11 @@ function pageRoutes(): RouteDefinition[] {
   });
 }
 
-function vendorRoutes(): RouteDefinition[] {
+function vendorRoutes(csp: string): RouteDefinition[] {
   return Object.entries(VENDOR_FILES).map(([path, locate]) => {
     const bytes = readFileSync(locate());
     return pageRoute(
+      csp,
       path,
       operationName(path),
       `The review console's copy of ${path.slice("/console/vendor/".length)} (from its npm package)`,
