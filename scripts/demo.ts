@@ -4,7 +4,8 @@
  * uploads a document (its hash anchored), submits; the first department asks for changes; the applicant uploads a
  * new version and resubmits; both departments approve (the fire department holds its own key: it signs its
  * decision, the platform only relays it); the licence is issued; the applicant proves it is theirs. Each step
- * prints its transaction hash; the end prints the verification URL and the QR code in the terminal.
+ * prints its transaction hash; the end prints the verification URL and the QR code in the terminal, then submits a
+ * second request for the planning department and prints a reviewer's invitation to the review console.
  *
  * Settings: API_URL (default: the URL of the stack running on DATA_DIR, as its supervisor recorded it, so a moved
  * PORT is followed; else http://127.0.0.1:PORT), DATA_DIR (to find the embedded admin client), or
@@ -300,3 +301,28 @@ console.log(
   `\nVerify it yourself:\n  ${base}/verify?token=${detail.tokenId}\n  ${api}/verify/${detail.tokenId}\n\nOr scan this QR code (it opens ${qr.url.slice(0, 60)}…):\n`,
 );
 console.log(await qrTerminal(qr.url));
+
+// A second request waits for the planning department, whose reviewers decide it in the review console.
+const waiting = await call("POST", "/requests", {
+  token: applicant,
+  json: { applicantId, requestType, metadata: { premises: "14 Harbour Road" } },
+});
+await call("POST", `/requests/${waiting.requestId}/documents`, {
+  token: applicant,
+  form: upload(pdf(`site plan ${run} (14 Harbour Road)`), "site-plan.pdf", { docType: "SITE_PLAN" }),
+});
+await call("POST", `/requests/${waiting.requestId}/submit`, { token: applicant });
+const invitation = await call("POST", `/departments/${departments.PLANNING.code}/reviewer-invitations`, {
+  headers: asDepartment("PLANNING"),
+  json: { name: "Demo reviewer" },
+});
+console.log(
+  [
+    `Review in the browser: request ${waiting.requestNumber} waits for ${departments.PLANNING.code}.`,
+    `  1. Open this one-time invitation in a browser on this machine (valid until ${invitation.expiresAt}) and`,
+    `     register a passkey (Touch ID, Windows Hello, a security key or a phone):`,
+    `     ${invitation.invitationUrl}`,
+    `  2. Later, sign in with that passkey at ${new URL("/console/", invitation.invitationUrl)}`,
+    `  The README's "Review in the browser" says how a department moves its decisions to its reviewers' passkeys.`,
+  ].join("\n"),
+);

@@ -50,5 +50,18 @@ describe("npm run demo (against the running stack)", function () {
     expect(verdict.approvals).to.have.length(2);
     // The QR code drawn with block characters.
     expect(stdout).to.match(/[▀▄█]{10,}/);
+    // Then a reviewer's invitation to the console, at localhost (an IP address cannot be a passkey's RP ID), whose
+    // token opens a passkey registration once.
+    const port = new URL(stack.api.url).port;
+    const invitationToken = new RegExp(`http://localhost:${port}/console/#/invite/([\\w-]+)`).exec(stdout)?.[1];
+    expect(invitationToken, "the invitation link").to.be.a("string");
+    expect(stdout).to.include(`sign in with that passkey at http://localhost:${port}/console/`);
+    const options = await fetch(`${stack.api.url}/api/v1/console/invitations/registration-options`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token: invitationToken, deviceName: "demo laptop" }),
+    });
+    expect(options.status).to.equal(200);
+    expect(((await options.json()) as { options: { rp: { id: string } } }).options.rp.id).to.equal("localhost");
   });
 });

@@ -3,6 +3,7 @@ import { z } from "zod/v4";
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
 import { clearedSessionCookie, requireConsoleSession, sessionCookie } from "../auth/consoleSessions.ts";
 import type { DomainContext } from "../domain/context.ts";
+import { relyingParty } from "../domain/reviewers/relyingParty.ts";
 import {
   consoleMe,
   registerPasskey,
@@ -122,7 +123,7 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
         body: await inviteReviewer(pool, requestMeta(ctx), {
           departmentCode: params.departmentCode,
           name: body.name,
-          publicBaseUrl: config.publicBaseUrl!,
+          consoleOrigin: relyingParty(config).origin,
         }),
       }),
     }),

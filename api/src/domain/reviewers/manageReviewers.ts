@@ -59,7 +59,7 @@ const invitedBy = (principal: Principal | undefined) =>
 export async function inviteReviewer(
   pool: DbPool,
   meta: RequestMeta,
-  input: { departmentCode: string; name: string; publicBaseUrl: string },
+  input: { departmentCode: string; name: string; consoleOrigin: string },
 ): Promise<{ reviewerId: string; invitationId: string; invitationUrl: string; expiresAt: string }> {
   await managedDepartment(pool, meta.principal, input.departmentCode);
   const token = randomBytes(32).toString("base64url");
@@ -89,7 +89,7 @@ export async function inviteReviewer(
   return {
     reviewerId: reviewer.id,
     invitationId,
-    invitationUrl: `${input.publicBaseUrl.replace(/\/+$/, "")}/console/#/invite/${token}`,
+    invitationUrl: `${input.consoleOrigin}/console/#/invite/${token}`,
     expiresAt: expiresAt.toISOString(),
   };
 }

@@ -7,7 +7,7 @@ import type { Config } from "../../config.ts";
 import { AppError } from "../../errors.ts";
 
 export interface RelyingParty {
-  /** The RP ID: PUBLIC_BASE_URL's host name. */
+  /** The RP ID: PUBLIC_BASE_URL's host name (localhost for a loopback address). */
   rpID: string;
   /** The expected origin of every ceremony's clientDataJSON. */
   origin: string;
@@ -20,8 +20,13 @@ export const ES256 = -7;
 /** How long a registration or sign-in challenge may be answered. */
 export const CHALLENGE_SECONDS = 5 * 60;
 
+/**
+ * An IP address cannot be an RP ID, so a development stack on a loopback address (npm start's default
+ * http://127.0.0.1:PORT) serves its console at http://localhost:PORT, a secure context browsers accept.
+ */
 export function relyingParty(config: Pick<Config, "publicBaseUrl">): RelyingParty {
   const url = new URL(config.publicBaseUrl!);
+  if (/^127\.\d+\.\d+\.\d+$|^\[::1\]$/.test(url.hostname)) url.hostname = "localhost";
   return { rpID: url.hostname, origin: url.origin, rpName: "Licence review console" };
 }
 
