@@ -5,6 +5,8 @@
  * replay, another origin or RP ID, another reviewer's passkey, another department's reviewer, a removed passkey or
  * reviewer; a signing request gone stale fails with the decide use case's code. An API-key department decides on.
  */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { expect } from "chai";
 import { Contract, getAddress } from "ethers";
 import { DepartmentPasskeyAccountAbi } from "../../abis/index.ts";
@@ -18,6 +20,7 @@ import { assertionFor, registeredReviewer, relyingPartyOf, sign, type Reviewer }
 import { pdf, png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
+import { REPO_ROOT } from "../../scripts/stack/stack.ts";
 
 describe("decisions signed by reviewers' passkeys, 2 of 3 (HTTP, real stack)", function () {
   const run = `${Date.now() % 1e7}`.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
@@ -279,5 +282,26 @@ describe("decisions signed by reviewers' passkeys, 2 of 3 (HTTP, real stack)", f
     });
     expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
     expect(approved.body.workflowStatus.isComplete, "both departments approved").to.equal(true);
+  });
+  it("is verified by an auditor from the chain alone: both reviewers' assertions and the account's key proof (npm run audit)", async function () {
+    const { tokenId } = (await departmentClient(api, keyDept).get(`/requests/${request.id}`)).body;
+    const stack = current();
+    const argv = ["scripts/audit.ts", "--rpc", stack.rpcUrl, "--deployment", stack.config.deploymentFile!];
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [...argv, "--token", String(tokenId), "--expect-origin", rp.origin, "--json"],
+      { cwd: REPO_ROOT, maxBuffer: 64 << 20, env: { PATH: process.env.PATH } },
+    );
+    const report = JSON.parse(stdout);
+    const [licence] = report.licences;
+    expect(licence.findings).to.deep.equal([]);
+    const decision = licence.decisions.find((d: Json) => d.departmentCode === passkeyDept.code);
+    expect(decision).to.include({ route: "RELAYED", walletMatches: true });
+    expect(getAddress(decision.signer)).to.equal(account);
+    expect(decision.passkeys).to.have.length(2);
+    expect(decision.passkeys.every((p: Json) => p.verified && p.origin === rp.origin)).to.equal(true);
+    const department = report.passkeyDepartments.find((d: Json) => d.departmentCode === passkeyDept.code);
+    expect(department.reviewedCode).to.equal(true);
+    expect(department.keyProofs[0].passkeys.every((p: Json) => p.verified)).to.equal(true);
   });
 });
