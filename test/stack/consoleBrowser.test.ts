@@ -369,6 +369,7 @@ describe("review console in headless Chromium with a virtual passkey authenticat
       expect(first.text).to.include("Key proof").and.include(account).and.include("Collecting signatures: 0 of 2");
       await statusOf(pat, first.card, "Collecting signatures: 1 of 2");
       expect(await pat.page.textContent(first.card)).to.include("Signed by Pat Passkey");
+      expect(await pat.page.isHidden(`${first.card} button`), "Pat has nothing left to sign").to.equal(true);
       const admin = http(base, adminToken);
       expect((await admin.get(`/departments/${code}`)).body.pendingWalletChange, "one of two signed").to.equal(null);
 
@@ -414,6 +415,7 @@ describe("review console in headless Chromium with a virtual passkey authenticat
       expect(await sam.page.textContent(`${card} #chain-record`))
         .to.include("Pat Passkey, Sam Second")
         .and.include("Signed by the department's reviewers' passkeys");
+      expect(await sam.page.isHidden(`${card} button`), "relayed: nothing left to sign").to.equal(true);
       await shot(sam.page, "submitted-2-of-2");
 
       // The index's DecisionRecorded: the account signed, department-held custody; the reviewers who signed.

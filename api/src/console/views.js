@@ -532,11 +532,12 @@ async function showSigning(status, signing, sign) {
     status.replaceChildren(...signingSummary(current));
   };
   render(signing);
-  if (!sign || signing.status !== "COLLECTING" || !signing.allowCredentials?.length) return;
+  if (!sign || signing.status !== "COLLECTING" || !signing.allowCredentials?.length) return signing;
   const current = await signWithPasskey(signing);
   render(current);
   if (current.status === "SUBMITTED" && current.kind === "DECISION" && current.transactionHash)
     await showOnChainRecord(status, current.transactionHash);
+  return current;
 }
 
 export async function signWithPasskey(signing) {
@@ -756,7 +757,13 @@ export function signingView(view, _session) {
               { type: "button", disabled: !s.allowCredentials?.length },
               s.allowCredentials?.length ? "Sign with my passkey" : "Signed (or not yours to sign)",
             );
-            button.addEventListener("click", () => act(button, () => showSigning(status, s, true)));
+            button.addEventListener("click", () =>
+              act(button, async () => {
+                const now = await showSigning(status, s, true);
+                // Signed by this reviewer (or relayed): nothing left for them to sign here.
+                button.hidden = now.status !== "COLLECTING" || !now.allowCredentials?.length;
+              }),
+            );
             return h(
               "div",
               { class: "card", dataset: { signingRequestId: s.id } },
