@@ -13,7 +13,7 @@ import { createDepartment, departmentClient, type CreatedTestDepartment } from "
 import { apiClient } from "./support/httpClient.ts";
 import { eventually } from "./support/eventually.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
-import { registeredReviewer, relyingPartyOf, sign, type Reviewer } from "./support/passkeyReviewers.ts";
+import { assertionFor, registeredReviewer, relyingPartyOf, sign, type Reviewer } from "./support/passkeyReviewers.ts";
 import { current } from "./support/stackFixture.ts";
 
 describe("passkey custody: a department's wallet moved to its reviewers' passkeys (HTTP, real stack)", function () {
@@ -185,6 +185,64 @@ describe("passkey custody: a department's wallet moved to its reviewers' passkey
         const actions = rows.map((r) => r.action);
         return actions.includes("CHANGE_PASSKEY_REVIEWERS") ? actions : undefined;
       });
+    });
+    it("adds a new reviewer's passkey, and two last signatures arriving together relay once", async function () {
+      const dee = await registeredReviewer(api, dept, "Dee", rp);
+      const opened = await asDept.post(`/departments/${dept.code}/passkey-account/reviewer-changes`, {
+        add: [dee.passkey.id],
+      });
+      expect(opened.status, JSON.stringify(opened.body)).to.equal(201);
+      expect(opened.body.summary).to.deep.include({ add: [dee.passkey.publicKey], remove: [], threshold: 2 });
+      expect(
+        (await dee.browser.get(`/console/signing-requests/${opened.body.id}`)).body.allowCredentials,
+      ).to.deep.equal([]);
+      await sign(ana, opened.body, rp);
+      expect((await sign(ben, opened.body, rp)).body.status).to.equal("SUBMITTED");
+      expect([...(await accountContract().reviewers())].map((k: string) => k.toLowerCase())).to.include(
+        dee.passkey.publicKey,
+      );
+
+      const raise = await asDept.post(`/departments/${dept.code}/passkey-account/reviewer-changes`, { threshold: 3 });
+      expect(raise.status, JSON.stringify(raise.body)).to.equal(201);
+      await sign(ana, raise.body, rp);
+      const [seenByBen, seenByDee] = await Promise.all(
+        [ben, dee].map(async (r) => (await r.browser.get(`/console/signing-requests/${raise.body.id}`)).body),
+      );
+      const [byBen, byDee] = await Promise.all([
+        ben.browser.post(`/console/signing-requests/${raise.body.id}/assertions`, {
+          response: assertionFor(ben, seenByBen, rp),
+        }),
+        dee.browser.post(`/console/signing-requests/${raise.body.id}/assertions`, {
+          response: assertionFor(dee, seenByDee, rp),
+        }),
+      ]);
+      expect([byBen.status, byDee.status].sort()).to.deep.equal([200, 409]);
+      const closed = byBen.status === 409 ? byBen : byDee;
+      expect(closed.body.code).to.equal("SIGNING_REQUEST_CLOSED");
+      expect(Number(await accountContract().threshold())).to.equal(3);
+      const { rows } = await driver.core.pool.query(
+        `SELECT count(*)::int AS n FROM chain_transactions WHERE kind = 'PASSKEY_REVIEWER_CHANGE' AND to_address = $1`,
+        [account.toLowerCase()],
+      );
+      expect(rows[0].n, "three changes, each relayed once").to.equal(3);
+    });
+
+    it("refuses signatures once a signing request expired (409 SIGNING_REQUEST_CLOSED), and reads it EXPIRED", async function () {
+      const opened = await asDept.post(`/departments/${dept.code}/passkey-account/reviewer-changes`, { threshold: 2 });
+      expect(opened.status, JSON.stringify(opened.body)).to.equal(201);
+      const seen = (await ana.browser.get(`/console/signing-requests/${opened.body.id}`)).body;
+      await driver.core.pool.query(
+        `UPDATE signing_requests SET expires_at = now() - interval '1 second' WHERE id = $1`,
+        [opened.body.id],
+      );
+      const late = await ana.browser.post(`/console/signing-requests/${opened.body.id}/assertions`, {
+        response: assertionFor(ana, seen, rp),
+      });
+      expect(late.status).to.equal(409);
+      expect(late.body.code).to.equal("SIGNING_REQUEST_CLOSED");
+      expect((await ana.browser.get(`/console/signing-requests/${opened.body.id}`)).body.status).to.equal("EXPIRED");
+      const open = await ana.browser.get("/console/signing-requests?status=COLLECTING");
+      expect(open.body.signingRequests.map((r: { id: string }) => r.id)).to.not.include(opened.body.id);
     });
   });
 });
