@@ -171,10 +171,16 @@ describe("review console in headless Chromium with a virtual passkey authenticat
         },
       ],
     });
+    const { requestId, files } = await submittedRequest(code, requestType);
+    return { department, asDepartment: departmentClient(base, department), requestId, files };
+  }
+
+  /** A request of the type's active workflow with a drawn PDF and a PNG, submitted by the applicant. */
+  async function submittedRequest(label: string, requestType: string) {
     const created = await applicant.post("/requests", { applicantId: `console-${runId}`, requestType });
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
     const requestId = created.body.requestId as string;
-    const files = { plan: drawnPdf(`console plan ${code}`), photo: png(`console photo ${code}`, 3, 24) };
+    const files = { plan: drawnPdf(`console plan ${label}`), photo: png(`console photo ${label}`, 3, 24) };
     for (const [docType, file, filename] of [
       ["SITE_PLAN", files.plan, "plan.pdf"],
       ["SITE_PHOTO", files.photo, "photo.png"],
@@ -183,7 +189,7 @@ describe("review console in headless Chromium with a virtual passkey authenticat
       expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
     }
     expect((await applicant.post(`/requests/${requestId}/submit`)).status).to.equal(200);
-    return { department, asDepartment: departmentClient(base, department), requestId, files };
+    return { requestId, files };
   }
 
   /** Opens the invitation link in the device's browser and registers its passkey; ends on the queue. */
@@ -239,7 +245,7 @@ describe("review console in headless Chromium with a virtual passkey authenticat
       expect(await device.page.textContent("#notice")).to.include("INVITATION_INVALID");
     });
 
-    it("the queue shows the request waiting for the department, with its stage and deadline", async function () {
+    it("the queue shows the request waiting for the department, with its stage and deadline, and reads it again on focus", async function () {
       await device.page.goto(`${base}/console/#/queue`);
       const row = `#queue li[data-request-id="${setup.requestId}"]`;
       await device.page.waitForSelector(row, { timeout: 30_000 });
@@ -251,6 +257,15 @@ describe("review console in headless Chromium with a virtual passkey authenticat
         .and.match(/Due in (4|5) d/);
       expect(await device.page.textContent('.tabs button[data-status="AWAITING_DECISION"] .count')).to.equal("1");
       await shot(device.page, "queue");
+
+      // A request submitted while the queue is shown appears when the reviewer comes back to the page.
+      const { requestId } = await submittedRequest(`${code} second`, "BUILDING_PERMIT");
+      await eventually("the new request in the queue after focus", async () => {
+        await device.page.evaluate(() => window.dispatchEvent(new Event("focus")));
+        await device.page.waitForTimeout(500);
+        return (await device.page.$(`#queue li[data-request-id="${requestId}"]`)) ?? undefined;
+      });
+      expect(await device.page.textContent('.tabs button[data-status="AWAITING_DECISION"] .count')).to.equal("2");
     });
 
     it("the request page hashes each document in the browser, matches the chain's anchor and shows it", async function () {
