@@ -101,8 +101,8 @@ async function renderPreview(container, bytes, mimeType) {
   const pages = [];
   for (let n = 1; n <= Math.min(pdf.numPages, 3); n++) {
     const page = await pdf.getPage(n);
-    // Drawn for the widest the preview is shown (CSS scales it down), sharp on a high-density screen.
-    const width = Math.min(Math.max(container.clientWidth, 320), 640);
+    // Drawn at the widest the preview is shown (640 CSS px; narrower screens scale it down), sharp on a dense screen.
+    const width = 640;
     const viewport = page.getViewport({
       scale: (width / page.getViewport({ scale: 1 }).width) * (window.devicePixelRatio || 1),
     });

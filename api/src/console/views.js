@@ -322,43 +322,40 @@ export function requestView(view, session, requestId) {
         "div",
         { class: "layout" },
         h(
-          "div",
-          {},
+          "section",
+          { class: "card area-details" },
           h(
-            "section",
-            { class: "card" },
+            "dl",
+            { class: "details" },
+            h("dt", {}, "Status"),
+            h("dd", { id: "request-status" }, humanise(detail.status)),
+            h("dt", {}, "Applicant"),
+            h("dd", {}, detail.applicant.name),
+            h("dt", {}, "Current stage"),
             h(
-              "dl",
-              { class: "details" },
-              h("dt", {}, "Status"),
-              h("dd", { id: "request-status" }, humanise(detail.status)),
-              h("dt", {}, "Applicant"),
-              h("dd", {}, detail.applicant.name),
-              h("dt", {}, "Current stage"),
-              h(
-                "dd",
-                {},
-                detail.currentStage ? `${detail.currentStage.stageOrder}. ${detail.currentStage.stageName}` : "—",
-              ),
-              h("dt", {}, "Submitted"),
-              h("dd", {}, when(detail.submittedAt)),
-              h("dt", {}, "Token"),
-              h("dd", { class: "mono" }, `#${detail.tokenId} · ${short(detail.blockchainData.contractAddress)}`),
-              ...Object.entries(detail.metadata ?? {})
-                .slice(0, 12)
-                .flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, typeof v === "string" ? v : JSON.stringify(v))]),
+              "dd",
+              {},
+              detail.currentStage ? `${detail.currentStage.stageOrder}. ${detail.currentStage.stageName}` : "—",
             ),
+            h("dt", {}, "Submitted"),
+            h("dd", {}, when(detail.submittedAt)),
+            h("dt", {}, "Token"),
+            h("dd", { class: "mono" }, `#${detail.tokenId} · ${short(detail.blockchainData.contractAddress)}`),
+            ...Object.entries(detail.metadata ?? {})
+              .slice(0, 12)
+              .flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, typeof v === "string" ? v : JSON.stringify(v))]),
           ),
-          h("section", { class: "card" }, h("h2", {}, "Documents"), documents),
-          h(
-            "section",
-            { class: "card", id: "decisions-card" },
-            h("h2", {}, "Decisions"),
-            decisionsList(approvals.approvals),
-          ),
-          h("section", { class: "card" }, h("h2", {}, "Timeline"), timelineList(detail.timeline)),
         ),
-        h("div", {}, h("section", { class: "card" }, h("h2", {}, "Your decision"), decision)),
+        h("section", { class: "card area-documents" }, h("h2", {}, "Documents"), documents),
+        // On a phone the decision follows the documents; on a wide screen it stays beside them.
+        h("section", { class: "card area-decide" }, h("h2", {}, "Your decision"), decision),
+        h(
+          "section",
+          { class: "card area-decisions", id: "decisions-card" },
+          h("h2", {}, "Decisions"),
+          decisionsList(approvals.approvals),
+        ),
+        h("section", { class: "card area-timeline" }, h("h2", {}, "Timeline"), timelineList(detail.timeline)),
       ),
     );
     const checked = [];
