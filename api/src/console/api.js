@@ -22,7 +22,12 @@ export async function api(method, path, body) {
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
-  const json = text ? JSON.parse(text) : undefined;
+  let json;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = { code: "HTTP_ERROR", message: `The server answered ${response.status} without JSON` };
+  }
   if (!response.ok) {
     const error = new ApiError(response.status, json);
     if (response.status === 401) window.dispatchEvent(new CustomEvent("console:signed-out"));

@@ -83,7 +83,7 @@ export function inviteView(view, _session, token, done) {
       h(
         "p",
         { class: "lead" },
-        "Create a passkey on this device. It signs you in and signs your department's decisions; nothing else is needed, no password.",
+        "Create a passkey on this device: it signs you in, no password needed, and it signs your department's decisions when its key is held by its reviewers' passkeys.",
       ),
       h("label", { for: "device-name" }, "Name of this device"),
       deviceName,
@@ -137,6 +137,8 @@ export function queueView(view, _session, params) {
     sort: params.get("sort") ?? "due",
     page: Number(params.get("page") ?? 1),
   };
+  // A filter or page change: its failure is shown, like the first load's.
+  const reload = () => load().catch((error) => say(errorText(error)));
   const tabs = h("div", { class: "tabs", role: "tablist" });
   const list = h("ul", { class: "queue", id: "queue" });
   const pager = h("div", { class: "pager" });
@@ -153,7 +155,7 @@ export function queueView(view, _session, params) {
           onchange: (e) => {
             state[id.replace("queue-", "")] = e.target.value;
             state.page = 1;
-            void load();
+            void reload();
           },
         },
         options.map(([v, text]) => h("option", { value: v, selected: v === value }, text)),
@@ -170,7 +172,7 @@ export function queueView(view, _session, params) {
   older.addEventListener("change", () => {
     state.olderThanDays = older.value;
     state.page = 1;
-    void load();
+    void reload();
   });
   view.replaceChildren(
     h("h1", {}, "Queue"),
@@ -221,7 +223,7 @@ export function queueView(view, _session, params) {
             onclick: () => {
               state.status = status;
               state.page = 1;
-              void load();
+              void reload();
             },
           },
           `${label} `,
@@ -243,7 +245,7 @@ export function queueView(view, _session, params) {
           disabled: state.page <= 1,
           onclick: () => {
             state.page--;
-            void load();
+            void reload();
           },
         },
         "Previous",
@@ -256,7 +258,7 @@ export function queueView(view, _session, params) {
           disabled: state.page >= queue.pagination.totalPages,
           onclick: () => {
             state.page++;
-            void load();
+            void reload();
           },
         },
         "Next",
@@ -265,7 +267,7 @@ export function queueView(view, _session, params) {
     updated.textContent = `Updated ${new Date().toLocaleTimeString()}; refreshes every 30 s.`;
     view.dataset.loaded = String(Date.now());
   }
-  void load().catch((error) => say(errorText(error)));
+  void reload();
   return () => load();
 }
 
@@ -641,6 +643,7 @@ async function showOnChainRecord(status, transactionHash) {
 
 export function historyView(view, _session, params) {
   const state = { q: params.get("q") ?? "", page: 1 };
+  const reload = () => load().catch((error) => say(errorText(error)));
   const search = h("input", {
     id: "history-q",
     type: "search",
@@ -659,7 +662,7 @@ export function historyView(view, _session, params) {
           e.preventDefault();
           state.q = search.value;
           state.page = 1;
-          void load();
+          void reload();
         },
       },
       search,
@@ -706,7 +709,7 @@ export function historyView(view, _session, params) {
           disabled: state.page <= 1,
           onclick: () => {
             state.page--;
-            void load();
+            void reload();
           },
         },
         "Previous",
@@ -719,7 +722,7 @@ export function historyView(view, _session, params) {
           disabled: state.page >= pagination.totalPages,
           onclick: () => {
             state.page++;
-            void load();
+            void reload();
           },
         },
         "Next",
@@ -727,7 +730,7 @@ export function historyView(view, _session, params) {
     );
     view.dataset.loaded = String(Date.now());
   }
-  void load().catch((error) => say(errorText(error)));
+  void reload();
 }
 
 // ---- signing requests -------------------------------------------------------------------------------------------
