@@ -1,7 +1,8 @@
 /**
  * The review console in a real browser (Debian's headless Chromium driven by playwright-core) with a virtual
- * authenticator (CDP WebAuthn: CTAP2, internal, resident keys, user verification), against an API process whose
- * PUBLIC_BASE_URL is http://localhost:<port> (a passkey's RP ID must be a host name, not an IP).
+ * authenticator (CDP WebAuthn: CTAP2, internal, resident keys, user verification), on the fixture's API as a
+ * development stack runs it: PUBLIC_BASE_URL http://127.0.0.1:<port>, the console at http://localhost:<port> (an IP
+ * address cannot be a passkey's RP ID; the API's relying party is localhost for a loopback address).
  *
  * Custodial department: invitation → passkey registration → queue → request → documents hashed in the browser and
  * verified on chain → decision by the platform's key → history; sign-out and passkey sign-in.
@@ -18,8 +19,7 @@ import { promisify } from "node:util";
 import { expect } from "chai";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { ensureChromium } from "../../scripts/ensureChromium.ts";
-import { freePort } from "../../scripts/stack/ports.ts";
-import { REPO_ROOT, type ApiHandle } from "../../scripts/stack/stack.ts";
+import { REPO_ROOT } from "../../scripts/stack/stack.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient } from "./support/departmentClient.ts";
 import { eventually } from "./support/eventually.ts";
@@ -79,7 +79,6 @@ describe("review console in headless Chromium with a virtual passkey authenticat
   const runId = `${Date.now() % 1e7}`;
   const tag = runId.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
   let driver: Driver;
-  let localApi: ApiHandle;
   let base: string;
   let adminToken: string;
   let browser: Browser;
@@ -89,9 +88,8 @@ describe("review console in headless Chromium with a virtual passkey authenticat
   before(async function () {
     const stack = current();
     driver = await createDriver(stack);
-    const port = await freePort();
-    base = `http://localhost:${port}`;
-    localApi = await stack.startExtraApi(port, { PUBLIC_BASE_URL: base, API_INSTANCE: "api-console" });
+    base = `http://localhost:${stack.api.port}`;
+    expect(stack.config.publicBaseUrl).to.equal(`http://127.0.0.1:${stack.api.port}`);
     adminToken = await clientToken(base, stack.admin.clientId, stack.admin.clientSecret, "admin");
     applicant = http(base, await applicantToken(base, { id: `console-${runId}`, name: "Connie Console" }));
     await mkdir(SHOTS, { recursive: true });
@@ -99,7 +97,6 @@ describe("review console in headless Chromium with a virtual passkey authenticat
   });
   after(async () => {
     await browser?.close();
-    await localApi?.stop();
     await driver?.close();
   });
 

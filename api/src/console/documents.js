@@ -18,12 +18,22 @@ export async function sha256Hex(bytes) {
 }
 
 /**
+ * This server's own signed file URLs are fetched from the page's origin: the signature covers the path and query,
+ * not the host, and PUBLIC_BASE_URL may name the server otherwise (a development stack's http://127.0.0.1:PORT,
+ * whose console runs at http://localhost:PORT). A bucket's URL is fetched as given.
+ */
+function downloadTarget(url) {
+  const parsed = new URL(url, location.href);
+  return parsed.pathname.startsWith("/api/v1/files/") ? `${parsed.pathname}${parsed.search}` : parsed.href;
+}
+
+/**
  * Downloads and checks one document: { detail, bytes, hash, listed (the API's current hash matches), anchor (the
  * chain's answer for this licence, or null), verified }.
  */
 export async function checkDocument(documentId, tokenId) {
   const detail = await get(`/documents/${documentId}`);
-  const response = await fetch(detail.downloadUrl, { credentials: "same-origin" });
+  const response = await fetch(downloadTarget(detail.downloadUrl), { credentials: "same-origin" });
   if (!response.ok) throw new Error(`download failed (${response.status})`);
   const bytes = new Uint8Array(await response.arrayBuffer());
   const hash = await sha256Hex(bytes);
