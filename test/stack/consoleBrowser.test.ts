@@ -212,6 +212,8 @@ describe("review console in headless Chromium with a virtual passkey authenticat
     const code = `CONSOLE_${tag}`;
     let setup: Awaited<ReturnType<typeof departmentWithRequest>>;
     let device: Device;
+    /** Submitted while the queue is shown; changes are requested on it. */
+    let secondRequestId: string;
 
     before(async function () {
       setup = await departmentWithRequest(code, "Console Works Office", "BUILDING_PERMIT");
@@ -256,7 +258,8 @@ describe("review console in headless Chromium with a virtual passkey authenticat
       await shot(device.page, "queue");
 
       // A request submitted while the queue is shown appears when the reviewer comes back to the page.
-      const { requestId } = await submittedRequest(`${code} second`, "BUILDING_PERMIT");
+      ({ requestId: secondRequestId } = await submittedRequest(`${code} second`, "BUILDING_PERMIT"));
+      const requestId = secondRequestId;
       await eventually("the new request in the queue after focus", async () => {
         await device.page.evaluate(() => window.dispatchEvent(new Event("focus")));
         await device.page.waitForTimeout(500);
@@ -321,6 +324,50 @@ describe("review console in headless Chromium with a virtual passkey authenticat
       await page.click("#sign-in");
       await page.waitForSelector("#queue");
       expect(await page.textContent("#who-name")).to.include("Rita Reviewer");
+    });
+
+    it("requests changes; the applicant's new version and resubmission show as version 2, verified, beside the cleared decision", async function () {
+      const { page } = device;
+      await openRequest(device, secondRequestId);
+      await page.check("input[name=decision][value=CHANGES_REQUESTED]");
+      await page.fill("#remarks", `The plan needs the north elevation ${runId}`);
+      await page.fill("#required-documents", "SITE_PLAN");
+      await page.click("#decide");
+      await page.waitForSelector("#decision-status[data-state='SUBMITTED']", { timeout: 60_000 });
+      expect(await page.textContent("#decision-status")).to.include("changes requested: recorded on chain");
+      // Read again once the chain's record is indexed.
+      await page.waitForFunction(
+        () => document.getElementById("request-status")?.textContent === "pending resubmission",
+        undefined,
+        { timeout: 30_000 },
+      );
+
+      const { documents } = (await applicant.get(`/requests/${secondRequestId}/documents`)).body;
+      const plan = (documents as Json[]).find((d) => d.docType === "SITE_PLAN")!;
+      const updated = await applicant.upload(
+        "PUT",
+        `/requests/${secondRequestId}/documents/${plan.documentId}`,
+        drawnPdf(`console plan v2 ${runId}`),
+        "plan-v2.pdf",
+      );
+      expect(updated.status, JSON.stringify(updated.body)).to.equal(200);
+      expect((await applicant.post(`/requests/${secondRequestId}/submit`)).status).to.equal(200);
+
+      // Back in the queue (review continues in the same stage); the new version is the one checked and shown.
+      await eventually("the resubmitted request awaiting the department again", async () => {
+        const queue = (await setup.asDepartment.get("/console/queue?status=AWAITING_DECISION")).body;
+        return (queue.items as Json[]).some((i) => i.requestId === secondRequestId) ? queue : undefined;
+      });
+      await openRequest(device, secondRequestId);
+      const planCard = `#documents .doc[data-document-id="${plan.documentId}"]`;
+      expect(await page.getAttribute(planCard, "data-verified")).to.equal("true");
+      expect(await page.textContent(planCard))
+        .to.include("version 2")
+        .and.include("2 versions");
+      const decisions = (await page.textContent("#decisions"))!;
+      expect(decisions).to.include("changes requested").and.include(`The plan needs the north elevation ${runId}`);
+      expect(decisions).to.include("(resubmitted)");
+      await shot(page, "resubmitted");
     });
 
     it("ran without a script error or a Content-Security-Policy violation", function () {

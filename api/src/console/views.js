@@ -514,7 +514,7 @@ async function decideCustodially(requestId, body, status) {
   status.className = "status ok";
   status.dataset.state = "SUBMITTED";
   status.replaceChildren(
-    h("strong", {}, `${humanise(answer.status)}: recorded on chain`),
+    h("strong", {}, `${humanise(decision)}: recorded on chain`),
     h("div", { class: "mono" }, `tx ${answer.transactionHash}`),
     h("div", {}, "Signed by the platform's custodial key for your department."),
   );
