@@ -366,7 +366,7 @@ describe("review console in headless Chromium with a virtual passkey authenticat
         .and.include("2 versions");
       const decisions = (await page.textContent("#decisions"))!;
       expect(decisions).to.include("changes requested").and.include(`The plan needs the north elevation ${runId}`);
-      expect(decisions).to.include("(resubmitted)");
+      expect(decisions).to.include("(resubmitted)").and.not.include("undefined");
       await shot(page, "resubmitted");
     });
 

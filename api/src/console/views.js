@@ -396,7 +396,7 @@ function decisionsList(approvals) {
         "li",
         {},
         h("strong", {}, a.departmentName),
-        ` · stage ${a.stage} · `,
+        " · ",
         h(
           "span",
           { class: a.status === "APPROVED" ? "badge ok" : a.isActive ? "badge warn" : "badge" },
@@ -406,7 +406,7 @@ function decisionsList(approvals) {
         h(
           "div",
           { class: "muted" },
-          `${when(a.createdAt)} · “${a.remarks}” · tx `,
+          `${when(a.createdAt)} · “${a.remarks}” · ${a.reviewedDocuments.length} documents reviewed · tx `,
           h("span", { class: "mono" }, short(a.transactionHash)),
         ),
       ),
