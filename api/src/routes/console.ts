@@ -2,8 +2,8 @@
  * The review console: its pages and assets at /console, and the reads it needs (queue, history) under /api/v1.
  * The page is static files beside api/src/console/ and two libraries served from their npm packages (no CDN, no
  * build step): @simplewebauthn/browser's bundle and pdf.js with its worker. Served, like the verification page,
- * with a strict Content-Security-Policy: scripts and connections to this server only; images from the downloaded
- * bytes (blob:); pdf.js's worker from here.
+ * with a strict Content-Security-Policy: scripts, pdf.js's worker and connections to this server only (and the S3
+ * bucket's downloads when documents are stored there); images from the downloaded bytes (blob:).
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod/v4";
