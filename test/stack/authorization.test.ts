@@ -295,6 +295,7 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     "GET /console/documents.js": plain("/console/documents.js"),
     "GET /console/app.css": plain("/console/app.css"),
     "GET /console/vendor/simplewebauthn-browser.js": plain("/console/vendor/simplewebauthn-browser.js"),
+    "GET /console/vendor/ethers.min.js": plain("/console/vendor/ethers.min.js"),
     "GET /console/vendor/pdf.min.mjs": plain("/console/vendor/pdf.min.mjs"),
     "GET /console/vendor/pdf.worker.min.mjs": plain("/console/vendor/pdf.worker.min.mjs"),
 

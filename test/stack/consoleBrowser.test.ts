@@ -447,6 +447,45 @@ describe("review console in headless Chromium with a virtual passkey authenticat
       });
     });
 
+    it("asks for no passkey when the typed data to sign is not the decision shown (a lying server), and signs nothing", async function () {
+      const { page } = pat;
+      const signCount = async () => Number((await pat.credentials())[0]!.signCount);
+      const before = await signCount();
+      // In the page's way, the answer shows the reviewer's remarks while the typed data carries the server's own.
+      const opening = "**/api/v1/console/requests/*/signing-requests";
+      await page.route(opening, async (route) => {
+        const response = await route.fetch();
+        const body = (await response.json()) as Json;
+        body.summary = { ...body.summary, remarks: "What the reviewer typed" };
+        await route.fulfill({ response, json: body });
+      });
+      try {
+        await openRequest(pat, setup.requestId);
+        await page.fill("#remarks", `Not what was shown ${runId}`);
+        await page.click("#decide");
+        await page.waitForFunction(
+          () => document.getElementById("notice")?.textContent?.includes("is not what is shown: nothing was signed"),
+          undefined,
+          { timeout: 30_000 },
+        );
+      } finally {
+        await page.unroute(opening);
+      }
+      expect(await signCount(), "the authenticator was not asked").to.equal(before);
+      const opened = await driver.core.pool.query(
+        `SELECT s.id, (SELECT count(*) FROM signing_request_assertions a WHERE a.signing_request_id = s.id)::int AS signed
+           FROM signing_requests s WHERE s.request_id = $1`,
+        [setup.requestId],
+      );
+      expect(opened.rows).to.have.length(1);
+      expect(opened.rows[0].signed).to.equal(0);
+      // Expired, so the Signing page lists only the decision the next test signs.
+      await driver.core.pool.query(
+        `UPDATE signing_requests SET expires_at = now() - interval '1 second' WHERE id = $1`,
+        [opened.rows[0].id],
+      );
+    });
+
     it("one reviewer approves with their passkey (1 of 2 collected), the other signs it from the Signing page: relayed, the account is the signer", async function () {
       await openRequest(pat, setup.requestId);
       const { page } = pat;

@@ -301,7 +301,7 @@ describe("console reads: GET /console/queue and GET /console/decisions", functio
       expect(await webauthn.text())
         .to.include("SimpleWebAuthnBrowser")
         .and.include("startAuthentication");
-      for (const file of ["pdf.min.mjs", "pdf.worker.min.mjs"]) {
+      for (const file of ["ethers.min.js", "pdf.min.mjs", "pdf.worker.min.mjs"]) {
         const answer = await fetch(`${api}/console/vendor/${file}`);
         expect(answer.status, file).to.equal(200);
         expect((await answer.arrayBuffer()).byteLength, file).to.be.above(100_000);

@@ -13,7 +13,14 @@ import { createDepartment, departmentClient, type CreatedTestDepartment } from "
 import { apiClient } from "./support/httpClient.ts";
 import { eventually } from "./support/eventually.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
-import { assertionFor, registeredReviewer, relyingPartyOf, sign, type Reviewer } from "./support/passkeyReviewers.ts";
+import {
+  assertionFor,
+  digestOfTypedData,
+  registeredReviewer,
+  relyingPartyOf,
+  sign,
+  type Reviewer,
+} from "./support/passkeyReviewers.ts";
 import { current } from "./support/stackFixture.ts";
 
 describe("passkey custody: a department's wallet moved to its reviewers' passkeys (HTTP, real stack)", function () {
@@ -98,6 +105,8 @@ describe("passkey custody: a department's wallet moved to its reviewers' passkey
       expect(proof).to.include({ kind: "KEY_PROOF", status: "COLLECTING", threshold: 2 });
       expect(proof.summary).to.deep.include({ departmentCode: dept.code, wallet: account, custody: "DEPARTMENT_HELD" });
       expect(proof.challenge).to.equal(Buffer.from(proof.digest.slice(2), "hex").toString("base64url"));
+      expect(digestOfTypedData(proof.typedData)).to.equal(proof.digest);
+      expect(proof.typedData.message).to.deep.include({ wallet: account });
 
       const again = await asDept.post(`/departments/${dept.code}/passkey-custody`, { threshold: 2 });
       expect(again.status).to.equal(409);
@@ -162,6 +171,9 @@ describe("passkey custody: a department's wallet moved to its reviewers' passkey
       expect(opened.status, JSON.stringify(opened.body)).to.equal(201);
       expect(opened.body).to.include({ kind: "REVIEWER_CHANGE", status: "COLLECTING", threshold: 2 });
       expect(opened.body.summary).to.deep.include({ add: [], remove: [cy.passkey.publicKey], threshold: 2 });
+      // The typed data hashes to the account's own changeDigest.
+      expect(digestOfTypedData(opened.body.typedData)).to.equal(opened.body.digest);
+      expect(opened.body.typedData.domain.verifyingContract).to.equal(account);
 
       // Cy's session ended with the removal: a removed reviewer signs nothing.
       const byCy = await cy.browser.post(`/console/signing-requests/${opened.body.id}/assertions`, {

@@ -8,15 +8,23 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { expect } from "chai";
-import { Contract, getAddress } from "ethers";
+import { Contract, getAddress, keccak256, toUtf8Bytes } from "ethers";
 import { DepartmentPasskeyAccountAbi } from "../../abis/index.ts";
 import { approvalRegistry } from "../../api/src/chain/contracts.ts";
 import { accountAssertion, encodePasskeySignature } from "../../api/src/domain/passkeys/passkeySignature.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { apiClient, type Json } from "./support/httpClient.ts";
+import { eventually } from "./support/eventually.ts";
 import { createDriver, registry, type Driver } from "./support/platformDriver.ts";
-import { assertionFor, registeredReviewer, relyingPartyOf, sign, type Reviewer } from "./support/passkeyReviewers.ts";
+import {
+  assertionFor,
+  digestOfTypedData,
+  registeredReviewer,
+  relyingPartyOf,
+  sign,
+  type Reviewer,
+} from "./support/passkeyReviewers.ts";
 import { pdf, png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
@@ -126,6 +134,11 @@ describe("decisions signed by reviewers' passkeys, 2 of 3 (HTTP, real stack)", f
     expect(opened.body).to.include({ kind: "DECISION", status: "COLLECTING", threshold: 2, requestId: request.id });
     expect(opened.body.account).to.equal(account);
     expect(opened.body.summary).to.include({ decision: "APPROVED", remarks: "Site plan conforms" });
+    expect(digestOfTypedData(opened.body.typedData)).to.equal(opened.body.digest);
+    // The remarks record's hash (canonical JSON, as docs/decisions.md gives it), so a reviewer's browser can check it.
+    expect(opened.body.typedData.message.remarksHash).to.equal(
+      keccak256(toUtf8Bytes('{"remarks":"Site plan conforms"}')),
+    );
     expect(opened.body.summary.documents).to.deep.equal([
       { documentId: request.docs.SITE_PLAN, version: 1, sha256: request.hashes.SITE_PLAN },
     ]);
@@ -282,6 +295,27 @@ describe("decisions signed by reviewers' passkeys, 2 of 3 (HTTP, real stack)", f
     });
     expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
     expect(approved.body.workflowStatus.isComplete, "both departments approved").to.equal(true);
+
+    // Public verification names who could sign each approval: the reviewers' passkeys, or the platform's key.
+    const { tokenId } = (await departmentClient(api, keyDept).get(`/requests/${request.id}`)).body;
+    const approvals: Json[] = await eventually("the licence verified with both approvals", async () => {
+      const verified = await apiClient(api).get(`/verify/${tokenId}`);
+      return verified.body.verdict === "VALID" && verified.body.approvals.length === 2
+        ? verified.body.approvals
+        : undefined;
+    });
+    const byCode = Object.fromEntries(
+      approvals.map((a) => [
+        a.departmentCode,
+        { signedBy: a.signedBy, threshold: a.reviewerThreshold, signer: a.signer },
+      ]),
+    );
+    expect(byCode[passkeyDept.code]).to.deep.equal({
+      signedBy: "DEPARTMENT_REVIEWERS",
+      threshold: 2,
+      signer: account.toLowerCase(),
+    });
+    expect(byCode[keyDept.code]).to.include({ signedBy: "PLATFORM", threshold: null });
   });
   it("is verified by an auditor from the chain alone: both reviewers' assertions and the account's key proof (npm run audit)", async function () {
     const { tokenId } = (await departmentClient(api, keyDept).get(`/requests/${request.id}`)).body;

@@ -539,10 +539,51 @@ async function showSigning(status, signing, sign) {
   return current;
 }
 
+/** IApprovalRegistry.DecisionStatus as the Decision typed data numbers it (abis/enums.ts). */
+const DECISION_CODES = { APPROVED: 1, REJECTED: 2, CHANGES_REQUESTED: 3 };
+
+/** The remarks record whose keccak256 is signed: canonical JSON (keys sorted) of remarks, reason, documents asked. */
+function remarksRecord(summary) {
+  const record = {
+    ...(summary.decision === "REJECTED" ? { reason: summary.reason } : {}),
+    remarks: summary.remarks ?? "",
+    ...(summary.decision === "CHANGES_REQUESTED" ? { requiredDocuments: summary.requiredDocuments ?? [] } : {}),
+  };
+  return JSON.stringify(record); // keys written in sorted order above
+}
+
+/**
+ * The challenge to sign, computed here from the typed data (never the server's digest taken on trust), after
+ * checking that what the page shows is what the typed data says: a server that showed one decision and asked for a
+ * signature over another is refused before the passkey prompt.
+ */
+async function challengeOf(signing) {
+  const { TypedDataEncoder, keccak256, toUtf8Bytes, getBytes, getAddress } =
+    await import("/console/vendor/ethers.min.js");
+  const { domain, types, message } = signing.typedData;
+  const { EIP712Domain: _domain, ...signedTypes } = types;
+  const digest = TypedDataEncoder.hash(domain, signedTypes, message);
+  const summary = signing.summary ?? {};
+  const shown =
+    signing.kind === "DECISION"
+      ? Number(message.decision) === DECISION_CODES[summary.decision] &&
+        message.remarksHash === keccak256(toUtf8Bytes(remarksRecord(summary))) &&
+        JSON.stringify(message.documents) === JSON.stringify((summary.documents ?? []).map((d) => d.sha256))
+      : signing.kind === "KEY_PROOF"
+        ? getAddress(message.wallet) === getAddress(summary.wallet)
+        : JSON.stringify([message.add, message.remove, Number(message.threshold)]) ===
+          JSON.stringify([summary.add, summary.remove, Number(summary.threshold)]);
+  if (digest !== signing.digest || !shown)
+    throw new Error("What the server asks you to sign is not what is shown: nothing was signed");
+  let binary = "";
+  for (const byte of getBytes(digest)) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
 export async function signWithPasskey(signing) {
   const response = await browser().startAuthentication({
     optionsJSON: {
-      challenge: signing.challenge,
+      challenge: await challengeOf(signing),
       allowCredentials: signing.allowCredentials.map((id) => ({ id, type: "public-key" })),
       userVerification: "required",
       rpId: location.hostname,

@@ -117,6 +117,8 @@ const VENDOR_FILES = {
   // The UMD bundle: a classic script defining SimpleWebAuthnBrowser (the package exports only its ESM entry).
   "/console/vendor/simplewebauthn-browser.js": () =>
     new URL("../dist/bundle/index.umd.min.js", import.meta.resolve("@simplewebauthn/browser")),
+  // ethers' ES module build: the console hashes what it signs (EIP-712) itself.
+  "/console/vendor/ethers.min.js": () => new URL("../dist/ethers.min.js", import.meta.resolve("ethers")),
   "/console/vendor/pdf.min.mjs": () => new URL(import.meta.resolve("pdfjs-dist/build/pdf.min.mjs")),
   "/console/vendor/pdf.worker.min.mjs": () => new URL(import.meta.resolve("pdfjs-dist/build/pdf.worker.min.mjs")),
 } as const;

@@ -24,6 +24,7 @@ export function apiRoutes(
   issuer: QrIssuer,
 ): { api: RouteDefinition[]; root: RouteDefinition[] } {
   const verification = verifyRoutes(context, issuer);
+  const reviewConsole = consoleRoutes(context);
   return {
     api: [
       ...auth.routes,
@@ -41,8 +42,8 @@ export function apiRoutes(
       ...fileRoutes(context.documentStore, context.config),
       ...reviewerRoutes(context),
       ...passkeySigningRoutes(context),
-      ...consoleRoutes(context).api,
+      ...reviewConsole.api,
     ],
-    root: [...auth.rootRoutes, ...verification.root, ...consoleRoutes(context).root],
+    root: [...auth.rootRoutes, ...verification.root, ...reviewConsole.root],
   };
 }

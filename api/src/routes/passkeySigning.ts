@@ -45,6 +45,16 @@ const SigningRequest = z
       .array(z.string())
       .describe("The signed-in reviewer's passkeys that may still sign it (reviewers of the account on chain)"),
     summary: z.record(z.string(), z.unknown()).describe("What is signed, in words a reviewer can check"),
+    typedData: z
+      .object({
+        domain: z.record(z.string(), z.unknown()),
+        types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))),
+        primaryType: z.enum(["Decision", "DepartmentKey", "ReviewerChange"]),
+        message: z.record(z.string(), z.unknown()),
+      })
+      .describe(
+        "The EIP-712 typed data whose digest is signed: a client computes the digest from it (and shows its fields) instead of trusting `digest`",
+      ),
     createdAt: z.string(),
     expiresAt: z.string(),
     transactionHash: z.string().optional(),

@@ -3,6 +3,7 @@
  * sends the console's Origin on writes), invitation → registration (signed in), and signing a signing request.
  */
 import { expect } from "chai";
+import { TypedDataEncoder } from "ethers";
 import { departmentClient, type CreatedTestDepartment } from "./departmentClient.ts";
 import type { Json } from "./httpClient.ts";
 import {
@@ -111,4 +112,17 @@ export async function sign(reviewer: Reviewer, signingRequest: Json, ceremony: C
   return reviewer.browser.post(`/console/signing-requests/${signingRequest.id}/assertions`, {
     response: assertionFor(reviewer, seen.body, ceremony),
   });
+}
+
+/**
+ * The EIP-712 digest of a signing request's typed data, computed here as a reviewer's browser computes it: a client
+ * hashes what it shows instead of taking the server's digest.
+ */
+export function digestOfTypedData(typedData: {
+  domain: Record<string, unknown>;
+  types: Record<string, { name: string; type: string }[]>;
+  message: Record<string, unknown>;
+}): string {
+  const { EIP712Domain: _domain, ...types } = typedData.types;
+  return TypedDataEncoder.hash(typedData.domain, types, typedData.message);
 }

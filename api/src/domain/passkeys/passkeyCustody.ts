@@ -6,6 +6,11 @@
  * activated as any other. Later changes of the account's reviewers are signed by its current reviewers.
  */
 import { getAddress, getCreateAddress } from "ethers";
+import {
+  REVIEWER_CHANGE_DOMAIN_NAME,
+  REVIEWER_CHANGE_DOMAIN_VERSION,
+  REVIEWER_CHANGE_TYPES,
+} from "../../../../abis/index.ts";
 import { audit, type RequestMeta } from "../../audit/auditLog.ts";
 import {
   accountChangeDigest,
@@ -196,6 +201,18 @@ export async function openReviewerChange(
     expiresAt: new Date(Number(deadline) * 1000),
     payload: {
       change: { ...change, nonce: nonce.toString(), deadline: Number(deadline) },
+      // What the reviewers' browsers hash themselves (the console checks it against `digest` before signing).
+      typedData: {
+        domain: {
+          name: REVIEWER_CHANGE_DOMAIN_NAME,
+          version: REVIEWER_CHANGE_DOMAIN_VERSION,
+          chainId: context.config.chainId,
+          verifyingContract: getAddress(account),
+        },
+        types: REVIEWER_CHANGE_TYPES,
+        primaryType: "ReviewerChange",
+        message: { ...change, nonce: nonce.toString(), deadline: deadline.toString() },
+      },
       removedPasskeys: known.map((p) => ({ passkeyId: p.id, reviewerId: p.reviewerId, publicKey: p.publicKey })),
     },
   });

@@ -197,6 +197,7 @@ export async function signingRequestView(
     })),
     allowCredentials,
     summary: summaryOf(row),
+    typedData: row.payload.typedData,
     createdAt: row.createdAt.toISOString(),
     expiresAt: row.expiresAt.toISOString(),
     ...(row.transactionHash ? { transactionHash: row.transactionHash } : {}),
