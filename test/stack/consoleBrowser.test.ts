@@ -308,6 +308,15 @@ describe("review console in headless Chromium with a virtual passkey authenticat
         custody: "CUSTODIAL",
         remarks: `Plans and photo checked ${runId}`,
       });
+      // The audit log names the reviewer who decided in the console, not only their department.
+      const audited = await driver.core.pool.query(
+        `SELECT l.actor_type, l.actor_id, r.name FROM audit_logs l LEFT JOIN reviewers r ON r.id::text = l.actor_id
+          WHERE l.entity_type = 'APPROVAL' AND l.tx_hash = $1`,
+        [decision.transactionHash],
+      );
+      expect(audited.rows).to.deep.equal([
+        { actor_type: "REVIEWER", actor_id: audited.rows[0]?.actor_id, name: "Rita Reviewer" },
+      ]);
       await page.goto(`${base}/console/#/history`);
       await page.waitForSelector(`#history li[data-request-id="${setup.requestId}"]`, { timeout: 30_000 });
       await page.fill("#history-q", `checked ${runId}`);

@@ -247,7 +247,8 @@ describe("reviewer accounts and console sessions (passkeys)", function () {
 
       const audited = await reviewerAudit(reviewerId);
       expect(audited.map((a) => a.action)).to.deep.equal(["INVITE", "REGISTER_PASSKEY"]);
-      expect(audited[1]).to.deep.include({ actor_type: "DEPARTMENT", actor_id: water.code });
+      // The person, not just the department: the reviewer registered their own passkey.
+      expect(audited[1]).to.deep.include({ actor_type: "REVIEWER", actor_id: reviewerId });
       expect(audited[1].new_value).to.deep.include({ passkeyId: passkey.id, publicKey: passkey.publicKey });
     });
 
@@ -484,7 +485,7 @@ describe("reviewer accounts and console sessions (passkeys)", function () {
       const rexAudit = await reviewerAudit(rex);
       expect(rexAudit.map((a) => [a.action, a.actor_type])).to.deep.equal([
         ["INVITE", "DEPARTMENT"],
-        ["REGISTER_PASSKEY", "DEPARTMENT"],
+        ["REGISTER_PASSKEY", "REVIEWER"],
         ["REMOVE", "ADMIN"],
       ]);
       expect(rexAudit[2].old_value.passkeys).to.deep.equal([{ id: rexKey.id, publicKey: rexKey.publicKey }]);

@@ -34,7 +34,11 @@ export interface AuditEntry {
 function actorOf(principal: Principal | undefined, anonymous?: true): { type: string; id: string } {
   if (!principal) return anonymous ? { type: "ANONYMOUS", id: "unauthenticated" } : { type: "SYSTEM", id: "platform" };
   if (principal.kind === "applicant") return { type: "APPLICANT", id: principal.id };
-  if (principal.kind === "department") return { type: "DEPARTMENT", id: principal.code };
+  // A reviewer signed in to the console acts for the department, and the log names the person.
+  if (principal.kind === "department")
+    return principal.reviewerId
+      ? { type: "REVIEWER", id: principal.reviewerId }
+      : { type: "DEPARTMENT", id: principal.code };
   return { type: isAdmin(principal) ? "ADMIN" : "CLIENT", id: principal.id };
 }
 

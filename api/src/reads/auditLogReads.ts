@@ -22,7 +22,7 @@ const everyEntityListed: Exclude<AuditEntity, (typeof AUDIT_ENTITY_TYPES)[number
 void everyEntityListed;
 
 /** Who acted (auditLog.ts actorOf): SYSTEM is the platform itself (jobs, keeper). */
-export const AUDIT_ACTOR_TYPES = ["APPLICANT", "CLIENT", "DEPARTMENT", "ADMIN", "SYSTEM"] as const;
+export const AUDIT_ACTOR_TYPES = ["APPLICANT", "CLIENT", "DEPARTMENT", "REVIEWER", "ADMIN", "SYSTEM"] as const;
 
 export interface AuditLogQuery {
   entityType?: AuditEntity;
