@@ -365,9 +365,20 @@ describe("reviewer accounts and console sessions (passkeys)", function () {
         expect(other.cookie()).to.equal(undefined);
       }
       // A passkey nobody registered.
-      const { answer: stranger } = await signIn(consoleBrowser(api, origin), createSoftwarePasskey());
+      const strangerKey = createSoftwarePasskey();
+      const { answer: stranger } = await signIn(consoleBrowser(api, origin), strangerKey);
       expect(stranger.status).to.equal(401);
       expect(stranger.body.code).to.equal("PASSKEY_INVALID");
+
+      // Each refusal is audited as a failed sign-in of the credential claimed, by nobody signed in.
+      const failed = await driver.core.pool.query(
+        `SELECT entity_id, actor_type, new_value FROM audit_logs
+          WHERE entity_type = 'REVIEWER' AND action = 'SIGN_IN_FAILED' AND entity_id = ANY($1) ORDER BY created_at`,
+        [[passkey.id, strangerKey.id]],
+      );
+      expect(failed.rows.map((r) => r.entity_id)).to.deep.equal([...Array(4).fill(passkey.id), strangerKey.id]);
+      expect(failed.rows.every((r) => r.actor_type === "ANONYMOUS" && r.new_value.method === "PASSKEY")).to.equal(true);
+      expect(failed.rows[0].new_value.reason).to.match(/challenge is unknown, expired or already used/);
     });
   });
 

@@ -163,7 +163,27 @@ export async function signInOptions(pool: DbPool, config: Config): Promise<Publi
   return options;
 }
 
-export async function signIn(
+/** A console sign-in; a refused one is audited (SIGN_IN_FAILED, the credential claimed, never the answer itself). */
+export async function signIn(pool: DbPool, config: Config, meta: RequestMeta, response: AuthenticationResponseJSON) {
+  try {
+    return await passkeySignIn(pool, config, meta, response);
+  } catch (error) {
+    if (error instanceof AppError && error.status === 401)
+      await audit(
+        pool,
+        { ...meta, principal: undefined, anonymous: true },
+        {
+          entityType: "REVIEWER",
+          entityId: String(response?.id ?? "-").slice(0, 200),
+          action: "SIGN_IN_FAILED",
+          newValue: { method: "PASSKEY", reason: error.message },
+        },
+      ).catch(() => undefined); // the refusal is answered even if it cannot be written down
+    throw error;
+  }
+}
+
+async function passkeySignIn(
   pool: DbPool,
   config: Config,
   meta: RequestMeta,
