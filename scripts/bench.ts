@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: cost per operation and throughput, measured so the figures mean something on any machine
- * (issue 19). Every figure comes with the CPU milliseconds per operation summed over every process of the stack
+ * (as ratios within one run). Every figure comes with the CPU milliseconds per operation summed over every process of the stack
  * (API processes, workers, Ponder, Postgres by client, the chain; from /proc) and beside a reference measured in the
  * same run (the raw chain with the same contract call; a bare Koa server answering the same clients).
  *

@@ -1,6 +1,6 @@
 /**
  * The Idempotency-Key a request runs under, carried through its async context so that the chain gateway can tie
- * the key to the outbox transaction it records, in the same database transaction (issue 15). A neutral module:
+ * the key to the outbox transaction it records, in the same database transaction (crash safety). A neutral module:
  * the HTTP layer sets the claim (http/idempotency.ts), the chain gateway reads it, neither imports the other.
  */
 import { AsyncLocalStorage } from "node:async_hooks";

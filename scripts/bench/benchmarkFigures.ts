@@ -1,5 +1,5 @@
 /**
- * docs/benchmarks.json: the figures of `npm run bench`, with exactly the keys issue 19 names and numbers only, so
+ * docs/benchmarks.json: the figures of `npm run bench`, with exactly the keys its readers rely on and numbers only, so
  * one run can be compared with another by a program. The shape is declared once here; `checkFigures` refuses a
  * missing, extra or non-numeric key before anything is written.
  */

@@ -4,7 +4,7 @@
  * schema but one: `audit_logs` (and its append-only trigger function) belongs to `licence_audit`, a role no one can
  * log in as, which also owns the schema (a schema's owner may drop any table in it); the API may only read the audit
  * table and add to it. So the API's connection can neither change nor remove an audit row, nor drop, disable or
- * rewrite the triggers that refuse it, nor drop the table (issue 15, L9). It reads the indexer's tables and views
+ * rewrite the triggers that refuse it, nor drop the table: the audit trail survives a compromised API. It reads the indexer's tables and views
  * (written by the superuser) through default privileges.
  *
  * Run at every start after the supervisor's migrations: tables a new migration created (as the superuser) are handed

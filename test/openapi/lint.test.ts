@@ -1,5 +1,5 @@
 /**
- * `npm test` lints the API's OpenAPI document with Redocly CLI (issue 17): the document generated from the route
+ * `npm test` lints the API's OpenAPI document with Redocly CLI: the document generated from the route
  * table without a service, by the function that serves /api/v1/openapi.json (test/stack/documentedStatuses.test.ts
  * checks that the served one is the same). Clean means no error and no warning under redocly.yaml, which names and
  * justifies every rule it turns off. The linter runs offline: a preload records any network connection it tries.

@@ -315,7 +315,7 @@ describe("administration: statistics, audit logs, blockchain status and transact
 
     // By actor (identity-locker ids, codes and client ids are not UUIDs), alone and with the other filters.
     const byActor = await admin.get(`/admin/audit-logs?actorId=${applicantId}`);
-    // The applicant's sign-in is on record too (issue 15, M6).
+    // The applicant's sign-in is on record too.
     expect(byActor.body.logs.map((l: Json) => l.action)).to.deep.equal(["SUBMIT", "UPLOAD", "CREATE", "SIGN_IN"]);
     expect(byActor.body.logs.every((l: Json) => l.actorId === applicantId)).to.equal(true);
     expect(nonIncreasing(byActor.body.logs.map((l: Json) => l.createdAt))).to.equal(true);

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { current } from "./support/stackFixture.ts";
 
-/** Allow tells which methods the path really has: the route table's most specific pattern, static over parameter (issue 17). */
+/** Allow tells which methods the path really has: the route table's most specific pattern, static over parameter. */
 describe("Allow headers", function () {
   const url = (path: string) => `${current().api.url}${path}`;
   const allowOf = async (path: string) => {

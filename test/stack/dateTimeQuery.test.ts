@@ -3,7 +3,7 @@ import { clientToken } from "./support/authClient.ts";
 import { apiClient as http } from "./support/httpClient.ts";
 import { current } from "./support/stackFixture.ts";
 
-/** date-time query values are strict RFC 3339 (seconds required), and the document says so (issue 17). */
+/** date-time query values are strict RFC 3339 (seconds required), and the document says so. */
 describe("date-time query values", function () {
   let admin: ReturnType<typeof http>;
   before(async function () {

@@ -1,5 +1,5 @@
 /**
- * The document lists every status the API can answer (issue 17). Three views of it:
+ * The document lists every status the API can answer. Three views of it:
  * - the served document is the one generated from the route table without a service (what the linter checks);
  * - for every route of the route table, the statuses its declaration makes reachable through the middleware
  *   (validation, body parsing, authentication and authorization, Idempotency-Key, rate limits, an unreachable

@@ -7,7 +7,7 @@ import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
 
-/** GET /requests/pending shows the request's current stage, the same as GET /requests (issue 17). */
+/** GET /requests/pending shows the request's current stage, the same as GET /requests. */
 describe("GET /requests/pending: currentStage", function () {
   const run = `${Date.now() % 1e7}`;
   const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);

@@ -1,5 +1,5 @@
 /**
- * The document's schemas are as strict as the service (issue 17): what a schema admits, the service accepts past
+ * The document's schemas are as strict as the service: what a schema admits, the service accepts past
  * validation, and what the service refuses, the schema refuses too.
  */
 import { expect } from "chai";

@@ -1,6 +1,7 @@
 /**
- * What the security review of f94e6d1 found (issue 15), each finding with the behaviour that closes it, on the real
- * stack. Findings that depend on production settings run against an extra API process started with NODE_ENV=production
+ * Security behaviour on the real stack: webhook targets, what public verification reveals, development
+ * conveniences, identity-locker codes, bounded uploads, Idempotency-Key after a crash, the audit trail, quotas, PDF
+ * active content, headers. Findings that depend on production settings run against an extra API process started with NODE_ENV=production
  * on the fixture's database and chain.
  */
 import { expect } from "chai";
@@ -50,7 +51,7 @@ import { productionEnv } from "./support/productionEnv.ts";
 import { current } from "./support/stackFixture.ts";
 import { startReceiver } from "./support/webhookReceiver.ts";
 
-describe("security review of f94e6d1 (issue 15)", function () {
+describe("security behaviour (real stack)", function () {
   const tag = String(Date.now() % 1e8).replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
   const secret = "a-long-shared-secret-for-hmac-signing";
   const metricsToken = `metrics-scraper-${tag}`;
@@ -85,7 +86,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
     await driver?.close();
   });
 
-  describe("H1: webhook targets (SSRF)", function () {
+  describe("webhook targets (SSRF)", function () {
     // Every one of these passed the hand-written deny-list; each is refused by the allow-list (global unicast only).
     const refused: [string, string][] = [
       ["http://[::ffff:127.0.0.1]/", "IPv4-mapped loopback"],
@@ -257,7 +258,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
     });
   });
 
-  describe("H2: public verification of tokens that are not issued licences", function () {
+  describe("public verification of tokens that are not issued licences", function () {
     const run = `${Date.now() % 1e7}`;
     const first = `PRIV_A_${tag}`;
     const second = `PRIV_B_${tag}`;
@@ -434,7 +435,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect((await as("2001:db8:1:2::ffff", "/health")).status).to.equal(429);
     });
 
-    it("/metrics: rate-limited like the other public reads, and with METRICS_TOKEN set only for its bearer (L7)", async function () {
+    it("/metrics: rate-limited like the other public reads, and with METRICS_TOKEN set only for its bearer", async function () {
       const scrape = (client: string, token?: string) =>
         fetch(`${production.url}/metrics`, {
           headers: { "x-forwarded-for": client, ...(token ? { authorization: `Bearer ${token}` } : {}) },
@@ -459,7 +460,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
     });
   });
 
-  describe("M1: development conveniences only where explicitly enabled (fail closed)", function () {
+  describe("development conveniences only where explicitly enabled (fail closed)", function () {
     /** Runs the API process alone with exactly `env` (plus PATH); resolves with how it ended. */
     async function runApiAlone(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
       const main = path.join(process.cwd(), "api", "src", "main.ts");
@@ -514,7 +515,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect(loadConfig({}).devConveniences).to.equal(false); // the default is off
     });
 
-    it("the production API refuses applicant tokens of the development sign-in, though signed with its key for its issuer (L4)", async function () {
+    it("the production API refuses applicant tokens of the development sign-in, though signed with its key for its issuer", async function () {
       const id = `l4-${tag}`;
       const development = await applicantToken(current().api.url, { id });
       const refused = await apiClient(production.url, development).get("/requests");
@@ -543,7 +544,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
     });
   });
 
-  describe("M2: identity-locker codes: exact redirect_uri, PKCE S256, bound to their client", function () {
+  describe("identity-locker codes: exact redirect_uri, PKCE S256, bound to their client", function () {
     const authorize = (base: string, params: Record<string, string>) =>
       fetch(`${base}/api/v1/auth/identitylocker/authorize?${new URLSearchParams(params)}`, { redirect: "manual" });
     const exchange = async (body: Record<string, string>) => {
@@ -632,7 +633,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
     });
   });
 
-  describe("M3: uploads: bounded while streaming, whatever the framing; checked before the body is read", function () {
+  describe("uploads: bounded while streaming, whatever the framing; checked before the body is read", function () {
     const boundary = "----security-boundary";
     let owner: ReturnType<typeof apiClient>;
     let ownerToken: string;
@@ -1132,7 +1133,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
     });
   });
 
-  describe("M4, M6, L9: the audit trail", function () {
+  describe("the audit trail", function () {
     const auditRows = async (entityType: string, entityId: string) =>
       (
         await driver.core.pool.query(
@@ -1141,7 +1142,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
         )
       ).rows;
 
-    it("records creating and revoking OAuth clients, and client sign-ins (M6)", async function () {
+    it("records creating and revoking OAuth clients, and client sign-ins", async function () {
       const { clientId, clientSecret } = await createClient(current().api.url, admin, `audited-${tag}`, [
         "documents:read",
       ]);
@@ -1159,7 +1160,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect((await auditRows("CLIENT", current().admin.clientId)).map((r) => r.action)).to.include("CREATE");
     });
 
-    it("records applicant sign-ins through the identity locker (M6)", async function () {
+    it("records applicant sign-ins through the identity locker", async function () {
       const id = `signin-${tag}`;
       await applicantToken(current().api.url, { id });
       const rows = await auditRows("APPLICANT", id);
@@ -1167,7 +1168,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect(rows[0]).to.include({ action: "SIGN_IN", actor_type: "APPLICANT", actor_id: id });
     });
 
-    it("takes the client address of audit rows from the trusted proxy hop (TRUST_PROXY_HOPS=1), not from what the caller wrote (M4)", async function () {
+    it("takes the client address of audit rows from the trusted proxy hop (TRUST_PROXY_HOPS=1), not from what the caller wrote", async function () {
       const hooks = departmentClient(production.url, department);
       const created = await hooks.post(
         "/webhooks",
@@ -1180,7 +1181,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
       await hooks.delete(`/webhooks/${created.body.webhookId}`);
     });
 
-    it("with TRUST_PROXY_HOPS=2 the client is the address the outer proxy appended; a forged leftmost entry is ignored (M4)", async function () {
+    it("with TRUST_PROXY_HOPS=2 the client is the address the outer proxy appended; a forged leftmost entry is ignored", async function () {
       // client → proxy A (appends the client's address) → proxy B (appends A's) → API: X-Forwarded-For ends "client, A".
       // Behind proxies: a production process (development conveniences are refused with TRUST_PROXY_HOPS).
       const twoHops = await current().startExtraApi(
@@ -1208,7 +1209,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
       }
     });
 
-    it("records the bootstrap admin client's creation, rotation and the revocation of the one it replaces (M6)", async function () {
+    it("records the bootstrap admin client's creation, rotation and the revocation of the one it replaces", async function () {
       // The bootstrap of an API process, on a schema of its own (the fixture's administrator is left alone).
       const schema = `bootstrap_${tag.toLowerCase()}`;
       const pool = createPool(current().databaseUrl, schema, 2);
@@ -1253,7 +1254,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
       }
     });
 
-    it("the API's database role can only read and add audit rows: no UPDATE, DELETE, TRUNCATE, nor touching the triggers (L9)", async function () {
+    it("the API's database role can only read and add audit rows: no UPDATE, DELETE, TRUNCATE, nor touching the triggers", async function () {
       // The connection the stack's API processes use (the superuser stays with the supervisor and the indexer).
       const apiUrl = current().env.DATABASE_URL!;
       expect(new URL(apiUrl).username).to.equal("licence_api");
@@ -1314,7 +1315,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
       expect(await auditTableWeakness(driver.core.pool, current().config.apiSchema)).to.match(/superuser/);
     });
 
-    it("refuses TRUNCATE of the audit table, like UPDATE and DELETE (L9)", async function () {
+    it("refuses TRUNCATE of the audit table, like UPDATE and DELETE", async function () {
       const error = await driver.core.pool.query(`TRUNCATE audit_logs`).then(
         () => undefined,
         (e: Error) => e,
@@ -1326,7 +1327,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
     });
   });
 
-  describe("M5: quotas on request creation and a cap on metadata", function () {
+  describe("quotas on request creation and a cap on metadata", function () {
     const applicantId = `quota-${tag}`;
     let asApplicant: ReturnType<typeof apiClient>;
 
@@ -1388,7 +1389,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
     });
   });
 
-  describe("M7: PDFs with JavaScript, launch actions, embedded files or XFA are flagged (or refused)", function () {
+  describe("PDFs with JavaScript, launch actions, embedded files or XFA are flagged (or refused)", function () {
     const code = `PDFS_${tag}`;
     const applicantId = `pdfs-${tag}`;
     let applicant: ReturnType<typeof apiClient>;
@@ -1498,8 +1499,8 @@ describe("security review of f94e6d1 (issue 15)", function () {
     });
   });
 
-  describe("Lows: PUBLIC_BASE_URL, security headers, webhook headers documented", function () {
-    it("requires an https PUBLIC_BASE_URL in production (L3)", function () {
+  describe("PUBLIC_BASE_URL, security headers, webhook headers documented", function () {
+    it("requires an https PUBLIC_BASE_URL in production", function () {
       expect(() => loadConfig({ NODE_ENV: "production" })).to.throw(
         /PUBLIC_BASE_URL is required in production and must be https/,
       );
@@ -1511,7 +1512,7 @@ describe("security review of f94e6d1 (issue 15)", function () {
       ).to.not.throw(/PUBLIC_BASE_URL/);
     });
 
-    it("sends nosniff, Referrer-Policy and frame-ancestors everywhere, and no-store on API answers carrying credentials (L8)", async function () {
+    it("sends nosniff, Referrer-Policy and frame-ancestors everywhere, and no-store on API answers carrying credentials", async function () {
       const api = current().api.url;
       for (const target of [
         "/health",

@@ -289,7 +289,7 @@ describe("verification: by token, QR code and document hash (public, real stack)
       for (const form of [hash, `0x${hash}`, hash.toUpperCase(), `0X${hash.toUpperCase()}`]) {
         const answer = await verify(`document/${form}`);
         expect(answer.status, form).to.equal(200);
-        // A draft's document: genuine, but it does not name the request (issue 15, H2).
+        // A draft's document: genuine, but it does not name the request (a draft is nobody's business yet).
         expect(answer.body, form).to.include({
           isValid: true,
           isLatest: true,

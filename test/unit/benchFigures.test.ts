@@ -18,7 +18,7 @@ import {
 } from "../../scripts/bench/benchmarkFigures.ts";
 import { LOAD_GENERATOR, parseStat, StackCpuMeter } from "../../scripts/bench/processCpu.ts";
 
-// The keys as issue 19 writes them, copied from its text.
+// The keys docs/benchmarks.json promises its readers, written out here so that a renamed key fails this test.
 const ISSUE_KEYS = [
   "writes.automine.{rawTxPerSec, e2eReqPerSec, cpuMsPerWrite}",
   "writes.interval1s.{rawTxPerSec, e2eReqPerSec, p95Ms, cpuMsPerWrite}",

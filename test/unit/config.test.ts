@@ -24,7 +24,7 @@ describe("loadConfig (api/src/config.ts)", function () {
     });
   });
 
-  describe("the logged configuration (L6)", function () {
+  describe("the logged configuration", function () {
     it("shows an RPC or identity provider URL without its credentials, path or query (where providers put API keys)", function () {
       const config = loadConfig({
         CHAIN_RPC_URL: "https://rpc-user:pa55word@mainnet.example.io/v3/0123456789abcdef?apikey=topsecret",

@@ -136,7 +136,8 @@ export class ChainGateway {
         });
         const tx = await insertRecord(client, request, nonce, raw, gasLimit);
         if (options.onRecorded) await options.onRecorded(client, tx);
-        // Issue 15: the caller's Idempotency-Key (if any) is tied to this write in the same database transaction.
+        // The caller's Idempotency-Key (if any) is tied to this write in the same database transaction, so after a
+        // crash the key says for certain whether the write happened.
         await recordIdempotencyReference(client, idempotencyClaim, tx.id, request.requestId);
         return tx;
       },

@@ -3,7 +3,7 @@
  * the stored response and does nothing else (no second transaction); the same key with a different request → 422;
  * while the first is still running → 409.
  *
- * Crash safety (issue 15):
+ * Crash safety (a retried request gets its original answer, whatever crashed in between):
  * - the running process holds a lease on the key (renewed while it runs); a key whose lease passed belongs to a
  *   process that died;
  * - the key is tied to the request's write in the same database transaction as the outbox record

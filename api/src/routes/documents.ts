@@ -238,7 +238,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       },
       handler: async ({ params, ctx }) => {
         const document = await visibleDocument(params.documentId, ctx);
-        // What each version's bytes carry (M7): reviewers see it before they open the file.
+        // What each version's bytes carry: reviewers see it before they open the file.
         const findings = await activeContentByVersion(context.pool, document.id);
         const { url } = await context.documentStore.signedUrl(
           document.current.storageKey,
