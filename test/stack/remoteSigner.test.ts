@@ -163,6 +163,17 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
       expect(server.calls.at(-1)!.params[0]).to.include({ gasPrice: "0x0" }).and.not.have.property("maxFeePerGas");
     });
 
+    it("signs a contract creation (no to), and refuses one the signer turned into a call", async function () {
+      const creation = asked({ to: null, data: "0x6080604052" });
+      const tx = Transaction.from(await signer.signTransaction(creation));
+      expect([tx.to, tx.data, tx.from]).to.deep.equal([null, "0x6080604052", server.addresses[0]]);
+      expect(server.calls.at(-1)!.params[0]).to.not.have.property("to");
+      server.misbehave = "addressed";
+      const error = await refusal(signer.signTransaction(creation));
+      expect([error.status, error.code]).to.deep.equal([502, "SIGNER_INVALID_RESPONSE"]);
+      expect(error.details).to.deep.equal({ differing: ["to"] });
+    });
+
     it("refuses a transaction signed by another key than from", async function () {
       server.misbehave = "otherKey";
       const error = await refusal(signer.signTransaction(asked()));

@@ -3,14 +3,14 @@
  * (eth1 mode), EthSigner and Clef serve: `eth_accounts` lists its keys, `eth_signTransaction` signs a transaction
  * given as hex quantities and answers the raw signed transaction, `eth_signTypedData_v4` signs EIP-712 typed data. Any other method is a JSON-RPC error.
  *
- * `misbehave` makes it sign something else than asked (another key, another chain id, other calldata), or answer
+ * `misbehave` makes it sign something else than asked (another key, another chain id, other calldata, a call for a contract creation), or answer
  * only after 2 s, to test that the API refuses it. Every call is recorded with the Authorization header it carried.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Wallet, getAddress, type TransactionRequest } from "ethers";
 
-export type Misbehaviour = "none" | "otherKey" | "otherChainId" | "tamperedData" | "slow";
+export type Misbehaviour = "none" | "otherKey" | "otherChainId" | "tamperedData" | "addressed" | "slow";
 
 export interface SignerCall {
   method: string;
@@ -60,6 +60,8 @@ export async function startRemoteSignerServer(
     if (state.misbehave === "otherKey")
       signer = wallets.find((w) => w !== wallet) ?? new Wallet(Wallet.createRandom().privateKey);
     if (state.misbehave === "otherChainId") tx.chainId = BigInt(tx.chainId ?? 0) + 1n;
+    // A contract creation signed as a call to some address.
+    if (state.misbehave === "addressed") tx.to ??= wallet.address;
     if (state.misbehave === "tamperedData")
       tx.data = `${String(tx.data).slice(0, -2)}${String(tx.data).endsWith("ff") ? "00" : "ff"}`;
     const raw = await signer.signTransaction(tx);
