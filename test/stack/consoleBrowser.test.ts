@@ -547,7 +547,7 @@ describe("review console in headless Chromium with a virtual passkey authenticat
       const stack = current();
       const tokenId = (await applicant.get(`/requests/${setup.requestId}`)).body.tokenId;
       let stdout = "";
-      let code = 0;
+      let exit = 0;
       try {
         ({ stdout } = await run(
           "npm",
@@ -570,13 +570,20 @@ describe("review console in headless Chromium with a virtual passkey authenticat
         ));
       } catch (error) {
         const failed = error as { code?: number; stdout: string; stderr: string };
-        code = failed.code ?? -1;
+        exit = failed.code ?? -1;
         stdout = failed.stdout;
         if (!stdout) throw error;
       }
       const report = JSON.parse(stdout) as Json;
       const licence = (report.licences as Json[])[0];
-      expect(code, JSON.stringify({ findings: report.findings, licence: licence?.findings })).to.equal(0);
+      // Other files leave platform findings of their own on the shared chain (test/stack/audit.test.ts forces a
+      // wallet change on purpose): none may name this licence, this department or its account.
+      expect(licence.findings).to.deep.equal([]);
+      const findings = report.findings as string[];
+      expect(findings.filter((f) => f.includes(code) || f.toLowerCase().includes(account.toLowerCase()))).to.deep.equal(
+        [],
+      );
+      expect(exit, JSON.stringify(findings)).to.equal(findings.length === 0 ? 0 : 1);
       const decision = (licence.decisions as Json[]).find((d) => d.transactionHash === decisionTx)!;
       expect(decision.signer.toLowerCase()).to.equal(account.toLowerCase());
       expect(decision.passkeys).to.have.length(2);

@@ -11,7 +11,8 @@
  *   (count and contents, see support/stateSnapshot.ts for the two tables left out and why), the chain's block
  *   number and every custodial wallet's nonce, stored and temporary files, and no audit record under its request id.
  *   One exception, by design: an answer refusing a sign-in credential (the token endpoint's 401 invalid_client, the
- *   identity-locker authorize's 403, the code exchange's invalid_grant) writes exactly one SIGN_IN_FAILED audit row,
+ *   identity-locker authorize's 403, the code exchange's invalid_grant, the console's passkey sign-in 401) writes
+ *   exactly one SIGN_IN_FAILED audit row,
  *   by ANONYMOUS and without the secret tried; that row, and nothing else, is allowed.
  * 2xx answers are not asserted beyond "not 5xx"; valid bodies that could succeed are generated rarely and capped.
  *
@@ -350,6 +351,9 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       clientId: f.sacClientId,
       reviewerId: f.reviewer.id,
       passkeyId: f.reviewer.passkeyId,
+      // No signing request is opened here (that needs a passkey department); only a reviewer's console session
+      // reaches these routes, so the fuzzer's callers are refused before the id is looked up.
+      signingRequestId: "5f0c0d4e-8a3b-4c1d-9e2f-0a1b2c3d4e5f",
       tokenId: String(f.submitted.tokenId),
       hash: f.submitted.sitePlan.hash,
       qrCode: "LAP1.31337.0x0000000000000000000000000000000000000000.1.AAAA",
@@ -712,7 +716,8 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
   /**
    * The one write a 4xx may make: a failed sign-in is audited by design (SIGN_IN_FAILED, by ANONYMOUS, never with
    * the secret tried), and only for the answers that refuse a credential: the token endpoint's 401 invalid_client,
-   * the identity-locker authorize's 403, the code exchange's invalid_grant / expired_token. Any other audit row
+   * the identity-locker authorize's 403, the code exchange's invalid_grant / expired_token, the console sign-in's 401
+   * (the passkey credential claimed). Any other audit row
    * under the request id, or a row on any other answer, is a failure. Returns the number of rows allowed.
    */
   async function signInFailureRows(
@@ -745,7 +750,9 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
               response.status === 400 &&
               (body?.error === "invalid_grant" || body?.error === "expired_token")
             ? "APPLICANT"
-            : undefined;
+            : reached === "consoleSignIn" && response.status === 401
+              ? "REVIEWER"
+              : undefined;
     const secrets = secretsSent(sent);
     const wrong = rows.filter(
       (r) =>
