@@ -435,6 +435,12 @@ describe("review console in headless Chromium with a virtual passkey authenticat
       await shot(pat.page, "signing");
       const first = await signOnSigningPage(pat, proof);
       expect(first.text).to.include("Key proof").and.include(account).and.include("Collecting signatures: 0 of 2");
+      // The account's signers, named, before anyone consents to it.
+      expect(first.text)
+        .to.include("Pat Passkey (")
+        .and.include("Sam Second (")
+        .and.not.include("Not a passkey")
+        .and.not.include("undefined");
       await statusOf(pat, first.card, "Collecting signatures: 1 of 2");
       expect(await pat.page.textContent(first.card)).to.include("Signed by Pat Passkey");
       expect(await pat.page.isHidden(`${first.card} button`), "Pat has nothing left to sign").to.equal(true);

@@ -106,6 +106,10 @@ describe("passkey custody: a department's wallet moved to its reviewers' passkey
       expect(proof.summary).to.deep.include({ departmentCode: dept.code, wallet: account, custody: "DEPARTMENT_HELD" });
       expect(proof.challenge).to.equal(Buffer.from(proof.digest.slice(2), "hex").toString("base64url"));
       expect(digestOfTypedData(proof.typedData)).to.equal(proof.digest);
+      // Whoever deployed the account chose its reviewers: the proof shows them, named, before anyone consents.
+      expect(
+        proof.summary.reviewers.map((r: { reviewerName: string; publicKey: string }) => [r.reviewerName, r.publicKey]),
+      ).to.have.deep.members([ana, ben, cy].map((r) => [r.name, r.passkey.publicKey]));
       expect(proof.typedData.message).to.deep.include({ wallet: account });
 
       const again = await asDept.post(`/departments/${dept.code}/passkey-custody`, { threshold: 2 });

@@ -614,11 +614,27 @@ function signingSummary(s) {
             : h("div", { class: "muted" }, "No document covered."),
         ]
       : s.kind === "KEY_PROOF"
-        ? h(
-            "div",
-            {},
-            `Key proof: the passkey account ${summary.wallet} becomes ${summary.departmentCode}'s wallet (held by its reviewers).`,
-          )
+        ? [
+            h(
+              "div",
+              {},
+              `Key proof: the passkey account ${summary.wallet} becomes ${summary.departmentCode}'s wallet (held by its reviewers).`,
+            ),
+            h("div", {}, "Passkeys that will sign for the department:"),
+            h(
+              "ul",
+              { class: "list", id: "account-reviewers" },
+              (summary.reviewers ?? []).map((r) =>
+                h(
+                  "li",
+                  { class: r.reviewerName ? "" : "bad" },
+                  r.reviewerName
+                    ? `${r.reviewerName} (${r.deviceName}) · ${short(r.publicKey)}`
+                    : `Not a passkey of your department's reviewers: ${short(r.publicKey)}`,
+                ),
+              ),
+            ),
+          ]
         : h(
             "div",
             {},

@@ -13,6 +13,7 @@ export interface ReviewerPasskey {
   reviewerId: string;
   reviewerName: string;
   departmentCode: string;
+  deviceName: string;
   publicKey: string;
   cosePublicKey: Uint8Array;
   signCount: number;
@@ -22,7 +23,7 @@ export interface ReviewerPasskey {
 }
 
 const PASSKEY_SELECT = `
-  SELECT p.id, p.reviewer_id, r.name AS reviewer_name, r.department_code, p.p256_key, p.cose_public_key,
+  SELECT p.id, p.reviewer_id, r.name AS reviewer_name, r.department_code, p.device_name, p.p256_key, p.cose_public_key,
          p.sign_count, p.transports, (p.removed_at IS NULL AND r.removed_at IS NULL) AS active
   FROM reviewer_passkeys p JOIN reviewers r ON r.id = p.reviewer_id`;
 
@@ -31,6 +32,7 @@ const toPasskey = (row: Record<string, any>): ReviewerPasskey => ({
   reviewerId: row.reviewer_id,
   reviewerName: row.reviewer_name,
   departmentCode: row.department_code,
+  deviceName: row.device_name,
   publicKey: String(row.p256_key).toLowerCase(),
   cosePublicKey: new Uint8Array(row.cose_public_key),
   signCount: Number(row.sign_count),

@@ -196,7 +196,10 @@ export async function signingRequestView(
       signedAt: s.signedAt.toISOString(),
     })),
     allowCredentials,
-    summary: summaryOf(row),
+    summary: {
+      ...summaryOf(row),
+      ...(row.kind === "KEY_PROOF" ? { reviewers: await accountReviewersShown(context, row, onChainReviewers) } : {}),
+    },
     typedData: row.payload.typedData,
     createdAt: row.createdAt.toISOString(),
     expiresAt: row.expiresAt.toISOString(),
@@ -204,6 +207,23 @@ export async function signingRequestView(
     ...(row.failure ? { failure: row.failure } : {}),
     ...(row.payload.result ? { result: row.payload.result } : {}),
   };
+}
+
+/**
+ * Who the account a key proof consents to would let sign: its reviewers on chain, each named when it is a passkey of
+ * this department's reviewers. Whoever deployed the account chose them, so a reviewer sees them before signing.
+ */
+async function accountReviewersShown(context: DomainContext, row: SigningRequestRow, onChain?: string[]) {
+  const keys = onChain?.length ? onChain : await accountReviewers(context.gateway, row.accountAddress);
+  const known = new Map(
+    (await activeDepartmentPasskeys(context.pool, row.departmentCode)).map((p) => [p.publicKey, p] as const),
+  );
+  return keys.map((publicKey) => {
+    const passkey = known.get(publicKey);
+    return passkey
+      ? { publicKey, reviewerName: passkey.reviewerName, deviceName: passkey.deviceName }
+      : { publicKey, reviewerName: null, deviceName: null };
+  });
 }
 
 /** What the reviewers are asked to approve, in words they can check. */
