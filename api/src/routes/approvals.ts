@@ -5,7 +5,13 @@
 import { z } from "zod/v4";
 import { requestMeta } from "../http/requestMeta.ts";
 import type { Principal } from "../auth/principal.ts";
-import { REJECTION_REASONS, decide, decisionToSign, type DecisionSignature } from "../domain/approvals/decide.ts";
+import {
+  REJECTION_REASONS,
+  decide,
+  decisionToSign,
+  type Decision,
+  type DecisionSignature,
+} from "../domain/approvals/decide.ts";
 import { decisionAnswer, type DecisionKind } from "../domain/approvals/decisionAnswer.ts";
 import { actOnLicence, licenceActionAnswer, type LicenceAction } from "../domain/approvals/licenceActions.ts";
 import { escalationAnswer, resolveEscalation } from "../domain/approvals/resolveEscalation.ts";
@@ -90,6 +96,40 @@ const ReviewFields = {
       "With signature: the round of the signed typed data (the stage's start time; default: the current round). A signature for another stage or round is 409 STALE_DECISION",
     ),
 };
+
+/**
+ * A decision about to be signed, without signature: the body of decision-typed-data and of a console signing
+ * request (the same decision, signed by an EIP-712 wallet or by reviewers' passkeys).
+ */
+export const DecisionToSignInput = z
+  .object({
+    decision: z.enum(["APPROVED", "REJECTED", "CHANGES_REQUESTED"]),
+    remarks: z.string().min(1).max(4000),
+    reason: z.enum(REJECTION_REASONS).optional(),
+    requiredDocuments: z
+      .array(z.string().regex(/^[A-Z0-9_]+$/))
+      .max(16)
+      .optional(),
+    reviewedDocuments: ReviewFields.reviewedDocuments,
+    documentVersions: ReviewFields.documentVersions,
+  })
+  .meta({ id: "DecisionTypedDataInput" });
+
+/** The decision a DecisionToSignInput describes; a rejection needs its reason (400). */
+export function decisionOf(body: z.infer<typeof DecisionToSignInput>): Decision {
+  const base = {
+    remarks: body.remarks,
+    reviewedDocuments: body.reviewedDocuments,
+    documentVersions: body.documentVersions,
+  };
+  if (body.decision === "APPROVED") return { kind: "APPROVED", ...base };
+  if (body.decision === "REJECTED") {
+    if (!body.reason)
+      throw new AppError(400, "VALIDATION_ERROR", "A rejection needs its reason", { fields: ["reason"] });
+    return { kind: "REJECTED", reason: body.reason, ...base };
+  }
+  return { kind: "CHANGES_REQUESTED", requiredDocuments: body.requiredDocuments, ...base };
+}
 
 function signatureOf(body: {
   signature?: string;
@@ -261,19 +301,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       tags: ["Approvals"],
       access: DEPARTMENT,
       params: RequestIdParams,
-      body: z
-        .object({
-          decision: z.enum(["APPROVED", "REJECTED", "CHANGES_REQUESTED"]),
-          remarks: z.string().min(1).max(4000),
-          reason: z.enum(REJECTION_REASONS).optional(),
-          requiredDocuments: z
-            .array(z.string().regex(/^[A-Z0-9_]+$/))
-            .max(16)
-            .optional(),
-          reviewedDocuments: ReviewFields.reviewedDocuments,
-          documentVersions: ReviewFields.documentVersions,
-        })
-        .meta({ id: "DecisionTypedDataInput" }),
+      body: DecisionToSignInput,
       responses: {
         200: {
           description: "The typed data to sign",
@@ -310,22 +338,9 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
           404: "No such request",
         }),
       },
-      handler: async ({ params, body, ctx }) => {
-        const base = {
-          remarks: body.remarks,
-          reviewedDocuments: body.reviewedDocuments,
-          documentVersions: body.documentVersions,
-        };
-        if (body.decision === "REJECTED" && !body.reason)
-          throw new AppError(400, "VALIDATION_ERROR", "A rejection needs its reason", { fields: ["reason"] });
-        const decision =
-          body.decision === "APPROVED"
-            ? { kind: "APPROVED" as const, ...base }
-            : body.decision === "REJECTED"
-              ? { kind: "REJECTED" as const, reason: body.reason!, ...base }
-              : { kind: "CHANGES_REQUESTED" as const, requiredDocuments: body.requiredDocuments, ...base };
-        return { body: await decisionToSign(context, department(ctx.state.principal), params.requestId, decision) };
-      },
+      handler: async ({ params, body, ctx }) => ({
+        body: await decisionToSign(context, department(ctx.state.principal), params.requestId, decisionOf(body)),
+      }),
     }),
     defineRoute({
       method: "get",

@@ -2,7 +2,6 @@
 import { z } from "zod/v4";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { isAdmin, type Principal } from "../auth/principal.ts";
-import { REJECTION_REASONS, type Decision } from "../domain/approvals/decide.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { openReviewerChange, startPasskeyCustody } from "../domain/passkeys/passkeyCustody.ts";
 import {
@@ -11,10 +10,11 @@ import {
   listSigningRequests,
   openDecisionSigning,
 } from "../domain/passkeys/signingRequests.ts";
-import { AppError, forbidden } from "../errors.ts";
+import { forbidden } from "../errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { requestMeta } from "../http/requestMeta.ts";
 import { AuthenticationResponse } from "./reviewers.ts";
+import { DecisionToSignInput, decisionOf } from "./approvals.ts";
 
 const errors = errorResponses;
 const CodeParams = z.object({ departmentCode: z.string().min(1).max(64) });
@@ -63,20 +63,6 @@ const SigningRequest = z
   })
   .meta({ id: "SigningRequest" });
 
-const DecisionSigningInput = z
-  .object({
-    decision: z.enum(["APPROVED", "REJECTED", "CHANGES_REQUESTED"]),
-    remarks: z.string().min(1).max(4000),
-    reason: z.enum(REJECTION_REASONS).optional(),
-    requiredDocuments: z
-      .array(z.string().regex(/^[A-Z0-9_]+$/))
-      .max(16)
-      .optional(),
-    reviewedDocuments: z.array(z.uuid()).max(16).optional(),
-    documentVersions: z.record(z.uuid(), z.int().min(1).max(32767)).optional(),
-  })
-  .meta({ id: "DecisionSigningInput" });
-
 type DepartmentPrincipal = Extract<Principal, { kind: "department" }>;
 
 /** The department itself (API key, not a console session) or an administrator. */
@@ -95,21 +81,6 @@ function reviewer(principal: Principal | undefined): DepartmentPrincipal {
 function department(principal: Principal | undefined): DepartmentPrincipal {
   if (principal?.kind !== "department") throw forbidden("Not a department");
   return principal;
-}
-
-function decisionOf(body: z.infer<typeof DecisionSigningInput>): Decision {
-  const base = {
-    remarks: body.remarks,
-    reviewedDocuments: body.reviewedDocuments,
-    documentVersions: body.documentVersions,
-  };
-  if (body.decision === "APPROVED") return { kind: "APPROVED", ...base };
-  if (body.decision === "REJECTED") {
-    if (!body.reason)
-      throw new AppError(400, "VALIDATION_ERROR", "A rejection needs its reason", { fields: ["reason"] });
-    return { kind: "REJECTED", reason: body.reason, ...base };
-  }
-  return { kind: "CHANGES_REQUESTED", requiredDocuments: body.requiredDocuments, ...base };
 }
 
 export function passkeySigningRoutes(context: DomainContext): RouteDefinition[] {
@@ -203,7 +174,7 @@ export function passkeySigningRoutes(context: DomainContext): RouteDefinition[] 
       tags: ["Console"],
       access: [{ kind: "apiKey" }],
       params: z.object({ requestId: z.uuid() }),
-      body: DecisionSigningInput,
+      body: DecisionToSignInput,
       responses: {
         201: { description: "The signing request", schema: SigningRequest },
         ...errors({
