@@ -7,6 +7,10 @@
  * Background work (receipts, event derivation, webhook deliveries and their retries, stage-timeout jobs of other
  * tests) can change some of these on its own; `backgroundOnly` tells such differences apart so the caller can
  * re-check them in a quiet moment, and `quiesce` waits for such a moment.
+ *
+ * Digesting every table on every snapshot was most of the fuzz suite's time, so a statement-level trigger on each
+ * compared table notes the writing transaction's id, and a snapshot re-digests only the tables written by a
+ * transaction that may have committed since the previous one (see `#dirtyTables`).
  */
 import { readdir } from "node:fs/promises";
 import pg from "pg";
@@ -63,13 +67,20 @@ const TABLE_FILTERS: Record<string, string> = {
 const BACKGROUND_TABLES = new Set(["chain_transactions", "events", "webhook_deliveries", "webhook_logs", "wallets"]);
 const BACKGROUND_DIGEST_ONLY = new Set(["webhooks"]);
 
+/** Where the probe's triggers note which transaction wrote which table. */
+const PROBE_SCHEMA = "state_probe";
+
 export class StateProbe {
   readonly #pool: pg.Pool;
   readonly #rpcUrl: string;
   readonly #directories: string[];
   readonly #schema: string;
   #tables: string[] = [];
-  #query = "";
+  /** One digest query per compared table. */
+  #queries = new Map<string, string>();
+  /** The last digests, and the oldest transaction still running when they were taken (see `#dirtyTables`). */
+  #digests: Record<string, TableState> = {};
+  #horizon: string | undefined;
 
   constructor(databaseUrl: string, rpcUrl: string, directories: string[], schema = "app") {
     if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`unexpected schema name ${schema}`);
@@ -96,14 +107,28 @@ export class StateProbe {
     );
     this.#tables = rows.map((r) => r.table_name).filter((name) => !(name in EXCLUDED_TABLES));
     if (this.#tables.length === 0) throw new Error(`no tables found in schema ${this.#schema}`);
-    // One statement: count and an order-independent digest of every row of every table.
-    this.#query = this.#tables
-      .map((name) => {
-        const ident = `"${this.#schema}"."${name.replaceAll('"', '""')}"`;
-        const where = TABLE_FILTERS[name] ? ` WHERE ${TABLE_FILTERS[name]}` : "";
-        return `SELECT '${name.replaceAll("'", "''")}' AS name, count(*)::int AS rows, md5(coalesce(string_agg(md5(t::text), '' ORDER BY md5(t::text)), '')) AS digest FROM ${ident} t${where}`;
-      })
-      .join(" UNION ALL ");
+    // Count and an order-independent digest of every row, per table.
+    for (const name of this.#tables) {
+      const where = TABLE_FILTERS[name] ? ` WHERE ${TABLE_FILTERS[name]}` : "";
+      this.#queries.set(
+        name,
+        `SELECT '${name.replaceAll("'", "''")}' AS name, count(*)::int AS rows, md5(coalesce(string_agg(md5(t::text), '' ORDER BY md5(t::text)), '')) AS digest FROM ${this.#ident(name)} t${where}`,
+      );
+    }
+    // SECURITY DEFINER: the API's own role writes the tables and needs no rights on the probe's schema.
+    await this.#pool.query(`CREATE SCHEMA IF NOT EXISTS ${PROBE_SCHEMA};
+      CREATE TABLE IF NOT EXISTS ${PROBE_SCHEMA}.writes (xid xid8 NOT NULL, table_name text NOT NULL);
+      CREATE OR REPLACE FUNCTION ${PROBE_SCHEMA}.note_write() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+        SET search_path = pg_catalog AS $$
+        BEGIN
+          INSERT INTO ${PROBE_SCHEMA}.writes VALUES (pg_current_xact_id(), TG_TABLE_NAME);
+          RETURN NULL;
+        END $$;
+      ${this.#tables.map((name) => `CREATE OR REPLACE TRIGGER state_probe AFTER INSERT OR UPDATE OR DELETE ON ${this.#ident(name)} FOR EACH STATEMENT EXECUTE FUNCTION ${PROBE_SCHEMA}.note_write();`).join("\n")}`);
+  }
+
+  #ident(name: string): string {
+    return `"${this.#schema}"."${name.replaceAll('"', '""')}"`;
   }
 
   async take(): Promise<Snapshot> {
@@ -112,8 +137,34 @@ export class StateProbe {
   }
 
   async #tableStates(): Promise<Record<string, TableState>> {
-    const { rows } = await this.#pool.query<{ name: string; rows: number; digest: string }>(this.#query);
-    return Object.fromEntries(rows.map((r) => [r.name, { rows: r.rows, digest: r.digest }]));
+    // The horizon is read before the digests, so that whatever completed before it is in them.
+    const { rows: horizon } = await this.#pool.query<{ xmin: string }>(
+      `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`,
+    );
+    const dirty = await this.#dirtyTables();
+    if (dirty.length > 0) {
+      const { rows } = await this.#pool.query<{ name: string; rows: number; digest: string }>(
+        dirty.map((name) => this.#queries.get(name)).join(" UNION ALL "),
+      );
+      for (const r of rows) this.#digests[r.name] = { rows: r.rows, digest: r.digest };
+    }
+    this.#horizon = horizon[0].xmin;
+    await this.#pool.query(`DELETE FROM ${PROBE_SCHEMA}.writes WHERE xid < $1::xid8`, [this.#horizon]);
+    return { ...this.#digests };
+  }
+
+  /**
+   * Every table on the first snapshot; then those written by a transaction whose id is at or past the previous
+   * horizon. A transaction below it had completed before the previous digests were taken, so they include it; one at
+   * or past it that has committed since has its note visible now, and one still running is past this horizon too.
+   */
+  async #dirtyTables(): Promise<string[]> {
+    if (this.#horizon === undefined) return this.#tables;
+    const { rows } = await this.#pool.query<{ table_name: string }>(
+      `SELECT DISTINCT table_name FROM ${PROBE_SCHEMA}.writes WHERE xid >= $1::xid8`,
+      [this.#horizon],
+    );
+    return rows.map((r) => r.table_name).filter((name) => this.#queries.has(name));
   }
 
   async #chainState(): Promise<{ blockNumber: number; nonces: Record<string, number> }> {
@@ -230,6 +281,13 @@ export class StateProbe {
   }
 
   async close(): Promise<void> {
+    // Later suites share this database: leave its tables as the API created them.
+    await this.#pool
+      .query(
+        `${this.#tables.map((name) => `DROP TRIGGER IF EXISTS state_probe ON ${this.#ident(name)};`).join("\n")}
+         DROP SCHEMA IF EXISTS ${PROBE_SCHEMA} CASCADE`,
+      )
+      .catch(() => {});
     await this.#pool.end();
   }
 }
