@@ -16,7 +16,7 @@ import { Wallet } from "ethers";
 import { loadConfig } from "../api/src/config.ts";
 import { DECISION_TYPES, DEPARTMENT_KEY_TYPES } from "../abis/index.ts";
 import { developmentSecret } from "../api/src/developmentSecrets.ts";
-import { qrTerminal } from "../api/src/verification/qrImage.ts";
+import { qrTerminal } from "../api/src/domain/verification/qrImage.ts";
 import { runningStack } from "./stack/stackLock.ts";
 
 const config = loadConfig();

@@ -22,7 +22,7 @@ import { createDomainContext, createProcessServices } from "./services.ts";
 import { jobClock } from "./jobs/jobClock.ts";
 import { startJobRunner } from "./jobs/jobRunner.ts";
 import { developmentSecret } from "./developmentSecrets.ts";
-import { QrIssuer } from "./verification/qrPayload.ts";
+import { QrIssuer } from "./domain/verification/qrPayload.ts";
 
 readEnvFile();
 const config = loadConfig();

@@ -2,17 +2,17 @@ import { expect } from "chai";
 import { Interface } from "ethers";
 import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../abis/index.ts";
 import { decodeRevert } from "../../api/src/chain/chainErrors.ts";
-import { apiErrorOf, isRevert, REVERT_ANSWERS } from "../../api/src/revertMapping.ts";
-import { AppError } from "../../api/src/errors.ts";
+import { apiErrorOf, isRevert, REVERT_ANSWERS } from "../../api/src/domain/revertMapping.ts";
+import { AppError } from "../../api/src/domain/errors.ts";
 
-/** The API's one table of contract errors (api/src/revertMapping.ts), checked against the generated ABIs. */
+/** The API's one table of contract errors (api/src/domain/revertMapping.ts), checked against the generated ABIs. */
 const abiErrors = [...LicenceTokenAbi, ...DocumentRegistryAbi, ...ApprovalRegistryAbi].filter(
   (item) => item.type === "error",
 );
 const errors = new Interface(abiErrors as never);
 const revert = (name: string, args: unknown[]) => decodeRevert(errors.encodeErrorResult(name, args))!;
 
-describe("revert mapping (api/src/revertMapping.ts)", function () {
+describe("revert mapping (api/src/domain/revertMapping.ts)", function () {
   it("names only errors the contracts' ABIs declare", function () {
     const declared = new Set<string>(abiErrors.map((e) => e.name));
     const unknown = Object.keys(REVERT_ANSWERS).filter((name) => !declared.has(name));

@@ -3,7 +3,7 @@ import { Wallet } from "ethers";
 import { ChainUnavailableError } from "../../api/src/chain/chainErrors.ts";
 import { toAppError } from "../../api/src/http/errorMiddleware.ts";
 import { networkStatus, type RpcSend } from "../../api/src/chain/networkStatus.ts";
-import { REQUEST_STATUSES, REQUEST_TYPES } from "../../api/src/schemas/common.ts";
+import { REQUEST_STATUSES, REQUEST_TYPES } from "../../api/src/routes/schemas/common.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient } from "./support/departmentClient.ts";
 import { eventually } from "./support/eventually.ts";

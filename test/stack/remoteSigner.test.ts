@@ -18,7 +18,7 @@ import { describeConfig, loadConfig } from "../../api/src/config.ts";
 import { RemoteSigner, RemoteSignerError } from "../../api/src/chain/remoteSigner.ts";
 import type { SignableTransaction } from "../../api/src/chain/transactionSigner.ts";
 import { createPool } from "../../api/src/db/pool.ts";
-import type { AppError } from "../../api/src/errors.ts";
+import type { AppError } from "../../api/src/domain/errors.ts";
 import { answerOfKnownError } from "../../api/src/http/errorKinds.ts";
 import { rpc } from "../../scripts/stack/localChain.ts";
 import { freePort } from "../../scripts/stack/ports.ts";

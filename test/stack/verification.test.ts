@@ -9,7 +9,7 @@ import jsQRModule from "jsqr";
 import { PNG } from "pngjs";
 import { licenceToken } from "../../api/src/chain/contracts.ts";
 import { registerWorkflow } from "../../api/src/domain/workflows/registerWorkflow.ts";
-import { QrIssuer } from "../../api/src/verification/qrPayload.ts";
+import { QrIssuer } from "../../api/src/domain/verification/qrPayload.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient } from "./support/departmentClient.ts";
 import { apiClient as http } from "./support/httpClient.ts";

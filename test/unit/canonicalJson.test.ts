@@ -1,7 +1,7 @@
 import { expect } from "chai";
-import { canonicalJson } from "../../api/src/canonicalJson.ts";
+import { canonicalJson } from "../../api/src/encoding/canonicalJson.ts";
 
-describe("canonicalJson (api/src/canonicalJson.ts)", function () {
+describe("canonicalJson (api/src/encoding/canonicalJson.ts)", function () {
   it("sorts object keys at every level, so equal values give equal text", function () {
     const a = { b: 1, a: { d: [{ y: 2, x: 1 }], c: "z" } };
     const b = { a: { c: "z", d: [{ x: 1, y: 2 }] }, b: 1 };

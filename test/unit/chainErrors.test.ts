@@ -9,7 +9,7 @@ import {
   isConnectionError,
   revertDataOf,
 } from "../../api/src/chain/chainErrors.ts";
-import { apiErrorOf } from "../../api/src/revertMapping.ts";
+import { apiErrorOf } from "../../api/src/domain/revertMapping.ts";
 
 const registry = new Interface(ApprovalRegistryAbi as never);
 const notYourTurn = registry.encodeErrorResult("ReviewNotYourTurn", [12n, 1, 3, 0]);
@@ -67,7 +67,7 @@ describe("chainErrors (api/src/chain/chainErrors.ts)", function () {
     });
   });
 
-  describe("decodeRevert then apiErrorOf (api/src/revertMapping.ts)", function () {
+  describe("decodeRevert then apiErrorOf (api/src/domain/revertMapping.ts)", function () {
     it("answers a decoded revert with the table's status and code, keeping name and arguments", function () {
       const error = apiErrorOf(decodeRevert(notYourTurn)!);
       expect([error.status, error.code]).to.deep.equal([409, "NOT_YOUR_TURN"]);

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { checkWorkflow, type DepartmentStates } from "../../api/src/domain/workflows/validateWorkflow.ts";
-import { CreateWorkflowInput } from "../../api/src/schemas/workflow.ts";
-import { dateFromUnixSeconds, isoFromUnixSeconds } from "../../api/src/unixTime.ts";
+import { CreateWorkflowInput } from "../../api/src/routes/schemas/workflow.ts";
+import { dateFromUnixSeconds, isoFromUnixSeconds } from "../../api/src/encoding/unixTime.ts";
 
 // The rules one by one, with the departments as the index would give them; the same rules are exercised over HTTP
 // (POST /workflows/validate) in test/stack/workflows.test.ts.
@@ -133,7 +133,7 @@ describe("checkWorkflow (api/src/domain/workflows/validateWorkflow.ts)", functio
   });
 });
 
-describe("unixTime (api/src/unixTime.ts)", function () {
+describe("unixTime (api/src/encoding/unixTime.ts)", function () {
   it("reads seconds as the chain (bigint), the index (string) and a job (number) give them", function () {
     const iso = "2026-11-25T18:00:00.000Z";
     const seconds = Date.parse(iso) / 1000;

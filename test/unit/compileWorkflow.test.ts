@@ -1,13 +1,13 @@
 import { expect } from "chai";
 import { encodeBytes32String, keccak256, toUtf8Bytes } from "ethers";
-import { canonicalJson } from "../../api/src/canonicalJson.ts";
+import { canonicalJson } from "../../api/src/encoding/canonicalJson.ts";
 import {
   compileStages,
   definitionHash,
   requiredDocumentTypes,
   sortedStages,
 } from "../../api/src/domain/workflows/compileWorkflow.ts";
-import type { CreateWorkflowInput, WorkflowStageInput } from "../../api/src/schemas/workflow.ts";
+import type { CreateWorkflowInput, WorkflowStageInput } from "../../api/src/routes/schemas/workflow.ts";
 
 const approval = (departmentCode: string, requiredDocuments: string[] = [], isMandatory = true) => ({
   departmentCode,

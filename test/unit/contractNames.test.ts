@@ -10,13 +10,13 @@ import {
   LicenceTokenStatusNames,
 } from "../../abis/index.ts";
 import { Custody } from "../../api/src/domain/departments/departmentSchemas.ts";
-import { ApprovalStatus, RequestStatus } from "../../api/src/schemas/common.ts";
-import { publicInvalidationReason } from "../../api/src/schemas/contractNames.ts";
-import { WorkflowStageInput } from "../../api/src/schemas/workflow.ts";
+import { ApprovalStatus, RequestStatus } from "../../api/src/routes/schemas/common.ts";
+import { publicInvalidationReason } from "../../api/src/routes/schemas/contractNames.ts";
+import { WorkflowStageInput } from "../../api/src/routes/schemas/workflow.ts";
 
 /**
  * The API's public enums, as the spec and the API's clients know them. They are pinned here on purpose: the schemas
- * take them from abis/enums.ts (api/src/schemas/contractNames.ts), so a contract enum that gains, loses or renames
+ * take them from abis/enums.ts (api/src/routes/schemas/contractNames.ts), so a contract enum that gains, loses or renames
  * a member changes the API, and this test makes that a decision (follow it, or map it in contractNames.ts) rather
  * than an accident.
  */
@@ -48,7 +48,7 @@ const optionsOf = (schema: unknown): string[] => {
 };
 const stageField = (name: keyof typeof WorkflowStageInput.shape) => optionsOf(WorkflowStageInput.shape[name]);
 
-describe("the API's names for the contracts' enums (api/src/schemas/contractNames.ts)", function () {
+describe("the API's names for the contracts' enums (api/src/routes/schemas/contractNames.ts)", function () {
   it("the schemas answer and accept the public names", function () {
     expect(stageField("executionType")).to.deep.equal(PUBLIC.executionType);
     expect(stageField("completionCriteria")).to.deep.equal(PUBLIC.completionCriteria);

@@ -12,7 +12,7 @@ import {
   WalletChoiceError,
 } from "../../api/src/chain/chainErrors.ts";
 import { RemoteSignerError } from "../../api/src/chain/remoteSigner.ts";
-import { AppError } from "../../api/src/errors.ts";
+import { AppError } from "../../api/src/domain/errors.ts";
 import { answerOfKnownError } from "../../api/src/http/errorKinds.ts";
 import { toAppError } from "../../api/src/http/errorMiddleware.ts";
 import {

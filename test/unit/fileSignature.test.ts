@@ -4,7 +4,7 @@ import { InvalidFileError } from "../../api/src/storage/storageErrors.ts";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { AppError } from "../../api/src/errors.ts";
+import { AppError } from "../../api/src/domain/errors.ts";
 import {
   checkUpload,
   detectBytes,

@@ -29,7 +29,7 @@ const SCANNED = ["api/src", "indexer", "scripts"];
 const HTTP_FOLDER = "api/src/http/";
 const STORAGE_FOLDER = "api/src/storage/";
 // The error type with HTTP statuses that use cases and reads raise; chain and storage errors carry none.
-const APP_ERROR_MODULE = "api/src/errors.ts";
+const APP_ERROR_MODULE = "api/src/domain/errors.ts";
 const KOA = { packages: isKoa, label: "koa" };
 // Use cases take database handles as types from db/queryable.ts; the driver itself is the stores' and reads' business.
 const PG = { packages: (specifier: string) => specifier === "pg" || specifier.startsWith("pg/"), label: "pg" };
@@ -73,7 +73,7 @@ function layeringRules(intent: ArchitectureIntent = INTENT): ForbiddenImport[] {
     {
       from: [...part("Chain"), STORAGE_FOLDER],
       to: [{ folder: APP_ERROR_MODULE }],
-      rule: "Chain, storage → api/src/errors.ts: they throw errors of their own kinds, and http/errorKinds.ts gives the status",
+      rule: "Chain, storage → api/src/domain/errors.ts: they throw errors of their own kinds, and http/errorKinds.ts gives the status",
     },
     { from: part("Indexer"), to: [{ folder: "api/" }], rule: "Indexer → api/: the indexer knows nothing of the API" },
   ];
@@ -143,7 +143,7 @@ describe("the layering guard itself, on a synthetic tree", function () {
       "indexer/src/LicenceToken.ts": 'const m = await import("../../api/src/reads/stableId.ts");',
       "api/src/reads/requestReads.ts": 'const k = require("../chain/keyVault.ts");',
       "api/src/storage/multipartUpload.ts": 'let r: import("../http/routeTable.ts").Route;',
-      "api/src/chain/remoteSigner.ts": 'import { AppError } from "../errors.ts";',
+      "api/src/chain/remoteSigner.ts": 'import { AppError } from "../domain/errors.ts";',
       "api/src/routes/system.ts": 'import type { JsonRpcProvider } from "ethers";',
     });
     expect(offending(edges, layeringRules())).to.have.members([
@@ -152,7 +152,7 @@ describe("the layering guard itself, on a synthetic tree", function () {
       "api/src/domain/departments/departmentAuth.ts:1 → koa [koa] (type only) — Domain → Koa or api/src/http/: use cases know no HTTP",
       "api/src/storage/multipartUpload.ts:1 → ../http/routeTable.ts [api/src/http/routeTable.ts] (type only) — Reads, Chain, storage → Koa or api/src/http/: only routes and the HTTP layer speak HTTP",
       "indexer/src/LicenceToken.ts:1 → ../../api/src/reads/stableId.ts [api/src/reads/stableId.ts] — Indexer → api/: the indexer knows nothing of the API",
-      "api/src/chain/remoteSigner.ts:1 → ../errors.ts [api/src/errors.ts] — Chain, storage → api/src/errors.ts: they throw errors of their own kinds, and http/errorKinds.ts gives the status",
+      "api/src/chain/remoteSigner.ts:1 → ../domain/errors.ts [api/src/domain/errors.ts] — Chain, storage → api/src/domain/errors.ts: they throw errors of their own kinds, and http/errorKinds.ts gives the status",
       "api/src/routes/system.ts:1 → ethers [ethers] (type only) — Routes → pg, ethers or viem: routes hold no SQL and reach the chain only through use cases (or the gateway they are handed)",
     ]);
   });
@@ -167,8 +167,9 @@ describe("the layering guard itself, on a synthetic tree", function () {
       "api/src/routes/system.ts": 'import { w } from "../chainStatus/status.ts";',
       "indexer/src/decode.ts": 'import { ApprovalRegistryAbi } from "../../abis/index.ts";',
       "api/src/chain/chainErrors.ts": 'import { x } from "../errorsOfOthers.ts";',
-      "api/src/domain/requests/submitRequest.ts": 'import { AppError } from "../../errors.ts";',
+      "api/src/domain/requests/submitRequest.ts": 'import { AppError } from "../errors.ts";',
       "api/src/routes/verify.ts": 'import { x } from "ethers-decode-helper";',
+      "api/src/domain/workflows/validateWorkflow.ts": 'import { s } from "../../routes/schemas/workflow.ts";',
     });
     expect(offending(edges, layeringRules())).to.deep.equal([]);
   });

@@ -1,12 +1,12 @@
 import { expect } from "chai";
-import { QrIssuer, payloadFrom, verifyPayload } from "../../api/src/verification/qrPayload.ts";
+import { QrIssuer, payloadFrom, verifyPayload } from "../../api/src/domain/verification/qrPayload.ts";
 
 // Fixed test keys (Hardhat's first two development accounts), so the payload is the same on every run.
 const ISSUER_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 const OTHER_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 const claim = { chainId: 31337, contract: "0x5FbDB2315678afecb367f032d93F642f64180aa3", tokenId: 42n };
 
-describe("qrPayload (api/src/verification/qrPayload.ts)", function () {
+describe("qrPayload (api/src/domain/verification/qrPayload.ts)", function () {
   const issuer = new QrIssuer(ISSUER_KEY);
 
   it("signs LAP1.<chain>.<contract>.<token>.<signature> that verifies to the claim", async function () {

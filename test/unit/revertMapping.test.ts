@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { Interface } from "ethers";
 import { DocumentRegistryAbi } from "../../abis/index.ts";
 import { decodeRevert } from "../../api/src/chain/chainErrors.ts";
-import { apiErrorOf } from "../../api/src/revertMapping.ts";
+import { apiErrorOf } from "../../api/src/domain/revertMapping.ts";
 
 describe("revertMapping: the API answer to a contract error", function () {
   const documents = new Interface(DocumentRegistryAbi.filter((item) => item.type === "error") as never);

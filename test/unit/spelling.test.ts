@@ -10,7 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const SCANNED = ["README.md", "docs", "api/src", "indexer/src", "scripts"];
+const SCANNED = ["README.md", "docs", "api/src", "api/public", "indexer/src", "scripts"];
 const TEXT = /\.(ts|js|md|html|css|sql|json)$/;
 
 /** "license" as a word (not inside an identifier such as RESORT_LICENSE or licenseType). */
@@ -42,7 +42,7 @@ describe("spelling: what people read says licence", function () {
   });
 
   it("would catch the word: the page's type names spell licence", function () {
-    const page = readFileSync(path.join(ROOT, "api/src/verification/page/verify.js"), "utf8");
+    const page = readFileSync(path.join(ROOT, "api/public/verify/verify.js"), "utf8");
     expect(page).to.include('RESORT_LICENSE: "resort licence"').and.to.include('TRADE_LICENSE: "trade licence"');
     expect("a resort license".match(AMERICAN)).to.deep.equal(["license"]);
     expect("RESORT_LICENSE licenseType info.license".match(AMERICAN)).to.equal(null);

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { AppError } from "../../api/src/errors.ts";
+import { AppError } from "../../api/src/domain/errors.ts";
 import { checkWebhookUrl, isAllowedAddress, parseWebhookUrl } from "../../api/src/webhooks/urlSafety.ts";
 
 const production = { production: true };

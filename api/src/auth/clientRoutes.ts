@@ -4,15 +4,15 @@
  */
 import type { Context } from "koa";
 import { z } from "zod/v4";
-import { conflict, notFound } from "../errors.ts";
+import { conflict, notFound } from "../domain/errors.ts";
 import { defineRoute, ErrorSchema, type HandlerResult, type RouteDefinition } from "../http/routeTable.ts";
-import { isStorableText } from "../storableText.ts";
-import { DateTime } from "../schemas/common.ts";
+import { isStorableText } from "../encoding/storableText.ts";
+import { DateTime } from "../routes/schemas/common.ts";
 import { SCOPES, type Principal, type Scope } from "./principal.ts";
 import type { ClientRecord, ClientStore } from "./clients.ts";
 import { field, lenientBody, NO_STORE, OAuthErrorSchema, oauthError } from "./oauthErrors.ts";
 import type { TokenService } from "./tokens.ts";
-import type { AuditEntry, RequestMeta } from "../audit/auditLog.ts";
+import type { AuditEntry, RequestMeta } from "../stores/auditLog.ts";
 import { requestMeta } from "../http/requestMeta.ts";
 import type { FailedCredentials } from "../http/rateLimit.ts";
 import type { FailedSignIn } from "./failedSignIns.ts";

@@ -16,7 +16,7 @@ import {
   SESSION_TOUCH_SECONDS,
   tokenHashOf,
 } from "../domain/reviewers/sessions.ts";
-import { AppError, forbidden } from "../errors.ts";
+import { AppError, forbidden } from "../domain/errors.ts";
 import { liveSession, touchSession } from "../stores/reviewerStore.ts";
 import type { Principal } from "./principal.ts";
 

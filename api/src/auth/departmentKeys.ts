@@ -14,7 +14,7 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import type { Context } from "koa";
-import { AppError } from "../errors.ts";
+import { AppError } from "../domain/errors.ts";
 import type { DepartmentCredentialStore } from "./departmentCredentialStore.ts";
 import type { DepartmentKeyCheck } from "./index.ts";
 import type { Principal } from "./principal.ts";

@@ -5,7 +5,7 @@
  * audit table.
  */
 import type { Context } from "koa";
-import type { AuditEntity } from "../audit/auditLog.ts";
+import type { AuditEntity } from "../stores/auditLog.ts";
 import type { FailedCredentials } from "../http/rateLimit.ts";
 import { requestMeta } from "../http/requestMeta.ts";
 import type { AuditRecorder } from "./clientRoutes.ts";

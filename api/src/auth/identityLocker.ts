@@ -14,7 +14,7 @@ import type { Context } from "koa";
 import type { Logger } from "pino";
 import { z } from "zod/v4";
 import type { Config } from "../config.ts";
-import { forbidden, notFound, unauthorized } from "../errors.ts";
+import { forbidden, notFound, unauthorized } from "../domain/errors.ts";
 import { defineRoute, ErrorSchema, type HandlerResult, type RouteDefinition } from "../http/routeTable.ts";
 import { CODE_TTL_SECONDS, type IdentityCodeStore } from "./codes.ts";
 import { bodyShapeProblem, field, lenientBody, NO_STORE, OAuthErrorSchema, oauthError } from "./oauthErrors.ts";

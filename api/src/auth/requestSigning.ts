@@ -27,7 +27,7 @@
  */
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import type { Context } from "koa";
-import { canonicalJson } from "../canonicalJson.ts";
+import { canonicalJson } from "../encoding/canonicalJson.ts";
 
 export const SIGNATURE_WINDOW_SECONDS = 300;
 export const SIGNATURE_RETENTION_SECONDS = 600;

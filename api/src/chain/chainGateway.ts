@@ -23,11 +23,11 @@ import { isAlreadyKnown, RawBroadcaster } from "./rawBroadcaster.ts";
 import { ReceiptTimeoutError, type ReceiptWatcher } from "./receiptWatcher.ts";
 import { networkStatus, type NetworkStatus } from "./networkStatus.ts";
 import type { FeeFields, TransactionSigner } from "./transactionSigner.ts";
-import type { TxKind } from "../transactionKinds.ts";
+import type { TxKind } from "../encoding/transactionKinds.ts";
 import type { WalletStore } from "./walletStore.ts";
-import { currentIdempotencyClaim, recordIdempotencyReference } from "../idempotencyClaim.ts";
+import { currentIdempotencyClaim, recordIdempotencyReference } from "./idempotencyClaim.ts";
 
-export type { TxKind } from "../transactionKinds.ts";
+export type { TxKind } from "../encoding/transactionKinds.ts";
 
 export interface TxRequest {
   kind: TxKind;

@@ -6,7 +6,7 @@
  * a local anvil answers none of them and is reported as one node.
  */
 import { computeAddress, getAddress } from "ethers";
-import { isoFromUnixSeconds } from "../unixTime.ts";
+import { isoFromUnixSeconds } from "../encoding/unixTime.ts";
 import { ChainUnavailableError } from "./chainErrors.ts";
 
 /** `provider.send` of ethers' JsonRpcProvider, or a fake in tests. */

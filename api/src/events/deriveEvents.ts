@@ -39,7 +39,7 @@ import type { WorkflowStore } from "../stores/workflowStore.ts";
 import { cancelJob, enqueueJob, JOB_NAMES } from "../jobs/jobQueue.ts";
 import { departmentCodes } from "../reads/requestReads.ts";
 import { stableUuid } from "../reads/stableId.ts";
-import { dateFromUnixSeconds, isoFromUnixSeconds } from "../unixTime.ts";
+import { dateFromUnixSeconds, isoFromUnixSeconds } from "../encoding/unixTime.ts";
 import type { PlatformEvent } from "../webhooks/payloads.ts";
 import { ApprovalRegistryPhase } from "../../../abis/index.ts";
 import { recordEvents } from "./eventOutbox.ts";

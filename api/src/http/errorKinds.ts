@@ -4,7 +4,7 @@
  * storage errors (storage/storageErrors.ts) with their status. Chain and storage code say what happened; this
  * module alone says which HTTP status that is.
  */
-import { AppError } from "../errors.ts";
+import { AppError } from "../domain/errors.ts";
 import {
   ChainUnavailableError,
   ContractRevertError,
@@ -14,7 +14,7 @@ import {
   SignerKeyTakenError,
   WalletChoiceError,
 } from "../chain/chainErrors.ts";
-import { apiErrorOf } from "../revertMapping.ts";
+import { apiErrorOf } from "../domain/revertMapping.ts";
 import {
   InvalidFileError,
   InvalidUploadError,

@@ -7,7 +7,7 @@
  * `{error: "invalid_request", error_description}`, since the body parser runs before any route is matched.
  */
 import type { Context, Next } from "koa";
-import { AppError } from "../errors.ts";
+import { AppError } from "../domain/errors.ts";
 import { NO_STORE } from "../auth/oauthErrors.ts";
 import { answerOfKnownError } from "./errorKinds.ts";
 

@@ -24,8 +24,8 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { wasRecorded, type ConfirmedTx } from "../chain/chainGateway.ts";
-import { AppError } from "../errors.ts";
-import { runWithIdempotencyClaim } from "../idempotencyClaim.ts";
+import { AppError } from "../domain/errors.ts";
+import { runWithIdempotencyClaim } from "../chain/idempotencyClaim.ts";
 import { answerOfKnownError } from "./errorKinds.ts";
 import type { HandlerResult } from "./routeTable.ts";
 

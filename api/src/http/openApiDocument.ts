@@ -9,7 +9,7 @@ import { authRoutes } from "../auth/index.ts";
 import { identityProviderOf } from "../auth/identityLocker.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { apiRoutes } from "../routes/index.ts";
-import type { QrIssuer } from "../verification/qrPayload.ts";
+import type { QrIssuer } from "../domain/verification/qrPayload.ts";
 import { serviceOpenApiDocument } from "./openapi.ts";
 import type { RouteDefinition } from "./routeTable.ts";
 

@@ -25,7 +25,7 @@ import { createHash } from "node:crypto";
 import ipaddr from "ipaddr.js";
 import type pg from "pg";
 import type { Logger } from "pino";
-import { AppError } from "../errors.ts";
+import { AppError } from "../domain/errors.ts";
 
 export type RateClass = "auth" | "failure" | "write" | "read" | "public";
 

@@ -7,12 +7,12 @@ import { clientKey, principalKey, rateClassOf, type RateLimiter } from "./rateLi
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod/v4";
-import { AppError, forbidden, unauthorized } from "../errors.ts";
+import { AppError, forbidden, unauthorized } from "../domain/errors.ts";
 import { hasScope, isAdmin, type Authenticator, type Principal, type Scope } from "../auth/principal.ts";
 import { fingerprint, isIdempotencyKey, type IdempotencyStore, type MinedWrite, type Recover } from "./idempotency.ts";
 import { MethodTable } from "./allowedMethods.ts";
 import { assertConsoleSessionMayCall } from "../auth/consoleSessions.ts";
-import { isStorableText } from "../storableText.ts";
+import { isStorableText } from "../encoding/storableText.ts";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 

@@ -5,7 +5,7 @@
  * description.
  */
 import type pg from "pg";
-import { REQUEST_STATUSES, REQUEST_TYPES } from "../schemas/common.ts";
+import { REQUEST_STATUSES, REQUEST_TYPES } from "../routes/schemas/common.ts";
 import { TX_KINDS } from "./outboxReads.ts";
 import { EFFECTIVE_STATUS_SQL } from "./requestReads.ts";
 

@@ -4,8 +4,8 @@
  */
 import type pg from "pg";
 import { readTogether, type ReadPart, type Rows } from "../db/readTogether.ts";
-import { publicInvalidationReason } from "../schemas/contractNames.ts";
-import { isoFromUnixSeconds } from "../unixTime.ts";
+import { publicInvalidationReason } from "../routes/schemas/contractNames.ts";
+import { isoFromUnixSeconds } from "../encoding/unixTime.ts";
 import { stableUuid } from "./stableId.ts";
 
 export interface ApprovalJson {

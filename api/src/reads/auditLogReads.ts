@@ -4,7 +4,7 @@
  * id, applicants under their identity-locker id.
  */
 import type pg from "pg";
-import type { AuditEntity } from "../audit/auditLog.ts";
+import type { AuditEntity } from "../stores/auditLog.ts";
 
 /** The spec's five entity types, then ours (the table's CHECK constraint lists the same). */
 export const AUDIT_ENTITY_TYPES = [

@@ -8,7 +8,7 @@
 import type pg from "pg";
 import { stageNumber } from "../../../abis/index.ts";
 import { readTogether } from "../db/readTogether.ts";
-import { isoFromUnixSeconds } from "../unixTime.ts";
+import { isoFromUnixSeconds } from "../encoding/unixTime.ts";
 
 export const QUEUE_STATUSES = ["AWAITING_DECISION", "AWAITING_OTHERS", "AWAITING_RESUBMISSION", "ESCALATED"] as const;
 export type QueueStatus = (typeof QUEUE_STATUSES)[number];

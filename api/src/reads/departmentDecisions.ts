@@ -7,7 +7,7 @@
 import type pg from "pg";
 import { stageNumber } from "../../../abis/index.ts";
 import { readTogether } from "../db/readTogether.ts";
-import { isoFromUnixSeconds } from "../unixTime.ts";
+import { isoFromUnixSeconds } from "../encoding/unixTime.ts";
 
 export interface DecisionsQuery {
   /** Words matched, case-insensitively, against the request number, type, applicant, decision, reason, remarks and transaction hash. */

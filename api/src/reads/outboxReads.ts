@@ -5,7 +5,7 @@
  */
 import { getAddress } from "ethers";
 import type pg from "pg";
-import { TX_KINDS, type TxKind } from "../transactionKinds.ts";
+import { TX_KINDS, type TxKind } from "../encoding/transactionKinds.ts";
 
 export { TX_KINDS };
 

@@ -5,8 +5,8 @@
 import type pg from "pg";
 import { asDate } from "../db/readTogether.ts";
 import { isAdmin, type Principal } from "../auth/principal.ts";
-import { notFound } from "../errors.ts";
-import { dateFromUnixSeconds, type UnixSeconds } from "../unixTime.ts";
+import { notFound } from "../domain/errors.ts";
+import { dateFromUnixSeconds, type UnixSeconds } from "../encoding/unixTime.ts";
 import { isRoutedTo } from "./pendingReads.ts";
 import { liveDelegation } from "../stores/delegationStore.ts";
 import type { ApprovalRegistryPhaseName } from "../../../abis/index.ts";

@@ -1,5 +1,5 @@
 /** A stage of a stored workflow as the API returns it (the spec's WorkflowStage): inputs plus department names. */
-import type { WorkflowStage, WorkflowStageInput } from "../schemas/workflow.ts";
+import type { WorkflowStage, WorkflowStageInput } from "../routes/schemas/workflow.ts";
 
 export function stageView(stage: WorkflowStageInput, departmentNames: Map<string, string>): WorkflowStage {
   return {

@@ -6,7 +6,7 @@
 import type pg from "pg";
 import type { RequestView } from "./requestReads.ts";
 import { readTogether, type ReadPart, type Rows } from "../db/readTogether.ts";
-import { dateFromUnixSeconds, isoFromUnixSeconds } from "../unixTime.ts";
+import { dateFromUnixSeconds, isoFromUnixSeconds } from "../encoding/unixTime.ts";
 import { stableUuid } from "./stableId.ts";
 import { stageNumber } from "../../../abis/index.ts";
 

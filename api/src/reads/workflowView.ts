@@ -3,7 +3,7 @@
  * approval with its department's name, and the version and active flag the chain holds.
  */
 import type pg from "pg";
-import type { Workflow } from "../schemas/workflow.ts";
+import type { Workflow } from "../routes/schemas/workflow.ts";
 import { stageView } from "./stageView.ts";
 import type { StoredWorkflow } from "../stores/workflowStore.ts";
 

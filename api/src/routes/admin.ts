@@ -1,12 +1,12 @@
 /** Administration reads (all admin only): platform statistics, the audit trail, the chain's status, the outbox. */
 import { z } from "zod/v4";
 import type { DomainContext } from "../domain/context.ts";
-import { validationFailed } from "../errors.ts";
+import { validationFailed } from "../domain/errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { ADMIN_STATS_DEFINITIONS, adminStats, DEFAULT_PERIOD_DAYS, statsPeriod } from "../reads/adminStats.ts";
 import { AUDIT_ACTOR_TYPES, AUDIT_ENTITY_TYPES, listAuditLogs } from "../reads/auditLogReads.ts";
 import { listTransactions, TX_KINDS, TX_STATUSES } from "../reads/outboxReads.ts";
-import { DateTime, Pagination, pageQuery, REQUEST_STATUSES, REQUEST_TYPES, Uuid } from "../schemas/common.ts";
+import { DateTime, Pagination, pageQuery, REQUEST_STATUSES, REQUEST_TYPES, Uuid } from "./schemas/common.ts";
 
 const ADMIN = [{ kind: "admin" as const }];
 /** Administrators page through long histories: larger pages than the public lists. */

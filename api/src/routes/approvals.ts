@@ -16,15 +16,15 @@ import { decisionAnswer, type DecisionKind } from "../domain/approvals/decisionA
 import { actOnLicence, licenceActionAnswer, type LicenceAction } from "../domain/approvals/licenceActions.ts";
 import { escalationAnswer, resolveEscalation } from "../domain/approvals/resolveEscalation.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { AppError, forbidden } from "../errors.ts";
+import { AppError, forbidden } from "../domain/errors.ts";
 import type { MinedWrite } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { approvalsOfToken } from "../reads/approvalReads.ts";
 import { pendingRequestsPage } from "../reads/pendingReads.ts";
 import { findVisibleRequest, requestOfWrite } from "../reads/requestReads.ts";
-import { pageQuery } from "../schemas/common.ts";
-import { CUSTODY_KINDS } from "../schemas/contractNames.ts";
-import { ApprovalSchema, RequestListResponse } from "../schemas/request.ts";
+import { pageQuery } from "./schemas/common.ts";
+import { CUSTODY_KINDS } from "./schemas/contractNames.ts";
+import { ApprovalSchema, RequestListResponse } from "./schemas/request.ts";
 
 const errors = errorResponses;
 const RequestIdParams = z.object({ requestId: z.uuid() });

@@ -1,6 +1,6 @@
 /**
  * The review console: its pages and assets at /console, and the reads it needs (queue, history) under /api/v1.
- * The page is static files beside api/src/console/ and two libraries served from their npm packages (no CDN, no
+ * The page is static files in api/public/console/ and two libraries served from their npm packages (no CDN, no
  * build step): @simplewebauthn/browser's bundle and pdf.js with its worker. Served, like the verification page,
  * with a strict Content-Security-Policy: scripts, pdf.js's worker and connections to this server only (and the S3
  * bucket's downloads when documents are stored there); images from the downloaded bytes (blob:).
@@ -13,7 +13,7 @@ import type { DomainContext } from "../domain/context.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { consoleQueue, QUEUE_SORTS, QUEUE_STATUSES } from "../reads/consoleQueue.ts";
 import { departmentDecisions } from "../reads/departmentDecisions.ts";
-import { DateTime, pageQuery, Pagination, RequestType } from "../schemas/common.ts";
+import { DateTime, pageQuery, Pagination, RequestType } from "./schemas/common.ts";
 
 const errors = errorResponses;
 /** A department: by its API key, or one of its reviewers signed in to the console. */
@@ -102,7 +102,7 @@ const DecisionsResponse = z
   })
   .meta({ id: "ConsoleDecisions" });
 
-/** The page's own files (api/src/console/), each with its type. */
+/** The page's own files (api/public/console/), each with its type. */
 const PAGE_FILES = {
   "/console": ["index.html", "text/html"],
   "/console/app.js": ["app.js", "text/javascript"],
@@ -213,7 +213,7 @@ const operationName = (path: string) =>
 function pageRoutes(csp: string): RouteDefinition[] {
   return Object.entries(PAGE_FILES).map(([path, [file, type]]) => {
     // Read at start-up: a missing file is a broken build, not a 404 at the first visit.
-    const text = readFileSync(new URL(`../console/${file}`, import.meta.url), "utf8");
+    const text = readFileSync(new URL(`../../public/console/${file}`, import.meta.url), "utf8");
     return pageRoute(
       csp,
       path,

@@ -1,12 +1,12 @@
 /** Delegations: an applicant lets a named system client act for them (grant, list, revoke); a client lists its own. */
 import { z } from "zod/v4";
-import type { RequestMeta } from "../audit/auditLog.ts";
+import type { RequestMeta } from "../stores/auditLog.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { grantDelegation, listDelegations, revokeDelegation } from "../domain/delegations/manageDelegations.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { requestMeta } from "../http/requestMeta.ts";
-import { ClientIdField, DelegationInput, DelegationListResponse, DelegationSchema } from "../schemas/delegation.ts";
+import { ClientIdField, DelegationInput, DelegationListResponse, DelegationSchema } from "./schemas/delegation.ts";
 
 const errors = errorResponses;
 type ApplicantMeta = RequestMeta & { principal: Extract<Principal, { kind: "applicant" }> };

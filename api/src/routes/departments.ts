@@ -19,7 +19,7 @@ import {
 } from "../domain/departments/departmentSchemas.ts";
 import { DepartmentStore } from "../stores/departmentStore.ts";
 import { isAwaitingGovernance } from "../domain/governance.ts";
-import { AwaitingGovernanceResponse } from "../schemas/common.ts";
+import { AwaitingGovernanceResponse } from "./schemas/common.ts";
 import {
   createDepartment,
   departmentAsSeenBy,
@@ -29,7 +29,7 @@ import {
   settleWalletChange,
   updateDepartment,
 } from "../domain/departments/manageDepartments.ts";
-import { forbidden, notFound } from "../errors.ts";
+import { forbidden, notFound } from "../domain/errors.ts";
 import type { MinedWrite } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 

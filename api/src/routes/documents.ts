@@ -12,7 +12,7 @@ import {
   versionAnswer,
   type ReceivedFile,
 } from "../domain/documents/uploadDocument.ts";
-import { AppError, notFound } from "../errors.ts";
+import { AppError, notFound } from "../domain/errors.ts";
 import { fingerprint, type MinedWrite } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import {
@@ -31,7 +31,7 @@ import {
   DownloadResponse,
   UpdateForm,
   UploadForm,
-} from "../schemas/document.ts";
+} from "./schemas/document.ts";
 import { activeContentByVersion } from "../reads/versionFindings.ts";
 import { acceptUpload } from "../storage/acceptUpload.ts";
 import { discardRest, parseUpload } from "../storage/multipartUpload.ts";

@@ -1,7 +1,7 @@
 /** The local storage backend's signed downloads: `GET /api/v1/files/{token}`. */
 import { z } from "zod/v4";
 import type { Config } from "../config.ts";
-import { AppError, notFound } from "../errors.ts";
+import { AppError, notFound } from "../domain/errors.ts";
 import { defineRoute, ErrorSchema, type RouteDefinition } from "../http/routeTable.ts";
 import { LocalDocumentStore, type DocumentStore } from "../storage/index.ts";
 import { contentDisposition } from "../storage/signedUrl.ts";

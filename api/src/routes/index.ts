@@ -16,7 +16,7 @@ import { reviewerRoutes } from "./reviewers.ts";
 import { passkeySigningRoutes } from "./passkeySigning.ts";
 import { consoleRoutes } from "./console.ts";
 import { verifyRoutes } from "./verify.ts";
-import type { QrIssuer } from "../verification/qrPayload.ts";
+import type { QrIssuer } from "../domain/verification/qrPayload.ts";
 
 export function apiRoutes(
   context: DomainContext,

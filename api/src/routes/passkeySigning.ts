@@ -10,7 +10,7 @@ import {
   listSigningRequests,
   openDecisionSigning,
 } from "../domain/passkeys/signingRequests.ts";
-import { forbidden } from "../errors.ts";
+import { forbidden } from "../domain/errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { requestMeta } from "../http/requestMeta.ts";
 import { AuthenticationResponse } from "./reviewers.ts";

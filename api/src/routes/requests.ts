@@ -11,7 +11,7 @@ import { requestDetail } from "../reads/requestDetail.ts";
 import { findVisibleRequest, requestCreatedBy, requestOfWrite, type RequestView } from "../reads/requestReads.ts";
 import { listRequests } from "../reads/requestList.ts";
 import { timelineOf } from "../reads/timelineReads.ts";
-import { RequestStatus, RequestType, pageQuery } from "../schemas/common.ts";
+import { RequestStatus, RequestType, pageQuery } from "./schemas/common.ts";
 import {
   CancelInput,
   CancelResponse,
@@ -21,7 +21,7 @@ import {
   RequestResponse,
   SubmitResponse,
   TimelineResponse,
-} from "../schemas/request.ts";
+} from "./schemas/request.ts";
 
 const RequestIdParams = z.object({ requestId: z.uuid() });
 const errors = errorResponses;

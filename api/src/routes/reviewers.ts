@@ -15,7 +15,7 @@ import {
 import { inviteReviewer, listReviewers, removePasskey, removeReviewer } from "../domain/reviewers/manageReviewers.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { requestMeta } from "../http/requestMeta.ts";
-import { DateTime, Uuid } from "../schemas/common.ts";
+import { DateTime, Uuid } from "./schemas/common.ts";
 
 const errors = errorResponses;
 const DEPARTMENT_OR_ADMIN = [{ kind: "apiKey" as const }, { kind: "admin" as const }];

@@ -12,7 +12,7 @@ import type Koa from "koa";
 import { marked } from "marked";
 import { databaseAnswers } from "../db/pool.ts";
 import type { DbPool } from "../db/queryable.ts";
-import { AppError } from "../errors.ts";
+import { AppError } from "../domain/errors.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { IndexProgress } from "../reads/indexProgress.ts";
 import { outboxCountsByStatus, TX_STATUSES } from "../reads/outboxReads.ts";

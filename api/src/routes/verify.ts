@@ -5,22 +5,22 @@
  */
 import { z } from "zod/v4";
 import type { DomainContext } from "../domain/context.ts";
-import { conflict } from "../errors.ts";
+import { conflict } from "../domain/errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { tokenIdOfLicenceNumber } from "../reads/licenceNumberReads.ts";
 import { findVisibleRequest } from "../reads/requestReads.ts";
-import { DateTime, RequestStatus } from "../schemas/common.ts";
-import { verifyDocument } from "../verification/documentVerification.ts";
+import { DateTime, RequestStatus } from "./schemas/common.ts";
+import { verifyDocument } from "../domain/verification/documentVerification.ts";
 import {
   SIGNED_BY,
   unknownLicence,
   verifyLicence,
   type VerificationDependencies,
-} from "../verification/licenceVerification.ts";
-import { qrPng, qrSvg } from "../verification/qrImage.ts";
-import { payloadFrom, verifyPayload, type QrIssuer } from "../verification/qrPayload.ts";
-import { verificationPage } from "../verification/verificationPage.ts";
-import { DOCUMENT_VERDICTS, LICENCE_VERDICTS, licenceMessage } from "../verification/verdicts.ts";
+} from "../domain/verification/licenceVerification.ts";
+import { qrPng, qrSvg } from "../domain/verification/qrImage.ts";
+import { payloadFrom, verifyPayload, type QrIssuer } from "../domain/verification/qrPayload.ts";
+import { verificationPage } from "./verificationPage.ts";
+import { DOCUMENT_VERDICTS, LICENCE_VERDICTS, licenceMessage } from "../domain/verification/verdicts.ts";
 
 const PUBLIC = [{ kind: "public" as const }];
 const READERS = [

@@ -19,7 +19,7 @@ import {
 } from "../domain/webhooks/manageWebhooks.ts";
 import { requestMeta } from "../http/requestMeta.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
-import { pageQuery } from "../schemas/common.ts";
+import { pageQuery } from "./schemas/common.ts";
 import { WEBHOOK_EVENTS } from "../webhooks/events.ts";
 import { MAX_DELIVERIES_PER_HOST } from "../webhooks/deliver.ts";
 import { MIN_WHSEC_KEY_BYTES, whsecProblem } from "../webhooks/signing.ts";

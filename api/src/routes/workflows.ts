@@ -5,9 +5,9 @@ import type { DomainContext } from "../domain/context.ts";
 import { createWorkflow, deactivateWorkflow, updateWorkflow } from "../domain/workflows/registerWorkflow.ts";
 import { validateWorkflow } from "../domain/workflows/validateWorkflow.ts";
 import { isAwaitingGovernance } from "../domain/governance.ts";
-import { AwaitingGovernanceResponse } from "../schemas/common.ts";
+import { AwaitingGovernanceResponse } from "./schemas/common.ts";
 import { workflowsJson } from "../reads/workflowView.ts";
-import { notFound } from "../errors.ts";
+import { notFound } from "../domain/errors.ts";
 import type { MinedWrite } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import {
@@ -16,7 +16,7 @@ import {
   Workflow,
   WorkflowListResponse,
   WorkflowValidationResult,
-} from "../schemas/workflow.ts";
+} from "./schemas/workflow.ts";
 
 const WorkflowIdParams = z.object({ workflowId: z.uuid() });
 const ADMIN = [{ kind: "admin" as const }];

@@ -24,7 +24,7 @@ import path from "node:path";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import formidable from "formidable";
 import { InvalidUploadError, StorageError, UploadNotMultipartError, UploadTooLargeError } from "./storageErrors.ts";
-import { isStorableText } from "../storableText.ts";
+import { isStorableText } from "../encoding/storableText.ts";
 
 /** Room for multipart boundaries, part headers and small text fields on top of the file itself. */
 export const MULTIPART_ALLOWANCE_BYTES = 64 * 1024;

@@ -5,7 +5,7 @@
 import type pg from "pg";
 import type { Db } from "../db/queryable.ts";
 import { asDate, type ReadPart } from "../db/readTogether.ts";
-import type { WorkflowStageInput } from "../schemas/workflow.ts";
+import type { WorkflowStageInput } from "../routes/schemas/workflow.ts";
 
 export interface StoredWorkflow {
   id: string;

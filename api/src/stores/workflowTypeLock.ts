@@ -1,6 +1,6 @@
 /** Serialises changes to one workflow type across API processes with a Postgres session advisory lock. */
 import type pg from "pg";
-import { conflict } from "../errors.ts";
+import { conflict } from "../domain/errors.ts";
 
 const WORKFLOW_LOCK_CLASS = 0x574b46; // "WKF": advisory lock class of workflow changes, keyed by type
 

@@ -12,7 +12,7 @@
  */
 import type pg from "pg";
 import type { Logger } from "pino";
-import { audit, SYSTEM } from "../audit/auditLog.ts";
+import { audit, SYSTEM } from "../stores/auditLog.ts";
 import type { SecretSealer } from "../chain/secretSealer.ts";
 import { withTransaction } from "../db/transaction.ts";
 import type { JobClock } from "../jobs/jobClock.ts";

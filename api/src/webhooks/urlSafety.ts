@@ -13,7 +13,7 @@ import type { LookupAddress } from "node:dns";
 import net from "node:net";
 import ipaddr from "ipaddr.js";
 import { Agent } from "undici";
-import { AppError } from "../errors.ts";
+import { AppError } from "../domain/errors.ts";
 
 export const WEBHOOK_URL_REFUSED = "INVALID_WEBHOOK_URL";
 const refuse = (url: string, reason: string) =>

@@ -10,7 +10,7 @@
  *   const asFire = departmentClient(api, fire);
  *   const pending = await asFire.get(`/requests/pending?department=${fire.code}`);
  */
-import { canonicalJson } from "../../../api/src/canonicalJson.ts";
+import { canonicalJson } from "../../../api/src/encoding/canonicalJson.ts";
 import { signatureHeaders } from "../../../api/src/auth/requestSigning.ts";
 
 type Json = Record<string, any>;

@@ -11,7 +11,7 @@ import { loadConfig } from "../../../api/src/config.ts";
 import type { DomainContext } from "../../../api/src/domain/context.ts";
 import { registerWorkflow } from "../../../api/src/domain/workflows/registerWorkflow.ts";
 import { WorkflowStore } from "../../../api/src/stores/workflowStore.ts";
-import type { CreateWorkflowInput } from "../../../api/src/schemas/workflow.ts";
+import type { CreateWorkflowInput } from "../../../api/src/routes/schemas/workflow.ts";
 import type { Stack } from "../../../scripts/stack/stack.ts";
 import type { Driver } from "./platformDriver.ts";
 

@@ -2,7 +2,7 @@
  * Registers a workflow definition over HTTP as the active version of its type, whatever earlier tests left:
  * PUT on the type's latest version when it has one (the next version, active at once), POST otherwise.
  */
-import type { CreateWorkflowInput } from "../../../api/src/schemas/workflow.ts";
+import type { CreateWorkflowInput } from "../../../api/src/routes/schemas/workflow.ts";
 
 type Json = Record<string, any>;
 

@@ -120,7 +120,8 @@ export function readFacts(repositoryRoot: string, files: string[]): SourceFacts 
 
 /** docs/architecture-intent.json: the parts (folders) and the arrows that must never exist. */
 export interface ArchitectureIntent {
-  parts: Record<string, { is: string[]; says: string }>;
+  /** `shared`: folders inside a part that the other parts may import all the same (pure data, such as schemas). */
+  parts: Record<string, { is: string[]; says: string; shared?: string[] }>;
   never: [from: string, to: string, why: string][];
 }
 
@@ -134,7 +135,8 @@ export interface ForbiddenImport {
   rule: string;
 }
 
-export type Target = { folder: string } | { packages: (specifier: string) => boolean; label: string };
+export type Target =
+  { folder: string; except?: string[] } | { packages: (specifier: string) => boolean; label: string };
 
 /** Koa and its family (`koa`, `koa-*`, `@koa/*`): the HTTP framework. */
 export const isKoa = (specifier: string) =>
@@ -148,7 +150,8 @@ export function neverRules(intent: ArchitectureIntent): ForbiddenImport[] {
       if (!found) throw new Error(`docs/architecture-intent.json: "never" names an unknown part ${name}`);
       return found.is;
     };
-    return { from: part(from), to: part(to).map((folder) => ({ folder })), rule: `${from} → ${to}: ${why}` };
+    const except = intent.parts[to]?.shared ?? [];
+    return { from: part(from), to: part(to).map((folder) => ({ folder, except })), rule: `${from} → ${to}: ${why}` };
   });
 }
 
@@ -160,7 +163,12 @@ export interface Violation {
 const within = (file: string, folder: string) => `${file}/`.startsWith(folder.endsWith("/") ? folder : `${folder}/`);
 
 function hits(edge: Edge, target: Target): boolean {
-  if ("folder" in target) return !isPackage(edge.specifier) && within(edge.to, target.folder);
+  if ("folder" in target)
+    return (
+      !isPackage(edge.specifier) &&
+      within(edge.to, target.folder) &&
+      !(target.except ?? []).some((folder) => within(edge.to, folder))
+    );
   return isPackage(edge.specifier) && target.packages(edge.specifier);
 }
 

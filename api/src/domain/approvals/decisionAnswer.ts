@@ -5,7 +5,7 @@
  */
 import type { ConfirmedTx } from "../../chain/chainGateway.ts";
 import { approvalRegistry } from "../../chain/contracts.ts";
-import { notFound } from "../../errors.ts";
+import { notFound } from "../errors.ts";
 import { findRequest, type RequestView } from "../../reads/requestReads.ts";
 import { stableUuid } from "../../reads/stableId.ts";
 import type { DomainContext } from "../context.ts";

@@ -3,9 +3,9 @@
  * AUTO_REJECT). The chain checks the deadline itself; this use case only makes sure the job is still about the
  * stage it was scheduled for. What follows (webhooks, timeline) comes from the transaction's events.
  */
-import { audit, SYSTEM } from "../../audit/auditLog.ts";
+import { audit, SYSTEM } from "../../stores/auditLog.ts";
 import { progressOf } from "../../chain/contractReads.ts";
-import { isRevert } from "../../revertMapping.ts";
+import { isRevert } from "../revertMapping.ts";
 import { approvalRegistryCall } from "../../chain/contractCalls.ts";
 import { timeoutPending } from "../../chain/contracts.ts";
 import { requestIdOfToken } from "../../stores/requestStore.ts";

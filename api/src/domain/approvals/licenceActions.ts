@@ -3,10 +3,10 @@
  * revoke (APPROVED or SUSPENDED → REVOKED, final). On chain from the operator wallet (it holds ADMIN_ROLE), with a
  * reason code on chain and the reason text off chain.
  */
-import { audit, type RequestMeta } from "../../audit/auditLog.ts";
-import { rethrowAsApiError } from "../../revertMapping.ts";
+import { audit, type RequestMeta } from "../../stores/auditLog.ts";
+import { rethrowAsApiError } from "../revertMapping.ts";
 import { licenceTokenCall } from "../../chain/contractCalls.ts";
-import { notFound } from "../../errors.ts";
+import { notFound } from "../errors.ts";
 import { findRequest } from "../../reads/requestReads.ts";
 import type { DomainContext } from "../context.ts";
 import { insertLicenceAction } from "../../stores/licenceActionReasons.ts";

@@ -3,10 +3,10 @@
  * REJECT upholds it (the request is rejected, with a reason code), RETURN sends it back (a rejecting department
  * decides again and the stage's clock restarts). An administrator never approves for a department.
  */
-import { audit, type RequestMeta } from "../../audit/auditLog.ts";
-import { rethrowAsApiError } from "../../revertMapping.ts";
+import { audit, type RequestMeta } from "../../stores/auditLog.ts";
+import { rethrowAsApiError } from "../revertMapping.ts";
 import { approvalRegistryCall } from "../../chain/contractCalls.ts";
-import { conflict, notFound } from "../../errors.ts";
+import { conflict, notFound } from "../errors.ts";
 import { findRequest } from "../../reads/requestReads.ts";
 import type { DomainContext } from "../context.ts";
 

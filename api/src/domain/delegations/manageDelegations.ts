@@ -4,11 +4,11 @@
  * lists and revokes it. A system client lists the applicants who delegated to it. Every grant and revocation is
  * audited in its own transaction.
  */
-import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { audit, type RequestMeta } from "../../stores/auditLog.ts";
 import type { Principal } from "../../auth/principal.ts";
 import type { DbPool } from "../../db/queryable.ts";
 import { withTransaction } from "../../db/transaction.ts";
-import { notFound } from "../../errors.ts";
+import { notFound } from "../errors.ts";
 import * as store from "../../stores/delegationStore.ts";
 
 type Applicant = Extract<Principal, { kind: "applicant" }>;

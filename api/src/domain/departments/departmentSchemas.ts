@@ -1,7 +1,7 @@
 /** Departments: the spec's Department / CreateDepartmentInput / DepartmentResponse, our PATCH body and the stats. */
 import { z } from "zod/v4";
-import { DateTime } from "../../schemas/common.ts";
-import { CUSTODY_KINDS } from "../../schemas/contractNames.ts";
+import { DateTime } from "../../routes/schemas/common.ts";
+import { CUSTODY_KINDS } from "../../routes/schemas/contractNames.ts";
 
 /** bytes32 on chain: at most 31 characters (the encoding keeps a terminating zero byte). */
 export const DepartmentCode = z

@@ -11,13 +11,13 @@
 import { getAddress } from "ethers";
 import { DEPARTMENT_KEY_TYPES, stringToBytes32, type Hex } from "../../../../abis/index.ts";
 import { withTransaction } from "../../db/transaction.ts";
-import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { audit, type RequestMeta } from "../../stores/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
 import type { RecordedTx } from "../../chain/chainGateway.ts";
 import { approvalRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
 import { CUSTODY_NAMES, type CustodyName } from "../../chain/contracts.ts";
-import { apiErrorOf, rethrowAsApiError } from "../../revertMapping.ts";
-import { AppError, conflict, notFound } from "../../errors.ts";
+import { apiErrorOf, rethrowAsApiError } from "../revertMapping.ts";
+import { AppError, conflict, notFound } from "../errors.ts";
 import { isAdmin, type Principal } from "../../auth/principal.ts";
 import { checkWebhookUrl, webhookAddressPolicy } from "../../webhooks/urlSafety.ts";
 import type { DomainContext } from "../context.ts";

@@ -13,7 +13,7 @@
  */
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/queryable.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../errors.ts";
 import { type BudgetedUpload, lockUploadBudget, uploadsInWindow } from "../../stores/documentRecords.ts";
 
 export const BUDGET_WINDOW_HOURS = 24;

@@ -6,14 +6,14 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../../auth/principal.ts";
-import { audit, type AuditEntry, type RequestMeta } from "../../audit/auditLog.ts";
+import { audit, type AuditEntry, type RequestMeta } from "../../stores/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
 import { wasRecorded, type ConfirmedTx } from "../../chain/chainGateway.ts";
 import { documentRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
 import { approvalRegistry, eventsOf, uuidToBytes16 } from "../../chain/contracts.ts";
 import { type Hex, stringToBytes32 } from "../../../../abis/index.ts";
-import { apiErrorOf, REVERT_ANSWERS } from "../../revertMapping.ts";
-import { AppError, conflict, notFound } from "../../errors.ts";
+import { apiErrorOf, REVERT_ANSWERS } from "../revertMapping.ts";
+import { AppError, conflict, notFound } from "../errors.ts";
 import { documentsOfRequest, findDocument } from "../../reads/documentReads.ts";
 import { departmentCodes, type RequestView } from "../../reads/requestReads.ts";
 import { documentVersionKey } from "../../storage/keys.ts";

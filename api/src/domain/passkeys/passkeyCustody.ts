@@ -11,7 +11,7 @@ import {
   REVIEWER_CHANGE_DOMAIN_VERSION,
   REVIEWER_CHANGE_TYPES,
 } from "../../../../abis/index.ts";
-import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { audit, type RequestMeta } from "../../stores/auditLog.ts";
 import {
   accountChangeDigest,
   accountChangeNonce,
@@ -19,9 +19,9 @@ import {
   accountThreshold,
   passkeyAccountCreation,
 } from "../../chain/passkeyAccounts.ts";
-import { AppError, conflict, notFound } from "../../errors.ts";
+import { AppError, conflict, notFound } from "../errors.ts";
 import { departmentOnChain } from "../../reads/departmentReads.ts";
-import { rethrowAsApiError } from "../../revertMapping.ts";
+import { rethrowAsApiError } from "../revertMapping.ts";
 import { DepartmentStore } from "../../stores/departmentStore.ts";
 import {
   activeDepartmentPasskeys,

@@ -12,14 +12,14 @@
 import { randomUUID } from "node:crypto";
 import { getAddress, TypedDataEncoder } from "ethers";
 import { verifyAuthenticationResponse, type AuthenticationResponseJSON } from "@simplewebauthn/server";
-import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { audit, type RequestMeta } from "../../stores/auditLog.ts";
 import { NotMinedInTimeError } from "../../chain/chainErrors.ts";
 import { wasRecorded } from "../../chain/chainGateway.ts";
 import type { Principal } from "../../auth/principal.ts";
 import type { Tx } from "../../db/queryable.ts";
 import { withTransaction } from "../../db/transaction.ts";
-import { AppError, conflict, forbidden, notFound } from "../../errors.ts";
-import { rethrowAsApiError } from "../../revertMapping.ts";
+import { AppError, conflict, forbidden, notFound } from "../errors.ts";
+import { rethrowAsApiError } from "../revertMapping.ts";
 import {
   accountReviewers,
   accountThreshold,

@@ -1,6 +1,6 @@
 /** POST /requests/{id}/cancel: DRAFT or PENDING_RESUBMISSION → CANCELLED, on chain; the reason is kept off chain. */
 import type { Principal } from "../../auth/principal.ts";
-import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { audit, type RequestMeta } from "../../stores/auditLog.ts";
 import { approvalRegistryCall } from "../../chain/contractCalls.ts";
 import type { DomainContext } from "../context.ts";
 import { recordCancelReason } from "../../stores/requestStore.ts";

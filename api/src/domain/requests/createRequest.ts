@@ -5,11 +5,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { isAdmin, type Principal } from "../../auth/principal.ts";
-import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { audit, type RequestMeta } from "../../stores/auditLog.ts";
 import type { RecordedTx } from "../../chain/chainGateway.ts";
 import { hexBytes, licenceTokenCall } from "../../chain/contractCalls.ts";
 import { stringToBytes32 } from "../../../../abis/index.ts";
-import { AppError, conflict, forbidden } from "../../errors.ts";
+import { AppError, conflict, forbidden } from "../errors.ts";
 import type { DomainContext } from "../context.ts";
 import type { Db, Tx } from "../../db/queryable.ts";
 import {

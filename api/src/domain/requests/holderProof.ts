@@ -7,7 +7,7 @@
 import { ZeroHash } from "ethers";
 import type { Principal } from "../../auth/principal.ts";
 import { licenceToken } from "../../chain/contracts.ts";
-import { AppError, notFound } from "../../errors.ts";
+import { AppError, notFound } from "../errors.ts";
 import { mintBlockOf } from "../../reads/licenceMintReads.ts";
 import { findVisibleRequest } from "../../reads/requestReads.ts";
 import { identitySaltOf } from "../../stores/requestStore.ts";

@@ -3,7 +3,7 @@
  * in a state that allows the action, and its pinned workflow has its definition.
  */
 import type { Principal } from "../../auth/principal.ts";
-import { conflict, notFound } from "../../errors.ts";
+import { conflict, notFound } from "../errors.ts";
 import { canActFor, findRequest, type RequestView } from "../../reads/requestReads.ts";
 import type { StoredWorkflow } from "../../stores/workflowStore.ts";
 import type { DomainContext } from "../context.ts";

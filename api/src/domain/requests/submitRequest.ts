@@ -3,9 +3,9 @@
  * (review continues in the same stage). Every document type the pinned workflow requires must be uploaded.
  */
 import type { Principal } from "../../auth/principal.ts";
-import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { audit, type RequestMeta } from "../../stores/auditLog.ts";
 import { approvalRegistryCall } from "../../chain/contractCalls.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../errors.ts";
 import { documentsOfRequest } from "../../reads/documentReads.ts";
 import type { RequestView } from "../../reads/requestReads.ts";
 import type { DomainContext } from "../context.ts";

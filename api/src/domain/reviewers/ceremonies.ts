@@ -16,12 +16,12 @@ import {
   type RegistrationResponseJSON,
 } from "@simplewebauthn/server";
 import { decodeClientDataJSON } from "@simplewebauthn/server/helpers";
-import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { audit, type RequestMeta } from "../../stores/auditLog.ts";
 import type { Principal } from "../../auth/principal.ts";
 import type { Config } from "../../config.ts";
 import type { DbPool } from "../../db/queryable.ts";
 import { withTransaction } from "../../db/transaction.ts";
-import { AppError, unauthorized } from "../../errors.ts";
+import { AppError, unauthorized } from "../errors.ts";
 import { DepartmentStore } from "../../stores/departmentStore.ts";
 import * as store from "../../stores/reviewerStore.ts";
 import { invitationTokenHash } from "./manageReviewers.ts";

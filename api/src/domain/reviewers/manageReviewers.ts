@@ -4,11 +4,11 @@
  * and kept only as its sha256; it is valid for 72 hours. Every change is audited (entity REVIEWER).
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { audit, type RequestMeta } from "../../stores/auditLog.ts";
 import { isAdmin, type Principal } from "../../auth/principal.ts";
 import type { DbPool } from "../../db/queryable.ts";
 import { withTransaction } from "../../db/transaction.ts";
-import { forbidden, notFound } from "../../errors.ts";
+import { forbidden, notFound } from "../errors.ts";
 import { DepartmentStore } from "../../stores/departmentStore.ts";
 import * as store from "../../stores/reviewerStore.ts";
 

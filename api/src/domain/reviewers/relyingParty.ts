@@ -4,7 +4,7 @@
  * required, so a signature always means the reviewer unlocked their device.
  */
 import type { Config } from "../../config.ts";
-import { AppError } from "../../errors.ts";
+import { AppError } from "../errors.ts";
 
 export interface RelyingParty {
   /** The RP ID: PUBLIC_BASE_URL's host name (localhost for a loopback address). */

@@ -12,11 +12,11 @@
  */
 import { randomUUID } from "node:crypto";
 import type { DbPool } from "../../db/queryable.ts";
-import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { audit, type RequestMeta } from "../../stores/auditLog.ts";
 import { isAdmin, type Principal } from "../../auth/principal.ts";
 import type { Config } from "../../config.ts";
 import { withTransaction } from "../../db/transaction.ts";
-import { AppError, conflict, forbidden, notFound } from "../../errors.ts";
+import { AppError, conflict, forbidden, notFound } from "../errors.ts";
 import { enqueueJob, JOB_NAMES } from "../../jobs/jobQueue.ts";
 import { deliverIfAdmitted } from "../../webhooks/deliver.ts";
 import { checkWebhookUrl, WEBHOOK_URL_REFUSED, webhookAddressPolicy } from "../../webhooks/urlSafety.ts";

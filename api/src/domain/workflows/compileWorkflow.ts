@@ -4,8 +4,8 @@
  */
 import { keccak256, stringToBytes } from "viem";
 import { type Hex, stringToBytes32 } from "../../../../abis/index.ts";
-import { canonicalJson } from "../../canonicalJson.ts";
-import type { CreateWorkflowInput, WorkflowStageInput } from "../../schemas/workflow.ts";
+import { canonicalJson } from "../../encoding/canonicalJson.ts";
+import type { CreateWorkflowInput, WorkflowStageInput } from "../../routes/schemas/workflow.ts";
 
 import {
   COMPLETION_NAMES,

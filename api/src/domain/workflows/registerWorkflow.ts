@@ -7,12 +7,12 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Tx } from "../../db/queryable.ts";
-import { audit, type RequestMeta } from "../../audit/auditLog.ts";
+import { audit, type RequestMeta } from "../../stores/auditLog.ts";
 import type { RecordedTx } from "../../chain/chainGateway.ts";
 import { approvalRegistryCall } from "../../chain/contractCalls.ts";
 import { stringToBytes32 } from "../../../../abis/index.ts";
-import { AppError, conflict, notFound } from "../../errors.ts";
-import type { CreateWorkflowInput } from "../../schemas/workflow.ts";
+import { AppError, conflict, notFound } from "../errors.ts";
+import type { CreateWorkflowInput } from "../../routes/schemas/workflow.ts";
 import type { DomainContext } from "../context.ts";
 import { compileStages, definitionHash, sortedStages } from "./compileWorkflow.ts";
 import { validateWorkflow } from "./validateWorkflow.ts";

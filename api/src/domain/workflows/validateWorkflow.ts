@@ -6,13 +6,13 @@
  */
 import type { DbPool } from "../../db/queryable.ts";
 import { departmentStatesOf } from "../../reads/departmentReads.ts";
-import { REQUEST_TYPES } from "../../schemas/common.ts";
+import { REQUEST_TYPES } from "../../routes/schemas/common.ts";
 import type {
   CreateWorkflowInput,
   WorkflowErrorCode,
   WorkflowValidationError,
   WorkflowValidationResult,
-} from "../../schemas/workflow.ts";
+} from "../../routes/schemas/workflow.ts";
 
 export const MAX_STAGES = 16;
 export const MAX_STAGE_DEPARTMENTS = 8;

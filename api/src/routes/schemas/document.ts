@@ -1,7 +1,7 @@
 /** Document resources (the spec's Document, DocumentVersion, DocumentResponse, DocumentDetailResponse). */
 import { z } from "zod/v4";
-import { UPLOADER_ROLES } from "../reads/documentReads.ts";
-import { PDF_FINDINGS } from "../storage/pdfActiveContent.ts";
+import { UPLOADER_ROLES } from "../../reads/documentReads.ts";
+import { PDF_FINDINGS } from "../../storage/pdfActiveContent.ts";
 import { DateTime, Uuid } from "./common.ts";
 
 export const DocumentSchema = z

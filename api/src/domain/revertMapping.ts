@@ -5,8 +5,8 @@
  * docs/decisions.md, "Contract errors in the API"). It holds API answers (statuses), so it is a neutral module
  * beside errors.ts rather than chain code, which says what happened and carries no status.
  */
-import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../abis/index.ts";
-import { ContractRevertError } from "./chain/chainErrors.ts";
+import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../../abis/index.ts";
+import { ContractRevertError } from "../chain/chainErrors.ts";
 import { AppError } from "./errors.ts";
 
 type ErrorNameOf<Abi extends readonly { type: string }[]> = Extract<

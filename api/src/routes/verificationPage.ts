@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { defineRoute, type RouteDefinition } from "../http/routeTable.ts";
 
-const asset = (name: string) => readFileSync(new URL(`./page/${name}`, import.meta.url), "utf8");
+const asset = (name: string) => readFileSync(new URL(`../../public/verify/${name}`, import.meta.url), "utf8");
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; media-src 'self' blob:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 const PUBLIC = [{ kind: "public" as const }];

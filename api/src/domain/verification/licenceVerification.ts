@@ -3,14 +3,13 @@
  * owner, and the standing decisions in ApprovalRegistry.decisionsOf): the index can lag or be wrong, the contracts
  * cannot. Names, numbers and transaction hashes come from the index and the API's rows.
  */
-import type pg from "pg";
-import type { ChainGateway } from "../chain/chainGateway.ts";
+import type { ChainGateway } from "../../chain/chainGateway.ts";
 import {
   ApprovalRegistryDecisionStatus,
   ApprovalRegistryPhase,
   DepartmentPasskeyAccountAbi,
   stageNumber,
-} from "../../../abis/index.ts";
+} from "../../../../abis/index.ts";
 import {
   decisionsOf,
   ownerOf,
@@ -18,17 +17,19 @@ import {
   readContract,
   validityOf,
   type ContractCaller,
-} from "../chain/contractReads.ts";
-import { LICENCE_STATUS_NAMES } from "../chain/contracts.ts";
-import type { Deployment } from "../chain/deployment.ts";
-import { readTogether, type ReadPart, type Rows } from "../db/readTogether.ts";
+} from "../../chain/contractReads.ts";
+import { LICENCE_STATUS_NAMES } from "../../chain/contracts.ts";
+import type { Deployment } from "../../chain/deployment.ts";
+import type { Rows } from "../../db/readTogether.ts";
+import type { DbPool } from "../../db/queryable.ts";
 import { AppError } from "../errors.ts";
-import { departmentCodes } from "../reads/requestReads.ts";
-import { dateFromUnixSeconds, isoFromUnixSeconds } from "../unixTime.ts";
+import { departmentCodes } from "../../reads/requestReads.ts";
+import { licenceRecord, type LicenceRecord } from "../../reads/verificationReads.ts";
+import { dateFromUnixSeconds, isoFromUnixSeconds } from "../../encoding/unixTime.ts";
 import { licenceMessage, VERDICT_OF_VALIDITY, type LicenceVerdict } from "./verdicts.ts";
 
 export interface VerificationDependencies {
-  pool: pg.Pool;
+  pool: DbPool;
   gateway: Pick<ChainGateway, "call">;
   contracts: Deployment["contracts"];
   chainId: number;
@@ -86,7 +87,7 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
     validityOf(gateway, contracts.LicenceToken, tokenId),
     ownerOf(gateway, contracts.LicenceToken, tokenId).catch(() => null), // reverts for an unknown token
     progressOf(gateway, contracts.ApprovalRegistry, tokenId),
-    readTogether(pool, licenceRecordParts(tokenId.toString())),
+    licenceRecord(pool, tokenId),
   ]);
   const verdict = VERDICT_OF_VALIDITY[validity];
   if (verdict === "UNKNOWN") throw unknownLicence();
@@ -102,28 +103,6 @@ export async function verifyLicence(deps: VerificationDependencies, tokenId: big
   return issuedLicence(deps, tokenId, { verdict, status, expiresAtSeconds, owner: owner as string, rows, approvals });
 }
 
-/** What the API and the index recorded about the licence: its request, mint, issuance and approvals. */
-function licenceRecordParts(token: string) {
-  return {
-    request: {
-      sql: `SELECT request_number, request_type, applicant_name, applicant_id FROM requests WHERE token_id = $1`,
-      params: [token],
-    },
-    licence: { sql: `SELECT issued_at, created_tx FROM index.licences WHERE token_id = $1`, params: [token] },
-    issuance: {
-      sql: `SELECT tx_hash FROM index.licence_status_history WHERE token_id = $1 AND from_status = 'SUBMITTED' AND to_status = 'APPROVED' ORDER BY block_number DESC, log_index DESC LIMIT 1`,
-      params: [token],
-    },
-    decisions: {
-      sql: `SELECT DISTINCT ON (a.stage, a.department_id) a.stage, a.department_id, a.tx_hash, a.timestamp, a.signer, a.custody, d.code, ad.name
-            FROM index.approvals a LEFT JOIN index.departments d ON d.department_id = a.department_id LEFT JOIN departments ad ON ad.code = d.code
-            WHERE a.token_id = $1 AND a.decision = 'APPROVED' ORDER BY a.stage, a.department_id, a.block_number DESC, a.log_index DESC`,
-      params: [token],
-    },
-  } satisfies Record<string, ReadPart>;
-}
-
-type LicenceRecord = Record<keyof ReturnType<typeof licenceRecordParts>, Rows>;
 type Approval = LicenceVerification["approvals"][number];
 
 /** The approvals standing on chain now, stage by stage (decisions invalidated by a new document version are gone). */
@@ -147,7 +126,7 @@ async function standingApprovals(
 
 /** Each standing approval with its department and transaction from the index, in the order they were given. */
 async function approvalsShown(
-  pool: pg.Pool,
+  pool: DbPool,
   standing: { departmentId: number; stage: number }[],
   decisions: Rows,
   thresholds: Map<string, number>,

@@ -1,5 +1,5 @@
 /** The verdicts a verification answers with, and what they mean in plain words (for the page and for programs). */
-import { VALIDITY_NAMES } from "../chain/contracts.ts";
+import { VALIDITY_NAMES } from "../../chain/contracts.ts";
 
 export const LICENCE_VERDICTS = [
   "VALID",

@@ -8,11 +8,12 @@
  * the API's rows add the transaction, the request and the document type. Only one record is ever shown, so the
  * answer never links one applicant's request to another's.
  */
-import { anchorOf, validityOf } from "../chain/contractReads.ts";
-import { bytes16ToUuid } from "../chain/contracts.ts";
+import { anchorOf, validityOf } from "../../chain/contractReads.ts";
+import { bytes16ToUuid } from "../../chain/contracts.ts";
 import { isRevert, REVERT_ANSWERS } from "../revertMapping.ts";
 import { AppError, validationFailed } from "../errors.ts";
-import { isoFromUnixSeconds } from "../unixTime.ts";
+import { isoFromUnixSeconds } from "../../encoding/unixTime.ts";
+import { anchoredDocumentRecord, preferredTokenOfHash } from "../../reads/verificationReads.ts";
 import { ISSUED_VERDICTS, type VerificationDependencies } from "./licenceVerification.ts";
 import { documentMessage, VERDICT_OF_VALIDITY, type DocumentVerdict } from "./verdicts.ts";
 
@@ -40,16 +41,6 @@ export function normaliseHash(raw: string): `0x${string}` {
   return `0x${hex.toLowerCase()}`;
 }
 
-/** The record that answers for a hash anchored in several requests (see the module comment). */
-const PREFERRED_RECORD = `
-  SELECT v.token_id FROM index.document_versions v
-    JOIN index.licences l ON l.token_id = v.token_id
-    JOIN index.documents d ON d.token_id = v.token_id AND d.doc_index = v.doc_index
-   WHERE v.sha256_hash = $1
-   ORDER BY (l.issued_at IS NOT NULL) DESC, (d.latest_hash = v.sha256_hash) DESC, (l.status = 'APPROVED') DESC,
-            v.block_number, v.token_id
-   LIMIT 1`;
-
 export async function verifyDocument(
   deps: VerificationDependencies,
   rawHash: string,
@@ -62,7 +53,7 @@ export async function verifyDocument(
     const { status, code, message } = REVERT_ANSWERS.DocumentUnknownHash;
     return new AppError(status, code, message, { hash, verdict: "UNKNOWN" });
   };
-  const tokenId = askedTokenId ?? (await deps.pool.query(PREFERRED_RECORD, [hash])).rows[0]?.token_id ?? undefined;
+  const tokenId = askedTokenId ?? (await preferredTokenOfHash(deps.pool, hash));
   if (tokenId === undefined) throw unknown();
   let anchor: Awaited<ReturnType<typeof anchorOf>>[0];
   let isLatest: boolean;
@@ -73,19 +64,13 @@ export async function verifyDocument(
     throw error;
   }
   const documentId = bytes16ToUuid(anchor.documentId);
-  const [document, version, [validity]] = await Promise.all([
-    // The type as the chain recorded it (DocumentAnchored of version 1, mirrored by the index): a document anchored
-    // without this API (by the operator's key) has no row of ours but still has a type.
-    deps.pool.query(
-      `SELECT d.request_id,
-              COALESCE((SELECT doc_type FROM index.documents WHERE token_id = $1 AND doc_index = $2), d.doc_type) AS doc_type
-         FROM (SELECT 1) one LEFT JOIN documents d ON d.id = $3::uuid`,
-      [String(anchor.tokenId), Number(anchor.docIndex), documentId],
-    ),
-    deps.pool.query(`SELECT tx_hash FROM index.document_versions WHERE token_id = $1 AND sha256_hash = $2`, [
-      String(anchor.tokenId),
+  const [record, [validity]] = await Promise.all([
+    anchoredDocumentRecord(deps.pool, {
+      tokenId: String(anchor.tokenId),
+      docIndex: Number(anchor.docIndex),
+      documentId,
       hash,
-    ]),
+    }),
     validityOf(deps.gateway, deps.contracts.LicenceToken, BigInt(anchor.tokenId)),
   ]);
   // The request behind a document is named only once its licence is issued (a file must not lead to a draft's applicant).
@@ -98,13 +83,13 @@ export async function verifyDocument(
     verdict,
     message: documentMessage(verdict, Number(anchor.version)),
     documentId,
-    requestId: issued ? (document.rows[0]?.request_id ?? null) : null,
+    requestId: issued ? record.requestId : null,
     tokenId: Number(anchor.tokenId),
-    docType: document.rows[0]?.doc_type ?? null,
+    docType: record.docType,
     version: Number(anchor.version),
     uploadedAt,
     blockchainRecord: {
-      transactionHash: version.rows[0]?.tx_hash ?? null,
+      transactionHash: record.transactionHash,
       blockNumber: Number(anchor.blockNumber),
       timestamp: uploadedAt,
       contractAddress: deps.contracts.DocumentRegistry,

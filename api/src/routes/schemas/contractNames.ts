@@ -13,7 +13,7 @@ import {
   type ApprovalRegistryResetCauseName,
   ApprovalRegistryTimeoutActionNames,
   LicenceTokenStatusNames,
-} from "../../../abis/index.ts";
+} from "../../../../abis/index.ts";
 
 /** `names` without the members `left`, keeping the declaration order (and the member types). */
 function without<const T extends readonly string[], const X extends T[number]>(names: T, ...left: X[]) {
