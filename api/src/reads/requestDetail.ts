@@ -3,27 +3,20 @@
  * chain data, read in one round trip once the caller is known to see it.
  */
 import type pg from "pg";
-import type { Principal } from "../auth/principal.ts";
 import { readTogether, type Rows } from "../db/readTogether.ts";
 import { sortedStages } from "../domain/workflows/compileWorkflow.ts";
 import { stageView } from "./stageView.ts";
 import { toWorkflow, workflowByChainIdPart } from "../stores/workflowStore.ts";
 import { approvalParts, approvalsFromRows } from "./approvalReads.ts";
 import { documentJson, documentsOfRequestPart, groupDocuments } from "./documentReads.ts";
-import { findVisibleRequest, type RequestView } from "./requestReads.ts";
+import type { RequestView } from "./requestReads.ts";
 import { departmentNamesOf, timelineFromRows, timelineParts } from "./timelineReads.ts";
 
 /**
- * The request `requestId` if `principal` may see it (404 otherwise), in the shape of RequestDetailResponse;
- * `licenceToken` is the token contract's address.
+ * A request the caller may see, in the shape of RequestDetailResponse; `licenceToken` is the token contract's
+ * address.
  */
-export async function requestDetail(
-  pool: pg.Pool,
-  principal: Principal | undefined,
-  requestId: string,
-  licenceToken: string,
-) {
-  const request = await findVisibleRequest(pool, principal, requestId);
+export async function requestDetail(pool: pg.Pool, request: RequestView, licenceToken: string) {
   // Everything else the page shows, in one round trip.
   const rows = await readTogether(pool, {
     documents: documentsOfRequestPart(request.id),

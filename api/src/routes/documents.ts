@@ -22,7 +22,8 @@ import {
   versionRecordedBy,
   type DocumentView,
 } from "../reads/documentReads.ts";
-import { canSee, findRequest, findVisibleRequest } from "../reads/requestReads.ts";
+import { findRequest } from "../reads/requestReads.ts";
+import { canSee, findVisibleRequest } from "../domain/access.ts";
 import {
   DocumentDetailResponse,
   DocumentResponse,

@@ -8,7 +8,8 @@ import { submissionAnswer, submitRequest } from "../domain/requests/submitReques
 import type { DomainContext } from "../domain/context.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { requestDetail } from "../reads/requestDetail.ts";
-import { findVisibleRequest, requestCreatedBy, requestOfWrite, type RequestView } from "../reads/requestReads.ts";
+import { requestCreatedBy, requestOfWrite, type RequestView } from "../reads/requestReads.ts";
+import { findVisibleRequest } from "../domain/access.ts";
 import { listRequests } from "../reads/requestList.ts";
 import { timelineOf } from "../reads/timelineReads.ts";
 import { RequestStatus, RequestType, pageQuery } from "./schemas/common.ts";
@@ -110,7 +111,11 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
         ...errors({ 401: "Not authenticated", 404: "No such request (or not yours)" }),
       },
       handler: async ({ params, ctx }) => ({
-        body: await requestDetail(context.pool, ctx.state.principal, params.requestId, context.contracts.LicenceToken),
+        body: await requestDetail(
+          context.pool,
+          await findVisibleRequest(context.pool, ctx.state.principal, params.requestId),
+          context.contracts.LicenceToken,
+        ),
       }),
     }),
     defineRoute({

@@ -8,7 +8,7 @@ import type { DomainContext } from "../domain/context.ts";
 import { conflict } from "../domain/errors.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import { tokenIdOfLicenceNumber } from "../reads/licenceNumberReads.ts";
-import { findVisibleRequest } from "../reads/requestReads.ts";
+import { findVisibleRequest } from "../domain/access.ts";
 import { DateTime, RequestStatus } from "./schemas/common.ts";
 import { verifyDocument } from "../domain/verification/documentVerification.ts";
 import {

@@ -28,7 +28,7 @@ import {
 } from "../../chain/passkeyAccounts.ts";
 import { anchoredDocumentsOf } from "../../reads/anchoredDocuments.ts";
 import { departmentOnChain } from "../../reads/departmentReads.ts";
-import { findVisibleRequest } from "../../reads/requestReads.ts";
+import { findVisibleRequest } from "../access.ts";
 import {
   activeDepartmentPasskeys,
   chainTransactionIdByHash,

@@ -9,7 +9,7 @@ import type { Principal } from "../../auth/principal.ts";
 import { licenceToken } from "../../chain/contracts.ts";
 import { AppError, notFound } from "../errors.ts";
 import { mintBlockOf } from "../../reads/licenceMintReads.ts";
-import { findVisibleRequest } from "../../reads/requestReads.ts";
+import { findVisibleRequest } from "../access.ts";
 import { identitySaltOf } from "../../stores/requestStore.ts";
 import type { DomainContext } from "../context.ts";
 import { applicantCommitment } from "./applicantCommitment.ts";

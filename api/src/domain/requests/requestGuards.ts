@@ -4,7 +4,8 @@
  */
 import type { Principal } from "../../auth/principal.ts";
 import { conflict, notFound } from "../errors.ts";
-import { canActFor, findRequest, type RequestView } from "../../reads/requestReads.ts";
+import { findRequest, type RequestView } from "../../reads/requestReads.ts";
+import { canActFor } from "../access.ts";
 import type { StoredWorkflow } from "../../stores/workflowStore.ts";
 import type { DomainContext } from "../context.ts";
 
