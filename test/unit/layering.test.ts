@@ -39,6 +39,9 @@ const CHAIN_CLIENTS = {
   label: "ethers/viem",
 };
 
+/** What of the DomainContext holds or reaches keys and the chain: import graphs do not see a route using it. */
+const CONTEXT_CHAIN = /\bcontext\.(?:gateway|departmentWallets|governance|applicantAddress)\b/;
+
 const folders = (part: string) => {
   const found = INTENT.parts[part];
   if (!found) throw new Error(`docs/architecture-intent.json has no part ${part}`);
@@ -105,6 +108,18 @@ describe("layering guard (docs/architecture-intent.json)", function () {
       expectNone(offending(facts.edges, [rule]), "forbidden import(s)");
     });
   }
+
+  it("has no route reaching the chain through the context object (its gateway, wallets or governance key)", function () {
+    const found = files
+      .filter((file) => folders("Routes").some((folder) => file.startsWith(folder)))
+      .flatMap((file) =>
+        readFileSync(path.join(ROOT, file), "utf8")
+          .split("\n")
+          .flatMap((line, i) => (CONTEXT_CHAIN.test(line) ? [`${file}:${i + 1} ${line.trim()}`] : [])),
+      );
+    expectNone(found, "route(s) reaching the chain through the context");
+    expect(CONTEXT_CHAIN.test("body: await context.gateway.networkStatus()")).to.equal(true);
+  });
 
   for (const part of ["Domain", "Routes"]) {
     it(`has no SQL strings in ${part} (${folders(part).join(", ")}): stores/ and reads/ hold them`, function () {

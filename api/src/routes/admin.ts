@@ -7,6 +7,7 @@ import { ADMIN_STATS_DEFINITIONS, adminStats, DEFAULT_PERIOD_DAYS, statsPeriod }
 import { AUDIT_ACTOR_TYPES, AUDIT_ENTITY_TYPES, listAuditLogs } from "../reads/auditLogReads.ts";
 import { listTransactions, TX_KINDS, TX_STATUSES } from "../reads/outboxReads.ts";
 import { DateTime, Pagination, pageQuery, REQUEST_STATUSES, REQUEST_TYPES, Uuid } from "./schemas/common.ts";
+import { blockchainStatus } from "../domain/chainStatus.ts";
 
 const ADMIN = [{ kind: "admin" as const }];
 /** Administrators page through long histories: larger pages than the public lists. */
@@ -220,7 +221,7 @@ export function adminRoutes(context: DomainContext): RouteDefinition[] {
         200: { description: "Status", schema: BlockchainStatusSchema },
         ...errorResponses({ ...denied, 503: "CHAIN_UNAVAILABLE: the node did not answer" }),
       },
-      handler: async () => ({ body: await context.gateway.networkStatus() }),
+      handler: async () => ({ body: await blockchainStatus(context) }),
     }),
     defineRoute({
       method: "get",

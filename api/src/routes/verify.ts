@@ -15,7 +15,7 @@ import {
   SIGNED_BY,
   unknownLicence,
   verifyLicence,
-  type VerificationDependencies,
+  verificationDependencies,
 } from "../domain/verification/licenceVerification.ts";
 import { qrPng, qrSvg } from "../domain/verification/qrImage.ts";
 import { payloadFrom, verifyPayload, type QrIssuer } from "../domain/verification/qrPayload.ts";
@@ -123,12 +123,7 @@ export function verifyRoutes(
   context: DomainContext,
   issuer: QrIssuer,
 ): { api: RouteDefinition[]; root: RouteDefinition[] } {
-  const deps: VerificationDependencies = {
-    pool: context.pool,
-    gateway: context.gateway,
-    contracts: context.contracts,
-    chainId: context.config.chainId,
-  };
+  const deps = verificationDependencies(context);
   const base = context.config.publicBaseUrl!;
   /** The signed payload of an issued licence and the URL its QR code holds. */
   const qrOf = async (tokenId: bigint) => {

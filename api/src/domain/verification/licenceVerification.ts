@@ -23,6 +23,7 @@ import type { Deployment } from "../../chain/deployment.ts";
 import type { Rows } from "../../db/readTogether.ts";
 import type { DbPool } from "../../db/queryable.ts";
 import { AppError } from "../errors.ts";
+import type { DomainContext } from "../context.ts";
 import { departmentCodes } from "../../reads/requestReads.ts";
 import { licenceRecord, type LicenceRecord } from "../../reads/verificationReads.ts";
 import { dateFromUnixSeconds, isoFromUnixSeconds } from "../../encoding/unixTime.ts";
@@ -33,6 +34,18 @@ export interface VerificationDependencies {
   gateway: Pick<ChainGateway, "call">;
   contracts: Deployment["contracts"];
   chainId: number;
+}
+
+/** What verification needs of the API's context: reads, the chain's view calls, the deployment. */
+export function verificationDependencies(
+  context: Pick<DomainContext, "pool" | "gateway" | "contracts" | "config">,
+): VerificationDependencies {
+  return {
+    pool: context.pool,
+    gateway: context.gateway,
+    contracts: context.contracts,
+    chainId: context.config.chainId,
+  };
 }
 
 export const SIGNED_BY = ["PLATFORM", "DEPARTMENT_KEY", "DEPARTMENT_REVIEWERS"] as const;
