@@ -201,13 +201,17 @@ function readForm(req: IncomingMessage, dir: string, maxBytes: number, fileField
           : malformed(),
       ),
     );
-    form.on("close", () => {
-      if (!settled)
-        void writing.then(
-          () => !settled && ((settled = true), resolve(read)),
-          () => {},
-        );
-    });
+    // Once the body is read and the file written (a failed write has called `fail`).
+    form.on("close", () =>
+      writing.then(
+        () => {
+          if (settled) return;
+          settled = true;
+          resolve(read);
+        },
+        () => {},
+      ),
+    );
     // The raw bytes, whatever their framing: a preamble before the first boundary reaches no busboy limit.
     req.on("data", (chunk: Buffer) => {
       received += chunk.length;
