@@ -771,8 +771,8 @@ describe("security behaviour (real stack)", function () {
       expect(await documentsOf(requestId)).to.equal(0);
     });
 
-    it("refuses more parts than a document upload has (400 TOO_MANY_PARTS), below formidable's field limit", async function () {
-      // 20 small text parts before a valid form: more than MAX_PARTS (16), fewer than formidable's 32 text fields,
+    it("refuses more parts than a document upload has (400 TOO_MANY_PARTS), below the text-field limit", async function () {
+      // 20 small text parts before a valid form: more than MAX_PARTS (16), fewer than the 32 text fields allowed,
       // so only the part count can refuse them (without it the form would be accepted).
       function* body() {
         for (let i = 0; i < 20; i++)

@@ -867,7 +867,7 @@ describe("Document storage", function () {
       expect(await empty.json()).to.include({ code: "INVALID_FILE", message: "The file is empty" });
     });
 
-    it("treats a file part without Content-Type as the file (not a text field)", async function () {
+    it("treats a file part without Content-Type as the file (not a text field), declared text/plain as RFC 7578 says", async function () {
       const boundary = "b0undary";
       const body = Buffer.concat([
         Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="scan.jpg"\r\n\r\n`),
@@ -882,7 +882,7 @@ describe("Document storage", function () {
       expect(response.status).to.equal(200);
       expect(await response.json()).to.deep.include({
         size: JPEG.length,
-        declaredType: "application/octet-stream",
+        declaredType: "text/plain",
         checked: { mimeType: "image/jpeg", extension: "jpg" },
       });
     });

@@ -13,23 +13,25 @@ import {
 } from "../../api/src/storage/fileSignature.ts";
 
 const PDF = Buffer.from("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "latin1");
-const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
+const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+/** The signature and a 13-byte IHDR chunk (CRC not checked): what file-type needs to call it PNG. */
+const PNG = Buffer.concat([PNG_MAGIC, Buffer.from([0, 0, 0, 13]), Buffer.from("IHDR"), Buffer.alloc(17)]);
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46]);
 
 describe("fileSignature (api/src/storage/fileSignature.ts)", function () {
   describe("detectBytes", function () {
-    it("types PDF, PNG and JPEG by their magic bytes", function () {
-      expect(detectBytes(PDF)).to.deep.equal({ mimeType: "application/pdf", extension: "pdf" });
-      expect(detectBytes(PNG)).to.deep.equal({ mimeType: "image/png", extension: "png" });
-      expect(detectBytes(JPEG)).to.deep.equal({ mimeType: "image/jpeg", extension: "jpg" });
+    it("types PDF, PNG and JPEG by their content", async function () {
+      expect(await detectBytes(PDF)).to.deep.equal({ mimeType: "application/pdf", extension: "pdf" });
+      expect(await detectBytes(PNG)).to.deep.equal({ mimeType: "image/png", extension: "png" });
+      expect(await detectBytes(JPEG)).to.deep.equal({ mimeType: "image/jpeg", extension: "jpg" });
     });
 
-    it("types nothing else, nor a truncated signature", function () {
-      expect(detectBytes(Buffer.from("GIF89a"))).to.equal(undefined);
-      expect(detectBytes(Buffer.from("%PDF"))).to.equal(undefined); // the dash is part of the signature
-      expect(detectBytes(PNG.subarray(0, 7))).to.equal(undefined);
-      expect(detectBytes(Buffer.from(" %PDF-1.7"))).to.equal(undefined); // only at offset 0
-      expect(detectBytes(new Uint8Array())).to.equal(undefined);
+    it("types nothing else, nor a truncated signature", async function () {
+      expect(await detectBytes(Buffer.from("GIF89a"))).to.equal(undefined);
+      expect(await detectBytes(PNG.subarray(0, 7))).to.equal(undefined);
+      expect(await detectBytes(Buffer.concat([PNG_MAGIC, Buffer.from("garbage")]))).to.equal(undefined); // no IHDR
+      expect(await detectBytes(Buffer.from(" %PDF-1.7"))).to.equal(undefined); // only at offset 0
+      expect(await detectBytes(new Uint8Array())).to.equal(undefined);
     });
   });
 

@@ -12,7 +12,7 @@ import {
   versionAnswer,
   type ReceivedFile,
 } from "../domain/documents/uploadDocument.ts";
-import { AppError, notFound } from "../domain/errors.ts";
+import { notFound, validationFailed } from "../domain/errors.ts";
 import { fingerprint, type MinedWrite } from "../http/idempotency.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
 import {
@@ -135,7 +135,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
           ctx,
           (file, fields) => {
             if (!fields.docType)
-              throw new AppError(400, "VALIDATION_ERROR", "Invalid body: docType is required", {
+              throw validationFailed("Invalid body: docType is required", {
                 issues: [{ in: "body", path: "docType", message: "Required" }],
               });
             return uploadDocument(

@@ -1,23 +1,20 @@
 /**
- * What a document upload really is, decided by its first bytes (magic numbers), never by its name or declared type:
- *
- *   PDF   25 50 44 46 2D  ("%PDF-") at offset 0
- *   PNG   89 50 4E 47 0D 0A 1A 0A
- *   JPEG  FF D8 FF
+ * What a document upload really is, decided by its content (file-type's magic-number detection), never by its name
+ * or declared type. Accepted: PDF, PNG (APNG included) and JPEG.
  *
  * Refused with InvalidFileError (400 INVALID_FILE, details.reason):
  * - EMPTY: zero bytes;
- * - UNSUPPORTED_TYPE: the bytes are none of the three, whatever the name or Content-Type says;
- * - DISGUISED: the bytes are an accepted type, but the file name's extension or the part's Content-Type names a
+ * - UNSUPPORTED_TYPE: the content is none of the three, whatever the name or Content-Type says;
+ * - DISGUISED: the content is an accepted type, but the file name's extension or the part's Content-Type names a
  *   DIFFERENT accepted type (PNG bytes named scan.pdf, or sent as application/pdf). Claims that name no accepted type
  *   (no extension, ".bin", ".txt", application/octet-stream, a missing Content-Type) are not lies we can judge and are
- *   ignored: the stored type and extension always come from the bytes.
+ *   ignored: the stored type and extension always come from the content.
  *   Extensions: .pdf → PDF; .png → PNG; .jpg .jpeg .jpe .jfif → JPEG (case-insensitive, last extension only).
  *   Content-Types (parameters ignored, case-insensitive): application/pdf, application/x-pdf → PDF; image/png,
  *   image/x-png → PNG; image/jpeg, image/jpg, image/pjpeg → JPEG.
  */
-import { open } from "node:fs/promises";
 import path from "node:path";
+import { fileTypeFromBuffer, fileTypeFromFile, type FileTypeResult } from "file-type";
 import { InvalidFileError } from "./storageErrors.ts";
 
 export type DocumentMimeType = "application/pdf" | "image/png" | "image/jpeg";
@@ -28,12 +25,13 @@ export interface CheckedFile {
   extension: "pdf" | "png" | "jpg";
 }
 
-const TYPES: { mimeType: DocumentMimeType; extension: CheckedFile["extension"]; magic: number[] }[] = [
-  { mimeType: "application/pdf", extension: "pdf", magic: [0x25, 0x50, 0x44, 0x46, 0x2d] },
-  { mimeType: "image/png", extension: "png", magic: [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] },
-  { mimeType: "image/jpeg", extension: "jpg", magic: [0xff, 0xd8, 0xff] },
-];
-const HEADER_BYTES = 8;
+/** file-type's answers that are a document type of ours. */
+const ACCEPTED: Record<string, CheckedFile> = {
+  pdf: { mimeType: "application/pdf", extension: "pdf" },
+  png: { mimeType: "image/png", extension: "png" },
+  apng: { mimeType: "image/png", extension: "png" },
+  jpg: { mimeType: "image/jpeg", extension: "jpg" },
+};
 
 const EXTENSION_CLAIMS: Record<string, DocumentMimeType> = {
   ".pdf": "application/pdf",
@@ -53,25 +51,17 @@ const CONTENT_TYPE_CLAIMS: Record<string, DocumentMimeType> = {
   "image/pjpeg": "image/jpeg",
 };
 
-export const ACCEPTED_TYPES: readonly DocumentMimeType[] = TYPES.map((t) => t.mimeType);
+export const ACCEPTED_TYPES: readonly DocumentMimeType[] = ["application/pdf", "image/png", "image/jpeg"];
 
-/** The accepted type the bytes at `filePath` start with, or undefined. Reads only the first 8 bytes. */
+const accepted = (found: FileTypeResult | undefined) => (found && ACCEPTED[found.ext]) || undefined;
+
+/** The accepted type of the file at `filePath`, or undefined. */
 export async function detectFileType(filePath: string): Promise<CheckedFile | undefined> {
-  const handle = await open(filePath, "r");
-  try {
-    const buffer = Buffer.alloc(HEADER_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, HEADER_BYTES, 0);
-    return detectBytes(buffer.subarray(0, bytesRead));
-  } finally {
-    await handle.close();
-  }
+  return accepted(await fileTypeFromFile(filePath));
 }
 
-export function detectBytes(header: Uint8Array): CheckedFile | undefined {
-  const found = TYPES.find(
-    (type) => header.length >= type.magic.length && type.magic.every((byte, i) => header[i] === byte),
-  );
-  return found && { mimeType: found.mimeType, extension: found.extension };
+export async function detectBytes(bytes: Uint8Array): Promise<CheckedFile | undefined> {
+  return accepted(await fileTypeFromBuffer(bytes));
 }
 
 /** The accepted type a file name's extension claims, if any. */

@@ -1,28 +1,32 @@
 /**
- * Streaming multipart upload of ONE document (formidable 3, on the raw request: the app's koa-body has multipart
- * off). The file goes to a fresh directory under `tmpDir` (random file name, never the client's), its SHA-256 is
- * computed while it streams, and its size is limited while it streams.
+ * Streaming multipart upload of ONE document (busboy, on the raw request: the app's koa-body has multipart off).
+ * The file goes to a fresh directory under `tmpDir` (random file name, never the client's), its SHA-256 is computed
+ * while it streams, and its size is limited while it streams.
  *
  * Errors (storageErrors.ts; the error middleware answers them with the {code, message, details?} body):
  * - 413 PAYLOAD_TOO_LARGE: Content-Length above maxBytes + 64 KiB (refused before reading a byte), or the raw
  *   body passing maxBytes + 64 KiB while streaming whatever its framing (chunked or lying requests), or the file
  *   passing maxBytes;
- * - 431-like limits answered 400 VALIDATION_ERROR (details.reason): a part's headers over 16 KiB
- *   (PART_HEADERS_TOO_LARGE), more than 16 header lines in a part, or more than MAX_PARTS parts (TOO_MANY_PARTS),
- *   counted while the parser reads them (formidable itself accumulates part headers without limit);
+ * - 400 VALIDATION_ERROR with details.reason: a part's headers over 16 KiB or malformed (PART_HEADERS_TOO_LARGE:
+ *   busboy reports both as one error), more than MAX_PARTS parts (TOO_MANY_PARTS), too many or too large text fields
+ *   (TOO_MANY_FIELDS, FIELDS_TOO_LARGE), a malformed or truncated body (MALFORMED_MULTIPART), an aborted upload;
  * - 415 UNSUPPORTED_MEDIA_TYPE: the request is not multipart/form-data;
- * - 400 VALIDATION_ERROR: the request's shape is wrong: malformed multipart (no boundary, truncated body), no file
- *   part in the file field, more than one file, a file in another field, a text field given twice, too many or too
- *   large text fields (details.issues like the route table's validation errors, or details.reason);
+ * - 400 VALIDATION_ERROR with details.issues: no file part in the file field, more than one file, a file in another
+ *   field, a text field given twice or holding NUL.
  * - the file's content (empty, wrong type, disguised) is judged afterwards by `checkUpload` (400 INVALID_FILE).
- * On any error every temp file is deleted before the error is thrown, and what the client still sends is read and
- * discarded for a bounded time and size (a lingering close, `discardRest`). On success the caller owns the temp file
- * and must call `cleanup()` when done (in a `finally`), after `store.put` has copied it.
+ * A part is a file when it has a file name or is application/octet-stream (busboy's rule, after RFC 7578); a part
+ * without Content-Type is text/plain. On any error the temp file is closed and deleted before the error is thrown,
+ * and what the client still sends is read and discarded for a bounded time and size (a lingering close,
+ * `discardRest`). On success the caller owns the temp file and must call `cleanup()` when done (in a `finally`),
+ * after `store.put` has copied it.
  */
+import { createHash, randomUUID } from "node:crypto";
+import { createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import path from "node:path";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import formidable from "formidable";
+import path from "node:path";
+import { pipeline } from "node:stream/promises";
+import busboy from "busboy";
 import { InvalidUploadError, StorageError, UploadNotMultipartError, UploadTooLargeError } from "./storageErrors.ts";
 import { isStorableText } from "../encoding/storableText.ts";
 
@@ -30,14 +34,9 @@ import { isStorableText } from "../encoding/storableText.ts";
 export const MULTIPART_ALLOWANCE_BYTES = 64 * 1024;
 const MAX_FIELDS = 32;
 const MAX_FIELDS_BYTES = 32 * 1024;
-/** Per part: the bytes of its header lines, and how many lines. */
+/** Per part, the bytes of its header lines: busboy's own fixed limit. */
 export const MAX_PART_HEADER_BYTES = 16 * 1024;
-const MAX_PART_HEADER_LINES = 16;
-/**
- * Parts of any kind, counted as each begins (before its content is read). A document form has three (file, docType,
- * description); the rest is room for a client's extra parts. Below formidable's own field limit (MAX_FIELDS, counted
- * as each field ends), so that it is this count that stops a form of many small parts.
- */
+/** Parts of any kind. A document form has three (file, docType, description); the rest is room for extra parts. */
 export const MAX_PARTS = 16;
 /**
  * After a refusal, what is still read (and discarded) so the client gets the answer instead of a reset: up to
@@ -67,7 +66,7 @@ export interface UploadedFile {
   sha256: string;
   /** The client's file name (untrusted, for display only), or null. */
   originalFilename: string | null;
-  /** The part's Content-Type (untrusted); "application/octet-stream" when the part had none. */
+  /** The part's Content-Type (untrusted); "text/plain" when the part had none. */
   declaredType: string | null;
 }
 
@@ -79,183 +78,171 @@ export interface ParsedUpload {
   cleanup(): Promise<void>;
 }
 
-function tooLarge(maxBytes: number): UploadTooLargeError {
-  return new UploadTooLargeError(maxBytes);
-}
-
-function limitExceeded(message: string, reason: string): InvalidUploadError {
-  return new InvalidUploadError(message, { reason });
-}
-
-type FormidableInternals = ReturnType<typeof formidable> & {
-  write(buffer: Buffer): number | null;
-  _error(error: unknown): void;
-  _parser?: NodeJS.EventEmitter;
-};
-
-/**
- * Limits formidable does not have, enforced on what it is fed: the raw bytes of the body (any framing), the size and
- * count of each part's header lines, and the number of parts. A limit stops the parse with an error at once.
- */
-function guardStream(form: ReturnType<typeof formidable>, maxBytes: number): void {
-  const internals = form as FormidableInternals;
-  const write = internals.write.bind(form);
-  let received = 0;
-  let watching = false;
-  let parts = 0;
-  let headerBytes = 0;
-  let headerLines = 0;
-  const stop = (error: StorageError) => internals._error(error);
-  internals.write = (buffer: Buffer) => {
-    received += buffer.length;
-    if (received > maxBytes + MULTIPART_ALLOWANCE_BYTES) {
-      stop(tooLarge(maxBytes));
-      return null;
-    }
-    if (!watching && internals._parser) {
-      watching = true;
-      internals._parser.on("data", ({ name, start, end }: { name: string; start?: number; end?: number }) => {
-        if (name === "partBegin") {
-          headerBytes = 0;
-          headerLines = 0;
-          if (++parts > MAX_PARTS) stop(limitExceeded(`At most ${MAX_PARTS} parts are accepted`, "TOO_MANY_PARTS"));
-        } else if (name === "headerField" || name === "headerValue") {
-          headerBytes += (end ?? 0) - (start ?? 0);
-          if (headerBytes > MAX_PART_HEADER_BYTES)
-            stop(
-              limitExceeded(
-                `A part's headers may hold at most ${MAX_PART_HEADER_BYTES} bytes`,
-                "PART_HEADERS_TOO_LARGE",
-              ),
-            );
-        } else if (name === "headerEnd" && ++headerLines > MAX_PART_HEADER_LINES) {
-          stop(
-            limitExceeded(`A part may have at most ${MAX_PART_HEADER_LINES} header lines`, "PART_HEADERS_TOO_LARGE"),
-          );
-        }
-      });
-    }
-    return write(buffer);
-  };
-}
-
-function shapeError(message: string, field: string): InvalidUploadError {
-  return new InvalidUploadError(message, { issues: [{ in: "body", path: field, message }] });
-}
-
-/** Formidable's errors (see formidable/src/FormidableError.js) as the API's errors. */
-function mapFormidableError(error: unknown, maxBytes: number, fileField: string): StorageError {
-  if (error instanceof StorageError) return error;
-  const code = (error as { code?: unknown }).code;
-  switch (code) {
-    case 1009: // biggerThanTotalMaxFileSize (checked while streaming)
-    case 1016: // biggerThanMaxFileSize (checked at the end of a part)
-      return tooLarge(maxBytes);
-    case 1015: // maxFilesExceeded
-      return shapeError("Send exactly one file", fileField);
-    case 1006: // maxFieldsSizeExceeded
-      return new InvalidUploadError(`Text fields may hold at most ${MAX_FIELDS_BYTES} bytes in all`, {
-        reason: "FIELDS_TOO_LARGE",
-      });
-    case 1007: // maxFieldsExceeded
-      return new InvalidUploadError(`At most ${MAX_FIELDS} text fields are accepted`, { reason: "TOO_MANY_FIELDS" });
-    case 1002: // aborted
-      return new InvalidUploadError("The upload was aborted before it was complete", { reason: "ABORTED" });
-    case 1003: // noParser (content type formidable does not know)
-      return unsupportedMediaType();
-    default:
-      // 1011 missing content type, 1012 malformed, 1013 no boundary, 1014 transfer encoding, parser errors.
-      return new InvalidUploadError("The request body is not valid multipart/form-data", {
-        reason: "MALFORMED_MULTIPART",
-      });
-  }
-}
-
-function unsupportedMediaType(): UploadNotMultipartError {
-  return new UploadNotMultipartError();
-}
+const limitExceeded = (message: string, reason: string) => new InvalidUploadError(message, { reason });
+const shapeError = (message: string, field: string) =>
+  new InvalidUploadError(message, { issues: [{ in: "body", path: field, message }] });
+const malformed = () => limitExceeded("The request body is not valid multipart/form-data", "MALFORMED_MULTIPART");
 
 /**
  * Parses a multipart request with exactly one file in `fileField`. See the module comment for the errors. Takes the
  * plain Node request (its headers and its body stream), whatever framework received it.
  */
 export async function parseUpload(req: IncomingMessage, options: UploadOptions): Promise<ParsedUpload> {
-  const { maxBytes, tmpDir } = options;
+  const { maxBytes, tmpDir, response } = options;
   const fileField = options.fileField ?? "file";
-  refuseBeforeReading(req, options.response, maxBytes);
-  const { dir, cleanup } = await uploadDirectory(tmpDir);
+  const announced = req.headers["content-length"];
+  let refusal: StorageError | undefined;
+  if (!/^multipart\/form-data\s*(;|$)/i.test(req.headers["content-type"] ?? ""))
+    refusal = new UploadNotMultipartError();
+  else if (announced !== undefined && Number(announced) > maxBytes + MULTIPART_ALLOWANCE_BYTES)
+    refusal = new UploadTooLargeError(maxBytes);
+  if (refusal) {
+    discardRest(req, response);
+    throw refusal;
+  }
+  await mkdir(tmpDir, { recursive: true, mode: 0o700 });
+  const dir = await mkdtemp(path.join(tmpDir, "upload-"));
+  const cleanup = () => rm(dir, { recursive: true, force: true });
   try {
-    const form = createForm(dir, maxBytes, fileField);
-    const [fields, files] = await readForm(form, req, options.response, maxBytes, fileField);
-    const file = theOneFile(files, fileField);
-    return { file: uploadedFile(file, fileField), fields: textFieldsOf(fields), cleanup };
+    const form = await readForm(req, dir, maxBytes, fileField);
+    return { ...theOneFileAndFields(form, fileField), cleanup };
   } catch (error) {
+    discardRest(req, response);
     await cleanup();
     throw error;
   }
 }
 
-/** Before reading anything: the media type and the announced length (the body is then discarded, bounded). */
-function refuseBeforeReading(req: IncomingMessage, response: ServerResponse, maxBytes: number): void {
-  const announced = req.headers["content-length"];
-  let refusal: StorageError | undefined;
-  if (!/^multipart\/form-data\s*(;|$)/i.test(req.headers["content-type"] ?? "")) refusal = unsupportedMediaType();
-  else if (announced !== undefined && Number(announced) > maxBytes + MULTIPART_ALLOWANCE_BYTES)
-    refusal = tooLarge(maxBytes);
-  if (refusal) {
-    discardRest(req, response);
-    throw refusal;
-  }
+interface ReadForm {
+  file?: UploadedFile;
+  /** The first file sent in another field (not stored). */
+  fileElsewhere?: string;
+  fields: Map<string, string[]>;
 }
 
-/** A directory of the upload's own, removed whole on error or by cleanup(). */
-async function uploadDirectory(tmpDir: string): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  await mkdir(tmpDir, { recursive: true, mode: 0o700 });
-  const dir = await mkdtemp(path.join(tmpDir, "upload-"));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
-}
-
-/** Formidable with our limits, the stream guard, and a part in the file field always taken as a file. */
-function createForm(dir: string, maxBytes: number, fileField: string): ReturnType<typeof formidable> {
-  const form = formidable({
-    uploadDir: dir,
-    keepExtensions: false,
-    hashAlgorithm: "sha256",
-    maxFiles: 1,
-    maxFileSize: maxBytes,
-    maxTotalFileSize: maxBytes, // checked on every chunk, unlike maxFileSize (checked at the end of the part)
-    allowEmptyFiles: true, // checkUpload answers INVALID_FILE "empty" with the other content checks
-    minFileSize: 0,
-    maxFields: MAX_FIELDS,
-    maxFieldsSize: MAX_FIELDS_BYTES,
-  });
-  guardStream(form, maxBytes);
-  // Formidable treats a part without Content-Type as a text field (buffered in memory). A part in the file field or
-  // with a file name is a file, whatever headers it lacks.
-  const handlePart = form._handlePart.bind(form);
-  form.onPart = (part) => {
-    if (!part.mimetype && (part.name === fileField || typeof part.originalFilename === "string")) {
-      (part as { mimetype: string | null }).mimetype = "application/octet-stream";
+/**
+ * Streams the body through busboy with our limits, the file to `dir`. A limit or a parse error stops reading at once,
+ * and the temp file is closed before the promise rejects.
+ */
+function readForm(req: IncomingMessage, dir: string, maxBytes: number, fileField: string): Promise<ReadForm> {
+  return new Promise((resolve, reject) => {
+    let form: busboy.Busboy;
+    try {
+      form = busboy({
+        headers: req.headers,
+        defParamCharset: "utf8", // file and field names as browsers send them
+        // fileSize and fieldSize one above what is accepted: busboy flags a part that REACHES its limit.
+        limits: {
+          fileSize: maxBytes + 1,
+          files: 1,
+          fields: MAX_FIELDS,
+          fieldSize: MAX_FIELDS_BYTES + 1,
+          parts: MAX_PARTS + 1,
+        },
+      });
+    } catch {
+      return reject(malformed()); // no boundary
     }
-    return handlePart(part);
-  };
-  return form;
+    const read: ReadForm = { fields: new Map() };
+    let writing: Promise<void> = Promise.resolve();
+    let received = 0;
+    let fieldBytes = 0;
+    let settled = false;
+    const fail = (error: StorageError) => {
+      if (settled) return;
+      settled = true;
+      req.unpipe(form);
+      form.destroy(); // ends the file part: the write stream closes, then the temp directory can go
+      void writing.catch(() => {}).then(() => reject(error));
+    };
+
+    form.on("file", (name, stream, info) => {
+      if (name !== fileField) {
+        read.fileElsewhere ??= name;
+        return void stream.resume();
+      }
+      const filePath = path.join(dir, randomUUID());
+      const hash = createHash("sha256");
+      let size = 0;
+      stream.on("data", (chunk: Buffer) => {
+        hash.update(chunk);
+        size += chunk.length;
+      });
+      stream.on("limit", () => fail(new UploadTooLargeError(maxBytes)));
+      writing = pipeline(stream, createWriteStream(filePath, { flags: "wx", mode: 0o600 })).then(() => {
+        read.file = {
+          path: filePath,
+          size,
+          sha256: hash.digest("hex"),
+          originalFilename: info.filename ?? null,
+          declaredType: info.mimeType,
+        };
+      });
+      writing.catch(() => fail(malformed()));
+    });
+    form.on("field", (name, value, info) => {
+      fieldBytes += Buffer.byteLength(value);
+      if (info.valueTruncated || fieldBytes > MAX_FIELDS_BYTES)
+        return fail(limitExceeded(`Text fields may hold at most ${MAX_FIELDS_BYTES} bytes in all`, "FIELDS_TOO_LARGE"));
+      read.fields.set(name, [...(read.fields.get(name) ?? []), value]);
+    });
+    form.on("filesLimit", () => fail(shapeError("Send exactly one file", fileField)));
+    form.on("fieldsLimit", () =>
+      fail(limitExceeded(`At most ${MAX_FIELDS} text fields are accepted`, "TOO_MANY_FIELDS")),
+    );
+    form.on("partsLimit", () => fail(limitExceeded(`At most ${MAX_PARTS} parts are accepted`, "TOO_MANY_PARTS")));
+    form.on("error", (error: Error) =>
+      fail(
+        error.message === "Malformed part header"
+          ? limitExceeded(
+              `A part's headers must be well-formed and hold at most ${MAX_PART_HEADER_BYTES} bytes`,
+              "PART_HEADERS_TOO_LARGE",
+            )
+          : malformed(),
+      ),
+    );
+    // Once the body is read and the file written (a failed write has called `fail`).
+    form.on("close", () =>
+      writing.then(
+        () => {
+          if (settled) return;
+          settled = true;
+          resolve(read);
+        },
+        () => {},
+      ),
+    );
+    // The raw bytes, whatever their framing: a preamble before the first boundary reaches no busboy limit.
+    req.on("data", (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > maxBytes + MULTIPART_ALLOWANCE_BYTES) fail(new UploadTooLargeError(maxBytes));
+    });
+    req.once("close", () => {
+      if (!req.complete) fail(limitExceeded("The upload was aborted before it was complete", "ABORTED"));
+    });
+    req.pipe(form);
+  });
 }
 
-/** Streams the body through the form; a failure becomes a storage error, and the rest of the body is discarded. */
-async function readForm(
-  form: ReturnType<typeof formidable>,
-  req: IncomingMessage,
-  response: ServerResponse,
-  maxBytes: number,
-  fileField: string,
-): Promise<[formidable.Fields, formidable.Files]> {
-  try {
-    return await form.parse(req);
-  } catch (error) {
-    discardRest(req, response);
-    throw mapFormidableError(error, maxBytes, fileField);
+/** Exactly one file, in the file field, and the text fields, each given once and storable. */
+function theOneFileAndFields(read: ReadForm, fileField: string): Omit<ParsedUpload, "cleanup"> {
+  if (read.fileElsewhere !== undefined)
+    throw shapeError(
+      `Unexpected file in field "${read.fileElsewhere}": send the document in the "${fileField}" field`,
+      read.fileElsewhere,
+    );
+  if (!read.file) throw shapeError(`A file is required in the multipart field "${fileField}"`, fileField);
+  const fields: Record<string, string> = {};
+  for (const [name, values] of read.fields) {
+    if (values.length > 1) throw shapeError(`Field "${name}" was given more than once`, name);
+    // Stored in Postgres (description) or echoed: NUL and unpaired surrogates are refused like in JSON bodies.
+    if (!isStorableText(name) || !isStorableText(values[0]!))
+      throw shapeError(`Field ${JSON.stringify(name)} must not contain NUL characters`, name);
+    fields[name] = values[0]!;
   }
+  if (read.file.originalFilename && !isStorableText(read.file.originalFilename))
+    throw shapeError("The file name must not contain NUL characters", fileField);
+  return { file: read.file, fields };
 }
 
 /**
@@ -285,45 +272,4 @@ export function discardRest(req: IncomingMessage, response: ServerResponse): voi
   req.once("end", done);
   req.once("close", done);
   req.resume();
-}
-
-/** Exactly one file, in the file field. */
-function theOneFile(files: formidable.Files, fileField: string): formidable.File {
-  const fileFields = Object.entries(files).filter(([, list]) => (list?.length ?? 0) > 0);
-  const other = fileFields.find(([name]) => name !== fileField);
-  if (other)
-    throw shapeError(`Unexpected file in field "${other[0]}": send the document in the "${fileField}" field`, other[0]);
-  const uploaded = files[fileField] ?? [];
-  if (uploaded.length === 0) throw shapeError(`A file is required in the multipart field "${fileField}"`, fileField);
-  if (uploaded.length > 1) throw shapeError("Send exactly one file", fileField);
-  return uploaded[0]!;
-}
-
-/** The text fields, each given at most once. */
-function textFieldsOf(fields: formidable.Fields): Record<string, string> {
-  const textFields: Record<string, string> = {};
-  for (const [name, values] of Object.entries(fields)) {
-    if (!values || values.length === 0) continue;
-    if (values.length > 1) throw shapeError(`Field "${name}" was given more than once`, name);
-    // Stored in Postgres (description) or echoed: NUL and unpaired surrogates are refused like in JSON bodies.
-    if (!isStorableText(name) || !isStorableText(values[0]!))
-      throw shapeError(`Field ${JSON.stringify(name)} must not contain NUL characters`, name);
-    textFields[name] = values[0]!;
-  }
-  return textFields;
-}
-
-/** The file as the caller sees it, with the SHA-256 formidable computed while it streamed. */
-function uploadedFile(file: formidable.File, fileField: string): UploadedFile {
-  if (file.originalFilename && !isStorableText(file.originalFilename))
-    throw shapeError("The file name must not contain NUL characters", fileField);
-  const sha256 = typeof file.hash === "string" ? file.hash : undefined;
-  if (!sha256) throw new Error("formidable did not compute the upload's SHA-256");
-  return {
-    path: file.filepath,
-    size: file.size,
-    sha256,
-    originalFilename: file.originalFilename ?? null,
-    declaredType: file.mimetype ?? null,
-  };
 }
