@@ -4,13 +4,13 @@
  * OpenAPI document (`openapi.ts`). Routes added later appear in the docs automatically.
  */
 import { clientKey, principalKey, rateClassOf, type RateLimiter } from "./rateLimit.ts";
-import Router from "@koa/router";
+import Router, { type RouterContext } from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod/v4";
 import { AppError, forbidden, unauthorized } from "../errors.ts";
 import { hasScope, isAdmin, type Authenticator, type Principal, type Scope } from "../auth/principal.ts";
 import { fingerprint, isIdempotencyKey, type IdempotencyStore, type MinedWrite, type Recover } from "./idempotency.ts";
-import { MethodTable } from "./allowedMethods.ts";
+import { mostSpecificLayers } from "./allowedMethods.ts";
 import { assertConsoleSessionMayCall } from "../auth/consoleSessions.ts";
 import { isStorableText } from "../storableText.ts";
 
@@ -122,9 +122,7 @@ export function mountRoutes(
   authenticate: Authenticator,
   idempotency?: IdempotencyStore,
   limiter?: RateLimiter,
-): MethodTable {
-  const table = new MethodTable(routes);
-  const prefix = (router as { opts?: { prefix?: string } }).opts?.prefix ?? "";
+): void {
   for (const route of routes) assertRecoverable(route);
   for (const route of routes) {
     const rateClass = rateClassOf(route);
@@ -132,7 +130,7 @@ export function mountRoutes(
     router[route.method](route.operationId, route.path, async (ctx: Context, next: () => Promise<unknown>) => {
       // A parameter route does not answer a path that a more specific (static) pattern owns: DELETE /webhooks/logs
       // is a 405 of /webhooks/logs (see allowedMethods.ts), not a DELETE /webhooks/:webhookId with a bad id.
-      if (table.resolve(ctx.path.slice(prefix.length)) !== route.path) return next();
+      if (mostSpecificLayers(ctx)[0]?.path !== (ctx as RouterContext).routerPath) return next();
       if (rateClass === "auth") await limiter?.take("auth", clientKey(ctx.ip));
       // Failed credentials are counted by the authenticator, per credential and address (FailedCredentials).
       ctx.state.principal = await authenticate(ctx);
@@ -168,7 +166,6 @@ export function mountRoutes(
       if (result.body !== undefined) ctx.body = result.body;
     });
   }
-  return table;
 }
 
 /**
