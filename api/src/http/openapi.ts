@@ -5,8 +5,8 @@
 import { z } from "zod/v4";
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from "zod-openapi";
 import { webhookDocs } from "../webhooks/payloads.ts";
-import { ErrorSchema, type AccessRule, type RouteDefinition } from "./routeTable.ts";
-import { documentedStatuses, honoursIdempotencyKey } from "./routeStatuses.ts";
+import { ErrorSchema, honoursIdempotencyKey, type AccessRule, type RouteDefinition } from "./routeTable.ts";
+import { documentedStatuses } from "./routeStatuses.ts";
 import { OAuthErrorSchema } from "../auth/oauthErrors.ts";
 import { IDEMPOTENCY_WINDOW_HOURS } from "./idempotency.ts";
 

@@ -8,7 +8,7 @@ import type { z } from "zod/v4";
 import type { oas31 } from "zod-openapi";
 import { OAuthErrorSchema } from "../auth/oauthErrors.ts";
 import { rateClassOf } from "./rateLimit.ts";
-import { ErrorSchema, type ResponseSpec, type RouteDefinition } from "./routeTable.ts";
+import { ErrorSchema, honoursIdempotencyKey, type ResponseSpec, type RouteDefinition } from "./routeTable.ts";
 
 type HeaderSpec = oas31.HeaderObject;
 
@@ -32,11 +32,6 @@ const WWW_AUTHENTICATE: Record<string, HeaderSpec> = {
 
 /** Methods whose JSON and form bodies the body parser reads before routing (koa-body's parsedMethods). */
 export const BODY_METHODS = new Set(["post", "put", "patch"]);
-
-/** Whether mountRoutes (JSON) or the handler (multipart, via ctx.state.idempotently) honours Idempotency-Key. */
-export function honoursIdempotencyKey(route: Pick<RouteDefinition, "method" | "idempotent">): boolean {
-  return (route.method === "post" || route.method === "put") && route.idempotent !== false;
-}
 
 /** What the middleware and mountRoutes can answer for this route, by status (the handler's statuses excluded). */
 export function middlewareStatuses(route: RouteDefinition): Record<number, StatusSpec> {

@@ -126,7 +126,7 @@ export function mountRoutes(
   for (const route of routes) assertRecoverable(route);
   for (const route of routes) {
     const rateClass = rateClassOf(route);
-    const honoursKey = (route.method === "post" || route.method === "put") && route.idempotent !== false;
+    const honoursKey = honoursIdempotencyKey(route);
     router[route.method](route.operationId, route.path, async (ctx: Context, next: () => Promise<unknown>) => {
       // A parameter route does not answer a path that a more specific (static) pattern owns: DELETE /webhooks/logs
       // is a 405 of /webhooks/logs (see allowedMethods.ts), not a DELETE /webhooks/:webhookId with a bad id.
@@ -156,9 +156,7 @@ export function mountRoutes(
       ctx.state.idempotencyKeyUsed = async () => Boolean(key && idempotency && (await idempotency.holds(caller, key)));
       const run = async () => route.handler({ params, query, body, ctx });
       const result =
-        (route.method === "post" || route.method === "put") &&
-        route.bodyType !== "multipart" &&
-        route.idempotent !== false
+        honoursKey && route.bodyType !== "multipart"
           ? await ctx.state.idempotently(fingerprint(ctx.method, ctx.originalUrl, rawBodyOf(ctx)), run)
           : await run();
       ctx.status = result.status ?? 200;
@@ -168,13 +166,17 @@ export function mountRoutes(
   }
 }
 
+/** Whether mountRoutes (JSON) or the handler (multipart, via ctx.state.idempotently) honours Idempotency-Key. */
+export function honoursIdempotencyKey(route: Pick<RouteDefinition, "method" | "idempotent">): boolean {
+  return (route.method === "post" || route.method === "put") && route.idempotent !== false;
+}
+
 /**
  * A route that writes to the chain under an Idempotency-Key must be able to answer a retry whose first run died
  * after recording its write: otherwise that retry could only say "carried out, read the resource".
  */
 function assertRecoverable(route: RouteDefinition): void {
-  const honoursKey = (route.method === "post" || route.method === "put") && route.idempotent !== false;
-  if (route.sendsTransactions && honoursKey && !route.recoverIdempotent)
+  if (route.sendsTransactions && honoursIdempotencyKey(route) && !route.recoverIdempotent)
     throw new Error(
       `${route.method.toUpperCase()} ${route.path} (${route.operationId}) writes to the chain under Idempotency-Key: it needs recoverIdempotent`,
     );
