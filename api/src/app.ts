@@ -112,15 +112,14 @@ export function createApp(deps: AppDeps): Koa {
   });
   const root = new Router();
   mountSystemRoutes(root, { ...deps, openApiDocument });
-  const rootMethods = mountRoutes(root, deps.rootRoutes ?? [], deps.authenticate, undefined, limiter);
+  mountRoutes(root, deps.rootRoutes ?? [], deps.authenticate, undefined, limiter);
   app.use(root.routes());
   app.use(root.allowedMethods()); // for the system routes (not in the route table)
-  app.use(allowedMethods("", rootMethods)); // answers first (middleware after next() runs in reverse): the table's root routes
 
   const api = new Router({ prefix: API_PREFIX });
-  const methods = mountRoutes(api, deps.routes, deps.authenticate, deps.idempotency, limiter);
+  mountRoutes(api, deps.routes, deps.authenticate, deps.idempotency, limiter);
   app.use(api.routes());
-  // Allow from the route table (the most specific pattern of the path), not from every pattern the path matches.
-  app.use(allowedMethods(API_PREFIX, methods));
+  // After both routers (and answering before the one above): the table's routes, root and /api/v1 alike.
+  app.use(allowedMethods());
   return app;
 }

@@ -169,7 +169,8 @@ describe("API skeleton", function () {
       const op = doc.paths["/api/v1/things/{thingId}"].post;
       expect(op.operationId).to.equal("createThing");
       expect(op.security).to.deep.equal([{ AdminAuth: ["admin"] }]);
-      expect(op.parameters.map((p: any) => [p.name, p.in, p.required])).to.deep.equal([
+      // An absent `required` is OpenAPI's default: false.
+      expect(op.parameters.map((p: any) => [p.name, p.in, p.required ?? false])).to.deep.equal([
         ["thingId", "path", true],
         ["dryRun", "query", false],
         ["Idempotency-Key", "header", false],

@@ -4,17 +4,15 @@
  * limits, an unreachable database or chain), merged with the handler's own (`route.responses`). The OpenAPI
  * document is generated from this, so what it states and what the API answers come from one place.
  */
-import { z } from "zod/v4";
+import type { z } from "zod/v4";
+import type { oas31 } from "zod-openapi";
 import { OAuthErrorSchema } from "../auth/oauthErrors.ts";
 import { rateClassOf } from "./rateLimit.ts";
-import { ErrorSchema, type ResponseSpec, type RouteDefinition } from "./routeTable.ts";
+import { ErrorSchema, honoursIdempotencyKey, type ResponseSpec, type RouteDefinition } from "./routeTable.ts";
 
-export interface HeaderSpec {
-  description: string;
-  schema: { type: "string" | "integer" };
-}
+type HeaderSpec = oas31.HeaderObject;
 
-export interface StatusSpec {
+interface StatusSpec {
   description: string;
   /** The body's schemas: one, or several when different parts of the chain answer the status in different shapes. */
   schemas: z.ZodType[];
@@ -23,22 +21,17 @@ export interface StatusSpec {
 }
 
 const RETRY_AFTER: Record<string, HeaderSpec> = {
-  "Retry-After": { description: "Seconds to wait before trying again", schema: { type: "integer" } },
+  "Retry-After": { description: "Seconds to wait before trying again", schema: { type: "integer" as const } },
 };
 const WWW_AUTHENTICATE: Record<string, HeaderSpec> = {
   "WWW-Authenticate": {
     description: 'The challenge: `Bearer error="invalid_token", error_description="…"` or `ApiKey`',
-    schema: { type: "string" },
+    schema: { type: "string" as const },
   },
 };
 
 /** Methods whose JSON and form bodies the body parser reads before routing (koa-body's parsedMethods). */
 export const BODY_METHODS = new Set(["post", "put", "patch"]);
-
-/** Whether mountRoutes (JSON) or the handler (multipart, via ctx.state.idempotently) honours Idempotency-Key. */
-export function honoursIdempotencyKey(route: Pick<RouteDefinition, "method" | "idempotent">): boolean {
-  return (route.method === "post" || route.method === "put") && route.idempotent !== false;
-}
 
 /** What the middleware and mountRoutes can answer for this route, by status (the handler's statuses excluded). */
 export function middlewareStatuses(route: RouteDefinition): Record<number, StatusSpec> {

@@ -4,13 +4,13 @@
  * OpenAPI document (`openapi.ts`). Routes added later appear in the docs automatically.
  */
 import { clientKey, principalKey, rateClassOf, type RateLimiter } from "./rateLimit.ts";
-import Router from "@koa/router";
+import Router, { type RouterContext } from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod/v4";
 import { AppError, forbidden, unauthorized } from "../domain/errors.ts";
 import { hasScope, isAdmin, type Authenticator, type Principal, type Scope } from "../auth/principal.ts";
 import { fingerprint, isIdempotencyKey, type IdempotencyStore, type MinedWrite, type Recover } from "./idempotency.ts";
-import { MethodTable } from "./allowedMethods.ts";
+import { mostSpecificLayers } from "./allowedMethods.ts";
 import { assertConsoleSessionMayCall } from "../auth/consoleSessions.ts";
 import { isStorableText } from "../encoding/storableText.ts";
 
@@ -122,17 +122,15 @@ export function mountRoutes(
   authenticate: Authenticator,
   idempotency?: IdempotencyStore,
   limiter?: RateLimiter,
-): MethodTable {
-  const table = new MethodTable(routes);
-  const prefix = (router as { opts?: { prefix?: string } }).opts?.prefix ?? "";
+): void {
   for (const route of routes) assertRecoverable(route);
   for (const route of routes) {
     const rateClass = rateClassOf(route);
-    const honoursKey = (route.method === "post" || route.method === "put") && route.idempotent !== false;
+    const honoursKey = honoursIdempotencyKey(route);
     router[route.method](route.operationId, route.path, async (ctx: Context, next: () => Promise<unknown>) => {
       // A parameter route does not answer a path that a more specific (static) pattern owns: DELETE /webhooks/logs
       // is a 405 of /webhooks/logs (see allowedMethods.ts), not a DELETE /webhooks/:webhookId with a bad id.
-      if (table.resolve(ctx.path.slice(prefix.length)) !== route.path) return next();
+      if (mostSpecificLayers(ctx)[0]?.path !== (ctx as RouterContext).routerPath) return next();
       if (rateClass === "auth") await limiter?.take("auth", clientKey(ctx.ip));
       // Failed credentials are counted by the authenticator, per credential and address (FailedCredentials).
       ctx.state.principal = await authenticate(ctx);
@@ -158,9 +156,7 @@ export function mountRoutes(
       ctx.state.idempotencyKeyUsed = async () => Boolean(key && idempotency && (await idempotency.holds(caller, key)));
       const run = async () => route.handler({ params, query, body, ctx });
       const result =
-        (route.method === "post" || route.method === "put") &&
-        route.bodyType !== "multipart" &&
-        route.idempotent !== false
+        honoursKey && route.bodyType !== "multipart"
           ? await ctx.state.idempotently(fingerprint(ctx.method, ctx.originalUrl, rawBodyOf(ctx)), run)
           : await run();
       ctx.status = result.status ?? 200;
@@ -168,7 +164,11 @@ export function mountRoutes(
       if (result.body !== undefined) ctx.body = result.body;
     });
   }
-  return table;
+}
+
+/** Whether mountRoutes (JSON) or the handler (multipart, via ctx.state.idempotently) honours Idempotency-Key. */
+export function honoursIdempotencyKey(route: Pick<RouteDefinition, "method" | "idempotent">): boolean {
+  return (route.method === "post" || route.method === "put") && route.idempotent !== false;
 }
 
 /**
@@ -176,8 +176,7 @@ export function mountRoutes(
  * after recording its write: otherwise that retry could only say "carried out, read the resource".
  */
 function assertRecoverable(route: RouteDefinition): void {
-  const honoursKey = (route.method === "post" || route.method === "put") && route.idempotent !== false;
-  if (route.sendsTransactions && honoursKey && !route.recoverIdempotent)
+  if (route.sendsTransactions && honoursIdempotencyKey(route) && !route.recoverIdempotent)
     throw new Error(
       `${route.method.toUpperCase()} ${route.path} (${route.operationId}) writes to the chain under Idempotency-Key: it needs recoverIdempotent`,
     );

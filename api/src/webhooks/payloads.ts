@@ -133,7 +133,7 @@ export const WebhookPayloadA = z
       .loose(),
     transactionHash: z.string().describe("The transaction that caused it"),
   })
-  .meta({ id: "WebhookPayloadA" });
+  .meta({ id: "WebhookPayloadA", unusedIO: "output" }); // documented as sent (openapi.ts)
 
 /** The set B payload: exactly the specification's shape. */
 export const WebhookPayloadB = z
@@ -146,7 +146,7 @@ export const WebhookPayloadB = z
       applicantId: z.string(),
     }),
   })
-  .meta({ id: "WebhookPayloadB" });
+  .meta({ id: "WebhookPayloadB", unusedIO: "output" });
 
 const TRIGGERS: Record<WebhookEvent, string> = {
   APPROVAL_REQUIRED:
