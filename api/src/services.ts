@@ -3,7 +3,7 @@
  * index progress. Used by the API process and by the stack supervisor (which needs the operator wallet before
  * deploying).
  */
-import type { JsonRpcProvider } from "ethers";
+import { FetchRequest, JsonRpcProvider } from "ethers";
 import pg from "pg";
 import type { Logger } from "pino";
 import { assertConfiguredSecrets, type Config } from "./config.ts";
@@ -11,7 +11,6 @@ import { assertAuditTableRights } from "./db/auditTableRights.ts";
 import { applicantAddresses } from "./chain/applicantKeys.ts";
 import { BlockHeads } from "./chain/blockHeads.ts";
 import { ChainGateway } from "./chain/chainGateway.ts";
-import { NodeHttpJsonRpcProvider } from "./chain/jsonRpcTransport.ts";
 import { departmentWallets } from "./chain/departmentWallets.ts";
 import { KeyVault } from "./chain/keyVault.ts";
 import { LocalVaultSigner } from "./chain/localVaultSigner.ts";
@@ -50,8 +49,11 @@ export async function masterKeyOf(config: Config): Promise<string> {
 }
 
 export function createProvider(config: Config): JsonRpcProvider {
+  // An exchange with the node that takes longer than this counts as unreachable (ethers' default is 5 minutes).
+  const connection = new FetchRequest(config.chainRpcUrl!);
+  connection.timeout = 30_000;
   // cacheTimeout -1: ethers' 250 ms call cache makes back-to-back reads stale (see the toolchain notes).
-  return new NodeHttpJsonRpcProvider(config.chainRpcUrl!, config.chainId, {
+  return new JsonRpcProvider(connection, config.chainId, {
     staticNetwork: true,
     cacheTimeout: -1,
     batchStallTime: 2,
