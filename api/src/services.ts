@@ -9,13 +9,11 @@ import type { Logger } from "pino";
 import { assertConfiguredSecrets, type Config } from "./config.ts";
 import { assertAuditTableRights } from "./db/auditTableRights.ts";
 import { applicantAddresses } from "./chain/applicantKeys.ts";
-import { BlockHeads } from "./chain/blockHeads.ts";
 import { ChainGateway } from "./chain/chainGateway.ts";
 import { departmentWallets } from "./chain/departmentWallets.ts";
 import { KeyVault } from "./chain/keyVault.ts";
 import { LocalVaultSigner } from "./chain/localVaultSigner.ts";
 import { governanceKey, governanceWallet, withGovernanceKey } from "./chain/governanceKey.ts";
-import { ReceiptWatcher } from "./chain/receiptWatcher.ts";
 import { RemoteSigner } from "./chain/remoteSigner.ts";
 import { secretSealer } from "./chain/secretSealer.ts";
 import type { TransactionSigner } from "./chain/transactionSigner.ts";
@@ -57,6 +55,8 @@ export function createProvider(config: Config): JsonRpcProvider {
     staticNetwork: true,
     cacheTimeout: -1,
     batchStallTime: 2,
+    // While a write waits for its receipt, the provider asks the node for new blocks this often (ms).
+    pollingInterval: 10,
   });
 }
 
@@ -111,17 +111,14 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
   const chainNonce = async (address: string) => BigInt(await provider.getTransactionCount(address, "pending"));
   const wallets = new WalletStore(pool, vault, fund, chainNonce);
   const signer = createSigner(config, wallets);
-  // The indexer's notifications wake writes waiting for their block; new blocks wake writes waiting for receipts.
+  // The indexer's notifications wake writes waiting for their block.
   const index = new IndexProgress(pool, () => new pg.Client({ connectionString: config.databaseUrl }));
   await index.start();
-  const heads = config.chainWsUrl ? new BlockHeads(config.chainWsUrl, logger) : undefined;
-  heads?.start();
   const gateway = new ChainGateway({
     pool,
     provider,
     wallets,
     signer,
-    receipts: new ReceiptWatcher(provider, heads),
     index,
     chainId: config.chainId,
     gasMode: config.chainGasMode,
@@ -150,7 +147,6 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
     gateway,
     async close() {
       await gateway.stop();
-      heads?.stop();
       await index.stop();
       provider.destroy();
       await pool.end();

@@ -19,7 +19,6 @@ import {
   revertDataOf,
 } from "./chainErrors.ts";
 import { NonceSequencer } from "./nonceSequencer.ts";
-import { ReceiptTimeoutError, type ReceiptWatcher } from "./receiptWatcher.ts";
 import { networkStatus, type NetworkStatus } from "./networkStatus.ts";
 import type { FeeFields, TransactionSigner } from "./transactionSigner.ts";
 import type { TxKind } from "../transactionKinds.ts";
@@ -70,7 +69,6 @@ export interface ChainGatewayOptions {
   wallets: WalletStore;
   /** Signs every transaction; the wallets' rows keep their nonces whichever signer holds the keys. */
   signer: TransactionSigner;
-  receipts: ReceiptWatcher;
   index?: IndexWaiter;
   chainId: number;
   gasMode: "market" | "free";
@@ -155,10 +153,9 @@ export class ChainGateway {
 
     let receipt: TransactionReceipt;
     try {
-      receipt = await this.#options.receipts.wait(recorded.hash, this.#options.receiptTimeoutMs);
+      receipt = await this.#receipt(recorded.hash, this.#options.receiptTimeoutMs);
     } catch (error) {
-      const timeout = error instanceof ReceiptTimeoutError ? new NotMinedInTimeError(recorded.hash) : error;
-      throw Object.assign(timeout as object, { [OUTBOX_RECORDED]: true });
+      throw Object.assign(error as object, { [OUTBOX_RECORDED]: true });
     }
     // A revert here means the transaction was mined and failed: it will never land (not marked as recorded-pending).
     const confirmed = await this.#finalize(recorded.id, request, receipt);
@@ -217,6 +214,31 @@ export class ChainGateway {
       gasUsed: receipt.gasUsed,
       receipt,
     };
+  }
+
+  /**
+   * The receipt of `hash`, asked for now and at every new block the provider reports (it polls the node every
+   * `pollingInterval`), or NotMinedInTimeError after `timeoutMs`. A node that does not answer meanwhile is waited
+   * for until then: the outbox reconciles the rest.
+   */
+  #receipt(hash: string, timeoutMs: number): Promise<TransactionReceipt> {
+    const { provider } = this.#options;
+    return new Promise((resolve, reject) => {
+      const check = () =>
+        provider.getTransactionReceipt(hash).then(
+          (receipt) => receipt && done(receipt),
+          () => {},
+        );
+      const timer = setTimeout(done, timeoutMs);
+      function done(receipt?: TransactionReceipt) {
+        clearTimeout(timer);
+        void provider.off("block", check);
+        if (receipt) resolve(receipt);
+        else reject(new NotMinedInTimeError(hash));
+      }
+      void provider.on("block", check);
+      void check();
+    });
   }
 
   /** Waits (bounded) for the index to reach a write's block, so what follows reads it. */
@@ -324,7 +346,7 @@ export class ChainGateway {
             }
             // Wait for it before sending the next one: later transactions of other wallets may depend on it. A
             // refused one will not be mined: waiting for it would only hold up start-up, 5 s per such record.
-            if (inPool) receipt = await this.#options.receipts.wait(row.tx_hash, 5_000).catch(() => null);
+            if (inPool) receipt = await this.#receipt(row.tx_hash, 5_000).catch(() => null);
           }
           if (receipt) {
             const request: TxRequest = {
