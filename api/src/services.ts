@@ -3,20 +3,17 @@
  * index progress. Used by the API process and by the stack supervisor (which needs the operator wallet before
  * deploying).
  */
-import type { JsonRpcProvider } from "ethers";
+import { FetchRequest, JsonRpcProvider } from "ethers";
 import pg from "pg";
 import type { Logger } from "pino";
 import { assertConfiguredSecrets, type Config } from "./config.ts";
 import { assertAuditTableRights } from "./db/auditTableRights.ts";
 import { applicantAddresses } from "./chain/applicantKeys.ts";
-import { BlockHeads } from "./chain/blockHeads.ts";
 import { ChainGateway } from "./chain/chainGateway.ts";
-import { NodeHttpJsonRpcProvider } from "./chain/jsonRpcTransport.ts";
 import { departmentWallets } from "./chain/departmentWallets.ts";
 import { KeyVault } from "./chain/keyVault.ts";
 import { LocalVaultSigner } from "./chain/localVaultSigner.ts";
 import { governanceKey, governanceWallet, withGovernanceKey } from "./chain/governanceKey.ts";
-import { ReceiptWatcher } from "./chain/receiptWatcher.ts";
 import { RemoteSigner } from "./chain/remoteSigner.ts";
 import { secretSealer } from "./chain/secretSealer.ts";
 import type { TransactionSigner } from "./chain/transactionSigner.ts";
@@ -50,11 +47,16 @@ export async function masterKeyOf(config: Config): Promise<string> {
 }
 
 export function createProvider(config: Config): JsonRpcProvider {
+  // An exchange with the node that takes longer than this counts as unreachable (ethers' default is 5 minutes).
+  const connection = new FetchRequest(config.chainRpcUrl!);
+  connection.timeout = 30_000;
   // cacheTimeout -1: ethers' 250 ms call cache makes back-to-back reads stale (see the toolchain notes).
-  return new NodeHttpJsonRpcProvider(config.chainRpcUrl!, config.chainId, {
+  return new JsonRpcProvider(connection, config.chainId, {
     staticNetwork: true,
     cacheTimeout: -1,
     batchStallTime: 2,
+    // While a write waits for its receipt, the provider asks the node for new blocks this often (ms).
+    pollingInterval: 10,
   });
 }
 
@@ -109,17 +111,14 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
   const chainNonce = async (address: string) => BigInt(await provider.getTransactionCount(address, "pending"));
   const wallets = new WalletStore(pool, vault, fund, chainNonce);
   const signer = createSigner(config, wallets);
-  // The indexer's notifications wake writes waiting for their block; new blocks wake writes waiting for receipts.
+  // The indexer's notifications wake writes waiting for their block.
   const index = new IndexProgress(pool, () => new pg.Client({ connectionString: config.databaseUrl }));
   await index.start();
-  const heads = config.chainWsUrl ? new BlockHeads(config.chainWsUrl, logger) : undefined;
-  heads?.start();
   const gateway = new ChainGateway({
     pool,
     provider,
     wallets,
     signer,
-    receipts: new ReceiptWatcher(provider, heads),
     index,
     chainId: config.chainId,
     gasMode: config.chainGasMode,
@@ -148,7 +147,6 @@ export async function createCoreServices(config: Config, logger: Logger, metrics
     gateway,
     async close() {
       await gateway.stop();
-      heads?.stop();
       await index.stop();
       provider.destroy();
       await pool.end();

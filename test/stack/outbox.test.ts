@@ -5,8 +5,8 @@ import { expect } from "chai";
 import { Wallet } from "ethers";
 import { keccak256 } from "ethers";
 import { NodeRefusedError } from "../../api/src/chain/chainErrors.ts";
+import { broadcast } from "../../api/src/chain/chainGateway.ts";
 import { NonceSequencer } from "../../api/src/chain/nonceSequencer.ts";
-import { RawBroadcaster } from "../../api/src/chain/rawBroadcaster.ts";
 import { toAppError } from "../../api/src/http/errorMiddleware.ts";
 import { REPO_ROOT } from "../../scripts/stack/stack.ts";
 import { eventually } from "./support/eventually.ts";
@@ -170,7 +170,6 @@ describe("transaction outbox and nonce sequencing", function () {
       const { core } = driver;
       const wallet = await core.wallets.create("DEPARTMENT", `REFUSALS_${Date.now()}`);
       const signer = await core.wallets.signer(wallet);
-      const broadcaster = new RawBroadcaster(core.provider);
       const block = await core.provider.getBlock("latest");
       const sequencer = new NonceSequencer(core.pool, (address, nonce, client) =>
         core.gateway.recordNonceFiller(address, nonce, client),
@@ -197,7 +196,7 @@ describe("transaction outbox and nonce sequencing", function () {
               );
               return tx;
             },
-            broadcast: (tx) => broadcaster.send(tx.raw),
+            broadcast: (tx) => broadcast(core.provider, tx.raw),
           }),
         ),
       );

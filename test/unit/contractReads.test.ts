@@ -1,7 +1,15 @@
 import { expect } from "chai";
-import { encodeFunctionResult } from "viem";
-import { ApprovalRegistryAbi } from "../../abis/index.ts";
-import { atBlockOrLatest, type ContractCaller, pendingDepartmentsOf } from "../../api/src/chain/contractReads.ts";
+import { Interface } from "ethers";
+import { ApprovalRegistryAbi, DocumentRegistryAbi } from "../../abis/index.ts";
+import {
+  anchorOf,
+  atBlockOrLatest,
+  type ContractCaller,
+  pendingDepartmentsOf,
+  progressOf,
+} from "../../api/src/chain/contractReads.ts";
+
+const registryInterface = new Interface(ApprovalRegistryAbi as never);
 
 /** A node that keeps the state of the blocks in `kept` only, and records what it was asked. */
 function node(kept: (number | string)[]) {
@@ -11,7 +19,7 @@ function node(kept: (number | string)[]) {
       asked.push(blockTag);
       if (!kept.includes(blockTag ?? "latest")) throw new Error("missing trie node");
       const pending = blockTag === "latest" ? [7] : [3, 4];
-      return encodeFunctionResult({ abi: ApprovalRegistryAbi, functionName: "pendingDepartmentsOf", result: pending });
+      return registryInterface.encodeFunctionResult("pendingDepartmentsOf", [pending]);
     },
   };
   return { caller, asked };
@@ -38,5 +46,30 @@ describe("typed reads at a block (api/src/chain/contractReads.ts)", function () 
     await pendingDepartmentsOf(atBlockOrLatest(caller), registry, 1n, "latest").catch((e) => (failure = e));
     expect((failure as Error).message).to.equal("missing trie node");
     expect(asked).to.deep.equal(["latest"]);
+  });
+
+  it("decodes a struct as an object of its fields, integers of 48 bits or fewer as numbers", async function () {
+    const progress = [9, 1, 1, 2, 0, 1_800_000_000, 1n << 100n];
+    const answer = (data: string): ContractCaller => ({ call: async () => data });
+    expect(
+      await progressOf(answer(registryInterface.encodeFunctionResult("progressOf", [progress])), registry, 1n),
+    ).to.deep.equal({
+      workflowId: 9,
+      stage: 1,
+      phase: 1,
+      maxStage: 2,
+      flags: 0,
+      stageStartedAt: 1_800_000_000,
+      ledger: 1n << 100n,
+    });
+    // Several outputs: a tuple, in order.
+    const documents = new Interface(DocumentRegistryAbi as never);
+    const anchor = [`0x${"cd".repeat(16)}`, 7, 2, 3, 120, 1_800_000_000];
+    const hash = `0x${"ab".repeat(32)}` as const;
+    const anchored = answer(documents.encodeFunctionResult("anchorOf", [anchor, true]));
+    expect(await anchorOf(anchored, registry, 7n, hash)).to.deep.equal([
+      { documentId: anchor[0], tokenId: 7, docIndex: 2, version: 3, blockNumber: 120, timestamp: 1_800_000_000 },
+      true,
+    ]);
   });
 });

@@ -19,8 +19,6 @@ import {
   revertDataOf,
 } from "./chainErrors.ts";
 import { NonceSequencer } from "./nonceSequencer.ts";
-import { isAlreadyKnown, RawBroadcaster } from "./rawBroadcaster.ts";
-import { ReceiptTimeoutError, type ReceiptWatcher } from "./receiptWatcher.ts";
 import { networkStatus, type NetworkStatus } from "./networkStatus.ts";
 import type { FeeFields, TransactionSigner } from "./transactionSigner.ts";
 import type { TxKind } from "../encoding/transactionKinds.ts";
@@ -71,7 +69,6 @@ export interface ChainGatewayOptions {
   wallets: WalletStore;
   /** Signs every transaction; the wallets' rows keep their nonces whichever signer holds the keys. */
   signer: TransactionSigner;
-  receipts: ReceiptWatcher;
   index?: IndexWaiter;
   chainId: number;
   gasMode: "market" | "free";
@@ -99,14 +96,12 @@ const RECONCILE_LOCK = 0x7265636f6eb1n; // one reconciler at a time across proce
 export class ChainGateway {
   readonly #options: ChainGatewayOptions;
   readonly #sequencer: NonceSequencer;
-  readonly #broadcaster: RawBroadcaster;
   #fees?: { at: number; value: FeeFields };
   #timer?: NodeJS.Timeout;
   #reconciling?: Promise<void>;
 
   constructor(options: ChainGatewayOptions) {
     this.#options = options;
-    this.#broadcaster = new RawBroadcaster(options.provider);
     this.#sequencer = new NonceSequencer(options.pool, (address, nonce, client) =>
       this.recordNonceFiller(address, nonce, client),
     );
@@ -144,7 +139,7 @@ export class ChainGateway {
       broadcast: async (tx) => {
         this.#options.onStatus?.("PENDING", request.kind);
         try {
-          await this.#broadcaster.send(tx.raw);
+          await broadcast(this.#options.provider, tx.raw);
         } catch (error) {
           if (error instanceof NodeRefusedError) {
             this.#options.onStatus?.("FAILED", request.kind);
@@ -158,10 +153,9 @@ export class ChainGateway {
 
     let receipt: TransactionReceipt;
     try {
-      receipt = await this.#options.receipts.wait(recorded.hash, this.#options.receiptTimeoutMs);
+      receipt = await this.#receipt(recorded.hash, this.#options.receiptTimeoutMs);
     } catch (error) {
-      const timeout = error instanceof ReceiptTimeoutError ? new NotMinedInTimeError(recorded.hash) : error;
-      throw Object.assign(timeout as object, { [OUTBOX_RECORDED]: true });
+      throw Object.assign(error as object, { [OUTBOX_RECORDED]: true });
     }
     // A revert here means the transaction was mined and failed: it will never land (not marked as recorded-pending).
     const confirmed = await this.#finalize(recorded.id, request, receipt);
@@ -188,7 +182,7 @@ export class ChainGateway {
     });
     await insertRecord(client, request, nonce, raw, gasLimit);
     this.#options.logger.warn({ address, nonce: nonce.toString() }, "filling a refused transaction's nonce");
-    return () => this.#broadcaster.send(raw);
+    return () => broadcast(this.#options.provider, raw);
   }
 
   /**
@@ -220,6 +214,31 @@ export class ChainGateway {
       gasUsed: receipt.gasUsed,
       receipt,
     };
+  }
+
+  /**
+   * The receipt of `hash`, asked for now and at every new block the provider reports (it polls the node every
+   * `pollingInterval`), or NotMinedInTimeError after `timeoutMs`. A node that does not answer meanwhile is waited
+   * for until then: the outbox reconciles the rest.
+   */
+  #receipt(hash: string, timeoutMs: number): Promise<TransactionReceipt> {
+    const { provider } = this.#options;
+    return new Promise((resolve, reject) => {
+      const check = () =>
+        provider.getTransactionReceipt(hash).then(
+          (receipt) => receipt && done(receipt),
+          () => {},
+        );
+      const timer = setTimeout(done, timeoutMs);
+      function done(receipt?: TransactionReceipt) {
+        clearTimeout(timer);
+        void provider.off("block", check);
+        if (receipt) resolve(receipt);
+        else reject(new NotMinedInTimeError(hash));
+      }
+      void provider.on("block", check);
+      void check();
+    });
   }
 
   /** Waits (bounded) for the index to reach a write's block, so what follows reads it. */
@@ -315,19 +334,19 @@ export class ChainGateway {
           if (!receipt) {
             let inPool = true;
             try {
-              await sendRaw(provider, row.raw_tx);
+              await broadcast(provider, row.raw_tx);
               await pool.query(
                 `UPDATE chain_transactions SET broadcasts = broadcasts + 1, updated_at = now() WHERE id = $1`,
                 [row.id],
               );
             } catch (error) {
               if (isConnectionError(error)) throw error;
-              inPool = isAlreadyKnown((error as Error)?.message ?? "");
-              if (!inPool) logger.warn({ tx: row.tx_hash, err: (error as Error).message }, "re-broadcast refused");
+              inPool = false;
+              logger.warn({ tx: row.tx_hash, err: (error as Error).message }, "re-broadcast refused");
             }
             // Wait for it before sending the next one: later transactions of other wallets may depend on it. A
             // refused one will not be mined: waiting for it would only hold up start-up, 5 s per such record.
-            if (inPool) receipt = await this.#options.receipts.wait(row.tx_hash, 5_000).catch(() => null);
+            if (inPool) receipt = await this.#receipt(row.tx_hash, 5_000).catch(() => null);
           }
           if (receipt) {
             const request: TxRequest = {
@@ -528,9 +547,23 @@ async function insertRecord(
 }
 
 /**
- * eth_sendRawTransaction itself: ethers' broadcastTransaction also asks for the block number and recovers the sender
- * from the signature (an elliptic-curve recovery in JavaScript, ≈ 2 ms) to build a response nobody here reads.
+ * eth_sendRawTransaction. Broadcasts started together reach the node as one JSON-RPC batch in the order they were
+ * started (ethers' provider batches what is sent within its `batchStallTime`): the nonce sequencer starts a wallet's
+ * batch in nonce order, the node takes a batch's items in order, and an automining node often mines them in one
+ * block, which the indexer's cost per block is then shared by. Resolves when the node took it (or already had it);
+ * NodeRefusedError, with the node's words, when it refused it; any other error (unreachable, no answer for this
+ * item) leaves it recorded for reconciliation.
  */
-async function sendRaw(provider: JsonRpcProvider, raw: string): Promise<void> {
-  await provider.send("eth_sendRawTransaction", [raw]);
+export async function broadcast(provider: JsonRpcProvider, raw: string): Promise<void> {
+  try {
+    await provider.send("eth_sendRawTransaction", [raw]);
+  } catch (error) {
+    // The node's JSON-RPC error, kept by ethers as `error` (uncategorised) or `info.error` (nonce, funds, ...).
+    type RpcError = { code?: unknown; message?: string };
+    const e = error as { error?: RpcError; info?: { error?: RpcError } };
+    const answer = [e?.info?.error, e?.error].find((candidate) => typeof candidate?.code === "number");
+    if (!answer) throw error;
+    const message = answer.message ?? `error ${answer.code}`;
+    if (!/already known|already imported|known transaction/i.test(message)) throw new NodeRefusedError(message);
+  }
 }

@@ -1,34 +1,57 @@
 /**
- * Typed encoding of the transactions the API sends, over the generated `as const` ABIs (viem encodes), so that a
- * wrong function name, a missing argument or an argument of the wrong type fails the type-check rather than the
- * chain. The gateway sends the encoded data as before; reads are chain/contractReads.ts.
+ * Typed encoding of the transactions the API sends, over the generated `as const` ABIs: ethers' Interface encodes,
+ * abitype's types (erased at run time) check the function name and its arguments, so that a wrong name, a missing
+ * argument or an argument of the wrong type fails the type-check rather than the chain. Reads are
+ * chain/contractReads.ts.
  */
-import { type Abi, type ContractFunctionArgs, type ContractFunctionName, encodeFunctionData, type Hex } from "viem";
-import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../../abis/index.ts";
+import type {
+  Abi,
+  AbiParametersToPrimitiveTypes,
+  AbiStateMutability,
+  ExtractAbiFunction,
+  ExtractAbiFunctionNames,
+} from "abitype";
+import { Interface } from "ethers";
+import { ApprovalRegistryAbi, DocumentRegistryAbi, type Hex, LicenceTokenAbi } from "../../../abis/index.ts";
 
 type Write = "nonpayable" | "payable";
 
+/** The arguments of function `name` of `abi` as TypeScript values. */
+export type FunctionArgs<
+  abi extends Abi,
+  mutability extends AbiStateMutability,
+  name extends ExtractAbiFunctionNames<abi, mutability>,
+> = AbiParametersToPrimitiveTypes<ExtractAbiFunction<abi, name, mutability>["inputs"], "inputs">;
+
+const interfaces = new WeakMap<Abi, Interface>();
+
+/** ethers' Interface of a generated ABI, built once. */
+export function interfaceOf(abi: Abi): Interface {
+  let iface = interfaces.get(abi);
+  if (!iface) interfaces.set(abi, (iface = new Interface(abi as never)));
+  return iface;
+}
+
 /** The calldata of state-changing function `functionName` of `abi` with `args`. */
-export function encodeCall<const abi extends Abi, name extends ContractFunctionName<abi, Write>>(
+export function encodeCall<const abi extends Abi, name extends Name<abi>>(
   abi: abi,
   functionName: name,
-  args: ContractFunctionArgs<abi, Write, name>,
+  args: Args<abi, name>,
 ): Hex {
-  // viem's generic parameter lists are too deep for TypeScript to relate here; the signature above is the check.
-  return encodeFunctionData({ abi, functionName, args } as never);
+  return interfaceOf(abi).encodeFunctionData(functionName, args as readonly unknown[]) as Hex;
 }
 
 /**
  * A value typed as plain text elsewhere (an address from ethers, a hash read from a row) as the hex bytes an ABI
- * argument takes. Refuses what is not whole bytes of hex, as ethers' encoder did, rather than letting viem pad it.
+ * argument takes. Refuses what is not whole bytes of hex.
  */
 export function hexBytes(value: string): Hex {
   if (!/^0x(?:[0-9a-fA-F]{2})*$/.test(value)) throw new Error(`not hex bytes: ${value}`);
   return value as Hex;
 }
 
-type Name<abi extends Abi> = ContractFunctionName<abi, Write>;
-type Args<abi extends Abi, name extends Name<abi>> = ContractFunctionArgs<abi, Write, name>;
+type Name<abi extends Abi> = ExtractAbiFunctionNames<abi, Write>;
+type Args<abi extends Abi, name extends Name<abi>> = FunctionArgs<abi, Write, name>;
 
 /** A call to ApprovalRegistry (departments, workflows, review). */
 export const approvalRegistryCall = <name extends Name<typeof ApprovalRegistryAbi>>(

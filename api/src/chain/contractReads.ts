@@ -1,18 +1,12 @@
 /**
- * Typed view calls over the generated `as const` ABIs (viem encodes the call and decodes the result, so function
- * names, arguments and result fields are checked at compile time), sent through the gateway's `call` so that an
- * unreachable node is a 503 and a revert is a decoded ContractRevertError.
+ * Typed view calls over the generated `as const` ABIs (ethers' Interface encodes the call and decodes the result;
+ * abitype's types check function names, arguments and result fields at compile time), sent through the gateway's
+ * `call` so that an unreachable node is a 503 and a revert is a decoded ContractRevertError.
  */
-import {
-  type Abi,
-  type ContractFunctionArgs,
-  type ContractFunctionName,
-  type ContractFunctionReturnType,
-  decodeFunctionResult,
-  encodeFunctionData,
-  type Hex,
-} from "viem";
-import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../../abis/index.ts";
+import type { Abi, AbiParametersToPrimitiveTypes, ExtractAbiFunction, ExtractAbiFunctionNames } from "abitype";
+import type { ParamType, Result } from "ethers";
+import { ApprovalRegistryAbi, DocumentRegistryAbi, type Hex, LicenceTokenAbi } from "../../../abis/index.ts";
+import { type FunctionArgs, interfaceOf } from "./contractCalls.ts";
 
 /** What a typed read needs: the gateway's read-only call. */
 export interface ContractCaller {
@@ -20,24 +14,47 @@ export interface ContractCaller {
 }
 
 type View = "pure" | "view";
+type Outputs<abi extends Abi, name extends ExtractAbiFunctionNames<abi, View>> = AbiParametersToPrimitiveTypes<
+  ExtractAbiFunction<abi, name, View>["outputs"],
+  "outputs"
+>;
+/** One output as itself, several as a tuple, none as undefined. */
+export type ReadResult<abi extends Abi, name extends ExtractAbiFunctionNames<abi, View>> =
+  Outputs<abi, name> extends readonly []
+    ? undefined
+    : Outputs<abi, name> extends readonly [infer only]
+      ? only
+      : Outputs<abi, name>;
 
 /** Calls view `functionName` of the contract at `address` and decodes its result, typed from `abi`. */
-export async function readContract<const abi extends Abi, name extends ContractFunctionName<abi, View>>(
+export async function readContract<const abi extends Abi, name extends ExtractAbiFunctionNames<abi, View>>(
   caller: ContractCaller,
   address: string,
   abi: abi,
   functionName: name,
-  args: ContractFunctionArgs<abi, View, name>,
+  args: FunctionArgs<abi, View, name>,
   blockTag?: number | string,
-): Promise<ContractFunctionReturnType<abi, View, name>> {
-  // viem's generic parameter lists are too deep for TypeScript to relate here; the signature above is the check.
-  const data = encodeFunctionData({ abi, functionName, args } as never);
-  const result = await caller.call(address, data, blockTag);
-  return decodeFunctionResult({ abi, functionName, data: result as Hex } as never) as ContractFunctionReturnType<
-    abi,
-    View,
-    name
-  >;
+): Promise<ReadResult<abi, name>> {
+  const iface = interfaceOf(abi);
+  const fragment = iface.getFunction(functionName)!;
+  const data = await caller.call(address, iface.encodeFunctionData(fragment, args as readonly unknown[]), blockTag);
+  const values = iface.decodeFunctionResult(fragment, data).map((value, i) => plain(fragment.outputs[i], value));
+  return (values.length === 0 ? undefined : values.length === 1 ? values[0] : values) as ReadResult<abi, name>;
+}
+
+/**
+ * A decoded value in the shapes the types above give: a struct as an object of its fields, an array as an array,
+ * an integer of 48 bits or fewer as a number (ethers gives every integer as a bigint).
+ */
+function plain(type: ParamType, value: unknown): unknown {
+  if (type.isArray()) return Array.from(value as Result, (item) => plain(type.arrayChildren, item));
+  if (type.isTuple()) {
+    const fields = type.components.map((component, i) => plain(component, (value as Result)[i]));
+    const named = type.components.every((component) => component.name);
+    return named ? Object.fromEntries(type.components.map((component, i) => [component.name, fields[i]])) : fields;
+  }
+  const int = /^u?int(\d+)$/.exec(type.type);
+  return int && Number(int[1]) <= 48 ? Number(value) : value;
 }
 
 /**

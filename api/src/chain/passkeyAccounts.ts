@@ -5,8 +5,8 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { encodeAbiParameters, type Hex } from "viem";
-import { DepartmentPasskeyAccountAbi } from "../../../abis/index.ts";
+import { AbiCoder } from "ethers";
+import { DepartmentPasskeyAccountAbi, type Hex } from "../../../abis/index.ts";
 import { encodeCall, hexBytes } from "./contractCalls.ts";
 import { readContract, type ContractCaller } from "./contractReads.ts";
 
@@ -29,7 +29,7 @@ function reviewedCreationCode(): Hex {
 
 /** The data of the transaction creating an account for `keys` (64 bytes each) needing `threshold` of them. */
 export function passkeyAccountCreation(keys: string[], threshold: number): Hex {
-  const args = encodeAbiParameters([{ type: "bytes[]" }, { type: "uint16" }], [keys.map(hexBytes), threshold]);
+  const args = AbiCoder.defaultAbiCoder().encode(["bytes[]", "uint16"], [keys.map(hexBytes), threshold]);
   return `${reviewedCreationCode()}${args.slice(2)}` as Hex;
 }
 

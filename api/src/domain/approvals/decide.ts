@@ -7,7 +7,7 @@
  * the pinned workflow's rules. The remarks stay off chain; their keccak256 is on chain. A refused decision records
  * nothing anywhere.
  */
-import { keccak256, stringToBytes } from "viem";
+import { id } from "ethers";
 import type { Hex } from "../../../../abis/index.ts";
 import type { Principal } from "../../auth/principal.ts";
 import { audit, type RequestMeta } from "../../stores/auditLog.ts";
@@ -151,7 +151,7 @@ function remarksOf(decision: Decision) {
     ...(decision.kind === "REJECTED" ? { reason: decision.reason } : {}),
     ...(decision.kind === "CHANGES_REQUESTED" ? { requiredDocuments: decision.requiredDocuments ?? [] } : {}),
   };
-  return { record, hash: keccak256(stringToBytes(canonicalJson(record))) };
+  return { record, hash: id(canonicalJson(record)) as Hex };
 }
 
 const reasonCodeOf = (decision: Decision) =>

@@ -2,7 +2,7 @@
  * A workflow definition (the spec's WorkflowStageInput[]) in the compact form the approval registry stores, and
  * the hash of its canonical JSON that links the on-chain version to the full definition kept off chain.
  */
-import { keccak256, stringToBytes } from "viem";
+import { id } from "ethers";
 import { type Hex, stringToBytes32 } from "../../../../abis/index.ts";
 import { canonicalJson } from "../../encoding/canonicalJson.ts";
 import type { CreateWorkflowInput, WorkflowStageInput } from "../../routes/schemas/workflow.ts";
@@ -53,7 +53,7 @@ export function compileStages(stages: WorkflowStageInput[]): ChainStageInput[] {
 
 /** keccak256 of the canonical JSON (sorted keys) of the definition and its id: unique per registration. */
 export function definitionHash(workflowId: string, input: CreateWorkflowInput): Hex {
-  return keccak256(stringToBytes(canonicalJson({ workflowId, ...input, stages: sortedStages(input.stages) })));
+  return id(canonicalJson({ workflowId, ...input, stages: sortedStages(input.stages) })) as Hex;
 }
 
 /** Document types a request of this workflow may carry, and must carry to be submitted. */
