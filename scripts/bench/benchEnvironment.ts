@@ -64,6 +64,8 @@ async function startIntervalChain(dir: string): Promise<{ env: NodeJS.ProcessEnv
   const chain = await spawnIntervalAnvil(rpcUrl, port, chainId);
   const operator = Wallet.createRandom();
   const admin = Wallet.createRandom();
+  // Governance holds a key of its own here, as a single-key network does (a Safe would answer 202 instead).
+  const governance = Wallet.createRandom();
   const deploymentFile = path.join(dir, "deployment-interval.json");
   try {
     await deployContracts({
@@ -74,6 +76,7 @@ async function startIntervalChain(dir: string): Promise<{ env: NodeJS.ProcessEnv
       OPERATOR_ADDRESS: operator.address,
       ADMIN_ADDRESS: admin.address,
       KEEPER_ADDRESS: operator.address,
+      GOVERNANCE_ADDRESS: governance.address,
     });
   } catch (error) {
     chain.kill("SIGKILL");
@@ -88,6 +91,7 @@ async function startIntervalChain(dir: string): Promise<{ env: NodeJS.ProcessEnv
       DEPLOYMENT_FILE: deploymentFile,
       OPERATOR_PRIVATE_KEY: operator.privateKey,
       ADMIN_WALLET_PRIVATE_KEY: admin.privateKey,
+      GOVERNANCE_PRIVATE_KEY: governance.privateKey,
       MASTER_KEY: `0x${randomBytes(32).toString("hex")}`,
     },
   };
