@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: cost per operation and throughput, measured so the figures mean something on any machine
  * (as ratios within one run). Every figure comes with the CPU milliseconds per operation summed over every process of the stack
- * (API processes, workers, Ponder, Postgres by client, the chain; from /proc) and beside a reference measured in the
+ * (API processes, workers, Ponder, Postgres by client, the chain; pidusage) and beside a reference measured in the
  * same run (the raw chain with the same contract call; a bare Koa server answering the same clients).
  *
  *   1. gas of the reference lifecycle (npm run bench:gas);
@@ -20,14 +20,9 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { measureApprovalThroughput, setUpParallelReview, type ApprovalResult } from "./bench/approvalThroughput.ts";
-import {
-  BLOCK_PERIOD_S,
-  jsonRpc,
-  say,
-  startBenchEnvironment,
-  type BenchEnvironment,
-} from "./bench/benchEnvironment.ts";
-import { FIGURES_FILE, writeFigures, type Figures } from "./bench/benchmarkFigures.ts";
+import { BLOCK_PERIOD_S, say, startBenchEnvironment, type BenchEnvironment } from "./bench/benchEnvironment.ts";
+import { rpc } from "./stack/localChain.ts";
+import { writeFigures, type Figures } from "./bench/benchmarkFigures.ts";
 import {
   cpuPerOperation,
   cpuTable,
@@ -117,14 +112,7 @@ async function blockFill(
   let gasUsed = 0;
   let gasLimit = 0;
   for (let n = from + 1; n <= to; n++) {
-    const block = (
-      await jsonRpc(env.stack.rpcUrl, {
-        jsonrpc: "2.0",
-        id: 1,
-        method: "eth_getBlockByNumber",
-        params: [`0x${n.toString(16)}`, false],
-      })
-    ).result;
+    const block = await rpc(env.stack.rpcUrl, "eth_getBlockByNumber", [`0x${n.toString(16)}`, false]);
     transactions += block.transactions.length;
     gasUsed += parseInt(block.gasUsed, 16);
     gasLimit += parseInt(block.gasLimit, 16);
@@ -426,10 +414,10 @@ await writeBenchmarkSection(
         ]
       : []),
     "",
-    "Every CPU figure is the CPU time (user + system, from /proc/PID/stat) of every process of the stack, each with its",
-    "children, read before and after the phase, divided by the operations of the phase: API processes, job workers,",
-    "Ponder, the chain, and Postgres, whose backends are charged to their client (`Postgres for api` is the work the API",
-    "asked of Postgres). Ratios are to references measured in the same run. Figures in docs/benchmarks.json. Inside",
+    "Every CPU figure is the CPU time (user + system, sampled with pidusage every 200 ms) of every process of the stack,",
+    "each charged to the named process above it, over the phase, divided by the operations of the phase: API processes,",
+    "job workers, Ponder, the chain, and Postgres, whose backends are charged to their client (`Postgres for api` is the",
+    "work the API asked of Postgres). Ratios are to references measured in the same run. Figures in docs/benchmarks.json. Inside",
     "the Node processes, function by function: `npx node scripts/bench/profileWrites.ts` (V8 profiles of a write burst).",
     "",
     "| Figure | Value | Reference / ratio | Goal |",

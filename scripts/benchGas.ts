@@ -280,40 +280,7 @@ for it; the parts add up to the gas used). Setting a new slot costs 20,000 and r
 written again), with 2,100 more for its first, cold, access (counted with the reads); a cold read is 2,100, a warm
 one 100; a call to another contract costs 2,600 for its cold account (100 when warm):
 
-${breakdown}
-
-**What a decision's guarantees cost.** A decision now binds the stage, the round and the SHA-256 of every document
-reviewed, and consumes the department's nonce on every route. Against the previous figures (custodial approval
-50,627, ECDSA relayed 68,029, EIP-1271 relayed 78,946, lifecycle 609,926), a custodial approval costs ≈ 16,600
-more: ≈ 2,800 of calldata (the Decision struct with its three document hashes), 2,900 for the nonce rewritten,
-≈ 6,600 of cold reads (each reviewed document's anchor record, read by the document registry to check that the hash
-named is that document's latest version) and ≈ 4,300 of execution (the hash checks, the stage and round check, the
-deadline cap). A relayed decision pays the same plus the verifier (its call and ecrecover, as before) and hashing
-the document array into the typed data. A document added under review now scans every stage reached instead of
-the current one. The reference lifecycle (four approvals) is ≈ 56,700 more. The chain's gas is free on our Besu
-networks; we keep these guarantees and do not tune them away.
-
-**The floor of each operation, and why the budgets are not met.** The breakdown above is measured; the floors
-below keep what the chain must prove: a revocable OPERATOR_ROLE (cold role read, 2,100), the workflow version
-pinned at creation, ERC-721 balances, EIP-5192's Locked event, document ids bound on chain, decisions bound to what
-was reviewed, and one transaction per step with its own hash (the specification gives each of them a
-\`transactionHash\`).
-
-- *Mint to a new applicant* (budget 75,000): intrinsic 22,392 (the applicant commitment is a 32-byte word of
-  calldata) + two new slots, the licence record and the new owner's balance (40,000) + four cold reads: the role,
-  the pinned workflow, the two slots written (8,400) + Transfer, Locked, LicenceMinted (5,012) = 75,804 before any
-  execution. The floor under these rules is above the budget; reaching it means dropping the revocable role or
-  Locked (which EIP-5192 recommends). We keep both.
-- *New document version* (budget 52,000): intrinsic 22,088 + the new hash record (20,000) + the request's word of
-  latest versions rewritten (2,900) + four cold reads (8,500) + DocumentAnchored (2,643) = 56,131 before execution.
-- *Approvals* (budgets 55,000 custodial, 65,000 relayed): the binding above is ≈ 16,600 of each; without it the
-  custodial approval was within budget. A cheaper binding (a running hash of the request's latest document hashes
-  kept beside the version word, one slot read instead of one per document) would save ≈ 4,000 per decision and
-  cost ≈ 5,000 per anchor; not made.
-- *Reference lifecycle* (budget 520,000): nine transactions and the eight new slots the state needs (licence,
-  balance, three document records, the document word, the review slot, the archive of stage 1) are ≈ 370,000 by
-  themselves; the rest is cold reads, rewrites, events, calls between the three contracts and execution. Merging
-  steps into fewer transactions is ruled out by the specification's one hash per operation.`,
+${breakdown}`,
 );
 console.log("\nWritten to docs/benchmarks.md (section gas).");
 

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:lag`: indexer lag on the embedded stack. Starts its own stack (fresh data directory, free ports),
+ * `npm run bench:lag`: indexer lag on the embedded stack. Starts the bench stack (fresh data directory, free ports),
  * sends 200 writes (registerDepartment from the development governance key, each with the new wallet's key proof,
  * through the real chain gateway), and for each measures
  *   - send → visible: from the call to the gateway until its row is readable in the index views the API reads
@@ -7,55 +7,34 @@
  *   - the write's own latency (it returns only once the index has its block: read-your-writes).
  * Writes go one at a time, then 8 at a time. Results go to docs/benchmarks.md (section "lag").
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { Contract, Interface, Wallet, encodeBytes32String } from "ethers";
 import pg from "pg";
 import { ApprovalRegistryAbi, DEPARTMENT_KEY_TYPES } from "../abis/index.ts";
-import { loadConfig } from "../api/src/config.ts";
-import { createLogger } from "../api/src/observability/logger.ts";
-import { createCoreServices } from "../api/src/services.ts";
 import { governanceWallet } from "../api/src/chain/governanceKey.ts";
 import { machineLine, writeBenchmarkSection } from "./lib/benchmarkReport.ts";
-import { benchStackEnv } from "./bench/benchStackEnv.ts";
-import { startStack } from "./stack/stack.ts";
-import { adminSignIn } from "./bench/adminSignIn.ts";
-import { developmentSignIn } from "./bench/developmentSignIn.ts";
+import { percentile, runConcurrently, startBenchEnvironment } from "./bench/benchEnvironment.ts";
 
 const WRITES = Number(process.env.BENCH_WRITES ?? 200);
 const registry = new Interface(ApprovalRegistryAbi as never);
-const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-lag-"));
-const env = await benchStackEnv(dataDir);
-console.log(`Starting a stack in ${dataDir}…`);
-const stack = await startStack({ env, log: () => {} });
-const config = loadConfig(stack.env);
-const core = await createCoreServices(config, createLogger("silent"));
+console.log("Starting a stack…");
+const env = await startBenchEnvironment("automine");
+const { stack, core, config } = env;
 const watcher = new pg.Pool({ connectionString: stack.databaseUrl, max: 2, options: "-c search_path=index" });
 // Who decides is governance's: on the embedded chain the stack hands the API the development governance key.
 if (!config.governancePrivateKey) throw new Error("the bench stack has no governance key (GOVERNANCE_PRIVATE_KEY)");
 const governance = await governanceWallet(core.wallets, config.governancePrivateKey);
-const registryContract = new Contract(
-  stack.deployment.contracts.ApprovalRegistry,
-  ApprovalRegistryAbi as never,
-  core.gateway.provider,
-);
-const [, domainName, domainVersion, chainId, verifyingContract, salt] = await registryContract.eip712Domain();
-const domain = { name: domainName, version: domainVersion, chainId, verifyingContract, salt };
+const registryAddress = stack.deployment.contracts.ApprovalRegistry;
+const registryContract = new Contract(registryAddress, ApprovalRegistryAbi as never, core.gateway.provider);
+const [, name, version, chainId, verifyingContract, salt] = await registryContract.eip712Domain();
+const domain = { name, version, chainId, verifyingContract, salt };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Sample {
-  sendToVisible: number;
-  write: number;
-}
-
-async function one(code: string): Promise<Sample> {
+/** registerDepartment through the gateway: [send → row in the index, send → the write returned] in ms. */
+async function one(code: string): Promise<[number, number]> {
   const started = performance.now();
   const visible = (async () => {
-    for (;;) {
-      const { rowCount } = await watcher.query(`SELECT 1 FROM departments WHERE code = $1`, [code]);
-      if (rowCount) return performance.now();
-      await new Promise((r) => setTimeout(r, 2));
-    }
+    while (!(await watcher.query(`SELECT 1 FROM departments WHERE code = $1`, [code])).rowCount) await sleep(2);
+    return performance.now() - started;
   })();
   const wallet = Wallet.createRandom();
   const keyProof = await wallet.signTypedData(domain, DEPARTMENT_KEY_TYPES, {
@@ -70,45 +49,24 @@ async function one(code: string): Promise<Sample> {
     keyProof,
   ]);
   const write = core.gateway
-    .send({
-      kind: "REGISTER_DEPARTMENT",
-      from: governance,
-      to: stack.deployment.contracts.ApprovalRegistry,
-      data,
-    })
-    .then(() => performance.now());
-  const [seen, finished] = await Promise.all([visible, write]);
-  return { sendToVisible: seen - started, write: finished - started };
+    .send({ kind: "REGISTER_DEPARTMENT", from: governance, to: registryAddress, data })
+    .then(() => performance.now() - started);
+  return Promise.all([visible, write]);
 }
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-};
-const summarize = (samples: Sample[], key: keyof Sample) => ({
-  p50: percentile(
-    samples.map((s) => s[key]),
-    50,
-  ),
-  p95: percentile(
-    samples.map((s) => s[key]),
-    95,
-  ),
-});
+/** Through the API: an applicant creates a request over HTTP; "visible" = GET /requests/{id} answers 200. */
+async function viaApi(): Promise<number> {
+  const started = performance.now();
+  const body = { applicantId: env.applicantId, requestType: "TRADE_LICENSE" };
+  const created = await env.request("POST", "/requests", env.applicantToken, body);
+  if (created.status !== 201) throw new Error(`create failed: ${created.status} ${JSON.stringify(created.body)}`);
+  while ((await env.request("GET", `/requests/${created.body.requestId}`, env.applicantToken)).status !== 200)
+    await sleep(2);
+  return performance.now() - started;
+}
 
-// Through the API: an applicant creates requests over HTTP; "visible" = GET /requests/{id} answers 200.
-const api = stack.api.url;
-const post = async (route: string, token: string, body: unknown) => {
-  const response = await fetch(`${api}/api/v1${route}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, any> };
-};
-const adminToken = await adminSignIn(`${api}/api/v1`, stack.admin);
-await post("/departments", adminToken, { code: "LAG_DEPARTMENT", name: "Lag" });
-await post("/workflows", adminToken, {
+await env.request("POST", "/departments", env.adminToken, { code: "LAG_DEPARTMENT", name: "Lag" });
+await env.request("POST", "/workflows", env.adminToken, {
   workflowType: "TRADE_LICENSE",
   name: "Lag",
   stages: [
@@ -121,76 +79,41 @@ await post("/workflows", adminToken, {
     },
   ],
 });
-const applicantToken = await developmentSignIn(`${api}/api/v1`, "lag");
-
-async function viaApi(): Promise<number> {
-  const started = performance.now();
-  const created = await post("/requests", applicantToken, { applicantId: "lag", requestType: "TRADE_LICENSE" });
-  if (created.status !== 201) throw new Error(`create failed: ${created.status} ${JSON.stringify(created.body)}`);
-  for (;;) {
-    const read = await fetch(`${api}/api/v1/requests/${created.body.requestId}`, {
-      headers: { authorization: `Bearer ${applicantToken}` },
-    });
-    if (read.status === 200) return performance.now() - started;
-    await new Promise((r) => setTimeout(r, 2));
+const http: Record<number, number[]> = {};
+const gateway: Record<number, [number, number][]> = {};
+try {
+  for (const concurrency of [1, 8]) {
+    http[concurrency] = [];
+    await runConcurrently(WRITES, concurrency, async () => void http[concurrency].push(await viaApi()));
+    console.log(`  HTTP, concurrency ${concurrency}: ${WRITES} requests created and read back`);
   }
-}
-const httpResults: Record<number, number[]> = {};
-for (const concurrency of [1, 8]) {
-  const samples: number[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < WRITES) {
-      next++;
-      samples.push(await viaApi());
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  httpResults[concurrency] = samples;
-  console.log(`  HTTP, concurrency ${concurrency}: ${WRITES} requests created and read back`);
+  for (const concurrency of [1, 8]) {
+    gateway[concurrency] = [];
+    await runConcurrently(WRITES, concurrency, async (i) => {
+      gateway[concurrency].push(await one(`LAG_${concurrency}_${i}`));
+    });
+    console.log(`  concurrency ${concurrency}: ${WRITES} writes done`);
+  }
+} finally {
+  await watcher.end();
+  await env.close();
 }
 
-const results: Record<string, Sample[]> = {};
-for (const concurrency of [1, 8]) {
-  const samples: Sample[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < WRITES) {
-      const i = next++;
-      samples.push(await one(`LAG_${concurrency}_${i}`));
-      if (samples.length % 25 === 0)
-        process.stdout.write(`  concurrency ${concurrency}: ${samples.length}/${WRITES}\r`);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  results[concurrency] = samples;
-  console.log(`  concurrency ${concurrency}: ${WRITES} writes done            `);
-}
-
-await watcher.end();
-await core.close();
-await stack.stop();
-await rm(dataDir, { recursive: true, force: true });
-
-const row = (label: string, samples: Sample[]) => {
-  const a = summarize(samples, "sendToVisible"),
-    c = summarize(samples, "write");
-  return `| ${label} | ${a.p50.toFixed(0)} / ${a.p95.toFixed(0)} | ${c.p50.toFixed(0)} / ${c.p95.toFixed(0)} |`;
-};
-const httpRow = (label: string, values: number[]) =>
-  `| ${label} | ${percentile(values, 50).toFixed(0)} / ${percentile(values, 95).toFixed(0)} |`;
-const goal = percentile(httpResults[1], 95) <= 300 ? "met ✅" : "not met ❌";
+const p50p95 = (values: number[]) => `${percentile(values, 50).toFixed(0)} / ${percentile(values, 95).toFixed(0)}`;
+const goal = percentile(http[1], 95) <= 300 ? "met ✅" : "not met ❌";
 const httpTable = [
   "| Requests created over HTTP (POST /requests: mint through the outbox, chain receipt, index) | send → visible through the API (GET /requests/{id} = 200), p50 / p95 (ms) |",
   "|---|---|",
-  httpRow(`${WRITES}, one at a time`, httpResults[1]),
-  httpRow(`${WRITES}, 8 at a time`, httpResults[8]),
+  `| ${WRITES}, one at a time | ${p50p95(http[1])} |`,
+  `| ${WRITES}, 8 at a time | ${p50p95(http[8])} |`,
 ].join("\n");
+const row = (label: string, samples: [number, number][]) =>
+  `| ${label} | ${p50p95(samples.map((s) => s[0]))} | ${p50p95(samples.map((s) => s[1]))} |`;
 const table = [
   "| Writes | send → visible in the index, p50 / p95 (ms) | write call (returns after read-your-writes), p50 / p95 (ms) |",
   "|---|---|---|",
-  row(`${WRITES}, one at a time`, results[1]),
-  row(`${WRITES}, 8 at a time`, results[8]),
+  row(`${WRITES}, one at a time`, gateway[1]),
+  row(`${WRITES}, 8 at a time`, gateway[8]),
 ].join("\n");
 console.log(`\n${httpTable}\n\n${table}\nGoal p95 ≤ 300 ms (one at a time, send → visible through the API): ${goal}`);
 

@@ -6,20 +6,12 @@
  *   - submit sent → webhook received.
  * Then the same with 8 submissions at a time. Results go to docs/benchmarks.md (section "webhooks").
  */
-import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import os from "node:os";
-import path from "node:path";
 import { machineLine, writeBenchmarkSection } from "./lib/benchmarkReport.ts";
-import { benchStackEnv } from "./bench/benchStackEnv.ts";
-import { startStack } from "./stack/stack.ts";
-import { adminSignIn } from "./bench/adminSignIn.ts";
-import { developmentSignIn } from "./bench/developmentSignIn.ts";
+import { percentile, runConcurrently, startBenchEnvironment } from "./bench/benchEnvironment.ts";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
-const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-webhooks-"));
-const env = await benchStackEnv(dataDir);
 
 // The receiver: resolves the waiter of each request id as its webhook arrives.
 const arrivals = new Map<string, (at: number) => void>();
@@ -36,20 +28,14 @@ const receiver = http.createServer((req, res) => {
 await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
-console.log(`Starting a stack in ${dataDir}…`);
-const stack = await startStack({ env, log: () => {} });
-const api = `${stack.api.url}/api/v1`;
+console.log("Starting a stack…");
+const env = await startBenchEnvironment("automine");
 const post = async (route: string, token: string, body: unknown) => {
-  const response = await fetch(`${api}${route}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const json = (await response.json()) as Record<string, any>;
-  if (response.status >= 300) throw new Error(`${route}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
+  const answer = await env.request("POST", route, token, body);
+  if (answer.status >= 300) throw new Error(`${route}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body;
 };
-const admin = await adminSignIn(api, stack.admin);
+const admin = env.adminToken;
 await post("/departments", admin, { code: "BENCH_HOOKS", name: "Webhook bench" });
 await post("/workflows", admin, {
   workflowType: "TRADE_LICENSE",
@@ -70,14 +56,17 @@ await post("/webhooks", admin, {
   events: ["APPROVAL_REQUIRED"],
   secret: "bench-secret-0123456789",
 });
-const applicant = await developmentSignIn(api, "bench");
+const applicant = env.applicantToken;
 
 interface Sample {
   afterReturn: number;
   fromSend: number;
 }
 async function one(): Promise<Sample> {
-  const { requestId } = await post("/requests", applicant, { applicantId: "bench", requestType: "TRADE_LICENSE" });
+  const { requestId } = await post("/requests", applicant, {
+    applicantId: env.applicantId,
+    requestType: "TRADE_LICENSE",
+  });
   const arrived = new Promise<number>((resolve) => arrivals.set(requestId, resolve));
   const sent = performance.now();
   await post(`/requests/${requestId}/submit`, applicant, {});
@@ -92,41 +81,27 @@ async function one(): Promise<Sample> {
   return { afterReturn: at - returned, fromSend: at - sent };
 }
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-};
 const results: Record<number, Sample[]> = {};
 try {
   for (const concurrency of [1, 8]) {
-    const samples: Sample[] = [];
-    let next = 0;
-    const worker = async () => {
-      while (next < REQUESTS) {
-        next++;
-        samples.push(await one());
-        if (samples.length % 20 === 0)
-          process.stdout.write(`  concurrency ${concurrency}: ${samples.length}/${REQUESTS}\r`);
-      }
-    };
-    await Promise.all(Array.from({ length: concurrency }, worker));
-    results[concurrency] = samples;
-    console.log(`  concurrency ${concurrency}: ${REQUESTS} submissions, each webhook received            `);
+    results[concurrency] = [];
+    await runConcurrently(REQUESTS, concurrency, async () => void results[concurrency].push(await one()));
+    console.log(`  concurrency ${concurrency}: ${REQUESTS} submissions, each webhook received`);
   }
 } finally {
-  await stack.stop();
+  await env.close();
   receiver.close();
-  await rm(dataDir, { recursive: true, force: true });
 }
 
 const cell = (samples: Sample[], key: keyof Sample) =>
-  `${percentile(
-    samples.map((s) => s[key]),
-    50,
-  ).toFixed(0)} / ${percentile(
-    samples.map((s) => s[key]),
-    95,
-  ).toFixed(0)}`;
+  [50, 95]
+    .map((p) =>
+      percentile(
+        samples.map((s) => s[key]),
+        p,
+      ).toFixed(0),
+    )
+    .join(" / ");
 const table = [
   "| Submissions over HTTP | submit returned → webhook received, p50 / p95 (ms) | submit sent → webhook received, p50 / p95 (ms) |",
   "|---|---|---|",

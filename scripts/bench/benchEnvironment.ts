@@ -13,17 +13,15 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import autocannon from "autocannon";
 import { Wallet } from "ethers";
 import { loadConfig, type Config } from "../../api/src/config.ts";
 import { createLogger } from "../../api/src/observability/logger.ts";
 import { createCoreServices, type CoreServices } from "../../api/src/services.ts";
 import { anvilBinary, rpc } from "../stack/localChain.ts";
 import { freePort } from "../stack/ports.ts";
-import { benchStackEnv } from "./benchStackEnv.ts";
 import { REPO_ROOT, startStack, type Stack } from "../stack/stack.ts";
-import { StackCpuMeter, type NamedProcess } from "./processCpu.ts";
-import { adminSignIn } from "./adminSignIn.ts";
-import { developmentSignIn } from "./developmentSignIn.ts";
+import type { NamedProcess, StackCpuMeter } from "./processCpu.ts";
 
 const run = promisify(execFile);
 
@@ -66,6 +64,8 @@ async function startIntervalChain(dir: string): Promise<{ env: NodeJS.ProcessEnv
   const chain = await spawnIntervalAnvil(rpcUrl, port, chainId);
   const operator = Wallet.createRandom();
   const admin = Wallet.createRandom();
+  // Governance holds a key of its own here, as a single-key network does (a Safe would answer 202 instead).
+  const governance = Wallet.createRandom();
   const deploymentFile = path.join(dir, "deployment-interval.json");
   try {
     await deployContracts({
@@ -76,6 +76,7 @@ async function startIntervalChain(dir: string): Promise<{ env: NodeJS.ProcessEnv
       OPERATOR_ADDRESS: operator.address,
       ADMIN_ADDRESS: admin.address,
       KEEPER_ADDRESS: operator.address,
+      GOVERNANCE_ADDRESS: governance.address,
     });
   } catch (error) {
     chain.kill("SIGKILL");
@@ -90,6 +91,7 @@ async function startIntervalChain(dir: string): Promise<{ env: NodeJS.ProcessEnv
       DEPLOYMENT_FILE: deploymentFile,
       OPERATOR_PRIVATE_KEY: operator.privateKey,
       ADMIN_WALLET_PRIVATE_KEY: admin.privateKey,
+      GOVERNANCE_PRIVATE_KEY: governance.privateKey,
       MASTER_KEY: `0x${randomBytes(32).toString("hex")}`,
     },
   };
@@ -118,14 +120,7 @@ async function spawnIntervalAnvil(rpcUrl: string, port: number, chainId: string)
     ],
     { stdio: "ignore" },
   );
-  for (let i = 0; ; i++) {
-    if (
-      await rpc(rpcUrl, "eth_chainId", []).then(
-        () => true,
-        () => false,
-      )
-    )
-      break;
+  for (let i = 0; !(await rpc(rpcUrl, "eth_chainId", []).then(Boolean, () => false)); i++) {
     if (i > 300 || chain.exitCode !== null) throw new Error("the interval chain (anvil --block-time) did not start");
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -175,9 +170,11 @@ export async function startBenchEnvironment(mode: ChainMode = "automine"): Promi
       (await readFile(path.join(config.dataDir, "postgres", "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0],
     ) || undefined;
   let processes = await stackProcesses(config.dataDir, external?.chain);
-  const meter = new StackCpuMeter(() => processes, postgresPid, {
+  const meter: StackCpuMeter = {
+    named: () => processes,
+    postgresPid,
     head: async () => Number(await rpc<string>(stack.rpcUrl, "eth_blockNumber", [])),
-  });
+  };
   const api = `${stack.api.url}/api/v1`;
   const request = jsonRequester(api);
   const adminToken = await adminSignIn(api, stack.admin);
@@ -237,6 +234,68 @@ async function startBenchStack(
   }
 }
 
+/**
+ * The environment of a stack started for a benchmark: fresh free ports, embedded Postgres and chain, quiet logs,
+ * and no rate limits or quotas (they would measure the limiter, not the platform).
+ */
+export async function benchStackEnv(dataDir: string): Promise<Record<string, string>> {
+  const limits = ["RATE_LIMIT_AUTH_PER_MINUTE", "RATE_LIMIT_WRITE_PER_MINUTE", "RATE_LIMIT_READ_PER_MINUTE"];
+  return {
+    DATA_DIR: dataDir,
+    PORT: String(await freePort()),
+    CHAIN_PORT: String(await freePort()),
+    EMBEDDED_PG_PORT: String(await freePort()),
+    INDEXER_PORT: String(await freePort()),
+    LOG_LEVEL: "warn",
+    DATABASE_URL: "",
+    CHAIN_RPC_URL: "",
+    ...Object.fromEntries([...limits, "RATE_LIMIT_PUBLIC_PER_MINUTE", "REQUEST_QUOTA_PER_DAY"].map((k) => [k, "0"])),
+  };
+}
+
+async function tokenFrom(response: Response, who: string): Promise<string> {
+  const body = (await response.json()) as { access_token?: string };
+  if (!body.access_token) throw new Error(`the sign-in of ${who} failed: ${JSON.stringify(body)}`);
+  return body.access_token;
+}
+
+/** The administrator's token: the client_credentials grant with the admin client `npm start` prints. */
+export async function adminSignIn(apiBase: string, admin: { clientId: string; clientSecret: string }): Promise<string> {
+  const body = new URLSearchParams({
+    grant_type: "client_credentials",
+    client_id: admin.clientId,
+    client_secret: admin.clientSecret,
+    scope: "admin",
+  });
+  return tokenFrom(await fetch(`${apiBase}/auth/token`, { method: "POST", body }), "the admin client");
+}
+
+/**
+ * An applicant's token from the development identity provider, as a browser gets it: authorize with a PKCE S256
+ * challenge (`login_hint` names the applicant), then exchange the code with its verifier (RFC 7636's example pair).
+ */
+export async function developmentSignIn(apiBase: string, applicantId: string, name?: string): Promise<string> {
+  const [client_id, redirect_uri] = ["demo", "http://127.0.0.1:9/cb"];
+  const query = new URLSearchParams({
+    client_id,
+    code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+    code_challenge_method: "S256",
+    redirect_uri,
+    state: "s",
+    login_hint: applicantId,
+    ...(name ? { name } : {}),
+  });
+  const login = await fetch(`${apiBase}/auth/identitylocker/authorize?${query}`, { redirect: "manual" });
+  const code = new URL(login.headers.get("location")!).searchParams.get("code");
+  const code_verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+  const exchange = await fetch(`${apiBase}/auth/identitylocker/token`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ code, client_id, code_verifier, redirect_uri }),
+  });
+  return tokenFrom(exchange, applicantId);
+}
+
 /** JSON requests to the API, with a bearer token when given. */
 function jsonRequester(api: string): BenchEnvironment["request"] {
   return async (method, route, token, body, headers = {}) => {
@@ -264,37 +323,45 @@ export async function runConcurrently(
   total: number,
   concurrency: number,
   task: (i: number) => Promise<void>,
-  progress?: (done: number) => void,
 ): Promise<number> {
   let next = 0;
-  let done = 0;
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) {
-        const i = next++;
-        await task(i);
-        done++;
-        if (progress && done % Math.max(1, Math.floor(total / 10)) === 0) progress(done);
-      }
-    }),
-  );
+  const worker = async () => {
+    while (next < total) await task(next++);
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
   return performance.now() - started;
+}
+
+/**
+ * HTTP load from autocannon (`amount` requests or `duration` seconds from `connections` clients); the latencies of
+ * the answers with status `ok`, and the others' statuses.
+ */
+export function load(
+  ok: number,
+  options: autocannon.Options,
+): Promise<{ result: autocannon.Result; latencies: number[]; failures: number[] }> {
+  const latencies: number[] = [];
+  const failures: number[] = [];
+  return new Promise((resolve, reject) => {
+    const instance = autocannon({ timeout: 120, ...options }, (error, result) =>
+      error ? reject(error) : resolve({ result, latencies, failures }),
+    );
+    instance.on("response", (_client, status, _bytes, ms) => (status === ok ? latencies : failures).push(ms));
+  });
 }
 
 export const say = (line: string) => console.log(`  ${line}`);
 
-/** A JSON-RPC call or batch straight to the node; a single call's error is thrown (a batch's are the caller's). */
-export async function jsonRpc(url: string, body: unknown): Promise<any> {
+/** A JSON-RPC batch straight to the node (each answer's error is the caller's). */
+export async function rpcBatch(url: string, calls: { method: string; params: unknown[] }[]): Promise<any[]> {
+  const body = calls.map((call, id) => ({ jsonrpc: "2.0", id, ...call }));
   const response = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
   });
-  const json = await response.json();
-  if (!Array.isArray(json) && json.error)
-    throw new Error(`${JSON.stringify(body).slice(0, 100)}: ${JSON.stringify(json.error)}`);
-  return json;
+  return (await response.json()) as any[];
 }
 
 /** Reserves `count` token ids from the API's sequence (for tokens minted behind its back); returns the first. */

@@ -102,8 +102,8 @@ export function endedProcesses(phases: Phase[]): string[] {
   return lines.length === 0
     ? []
     : [
-        "Postgres processes that started and ended during a phase (their CPU is in the server's line above; sampled",
-        "every 200 ms, so the shortest may be missed):",
+        "Postgres processes that ended during a phase (counted on their line above until their last sample, every",
+        "200 ms; one that lived less than that may be missed):",
         "",
         ...lines,
       ];

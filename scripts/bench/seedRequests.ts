@@ -16,7 +16,8 @@ import { hexBytes, licenceTokenCall } from "../../api/src/chain/contractCalls.ts
 import { applicantAddress } from "../../api/src/chain/applicantKeys.ts";
 import { REQUEST_NUMBER_PREFIX } from "../../api/src/domain/requests/createRequest.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
-import { jsonRpc, reserveTokenIds, say, type BenchEnvironment } from "./benchEnvironment.ts";
+import { rpc } from "../stack/localChain.ts";
+import { reserveTokenIds, rpcBatch, say, type BenchEnvironment } from "./benchEnvironment.ts";
 
 const TYPES = ["RESORT_LICENSE", "TRADE_LICENSE", "BUILDING_PERMIT"] as const;
 const APPLICANTS = 1_000;
@@ -92,8 +93,8 @@ async function mintOnChain(env: BenchEnvironment, minting: Minting): Promise<{ c
   const { count, addresses, firstTokenId, firstNonce } = minting;
   const url = env.stack.rpcUrl;
   const operator = env.stack.operatorAddress;
-  await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "anvil_impersonateAccount", params: [operator] });
-  await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "evm_setAutomine", params: [false] });
+  await rpc(url, "anvil_impersonateAccount", [operator]);
+  await rpc(url, "evm_setAutomine", [false]);
   const hashes: string[] = [];
   const calls: string[] = [];
   try {
@@ -106,25 +107,16 @@ async function mintOnChain(env: BenchEnvironment, minting: Minting): Promise<{ c
           stringToBytes32(TYPES[i % 3]),
           zeroHash,
         ]);
+        const nonce = `0x${(firstNonce + i).toString(16)}`;
+        const to = env.stack.deployment.contracts.LicenceToken;
         batch.push({
-          jsonrpc: "2.0",
-          id: i,
           method: "eth_sendTransaction",
-          params: [
-            {
-              from: operator,
-              to: env.stack.deployment.contracts.LicenceToken,
-              data: calls[i],
-              gas: "0x30d40",
-              nonce: `0x${(firstNonce + i).toString(16)}`,
-            },
-          ],
+          params: [{ from: operator, to, data: calls[i], gas: "0x30d40", nonce }],
         });
       }
-      const answers = (await jsonRpc(url, batch)) as { id: number; result?: string; error?: unknown }[];
-      for (const answer of answers) {
+      for (const answer of await rpcBatch(url, batch)) {
         if (!answer.result) throw new Error(`seeding send refused: ${JSON.stringify(answer.error)}`);
-        hashes[answer.id] = answer.result;
+        hashes[from + answer.id] = answer.result;
       }
     };
     for (let start = 0; start < count; start += 1_000) {
@@ -135,8 +127,8 @@ async function mintOnChain(env: BenchEnvironment, minting: Minting): Promise<{ c
       process.stdout.write(`  seeding on chain: ${end}/${count}\r`);
     }
   } finally {
-    await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "evm_setAutomine", params: [true] });
-    await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "anvil_stopImpersonatingAccount", params: [operator] });
+    await rpc(url, "evm_setAutomine", [true]);
+    await rpc(url, "anvil_stopImpersonatingAccount", [operator]);
   }
   return { calls, hashes };
 }
@@ -220,14 +212,10 @@ async function mineAll(
   send: (from: number, to: number) => Promise<void>,
 ): Promise<void> {
   for (;;) {
-    const mined = parseInt(
-      (await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "eth_getTransactionCount", params: [account, "latest"] }))
-        .result,
-      16,
-    );
+    const mined = parseInt(await rpc(url, "eth_getTransactionCount", [account, "latest"]), 16);
     if (mined >= firstNonce + end) return;
-    const pool = (await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "txpool_status", params: [] })).result;
+    const pool = await rpc(url, "txpool_status", []);
     if (parseInt(pool.pending, 16) + parseInt(pool.queued, 16) === 0) await send(mined - firstNonce, end);
-    await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "evm_mine", params: [] });
+    await rpc(url, "evm_mine", []);
   }
 }

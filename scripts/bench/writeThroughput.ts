@@ -10,10 +10,12 @@ import { stringToBytes32 } from "../../abis/index.ts";
 import { hexBytes, licenceTokenCall } from "../../api/src/chain/contractCalls.ts";
 import { applicantAddress } from "../../api/src/chain/applicantKeys.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
+import { rpc } from "../stack/localChain.ts";
 import {
-  jsonRpc,
+  load,
   percentile,
   reserveTokenIds,
+  rpcBatch,
   runConcurrently,
   say,
   type BenchEnvironment,
@@ -90,9 +92,7 @@ export async function measureRawThroughput(
   let raw = await presignedMints(env, count, await reserve());
   const { result: sequentialTps, cpu } = await measureCpu(env.meter, async () => {
     const started = performance.now();
-    for (const tx of raw) {
-      await jsonRpc(url, { jsonrpc: "2.0", id: 1, method: "eth_sendRawTransaction", params: [tx] });
-    }
+    for (const tx of raw) await rpc(url, "eth_sendRawTransaction", [tx]);
     await waitMined(env, raw.at(-1)!);
     return count / ((performance.now() - started) / 1000);
   });
@@ -100,9 +100,9 @@ export async function measureRawThroughput(
   if (options.batch) {
     raw = await presignedMints(env, count, await reserve());
     const started = performance.now();
-    const answers = await jsonRpc(
+    const answers = await rpcBatch(
       url,
-      raw.map((tx, id) => ({ jsonrpc: "2.0", id, method: "eth_sendRawTransaction", params: [tx] })),
+      raw.map((tx) => ({ method: "eth_sendRawTransaction", params: [tx] })),
     );
     if (answers.some((a: any) => a.error)) throw new Error("batch send refused");
     await waitMined(env, raw.at(-1)!);
@@ -123,10 +123,7 @@ export async function measureRawThroughput(
  */
 async function waitForIndexedHead(env: BenchEnvironment): Promise<number> {
   const started = performance.now();
-  const head = parseInt(
-    (await jsonRpc(env.stack.rpcUrl, { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] })).result,
-    16,
-  );
+  const head = parseInt(await rpc(env.stack.rpcUrl, "eth_blockNumber", []), 16);
   if (!(await env.core.index.waitForBlock(head, 300_000)))
     throw new Error(`the index did not reach block ${head} in 5 minutes`);
   return performance.now() - started;
@@ -146,19 +143,6 @@ export interface WriteResult {
   firstFailure?: string;
 }
 
-/** Failed writes are counted, not fatal, unless they are more than a tenth: one slow receipt must not void a run. */
-function failures(total: number) {
-  const messages: string[] = [];
-  return {
-    messages,
-    record(error: unknown) {
-      messages.push((error as Error).message);
-      if (messages.length > Math.max(1, total / 10))
-        throw new Error(`more than a tenth of the writes failed; first: ${messages[0]}`);
-    },
-  };
-}
-
 const createRequest = async (env: BenchEnvironment): Promise<string> => {
   const answer = await env.request("POST", "/requests", env.applicantToken, {
     applicantId: env.applicantId,
@@ -169,37 +153,47 @@ const createRequest = async (env: BenchEnvironment): Promise<string> => {
   return answer.body.requestId as string;
 };
 
+/** Failed writes are counted, not fatal, unless they are more than a tenth: one slow receipt must not void a run. */
+function checkFailures(total: number, failures: string[]): void {
+  if (failures.length > Math.max(1, total / 10))
+    throw new Error(`more than a tenth of the writes failed; first: ${failures[0]}`);
+}
+
+/** POST /requests from `concurrency` autocannon clients, `writes` in all. */
 export async function measureWriteThroughput(
   env: BenchEnvironment,
   concurrency: number,
   writes: number,
 ): Promise<WriteResult> {
-  const latencies: number[] = [];
-  const failed = failures(writes);
   const timeoutsBefore = await env.readYourWritesTimeouts();
-  const { result: elapsed, cpu } = await measureCpu(env.meter, () =>
-    runConcurrently(writes, concurrency, async () => {
-      const started = performance.now();
-      try {
-        await createRequest(env);
-        latencies.push(performance.now() - started);
-      } catch (error) {
-        failed.record(error);
-      }
+  const { result: run, cpu } = await measureCpu(env.meter, () =>
+    load(201, {
+      url: `${env.api}/requests`,
+      method: "POST",
+      headers: { authorization: `Bearer ${env.applicantToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ applicantId: env.applicantId, requestType: "TRADE_LICENSE" }),
+      connections: concurrency,
+      amount: writes,
     }),
   );
+  const { result: stats, latencies } = run;
+  const failures = [
+    ...run.failures.map((status) => `POST /requests answered ${status}`),
+    ...Array.from({ length: stats.errors }, () => "POST /requests: no answer (connection error or timeout)"),
+  ];
+  checkFailures(writes, failures);
   const readYourWritesTimeouts = (await env.readYourWritesTimeouts()) - timeoutsBefore;
   // Throughput counts the writes that succeeded; CPU per write divides by every write sent (failures cost too).
   const result = {
     concurrency,
     writes,
-    perSecond: latencies.length / (elapsed / 1000),
+    perSecond: latencies.length / stats.duration,
     p50: percentile(latencies, 50),
     p95: percentile(latencies, 95),
     cpu,
     readYourWritesTimeouts,
-    failed: failed.messages.length,
-    firstFailure: failed.messages[0],
+    failed: failures.length,
+    firstFailure: failures[0],
   };
   say(
     `HTTP writes (${env.mode}), ${concurrency} client(s): ${result.perSecond.toFixed(1)} requests/s (latency p50 ${result.p50.toFixed(0)} / p95 ${result.p95.toFixed(0)} ms), ${(cpu.stackMs / writes).toFixed(1)} CPU-ms per write, ${readYourWritesTimeouts} read-your-writes timeouts`,
@@ -226,11 +220,14 @@ export async function measureVisibility(
 ): Promise<VisibilityResult> {
   const latencies: number[] = [];
   let notVisibleAtReturn = 0;
-  const failed = failures(writes);
+  const failures: string[] = [];
   const timeoutsBefore = await env.readYourWritesTimeouts();
   await runConcurrently(writes, concurrency, async () => {
     const started = performance.now();
-    const id = await createRequest(env).catch((error) => failed.record(error));
+    const id = await createRequest(env).catch((error) => {
+      failures.push(error.message);
+      checkFailures(writes, failures);
+    });
     if (!id) return;
     for (let attempt = 0; ; attempt++) {
       const read = await env.request("GET", `/requests/${id}`, env.applicantToken);
@@ -251,7 +248,7 @@ export async function measureVisibility(
     p95: percentile(latencies, 95),
     notVisibleAtReturn,
     readYourWritesTimeouts,
-    failed: failed.messages.length,
+    failed: failures.length,
   };
   say(
     `write → visible through the API (${env.mode}), ${concurrency} client(s): p50 ${result.p50.toFixed(0)} / p95 ${result.p95.toFixed(0)} ms; not visible at return: ${notVisibleAtReturn}`,
