@@ -26,6 +26,10 @@ const integer = (min: number, max: number) => {
   const error = `must be an integer between ${min} and ${max}`;
   return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error });
 };
+const fraction = z.coerce
+  .number({ error: "must be a number in (0, 1]" })
+  .gt(0, { error: "must be a number in (0, 1]" })
+  .max(1, { error: "must be a number in (0, 1]" });
 const oneOf = <const T extends readonly [string, ...string[]]>(...values: T) =>
   z.enum(values, { error: `must be one of ${values.join(", ")}` });
 const url = z.url({ error: "must be a URL" }).transform((raw) => raw.replace(/\/$/, ""));
@@ -391,11 +395,7 @@ const schema = z.object({
   jobTimeScale: setting(
     "JOB_TIME_SCALE",
     "Tests only: multiplies the webhook retry delays (1 min … 24 h) so the schedule runs in seconds; 1 in production",
-    z.coerce
-      .number({ error: "must be a number in (0, 1]" })
-      .gt(0, { error: "must be a number in (0, 1]" })
-      .max(1, { error: "must be a number in (0, 1]" })
-      .default(1),
+    fraction.default(1),
   ),
   // Processes (npm start)
   apiProcesses: setting(
@@ -459,21 +459,9 @@ interface Setting {
 /** Every setting's variable, description, default and secrecy, as .env.example and tests list them. */
 export const settings = Object.fromEntries(
   Object.entries(schema.shape).map(([key, field]) => {
-    const { env, description, secret } = z.globalRegistry.get(field) as {
-      env: string;
-      description: string;
-      secret?: true;
-    };
+    const meta = z.globalRegistry.get(field) as { env: string; description: string; secret?: true };
     const fallback = "defaultValue" in field.def ? field.def.defaultValue : undefined;
-    return [
-      key,
-      {
-        env,
-        doc: description,
-        fallback: typeof fallback === "function" ? undefined : fallback,
-        secret: secret === true,
-      },
-    ];
+    return [key, { env: meta.env, doc: meta.description, fallback, secret: meta.secret === true }];
   }),
 ) as Record<keyof Shape, Setting>;
 
