@@ -3,8 +3,7 @@
  *   DEPLOYMENT_FILE     JSON written by scripts/deploy.ts: { chainId, startBlock, contracts: { LicenceToken, ... } }
  *   CHAIN_RPC_URL       JSON-RPC endpoint of that chain
  *   CHAIN_WS_URL        its WebSocket endpoint, optional: new blocks come by eth_subscribe("newHeads") instead of a
- *                       poll every INDEXER_POLLING_MS (a full block fetched ten times a second, busy or idle)
- *   INDEXER_POLLING_MS  new-block polling interval, default 100 (Ponder's minimum, also enforced here)
+ *                       poll every 100 ms (Ponder's minimum: a full block fetched ten times a second, busy or idle)
  *   DATABASE_URL        Postgres connection string; unset: Ponder's default (PGlite in .ponder/)
  */
 import { readFileSync } from "node:fs";
@@ -12,7 +11,8 @@ import path from "node:path";
 import { createConfig } from "ponder";
 import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../abis/index.ts";
 
-const MIN_POLLING_MS = 100;
+/** New-block polling interval without CHAIN_WS_URL: Ponder's minimum. */
+const POLLING_MS = 100;
 /**
  * Ponder rate-limits each RPC URL adaptively, starting at 20 requests/s and raising it only slowly. Polling every
  * 100 ms takes half of that, and each new block needs ~3 more requests, so a burst of one-transaction blocks
@@ -53,15 +53,6 @@ function readDeployment(): Deployment {
   return raw as Deployment;
 }
 
-function pollingInterval(): number {
-  const value = process.env.INDEXER_POLLING_MS?.trim();
-  if (!value) return MIN_POLLING_MS;
-  const ms = Number(value);
-  if (!Number.isFinite(ms))
-    throw new Error(`Indexer configuration: INDEXER_POLLING_MS must be a number, got "${value}".`);
-  return Math.max(MIN_POLLING_MS, Math.round(ms));
-}
-
 const deployment = readDeployment();
 const rpc = requireEnv("CHAIN_RPC_URL", "JSON-RPC endpoint of the chain in DEPLOYMENT_FILE");
 const ws = process.env.CHAIN_WS_URL?.trim() || undefined;
@@ -83,7 +74,7 @@ export default createConfig({
       id: deployment.chainId,
       rpc: Array.from({ length: RPC_LANES }, () => rpc),
       ...(ws ? { ws } : {}),
-      pollingInterval: pollingInterval(),
+      pollingInterval: POLLING_MS,
       // A local dev chain (anvil / hardhat) is reset often: never reuse cached RPC responses for it.
       disableCache: deployment.chainId === 31337,
     },

@@ -14,7 +14,7 @@ import type { ManagedProcess } from "./stack/managedProcess.ts";
 const REQUIRED = ["databaseUrl", "chainRpcUrl", "deploymentFile"] as const;
 
 readEnvFile();
-const config = loadSettings([...REQUIRED, "indexerHost", "indexerPort", "indexerPollingMs"]);
+const config = loadSettings([...REQUIRED, "indexerHost", "indexerPort"]);
 const missing = REQUIRED.filter((key) => !config[key]).map((key) => settings[key].env);
 if (missing.length > 0) {
   console.error(
@@ -44,7 +44,6 @@ try {
     deploymentFile: config.deploymentFile!,
     host: config.indexerHost,
     port: config.indexerPort,
-    pollingMs: config.indexerPollingMs,
     // One chain instance: a fresh schema is only ever needed for a new build (code, ABIs, deployment).
     epoch: 0,
     echo: true,

@@ -1,4 +1,4 @@
-/** Writes .env.example from the typed configuration table (api/src/config.ts): one comment per variable. */
+/** Writes .env.example from the configuration schema (api/src/config.ts): one comment per variable. */
 import { writeFile } from "node:fs/promises";
 import { settings } from "../api/src/config.ts";
 
@@ -7,22 +7,15 @@ const lines = [
   "# Nothing is required for `npm start` on a fresh machine: unset variables use embedded defaults.",
   "",
 ];
-for (const setting of Object.values(settings) as { env: string; doc: string; fallback?: unknown; secret?: boolean }[]) {
-  lines.push(`# ${setting.doc}${setting.secret ? " (secret: never commit it)" : ""}`);
-  const value = setting.fallback;
+for (const { env, doc, fallback, secret } of Object.values(settings)) {
   // Defaults in the form the variable takes: lists comma-separated, maps as KEY=value pairs.
-  const fallback =
-    typeof value === "function" || value === undefined
+  const value =
+    fallback === undefined
       ? ""
-      : Array.isArray(value)
-        ? value.join(",")
-        : typeof value === "object" && value !== null
-          ? Object.entries(value)
-              .map(([k, v]) => `${k}=${v}`)
-              .join(",")
-          : String(value);
-  lines.push(`# ${setting.env}=${fallback}`);
-  lines.push("");
+      : typeof fallback === "object" && fallback !== null && !Array.isArray(fallback)
+        ? Object.entries(fallback).map(([k, v]) => `${k}=${v}`)
+        : fallback;
+  lines.push(`# ${doc}${secret ? " (secret: never commit it)" : ""}`, `# ${env}=${String(value)}`, "");
 }
 await writeFile(".env.example", lines.join("\n"));
 console.log(`.env.example: ${Object.keys(settings).length} variables`);

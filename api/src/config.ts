@@ -1,23 +1,12 @@
 /**
- * Typed configuration: every setting has a doc, a default and an environment variable, and is checked at start-up
- * with a message naming the bad variable. `scripts/writeEnvExample.ts` turns this table into .env.example.
+ * Typed configuration: one zod schema with an environment variable, a description and a default per setting. Parsing,
+ * the `Config` type, the messages naming a bad variable and .env.example (`npm run env:example`) all come from it.
  */
 import os from "node:os";
 import path from "node:path";
+import { z } from "zod/v4";
 
 export type Environment = "development" | "production" | "test";
-
-interface Setting<T> {
-  env: string;
-  doc: string;
-  /** Default, or undefined when the setting is optional (or required: see `required`). */
-  fallback?: T | ((env: NodeJS.ProcessEnv) => T | undefined);
-  parse: (raw: string, env: string) => T;
-  /** Secret values are never printed or logged. */
-  secret?: boolean;
-}
-
-class ConfigError extends Error {}
 
 /**
  * The embedded development chain's deployer (anvil's first development account, whose key every anvil prints):
@@ -27,545 +16,454 @@ class ConfigError extends Error {}
 export const DEVELOPMENT_GOVERNANCE_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 export const DEVELOPMENT_CHAIN_ID = 31337;
 
-const text = (raw: string) => raw;
-const integer = (min: number, max: number) => (raw: string, env: string) => {
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${env} must be an integer between ${min} and ${max} (got "${raw}")`);
-  }
-  return value;
+/** A setting: its variable, what it does, and whether its value is secret (never printed or logged). */
+const setting = <T extends z.ZodType>(env: string, description: string, schema: T) => schema.meta({ env, description });
+const secret = <T extends z.ZodType>(env: string, description: string, schema: T) =>
+  schema.meta({ env, description, secret: true });
+
+// Each check's message completes "<VARIABLE> …"; a message per check so every failure reads the same.
+const integer = (min: number, max: number) => {
+  const error = `must be an integer between ${min} and ${max}`;
+  return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error });
 };
-const oneOf =
-  <T extends string>(...values: T[]) =>
-  (raw: string, env: string) => {
-    if (!values.includes(raw as T)) throw new ConfigError(`${env} must be one of ${values.join(", ")} (got "${raw}")`);
-    return raw as T;
-  };
-const url = (raw: string, env: string) => {
-  try {
-    new URL(raw);
-  } catch {
-    throw new ConfigError(`${env} must be a URL (got "${raw}")`);
-  }
-  return raw.replace(/\/$/, "");
-};
-const hexKey = (bytes: number) => (raw: string, env: string) => {
-  const hex = raw.replace(/^0x/, "");
-  if (!new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`).test(hex))
-    throw new ConfigError(`${env} must be ${bytes} bytes of hex`);
-  return `0x${hex.toLowerCase()}`;
-};
-const address = (raw: string, env: string) => {
-  if (!/^0x[0-9a-fA-F]{40}$/.test(raw)) throw new ConfigError(`${env} must be a 0x-prefixed 20-byte address`);
-  return raw;
-};
-const fraction = (raw: string, env: string) => {
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0 || value > 1)
-    throw new ConfigError(`${env} must be a number in (0, 1] (got "${raw}")`);
-  return value;
-};
-const list = (raw: string) =>
+const fraction = z.coerce
+  .number({ error: "must be a number in (0, 1]" })
+  .gt(0, { error: "must be a number in (0, 1]" })
+  .max(1, { error: "must be a number in (0, 1]" });
+const oneOf = <const T extends readonly [string, ...string[]]>(...values: T) =>
+  z.enum(values, { error: `must be one of ${values.join(", ")}` });
+const url = z.url({ error: "must be a URL" }).transform((raw) => raw.replace(/\/$/, ""));
+const hexKey = z
+  .string()
+  .regex(/^(0x)?[0-9a-fA-F]{64}$/, { error: "must be 32 bytes of hex" })
+  .transform((raw) => `0x${raw.replace(/^0x/, "").toLowerCase()}`);
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, { error: "must be a 0x-prefixed 20-byte address" });
+const bool = z.stringbool({
+  truthy: ["true", "1"],
+  falsy: ["false", "0"],
+  case: "sensitive",
+  error: "must be true or false",
+});
+const list = z.string().transform((raw) =>
   raw
     .split(",")
     .map((v) => v.trim())
-    .filter(Boolean);
-const bool = (raw: string, env: string) => {
-  if (raw === "true" || raw === "1") return true;
-  if (raw === "false" || raw === "0") return false;
-  throw new ConfigError(`${env} must be true or false (got "${raw}")`);
-};
+    .filter(Boolean),
+);
+const LICENCE_VALIDITY_DAYS: Record<string, number> = { RESORT_LICENSE: 365, TRADE_LICENSE: 365, BUILDING_PERMIT: 730 };
+const validityDays = list.transform((pairs, ctx) => {
+  const map = { ...LICENCE_VALIDITY_DAYS };
+  for (const [type, days] of pairs.map((pair) => pair.split("="))) {
+    if (!type || !/^\d+$/.test(days ?? "")) {
+      ctx.issues.push({
+        code: "custom",
+        input: pairs,
+        message: "must look like RESORT_LICENSE=365,BUILDING_PERMIT=730",
+      });
+      return z.NEVER;
+    }
+    map[type] = Number(days);
+  }
+  return map;
+});
 
-export const settings = {
-  nodeEnv: {
-    env: "NODE_ENV",
-    doc: "development, production or test; production refuses development conveniences",
-    fallback: "development",
-    parse: oneOf<Environment>("development", "production", "test"),
-  },
-  devConveniences: {
-    env: "DEV_CONVENIENCES",
-    doc: "true: a local development stack: the passwordless development identity provider and secrets generated under DATA_DIR/secrets (npm start turns it on and says so). Refused in production, with a HOST or PUBLIC_BASE_URL that is not loopback, behind a proxy (TRUST_PROXY_HOPS above 0), with an identity provider configured (IDENTITY_PROVIDER_*), and with a DATABASE_URL or CHAIN_RPC_URL on another host",
-    fallback: false,
-    parse: bool,
-  },
-  dataDir: {
-    env: "DATA_DIR",
-    doc: "Directory holding embedded Postgres, chain state, keys and files",
-    fallback: "./.data",
-    parse: (raw: string) => path.resolve(raw),
-  },
-  host: { env: "HOST", doc: "Interface the API binds to", fallback: "127.0.0.1", parse: text },
-  port: { env: "PORT", doc: "API port", fallback: 3000, parse: integer(0, 65535) },
-  publicBaseUrl: {
-    env: "PUBLIC_BASE_URL",
-    doc: "URL clients reach the API at (links, QR codes, token issuer); https and required in production; default http://HOST:PORT",
-    parse: url,
-  },
-  logLevel: {
-    env: "LOG_LEVEL",
-    doc: "pino log level",
-    fallback: "info",
-    parse: oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent"),
-  },
+const schema = z.object({
+  nodeEnv: setting(
+    "NODE_ENV",
+    "development, production or test; production refuses development conveniences",
+    oneOf("development", "production", "test").default("development"),
+  ),
+  devConveniences: setting(
+    "DEV_CONVENIENCES",
+    "true: a local development stack: the passwordless development identity provider and secrets generated under DATA_DIR/secrets (npm start turns it on and says so). Refused in production, with a HOST or PUBLIC_BASE_URL that is not loopback, behind a proxy (TRUST_PROXY_HOPS above 0), with an identity provider configured (IDENTITY_PROVIDER_*), and with a DATABASE_URL or CHAIN_RPC_URL on another host",
+    bool.default(false),
+  ),
+  dataDir: setting(
+    "DATA_DIR",
+    "Directory holding embedded Postgres, chain state, keys and files",
+    z
+      .string()
+      .transform((raw) => path.resolve(raw))
+      .prefault("./.data"),
+  ),
+  host: setting("HOST", "Interface the API binds to", z.string().default("127.0.0.1")),
+  port: setting("PORT", "API port", integer(0, 65535).default(3000)),
+  publicBaseUrl: setting(
+    "PUBLIC_BASE_URL",
+    "URL clients reach the API at (links, QR codes, token issuer); https and required in production; default http://HOST:PORT",
+    url.optional(),
+  ),
+  apiInstance: setting(
+    "API_INSTANCE",
+    "Name of this API process in every response's X-Api-Instance header (npm start names its processes)",
+    z.string().optional(),
+  ),
+  logLevel: setting(
+    "LOG_LEVEL",
+    "pino log level",
+    oneOf("fatal", "error", "warn", "info", "debug", "trace", "silent").default("info"),
+  ),
 
-  databaseUrl: {
-    env: "DATABASE_URL",
-    doc: "Postgres URL; unset: embedded Postgres under DATA_DIR",
-    parse: text,
-    secret: true,
-  },
-  embeddedPostgresPort: {
-    env: "EMBEDDED_PG_PORT",
-    doc: "Port of the embedded Postgres",
-    fallback: 54329,
-    parse: integer(1, 65535),
-  },
-  apiSchema: { env: "API_DB_SCHEMA", doc: "Postgres schema of the API's own tables", fallback: "app", parse: text },
+  databaseUrl: secret("DATABASE_URL", "Postgres URL; unset: embedded Postgres under DATA_DIR", z.string().optional()),
+  embeddedPostgresPort: setting("EMBEDDED_PG_PORT", "Port of the embedded Postgres", integer(1, 65535).default(54329)),
+  apiSchema: setting(
+    "API_DB_SCHEMA",
+    "Postgres schema of the API's own tables (another schema: another platform in the same database)",
+    z.string().default("app"),
+  ),
 
-  chainRpcUrl: {
-    env: "CHAIN_RPC_URL",
-    doc: "JSON-RPC URL of the chain (e.g. Besu); unset: embedded local chain",
-    parse: url,
-  },
-  chainWsUrl: {
-    env: "CHAIN_WS_URL",
-    doc: "WebSocket URL of the same chain (Besu: --rpc-ws-enabled): new blocks are announced instead of polled; unset: polling (the embedded chain sets it)",
-    parse: (raw: string, env: string) => {
-      if (!/^wss?:\/\//i.test(raw)) throw new ConfigError(`${env} must be a ws:// or wss:// URL (got "${raw}")`);
-      return url(raw, env);
-    },
-  },
-  chainId: {
-    env: "CHAIN_ID",
-    doc: "Chain id; required with CHAIN_RPC_URL",
-    fallback: 31337,
-    parse: integer(1, 2 ** 31),
-  },
-  chainPort: { env: "CHAIN_PORT", doc: "Port of the embedded local chain", fallback: 8545, parse: integer(1, 65535) },
-  chainGasMode: {
-    env: "CHAIN_GAS_MODE",
-    doc: "market: EIP-1559 fees from the node; free: gas price 0 (Besu with zeroBaseFee)",
-    fallback: "market",
-    parse: oneOf("market", "free"),
-  },
-  chainFunding: {
-    env: "CHAIN_FUNDING",
-    doc: "none, or anvil: fund new custodial wallets with anvil_setBalance (embedded chain only)",
-    fallback: "none",
-    parse: oneOf("none", "anvil"),
-  },
-  chainSnapshotMs: {
-    env: "CHAIN_SNAPSHOT_MS",
-    doc: "Embedded chain: how often (ms) it is checked for new blocks, saved when it has some",
-    fallback: 250,
-    parse: integer(50, 3_600_000),
-  },
-  deploymentFile: {
-    env: "DEPLOYMENT_FILE",
-    doc: "Deployment file (chain id, addresses, start block); default DATA_DIR/deployment.json",
-    parse: text,
-  },
-  operatorPrivateKey: {
-    env: "OPERATOR_PRIVATE_KEY",
-    doc: "External chain: the operator wallet's key (stored encrypted at first start); embedded: generated",
-    parse: hexKey(32),
-    secret: true,
-  },
-  walletDelaySeconds: {
-    env: "WALLET_DELAY_SECONDS",
-    doc: "Embedded deployment: seconds a department wallet change waits in public before it can take effect (deploy script: at least 86,400 outside the embedded chain)",
-    fallback: 60,
-    parse: integer(1, 31_536_000),
-  },
-  adminWalletPrivateKey: {
-    env: "ADMIN_WALLET_PRIVATE_KEY",
-    doc: "External chain: the administration wallet's key (ADMIN_ROLE: department activation, escalations, suspensions; never the operator's); embedded: generated",
-    parse: hexKey(32),
-    secret: true,
-  },
-  governancePrivateKey: {
-    env: "GOVERNANCE_PRIVATE_KEY",
-    doc: "The governance key (DEFAULT_ADMIN_ROLE: registers departments, their wallet changes and workflow versions) when a single key governs; npm start sets the development chain's deployer key on chain 31337 only. Unset: those routes answer 202 AWAITING_GOVERNANCE with the transaction for governance (a Safe) to execute",
-    parse: hexKey(32),
-    secret: true,
-  },
-  deployerPrivateKey: {
-    env: "DEPLOYER_PRIVATE_KEY",
-    doc: "External chain: key that deploys when the deployment file is missing",
-    parse: hexKey(32),
-    secret: true,
-  },
-  signer: {
-    env: "SIGNER",
-    doc: "Who holds the wallets' keys: local (the encrypted key vault, under MASTER_KEY) or remote (a JSON-RPC signer: Web3Signer, EthSigner, Clef)",
-    fallback: "local",
-    parse: oneOf("local", "remote"),
-  },
-  remoteSignerUrl: {
-    env: "REMOTE_SIGNER_URL",
-    doc: "SIGNER=remote: the signer's JSON-RPC URL (eth_accounts, eth_signTransaction)",
-    parse: url,
-  },
-  remoteSignerAuth: {
-    env: "REMOTE_SIGNER_AUTH",
-    doc: "SIGNER=remote: Authorization header sent to the signer, e.g. Bearer TOKEN or Basic BASE64",
-    parse: text,
-    secret: true,
-  },
-  remoteSignerTimeoutMs: {
-    env: "REMOTE_SIGNER_TIMEOUT_MS",
-    doc: "SIGNER=remote: how long one signing call may take (ms)",
-    fallback: 10_000,
-    parse: integer(100, 120_000),
-  },
-  operatorAddress: {
-    env: "OPERATOR_ADDRESS",
-    doc: "SIGNER=remote: the operator wallet, a key of the remote signer (holds the operator's roles)",
-    parse: address,
-  },
-  adminWalletAddress: {
-    env: "ADMIN_WALLET_ADDRESS",
-    doc: "SIGNER=remote: the administration wallet (ADMIN_ROLE), another key of the remote signer than the operator's",
-    parse: address,
-  },
-  masterKey: {
-    env: "MASTER_KEY",
-    doc: "32-byte hex key encrypting wallet keys at rest (AES-256-GCM); embedded: generated under DATA_DIR",
-    parse: hexKey(32),
-    secret: true,
-  },
-  licenceTokenAddress: {
-    env: "LICENCE_TOKEN_ADDRESS",
-    doc: "LicenceToken address, instead of the deployment file",
-    parse: address,
-  },
-  documentRegistryAddress: {
-    env: "DOCUMENT_REGISTRY_ADDRESS",
-    doc: "DocumentRegistry address, instead of the deployment file",
-    parse: address,
-  },
-  approvalRegistryAddress: {
-    env: "APPROVAL_REGISTRY_ADDRESS",
-    doc: "ApprovalRegistry address, instead of the deployment file",
-    parse: address,
-  },
-  deploymentStartBlock: {
-    env: "DEPLOYMENT_START_BLOCK",
-    doc: "Block the contracts were deployed at, with the address variables",
-    fallback: 0,
-    parse: integer(0, Number.MAX_SAFE_INTEGER),
-  },
-  receiptTimeoutMs: {
-    env: "TX_RECEIPT_TIMEOUT_MS",
-    doc: "How long a write waits for its transaction to be mined",
-    fallback: 30_000,
-    parse: integer(100, 600_000),
-  },
-  reconcileIntervalMs: {
-    env: "OUTBOX_RECONCILE_MS",
-    doc: "How often pending transactions are re-checked and re-broadcast",
-    fallback: 2_000,
-    parse: integer(100, 600_000),
-  },
+  chainRpcUrl: setting(
+    "CHAIN_RPC_URL",
+    "JSON-RPC URL of the chain (e.g. Besu); unset: embedded local chain",
+    url.optional(),
+  ),
+  chainWsUrl: setting(
+    "CHAIN_WS_URL",
+    "WebSocket URL of the same chain (Besu: --rpc-ws-enabled): new blocks are announced instead of polled; unset: polling (the embedded chain sets it)",
+    z
+      .url({ protocol: /^wss?$/, error: "must be a ws:// or wss:// URL" })
+      .transform((raw) => raw.replace(/\/$/, ""))
+      .optional(),
+  ),
+  chainId: setting("CHAIN_ID", "Chain id; required with CHAIN_RPC_URL", integer(1, 2 ** 31).default(31337)),
+  chainPort: setting("CHAIN_PORT", "Port of the embedded local chain", integer(1, 65535).default(8545)),
+  chainGasMode: setting(
+    "CHAIN_GAS_MODE",
+    "market: EIP-1559 fees from the node; free: gas price 0 (Besu with zeroBaseFee)",
+    oneOf("market", "free").default("market"),
+  ),
+  chainFunding: setting(
+    "CHAIN_FUNDING",
+    "none, or anvil: fund new custodial wallets with anvil_setBalance (embedded chain only)",
+    oneOf("none", "anvil").default("none"),
+  ),
+  deploymentFile: setting(
+    "DEPLOYMENT_FILE",
+    "Deployment file (chain id, addresses, start block); default DATA_DIR/deployment.json",
+    z.string().optional(),
+  ),
+  operatorPrivateKey: secret(
+    "OPERATOR_PRIVATE_KEY",
+    "External chain: the operator wallet's key (stored encrypted at first start); embedded: generated",
+    hexKey.optional(),
+  ),
+  walletDelaySeconds: setting(
+    "WALLET_DELAY_SECONDS",
+    "Embedded deployment: seconds a department wallet change waits in public before it can take effect (deploy script: at least 86,400 outside the embedded chain; tests shorten it to see a change take effect)",
+    integer(1, 31_536_000).default(60),
+  ),
+  adminWalletPrivateKey: secret(
+    "ADMIN_WALLET_PRIVATE_KEY",
+    "External chain: the administration wallet's key (ADMIN_ROLE: department activation, escalations, suspensions; never the operator's); embedded: generated",
+    hexKey.optional(),
+  ),
+  governancePrivateKey: secret(
+    "GOVERNANCE_PRIVATE_KEY",
+    "The governance key (DEFAULT_ADMIN_ROLE: registers departments, their wallet changes and workflow versions) when a single key governs; npm start sets the development chain's deployer key on chain 31337 only. Unset: those routes answer 202 AWAITING_GOVERNANCE with the transaction for governance (a Safe) to execute",
+    hexKey.optional(),
+  ),
+  signer: setting(
+    "SIGNER",
+    "Who holds the wallets' keys: local (the encrypted key vault, under MASTER_KEY) or remote (a JSON-RPC signer: Web3Signer, EthSigner, Clef)",
+    oneOf("local", "remote").default("local"),
+  ),
+  remoteSignerUrl: setting(
+    "REMOTE_SIGNER_URL",
+    "SIGNER=remote: the signer's JSON-RPC URL (eth_accounts, eth_signTransaction)",
+    url.optional(),
+  ),
+  remoteSignerAuth: secret(
+    "REMOTE_SIGNER_AUTH",
+    "SIGNER=remote: Authorization header sent to the signer, e.g. Bearer TOKEN or Basic BASE64",
+    z.string().optional(),
+  ),
+  operatorAddress: setting(
+    "OPERATOR_ADDRESS",
+    "SIGNER=remote: the operator wallet, a key of the remote signer (holds the operator's roles)",
+    address.optional(),
+  ),
+  adminWalletAddress: setting(
+    "ADMIN_WALLET_ADDRESS",
+    "SIGNER=remote: the administration wallet (ADMIN_ROLE), another key of the remote signer than the operator's",
+    address.optional(),
+  ),
+  masterKey: secret(
+    "MASTER_KEY",
+    "32-byte hex key encrypting wallet keys at rest (AES-256-GCM); embedded: generated under DATA_DIR",
+    hexKey.optional(),
+  ),
+  licenceTokenAddress: setting(
+    "LICENCE_TOKEN_ADDRESS",
+    "LicenceToken address, instead of the deployment file",
+    address.optional(),
+  ),
+  documentRegistryAddress: setting(
+    "DOCUMENT_REGISTRY_ADDRESS",
+    "DocumentRegistry address, instead of the deployment file",
+    address.optional(),
+  ),
+  approvalRegistryAddress: setting(
+    "APPROVAL_REGISTRY_ADDRESS",
+    "ApprovalRegistry address, instead of the deployment file",
+    address.optional(),
+  ),
+  deploymentStartBlock: setting(
+    "DEPLOYMENT_START_BLOCK",
+    "Block the contracts were deployed at, with the address variables",
+    integer(0, Number.MAX_SAFE_INTEGER).default(0),
+  ),
 
-  indexerPort: {
-    env: "INDEXER_PORT",
-    doc: "Port of the Ponder indexer's HTTP server",
-    fallback: 42069,
-    parse: integer(1, 65535),
-  },
-  indexerHost: {
-    env: "INDEXER_HOST",
-    doc: "npm run indexer: address the indexer listens on (another host's API reaches it through INDEXER_URL)",
-    fallback: "127.0.0.1",
-    parse: text,
-  },
-  indexerUrl: {
-    env: "INDEXER_URL",
-    doc: "URL of the Ponder indexer; default http://127.0.0.1:INDEXER_PORT",
-    parse: url,
-  },
-  indexerPollingMs: {
-    env: "INDEXER_POLLING_MS",
-    doc: "Indexer polling interval (ms, min 100)",
-    fallback: 100,
-    parse: integer(100, 60_000),
-  },
-  readYourWritesTimeoutMs: {
-    env: "READ_YOUR_WRITES_TIMEOUT_MS",
-    doc: "How long a write waits for the indexer to reach its block",
-    fallback: 5_000,
-    parse: integer(0, 600_000),
-  },
-  healthMaxIndexerLag: {
-    env: "HEALTH_MAX_INDEXER_LAG",
-    doc: "Blocks the indexer may trail the chain head while /health says ok",
-    fallback: 5,
-    parse: integer(0, 1_000_000),
-  },
+  indexerPort: setting("INDEXER_PORT", "Port of the Ponder indexer's HTTP server", integer(1, 65535).default(42069)),
+  indexerHost: setting(
+    "INDEXER_HOST",
+    "npm run indexer: address the indexer listens on (another host's API reaches it through INDEXER_URL)",
+    z.string().default("127.0.0.1"),
+  ),
+  indexerUrl: setting(
+    "INDEXER_URL",
+    "URL of the Ponder indexer; default http://127.0.0.1:INDEXER_PORT",
+    url.optional(),
+  ),
 
   // Authentication (api/src/auth)
-  jwtPrivateKey: {
-    env: "JWT_PRIVATE_KEY",
-    doc: "PKCS#8 PEM of the ES256 key signing service tokens; embedded: generated under DATA_DIR",
-    parse: text,
-    secret: true,
-  },
-  jwtIssuer: { env: "JWT_ISSUER", doc: "iss of service tokens; default PUBLIC_BASE_URL", parse: text },
-  jwtAudience: { env: "JWT_AUDIENCE", doc: "aud of service tokens", fallback: "licence-approval-api", parse: text },
-  accessTokenTtlSeconds: {
-    env: "ACCESS_TOKEN_TTL_SECONDS",
-    doc: "Lifetime of access tokens (seconds)",
-    fallback: 3600,
-    parse: integer(1, 86_400),
-  },
-  adminClientId: {
-    env: "ADMIN_CLIENT_ID",
-    doc: "Bootstrap admin client id; embedded: generated and printed by npm start",
-    parse: text,
-  },
-  adminClientSecret: {
-    env: "ADMIN_CLIENT_SECRET",
-    doc: "Bootstrap admin client secret, at least 32 characters and about 128 bits by estimate (e.g. openssl rand -hex 32; weak ones are refused without DEV_CONVENIENCES); embedded: generated and printed by npm start",
-    parse: text,
-    secret: true,
-  },
-  identityProviderAuthorizeUrl: {
-    env: "IDENTITY_PROVIDER_AUTHORIZE_URL",
-    doc: "Identity locker (OAuth 2.0 / OIDC) authorize URL; unset: built-in development provider (refused in production)",
-    parse: url,
-  },
-  identityProviderTokenUrl: { env: "IDENTITY_PROVIDER_TOKEN_URL", doc: "Identity locker token URL", parse: url },
-  identityProviderUserinfoUrl: {
-    env: "IDENTITY_PROVIDER_USERINFO_URL",
-    doc: "Identity locker userinfo URL (sub, name, email)",
-    parse: url,
-  },
-  identityProviderClientId: {
-    env: "IDENTITY_PROVIDER_CLIENT_ID",
-    doc: "Our client id at the identity locker",
-    parse: text,
-  },
-  identityProviderClientSecret: {
-    env: "IDENTITY_PROVIDER_CLIENT_SECRET",
-    doc: "Our client secret at the identity locker",
-    parse: text,
-    secret: true,
-  },
-  redirectUriAllowlist: {
-    env: "REDIRECT_URI_ALLOWLIST",
-    doc: "Registered applicant clients and their redirect URIs, comma-separated `client_id=uri` (or `uri`: client_id is its origin); matched exactly (with DEV_CONVENIENCES any loopback http URI is accepted)",
-    fallback: [] as string[],
-    parse: list,
-  },
-  issuerPrivateKey: {
-    env: "ISSUER_PRIVATE_KEY",
-    doc: "secp256k1 key signing licences' QR codes (EIP-191); embedded: generated under DATA_DIR",
-    parse: hexKey(32),
-    secret: true,
-  },
-  custodySecret: {
-    env: "CUSTODY_SECRET",
-    doc: "32-byte hex secret deriving applicants' custodial addresses; embedded: generated under DATA_DIR",
-    parse: hexKey(32),
-    secret: true,
-  },
+  jwtPrivateKey: secret(
+    "JWT_PRIVATE_KEY",
+    "PKCS#8 PEM of the ES256 key signing service tokens; embedded: generated under DATA_DIR",
+    z.string().optional(),
+  ),
+  jwtIssuer: setting(
+    "JWT_ISSUER",
+    "iss of service tokens; default PUBLIC_BASE_URL (APIs sharing tokens behind different URLs name one issuer)",
+    z.string().optional(),
+  ),
+  accessTokenTtlSeconds: setting(
+    "ACCESS_TOKEN_TTL_SECONDS",
+    "Lifetime of access tokens (seconds)",
+    integer(1, 86_400).default(3600),
+  ),
+  adminClientId: setting(
+    "ADMIN_CLIENT_ID",
+    "Bootstrap admin client id; embedded: generated and printed by npm start",
+    z.string().optional(),
+  ),
+  adminClientSecret: secret(
+    "ADMIN_CLIENT_SECRET",
+    "Bootstrap admin client secret, at least 32 characters and about 128 bits by estimate (e.g. openssl rand -hex 32; weak ones are refused without DEV_CONVENIENCES); embedded: generated and printed by npm start",
+    z.string().optional(),
+  ),
+  identityProviderAuthorizeUrl: setting(
+    "IDENTITY_PROVIDER_AUTHORIZE_URL",
+    "Identity locker (OAuth 2.0 / OIDC) authorize URL; unset: built-in development provider (refused in production)",
+    url.optional(),
+  ),
+  identityProviderTokenUrl: setting("IDENTITY_PROVIDER_TOKEN_URL", "Identity locker token URL", url.optional()),
+  identityProviderUserinfoUrl: setting(
+    "IDENTITY_PROVIDER_USERINFO_URL",
+    "Identity locker userinfo URL (sub, name, email)",
+    url.optional(),
+  ),
+  identityProviderClientId: setting(
+    "IDENTITY_PROVIDER_CLIENT_ID",
+    "Our client id at the identity locker",
+    z.string().optional(),
+  ),
+  identityProviderClientSecret: secret(
+    "IDENTITY_PROVIDER_CLIENT_SECRET",
+    "Our client secret at the identity locker",
+    z.string().optional(),
+  ),
+  redirectUriAllowlist: setting(
+    "REDIRECT_URI_ALLOWLIST",
+    "Registered applicant clients and their redirect URIs, comma-separated `client_id=uri` (or `uri`: client_id is its origin); matched exactly (with DEV_CONVENIENCES any loopback http URI is accepted)",
+    list.default([]),
+  ),
+  requireSignedRequests: setting(
+    "REQUIRE_SIGNED_REQUESTS",
+    "true: every department signs its requests (X-Timestamp, X-Signature), not only those registered with requireSignedRequests",
+    bool.default(false),
+  ),
+  issuerPrivateKey: secret(
+    "ISSUER_PRIVATE_KEY",
+    "secp256k1 key signing licences' QR codes (EIP-191); embedded: generated under DATA_DIR",
+    hexKey.optional(),
+  ),
+  custodySecret: secret(
+    "CUSTODY_SECRET",
+    "32-byte hex secret deriving applicants' custodial addresses; embedded: generated under DATA_DIR",
+    hexKey.optional(),
+  ),
 
   // Document storage (api/src/storage)
-  storageBackend: {
-    env: "STORAGE_BACKEND",
-    doc: "local (files under DATA_DIR/files) or s3",
-    fallback: "local",
-    parse: oneOf("local", "s3"),
-  },
-  s3Endpoint: { env: "S3_ENDPOINT", doc: "S3 endpoint URL (unset: AWS default for the region)", parse: url },
-  s3Region: { env: "S3_REGION", doc: "S3 region", fallback: "us-east-1", parse: text },
-  s3Bucket: { env: "S3_BUCKET", doc: "S3 bucket for documents", fallback: "licence-documents", parse: text },
-  s3AccessKeyId: { env: "S3_ACCESS_KEY_ID", doc: "S3 access key id", parse: text },
-  s3SecretAccessKey: { env: "S3_SECRET_ACCESS_KEY", doc: "S3 secret access key", parse: text, secret: true },
-  s3ForcePathStyle: {
-    env: "S3_FORCE_PATH_STYLE",
-    doc: "Path-style S3 URLs (most S3-compatible servers need it)",
-    fallback: true,
-    parse: bool,
-  },
-  fileUrlSecret: {
-    env: "FILE_URL_SECRET",
-    doc: "32-byte hex key signing local download URLs; embedded: generated under DATA_DIR",
-    parse: hexKey(32),
-    secret: true,
-  },
-  refuseActivePdf: {
-    env: "REFUSE_ACTIVE_PDF",
-    doc: "true: refuse PDFs carrying JavaScript, launch actions, embedded files, XFA, open or additional actions, links, form submission or rich media (400 INVALID_FILE, reason ACTIVE_CONTENT); false: accept them flagged in the document detail. Default: true in production, false elsewhere. PDFs the scanner cannot judge are refused either way (reason UNSCANNABLE)",
-    fallback: (env: NodeJS.ProcessEnv) => env.NODE_ENV === "production",
-    parse: bool,
-  },
-  maxUploadBytes: {
-    env: "MAX_UPLOAD_BYTES",
-    doc: "Largest accepted document (bytes); larger uploads get 413",
-    fallback: 10 * 1024 * 1024,
-    parse: integer(1, 1024 * 1024 * 1024),
-  },
+  storageBackend: setting(
+    "STORAGE_BACKEND",
+    "local (files under DATA_DIR/files) or s3",
+    oneOf("local", "s3").default("local"),
+  ),
+  s3Endpoint: setting("S3_ENDPOINT", "S3 endpoint URL (unset: AWS default for the region)", url.optional()),
+  s3Region: setting("S3_REGION", "S3 region", z.string().default("us-east-1")),
+  s3Bucket: setting("S3_BUCKET", "S3 bucket for documents", z.string().default("licence-documents")),
+  s3AccessKeyId: setting("S3_ACCESS_KEY_ID", "S3 access key id", z.string().optional()),
+  s3SecretAccessKey: secret("S3_SECRET_ACCESS_KEY", "S3 secret access key", z.string().optional()),
+  s3ForcePathStyle: setting(
+    "S3_FORCE_PATH_STYLE",
+    "Path-style S3 URLs (most S3-compatible servers need it)",
+    bool.default(true),
+  ),
+  fileUrlSecret: secret(
+    "FILE_URL_SECRET",
+    "32-byte hex key signing local download URLs; embedded: generated under DATA_DIR",
+    hexKey.optional(),
+  ),
+  refuseActivePdf: setting(
+    "REFUSE_ACTIVE_PDF",
+    "true: refuse PDFs carrying JavaScript, launch actions, embedded files, XFA, open or additional actions, links, form submission or rich media (400 INVALID_FILE, reason ACTIVE_CONTENT); false: accept them flagged in the document detail. Default: true in production, false elsewhere. PDFs the scanner cannot judge are refused either way (reason UNSCANNABLE)",
+    bool.optional(),
+  ),
 
-  licenceValidityDays: {
-    env: "LICENCE_VALIDITY_DAYS",
-    doc: "Lifetime of an issued licence per request type, TYPE=days comma-separated (0: never expires)",
-    fallback: { RESORT_LICENSE: 365, TRADE_LICENSE: 365, BUILDING_PERMIT: 730 } as Record<string, number>,
-    parse: (raw: string, env: string) => {
-      const map: Record<string, number> = { RESORT_LICENSE: 365, TRADE_LICENSE: 365, BUILDING_PERMIT: 730 };
-      for (const pair of list(raw)) {
-        const [type, days] = pair.split("=");
-        if (!type || !/^\d+$/.test(days ?? ""))
-          throw new ConfigError(`${env} must look like RESORT_LICENSE=365,BUILDING_PERMIT=730`);
-        map[type] = Number(days);
-      }
-      return map;
-    },
-  },
-  rateLimitAuthPerMinute: {
-    env: "RATE_LIMIT_AUTH_PER_MINUTE",
-    doc: "Failed authentications (a wrong client secret, API key or token) per minute per credential and address, and per address; the sign-in endpoints (/auth/*) take five times as many requests per address; 0: no limit",
-    fallback: 60,
-    parse: integer(0, 1_000_000),
-  },
-  rateLimitWritePerMinute: {
-    env: "RATE_LIMIT_WRITE_PER_MINUTE",
-    doc: "Write requests (POST/PUT/PATCH/DELETE) per caller per minute; 0: no limit",
-    fallback: 600,
-    parse: integer(0, 1_000_000),
-  },
-  rateLimitReadPerMinute: {
-    env: "RATE_LIMIT_READ_PER_MINUTE",
-    doc: "Authenticated reads (GET) per caller (applicant, client or department) per minute; 0: no limit",
-    fallback: 600,
-    parse: integer(0, 1_000_000),
-  },
-  rateLimitPublicPerMinute: {
-    env: "RATE_LIMIT_PUBLIC_PER_MINUTE",
-    doc: "Public reads (/verify*, /health) per client address (IPv6: per /64) per minute; 0: no limit",
-    fallback: 120,
-    parse: integer(0, 1_000_000),
-  },
-  requestQuotaPerDay: {
-    env: "REQUEST_QUOTA_PER_DAY",
-    doc: "Requests one applicant may create in any 24 hours (each mints through the shared operator wallet); beyond: 429 QUOTA_EXCEEDED; 0: no quota",
-    fallback: 50,
-    parse: integer(0, 1_000_000),
-  },
-  documentVersionsPerDocument: {
-    env: "DOCUMENT_VERSIONS_PER_DOCUMENT",
-    doc: "Versions one document may have (the first upload is version 1); beyond: 409 DOCUMENT_BUDGET_EXCEEDED; 0: only the contract's 32,767",
-    fallback: 20,
-    parse: integer(0, 32_767),
-  },
-  documentVersionsPerDay: {
-    env: "DOCUMENT_VERSIONS_PER_DAY",
-    doc: "Document versions (first uploads and new versions) uploaded to one applicant's requests in any 24 hours, each anchored through the shared operator wallet; beyond: 429 DOCUMENT_BUDGET_EXCEEDED; 0: no budget",
-    fallback: 200,
-    parse: integer(0, 1_000_000),
-  },
-  documentBytesPerDay: {
-    env: "DOCUMENT_BYTES_PER_DAY",
-    doc: "Bytes of document versions uploaded to one applicant's requests in any 24 hours; beyond: 429 DOCUMENT_BUDGET_EXCEEDED; 0: no budget",
-    fallback: 500 * 1024 * 1024,
-    parse: integer(0, Number.MAX_SAFE_INTEGER),
-  },
-  maxMetadataBytes: {
-    env: "MAX_METADATA_BYTES",
-    doc: "Largest request metadata, serialized JSON bytes; beyond: 400 METADATA_TOO_LARGE",
-    fallback: 16 * 1024,
-    parse: integer(256, 1024 * 1024),
-  },
-  headersTimeoutMs: {
-    env: "HEADERS_TIMEOUT_MS",
-    doc: "Time a client has to send a request's headers before it is answered 408 and disconnected",
-    fallback: 20_000,
-    parse: integer(1_000, 600_000),
-  },
-  requestTimeoutMs: {
-    env: "REQUEST_TIMEOUT_MS",
-    doc: "Time a client has to send a whole request, body included (a 10 MB upload on a slow link), before 408",
-    fallback: 120_000,
-    parse: integer(1_000, 3_600_000),
-  },
-  metricsToken: {
-    env: "METRICS_TOKEN",
-    doc: "When set, /metrics answers only `Authorization: Bearer <METRICS_TOKEN>` (unset: public, rate-limited like /health; required in production)",
-    parse: text,
-    secret: true,
-  },
-  trustProxyHops: {
-    env: "TRUST_PROXY_HOPS",
-    doc: "Reverse proxies in front of the API that append to X-Forwarded-For; the client address (rate limits, audit rows) is the one the outermost trusted proxy saw; 0: the socket address",
-    fallback: 0,
-    parse: integer(0, 10),
-  },
+  licenceValidityDays: setting(
+    "LICENCE_VALIDITY_DAYS",
+    "Lifetime of an issued licence per request type, TYPE=days comma-separated (0: never expires)",
+    validityDays.default(LICENCE_VALIDITY_DAYS),
+  ),
+  rateLimitAuthPerMinute: setting(
+    "RATE_LIMIT_AUTH_PER_MINUTE",
+    "Failed authentications (a wrong client secret, API key or token) per minute per credential and address, and per address; the sign-in endpoints (/auth/*) take five times as many requests per address; 0: no limit",
+    integer(0, 1_000_000).default(60),
+  ),
+  rateLimitWritePerMinute: setting(
+    "RATE_LIMIT_WRITE_PER_MINUTE",
+    "Write requests (POST/PUT/PATCH/DELETE) per caller per minute; 0: no limit",
+    integer(0, 1_000_000).default(600),
+  ),
+  rateLimitReadPerMinute: setting(
+    "RATE_LIMIT_READ_PER_MINUTE",
+    "Authenticated reads (GET) per caller (applicant, client or department) per minute; 0: no limit",
+    integer(0, 1_000_000).default(600),
+  ),
+  rateLimitPublicPerMinute: setting(
+    "RATE_LIMIT_PUBLIC_PER_MINUTE",
+    "Public reads (/verify*, /health) per client address (IPv6: per /64) per minute; 0: no limit",
+    integer(0, 1_000_000).default(120),
+  ),
+  requestQuotaPerDay: setting(
+    "REQUEST_QUOTA_PER_DAY",
+    "Requests one applicant may create in any 24 hours (each mints through the shared operator wallet); beyond: 429 QUOTA_EXCEEDED; 0: no quota",
+    integer(0, 1_000_000).default(50),
+  ),
+  documentVersionsPerDocument: setting(
+    "DOCUMENT_VERSIONS_PER_DOCUMENT",
+    "Versions one document may have (the first upload is version 1); beyond: 409 DOCUMENT_BUDGET_EXCEEDED; 0: only the contract's 32,767",
+    integer(0, 32_767).default(20),
+  ),
+  documentVersionsPerDay: setting(
+    "DOCUMENT_VERSIONS_PER_DAY",
+    "Document versions (first uploads and new versions) uploaded to one applicant's requests in any 24 hours, each anchored through the shared operator wallet; beyond: 429 DOCUMENT_BUDGET_EXCEEDED; 0: no budget",
+    integer(0, 1_000_000).default(200),
+  ),
+  documentBytesPerDay: setting(
+    "DOCUMENT_BYTES_PER_DAY",
+    "Bytes of document versions uploaded to one applicant's requests in any 24 hours; beyond: 429 DOCUMENT_BUDGET_EXCEEDED; 0: no budget",
+    integer(0, Number.MAX_SAFE_INTEGER).default(500 * 1024 * 1024),
+  ),
+  metricsToken: secret(
+    "METRICS_TOKEN",
+    "When set, /metrics answers only `Authorization: Bearer <METRICS_TOKEN>` (unset: public, rate-limited like /health; required in production)",
+    z.string().optional(),
+  ),
+  trustProxyHops: setting(
+    "TRUST_PROXY_HOPS",
+    "Reverse proxies in front of the API that append to X-Forwarded-For; the client address (rate limits, audit rows) is the one the outermost trusted proxy saw; 0: the socket address",
+    integer(0, 10).default(0),
+  ),
 
   // Jobs (api/src/jobs): webhooks, event derivation, stage timeouts
-  jobsInApi: {
-    env: "JOBS_IN_API",
-    doc: "Run the job runner inside the API process (false when `npm run worker` runs it)",
-    fallback: true,
-    parse: bool,
-  },
-  jobPollMs: {
-    env: "JOB_POLL_MS",
-    doc: "How often the job runner looks for due jobs (ms); new jobs also wake it at once",
-    fallback: 1_000,
-    parse: integer(50, 60_000),
-  },
-  jobConcurrency: {
-    env: "JOB_CONCURRENCY",
-    doc: "Jobs of one kind a runner works on at once",
-    fallback: 10,
-    parse: integer(1, 1_000),
-  },
-  jobLockMs: {
-    env: "JOB_LOCK_MS",
-    doc: "A job whose runner died is taken over after this long (ms; deliveries: at least 15 s, above their 10 s timeout)",
-    fallback: 60_000,
-    parse: integer(1_000, 3_600_000),
-  },
-  jobTimeScale: {
-    env: "JOB_TIME_SCALE",
-    doc: "Tests only: multiplies the webhook retry delays (1 min … 24 h) so the schedule runs in seconds; 1 in production",
-    fallback: 1,
-    parse: fraction,
-  },
-  // Processes (npm start) and their share of Postgres
-  apiProcesses: {
-    env: "API_PROCESSES",
-    doc: "npm start: API processes sharing PORT (reusePort); default one per core",
-    fallback: () => os.availableParallelism(),
-    parse: integer(1, 64),
-  },
-  workerProcesses: {
-    env: "WORKER_PROCESSES",
-    doc: "npm start: job-runner processes; when above 0 the APIs run no jobs unless JOBS_IN_API is set",
-    fallback: 0,
-    parse: integer(0, 64),
-  },
-  dbPoolSize: {
-    env: "DB_POOL_SIZE",
-    doc: "Postgres connections per API or worker process (all processes together must stay under the server's max_connections)",
-    fallback: 20,
-    parse: integer(1, 1_000),
-  },
-  startIndexer: {
-    env: "START_INDEXER",
-    doc: "npm start: run the indexer (false when it runs elsewhere)",
-    fallback: true,
-    parse: bool,
-  },
-} satisfies Record<string, Setting<unknown>>;
+  jobsInApi: setting(
+    "JOBS_IN_API",
+    "Run the job runner inside the API process (false when `npm run worker` runs it)",
+    bool.default(true),
+  ),
+  jobPollMs: setting(
+    "JOB_POLL_MS",
+    "How often the job runner looks for due jobs (ms); new jobs also wake it at once. Tests poll every 100 ms so retries on the accelerated clock (JOB_TIME_SCALE) run when due",
+    integer(50, 60_000).default(1_000),
+  ),
+  jobLockMs: setting(
+    "JOB_LOCK_MS",
+    "A job whose runner died is taken over after this long (ms; deliveries: at least 15 s, above their 10 s timeout). The test stack uses 15 s, so the jobs of a process a test kills resume sooner",
+    integer(1_000, 3_600_000).default(60_000),
+  ),
+  jobTimeScale: setting(
+    "JOB_TIME_SCALE",
+    "Tests only: multiplies the webhook retry delays (1 min … 24 h) so the schedule runs in seconds; 1 in production",
+    fraction.default(1),
+  ),
+  // Processes (npm start)
+  apiProcesses: setting(
+    "API_PROCESSES",
+    "npm start: API processes sharing PORT (reusePort); default one per core",
+    integer(1, 64).optional(),
+  ),
+  workerProcesses: setting(
+    "WORKER_PROCESSES",
+    "npm start: job-runner processes; when above 0 the APIs run no jobs unless JOBS_IN_API is set",
+    integer(0, 64).default(0),
+  ),
+  startIndexer: setting(
+    "START_INDEXER",
+    "npm start: run the indexer (false when it runs elsewhere)",
+    bool.default(true),
+  ),
+});
 
-type Settings = typeof settings;
-type ValueOf<K extends keyof Settings> = ReturnType<Settings[K]["parse"]>;
-export type Config = {
-  [K in keyof Settings]: Settings[K] extends { fallback: unknown } ? ValueOf<K> : ValueOf<K> | undefined;
+/**
+ * Former settings, now fixed: tuning that no deployment had reason to turn (docs/decisions.md, "Fewer settings").
+ * They stay on the config object so the code that reads them is unchanged.
+ */
+const FIXED = {
+  /** Postgres connections per API or worker process: (API_PROCESSES + WORKER_PROCESSES) × 20 under max_connections. */
+  dbPoolSize: 20,
+  /** One signing call to a remote signer. */
+  remoteSignerTimeoutMs: 10_000,
+  /** A write waits this long for its transaction to be mined (the outbox re-checks it afterwards). */
+  receiptTimeoutMs: 30_000,
+  /** Pending transactions are re-checked and re-broadcast this often. */
+  reconcileIntervalMs: 2_000,
+  /** A write waits this long for the indexer to reach its block; past it the write succeeds with a warning. */
+  readYourWritesTimeoutMs: 5_000,
+  /** Blocks the indexer may trail the chain head while /health says ok. */
+  healthMaxIndexerLag: 5,
+  jwtAudience: "licence-approval-api",
+  /** The largest document (the API description's 10 MB; larger: 413). */
+  maxUploadBytes: 10 * 1024 * 1024,
+  /** Request metadata, serialized JSON bytes (beyond: 400 METADATA_TOO_LARGE). */
+  maxMetadataBytes: 16 * 1024,
+  /** Time for a request's headers, then for the whole request (a 10 MB upload on a slow link), before 408. */
+  headersTimeoutMs: 20_000,
+  requestTimeoutMs: 120_000,
+  /** Jobs of one kind a runner works on at once. */
+  jobConcurrency: 10,
 };
+
+type Shape = typeof schema.shape;
+/** Settings whose default depends on another (filled in by `read`) are never undefined once read. */
+export type Config = z.output<typeof schema> & typeof FIXED & { refuseActivePdf: boolean; apiProcesses: number };
+
+interface Setting {
+  env: string;
+  doc: string;
+  /** Default, as the variable would be written (.env.example), or undefined. */
+  fallback?: unknown;
+  secret: boolean;
+}
+
+/** Every setting's variable, description, default and secrecy, as .env.example and tests list them. */
+export const settings = Object.fromEntries(
+  Object.entries(schema.shape).map(([key, field]) => {
+    const meta = z.globalRegistry.get(field) as { env: string; description: string; secret?: true };
+    const fallback = "defaultValue" in field.def ? field.def.defaultValue : undefined;
+    return [key, { env: meta.env, doc: meta.description, fallback, secret: meta.secret === true }];
+  }),
+) as Record<keyof Shape, Setting>;
 
 /**
  * Reads a `.env` file into process.env (ENV_FILE, default ./.env), when there is one: variables already set win.
@@ -578,7 +476,7 @@ export function readEnvFile(env: NodeJS.ProcessEnv = process.env): string | unde
     return file;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new ConfigError(`ENV_FILE ${file}: ${(error as Error).message}`);
+    throw new Error(`ENV_FILE ${file}: ${(error as Error).message}`);
   }
 }
 
@@ -587,21 +485,20 @@ function failOn(problems: string[]): void {
   if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
 }
 
-/** Reads and checks `keys`' settings, adding a problem per bad variable. */
-function readSettings(keys: readonly string[], env: NodeJS.ProcessEnv, problems: string[]): Record<string, unknown> {
+/** Reads and checks `keys`' settings ("" is unset), adding a problem per bad variable. */
+function read(keys: readonly (keyof Shape)[], env: NodeJS.ProcessEnv, problems: string[]): Record<string, unknown> {
   const config: Record<string, unknown> = {};
   for (const key of keys) {
-    const setting = (settings as Record<string, Setting<unknown>>)[key];
-    const raw = env[setting.env];
-    try {
-      if (raw !== undefined && raw !== "") config[key] = setting.parse(raw, setting.env);
-      else if (typeof setting.fallback === "function")
-        config[key] = (setting.fallback as (e: NodeJS.ProcessEnv) => unknown)(env);
-      else config[key] = setting.fallback;
-    } catch (error) {
-      problems.push(error instanceof ConfigError ? error.message : `${setting.env}: ${(error as Error).message}`);
+    const raw = env[settings[key].env] || undefined;
+    const parsed = schema.shape[key].safeParse(raw);
+    if (parsed.success) config[key] = parsed.data;
+    else {
+      const got = raw === undefined || settings[key].secret ? "" : ` (got "${raw}")`;
+      problems.push(`${settings[key].env} ${parsed.error.issues[0].message}${got}`);
     }
   }
+  if (keys.includes("refuseActivePdf")) config.refuseActivePdf ??= env.NODE_ENV === "production";
+  if (keys.includes("apiProcesses")) config.apiProcesses ??= os.availableParallelism();
   return config;
 }
 
@@ -609,12 +506,12 @@ function readSettings(keys: readonly string[], env: NodeJS.ProcessEnv, problems:
  * Reads and checks only the settings a process of another kind needs (the indexer: `npm run indexer`), none of the
  * API's rules; throws one error listing every bad variable.
  */
-export function loadSettings<K extends keyof Settings>(
+export function loadSettings<K extends keyof Shape>(
   keys: readonly K[],
   env: NodeJS.ProcessEnv = process.env,
 ): Pick<Config, K> {
   const problems: string[] = [];
-  const values = readSettings(keys, env, problems);
+  const values = read(keys, env, problems);
   failOn(problems);
   return values as Pick<Config, K>;
 }
@@ -622,7 +519,7 @@ export function loadSettings<K extends keyof Settings>(
 /** Reads and checks every setting; throws one error listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
-  const result = readSettings(Object.keys(settings), env, problems) as Config;
+  const result = { ...read(Object.keys(settings) as (keyof Shape)[], env, problems), ...FIXED } as Config;
   if (env.CHAIN_RPC_URL && !env.CHAIN_ID) problems.push("CHAIN_ID is required with CHAIN_RPC_URL");
   // Retired setting: the API's SQL names the indexer's views as index.* (docs/decisions.md, "The index views schema").
   if (env.INDEX_VIEWS_SCHEMA && env.INDEX_VIEWS_SCHEMA !== "index") {
@@ -804,7 +701,7 @@ function missingSecrets(config: Config): string[] {
 /** The variables a secret-free log line may show. */
 export function describeConfig(config: Config): Record<string, unknown> {
   const shown: Record<string, unknown> = {};
-  for (const [key, setting] of Object.entries(settings) as [keyof Config, Setting<unknown>][]) {
+  for (const [key, setting] of Object.entries(settings) as [keyof Shape, Setting][]) {
     if (!setting.secret) shown[setting.env] = redactedUrl(config[key]);
   }
   return shown;

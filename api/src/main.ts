@@ -67,6 +67,7 @@ const auth = await createAuth({
   departments: createDepartmentKeyCheck({
     credentials: new DepartmentCredentialStore(core.pool),
     openSecret: (code, sealed) => context.departmentSecrets.open(code, sealed),
+    signingRequiredForAll: config.requireSignedRequests,
   }),
   // Reviewers signed in to the review console act as their department, on the routes a reviewer needs.
   consoleSessions: createConsoleSessionCheck({ pool: core.pool, config }),
@@ -101,7 +102,7 @@ const app = createApp({
 // reusePort: several API processes (npm start's API_PROCESSES, or more started by hand) share one port and the
 // kernel spreads connections over them; no master process in front. API_INSTANCE names this one in responses.
 const handle = app.callback();
-const instance = process.env.API_INSTANCE;
+const instance = config.apiInstance;
 const server: Server = await new Promise((resolve, reject) => {
   const s = createHttpServer(
     (request, response) => {

@@ -222,12 +222,11 @@ async function startBenchStack(
 ): Promise<Stack> {
   const env = {
     ...(await benchStackEnv(path.join(dataDir, "data"))),
-    // Snapshots of a chain with 100k+ transactions are large: only at the clean stop.
-    CHAIN_SNAPSHOT_MS: "3600000",
     ...external?.env,
   };
   try {
-    return await startStack({ env, log: () => {} });
+    // Snapshots of a chain with 100k+ transactions are large: only at the clean stop.
+    return await startStack({ env, log: () => {}, chainSnapshotMs: 3_600_000 });
   } catch (error) {
     external?.chain.kill("SIGKILL");
     throw error;

@@ -28,7 +28,6 @@ export interface IndexerOptions {
   port: number;
   /** Where it listens; default 127.0.0.1. */
   host?: string;
-  pollingMs: number;
   epoch: number;
   echo?: boolean;
   /** Called as soon as the process exists, before it is ready: a supervisor stopping meanwhile must stop it too. */
@@ -72,7 +71,6 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
       CHAIN_RPC_URL: options.rpcUrl,
       CHAIN_WS_URL: options.wsUrl ?? "",
       DEPLOYMENT_FILE: options.deploymentFile,
-      INDEXER_POLLING_MS: String(options.pollingMs),
       PONDER_TELEMETRY_DISABLED: "true",
     },
     logDir: options.dataDir && path.join(options.dataDir, "logs"),

@@ -44,6 +44,8 @@ export interface StackOptions {
   log?: (line: string) => void;
   /** Aborts start-up (Ctrl-C while starting): what was started is stopped, then startStack rejects. */
   signal?: AbortSignal;
+  /** How often (ms) the embedded chain is checked for new blocks, saved when it has some; tests and the bench save less. */
+  chainSnapshotMs?: number;
 }
 
 export interface ApiHandle {
@@ -275,7 +277,7 @@ interface ChainPart {
 }
 
 /** Embedded anvil unless CHAIN_RPC_URL names a chain. */
-async function startChain({ config, log, stops }: Startup): Promise<ChainPart> {
+async function startChain({ config, options, log, stops }: Startup): Promise<ChainPart> {
   const chainDir = path.join(config.dataDir, "chain");
   const epochFile = path.join(chainDir, "epoch");
   const cleanMarker = path.join(chainDir, "clean-shutdown");
@@ -297,7 +299,7 @@ async function startChain({ config, log, stops }: Startup): Promise<ChainPart> {
         dataDir: config.dataDir,
         port: config.chainPort,
         chainId: config.chainId,
-        snapshotIntervalMs: config.chainSnapshotMs,
+        snapshotIntervalMs: options.chainSnapshotMs ?? 250,
         log: () => {},
       });
       await rm(cleanMarker, { force: true });
@@ -428,7 +430,6 @@ async function startWatchedIndexer(
       wsUrl: chain.embedded ? "" : chain.wsUrl,
       deploymentFile: config.deploymentFile!,
       port: config.indexerPort,
-      pollingMs: config.indexerPollingMs,
       epoch: chain.epoch(),
       echo: startup.options.echo,
     });

@@ -79,7 +79,6 @@ describe("two API processes behind one port, and a worker process (npm start API
         INDEXER_PORT: String(await freePort()),
         API_PROCESSES: "2",
         WORKER_PROCESSES: "1",
-        DB_POOL_SIZE: "5",
         RATE_LIMIT_AUTH_PER_MINUTE: "0",
         RATE_LIMIT_WRITE_PER_MINUTE: "0",
         RATE_LIMIT_READ_PER_MINUTE: "0",

@@ -76,7 +76,6 @@ describe("npm start in a terminal (process group, second start, supervision, idl
       CHAIN_PORT: String(await freePort()),
       EMBEDDED_PG_PORT: String(await freePort()),
       INDEXER_PORT: String(await freePort()),
-      CHAIN_SNAPSHOT_MS: "100",
       API_PROCESSES: "1",
       DATABASE_URL: "",
       CHAIN_RPC_URL: "",
@@ -149,7 +148,7 @@ describe("npm start in a terminal (process group, second start, supervision, idl
     // Settle: whatever the start-up mined is saved within a few intervals.
     await sleep(1_000);
     const idle = (await stat(stateFile)).mtimeMs;
-    await sleep(1_500); // 15 intervals of CHAIN_SNAPSHOT_MS=100
+    await sleep(1_500); // 6 intervals of the 250 ms check
     expect((await stat(stateFile)).mtimeMs, "idle chain re-saved").to.equal(idle);
 
     await rpc(rpcUrl, "evm_mine", []);

@@ -7,7 +7,7 @@
  *    deactivation confirmed on chain stops the key at once in every API process (PATCH answers after the index
  *    has the deactivation);
  * 3. signed requests (requestSigning.ts) are required when the department has require_signed_requests, or for
- *    every department when REQUIRE_SIGNED_REQUESTS=true in the environment (read once, when the check is created);
+ *    every department when REQUIRE_SIGNED_REQUESTS=true (a setting, read at start);
  *    a signature sent anyway is always verified.
  *
  * Every failure is 401 UNAUTHORIZED; the message never says whether the code exists.
@@ -39,10 +39,15 @@ export interface DepartmentKeyCheckDeps {
   credentials: DepartmentCredentialStore;
   /** Opens a department's sealed API secret (the key vault holds the sealing key). */
   openSecret: (code: string, sealed: Buffer) => string;
+  /** REQUIRE_SIGNED_REQUESTS: every department signs, whatever it was registered with. */
+  signingRequiredForAll: boolean;
 }
 
-export function createDepartmentKeyCheck({ credentials, openSecret }: DepartmentKeyCheckDeps): DepartmentKeyCheck {
-  const signingRequiredForAll = process.env.REQUIRE_SIGNED_REQUESTS === "true";
+export function createDepartmentKeyCheck({
+  credentials,
+  openSecret,
+  signingRequiredForAll,
+}: DepartmentKeyCheckDeps): DepartmentKeyCheck {
   let lastPurge = 0;
 
   const purgeUsedSignatures = async () => {

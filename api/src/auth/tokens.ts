@@ -4,7 +4,7 @@
  * | claim     | applicant token                          | client token                              |
  * |-----------|------------------------------------------|-------------------------------------------|
  * | iss       | JWT_ISSUER (default PUBLIC_BASE_URL)      | same                                      |
- * | aud       | JWT_AUDIENCE                             | same                                      |
+ * | aud       | licence-approval-api                     | same                                      |
  * | sub       | identity-locker id of the applicant      | client id                                 |
  * | iat, exp  | issue time, + ACCESS_TOKEN_TTL_SECONDS   | same                                      |
  * | jti       | random UUID                              | same                                      |

@@ -6,7 +6,7 @@ import pg from "pg";
 const MAX_PREPARED = 500;
 
 // bigint columns (nonces, block numbers, gas) arrive as strings; callers convert where they need numbers.
-/** `max`: connections of this pool (DB_POOL_SIZE for an API or worker process). */
+/** `max`: connections of this pool (20 for an API or worker process: config.dbPoolSize). */
 export function createPool(connectionString: string, schema: string, max = 20): pg.Pool {
   // No parallel workers: a worker's start-up costs more than the short, indexed queries an API runs, and under
   // load the workers only compete with the other connections for the same cores.

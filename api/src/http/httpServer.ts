@@ -11,9 +11,9 @@ import { STATUS_CODES, createServer, type IncomingMessage, type Server, type Ser
 import type { Duplex } from "node:stream";
 
 export interface ServerTimeouts {
-  /** Time to receive the headers (HEADERS_TIMEOUT_MS). */
+  /** Time to receive the headers (the headers timeout). */
   headersMs: number;
-  /** Time to receive the whole request, body included: a 10 MB upload on a slow link (REQUEST_TIMEOUT_MS). */
+  /** Time to receive the whole request, body included: a 10 MB upload on a slow link (the request timeout). */
   requestMs: number;
   /** How often connections are checked against both. */
   checkEveryMs?: number;

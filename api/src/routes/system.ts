@@ -1,7 +1,7 @@
 /**
  * Operational endpoints at the root (outside /api/v1): /health, /metrics, and the API documentation
  * (/api/v1/openapi.json, /docs, /docs/decisions). /health is 200 only when Postgres and the chain answer and the indexer is
- * within HEALTH_MAX_INDEXER_LAG blocks of the chain head; otherwise 503 naming what is not ready.
+ * within 5 blocks of the chain head; otherwise 503 naming what is not ready.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";

@@ -50,7 +50,7 @@ const LINGER_MS = 2_000;
 export interface UploadOptions {
   /** The request's response: after a refusal the connection is closed only once the answer has gone out. */
   response: ServerResponse;
-  /** Largest accepted file, in bytes (MAX_UPLOAD_BYTES). */
+  /** Largest accepted file, in bytes (10 MiB: config.ts). */
   maxBytes: number;
   /** Directory for temp files (created if missing); each upload gets its own subdirectory. */
   tmpDir: string;

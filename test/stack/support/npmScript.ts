@@ -8,12 +8,11 @@ import { writeFile } from "node:fs/promises";
 import { settings } from "../../../api/src/config.ts";
 import { REPO_ROOT } from "../../../scripts/stack/stack.ts";
 
-/** The environment of a fresh terminal: no platform setting (nor ENV_FILE, API_INSTANCE), only what `extra` names. */
+/** The environment of a fresh terminal: no platform setting (nor ENV_FILE), only what `extra` names. */
 export function terminalEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const setting of Object.values(settings)) delete env[setting.env];
   delete env.ENV_FILE;
-  delete env.API_INSTANCE;
   return { ...env, ...extra };
 }
 

@@ -36,8 +36,6 @@ export async function startFixtureStack(): Promise<Stack> {
     CHAIN_PORT: String(await freePort()),
     EMBEDDED_PG_PORT: String(await freePort()),
     INDEXER_PORT: String(await freePort()),
-    // Snapshots only when a test (or a clean stop) takes one, so an unclean kill loses exactly what a test sent.
-    CHAIN_SNAPSHOT_MS: "60000",
     // Jobs: the webhook retry schedule (1 min … 24 h) runs 20,000 times faster, about 5 s in all.
     JOB_TIME_SCALE: "0.00005",
     JOB_POLL_MS: "100",
@@ -55,7 +53,13 @@ export async function startFixtureStack(): Promise<Stack> {
     DATABASE_URL: "",
     CHAIN_RPC_URL: "",
   };
-  stack = await startStack({ env: stackEnv, log: () => {}, echo: process.env.STACK_ECHO === "true" });
+  stack = await startStack({
+    env: stackEnv,
+    log: () => {},
+    echo: process.env.STACK_ECHO === "true",
+    // Snapshots only when a test (or a clean stop) takes one, so an unclean kill loses exactly what a test sent.
+    chainSnapshotMs: 60_000,
+  });
   return stack;
 }
 

@@ -194,7 +194,7 @@ export async function createDepartment(
   };
 }
 
-/** Confirmed on chain but the index has not caught up yet (READ_YOUR_WRITES_TIMEOUT_MS): the answer from what we know. */
+/** Confirmed on chain but the index has not caught up yet (after 5 s): the answer from what we know. */
 function unindexedDepartment(
   row: Omit<NewDepartment, "chainTxId">,
   custody: Custody,
