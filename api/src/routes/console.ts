@@ -11,6 +11,7 @@ import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { staticPageRoute } from "./staticPage.ts";
 import { consoleQueue, QUEUE_SORTS, QUEUE_STATUSES } from "../reads/consoleQueue.ts";
 import { departmentDecisions } from "../reads/departmentDecisions.ts";
 import { DateTime, pageQuery, Pagination, RequestType } from "./schemas/common.ts";
@@ -18,7 +19,6 @@ import { DateTime, pageQuery, Pagination, RequestType } from "./schemas/common.t
 const errors = errorResponses;
 /** A department: by its API key, or one of its reviewers signed in to the console. */
 const DEPARTMENT = [{ kind: "apiKey" as const }];
-const PUBLIC = [{ kind: "public" as const }];
 /**
  * The page reads documents from their signed download URLs: this server's (/api/v1/files/…), or the S3 bucket's,
  * which must then allow the console's origin (CORS GET).
@@ -174,35 +174,6 @@ export function consoleRoutes(context: DomainContext): { api: RouteDefinition[];
   return { api, root: [...pageRoutes(csp), ...vendorRoutes(csp)] };
 }
 
-const pageRoute = (
-  csp: string,
-  path: string,
-  operationId: string,
-  summary: string,
-  load: () => string | Buffer,
-  contentType: string,
-  cacheControl = "no-cache",
-) => {
-  return defineRoute({
-    method: "get",
-    path,
-    operationId,
-    summary,
-    tags: ["Pages"],
-    access: PUBLIC,
-    idempotent: false,
-    responses: { 200: { description: summary, contentType } },
-    handler: () => ({
-      body: load(),
-      headers: {
-        "content-type": `${contentType}; charset=utf-8`,
-        "content-security-policy": csp,
-        "cache-control": cacheControl,
-      },
-    }),
-  });
-};
-
 const operationName = (path: string) =>
   path
     .split(/[/.-]/)
@@ -214,28 +185,28 @@ function pageRoutes(csp: string): RouteDefinition[] {
   return Object.entries(PAGE_FILES).map(([path, [file, type]]) => {
     // Read at start-up: a missing file is a broken build, not a 404 at the first visit.
     const text = readFileSync(new URL(`../../public/console/${file}`, import.meta.url), "utf8");
-    return pageRoute(
+    return staticPageRoute({
       csp,
       path,
-      operationName(path === "/console" ? "/console/page" : path),
-      path === "/console" ? "The review console (sign in with a passkey)" : `The review console's ${file}`,
-      () => text,
-      type,
-    );
+      operationId: operationName(path === "/console" ? "/console/page" : path),
+      summary: path === "/console" ? "The review console (sign in with a passkey)" : `The review console's ${file}`,
+      body: text,
+      contentType: type,
+    });
   });
 }
 
 function vendorRoutes(csp: string): RouteDefinition[] {
   return Object.entries(VENDOR_FILES).map(([path, locate]) => {
     const bytes = readFileSync(locate());
-    return pageRoute(
+    return staticPageRoute({
       csp,
       path,
-      operationName(path),
-      `The review console's copy of ${path.slice("/console/vendor/".length)} (from its npm package)`,
-      () => bytes,
-      "text/javascript",
-      "public, max-age=3600",
-    );
+      operationId: operationName(path),
+      summary: `The review console's copy of ${path.slice("/console/vendor/".length)} (from its npm package)`,
+      body: bytes,
+      contentType: "text/javascript",
+      cacheControl: "public, max-age=3600",
+    });
   });
 }

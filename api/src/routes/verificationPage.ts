@@ -1,15 +1,15 @@
 /**
  * The verification page for people (GET /verify, with its script and stylesheet) and the home page linking to it.
- * Static files beside this module, read once; served with a strict Content-Security-Policy (no inline script, no
+ * Static files in api/public/verify/, read once at start-up; served with a strict Content-Security-Policy (no inline script, no
  * third-party origin: the page talks only to this server's public verification API).
  */
 import { readFileSync } from "node:fs";
-import { defineRoute, type RouteDefinition } from "../http/routeTable.ts";
+import type { RouteDefinition } from "../http/routeTable.ts";
+import { staticPageRoute } from "./staticPage.ts";
 
 const asset = (name: string) => readFileSync(new URL(`../../public/verify/${name}`, import.meta.url), "utf8");
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; media-src 'self' blob:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-const PUBLIC = [{ kind: "public" as const }];
 
 const HOME = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -25,24 +25,7 @@ const HOME = `<!doctype html>
 export function verificationPage(): RouteDefinition[] {
   const files = { html: asset("verify.html"), js: asset("verify.js"), css: asset("verify.css") };
   const page = (path: string, operationId: string, summary: string, body: string, contentType: string) =>
-    defineRoute({
-      method: "get",
-      path,
-      operationId,
-      summary,
-      tags: ["Pages"],
-      access: PUBLIC,
-      idempotent: false,
-      responses: { 200: { description: summary, contentType } },
-      handler: () => ({
-        body,
-        headers: {
-          "content-type": `${contentType}; charset=utf-8`,
-          "content-security-policy": CSP,
-          "cache-control": "no-cache",
-        },
-      }),
-    });
+    staticPageRoute({ path, operationId, summary, body, contentType, csp: CSP });
   return [
     page("/", "homePage", "Home page", HOME, "text/html"),
     page(
