@@ -10,13 +10,11 @@ import { ensureChromium } from "../../scripts/ensureChromium.ts";
 import type { ApiHandle } from "../../scripts/stack/stack.ts";
 import { deliver } from "../../api/src/webhooks/deliver.ts";
 import { checkWebhookUrl, isAllowedAddress } from "../../api/src/webhooks/urlSafety.ts";
-import { execFile } from "node:child_process";
 import http from "node:http";
 import { createHash, randomUUID } from "node:crypto";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { deflateSync } from "node:zlib";
 import { loadConfig } from "../../api/src/config.ts";
 import { createAuth } from "../../api/src/auth/index.ts";
@@ -50,6 +48,7 @@ import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { productionEnv } from "./support/productionEnv.ts";
 import { current } from "./support/stackFixture.ts";
 import { startReceiver } from "./support/webhookReceiver.ts";
+import { runApiAlone } from "../unit/support/runApiAlone.ts";
 
 describe("security behaviour (real stack)", function () {
   const tag = String(Date.now() % 1e8).replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
@@ -461,21 +460,6 @@ describe("security behaviour (real stack)", function () {
   });
 
   describe("development conveniences only where explicitly enabled (fail closed)", function () {
-    /** Runs the API process alone with exactly `env` (plus PATH); resolves with how it ended. */
-    async function runApiAlone(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-      const main = path.join(process.cwd(), "api", "src", "main.ts");
-      try {
-        const { stdout, stderr } = await promisify(execFile)(process.execPath, [main], {
-          env: { PATH: process.env.PATH!, ...env },
-          timeout: 60_000,
-        });
-        return { code: 0, output: stdout + stderr };
-      } catch (error) {
-        const failure = error as { code: number | null; stdout: string; stderr: string };
-        return { code: failure.code, output: `${failure.stdout}${failure.stderr}` };
-      }
-    }
-
     it("an API given a real database and chain and nothing else refuses to start, and generates no secret", async function () {
       const stack = current();
       const dataDir = await mkdtemp(path.join(os.tmpdir(), "fail-closed-"));
