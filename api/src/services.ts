@@ -55,9 +55,6 @@ export function createProvider(config: Config): JsonRpcProvider {
     staticNetwork: true,
     cacheTimeout: -1,
     batchStallTime: 2,
-    // While a write waits for its receipt, the provider asks the node for new blocks this often (ms): a tenth of the
-    // shortest block time we run on (1 s), so a receipt is seen within 10% of a block and an idle API asks nothing.
-    pollingInterval: 100,
   });
 }
 

@@ -42,6 +42,20 @@ describe("transaction outbox and nonce sequencing", function () {
     for (const tx of sent) expect(tx.receipt.status).to.equal(1);
   });
 
+  it("hears every receipt when writes start while others finish (no write waits out the receipt timeout)", async function () {
+    // Staggered over a few event-loop turns, so waits begin in the very moments others end.
+    const started = Date.now();
+    const sent = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        for (let turn = 0; turn < i % 8; turn++) await new Promise(setImmediate);
+        const tx = await register(`STAGGERED_${i}`);
+        return { tx, ms: Date.now() - started };
+      }),
+    );
+    for (const { tx } of sent) expect(tx.receipt.status).to.equal(1);
+    expect(Math.max(...sent.map((s) => s.ms)), "slowest write (ms)").to.be.below(15_000);
+  });
+
   it("keeps nonces consecutive when two processes write from the same wallet at once", async function () {
     const writer = path.join(REPO_ROOT, "test", "stack", "support", "gatewayWriter.ts");
     const env = { ...process.env, ...current().env };

@@ -5,6 +5,7 @@
  * finishes or re-broadcasts what the outbox holds, same bytes, same hash.
  */
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { getCreateAddress, keccak256, type JsonRpcProvider, type TransactionReceipt } from "ethers";
 import type pg from "pg";
 import type { Logger } from "pino";
@@ -91,6 +92,17 @@ export interface ChainGatewayOptions {
   ) => Promise<void>;
 }
 
+/** How often the chain's head is asked for while a write waits for its receipt: a tenth of the shortest block time
+ * we run on (1 s), so a receipt is seen within 10% of a block, and an idle API asks nothing. */
+const RECEIPT_POLL_MS = 100;
+
+interface ReceiptWaiter {
+  hash: string;
+  /** The head at which the receipt was last asked for (-1: on registration). */
+  checkedAt: number;
+  done(receipt: TransactionReceipt): void;
+}
+
 const RECONCILE_LOCK = 0x7265636f6eb1n; // one reconciler at a time across processes
 
 export class ChainGateway {
@@ -99,6 +111,8 @@ export class ChainGateway {
   #fees?: { at: number; value: FeeFields };
   #timer?: NodeJS.Timeout;
   #reconciling?: Promise<void>;
+  readonly #awaited = new Set<ReceiptWaiter>();
+  #polling = false;
 
   constructor(options: ChainGatewayOptions) {
     this.#options = options;
@@ -217,28 +231,51 @@ export class ChainGateway {
   }
 
   /**
-   * The receipt of `hash`, asked for now and at every new block the provider reports (it polls the node every
-   * `pollingInterval`), or NotMinedInTimeError after `timeoutMs`. A node that does not answer meanwhile is waited
-   * for until then: the outbox reconciles the rest.
+   * The receipt of `hash`, asked for now and again whenever the chain's head moves (one poller for all waiting
+   * writes, every RECEIPT_POLL_MS), or NotMinedInTimeError after `timeoutMs`. A node that does not answer meanwhile
+   * is waited for until then: the outbox reconciles the rest. The poller is ours rather than ethers' "block" event:
+   * a listener added while the provider drops its last one can be left on a stopped subscription and never hear.
    */
   #receipt(hash: string, timeoutMs: number): Promise<TransactionReceipt> {
-    const { provider } = this.#options;
     return new Promise((resolve, reject) => {
-      const check = () =>
-        provider.getTransactionReceipt(hash).then(
-          (receipt) => receipt && done(receipt),
-          () => {},
-        );
-      const timer = setTimeout(done, timeoutMs);
-      function done(receipt?: TransactionReceipt) {
-        clearTimeout(timer);
-        void provider.off("block", check);
-        if (receipt) resolve(receipt);
-        else reject(new NotMinedInTimeError(hash));
-      }
-      void provider.on("block", check);
-      void check();
+      const timer = setTimeout(() => {
+        this.#awaited.delete(waiter);
+        reject(new NotMinedInTimeError(hash));
+      }, timeoutMs);
+      const waiter: ReceiptWaiter = {
+        hash,
+        checkedAt: -1,
+        done: (receipt) => {
+          clearTimeout(timer);
+          this.#awaited.delete(waiter);
+          resolve(receipt);
+        },
+      };
+      this.#awaited.add(waiter);
+      void this.#check(waiter, -1);
+      void this.#pollReceipts();
     });
+  }
+
+  async #check(waiter: ReceiptWaiter, head: number): Promise<void> {
+    waiter.checkedAt = head;
+    const receipt = await this.#options.provider.getTransactionReceipt(waiter.hash).catch(() => null);
+    if (receipt && this.#awaited.has(waiter)) waiter.done(receipt);
+  }
+
+  async #pollReceipts(): Promise<void> {
+    if (this.#polling) return;
+    this.#polling = true;
+    try {
+      while (this.#awaited.size > 0) {
+        await sleep(RECEIPT_POLL_MS);
+        const head = await this.#options.provider.getBlockNumber().catch(() => -1);
+        if (head < 0) continue;
+        await Promise.all([...this.#awaited].filter((w) => w.checkedAt < head).map((w) => this.#check(w, head)));
+      }
+    } finally {
+      this.#polling = false;
+    }
   }
 
   /** Waits (bounded) for the index to reach a write's block, so what follows reads it. */

@@ -92,7 +92,8 @@ export async function consoleQueue(pool: pg.Pool, code: string, query: QueueQuer
     where.push(sql.replace("?", `$${params.length}`));
   };
   if (query.requestType) add("request_type = ?", query.requestType);
-  if (query.olderThanDays !== undefined)
+  // 0 asks for no age limit: a stage stamped with a block time a moment ahead of this clock is still in.
+  if (query.olderThanDays)
     add("stage_started_at <= extract(epoch FROM now()) - ?::float8 * 86400", query.olderThanDays);
   const filtered = `SELECT * FROM (${OPEN_REQUESTS}) q ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`;
   const countParams = [...params];
