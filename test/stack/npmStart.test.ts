@@ -5,6 +5,7 @@ import path from "node:path";
 import { expect } from "chai";
 import { freePort, isPortFree } from "../../scripts/stack/ports.ts";
 import { REPO_ROOT, startStack } from "../../scripts/stack/stack.ts";
+import { npmRun, terminalEnv } from "./support/npmScript.ts";
 
 /** `npm start`'s entry point, as a user runs it: the ready block, a working admin client, Ctrl-C. */
 describe("npm start (scripts/start.ts)", function () {
@@ -24,10 +25,12 @@ describe("npm start (scripts/start.ts)", function () {
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
     return { child, exited, output: () => output };
   }
-  const waitFor = async (what: RegExp, output: () => string, timeoutMs = 90_000) => {
+  /** Until `output` (a process's output so far, or any text a probe returns) matches `what`. */
+  const waitFor = async (what: RegExp, output: () => string | Promise<string>, timeoutMs = 90_000) => {
     const deadline = Date.now() + timeoutMs;
-    while (!what.test(output())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${output()}`);
+    let text: string;
+    while (!what.test((text = await output()))) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${text}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   };
@@ -39,20 +42,31 @@ describe("npm start (scripts/start.ts)", function () {
     (await isPortFree(Number(env.EMBEDDED_PG_PORT))) &&
     (await isPortFree(Number(env.PORT)));
 
-  it("starts the platform, prints the ready block with a working admin client, and stops cleanly on Ctrl-C", async function () {
+  it("starts the platform, prints the ready block with a working admin client, and stops cleanly on Ctrl-C; npm run worker joins it by DATA_DIR alone", async function () {
     const port = await freePort();
-    const env = {
-      DATA_DIR: dataDir,
+    const ports = {
       PORT: String(port),
       CHAIN_PORT: String(await freePort()),
       EMBEDDED_PG_PORT: String(await freePort()),
       INDEXER_PORT: String(await freePort()),
-      DATABASE_URL: "",
-      CHAIN_RPC_URL: "",
+      // Two: /health answers once the first listens, while the second is still starting.
+      API_PROCESSES: "2",
     };
+    const env = { DATA_DIR: dataDir, ...ports, DATABASE_URL: "", CHAIN_RPC_URL: "" };
     const run = await start(env);
     let child: ChildProcess | undefined = run.child;
+    let worker: ReturnType<typeof npmRun> | undefined;
     try {
+      // `npm run worker` in the README's environment (DATA_DIR and the moved ports), the moment /health answers.
+      await waitFor(
+        /./,
+        async () => {
+          if (run.child.exitCode !== null) throw new Error(`npm start exited:\n${run.output()}`);
+          return (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.status === 200 ? "up" : "";
+        },
+        240_000,
+      );
+      worker = npmRun("worker", terminalEnv({ DATA_DIR: dataDir, ...ports, LOG_LEVEL: "info" }));
       await waitFor(/Press Ctrl-C to stop/, run.output);
       const text = run.output();
       // It turned the development conveniences on (nothing said otherwise) and says so, while starting and when ready.
@@ -82,6 +96,16 @@ describe("npm start (scripts/start.ts)", function () {
       expect(token.status).to.equal(200);
       expect((await fetch(`http://127.0.0.1:${port}/health`)).status).to.equal(200);
 
+      const joined = worker;
+      await waitFor(/job runner started/, async () => {
+        if (joined.child.exitCode !== null) throw new Error(`worker exited:\n${joined.output()}`);
+        return joined.output();
+      });
+      expect(joined.output()).to.not.include("is not set");
+      process.kill(-joined.child.pid!, "SIGTERM");
+      await joined.exited;
+      expect(joined.output()).to.match(/stopping worker/);
+
       run.child.kill("SIGINT");
       expect(await run.exited).to.equal(0);
       child = undefined;
@@ -90,6 +114,7 @@ describe("npm start (scripts/start.ts)", function () {
       expect(await released(env)).to.equal(true);
       expect(await readdir(path.join(dataDir, "chain"))).to.include("clean-shutdown");
     } finally {
+      worker?.signal("SIGKILL");
       child?.kill("SIGKILL");
     }
   });
