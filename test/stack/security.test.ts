@@ -861,7 +861,8 @@ describe("security behaviour (real stack)", function () {
     /**
      * kill -9 of the API running `call` once its write is recorded under `key` (blocks are held back, so the request
      * is caught between record and answer), then the same call with the same key to an API restarted on its port:
-     * the retry's answer, a second retry's answer, and the hash of the transaction recorded before the kill.
+     * 409 while the dead process's lease holds, then (the lease run out, as if its time had passed) the retry's
+     * answer, a second retry's answer, and the hash of the transaction recorded before the kill.
      */
     async function crashAfterRecord(key: string, call: Call) {
       const stack = current();
@@ -886,6 +887,11 @@ describe("security behaviour (real stack)", function () {
         await rpc("evm_setAutomine", [true]);
         await rpc("evm_mine");
         restarted = await stack.startExtraApi(target.port);
+        // The dead process's lease holds the key until it runs out (15 s): in progress until then.
+        const held = await attempt(call, restarted.url);
+        expect(held.status, JSON.stringify(held.body)).to.equal(409);
+        expect(held.body.code).to.equal("IDEMPOTENCY_IN_PROGRESS");
+        await driver.core.pool.query(`UPDATE idempotency_keys SET locked_until = now() WHERE key = $1`, [key]);
         const answer = await retry(call, restarted.url, key);
         const again = await attempt(call, restarted.url);
         return { answer, again, transactionHash: recorded.tx_hash as string };
@@ -1068,7 +1074,8 @@ describe("security behaviour (real stack)", function () {
       expect(first.status).to.equal(500);
       const created = await requestsWith("store");
       expect(created).to.have.length(1); // the mint happened, its answer was lost
-      const answer = await retry(postAs(applicant(key), "/requests", text), current().api.url, key);
+      // At once: the process that lost its answer ended its lease.
+      const answer = await attempt(postAs(applicant(key), "/requests", text), current().api.url);
       expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
       expect(answer.body.requestId).to.equal(created[0]);
       expect(await requestsWith("store")).to.deep.equal(created);
@@ -1082,7 +1089,7 @@ describe("security behaviour (real stack)", function () {
       expect(first.status).to.equal(500);
       const [written] = await writesOf(requestId, "SUBMIT");
       expect(written).to.deep.equal({ tx_hash: written.tx_hash, status: "CONFIRMED" }); // submitted, answer lost
-      const answer = await retry(submit, current().api.url, key);
+      const answer = await attempt(submit, current().api.url);
       expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
       expect(answer.body).to.deep.include({
         requestId,

@@ -166,8 +166,14 @@ export class IdempotencyStore {
       throw error;
     }
     clearInterval(renew);
-    // If saving the answer fails, the key stays claimed (and tied to the write, if one was recorded): never freed.
-    await this.#store(caller, key, result.status ?? 200, result.body);
+    try {
+      await this.#store(caller, key, result.status ?? 200, result.body);
+    } catch (error) {
+      // The answer is lost; the key stays claimed (and tied to the write, if one was recorded): never freed. This
+      // process is done with it, so its lease ends now and a retry takes the recovery path at once.
+      await this.#endLease(caller, key).catch(() => {});
+      throw error;
+    }
     return result;
   }
 
@@ -177,11 +183,14 @@ export class IdempotencyStore {
       `DELETE FROM idempotency_keys WHERE caller = $1 AND key = $2 AND state = 'IN_PROGRESS' AND outbox_tx_id IS NULL`,
       [caller, key],
     );
-    if (freed.rowCount === 0)
-      await this.#pool.query(
-        `UPDATE idempotency_keys SET locked_until = now() WHERE caller = $1 AND key = $2 AND state = 'IN_PROGRESS'`,
-        [caller, key],
-      );
+    if (freed.rowCount === 0) await this.#endLease(caller, key);
+  }
+
+  async #endLease(caller: string, key: string): Promise<void> {
+    await this.#pool.query(
+      `UPDATE idempotency_keys SET locked_until = now() WHERE caller = $1 AND key = $2 AND state = 'IN_PROGRESS'`,
+      [caller, key],
+    );
   }
 
   async #store(caller: string, key: string, status: number, body: unknown): Promise<void> {
