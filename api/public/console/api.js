@@ -34,13 +34,15 @@ export const get = (path) => api("GET", path);
 export const post = (path, body = {}) => api("POST", path, body);
 
 /**
- * An element ("tag" or "tag.class.class"), then optional attributes (on* are listeners), then children (strings
- * become text nodes).
+ * An element ("tag", "tag#id", "tag.class.class", "tag#id.class"), then optional attributes (on* are listeners),
+ * then children (strings become text nodes).
  */
 export function h(tag, ...children) {
   const attrs = children[0]?.constructor === Object ? children.shift() : {};
   const [name, ...classes] = tag.split(".");
-  const element = document.createElement(name);
+  const [tagName, id] = name.split("#");
+  const element = document.createElement(tagName);
+  if (id) element.id = id;
   if (classes.length) element.className = classes.join(" ");
   for (const [key, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
@@ -53,6 +55,19 @@ export function h(tag, ...children) {
     element.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
   return element;
+}
+
+/** Shows a message under the bar (a failure, or news when `ok`); an empty message hides it. */
+export function say(message, ok = false) {
+  const notice = document.getElementById("notice");
+  Object.assign(notice, { textContent: message, className: ok ? "notice ok" : "notice", hidden: !message });
+  notice.dataset.at = String(Date.now());
+}
+
+/** A notice stays for the screen it was shown on (or the one it sends the reviewer to), then goes. */
+export function clearStaleNotice() {
+  const notice = document.getElementById("notice");
+  if (Date.now() - Number(notice.dataset.at ?? 0) > 1000) say("");
 }
 
 export const when = (iso) => (iso ? new Date(iso).toLocaleString() : "—");

@@ -1,37 +1,24 @@
 // The review console's router: hash routes (#/invite/<token>, #/sign-in, #/queue, #/requests/<id>, #/history,
 // #/signing), the signed-in reviewer (GET /console/me), and the periodic refresh of the screen shown.
-import { ApiError, get, post } from "./api.js";
-import {
-  clearStaleNotice,
-  historyView,
-  inviteView,
-  queueView,
-  requestView,
-  say,
-  signInView,
-  signingView,
-} from "./views.js";
+import { ApiError, clearStaleNotice, get, post, say } from "./api.js";
+import { historyView, inviteView, queueView, requestView, signInView, signingView } from "./views.js";
 
 const REFRESH_MS = 30_000;
 const view = document.getElementById("view");
 let session = null;
 let refresh = null;
 
-async function currentSession() {
-  try {
-    return await get("/console/me");
-  } catch (error) {
+const currentSession = () =>
+  get("/console/me").catch((error) => {
     if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return null;
     throw error;
-  }
-}
+  });
 
 function showSession() {
   document.getElementById("nav").hidden = !session;
   document.getElementById("who").hidden = !session;
-  document.getElementById("who-name").textContent = session
-    ? `${session.reviewer.name} · ${session.department.name}`
-    : "";
+  const name = session ? `${session.reviewer.name} · ${session.department.name}` : "";
+  document.getElementById("who-name").textContent = name;
 }
 
 const go = (hash) => {

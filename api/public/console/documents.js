@@ -3,15 +3,6 @@
 // (/verify/document/{hash}?tokenId=…); then shown (pdf.js renders a PDF's pages on canvases, an image as itself).
 import { get, h, short, when } from "./api.js";
 
-let pdfjs;
-async function pdfLibrary() {
-  if (!pdfjs) {
-    pdfjs = await import("/console/vendor/pdf.min.mjs");
-    pdfjs.GlobalWorkerOptions.workerSrc = "/console/vendor/pdf.worker.min.mjs";
-  }
-  return pdfjs;
-}
-
 export async function sha256Hex(bytes) {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   return `0x${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
@@ -49,14 +40,9 @@ export function documentCard(doc, checked) {
   const { detail, hash, anchor, verified } = checked;
   const current = detail.versions.find((v) => v.version === detail.currentVersion) ?? detail.versions.at(-1);
   const preview = h("div.preview", h("span.muted", "Preparing preview…"));
+  const mono = (hex) => h("span.mono", short(hex));
   const version = (v) =>
-    h(
-      "li",
-      `v${v.version} · ${when(v.createdAt)} · `,
-      h("span.mono", short(v.hash)),
-      " · tx ",
-      h("span.mono", short(v.transactionHash)),
-    );
+    h("li", `v${v.version} · ${when(v.createdAt)} · `, mono(v.hash), " · tx ", mono(v.transactionHash));
   void renderPreview(preview, checked.bytes, current?.mimeType ?? "").catch((error) => {
     preview.replaceChildren(h("span.muted", `No preview (${error.message})`));
   });
@@ -91,7 +77,8 @@ async function renderPreview(container, bytes, mimeType) {
     return;
   }
   if (mimeType !== "application/pdf") throw new Error(mimeType || "unknown type");
-  const { getDocument } = await pdfLibrary();
+  const { getDocument, GlobalWorkerOptions } = await import("/console/vendor/pdf.min.mjs");
+  GlobalWorkerOptions.workerSrc = "/console/vendor/pdf.worker.min.mjs";
   // A copy: pdf.js transfers the buffer to its worker, and the bytes stay ours for hashing and download.
   const pdf = await getDocument({ data: bytes.slice(), isEvalSupported: false }).promise;
   const pages = [];

@@ -1,6 +1,6 @@
 // The console's screens. Each takes the view element and the signed-in session, fills the element, and returns
 // an optional refresh function (the queue and the signing list refresh themselves periodically and on focus).
-import { ApiError, get, h, humanise, post, relative, short, when } from "./api.js";
+import { ApiError, get, h, humanise, post, relative, say, short, when } from "./api.js";
 import { checkDocument, documentCard } from "./documents.js";
 
 const REQUEST_TYPES = ["RESORT_LICENSE", "TRADE_LICENSE", "BUILDING_PERMIT"];
@@ -17,20 +17,6 @@ const REJECTION_REASONS = "SAFETY_VIOLATION INCOMPLETE_DOCUMENTS POLICY_VIOLATIO
 
 const browser = () => globalThis.SimpleWebAuthnBrowser;
 
-export function say(message, ok = false) {
-  const notice = document.getElementById("notice");
-  notice.textContent = message;
-  notice.className = ok ? "notice ok" : "notice";
-  notice.hidden = !message;
-  notice.dataset.at = String(Date.now());
-}
-
-/** A notice stays for the screen it was shown on (or the one it sends the reviewer to), then goes. */
-export function clearStaleNotice() {
-  const notice = document.getElementById("notice");
-  if (Date.now() - Number(notice.dataset.at ?? 0) > 1000) say("");
-}
-
 const errorText = (error) =>
   error instanceof ApiError
     ? `${error.message} (${error.code})`
@@ -42,14 +28,12 @@ const errorText = (error) =>
 async function act(button, run) {
   button.disabled = true;
   say("");
-  try {
-    await run();
-  } catch (error) {
-    say(errorText(error));
-  } finally {
-    button.disabled = false;
-  }
+  await run().catch((error) => say(errorText(error)));
+  button.disabled = false;
 }
+
+/** A form control after its label. */
+const labelled = (text, control) => [h("label", { for: control.id }, text), control];
 
 /** A form's submit handler: the user action `run`, with the form's submit button disabled while it runs. */
 const submitting = (button, run) => (event) => {
@@ -59,14 +43,14 @@ const submitting = (button, run) => (event) => {
 
 // ---- invitation and sign-in -------------------------------------------------------------------------------------
 
+const INVITATION = `Create a passkey on this device: it signs you in, no password needed, and it signs your department's decisions when its key is held by its reviewers' passkeys.`;
+
 export function inviteView(view, _session, token, done) {
-  const deviceName = h("input", { id: "device-name", value: guessDevice(), maxlength: 100, required: true });
-  const button = h("button", { type: "submit", id: "register" }, "Create my passkey");
+  const device = h("input#device-name", { value: guessDevice(), maxlength: 100, required: true });
+  const button = h("button#register", { type: "submit" }, "Create my passkey");
   const register = async () => {
-    const { options } = await post("/console/invitations/registration-options", {
-      token,
-      deviceName: deviceName.value.trim(),
-    });
+    const asked = { token, deviceName: device.value.trim() };
+    const { options } = await post("/console/invitations/registration-options", asked);
     const response = await browser().startRegistration({ optionsJSON: options });
     const registered = await post("/console/invitations/register", { token, response });
     say(`Welcome, ${registered.reviewer.name}: your passkey is registered and you are signed in.`, true);
@@ -77,12 +61,8 @@ export function inviteView(view, _session, token, done) {
       "form.card.center",
       { onsubmit: submitting(button, register) },
       h("h1", "Accept your invitation"),
-      h(
-        "p.lead",
-        "Create a passkey on this device: it signs you in, no password needed, and it signs your department's decisions when its key is held by its reviewers' passkeys.",
-      ),
-      h("label", { for: "device-name" }, "Name of this device"),
-      deviceName,
+      h("p.lead", INVITATION),
+      labelled("Name of this device", device),
       button,
     ),
   );
@@ -95,11 +75,7 @@ export function signInView(view, _session, done) {
     await post("/console/sign-in", { response });
     done("#/queue");
   };
-  const button = h(
-    "button",
-    { type: "button", id: "sign-in", onclick: () => act(button, signIn) },
-    "Sign in with a passkey",
-  );
+  const button = h("button#sign-in", { type: "button", onclick: () => act(button, signIn) }, "Sign in with a passkey");
   view.replaceChildren(
     h(
       "div.card.center",
@@ -157,15 +133,14 @@ export function queueView(view, _session, params) {
     page: Number(params.get("page") ?? 1),
   };
   const tabs = h("div.tabs", { role: "tablist" });
-  const updated = h("span.muted", { id: "queue-updated" });
-  const list = h("ul.queue", { id: "queue" });
+  const updated = h("span#queue-updated.muted");
+  const list = h("ul#queue.queue");
   const paged = pagedList(view, "/console/queue", state, list, {
     row: queueRow,
     empty: h("li.card.muted", "Nothing here."),
     items: (queue) => {
-      const total = Object.entries(queue.counts)
-        .filter(([k]) => k !== "overdue")
-        .reduce((n, [, v]) => n + v, 0);
+      const { overdue, ...counts } = queue.counts;
+      const total = Object.values(counts).reduce((n, v) => n + v, 0);
       tabs.replaceChildren(
         ...QUEUE_TABS.map(([status, label]) =>
           h(
@@ -177,10 +152,10 @@ export function queueView(view, _session, params) {
               onclick: () => paged.set({ status }),
             },
             `${label} `,
-            h("span.count", status ? queue.counts[status] : total),
+            h("span.count", status ? counts[status] : total),
           ),
         ),
-        queue.counts.overdue ? h("span.badge.bad", { id: "overdue-count" }, `${queue.counts.overdue} overdue`) : "",
+        overdue ? h("span#overdue-count.badge.bad", `${overdue} overdue`) : "",
       );
       updated.textContent = `Updated ${new Date().toLocaleTimeString()}; refreshes every 30 s.`;
       return queue.items;
@@ -191,7 +166,7 @@ export function queueView(view, _session, params) {
   const field = (key, label, control) => {
     control.id = `queue-${key}`;
     control.addEventListener("change", () => paged.set({ [key]: control.value }));
-    return h("div", h("label", { for: control.id }, label), control);
+    return h("div", labelled(label, control));
   };
   const older = { type: "number", min: 0, step: "any", value: state.olderThanDays, placeholder: "any" };
   const types = { "": "All types", ...Object.fromEntries(REQUEST_TYPES.map((t) => [t, humanise(t)])) };
@@ -221,12 +196,10 @@ function queueRow(item) {
       ? `Overdue ${relative(stage.dueAt).replace(" ago", "")}`
       : `Due ${relative(stage.dueAt)}`;
   const timeout = stage.onTimeout ? ` · on timeout: ${humanise(stage.onTimeout)}` : "";
+  const data = { requestId: item.requestId, status: item.status, overdue: String(overdue) };
   return h(
     "li",
-    {
-      class: overdue ? "overdue" : "",
-      dataset: { requestId: item.requestId, status: item.status, overdue: String(overdue) },
-    },
+    { class: overdue ? "overdue" : "", dataset: data },
     h(
       "a",
       { href: `#/requests/${item.requestId}` },
@@ -241,31 +214,21 @@ function queueRow(item) {
 
 export function historyView(view, _session, params) {
   const state = { q: (params.get("q") ?? "").trim(), page: 1 };
-  const list = h("ol.list", { id: "history" });
+  const list = h("ol#history.list");
   const paged = pagedList(view, "/console/decisions", state, list, {
     row: historyRow,
     empty: h("li.muted", "No decisions found."),
     items: (answer) => answer.decisions,
   });
-  const search = h("input", {
-    id: "history-q",
-    type: "search",
-    value: params.get("q") ?? "",
-    placeholder: "Request number, applicant, remarks, decision, transaction…",
-  });
+  const hint = "Request number, applicant, remarks, decision, transaction…";
+  const search = h("input#history-q", { type: "search", value: params.get("q") ?? "", placeholder: hint });
+  const onsubmit = (event) => {
+    event.preventDefault();
+    paged.set({ q: search.value.trim() });
+  };
   view.replaceChildren(
     h("h1", "Past decisions"),
-    h(
-      "form.row.card",
-      {
-        onsubmit: (event) => {
-          event.preventDefault();
-          paged.set({ q: search.value.trim() });
-        },
-      },
-      search,
-      h("button", { type: "submit", id: "history-search" }, "Search"),
-    ),
+    h("form.row.card", { onsubmit }, search, h("button#history-search", { type: "submit" }, "Search")),
     list,
     paged.pager,
   );
@@ -286,7 +249,7 @@ function historyRow(d) {
   );
 }
 
-/** Who holds the department's key for a decision: "Custodial key", or its reviewers by name. */
+/** The custody a decision was signed under (the API's label), with the reviewers who signed it by name. */
 const custodyText = (d) =>
   `${d.custodyLabel}${d.reviewers.length ? `: ${d.reviewers.map((r) => r.reviewerName).join(", ")}` : ""}`;
 
@@ -300,8 +263,8 @@ export function requestView(view, session, requestId) {
     // The department's custody as it is now (it may have moved to a passkey account since sign-in).
     const [[detail, approvals], me] = await Promise.all([read(), get("/console/me")]);
     session = me;
-    const documents = h("div", { id: "documents" });
-    const decision = h("div", { id: "decision" });
+    const documents = h("div#documents");
+    const decision = h("div#decision");
     const fact = (term, value, attrs = {}) => [h("dt", term), h("dd", attrs, value)];
     const card = (area, title, body, id) => h(`section.card.area-${area}`, { id }, h("h2", title), body);
     const stage = detail.currentStage;
@@ -329,7 +292,7 @@ export function requestView(view, session, requestId) {
         // On a phone the decision follows the documents; on a wide screen it stays beside them.
         card("decide", "Your decision", decision),
         decisionsCard,
-        card("timeline", "Timeline", timelineList(detail.timeline)),
+        card("timeline", "Timeline", h("ol.list", detail.timeline.map(timelineEvent))),
       ),
     );
     const checked = [];
@@ -355,70 +318,49 @@ export function requestView(view, session, requestId) {
 }
 
 function decisionsList(approvals) {
-  if (!approvals.length) return h("p.muted", "No decision yet.");
+  return approvals.length ? h("ol#decisions.list", approvals.map(approvalRow)) : h("p.muted", "No decision yet.");
+}
+
+function approvalRow(a) {
+  const badge = a.status === "APPROVED" ? "span.badge.ok" : a.isActive ? "span.badge.warn" : "span.badge";
+  const reviewed = `${when(a.createdAt)} · “${a.remarks}” · ${a.reviewedDocuments.length} documents reviewed · tx `;
   return h(
-    "ol.list",
-    { id: "decisions" },
-    approvals.map((a) =>
-      h(
-        "li",
-        h("strong", a.departmentName),
-        " · ",
-        h(
-          a.status === "APPROVED" ? "span.badge.ok" : a.isActive ? "span.badge.warn" : "span.badge",
-          humanise(a.status),
-        ),
-        a.isActive ? "" : ` (${humanise(a.invalidationReason ?? "no longer standing")})`,
-        h(
-          "div.muted",
-          `${when(a.createdAt)} · “${a.remarks}” · ${a.reviewedDocuments.length} documents reviewed · tx `,
-          h("span.mono", short(a.transactionHash)),
-        ),
-      ),
-    ),
+    "li",
+    h("strong", a.departmentName),
+    " · ",
+    h(badge, humanise(a.status)),
+    a.isActive ? "" : ` (${humanise(a.invalidationReason ?? "no longer standing")})`,
+    h("div.muted", reviewed, h("span.mono", short(a.transactionHash))),
   );
 }
 
-function timelineList(events) {
-  return h(
-    "ol.list",
-    events.map((e) => h("li", h("strong", humanise(e.eventType)), ` · ${when(e.timestamp)} · ${e.description}`)),
-  );
-}
+const timelineEvent = (e) => h("li", h("strong", humanise(e.eventType)), ` · ${when(e.timestamp)} · ${e.description}`);
 
 /** Custodial departments decide through the platform's key; passkey departments collect their reviewers' signatures. */
 function decisionForm(session, detail, checked, decided) {
   const custodial = session.department.custody === "CUSTODIAL";
-  const status = h("div", { id: "decision-status", hidden: true });
+  const status = h("div#decision-status", { hidden: true });
   if (!detail.currentStage || detail.status !== "SUBMITTED")
     return h("p.muted", "The review is not open: nothing to decide.");
-  const choice = (value, label) =>
+  const choices = { APPROVED: "Approve", CHANGES_REQUESTED: "Request changes", REJECTED: "Reject" };
+  const choice = ([value, label]) =>
     h("label", h("input", { type: "radio", name: "decision", value, checked: value === "APPROVED" }), label);
-  const remarks = h("textarea", {
-    id: "remarks",
-    maxlength: 4000,
-    required: true,
-    placeholder: "What you checked and why",
-  });
-  const reason = h(
-    "select",
-    { id: "reason" },
-    REJECTION_REASONS.map((r) => h("option", { value: r }, humanise(r))),
-  );
-  const required = h("input", { id: "required-documents", placeholder: "e.g. SITE_PLAN, FIRE_CERTIFICATE" });
+  const remarks = h("textarea#remarks", { maxlength: 4000, required: true, placeholder: "What you checked and why" });
+  const reasons = REJECTION_REASONS.map((r) => h("option", { value: r }, humanise(r)));
+  const reason = h("select#reason", reasons);
+  const required = h("input#required-documents", { placeholder: "e.g. SITE_PLAN, FIRE_CERTIFICATE" });
   const verified = checked.filter((c) => c.verified);
-  const button = h("button", { type: "submit", id: "decide" }, custodial ? "Record decision" : "Sign with my passkey");
+  const button = h("button#decide", { type: "submit" }, custodial ? "Record decision" : "Sign with my passkey");
   const decide = async () => {
     const decision = form.querySelector("input[name=decision]:checked").value;
+    const asked = required.value.split(/[\s,]+/).filter(Boolean);
     const body = {
       decision,
       remarks: remarks.value.trim(),
       reviewedDocuments: verified.map((c) => c.doc.documentId),
       documentVersions: Object.fromEntries(verified.map((c) => [c.doc.documentId, c.detail.currentVersion])),
       ...(decision === "REJECTED" ? { reason: reason.value } : {}),
-      ...(decision === "CHANGES_REQUESTED"
-        ? { requiredDocuments: required.value.split(/[\s,]+/).filter(Boolean) }
-        : {}),
+      ...(decision === "CHANGES_REQUESTED" ? { requiredDocuments: asked } : {}),
     };
     if (custodial) {
       await decideCustodially(detail.requestId, body, status);
@@ -434,18 +376,10 @@ function decisionForm(session, detail, checked, decided) {
   const form = h(
     "form",
     { onsubmit: submitting(button, decide) },
-    h(
-      "div.choices",
-      choice("APPROVED", "Approve"),
-      choice("CHANGES_REQUESTED", "Request changes"),
-      choice("REJECTED", "Reject"),
-    ),
-    h("label", { for: "remarks" }, "Remarks"),
-    remarks,
-    h("label", { for: "reason" }, "Reason (rejection)"),
-    reason,
-    h("label", { for: "required-documents" }, "Documents asked for (changes)"),
-    required,
+    h("div.choices", Object.entries(choices).map(choice)),
+    labelled("Remarks", remarks),
+    labelled("Reason (rejection)", reason),
+    labelled("Documents asked for (changes)", required),
     h("p.muted", `Covers the ${verified.length} of ${checked.length} documents verified above, at the versions shown.`),
     h(
       "p.muted",
@@ -460,8 +394,7 @@ function decisionForm(session, detail, checked, decided) {
 
 /** Shows a decision's or signing request's state in its status box. */
 function showStatus(status, state, className, children) {
-  status.hidden = false;
-  status.className = className;
+  Object.assign(status, { hidden: false, className });
   status.dataset.state = state;
   status.replaceChildren(...children);
 }
@@ -496,12 +429,12 @@ const DECISION_CODES = { APPROVED: 1, REJECTED: 2, CHANGES_REQUESTED: 3 };
 
 /** The remarks record whose keccak256 is signed: canonical JSON (keys sorted) of remarks, reason, documents asked. */
 function remarksRecord(summary) {
-  const record = {
+  // Keys written in sorted order.
+  return JSON.stringify({
     ...(summary.decision === "REJECTED" ? { reason: summary.reason } : {}),
     remarks: summary.remarks ?? "",
     ...(summary.decision === "CHANGES_REQUESTED" ? { requiredDocuments: summary.requiredDocuments ?? [] } : {}),
-  };
-  return JSON.stringify(record); // keys written in sorted order above
+  });
 }
 
 /**
@@ -542,56 +475,35 @@ export async function signWithPasskey(signing) {
   return post(`/console/signing-requests/${signing.id}/assertions`, { response });
 }
 
+/** What a signing request signs (a decision, a key proof, a reviewer change), who signed, and where it stands. */
 function signingSummary(s) {
   const signed = s.signatures ?? [];
-  const summary = s.summary ?? {};
+  const { decision, reason, remarks, documents, wallet, departmentCode, reviewers, add, remove } = s.summary ?? {};
   const reviewer = (r) =>
     r.reviewerName
       ? h("li", `${r.reviewerName} (${r.deviceName}) · ${short(r.publicKey)}`)
       : h("li.bad", `Not a passkey of your department's reviewers: ${short(r.publicKey)}`);
-  const what =
-    {
-      DECISION: () => [
-        h(
-          "div",
-          `Decision: ${humanise(summary.decision)}${summary.reason ? ` (${humanise(summary.reason)})` : ""} · “${summary.remarks ?? ""}”`,
-        ),
-        summary.documents?.length
-          ? h(
-              "ul.list",
-              summary.documents.map((d) => h("li.mono", `v${d.version} · SHA-256 ${short(d.sha256 ?? "")}`)),
-            )
-          : h("div.muted", "No document covered."),
-      ],
-      KEY_PROOF: () => [
-        h(
-          "div",
-          `Key proof: the passkey account ${summary.wallet} becomes ${summary.departmentCode}'s wallet (held by its reviewers).`,
-        ),
-        h("div", "Passkeys that will sign for the department:"),
-        h("ul.list", { id: "account-reviewers" }, (summary.reviewers ?? []).map(reviewer)),
-      ],
-    }[s.kind] ??
-    (() => [
-      h(
-        "div",
-        `Reviewer change: add ${summary.add?.length ?? 0}, remove ${summary.remove?.length ?? 0}, threshold ${summary.threshold}.`,
-      ),
-    ]);
-  const state = {
-    COLLECTING: `Collecting signatures: ${signed.length} of ${s.threshold}`,
-    SUBMITTED: "Submitted on chain",
-  };
+  const covered = (d) => h("li.mono", `v${d.version} · SHA-256 ${short(d.sha256 ?? "")}`);
+  const signer = (x) => h("li", `Signed by ${x.reviewerName} · ${when(x.signedAt)}`);
+  const change = `Reviewer change: add ${add?.length ?? 0}, remove ${remove?.length ?? 0}, threshold ${s.summary?.threshold}.`;
+  const what = {
+    DECISION: [
+      h("div", `Decision: ${humanise(decision)}${reason ? ` (${humanise(reason)})` : ""} · “${remarks ?? ""}”`),
+      documents?.length ? h("ul.list", documents.map(covered)) : h("div.muted", "No document covered."),
+    ],
+    KEY_PROOF: [
+      h("div", `Key proof: the passkey account ${wallet} becomes ${departmentCode}'s wallet (held by its reviewers).`),
+      h("div", "Passkeys that will sign for the department:"),
+      h("ul#account-reviewers.list", (reviewers ?? []).map(reviewer)),
+    ],
+  }[s.kind] ?? [h("div", change)];
+  const collecting = `Collecting signatures: ${signed.length} of ${s.threshold}`;
+  const state = { COLLECTING: collecting, SUBMITTED: "Submitted on chain" }[s.status] ?? humanise(s.status);
   return [
-    h("strong.signing-state", state[s.status] ?? humanise(s.status)),
-    ...what(),
-    signed.length
-      ? h(
-          "ul.list",
-          signed.map((x) => h("li", `Signed by ${x.reviewerName} · ${when(x.signedAt)}`)),
-        )
-      : "",
-    s.transactionHash ? h("div.mono", { id: "signing-tx" }, `tx ${s.transactionHash}`) : "",
+    h("strong.signing-state", state),
+    ...what,
+    signed.length ? h("ul.list", signed.map(signer)) : "",
+    s.transactionHash ? h("div#signing-tx.mono", `tx ${s.transactionHash}`) : "",
     s.failure ? h("div", `${s.failure.code ?? ""} ${s.failure.message ?? ""}`) : "",
     s.status === "COLLECTING" ? h("div.muted", `Expires ${when(s.expiresAt)}`) : "",
   ];
@@ -599,7 +511,7 @@ function signingSummary(s) {
 
 /** The decision as the chain recorded it (signer, custody, block), once the index has the transaction. */
 async function showOnChainRecord(status, transactionHash) {
-  const record = h("div.muted", { id: "chain-record" }, "Waiting for the chain's record…");
+  const record = h("div#chain-record.muted", "Waiting for the chain's record…");
   status.append(record);
   for (let attempt = 0; attempt < 30; attempt++) {
     const [found] = (await get(`/console/decisions?q=${transactionHash}&limit=1`)).decisions;
@@ -607,7 +519,7 @@ async function showOnChainRecord(status, transactionHash) {
       record.className = "";
       record.dataset.signer = found.signer;
       return record.replaceChildren(
-        h("div", `On chain, block ${found.blockNumber}: signer `, h("span.mono", { id: "chain-signer" }, found.signer)),
+        h("div", `On chain, block ${found.blockNumber}: signer `, h("span#chain-signer.mono", found.signer)),
         h("div", custodyText(found)),
         h("a", { href: found.verifyUrl, target: "_blank", rel: "noopener" }, "Public verification"),
       );
@@ -627,11 +539,8 @@ function signingCard(s) {
     button.hidden = now.status !== "COLLECTING" || !now.allowCredentials?.length;
   };
   const mine = s.allowCredentials?.length;
-  const button = h(
-    "button",
-    { type: "button", disabled: !mine, onclick: () => act(button, sign) },
-    mine ? "Sign with my passkey" : "Signed (or not yours to sign)",
-  );
+  const label = mine ? "Sign with my passkey" : "Signed (or not yours to sign)";
+  const button = h("button", { type: "button", disabled: !mine, onclick: () => act(button, sign) }, label);
   return h(
     "div.card",
     { dataset: { signingRequestId: s.id } },
@@ -641,16 +550,11 @@ function signingCard(s) {
   );
 }
 
+const SIGNING = `Decisions, key proofs and reviewer changes of your department's passkey account, until enough reviewers have signed.`;
+
 export function signingView(view, _session) {
-  const list = h("div", { id: "signing" });
-  view.replaceChildren(
-    h("h1", "Waiting for signatures"),
-    h(
-      "p.lead",
-      "Decisions, key proofs and reviewer changes of your department's passkey account, until enough reviewers have signed.",
-    ),
-    list,
-  );
+  const list = h("div#signing");
+  view.replaceChildren(h("h1", "Waiting for signatures"), h("p.lead", SIGNING), list);
   async function load() {
     const { signingRequests = [] } = (await get("/console/signing-requests?status=COLLECTING")) ?? {};
     const empty = h("p.muted", "Nothing is waiting for signatures.");

@@ -52,11 +52,10 @@ function render({ verdict, kind, message, details = [], approvals, proof = [] })
 
 /** Who could sign the approval, in words (the API's signedBy). */
 function signedByText(a) {
-  if (a.signedBy === "DEPARTMENT_REVIEWERS")
-    return ` — signed by the department's reviewers with their own passkeys (${a.reviewerThreshold} needed)`;
-  if (a.signedBy === "DEPARTMENT_KEY") return " — signed with the department's own key";
-  if (a.signedBy === "PLATFORM") return " — signed by the platform for the department";
-  return "";
+  const reviewers = ` — signed by the department's reviewers with their own passkeys (${a.reviewerThreshold} needed)`;
+  const key = " — signed with the department's own key";
+  const platform = " — signed by the platform for the department";
+  return { DEPARTMENT_REVIEWERS: reviewers, DEPARTMENT_KEY: key, PLATFORM: platform }[a.signedBy] ?? "";
 }
 
 const text = (tag, content) => Object.assign(document.createElement(tag), { textContent: content });
@@ -179,6 +178,8 @@ async function verifyQr(value) {
   else render(problem(status, body, "licence"));
 }
 
+const NOT_RECORDED = `This exact file is not recorded on the blockchain: it is not a document of any licence, or it was changed.`;
+
 async function verifyFile(file) {
   $("document-hash").hidden = false;
   $("document-hash").textContent = `Fingerprinting ${file.name}…`;
@@ -187,13 +188,7 @@ async function verifyFile(file) {
   $("document-hash").textContent = `SHA-256 ${hash}`;
   const { status, body } = await ask(`document/${hash}`);
   if (status === 200) renderDocument(body);
-  else if (status === 404)
-    render({
-      kind: "document",
-      verdict: "UNKNOWN",
-      message:
-        "This exact file is not recorded on the blockchain: it is not a document of any licence, or it was changed.",
-    });
+  else if (status === 404) render({ kind: "document", verdict: "UNKNOWN", message: NOT_RECORDED });
   else render(problem(status, body, "document"));
 }
 
