@@ -3,15 +3,6 @@
 // (/verify/document/{hash}?tokenId=…); then shown (pdf.js renders a PDF's pages on canvases, an image as itself).
 import { get, h, short, when } from "./api.js";
 
-let pdfjs;
-async function pdfLibrary() {
-  if (!pdfjs) {
-    pdfjs = await import("/console/vendor/pdf.min.mjs");
-    pdfjs.GlobalWorkerOptions.workerSrc = "/console/vendor/pdf.worker.min.mjs";
-  }
-  return pdfjs;
-}
-
 export async function sha256Hex(bytes) {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   return `0x${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
@@ -48,53 +39,34 @@ export async function checkDocument(documentId, tokenId) {
 export function documentCard(doc, checked) {
   const { detail, hash, anchor, verified } = checked;
   const current = detail.versions.find((v) => v.version === detail.currentVersion) ?? detail.versions.at(-1);
-  const preview = h("div", { class: "preview" }, h("span", { class: "muted" }, "Preparing preview…"));
-  const card = h(
-    "div",
-    { class: "doc", dataset: { documentId: doc.documentId, verified: String(verified) } },
-    h("strong", {}, doc.docType),
+  const preview = h("div.preview", h("span.muted", "Preparing preview…"));
+  const mono = (hex) => h("span.mono", short(hex));
+  const version = (v) =>
+    h("li", `v${v.version} · ${when(v.createdAt)} · `, mono(v.hash), " · tx ", mono(v.transactionHash));
+  void renderPreview(preview, checked.bytes, current?.mimeType ?? "").catch((error) => {
+    preview.replaceChildren(h("span.muted", `No preview (${error.message})`));
+  });
+  return h(
+    "div.doc",
+    { dataset: { documentId: doc.documentId, verified: String(verified) } },
+    h("strong", doc.docType),
     " ",
-    h("span", { class: "muted" }, `${doc.originalFilename} · version ${detail.currentVersion}`),
+    h("span.muted", `${doc.originalFilename} · version ${detail.currentVersion}`),
     h(
-      "div",
-      { class: `check ${verified ? "ok" : "bad"}`, "data-check": verified ? "verified" : "failed" },
+      verified ? "div.check.ok" : "div.check.bad",
+      { "data-check": verified ? "verified" : "failed" },
       verified
         ? `✓ Verified: SHA-256 computed here matches the chain, block ${anchor.blockchainRecord.blockNumber}`
         : anchor && !anchor.isLatest
           ? `✗ This file is version ${anchor.version}; a newer version is anchored`
           : "✗ Not verified: the downloaded file's SHA-256 is not anchored for this licence",
     ),
-    h("div", { class: "mono muted" }, `SHA-256 ${hash}`),
-    detail.versions.length > 1
-      ? h(
-          "details",
-          {},
-          h("summary", {}, `${detail.versions.length} versions`),
-          h(
-            "ol",
-            { class: "list" },
-            detail.versions.map((v) =>
-              h(
-                "li",
-                {},
-                `v${v.version} · ${when(v.createdAt)} · `,
-                h("span", { class: "mono" }, short(v.hash)),
-                " · tx ",
-                h("span", { class: "mono" }, short(v.transactionHash)),
-              ),
-            ),
-          ),
-        )
-      : null,
-    current?.activeContent?.length
-      ? h("div", { class: "check bad" }, `Active content: ${current.activeContent.join(", ")}`)
-      : null,
+    h("div.mono.muted", `SHA-256 ${hash}`),
+    detail.versions.length > 1 &&
+      h("details", h("summary", `${detail.versions.length} versions`), h("ol.list", detail.versions.map(version))),
+    current?.activeContent?.length > 0 && h("div.check.bad", `Active content: ${current.activeContent.join(", ")}`),
     preview,
   );
-  void renderPreview(preview, checked.bytes, current?.mimeType ?? "").catch((error) => {
-    preview.replaceChildren(h("span", { class: "muted" }, `No preview (${error.message})`));
-  });
-  return card;
 }
 
 async function renderPreview(container, bytes, mimeType) {
@@ -105,7 +77,8 @@ async function renderPreview(container, bytes, mimeType) {
     return;
   }
   if (mimeType !== "application/pdf") throw new Error(mimeType || "unknown type");
-  const { getDocument } = await pdfLibrary();
+  const { getDocument, GlobalWorkerOptions } = await import("/console/vendor/pdf.min.mjs");
+  GlobalWorkerOptions.workerSrc = "/console/vendor/pdf.worker.min.mjs";
   // A copy: pdf.js transfers the buffer to its worker, and the bytes stay ours for hashing and download.
   const pdf = await getDocument({ data: bytes.slice(), isEvalSupported: false }).promise;
   const pages = [];
@@ -124,9 +97,6 @@ async function renderPreview(container, bytes, mimeType) {
     await page.render({ canvasContext: canvas.getContext("2d"), viewport }).promise;
     pages.push(canvas);
   }
-  container.replaceChildren(
-    ...pages,
-    pdf.numPages > 3 ? h("div", { class: "muted" }, `${pdf.numPages - 3} more pages`) : "",
-  );
+  container.replaceChildren(...pages, pdf.numPages > 3 ? h("div.muted", `${pdf.numPages - 3} more pages`) : "");
   container.dataset.rendered = "pdf";
 }

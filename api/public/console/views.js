@@ -1,6 +1,6 @@
 // The console's screens. Each takes the view element and the signed-in session, fills the element, and returns
 // an optional refresh function (the queue and the signing list refresh themselves periodically and on focus).
-import { ApiError, get, h, humanise, post, relative, short, when } from "./api.js";
+import { ApiError, get, h, humanise, post, relative, say, short, when } from "./api.js";
 import { checkDocument, documentCard } from "./documents.js";
 
 const REQUEST_TYPES = ["RESORT_LICENSE", "TRADE_LICENSE", "BUILDING_PERMIT"];
@@ -11,29 +11,11 @@ const QUEUE_TABS = [
   ["AWAITING_RESUBMISSION", "With applicant"],
   ["ESCALATED", "Escalated"],
 ];
-const REJECTION_REASONS = [
-  "SAFETY_VIOLATION",
-  "INCOMPLETE_DOCUMENTS",
-  "POLICY_VIOLATION",
-  "FRAUDULENT_APPLICATION",
-  "OTHER",
-];
+const REJECTION_REASONS = "SAFETY_VIOLATION INCOMPLETE_DOCUMENTS POLICY_VIOLATION FRAUDULENT_APPLICATION OTHER".split(
+  " ",
+);
 
 const browser = () => globalThis.SimpleWebAuthnBrowser;
-
-export function say(message, ok = false) {
-  const notice = document.getElementById("notice");
-  notice.textContent = message;
-  notice.className = ok ? "notice ok" : "notice";
-  notice.hidden = !message;
-  notice.dataset.at = String(Date.now());
-}
-
-/** A notice stays for the screen it was shown on (or the one it sends the reviewer to), then goes. */
-export function clearStaleNotice() {
-  const notice = document.getElementById("notice");
-  if (Date.now() - Number(notice.dataset.at ?? 0) > 1000) say("");
-}
 
 const errorText = (error) =>
   error instanceof ApiError
@@ -46,88 +28,101 @@ const errorText = (error) =>
 async function act(button, run) {
   button.disabled = true;
   say("");
-  try {
-    await run();
-  } catch (error) {
-    say(errorText(error));
-  } finally {
-    button.disabled = false;
-  }
+  await run().catch((error) => say(errorText(error)));
+  button.disabled = false;
 }
+
+/** A form control after its label. */
+const labelled = (text, control) => [h("label", { for: control.id }, text), control];
+
+/** A form's submit handler: the user action `run`, with the form's submit button disabled while it runs. */
+const submitting = (button, run) => (event) => {
+  event.preventDefault();
+  void act(button, run);
+};
 
 // ---- invitation and sign-in -------------------------------------------------------------------------------------
 
+const INVITATION = `Create a passkey on this device: it signs you in, no password needed, and it signs your department's decisions when its key is held by its reviewers' passkeys.`;
+
 export function inviteView(view, _session, token, done) {
-  const deviceName = h("input", { id: "device-name", value: guessDevice(), maxlength: 100, required: true });
-  const button = h("button", { type: "submit", id: "register" }, "Create my passkey");
+  const device = h("input#device-name", { value: guessDevice(), maxlength: 100, required: true });
+  const button = h("button#register", { type: "submit" }, "Create my passkey");
+  const register = async () => {
+    const asked = { token, deviceName: device.value.trim() };
+    const { options } = await post("/console/invitations/registration-options", asked);
+    const response = await browser().startRegistration({ optionsJSON: options });
+    const registered = await post("/console/invitations/register", { token, response });
+    say(`Welcome, ${registered.reviewer.name}: your passkey is registered and you are signed in.`, true);
+    done("#/queue");
+  };
   view.replaceChildren(
     h(
-      "form",
-      {
-        class: "card center",
-        onsubmit: (event) => {
-          event.preventDefault();
-          void act(button, async () => {
-            const { options } = await post("/console/invitations/registration-options", {
-              token,
-              deviceName: deviceName.value.trim(),
-            });
-            const response = await browser().startRegistration({ optionsJSON: options });
-            const registered = await post("/console/invitations/register", { token, response });
-            say(`Welcome, ${registered.reviewer.name}: your passkey is registered and you are signed in.`, true);
-            done("#/queue");
-          });
-        },
-      },
-      h("h1", {}, "Accept your invitation"),
-      h(
-        "p",
-        { class: "lead" },
-        "Create a passkey on this device: it signs you in, no password needed, and it signs your department's decisions when its key is held by its reviewers' passkeys.",
-      ),
-      h("label", { for: "device-name" }, "Name of this device"),
-      deviceName,
+      "form.card.center",
+      { onsubmit: submitting(button, register) },
+      h("h1", "Accept your invitation"),
+      h("p.lead", INVITATION),
+      labelled("Name of this device", device),
       button,
     ),
   );
 }
 
 export function signInView(view, _session, done) {
-  const button = h("button", { type: "button", id: "sign-in" }, "Sign in with a passkey");
-  button.addEventListener("click", () =>
-    act(button, async () => {
-      const { options } = await post("/console/sign-in/options", {});
-      const response = await browser().startAuthentication({ optionsJSON: options });
-      await post("/console/sign-in", { response });
-      done("#/queue");
-    }),
-  );
+  const signIn = async () => {
+    const { options } = await post("/console/sign-in/options", {});
+    const response = await browser().startAuthentication({ optionsJSON: options });
+    await post("/console/sign-in", { response });
+    done("#/queue");
+  };
+  const button = h("button#sign-in", { type: "button", onclick: () => act(button, signIn) }, "Sign in with a passkey");
   view.replaceChildren(
     h(
-      "div",
-      { class: "card center" },
-      h("h1", {}, "Review console"),
-      h("p", { class: "lead" }, "Reviewers sign in with the passkey registered from their invitation."),
+      "div.card.center",
+      h("h1", "Review console"),
+      h("p.lead", "Reviewers sign in with the passkey registered from their invitation."),
       button,
     ),
   );
 }
 
 function guessDevice() {
-  const ua = navigator.userAgent;
-  const os = /Android/.test(ua)
-    ? "Android"
-    : /iPhone|iPad/.test(ua)
-      ? "iPhone"
-      : /Mac/.test(ua)
-        ? "Mac"
-        : /Windows/.test(ua)
-          ? "Windows"
-          : "Linux";
+  const systems = { Android: /Android/, iPhone: /iPhone|iPad/, Mac: /Mac/, Windows: /Windows/ };
+  const os = Object.keys(systems).find((name) => systems[name].test(navigator.userAgent)) ?? "Linux";
   return `${os} browser`;
 }
 
-// ---- queue ------------------------------------------------------------------------------------------------------
+// ---- queue and history: paged lists -----------------------------------------------------------------------------
+
+/**
+ * One page of `path` read with the filters in `state` (empty ones left out), its rows in `list` (`items` picks them
+ * from the answer and may show more of it), and a pager; `set` changes filters and reads again from page 1.
+ */
+function pagedList(view, path, state, list, { row, empty, items }) {
+  const pager = h("div.pager");
+  const load = async () => {
+    const query = Object.entries({ ...state, limit: 20 }).filter(([, value]) => value !== "");
+    const answer = await get(`${path}?${new URLSearchParams(query)}`);
+    const rows = items(answer);
+    const { page, totalPages } = answer.pagination;
+    const turn = (label, by, disabled) =>
+      h("button.secondary", { disabled, onclick: () => set({ page: state.page + by }) }, label);
+    list.replaceChildren(...(rows.length ? rows.map(row) : [empty]));
+    pager.replaceChildren(
+      turn("Previous", -1, state.page <= 1),
+      h("span", `Page ${page} of ${Math.max(totalPages, 1)}`),
+      turn("Next", 1, state.page >= totalPages),
+    );
+    view.dataset.loaded = String(Date.now());
+  };
+  // A filter or page change: its failure is shown, like the first read's.
+  const reload = () => load().catch((error) => say(errorText(error)));
+  const set = (changes) => {
+    Object.assign(state, { page: 1 }, changes);
+    void reload();
+  };
+  return { pager, load, reload, set };
+}
 
 export function queueView(view, _session, params) {
   const state = {
@@ -137,399 +132,289 @@ export function queueView(view, _session, params) {
     sort: params.get("sort") ?? "due",
     page: Number(params.get("page") ?? 1),
   };
-  // A filter or page change: its failure is shown, like the first load's.
-  const reload = () => load().catch((error) => say(errorText(error)));
-  const tabs = h("div", { class: "tabs", role: "tablist" });
-  const list = h("ul", { class: "queue", id: "queue" });
-  const pager = h("div", { class: "pager" });
-  const updated = h("span", { class: "muted", id: "queue-updated" });
-  const select = (id, options, value, label) =>
-    h(
-      "div",
-      {},
-      h("label", { for: id }, label),
-      h(
-        "select",
-        {
-          id,
-          onchange: (e) => {
-            state[id.replace("queue-", "")] = e.target.value;
-            state.page = 1;
-            void reload();
-          },
-        },
-        options.map(([v, text]) => h("option", { value: v, selected: v === value }, text)),
-      ),
-    );
-  const older = h("input", {
-    id: "queue-olderThanDays",
-    type: "number",
-    min: 0,
-    step: "any",
-    value: state.olderThanDays,
-    placeholder: "any",
+  const tabs = h("div.tabs", { role: "tablist" });
+  const updated = h("span#queue-updated.muted");
+  const list = h("ul#queue.queue");
+  const paged = pagedList(view, "/console/queue", state, list, {
+    row: queueRow,
+    empty: h("li.card.muted", "Nothing here."),
+    items: (queue) => {
+      const { overdue, ...counts } = queue.counts;
+      const total = Object.values(counts).reduce((n, v) => n + v, 0);
+      tabs.replaceChildren(
+        ...QUEUE_TABS.map(([status, label]) =>
+          h(
+            "button",
+            {
+              role: "tab",
+              "aria-selected": String(state.status === status),
+              dataset: { status: status || "ALL" },
+              onclick: () => paged.set({ status }),
+            },
+            `${label} `,
+            h("span.count", status ? counts[status] : total),
+          ),
+        ),
+        overdue ? h("span#overdue-count.badge.bad", `${overdue} overdue`) : "",
+      );
+      updated.textContent = `Updated ${new Date().toLocaleTimeString()}; refreshes every 30 s.`;
+      return queue.items;
+    },
   });
-  older.addEventListener("change", () => {
-    state.olderThanDays = older.value;
-    state.page = 1;
-    void reload();
-  });
+  const options = (key, labels) =>
+    Object.entries(labels).map(([v, text]) => h("option", { value: v, selected: v === state[key] }, text));
+  const field = (key, label, control) => {
+    control.id = `queue-${key}`;
+    control.addEventListener("change", () => paged.set({ [key]: control.value }));
+    return h("div", labelled(label, control));
+  };
+  const older = { type: "number", min: 0, step: "any", value: state.olderThanDays, placeholder: "any" };
+  const types = { "": "All types", ...Object.fromEntries(REQUEST_TYPES.map((t) => [t, humanise(t)])) };
+  const sorts = { due: "Overdue first", oldest: "Longest waiting", newest: "Newest" };
   view.replaceChildren(
-    h("h1", {}, "Queue"),
+    h("h1", "Queue"),
     h(
-      "div",
-      { class: "row card" },
-      select(
-        "queue-requestType",
-        [["", "All types"], ...REQUEST_TYPES.map((t) => [t, humanise(t)])],
-        state.requestType,
-        "Request type",
-      ),
-      h("div", {}, h("label", { for: "queue-olderThanDays" }, "Waiting at least (days)"), older),
-      select(
-        "queue-sort",
-        [
-          ["due", "Overdue first"],
-          ["oldest", "Longest waiting"],
-          ["newest", "Newest"],
-        ],
-        state.sort,
-        "Sort",
-      ),
+      "div.row.card",
+      field("requestType", "Request type", h("select", options("requestType", types))),
+      field("olderThanDays", "Waiting at least (days)", h("input", older)),
+      field("sort", "Sort", h("select", options("sort", sorts))),
     ),
     tabs,
     list,
-    pager,
-    h("p", { class: "muted" }, updated),
+    paged.pager,
+    h("p.muted", updated),
   );
-
-  async function load() {
-    const query = new URLSearchParams({ sort: state.sort, page: String(state.page), limit: "20" });
-    if (state.status) query.set("status", state.status);
-    if (state.requestType) query.set("requestType", state.requestType);
-    if (state.olderThanDays !== "") query.set("olderThanDays", state.olderThanDays);
-    const queue = await get(`/console/queue?${query}`);
-    const total = Object.entries(queue.counts)
-      .filter(([k]) => k !== "overdue")
-      .reduce((n, [, v]) => n + v, 0);
-    tabs.replaceChildren(
-      ...QUEUE_TABS.map(([status, label]) =>
-        h(
-          "button",
-          {
-            role: "tab",
-            "aria-selected": String(state.status === status),
-            dataset: { status: status || "ALL" },
-            onclick: () => {
-              state.status = status;
-              state.page = 1;
-              void reload();
-            },
-          },
-          `${label} `,
-          h("span", { class: "count" }, status ? queue.counts[status] : total),
-        ),
-      ),
-      queue.counts.overdue
-        ? h("span", { class: "badge bad", id: "overdue-count" }, `${queue.counts.overdue} overdue`)
-        : "",
-    );
-    list.replaceChildren(
-      ...(queue.items.length ? queue.items.map(queueRow) : [h("li", { class: "card muted" }, "Nothing here.")]),
-    );
-    pager.replaceChildren(
-      h(
-        "button",
-        {
-          class: "secondary",
-          disabled: state.page <= 1,
-          onclick: () => {
-            state.page--;
-            void reload();
-          },
-        },
-        "Previous",
-      ),
-      h("span", {}, `Page ${queue.pagination.page} of ${Math.max(queue.pagination.totalPages, 1)}`),
-      h(
-        "button",
-        {
-          class: "secondary",
-          disabled: state.page >= queue.pagination.totalPages,
-          onclick: () => {
-            state.page++;
-            void reload();
-          },
-        },
-        "Next",
-      ),
-    );
-    updated.textContent = `Updated ${new Date().toLocaleTimeString()}; refreshes every 30 s.`;
-    view.dataset.loaded = String(Date.now());
-  }
-  void reload();
-  return () => load();
+  void paged.reload();
+  return paged.load;
 }
 
 function queueRow(item) {
-  const due = item.stage.dueAt
-    ? h(
-        "span",
-        { class: item.overdue ? "badge bad" : "badge" },
-        item.overdue
-          ? `Overdue ${relative(item.stage.dueAt).replace(" ago", "")}`
-          : `Due ${relative(item.stage.dueAt)}`,
-      )
-    : h("span", { class: "badge" }, "No deadline");
+  const { stage, overdue } = item;
+  const due = !stage.dueAt
+    ? "No deadline"
+    : overdue
+      ? `Overdue ${relative(stage.dueAt).replace(" ago", "")}`
+      : `Due ${relative(stage.dueAt)}`;
+  const timeout = stage.onTimeout ? ` · on timeout: ${humanise(stage.onTimeout)}` : "";
+  const data = { requestId: item.requestId, status: item.status, overdue: String(overdue) };
   return h(
     "li",
-    {
-      class: item.overdue ? "overdue" : "",
-      dataset: { requestId: item.requestId, status: item.status, overdue: String(item.overdue) },
-    },
+    { class: overdue ? "overdue" : "", dataset: data },
     h(
       "a",
       { href: `#/requests/${item.requestId}` },
-      h("span", { class: "title" }, `${item.requestNumber} · ${humanise(item.requestType)}`),
-      h("span", {}, item.applicantName),
-      h("span", {}, `Stage ${item.stage.number}: ${item.stage.name} (${humanise(item.stage.mode)})`),
-      h("span", { class: "due" }, due),
-      h(
-        "span",
-        { class: "meta" },
-        `${humanise(item.status)} · stage started ${relative(item.stage.startedAt)}${item.stage.onTimeout ? ` · on timeout: ${humanise(item.stage.onTimeout)}` : ""}`,
-      ),
+      h("span.title", `${item.requestNumber} · ${humanise(item.requestType)}`),
+      h("span", item.applicantName),
+      h("span", `Stage ${stage.number}: ${stage.name} (${humanise(stage.mode)})`),
+      h("span.due", h(overdue && stage.dueAt ? "span.badge.bad" : "span.badge", due)),
+      h("span.meta", `${humanise(item.status)} · stage started ${relative(stage.startedAt)}${timeout}`),
     ),
   );
 }
+
+export function historyView(view, _session, params) {
+  const state = { q: (params.get("q") ?? "").trim(), page: 1 };
+  const list = h("ol#history.list");
+  const paged = pagedList(view, "/console/decisions", state, list, {
+    row: historyRow,
+    empty: h("li.muted", "No decisions found."),
+    items: (answer) => answer.decisions,
+  });
+  const hint = "Request number, applicant, remarks, decision, transaction…";
+  const search = h("input#history-q", { type: "search", value: params.get("q") ?? "", placeholder: hint });
+  const onsubmit = (event) => {
+    event.preventDefault();
+    paged.set({ q: search.value.trim() });
+  };
+  view.replaceChildren(
+    h("h1", "Past decisions"),
+    h("form.row.card", { onsubmit }, search, h("button#history-search", { type: "submit" }, "Search")),
+    list,
+    paged.pager,
+  );
+  void paged.reload();
+}
+
+function historyRow(d) {
+  return h(
+    "li.card",
+    { dataset: { requestId: d.requestId } },
+    h("strong", `${d.requestNumber} · ${humanise(d.decision)}`),
+    ` · stage ${d.stage} · ${when(d.decidedAt)}`,
+    d.isActive ? "" : h("span.badge.warn", humanise(d.status)),
+    h("div", `“${d.remarks}”${d.reason ? ` · ${humanise(d.reason)}` : ""}`),
+    h("div.muted", custodyText(d)),
+    h("div.mono", `signer ${d.signer} · block ${d.blockNumber} · tx ${short(d.transactionHash)}`),
+    h("a", { href: d.verifyUrl, target: "_blank", rel: "noopener" }, "Public verification"),
+  );
+}
+
+/** The custody a decision was signed under (the API's label), with the reviewers who signed it by name. */
+const custodyText = (d) =>
+  `${d.custodyLabel}${d.reviewers.length ? `: ${d.reviewers.map((r) => r.reviewerName).join(", ")}` : ""}`;
 
 // ---- one request ------------------------------------------------------------------------------------------------
 
 export function requestView(view, session, requestId) {
-  view.replaceChildren(h("p", { class: "muted" }, "Loading the request…"));
+  view.replaceChildren(h("p.muted", "Loading the request…"));
+  const read = () =>
+    Promise.all([get(`/requests/${requestId}`), get(`/requests/${requestId}/approvals?includeInvalidated=true`)]);
   void (async () => {
     // The department's custody as it is now (it may have moved to a passkey account since sign-in).
-    const [detail, approvals, me] = await Promise.all([
-      get(`/requests/${requestId}`),
-      get(`/requests/${requestId}/approvals?includeInvalidated=true`),
-      get("/console/me"),
-    ]);
+    const [[detail, approvals], me] = await Promise.all([read(), get("/console/me")]);
     session = me;
-    const documents = h("div", { id: "documents" });
-    const decision = h("div", { id: "decision" });
+    const documents = h("div#documents");
+    const decision = h("div#decision");
+    const fact = (term, value, attrs = {}) => [h("dt", term), h("dd", attrs, value)];
+    const card = (area, title, body, id) => h(`section.card.area-${area}`, { id }, h("h2", title), body);
+    const stage = detail.currentStage;
+    const decisionsCard = card("decisions", "Decisions", decisionsList(approvals.approvals), "decisions-card");
     view.replaceChildren(
-      h("p", {}, h("a", { href: "#/queue" }, "← Queue")),
-      h("h1", {}, `${detail.requestNumber} · ${humanise(detail.requestType)}`),
+      h("p", h("a", { href: "#/queue" }, "← Queue")),
+      h("h1", `${detail.requestNumber} · ${humanise(detail.requestType)}`),
       h(
-        "div",
-        { class: "layout" },
+        "div.layout",
         h(
-          "section",
-          { class: "card area-details" },
+          "section.card.area-details",
           h(
-            "dl",
-            { class: "details" },
-            h("dt", {}, "Status"),
-            h("dd", { id: "request-status" }, humanise(detail.status)),
-            h("dt", {}, "Applicant"),
-            h("dd", {}, detail.applicant.name),
-            h("dt", {}, "Current stage"),
-            h(
-              "dd",
-              {},
-              detail.currentStage ? `${detail.currentStage.stageOrder}. ${detail.currentStage.stageName}` : "—",
-            ),
-            h("dt", {}, "Submitted"),
-            h("dd", {}, when(detail.submittedAt)),
-            h("dt", {}, "Token"),
-            h("dd", { class: "mono" }, `#${detail.tokenId} · ${short(detail.blockchainData.contractAddress)}`),
-            ...Object.entries(detail.metadata ?? {})
+            "dl.details",
+            fact("Status", humanise(detail.status), { id: "request-status" }),
+            fact("Applicant", detail.applicant.name),
+            fact("Current stage", stage ? `${stage.stageOrder}. ${stage.stageName}` : "—"),
+            fact("Submitted", when(detail.submittedAt)),
+            fact("Token", `#${detail.tokenId} · ${short(detail.blockchainData.contractAddress)}`, { class: "mono" }),
+            Object.entries(detail.metadata ?? {})
               .slice(0, 12)
-              .flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, typeof v === "string" ? v : JSON.stringify(v))]),
+              .map(([k, v]) => fact(k, typeof v === "string" ? v : JSON.stringify(v))),
           ),
         ),
-        h("section", { class: "card area-documents" }, h("h2", {}, "Documents"), documents),
+        card("documents", "Documents", documents),
         // On a phone the decision follows the documents; on a wide screen it stays beside them.
-        h("section", { class: "card area-decide" }, h("h2", {}, "Your decision"), decision),
-        h(
-          "section",
-          { class: "card area-decisions", id: "decisions-card" },
-          h("h2", {}, "Decisions"),
-          decisionsList(approvals.approvals),
-        ),
-        h("section", { class: "card area-timeline" }, h("h2", {}, "Timeline"), timelineList(detail.timeline)),
+        card("decide", "Your decision", decision),
+        decisionsCard,
+        card("timeline", "Timeline", h("ol.list", detail.timeline.map(timelineEvent))),
       ),
     );
     const checked = [];
-    documents.replaceChildren(...(detail.documents.length ? [] : [h("p", { class: "muted" }, "No documents.")]));
+    if (!detail.documents.length) documents.append(h("p.muted", "No documents."));
     for (const doc of detail.documents) {
       try {
         const result = await checkDocument(doc.documentId, detail.tokenId);
         checked.push({ doc, ...result });
         documents.append(documentCard(doc, result));
       } catch (error) {
-        documents.append(h("div", { class: "doc check bad" }, `${doc.docType}: ${errorText(error)}`));
+        documents.append(h("div.doc.check.bad", `${doc.docType}: ${errorText(error)}`));
       }
     }
     documents.dataset.checked = String(checked.length);
     // Once a decision is recorded (or waits for other reviewers), the decisions and status are read again.
     const decided = async () => {
-      const [now, standing] = await Promise.all([
-        get(`/requests/${requestId}`),
-        get(`/requests/${requestId}/approvals?includeInvalidated=true`),
-      ]);
+      const [now, standing] = await read();
       document.getElementById("request-status").textContent = humanise(now.status);
-      const card = document.getElementById("decisions-card");
-      card.replaceChildren(h("h2", {}, "Decisions"), decisionsList(standing.approvals));
+      decisionsCard.lastChild.replaceWith(decisionsList(standing.approvals));
     };
     decision.replaceChildren(decisionForm(session, detail, checked, decided));
-  })().catch((error) => view.replaceChildren(h("p", { class: "notice" }, errorText(error))));
+  })().catch((error) => view.replaceChildren(h("p.notice", errorText(error))));
 }
 
 function decisionsList(approvals) {
-  if (!approvals.length) return h("p", { class: "muted" }, "No decision yet.");
+  return approvals.length ? h("ol#decisions.list", approvals.map(approvalRow)) : h("p.muted", "No decision yet.");
+}
+
+function approvalRow(a) {
+  const badge = a.status === "APPROVED" ? "span.badge.ok" : a.isActive ? "span.badge.warn" : "span.badge";
+  const reviewed = `${when(a.createdAt)} · “${a.remarks}” · ${a.reviewedDocuments.length} documents reviewed · tx `;
   return h(
-    "ol",
-    { class: "list", id: "decisions" },
-    approvals.map((a) =>
-      h(
-        "li",
-        {},
-        h("strong", {}, a.departmentName),
-        " · ",
-        h(
-          "span",
-          { class: a.status === "APPROVED" ? "badge ok" : a.isActive ? "badge warn" : "badge" },
-          humanise(a.status),
-        ),
-        a.isActive ? "" : ` (${humanise(a.invalidationReason ?? "no longer standing")})`,
-        h(
-          "div",
-          { class: "muted" },
-          `${when(a.createdAt)} · “${a.remarks}” · ${a.reviewedDocuments.length} documents reviewed · tx `,
-          h("span", { class: "mono" }, short(a.transactionHash)),
-        ),
-      ),
-    ),
+    "li",
+    h("strong", a.departmentName),
+    " · ",
+    h(badge, humanise(a.status)),
+    a.isActive ? "" : ` (${humanise(a.invalidationReason ?? "no longer standing")})`,
+    h("div.muted", reviewed, h("span.mono", short(a.transactionHash))),
   );
 }
 
-function timelineList(events) {
-  return h(
-    "ol",
-    { class: "list" },
-    events.map((e) =>
-      h("li", {}, h("strong", {}, humanise(e.eventType)), ` · ${when(e.timestamp)} · ${e.description}`),
-    ),
-  );
-}
+const timelineEvent = (e) => h("li", h("strong", humanise(e.eventType)), ` · ${when(e.timestamp)} · ${e.description}`);
 
 /** Custodial departments decide through the platform's key; passkey departments collect their reviewers' signatures. */
 function decisionForm(session, detail, checked, decided) {
   const custodial = session.department.custody === "CUSTODIAL";
-  const status = h("div", { id: "decision-status", hidden: true });
+  const status = h("div#decision-status", { hidden: true });
   if (!detail.currentStage || detail.status !== "SUBMITTED")
-    return h("p", { class: "muted" }, "The review is not open: nothing to decide.");
-  const choice = (value, label) =>
-    h("label", {}, h("input", { type: "radio", name: "decision", value, checked: value === "APPROVED" }), label);
-  const remarks = h("textarea", {
-    id: "remarks",
-    maxlength: 4000,
-    required: true,
-    placeholder: "What you checked and why",
-  });
-  const reason = h(
-    "select",
-    { id: "reason" },
-    REJECTION_REASONS.map((r) => h("option", { value: r }, humanise(r))),
-  );
-  const required = h("input", { id: "required-documents", placeholder: "e.g. SITE_PLAN, FIRE_CERTIFICATE" });
+    return h("p.muted", "The review is not open: nothing to decide.");
+  const choices = { APPROVED: "Approve", CHANGES_REQUESTED: "Request changes", REJECTED: "Reject" };
+  const choice = ([value, label]) =>
+    h("label", h("input", { type: "radio", name: "decision", value, checked: value === "APPROVED" }), label);
+  const remarks = h("textarea#remarks", { maxlength: 4000, required: true, placeholder: "What you checked and why" });
+  const reasons = REJECTION_REASONS.map((r) => h("option", { value: r }, humanise(r)));
+  const reason = h("select#reason", reasons);
+  const required = h("input#required-documents", { placeholder: "e.g. SITE_PLAN, FIRE_CERTIFICATE" });
   const verified = checked.filter((c) => c.verified);
-  const button = h("button", { type: "submit", id: "decide" }, custodial ? "Record decision" : "Sign with my passkey");
+  const button = h("button#decide", { type: "submit" }, custodial ? "Record decision" : "Sign with my passkey");
+  const decide = async () => {
+    const decision = form.querySelector("input[name=decision]:checked").value;
+    const asked = required.value.split(/[\s,]+/).filter(Boolean);
+    const body = {
+      decision,
+      remarks: remarks.value.trim(),
+      reviewedDocuments: verified.map((c) => c.doc.documentId),
+      documentVersions: Object.fromEntries(verified.map((c) => [c.doc.documentId, c.detail.currentVersion])),
+      ...(decision === "REJECTED" ? { reason: reason.value } : {}),
+      ...(decision === "CHANGES_REQUESTED" ? { requiredDocuments: asked } : {}),
+    };
+    if (custodial) {
+      await decideCustodially(detail.requestId, body, status);
+      form.hidden = true;
+    } else {
+      const opened = await post(`/console/requests/${detail.requestId}/signing-requests`, body);
+      // Opened: signed from here now, or later from the Signing page; never opened twice from this form.
+      form.hidden = true;
+      await showSigning(status, opened, true);
+    }
+    await decided();
+  };
   const form = h(
     "form",
-    {
-      onsubmit: (event) => {
-        event.preventDefault();
-        const decision = form.querySelector("input[name=decision]:checked").value;
-        const body = {
-          decision,
-          remarks: remarks.value.trim(),
-          reviewedDocuments: verified.map((c) => c.doc.documentId),
-          documentVersions: Object.fromEntries(verified.map((c) => [c.doc.documentId, c.detail.currentVersion])),
-          ...(decision === "REJECTED" ? { reason: reason.value } : {}),
-          ...(decision === "CHANGES_REQUESTED"
-            ? { requiredDocuments: required.value.split(/[\s,]+/).filter(Boolean) }
-            : {}),
-        };
-        void act(button, async () => {
-          if (custodial) {
-            await decideCustodially(detail.requestId, body, status);
-            form.hidden = true;
-          } else {
-            const opened = await post(`/console/requests/${detail.requestId}/signing-requests`, body);
-            // Opened: signed from here now, or later from the Signing page; never opened twice from this form.
-            form.hidden = true;
-            await showSigning(status, opened, true);
-          }
-          await decided();
-        });
-      },
-    },
+    { onsubmit: submitting(button, decide) },
+    h("div.choices", Object.entries(choices).map(choice)),
+    labelled("Remarks", remarks),
+    labelled("Reason (rejection)", reason),
+    labelled("Documents asked for (changes)", required),
+    h("p.muted", `Covers the ${verified.length} of ${checked.length} documents verified above, at the versions shown.`),
     h(
-      "div",
-      { class: "choices" },
-      choice("APPROVED", "Approve"),
-      choice("CHANGES_REQUESTED", "Request changes"),
-      choice("REJECTED", "Reject"),
-    ),
-    h("label", { for: "remarks" }, "Remarks"),
-    remarks,
-    h("label", { for: "reason" }, "Reason (rejection)"),
-    reason,
-    h("label", { for: "required-documents" }, "Documents asked for (changes)"),
-    required,
-    h(
-      "p",
-      { class: "muted" },
-      `Covers the ${verified.length} of ${checked.length} documents verified above, at the versions shown.`,
-    ),
-    h(
-      "p",
-      { class: "muted" },
+      "p.muted",
       custodial
         ? "Signed by the platform's custodial key for your department."
         : "Signed by your passkey; the platform relays it once your department's threshold of reviewers has signed.",
     ),
     button,
   );
-  return h("div", {}, form, status);
+  return h("div", form, status);
+}
+
+/** Shows a decision's or signing request's state in its status box. */
+function showStatus(status, state, className, children) {
+  Object.assign(status, { hidden: false, className });
+  status.dataset.state = state;
+  status.replaceChildren(...children);
 }
 
 async function decideCustodially(requestId, body, status) {
   const { decision, ...rest } = body;
   const path = decision === "APPROVED" ? "approve" : decision === "REJECTED" ? "reject" : "request-changes";
   const answer = await post(`/requests/${requestId}/${path}`, rest);
-  status.hidden = false;
-  status.className = "status ok";
-  status.dataset.state = "SUBMITTED";
-  status.replaceChildren(
-    h("strong", {}, `${humanise(decision)}: recorded on chain`),
-    h("div", { class: "mono" }, `tx ${answer.transactionHash}`),
-    h("div", {}, "Signed by the platform's custodial key for your department."),
-  );
+  showStatus(status, "SUBMITTED", "status ok", [
+    h("strong", `${humanise(decision)}: recorded on chain`),
+    h("div.mono", `tx ${answer.transactionHash}`),
+    h("div", "Signed by the platform's custodial key for your department."),
+  ]);
   await showOnChainRecord(status, answer.transactionHash);
 }
 
 /** A signing request's state; signs it with this reviewer's passkey when asked to and possible. */
 async function showSigning(status, signing, sign) {
-  const render = (current) => {
-    status.hidden = false;
-    status.dataset.state = current.status;
-    status.className =
-      current.status === "SUBMITTED" ? "status ok" : current.status === "COLLECTING" ? "status" : "status bad";
-    status.replaceChildren(...signingSummary(current));
-  };
+  const tones = { SUBMITTED: "status ok", COLLECTING: "status" };
+  const render = (s) => showStatus(status, s.status, tones[s.status] ?? "status bad", signingSummary(s));
   render(signing);
   if (!sign || signing.status !== "COLLECTING" || !signing.allowCredentials?.length) return signing;
   const current = await signWithPasskey(signing);
@@ -544,12 +429,12 @@ const DECISION_CODES = { APPROVED: 1, REJECTED: 2, CHANGES_REQUESTED: 3 };
 
 /** The remarks record whose keccak256 is signed: canonical JSON (keys sorted) of remarks, reason, documents asked. */
 function remarksRecord(summary) {
-  const record = {
+  // Keys written in sorted order.
+  return JSON.stringify({
     ...(summary.decision === "REJECTED" ? { reason: summary.reason } : {}),
     remarks: summary.remarks ?? "",
     ...(summary.decision === "CHANGES_REQUESTED" ? { requiredDocuments: summary.requiredDocuments ?? [] } : {}),
-  };
-  return JSON.stringify(record); // keys written in sorted order above
+  });
 }
 
 /**
@@ -558,7 +443,7 @@ function remarksRecord(summary) {
  * signature over another is refused before the passkey prompt.
  */
 async function challengeOf(signing) {
-  const { TypedDataEncoder, keccak256, toUtf8Bytes, getBytes, getAddress } =
+  const { TypedDataEncoder, keccak256, toUtf8Bytes, encodeBase64, getAddress } =
     await import("/console/vendor/ethers.min.js");
   const { domain, types, message } = signing.typedData;
   const { EIP712Domain: _domain, ...signedTypes } = types;
@@ -575,9 +460,7 @@ async function challengeOf(signing) {
           JSON.stringify([summary.add, summary.remove, Number(summary.threshold)]);
   if (digest !== signing.digest || !shown)
     throw new Error("What the server asks you to sign is not what is shown: nothing was signed");
-  let binary = "";
-  for (const byte of getBytes(digest)) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return encodeBase64(digest).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 export async function signWithPasskey(signing) {
@@ -592,247 +475,92 @@ export async function signWithPasskey(signing) {
   return post(`/console/signing-requests/${signing.id}/assertions`, { response });
 }
 
+/** What a signing request signs (a decision, a key proof, a reviewer change), who signed, and where it stands. */
 function signingSummary(s) {
   const signed = s.signatures ?? [];
-  const summary = s.summary ?? {};
-  const what =
-    s.kind === "DECISION"
-      ? [
-          h(
-            "div",
-            {},
-            `Decision: ${humanise(summary.decision)}${summary.reason ? ` (${humanise(summary.reason)})` : ""} · “${summary.remarks ?? ""}”`,
-          ),
-          summary.documents?.length
-            ? h(
-                "ul",
-                { class: "list" },
-                summary.documents.map((d) =>
-                  h("li", { class: "mono" }, `v${d.version} · SHA-256 ${short(d.sha256 ?? "")}`),
-                ),
-              )
-            : h("div", { class: "muted" }, "No document covered."),
-        ]
-      : s.kind === "KEY_PROOF"
-        ? [
-            h(
-              "div",
-              {},
-              `Key proof: the passkey account ${summary.wallet} becomes ${summary.departmentCode}'s wallet (held by its reviewers).`,
-            ),
-            h("div", {}, "Passkeys that will sign for the department:"),
-            h(
-              "ul",
-              { class: "list", id: "account-reviewers" },
-              (summary.reviewers ?? []).map((r) =>
-                h(
-                  "li",
-                  { class: r.reviewerName ? "" : "bad" },
-                  r.reviewerName
-                    ? `${r.reviewerName} (${r.deviceName}) · ${short(r.publicKey)}`
-                    : `Not a passkey of your department's reviewers: ${short(r.publicKey)}`,
-                ),
-              ),
-            ),
-          ]
-        : h(
-            "div",
-            {},
-            `Reviewer change: add ${summary.add?.length ?? 0}, remove ${summary.remove?.length ?? 0}, threshold ${summary.threshold}.`,
-          );
+  const { decision, reason, remarks, documents, wallet, departmentCode, reviewers, add, remove } = s.summary ?? {};
+  const reviewer = (r) =>
+    r.reviewerName
+      ? h("li", `${r.reviewerName} (${r.deviceName}) · ${short(r.publicKey)}`)
+      : h("li.bad", `Not a passkey of your department's reviewers: ${short(r.publicKey)}`);
+  const covered = (d) => h("li.mono", `v${d.version} · SHA-256 ${short(d.sha256 ?? "")}`);
+  const signer = (x) => h("li", `Signed by ${x.reviewerName} · ${when(x.signedAt)}`);
+  const change = `Reviewer change: add ${add?.length ?? 0}, remove ${remove?.length ?? 0}, threshold ${s.summary?.threshold}.`;
+  const what = {
+    DECISION: [
+      h("div", `Decision: ${humanise(decision)}${reason ? ` (${humanise(reason)})` : ""} · “${remarks ?? ""}”`),
+      documents?.length ? h("ul.list", documents.map(covered)) : h("div.muted", "No document covered."),
+    ],
+    KEY_PROOF: [
+      h("div", `Key proof: the passkey account ${wallet} becomes ${departmentCode}'s wallet (held by its reviewers).`),
+      h("div", "Passkeys that will sign for the department:"),
+      h("ul#account-reviewers.list", (reviewers ?? []).map(reviewer)),
+    ],
+  }[s.kind] ?? [h("div", change)];
+  const collecting = `Collecting signatures: ${signed.length} of ${s.threshold}`;
+  const state = { COLLECTING: collecting, SUBMITTED: "Submitted on chain" }[s.status] ?? humanise(s.status);
   return [
-    h(
-      "strong",
-      { class: "signing-state" },
-      s.status === "COLLECTING"
-        ? `Collecting signatures: ${signed.length} of ${s.threshold}`
-        : s.status === "SUBMITTED"
-          ? "Submitted on chain"
-          : humanise(s.status),
-    ),
-    ...(Array.isArray(what) ? what : [what]),
-    signed.length
-      ? h(
-          "ul",
-          { class: "list" },
-          signed.map((x) => h("li", {}, `Signed by ${x.reviewerName} · ${when(x.signedAt)}`)),
-        )
-      : "",
-    s.transactionHash ? h("div", { class: "mono", id: "signing-tx" }, `tx ${s.transactionHash}`) : "",
-    s.failure ? h("div", {}, `${s.failure.code ?? ""} ${s.failure.message ?? ""}`) : "",
-    s.status === "COLLECTING" ? h("div", { class: "muted" }, `Expires ${when(s.expiresAt)}`) : "",
+    h("strong.signing-state", state),
+    ...what,
+    signed.length ? h("ul.list", signed.map(signer)) : "",
+    s.transactionHash ? h("div#signing-tx.mono", `tx ${s.transactionHash}`) : "",
+    s.failure ? h("div", `${s.failure.code ?? ""} ${s.failure.message ?? ""}`) : "",
+    s.status === "COLLECTING" ? h("div.muted", `Expires ${when(s.expiresAt)}`) : "",
   ];
 }
 
 /** The decision as the chain recorded it (signer, custody, block), once the index has the transaction. */
 async function showOnChainRecord(status, transactionHash) {
-  const record = h("div", { id: "chain-record", class: "muted" }, "Waiting for the chain's record…");
+  const record = h("div#chain-record.muted", "Waiting for the chain's record…");
   status.append(record);
   for (let attempt = 0; attempt < 30; attempt++) {
-    const { decisions } = await get(`/console/decisions?q=${transactionHash}&limit=1`);
-    const [found] = decisions;
+    const [found] = (await get(`/console/decisions?q=${transactionHash}&limit=1`)).decisions;
     if (found) {
       record.className = "";
       record.dataset.signer = found.signer;
-      record.replaceChildren(
-        h(
-          "div",
-          {},
-          `On chain, block ${found.blockNumber}: signer `,
-          h("span", { class: "mono", id: "chain-signer" }, found.signer),
-        ),
-        h(
-          "div",
-          {},
-          found.custodyLabel,
-          found.reviewers.length ? `: ${found.reviewers.map((r) => r.reviewerName).join(", ")}` : "",
-        ),
+      return record.replaceChildren(
+        h("div", `On chain, block ${found.blockNumber}: signer `, h("span#chain-signer.mono", found.signer)),
+        h("div", custodyText(found)),
         h("a", { href: found.verifyUrl, target: "_blank", rel: "noopener" }, "Public verification"),
       );
-      return;
     }
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   record.textContent = "The chain's record is not indexed yet: see the history later.";
 }
 
-// ---- history ----------------------------------------------------------------------------------------------------
-
-export function historyView(view, _session, params) {
-  const state = { q: params.get("q") ?? "", page: 1 };
-  const reload = () => load().catch((error) => say(errorText(error)));
-  const search = h("input", {
-    id: "history-q",
-    type: "search",
-    value: state.q,
-    placeholder: "Request number, applicant, remarks, decision, transaction…",
-  });
-  const list = h("ol", { class: "list", id: "history" });
-  const pager = h("div", { class: "pager" });
-  view.replaceChildren(
-    h("h1", {}, "Past decisions"),
-    h(
-      "form",
-      {
-        class: "row card",
-        onsubmit: (e) => {
-          e.preventDefault();
-          state.q = search.value;
-          state.page = 1;
-          void reload();
-        },
-      },
-      search,
-      h("button", { type: "submit", id: "history-search" }, "Search"),
-    ),
-    list,
-    pager,
-  );
-  async function load() {
-    const query = new URLSearchParams({ page: String(state.page), limit: "20" });
-    if (state.q.trim()) query.set("q", state.q.trim());
-    const { decisions, pagination } = await get(`/console/decisions?${query}`);
-    list.replaceChildren(
-      ...(decisions.length
-        ? decisions.map((d) =>
-            h(
-              "li",
-              { class: "card", dataset: { requestId: d.requestId } },
-              h("strong", {}, `${d.requestNumber} · ${humanise(d.decision)}`),
-              ` · stage ${d.stage} · ${when(d.decidedAt)}`,
-              d.isActive ? "" : h("span", { class: "badge warn" }, humanise(d.status)),
-              h("div", {}, `“${d.remarks}”${d.reason ? ` · ${humanise(d.reason)}` : ""}`),
-              h(
-                "div",
-                { class: "muted" },
-                d.custodyLabel,
-                d.reviewers.length ? `: ${d.reviewers.map((r) => r.reviewerName).join(", ")}` : "",
-              ),
-              h(
-                "div",
-                { class: "mono" },
-                `signer ${d.signer} · block ${d.blockNumber} · tx ${short(d.transactionHash)}`,
-              ),
-              h("a", { href: d.verifyUrl, target: "_blank", rel: "noopener" }, "Public verification"),
-            ),
-          )
-        : [h("li", { class: "muted" }, "No decisions found.")]),
-    );
-    pager.replaceChildren(
-      h(
-        "button",
-        {
-          class: "secondary",
-          disabled: state.page <= 1,
-          onclick: () => {
-            state.page--;
-            void reload();
-          },
-        },
-        "Previous",
-      ),
-      h("span", {}, `Page ${pagination.page} of ${Math.max(pagination.totalPages, 1)}`),
-      h(
-        "button",
-        {
-          class: "secondary",
-          disabled: state.page >= pagination.totalPages,
-          onclick: () => {
-            state.page++;
-            void reload();
-          },
-        },
-        "Next",
-      ),
-    );
-    view.dataset.loaded = String(Date.now());
-  }
-  void reload();
-}
-
 // ---- signing requests -------------------------------------------------------------------------------------------
 
-export function signingView(view, _session) {
-  const list = h("div", { id: "signing" });
-  view.replaceChildren(
-    h("h1", {}, "Waiting for signatures"),
-    h(
-      "p",
-      { class: "lead" },
-      "Decisions, key proofs and reviewer changes of your department's passkey account, until enough reviewers have signed.",
-    ),
-    list,
+function signingCard(s) {
+  const status = h("div.status", ...signingSummary(s));
+  const sign = async () => {
+    const now = await showSigning(status, s, true);
+    // Signed by this reviewer (or relayed): nothing left for them to sign here.
+    button.hidden = now.status !== "COLLECTING" || !now.allowCredentials?.length;
+  };
+  const mine = s.allowCredentials?.length;
+  const label = mine ? "Sign with my passkey" : "Signed (or not yours to sign)";
+  const button = h("button", { type: "button", disabled: !mine, onclick: () => act(button, sign) }, label);
+  return h(
+    "div.card",
+    { dataset: { signingRequestId: s.id } },
+    s.requestId ? h("a", { href: `#/requests/${s.requestId}` }, "Open the request") : "",
+    status,
+    button,
   );
+}
+
+const SIGNING = `Decisions, key proofs and reviewer changes of your department's passkey account, until enough reviewers have signed.`;
+
+export function signingView(view, _session) {
+  const list = h("div#signing");
+  view.replaceChildren(h("h1", "Waiting for signatures"), h("p.lead", SIGNING), list);
   async function load() {
     const { signingRequests = [] } = (await get("/console/signing-requests?status=COLLECTING")) ?? {};
-    list.replaceChildren(
-      ...(signingRequests.length
-        ? signingRequests.map((s) => {
-            const status = h("div", { class: "status" }, ...signingSummary(s));
-            const button = h(
-              "button",
-              { type: "button", disabled: !s.allowCredentials?.length },
-              s.allowCredentials?.length ? "Sign with my passkey" : "Signed (or not yours to sign)",
-            );
-            button.addEventListener("click", () =>
-              act(button, async () => {
-                const now = await showSigning(status, s, true);
-                // Signed by this reviewer (or relayed): nothing left for them to sign here.
-                button.hidden = now.status !== "COLLECTING" || !now.allowCredentials?.length;
-              }),
-            );
-            return h(
-              "div",
-              { class: "card", dataset: { signingRequestId: s.id } },
-              s.requestId ? h("a", { href: `#/requests/${s.requestId}` }, "Open the request") : "",
-              status,
-              button,
-            );
-          })
-        : [h("p", { class: "muted" }, "Nothing is waiting for signatures.")]),
-    );
+    const empty = h("p.muted", "Nothing is waiting for signatures.");
+    list.replaceChildren(...(signingRequests.length ? signingRequests.map(signingCard) : [empty]));
     view.dataset.loaded = String(Date.now());
   }
   void load().catch((error) => say(errorText(error)));
-  return () => load();
+  return load;
 }

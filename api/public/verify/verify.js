@@ -28,6 +28,7 @@ function showTab(name) {
   }
 }
 
+const words = (code) => code && code.replaceAll("_", " ").toLowerCase();
 const day = (iso) =>
   iso ? new Date(iso).toLocaleDateString(undefined, { year: "numeric", month: "long", day: "numeric" }) : "—";
 
@@ -40,15 +41,9 @@ function render({ verdict, kind, message, details = [], approvals, proof = [] })
   $("message").textContent = message || "";
   fill($("details"), details);
   $("approvals-block").hidden = !approvals || approvals.length === 0;
-  const list = $("approvals");
-  list.replaceChildren(
-    ...(approvals || []).map((a) => {
-      const item = document.createElement("li");
-      // The API numbers stages from 1, as the workflow's stageOrder.
-      item.textContent = `${a.departmentName} — stage ${a.stage} — ${day(a.approvedAt)}${signedByText(a)}`;
-      return item;
-    }),
-  );
+  // The API numbers stages from 1, as the workflow's stageOrder.
+  const approval = (a) => `${a.departmentName} — stage ${a.stage} — ${day(a.approvedAt)}${signedByText(a)}`;
+  $("approvals").replaceChildren(...(approvals || []).map((a) => text("li", approval(a))));
   $("proof-block").hidden = proof.length === 0;
   fill($("proof"), proof);
   $("result").hidden = false;
@@ -57,25 +52,17 @@ function render({ verdict, kind, message, details = [], approvals, proof = [] })
 
 /** Who could sign the approval, in words (the API's signedBy). */
 function signedByText(a) {
-  if (a.signedBy === "DEPARTMENT_REVIEWERS")
-    return ` — signed by the department's reviewers with their own passkeys (${a.reviewerThreshold} needed)`;
-  if (a.signedBy === "DEPARTMENT_KEY") return " — signed with the department's own key";
-  if (a.signedBy === "PLATFORM") return " — signed by the platform for the department";
-  return "";
+  const reviewers = ` — signed by the department's reviewers with their own passkeys (${a.reviewerThreshold} needed)`;
+  const key = " — signed with the department's own key";
+  const platform = " — signed by the platform for the department";
+  return { DEPARTMENT_REVIEWERS: reviewers, DEPARTMENT_KEY: key, PLATFORM: platform }[a.signedBy] ?? "";
 }
 
+const text = (tag, content) => Object.assign(document.createElement(tag), { textContent: content });
+
 function fill(list, rows) {
-  list.replaceChildren(
-    ...rows
-      .filter(([, value]) => value !== null && value !== undefined && value !== "")
-      .flatMap(([term, value]) => {
-        const dt = document.createElement("dt");
-        dt.textContent = term;
-        const dd = document.createElement("dd");
-        dd.textContent = String(value);
-        return [dt, dd];
-      }),
-  );
+  const shown = rows.filter(([, value]) => value !== null && value !== undefined && value !== "");
+  list.replaceChildren(...shown.flatMap(([term, value]) => [text("dt", term), text("dd", String(value))]));
 }
 
 // The licence shown, for the holder check.
@@ -90,12 +77,9 @@ function renderLicence(answer) {
     message: answer.message,
     details: [
       ["Licence number", answer.requestNumber],
-      [
-        "Type",
-        answer.requestType && (TYPE_NAMES[answer.requestType] || answer.requestType.replaceAll("_", " ").toLowerCase()),
-      ],
+      ["Type", TYPE_NAMES[answer.requestType] || words(answer.requestType)],
       ["Holder", answer.applicantName],
-      ["Status", answer.status && answer.status.replaceAll("_", " ").toLowerCase()],
+      ["Status", words(answer.status)],
       ["Issued", answer.issuedAt && day(answer.issuedAt)],
       ["Valid until", answer.issuedAt ? (answer.expiresAt ? day(answer.expiresAt) : "no expiry") : null],
     ],
@@ -120,7 +104,7 @@ function renderDocument(answer) {
     verdict: answer.verdict,
     message: answer.message,
     details: [
-      ["Document type", answer.docType && answer.docType.replaceAll("_", " ").toLowerCase()],
+      ["Document type", words(answer.docType)],
       ["Version", answer.version],
       ["Recorded", day(answer.uploadedAt)],
       ["Licence (token) number", answer.tokenId],
@@ -140,10 +124,13 @@ const TYPE_NAMES = {
   BUILDING_PERMIT: "building permit",
 };
 
-async function ask(path) {
-  const response = await fetch(`${API}/${path}`, { headers: { accept: "application/json" } });
-  const body = await response.json().catch(() => ({}));
-  return { status: response.status, body };
+/** GET (or, with a body, POST) one of the public verification endpoints. */
+async function ask(path, body) {
+  const response = await fetch(`${API}/${path}`, {
+    headers: { accept: "application/json", ...(body && { "content-type": "application/json" }) },
+    ...(body && { method: "POST", body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: await response.json().catch(() => ({})) };
 }
 
 function problem(status, body, what) {
@@ -156,13 +143,8 @@ function problem(status, body, what) {
 async function verifyToken(value) {
   const token = String(value).trim().toUpperCase();
   if (!/^\d{1,13}$|^[A-Z]{2}-\d{4}-\d{6,12}$/.test(token)) {
-    return render({
-      ...problem(
-        400,
-        { message: "Enter the licence number as printed (e.g. RL-2026-000001) or its token number." },
-        "licence number",
-      ),
-    });
+    const message = "Enter the licence number as printed (e.g. RL-2026-000001) or its token number.";
+    return render(problem(400, { message }, "licence number"));
   }
   const { status, body } = await ask(encodeURIComponent(token));
   if (status === 200) renderLicence(body);
@@ -177,13 +159,8 @@ async function checkHolder() {
     out.dataset.matches = "invalid";
     return;
   }
-  const response = await fetch(`${API}/holder/${shownTokenId}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify({ applicantId: $("holder-id").value.trim(), salt }),
-  });
-  const body = await response.json().catch(() => ({}));
-  if (response.status !== 200) {
+  const { status, body } = await ask(`holder/${shownTokenId}`, { applicantId: $("holder-id").value.trim(), salt });
+  if (status !== 200) {
     out.textContent = body.message || "The check could not be made. Please try again shortly.";
     out.dataset.matches = "error";
     return;
@@ -201,6 +178,8 @@ async function verifyQr(value) {
   else render(problem(status, body, "licence"));
 }
 
+const NOT_RECORDED = `This exact file is not recorded on the blockchain: it is not a document of any licence, or it was changed.`;
+
 async function verifyFile(file) {
   $("document-hash").hidden = false;
   $("document-hash").textContent = `Fingerprinting ${file.name}…`;
@@ -209,13 +188,7 @@ async function verifyFile(file) {
   $("document-hash").textContent = `SHA-256 ${hash}`;
   const { status, body } = await ask(`document/${hash}`);
   if (status === 200) renderDocument(body);
-  else if (status === 404)
-    render({
-      kind: "document",
-      verdict: "UNKNOWN",
-      message:
-        "This exact file is not recorded on the blockchain: it is not a document of any licence, or it was changed.",
-    });
+  else if (status === 404) render({ kind: "document", verdict: "UNKNOWN", message: NOT_RECORDED });
   else render(problem(status, body, "document"));
 }
 
@@ -229,19 +202,13 @@ async function sha256Hex(bytes) {
 }
 
 function sha256Fallback(data) {
-  const K = new Uint32Array([
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
-    0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
-    0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
-    0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
-    0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
-    0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
-    0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-    0xc67178f2,
-  ]);
-  const H = new Uint32Array([
-    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-  ]);
+  // The constants as FIPS 180-4 defines them: the first 32 bits of the fractional parts of the cube roots of the
+  // first 64 primes (K) and of the square roots of the first 8 (H).
+  const primes = [];
+  for (let n = 2; primes.length < 64; n++) if (primes.every((p) => n % p)) primes.push(n);
+  const fraction = (x) => ((x - Math.floor(x)) * 2 ** 32) >>> 0;
+  const K = new Uint32Array(primes.map((p) => fraction(Math.cbrt(p))));
+  const H = new Uint32Array(primes.slice(0, 8).map((p) => fraction(Math.sqrt(p))));
   const length = data.length;
   const padded = new Uint8Array(((length + 9 + 63) >> 6) << 6);
   padded.set(data);
@@ -295,53 +262,47 @@ async function startScan() {
   look();
 }
 
-document.addEventListener("DOMContentLoaded", () => {
-  for (const tab of document.querySelectorAll('[role="tab"]'))
-    tab.addEventListener("click", () => showTab(tab.id.slice(4)));
-  $("form-token").addEventListener("submit", (event) => {
+// A deferred script: the page is parsed when this runs.
+for (const tab of document.querySelectorAll('[role="tab"]'))
+  tab.addEventListener("click", () => showTab(tab.id.slice(4)));
+const forms = {
+  "form-token": () => verifyToken($("token-input").value),
+  "form-qr": () => verifyQr($("qr-input").value),
+  "holder-form": checkHolder,
+};
+for (const [id, submit] of Object.entries(forms))
+  $(id).addEventListener("submit", (event) => {
     event.preventDefault();
-    verifyToken($("token-input").value);
+    submit();
   });
-  $("form-qr").addEventListener("submit", (event) => {
-    event.preventDefault();
-    verifyQr($("qr-input").value);
-  });
-  $("holder-form").addEventListener("submit", (event) => {
-    event.preventDefault();
-    checkHolder();
-  });
-  $("document-input").addEventListener("change", () => {
-    const file = $("document-input").files[0];
-    if (file) verifyFile(file);
-  });
-  const zone = $("drop-zone");
-  zone.addEventListener("dragover", (event) => {
-    event.preventDefault();
-    zone.classList.add("over");
-  });
-  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
-  zone.addEventListener("drop", (event) => {
-    event.preventDefault();
-    zone.classList.remove("over");
-    const file = event.dataTransfer.files[0];
-    if (file) verifyFile(file);
-  });
-  if ("BarcodeDetector" in globalThis && navigator.mediaDevices) {
-    $("qr-scan").hidden = false;
-    $("qr-scan").addEventListener("click", () =>
-      startScan().catch(() =>
-        render({ verdict: "INVALID_QR", message: "The camera could not be opened. Paste the code's text instead." }),
-      ),
-    );
-  }
-  // Opened from a scanned QR code (…/verify?qr=…) or a link with ?token=…
-  const params = new URLSearchParams(location.search);
-  if (params.get("qr")) {
-    showTab("qr");
-    $("qr-input").value = params.get("qr");
-    verifyQr(params.get("qr"));
-  } else if (params.get("token")) {
-    $("token-input").value = params.get("token");
-    verifyToken(params.get("token"));
-  }
+const verifyFirst = (files) => files[0] && verifyFile(files[0]);
+$("document-input").addEventListener("change", () => verifyFirst($("document-input").files));
+const zone = $("drop-zone");
+zone.addEventListener("dragover", (event) => {
+  event.preventDefault();
+  zone.classList.add("over");
 });
+zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+zone.addEventListener("drop", (event) => {
+  event.preventDefault();
+  zone.classList.remove("over");
+  verifyFirst(event.dataTransfer.files);
+});
+if ("BarcodeDetector" in globalThis && navigator.mediaDevices) {
+  $("qr-scan").hidden = false;
+  const cameraFailed = {
+    verdict: "INVALID_QR",
+    message: "The camera could not be opened. Paste the code's text instead.",
+  };
+  $("qr-scan").addEventListener("click", () => startScan().catch(() => render(cameraFailed)));
+}
+// Opened from a scanned QR code (…/verify?qr=…) or a link with ?token=…
+const params = new URLSearchParams(location.search);
+if (params.get("qr")) {
+  showTab("qr");
+  $("qr-input").value = params.get("qr");
+  verifyQr(params.get("qr"));
+} else if (params.get("token")) {
+  $("token-input").value = params.get("token");
+  verifyToken(params.get("token"));
+}
