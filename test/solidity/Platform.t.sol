@@ -1236,9 +1236,24 @@ contract PlatformInvariantTest is TestBase {
         targetContract(address(handler));
     }
 
+    /// @notice Every invariant below, checked after every call of each sequence the handler makes. One campaign for
+    /// all of them: each invariant is checked against as many states as a campaign of its own would give it, and the
+    /// sequences are not replayed once per invariant.
+    function invariant_platform() public view {
+        tokensNeverMove();
+        approvedIffEveryStageCompleted();
+        contractsMatchReferenceModel();
+        stageOnlyGoesBackOnDocumentUpdate();
+        documentUpdateInvalidatesReviewers();
+        onlyDepartmentWalletsChangeDecisions();
+        noDecisionByAWalletInsideItsDelay();
+        everyDecisionConsumesItsNonce();
+        noIssuedLicenceWithoutCompleteStages();
+    }
+
     /// @notice No token ever moves: every token is owned by the address it was minted to, every applicant's
     /// balance is the number minted to it, and no transfer or approval path ever succeeded.
-    function invariant_tokensNeverMove() public view {
+    function tokensNeverMove() internal view {
         uint256[] memory ids = handler.ids();
         for (uint256 i = 0; i < ids.length; ++i) {
             require(token.ownerOf(ids[i]) == handler.ghostOwner(ids[i]), string.concat("owner of ", ids[i].u()));
@@ -1256,7 +1271,7 @@ contract PlatformInvariantTest is TestBase {
     /// met its completion rule through decisions of the right department wallets in the right order, and
     /// (2) every stage's decisions as the registry reports them meet that stage's rule; every Approved
     /// position of an issued licence was set by its own department's wallet, in that stage, with that mask.
-    function invariant_approvedIffEveryStageCompleted() public view {
+    function approvedIffEveryStageCompleted() internal view {
         uint256[] memory ids = handler.ids();
         for (uint256 i = 0; i < ids.length; ++i) {
             uint256 id = ids[i];
@@ -1293,7 +1308,7 @@ contract PlatformInvariantTest is TestBase {
     /// @notice Differential check: the contracts' state of every request equals the reference model's
     /// (licence status, reason, expiry; review phase, stage, furthest stage, clock; every decision and mask of
     /// every stage; document phase, count and versions).
-    function invariant_contractsMatchReferenceModel() public view {
+    function contractsMatchReferenceModel() internal view {
         uint256[] memory ids = handler.ids();
         for (uint256 i = 0; i < ids.length; ++i) {
             uint256 id = ids[i];
@@ -1347,7 +1362,7 @@ contract PlatformInvariantTest is TestBase {
     /// @notice A stage never goes backwards except on a document update or a document added under review
     /// (StageReopened), and only moves forward on a department's approval. The handler records the stage of every
     /// request around every action.
-    function invariant_stageOnlyGoesBackOnDocumentUpdate() public view {
+    function stageOnlyGoesBackOnDocumentUpdate() internal view {
         _noViolation(V_STAGE);
     }
 
@@ -1355,13 +1370,13 @@ contract PlatformInvariantTest is TestBase {
     /// document is ReviewRequired, keeping its mask; approvals that did not review it are untouched. After a document
     /// is added under review (in whatever stage the request is), every approval of every stage reached is
     /// ReviewRequired, keeping its mask.
-    function invariant_documentUpdateInvalidatesReviewers() public view {
+    function documentUpdateInvalidatesReviewers() internal view {
         _noViolation(V_INVALIDATION);
     }
 
     /// @notice Only department wallets' successful calls ever set a decision, each on its own position in the
     /// current stage; other actions only reset decisions the specification says they reset.
-    function invariant_onlyDepartmentWalletsChangeDecisions() public view {
+    function onlyDepartmentWalletsChangeDecisions() internal view {
         _noViolation(V_DECISION);
     }
 
@@ -1375,7 +1390,7 @@ contract PlatformInvariantTest is TestBase {
     /// it with the wallet's key proof and it was due (or so consented) and the wallet free of roles and departments;
     /// the registry's wallets, custodies and pending changes are the ones the handler saw proposed, consented to and
     /// activated, and no department wallet holds a role on any of the three contracts.
-    function invariant_noDecisionByAWalletInsideItsDelay() public view {
+    function noDecisionByAWalletInsideItsDelay() internal view {
         _noViolation(V_WALLET);
         uint40 delay = registry.walletDelay();
         require(delay == handler.WALLET_DELAY(), "wallet delay");
@@ -1411,7 +1426,7 @@ contract PlatformInvariantTest is TestBase {
     /// some decisions and relays signatures it held back while nonces, rounds and documents moved on; each was recorded
     /// exactly when everything it names still held. A department's nonce moved only by its own decisions and by its own
     /// wallet raising it (by 1 .. 2^32 - 1); the registry's nonces are the handler's count.
-    function invariant_everyDecisionConsumesItsNonce() public view {
+    function everyDecisionConsumesItsNonce() internal view {
         _noViolation(V_NONCE);
         for (uint16 d = 1; d <= handler.DEPARTMENTS(); ++d) {
             require(
@@ -1427,7 +1442,7 @@ contract PlatformInvariantTest is TestBase {
     /// ever moved a token or a document phase: the handler's attempts (from DEFAULT_ADMIN_ROLE, the administrator,
     /// the operator, the keeper, a department wallet, a stranger) to transition, issue, set the active workflow,
     /// set a document phase, rewire the contracts or give a department wallet a role all reverted.
-    function invariant_noIssuedLicenceWithoutCompleteStages() public view {
+    function noIssuedLicenceWithoutCompleteStages() internal view {
         _noViolation(V_LIFECYCLE);
         uint256[] memory ids = handler.ids();
         for (uint256 i = 0; i < ids.length; ++i) {
