@@ -21,7 +21,7 @@ import {
   type LicenceAudit,
   type StatusChange,
 } from "./auditRecord.ts";
-import { ContractViews } from "./contractViews.ts";
+import { ContractViews, departmentIdsOf } from "./contractViews.ts";
 import { auditCode } from "./codeAudit.ts";
 import { auditDecisions, readStageLedgers, type DecisionContext } from "./decisionAudit.ts";
 import { DepartmentWallets } from "./departmentWallets.ts";
@@ -77,7 +77,7 @@ export async function auditChain(
     return stoppedAtCode({ ...facts, startBlock, code: code.code }, code.findings, notes, untrusted);
 
   const views = new ContractViews(provider, deployment.contracts, asOfBlock);
-  if (target !== "all" && (await views.validityOf(target.tokenId)).validity === 0)
+  if (target !== "all" && Number((await views.call("LicenceToken", "validityOf", target.tokenId))[0]) === 0)
     throw new UnknownTokenError(target.tokenId, asOfBlock);
   const reader = new LogReader({
     provider,
@@ -265,8 +265,15 @@ async function auditLicence(
   });
   const named = (name: string) => events.filter((e) => e.name === name);
 
-  const validity = await views.validityOf(tokenId);
-  const licence = await views.licence(tokenId);
+  const [validity] = await views.call("LicenceToken", "validityOf", tokenId);
+  const [record] = await views.call("LicenceToken", "licence", tokenId);
+  const licence = {
+    owner: record.owner as string,
+    status: Number(record.status),
+    reasonCode: Number(record.reasonCode),
+    workflowId: Number(record.workflowId),
+    expiresAt: Number(record.expiresAt),
+  };
   const minted = theMint(tokenId, named("LicenceMinted"));
   findings.push(...ownershipFindings(tokenId, minted, named("Transfer"), licence.owner));
   const statusHistory: StatusChange[] = await Promise.all(
@@ -297,7 +304,7 @@ async function auditLicence(
     owner: licence.owner,
     applicantCommitment: String(minted.args.applicantCommitment).toLowerCase(),
     status: STATUS_NAMES[licence.status],
-    validity: VALIDITY_NAMES[validity.validity],
+    validity: VALIDITY_NAMES[Number(validity)],
     reasonCode: licence.reasonCode,
     workflowId: licence.workflowId,
     issuedAt: issued ? isoTime(issued.args.issuedAt) : null,
@@ -329,11 +336,19 @@ async function auditReview(
   findings: string[],
 ) {
   const { documents, documentPhase } = await auditDocuments(tokenId, events, views, context.lookups, findings);
-  const progress = await views.progressOf(tokenId);
-  const stageCount = await views.stageCountOf(workflowId);
-  const ledgers = await readStageLedgers(views, tokenId, stageCount, progress.phase !== 0);
+  const [progress] = await views.call("ApprovalRegistry", "progressOf", tokenId);
+  const stageCount = Number((await views.call("ApprovalRegistry", "workflow", workflowId))[0].stageCount);
+  const ledgers = await readStageLedgers(views, tokenId, stageCount, Number(progress.phase) !== 0);
   const { decisions, approvals } = await auditDecisions(events, ledgers, departments, context, findings);
-  const stageRules = await Promise.all(Array.from({ length: stageCount }, (_, s) => views.stageRule(workflowId, s)));
+  const stageRules = await Promise.all(
+    Array.from({ length: stageCount }, async (_, s) => {
+      const [stage] = await views.call("ApprovalRegistry", "stage", workflowId, s);
+      const [completion, threshold, mandatoryMask] = [stage.completion, stage.threshold, stage.mandatoryMask].map(
+        Number,
+      );
+      return { completion, threshold, mandatoryMask, departmentIds: departmentIdsOf(stage) };
+    }),
+  );
   const issuanceCheck = auditIssuance(
     events,
     decisions,
@@ -344,7 +359,7 @@ async function auditReview(
     findings,
   );
   const review = {
-    phase: REVIEW_PHASE_NAMES[progress.phase],
+    phase: REVIEW_PHASE_NAMES[Number(progress.phase)],
     stage: stageNumber(progress.stage),
     maxStage: stageNumber(progress.maxStage),
     stageCount,
@@ -397,7 +412,8 @@ function licenceStateFindings(
 async function departmentRecordFindings(views: ContractViews, departments: DepartmentWallets): Promise<string[]> {
   const findings: string[] = [];
   for (const departmentId of departments.ids()) {
-    const record = await views.departmentRecord(departmentId);
+    const [{ wallet, custody, pendingWallet }] = await views.call("ApprovalRegistry", "departmentRecord", departmentId);
+    const record = { wallet: getAddress(wallet), custody: Number(custody), pendingWallet: getAddress(pendingWallet) };
     const replayed = departments.latest(departmentId)!;
     const code = departments.codeOf(departmentId);
     if (record.wallet !== replayed.wallet)

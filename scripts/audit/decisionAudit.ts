@@ -40,7 +40,12 @@ export async function readStageLedgers(
 ): Promise<StageLedgers> {
   // Before submission decisionsOf answers nothing: no stage has a ledger yet.
   if (!reviewStarted) return [];
-  return Promise.all(Array.from({ length: stageCount }, (_, stage) => views.decisionsOf(tokenId, stage)));
+  return Promise.all(
+    Array.from({ length: stageCount }, async (_, stage) => {
+      const [ids, statuses] = await views.call("ApprovalRegistry", "decisionsOf", tokenId, stage);
+      return [...ids].map((id, p) => ({ departmentId: Number(id), status: Number(statuses[p]) }));
+    }),
+  );
 }
 
 /** What the decision checks need to know of the chain besides the events. */

@@ -32,7 +32,7 @@ import {
   type DepartmentAudit,
   type WalletChangeAudit,
 } from "./auditRecord.ts";
-import { approvalRegistryAbi } from "./contractViews.ts";
+import { approvalRegistryAbi, departmentIdsOf } from "./contractViews.ts";
 import { isBefore, type ChainPosition, type TimedEvent } from "./logReader.ts";
 import type { PasskeyAccounts } from "./passkeyAudit.ts";
 import type { RoleHistory, WalletTenure } from "./roleHistory.ts";
@@ -138,15 +138,13 @@ export class DepartmentWallets {
   #stageRegistered(event: TimedEvent): void {
     const workflowId = Number(event.args.workflowId);
     const stage = event.args.stage;
-    const count = Number(stage.departmentCount);
-    const ids = BigInt(stage.departmentIds);
     const stages = this.#stages.get(workflowId) ?? [];
     stages[Number(event.args.stageIndex)] = {
       executionType: Number(stage.executionType),
       completion: Number(stage.completion),
       threshold: Number(stage.threshold),
       mandatoryMask: Number(stage.mandatoryMask),
-      departmentIds: Array.from({ length: count }, (_, p) => Number((ids >> BigInt(16 * p)) & 0xffffn)),
+      departmentIds: departmentIdsOf(stage),
     };
     this.#stages.set(workflowId, stages);
   }

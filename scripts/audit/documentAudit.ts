@@ -42,8 +42,8 @@ export async function auditDocuments(
   await Promise.all(
     documents.flatMap((document) =>
       document.versions.map(async (version) => {
-        const anchor = await views.anchorOf(tokenId, version.sha256);
-        version.isLatest = anchor.isLatest;
+        const [anchor, isLatest] = await views.call("DocumentRegistry", "anchorOf", tokenId, version.sha256);
+        version.isLatest = isLatest;
         const expected = {
           tokenId,
           docIndex: document.docIndex,
@@ -52,10 +52,10 @@ export async function auditDocuments(
           documentId: document.documentId,
         };
         const actual = {
-          tokenId: anchor.tokenId,
-          docIndex: anchor.docIndex,
-          version: anchor.version,
-          blockNumber: anchor.blockNumber,
+          tokenId: Number(anchor.tokenId),
+          docIndex: Number(anchor.docIndex),
+          version: Number(anchor.version),
+          blockNumber: Number(anchor.blockNumber),
           documentId: uuidOf(anchor.documentId),
         };
         for (const key of Object.keys(expected) as (keyof typeof expected)[]) {
@@ -64,26 +64,27 @@ export async function auditDocuments(
               `anchorOf(${tokenId}, ${version.sha256}).${key} is ${actual[key]} but its DocumentAnchored event says ${expected[key]}`,
             );
         }
-        if (anchor.isLatest !== (version.version === document.latestVersion)) {
+        if (isLatest !== (version.version === document.latestVersion)) {
           findings.push(
-            `anchorOf(${tokenId}, ${version.sha256}).isLatest is ${anchor.isLatest} but version ${version.version} of ${document.documentId} is ${version.version === document.latestVersion ? "" : "not "}the latest anchored`,
+            `anchorOf(${tokenId}, ${version.sha256}).isLatest is ${isLatest} but version ${version.version} of ${document.documentId} is ${version.version === document.latestVersion ? "" : "not "}the latest anchored`,
           );
         }
       }),
     ),
   );
 
-  const registered = await views.documentsOf(tokenId);
-  if (registered.count !== documents.length)
-    findings.push(`documentsOf(${tokenId}) counts ${registered.count} documents but ${documents.length} were anchored`);
+  const [phase, count, versions] = await views.call("DocumentRegistry", "documentsOf", tokenId);
+  const latestVersions = [...versions].map(Number);
+  if (Number(count) !== documents.length)
+    findings.push(`documentsOf(${tokenId}) counts ${count} documents but ${documents.length} were anchored`);
   for (const document of documents) {
-    const latest = registered.latestVersions[document.docIndex];
+    const latest = latestVersions[document.docIndex];
     if (latest !== document.latestVersion)
       findings.push(
         `documentsOf(${tokenId}) says document ${document.docIndex} is at version ${latest} but version ${document.latestVersion} was anchored last`,
       );
   }
-  return { documents, documentPhase: registered.phase };
+  return { documents, documentPhase: Number(phase) };
 }
 
 /** The bytes16 the contracts store, as the platform's UUID (abis/codec.ts). */

@@ -7,7 +7,7 @@
  * would mean someone other than the departments could drive a review.
  */
 import { getAddress } from "ethers";
-import type { ContractViews } from "./contractViews.ts";
+import type { ContractViews, ViewContract } from "./contractViews.ts";
 import type { Deployment } from "./deploymentFile.ts";
 import type { ChainEvent } from "./logReader.ts";
 import { shortWalletDelay } from "./walletDelayPolicy.ts";
@@ -36,6 +36,7 @@ export interface WiringAudit {
 }
 
 export async function readWiring(views: ContractViews, platformEvents: ChainEvent[]): Promise<WiringAudit> {
+  const view = async (contract: ViewContract, name: string) => (await views.call(contract, name))[0];
   const [
     tokenApprovalRegistry,
     documentReviewRegistry,
@@ -43,16 +44,16 @@ export async function readWiring(views: ContractViews, platformEvents: ChainEven
     registryLicenceToken,
     registryDocumentRegistry,
     decisionVerifier,
-    walletDelay,
-  ] = await Promise.all([
-    views.address("LicenceToken", "approvalRegistry"),
-    views.address("DocumentRegistry", "reviewRegistry"),
-    views.address("DocumentRegistry", "licenceToken"),
-    views.address("ApprovalRegistry", "licenceToken"),
-    views.address("ApprovalRegistry", "documentRegistry"),
-    views.address("ApprovalRegistry", "decisionVerifier"),
-    views.walletDelay(),
-  ]);
+  ] = (
+    await Promise.all([
+      view("LicenceToken", "approvalRegistry"),
+      view("DocumentRegistry", "reviewRegistry"),
+      view("DocumentRegistry", "licenceToken"),
+      view("ApprovalRegistry", "licenceToken"),
+      view("ApprovalRegistry", "documentRegistry"),
+      view("ApprovalRegistry", "decisionVerifier"),
+    ])
+  ).map((address) => getAddress(address));
   const wiring = (name: string, contract: string) =>
     platformEvents
       .filter((e) => e.name === name && e.address === contract)
@@ -69,7 +70,7 @@ export async function readWiring(views: ContractViews, platformEvents: ChainEven
     registryDocumentRegistry,
     decisionVerifier,
     decisionVerifierHasCode: await views.hasCode(decisionVerifier),
-    walletDelay,
+    walletDelay: Number(await view("ApprovalRegistry", "walletDelay")),
     approvalRegistrySet: wiring("ApprovalRegistrySet", views.contracts.LicenceToken),
     reviewRegistrySet: wiring("ReviewRegistrySet", views.contracts.DocumentRegistry),
   };
