@@ -1,20 +1,8 @@
 /**
- * Every decision of a licence, from DecisionRecorded, checked against the call that made it rather than taken on
- * the event's word: the decide or decideBySig call is found in its transaction (the node's call trace, else the
- * transaction itself or the inner call of a Safe's execTransaction; a call that cannot be found is a finding,
- * "cannot verify", never a pass), and every field of its Decision must agree with the event (token, department,
- * stage, decision, reason, reviewed documents, remarks) and with the chain just before it, replayed from events
- * (the stage and its round from StageStarted, each reviewed document's hash the latest anchored version of that
- * index, the department's nonce, a deadline within a day). A direct `decide` must come from the department's
- * wallet of the time (a Safe's call counts as the Safe's); for `decideBySig` the auditor recomputes the EIP-712
- * digest in the registry's own domain (eip712Domain(): name, version, chain id, registry, salt) and checks the
- * signature itself against that wallet (ECDSA recovery for a key, the wallet's EIP-1271 answer at that block for
- * a contract; for a passkey account, each reviewer's WebAuthn assertion too, in passkeyAudit.ts). A decision by a
- * wallet that took over before its delay, or by one a department-held department got without its outgoing
- * wallet's consent, or by an inactive department, is a finding; each decision is labelled
- * platform-signed (CUSTODIAL: the platform held the key) or department-signed (DEPARTMENT_HELD). What became of
- * each decision (from the later events and the current `decisionsOf`), the approvals standing now, and the
- * review's own rules replayed from events (reviewReplay.ts) complete the picture.
+ * Every decision of a licence, checked against the call that made it rather than taken on the event's word: the
+ * call must agree with the event and with the chain just before it, come from the department's wallet of the time
+ * (decide) or carry that wallet's signature, recomputed here (decideBySig). A call that cannot be found is a
+ * finding ("cannot verify"), never a pass.
  */
 import { TypedDataEncoder, getAddress, type Result } from "ethers";
 import { DECISION_NAMES, isoTime, type DecisionAudit, type StandingApproval } from "./auditRecord.ts";

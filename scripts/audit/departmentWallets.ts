@@ -1,27 +1,11 @@
 /**
- * Which wallet spoke for which department, with which custody, at any point of the chain, replayed from
- * DepartmentRegistered, DepartmentWalletProposed, DepartmentWalletCancelled and DepartmentWalletRotated.
- *
- * A wallet change is public and delayed: each rotation must activate the department's pending proposal (same
- * wallet, same custody), not cancelled since, proposed at least `walletDelay` seconds of block time earlier, with
- * the `effectiveAt` the contract announced. Anything else is a finding, and the period the early wallet then
- * spoke for the department is marked, so that every decision made in it is a finding too (the "rotate, decide,
- * rotate back" forgery leaves exactly that trace). A cancellation must come from the department's wallet at the
- * time or an ADMIN_ROLE holder.
- *
- * Decisions are checked against the wallet of their own point of the chain: the current wallet would wrongly
- * fail every decision made before a rotation, and wrongly pass one made by the new wallet before it took effect.
- *
- * Only the department can hand over a key it holds: a rotation away from a DEPARTMENT_HELD wallet that wallet did
- * not consent to (DepartmentWalletConsented for that proposal, sent by it) marks the new wallet's period, and every
- * decision in it is a finding. A consented change of a department-held department may skip the delay, as the
- * contract allows. Also replayed here, because a decision is checked against them: each department's active flag
- * (DepartmentActiveSet) and decision nonce (every DecisionRecorded of the department consumes one;
- * DecisionNonceIncreased moves it), and each workflow version's stages (WorkflowStageRegistered). Who made each of
- * these changes is checked from the transactions themselves (`callerFindings`): registrations, wallet proposals
- * and workflow versions by the governance role holder of the time, with a valid key proof; consents and nonce
- * increases by the department's wallet; activations by an ADMIN_ROLE holder. The contract refuses anything else,
- * but the auditor does not take the code's word for it.
+ * Which wallet spoke for which department, with which custody, at any point of the chain, replayed from the
+ * department events. Decisions are checked against the wallet of their own point of the chain: the current one would
+ * wrongly fail every decision made before a rotation, and wrongly pass one made by the new wallet before it took
+ * effect. A rotation that skipped its delay or its outgoing department-held wallet's consent marks the new wallet's
+ * period, so that every decision in it is a finding (the "rotate, decide, rotate back" forgery leaves that trace).
+ * Who made each change is checked from its transaction (`callerFindings`): the contract refuses anything else, but
+ * the auditor does not take the code's word for it.
  */
 import { TypedDataEncoder, decodeBytes32String, getAddress, type Result } from "ethers";
 import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DEPARTMENT_KEY_TYPES } from "../../abis/index.ts";
@@ -36,7 +20,7 @@ import { approvalRegistryAbi, departmentIdsOf } from "./contractViews.ts";
 import { isBefore, type ChainPosition, type TimedEvent } from "./logReader.ts";
 import type { PasskeyAccounts } from "./passkeyAudit.ts";
 import type { RoleHistory, WalletTenure } from "./roleHistory.ts";
-import type { ContractCall, TransactionLookups } from "./transactionLookups.ts";
+import type { ContractCall, Eip712Domain, TransactionLookups } from "./transactionLookups.ts";
 
 export interface WalletPeriod {
   wallet: string;
@@ -530,22 +514,8 @@ function valueAt<T>(history: Since<T>[], event: ChainPosition): T | undefined {
   return found;
 }
 
-/** The typed-data domain of the registry's eip712Domain() answer, salt included. */
-export function typedDomain(domain: {
-  name: string;
-  version: string;
-  chainId: bigint;
-  verifyingContract: string;
-  salt: string;
-}) {
-  return {
-    name: domain.name,
-    version: domain.version,
-    chainId: domain.chainId,
-    verifyingContract: domain.verifyingContract,
-    salt: domain.salt,
-  };
-}
+/** The typed-data domain of the registry's eip712Domain() answer, salt included (ethers refuses other keys). */
+export const typedDomain = ({ fields, ...domain }: Eip712Domain) => (void fields, domain);
 
 /** Why the registry's domain is not the one decisions must be signed in (the deployment's chain and registry). */
 export function domainProblem(

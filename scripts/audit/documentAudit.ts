@@ -1,7 +1,4 @@
-/**
- * A licence's documents: every version of every document from DocumentAnchored, each hash checked against
- * `anchorOf` (token, index, version, block, latest) and the whole against `documentsOf` (count, latest versions).
- */
+/** A licence's documents from DocumentAnchored, each version checked against `anchorOf` and the whole against `documentsOf`. */
 import { bytes16ToUuid } from "../../abis/index.ts";
 import type { DocumentAudit } from "./auditRecord.ts";
 import type { ContractViews } from "./contractViews.ts";

@@ -1,8 +1,7 @@
 /**
- * Reads the contracts' events from the deployment's start block to the audited block with `eth_getLogs`, in
- * chunks (nodes cap the range, and some the number of results: a refused chunk is split in two and retried), and
- * decodes them with the ABIs. One token's events are selected by their indexed tokenId topic, and always by event
- * signature too, because other events index other ids (a department id, a workflow id) at the same position.
+ * The contracts' events from the start block to the audited block, read in chunks (a chunk the node refuses is
+ * split in two). Token events are selected by signature as well as by tokenId topic, because other events index
+ * other ids at the same position.
  */
 import { getAddress, zeroPadValue, toBeHex, type Interface, type JsonRpcProvider, type Log, type Result } from "ethers";
 import { approvalRegistryAbi, documentRegistryAbi, licenceTokenAbi } from "./contractViews.ts";

@@ -1,18 +1,9 @@
 /**
  * Decisions signed by a department's reviewers' passkeys (a DepartmentPasskeyAccount as the department's wallet),
- * checked by the auditor itself rather than on the account's word: the signature in the decision's calldata is
- * decoded (`abi.encode(bytes[] keys, Assertion[] assertions)`) and every assertion verified here with node:crypto
- * (type "webauthn.get", challenge = base64url of the decision's digest, User Present and User Verified, the P-256
- * signature over authenticatorData ‖ sha256(clientDataJSON) with low s); each key must be a reviewer of the account
- * at the decision, and at least the threshold of the time distinct reviewers must have signed, both replayed from
- * the account's ReviewerAdded / ReviewerRemoved / ThresholdSet events. The account's own EIP-1271 answer is asked
- * separately: a disagreement between the two is a finding. Origin and RP ID hash, which the chain does not check,
- * are reported, and compared with `--expect-origin` when given.
- *
- * An account is recognised by what it answers (`threshold()`, `reviewers()`, and `eip712Domain()` naming
- * "DepartmentPasskeyAccount"), not by its code, so that an impostor answering like one is still verified here;
- * its runtime code is then compared with the reviewed account's (no immutables, no libraries: the code is the same
- * at every address), and any other code is a finding, since its events and answers would prove nothing.
+ * verified by the auditor itself with node:crypto, by the account's rules, against the reviewers and threshold
+ * replayed from its events; the account's own EIP-1271 answer disagreeing with that is a finding. Origin and RP ID
+ * hash, which the chain does not check, are reported (and compared with `--expect-origin`). An account is
+ * recognised by what it answers, not by its code, so that an impostor answering like one is still verified here.
  */
 import { createHash, createPublicKey, verify } from "node:crypto";
 import {
@@ -195,17 +186,7 @@ function p256Verifies(key: string, message: Uint8Array, r: string, s: string): b
 export function decodePasskeySignature(signature: string): { keys: string[]; assertions: PasskeyAssertion[] } | null {
   try {
     const [keys, assertions] = AbiCoder.defaultAbiCoder().decode(["bytes[]", `${ASSERTION_TUPLE}[]`], signature);
-    return {
-      keys: [...keys].map(String),
-      assertions: [...assertions].map((a) => ({
-        r: String(a.r),
-        s: String(a.s),
-        challengeIndex: BigInt(a.challengeIndex),
-        typeIndex: BigInt(a.typeIndex),
-        authenticatorData: String(a.authenticatorData),
-        clientDataJSON: String(a.clientDataJSON),
-      })),
-    };
+    return { keys: [...keys].map(String), assertions: [...assertions].map((a) => a.toObject() as PasskeyAssertion) };
   } catch {
     return null;
   }

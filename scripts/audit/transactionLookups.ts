@@ -1,8 +1,7 @@
 /**
- * Block times, transactions and contract code, each asked of the node once: many events share a block, and every
- * decision needs its transaction (who sent it, to what, with which input). Also the calls a transaction made to
- * a contract, with their callers: a decision or a registration made inside a Safe's execTransaction is a call
- * from the Safe, which the transaction's own sender and input do not show.
+ * Block times, transactions, traces and domains, each asked of the node once: many events share a block. Also the
+ * calls a transaction made to a contract, with their callers: a call made inside a Safe's execTransaction is the
+ * Safe's, which the transaction's own sender and input do not show.
  */
 import { Interface, ZeroAddress, getAddress, recoverAddress, type JsonRpcProvider } from "ethers";
 import { isoTime } from "./auditRecord.ts";

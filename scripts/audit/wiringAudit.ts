@@ -1,10 +1,7 @@
 /**
- * How the contracts are wired, read from their views and wiring events at the audited block: the token and the
- * document registry must take review changes from the deployment's approval registry, set exactly once (one
- * ApprovalRegistrySet, one ReviewRegistrySet); the approval registry must point back at the deployment's token,
- * document registry and decision verifier (which must have code), with the deployment's wallet delay, at least
- * 24 h on any chain but the development one (walletDelayPolicy.ts). A second wiring event, or any other address,
- * would mean someone other than the departments could drive a review.
+ * How the contracts are wired, from their views and wiring events: each must point at the deployment's others, the
+ * approval registry set exactly once. A second wiring event, or any other address, would mean someone other than
+ * the departments could drive a review.
  */
 import { getAddress } from "ethers";
 import type { ContractViews, ViewContract } from "./contractViews.ts";
