@@ -18,9 +18,7 @@ type Kind = "text" | "hex" | "time" | "number" | "boolean";
 type Json = Record<string, any>;
 
 /** GET, JSON body. Throws only when the API cannot be reached: any answer, even a 500, is something to compare. */
-export type FetchJson = (url: string) => Promise<{ status: number; body: Json | undefined }>;
-
-export const fetchJson: FetchJson = async (url) => {
+async function get(url: string): Promise<{ status: number; body: Json | undefined }> {
   const response = await fetch(url, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(30_000) });
   const text = await response.text();
   let body: Json | undefined;
@@ -30,13 +28,9 @@ export const fetchJson: FetchJson = async (url) => {
     body = undefined;
   }
   return { status: response.status, body };
-};
+}
 
-export async function compareWithApi(
-  baseUrl: string,
-  audit: ChainAudit,
-  get: FetchJson = fetchJson,
-): Promise<Difference[]> {
+export async function compareWithApi(baseUrl: string, audit: ChainAudit): Promise<Difference[]> {
   const api = `${baseUrl.replace(/\/+$/, "").replace(/\/api\/v1$/, "")}/api/v1`;
   const differences: Difference[] = [];
   for (const licence of audit.licences) {

@@ -17,7 +17,7 @@ import {
   type LicenceAudit,
   type StatusChange,
 } from "./auditRecord.ts";
-import { ContractViews, departmentIdsOf } from "./contractViews.ts";
+import { ContractViews, stageRuleOf } from "./contractViews.ts";
 import { auditCode } from "./codeAudit.ts";
 import { auditDecisions, readStageLedgers, type DecisionContext } from "./decisionAudit.ts";
 import { DepartmentWallets } from "./departmentWallets.ts";
@@ -34,15 +34,6 @@ import { auditStartBlock, startBlockFindings } from "./startBlock.ts";
 import { TransactionLookups } from "./transactionLookups.ts";
 
 export type AuditTarget = { tokenId: number } | "all";
-
-/** The token does not exist on chain (validityOf says UNKNOWN). */
-export class UnknownTokenError extends Error {
-  readonly tokenId: number;
-  constructor(tokenId: number, asOfBlock: number) {
-    super(`token ${tokenId} does not exist on chain (validityOf is UNKNOWN at block ${asOfBlock})`);
-    this.tokenId = tokenId;
-  }
-}
 
 export async function auditChain(
   provider: JsonRpcProvider,
@@ -74,7 +65,7 @@ export async function auditChain(
 
   const views = new ContractViews(provider, deployment.contracts, asOfBlock);
   if (target !== "all" && Number((await views.call("LicenceToken", "validityOf", target.tokenId))[0]) === 0)
-    throw new UnknownTokenError(target.tokenId, asOfBlock);
+    throw new Error(`token ${target.tokenId} does not exist on chain (validityOf is UNKNOWN at block ${asOfBlock})`);
   const reader = new LogReader({
     provider,
     deployment: { ...deployment, startBlock: startBlock.readFrom },
@@ -288,13 +279,9 @@ async function auditLicence(
   const ledgers = await readStageLedgers(views, tokenId, stageCount, Number(progress.phase) !== 0);
   const { decisions, approvals } = await auditDecisions(events, ledgers, departments, context, findings);
   const stageRules = await Promise.all(
-    Array.from({ length: stageCount }, async (_, s) => {
-      const [stage] = await views.call("ApprovalRegistry", "stage", workflowId, s);
-      const [completion, threshold, mandatoryMask] = [stage.completion, stage.threshold, stage.mandatoryMask].map(
-        Number,
-      );
-      return { completion, threshold, mandatoryMask, departmentIds: departmentIdsOf(stage) };
-    }),
+    Array.from({ length: stageCount }, async (_, s) =>
+      stageRuleOf((await views.call("ApprovalRegistry", "stage", workflowId, s))[0]),
+    ),
   );
   const issuanceCheck = auditIssuance(
     events,

@@ -40,8 +40,16 @@ export class ContractViews {
   }
 }
 
-/** A stage's departments by position, packed 16 bits each (stage(), WorkflowStageRegistered). */
-export const departmentIdsOf = (stage: { departmentCount: unknown; departmentIds: unknown }) =>
-  Array.from({ length: Number(stage.departmentCount) }, (_, p) =>
-    Number((BigInt(stage.departmentIds as bigint) >> BigInt(16 * p)) & 0xffffn),
-  );
+/** A stage's rule as registered (stage(), WorkflowStageRegistered); its departments by position, 16 bits each. */
+export function stageRuleOf(stage: Result) {
+  const [executionType, completion, threshold, mandatoryMask, count] = [
+    stage.executionType,
+    stage.completion,
+    stage.threshold,
+    stage.mandatoryMask,
+    stage.departmentCount,
+  ].map(Number);
+  const ids = BigInt(stage.departmentIds);
+  const departmentIds = Array.from({ length: count }, (_, p) => Number((ids >> BigInt(16 * p)) & 0xffffn));
+  return { executionType, completion, threshold, mandatoryMask, departmentIds };
+}

@@ -7,7 +7,14 @@
 import { TypedDataEncoder, getAddress, type Result } from "ethers";
 import { DECISION_NAMES, isoTime, type DecisionAudit, type StandingApproval } from "./auditRecord.ts";
 import type { ContractViews } from "./contractViews.ts";
-import { custodyName, domainProblem, registryCall, typedDomain, type DepartmentWallets } from "./departmentWallets.ts";
+import {
+  custodyName,
+  domainProblem,
+  registryCall,
+  typedDomain,
+  type DepartmentWallets,
+  type WalletPeriod,
+} from "./departmentWallets.ts";
 import { isBefore, type ChainEvent } from "./logReader.ts";
 import type { PasskeyAccounts } from "./passkeyAudit.ts";
 import { replayReview } from "./reviewReplay.ts";
@@ -178,17 +185,16 @@ async function auditDecision(
   return { decision: audit, findings };
 }
 
+interface WalletFacts {
+  what: string;
+  code: string;
+  signer: string;
+  custody: string;
+  period?: WalletPeriod;
+}
+
 /** The signer and custody against the department's wallet at that block, and no wallet that took over early. */
-function walletFindings(
-  event: ChainEvent,
-  {
-    what,
-    code,
-    signer,
-    custody,
-    period,
-  }: { what: string; code: string; signer: string; custody: string; period: ReturnType<DepartmentWallets["periodAt"]> },
-): string[] {
+function walletFindings(event: ChainEvent, { what, code, signer, custody, period }: WalletFacts): string[] {
   const findings: string[] = [];
   const departmentWallet = period?.wallet ?? "(not registered)";
   if (signer !== departmentWallet) {
@@ -281,18 +287,10 @@ function reviewedVersions(mask: number, packed: bigint): { docIndex: number; ver
 
 type Decision = Record<string, unknown>;
 
-/**
- * How the decision reached the chain: the decide or decideBySig call that made it (found by the token and the
- * department it names), its fields against the event and against the chain just before it, and who made it: the
- * department's wallet for decide, the wallet's own signature (checked here) for decideBySig.
- */
+/** How the decision reached the chain: the decide or decideBySig call that made it, its fields, and who made it. */
 async function decisionRoute(
   event: ChainEvent,
-  {
-    what,
-    period,
-    history,
-  }: { what: string; period: ReturnType<DepartmentWallets["periodAt"]>; history: DecisionHistory },
+  { what, period, history }: { what: string; period?: WalletPeriod; history: DecisionHistory },
   context: DecisionContext,
   findings: string[],
 ): Promise<{ route: DecisionAudit["route"]; sender: string; passkeys?: DecisionAudit["passkeys"] }> {

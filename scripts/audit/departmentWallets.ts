@@ -16,7 +16,7 @@ import {
   type DepartmentAudit,
   type WalletChangeAudit,
 } from "./auditRecord.ts";
-import { approvalRegistryAbi, departmentIdsOf } from "./contractViews.ts";
+import { approvalRegistryAbi, stageRuleOf } from "./contractViews.ts";
 import { isBefore, type ChainPosition, type TimedEvent } from "./logReader.ts";
 import type { PasskeyAccounts } from "./passkeyAudit.ts";
 import type { RoleHistory, WalletTenure } from "./roleHistory.ts";
@@ -39,14 +39,8 @@ export interface WalletPeriod {
   unconsented: boolean;
 }
 
-/** A workflow stage as registered (WorkflowStageRegistered): its rule and its departments by position. */
-export interface WorkflowStage {
-  executionType: number; // 0 Sequential, 1 Parallel
-  completion: number; // 0 All, 1 Any, 2 Threshold
-  threshold: number;
-  mandatoryMask: number;
-  departmentIds: number[];
-}
+/** A workflow stage as registered (WorkflowStageRegistered). */
+export type WorkflowStage = ReturnType<typeof stageRuleOf>;
 
 /** A value a department held from an event on (active flag, nonce). */
 interface Since<T> {
@@ -80,10 +74,7 @@ export class DepartmentWallets {
   readonly #stages = new Map<number, WorkflowStage[]>();
   readonly #events: TimedEvent[];
 
-  /**
-   * `events`: the platform events in chain order (department events are picked out). `roles` answers whether a
-   * canceller held ADMIN_ROLE on the approval registry at the time.
-   */
+  /** `events`: the platform events in chain order (department events are picked out). */
   constructor(events: TimedEvent[], walletDelay: number, roles?: Pick<RoleHistory, "holdsAt">) {
     this.#events = events;
     for (const event of events) {
@@ -121,15 +112,8 @@ export class DepartmentWallets {
 
   #stageRegistered(event: TimedEvent): void {
     const workflowId = Number(event.args.workflowId);
-    const stage = event.args.stage;
     const stages = this.#stages.get(workflowId) ?? [];
-    stages[Number(event.args.stageIndex)] = {
-      executionType: Number(stage.executionType),
-      completion: Number(stage.completion),
-      threshold: Number(stage.threshold),
-      mandatoryMask: Number(stage.mandatoryMask),
-      departmentIds: departmentIdsOf(stage),
-    };
+    stages[Number(event.args.stageIndex)] = stageRuleOf(event.args.stage);
     this.#stages.set(workflowId, stages);
   }
 
@@ -311,13 +295,7 @@ export class DepartmentWallets {
     return this.#stages.get(workflowId);
   }
 
-  /**
-   * Who made each change of who decides, from its transaction (the node's call trace, or the transaction or the
-   * Safe call that carried it): registrations, wallet proposals and workflow versions by the governance role
-   * holder of the time, each new wallet's key proof its own signature; consents and nonce increases by the
-   * department's wallet of the time; activation flags by an ADMIN_ROLE holder. A change whose call cannot be
-   * found is a finding: it cannot be verified.
-   */
+  /** Who made each change of who decides, from its transaction; a change whose call cannot be found is a finding. */
   async callerFindings(
     lookups: Pick<TransactionLookups, "callsTo" | "eip712Domain" | "isSignedBy">,
     roles: Pick<RoleHistory, "holdsAt">,
@@ -426,15 +404,13 @@ export class DepartmentWallets {
         });
       }
     }
-    const results = await Promise.all(acts.map((act) => this.#checkAct(act, lookups)));
+    const results = await Promise.all(
+      acts.map(async ({ event, fn, matches, check }) => {
+        const found = await registryCall(lookups, event, fn, matches);
+        return typeof found === "string" ? found : check(found.from, found.args);
+      }),
+    );
     return results.filter((r): r is string => Boolean(r));
-  }
-
-  async #checkAct(act: Act, lookups: Pick<TransactionLookups, "callsTo">): Promise<string | undefined> {
-    const { event } = act;
-    const found = await registryCall(lookups, event, act.fn, act.matches);
-    if (typeof found === "string") return found;
-    return act.check(found.from, found.args);
   }
 
   /** The wallet and custody after every rotation: must equal `departmentRecord(id)` at the audited block. */

@@ -15,7 +15,7 @@ export async function auditDocuments(
 ): Promise<{ documents: DocumentAudit[]; documentPhase: number }> {
   const byId = new Map<string, DocumentAudit>();
   for (const event of events.filter((e) => e.name === "DocumentAnchored")) {
-    const documentId = uuidOf(event.args.documentId);
+    const documentId = bytes16ToUuid(event.args.documentId);
     const version = Number(event.args.version);
     let document = byId.get(documentId);
     if (!document) {
@@ -53,7 +53,7 @@ export async function auditDocuments(
           docIndex: Number(anchor.docIndex),
           version: Number(anchor.version),
           blockNumber: Number(anchor.blockNumber),
-          documentId: uuidOf(anchor.documentId),
+          documentId: bytes16ToUuid(anchor.documentId),
         };
         for (const key of Object.keys(expected) as (keyof typeof expected)[]) {
           if (expected[key] !== actual[key])
@@ -83,6 +83,3 @@ export async function auditDocuments(
   }
   return { documents, documentPhase: Number(phase) };
 }
-
-/** The bytes16 the contracts store, as the platform's UUID (abis/codec.ts). */
-export const uuidOf = bytes16ToUuid;

@@ -192,12 +192,6 @@ export function decodePasskeySignature(signature: string): { keys: string[]; ass
   }
 }
 
-/** An account's reviewers and threshold at one point of the chain. */
-export interface ReviewerState {
-  reviewers: Set<string>;
-  threshold: number;
-}
-
 /** What the auditor knows of one passkey account: its code, its events, and what it answers now. */
 export class PasskeyAccount {
   readonly address: string;
@@ -220,7 +214,7 @@ export class PasskeyAccount {
   }
 
   /** The reviewers and threshold just before `position` (every event applied before it), from the events. */
-  stateBefore(position?: ChainPosition): ReviewerState {
+  stateBefore(position?: ChainPosition): { reviewers: Set<string>; threshold: number } {
     const reviewers = new Set<string>();
     let threshold = 0;
     for (const e of this.events) {
