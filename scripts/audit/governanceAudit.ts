@@ -13,7 +13,6 @@ export interface SafeAudit {
   /** VERSION() of the Safe, or null if it does not answer. */
   version: string | null;
   owners: string[];
-  /** How many owners must sign a transaction of the Safe. */
   threshold: number;
   /** Enabled modules: each can make the Safe act without its owners. `isKey`: the module is an account without code. */
   modules: { address: string; isKey: boolean }[];

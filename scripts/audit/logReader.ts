@@ -7,7 +7,6 @@ import { getAddress, zeroPadValue, toBeHex, type Interface, type JsonRpcProvider
 import { approvalRegistryAbi, documentRegistryAbi, licenceTokenAbi } from "./contractViews.ts";
 import type { Deployment } from "./deploymentFile.ts";
 
-/** A decoded event with where it was emitted. */
 export interface ChainEvent {
   name: string;
   args: Result;
@@ -24,12 +23,11 @@ export interface TimedEvent extends ChainEvent {
 }
 
 /** Events that carry the licence's tokenId as their first indexed argument, per contract. */
-const TOKEN_EVENTS: [Interface, keyof Deployment["contracts"], string[]][] = [
-  [licenceTokenAbi, "LicenceToken", ["LicenceMinted", "LicenceStatusChanged", "LicenceIssued"]],
-  [documentRegistryAbi, "DocumentRegistry", ["DocumentAnchored", "DocumentPhaseChanged"]],
+const TOKEN_EVENTS: [Interface, string[]][] = [
+  [licenceTokenAbi, ["LicenceMinted", "LicenceStatusChanged", "LicenceIssued"]],
+  [documentRegistryAbi, ["DocumentAnchored", "DocumentPhaseChanged"]],
   [
     approvalRegistryAbi,
-    "ApprovalRegistry",
     [
       "DecisionRecorded",
       "ReviewInvalidated",
@@ -70,6 +68,9 @@ const PLATFORM_EVENTS: [Interface, string[]][] = [
   ],
 ];
 
+const topicsOf = (events: [Interface, string[]][]) =>
+  events.flatMap(([iface, names]) => names.map((name) => iface.getEvent(name)!.topicHash));
+
 export interface LogReaderOptions {
   provider: JsonRpcProvider;
   deployment: Deployment;
@@ -88,8 +89,7 @@ export class LogReader {
   async licenceEvents(tokenId?: number): Promise<ChainEvent[]> {
     const { contracts } = this.#o.deployment;
     const tokenTopic = tokenId === undefined ? null : zeroPadValue(toBeHex(tokenId), 32);
-    const signatures = TOKEN_EVENTS.flatMap(([iface, , names]) => names.map((name) => iface.getEvent(name)!.topicHash));
-    const scoped = await this.#read(Object.values(contracts), [signatures, tokenTopic]);
+    const scoped = await this.#read(Object.values(contracts), [topicsOf(TOKEN_EVENTS), tokenTopic]);
     // ERC-721 Transfer indexes the token id third (from, to, tokenId): the owner's history.
     const transfers = await this.#read(
       [contracts.LicenceToken],
@@ -101,11 +101,11 @@ export class LogReader {
   /** Role grants and revocations on the three contracts, their wiring, and every department wallet change. */
   async platformEvents(): Promise<ChainEvent[]> {
     const { contracts } = this.#o.deployment;
-    const signatures = PLATFORM_EVENTS.flatMap(([iface, names]) =>
-      names.map((name) => iface.getEvent(name)!.topicHash),
-    );
     return inChainOrder(
-      await this.#read([contracts.LicenceToken, contracts.DocumentRegistry, contracts.ApprovalRegistry], [signatures]),
+      await this.#read(
+        [contracts.LicenceToken, contracts.DocumentRegistry, contracts.ApprovalRegistry],
+        [topicsOf(PLATFORM_EVENTS)],
+      ),
     );
   }
 
@@ -175,7 +175,6 @@ function decode(log: Log, interfaces: Interface[]): ChainEvent | undefined {
 export const inChainOrder = <E extends ChainEvent>(events: E[]) =>
   events.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
 
-/** Whether `a` was applied before `b` on chain. */
 export type ChainPosition = Pick<ChainEvent, "blockNumber" | "logIndex">;
 
 export const isBefore = (a: ChainPosition, b: ChainPosition) =>

@@ -8,6 +8,7 @@
 import { createHash, createPublicKey, verify } from "node:crypto";
 import {
   AbiCoder,
+  Contract,
   Interface,
   dataLength,
   getAddress,
@@ -98,16 +99,11 @@ export interface KeyProofAudit {
   passkeys: PasskeyAssertionAudit[];
 }
 
-/** The origin and RP ID hash the auditor expects of every assertion (`--expect-origin URL`). */
-export interface ExpectedOrigin {
-  origin: string;
-  rpIdHash: string;
-}
-
 const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest();
 
-/** The origin of `url` and sha256 of its host, the RP ID a relying party at that origin uses. */
-export function expectedOrigin(url: string): ExpectedOrigin {
+/** What every assertion must be made for (`--expect-origin URL`): its origin, and sha256 of its host (the RP ID). */
+export type ExpectedOrigin = ReturnType<typeof expectedOrigin>;
+export function expectedOrigin(url: string) {
   const parsed = new URL(url);
   return { origin: parsed.origin, rpIdHash: hexlify(sha256(parsed.hostname)) };
 }
@@ -226,7 +222,6 @@ export class PasskeyAccount {
     return { reviewers, threshold };
   }
 
-  /** The changes of reviewers and threshold, in chain order. */
   history(): ReviewerChangeAudit[] {
     return this.events.flatMap((e): ReviewerChangeAudit[] => {
       const where = { transactionHash: e.transactionHash, blockNumber: e.blockNumber };
@@ -371,11 +366,8 @@ export class PasskeyAccounts {
   async #recognise(address: string): Promise<PasskeyAccount | null> {
     const code = await this.#provider.getCode(address, this.#asOfBlock);
     if (code === "0x") return null;
-    const ask = async (name: string) => {
-      const data = passkeyAccountAbi.encodeFunctionData(name, []);
-      const answer = await this.#provider.call({ to: address, data, blockTag: this.#asOfBlock });
-      return passkeyAccountAbi.decodeFunctionResult(name, answer);
-    };
+    const account = new Contract(address, passkeyAccountAbi, this.#provider);
+    const ask = (name: string) => account.getFunction(name).staticCallResult({ blockTag: this.#asOfBlock });
     let answers;
     try {
       answers = await Promise.all([ask("threshold"), ask("reviewers"), ask("eip712Domain")]);

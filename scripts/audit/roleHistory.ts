@@ -90,7 +90,6 @@ export class RoleHistory {
     }
   }
 
-  /** Whether `account` held `role` on `contract` just before `event` was applied. */
   holdsAt(
     contract: RoleContract,
     role: RoleName,
@@ -155,7 +154,6 @@ export class RoleHistory {
     }));
   }
 
-  /** Holders at the audited block, per contract and role. */
   holders(): RoleHolder[] {
     return this.#periods
       .filter((p) => !p.revoke)

@@ -17,7 +17,6 @@ const ABIS: Record<ContractName, readonly { type: string }[]> = {
 const emitsEvents = (name: string) => ABIS[name as ContractName].some((item) => item.type === "event");
 
 export interface StartBlockAudit {
-  /** What the deployment file says. */
   deploymentFile: number;
   /** The first block at which each contract had code; null when the node could not say (or it has none). */
   creationBlocks: Record<ContractName, number | null>;

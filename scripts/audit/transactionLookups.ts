@@ -81,12 +81,10 @@ export class TransactionLookups {
     return block.timestamp;
   });
 
-  /** The block's time, ISO 8601. */
   async timeOf(blockNumber: number): Promise<string> {
     return isoTime(await this.secondsOf(blockNumber));
   }
 
-  /** Events with their blocks' times. */
   async timed(events: ChainEvent[]): Promise<TimedEvent[]> {
     return Promise.all(events.map(async (event) => ({ ...event, time: await this.secondsOf(event.blockNumber) })));
   }

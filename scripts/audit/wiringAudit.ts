@@ -16,13 +16,9 @@ export interface WiringEvent {
 }
 
 export interface WiringAudit {
-  /** LicenceToken.approvalRegistry() */
   tokenApprovalRegistry: string;
-  /** DocumentRegistry.reviewRegistry() */
   documentReviewRegistry: string;
-  /** DocumentRegistry.licenceToken() */
   documentLicenceToken: string;
-  /** ApprovalRegistry.licenceToken(), documentRegistry(), decisionVerifier(), walletDelay() */
   registryLicenceToken: string;
   registryDocumentRegistry: string;
   decisionVerifier: string;
