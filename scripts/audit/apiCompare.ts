@@ -1,9 +1,7 @@
 /**
- * `--compare BASE_URL`: asks the API's public verification endpoints (no authentication) about every audited
- * licence and every anchored document version (in that licence: `?tokenId=`), and lists each field where the API's answer differs from what the
- * chain says. For a token that was never issued the API answers the verdict and status only (privacy): there the
- * tool checks those and that nothing more is shown. Values are compared as what they mean (addresses and hashes regardless of case, times as instants,
- * numbers regardless of being sent as strings), so only a disagreement on a fact is a difference.
+ * `--compare BASE_URL`: the API's public verification answers about every audited licence and document version,
+ * against the chain. Values are compared as what they mean (case, time format and number encoding aside), so only a
+ * disagreement on a fact is a difference.
  */
 import type { ChainAudit, DocumentAudit, DocumentVersionAudit, LicenceAudit } from "./auditRecord.ts";
 
@@ -20,9 +18,7 @@ type Kind = "text" | "hex" | "time" | "number" | "boolean";
 type Json = Record<string, any>;
 
 /** GET, JSON body. Throws only when the API cannot be reached: any answer, even a 500, is something to compare. */
-export type FetchJson = (url: string) => Promise<{ status: number; body: Json | undefined }>;
-
-export const fetchJson: FetchJson = async (url) => {
+async function get(url: string): Promise<{ status: number; body: Json | undefined }> {
   const response = await fetch(url, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(30_000) });
   const text = await response.text();
   let body: Json | undefined;
@@ -32,13 +28,9 @@ export const fetchJson: FetchJson = async (url) => {
     body = undefined;
   }
   return { status: response.status, body };
-};
+}
 
-export async function compareWithApi(
-  baseUrl: string,
-  audit: ChainAudit,
-  get: FetchJson = fetchJson,
-): Promise<Difference[]> {
+export async function compareWithApi(baseUrl: string, audit: ChainAudit): Promise<Difference[]> {
   const api = `${baseUrl.replace(/\/+$/, "").replace(/\/api\/v1$/, "")}/api/v1`;
   const differences: Difference[] = [];
   for (const licence of audit.licences) {
@@ -86,20 +78,11 @@ function compareNotIssued(subject: string, licence: LicenceAudit, body: Json): D
     ["issuedAt", "time", null, body.issuedAt],
     ["expiresAt", "time", null, body.expiresAt],
   ]);
+  const chain = "withheld: the licence was not issued";
   if (body.blockchainProof !== null && body.blockchainProof !== undefined)
-    differences.push({
-      subject,
-      field: "blockchainProof",
-      chain: "withheld: the licence was not issued",
-      api: body.blockchainProof,
-    });
+    differences.push({ subject, field: "blockchainProof", chain, api: body.blockchainProof });
   if (Array.isArray(body.approvals) ? body.approvals.length > 0 : body.approvals !== undefined)
-    differences.push({
-      subject,
-      field: "approvals",
-      chain: "withheld: the licence was not issued",
-      api: body.approvals,
-    });
+    differences.push({ subject, field: "approvals", chain, api: body.approvals });
   return differences;
 }
 
@@ -133,6 +116,7 @@ function compareIssued(subject: string, licence: LicenceAudit, audit: ChainAudit
 function compareApprovals(subject: string, licence: LicenceAudit, body: Json): Difference[] {
   const differences: Difference[] = [];
   const label = (stage: unknown, code: unknown) => `approvals[stage ${stage}, ${code}]`;
+  const approved = (a: Json) => `approved at ${a.approvedAt} (tx ${a.transactionHash})`;
   const apiApprovals = new Map<string, Json>();
   for (const approval of Array.isArray(body.approvals) ? (body.approvals as Json[]) : [])
     apiApprovals.set(label(approval.stage, approval.departmentCode), approval);
@@ -148,12 +132,7 @@ function compareApprovals(subject: string, licence: LicenceAudit, body: Json): D
     const theirs = apiApprovals.get(field);
     apiApprovals.delete(field);
     if (!theirs) {
-      differences.push({
-        subject,
-        field,
-        chain: `approved at ${approval.approvedAt} (tx ${approval.transactionHash})`,
-        api: "absent",
-      });
+      differences.push({ subject, field, chain: approved(approval), api: "absent" });
       continue;
     }
     differences.push(
@@ -163,14 +142,8 @@ function compareApprovals(subject: string, licence: LicenceAudit, body: Json): D
       ]),
     );
   }
-  for (const [field, theirs] of apiApprovals) {
-    differences.push({
-      subject,
-      field,
-      chain: "absent (no standing approval on chain)",
-      api: `approved at ${theirs.approvedAt} (tx ${theirs.transactionHash})`,
-    });
-  }
+  for (const [field, theirs] of apiApprovals)
+    differences.push({ subject, field, chain: "absent (no standing approval on chain)", api: approved(theirs) });
   return differences;
 }
 

@@ -1,9 +1,6 @@
 /**
- * What the auditor establishes about the platform (roles, wiring, department wallets) and about each licence,
- * from chain logs and contract calls alone. Every value is plain
- * JSON (numbers, strings, null) so that `--json` prints exactly this, and the names of enum values are the ones
- * the API uses, so the comparison is a comparison of facts rather than of spellings. Stages are numbered from 1 (the
- * workflow's stageOrder), as in the API's answers: the audits convert the chain's indexes (from 0) as they record them.
+ * What the auditor establishes, as plain JSON (`--json` prints exactly this) with the API's enum spellings, so that
+ * the comparison is of facts rather than spellings. Stages are numbered from 1, as in the API's answers.
  */
 
 import type { ContractCodeAudit } from "./codeAudit.ts";

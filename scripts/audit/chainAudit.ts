@@ -1,11 +1,7 @@
 /**
- * The audit itself, from chain logs and contract calls alone, at one block. First the foundation: the code at each
- * address against the reviewed build (if it is not, the audit stops there: nothing read through that code would
- * prove anything) and the block the contracts' events start at, found on chain. Then the platform (who governs,
- * role holders over time, the contracts' wiring, every department wallet change with its delay), then one licence
- * (or every licence). The licence's own facts (owner, status, issuance, expiry, history) are read here;
- * documents, decisions and the issuance checks in their modules. Wherever the chain says a thing twice (an event
- * and a view) both are read and any contradiction becomes a finding.
+ * The audit itself, at one block. The code comes first: if it is not the reviewed build the audit stops there, since
+ * nothing read through it would prove anything. Wherever the chain says a thing twice (an event and a view) both are
+ * read and any contradiction becomes a finding.
  */
 import { ZeroAddress, getAddress, keccak256, type JsonRpcProvider } from "ethers";
 import { stageNumber } from "../../abis/index.ts";
@@ -21,7 +17,7 @@ import {
   type LicenceAudit,
   type StatusChange,
 } from "./auditRecord.ts";
-import { ContractViews } from "./contractViews.ts";
+import { ContractViews, stageRuleOf } from "./contractViews.ts";
 import { auditCode } from "./codeAudit.ts";
 import { auditDecisions, readStageLedgers, type DecisionContext } from "./decisionAudit.ts";
 import { DepartmentWallets } from "./departmentWallets.ts";
@@ -38,15 +34,6 @@ import { auditStartBlock, startBlockFindings } from "./startBlock.ts";
 import { TransactionLookups } from "./transactionLookups.ts";
 
 export type AuditTarget = { tokenId: number } | "all";
-
-/** The token does not exist on chain (validityOf says UNKNOWN). */
-export class UnknownTokenError extends Error {
-  readonly tokenId: number;
-  constructor(tokenId: number, asOfBlock: number) {
-    super(`token ${tokenId} does not exist on chain (validityOf is UNKNOWN at block ${asOfBlock})`);
-    this.tokenId = tokenId;
-  }
-}
 
 export async function auditChain(
   provider: JsonRpcProvider,
@@ -77,8 +64,8 @@ export async function auditChain(
     return stoppedAtCode({ ...facts, startBlock, code: code.code }, code.findings, notes, untrusted);
 
   const views = new ContractViews(provider, deployment.contracts, asOfBlock);
-  if (target !== "all" && (await views.validityOf(target.tokenId)).validity === 0)
-    throw new UnknownTokenError(target.tokenId, asOfBlock);
+  if (target !== "all" && Number((await views.call("LicenceToken", "validityOf", target.tokenId))[0]) === 0)
+    throw new Error(`token ${target.tokenId} does not exist on chain (validityOf is UNKNOWN at block ${asOfBlock})`);
   const reader = new LogReader({
     provider,
     deployment: { ...deployment, startBlock: startBlock.readFrom },
@@ -242,18 +229,16 @@ async function auditLicences(
       : [target.tokenId];
   const licences: LicenceAudit[] = [];
   for (const tokenId of tokenIds)
-    licences.push(
-      await auditLicence(tokenId, byToken.get(tokenId) ?? [], views, platform.departments, platform.roles, context),
-    );
+    licences.push(await auditLicence(tokenId, byToken.get(tokenId) ?? [], views, platform, context));
   return licences;
 }
 
+/** One licence from its events and the views at the audited block: its own facts, documents, decisions, issuance. */
 async function auditLicence(
   tokenId: number,
   events: ChainEvent[],
   views: ContractViews,
-  departments: DepartmentWallets,
-  roles: RoleHistory,
+  { departments, roles }: { departments: DepartmentWallets; roles: RoleHistory },
   context: DecisionContext & { lookups: TransactionLookups },
 ): Promise<LicenceAudit> {
   const { lookups } = context;
@@ -265,10 +250,17 @@ async function auditLicence(
   });
   const named = (name: string) => events.filter((e) => e.name === name);
 
-  const validity = await views.validityOf(tokenId);
-  const licence = await views.licence(tokenId);
+  const [validity] = await views.call("LicenceToken", "validityOf", tokenId);
+  const [record] = await views.call("LicenceToken", "licence", tokenId);
+  const [status, reasonCode, workflowId, expiresAt] = [
+    record.status,
+    record.reasonCode,
+    record.workflowId,
+    record.expiresAt,
+  ].map(Number);
+  const owner = record.owner as string;
   const minted = theMint(tokenId, named("LicenceMinted"));
-  findings.push(...ownershipFindings(tokenId, minted, named("Transfer"), licence.owner));
+  findings.push(...ownershipFindings(tokenId, minted, named("Transfer"), owner));
   const statusHistory: StatusChange[] = await Promise.all(
     named("LicenceStatusChanged").map(async (e) => ({
       from: STATUS_NAMES[Number(e.args.from)],
@@ -279,61 +271,18 @@ async function auditLicence(
     })),
   );
   const issued = named("LicenceIssued").at(-1);
-  findings.push(...licenceStateFindings(tokenId, licence, statusHistory, issued));
+  findings.push(...licenceStateFindings(tokenId, { status, expiresAt }, statusHistory, issued));
 
-  const { review, documents, decisions, approvals, issuanceCheck } = await auditReview(
-    tokenId,
-    licence.workflowId,
-    events,
-    views,
-    departments,
-    roles,
-    context,
-    findings,
-  );
-
-  return {
-    tokenId,
-    owner: licence.owner,
-    applicantCommitment: String(minted.args.applicantCommitment).toLowerCase(),
-    status: STATUS_NAMES[licence.status],
-    validity: VALIDITY_NAMES[validity.validity],
-    reasonCode: licence.reasonCode,
-    workflowId: licence.workflowId,
-    issuedAt: issued ? isoTime(issued.args.issuedAt) : null,
-    expiresAt: licence.expiresAt === 0 ? null : isoTime(licence.expiresAt),
-    mint: await ref(minted),
-    issuance: issued ? await ref(issued) : null,
-    statusHistory,
-    review,
-    documents,
-    decisions,
-    approvals,
-    issuanceCheck,
-    findings,
-  };
-}
-
-/**
- * The licence's review, from its events and the views at the audited block: documents and their versions, every
- * decision and the approvals standing now, and whether an issuance had earned it.
- */
-async function auditReview(
-  tokenId: number,
-  workflowId: number,
-  events: ChainEvent[],
-  views: ContractViews,
-  departments: DepartmentWallets,
-  roles: RoleHistory,
-  context: DecisionContext & { lookups: TransactionLookups },
-  findings: string[],
-) {
-  const { documents, documentPhase } = await auditDocuments(tokenId, events, views, context.lookups, findings);
-  const progress = await views.progressOf(tokenId);
-  const stageCount = await views.stageCountOf(workflowId);
-  const ledgers = await readStageLedgers(views, tokenId, stageCount, progress.phase !== 0);
+  const { documents, documentPhase } = await auditDocuments(tokenId, events, views, lookups, findings);
+  const [progress] = await views.call("ApprovalRegistry", "progressOf", tokenId);
+  const stageCount = Number((await views.call("ApprovalRegistry", "workflow", workflowId))[0].stageCount);
+  const ledgers = await readStageLedgers(views, tokenId, stageCount, Number(progress.phase) !== 0);
   const { decisions, approvals } = await auditDecisions(events, ledgers, departments, context, findings);
-  const stageRules = await Promise.all(Array.from({ length: stageCount }, (_, s) => views.stageRule(workflowId, s)));
+  const stageRules = await Promise.all(
+    Array.from({ length: stageCount }, async (_, s) =>
+      stageRuleOf((await views.call("ApprovalRegistry", "stage", workflowId, s))[0]),
+    ),
+  );
   const issuanceCheck = auditIssuance(
     events,
     decisions,
@@ -343,14 +292,33 @@ async function auditReview(
     roles,
     findings,
   );
-  const review = {
-    phase: REVIEW_PHASE_NAMES[progress.phase],
-    stage: stageNumber(progress.stage),
-    maxStage: stageNumber(progress.maxStage),
-    stageCount,
-    documentPhase: DOCUMENT_PHASE_NAMES[documentPhase],
+
+  return {
+    tokenId,
+    owner,
+    applicantCommitment: String(minted.args.applicantCommitment).toLowerCase(),
+    status: STATUS_NAMES[status],
+    validity: VALIDITY_NAMES[Number(validity)],
+    reasonCode,
+    workflowId,
+    issuedAt: issued ? isoTime(issued.args.issuedAt) : null,
+    expiresAt: expiresAt === 0 ? null : isoTime(expiresAt),
+    mint: await ref(minted),
+    issuance: issued ? await ref(issued) : null,
+    statusHistory,
+    review: {
+      phase: REVIEW_PHASE_NAMES[Number(progress.phase)],
+      stage: stageNumber(progress.stage),
+      maxStage: stageNumber(progress.maxStage),
+      stageCount,
+      documentPhase: DOCUMENT_PHASE_NAMES[documentPhase],
+    },
+    documents,
+    decisions,
+    approvals,
+    issuanceCheck,
+    findings,
   };
-  return { review, documents, decisions, approvals, issuanceCheck };
 }
 
 /** The token's one LicenceMinted event; any other count means the events were not read from the deployment on. */
@@ -397,7 +365,8 @@ function licenceStateFindings(
 async function departmentRecordFindings(views: ContractViews, departments: DepartmentWallets): Promise<string[]> {
   const findings: string[] = [];
   for (const departmentId of departments.ids()) {
-    const record = await views.departmentRecord(departmentId);
+    const [{ wallet, custody, pendingWallet }] = await views.call("ApprovalRegistry", "departmentRecord", departmentId);
+    const record = { wallet: getAddress(wallet), custody: Number(custody), pendingWallet: getAddress(pendingWallet) };
     const replayed = departments.latest(departmentId)!;
     const code = departments.codeOf(departmentId);
     if (record.wallet !== replayed.wallet)

@@ -34,23 +34,10 @@ reviewed build, a startBlock that hides events, governance one key can use alone
 differences with the API; 2 the audit could not be made (usage, unreachable endpoint, wrong deployment file,
 unknown token).`;
 
-export interface AuditOptions {
-  rpcUrl: string;
-  deploymentFile: string;
-  target: AuditTarget;
-  compareUrl?: string;
-  json: boolean;
-  chunkBlocks: number;
-  /** The reviewed build (abis/build.json unless --build names another). */
-  buildFile?: string;
-  /** The origin passkey assertions must have been made for. */
-  expectOrigin?: string;
-}
-
 export class UsageError extends Error {}
 
 /** The options, or "help"; throws UsageError for anything it cannot use. */
-export function parseOptions(argv: string[]): AuditOptions | "help" {
+export function parseOptions(argv: string[]) {
   let values;
   try {
     ({ values } = parseArgs({
@@ -72,7 +59,7 @@ export function parseOptions(argv: string[]): AuditOptions | "help" {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  if (values.help) return "help";
+  if (values.help) return "help" as const;
   if (!values.rpc) throw new UsageError("--rpc URL is required");
   if (!values.deployment) throw new UsageError("--deployment FILE is required");
   if (values.all === (values.token !== undefined)) throw new UsageError("give exactly one of --token N and --all");

@@ -1,15 +1,7 @@
 /**
- * The code at each deployed address, held to the reviewed build (abis/build.json, reviewedBuild.ts): the runtime
- * code must be the reviewed code byte for byte, CBOR metadata tail included (it carries the hash of the exact
- * sources), except where deployment writes immutables and linked libraries' addresses, which are zeroed on both
- * sides before comparing. So a contract compiled from a changed source and deployed at an address of record is
- * found, whatever its views answer.
- *
- * The masked bytes are then read for what they hold. Every place of one immutable must hold the same value (a
- * constructor writes them all alike). An address immutable named after a contract of the build (licenceToken ->
- * LicenceToken) must be the deployment's address for it, and a contract the deployment file does not name but an
- * immutable or a link points to (a library, a helper contract) is held to its reviewed code too. `walletDelay`
- * must be the deployment's delay.
+ * The code at each deployed address, held to the reviewed build byte for byte (CBOR metadata included: it carries
+ * the sources' hash), except where deployment writes immutables and library addresses, which are then read for what
+ * they hold. So a contract compiled from a changed source is found, whatever its views answer.
  */
 import { getAddress, getBytes, hexlify, type JsonRpcProvider } from "ethers";
 import type { Deployment } from "./deploymentFile.ts";

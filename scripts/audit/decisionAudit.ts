@@ -1,25 +1,20 @@
 /**
- * Every decision of a licence, from DecisionRecorded, checked against the call that made it rather than taken on
- * the event's word: the decide or decideBySig call is found in its transaction (the node's call trace, else the
- * transaction itself or the inner call of a Safe's execTransaction; a call that cannot be found is a finding,
- * "cannot verify", never a pass), and every field of its Decision must agree with the event (token, department,
- * stage, decision, reason, reviewed documents, remarks) and with the chain just before it, replayed from events
- * (the stage and its round from StageStarted, each reviewed document's hash the latest anchored version of that
- * index, the department's nonce, a deadline within a day). A direct `decide` must come from the department's
- * wallet of the time (a Safe's call counts as the Safe's); for `decideBySig` the auditor recomputes the EIP-712
- * digest in the registry's own domain (eip712Domain(): name, version, chain id, registry, salt) and checks the
- * signature itself against that wallet (ECDSA recovery for a key, the wallet's EIP-1271 answer at that block for
- * a contract; for a passkey account, each reviewer's WebAuthn assertion too, in passkeyAudit.ts). A decision by a
- * wallet that took over before its delay, or by one a department-held department got without its outgoing
- * wallet's consent, or by an inactive department, is a finding; each decision is labelled
- * platform-signed (CUSTODIAL: the platform held the key) or department-signed (DEPARTMENT_HELD). What became of
- * each decision (from the later events and the current `decisionsOf`), the approvals standing now, and the
- * review's own rules replayed from events (reviewReplay.ts) complete the picture.
+ * Every decision of a licence, checked against the call that made it rather than taken on the event's word: the
+ * call must agree with the event and with the chain just before it, come from the department's wallet of the time
+ * (decide) or carry that wallet's signature, recomputed here (decideBySig). A call that cannot be found is a
+ * finding ("cannot verify"), never a pass.
  */
 import { TypedDataEncoder, getAddress, type Result } from "ethers";
 import { DECISION_NAMES, isoTime, type DecisionAudit, type StandingApproval } from "./auditRecord.ts";
 import type { ContractViews } from "./contractViews.ts";
-import { custodyName, domainProblem, registryCall, typedDomain, type DepartmentWallets } from "./departmentWallets.ts";
+import {
+  custodyName,
+  domainProblem,
+  registryCall,
+  typedDomain,
+  type DepartmentWallets,
+  type WalletPeriod,
+} from "./departmentWallets.ts";
 import { isBefore, type ChainEvent } from "./logReader.ts";
 import type { PasskeyAccounts } from "./passkeyAudit.ts";
 import { replayReview } from "./reviewReplay.ts";
@@ -40,7 +35,12 @@ export async function readStageLedgers(
 ): Promise<StageLedgers> {
   // Before submission decisionsOf answers nothing: no stage has a ledger yet.
   if (!reviewStarted) return [];
-  return Promise.all(Array.from({ length: stageCount }, (_, stage) => views.decisionsOf(tokenId, stage)));
+  return Promise.all(
+    Array.from({ length: stageCount }, async (_, stage) => {
+      const [ids, statuses] = await views.call("ApprovalRegistry", "decisionsOf", tokenId, stage);
+      return [...ids].map((id, p) => ({ departmentId: Number(id), status: Number(statuses[p]) }));
+    }),
+  );
 }
 
 /** What the decision checks need to know of the chain besides the events. */
@@ -185,17 +185,16 @@ async function auditDecision(
   return { decision: audit, findings };
 }
 
+interface WalletFacts {
+  what: string;
+  code: string;
+  signer: string;
+  custody: string;
+  period?: WalletPeriod;
+}
+
 /** The signer and custody against the department's wallet at that block, and no wallet that took over early. */
-function walletFindings(
-  event: ChainEvent,
-  {
-    what,
-    code,
-    signer,
-    custody,
-    period,
-  }: { what: string; code: string; signer: string; custody: string; period: ReturnType<DepartmentWallets["periodAt"]> },
-): string[] {
+function walletFindings(event: ChainEvent, { what, code, signer, custody, period }: WalletFacts): string[] {
   const findings: string[] = [];
   const departmentWallet = period?.wallet ?? "(not registered)";
   if (signer !== departmentWallet) {
@@ -288,18 +287,10 @@ function reviewedVersions(mask: number, packed: bigint): { docIndex: number; ver
 
 type Decision = Record<string, unknown>;
 
-/**
- * How the decision reached the chain: the decide or decideBySig call that made it (found by the token and the
- * department it names), its fields against the event and against the chain just before it, and who made it: the
- * department's wallet for decide, the wallet's own signature (checked here) for decideBySig.
- */
+/** How the decision reached the chain: the decide or decideBySig call that made it, its fields, and who made it. */
 async function decisionRoute(
   event: ChainEvent,
-  {
-    what,
-    period,
-    history,
-  }: { what: string; period: ReturnType<DepartmentWallets["periodAt"]>; history: DecisionHistory },
+  { what, period, history }: { what: string; period?: WalletPeriod; history: DecisionHistory },
   context: DecisionContext,
   findings: string[],
 ): Promise<{ route: DecisionAudit["route"]; sender: string; passkeys?: DecisionAudit["passkeys"] }> {

@@ -1,27 +1,11 @@
 /**
- * Which wallet spoke for which department, with which custody, at any point of the chain, replayed from
- * DepartmentRegistered, DepartmentWalletProposed, DepartmentWalletCancelled and DepartmentWalletRotated.
- *
- * A wallet change is public and delayed: each rotation must activate the department's pending proposal (same
- * wallet, same custody), not cancelled since, proposed at least `walletDelay` seconds of block time earlier, with
- * the `effectiveAt` the contract announced. Anything else is a finding, and the period the early wallet then
- * spoke for the department is marked, so that every decision made in it is a finding too (the "rotate, decide,
- * rotate back" forgery leaves exactly that trace). A cancellation must come from the department's wallet at the
- * time or an ADMIN_ROLE holder.
- *
- * Decisions are checked against the wallet of their own point of the chain: the current wallet would wrongly
- * fail every decision made before a rotation, and wrongly pass one made by the new wallet before it took effect.
- *
- * Only the department can hand over a key it holds: a rotation away from a DEPARTMENT_HELD wallet that wallet did
- * not consent to (DepartmentWalletConsented for that proposal, sent by it) marks the new wallet's period, and every
- * decision in it is a finding. A consented change of a department-held department may skip the delay, as the
- * contract allows. Also replayed here, because a decision is checked against them: each department's active flag
- * (DepartmentActiveSet) and decision nonce (every DecisionRecorded of the department consumes one;
- * DecisionNonceIncreased moves it), and each workflow version's stages (WorkflowStageRegistered). Who made each of
- * these changes is checked from the transactions themselves (`callerFindings`): registrations, wallet proposals
- * and workflow versions by the governance role holder of the time, with a valid key proof; consents and nonce
- * increases by the department's wallet; activations by an ADMIN_ROLE holder. The contract refuses anything else,
- * but the auditor does not take the code's word for it.
+ * Which wallet spoke for which department, with which custody, at any point of the chain, replayed from the
+ * department events. Decisions are checked against the wallet of their own point of the chain: the current one would
+ * wrongly fail every decision made before a rotation, and wrongly pass one made by the new wallet before it took
+ * effect. A rotation that skipped its delay or its outgoing department-held wallet's consent marks the new wallet's
+ * period, so that every decision in it is a finding (the "rotate, decide, rotate back" forgery leaves that trace).
+ * Who made each change is checked from its transaction (`callerFindings`): the contract refuses anything else, but
+ * the auditor does not take the code's word for it.
  */
 import { TypedDataEncoder, decodeBytes32String, getAddress, type Result } from "ethers";
 import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DEPARTMENT_KEY_TYPES } from "../../abis/index.ts";
@@ -32,11 +16,11 @@ import {
   type DepartmentAudit,
   type WalletChangeAudit,
 } from "./auditRecord.ts";
-import { approvalRegistryAbi } from "./contractViews.ts";
+import { approvalRegistryAbi, stageRuleOf } from "./contractViews.ts";
 import { isBefore, type ChainPosition, type TimedEvent } from "./logReader.ts";
 import type { PasskeyAccounts } from "./passkeyAudit.ts";
 import type { RoleHistory, WalletTenure } from "./roleHistory.ts";
-import type { ContractCall, TransactionLookups } from "./transactionLookups.ts";
+import type { ContractCall, Eip712Domain, TransactionLookups } from "./transactionLookups.ts";
 
 export interface WalletPeriod {
   wallet: string;
@@ -55,14 +39,8 @@ export interface WalletPeriod {
   unconsented: boolean;
 }
 
-/** A workflow stage as registered (WorkflowStageRegistered): its rule and its departments by position. */
-export interface WorkflowStage {
-  executionType: number; // 0 Sequential, 1 Parallel
-  completion: number; // 0 All, 1 Any, 2 Threshold
-  threshold: number;
-  mandatoryMask: number;
-  departmentIds: number[];
-}
+/** A workflow stage as registered (WorkflowStageRegistered). */
+export type WorkflowStage = ReturnType<typeof stageRuleOf>;
 
 /** A value a department held from an event on (active flag, nonce). */
 interface Since<T> {
@@ -96,10 +74,7 @@ export class DepartmentWallets {
   readonly #stages = new Map<number, WorkflowStage[]>();
   readonly #events: TimedEvent[];
 
-  /**
-   * `events`: the platform events in chain order (department events are picked out). `roles` answers whether a
-   * canceller held ADMIN_ROLE on the approval registry at the time.
-   */
+  /** `events`: the platform events in chain order (department events are picked out). */
   constructor(events: TimedEvent[], walletDelay: number, roles?: Pick<RoleHistory, "holdsAt">) {
     this.#events = events;
     for (const event of events) {
@@ -137,17 +112,8 @@ export class DepartmentWallets {
 
   #stageRegistered(event: TimedEvent): void {
     const workflowId = Number(event.args.workflowId);
-    const stage = event.args.stage;
-    const count = Number(stage.departmentCount);
-    const ids = BigInt(stage.departmentIds);
     const stages = this.#stages.get(workflowId) ?? [];
-    stages[Number(event.args.stageIndex)] = {
-      executionType: Number(stage.executionType),
-      completion: Number(stage.completion),
-      threshold: Number(stage.threshold),
-      mandatoryMask: Number(stage.mandatoryMask),
-      departmentIds: Array.from({ length: count }, (_, p) => Number((ids >> BigInt(16 * p)) & 0xffffn)),
-    };
+    stages[Number(event.args.stageIndex)] = stageRuleOf(event.args.stage);
     this.#stages.set(workflowId, stages);
   }
 
@@ -329,13 +295,7 @@ export class DepartmentWallets {
     return this.#stages.get(workflowId);
   }
 
-  /**
-   * Who made each change of who decides, from its transaction (the node's call trace, or the transaction or the
-   * Safe call that carried it): registrations, wallet proposals and workflow versions by the governance role
-   * holder of the time, each new wallet's key proof its own signature; consents and nonce increases by the
-   * department's wallet of the time; activation flags by an ADMIN_ROLE holder. A change whose call cannot be
-   * found is a finding: it cannot be verified.
-   */
+  /** Who made each change of who decides, from its transaction; a change whose call cannot be found is a finding. */
   async callerFindings(
     lookups: Pick<TransactionLookups, "callsTo" | "eip712Domain" | "isSignedBy">,
     roles: Pick<RoleHistory, "holdsAt">,
@@ -444,15 +404,13 @@ export class DepartmentWallets {
         });
       }
     }
-    const results = await Promise.all(acts.map((act) => this.#checkAct(act, lookups)));
+    const results = await Promise.all(
+      acts.map(async ({ event, fn, matches, check }) => {
+        const found = await registryCall(lookups, event, fn, matches);
+        return typeof found === "string" ? found : check(found.from, found.args);
+      }),
+    );
     return results.filter((r): r is string => Boolean(r));
-  }
-
-  async #checkAct(act: Act, lookups: Pick<TransactionLookups, "callsTo">): Promise<string | undefined> {
-    const { event } = act;
-    const found = await registryCall(lookups, event, act.fn, act.matches);
-    if (typeof found === "string") return found;
-    return act.check(found.from, found.args);
   }
 
   /** The wallet and custody after every rotation: must equal `departmentRecord(id)` at the audited block. */
@@ -532,22 +490,8 @@ function valueAt<T>(history: Since<T>[], event: ChainPosition): T | undefined {
   return found;
 }
 
-/** The typed-data domain of the registry's eip712Domain() answer, salt included. */
-export function typedDomain(domain: {
-  name: string;
-  version: string;
-  chainId: bigint;
-  verifyingContract: string;
-  salt: string;
-}) {
-  return {
-    name: domain.name,
-    version: domain.version,
-    chainId: domain.chainId,
-    verifyingContract: domain.verifyingContract,
-    salt: domain.salt,
-  };
-}
+/** The typed-data domain of the registry's eip712Domain() answer, salt included (ethers refuses other keys). */
+export const typedDomain = ({ fields, ...domain }: Eip712Domain) => (void fields, domain);
 
 /** Why the registry's domain is not the one decisions must be signed in (the deployment's chain and registry). */
 export function domainProblem(

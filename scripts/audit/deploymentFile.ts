@@ -1,9 +1,6 @@
 /**
- * The deployment file (written by scripts/deploy.ts): chain id, the four contract addresses, the block that
- * created them, the keys the deployment gave each role and the department wallet delay. It is all the auditor
- * needs besides an RPC endpoint and the ABIs, so it is checked strictly: a wrong address would otherwise read as
- * "no such licence" rather than as a wrong file. The type is the auditor's own: the tool shares no code with the
- * platform it checks beyond the ABIs.
+ * The deployment file (scripts/deploy.ts), checked strictly: a wrong address would otherwise read as "no such
+ * licence" rather than as a wrong file. The type is the auditor's own: it shares no code with the platform it checks.
  */
 import { readFile } from "node:fs/promises";
 import { getAddress, isAddress } from "ethers";
@@ -24,6 +21,8 @@ export interface DeploymentRoles {
   /** KEEPER_ROLE on the approval registry. */
   keeper: string;
 }
+
+const ROLE_KEYS = ["governance", "admin", "operator", "keeper"] as const;
 
 export interface Deployment {
   chainId: number;
@@ -59,7 +58,7 @@ export function parseDeployment(parsed: unknown, file = "the deployment file"): 
       problems.push(`contracts.${name} is not an address`);
   }
   const roles = (data.roles ?? {}) as Record<string, unknown>;
-  for (const name of ["governance", "admin", "operator", "keeper"] as const) {
+  for (const name of ROLE_KEYS) {
     if (typeof roles[name] !== "string" || !isAddress(roles[name])) problems.push(`roles.${name} is not an address`);
   }
   if (!Number.isSafeInteger(data.walletDelay) || data.walletDelay < 1)
@@ -77,12 +76,10 @@ export function parseDeployment(parsed: unknown, file = "the deployment file"): 
     contracts: Object.fromEntries(
       CONTRACT_NAMES.map((name) => [name, getAddress(contracts[name] as string)]),
     ) as Record<ContractName, string>,
-    roles: {
-      governance: getAddress(roles.governance as string),
-      admin: getAddress(roles.admin as string),
-      operator: getAddress(roles.operator as string),
-      keeper: getAddress(roles.keeper as string),
-    },
+    roles: Object.fromEntries(ROLE_KEYS.map((name) => [name, getAddress(roles[name] as string)])) as Record<
+      keyof DeploymentRoles,
+      string
+    >,
     walletDelay: data.walletDelay,
     ...(data.deployer ? { deployer: getAddress(data.deployer) } : {}),
     ...(others.length

@@ -1,7 +1,4 @@
-/**
- * A licence's documents: every version of every document from DocumentAnchored, each hash checked against
- * `anchorOf` (token, index, version, block, latest) and the whole against `documentsOf` (count, latest versions).
- */
+/** A licence's documents from DocumentAnchored, each version checked against `anchorOf` and the whole against `documentsOf`. */
 import { bytes16ToUuid } from "../../abis/index.ts";
 import type { DocumentAudit } from "./auditRecord.ts";
 import type { ContractViews } from "./contractViews.ts";
@@ -18,7 +15,7 @@ export async function auditDocuments(
 ): Promise<{ documents: DocumentAudit[]; documentPhase: number }> {
   const byId = new Map<string, DocumentAudit>();
   for (const event of events.filter((e) => e.name === "DocumentAnchored")) {
-    const documentId = uuidOf(event.args.documentId);
+    const documentId = bytes16ToUuid(event.args.documentId);
     const version = Number(event.args.version);
     let document = byId.get(documentId);
     if (!document) {
@@ -42,8 +39,8 @@ export async function auditDocuments(
   await Promise.all(
     documents.flatMap((document) =>
       document.versions.map(async (version) => {
-        const anchor = await views.anchorOf(tokenId, version.sha256);
-        version.isLatest = anchor.isLatest;
+        const [anchor, isLatest] = await views.call("DocumentRegistry", "anchorOf", tokenId, version.sha256);
+        version.isLatest = isLatest;
         const expected = {
           tokenId,
           docIndex: document.docIndex,
@@ -52,11 +49,11 @@ export async function auditDocuments(
           documentId: document.documentId,
         };
         const actual = {
-          tokenId: anchor.tokenId,
-          docIndex: anchor.docIndex,
-          version: anchor.version,
-          blockNumber: anchor.blockNumber,
-          documentId: uuidOf(anchor.documentId),
+          tokenId: Number(anchor.tokenId),
+          docIndex: Number(anchor.docIndex),
+          version: Number(anchor.version),
+          blockNumber: Number(anchor.blockNumber),
+          documentId: bytes16ToUuid(anchor.documentId),
         };
         for (const key of Object.keys(expected) as (keyof typeof expected)[]) {
           if (expected[key] !== actual[key])
@@ -64,27 +61,25 @@ export async function auditDocuments(
               `anchorOf(${tokenId}, ${version.sha256}).${key} is ${actual[key]} but its DocumentAnchored event says ${expected[key]}`,
             );
         }
-        if (anchor.isLatest !== (version.version === document.latestVersion)) {
+        if (isLatest !== (version.version === document.latestVersion)) {
           findings.push(
-            `anchorOf(${tokenId}, ${version.sha256}).isLatest is ${anchor.isLatest} but version ${version.version} of ${document.documentId} is ${version.version === document.latestVersion ? "" : "not "}the latest anchored`,
+            `anchorOf(${tokenId}, ${version.sha256}).isLatest is ${isLatest} but version ${version.version} of ${document.documentId} is ${version.version === document.latestVersion ? "" : "not "}the latest anchored`,
           );
         }
       }),
     ),
   );
 
-  const registered = await views.documentsOf(tokenId);
-  if (registered.count !== documents.length)
-    findings.push(`documentsOf(${tokenId}) counts ${registered.count} documents but ${documents.length} were anchored`);
+  const [phase, count, versions] = await views.call("DocumentRegistry", "documentsOf", tokenId);
+  const latestVersions = [...versions].map(Number);
+  if (Number(count) !== documents.length)
+    findings.push(`documentsOf(${tokenId}) counts ${count} documents but ${documents.length} were anchored`);
   for (const document of documents) {
-    const latest = registered.latestVersions[document.docIndex];
+    const latest = latestVersions[document.docIndex];
     if (latest !== document.latestVersion)
       findings.push(
         `documentsOf(${tokenId}) says document ${document.docIndex} is at version ${latest} but version ${document.latestVersion} was anchored last`,
       );
   }
-  return { documents, documentPhase: registered.phase };
+  return { documents, documentPhase: Number(phase) };
 }
-
-/** The bytes16 the contracts store, as the platform's UUID (abis/codec.ts). */
-export const uuidOf = bytes16ToUuid;

@@ -1,14 +1,7 @@
 /**
- * Who governs: the holders of DEFAULT_ADMIN_ROLE on each contract at the audited block (replayed from the role
- * events, each confirmed by hasRole at that block), and what each holder is. A Safe (it answers getOwners and
- * getThreshold) is reported with its owners, its threshold and its enabled modules, because a module acts for the
- * Safe without the owners' signatures. An account without code is a single key; any other contract the auditor
- * cannot read.
- *
- * Off the development chain, governance one key can exercise alone is a finding: a single key, a Safe with
- * threshold 1, a Safe with a module that is a single key, or a contract whose control cannot be established. On
- * the development chain (walletDelayPolicy.ts) the same facts are notes: the embedded stack is governed by one
- * development key on purpose.
+ * Who governs: the DEFAULT_ADMIN_ROLE holders at the audited block and what each is. A Safe is reported with its
+ * enabled modules, because a module acts for the Safe without the owners' signatures. Governance one key can
+ * exercise alone is a finding, except on the development chain, which one key governs on purpose.
  */
 import { Interface, ZeroHash, getAddress, type JsonRpcProvider, type Result } from "ethers";
 import { licenceTokenAbi } from "./contractViews.ts";
@@ -20,7 +13,6 @@ export interface SafeAudit {
   /** VERSION() of the Safe, or null if it does not answer. */
   version: string | null;
   owners: string[];
-  /** How many owners must sign a transaction of the Safe. */
   threshold: number;
   /** Enabled modules: each can make the Safe act without its owners. `isKey`: the module is an account without code. */
   modules: { address: string; isKey: boolean }[];

@@ -1,15 +1,7 @@
 /**
- * Who moved a licence's status, and whether an issued licence had earned it, replayed from its events alone:
- * - every review status change (submit, request changes, resubmit, reject, cancel, issue) was made by the
- *   deployment's approval registry; suspensions, reinstatements and revocations by an ADMIN_ROLE holder of the
- *   token at that moment (replayed role grants);
- * - at the issuance (LicenceStatusChanged Submitted -> Approved) every stage of the pinned workflow was complete:
- *   StageCompleted for each, net of what a reopening, an invalidation or a retry undid; and each StageCompleted is
- *   recomputed from the decisions standing at that moment against the stage's rule as registered (ALL / ANY /
- *   THRESHOLD, mandatory departments, no approval awaiting review again), so the event is not taken on trust;
- * - the approvals standing at issuance covered the latest version of every document they covered (an older one
- *   is an approval a new version should have invalidated), and none of them predates a document added while the
- *   request was under review without covering it (that document should have invalidated it, in whatever stage).
+ * Who moved a licence's status, and whether an issued licence had earned it: every stage complete at issuance (each
+ * StageCompleted recomputed from the decisions standing then, not taken on trust), and the approvals standing then
+ * covering the latest version of every document, including one added under review after them.
  */
 import { getAddress } from "ethers";
 import { stageNumber } from "../../abis/index.ts";

@@ -1,14 +1,12 @@
 /**
- * Reads the contracts' events from the deployment's start block to the audited block with `eth_getLogs`, in
- * chunks (nodes cap the range, and some the number of results: a refused chunk is split in two and retried), and
- * decodes them with the ABIs. One token's events are selected by their indexed tokenId topic, and always by event
- * signature too, because other events index other ids (a department id, a workflow id) at the same position.
+ * The contracts' events from the start block to the audited block, read in chunks (a chunk the node refuses is
+ * split in two). Token events are selected by signature as well as by tokenId topic, because other events index
+ * other ids at the same position.
  */
 import { getAddress, zeroPadValue, toBeHex, type Interface, type JsonRpcProvider, type Log, type Result } from "ethers";
 import { approvalRegistryAbi, documentRegistryAbi, licenceTokenAbi } from "./contractViews.ts";
 import type { Deployment } from "./deploymentFile.ts";
 
-/** A decoded event with where it was emitted. */
 export interface ChainEvent {
   name: string;
   args: Result;
@@ -25,12 +23,11 @@ export interface TimedEvent extends ChainEvent {
 }
 
 /** Events that carry the licence's tokenId as their first indexed argument, per contract. */
-const TOKEN_EVENTS: [Interface, keyof Deployment["contracts"], string[]][] = [
-  [licenceTokenAbi, "LicenceToken", ["LicenceMinted", "LicenceStatusChanged", "LicenceIssued"]],
-  [documentRegistryAbi, "DocumentRegistry", ["DocumentAnchored", "DocumentPhaseChanged"]],
+const TOKEN_EVENTS: [Interface, string[]][] = [
+  [licenceTokenAbi, ["LicenceMinted", "LicenceStatusChanged", "LicenceIssued"]],
+  [documentRegistryAbi, ["DocumentAnchored", "DocumentPhaseChanged"]],
   [
     approvalRegistryAbi,
-    "ApprovalRegistry",
     [
       "DecisionRecorded",
       "ReviewInvalidated",
@@ -71,6 +68,9 @@ const PLATFORM_EVENTS: [Interface, string[]][] = [
   ],
 ];
 
+const topicsOf = (events: [Interface, string[]][]) =>
+  events.flatMap(([iface, names]) => names.map((name) => iface.getEvent(name)!.topicHash));
+
 export interface LogReaderOptions {
   provider: JsonRpcProvider;
   deployment: Deployment;
@@ -89,8 +89,7 @@ export class LogReader {
   async licenceEvents(tokenId?: number): Promise<ChainEvent[]> {
     const { contracts } = this.#o.deployment;
     const tokenTopic = tokenId === undefined ? null : zeroPadValue(toBeHex(tokenId), 32);
-    const signatures = TOKEN_EVENTS.flatMap(([iface, , names]) => names.map((name) => iface.getEvent(name)!.topicHash));
-    const scoped = await this.#read(Object.values(contracts), [signatures, tokenTopic]);
+    const scoped = await this.#read(Object.values(contracts), [topicsOf(TOKEN_EVENTS), tokenTopic]);
     // ERC-721 Transfer indexes the token id third (from, to, tokenId): the owner's history.
     const transfers = await this.#read(
       [contracts.LicenceToken],
@@ -102,11 +101,11 @@ export class LogReader {
   /** Role grants and revocations on the three contracts, their wiring, and every department wallet change. */
   async platformEvents(): Promise<ChainEvent[]> {
     const { contracts } = this.#o.deployment;
-    const signatures = PLATFORM_EVENTS.flatMap(([iface, names]) =>
-      names.map((name) => iface.getEvent(name)!.topicHash),
-    );
     return inChainOrder(
-      await this.#read([contracts.LicenceToken, contracts.DocumentRegistry, contracts.ApprovalRegistry], [signatures]),
+      await this.#read(
+        [contracts.LicenceToken, contracts.DocumentRegistry, contracts.ApprovalRegistry],
+        [topicsOf(PLATFORM_EVENTS)],
+      ),
     );
   }
 
@@ -176,7 +175,6 @@ function decode(log: Log, interfaces: Interface[]): ChainEvent | undefined {
 export const inChainOrder = <E extends ChainEvent>(events: E[]) =>
   events.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
 
-/** Whether `a` was applied before `b` on chain. */
 export type ChainPosition = Pick<ChainEvent, "blockNumber" | "logIndex">;
 
 export const isBefore = (a: ChainPosition, b: ChainPosition) =>

@@ -1,22 +1,14 @@
 /**
  * Decisions signed by a department's reviewers' passkeys (a DepartmentPasskeyAccount as the department's wallet),
- * checked by the auditor itself rather than on the account's word: the signature in the decision's calldata is
- * decoded (`abi.encode(bytes[] keys, Assertion[] assertions)`) and every assertion verified here with node:crypto
- * (type "webauthn.get", challenge = base64url of the decision's digest, User Present and User Verified, the P-256
- * signature over authenticatorData ‖ sha256(clientDataJSON) with low s); each key must be a reviewer of the account
- * at the decision, and at least the threshold of the time distinct reviewers must have signed, both replayed from
- * the account's ReviewerAdded / ReviewerRemoved / ThresholdSet events. The account's own EIP-1271 answer is asked
- * separately: a disagreement between the two is a finding. Origin and RP ID hash, which the chain does not check,
- * are reported, and compared with `--expect-origin` when given.
- *
- * An account is recognised by what it answers (`threshold()`, `reviewers()`, and `eip712Domain()` naming
- * "DepartmentPasskeyAccount"), not by its code, so that an impostor answering like one is still verified here;
- * its runtime code is then compared with the reviewed account's (no immutables, no libraries: the code is the same
- * at every address), and any other code is a finding, since its events and answers would prove nothing.
+ * verified by the auditor itself with node:crypto, by the account's rules, against the reviewers and threshold
+ * replayed from its events; the account's own EIP-1271 answer disagreeing with that is a finding. Origin and RP ID
+ * hash, which the chain does not check, are reported (and compared with `--expect-origin`). An account is
+ * recognised by what it answers, not by its code, so that an impostor answering like one is still verified here.
  */
 import { createHash, createPublicKey, verify } from "node:crypto";
 import {
   AbiCoder,
+  Contract,
   Interface,
   dataLength,
   getAddress,
@@ -107,16 +99,11 @@ export interface KeyProofAudit {
   passkeys: PasskeyAssertionAudit[];
 }
 
-/** The origin and RP ID hash the auditor expects of every assertion (`--expect-origin URL`). */
-export interface ExpectedOrigin {
-  origin: string;
-  rpIdHash: string;
-}
-
 const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest();
 
-/** The origin of `url` and sha256 of its host, the RP ID a relying party at that origin uses. */
-export function expectedOrigin(url: string): ExpectedOrigin {
+/** What every assertion must be made for (`--expect-origin URL`): its origin, and sha256 of its host (the RP ID). */
+export type ExpectedOrigin = ReturnType<typeof expectedOrigin>;
+export function expectedOrigin(url: string) {
   const parsed = new URL(url);
   return { origin: parsed.origin, rpIdHash: hexlify(sha256(parsed.hostname)) };
 }
@@ -195,26 +182,10 @@ function p256Verifies(key: string, message: Uint8Array, r: string, s: string): b
 export function decodePasskeySignature(signature: string): { keys: string[]; assertions: PasskeyAssertion[] } | null {
   try {
     const [keys, assertions] = AbiCoder.defaultAbiCoder().decode(["bytes[]", `${ASSERTION_TUPLE}[]`], signature);
-    return {
-      keys: [...keys].map(String),
-      assertions: [...assertions].map((a) => ({
-        r: String(a.r),
-        s: String(a.s),
-        challengeIndex: BigInt(a.challengeIndex),
-        typeIndex: BigInt(a.typeIndex),
-        authenticatorData: String(a.authenticatorData),
-        clientDataJSON: String(a.clientDataJSON),
-      })),
-    };
+    return { keys: [...keys].map(String), assertions: [...assertions].map((a) => a.toObject() as PasskeyAssertion) };
   } catch {
     return null;
   }
-}
-
-/** An account's reviewers and threshold at one point of the chain. */
-export interface ReviewerState {
-  reviewers: Set<string>;
-  threshold: number;
 }
 
 /** What the auditor knows of one passkey account: its code, its events, and what it answers now. */
@@ -239,7 +210,7 @@ export class PasskeyAccount {
   }
 
   /** The reviewers and threshold just before `position` (every event applied before it), from the events. */
-  stateBefore(position?: ChainPosition): ReviewerState {
+  stateBefore(position?: ChainPosition): { reviewers: Set<string>; threshold: number } {
     const reviewers = new Set<string>();
     let threshold = 0;
     for (const e of this.events) {
@@ -251,7 +222,6 @@ export class PasskeyAccount {
     return { reviewers, threshold };
   }
 
-  /** The changes of reviewers and threshold, in chain order. */
   history(): ReviewerChangeAudit[] {
     return this.events.flatMap((e): ReviewerChangeAudit[] => {
       const where = { transactionHash: e.transactionHash, blockNumber: e.blockNumber };
@@ -396,11 +366,8 @@ export class PasskeyAccounts {
   async #recognise(address: string): Promise<PasskeyAccount | null> {
     const code = await this.#provider.getCode(address, this.#asOfBlock);
     if (code === "0x") return null;
-    const ask = async (name: string) => {
-      const data = passkeyAccountAbi.encodeFunctionData(name, []);
-      const answer = await this.#provider.call({ to: address, data, blockTag: this.#asOfBlock });
-      return passkeyAccountAbi.decodeFunctionResult(name, answer);
-    };
+    const account = new Contract(address, passkeyAccountAbi, this.#provider);
+    const ask = (name: string) => account.getFunction(name).staticCallResult({ blockTag: this.#asOfBlock });
     let answers;
     try {
       answers = await Promise.all([ask("threshold"), ask("reviewers"), ask("eip712Domain")]);

@@ -1,12 +1,7 @@
 /**
- * `node scripts/audit/reproduceBuild.ts [abis/build.json]`: compiles the repository's sources again with solc-js
- * (the npm `solc` package, no Hardhat), with the compiler version and settings the reviewed build records, each
- * contract from its own source file and whatever it imports, and checks that the result is the reviewed build
- * byte for byte. So the code the auditor holds deployments to follows from the sources in the repository, which
- * is what a reviewer reads. Exit 0: reproduced; 1: it differs; 2: it could not be compiled.
- *
- * Source names are the ones Hardhat gives (and the build records): "project/<path>" is a file of this repository,
- * "npm/<package>@<version>/<path>" a file of that package in node_modules, which must be installed at that version.
+ * `node scripts/audit/reproduceBuild.ts [abis/build.json]`: compiles the repository's sources again with solc-js (no
+ * Hardhat), with the reviewed build's compiler and settings, and checks the result is that build byte for byte, so
+ * the code deployments are held to follows from the sources a reviewer reads. Exit 0 reproduced, 1 differs, 2 error.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -1,15 +1,7 @@
 /**
- * A licence's review replayed from events alone, by the rules of the workflow version it is pinned to as that
- * version was registered (WorkflowStageRegistered), so that none of the registry's own verdicts is taken on trust:
- * - each decision was made while the review was in that stage and under review, by a department of the stage
- *   whose position was still open (pending, or asked to review again), and in a SEQUENTIAL stage in its turn
- *   (every earlier position approved);
- * - every document anchored while the review was in progress invalidated exactly the approvals it had to (a new
- *   version: those that reviewed the document; a document added under review: every approval of every stage
- *   reached), and sent the review back to the earliest earlier stage that lost one (StageReopened);
- * - at the issuance (LicenceStatusChanged Submitted -> Approved) every stage met its completion rule (ALL / ANY /
- *   THRESHOLD, mandatory departments, no one asked to review again) with the positions replayed here.
- * The department's active flag at each decision is checked with the decision itself (decisionAudit.ts).
+ * A licence's review replayed from events alone, by the rules of its workflow version as registered
+ * (WorkflowStageRegistered), so that none of the registry's own verdicts is taken on trust: who could decide when,
+ * what each document anchored under review had to invalidate and reopen, and every stage's rule at issuance.
  */
 import { stageNumber } from "../../abis/index.ts";
 import { STATUS_NAMES } from "./auditRecord.ts";

@@ -1,14 +1,8 @@
 /**
- * The reviewed build (abis/build.json): for each contract the platform deploys, and each library they link, the
- * runtime code the compiler made from the reviewed sources, where in that code deployment writes immutables and
- * library addresses, which source files (by keccak256) and which compiler and settings produced it. The auditor
- * compares the code at every deployed address with it (codeAudit.ts), so what runs on chain is tied to sources an
- * auditor can read, not to what the operator says it deployed.
- *
- * `npm run abis` writes it from Hardhat's build info; reproduceBuild.ts compiles the repository's sources with
- * solc-js, without Hardhat, and must arrive at the same file byte for byte. Immutables are named
- * ("ApprovalRegistry.licenceToken") rather than keyed by AST id as solc does, because AST ids depend on which
- * other files were compiled alongside while the code and the byte ranges do not.
+ * The reviewed build (abis/build.json): for each contract deployed and each library linked, the runtime code the
+ * compiler made from the reviewed sources, where deployment writes into it, and the sources (by keccak256), compiler
+ * and settings. Immutables are named ("ApprovalRegistry.licenceToken") rather than keyed by AST id, which depends on
+ * what else was compiled alongside.
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";

@@ -1,15 +1,8 @@
 /**
- * Who held which role on each contract, and when, replayed from OpenZeppelin AccessControl's RoleGranted and
- * RoleRevoked (the contracts do not enumerate role holders, so the events are the only record). The replay answers
- * "did this account hold this role just before that event" for the other checks, lists the current holders, and
- * reports every grant, marking those the deployment did not make.
- *
- * Findings: a role holder that is (or ever was) a department wallet; one account holding two of governance,
- * administration and operation (or a deployment file naming the same key twice); a DEFAULT_ADMIN_ROLE holder
- * other than the deployment's governance (the deployer's own grant at construction aside, while it hands over);
- * the deployer acting with DEFAULT_ADMIN_ROLE after governance received it; a role's admin role changed. A grant
- * after the deployment is reported, not a finding by itself: replacing the operator's hot wallet is routine, and
- * whoever receives a role is still held to every rule above.
+ * Who held which role on each contract, and when, replayed from RoleGranted and RoleRevoked (the contracts do not
+ * enumerate role holders, so the events are the only record). A grant after the deployment is reported, not a
+ * finding by itself: replacing the operator's hot wallet is routine, and whoever receives a role is still held to
+ * every rule here.
  */
 import { ZeroHash, getAddress, id } from "ethers";
 import { ROLES, roleNameOf } from "../../abis/index.ts";
@@ -97,7 +90,6 @@ export class RoleHistory {
     }
   }
 
-  /** Whether `account` held `role` on `contract` just before `event` was applied. */
   holdsAt(
     contract: RoleContract,
     role: RoleName,
@@ -162,7 +154,6 @@ export class RoleHistory {
     }));
   }
 
-  /** Holders at the audited block, per contract and role. */
   holders(): RoleHolder[] {
     return this.#periods
       .filter((p) => !p.revoke)

@@ -1,13 +1,7 @@
 /**
- * Where the audit starts reading events: the first block at which each contract had code, found on the chain by
- * binary search over eth_getCode at past blocks, not the deployment file's `startBlock` (an earlier startBlock is
- * still honoured: reading more blocks hides nothing). A file whose startBlock
- * is after a contract's creation would hide the events in between (the constructor's grant of DEFAULT_ADMIN_ROLE,
- * the wiring) from whoever trusts it, so that is a finding.
- *
- * A node that keeps no state for old blocks (pruned, or a local chain restarted from a snapshot) cannot answer
- * eth_getCode there; logs it still has. Then the audit reads events from block 0, which hides nothing, says so in
- * a note, and a startBlock after the contracts' first event is the finding instead.
+ * Where the audit starts reading events: each contract's creation block found on chain (binary search over
+ * eth_getCode), not the file's `startBlock`, whose being later would hide events (a finding). A node without old
+ * state cannot say; then events are read from block 0, which hides nothing, and that is noted.
  */
 import type { JsonRpcProvider } from "ethers";
 import { ApprovalRegistryAbi, DecisionVerifierAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../abis/index.ts";
@@ -23,7 +17,6 @@ const ABIS: Record<ContractName, readonly { type: string }[]> = {
 const emitsEvents = (name: string) => ABIS[name as ContractName].some((item) => item.type === "event");
 
 export interface StartBlockAudit {
-  /** What the deployment file says. */
   deploymentFile: number;
   /** The first block at which each contract had code; null when the node could not say (or it has none). */
   creationBlocks: Record<ContractName, number | null>;

@@ -1,8 +1,7 @@
 /**
- * Block times, transactions and contract code, each asked of the node once: many events share a block, and every
- * decision needs its transaction (who sent it, to what, with which input). Also the calls a transaction made to
- * a contract, with their callers: a decision or a registration made inside a Safe's execTransaction is a call
- * from the Safe, which the transaction's own sender and input do not show.
+ * Block times, transactions, traces and domains, each asked of the node once: many events share a block. Also the
+ * calls a transaction made to a contract, with their callers: a call made inside a Safe's execTransaction is the
+ * Safe's, which the transaction's own sender and input do not show.
  */
 import { Interface, ZeroAddress, getAddress, recoverAddress, type JsonRpcProvider } from "ethers";
 import { isoTime } from "./auditRecord.ts";
@@ -58,13 +57,17 @@ interface TraceFrame {
   calls?: TraceFrame[];
 }
 
+/** `ask`, asked once per key: the answer (a promise) is kept. */
+function once<K, V>(ask: (key: K) => Promise<V>): (key: K) => Promise<V> {
+  const answers = new Map<K, Promise<V>>();
+  return (key) => {
+    if (!answers.has(key)) answers.set(key, ask(key));
+    return answers.get(key)!;
+  };
+}
+
 export class TransactionLookups {
   readonly #provider: JsonRpcProvider;
-  readonly #times = new Map<number, Promise<number>>();
-  readonly #transactions = new Map<string, Promise<TransactionFacts>>();
-  readonly #traces = new Map<string, Promise<TraceFrame | null>>();
-  readonly #domains = new Map<string, Promise<Eip712Domain | null>>();
-  readonly #stateAt = new Map<number, Promise<number | "latest">>();
   readonly #notes = new Set<string>();
 
   constructor(provider: JsonRpcProvider) {
@@ -72,39 +75,25 @@ export class TransactionLookups {
   }
 
   /** The block's time, seconds since the epoch. */
-  secondsOf(blockNumber: number): Promise<number> {
-    let time = this.#times.get(blockNumber);
-    if (!time) {
-      time = this.#provider.getBlock(blockNumber).then((block) => {
-        if (!block) throw new Error(`the node does not have block ${blockNumber}`);
-        return block.timestamp;
-      });
-      this.#times.set(blockNumber, time);
-    }
-    return time;
-  }
+  readonly secondsOf = once(async (blockNumber: number) => {
+    const block = await this.#provider.getBlock(blockNumber);
+    if (!block) throw new Error(`the node does not have block ${blockNumber}`);
+    return block.timestamp;
+  });
 
-  /** The block's time, ISO 8601. */
   async timeOf(blockNumber: number): Promise<string> {
     return isoTime(await this.secondsOf(blockNumber));
   }
 
-  /** Events with their blocks' times. */
   async timed(events: ChainEvent[]): Promise<TimedEvent[]> {
     return Promise.all(events.map(async (event) => ({ ...event, time: await this.secondsOf(event.blockNumber) })));
   }
 
-  transactionOf(transactionHash: string): Promise<TransactionFacts> {
-    let facts = this.#transactions.get(transactionHash);
-    if (!facts) {
-      facts = this.#provider.getTransaction(transactionHash).then((tx) => {
-        if (!tx) throw new Error(`the node does not have transaction ${transactionHash}`);
-        return { from: getAddress(tx.from), to: tx.to ? getAddress(tx.to) : null, data: tx.data };
-      });
-      this.#transactions.set(transactionHash, facts);
-    }
-    return facts;
-  }
+  readonly transactionOf = once(async (transactionHash: string): Promise<TransactionFacts> => {
+    const tx = await this.#provider.getTransaction(transactionHash);
+    if (!tx) throw new Error(`the node does not have transaction ${transactionHash}`);
+    return { from: getAddress(tx.from), to: tx.to ? getAddress(tx.to) : null, data: tx.data };
+  });
 
   /** What the lookups could only answer at the latest block, for the audit's notes. */
   get notes(): string[] {
@@ -116,22 +105,17 @@ export class TransactionLookups {
    * (pruned, or anvil restarted from its state file), which is noted: a wallet's code or a Safe's owners may have
    * changed since.
    */
-  #stateTag(blockNumber: number): Promise<number | "latest"> {
-    let tag = this.#stateAt.get(blockNumber);
-    if (!tag) {
-      tag = this.#provider.getBalance(ZeroAddress, blockNumber).then(
-        () => blockNumber,
-        () => {
-          this.#notes.add(
-            "the node keeps no state for some past blocks: wallet code, EIP-1271 signatures and the registry's EIP-712 domain of decisions and key proofs made then were read at the latest block",
-          );
-          return "latest" as const;
-        },
-      );
-      this.#stateAt.set(blockNumber, tag);
-    }
-    return tag;
-  }
+  readonly #stateTag = once((blockNumber: number) =>
+    this.#provider.getBalance(ZeroAddress, blockNumber).then(
+      () => blockNumber,
+      () => {
+        this.#notes.add(
+          "the node keeps no state for some past blocks: wallet code, EIP-1271 signatures and the registry's EIP-712 domain of decisions and key proofs made then were read at the latest block",
+        );
+        return "latest" as const;
+      },
+    ),
+  );
 
   /** Whether `address` had code at `blockNumber` (a contract wallet answers EIP-1271; an EOA signs ECDSA). */
   async hasCode(address: string, blockNumber: number): Promise<boolean> {
@@ -196,17 +180,12 @@ export class TransactionLookups {
     return { calls: null, how: "unknown" };
   }
 
-  #trace(transactionHash: string): Promise<TraceFrame | null> {
-    let trace = this.#traces.get(transactionHash);
-    if (!trace) {
-      trace = this.#provider
-        .send("debug_traceTransaction", [transactionHash, { tracer: "callTracer" }])
-        .then((frame: TraceFrame) => (frame && typeof frame.type === "string" ? frame : null))
-        .catch(() => null);
-      this.#traces.set(transactionHash, trace);
-    }
-    return trace;
-  }
+  readonly #trace = once((transactionHash: string): Promise<TraceFrame | null> =>
+    this.#provider
+      .send("debug_traceTransaction", [transactionHash, { tracer: "callTracer" }])
+      .then((frame: TraceFrame) => (frame && typeof frame.type === "string" ? frame : null))
+      .catch(() => null),
+  );
 
   /**
    * The registry's EIP-5267 domain at `blockNumber` (null if it has none or the call fails). A node that keeps no
@@ -215,27 +194,28 @@ export class TransactionLookups {
    * at the address was checked against that build before anything is read.
    */
   eip712Domain(contract: string, blockNumber: number): Promise<Eip712Domain | null> {
-    const key = `${contract}@${blockNumber}`;
-    let domain = this.#domains.get(key);
-    if (!domain) {
-      domain = this.#stateTag(blockNumber)
-        .then((blockTag) =>
-          this.#provider.call({ to: contract, data: erc5267.encodeFunctionData("eip712Domain", []), blockTag }),
-        )
-        .then((answer) => {
-          const d = erc5267.decodeFunctionResult("eip712Domain", answer);
-          return {
-            fields: Number(d.fields),
-            name: d.name as string,
-            version: d.version as string,
-            chainId: BigInt(d.chainId),
-            verifyingContract: getAddress(d.verifyingContract),
-            salt: String(d.salt).toLowerCase(),
-          };
-        })
-        .catch(() => null);
-      this.#domains.set(key, domain);
-    }
-    return domain;
+    return this.#domain(`${contract}@${blockNumber}`);
   }
+
+  readonly #domain = once(async (key: string): Promise<Eip712Domain | null> => {
+    const [contract, blockNumber] = key.split("@");
+    try {
+      const data = erc5267.encodeFunctionData("eip712Domain", []);
+      const blockTag = await this.#stateTag(Number(blockNumber));
+      const d = erc5267.decodeFunctionResult(
+        "eip712Domain",
+        await this.#provider.call({ to: contract, data, blockTag }),
+      );
+      return {
+        fields: Number(d.fields),
+        name: d.name as string,
+        version: d.version as string,
+        chainId: BigInt(d.chainId),
+        verifyingContract: getAddress(d.verifyingContract),
+        salt: String(d.salt).toLowerCase(),
+      };
+    } catch {
+      return null;
+    }
+  });
 }

@@ -1,13 +1,10 @@
 /**
- * How the contracts are wired, read from their views and wiring events at the audited block: the token and the
- * document registry must take review changes from the deployment's approval registry, set exactly once (one
- * ApprovalRegistrySet, one ReviewRegistrySet); the approval registry must point back at the deployment's token,
- * document registry and decision verifier (which must have code), with the deployment's wallet delay, at least
- * 24 h on any chain but the development one (walletDelayPolicy.ts). A second wiring event, or any other address,
- * would mean someone other than the departments could drive a review.
+ * How the contracts are wired, from their views and wiring events: each must point at the deployment's others, the
+ * approval registry set exactly once. A second wiring event, or any other address, would mean someone other than
+ * the departments could drive a review.
  */
 import { getAddress } from "ethers";
-import type { ContractViews } from "./contractViews.ts";
+import type { ContractViews, ViewContract } from "./contractViews.ts";
 import type { Deployment } from "./deploymentFile.ts";
 import type { ChainEvent } from "./logReader.ts";
 import { shortWalletDelay } from "./walletDelayPolicy.ts";
@@ -19,13 +16,9 @@ export interface WiringEvent {
 }
 
 export interface WiringAudit {
-  /** LicenceToken.approvalRegistry() */
   tokenApprovalRegistry: string;
-  /** DocumentRegistry.reviewRegistry() */
   documentReviewRegistry: string;
-  /** DocumentRegistry.licenceToken() */
   documentLicenceToken: string;
-  /** ApprovalRegistry.licenceToken(), documentRegistry(), decisionVerifier(), walletDelay() */
   registryLicenceToken: string;
   registryDocumentRegistry: string;
   decisionVerifier: string;
@@ -36,6 +29,7 @@ export interface WiringAudit {
 }
 
 export async function readWiring(views: ContractViews, platformEvents: ChainEvent[]): Promise<WiringAudit> {
+  const view = async (contract: ViewContract, name: string) => (await views.call(contract, name))[0];
   const [
     tokenApprovalRegistry,
     documentReviewRegistry,
@@ -43,16 +37,16 @@ export async function readWiring(views: ContractViews, platformEvents: ChainEven
     registryLicenceToken,
     registryDocumentRegistry,
     decisionVerifier,
-    walletDelay,
-  ] = await Promise.all([
-    views.address("LicenceToken", "approvalRegistry"),
-    views.address("DocumentRegistry", "reviewRegistry"),
-    views.address("DocumentRegistry", "licenceToken"),
-    views.address("ApprovalRegistry", "licenceToken"),
-    views.address("ApprovalRegistry", "documentRegistry"),
-    views.address("ApprovalRegistry", "decisionVerifier"),
-    views.walletDelay(),
-  ]);
+  ] = (
+    await Promise.all([
+      view("LicenceToken", "approvalRegistry"),
+      view("DocumentRegistry", "reviewRegistry"),
+      view("DocumentRegistry", "licenceToken"),
+      view("ApprovalRegistry", "licenceToken"),
+      view("ApprovalRegistry", "documentRegistry"),
+      view("ApprovalRegistry", "decisionVerifier"),
+    ])
+  ).map((address) => getAddress(address));
   const wiring = (name: string, contract: string) =>
     platformEvents
       .filter((e) => e.name === name && e.address === contract)
@@ -69,7 +63,7 @@ export async function readWiring(views: ContractViews, platformEvents: ChainEven
     registryDocumentRegistry,
     decisionVerifier,
     decisionVerifierHasCode: await views.hasCode(decisionVerifier),
-    walletDelay,
+    walletDelay: Number(await view("ApprovalRegistry", "walletDelay")),
     approvalRegistrySet: wiring("ApprovalRegistrySet", views.contracts.LicenceToken),
     reviewRegistrySet: wiring("ReviewRegistrySet", views.contracts.DocumentRegistry),
   };
