@@ -5,7 +5,7 @@
 import type { HttpResult } from "./httpClient.ts";
 import type { Applicant } from "./sessions.ts";
 
-/** Document type → its bytes (named after their type: plan.pdf, deed.png …), or [bytes, filename]. */
+/** Document type → its bytes (sent as site_plan.pdf, ownership_deed.png … by type and content), or [bytes, filename]. */
 export type Documents = Record<string, Buffer | [Buffer, string]>;
 
 const extension = (bytes: Buffer) =>
