@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { approvalRegistry, licenceToken } from "../../api/src/chain/contracts.ts";
+import { approvalRegistry } from "../../api/src/chain/contracts.ts";
 import { createDepartment, departmentClient } from "./support/departmentClient.ts";
 import { b32, createDriver, documents, sha, uuidBytes, type Driver } from "./support/platformDriver.ts";
 import { jpeg, pdf, png } from "./support/sampleFiles.ts";
@@ -76,26 +76,10 @@ describe("departments' review (HTTP, real stack)", function () {
     }
     return result;
   }
-  const chainStatus = async (tokenId: number) => {
-    const [record] = licenceToken.decodeFunctionResult(
-      "licence",
-      await driver.core.provider.call({
-        to: current().deployment.contracts.LicenceToken,
-        data: licenceToken.encodeFunctionData("licence", [tokenId]),
-      }),
-    );
-    return [
-      "NONE",
-      "DRAFT",
-      "SUBMITTED",
-      "PENDING_RESUBMISSION",
-      "APPROVED",
-      "REJECTED",
-      "CANCELLED",
-      "SUSPENDED",
-      "REVOKED",
-    ][Number(record.status)];
-  };
+  const chainStatus = async (tokenId: number) =>
+    ["NONE", "DRAFT", "SUBMITTED", "PENDING_RESUBMISSION", "APPROVED", "REJECTED", "CANCELLED", "SUSPENDED", "REVOKED"][
+      Number((await driver.licence(tokenId)).status)
+    ];
   const outboxFrom = async (wallet: string) =>
     (
       await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions WHERE from_address = $1`, [
@@ -351,13 +335,7 @@ describe("departments' review (HTTP, real stack)", function () {
       status: "REJECTED",
       workflowStatus: { currentStage: "", isComplete: false, nextPendingDepartments: [] },
     });
-    const [record] = licenceToken.decodeFunctionResult(
-      "licence",
-      await driver.core.provider.call({
-        to: current().deployment.contracts.LicenceToken,
-        data: licenceToken.encodeFunctionData("licence", [tokenId]),
-      }),
-    );
+    const record = await driver.licence(tokenId);
     expect(record.status).to.equal(5n);
     expect(record.reasonCode).to.equal(1n);
     expect((await applicant.get(`/requests/${id}`)).body.status).to.equal("REJECTED");
