@@ -11,7 +11,9 @@ import { apiClient as http, type Json } from "./support/httpClient.ts";
 import { b32, createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { adminSession, letters } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 import { recordRacingTransactions } from "./support/racingTransactions.ts";
 
 const DAY_MS = 86_400_000;
@@ -25,7 +27,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  */
 describe("administration: statistics, audit logs, blockchain status and transactions (HTTP, real stack)", function () {
   const run = `${Date.now() % 1e7}`;
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   const code = `ADMREV_${tag}`;
   let driver: Driver;
   let api: string;
@@ -37,25 +39,18 @@ describe("administration: statistics, audit logs, blockchain status and transact
 
   before(async function () {
     const stack = current();
-    api = stack.api.url;
     driver = await createDriver(stack);
-    adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
-    admin = http(api, adminToken);
+    ({ api, adminToken, admin } = await adminSession(stack));
     department = await createDepartment(api, adminToken, { code, name: "Admin test reviewers" });
-    await seedWorkflow(stack, driver, {
-      workflowType: "BUILDING_PERMIT",
-      name: "Building permit (admin test)",
-      stages: [
-        {
-          stageId: "review",
-          stageName: "Review",
-          stageOrder: 1,
-          executionType: "SEQUENTIAL",
-          completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
-        },
-      ],
-    });
+    await seedWorkflow(
+      stack,
+      driver,
+      workflow(
+        "BUILDING_PERMIT",
+        "Building permit (admin test)",
+        stage("review", "Review", "SEQUENTIAL", { [code]: ["SITE_PLAN"] }),
+      ),
+    );
     applicant = await signIn("stats");
   });
   after(async () => driver?.close());

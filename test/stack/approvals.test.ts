@@ -1,12 +1,14 @@
 import { expect } from "chai";
-import { approvalRegistry, licenceToken } from "../../api/src/chain/contracts.ts";
-import { applicantToken, clientToken } from "./support/authClient.ts";
+import { approvalRegistry } from "../../api/src/chain/contracts.ts";
 import { createDepartment, departmentClient } from "./support/departmentClient.ts";
 import { b32, createDriver, documents, sha, uuidBytes, type Driver } from "./support/platformDriver.ts";
 import { jpeg, pdf, png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { adminSession, applicantClient, letters, type Applicant } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
-import { apiClient as http, type Json } from "./support/httpClient.ts";
+import { submittedRequest } from "./support/submittedRequest.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
+import type { apiClient, Json } from "./support/httpClient.ts";
 
 /**
  * The multi-department review through HTTP, each decision a transaction from the department's own wallet, with the
@@ -14,73 +16,42 @@ import { apiClient as http, type Json } from "./support/httpClient.ts";
  */
 describe("departments' review (HTTP, real stack)", function () {
   const run = `${Date.now() % 1e7}`;
-  // Department codes are letters and underscores only: spell the run id with letters.
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   const codes = { A: `PLAN_${tag}`, B: `LAND_${tag}`, C: `FIRE_${tag}`, D: `HEALTH_${tag}` };
   let driver: Driver;
   let api: string;
-  let admin: ReturnType<typeof http>;
-  let applicant: ReturnType<typeof http>;
+  let admin: ReturnType<typeof apiClient>;
+  let applicant: Applicant;
   const departments: Record<string, Awaited<ReturnType<typeof createDepartment>>> = {};
   const as = (name: keyof typeof codes) => departmentClient(api, departments[name]);
 
   before(async function () {
     const stack = current();
-    api = stack.api.url;
     driver = await createDriver(stack);
-    const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
-    admin = http(api, adminToken);
+    let adminToken: string;
+    ({ api, adminToken, admin } = await adminSession(stack));
     for (const [name, code] of Object.entries(codes))
       departments[name] = await createDepartment(api, adminToken, { code, name: `${name} department` });
-    await seedWorkflow(stack, driver, {
-      workflowType: "BUILDING_PERMIT",
-      name: "Building permit (review test)",
-      stages: [
-        {
-          stageId: "planning",
-          stageName: "Planning",
-          stageOrder: 1,
-          executionType: "SEQUENTIAL",
-          completionCriteria: "ALL",
-          requiredApprovals: [
-            { departmentCode: codes.A, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-            { departmentCode: codes.B, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true },
-          ],
-        },
-        {
-          stageId: "safety",
-          stageName: "Safety",
-          stageOrder: 2,
-          executionType: "PARALLEL",
-          completionCriteria: "ALL",
-          requiredApprovals: [
-            { departmentCode: codes.C, requiredDocuments: ["FIRE_SAFETY"], isMandatory: true },
-            { departmentCode: codes.D, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-          ],
-        },
-      ],
-    });
-    applicant = http(api, await applicantToken(api, { id: `review-${run}`, name: "Rita Review" }));
+    await seedWorkflow(
+      stack,
+      driver,
+      workflow(
+        "BUILDING_PERMIT",
+        "Building permit (review test)",
+        stage("planning", "Planning", "SEQUENTIAL", { [codes.A]: ["SITE_PLAN"], [codes.B]: ["OWNERSHIP_DEED"] }),
+        stage("safety", "Safety", "PARALLEL", { [codes.C]: ["FIRE_SAFETY"], [codes.D]: ["SITE_PLAN"] }),
+      ),
+    );
+    applicant = await applicantClient(api, { id: `review-${run}`, name: "Rita Review" });
   });
   after(async () => driver?.close());
 
-  async function submittedRequest(tag: string) {
-    const created = await applicant.post("/requests", { applicantId: `review-${run}`, requestType: "BUILDING_PERMIT" });
-    const id = created.body.requestId;
-    const docs: Record<string, string> = {};
-    for (const [docType, bytes, name] of [
-      ["SITE_PLAN", pdf(`plan ${tag} ${run}`), "plan.pdf"],
-      ["OWNERSHIP_DEED", png(`deed ${tag} ${run}`), "deed.png"],
-      ["FIRE_SAFETY", jpeg(`fire ${tag} ${run}`), "fire.jpg"],
-    ] as const) {
-      const uploaded = await applicant.upload("POST", `/requests/${id}/documents`, bytes, name, { docType });
-      expect(uploaded.status, docType).to.equal(201);
-      docs[docType] = uploaded.body.documentId;
-    }
-    expect((await applicant.post(`/requests/${id}/submit`)).status).to.equal(200);
-    const tokenId = (await applicant.get(`/requests/${id}`)).body.tokenId as number;
-    return { id, tokenId, docs };
-  }
+  const submitted = (tag: string) =>
+    submittedRequest(applicant, "BUILDING_PERMIT", {
+      SITE_PLAN: pdf(`plan ${tag} ${run}`),
+      OWNERSHIP_DEED: png(`deed ${tag} ${run}`),
+      FIRE_SAFETY: jpeg(`fire ${tag} ${run}`),
+    });
 
   /** The decisions of a stage as the chain has them, by department code. */
   async function chainDecisions(tokenId: number, stage: number): Promise<Record<string, string>> {
@@ -105,26 +76,10 @@ describe("departments' review (HTTP, real stack)", function () {
     }
     return result;
   }
-  const chainStatus = async (tokenId: number) => {
-    const [record] = licenceToken.decodeFunctionResult(
-      "licence",
-      await driver.core.provider.call({
-        to: current().deployment.contracts.LicenceToken,
-        data: licenceToken.encodeFunctionData("licence", [tokenId]),
-      }),
-    );
-    return [
-      "NONE",
-      "DRAFT",
-      "SUBMITTED",
-      "PENDING_RESUBMISSION",
-      "APPROVED",
-      "REJECTED",
-      "CANCELLED",
-      "SUSPENDED",
-      "REVOKED",
-    ][Number(record.status)];
-  };
+  const chainStatus = async (tokenId: number) =>
+    ["NONE", "DRAFT", "SUBMITTED", "PENDING_RESUBMISSION", "APPROVED", "REJECTED", "CANCELLED", "SUSPENDED", "REVOKED"][
+      Number((await driver.licence(tokenId)).status)
+    ];
   const outboxFrom = async (wallet: string) =>
     (
       await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions WHERE from_address = $1`, [
@@ -133,7 +88,7 @@ describe("departments' review (HTTP, real stack)", function () {
     ).rows[0].n as number;
 
   it("walks a request through both stages with a request for changes and an invalidation, agreeing with the chain at every step", async function () {
-    const { id, tokenId, docs } = await submittedRequest("main");
+    const { id, tokenId, docs } = await submitted("main");
 
     // Pending: only the first department of the SEQUENTIAL stage is asked now.
     const pendingA = await as("A").get(`/requests/pending?department=${codes.A}`);
@@ -299,7 +254,7 @@ describe("departments' review (HTTP, real stack)", function () {
   });
 
   it("a document added under review reopens every stage's approvals and sends review back to the first stage", async function () {
-    const { id, tokenId, docs } = await submittedRequest("added");
+    const { id, tokenId, docs } = await submitted("added");
     for (const [key, document] of [
       ["A", docs.SITE_PLAN],
       ["B", docs.OWNERSHIP_DEED],
@@ -357,21 +312,20 @@ describe("departments' review (HTTP, real stack)", function () {
   });
 
   it("lets a department see the requests routed to it, and nothing else", async function () {
-    const { id } = await submittedRequest("routed");
+    const { id } = await submitted("routed");
     const asA = await as("A").get(`/requests/${id}`);
     expect(asA.status).to.equal(200);
     const listed = await as("A").get(`/requests?limit=100`);
     expect(listed.body.requests.map((r: Json) => r.requestId)).to.include(id);
-    const other = await createDepartment(
-      api,
-      await clientToken(api, current().admin.clientId, current().admin.clientSecret, "admin"),
-      { code: `OTHER_${tag}`, name: "Other" },
-    );
+    const other = await createDepartment(api, (await adminSession()).adminToken, {
+      code: `OTHER_${tag}`,
+      name: "Other",
+    });
     expect((await departmentClient(api, other).get(`/requests/${id}`)).status).to.equal(404);
   });
 
   it("rejects for good (FAIL_REQUEST) with the reason on chain", async function () {
-    const { id, tokenId } = await submittedRequest("reject");
+    const { id, tokenId } = await submitted("reject");
     const rejected = await as("A").post(`/requests/${id}/reject`, {
       remarks: "Unsafe structure",
       reason: "SAFETY_VIOLATION",
@@ -381,13 +335,7 @@ describe("departments' review (HTTP, real stack)", function () {
       status: "REJECTED",
       workflowStatus: { currentStage: "", isComplete: false, nextPendingDepartments: [] },
     });
-    const [record] = licenceToken.decodeFunctionResult(
-      "licence",
-      await driver.core.provider.call({
-        to: current().deployment.contracts.LicenceToken,
-        data: licenceToken.encodeFunctionData("licence", [tokenId]),
-      }),
-    );
+    const record = await driver.licence(tokenId);
     expect(record.status).to.equal(5n);
     expect(record.reasonCode).to.equal(1n);
     expect((await applicant.get(`/requests/${id}`)).body.status).to.equal("REJECTED");
@@ -396,33 +344,17 @@ describe("departments' review (HTTP, real stack)", function () {
   });
 
   describe("other stage shapes and rejection rules", function () {
-    type Approval = { departmentCode: string; requiredDocuments: string[]; isMandatory: boolean };
-    const docs3 = (a: string, b: string, c: string): Approval[] => [
-      { departmentCode: a, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-      { departmentCode: b, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true },
-      { departmentCode: c, requiredDocuments: ["FIRE_SAFETY"], isMandatory: true },
-    ];
-    async function oneStage(stage: Record<string, unknown>, requiredApprovals: Approval[]) {
-      await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT",
-        name: "Shape test",
-        stages: [
-          {
-            stageId: "only",
-            stageName: "Review",
-            stageOrder: 1,
-            executionType: "PARALLEL",
-            completionCriteria: "ALL",
-            requiredApprovals,
-            ...stage,
-          } as never,
-        ],
-      });
-    }
+    const docs3 = { [codes.A]: ["SITE_PLAN"], [codes.B]: ["OWNERSHIP_DEED"], [codes.C]: ["FIRE_SAFETY"] };
+    const oneStage = (extra: Parameters<typeof stage>[4]) =>
+      seedWorkflow(
+        current(),
+        driver,
+        workflow("BUILDING_PERMIT", "Shape test", stage("only", "Review", "PARALLEL", docs3, extra)),
+      );
 
     it("RETRY_STAGE: a rejection clears the stage and returns the request; after resubmission everyone decides again", async function () {
-      await oneStage({ onRejection: "RETRY_STAGE" }, docs3(codes.A, codes.B, codes.C));
-      const { id, tokenId } = await submittedRequest("retry");
+      await oneStage({ onRejection: "RETRY_STAGE" });
+      const { id, tokenId } = await submitted("retry");
       await as("A").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [] });
       const rejected = await as("B").post(`/requests/${id}/reject`, {
         remarks: "Deed unreadable",
@@ -440,8 +372,8 @@ describe("departments' review (HTTP, real stack)", function () {
     });
 
     it("ESCALATE: an administrator returns the rejection to the department, then upholds the next one", async function () {
-      await oneStage({ executionType: "SEQUENTIAL", onRejection: "ESCALATE" }, docs3(codes.A, codes.B, codes.C));
-      const { id, tokenId, docs } = await submittedRequest("escalate");
+      await oneStage({ executionType: "SEQUENTIAL", onRejection: "ESCALATE" });
+      const { id, tokenId, docs } = await submitted("escalate");
       await as("A").post(`/requests/${id}/reject`, { remarks: "Plan unclear", reason: "OTHER" });
       expect(await chainStatus(tokenId)).to.equal("SUBMITTED"); // waiting for an administrator
       // Documents are frozen while escalated.
@@ -476,20 +408,16 @@ describe("departments' review (HTTP, real stack)", function () {
     });
 
     it("ANY: one approval completes the stage", async function () {
-      await oneStage(
-        { completionCriteria: "ANY" },
-        docs3(codes.A, codes.B, codes.C).map((a) => ({ ...a, isMandatory: false })),
-      );
-      const { id, tokenId } = await submittedRequest("any");
+      await oneStage({ completionCriteria: "ANY", optional: [codes.A, codes.B, codes.C] });
+      const { id, tokenId } = await submitted("any");
       const approved = await as("B").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [] });
       expect(approved.body.workflowStatus.isComplete).to.equal(true);
       expect(await chainStatus(tokenId)).to.equal("APPROVED");
     });
 
     it("THRESHOLD 2 of 3 with a mandatory department: two approvals are not enough without it", async function () {
-      const approvals = docs3(codes.A, codes.B, codes.C).map((a, i) => ({ ...a, isMandatory: i === 2 }));
-      await oneStage({ completionCriteria: "THRESHOLD", threshold: 2 }, approvals);
-      const { id, tokenId } = await submittedRequest("threshold");
+      await oneStage({ completionCriteria: "THRESHOLD", threshold: 2, optional: [codes.A, codes.B] });
+      const { id, tokenId } = await submitted("threshold");
       await as("A").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [] });
       const two = await as("B").post(`/requests/${id}/approve`, { remarks: "ok", reviewedDocuments: [] });
       expect(two.body.workflowStatus).to.deep.equal({

@@ -25,7 +25,9 @@ import { apiClient, type HttpResult, type Json } from "./support/httpClient.ts";
 import { parseMarkdownTable } from "./support/markdownTable.ts";
 import { loadOperations, undocumentedAnswer } from "./support/openApiOperations.ts";
 import { pdf } from "./support/sampleFiles.ts";
+import { adminSession, letters } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 import { authenticationResponse, createSoftwarePasskey, registrationResponse } from "./support/softwarePasskey.ts";
 import { startReceiver, type Receiver } from "./support/webhookReceiver.ts";
 import { registerWorkflowVersion, workflowVersions } from "./support/workflowAdmin.ts";
@@ -108,8 +110,7 @@ interface Outcome {
 describe("authorization matrix: every endpoint × every caller (docs/authorization-matrix.md, real stack)", function () {
   const matrix = readMatrix();
   const run = `${Date.now() % 1e8}`;
-  // Department codes are letters and underscores only: spell the run id with letters.
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   const ownerId = `authz-owner-${run}`;
   const outcomes = new Map<string, Outcome>();
   const cellKey = (endpoint: string, caller: Caller) => `${endpoint} | ${caller}`;
@@ -735,10 +736,8 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
 
   before(async function () {
     const stack = current();
-    api = stack.api.url;
     receiver = await startReceiver();
-    adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
-    admin = apiClient(api, adminToken);
+    ({ api, adminToken, admin } = await adminSession(stack));
     tokens.admin = adminToken;
 
     // Callers: two applicants, two departments (and one whose key is regenerated), one system client per scope.
@@ -769,21 +768,11 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     asDepartment = departmentClient(api, department);
 
     // The workflow: one stage where the department reviews the site plan; a rejection escalates.
-    workflowDefinition = {
-      workflowType: "BUILDING_PERMIT",
-      name: `Building permit (authorization matrix ${run})`,
-      stages: [
-        {
-          stageId: "review",
-          stageName: "Review",
-          stageOrder: 1,
-          executionType: "PARALLEL",
-          completionCriteria: "ALL",
-          onRejection: "ESCALATE",
-          requiredApprovals: [{ departmentCode: department.code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
-        },
-      ],
-    };
+    workflowDefinition = workflow(
+      "BUILDING_PERMIT",
+      `Building permit (authorization matrix ${run})`,
+      stage("review", "Review", "PARALLEL", { [department.code]: ["SITE_PLAN"] }, { onRejection: "ESCALATE" }),
+    );
     workflowId = (await registerWorkflowVersion(api, adminToken, workflowDefinition)).workflowId;
 
     // Shared fixtures, built together.

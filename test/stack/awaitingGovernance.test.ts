@@ -10,10 +10,12 @@ import { clientToken } from "./support/authClient.ts";
 import { eoaKeySigner, keyProof } from "./support/departmentClient.ts";
 import { apiClient as http } from "./support/httpClient.ts";
 import { b32, createDriver, registry, type Driver } from "./support/platformDriver.ts";
+import { letters } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 describe("an API without a governance key (governance is a Safe): 202 AWAITING_GOVERNANCE", function () {
-  const tag = `${Date.now() % 1e7}`.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(`${Date.now() % 1e7}`);
   let api: ApiHandle | undefined;
   let driver: Driver;
   let admin: ReturnType<typeof http>;
@@ -81,20 +83,14 @@ describe("an API without a governance key (governance is a Safe): 202 AWAITING_G
     });
     expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
     const before = await recordedTransactions();
-    const answer = await admin.post("/workflows", {
-      workflowType,
-      name: "Trade licence (awaiting governance)",
-      stages: [
-        {
-          stageId: "one",
-          stageName: "One",
-          stageOrder: 1,
-          executionType: "PARALLEL",
-          completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
-        },
-      ],
-    });
+    const answer = await admin.post(
+      "/workflows",
+      workflow(
+        workflowType,
+        "Trade licence (awaiting governance)",
+        stage("one", "One", "PARALLEL", { [departmentCode]: ["SITE_PLAN"] }),
+      ),
+    );
     expect(answer.status, JSON.stringify(answer.body)).to.equal(202);
     expect(answer.body.status).to.equal("AWAITING_GOVERNANCE");
     expect(answer.body.transaction.to).to.equal(current().deployment.contracts.ApprovalRegistry);

@@ -2,7 +2,6 @@ import { expect } from "chai";
 import { type BaseWallet, TypedDataEncoder, Wallet, getAddress } from "ethers";
 import { approvalRegistry } from "../../api/src/chain/contracts.ts";
 import { DECISION_TYPES } from "../../abis/index.ts";
-import { applicantToken, clientToken } from "./support/authClient.ts";
 import {
   createDepartment,
   departmentClient,
@@ -10,13 +9,16 @@ import {
   keyProof,
   type CreatedTestDepartment,
 } from "./support/departmentClient.ts";
-import { apiClient as http } from "./support/httpClient.ts";
+import type { apiClient } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { deploySafe, safeSignature } from "./support/safeWallet.ts";
 import { pdf, png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { eventually } from "./support/eventually.ts";
+import { adminSession, applicantClient, letters, type Applicant } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
+import { submittedRequest } from "./support/submittedRequest.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 /**
  * Custody modes over HTTP on the real stack: a department that holds its own key decides by signing EIP-712 typed
@@ -25,23 +27,21 @@ import { current } from "./support/stackFixture.ts";
  */
 describe("custody modes and decisions bound to what was reviewed (HTTP, real stack)", function () {
   const run = `${Date.now() % 1e7}`;
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   const codes = { held: `HELD_${tag}`, custodial: `CUST_${tag}` };
   const heldKey = Wallet.createRandom();
   let api: string;
   let driver: Driver;
-  let admin: ReturnType<typeof http>;
+  let admin: ReturnType<typeof apiClient>;
   let adminToken: string;
-  let applicant: ReturnType<typeof http>;
+  let applicant: Applicant;
   let held: CreatedTestDepartment;
   let custodial: CreatedTestDepartment;
 
   before(async function () {
     const stack = current();
-    api = stack.api.url;
     driver = await createDriver(stack);
-    adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
-    admin = http(api, adminToken);
+    ({ api, adminToken, admin } = await adminSession(stack));
     held = await createDepartment(api, adminToken, {
       code: codes.held,
       name: "Department holding its key",
@@ -50,49 +50,21 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       keyHolder: eoaKeySigner(heldKey),
     });
     custodial = await createDepartment(api, adminToken, { code: codes.custodial, name: "Custodial department" });
-    await seedWorkflow(stack, driver, {
-      // BUILDING_PERMIT: other stack tests expect TRADE_LICENSE to have no workflow and count RESORT_LICENSE's versions.
-      workflowType: "BUILDING_PERMIT",
-      name: "Building permit (custody test)",
-      stages: [
-        {
-          stageId: "held",
-          stageName: "Own key",
-          stageOrder: 1,
-          executionType: "PARALLEL",
-          completionCriteria: "ALL",
-          requiredApprovals: [
-            { departmentCode: codes.held, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-            { departmentCode: codes.custodial, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true },
-          ],
-        },
-      ],
+    // BUILDING_PERMIT: other stack tests expect TRADE_LICENSE to have no workflow and count RESORT_LICENSE's versions.
+    const own = stage("held", "Own key", "PARALLEL", {
+      [codes.held]: ["SITE_PLAN"],
+      [codes.custodial]: ["OWNERSHIP_DEED"],
     });
-    applicant = http(api, await applicantToken(api, { id: `custody-${run}`, name: "Cora Custody" }));
+    await seedWorkflow(stack, driver, workflow("BUILDING_PERMIT", "Building permit (custody test)", own));
+    applicant = await applicantClient(api, { id: `custody-${run}`, name: "Cora Custody" });
   });
   after(async () => driver?.close());
 
-  async function submittedRequest(label: string) {
-    const created = await applicant.post("/requests", {
-      applicantId: `custody-${run}`,
-      requestType: "BUILDING_PERMIT",
+  const submitted = (label: string) =>
+    submittedRequest(applicant, "BUILDING_PERMIT", {
+      SITE_PLAN: pdf(`plan ${label} ${run}`),
+      OWNERSHIP_DEED: png(`deed ${label} ${run}`),
     });
-    expect(created.status).to.equal(201);
-    const id = created.body.requestId as string;
-    const docs: Record<string, string> = {};
-    const hashes: Record<string, string> = {};
-    for (const [docType, bytes, name] of [
-      ["SITE_PLAN", pdf(`plan ${label} ${run}`), "plan.pdf"],
-      ["OWNERSHIP_DEED", png(`deed ${label} ${run}`), "deed.png"],
-    ] as const) {
-      const uploaded = await applicant.upload("POST", `/requests/${id}/documents`, bytes, name, { docType });
-      expect(uploaded.status, docType).to.equal(201);
-      docs[docType] = uploaded.body.documentId;
-      hashes[docType] = uploaded.body.hash;
-    }
-    expect((await applicant.post(`/requests/${id}/submit`)).status).to.equal(200);
-    return { id, docs, hashes };
-  }
 
   /** The typed data the API hands out, signed with `key` (as any wallet would sign it). */
   async function signed(
@@ -140,7 +112,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
   });
 
   it("relays a decision the department signed: the chain records its wallet as signer, the operator as sender", async function () {
-    const { id, docs } = await submittedRequest("signed");
+    const { id, docs } = await submitted("signed");
     const asHeld = departmentClient(api, held);
     const unsigned = await asHeld.post(`/requests/${id}/approve`, {
       remarks: "Plan fine",
@@ -218,7 +190,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
   });
 
   it("refuses an expired signature with 400 SIGNATURE_EXPIRED and records nothing", async function () {
-    const { id, docs } = await submittedRequest("expired");
+    const { id, docs } = await submitted("expired");
     const body = { remarks: "Late", reviewedDocuments: [docs.SITE_PLAN] };
     const proof = await signed(held, id, { decision: "APPROVED", ...body });
     const message = { ...proof.typedData.message, deadline: "1" };
@@ -238,7 +210,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
   });
 
   it("refuses a signature that is not whole bytes of hex with 400 VALIDATION_ERROR and records nothing", async function () {
-    const { id, docs } = await submittedRequest("odd-hex");
+    const { id, docs } = await submitted("odd-hex");
     const body = { remarks: "Odd", reviewedDocuments: [docs.SITE_PLAN] };
     const proof = await signed(held, id, { decision: "APPROVED", ...body });
     const before = await recordedTransactions();
@@ -257,7 +229,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
   });
 
   it("refuses, with 409 STALE_DOCUMENTS naming the document, an approval of a version that is no longer the latest", async function () {
-    const { id, docs, hashes } = await submittedRequest("stale");
+    const { id, docs, hashes } = await submitted("stale");
     const updated = await applicant.upload(
       "PUT",
       `/requests/${id}/documents/${docs.OWNERSHIP_DEED}`,
@@ -305,7 +277,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     reviewed: "SITE_PLAN" | "ALL",
     changed: "SITE_PLAN" | "OWNERSHIP_DEED",
   ) {
-    const { id, docs, hashes } = await submittedRequest(label);
+    const { id, docs, hashes } = await submitted(label);
     const body = { remarks: `Reviewed (${label})`, reviewedDocuments: reviewed === "ALL" ? [] : [docs.SITE_PLAN] };
     const proof = await signed(held, id, { decision: "APPROVED", ...body });
     expect(proof.documentVersions[docs[changed]]).to.equal(1);
@@ -345,7 +317,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
   });
 
   it("an approval naming no document covers every document: any update invalidates it", async function () {
-    const { id, docs } = await submittedRequest("all");
+    const { id, docs } = await submitted("all");
     const approved = await departmentClient(api, custodial).post(`/requests/${id}/approve`, {
       remarks: "All fine",
       reviewedDocuments: [],
@@ -424,7 +396,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
   });
 
   it("changes a department's wallet only after its public delay: the proposed key cannot decide before, the old one cannot after", async function () {
-    const { id, docs } = await submittedRequest("rotation");
+    const { id, docs } = await submitted("rotation");
     const newKey = Wallet.createRandom();
     const proposed = await admin.post(`/departments/${codes.held}/wallet-change`, await heldWalletChange(newKey));
     expect(proposed.status, JSON.stringify(proposed.body)).to.equal(200);
@@ -504,7 +476,6 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
         owners.map((o) => o.address),
         2,
       );
-      adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
       safeDepartment = await createDepartment(api, adminToken, {
         code: safeCode,
         name: "Department deciding through a Safe",
@@ -516,22 +487,8 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
           return safeSignature(safe, domain.chainId, digest, [owners[0], owners[1]]);
         },
       });
-      await seedWorkflow(stack, driver, {
-        workflowType: "BUILDING_PERMIT",
-        name: "Building permit (Safe custody test)",
-        stages: [
-          {
-            stageId: "safe",
-            stageName: "Safe",
-            stageOrder: 1,
-            executionType: "PARALLEL",
-            completionCriteria: "ALL",
-            requiredApprovals: [
-              { departmentCode: safeCode, requiredDocuments: ["SITE_PLAN", "OWNERSHIP_DEED"], isMandatory: true },
-            ],
-          },
-        ],
-      });
+      const safeStage = stage("safe", "Safe", "PARALLEL", { [safeCode]: ["SITE_PLAN", "OWNERSHIP_DEED"] });
+      await seedWorkflow(stack, driver, workflow("BUILDING_PERMIT", "Building permit (Safe custody test)", safeStage));
     });
 
     /** The typed data from the API, its EIP-712 digest, and the given owners' Safe signature of it. */
@@ -551,7 +508,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
 
     it("registers the Safe's address as the department's wallet, and the Safe (two owners) decides over HTTP", async function () {
       expect(safeDepartment.body).to.include({ custody: "DEPARTMENT_HELD", walletAddress: safe });
-      const { id, docs } = await submittedRequest("safe");
+      const { id, docs } = await submitted("safe");
       const body = { remarks: "Plan checked by two of three", reviewedDocuments: [docs.SITE_PLAN] };
       const approved = await departmentClient(api, safeDepartment).post(
         `/requests/${id}/approve`,
@@ -569,7 +526,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     });
 
     it("refuses one owner's signature, or one by a stranger with an owner, with 400 INVALID_SIGNATURE: nothing recorded", async function () {
-      const { id, docs } = await submittedRequest("safe refused");
+      const { id, docs } = await submitted("safe refused");
       const body = { remarks: "Plan checked", reviewedDocuments: [docs.SITE_PLAN] };
       const before = await recordedTransactions();
       for (const [what, signers] of [

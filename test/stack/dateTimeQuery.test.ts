@@ -1,17 +1,13 @@
 import { expect } from "chai";
-import { clientToken } from "./support/authClient.ts";
 import { apiClient as http } from "./support/httpClient.ts";
+import { adminSession } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
 
 /** date-time query values are strict RFC 3339 (seconds required), and the document says so. */
 describe("date-time query values", function () {
   let admin: ReturnType<typeof http>;
   before(async function () {
-    const stack = current();
-    admin = http(
-      stack.api.url,
-      await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin"),
-    );
+    ({ admin } = await adminSession());
   });
 
   for (const value of [

@@ -5,7 +5,9 @@ import { apiClient as client, type Json } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { adminSession } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 describe("delegations: a system client acts only for the applicants who delegated to it", function () {
   const run = `${Date.now() % 1e7}`;
@@ -31,24 +33,18 @@ describe("delegations: a system client acts only for the applicants who delegate
 
   before(async function () {
     const stack = current();
-    api = stack.api.url;
     driver = await createDriver(stack);
-    const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
-    admin = client(api, adminToken);
-    await seedWorkflow(stack, driver, {
-      workflowType: "BUILDING_PERMIT",
-      name: `Building permit (delegations ${run})`,
-      stages: [
-        {
-          stageId: "review",
-          stageName: "Review",
-          stageOrder: 1,
-          executionType: "PARALLEL",
-          completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: `DELEG_${run}`, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
-        },
-      ],
-    });
+    let adminToken: string;
+    ({ api, adminToken, admin } = await adminSession(stack));
+    await seedWorkflow(
+      stack,
+      driver,
+      workflow(
+        "BUILDING_PERMIT",
+        `Building permit (delegations ${run})`,
+        stage("review", "Review", "PARALLEL", { [`DELEG_${run}`]: ["SITE_PLAN"] }),
+      ),
+    );
     carol = client(api, await applicantToken(api, { id: carolId, name: "Carol Citizen", email: "carol@example.org" }));
     dave = client(api, await applicantToken(api, { id: daveId, name: "Dave Other" }));
     const scopes = ["applications:read", "applications:write", "documents:read", "documents:write"];
@@ -107,8 +103,9 @@ describe("delegations: a system client acts only for the applicants who delegate
         expect(refused.status, clientId).to.equal(404);
         expect(refused.body.code).to.equal("NOT_FOUND");
       }
-      const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
-      const revoked = await createClient(api, adminToken, `revoked portal ${run}`, ["applications:write"]);
+      const revoked = await createClient(api, (await adminSession(stack)).adminToken, `revoked portal ${run}`, [
+        "applications:write",
+      ]);
       expect((await admin.delete(`/admin/clients/${revoked.clientId}`)).status).to.equal(204);
       expect((await dave.post("/delegations", { clientId: revoked.clientId })).status).to.equal(404);
       expect((await portal.post("/delegations", { clientId: othersPortalId })).status).to.equal(403);

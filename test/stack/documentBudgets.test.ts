@@ -8,17 +8,19 @@ import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { expect } from "chai";
 import type { ApiHandle } from "../../scripts/stack/stack.ts";
-import { applicantToken, clientToken } from "./support/authClient.ts";
+import { applicantToken } from "./support/authClient.ts";
 import { createDepartment } from "./support/departmentClient.ts";
 import { apiClient, type HttpResult } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { adminSession, letters } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 describe("document uploads: budgets, and refusals before the body is read", function () {
   const run = `${Date.now() % 1e7}`;
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   const docTypes = Array.from({ length: 8 }, (_, i) => `BUDGET_DOC_${"ABCDEFGH"[i]}`);
   /** A PNG of about `bytes` bytes (a text chunk pads it), distinct for each `note`. */
   const file = (note: string, bytes = 200) => png(`${note} ${run} `.padEnd(bytes, "."));
@@ -37,23 +39,13 @@ describe("document uploads: budgets, and refusals before the body is read", func
   before(async function () {
     const stack = current();
     driver = await createDriver(stack);
-    const admin = await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin");
     const code = `BUDGETS_${tag}`;
-    await createDepartment(stack.api.url, admin, { code, name: "Budgets" });
-    await seedWorkflow(stack, driver, {
-      workflowType: "BUILDING_PERMIT",
-      name: `Budgets ${run}`,
-      stages: [
-        {
-          stageId: "b",
-          stageName: "B",
-          stageOrder: 1,
-          executionType: "PARALLEL",
-          completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: code, requiredDocuments: docTypes, isMandatory: true }],
-        },
-      ],
-    });
+    await createDepartment(stack.api.url, (await adminSession(stack)).adminToken, { code, name: "Budgets" });
+    await seedWorkflow(
+      stack,
+      driver,
+      workflow("BUILDING_PERMIT", `Budgets ${run}`, stage("b", "B", "PARALLEL", { [code]: docTypes })),
+    );
     limited = await stack.startExtraApi(undefined, budgets);
   });
   after(async () => {

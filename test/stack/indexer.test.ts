@@ -98,11 +98,7 @@ describe("indexer", function () {
       `SELECT owner, workflow_id, status, reason_code, expires_at, issued_at, created_tx FROM licences WHERE token_id = $1`,
       [tokenId.toString()],
     );
-    const chainLicence = await driver.core.provider.call({
-      to: driver.addresses.LicenceToken,
-      data: token.encodeFunctionData("licence", [tokenId]),
-    });
-    const [record] = token.decodeFunctionResult("licence", chainLicence);
+    const record = await driver.licence(tokenId);
     expect(licence).to.deep.equal({
       owner: applicant.toLowerCase(),
       workflow_id: workflowId,

@@ -8,13 +8,13 @@ import path from "node:path";
 import { expect } from "chai";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { ensureChromium } from "../../scripts/ensureChromium.ts";
-import { applicantToken, clientToken } from "./support/authClient.ts";
-import { createDepartment, departmentClient } from "./support/departmentClient.ts";
-import { apiClient as http } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { adminSession, applicantClient, departmentSession, letters, type Applicant } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
+import { submittedRequest } from "./support/submittedRequest.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 const SHOTS = path.join(process.cwd(), "test-results", "verification-page");
 const CHROMIUM_ARGS = [
@@ -29,54 +29,39 @@ const CHROMIUM_ARGS = [
 
 describe("verification by licence number (API and page) and a real request's timeline", function () {
   const run = `${Date.now() % 1e7}`;
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   const code = `NUMBER_${tag}`;
   let api: string;
   let driver: Driver;
   let licence: { id: string; tokenId: number; requestNumber: string };
-  let applicant: ReturnType<typeof http>;
+  let applicant: Applicant;
   let browser: Browser | undefined;
 
   before(async function () {
     const stack = current();
-    api = stack.api.url;
     driver = await createDriver(stack);
-    const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
-    const department = departmentClient(api, await createDepartment(api, adminToken, { code, name: "Numbers Office" }));
-    await seedWorkflow(stack, driver, {
-      workflowType: "BUILDING_PERMIT",
-      name: "Building permit (licence number test)",
-      stages: [
-        {
-          stageId: "check",
-          stageName: "Check",
-          stageOrder: 1,
-          executionType: "SEQUENTIAL",
-          completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
-        },
-      ],
-    });
-    applicant = http(api, await applicantToken(api, { id: `number-${run}`, name: "Nina Number" }));
-    const created = await applicant.post("/requests", { applicantId: `number-${run}`, requestType: "BUILDING_PERMIT" });
-    const uploaded = await applicant.upload(
-      "POST",
-      `/requests/${created.body.requestId}/documents`,
-      pdf(`number ${run}`),
-      "plan.pdf",
-      { docType: "SITE_PLAN" },
+    let adminToken: string;
+    ({ api, adminToken } = await adminSession(stack));
+    const department = (await departmentSession(api, adminToken, { code, name: "Numbers Office" })).client;
+    await seedWorkflow(
+      stack,
+      driver,
+      workflow(
+        "BUILDING_PERMIT",
+        "Building permit (licence number test)",
+        stage("check", "Check", "SEQUENTIAL", { [code]: ["SITE_PLAN"] }),
+      ),
     );
-    await applicant.post(`/requests/${created.body.requestId}/submit`);
-    expect(
-      (
-        await department.post(`/requests/${created.body.requestId}/approve`, {
-          remarks: "ok",
-          reviewedDocuments: [uploaded.body.documentId],
-        })
-      ).status,
-    ).to.equal(200);
-    const detail = (await applicant.get(`/requests/${created.body.requestId}`)).body;
-    licence = { id: created.body.requestId, tokenId: detail.tokenId, requestNumber: detail.requestNumber };
+    applicant = await applicantClient(api, { id: `number-${run}`, name: "Nina Number" });
+    const { id, tokenId, requestNumber, docs } = await submittedRequest(applicant, "BUILDING_PERMIT", {
+      SITE_PLAN: pdf(`number ${run}`),
+    });
+    const approved = await department.post(`/requests/${id}/approve`, {
+      remarks: "ok",
+      reviewedDocuments: [docs.SITE_PLAN],
+    });
+    expect(approved.status).to.equal(200);
+    licence = { id, tokenId, requestNumber };
   });
   after(async () => {
     await browser?.close();

@@ -12,7 +12,6 @@ import { Contract, getAddress, keccak256, toUtf8Bytes } from "ethers";
 import { DepartmentPasskeyAccountAbi } from "../../abis/index.ts";
 import { approvalRegistry } from "../../api/src/chain/contracts.ts";
 import { accountAssertion, encodePasskeySignature } from "../../api/src/domain/passkeys/passkeySignature.ts";
-import { applicantToken, clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { apiClient, type Json } from "./support/httpClient.ts";
 import { eventually } from "./support/eventually.ts";
@@ -27,11 +26,14 @@ import {
 } from "./support/passkeyReviewers.ts";
 import { pdf, png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { adminSession, applicantClient, letters } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
+import { submittedRequest } from "./support/submittedRequest.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 import { REPO_ROOT } from "../../scripts/stack/stack.ts";
 
 describe("decisions signed by reviewers' passkeys, 2 of 3 (HTTP, real stack)", function () {
-  const run = `${Date.now() % 1e7}`.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const run = letters(`${Date.now() % 1e7}`);
   let api: string;
   let driver: Driver;
   let admin: ReturnType<typeof apiClient>;
@@ -50,10 +52,9 @@ describe("decisions signed by reviewers' passkeys, 2 of 3 (HTTP, real stack)", f
 
   before(async function () {
     const stack = current();
-    api = stack.api.url;
     driver = await createDriver(stack);
-    const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
-    admin = apiClient(api, adminToken);
+    let adminToken: string;
+    ({ api, adminToken, admin } = await adminSession(stack));
     [passkeyDept, keyDept] = await Promise.all([
       createDepartment(api, adminToken, { code: `PKD_${run}`, name: "Planning board (passkeys)" }),
       createDepartment(api, adminToken, { code: `KEYD_${run}`, name: "Land registry (API key)" }),
@@ -78,38 +79,24 @@ describe("decisions signed by reviewers' passkeys, 2 of 3 (HTTP, real stack)", f
     const activated = await admin.post(`/departments/${passkeyDept.code}/wallet-change/activate`);
     expect(activated.status, JSON.stringify(activated.body)).to.equal(200);
 
-    await seedWorkflow(stack, driver, {
-      // BUILDING_PERMIT: other stack tests expect TRADE_LICENSE to have no workflow.
-      workflowType: "BUILDING_PERMIT",
-      name: "Building permit (passkey decisions test)",
-      stages: [
-        {
-          stageId: "review",
-          stageName: "Review",
-          stageOrder: 1,
-          executionType: "PARALLEL",
-          completionCriteria: "ALL",
-          requiredApprovals: [
-            { departmentCode: passkeyDept.code, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-            { departmentCode: keyDept.code, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true },
-          ],
-        },
-      ],
+    // BUILDING_PERMIT: other stack tests expect TRADE_LICENSE to have no workflow.
+    await seedWorkflow(
+      stack,
+      driver,
+      workflow(
+        "BUILDING_PERMIT",
+        "Building permit (passkey decisions test)",
+        stage("review", "Review", "PARALLEL", {
+          [passkeyDept.code]: ["SITE_PLAN"],
+          [keyDept.code]: ["OWNERSHIP_DEED"],
+        }),
+      ),
+    );
+    const applicant = await applicantClient(api, { id: `pkd-${run}`, name: "Pat Passkey" });
+    request = await submittedRequest(applicant, "BUILDING_PERMIT", {
+      SITE_PLAN: pdf(`plan ${run}`),
+      OWNERSHIP_DEED: png(`deed ${run}`),
     });
-    const applicant = apiClient(api, await applicantToken(api, { id: `pkd-${run}`, name: "Pat Passkey" }));
-    const created = await applicant.post("/requests", { applicantId: `pkd-${run}`, requestType: "BUILDING_PERMIT" });
-    expect(created.status, JSON.stringify(created.body)).to.equal(201);
-    request = { id: created.body.requestId, docs: {}, hashes: {} };
-    for (const [docType, bytes, name] of [
-      ["SITE_PLAN", pdf(`plan ${run}`), "plan.pdf"],
-      ["OWNERSHIP_DEED", png(`deed ${run}`), "deed.png"],
-    ] as const) {
-      const uploaded = await applicant.upload("POST", `/requests/${request.id}/documents`, bytes, name, { docType });
-      expect(uploaded.status, docType).to.equal(201);
-      request.docs[docType] = uploaded.body.documentId;
-      request.hashes[docType] = uploaded.body.hash;
-    }
-    expect((await applicant.post(`/requests/${request.id}/submit`)).status).to.equal(200);
   });
   after(async () => driver?.close());
 

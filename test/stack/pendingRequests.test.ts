@@ -1,58 +1,43 @@
 import { expect } from "chai";
-import { applicantToken, clientToken } from "./support/authClient.ts";
-import { createDepartment, departmentClient } from "./support/departmentClient.ts";
-import { apiClient as http, type Json } from "./support/httpClient.ts";
+import type { departmentClient } from "./support/departmentClient.ts";
+import type { Json } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { adminSession, applicantClient, departmentSession, letters, type Applicant } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
+import { submittedRequest } from "./support/submittedRequest.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 /** GET /requests/pending: what waits for a department, paged like GET /requests and showing the same stage. */
 describe("GET /requests/pending", function () {
   const run = `${Date.now() % 1e7}`;
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   const code = `PAGING_${tag}`;
   let driver: Driver;
   let as: ReturnType<typeof departmentClient>;
-  let applicant: ReturnType<typeof http>;
+  let applicant: Applicant;
   const submitted: string[] = []; // oldest first
 
   before(async function () {
     const stack = current();
-    const api = stack.api.url;
     driver = await createDriver(stack);
-    const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
-    const department = await createDepartment(api, adminToken, { code, name: "Paging department" });
-    as = departmentClient(api, department);
-    await seedWorkflow(stack, driver, {
-      workflowType: "BUILDING_PERMIT",
-      name: `Paging ${run}`,
-      stages: [
-        {
-          stageId: "intake",
-          stageName: `Intake review ${run}`,
-          stageOrder: 1,
-          executionType: "PARALLEL",
-          completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
-        },
-      ],
-    });
-    applicant = http(api, await applicantToken(api, { id: `paging-${run}`, name: "Paula Paging" }));
-    for (let i = 0; i < 5; i++) {
-      const created = await applicant.post("/requests", {
-        applicantId: `paging-${run}`,
-        requestType: "BUILDING_PERMIT",
-      });
-      expect(created.status).to.equal(201);
-      const id = created.body.requestId as string;
-      const uploaded = await applicant.upload("POST", `/requests/${id}/documents`, pdf(`paging ${run} ${i}`), "p.pdf", {
-        docType: "SITE_PLAN",
-      });
-      expect(uploaded.status).to.equal(201);
-      expect((await applicant.post(`/requests/${id}/submit`)).status).to.equal(200);
-      submitted.push(id);
-    }
+    const { api, adminToken } = await adminSession(stack);
+    as = (await departmentSession(api, adminToken, { code, name: "Paging department" })).client;
+    await seedWorkflow(
+      stack,
+      driver,
+      workflow(
+        "BUILDING_PERMIT",
+        `Paging ${run}`,
+        stage("intake", `Intake review ${run}`, "PARALLEL", { [code]: ["SITE_PLAN"] }),
+      ),
+    );
+    applicant = await applicantClient(api, { id: `paging-${run}`, name: "Paula Paging" });
+    for (let i = 0; i < 5; i++)
+      submitted.push(
+        (await submittedRequest(applicant, "BUILDING_PERMIT", { SITE_PLAN: pdf(`paging ${run} ${i}`) })).id,
+      );
   });
   after(async () => driver?.close());
 

@@ -23,14 +23,17 @@ import { answerOfKnownError } from "../../api/src/http/errorKinds.ts";
 import { rpc } from "../../scripts/stack/localChain.ts";
 import { freePort } from "../../scripts/stack/ports.ts";
 import { startStack, type ApiHandle, type Stack } from "../../scripts/stack/stack.ts";
-import { applicantToken, clientToken } from "./support/authClient.ts";
+import { applicantToken } from "./support/authClient.ts";
 import { departmentClient } from "./support/departmentClient.ts";
 import { apiClient as http } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { startRemoteSignerServer, type RemoteSignerServer } from "./support/remoteSignerServer.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { adminSession, letters } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
+import { submittedRequest } from "./support/submittedRequest.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 const AUTH = `Bearer ${randomBytes(16).toString("hex")}`;
 
@@ -240,7 +243,7 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
   });
 
   describe("an API process with SIGNER=remote", function () {
-    const tag = `${Date.now() % 1e7}`.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+    const tag = letters(`${Date.now() % 1e7}`);
     const code = `REMOTE_${tag}`;
     let server: RemoteSignerServer;
     let remoteApi: ApiHandle | undefined;
@@ -309,7 +312,7 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
         ADMIN_WALLET_ADDRESS: server.addresses[3],
         JOBS_IN_API: "false",
       });
-      adminToken = await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin");
+      ({ adminToken } = await adminSession(stack));
     });
     after(async () => {
       await remoteApi?.stop();
@@ -383,40 +386,27 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
         code,
       ]);
       expect(credentials.rows[0].wallet_address).to.equal(server.addresses[1].toLowerCase());
-      await seedWorkflow(stack, driver, {
-        workflowType: "BUILDING_PERMIT",
-        name: "Building permit (remote signer test)",
-        stages: [
-          {
-            stageId: "remote",
-            stageName: "Remote",
-            stageOrder: 1,
-            executionType: "SEQUENTIAL",
-            completionCriteria: "ALL",
-            requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
-          },
-        ],
-      });
+      await seedWorkflow(
+        stack,
+        driver,
+        workflow(
+          "BUILDING_PERMIT",
+          "Building permit (remote signer test)",
+          stage("remote", "Remote", "SEQUENTIAL", { [code]: ["SITE_PLAN"] }),
+        ),
+      );
       expect(department, "the department registered by the previous test").to.not.equal(undefined);
       const asDepartment = departmentClient(remoteApi!.url, department!);
 
       const applicantId = `remote-${tag}`;
-      const applicant = http(
-        remoteApi!.url,
-        await applicantToken(stack.api.url, { id: applicantId, name: "Remy Remote" }),
+      const token = await applicantToken(stack.api.url, { id: applicantId, name: "Remy Remote" });
+      const { id: requestId, docs } = await submittedRequest(
+        { ...http(remoteApi!.url, token), id: applicantId },
+        "BUILDING_PERMIT",
+        {
+          SITE_PLAN: pdf(`remote plan ${tag}`),
+        },
       );
-      const created = await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" });
-      expect(created.status, JSON.stringify(created.body)).to.equal(201);
-      const requestId = created.body.requestId;
-      const uploaded = await applicant.upload(
-        "POST",
-        `/requests/${requestId}/documents`,
-        pdf(`remote plan ${tag}`),
-        "plan.pdf",
-        { docType: "SITE_PLAN" },
-      );
-      expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
-      expect((await applicant.post(`/requests/${requestId}/submit`)).status).to.equal(200);
 
       // One signer per process: the stack's own API (key vault) has no key for this department and records nothing.
       const outboxOf = async (wallet: string) =>
@@ -427,14 +417,14 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
         ).rows[0].n as number;
       const viaVault = await departmentClient(stack.api.url, department!).post(`/requests/${requestId}/approve`, {
         remarks: "Vault",
-        reviewedDocuments: [uploaded.body.documentId],
+        reviewedDocuments: [docs.SITE_PLAN],
       });
       expect([viaVault.status, viaVault.body.code]).to.deep.equal([502, "SIGNER_REFUSED"]);
       expect(await outboxOf(server.addresses[1])).to.equal(0);
 
       const approved = await asDepartment.post(`/requests/${requestId}/approve`, {
         remarks: "Signed remotely",
-        reviewedDocuments: [uploaded.body.documentId],
+        reviewedDocuments: [docs.SITE_PLAN],
       });
       expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
       expect(approved.body.status).to.equal("APPROVED");
@@ -544,10 +534,7 @@ describe("remote signer (eth_accounts / eth_signTransaction)", function () {
           },
         });
         expect(stack.operatorAddress).to.equal(server.addresses[0]);
-        const admin = http(
-          stack.api.url,
-          await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin"),
-        );
+        const { admin } = await adminSession(stack);
         const created = await admin.post("/departments", { code: "REMOTE_STACK", name: "Remote stack" });
         expect(created.status, JSON.stringify(created.body)).to.equal(201);
         expect(created.body.walletAddress).to.equal(server.addresses[1]);

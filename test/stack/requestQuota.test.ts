@@ -1,10 +1,12 @@
 import { expect } from "chai";
 import type { ApiHandle } from "../../scripts/stack/stack.ts";
-import { applicantToken, clientToken } from "./support/authClient.ts";
+import { applicantToken } from "./support/authClient.ts";
 import { apiClient as client } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { adminSession } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 describe("POST /requests: the per-applicant request quota holds under concurrency", function () {
   const run = `${Date.now() % 1e7}`;
@@ -20,20 +22,15 @@ describe("POST /requests: the per-applicant request quota holds under concurrenc
     driver = await createDriver(stack);
     ({
       workflow: { id: workflowId },
-    } = await seedWorkflow(stack, driver, {
-      workflowType: "TRADE_LICENSE",
-      name: `Trade licence (quota ${run})`,
-      stages: [
-        {
-          stageId: "check",
-          stageName: "Check",
-          stageOrder: 1,
-          executionType: "SEQUENTIAL",
-          completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: `QUOTA_${run}`, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
-        },
-      ],
-    }));
+    } = await seedWorkflow(
+      stack,
+      driver,
+      workflow(
+        "TRADE_LICENSE",
+        `Trade licence (quota ${run})`,
+        stage("check", "Check", "SEQUENTIAL", { [`QUOTA_${run}`]: ["SITE_PLAN"] }),
+      ),
+    ));
     // An API beside the fixture's (same database and chain) with a quota of 50 requests per applicant a day.
     quotaApi = await stack.startExtraApi(undefined, { REQUEST_QUOTA_PER_DAY: String(QUOTA) });
   });
@@ -41,9 +38,8 @@ describe("POST /requests: the per-applicant request quota holds under concurrenc
     await quotaApi?.stop();
     // Other files expect TRADE_LICENSE to have no active workflow: deactivate the one this file registered.
     if (workflowId) {
-      const stack = current();
-      const token = await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin");
-      expect((await client(stack.api.url, token).delete(`/workflows/${workflowId}`)).status).to.equal(200);
+      const { admin } = await adminSession();
+      expect((await admin.delete(`/workflows/${workflowId}`)).status).to.equal(200);
     }
     await driver?.close();
   });

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { expect } from "chai";
-import { documentRegistry, licenceToken } from "../../api/src/chain/contracts.ts";
+import { documentRegistry } from "../../api/src/chain/contracts.ts";
 import { applicantAddress, licenceAddress } from "../../api/src/chain/applicantKeys.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
 import type { ApiHandle } from "../../scripts/stack/stack.ts";
@@ -12,6 +12,7 @@ import { executable, jpeg, pdf, png, text } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { startS3Server, type S3ServerHandle as S3Server } from "./support/s3Server.ts";
 import { current } from "./support/stackFixture.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 import { apiClient as client, type Json } from "./support/httpClient.ts";
 
 const sha = (bytes: Buffer) => `0x${createHash("sha256").update(bytes).digest("hex")}`;
@@ -29,33 +30,16 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
     const stack = current();
     api = stack.api.url;
     driver = await createDriver(stack);
-    await seedWorkflow(stack, driver, {
-      workflowType: "BUILDING_PERMIT",
-      name: "Building permit",
-      stages: [
-        {
-          stageId: "s1",
-          stageName: "Planning review",
-          stageOrder: 1,
-          executionType: "SEQUENTIAL",
-          completionCriteria: "ALL",
-          requiredApprovals: [
-            { departmentCode: A, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-            { departmentCode: B, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true },
-          ],
-        },
-        {
-          stageId: "s2",
-          stageName: "Safety",
-          stageOrder: 2,
-          executionType: "PARALLEL",
-          completionCriteria: "ALL",
-          requiredApprovals: [
-            { departmentCode: C, requiredDocuments: ["FIRE_SAFETY", "SITE_PLAN"], isMandatory: true },
-          ],
-        },
-      ],
-    });
+    await seedWorkflow(
+      stack,
+      driver,
+      workflow(
+        "BUILDING_PERMIT",
+        "Building permit",
+        stage("s1", "Planning review", "SEQUENTIAL", { [A]: ["SITE_PLAN"], [B]: ["OWNERSHIP_DEED"] }),
+        stage("s2", "Safety", "PARALLEL", { [C]: ["FIRE_SAFETY", "SITE_PLAN"] }),
+      ),
+    );
     alice = client(
       api,
       await applicantToken(api, { id: aliceId, name: "Alice Applicant", email: "alice@example.org" }),
@@ -71,16 +55,7 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
         kind ? [requestId, kind] : [requestId],
       )
     ).rows[0].n as number;
-  const onChain = async (tokenId: number) => {
-    const [record] = licenceToken.decodeFunctionResult(
-      "licence",
-      await driver.core.provider.call({
-        to: current().deployment.contracts.LicenceToken,
-        data: licenceToken.encodeFunctionData("licence", [tokenId]),
-      }),
-    );
-    return record;
-  };
+  const onChain = (tokenId: number) => driver.licence(tokenId);
 
   describe("authentication and authorisation", function () {
     it("refuses anonymous callers with 401 and another applicant's id with 403", async function () {

@@ -3,9 +3,9 @@
  * validation, and what the service refuses, the schema refuses too.
  */
 import { expect } from "chai";
-import { clientToken } from "./support/authClient.ts";
 import { apiClient as http } from "./support/httpClient.ts";
 import { loadOperations, type Operation } from "./support/openApiOperations.ts";
+import { adminSession } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
 
 type Json = Record<string, any>;
@@ -18,11 +18,7 @@ describe("schemas as strict as the service", function () {
 
   before(async function () {
     ({ operations } = await loadOperations(api()));
-    const stack = current();
-    admin = http(
-      stack.api.url,
-      await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin"),
-    );
+    ({ admin } = await adminSession());
   });
 
   it("the document hash path parameter has the pattern the service applies", async function () {

@@ -25,7 +25,10 @@ import { createDepartment, departmentClient, type CreatedTestDepartment } from "
 import { eventually } from "./support/eventually.ts";
 import { apiClient, type HttpResult } from "./support/httpClient.ts";
 import { pdf } from "./support/sampleFiles.ts";
+import { letters } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
+import { submittedRequest } from "./support/submittedRequest.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 import { startReceiver, type Receiver } from "./support/webhookReceiver.ts";
 import { registerWorkflowVersion } from "./support/workflowAdmin.ts";
 
@@ -83,7 +86,7 @@ function custodialPrivateKey(custodySecret: string, message: string): string {
 
 describe("secrets never reach the logs (main flows over HTTP, every log file of the stack)", function () {
   const run = `${Date.now() % 1e8}`;
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   const applicantId = `secret-scan-${run}`;
   /** Every secret value seen, with what it is (never printed: a failure names only what and where). */
   const secrets = new Map<string, string>();
@@ -187,23 +190,15 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
     );
 
     // ---- The workflow: both departments review the site plan.
-    await registerWorkflowVersion(api, adminToken, {
-      workflowType: "BUILDING_PERMIT",
-      name: `Building permit (secret scan ${run})`,
-      stages: [
-        {
-          stageId: "review",
-          stageName: "Review",
-          stageOrder: 1,
-          executionType: "PARALLEL",
-          completionCriteria: "ALL",
-          requiredApprovals: [
-            { departmentCode: planning.code, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-            { departmentCode: fire.code, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-          ],
-        },
-      ],
-    });
+    await registerWorkflowVersion(
+      api,
+      adminToken,
+      workflow(
+        "BUILDING_PERMIT",
+        `Building permit (secret scan ${run})`,
+        stage("review", "Review", "PARALLEL", { [planning.code]: ["SITE_PLAN"], [fire.code]: ["SITE_PLAN"] }),
+      ),
+    );
 
     // ---- The applicant signs in (code → token), creates, uploads, submits; both departments approve.
     const code = await applicantCode(api, { id: applicantId, name: "Sam Secret", email: "sam@example.org" });
@@ -215,20 +210,10 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
     });
     const applicantToken = ((await exchanged.json()) as { access_token: string }).access_token;
     keep("applicant access token", applicantToken);
-    const applicant = apiClient(api, applicantToken);
-    const requestId = must(
-      await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" }),
-      201,
-      "create",
-    ).requestId;
-    const documentId = must(
-      await applicant.upload("POST", `/requests/${requestId}/documents`, pdf(`secret scan ${run}`), "plan.pdf", {
-        docType: "SITE_PLAN",
-      }),
-      201,
-      "upload",
-    ).documentId;
-    must(await applicant.post(`/requests/${requestId}/submit`), 200, "submit");
+    const applicant = { ...apiClient(api, applicantToken), id: applicantId };
+    const { id: requestId, docs } = await submittedRequest(applicant, "BUILDING_PERMIT", {
+      SITE_PLAN: pdf(`secret scan ${run}`),
+    });
     expect(
       must(await asPlanning.get(`/requests/pending?department=${planning.code}`), 200, "pending").requests.map(
         (r: { requestId: string }) => r.requestId,
@@ -237,13 +222,16 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
     must(
       await asPlanning.post(`/requests/${requestId}/approve`, {
         remarks: "Plan fine",
-        reviewedDocuments: [documentId],
+        reviewedDocuments: [docs.SITE_PLAN],
       }),
       200,
       "approve (planning)",
     );
     const final = must(
-      await asFire.post(`/requests/${requestId}/approve`, { remarks: "Exits fine", reviewedDocuments: [documentId] }),
+      await asFire.post(`/requests/${requestId}/approve`, {
+        remarks: "Exits fine",
+        reviewedDocuments: [docs.SITE_PLAN],
+      }),
       200,
       "approve (fire, signed)",
     );
@@ -252,7 +240,7 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
     must(await systemClient.get(`/requests/${requestId}`), 200, "read as system client");
 
     // ---- A signed download URL (a capability: whoever holds it downloads).
-    const download = must(await applicant.get(`/documents/${documentId}/download`), 200, "download URL");
+    const download = must(await applicant.get(`/documents/${docs.SITE_PLAN}/download`), 200, "download URL");
     const url = new URL(download.downloadUrl);
     keep("signed download URL signature", url.searchParams.get("signature"));
     expect((await fetch(url)).status).to.equal(200);

@@ -7,37 +7,38 @@
 import { expect } from "chai";
 import { Interface, TypedDataEncoder, Wallet } from "ethers";
 import { ApprovalRegistryAbi, DECISION_TYPES } from "../../abis/index.ts";
-import { applicantToken, clientToken } from "./support/authClient.ts";
 import {
   createDepartment,
   departmentClient,
   eoaKeySigner,
   type CreatedTestDepartment,
 } from "./support/departmentClient.ts";
-import { apiClient as http } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { adminSession, applicantClient, letters, type Applicant } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
+import { submittedRequest } from "./support/submittedRequest.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 const registry = new Interface(ApprovalRegistryAbi as never);
 
 describe("signed decisions are bound to nonce, stage and round, documents and deployment (HTTP, real stack)", function () {
   const run = `${Date.now() % 1e7}`;
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   const codes = { held: `BOUND_HELD_${tag}`, first: `BOUND_FIRST_${tag}` };
   const heldKey = Wallet.createRandom();
   let api: string;
   let driver: Driver;
-  let applicant: ReturnType<typeof http>;
+  let applicant: Applicant;
   let held: CreatedTestDepartment;
   let first: CreatedTestDepartment;
 
   before(async function () {
     const stack = current();
-    api = stack.api.url;
     driver = await createDriver(stack);
-    const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
+    let adminToken: string;
+    ({ api, adminToken } = await adminSession(stack));
     held = await createDepartment(api, adminToken, {
       code: codes.held,
       name: "Department holding its key (bound signatures)",
@@ -47,45 +48,26 @@ describe("signed decisions are bound to nonce, stage and round, documents and de
     });
     first = await createDepartment(api, adminToken, { code: codes.first, name: "Custodial department (bound)" });
     // Stage 1: either department completes it (ANY); stage 2: the department holding its key alone.
-    await seedWorkflow(stack, driver, {
-      workflowType: "BUILDING_PERMIT",
-      name: "Building permit (bound signatures test)",
-      stages: [
-        {
-          stageId: "first",
-          stageName: "First look",
-          stageOrder: 1,
-          executionType: "PARALLEL",
-          completionCriteria: "ANY",
-          requiredApprovals: [
-            { departmentCode: codes.first, requiredDocuments: ["SITE_PLAN"], isMandatory: false },
-            { departmentCode: codes.held, requiredDocuments: ["SITE_PLAN"], isMandatory: false },
-          ],
-        },
-        {
-          stageId: "second",
-          stageName: "Second look",
-          stageOrder: 2,
-          executionType: "PARALLEL",
-          completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: codes.held, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
-        },
-      ],
-    });
-    applicant = http(api, await applicantToken(api, { id: `bound-${run}`, name: "Bea Bound" }));
+    const plan = { [codes.first]: ["SITE_PLAN"], [codes.held]: ["SITE_PLAN"] };
+    await seedWorkflow(
+      stack,
+      driver,
+      workflow(
+        "BUILDING_PERMIT",
+        "Building permit (bound signatures test)",
+        stage("first", "First look", "PARALLEL", plan, { completionCriteria: "ANY", optional: Object.keys(plan) }),
+        stage("second", "Second look", "PARALLEL", { [codes.held]: ["SITE_PLAN"] }),
+      ),
+    );
+    applicant = await applicantClient(api, { id: `bound-${run}`, name: "Bea Bound" });
   });
   after(async () => driver?.close());
 
-  async function submittedRequest(label: string) {
-    const created = await applicant.post("/requests", { applicantId: `bound-${run}`, requestType: "BUILDING_PERMIT" });
-    expect(created.status, JSON.stringify(created.body)).to.equal(201);
-    const id = created.body.requestId as string;
-    const uploaded = await applicant.upload("POST", `/requests/${id}/documents`, pdf(`plan ${label} ${run}`), "p.pdf", {
-      docType: "SITE_PLAN",
+  async function submitted(label: string) {
+    const { id, docs, hashes } = await submittedRequest(applicant, "BUILDING_PERMIT", {
+      SITE_PLAN: pdf(`plan ${label} ${run}`),
     });
-    expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
-    expect((await applicant.post(`/requests/${id}/submit`)).status).to.equal(200);
-    return { id, plan: uploaded.body.documentId as string, planHash: uploaded.body.hash as string };
+    return { id, plan: docs.SITE_PLAN, planHash: hashes.SITE_PLAN };
   }
 
   /** The held department's signature of the typed data the API hands out now, as the decision body to relay. */
@@ -108,8 +90,8 @@ describe("signed decisions are bound to nonce, stage and round, documents and de
     (await driver.core.pool.query(`SELECT count(*)::int AS n FROM chain_transactions`)).rows[0].n as number;
 
   it("refuses a held-back signature relayed after another decision of the department (409 STALE_NONCE)", async function () {
-    const one = await submittedRequest("nonce one");
-    const two = await submittedRequest("nonce two");
+    const one = await submitted("nonce one");
+    const two = await submitted("nonce two");
     const heldBack = await signedApproval(one.id, "Held back", [one.plan]);
     const meanwhile = await signedApproval(two.id, "Decided meanwhile", [two.plan]);
     expect(meanwhile.relay.nonce, "both signed with the department's next nonce").to.equal(heldBack.relay.nonce);
@@ -124,7 +106,7 @@ describe("signed decisions are bound to nonce, stage and round, documents and de
   });
 
   it("refuses a signature given for stage 1 relayed once the request is in stage 2 (409 STALE_DECISION)", async function () {
-    const request = await submittedRequest("round");
+    const request = await submitted("round");
     const forFirstStage = await signedApproval(request.id, "Stage one, held back", [request.plan]);
     expect(forFirstStage.relay.stage).to.equal(0);
     // The custodial department completes the first stage (ANY): the held department is now asked in the second.
@@ -151,7 +133,7 @@ describe("signed decisions are bound to nonce, stage and round, documents and de
   });
 
   it("refuses a signature over document hash A once version 2 is anchored (409 STALE_DOCUMENTS naming A)", async function () {
-    const request = await submittedRequest("hash");
+    const request = await submitted("hash");
     const overA = await signedApproval(request.id, "Reviewed version 1", [request.plan]);
     expect(overA.typedData.message.documents, "the typed data names version 1 by its SHA-256").to.deep.equal([
       request.planHash,
@@ -175,7 +157,7 @@ describe("signed decisions are bound to nonce, stage and round, documents and de
   });
 
   it("records concurrent decisions of one custodial department: each takes the department's next nonce in turn", async function () {
-    const requests = await Promise.all(["one", "two", "three"].map((label) => submittedRequest(`together ${label}`)));
+    const requests = await Promise.all(["one", "two", "three"].map((label) => submitted(`together ${label}`)));
     const answers = await Promise.all(
       requests.map((r) =>
         departmentClient(api, first).post(`/requests/${r.id}/approve`, {
@@ -196,7 +178,7 @@ describe("signed decisions are bound to nonce, stage and round, documents and de
   });
 
   it("hands out typed data in this deployment's EIP-712 domain: its salt, as the registry's eip712Domain() gives it", async function () {
-    const request = await submittedRequest("domain");
+    const request = await submitted("domain");
     const { typedData } = await signedApproval(request.id, "Domain", [request.plan]);
     const [fields, name, version, chainId, verifyingContract, salt] = registry.decodeFunctionResult(
       "eip712Domain",

@@ -10,14 +10,17 @@ import { PNG } from "pngjs";
 import { licenceToken } from "../../api/src/chain/contracts.ts";
 import { registerWorkflow } from "../../api/src/domain/workflows/registerWorkflow.ts";
 import { QrIssuer } from "../../api/src/domain/verification/qrPayload.ts";
-import { applicantToken, clientToken } from "./support/authClient.ts";
-import { createDepartment, departmentClient } from "./support/departmentClient.ts";
+import { applicantToken } from "./support/authClient.ts";
+import type { departmentClient } from "./support/departmentClient.ts";
 import { apiClient as http } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { domainContext, seedWorkflow } from "./support/seedWorkflow.ts";
 import { eventually } from "./support/eventually.ts";
+import { adminSession, departmentSession, letters, type Applicant } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
+import { draftRequest } from "./support/submittedRequest.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 // jsqr is CommonJS with `exports.default`: under Node's ESM interop the function sits one level down.
 const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as unknown as (
@@ -30,45 +33,25 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("verification: by token, QR code and document hash (public, real stack)", function () {
   const run = `${Date.now() % 1e7}`;
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   const code = `VERIFY_${tag}`;
   const applicantId = `verify-${run}`;
   let driver: Driver;
   let api: string;
   let publicClient: ReturnType<typeof http>;
   let admin: ReturnType<typeof http>;
-  let applicant: ReturnType<typeof http>;
+  let applicant: Applicant;
   let applicantBearer: string;
   let department: ReturnType<typeof departmentClient>;
-  const workflow = (name: string) => ({
-    workflowType: "BUILDING_PERMIT" as const,
-    name,
-    stages: [
-      {
-        stageId: "check",
-        stageName: "Check",
-        stageOrder: 1,
-        executionType: "SEQUENTIAL" as const,
-        completionCriteria: "ALL" as const,
-        requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
-      },
-    ],
-  });
+  const permit = (name: string) =>
+    workflow("BUILDING_PERMIT", name, stage("check", "Check", "SEQUENTIAL", { [code]: ["SITE_PLAN"] }));
   const r: Record<string, { id: string; tokenId: number; documentId: string; file: Buffer; approveTx?: string }> = {};
 
   async function draft(label: string, file = pdf(`${label} ${run}`)) {
-    const created = await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" });
-    expect(created.status).to.equal(201);
-    const uploaded = await applicant.upload(
-      "POST",
-      `/requests/${created.body.requestId}/documents`,
-      file,
-      `${label}.pdf`,
-      { docType: "SITE_PLAN" },
-    );
-    expect(uploaded.status).to.equal(201);
-    const detail = await applicant.get(`/requests/${created.body.requestId}`);
-    r[label] = { id: created.body.requestId, tokenId: detail.body.tokenId, documentId: uploaded.body.documentId, file };
+    const { id, tokenId, docs } = await draftRequest(applicant, "BUILDING_PERMIT", {
+      SITE_PLAN: [file, `${label}.pdf`],
+    });
+    r[label] = { id, tokenId, documentId: docs.SITE_PLAN, file };
     return r[label];
   }
   async function issued(label: string, file?: Buffer) {
@@ -85,14 +68,13 @@ describe("verification: by token, QR code and document hash (public, real stack)
 
   before(async function () {
     const stack = current();
-    api = stack.api.url;
     driver = await createDriver(stack);
-    const adminToken = await clientToken(api, stack.admin.clientId, stack.admin.clientSecret, "admin");
-    admin = http(api, adminToken);
+    let adminToken: string;
+    ({ api, adminToken, admin } = await adminSession(stack));
     publicClient = http(api);
-    department = departmentClient(api, await createDepartment(api, adminToken, { code, name: "Verification Office" }));
+    department = (await departmentSession(api, adminToken, { code, name: "Verification Office" })).client;
     applicantBearer = await applicantToken(api, { id: applicantId, name: "Vera Verified" });
-    applicant = http(api, applicantBearer);
+    applicant = { ...http(api, applicantBearer), id: applicantId };
     // A licence that expires 3 s after issuance: its workflow version is registered with that validity.
     const context = domainContext(stack, driver);
     await registerWorkflow(
@@ -103,10 +85,10 @@ describe("verification: by token, QR code and document hash (public, real stack)
           licenceValidityDays: { ...context.config.licenceValidityDays, BUILDING_PERMIT: 3 / 86_400 },
         },
       },
-      workflow("Short-lived permit"),
+      permit("Short-lived permit"),
     );
     await issued("expiring");
-    await seedWorkflow(stack, driver, workflow("Verification permit"));
+    await seedWorkflow(stack, driver, permit("Verification permit"));
     await issued("valid");
     await draft("draft");
     await issued("revoked");

@@ -7,19 +7,21 @@ import { randomBytes } from "node:crypto";
 import { expect } from "chai";
 import { Webhook } from "standardwebhooks";
 import { MAX_DELIVERIES_PER_HOST } from "../../api/src/webhooks/deliver.ts";
-import { applicantToken, clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { eventually } from "./support/eventually.ts";
 import { apiClient, type Json } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
+import { adminSession, applicantClient, letters } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
+import { submittedRequest } from "./support/submittedRequest.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 import { startReceiver, type Receiver } from "./support/webhookReceiver.ts";
 
 describe("webhook limits: per department, per URL, per host in flight, test deliveries, whsec_ secrets (real stack)", function () {
   const run = String(Date.now() % 1e8);
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   const secret = `a-long-shared-secret-${run}`;
   let api: string;
   let driver: Driver;
@@ -35,9 +37,8 @@ describe("webhook limits: per department, per URL, per host in flight, test deli
     as.post("/webhooks", { url, events: ["APPROVAL_REQUIRED"], secret, ...body });
 
   before(async function () {
-    api = current().api.url;
     driver = await createDriver(current());
-    adminToken = await clientToken(api, current().admin.clientId, current().admin.clientSecret, "admin");
+    ({ api, adminToken } = await adminSession());
     receiver = await startReceiver();
   });
   after(async () => {
@@ -175,42 +176,25 @@ describe("webhook limits: per department, per URL, per host in flight, test deli
       const sideCode = `FANSIDE_${tag}`;
       const fan = await newDepartment("FANOUT");
       const side = await newDepartment("FANSIDE");
-      await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT",
-        name: "Building permit (webhook limits test)",
-        stages: [
-          {
-            stageId: "review",
-            stageName: "Review",
-            stageOrder: 1,
-            executionType: "PARALLEL",
-            completionCriteria: "ALL",
-            requiredApprovals: [
-              { departmentCode: fanCode, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-              { departmentCode: sideCode, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-            ],
-          },
-        ],
-      });
+      await seedWorkflow(
+        current(),
+        driver,
+        workflow(
+          "BUILDING_PERMIT",
+          "Building permit (webhook limits test)",
+          stage("review", "Review", "PARALLEL", { [fanCode]: ["SITE_PLAN"], [sideCode]: ["SITE_PLAN"] }),
+        ),
+      );
       for (let i = 0; i < 10; i++) expect((await register(fan, `${slow.base}/fan/${i}`)).status).to.equal(201);
       expect((await register(side, `${elsewhere.base}/side`)).status).to.equal(201);
       slow.hold(500);
       slow.resetMostAtOnce();
 
       const applicantId = `webhook-limits-${run}`;
-      const applicant = apiClient(api, await applicantToken(api, { id: applicantId, name: "Fay Fanout" }));
-      const created = await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" });
-      expect(created.status).to.equal(201);
-      const requestId = created.body.requestId as string;
-      const uploaded = await applicant.upload(
-        "POST",
-        `/requests/${requestId}/documents`,
-        pdf(`fan-out plan ${run}`),
-        "plan.pdf",
-        { docType: "SITE_PLAN" },
-      );
-      expect(uploaded.status).to.equal(201);
-      expect((await applicant.post(`/requests/${requestId}/submit`)).status).to.equal(200);
+      const applicant = await applicantClient(api, { id: applicantId, name: "Fay Fanout" });
+      const { id: requestId } = await submittedRequest(applicant, "BUILDING_PERMIT", {
+        SITE_PLAN: pdf(`fan-out plan ${run}`),
+      });
 
       const about = (r: { json: Json }) => r.json?.requestId === requestId;
       const fanned = await eventually(

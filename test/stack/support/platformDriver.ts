@@ -67,6 +67,8 @@ export interface Driver {
     tokenId: bigint,
     options: { mask: number; remarks: string; decision?: number; reasonCode?: number },
   ): Promise<ConfirmedTx>;
+  /** The licence token's record of `tokenId` (owner, status as a number, reasonCode …), read from the chain. */
+  licence(tokenId: bigint | number): Promise<Record<string, any>>;
   /** The document registry's packed word for a token: the versions a decision sent now reviews. */
   documentWord(tokenId: bigint): Promise<bigint>;
   /** The reference two-stage workflow for `type` over departments [a, b] then [c, d]. */
@@ -166,6 +168,10 @@ export async function createDriver(stack: Stack): Promise<Driver> {
         registry.encodeFunctionData("registerDepartment", [b32(code), wallet, 0, await keyProof(code, wallet, 0)]),
       );
       return wallet;
+    },
+    async licence(tokenId) {
+      const data = token.encodeFunctionData("licence", [tokenId]);
+      return token.decodeFunctionResult("licence", await core.provider.call({ to: addresses.LicenceToken, data }))[0];
     },
     async documentWord(tokenId) {
       const data = documents.encodeFunctionData("packedDocumentsOf", [tokenId]);
