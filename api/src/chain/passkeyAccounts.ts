@@ -65,10 +65,3 @@ export const accountChangeNonce = async (caller: ContractCaller, account: string
 
 export const accountChangeDigest = (caller: ContractCaller, account: string, change: ReviewerChange) =>
   readContract(caller, account, DepartmentPasskeyAccountAbi, "changeDigest", [changeTuple(change)]);
-
-/** The account's own EIP-1271 answer: whether `signature` is its reviewers' approval of `hash`. */
-export const accountApproves = (caller: ContractCaller, account: string, hash: string, signature: string) =>
-  readContract(caller, account, DepartmentPasskeyAccountAbi, "isApprovedByReviewers", [
-    hexBytes(hash),
-    hexBytes(signature),
-  ]);

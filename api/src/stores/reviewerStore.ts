@@ -98,12 +98,6 @@ export async function insertInvitation(
   ]);
 }
 
-/** An active reviewer by id (undefined when unknown or removed). */
-export async function activeReviewer(db: Db, reviewerId: string): Promise<Reviewer | undefined> {
-  const { rows } = await db.query(`SELECT * FROM reviewers WHERE id = $1 AND removed_at IS NULL`, [reviewerId]);
-  return rows[0] ? toReviewer(rows[0]) : undefined;
-}
-
 /** A department's active reviewers, oldest first. */
 export async function activeReviewersOf(db: Db, departmentCode: string): Promise<Reviewer[]> {
   const { rows } = await db.query(
