@@ -7,6 +7,7 @@ import { chmod, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
+import { alive, signalAndWait } from "./pidFile.ts";
 
 export interface EmbeddedPostgresHandle {
   databaseUrl: string;
@@ -75,20 +76,12 @@ export async function startEmbeddedPostgres(
     databaseUrl: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/licence`,
     pid,
     stop: async (graceMs = 30_000) => {
-      const timer = setTimeout(() => pid && signal(pid, "SIGQUIT"), graceMs);
+      // A process that may have exited meanwhile.
+      const timer = setTimeout(() => pid && alive(pid) && process.kill(pid, "SIGQUIT"), graceMs);
       await server.stop();
       clearTimeout(timer);
     },
   };
-}
-
-/** Signals a process that may have exited meanwhile. */
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // already gone
-  }
 }
 
 /** Every parent of the data directory must be traversable by the postgres user (mkdtemp dirs are 0700). */
@@ -102,24 +95,11 @@ async function makeTraversable(dir: string): Promise<void> {
   }
 }
 
-/** A postmaster left running by a killed supervisor holds the data dir and port: stop it first. */
+/** A postmaster left running by a killed supervisor holds the data dir and port: stop it first (fast shutdown). */
 async function stopOrphan(databaseDir: string, log: (line: string) => void): Promise<void> {
   const text = await readFile(path.join(databaseDir, "postmaster.pid"), "utf8").catch(() => undefined);
   const pid = Number(text?.split("\n")[0]);
-  if (!pid) return;
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return; // stale file: postgres handles it
-  }
+  if (!pid || !alive(pid)) return; // a stale file: postgres handles it
   log(`stopping Postgres left running by an earlier start (pid ${pid})`);
-  process.kill(pid, "SIGINT"); // fast shutdown
-  for (let i = 0; i < 200; i++) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await signalAndWait(pid, "SIGINT", 10_000);
 }

@@ -75,7 +75,7 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
     },
     logDir: options.dataDir && path.join(options.dataDir, "logs"),
     echo: options.echo,
-    pidFile: options.dataDir ? { dataDir: options.dataDir, name: "indexer" } : undefined,
+    dataDir: options.dataDir,
   });
   options.onSpawn?.(processHandle);
   const url = `http://${reachable(options.host ?? "127.0.0.1")}:${options.port}`;
@@ -100,15 +100,14 @@ async function buildSchemaName(options: IndexerOptions): Promise<string> {
   return `${BUILD_SCHEMA_PREFIX}${hash.digest("hex").slice(0, 16)}`;
 }
 
+/** Every file under `dir` but dot files, node_modules and generated code, sorted. */
 async function listFiles(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
-    if (entry.name.startsWith(".") || entry.name === "node_modules" || entry.name === "generated") continue;
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await listFiles(full)));
-    else out.push(full);
-  }
-  return out.sort();
+  const skipped = (part: string) => part.startsWith(".") || part === "node_modules" || part === "generated";
+  return (await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []))
+    .map((entry) => [entry, path.join(entry.parentPath, entry.name)] as const)
+    .filter(([entry, full]) => !entry.isDirectory() && !path.relative(dir, full).split(path.sep).some(skipped))
+    .map(([, full]) => full)
+    .sort();
 }
 
 /**

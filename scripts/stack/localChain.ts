@@ -8,12 +8,11 @@
  * re-broadcasts the recorded signed transactions so chain and database converge. The interval saves only after new
  * blocks.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { mkdir, open, rename, stat } from "node:fs/promises";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
-import { writePid } from "./pidFile.ts";
+import { spawnNode, waitUntil } from "./managedProcess.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -54,17 +53,27 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
   );
   const rpcUrl = `http://127.0.0.1:${options.port}`;
   const log = options.log ?? (() => {});
-  const anvil = await spawnAnvil(options, hasState ? stateFile : undefined, log);
-  await waitForRpc(rpcUrl, anvil.exited, 15_000);
+  // The binary itself (not the npm wrapper, which leaves an orphan on SIGKILL), its pid recorded at once.
+  const anvil = await spawnNode({
+    name: "chain",
+    command: anvilBinary(),
+    // The state file does not store the chain id: pass it every time. London: the EVM version our contracts target
+    // on Besu, so gas and behaviour match.
+    args: ["--host", "127.0.0.1", "--port", String(options.port), "--chain-id", String(options.chainId)]
+      .concat(["--hardfork", "london", "--silent"])
+      .concat(hasState ? ["--load-state", stateFile] : []),
+    dataDir: options.dataDir,
+  });
+  await waitUntil(anvil, () => rpc(rpcUrl, "eth_chainId", []).then(() => true), 15_000, `anvil (port ${options.port})`);
   log(`local chain ready at ${rpcUrl} (chain ${options.chainId}${hasState ? ", state restored" : ", fresh"})`);
   const snapshots = await startSnapshots(rpcUrl, stateFile, hasState, options.snapshotIntervalMs ?? 1_000, log);
   return {
     rpcUrl,
-    pid: anvil.child.pid,
+    pid: anvil.pid,
     snapshot: snapshots.save,
     async stop(graceMs = 30_000) {
       snapshots.stopInterval();
-      if (anvil.exited()) return false;
+      if (!anvil.isRunning()) return false;
       const timer = setTimeout(() => anvil.child.kill("SIGKILL"), graceMs);
       const saved = await snapshots.save().then(
         () => true,
@@ -73,50 +82,15 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
           return false;
         },
       );
-      anvil.child.kill("SIGTERM");
-      await anvil.exitedPromise;
+      await anvil.stop(graceMs);
       clearTimeout(timer);
       return saved;
     },
     async kill() {
       snapshots.stopInterval();
-      if (anvil.exited()) return;
-      anvil.child.kill("SIGKILL");
-      await anvil.exitedPromise;
+      await anvil.kill();
     },
   };
-}
-
-/** anvil on `options.port`, on the saved state when there is one; its pid recorded at once. */
-async function spawnAnvil(options: LocalChainOptions, stateFile: string | undefined, log: (line: string) => void) {
-  const args = [
-    "--host",
-    "127.0.0.1",
-    "--port",
-    String(options.port),
-    // The state file does not store the chain id: pass it every time.
-    "--chain-id",
-    String(options.chainId),
-    // London: the EVM version our contracts target on Besu, so gas and behaviour match.
-    "--hardfork",
-    "london",
-    "--silent",
-    ...(stateFile ? ["--load-state", stateFile] : []),
-  ];
-  // Spawn the binary itself (not the npm wrapper, which leaves an orphan on SIGKILL).
-  const child: ChildProcess = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
-  // Recorded at once: if the supervisor is killed while waiting for the chain, the next start stops it.
-  await writePid(options.dataDir, "chain", child.pid);
-  let exited = false;
-  const exitedPromise = new Promise<void>((resolve) =>
-    child.once("exit", () => {
-      exited = true;
-      resolve();
-    }),
-  );
-  child.stdout?.on("data", (d) => log(String(d).trimEnd()));
-  child.stderr?.on("data", (d) => log(String(d).trimEnd()));
-  return { child, exited: () => exited, exitedPromise };
 }
 
 /**
@@ -185,18 +159,4 @@ export async function rpc<T = any>(url: string, method: string, params: unknown[
   const body = (await response.json()) as { result?: T; error?: { message: string } };
   if (body.error) throw new Error(`${method}: ${body.error.message}`);
   return body.result as T;
-}
-
-async function waitForRpc(url: string, exited: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (exited()) throw new Error(`anvil exited during start-up (is its port taken?)`);
-    try {
-      await rpc(url, "eth_chainId", []);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error(`local chain did not answer at ${url} within ${timeoutMs} ms`);
 }
