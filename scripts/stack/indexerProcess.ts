@@ -34,39 +34,22 @@ export interface IndexerOptions {
   onSpawn?: (process: ManagedProcess) => void;
 }
 
-export interface IndexerHandle {
-  url: string;
-  schema: string;
-  process: ManagedProcess;
-  /** SIGTERM, then SIGKILL after `graceMs` (default 30 s: Ponder finishes what it is writing). */
-  stop(graceMs?: number): Promise<void>;
-}
+export type IndexerHandle = Awaited<ReturnType<typeof startIndexer>>;
 
-export async function startIndexer(options: IndexerOptions): Promise<IndexerHandle> {
+export async function startIndexer(options: IndexerOptions) {
   const schema = await buildSchemaName(options);
   // ponder's exports hide package.json: locate its CLI next to its entry point (dist/esm/index.js).
   const ponderBin = path.join(path.dirname(fileURLToPath(import.meta.resolve("ponder"))), "bin", "ponder.js");
+  const [port, host] = [String(options.port), options.host ?? "127.0.0.1"];
   const processHandle = await spawnNode({
     name: "indexer",
     script: ponderBin,
-    args: [
-      "start",
-      "--root",
-      "indexer",
-      "--schema",
-      schema,
-      "--views-schema",
-      VIEWS_SCHEMA,
-      "-p",
-      String(options.port),
-      "-H",
-      options.host ?? "127.0.0.1",
-    ],
+    args: ["start", "--root", "indexer", "--schema", schema, "--views-schema", VIEWS_SCHEMA, "-p", port, "-H", host],
     cwd: options.repoRoot,
     env: {
       ...process.env,
       // Ponder prefers PORT over its -p flag: never let it inherit the API's.
-      PORT: String(options.port),
+      PORT: port,
       DATABASE_URL: options.databaseUrl,
       CHAIN_RPC_URL: options.rpcUrl,
       CHAIN_WS_URL: options.wsUrl ?? "",
@@ -78,9 +61,10 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
     dataDir: options.dataDir,
   });
   options.onSpawn?.(processHandle);
-  const url = `http://${reachable(options.host ?? "127.0.0.1")}:${options.port}`;
+  const url = `http://${reachable(host)}:${port}`;
   await waitUntil(processHandle, async () => (await fetch(`${url}/ready`)).status === 200, 120_000, "indexer (Ponder)");
   await dropOldSchemas(options.databaseUrl, BUILD_SCHEMA_PREFIX, schema);
+  // Stopped with a grace of 30 s by default: Ponder finishes what it is writing.
   return { url, schema, process: processHandle, stop: (graceMs = 30_000) => processHandle.stop(graceMs) };
 }
 

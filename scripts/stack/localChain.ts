@@ -24,26 +24,14 @@ export interface LocalChainOptions {
   log?: (line: string) => void;
 }
 
-export interface LocalChain {
-  rpcUrl: string;
-  pid: number | undefined;
-  /** Saves a snapshot now (atomic). */
-  snapshot(): Promise<void>;
-  /**
-   * Clean stop: snapshot, then SIGTERM; SIGKILL when `graceMs` runs out first. True when the final snapshot was
-   * saved (a kill during it leaves the previous one, since saves are atomic).
-   */
-  stop(graceMs?: number): Promise<boolean>;
-  /** Unclean stop (tests): SIGKILL without a snapshot. */
-  kill(): Promise<void>;
-}
+export type LocalChain = Awaited<ReturnType<typeof startLocalChain>>;
 
 export function anvilBinary(): string {
   const pkg = require.resolve("@foundry-rs/anvil-linux-amd64/package.json");
   return path.join(path.dirname(pkg), "bin", "anvil");
 }
 
-export async function startLocalChain(options: LocalChainOptions): Promise<LocalChain> {
+export async function startLocalChain(options: LocalChainOptions) {
   const dir = path.join(options.dataDir, "chain");
   await mkdir(dir, { recursive: true });
   const stateFile = path.join(dir, "state.json");
@@ -70,8 +58,13 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
   return {
     rpcUrl,
     pid: anvil.pid,
+    /** Saves a snapshot now (atomic). */
     snapshot: snapshots.save,
-    async stop(graceMs = 30_000) {
+    /**
+     * Clean stop: snapshot, then SIGTERM; SIGKILL when `graceMs` runs out first. True when the final snapshot was
+     * saved (a kill during it leaves the previous one, since saves are atomic).
+     */
+    async stop(graceMs = 30_000): Promise<boolean> {
       snapshots.stopInterval();
       if (!anvil.isRunning()) return false;
       const timer = setTimeout(() => anvil.child.kill("SIGKILL"), graceMs);
@@ -86,6 +79,7 @@ export async function startLocalChain(options: LocalChainOptions): Promise<Local
       clearTimeout(timer);
       return saved;
     },
+    /** Unclean stop (tests): SIGKILL without a snapshot. */
     async kill() {
       snapshots.stopInterval();
       await anvil.kill();
@@ -133,21 +127,15 @@ async function saveSnapshot(rpcUrl: string, stateFile: string): Promise<void> {
   const hex: string = await rpc(rpcUrl, "anvil_dumpState", []);
   const json = gunzipSync(Buffer.from(hex.slice(2), "hex"));
   const temp = `${stateFile}.${process.pid}.tmp`;
-  const handle = await open(temp, "w");
-  try {
-    await handle.writeFile(json);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+  const file = await open(temp, "w");
+  await file
+    .writeFile(json)
+    .then(() => file.sync())
+    .finally(() => file.close());
   await rename(temp, stateFile);
   // fsync the directory so the rename itself survives a power loss.
-  const dirHandle = await open(path.dirname(stateFile), "r");
-  try {
-    await dirHandle.sync();
-  } finally {
-    await dirHandle.close();
-  }
+  const dir = await open(path.dirname(stateFile), "r");
+  await dir.sync().finally(() => dir.close());
 }
 
 export async function rpc<T = any>(url: string, method: string, params: unknown[]): Promise<T> {

@@ -2,26 +2,13 @@
  * A child process of the stack: its output appended to <logDir>/<name>.log, its pid in DATA_DIR/run/<name>.pid while
  * it runs (so a killed supervisor's next start can stop it), stopped with SIGTERM, then SIGKILL after a grace period.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
-export interface ManagedProcess {
-  name: string;
-  child: ChildProcess;
-  pid: number | undefined;
-  /** Resolves with the exit code once it exited and its pid file is gone. */
-  exited: Promise<number | null>;
-  isRunning(): boolean;
-  /** True once stop() or kill() was called: an exit after that is ordered, not a crash. */
-  stopRequested(): boolean;
-  stop(graceMs?: number): Promise<void>;
-  kill(): Promise<void>;
-  /** Last lines of output, for error messages. */
-  tail(): string;
-}
+export type ManagedProcess = Awaited<ReturnType<typeof spawnNode>>;
 
 export interface SpawnOptions {
   name: string;
@@ -40,7 +27,7 @@ export interface SpawnOptions {
   dataDir?: string;
 }
 
-export async function spawnNode(options: SpawnOptions): Promise<ManagedProcess> {
+export async function spawnNode(options: SpawnOptions) {
   if (options.logDir) await mkdir(options.logDir, { recursive: true });
   const log = options.logDir && createWriteStream(path.join(options.logDir, `${options.name}.log`), { flags: "a" });
   const [command, args] = options.command
@@ -75,9 +62,12 @@ export async function spawnNode(options: SpawnOptions): Promise<ManagedProcess> 
     name: options.name,
     child,
     pid: child.pid,
+    /** Resolves with the exit code once it exited and its pid file is gone. */
     exited,
     isRunning,
+    /** True once stop() or kill() was called: an exit after that is ordered, not a crash. */
     stopRequested: () => requested,
+    /** Last lines of output, for error messages. */
     tail: () => lines.join("\n"),
     async stop(graceMs = 10_000) {
       requested = true;

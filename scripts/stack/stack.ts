@@ -31,7 +31,7 @@ import { startIndexer, type IndexerHandle } from "./indexerProcess.ts";
 import { rpc, startLocalChain, type LocalChain } from "./localChain.ts";
 import { spawnNode, type ManagedProcess } from "./managedProcess.ts";
 import { stopAllStale } from "./pidFile.ts";
-import { lockStack, runningStack, StackAlreadyRunning } from "./stackLock.ts";
+import { lockStack } from "./stackLock.ts";
 import { assertPortFree, freePort } from "./ports.ts";
 import { StopPlan } from "./stopPlan.ts";
 
@@ -92,9 +92,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const env = stackEnvironment(options, log);
   const config = loadConfig(env);
   // One stack per data directory: a second start says where the first one runs and touches nothing.
-  const running = await runningStack(config.dataDir);
-  if (running) throw new StackAlreadyRunning(running);
-  await mkdir(config.dataDir, { recursive: true });
   const lock = await lockStack({
     pid: process.pid,
     url: `http://${config.host}:${config.port}`,

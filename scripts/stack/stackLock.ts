@@ -5,12 +5,9 @@
  */
 import { open, readFile, rm, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 
-/**
- * The lock is taken (pid, url, dataDir, chainId) before anything starts; what another process needs to join the
- * stack (chainRpcUrl, embeddedPostgresPort, indexerUrl, deploymentFile, ...) is recorded once those parts run and
- * before the first API process starts, so by the time /health answers it is there.
- */
+/** Taken with pid, url, dataDir and chainId; the rest is recorded before the first API process starts. */
 export interface StackDescriptor {
   pid: number;
   /** The API's URL, as the ready block prints it (known once the API listens). */
@@ -61,29 +58,25 @@ export async function runningStack(dataDir: string): Promise<StackDescriptor | u
   }
 }
 
-/** Whether the stack's parts are recorded (the stack may still be starting its APIs): a worker can join it. */
-export function joinable(stack: StackDescriptor): boolean {
-  return stack.chainRpcUrl !== undefined && stack.deploymentFile !== undefined;
-}
-
 /**
- * The stack on this data directory once it can be joined: waits (up to `timeoutMs`) while it is still starting.
- * Undefined when none runs, or when it stopped while starting; `waiting` is called once if it has to wait.
+ * The stack on this data directory once it can be joined (its parts recorded; it may still be starting its APIs):
+ * waits (up to `timeoutMs`) while it is still starting. Undefined when none runs, or when it stopped while starting;
+ * `waiting` is called once if it has to wait.
  */
 export async function stackToJoin(
   dataDir: string,
   options: { timeoutMs: number; waiting?: (stack: StackDescriptor) => void },
 ): Promise<StackDescriptor | undefined> {
   const deadline = Date.now() + options.timeoutMs;
+  const joinable = (stack: StackDescriptor) => stack.chainRpcUrl !== undefined && stack.deploymentFile !== undefined;
   let stack = await runningStack(dataDir);
   if (stack && !joinable(stack)) options.waiting?.(stack);
-  while (stack && !joinable(stack)) {
+  for (; stack && !joinable(stack); stack = await runningStack(dataDir)) {
     if (Date.now() > deadline)
       throw new Error(
         `The platform on ${dataDir} (supervisor pid ${stack.pid}) has not finished starting after ${Math.round(options.timeoutMs / 1000)} s`,
       );
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    stack = await runningStack(dataDir);
+    await sleep(200);
   }
   return stack;
 }
