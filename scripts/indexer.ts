@@ -25,15 +25,14 @@ if (missing.length > 0) {
 
 let ponder: ManagedProcess | undefined;
 let stopping = false;
-const stop = async (signal: string) => {
-  if (stopping) return;
-  stopping = true;
-  console.log(`${signal}: stopping the indexer…`);
-  await ponder?.stop(10_000);
-  process.exit(0);
-};
-process.on("SIGINT", () => void stop("SIGINT"));
-process.on("SIGTERM", () => void stop("SIGTERM"));
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: stopping the indexer…`);
+    await ponder?.stop(10_000);
+    process.exit(0);
+  });
 
 console.log(`Starting the indexer on ${config.indexerHost}:${config.indexerPort}…`);
 try {

@@ -3,18 +3,12 @@
  * 127.0.0.1 only, with a generated password kept in DATA_DIR/secrets. As root it runs as a `postgres` user, which
  * must be able to traverse every parent of the data directory.
  */
+import { existsSync } from "node:fs";
 import { chmod, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
 import { alive, signalAndWait } from "./pidFile.ts";
-
-export interface EmbeddedPostgresHandle {
-  databaseUrl: string;
-  pid: number | undefined;
-  /** Fast shutdown (SIGINT: sessions cut, a checkpoint); immediate shutdown (SIGQUIT) when `graceMs` runs out. */
-  stop(graceMs?: number): Promise<void>;
-}
 
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"] as const;
 
@@ -34,11 +28,7 @@ async function loadEmbeddedPostgres() {
   return EmbeddedPostgres;
 }
 
-export async function startEmbeddedPostgres(
-  dataDir: string,
-  port: number,
-  log: (line: string) => void,
-): Promise<EmbeddedPostgresHandle> {
+export async function startEmbeddedPostgres(dataDir: string, port: number, log: (line: string) => void) {
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const databaseDir = path.join(dataDir, "postgres");
   const password = (await developmentSecret(dataDir, "postgres.password", 24)).slice(2);
@@ -56,11 +46,7 @@ export async function startEmbeddedPostgres(
     onLog: () => {},
     onError: (error) => log(`postgres: ${String(error)}`),
   });
-  const initialised = await stat(path.join(databaseDir, "PG_VERSION")).then(
-    () => true,
-    () => false,
-  );
-  if (!initialised) await server.initialise();
+  if (!existsSync(path.join(databaseDir, "PG_VERSION"))) await server.initialise();
   await server.start();
 
   const admin = new pg.Client({ host: "127.0.0.1", port, user: "postgres", password, database: "postgres" });
@@ -69,14 +55,12 @@ export async function startEmbeddedPostgres(
   if (exists.rowCount === 0) await admin.query("CREATE DATABASE licence");
   await admin.end();
 
-  const pid =
-    Number((await readFile(path.join(databaseDir, "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0]) ||
-    undefined;
+  const pid = await postmasterPid(databaseDir);
   return {
     databaseUrl: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/licence`,
     pid,
+    /** Fast shutdown (SIGINT: sessions cut, a checkpoint); immediate shutdown (SIGQUIT) when `graceMs` runs out. */
     stop: async (graceMs = 30_000) => {
-      // A process that may have exited meanwhile.
       const timer = setTimeout(() => pid && alive(pid) && process.kill(pid, "SIGQUIT"), graceMs);
       await server.stop();
       clearTimeout(timer);
@@ -97,9 +81,12 @@ async function makeTraversable(dir: string): Promise<void> {
 
 /** A postmaster left running by a killed supervisor holds the data dir and port: stop it first (fast shutdown). */
 async function stopOrphan(databaseDir: string, log: (line: string) => void): Promise<void> {
-  const text = await readFile(path.join(databaseDir, "postmaster.pid"), "utf8").catch(() => undefined);
-  const pid = Number(text?.split("\n")[0]);
-  if (!pid || !alive(pid)) return; // a stale file: postgres handles it
+  const pid = await postmasterPid(databaseDir);
+  if (!pid || !alive(pid)) return; // none, or a stale file: postgres handles it
   log(`stopping Postgres left running by an earlier start (pid ${pid})`);
   await signalAndWait(pid, "SIGINT", 10_000);
 }
+
+/** The postmaster's pid, from the first line of its pid file (0: none). */
+const postmasterPid = async (databaseDir: string) =>
+  Number((await readFile(path.join(databaseDir, "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0]) || 0;

@@ -1,12 +1,8 @@
 /**
- * The embedded local chain: anvil (npm @foundry-rs/anvil-linux-amd64) whose state survives restarts.
- *
- * anvil's own --dump-state rewrites its file in place, so a kill during a save can leave it unreadable. Instead we
- * call anvil_dumpState ourselves on an interval and at shutdown, write a temp file, fsync it, and rename it over
- * the previous snapshot (atomic on POSIX); anvil starts with --load-state on that file. After an unclean kill the
- * chain restarts from the last snapshot (it may lose its last `snapshotIntervalMs`); the transaction outbox then
- * re-broadcasts the recorded signed transactions so chain and database converge. The interval saves only after new
- * blocks.
+ * The embedded local chain: anvil (npm @foundry-rs/anvil-linux-amd64) whose state survives restarts. Not with its own
+ * --dump-state, which rewrites the file in place (a kill during a save can leave it unreadable): anvil_dumpState is
+ * written to a temp file, fsynced and renamed over the last snapshot, after new blocks and at a clean stop. After an
+ * unclean kill the chain restarts from the last snapshot; the transaction outbox re-broadcasts what it lost.
  */
 import { createRequire } from "node:module";
 import { mkdir, open, rename, stat } from "node:fs/promises";
@@ -35,10 +31,7 @@ export async function startLocalChain(options: LocalChainOptions) {
   const dir = path.join(options.dataDir, "chain");
   await mkdir(dir, { recursive: true });
   const stateFile = path.join(dir, "state.json");
-  const hasState = await stat(stateFile).then(
-    (s) => s.size > 0,
-    () => false,
-  );
+  const hasState = ((await stat(stateFile).catch(() => undefined))?.size ?? 0) > 0;
   const rpcUrl = `http://127.0.0.1:${options.port}`;
   const log = options.log ?? (() => {});
   // The binary itself (not the npm wrapper, which leaves an orphan on SIGKILL), its pid recorded at once.

@@ -50,44 +50,11 @@ export interface StackOptions {
   chainSnapshotMs?: number;
 }
 
-export interface ApiHandle {
-  url: string;
-  port: number;
-  process: ManagedProcess;
-  /** SIGTERM, then SIGKILL after `graceMs` (default 10 s). */
-  stop(graceMs?: number): Promise<void>;
-}
+export type Stack = Awaited<ReturnType<typeof startStack>>;
+export type ApiHandle = Awaited<ReturnType<typeof startApi>>;
+export type BootstrapAdmin = Awaited<ReturnType<typeof bootstrapAdminClient>>;
 
-export interface Stack {
-  config: Config;
-  env: NodeJS.ProcessEnv;
-  databaseUrl: string;
-  rpcUrl: string;
-  deployment: Deployment;
-  operatorAddress: string;
-  /** The administration wallet (ADMIN_ROLE), another key than the operator's. */
-  adminAddress: string;
-  /** The bootstrap admin client (OAuth 2.0 client credentials with the admin scope). */
-  admin: BootstrapAdmin;
-  /** The first API process (the one restartApi acts on); `apis` lists all API_PROCESSES of them. */
-  readonly api: ApiHandle;
-  readonly apis: readonly ApiHandle[];
-  readonly indexer?: IndexerHandle;
-  readonly chain?: LocalChain;
-  /** Embedded chain: stop it (clean: snapshot first; unclean: SIGKILL) and start it again on its saved state. */
-  restartChain(mode: "clean" | "unclean"): Promise<void>;
-  stopChain(mode: "clean" | "unclean"): Promise<void>;
-  startChain(): Promise<void>;
-  /** Embedded Postgres: stop it (fast shutdown: open connections are cut) and start it again on the same data. */
-  restartPostgres(): Promise<void>;
-  /** Stops the API (clean: SIGTERM; unclean: SIGKILL) and starts it again on the same port. */
-  restartApi(mode: "clean" | "unclean", extraEnv?: NodeJS.ProcessEnv): Promise<void>;
-  /** Another API process on the same database and chain (horizontal scaling), optionally with other settings. */
-  startExtraApi(port?: number, extraEnv?: NodeJS.ProcessEnv): Promise<ApiHandle>;
-  stop(): Promise<void>;
-}
-
-export async function startStack(options: StackOptions = {}): Promise<Stack> {
+export async function startStack(options: StackOptions = {}) {
   const log = options.log ?? ((line: string) => console.log(line));
   const env = stackEnvironment(options, log);
   const config = loadConfig(env);
@@ -109,28 +76,20 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const { step, checkpoint } = startup;
     step("starting Postgres (embedded; a first start creates its cluster, about 5 s)");
     const postgres = await startPostgres(startup);
-    checkpoint();
     step("starting the local chain (anvil, about 1 s)");
     const chain = await startChain(startup);
-    checkpoint();
     step("preparing the role wallets and the API's database");
     const roles = await roleWallets(startup, postgres.databaseUrl, chain);
     checkpoint();
     // Embedded Postgres: the API and workers connect as the API's own role, which owns the API's schema but not its
     // audit table (apiDatabaseRole.ts). An external DATABASE_URL is used as given: its roles are the operator's.
     const apiDatabaseUrl = postgres.embedded
-      ? await prepareApiRole(postgres.databaseUrl, {
-          schema: config.apiSchema,
-          dataDir: config.dataDir,
-          port: config.embeddedPostgresPort,
-        })
+      ? await prepareApiRole(postgres.databaseUrl, config)
       : postgres.databaseUrl;
     checkpoint();
     const deployment = await ensureDeployed(startup, chain, roles);
-    checkpoint();
     step("starting the Ponder indexer (it builds its tables and catches up with the chain, 10 to 30 s)");
     const indexer = await startWatchedIndexer(startup, postgres.databaseUrl, chain);
-    checkpoint();
     const apiEnv = apiEnvironment(startup, { databaseUrl: apiDatabaseUrl, chain, indexer: indexer.current(), admin });
     step(`starting ${config.apiProcesses} API process${config.apiProcesses === 1 ? "" : "es"} (about 5 s)`);
     // What `npm run worker` needs to join, recorded before any API answers: one started as soon as /health answers
@@ -155,13 +114,18 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       rpcUrl: chain.rpcUrl,
       deployment,
       operatorAddress: roles.operator,
+      /** The administration wallet (ADMIN_ROLE), another key than the operator's. */
       adminAddress: roles.admin,
+      /** The bootstrap admin client (OAuth 2.0 client credentials with the admin scope). */
       admin,
+      /** The first API process (the one restartApi acts on); `apis` lists all API_PROCESSES of them. */
       get api() {
         return apis.all[0];
       },
-      apis: apis.all,
+      apis: apis.all as readonly ApiHandle[],
+      /** Stops the first API (clean: SIGTERM; unclean: SIGKILL) and starts it again on the same port. */
       restartApi: apis.restartFirst,
+      /** Another API process on the same database and chain (horizontal scaling), optionally with other settings. */
       startExtraApi: apis.startExtra,
       get indexer() {
         return indexer.current();
@@ -169,12 +133,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       get chain() {
         return chain.current();
       },
-      async restartChain(mode) {
+      /** Embedded chain: stop it (clean: snapshot first; unclean: SIGKILL) and start it again on its saved state. */
+      async restartChain(mode: "clean" | "unclean") {
         await chain.stop(mode);
         await chain.start();
       },
       stopChain: chain.stop,
       startChain: chain.start,
+      /** Embedded Postgres: stop it (fast shutdown: open connections are cut) and start it again on the same data. */
       restartPostgres: postgres.restart,
       stop: startup.stopAll,
     };
@@ -217,8 +183,9 @@ function newStartup(
     },
     /** Throws when start-up was aborted (options.signal). */
     checkpoint: () => options.signal?.throwIfAborted(),
-    /** Says what start-up does next, seconds after it began: no step is silent for long. */
+    /** Says what start-up does next, seconds after it began (no step is silent for long), unless it was aborted. */
     step(doing: string) {
+      options.signal?.throwIfAborted();
       log(`  ${((performance.now() - began) / 1000).toFixed(1).padStart(5)} s  ${doing}…`);
     },
     /** A Node process running api/src/<script>, logged to DATA_DIR/logs/<name>.log. */
@@ -352,13 +319,8 @@ async function roleWallets(
   const chainNonce = async (address: string) =>
     BigInt(await rpc<string>(chain.rpcUrl, "eth_getTransactionCount", [address, "pending"]));
   const wallets = new WalletStore(pool, new KeyVault(await masterKeyOf(config)), undefined, chainNonce);
-  const signer = createSigner(config, wallets);
-  const roleWallet = async (
-    purpose: "OPERATOR" | "ADMIN",
-    found: string | undefined,
-    privateKey: string | undefined,
-    setting: string,
-  ) => {
+  const services = { wallets, signer: createSigner(config, wallets) };
+  const roleWallet = async (purpose: "OPERATOR" | "ADMIN", found?: string, privateKey?: string, setting?: string) => {
     const address =
       found ??
       (privateKey
@@ -369,18 +331,10 @@ async function roleWallets(
     if (!address) throw new Error(`${setting} is required with an external chain (the wallet holding ${purpose}_ROLE)`);
     return address;
   };
-  const operator = await roleWallet(
-    "OPERATOR",
-    await operatorWallet(config, { wallets, signer }),
-    config.operatorPrivateKey,
-    "OPERATOR_PRIVATE_KEY",
-  );
-  const admin = await roleWallet(
-    "ADMIN",
-    await administratorWallet(config, { wallets, signer }),
-    config.adminWalletPrivateKey,
-    "ADMIN_WALLET_PRIVATE_KEY",
-  );
+  const foundOperator = await operatorWallet(config, services);
+  const operator = await roleWallet("OPERATOR", foundOperator, config.operatorPrivateKey, "OPERATOR_PRIVATE_KEY");
+  const foundAdmin = await administratorWallet(config, services);
+  const admin = await roleWallet("ADMIN", foundAdmin, config.adminWalletPrivateKey, "ADMIN_WALLET_PRIVATE_KEY");
   if (chain.embedded) {
     for (const funded of [operator, admin])
       await rpc(chain.rpcUrl, "anvil_setBalance", [funded, "0x3635c9adc5dea00000"]); // 1000 ETH
@@ -400,10 +354,7 @@ async function ensureDeployed(
 ): Promise<Deployment> {
   if (!chain.embedded) return loadDeployment(config);
   const file = config.deploymentFile!;
-  const existing = await readFile(file, "utf8").then(
-    (t) => JSON.parse(t) as Deployment,
-    () => undefined,
-  );
+  const existing: Deployment | undefined = await readFile(file, "utf8").then(JSON.parse, () => undefined);
   if (
     existing &&
     (await rpc<string>(chain.rpcUrl, "eth_getCode", [existing.contracts.LicenceToken, "latest"])) !== "0x"
@@ -497,18 +448,11 @@ async function startWatchedIndexer(startup: Startup, databaseUrl: string, chain:
   return { current: () => indexer };
 }
 
-/** The bootstrap admin client, and whether its secret was generated here (only then may it be printed). */
-export interface BootstrapAdmin {
-  clientId: string;
-  clientSecret: string;
-  secretGenerated: boolean;
-}
-
 /**
  * The bootstrap admin client: ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET, or, only with DEV_CONVENIENCES, generated once
  * and kept under DATA_DIR (npm start prints a generated secret, never one the operator supplied).
  */
-async function bootstrapAdminClient(config: Config): Promise<BootstrapAdmin> {
+async function bootstrapAdminClient(config: Config) {
   if ((!config.adminClientId || !config.adminClientSecret) && !config.devConveniences)
     throw new Error(
       "ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required (generated only with DEV_CONVENIENCES=true, for a local stack)",
@@ -517,18 +461,14 @@ async function bootstrapAdminClient(config: Config): Promise<BootstrapAdmin> {
     config.adminClientId ?? `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
   const clientSecret =
     config.adminClientSecret ?? (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
+  // Whether its secret was generated here: only then may it be printed.
   return { clientId, clientSecret, secretGenerated: !config.adminClientSecret };
 }
 
 /** The environment of the API and worker processes: where every part the stack started can be reached. */
 function apiEnvironment(
   { config, env }: Startup,
-  parts: {
-    databaseUrl: string;
-    chain: ChainPart;
-    indexer?: IndexerHandle;
-    admin: BootstrapAdmin;
-  },
+  parts: { databaseUrl: string; chain: ChainPart; indexer?: IndexerHandle; admin: BootstrapAdmin },
 ): NodeJS.ProcessEnv {
   return {
     ...env,
@@ -561,7 +501,7 @@ async function startApi(
   name: string,
   extraEnv: NodeJS.ProcessEnv,
   checkPort: boolean,
-): Promise<ApiHandle> {
+) {
   if (checkPort && port !== 0) await assertPortFree(port, "API", "PORT", config.host);
   const baseUrl = `http://${config.host}:${port}`;
   const child = await spawn(
@@ -577,7 +517,8 @@ async function startApi(
     void child.exited.then(() => reject(new Error(`API exited during start-up:\n${child.tail()}`)));
   });
   const url = `http://${config.host}:${listening}`;
-  return { url, port: listening, process: child, stop: (graceMs) => child.stop(graceMs) };
+  // SIGTERM, then SIGKILL after `graceMs` (default 10 s).
+  return { url, port: listening, process: child, stop: (graceMs?: number) => child.stop(graceMs) };
 }
 
 /**
@@ -594,7 +535,6 @@ async function startApis(startup: Startup, apiEnv: NodeJS.ProcessEnv) {
     restartOnCrash(startup, api.process, `restarting it on port ${api.port}`, restart, { delayMs: 500, retry: true });
     return api;
   };
-  startup.checkpoint();
   await start(0, startup.config.port, {}, true);
   for (let index = 1; index < startup.config.apiProcesses; index++) {
     startup.checkpoint();

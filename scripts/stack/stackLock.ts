@@ -3,7 +3,7 @@
  * processes need to join it (URL, ports, chain id). A second start finds it and stops before touching anything;
  * `npm run worker` reads it to find the running stack.
  */
-import { open, readFile, rm, writeFile, mkdir } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
@@ -93,13 +93,14 @@ export async function lockStack(
   const file = fileOf(descriptor.dataDir);
   await mkdir(path.dirname(file), { recursive: true });
   await rm(file, { force: true }); // stale: its supervisor is gone
-  const handle = await open(file, "wx").catch(async (error: NodeJS.ErrnoException) => {
-    if (error.code === "EEXIST") throw new StackAlreadyRunning((await runningStack(descriptor.dataDir)) ?? descriptor);
-    throw error;
-  });
   let current = descriptor;
-  await handle.writeFile(JSON.stringify(current, null, 2));
-  await handle.close();
+  await writeFile(file, JSON.stringify(current, null, 2), { flag: "wx" }).catch(
+    async (error: NodeJS.ErrnoException) => {
+      if (error.code === "EEXIST")
+        throw new StackAlreadyRunning((await runningStack(descriptor.dataDir)) ?? descriptor);
+      throw error;
+    },
+  );
   return {
     async update(patch) {
       current = { ...current, ...patch };
