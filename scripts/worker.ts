@@ -26,18 +26,7 @@ if (!config.databaseUrl || !config.chainRpcUrl) {
     );
     process.exit(1);
   }
-  const join: Record<string, string | undefined> = {
-    CHAIN_RPC_URL: stack.chainRpcUrl,
-    CHAIN_ID: String(stack.chainId),
-    CHAIN_FUNDING: stack.chainFunding,
-    DEPLOYMENT_FILE: stack.deploymentFile,
-    INDEXER_URL: stack.indexerUrl,
-    JWT_ISSUER: stack.jwtIssuer,
-    API_DB_SCHEMA: stack.apiSchema,
-    PUBLIC_BASE_URL: stack.url,
-    // A development stack's secrets are those generated under DATA_DIR: the worker joins with the same conveniences.
-    DEV_CONVENIENCES: stack.devConveniences ? "true" : undefined,
-  };
+  const join: Record<string, string | undefined> = { ...stack.env, PUBLIC_BASE_URL: stack.url };
   // The embedded database as the API's own role, like the stack's API and worker processes.
   if (!config.databaseUrl && stack.embeddedPostgresPort)
     join.DATABASE_URL = await apiRoleUrl(config.dataDir, stack.embeddedPostgresPort);

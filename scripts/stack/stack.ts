@@ -50,6 +50,10 @@ export interface StackOptions {
   chainSnapshotMs?: number;
 }
 
+/** What `npm run worker` joins with (stack.json): the stack's DEV_CONVENIENCES finds the same generated secrets. */
+const JOINED =
+  "CHAIN_RPC_URL CHAIN_ID CHAIN_FUNDING DEPLOYMENT_FILE INDEXER_URL JWT_ISSUER API_DB_SCHEMA DEV_CONVENIENCES";
+
 export type Stack = Awaited<ReturnType<typeof startStack>>;
 export type ApiHandle = Awaited<ReturnType<typeof startApi>>;
 export type BootstrapAdmin = Awaited<ReturnType<typeof bootstrapAdminClient>>;
@@ -92,17 +96,11 @@ export async function startStack(options: StackOptions = {}) {
     const indexer = await startWatchedIndexer(startup, postgres.databaseUrl, chain);
     const apiEnv = apiEnvironment(startup, { databaseUrl: apiDatabaseUrl, chain, indexer: indexer.current(), admin });
     step(`starting ${config.apiProcesses} API process${config.apiProcesses === 1 ? "" : "es"} (about 5 s)`);
-    // What `npm run worker` needs to join, recorded before any API answers: one started as soon as /health answers
-    // can join.
+    // Recorded before any API answers: `npm run worker` started as soon as /health answers can join.
+    const joined = Object.fromEntries(JOINED.split(" ").map((name) => [name, apiEnv[name]]));
     await lock.update({
-      chainRpcUrl: chain.rpcUrl,
       embeddedPostgresPort: postgres.embedded ? config.embeddedPostgresPort : undefined,
-      indexerUrl: apiEnv.INDEXER_URL,
-      deploymentFile: config.deploymentFile!,
-      chainFunding: apiEnv.CHAIN_FUNDING,
-      jwtIssuer: config.jwtIssuer,
-      apiSchema: config.apiSchema,
-      devConveniences: config.devConveniences,
+      env: joined,
     });
     const apis = await startApis(startup, apiEnv);
     await lock.update({ url: apis.all[0].url });
@@ -476,6 +474,7 @@ function apiEnvironment(
     ADMIN_CLIENT_SECRET: parts.admin.clientSecret,
     // One issuer for every API process, so a token from one is accepted by all (horizontal scaling).
     JWT_ISSUER: config.jwtIssuer,
+    API_DB_SCHEMA: config.apiSchema,
     DATABASE_URL: parts.databaseUrl,
     CHAIN_RPC_URL: parts.chain.rpcUrl,
     CHAIN_WS_URL: parts.chain.wsUrl,

@@ -14,15 +14,9 @@ export interface StackDescriptor {
   url: string;
   dataDir: string;
   chainId: number;
-  chainRpcUrl?: string;
   embeddedPostgresPort?: number;
-  indexerUrl?: string;
-  deploymentFile?: string;
-  chainFunding?: string;
-  jwtIssuer?: string;
-  apiSchema?: string;
-  /** Whether the stack runs with DEV_CONVENIENCES (its secrets are the ones generated under DATA_DIR). */
-  devConveniences?: boolean;
+  /** The settings a worker joins with (chain, deployment, indexer, token issuer, API schema, DEV_CONVENIENCES). */
+  env?: Record<string, string | undefined>;
 }
 
 export class StackAlreadyRunning extends Error {
@@ -48,15 +42,16 @@ const alive = (pid: number) => {
 
 /** The stack running on this data directory, if its supervisor is alive. Reads only. */
 export async function runningStack(dataDir: string): Promise<StackDescriptor | undefined> {
-  const text = await readFile(fileOf(dataDir), "utf8").catch(() => undefined);
-  if (!text) return undefined;
-  try {
-    const descriptor = JSON.parse(text) as StackDescriptor;
-    return descriptor.pid > 0 && descriptor.pid !== process.pid && alive(descriptor.pid) ? descriptor : undefined;
-  } catch {
-    return undefined;
-  }
+  const descriptor = await readDescriptor(fileOf(dataDir));
+  return descriptor && descriptor.pid > 0 && descriptor.pid !== process.pid && alive(descriptor.pid)
+    ? descriptor
+    : undefined;
 }
+
+const readDescriptor = (file: string): Promise<StackDescriptor | undefined> =>
+  readFile(file, "utf8")
+    .then(JSON.parse)
+    .catch(() => undefined);
 
 /**
  * The stack on this data directory once it can be joined (its parts recorded; it may still be starting its APIs):
@@ -68,7 +63,7 @@ export async function stackToJoin(
   options: { timeoutMs: number; waiting?: (stack: StackDescriptor) => void },
 ): Promise<StackDescriptor | undefined> {
   const deadline = Date.now() + options.timeoutMs;
-  const joinable = (stack: StackDescriptor) => stack.chainRpcUrl !== undefined && stack.deploymentFile !== undefined;
+  const joinable = (stack: StackDescriptor) => stack.env !== undefined;
   let stack = await runningStack(dataDir);
   if (stack && !joinable(stack)) options.waiting?.(stack);
   for (; stack && !joinable(stack); stack = await runningStack(dataDir)) {
@@ -107,8 +102,7 @@ export async function lockStack(
       await writeFile(file, JSON.stringify(current, null, 2));
     },
     async release() {
-      const text = await readFile(file, "utf8").catch(() => "");
-      if (text && (JSON.parse(text) as StackDescriptor).pid === process.pid) await rm(file, { force: true });
+      if ((await readDescriptor(file))?.pid === process.pid) await rm(file, { force: true });
     },
   };
 }
