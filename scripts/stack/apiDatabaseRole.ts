@@ -45,11 +45,10 @@ export async function prepareApiRole(
 }
 
 async function ensureRoles(admin: pg.Client, password: string): Promise<void> {
-  const existing = new Set(
-    (
-      await admin.query(`SELECT rolname FROM pg_roles WHERE rolname = ANY ($1)`, [[API_ROLE, AUDIT_OWNER_ROLE]])
-    ).rows.map((r) => r.rolname),
-  );
+  const found = await admin.query(`SELECT rolname FROM pg_roles WHERE rolname = ANY ($1)`, [
+    [API_ROLE, AUDIT_OWNER_ROLE],
+  ]);
+  const existing = new Set(found.rows.map((r) => r.rolname));
   if (!existing.has(API_ROLE)) await admin.query(`CREATE ROLE ${API_ROLE} LOGIN`);
   if (!existing.has(AUDIT_OWNER_ROLE)) await admin.query(`CREATE ROLE ${AUDIT_OWNER_ROLE} NOLOGIN`);
   await admin.query(

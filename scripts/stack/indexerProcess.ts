@@ -26,8 +26,7 @@ export interface IndexerOptions {
   wsUrl?: string;
   deploymentFile: string;
   port: number;
-  /** Where it listens; default 127.0.0.1. */
-  host?: string;
+  host?: string; // default 127.0.0.1
   epoch: number;
   echo?: boolean;
   /** Called as soon as the process exists, before it is ready: a supervisor stopping meanwhile must stop it too. */
@@ -73,12 +72,9 @@ const reachable = (host: string) => (host === "0.0.0.0" || host === "::" ? "127.
 
 async function buildSchemaName(options: IndexerOptions): Promise<string> {
   const hash = createHash("sha256");
-  for (const file of [
-    ...(await listFiles(path.join(options.repoRoot, "indexer"))),
-    ...(await listFiles(path.join(options.repoRoot, "abis"))),
-  ]) {
-    hash.update(file).update(await readFile(file));
-  }
+  for (const dir of ["indexer", "abis"])
+    for (const file of await listFiles(path.join(options.repoRoot, dir)))
+      hash.update(file).update(await readFile(file));
   hash.update(await readFile(options.deploymentFile));
   hash.update(`epoch:${options.epoch}`);
   return `${BUILD_SCHEMA_PREFIX}${hash.digest("hex").slice(0, 16)}`;

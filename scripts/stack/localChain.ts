@@ -61,16 +61,11 @@ export async function startLocalChain(options: LocalChainOptions) {
       snapshots.stopInterval();
       if (!anvil.isRunning()) return false;
       const timer = setTimeout(() => anvil.child.kill("SIGKILL"), graceMs);
-      const saved = await snapshots.save().then(
-        () => true,
-        (error: Error) => {
-          log(`final chain snapshot failed: ${error.message}`);
-          return false;
-        },
-      );
+      const failed = await snapshots.save().catch((error: Error) => error);
+      if (failed) log(`final chain snapshot failed: ${failed.message}`);
       await anvil.stop(graceMs);
       clearTimeout(timer);
-      return saved;
+      return !failed;
     },
     /** Unclean stop (tests): SIGKILL without a snapshot. */
     async kill() {

@@ -18,9 +18,8 @@ export interface SpawnOptions {
   args?: string[];
   env?: NodeJS.ProcessEnv;
   cwd?: string;
-  /** Output appended to <logDir>/<name>.log; unset: not kept in a file (echo it then). */
+  /** Output appended to <logDir>/<name>.log (unset: not kept, echo it then), and copied to stdout with `echo`. */
   logDir?: string;
-  /** Also copy output to the supervisor's stdout. */
   echo?: boolean;
   ipc?: boolean;
   /** Where DATA_DIR/run/<name>.pid is kept. */
@@ -47,8 +46,7 @@ export async function spawnNode(options: SpawnOptions) {
     lines.push(...chunk.toString().split("\n").filter(Boolean));
     lines.splice(0, lines.length - 40);
   };
-  child.stdout!.on("data", capture);
-  child.stderr!.on("data", capture);
+  for (const output of [child.stdout!, child.stderr!]) output.on("data", capture);
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve)).then(async (code) => {
     if (log) log.end();
     // A restart may have written its own pid there already.

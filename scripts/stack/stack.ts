@@ -233,9 +233,7 @@ async function assertStackPortsFree(config: Config): Promise<void> {
 /** Embedded Postgres unless DATABASE_URL names one. */
 async function startPostgres({ config, log, stops }: Startup) {
   if (config.databaseUrl) {
-    const restart = async () => {
-      throw new Error("Postgres is external (DATABASE_URL): not ours to restart");
-    };
+    const restart = () => Promise.reject(new Error("Postgres is external (DATABASE_URL): not ours to restart"));
     return { databaseUrl: config.databaseUrl, embedded: false, restart };
   }
   let postgres = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
@@ -265,13 +263,8 @@ async function startChain({ config, options, log, stops }: Startup) {
     current: () => chain,
     async start() {
       await assertPortFree(config.chainPort, "local chain", "CHAIN_PORT");
-      const snapshotIntervalMs = options.chainSnapshotMs ?? 250;
-      chain = await startLocalChain({
-        dataDir: config.dataDir,
-        port: config.chainPort,
-        chainId: config.chainId,
-        snapshotIntervalMs,
-      });
+      const { dataDir, chainPort: port, chainId } = config;
+      chain = await startLocalChain({ dataDir, port, chainId, snapshotIntervalMs: options.chainSnapshotMs ?? 250 });
       await rm(cleanMarker, { force: true });
     },
     /** clean: saved, then stopped (killed after `graceMs`; then it is not marked clean); unclean: killed unsaved. */
@@ -333,10 +326,8 @@ async function roleWallets(
   const operator = await roleWallet("OPERATOR", foundOperator, config.operatorPrivateKey, "OPERATOR_PRIVATE_KEY");
   const foundAdmin = await administratorWallet(config, services);
   const admin = await roleWallet("ADMIN", foundAdmin, config.adminWalletPrivateKey, "ADMIN_WALLET_PRIVATE_KEY");
-  if (chain.embedded) {
-    for (const funded of [operator, admin])
-      await rpc(chain.rpcUrl, "anvil_setBalance", [funded, "0x3635c9adc5dea00000"]); // 1000 ETH
-  }
+  for (const funded of chain.embedded ? [operator, admin] : [])
+    await rpc(chain.rpcUrl, "anvil_setBalance", [funded, "0x3635c9adc5dea00000"]); // 1000 ETH
   return { operator, admin };
 }
 

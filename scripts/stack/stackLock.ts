@@ -20,12 +20,10 @@ export interface StackDescriptor {
 }
 
 export class StackAlreadyRunning extends Error {
-  readonly running: StackDescriptor;
   constructor(running: StackDescriptor) {
     super(
       `The licence approval platform is already running at ${running.url} (supervisor pid ${running.pid}, data ${running.dataDir}). Stop it first (Ctrl-C in its terminal), or start another one with its own DATA_DIR and ports.`,
     );
-    this.running = running;
   }
 }
 

@@ -18,10 +18,7 @@ export const STOP_DEADLINE_MS = 9_000;
 /** What a step may take beyond its grace: a process killed when its grace ran out still has to be reaped. */
 const REAP_MS = 200;
 
-/**
- * Each phase in order, in ninths of the deadline (seconds of the usual 9 s): its longest grace, and the time kept
- * back for the phases after it.
- */
+/** Each phase in order, in ninths of the deadline: its longest grace, and the time kept for the phases after it. */
 const PHASES: readonly { phase: StopPhase; most: number; keep: number }[] = [
   { phase: "save", most: 2, keep: 6.5 },
   { phase: "processes", most: 4, keep: 2.5 },
