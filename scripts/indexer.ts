@@ -1,11 +1,8 @@
 /**
  * `npm run indexer`: the Ponder indexer as a role of its own, for a host of its own (docs/architecture.md, "More
- * than one process"). Reads a `.env` file like every role (ENV_FILE, default ./.env; variables already set win),
- * then runs `ponder start --root indexer --schema ix_<build> --views-schema index` on DATABASE_URL, CHAIN_RPC_URL
- * and DEPLOYMENT_FILE, listening on INDEXER_HOST:INDEXER_PORT; once Ponder is ready, earlier builds' schemas are
- * dropped. Stops on SIGINT/SIGTERM; when Ponder stops by itself it exits non-zero, for a service manager to restart.
+ * than one process"), on the settings of its `.env` file (ENV_FILE, default ./.env; variables already set win).
+ * When Ponder stops by itself it exits non-zero, for a service manager to restart it.
  */
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadSettings, readEnvFile, settings } from "../api/src/config.ts";
 import { startIndexer } from "./stack/indexerProcess.ts";
@@ -25,20 +22,19 @@ if (missing.length > 0) {
 
 let ponder: ManagedProcess | undefined;
 let stopping = false;
-const stop = async (signal: string) => {
-  if (stopping) return;
-  stopping = true;
-  console.log(`${signal}: stopping the indexer…`);
-  await ponder?.stop(10_000);
-  process.exit(0);
-};
-process.on("SIGINT", () => void stop("SIGINT"));
-process.on("SIGTERM", () => void stop("SIGTERM"));
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: stopping the indexer…`);
+    await ponder?.stop(10_000);
+    process.exit(0);
+  });
 
 console.log(`Starting the indexer on ${config.indexerHost}:${config.indexerPort}…`);
 try {
   const indexer = await startIndexer({
-    repoRoot: path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."),
+    repoRoot: fileURLToPath(new URL("..", import.meta.url)),
     databaseUrl: config.databaseUrl!,
     rpcUrl: config.chainRpcUrl!,
     deploymentFile: config.deploymentFile!,

@@ -1,14 +1,9 @@
 /**
- * `npm start`: launches the stack's supervisor (scripts/stack/supervisor.ts) in a process group of its own and
- * passes it one stop order on Ctrl-C.
- *
- * Ctrl-C in a terminal sends SIGINT to the whole foreground process group. Were Postgres, anvil, Ponder and the
- * APIs in it, they would all die at once, before the supervisor could stop them in order and save the chain (and it
- * would take the indexer's exit for a crash). In its own group only this launcher (and npm) get the signal.
- *
- * package.json runs it as `exec node scripts/start.ts`: npm runs scripts through `sh -c`, and a non-interactive sh
- * (dash) dies of the terminal's SIGINT while it waits; npm then exits 130 at once, the prompt returns while the stack
- * is still stopping and "Stopped." comes after it. With exec no shell stands between npm and this launcher.
+ * `npm start`: launches the supervisor (scripts/stack/supervisor.ts) in a process group of its own and passes it one
+ * stop order on Ctrl-C. Ctrl-C sends SIGINT to the terminal's whole foreground group: there, Postgres, anvil, Ponder
+ * and the APIs would die at once, before the supervisor could stop them in order and save the chain.
+ * package.json runs `exec node scripts/start.ts`: a non-interactive sh between npm and this launcher would die of the
+ * SIGINT, and npm would return the prompt before "Stopped.".
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
@@ -22,11 +17,9 @@ const child = spawn(process.execPath, [supervisor, ...process.argv.slice(2)], {
 
 // npm forwards the terminal's SIGINT as well: the supervisor gets one order, whoever sends it how many times.
 let forwarded = false;
-const forward = (signal: NodeJS.Signals) => {
-  if (forwarded || child.exitCode !== null) return;
-  forwarded = true;
-  child.kill(signal);
-};
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
-  process.on(signal, () => forward(signal === "SIGHUP" ? "SIGTERM" : signal));
+  process.on(signal, () => {
+    if (!forwarded && child.exitCode === null) child.kill(signal === "SIGHUP" ? "SIGTERM" : signal);
+    forwarded = true;
+  });
 child.once("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -1,10 +1,7 @@
 /**
- * `npm run worker`: the job runner as its own process. Against real services it takes the same environment as the
- * API (a `.env` file is read first: ENV_FILE, default ./.env; variables already set win). Next to an embedded
- * `npm start` on the same DATA_DIR it joins that stack: the supervisor's DATA_DIR/run/stack.json gives the chain
- * (URL and id), the database, the indexer, the deployment and the token issuer, so moved ports are followed. Started
- * while that stack is still starting, it waits until the stack has recorded them.
- * Start the API with JOBS_IN_API=false to leave every job to workers (both may also run them together).
+ * `npm run worker`: the job runner as its own process, on the API's environment (ENV_FILE, default ./.env, read
+ * first; variables already set win). Without DATABASE_URL or CHAIN_RPC_URL it joins the `npm start` on its DATA_DIR,
+ * as DATA_DIR/run/stack.json describes it (moved ports followed), waiting while that stack is still starting.
  */
 import { loadConfig, readEnvFile } from "../api/src/config.ts";
 import { apiRoleUrl } from "./stack/apiDatabaseRole.ts";
@@ -29,18 +26,7 @@ if (!config.databaseUrl || !config.chainRpcUrl) {
     );
     process.exit(1);
   }
-  const join: Record<string, string | undefined> = {
-    CHAIN_RPC_URL: stack.chainRpcUrl,
-    CHAIN_ID: String(stack.chainId),
-    CHAIN_FUNDING: stack.chainFunding,
-    DEPLOYMENT_FILE: stack.deploymentFile,
-    INDEXER_URL: stack.indexerUrl,
-    JWT_ISSUER: stack.jwtIssuer,
-    API_DB_SCHEMA: stack.apiSchema,
-    PUBLIC_BASE_URL: stack.url,
-    // A development stack's secrets are those generated under DATA_DIR: the worker joins with the same conveniences.
-    DEV_CONVENIENCES: stack.devConveniences ? "true" : undefined,
-  };
+  const join: Record<string, string | undefined> = { ...stack.env, PUBLIC_BASE_URL: stack.url };
   // The embedded database as the API's own role, like the stack's API and worker processes.
   if (!config.databaseUrl && stack.embeddedPostgresPort)
     join.DATABASE_URL = await apiRoleUrl(config.dataDir, stack.embeddedPostgresPort);

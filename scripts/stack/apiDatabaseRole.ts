@@ -1,14 +1,9 @@
 /**
- * The embedded stack runs its API and worker processes as a login role of their own, `licence_api`, not as the
- * superuser (which stays with the supervisor, its migrations and the indexer). It owns every table of the API's
- * schema but one: `audit_logs` (and its append-only trigger function) belongs to `licence_audit`, a role no one can
- * log in as, which also owns the schema (a schema's owner may drop any table in it); the API may only read the audit
- * table and add to it. So the API's connection can neither change nor remove an audit row, nor drop, disable or
- * rewrite the triggers that refuse it, nor drop the table: the audit trail survives a compromised API. It reads the indexer's tables and views
- * (written by the superuser) through default privileges.
- *
- * Run at every start after the supervisor's migrations: tables a new migration created (as the superuser) are handed
- * over, and a data directory from before this split is converted.
+ * The embedded stack's API and worker processes log in as `licence_api`, not as the superuser (kept by the
+ * supervisor, its migrations and the indexer). It owns the API's schema but `audit_logs` and its append-only trigger
+ * function, which belong to `licence_audit` (no login; it owns the schema too, as a schema's owner may drop any table
+ * in it): the API may only read the audit table and add to it, so a compromised API can neither change nor remove an
+ * audit row, nor its triggers or table. Run at every start after the migrations, to hand over new tables.
  */
 import pg from "pg";
 import { ident } from "../../api/src/db/migrate.ts";
@@ -29,15 +24,15 @@ export async function apiRoleUrl(dataDir: string, port: number): Promise<string>
 /** Creates (or updates) the roles and hands the API's schema over; returns the API role's URL. */
 export async function prepareApiRole(
   adminUrl: string,
-  options: { schema: string; dataDir: string; port: number },
+  config: { apiSchema: string; dataDir: string; embeddedPostgresPort: number },
 ): Promise<string> {
-  const url = await apiRoleUrl(options.dataDir, options.port);
+  const url = await apiRoleUrl(config.dataDir, config.embeddedPostgresPort);
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
     await admin.query("BEGIN");
     await ensureRoles(admin, decodeURIComponent(new URL(url).password));
-    await handOver(admin, options.schema);
+    await handOver(admin, config.apiSchema);
     await grantIndexReads(admin);
     await admin.query("COMMIT");
   } catch (error) {
@@ -50,11 +45,10 @@ export async function prepareApiRole(
 }
 
 async function ensureRoles(admin: pg.Client, password: string): Promise<void> {
-  const existing = new Set(
-    (
-      await admin.query(`SELECT rolname FROM pg_roles WHERE rolname = ANY ($1)`, [[API_ROLE, AUDIT_OWNER_ROLE]])
-    ).rows.map((r) => r.rolname),
-  );
+  const found = await admin.query(`SELECT rolname FROM pg_roles WHERE rolname = ANY ($1)`, [
+    [API_ROLE, AUDIT_OWNER_ROLE],
+  ]);
+  const existing = new Set(found.rows.map((r) => r.rolname));
   if (!existing.has(API_ROLE)) await admin.query(`CREATE ROLE ${API_ROLE} LOGIN`);
   if (!existing.has(AUDIT_OWNER_ROLE)) await admin.query(`CREATE ROLE ${AUDIT_OWNER_ROLE} NOLOGIN`);
   await admin.query(

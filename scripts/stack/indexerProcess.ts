@@ -26,47 +26,29 @@ export interface IndexerOptions {
   wsUrl?: string;
   deploymentFile: string;
   port: number;
-  /** Where it listens; default 127.0.0.1. */
-  host?: string;
+  host?: string; // default 127.0.0.1
   epoch: number;
   echo?: boolean;
   /** Called as soon as the process exists, before it is ready: a supervisor stopping meanwhile must stop it too. */
   onSpawn?: (process: ManagedProcess) => void;
 }
 
-export interface IndexerHandle {
-  url: string;
-  schema: string;
-  process: ManagedProcess;
-  /** SIGTERM, then SIGKILL after `graceMs` (default 30 s: Ponder finishes what it is writing). */
-  stop(graceMs?: number): Promise<void>;
-}
+export type IndexerHandle = Awaited<ReturnType<typeof startIndexer>>;
 
-export async function startIndexer(options: IndexerOptions): Promise<IndexerHandle> {
+export async function startIndexer(options: IndexerOptions) {
   const schema = await buildSchemaName(options);
   // ponder's exports hide package.json: locate its CLI next to its entry point (dist/esm/index.js).
   const ponderBin = path.join(path.dirname(fileURLToPath(import.meta.resolve("ponder"))), "bin", "ponder.js");
+  const [port, host] = [String(options.port), options.host ?? "127.0.0.1"];
   const processHandle = await spawnNode({
     name: "indexer",
     script: ponderBin,
-    args: [
-      "start",
-      "--root",
-      "indexer",
-      "--schema",
-      schema,
-      "--views-schema",
-      VIEWS_SCHEMA,
-      "-p",
-      String(options.port),
-      "-H",
-      options.host ?? "127.0.0.1",
-    ],
+    args: ["start", "--root", "indexer", "--schema", schema, "--views-schema", VIEWS_SCHEMA, "-p", port, "-H", host],
     cwd: options.repoRoot,
     env: {
       ...process.env,
       // Ponder prefers PORT over its -p flag: never let it inherit the API's.
-      PORT: String(options.port),
+      PORT: port,
       DATABASE_URL: options.databaseUrl,
       CHAIN_RPC_URL: options.rpcUrl,
       CHAIN_WS_URL: options.wsUrl ?? "",
@@ -75,12 +57,13 @@ export async function startIndexer(options: IndexerOptions): Promise<IndexerHand
     },
     logDir: options.dataDir && path.join(options.dataDir, "logs"),
     echo: options.echo,
-    pidFile: options.dataDir ? { dataDir: options.dataDir, name: "indexer" } : undefined,
+    dataDir: options.dataDir,
   });
   options.onSpawn?.(processHandle);
-  const url = `http://${reachable(options.host ?? "127.0.0.1")}:${options.port}`;
+  const url = `http://${reachable(host)}:${port}`;
   await waitUntil(processHandle, async () => (await fetch(`${url}/ready`)).status === 200, 120_000, "indexer (Ponder)");
   await dropOldSchemas(options.databaseUrl, BUILD_SCHEMA_PREFIX, schema);
+  // Stopped with a grace of 30 s by default: Ponder finishes what it is writing.
   return { url, schema, process: processHandle, stop: (graceMs = 30_000) => processHandle.stop(graceMs) };
 }
 
@@ -89,26 +72,22 @@ const reachable = (host: string) => (host === "0.0.0.0" || host === "::" ? "127.
 
 async function buildSchemaName(options: IndexerOptions): Promise<string> {
   const hash = createHash("sha256");
-  for (const file of [
-    ...(await listFiles(path.join(options.repoRoot, "indexer"))),
-    ...(await listFiles(path.join(options.repoRoot, "abis"))),
-  ]) {
-    hash.update(file).update(await readFile(file));
-  }
+  for (const dir of ["indexer", "abis"])
+    for (const file of await listFiles(path.join(options.repoRoot, dir)))
+      hash.update(file).update(await readFile(file));
   hash.update(await readFile(options.deploymentFile));
   hash.update(`epoch:${options.epoch}`);
   return `${BUILD_SCHEMA_PREFIX}${hash.digest("hex").slice(0, 16)}`;
 }
 
+/** Every file under `dir` but dot files, node_modules and generated code, sorted. */
 async function listFiles(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
-    if (entry.name.startsWith(".") || entry.name === "node_modules" || entry.name === "generated") continue;
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await listFiles(full)));
-    else out.push(full);
-  }
-  return out.sort();
+  const skipped = (part: string) => part.startsWith(".") || part === "node_modules" || part === "generated";
+  return (await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []))
+    .map((entry) => [entry, path.join(entry.parentPath, entry.name)] as const)
+    .filter(([entry, full]) => !entry.isDirectory() && !path.relative(dir, full).split(path.sep).some(skipped))
+    .map(([, full]) => full)
+    .sort();
 }
 
 /**

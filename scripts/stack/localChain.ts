@@ -1,19 +1,14 @@
 /**
- * The embedded local chain: anvil (npm @foundry-rs/anvil-linux-amd64) whose state survives restarts.
- *
- * anvil's own --dump-state rewrites its file in place, so a kill during a save can leave it unreadable. Instead we
- * call anvil_dumpState ourselves on an interval and at shutdown, write a temp file, fsync it, and rename it over
- * the previous snapshot (atomic on POSIX); anvil starts with --load-state on that file. After an unclean kill the
- * chain restarts from the last snapshot (it may lose its last `snapshotIntervalMs`); the transaction outbox then
- * re-broadcasts the recorded signed transactions so chain and database converge. The interval saves only after new
- * blocks.
+ * The embedded local chain: anvil (npm @foundry-rs/anvil-linux-amd64) whose state survives restarts. Not with its own
+ * --dump-state, which rewrites the file in place (a kill during a save can leave it unreadable): anvil_dumpState is
+ * written to a temp file, fsynced and renamed over the last snapshot, after new blocks and at a clean stop. After an
+ * unclean kill the chain restarts from the last snapshot; the transaction outbox re-broadcasts what it lost.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { mkdir, open, rename, stat } from "node:fs/promises";
 import path from "node:path";
 import { gunzipSync } from "node:zlib";
-import { writePid } from "./pidFile.ts";
+import { spawnNode, waitUntil } from "./managedProcess.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -25,98 +20,59 @@ export interface LocalChainOptions {
   log?: (line: string) => void;
 }
 
-export interface LocalChain {
-  rpcUrl: string;
-  pid: number | undefined;
-  /** Saves a snapshot now (atomic). */
-  snapshot(): Promise<void>;
-  /**
-   * Clean stop: snapshot, then SIGTERM; SIGKILL when `graceMs` runs out first. True when the final snapshot was
-   * saved (a kill during it leaves the previous one, since saves are atomic).
-   */
-  stop(graceMs?: number): Promise<boolean>;
-  /** Unclean stop (tests): SIGKILL without a snapshot. */
-  kill(): Promise<void>;
-}
+export type LocalChain = Awaited<ReturnType<typeof startLocalChain>>;
 
 export function anvilBinary(): string {
   const pkg = require.resolve("@foundry-rs/anvil-linux-amd64/package.json");
   return path.join(path.dirname(pkg), "bin", "anvil");
 }
 
-export async function startLocalChain(options: LocalChainOptions): Promise<LocalChain> {
+export async function startLocalChain(options: LocalChainOptions) {
   const dir = path.join(options.dataDir, "chain");
   await mkdir(dir, { recursive: true });
   const stateFile = path.join(dir, "state.json");
-  const hasState = await stat(stateFile).then(
-    (s) => s.size > 0,
-    () => false,
-  );
+  const hasState = ((await stat(stateFile).catch(() => undefined))?.size ?? 0) > 0;
   const rpcUrl = `http://127.0.0.1:${options.port}`;
   const log = options.log ?? (() => {});
-  const anvil = await spawnAnvil(options, hasState ? stateFile : undefined, log);
-  await waitForRpc(rpcUrl, anvil.exited, 15_000);
+  // The binary itself (not the npm wrapper, which leaves an orphan on SIGKILL), its pid recorded at once.
+  const anvil = await spawnNode({
+    name: "chain",
+    command: anvilBinary(),
+    // The state file does not store the chain id: pass it every time. London: the EVM version our contracts target
+    // on Besu, so gas and behaviour match.
+    args: ["--host", "127.0.0.1", "--port", String(options.port), "--chain-id", String(options.chainId)]
+      .concat(["--hardfork", "london", "--silent"])
+      .concat(hasState ? ["--load-state", stateFile] : []),
+    dataDir: options.dataDir,
+  });
+  await waitUntil(anvil, () => rpc(rpcUrl, "eth_chainId", []).then(() => true), 15_000, `anvil (port ${options.port})`);
   log(`local chain ready at ${rpcUrl} (chain ${options.chainId}${hasState ? ", state restored" : ", fresh"})`);
   const snapshots = await startSnapshots(rpcUrl, stateFile, hasState, options.snapshotIntervalMs ?? 1_000, log);
   return {
     rpcUrl,
-    pid: anvil.child.pid,
+    pid: anvil.pid,
+    /** Saves a snapshot now (atomic). */
     snapshot: snapshots.save,
-    async stop(graceMs = 30_000) {
+    /**
+     * Clean stop: snapshot, then SIGTERM; SIGKILL when `graceMs` runs out first. True when the final snapshot was
+     * saved (a kill during it leaves the previous one, since saves are atomic).
+     */
+    async stop(graceMs = 30_000): Promise<boolean> {
       snapshots.stopInterval();
-      if (anvil.exited()) return false;
+      if (!anvil.isRunning()) return false;
       const timer = setTimeout(() => anvil.child.kill("SIGKILL"), graceMs);
-      const saved = await snapshots.save().then(
-        () => true,
-        (error: Error) => {
-          log(`final chain snapshot failed: ${error.message}`);
-          return false;
-        },
-      );
-      anvil.child.kill("SIGTERM");
-      await anvil.exitedPromise;
+      const failed = await snapshots.save().catch((error: Error) => error);
+      if (failed) log(`final chain snapshot failed: ${failed.message}`);
+      await anvil.stop(graceMs);
       clearTimeout(timer);
-      return saved;
+      return !failed;
     },
+    /** Unclean stop (tests): SIGKILL without a snapshot. */
     async kill() {
       snapshots.stopInterval();
-      if (anvil.exited()) return;
-      anvil.child.kill("SIGKILL");
-      await anvil.exitedPromise;
+      await anvil.kill();
     },
   };
-}
-
-/** anvil on `options.port`, on the saved state when there is one; its pid recorded at once. */
-async function spawnAnvil(options: LocalChainOptions, stateFile: string | undefined, log: (line: string) => void) {
-  const args = [
-    "--host",
-    "127.0.0.1",
-    "--port",
-    String(options.port),
-    // The state file does not store the chain id: pass it every time.
-    "--chain-id",
-    String(options.chainId),
-    // London: the EVM version our contracts target on Besu, so gas and behaviour match.
-    "--hardfork",
-    "london",
-    "--silent",
-    ...(stateFile ? ["--load-state", stateFile] : []),
-  ];
-  // Spawn the binary itself (not the npm wrapper, which leaves an orphan on SIGKILL).
-  const child: ChildProcess = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
-  // Recorded at once: if the supervisor is killed while waiting for the chain, the next start stops it.
-  await writePid(options.dataDir, "chain", child.pid);
-  let exited = false;
-  const exitedPromise = new Promise<void>((resolve) =>
-    child.once("exit", () => {
-      exited = true;
-      resolve();
-    }),
-  );
-  child.stdout?.on("data", (d) => log(String(d).trimEnd()));
-  child.stderr?.on("data", (d) => log(String(d).trimEnd()));
-  return { child, exited: () => exited, exitedPromise };
 }
 
 /**
@@ -159,21 +115,15 @@ async function saveSnapshot(rpcUrl: string, stateFile: string): Promise<void> {
   const hex: string = await rpc(rpcUrl, "anvil_dumpState", []);
   const json = gunzipSync(Buffer.from(hex.slice(2), "hex"));
   const temp = `${stateFile}.${process.pid}.tmp`;
-  const handle = await open(temp, "w");
-  try {
-    await handle.writeFile(json);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+  const file = await open(temp, "w");
+  await file
+    .writeFile(json)
+    .then(() => file.sync())
+    .finally(() => file.close());
   await rename(temp, stateFile);
   // fsync the directory so the rename itself survives a power loss.
-  const dirHandle = await open(path.dirname(stateFile), "r");
-  try {
-    await dirHandle.sync();
-  } finally {
-    await dirHandle.close();
-  }
+  const dir = await open(path.dirname(stateFile), "r");
+  await dir.sync().finally(() => dir.close());
 }
 
 export async function rpc<T = any>(url: string, method: string, params: unknown[]): Promise<T> {
@@ -185,18 +135,4 @@ export async function rpc<T = any>(url: string, method: string, params: unknown[
   const body = (await response.json()) as { result?: T; error?: { message: string } };
   if (body.error) throw new Error(`${method}: ${body.error.message}`);
   return body.result as T;
-}
-
-async function waitForRpc(url: string, exited: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (exited()) throw new Error(`anvil exited during start-up (is its port taken?)`);
-    try {
-      await rpc(url, "eth_chainId", []);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error(`local chain did not answer at ${url} within ${timeoutMs} ms`);
 }

@@ -1,89 +1,82 @@
 /**
- * A child process of the stack: Node running a script, its output appended to DATA_DIR/logs/<name>.log, stopped
- * with SIGTERM (then SIGKILL after a grace period). `onExit` lets the supervisor react to an unexpected exit.
+ * A child process of the stack: its output appended to <logDir>/<name>.log, its pid in DATA_DIR/run/<name>.pid while
+ * it runs (so a killed supervisor's next start can stop it), stopped with SIGTERM, then SIGKILL after a grace period.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { writePid } from "./pidFile.ts";
+import { setTimeout as sleep } from "node:timers/promises";
 
-export interface ManagedProcess {
-  name: string;
-  child: ChildProcess;
-  pid: number | undefined;
-  exited: Promise<number | null>;
-  isRunning(): boolean;
-  /** True once stop() or kill() was called: an exit after that is ordered, not a crash. */
-  stopRequested(): boolean;
-  stop(graceMs?: number): Promise<void>;
-  kill(): Promise<void>;
-  /** Last lines of output, for error messages. */
-  tail(): string;
-}
+export type ManagedProcess = Awaited<ReturnType<typeof spawnNode>>;
 
 export interface SpawnOptions {
   name: string;
-  script: string;
+  /** A script run by this Node, or `command` for another program. */
+  script?: string;
+  command?: string;
   args?: string[];
-  env: NodeJS.ProcessEnv;
+  env?: NodeJS.ProcessEnv;
   cwd?: string;
-  /** Output appended to <logDir>/<name>.log; unset: not kept in a file (echo it then). */
+  /** Output appended to <logDir>/<name>.log (unset: not kept, echo it then), and copied to stdout with `echo`. */
   logDir?: string;
-  /** Also copy output to the supervisor's stdout. */
   echo?: boolean;
   ipc?: boolean;
-  /** Written as soon as the process exists, so a killed supervisor's next start can stop it. */
-  pidFile?: { dataDir: string; name: string };
+  /** Where DATA_DIR/run/<name>.pid is kept. */
+  dataDir?: string;
 }
 
-export async function spawnNode(options: SpawnOptions): Promise<ManagedProcess> {
+export async function spawnNode(options: SpawnOptions) {
   if (options.logDir) await mkdir(options.logDir, { recursive: true });
   const log = options.logDir && createWriteStream(path.join(options.logDir, `${options.name}.log`), { flags: "a" });
-  const child = spawn(process.execPath, [options.script, ...(options.args ?? [])], {
+  const [command, args] = options.command
+    ? [options.command, options.args ?? []]
+    : [process.execPath, [options.script!, ...(options.args ?? [])]];
+  const child = spawn(command, args, {
     cwd: options.cwd,
     env: options.env,
-    stdio: options.ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "pipe", "pipe", ...(options.ipc ? ["ipc" as const] : [])],
   });
-  if (options.pidFile) await writePid(options.pidFile.dataDir, options.pidFile.name, child.pid);
+  const pidFile = options.dataDir && child.pid && path.join(options.dataDir, "run", `${options.name}.pid`);
+  if (pidFile) await mkdir(path.dirname(pidFile), { recursive: true }).then(() => writeFile(pidFile, `${child.pid}\n`));
   const lines: string[] = [];
   const capture = (chunk: Buffer) => {
     if (log) log.write(chunk);
     if (options.echo) process.stdout.write(chunk);
     lines.push(...chunk.toString().split("\n").filter(Boolean));
-    if (lines.length > 40) lines.splice(0, lines.length - 40);
+    lines.splice(0, lines.length - 40);
   };
-  child.stdout?.on("data", capture);
-  child.stderr?.on("data", capture);
-  let running = true;
+  for (const output of [child.stdout!, child.stderr!]) output.on("data", capture);
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve)).then(async (code) => {
+    if (log) log.end();
+    // A restart may have written its own pid there already.
+    if (pidFile && (await readFile(pidFile, "utf8").catch(() => "")).trim() === String(child.pid))
+      await rm(pidFile, { force: true });
+    return code;
+  });
+  const isRunning = () => child.exitCode === null && child.signalCode === null;
   let requested = false;
-  const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => {
-      running = false;
-      if (log) log.end();
-      resolve(code);
-    }),
-  );
   return {
     name: options.name,
     child,
     pid: child.pid,
+    /** Resolves with the exit code once it exited and its pid file is gone. */
     exited,
-    isRunning: () => running,
+    isRunning,
+    /** True once stop() or kill() was called: an exit after that is ordered, not a crash. */
     stopRequested: () => requested,
+    /** Last lines of output, for error messages. */
     tail: () => lines.join("\n"),
     async stop(graceMs = 10_000) {
       requested = true;
-      if (!running) return;
-      child.kill("SIGTERM");
+      if (isRunning()) child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
       await exited;
       clearTimeout(timer);
     },
     async kill() {
       requested = true;
-      if (!running) return;
-      child.kill("SIGKILL");
+      if (isRunning()) child.kill("SIGKILL");
       await exited;
     },
   };
@@ -96,11 +89,9 @@ export async function waitUntil(
   timeoutMs: number,
   what: string,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(50)) {
     if (!processHandle.isRunning()) throw new Error(`${what} exited during start-up:\n${processHandle.tail()}`);
     if (await ready().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${what} not ready after ${timeoutMs} ms:\n${processHandle.tail()}`);
 }

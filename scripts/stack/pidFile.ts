@@ -1,9 +1,10 @@
 /**
- * Pid files under DATA_DIR/run: if a previous supervisor was killed (SIGKILL) its children survive it; the next
- * start stops them before reusing their ports and data.
+ * Pid files under DATA_DIR/run (managedProcess.ts writes them): if a previous supervisor was killed (SIGKILL) its
+ * children survive it; the next start stops them before reusing their ports and data.
  */
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** Whether a process with this id exists (signal 0 checks without signalling). */
 export const alive = (pid: number) => {
@@ -15,32 +16,23 @@ export const alive = (pid: number) => {
   }
 };
 
-export async function stopStale(dataDir: string, name: string, log: (line: string) => void): Promise<void> {
-  const file = path.join(dataDir, "run", `${name}.pid`);
-  const pid = Number((await readFile(file, "utf8").catch(() => "")).trim());
-  if (pid > 0 && alive(pid)) {
-    log(`stopping ${name} left running by an earlier start (pid ${pid})`);
-    process.kill(pid, "SIGTERM");
-    for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
-    if (alive(pid)) process.kill(pid, "SIGKILL");
-  }
-  await rm(file, { force: true });
+/** Sends `signal` and waits up to `waitMs` for the process to be gone; whether it is. */
+export async function signalAndWait(pid: number, signal: NodeJS.Signals, waitMs: number): Promise<boolean> {
+  process.kill(pid, signal);
+  for (const deadline = Date.now() + waitMs; alive(pid) && Date.now() < deadline;) await sleep(50);
+  return !alive(pid);
 }
 
 /** Every child recorded under DATA_DIR/run (api, api-2…, worker-1…, indexer, chain). */
 export async function stopAllStale(dataDir: string, log: (line: string) => void): Promise<void> {
-  const names = (await readdir(path.join(dataDir, "run")).catch(() => [] as string[]))
-    .filter((f) => f.endsWith(".pid"))
-    .map((f) => f.slice(0, -4));
-  for (const name of names) await stopStale(dataDir, name, log);
-}
-
-export async function writePid(dataDir: string, name: string, pid: number | undefined): Promise<void> {
-  if (!pid) return;
-  await mkdir(path.join(dataDir, "run"), { recursive: true });
-  await writeFile(path.join(dataDir, "run", `${name}.pid`), `${pid}\n`);
-}
-
-export async function removePid(dataDir: string, name: string): Promise<void> {
-  await rm(path.join(dataDir, "run", `${name}.pid`), { force: true });
+  for (const file of await readdir(path.join(dataDir, "run")).catch(() => [] as string[])) {
+    if (!file.endsWith(".pid")) continue;
+    const name = file.slice(0, -4);
+    const pid = Number((await readFile(path.join(dataDir, "run", file), "utf8").catch(() => "")).trim());
+    if (pid > 0 && alive(pid)) {
+      log(`stopping ${name} left running by an earlier start (pid ${pid})`);
+      if (!(await signalAndWait(pid, "SIGTERM", 5_000))) process.kill(pid, "SIGKILL");
+    }
+    await rm(path.join(dataDir, "run", file), { force: true });
+  }
 }

@@ -1,13 +1,21 @@
 /** Port checks: a taken default port fails with a message naming the port and the variable that moves it. */
+import { once } from "node:events";
 import net from "node:net";
 
-export function isPortFree(port: number, host = "127.0.0.1"): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, host, () => server.close(() => resolve(true)));
-  });
+/** Listens on host:port (0: any) and closes again; the port it got. Rejects when the port is taken. */
+async function listenAndClose(port: number, host: string): Promise<number> {
+  const server = net.createServer().listen(port, host);
+  await once(server, "listening");
+  const { port: got } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return got;
 }
+
+export const isPortFree = (port: number, host = "127.0.0.1"): Promise<boolean> =>
+  listenAndClose(port, host).then(
+    () => true,
+    () => false,
+  );
 
 export async function assertPortFree(port: number, what: string, envVar: string, host = "127.0.0.1"): Promise<void> {
   if (!(await isPortFree(port, host))) {
@@ -18,13 +26,4 @@ export async function assertPortFree(port: number, what: string, envVar: string,
 }
 
 /** A port the OS reports free now (for tests, which always pick their own). */
-export function freePort(host = "127.0.0.1"): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export const freePort = (host = "127.0.0.1"): Promise<number> => listenAndClose(0, host);

@@ -6,17 +6,7 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 
-export interface ProcessInfo {
-  pid: number;
-  ppid: number;
-  pgid: number;
-  /** R, S, D, Z (a zombie: exited, not yet reaped) … */
-  state: string;
-  /** CPU time in clock ticks (USER_HZ, 100 per second on Linux): user and system. */
-  utime: number;
-  stime: number;
-  command: string;
-}
+export type ProcessInfo = NonNullable<Awaited<ReturnType<typeof processInfo>>>;
 
 /** Linux's USER_HZ: /proc reports CPU times in these ticks. */
 export const TICKS_PER_SECOND = 100;
@@ -45,7 +35,7 @@ export async function stackProcesses(groups: number[], dataDir?: string): Promis
 }
 
 /** One process's /proc/PID/stat, or undefined when it is gone. */
-export async function processInfo(pid: number): Promise<ProcessInfo | undefined> {
+export async function processInfo(pid: number) {
   const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
   if (!stat) return undefined;
   // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so split after its last ')'.
@@ -54,9 +44,11 @@ export async function processInfo(pid: number): Promise<ProcessInfo | undefined>
   const command = (await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "")).replaceAll("\0", " ").trim();
   return {
     pid,
+    /** R, S, D, Z (a zombie: exited, not yet reaped) … */
     state: fields[0],
     ppid: Number(fields[1]),
     pgid: Number(fields[2]),
+    /** CPU time in clock ticks (USER_HZ, 100 per second on Linux): user and system. */
     utime: Number(fields[11]),
     stime: Number(fields[12]),
     command: command || stat.slice(stat.indexOf("(") + 1, close),

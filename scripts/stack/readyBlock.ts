@@ -1,7 +1,6 @@
 /**
- * What `npm start` prints once the platform is up: where each part is, whether the development conveniences are on,
- * and the admin client. The admin secret is printed only when the stack generated it (DEV_CONVENIENCES); one the
- * operator supplied (ADMIN_CLIENT_SECRET) is never echoed to a console or log, nor an RPC URL's credentials or path.
+ * What `npm start` prints once the platform is up. The admin secret only when the stack generated it: one the operator
+ * supplied (ADMIN_CLIENT_SECRET) is never echoed to a console or log, nor an RPC URL's credentials or path.
  */
 import { redactedUrl } from "../../api/src/config.ts";
 import type { Stack } from "./stack.ts";

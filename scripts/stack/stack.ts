@@ -4,8 +4,10 @@
  * Used by `npm start` and by the tests' global fixture.
  */
 import { execFile } from "node:child_process";
-import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import {
@@ -24,12 +26,12 @@ import { createPool } from "../../api/src/db/pool.ts";
 import { administratorWallet, createSigner, masterKeyOf, operatorWallet } from "../../api/src/services.ts";
 import { developmentSecret } from "../../api/src/developmentSecrets.ts";
 import { prepareApiRole } from "./apiDatabaseRole.ts";
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./embeddedPostgres.ts";
+import { startEmbeddedPostgres } from "./embeddedPostgres.ts";
 import { startIndexer, type IndexerHandle } from "./indexerProcess.ts";
 import { rpc, startLocalChain, type LocalChain } from "./localChain.ts";
 import { spawnNode, type ManagedProcess } from "./managedProcess.ts";
-import { removePid, stopAllStale } from "./pidFile.ts";
-import { lockStack, runningStack, StackAlreadyRunning } from "./stackLock.ts";
+import { stopAllStale } from "./pidFile.ts";
+import { lockStack } from "./stackLock.ts";
 import { assertPortFree, freePort } from "./ports.ts";
 import { StopPlan } from "./stopPlan.ts";
 
@@ -48,51 +50,19 @@ export interface StackOptions {
   chainSnapshotMs?: number;
 }
 
-export interface ApiHandle {
-  url: string;
-  port: number;
-  process: ManagedProcess;
-  /** SIGTERM, then SIGKILL after `graceMs` (default 10 s). */
-  stop(graceMs?: number): Promise<void>;
-}
+/** What `npm run worker` joins with (stack.json): the stack's DEV_CONVENIENCES finds the same generated secrets. */
+const JOINED =
+  "CHAIN_RPC_URL CHAIN_ID CHAIN_FUNDING DEPLOYMENT_FILE INDEXER_URL JWT_ISSUER API_DB_SCHEMA DEV_CONVENIENCES";
 
-export interface Stack {
-  config: Config;
-  env: NodeJS.ProcessEnv;
-  databaseUrl: string;
-  rpcUrl: string;
-  deployment: Deployment;
-  operatorAddress: string;
-  /** The administration wallet (ADMIN_ROLE), another key than the operator's. */
-  adminAddress: string;
-  /** The bootstrap admin client (OAuth 2.0 client credentials with the admin scope). */
-  admin: BootstrapAdmin;
-  /** The first API process (the one restartApi acts on); `apis` lists all API_PROCESSES of them. */
-  readonly api: ApiHandle;
-  readonly apis: readonly ApiHandle[];
-  readonly indexer?: IndexerHandle;
-  readonly chain?: LocalChain;
-  /** Embedded chain: stop it (clean: snapshot first; unclean: SIGKILL) and start it again on its saved state. */
-  restartChain(mode: "clean" | "unclean"): Promise<void>;
-  stopChain(mode: "clean" | "unclean"): Promise<void>;
-  startChain(): Promise<void>;
-  /** Embedded Postgres: stop it (fast shutdown: open connections are cut) and start it again on the same data. */
-  restartPostgres(): Promise<void>;
-  /** Stops the API (clean: SIGTERM; unclean: SIGKILL) and starts it again on the same port. */
-  restartApi(mode: "clean" | "unclean", extraEnv?: NodeJS.ProcessEnv): Promise<void>;
-  /** Another API process on the same database and chain (horizontal scaling), optionally with other settings. */
-  startExtraApi(port?: number, extraEnv?: NodeJS.ProcessEnv): Promise<ApiHandle>;
-  stop(): Promise<void>;
-}
+export type Stack = Awaited<ReturnType<typeof startStack>>;
+export type ApiHandle = Awaited<ReturnType<typeof startApi>>;
+export type BootstrapAdmin = Awaited<ReturnType<typeof bootstrapAdminClient>>;
 
-export async function startStack(options: StackOptions = {}): Promise<Stack> {
+export async function startStack(options: StackOptions = {}) {
   const log = options.log ?? ((line: string) => console.log(line));
   const env = stackEnvironment(options, log);
   const config = loadConfig(env);
   // One stack per data directory: a second start says where the first one runs and touches nothing.
-  const running = await runningStack(config.dataDir);
-  if (running) throw new StackAlreadyRunning(running);
-  await mkdir(config.dataDir, { recursive: true });
   const lock = await lockStack({
     pid: process.pid,
     url: `http://${config.host}:${config.port}`,
@@ -107,93 +77,134 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     // Before anything starts: without DEV_CONVENIENCES the operator must supply the admin client and every secret.
     assertConfiguredSecrets(config);
     const admin = await bootstrapAdminClient(config);
-    const { step } = startup;
+    const { step, checkpoint } = startup;
     step("starting Postgres (embedded; a first start creates its cluster, about 5 s)");
     const postgres = await startPostgres(startup);
-    startup.checkpoint();
     step("starting the local chain (anvil, about 1 s)");
     const chain = await startChain(startup);
-    startup.checkpoint();
     step("preparing the role wallets and the API's database");
     const roles = await roleWallets(startup, postgres.databaseUrl, chain);
-    startup.checkpoint();
-    const apiDatabaseUrl = await apiDatabase(startup, postgres);
-    startup.checkpoint();
+    checkpoint();
+    // Embedded Postgres: the API and workers connect as the API's own role, which owns the API's schema but not its
+    // audit table (apiDatabaseRole.ts). An external DATABASE_URL is used as given: its roles are the operator's.
+    const apiDatabaseUrl = postgres.embedded
+      ? await prepareApiRole(postgres.databaseUrl, config)
+      : postgres.databaseUrl;
+    checkpoint();
     const deployment = await ensureDeployed(startup, chain, roles);
-    startup.checkpoint();
     step("starting the Ponder indexer (it builds its tables and catches up with the chain, 10 to 30 s)");
     const indexer = await startWatchedIndexer(startup, postgres.databaseUrl, chain);
-    startup.checkpoint();
-    const apiEnv = apiEnvironment(startup, {
-      databaseUrl: apiDatabaseUrl,
-      chain,
-      indexer: indexer.current(),
-      admin,
-    });
-    startup.checkpoint();
+    const apiEnv = apiEnvironment(startup, { databaseUrl: apiDatabaseUrl, chain, indexer: indexer.current(), admin });
     step(`starting ${config.apiProcesses} API process${config.apiProcesses === 1 ? "" : "es"} (about 5 s)`);
     // Recorded before any API answers: `npm run worker` started as soon as /health answers can join.
-    await lock.update(lockDetails(config, { postgres, chain, apiEnv }));
+    const joined = Object.fromEntries(JOINED.split(" ").map((name) => [name, apiEnv[name]]));
+    await lock.update({
+      embeddedPostgresPort: postgres.embedded ? config.embeddedPostgresPort : undefined,
+      env: joined,
+    });
     const apis = await startApis(startup, apiEnv);
-    await lock.update({ url: apis.first().url });
+    await lock.update({ url: apis.all[0].url });
     await startWorkers(startup, apiEnv);
-    const extraApis = extraApiSlots(startup, apis);
-    return stackHandle(startup, { apiEnv, postgres, chain, roles, deployment, indexer, admin, apis, extraApis });
+    return {
+      config,
+      env: apiEnv,
+      databaseUrl: postgres.databaseUrl,
+      rpcUrl: chain.rpcUrl,
+      deployment,
+      operatorAddress: roles.operator,
+      /** The administration wallet (ADMIN_ROLE), another key than the operator's. */
+      adminAddress: roles.admin,
+      /** The bootstrap admin client (OAuth 2.0 client credentials with the admin scope). */
+      admin,
+      /** The first API process (the one restartApi acts on); `apis` lists all API_PROCESSES of them. */
+      get api() {
+        return apis.all[0];
+      },
+      apis: apis.all as readonly ApiHandle[],
+      /** Stops the first API (clean: SIGTERM; unclean: SIGKILL) and starts it again on the same port. */
+      restartApi: apis.restartFirst,
+      /** Another API process on the same database and chain (horizontal scaling), optionally with other settings. */
+      startExtraApi: apis.startExtra,
+      get indexer() {
+        return indexer.current();
+      },
+      get chain() {
+        return chain.current();
+      },
+      /** Embedded chain: stop it (clean: snapshot first; unclean: SIGKILL) and start it again on its saved state. */
+      async restartChain(mode: "clean" | "unclean") {
+        await chain.stop(mode);
+        await chain.start();
+      },
+      stopChain: chain.stop,
+      startChain: chain.start,
+      /** Embedded Postgres: stop it (fast shutdown: open connections are cut) and start it again on the same data. */
+      restartPostgres: postgres.restart,
+      stop: startup.stopAll,
+    };
   } catch (error) {
     await startup.stopAll();
     throw error;
   }
 }
 
-/** What the start-up steps share: the settings, the log, and what stops each part started (in reverse order). */
-interface Startup {
-  config: Config;
-  env: NodeJS.ProcessEnv;
-  options: StackOptions;
-  log: (line: string) => void;
-  /** What stops each part that was started, by phase: stopAll runs it within its deadline (stopPlan.ts). */
-  stops: StopPlan;
-  /** Set when the stack is being stopped: from then on a child's exit is expected, never a crash to recover from. */
-  readonly stopping: boolean;
-  /** Throws when start-up was aborted (options.signal). */
-  checkpoint(): void;
-  /** Says what start-up does next, seconds after it began: no step is silent for long. */
-  step(doing: string): void;
-  stopAll(): Promise<void>;
-}
-
+/** What the start-up steps share: the settings, the log, the children, and what stops each part (stopPlan.ts). */
 function newStartup(
   config: Config,
   env: NodeJS.ProcessEnv,
   options: StackOptions,
   log: (line: string) => void,
-  lock: { release(): Promise<void> | void },
-): Startup {
+  lock: { release(): Promise<void> },
+) {
   let stopping = false;
   const stops = new StopPlan();
   const began = performance.now();
-  stops.add("release", async () => lock.release());
+  // Every API, worker and indexer process while it runs, ready or still starting: stopped together.
+  const children = new Set<ManagedProcess>();
+  stops.add("processes", async (graceMs) => void (await Promise.all([...children].map((c) => c.stop(graceMs)))));
+  stops.add("release", () => lock.release());
+  const adopt = (child: ManagedProcess) => {
+    children.add(child);
+    void child.exited.then(() => children.delete(child));
+    return child;
+  };
   return {
     config,
     env,
     options,
     log,
     stops,
+    adopt,
+    /** Set when the stack is being stopped: from then on a child's exit is expected, never a crash to recover from. */
     get stopping() {
       return stopping;
     },
-    checkpoint() {
-      if (options.signal?.aborted) throw new Error("start-up aborted");
-    },
-    step(doing) {
+    /** Throws when start-up was aborted (options.signal). */
+    checkpoint: () => options.signal?.throwIfAborted(),
+    /** Says what start-up does next, seconds after it began (no step is silent for long), unless it was aborted. */
+    step(doing: string) {
+      options.signal?.throwIfAborted();
       log(`  ${((performance.now() - began) / 1000).toFixed(1).padStart(5)} s  ${doing}…`);
     },
+    /** A Node process running api/src/<script>, logged to DATA_DIR/logs/<name>.log. */
+    spawn: (name: string, script: string, childEnv: NodeJS.ProcessEnv, ipc = false) =>
+      spawnNode({
+        name,
+        script: path.join(REPO_ROOT, "api", "src", script),
+        env: childEnv,
+        cwd: REPO_ROOT,
+        logDir: path.join(config.dataDir, "logs"),
+        echo: options.echo,
+        ipc,
+        dataDir: config.dataDir,
+      }).then(adopt),
     async stopAll() {
       stopping = true;
       await stops.run(log);
     },
   };
 }
+type Startup = ReturnType<typeof newStartup>;
 
 /**
  * The embedded stack is a development stack: it turns the development conveniences on (unless told otherwise),
@@ -219,112 +230,52 @@ async function assertStackPortsFree(config: Config): Promise<void> {
   if (config.port !== 0) await assertPortFree(config.port, "API", "PORT", config.host);
 }
 
-interface PostgresPart {
-  databaseUrl: string;
-  embedded(): boolean;
-  restart(): Promise<void>;
-}
-
 /** Embedded Postgres unless DATABASE_URL names one. */
-async function startPostgres({ config, log, stops }: Startup): Promise<PostgresPart> {
+async function startPostgres({ config, log, stops }: Startup) {
   if (config.databaseUrl) {
-    return {
-      databaseUrl: config.databaseUrl,
-      embedded: () => false,
-      restart: async () => {
-        throw new Error("Postgres is external (DATABASE_URL): not ours to restart");
-      },
-    };
+    const restart = () => Promise.reject(new Error("Postgres is external (DATABASE_URL): not ours to restart"));
+    return { databaseUrl: config.databaseUrl, embedded: false, restart };
   }
   let postgres = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
   stops.add("services", (graceMs) => postgres.stop(graceMs));
-  return {
-    databaseUrl: postgres.databaseUrl,
-    embedded: () => true,
-    restart: async () => {
-      await postgres.stop();
-      postgres = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
-    },
+  const restart = async () => {
+    await postgres.stop();
+    postgres = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
   };
-}
-
-/**
- * Where the API and worker processes connect. Embedded Postgres: as the API's own role, which owns the API's schema
- * but not its audit table (apiDatabaseRole.ts), prepared after the supervisor's migrations. An external DATABASE_URL
- * is used as given: its roles are the operator's (docs/decisions.md).
- */
-async function apiDatabase({ config }: Startup, postgres: PostgresPart): Promise<string> {
-  if (!postgres.embedded()) return postgres.databaseUrl;
-  return prepareApiRole(postgres.databaseUrl, {
-    schema: config.apiSchema,
-    dataDir: config.dataDir,
-    port: config.embeddedPostgresPort,
-  });
-}
-
-interface ChainPart {
-  rpcUrl: string;
-  /** The chain's WebSocket endpoint (new blocks announced), or "" to poll: anvil serves it on its HTTP port. */
-  wsUrl: string;
-  embedded: boolean;
-  /** The indexing epoch: a new one makes the indexer index from scratch on a fresh schema. */
-  epoch(): number;
-  nextEpoch(): Promise<void>;
-  current(): LocalChain | undefined;
-  start(): Promise<void>;
-  /** clean: saved, then stopped (killed after `graceMs`; then it is not marked clean); unclean: killed unsaved. */
-  stop(mode: "clean" | "unclean", graceMs?: number): Promise<void>;
+  return { databaseUrl: postgres.databaseUrl, embedded: true, restart };
 }
 
 /** Embedded anvil unless CHAIN_RPC_URL names a chain. */
-async function startChain({ config, options, log, stops }: Startup): Promise<ChainPart> {
+async function startChain({ config, options, log, stops }: Startup) {
   const chainDir = path.join(config.dataDir, "chain");
   const epochFile = path.join(chainDir, "epoch");
   const cleanMarker = path.join(chainDir, "clean-shutdown");
   let epoch = Number((await readFile(epochFile, "utf8").catch(() => "0")).trim()) || 0;
   let chain: LocalChain | undefined;
-  const part: ChainPart = {
+  const part = {
     rpcUrl: config.chainRpcUrl ?? "",
+    /** The chain's WebSocket endpoint (new blocks announced), or "" to poll: anvil serves it on its HTTP port. */
     wsUrl: config.chainRpcUrl ? (config.chainWsUrl ?? "") : "",
     embedded: !config.chainRpcUrl,
+    /** The indexing epoch: a new one makes the indexer index from scratch on a fresh schema. */
     epoch: () => epoch,
-    nextEpoch: async () => {
-      epoch += 1;
-      await writeFile(epochFile, String(epoch));
-    },
+    nextEpoch: () => writeFile(epochFile, String(++epoch)),
     current: () => chain,
-    start: async () => {
+    async start() {
       await assertPortFree(config.chainPort, "local chain", "CHAIN_PORT");
-      chain = await startLocalChain({
-        dataDir: config.dataDir,
-        port: config.chainPort,
-        chainId: config.chainId,
-        snapshotIntervalMs: options.chainSnapshotMs ?? 250,
-        log: () => {},
-      });
+      const { dataDir, chainPort: port, chainId } = config;
+      chain = await startLocalChain({ dataDir, port, chainId, snapshotIntervalMs: options.chainSnapshotMs ?? 250 });
       await rm(cleanMarker, { force: true });
     },
-    stop: async (mode, graceMs) => {
-      if (!chain) return;
-      if (mode === "clean") {
-        if (await chain.stop(graceMs)) await writeFile(cleanMarker, new Date().toISOString());
-      } else {
-        await chain.kill();
-      }
-      await removePid(config.dataDir, "chain");
+    /** clean: saved, then stopped (killed after `graceMs`; then it is not marked clean); unclean: killed unsaved. */
+    async stop(mode: "clean" | "unclean", graceMs?: number) {
+      if (mode === "unclean") await chain?.kill();
+      else if (await chain?.stop(graceMs)) await writeFile(cleanMarker, new Date().toISOString());
       chain = undefined;
     },
   };
   if (!part.embedded) return part;
-  const hadState = await stat(path.join(chainDir, "state.json")).then(
-    () => true,
-    () => false,
-  );
-  const wasClean = await stat(cleanMarker).then(
-    () => true,
-    () => false,
-  );
-  if (hadState && !wasClean) {
+  if (existsSync(path.join(chainDir, "state.json")) && !existsSync(cleanMarker)) {
     // The chain may have lost its last blocks: index from scratch rather than trust a reorg deeper than finality.
     epoch += 1;
     log(
@@ -341,6 +292,7 @@ async function startChain({ config, options, log, stops }: Startup): Promise<Cha
   stops.add("services", (graceMs) => part.stop("clean", graceMs));
   return part;
 }
+type ChainPart = Awaited<ReturnType<typeof startChain>>;
 
 /**
  * The operator (OPERATOR_ROLE) and the administration wallet (ADMIN_ROLE) are two keys: the operator's hot wallet
@@ -358,13 +310,8 @@ async function roleWallets(
   const chainNonce = async (address: string) =>
     BigInt(await rpc<string>(chain.rpcUrl, "eth_getTransactionCount", [address, "pending"]));
   const wallets = new WalletStore(pool, new KeyVault(await masterKeyOf(config)), undefined, chainNonce);
-  const signer = createSigner(config, wallets);
-  const roleWallet = async (
-    purpose: "OPERATOR" | "ADMIN",
-    found: string | undefined,
-    privateKey: string | undefined,
-    setting: string,
-  ) => {
+  const services = { wallets, signer: createSigner(config, wallets) };
+  const roleWallet = async (purpose: "OPERATOR" | "ADMIN", found?: string, privateKey?: string, setting?: string) => {
     const address =
       found ??
       (privateKey
@@ -375,33 +322,85 @@ async function roleWallets(
     if (!address) throw new Error(`${setting} is required with an external chain (the wallet holding ${purpose}_ROLE)`);
     return address;
   };
-  const operator = await roleWallet(
-    "OPERATOR",
-    await operatorWallet(config, { wallets, signer }),
-    config.operatorPrivateKey,
-    "OPERATOR_PRIVATE_KEY",
-  );
-  const admin = await roleWallet(
-    "ADMIN",
-    await administratorWallet(config, { wallets, signer }),
-    config.adminWalletPrivateKey,
-    "ADMIN_WALLET_PRIVATE_KEY",
-  );
-  if (chain.embedded) {
-    for (const funded of [operator, admin])
-      await rpc(chain.rpcUrl, "anvil_setBalance", [funded, "0x3635c9adc5dea00000"]); // 1000 ETH
-  }
+  const foundOperator = await operatorWallet(config, services);
+  const operator = await roleWallet("OPERATOR", foundOperator, config.operatorPrivateKey, "OPERATOR_PRIVATE_KEY");
+  const foundAdmin = await administratorWallet(config, services);
+  const admin = await roleWallet("ADMIN", foundAdmin, config.adminWalletPrivateKey, "ADMIN_WALLET_PRIVATE_KEY");
+  for (const funded of chain.embedded ? [operator, admin] : [])
+    await rpc(chain.rpcUrl, "anvil_setBalance", [funded, "0x3635c9adc5dea00000"]); // 1000 ETH
   return { operator, admin };
 }
 
-/** The contracts: on the embedded chain deployed when missing; on an external chain read from DEPLOYMENT_FILE. */
+/**
+ * The contracts: read from DEPLOYMENT_FILE on an external chain. On the embedded chain the deployment is reused when
+ * its contracts exist there; otherwise the reviewed build is deployed with Ignition (abis/build.json: nothing is
+ * compiled, so a fresh clone's first start deploys in seconds).
+ */
 async function ensureDeployed(
   { config, step }: Startup,
   chain: ChainPart,
   roles: { operator: string; admin: string },
 ): Promise<Deployment> {
   if (!chain.embedded) return loadDeployment(config);
-  return ensureEmbeddedDeployment(chain.rpcUrl, config.deploymentFile!, roles, config, step);
+  const file = config.deploymentFile!;
+  const existing: Deployment | undefined = await readFile(file, "utf8").then(JSON.parse, () => undefined);
+  if (
+    existing &&
+    (await rpc<string>(chain.rpcUrl, "eth_getCode", [existing.contracts.LicenceToken, "latest"])) !== "0x"
+  )
+    return existing;
+  step("deploying the reviewed build (abis/build.json) to the local chain with Ignition, about 5 s");
+  const hardhat = path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js");
+  await run(process.execPath, [hardhat, "run", "--no-compile", "scripts/deploy.ts", "--network", "localhost"], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      CHAIN_RPC_URL: chain.rpcUrl,
+      DEPLOYMENT_FILE: file,
+      // Ignition's journal for this data directory's chain, kept with its data.
+      IGNITION_DIR: path.join(config.dataDir, "ignition"),
+      DEPLOYMENT_ID: `embedded-${config.chainId}`,
+      // Three keys: governance is the deployer (anvil's first development account, whose public key the API is
+      // given on this chain only, to register departments and workflows), the administration wallet and the
+      // operator wallet.
+      OPERATOR_ADDRESS: roles.operator,
+      ADMIN_ADDRESS: roles.admin,
+      KEEPER_ADDRESS: roles.operator,
+      WALLET_DELAY_SECONDS: String(config.walletDelaySeconds),
+      VERIFY_BASE_URL: `${config.publicBaseUrl}/api/v1/verify/`,
+    },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return JSON.parse(await readFile(file, "utf8")) as Deployment;
+}
+
+/**
+ * When `child` exits unbidden (neither stopped nor the stack stopping), says so and runs `restart` (which says what
+ * it started) after `delayMs`; with `retry`, again until it succeeds, the delay doubling up to 30 s.
+ */
+function restartOnCrash(
+  startup: Startup,
+  child: ManagedProcess,
+  doing: string,
+  restart: () => Promise<string>,
+  { delayMs = 0, retry = false } = {},
+): void {
+  const log = startup.log;
+  const unbidden = () => !startup.stopping && !child.stopRequested();
+  void child.exited.then(async (code) => {
+    while (unbidden()) {
+      log(`${child.name} (pid ${child.pid}) exited unexpectedly (code ${code}); ${doing}:\n${child.tail()}`);
+      await sleep(delayMs);
+      if (!unbidden()) return;
+      try {
+        return log(await restart());
+      } catch (error) {
+        if (!startup.stopping) log(`${child.name} restart failed: ${(error as Error).message}`);
+        if (!retry) return;
+        delayMs = Math.min(delayMs * 2, 30_000);
+      }
+    }
+  });
 }
 
 /**
@@ -409,18 +408,12 @@ async function ensureDeployed(
  * than its finality after the local chain lost blocks). It is then started again to index from scratch on a fresh
  * schema; the views keep serving meanwhile.
  */
-async function startWatchedIndexer(
-  startup: Startup,
-  databaseUrl: string,
-  chain: ChainPart,
-): Promise<{ current(): IndexerHandle | undefined }> {
-  const { config, log } = startup;
+async function startWatchedIndexer(startup: Startup, databaseUrl: string, chain: ChainPart) {
+  const { config } = startup;
   let indexer: IndexerHandle | undefined;
-  // The indexer process being started (not ready yet): stopping the stack meanwhile stops it as well.
-  let indexerStarting: ManagedProcess | undefined;
   const launch = async () => {
     indexer = await startIndexer({
-      onSpawn: (spawned) => (indexerStarting = spawned),
+      onSpawn: startup.adopt,
       repoRoot: REPO_ROOT,
       dataDir: config.dataDir,
       databaseUrl,
@@ -433,45 +426,22 @@ async function startWatchedIndexer(
       epoch: chain.epoch(),
       echo: startup.options.echo,
     });
-    indexerStarting = undefined;
-    const watched = indexer;
-    void watched.process.exited.then(async (code) => {
-      if (startup.stopping || watched.process.stopRequested()) return;
-      log(
-        `indexer (pid ${watched.process.pid}) exited unexpectedly (code ${code}); restarting it, re-indexing on a fresh schema:\n${watched.process.tail()}`,
-      );
-      try {
-        await chain.nextEpoch();
-        await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
-        await launch();
-        log(`indexer restarted (pid ${indexer!.process.pid}), indexing on schema ${indexer!.schema}`);
-      } catch (error) {
-        if (!startup.stopping) log(`indexer restart failed: ${(error as Error).message}`);
-      }
+    restartOnCrash(startup, indexer.process, "restarting it, re-indexing on a fresh schema", async () => {
+      await chain.nextEpoch();
+      await assertPortFree(config.indexerPort, "indexer", "INDEXER_PORT");
+      await launch();
+      return `indexer restarted (pid ${indexer!.process.pid}), indexing on schema ${indexer!.schema}`;
     });
   };
-  if (config.startIndexer) {
-    await launch();
-    startup.stops.add("processes", async (graceMs) => {
-      await Promise.all([indexerStarting?.stop(graceMs), indexer!.stop(graceMs)]);
-      await removePid(config.dataDir, "indexer");
-    });
-  }
+  if (config.startIndexer) await launch();
   return { current: () => indexer };
-}
-
-/** The bootstrap admin client, and whether its secret was generated here (only then may it be printed). */
-export interface BootstrapAdmin {
-  clientId: string;
-  clientSecret: string;
-  secretGenerated: boolean;
 }
 
 /**
  * The bootstrap admin client: ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET, or, only with DEV_CONVENIENCES, generated once
  * and kept under DATA_DIR (npm start prints a generated secret, never one the operator supplied).
  */
-async function bootstrapAdminClient(config: Config): Promise<BootstrapAdmin> {
+async function bootstrapAdminClient(config: Config) {
   if ((!config.adminClientId || !config.adminClientSecret) && !config.devConveniences)
     throw new Error(
       "ADMIN_CLIENT_ID and ADMIN_CLIENT_SECRET are required (generated only with DEV_CONVENIENCES=true, for a local stack)",
@@ -480,18 +450,14 @@ async function bootstrapAdminClient(config: Config): Promise<BootstrapAdmin> {
     config.adminClientId ?? `admin-${(await developmentSecret(config.dataDir, "admin-client-id", 6)).slice(2)}`;
   const clientSecret =
     config.adminClientSecret ?? (await developmentSecret(config.dataDir, "admin-client-secret", 24)).slice(2);
+  // Whether its secret was generated here: only then may it be printed.
   return { clientId, clientSecret, secretGenerated: !config.adminClientSecret };
 }
 
 /** The environment of the API and worker processes: where every part the stack started can be reached. */
 function apiEnvironment(
   { config, env }: Startup,
-  parts: {
-    databaseUrl: string;
-    chain: ChainPart;
-    indexer?: IndexerHandle;
-    admin: BootstrapAdmin;
-  },
+  parts: { databaseUrl: string; chain: ChainPart; indexer?: IndexerHandle; admin: BootstrapAdmin },
 ): NodeJS.ProcessEnv {
   return {
     ...env,
@@ -499,6 +465,7 @@ function apiEnvironment(
     ADMIN_CLIENT_SECRET: parts.admin.clientSecret,
     // One issuer for every API process, so a token from one is accepted by all (horizontal scaling).
     JWT_ISSUER: config.jwtIssuer,
+    API_DB_SCHEMA: config.apiSchema,
     DATABASE_URL: parts.databaseUrl,
     CHAIN_RPC_URL: parts.chain.rpcUrl,
     CHAIN_WS_URL: parts.chain.wsUrl,
@@ -516,287 +483,73 @@ function apiEnvironment(
   };
 }
 
-type StartApi = (port: number, name: string, extraEnv?: NodeJS.ProcessEnv, checkPort?: boolean) => Promise<ApiHandle>;
-
-interface ApiFleet {
-  readonly all: ApiHandle[];
-  first(): ApiHandle;
-  /** Starts one more API process under `name` (not supervised). */
-  startOne: StartApi;
-  restartFirst(mode: "clean" | "unclean", extraEnv?: NodeJS.ProcessEnv): Promise<void>;
-}
-
 /** One API process, resolved once it says it listens (over IPC); an exit during start-up rejects with its output. */
-function apiStarter(
-  { config, options }: Startup,
+async function startApi(
+  { config, spawn }: Startup,
   apiEnv: NodeJS.ProcessEnv,
-  apisStarting: Set<ManagedProcess>,
-): StartApi {
-  return async (port, name, extraEnv = {}, checkPort = true) => {
-    if (checkPort && port !== 0) await assertPortFree(port, "API", "PORT", config.host);
-    const processHandle = await spawnNode({
-      name,
-      script: path.join(REPO_ROOT, "api", "src", "main.ts"),
-      env: {
-        ...apiEnv,
-        PORT: String(port),
-        ...(extraEnv.PUBLIC_BASE_URL ? {} : { PUBLIC_BASE_URL: `http://${config.host}:${port}` }),
-        ...extraEnv,
-      },
-      cwd: REPO_ROOT,
-      logDir: path.join(config.dataDir, "logs"),
-      echo: options.echo,
-      ipc: true,
-      pidFile: { dataDir: config.dataDir, name },
+  port: number,
+  name: string,
+  extraEnv: NodeJS.ProcessEnv,
+  checkPort: boolean,
+) {
+  if (checkPort && port !== 0) await assertPortFree(port, "API", "PORT", config.host);
+  const baseUrl = `http://${config.host}:${port}`;
+  const child = await spawn(
+    name,
+    "main.ts",
+    { ...apiEnv, PORT: String(port), PUBLIC_BASE_URL: baseUrl, ...extraEnv },
+    true,
+  );
+  const listening = await new Promise<number>((resolve, reject) => {
+    child.child.on("message", (message: { type?: string; port?: number }) => {
+      if (message?.type === "listening" && message.port) resolve(message.port);
     });
-    apisStarting.add(processHandle);
-    const listening = await new Promise<number>((resolve, reject) => {
-      processHandle.child.on("message", (message: { type?: string; port?: number }) => {
-        if (message?.type === "listening" && message.port) resolve(message.port);
-      });
-      processHandle.exited.then(() => reject(new Error(`API exited during start-up:\n${processHandle.tail()}`)));
-    }).finally(() => apisStarting.delete(processHandle));
-    return {
-      url: `http://${config.host}:${listening}`,
-      port: listening,
-      process: processHandle,
-      stop: (graceMs) => processHandle.stop(graceMs),
-    };
-  };
+    void child.exited.then(() => reject(new Error(`API exited during start-up:\n${child.tail()}`)));
+  });
+  const url = `http://${config.host}:${listening}`;
+  // SIGTERM, then SIGKILL after `graceMs` (default 10 s).
+  return { url, port: listening, process: child, stop: (graceMs?: number) => child.stop(graceMs) };
 }
 
 /**
  * API_PROCESSES API processes on one port (the others join the first one's; PORT=0: the one it was given). The
  * supervisor restarts one that dies (and says so); one it stops or kills itself is not a crash.
  */
-async function startApis(startup: Startup, apiEnv: NodeJS.ProcessEnv): Promise<ApiFleet> {
-  const { config, log } = startup;
-  // API processes spawned but not listening yet (a restart in progress): stopping the stack stops them too.
-  const apisStarting = new Set<ManagedProcess>();
-  const startApi = apiStarter(startup, apiEnv, apisStarting);
-  const apis: ApiHandle[] = [];
-  const apiName = (index: number) => (index === 0 ? "api" : `api-${index + 1}`);
-  const supervise = (index: number) => {
-    const watched = apis[index];
-    void watched.process.exited.then(async (code) => {
-      let delayMs = 500;
-      while (!startup.stopping && !watched.process.stopRequested() && apis[index] === watched) {
-        log(
-          `${apiName(index)} (pid ${watched.process.pid}) exited unexpectedly (code ${code}); restarting it on port ${watched.port}:\n${watched.process.tail()}`,
-        );
-        await new Promise((r) => setTimeout(r, delayMs));
-        if (startup.stopping || apis[index] !== watched) return;
-        try {
-          apis[index] = await startApi(watched.port, apiName(index), { API_INSTANCE: apiName(index) }, false);
-          log(`${apiName(index)} restarted (pid ${apis[index].process.pid})`);
-          supervise(index);
-          return;
-        } catch (error) {
-          log(`${apiName(index)} restart failed: ${(error as Error).message}`);
-          delayMs = Math.min(delayMs * 2, 30_000);
-        }
-      }
-    });
+async function startApis(startup: Startup, apiEnv: NodeJS.ProcessEnv) {
+  const all: ApiHandle[] = [];
+  const name = (index: number) => (index === 0 ? "api" : `api-${index + 1}`);
+  const start = async (index: number, port: number, extraEnv?: NodeJS.ProcessEnv, checkPort = false) => {
+    const env = { API_INSTANCE: name(index), ...extraEnv };
+    const api = (all[index] = await startApi(startup, apiEnv, port, name(index), env, checkPort));
+    const restart = () => start(index, api.port).then((again) => `${name(index)} restarted (pid ${again.process.pid})`);
+    restartOnCrash(startup, api.process, `restarting it on port ${api.port}`, restart, { delayMs: 500, retry: true });
+    return api;
   };
-  startup.checkpoint();
-  apis.push(await startApi(config.port, apiName(0), { API_INSTANCE: apiName(0) }));
-  supervise(0);
-  for (let index = 1; index < config.apiProcesses; index++) {
+  await start(0, startup.config.port, {}, true);
+  for (let index = 1; index < startup.config.apiProcesses; index++) {
     startup.checkpoint();
-    apis.push(await startApi(apis[0].port, apiName(index), { API_INSTANCE: apiName(index) }, false));
-    supervise(index);
+    await start(index, all[0].port);
   }
-  startup.stops.add("processes", async (graceMs) => {
-    await Promise.all([...apisStarting].map((starting) => starting.stop(graceMs)));
-    await Promise.all(
-      apis.map(async (api, index) => {
-        await api.stop(graceMs);
-        await removePid(config.dataDir, apiName(index));
-      }),
-    );
-  });
+  let extras = 0;
   return {
-    all: apis,
-    first: () => apis[0],
-    startOne: startApi,
-    async restartFirst(mode, extraEnv) {
-      const old = apis[0];
-      if (mode === "clean") await old.stop();
-      else await old.process.kill();
-      apis[0] = await startApi(old.port, apiName(0), { API_INSTANCE: apiName(0), ...extraEnv }, apis.length === 1);
-      supervise(0);
+    all,
+    async restartFirst(mode: "clean" | "unclean", extraEnv?: NodeJS.ProcessEnv) {
+      const old = all[0];
+      await (mode === "clean" ? old.stop() : old.process.kill());
+      await start(0, old.port, extraEnv, all.length === 1);
     },
+    /** Another API process on the same database and chain (not supervised), stopped with the stack. */
+    startExtra: async (port?: number, extraEnv: NodeJS.ProcessEnv = {}) =>
+      startApi(startup, apiEnv, port ?? (await freePort(startup.config.host)), `api-extra-${++extras}`, extraEnv, true),
   };
 }
 
 /** Workers (WORKER_PROCESSES): job runners of their own, restarted like the APIs when they die. */
 async function startWorkers(startup: Startup, apiEnv: NodeJS.ProcessEnv): Promise<void> {
-  const { config, log } = startup;
-  const workers: ManagedProcess[] = [];
-  const startWorker = async (index: number) => {
-    const worker = await spawnNode({
-      name: `worker-${index + 1}`,
-      script: path.join(REPO_ROOT, "api", "src", "worker.ts"),
-      env: apiEnv,
-      cwd: REPO_ROOT,
-      logDir: path.join(config.dataDir, "logs"),
-      echo: startup.options.echo,
-      pidFile: { dataDir: config.dataDir, name: `worker-${index + 1}` },
-    });
-    workers[index] = worker;
-    void worker.exited.then(async (code) => {
-      if (startup.stopping || worker.stopRequested()) return;
-      log(
-        `worker-${index + 1} (pid ${worker.pid}) exited unexpectedly (code ${code}); restarting it:\n${worker.tail()}`,
-      );
-      await new Promise((r) => setTimeout(r, 1_000));
-      if (startup.stopping) return;
-      await startWorker(index).then(
-        () => log(`worker-${index + 1} restarted (pid ${workers[index].pid})`),
-        (error) => log(`worker-${index + 1} restart failed: ${error.message}`),
-      );
-    });
+  const startWorker = async (name: string) => {
+    const worker = await startup.spawn(name, "worker.ts", apiEnv);
+    restartOnCrash(startup, worker, "restarting it", () => startWorker(name), { delayMs: 1_000 });
+    return `${name} restarted (pid ${worker.pid})`;
   };
-  for (let index = 0; index < config.workerProcesses; index++) await startWorker(index);
-  startup.stops.add("processes", async (graceMs) => {
-    await Promise.all(
-      workers.map(async (worker, index) => {
-        await worker.stop(graceMs);
-        await removePid(config.dataDir, `worker-${index + 1}`);
-      }),
-    );
-  });
-}
-
-/** Extra API processes a test starts on the same database and chain (horizontal scaling), stopped with the stack. */
-function extraApiSlots(
-  { config, stops }: Startup,
-  apis: ApiFleet,
-): { start(port?: number, extraEnv?: NodeJS.ProcessEnv): Promise<ApiHandle> } {
-  const extraApis: ApiHandle[] = [];
-  stops.add("processes", async (graceMs) => {
-    await Promise.all(
-      extraApis.map(async (extra, index) => {
-        await extra.stop(graceMs);
-        await removePid(config.dataDir, `api-extra-${index + 1}`);
-      }),
-    );
-  });
-  return {
-    async start(port?: number, extraEnv?: NodeJS.ProcessEnv) {
-      const extra = await apis.startOne(
-        port ?? (await freePort(config.host)),
-        `api-extra-${extraApis.length + 1}`,
-        extraEnv,
-      );
-      extraApis.push(extra);
-      return extra;
-    },
-  };
-}
-
-/** What the lock file tells a second start (and `npm run worker`) about where this stack's parts run. */
-function lockDetails(config: Config, parts: { postgres: PostgresPart; chain: ChainPart; apiEnv: NodeJS.ProcessEnv }) {
-  return {
-    chainRpcUrl: parts.chain.rpcUrl,
-    embeddedPostgresPort: parts.postgres.embedded() ? config.embeddedPostgresPort : undefined,
-    indexerUrl: parts.apiEnv.INDEXER_URL,
-    deploymentFile: config.deploymentFile!,
-    chainFunding: parts.apiEnv.CHAIN_FUNDING,
-    jwtIssuer: config.jwtIssuer,
-    apiSchema: config.apiSchema,
-    devConveniences: config.devConveniences,
-  };
-}
-
-/** The started stack as its callers see it: where each part is, and how to restart or stop it. */
-function stackHandle(
-  startup: Startup,
-  parts: {
-    apiEnv: NodeJS.ProcessEnv;
-    postgres: PostgresPart;
-    chain: ChainPart;
-    roles: { operator: string; admin: string };
-    deployment: Deployment;
-    indexer: { current(): IndexerHandle | undefined };
-    admin: BootstrapAdmin;
-    apis: ApiFleet;
-    extraApis: { start(port?: number, extraEnv?: NodeJS.ProcessEnv): Promise<ApiHandle> };
-  },
-): Stack {
-  const { postgres, chain, indexer, apis } = parts;
-  return {
-    config: startup.config,
-    env: parts.apiEnv,
-    databaseUrl: postgres.databaseUrl,
-    rpcUrl: chain.rpcUrl,
-    deployment: parts.deployment,
-    operatorAddress: parts.roles.operator,
-    adminAddress: parts.roles.admin,
-    admin: parts.admin,
-    get api() {
-      return apis.first();
-    },
-    get apis() {
-      return apis.all;
-    },
-    restartApi: apis.restartFirst,
-    get indexer() {
-      return indexer.current();
-    },
-    get chain() {
-      return chain.current();
-    },
-    async restartChain(mode) {
-      await chain.stop(mode);
-      await chain.start();
-    },
-    stopChain: chain.stop,
-    restartPostgres: postgres.restart,
-    startChain: chain.start,
-    startExtraApi: parts.extraApis.start,
-    stop: startup.stopAll,
-  };
-}
-
-/**
- * Reuses the embedded deployment when its contracts exist on the chain; otherwise deploys the reviewed build with
- * Ignition (abis/build.json: nothing is compiled, so a fresh clone's first start deploys in seconds).
- */
-async function ensureEmbeddedDeployment(
-  rpcUrl: string,
-  file: string,
-  roles: { operator: string; admin: string },
-  config: Config,
-  log: (l: string) => void,
-): Promise<Deployment> {
-  const existing = await readFile(file, "utf8").then(
-    (t) => JSON.parse(t) as Deployment,
-    () => undefined,
-  );
-  if (existing && (await rpc<string>(rpcUrl, "eth_getCode", [existing.contracts.LicenceToken, "latest"])) !== "0x")
-    return existing;
-  log("deploying the reviewed build (abis/build.json) to the local chain with Ignition, about 5 s");
-  const hardhat = path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js");
-  await run(process.execPath, [hardhat, "run", "--no-compile", "scripts/deploy.ts", "--network", "localhost"], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      CHAIN_RPC_URL: rpcUrl,
-      DEPLOYMENT_FILE: file,
-      // Ignition's journal for this data directory's chain, kept with its data.
-      IGNITION_DIR: path.join(config.dataDir, "ignition"),
-      DEPLOYMENT_ID: `embedded-${config.chainId}`,
-      // Three keys: governance is the deployer (anvil's first development account, whose public key the API is
-      // given on this chain only, to register departments and workflows), the administration wallet and the
-      // operator wallet.
-      OPERATOR_ADDRESS: roles.operator,
-      ADMIN_ADDRESS: roles.admin,
-      KEEPER_ADDRESS: roles.operator,
-      WALLET_DELAY_SECONDS: String(config.walletDelaySeconds),
-      VERIFY_BASE_URL: `${config.publicBaseUrl}/api/v1/verify/`,
-    },
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  return JSON.parse(await readFile(file, "utf8")) as Deployment;
+  for (let index = 1; index <= startup.config.workerProcesses; index++) await startWorker(`worker-${index}`);
 }

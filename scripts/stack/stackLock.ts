@@ -3,38 +3,27 @@
  * processes need to join it (URL, ports, chain id). A second start finds it and stops before touching anything;
  * `npm run worker` reads it to find the running stack.
  */
-import { open, readFile, rm, writeFile, mkdir } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 
-/**
- * The lock is taken (pid, url, dataDir, chainId) before anything starts; what another process needs to join the
- * stack (chainRpcUrl, embeddedPostgresPort, indexerUrl, deploymentFile, ...) is recorded once those parts run and
- * before the first API process starts, so by the time /health answers it is there.
- */
+/** Taken with pid, url, dataDir and chainId; the rest is recorded before the first API process starts. */
 export interface StackDescriptor {
   pid: number;
   /** The API's URL, as the ready block prints it (known once the API listens). */
   url: string;
   dataDir: string;
   chainId: number;
-  chainRpcUrl?: string;
   embeddedPostgresPort?: number;
-  indexerUrl?: string;
-  deploymentFile?: string;
-  chainFunding?: string;
-  jwtIssuer?: string;
-  apiSchema?: string;
-  /** Whether the stack runs with DEV_CONVENIENCES (its secrets are the ones generated under DATA_DIR). */
-  devConveniences?: boolean;
+  /** The settings a worker joins with (chain, deployment, indexer, token issuer, API schema, DEV_CONVENIENCES). */
+  env?: Record<string, string | undefined>;
 }
 
 export class StackAlreadyRunning extends Error {
-  readonly running: StackDescriptor;
   constructor(running: StackDescriptor) {
     super(
       `The licence approval platform is already running at ${running.url} (supervisor pid ${running.pid}, data ${running.dataDir}). Stop it first (Ctrl-C in its terminal), or start another one with its own DATA_DIR and ports.`,
     );
-    this.running = running;
   }
 }
 
@@ -51,39 +40,36 @@ const alive = (pid: number) => {
 
 /** The stack running on this data directory, if its supervisor is alive. Reads only. */
 export async function runningStack(dataDir: string): Promise<StackDescriptor | undefined> {
-  const text = await readFile(fileOf(dataDir), "utf8").catch(() => undefined);
-  if (!text) return undefined;
-  try {
-    const descriptor = JSON.parse(text) as StackDescriptor;
-    return descriptor.pid > 0 && descriptor.pid !== process.pid && alive(descriptor.pid) ? descriptor : undefined;
-  } catch {
-    return undefined;
-  }
+  const descriptor = await readDescriptor(fileOf(dataDir));
+  return descriptor && descriptor.pid > 0 && descriptor.pid !== process.pid && alive(descriptor.pid)
+    ? descriptor
+    : undefined;
 }
 
-/** Whether the stack's parts are recorded (the stack may still be starting its APIs): a worker can join it. */
-export function joinable(stack: StackDescriptor): boolean {
-  return stack.chainRpcUrl !== undefined && stack.deploymentFile !== undefined;
-}
+const readDescriptor = (file: string): Promise<StackDescriptor | undefined> =>
+  readFile(file, "utf8")
+    .then(JSON.parse)
+    .catch(() => undefined);
 
 /**
- * The stack on this data directory once it can be joined: waits (up to `timeoutMs`) while it is still starting.
- * Undefined when none runs, or when it stopped while starting; `waiting` is called once if it has to wait.
+ * The stack on this data directory once it can be joined (its parts recorded; it may still be starting its APIs):
+ * waits (up to `timeoutMs`) while it is still starting. Undefined when none runs, or when it stopped while starting;
+ * `waiting` is called once if it has to wait.
  */
 export async function stackToJoin(
   dataDir: string,
   options: { timeoutMs: number; waiting?: (stack: StackDescriptor) => void },
 ): Promise<StackDescriptor | undefined> {
   const deadline = Date.now() + options.timeoutMs;
+  const joinable = (stack: StackDescriptor) => stack.env !== undefined;
   let stack = await runningStack(dataDir);
   if (stack && !joinable(stack)) options.waiting?.(stack);
-  while (stack && !joinable(stack)) {
+  for (; stack && !joinable(stack); stack = await runningStack(dataDir)) {
     if (Date.now() > deadline)
       throw new Error(
         `The platform on ${dataDir} (supervisor pid ${stack.pid}) has not finished starting after ${Math.round(options.timeoutMs / 1000)} s`,
       );
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    stack = await runningStack(dataDir);
+    await sleep(200);
   }
   return stack;
 }
@@ -100,21 +86,21 @@ export async function lockStack(
   const file = fileOf(descriptor.dataDir);
   await mkdir(path.dirname(file), { recursive: true });
   await rm(file, { force: true }); // stale: its supervisor is gone
-  const handle = await open(file, "wx").catch(async (error: NodeJS.ErrnoException) => {
-    if (error.code === "EEXIST") throw new StackAlreadyRunning((await runningStack(descriptor.dataDir)) ?? descriptor);
-    throw error;
-  });
   let current = descriptor;
-  await handle.writeFile(JSON.stringify(current, null, 2));
-  await handle.close();
+  await writeFile(file, JSON.stringify(current, null, 2), { flag: "wx" }).catch(
+    async (error: NodeJS.ErrnoException) => {
+      if (error.code === "EEXIST")
+        throw new StackAlreadyRunning((await runningStack(descriptor.dataDir)) ?? descriptor);
+      throw error;
+    },
+  );
   return {
     async update(patch) {
       current = { ...current, ...patch };
       await writeFile(file, JSON.stringify(current, null, 2));
     },
     async release() {
-      const text = await readFile(file, "utf8").catch(() => "");
-      if (text && (JSON.parse(text) as StackDescriptor).pid === process.pid) await rm(file, { force: true });
+      if ((await readDescriptor(file))?.pid === process.pid) await rm(file, { force: true });
     },
   };
 }

@@ -5,6 +5,8 @@
  * what the later phases need; a step must end within its grace (a process is killed when it runs out), and one
  * that does not is left behind so that the phases after it still run.
  */
+import { setTimeout as sleep } from "node:timers/promises";
+
 export type StopPhase = "save" | "processes" | "services" | "release";
 
 /** Stops one part within `graceMs` (escalating to a kill when it must). */
@@ -16,10 +18,7 @@ export const STOP_DEADLINE_MS = 9_000;
 /** What a step may take beyond its grace: a process killed when its grace ran out still has to be reaped. */
 const REAP_MS = 200;
 
-/**
- * Each phase in order, in ninths of the deadline (seconds of the usual 9 s): its longest grace, and the time kept
- * back for the phases after it.
- */
+/** Each phase in order, in ninths of the deadline: its longest grace, and the time kept for the phases after it. */
 const PHASES: readonly { phase: StopPhase; most: number; keep: number }[] = [
   { phase: "save", most: 2, keep: 6.5 },
   { phase: "processes", most: 4, keep: 2.5 },
@@ -48,15 +47,7 @@ export class StopPlan {
 
 /** Waits for `work` at most `graceMs` (plus a moment for a killed process to be reaped); logs a failure or overrun. */
 async function within(graceMs: number, work: Promise<void>, phase: StopPhase, log: (line: string) => void) {
-  const done = work.then(
-    () => "done" as const,
-    (error: Error) => {
-      log(`stop: ${error.message}`);
-      return "done" as const;
-    },
-  );
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), graceMs + REAP_MS)));
-  if ((await Promise.race([done, late])) === "late") log(`stop: a ${phase} step overran its ${graceMs} ms`);
-  clearTimeout(timer);
+  const done = work.catch((error: Error) => log(`stop: ${error.message}`)).then(() => true);
+  if (!(await Promise.race([done, sleep(graceMs + REAP_MS, false, { ref: false })])))
+    log(`stop: a ${phase} step overran its ${graceMs} ms`);
 }
