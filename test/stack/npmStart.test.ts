@@ -5,6 +5,7 @@ import path from "node:path";
 import { expect } from "chai";
 import { freePort, isPortFree } from "../../scripts/stack/ports.ts";
 import { REPO_ROOT, startStack } from "../../scripts/stack/stack.ts";
+import { eventually } from "./support/eventually.ts";
 import { npmRun, terminalEnv } from "./support/npmScript.ts";
 
 /** `npm start`'s entry point, as a user runs it: the ready block, a working admin client, Ctrl-C. */
@@ -25,12 +26,10 @@ describe("npm start (scripts/start.ts)", function () {
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
     return { child, exited, output: () => output };
   }
-  /** Until `output` (a process's output so far, or any text a probe returns) matches `what`. */
-  const waitFor = async (what: RegExp, output: () => string | Promise<string>, timeoutMs = 90_000) => {
+  const waitFor = async (what: RegExp, output: () => string, timeoutMs = 90_000) => {
     const deadline = Date.now() + timeoutMs;
-    let text: string;
-    while (!what.test((text = await output()))) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${text}`);
+    while (!what.test(output())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${output()}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   };
@@ -58,11 +57,11 @@ describe("npm start (scripts/start.ts)", function () {
     let worker: ReturnType<typeof npmRun> | undefined;
     try {
       // `npm run worker` in the README's environment (DATA_DIR and the moved ports), the moment /health answers.
-      await waitFor(
-        /./,
+      await eventually(
+        "/health answering 200",
         async () => {
           if (run.child.exitCode !== null) throw new Error(`npm start exited:\n${run.output()}`);
-          return (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.status === 200 ? "up" : "";
+          return (await fetch(`http://127.0.0.1:${port}/health`)).status === 200 ? true : undefined;
         },
         240_000,
       );
@@ -96,15 +95,11 @@ describe("npm start (scripts/start.ts)", function () {
       expect(token.status).to.equal(200);
       expect((await fetch(`http://127.0.0.1:${port}/health`)).status).to.equal(200);
 
-      const joined = worker;
-      await waitFor(/job runner started/, async () => {
-        if (joined.child.exitCode !== null) throw new Error(`worker exited:\n${joined.output()}`);
-        return joined.output();
-      });
-      expect(joined.output()).to.not.include("is not set");
-      process.kill(-joined.child.pid!, "SIGTERM");
-      await joined.exited;
-      expect(joined.output()).to.match(/stopping worker/);
+      await waitFor(/job runner started/, worker.output);
+      expect(worker.output()).to.not.include("is not set");
+      process.kill(-worker.child.pid!, "SIGTERM");
+      await worker.exited;
+      expect(worker.output()).to.match(/stopping worker/);
 
       run.child.kill("SIGINT");
       expect(await run.exited).to.equal(0);
