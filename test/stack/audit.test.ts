@@ -38,6 +38,7 @@ import { apiClient as httpClient, type Json } from "./support/httpClient.ts";
 import { jpeg, pdf, png } from "./support/sampleFiles.ts";
 import { registerWorkflowVersion } from "./support/workflowAdmin.ts";
 import { current } from "./support/stackFixture.ts";
+import { letters } from "./support/sessions.ts";
 
 const run = promisify(execFile);
 const b32 = encodeBytes32String;
@@ -79,7 +80,7 @@ async function auditJson(...args: string[]): Promise<{ code: number; report: Jso
 describe("auditor's tool: npm run audit (chain logs and contract calls only, real stack)", function () {
   const runId = `${Date.now() % 1e7}`;
   // Department codes are letters and underscores only: spell the run id with letters.
-  const tag = runId.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(runId);
   const codes = { A: `AUDIT_PLAN_${tag}`, B: `AUDIT_LAND_${tag}`, C: `AUDIT_FIRE_${tag}` };
   let adminToken: string;
   const workflow = {

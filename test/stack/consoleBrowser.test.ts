@@ -28,6 +28,7 @@ import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
+import { letters } from "./support/sessions.ts";
 
 const run = promisify(execFile);
 const SHOTS = path.join(REPO_ROOT, "test-artifacts", "console");
@@ -77,7 +78,7 @@ interface Device {
 
 describe("review console in headless Chromium with a virtual passkey authenticator", function () {
   const runId = `${Date.now() % 1e7}`;
-  const tag = runId.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(runId);
   let driver: Driver;
   let base: string;
   let adminToken: string;

@@ -11,10 +11,11 @@ import { apiClient as http, type Json } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
+import { letters } from "./support/sessions.ts";
 
 describe("console reads: GET /console/queue and GET /console/decisions", function () {
   const run = `${Date.now() % 1e7}`;
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   const code = `QUEUE_${tag}`;
   const otherCode = `QUEUE_OTHER_${tag}`;
   let api: string;

@@ -18,9 +18,10 @@ import {
 import { productionEnv } from "./support/productionEnv.ts";
 import { current } from "./support/stackFixture.ts";
 import { apiClient as client, type Json } from "./support/httpClient.ts";
+import { letters } from "./support/sessions.ts";
 
 /** Department codes are upper-case letters and underscores only: the run id in letters. */
-const run = String(Date.now() % 1e8).replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+const run = letters(String(Date.now() % 1e8));
 const code = (name: string) => `${name}_${run}`;
 const now = () => Math.floor(Date.now() / 1000);
 

@@ -29,13 +29,14 @@ import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
 import { recordRacingTransactions } from "./support/racingTransactions.ts";
 import { startReceiver, type Receiver } from "./support/webhookReceiver.ts";
+import { letters } from "./support/sessions.ts";
 
 const JOB_TIME_SCALE = 0.00005; // as in the stack fixture
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("events: webhooks at their triggers, retries, restarts, workers, stage timeouts (real stack)", function () {
   const run = `${Date.now() % 1e7}`;
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   const codes = { A: `EVA_${tag}`, B: `EVB_${tag}`, C: `EVC_${tag}`, D: `EVD_${tag}` };
   const secretOf = (name: string) => `secret-of-${name}-${run}-0123456789`;
   let driver: Driver;

@@ -10,6 +10,7 @@ import { apiClient as http } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
+import { letters } from "./support/sessions.ts";
 
 interface Outcome {
   startedAt: number;
@@ -53,7 +54,7 @@ async function createRequest(apiUrl: string, token: string, applicantId: string,
 
 describe("fault injection (kill, chain down, Postgres restart)", function () {
   const run = `${Date.now() % 1e7}`;
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   let driver: Driver;
   let token: string;
   const applicantId = `faults-${run}`;

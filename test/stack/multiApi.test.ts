@@ -15,6 +15,7 @@ import { freePort } from "../../scripts/stack/ports.ts";
 import { alive } from "../../scripts/stack/pidFile.ts";
 import { startStack, type Stack } from "../../scripts/stack/stack.ts";
 import { eventually } from "./support/eventually.ts";
+import { letters } from "./support/sessions.ts";
 
 interface Answer {
   status: number;
@@ -141,7 +142,7 @@ describe("two API processes behind one port, and a worker process (npm start API
         }).toString(),
       )
     ).body.access_token;
-    const code = `MULTI_${String(Date.now() % 1e6).replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)])}`;
+    const code = `MULTI_${letters(Date.now() % 1e6)}`;
     const key = randomUUID();
     const post = () =>
       call(

@@ -22,9 +22,10 @@ import {
   type Reviewer,
 } from "./support/passkeyReviewers.ts";
 import { current } from "./support/stackFixture.ts";
+import { letters } from "./support/sessions.ts";
 
 describe("passkey custody: a department's wallet moved to its reviewers' passkeys (HTTP, real stack)", function () {
-  const run = `${Date.now() % 1e7}`.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const run = letters(`${Date.now() % 1e7}`);
   let api: string;
   let driver: Driver;
   let admin: ReturnType<typeof apiClient>;

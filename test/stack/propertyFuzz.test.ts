@@ -60,6 +60,7 @@ import { current } from "./support/stackFixture.ts";
 import { EXCLUDED_TABLES, StateProbe, type Snapshot } from "./support/stateSnapshot.ts";
 import { createSoftwarePasskey, registrationResponse } from "./support/softwarePasskey.ts";
 import { startReceiver, type Receiver } from "./support/webhookReceiver.ts";
+import { letters } from "./support/sessions.ts";
 
 const SCALE = Number(process.env.FUZZ_RUNS_SCALE ?? 1);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Math.floor(Math.random() * 2 ** 31);
@@ -121,7 +122,7 @@ interface OpStats {
 
 describe("property-based fuzzing of every endpoint: never a 500, never a state change on a 4xx (HTTP, real stack)", function () {
   const run = `${Date.now() % 1e8}`;
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   let f: Fixtures;
   let operations: Operation[];
   let probe: StateProbe;

@@ -16,6 +16,7 @@ import {
   type SoftwarePasskey,
 } from "./support/softwarePasskey.ts";
 import { current } from "./support/stackFixture.ts";
+import { letters } from "./support/sessions.ts";
 
 interface Result {
   status: number;
@@ -57,7 +58,7 @@ type Browser = ReturnType<typeof consoleBrowser>;
 
 describe("reviewer accounts and console sessions (passkeys)", function () {
   // Department codes are A-Z and _ only.
-  const run = `${Date.now() % 1e7}`.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]!);
+  const run = letters(`${Date.now() % 1e7}`);
   let api: string;
   let driver: Driver;
   let adminToken: string;

@@ -16,6 +16,7 @@ import { clientToken } from "./support/authClient.ts";
 import { eventually } from "./support/eventually.ts";
 import { npmRun, terminalEnv, writeEnvFile } from "./support/npmScript.ts";
 import { current } from "./support/stackFixture.ts";
+import { letters } from "./support/sessions.ts";
 
 describe("role commands read .env (npm run api, npm run indexer)", function () {
   let scratch: string;
@@ -69,10 +70,7 @@ describe("role commands read .env (npm run api, npm run indexer)", function () {
     const stack = current();
     // Something on chain to index: a department (DepartmentRegistered).
     const token = await clientToken(stack.api.url, stack.admin.clientId, stack.admin.clientSecret, "admin");
-    const code = `ROLE_${randomBytes(4)
-      .toString("hex")
-      .replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)])
-      .toUpperCase()}`;
+    const code = `ROLE_${letters(randomBytes(4).toString("hex")).toUpperCase()}`;
     const created = await fetch(`${stack.api.url}/api/v1/departments`, {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },

@@ -10,13 +10,14 @@ import { createDepartment, departmentClient } from "./support/departmentClient.t
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { current } from "./support/stackFixture.ts";
 import { startReceiver } from "./support/webhookReceiver.ts";
+import { letters } from "./support/sessions.ts";
 
 /** How the vault's sealed secrets were opened before chain/secretSealer.ts: hex of the UTF-8 bytes. */
 const openAsBefore = (driver: Driver, sealed: Buffer, aad: string) =>
   Buffer.from(driver.core.vault.open(sealed, aad).slice(2), "hex").toString("utf8");
 
 describe("sealed secrets at rest (chain/secretSealer.ts, real stack)", function () {
-  const tag = String(Date.now() % 1e8).replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(String(Date.now() % 1e8));
   let driver: Driver;
   let admin: string;
 

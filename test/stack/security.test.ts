@@ -49,9 +49,10 @@ import { productionEnv } from "./support/productionEnv.ts";
 import { current } from "./support/stackFixture.ts";
 import { startReceiver } from "./support/webhookReceiver.ts";
 import { runApiAlone } from "../unit/support/runApiAlone.ts";
+import { letters } from "./support/sessions.ts";
 
 describe("security behaviour (real stack)", function () {
-  const tag = String(Date.now() % 1e8).replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(Date.now() % 1e8);
   const secret = "a-long-shared-secret-for-hmac-signing";
   const metricsToken = `metrics-scraper-${tag}`;
   let production: ApiHandle;

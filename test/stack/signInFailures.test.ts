@@ -8,8 +8,9 @@ import pg from "pg";
 import { authorizeParams, clientToken, createClient, exchangeFields, TEST_REDIRECT_URI } from "./support/authClient.ts";
 import { productionEnv } from "./support/productionEnv.ts";
 import { current } from "./support/stackFixture.ts";
+import { letters } from "./support/sessions.ts";
 
-const tag = String(Date.now() % 1e8).replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+const tag = letters(String(Date.now() % 1e8));
 
 const tokenRequest = async (api: string, clientId: string, clientSecret: string, from?: string) => {
   const started = performance.now();

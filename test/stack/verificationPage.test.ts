@@ -16,6 +16,7 @@ import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf, png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
+import { letters } from "./support/sessions.ts";
 
 const SHOTS = path.join(process.cwd(), "test-results", "verification-page");
 // Chromium's background traffic is refused by this closed network: keep it quiet (see the toolchain notes).
@@ -31,7 +32,7 @@ const CHROMIUM_ARGS = [
 
 describe("verification page (headless Chromium, phone-sized screen)", function () {
   const run = `${Date.now() % 1e7}`;
-  const tag = run.replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(run);
   const code = `PAGE_${tag}`;
   let driver: Driver;
   let api: string;

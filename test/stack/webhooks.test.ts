@@ -7,9 +7,10 @@ import { createDepartment, departmentClient } from "./support/departmentClient.t
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { current } from "./support/stackFixture.ts";
 import { startReceiver } from "./support/webhookReceiver.ts";
+import { letters } from "./support/sessions.ts";
 
 describe("webhooks: registration, signed test deliveries, logs (HTTP, real stack)", function () {
-  const tag = String(Date.now() % 1e8).replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(String(Date.now() % 1e8));
   const secret = "a-long-shared-secret-for-hmac-signing";
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let driver: Driver;

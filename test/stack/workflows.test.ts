@@ -5,6 +5,7 @@ import { b32, createDriver, registry, type Driver } from "./support/platformDriv
 import { pdf, png } from "./support/sampleFiles.ts";
 import { current } from "./support/stackFixture.ts";
 import { apiClient as client, type Json } from "./support/httpClient.ts";
+import { letters } from "./support/sessions.ts";
 
 const TYPE = "RESORT_LICENSE"; // other stack tests use BUILDING_PERMIT (each seeds its own), and expect TRADE_LICENSE to have no workflow
 const UNKNOWN_ID = "00000000-0000-4000-8000-000000000000";
@@ -14,7 +15,7 @@ describe("workflows: administration (HTTP, real stack)", function () {
   let admin: ReturnType<typeof client>;
   let applicant: ReturnType<typeof client>;
   // Department codes are letters and underscores (the departments API's pattern): the run id spelled in letters.
-  const tag = String(Date.now() % 1e7).replace(/\d/g, (d) => "ABCDEFGHIJ"[Number(d)]);
+  const tag = letters(String(Date.now() % 1e7));
   const [PLAN, HEALTH, LEGACY, CLOSED] = ["PLAN", "HEALTH", "LEGACY", "CLOSED"].map((d) => `WF_${d}_${tag}`);
   const applicantId = `resort-owner-${tag.toLowerCase()}`;
 
