@@ -1240,20 +1240,20 @@ contract PlatformInvariantTest is TestBase {
     /// all of them: each invariant is checked against as many states as a campaign of its own would give it, and the
     /// sequences are not replayed once per invariant.
     function invariant_platform() public view {
-        tokensNeverMove();
-        approvedIffEveryStageCompleted();
-        contractsMatchReferenceModel();
-        stageOnlyGoesBackOnDocumentUpdate();
-        documentUpdateInvalidatesReviewers();
-        onlyDepartmentWalletsChangeDecisions();
-        noDecisionByAWalletInsideItsDelay();
-        everyDecisionConsumesItsNonce();
-        noIssuedLicenceWithoutCompleteStages();
+        _tokensNeverMove();
+        _approvedIffEveryStageCompleted();
+        _contractsMatchReferenceModel();
+        _stageOnlyGoesBackOnDocumentUpdate();
+        _documentUpdateInvalidatesReviewers();
+        _onlyDepartmentWalletsChangeDecisions();
+        _noDecisionByAWalletInsideItsDelay();
+        _everyDecisionConsumesItsNonce();
+        _noIssuedLicenceWithoutCompleteStages();
     }
 
     /// @notice No token ever moves: every token is owned by the address it was minted to, every applicant's
     /// balance is the number minted to it, and no transfer or approval path ever succeeded.
-    function tokensNeverMove() internal view {
+    function _tokensNeverMove() internal view {
         uint256[] memory ids = handler.ids();
         for (uint256 i = 0; i < ids.length; ++i) {
             require(token.ownerOf(ids[i]) == handler.ghostOwner(ids[i]), string.concat("owner of ", ids[i].u()));
@@ -1271,7 +1271,7 @@ contract PlatformInvariantTest is TestBase {
     /// met its completion rule through decisions of the right department wallets in the right order, and
     /// (2) every stage's decisions as the registry reports them meet that stage's rule; every Approved
     /// position of an issued licence was set by its own department's wallet, in that stage, with that mask.
-    function approvedIffEveryStageCompleted() internal view {
+    function _approvedIffEveryStageCompleted() internal view {
         uint256[] memory ids = handler.ids();
         for (uint256 i = 0; i < ids.length; ++i) {
             uint256 id = ids[i];
@@ -1308,7 +1308,7 @@ contract PlatformInvariantTest is TestBase {
     /// @notice Differential check: the contracts' state of every request equals the reference model's
     /// (licence status, reason, expiry; review phase, stage, furthest stage, clock; every decision and mask of
     /// every stage; document phase, count and versions).
-    function contractsMatchReferenceModel() internal view {
+    function _contractsMatchReferenceModel() internal view {
         uint256[] memory ids = handler.ids();
         for (uint256 i = 0; i < ids.length; ++i) {
             uint256 id = ids[i];
@@ -1362,7 +1362,7 @@ contract PlatformInvariantTest is TestBase {
     /// @notice A stage never goes backwards except on a document update or a document added under review
     /// (StageReopened), and only moves forward on a department's approval. The handler records the stage of every
     /// request around every action.
-    function stageOnlyGoesBackOnDocumentUpdate() internal view {
+    function _stageOnlyGoesBackOnDocumentUpdate() internal view {
         _noViolation(V_STAGE);
     }
 
@@ -1370,13 +1370,13 @@ contract PlatformInvariantTest is TestBase {
     /// document is ReviewRequired, keeping its mask; approvals that did not review it are untouched. After a document
     /// is added under review (in whatever stage the request is), every approval of every stage reached is
     /// ReviewRequired, keeping its mask.
-    function documentUpdateInvalidatesReviewers() internal view {
+    function _documentUpdateInvalidatesReviewers() internal view {
         _noViolation(V_INVALIDATION);
     }
 
     /// @notice Only department wallets' successful calls ever set a decision, each on its own position in the
     /// current stage; other actions only reset decisions the specification says they reset.
-    function onlyDepartmentWalletsChangeDecisions() internal view {
+    function _onlyDepartmentWalletsChangeDecisions() internal view {
         _noViolation(V_DECISION);
     }
 
@@ -1390,7 +1390,7 @@ contract PlatformInvariantTest is TestBase {
     /// it with the wallet's key proof and it was due (or so consented) and the wallet free of roles and departments;
     /// the registry's wallets, custodies and pending changes are the ones the handler saw proposed, consented to and
     /// activated, and no department wallet holds a role on any of the three contracts.
-    function noDecisionByAWalletInsideItsDelay() internal view {
+    function _noDecisionByAWalletInsideItsDelay() internal view {
         _noViolation(V_WALLET);
         uint40 delay = registry.walletDelay();
         require(delay == handler.WALLET_DELAY(), "wallet delay");
@@ -1426,7 +1426,7 @@ contract PlatformInvariantTest is TestBase {
     /// some decisions and relays signatures it held back while nonces, rounds and documents moved on; each was recorded
     /// exactly when everything it names still held. A department's nonce moved only by its own decisions and by its own
     /// wallet raising it (by 1 .. 2^32 - 1); the registry's nonces are the handler's count.
-    function everyDecisionConsumesItsNonce() internal view {
+    function _everyDecisionConsumesItsNonce() internal view {
         _noViolation(V_NONCE);
         for (uint16 d = 1; d <= handler.DEPARTMENTS(); ++d) {
             require(
@@ -1442,7 +1442,7 @@ contract PlatformInvariantTest is TestBase {
     /// ever moved a token or a document phase: the handler's attempts (from DEFAULT_ADMIN_ROLE, the administrator,
     /// the operator, the keeper, a department wallet, a stranger) to transition, issue, set the active workflow,
     /// set a document phase, rewire the contracts or give a department wallet a role all reverted.
-    function noIssuedLicenceWithoutCompleteStages() internal view {
+    function _noIssuedLicenceWithoutCompleteStages() internal view {
         _noViolation(V_LIFECYCLE);
         uint256[] memory ids = handler.ids();
         for (uint256 i = 0; i < ids.length; ++i) {
