@@ -26,13 +26,14 @@ const documents: DocumentAudit[] = [
   { documentId: "d1", docIndex: 1, docType: "FIRE_SAFETY", latestVersion: 1, versions: [] },
 ];
 
+const on = { token: { address: CONTRACTS.LicenceToken }, documents: { address: CONTRACTS.DocumentRegistry } };
 const anchored = (block: number, docIndex: number, version: number) =>
   event(
     "DocumentAnchored",
     block,
     0,
     { tokenId: 7n, docIndex: BigInt(docIndex), version: BigInt(version) },
-    { address: CONTRACTS.DocumentRegistry },
+    on.documents,
   );
 const status = (block: number, from: bigint, to: bigint, actor = REGISTRY, logIndex = 5, transactionHash?: string) =>
   event(
@@ -40,7 +41,7 @@ const status = (block: number, from: bigint, to: bigint, actor = REGISTRY, logIn
     block,
     logIndex,
     { tokenId: 7n, from, to, reasonCode: 0n, actor },
-    { address: CONTRACTS.LicenceToken, transactionHash },
+    { ...on.token, transactionHash },
   );
 const stageStarted = (block: number, stage: number) =>
   event("StageStarted", block, 3, { tokenId: 7n, stage: BigInt(stage) });
@@ -53,12 +54,8 @@ function approval(
   departmentId: number,
   reviewed: [number, number][],
 ): [TimedEvent, DecisionAudit] {
-  const e = event("DecisionRecorded", block, 1, {
-    tokenId: 7n,
-    departmentId: BigInt(departmentId),
-    stage: BigInt(stage),
-    decision: 1n,
-  });
+  const [department, index] = [BigInt(departmentId), BigInt(stage)];
+  const e = event("DecisionRecorded", block, 1, { tokenId: 7n, departmentId: department, stage: index, decision: 1n });
   const audit = {
     stage: stageNumber(stage),
     departmentId,
@@ -79,13 +76,7 @@ function issued(block: number, finalStage: number, actor = REGISTRY): TimedEvent
   return [
     completed(block, finalStage),
     change,
-    event(
-      "LicenceIssued",
-      block,
-      6,
-      { tokenId: 7n },
-      { address: CONTRACTS.LicenceToken, transactionHash: change.transactionHash },
-    ),
+    event("LicenceIssued", block, 6, { tokenId: 7n }, { ...on.token, transactionHash: change.transactionHash }),
   ];
 }
 
