@@ -29,10 +29,8 @@ export const REVIEWED_PASSKEY_ACCOUNT_CODE_HASH = "0xcc540ae4dd0202820b51fedf104
 
 /** The P-256 group order n: the account refuses a signature whose s is above n / 2. */
 const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
-const FLAG_UP = 0x01;
-const FLAG_UV = 0x04;
-const FLAG_BE = 0x08;
-const FLAG_BS = 0x10;
+/** authenticatorData flags: User Present, User Verified, Backup Eligible, Backup State. */
+const [FLAG_UP, FLAG_UV, FLAG_BE, FLAG_BS] = [0x01, 0x04, 0x08, 0x10];
 const ASSERTION_TUPLE =
   "tuple(bytes32 r,bytes32 s,uint256 challengeIndex,uint256 typeIndex,bytes authenticatorData,string clientDataJSON)";
 
@@ -219,18 +217,15 @@ export class PasskeyAccount {
   }
 
   history(): ReviewerChangeAudit[] {
-    return this.events.flatMap((e): ReviewerChangeAudit[] => {
-      const where = { transactionHash: e.transactionHash, blockNumber: e.blockNumber };
-      if (e.name === "ReviewerAdded" || e.name === "ReviewerRemoved")
+    return this.events.flatMap(({ name, args, transactionHash, blockNumber }): ReviewerChangeAudit[] => {
+      if (name === "ReviewerAdded" || name === "ReviewerRemoved") {
+        const [reviewerId, key] = [args.reviewerId, args.key].map((word) => String(word).toLowerCase());
         return [
-          {
-            kind: e.name === "ReviewerAdded" ? "ADDED" : "REMOVED",
-            reviewerId: String(e.args.reviewerId).toLowerCase(),
-            key: String(e.args.key).toLowerCase(),
-            ...where,
-          },
+          { kind: name === "ReviewerAdded" ? "ADDED" : "REMOVED", reviewerId, key, transactionHash, blockNumber },
         ];
-      if (e.name === "ThresholdSet") return [{ kind: "THRESHOLD", threshold: Number(e.args.threshold), ...where }];
+      }
+      if (name === "ThresholdSet")
+        return [{ kind: "THRESHOLD", threshold: Number(args.threshold), transactionHash, blockNumber }];
       return [];
     });
   }
