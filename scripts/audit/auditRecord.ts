@@ -30,37 +30,22 @@ import type {
 export type { CustodyName, DecisionName, StatusName, ValidityName };
 
 /** Where a fact was written: the transaction, its block and the block's time (ISO 8601). */
-export interface ChainRef {
-  transactionHash: string;
-  blockNumber: number;
-  timestamp: string;
-}
+export type ChainRef = { transactionHash: string; blockNumber: number; timestamp: string };
 
-export interface StatusChange extends ChainRef {
-  from: StatusName;
-  to: StatusName;
-  reasonCode: number;
-  /** The role holder (or the approval registry) that made the change. */
-  actor: string;
-}
+/** `actor`: the role holder (or the approval registry) that made the change. */
+export type StatusChange = ChainRef & { from: StatusName; to: StatusName; reasonCode: number; actor: string };
 
-export interface DocumentVersionAudit extends ChainRef {
-  version: number;
-  /** SHA-256 of the file, 0x-prefixed lowercase hex, as anchored. */
-  sha256: string;
-  /** From `anchorOf(tokenId, sha256)` at the audited block. */
-  isLatest: boolean;
-}
+/** `sha256`: of the file, 0x-prefixed lowercase hex, as anchored; `isLatest`: from `anchorOf(tokenId, sha256)`. */
+export type DocumentVersionAudit = ChainRef & { version: number; sha256: string; isLatest: boolean };
 
-export interface DocumentAudit {
-  /** The platform's document id (UUID), from the anchored bytes16. */
+/** `documentId`: the platform's (UUID), from the anchored bytes16; `docType`: from the version-1 anchor. */
+export type DocumentAudit = {
   documentId: string;
   docIndex: number;
-  /** From the version-1 anchor (later versions anchor no type). */
   docType: string;
   latestVersion: number;
   versions: DocumentVersionAudit[];
-}
+};
 
 /**
  * What became of a recorded decision: the department's current one in its stage (STANDING), an approval a new
@@ -105,14 +90,8 @@ export interface DecisionAudit extends ChainRef {
   invalidatedBy?: { docIndex: number; newVersion: number; transactionHash: string; blockNumber: number };
 }
 
-/** An approval standing now, as the API's verify answer lists it. */
-export interface StandingApproval {
-  stage: number;
-  departmentCode: string;
-  /** Time and transaction of the department's latest Approved decision in that stage. */
-  approvedAt: string;
-  transactionHash: string;
-}
+/** An approval standing now, as the API's verify answer lists it: its department's latest Approved decision there. */
+export type StandingApproval = { stage: number; departmentCode: string; approvedAt: string; transactionHash: string };
 
 /** What an issued licence's standing approvals covered, against the documents' latest versions at issuance. */
 export interface IssuanceCheck {
@@ -175,13 +154,13 @@ export interface WalletChangeAudit {
   consented?: boolean;
 }
 
-export interface DepartmentAudit {
+export type DepartmentAudit = {
   departmentId: number;
   code: string;
   wallet: string;
   custody: CustodyName;
   changes: WalletChangeAudit[];
-}
+};
 
 export interface ChainAudit {
   chainId: number;

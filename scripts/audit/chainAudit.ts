@@ -113,17 +113,9 @@ function stoppedAtCode(
 ): ChainAudit {
   const names = untrusted.map((c) => c.contract).join(", ");
   const stopped = `the audit stopped at the code: ${names} ${untrusted.length === 1 ? "is" : "are"} not the reviewed build, so what its views and events say would prove nothing`;
-  return {
-    ...read,
-    governance: { governors: [], ungoverned: [] },
-    roles: { holders: [], grants: [] },
-    wiring: null,
-    departments: [],
-    passkeyDepartments: [],
-    findings,
-    notes: [...notes, stopped],
-    licences: [],
-  };
+  const nothing = { governance: { governors: [], ungoverned: [] }, roles: { holders: [], grants: [] }, wiring: null };
+  const none = { departments: [], passkeyDepartments: [], licences: [] };
+  return { ...read, ...nothing, ...none, findings, notes: [...notes, stopped] };
 }
 
 /** The endpoint serves the deployment's chain, and the token is there: otherwise no audit can be made. */
@@ -364,23 +356,22 @@ function licenceStateFindings(
 /** The wallet history replayed from events must end at what `departmentRecord` holds now (wallet, custody, pending change). */
 async function departmentRecordFindings(views: ContractViews, departments: DepartmentWallets): Promise<string[]> {
   const findings: string[] = [];
-  for (const departmentId of departments.ids()) {
-    const [{ wallet, custody, pendingWallet }] = await views.call("ApprovalRegistry", "departmentRecord", departmentId);
-    const record = { wallet: getAddress(wallet), custody: Number(custody), pendingWallet: getAddress(pendingWallet) };
-    const replayed = departments.latest(departmentId)!;
-    const code = departments.codeOf(departmentId);
-    if (record.wallet !== replayed.wallet)
+  for (const id of departments.ids()) {
+    const [{ wallet, custody, pendingWallet }] = await views.call("ApprovalRegistry", "departmentRecord", id);
+    const [replayed, code] = [departments.latest(id)!, departments.codeOf(id)];
+    const pending = getAddress(pendingWallet) === ZeroAddress ? null : getAddress(pendingWallet);
+    const named = CUSTODY_NAMES[Number(custody)];
+    if (getAddress(wallet) !== replayed.wallet)
       findings.push(
-        `departmentRecord(${departmentId}).wallet is ${record.wallet} but ${code}'s wallet events end at ${replayed.wallet}`,
+        `departmentRecord(${id}).wallet is ${getAddress(wallet)} but ${code}'s wallet events end at ${replayed.wallet}`,
       );
-    if (CUSTODY_NAMES[record.custody] !== replayed.custody)
+    if (named !== replayed.custody)
       findings.push(
-        `departmentRecord(${departmentId}).custody is ${CUSTODY_NAMES[record.custody] ?? record.custody} but ${code}'s wallet events end at ${replayed.custody}`,
+        `departmentRecord(${id}).custody is ${named ?? Number(custody)} but ${code}'s wallet events end at ${replayed.custody}`,
       );
-    const pending = record.pendingWallet === ZeroAddress ? null : record.pendingWallet;
     if (pending !== replayed.pending)
       findings.push(
-        `departmentRecord(${departmentId}).pendingWallet is ${pending ?? "none"} but ${code}'s wallet events leave ${replayed.pending ?? "none"} pending`,
+        `departmentRecord(${id}).pendingWallet is ${pending ?? "none"} but ${code}'s wallet events leave ${replayed.pending ?? "none"} pending`,
       );
   }
   return findings;

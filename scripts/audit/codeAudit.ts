@@ -7,13 +7,9 @@ import { getAddress, getBytes, hexlify, type JsonRpcProvider } from "ethers";
 import type { Deployment } from "./deploymentFile.ts";
 import type { ByteRange, ReviewedBuild, ReviewedContract } from "./reviewedBuild.ts";
 
-export interface ImmutableValue {
-  /** "<declaring contract>.<name>", as the reviewed build names it. */
-  name: string;
-  typeString: string;
-  /** An address (checksummed), a decimal number, or the 32-byte word in hex. */
-  value: string;
-}
+/** `name`: "<declaring contract>.<name>", as the reviewed build names it; `value`: an address (checksummed), a
+ * decimal number, or the 32-byte word in hex. */
+type ImmutableValue = { name: string; typeString: string; value: string };
 
 export interface ContractCodeAudit {
   contract: string;
@@ -59,10 +55,13 @@ export function firstDifference(onChain: Uint8Array, contract: ReviewedContract)
 /** Each immutable's value as the code holds it; `consistent` is false when its places hold different values. */
 export function immutableValues(onChain: Uint8Array, contract: ReviewedContract) {
   return Object.entries(contract.immutableReferences).map(([name, { typeString, ranges }]) => {
-    const words = ranges.map(({ start, length }) => hexlify(onChain.slice(start, start + length)));
+    const words = wordsAt(onChain, ranges);
     return { name, typeString, value: decodeWord(words[0] ?? "0x", typeString), consistent: new Set(words).size <= 1 };
   });
 }
+
+const wordsAt = (code: Uint8Array, ranges: ByteRange[]) =>
+  ranges.map(({ start, length }) => hexlify(code.slice(start, start + length)));
 
 const isAddressType = (typeString: string) => typeString === "address" || typeString.startsWith("contract ");
 
@@ -77,7 +76,7 @@ function decodeWord(word: string, typeString: string): string {
 function libraryAddresses(onChain: Uint8Array, contract: ReviewedContract) {
   return Object.values(contract.deployedLinkReferences).flatMap((libraries) =>
     Object.entries(libraries).map(([name, ranges]) => {
-      const values = ranges.map(({ start, length }) => hexlify(onChain.slice(start, start + length)));
+      const values = wordsAt(onChain, ranges);
       return { name, address: getAddress(values[0]!), consistent: new Set(values).size === 1 };
     }),
   );
@@ -93,11 +92,7 @@ const contractNamed = (immutable: string, build: ReviewedBuild) => {
   return build.contracts[name] ? name : undefined;
 };
 
-interface Reached {
-  contract: string;
-  address: string;
-  reachedBy: string;
-}
+type Reached = { contract: string; address: string; reachedBy: string };
 
 /** The code of the deployment's contracts, and of every contract their immutables and links point to, at `blockTag`. */
 export async function auditCode(

@@ -168,21 +168,17 @@ async function auditDecision(
     walletMatches,
     fate,
     ...(passkeys ? { passkeys } : {}),
-    ...(fate === "INVALIDATED"
-      ? {
-          invalidatedBy: {
-            docIndex: Number(invalidation!.args.docIndex),
-            newVersion: Number(invalidation!.args.newVersion),
-            transactionHash: invalidation!.transactionHash,
-            blockNumber: invalidation!.blockNumber,
-          },
-        }
-      : {}),
+    ...(fate === "INVALIDATED" ? { invalidatedBy: invalidatedBy(invalidation!) } : {}),
     transactionHash: event.transactionHash,
     blockNumber: event.blockNumber,
     timestamp: await context.lookups.timeOf(event.blockNumber),
   };
   return { decision: audit, findings };
+}
+
+/** The document version that invalidated an approval, from its ReviewInvalidated. */
+function invalidatedBy({ args, transactionHash, blockNumber }: ChainEvent) {
+  return { docIndex: Number(args.docIndex), newVersion: Number(args.newVersion), transactionHash, blockNumber };
 }
 
 interface WalletFacts {
@@ -275,15 +271,15 @@ function standingApprovals(
   return approvals;
 }
 
+/** Document `docIndex`'s version in a decision's packed word (count in bits 8..15, 15 bits per document from 16). */
+const versionIn = (packed: bigint, docIndex: number) => Number((packed >> BigInt(16 + 15 * docIndex)) & 0x7fffn);
+
+/** The indexes a mask names: bit i is document i. */
+const inMask = (mask: number) => [...Array(16).keys()].filter((docIndex) => (mask >> docIndex) & 1);
+
 /** The versions a decision reviewed: bit i of the mask is document i; its version is in the packed word. */
-function reviewedVersions(mask: number, packed: bigint): { docIndex: number; version: number }[] {
-  const reviewed: { docIndex: number; version: number }[] = [];
-  for (let docIndex = 0; docIndex < 16; docIndex++) {
-    if ((mask >> docIndex) & 1)
-      reviewed.push({ docIndex, version: Number((packed >> BigInt(16 + 15 * docIndex)) & 0x7fffn) });
-  }
-  return reviewed;
-}
+const reviewedVersions = (mask: number, packed: bigint) =>
+  inMask(mask).map((docIndex) => ({ docIndex, version: versionIn(packed, docIndex) }));
 
 type Decision = Record<string, unknown>;
 
@@ -397,9 +393,7 @@ function fieldFindings(event: ChainEvent, d: Decision, before: ChainBefore | und
       againstChain.push(`round ${d.round} (the stage started at ${before.round})`);
   }
   const documents = before?.documents ?? new Map();
-  const expected: string[] = [];
-  for (let docIndex = 0; docIndex < 16; docIndex++)
-    if ((eventMask >> docIndex) & 1) expected.push(documents.get(docIndex)?.sha256 ?? "(no such document)");
+  const expected = inMask(eventMask).map((docIndex) => documents.get(docIndex)?.sha256 ?? "(no such document)");
   const named = (d.documents as string[]).map((h) => h.toLowerCase());
   if (named.length !== expected.length || named.some((h, k) => h !== expected[k]))
     againstChain.push(
@@ -407,7 +401,7 @@ function fieldFindings(event: ChainEvent, d: Decision, before: ChainBefore | und
     );
   const word = BigInt(event.args.documentVersions);
   const recordedCount = Number((word >> 8n) & 0xffn);
-  const versions = Array.from({ length: count }, (_, i) => Number((word >> BigInt(16 + 15 * i)) & 0x7fffn));
+  const versions = Array.from({ length: count }, (_, i) => versionIn(word, i));
   if (recordedCount !== count || versions.some((v, i) => v !== documents.get(i)?.version))
     againstChain.push(
       `the event's document versions (${recordedCount} documents, v${versions.join(", v")}) against the anchored ones (${count} documents, v${[...Array(count).keys()].map((i) => documents.get(i)?.version ?? 0).join(", v")})`,

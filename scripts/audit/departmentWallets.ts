@@ -17,7 +17,7 @@ import {
   type WalletChangeAudit,
 } from "./auditRecord.ts";
 import { approvalRegistryAbi, stageRuleOf } from "./contractViews.ts";
-import { isBefore, type ChainPosition, type TimedEvent } from "./logReader.ts";
+import { isBefore, where, type ChainPosition, type TimedEvent } from "./logReader.ts";
 import type { PasskeyAccounts } from "./passkeyAudit.ts";
 import type { RoleHistory, WalletTenure } from "./roleHistory.ts";
 import type { ContractCall, Eip712Domain, TransactionLookups } from "./transactionLookups.ts";
@@ -43,10 +43,7 @@ export interface WalletPeriod {
 export type WorkflowStage = ReturnType<typeof stageRuleOf>;
 
 /** A value a department held from an event on (active flag, nonce). */
-interface Since<T> {
-  at: ChainPosition | null;
-  value: T;
-}
+type Since<T> = { at: ChainPosition | null; value: T };
 
 interface Department {
   code: string;
@@ -59,73 +56,58 @@ interface Department {
   nonces: Since<number>[];
 }
 
-/** An event whose caller the auditor checks from its transaction, and what the call must be. */
+/** The call that made an event, and what its caller must be (undefined: it is), given the call. */
 interface Act {
-  event: TimedEvent;
   fn: string;
   matches: (args: Result) => boolean;
-  /** What the caller must be (undefined: it is), given the call. */
   check: (from: string, args: Result) => Promise<string | undefined> | string | undefined;
 }
+
+/** What the replay does with a department event, given the department it names (already registered). */
+type Step = (department: Department, event: TimedEvent, at: string) => void;
 
 export class DepartmentWallets {
   readonly #departments = new Map<number, Department>();
   readonly #findings: string[] = [];
   readonly #stages = new Map<number, WorkflowStage[]>();
   readonly #events: TimedEvent[];
+  readonly #walletDelay: number;
+  readonly #roles?: Pick<RoleHistory, "holdsAt">;
+  readonly #steps: Record<string, Step> = {
+    DepartmentWalletProposed: (d, e, at) => this.#proposed(d, e, at),
+    DepartmentWalletConsented: (d, e, at) => this.#consented(d, e, at),
+    DepartmentWalletCancelled: (d, e, at) => this.#cancelled(d, e, at),
+    DepartmentWalletRotated: (d, e, at) => this.#rotated(d, e, at),
+    DepartmentActiveSet: (d, e) => d.active.push({ at: e, value: Boolean(e.args.active) }),
+    // Every decision of the department, on any licence, consumes its nonce (decide and decideBySig alike).
+    DecisionRecorded: (d, e) => d.nonces.push({ at: e, value: d.nonces.at(-1)!.value + 1 }),
+    DecisionNonceIncreased: (d, e, at) => this.#nonceIncreased(d, e, at),
+  };
 
   /** `events`: the platform events in chain order (department events are picked out). */
   constructor(events: TimedEvent[], walletDelay: number, roles?: Pick<RoleHistory, "holdsAt">) {
-    this.#events = events;
+    [this.#events, this.#walletDelay, this.#roles] = [events, walletDelay, roles];
     for (const event of events) {
       if (event.name === "WorkflowStageRegistered") {
-        this.#stageRegistered(event);
-        continue;
+        const stages = this.#stages.get(Number(event.args.workflowId)) ?? [];
+        stages[Number(event.args.stageIndex)] = stageRuleOf(event.args.stage);
+        this.#stages.set(Number(event.args.workflowId), stages);
       }
-      const isDepartmentEvent =
-        event.name.startsWith("DepartmentWallet") ||
-        ["DepartmentRegistered", "DepartmentActiveSet", "DecisionRecorded", "DecisionNonceIncreased"].includes(
-          event.name,
-        );
-      if (!isDepartmentEvent) continue;
+      const step = this.#steps[event.name];
+      if (!step && event.name !== "DepartmentRegistered") continue;
       const departmentId = Number(event.args.departmentId);
-      const at = `block ${event.blockNumber} (${isoTime(event.time)}, tx ${event.transactionHash})`;
-      if (event.name === "DepartmentRegistered") {
-        this.#registered(event, departmentId, at);
-        continue;
-      }
+      const at = where(event);
       const department = this.#departments.get(departmentId);
-      if (!department) {
+      if (event.name === "DepartmentRegistered") this.#registered(event, departmentId, at);
+      else if (!department)
         this.#findings.push(`${event.name} for department ${departmentId}, which was never registered, at ${at}`);
-        continue;
-      }
-      if (event.name === "DepartmentWalletProposed") this.#proposed(department, event, at, walletDelay);
-      else if (event.name === "DepartmentWalletConsented") this.#consented(department, event, at);
-      else if (event.name === "DepartmentWalletCancelled") this.#cancelled(department, event, at, roles);
-      else if (event.name === "DepartmentWalletRotated") this.#rotated(department, event, at, walletDelay);
-      else if (event.name === "DepartmentActiveSet")
-        department.active.push({ at: event, value: Boolean(event.args.active) });
-      else if (event.name === "DecisionRecorded") this.#consumeNonce(department, event);
-      else if (event.name === "DecisionNonceIncreased") this.#nonceIncreased(department, event, at);
+      else step(department, event, at);
     }
-  }
-
-  #stageRegistered(event: TimedEvent): void {
-    const workflowId = Number(event.args.workflowId);
-    const stages = this.#stages.get(workflowId) ?? [];
-    stages[Number(event.args.stageIndex)] = stageRuleOf(event.args.stage);
-    this.#stages.set(workflowId, stages);
-  }
-
-  /** Every decision of the department, on any licence, consumes its nonce (decide and decideBySig alike). */
-  #consumeNonce(department: Department, event: TimedEvent): void {
-    department.nonces.push({ at: event, value: department.nonces.at(-1)!.value + 1 });
   }
 
   #nonceIncreased(department: Department, event: TimedEvent, at: string): void {
     const current = department.nonces.at(-1)!.value;
-    const previous = Number(event.args.previousNonce);
-    const nonce = Number(event.args.nonce);
+    const [previous, nonce] = [Number(event.args.previousNonce), Number(event.args.nonce)];
     if (previous !== current)
       this.#findings.push(
         `${department.code}'s decision nonce was increased at ${at} from ${previous}, but its decisions had brought it to ${current}`,
@@ -137,16 +119,20 @@ export class DepartmentWallets {
     department.nonces.push({ at: event, value: nonce });
   }
 
+  /** The pending proposal's wallet, if it is not `wallet`: what a consent or cancellation names must be pending. */
+  #notPending(department: Department, wallet: string): string | undefined {
+    const pending = department.pending && getAddress(department.pending.args.wallet);
+    if (pending === wallet) return undefined;
+    return pending ? `the pending proposal was ${pending}` : "none was pending";
+  }
+
   /** A consent names the pending proposal's wallet; the caller (the outgoing wallet) is checked from its transaction. */
   #consented(department: Department, event: TimedEvent, at: string): void {
     const wallet = getAddress(event.args.wallet);
-    if (!department.pending || getAddress(department.pending.args.wallet) !== wallet) {
-      this.#findings.push(
-        `${department.code}'s wallet consented at ${at} to a change to ${wallet}, but ${department.pending ? `the pending proposal was ${getAddress(department.pending.args.wallet)}` : "none was pending"}`,
-      );
-      return;
-    }
-    department.consent = event;
+    const notPending = this.#notPending(department, wallet);
+    if (notPending)
+      this.#findings.push(`${department.code}'s wallet consented at ${at} to a change to ${wallet}, but ${notPending}`);
+    else department.consent = event;
   }
 
   #registered(event: TimedEvent, departmentId: number, at: string): void {
@@ -154,19 +140,10 @@ export class DepartmentWallets {
       this.#findings.push(`department ${departmentId} registered a second time at ${at}`);
       return;
     }
-    const custody = custodyName(event.args.custody);
+    const [wallet, custody] = [getAddress(event.args.wallet), custodyName(event.args.custody)];
     this.#departments.set(departmentId, {
       code: codeText(event.args.code),
-      periods: [
-        {
-          wallet: getAddress(event.args.wallet),
-          custody,
-          since: event,
-          proposal: null,
-          early: false,
-          unconsented: false,
-        },
-      ],
+      periods: [{ wallet, custody, since: event, proposal: null, early: false, unconsented: false }],
       changes: [walletChange(event, "REGISTERED", { custody })],
       pending: null,
       consent: null,
@@ -176,9 +153,9 @@ export class DepartmentWallets {
   }
 
   /** A proposal announces effectiveAt = its block time + walletDelay, and replaces a pending one. */
-  #proposed(department: Department, event: TimedEvent, at: string, walletDelay: number): void {
+  #proposed(department: Department, event: TimedEvent, at: string): void {
     const effectiveAt = Number(event.args.effectiveAt);
-    const custody = custodyName(event.args.custody);
+    const walletDelay = this.#walletDelay;
     if (effectiveAt !== event.time + walletDelay) {
       this.#findings.push(
         `the wallet change of ${department.code} proposed at ${at} announces effectiveAt ${isoTime(effectiveAt)}, but its block time + walletDelay (${walletDelay} s) is ${isoTime(event.time + walletDelay)}`,
@@ -186,41 +163,33 @@ export class DepartmentWallets {
     }
     // A new proposal replaces a pending one (the contract keeps one pending change per department).
     if (department.pending) department.changes.at(-1)!.replacedBy = event.transactionHash;
-    department.pending = event;
     // A consent was to the proposal it named: a new proposal needs its own.
-    department.consent = null;
+    [department.pending, department.consent] = [event, null];
+    const custody = custodyName(event.args.custody);
     department.changes.push(walletChange(event, "PROPOSED", { custody, effectiveAt: isoTime(effectiveAt) }));
   }
 
   /** A cancellation names the pending proposal and comes from the department's wallet or an ADMIN_ROLE holder. */
-  #cancelled(department: Department, event: TimedEvent, at: string, roles?: Pick<RoleHistory, "holdsAt">): void {
-    const name = department.code;
-    const current = department.periods.at(-1)!;
-    const by = getAddress(event.args.by);
-    const wallet = getAddress(event.args.wallet);
-    if (!department.pending || getAddress(department.pending.args.wallet) !== wallet) {
-      this.#findings.push(
-        `the wallet change of ${name} to ${wallet} was cancelled at ${at}, but ${department.pending ? `the pending proposal was ${getAddress(department.pending.args.wallet)}` : "none was pending"}`,
-      );
-    }
-    if (by !== current.wallet && !roles?.holdsAt("ApprovalRegistry", "ADMIN_ROLE", by, event)) {
+  #cancelled(department: Department, event: TimedEvent, at: string): void {
+    const [name, current] = [department.code, department.periods.at(-1)!];
+    const [by, wallet] = [getAddress(event.args.by), getAddress(event.args.wallet)];
+    const notPending = this.#notPending(department, wallet);
+    if (notPending)
+      this.#findings.push(`the wallet change of ${name} to ${wallet} was cancelled at ${at}, but ${notPending}`);
+    if (by !== current.wallet && !this.#roles?.holdsAt("ApprovalRegistry", "ADMIN_ROLE", by, event)) {
       this.#findings.push(
         `the wallet change of ${name} was cancelled at ${at} by ${by}, neither the department's wallet ${current.wallet} nor an ADMIN_ROLE holder`,
       );
     }
-    department.pending = null;
-    department.consent = null;
+    [department.pending, department.consent] = [null, null];
     department.changes.push(walletChange(event, "CANCELLED", { by }));
   }
 
   /** A rotation activates the pending proposal (same wallet and custody) once its delay ran out; else it is early. */
-  #rotated(department: Department, event: TimedEvent, at: string, walletDelay: number): void {
-    const name = department.code;
-    const current = department.periods.at(-1)!;
-    const wallet = getAddress(event.args.wallet);
-    const custody = custodyName(event.args.custody);
+  #rotated(department: Department, event: TimedEvent, at: string): void {
+    const [name, current, proposal] = [department.code, department.periods.at(-1)!, department.pending];
+    const [wallet, custody] = [getAddress(event.args.wallet), custodyName(event.args.custody)];
     const previous = getAddress(event.args.previousWallet);
-    const proposal = department.pending;
     if (previous !== current.wallet) {
       this.#findings.push(
         `${name}'s wallet rotated at ${at} says it replaced ${previous}, but the replayed wallet was ${current.wallet}`,
@@ -229,22 +198,22 @@ export class DepartmentWallets {
     const consented = department.consent !== null;
     // The contract lets only a department that holds its key waive the delay by consenting.
     const waived = consented && current.custody === "DEPARTMENT_HELD";
-    const problems = rotationProblems({ name, wallet, custody, at, event, proposal, walletDelay, waived });
+    const problems = this.#rotationProblems(department, event, at, waived);
     this.#findings.push(...problems);
     const early = problems.length > 0;
     const unconsented = current.custody === "DEPARTMENT_HELD" && wallet !== current.wallet && !consented;
+    const replaced = { wallet: current.wallet, custody: current.custody };
     department.periods.push({
       wallet,
       custody,
       since: event,
       proposal,
       early,
-      previous: { wallet: current.wallet, custody: current.custody },
+      previous: replaced,
       consented,
       unconsented,
     });
-    department.pending = null;
-    department.consent = null;
+    [department.pending, department.consent] = [null, null];
     department.changes.push(
       walletChange(event, "ROTATED", {
         custody,
@@ -257,6 +226,34 @@ export class DepartmentWallets {
     );
   }
 
+  /**
+   * Why a rotation came early: no pending proposal, another wallet or custody than proposed, or the delay not waited
+   * (unless `waived`: the outgoing department-held wallet consented, so the contract lets it take effect at once).
+   */
+  #rotationProblems({ code: name, pending: proposal }: Department, event: TimedEvent, at: string, waived: boolean) {
+    const [wallet, custody, walletDelay] = [
+      getAddress(event.args.wallet),
+      custodyName(event.args.custody),
+      this.#walletDelay,
+    ];
+    if (!proposal)
+      return [
+        `${name}'s wallet became ${wallet} (${custody}) at ${at} with no pending proposal: a wallet change must be proposed and wait ${walletDelay} s in public`,
+      ];
+    const problems: string[] = [];
+    const waitedSeconds = event.time - proposal.time;
+    const proposed = getAddress(proposal.args.wallet);
+    if (proposed !== wallet || custodyName(proposal.args.custody) !== custody)
+      problems.push(
+        `${name}'s wallet became ${wallet} (${custody}) at ${at}, but the pending proposal was ${proposed} (${custodyName(proposal.args.custody)})`,
+      );
+    if (!waived && (waitedSeconds < walletDelay || event.time < Number(proposal.args.effectiveAt)))
+      problems.push(
+        `${name}'s wallet became ${wallet} at ${at}, ${waitedSeconds} s after its proposal (block ${proposal.blockNumber}, tx ${proposal.transactionHash}): the wallet delay is ${walletDelay} s`,
+      );
+    return problems;
+  }
+
   /** Findings of the replay itself (rotations without their delay, unauthorised cancellations, …). */
   get findings(): string[] {
     return this.#findings;
@@ -267,16 +264,14 @@ export class DepartmentWallets {
   }
 
   /** The department's wallet period just before `event` was applied (undefined: not registered yet). */
-  periodAt(departmentId: number, event: { blockNumber: number; logIndex: number }): WalletPeriod | undefined {
-    let found: WalletPeriod | undefined;
-    for (const period of this.#departments.get(departmentId)?.periods ?? []) {
-      if (!isBefore(period.since, event)) break;
-      found = period;
-    }
-    return found;
+  periodAt(departmentId: number, event: ChainPosition): WalletPeriod | undefined {
+    return valueAt(
+      (this.#departments.get(departmentId)?.periods ?? []).map((p) => ({ at: p.since, value: p })),
+      event,
+    );
   }
 
-  walletAt(departmentId: number, event: { blockNumber: number; logIndex: number }): string | undefined {
+  walletAt(departmentId: number, event: ChainPosition): string | undefined {
     return this.periodAt(departmentId, event)?.wallet;
   }
 
@@ -308,11 +303,8 @@ export class DepartmentWallets {
     const keyProof = async (event: TimedEvent, args: Result) => {
       const domain = await lookups.eip712Domain(event.address, event.blockNumber);
       if (!domain) return "the registry's EIP-712 domain (eip712Domain) could not be read";
-      const digest = TypedDataEncoder.hash(typedDomain(domain), DEPARTMENT_KEY_TYPES, {
-        code: args.code,
-        wallet: args.wallet,
-        custody: args.custody,
-      });
+      const { code, wallet: named, custody } = args;
+      const digest = TypedDataEncoder.hash(typedDomain(domain), DEPARTMENT_KEY_TYPES, { code, wallet: named, custody });
       const wallet = getAddress(args.wallet);
       const onChain = await lookups.isSignedBy(wallet, digest, args.keyProof, event.blockNumber);
       const problems = onChain ? [] : [`its key proof is not ${wallet}'s signature of DepartmentKey`];
@@ -324,90 +316,92 @@ export class DepartmentWallets {
           onChain,
           expected: passkeys!.expected,
         });
+        const { transactionHash, blockNumber } = event;
         account.keyProofs.push({
-          departmentCode: codeText(args.code),
-          transactionHash: event.transactionHash,
-          blockNumber: event.blockNumber,
+          departmentCode: codeText(code),
+          transactionHash,
+          blockNumber,
           passkeys: checked.passkeys,
         });
         problems.push(...checked.findings);
       }
       return problems.length ? problems.join("; ") : undefined;
     };
-    const acts: Act[] = [];
-    for (const event of this.#events) {
+    /** The call that must have made `event`, and what its caller must be (a finding, or undefined when it is). */
+    const callOf = (event: TimedEvent): Act | undefined => {
+      const a = event.args;
       // Workflow and role events carry no department id (and ethers' Result throws on an unknown name).
       const departmentId =
-        event.name.startsWith("Department") || event.name === "DecisionNonceIncreased"
-          ? Number(event.args.departmentId)
-          : 0;
-      const department = this.#departments.get(departmentId);
-      const code = department?.code ?? `#${departmentId}`;
+        event.name.startsWith("Department") || event.name === "DecisionNonceIncreased" ? Number(a.departmentId) : 0;
+      const code = this.codeOf(departmentId) ?? `#${departmentId}`;
       const at = `block ${event.blockNumber} (tx ${event.transactionHash})`;
       const sameCode = (args: Result) => codeText(args.code) === code;
-      if (event.name === "DepartmentRegistered" || event.name === "DepartmentWalletProposed") {
-        const what =
-          event.name === "DepartmentRegistered"
-            ? `the registration of ${code} with wallet ${getAddress(event.args.wallet)} at ${at}`
-            : `the wallet change of ${code} to ${getAddress(event.args.wallet)} proposed at ${at}`;
-        acts.push({
-          event,
-          fn: event.name === "DepartmentRegistered" ? "registerDepartment" : "proposeDepartmentWallet",
-          matches: (args) => sameCode(args) && getAddress(args.wallet) === getAddress(event.args.wallet),
-          check: async (from, args) => {
-            const problems = [governance(what, event)(from)];
-            if (Number(args.custody) !== Number(event.args.custody))
-              problems.push(
-                `${what}: the call asked for custody ${custodyName(args.custody)}, the event says ${custodyName(event.args.custody)}`,
-              );
-            const proof = await keyProof(event, args);
-            if (proof) problems.push(`${what}: ${proof}`);
-            return problems.filter(Boolean).join("; ") || undefined;
-          },
-        });
-      } else if (event.name === "WorkflowRegistered") {
-        const what = `workflow version ${event.args.workflowId} registered at ${at}`;
-        acts.push({
-          event,
-          fn: "registerWorkflow",
-          matches: (args) => String(args.workflowType).toLowerCase() === String(event.args.workflowType).toLowerCase(),
-          check: governance(what, event),
-        });
-      } else if (event.name === "DepartmentWalletConsented" || event.name === "DecisionNonceIncreased") {
+      /** A change of the department's wallet's own: sent by its wallet of the time. */
+      const byWallet = (fn: string, what: string, matches: Act["matches"]): Act => {
         const wallet = this.walletAt(departmentId, event);
-        const what =
-          event.name === "DepartmentWalletConsented"
-            ? `the consent to ${code}'s wallet change to ${getAddress(event.args.wallet)} at ${at}`
-            : `the increase of ${code}'s decision nonce to ${event.args.nonce} at ${at}`;
-        acts.push({
-          event,
-          fn: event.name === "DepartmentWalletConsented" ? "consentDepartmentWallet" : "increaseDecisionNonce",
-          matches: (args) =>
-            event.name === "DepartmentWalletConsented"
-              ? sameCode(args)
-              : BigInt(args.nonce) === BigInt(event.args.nonce),
-          check: (from) =>
-            from === wallet
-              ? undefined
-              : `${what} was sent by ${from}, not by the department's wallet ${wallet ?? "(none)"}`,
-        });
-      } else if (event.name === "DepartmentActiveSet") {
-        const what = `${code} was ${event.args.active ? "activated" : "deactivated"} at ${at}`;
-        acts.push({
-          event,
-          fn: "setDepartmentActive",
-          matches: (args) => sameCode(args) && Boolean(args.active) === Boolean(event.args.active),
-          check: (from) =>
-            roles.holdsAt("ApprovalRegistry", "ADMIN_ROLE", from, event)
-              ? undefined
-              : `${what} by ${from}, which did not hold ADMIN_ROLE on the approval registry then`,
-        });
+        const check = (from: string) =>
+          from === wallet
+            ? undefined
+            : `${what} was sent by ${from}, not by the department's wallet ${wallet ?? "(none)"}`;
+        return { fn, matches, check };
+      };
+      /** A wallet named by governance with the wallet's key proof, and the custody the event records. */
+      const keyed = (fn: string, what: string): Act => ({
+        fn,
+        matches: (args) => sameCode(args) && getAddress(args.wallet) === getAddress(a.wallet),
+        check: async (from, args) => {
+          const problems = [governance(what, event)(from)];
+          if (Number(args.custody) !== Number(a.custody))
+            problems.push(
+              `${what}: the call asked for custody ${custodyName(args.custody)}, the event says ${custodyName(a.custody)}`,
+            );
+          const proof = await keyProof(event, args);
+          if (proof) problems.push(`${what}: ${proof}`);
+          return problems.filter(Boolean).join("; ") || undefined;
+        },
+      });
+      switch (event.name) {
+        case "DepartmentRegistered":
+          return keyed(
+            "registerDepartment",
+            `the registration of ${code} with wallet ${getAddress(a.wallet)} at ${at}`,
+          );
+        case "DepartmentWalletProposed":
+          return keyed(
+            "proposeDepartmentWallet",
+            `the wallet change of ${code} to ${getAddress(a.wallet)} proposed at ${at}`,
+          );
+        case "WorkflowRegistered":
+          return {
+            fn: "registerWorkflow",
+            matches: (args) => String(args.workflowType).toLowerCase() === String(a.workflowType).toLowerCase(),
+            check: governance(`workflow version ${a.workflowId} registered at ${at}`, event),
+          };
+        case "DepartmentWalletConsented":
+          const consent = `the consent to ${code}'s wallet change to ${getAddress(a.wallet)} at ${at}`;
+          return byWallet("consentDepartmentWallet", consent, sameCode);
+        case "DecisionNonceIncreased":
+          const increase = `the increase of ${code}'s decision nonce to ${a.nonce} at ${at}`;
+          return byWallet("increaseDecisionNonce", increase, (args) => BigInt(args.nonce) === BigInt(a.nonce));
+        case "DepartmentActiveSet": {
+          const what = `${code} was ${a.active ? "activated" : "deactivated"} at ${at}`;
+          return {
+            fn: "setDepartmentActive",
+            matches: (args) => sameCode(args) && Boolean(args.active) === Boolean(a.active),
+            check: (from) =>
+              roles.holdsAt("ApprovalRegistry", "ADMIN_ROLE", from, event)
+                ? undefined
+                : `${what} by ${from}, which did not hold ADMIN_ROLE on the approval registry then`,
+          };
+        }
       }
-    }
+    };
     const results = await Promise.all(
-      acts.map(async ({ event, fn, matches, check }) => {
-        const found = await registryCall(lookups, event, fn, matches);
-        return typeof found === "string" ? found : check(found.from, found.args);
+      this.#events.map(async (event) => {
+        const act = callOf(event);
+        if (!act) return undefined;
+        const found = await registryCall(lookups, event, act.fn, act.matches);
+        return typeof found === "string" ? found : act.check(found.from, found.args);
       }),
     );
     return results.filter((r): r is string => Boolean(r));
@@ -417,12 +411,8 @@ export class DepartmentWallets {
   latest(departmentId: number): { wallet: string; custody: CustodyName; pending: string | null } | undefined {
     const department = this.#departments.get(departmentId);
     if (!department) return undefined;
-    const period = department.periods.at(-1)!;
-    return {
-      wallet: period.wallet,
-      custody: period.custody,
-      pending: department.pending ? getAddress(department.pending.args.wallet) : null,
-    };
+    const { wallet, custody } = department.periods.at(-1)!;
+    return { wallet, custody, pending: department.pending ? getAddress(department.pending.args.wallet) : null };
   }
 
   ids(): number[] {
@@ -444,9 +434,8 @@ export class DepartmentWallets {
   /** Each department's wallet history, for the report. */
   audit(): DepartmentAudit[] {
     return this.ids().map((departmentId) => {
-      const d = this.#departments.get(departmentId)!;
-      const period = d.periods.at(-1)!;
-      return { departmentId, code: d.code, wallet: period.wallet, custody: period.custody, changes: d.changes };
+      const { code, periods, changes } = this.#departments.get(departmentId)!;
+      return { departmentId, code, wallet: periods.at(-1)!.wallet, custody: periods.at(-1)!.custody, changes };
     });
   }
 }
@@ -465,19 +454,10 @@ export function codeText(word: string): string {
 }
 
 /** One line of a department's wallet history, from the event that made it. */
-function walletChange(
-  event: TimedEvent,
-  kind: WalletChangeAudit["kind"],
-  extra: Partial<WalletChangeAudit>,
-): WalletChangeAudit {
-  return {
-    kind,
-    wallet: getAddress(event.args.wallet),
-    transactionHash: event.transactionHash,
-    blockNumber: event.blockNumber,
-    timestamp: isoTime(event.time),
-    ...extra,
-  };
+function walletChange(event: TimedEvent, kind: WalletChangeAudit["kind"], extra: Partial<WalletChangeAudit>) {
+  const { transactionHash, blockNumber } = event;
+  const wallet = getAddress(event.args.wallet);
+  return { kind, wallet, transactionHash, blockNumber, timestamp: isoTime(event.time), ...extra } as WalletChangeAudit;
 }
 
 /** The value of a history just before `event`. */
@@ -538,38 +518,4 @@ function parseRegistryCall(call: ContractCall) {
   } catch {
     return undefined;
   }
-}
-
-/** Why a rotation came early: no pending proposal, another wallet or custody than proposed, or the delay not waited. */
-function rotationProblems(rotation: {
-  name: string;
-  wallet: string;
-  custody: CustodyName;
-  at: string;
-  event: TimedEvent;
-  proposal: TimedEvent | null;
-  walletDelay: number;
-  /** The outgoing department-held wallet consented: the contract lets the change take effect at once. */
-  waived?: boolean;
-}): string[] {
-  const { name, wallet, custody, at, event, proposal, walletDelay, waived } = rotation;
-  if (!proposal) {
-    return [
-      `${name}'s wallet became ${wallet} (${custody}) at ${at} with no pending proposal: a wallet change must be proposed and wait ${walletDelay} s in public`,
-    ];
-  }
-  const problems: string[] = [];
-  const waitedSeconds = event.time - proposal.time;
-  const proposed = getAddress(proposal.args.wallet);
-  if (proposed !== wallet || custodyName(proposal.args.custody) !== custody) {
-    problems.push(
-      `${name}'s wallet became ${wallet} (${custody}) at ${at}, but the pending proposal was ${proposed} (${custodyName(proposal.args.custody)})`,
-    );
-  }
-  if (!waived && (waitedSeconds < walletDelay || event.time < Number(proposal.args.effectiveAt))) {
-    problems.push(
-      `${name}'s wallet became ${wallet} at ${at}, ${waitedSeconds} s after its proposal (block ${proposal.blockNumber}, tx ${proposal.transactionHash}): the wallet delay is ${walletDelay} s`,
-    );
-  }
-  return problems;
 }

@@ -53,33 +53,26 @@ export function parseDeployment(parsed: unknown, file = "the deployment file"): 
   if (!Number.isSafeInteger(data.chainId)) problems.push("chainId is not an integer");
   if (!Number.isSafeInteger(data.startBlock) || data.startBlock < 0) problems.push("startBlock is not a block number");
   const contracts = (data.contracts ?? {}) as Record<string, unknown>;
-  for (const name of CONTRACT_NAMES) {
-    if (typeof contracts[name] !== "string" || !isAddress(contracts[name]))
-      problems.push(`contracts.${name} is not an address`);
-  }
   const roles = (data.roles ?? {}) as Record<string, unknown>;
-  for (const name of ROLE_KEYS) {
-    if (typeof roles[name] !== "string" || !isAddress(roles[name])) problems.push(`roles.${name} is not an address`);
-  }
+  const notAddress = (value: unknown) => typeof value !== "string" || !isAddress(value);
+  for (const name of CONTRACT_NAMES)
+    if (notAddress(contracts[name])) problems.push(`contracts.${name} is not an address`);
+  for (const name of ROLE_KEYS) if (notAddress(roles[name])) problems.push(`roles.${name} is not an address`);
   if (!Number.isSafeInteger(data.walletDelay) || data.walletDelay < 1)
     problems.push("walletDelay is not a whole number of seconds ≥ 1");
-  if (data.deployer !== undefined && (typeof data.deployer !== "string" || !isAddress(data.deployer)))
-    problems.push("deployer is not an address");
+  if (data.deployer !== undefined && notAddress(data.deployer)) problems.push("deployer is not an address");
   const others = Object.entries(contracts).filter(
     ([name, address]) => !(CONTRACT_NAMES as readonly string[]).includes(name) && typeof address === "string",
   ) as [string, string][];
   for (const [name, address] of others) if (!isAddress(address)) problems.push(`contracts.${name} is not an address`);
   if (problems.length) throw new Error(`${file} is not a deployment file: ${problems.join("; ")}`);
+  const addresses = <K extends string>(names: readonly K[], of: Record<string, unknown>) =>
+    Object.fromEntries(names.map((name) => [name, getAddress(of[name] as string)])) as Record<K, string>;
   return {
     chainId: data.chainId,
     startBlock: data.startBlock,
-    contracts: Object.fromEntries(
-      CONTRACT_NAMES.map((name) => [name, getAddress(contracts[name] as string)]),
-    ) as Record<ContractName, string>,
-    roles: Object.fromEntries(ROLE_KEYS.map((name) => [name, getAddress(roles[name] as string)])) as Record<
-      keyof DeploymentRoles,
-      string
-    >,
+    contracts: addresses(CONTRACT_NAMES, contracts),
+    roles: addresses(ROLE_KEYS, roles),
     walletDelay: data.walletDelay,
     ...(data.deployer ? { deployer: getAddress(data.deployer) } : {}),
     ...(others.length

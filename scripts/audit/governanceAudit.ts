@@ -3,7 +3,7 @@
  * enabled modules, because a module acts for the Safe without the owners' signatures. Governance one key can
  * exercise alone is a finding, except on the development chain, which one key governs on purpose.
  */
-import { Interface, ZeroHash, getAddress, type JsonRpcProvider, type Result } from "ethers";
+import { Contract, ZeroHash, getAddress, type JsonRpcProvider } from "ethers";
 import { licenceTokenAbi } from "./contractViews.ts";
 import { ROLE_CONTRACTS, type Deployment, type RoleContract } from "./deploymentFile.ts";
 import type { RoleHolder } from "./roleHistory.ts";
@@ -32,12 +32,12 @@ export interface GovernanceAudit {
   ungoverned: RoleContract[];
 }
 
-const SAFE = new Interface([
+const SAFE = [
   "function getOwners() view returns (address[])",
   "function getThreshold() view returns (uint256)",
   "function getModulesPaginated(address start, uint256 pageSize) view returns (address[] array, address next)",
   "function VERSION() view returns (string)",
-]);
+];
 const SENTINEL = "0x0000000000000000000000000000000000000001";
 
 export async function auditGovernance(
@@ -46,59 +46,51 @@ export async function auditGovernance(
   holders: RoleHolder[],
   blockTag: number,
 ): Promise<{ governance: GovernanceAudit; findings: string[] }> {
-  const call = async (to: string, iface: Interface, name: string, args: unknown[] = []) =>
-    iface.decodeFunctionResult(name, await provider.call({ to, data: iface.encodeFunctionData(name, args), blockTag }));
   const findings: string[] = [];
   const byAccount = new Map<string, RoleContract[]>();
   const ungoverned: RoleContract[] = [];
   for (const contract of ROLE_CONTRACTS) {
     const accounts = holders.filter((h) => h.contract === contract && h.role === "DEFAULT_ADMIN_ROLE");
     if (accounts.length === 0) ungoverned.push(contract);
+    const roles = new Contract(deployment.contracts[contract], licenceTokenAbi, provider);
     for (const { account } of accounts) {
-      const [held] = await call(deployment.contracts[contract], licenceTokenAbi, "hasRole", [ZeroHash, account]);
-      if (!held)
+      if (await roles.hasRole(ZeroHash, account, { blockTag }))
+        byAccount.set(account, [...(byAccount.get(account) ?? []), contract]);
+      else
         findings.push(
           `the role events say ${account} holds DEFAULT_ADMIN_ROLE on ${contract}, but hasRole says it does not`,
         );
-      else byAccount.set(account, [...(byAccount.get(account) ?? []), contract]);
     }
   }
+  const hasCode = async (address: string) => (await provider.getCode(address, blockTag)) !== "0x";
   const governors: GovernorAudit[] = [];
   for (const [account, contracts] of byAccount) {
-    const hasCode = async (address: string) => (await provider.getCode(address, blockTag)) !== "0x";
     if (!(await hasCode(account))) {
       governors.push({ account, contracts, kind: "KEY", safe: null });
       continue;
     }
-    const safe = await readSafe(account, call).catch(() => null);
-    if (safe)
-      for (const module of await modulesOf(account, call))
-        safe.modules.push({ address: module, isKey: !(await hasCode(module)) });
+    const safe = await readSafe(new Contract(account, SAFE, provider), blockTag).catch(() => null);
+    for (const module of safe ? await modulesOf(new Contract(account, SAFE, provider), blockTag) : [])
+      safe!.modules.push({ address: module, isKey: !(await hasCode(module)) });
     governors.push({ account, contracts, kind: safe ? "SAFE" : "CONTRACT", safe });
   }
   return { governance: { governors, ungoverned }, findings };
 }
 
-type Call = (to: string, iface: Interface, name: string, args?: unknown[]) => Promise<Result>;
-
-/** The Safe's owners and threshold, or null when `address` does not answer as a Safe does. */
-async function readSafe(address: string, call: Call): Promise<SafeAudit | null> {
-  const [owners] = await call(address, SAFE, "getOwners");
-  const [threshold] = await call(address, SAFE, "getThreshold");
-  const list = [...owners].map((o: string) => getAddress(o));
-  if (list.length === 0 || threshold < 1n || threshold > BigInt(list.length)) return null;
-  const version = await call(address, SAFE, "VERSION").then(
-    ([v]) => String(v),
-    () => null,
-  );
-  return { version, owners: list, threshold: Number(threshold), modules: [] };
+/** The Safe's owners and threshold, or null when `safe` does not answer as a Safe does. */
+async function readSafe(safe: Contract, blockTag: number): Promise<SafeAudit | null> {
+  const owners = [...(await safe.getOwners({ blockTag }))].map((o: string) => getAddress(o));
+  const threshold: bigint = await safe.getThreshold({ blockTag });
+  if (owners.length === 0 || threshold < 1n || threshold > BigInt(owners.length)) return null;
+  const version = await safe.VERSION({ blockTag }).then(String, () => null);
+  return { version, owners, threshold: Number(threshold), modules: [] };
 }
 
 /** Every enabled module, page by page (the Safe's linked list ends at the sentinel). */
-async function modulesOf(safe: string, call: Call): Promise<string[]> {
+async function modulesOf(safe: Contract, blockTag: number): Promise<string[]> {
   const modules: string[] = [];
   for (let start = SENTINEL; ;) {
-    const [page, next] = await call(safe, SAFE, "getModulesPaginated", [start, 50]);
+    const [page, next] = await safe.getModulesPaginated(start, 50, { blockTag });
     modules.push(...[...page].map((m: string) => getAddress(m)));
     if (page.length === 0 || getAddress(next) === getAddress(SENTINEL)) return modules;
     start = next;

@@ -9,14 +9,10 @@ import { STATUS_NAMES, type DecisionAudit, type DocumentAudit, type IssuanceChec
 import { isBefore, type ChainEvent } from "./logReader.ts";
 import type { RoleHistory } from "./roleHistory.ts";
 
-/** A stage's completion rule, from `stage(workflowId, index)`. */
-export interface StageRule {
-  completion: number; // 0 All, 1 Any, 2 Threshold
-  threshold: number;
-  mandatoryMask: number;
-  departmentIds: number[];
-}
+/** A stage's completion rule, from `stage(workflowId, index)`; completion 0 is All, 1 Any, 2 Threshold. */
+export type StageRule = { completion: number; threshold: number; mandatoryMask: number; departmentIds: number[] };
 
+/** The status changes a token ADMIN_ROLE holder makes; the approval registry makes every other. */
 const ADMIN_TRANSITIONS = new Set([
   "APPROVED>SUSPENDED",
   "SUSPENDED>APPROVED",

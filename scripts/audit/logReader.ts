@@ -5,6 +5,7 @@
  */
 import { getAddress, zeroPadValue, toBeHex, type Interface, type JsonRpcProvider, type Log, type Result } from "ethers";
 import { approvalRegistryAbi, documentRegistryAbi, licenceTokenAbi } from "./contractViews.ts";
+import { isoTime } from "./auditRecord.ts";
 import type { Deployment } from "./deploymentFile.ts";
 
 export interface ChainEvent {
@@ -23,65 +24,41 @@ export interface TimedEvent extends ChainEvent {
 }
 
 /** Events that carry the licence's tokenId as their first indexed argument, per contract. */
-const TOKEN_EVENTS: [Interface, string[]][] = [
-  [licenceTokenAbi, ["LicenceMinted", "LicenceStatusChanged", "LicenceIssued"]],
-  [documentRegistryAbi, ["DocumentAnchored", "DocumentPhaseChanged"]],
+const TOKEN_EVENTS: [Interface, string][] = [
+  [licenceTokenAbi, "LicenceMinted LicenceStatusChanged LicenceIssued"],
+  [documentRegistryAbi, "DocumentAnchored DocumentPhaseChanged"],
   [
     approvalRegistryAbi,
-    [
-      "DecisionRecorded",
-      "ReviewInvalidated",
-      "ReviewStarted",
-      "Resubmitted",
-      "StageStarted",
-      "StageCompleted",
-      "StageReopened",
-      "StageRetried",
-      "DecisionsReset",
-      "StageEscalated",
-      "EscalationResolved",
-      "StageTimedOut",
-    ],
+    "DecisionRecorded ReviewInvalidated ReviewStarted Resubmitted StageStarted StageCompleted StageReopened " +
+      "StageRetried DecisionsReset StageEscalated EscalationResolved StageTimedOut",
   ],
 ];
-/** Events about the platform rather than one licence: who holds which role, how the contracts are wired, which
- * wallet speaks for which department. Role events have one signature on the three contracts (OZ AccessControl). */
-const PLATFORM_EVENTS: [Interface, string[]][] = [
-  [licenceTokenAbi, ["RoleGranted", "RoleRevoked", "RoleAdminChanged", "ApprovalRegistrySet"]],
-  [documentRegistryAbi, ["ReviewRegistrySet"]],
+/**
+ * Events about the platform rather than one licence: who holds which role, how the contracts are wired, which
+ * wallet speaks for which department. Role events have one signature on the three contracts (OZ AccessControl).
+ * Who decides is replayed by the decision checks: each department's nonce (every decision on any licence consumes
+ * one) and each workflow version's stages.
+ */
+const PLATFORM_EVENTS: [Interface, string][] = [
+  [licenceTokenAbi, "RoleGranted RoleRevoked RoleAdminChanged ApprovalRegistrySet"],
+  [documentRegistryAbi, "ReviewRegistrySet"],
   [
     approvalRegistryAbi,
-    [
-      "DepartmentRegistered",
-      "DepartmentWalletProposed",
-      "DepartmentWalletCancelled",
-      "DepartmentWalletRotated",
-      "DepartmentWalletConsented",
-      "DepartmentActiveSet",
-      // Who decides, replayed by the decision checks: each department's nonce (every decision on any licence
-      // consumes one) and each workflow version's stages.
-      "DecisionRecorded",
-      "DecisionNonceIncreased",
-      "WorkflowRegistered",
+    "DepartmentRegistered DepartmentWalletProposed DepartmentWalletCancelled DepartmentWalletRotated " +
+      "DepartmentWalletConsented DepartmentActiveSet DecisionRecorded DecisionNonceIncreased WorkflowRegistered " +
       "WorkflowStageRegistered",
-    ],
   ],
 ];
 
-const topicsOf = (events: [Interface, string[]][]) =>
-  events.flatMap(([iface, names]) => names.map((name) => iface.getEvent(name)!.topicHash));
+const topicsOf = (events: [Interface, string][]) =>
+  events.flatMap(([iface, names]) => names.split(" ").map((name) => iface.getEvent(name)!.topicHash));
 
-export interface LogReaderOptions {
-  provider: JsonRpcProvider;
-  deployment: Deployment;
-  toBlock: number;
-  chunkBlocks: number;
-}
+type ReaderOptions = { provider: JsonRpcProvider; deployment: Deployment; toBlock: number; chunkBlocks: number };
 
 export class LogReader {
-  readonly #o: LogReaderOptions;
+  readonly #o: ReaderOptions;
 
-  constructor(options: LogReaderOptions) {
+  constructor(options: ReaderOptions) {
     this.#o = options;
   }
 
@@ -114,8 +91,7 @@ export class LogReader {
    * contract outside the deployment (a department's wallet), read from its own creation.
    */
   async contractEvents(address: string, iface: Interface, fromBlock: number): Promise<ChainEvent[]> {
-    const events = await this.#read([address], [], fromBlock, [iface]);
-    return inChainOrder(events);
+    return inChainOrder(await this.#read([address], [], fromBlock, [iface]));
   }
 
   async #read(
@@ -156,15 +132,17 @@ function decode(log: Log, interfaces: Interface[]): ChainEvent | undefined {
   // Event signatures are distinct across the three contracts, so the first ABI that knows the topic decodes it.
   for (const iface of interfaces) {
     const parsed = iface.parseLog({ topics: [...log.topics], data: log.data });
-    if (parsed)
+    if (parsed) {
+      const { transactionHash, blockNumber, index: logIndex } = log;
       return {
         name: parsed.name,
         args: parsed.args,
         address: getAddress(log.address),
-        transactionHash: log.transactionHash,
-        blockNumber: log.blockNumber,
-        logIndex: log.index,
+        transactionHash,
+        blockNumber,
+        logIndex,
       };
+    }
   }
   // The deployment's contracts emit only what their ABIs declare; another contract's other events are not ours.
   if (interfaces === INTERFACES)
@@ -179,3 +157,6 @@ export type ChainPosition = Pick<ChainEvent, "blockNumber" | "logIndex">;
 
 export const isBefore = (a: ChainPosition, b: ChainPosition) =>
   a.blockNumber < b.blockNumber || (a.blockNumber === b.blockNumber && a.logIndex < b.logIndex);
+
+/** Where an event happened, as findings name it: its block, the block's time and its transaction. */
+export const where = (e: TimedEvent) => `block ${e.blockNumber} (${isoTime(e.time)}, tx ${e.transactionHash})`;

@@ -29,24 +29,22 @@ export const REVIEWED_PASSKEY_ACCOUNT_CODE_HASH = "0xcc540ae4dd0202820b51fedf104
 
 /** The P-256 group order n: the account refuses a signature whose s is above n / 2. */
 const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
-const FLAG_UP = 0x01;
-const FLAG_UV = 0x04;
-const FLAG_BE = 0x08;
-const FLAG_BS = 0x10;
+/** authenticatorData flags: User Present, User Verified, Backup Eligible, Backup State. */
+const [FLAG_UP, FLAG_UV, FLAG_BE, FLAG_BS] = [0x01, 0x04, 0x08, 0x10];
 const ASSERTION_TUPLE =
   "tuple(bytes32 r,bytes32 s,uint256 challengeIndex,uint256 typeIndex,bytes authenticatorData,string clientDataJSON)";
 
 export const passkeyAccountAbi = new Interface(DepartmentPasskeyAccountAbi as never);
 
 /** One WebAuthn assertion, in the account's ABI layout (OpenZeppelin's WebAuthn.WebAuthnAuth). */
-export interface PasskeyAssertion {
+export type PasskeyAssertion = {
   r: string;
   s: string;
   challengeIndex: bigint;
   typeIndex: bigint;
   authenticatorData: string;
   clientDataJSON: string;
-}
+};
 
 /** What the auditor makes of one assertion, checked against the key and the expected challenge. */
 export interface AssertionCheck {
@@ -69,14 +67,14 @@ export interface PasskeyAssertionAudit {
 }
 
 /** One change of an account's reviewers or threshold, from its events. */
-export interface ReviewerChangeAudit {
+export type ReviewerChangeAudit = {
   kind: "ADDED" | "REMOVED" | "THRESHOLD";
   reviewerId?: string;
   key?: string;
   threshold?: number;
   transactionHash: string;
   blockNumber: number;
-}
+};
 
 /** A department's passkey account: its reviewers now and how they came to be. */
 export interface PasskeyDepartmentAudit {
@@ -92,12 +90,12 @@ export interface PasskeyDepartmentAudit {
 }
 
 /** A key proof (DepartmentKey) made by a passkey account, each reviewer's assertion as the auditor verified it. */
-export interface KeyProofAudit {
+export type KeyProofAudit = {
   departmentCode: string;
   transactionHash: string;
   blockNumber: number;
   passkeys: PasskeyAssertionAudit[];
-}
+};
 
 const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest();
 
@@ -190,11 +188,11 @@ export function decodePasskeySignature(signature: string): { keys: string[]; ass
 
 /** What the auditor knows of one passkey account: its code, its events, and what it answers now. */
 export class PasskeyAccount {
-  readonly address: string;
-  readonly reviewedCode: boolean;
-  readonly events: ChainEvent[];
-  readonly reviewersNow: string[];
-  readonly thresholdNow: number;
+  declare readonly address: string;
+  declare readonly reviewedCode: boolean;
+  declare readonly events: ChainEvent[];
+  declare readonly reviewersNow: string[];
+  declare readonly thresholdNow: number;
   /** Its key proofs, as the department wallet checks find them. */
   readonly keyProofs: KeyProofAudit[] = [];
 
@@ -202,11 +200,7 @@ export class PasskeyAccount {
     address: string,
     facts: { reviewedCode: boolean; events: ChainEvent[]; reviewersNow: string[]; thresholdNow: number },
   ) {
-    this.address = address;
-    this.reviewedCode = facts.reviewedCode;
-    this.events = facts.events;
-    this.reviewersNow = facts.reviewersNow;
-    this.thresholdNow = facts.thresholdNow;
+    Object.assign(this, { address, ...facts });
   }
 
   /** The reviewers and threshold just before `position` (every event applied before it), from the events. */
@@ -223,18 +217,15 @@ export class PasskeyAccount {
   }
 
   history(): ReviewerChangeAudit[] {
-    return this.events.flatMap((e): ReviewerChangeAudit[] => {
-      const where = { transactionHash: e.transactionHash, blockNumber: e.blockNumber };
-      if (e.name === "ReviewerAdded" || e.name === "ReviewerRemoved")
+    return this.events.flatMap(({ name, args, transactionHash, blockNumber }): ReviewerChangeAudit[] => {
+      if (name === "ReviewerAdded" || name === "ReviewerRemoved") {
+        const [reviewerId, key] = [args.reviewerId, args.key].map((word) => String(word).toLowerCase());
         return [
-          {
-            kind: e.name === "ReviewerAdded" ? "ADDED" : "REMOVED",
-            reviewerId: String(e.args.reviewerId).toLowerCase(),
-            key: String(e.args.key).toLowerCase(),
-            ...where,
-          },
+          { kind: name === "ReviewerAdded" ? "ADDED" : "REMOVED", reviewerId, key, transactionHash, blockNumber },
         ];
-      if (e.name === "ThresholdSet") return [{ kind: "THRESHOLD", threshold: Number(e.args.threshold), ...where }];
+      }
+      if (name === "ThresholdSet")
+        return [{ kind: "THRESHOLD", threshold: Number(args.threshold), transactionHash, blockNumber }];
       return [];
     });
   }
@@ -333,12 +324,13 @@ function disagreement(what: string, account: string, onChain: boolean, offChain:
 
 /** Recognises the department wallets that are passkey accounts, each looked at once, at the audited block. */
 export class PasskeyAccounts {
+  readonly #accounts = new Map<string, Promise<PasskeyAccount | null>>();
+  readonly notes: string[] = [];
+
   readonly #provider: JsonRpcProvider;
   readonly #reader: Pick<LogReader, "contractEvents">;
   readonly #asOfBlock: number;
-  readonly #accounts = new Map<string, Promise<PasskeyAccount | null>>();
   readonly expected?: ExpectedOrigin;
-  readonly notes: string[] = [];
 
   constructor(
     provider: JsonRpcProvider,
@@ -346,21 +338,14 @@ export class PasskeyAccounts {
     asOfBlock: number,
     expected?: ExpectedOrigin,
   ) {
-    this.#provider = provider;
-    this.#reader = reader;
-    this.#asOfBlock = asOfBlock;
-    this.expected = expected;
+    [this.#provider, this.#reader, this.#asOfBlock, this.expected] = [provider, reader, asOfBlock, expected];
   }
 
   /** The passkey account at `address`, or null when what is there does not answer as one. */
   account(address: string): Promise<PasskeyAccount | null> {
     const wallet = getAddress(address);
-    let account = this.#accounts.get(wallet);
-    if (!account) {
-      account = this.#recognise(wallet);
-      this.#accounts.set(wallet, account);
-    }
-    return account;
+    if (!this.#accounts.has(wallet)) this.#accounts.set(wallet, this.#recognise(wallet));
+    return this.#accounts.get(wallet)!;
   }
 
   async #recognise(address: string): Promise<PasskeyAccount | null> {
@@ -385,11 +370,8 @@ export class PasskeyAccounts {
       );
     }
     const events = await this.#reader.contractEvents(address, passkeyAccountAbi, fromBlock);
-    return new PasskeyAccount(address, {
-      reviewedCode: keccak256(code) === REVIEWED_PASSKEY_ACCOUNT_CODE_HASH,
-      events,
-      reviewersNow: [...keys].map((k: string) => String(k).toLowerCase()),
-      thresholdNow: Number(threshold),
-    });
+    const reviewersNow = [...keys].map((k: string) => String(k).toLowerCase());
+    const reviewedCode = keccak256(code) === REVIEWED_PASSKEY_ACCOUNT_CODE_HASH;
+    return new PasskeyAccount(address, { reviewedCode, events, reviewersNow, thresholdNow: Number(threshold) });
   }
 }

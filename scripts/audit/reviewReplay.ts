@@ -15,10 +15,7 @@ const APPROVED = 1;
 const CHANGES_REQUESTED = 3;
 const REVIEW_REQUIRED = 4;
 
-interface Slot {
-  status: number;
-  mask: number;
-}
+type Slot = { status: number; mask: number };
 
 export function replayReview(
   events: ChainEvent[],
@@ -38,12 +35,12 @@ export function replayReview(
   const name = (departmentId: number) => departments.codeOf(departmentId) ?? `#${departmentId}`;
   const ledgers = new Map<number, Slot[]>();
   const ledger = (stage: number): Slot[] => {
-    let slots = ledgers.get(stage);
-    if (!slots) {
-      slots = (stages[stage]?.departmentIds ?? []).map(() => ({ status: PENDING, mask: 0 }));
-      ledgers.set(stage, slots);
-    }
-    return slots;
+    if (!ledgers.has(stage))
+      ledgers.set(
+        stage,
+        (stages[stage]?.departmentIds ?? []).map(() => ({ status: PENDING, mask: 0 })),
+      );
+    return ledgers.get(stage)!;
   };
   const positionOf = (stage: number, departmentId: number) => stages[stage]?.departmentIds.indexOf(departmentId) ?? -1;
 
@@ -195,18 +192,14 @@ function completionFindings(issuance: ChainEvent, ledgers: Map<number, Slot[]>, 
   const findings: string[] = [];
   stages.forEach((rule, stage) => {
     const positions = new Map<number, Position>();
-    (ledgers.get(stage) ?? []).forEach((slot, p) => {
-      positions.set(
-        rule.departmentIds[p],
-        slot.status === APPROVED
-          ? "APPROVED"
-          : slot.status === REVIEW_REQUIRED
-            ? "REVIEW_REQUIRED"
-            : slot.status === PENDING
-              ? "PENDING"
-              : "OTHER",
-      );
-    });
+    const named: Record<number, Position> = {
+      [PENDING]: "PENDING",
+      [APPROVED]: "APPROVED",
+      [REVIEW_REQUIRED]: "REVIEW_REQUIRED",
+    };
+    (ledgers.get(stage) ?? []).forEach((slot, p) =>
+      positions.set(rule.departmentIds[p], named[slot.status] ?? "OTHER"),
+    );
     const unmet = stageRuleUnmet(rule, positions);
     if (unmet)
       findings.push(

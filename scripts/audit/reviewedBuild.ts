@@ -8,10 +8,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { keccak256, toUtf8Bytes } from "ethers";
 
-export interface ByteRange {
-  start: number;
-  length: number;
-}
+export type ByteRange = { start: number; length: number };
 
 /** solc's link references: source name -> library name -> where the code holds its address. */
 export type LinkReferences = Record<string, Record<string, ByteRange[]>>;
@@ -36,33 +33,14 @@ export interface ReviewedBuild {
   contracts: Record<string, ReviewedContract>;
 }
 
-/** The parts of solc's standard JSON output the build is made of. */
+/** The parts of solc's standard JSON output the build is made of (immutables: runtime code only). */
+type SolcCode = { object: string; linkReferences: LinkReferences; immutableReferences?: Record<string, ByteRange[]> };
 export interface SolcOutput {
-  contracts: Record<
-    string,
-    Record<
-      string,
-      {
-        evm: {
-          bytecode: { object: string; linkReferences: LinkReferences };
-          deployedBytecode: {
-            object: string;
-            immutableReferences?: Record<string, ByteRange[]>;
-            linkReferences: LinkReferences;
-          };
-        };
-      }
-    >
-  >;
+  contracts: Record<string, Record<string, { evm: { bytecode: SolcCode; deployedBytecode: SolcCode } }>>;
   sources: Record<string, { ast: AstNode }>;
 }
 
-interface AstNode {
-  nodeType?: string;
-  id?: number;
-  name?: string;
-  [key: string]: unknown;
-}
+type AstNode = { nodeType?: string; id?: number; name?: string; [key: string]: unknown };
 
 export const REVIEWED_BUILD_FILE = path.resolve(import.meta.dirname, "../../abis/build.json");
 
@@ -232,10 +210,10 @@ export function deployedContractNames(module: IgnitionModuleLike): string[] {
   return [...names];
 }
 
-export interface IgnitionModuleLike {
+export type IgnitionModuleLike = {
   futures: Iterable<{ type: string; contractName?: string }>;
   submodules: Iterable<IgnitionModuleLike>;
-}
+};
 
 /** The source and every source it imports, transitively (solc's ImportDirective.absolutePath). */
 function importClosure(root: string, output: SolcOutput): string[] {

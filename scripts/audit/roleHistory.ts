@@ -8,10 +8,10 @@ import { ZeroHash, getAddress, id } from "ethers";
 import { ROLES, roleNameOf } from "../../abis/index.ts";
 import { isoTime } from "./auditRecord.ts";
 import { ROLE_CONTRACTS, type Deployment, type RoleContract } from "./deploymentFile.ts";
-import { isBefore, type TimedEvent } from "./logReader.ts";
+import { isBefore, where, type TimedEvent } from "./logReader.ts";
 
 /** The platform's role ids (abis/roles.ts, generated from Roles.sol). */
-export const ROLE_IDS = ROLES;
+export { ROLES as ROLE_IDS };
 export type RoleName = keyof typeof ROLES;
 
 /** A role's name, or its id when it is none of the platform's roles (a grant of it gives no power here). */
@@ -22,10 +22,7 @@ export function roleName(roleId: string): string {
 }
 
 /** One period of one account holding one role on one contract. */
-export interface RoleGrantAudit {
-  contract: RoleContract;
-  role: string;
-  account: string;
+export interface RoleGrantAudit extends RoleHolderKey {
   /** Who granted it (RoleGranted.sender): the deployer at construction, then a DEFAULT_ADMIN_ROLE holder. */
   grantedBy: string;
   granted: { transactionHash: string; blockNumber: number; timestamp: string };
@@ -35,12 +32,8 @@ export interface RoleGrantAudit {
   fromDeployment: boolean;
 }
 
-export interface RoleHolder {
-  contract: RoleContract;
-  role: string;
-  account: string;
-  since: string;
-}
+type RoleHolderKey = { contract: RoleContract; role: string; account: string };
+export type RoleHolder = RoleHolderKey & { since: string };
 
 /** The periods during which an address was a department's wallet (from the department replay). */
 export interface WalletTenure {
@@ -100,7 +93,7 @@ export class RoleHistory {
     return this.#periods.some(
       (p) =>
         p.contract === contract &&
-        p.roleId === ROLE_IDS[role] &&
+        p.roleId === ROLES[role] &&
         p.account === who &&
         isBefore(p.grant, event) &&
         (!p.revoke || !isBefore(p.revoke, event)),
@@ -121,19 +114,8 @@ export class RoleHistory {
       (p) => p.contract === period.contract && p.roleId === period.roleId && p.account === period.account,
     );
     if (first !== period) return false;
-    const expected: Record<RoleContract, [string, string][]> = {
-      LicenceToken: [
-        [ROLE_IDS.OPERATOR_ROLE, roles.operator],
-        [ROLE_IDS.ADMIN_ROLE, roles.admin],
-      ],
-      DocumentRegistry: [[ROLE_IDS.OPERATOR_ROLE, roles.operator]],
-      ApprovalRegistry: [
-        [ROLE_IDS.OPERATOR_ROLE, roles.operator],
-        [ROLE_IDS.ADMIN_ROLE, roles.admin],
-        [ROLE_IDS.KEEPER_ROLE, roles.keeper],
-      ],
-    };
-    const grants = [...expected[period.contract], [ZeroHash, deployer], [ZeroHash, roles.governance]];
+    const expected = DEPLOYMENT_GRANTS[period.contract].map((key) => [ROLES[ROLE_OF[key]], roles[key]]);
+    const grants = [...expected, [ZeroHash, deployer], [ZeroHash, roles.governance]];
     return grants.some(([roleId, account]) => roleId === period.roleId && account === period.account);
   }
 
@@ -184,7 +166,7 @@ export class RoleHistory {
     for (const p of this.#periods) {
       for (const tenure of departmentWallets.filter((t) => t.wallet === p.account)) {
         findings.push(
-          `${p.account} holds or held ${roleOn(p)} (granted at ${when(p.grant)}) and is or was the wallet of department ${tenure.departmentCode} (from ${when(tenure.since)})`,
+          `${p.account} holds or held ${roleOn(p)} (granted at ${where(p.grant)}) and is or was the wallet of department ${tenure.departmentCode} (from ${where(tenure.since)})`,
         );
       }
     }
@@ -195,23 +177,18 @@ export class RoleHistory {
   #sharedKeyFindings(): string[] {
     const findings: string[] = [];
     const { roles } = this.#deployment;
-    const named = [
-      ["governance", roles.governance],
-      ["admin", roles.admin],
-      ["operator", roles.operator],
-    ] as const;
-    for (let i = 0; i < named.length; i++) {
-      for (let j = i + 1; j < named.length; j++) {
-        if (named[i][1] === named[j][1])
+    const named = Object.entries(roles).filter(([key]) => key !== "keeper");
+    named.forEach(([a, key], i) => {
+      for (const [b, other] of named.slice(i + 1))
+        if (key === other)
           findings.push(
-            `the deployment file names the same key ${named[i][1]} as ${named[i][0]} and ${named[j][0]}: they must be three different keys`,
+            `the deployment file names the same key ${key} as ${a} and ${b}: they must be three different keys`,
           );
-      }
-    }
+    });
     const powers: RoleName[] = ["DEFAULT_ADMIN_ROLE", "ADMIN_ROLE", "OPERATOR_ROLE"];
     const byAccount = new Map<string, Set<RoleName>>();
     for (const p of this.#periods) {
-      const name = powers.find((r) => ROLE_IDS[r] === p.roleId);
+      const name = powers.find((r) => ROLES[r] === p.roleId);
       if (name) byAccount.set(p.account, (byAccount.get(p.account) ?? new Set()).add(name));
     }
     for (const [account, held] of byAccount) {
@@ -233,7 +210,7 @@ export class RoleHistory {
         p === this.#periods.find((q) => q.contract === p.contract && q.roleId === ZeroHash) && p.account === deployer;
       if (p.account !== roles.governance && !constructorGrant) {
         findings.push(
-          `${p.account} was granted DEFAULT_ADMIN_ROLE on ${p.contract} at ${when(p.grant)} by ${getAddress(p.grant.args.sender)}: only governance ${roles.governance} may hold it`,
+          `${p.account} was granted DEFAULT_ADMIN_ROLE on ${p.contract} at ${where(p.grant)} by ${getAddress(p.grant.args.sender)}: only governance ${roles.governance} may hold it`,
         );
       } else if (p.account !== roles.governance && !p.revoke) {
         findings.push(
@@ -261,7 +238,7 @@ export class RoleHistory {
           // Renouncing its own DEFAULT_ADMIN_ROLE is the hand-over's last step.
           if (event === p.revoke && p.roleId === ZeroHash && p.account === deployer) continue;
           findings.push(
-            `the deployer ${deployer} ${event.name === "RoleGranted" ? "granted" : "revoked"} ${roleOn(p)} ${event.name === "RoleGranted" ? "to" : "of"} ${p.account} at ${when(event)}, after governance had received DEFAULT_ADMIN_ROLE`,
+            `the deployer ${deployer} ${event.name === "RoleGranted" ? "granted" : "revoked"} ${roleOn(p)} ${event.name === "RoleGranted" ? "to" : "of"} ${p.account} at ${where(event)}, after governance had received DEFAULT_ADMIN_ROLE`,
           );
         }
       }
@@ -273,10 +250,17 @@ export class RoleHistory {
   #adminRoleChangeFindings(): string[] {
     return this.#adminChanges.map(
       (e) =>
-        `the admin role of ${roleName(String(e.args.role))} on ${this.#contractOf(e.address)} changed from ${roleName(String(e.args.previousAdminRole))} to ${roleName(String(e.args.newAdminRole))} at ${when(e)}`,
+        `the admin role of ${roleName(String(e.args.role))} on ${this.#contractOf(e.address)} changed from ${roleName(String(e.args.previousAdminRole))} to ${roleName(String(e.args.newAdminRole))} at ${where(e)}`,
     );
   }
 }
 
+/** The roles scripts/deploy.ts grants on each contract, to the keys the deployment file names. */
+const DEPLOYMENT_GRANTS = {
+  LicenceToken: ["operator", "admin"],
+  DocumentRegistry: ["operator"],
+  ApprovalRegistry: ["operator", "admin", "keeper"],
+} as const;
+const ROLE_OF = { operator: "OPERATOR_ROLE", admin: "ADMIN_ROLE", keeper: "KEEPER_ROLE" } as const;
+
 const roleOn = (p: Period) => `${roleName(p.roleId)} on ${p.contract}`;
-const when = (e: TimedEvent) => `block ${e.blockNumber} (${isoTime(e.time)}, tx ${e.transactionHash})`;

@@ -3,22 +3,15 @@
  * calls a transaction made to a contract, with their callers: a call made inside a Safe's execTransaction is the
  * Safe's, which the transaction's own sender and input do not show.
  */
-import { Interface, ZeroAddress, getAddress, recoverAddress, type JsonRpcProvider } from "ethers";
+import { Contract, Interface, ZeroAddress, getAddress, recoverAddress, type JsonRpcProvider } from "ethers";
 import { isoTime } from "./auditRecord.ts";
 import type { ChainEvent, TimedEvent } from "./logReader.ts";
 
 /** What the auditor needs of a transaction: its sender, its target and its input (selector and arguments). */
-export interface TransactionFacts {
-  from: string;
-  to: string | null;
-  data: string;
-}
+export type TransactionFacts = { from: string; to: string | null; data: string };
 
 /** One call a transaction made to a contract (not reverted): who made it and with which input. */
-export interface ContractCall {
-  from: string;
-  input: string;
-}
+export type ContractCall = { from: string; input: string };
 
 /**
  * The calls a transaction made to a contract, and how the auditor knows them: the node's call trace, or (a node
@@ -31,19 +24,19 @@ export interface CallsTo {
 }
 
 /** The EIP-712 domain the registry reports (EIP-5267). */
-export interface Eip712Domain {
+export type Eip712Domain = {
   fields: number;
   name: string;
   version: string;
   chainId: bigint;
   verifyingContract: string;
   salt: string;
-}
+};
 
-const erc1271 = new Interface(["function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)"]);
-const erc5267 = new Interface([
+const erc1271 = ["function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)"];
+const erc5267 = [
   "function eip712Domain() view returns (bytes1 fields, string name, string version, uint256 chainId, address verifyingContract, bytes32 salt, uint256[] extensions)",
-]);
+];
 const safe = new Interface([
   "function execTransaction(address to, uint256 value, bytes data, uint8 operation, uint256 safeTxGas, uint256 baseGas, uint256 gasPrice, address gasToken, address refundReceiver, bytes signatures) payable returns (bool)",
 ]);
@@ -124,16 +117,12 @@ export class TransactionLookups {
 
   /** An EIP-1271 wallet's answer to `isValidSignature(digest, signature)` at `blockNumber` (false if it reverts). */
   async isValidSignature(wallet: string, digest: string, signature: string, blockNumber: number): Promise<boolean> {
-    try {
-      const answer = await this.#provider.call({
-        to: wallet,
-        data: erc1271.encodeFunctionData("isValidSignature", [digest, signature]),
-        blockTag: await this.#stateTag(blockNumber),
-      });
-      return answer.slice(0, 10).toLowerCase() === erc1271.getFunction("isValidSignature")!.selector;
-    } catch {
-      return false;
-    }
+    const blockTag = await this.#stateTag(blockNumber);
+    const answer = await new Contract(wallet, erc1271, this.#provider)
+      .isValidSignature(digest, signature, { blockTag })
+      .catch(() => undefined);
+    // The magic value is the function's own selector.
+    return answer === "0x1626ba7e";
   }
 
   /** Whether `signature` over `digest` is `signer`'s at `blockNumber`: ECDSA for a key, EIP-1271 for a contract. */
@@ -199,23 +188,10 @@ export class TransactionLookups {
 
   readonly #domain = once(async (key: string): Promise<Eip712Domain | null> => {
     const [contract, blockNumber] = key.split("@");
-    try {
-      const data = erc5267.encodeFunctionData("eip712Domain", []);
-      const blockTag = await this.#stateTag(Number(blockNumber));
-      const d = erc5267.decodeFunctionResult(
-        "eip712Domain",
-        await this.#provider.call({ to: contract, data, blockTag }),
-      );
-      return {
-        fields: Number(d.fields),
-        name: d.name as string,
-        version: d.version as string,
-        chainId: BigInt(d.chainId),
-        verifyingContract: getAddress(d.verifyingContract),
-        salt: String(d.salt).toLowerCase(),
-      };
-    } catch {
-      return null;
-    }
+    const blockTag = await this.#stateTag(Number(blockNumber));
+    const d = await new Contract(contract, erc5267, this.#provider).eip712Domain({ blockTag }).catch(() => null);
+    if (!d) return null;
+    const { name, version, chainId, verifyingContract, salt } = d;
+    return { fields: Number(d.fields), name, version, chainId, verifyingContract: getAddress(verifyingContract), salt };
   });
 }

@@ -4,8 +4,8 @@
  * the departments could drive a review.
  */
 import { getAddress } from "ethers";
-import type { ContractViews, ViewContract } from "./contractViews.ts";
-import type { Deployment } from "./deploymentFile.ts";
+import type { ContractViews } from "./contractViews.ts";
+import type { ContractName, Deployment } from "./deploymentFile.ts";
 import type { ChainEvent } from "./logReader.ts";
 import { shortWalletDelay } from "./walletDelayPolicy.ts";
 
@@ -15,78 +15,54 @@ export interface WiringEvent {
   blockNumber: number;
 }
 
-export interface WiringAudit {
-  tokenApprovalRegistry: string;
-  documentReviewRegistry: string;
-  documentLicenceToken: string;
-  registryLicenceToken: string;
-  registryDocumentRegistry: string;
-  decisionVerifier: string;
-  decisionVerifierHasCode: boolean;
-  walletDelay: number;
-  approvalRegistrySet: WiringEvent[];
-  reviewRegistrySet: WiringEvent[];
-}
+/** Each address a contract holds of another: the audit's field, the view that answers it, whom it must name. */
+const POINTERS = [
+  ["tokenApprovalRegistry", "LicenceToken", "approvalRegistry", "ApprovalRegistry"],
+  ["documentReviewRegistry", "DocumentRegistry", "reviewRegistry", "ApprovalRegistry"],
+  ["documentLicenceToken", "DocumentRegistry", "licenceToken", "LicenceToken"],
+  ["registryLicenceToken", "ApprovalRegistry", "licenceToken", "LicenceToken"],
+  ["registryDocumentRegistry", "ApprovalRegistry", "documentRegistry", "DocumentRegistry"],
+  ["decisionVerifier", "ApprovalRegistry", "decisionVerifier", "DecisionVerifier"],
+] as const;
+
+/** The events that wire the approval registry in, by the contract that emits them. */
+const WIRING_EVENTS = [
+  ["approvalRegistrySet", "ApprovalRegistrySet", "LicenceToken"],
+  ["reviewRegistrySet", "ReviewRegistrySet", "DocumentRegistry"],
+] as const;
+
+export type WiringAudit = Record<(typeof POINTERS)[number][0], string> &
+  Record<(typeof WIRING_EVENTS)[number][0], WiringEvent[]> & { decisionVerifierHasCode: boolean; walletDelay: number };
 
 export async function readWiring(views: ContractViews, platformEvents: ChainEvent[]): Promise<WiringAudit> {
-  const view = async (contract: ViewContract, name: string) => (await views.call(contract, name))[0];
-  const [
-    tokenApprovalRegistry,
-    documentReviewRegistry,
-    documentLicenceToken,
-    registryLicenceToken,
-    registryDocumentRegistry,
-    decisionVerifier,
-  ] = (
-    await Promise.all([
-      view("LicenceToken", "approvalRegistry"),
-      view("DocumentRegistry", "reviewRegistry"),
-      view("DocumentRegistry", "licenceToken"),
-      view("ApprovalRegistry", "licenceToken"),
-      view("ApprovalRegistry", "documentRegistry"),
-      view("ApprovalRegistry", "decisionVerifier"),
-    ])
-  ).map((address) => getAddress(address));
-  const wiring = (name: string, contract: string) =>
+  const pointers = await Promise.all(
+    POINTERS.map(async ([field, contract, view]) => [field, getAddress((await views.call(contract, view))[0])]),
+  );
+  const wiring = Object.fromEntries(pointers);
+  const events = WIRING_EVENTS.map(([field, name, contract]) => [
+    field,
     platformEvents
-      .filter((e) => e.name === name && e.address === contract)
+      .filter((e) => e.name === name && e.address === views.contracts[contract])
       .map((e) => ({
         registry: getAddress(e.args.registry),
         transactionHash: e.transactionHash,
         blockNumber: e.blockNumber,
-      }));
+      })),
+  ]);
   return {
-    tokenApprovalRegistry,
-    documentReviewRegistry,
-    documentLicenceToken,
-    registryLicenceToken,
-    registryDocumentRegistry,
-    decisionVerifier,
-    decisionVerifierHasCode: await views.hasCode(decisionVerifier),
-    walletDelay: Number(await view("ApprovalRegistry", "walletDelay")),
-    approvalRegistrySet: wiring("ApprovalRegistrySet", views.contracts.LicenceToken),
-    reviewRegistrySet: wiring("ReviewRegistrySet", views.contracts.DocumentRegistry),
+    ...wiring,
+    decisionVerifierHasCode: await views.hasCode(wiring.decisionVerifier),
+    walletDelay: Number((await views.call("ApprovalRegistry", "walletDelay"))[0]),
+    ...Object.fromEntries(events),
   };
 }
 
 export function wiringFindings(w: WiringAudit, deployment: Deployment): string[] {
   const { contracts } = deployment;
   const findings: string[] = [];
-  const expect = (what: string, actual: string, expected: string, name: string) => {
-    if (getAddress(actual) !== expected)
-      findings.push(`${what} is ${actual}, not the deployment's ${name} ${expected}`);
-  };
-  expect("LicenceToken.approvalRegistry()", w.tokenApprovalRegistry, contracts.ApprovalRegistry, "ApprovalRegistry");
-  expect("DocumentRegistry.reviewRegistry()", w.documentReviewRegistry, contracts.ApprovalRegistry, "ApprovalRegistry");
-  expect("DocumentRegistry.licenceToken()", w.documentLicenceToken, contracts.LicenceToken, "LicenceToken");
-  expect("ApprovalRegistry.licenceToken()", w.registryLicenceToken, contracts.LicenceToken, "LicenceToken");
-  expect(
-    "ApprovalRegistry.documentRegistry()",
-    w.registryDocumentRegistry,
-    contracts.DocumentRegistry,
-    "DocumentRegistry",
-  );
-  expect("ApprovalRegistry.decisionVerifier()", w.decisionVerifier, contracts.DecisionVerifier, "DecisionVerifier");
+  for (const [field, contract, view, target] of POINTERS)
+    if (getAddress(w[field]) !== contracts[target as ContractName])
+      findings.push(`${contract}.${view}() is ${w[field]}, not the deployment's ${target} ${contracts[target]}`);
   if (!w.decisionVerifierHasCode)
     findings.push(`the decision verifier ${w.decisionVerifier} has no code: no signed decision could be checked`);
   if (w.walletDelay !== deployment.walletDelay)
@@ -95,18 +71,15 @@ export function wiringFindings(w: WiringAudit, deployment: Deployment): string[]
     );
   const short = shortWalletDelay(deployment.chainId, w.walletDelay);
   if (short) findings.push(`ApprovalRegistry.walletDelay() is ${short}`);
-  for (const [name, events] of [
-    ["ApprovalRegistrySet (LicenceToken)", w.approvalRegistrySet],
-    ["ReviewRegistrySet (DocumentRegistry)", w.reviewRegistrySet],
-  ] as const) {
-    if (events.length !== 1)
-      findings.push(`${name} was emitted ${events.length} times: the approval registry is wired exactly once`);
-    for (const e of events) {
+  for (const [field, name, contract] of WIRING_EVENTS) {
+    const label = `${name} (${contract})`;
+    if (w[field].length !== 1)
+      findings.push(`${label} was emitted ${w[field].length} times: the approval registry is wired exactly once`);
+    for (const e of w[field])
       if (e.registry !== contracts.ApprovalRegistry)
         findings.push(
-          `${name} wired ${e.registry} at block ${e.blockNumber} (tx ${e.transactionHash}), not the deployment's ApprovalRegistry ${contracts.ApprovalRegistry}`,
+          `${label} wired ${e.registry} at block ${e.blockNumber} (tx ${e.transactionHash}), not the deployment's ApprovalRegistry ${contracts.ApprovalRegistry}`,
         );
-    }
   }
   return findings;
 }

@@ -13,46 +13,29 @@
  * - a department whose wallet is a 2-of-3 EIP-1271 contract decides through decideBySig.
  * Needs the contracts compiled (`npx hardhat build`).
  */
-import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { expect } from "chai";
 import {
   AbiCoder,
-  Contract,
   ContractFactory,
   TypedDataEncoder,
   Wallet,
   ZeroHash,
-  encodeBytes32String,
+  encodeBytes32String as b32,
   id,
   keccak256,
   toBeHex,
   zeroPadValue,
-  type HDNodeWallet,
   type InterfaceAbi,
-  type JsonRpcSigner,
-  type TypedDataDomain,
 } from "ethers";
-import {
-  ApprovalRegistryAbi,
-  DECISION_TYPES,
-  DEPARTMENT_KEY_TYPES,
-  DecisionVerifierAbi,
-  DocumentRegistryAbi,
-  LicenceTokenAbi,
-  ROLES,
-} from "../../abis/index.ts";
+import { DECISION_TYPES, DEPARTMENT_KEY_TYPES, ROLES } from "../../abis/index.ts";
 import { REPO_ROOT } from "./auditCli.ts";
-import { localPlatform, type LocalPlatform } from "./localPlatform.ts";
+import { localPlatform, platformContracts, stage, type LocalPlatform } from "./localPlatform.ts";
 
-const run = promisify(execFile);
 const DELAY = 60;
-const b32 = encodeBytes32String;
 const CUSTODIAL = 0;
 const DEPARTMENT_HELD = 1;
-const APPROVED = 1;
 
 /** A compiled contract: `name` is its path under contracts/ without `.sol` (e.g. "mocks/OwnersWallet"). */
 async function artifact(name: string): Promise<{ abi: InterfaceAbi; bytecode: string }> {
@@ -61,84 +44,22 @@ async function artifact(name: string): Promise<{ abi: InterfaceAbi; bytecode: st
   );
 }
 
-/** A one-stage workflow `type` that every department of `codes` must approve. */
-const oneStage = (codes: string[]) => [
-  {
-    executionType: 1,
-    completion: 0,
-    threshold: 0,
-    onTimeout: 0,
-    onRejection: 0,
-    timeoutSeconds: 0,
-    mandatoryMask: 0,
-    departments: codes.map(b32),
-  },
-];
-
 describe("auditor's tool against the contracts on a local chain (no database, no API)", function () {
   this.timeout(180_000);
   let p: LocalPlatform;
-  let governance: JsonRpcSigner;
-  let domain: TypedDataDomain;
+  let c: Awaited<ReturnType<typeof platformContracts>>;
   const keys = { admin: Wallet.createRandom(), operator: Wallet.createRandom(), keeper: Wallet.createRandom() };
   const fire = Wallet.createRandom(); // custodial: decides by sending its own transactions
   const held = Wallet.createRandom(); // department-held: signs EIP-712, the operator relays
-  const c: Record<"token" | "documents" | "verifier" | "registry", Contract> = {} as never;
-  let issuedToken = 0;
+  const issuedToken = 1;
 
   const rpc = (method: string, params: unknown[]) => p.provider.send(method, params);
-  const as = (contract: Contract, wallet: Wallet | HDNodeWallet) =>
-    contract.connect(wallet.connect(p.provider)) as Contract;
-  const governed = (contract: Contract) => contract.connect(governance) as Contract;
-  const mined = async (tx: Promise<{ wait(): Promise<unknown> }>) => (await tx).wait();
   const audit = (...args: string[]) => p.audit(...args);
-  const fund = (address: string) => rpc("anvil_setBalance", [address, "0x3635c9adc5dea00000"]);
-
-  /** `wallet`'s proof that it holds its key, as registerDepartment and proposeDepartmentWallet want it. */
-  const keyProof = (wallet: Wallet | HDNodeWallet, code: string, custody: number) =>
-    wallet.signTypedData(domain, DEPARTMENT_KEY_TYPES, { code: b32(code), wallet: wallet.address, custody });
-
-  /** The decision `departmentId` has in front of it on `tokenId` now: current stage and round, every document. */
-  async function decisionOn(tokenId: number, departmentId: number) {
-    const progress = await c.registry.progressOf(tokenId);
-    const record = await c.registry.departmentRecord(departmentId);
-    const now = (await p.provider.getBlock("latest"))!.timestamp;
-    return {
-      tokenId,
-      departmentId,
-      stage: progress.stage,
-      round: progress.stageStartedAt,
-      decision: APPROVED,
-      reasonCode: 0,
-      reviewedMask: 0,
-      documents: [id(`plan ${tokenId}`)],
-      remarksHash: id(`ok ${departmentId}`),
-      nonce: record.nonce,
-      deadline: now + 3600,
-    };
-  }
-
-  /** A submitted request `tokenId` (one document) of workflow `type`. */
-  async function submitted(tokenId: number, commitment: string, type = "AUDIT") {
-    await mined(as(c.token, keys.operator).mint(Wallet.createRandom().address, tokenId, b32(type), commitment));
-    await mined(
-      as(c.documents, keys.operator).anchorDocument(
-        tokenId,
-        zeroPadValue(toBeHex(tokenId), 16),
-        b32("SITE_PLAN"),
-        id(`plan ${tokenId}`),
-      ),
-    );
-    await mined(as(c.registry, keys.operator).submit(tokenId));
-  }
-
-  const departmentId = async (code: string) => Number((await c.registry.departmentByCode(b32(code)))[0]);
 
   async function relayHeldApproval(tokenId: number) {
-    const value = await decisionOn(tokenId, await departmentId("HELD"));
-    await mined(
-      as(c.registry, keys.operator).decideBySig(value, await held.signTypedData(domain, DECISION_TYPES, value)),
-    );
+    const value = await c.decision(tokenId, await c.departmentId("HELD"));
+    const signature = await held.signTypedData(c.domain, DECISION_TYPES, value);
+    await c.mined(c.as(c.registry, keys.operator).decideBySig(value, signature));
   }
 
   before(async function () {
@@ -148,34 +69,20 @@ describe("auditor's tool against the contracts on a local chain (no database, no
       KEEPER_ADDRESS: keys.keeper.address,
       WALLET_DELAY_SECONDS: String(DELAY),
     });
-    governance = await p.provider.getSigner(p.deployment.deployer as string);
-    for (const w of [keys.admin, keys.operator, keys.keeper, fire]) await fund(w.address);
-    const { contracts } = p.deployment;
-    c.token = new Contract(contracts.LicenceToken, LicenceTokenAbi as InterfaceAbi, p.provider);
-    c.documents = new Contract(contracts.DocumentRegistry, DocumentRegistryAbi as InterfaceAbi, p.provider);
-    c.verifier = new Contract(contracts.DecisionVerifier, DecisionVerifierAbi as InterfaceAbi, p.provider);
-    c.registry = new Contract(contracts.ApprovalRegistry, ApprovalRegistryAbi as InterfaceAbi, p.provider);
-    const [, name, version, chainId, verifyingContract, salt] = await c.registry.eip712Domain();
-    domain = { name, version, chainId, verifyingContract, salt };
+    c = await platformContracts(p, await p.provider.getSigner(p.deployment.deployer as string), keys.operator);
+    for (const w of [keys.admin, keys.keeper, fire]) await c.fund(w.address);
 
     // Two departments (custodial FIRE, department-held HELD), one stage both must approve.
-    const registry = governed(c.registry);
-    await mined(
-      registry.registerDepartment(b32("FIRE"), fire.address, CUSTODIAL, await keyProof(fire, "FIRE", CUSTODIAL)),
-    );
-    await mined(
-      registry.registerDepartment(
-        b32("HELD"),
-        held.address,
-        DEPARTMENT_HELD,
-        await keyProof(held, "HELD", DEPARTMENT_HELD),
-      ),
-    );
-    await mined(registry.registerWorkflow(b32("AUDIT"), id("definition"), 86_400 * 365, oneStage(["FIRE", "HELD"])));
+    const register = async (code: string, wallet: typeof fire, custody: number) =>
+      c.mined(
+        c.registry.registerDepartment(b32(code), wallet.address, custody, await c.keyProof(wallet, code, custody)),
+      );
+    await register("FIRE", fire, CUSTODIAL);
+    await register("HELD", held, DEPARTMENT_HELD);
+    await c.mined(c.registry.registerWorkflow(b32("AUDIT"), id("definition"), 86_400 * 365, [stage(["FIRE", "HELD"])]));
 
-    issuedToken = 1;
-    await submitted(issuedToken, id("salt-1|applicant-1"));
-    await mined(as(c.registry, fire).decide(await decisionOn(issuedToken, await departmentId("FIRE"))));
+    await c.submitted(issuedToken, "AUDIT", id("salt-1|applicant-1"));
+    await c.mined(c.as(c.registry, fire).decide(await c.decision(issuedToken, await c.departmentId("FIRE"))));
     await relayHeldApproval(issuedToken);
   });
 
@@ -227,31 +134,18 @@ describe("auditor's tool against the contracts on a local chain (no database, no
       ["HELD", [{ docIndex: 0, docType: "SITE_PLAN", version: 1, latestAtIssuance: 1 }]],
     ]);
 
-    const text = await run(
-      process.execPath,
-      [
-        ...["scripts/audit.ts", "--rpc", p.chain.rpcUrl, "--deployment", p.deploymentFile, "--build", p.buildFile],
-        ...["--token", String(issuedToken)],
-      ],
-      { cwd: REPO_ROOT },
-    );
-    expect(text.stdout).to.include(`applicant commitment ${id("salt-1|applicant-1")}`);
-    expect(text.stdout).to.include("platform findings: none");
-    expect(text.stdout).to.include(`signer ${held.address} DEPARTMENT_HELD relayed by ${keys.operator.address}`);
+    const text = await p.auditText("--token", String(issuedToken));
+    expect(text).to.include(`applicant commitment ${id("salt-1|applicant-1")}`);
+    expect(text).to.include("platform findings: none");
+    expect(text).to.include(`signer ${held.address} DEPARTMENT_HELD relayed by ${keys.operator.address}`);
   });
 
   it("a rotation that waited out its delay in public is clean, and older decisions keep their wallet of the time", async function () {
     const next = Wallet.createRandom();
-    await mined(
-      governed(c.registry).proposeDepartmentWallet(
-        b32("FIRE"),
-        next.address,
-        CUSTODIAL,
-        await keyProof(next, "FIRE", CUSTODIAL),
-      ),
-    );
+    const proof = await c.keyProof(next, "FIRE", CUSTODIAL);
+    await c.mined(c.registry.proposeDepartmentWallet(b32("FIRE"), next.address, CUSTODIAL, proof));
     await rpc("evm_increaseTime", [DELAY]);
-    await mined(as(c.registry, keys.operator).activateDepartmentWallet(b32("FIRE")));
+    await c.mined(c.as(c.registry, keys.operator).activateDepartmentWallet(b32("FIRE")));
     const { code, report } = await audit("--all");
     expect(code, JSON.stringify(report.findings)).to.equal(0);
     const rotation = report.departments[0].changes.at(-1);
@@ -271,18 +165,15 @@ describe("auditor's tool against the contracts on a local chain (no database, no
 
   it("flags a rotation activated inside its window and every decision the early wallet made (exit 1)", async function () {
     const intruder = Wallet.createRandom();
-    await rpc("anvil_setBalance", [intruder.address, "0x3635c9adc5dea00000"]);
+    await c.fund(intruder.address);
     const registry = await c.registry.getAddress();
+    const proof = await c.keyProof(intruder, "FIRE", CUSTODIAL);
     const proposal = await (
-      await governed(c.registry).proposeDepartmentWallet(
-        b32("FIRE"),
-        intruder.address,
-        CUSTODIAL,
-        await keyProof(intruder, "FIRE", CUSTODIAL),
-      )
+      await c.registry.proposeDepartmentWallet(b32("FIRE"), intruder.address, CUSTODIAL, proof)
     ).wait();
     // The contract refuses to activate before effectiveAt.
-    await expectRevert(as(c.registry, keys.operator).activateDepartmentWallet(b32("FIRE")));
+    const activate = () => c.as(c.registry, keys.operator).activateDepartmentWallet(b32("FIRE"));
+    expect(await activate().catch(() => "reverted"), "the transaction reverts").to.equal("reverted");
     // Find the pending change's slot (mapping(uint16 => WalletChange), its wallet in the low 160 bits) and move
     // effectiveAt (bits 168..207) to now, as a tampered node would.
     let slot: string | undefined;
@@ -296,12 +187,12 @@ describe("auditor's tool against the contracts on a local chain (no database, no
     const now = BigInt((await p.provider.getBlock("latest"))!.timestamp);
     const forged = (word & ((1n << 168n) - 1n)) | (now << 168n);
     await rpc("anvil_setStorageAt", [registry, slot, zeroPadValue(toBeHex(forged), 32)]);
-    const activation = await (await as(c.registry, keys.operator).activateDepartmentWallet(b32("FIRE"))).wait();
+    const activation = await (await activate()).wait();
 
     // The early wallet approves a new request; HELD's approval issues it.
-    await submitted(2, ZeroHash);
+    await c.submitted(2, "AUDIT", ZeroHash);
     const decision = await (
-      await as(c.registry, intruder).decide(await decisionOn(2, await departmentId("FIRE")))
+      await c.as(c.registry, intruder).decide(await c.decision(2, await c.departmentId("FIRE")))
     ).wait();
     await relayHeldApproval(2);
 
@@ -337,16 +228,10 @@ describe("auditor's tool against the contracts on a local chain (no database, no
     // The contracts refuse a role to a department wallet and a department wallet holding a role, but only for roles
     // held now: a key that held OPERATOR_ROLE and gave it up can still become a department's wallet.
     const former = Wallet.createRandom();
-    const grant = await (await governed(c.token).grantRole(ROLES.OPERATOR_ROLE, former.address)).wait();
-    await mined(governed(c.token).revokeRole(ROLES.OPERATOR_ROLE, former.address));
-    await mined(
-      governed(c.registry).registerDepartment(
-        b32("FORMER"),
-        former.address,
-        CUSTODIAL,
-        await keyProof(former, "FORMER", CUSTODIAL),
-      ),
-    );
+    const grant = await (await c.token.grantRole(ROLES.OPERATOR_ROLE, former.address)).wait();
+    await c.mined(c.token.revokeRole(ROLES.OPERATOR_ROLE, former.address));
+    const proof = await c.keyProof(former, "FORMER", CUSTODIAL);
+    await c.mined(c.registry.registerDepartment(b32("FORMER"), former.address, CUSTODIAL, proof));
     const { code, report } = await audit("--token", "1");
     expect(code).to.equal(1);
     expect(
@@ -374,25 +259,21 @@ describe("auditor's tool against the contracts on a local chain (no database, no
         .map((o) => o.signingKey.sign(digest).serialized.slice(2))
         .join("")}`;
     const { abi, bytecode } = await artifact("mocks/OwnersWallet");
-    const safe = await new ContractFactory(abi, bytecode, governance).deploy(
+    const safe = await new ContractFactory(abi, bytecode, c.registry.runner).deploy(
       owners.map((o) => o.address),
       2,
     );
     await safe.waitForDeployment();
     const safeAddress = await safe.getAddress();
     const proof = ownersSign(
-      TypedDataEncoder.hash(domain, DEPARTMENT_KEY_TYPES, {
-        code: b32("SAFE"),
-        wallet: safeAddress,
-        custody: DEPARTMENT_HELD,
-      }),
+      TypedDataEncoder.hash(c.domain, DEPARTMENT_KEY_TYPES, { code: b32("SAFE"), wallet: safeAddress, custody: 1 }),
     );
-    await mined(governed(c.registry).registerDepartment(b32("SAFE"), safeAddress, DEPARTMENT_HELD, proof));
-    await mined(governed(c.registry).registerWorkflow(b32("SAFE_TYPE"), id("safe definition"), 0, oneStage(["SAFE"])));
-    await submitted(3, ZeroHash, "SAFE_TYPE");
-    const value = await decisionOn(3, await departmentId("SAFE"));
-    const signature = ownersSign(TypedDataEncoder.hash(domain, DECISION_TYPES, value));
-    const relayed = await (await as(c.registry, keys.operator).decideBySig(value, signature)).wait();
+    await c.mined(c.registry.registerDepartment(b32("SAFE"), safeAddress, DEPARTMENT_HELD, proof));
+    await c.mined(c.registry.registerWorkflow(b32("SAFE_TYPE"), id("safe definition"), 0, [stage(["SAFE"])]));
+    await c.submitted(3, "SAFE_TYPE", ZeroHash);
+    const value = await c.decision(3, await c.departmentId("SAFE"));
+    const signature = ownersSign(TypedDataEncoder.hash(c.domain, DECISION_TYPES, value));
+    const relayed = await (await c.as(c.registry, keys.operator).decideBySig(value, signature)).wait();
 
     const { report } = await audit("--token", "3");
     const licence = report.licences[0];
@@ -408,13 +289,3 @@ describe("auditor's tool against the contracts on a local chain (no database, no
     });
   });
 });
-
-async function expectRevert(tx: Promise<unknown>): Promise<void> {
-  let reverted = false;
-  try {
-    await tx;
-  } catch {
-    reverted = true;
-  }
-  expect(reverted, "the transaction reverts").to.equal(true);
-}

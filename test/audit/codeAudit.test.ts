@@ -6,10 +6,8 @@
  * tail alone, nor another contract's code; and an immutable that is not the deployment's address is found even
  * though the code around it matches. Needs the contracts compiled (`npx hardhat build`).
  */
-import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { expect } from "chai";
 import { Wallet, getBytes, hexlify } from "ethers";
 import { firstDifference, immutableValues } from "../../scripts/audit/codeAudit.ts";
@@ -17,8 +15,6 @@ import { compileReviewedBuild } from "../../scripts/audit/reproduceBuild.ts";
 import type { ReviewedContract } from "../../scripts/audit/reviewedBuild.ts";
 import { REPO_ROOT } from "./auditCli.ts";
 import { localPlatform, type LocalPlatform } from "./localPlatform.ts";
-
-const run = promisify(execFile);
 
 describe("auditor: runtime code against the reviewed build (made-up code)", function () {
   // 2 bytes of code, a library address (20 bytes), 1 byte, an immutable (32 bytes), 1 byte.
@@ -32,9 +28,10 @@ describe("auditor: runtime code against the reviewed build (made-up code)", func
     deployedLinkReferences: { "project/contracts/L.sol": { L: [{ start: 2, length: 20 }] } },
     sources: {},
   };
-  const deployed = (patch: (bytes: Uint8Array) => void = () => {}) => {
+  /** The deployed code (library 0x11…, immutable 42), with byte `at` set to `value`. */
+  const deployed = (at = 0, value = 0x60) => {
     const bytes = getBytes(`0x6001${"11".repeat(20)}60${"00".repeat(31)}2af3`);
-    patch(bytes);
+    bytes[at] = value;
     return bytes;
   };
 
@@ -47,23 +44,8 @@ describe("auditor: runtime code against the reviewed build (made-up code)", func
 
   it("names the first byte that differs outside them, or the shorter length", function () {
     expect(
-      firstDifference(
-        deployed((b) => (b[1] = 0x02)),
-        reviewed,
-      ),
-    ).to.equal(1);
-    expect(
-      firstDifference(
-        deployed((b) => (b[22] = 0x61)),
-        reviewed,
-      ),
-    ).to.equal(22);
-    expect(
-      firstDifference(
-        deployed((b) => (b[55] = 0xfe)),
-        reviewed,
-      ),
-    ).to.equal(55);
+      [deployed(1, 0x02), deployed(22, 0x61), deployed(55, 0xfe)].map((d) => firstDifference(d, reviewed)),
+    ).to.deep.equal([1, 22, 55]);
     expect(firstDifference(deployed().slice(0, 40), reviewed)).to.equal(40);
   });
 });
@@ -170,12 +152,7 @@ describe("auditor: runtime code against the reviewed build (anvil, deployed by d
       firstDifference: first,
     });
 
-    const text = await run(
-      process.execPath,
-      ["scripts/audit.ts", "--rpc", p.chain.rpcUrl, "--deployment", p.deploymentFile, "--build", p.buildFile, "--all"],
-      { cwd: REPO_ROOT },
-    ).catch((error: { stdout: string }) => error);
-    expect(text.stdout).to.include(
+    expect(await p.auditText("--all")).to.include(
       `NOT the reviewed build (${onChain.length} bytes reviewed; differs from byte ${first})`,
     );
   });

@@ -7,34 +7,30 @@
  * the outgoing department-held wallet's consent, and inactive departments, are findings; custody labels.
  */
 import { expect } from "chai";
-import { Wallet, ZeroHash, getAddress, id, recoverAddress } from "ethers";
+import { Wallet, ZeroHash, id } from "ethers";
 import { approvalRegistryAbi } from "../../scripts/audit/contractViews.ts";
 import { auditDecisions, type DecisionContext } from "../../scripts/audit/decisionAudit.ts";
 import { DepartmentWallets } from "../../scripts/audit/departmentWallets.ts";
-import type { TimedEvent } from "../../scripts/audit/logReader.ts";
-import type { CallsTo, Eip712Domain } from "../../scripts/audit/transactionLookups.ts";
-import { CONTRACTS, address, code, event } from "./syntheticChain.ts";
+import { inChainOrder, type TimedEvent } from "../../scripts/audit/logReader.ts";
+import type { Eip712Domain } from "../../scripts/audit/transactionLookups.ts";
+import {
+  CONTRACTS,
+  address,
+  consented,
+  event,
+  proposed,
+  registered,
+  rotated,
+  syntheticCalls,
+} from "./syntheticChain.ts";
 import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DECISION_TYPES } from "../../abis/index.ts";
 
 const DELAY = 60;
 const CHAIN_ID = 31337;
 const registry = CONTRACTS.ApprovalRegistry;
-const SALT = id("this deployment");
-const DOMAIN: Eip712Domain = {
-  fields: 0x1f,
-  name: DECISION_DOMAIN_NAME,
-  version: DECISION_DOMAIN_VERSION,
-  chainId: BigInt(CHAIN_ID),
-  verifyingContract: registry,
-  salt: SALT,
-};
-const typed = {
-  name: DOMAIN.name,
-  version: DOMAIN.version,
-  chainId: CHAIN_ID,
-  verifyingContract: registry,
-  salt: SALT,
-};
+const [name, version, salt] = [DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, id("this deployment")];
+const typed = { name, version, chainId: CHAIN_ID, verifyingContract: registry, salt };
+const DOMAIN: Eip712Domain = { ...typed, fields: 0x1f, chainId: BigInt(CHAIN_ID) };
 const remarksHash = id("looks fine");
 const PLAN_V1 = id("plan v1");
 const PLAN_V2 = id("plan v2");
@@ -47,7 +43,8 @@ describe("auditor: each decision against its call, its signature and the chain (
   const held = Wallet.createRandom(); // department-held key
   const custodial = Wallet.createRandom();
   const relayer = address();
-  const calls = new Map<string, CallsTo>();
+  const synthetic = syntheticCalls();
+  const calls = synthetic.calls;
   const signedBy: unknown[][] = [];
   let wallets: DepartmentWallets;
 
@@ -57,15 +54,11 @@ describe("auditor: each decision against its call, its signature and the chain (
     lookups: {
       transactionOf: async () => ({ from: relayer, to: registry, data: "0x" }),
       timeOf: async () => new Date(NOW * 1000).toISOString(),
-      callsTo: async (hash) => calls.get(hash) ?? { calls: null, how: "unknown" },
+      callsTo: synthetic.callsTo,
       eip712Domain: async () => DOMAIN,
       isSignedBy: async (signer, digest, signature, block) => {
         signedBy.push([signer, digest, signature, block]);
-        try {
-          return recoverAddress(digest, signature) === getAddress(signer);
-        } catch {
-          return false;
-        }
+        return synthetic.isSignedBy(signer, digest, signature);
       },
       ...overrides,
     },
@@ -81,18 +74,10 @@ describe("auditor: each decision against its call, its signature and the chain (
       : []),
   ];
 
+  /** What a Decision and its DecisionRecorded have in common (department 1, stage 0, token 7). */
+  const common = { tokenId: 7n, departmentId: 1n, stage: 0n, decision: 1n, reasonCode: 0n, remarksHash };
   const value = (overrides: Record<string, unknown> = {}) => ({
-    tokenId: 7n,
-    departmentId: 1n,
-    stage: 0n,
-    round: ROUND,
-    decision: 1n,
-    reasonCode: 0n,
-    reviewedMask: 0n,
-    documents: [PLAN_V1],
-    remarksHash,
-    nonce: 0n,
-    deadline: BigInt(NOW + 600),
+    ...{ ...common, round: ROUND, reviewedMask: 0n, documents: [PLAN_V1], nonce: 0n, deadline: BigInt(NOW + 600) },
     ...overrides,
   });
   const decide = (overrides: Record<string, unknown> = {}) =>
@@ -103,10 +88,8 @@ describe("auditor: each decision against its call, its signature and the chain (
     domain: object = typed,
   ) => {
     const v = value(overrides);
-    return approvalRegistryAbi.encodeFunctionData("decideBySig", [
-      v,
-      await signer.signTypedData(domain, DECISION_TYPES, v),
-    ]);
+    const signature = await signer.signTypedData(domain, DECISION_TYPES, v);
+    return approvalRegistryAbi.encodeFunctionData("decideBySig", [v, signature]);
   };
 
   /** A DecisionRecorded (department 1, stage 0, token 7) made by the call `input` from `from`. */
@@ -118,61 +101,26 @@ describe("auditor: each decision against its call, its signature and the chain (
     input: string,
     extra: Record<string, unknown> = {},
   ) => {
-    const e = event("DecisionRecorded", block, 1, {
-      tokenId: 7n,
-      departmentId: 1n,
-      stage: 0n,
-      decision: 1n,
-      reasonCode: 0n,
-      reviewedMask: 1n,
-      documentVersions: packed([1]),
-      remarksHash,
-      signer,
-      custody,
-      ...extra,
-    });
-    calls.set(e.transactionHash, { calls: [{ from, input }], how: "trace" });
-    return e;
+    const args = { ...common, reviewedMask: 1n, documentVersions: packed([1]), signer, custody, ...extra };
+    const e = event("DecisionRecorded", block, 1, args);
+    return synthetic.made(e, from, input);
   };
 
   /** FIRE: custodial wallet from block 1; a department-held wallet proposed at block 20, activated after the delay. */
   const history = (extra: TimedEvent[] = []) =>
     new DepartmentWallets(
-      [
-        event("DepartmentRegistered", 1, 0, {
-          departmentId: 1n,
-          code: code("FIRE"),
-          wallet: custodial.address,
-          custody: 0n,
-        }),
-        event(
-          "DepartmentWalletProposed",
-          20,
-          0,
-          { departmentId: 1n, wallet: held.address, custody: 1n, effectiveAt: BigInt(1_000_200 + DELAY) },
-          { time: 1_000_200 },
-        ),
-        event(
-          "DepartmentWalletRotated",
-          30,
-          0,
-          { departmentId: 1n, previousWallet: custodial.address, wallet: held.address, custody: 1n },
-          { time: 1_000_200 + DELAY },
-        ),
+      inChainOrder([
+        registered(1, custodial.address),
+        proposed(20, held.address, 1_000_200, 1n),
+        rotated(30, custodial.address, held.address, 1_000_200 + DELAY, 1n),
         ...extra,
-      ].sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex),
+      ]),
       DELAY,
     );
 
   const audit = async (events: TimedEvent[], departments = wallets, ctx = context()) => {
     const findings: string[] = [];
-    const { decisions } = await auditDecisions(
-      [...review(), ...events].sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex),
-      [],
-      departments,
-      ctx,
-      findings,
-    );
+    const { decisions } = await auditDecisions(inChainOrder([...review(), ...events]), [], departments, ctx, findings);
     // The replay of the review's rules is tested in reviewReplay.test.ts: here only the decision's own findings.
     return { decisions, findings: findings.filter((f) => !f.includes("WorkflowStageRegistered")) };
   };
@@ -205,10 +153,7 @@ describe("auditor: each decision against its call, its signature and the chain (
 
   it("counts a Safe's call (execTransaction -> decide) as the Safe's: passes when the Safe is the department's wallet", async function () {
     const safe = address();
-    const safeHeld = new DepartmentWallets(
-      [event("DepartmentRegistered", 1, 0, { departmentId: 1n, code: code("FIRE"), wallet: safe, custody: 1n })],
-      DELAY,
-    );
+    const safeHeld = new DepartmentWallets([registered(1, safe, 1n)], DELAY);
     const e = recorded(15, safe, 1n, safe, decide());
     calls.set(e.transactionHash, { calls: [{ from: safe, input: decide() }], how: "safe" });
     const { decisions, findings } = await audit([e], safeHeld);
@@ -315,22 +260,8 @@ describe("auditor: each decision against its call, its signature and the chain (
 
   it("flags a decision by a wallet a department-held department got without its outgoing wallet's consent, naming department, wallet and licence", async function () {
     const taker = Wallet.createRandom();
-    const proposal = (block: number, time: number) =>
-      event(
-        "DepartmentWalletProposed",
-        block,
-        0,
-        { departmentId: 1n, wallet: taker.address, custody: 1n, effectiveAt: BigInt(time + DELAY) },
-        { time },
-      );
-    const rotation = (block: number, time: number) =>
-      event(
-        "DepartmentWalletRotated",
-        block,
-        0,
-        { departmentId: 1n, previousWallet: held.address, wallet: taker.address, custody: 1n },
-        { time },
-      );
+    const proposal = (block: number, time: number) => proposed(block, taker.address, time, 1n);
+    const rotation = (block: number, time: number) => rotated(block, held.address, taker.address, time, 1n);
     // After the delay, but the department-held wallet never consented.
     const unconsented = history([proposal(50, 1_000_300), rotation(60, 1_000_300 + DELAY)]);
     expect(unconsented.findings).to.deep.equal([]);
@@ -341,13 +272,9 @@ describe("auditor: each decision against its call, its signature and the chain (
       `decision APPROVED of FIRE in stage 1 (tx ${e.transactionHash}) on licence 7 was signed by ${taker.address}, which FIRE got at block 60 (tx ${unconsented.periodAt(1, { blockNumber: 61, logIndex: 0 })!.since.transactionHash}) through a wallet change its outgoing department-held wallet ${held.address} did not consent to`,
     ]);
     // With the outgoing wallet's consent, activated at once (the contract allows it): no finding.
-    const consented = history([
-      proposal(50, 1_000_300),
-      event("DepartmentWalletConsented", 51, 0, { departmentId: 1n, wallet: taker.address }),
-      rotation(52, 1_000_320),
-    ]);
-    expect(consented.findings).to.deep.equal([]);
-    expect((await audit([e], consented)).findings).to.deep.equal([]);
+    const agreed = history([proposal(50, 1_000_300), consented(51, taker.address), rotation(52, 1_000_320)]);
+    expect(agreed.findings).to.deep.equal([]);
+    expect((await audit([e], agreed)).findings).to.deep.equal([]);
   });
 
   it("flags a decision by a department deactivated at that block", async function () {
@@ -368,26 +295,9 @@ describe("auditor: each decision against its call, its signature and the chain (
     const early = Wallet.createRandom();
     const rushed = new DepartmentWallets(
       [
-        event("DepartmentRegistered", 1, 0, {
-          departmentId: 1n,
-          code: code("FIRE"),
-          wallet: custodial.address,
-          custody: 0n,
-        }),
-        event(
-          "DepartmentWalletProposed",
-          20,
-          0,
-          { departmentId: 1n, wallet: early.address, custody: 0n, effectiveAt: BigInt(1_000_200 + DELAY) },
-          { time: 1_000_200 },
-        ),
-        event(
-          "DepartmentWalletRotated",
-          20,
-          1,
-          { departmentId: 1n, previousWallet: custodial.address, wallet: early.address, custody: 0n },
-          { time: 1_000_200 },
-        ),
+        registered(1, custodial.address),
+        proposed(20, early.address, 1_000_200),
+        rotated(20, custodial.address, early.address, 1_000_200, 0n, 1),
       ],
       DELAY,
     );

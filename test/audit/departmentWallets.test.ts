@@ -3,36 +3,34 @@
  * proposal after the wallet delay (block time), and a wallet that took over early marks its whole period.
  */
 import { expect } from "chai";
-import { Wallet, getAddress, id, recoverAddress } from "ethers";
+import { Wallet, id } from "ethers";
 import { DECISION_DOMAIN_NAME, DECISION_DOMAIN_VERSION, DEPARTMENT_KEY_TYPES } from "../../abis/index.ts";
 import { approvalRegistryAbi } from "../../scripts/audit/contractViews.ts";
 import { DepartmentWallets } from "../../scripts/audit/departmentWallets.ts";
-import type { CallsTo } from "../../scripts/audit/transactionLookups.ts";
-import { CONTRACTS, address, code, event } from "./syntheticChain.ts";
+import type { TimedEvent } from "../../scripts/audit/logReader.ts";
+import {
+  CONTRACTS,
+  address,
+  code,
+  consented,
+  event,
+  proposed,
+  registered,
+  rotated,
+  syntheticCalls,
+} from "./syntheticChain.ts";
 
 const DELAY = 60;
 const [w1, w2, w3] = [address(), address(), address()];
-const registered = () =>
-  event("DepartmentRegistered", 10, 0, { departmentId: 1n, code: code("FIRE"), wallet: w1, custody: 0n });
-const proposed = (block: number, wallet: string, time = 1_000_000 + 10 * block, custody = 0n) =>
-  event(
-    "DepartmentWalletProposed",
-    block,
-    0,
-    { departmentId: 1n, wallet, custody, effectiveAt: BigInt(time + DELAY) },
-    { time },
-  );
-const rotated = (block: number, previousWallet: string, wallet: string, time?: number, custody = 0n) =>
-  event("DepartmentWalletRotated", block, 0, { departmentId: 1n, previousWallet, wallet, custody }, { time });
+const fire = () => registered(10, w1);
 const cancelled = (block: number, wallet: string, by: string) =>
   event("DepartmentWalletCancelled", block, 0, { departmentId: 1n, wallet, by });
+const replay = (events: TimedEvent[], roles?: ConstructorParameters<typeof DepartmentWallets>[2]) =>
+  new DepartmentWallets(events, DELAY, roles);
 
 describe("auditor: department wallet changes and their delays (synthetic events)", function () {
   it("accepts a rotation that activates its proposal after the delay, and reports how long it waited", function () {
-    const wallets = new DepartmentWallets(
-      [registered(), proposed(20, w2, 1_000_200), rotated(30, w1, w2, 1_000_200 + DELAY)],
-      DELAY,
-    );
+    const wallets = replay([fire(), proposed(20, w2, 1_000_200), rotated(30, w1, w2, 1_000_200 + DELAY)]);
     expect(wallets.findings).to.deep.equal([]);
     expect(wallets.walletAt(1, { blockNumber: 25, logIndex: 0 })).to.equal(w1);
     expect(wallets.periodAt(1, { blockNumber: 31, logIndex: 0 })).to.deep.include({ wallet: w2, early: false });
@@ -47,10 +45,7 @@ describe("auditor: department wallet changes and their delays (synthetic events)
   });
 
   it("flags a rotation less than the delay after its proposal, and marks the new wallet's period early", function () {
-    const wallets = new DepartmentWallets(
-      [registered(), proposed(20, w2, 1_000_200), rotated(21, w1, w2, 1_000_200 + DELAY - 1)],
-      DELAY,
-    );
+    const wallets = replay([fire(), proposed(20, w2, 1_000_200), rotated(21, w1, w2, 1_000_200 + DELAY - 1)]);
     expect(wallets.findings).to.have.length(1);
     expect(wallets.findings[0])
       .to.include(`FIRE's wallet became ${w2}`)
@@ -60,14 +55,11 @@ describe("auditor: department wallet changes and their delays (synthetic events)
   });
 
   it("flags a rotation with no pending proposal, or after its proposal was cancelled", function () {
-    const none = new DepartmentWallets([registered(), rotated(30, w1, w2)], DELAY);
+    const none = replay([fire(), rotated(30, w1, w2)]);
     expect(none.findings).to.have.length(1);
     expect(none.findings[0]).to.include("with no pending proposal");
 
-    const afterCancel = new DepartmentWallets(
-      [registered(), proposed(20, w2), cancelled(21, w2, w1), rotated(40, w1, w2)],
-      DELAY,
-    );
+    const afterCancel = replay([fire(), proposed(20, w2), cancelled(21, w2, w1), rotated(40, w1, w2)]);
     expect(afterCancel.findings).to.have.length(1);
     expect(afterCancel.findings[0]).to.include("with no pending proposal");
     expect(afterCancel.periodAt(1, { blockNumber: 41, logIndex: 0 })!.early).to.equal(true);
@@ -75,15 +67,12 @@ describe("auditor: department wallet changes and their delays (synthetic events)
 
   it("measures the delay from the latest proposal: an earlier proposal that was replaced does not count", function () {
     // w2 proposed long ago, then w3 proposed just before the rotation to w3: only w3's proposal is pending.
-    const wallets = new DepartmentWallets(
-      [
-        registered(),
-        proposed(20, w2, 1_000_000),
-        proposed(30, w3, 1_000_100),
-        rotated(31, w1, w3, 1_000_000 + DELAY + 5),
-      ],
-      DELAY,
-    );
+    const wallets = replay([
+      fire(),
+      proposed(20, w2, 1_000_000),
+      proposed(30, w3, 1_000_100),
+      rotated(31, w1, w3, 1_000_000 + DELAY + 5),
+    ]);
     expect(wallets.findings).to.have.length(1);
     expect(wallets.findings[0]).to.include(`${DELAY + 5 - 100} s after its proposal`);
     expect(wallets.audit()[0].changes[1])
@@ -92,26 +81,17 @@ describe("auditor: department wallet changes and their delays (synthetic events)
   });
 
   it("flags a rotation to another wallet or custody than the one proposed, and a wrong previous wallet", function () {
-    const other = new DepartmentWallets(
-      [registered(), proposed(20, w2, 1_000_000), rotated(30, w1, w3, 1_000_000 + DELAY)],
-      DELAY,
-    );
+    const other = replay([fire(), proposed(20, w2, 1_000_000), rotated(30, w1, w3, 1_000_000 + DELAY)]);
     expect(other.findings).to.have.length(1);
     expect(other.findings[0]).to.include(`but the pending proposal was ${w2}`);
 
-    const custody = new DepartmentWallets(
-      [registered(), proposed(20, w2, 1_000_000, 0n), rotated(30, w1, w2, 1_000_000 + DELAY, 1n)],
-      DELAY,
-    );
+    const custody = replay([fire(), proposed(20, w2, 1_000_000, 0n), rotated(30, w1, w2, 1_000_000 + DELAY, 1n)]);
     expect(custody.findings).to.have.length(1);
     expect(custody.findings[0])
       .to.include(`became ${w2} (DEPARTMENT_HELD) at block 30`)
       .and.include(`but the pending proposal was ${w2} (CUSTODIAL)`);
 
-    const previous = new DepartmentWallets(
-      [registered(), proposed(20, w2, 1_000_000), rotated(30, w3, w2, 1_000_000 + DELAY)],
-      DELAY,
-    );
+    const previous = replay([fire(), proposed(20, w2, 1_000_000), rotated(30, w3, w2, 1_000_000 + DELAY)]);
     expect(previous.findings[0]).to.include(`says it replaced ${w3}, but the replayed wallet was ${w1}`);
   });
 
@@ -123,7 +103,7 @@ describe("auditor: department wallet changes and their delays (synthetic events)
       { departmentId: 1n, wallet: w2, custody: 0n, effectiveAt: 1_000_201n },
       { time: 1_000_200 },
     );
-    const wallets = new DepartmentWallets([registered(), wrong], DELAY);
+    const wallets = replay([fire(), wrong]);
     expect(wallets.findings).to.have.length(1);
     expect(wallets.findings[0]).to.include("announces effectiveAt");
   });
@@ -133,14 +113,13 @@ describe("auditor: department wallet changes and their delays (synthetic events)
     const roles = {
       holdsAt: (_c: string, role: string, account: string) => role === "ADMIN_ROLE" && account === admin,
     };
-    const ok = new DepartmentWallets(
-      [registered(), proposed(20, w2), cancelled(21, w2, w1), proposed(22, w3), cancelled(23, w3, admin)],
-      DELAY,
+    const ok = replay(
+      [fire(), proposed(20, w2), cancelled(21, w2, w1), proposed(22, w3), cancelled(23, w3, admin)],
       roles,
     );
     expect(ok.findings).to.deep.equal([]);
     const stranger = address();
-    const bad = new DepartmentWallets([registered(), proposed(20, w2), cancelled(21, w2, stranger)], DELAY, roles);
+    const bad = replay([fire(), proposed(20, w2), cancelled(21, w2, stranger)], roles);
     expect(bad.findings).to.have.length(1);
     expect(bad.findings[0]).to.include(
       `by ${stranger}, neither the department's wallet ${w1} nor an ADMIN_ROLE holder`,
@@ -148,80 +127,57 @@ describe("auditor: department wallet changes and their delays (synthetic events)
   });
 
   it("orders a rotation and a decision in the same block by log index", function () {
-    const wallets = new DepartmentWallets(
-      [registered(), proposed(20, w2, 1_000_000), { ...rotated(30, w1, w2, 1_000_000 + DELAY), logIndex: 3 }],
-      DELAY,
-    );
+    const wallets = replay([fire(), proposed(20, w2, 1_000_000), rotated(30, w1, w2, 1_000_000 + DELAY, 0n, 3)]);
     expect(wallets.walletAt(1, { blockNumber: 30, logIndex: 1 })).to.equal(w1);
     expect(wallets.walletAt(1, { blockNumber: 30, logIndex: 4 })).to.equal(w2);
     expect(wallets.walletAt(1, { blockNumber: 5, logIndex: 0 })).to.equal(undefined);
   });
 
   it("lets a department-held wallet's consented change take effect at once, and marks an unconsented one", function () {
-    const held = () =>
-      event("DepartmentRegistered", 10, 0, { departmentId: 1n, code: code("FIRE"), wallet: w1, custody: 1n });
-    const consented = new DepartmentWallets(
-      [
-        held(),
-        proposed(20, w2, 1_000_200, 1n),
-        event("DepartmentWalletConsented", 20, 1, { departmentId: 1n, wallet: w2 }),
-        { ...rotated(20, w1, w2, 1_000_200, 1n), logIndex: 2 },
-      ],
-      DELAY,
-    );
-    expect(consented.findings).to.deep.equal([]);
-    expect(consented.periodAt(1, { blockNumber: 21, logIndex: 0 })).to.deep.include({
+    const held = () => registered(10, w1, 1n);
+    const agreed = replay([
+      held(),
+      proposed(20, w2, 1_000_200, 1n),
+      consented(20, w2, 1),
+      rotated(20, w1, w2, 1_000_200, 1n, 2),
+    ]);
+    expect(agreed.findings).to.deep.equal([]);
+    expect(agreed.periodAt(1, { blockNumber: 21, logIndex: 0 })).to.deep.include({
       consented: true,
       unconsented: false,
       early: false,
     });
     // Without consent the delay applies, and even when waited out the new wallet's period is marked.
-    const waited = new DepartmentWallets(
-      [held(), proposed(20, w2, 1_000_200, 1n), rotated(30, w1, w2, 1_000_200 + DELAY, 1n)],
-      DELAY,
-    );
+    const waited = replay([held(), proposed(20, w2, 1_000_200, 1n), rotated(30, w1, w2, 1_000_200 + DELAY, 1n)]);
     expect(waited.findings).to.deep.equal([]);
     expect(waited.periodAt(1, { blockNumber: 31, logIndex: 0 })).to.deep.include({
       consented: false,
       unconsented: true,
     });
     // A custodial department's consent is the platform's: it waives nothing.
-    const custodial = new DepartmentWallets(
-      [
-        registered(),
-        proposed(20, w2, 1_000_200),
-        event("DepartmentWalletConsented", 20, 1, { departmentId: 1n, wallet: w2 }),
-        { ...rotated(20, w1, w2, 1_000_200), logIndex: 2 },
-      ],
-      DELAY,
-    );
+    const custodial = replay([
+      fire(),
+      proposed(20, w2, 1_000_200),
+      consented(20, w2, 1),
+      rotated(20, w1, w2, 1_000_200, 0n, 2),
+    ]);
     expect(custodial.findings).to.have.length(1);
     expect(custodial.findings[0]).to.include("the wallet delay is");
     // A consent to a wallet that is not the one proposed is a finding, and a new proposal needs its own consent.
-    const other = new DepartmentWallets(
-      [
-        held(),
-        proposed(20, w2, 1_000_200, 1n),
-        event("DepartmentWalletConsented", 21, 0, { departmentId: 1n, wallet: w3 }),
-      ],
-      DELAY,
-    );
+    const other = replay([held(), proposed(20, w2, 1_000_200, 1n), consented(21, w3, 0)]);
     expect(other.findings[0])
       .to.include(`consented at block 21`)
       .and.include(`to a change to ${w3}, but the pending proposal was ${w2}`);
   });
 
   it("replays each department's active flag and decision nonce", function () {
-    const wallets = new DepartmentWallets(
-      [
-        registered(),
-        event("DecisionRecorded", 12, 0, { departmentId: 1n }),
-        event("DepartmentActiveSet", 13, 0, { departmentId: 1n, active: false }),
-        event("DecisionNonceIncreased", 14, 0, { departmentId: 1n, previousNonce: 1n, nonce: 5n }),
-        event("DecisionNonceIncreased", 15, 0, { departmentId: 1n, previousNonce: 4n, nonce: 6n }),
-      ],
-      DELAY,
-    );
+    const wallets = replay([
+      fire(),
+      event("DecisionRecorded", 12, 0, { departmentId: 1n }),
+      event("DepartmentActiveSet", 13, 0, { departmentId: 1n, active: false }),
+      event("DecisionNonceIncreased", 14, 0, { departmentId: 1n, previousNonce: 1n, nonce: 5n }),
+      event("DecisionNonceIncreased", 15, 0, { departmentId: 1n, previousNonce: 4n, nonce: 6n }),
+    ]);
     expect(wallets.nonceAt(1, { blockNumber: 12, logIndex: 0 })).to.equal(0);
     expect(wallets.nonceAt(1, { blockNumber: 12, logIndex: 1 })).to.equal(1);
     expect(wallets.nonceAt(1, { blockNumber: 20, logIndex: 0 })).to.equal(6);
@@ -246,83 +202,42 @@ describe("auditor: department wallet changes and their delays (synthetic events)
       holdsAt: (_c: string, role: string, account: string) =>
         (role === "DEFAULT_ADMIN_ROLE" && account === governance) || (role === "ADMIN_ROLE" && account === admin),
     };
-    const calls = new Map<string, CallsTo>();
-    const lookups = {
-      callsTo: async (hash: string) => calls.get(hash) ?? { calls: null, how: "unknown" as const },
-      eip712Domain: async () => ({ fields: 0x1f, ...domain }),
-      isSignedBy: async (signer: string, digest: string, signature: string) => {
-        try {
-          return recoverAddress(digest, signature) === getAddress(signer);
-        } catch {
-          return false;
-        }
-      },
-    };
+    const synthetic = syntheticCalls();
+    const lookups = { ...synthetic, eip712Domain: async () => ({ fields: 0x1f, ...domain }) };
     const key = Wallet.createRandom();
     const proof = (wallet: Pick<Wallet, "signTypedData" | "address">, custody = 0) =>
       wallet.signTypedData(domain, DEPARTMENT_KEY_TYPES, { code: code("FIRE"), wallet: wallet.address, custody });
-    const registration = async (from: string, keyProof: string) => {
-      const e = event("DepartmentRegistered", 10, 0, {
-        departmentId: 1n,
-        code: code("FIRE"),
-        wallet: key.address,
-        custody: 0n,
-      });
-      calls.set(e.transactionHash, {
-        calls: [
-          {
-            from,
-            input: approvalRegistryAbi.encodeFunctionData("registerDepartment", [
-              code("FIRE"),
-              key.address,
-              0,
-              keyProof,
-            ]),
-          },
-        ],
-        how: "trace",
-      });
-      return e;
-    };
+    const registration = async (from: string, keyProof: string) =>
+      synthetic.made(
+        registered(10, key.address),
+        from,
+        approvalRegistryAbi.encodeFunctionData("registerDepartment", [code("FIRE"), key.address, 0, keyProof]),
+      );
 
     it("accepts a registration by governance with the wallet's key proof", async function () {
-      const wallets = new DepartmentWallets([await registration(governance, await proof(key))], DELAY);
+      const wallets = replay([await registration(governance, await proof(key))]);
       expect(await wallets.callerFindings(lookups, roles)).to.deep.equal([]);
     });
 
     it("flags a registration by anyone but governance, and a key proof that is not the wallet's", async function () {
-      const byAdmin = new DepartmentWallets([await registration(admin, await proof(key))], DELAY);
+      const byAdmin = replay([await registration(admin, await proof(key))]);
       const findings = await byAdmin.callerFindings(lookups, roles);
       expect(findings).to.deep.equal([
         `the registration of FIRE with wallet ${key.address} at block 10 (tx ${byAdmin.audit()[0].changes[0].transactionHash}) was made by ${admin}, which did not hold DEFAULT_ADMIN_ROLE (governance) on the approval registry then`,
       ]);
-      const badProof = new DepartmentWallets(
-        [await registration(governance, await proof(Wallet.createRandom()))],
-        DELAY,
-      );
+      const badProof = replay([await registration(governance, await proof(Wallet.createRandom()))]);
       expect((await badProof.callerFindings(lookups, roles))[0]).to.include(
         `its key proof is not ${key.address}'s signature of DepartmentKey`,
       );
     });
 
     it("flags a consent not sent by the department's wallet, and a change whose call cannot be found (cannot verify)", async function () {
-      const registered = await registration(governance, await proof(key));
+      const registeredKey = await registration(governance, await proof(key));
       const next = Wallet.createRandom();
-      const proposal = event(
-        "DepartmentWalletProposed",
-        20,
-        0,
-        { departmentId: 1n, wallet: next.address, custody: 1n, effectiveAt: BigInt(1_000_200 + DELAY) },
-        { time: 1_000_200 },
-      );
-      const consent = event("DepartmentWalletConsented", 21, 0, { departmentId: 1n, wallet: next.address });
-      calls.set(consent.transactionHash, {
-        calls: [
-          { from: admin, input: approvalRegistryAbi.encodeFunctionData("consentDepartmentWallet", [code("FIRE")]) },
-        ],
-        how: "trace",
-      });
-      const wallets = new DepartmentWallets([registered, proposal, consent], DELAY);
+      const proposal = proposed(20, next.address, 1_000_200, 1n);
+      const input = approvalRegistryAbi.encodeFunctionData("consentDepartmentWallet", [code("FIRE")]);
+      const consent = synthetic.made(consented(21, next.address), admin, input);
+      const wallets = replay([registeredKey, proposal, consent]);
       const findings = await wallets.callerFindings(lookups, roles);
       expect(findings).to.have.length(2);
       expect(findings[0]).to.include(`cannot verify DepartmentWalletProposed at block 20`);

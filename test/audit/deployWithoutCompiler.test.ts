@@ -5,18 +5,14 @@
  * is the reviewed build byte for byte: the auditor, holding the code at every address to abis/build.json, finds
  * nothing.
  */
-import { execFile } from "node:child_process";
-import { cp, mkdtemp, readdir, rm, symlink } from "node:fs/promises";
-import os from "node:os";
+import { cp, readdir, rm, symlink } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { startLocalChain, type LocalChain } from "../../scripts/stack/localChain.ts";
-import { freePort } from "../../scripts/stack/ports.ts";
+import type { LocalChain } from "../../scripts/stack/localChain.ts";
 import { REPO_ROOT, runAudit } from "./auditCli.ts";
+import { deploy, localChain } from "./localPlatform.ts";
 
-const execute = promisify(execFile);
 /** What a deployment reads of the repository: the reviewed build and ABIs, the module, the scripts, the config. */
 const CHECKOUT = ["abis", "contracts", "ignition", "scripts", "hardhat.config.ts", "package.json", "tsconfig.json"];
 
@@ -26,7 +22,7 @@ describe("deploying the platform compiles nothing: the reviewed build from a nev
   let chain: LocalChain;
 
   before(async function () {
-    dir = await mkdtemp(path.join(os.tmpdir(), "uncompiled-"));
+    ({ chain, dir } = await localChain(31337));
     const checkout = path.join(dir, "repo");
     for (const entry of CHECKOUT)
       await cp(path.join(REPO_ROOT, entry), path.join(checkout, entry), {
@@ -34,12 +30,6 @@ describe("deploying the platform compiles nothing: the reviewed build from a nev
         filter: (source) => !source.includes(`${path.sep}ignition${path.sep}deployments`),
       });
     await symlink(path.join(REPO_ROOT, "node_modules"), path.join(checkout, "node_modules"), "dir");
-    chain = await startLocalChain({
-      dataDir: dir,
-      port: await freePort(),
-      chainId: 31337,
-      snapshotIntervalMs: 3_600_000,
-    });
   });
 
   after(async function () {
@@ -51,30 +41,12 @@ describe("deploying the platform compiles nothing: the reviewed build from a nev
     const checkout = path.join(dir, "repo");
     const deploymentFile = path.join(dir, "deployment.json");
     const began = performance.now();
-    await execute(
-      process.execPath,
-      [
-        path.join("node_modules", "hardhat", "dist", "src", "cli.js"),
-        "run",
-        "--no-compile",
-        "scripts/deploy.ts",
-        "--network",
-        "localhost",
-      ],
-      {
-        cwd: checkout,
-        env: {
-          ...process.env,
-          CHAIN_RPC_URL: chain.rpcUrl,
-          DEPLOYMENT_FILE: deploymentFile,
-          IGNITION_DIR: path.join(dir, "ignition"),
-          DEPLOYMENT_ID: "uncompiled",
-          OPERATOR_ADDRESS: Wallet.createRandom().address,
-          ADMIN_ADDRESS: Wallet.createRandom().address,
-          WALLET_DELAY_SECONDS: "60",
-        },
-        maxBuffer: 16 << 20,
-      },
+    const [operator, admin] = [Wallet.createRandom().address, Wallet.createRandom().address];
+    await deploy(
+      chain.rpcUrl,
+      dir,
+      { OPERATOR_ADDRESS: operator, ADMIN_ADDRESS: admin, WALLET_DELAY_SECONDS: "60" },
+      checkout,
     );
     const seconds = (performance.now() - began) / 1000;
     expect(seconds, "a deployment that compiles takes minutes").to.be.below(60);

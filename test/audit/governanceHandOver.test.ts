@@ -9,14 +9,12 @@
  * development chain.
  * Needs the contracts compiled (`npx hardhat build`).
  */
-import { readFile, rm } from "node:fs/promises";
-import path from "node:path";
+import { rm } from "node:fs/promises";
 import { expect } from "chai";
 import { Contract, JsonRpcProvider, Wallet, ZeroHash, getAddress, type InterfaceAbi } from "ethers";
 import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi, ROLES } from "../../abis/index.ts";
-import type { LocalChain } from "../../scripts/stack/localChain.ts";
 import { runAudit } from "./auditCli.ts";
-import { deploy, fromSafe, localChain } from "./localPlatform.ts";
+import { deploy, fromSafe, localChain, localPlatform, type LocalPlatform } from "./localPlatform.ts";
 import { deploySafe, safeAbi } from "../stack/support/safeWallet.ts";
 
 const ROLE_CONTRACTS = [
@@ -27,38 +25,28 @@ const ROLE_CONTRACTS = [
 
 describe("deployment with a governance address: DEFAULT_ADMIN_ROLE handed over on chain, and the auditor's role checks", function () {
   this.timeout(180_000);
-  let local: { chain: LocalChain; dir: string };
-  let provider: JsonRpcProvider;
-  let deploymentFile: string;
-  let deployment: any;
+  let p: LocalPlatform;
   let deployer: string;
   const governance = Wallet.createRandom();
   const keys = { admin: Wallet.createRandom().address, operator: Wallet.createRandom().address };
-  const contract = (name: string, abi: InterfaceAbi) => new Contract(deployment.contracts[name], abi, provider);
+  const env = { OPERATOR_ADDRESS: keys.operator, ADMIN_ADDRESS: keys.admin, WALLET_DELAY_SECONDS: "60" };
+  const contract = (name: string, abi: InterfaceAbi) =>
+    new Contract((p.deployment.contracts as Record<string, string>)[name], abi, p.provider);
+  // The reviewed build shipped in abis/build.json, as an auditor runs the tool (no --build).
+  const audit = () => runAudit(p.chain.rpcUrl, p.deploymentFile, "--all");
 
   before(async function () {
-    local = await localChain(31337);
-    provider = new JsonRpcProvider(local.chain.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
-    deployer = getAddress((await provider.send("eth_accounts", []))[0]);
-    await deploy(local.chain.rpcUrl, local.dir, {
-      OPERATOR_ADDRESS: keys.operator,
-      ADMIN_ADDRESS: keys.admin,
-      GOVERNANCE_ADDRESS: governance.address,
-      WALLET_DELAY_SECONDS: "60",
-    });
-    deploymentFile = path.join(local.dir, "deployment.json");
-    deployment = JSON.parse(await readFile(deploymentFile, "utf8"));
+    p = await localPlatform(31337, { ...env, GOVERNANCE_ADDRESS: governance.address });
+    deployer = getAddress((await p.provider.send("eth_accounts", []))[0]);
   });
 
   after(async function () {
-    provider?.destroy();
-    await local?.chain.kill();
-    if (local) await rm(local.dir, { recursive: true, force: true });
+    await p?.close();
   });
 
   it("governance holds DEFAULT_ADMIN_ROLE on each contract and the deployer no role at all; the file names both", async function () {
-    expect(deployment.roles).to.deep.include({ governance: governance.address, admin: keys.admin });
-    expect(deployment.deployer).to.equal(deployer);
+    expect(p.deployment.roles).to.deep.include({ governance: governance.address, admin: keys.admin });
+    expect(p.deployment.deployer).to.equal(deployer);
     for (const [name, abi] of ROLE_CONTRACTS) {
       const c = contract(name, abi);
       expect(await c.hasRole(ZeroHash, governance.address), `governance on ${name}`).to.equal(true);
@@ -69,7 +57,7 @@ describe("deployment with a governance address: DEFAULT_ADMIN_ROLE handed over o
   });
 
   it("the auditor accepts the hand-over: governance's grants and the deployer's renunciation are the deployment's (exit 0)", async function () {
-    const { code, report, stderr } = await runAudit(local.chain.rpcUrl, deploymentFile, "--all");
+    const { code, report, stderr } = await audit();
     expect(code, stderr + JSON.stringify(report?.findings)).to.equal(0);
     expect(report.findings).to.deep.equal([]);
     // A key governs: on the development chain that is said, not flagged.
@@ -100,15 +88,15 @@ describe("deployment with a governance address: DEFAULT_ADMIN_ROLE handed over o
 
   it("flags the deployer granting a role after governance received DEFAULT_ADMIN_ROLE (exit 1)", async function () {
     // Governance gives the deployer DEFAULT_ADMIN_ROLE back on the token, and the deployer grants OPERATOR_ROLE.
-    await provider.send("anvil_setBalance", [governance.address, "0x3635c9adc5dea00000"]);
+    await p.provider.send("anvil_setBalance", [governance.address, "0x3635c9adc5dea00000"]);
     const token = contract("LicenceToken", LicenceTokenAbi);
-    await (await (token.connect(governance.connect(provider)) as Contract).grantRole(ZeroHash, deployer)).wait();
+    await (await (token.connect(governance.connect(p.provider)) as Contract).grantRole(ZeroHash, deployer)).wait();
     const newcomer = Wallet.createRandom().address;
     const grant = await (
-      await (token.connect(await provider.getSigner(deployer)) as Contract).grantRole(ROLES.OPERATOR_ROLE, newcomer)
+      await (token.connect(await p.provider.getSigner(deployer)) as Contract).grantRole(ROLES.OPERATOR_ROLE, newcomer)
     ).wait();
 
-    const { code, report } = await runAudit(local.chain.rpcUrl, deploymentFile, "--all");
+    const { code, report } = await audit();
     expect(code).to.equal(1);
     const findings: string[] = report.findings;
     expect(
@@ -133,8 +121,7 @@ describe("deployment with a governance address: DEFAULT_ADMIN_ROLE handed over o
     const other = await localChain(1337);
     try {
       const refused = await deploy(other.chain.rpcUrl, other.dir, {
-        OPERATOR_ADDRESS: keys.operator,
-        ADMIN_ADDRESS: keys.admin,
+        ...env,
         GOVERNANCE_ADDRESS: governance.address,
         WALLET_DELAY_SECONDS: "86399",
       }).then(
@@ -153,42 +140,28 @@ describe("deployment with a governance address: DEFAULT_ADMIN_ROLE handed over o
   });
 
   describe("governance a real Safe (2 of 2 owners)", function () {
-    let safeDir: { chain: LocalChain; dir: string };
-    let safeProvider: JsonRpcProvider;
-    let safeDeployment: any;
+    let safePlatform: LocalPlatform;
     let safe: Contract;
     const owners = [Wallet.createRandom(), Wallet.createRandom()];
 
     before(async function () {
-      safeDir = await localChain(31337);
-      safeProvider = new JsonRpcProvider(safeDir.chain.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
-      const address = await deploySafe(
-        safeProvider,
-        owners.map((o) => o.address),
-        2,
-      );
-      safe = new Contract(address, await safeAbi(), safeProvider);
-      await deploy(safeDir.chain.rpcUrl, safeDir.dir, {
-        OPERATOR_ADDRESS: keys.operator,
-        ADMIN_ADDRESS: keys.admin,
-        GOVERNANCE_ADDRESS: address,
-        WALLET_DELAY_SECONDS: "60",
+      safePlatform = await localPlatform(31337, env, async (provider) => {
+        const address = await deploySafe(
+          provider,
+          owners.map((o) => o.address),
+          2,
+        );
+        safe = new Contract(address, await safeAbi(), provider);
+        return { GOVERNANCE_ADDRESS: address };
       });
-      safeDeployment = JSON.parse(await readFile(path.join(safeDir.dir, "deployment.json"), "utf8"));
     });
 
     after(async function () {
-      safeProvider?.destroy();
-      await safeDir?.chain.kill();
-      if (safeDir) await rm(safeDir.dir, { recursive: true, force: true });
+      await safePlatform?.close();
     });
 
     it("the auditor accepts the deployment and names the Safe as governance, with its owners and threshold (exit 0)", async function () {
-      const { code, report, stderr } = await runAudit(
-        safeDir.chain.rpcUrl,
-        path.join(safeDir.dir, "deployment.json"),
-        "--all",
-      );
+      const { code, report, stderr } = await runAudit(safePlatform.chain.rpcUrl, safePlatform.deploymentFile, "--all");
       expect(code, stderr + JSON.stringify(report?.findings)).to.equal(0);
       const address = getAddress(await safe.getAddress());
       expect(
@@ -207,9 +180,10 @@ describe("deployment with a governance address: DEFAULT_ADMIN_ROLE handed over o
 
     it("holds DEFAULT_ADMIN_ROLE on each contract, and uses it only with both owners' signatures", async function () {
       const safeAddress = await safe.getAddress();
-      const token = new Contract(safeDeployment.contracts.LicenceToken, LicenceTokenAbi, safeProvider);
+      const { contracts } = safePlatform.deployment;
+      const token = new Contract(contracts.LicenceToken, LicenceTokenAbi, safePlatform.provider);
       for (const [name, abi] of ROLE_CONTRACTS) {
-        const c = new Contract(safeDeployment.contracts[name], abi, safeProvider);
+        const c = new Contract(contracts[name], abi, safePlatform.provider);
         expect(await c.hasRole(ZeroHash, safeAddress), `the Safe governs ${name}`).to.equal(true);
       }
       const newAdmin = Wallet.createRandom().address;

@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { stageNumber } from "../../abis/index.ts";
 import type { DecisionAudit, DocumentAudit } from "../../scripts/audit/auditRecord.ts";
 import { auditIssuance, type StageRule } from "../../scripts/audit/issuanceAudit.ts";
-import type { TimedEvent } from "../../scripts/audit/logReader.ts";
+import { inChainOrder, type TimedEvent } from "../../scripts/audit/logReader.ts";
 import { CONTRACTS, address, event } from "./syntheticChain.ts";
 
 const REGISTRY = CONTRACTS.ApprovalRegistry;
@@ -26,13 +26,14 @@ const documents: DocumentAudit[] = [
   { documentId: "d1", docIndex: 1, docType: "FIRE_SAFETY", latestVersion: 1, versions: [] },
 ];
 
+const on = { token: { address: CONTRACTS.LicenceToken }, documents: { address: CONTRACTS.DocumentRegistry } };
 const anchored = (block: number, docIndex: number, version: number) =>
   event(
     "DocumentAnchored",
     block,
     0,
     { tokenId: 7n, docIndex: BigInt(docIndex), version: BigInt(version) },
-    { address: CONTRACTS.DocumentRegistry },
+    on.documents,
   );
 const status = (block: number, from: bigint, to: bigint, actor = REGISTRY, logIndex = 5, transactionHash?: string) =>
   event(
@@ -40,7 +41,7 @@ const status = (block: number, from: bigint, to: bigint, actor = REGISTRY, logIn
     block,
     logIndex,
     { tokenId: 7n, from, to, reasonCode: 0n, actor },
-    { address: CONTRACTS.LicenceToken, transactionHash },
+    { ...on.token, transactionHash },
   );
 const stageStarted = (block: number, stage: number) =>
   event("StageStarted", block, 3, { tokenId: 7n, stage: BigInt(stage) });
@@ -53,12 +54,8 @@ function approval(
   departmentId: number,
   reviewed: [number, number][],
 ): [TimedEvent, DecisionAudit] {
-  const e = event("DecisionRecorded", block, 1, {
-    tokenId: 7n,
-    departmentId: BigInt(departmentId),
-    stage: BigInt(stage),
-    decision: 1n,
-  });
+  const [department, index] = [BigInt(departmentId), BigInt(stage)];
+  const e = event("DecisionRecorded", block, 1, { tokenId: 7n, departmentId: department, stage: index, decision: 1n });
   const audit = {
     stage: stageNumber(stage),
     departmentId,
@@ -79,14 +76,17 @@ function issued(block: number, finalStage: number, actor = REGISTRY): TimedEvent
   return [
     completed(block, finalStage),
     change,
-    event(
-      "LicenceIssued",
-      block,
-      6,
-      { tokenId: 7n },
-      { address: CONTRACTS.LicenceToken, transactionHash: change.transactionHash },
-    ),
+    event("LicenceIssued", block, 6, { tokenId: 7n }, { ...on.token, transactionHash: change.transactionHash }),
   ];
+}
+
+/** auditIssuance on `events` (put in chain order) under `stages`: its answer and its findings. */
+function audit(events: TimedEvent[], decisions: DecisionAudit[], stages = STAGES) {
+  const findings: string[] = [];
+  return {
+    check: auditIssuance(inChainOrder(events), decisions, documents, stages, REGISTRY, roles, findings),
+    findings,
+  };
 }
 
 describe("auditor: issuance against stages and versions (synthetic events)", function () {
@@ -97,7 +97,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
       [1, 1],
     ]);
     const [a2, d2] = approval(22, 1, 2, [[0, 1]]);
-    const events = [
+    const events = inChainOrder([
       anchored(2, 0, 1),
       anchored(3, 1, 1),
       status(10, 1n, SUBMITTED),
@@ -108,14 +108,13 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
       ...(extra.beforeStage1 ?? []),
       a2,
       ...issued(22, 1),
-    ].sort((x, y) => x.blockNumber - y.blockNumber || x.logIndex - y.logIndex);
+    ]);
     return { events, decisions: [d1, d2] };
   }
 
   it("reports the stages complete and each standing approval's coverage; no finding for a sound issuance", function () {
     const { events, decisions } = history();
-    const findings: string[] = [];
-    const check = auditIssuance(events, decisions, documents, STAGES, REGISTRY, roles, findings);
+    const { check, findings } = audit(events, decisions);
     expect(findings).to.deep.equal([]);
     expect(check).to.deep.equal({
       stagesCompleted: [1, 2],
@@ -142,8 +141,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
 
   it("flags an approval that covered an older version than the latest at issuance (it should have been invalidated)", function () {
     const { events, decisions } = history({ beforeStage1: [anchored(15, 1, 2)] });
-    const findings: string[] = [];
-    const check = auditIssuance(events, decisions, documents, STAGES, REGISTRY, roles, findings);
+    const { check, findings } = audit(events, decisions);
     expect(findings).to.deep.equal([
       `the approval of D1 in stage 1 (tx ${decisions[0].transactionHash}) covered FIRE_SAFETY v1, but v2 was the latest when the licence was issued: it should have been invalidated`,
     ]);
@@ -174,16 +172,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
         stageStarted(17, 1),
       ],
     });
-    const findings: string[] = [];
-    const check = auditIssuance(
-      events,
-      [decisions[0], d1b, decisions[1]],
-      documents,
-      STAGES,
-      REGISTRY,
-      roles,
-      findings,
-    );
+    const { check, findings } = audit(events, [decisions[0], d1b, decisions[1]]);
     expect(findings).to.deep.equal([]);
     expect(check!.approvals.map((a) => a.transactionHash)).to.deep.equal([
       d1b.transactionHash,
@@ -193,15 +182,9 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
 
   it("flags an issuance with a stage not complete: never completed, or reopened and not completed again", function () {
     const { events, decisions } = history();
-    const findings: string[] = [];
-    auditIssuance(
+    const { findings } = audit(
       events.filter((e) => !(e.name === "StageCompleted" && e.blockNumber === 12)),
       decisions,
-      documents,
-      STAGES,
-      REGISTRY,
-      roles,
-      findings,
     );
     expect(findings).to.deep.equal([
       `the licence was issued (tx ${events.find((e) => e.name === "LicenceIssued")!.transactionHash}) with stage 1 of 2 not complete`,
@@ -210,41 +193,25 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
     const reopened = history({
       beforeStage1: [event("StageReopened", 15, 2, { tokenId: 7n, fromStage: 1n, toStage: 0n })],
     });
-    const again: string[] = [];
-    auditIssuance(reopened.events, reopened.decisions, documents, STAGES, REGISTRY, roles, again);
+    const { findings: again } = audit(reopened.events, reopened.decisions);
     expect(again).to.have.length(1);
     expect(again[0]).to.include("with stage 1 of 2 not complete");
   });
 
   it("recomputes each StageCompleted from the decisions standing then and the stage's rule", function () {
     const { events, decisions } = history();
-    const rules = (stage0: StageRule) => [stage0, STAGES[1]];
+    const rules = (completion: number, threshold: number, mandatoryMask: number, departmentIds: number[]) => [
+      { completion, threshold, mandatoryMask, departmentIds },
+      STAGES[1],
+    ];
     const completion = events.find((e) => e.name === "StageCompleted" && e.blockNumber === 12)!;
     // ALL over departments 1 and 3: only 1 approved.
-    const all: string[] = [];
-    auditIssuance(
-      events,
-      decisions,
-      documents,
-      rules({ completion: 0, threshold: 0, mandatoryMask: 3, departmentIds: [1, 3] }),
-      REGISTRY,
-      roles,
-      all,
-    );
+    const { findings: all } = audit(events, decisions, rules(0, 0, 3, [1, 3]));
     expect(all).to.deep.equal([
       `StageCompleted for stage 1 (block 12, tx ${completion.transactionHash}) does not follow from the decisions standing then: mandatory department 3 had not approved`,
     ]);
     // THRESHOLD 2 of departments 1, 3, 4, none mandatory: one approval.
-    const threshold: string[] = [];
-    auditIssuance(
-      events,
-      decisions,
-      documents,
-      rules({ completion: 2, threshold: 2, mandatoryMask: 0, departmentIds: [1, 3, 4] }),
-      REGISTRY,
-      roles,
-      threshold,
-    );
+    const { findings: threshold } = audit(events, decisions, rules(2, 2, 0, [1, 3, 4]));
     expect(threshold[0]).to.include("1 approval of 2 needed");
     // ANY of departments 1 and 3: department 3's approval was invalidated and not given again, so it blocks.
     const [a3] = approval(11, 0, 3, [[0, 1]]);
@@ -255,28 +222,10 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
       docIndex: 0n,
       newVersion: 2n,
     });
-    const any: string[] = [];
-    auditIssuance(
-      [...events, a3, invalidated].sort((x, y) => x.blockNumber - y.blockNumber || x.logIndex - y.logIndex),
-      decisions,
-      documents,
-      rules({ completion: 1, threshold: 0, mandatoryMask: 0, departmentIds: [1, 3] }),
-      REGISTRY,
-      roles,
-      any,
-    );
+    const { findings: any } = audit([...events, a3, invalidated], decisions, rules(1, 0, 0, [1, 3]));
     expect(any.some((f) => f.includes("department 3 had to review again"))).to.equal(true);
     // ANY of departments 1 and 3 with 1's approval: complete.
-    const ok: string[] = [];
-    auditIssuance(
-      events,
-      decisions,
-      documents,
-      rules({ completion: 1, threshold: 0, mandatoryMask: 0, departmentIds: [1, 3] }),
-      REGISTRY,
-      roles,
-      ok,
-    );
+    const { findings: ok } = audit(events, decisions, rules(1, 0, 0, [1, 3]));
     expect(ok).to.deep.equal([]);
   });
 
@@ -285,16 +234,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
     // A third document added in stage 2 after D2's approval (same block, before the issuance): the registry's rule
     // invalidates the approvals of every stage reached, so neither D1's (stage 1) nor D2's can stand at issuance.
     const added = { ...anchored(22, 2, 1), logIndex: 2 };
-    const findings: string[] = [];
-    auditIssuance(
-      [...events, added].sort((x, y) => x.blockNumber - y.blockNumber || x.logIndex - y.logIndex),
-      decisions,
-      documents,
-      STAGES,
-      REGISTRY,
-      roles,
-      findings,
-    );
+    const { findings } = audit([...events, added], decisions);
     expect(findings).to.have.length(2);
     expect(findings[0])
       .to.include("the approval of D1 in stage 1")
@@ -311,8 +251,7 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
         : e,
     );
     const after = [status(30, APPROVED, SUSPENDED, admin), status(31, SUSPENDED, REVOKED, intruder)];
-    const findings: string[] = [];
-    const check = auditIssuance([...tampered, ...after], decisions, documents, STAGES, REGISTRY, roles, findings);
+    const { check, findings } = audit([...tampered, ...after], decisions);
     expect(check!.issuedBy).to.equal(intruder);
     expect(findings).to.have.length(2);
     expect(findings[0])
@@ -324,8 +263,8 @@ describe("auditor: issuance against stages and versions (synthetic events)", fun
   });
 
   it("has nothing to check for a licence never issued", function () {
-    const findings: string[] = [];
-    expect(auditIssuance([status(10, 1n, SUBMITTED)], [], documents, STAGES, REGISTRY, roles, findings)).to.equal(null);
+    const { check, findings } = audit([status(10, 1n, SUBMITTED)], []);
+    expect(check).to.equal(null);
     expect(findings).to.deep.equal([]);
   });
 });

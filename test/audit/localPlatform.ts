@@ -11,7 +11,29 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { Contract, JsonRpcProvider, ZeroAddress, concat, type BaseWallet } from "ethers";
+import {
+  Contract,
+  JsonRpcProvider,
+  Wallet,
+  ZeroAddress,
+  concat,
+  encodeBytes32String as b32,
+  id,
+  toBeHex,
+  zeroPadValue,
+  type BaseWallet,
+  type ContractRunner,
+  type HDNodeWallet,
+  type InterfaceAbi,
+  type TypedDataDomain,
+} from "ethers";
+import {
+  ApprovalRegistryAbi,
+  DEPARTMENT_KEY_TYPES,
+  DecisionVerifierAbi,
+  DocumentRegistryAbi,
+  LicenceTokenAbi,
+} from "../../abis/index.ts";
 import LicencePlatform from "../../ignition/modules/LicencePlatform.ts";
 import {
   deployedContractNames,
@@ -22,7 +44,7 @@ import {
 import type { Deployment } from "../../scripts/audit/deploymentFile.ts";
 import { startLocalChain, type LocalChain } from "../../scripts/stack/localChain.ts";
 import { freePort } from "../../scripts/stack/ports.ts";
-import { REPO_ROOT, runAudit } from "./auditCli.ts";
+import { REPO_ROOT, auditText, runAudit } from "./auditCli.ts";
 
 const execute = promisify(execFile);
 const HARDHAT = path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js");
@@ -37,6 +59,8 @@ export interface LocalPlatform {
   buildFile: string;
   /** The auditor's tool on this deployment (`--json`, the reviewed build of the artifacts), with more arguments. */
   audit(...args: string[]): ReturnType<typeof runAudit>;
+  /** The same as text (no --json). */
+  auditText(...args: string[]): Promise<string>;
   /** The same, with another deployment file (written under the platform's directory). */
   auditWith(deployment: object, ...args: string[]): ReturnType<typeof runAudit>;
   close(): Promise<void>;
@@ -50,9 +74,9 @@ export async function localChain(chainId: number): Promise<{ chain: LocalChain; 
 }
 
 /** `scripts/deploy.ts` against `rpcUrl` (the node's first account deploys); env adds the role keys. */
-export function deploy(rpcUrl: string, dir: string, env: Record<string, string>) {
+export function deploy(rpcUrl: string, dir: string, env: Record<string, string>, cwd = REPO_ROOT) {
   return execute(process.execPath, [HARDHAT, "run", "--no-compile", "scripts/deploy.ts", "--network", "localhost"], {
-    cwd: REPO_ROOT,
+    cwd,
     env: {
       ...process.env,
       CHAIN_RPC_URL: rpcUrl,
@@ -100,6 +124,7 @@ export async function localPlatform(
       build,
       buildFile,
       audit: (...args) => runAudit(chain.rpcUrl, deploymentFile, "--build", buildFile, ...args),
+      auditText: (...args) => auditText(chain.rpcUrl, deploymentFile, "--build", buildFile, ...args),
       async auditWith(deployment, ...args) {
         const file = path.join(dir, `deployment-${++other}.json`);
         await writeFile(file, JSON.stringify(deployment));
@@ -115,22 +140,86 @@ export async function localPlatform(
 
 /** `execTransaction` of the Safe `safe`: a call to `to` with `data`, signed by `signers` (ascending addresses). */
 export async function fromSafe(safe: Contract, to: string, data: string, signers: BaseWallet[]) {
-  const nonce = await safe.nonce();
-  const hash: string = await safe.getTransactionHash(to, 0, data, 0, 0, 0, 0, ZeroAddress, ZeroAddress, nonce);
+  const call = [to, 0, data, 0, 0, 0, 0, ZeroAddress, ZeroAddress] as const;
+  const hash: string = await safe.getTransactionHash(...call, await safe.nonce());
   const ordered = [...signers].sort((a, b) => (BigInt(a.address) < BigInt(b.address) ? -1 : 1));
   const signatures = concat(ordered.map((owner) => owner.signingKey.sign(hash).serialized));
   const relayer = await (safe.runner as JsonRpcProvider).getSigner(0);
-  const sent = await (safe.connect(relayer) as Contract).execTransaction(
-    to,
-    0,
-    data,
-    0,
-    0,
-    0,
-    0,
-    ZeroAddress,
-    ZeroAddress,
-    signatures,
-  );
-  return sent.wait();
+  return (await (safe.connect(relayer) as Contract).execTransaction(...call, signatures)).wait();
 }
+
+type Key = Wallet | HDNodeWallet;
+
+/** A workflow stage of `codes`' departments, as registerWorkflow takes it. */
+export const stage = (codes: string[], executionType = 1, completion = 0) => ({
+  executionType,
+  completion,
+  threshold: 0,
+  onTimeout: 0,
+  onRejection: 0,
+  timeoutSeconds: 0,
+  mandatoryMask: 0,
+  departments: codes.map((code) => b32(code)),
+});
+
+/**
+ * The deployed contracts on `p` (acting as `runner`), the registry's EIP-712 domain, and the steps the on-chain
+ * tests share: a submitted request with one document, and the decision a department has in front of it now.
+ */
+export async function platformContracts(p: LocalPlatform, runner: ContractRunner, operator: Key) {
+  const { contracts } = p.deployment;
+  const contract = (name: keyof typeof contracts, abi: unknown) =>
+    new Contract(contracts[name], abi as InterfaceAbi, runner);
+  const token = contract("LicenceToken", LicenceTokenAbi);
+  const documents = contract("DocumentRegistry", DocumentRegistryAbi);
+  const registry = contract("ApprovalRegistry", ApprovalRegistryAbi);
+  const [, name, version, chainId, verifyingContract, salt] = await registry.eip712Domain();
+  const domain: TypedDataDomain = { name, version, chainId, verifyingContract, salt };
+  const as = (c: Contract, wallet: Key) => c.connect(wallet.connect(p.provider)) as Contract;
+  const mined = async (tx: Promise<{ wait(): Promise<unknown> }>) => (await tx).wait();
+  await p.provider.send("anvil_setBalance", [operator.address, FUNDS]);
+  return {
+    token,
+    documents,
+    registry,
+    verifier: contract("DecisionVerifier", DecisionVerifierAbi),
+    domain,
+    as,
+    mined,
+    fund: (address: string) => p.provider.send("anvil_setBalance", [address, FUNDS]),
+    /** `wallet`'s proof that it holds its key, as registerDepartment and proposeDepartmentWallet want it. */
+    keyProof: (wallet: Key, code: string, custody: number) =>
+      wallet.signTypedData(domain, DEPARTMENT_KEY_TYPES, { code: b32(code), wallet: wallet.address, custody }),
+    departmentId: async (code: string) => Number((await registry.departmentByCode(b32(code)))[0]),
+    /** A submitted request `tokenId` of workflow `type` with one document (its plan). */
+    async submitted(tokenId: number, type = "PERMIT", commitment = id(`applicant ${tokenId}`)) {
+      await mined(as(token, operator).mint(Wallet.createRandom().address, tokenId, b32(type), commitment));
+      const documentId = zeroPadValue(toBeHex(tokenId), 16);
+      await mined(as(documents, operator).anchorDocument(tokenId, documentId, b32("SITE_PLAN"), id(`plan ${tokenId}`)));
+      await mined(as(registry, operator).submit(tokenId));
+    },
+    /** The decision `departmentId` has in front of it on `tokenId` now: approve every document at the current round. */
+    async decision(tokenId: number, departmentId: number) {
+      const progress = await registry.progressOf(tokenId);
+      const record = await registry.departmentRecord(departmentId);
+      const now = (await p.provider.getBlock("latest"))!.timestamp;
+      const [stage, round, nonce] = [progress.stage, progress.stageStartedAt, record.nonce];
+      const [documents, remarksHash, deadline] = [[id(`plan ${tokenId}`)], id("fine"), now + 3600];
+      return {
+        tokenId,
+        departmentId,
+        stage,
+        round,
+        decision: 1,
+        reasonCode: 0,
+        reviewedMask: 0,
+        documents,
+        remarksHash,
+        nonce,
+        deadline,
+      };
+    },
+  };
+}
+
+const FUNDS = "0x3635c9adc5dea00000";

@@ -6,45 +6,26 @@
  * history. An account whose threshold was lowered behind its events' back accepts one assertion: the auditor does
  * not. Needs the contracts compiled (`npx hardhat build --no-tests`).
  */
-import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { expect } from "chai";
 import {
   Contract,
   ContractFactory,
   TypedDataEncoder,
   Wallet,
-  encodeBytes32String,
+  encodeBytes32String as b32,
   id,
   keccak256,
   toBeHex,
-  zeroPadValue,
-  type JsonRpcSigner,
 } from "ethers";
-import {
-  ApprovalRegistryAbi,
-  DECISION_TYPES,
-  DEPARTMENT_KEY_TYPES,
-  DocumentRegistryAbi,
-  LicenceTokenAbi,
-} from "../../abis/index.ts";
+import { DECISION_TYPES, DEPARTMENT_KEY_TYPES } from "../../abis/index.ts";
 import { REVIEWED_PASSKEY_ACCOUNT_CODE_HASH } from "../../scripts/audit/passkeyAudit.ts";
 import { createPasskey, signWithPasskeys, type Passkey } from "../contracts/helpers/passkeys.ts";
 import { REPO_ROOT } from "./auditCli.ts";
-import { localPlatform, type LocalPlatform } from "./localPlatform.ts";
+import { localPlatform, platformContracts, stage, type LocalPlatform } from "./localPlatform.ts";
 
-const run = promisify(execFile);
-const b32 = encodeBytes32String;
-const FUNDS = "0x3635c9adc5dea00000";
-const ARTIFACT = path.join(
-  REPO_ROOT,
-  "artifacts",
-  "contracts",
-  "DepartmentPasskeyAccount.sol",
-  "DepartmentPasskeyAccount.json",
-);
+const ARTIFACT = path.join(REPO_ROOT, "artifacts/contracts/DepartmentPasskeyAccount.sol/DepartmentPasskeyAccount.json");
 const REVIEWER_CHANGE_TYPES = {
   ReviewerChange: [
     { name: "add", type: "bytes[]" },
@@ -58,89 +39,47 @@ const REVIEWER_CHANGE_TYPES = {
 describe("auditor: passkey departments' decisions verified by the auditor itself (anvil, deploy.ts)", function () {
   this.timeout(300_000);
   const operator = Wallet.createRandom();
-  const admin = Wallet.createRandom();
   const [a, b, c] = [createPasskey(), createPasskey(), createPasskey()];
   const reviewerId = (p: Passkey) => keccak256(p.key);
   let p: LocalPlatform;
-  let governance: JsonRpcSigner;
-  let registry: Contract;
-  let token: Contract;
-  let documents: Contract;
+  let x: Awaited<ReturnType<typeof platformContracts>>;
   let account: Contract;
-  let domain: Record<string, unknown>;
+  let factory: ContractFactory;
   let artifact: { abi: never; bytecode: string; deployedBytecode: string };
-
-  const mined = async (tx: Promise<{ wait(): Promise<unknown> }>) => (await tx).wait();
-  const asOperator = (contract: Contract) => contract.connect(operator.connect(p.provider)) as Contract;
 
   /** Licence `tokenId` submitted with one document, decided by `signers`' passkeys, relayed by the operator. */
   async function decidedByPasskeys(tokenId: number, signers: Passkey[]) {
-    await mined(
-      asOperator(token).mint(Wallet.createRandom().address, tokenId, b32("PERMIT"), id(`applicant ${tokenId}`)),
-    );
-    await mined(
-      asOperator(documents).anchorDocument(
-        tokenId,
-        zeroPadValue(toBeHex(tokenId), 16),
-        b32("SITE_PLAN"),
-        id(`plan ${tokenId}`),
-      ),
-    );
-    await mined(asOperator(registry).submit(tokenId));
-    const progress = await registry.progressOf(tokenId);
-    const record = await registry.departmentRecord(1);
-    const now = (await p.provider.getBlock("latest"))!.timestamp;
-    const decision = {
-      tokenId,
-      departmentId: 1,
-      stage: progress.stage,
-      round: progress.stageStartedAt,
-      decision: 1,
-      reasonCode: 0,
-      reviewedMask: 0,
-      documents: [id(`plan ${tokenId}`)],
-      remarksHash: id("fine"),
-      nonce: record.nonce,
-      deadline: now + 3600,
-    };
-    const digest = TypedDataEncoder.hash(domain, DECISION_TYPES, decision);
-    await mined(asOperator(registry).decideBySig(decision, signWithPasskeys(digest, signers)));
+    await x.submitted(tokenId);
+    const decision = await x.decision(tokenId, 1);
+    const digest = TypedDataEncoder.hash(x.domain, DECISION_TYPES, decision);
+    await x.mined(x.as(x.registry, operator).decideBySig(decision, signWithPasskeys(digest, signers)));
+  }
+
+  /** A passkey account of `keys` registered as department `code`, its key proof signed by `signers`. */
+  async function registered(code: string, keys: Passkey[], signers: Passkey[], threshold?: number) {
+    const deployed = (await factory.deploy(
+      keys.map((k) => k.key),
+      2,
+    )) as Contract;
+    await deployed.waitForDeployment();
+    const wallet = await deployed.getAddress();
+    if (threshold) await p.provider.send("anvil_setStorageAt", [wallet, toBeHex(2, 32), toBeHex(threshold, 32)]);
+    const digest = TypedDataEncoder.hash(x.domain, DEPARTMENT_KEY_TYPES, { code: b32(code), wallet, custody: 1 });
+    await x.mined(x.registry.registerDepartment(b32(code), wallet, 1, signWithPasskeys(digest, signers)));
+    return deployed;
   }
 
   before(async function () {
-    p = await localPlatform(31337, { OPERATOR_ADDRESS: operator.address, ADMIN_ADDRESS: admin.address });
-    governance = await p.provider.getSigner(0);
-    const { contracts } = p.deployment;
-    registry = new Contract(contracts.ApprovalRegistry, ApprovalRegistryAbi as never, governance);
-    token = new Contract(contracts.LicenceToken, LicenceTokenAbi as never, governance);
-    documents = new Contract(contracts.DocumentRegistry, DocumentRegistryAbi as never, governance);
-    await p.provider.send("anvil_setBalance", [operator.address, FUNDS]);
-    const d = await registry.eip712Domain();
-    domain = { name: d[1], version: d[2], chainId: d[3], verifyingContract: d[4], salt: d[5] };
-
+    p = await localPlatform(31337, {
+      OPERATOR_ADDRESS: operator.address,
+      ADMIN_ADDRESS: Wallet.createRandom().address,
+    });
+    x = await platformContracts(p, await p.provider.getSigner(0), operator);
     artifact = JSON.parse(await readFile(ARTIFACT, "utf8"));
-    const factory = new ContractFactory(artifact.abi, artifact.bytecode, governance);
-    account = (await factory.deploy([a.key, b.key, c.key], 2)) as Contract;
-    await account.waitForDeployment();
-    const wallet = await account.getAddress();
+    factory = new ContractFactory(artifact.abi, artifact.bytecode, await p.provider.getSigner(0));
     // The key proof is the account's own signature: two of its reviewers' passkeys.
-    const proof = { code: b32("PASSKEYS"), wallet, custody: 1 };
-    const proofDigest = TypedDataEncoder.hash(domain, DEPARTMENT_KEY_TYPES, proof);
-    await mined(registry.registerDepartment(b32("PASSKEYS"), wallet, 1, signWithPasskeys(proofDigest, [a, b])));
-    await mined(
-      registry.registerWorkflow(b32("PERMIT"), id("permit v1"), 0, [
-        {
-          executionType: 0,
-          completion: 0,
-          threshold: 0,
-          onTimeout: 0,
-          onRejection: 0,
-          timeoutSeconds: 0,
-          mandatoryMask: 0,
-          departments: [b32("PASSKEYS")],
-        },
-      ]),
-    );
+    account = await registered("PASSKEYS", [a, b, c], [a, b]);
+    await x.mined(x.registry.registerWorkflow(b32("PERMIT"), id("permit v1"), 0, [stage(["PASSKEYS"], 0)]));
   });
 
   after(async function () {
@@ -153,7 +92,7 @@ describe("auditor: passkey departments' decisions verified by the auditor itself
 
   it("a licence decided by two reviewers' assertions relayed by the operator audits clean, both reviewers verified, the account's reviewers listed", async function () {
     await decidedByPasskeys(1, [a, c]);
-    expect((await token.licence(1)).status).to.equal(4n); // APPROVED
+    expect((await x.token.licence(1)).status).to.equal(4n); // APPROVED
     const { code, report, stderr } = await p.audit("--token", "1");
     expect(stderr).to.equal("");
     expect([...report.findings, ...report.licences[0].findings]).to.deep.equal([]);
@@ -182,22 +121,7 @@ describe("auditor: passkey departments' decisions verified by the auditor itself
       ["ADDED", reviewerId(c)],
       ["THRESHOLD", 2],
     ]);
-    const text = await run(
-      process.execPath,
-      [
-        "scripts/audit.ts",
-        "--rpc",
-        p.chain.rpcUrl,
-        "--deployment",
-        p.deploymentFile,
-        "--build",
-        p.buildFile,
-        "--token",
-        "1",
-      ],
-      { cwd: REPO_ROOT },
-    );
-    expect(text.stdout)
+    expect(await p.auditText("--token", "1"))
       .to.include(`PASSKEYS passkey account ${await account.getAddress()}  2 of 3 reviewers`)
       .and.include(`passkey of reviewer ${reviewerId(a)}  origin https://licences.example`)
       .and.include(`key proof by`);
@@ -244,7 +168,9 @@ describe("auditor: passkey departments' decisions verified by the auditor itself
       change,
     );
     expect(await account.changeDigest(change)).to.equal(digest);
-    const receipt = (await mined(asOperator(account).changeReviewers(change, signWithPasskeys(digest, [a, c])))) as {
+    const receipt = (await x.mined(
+      x.as(account, operator).changeReviewers(change, signWithPasskeys(digest, [a, c])),
+    )) as {
       blockNumber: number;
     };
     const { code, report } = await p.audit("--token", "1");
@@ -290,14 +216,7 @@ describe("auditor: passkey departments' decisions verified by the auditor itself
   });
 
   it("a department registered with a key proof one reviewer short (threshold lowered behind the events): a finding naming the department and the reviewers' shortfall", async function () {
-    const factory = new ContractFactory(artifact.abi, artifact.bytecode, governance);
-    const solo = (await factory.deploy([a.key, b.key], 2)) as Contract;
-    await solo.waitForDeployment();
-    const wallet = await solo.getAddress();
-    await p.provider.send("anvil_setStorageAt", [wallet, toBeHex(2, 32), toBeHex(1, 32)]);
-    const proof = { code: b32("SOLO"), wallet, custody: 1 };
-    const digest = TypedDataEncoder.hash(domain, DEPARTMENT_KEY_TYPES, proof);
-    await mined(registry.registerDepartment(b32("SOLO"), wallet, 1, signWithPasskeys(digest, [a])));
+    const wallet = await (await registered("SOLO", [a, b], [a], 1)).getAddress();
     const { code, report } = await p.audit("--token", "1");
     expect(code).to.equal(1);
     const registration = report.findings.filter((f: string) => f.startsWith("the registration of SOLO"));

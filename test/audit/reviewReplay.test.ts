@@ -48,57 +48,30 @@ const departments = (stages = [stage(0, 0, [1, 2]), stage(1, 1, [3])]) =>
   );
 
 let log = 0;
-const decided = (
-  block: number,
-  stageIndex: number,
-  departmentId: number,
-  decision = 1n,
-  reviewedMask = 1n,
-  tx?: string,
-) =>
-  event(
-    "DecisionRecorded",
-    block,
-    log++,
-    { tokenId: 7n, stage: BigInt(stageIndex), departmentId: BigInt(departmentId), decision, reviewedMask },
-    { transactionHash: tx },
-  );
+/** An event of licence 7, in transaction `tx` (a fresh one if not given). */
+const of7 = (name: string, block: number, args: Record<string, unknown>, tx?: string) =>
+  event(name, block, log++, { tokenId: 7n, ...args }, { transactionHash: tx });
+const big = (...values: number[]) => values.map(BigInt);
+const decided = (block: number, s: number, departmentId: number, decision = 1n, reviewedMask = 1n, tx?: string) =>
+  of7("DecisionRecorded", block, { stage: BigInt(s), departmentId: BigInt(departmentId), decision, reviewedMask }, tx);
 const started = (block: number, s: number, tx?: string) =>
-  event("StageStarted", block, log++, { tokenId: 7n, stage: BigInt(s), startedAt: 0n }, { transactionHash: tx });
-const completed = (block: number, s: number, tx?: string) =>
-  event("StageCompleted", block, log++, { tokenId: 7n, stage: BigInt(s) }, { transactionHash: tx });
+  of7("StageStarted", block, { stage: BigInt(s), startedAt: 0n }, tx);
+const completed = (block: number, s: number, tx?: string) => of7("StageCompleted", block, { stage: BigInt(s) }, tx);
 const anchored = (block: number, docIndex: number, version: number, tx?: string) =>
-  event(
-    "DocumentAnchored",
-    block,
-    log++,
-    { tokenId: 7n, docIndex: BigInt(docIndex), version: BigInt(version) },
-    { transactionHash: tx },
-  );
-const invalidated = (block: number, s: number, departmentId: number, docIndex: number, version: number, tx: string) =>
-  event(
+  of7("DocumentAnchored", block, { docIndex: BigInt(docIndex), version: BigInt(version) }, tx);
+const invalidated = (block: number, s: number, departmentId: number, docIndex: number, version: number, tx: string) => {
+  const [stageIndex, department, doc, newVersion] = big(s, departmentId, docIndex, version);
+  return of7(
     "ReviewInvalidated",
     block,
-    log++,
-    {
-      tokenId: 7n,
-      stage: BigInt(s),
-      departmentId: BigInt(departmentId),
-      docIndex: BigInt(docIndex),
-      newVersion: BigInt(version),
-    },
-    { transactionHash: tx },
+    { stage: stageIndex, departmentId: department, docIndex: doc, newVersion },
+    tx,
   );
+};
 const reopened = (block: number, from: number, to: number, tx: string) =>
-  event(
-    "StageReopened",
-    block,
-    log++,
-    { tokenId: 7n, fromStage: BigInt(from), toStage: BigInt(to) },
-    { transactionHash: tx },
-  );
+  of7("StageReopened", block, { fromStage: BigInt(from), toStage: BigInt(to) }, tx);
 const issued = (block: number, tx?: string) =>
-  event("LicenceStatusChanged", block, log++, { tokenId: 7n, from: SUBMITTED, to: APPROVED }, { transactionHash: tx });
+  of7("LicenceStatusChanged", block, { from: SUBMITTED, to: APPROVED }, tx);
 
 /** A sound review: plan anchored, FIRE then POLICE in stage 1, WATER in stage 2, issued. */
 function sound(): TimedEvent[] {
@@ -106,7 +79,7 @@ function sound(): TimedEvent[] {
   const toStage2 = "0x" + "cd".repeat(32);
   return [
     anchored(3, 0, 1),
-    event("ReviewStarted", 4, log++, { tokenId: 7n, workflowId: 1n }),
+    of7("ReviewStarted", 4, { workflowId: 1n }),
     started(4, 0),
     decided(5, 0, 1),
     decided(6, 0, 2, 1n, 1n, toStage2),

@@ -66,19 +66,12 @@ describe("auditor: role holders over time (synthetic events)", function () {
     const d = deployment({ deployer });
     const roles = new RoleHistory(deploymentGrants(d, deployer), d);
     expect(roles.findings([])).to.deep.equal([]);
-    expect(
-      roles
-        .holders()
-        .filter((h) => h.role === "DEFAULT_ADMIN_ROLE")
-        .map((h) => h.account),
-    ).to.deep.equal([d.roles.governance, d.roles.governance, d.roles.governance]);
+    const governors = roles.holders().filter((h) => h.role === "DEFAULT_ADMIN_ROLE");
+    expect(governors.map((h) => h.account)).to.deep.equal([d.roles.governance, d.roles.governance, d.roles.governance]);
 
     // Without the renouncement the deployer still holds it: a finding per contract.
-    const kept = new RoleHistory(
-      deploymentGrants(d, deployer).filter((e) => e.name !== "RoleRevoked"),
-      d,
-    );
-    const findings = kept.findings([]);
+    const kept = deploymentGrants(d, deployer).filter((e) => e.name !== "RoleRevoked");
+    const findings = new RoleHistory(kept, d).findings([]);
     expect(findings).to.have.length(3);
     expect(findings[0]).to.include(`the deployer ${deployer} still holds DEFAULT_ADMIN_ROLE on LicenceToken`);
   });
@@ -135,18 +128,16 @@ describe("auditor: role holders over time (synthetic events)", function () {
       d,
     );
     expect(roles.findings([])).to.deep.equal([]);
-    expect(
-      roles
-        .grants()
-        .filter((x) => !x.fromDeployment)
-        .map((x) => [x.contract, x.role, x.account]),
-    ).to.deep.equal([["LicenceToken", "ADMIN_ROLE", newAdmin]]);
-    expect(roles.holdsAt("LicenceToken", "ADMIN_ROLE", d.roles.admin, { blockNumber: 59, logIndex: 5 })).to.equal(true);
-    expect(roles.holdsAt("LicenceToken", "ADMIN_ROLE", d.roles.admin, { blockNumber: 61, logIndex: 0 })).to.equal(
-      false,
-    );
-    expect(roles.holdsAt("LicenceToken", "ADMIN_ROLE", newAdmin, { blockNumber: 49, logIndex: 0 })).to.equal(false);
-    expect(roles.holdsAt("ApprovalRegistry", "ADMIN_ROLE", newAdmin, { blockNumber: 70, logIndex: 0 })).to.equal(false);
+    const later = roles.grants().filter((x) => !x.fromDeployment);
+    expect(later.map((x) => [x.contract, x.role, x.account])).to.deep.equal([["LicenceToken", "ADMIN_ROLE", newAdmin]]);
+    const holds = (contract: Contract, account: string, blockNumber: number, logIndex = 0) =>
+      roles.holdsAt(contract as "LicenceToken", "ADMIN_ROLE", account, { blockNumber, logIndex });
+    expect([
+      holds("LicenceToken", d.roles.admin, 59, 5),
+      holds("LicenceToken", d.roles.admin, 61),
+      holds("LicenceToken", newAdmin, 49),
+      holds("ApprovalRegistry", newAdmin, 70),
+    ]).to.deep.equal([true, false, false, false]);
   });
 
   it("flags a role holder that is or was a department wallet, whenever either happened", function () {
