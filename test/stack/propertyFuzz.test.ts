@@ -41,6 +41,8 @@ import {
   preview,
   queryPairs,
   raw,
+  textParts,
+  wellFormed,
   rawBody,
   toFormText,
   toJsonText,
@@ -899,15 +901,15 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
   /**
    * Runs a property over each operation: the values fc.check would try (its examples first, then generated ones,
    * numRuns in all), BATCH at a time (`exerciseBatch`). On the first failure of an operation, fast-check replays
-   * that run alone (its `path`) and shrinks it; the failure is reported with the shrunk counterexample.
+   * that run alone (its `path`) and shrinks it; every failure is reported with its shrunk counterexample.
    */
-  async function forEach<T>(
+  async function fuzz<T>(
     list: Operation[],
     arbitraryOf: (op: Operation) => fc.Arbitrary<T>,
     caseOf: (op: Operation, value: T) => Case,
     numRuns: number | ((op: Operation) => number),
     examplesOf: (op: Operation) => T[] = () => [],
-  ): Promise<string[]> {
+  ): Promise<void> {
     const failures: string[] = [];
     for (const [i, op] of list.entries()) {
       const arbitrary = arbitraryOf(op);
@@ -945,7 +947,7 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         break;
       }
     }
-    return failures;
+    expect(failures, failures.join("\n\n")).to.deep.equal([]);
   }
 
   const jsonOps = () => operations.filter((op) => op.body && op.body.contentType !== "multipart/form-data");
@@ -972,15 +974,24 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     };
   }
 
+  /** A request to the operation's valid target (`live`: where it can succeed). */
+  function requestTo(
+    op: Operation,
+    headers: Record<string, string>,
+    body?: RawRequest["body"],
+    live = false,
+  ): RawRequest {
+    return { method: op.method, path: pathOf(op, validPathValues(op, live)), headers, body };
+  }
+
   function multipartRequest(op: Operation, c: MultipartCase, live: boolean): RawRequest {
     const built = buildMultipart(c);
-    return {
-      method: op.method,
-      path: pathOf(op, validPathValues(op, live)),
-      headers: { "content-type": built.contentType },
-      body: built.body,
-    };
+    return requestTo(op, { "content-type": built.contentType }, built.body, live);
   }
+
+  /** A well-formed upload: the text fields, then a PDF named `filename`. */
+  const uploadForm = (label: string, fields: Record<string, string>, filename: string, content: Buffer) =>
+    wellFormed(label, [...textParts(fields), { name: "file", filename, contentType: "application/pdf", content }]);
 
   /** The request of an operation with its valid parameters and (if it has one) its primary valid body. */
   function validRequest(
@@ -991,24 +1002,13 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
   ): RawRequest {
     const request: RawRequest = { method: op.method, path: pathOf(op, pathValues, rawMode, query) };
     if (op.body?.contentType === "multipart/form-data") {
-      const built = buildMultipart({
-        label: "valid",
-        parts: [
-          {
-            name: "file",
-            filename: "document.pdf",
-            contentType: "application/pdf",
-            content: pdf(`fuzz params ${run} ${++counter}`),
-          },
-          ...Object.entries(multipartPlan(op).fields).map(([name, v]) => ({ name, content: Buffer.from(v) })),
-        ],
-        boundary: "same",
-        contentType: "multipart/form-data",
-        lineEnding: "\r\n",
-        truncated: false,
-        preamble: "",
-        chunked: false,
-      });
+      const file = { name: "file", filename: "document.pdf", contentType: "application/pdf" };
+      const built = buildMultipart(
+        wellFormed("valid", [
+          { ...file, content: pdf(`fuzz params ${run} ${++counter}`) },
+          ...textParts(multipartPlan(op).fields),
+        ]),
+      );
       return { ...request, headers: { "content-type": built.contentType }, body: built.body };
     }
     if (op.body) {
@@ -1081,7 +1081,7 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       rawMode: boolean;
       query: [string, string, boolean][];
     };
-    const failures = await forEach<Case>(
+    await fuzz<Case>(
       operations,
       (op) => {
         const queryArb = queryPairs(
@@ -1148,29 +1148,22 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         ];
       },
     );
-    expect(failures, failures.join("\n\n")).to.deep.equal([]);
   });
 
   it("arbitrary JSON documents as the body of every JSON and form operation", async function () {
     this.timeout(900_000);
-    const failures = await forEach(
+    await fuzz(
       jsonOps(),
       () => arbitraryJsonBody,
       (op, value): Case => {
         const { body, contentType } = bodyRequest(op, value);
         return {
-          request: {
-            method: op.method,
-            path: pathOf(op, validPathValues(op)),
-            headers: contentType ? { "content-type": contentType } : {},
-            body,
-          },
+          request: requestTo(op, contentType ? { "content-type": contentType } : {}, body),
           input: `body ${preview(body ?? "(none)")}`,
         };
       },
       RUNS.arbitraryJson,
     );
-    expect(failures, failures.join("\n\n")).to.deep.equal([]);
   });
 
   it("mutations of a valid body: one field replaced, removed, added or repeated, at any depth", async function () {
@@ -1180,7 +1173,7 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       fc.string({ unit: "binary-ascii", minLength: 0, maxLength: 300 }).map((s) => s.replace(/[^\x20-\x7e]/g, "")),
       { freq: 6, nil: undefined },
     );
-    const failures = await forEach<Case>(
+    await fuzz<Case>(
       jsonOps(),
       (op) => {
         const bases = basesOf(op);
@@ -1198,7 +1191,7 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         const headers: Record<string, string> = contentType ? { "content-type": contentType } : {};
         if (c.idempotencyKey !== undefined) headers["idempotency-key"] = c.idempotencyKey;
         return {
-          request: { method: op.method, path: pathOf(op, validPathValues(op, c.live)), headers, body: text },
+          request: requestTo(op, headers, text, c.live),
           input: `base #${c.base}, mutations ${JSON.stringify(c.mutations, (_k, v) => (typeof v === "string" && v.length > 200 ? `${v.slice(0, 50)}… (${v.length} chars)` : v))} → body ${preview(text ?? "(none)")}`,
         };
       },
@@ -1227,12 +1220,11 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         );
       },
     );
-    expect(failures, failures.join("\n\n")).to.deep.equal([]);
   });
 
   it("raw bodies: invalid JSON, wrong content types and encodings, empty, duplicate keys, deep nesting, oversized", async function () {
     this.timeout(900_000);
-    const failures = await forEach(
+    await fuzz(
       [...jsonOps(), ...multipartOps()],
       (op) =>
         rawBody(
@@ -1244,18 +1236,17 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         const headers: Record<string, string> = { ...(b.headers ?? {}) };
         if (b.contentType !== undefined) headers["content-type"] = b.contentType;
         return {
-          request: { method: op.method, path: pathOf(op, validPathValues(op)), headers, body: b.body },
+          request: requestTo(op, headers, b.body),
           input: `${b.label}: ${preview(b.body ?? "(none)", 300)} as ${JSON.stringify(b.contentType)} ${JSON.stringify(b.headers ?? {})}`,
         };
       },
       RUNS.rawBodies,
     );
-    expect(failures, failures.join("\n\n")).to.deep.equal([]);
   });
 
   it("multipart uploads: random bytes, disguised files, missing, repeated and oversized fields, many parts, broken framing", async function () {
     this.timeout(900_000);
-    const failures = await forEach(
+    await fuzz(
       multipartOps(),
       (op) =>
         fc.record({ form: multipartCase(multipartPlan(op)), live: fc.integer({ min: 0, max: 5 }).map((n) => n === 0) }),
@@ -1267,22 +1258,8 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       // Always tried on the live target: NUL and a lone surrogate in each text field and in the file name.
       (op) => {
         const plan = multipartPlan(op);
-        const form = (fields: Record<string, string>, filename: string): MultipartCase => {
-          const valid = plan.file();
-          return {
-            label: "valid form, hostile text",
-            boundary: "same",
-            contentType: "multipart/form-data",
-            lineEnding: "\r\n",
-            truncated: false,
-            preamble: "",
-            chunked: false,
-            parts: [
-              ...Object.entries(fields).map(([name, v]) => ({ name, content: Buffer.from(v, "utf8") })),
-              { name: "file", filename, contentType: valid.contentType, content: valid.bytes },
-            ],
-          };
-        };
+        const form = (fields: Record<string, string>, filename: string) =>
+          uploadForm("valid form, hostile text", fields, filename, plan.file().bytes);
         return ["fuzz\u0000nul", "fuzz\ud800lone"].flatMap((hostile) => [
           ...Object.keys(plan.fields).map((name) => ({
             form: form({ ...plan.fields, [name]: hostile }, "document.pdf"),
@@ -1292,7 +1269,6 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         ]);
       },
     );
-    expect(failures, failures.join("\n\n")).to.deep.equal([]);
   });
 
   it("regressions: the shrunk inputs of the bugs this fuzzing found answer 4xx and change nothing", async function () {
@@ -1302,27 +1278,24 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       if (!found) throw new Error(`operation ${id} is not in the OpenAPI document`);
       return found;
     };
-    const json = (id: string, body: string, live = false): [Operation, RawRequest] => [
+    const json = (id: string, body: string): [Operation, RawRequest] => [
       op(id),
-      {
-        method: op(id).method,
-        path: pathOf(op(id), validPathValues(op(id), live)),
-        headers: { "content-type": "application/json" },
-        body,
-      },
+      requestTo(op(id), { "content-type": "application/json" }, body),
     ];
     const own = f.applicantId;
-    const form = (fields: Record<string, string>, filename: string): MultipartCase => ({
-      label: "regression",
-      boundary: "same",
-      contentType: "multipart/form-data",
-      lineEnding: "\r\n",
-      truncated: false,
-      preamble: "",
-      chunked: false,
-      parts: [
-        ...Object.entries(fields).map(([name, v]) => ({ name, content: Buffer.from(v, "utf8") })),
-        { name: "file", filename, contentType: "application/pdf", content: pdf(`regression ${run} ${randomUUID()}`) },
+    const form = (fields: Record<string, string>, filename: string) =>
+      uploadForm("regression", fields, filename, pdf(`regression ${run} ${randomUUID()}`));
+    const nulDepartmentWorkflow = JSON.stringify({
+      workflowType: "BUILDING_PERMIT",
+      name: "x",
+      stages: [
+        {
+          stageId: "s",
+          stageName: "S",
+          stageOrder: 1,
+          executionType: "PARALLEL",
+          requiredApprovals: [{ departmentCode: "a\u0000b" }],
+        },
       ],
     });
     const cases: [string, Operation, RawRequest][] = [
@@ -1387,44 +1360,8 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         ),
       ],
       ["NUL in a department name", ...json("updateDepartment", '{"name":"fuzz\\u0000nul"}')],
-      [
-        "NUL in a workflow's department code",
-        ...json(
-          "validateWorkflowDefinition",
-          JSON.stringify({
-            workflowType: "BUILDING_PERMIT",
-            name: "x",
-            stages: [
-              {
-                stageId: "s",
-                stageName: "S",
-                stageOrder: 1,
-                executionType: "PARALLEL",
-                requiredApprovals: [{ departmentCode: "a\u0000b" }],
-              },
-            ],
-          }),
-        ),
-      ],
-      [
-        "NUL in a workflow's department code (POST)",
-        ...json(
-          "createWorkflow",
-          JSON.stringify({
-            workflowType: "BUILDING_PERMIT",
-            name: "x",
-            stages: [
-              {
-                stageId: "s",
-                stageName: "S",
-                stageOrder: 1,
-                executionType: "PARALLEL",
-                requiredApprovals: [{ departmentCode: "a\u0000b" }],
-              },
-            ],
-          }),
-        ),
-      ],
+      ["NUL in a workflow's department code", ...json("validateWorkflowDefinition", nulDepartmentWorkflow)],
+      ["NUL in a workflow's department code (POST)", ...json("createWorkflow", nulDepartmentWorkflow)],
       [
         "NUL client_id at the token endpoint",
         op("issueClientToken"),
@@ -1452,32 +1389,25 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       [
         "gzip declared, garbage sent",
         op("suspendLicence"),
-        {
-          method: "POST",
-          path: pathOf(op("suspendLicence"), validPathValues(op("suspendLicence"))),
-          headers: { "content-type": "application/json", "content-encoding": "gzip" },
-          body: "not gzip at all",
-        },
+        requestTo(
+          op("suspendLicence"),
+          { "content-type": "application/json", "content-encoding": "gzip" },
+          "not gzip at all",
+        ),
       ],
       [
         "deflate declared, garbage sent",
         op("uploadDocument"),
-        {
-          method: "POST",
-          path: pathOf(op("uploadDocument"), validPathValues(op("uploadDocument"))),
-          headers: { "content-type": "application/json", "content-encoding": "deflate" },
-          body: "\u0000\u0001garbage",
-        },
+        requestTo(
+          op("uploadDocument"),
+          { "content-type": "application/json", "content-encoding": "deflate" },
+          "\u0000\u0001garbage",
+        ),
       ],
       [
         "br declared, garbage sent",
         op("approveRequest"),
-        {
-          method: "POST",
-          path: pathOf(op("approveRequest"), validPathValues(op("approveRequest"))),
-          headers: { "content-type": "application/json", "content-encoding": "br" },
-          body: "garbage",
-        },
+        requestTo(op("approveRequest"), { "content-type": "application/json", "content-encoding": "br" }, "garbage"),
       ],
       // An empty id makes a collection path: its 405 had a text/plain body, not the Error body.
       ["empty webhook id (405)", op("deleteWebhook"), { method: "DELETE", path: "/api/v1/webhooks/" }],
