@@ -16,6 +16,10 @@
  *   by ANONYMOUS and without the secret tried; that row, and nothing else, is allowed.
  * 2xx answers are not asserted beyond "not 5xx"; valid bodies that could succeed are generated rarely and capped.
  *
+ * Cases of one operation go BATCH at a time, checked by one snapshot; a batch where anything changed or failed has
+ * its refusals and failures sent again one by one, and only a failure of a case sent alone fails the test (those
+ * seen only among others, races, are listed in the summary).
+ *
  * Reproduce a run: FUZZ_SEED=<seed printed at the start>. Scale the number of cases: FUZZ_RUNS_SCALE (default 1).
  */
 import { randomUUID } from "node:crypto";
@@ -37,6 +41,8 @@ import {
   preview,
   queryPairs,
   raw,
+  textParts,
+  wellFormed,
   rawBody,
   toFormText,
   toJsonText,
@@ -77,6 +83,8 @@ const RUNS = {
 const MAX_URL = 8_000;
 /** Caps on 2xx answers of operations whose success leaves lasting state (beyond the cap, a valid body is steered to a refusal). */
 const SUCCESS_BUDGET: Record<string, number> = { createRequest: 4, createWebhook: 4, createClient: 4 };
+/** Cases sent at once, checked by one snapshot of the state (see `exerciseBatch`). */
+const BATCH = 8;
 
 interface Base {
   /** Relative frequency among the operation's bases. */
@@ -115,6 +123,31 @@ interface Fixtures {
   receiver: Receiver;
 }
 
+/** One generated case: the request, and its input described for a failure message. */
+interface Case {
+  request: RawRequest;
+  input: string;
+}
+
+interface Answer {
+  /** The request as sent (credentials and request id added). */
+  sent: RawRequest;
+  requestId: string;
+  /** The operation and request line, for failure messages. */
+  where: string;
+  input: string;
+  response: RawResponse;
+}
+
+/** A failure of one answer among several checked together. */
+class AnswerError extends Error {
+  readonly answer: Answer;
+  constructor(answer: Answer, message: string) {
+    super(message);
+    this.answer = answer;
+  }
+}
+
 interface OpStats {
   cases: number;
   statuses: Record<number, number>;
@@ -130,7 +163,12 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
   let counter = 0;
   const stats = new Map<string, OpStats>();
   const successes: Record<string, number> = {};
+  /** Per operation, the requests of the batch being built that may succeed (they count against SUCCESS_BUDGET). */
+  let reserved: Record<string, number> = {};
   let backgroundRechecks = 0;
+  let replays = 0;
+  /** Failures seen only among cases sent at once, each passing when sent again alone (races, not inputs). */
+  const concurrencyOnly: string[] = [];
   let rateLimited = 0;
 
   before(async function () {
@@ -303,7 +341,12 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       );
       const total = [...stats.values()].reduce((n, s) => n + s.cases, 0);
       console.log(
-        `\n    fuzz summary (seed ${SEED}): ${total} cases; 2xx/3xx of writes: ${JSON.stringify(successes)}; 429 answers: ${rateLimited}; background differences re-checked: ${backgroundRechecks}\n      ${rows.join("\n      ")}`,
+        `\n    fuzz summary (seed ${SEED}): ${total} cases; 2xx/3xx of writes: ${JSON.stringify(successes)}; 429 answers: ${rateLimited}; background differences re-checked: ${backgroundRechecks}; cases sent again alone: ${replays}\n      ${rows.join("\n      ")}`,
+      );
+    }
+    if (concurrencyOnly.length > 0) {
+      console.log(
+        `    ${concurrencyOnly.length} failure(s) only among cases sent at once (each passed alone):\n      ${concurrencyOnly.map((p) => p.split("\n")[0].slice(0, 400)).join("\n      ")}`,
       );
     }
   });
@@ -545,7 +588,6 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       return text;
     }
     if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return text;
-    const exhausted = (successes[id] ?? 0) >= (SUCCESS_BUDGET[id] ?? Infinity);
     let changed = false;
     if (
       id === "createWorkflow" &&
@@ -563,18 +605,17 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       parsed.code = f.deptSac.code;
       changed = true;
     }
-    if (exhausted && id === "createRequest" && parsed.applicantId === f.applicantId) {
-      parsed.applicantId = "someone-else";
+    // A body that may succeed counts against the budget from the moment its batch is built.
+    const mayCreate =
+      (id === "createRequest" && parsed.applicantId === f.applicantId) ||
+      (id === "createWebhook" && parsed.departmentCode !== f.deptA.code) ||
+      id === "createClient";
+    if (mayCreate && (successes[id] ?? 0) + (reserved[id] ?? 0) >= SUCCESS_BUDGET[id]) {
+      if (id === "createRequest") parsed.applicantId = "someone-else";
+      else if (id === "createWebhook") parsed.departmentCode = f.deptA.code;
+      else parsed.name = "";
       changed = true;
-    }
-    if (exhausted && id === "createWebhook" && parsed.departmentCode !== f.deptA.code) {
-      parsed.departmentCode = f.deptA.code;
-      changed = true;
-    }
-    if (exhausted && id === "createClient") {
-      parsed.name = "";
-      changed = true;
-    }
+    } else if (mayCreate) reserved[id] = (reserved[id] ?? 0) + 1;
     if (!changed) return text;
     try {
       return JSON.stringify(parsed);
@@ -637,97 +678,144 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     return undefined;
   }
 
-  /** Sends one case and checks it (see the file's comment); returns the status. */
-  async function exercise(op: Operation, request: RawRequest, input: string): Promise<number> {
-    const requestId = `fuzz-${run}-${++counter}`;
+  /** Sends one case, with the caller's credentials and a request id of its own. */
+  async function send(op: Operation, c: Case, requestId = `fuzz-${run}-${++counter}`): Promise<Answer> {
     const sent: RawRequest = {
-      ...request,
-      headers: { ...authHeaders(op), ...(request.headers ?? {}), "x-request-id": requestId },
+      ...c.request,
+      headers: { ...authHeaders(op), ...(c.request.headers ?? {}), "x-request-id": requestId },
     };
-    const before = last ?? (await probe.take());
     const where = `${op.operationId} (${sent.method} ${preview(sent.path, 300)})`;
-    let response: RawResponse;
     try {
-      response = await sendRaw(f.api, sent);
+      return { sent, requestId, where, input: c.input, response: await sendRaw(f.api, sent) };
     } catch (error) {
-      throw new Error(`${where}: no HTTP answer (${(error as Error).message})\n      input: ${input}`);
+      throw new Error(`${where}: no HTTP answer (${(error as Error).message})\n      input: ${c.input}`);
     }
-    record(op, response.status);
-    if (response.status >= 500) {
+  }
+
+  const failure = (a: Answer, problem: string) => `${a.where} ${problem}\n      input: ${a.input}`;
+
+  /**
+   * What is wrong with an answer by itself: a 5xx, or an answer its document does not list (the operation the path
+   * really reaches: a fuzzed id can make it another one, or none: the router's 404/405), or a 4xx without the error body.
+   */
+  function answerProblem(op: Operation, a: Answer): string | undefined {
+    const { status, text, headers, json } = a.response;
+    if (status >= 500) return failure(a, `answered ${status}: ${preview(text, 300)}`);
+    const reached = operationReached(operations, a.sent.method, a.sent.path);
+    const undocumented = reached && undocumentedAnswer(reached, status, headers, json);
+    if (undocumented) return failure(a, undocumented);
+    const shape = status >= 400 && errorShapeProblem(op, a.response);
+    if (shape) return failure(a, `answered ${status} with a bad error body (${shape}): ${preview(text, 300)}`);
+    return undefined;
+  }
+
+  /** Sends one case alone and checks it (see the file's comment); throws what failed, returns the status. */
+  async function exercise(op: Operation, c: Case, replay = false): Promise<number> {
+    const before = last ?? (await probe.take());
+    const a = await send(op, c);
+    const { status, text } = a.response;
+    if (!replay) record(op, status);
+    const problem = answerProblem(op, a);
+    if (problem) {
       last = undefined;
-      throw new Error(`${where} answered ${response.status}: ${preview(response.text, 300)}\n      input: ${input}`);
+      throw new Error(problem);
     }
-    // Every answer of an operation is one its document lists, with the documented headers and body shape (the
-    // operation the path really reaches: a fuzzed id can make it another one, or none: the router's 404/405).
-    const reached = operationReached(operations, sent.method, sent.path);
-    const undocumented = reached && undocumentedAnswer(reached, response.status, response.headers, response.json);
-    if (undocumented) throw new Error(`${where}: ${undocumented}\n      input: ${input}`);
-    if (response.status < 400) {
+    const after = await probe.take();
+    if (status < 400) {
       // Not asserted beyond "not 5xx". A write that changed something may have started background work (events,
       // deliveries, receipts): it settles before the next case's snapshot.
-      const after = await probe.take();
-      if (sent.method !== "GET") successes[op.operationId] = (successes[op.operationId] ?? 0) + 1;
-      if (sent.method !== "GET" && StateProbe.diff(before, after).length > 0) {
-        await probe.quiesce();
-        last = await probe.take();
-      } else {
-        last = after;
-      }
-      return response.status;
+      if (a.sent.method !== "GET") successes[op.operationId] = (successes[op.operationId] ?? 0) + 1;
+      last = a.sent.method !== "GET" && StateProbe.diff(before, after).length > 0 ? await settle() : after;
+      return status;
     }
-    const shape = errorShapeProblem(op, response);
-    if (shape)
-      throw new Error(
-        `${where} answered ${response.status} with a bad error body (${shape}): ${preview(response.text, 300)}\n      input: ${input}`,
-      );
-    const after = await probe.take();
     last = after;
-    const failedSignIns = await signInFailureRows(sent, response, requestId, `${where}\n      input: ${input}`);
-    const comparable = withoutFailedSignIns(before, after, failedSignIns);
+    const comparable = withoutFailedSignIns(before, after, await signInFailures([a]));
     const differences = StateProbe.diff(before, comparable);
-    if (differences.length === 0) return response.status;
-    if (!StateProbe.backgroundOnly(before, comparable)) {
+    if (differences.length === 0) return status;
+    if (!StateProbe.backgroundOnly(before, comparable))
       throw new Error(
-        `${where} answered ${response.status} ${preview(response.text, 200)} but changed state: ${differences.join("; ")}\n      input: ${input}`,
+        failure(a, `answered ${status} ${preview(text, 200)} but changed state: ${differences.join("; ")}`),
       );
-    }
     // Only what background work also changes: check again in a quiet moment with the same request.
     backgroundRechecks++;
-    await probe.quiesce();
-    const quiet = await probe.take();
-    const resent = { ...sent, headers: { ...sent.headers, "x-request-id": `${requestId}-again` } };
-    const again = await sendRaw(f.api, resent);
-    const afterAgain = await probe.take();
-    last = afterAgain;
-    const againFailures = await signInFailureRows(
-      resent,
-      again,
-      `${requestId}-again`,
-      `${where} (again)\n      input: ${input}`,
-    );
-    const still = StateProbe.diff(quiet, withoutFailedSignIns(quiet, afterAgain, againFailures));
-    if (again.status >= 400 && again.status < 500 && still.length > 0) {
+    const quiet = await settle();
+    const again = await send(op, c, `${a.requestId}-again`);
+    last = await probe.take();
+    const still = StateProbe.diff(quiet, withoutFailedSignIns(quiet, last, await signInFailures([again])));
+    if (again.response.status >= 400 && again.response.status < 500 && still.length > 0)
       throw new Error(
-        `${where} answered ${again.status} and changed state (confirmed in a quiet moment): ${still.join("; ")}\n      input: ${input}`,
+        failure(
+          a,
+          `answered ${again.response.status} and changed state (confirmed in a quiet moment): ${still.join("; ")}`,
+        ),
       );
+    return status;
+  }
+
+  /**
+   * Sends the cases at once and takes one snapshot after all have answered. When every answer passes its own checks
+   * and the snapshot shows no change (or every answer was a success), no refusal changed anything. Otherwise each
+   * refusal and each failed answer is sent again alone (`exercise`), so that a failure names one request and is one
+   * of the request itself, not of its running alongside others. Returns the first such failure.
+   */
+  async function exerciseBatch(op: Operation, cases: Case[]): Promise<{ index: number; message: string } | undefined> {
+    const before = last ?? (await probe.take());
+    const answers = await Promise.all(cases.map((c) => send(op, c).catch((error: Error) => error)));
+    const problems = new Map<number, string>();
+    for (const [i, a] of answers.entries()) {
+      const problem = a instanceof Error ? a.message : (record(op, a.response.status), answerProblem(op, a));
+      if (problem) problems.set(i, problem);
     }
-    return response.status;
+    const ok = answers.filter((a): a is Answer => !(a instanceof Error));
+    const refused = ok.filter((a) => a.response.status >= 400 && a.response.status < 500);
+    const writes = ok.filter((a) => a.response.status < 400 && a.sent.method !== "GET");
+    for (const _ of writes) successes[op.operationId] = (successes[op.operationId] ?? 0) + 1;
+    const after = await probe.take();
+    let allowed = 0;
+    try {
+      allowed = await signInFailures(refused);
+    } catch (error) {
+      if (!(error instanceof AnswerError)) throw error;
+      problems.set(answers.indexOf(error.answer), error.message);
+    }
+    const comparable = withoutFailedSignIns(before, after, allowed);
+    const differences = StateProbe.diff(before, comparable);
+    last = (differences.length > 0 && writes.length > 0) || problems.size > 0 ? await settle() : after;
+    if (problems.size === 0 && (differences.length === 0 || refused.length === 0)) return undefined;
+    for (const [i, a] of answers.entries()) {
+      if (!problems.has(i) && !(a instanceof Error) && a.response.status < 400) continue;
+      replays++;
+      try {
+        await exercise(op, cases[i], true);
+      } catch (error) {
+        return { index: i, message: (error as Error).message };
+      }
+      if (problems.has(i)) concurrencyOnly.push(problems.get(i)!);
+    }
+    if (problems.size === 0 && refused.length === cases.length && !StateProbe.backgroundOnly(before, comparable))
+      concurrencyOnly.push(
+        `${cases.length} refusals of ${op.operationId} at once changed state (${differences.join("; ")}), none alone`,
+      );
+    return undefined;
+  }
+
+  /** Waits for background work to settle; the snapshot then. */
+  async function settle(): Promise<Snapshot> {
+    await probe.quiesce();
+    return probe.take();
   }
 
   /**
    * The one write a 4xx may make: a failed sign-in is audited by design (SIGN_IN_FAILED, by ANONYMOUS, never with
    * the secret tried), and only for the answers that refuse a credential: the token endpoint's 401 invalid_client,
    * the identity-locker authorize's 403, the code exchange's invalid_grant / expired_token, the console sign-in's 401
-   * (the passkey credential claimed). Any other audit row
-   * under the request id, or a row on any other answer, is a failure. Returns the number of rows allowed.
+   * (the passkey credential claimed). Any other audit row under the request id of a refusal, or a row on any other
+   * answer, is a failure: thrown as the first such request's. Returns the number of rows allowed.
    */
-  async function signInFailureRows(
-    sent: RawRequest,
-    response: RawResponse,
-    requestId: string,
-    context: string,
-  ): Promise<number> {
+  async function signInFailures(refused: Answer[]): Promise<number> {
+    if (refused.length === 0) return 0;
     const { rows } = await probe.pool.query<{
+      request_id: string;
       entity_type: string;
       action: string;
       actor_type: string;
@@ -735,40 +823,50 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       new_value: unknown;
       row: string;
     }>(
-      `SELECT entity_type, action, actor_type, actor_id, new_value, to_jsonb(a)::text AS row
-         FROM audit_logs a WHERE request_id = $1`,
-      [requestId],
+      `SELECT request_id, entity_type, action, actor_type, actor_id, new_value, to_jsonb(a)::text AS row
+         FROM audit_logs a WHERE request_id = ANY($1)`,
+      [refused.map((a) => a.requestId)],
     );
-    if (rows.length === 0) return 0;
-    const reached = operationReached(operations, sent.method, sent.path)?.operationId;
-    const body = response.json as { error?: unknown; code?: unknown } | undefined;
-    const entityType =
-      reached === "issueClientToken" && response.status === 401 && body?.error === "invalid_client"
-        ? "CLIENT"
-        : reached === "identityLockerAuthorize" && response.status === 403 && body?.code === "FORBIDDEN"
-          ? "APPLICANT"
-          : reached === "identityLockerToken" &&
-              response.status === 400 &&
-              (body?.error === "invalid_grant" || body?.error === "expired_token")
+    let allowed = 0;
+    for (const a of refused) {
+      const own = rows.filter((r) => r.request_id === a.requestId);
+      if (own.length === 0) continue;
+      const { status, json } = a.response;
+      const reached = operationReached(operations, a.sent.method, a.sent.path)?.operationId;
+      const body = json as { error?: unknown; code?: unknown } | undefined;
+      const entityType =
+        reached === "issueClientToken" && status === 401 && body?.error === "invalid_client"
+          ? "CLIENT"
+          : reached === "identityLockerAuthorize" && status === 403 && body?.code === "FORBIDDEN"
             ? "APPLICANT"
-            : reached === "consoleSignIn" && response.status === 401
-              ? "REVIEWER"
-              : undefined;
-    const secrets = secretsSent(sent);
-    const wrong = rows.filter(
-      (r) =>
-        r.entity_type !== entityType ||
-        r.action !== "SIGN_IN_FAILED" ||
-        r.actor_type !== "ANONYMOUS" ||
-        r.actor_id !== "unauthenticated" ||
-        JSON.stringify(Object.keys((r.new_value ?? {}) as object).sort()) !== '["method","reason"]' ||
-        secrets.some((secret) => r.row.includes(secret)),
-    );
-    if (!entityType || rows.length !== 1 || wrong.length > 0)
-      throw new Error(
-        `${context.split("\n")[0]} answered ${response.status} but wrote ${rows.length} audit record(s)${entityType ? " other than its one SIGN_IN_FAILED row (without the secret)" : ""}: ${preview(rows.map((r) => r.row).join(" "), 600)}\n${context.split("\n").slice(1).join("\n")}`,
+            : reached === "identityLockerToken" &&
+                status === 400 &&
+                (body?.error === "invalid_grant" || body?.error === "expired_token")
+              ? "APPLICANT"
+              : reached === "consoleSignIn" && status === 401
+                ? "REVIEWER"
+                : undefined;
+      const secrets = secretsSent(a.sent);
+      const wrong = own.filter(
+        (r) =>
+          r.entity_type !== entityType ||
+          r.action !== "SIGN_IN_FAILED" ||
+          r.actor_type !== "ANONYMOUS" ||
+          r.actor_id !== "unauthenticated" ||
+          JSON.stringify(Object.keys((r.new_value ?? {}) as object).sort()) !== '["method","reason"]' ||
+          secrets.some((secret) => r.row.includes(secret)),
       );
-    return 1;
+      if (!entityType || own.length !== 1 || wrong.length > 0)
+        throw new AnswerError(
+          a,
+          failure(
+            a,
+            `answered ${status} but wrote ${own.length} audit record(s)${entityType ? " other than its one SIGN_IN_FAILED row (without the secret)" : ""}: ${preview(own.map((r) => r.row).join(" "), 600)}`,
+          ),
+        );
+      allowed++;
+    }
+    return allowed;
   }
 
   /** `after` with the audit table as it was when the only change to it is the allowed failed sign-in rows. */
@@ -800,36 +898,56 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     return found.filter((v): v is string => typeof v === "string" && v.length >= 8 && /[A-Za-z0-9]/.test(v));
   }
 
-  /** Runs a property over each operation; collects every failure (with fast-check's shrunk counterexample). */
-  async function forEach<T>(
+  /**
+   * Runs a property over each operation: the values fc.check would try (its examples first, then generated ones,
+   * numRuns in all), BATCH at a time (`exerciseBatch`). On the first failure of an operation, fast-check replays
+   * that run alone (its `path`) and shrinks it; every failure is reported with its shrunk counterexample.
+   */
+  async function fuzz<T>(
     list: Operation[],
     arbitraryOf: (op: Operation) => fc.Arbitrary<T>,
-    check: (op: Operation, value: T) => Promise<void>,
+    caseOf: (op: Operation, value: T) => Case,
     numRuns: number | ((op: Operation) => number),
     examplesOf: (op: Operation) => T[] = () => [],
-  ): Promise<string[]> {
+  ): Promise<void> {
     const failures: string[] = [];
     for (const [i, op] of list.entries()) {
-      const details = await fc.check(
-        fc.asyncProperty(arbitraryOf(op), (value) => check(op, value)),
-        {
-          numRuns: typeof numRuns === "number" ? numRuns : numRuns(op),
-          seed: (SEED + i * 7919) | 0,
-          examples: examplesOf(op).map((example) => [example] as [T]),
-          endOnFailure: false,
-          plugins: [fc.interruptAfterTimeLimit(120_000)],
-        },
-      );
-      if (details.failed) {
+      const arbitrary = arbitraryOf(op);
+      const n = typeof numRuns === "number" ? numRuns : numRuns(op);
+      const seed = (SEED + i * 7919) | 0;
+      const examples = examplesOf(op).slice(0, n);
+      const values = [
+        ...examples,
+        ...(n > examples.length ? fc.sample(arbitrary, { numRuns: n - examples.length, seed }) : []),
+      ];
+      for (let at = 0; at < values.length; at += BATCH) {
+        const cases = values.slice(at, at + BATCH);
+        reserved = {};
+        const failed = await exerciseBatch(
+          op,
+          cases.map((v) => caseOf(op, v)),
+        );
+        reserved = {};
+        if (!failed) continue;
+        const runIndex = at + failed.index;
+        const details = await fc.check(
+          fc.asyncProperty(arbitrary, async (value) => {
+            await exercise(op, caseOf(op, value));
+          }),
+          { numRuns: 1, seed, examples: examples.map((e) => [e] as [T]), path: String(runIndex) },
+        );
         // fast-check's own report prints the whole counterexample (strings of 70 kB...): the shrunk case's error
         // message already describes its input compactly.
         const error = (details as { errorInstance?: unknown }).errorInstance;
         failures.push(
-          `${op.operationId}: failed after ${details.numRuns} run(s), shrunk ${details.numShrinks} time(s) (seed ${details.seed}, path "${details.counterexamplePath}")\n    ${error instanceof Error ? error.message : String(error)}`,
+          details.failed
+            ? `${op.operationId}: run ${runIndex} failed, shrunk ${details.numShrinks} time(s) (seed ${seed}, path "${details.counterexamplePath}")\n    ${error instanceof Error ? error.message : String(error)}`
+            : `${op.operationId}: run ${runIndex} failed once, then passed (seed ${seed}, path "${runIndex}")\n    ${failed.message}`,
         );
+        break;
       }
     }
-    return failures;
+    expect(failures, failures.join("\n\n")).to.deep.equal([]);
   }
 
   const jsonOps = () => operations.filter((op) => op.body && op.body.contentType !== "multipart/form-data");
@@ -856,15 +974,24 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     };
   }
 
+  /** A request to the operation's valid target (`live`: where it can succeed). */
+  function requestTo(
+    op: Operation,
+    headers: Record<string, string>,
+    body?: RawRequest["body"],
+    live = false,
+  ): RawRequest {
+    return { method: op.method, path: pathOf(op, validPathValues(op, live)), headers, body };
+  }
+
   function multipartRequest(op: Operation, c: MultipartCase, live: boolean): RawRequest {
     const built = buildMultipart(c);
-    return {
-      method: op.method,
-      path: pathOf(op, validPathValues(op, live)),
-      headers: { "content-type": built.contentType },
-      body: built.body,
-    };
+    return requestTo(op, { "content-type": built.contentType }, built.body, live);
   }
+
+  /** A well-formed upload: the text fields, then a PDF named `filename`. */
+  const uploadForm = (label: string, fields: Record<string, string>, filename: string, content: Buffer) =>
+    wellFormed(label, [...textParts(fields), { name: "file", filename, contentType: "application/pdf", content }]);
 
   /** The request of an operation with its valid parameters and (if it has one) its primary valid body. */
   function validRequest(
@@ -875,24 +1002,13 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
   ): RawRequest {
     const request: RawRequest = { method: op.method, path: pathOf(op, pathValues, rawMode, query) };
     if (op.body?.contentType === "multipart/form-data") {
-      const built = buildMultipart({
-        label: "valid",
-        parts: [
-          {
-            name: "file",
-            filename: "document.pdf",
-            contentType: "application/pdf",
-            content: pdf(`fuzz params ${run} ${++counter}`),
-          },
-          ...Object.entries(multipartPlan(op).fields).map(([name, v]) => ({ name, content: Buffer.from(v) })),
-        ],
-        boundary: "same",
-        contentType: "multipart/form-data",
-        lineEnding: "\r\n",
-        truncated: false,
-        preamble: "",
-        chunked: false,
-      });
+      const file = { name: "file", filename: "document.pdf", contentType: "application/pdf" };
+      const built = buildMultipart(
+        wellFormed("valid", [
+          { ...file, content: pdf(`fuzz params ${run} ${++counter}`) },
+          ...textParts(multipartPlan(op).fields),
+        ]),
+      );
       return { ...request, headers: { "content-type": built.contentType }, body: built.body };
     }
     if (op.body) {
@@ -965,7 +1081,7 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       rawMode: boolean;
       query: [string, string, boolean][];
     };
-    const failures = await forEach<Case>(
+    await fuzz<Case>(
       operations,
       (op) => {
         const queryArb = queryPairs(
@@ -1003,21 +1119,19 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         ];
         return fc.oneof(...options) as fc.Arbitrary<Case>;
       },
-      async (op, c) => {
+      (op, c) => {
         const values = { ...validPathValues(op) };
         for (const [name, value] of c.values) if (value !== undefined) values[name] = value;
         const required = Object.entries(validQuery(op))
           .filter(([k]) => !c.query.some(([q]) => q === k))
           .map(([k, v]) => [k, v, true] as [string, string, boolean]);
-        const request = validRequest(op, values, c.rawMode, [...required, ...c.query]);
-        await exercise(
-          op,
-          request,
-          JSON.stringify(
+        return {
+          request: validRequest(op, values, c.rawMode, [...required, ...c.query]),
+          input: JSON.stringify(
             { path: c.values.filter(([, v]) => v !== undefined), rawMode: c.rawMode, query: c.query },
             (_k, v) => (typeof v === "string" && v.length > 200 ? `${v.slice(0, 40)}… (${v.length} chars)` : v),
           ),
-        );
+        };
       },
       // An operation without parameters varies only by unknown query keys: a few cases say all there is.
       (op) => (op.pathParams.length + op.queryParams.length ? RUNS.params : runs(5)),
@@ -1034,30 +1148,22 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         ];
       },
     );
-    expect(failures, failures.join("\n\n")).to.deep.equal([]);
   });
 
   it("arbitrary JSON documents as the body of every JSON and form operation", async function () {
     this.timeout(900_000);
-    const failures = await forEach(
+    await fuzz(
       jsonOps(),
       () => arbitraryJsonBody,
-      async (op, value) => {
+      (op, value): Case => {
         const { body, contentType } = bodyRequest(op, value);
-        await exercise(
-          op,
-          {
-            method: op.method,
-            path: pathOf(op, validPathValues(op)),
-            headers: contentType ? { "content-type": contentType } : {},
-            body,
-          },
-          `body ${preview(body ?? "(none)")}`,
-        );
+        return {
+          request: requestTo(op, contentType ? { "content-type": contentType } : {}, body),
+          input: `body ${preview(body ?? "(none)")}`,
+        };
       },
       RUNS.arbitraryJson,
     );
-    expect(failures, failures.join("\n\n")).to.deep.equal([]);
   });
 
   it("mutations of a valid body: one field replaced, removed, added or repeated, at any depth", async function () {
@@ -1067,7 +1173,7 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       fc.string({ unit: "binary-ascii", minLength: 0, maxLength: 300 }).map((s) => s.replace(/[^\x20-\x7e]/g, "")),
       { freq: 6, nil: undefined },
     );
-    const failures = await forEach<Case>(
+    await fuzz<Case>(
       jsonOps(),
       (op) => {
         const bases = basesOf(op);
@@ -1078,17 +1184,16 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
           idempotencyKey: keyArb,
         });
       },
-      async (op, c) => {
+      (op, c) => {
         const base = basesOf(op)[c.base].value;
         const body = mutate(base, c.mutations);
         const { body: text, contentType } = bodyRequest(op, body);
         const headers: Record<string, string> = contentType ? { "content-type": contentType } : {};
         if (c.idempotencyKey !== undefined) headers["idempotency-key"] = c.idempotencyKey;
-        await exercise(
-          op,
-          { method: op.method, path: pathOf(op, validPathValues(op, c.live)), headers, body: text },
-          `base #${c.base}, mutations ${JSON.stringify(c.mutations, (_k, v) => (typeof v === "string" && v.length > 200 ? `${v.slice(0, 50)}… (${v.length} chars)` : v))} → body ${preview(text ?? "(none)")}`,
-        );
+        return {
+          request: requestTo(op, headers, text, c.live),
+          input: `base #${c.base}, mutations ${JSON.stringify(c.mutations, (_k, v) => (typeof v === "string" && v.length > 200 ? `${v.slice(0, 50)}… (${v.length} chars)` : v))} → body ${preview(text ?? "(none)")}`,
+        };
       },
       RUNS.mutations,
       // Always tried, in each field of the live (or first) valid body: a NUL character, a lone surrogate, and
@@ -1115,12 +1220,11 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         );
       },
     );
-    expect(failures, failures.join("\n\n")).to.deep.equal([]);
   });
 
   it("raw bodies: invalid JSON, wrong content types and encodings, empty, duplicate keys, deep nesting, oversized", async function () {
     this.timeout(900_000);
-    const failures = await forEach(
+    await fuzz(
       [...jsonOps(), ...multipartOps()],
       (op) =>
         rawBody(
@@ -1128,53 +1232,34 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
             ? toJsonText(primaryBody(op) ?? {})
             : (bodyRequest(op, primaryBody(op)).body ?? "{}"),
         ),
-      async (op, b) => {
+      (op, b) => {
         const headers: Record<string, string> = { ...(b.headers ?? {}) };
         if (b.contentType !== undefined) headers["content-type"] = b.contentType;
-        await exercise(
-          op,
-          { method: op.method, path: pathOf(op, validPathValues(op)), headers, body: b.body },
-          `${b.label}: ${preview(b.body ?? "(none)", 300)} as ${JSON.stringify(b.contentType)} ${JSON.stringify(b.headers ?? {})}`,
-        );
+        return {
+          request: requestTo(op, headers, b.body),
+          input: `${b.label}: ${preview(b.body ?? "(none)", 300)} as ${JSON.stringify(b.contentType)} ${JSON.stringify(b.headers ?? {})}`,
+        };
       },
       RUNS.rawBodies,
     );
-    expect(failures, failures.join("\n\n")).to.deep.equal([]);
   });
 
   it("multipart uploads: random bytes, disguised files, missing, repeated and oversized fields, many parts, broken framing", async function () {
     this.timeout(900_000);
-    const failures = await forEach(
+    await fuzz(
       multipartOps(),
       (op) =>
         fc.record({ form: multipartCase(multipartPlan(op)), live: fc.integer({ min: 0, max: 5 }).map((n) => n === 0) }),
-      async (op, c) => {
-        await exercise(
-          op,
-          multipartRequest(op, c.form, c.live),
-          `${c.live ? "live target; " : ""}${describeMultipart(c.form)}`,
-        );
-      },
+      (op, c) => ({
+        request: multipartRequest(op, c.form, c.live),
+        input: `${c.live ? "live target; " : ""}${describeMultipart(c.form)}`,
+      }),
       RUNS.multipart,
       // Always tried on the live target: NUL and a lone surrogate in each text field and in the file name.
       (op) => {
         const plan = multipartPlan(op);
-        const form = (fields: Record<string, string>, filename: string): MultipartCase => {
-          const valid = plan.file();
-          return {
-            label: "valid form, hostile text",
-            boundary: "same",
-            contentType: "multipart/form-data",
-            lineEnding: "\r\n",
-            truncated: false,
-            preamble: "",
-            chunked: false,
-            parts: [
-              ...Object.entries(fields).map(([name, v]) => ({ name, content: Buffer.from(v, "utf8") })),
-              { name: "file", filename, contentType: valid.contentType, content: valid.bytes },
-            ],
-          };
-        };
+        const form = (fields: Record<string, string>, filename: string) =>
+          uploadForm("valid form, hostile text", fields, filename, plan.file().bytes);
         return ["fuzz\u0000nul", "fuzz\ud800lone"].flatMap((hostile) => [
           ...Object.keys(plan.fields).map((name) => ({
             form: form({ ...plan.fields, [name]: hostile }, "document.pdf"),
@@ -1184,7 +1269,6 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         ]);
       },
     );
-    expect(failures, failures.join("\n\n")).to.deep.equal([]);
   });
 
   it("regressions: the shrunk inputs of the bugs this fuzzing found answer 4xx and change nothing", async function () {
@@ -1194,27 +1278,24 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       if (!found) throw new Error(`operation ${id} is not in the OpenAPI document`);
       return found;
     };
-    const json = (id: string, body: string, live = false): [Operation, RawRequest] => [
+    const json = (id: string, body: string): [Operation, RawRequest] => [
       op(id),
-      {
-        method: op(id).method,
-        path: pathOf(op(id), validPathValues(op(id), live)),
-        headers: { "content-type": "application/json" },
-        body,
-      },
+      requestTo(op(id), { "content-type": "application/json" }, body),
     ];
     const own = f.applicantId;
-    const form = (fields: Record<string, string>, filename: string): MultipartCase => ({
-      label: "regression",
-      boundary: "same",
-      contentType: "multipart/form-data",
-      lineEnding: "\r\n",
-      truncated: false,
-      preamble: "",
-      chunked: false,
-      parts: [
-        ...Object.entries(fields).map(([name, v]) => ({ name, content: Buffer.from(v, "utf8") })),
-        { name: "file", filename, contentType: "application/pdf", content: pdf(`regression ${run} ${randomUUID()}`) },
+    const form = (fields: Record<string, string>, filename: string) =>
+      uploadForm("regression", fields, filename, pdf(`regression ${run} ${randomUUID()}`));
+    const nulDepartmentWorkflow = JSON.stringify({
+      workflowType: "BUILDING_PERMIT",
+      name: "x",
+      stages: [
+        {
+          stageId: "s",
+          stageName: "S",
+          stageOrder: 1,
+          executionType: "PARALLEL",
+          requiredApprovals: [{ departmentCode: "a\u0000b" }],
+        },
       ],
     });
     const cases: [string, Operation, RawRequest][] = [
@@ -1279,44 +1360,8 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         ),
       ],
       ["NUL in a department name", ...json("updateDepartment", '{"name":"fuzz\\u0000nul"}')],
-      [
-        "NUL in a workflow's department code",
-        ...json(
-          "validateWorkflowDefinition",
-          JSON.stringify({
-            workflowType: "BUILDING_PERMIT",
-            name: "x",
-            stages: [
-              {
-                stageId: "s",
-                stageName: "S",
-                stageOrder: 1,
-                executionType: "PARALLEL",
-                requiredApprovals: [{ departmentCode: "a\u0000b" }],
-              },
-            ],
-          }),
-        ),
-      ],
-      [
-        "NUL in a workflow's department code (POST)",
-        ...json(
-          "createWorkflow",
-          JSON.stringify({
-            workflowType: "BUILDING_PERMIT",
-            name: "x",
-            stages: [
-              {
-                stageId: "s",
-                stageName: "S",
-                stageOrder: 1,
-                executionType: "PARALLEL",
-                requiredApprovals: [{ departmentCode: "a\u0000b" }],
-              },
-            ],
-          }),
-        ),
-      ],
+      ["NUL in a workflow's department code", ...json("validateWorkflowDefinition", nulDepartmentWorkflow)],
+      ["NUL in a workflow's department code (POST)", ...json("createWorkflow", nulDepartmentWorkflow)],
       [
         "NUL client_id at the token endpoint",
         op("issueClientToken"),
@@ -1344,32 +1389,25 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       [
         "gzip declared, garbage sent",
         op("suspendLicence"),
-        {
-          method: "POST",
-          path: pathOf(op("suspendLicence"), validPathValues(op("suspendLicence"))),
-          headers: { "content-type": "application/json", "content-encoding": "gzip" },
-          body: "not gzip at all",
-        },
+        requestTo(
+          op("suspendLicence"),
+          { "content-type": "application/json", "content-encoding": "gzip" },
+          "not gzip at all",
+        ),
       ],
       [
         "deflate declared, garbage sent",
         op("uploadDocument"),
-        {
-          method: "POST",
-          path: pathOf(op("uploadDocument"), validPathValues(op("uploadDocument"))),
-          headers: { "content-type": "application/json", "content-encoding": "deflate" },
-          body: "\u0000\u0001garbage",
-        },
+        requestTo(
+          op("uploadDocument"),
+          { "content-type": "application/json", "content-encoding": "deflate" },
+          "\u0000\u0001garbage",
+        ),
       ],
       [
         "br declared, garbage sent",
         op("approveRequest"),
-        {
-          method: "POST",
-          path: pathOf(op("approveRequest"), validPathValues(op("approveRequest"))),
-          headers: { "content-type": "application/json", "content-encoding": "br" },
-          body: "garbage",
-        },
+        requestTo(op("approveRequest"), { "content-type": "application/json", "content-encoding": "br" }, "garbage"),
       ],
       // An empty id makes a collection path: its 405 had a text/plain body, not the Error body.
       ["empty webhook id (405)", op("deleteWebhook"), { method: "DELETE", path: "/api/v1/webhooks/" }],
@@ -1403,7 +1441,7 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
     const failures: string[] = [];
     for (const [label, operation, request] of cases) {
       try {
-        const status = await exercise(operation, request, label);
+        const status = await exercise(operation, { request, input: label });
         if (!(status >= 400 && status < 500)) failures.push(`${label}: answered ${status}, expected a 4xx`);
       } catch (error) {
         failures.push(`${label}: ${(error as Error).message}`);

@@ -730,6 +730,22 @@ export interface MultipartCase {
 
 const BOUNDARY = "----fuzzBoundary7MA4YWxkTrZu0gW";
 
+/** A well-formed form of these parts: the right boundary, CRLF, closed, with a Content-Length. */
+export const wellFormed = (label: string, parts: Part[]): MultipartCase => ({
+  label,
+  parts,
+  boundary: "same",
+  contentType: "multipart/form-data",
+  lineEnding: "\r\n",
+  truncated: false,
+  preamble: "",
+  chunked: false,
+});
+
+/** Text parts of a form's fields, in order. */
+export const textParts = (fields: Record<string, string>): Part[] =>
+  Object.entries(fields).map(([name, v]) => ({ name, content: Buffer.from(v, "utf8") }));
+
 export function buildMultipart(c: MultipartCase): { body: Buffer | Buffer[]; contentType: string } {
   const eol = c.lineEnding;
   const chunks: Buffer[] = [];

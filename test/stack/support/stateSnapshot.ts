@@ -10,7 +10,7 @@
  *
  * Digesting every table on every snapshot was most of the fuzz suite's time, so a statement-level trigger on each
  * compared table notes the writing transaction's id, and a snapshot re-digests only the tables written by a
- * transaction that may have committed since the previous one (see `#dirtyTables`).
+ * transaction that may have committed since the previous one, in one call of a SQL function (see `init`).
  */
 import { readdir } from "node:fs/promises";
 import pg from "pg";
@@ -67,7 +67,7 @@ const TABLE_FILTERS: Record<string, string> = {
 const BACKGROUND_TABLES = new Set(["chain_transactions", "events", "webhook_deliveries", "webhook_logs", "wallets"]);
 const BACKGROUND_DIGEST_ONLY = new Set(["webhooks"]);
 
-/** Where the probe's triggers note which transaction wrote which table. */
+/** Where the probe's triggers note which transaction wrote which table, and its `take` function. */
 const PROBE_SCHEMA = "state_probe";
 
 export class StateProbe {
@@ -76,11 +76,9 @@ export class StateProbe {
   readonly #directories: string[];
   readonly #schema: string;
   #tables: string[] = [];
-  /** One digest query per compared table. */
-  #queries = new Map<string, string>();
-  /** The last digests, and the oldest transaction still running when they were taken (see `#dirtyTables`). */
+  /** The last digests, and the oldest transaction still running when they were taken (see `init`). */
   #digests: Record<string, TableState> = {};
-  #horizon: string | undefined;
+  #horizon: string | null = null;
 
   constructor(databaseUrl: string, rpcUrl: string, directories: string[], schema = "app") {
     if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`unexpected schema name ${schema}`);
@@ -107,15 +105,13 @@ export class StateProbe {
     );
     this.#tables = rows.map((r) => r.table_name).filter((name) => !(name in EXCLUDED_TABLES));
     if (this.#tables.length === 0) throw new Error(`no tables found in schema ${this.#schema}`);
-    // Count and an order-independent digest of every row, per table.
-    for (const name of this.#tables) {
-      const where = TABLE_FILTERS[name] ? ` WHERE ${TABLE_FILTERS[name]}` : "";
-      this.#queries.set(
-        name,
-        `SELECT '${name.replaceAll("'", "''")}' AS name, count(*)::int AS rows, md5(coalesce(string_agg(md5(t::text), '' ORDER BY md5(t::text)), '')) AS digest FROM ${this.#ident(name)} t${where}`,
-      );
-    }
-    // SECURITY DEFINER: the API's own role writes the tables and needs no rights on the probe's schema.
+    const literal = (value: unknown) => pg.escapeLiteral(JSON.stringify(value));
+    // take(since) gives the count and an order-independent digest of the rows of every table on the first call
+    // (since null); then of those written by a transaction whose id is at or past `since`, the previous call's
+    // horizon. A transaction below it had completed before the previous digests were taken, so they include it; one
+    // at or past it that has committed since has its note visible now, and one still running is past the new
+    // horizon too, which is read before the digests. SECURITY DEFINER on note_write: the API's own role writes the
+    // tables and needs no rights on the probe's schema.
     await this.#pool.query(`CREATE SCHEMA IF NOT EXISTS ${PROBE_SCHEMA};
       CREATE TABLE IF NOT EXISTS ${PROBE_SCHEMA}.writes (xid xid8 NOT NULL, table_name text NOT NULL);
       CREATE OR REPLACE FUNCTION ${PROBE_SCHEMA}.note_write() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
@@ -124,47 +120,44 @@ export class StateProbe {
           INSERT INTO ${PROBE_SCHEMA}.writes VALUES (pg_current_xact_id(), TG_TABLE_NAME);
           RETURN NULL;
         END $$;
-      ${this.#tables.map((name) => `CREATE OR REPLACE TRIGGER state_probe AFTER INSERT OR UPDATE OR DELETE ON ${this.#ident(name)} FOR EACH STATEMENT EXECUTE FUNCTION ${PROBE_SCHEMA}.note_write();`).join("\n")}`);
+      ${this.#tables.map((name) => `CREATE OR REPLACE TRIGGER state_probe AFTER INSERT OR UPDATE OR DELETE ON ${this.#ident(name)} FOR EACH STATEMENT EXECUTE FUNCTION ${PROBE_SCHEMA}.note_write();`).join("\n")}
+      CREATE OR REPLACE FUNCTION ${PROBE_SCHEMA}.take(since xid8) RETURNS jsonb LANGUAGE plpgsql AS $$
+        DECLARE
+          horizon xid8;
+          tables jsonb := '{}';
+          tbl text;
+          state jsonb;
+        BEGIN
+          horizon := pg_snapshot_xmin(pg_current_snapshot());
+          FOR tbl IN SELECT t FROM jsonb_array_elements_text(${literal(this.#tables)}) t
+                     WHERE since IS NULL OR t IN (SELECT table_name FROM ${PROBE_SCHEMA}.writes WHERE xid >= since) LOOP
+            EXECUTE format('SELECT jsonb_build_object(''rows'', count(*), ''digest'',
+                md5(coalesce(string_agg(md5(r::text), '''' ORDER BY md5(r::text)), ''''))) FROM %I.%I r WHERE %s',
+              ${pg.escapeLiteral(this.#schema)}, tbl, coalesce(${literal(TABLE_FILTERS)}::jsonb ->> tbl, 'true'))
+              INTO state;
+            tables := tables || jsonb_build_object(tbl, state);
+          END LOOP;
+          DELETE FROM ${PROBE_SCHEMA}.writes WHERE xid < horizon;
+          RETURN jsonb_build_object('horizon', horizon::text, 'tables', tables);
+        END $$;`);
   }
 
   #ident(name: string): string {
-    return `"${this.#schema}"."${name.replaceAll('"', '""')}"`;
+    return `${pg.escapeIdentifier(this.#schema)}.${pg.escapeIdentifier(name)}`;
   }
 
   async take(): Promise<Snapshot> {
-    const [tables, chain, files] = await Promise.all([this.#tableStates(), this.#chainState(), this.#fileCounts()]);
-    return { tables, ...chain, files };
-  }
-
-  async #tableStates(): Promise<Record<string, TableState>> {
-    // The horizon is read before the digests, so that whatever completed before it is in them.
-    const { rows: horizon } = await this.#pool.query<{ xmin: string }>(
-      `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`,
-    );
-    const dirty = await this.#dirtyTables();
-    if (dirty.length > 0) {
-      const { rows } = await this.#pool.query<{ name: string; rows: number; digest: string }>(
-        dirty.map((name) => this.#queries.get(name)).join(" UNION ALL "),
-      );
-      for (const r of rows) this.#digests[r.name] = { rows: r.rows, digest: r.digest };
-    }
-    this.#horizon = horizon[0].xmin;
-    await this.#pool.query(`DELETE FROM ${PROBE_SCHEMA}.writes WHERE xid < $1::xid8`, [this.#horizon]);
-    return { ...this.#digests };
-  }
-
-  /**
-   * Every table on the first snapshot; then those written by a transaction whose id is at or past the previous
-   * horizon. A transaction below it had completed before the previous digests were taken, so they include it; one at
-   * or past it that has committed since has its note visible now, and one still running is past this horizon too.
-   */
-  async #dirtyTables(): Promise<string[]> {
-    if (this.#horizon === undefined) return this.#tables;
-    const { rows } = await this.#pool.query<{ table_name: string }>(
-      `SELECT DISTINCT table_name FROM ${PROBE_SCHEMA}.writes WHERE xid >= $1::xid8`,
-      [this.#horizon],
-    );
-    return rows.map((r) => r.table_name).filter((name) => this.#queries.has(name));
+    const [{ rows }, chain, files] = await Promise.all([
+      this.#pool.query<{ s: { horizon: string; tables: Record<string, TableState> } }>(
+        `SELECT ${PROBE_SCHEMA}.take($1) AS s`,
+        [this.#horizon],
+      ),
+      this.#chainState(),
+      this.#fileCounts(),
+    ]);
+    Object.assign(this.#digests, rows[0].s.tables);
+    this.#horizon = rows[0].s.horizon;
+    return { tables: { ...this.#digests }, ...chain, files };
   }
 
   async #chainState(): Promise<{ blockNumber: number; nonces: Record<string, number> }> {
