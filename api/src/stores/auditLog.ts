@@ -5,7 +5,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.ts";
-import type { Db } from "../db/queryable.ts";
+import type { RecordedTx, SendOptions } from "../chain/chainGateway.ts";
+import type { Db, Tx } from "../db/queryable.ts";
 import { isAdmin } from "../auth/principal.ts";
 import { insertRow } from "./insertRow.ts";
 
@@ -60,4 +61,21 @@ export async function audit(client: Db, meta: RequestMeta, entry: AuditEntry): P
     requestId: meta.requestId ?? null,
     txHash: entry.txHash ?? null,
   });
+}
+
+/**
+ * The send options of a chain write that is audited: `record`'s rows (if any), then the audit row of `entry` with
+ * the transaction's hash, in the outbox record's database transaction.
+ */
+export function audited(
+  meta: RequestMeta,
+  entry: Omit<AuditEntry, "txHash">,
+  record?: (client: Tx, recorded: RecordedTx) => Promise<unknown>,
+): SendOptions {
+  return {
+    onRecorded: async (client, recorded) => {
+      await record?.(client, recorded);
+      await audit(client, meta, { ...entry, txHash: recorded.hash });
+    },
+  };
 }

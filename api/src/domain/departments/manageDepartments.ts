@@ -9,9 +9,9 @@
  * policy), and is shown, with requireSignedRequests, only to administrators and the department itself.
  */
 import { getAddress } from "ethers";
-import { DEPARTMENT_KEY_TYPES, stringToBytes32, type Hex } from "../../../../abis/index.ts";
+import { stringToBytes32, type Hex } from "../../../../abis/index.ts";
 import { withTransaction } from "../../db/transaction.ts";
-import { audit, type RequestMeta } from "../../stores/auditLog.ts";
+import { audit, audited, type RequestMeta } from "../../stores/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
 import type { RecordedTx } from "../../chain/chainGateway.ts";
 import { approvalRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
@@ -405,17 +405,13 @@ export async function proposeWalletChange(
     const tx = await sendAsGovernance(
       context,
       { kind: "UPDATE_DEPARTMENT", to: context.contracts.ApprovalRegistry, data },
-      {
-        onRecorded: (client, recorded) =>
-          audit(client, meta, {
-            entityType: "DEPARTMENT",
-            entityId: code,
-            action: "PROPOSE_WALLET",
-            oldValue: { walletAddress: current.walletAddress, custody: current.custody },
-            newValue: { walletAddress: wallet, custody: input.custody },
-            txHash: recorded.hash,
-          }),
-      },
+      audited(meta, {
+        entityType: "DEPARTMENT",
+        entityId: code,
+        action: "PROPOSE_WALLET",
+        oldValue: { walletAddress: current.walletAddress, custody: current.custody },
+        newValue: { walletAddress: wallet, custody: input.custody },
+      }),
     );
     if (!tx) throw new Error("governance key went away while proposing a wallet");
     return { department: (await new DepartmentStore(context.pool).byCode(code)) ?? current, transactionHash: tx.hash };
@@ -471,17 +467,13 @@ export async function settleWalletChange(
   try {
     const tx = await context.gateway.send(
       { kind: "UPDATE_DEPARTMENT", from, to: context.contracts.ApprovalRegistry, data },
-      {
-        onRecorded: (client, recorded) =>
-          audit(client, meta, {
-            entityType: "DEPARTMENT",
-            entityId: code,
-            action: action === "ACTIVATE" ? "ACTIVATE_WALLET" : "CANCEL_WALLET",
-            oldValue: { walletAddress: current.walletAddress, custody: current.custody },
-            newValue: { walletAddress: pending.walletAddress, custody: pending.custody },
-            txHash: recorded.hash,
-          }),
-      },
+      audited(meta, {
+        entityType: "DEPARTMENT",
+        entityId: code,
+        action: action === "ACTIVATE" ? "ACTIVATE_WALLET" : "CANCEL_WALLET",
+        oldValue: { walletAddress: current.walletAddress, custody: current.custody },
+        newValue: { walletAddress: pending.walletAddress, custody: pending.custody },
+      }),
     );
     return { department: (await new DepartmentStore(context.pool).byCode(code)) ?? current, transactionHash: tx.hash };
   } catch (error) {
