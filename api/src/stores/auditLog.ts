@@ -5,7 +5,10 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../auth/principal.ts";
+import type { RecordedTx, SendOptions } from "../chain/chainGateway.ts";
+import type { Db, Tx } from "../db/queryable.ts";
 import { isAdmin } from "../auth/principal.ts";
+import { insertRow } from "./insertRow.ts";
 
 export type AuditEntity =
   "REQUEST" | "APPROVAL" | "DOCUMENT" | "DEPARTMENT" | "WORKFLOW" | "CLIENT" | "WEBHOOK" | "APPLICANT" | "REVIEWER";
@@ -42,28 +45,37 @@ function actorOf(principal: Principal | undefined, anonymous?: true): { type: st
   return { type: isAdmin(principal) ? "ADMIN" : "CLIENT", id: principal.id };
 }
 
-export async function audit(
-  client: { query: (sql: string, params: unknown[]) => Promise<unknown> },
-  meta: RequestMeta,
-  entry: AuditEntry,
-): Promise<void> {
+export async function audit(client: Db, meta: RequestMeta, entry: AuditEntry): Promise<void> {
   const actor = actorOf(meta.principal, meta.anonymous);
-  await client.query(
-    `INSERT INTO audit_logs (id, entity_type, entity_id, action, actor_type, actor_id, old_value, new_value, ip_address, user_agent, request_id, tx_hash)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-    [
-      randomUUID(),
-      entry.entityType,
-      entry.entityId,
-      entry.action,
-      actor.type,
-      actor.id,
-      entry.oldValue === undefined ? null : JSON.stringify(entry.oldValue),
-      entry.newValue === undefined ? null : JSON.stringify(entry.newValue),
-      meta.ip ?? null,
-      meta.userAgent ?? null,
-      meta.requestId ?? null,
-      entry.txHash ?? null,
-    ],
-  );
+  await insertRow(client, "audit_logs", {
+    id: randomUUID(),
+    entityType: entry.entityType,
+    entityId: entry.entityId,
+    action: entry.action,
+    actorType: actor.type,
+    actorId: actor.id,
+    oldValue: entry.oldValue === undefined ? null : JSON.stringify(entry.oldValue),
+    newValue: entry.newValue === undefined ? null : JSON.stringify(entry.newValue),
+    ipAddress: meta.ip ?? null,
+    userAgent: meta.userAgent ?? null,
+    requestId: meta.requestId ?? null,
+    txHash: entry.txHash ?? null,
+  });
+}
+
+/**
+ * The send options of a chain write that is audited: `record`'s rows (if any), then the audit row of `entry` with
+ * the transaction's hash, in the outbox record's database transaction.
+ */
+export function audited(
+  meta: RequestMeta,
+  entry: Omit<AuditEntry, "txHash">,
+  record?: (client: Tx, recorded: RecordedTx) => Promise<unknown>,
+): SendOptions {
+  return {
+    onRecorded: async (client, recorded) => {
+      await record?.(client, recorded);
+      await audit(client, meta, { ...entry, txHash: recorded.hash });
+    },
+  };
 }

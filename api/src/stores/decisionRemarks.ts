@@ -1,5 +1,6 @@
 /** A department decision's off-chain part (app.decision_remarks): the remarks whose keccak256 is on chain. */
 import type { Db } from "../db/queryable.ts";
+import { insertRow } from "./insertRow.ts";
 
 export interface DecisionRemarks {
   txHash: string;
@@ -14,20 +15,9 @@ export interface DecisionRemarks {
 }
 
 export async function insertDecisionRemarks(db: Db, row: DecisionRemarks): Promise<void> {
-  await db.query(
-    `INSERT INTO decision_remarks (tx_hash, request_id, department_code, decision, remarks, remarks_hash, reason,
-                                   required_documents, chain_tx_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [
-      row.txHash,
-      row.requestId,
-      row.departmentCode,
-      row.decision,
-      row.remarks,
-      row.remarksHash,
-      row.reason,
-      row.requiredDocuments === null ? null : JSON.stringify(row.requiredDocuments),
-      row.chainTxId,
-    ],
-  );
+  const { requiredDocuments } = row;
+  await insertRow(db, "decision_remarks", {
+    ...row,
+    requiredDocuments: requiredDocuments === null ? null : JSON.stringify(requiredDocuments),
+  });
 }

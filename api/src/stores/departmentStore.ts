@@ -7,6 +7,7 @@
 import { getAddress } from "ethers";
 import type { ApprovalRegistryCustodyName } from "../../../abis/index.ts";
 import type { Db, Tx } from "../db/queryable.ts";
+import { insertRow } from "./insertRow.ts";
 
 export interface StoredDepartment {
   code: string;
@@ -93,20 +94,6 @@ export class DepartmentStore {
     return rows.map(toDepartment);
   }
 
-  /** Names by code for the given codes; codes without a visible department are absent (callers fall back to the code). */
-  async names(codes: readonly string[]): Promise<Map<string, string>> {
-    if (codes.length === 0) return new Map();
-    const { rows } = await this.#pool.query(`${SELECT} WHERE d.code = ANY($1)`, [[...new Set(codes)]]);
-    return new Map(rows.map((row) => [row.code as string, row.name as string]));
-  }
-
-  /** Departments by their on-chain id (index.approvals.department_id, workflow_stages.department_ids). */
-  async byChainIds(ids: readonly number[]): Promise<Map<number, StoredDepartment>> {
-    if (ids.length === 0) return new Map();
-    const { rows } = await this.#pool.query(`${SELECT} WHERE i.department_id = ANY($1)`, [[...new Set(ids)]]);
-    return new Map(rows.map((row) => [Number(row.department_id), toDepartment(row)]));
-  }
-
   /** The spec's Department body. */
   toJson(department: StoredDepartment): DepartmentJson {
     return departmentJson(department);
@@ -170,22 +157,8 @@ export interface NewDepartment {
 
 /** Records a department's off-chain part; returns its creation time. */
 export async function insertDepartment(db: Db, department: NewDepartment): Promise<Date> {
-  const { rows } = await db.query(
-    `INSERT INTO departments (code, name, webhook_url, wallet_address, api_key_hash, api_secret_sealed,
-                              require_signed_requests, chain_tx_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING created_at`,
-    [
-      department.code,
-      department.name,
-      department.webhookUrl,
-      department.walletAddress.toLowerCase(),
-      department.apiKeyHash,
-      department.apiSecretSealed,
-      department.requireSignedRequests,
-      department.chainTxId,
-    ],
-  );
-  return rows[0].created_at;
+  const row = { ...department, walletAddress: department.walletAddress.toLowerCase() };
+  return (await insertRow(db, "departments", row, "created_at")).created_at;
 }
 
 /** Sets the off-chain details of a department. */

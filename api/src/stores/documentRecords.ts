@@ -3,6 +3,7 @@
  * key, size and type of each version, beside the hash anchored on chain.
  */
 import type { Db } from "../db/queryable.ts";
+import { insertRow } from "./insertRow.ts";
 
 export interface NewDocument {
   id: string;
@@ -13,10 +14,7 @@ export interface NewDocument {
 }
 
 export async function insertDocument(db: Db, document: NewDocument): Promise<void> {
-  await db.query(
-    `INSERT INTO documents (id, request_id, doc_type, original_filename, description) VALUES ($1, $2, $3, $4, $5)`,
-    [document.id, document.requestId, document.docType, document.originalFilename, document.description],
-  );
+  await insertRow(db, "documents", document);
 }
 
 export interface NewDocumentVersion {
@@ -38,25 +36,7 @@ export interface NewDocumentVersion {
 
 /** Records a version; returns its creation time. */
 export async function insertDocumentVersion(db: Db, version: NewDocumentVersion): Promise<Date> {
-  const { rows } = await db.query(
-    `INSERT INTO document_versions (document_id, version, sha256, file_size, mime_type, original_filename, storage_key,
-                                    description, uploaded_by, chain_tx_id, active_content)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING created_at`,
-    [
-      version.documentId,
-      version.version,
-      version.sha256,
-      version.fileSize,
-      version.mimeType,
-      version.originalFilename,
-      version.storageKey,
-      version.description,
-      version.uploadedBy,
-      version.chainTxId,
-      version.activeContent,
-    ],
-  );
-  return rows[0].created_at;
+  return (await insertRow(db, "document_versions", version, "created_at")).created_at;
 }
 
 /** Storage keys of the versions the outbox transaction `txId` anchored, if it failed on chain (none otherwise). */

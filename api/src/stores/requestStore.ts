@@ -1,5 +1,6 @@
 /** The API's own record of licence requests (app.requests): what the chain does not hold, written and read here. */
 import type { Db } from "../db/queryable.ts";
+import { insertRow } from "./insertRow.ts";
 
 /** The next token id (a sequence: ids are never reused, even by a mint that failed). */
 export async function nextTokenId(db: Db): Promise<bigint> {
@@ -53,26 +54,8 @@ export interface NewRequest {
 
 /** Records a new request; returns its creation time. */
 export async function insertRequest(db: Db, request: NewRequest): Promise<Date> {
-  const { rows } = await db.query(
-    `INSERT INTO requests (id, request_number, token_id, request_type, applicant_id, applicant_name, applicant_email,
-                           applicant_address, metadata, created_by, chain_tx_id, identity_salt)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING created_at`,
-    [
-      request.id,
-      request.requestNumber,
-      request.tokenId.toString(),
-      request.requestType,
-      request.applicantId,
-      request.applicantName,
-      request.applicantEmail,
-      request.applicantAddress,
-      JSON.stringify(request.metadata),
-      request.createdBy,
-      request.chainTxId,
-      request.identitySalt,
-    ],
-  );
-  return rows[0].created_at;
+  const row = { ...request, tokenId: request.tokenId.toString(), metadata: JSON.stringify(request.metadata) };
+  return (await insertRow(db, "requests", row, "created_at")).created_at;
 }
 
 /** The reason given for a cancellation (kept off chain). */

@@ -4,6 +4,7 @@
  * sessions are removed and ended with it.
  */
 import type { Db } from "../db/queryable.ts";
+import { insertRow } from "./insertRow.ts";
 
 export interface Reviewer {
   id: string;
@@ -53,6 +54,10 @@ const toReviewer = (row: Record<string, any>): Reviewer => ({
   createdAt: row.created_at,
 });
 
+/** The reviewer joined to an invitation or passkey row (its created_at as reviewer_created_at). */
+const joinedReviewer = (row: Record<string, any>) =>
+  toReviewer({ ...row, id: row.reviewer_id, created_at: row.reviewer_created_at });
+
 const toPasskey = (row: Record<string, any>): ReviewerPasskey => ({
   id: row.id,
   reviewerId: row.reviewer_id,
@@ -79,23 +84,14 @@ export async function insertReviewer(
   tx: Db,
   reviewer: { id: string; departmentCode: string; name: string; invitedBy: string },
 ): Promise<Reviewer> {
-  const { rows } = await tx.query(
-    `INSERT INTO reviewers (id, department_code, name, invited_by) VALUES ($1, $2, $3, $4) RETURNING *`,
-    [reviewer.id, reviewer.departmentCode, reviewer.name, reviewer.invitedBy],
-  );
-  return toReviewer(rows[0]);
+  return toReviewer(await insertRow(tx, "reviewers", reviewer, "*"));
 }
 
 export async function insertInvitation(
   tx: Db,
   invitation: { id: string; reviewerId: string; tokenHash: string; expiresAt: Date },
 ): Promise<void> {
-  await tx.query(`INSERT INTO reviewer_invitations (id, reviewer_id, token_hash, expires_at) VALUES ($1, $2, $3, $4)`, [
-    invitation.id,
-    invitation.reviewerId,
-    invitation.tokenHash,
-    invitation.expiresAt,
-  ]);
+  await insertRow(tx, "reviewer_invitations", invitation);
 }
 
 /** A department's active reviewers, oldest first. */
@@ -133,17 +129,7 @@ export async function invitationByTokenHash(
      WHERE i.token_hash = $1 AND r.removed_at IS NULL ${forUpdate ? "FOR UPDATE OF i" : ""}`,
     [tokenHash],
   );
-  const row = rows[0];
-  if (!row) return undefined;
-  return {
-    ...toInvitation(row),
-    reviewer: {
-      id: row.reviewer_id,
-      departmentCode: row.department_code,
-      name: row.name,
-      createdAt: row.reviewer_created_at,
-    },
-  };
+  return rows[0] && { ...toInvitation(rows[0]), reviewer: joinedReviewer(rows[0]) };
 }
 
 export async function startRegistration(
@@ -177,20 +163,8 @@ export async function insertPasskey(
   tx: Db,
   passkey: Omit<ReviewerPasskey, "createdAt" | "lastUsedAt">,
 ): Promise<ReviewerPasskey> {
-  const { rows } = await tx.query(
-    `INSERT INTO reviewer_passkeys (id, reviewer_id, device_name, cose_public_key, p256_key, sign_count, transports)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-    [
-      passkey.id,
-      passkey.reviewerId,
-      passkey.deviceName,
-      passkey.cosePublicKey,
-      passkey.publicKey,
-      passkey.signCount,
-      passkey.transports,
-    ],
-  );
-  return toPasskey(rows[0]);
+  const { publicKey, ...row } = passkey;
+  return toPasskey(await insertRow(tx, "reviewer_passkeys", { ...row, p256Key: publicKey }, "*"));
 }
 
 /** An active passkey of an active reviewer, with that reviewer (`forUpdate` locks the passkey's row). */
@@ -205,17 +179,7 @@ export async function activePasskey(
      WHERE p.id = $1 AND p.removed_at IS NULL AND r.removed_at IS NULL ${forUpdate ? "FOR UPDATE OF p" : ""}`,
     [credentialId],
   );
-  const row = rows[0];
-  if (!row) return undefined;
-  return {
-    ...toPasskey(row),
-    reviewer: {
-      id: row.reviewer_id,
-      departmentCode: row.department_code,
-      name: row.name,
-      createdAt: row.reviewer_created_at,
-    },
-  };
+  return rows[0] && { ...toPasskey(rows[0]), reviewer: joinedReviewer(rows[0]) };
 }
 
 /** The active passkeys of these reviewers (oldest first). */
@@ -226,19 +190,6 @@ export async function activePasskeysOf(db: Db, reviewerIds: string[]): Promise<R
     [reviewerIds],
   );
   return rows.map(toPasskey);
-}
-
-/** Every active passkey of a department's active reviewers, with the reviewer's name (oldest first). */
-export async function activeDepartmentPasskeys(
-  db: Db,
-  departmentCode: string,
-): Promise<(ReviewerPasskey & { reviewerName: string })[]> {
-  const { rows } = await db.query(
-    `SELECT p.*, r.name AS reviewer_name FROM reviewer_passkeys p JOIN reviewers r ON r.id = p.reviewer_id
-     WHERE r.department_code = $1 AND r.removed_at IS NULL AND p.removed_at IS NULL ORDER BY p.created_at, p.id`,
-    [departmentCode],
-  );
-  return rows.map((row) => ({ ...toPasskey(row), reviewerName: row.reviewer_name }));
 }
 
 export async function recordPasskeyUse(tx: Db, credentialId: string, signCount: number): Promise<void> {
@@ -307,10 +258,7 @@ export async function insertSession(
   tx: Db,
   session: { tokenHash: string; reviewerId: string; passkeyId: string; expiresAt: Date },
 ): Promise<void> {
-  await tx.query(
-    `INSERT INTO console_sessions (token_hash, reviewer_id, passkey_id, expires_at) VALUES ($1, $2, $3, $4)`,
-    [session.tokenHash, session.reviewerId, session.passkeyId, session.expiresAt],
-  );
+  await insertRow(tx, "console_sessions", session);
 }
 
 /**

@@ -3,6 +3,7 @@
  * collect, and the reviewers' passkeys as signing needs them (migration 033_reviewers.sql).
  */
 import type { Db, Tx } from "../db/queryable.ts";
+import { insertRow } from "./insertRow.ts";
 
 export type SigningKind = "DECISION" | "KEY_PROOF" | "REVIEWER_CHANGE";
 export type SigningStatus = "COLLECTING" | "SUBMITTED" | "FAILED" | "EXPIRED";
@@ -84,10 +85,7 @@ export async function insertPasskeyAccount(
   client: Tx,
   account: { address: string; departmentCode: string; threshold: number; chainTxId: string },
 ): Promise<void> {
-  await client.query(
-    `INSERT INTO passkey_accounts (address, department_code, threshold, chain_tx_id) VALUES ($1, $2, $3, $4)`,
-    [account.address.toLowerCase(), account.departmentCode, account.threshold, account.chainTxId],
-  );
+  await insertRow(client, "passkey_accounts", { ...account, address: account.address.toLowerCase() });
 }
 
 /** The department's passkey accounts, newest first. */
@@ -153,23 +151,19 @@ export async function insertSigningRequest(
     expiresAt: Date;
   },
 ): Promise<void> {
-  await client.query(
-    `INSERT INTO signing_requests (id, department_code, account_address, kind, request_id, digest, payload, threshold,
-       status, created_by, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'COLLECTING', $9, $10)`,
-    [
-      request.id,
-      request.departmentCode,
-      request.accountAddress.toLowerCase(),
-      request.kind,
-      request.requestId ?? null,
-      request.digest,
-      JSON.stringify(request.payload),
-      request.threshold,
-      request.createdBy ?? null,
-      request.expiresAt,
-    ],
-  );
+  await insertRow(client, "signing_requests", {
+    id: request.id,
+    departmentCode: request.departmentCode,
+    accountAddress: request.accountAddress.toLowerCase(),
+    kind: request.kind,
+    requestId: request.requestId ?? null,
+    digest: request.digest,
+    payload: JSON.stringify(request.payload),
+    threshold: request.threshold,
+    status: "COLLECTING",
+    createdBy: request.createdBy ?? null,
+    expiresAt: request.expiresAt,
+  });
 }
 
 const REQUEST_SELECT = `
@@ -261,11 +255,7 @@ export async function insertAssertion(
   client: Tx,
   row: { signingRequestId: string; passkeyId: string; reviewerId: string; assertion: unknown },
 ): Promise<void> {
-  await client.query(
-    `INSERT INTO signing_request_assertions (signing_request_id, passkey_id, reviewer_id, assertion)
-     VALUES ($1, $2, $3, $4)`,
-    [row.signingRequestId, row.passkeyId, row.reviewerId, JSON.stringify(row.assertion)],
-  );
+  await insertRow(client, "signing_request_assertions", { ...row, assertion: JSON.stringify(row.assertion) });
 }
 
 /** The outbox record of a transaction by its hash (what a use case that sent it returns). */

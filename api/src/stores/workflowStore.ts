@@ -5,6 +5,7 @@
 import type pg from "pg";
 import type { Db } from "../db/queryable.ts";
 import { asDate, type ReadPart } from "../db/readTogether.ts";
+import { insertRow } from "./insertRow.ts";
 import type { WorkflowStageInput } from "../routes/schemas/workflow.ts";
 
 export interface StoredWorkflow {
@@ -128,19 +129,5 @@ export interface NewWorkflowDefinition {
 
 /** Records a workflow's full definition (the chain holds its compact form and the definition hash). */
 export async function insertWorkflowDefinition(db: Db, workflow: NewWorkflowDefinition): Promise<void> {
-  await db.query(
-    `INSERT INTO workflows (id, workflow_type, name, description, stages, definition_hash, validity_seconds,
-                            chain_tx_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [
-      workflow.id,
-      workflow.workflowType,
-      workflow.name,
-      workflow.description,
-      JSON.stringify(workflow.stages),
-      workflow.definitionHash,
-      workflow.validitySeconds,
-      workflow.chainTxId,
-    ],
-  );
+  await insertRow(db, "workflows", { ...workflow, stages: JSON.stringify(workflow.stages) });
 }

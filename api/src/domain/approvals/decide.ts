@@ -10,19 +10,17 @@
 import { id } from "ethers";
 import type { Hex } from "../../../../abis/index.ts";
 import type { Principal } from "../../auth/principal.ts";
-import { audit, type RequestMeta } from "../../stores/auditLog.ts";
+import { audited, type RequestMeta } from "../../stores/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
-import type { ConfirmedTx, RecordedTx } from "../../chain/chainGateway.ts";
+import type { ConfirmedTx } from "../../chain/chainGateway.ts";
 import { approvalRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
 import { DECISION_NAMES, enumValueOf } from "../../chain/contracts.ts";
 import { departmentRecord, progressOf } from "../../chain/contractReads.ts";
 import { apiErrorOf, REVERT_ANSWERS } from "../revertMapping.ts";
 import { canonicalJson } from "../../encoding/canonicalJson.ts";
-import type { Tx } from "../../db/queryable.ts";
 import { AppError, conflict, forbidden } from "../errors.ts";
 import { anchoredDocumentsOf, type AnchoredDocument } from "../../reads/anchoredDocuments.ts";
 import { departmentOnChain, type DepartmentOnChain } from "../../reads/departmentReads.ts";
-import { type RequestView } from "../../reads/requestReads.ts";
 import { findVisibleRequest } from "../access.ts";
 import { insertDecisionRemarks } from "../../stores/decisionRemarks.ts";
 import type { DomainContext } from "../context.ts";
@@ -143,7 +141,6 @@ function resolveReview(
 }
 
 type Review = ReturnType<typeof resolveReview>;
-type Remarks = ReturnType<typeof remarksOf>;
 
 function remarksOf(decision: Decision) {
   const record = {
@@ -263,7 +260,36 @@ export async function decide(
   const documents = await anchoredDocumentsOf(context.pool, request.tokenId);
   const review = resolveReview(documents, decision);
   const remarks = remarksOf(decision);
-  const facts = { request, departmentCode: principal.code, decision, remarks, review, signed };
+  // The decision's off-chain remarks and its audit row, in the outbox record's database transaction.
+  const recorded = audited(
+    meta,
+    {
+      entityType: "APPROVAL",
+      entityId: request.id,
+      action: decision.kind === "APPROVED" ? "APPROVE" : decision.kind === "REJECTED" ? "REJECT" : "REQUEST_CHANGES",
+      oldValue: { status: request.status, stage: request.stage },
+      newValue: {
+        department: principal.code,
+        decision: decision.kind,
+        ...remarks.record,
+        reviewedDocuments: decision.reviewedDocuments ?? [],
+        documentVersions: review.covered,
+        signedByDepartment: Boolean(signed),
+      },
+    },
+    (client, tx) =>
+      insertDecisionRemarks(client, {
+        txHash: tx.hash,
+        requestId: request.id,
+        departmentCode: principal.code,
+        decision: decision.kind,
+        remarks: decision.remarks,
+        remarksHash: remarks.hash,
+        reason: decision.kind === "REJECTED" ? decision.reason : null,
+        requiredDocuments: decision.kind === "CHANGES_REQUESTED" ? (decision.requiredDocuments ?? []) : null,
+        chainTxId: tx.id,
+      }),
+  );
 
   const send = async (data: Hex) => {
     try {
@@ -277,7 +303,7 @@ export async function decide(
           data,
           requestId: request.id,
         },
-        { onRecorded: (client, recorded) => recordDecision(client, meta, recorded, facts) },
+        recorded,
       );
     } catch (error) {
       throw error instanceof ContractRevertError ? explain(error, documents) : error;
@@ -356,47 +382,4 @@ function requireSignatureIfHeld(department: DepartmentOnChain, signed: DecisionS
       { custody: department.custody, wallet: department.wallet },
     );
   }
-}
-
-/** The decision's off-chain remarks and its audit row, in the outbox record's database transaction. */
-async function recordDecision(
-  client: Tx,
-  meta: RequestMeta,
-  recorded: RecordedTx,
-  facts: {
-    request: RequestView;
-    departmentCode: string;
-    decision: Decision;
-    remarks: Remarks;
-    review: Review;
-    signed?: DecisionSignature;
-  },
-): Promise<void> {
-  const { request, departmentCode, decision, remarks, review, signed } = facts;
-  await insertDecisionRemarks(client, {
-    txHash: recorded.hash,
-    requestId: request.id,
-    departmentCode,
-    decision: decision.kind,
-    remarks: decision.remarks,
-    remarksHash: remarks.hash,
-    reason: decision.kind === "REJECTED" ? decision.reason : null,
-    requiredDocuments: decision.kind === "CHANGES_REQUESTED" ? (decision.requiredDocuments ?? []) : null,
-    chainTxId: recorded.id,
-  });
-  await audit(client, meta, {
-    entityType: "APPROVAL",
-    entityId: request.id,
-    action: decision.kind === "APPROVED" ? "APPROVE" : decision.kind === "REJECTED" ? "REJECT" : "REQUEST_CHANGES",
-    oldValue: { status: request.status, stage: request.stage },
-    newValue: {
-      department: departmentCode,
-      decision: decision.kind,
-      ...remarks.record,
-      reviewedDocuments: decision.reviewedDocuments ?? [],
-      documentVersions: review.covered,
-      signedByDepartment: Boolean(signed),
-    },
-    txHash: recorded.hash,
-  });
 }

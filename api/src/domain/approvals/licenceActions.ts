@@ -3,7 +3,7 @@
  * revoke (APPROVED or SUSPENDED → REVOKED, final). On chain from the operator wallet (it holds ADMIN_ROLE), with a
  * reason code on chain and the reason text off chain.
  */
-import { audit, type RequestMeta } from "../../stores/auditLog.ts";
+import { audited, type RequestMeta } from "../../stores/auditLog.ts";
 import { rethrowAsApiError } from "../revertMapping.ts";
 import { licenceTokenCall } from "../../chain/contractCalls.ts";
 import { notFound } from "../errors.ts";
@@ -41,26 +41,25 @@ export async function actOnLicence(
   try {
     const tx = await context.gateway.send(
       { kind: "REVOKE", from: context.administrator, to: context.contracts.LicenceToken, data, requestId: request.id },
-      {
-        onRecorded: async (client, recorded) => {
-          await insertLicenceAction(client, {
+      audited(
+        meta,
+        {
+          entityType: "REQUEST",
+          entityId: request.id,
+          action,
+          oldValue: { status: request.status },
+          newValue: { status: TO[action], reasonCode, reason },
+        },
+        (client, recorded) =>
+          insertLicenceAction(client, {
             txHash: recorded.hash,
             requestId: request.id,
             action,
             reasonCode: action === "REINSTATE" ? null : reasonCode,
             reason: reason ?? null,
             chainTxId: recorded.id,
-          });
-          await audit(client, meta, {
-            entityType: "REQUEST",
-            entityId: request.id,
-            action,
-            oldValue: { status: request.status },
-            newValue: { status: TO[action], reasonCode, reason },
-            txHash: recorded.hash,
-          });
-        },
-      },
+          }),
+      ),
     );
     return licenceActionAnswer(request.id, action, tx.hash);
   } catch (error) {

@@ -3,7 +3,7 @@
  * REJECT upholds it (the request is rejected, with a reason code), RETURN sends it back (a rejecting department
  * decides again and the stage's clock restarts). An administrator never approves for a department.
  */
-import { audit, type RequestMeta } from "../../stores/auditLog.ts";
+import { audited, type RequestMeta } from "../../stores/auditLog.ts";
 import { rethrowAsApiError } from "../revertMapping.ts";
 import { approvalRegistryCall } from "../../chain/contractCalls.ts";
 import { conflict, notFound } from "../errors.ts";
@@ -37,17 +37,13 @@ export async function resolveEscalation(
         ]),
         requestId: request.id,
       },
-      {
-        onRecorded: (client, recorded) =>
-          audit(client, meta, {
-            entityType: "REQUEST",
-            entityId: request.id,
-            action: `ESCALATION_${decision}`,
-            oldValue: { status: request.status, stage: request.stage },
-            newValue: { decision, reasonCode, remarks },
-            txHash: recorded.hash,
-          }),
-      },
+      audited(meta, {
+        entityType: "REQUEST",
+        entityId: request.id,
+        action: `ESCALATION_${decision}`,
+        oldValue: { status: request.status, stage: request.stage },
+        newValue: { decision, reasonCode, remarks },
+      }),
     );
     return escalationAnswer(context, request.id, tx.hash);
   } catch (error) {

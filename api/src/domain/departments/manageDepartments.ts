@@ -9,11 +9,10 @@
  * policy), and is shown, with requireSignedRequests, only to administrators and the department itself.
  */
 import { getAddress } from "ethers";
-import { DEPARTMENT_KEY_TYPES, stringToBytes32, type Hex } from "../../../../abis/index.ts";
+import { stringToBytes32, type Hex } from "../../../../abis/index.ts";
 import { withTransaction } from "../../db/transaction.ts";
-import { audit, type RequestMeta } from "../../stores/auditLog.ts";
+import { audit, audited, type RequestMeta } from "../../stores/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
-import type { RecordedTx } from "../../chain/chainGateway.ts";
 import { approvalRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
 import { CUSTODY_NAMES, type CustodyName } from "../../chain/contracts.ts";
 import { apiErrorOf, rethrowAsApiError } from "../revertMapping.ts";
@@ -173,12 +172,28 @@ export async function createDepartment(
     tx = await sendAsGovernance(
       context,
       { kind: "REGISTER_DEPARTMENT", to: context.contracts.ApprovalRegistry, data },
-      {
-        onRecorded: async (client, recorded) => {
-          recordedId = recorded.id;
-          createdAt = await recordDepartment(client, meta, recorded, { ...row, chainTxId: recorded.id }, custody);
+      // The department's row and its audit row, in the outbox record's database transaction.
+      audited(
+        meta,
+        {
+          entityType: "DEPARTMENT",
+          entityId: code,
+          action: "CREATE",
+          newValue: {
+            code,
+            name: row.name,
+            webhookUrl: row.webhookUrl,
+            walletAddress: row.walletAddress,
+            custody,
+            requireSignedRequests: row.requireSignedRequests,
+            isActive: true,
+          },
         },
-      },
+        async (client, recorded) => {
+          recordedId = recorded.id;
+          createdAt = await insertDepartment(client, { ...row, chainTxId: recorded.id });
+        },
+      ),
     );
   } catch (error) {
     throw await registrationRefused(error, pool, code, recordedId);
@@ -244,33 +259,6 @@ async function newDepartmentWallet(
     : await context.departmentWallets.walletFor(code, { address: walletAddress });
 }
 
-/** The department's row and its audit row, in the outbox record's database transaction; returns its creation time. */
-async function recordDepartment(
-  client: Tx,
-  meta: RequestMeta,
-  recorded: RecordedTx,
-  row: NewDepartment,
-  custody: Custody,
-): Promise<Date> {
-  const createdAt = await insertDepartment(client, row);
-  await audit(client, meta, {
-    entityType: "DEPARTMENT",
-    entityId: row.code,
-    action: "CREATE",
-    newValue: {
-      code: row.code,
-      name: row.name,
-      webhookUrl: row.webhookUrl,
-      walletAddress: row.walletAddress,
-      custody,
-      requireSignedRequests: row.requireSignedRequests,
-      isActive: true,
-    },
-    txHash: recorded.hash,
-  });
-  return createdAt;
-}
-
 /** The error to answer a failed registration with, after freeing the code of a registration that reverted. */
 async function registrationRefused(
   error: unknown,
@@ -302,26 +290,16 @@ export async function updateDepartment(
 
   const oldValue: Record<string, unknown> = {};
   const newValue: Record<string, unknown> = {};
-  if (input.name !== undefined && input.name !== current.name)
-    [oldValue.name, newValue.name] = [current.name, input.name];
-  if (input.webhookUrl !== undefined && input.webhookUrl !== current.webhookUrl)
-    [oldValue.webhookUrl, newValue.webhookUrl] = [current.webhookUrl, input.webhookUrl];
-  if (input.requireSignedRequests !== undefined && input.requireSignedRequests !== current.requireSignedRequests) {
-    [oldValue.requireSignedRequests, newValue.requireSignedRequests] = [
-      current.requireSignedRequests,
-      input.requireSignedRequests,
-    ];
-  }
+  for (const field of ["name", "webhookUrl", "requireSignedRequests"] as const)
+    if (input[field] !== undefined && input[field] !== current[field])
+      [oldValue[field], newValue[field]] = [current[field], input[field]];
   const offChainChange = Object.keys(newValue).length > 0;
   const activeChange = input.isActive !== undefined && input.isActive !== current.isActive;
 
   const apply = async (client: Tx, txHash?: string) => {
     if (offChainChange) {
-      await updateDepartmentDetails(client, code, {
-        name: (newValue.name as string | undefined) ?? current.name,
-        webhookUrl: "webhookUrl" in newValue ? (newValue.webhookUrl as string | null) : current.webhookUrl,
-        requireSignedRequests: (newValue.requireSignedRequests as boolean | undefined) ?? current.requireSignedRequests,
-      });
+      const { name, webhookUrl, requireSignedRequests } = { ...current, ...newValue } as StoredDepartment;
+      await updateDepartmentDetails(client, code, { name, webhookUrl, requireSignedRequests });
       await audit(client, meta, { entityType: "DEPARTMENT", entityId: code, action: "UPDATE", oldValue, newValue });
     }
     if (activeChange) {
@@ -405,17 +383,13 @@ export async function proposeWalletChange(
     const tx = await sendAsGovernance(
       context,
       { kind: "UPDATE_DEPARTMENT", to: context.contracts.ApprovalRegistry, data },
-      {
-        onRecorded: (client, recorded) =>
-          audit(client, meta, {
-            entityType: "DEPARTMENT",
-            entityId: code,
-            action: "PROPOSE_WALLET",
-            oldValue: { walletAddress: current.walletAddress, custody: current.custody },
-            newValue: { walletAddress: wallet, custody: input.custody },
-            txHash: recorded.hash,
-          }),
-      },
+      audited(meta, {
+        entityType: "DEPARTMENT",
+        entityId: code,
+        action: "PROPOSE_WALLET",
+        oldValue: { walletAddress: current.walletAddress, custody: current.custody },
+        newValue: { walletAddress: wallet, custody: input.custody },
+      }),
     );
     if (!tx) throw new Error("governance key went away while proposing a wallet");
     return { department: (await new DepartmentStore(context.pool).byCode(code)) ?? current, transactionHash: tx.hash };
@@ -471,17 +445,13 @@ export async function settleWalletChange(
   try {
     const tx = await context.gateway.send(
       { kind: "UPDATE_DEPARTMENT", from, to: context.contracts.ApprovalRegistry, data },
-      {
-        onRecorded: (client, recorded) =>
-          audit(client, meta, {
-            entityType: "DEPARTMENT",
-            entityId: code,
-            action: action === "ACTIVATE" ? "ACTIVATE_WALLET" : "CANCEL_WALLET",
-            oldValue: { walletAddress: current.walletAddress, custody: current.custody },
-            newValue: { walletAddress: pending.walletAddress, custody: pending.custody },
-            txHash: recorded.hash,
-          }),
-      },
+      audited(meta, {
+        entityType: "DEPARTMENT",
+        entityId: code,
+        action: action === "ACTIVATE" ? "ACTIVATE_WALLET" : "CANCEL_WALLET",
+        oldValue: { walletAddress: current.walletAddress, custody: current.custody },
+        newValue: { walletAddress: pending.walletAddress, custody: pending.custody },
+      }),
     );
     return { department: (await new DepartmentStore(context.pool).byCode(code)) ?? current, transactionHash: tx.hash };
   } catch (error) {

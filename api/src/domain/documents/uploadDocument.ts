@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Principal } from "../../auth/principal.ts";
-import { audit, type AuditEntry, type RequestMeta } from "../../stores/auditLog.ts";
+import { audited, type AuditEntry, type RequestMeta } from "../../stores/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
 import { wasRecorded, type ConfirmedTx } from "../../chain/chainGateway.ts";
 import { documentRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
@@ -119,28 +119,25 @@ async function storeAndAnchorVersion(
         data: version.anchorCall,
         requestId: request.id,
       },
-      {
-        onRecorded: async (client, recorded) => {
-          // Counted and recorded in one database transaction under the applicant's lock: parallel uploads cannot
-          // pass the budget together. A refusal here rolls back the outbox record (nothing is sent).
-          await checkUploadBudget(client, budget, request.applicantId, next, { lock: true });
-          if (version.newDocument) await insertDocument(client, version.newDocument);
-          createdAt = await insertDocumentVersion(client, {
-            documentId: version.documentId,
-            version: version.version,
-            sha256: hash,
-            fileSize: file.size,
-            mimeType: file.mimeType,
-            originalFilename: file.originalFilename,
-            storageKey: key,
-            description: version.description,
-            uploadedBy: `${version.principal.kind}:${version.principal.id}`,
-            chainTxId: recorded.id,
-            activeContent: file.activeContent ?? [],
-          });
-          await audit(client, version.meta, { ...version.audit, txHash: recorded.hash });
-        },
-      },
+      audited(version.meta, version.audit, async (client, recorded) => {
+        // Counted and recorded in one database transaction under the applicant's lock: parallel uploads cannot
+        // pass the budget together. A refusal here rolls back the outbox record (nothing is sent).
+        await checkUploadBudget(client, budget, request.applicantId, next, { lock: true });
+        if (version.newDocument) await insertDocument(client, version.newDocument);
+        createdAt = await insertDocumentVersion(client, {
+          documentId: version.documentId,
+          version: version.version,
+          sha256: hash,
+          fileSize: file.size,
+          mimeType: file.mimeType,
+          originalFilename: file.originalFilename,
+          storageKey: key,
+          description: version.description,
+          uploadedBy: `${version.principal.kind}:${version.principal.id}`,
+          chainTxId: recorded.id,
+          activeContent: file.activeContent ?? [],
+        });
+      }),
     );
     return { tx, hash, createdAt };
   } catch (error) {

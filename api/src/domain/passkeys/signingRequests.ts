@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { getAddress, TypedDataEncoder } from "ethers";
 import { verifyAuthenticationResponse, type AuthenticationResponseJSON } from "@simplewebauthn/server";
-import { audit, type RequestMeta } from "../../stores/auditLog.ts";
+import { audit, audited, type RequestMeta } from "../../stores/auditLog.ts";
 import { NotMinedInTimeError } from "../../chain/chainErrors.ts";
 import { wasRecorded } from "../../chain/chainGateway.ts";
 import type { Principal } from "../../auth/principal.ts";
@@ -458,16 +458,12 @@ async function relay(
         to: row.accountAddress,
         data: changeReviewersCall(onChain, signature),
       },
-      {
-        onRecorded: (client, recorded) =>
-          audit(client, meta, {
-            entityType: "DEPARTMENT",
-            entityId: row.departmentCode,
-            action: "CHANGE_PASSKEY_REVIEWERS",
-            newValue: { account: row.accountAddress, ...change },
-            txHash: recorded.hash,
-          }),
-      },
+      audited(meta, {
+        entityType: "DEPARTMENT",
+        entityId: row.departmentCode,
+        action: "CHANGE_PASSKEY_REVIEWERS",
+        newValue: { account: row.accountAddress, ...change },
+      }),
     );
     return { chainTxId: tx.id, result: { transactionHash: tx.hash } };
   } catch (error) {

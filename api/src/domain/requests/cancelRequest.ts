@@ -1,6 +1,6 @@
 /** POST /requests/{id}/cancel: DRAFT or PENDING_RESUBMISSION → CANCELLED, on chain; the reason is kept off chain. */
 import type { Principal } from "../../auth/principal.ts";
-import { audit, type RequestMeta } from "../../stores/auditLog.ts";
+import { audited, type RequestMeta } from "../../stores/auditLog.ts";
 import { approvalRegistryCall } from "../../chain/contractCalls.ts";
 import type { DomainContext } from "../context.ts";
 import { recordCancelReason } from "../../stores/requestStore.ts";
@@ -23,19 +23,17 @@ export async function cancelRequest(
       data: approvalRegistryCall("cancel", [request.tokenId, 0]),
       requestId: request.id,
     },
-    {
-      onRecorded: async (client, recorded) => {
-        await recordCancelReason(client, request.id, reason ?? null);
-        await audit(client, meta, {
-          entityType: "REQUEST",
-          entityId: request.id,
-          action: "CANCEL",
-          oldValue: { status: request.status },
-          newValue: { status: "CANCELLED", reason },
-          txHash: recorded.hash,
-        });
+    audited(
+      meta,
+      {
+        entityType: "REQUEST",
+        entityId: request.id,
+        action: "CANCEL",
+        oldValue: { status: request.status },
+        newValue: { status: "CANCELLED", reason },
       },
-    },
+      (client) => recordCancelReason(client, request.id, reason ?? null),
+    ),
   );
   return cancellationAnswer(request.id, tx.hash);
 }

@@ -3,7 +3,7 @@
  * (review continues in the same stage). Every document type the pinned workflow requires must be uploaded.
  */
 import type { Principal } from "../../auth/principal.ts";
-import { audit, type RequestMeta } from "../../stores/auditLog.ts";
+import { audited, type RequestMeta } from "../../stores/auditLog.ts";
 import { approvalRegistryCall } from "../../chain/contractCalls.ts";
 import { AppError } from "../errors.ts";
 import { documentsOfRequest } from "../../reads/documentReads.ts";
@@ -40,17 +40,13 @@ export async function submitRequest(
       data: approvalRegistryCall(resubmission ? "resubmit" : "submit", [request.tokenId]),
       requestId: request.id,
     },
-    {
-      onRecorded: (client, recorded) =>
-        audit(client, meta, {
-          entityType: "REQUEST",
-          entityId: request.id,
-          action: resubmission ? "RESUBMIT" : "SUBMIT",
-          oldValue: { status: request.status },
-          newValue: { status: "SUBMITTED" },
-          txHash: recorded.hash,
-        }),
-    },
+    audited(meta, {
+      entityType: "REQUEST",
+      entityId: request.id,
+      action: resubmission ? "RESUBMIT" : "SUBMIT",
+      oldValue: { status: request.status },
+      newValue: { status: "SUBMITTED" },
+    }),
   );
   return submissionAnswer(context, request, tx.hash);
 }

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Tx } from "../../db/queryable.ts";
-import { audit, type RequestMeta } from "../../stores/auditLog.ts";
+import { audit, audited, type RequestMeta } from "../../stores/auditLog.ts";
 import type { RecordedTx } from "../../chain/chainGateway.ts";
 import { approvalRegistryCall } from "../../chain/contractCalls.ts";
 import { stringToBytes32 } from "../../../../abis/index.ts";
@@ -206,17 +206,13 @@ export async function deactivateWorkflow(context: DomainContext, meta: RequestMe
         to: context.contracts.ApprovalRegistry,
         data: approvalRegistryCall("deactivateWorkflow", [current.chainWorkflowId]),
       },
-      {
-        onRecorded: (client, recorded) =>
-          audit(client, meta, {
-            entityType: "WORKFLOW",
-            entityId: workflowId,
-            action: "DEACTIVATE",
-            oldValue: { isActive: true, version: current.version },
-            newValue: { isActive: false, version: current.version },
-            txHash: recorded.hash,
-          }),
-      },
+      audited(meta, {
+        entityType: "WORKFLOW",
+        entityId: workflowId,
+        action: "DEACTIVATE",
+        oldValue: { isActive: true, version: current.version },
+        newValue: { isActive: false, version: current.version },
+      }),
     );
     const after = await context.workflows.byId(workflowId);
     return {
