@@ -108,7 +108,7 @@ describe("transaction outbox and nonce sequencing", function () {
     const to = driver.addresses.ApprovalRegistry;
     const block = await core.provider.getBlock("latest");
     let hash = "";
-    const crash = await new NonceSequencer(core.pool)
+    const crash = await new NonceSequencer(core.pool, (...args) => core.gateway.recordNonceFiller(...args))
       .run(operator, {
         record: async ({ nonce, client }) => {
           const raw = await signer.signTransaction({

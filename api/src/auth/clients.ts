@@ -67,8 +67,12 @@ export class ClientStore {
   }
 
   async find(clientId: string): Promise<ClientRecord | undefined> {
-    const { rows } = await this.pool.query<ClientRow>(`SELECT * FROM oauth_clients WHERE client_id = $1`, [clientId]);
-    return rows[0] ? toRecord(rows[0]) : undefined;
+    const row = await this.#row(clientId);
+    return row && toRecord(row);
+  }
+
+  async #row(clientId: string): Promise<ClientRow | undefined> {
+    return (await this.pool.query<ClientRow>(`SELECT * FROM oauth_clients WHERE client_id = $1`, [clientId])).rows[0];
   }
 
   /** Revokes a client (idempotent); its secret and the tokens it holds stop working. */
@@ -86,8 +90,7 @@ export class ClientStore {
    * say whether an id exists.
    */
   async authenticate(clientId: string, secret: string): Promise<ClientCheck> {
-    const { rows } = await this.pool.query<ClientRow>(`SELECT * FROM oauth_clients WHERE client_id = $1`, [clientId]);
-    const row = rows[0];
+    const row = await this.#row(clientId);
     const matches = await verifySecret(secret, row?.secret_hash ?? (await dummyHashFor(clientId)));
     if (!row) return { ok: false, reason: "unknown_client" };
     if (row.revoked_at) return { ok: false, reason: "revoked" };
@@ -123,27 +126,22 @@ export class ClientStore {
 
   /**
    * Ensures the bootstrap admin client: created with scope admin; its hash updated when the secret changed (tokens
-   * issued under the old secret are then refused); any earlier bootstrap client with another id is revoked.
+   * issued under the old secret are then refused); any earlier bootstrap client with another id is revoked. Says
+   * what changed (for the audit trail).
    */
-  /** Creates or updates the bootstrap admin client; says what changed (for the audit trail). */
   async upsertBootstrapAdmin(
     clientId: string,
     secret: string,
   ): Promise<{ created: boolean; rotated: boolean; revoked: string[] }> {
-    const { rows } = await this.pool.query<ClientRow>(`SELECT * FROM oauth_clients WHERE client_id = $1`, [clientId]);
-    const row = rows[0];
-    let created = false;
-    let rotated = false;
+    const row = await this.#row(clientId);
+    const rotated = row !== undefined && !(await verifySecret(secret, row.secret_hash));
     if (!row) {
-      created = true;
       await this.pool.query(
         `INSERT INTO oauth_clients (client_id, name, secret_hash, scopes, bootstrap) VALUES ($1, 'Bootstrap administrator', $2, '{admin}', true)
          ON CONFLICT (client_id) DO NOTHING`,
         [clientId, await hashSecret(secret, "chosen")],
       );
     } else {
-      const secretChanged = !(await verifySecret(secret, row.secret_hash));
-      rotated = secretChanged;
       await this.pool.query(
         `UPDATE oauth_clients
             SET secret_hash = CASE WHEN $2::text IS NULL THEN secret_hash ELSE $2 END,
@@ -152,7 +150,7 @@ export class ClientStore {
                 bootstrap = true,
                 revoked_at = NULL
           WHERE client_id = $1`,
-        [clientId, secretChanged ? await hashSecret(secret, "chosen") : null],
+        [clientId, rotated ? await hashSecret(secret, "chosen") : null],
       );
     }
     const revoked = await this.pool.query<{ client_id: string }>(
@@ -160,7 +158,7 @@ export class ClientStore {
       [clientId],
     );
     this.cache.clear();
-    return { created, rotated, revoked: revoked.rows.map((r) => r.client_id) };
+    return { created: !row, rotated, revoked: revoked.rows.map((r) => r.client_id) };
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import type pg from "pg";
 import { randomSecret, sha256Hex } from "./secrets.ts";
-import type { ApplicantIdentity, IdentityProviderKind } from "./tokens.ts";
+import type { ApplicantIdentity } from "./tokens.ts";
 
 export const CODE_TTL_SECONDS = 60;
 export const LOGIN_TTL_SECONDS = 600;
@@ -59,16 +59,7 @@ export class IdentityCodeStore {
 
   /** Takes the code (it cannot be used again, whatever the outcome). */
   async redeemCode(code: string): Promise<CodeRedemption> {
-    const { rows } = await this.pool.query<{
-      redirect_uri: string;
-      subject: string;
-      name: string | null;
-      email: string | null;
-      idp: IdentityProviderKind;
-      expired: boolean;
-      client_id: string;
-      code_challenge: string;
-    }>(
+    const { rows } = await this.pool.query(
       `DELETE FROM identity_codes WHERE code_hash = $1
        RETURNING redirect_uri, subject, name, email, idp, expires_at <= now() AS expired, client_id, code_challenge`,
       [sha256Hex(code)],
@@ -110,14 +101,7 @@ export class IdentityCodeStore {
 
   /** Takes the sign-in the provider's callback refers to; undefined when unknown, used or expired. */
   async finishLogin(state: string): Promise<PendingLogin | undefined> {
-    const { rows } = await this.pool.query<{
-      redirect_uri: string;
-      client_state: string;
-      code_verifier: string;
-      expired: boolean;
-      client_id: string;
-      code_challenge: string;
-    }>(
+    const { rows } = await this.pool.query(
       `DELETE FROM identity_logins WHERE state_hash = $1 RETURNING redirect_uri, client_state, code_verifier, expires_at <= now() AS expired, client_id, code_challenge`,
       [sha256Hex(state)],
     );

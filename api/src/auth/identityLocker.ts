@@ -296,32 +296,28 @@ export function identityLockerRoutes(deps: {
           schema: OAuthErrorSchema,
         },
       },
-      handler: ({ ctx }) => exchangeCode(ctx, codes, tokens, registered, allowLoopback, deps.record, failedSignIn),
+      handler: ({ ctx }) => exchangeCode(ctx, { ...deps, registered, allowLoopback, failedSignIn }),
     }),
   ];
 }
 
 async function exchangeCode(
   ctx: Context,
-  codes: IdentityCodeStore,
-  tokens: TokenService,
-  registered: RegisteredRedirect[],
-  allowLoopback: boolean,
-  record: AuditRecorder,
-  failedSignIn: FailedSignIn,
+  deps: { codes: IdentityCodeStore; tokens: TokenService; record: AuditRecorder; failedSignIn: FailedSignIn } & {
+    registered: RegisteredRedirect[];
+    allowLoopback: boolean;
+  },
 ): Promise<HandlerResult> {
+  const { codes, tokens, registered, allowLoopback, record, failedSignIn } = deps;
   if (!ctx.request.is("application/json", "application/x-www-form-urlencoded")) {
     return oauthError("invalid_request", "The body must be JSON (or application/x-www-form-urlencoded)");
   }
   const body = (ctx.request as { body?: unknown }).body;
   const shape = bodyShapeProblem(body);
   if (shape) return oauthError("invalid_request", shape);
-  const code = field(body, "code");
-  const redirectUri = field(body, "redirect_uri");
-  const grantType = field(body, "grant_type");
-  const clientId = field(body, "client_id");
-  const verifier = field(body, "code_verifier");
-  const problem = code.problem ?? redirectUri.problem ?? grantType.problem ?? clientId.problem ?? verifier.problem;
+  const fields = ["code", "redirect_uri", "grant_type", "client_id", "code_verifier"].map((name) => field(body, name));
+  const [code, redirectUri, grantType, clientId, verifier] = fields;
+  const problem = fields.find((f) => f.problem)?.problem;
   if (problem) return oauthError("invalid_request", problem);
   if (grantType.value && grantType.value !== "authorization_code")
     return oauthError("unsupported_grant_type", "Only grant_type=authorization_code is supported here");

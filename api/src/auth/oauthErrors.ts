@@ -6,17 +6,8 @@
 import { z } from "zod/v4";
 import type { HandlerResult } from "../http/routeTable.ts";
 
-export type OAuthErrorCode =
-  | "invalid_request"
-  | "invalid_client"
-  | "invalid_grant"
-  | "invalid_scope"
-  | "unauthorized_client"
-  | "unsupported_grant_type"
-  | "expired_token";
-
 /** HTTP status of each token-endpoint error: 401 for client authentication failures, 400 otherwise (RFC 6749 §5.2). */
-export const OAUTH_ERROR_STATUS: Record<OAuthErrorCode, number> = {
+const OAUTH_ERROR_STATUS = {
   invalid_request: 400,
   invalid_client: 401,
   invalid_grant: 400,
@@ -24,7 +15,8 @@ export const OAUTH_ERROR_STATUS: Record<OAuthErrorCode, number> = {
   unauthorized_client: 400,
   unsupported_grant_type: 400,
   expired_token: 400,
-};
+} as const;
+export type OAuthErrorCode = keyof typeof OAUTH_ERROR_STATUS;
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
 
@@ -42,31 +34,24 @@ export function oauthError(
 
 export const OAuthErrorSchema = z
   .object({
-    error: z.enum([
-      "invalid_request",
-      "invalid_client",
-      "invalid_grant",
-      "invalid_scope",
-      "unauthorized_client",
-      "unsupported_grant_type",
-      "expired_token",
-    ]),
+    error: z.enum(Object.keys(OAUTH_ERROR_STATUS) as [OAuthErrorCode, ...OAuthErrorCode[]]),
     error_description: z.string(),
   })
   .meta({ id: "OAuthError", description: "RFC 6749 §5.2 error of the token endpoints." });
 
+type BodyField = {
+  description: string;
+  required?: boolean;
+  example?: string;
+  enum?: readonly string[];
+  minLength?: number;
+};
+
 /** A body schema that never fails (every field optional, anything unusable becomes undefined) but documents `required`. */
-export function lenientBody<K extends string>(
-  id: string,
-  description: string,
-  fields: Record<
-    K,
-    { description: string; required?: boolean; example?: string; enum?: readonly string[]; minLength?: number }
-  >,
-) {
+export function lenientBody<K extends string>(id: string, description: string, fields: Record<K, BodyField>) {
+  const entries = Object.entries(fields) as [K, BodyField][];
   const shape = Object.fromEntries(
-    Object.entries(fields).map(([name, f]) => {
-      const field = f as { description: string; example?: string; enum?: readonly string[]; minLength?: number };
+    entries.map(([name, field]) => {
       // `enum` documents the only values the handler accepts (it answers the others itself, e.g. unsupported_grant_type).
       const meta = {
         description: field.description,
@@ -78,10 +63,8 @@ export function lenientBody<K extends string>(
       return [name, text.meta(meta).optional().catch(undefined)];
     }),
   ) as Record<K, z.ZodCatch<z.ZodOptional<z.ZodString>>>;
-  const empty = Object.fromEntries(Object.keys(fields).map((name) => [name, undefined])) as Record<K, undefined>;
-  const required = Object.entries(fields)
-    .filter(([, f]) => (f as { required?: boolean }).required)
-    .map(([name]) => name);
+  const empty = Object.fromEntries(entries.map(([name]) => [name, undefined])) as Record<K, undefined>;
+  const required = entries.filter(([, field]) => field.required).map(([name]) => name);
   return z
     .object(shape)
     .catch(empty as never)

@@ -25,15 +25,15 @@
  * department) until its timestamp is 10 minutes old, and any reuse is refused. A retry must be signed again (new
  * nonce or timestamp).
  */
-import { createHash, createHmac, randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import type { Context } from "koa";
 import { canonicalJson } from "../encoding/canonicalJson.ts";
+import { sha256Hex } from "./secrets.ts";
 
 export const SIGNATURE_WINDOW_SECONDS = 300;
 export const SIGNATURE_RETENTION_SECONDS = 600;
 
-export const sha256Hex = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
-export const EMPTY_BODY_HASH = sha256Hex("");
+const EMPTY_BODY_HASH = sha256Hex("");
 
 export const NONCE_PATTERN = /^[A-Za-z0-9._~-]{1,64}$/;
 

@@ -21,9 +21,8 @@ export function randomSecret(bytes = 32): string {
   return randomBytes(bytes).toString("base64url");
 }
 
-export function sha256Hex(value: string): string {
-  return createHash("sha256").update(value, "utf8").digest("hex");
-}
+/** Lower-case hex SHA-256 (of a string's UTF-8 bytes). */
+export const sha256Hex = (value: string | Buffer): string => createHash("sha256").update(value).digest("hex");
 
 export async function hashSecret(secret: string, kind: "random" | "chosen"): Promise<string> {
   if (kind === "random") return `sha256:${sha256Hex(secret)}`;

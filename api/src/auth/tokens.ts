@@ -135,22 +135,21 @@ export class TokenService {
   }
 }
 
+const CLAIM_REASONS: Record<string, string> = {
+  iss: "The access token was issued by another issuer",
+  aud: "The access token is meant for another audience",
+  typ: "The token is not an access token of this service",
+};
+
 function reasonOf(error: unknown): string {
   if (error instanceof errors.JWTExpired) return "The access token has expired";
-  if (error instanceof errors.JWTClaimValidationFailed) {
-    switch (error.claim) {
-      case "iss":
-        return "The access token was issued by another issuer";
-      case "aud":
-        return "The access token is meant for another audience";
-      case "typ":
-        return "The token is not an access token of this service";
-      default:
-        return error.reason === "missing"
-          ? `The access token lacks the "${error.claim}" claim`
-          : `The access token's "${error.claim}" claim is invalid`;
-    }
-  }
+  if (error instanceof errors.JWTClaimValidationFailed)
+    return (
+      CLAIM_REASONS[error.claim] ??
+      (error.reason === "missing"
+        ? `The access token lacks the "${error.claim}" claim`
+        : `The access token's "${error.claim}" claim is invalid`)
+    );
   if (error instanceof errors.JWSSignatureVerificationFailed) return "The access token's signature is invalid";
   if (error instanceof errors.JWKSNoMatchingKey) return "The access token was not signed with this service's key";
   if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported)

@@ -5,7 +5,7 @@
  * cannot be given as asked. They say what happened and carry no HTTP status: http/errorKinds.ts gives each kind
  * its answer (a revert through revertMapping.ts, the one table of contract errors).
  */
-import { Interface, type Result } from "ethers";
+import { Interface } from "ethers";
 import { ApprovalRegistryAbi, DocumentRegistryAbi, LicenceTokenAbi } from "../../../abis/index.ts";
 
 const errorsInterface = new Interface(
@@ -110,7 +110,7 @@ export function decodeRevert(data: string | undefined | null): ContractRevertErr
   try {
     const parsed = errorsInterface.parseError(data);
     if (!parsed) return undefined;
-    return new ContractRevertError(parsed.name, toPlain(parsed.args));
+    return new ContractRevertError(parsed.name, parsed.args.toArray(true));
   } catch {
     return undefined;
   }
@@ -131,7 +131,7 @@ export function revertDataOf(error: unknown): string | undefined {
 /** True when the error means the node could not be reached (not that it answered with a revert). */
 export function isConnectionError(error: unknown): boolean {
   const e = error as { code?: string; message?: string; cause?: { code?: string } };
-  const codes = [
+  const socket = [
     "ECONNREFUSED",
     "ECONNRESET",
     "ETIMEDOUT",
@@ -139,16 +139,10 @@ export function isConnectionError(error: unknown): boolean {
     "UND_ERR_SOCKET",
     "UND_ERR_CONNECT_TIMEOUT",
   ];
-  if (e?.code && codes.includes(e.code)) return true;
-  if (e?.cause?.code && codes.includes(e.cause.code)) return true;
-  if (e?.code === "TIMEOUT" || e?.code === "NETWORK_ERROR" || e?.code === "SERVER_ERROR") return true;
+  // ethers' own codes for a node it could not reach or that gave no usable answer
+  if ([...socket, "TIMEOUT", "NETWORK_ERROR", "SERVER_ERROR"].includes(e?.code ?? "")) return true;
+  if (socket.includes(e?.cause?.code ?? "")) return true;
   return /ECONNREFUSED|fetch failed|socket hang up|network error|timeout/i.test(e?.message ?? "");
-}
-
-function toPlain(result: Result): unknown[] {
-  return Array.from(result, (value) =>
-    value && typeof value === "object" && "toArray" in value ? toPlain(value as Result) : value,
-  );
 }
 
 function jsonArgs(args: unknown[]): unknown[] {

@@ -127,23 +127,13 @@ export class ChainGateway {
 
   /** Simulate, record, broadcast, wait for the receipt and for the index to reach its block. */
   async send(request: TxRequest, options: SendOptions = {}): Promise<ConfirmedTx> {
-    const { signer } = this.#options;
     const gasLimit = await this.#simulate(request);
     const fees = await this.#feeFields();
     const idempotencyClaim = currentIdempotencyClaim(); // read here: records run in the sequencer's own context
 
     const recorded = await this.#sequencer.run(request.from, {
       record: async ({ nonce, client }) => {
-        const raw = await signer.signTransaction({
-          ...fees,
-          from: request.from,
-          chainId: this.#options.chainId,
-          nonce,
-          to: request.to,
-          data: request.data,
-          gasLimit,
-        });
-        const tx = await insertRecord(client, request, nonce, raw, gasLimit);
+        const tx = await this.#record(client, request, nonce, gasLimit, fees);
         if (options.onRecorded) await options.onRecorded(client, tx);
         // The caller's Idempotency-Key (if any) is tied to this write in the same database transaction, so after a
         // crash the key says for certain whether the write happened.
@@ -183,20 +173,55 @@ export class ChainGateway {
    * nonce of a refused transaction with it when a later one waits in the node's pool.
    */
   async recordNonceFiller(address: string, nonce: bigint, client: pg.PoolClient): Promise<() => Promise<void>> {
-    const gasLimit = 21_000n;
     const request: TxRequest = { kind: "NONCE_FILLER", from: address, to: address, data: "0x" };
-    const raw = await this.#options.signer.signTransaction({
-      ...(await this.#feeFields()),
-      from: address,
-      chainId: this.#options.chainId,
-      nonce,
-      to: address,
-      data: "0x",
-      gasLimit,
-    });
-    await insertRecord(client, request, nonce, raw, gasLimit);
+    const { raw } = await this.#record(client, request, nonce, 21_000n, await this.#feeFields());
     this.#options.logger.warn({ address, nonce: nonce.toString() }, "filling a refused transaction's nonce");
     return () => broadcast(this.#options.provider, raw);
+  }
+
+  /** Signs `request` with `nonce` and records it in the outbox, PENDING; broadcasts = 1: it is sent after the commit. */
+  async #record(client: pg.PoolClient, request: TxRequest, nonce: bigint, gasLimit: bigint, fees: FeeFields) {
+    const { from, to, data } = request;
+    const raw = await this.#options.signer.signTransaction({
+      ...fees,
+      from,
+      chainId: this.#options.chainId,
+      nonce,
+      to,
+      data,
+      gasLimit,
+    });
+    const tx = { id: randomUUID(), hash: keccak256(raw), nonce, raw };
+    // A contract creation is recorded with the address it creates (from the sender and nonce) as its `to`.
+    await client.query(
+      `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, request_id, broadcasts)
+       VALUES ($1, $2, 'PENDING', $3, $4, $5, $6, $7, $8, $9, $10, 1)`,
+      [
+        tx.id,
+        request.kind,
+        from.toLowerCase(),
+        nonce.toString(),
+        (to ?? getCreateAddress({ from, nonce })).toLowerCase(),
+        data,
+        raw,
+        tx.hash,
+        gasLimit.toString(),
+        request.requestId ?? null,
+      ],
+    );
+    return tx;
+  }
+
+  /** `call` on the provider; an unreachable node is ChainUnavailableError, other errors go to `otherwise`. */
+  async #node<T>(
+    call: (provider: JsonRpcProvider) => Promise<T>,
+    otherwise = (error: unknown): unknown => error,
+  ): Promise<T> {
+    try {
+      return await call(this.#options.provider);
+    } catch (error) {
+      throw isConnectionError(error) ? new ChainUnavailableError(error) : otherwise(error);
+    }
   }
 
   /**
@@ -210,13 +235,7 @@ export class ChainGateway {
       [outboxTxId],
     );
     if (!rows[0]) return undefined;
-    let receipt: TransactionReceipt | null;
-    try {
-      receipt = await this.#options.provider.getTransactionReceipt(rows[0].tx_hash);
-    } catch (error) {
-      if (isConnectionError(error)) throw new ChainUnavailableError(error);
-      throw error;
-    }
+    const receipt = await this.#node((provider) => provider.getTransactionReceipt(rows[0].tx_hash));
     // A chain that lost the block: reconciliation puts the record back to PENDING and sends it again.
     if (!receipt || receipt.status !== 1) return undefined;
     await this.#readYourWrites(receipt.blockNumber, receipt.hash);
@@ -294,32 +313,22 @@ export class ChainGateway {
   }
 
   /** The chain's latest block number (the health check's probe); ChainUnavailableError when the node does not answer. */
-  async blockNumber(): Promise<number> {
-    try {
-      return await this.#options.provider.getBlockNumber();
-    } catch (error) {
-      throw isConnectionError(error) ? new ChainUnavailableError(error) : error;
-    }
+  blockNumber(): Promise<number> {
+    return this.#node((provider) => provider.getBlockNumber());
   }
 
   /** The latest block's time (unix seconds): what a decision's deadline is checked against. */
   async latestBlockTime(): Promise<number> {
-    try {
-      const block = await this.#options.provider.getBlock("latest");
-      return block?.timestamp ?? Math.floor(Date.now() / 1000);
-    } catch (error) {
-      throw isConnectionError(error) ? new ChainUnavailableError(error) : error;
-    }
+    const block = await this.#node((provider) => provider.getBlock("latest"));
+    return block?.timestamp ?? Math.floor(Date.now() / 1000);
   }
 
   /** Read-only contract call (e.g. a view); connection failures become ChainUnavailableError. */
-  async call(to: string, data: string, blockTag?: number | string): Promise<string> {
-    try {
-      return await this.#options.provider.call({ to, data, blockTag });
-    } catch (error) {
-      if (isConnectionError(error)) throw new ChainUnavailableError(error);
-      throw decodeRevert(revertDataOf(error)) ?? error;
-    }
+  call(to: string, data: string, blockTag?: number | string): Promise<string> {
+    return this.#node(
+      (provider) => provider.call({ to, data, blockTag }),
+      (error) => decodeRevert(revertDataOf(error)) ?? error,
+    );
   }
 
   /**
@@ -445,55 +454,36 @@ export class ChainGateway {
     }
   }
 
+  /** Records the receipt's outcome (once: the hooks run in the same database transaction); throws a revert's error. */
   async #finalize(id: string, request: TxRequest, receipt: TransactionReceipt): Promise<TransactionReceipt> {
-    const { pool } = this.#options;
-    if (receipt.status === 1) {
-      const confirmed = await withTransaction(pool, async (client) => {
-        const { rows } = await client.query(
-          `UPDATE chain_transactions SET status = 'CONFIRMED', block_number = $2, block_hash = $3, tx_index = $4, gas_used = $5,
-             confirmed_at = COALESCE(confirmed_at, now()), updated_at = now() WHERE id = $1 AND status <> 'CONFIRMED' RETURNING request_id`,
-          [id, receipt.blockNumber, receipt.blockHash, receipt.index, receipt.gasUsed.toString()],
-        );
-        if (rows.length > 0 && this.#options.onConfirmed)
-          await this.#options.onConfirmed(client, {
-            id,
-            kind: request.kind,
-            requestId: rows[0].request_id,
-            hash: receipt.hash,
-            receipt,
-          });
-        return rows.length > 0;
-      });
-      if (confirmed) this.#options.onStatus?.("CONFIRMED", request.kind);
-      return receipt;
-    }
-    const revert = await this.#explainRevert(request, receipt.blockNumber);
-    const failed = await withTransaction(pool, async (client) => {
+    const status = receipt.status === 1 ? "CONFIRMED" : "FAILED";
+    const revert = status === "FAILED" ? await this.#explainRevert(request, receipt.blockNumber) : undefined;
+    const changed = await withTransaction(this.#options.pool, async (client) => {
       const { rows } = await client.query(
-        `UPDATE chain_transactions SET status = 'FAILED', block_number = $2, block_hash = $3, tx_index = $4, gas_used = $5,
-           error_name = $6, error_args = $7, error_message = $8, updated_at = now() WHERE id = $1 AND status <> 'FAILED' RETURNING request_id`,
+        `UPDATE chain_transactions SET status = $2, block_number = $3, block_hash = $4, tx_index = $5, gas_used = $6,
+           confirmed_at = CASE WHEN $2 = 'CONFIRMED' THEN COALESCE(confirmed_at, now()) ELSE confirmed_at END,
+           error_name = COALESCE($7, error_name), error_args = COALESCE($8, error_args), error_message = COALESCE($9, error_message),
+           updated_at = now() WHERE id = $1 AND status <> $2 RETURNING request_id`,
         [
           id,
+          status,
           receipt.blockNumber,
           receipt.blockHash,
           receipt.index,
           receipt.gasUsed.toString(),
-          revert.errorName,
-          JSON.stringify(revert.details.args),
-          revert.message,
+          revert?.errorName ?? null,
+          revert ? JSON.stringify(revert.details.args) : null,
+          revert?.message ?? null,
         ],
       );
-      if (rows.length > 0 && this.#options.onFailed)
-        await this.#options.onFailed(client, {
-          id,
-          kind: request.kind,
-          requestId: rows[0].request_id,
-          hash: receipt.hash,
-        });
-      return rows.length > 0;
+      if (rows.length === 0) return false;
+      const tx = { id, kind: request.kind, requestId: rows[0].request_id, hash: receipt.hash, receipt };
+      await (revert ? this.#options.onFailed?.(client, tx) : this.#options.onConfirmed?.(client, tx));
+      return true;
     });
-    if (failed) this.#options.onStatus?.("FAILED", request.kind);
-    throw revert;
+    if (changed) this.#options.onStatus?.(status, request.kind);
+    if (revert) throw revert;
+    return receipt;
   }
 
   /** Replays a mined-but-reverted call on the state before its block to recover the custom error. */
@@ -513,28 +503,21 @@ export class ChainGateway {
   }
 
   /** estimateGas doubles as the simulation: a revert is decoded and refused before anything is recorded. */
-  async #simulate(request: TxRequest): Promise<bigint> {
-    try {
-      const estimate = await this.#options.provider.estimateGas({
-        from: request.from,
-        to: request.to,
-        data: request.data,
-      });
-      // Estimated on today's state, mined on tomorrow's: an approval estimated while others are in flight may be
-      // the one that completes the stage and issues the licence (≈ 30k more), a document version may invalidate
-      // more approvals. Unused gas costs nothing (refunded; Besu runs free gas), running out reverts the write.
-      return estimate * 2n + 150_000n;
-    } catch (error) {
-      if (isConnectionError(error)) throw new ChainUnavailableError(error);
-      throw (
+  async #simulate({ from, to, data }: TxRequest): Promise<bigint> {
+    const estimate = await this.#node(
+      (provider) => provider.estimateGas({ from, to, data }),
+      (error) =>
         decodeRevert(revertDataOf(error)) ??
         new ContractRevertError(
           "UnknownRevert",
           [],
           `The contract refused the operation: ${(error as Error).message}`.slice(0, 300),
-        )
-      );
-    }
+        ),
+    );
+    // Estimated on today's state, mined on tomorrow's: an approval estimated while others are in flight may be the
+    // one that completes the stage and issues the licence (≈ 30k more), a document version may invalidate more
+    // approvals. Unused gas costs nothing (refunded; Besu runs free gas), running out reverts the write.
+    return estimate * 2n + 150_000n;
   }
 
   async #feeFields(): Promise<FeeFields> {
@@ -551,36 +534,6 @@ export class ChainGateway {
       throw new ChainUnavailableError(error);
     }
   }
-}
-
-/** The outbox row of a signed transaction, PENDING; broadcasts = 1: it is sent right after the commit. */
-async function insertRecord(
-  client: pg.PoolClient,
-  request: TxRequest,
-  nonce: bigint,
-  raw: string,
-  gasLimit: bigint,
-): Promise<RecordedTx & { raw: string }> {
-  const tx = { id: randomUUID(), hash: keccak256(raw), nonce, raw };
-  // A contract creation is recorded with the address it creates (from the sender and nonce) as its `to`.
-  const to = request.to ?? getCreateAddress({ from: request.from, nonce });
-  await client.query(
-    `INSERT INTO chain_transactions (id, kind, status, from_address, nonce, to_address, data, raw_tx, tx_hash, gas_limit, request_id, broadcasts)
-     VALUES ($1, $2, 'PENDING', $3, $4, $5, $6, $7, $8, $9, $10, 1)`,
-    [
-      tx.id,
-      request.kind,
-      request.from.toLowerCase(),
-      nonce.toString(),
-      to.toLowerCase(),
-      request.data,
-      raw,
-      tx.hash,
-      gasLimit.toString(),
-      request.requestId ?? null,
-    ],
-  );
-  return tx;
 }
 
 /**

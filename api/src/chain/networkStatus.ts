@@ -111,46 +111,23 @@ function optionalProbe(send: RpcSend, timeoutMs: number): OptionalProbe {
 
 /** Every probe of our RPC node, in parallel. */
 async function probeNode(send: RpcSend, timeoutMs: number, optional: OptionalProbe) {
-  const [
-    chainId,
-    head,
-    netVersion,
-    peerCount,
-    clientVersion,
-    syncing,
-    nodeInfo,
-    peerList,
-    qbft,
-    ibft,
-    clique,
-    automine,
-  ] = await Promise.all([
-    attempt<string>(send, "eth_chainId", [], timeoutMs),
-    attempt<RpcBlock | null>(send, "eth_getBlockByNumber", ["latest", false], timeoutMs),
-    optional<string>("net_version"),
-    optional<string>("net_peerCount"),
-    optional<string>("web3_clientVersion"),
-    optional<unknown>("eth_syncing"),
-    optional<NodeInfo>("admin_nodeInfo"),
-    optional<Peer[]>("admin_peers"),
-    optional<string[]>("qbft_getValidatorsByBlockNumber", ["latest"]),
-    optional<string[]>("ibft_getValidatorsByBlockNumber", ["latest"]),
-    optional<string[]>("clique_getSigners", ["latest"]),
-    optional<boolean>("anvil_getAutomine"),
-  ]);
-  return {
-    chainId,
-    head,
-    netVersion,
-    peerCount,
-    clientVersion,
-    syncing,
-    nodeInfo,
-    peerList,
-    qbft,
-    ibft,
-    clique,
-    automine,
+  const probes = {
+    chainId: attempt<string>(send, "eth_chainId", [], timeoutMs),
+    head: attempt<RpcBlock | null>(send, "eth_getBlockByNumber", ["latest", false], timeoutMs),
+    netVersion: optional<string>("net_version"),
+    peerCount: optional<string>("net_peerCount"),
+    clientVersion: optional<string>("web3_clientVersion"),
+    syncing: optional<unknown>("eth_syncing"),
+    nodeInfo: optional<NodeInfo>("admin_nodeInfo"),
+    peerList: optional<Peer[]>("admin_peers"),
+    qbft: optional<string[]>("qbft_getValidatorsByBlockNumber", ["latest"]),
+    ibft: optional<string[]>("ibft_getValidatorsByBlockNumber", ["latest"]),
+    clique: optional<string[]>("clique_getSigners", ["latest"]),
+    automine: optional<boolean>("anvil_getAutomine"),
+  };
+  const answers = await Promise.all(Object.values(probes));
+  return Object.fromEntries(Object.keys(probes).map((name, i) => [name, answers[i]])) as {
+    [K in keyof typeof probes]: Awaited<(typeof probes)[K]>;
   };
 }
 

@@ -30,8 +30,6 @@ export interface NonceTicket {
   client: pg.PoolClient;
 }
 
-/** Thrown by `broadcast` when the node refused the transaction outright (it is in no pool). */
-
 export interface SequencedJob<T extends { id: string; nonce: bigint }> {
   record(ticket: NonceTicket): Promise<T>;
   /**
@@ -56,12 +54,11 @@ interface Queued {
 
 export class NonceSequencer {
   readonly #pool: pg.Pool;
-  readonly #fillNonce?: NonceFiller;
+  readonly #fillNonce: NonceFiller;
   readonly #queues = new Map<string, Queued[]>();
   readonly #workers = new Set<string>();
 
-  /** Without `fillNonce`, a batch is broadcast one transaction at a time, stopping at the first refusal. */
-  constructor(pool: pg.Pool, fillNonce?: NonceFiller) {
+  constructor(pool: pg.Pool, fillNonce: NonceFiller) {
     this.#pool = pool;
     this.#fillNonce = fillNonce;
   }
@@ -92,12 +89,7 @@ export class NonceSequencer {
   }
 
   /** All broadcasts at once (one JSON-RPC batch), then each outcome in nonce order. */
-  async #broadcastTogether(
-    address: string,
-    recorded: Recorded,
-    client: pg.PoolClient,
-    fillNonce: NonceFiller,
-  ): Promise<void> {
+  async #broadcastTogether(address: string, recorded: Recorded, client: pg.PoolClient): Promise<void> {
     const outcomes = await Promise.allSettled(recorded.map(({ queued, value }) => queued.job.broadcast(value, client)));
     const refused = (i: number) => outcomes[i].status === "rejected" && outcomes[i].reason instanceof NodeRefusedError;
     const lastTaken = outcomes.findLastIndex((o, i) => !refused(i));
@@ -110,9 +102,14 @@ export class NonceSequencer {
         queued.reject(outcome.reason); // e.g. the node is unreachable: stays PENDING, re-broadcast later
       } else if (i > lastTaken) {
         // Refused, and nothing after it was taken: give back this nonce and every later one.
+        // Marked FAILED, their nonces given back (nothing later of the wallet reached the node).
         const rest = recorded.slice(i);
-        const reason = (outcome.reason as Error).message;
-        await releaseNonces(address, rest, client, `not broadcast: the node refused nonce ${value.nonce}: ${reason}`);
+        const reason = `not broadcast: the node refused nonce ${value.nonce}: ${(outcome.reason as Error).message}`;
+        await client.query(
+          `UPDATE chain_transactions SET status = 'FAILED', nonce_released = true, error_message = $2, updated_at = now() WHERE id = ANY($1)`,
+          [rest.map((r) => r.value.id), reason.slice(0, 500)],
+        );
+        await client.query(`UPDATE wallets SET next_nonce = $2 WHERE address = $1`, [address, value.nonce.toString()]);
         // Every later one was refused too (none after lastTaken was taken).
         rest.forEach((later, j) => later.queued.reject((outcomes[i + j] as PromiseRejectedResult).reason));
         return;
@@ -126,7 +123,7 @@ export class NonceSequencer {
             `UPDATE chain_transactions SET status = 'FAILED', nonce_released = true, error_message = $2, updated_at = now() WHERE id = $1`,
             [value.id, `refused by the node; its nonce was filled: ${(outcome.reason as Error).message}`.slice(0, 500)],
           );
-          send = await fillNonce(address, value.nonce, client);
+          send = await this.#fillNonce(address, value.nonce, client);
           await client.query("COMMIT");
         } catch (error) {
           await client.query("ROLLBACK").catch(() => {});
@@ -149,7 +146,7 @@ export class NonceSequencer {
       const batch = take();
 
       // 1. Record every job with consecutive nonces in one transaction.
-      const recorded: { queued: Queued; value: { id: string; nonce: bigint } }[] = [];
+      const recorded: Recorded = [];
       await client.query("BEGIN");
       try {
         const { rows } = await client.query(`SELECT next_nonce FROM wallets WHERE address = $1 FOR UPDATE`, [address]);
@@ -175,8 +172,7 @@ export class NonceSequencer {
       }
 
       // 2. Broadcast in nonce order.
-      if (this.#fillNonce) await this.#broadcastTogether(address, recorded, client, this.#fillNonce);
-      else await broadcastOneByOne(address, recorded, client);
+      await this.#broadcastTogether(address, recorded, client);
     } finally {
       if (locked) await client.query("SELECT pg_advisory_unlock($1)", [lock]).catch(() => {});
       client.release();
@@ -185,43 +181,3 @@ export class NonceSequencer {
 }
 
 type Recorded = { queued: Queued; value: { id: string; nonce: bigint } }[];
-
-/** Marks the transactions FAILED and gives their nonces back (nothing later of the wallet reached the node). */
-async function releaseNonces(address: string, rest: Recorded, client: pg.PoolClient, reason: string): Promise<void> {
-  await client.query(
-    `UPDATE chain_transactions SET status = 'FAILED', nonce_released = true, error_message = $2, updated_at = now() WHERE id = ANY($1)`,
-    [rest.map((r) => r.value.id), reason.slice(0, 500)],
-  );
-  await client.query(`UPDATE wallets SET next_nonce = $2 WHERE address = $1`, [
-    address,
-    rest[0].value.nonce.toString(),
-  ]);
-}
-
-/** One at a time: a refusal gives back its nonce and every later one of the batch, which are then not sent. */
-async function broadcastOneByOne(address: string, recorded: Recorded, client: pg.PoolClient): Promise<void> {
-  for (let i = 0; i < recorded.length; i++) {
-    const { queued, value } = recorded[i];
-    try {
-      await queued.job.broadcast(value, client);
-      queued.resolve(value);
-    } catch (error) {
-      if (!(error instanceof NodeRefusedError)) {
-        // E.g. the node is unreachable: the transaction stays recorded (PENDING) and is re-broadcast later.
-        queued.reject(error);
-        continue;
-      }
-      const rest = recorded.slice(i);
-      await releaseNonces(
-        address,
-        rest,
-        client,
-        `not broadcast: the node refused nonce ${value.nonce}: ${error.message}`,
-      );
-      queued.reject(error);
-      for (const later of rest.slice(1))
-        later.queued.reject(new NodeRefusedError("an earlier transaction of the same wallet was refused by the node"));
-      return;
-    }
-  }
-}

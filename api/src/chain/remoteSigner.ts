@@ -8,7 +8,7 @@
  * exactly the one asked for (fields, chain id) and recover to `from`, or it is refused before anything is recorded.
  */
 import { Transaction, TypedDataEncoder, getAddress, isAddress, toQuantity, verifyTypedData } from "ethers";
-import { SignerError, type SignerFailure, SignerKeyTakenError, WalletChoiceError } from "./chainErrors.ts";
+import { SignerError, SignerKeyTakenError, WalletChoiceError } from "./chainErrors.ts";
 import type { SignableTransaction, TransactionSigner, TypedDataToSign } from "./transactionSigner.ts";
 import type { WalletPurpose, WalletStore } from "./walletStore.ts";
 
@@ -24,11 +24,7 @@ export interface RemoteSignerOptions {
 }
 
 /** The remote signer could not be reached, refused, or answered something other than what was asked. */
-export class RemoteSignerError extends SignerError {
-  constructor(failure: SignerFailure, message: string, details?: Record<string, unknown>) {
-    super(failure, message, details);
-  }
-}
+export class RemoteSignerError extends SignerError {}
 
 export class RemoteSigner implements TransactionSigner {
   readonly mode = "remote" as const;

@@ -71,8 +71,6 @@ export function mayDeriveEvents(logs: readonly Log[]): boolean {
   return logs.some((log) => log.topics[0] !== undefined && EVENTFUL_TOPICS.has(log.topics[0]));
 }
 
-type Progress = Awaited<ReturnType<typeof progressOf>>;
-
 /** Derives and records the events of one confirmed transaction. Safe to run again: ids are deterministic. */
 export async function deriveEvents(
   deps: DeriveDependencies,
@@ -129,23 +127,18 @@ async function confirmedRequestTransaction(
   return request ? { txId: tx.id, txHash: tx.tx_hash, request } : undefined;
 }
 
-interface TokenLogs {
-  tokenId: bigint;
-  /** ApprovalRegistry events of the request's token in the receipt, by name. */
-  registry(name: string): LogDescription[];
-  /** LicenceToken events of the request's token in the receipt, by name. */
-  token(name: string): LogDescription[];
-  /** Whether any ApprovalRegistry log of the receipt is about this token. */
-  touchesReview: boolean;
-  anchored: LogDescription[];
-}
+type TokenLogs = ReturnType<typeof logsOfToken>;
 
-function logsOfToken(receipt: TransactionReceipt, contracts: Deployment["contracts"], tokenId: bigint): TokenLogs {
+/** The receipt's events about the request's token. */
+function logsOfToken(receipt: TransactionReceipt, contracts: Deployment["contracts"], tokenId: bigint) {
   const ofToken = (found: LogDescription[]) => found.filter((e) => e.args.tokenId === tokenId);
   return {
     tokenId,
-    registry: (name) => ofToken(eventsOf(receipt.logs, approvalRegistry, contracts.ApprovalRegistry, name)),
-    token: (name) => ofToken(eventsOf(receipt.logs, licenceToken, contracts.LicenceToken, name)),
+    /** ApprovalRegistry events by name. */
+    registry: (name: string) => ofToken(eventsOf(receipt.logs, approvalRegistry, contracts.ApprovalRegistry, name)),
+    /** LicenceToken events by name. */
+    token: (name: string) => ofToken(eventsOf(receipt.logs, licenceToken, contracts.LicenceToken, name)),
+    /** Whether any ApprovalRegistry log of the receipt is about this token. */
     touchesReview: receipt.logs.some(
       (log) =>
         log.address.toLowerCase() === contracts.ApprovalRegistry.toLowerCase() &&
@@ -156,52 +149,30 @@ function logsOfToken(receipt: TransactionReceipt, contracts: Deployment["contrac
   };
 }
 
-/** ApprovalRegistry's views of the request's token, at a block (or the latest, where the node lacks the block). */
-interface ChainViews {
-  tokenId: bigint;
-  progressAt(blockTag: number | "latest"): Promise<Progress>;
-  pendingAt(blockTag: number): Promise<number[]>;
-  /** Departments able to decide at the transaction's block: asked once, shared by the steps. */
-  pendingAfter(): Promise<number[]>;
-  /** The timeout of stage `stage` of workflow version `workflowId`, in seconds (0: none). */
-  timeoutSecondsOf(workflowId: number, stage: number): Promise<number>;
-}
+type ChainViews = ReturnType<typeof chainViews>;
 
-function chainViews({ gateway, contracts }: DeriveDependencies, tokenId: bigint, blockNumber: number): ChainViews {
+/** ApprovalRegistry's views of the request's token, at a block (or the latest, where the node lacks the block). */
+function chainViews({ gateway, contracts }: DeriveDependencies, tokenId: bigint, blockNumber: number) {
   const caller = atBlockOrLatest(gateway);
   const registry = contracts.ApprovalRegistry;
   const pendingAt = async (blockTag: number) => [...(await pendingDepartmentsOf(caller, registry, tokenId, blockTag))];
   let pending: Promise<number[]> | undefined;
   return {
     tokenId,
-    progressAt: (blockTag) => progressOf(caller, registry, tokenId, blockTag),
+    progressAt: (blockTag: number | "latest") => progressOf(caller, registry, tokenId, blockTag),
     pendingAt,
+    /** Departments able to decide at the transaction's block: asked once, shared by the steps. */
     pendingAfter: () => (pending ??= pendingAt(blockNumber)),
-    timeoutSecondsOf: async (workflowId, stage) =>
+    /** The timeout of stage `stage` of workflow version `workflowId`, in seconds (0: none). */
+    timeoutSecondsOf: async (workflowId: number, stage: number) =>
       (await workflowStage(caller, registry, workflowId, stage, "latest")).timeoutSeconds,
   };
 }
 
-/** What every step reads: the receipt's logs, the review state after the block and the request's workflow. */
-interface Derivation {
-  pool: pg.Pool;
-  receipt: TransactionReceipt;
-  logs: TokenLogs;
-  chain: ChainViews;
-  after: Progress;
-  /** Every department the request's workflow routes to. */
-  routed: string[];
-  /** A stage of the pinned workflow as payloads show it: its number (from 1) and name, from the chain's index. */
-  stageInfo(index: number | bigint): { number: number; name: string | null };
-  /** Departments whose approval this transaction invalidated. */
-  invalidatedIds: Set<number>;
-}
+type Derivation = Awaited<ReturnType<typeof startDerivation>>;
 
-async function startDerivation(
-  deps: DeriveDependencies,
-  receipt: TransactionReceipt,
-  logs: TokenLogs,
-): Promise<Derivation> {
+/** What every step reads: the receipt's logs, the review state after the block and the request's workflow. */
+async function startDerivation(deps: DeriveDependencies, receipt: TransactionReceipt, logs: TokenLogs) {
   const chain = chainViews(deps, logs.tokenId, receipt.blockNumber);
   const after = await chain.progressAt(receipt.blockNumber);
   const workflow = await deps.workflows.byChainId(after.workflowId);
@@ -212,8 +183,14 @@ async function startDerivation(
     logs,
     chain,
     after,
+    /** Every department the request's workflow routes to. */
     routed: [...new Set(stages.flatMap((s) => s.requiredApprovals.map((a) => a.departmentCode)))],
-    stageInfo: (index) => ({ number: stageNumber(index), name: stages[Number(index)]?.stageName ?? null }),
+    /** A stage of the pinned workflow as payloads show it: its number (from 1) and name, from the chain's index. */
+    stageInfo: (index: number | bigint) => ({
+      number: stageNumber(index),
+      name: stages[Number(index)]?.stageName ?? null,
+    }),
+    /** Departments whose approval this transaction invalidated. */
     invalidatedIds: new Set(logs.registry("ReviewInvalidated").map((e) => Number(e.args.departmentId))),
   };
 }

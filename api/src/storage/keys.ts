@@ -5,8 +5,6 @@
  * control character: it cannot leave the storage directory and it is the same string in a URL, a file path and S3.
  * Every document version is stored under its own key and never overwritten.
  */
-export { StorageKeyExistsError } from "./storageErrors.ts";
-
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 export const MAX_KEY_LENGTH = 512;
 const MAX_SEGMENTS = 8;

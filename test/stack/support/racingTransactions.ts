@@ -34,7 +34,7 @@ export async function recordRacingTransactions(driver: Driver, options: RacingOp
   const block = await core.provider.getBlock("latest");
   const hashes: string[] = [];
   for (let i = 0; i < 2; i++) {
-    await new NonceSequencer(core.pool).run(admin, {
+    await new NonceSequencer(core.pool, (...args) => core.gateway.recordNonceFiller(...args)).run(admin, {
       record: async ({ nonce, client }) => {
         const raw = await signer.signTransaction({
           type: 2,
