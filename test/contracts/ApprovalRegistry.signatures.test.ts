@@ -196,30 +196,26 @@ describe("ApprovalRegistry", function () {
       expect((await token.licence(1n)).status).to.equal(Status.Approved);
     });
 
-    describe("when the signature is replayed", function () {
-      it("reverts with ReviewInvalidNonce", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
-        const { registry, operator, holder, stranger, domain } = fixture;
-        const changes = await decisionOf(fixture, ID.G, { decision: Decision.ChangesRequested });
-        const signature = await sign(holder, domain, changes);
-        await registry.connect(stranger).decideBySig(changes, signature);
-        await registry.connect(operator).resubmit(1n);
-        // The department may decide again, but not with the same signature.
-        await expect(registry.connect(stranger).decideBySig(changes, signature))
-          .to.be.revertedWithCustomError(registry, "ReviewInvalidNonce")
-          .withArgs(ID.G, 1n, 0n);
-      });
+    it("reverts with ReviewInvalidNonce when the signature is replayed", async function () {
+      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const { registry, operator, holder, stranger, domain } = fixture;
+      const changes = await decisionOf(fixture, ID.G, { decision: Decision.ChangesRequested });
+      const signature = await sign(holder, domain, changes);
+      await registry.connect(stranger).decideBySig(changes, signature);
+      await registry.connect(operator).resubmit(1n);
+      // The department may decide again, but not with the same signature.
+      await expect(registry.connect(stranger).decideBySig(changes, signature))
+        .to.be.revertedWithCustomError(registry, "ReviewInvalidNonce")
+        .withArgs(ID.G, 1n, 0n);
     });
 
-    describe("when the nonce is not the department's next one", function () {
-      it("reverts with ReviewInvalidNonce", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
-        const { registry, holder, stranger, domain } = fixture;
-        const decision = await decisionOf(fixture, ID.G, { nonce: 1n });
-        await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
-          .to.be.revertedWithCustomError(registry, "ReviewInvalidNonce")
-          .withArgs(ID.G, 0n, 1n);
-      });
+    it("reverts with ReviewInvalidNonce when the nonce is not the department's next one", async function () {
+      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const { registry, holder, stranger, domain } = fixture;
+      const decision = await decisionOf(fixture, ID.G, { nonce: 1n });
+      await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
+        .to.be.revertedWithCustomError(registry, "ReviewInvalidNonce")
+        .withArgs(ID.G, 0n, 1n);
     });
 
     describe("when the signer is not the department's wallet", function () {
@@ -329,60 +325,52 @@ describe("ApprovalRegistry", function () {
       });
     });
 
-    describe("when a reviewed document changed after the department signed", function () {
-      it("reverts with ReviewStaleDocuments", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
-        const { registry, documents, operator, holder, stranger, domain } = fixture;
-        const decision = await decisionOf(fixture, ID.G);
-        const signature = await sign(holder, domain, decision);
-        await documents.connect(operator).anchorVersion(1n, sha("doc-2-v1"), sha("doc-2-v2"));
-        await expect(registry.connect(stranger).decideBySig(decision, signature))
-          .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
-          .withArgs(1n, 2, sha("doc-2-v1"));
-        expect((await registry.departmentRecord(ID.G)).nonce).to.equal(0n);
-      });
+    it("reverts with ReviewStaleDocuments when a reviewed document changed after the department signed", async function () {
+      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const { registry, documents, operator, holder, stranger, domain } = fixture;
+      const decision = await decisionOf(fixture, ID.G);
+      const signature = await sign(holder, domain, decision);
+      await documents.connect(operator).anchorVersion(1n, sha("doc-2-v1"), sha("doc-2-v2"));
+      await expect(registry.connect(stranger).decideBySig(decision, signature))
+        .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
+        .withArgs(1n, 2, sha("doc-2-v1"));
+      expect((await registry.departmentRecord(ID.G)).nonce).to.equal(0n);
     });
 
-    describe("when the decision is not Approved, Rejected or ChangesRequested", function () {
-      it("reverts with ReviewInvalidDecision", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
-        const { registry, holder, stranger, domain } = fixture;
-        for (const status of [Decision.Pending, Decision.ReviewRequired]) {
-          const decision = await decisionOf(fixture, ID.G, { decision: status });
-          await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
-            .to.be.revertedWithCustomError(registry, "ReviewInvalidDecision")
-            .withArgs(status);
-        }
-      });
-    });
-
-    describe("when the rejection reason is not 1..5", function () {
-      it("reverts with ReviewInvalidReason", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
-        const { registry, holder, stranger, domain } = fixture;
-        for (const reasonCode of [0n, 6n]) {
-          const decision = await decisionOf(fixture, ID.G, { decision: Decision.Rejected, reasonCode });
-          await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
-            .to.be.revertedWithCustomError(registry, "ReviewInvalidReason")
-            .withArgs(reasonCode);
-        }
-      });
-    });
-
-    describe("when the department is unknown or inactive", function () {
-      it("reverts with DepartmentUnknownId and DepartmentInactive", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
-        const { registry, admin, holder, stranger, domain } = fixture;
-        const unknown = await decisionOf(fixture, 99n);
-        await expect(registry.connect(stranger).decideBySig(unknown, await sign(holder, domain, unknown)))
-          .to.be.revertedWithCustomError(registry, "DepartmentUnknownId")
-          .withArgs(99n);
-        await registry.connect(admin).setDepartmentActive(code("G"), false);
-        const decision = await decisionOf(fixture, ID.G);
+    it("reverts with ReviewInvalidDecision when the decision is not Approved, Rejected or ChangesRequested", async function () {
+      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const { registry, holder, stranger, domain } = fixture;
+      for (const status of [Decision.Pending, Decision.ReviewRequired]) {
+        const decision = await decisionOf(fixture, ID.G, { decision: status });
         await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
-          .to.be.revertedWithCustomError(registry, "DepartmentInactive")
-          .withArgs(ID.G);
-      });
+          .to.be.revertedWithCustomError(registry, "ReviewInvalidDecision")
+          .withArgs(status);
+      }
+    });
+
+    it("reverts with ReviewInvalidReason when the rejection reason is not 1..5", async function () {
+      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const { registry, holder, stranger, domain } = fixture;
+      for (const reasonCode of [0n, 6n]) {
+        const decision = await decisionOf(fixture, ID.G, { decision: Decision.Rejected, reasonCode });
+        await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
+          .to.be.revertedWithCustomError(registry, "ReviewInvalidReason")
+          .withArgs(reasonCode);
+      }
+    });
+
+    it("reverts with DepartmentUnknownId and DepartmentInactive when the department is unknown or inactive", async function () {
+      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const { registry, admin, holder, stranger, domain } = fixture;
+      const unknown = await decisionOf(fixture, 99n);
+      await expect(registry.connect(stranger).decideBySig(unknown, await sign(holder, domain, unknown)))
+        .to.be.revertedWithCustomError(registry, "DepartmentUnknownId")
+        .withArgs(99n);
+      await registry.connect(admin).setDepartmentActive(code("G"), false);
+      const decision = await decisionOf(fixture, ID.G);
+      await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
+        .to.be.revertedWithCustomError(registry, "DepartmentInactive")
+        .withArgs(ID.G);
     });
 
     describe("when the department's wallet is an EIP-1271 contract wallet", function () {

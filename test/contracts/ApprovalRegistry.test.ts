@@ -132,15 +132,13 @@ describe("ApprovalRegistry", function () {
       expect(await registry.REASON_TIMEOUT()).to.equal(6n);
     });
 
-    describe("when the wallet delay is zero", function () {
-      it("reverts with InvalidWalletDelay", async function () {
-        const { token, documents, verifier, extension, registry, deployer } =
-          await networkHelpers.loadFixture(deployPlatform);
-        const factory = await ethers.getContractFactory("ApprovalRegistry");
-        await expect(factory.deploy(token, documents, verifier, extension, deployer.address, 0n))
-          .to.be.revertedWithCustomError(registry, "InvalidWalletDelay")
-          .withArgs(0n);
-      });
+    it("reverts with InvalidWalletDelay when the wallet delay is zero", async function () {
+      const { token, documents, verifier, extension, registry, deployer } =
+        await networkHelpers.loadFixture(deployPlatform);
+      const factory = await ethers.getContractFactory("ApprovalRegistry");
+      await expect(factory.deploy(token, documents, verifier, extension, deployer.address, 0n))
+        .to.be.revertedWithCustomError(registry, "InvalidWalletDelay")
+        .withArgs(0n);
     });
   });
 
@@ -172,79 +170,63 @@ describe("ApprovalRegistry", function () {
       );
     });
 
-    describe("when the caller is not governance", function () {
-      it("reverts with AccessControlUnauthorizedAccount (the administration key included)", async function () {
-        const { registry, operator, deployer, signers } = await networkHelpers.loadFixture(deployPlatform);
-        const administration = signers[14];
-        await registry.connect(deployer).grantRole(ROLES.ADMIN, administration.address);
-        for (const caller of [operator, administration]) {
-          await expect(registry.connect(caller).registerDepartment(code("G"), signers[12].address, Custody.Custodial))
-            .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount (the administration key included) when the caller is not governance", async function () {
+      const { registry, operator, deployer, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const administration = signers[14];
+      await registry.connect(deployer).grantRole(ROLES.ADMIN, administration.address);
+      for (const caller of [operator, administration]) {
+        await expect(registry.connect(caller).registerDepartment(code("G"), signers[12].address, Custody.Custodial))
+          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
+      }
     });
 
-    describe("when the code is zero", function () {
-      it("reverts with DepartmentInvalidCode", async function () {
-        const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(
-          registry.connect(admin).registerDepartment(ethers.ZeroHash, signers[12].address, Custody.Custodial),
-        )
-          .to.be.revertedWithCustomError(registry, "DepartmentInvalidCode")
-          .withArgs();
-      });
+    it("reverts with DepartmentInvalidCode when the code is zero", async function () {
+      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(registry.connect(admin).registerDepartment(ethers.ZeroHash, signers[12].address, Custody.Custodial))
+        .to.be.revertedWithCustomError(registry, "DepartmentInvalidCode")
+        .withArgs();
     });
 
-    describe("when the wallet is the zero address", function () {
-      it("reverts with DepartmentInvalidWallet", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).registerDepartment(code("G"), ethers.ZeroAddress, Custody.Custodial))
-          .to.be.revertedWithCustomError(registry, "DepartmentInvalidWallet")
-          .withArgs(ethers.ZeroAddress);
-      });
+    it("reverts with DepartmentInvalidWallet when the wallet is the zero address", async function () {
+      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(registry.connect(admin).registerDepartment(code("G"), ethers.ZeroAddress, Custody.Custodial))
+        .to.be.revertedWithCustomError(registry, "DepartmentInvalidWallet")
+        .withArgs(ethers.ZeroAddress);
     });
 
-    describe("when the code is already registered", function () {
-      it("reverts with DepartmentAlreadyRegistered", async function () {
-        const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).registerDepartment(code("A"), signers[12].address, Custody.Custodial))
-          .to.be.revertedWithCustomError(registry, "DepartmentAlreadyRegistered")
-          .withArgs(code("A"));
-      });
+    it("reverts with DepartmentAlreadyRegistered when the code is already registered", async function () {
+      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(registry.connect(admin).registerDepartment(code("A"), signers[12].address, Custody.Custodial))
+        .to.be.revertedWithCustomError(registry, "DepartmentAlreadyRegistered")
+        .withArgs(code("A"));
     });
 
-    describe("when the wallet belongs to another department", function () {
-      it("reverts with DepartmentWalletInUse", async function () {
-        const { registry, admin, departments } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).registerDepartment(code("G"), departments.B.address, Custody.Custodial))
-          .to.be.revertedWithCustomError(registry, "DepartmentWalletInUse")
-          .withArgs(departments.B.address);
-      });
+    it("reverts with DepartmentWalletInUse when the wallet belongs to another department", async function () {
+      const { registry, admin, departments } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(registry.connect(admin).registerDepartment(code("G"), departments.B.address, Custody.Custodial))
+        .to.be.revertedWithCustomError(registry, "DepartmentWalletInUse")
+        .withArgs(departments.B.address);
     });
 
-    describe("when the wallet holds a role", function () {
-      it("reverts with DepartmentWalletHoldsRole for every role holder", async function () {
-        const { registry, deployer, admin, operator, keeper } = await networkHelpers.loadFixture(deployPlatform);
-        for (const holder of [deployer, admin, operator, keeper]) {
-          await expect(registry.connect(admin).registerDepartment(code("G"), holder.address, Custody.Custodial))
-            .to.be.revertedWithCustomError(registry, "DepartmentWalletHoldsRole")
-            .withArgs(holder.address);
-        }
-      });
+    it("reverts with DepartmentWalletHoldsRole for every role holder when the wallet holds a role", async function () {
+      const { registry, deployer, admin, operator, keeper } = await networkHelpers.loadFixture(deployPlatform);
+      for (const holder of [deployer, admin, operator, keeper]) {
+        await expect(registry.connect(admin).registerDepartment(code("G"), holder.address, Custody.Custodial))
+          .to.be.revertedWithCustomError(registry, "DepartmentWalletHoldsRole")
+          .withArgs(holder.address);
+      }
     });
 
-    describe("when 65,535 departments are registered", function () {
-      it("reverts with DepartmentLimitReached", async function () {
-        const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
-        // Slot 0 is AccessControl's role mapping; slot 1 holds the department count (uint16).
-        const address = await registry.getAddress();
-        expect(BigInt(await ethers.provider.getStorage(address, 1))).to.equal(6n);
-        await networkHelpers.setStorageAt(address, 1, 0xffff);
-        await expect(registry.connect(admin).registerDepartment(code("G"), signers[12].address, Custody.Custodial))
-          .to.be.revertedWithCustomError(registry, "DepartmentLimitReached")
-          .withArgs();
-      });
+    it("reverts with DepartmentLimitReached when 65,535 departments are registered", async function () {
+      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      // Slot 0 is AccessControl's role mapping; slot 1 holds the department count (uint16).
+      const address = await registry.getAddress();
+      expect(BigInt(await ethers.provider.getStorage(address, 1))).to.equal(6n);
+      await networkHelpers.setStorageAt(address, 1, 0xffff);
+      await expect(registry.connect(admin).registerDepartment(code("G"), signers[12].address, Custody.Custodial))
+        .to.be.revertedWithCustomError(registry, "DepartmentLimitReached")
+        .withArgs();
     });
   });
 
@@ -329,22 +311,18 @@ describe("ApprovalRegistry", function () {
       });
     });
 
-    describe("when the department is unknown", function () {
-      it("reverts with DepartmentUnknown", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).setDepartmentActive(code("Z"), false))
-          .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
-          .withArgs(code("Z"));
-      });
+    it("reverts with DepartmentUnknown when the department is unknown", async function () {
+      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(registry.connect(admin).setDepartmentActive(code("Z"), false))
+        .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
+        .withArgs(code("Z"));
     });
 
-    describe("when the caller is not an admin", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(departments.A).setDepartmentActive(code("A"), false))
-          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
-          .withArgs(departments.A.address, ROLES.ADMIN);
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller is not an admin", async function () {
+      const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(registry.connect(departments.A).setDepartmentActive(code("A"), false))
+        .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+        .withArgs(departments.A.address, ROLES.ADMIN);
     });
   });
 
@@ -393,59 +371,47 @@ describe("ApprovalRegistry", function () {
       );
     });
 
-    describe("when the department is unknown", function () {
-      it("reverts with DepartmentUnknown", async function () {
-        const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).proposeDepartmentWallet(code("Z"), signers[12].address, Custody.Custodial))
-          .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
-          .withArgs(code("Z"));
-      });
+    it("reverts with DepartmentUnknown when the department is unknown", async function () {
+      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(registry.connect(admin).proposeDepartmentWallet(code("Z"), signers[12].address, Custody.Custodial))
+        .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
+        .withArgs(code("Z"));
     });
 
-    describe("when the wallet is the zero address", function () {
-      it("reverts with DepartmentInvalidWallet", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).proposeDepartmentWallet(code("A"), ethers.ZeroAddress, Custody.Custodial))
-          .to.be.revertedWithCustomError(registry, "DepartmentInvalidWallet")
-          .withArgs(ethers.ZeroAddress);
-      });
+    it("reverts with DepartmentInvalidWallet when the wallet is the zero address", async function () {
+      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(registry.connect(admin).proposeDepartmentWallet(code("A"), ethers.ZeroAddress, Custody.Custodial))
+        .to.be.revertedWithCustomError(registry, "DepartmentInvalidWallet")
+        .withArgs(ethers.ZeroAddress);
     });
 
-    describe("when the wallet is another department's", function () {
-      it("reverts with DepartmentWalletInUse", async function () {
-        const { registry, admin, departments } = await networkHelpers.loadFixture(deployPlatform);
+    it("reverts with DepartmentWalletInUse when the wallet is another department's", async function () {
+      const { registry, admin, departments } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(registry.connect(admin).proposeDepartmentWallet(code("A"), departments.B.address, Custody.Custodial))
+        .to.be.revertedWithCustomError(registry, "DepartmentWalletInUse")
+        .withArgs(departments.B.address);
+    });
+
+    it("reverts with DepartmentWalletHoldsRole for every role holder when the wallet holds a role", async function () {
+      const { registry, deployer, admin, operator, keeper } = await networkHelpers.loadFixture(deployPlatform);
+      for (const holder of [deployer, admin, operator, keeper]) {
+        await expect(registry.connect(admin).proposeDepartmentWallet(code("A"), holder.address, Custody.Custodial))
+          .to.be.revertedWithCustomError(registry, "DepartmentWalletHoldsRole")
+          .withArgs(holder.address);
+      }
+    });
+
+    it("reverts with AccessControlUnauthorizedAccount (the department and the administration key included) when the caller is not governance", async function () {
+      const { registry, deployer, operator, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const administration = signers[14];
+      await registry.connect(deployer).grantRole(ROLES.ADMIN, administration.address);
+      for (const caller of [departments.A, operator, administration]) {
         await expect(
-          registry.connect(admin).proposeDepartmentWallet(code("A"), departments.B.address, Custody.Custodial),
+          registry.connect(caller).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial),
         )
-          .to.be.revertedWithCustomError(registry, "DepartmentWalletInUse")
-          .withArgs(departments.B.address);
-      });
-    });
-
-    describe("when the wallet holds a role", function () {
-      it("reverts with DepartmentWalletHoldsRole for every role holder", async function () {
-        const { registry, deployer, admin, operator, keeper } = await networkHelpers.loadFixture(deployPlatform);
-        for (const holder of [deployer, admin, operator, keeper]) {
-          await expect(registry.connect(admin).proposeDepartmentWallet(code("A"), holder.address, Custody.Custodial))
-            .to.be.revertedWithCustomError(registry, "DepartmentWalletHoldsRole")
-            .withArgs(holder.address);
-        }
-      });
-    });
-
-    describe("when the caller is not governance", function () {
-      it("reverts with AccessControlUnauthorizedAccount (the department and the administration key included)", async function () {
-        const { registry, deployer, operator, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
-        const administration = signers[14];
-        await registry.connect(deployer).grantRole(ROLES.ADMIN, administration.address);
-        for (const caller of [departments.A, operator, administration]) {
-          await expect(
-            registry.connect(caller).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial),
-          )
-            .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
-        }
-      });
+          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
+      }
     });
   });
 
@@ -473,34 +439,28 @@ describe("ApprovalRegistry", function () {
         .withArgs(ID.A, signers[12].address, admin.address);
     });
 
-    describe("when the caller is neither the current wallet nor an admin", function () {
-      it("reverts with DepartmentUnauthorizedCancel (the proposed wallet, another department, the operator)", async function () {
-        const { registry, admin, operator, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
-        await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
-        for (const caller of [signers[12], departments.B, operator]) {
-          await expect(registry.connect(caller).cancelDepartmentWallet(code("A")))
-            .to.be.revertedWithCustomError(registry, "DepartmentUnauthorizedCancel")
-            .withArgs(ID.A, caller.address);
-        }
-      });
+    it("reverts with DepartmentUnauthorizedCancel (the proposed wallet, another department, the operator) when the caller is neither the current wallet nor an admin", async function () {
+      const { registry, admin, operator, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+      await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
+      for (const caller of [signers[12], departments.B, operator]) {
+        await expect(registry.connect(caller).cancelDepartmentWallet(code("A")))
+          .to.be.revertedWithCustomError(registry, "DepartmentUnauthorizedCancel")
+          .withArgs(ID.A, caller.address);
+      }
     });
 
-    describe("when no change is pending", function () {
-      it("reverts with DepartmentNoWalletChange", async function () {
-        const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(departments.A).cancelDepartmentWallet(code("A")))
-          .to.be.revertedWithCustomError(registry, "DepartmentNoWalletChange")
-          .withArgs(ID.A);
-      });
+    it("reverts with DepartmentNoWalletChange when no change is pending", async function () {
+      const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(registry.connect(departments.A).cancelDepartmentWallet(code("A")))
+        .to.be.revertedWithCustomError(registry, "DepartmentNoWalletChange")
+        .withArgs(ID.A);
     });
 
-    describe("when the department is unknown", function () {
-      it("reverts with DepartmentUnknown", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).cancelDepartmentWallet(code("Z")))
-          .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
-          .withArgs(code("Z"));
-      });
+    it("reverts with DepartmentUnknown when the department is unknown", async function () {
+      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(registry.connect(admin).cancelDepartmentWallet(code("Z")))
+        .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
+        .withArgs(code("Z"));
     });
   });
 
@@ -538,56 +498,48 @@ describe("ApprovalRegistry", function () {
         .withArgs(7n, code("G"), departments.A.address, Custody.Custodial);
     });
 
-    describe("when the delay has not passed", function () {
-      it("reverts with DepartmentWalletChangeNotDue until the second it is due", async function () {
-        const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
-        const tx = registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
-        const effectiveAt = (await timestampOf(tx)) + WALLET_DELAY;
-        await expect(registry.activateDepartmentWallet(code("A")))
-          .to.be.revertedWithCustomError(registry, "DepartmentWalletChangeNotDue")
-          .withArgs(ID.A, effectiveAt);
-        await networkHelpers.time.setNextBlockTimestamp(effectiveAt - 1n);
-        await expect(registry.activateDepartmentWallet(code("A")))
-          .to.be.revertedWithCustomError(registry, "DepartmentWalletChangeNotDue")
-          .withArgs(ID.A, effectiveAt);
-        await networkHelpers.time.setNextBlockTimestamp(effectiveAt);
-        await expect(registry.activateDepartmentWallet(code("A"))).to.emit(registry, "DepartmentWalletRotated");
-      });
+    it("reverts with DepartmentWalletChangeNotDue until the second it is due when the delay has not passed", async function () {
+      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const tx = registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
+      const effectiveAt = (await timestampOf(tx)) + WALLET_DELAY;
+      await expect(registry.activateDepartmentWallet(code("A")))
+        .to.be.revertedWithCustomError(registry, "DepartmentWalletChangeNotDue")
+        .withArgs(ID.A, effectiveAt);
+      await networkHelpers.time.setNextBlockTimestamp(effectiveAt - 1n);
+      await expect(registry.activateDepartmentWallet(code("A")))
+        .to.be.revertedWithCustomError(registry, "DepartmentWalletChangeNotDue")
+        .withArgs(ID.A, effectiveAt);
+      await networkHelpers.time.setNextBlockTimestamp(effectiveAt);
+      await expect(registry.activateDepartmentWallet(code("A"))).to.emit(registry, "DepartmentWalletRotated");
     });
 
-    describe("when the proposed wallet became another department's during the delay", function () {
-      it("reverts with DepartmentWalletInUse", async function () {
-        const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
-        const wallet = signers[12];
-        await registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.Custodial);
-        await registry.connect(admin).registerDepartment(code("G"), wallet.address, Custody.Custodial);
-        await networkHelpers.time.increase(WALLET_DELAY);
-        await expect(registry.activateDepartmentWallet(code("A")))
-          .to.be.revertedWithCustomError(registry, "DepartmentWalletInUse")
-          .withArgs(wallet.address);
-      });
+    it("reverts with DepartmentWalletInUse when the proposed wallet became another department's during the delay", async function () {
+      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const wallet = signers[12];
+      await registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.Custodial);
+      await registry.connect(admin).registerDepartment(code("G"), wallet.address, Custody.Custodial);
+      await networkHelpers.time.increase(WALLET_DELAY);
+      await expect(registry.activateDepartmentWallet(code("A")))
+        .to.be.revertedWithCustomError(registry, "DepartmentWalletInUse")
+        .withArgs(wallet.address);
     });
 
-    describe("when the proposed wallet was given a role during the delay", function () {
-      it("reverts with DepartmentWalletHoldsRole", async function () {
-        const { registry, deployer, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
-        const wallet = signers[12];
-        await registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.Custodial);
-        await registry.connect(deployer).grantRole(ROLES.OPERATOR, wallet.address);
-        await networkHelpers.time.increase(WALLET_DELAY);
-        await expect(registry.activateDepartmentWallet(code("A")))
-          .to.be.revertedWithCustomError(registry, "DepartmentWalletHoldsRole")
-          .withArgs(wallet.address);
-      });
+    it("reverts with DepartmentWalletHoldsRole when the proposed wallet was given a role during the delay", async function () {
+      const { registry, deployer, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const wallet = signers[12];
+      await registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.Custodial);
+      await registry.connect(deployer).grantRole(ROLES.OPERATOR, wallet.address);
+      await networkHelpers.time.increase(WALLET_DELAY);
+      await expect(registry.activateDepartmentWallet(code("A")))
+        .to.be.revertedWithCustomError(registry, "DepartmentWalletHoldsRole")
+        .withArgs(wallet.address);
     });
 
-    describe("when no change is pending", function () {
-      it("reverts with DepartmentNoWalletChange", async function () {
-        const { registry } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.activateDepartmentWallet(code("A")))
-          .to.be.revertedWithCustomError(registry, "DepartmentNoWalletChange")
-          .withArgs(ID.A);
-      });
+    it("reverts with DepartmentNoWalletChange when no change is pending", async function () {
+      const { registry } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(registry.activateDepartmentWallet(code("A")))
+        .to.be.revertedWithCustomError(registry, "DepartmentNoWalletChange")
+        .withArgs(ID.A);
     });
   });
 
@@ -683,15 +635,13 @@ describe("ApprovalRegistry", function () {
   });
 
   describe("departmentByCode", function () {
-    describe("when the code is unknown", function () {
-      it("reverts with DepartmentUnknown", async function () {
-        const { registry } = await networkHelpers.loadFixture(deployPlatform);
-        for (const unknown of [code("Z"), ethers.ZeroHash]) {
-          await expect(registry.departmentByCode(unknown))
-            .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
-            .withArgs(unknown);
-        }
-      });
+    it("reverts with DepartmentUnknown when the code is unknown", async function () {
+      const { registry } = await networkHelpers.loadFixture(deployPlatform);
+      for (const unknown of [code("Z"), ethers.ZeroHash]) {
+        await expect(registry.departmentByCode(unknown))
+          .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
+          .withArgs(unknown);
+      }
     });
   });
 
@@ -703,15 +653,13 @@ describe("ApprovalRegistry", function () {
       );
     });
 
-    describe("when the id is unknown", function () {
-      it("reverts with DepartmentUnknownId", async function () {
-        const { registry } = await networkHelpers.loadFixture(deployPlatform);
-        for (const id of [0n, 7n]) {
-          await expect(registry.departmentRecord(id))
-            .to.be.revertedWithCustomError(registry, "DepartmentUnknownId")
-            .withArgs(id);
-        }
-      });
+    it("reverts with DepartmentUnknownId when the id is unknown", async function () {
+      const { registry } = await networkHelpers.loadFixture(deployPlatform);
+      for (const id of [0n, 7n]) {
+        await expect(registry.departmentRecord(id))
+          .to.be.revertedWithCustomError(registry, "DepartmentUnknownId")
+          .withArgs(id);
+      }
     });
   });
 
@@ -840,94 +788,75 @@ describe("ApprovalRegistry", function () {
       });
     });
 
-    describe("when the previous version was deactivated", function () {
-      it("continues the version numbers without deactivating anything", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
-        await registry.connect(admin).deactivateWorkflow(1n);
-        const tx = registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, REFERENCE_STAGES);
-        await expect(tx).to.emit(registry, "WorkflowRegistered").withArgs(2n, BUILDING_PERMIT, 2n, DEFINITION, 2n, 0n);
-        await expect(tx).not.to.emit(registry, "WorkflowDeactivated");
-        expect(await registry.activeWorkflowOf(BUILDING_PERMIT)).to.equal(2n);
-      });
+    it("continues the version numbers without deactivating anything when the previous version was deactivated", async function () {
+      const { registry, admin } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      await registry.connect(admin).deactivateWorkflow(1n);
+      const tx = registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, REFERENCE_STAGES);
+      await expect(tx).to.emit(registry, "WorkflowRegistered").withArgs(2n, BUILDING_PERMIT, 2n, DEFINITION, 2n, 0n);
+      await expect(tx).not.to.emit(registry, "WorkflowDeactivated");
+      expect(await registry.activeWorkflowOf(BUILDING_PERMIT)).to.equal(2n);
     });
 
-    describe("when the caller is not governance", function () {
-      it("reverts with AccessControlUnauthorizedAccount (the administration key included)", async function () {
-        const { registry, operator, deployer, signers } = await networkHelpers.loadFixture(deployPlatform);
-        const administration = signers[14];
-        await registry.connect(deployer).grantRole(ROLES.ADMIN, administration.address);
-        for (const caller of [operator, administration]) {
-          await expect(registry.connect(caller).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, REFERENCE_STAGES))
-            .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount (the administration key included) when the caller is not governance", async function () {
+      const { registry, operator, deployer, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const administration = signers[14];
+      await registry.connect(deployer).grantRole(ROLES.ADMIN, administration.address);
+      for (const caller of [operator, administration]) {
+        await expect(registry.connect(caller).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, REFERENCE_STAGES))
+          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
+      }
     });
 
-    describe("when the workflow type is zero", function () {
-      it("reverts with WorkflowInvalidType", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
-        await expect(registry.connect(admin).registerWorkflow(ethers.ZeroHash, DEFINITION, 0n, REFERENCE_STAGES))
-          .to.be.revertedWithCustomError(registry, "WorkflowInvalidType")
-          .withArgs();
-      });
+    it("reverts with WorkflowInvalidType when the workflow type is zero", async function () {
+      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(registry.connect(admin).registerWorkflow(ethers.ZeroHash, DEFINITION, 0n, REFERENCE_STAGES))
+        .to.be.revertedWithCustomError(registry, "WorkflowInvalidType")
+        .withArgs();
     });
 
-    describe("when the licence lifetime exceeds 2^32-1 seconds", function () {
-      it("reverts with WorkflowInvalidValidity, and accepts exactly 2^32-1", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
-        const tooLong = 2n ** 32n;
-        await expect(registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, tooLong, REFERENCE_STAGES))
-          .to.be.revertedWithCustomError(registry, "WorkflowInvalidValidity")
-          .withArgs(tooLong);
-        await expect(
-          registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, tooLong - 1n, REFERENCE_STAGES),
-        ).to.emit(registry, "WorkflowRegistered");
-      });
+    it("reverts with WorkflowInvalidValidity, and accepts exactly 2^32-1 when the licence lifetime exceeds 2^32-1 seconds", async function () {
+      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      const tooLong = 2n ** 32n;
+      await expect(registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, tooLong, REFERENCE_STAGES))
+        .to.be.revertedWithCustomError(registry, "WorkflowInvalidValidity")
+        .withArgs(tooLong);
+      await expect(
+        registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, tooLong - 1n, REFERENCE_STAGES),
+      ).to.emit(registry, "WorkflowRegistered");
     });
 
-    describe("when there are no stages or more than 16", function () {
-      it("reverts with WorkflowInvalidStageCount", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
-        for (const count of [0, 17]) {
-          const stages = Array(count).fill(stage({ departments: ["A"] }));
-          await expect(registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, stages))
-            .to.be.revertedWithCustomError(registry, "WorkflowInvalidStageCount")
-            .withArgs(count);
-        }
-      });
+    it("reverts with WorkflowInvalidStageCount when there are no stages or more than 16", async function () {
+      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      for (const count of [0, 17]) {
+        const stages = Array(count).fill(stage({ departments: ["A"] }));
+        await expect(registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, stages))
+          .to.be.revertedWithCustomError(registry, "WorkflowInvalidStageCount")
+          .withArgs(count);
+      }
     });
 
-    describe("when a stage has no departments or more than 8", function () {
-      it("reverts with WorkflowInvalidStageDepartments", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
-        const nine = ["A", "B", "C", "D", "E", "F", "G", "H", "I"];
-        for (const departments of [[], nine]) {
-          await expect(
-            registry
-              .connect(admin)
-              .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [
-                stage({ departments: ["A"] }),
-                stage({ departments }),
-              ]),
-          )
-            .to.be.revertedWithCustomError(registry, "WorkflowInvalidStageDepartments")
-            .withArgs(1n, departments.length);
-        }
-      });
-    });
-
-    describe("when a stage lists an unknown department", function () {
-      it("reverts with DepartmentUnknown", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+    it("reverts with WorkflowInvalidStageDepartments when a stage has no departments or more than 8", async function () {
+      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      const nine = ["A", "B", "C", "D", "E", "F", "G", "H", "I"];
+      for (const departments of [[], nine]) {
         await expect(
           registry
             .connect(admin)
-            .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A", "Z"] })]),
+            .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A"] }), stage({ departments })]),
         )
-          .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
-          .withArgs(code("Z"));
-      });
+          .to.be.revertedWithCustomError(registry, "WorkflowInvalidStageDepartments")
+          .withArgs(1n, departments.length);
+      }
+    });
+
+    it("reverts with DepartmentUnknown when a stage lists an unknown department", async function () {
+      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      await expect(
+        registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A", "Z"] })]),
+      )
+        .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
+        .withArgs(code("Z"));
     });
 
     describe("when a stage lists a department twice", function () {
@@ -998,22 +927,20 @@ describe("ApprovalRegistry", function () {
       });
     });
 
-    describe("when the mandatory mask names a position the stage does not have", function () {
-      it("reverts with WorkflowInvalidMandatoryMask", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
-        for (const completion of [Completion.Any, Completion.All]) {
-          await expect(
-            registry
-              .connect(admin)
-              .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [
-                stage({ departments: ["A"] }),
-                stage({ completion, mandatoryMask: 0b1001, departments: ["B", "C", "D"] }),
-              ]),
-          )
-            .to.be.revertedWithCustomError(registry, "WorkflowInvalidMandatoryMask")
-            .withArgs(1n, 0b1001);
-        }
-      });
+    it("reverts with WorkflowInvalidMandatoryMask when the mandatory mask names a position the stage does not have", async function () {
+      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      for (const completion of [Completion.Any, Completion.All]) {
+        await expect(
+          registry
+            .connect(admin)
+            .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [
+              stage({ departments: ["A"] }),
+              stage({ completion, mandatoryMask: 0b1001, departments: ["B", "C", "D"] }),
+            ]),
+        )
+          .to.be.revertedWithCustomError(registry, "WorkflowInvalidMandatoryMask")
+          .withArgs(1n, 0b1001);
+      }
     });
 
     describe("when the timeout and its action do not match", function () {
@@ -1065,15 +992,13 @@ describe("ApprovalRegistry", function () {
       expect((await token.licence(1n)).status).to.equal(Status.Approved);
     });
 
-    describe("when the workflow is unknown", function () {
-      it("reverts with WorkflowUnknown", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
-        for (const id of [0n, 2n]) {
-          await expect(registry.connect(admin).deactivateWorkflow(id))
-            .to.be.revertedWithCustomError(registry, "WorkflowUnknown")
-            .withArgs(id);
-        }
-      });
+    it("reverts with WorkflowUnknown when the workflow is unknown", async function () {
+      const { registry, admin } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      for (const id of [0n, 2n]) {
+        await expect(registry.connect(admin).deactivateWorkflow(id))
+          .to.be.revertedWithCustomError(registry, "WorkflowUnknown")
+          .withArgs(id);
+      }
     });
 
     describe("when the workflow is already inactive", function () {
@@ -1093,13 +1018,11 @@ describe("ApprovalRegistry", function () {
       });
     });
 
-    describe("when the caller is not an admin", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { registry, keeper } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
-        await expect(registry.connect(keeper).deactivateWorkflow(1n))
-          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
-          .withArgs(keeper.address, ROLES.ADMIN);
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller is not an admin", async function () {
+      const { registry, keeper } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      await expect(registry.connect(keeper).deactivateWorkflow(1n))
+        .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+        .withArgs(keeper.address, ROLES.ADMIN);
     });
   });
 
@@ -1160,13 +1083,11 @@ describe("ApprovalRegistry", function () {
   });
 
   describe("workflow", function () {
-    describe("when the workflow is unknown", function () {
-      it("reverts with WorkflowUnknown", async function () {
-        const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
-        for (const id of [0n, 2n]) {
-          await expect(registry.workflow(id)).to.be.revertedWithCustomError(registry, "WorkflowUnknown").withArgs(id);
-        }
-      });
+    it("reverts with WorkflowUnknown when the workflow is unknown", async function () {
+      const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      for (const id of [0n, 2n]) {
+        await expect(registry.workflow(id)).to.be.revertedWithCustomError(registry, "WorkflowUnknown").withArgs(id);
+      }
     });
   });
 
@@ -1178,20 +1099,16 @@ describe("ApprovalRegistry", function () {
       );
     });
 
-    describe("when the stage index is past the workflow's stages", function () {
-      it("reverts with WorkflowUnknownStage", async function () {
-        const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
-        await expect(registry.stage(1n, 2))
-          .to.be.revertedWithCustomError(registry, "WorkflowUnknownStage")
-          .withArgs(1n, 2n);
-      });
+    it("reverts with WorkflowUnknownStage when the stage index is past the workflow's stages", async function () {
+      const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      await expect(registry.stage(1n, 2))
+        .to.be.revertedWithCustomError(registry, "WorkflowUnknownStage")
+        .withArgs(1n, 2n);
     });
 
-    describe("when the workflow is unknown", function () {
-      it("reverts with WorkflowUnknown", async function () {
-        const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
-        await expect(registry.stage(3n, 0)).to.be.revertedWithCustomError(registry, "WorkflowUnknown").withArgs(3n);
-      });
+    it("reverts with WorkflowUnknown when the workflow is unknown", async function () {
+      const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      await expect(registry.stage(3n, 0)).to.be.revertedWithCustomError(registry, "WorkflowUnknown").withArgs(3n);
     });
   });
 

@@ -236,15 +236,13 @@ describe("DocumentRegistry", function () {
   });
 
   describe("anchorDocument", function () {
-    describe("when the caller lacks OPERATOR_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { documents, deployer, admin, applicant, stranger } = await loadFixture(deployDraftRequest);
-        for (const caller of [deployer, admin, applicant, stranger]) {
-          await expect(documents.connect(caller).anchorDocument(TOKEN_ID, uuid(1), code("ID"), sha("x")))
-            .to.be.revertedWithCustomError(documents, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.OPERATOR);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller lacks OPERATOR_ROLE", async function () {
+      const { documents, deployer, admin, applicant, stranger } = await loadFixture(deployDraftRequest);
+      for (const caller of [deployer, admin, applicant, stranger]) {
+        await expect(documents.connect(caller).anchorDocument(TOKEN_ID, uuid(1), code("ID"), sha("x")))
+          .to.be.revertedWithCustomError(documents, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.OPERATOR);
+      }
     });
 
     describe("when it is the token's first document", function () {
@@ -385,15 +383,13 @@ describe("DocumentRegistry", function () {
   });
 
   describe("anchorVersion", function () {
-    describe("when the caller lacks OPERATOR_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { documents, deployer, admin, applicant, stranger } = await loadFixture(deployOpenRequest);
-        for (const caller of [deployer, admin, applicant, stranger]) {
-          await expect(documents.connect(caller).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2)))
-            .to.be.revertedWithCustomError(documents, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.OPERATOR);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller lacks OPERATOR_ROLE", async function () {
+      const { documents, deployer, admin, applicant, stranger } = await loadFixture(deployOpenRequest);
+      for (const caller of [deployer, admin, applicant, stranger]) {
+        await expect(documents.connect(caller).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2)))
+          .to.be.revertedWithCustomError(documents, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.OPERATOR);
+      }
     });
 
     describe("when the previous hash is unknown", function () {
@@ -661,19 +657,17 @@ describe("DocumentRegistry", function () {
           .withArgs(TOKEN_ID, DocPhase.Review);
       });
 
-      describe("when the phase is Open or Unopened", function () {
-        it("reverts with DocumentInvalidPhaseChange from every phase (documents never change again without invalidation)", async function () {
-          const { documents, registrySigner } = await loadFixture(deployWithRegistrySigner);
-          for (const from of [DocPhase.Open, DocPhase.Review, DocPhase.Locked]) {
-            if (from !== DocPhase.Open) await documents.connect(registrySigner).setPhase(TOKEN_ID, from);
-            for (const to of [DocPhase.Open, DocPhase.Unopened]) {
-              await expect(documents.connect(registrySigner).setPhase(TOKEN_ID, to))
-                .to.be.revertedWithCustomError(documents, "DocumentInvalidPhaseChange")
-                .withArgs(TOKEN_ID, from, to);
-            }
-            expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(from);
+      it("reverts with DocumentInvalidPhaseChange from every phase (documents never change again without invalidation) when the phase is Open or Unopened", async function () {
+        const { documents, registrySigner } = await loadFixture(deployWithRegistrySigner);
+        for (const from of [DocPhase.Open, DocPhase.Review, DocPhase.Locked]) {
+          if (from !== DocPhase.Open) await documents.connect(registrySigner).setPhase(TOKEN_ID, from);
+          for (const to of [DocPhase.Open, DocPhase.Unopened]) {
+            await expect(documents.connect(registrySigner).setPhase(TOKEN_ID, to))
+              .to.be.revertedWithCustomError(documents, "DocumentInvalidPhaseChange")
+              .withArgs(TOKEN_ID, from, to);
           }
-        });
+          expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(from);
+        }
       });
     });
 
@@ -739,15 +733,13 @@ describe("DocumentRegistry", function () {
   });
 
   describe("setReviewRegistry", function () {
-    describe("when the caller lacks DEFAULT_ADMIN_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { unwired, admin, operator, stranger } = await loadFixture(deployUnwiredDocumentRegistry);
-        for (const caller of [admin, operator, stranger]) {
-          await expect(unwired.connect(caller).setReviewRegistry(stranger.address))
-            .to.be.revertedWithCustomError(unwired, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller lacks DEFAULT_ADMIN_ROLE", async function () {
+      const { unwired, admin, operator, stranger } = await loadFixture(deployUnwiredDocumentRegistry);
+      for (const caller of [admin, operator, stranger]) {
+        await expect(unwired.connect(caller).setReviewRegistry(stranger.address))
+          .to.be.revertedWithCustomError(unwired, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
+      }
     });
 
     describe("when no review registry is set", function () {
@@ -766,14 +758,12 @@ describe("DocumentRegistry", function () {
       });
     });
 
-    describe("when the registry is the zero address", function () {
-      it("reverts with DocumentInvalidReviewRegistry and leaves it unset", async function () {
-        const { unwired, deployer } = await loadFixture(deployUnwiredDocumentRegistry);
-        await expect(unwired.connect(deployer).setReviewRegistry(ethers.ZeroAddress))
-          .to.be.revertedWithCustomError(unwired, "DocumentInvalidReviewRegistry")
-          .withArgs(ethers.ZeroAddress);
-        expect(await unwired.reviewRegistry()).to.equal(ethers.ZeroAddress);
-      });
+    it("reverts with DocumentInvalidReviewRegistry and leaves it unset when the registry is the zero address", async function () {
+      const { unwired, deployer } = await loadFixture(deployUnwiredDocumentRegistry);
+      await expect(unwired.connect(deployer).setReviewRegistry(ethers.ZeroAddress))
+        .to.be.revertedWithCustomError(unwired, "DocumentInvalidReviewRegistry")
+        .withArgs(ethers.ZeroAddress);
+      expect(await unwired.reviewRegistry()).to.equal(ethers.ZeroAddress);
     });
 
     describe("when a review registry is already set", function () {

@@ -346,15 +346,13 @@ describe("LicenceToken", function () {
       });
     });
 
-    describe("when the caller lacks OPERATOR_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { token, admin, stranger, applicant, registrySigner } = await loadFixture(deployTokenWithRegistrySigner);
-        for (const caller of [stranger, admin, applicant, registrySigner]) {
-          await expect(token.connect(caller).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT))
-            .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.OPERATOR);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller lacks OPERATOR_ROLE", async function () {
+      const { token, admin, stranger, applicant, registrySigner } = await loadFixture(deployTokenWithRegistrySigner);
+      for (const caller of [stranger, admin, applicant, registrySigner]) {
+        await expect(token.connect(caller).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT))
+          .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.OPERATOR);
+      }
     });
   });
 
@@ -593,13 +591,11 @@ describe("LicenceToken", function () {
       });
     });
 
-    describe("when the token does not exist", function () {
-      it("reverts with ERC721NonexistentToken", async function () {
-        const { token, registrySigner } = await loadFixture(deployDraftLicence);
-        await expect(token.connect(registrySigner).transition(UNKNOWN_TOKEN_ID, Status.Submitted, 0))
-          .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
-          .withArgs(UNKNOWN_TOKEN_ID);
-      });
+    it("reverts with ERC721NonexistentToken when the token does not exist", async function () {
+      const { token, registrySigner } = await loadFixture(deployDraftLicence);
+      await expect(token.connect(registrySigner).transition(UNKNOWN_TOKEN_ID, Status.Submitted, 0))
+        .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
+        .withArgs(UNKNOWN_TOKEN_ID);
     });
 
     describe("when the transition is part of the review lifecycle", function () {
@@ -675,13 +671,11 @@ describe("LicenceToken", function () {
       });
     });
 
-    describe("when the token does not exist", function () {
-      it("reverts with ERC721NonexistentToken", async function () {
-        const { token, registrySigner } = await loadFixture(deploySubmittedLicence);
-        await expect(token.connect(registrySigner).issue(UNKNOWN_TOKEN_ID, 0))
-          .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
-          .withArgs(UNKNOWN_TOKEN_ID);
-      });
+    it("reverts with ERC721NonexistentToken when the token does not exist", async function () {
+      const { token, registrySigner } = await loadFixture(deploySubmittedLicence);
+      await expect(token.connect(registrySigner).issue(UNKNOWN_TOKEN_ID, 0))
+        .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
+        .withArgs(UNKNOWN_TOKEN_ID);
     });
 
     describe("when the licence is not Submitted", function () {
@@ -760,33 +754,27 @@ describe("LicenceToken", function () {
   });
 
   describe("suspend", function () {
-    describe("when the caller lacks ADMIN_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { token, deployer, operator, stranger, registrySigner } = await loadFixture(deployIssuedLicence);
-        for (const caller of [deployer, operator, stranger, registrySigner]) {
-          await expect(token.connect(caller).suspend(TOKEN_ID, SUSPENSION_REASON))
-            .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.ADMIN);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller lacks ADMIN_ROLE", async function () {
+      const { token, deployer, operator, stranger, registrySigner } = await loadFixture(deployIssuedLicence);
+      for (const caller of [deployer, operator, stranger, registrySigner]) {
+        await expect(token.connect(caller).suspend(TOKEN_ID, SUSPENSION_REASON))
+          .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.ADMIN);
+      }
     });
 
-    describe("when the reason code is 0", function () {
-      it("reverts with LicenceReasonRequired", async function () {
-        const { token, admin } = await loadFixture(deployIssuedLicence);
-        await expect(token.connect(admin).suspend(TOKEN_ID, 0))
-          .to.be.revertedWithCustomError(token, "LicenceReasonRequired")
-          .withArgs(TOKEN_ID);
-      });
+    it("reverts with LicenceReasonRequired when the reason code is 0", async function () {
+      const { token, admin } = await loadFixture(deployIssuedLicence);
+      await expect(token.connect(admin).suspend(TOKEN_ID, 0))
+        .to.be.revertedWithCustomError(token, "LicenceReasonRequired")
+        .withArgs(TOKEN_ID);
     });
 
-    describe("when the token does not exist", function () {
-      it("reverts with ERC721NonexistentToken", async function () {
-        const { token, admin } = await loadFixture(deployIssuedLicence);
-        await expect(token.connect(admin).suspend(UNKNOWN_TOKEN_ID, SUSPENSION_REASON))
-          .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
-          .withArgs(UNKNOWN_TOKEN_ID);
-      });
+    it("reverts with ERC721NonexistentToken when the token does not exist", async function () {
+      const { token, admin } = await loadFixture(deployIssuedLicence);
+      await expect(token.connect(admin).suspend(UNKNOWN_TOKEN_ID, SUSPENSION_REASON))
+        .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
+        .withArgs(UNKNOWN_TOKEN_ID);
     });
 
     describe("when the licence is not Approved", function () {
@@ -800,39 +788,33 @@ describe("LicenceToken", function () {
       }
     });
 
-    describe("when the licence is Approved", function () {
-      it("emits LicenceStatusChanged and stores Suspended with the reason, keeping the expiry", async function () {
-        const { token, admin, expiresAt } = await loadFixture(deployIssuedLicence);
-        await expect(token.connect(admin).suspend(TOKEN_ID, SUSPENSION_REASON))
-          .to.emit(token, "LicenceStatusChanged")
-          .withArgs(TOKEN_ID, Status.Approved, Status.Suspended, SUSPENSION_REASON, admin.address);
-        const record = await token.licence(TOKEN_ID);
-        expect(record.status).to.equal(Status.Suspended);
-        expect(record.reasonCode).to.equal(SUSPENSION_REASON);
-        expect(record.expiresAt).to.equal(expiresAt);
-      });
+    it("emits LicenceStatusChanged and stores Suspended with the reason, keeping the expiry when the licence is Approved", async function () {
+      const { token, admin, expiresAt } = await loadFixture(deployIssuedLicence);
+      await expect(token.connect(admin).suspend(TOKEN_ID, SUSPENSION_REASON))
+        .to.emit(token, "LicenceStatusChanged")
+        .withArgs(TOKEN_ID, Status.Approved, Status.Suspended, SUSPENSION_REASON, admin.address);
+      const record = await token.licence(TOKEN_ID);
+      expect(record.status).to.equal(Status.Suspended);
+      expect(record.reasonCode).to.equal(SUSPENSION_REASON);
+      expect(record.expiresAt).to.equal(expiresAt);
     });
   });
 
   describe("reinstate", function () {
-    describe("when the caller lacks ADMIN_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { token, deployer, operator, stranger, registrySigner } = await loadFixture(deploySuspendedLicence);
-        for (const caller of [deployer, operator, stranger, registrySigner]) {
-          await expect(token.connect(caller).reinstate(TOKEN_ID))
-            .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.ADMIN);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller lacks ADMIN_ROLE", async function () {
+      const { token, deployer, operator, stranger, registrySigner } = await loadFixture(deploySuspendedLicence);
+      for (const caller of [deployer, operator, stranger, registrySigner]) {
+        await expect(token.connect(caller).reinstate(TOKEN_ID))
+          .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.ADMIN);
+      }
     });
 
-    describe("when the token does not exist", function () {
-      it("reverts with ERC721NonexistentToken", async function () {
-        const { token, admin } = await loadFixture(deploySuspendedLicence);
-        await expect(token.connect(admin).reinstate(UNKNOWN_TOKEN_ID))
-          .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
-          .withArgs(UNKNOWN_TOKEN_ID);
-      });
+    it("reverts with ERC721NonexistentToken when the token does not exist", async function () {
+      const { token, admin } = await loadFixture(deploySuspendedLicence);
+      await expect(token.connect(admin).reinstate(UNKNOWN_TOKEN_ID))
+        .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
+        .withArgs(UNKNOWN_TOKEN_ID);
     });
 
     describe("when the licence is not Suspended", function () {
@@ -846,31 +828,27 @@ describe("LicenceToken", function () {
       }
     });
 
-    describe("when the licence is Suspended", function () {
-      it("emits LicenceStatusChanged, stores Approved and clears the reason, keeping the expiry", async function () {
-        const { token, admin, expiresAt } = await loadFixture(deploySuspendedLicence);
-        await expect(token.connect(admin).reinstate(TOKEN_ID))
-          .to.emit(token, "LicenceStatusChanged")
-          .withArgs(TOKEN_ID, Status.Suspended, Status.Approved, 0n, admin.address);
-        const record = await token.licence(TOKEN_ID);
-        expect(record.status).to.equal(Status.Approved);
-        expect(record.reasonCode).to.equal(0n);
-        expect(record.expiresAt).to.equal(expiresAt);
-        expect((await token.validityOf(TOKEN_ID)).validity).to.equal(Validity.Valid);
-      });
+    it("emits LicenceStatusChanged, stores Approved and clears the reason, keeping the expiry when the licence is Suspended", async function () {
+      const { token, admin, expiresAt } = await loadFixture(deploySuspendedLicence);
+      await expect(token.connect(admin).reinstate(TOKEN_ID))
+        .to.emit(token, "LicenceStatusChanged")
+        .withArgs(TOKEN_ID, Status.Suspended, Status.Approved, 0n, admin.address);
+      const record = await token.licence(TOKEN_ID);
+      expect(record.status).to.equal(Status.Approved);
+      expect(record.reasonCode).to.equal(0n);
+      expect(record.expiresAt).to.equal(expiresAt);
+      expect((await token.validityOf(TOKEN_ID)).validity).to.equal(Validity.Valid);
     });
   });
 
   describe("revoke", function () {
-    describe("when the caller lacks ADMIN_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { token, deployer, operator, stranger, registrySigner } = await loadFixture(deployIssuedLicence);
-        for (const caller of [deployer, operator, stranger, registrySigner]) {
-          await expect(token.connect(caller).revoke(TOKEN_ID, REVOCATION_REASON))
-            .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.ADMIN);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller lacks ADMIN_ROLE", async function () {
+      const { token, deployer, operator, stranger, registrySigner } = await loadFixture(deployIssuedLicence);
+      for (const caller of [deployer, operator, stranger, registrySigner]) {
+        await expect(token.connect(caller).revoke(TOKEN_ID, REVOCATION_REASON))
+          .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.ADMIN);
+      }
     });
 
     describe("when the reason code is 0", function () {
@@ -889,13 +867,11 @@ describe("LicenceToken", function () {
       });
     });
 
-    describe("when the token does not exist", function () {
-      it("reverts with ERC721NonexistentToken", async function () {
-        const { token, admin } = await loadFixture(deployIssuedLicence);
-        await expect(token.connect(admin).revoke(UNKNOWN_TOKEN_ID, REVOCATION_REASON))
-          .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
-          .withArgs(UNKNOWN_TOKEN_ID);
-      });
+    it("reverts with ERC721NonexistentToken when the token does not exist", async function () {
+      const { token, admin } = await loadFixture(deployIssuedLicence);
+      await expect(token.connect(admin).revoke(UNKNOWN_TOKEN_ID, REVOCATION_REASON))
+        .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
+        .withArgs(UNKNOWN_TOKEN_ID);
     });
 
     describe("when the licence is neither Approved nor Suspended", function () {
@@ -909,29 +885,25 @@ describe("LicenceToken", function () {
       }
     });
 
-    describe("when the licence is Approved", function () {
-      it("emits LicenceStatusChanged and stores Revoked with the reason", async function () {
-        const { token, admin, expiresAt } = await loadFixture(deployIssuedLicence);
-        await expect(token.connect(admin).revoke(TOKEN_ID, REVOCATION_REASON))
-          .to.emit(token, "LicenceStatusChanged")
-          .withArgs(TOKEN_ID, Status.Approved, Status.Revoked, REVOCATION_REASON, admin.address);
-        const record = await token.licence(TOKEN_ID);
-        expect(record.status).to.equal(Status.Revoked);
-        expect(record.reasonCode).to.equal(REVOCATION_REASON);
-        expect(record.expiresAt).to.equal(expiresAt);
-      });
+    it("emits LicenceStatusChanged and stores Revoked with the reason when the licence is Approved", async function () {
+      const { token, admin, expiresAt } = await loadFixture(deployIssuedLicence);
+      await expect(token.connect(admin).revoke(TOKEN_ID, REVOCATION_REASON))
+        .to.emit(token, "LicenceStatusChanged")
+        .withArgs(TOKEN_ID, Status.Approved, Status.Revoked, REVOCATION_REASON, admin.address);
+      const record = await token.licence(TOKEN_ID);
+      expect(record.status).to.equal(Status.Revoked);
+      expect(record.reasonCode).to.equal(REVOCATION_REASON);
+      expect(record.expiresAt).to.equal(expiresAt);
     });
 
-    describe("when the licence is Suspended", function () {
-      it("emits LicenceStatusChanged from Suspended and stores Revoked with the new reason", async function () {
-        const { token, admin } = await loadFixture(deploySuspendedLicence);
-        await expect(token.connect(admin).revoke(TOKEN_ID, REVOCATION_REASON))
-          .to.emit(token, "LicenceStatusChanged")
-          .withArgs(TOKEN_ID, Status.Suspended, Status.Revoked, REVOCATION_REASON, admin.address);
-        const record = await token.licence(TOKEN_ID);
-        expect(record.status).to.equal(Status.Revoked);
-        expect(record.reasonCode).to.equal(REVOCATION_REASON);
-      });
+    it("emits LicenceStatusChanged from Suspended and stores Revoked with the new reason when the licence is Suspended", async function () {
+      const { token, admin } = await loadFixture(deploySuspendedLicence);
+      await expect(token.connect(admin).revoke(TOKEN_ID, REVOCATION_REASON))
+        .to.emit(token, "LicenceStatusChanged")
+        .withArgs(TOKEN_ID, Status.Suspended, Status.Revoked, REVOCATION_REASON, admin.address);
+      const record = await token.licence(TOKEN_ID);
+      expect(record.status).to.equal(Status.Revoked);
+      expect(record.reasonCode).to.equal(REVOCATION_REASON);
     });
   });
 
@@ -1004,37 +976,31 @@ describe("LicenceToken", function () {
       expect(await token.approvalRegistry()).to.equal(registrySigner.address);
     });
 
-    describe("when the approval registry is already set", function () {
-      it("reverts with LicenceApprovalRegistryFixed, even for DEFAULT_ADMIN_ROLE", async function () {
-        const { platformToken, registry, deployer, stranger } = await loadFixture(deployTokenWithRegistrySigner);
-        for (const next of [stranger.address, deployer.address, await registry.getAddress()]) {
-          await expect(platformToken.connect(deployer).setApprovalRegistry(next))
-            .to.be.revertedWithCustomError(platformToken, "LicenceApprovalRegistryFixed")
-            .withArgs(await registry.getAddress());
-        }
-      });
+    it("reverts with LicenceApprovalRegistryFixed, even for DEFAULT_ADMIN_ROLE when the approval registry is already set", async function () {
+      const { platformToken, registry, deployer, stranger } = await loadFixture(deployTokenWithRegistrySigner);
+      for (const next of [stranger.address, deployer.address, await registry.getAddress()]) {
+        await expect(platformToken.connect(deployer).setApprovalRegistry(next))
+          .to.be.revertedWithCustomError(platformToken, "LicenceApprovalRegistryFixed")
+          .withArgs(await registry.getAddress());
+      }
     });
 
-    describe("when the address is zero", function () {
-      it("reverts with LicenceApprovalRegistryFixed", async function () {
-        const { deployer } = await loadFixture(deployTokenWithRegistrySigner);
-        const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "", deployer.address]);
-        await expect(token.connect(deployer).setApprovalRegistry(ethers.ZeroAddress))
-          .to.be.revertedWithCustomError(token, "LicenceApprovalRegistryFixed")
-          .withArgs(ethers.ZeroAddress);
-      });
+    it("reverts with LicenceApprovalRegistryFixed when the address is zero", async function () {
+      const { deployer } = await loadFixture(deployTokenWithRegistrySigner);
+      const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "", deployer.address]);
+      await expect(token.connect(deployer).setApprovalRegistry(ethers.ZeroAddress))
+        .to.be.revertedWithCustomError(token, "LicenceApprovalRegistryFixed")
+        .withArgs(ethers.ZeroAddress);
     });
 
-    describe("when the caller lacks DEFAULT_ADMIN_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { deployer, admin, operator } = await loadFixture(deployTokenWithRegistrySigner);
-        const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "", deployer.address]);
-        for (const caller of [admin, operator]) {
-          await expect(token.connect(caller).setApprovalRegistry(caller.address))
-            .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller lacks DEFAULT_ADMIN_ROLE", async function () {
+      const { deployer, admin, operator } = await loadFixture(deployTokenWithRegistrySigner);
+      const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "", deployer.address]);
+      for (const caller of [admin, operator]) {
+        await expect(token.connect(caller).setApprovalRegistry(caller.address))
+          .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
+      }
     });
   });
 
@@ -1051,14 +1017,12 @@ describe("LicenceToken", function () {
       });
     });
 
-    describe("when the caller has ADMIN_ROLE", function () {
-      it("emits BaseURISet and changes tokenURI", async function () {
-        const { token, admin } = await loadFixture(deployDraftLicence);
-        await expect(token.connect(admin).setBaseURI("https://licences.example/v/"))
-          .to.emit(token, "BaseURISet")
-          .withArgs("https://licences.example/v/");
-        expect(await token.tokenURI(TOKEN_ID)).to.equal("https://licences.example/v/1");
-      });
+    it("emits BaseURISet and changes tokenURI when the caller has ADMIN_ROLE", async function () {
+      const { token, admin } = await loadFixture(deployDraftLicence);
+      await expect(token.connect(admin).setBaseURI("https://licences.example/v/"))
+        .to.emit(token, "BaseURISet")
+        .withArgs("https://licences.example/v/");
+      expect(await token.tokenURI(TOKEN_ID)).to.equal("https://licences.example/v/1");
     });
   });
 
