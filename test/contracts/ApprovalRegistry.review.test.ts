@@ -178,6 +178,12 @@ async function eventsOf(tx: Promise<ContractTransactionResponse>, contract: Base
     .map((event) => event!.args.toArray());
 }
 
+/** DecisionRecorded's arguments for token 1: a custodial department's decision (by its wallet `by`), with REMARKS. */
+function recorded(id: bigint, stage: N, decision: N, reason: N, mask: N, packed: N, by: { address: string }) {
+  return [1n, id, stage, decision, reason, mask, packed, REMARKS, by.address, Custody.Custodial];
+}
+type N = bigint | number;
+
 /** Anchors version `version` of document `docIndex` of token 1 (whose hashes are `sha("doc-<i>-v<n>")`). */
 function newVersion(platform: Awaited<ReturnType<typeof deploySubmittedRequest>>, docIndex: number, version = 2) {
   return platform.documents
@@ -255,7 +261,7 @@ describe("ApprovalRegistry", function () {
       const tx = registry.connect(departments.A).approve(1n, 0b101, await latestVersions(registry, 1n), REMARKS);
       await expect(tx)
         .to.emit(registry, "DecisionRecorded")
-        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b101, packed, REMARKS, departments.A.address, Custody.Custodial);
+        .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b101, packed, departments.A));
       await expect(tx).not.to.emit(registry, "StageCompleted");
       await expect(tx).not.to.emit(registry, "ReviewPhaseChanged");
       expect(plain(await registry.decisionsOf(1n, 0))).to.deep.equal([
@@ -292,18 +298,7 @@ describe("ApprovalRegistry", function () {
         // Having looked at version 2, the department approves it: the versions it named are on chain.
         await expect(registry.connect(departments.A).approve(1n, 0b010, latest, REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.A,
-            0,
-            Decision.Approved,
-            0,
-            0b010,
-            latest,
-            REMARKS,
-            departments.A.address,
-            Custody.Custodial,
-          );
+          .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b010, latest, departments.A));
       });
 
       it("reverts with ReviewStaleDocuments when the update is mined first in the same block", async function () {
@@ -336,18 +331,7 @@ describe("ApprovalRegistry", function () {
         const latest = await documents.packedDocumentsOf(1n);
         await expect(registry.connect(departments.A).approve(1n, 0b101, reviewed, REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.A,
-            0,
-            Decision.Approved,
-            0,
-            0b101,
-            latest,
-            REMARKS,
-            departments.A.address,
-            Custody.Custodial,
-          );
+          .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b101, latest, departments.A));
       });
     });
 
@@ -607,7 +591,7 @@ describe("ApprovalRegistry", function () {
       const tx = registry.connect(departments.A).reject(1n, 3, 0b011, await latestVersions(registry, 1n), REMARKS);
       await expect(tx)
         .to.emit(registry, "DecisionRecorded")
-        .withArgs(1n, ID.A, 0, Decision.Rejected, 3, 0b011, packed, REMARKS, departments.A.address, Custody.Custodial);
+        .withArgs(...recorded(ID.A, 0, Decision.Rejected, 3, 0b011, packed, departments.A));
       await expect(tx)
         .to.emit(token, "LicenceStatusChanged")
         .withArgs(1n, Status.Submitted, Status.Rejected, 3, await registry.getAddress());
@@ -636,18 +620,7 @@ describe("ApprovalRegistry", function () {
         const tx = registry.connect(departments.B).reject(1n, 2, 0b010, await latestVersions(registry, 1n), REMARKS);
         await expect(tx)
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.B,
-            1,
-            Decision.Rejected,
-            2,
-            0b010,
-            packed,
-            REMARKS,
-            departments.B.address,
-            Custody.Custodial,
-          );
+          .withArgs(...recorded(ID.B, 1, Decision.Rejected, 2, 0b010, packed, departments.B));
         await expect(tx).to.emit(registry, "StageRetried").withArgs(1n, 1);
         // A (position 0) approved and B (position 1) rejected: both are cleared; C had not decided.
         await expect(tx).to.emit(registry, "DecisionsReset").withArgs(1n, 1, 0b011, Reset.StageRetried);
@@ -701,7 +674,7 @@ describe("ApprovalRegistry", function () {
       const tx = registry.connect(departments.B).reject(1n, 1, 0b010, await latestVersions(registry, 1n), REMARKS);
       await expect(tx)
         .to.emit(registry, "DecisionRecorded")
-        .withArgs(1n, ID.B, 0, Decision.Rejected, 1, 0b010, packed, REMARKS, departments.B.address, Custody.Custodial);
+        .withArgs(...recorded(ID.B, 0, Decision.Rejected, 1, 0b010, packed, departments.B));
       await expect(tx).to.emit(registry, "StageEscalated").withArgs(1n, 0, Cause.Rejection, ID.B);
       await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Escalated);
       await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
@@ -813,18 +786,7 @@ describe("ApprovalRegistry", function () {
       const tx = registry.connect(departments.C).requestChanges(1n, 0b011, await latestVersions(registry, 1n), REMARKS);
       await expect(tx)
         .to.emit(registry, "DecisionRecorded")
-        .withArgs(
-          1n,
-          ID.C,
-          1,
-          Decision.ChangesRequested,
-          0,
-          0b011,
-          packed,
-          REMARKS,
-          departments.C.address,
-          Custody.Custodial,
-        );
+        .withArgs(...recorded(ID.C, 1, Decision.ChangesRequested, 0, 0b011, packed, departments.C));
       await expect(tx)
         .to.emit(token, "LicenceStatusChanged")
         .withArgs(1n, Status.Submitted, Status.PendingResubmission, 0, await registry.getAddress());
@@ -900,7 +862,7 @@ describe("ApprovalRegistry", function () {
       const packed = await documents.packedDocumentsOf(1n);
       await expect(registry.connect(departments.A).approve(1n, 0b1, await latestVersions(registry, 1n), REMARKS))
         .to.emit(registry, "DecisionRecorded")
-        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b1, packed, REMARKS, departments.A.address, Custody.Custodial);
+        .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b1, packed, departments.A));
     });
 
     it("reverts with ReviewWrongPhase when the request is not awaiting resubmission", async function () {
@@ -1084,18 +1046,7 @@ describe("ApprovalRegistry", function () {
         const packed = await documents.packedDocumentsOf(1n);
         await expect(registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.A,
-            0,
-            Decision.Approved,
-            0,
-            0b111,
-            packed,
-            REMARKS,
-            departments.A.address,
-            Custody.Custodial,
-          );
+          .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b111, packed, departments.A));
         await expect(registry.connect(keeper).enforceTimeout(1n))
           .to.be.revertedWithCustomError(registry, "TimeoutAlreadyHandled")
           .withArgs(1n, 0);
@@ -1276,18 +1227,7 @@ describe("ApprovalRegistry", function () {
         const again = registry.connect(departments.A).approve(1n, 0b011, await latestVersions(registry, 1n), REMARKS);
         await expect(again)
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.A,
-            0,
-            Decision.Approved,
-            0,
-            0b011,
-            packed,
-            REMARKS,
-            departments.A.address,
-            Custody.Custodial,
-          );
+          .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b011, packed, departments.A));
         await expect(again).to.emit(registry, "StageCompleted").withArgs(1n, 0);
       });
 
@@ -1335,18 +1275,7 @@ describe("ApprovalRegistry", function () {
         const packed = await documents.packedDocumentsOf(1n);
         await expect(registry.connect(departments.A).approve(1n, 0, packed, REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.A,
-            0,
-            Decision.Approved,
-            0,
-            0b111,
-            packed,
-            REMARKS,
-            departments.A.address,
-            Custody.Custodial,
-          );
+          .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b111, packed, departments.A));
         expect((await registry.decisionsOf(1n, 0)).reviewedMasks).to.deep.equal([0b111n, 0n]);
       });
 
@@ -1398,18 +1327,7 @@ describe("ApprovalRegistry", function () {
         const packed = await documents.packedDocumentsOf(1n);
         await expect(registry.connect(departments.A).approve(1n, 0, packed, REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.A,
-            0,
-            Decision.Approved,
-            0,
-            0b1111,
-            packed,
-            REMARKS,
-            departments.A.address,
-            Custody.Custodial,
-          );
+          .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b1111, packed, departments.A));
       });
 
       it("invalidates an empty-list approval (it did not cover the new document)", async function () {
