@@ -15,6 +15,7 @@ import {
   ethers,
   Execution,
   latestVersions,
+  loadFixture,
   networkHelpers,
   OnRejection,
   OnTimeout,
@@ -196,7 +197,7 @@ describe("ApprovalRegistry", function () {
 
   describe("submit", function () {
     it("starts the review at stage 0 of the pinned workflow", async function () {
-      const { token, documents, registry, operator } = await networkHelpers.loadFixture(deployDraftRequest);
+      const { token, documents, registry, operator } = await loadFixture(deployDraftRequest);
       const tx = registry.connect(operator).submit(1n);
       const t = await timestampOf(tx);
       await expect(tx)
@@ -212,14 +213,14 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with ReviewWrongPhase when the request was already submitted", async function () {
-      const { registry, operator } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, operator } = await loadFixture(deploySubmittedRequest);
       await expect(registry.connect(operator).submit(1n))
         .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
         .withArgs(1n, Phase.InReview);
     });
 
     it("reverts with ReviewWrongPhase and keeps the review (resubmit is the way back) when the request awaits resubmission", async function () {
-      const { registry, operator, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, operator, departments } = await loadFixture(deploySubmittedRequest);
       await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
       await registry
         .connect(departments.B)
@@ -234,14 +235,14 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with ERC721NonexistentToken on the token when the token does not exist", async function () {
-      const { token, registry, operator } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      const { token, registry, operator } = await loadFixture(deployWithReferenceWorkflow);
       await expect(registry.connect(operator).submit(9n))
         .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
         .withArgs(9n);
     });
 
     it("reverts with AccessControlUnauthorizedAccount when the caller is not an operator", async function () {
-      const { registry, admin, applicant } = await networkHelpers.loadFixture(deployDraftRequest);
+      const { registry, admin, applicant } = await loadFixture(deployDraftRequest);
       for (const caller of [admin, applicant]) {
         await expect(registry.connect(caller).submit(1n))
           .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
@@ -254,7 +255,7 @@ describe("ApprovalRegistry", function () {
 
   describe("approve", function () {
     it("records the approval with the document versions reviewed", async function () {
-      const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { documents, registry, departments } = await loadFixture(deploySubmittedRequest);
       // phase Review | 3 documents | version 1 of documents 0, 1 and 2 (15 bits each from bit 16)
       const packed = await documents.packedDocumentsOf(1n);
       expect(packed).to.equal(2n | (3n << 8n) | (1n << 16n) | (1n << 31n) | (1n << 46n));
@@ -275,7 +276,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when a reviewed document got a new version before the decision was mined", function () {
       it("reverts with ReviewStaleDocuments naming the document and the hash reviewed", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, departments } = platform;
         // The department reviews the versions it has in front of it, then an update races its approval.
         const reviewed = await documents.packedDocumentsOf(1n);
@@ -302,7 +303,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with ReviewStaleDocuments when the update is mined first in the same block", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, operator, departments } = platform;
         const reviewed = await documents.packedDocumentsOf(1n);
         await connection.provider.request({ method: "evm_setAutomine", params: [false] });
@@ -324,7 +325,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("ignores updates of documents the decision does not cover", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, departments } = platform;
         const reviewed = await documents.packedDocumentsOf(1n);
         await newVersion(platform, 1);
@@ -336,7 +337,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with ReviewStaleDocuments naming that hash when a hash named was never anchored for the document", async function () {
-      const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { documents, registry, departments } = await loadFixture(deploySubmittedRequest);
       const named = withVersion(await documents.packedDocumentsOf(1n), 2, 5n);
       await expect(registry.connect(departments.A).approve(1n, 0b100, named, REMARKS))
         .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
@@ -344,7 +345,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("completes a stage and starts the next one", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, departments } = await loadFixture(deploySubmittedRequest);
       await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
       const tx = registry.connect(departments.B).approve(1n, 0b010, await latestVersions(registry, 1n), REMARKS);
       const t = await timestampOf(tx);
@@ -360,7 +361,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("issues the licence and locks the documents on the final approval", async function () {
-      const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const platform = await loadFixture(deploySubmittedRequest);
       const { token, documents, registry, departments } = platform;
       await registry.connect(departments.A).approve(1n, 0b111, await latestVersions(registry, 1n), REMARKS);
       await registry.connect(departments.B).approve(1n, 0b111, await latestVersions(registry, 1n), REMARKS);
@@ -393,21 +394,21 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with NotADepartment when the caller is not a department", async function () {
-      const { registry, stranger } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, stranger } = await loadFixture(deploySubmittedRequest);
       await expect(registry.connect(stranger).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
         .to.be.revertedWithCustomError(registry, "NotADepartment")
         .withArgs(stranger.address);
     });
 
     it("reverts with ReviewWrongPhase when the request was not submitted", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+      const { registry, departments } = await loadFixture(deploySubmittedAndDraftRequests);
       await expect(registry.connect(departments.A).approve(2n, 0, await latestVersions(registry, 2n), REMARKS))
         .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
         .withArgs(2n, Phase.NotStarted);
     });
 
     it("reverts with ReviewNotRequired when the department is not in the current stage", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, departments } = await loadFixture(deploySubmittedRequest);
       for (const name of ["C", "E"] as const) {
         await expect(registry.connect(departments[name]).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
@@ -416,14 +417,14 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with ReviewNotYourTurn when it is not the department's turn in a SEQUENTIAL stage", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, departments } = await loadFixture(deploySubmittedRequest);
       await expect(registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
         .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
         .withArgs(1n, 0, ID.B, 0);
     });
 
     it("reverts with ReviewAlreadyDecided when the department already decided", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, departments } = await loadFixture(deploySubmittedRequest);
       await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
       await expect(registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
         .to.be.revertedWithCustomError(registry, "ReviewAlreadyDecided")
@@ -436,7 +437,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with ReviewUnknownDocuments when the reviewed mask names documents the request does not have", async function () {
-      const { registry, operator, departments } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+      const { registry, operator, departments } = await loadFixture(deploySubmittedAndDraftRequests);
       await expect(registry.connect(departments.A).approve(1n, 0b1000, await latestVersions(registry, 1n), REMARKS))
         .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
         .withArgs(1n, 0b1000, 3);
@@ -448,7 +449,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with ReviewWrongPhase when the request is closed", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, departments } = await loadFixture(deploySubmittedRequest);
       for (const name of ["A", "B", "C", "D"] as const)
         await registry.connect(departments[name]).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
       await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
@@ -460,7 +461,7 @@ describe("ApprovalRegistry", function () {
   describe("completion rules", function () {
     describe("ANY", function () {
       it("completes the stage on one approval", async function () {
-        const { registry, departments } = await networkHelpers.loadFixture(deployAnyRequest);
+        const { registry, departments } = await loadFixture(deployAnyRequest);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A, ID.B, ID.C]);
         const tx = registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await expect(tx).to.emit(registry, "StageCompleted").withArgs(1n, 0);
@@ -478,7 +479,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("still requires every mandatory department", async function () {
-        const { token, registry, departments } = await networkHelpers.loadFixture(deployAnyRequest);
+        const { token, registry, departments } = await loadFixture(deployAnyRequest);
         await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await expect(
           registry.connect(departments.D).approve(1n, 0, await latestVersions(registry, 1n), REMARKS),
@@ -498,7 +499,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("completes on the mandatory department's approval alone", async function () {
-        const { token, registry, departments } = await networkHelpers.loadFixture(deployAnyRequest);
+        const { token, registry, departments } = await loadFixture(deployAnyRequest);
         await registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await expect(registry.connect(departments.E).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.emit(registry, "StageCompleted")
@@ -509,7 +510,7 @@ describe("ApprovalRegistry", function () {
 
     describe("THRESHOLD", function () {
       it("completes a SEQUENTIAL stage after k approvals in order", async function () {
-        const { registry, departments } = await networkHelpers.loadFixture(deployThresholdRequest);
+        const { registry, departments } = await loadFixture(deployThresholdRequest);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
         await expect(
           registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS),
@@ -529,7 +530,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("requires the mandatory department on top of k approvals", async function () {
-        const { token, registry, departments } = await networkHelpers.loadFixture(deployThresholdRequest);
+        const { token, registry, departments } = await loadFixture(deployThresholdRequest);
         await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await registry.connect(departments.D).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
@@ -544,7 +545,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("completes with k approvals that include the mandatory department", async function () {
-        const { token, registry, departments } = await networkHelpers.loadFixture(deployThresholdRequest);
+        const { token, registry, departments } = await loadFixture(deployThresholdRequest);
         await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await expect(
@@ -560,7 +561,7 @@ describe("ApprovalRegistry", function () {
 
   describe("reject", function () {
     it("reverts with ReviewInvalidReason when the reason code is not 1..5", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, departments } = await loadFixture(deploySubmittedRequest);
       for (const reason of [0, 6]) {
         await expect(registry.connect(departments.A).reject(1n, reason, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "ReviewInvalidReason")
@@ -569,7 +570,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts like an approval when the caller cannot decide now", async function () {
-      const { registry, departments, stranger } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, departments, stranger } = await loadFixture(deploySubmittedRequest);
       await expect(registry.connect(stranger).reject(1n, 1, 0, await latestVersions(registry, 1n), REMARKS))
         .to.be.revertedWithCustomError(registry, "NotADepartment")
         .withArgs(stranger.address);
@@ -585,7 +586,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("rejects the request, closes the review and locks the documents when the stage fails the request (FAIL_REQUEST)", async function () {
-      const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const platform = await loadFixture(deploySubmittedRequest);
       const { token, documents, registry, departments } = platform;
       const packed = await documents.packedDocumentsOf(1n);
       const tx = registry.connect(departments.A).reject(1n, 3, 0b011, await latestVersions(registry, 1n), REMARKS);
@@ -614,7 +615,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when the stage is retried (RETRY_STAGE)", function () {
       it("clears the stage's decisions and waits for the applicant", async function () {
-        const { token, documents, registry, departments } = await networkHelpers.loadFixture(deployRetryStageRequest);
+        const { token, documents, registry, departments } = await loadFixture(deployRetryStageRequest);
         await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         const packed = await documents.packedDocumentsOf(1n);
         const tx = registry.connect(departments.B).reject(1n, 2, 0b010, await latestVersions(registry, 1n), REMARKS);
@@ -646,7 +647,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("restarts the stage with every department pending after resubmission", async function () {
-        const { token, registry, operator, departments } = await networkHelpers.loadFixture(deployRetryStageRequest);
+        const { token, registry, operator, departments } = await loadFixture(deployRetryStageRequest);
         await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         await registry.connect(departments.B).reject(1n, 2, 0b010, await latestVersions(registry, 1n), REMARKS);
         const tx = registry.connect(operator).resubmit(1n);
@@ -667,7 +668,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("escalates the stage to an administrator and locks the documents when the stage escalates rejections (ESCALATE)", async function () {
-      const platform = await networkHelpers.loadFixture(deployEscalationRequest);
+      const platform = await loadFixture(deployEscalationRequest);
       const { token, documents, registry, departments } = platform;
       await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
       const packed = await documents.packedDocumentsOf(1n);
@@ -706,7 +707,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when the administrator upholds the rejection", function () {
       it("rejects the request with the administrator's reason", async function () {
-        const { token, documents, registry, admin } = await networkHelpers.loadFixture(deployEscalatedRequest);
+        const { token, documents, registry, admin } = await loadFixture(deployEscalatedRequest);
         const tx = registry.connect(admin).resolveEscalation(1n, true, 4);
         await expect(tx).to.emit(registry, "EscalationResolved").withArgs(1n, 0, true, 4);
         await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Closed);
@@ -721,7 +722,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with ReviewInvalidReason for reason 0", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployEscalatedRequest);
+        const { registry, admin } = await loadFixture(deployEscalatedRequest);
         await expect(registry.connect(admin).resolveEscalation(1n, true, 0))
           .to.be.revertedWithCustomError(registry, "ReviewInvalidReason")
           .withArgs(0);
@@ -729,8 +730,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("puts the rejecting department back to Pending and resumes the review when the administrator sends the rejection back", async function () {
-      const { token, documents, registry, admin, departments } =
-        await networkHelpers.loadFixture(deployEscalatedRequest);
+      const { token, documents, registry, admin, departments } = await loadFixture(deployEscalatedRequest);
       const tx = registry.connect(admin).resolveEscalation(1n, false, 5);
       const t = await timestampOf(tx);
       await expect(tx).to.emit(registry, "EscalationResolved").withArgs(1n, 0, false, 0);
@@ -755,7 +755,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with ReviewWrongPhase when the request is not escalated", async function () {
-      const { registry, admin } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+      const { registry, admin } = await loadFixture(deploySubmittedAndDraftRequests);
       await expect(registry.connect(admin).resolveEscalation(1n, true, 1))
         .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
         .withArgs(1n, Phase.InReview);
@@ -765,7 +765,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with AccessControlUnauthorizedAccount when the caller is not an admin", async function () {
-      const { registry, operator, keeper } = await networkHelpers.loadFixture(deployEscalatedRequest);
+      const { registry, operator, keeper } = await loadFixture(deployEscalatedRequest);
       for (const caller of [operator, keeper]) {
         await expect(registry.connect(caller).resolveEscalation(1n, true, 1))
           .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
@@ -778,7 +778,7 @@ describe("ApprovalRegistry", function () {
 
   describe("requestChanges", function () {
     it("records the request for changes and waits for the applicant", async function () {
-      const { token, documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { token, documents, registry, departments } = await loadFixture(deploySubmittedRequest);
       await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
       await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
       await registry.connect(departments.D).approve(1n, 0b100, await latestVersions(registry, 1n), REMARKS);
@@ -802,14 +802,14 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts decisions with ReviewWrongPhase when changes are already requested", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deployChangesRequested);
+      const { registry, departments } = await loadFixture(deployChangesRequested);
       await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
         .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
         .withArgs(1n, Phase.AwaitingResubmission);
     });
 
     it("reverts like an approval when the caller cannot decide now", async function () {
-      const { registry, departments, operator } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, departments, operator } = await loadFixture(deploySubmittedRequest);
       await expect(registry.connect(operator).requestChanges(1n, 0, await latestVersions(registry, 1n), REMARKS))
         .to.be.revertedWithCustomError(registry, "NotADepartment")
         .withArgs(operator.address);
@@ -826,7 +826,7 @@ describe("ApprovalRegistry", function () {
 
   describe("resubmit", function () {
     it("resumes the stage: the department that asked decides again, approvals are kept", async function () {
-      const { token, registry, operator, departments } = await networkHelpers.loadFixture(deployChangesRequested);
+      const { token, registry, operator, departments } = await loadFixture(deployChangesRequested);
       const tx = registry.connect(operator).resubmit(1n);
       const t = await timestampOf(tx);
       await expect(tx)
@@ -852,7 +852,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("gives the turn back to the department that asked in a SEQUENTIAL stage", async function () {
-      const { documents, registry, operator, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { documents, registry, operator, departments } = await loadFixture(deploySubmittedRequest);
       await registry.connect(departments.A).requestChanges(1n, 0b1, await latestVersions(registry, 1n), REMARKS);
       await registry.connect(operator).resubmit(1n);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
@@ -866,7 +866,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with ReviewWrongPhase when the request is not awaiting resubmission", async function () {
-      const { registry, operator } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+      const { registry, operator } = await loadFixture(deploySubmittedAndDraftRequests);
       await expect(registry.connect(operator).resubmit(1n))
         .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
         .withArgs(1n, Phase.InReview);
@@ -876,7 +876,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with AccessControlUnauthorizedAccount when the caller is not an operator", async function () {
-      const { registry, applicant } = await networkHelpers.loadFixture(deployChangesRequested);
+      const { registry, applicant } = await loadFixture(deployChangesRequested);
       await expect(registry.connect(applicant).resubmit(1n))
         .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
         .withArgs(applicant.address, ROLES.OPERATOR);
@@ -885,7 +885,7 @@ describe("ApprovalRegistry", function () {
 
   describe("cancel", function () {
     it("cancels a Draft and locks its documents", async function () {
-      const { token, documents, registry, operator } = await networkHelpers.loadFixture(deployDraftRequest);
+      const { token, documents, registry, operator } = await loadFixture(deployDraftRequest);
       const tx = registry.connect(operator).cancel(1n, 9);
       await expect(tx)
         .to.emit(token, "LicenceStatusChanged")
@@ -902,7 +902,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("cancels a request awaiting resubmission and closes its review", async function () {
-      const { token, documents, registry, operator } = await networkHelpers.loadFixture(deployChangesRequested);
+      const { token, documents, registry, operator } = await loadFixture(deployChangesRequested);
       const tx = registry.connect(operator).cancel(1n, 2);
       await expect(tx)
         .to.emit(token, "LicenceStatusChanged")
@@ -917,14 +917,14 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with LicenceInvalidTransition on the token when the request is under review", async function () {
-      const { token, registry, operator } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { token, registry, operator } = await loadFixture(deploySubmittedRequest);
       await expect(registry.connect(operator).cancel(1n, 1))
         .to.be.revertedWithCustomError(token, "LicenceInvalidTransition")
         .withArgs(1n, Status.Submitted, Status.Cancelled);
     });
 
     it("reverts with AccessControlUnauthorizedAccount when the caller is not an operator", async function () {
-      const { registry, admin } = await networkHelpers.loadFixture(deployDraftRequest);
+      const { registry, admin } = await loadFixture(deployDraftRequest);
       await expect(registry.connect(admin).cancel(1n, 1))
         .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
         .withArgs(admin.address, ROLES.OPERATOR);
@@ -935,21 +935,21 @@ describe("ApprovalRegistry", function () {
 
   describe("pendingDepartmentsOf", function () {
     it("lists only the department whose turn it is in a SEQUENTIAL stage", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, departments } = await loadFixture(deploySubmittedRequest);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
       await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.B]);
     });
 
     it("lists every undecided department of a PARALLEL stage", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deployThreeStageRequest);
+      const { registry, departments } = await loadFixture(deployThreeStageRequest);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A, ID.B]);
       await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
     });
 
     it("is empty when the request is not under review", async function () {
-      const { registry } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+      const { registry } = await loadFixture(deploySubmittedAndDraftRequests);
       expect(await registry.pendingDepartmentsOf(2n)).to.deep.equal([]);
       expect(await registry.pendingDepartmentsOf(3n)).to.deep.equal([]);
     });
@@ -957,12 +957,12 @@ describe("ApprovalRegistry", function () {
 
   describe("decisionsOf", function () {
     it("is empty before submission", async function () {
-      const { registry } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+      const { registry } = await loadFixture(deploySubmittedAndDraftRequests);
       expect(plain(await registry.decisionsOf(2n, 0))).to.deep.equal([[], [], []]);
     });
 
     it("lists a stage not reached yet as Pending", async function () {
-      const { registry } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry } = await loadFixture(deploySubmittedRequest);
       expect(plain(await registry.decisionsOf(1n, 1))).to.deep.equal([
         [ID.C, ID.D],
         [Decision.Pending, Decision.Pending],
@@ -971,7 +971,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("is empty past the workflow's last stage", async function () {
-      const { registry } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry } = await loadFixture(deploySubmittedRequest);
       expect(plain(await registry.decisionsOf(1n, 2))).to.deep.equal([[], [], []]);
     });
   });
@@ -980,7 +980,7 @@ describe("ApprovalRegistry", function () {
 
   describe("enforceTimeout", function () {
     it("reverts with AccessControlUnauthorizedAccount when the caller is not a keeper", async function () {
-      const { registry, admin, operator, stranger } = await networkHelpers.loadFixture(deployNotifyRequest);
+      const { registry, admin, operator, stranger } = await loadFixture(deployNotifyRequest);
       await networkHelpers.time.increase(HOUR);
       for (const caller of [admin, operator, stranger]) {
         await expect(registry.connect(caller).enforceTimeout(1n))
@@ -990,7 +990,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with TimeoutNotSet when the stage has no timeout", async function () {
-      const { registry, keeper } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, keeper } = await loadFixture(deploySubmittedRequest);
       await networkHelpers.time.increase(365 * 24 * 3600);
       await expect(registry.connect(keeper).enforceTimeout(1n))
         .to.be.revertedWithCustomError(registry, "TimeoutNotSet")
@@ -998,7 +998,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with ReviewWrongPhase when the request is not under review", async function () {
-      const { registry, keeper, operator, departments } = await networkHelpers.loadFixture(deployNotifyRequest);
+      const { registry, keeper, operator, departments } = await loadFixture(deployNotifyRequest);
       await registry.connect(departments.A).requestChanges(1n, 0, await latestVersions(registry, 1n), REMARKS);
       await networkHelpers.time.increase(HOUR);
       await expect(registry.connect(keeper).enforceTimeout(1n))
@@ -1015,7 +1015,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with TimeoutNotReached until the deadline when the deadline has not passed", async function () {
-      const { registry, keeper } = await networkHelpers.loadFixture(deployNotifyRequest);
+      const { registry, keeper } = await loadFixture(deployNotifyRequest);
       const deadline = (await registry.progressOf(1n)).stageStartedAt + HOUR;
       await networkHelpers.time.setNextBlockTimestamp(deadline - 1n);
       await expect(registry.connect(keeper).enforceTimeout(1n))
@@ -1029,8 +1029,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when the stage notifies (NOTIFY)", function () {
       it("emits StageTimedOut once and lets the departments decide", async function () {
-        const { token, documents, registry, keeper, departments } =
-          await networkHelpers.loadFixture(deployNotifyRequest);
+        const { token, documents, registry, keeper, departments } = await loadFixture(deployNotifyRequest);
         await networkHelpers.time.increase(HOUR);
         const tx = registry.connect(keeper).enforceTimeout(1n);
         await expect(tx).to.emit(registry, "StageTimedOut").withArgs(1n, 0, OnTimeout.Notify);
@@ -1053,7 +1052,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("restarts the clock when the next stage starts", async function () {
-        const { registry, keeper, departments } = await networkHelpers.loadFixture(deployNotifyRequest);
+        const { registry, keeper, departments } = await loadFixture(deployNotifyRequest);
         await networkHelpers.time.increase(HOUR);
         await registry.connect(keeper).enforceTimeout(1n);
         await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
@@ -1075,8 +1074,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when the stage escalates (ESCALATE)", function () {
       it("escalates the stage to an administrator", async function () {
-        const { documents, registry, keeper, departments } =
-          await networkHelpers.loadFixture(deployTimeoutEscalationRequest);
+        const { documents, registry, keeper, departments } = await loadFixture(deployTimeoutEscalationRequest);
         await registry.connect(departments.A).approve(1n, 0b1, await latestVersions(registry, 1n), REMARKS);
         await networkHelpers.time.increase(HOUR);
         const tx = registry.connect(keeper).enforceTimeout(1n);
@@ -1094,8 +1092,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("resumes with a new clock when the administrator sends it back", async function () {
-        const { token, registry, admin, keeper, departments } =
-          await networkHelpers.loadFixture(deployTimeoutEscalationRequest);
+        const { token, registry, admin, keeper, departments } = await loadFixture(deployTimeoutEscalationRequest);
         await registry.connect(departments.A).approve(1n, 0b1, await latestVersions(registry, 1n), REMARKS);
         await networkHelpers.time.increase(HOUR);
         await registry.connect(keeper).enforceTimeout(1n);
@@ -1114,7 +1111,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("rejects the request with REASON_TIMEOUT when the stage rejects automatically (AUTO_REJECT)", async function () {
-      const { token, documents, registry, keeper } = await networkHelpers.loadFixture(deployAutoRejectRequest);
+      const { token, documents, registry, keeper } = await loadFixture(deployAutoRejectRequest);
       await networkHelpers.time.increase(HOUR);
       const tx = registry.connect(keeper).enforceTimeout(1n);
       await expect(tx).to.emit(registry, "StageTimedOut").withArgs(1n, 0, OnTimeout.AutoReject);
@@ -1137,7 +1134,7 @@ describe("ApprovalRegistry", function () {
   describe("invalidateReviews", function () {
     it("stops there until that department decides again when a re-entered stage still meets its rule but holds an invalidated approval", async function () {
       // Stage 0 [A]; stage 1 PARALLEL THRESHOLD 1 [B, C] with C mandatory; stage 2 [D].
-      const { registry, documents, departments, operator } = await networkHelpers.loadFixture(
+      const { registry, documents, departments, operator } = await loadFixture(
         async function invalidatedButCompleteStage() {
           return deploySubmittedRequestWith([
             stage({ departments: ["A"] }),
@@ -1174,8 +1171,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with NotDocumentRegistry when the caller is not the document registry", async function () {
-      const { registry, stranger, operator, admin, departments } =
-        await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, stranger, operator, admin, departments } = await loadFixture(deploySubmittedRequest);
       for (const caller of [stranger, operator, admin, departments.A]) {
         await expect(registry.connect(caller).invalidateReviews(1n, 0, 2))
           .to.be.revertedWithCustomError(registry, "NotDocumentRegistry")
@@ -1184,7 +1180,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("ignores the update when the request is not under review", async function () {
-      const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+      const { documents, registry, departments } = await loadFixture(deploySubmittedAndDraftRequests);
       for (const name of ["A", "B", "C", "D"] as const)
         await registry.connect(departments[name]).approve(1n, 1, await latestVersions(registry, 1n), REMARKS);
       const address = await documents.getAddress();
@@ -1202,7 +1198,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when a document reviewed in the current stage gets a new version", function () {
       it("turns the approvals that reviewed it into ReviewRequired", async function () {
-        const platform = await networkHelpers.loadFixture(deployThreeStageRequest);
+        const platform = await loadFixture(deployThreeStageRequest);
         const { documents, registry, departments } = platform;
         await registry.connect(departments.A).approve(1n, 0b011, await latestVersions(registry, 1n), REMARKS);
         const tx = newVersion(platform, 1);
@@ -1232,7 +1228,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("leaves the approvals that did not review it alone", async function () {
-        const platform = await networkHelpers.loadFixture(deployThreeStageRequest);
+        const platform = await loadFixture(deployThreeStageRequest);
         const { registry, departments } = platform;
         for (const name of ["A", "B", "C"] as const)
           await registry.connect(departments[name]).approve(1n, 0b110, await latestVersions(registry, 1n), REMARKS);
@@ -1256,7 +1252,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("gives the turn back to the invalidated department in a SEQUENTIAL stage", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { registry, departments } = platform;
         await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         await newVersion(platform, 0);
@@ -1271,7 +1267,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when an approval named no document (an empty review list)", function () {
       it("covers every document of the request", async function () {
-        const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, departments } = await loadFixture(deploySubmittedRequest);
         const packed = await documents.packedDocumentsOf(1n);
         await expect(registry.connect(departments.A).approve(1n, 0, packed, REMARKS))
           .to.emit(registry, "DecisionRecorded")
@@ -1281,7 +1277,7 @@ describe("ApprovalRegistry", function () {
 
       for (const docIndex of [0, 1, 2]) {
         it(`is invalidated by a new version of document ${docIndex}`, async function () {
-          const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+          const platform = await loadFixture(deploySubmittedRequest);
           const { documents, registry, departments } = platform;
           await registry.connect(departments.A).approve(1n, 0, await documents.packedDocumentsOf(1n), REMARKS);
           await expect(newVersion(platform, docIndex))
@@ -1295,7 +1291,7 @@ describe("ApprovalRegistry", function () {
       }
 
       it("names every document's version: an update of any document makes it stale", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, departments } = platform;
         const reviewed = await documents.packedDocumentsOf(1n);
         await newVersion(platform, 2);
@@ -1307,7 +1303,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when a document is added under review", function () {
       it("invalidates every approval of the current stage, whatever it reviewed", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, operator, departments } = platform;
         await registry.connect(departments.A).approve(1n, 0b001, await documents.packedDocumentsOf(1n), REMARKS);
         const tx = documents.connect(operator).anchorDocument(1n, uuid(4), code("DOC_3"), sha("doc-3-v1"));
@@ -1331,7 +1327,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("invalidates an empty-list approval (it did not cover the new document)", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, operator, departments } = platform;
         await registry.connect(departments.A).approve(1n, 0, await documents.packedDocumentsOf(1n), REMARKS);
         await expect(documents.connect(operator).anchorDocument(1n, uuid(4), code("DOC_3"), sha("doc-3-v1")))
@@ -1343,7 +1339,7 @@ describe("ApprovalRegistry", function () {
       it("reopens the approvals of completed stages too, and review goes back to the earliest", async function () {
         // A new document added in stage 2 was never in front of stage 1's departments: their approvals cannot
         // stand over it, whichever anchoring call the operator chose.
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, operator, departments } = platform;
         for (const name of ["A", "B", "C"] as const) {
           await registry.connect(departments[name]).approve(1n, 0, await documents.packedDocumentsOf(1n), REMARKS);
@@ -1365,7 +1361,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("invalidates the stage's approvals while the request awaits resubmission", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, operator, departments } = platform;
         await registry.connect(departments.A).approve(1n, 0b001, await documents.packedDocumentsOf(1n), REMARKS);
         await registry.connect(departments.B).requestChanges(1n, 0b010, await documents.packedDocumentsOf(1n), REMARKS);
@@ -1377,7 +1373,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("invalidates nothing for a document added to a Draft", async function () {
-        const { documents, registry, operator } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+        const { documents, registry, operator } = await loadFixture(deploySubmittedAndDraftRequests);
         await expect(
           documents.connect(operator).anchorDocument(2n, uuid(9), code("DOC_0"), sha("draft-doc")),
         ).not.to.emit(registry, "ReviewInvalidated");
@@ -1397,7 +1393,7 @@ describe("ApprovalRegistry", function () {
       }
 
       it("reopens the stage and keeps the later stages' approvals", async function () {
-        const platform = await networkHelpers.loadFixture(deployInLastStage);
+        const platform = await loadFixture(deployInLastStage);
         const { registry, departments } = platform;
         const tx = newVersion(platform, 0);
         const t = await timestampOf(tx);
@@ -1425,7 +1421,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("cascades forward through the stages that are still complete", async function () {
-        const platform = await networkHelpers.loadFixture(deployInLastStage);
+        const platform = await loadFixture(deployInLastStage);
         const { token, registry, departments } = platform;
         await newVersion(platform, 0);
         const tx = registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
@@ -1452,7 +1448,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reopens the earliest affected stage and stops at a later stage that lost an approval", async function () {
-        const platform = await networkHelpers.loadFixture(deployInLastStage);
+        const platform = await loadFixture(deployInLastStage);
         const { registry, departments } = platform;
         // Doc 2 was reviewed by C (stage 1) and D (stage 2, current).
         const tx = newVersion(platform, 2);
@@ -1486,7 +1482,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("invalidates decisions kept in a stage ahead without moving the review", async function () {
-        const platform = await networkHelpers.loadFixture(deployInLastStage);
+        const platform = await loadFixture(deployInLastStage);
         const { registry, departments } = platform;
         await newVersion(platform, 0);
         // The review is in stage 0; D's approval (stage 2, ahead) reviewed doc 2.
@@ -1503,7 +1499,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reopens the earlier stage and supersedes the request for changes when the request is awaiting resubmission", async function () {
-      const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const platform = await loadFixture(deploySubmittedRequest);
       const { token, registry, operator, departments } = platform;
       await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
       await registry.connect(departments.B).approve(1n, 0b010, await latestVersions(registry, 1n), REMARKS);
@@ -1539,8 +1535,7 @@ describe("ApprovalRegistry", function () {
 
   describe("trust property", function () {
     it("no operator, admin, keeper or default admin can decide for a department", async function () {
-      const { token, registry, deployer, admin, operator, keeper } =
-        await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { token, registry, deployer, admin, operator, keeper } = await loadFixture(deploySubmittedRequest);
       for (const caller of [operator, admin, keeper, deployer]) {
         await expect(registry.connect(caller).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "NotADepartment")

@@ -9,6 +9,7 @@ import {
   deployPlatform,
   ethers,
   Execution,
+  loadFixture,
   networkHelpers,
   Phase,
   sha,
@@ -111,7 +112,7 @@ async function multisign(owners: Signer[], domain: TypedDataDomain, decision: Si
 describe("ApprovalRegistry", function () {
   describe("decideBySig", function () {
     it("records a decision signed by the department's wallet and relayed by a third party, with signer and custody", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { registry, holder, stranger, domain, documents } = fixture;
       const decision = await decisionOf(fixture, ID.G, { reviewedMask: 0b101n });
       const signature = await sign(holder, domain, decision);
@@ -138,7 +139,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("hashes the decision exactly as ethers' typed data does", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { registry, verifier, domain } = fixture;
       const decision = await decisionOf(fixture, ID.G, { reasonCode: 3n, decision: Decision.Rejected, nonce: 5n });
       expect(await verifier.decisionDigest(decision, ethers.TypedDataEncoder.hashDomain(domain))).to.equal(
@@ -147,7 +148,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("records a signed request for changes and a signed rejection with their effects", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { token, registry, operator, holder, stranger, domain } = fixture;
       const changes = await decisionOf(fixture, ID.G, { decision: Decision.ChangesRequested });
       await expect(registry.connect(stranger).decideBySig(changes, await sign(holder, domain, changes)))
@@ -162,7 +163,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("accepts a custodial department's signature too, recording its custody", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { registry, departments, admin, domain, documents } = fixture;
       const decision = await decisionOf(fixture, ID.A);
       await expect(registry.connect(admin).decideBySig(decision, await sign(departments.A, domain, decision)))
@@ -182,7 +183,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("issues the licence when the signed decisions complete the last stage", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { token, registry, departments, holder, owners, stranger, domain } = fixture;
       const g = await decisionOf(fixture, ID.G);
       await registry.connect(stranger).decideBySig(g, await sign(holder, domain, g));
@@ -197,7 +198,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with ReviewInvalidNonce when the signature is replayed", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { registry, operator, holder, stranger, domain } = fixture;
       const changes = await decisionOf(fixture, ID.G, { decision: Decision.ChangesRequested });
       const signature = await sign(holder, domain, changes);
@@ -210,7 +211,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with ReviewInvalidNonce when the nonce is not the department's next one", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { registry, holder, stranger, domain } = fixture;
       const decision = await decisionOf(fixture, ID.G, { nonce: 1n });
       await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
@@ -220,7 +221,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when the signer is not the department's wallet", function () {
       it("reverts with ReviewInvalidSignature (another key, another department's key, an administrator)", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, admin, operator, departments, holder, stranger, domain } = fixture;
         const decision = await decisionOf(fixture, ID.G);
         for (const signer of [stranger, departments.A, admin, operator]) {
@@ -232,7 +233,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with ReviewInvalidSignature when a signed field was changed", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, holder, stranger, domain } = fixture;
         const decision = await decisionOf(fixture, ID.G, { decision: Decision.ChangesRequested });
         const signature = await sign(holder, domain, decision);
@@ -252,7 +253,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with ReviewInvalidSignature for a signature made for another registry, chain, version or deployment", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, holder, stranger, domain } = fixture;
         const decision = await decisionOf(fixture, ID.G);
         for (const other of [
@@ -270,7 +271,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with ReviewInvalidSignature for a malformed signature", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, holder, stranger, domain } = fixture;
         const decision = await decisionOf(fixture, ID.G);
         const signature = await sign(holder, domain, decision);
@@ -282,7 +283,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with ReviewInvalidSignature for the department's previous wallet after a wallet change", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, admin, holder, stranger, signers, domain } = fixture;
         const next = signers[16];
         await registry.connect(admin).proposeDepartmentWallet(code("G"), next.address, Custody.DepartmentHeld);
@@ -301,7 +302,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when the deadline has passed", function () {
       it("reverts with ReviewSignatureExpired one second after the deadline", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, holder, stranger, domain } = fixture;
         const deadline = BigInt(await networkHelpers.time.latest()) + 10n;
         const decision = await decisionOf(fixture, ID.G, { deadline });
@@ -313,7 +314,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("accepts the signature in the block at its deadline", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, holder, stranger, domain } = fixture;
         const deadline = BigInt(await networkHelpers.time.latest()) + 10n;
         const decision = await decisionOf(fixture, ID.G, { deadline });
@@ -326,7 +327,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with ReviewStaleDocuments when a reviewed document changed after the department signed", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { registry, documents, operator, holder, stranger, domain } = fixture;
       const decision = await decisionOf(fixture, ID.G);
       const signature = await sign(holder, domain, decision);
@@ -338,7 +339,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with ReviewInvalidDecision when the decision is not Approved, Rejected or ChangesRequested", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { registry, holder, stranger, domain } = fixture;
       for (const status of [Decision.Pending, Decision.ReviewRequired]) {
         const decision = await decisionOf(fixture, ID.G, { decision: status });
@@ -349,7 +350,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with ReviewInvalidReason when the rejection reason is not 1..5", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { registry, holder, stranger, domain } = fixture;
       for (const reasonCode of [0n, 6n]) {
         const decision = await decisionOf(fixture, ID.G, { decision: Decision.Rejected, reasonCode });
@@ -360,7 +361,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with DepartmentUnknownId and DepartmentInactive when the department is unknown or inactive", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { registry, admin, holder, stranger, domain } = fixture;
       const unknown = await decisionOf(fixture, 99n);
       await expect(registry.connect(stranger).decideBySig(unknown, await sign(holder, domain, unknown)))
@@ -375,7 +376,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when the department's wallet is an EIP-1271 contract wallet", function () {
       it("records a decision its owners signed (2 of 3), with the wallet as signer", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, documents, owners, multisig, stranger, domain } = fixture;
         const decision = await decisionOf(fixture, ID.H, { reviewedMask: 0b011n });
         const signature = await multisign([owners[0], owners[2]], domain, decision);
@@ -397,7 +398,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with ReviewInvalidSignature when the wallet refuses the signature", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, owners, multisig, holder, stranger, domain } = fixture;
         const decision = await decisionOf(fixture, ID.H);
         const other = await decisionOf(fixture, ID.H, { remarksHash: ethers.id("other") });

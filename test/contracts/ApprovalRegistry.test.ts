@@ -14,6 +14,7 @@ import {
   ethers,
   Execution,
   latestVersions,
+  loadFixture,
   networkHelpers,
   OnRejection,
   OnTimeout,
@@ -115,8 +116,7 @@ async function deployWithTwoWorkflowVersions() {
 describe("ApprovalRegistry", function () {
   describe("constructor", function () {
     it("wires the token, the document registry and the decision verifier, and grants DEFAULT_ADMIN_ROLE", async function () {
-      const { token, documents, verifier, extension, registry, deployer } =
-        await networkHelpers.loadFixture(deployPlatform);
+      const { token, documents, verifier, extension, registry, deployer } = await loadFixture(deployPlatform);
       expect(await registry.licenceToken()).to.equal(await token.getAddress());
       expect(await registry.registryExtension()).to.equal(await extension.getAddress());
       expect(await registry.documentRegistry()).to.equal(await documents.getAddress());
@@ -133,8 +133,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with InvalidWalletDelay when the wallet delay is zero", async function () {
-      const { token, documents, verifier, extension, registry, deployer } =
-        await networkHelpers.loadFixture(deployPlatform);
+      const { token, documents, verifier, extension, registry, deployer } = await loadFixture(deployPlatform);
       const factory = await ethers.getContractFactory("ApprovalRegistry");
       await expect(factory.deploy(token, documents, verifier, extension, deployer.address, 0n))
         .to.be.revertedWithCustomError(registry, "InvalidWalletDelay")
@@ -146,14 +145,14 @@ describe("ApprovalRegistry", function () {
 
   describe("registerDepartment", function () {
     it("numbers departments from 1 in registration order", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, departments } = await loadFixture(deployPlatform);
       for (const [name, id] of Object.entries(ID)) {
         expect(await registry.departmentByCode(code(name))).to.deep.equal([id, departments[name].address, true]);
       }
     });
 
     it("registers the next department with its wallet and custody, active", async function () {
-      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, signers } = await loadFixture(deployPlatform);
       const wallet = signers[12];
       const proof = await keyProof(registry, wallet, code("G"), wallet.address, Custody.DepartmentHeld);
       expect(
@@ -171,7 +170,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with AccessControlUnauthorizedAccount (the administration key included) when the caller is not governance", async function () {
-      const { registry, operator, deployer, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, operator, deployer, signers } = await loadFixture(deployPlatform);
       const administration = signers[14];
       await registry.connect(deployer).grantRole(ROLES.ADMIN, administration.address);
       for (const caller of [operator, administration]) {
@@ -182,35 +181,35 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with DepartmentInvalidCode when the code is zero", async function () {
-      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, signers } = await loadFixture(deployPlatform);
       await expect(registry.connect(admin).registerDepartment(ethers.ZeroHash, signers[12].address, Custody.Custodial))
         .to.be.revertedWithCustomError(registry, "DepartmentInvalidCode")
         .withArgs();
     });
 
     it("reverts with DepartmentInvalidWallet when the wallet is the zero address", async function () {
-      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin } = await loadFixture(deployPlatform);
       await expect(registry.connect(admin).registerDepartment(code("G"), ethers.ZeroAddress, Custody.Custodial))
         .to.be.revertedWithCustomError(registry, "DepartmentInvalidWallet")
         .withArgs(ethers.ZeroAddress);
     });
 
     it("reverts with DepartmentAlreadyRegistered when the code is already registered", async function () {
-      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, signers } = await loadFixture(deployPlatform);
       await expect(registry.connect(admin).registerDepartment(code("A"), signers[12].address, Custody.Custodial))
         .to.be.revertedWithCustomError(registry, "DepartmentAlreadyRegistered")
         .withArgs(code("A"));
     });
 
     it("reverts with DepartmentWalletInUse when the wallet belongs to another department", async function () {
-      const { registry, admin, departments } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, departments } = await loadFixture(deployPlatform);
       await expect(registry.connect(admin).registerDepartment(code("G"), departments.B.address, Custody.Custodial))
         .to.be.revertedWithCustomError(registry, "DepartmentWalletInUse")
         .withArgs(departments.B.address);
     });
 
     it("reverts with DepartmentWalletHoldsRole for every role holder when the wallet holds a role", async function () {
-      const { registry, deployer, admin, operator, keeper } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, deployer, admin, operator, keeper } = await loadFixture(deployPlatform);
       for (const holder of [deployer, admin, operator, keeper]) {
         await expect(registry.connect(admin).registerDepartment(code("G"), holder.address, Custody.Custodial))
           .to.be.revertedWithCustomError(registry, "DepartmentWalletHoldsRole")
@@ -219,7 +218,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with DepartmentLimitReached when 65,535 departments are registered", async function () {
-      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, signers } = await loadFixture(deployPlatform);
       // Slot 0 is AccessControl's role mapping; slot 1 holds the department count (uint16).
       const address = await registry.getAddress();
       expect(BigInt(await ethers.provider.getStorage(address, 1))).to.equal(6n);
@@ -233,7 +232,7 @@ describe("ApprovalRegistry", function () {
   describe("grantRole", function () {
     describe("when the account is a department wallet", function () {
       it("reverts with DepartmentWalletHoldsRole, whatever the role", async function () {
-        const { registry, deployer, departments } = await networkHelpers.loadFixture(deployPlatform);
+        const { registry, deployer, departments } = await loadFixture(deployPlatform);
         for (const role of [ROLES.DEFAULT_ADMIN, ROLES.ADMIN, ROLES.OPERATOR, ROLES.KEEPER]) {
           await expect(registry.connect(deployer).grantRole(role, departments.A.address))
             .to.be.revertedWithCustomError(registry, "DepartmentWalletHoldsRole")
@@ -243,7 +242,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with DepartmentWalletHoldsRole for a wallet that became a department's by a change", async function () {
-        const { registry, deployer, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+        const { registry, deployer, admin, signers } = await loadFixture(deployPlatform);
         const wallet = signers[12];
         await registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.Custodial);
         await networkHelpers.time.increase(WALLET_DELAY);
@@ -255,7 +254,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("grants a role to a wallet that no department uses", async function () {
-      const { registry, deployer, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, deployer, signers } = await loadFixture(deployPlatform);
       await expect(registry.connect(deployer).grantRole(ROLES.ADMIN, signers[12].address))
         .to.emit(registry, "RoleGranted")
         .withArgs(ROLES.ADMIN, signers[12].address, deployer.address);
@@ -264,7 +263,7 @@ describe("ApprovalRegistry", function () {
 
   describe("setDepartmentActive", function () {
     it("deactivates and reactivates a department", async function () {
-      const { registry, admin, departments } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, departments } = await loadFixture(deployPlatform);
       await expect(registry.connect(admin).setDepartmentActive(code("C"), false))
         .to.emit(registry, "DepartmentActiveSet")
         .withArgs(ID.C, false);
@@ -279,7 +278,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when the department is inactive", function () {
       it("reverts its decisions with DepartmentInactive until it is reactivated", async function () {
-        const { documents, registry, admin, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, admin, departments } = await loadFixture(deploySubmittedRequest);
         await registry.connect(admin).setDepartmentActive(code("A"), false);
         const packed = await documents.packedDocumentsOf(1n);
         await expect(registry.connect(departments.A).approve(1n, 0b1, packed, REMARKS))
@@ -299,7 +298,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with DepartmentInactive when a new workflow lists it", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        const { registry, admin } = await loadFixture(deployPlatform);
         await registry.connect(admin).setDepartmentActive(code("D"), false);
         await expect(
           registry
@@ -312,14 +311,14 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with DepartmentUnknown when the department is unknown", async function () {
-      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin } = await loadFixture(deployPlatform);
       await expect(registry.connect(admin).setDepartmentActive(code("Z"), false))
         .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
         .withArgs(code("Z"));
     });
 
     it("reverts with AccessControlUnauthorizedAccount when the caller is not an admin", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, departments } = await loadFixture(deployPlatform);
       await expect(registry.connect(departments.A).setDepartmentActive(code("A"), false))
         .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
         .withArgs(departments.A.address, ROLES.ADMIN);
@@ -328,7 +327,7 @@ describe("ApprovalRegistry", function () {
 
   describe("proposeDepartmentWallet", function () {
     it("announces the change with the time it can take effect, and changes nothing yet", async function () {
-      const { registry, admin, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, departments, signers } = await loadFixture(deployPlatform);
       const wallet = signers[12];
       const tx = registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.DepartmentHeld);
       const effectiveAt = (await timestampOf(tx)) + WALLET_DELAY;
@@ -346,7 +345,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("replaces a pending proposal, restarting the delay", async function () {
-      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, signers } = await loadFixture(deployPlatform);
       await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
       await networkHelpers.time.increase(WALLET_DELAY);
       const tx = registry.connect(admin).proposeDepartmentWallet(code("A"), signers[13].address, Custody.Custodial);
@@ -360,7 +359,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("accepts the current wallet, to change only the custody", async function () {
-      const { registry, admin, departments } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, departments } = await loadFixture(deployPlatform);
       await registry.connect(admin).proposeDepartmentWallet(code("A"), departments.A.address, Custody.DepartmentHeld);
       await networkHelpers.time.increase(WALLET_DELAY);
       await expect(registry.activateDepartmentWallet(code("A")))
@@ -372,28 +371,28 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with DepartmentUnknown when the department is unknown", async function () {
-      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, signers } = await loadFixture(deployPlatform);
       await expect(registry.connect(admin).proposeDepartmentWallet(code("Z"), signers[12].address, Custody.Custodial))
         .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
         .withArgs(code("Z"));
     });
 
     it("reverts with DepartmentInvalidWallet when the wallet is the zero address", async function () {
-      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin } = await loadFixture(deployPlatform);
       await expect(registry.connect(admin).proposeDepartmentWallet(code("A"), ethers.ZeroAddress, Custody.Custodial))
         .to.be.revertedWithCustomError(registry, "DepartmentInvalidWallet")
         .withArgs(ethers.ZeroAddress);
     });
 
     it("reverts with DepartmentWalletInUse when the wallet is another department's", async function () {
-      const { registry, admin, departments } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, departments } = await loadFixture(deployPlatform);
       await expect(registry.connect(admin).proposeDepartmentWallet(code("A"), departments.B.address, Custody.Custodial))
         .to.be.revertedWithCustomError(registry, "DepartmentWalletInUse")
         .withArgs(departments.B.address);
     });
 
     it("reverts with DepartmentWalletHoldsRole for every role holder when the wallet holds a role", async function () {
-      const { registry, deployer, admin, operator, keeper } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, deployer, admin, operator, keeper } = await loadFixture(deployPlatform);
       for (const holder of [deployer, admin, operator, keeper]) {
         await expect(registry.connect(admin).proposeDepartmentWallet(code("A"), holder.address, Custody.Custodial))
           .to.be.revertedWithCustomError(registry, "DepartmentWalletHoldsRole")
@@ -402,7 +401,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with AccessControlUnauthorizedAccount (the department and the administration key included) when the caller is not governance", async function () {
-      const { registry, deployer, operator, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, deployer, operator, departments, signers } = await loadFixture(deployPlatform);
       const administration = signers[14];
       await registry.connect(deployer).grantRole(ROLES.ADMIN, administration.address);
       for (const caller of [departments.A, operator, administration]) {
@@ -417,7 +416,7 @@ describe("ApprovalRegistry", function () {
 
   describe("cancelDepartmentWallet", function () {
     it("lets the department's current wallet cancel a pending change", async function () {
-      const { registry, admin, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, departments, signers } = await loadFixture(deployPlatform);
       await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
       await expect(registry.connect(departments.A).cancelDepartmentWallet(code("A")))
         .to.emit(registry, "DepartmentWalletCancelled")
@@ -432,7 +431,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("lets an admin cancel a pending change", async function () {
-      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, signers } = await loadFixture(deployPlatform);
       await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
       await expect(registry.connect(admin).cancelDepartmentWallet(code("A")))
         .to.emit(registry, "DepartmentWalletCancelled")
@@ -440,7 +439,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with DepartmentUnauthorizedCancel (the proposed wallet, another department, the operator) when the caller is neither the current wallet nor an admin", async function () {
-      const { registry, admin, operator, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, operator, departments, signers } = await loadFixture(deployPlatform);
       await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
       for (const caller of [signers[12], departments.B, operator]) {
         await expect(registry.connect(caller).cancelDepartmentWallet(code("A")))
@@ -450,14 +449,14 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with DepartmentNoWalletChange when no change is pending", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, departments } = await loadFixture(deployPlatform);
       await expect(registry.connect(departments.A).cancelDepartmentWallet(code("A")))
         .to.be.revertedWithCustomError(registry, "DepartmentNoWalletChange")
         .withArgs(ID.A);
     });
 
     it("reverts with DepartmentUnknown when the department is unknown", async function () {
-      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin } = await loadFixture(deployPlatform);
       await expect(registry.connect(admin).cancelDepartmentWallet(code("Z")))
         .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
         .withArgs(code("Z"));
@@ -466,7 +465,7 @@ describe("ApprovalRegistry", function () {
 
   describe("activateDepartmentWallet", function () {
     it("lets anyone activate a change once due: the new wallet replaces the old one", async function () {
-      const { registry, admin, stranger, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, stranger, departments, signers } = await loadFixture(deployPlatform);
       const wallet = signers[12];
       await registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.DepartmentHeld);
       await networkHelpers.time.increase(WALLET_DELAY);
@@ -480,7 +479,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("keeps the department's active flag", async function () {
-      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, signers } = await loadFixture(deployPlatform);
       await registry.connect(admin).setDepartmentActive(code("A"), false);
       await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
       await networkHelpers.time.increase(WALLET_DELAY);
@@ -489,7 +488,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("frees the old wallet for another department", async function () {
-      const { registry, admin, departments, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, departments, signers } = await loadFixture(deployPlatform);
       await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
       await networkHelpers.time.increase(WALLET_DELAY);
       await registry.activateDepartmentWallet(code("A"));
@@ -499,7 +498,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with DepartmentWalletChangeNotDue until the second it is due when the delay has not passed", async function () {
-      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, signers } = await loadFixture(deployPlatform);
       const tx = registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
       const effectiveAt = (await timestampOf(tx)) + WALLET_DELAY;
       await expect(registry.activateDepartmentWallet(code("A")))
@@ -514,7 +513,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with DepartmentWalletInUse when the proposed wallet became another department's during the delay", async function () {
-      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, signers } = await loadFixture(deployPlatform);
       const wallet = signers[12];
       await registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.Custodial);
       await registry.connect(admin).registerDepartment(code("G"), wallet.address, Custody.Custodial);
@@ -525,7 +524,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with DepartmentWalletHoldsRole when the proposed wallet was given a role during the delay", async function () {
-      const { registry, deployer, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, deployer, admin, signers } = await loadFixture(deployPlatform);
       const wallet = signers[12];
       await registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.Custodial);
       await registry.connect(deployer).grantRole(ROLES.OPERATOR, wallet.address);
@@ -536,7 +535,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with DepartmentNoWalletChange when no change is pending", async function () {
-      const { registry } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry } = await loadFixture(deployPlatform);
       await expect(registry.activateDepartmentWallet(code("A")))
         .to.be.revertedWithCustomError(registry, "DepartmentNoWalletChange")
         .withArgs(ID.A);
@@ -545,8 +544,7 @@ describe("ApprovalRegistry", function () {
 
   describe("the rotation forgery (an administrator deciding for a department)", function () {
     it("fails: the proposed wallet cannot decide before the delay, and the change is public and cancellable", async function () {
-      const { documents, registry, admin, departments, signers } =
-        await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { documents, registry, admin, departments, signers } = await loadFixture(deploySubmittedRequest);
       const forger = signers[12];
       const packed = await documents.packedDocumentsOf(1n);
       // 1. The administrator proposes its own wallet X for department A: the proposal is public.
@@ -581,7 +579,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("cannot take effect within the block that proposes it", async function () {
-      const { documents, registry, admin, signers } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { documents, registry, admin, signers } = await loadFixture(deploySubmittedRequest);
       const forger = signers[12];
       const packed = await documents.packedDocumentsOf(1n);
       // Propose, activate and decide in one block: only the proposal is mined.
@@ -607,8 +605,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("waits out its delay in public: after it, the new wallet decides and the old one cannot", async function () {
-      const { documents, registry, admin, departments, signers } =
-        await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { documents, registry, admin, departments, signers } = await loadFixture(deploySubmittedRequest);
       const wallet = signers[12];
       const packed = await documents.packedDocumentsOf(1n);
       await registry.connect(admin).proposeDepartmentWallet(code("A"), wallet.address, Custody.Custodial);
@@ -624,8 +621,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("lets the current wallet decide while a change is pending", async function () {
-      const { documents, registry, admin, departments, signers } =
-        await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { documents, registry, admin, departments, signers } = await loadFixture(deploySubmittedRequest);
       const packed = await documents.packedDocumentsOf(1n);
       await registry.connect(admin).proposeDepartmentWallet(code("A"), signers[12].address, Custody.Custodial);
       await expect(registry.connect(departments.A).approve(1n, 0, packed, REMARKS))
@@ -636,7 +632,7 @@ describe("ApprovalRegistry", function () {
 
   describe("departmentByCode", function () {
     it("reverts with DepartmentUnknown when the code is unknown", async function () {
-      const { registry } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry } = await loadFixture(deployPlatform);
       for (const unknown of [code("Z"), ethers.ZeroHash]) {
         await expect(registry.departmentByCode(unknown))
           .to.be.revertedWithCustomError(registry, "DepartmentUnknown")
@@ -647,14 +643,14 @@ describe("ApprovalRegistry", function () {
 
   describe("departmentRecord", function () {
     it("returns the code, wallet, custody, active flag, nonce and no pending change", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, departments } = await loadFixture(deployPlatform);
       expect(plain(await registry.departmentRecord(ID.F))).to.deep.equal(
         record(code("F"), departments.F.address, Custody.Custodial),
       );
     });
 
     it("reverts with DepartmentUnknownId when the id is unknown", async function () {
-      const { registry } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry } = await loadFixture(deployPlatform);
       for (const id of [0n, 7n]) {
         await expect(registry.departmentRecord(id))
           .to.be.revertedWithCustomError(registry, "DepartmentUnknownId")
@@ -693,7 +689,7 @@ describe("ApprovalRegistry", function () {
     ];
 
     it("registers version 1 of a workflow type and makes it active", async function () {
-      const { registry, token, admin } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, token, admin } = await loadFixture(deployPlatform);
       expect(
         await registry
           .connect(admin)
@@ -727,7 +723,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("stores every position as mandatory for an ALL stage", async function () {
-      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin } = await loadFixture(deployPlatform);
       await registry
         .connect(admin)
         .registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [
@@ -739,7 +735,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("accepts 16 stages of 8 departments", async function () {
-      const { registry, admin, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin, signers } = await loadFixture(deployPlatform);
       await registry.connect(admin).registerDepartment(code("G"), signers[12].address, Custody.Custodial);
       await registry.connect(admin).registerDepartment(code("H"), signers[13].address, Custody.Custodial);
       const eight = stage({
@@ -759,7 +755,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when a version of the type is active", function () {
       it("registers the next version and deactivates the previous one", async function () {
-        const { registry, token, admin } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+        const { registry, token, admin } = await loadFixture(deployWithReferenceWorkflow);
         const tx = registry.connect(admin).registerWorkflow(BUILDING_PERMIT, ethers.id("v2"), 0n, STAGES);
         await expect(tx)
           .to.emit(registry, "WorkflowRegistered")
@@ -778,7 +774,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("numbers versions per workflow type and ids globally", async function () {
-        const { registry, token, admin } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+        const { registry, token, admin } = await loadFixture(deployWithReferenceWorkflow);
         const tx = registry.connect(admin).registerWorkflow(TRADE_LICENSE, DEFINITION, 0n, REFERENCE_STAGES);
         await expect(tx).to.emit(registry, "WorkflowRegistered").withArgs(2n, TRADE_LICENSE, 1n, DEFINITION, 2n, 0n);
         await expect(tx).to.emit(token, "ActiveWorkflowSet").withArgs(TRADE_LICENSE, 2n);
@@ -789,7 +785,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("continues the version numbers without deactivating anything when the previous version was deactivated", async function () {
-      const { registry, admin } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      const { registry, admin } = await loadFixture(deployWithReferenceWorkflow);
       await registry.connect(admin).deactivateWorkflow(1n);
       const tx = registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, REFERENCE_STAGES);
       await expect(tx).to.emit(registry, "WorkflowRegistered").withArgs(2n, BUILDING_PERMIT, 2n, DEFINITION, 2n, 0n);
@@ -798,7 +794,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with AccessControlUnauthorizedAccount (the administration key included) when the caller is not governance", async function () {
-      const { registry, operator, deployer, signers } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, operator, deployer, signers } = await loadFixture(deployPlatform);
       const administration = signers[14];
       await registry.connect(deployer).grantRole(ROLES.ADMIN, administration.address);
       for (const caller of [operator, administration]) {
@@ -809,14 +805,14 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with WorkflowInvalidType when the workflow type is zero", async function () {
-      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin } = await loadFixture(deployPlatform);
       await expect(registry.connect(admin).registerWorkflow(ethers.ZeroHash, DEFINITION, 0n, REFERENCE_STAGES))
         .to.be.revertedWithCustomError(registry, "WorkflowInvalidType")
         .withArgs();
     });
 
     it("reverts with WorkflowInvalidValidity, and accepts exactly 2^32-1 when the licence lifetime exceeds 2^32-1 seconds", async function () {
-      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin } = await loadFixture(deployPlatform);
       const tooLong = 2n ** 32n;
       await expect(registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, tooLong, REFERENCE_STAGES))
         .to.be.revertedWithCustomError(registry, "WorkflowInvalidValidity")
@@ -827,7 +823,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with WorkflowInvalidStageCount when there are no stages or more than 16", async function () {
-      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin } = await loadFixture(deployPlatform);
       for (const count of [0, 17]) {
         const stages = Array(count).fill(stage({ departments: ["A"] }));
         await expect(registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, stages))
@@ -837,7 +833,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with WorkflowInvalidStageDepartments when a stage has no departments or more than 8", async function () {
-      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin } = await loadFixture(deployPlatform);
       const nine = ["A", "B", "C", "D", "E", "F", "G", "H", "I"];
       for (const departments of [[], nine]) {
         await expect(
@@ -851,7 +847,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with DepartmentUnknown when a stage lists an unknown department", async function () {
-      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin } = await loadFixture(deployPlatform);
       await expect(
         registry.connect(admin).registerWorkflow(BUILDING_PERMIT, DEFINITION, 0n, [stage({ departments: ["A", "Z"] })]),
       )
@@ -861,7 +857,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when a stage lists a department twice", function () {
       it("reverts with WorkflowDuplicateDepartment", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        const { registry, admin } = await loadFixture(deployPlatform);
         await expect(
           registry
             .connect(admin)
@@ -875,7 +871,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("accepts the same department in different stages", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        const { registry, admin } = await loadFixture(deployPlatform);
         await expect(
           registry
             .connect(admin)
@@ -898,7 +894,7 @@ describe("ApprovalRegistry", function () {
       ];
       for (const { name, completion, threshold } of cases) {
         it(`reverts with WorkflowInvalidThreshold (${name})`, async function () {
-          const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+          const { registry, admin } = await loadFixture(deployPlatform);
           await expect(
             registry
               .connect(admin)
@@ -913,7 +909,7 @@ describe("ApprovalRegistry", function () {
       }
 
       it("accepts THRESHOLD 1 and THRESHOLD equal to the department count", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+        const { registry, admin } = await loadFixture(deployPlatform);
         await expect(
           registry
             .connect(admin)
@@ -928,7 +924,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with WorkflowInvalidMandatoryMask when the mandatory mask names a position the stage does not have", async function () {
-      const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+      const { registry, admin } = await loadFixture(deployPlatform);
       for (const completion of [Completion.Any, Completion.All]) {
         await expect(
           registry
@@ -950,7 +946,7 @@ describe("ApprovalRegistry", function () {
       ];
       for (const { name, onTimeout, timeoutSeconds } of cases) {
         it(`reverts with WorkflowInvalidTimeout (${name})`, async function () {
-          const { registry, admin } = await networkHelpers.loadFixture(deployPlatform);
+          const { registry, admin } = await loadFixture(deployPlatform);
           await expect(
             registry
               .connect(admin)
@@ -968,8 +964,7 @@ describe("ApprovalRegistry", function () {
 
   describe("deactivateWorkflow", function () {
     it("deactivates the active version so that no request can be created", async function () {
-      const { registry, token, admin, operator, applicant } =
-        await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      const { registry, token, admin, operator, applicant } = await loadFixture(deployWithReferenceWorkflow);
       const tx = registry.connect(admin).deactivateWorkflow(1n);
       await expect(tx).to.emit(registry, "WorkflowDeactivated").withArgs(1n, BUILDING_PERMIT);
       await expect(tx).to.emit(token, "ActiveWorkflowSet").withArgs(BUILDING_PERMIT, 0n);
@@ -983,7 +978,7 @@ describe("ApprovalRegistry", function () {
 
     it("lets a request created before the deactivation be reviewed", async function () {
       const { registry, token, admin, operator, applicant, departments } =
-        await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+        await loadFixture(deployWithReferenceWorkflow);
       await token.connect(operator).mint(applicant.address, 1n, BUILDING_PERMIT, COMMITMENT);
       await registry.connect(admin).deactivateWorkflow(1n);
       await expect(registry.connect(operator).submit(1n)).to.emit(registry, "ReviewStarted").withArgs(1n, 1n);
@@ -993,7 +988,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with WorkflowUnknown when the workflow is unknown", async function () {
-      const { registry, admin } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      const { registry, admin } = await loadFixture(deployWithReferenceWorkflow);
       for (const id of [0n, 2n]) {
         await expect(registry.connect(admin).deactivateWorkflow(id))
           .to.be.revertedWithCustomError(registry, "WorkflowUnknown")
@@ -1003,7 +998,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when the workflow is already inactive", function () {
       it("reverts with WorkflowInactive", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+        const { registry, admin } = await loadFixture(deployWithReferenceWorkflow);
         await registry.connect(admin).deactivateWorkflow(1n);
         await expect(registry.connect(admin).deactivateWorkflow(1n))
           .to.be.revertedWithCustomError(registry, "WorkflowInactive")
@@ -1011,7 +1006,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with WorkflowInactive for a superseded version", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployWithTwoWorkflowVersions);
+        const { registry, admin } = await loadFixture(deployWithTwoWorkflowVersions);
         await expect(registry.connect(admin).deactivateWorkflow(1n))
           .to.be.revertedWithCustomError(registry, "WorkflowInactive")
           .withArgs(1n);
@@ -1019,7 +1014,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("reverts with AccessControlUnauthorizedAccount when the caller is not an admin", async function () {
-      const { registry, keeper } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      const { registry, keeper } = await loadFixture(deployWithReferenceWorkflow);
       await expect(registry.connect(keeper).deactivateWorkflow(1n))
         .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
         .withArgs(keeper.address, ROLES.ADMIN);
@@ -1029,15 +1024,14 @@ describe("ApprovalRegistry", function () {
   describe("workflow versions", function () {
     describe("when a new version is registered after a request was created", function () {
       it("pins the new request to the new version and the old one to its own", async function () {
-        const { token, registry } = await networkHelpers.loadFixture(deployWithTwoWorkflowVersions);
+        const { token, registry } = await loadFixture(deployWithTwoWorkflowVersions);
         expect((await token.licence(1n)).workflowId).to.equal(1n);
         expect((await token.licence(2n)).workflowId).to.equal(2n);
         expect(await registry.activeWorkflowOf(BUILDING_PERMIT)).to.equal(2n);
       });
 
       it("reviews the old request with the old version's departments to issuance", async function () {
-        const { token, documents, registry, operator, departments } =
-          await networkHelpers.loadFixture(deployWithTwoWorkflowVersions);
+        const { token, documents, registry, operator, departments } = await loadFixture(deployWithTwoWorkflowVersions);
         await expect(registry.connect(operator).submit(1n)).to.emit(registry, "ReviewStarted").withArgs(1n, 1n);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
         // Version 2's departments are not part of version 1.
@@ -1067,8 +1061,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reviews the new request with the new version's departments", async function () {
-        const { token, registry, operator, departments } =
-          await networkHelpers.loadFixture(deployWithTwoWorkflowVersions);
+        const { token, registry, operator, departments } = await loadFixture(deployWithTwoWorkflowVersions);
         await expect(registry.connect(operator).submit(2n)).to.emit(registry, "ReviewStarted").withArgs(2n, 2n);
         expect(await registry.pendingDepartmentsOf(2n)).to.deep.equal([ID.E, ID.F]);
         await expect(registry.connect(departments.A).approve(2n, 0, await latestVersions(registry, 2n), REMARKS))
@@ -1084,7 +1077,7 @@ describe("ApprovalRegistry", function () {
 
   describe("workflow", function () {
     it("reverts with WorkflowUnknown when the workflow is unknown", async function () {
-      const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      const { registry } = await loadFixture(deployWithReferenceWorkflow);
       for (const id of [0n, 2n]) {
         await expect(registry.workflow(id)).to.be.revertedWithCustomError(registry, "WorkflowUnknown").withArgs(id);
       }
@@ -1093,28 +1086,28 @@ describe("ApprovalRegistry", function () {
 
   describe("stage", function () {
     it("returns the stored stage", async function () {
-      const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      const { registry } = await loadFixture(deployWithReferenceWorkflow);
       expect(plain(await registry.stage(1n, 1))).to.deep.equal(
         storedStage(REFERENCE_STAGES[1], [ID.C, ID.D]).map((v) => BigInt(v)),
       );
     });
 
     it("reverts with WorkflowUnknownStage when the stage index is past the workflow's stages", async function () {
-      const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      const { registry } = await loadFixture(deployWithReferenceWorkflow);
       await expect(registry.stage(1n, 2))
         .to.be.revertedWithCustomError(registry, "WorkflowUnknownStage")
         .withArgs(1n, 2n);
     });
 
     it("reverts with WorkflowUnknown when the workflow is unknown", async function () {
-      const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      const { registry } = await loadFixture(deployWithReferenceWorkflow);
       await expect(registry.stage(3n, 0)).to.be.revertedWithCustomError(registry, "WorkflowUnknown").withArgs(3n);
     });
   });
 
   describe("activeWorkflowOf", function () {
     it("returns 0 for a type without a workflow", async function () {
-      const { registry } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
+      const { registry } = await loadFixture(deployWithReferenceWorkflow);
       expect(await registry.activeWorkflowOf(TRADE_LICENSE)).to.equal(0n);
       expect(await registry.activeWorkflowOf(BUILDING_PERMIT)).to.equal(1n);
     });
