@@ -392,28 +392,18 @@ describe("DocumentRegistry", function () {
       }
     });
 
-    describe("when the previous hash is unknown", function () {
-      it("reverts with DocumentUnknownHash", async function () {
-        const { documents, operator } = await loadFixture(deployOpenRequest);
-        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, sha("never anchored"), sha("new")))
+    it("reverts with DocumentUnknownHash when the previous hash is unknown: never anchored, another request's latest, zero", async function () {
+      const { documents, token, operator, applicant } = await loadFixture(deployOpenRequest);
+      await token.connect(operator).mint(applicant.address, OTHER_TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
+      for (const [tokenId, previous] of [
+        [TOKEN_ID, sha("never anchored")],
+        [OTHER_TOKEN_ID, docHash(0, 1)],
+        [TOKEN_ID, ethers.ZeroHash],
+      ] as const) {
+        await expect(documents.connect(operator).anchorVersion(tokenId, previous, sha("new")))
           .to.be.revertedWithCustomError(documents, "DocumentUnknownHash")
-          .withArgs(TOKEN_ID, sha("never anchored"));
-      });
-
-      it("reverts with DocumentUnknownHash for another request's latest hash", async function () {
-        const { documents, token, operator, applicant } = await loadFixture(deployOpenRequest);
-        await token.connect(operator).mint(applicant.address, OTHER_TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
-        await expect(documents.connect(operator).anchorVersion(OTHER_TOKEN_ID, docHash(0, 1), sha("new")))
-          .to.be.revertedWithCustomError(documents, "DocumentUnknownHash")
-          .withArgs(OTHER_TOKEN_ID, docHash(0, 1));
-      });
-
-      it("reverts with DocumentUnknownHash for the zero hash", async function () {
-        const { documents, operator } = await loadFixture(deployOpenRequest);
-        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, ethers.ZeroHash, sha("new")))
-          .to.be.revertedWithCustomError(documents, "DocumentUnknownHash")
-          .withArgs(TOKEN_ID, ethers.ZeroHash);
-      });
+          .withArgs(tokenId, previous);
+      }
     });
 
     describe("when documents are open", function () {
@@ -680,54 +670,49 @@ describe("DocumentRegistry", function () {
         expect(await documents.documentsOf(TOKEN_ID)).to.deep.equal([DocPhase.Review, 3n, [1n, 1n, 1n]]);
       });
 
-      it("moves to Locked on the final approval", async function () {
-        const { documents, registry, departments } = await loadFixture(deploySubmittedRequest);
-        await registry
-          .connect(departments.A)
-          .approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await registry
-          .connect(departments.B)
-          .approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await registry
-          .connect(departments.C)
-          .approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await expect(
-          registry.connect(departments.D).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS),
-        )
-          .to.emit(documents, "DocumentPhaseChanged")
-          .withArgs(TOKEN_ID, DocPhase.Locked);
-        expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(DocPhase.Locked);
-      });
-
-      it("moves to Locked on a rejection", async function () {
-        const { documents, registry, departments } = await loadFixture(deploySubmittedRequest);
-        await expect(
-          registry.connect(departments.A).reject(TOKEN_ID, 1, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS),
-        )
-          .to.emit(documents, "DocumentPhaseChanged")
-          .withArgs(TOKEN_ID, DocPhase.Locked);
-        expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(DocPhase.Locked);
-      });
-
-      it("moves to Locked on the cancellation of a Draft", async function () {
-        const { documents, registry, operator } = await loadFixture(deployOpenRequest);
-        await expect(registry.connect(operator).cancel(TOKEN_ID, CANCEL_REASON))
-          .to.emit(documents, "DocumentPhaseChanged")
-          .withArgs(TOKEN_ID, DocPhase.Locked);
-        expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(DocPhase.Locked);
-      });
-
-      it("moves to Locked on the cancellation of a request awaiting resubmission", async function () {
-        const { documents, registry, operator, departments } = await loadFixture(deploySubmittedRequest);
-        await registry
-          .connect(departments.A)
-          .requestChanges(TOKEN_ID, 0b001, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await expect(registry.connect(operator).cancel(TOKEN_ID, CANCEL_REASON))
-          .to.emit(documents, "DocumentPhaseChanged")
-          .withArgs(TOKEN_ID, DocPhase.Locked);
-        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2)))
-          .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
-          .withArgs(TOKEN_ID);
+      it("moves to Locked on the final approval, a rejection, the cancellation of a Draft or of a request awaiting resubmission", async function () {
+        type Platform = Awaited<ReturnType<typeof deploySubmittedRequest>>;
+        const latest = ({ registry }: Platform) => latestVersions(registry, TOKEN_ID);
+        const cases: [string, () => Promise<Platform>, (p: Platform) => Promise<unknown>][] = [
+          [
+            "the final approval",
+            deploySubmittedRequest,
+            async (p) => {
+              for (const name of ["A", "B", "C"])
+                await p.registry.connect(p.departments[name]).approve(TOKEN_ID, 0b111, await latest(p), REMARKS);
+              return p.registry.connect(p.departments.D).approve(TOKEN_ID, 0b111, await latest(p), REMARKS);
+            },
+          ],
+          [
+            "a rejection",
+            deploySubmittedRequest,
+            async (p) => p.registry.connect(p.departments.A).reject(TOKEN_ID, 1, 0b111, await latest(p), REMARKS),
+          ],
+          [
+            "the cancellation of a Draft",
+            deployOpenRequest,
+            async (p) => p.registry.connect(p.operator).cancel(TOKEN_ID, CANCEL_REASON),
+          ],
+          [
+            "the cancellation of a request awaiting resubmission",
+            deploySubmittedRequest,
+            async (p) => {
+              await p.registry.connect(p.departments.A).requestChanges(TOKEN_ID, 0b001, await latest(p), REMARKS);
+              return p.registry.connect(p.operator).cancel(TOKEN_ID, CANCEL_REASON);
+            },
+          ],
+        ];
+        for (const [event, fixture, act] of cases) {
+          const platform = await loadFixture(fixture);
+          const { documents, operator } = platform;
+          await expect(act(platform), event)
+            .to.emit(documents, "DocumentPhaseChanged")
+            .withArgs(TOKEN_ID, DocPhase.Locked);
+          expect((await documents.documentsOf(TOKEN_ID)).phase, event).to.equal(DocPhase.Locked);
+          await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2)), event)
+            .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
+            .withArgs(TOKEN_ID);
+        }
       });
     });
   });
