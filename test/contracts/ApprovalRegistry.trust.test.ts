@@ -68,9 +68,10 @@ async function signedApproval(platform: Platform, departmentId: bigint) {
 describe("no key the platform holds can make a licence", function () {
   describe("a sham department and workflow version from the administration and operator keys", function () {
     it("is refused: registering a department, a workflow version or a wallet change is governance's", async function () {
-      const { registry, administration, operator, signers } = await loadFixture(deployHostilePlatform);
+      const { registry, administration, operator, departments, signers } = await loadFixture(deployHostilePlatform);
       const sham = signers[15];
-      for (const caller of [administration, operator]) {
+      // A department's own wallet cannot either.
+      for (const caller of [administration, operator, departments.A]) {
         const proof = await keyProof(registry, sham, code("FIRE_SAFETY"), sham.address, Custody.DepartmentHeld);
         await expect(
           registry.connect(caller).registerDepartment(code("FIRE_SAFETY"), sham.address, Custody.DepartmentHeld, proof),
