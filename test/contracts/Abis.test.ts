@@ -1,18 +1,14 @@
 import { readdir, readFile } from "node:fs/promises";
 import { expect } from "chai";
-import { decodeBytes32String, encodeBytes32String, id, ZeroHash } from "ethers";
+import { id, ZeroHash } from "ethers";
 import {
   ApprovalRegistryAbi,
-  bytes16ToUuid,
-  bytes32ToString,
   DocumentRegistryAbi,
   LicenceTokenAbi,
   LicenceTokenStatus,
   LicenceTokenStatusNames,
   ROLES,
   roleNameOf,
-  stringToBytes32,
-  uuidToBytes16,
 } from "../../abis/index.ts";
 import { contractKnowledge } from "../../scripts/abis/contractKnowledge.ts";
 
@@ -55,27 +51,5 @@ describe("abis/roles.ts", function () {
     });
     expect(roleNameOf(id("KEEPER_ROLE").toUpperCase().replace("0X", "0x"))).to.equal("KEEPER_ROLE");
     expect(roleNameOf(id("OTHER"))).to.equal(undefined);
-  });
-});
-
-describe("abis/codec.ts", function () {
-  it("round-trips a UUID through bytes16, keeping leading zeros", function () {
-    const uuid = "00a1b2c3-d4e5-4f60-8a7b-0c9d8e7f6a5b";
-    expect(uuidToBytes16(uuid)).to.equal("0x00a1b2c3d4e54f608a7b0c9d8e7f6a5b");
-    expect(bytes16ToUuid(uuidToBytes16(uuid))).to.equal(uuid);
-    expect(bytes16ToUuid("0x01")).to.equal("00000000-0000-0000-0000-000000000001");
-  });
-
-  it("refuses what is not a UUID or a bytes16", function () {
-    expect(() => uuidToBytes16("not-a-uuid")).to.throw("not a UUID");
-    expect(() => bytes16ToUuid("0xzz")).to.throw("not a bytes16");
-  });
-
-  it("encodes bytes32 texts as ethers does, and refuses more than 31 bytes", function () {
-    for (const text of ["BUILDING_PERMIT", "", "é-ünïcode"]) {
-      expect(stringToBytes32(text)).to.equal(encodeBytes32String(text));
-      expect(bytes32ToString(encodeBytes32String(text))).to.equal(decodeBytes32String(encodeBytes32String(text)));
-    }
-    expect(() => stringToBytes32("x".repeat(32))).to.throw("longer than 31 bytes");
   });
 });

@@ -15,6 +15,7 @@ import {
   ethers,
   Execution,
   latestVersions,
+  loadFixture,
   networkHelpers,
   OnRejection,
   OnTimeout,
@@ -178,6 +179,12 @@ async function eventsOf(tx: Promise<ContractTransactionResponse>, contract: Base
     .map((event) => event!.args.toArray());
 }
 
+/** DecisionRecorded's arguments for token 1: a custodial department's decision (by its wallet `by`), with REMARKS. */
+function recorded(id: bigint, stage: N, decision: N, reason: N, mask: N, packed: N, by: { address: string }) {
+  return [1n, id, stage, decision, reason, mask, packed, REMARKS, by.address, Custody.Custodial];
+}
+type N = bigint | number;
+
 /** Anchors version `version` of document `docIndex` of token 1 (whose hashes are `sha("doc-<i>-v<n>")`). */
 function newVersion(platform: Awaited<ReturnType<typeof deploySubmittedRequest>>, docIndex: number, version = 2) {
   return platform.documents
@@ -190,7 +197,7 @@ describe("ApprovalRegistry", function () {
 
   describe("submit", function () {
     it("starts the review at stage 0 of the pinned workflow", async function () {
-      const { token, documents, registry, operator } = await networkHelpers.loadFixture(deployDraftRequest);
+      const { token, documents, registry, operator } = await loadFixture(deployDraftRequest);
       const tx = registry.connect(operator).submit(1n);
       const t = await timestampOf(tx);
       await expect(tx)
@@ -205,50 +212,42 @@ describe("ApprovalRegistry", function () {
       expect(plain(await registry.progressOf(1n))).to.deep.equal([1n, 0n, Phase.InReview, 0n, 0n, t, 0n]);
     });
 
-    describe("when the request was already submitted", function () {
-      it("reverts with ReviewWrongPhase", async function () {
-        const { registry, operator } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        await expect(registry.connect(operator).submit(1n))
-          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
-          .withArgs(1n, Phase.InReview);
-      });
+    it("reverts with ReviewWrongPhase when the request was already submitted", async function () {
+      const { registry, operator } = await loadFixture(deploySubmittedRequest);
+      await expect(registry.connect(operator).submit(1n))
+        .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+        .withArgs(1n, Phase.InReview);
     });
 
-    describe("when the request awaits resubmission", function () {
-      it("reverts with ReviewWrongPhase and keeps the review (resubmit is the way back)", async function () {
-        const { registry, operator, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
-        await registry
-          .connect(departments.B)
-          .requestChanges(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
-        const before = await registry.progressOf(1n);
-        await expect(registry.connect(operator).submit(1n))
-          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
-          .withArgs(1n, Phase.AwaitingResubmission);
-        expect(await registry.progressOf(1n)).to.deep.equal(before);
-        const [, statuses] = await registry.decisionsOf(1n, 0);
-        expect(statuses).to.deep.equal([Decision.Approved, Decision.ChangesRequested]);
-      });
+    it("reverts with ReviewWrongPhase and keeps the review (resubmit is the way back) when the request awaits resubmission", async function () {
+      const { registry, operator, departments } = await loadFixture(deploySubmittedRequest);
+      await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
+      await registry
+        .connect(departments.B)
+        .requestChanges(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
+      const before = await registry.progressOf(1n);
+      await expect(registry.connect(operator).submit(1n))
+        .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+        .withArgs(1n, Phase.AwaitingResubmission);
+      expect(await registry.progressOf(1n)).to.deep.equal(before);
+      const [, statuses] = await registry.decisionsOf(1n, 0);
+      expect(statuses).to.deep.equal([Decision.Approved, Decision.ChangesRequested]);
     });
 
-    describe("when the token does not exist", function () {
-      it("reverts with ERC721NonexistentToken on the token", async function () {
-        const { token, registry, operator } = await networkHelpers.loadFixture(deployWithReferenceWorkflow);
-        await expect(registry.connect(operator).submit(9n))
-          .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
-          .withArgs(9n);
-      });
+    it("reverts with ERC721NonexistentToken on the token when the token does not exist", async function () {
+      const { token, registry, operator } = await loadFixture(deployWithReferenceWorkflow);
+      await expect(registry.connect(operator).submit(9n))
+        .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
+        .withArgs(9n);
     });
 
-    describe("when the caller is not an operator", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { registry, admin, applicant } = await networkHelpers.loadFixture(deployDraftRequest);
-        for (const caller of [admin, applicant]) {
-          await expect(registry.connect(caller).submit(1n))
-            .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.OPERATOR);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller is not an operator", async function () {
+      const { registry, admin, applicant } = await loadFixture(deployDraftRequest);
+      for (const caller of [admin, applicant]) {
+        await expect(registry.connect(caller).submit(1n))
+          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.OPERATOR);
+      }
     });
   });
 
@@ -256,14 +255,14 @@ describe("ApprovalRegistry", function () {
 
   describe("approve", function () {
     it("records the approval with the document versions reviewed", async function () {
-      const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { documents, registry, departments } = await loadFixture(deploySubmittedRequest);
       // phase Review | 3 documents | version 1 of documents 0, 1 and 2 (15 bits each from bit 16)
       const packed = await documents.packedDocumentsOf(1n);
       expect(packed).to.equal(2n | (3n << 8n) | (1n << 16n) | (1n << 31n) | (1n << 46n));
       const tx = registry.connect(departments.A).approve(1n, 0b101, await latestVersions(registry, 1n), REMARKS);
       await expect(tx)
         .to.emit(registry, "DecisionRecorded")
-        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b101, packed, REMARKS, departments.A.address, Custody.Custodial);
+        .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b101, packed, departments.A));
       await expect(tx).not.to.emit(registry, "StageCompleted");
       await expect(tx).not.to.emit(registry, "ReviewPhaseChanged");
       expect(plain(await registry.decisionsOf(1n, 0))).to.deep.equal([
@@ -277,7 +276,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when a reviewed document got a new version before the decision was mined", function () {
       it("reverts with ReviewStaleDocuments naming the document and the hash reviewed", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, departments } = platform;
         // The department reviews the versions it has in front of it, then an update races its approval.
         const reviewed = await documents.packedDocumentsOf(1n);
@@ -300,22 +299,11 @@ describe("ApprovalRegistry", function () {
         // Having looked at version 2, the department approves it: the versions it named are on chain.
         await expect(registry.connect(departments.A).approve(1n, 0b010, latest, REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.A,
-            0,
-            Decision.Approved,
-            0,
-            0b010,
-            latest,
-            REMARKS,
-            departments.A.address,
-            Custody.Custodial,
-          );
+          .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b010, latest, departments.A));
       });
 
       it("reverts with ReviewStaleDocuments when the update is mined first in the same block", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, operator, departments } = platform;
         const reviewed = await documents.packedDocumentsOf(1n);
         await connection.provider.request({ method: "evm_setAutomine", params: [false] });
@@ -337,40 +325,27 @@ describe("ApprovalRegistry", function () {
       });
 
       it("ignores updates of documents the decision does not cover", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, departments } = platform;
         const reviewed = await documents.packedDocumentsOf(1n);
         await newVersion(platform, 1);
         const latest = await documents.packedDocumentsOf(1n);
         await expect(registry.connect(departments.A).approve(1n, 0b101, reviewed, REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.A,
-            0,
-            Decision.Approved,
-            0,
-            0b101,
-            latest,
-            REMARKS,
-            departments.A.address,
-            Custody.Custodial,
-          );
+          .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b101, latest, departments.A));
       });
     });
 
-    describe("when a hash named was never anchored for the document", function () {
-      it("reverts with ReviewStaleDocuments naming that hash", async function () {
-        const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        const named = withVersion(await documents.packedDocumentsOf(1n), 2, 5n);
-        await expect(registry.connect(departments.A).approve(1n, 0b100, named, REMARKS))
-          .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
-          .withArgs(1n, 2, ethers.id("never anchored: document 2 version 5"));
-      });
+    it("reverts with ReviewStaleDocuments naming that hash when a hash named was never anchored for the document", async function () {
+      const { documents, registry, departments } = await loadFixture(deploySubmittedRequest);
+      const named = withVersion(await documents.packedDocumentsOf(1n), 2, 5n);
+      await expect(registry.connect(departments.A).approve(1n, 0b100, named, REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
+        .withArgs(1n, 2, ethers.id("never anchored: document 2 version 5"));
     });
 
     it("completes a stage and starts the next one", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, departments } = await loadFixture(deploySubmittedRequest);
       await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
       const tx = registry.connect(departments.B).approve(1n, 0b010, await latestVersions(registry, 1n), REMARKS);
       const t = await timestampOf(tx);
@@ -386,7 +361,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("issues the licence and locks the documents on the final approval", async function () {
-      const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const platform = await loadFixture(deploySubmittedRequest);
       const { token, documents, registry, departments } = platform;
       await registry.connect(departments.A).approve(1n, 0b111, await latestVersions(registry, 1n), REMARKS);
       await registry.connect(departments.B).approve(1n, 0b111, await latestVersions(registry, 1n), REMARKS);
@@ -418,89 +393,75 @@ describe("ApprovalRegistry", function () {
         .withArgs(1n);
     });
 
-    describe("when the caller is not a department", function () {
-      it("reverts with NotADepartment", async function () {
-        const { registry, stranger } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        await expect(registry.connect(stranger).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "NotADepartment")
-          .withArgs(stranger.address);
-      });
+    it("reverts with NotADepartment when the caller is not a department", async function () {
+      const { registry, stranger } = await loadFixture(deploySubmittedRequest);
+      await expect(registry.connect(stranger).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "NotADepartment")
+        .withArgs(stranger.address);
     });
 
-    describe("when the request was not submitted", function () {
-      it("reverts with ReviewWrongPhase", async function () {
-        const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
-        await expect(registry.connect(departments.A).approve(2n, 0, await latestVersions(registry, 2n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
-          .withArgs(2n, Phase.NotStarted);
-      });
+    it("reverts with ReviewWrongPhase when the request was not submitted", async function () {
+      const { registry, departments } = await loadFixture(deploySubmittedAndDraftRequests);
+      await expect(registry.connect(departments.A).approve(2n, 0, await latestVersions(registry, 2n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+        .withArgs(2n, Phase.NotStarted);
     });
 
-    describe("when the department is not in the current stage", function () {
-      it("reverts with ReviewNotRequired", async function () {
-        const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        for (const name of ["C", "E"] as const) {
-          await expect(registry.connect(departments[name]).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
-            .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
-            .withArgs(1n, 0, ID[name]);
-        }
-      });
+    it("reverts with ReviewNotRequired when the department is not in the current stage", async function () {
+      const { registry, departments } = await loadFixture(deploySubmittedRequest);
+      for (const name of ["C", "E"] as const) {
+        await expect(registry.connect(departments[name]).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
+          .withArgs(1n, 0, ID[name]);
+      }
     });
 
-    describe("when it is not the department's turn in a SEQUENTIAL stage", function () {
-      it("reverts with ReviewNotYourTurn", async function () {
-        const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        await expect(registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
-          .withArgs(1n, 0, ID.B, 0);
-      });
+    it("reverts with ReviewNotYourTurn when it is not the department's turn in a SEQUENTIAL stage", async function () {
+      const { registry, departments } = await loadFixture(deploySubmittedRequest);
+      await expect(registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
+        .withArgs(1n, 0, ID.B, 0);
     });
 
-    describe("when the department already decided", function () {
-      it("reverts with ReviewAlreadyDecided", async function () {
-        const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
-        await expect(registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "ReviewAlreadyDecided")
-          .withArgs(1n, 0, ID.A, Decision.Approved);
-        await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
-        await registry.connect(departments.D).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
-        await expect(registry.connect(departments.D).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "ReviewAlreadyDecided")
-          .withArgs(1n, 1, ID.D, Decision.Approved);
-      });
+    it("reverts with ReviewAlreadyDecided when the department already decided", async function () {
+      const { registry, departments } = await loadFixture(deploySubmittedRequest);
+      await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+      await expect(registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewAlreadyDecided")
+        .withArgs(1n, 0, ID.A, Decision.Approved);
+      await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+      await registry.connect(departments.D).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+      await expect(registry.connect(departments.D).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewAlreadyDecided")
+        .withArgs(1n, 1, ID.D, Decision.Approved);
     });
 
-    describe("when the reviewed mask names documents the request does not have", function () {
-      it("reverts with ReviewUnknownDocuments", async function () {
-        const { registry, operator, departments } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
-        await expect(registry.connect(departments.A).approve(1n, 0b1000, await latestVersions(registry, 1n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
-          .withArgs(1n, 0b1000, 3);
-        // A request without documents: any reviewed document is unknown.
-        await registry.connect(operator).submit(2n);
-        await expect(registry.connect(departments.A).approve(2n, 0b1, await latestVersions(registry, 2n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
-          .withArgs(2n, 0b1, 0);
-      });
+    it("reverts with ReviewUnknownDocuments when the reviewed mask names documents the request does not have", async function () {
+      const { registry, operator, departments } = await loadFixture(deploySubmittedAndDraftRequests);
+      await expect(registry.connect(departments.A).approve(1n, 0b1000, await latestVersions(registry, 1n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
+        .withArgs(1n, 0b1000, 3);
+      // A request without documents: any reviewed document is unknown.
+      await registry.connect(operator).submit(2n);
+      await expect(registry.connect(departments.A).approve(2n, 0b1, await latestVersions(registry, 2n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
+        .withArgs(2n, 0b1, 0);
     });
 
-    describe("when the request is closed", function () {
-      it("reverts with ReviewWrongPhase", async function () {
-        const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        for (const name of ["A", "B", "C", "D"] as const)
-          await registry.connect(departments[name]).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
-        await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
-          .withArgs(1n, Phase.Closed);
-      });
+    it("reverts with ReviewWrongPhase when the request is closed", async function () {
+      const { registry, departments } = await loadFixture(deploySubmittedRequest);
+      for (const name of ["A", "B", "C", "D"] as const)
+        await registry.connect(departments[name]).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+      await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+        .withArgs(1n, Phase.Closed);
     });
   });
 
   describe("completion rules", function () {
     describe("ANY", function () {
       it("completes the stage on one approval", async function () {
-        const { registry, departments } = await networkHelpers.loadFixture(deployAnyRequest);
+        const { registry, departments } = await loadFixture(deployAnyRequest);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A, ID.B, ID.C]);
         const tx = registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await expect(tx).to.emit(registry, "StageCompleted").withArgs(1n, 0);
@@ -518,7 +479,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("still requires every mandatory department", async function () {
-        const { token, registry, departments } = await networkHelpers.loadFixture(deployAnyRequest);
+        const { token, registry, departments } = await loadFixture(deployAnyRequest);
         await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await expect(
           registry.connect(departments.D).approve(1n, 0, await latestVersions(registry, 1n), REMARKS),
@@ -538,7 +499,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("completes on the mandatory department's approval alone", async function () {
-        const { token, registry, departments } = await networkHelpers.loadFixture(deployAnyRequest);
+        const { token, registry, departments } = await loadFixture(deployAnyRequest);
         await registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await expect(registry.connect(departments.E).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.emit(registry, "StageCompleted")
@@ -549,7 +510,7 @@ describe("ApprovalRegistry", function () {
 
     describe("THRESHOLD", function () {
       it("completes a SEQUENTIAL stage after k approvals in order", async function () {
-        const { registry, departments } = await networkHelpers.loadFixture(deployThresholdRequest);
+        const { registry, departments } = await loadFixture(deployThresholdRequest);
         expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
         await expect(
           registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS),
@@ -569,7 +530,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("requires the mandatory department on top of k approvals", async function () {
-        const { token, registry, departments } = await networkHelpers.loadFixture(deployThresholdRequest);
+        const { token, registry, departments } = await loadFixture(deployThresholdRequest);
         await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await registry.connect(departments.D).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
@@ -584,7 +545,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("completes with k approvals that include the mandatory department", async function () {
-        const { token, registry, departments } = await networkHelpers.loadFixture(deployThresholdRequest);
+        const { token, registry, departments } = await loadFixture(deployThresholdRequest);
         await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
         await expect(
@@ -599,100 +560,68 @@ describe("ApprovalRegistry", function () {
   });
 
   describe("reject", function () {
-    describe("when the reason code is not 1..5", function () {
-      it("reverts with ReviewInvalidReason", async function () {
-        const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        for (const reason of [0, 6]) {
-          await expect(
-            registry.connect(departments.A).reject(1n, reason, 0, await latestVersions(registry, 1n), REMARKS),
-          )
-            .to.be.revertedWithCustomError(registry, "ReviewInvalidReason")
-            .withArgs(reason);
-        }
-      });
+    it("reverts with ReviewInvalidReason when the reason code is not 1..5", async function () {
+      const { registry, departments } = await loadFixture(deploySubmittedRequest);
+      for (const reason of [0, 6]) {
+        await expect(registry.connect(departments.A).reject(1n, reason, 0, await latestVersions(registry, 1n), REMARKS))
+          .to.be.revertedWithCustomError(registry, "ReviewInvalidReason")
+          .withArgs(reason);
+      }
     });
 
-    describe("when the caller cannot decide now", function () {
-      it("reverts like an approval", async function () {
-        const { registry, departments, stranger } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        await expect(registry.connect(stranger).reject(1n, 1, 0, await latestVersions(registry, 1n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "NotADepartment")
-          .withArgs(stranger.address);
-        await expect(registry.connect(departments.B).reject(1n, 1, 0, await latestVersions(registry, 1n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
-          .withArgs(1n, 0, ID.B, 0);
-        await expect(registry.connect(departments.D).reject(1n, 1, 0, await latestVersions(registry, 1n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
-          .withArgs(1n, 0, ID.D);
-        await expect(
-          registry.connect(departments.A).reject(1n, 1, 0b10000, await latestVersions(registry, 1n), REMARKS),
-        )
-          .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
-          .withArgs(1n, 0b10000, 3);
-      });
+    it("reverts like an approval when the caller cannot decide now", async function () {
+      const { registry, departments, stranger } = await loadFixture(deploySubmittedRequest);
+      await expect(registry.connect(stranger).reject(1n, 1, 0, await latestVersions(registry, 1n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "NotADepartment")
+        .withArgs(stranger.address);
+      await expect(registry.connect(departments.B).reject(1n, 1, 0, await latestVersions(registry, 1n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
+        .withArgs(1n, 0, ID.B, 0);
+      await expect(registry.connect(departments.D).reject(1n, 1, 0, await latestVersions(registry, 1n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewNotRequired")
+        .withArgs(1n, 0, ID.D);
+      await expect(registry.connect(departments.A).reject(1n, 1, 0b10000, await latestVersions(registry, 1n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
+        .withArgs(1n, 0b10000, 3);
     });
 
-    describe("when the stage fails the request (FAIL_REQUEST)", function () {
-      it("rejects the request, closes the review and locks the documents", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
-        const { token, documents, registry, departments } = platform;
-        const packed = await documents.packedDocumentsOf(1n);
-        const tx = registry.connect(departments.A).reject(1n, 3, 0b011, await latestVersions(registry, 1n), REMARKS);
-        await expect(tx)
-          .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.A,
-            0,
-            Decision.Rejected,
-            3,
-            0b011,
-            packed,
-            REMARKS,
-            departments.A.address,
-            Custody.Custodial,
-          );
-        await expect(tx)
-          .to.emit(token, "LicenceStatusChanged")
-          .withArgs(1n, Status.Submitted, Status.Rejected, 3, await registry.getAddress());
-        await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
-        await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Closed);
-        await expect(tx).not.to.emit(registry, "DecisionsReset");
+    it("rejects the request, closes the review and locks the documents when the stage fails the request (FAIL_REQUEST)", async function () {
+      const platform = await loadFixture(deploySubmittedRequest);
+      const { token, documents, registry, departments } = platform;
+      const packed = await documents.packedDocumentsOf(1n);
+      const tx = registry.connect(departments.A).reject(1n, 3, 0b011, await latestVersions(registry, 1n), REMARKS);
+      await expect(tx)
+        .to.emit(registry, "DecisionRecorded")
+        .withArgs(...recorded(ID.A, 0, Decision.Rejected, 3, 0b011, packed, departments.A));
+      await expect(tx)
+        .to.emit(token, "LicenceStatusChanged")
+        .withArgs(1n, Status.Submitted, Status.Rejected, 3, await registry.getAddress());
+      await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
+      await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Closed);
+      await expect(tx).not.to.emit(registry, "DecisionsReset");
 
-        const licence = await token.licence(1n);
-        expect([licence.status, licence.reasonCode]).to.deep.equal([Status.Rejected, 3n]);
-        expect((await registry.progressOf(1n)).phase).to.equal(Phase.Closed);
-        expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.Rejected, Decision.Pending]);
-        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([]);
-        await expect(registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
-          .withArgs(1n, Phase.Closed);
-        await expect(newVersion(platform, 0))
-          .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
-          .withArgs(1n);
-      });
+      const licence = await token.licence(1n);
+      expect([licence.status, licence.reasonCode]).to.deep.equal([Status.Rejected, 3n]);
+      expect((await registry.progressOf(1n)).phase).to.equal(Phase.Closed);
+      expect((await registry.decisionsOf(1n, 0)).statuses).to.deep.equal([Decision.Rejected, Decision.Pending]);
+      expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([]);
+      await expect(registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+        .withArgs(1n, Phase.Closed);
+      await expect(newVersion(platform, 0))
+        .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
+        .withArgs(1n);
     });
 
     describe("when the stage is retried (RETRY_STAGE)", function () {
       it("clears the stage's decisions and waits for the applicant", async function () {
-        const { token, documents, registry, departments } = await networkHelpers.loadFixture(deployRetryStageRequest);
+        const { token, documents, registry, departments } = await loadFixture(deployRetryStageRequest);
         await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         const packed = await documents.packedDocumentsOf(1n);
         const tx = registry.connect(departments.B).reject(1n, 2, 0b010, await latestVersions(registry, 1n), REMARKS);
         await expect(tx)
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.B,
-            1,
-            Decision.Rejected,
-            2,
-            0b010,
-            packed,
-            REMARKS,
-            departments.B.address,
-            Custody.Custodial,
-          );
+          .withArgs(...recorded(ID.B, 1, Decision.Rejected, 2, 0b010, packed, departments.B));
         await expect(tx).to.emit(registry, "StageRetried").withArgs(1n, 1);
         // A (position 0) approved and B (position 1) rejected: both are cleared; C had not decided.
         await expect(tx).to.emit(registry, "DecisionsReset").withArgs(1n, 1, 0b011, Reset.StageRetried);
@@ -718,7 +647,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("restarts the stage with every department pending after resubmission", async function () {
-        const { token, registry, operator, departments } = await networkHelpers.loadFixture(deployRetryStageRequest);
+        const { token, registry, operator, departments } = await loadFixture(deployRetryStageRequest);
         await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         await registry.connect(departments.B).reject(1n, 2, 0b010, await latestVersions(registry, 1n), REMARKS);
         const tx = registry.connect(operator).resubmit(1n);
@@ -738,42 +667,29 @@ describe("ApprovalRegistry", function () {
       });
     });
 
-    describe("when the stage escalates rejections (ESCALATE)", function () {
-      it("escalates the stage to an administrator and locks the documents", async function () {
-        const platform = await networkHelpers.loadFixture(deployEscalationRequest);
-        const { token, documents, registry, departments } = platform;
-        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
-        const packed = await documents.packedDocumentsOf(1n);
-        const tx = registry.connect(departments.B).reject(1n, 1, 0b010, await latestVersions(registry, 1n), REMARKS);
-        await expect(tx)
-          .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.B,
-            0,
-            Decision.Rejected,
-            1,
-            0b010,
-            packed,
-            REMARKS,
-            departments.B.address,
-            Custody.Custodial,
-          );
-        await expect(tx).to.emit(registry, "StageEscalated").withArgs(1n, 0, Cause.Rejection, ID.B);
-        await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Escalated);
-        await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
-        await expect(tx).not.to.emit(token, "LicenceStatusChanged");
+    it("escalates the stage to an administrator and locks the documents when the stage escalates rejections (ESCALATE)", async function () {
+      const platform = await loadFixture(deployEscalationRequest);
+      const { token, documents, registry, departments } = platform;
+      await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
+      const packed = await documents.packedDocumentsOf(1n);
+      const tx = registry.connect(departments.B).reject(1n, 1, 0b010, await latestVersions(registry, 1n), REMARKS);
+      await expect(tx)
+        .to.emit(registry, "DecisionRecorded")
+        .withArgs(...recorded(ID.B, 0, Decision.Rejected, 1, 0b010, packed, departments.B));
+      await expect(tx).to.emit(registry, "StageEscalated").withArgs(1n, 0, Cause.Rejection, ID.B);
+      await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Escalated);
+      await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
+      await expect(tx).not.to.emit(token, "LicenceStatusChanged");
 
-        expect((await token.licence(1n)).status).to.equal(Status.Submitted);
-        expect((await registry.progressOf(1n)).phase).to.equal(Phase.Escalated);
-        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([]);
-        await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
-          .withArgs(1n, Phase.Escalated);
-        await expect(newVersion(platform, 0))
-          .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
-          .withArgs(1n);
-      });
+      expect((await token.licence(1n)).status).to.equal(Status.Submitted);
+      expect((await registry.progressOf(1n)).phase).to.equal(Phase.Escalated);
+      expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([]);
+      await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+        .withArgs(1n, Phase.Escalated);
+      await expect(newVersion(platform, 0))
+        .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
+        .withArgs(1n);
     });
   });
 
@@ -791,7 +707,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when the administrator upholds the rejection", function () {
       it("rejects the request with the administrator's reason", async function () {
-        const { token, documents, registry, admin } = await networkHelpers.loadFixture(deployEscalatedRequest);
+        const { token, documents, registry, admin } = await loadFixture(deployEscalatedRequest);
         const tx = registry.connect(admin).resolveEscalation(1n, true, 4);
         await expect(tx).to.emit(registry, "EscalationResolved").withArgs(1n, 0, true, 4);
         await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Closed);
@@ -806,62 +722,55 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with ReviewInvalidReason for reason 0", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployEscalatedRequest);
+        const { registry, admin } = await loadFixture(deployEscalatedRequest);
         await expect(registry.connect(admin).resolveEscalation(1n, true, 0))
           .to.be.revertedWithCustomError(registry, "ReviewInvalidReason")
           .withArgs(0);
       });
     });
 
-    describe("when the administrator sends the rejection back", function () {
-      it("puts the rejecting department back to Pending and resumes the review", async function () {
-        const { token, documents, registry, admin, departments } =
-          await networkHelpers.loadFixture(deployEscalatedRequest);
-        const tx = registry.connect(admin).resolveEscalation(1n, false, 5);
-        const t = await timestampOf(tx);
-        await expect(tx).to.emit(registry, "EscalationResolved").withArgs(1n, 0, false, 0);
-        await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 0, t);
-        // B (position 1) rejected: its rejection goes back to Pending.
-        await expect(tx).to.emit(registry, "DecisionsReset").withArgs(1n, 0, 0b10, Reset.EscalationReturned);
-        await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.InReview);
-        await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Review);
-        await expect(tx).not.to.emit(token, "LicenceStatusChanged");
+    it("puts the rejecting department back to Pending and resumes the review when the administrator sends the rejection back", async function () {
+      const { token, documents, registry, admin, departments } = await loadFixture(deployEscalatedRequest);
+      const tx = registry.connect(admin).resolveEscalation(1n, false, 5);
+      const t = await timestampOf(tx);
+      await expect(tx).to.emit(registry, "EscalationResolved").withArgs(1n, 0, false, 0);
+      await expect(tx).to.emit(registry, "StageStarted").withArgs(1n, 0, t);
+      // B (position 1) rejected: its rejection goes back to Pending.
+      await expect(tx).to.emit(registry, "DecisionsReset").withArgs(1n, 0, 0b10, Reset.EscalationReturned);
+      await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.InReview);
+      await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Review);
+      await expect(tx).not.to.emit(token, "LicenceStatusChanged");
 
-        const progress = await registry.progressOf(1n);
-        expect([progress.phase, progress.stageStartedAt]).to.deep.equal([Phase.InReview, t]);
-        expect(plain(await registry.decisionsOf(1n, 0))).to.deep.equal([
-          [ID.A, ID.B, ID.C],
-          [Decision.Approved, Decision.Pending, Decision.Pending],
-          [0b001n, 0n, 0n],
-        ]);
-        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.B, ID.C]);
-        await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
-        await registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
-        expect((await token.licence(1n)).status).to.equal(Status.Approved);
-      });
+      const progress = await registry.progressOf(1n);
+      expect([progress.phase, progress.stageStartedAt]).to.deep.equal([Phase.InReview, t]);
+      expect(plain(await registry.decisionsOf(1n, 0))).to.deep.equal([
+        [ID.A, ID.B, ID.C],
+        [Decision.Approved, Decision.Pending, Decision.Pending],
+        [0b001n, 0n, 0n],
+      ]);
+      expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.B, ID.C]);
+      await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+      await registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
+      expect((await token.licence(1n)).status).to.equal(Status.Approved);
     });
 
-    describe("when the request is not escalated", function () {
-      it("reverts with ReviewWrongPhase", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
-        await expect(registry.connect(admin).resolveEscalation(1n, true, 1))
-          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
-          .withArgs(1n, Phase.InReview);
-        await expect(registry.connect(admin).resolveEscalation(2n, false, 0))
-          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
-          .withArgs(2n, Phase.NotStarted);
-      });
+    it("reverts with ReviewWrongPhase when the request is not escalated", async function () {
+      const { registry, admin } = await loadFixture(deploySubmittedAndDraftRequests);
+      await expect(registry.connect(admin).resolveEscalation(1n, true, 1))
+        .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+        .withArgs(1n, Phase.InReview);
+      await expect(registry.connect(admin).resolveEscalation(2n, false, 0))
+        .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+        .withArgs(2n, Phase.NotStarted);
     });
 
-    describe("when the caller is not an admin", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { registry, operator, keeper } = await networkHelpers.loadFixture(deployEscalatedRequest);
-        for (const caller of [operator, keeper]) {
-          await expect(registry.connect(caller).resolveEscalation(1n, true, 1))
-            .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.ADMIN);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller is not an admin", async function () {
+      const { registry, operator, keeper } = await loadFixture(deployEscalatedRequest);
+      for (const caller of [operator, keeper]) {
+        await expect(registry.connect(caller).resolveEscalation(1n, true, 1))
+          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.ADMIN);
+      }
     });
   });
 
@@ -869,7 +778,7 @@ describe("ApprovalRegistry", function () {
 
   describe("requestChanges", function () {
     it("records the request for changes and waits for the applicant", async function () {
-      const { token, documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { token, documents, registry, departments } = await loadFixture(deploySubmittedRequest);
       await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
       await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
       await registry.connect(departments.D).approve(1n, 0b100, await latestVersions(registry, 1n), REMARKS);
@@ -877,18 +786,7 @@ describe("ApprovalRegistry", function () {
       const tx = registry.connect(departments.C).requestChanges(1n, 0b011, await latestVersions(registry, 1n), REMARKS);
       await expect(tx)
         .to.emit(registry, "DecisionRecorded")
-        .withArgs(
-          1n,
-          ID.C,
-          1,
-          Decision.ChangesRequested,
-          0,
-          0b011,
-          packed,
-          REMARKS,
-          departments.C.address,
-          Custody.Custodial,
-        );
+        .withArgs(...recorded(ID.C, 1, Decision.ChangesRequested, 0, 0b011, packed, departments.C));
       await expect(tx)
         .to.emit(token, "LicenceStatusChanged")
         .withArgs(1n, Status.Submitted, Status.PendingResubmission, 0, await registry.getAddress());
@@ -903,36 +801,32 @@ describe("ApprovalRegistry", function () {
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([]);
     });
 
-    describe("when changes are already requested", function () {
-      it("reverts decisions with ReviewWrongPhase", async function () {
-        const { registry, departments } = await networkHelpers.loadFixture(deployChangesRequested);
-        await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
-          .withArgs(1n, Phase.AwaitingResubmission);
-      });
+    it("reverts decisions with ReviewWrongPhase when changes are already requested", async function () {
+      const { registry, departments } = await loadFixture(deployChangesRequested);
+      await expect(registry.connect(departments.C).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+        .withArgs(1n, Phase.AwaitingResubmission);
     });
 
-    describe("when the caller cannot decide now", function () {
-      it("reverts like an approval", async function () {
-        const { registry, departments, operator } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        await expect(registry.connect(operator).requestChanges(1n, 0, await latestVersions(registry, 1n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "NotADepartment")
-          .withArgs(operator.address);
-        await expect(registry.connect(departments.B).requestChanges(1n, 0, await latestVersions(registry, 1n), REMARKS))
-          .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
-          .withArgs(1n, 0, ID.B, 0);
-        await expect(
-          registry.connect(departments.A).requestChanges(1n, 0xffff, await latestVersions(registry, 1n), REMARKS),
-        )
-          .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
-          .withArgs(1n, 0xffff, 3);
-      });
+    it("reverts like an approval when the caller cannot decide now", async function () {
+      const { registry, departments, operator } = await loadFixture(deploySubmittedRequest);
+      await expect(registry.connect(operator).requestChanges(1n, 0, await latestVersions(registry, 1n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "NotADepartment")
+        .withArgs(operator.address);
+      await expect(registry.connect(departments.B).requestChanges(1n, 0, await latestVersions(registry, 1n), REMARKS))
+        .to.be.revertedWithCustomError(registry, "ReviewNotYourTurn")
+        .withArgs(1n, 0, ID.B, 0);
+      await expect(
+        registry.connect(departments.A).requestChanges(1n, 0xffff, await latestVersions(registry, 1n), REMARKS),
+      )
+        .to.be.revertedWithCustomError(registry, "ReviewUnknownDocuments")
+        .withArgs(1n, 0xffff, 3);
     });
   });
 
   describe("resubmit", function () {
     it("resumes the stage: the department that asked decides again, approvals are kept", async function () {
-      const { token, registry, operator, departments } = await networkHelpers.loadFixture(deployChangesRequested);
+      const { token, registry, operator, departments } = await loadFixture(deployChangesRequested);
       const tx = registry.connect(operator).resubmit(1n);
       const t = await timestampOf(tx);
       await expect(tx)
@@ -958,7 +852,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("gives the turn back to the department that asked in a SEQUENTIAL stage", async function () {
-      const { documents, registry, operator, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { documents, registry, operator, departments } = await loadFixture(deploySubmittedRequest);
       await registry.connect(departments.A).requestChanges(1n, 0b1, await latestVersions(registry, 1n), REMARKS);
       await registry.connect(operator).resubmit(1n);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
@@ -968,34 +862,30 @@ describe("ApprovalRegistry", function () {
       const packed = await documents.packedDocumentsOf(1n);
       await expect(registry.connect(departments.A).approve(1n, 0b1, await latestVersions(registry, 1n), REMARKS))
         .to.emit(registry, "DecisionRecorded")
-        .withArgs(1n, ID.A, 0, Decision.Approved, 0, 0b1, packed, REMARKS, departments.A.address, Custody.Custodial);
+        .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b1, packed, departments.A));
     });
 
-    describe("when the request is not awaiting resubmission", function () {
-      it("reverts with ReviewWrongPhase", async function () {
-        const { registry, operator } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
-        await expect(registry.connect(operator).resubmit(1n))
-          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
-          .withArgs(1n, Phase.InReview);
-        await expect(registry.connect(operator).resubmit(2n))
-          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
-          .withArgs(2n, Phase.NotStarted);
-      });
+    it("reverts with ReviewWrongPhase when the request is not awaiting resubmission", async function () {
+      const { registry, operator } = await loadFixture(deploySubmittedAndDraftRequests);
+      await expect(registry.connect(operator).resubmit(1n))
+        .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+        .withArgs(1n, Phase.InReview);
+      await expect(registry.connect(operator).resubmit(2n))
+        .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+        .withArgs(2n, Phase.NotStarted);
     });
 
-    describe("when the caller is not an operator", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { registry, applicant } = await networkHelpers.loadFixture(deployChangesRequested);
-        await expect(registry.connect(applicant).resubmit(1n))
-          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
-          .withArgs(applicant.address, ROLES.OPERATOR);
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller is not an operator", async function () {
+      const { registry, applicant } = await loadFixture(deployChangesRequested);
+      await expect(registry.connect(applicant).resubmit(1n))
+        .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+        .withArgs(applicant.address, ROLES.OPERATOR);
     });
   });
 
   describe("cancel", function () {
     it("cancels a Draft and locks its documents", async function () {
-      const { token, documents, registry, operator } = await networkHelpers.loadFixture(deployDraftRequest);
+      const { token, documents, registry, operator } = await loadFixture(deployDraftRequest);
       const tx = registry.connect(operator).cancel(1n, 9);
       await expect(tx)
         .to.emit(token, "LicenceStatusChanged")
@@ -1012,7 +902,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("cancels a request awaiting resubmission and closes its review", async function () {
-      const { token, documents, registry, operator } = await networkHelpers.loadFixture(deployChangesRequested);
+      const { token, documents, registry, operator } = await loadFixture(deployChangesRequested);
       const tx = registry.connect(operator).cancel(1n, 2);
       await expect(tx)
         .to.emit(token, "LicenceStatusChanged")
@@ -1026,22 +916,18 @@ describe("ApprovalRegistry", function () {
         .withArgs(1n, Phase.Closed);
     });
 
-    describe("when the request is under review", function () {
-      it("reverts with LicenceInvalidTransition on the token", async function () {
-        const { token, registry, operator } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        await expect(registry.connect(operator).cancel(1n, 1))
-          .to.be.revertedWithCustomError(token, "LicenceInvalidTransition")
-          .withArgs(1n, Status.Submitted, Status.Cancelled);
-      });
+    it("reverts with LicenceInvalidTransition on the token when the request is under review", async function () {
+      const { token, registry, operator } = await loadFixture(deploySubmittedRequest);
+      await expect(registry.connect(operator).cancel(1n, 1))
+        .to.be.revertedWithCustomError(token, "LicenceInvalidTransition")
+        .withArgs(1n, Status.Submitted, Status.Cancelled);
     });
 
-    describe("when the caller is not an operator", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { registry, admin } = await networkHelpers.loadFixture(deployDraftRequest);
-        await expect(registry.connect(admin).cancel(1n, 1))
-          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
-          .withArgs(admin.address, ROLES.OPERATOR);
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller is not an operator", async function () {
+      const { registry, admin } = await loadFixture(deployDraftRequest);
+      await expect(registry.connect(admin).cancel(1n, 1))
+        .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+        .withArgs(admin.address, ROLES.OPERATOR);
     });
   });
 
@@ -1049,21 +935,21 @@ describe("ApprovalRegistry", function () {
 
   describe("pendingDepartmentsOf", function () {
     it("lists only the department whose turn it is in a SEQUENTIAL stage", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry, departments } = await loadFixture(deploySubmittedRequest);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
       await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.B]);
     });
 
     it("lists every undecided department of a PARALLEL stage", async function () {
-      const { registry, departments } = await networkHelpers.loadFixture(deployThreeStageRequest);
+      const { registry, departments } = await loadFixture(deployThreeStageRequest);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A, ID.B]);
       await registry.connect(departments.B).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
       expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
     });
 
     it("is empty when the request is not under review", async function () {
-      const { registry } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+      const { registry } = await loadFixture(deploySubmittedAndDraftRequests);
       expect(await registry.pendingDepartmentsOf(2n)).to.deep.equal([]);
       expect(await registry.pendingDepartmentsOf(3n)).to.deep.equal([]);
     });
@@ -1071,12 +957,12 @@ describe("ApprovalRegistry", function () {
 
   describe("decisionsOf", function () {
     it("is empty before submission", async function () {
-      const { registry } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+      const { registry } = await loadFixture(deploySubmittedAndDraftRequests);
       expect(plain(await registry.decisionsOf(2n, 0))).to.deep.equal([[], [], []]);
     });
 
     it("lists a stage not reached yet as Pending", async function () {
-      const { registry } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry } = await loadFixture(deploySubmittedRequest);
       expect(plain(await registry.decisionsOf(1n, 1))).to.deep.equal([
         [ID.C, ID.D],
         [Decision.Pending, Decision.Pending],
@@ -1085,7 +971,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("is empty past the workflow's last stage", async function () {
-      const { registry } = await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { registry } = await loadFixture(deploySubmittedRequest);
       expect(plain(await registry.decisionsOf(1n, 2))).to.deep.equal([[], [], []]);
     });
   });
@@ -1093,66 +979,57 @@ describe("ApprovalRegistry", function () {
   // ============================================================================================ timeouts
 
   describe("enforceTimeout", function () {
-    describe("when the caller is not a keeper", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { registry, admin, operator, stranger } = await networkHelpers.loadFixture(deployNotifyRequest);
-        await networkHelpers.time.increase(HOUR);
-        for (const caller of [admin, operator, stranger]) {
-          await expect(registry.connect(caller).enforceTimeout(1n))
-            .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.KEEPER);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller is not a keeper", async function () {
+      const { registry, admin, operator, stranger } = await loadFixture(deployNotifyRequest);
+      await networkHelpers.time.increase(HOUR);
+      for (const caller of [admin, operator, stranger]) {
+        await expect(registry.connect(caller).enforceTimeout(1n))
+          .to.be.revertedWithCustomError(registry, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.KEEPER);
+      }
     });
 
-    describe("when the stage has no timeout", function () {
-      it("reverts with TimeoutNotSet", async function () {
-        const { registry, keeper } = await networkHelpers.loadFixture(deploySubmittedRequest);
-        await networkHelpers.time.increase(365 * 24 * 3600);
-        await expect(registry.connect(keeper).enforceTimeout(1n))
-          .to.be.revertedWithCustomError(registry, "TimeoutNotSet")
-          .withArgs(1n, 0);
-      });
+    it("reverts with TimeoutNotSet when the stage has no timeout", async function () {
+      const { registry, keeper } = await loadFixture(deploySubmittedRequest);
+      await networkHelpers.time.increase(365 * 24 * 3600);
+      await expect(registry.connect(keeper).enforceTimeout(1n))
+        .to.be.revertedWithCustomError(registry, "TimeoutNotSet")
+        .withArgs(1n, 0);
     });
 
-    describe("when the request is not under review", function () {
-      it("reverts with ReviewWrongPhase", async function () {
-        const { registry, keeper, operator, departments } = await networkHelpers.loadFixture(deployNotifyRequest);
-        await registry.connect(departments.A).requestChanges(1n, 0, await latestVersions(registry, 1n), REMARKS);
-        await networkHelpers.time.increase(HOUR);
-        await expect(registry.connect(keeper).enforceTimeout(1n))
-          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
-          .withArgs(1n, Phase.AwaitingResubmission);
-        await expect(registry.connect(keeper).enforceTimeout(2n))
-          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
-          .withArgs(2n, Phase.NotStarted);
-        // Resubmission restarts the stage's clock.
-        const t = await timestampOf(registry.connect(operator).resubmit(1n));
-        await expect(registry.connect(keeper).enforceTimeout(1n))
-          .to.be.revertedWithCustomError(registry, "TimeoutNotReached")
-          .withArgs(1n, 0, t + HOUR);
-      });
+    it("reverts with ReviewWrongPhase when the request is not under review", async function () {
+      const { registry, keeper, operator, departments } = await loadFixture(deployNotifyRequest);
+      await registry.connect(departments.A).requestChanges(1n, 0, await latestVersions(registry, 1n), REMARKS);
+      await networkHelpers.time.increase(HOUR);
+      await expect(registry.connect(keeper).enforceTimeout(1n))
+        .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+        .withArgs(1n, Phase.AwaitingResubmission);
+      await expect(registry.connect(keeper).enforceTimeout(2n))
+        .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+        .withArgs(2n, Phase.NotStarted);
+      // Resubmission restarts the stage's clock.
+      const t = await timestampOf(registry.connect(operator).resubmit(1n));
+      await expect(registry.connect(keeper).enforceTimeout(1n))
+        .to.be.revertedWithCustomError(registry, "TimeoutNotReached")
+        .withArgs(1n, 0, t + HOUR);
     });
 
-    describe("when the deadline has not passed", function () {
-      it("reverts with TimeoutNotReached until the deadline", async function () {
-        const { registry, keeper } = await networkHelpers.loadFixture(deployNotifyRequest);
-        const deadline = (await registry.progressOf(1n)).stageStartedAt + HOUR;
-        await networkHelpers.time.setNextBlockTimestamp(deadline - 1n);
-        await expect(registry.connect(keeper).enforceTimeout(1n))
-          .to.be.revertedWithCustomError(registry, "TimeoutNotReached")
-          .withArgs(1n, 0, deadline);
-        await networkHelpers.time.setNextBlockTimestamp(deadline);
-        await expect(registry.connect(keeper).enforceTimeout(1n))
-          .to.emit(registry, "StageTimedOut")
-          .withArgs(1n, 0, OnTimeout.Notify);
-      });
+    it("reverts with TimeoutNotReached until the deadline when the deadline has not passed", async function () {
+      const { registry, keeper } = await loadFixture(deployNotifyRequest);
+      const deadline = (await registry.progressOf(1n)).stageStartedAt + HOUR;
+      await networkHelpers.time.setNextBlockTimestamp(deadline - 1n);
+      await expect(registry.connect(keeper).enforceTimeout(1n))
+        .to.be.revertedWithCustomError(registry, "TimeoutNotReached")
+        .withArgs(1n, 0, deadline);
+      await networkHelpers.time.setNextBlockTimestamp(deadline);
+      await expect(registry.connect(keeper).enforceTimeout(1n))
+        .to.emit(registry, "StageTimedOut")
+        .withArgs(1n, 0, OnTimeout.Notify);
     });
 
     describe("when the stage notifies (NOTIFY)", function () {
       it("emits StageTimedOut once and lets the departments decide", async function () {
-        const { token, documents, registry, keeper, departments } =
-          await networkHelpers.loadFixture(deployNotifyRequest);
+        const { token, documents, registry, keeper, departments } = await loadFixture(deployNotifyRequest);
         await networkHelpers.time.increase(HOUR);
         const tx = registry.connect(keeper).enforceTimeout(1n);
         await expect(tx).to.emit(registry, "StageTimedOut").withArgs(1n, 0, OnTimeout.Notify);
@@ -1168,25 +1045,14 @@ describe("ApprovalRegistry", function () {
         const packed = await documents.packedDocumentsOf(1n);
         await expect(registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.A,
-            0,
-            Decision.Approved,
-            0,
-            0b111,
-            packed,
-            REMARKS,
-            departments.A.address,
-            Custody.Custodial,
-          );
+          .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b111, packed, departments.A));
         await expect(registry.connect(keeper).enforceTimeout(1n))
           .to.be.revertedWithCustomError(registry, "TimeoutAlreadyHandled")
           .withArgs(1n, 0);
       });
 
       it("restarts the clock when the next stage starts", async function () {
-        const { registry, keeper, departments } = await networkHelpers.loadFixture(deployNotifyRequest);
+        const { registry, keeper, departments } = await loadFixture(deployNotifyRequest);
         await networkHelpers.time.increase(HOUR);
         await registry.connect(keeper).enforceTimeout(1n);
         await registry.connect(departments.A).approve(1n, 0, await latestVersions(registry, 1n), REMARKS);
@@ -1208,8 +1074,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when the stage escalates (ESCALATE)", function () {
       it("escalates the stage to an administrator", async function () {
-        const { documents, registry, keeper, departments } =
-          await networkHelpers.loadFixture(deployTimeoutEscalationRequest);
+        const { documents, registry, keeper, departments } = await loadFixture(deployTimeoutEscalationRequest);
         await registry.connect(departments.A).approve(1n, 0b1, await latestVersions(registry, 1n), REMARKS);
         await networkHelpers.time.increase(HOUR);
         const tx = registry.connect(keeper).enforceTimeout(1n);
@@ -1227,8 +1092,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("resumes with a new clock when the administrator sends it back", async function () {
-        const { token, registry, admin, keeper, departments } =
-          await networkHelpers.loadFixture(deployTimeoutEscalationRequest);
+        const { token, registry, admin, keeper, departments } = await loadFixture(deployTimeoutEscalationRequest);
         await registry.connect(departments.A).approve(1n, 0b1, await latestVersions(registry, 1n), REMARKS);
         await networkHelpers.time.increase(HOUR);
         await registry.connect(keeper).enforceTimeout(1n);
@@ -1246,104 +1110,95 @@ describe("ApprovalRegistry", function () {
       });
     });
 
-    describe("when the stage rejects automatically (AUTO_REJECT)", function () {
-      it("rejects the request with REASON_TIMEOUT", async function () {
-        const { token, documents, registry, keeper } = await networkHelpers.loadFixture(deployAutoRejectRequest);
-        await networkHelpers.time.increase(HOUR);
-        const tx = registry.connect(keeper).enforceTimeout(1n);
-        await expect(tx).to.emit(registry, "StageTimedOut").withArgs(1n, 0, OnTimeout.AutoReject);
-        await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Closed);
-        await expect(tx)
-          .to.emit(token, "LicenceStatusChanged")
-          .withArgs(1n, Status.Submitted, Status.Rejected, 6, await registry.getAddress());
-        await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
-        const licence = await token.licence(1n);
-        expect([licence.status, licence.reasonCode]).to.deep.equal([Status.Rejected, await registry.REASON_TIMEOUT()]);
-        expect((await registry.progressOf(1n)).phase).to.equal(Phase.Closed);
-        await expect(registry.connect(keeper).enforceTimeout(1n))
-          .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
-          .withArgs(1n, Phase.Closed);
-      });
+    it("rejects the request with REASON_TIMEOUT when the stage rejects automatically (AUTO_REJECT)", async function () {
+      const { token, documents, registry, keeper } = await loadFixture(deployAutoRejectRequest);
+      await networkHelpers.time.increase(HOUR);
+      const tx = registry.connect(keeper).enforceTimeout(1n);
+      await expect(tx).to.emit(registry, "StageTimedOut").withArgs(1n, 0, OnTimeout.AutoReject);
+      await expect(tx).to.emit(registry, "ReviewPhaseChanged").withArgs(1n, Phase.Closed);
+      await expect(tx)
+        .to.emit(token, "LicenceStatusChanged")
+        .withArgs(1n, Status.Submitted, Status.Rejected, 6, await registry.getAddress());
+      await expect(tx).to.emit(documents, "DocumentPhaseChanged").withArgs(1n, DocPhase.Locked);
+      const licence = await token.licence(1n);
+      expect([licence.status, licence.reasonCode]).to.deep.equal([Status.Rejected, await registry.REASON_TIMEOUT()]);
+      expect((await registry.progressOf(1n)).phase).to.equal(Phase.Closed);
+      await expect(registry.connect(keeper).enforceTimeout(1n))
+        .to.be.revertedWithCustomError(registry, "ReviewWrongPhase")
+        .withArgs(1n, Phase.Closed);
     });
   });
 
   // ============================================================================================ invalidation
 
   describe("invalidateReviews", function () {
-    describe("when a re-entered stage still meets its rule but holds an invalidated approval", function () {
-      it("stops there until that department decides again", async function () {
-        // Stage 0 [A]; stage 1 PARALLEL THRESHOLD 1 [B, C] with C mandatory; stage 2 [D].
-        const { registry, documents, departments, operator } = await networkHelpers.loadFixture(
-          async function invalidatedButCompleteStage() {
-            return deploySubmittedRequestWith([
-              stage({ departments: ["A"] }),
-              stage({
-                executionType: Execution.Parallel,
-                completion: Completion.Threshold,
-                threshold: 1,
-                mandatoryMask: 0b10,
-                departments: ["B", "C"],
-              }),
-              stage({ departments: ["D"] }),
-            ]);
-          },
+    it("stops there until that department decides again when a re-entered stage still meets its rule but holds an invalidated approval", async function () {
+      // Stage 0 [A]; stage 1 PARALLEL THRESHOLD 1 [B, C] with C mandatory; stage 2 [D].
+      const { registry, documents, departments, operator } = await loadFixture(
+        async function invalidatedButCompleteStage() {
+          return deploySubmittedRequestWith([
+            stage({ departments: ["A"] }),
+            stage({
+              executionType: Execution.Parallel,
+              completion: Completion.Threshold,
+              threshold: 1,
+              mandatoryMask: 0b10,
+              departments: ["B", "C"],
+            }),
+            stage({ departments: ["D"] }),
+          ]);
+        },
+      );
+      await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
+      await registry.connect(departments.B).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
+      await registry.connect(departments.C).approve(1n, 0b010, await latestVersions(registry, 1n), ethers.ZeroHash);
+      expect((await registry.progressOf(1n)).stage).to.equal(2n);
+
+      // Document 0 was reviewed by A (stage 0) and B (stage 1): review goes back to stage 0.
+      await documents.connect(operator).anchorVersion(1n, sha("doc-0-v1"), sha("doc-0-v2"));
+      expect((await registry.progressOf(1n)).stage).to.equal(0n);
+
+      // A approves again: stage 1 would still meet THRESHOLD 1 with C, but B must review again first.
+      await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
+      const progress = await registry.progressOf(1n);
+      expect(progress.stage).to.equal(1n);
+      const dIds = await registry.pendingDepartmentsOf(1n);
+      const [bId] = await registry.departmentByCode(code("B"));
+      expect(dIds).to.deep.equal([bId]);
+
+      await registry.connect(departments.B).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
+      expect((await registry.progressOf(1n)).stage).to.equal(2n);
+    });
+
+    it("reverts with NotDocumentRegistry when the caller is not the document registry", async function () {
+      const { registry, stranger, operator, admin, departments } = await loadFixture(deploySubmittedRequest);
+      for (const caller of [stranger, operator, admin, departments.A]) {
+        await expect(registry.connect(caller).invalidateReviews(1n, 0, 2))
+          .to.be.revertedWithCustomError(registry, "NotDocumentRegistry")
+          .withArgs(caller.address);
+      }
+    });
+
+    it("ignores the update when the request is not under review", async function () {
+      const { documents, registry, departments } = await loadFixture(deploySubmittedAndDraftRequests);
+      for (const name of ["A", "B", "C", "D"] as const)
+        await registry.connect(departments[name]).approve(1n, 1, await latestVersions(registry, 1n), REMARKS);
+      const address = await documents.getAddress();
+      await networkHelpers.impersonateAccount(address);
+      await networkHelpers.setBalance(address, ethers.parseEther("1"));
+      const documentRegistry = await ethers.getSigner(address);
+      for (const tokenId of [1n, 2n]) {
+        await expect(registry.connect(documentRegistry).invalidateReviews(tokenId, 0, 2)).not.to.emit(
+          registry,
+          "ReviewInvalidated",
         );
-        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
-        await registry.connect(departments.B).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
-        await registry.connect(departments.C).approve(1n, 0b010, await latestVersions(registry, 1n), ethers.ZeroHash);
-        expect((await registry.progressOf(1n)).stage).to.equal(2n);
-
-        // Document 0 was reviewed by A (stage 0) and B (stage 1): review goes back to stage 0.
-        await documents.connect(operator).anchorVersion(1n, sha("doc-0-v1"), sha("doc-0-v2"));
-        expect((await registry.progressOf(1n)).stage).to.equal(0n);
-
-        // A approves again: stage 1 would still meet THRESHOLD 1 with C, but B must review again first.
-        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
-        const progress = await registry.progressOf(1n);
-        expect(progress.stage).to.equal(1n);
-        const dIds = await registry.pendingDepartmentsOf(1n);
-        const [bId] = await registry.departmentByCode(code("B"));
-        expect(dIds).to.deep.equal([bId]);
-
-        await registry.connect(departments.B).approve(1n, 0b001, await latestVersions(registry, 1n), ethers.ZeroHash);
-        expect((await registry.progressOf(1n)).stage).to.equal(2n);
-      });
-    });
-
-    describe("when the caller is not the document registry", function () {
-      it("reverts with NotDocumentRegistry", async function () {
-        const { registry, stranger, operator, admin, departments } =
-          await networkHelpers.loadFixture(deploySubmittedRequest);
-        for (const caller of [stranger, operator, admin, departments.A]) {
-          await expect(registry.connect(caller).invalidateReviews(1n, 0, 2))
-            .to.be.revertedWithCustomError(registry, "NotDocumentRegistry")
-            .withArgs(caller.address);
-        }
-      });
-    });
-
-    describe("when the request is not under review", function () {
-      it("ignores the update", async function () {
-        const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
-        for (const name of ["A", "B", "C", "D"] as const)
-          await registry.connect(departments[name]).approve(1n, 1, await latestVersions(registry, 1n), REMARKS);
-        const address = await documents.getAddress();
-        await networkHelpers.impersonateAccount(address);
-        await networkHelpers.setBalance(address, ethers.parseEther("1"));
-        const documentRegistry = await ethers.getSigner(address);
-        for (const tokenId of [1n, 2n]) {
-          await expect(registry.connect(documentRegistry).invalidateReviews(tokenId, 0, 2)).not.to.emit(
-            registry,
-            "ReviewInvalidated",
-          );
-        }
-        expect((await registry.decisionsOf(1n, 1)).statuses).to.deep.equal([Decision.Approved, Decision.Approved]);
-      });
+      }
+      expect((await registry.decisionsOf(1n, 1)).statuses).to.deep.equal([Decision.Approved, Decision.Approved]);
     });
 
     describe("when a document reviewed in the current stage gets a new version", function () {
       it("turns the approvals that reviewed it into ReviewRequired", async function () {
-        const platform = await networkHelpers.loadFixture(deployThreeStageRequest);
+        const platform = await loadFixture(deployThreeStageRequest);
         const { documents, registry, departments } = platform;
         await registry.connect(departments.A).approve(1n, 0b011, await latestVersions(registry, 1n), REMARKS);
         const tx = newVersion(platform, 1);
@@ -1368,23 +1223,12 @@ describe("ApprovalRegistry", function () {
         const again = registry.connect(departments.A).approve(1n, 0b011, await latestVersions(registry, 1n), REMARKS);
         await expect(again)
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.A,
-            0,
-            Decision.Approved,
-            0,
-            0b011,
-            packed,
-            REMARKS,
-            departments.A.address,
-            Custody.Custodial,
-          );
+          .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b011, packed, departments.A));
         await expect(again).to.emit(registry, "StageCompleted").withArgs(1n, 0);
       });
 
       it("leaves the approvals that did not review it alone", async function () {
-        const platform = await networkHelpers.loadFixture(deployThreeStageRequest);
+        const platform = await loadFixture(deployThreeStageRequest);
         const { registry, departments } = platform;
         for (const name of ["A", "B", "C"] as const)
           await registry.connect(departments[name]).approve(1n, 0b110, await latestVersions(registry, 1n), REMARKS);
@@ -1408,7 +1252,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("gives the turn back to the invalidated department in a SEQUENTIAL stage", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { registry, departments } = platform;
         await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
         await newVersion(platform, 0);
@@ -1423,28 +1267,17 @@ describe("ApprovalRegistry", function () {
 
     describe("when an approval named no document (an empty review list)", function () {
       it("covers every document of the request", async function () {
-        const { documents, registry, departments } = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const { documents, registry, departments } = await loadFixture(deploySubmittedRequest);
         const packed = await documents.packedDocumentsOf(1n);
         await expect(registry.connect(departments.A).approve(1n, 0, packed, REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.A,
-            0,
-            Decision.Approved,
-            0,
-            0b111,
-            packed,
-            REMARKS,
-            departments.A.address,
-            Custody.Custodial,
-          );
+          .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b111, packed, departments.A));
         expect((await registry.decisionsOf(1n, 0)).reviewedMasks).to.deep.equal([0b111n, 0n]);
       });
 
       for (const docIndex of [0, 1, 2]) {
         it(`is invalidated by a new version of document ${docIndex}`, async function () {
-          const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+          const platform = await loadFixture(deploySubmittedRequest);
           const { documents, registry, departments } = platform;
           await registry.connect(departments.A).approve(1n, 0, await documents.packedDocumentsOf(1n), REMARKS);
           await expect(newVersion(platform, docIndex))
@@ -1458,7 +1291,7 @@ describe("ApprovalRegistry", function () {
       }
 
       it("names every document's version: an update of any document makes it stale", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, departments } = platform;
         const reviewed = await documents.packedDocumentsOf(1n);
         await newVersion(platform, 2);
@@ -1470,7 +1303,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when a document is added under review", function () {
       it("invalidates every approval of the current stage, whatever it reviewed", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, operator, departments } = platform;
         await registry.connect(departments.A).approve(1n, 0b001, await documents.packedDocumentsOf(1n), REMARKS);
         const tx = documents.connect(operator).anchorDocument(1n, uuid(4), code("DOC_3"), sha("doc-3-v1"));
@@ -1490,22 +1323,11 @@ describe("ApprovalRegistry", function () {
         const packed = await documents.packedDocumentsOf(1n);
         await expect(registry.connect(departments.A).approve(1n, 0, packed, REMARKS))
           .to.emit(registry, "DecisionRecorded")
-          .withArgs(
-            1n,
-            ID.A,
-            0,
-            Decision.Approved,
-            0,
-            0b1111,
-            packed,
-            REMARKS,
-            departments.A.address,
-            Custody.Custodial,
-          );
+          .withArgs(...recorded(ID.A, 0, Decision.Approved, 0, 0b1111, packed, departments.A));
       });
 
       it("invalidates an empty-list approval (it did not cover the new document)", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, operator, departments } = platform;
         await registry.connect(departments.A).approve(1n, 0, await documents.packedDocumentsOf(1n), REMARKS);
         await expect(documents.connect(operator).anchorDocument(1n, uuid(4), code("DOC_3"), sha("doc-3-v1")))
@@ -1517,7 +1339,7 @@ describe("ApprovalRegistry", function () {
       it("reopens the approvals of completed stages too, and review goes back to the earliest", async function () {
         // A new document added in stage 2 was never in front of stage 1's departments: their approvals cannot
         // stand over it, whichever anchoring call the operator chose.
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, operator, departments } = platform;
         for (const name of ["A", "B", "C"] as const) {
           await registry.connect(departments[name]).approve(1n, 0, await documents.packedDocumentsOf(1n), REMARKS);
@@ -1539,7 +1361,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("invalidates the stage's approvals while the request awaits resubmission", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
+        const platform = await loadFixture(deploySubmittedRequest);
         const { documents, registry, operator, departments } = platform;
         await registry.connect(departments.A).approve(1n, 0b001, await documents.packedDocumentsOf(1n), REMARKS);
         await registry.connect(departments.B).requestChanges(1n, 0b010, await documents.packedDocumentsOf(1n), REMARKS);
@@ -1551,7 +1373,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("invalidates nothing for a document added to a Draft", async function () {
-        const { documents, registry, operator } = await networkHelpers.loadFixture(deploySubmittedAndDraftRequests);
+        const { documents, registry, operator } = await loadFixture(deploySubmittedAndDraftRequests);
         await expect(
           documents.connect(operator).anchorDocument(2n, uuid(9), code("DOC_0"), sha("draft-doc")),
         ).not.to.emit(registry, "ReviewInvalidated");
@@ -1571,7 +1393,7 @@ describe("ApprovalRegistry", function () {
       }
 
       it("reopens the stage and keeps the later stages' approvals", async function () {
-        const platform = await networkHelpers.loadFixture(deployInLastStage);
+        const platform = await loadFixture(deployInLastStage);
         const { registry, departments } = platform;
         const tx = newVersion(platform, 0);
         const t = await timestampOf(tx);
@@ -1599,7 +1421,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("cascades forward through the stages that are still complete", async function () {
-        const platform = await networkHelpers.loadFixture(deployInLastStage);
+        const platform = await loadFixture(deployInLastStage);
         const { token, registry, departments } = platform;
         await newVersion(platform, 0);
         const tx = registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
@@ -1626,7 +1448,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reopens the earliest affected stage and stops at a later stage that lost an approval", async function () {
-        const platform = await networkHelpers.loadFixture(deployInLastStage);
+        const platform = await loadFixture(deployInLastStage);
         const { registry, departments } = platform;
         // Doc 2 was reviewed by C (stage 1) and D (stage 2, current).
         const tx = newVersion(platform, 2);
@@ -1660,7 +1482,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("invalidates decisions kept in a stage ahead without moving the review", async function () {
-        const platform = await networkHelpers.loadFixture(deployInLastStage);
+        const platform = await loadFixture(deployInLastStage);
         const { registry, departments } = platform;
         await newVersion(platform, 0);
         // The review is in stage 0; D's approval (stage 2, ahead) reviewed doc 2.
@@ -1676,38 +1498,36 @@ describe("ApprovalRegistry", function () {
       });
     });
 
-    describe("when the request is awaiting resubmission", function () {
-      it("reopens the earlier stage and supersedes the request for changes", async function () {
-        const platform = await networkHelpers.loadFixture(deploySubmittedRequest);
-        const { token, registry, operator, departments } = platform;
-        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
-        await registry.connect(departments.B).approve(1n, 0b010, await latestVersions(registry, 1n), REMARKS);
-        await registry.connect(departments.D).approve(1n, 0b100, await latestVersions(registry, 1n), REMARKS);
-        await registry.connect(departments.C).requestChanges(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
+    it("reopens the earlier stage and supersedes the request for changes when the request is awaiting resubmission", async function () {
+      const platform = await loadFixture(deploySubmittedRequest);
+      const { token, registry, operator, departments } = platform;
+      await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
+      await registry.connect(departments.B).approve(1n, 0b010, await latestVersions(registry, 1n), REMARKS);
+      await registry.connect(departments.D).approve(1n, 0b100, await latestVersions(registry, 1n), REMARKS);
+      await registry.connect(departments.C).requestChanges(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
 
-        const tx = newVersion(platform, 0);
-        expect(await eventsOf(tx, registry, "ReviewInvalidated")).to.deep.equal([[1n, ID.A, 0n, 0n, 2n]]);
-        await expect(tx).to.emit(registry, "StageReopened").withArgs(1n, 1, 0);
-        // The stage left drops C's (position 0) request for changes; D's approval stands.
-        await expect(tx).to.emit(registry, "DecisionsReset").withArgs(1n, 1, 0b01, Reset.StageReopened);
-        await expect(tx)
-          .to.emit(registry, "StageStarted")
-          .withArgs(1n, 0, await timestampOf(tx));
-        await expect(tx).not.to.emit(registry, "ReviewPhaseChanged");
-        const progress = await registry.progressOf(1n);
-        expect([progress.stage, progress.phase]).to.deep.equal([0n, Phase.AwaitingResubmission]);
-        expect((await token.licence(1n)).status).to.equal(Status.PendingResubmission);
-        expect((await registry.decisionsOf(1n, 1)).statuses).to.deep.equal([Decision.Pending, Decision.Approved]);
+      const tx = newVersion(platform, 0);
+      expect(await eventsOf(tx, registry, "ReviewInvalidated")).to.deep.equal([[1n, ID.A, 0n, 0n, 2n]]);
+      await expect(tx).to.emit(registry, "StageReopened").withArgs(1n, 1, 0);
+      // The stage left drops C's (position 0) request for changes; D's approval stands.
+      await expect(tx).to.emit(registry, "DecisionsReset").withArgs(1n, 1, 0b01, Reset.StageReopened);
+      await expect(tx)
+        .to.emit(registry, "StageStarted")
+        .withArgs(1n, 0, await timestampOf(tx));
+      await expect(tx).not.to.emit(registry, "ReviewPhaseChanged");
+      const progress = await registry.progressOf(1n);
+      expect([progress.stage, progress.phase]).to.deep.equal([0n, Phase.AwaitingResubmission]);
+      expect((await token.licence(1n)).status).to.equal(Status.PendingResubmission);
+      expect((await registry.decisionsOf(1n, 1)).statuses).to.deep.equal([Decision.Pending, Decision.Approved]);
 
-        const resubmitted = registry.connect(operator).resubmit(1n);
-        await expect(resubmitted).to.emit(registry, "Resubmitted").withArgs(1n, 0);
-        await expect(resubmitted).not.to.emit(registry, "DecisionsReset");
-        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
-        await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
-        expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.C]);
-        await registry.connect(departments.C).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
-        expect((await token.licence(1n)).status).to.equal(Status.Approved);
-      });
+      const resubmitted = registry.connect(operator).resubmit(1n);
+      await expect(resubmitted).to.emit(registry, "Resubmitted").withArgs(1n, 0);
+      await expect(resubmitted).not.to.emit(registry, "DecisionsReset");
+      expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.A]);
+      await registry.connect(departments.A).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
+      expect(await registry.pendingDepartmentsOf(1n)).to.deep.equal([ID.C]);
+      await registry.connect(departments.C).approve(1n, 0b001, await latestVersions(registry, 1n), REMARKS);
+      expect((await token.licence(1n)).status).to.equal(Status.Approved);
     });
   });
 
@@ -1715,8 +1535,7 @@ describe("ApprovalRegistry", function () {
 
   describe("trust property", function () {
     it("no operator, admin, keeper or default admin can decide for a department", async function () {
-      const { token, registry, deployer, admin, operator, keeper } =
-        await networkHelpers.loadFixture(deploySubmittedRequest);
+      const { token, registry, deployer, admin, operator, keeper } = await loadFixture(deploySubmittedRequest);
       for (const caller of [operator, admin, keeper, deployer]) {
         await expect(registry.connect(caller).approve(1n, 0, await latestVersions(registry, 1n), REMARKS))
           .to.be.revertedWithCustomError(registry, "NotADepartment")

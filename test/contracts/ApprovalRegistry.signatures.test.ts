@@ -9,6 +9,7 @@ import {
   deployPlatform,
   ethers,
   Execution,
+  loadFixture,
   networkHelpers,
   Phase,
   sha,
@@ -111,7 +112,7 @@ async function multisign(owners: Signer[], domain: TypedDataDomain, decision: Si
 describe("ApprovalRegistry", function () {
   describe("decideBySig", function () {
     it("records a decision signed by the department's wallet and relayed by a third party, with signer and custody", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { registry, holder, stranger, domain, documents } = fixture;
       const decision = await decisionOf(fixture, ID.G, { reviewedMask: 0b101n });
       const signature = await sign(holder, domain, decision);
@@ -138,7 +139,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("hashes the decision exactly as ethers' typed data does", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { registry, verifier, domain } = fixture;
       const decision = await decisionOf(fixture, ID.G, { reasonCode: 3n, decision: Decision.Rejected, nonce: 5n });
       expect(await verifier.decisionDigest(decision, ethers.TypedDataEncoder.hashDomain(domain))).to.equal(
@@ -147,7 +148,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("records a signed request for changes and a signed rejection with their effects", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { token, registry, operator, holder, stranger, domain } = fixture;
       const changes = await decisionOf(fixture, ID.G, { decision: Decision.ChangesRequested });
       await expect(registry.connect(stranger).decideBySig(changes, await sign(holder, domain, changes)))
@@ -162,7 +163,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("accepts a custodial department's signature too, recording its custody", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { registry, departments, admin, domain, documents } = fixture;
       const decision = await decisionOf(fixture, ID.A);
       await expect(registry.connect(admin).decideBySig(decision, await sign(departments.A, domain, decision)))
@@ -182,7 +183,7 @@ describe("ApprovalRegistry", function () {
     });
 
     it("issues the licence when the signed decisions complete the last stage", async function () {
-      const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+      const fixture = await loadFixture(deploySignedDecisionRequest);
       const { token, registry, departments, holder, owners, stranger, domain } = fixture;
       const g = await decisionOf(fixture, ID.G);
       await registry.connect(stranger).decideBySig(g, await sign(holder, domain, g));
@@ -196,35 +197,31 @@ describe("ApprovalRegistry", function () {
       expect((await token.licence(1n)).status).to.equal(Status.Approved);
     });
 
-    describe("when the signature is replayed", function () {
-      it("reverts with ReviewInvalidNonce", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
-        const { registry, operator, holder, stranger, domain } = fixture;
-        const changes = await decisionOf(fixture, ID.G, { decision: Decision.ChangesRequested });
-        const signature = await sign(holder, domain, changes);
-        await registry.connect(stranger).decideBySig(changes, signature);
-        await registry.connect(operator).resubmit(1n);
-        // The department may decide again, but not with the same signature.
-        await expect(registry.connect(stranger).decideBySig(changes, signature))
-          .to.be.revertedWithCustomError(registry, "ReviewInvalidNonce")
-          .withArgs(ID.G, 1n, 0n);
-      });
+    it("reverts with ReviewInvalidNonce when the signature is replayed", async function () {
+      const fixture = await loadFixture(deploySignedDecisionRequest);
+      const { registry, operator, holder, stranger, domain } = fixture;
+      const changes = await decisionOf(fixture, ID.G, { decision: Decision.ChangesRequested });
+      const signature = await sign(holder, domain, changes);
+      await registry.connect(stranger).decideBySig(changes, signature);
+      await registry.connect(operator).resubmit(1n);
+      // The department may decide again, but not with the same signature.
+      await expect(registry.connect(stranger).decideBySig(changes, signature))
+        .to.be.revertedWithCustomError(registry, "ReviewInvalidNonce")
+        .withArgs(ID.G, 1n, 0n);
     });
 
-    describe("when the nonce is not the department's next one", function () {
-      it("reverts with ReviewInvalidNonce", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
-        const { registry, holder, stranger, domain } = fixture;
-        const decision = await decisionOf(fixture, ID.G, { nonce: 1n });
-        await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
-          .to.be.revertedWithCustomError(registry, "ReviewInvalidNonce")
-          .withArgs(ID.G, 0n, 1n);
-      });
+    it("reverts with ReviewInvalidNonce when the nonce is not the department's next one", async function () {
+      const fixture = await loadFixture(deploySignedDecisionRequest);
+      const { registry, holder, stranger, domain } = fixture;
+      const decision = await decisionOf(fixture, ID.G, { nonce: 1n });
+      await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
+        .to.be.revertedWithCustomError(registry, "ReviewInvalidNonce")
+        .withArgs(ID.G, 0n, 1n);
     });
 
     describe("when the signer is not the department's wallet", function () {
       it("reverts with ReviewInvalidSignature (another key, another department's key, an administrator)", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, admin, operator, departments, holder, stranger, domain } = fixture;
         const decision = await decisionOf(fixture, ID.G);
         for (const signer of [stranger, departments.A, admin, operator]) {
@@ -236,7 +233,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with ReviewInvalidSignature when a signed field was changed", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, holder, stranger, domain } = fixture;
         const decision = await decisionOf(fixture, ID.G, { decision: Decision.ChangesRequested });
         const signature = await sign(holder, domain, decision);
@@ -256,7 +253,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with ReviewInvalidSignature for a signature made for another registry, chain, version or deployment", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, holder, stranger, domain } = fixture;
         const decision = await decisionOf(fixture, ID.G);
         for (const other of [
@@ -274,7 +271,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with ReviewInvalidSignature for a malformed signature", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, holder, stranger, domain } = fixture;
         const decision = await decisionOf(fixture, ID.G);
         const signature = await sign(holder, domain, decision);
@@ -286,7 +283,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with ReviewInvalidSignature for the department's previous wallet after a wallet change", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, admin, holder, stranger, signers, domain } = fixture;
         const next = signers[16];
         await registry.connect(admin).proposeDepartmentWallet(code("G"), next.address, Custody.DepartmentHeld);
@@ -305,7 +302,7 @@ describe("ApprovalRegistry", function () {
 
     describe("when the deadline has passed", function () {
       it("reverts with ReviewSignatureExpired one second after the deadline", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, holder, stranger, domain } = fixture;
         const deadline = BigInt(await networkHelpers.time.latest()) + 10n;
         const decision = await decisionOf(fixture, ID.G, { deadline });
@@ -317,7 +314,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("accepts the signature in the block at its deadline", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, holder, stranger, domain } = fixture;
         const deadline = BigInt(await networkHelpers.time.latest()) + 10n;
         const decision = await decisionOf(fixture, ID.G, { deadline });
@@ -329,65 +326,57 @@ describe("ApprovalRegistry", function () {
       });
     });
 
-    describe("when a reviewed document changed after the department signed", function () {
-      it("reverts with ReviewStaleDocuments", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
-        const { registry, documents, operator, holder, stranger, domain } = fixture;
-        const decision = await decisionOf(fixture, ID.G);
-        const signature = await sign(holder, domain, decision);
-        await documents.connect(operator).anchorVersion(1n, sha("doc-2-v1"), sha("doc-2-v2"));
-        await expect(registry.connect(stranger).decideBySig(decision, signature))
-          .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
-          .withArgs(1n, 2, sha("doc-2-v1"));
-        expect((await registry.departmentRecord(ID.G)).nonce).to.equal(0n);
-      });
+    it("reverts with ReviewStaleDocuments when a reviewed document changed after the department signed", async function () {
+      const fixture = await loadFixture(deploySignedDecisionRequest);
+      const { registry, documents, operator, holder, stranger, domain } = fixture;
+      const decision = await decisionOf(fixture, ID.G);
+      const signature = await sign(holder, domain, decision);
+      await documents.connect(operator).anchorVersion(1n, sha("doc-2-v1"), sha("doc-2-v2"));
+      await expect(registry.connect(stranger).decideBySig(decision, signature))
+        .to.be.revertedWithCustomError(registry, "ReviewStaleDocuments")
+        .withArgs(1n, 2, sha("doc-2-v1"));
+      expect((await registry.departmentRecord(ID.G)).nonce).to.equal(0n);
     });
 
-    describe("when the decision is not Approved, Rejected or ChangesRequested", function () {
-      it("reverts with ReviewInvalidDecision", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
-        const { registry, holder, stranger, domain } = fixture;
-        for (const status of [Decision.Pending, Decision.ReviewRequired]) {
-          const decision = await decisionOf(fixture, ID.G, { decision: status });
-          await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
-            .to.be.revertedWithCustomError(registry, "ReviewInvalidDecision")
-            .withArgs(status);
-        }
-      });
-    });
-
-    describe("when the rejection reason is not 1..5", function () {
-      it("reverts with ReviewInvalidReason", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
-        const { registry, holder, stranger, domain } = fixture;
-        for (const reasonCode of [0n, 6n]) {
-          const decision = await decisionOf(fixture, ID.G, { decision: Decision.Rejected, reasonCode });
-          await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
-            .to.be.revertedWithCustomError(registry, "ReviewInvalidReason")
-            .withArgs(reasonCode);
-        }
-      });
-    });
-
-    describe("when the department is unknown or inactive", function () {
-      it("reverts with DepartmentUnknownId and DepartmentInactive", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
-        const { registry, admin, holder, stranger, domain } = fixture;
-        const unknown = await decisionOf(fixture, 99n);
-        await expect(registry.connect(stranger).decideBySig(unknown, await sign(holder, domain, unknown)))
-          .to.be.revertedWithCustomError(registry, "DepartmentUnknownId")
-          .withArgs(99n);
-        await registry.connect(admin).setDepartmentActive(code("G"), false);
-        const decision = await decisionOf(fixture, ID.G);
+    it("reverts with ReviewInvalidDecision when the decision is not Approved, Rejected or ChangesRequested", async function () {
+      const fixture = await loadFixture(deploySignedDecisionRequest);
+      const { registry, holder, stranger, domain } = fixture;
+      for (const status of [Decision.Pending, Decision.ReviewRequired]) {
+        const decision = await decisionOf(fixture, ID.G, { decision: status });
         await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
-          .to.be.revertedWithCustomError(registry, "DepartmentInactive")
-          .withArgs(ID.G);
-      });
+          .to.be.revertedWithCustomError(registry, "ReviewInvalidDecision")
+          .withArgs(status);
+      }
+    });
+
+    it("reverts with ReviewInvalidReason when the rejection reason is not 1..5", async function () {
+      const fixture = await loadFixture(deploySignedDecisionRequest);
+      const { registry, holder, stranger, domain } = fixture;
+      for (const reasonCode of [0n, 6n]) {
+        const decision = await decisionOf(fixture, ID.G, { decision: Decision.Rejected, reasonCode });
+        await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
+          .to.be.revertedWithCustomError(registry, "ReviewInvalidReason")
+          .withArgs(reasonCode);
+      }
+    });
+
+    it("reverts with DepartmentUnknownId and DepartmentInactive when the department is unknown or inactive", async function () {
+      const fixture = await loadFixture(deploySignedDecisionRequest);
+      const { registry, admin, holder, stranger, domain } = fixture;
+      const unknown = await decisionOf(fixture, 99n);
+      await expect(registry.connect(stranger).decideBySig(unknown, await sign(holder, domain, unknown)))
+        .to.be.revertedWithCustomError(registry, "DepartmentUnknownId")
+        .withArgs(99n);
+      await registry.connect(admin).setDepartmentActive(code("G"), false);
+      const decision = await decisionOf(fixture, ID.G);
+      await expect(registry.connect(stranger).decideBySig(decision, await sign(holder, domain, decision)))
+        .to.be.revertedWithCustomError(registry, "DepartmentInactive")
+        .withArgs(ID.G);
     });
 
     describe("when the department's wallet is an EIP-1271 contract wallet", function () {
       it("records a decision its owners signed (2 of 3), with the wallet as signer", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, documents, owners, multisig, stranger, domain } = fixture;
         const decision = await decisionOf(fixture, ID.H, { reviewedMask: 0b011n });
         const signature = await multisign([owners[0], owners[2]], domain, decision);
@@ -409,7 +398,7 @@ describe("ApprovalRegistry", function () {
       });
 
       it("reverts with ReviewInvalidSignature when the wallet refuses the signature", async function () {
-        const fixture = await networkHelpers.loadFixture(deploySignedDecisionRequest);
+        const fixture = await loadFixture(deploySignedDecisionRequest);
         const { registry, owners, multisig, holder, stranger, domain } = fixture;
         const decision = await decisionOf(fixture, ID.H);
         const other = await decisionOf(fixture, ID.H, { remarksHash: ethers.id("other") });

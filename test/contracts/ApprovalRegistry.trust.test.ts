@@ -16,6 +16,7 @@ import {
   Completion,
   OnRejection,
   keyProof,
+  loadFixture,
   networkHelpers,
   ROLES,
   sha,
@@ -67,9 +68,10 @@ async function signedApproval(platform: Platform, departmentId: bigint) {
 describe("no key the platform holds can make a licence", function () {
   describe("a sham department and workflow version from the administration and operator keys", function () {
     it("is refused: registering a department, a workflow version or a wallet change is governance's", async function () {
-      const { registry, administration, operator, signers } = await networkHelpers.loadFixture(deployHostilePlatform);
+      const { registry, administration, operator, departments, signers } = await loadFixture(deployHostilePlatform);
       const sham = signers[15];
-      for (const caller of [administration, operator]) {
+      // A department's own wallet cannot either.
+      for (const caller of [administration, operator, departments.A]) {
         const proof = await keyProof(registry, sham, code("FIRE_SAFETY"), sham.address, Custody.DepartmentHeld);
         await expect(
           registry.connect(caller).registerDepartment(code("FIRE_SAFETY"), sham.address, Custody.DepartmentHeld, proof),
@@ -92,7 +94,7 @@ describe("no key the platform holds can make a licence", function () {
     });
 
     it("is refused even for governance without the wallet's own key proof", async function () {
-      const { registry, deployer, holder, signers } = await networkHelpers.loadFixture(deployHostilePlatform);
+      const { registry, deployer, holder, signers } = await loadFixture(deployHostilePlatform);
       const claimed = signers[15];
       // A proof signed by another key (the platform's) for a wallet it does not hold.
       const forged = await keyProof(registry, holder, code("FIRE_SAFETY"), claimed.address, Custody.DepartmentHeld);
@@ -115,7 +117,7 @@ describe("no key the platform holds can make a licence", function () {
 
   describe("a signed decision held back by the relayer", function () {
     it("cannot land in a later stage: it names the stage and round it was given in", async function () {
-      const platform = await networkHelpers.loadFixture(deployHostilePlatform);
+      const platform = await loadFixture(deployHostilePlatform);
       const { registry, departments, stranger } = platform;
       await registerAndSubmit(platform, [
         stage({ executionType: Execution.Parallel, completion: Completion.Any, departments: ["A", "G"] }),
@@ -134,7 +136,7 @@ describe("no key the platform holds can make a licence", function () {
     });
 
     it("cannot land after the department's own later decision: every decision consumes the nonce", async function () {
-      const platform = await networkHelpers.loadFixture(deployHostilePlatform);
+      const platform = await loadFixture(deployHostilePlatform);
       const { registry, operator, holder, stranger } = platform;
       await registerAndSubmit(platform, [stage({ departments: ["G"] })]);
       const held = await signedApproval(platform, ID.G);
@@ -149,7 +151,7 @@ describe("no key the platform holds can make a licence", function () {
     });
 
     it("cannot land after the stage restarted, even when the department decided nothing since", async function () {
-      const platform = await networkHelpers.loadFixture(deployHostilePlatform);
+      const platform = await loadFixture(deployHostilePlatform);
       const { registry, operator, departments, stranger } = platform;
       await registerAndSubmit(platform, [
         stage({ executionType: Execution.Parallel, onRejection: OnRejection.RetryStage, departments: ["A", "G"] }),
@@ -165,7 +167,7 @@ describe("no key the platform holds can make a licence", function () {
     });
 
     it("is void once the department moves its nonce on (increaseDecisionNonce)", async function () {
-      const platform = await networkHelpers.loadFixture(deployHostilePlatform);
+      const platform = await loadFixture(deployHostilePlatform);
       const { registry, holder, stranger } = platform;
       await registerAndSubmit(platform, [stage({ departments: ["G"] })]);
       const held = await signedApproval(platform, ID.G);
@@ -186,7 +188,7 @@ describe("no key the platform holds can make a licence", function () {
     });
 
     it("cannot carry a deadline further than a day ahead", async function () {
-      const platform = await networkHelpers.loadFixture(deployHostilePlatform);
+      const platform = await loadFixture(deployHostilePlatform);
       const { registry, holder, stranger } = platform;
       await registerAndSubmit(platform, [stage({ departments: ["G"] })]);
       const now = BigInt(await networkHelpers.time.latest());
@@ -200,7 +202,7 @@ describe("no key the platform holds can make a licence", function () {
     });
 
     it("names the documents' hashes: a signature over the first site plan cannot approve the second", async function () {
-      const platform = await networkHelpers.loadFixture(deployHostilePlatform);
+      const platform = await loadFixture(deployHostilePlatform);
       const { registry, documents, operator, stranger } = platform;
       await registerAndSubmit(platform, [stage({ departments: ["G"] })]);
       const held = await signedApproval(platform, ID.G);
@@ -241,7 +243,7 @@ describe("no key the platform holds can make a licence", function () {
 
   describe("a document added in a later stage", function () {
     it("sends review back to the earlier stage: the licence is not issued over a file its first department never saw", async function () {
-      const platform = await networkHelpers.loadFixture(deployHostilePlatform);
+      const platform = await loadFixture(deployHostilePlatform);
       const { registry, documents, operator, departments, token } = platform;
       await registerAndSubmit(platform, [stage({ departments: ["A"] }), stage({ departments: ["B"] })]);
       await registry
@@ -264,7 +266,7 @@ describe("no key the platform holds can make a licence", function () {
 
   describe("a wallet swap for a department that holds its own key", function () {
     it("waits the public delay unless the outgoing wallet consents; a custodial wallet's consent waives nothing", async function () {
-      const platform = await networkHelpers.loadFixture(deployHostilePlatform);
+      const platform = await loadFixture(deployHostilePlatform);
       const { registry, deployer, holder, departments, signers, stranger } = platform;
       const next = signers[16];
       await registry.connect(deployer).proposeDepartmentWallet(code("G"), next.address, Custody.DepartmentHeld);
@@ -298,8 +300,7 @@ describe("no key the platform holds can make a licence", function () {
 
   describe("roles", function () {
     it("no contract grants a role to a department wallet", async function () {
-      const { token, documents, registry, deployer, departments, holder } =
-        await networkHelpers.loadFixture(deployHostilePlatform);
+      const { token, documents, registry, deployer, departments, holder } = await loadFixture(deployHostilePlatform);
       for (const wallet of [departments.A, holder]) {
         await expect(token.connect(deployer).grantRole(ROLES.OPERATOR, wallet.address))
           .to.be.revertedWithCustomError(token, "LicenceRoleToDepartmentWallet")
@@ -314,7 +315,7 @@ describe("no key the platform holds can make a licence", function () {
     });
 
     it("no wallet holding a role on the token or the document registry becomes a department's", async function () {
-      const { token, documents, registry, deployer, signers } = await networkHelpers.loadFixture(deployHostilePlatform);
+      const { token, documents, registry, deployer, signers } = await loadFixture(deployHostilePlatform);
       const [onToken, onDocuments] = [signers[15], signers[16]];
       await token.connect(deployer).grantRole(ROLES.ADMIN, onToken.address);
       await documents.connect(deployer).grantRole(ROLES.OPERATOR, onDocuments.address);

@@ -236,15 +236,13 @@ describe("DocumentRegistry", function () {
   });
 
   describe("anchorDocument", function () {
-    describe("when the caller lacks OPERATOR_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { documents, deployer, admin, applicant, stranger } = await loadFixture(deployDraftRequest);
-        for (const caller of [deployer, admin, applicant, stranger]) {
-          await expect(documents.connect(caller).anchorDocument(TOKEN_ID, uuid(1), code("ID"), sha("x")))
-            .to.be.revertedWithCustomError(documents, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.OPERATOR);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller lacks OPERATOR_ROLE", async function () {
+      const { documents, deployer, admin, applicant, stranger } = await loadFixture(deployDraftRequest);
+      for (const caller of [deployer, admin, applicant, stranger]) {
+        await expect(documents.connect(caller).anchorDocument(TOKEN_ID, uuid(1), code("ID"), sha("x")))
+          .to.be.revertedWithCustomError(documents, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.OPERATOR);
+      }
     });
 
     describe("when it is the token's first document", function () {
@@ -385,39 +383,27 @@ describe("DocumentRegistry", function () {
   });
 
   describe("anchorVersion", function () {
-    describe("when the caller lacks OPERATOR_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { documents, deployer, admin, applicant, stranger } = await loadFixture(deployOpenRequest);
-        for (const caller of [deployer, admin, applicant, stranger]) {
-          await expect(documents.connect(caller).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2)))
-            .to.be.revertedWithCustomError(documents, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.OPERATOR);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller lacks OPERATOR_ROLE", async function () {
+      const { documents, deployer, admin, applicant, stranger } = await loadFixture(deployOpenRequest);
+      for (const caller of [deployer, admin, applicant, stranger]) {
+        await expect(documents.connect(caller).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2)))
+          .to.be.revertedWithCustomError(documents, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.OPERATOR);
+      }
     });
 
-    describe("when the previous hash is unknown", function () {
-      it("reverts with DocumentUnknownHash", async function () {
-        const { documents, operator } = await loadFixture(deployOpenRequest);
-        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, sha("never anchored"), sha("new")))
+    it("reverts with DocumentUnknownHash when the previous hash is unknown: never anchored, another request's latest, zero", async function () {
+      const { documents, token, operator, applicant } = await loadFixture(deployOpenRequest);
+      await token.connect(operator).mint(applicant.address, OTHER_TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
+      for (const [tokenId, previous] of [
+        [TOKEN_ID, sha("never anchored")],
+        [OTHER_TOKEN_ID, docHash(0, 1)],
+        [TOKEN_ID, ethers.ZeroHash],
+      ] as const) {
+        await expect(documents.connect(operator).anchorVersion(tokenId, previous, sha("new")))
           .to.be.revertedWithCustomError(documents, "DocumentUnknownHash")
-          .withArgs(TOKEN_ID, sha("never anchored"));
-      });
-
-      it("reverts with DocumentUnknownHash for another request's latest hash", async function () {
-        const { documents, token, operator, applicant } = await loadFixture(deployOpenRequest);
-        await token.connect(operator).mint(applicant.address, OTHER_TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
-        await expect(documents.connect(operator).anchorVersion(OTHER_TOKEN_ID, docHash(0, 1), sha("new")))
-          .to.be.revertedWithCustomError(documents, "DocumentUnknownHash")
-          .withArgs(OTHER_TOKEN_ID, docHash(0, 1));
-      });
-
-      it("reverts with DocumentUnknownHash for the zero hash", async function () {
-        const { documents, operator } = await loadFixture(deployOpenRequest);
-        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, ethers.ZeroHash, sha("new")))
-          .to.be.revertedWithCustomError(documents, "DocumentUnknownHash")
-          .withArgs(TOKEN_ID, ethers.ZeroHash);
-      });
+          .withArgs(tokenId, previous);
+      }
     });
 
     describe("when documents are open", function () {
@@ -661,19 +647,17 @@ describe("DocumentRegistry", function () {
           .withArgs(TOKEN_ID, DocPhase.Review);
       });
 
-      describe("when the phase is Open or Unopened", function () {
-        it("reverts with DocumentInvalidPhaseChange from every phase (documents never change again without invalidation)", async function () {
-          const { documents, registrySigner } = await loadFixture(deployWithRegistrySigner);
-          for (const from of [DocPhase.Open, DocPhase.Review, DocPhase.Locked]) {
-            if (from !== DocPhase.Open) await documents.connect(registrySigner).setPhase(TOKEN_ID, from);
-            for (const to of [DocPhase.Open, DocPhase.Unopened]) {
-              await expect(documents.connect(registrySigner).setPhase(TOKEN_ID, to))
-                .to.be.revertedWithCustomError(documents, "DocumentInvalidPhaseChange")
-                .withArgs(TOKEN_ID, from, to);
-            }
-            expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(from);
+      it("reverts with DocumentInvalidPhaseChange from every phase (documents never change again without invalidation) when the phase is Open or Unopened", async function () {
+        const { documents, registrySigner } = await loadFixture(deployWithRegistrySigner);
+        for (const from of [DocPhase.Open, DocPhase.Review, DocPhase.Locked]) {
+          if (from !== DocPhase.Open) await documents.connect(registrySigner).setPhase(TOKEN_ID, from);
+          for (const to of [DocPhase.Open, DocPhase.Unopened]) {
+            await expect(documents.connect(registrySigner).setPhase(TOKEN_ID, to))
+              .to.be.revertedWithCustomError(documents, "DocumentInvalidPhaseChange")
+              .withArgs(TOKEN_ID, from, to);
           }
-        });
+          expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(from);
+        }
       });
     });
 
@@ -686,68 +670,61 @@ describe("DocumentRegistry", function () {
         expect(await documents.documentsOf(TOKEN_ID)).to.deep.equal([DocPhase.Review, 3n, [1n, 1n, 1n]]);
       });
 
-      it("moves to Locked on the final approval", async function () {
-        const { documents, registry, departments } = await loadFixture(deploySubmittedRequest);
-        await registry
-          .connect(departments.A)
-          .approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await registry
-          .connect(departments.B)
-          .approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await registry
-          .connect(departments.C)
-          .approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await expect(
-          registry.connect(departments.D).approve(TOKEN_ID, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS),
-        )
-          .to.emit(documents, "DocumentPhaseChanged")
-          .withArgs(TOKEN_ID, DocPhase.Locked);
-        expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(DocPhase.Locked);
-      });
-
-      it("moves to Locked on a rejection", async function () {
-        const { documents, registry, departments } = await loadFixture(deploySubmittedRequest);
-        await expect(
-          registry.connect(departments.A).reject(TOKEN_ID, 1, 0b111, await latestVersions(registry, TOKEN_ID), REMARKS),
-        )
-          .to.emit(documents, "DocumentPhaseChanged")
-          .withArgs(TOKEN_ID, DocPhase.Locked);
-        expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(DocPhase.Locked);
-      });
-
-      it("moves to Locked on the cancellation of a Draft", async function () {
-        const { documents, registry, operator } = await loadFixture(deployOpenRequest);
-        await expect(registry.connect(operator).cancel(TOKEN_ID, CANCEL_REASON))
-          .to.emit(documents, "DocumentPhaseChanged")
-          .withArgs(TOKEN_ID, DocPhase.Locked);
-        expect((await documents.documentsOf(TOKEN_ID)).phase).to.equal(DocPhase.Locked);
-      });
-
-      it("moves to Locked on the cancellation of a request awaiting resubmission", async function () {
-        const { documents, registry, operator, departments } = await loadFixture(deploySubmittedRequest);
-        await registry
-          .connect(departments.A)
-          .requestChanges(TOKEN_ID, 0b001, await latestVersions(registry, TOKEN_ID), REMARKS);
-        await expect(registry.connect(operator).cancel(TOKEN_ID, CANCEL_REASON))
-          .to.emit(documents, "DocumentPhaseChanged")
-          .withArgs(TOKEN_ID, DocPhase.Locked);
-        await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2)))
-          .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
-          .withArgs(TOKEN_ID);
+      it("moves to Locked on the final approval, a rejection, the cancellation of a Draft or of a request awaiting resubmission", async function () {
+        type Platform = Awaited<ReturnType<typeof deploySubmittedRequest>>;
+        const latest = ({ registry }: Platform) => latestVersions(registry, TOKEN_ID);
+        const cases: [string, () => Promise<Platform>, (p: Platform) => Promise<unknown>][] = [
+          [
+            "the final approval",
+            deploySubmittedRequest,
+            async (p) => {
+              for (const name of ["A", "B", "C"])
+                await p.registry.connect(p.departments[name]).approve(TOKEN_ID, 0b111, await latest(p), REMARKS);
+              return p.registry.connect(p.departments.D).approve(TOKEN_ID, 0b111, await latest(p), REMARKS);
+            },
+          ],
+          [
+            "a rejection",
+            deploySubmittedRequest,
+            async (p) => p.registry.connect(p.departments.A).reject(TOKEN_ID, 1, 0b111, await latest(p), REMARKS),
+          ],
+          [
+            "the cancellation of a Draft",
+            deployOpenRequest,
+            async (p) => p.registry.connect(p.operator).cancel(TOKEN_ID, CANCEL_REASON),
+          ],
+          [
+            "the cancellation of a request awaiting resubmission",
+            deploySubmittedRequest,
+            async (p) => {
+              await p.registry.connect(p.departments.A).requestChanges(TOKEN_ID, 0b001, await latest(p), REMARKS);
+              return p.registry.connect(p.operator).cancel(TOKEN_ID, CANCEL_REASON);
+            },
+          ],
+        ];
+        for (const [event, fixture, act] of cases) {
+          const platform = await loadFixture(fixture);
+          const { documents, operator } = platform;
+          await expect(act(platform), event)
+            .to.emit(documents, "DocumentPhaseChanged")
+            .withArgs(TOKEN_ID, DocPhase.Locked);
+          expect((await documents.documentsOf(TOKEN_ID)).phase, event).to.equal(DocPhase.Locked);
+          await expect(documents.connect(operator).anchorVersion(TOKEN_ID, docHash(0, 1), docHash(0, 2)), event)
+            .to.be.revertedWithCustomError(documents, "DocumentsNotEditable")
+            .withArgs(TOKEN_ID);
+        }
       });
     });
   });
 
   describe("setReviewRegistry", function () {
-    describe("when the caller lacks DEFAULT_ADMIN_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { unwired, admin, operator, stranger } = await loadFixture(deployUnwiredDocumentRegistry);
-        for (const caller of [admin, operator, stranger]) {
-          await expect(unwired.connect(caller).setReviewRegistry(stranger.address))
-            .to.be.revertedWithCustomError(unwired, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller lacks DEFAULT_ADMIN_ROLE", async function () {
+      const { unwired, admin, operator, stranger } = await loadFixture(deployUnwiredDocumentRegistry);
+      for (const caller of [admin, operator, stranger]) {
+        await expect(unwired.connect(caller).setReviewRegistry(stranger.address))
+          .to.be.revertedWithCustomError(unwired, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
+      }
     });
 
     describe("when no review registry is set", function () {
@@ -766,14 +743,12 @@ describe("DocumentRegistry", function () {
       });
     });
 
-    describe("when the registry is the zero address", function () {
-      it("reverts with DocumentInvalidReviewRegistry and leaves it unset", async function () {
-        const { unwired, deployer } = await loadFixture(deployUnwiredDocumentRegistry);
-        await expect(unwired.connect(deployer).setReviewRegistry(ethers.ZeroAddress))
-          .to.be.revertedWithCustomError(unwired, "DocumentInvalidReviewRegistry")
-          .withArgs(ethers.ZeroAddress);
-        expect(await unwired.reviewRegistry()).to.equal(ethers.ZeroAddress);
-      });
+    it("reverts with DocumentInvalidReviewRegistry and leaves it unset when the registry is the zero address", async function () {
+      const { unwired, deployer } = await loadFixture(deployUnwiredDocumentRegistry);
+      await expect(unwired.connect(deployer).setReviewRegistry(ethers.ZeroAddress))
+        .to.be.revertedWithCustomError(unwired, "DocumentInvalidReviewRegistry")
+        .withArgs(ethers.ZeroAddress);
+      expect(await unwired.reviewRegistry()).to.equal(ethers.ZeroAddress);
     });
 
     describe("when a review registry is already set", function () {

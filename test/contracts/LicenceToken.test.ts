@@ -346,204 +346,95 @@ describe("LicenceToken", function () {
       });
     });
 
-    describe("when the caller lacks OPERATOR_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { token, admin, stranger, applicant, registrySigner } = await loadFixture(deployTokenWithRegistrySigner);
-        for (const caller of [stranger, admin, applicant, registrySigner]) {
-          await expect(token.connect(caller).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT))
-            .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.OPERATOR);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller lacks OPERATOR_ROLE", async function () {
+      const { token, admin, stranger, applicant, registrySigner } = await loadFixture(deployTokenWithRegistrySigner);
+      for (const caller of [stranger, admin, applicant, registrySigner]) {
+        await expect(token.connect(caller).mint(applicant.address, TOKEN_ID, BUILDING_PERMIT, COMMITMENT))
+          .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.OPERATOR);
+      }
     });
   });
 
   describe("ERC-721 reads", function () {
-    describe("name and symbol", function () {
-      it("return the constructor's values", async function () {
-        const { token } = await loadFixture(deployTokenWithRegistrySigner);
-        expect(await token.name()).to.equal("Licence");
-        expect(await token.symbol()).to.equal("LIC");
-      });
+    it("name, symbol, balanceOf, ownerOf, getApproved and isApprovedForAll answer for a soulbound licence", async function () {
+      const { token, applicant, operator, stranger } = await loadFixture(deployDraftLicence);
+      expect([await token.name(), await token.symbol()]).to.deep.equal(["Licence", "LIC"]);
+      expect(await token.balanceOf(stranger.address)).to.equal(0n);
+      expect(await token.balanceOf(applicant.address)).to.equal(1n);
+      expect(await token.ownerOf(TOKEN_ID)).to.equal(applicant.address);
+      expect(await token.getApproved(TOKEN_ID)).to.equal(ethers.ZeroAddress);
+      for (const other of [operator, stranger, applicant])
+        expect(await token.isApprovedForAll(applicant.address, other.address)).to.equal(false);
+      await expect(token.balanceOf(ethers.ZeroAddress))
+        .to.be.revertedWithCustomError(token, "ERC721InvalidOwner")
+        .withArgs(ethers.ZeroAddress);
     });
 
-    describe("balanceOf", function () {
-      it("returns 0 for an address without licences", async function () {
-        const { token, stranger } = await loadFixture(deployDraftLicence);
-        expect(await token.balanceOf(stranger.address)).to.equal(0n);
-      });
-
-      it("returns the number of licences held", async function () {
-        const { token, applicant } = await loadFixture(deployDraftLicence);
-        expect(await token.balanceOf(applicant.address)).to.equal(1n);
-      });
-
-      it("reverts with ERC721InvalidOwner for the zero address", async function () {
-        const { token } = await loadFixture(deployDraftLicence);
-        await expect(token.balanceOf(ethers.ZeroAddress))
-          .to.be.revertedWithCustomError(token, "ERC721InvalidOwner")
-          .withArgs(ethers.ZeroAddress);
-      });
-    });
-
-    describe("ownerOf", function () {
-      it("returns the owner", async function () {
-        const { token, applicant } = await loadFixture(deployDraftLicence);
-        expect(await token.ownerOf(TOKEN_ID)).to.equal(applicant.address);
-      });
-
-      it("reverts with ERC721NonexistentToken for an unknown token", async function () {
-        const { token } = await loadFixture(deployDraftLicence);
-        await expect(token.ownerOf(UNKNOWN_TOKEN_ID))
+    it("ownerOf, tokenURI, getApproved and locked revert with ERC721NonexistentToken for an unknown token", async function () {
+      const { token } = await loadFixture(deployDraftLicence);
+      for (const read of [token.ownerOf, token.tokenURI, token.getApproved, token.locked]) {
+        await expect(read(UNKNOWN_TOKEN_ID))
           .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
           .withArgs(UNKNOWN_TOKEN_ID);
-      });
+      }
     });
 
-    describe("tokenURI", function () {
-      it("returns the base URI followed by the decimal token id", async function () {
-        const { token } = await loadFixture(deployDraftLicence);
-        expect(await token.tokenURI(TOKEN_ID)).to.equal(`${BASE_URI}1`);
-      });
-
-      it("writes every digit of the largest token id", async function () {
-        const { token, operator, applicant } = await loadFixture(deployDraftLicence);
-        await token.connect(operator).mint(applicant.address, MAX_TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
-        expect(await token.tokenURI(MAX_TOKEN_ID)).to.equal(`${BASE_URI}1099511627775`);
-      });
-
-      it("uses the new base URI after setBaseURI", async function () {
-        const { token, admin } = await loadFixture(deployDraftLicence);
-        await token.connect(admin).setBaseURI("https://licences.example/v/");
-        expect(await token.tokenURI(TOKEN_ID)).to.equal("https://licences.example/v/1");
-      });
-
-      it("returns an empty string when the base URI is empty", async function () {
-        const { token, admin } = await loadFixture(deployDraftLicence);
-        await token.connect(admin).setBaseURI("");
-        expect(await token.tokenURI(TOKEN_ID)).to.equal("");
-      });
-
-      it("reverts with ERC721NonexistentToken for an unknown token", async function () {
-        const { token } = await loadFixture(deployDraftLicence);
-        await expect(token.tokenURI(UNKNOWN_TOKEN_ID))
-          .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
-          .withArgs(UNKNOWN_TOKEN_ID);
-      });
-    });
-
-    describe("getApproved", function () {
-      it("returns the zero address for an existing token", async function () {
-        const { token } = await loadFixture(deployDraftLicence);
-        expect(await token.getApproved(TOKEN_ID)).to.equal(ethers.ZeroAddress);
-      });
-
-      it("reverts with ERC721NonexistentToken for an unknown token", async function () {
-        const { token } = await loadFixture(deployDraftLicence);
-        await expect(token.getApproved(UNKNOWN_TOKEN_ID))
-          .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
-          .withArgs(UNKNOWN_TOKEN_ID);
-      });
-    });
-
-    describe("isApprovedForAll", function () {
-      it("returns false for any owner and operator", async function () {
-        const { token, applicant, operator, stranger } = await loadFixture(deployDraftLicence);
-        expect(await token.isApprovedForAll(applicant.address, operator.address)).to.equal(false);
-        expect(await token.isApprovedForAll(applicant.address, stranger.address)).to.equal(false);
-        expect(await token.isApprovedForAll(applicant.address, applicant.address)).to.equal(false);
-      });
+    it("tokenURI is the base URI followed by the decimal token id, every digit of the largest, after setBaseURI too", async function () {
+      const { token, admin, operator, applicant } = await loadFixture(deployDraftLicence);
+      expect(await token.tokenURI(TOKEN_ID)).to.equal(`${BASE_URI}1`);
+      await token.connect(operator).mint(applicant.address, MAX_TOKEN_ID, BUILDING_PERMIT, COMMITMENT);
+      expect(await token.tokenURI(MAX_TOKEN_ID)).to.equal(`${BASE_URI}1099511627775`);
+      await token.connect(admin).setBaseURI("https://licences.example/v/");
+      expect(await token.tokenURI(TOKEN_ID)).to.equal("https://licences.example/v/1");
+      // An empty base URI: an empty string.
+      await token.connect(admin).setBaseURI("");
+      expect(await token.tokenURI(TOKEN_ID)).to.equal("");
     });
   });
 
   describe("soulbound", function () {
-    describe("transferFrom", function () {
-      it("reverts with LicenceSoulbound, even for the owner", async function () {
-        const { token, applicant, stranger } = await loadFixture(deployDraftLicence);
-        await expect(token.connect(applicant).transferFrom(applicant.address, stranger.address, TOKEN_ID))
-          .to.be.revertedWithCustomError(token, "LicenceSoulbound")
-          .withArgs(TOKEN_ID);
-        expect(await token.ownerOf(TOKEN_ID)).to.equal(applicant.address);
-      });
-
-      it("reverts with LicenceSoulbound for an unknown token", async function () {
-        const { token, applicant, stranger } = await loadFixture(deployDraftLicence);
-        await expect(token.connect(applicant).transferFrom(applicant.address, stranger.address, UNKNOWN_TOKEN_ID))
-          .to.be.revertedWithCustomError(token, "LicenceSoulbound")
-          .withArgs(UNKNOWN_TOKEN_ID);
-      });
+    it("transferFrom, both safeTransferFrom and approve revert with LicenceSoulbound, even for the owner", async function () {
+      const { token, applicant, stranger } = await loadFixture(deployDraftLicence);
+      const asOwner = token.connect(applicant);
+      const transfer = (id: bigint) => asOwner.transferFrom(applicant.address, stranger.address, id);
+      const attempts = [
+        () => transfer(TOKEN_ID),
+        () => asOwner["safeTransferFrom(address,address,uint256)"](applicant.address, stranger.address, TOKEN_ID),
+        () =>
+          asOwner["safeTransferFrom(address,address,uint256,bytes)"](
+            applicant.address,
+            stranger.address,
+            TOKEN_ID,
+            "0x1234",
+          ),
+        () => asOwner.approve(stranger.address, TOKEN_ID),
+      ];
+      for (const attempt of attempts)
+        await expect(attempt()).to.be.revertedWithCustomError(token, "LicenceSoulbound").withArgs(TOKEN_ID);
+      expect(await token.ownerOf(TOKEN_ID)).to.equal(applicant.address);
+      expect(await token.getApproved(TOKEN_ID)).to.equal(ethers.ZeroAddress);
+      // An unknown token is refused the same way.
+      await expect(transfer(UNKNOWN_TOKEN_ID))
+        .to.be.revertedWithCustomError(token, "LicenceSoulbound")
+        .withArgs(UNKNOWN_TOKEN_ID);
     });
 
-    describe("safeTransferFrom(address,address,uint256)", function () {
-      it("reverts with LicenceSoulbound", async function () {
-        const { token, applicant, stranger } = await loadFixture(deployDraftLicence);
-        await expect(
-          token
-            .connect(applicant)
-            ["safeTransferFrom(address,address,uint256)"](applicant.address, stranger.address, TOKEN_ID),
-        )
-          .to.be.revertedWithCustomError(token, "LicenceSoulbound")
-          .withArgs(TOKEN_ID);
-        expect(await token.ownerOf(TOKEN_ID)).to.equal(applicant.address);
-      });
-    });
-
-    describe("safeTransferFrom(address,address,uint256,bytes)", function () {
-      it("reverts with LicenceSoulbound", async function () {
-        const { token, applicant, stranger } = await loadFixture(deployDraftLicence);
-        await expect(
-          token
-            .connect(applicant)
-            ["safeTransferFrom(address,address,uint256,bytes)"](
-              applicant.address,
-              stranger.address,
-              TOKEN_ID,
-              "0x1234",
-            ),
-        )
-          .to.be.revertedWithCustomError(token, "LicenceSoulbound")
-          .withArgs(TOKEN_ID);
-        expect(await token.ownerOf(TOKEN_ID)).to.equal(applicant.address);
-      });
-    });
-
-    describe("approve", function () {
-      it("reverts with LicenceSoulbound", async function () {
-        const { token, applicant, stranger } = await loadFixture(deployDraftLicence);
-        await expect(token.connect(applicant).approve(stranger.address, TOKEN_ID))
-          .to.be.revertedWithCustomError(token, "LicenceSoulbound")
-          .withArgs(TOKEN_ID);
-        expect(await token.getApproved(TOKEN_ID)).to.equal(ethers.ZeroAddress);
-      });
-    });
-
-    describe("setApprovalForAll", function () {
-      it("reverts with LicenceSoulboundOperator, naming the operator", async function () {
-        const { token, applicant, stranger } = await loadFixture(deployDraftLicence);
-        await expect(token.connect(applicant).setApprovalForAll(stranger.address, true))
+    it("setApprovalForAll reverts with LicenceSoulboundOperator, naming the operator", async function () {
+      const { token, applicant, stranger } = await loadFixture(deployDraftLicence);
+      for (const approved of [true, false]) {
+        await expect(token.connect(applicant).setApprovalForAll(stranger.address, approved))
           .to.be.revertedWithCustomError(token, "LicenceSoulboundOperator")
           .withArgs(stranger.address);
-        await expect(token.connect(applicant).setApprovalForAll(stranger.address, false))
-          .to.be.revertedWithCustomError(token, "LicenceSoulboundOperator")
-          .withArgs(stranger.address);
-        expect(await token.isApprovedForAll(applicant.address, stranger.address)).to.equal(false);
-      });
-    });
-
-    describe("locked", function () {
-      for (const state of STATES) {
-        it(`returns true for a ${statusName(state.status)} licence`, async function () {
-          const { token } = await loadFixture(state.fixture);
-          expect(await token.locked(TOKEN_ID)).to.equal(true);
-        });
       }
+      expect(await token.isApprovedForAll(applicant.address, stranger.address)).to.equal(false);
+    });
 
-      it("reverts with ERC721NonexistentToken for an unknown token", async function () {
-        const { token } = await loadFixture(deployDraftLicence);
-        await expect(token.locked(UNKNOWN_TOKEN_ID))
-          .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
-          .withArgs(UNKNOWN_TOKEN_ID);
-      });
+    it("locked returns true for a licence in every status", async function () {
+      for (const state of STATES) {
+        const { token } = await loadFixture(state.fixture);
+        expect(await token.locked(TOKEN_ID), statusName(state.status)).to.equal(true);
+      }
     });
   });
 
@@ -593,13 +484,11 @@ describe("LicenceToken", function () {
       });
     });
 
-    describe("when the token does not exist", function () {
-      it("reverts with ERC721NonexistentToken", async function () {
-        const { token, registrySigner } = await loadFixture(deployDraftLicence);
-        await expect(token.connect(registrySigner).transition(UNKNOWN_TOKEN_ID, Status.Submitted, 0))
-          .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
-          .withArgs(UNKNOWN_TOKEN_ID);
-      });
+    it("reverts with ERC721NonexistentToken when the token does not exist", async function () {
+      const { token, registrySigner } = await loadFixture(deployDraftLicence);
+      await expect(token.connect(registrySigner).transition(UNKNOWN_TOKEN_ID, Status.Submitted, 0))
+        .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
+        .withArgs(UNKNOWN_TOKEN_ID);
     });
 
     describe("when the transition is part of the review lifecycle", function () {
@@ -675,13 +564,11 @@ describe("LicenceToken", function () {
       });
     });
 
-    describe("when the token does not exist", function () {
-      it("reverts with ERC721NonexistentToken", async function () {
-        const { token, registrySigner } = await loadFixture(deploySubmittedLicence);
-        await expect(token.connect(registrySigner).issue(UNKNOWN_TOKEN_ID, 0))
-          .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
-          .withArgs(UNKNOWN_TOKEN_ID);
-      });
+    it("reverts with ERC721NonexistentToken when the token does not exist", async function () {
+      const { token, registrySigner } = await loadFixture(deploySubmittedLicence);
+      await expect(token.connect(registrySigner).issue(UNKNOWN_TOKEN_ID, 0))
+        .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
+        .withArgs(UNKNOWN_TOKEN_ID);
     });
 
     describe("when the licence is not Submitted", function () {
@@ -759,181 +646,126 @@ describe("LicenceToken", function () {
     });
   });
 
-  describe("suspend", function () {
-    describe("when the caller lacks ADMIN_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { token, deployer, operator, stranger, registrySigner } = await loadFixture(deployIssuedLicence);
-        for (const caller of [deployer, operator, stranger, registrySigner]) {
-          await expect(token.connect(caller).suspend(TOKEN_ID, SUSPENSION_REASON))
-            .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.ADMIN);
-        }
-      });
-    });
+  /** The administration's status changes: each applies only from the statuses `from`, and sets `to`. */
+  type Token = Awaited<ReturnType<typeof deployIssuedLicence>>["token"];
+  const ADMIN_CHANGES = [
+    {
+      name: "suspend",
+      call: (token: Token, id: bigint) => token.suspend(id, SUSPENSION_REASON),
+      fixture: deployIssuedLicence,
+      from: [Status.Approved],
+      to: Status.Suspended,
+      more() {
+        it("reverts with LicenceReasonRequired when the reason code is 0", async function () {
+          const { token, admin } = await loadFixture(deployIssuedLicence);
+          await expect(token.connect(admin).suspend(TOKEN_ID, 0))
+            .to.be.revertedWithCustomError(token, "LicenceReasonRequired")
+            .withArgs(TOKEN_ID);
+        });
 
-    describe("when the reason code is 0", function () {
-      it("reverts with LicenceReasonRequired", async function () {
-        const { token, admin } = await loadFixture(deployIssuedLicence);
-        await expect(token.connect(admin).suspend(TOKEN_ID, 0))
-          .to.be.revertedWithCustomError(token, "LicenceReasonRequired")
-          .withArgs(TOKEN_ID);
-      });
-    });
-
-    describe("when the token does not exist", function () {
-      it("reverts with ERC721NonexistentToken", async function () {
-        const { token, admin } = await loadFixture(deployIssuedLicence);
-        await expect(token.connect(admin).suspend(UNKNOWN_TOKEN_ID, SUSPENSION_REASON))
-          .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
-          .withArgs(UNKNOWN_TOKEN_ID);
-      });
-    });
-
-    describe("when the licence is not Approved", function () {
-      for (const state of STATES.filter((s) => s.status !== Status.Approved)) {
-        it(`reverts with LicenceInvalidTransition from ${statusName(state.status)}`, async function () {
-          const { token, admin } = await loadFixture(state.fixture);
+        it("emits LicenceStatusChanged and stores Suspended with the reason, keeping the expiry when the licence is Approved", async function () {
+          const { token, admin, expiresAt } = await loadFixture(deployIssuedLicence);
           await expect(token.connect(admin).suspend(TOKEN_ID, SUSPENSION_REASON))
-            .to.be.revertedWithCustomError(token, "LicenceInvalidTransition")
-            .withArgs(TOKEN_ID, state.status, Status.Suspended);
+            .to.emit(token, "LicenceStatusChanged")
+            .withArgs(TOKEN_ID, Status.Approved, Status.Suspended, SUSPENSION_REASON, admin.address);
+          const record = await token.licence(TOKEN_ID);
+          expect([record.status, record.reasonCode, record.expiresAt]).to.deep.equal([
+            Status.Suspended,
+            SUSPENSION_REASON,
+            expiresAt,
+          ]);
         });
-      }
-    });
-
-    describe("when the licence is Approved", function () {
-      it("emits LicenceStatusChanged and stores Suspended with the reason, keeping the expiry", async function () {
-        const { token, admin, expiresAt } = await loadFixture(deployIssuedLicence);
-        await expect(token.connect(admin).suspend(TOKEN_ID, SUSPENSION_REASON))
-          .to.emit(token, "LicenceStatusChanged")
-          .withArgs(TOKEN_ID, Status.Approved, Status.Suspended, SUSPENSION_REASON, admin.address);
-        const record = await token.licence(TOKEN_ID);
-        expect(record.status).to.equal(Status.Suspended);
-        expect(record.reasonCode).to.equal(SUSPENSION_REASON);
-        expect(record.expiresAt).to.equal(expiresAt);
-      });
-    });
-  });
-
-  describe("reinstate", function () {
-    describe("when the caller lacks ADMIN_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { token, deployer, operator, stranger, registrySigner } = await loadFixture(deploySuspendedLicence);
-        for (const caller of [deployer, operator, stranger, registrySigner]) {
-          await expect(token.connect(caller).reinstate(TOKEN_ID))
-            .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.ADMIN);
-        }
-      });
-    });
-
-    describe("when the token does not exist", function () {
-      it("reverts with ERC721NonexistentToken", async function () {
-        const { token, admin } = await loadFixture(deploySuspendedLicence);
-        await expect(token.connect(admin).reinstate(UNKNOWN_TOKEN_ID))
-          .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
-          .withArgs(UNKNOWN_TOKEN_ID);
-      });
-    });
-
-    describe("when the licence is not Suspended", function () {
-      for (const state of STATES.filter((s) => s.status !== Status.Suspended)) {
-        it(`reverts with LicenceInvalidTransition from ${statusName(state.status)}`, async function () {
-          const { token, admin } = await loadFixture(state.fixture);
+      },
+    },
+    {
+      name: "reinstate",
+      call: (token: Token, id: bigint) => token.reinstate(id),
+      fixture: deploySuspendedLicence,
+      from: [Status.Suspended],
+      to: Status.Approved,
+      more() {
+        it("emits LicenceStatusChanged, stores Approved and clears the reason, keeping the expiry when the licence is Suspended", async function () {
+          const { token, admin, expiresAt } = await loadFixture(deploySuspendedLicence);
           await expect(token.connect(admin).reinstate(TOKEN_ID))
-            .to.be.revertedWithCustomError(token, "LicenceInvalidTransition")
-            .withArgs(TOKEN_ID, state.status, Status.Approved);
+            .to.emit(token, "LicenceStatusChanged")
+            .withArgs(TOKEN_ID, Status.Suspended, Status.Approved, 0n, admin.address);
+          const record = await token.licence(TOKEN_ID);
+          expect([record.status, record.reasonCode, record.expiresAt]).to.deep.equal([Status.Approved, 0n, expiresAt]);
+          expect((await token.validityOf(TOKEN_ID)).validity).to.equal(Validity.Valid);
         });
-      }
-    });
+      },
+    },
+    {
+      name: "revoke",
+      call: (token: Token, id: bigint) => token.revoke(id, REVOCATION_REASON),
+      fixture: deployIssuedLicence,
+      from: [Status.Approved, Status.Suspended],
+      to: Status.Revoked,
+      more() {
+        it("reverts with LicenceReasonRequired when the reason code is 0, for an Approved or a Suspended licence", async function () {
+          for (const fixture of [deployIssuedLicence, deploySuspendedLicence]) {
+            const { token, admin } = await loadFixture(fixture);
+            await expect(token.connect(admin).revoke(TOKEN_ID, 0))
+              .to.be.revertedWithCustomError(token, "LicenceReasonRequired")
+              .withArgs(TOKEN_ID);
+          }
+        });
 
-    describe("when the licence is Suspended", function () {
-      it("emits LicenceStatusChanged, stores Approved and clears the reason, keeping the expiry", async function () {
-        const { token, admin, expiresAt } = await loadFixture(deploySuspendedLicence);
-        await expect(token.connect(admin).reinstate(TOKEN_ID))
-          .to.emit(token, "LicenceStatusChanged")
-          .withArgs(TOKEN_ID, Status.Suspended, Status.Approved, 0n, admin.address);
-        const record = await token.licence(TOKEN_ID);
-        expect(record.status).to.equal(Status.Approved);
-        expect(record.reasonCode).to.equal(0n);
-        expect(record.expiresAt).to.equal(expiresAt);
-        expect((await token.validityOf(TOKEN_ID)).validity).to.equal(Validity.Valid);
-      });
-    });
-  });
+        it("emits LicenceStatusChanged and stores Revoked with the reason when the licence is Approved", async function () {
+          const { token, admin, expiresAt } = await loadFixture(deployIssuedLicence);
+          await expect(token.connect(admin).revoke(TOKEN_ID, REVOCATION_REASON))
+            .to.emit(token, "LicenceStatusChanged")
+            .withArgs(TOKEN_ID, Status.Approved, Status.Revoked, REVOCATION_REASON, admin.address);
+          const record = await token.licence(TOKEN_ID);
+          expect([record.status, record.reasonCode, record.expiresAt]).to.deep.equal([
+            Status.Revoked,
+            REVOCATION_REASON,
+            expiresAt,
+          ]);
+        });
 
-  describe("revoke", function () {
-    describe("when the caller lacks ADMIN_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { token, deployer, operator, stranger, registrySigner } = await loadFixture(deployIssuedLicence);
+        it("emits LicenceStatusChanged from Suspended and stores Revoked with the new reason when the licence is Suspended", async function () {
+          const { token, admin } = await loadFixture(deploySuspendedLicence);
+          await expect(token.connect(admin).revoke(TOKEN_ID, REVOCATION_REASON))
+            .to.emit(token, "LicenceStatusChanged")
+            .withArgs(TOKEN_ID, Status.Suspended, Status.Revoked, REVOCATION_REASON, admin.address);
+          const record = await token.licence(TOKEN_ID);
+          expect([record.status, record.reasonCode]).to.deep.equal([Status.Revoked, REVOCATION_REASON]);
+        });
+      },
+    },
+  ];
+
+  for (const change of ADMIN_CHANGES) {
+    describe(change.name, function () {
+      it("reverts with AccessControlUnauthorizedAccount when the caller lacks ADMIN_ROLE", async function () {
+        const { token, deployer, operator, stranger, registrySigner } = await loadFixture(change.fixture);
         for (const caller of [deployer, operator, stranger, registrySigner]) {
-          await expect(token.connect(caller).revoke(TOKEN_ID, REVOCATION_REASON))
+          await expect(change.call(token.connect(caller), TOKEN_ID))
             .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
             .withArgs(caller.address, ROLES.ADMIN);
         }
       });
-    });
 
-    describe("when the reason code is 0", function () {
-      it("reverts with LicenceReasonRequired for an Approved licence", async function () {
-        const { token, admin } = await loadFixture(deployIssuedLicence);
-        await expect(token.connect(admin).revoke(TOKEN_ID, 0))
-          .to.be.revertedWithCustomError(token, "LicenceReasonRequired")
-          .withArgs(TOKEN_ID);
-      });
-
-      it("reverts with LicenceReasonRequired for a Suspended licence", async function () {
-        const { token, admin } = await loadFixture(deploySuspendedLicence);
-        await expect(token.connect(admin).revoke(TOKEN_ID, 0))
-          .to.be.revertedWithCustomError(token, "LicenceReasonRequired")
-          .withArgs(TOKEN_ID);
-      });
-    });
-
-    describe("when the token does not exist", function () {
-      it("reverts with ERC721NonexistentToken", async function () {
-        const { token, admin } = await loadFixture(deployIssuedLicence);
-        await expect(token.connect(admin).revoke(UNKNOWN_TOKEN_ID, REVOCATION_REASON))
+      it("reverts with ERC721NonexistentToken when the token does not exist", async function () {
+        const { token, admin } = await loadFixture(change.fixture);
+        await expect(change.call(token.connect(admin), UNKNOWN_TOKEN_ID))
           .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
           .withArgs(UNKNOWN_TOKEN_ID);
       });
-    });
 
-    describe("when the licence is neither Approved nor Suspended", function () {
-      for (const state of STATES.filter((s) => s.status !== Status.Approved && s.status !== Status.Suspended)) {
-        it(`reverts with LicenceInvalidTransition from ${statusName(state.status)}`, async function () {
+      it("reverts with LicenceInvalidTransition from every other status", async function () {
+        for (const state of STATES.filter((s) => !change.from.includes(s.status))) {
           const { token, admin } = await loadFixture(state.fixture);
-          await expect(token.connect(admin).revoke(TOKEN_ID, REVOCATION_REASON))
+          await expect(change.call(token.connect(admin), TOKEN_ID), statusName(state.status))
             .to.be.revertedWithCustomError(token, "LicenceInvalidTransition")
-            .withArgs(TOKEN_ID, state.status, Status.Revoked);
-        });
-      }
-    });
-
-    describe("when the licence is Approved", function () {
-      it("emits LicenceStatusChanged and stores Revoked with the reason", async function () {
-        const { token, admin, expiresAt } = await loadFixture(deployIssuedLicence);
-        await expect(token.connect(admin).revoke(TOKEN_ID, REVOCATION_REASON))
-          .to.emit(token, "LicenceStatusChanged")
-          .withArgs(TOKEN_ID, Status.Approved, Status.Revoked, REVOCATION_REASON, admin.address);
-        const record = await token.licence(TOKEN_ID);
-        expect(record.status).to.equal(Status.Revoked);
-        expect(record.reasonCode).to.equal(REVOCATION_REASON);
-        expect(record.expiresAt).to.equal(expiresAt);
+            .withArgs(TOKEN_ID, state.status, change.to);
+        }
       });
-    });
 
-    describe("when the licence is Suspended", function () {
-      it("emits LicenceStatusChanged from Suspended and stores Revoked with the new reason", async function () {
-        const { token, admin } = await loadFixture(deploySuspendedLicence);
-        await expect(token.connect(admin).revoke(TOKEN_ID, REVOCATION_REASON))
-          .to.emit(token, "LicenceStatusChanged")
-          .withArgs(TOKEN_ID, Status.Suspended, Status.Revoked, REVOCATION_REASON, admin.address);
-        const record = await token.licence(TOKEN_ID);
-        expect(record.status).to.equal(Status.Revoked);
-        expect(record.reasonCode).to.equal(REVOCATION_REASON);
-      });
+      change.more();
     });
-  });
+  }
 
   describe("setActiveWorkflow", function () {
     describe("when the caller is not the approval registry", function () {
@@ -1004,37 +836,31 @@ describe("LicenceToken", function () {
       expect(await token.approvalRegistry()).to.equal(registrySigner.address);
     });
 
-    describe("when the approval registry is already set", function () {
-      it("reverts with LicenceApprovalRegistryFixed, even for DEFAULT_ADMIN_ROLE", async function () {
-        const { platformToken, registry, deployer, stranger } = await loadFixture(deployTokenWithRegistrySigner);
-        for (const next of [stranger.address, deployer.address, await registry.getAddress()]) {
-          await expect(platformToken.connect(deployer).setApprovalRegistry(next))
-            .to.be.revertedWithCustomError(platformToken, "LicenceApprovalRegistryFixed")
-            .withArgs(await registry.getAddress());
-        }
-      });
+    it("reverts with LicenceApprovalRegistryFixed, even for DEFAULT_ADMIN_ROLE when the approval registry is already set", async function () {
+      const { platformToken, registry, deployer, stranger } = await loadFixture(deployTokenWithRegistrySigner);
+      for (const next of [stranger.address, deployer.address, await registry.getAddress()]) {
+        await expect(platformToken.connect(deployer).setApprovalRegistry(next))
+          .to.be.revertedWithCustomError(platformToken, "LicenceApprovalRegistryFixed")
+          .withArgs(await registry.getAddress());
+      }
     });
 
-    describe("when the address is zero", function () {
-      it("reverts with LicenceApprovalRegistryFixed", async function () {
-        const { deployer } = await loadFixture(deployTokenWithRegistrySigner);
-        const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "", deployer.address]);
-        await expect(token.connect(deployer).setApprovalRegistry(ethers.ZeroAddress))
-          .to.be.revertedWithCustomError(token, "LicenceApprovalRegistryFixed")
-          .withArgs(ethers.ZeroAddress);
-      });
+    it("reverts with LicenceApprovalRegistryFixed when the address is zero", async function () {
+      const { deployer } = await loadFixture(deployTokenWithRegistrySigner);
+      const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "", deployer.address]);
+      await expect(token.connect(deployer).setApprovalRegistry(ethers.ZeroAddress))
+        .to.be.revertedWithCustomError(token, "LicenceApprovalRegistryFixed")
+        .withArgs(ethers.ZeroAddress);
     });
 
-    describe("when the caller lacks DEFAULT_ADMIN_ROLE", function () {
-      it("reverts with AccessControlUnauthorizedAccount", async function () {
-        const { deployer, admin, operator } = await loadFixture(deployTokenWithRegistrySigner);
-        const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "", deployer.address]);
-        for (const caller of [admin, operator]) {
-          await expect(token.connect(caller).setApprovalRegistry(caller.address))
-            .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
-            .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
-        }
-      });
+    it("reverts with AccessControlUnauthorizedAccount when the caller lacks DEFAULT_ADMIN_ROLE", async function () {
+      const { deployer, admin, operator } = await loadFixture(deployTokenWithRegistrySigner);
+      const token = await ethers.deployContract("LicenceToken", ["Licence", "LIC", "", deployer.address]);
+      for (const caller of [admin, operator]) {
+        await expect(token.connect(caller).setApprovalRegistry(caller.address))
+          .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.DEFAULT_ADMIN);
+      }
     });
   });
 
@@ -1051,14 +877,12 @@ describe("LicenceToken", function () {
       });
     });
 
-    describe("when the caller has ADMIN_ROLE", function () {
-      it("emits BaseURISet and changes tokenURI", async function () {
-        const { token, admin } = await loadFixture(deployDraftLicence);
-        await expect(token.connect(admin).setBaseURI("https://licences.example/v/"))
-          .to.emit(token, "BaseURISet")
-          .withArgs("https://licences.example/v/");
-        expect(await token.tokenURI(TOKEN_ID)).to.equal("https://licences.example/v/1");
-      });
+    it("emits BaseURISet and changes tokenURI when the caller has ADMIN_ROLE", async function () {
+      const { token, admin } = await loadFixture(deployDraftLicence);
+      await expect(token.connect(admin).setBaseURI("https://licences.example/v/"))
+        .to.emit(token, "BaseURISet")
+        .withArgs("https://licences.example/v/");
+      expect(await token.tokenURI(TOKEN_ID)).to.equal("https://licences.example/v/1");
     });
   });
 

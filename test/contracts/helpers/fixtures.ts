@@ -21,6 +21,7 @@ import type { ApprovalRegistry } from "../../../types/ethers-contracts/index.ts"
 /** One in-process chain for the contract tests (snapshotted per test by loadFixture). */
 export const connection = await network.create();
 export const { ethers, networkHelpers } = connection;
+export const { loadFixture } = networkHelpers;
 
 /** Role ids by short name (abis/roles.ts, generated from Roles.sol). */
 export const ROLES = {
