@@ -1,4 +1,6 @@
 /** A small HTTP client for the stack tests: JSON calls and multipart uploads as one caller (bearer token or none). */
+import { expect } from "chai";
+
 export type Json = Record<string, any>;
 
 export interface HttpResult {
@@ -45,4 +47,10 @@ export function apiClient(apiUrl: string, token?: string) {
     delete: (route: string, extra?: Record<string, string>) => call("DELETE", route, undefined, extra),
     upload,
   };
+}
+
+/** An answer's status and, when given, its error code; a mismatch shows the body. */
+export function expectError(response: { status: number; body: Json }, status: number, code?: string): void {
+  expect(response.status, JSON.stringify(response.body)).to.equal(status);
+  if (code !== undefined) expect(response.body?.code, JSON.stringify(response.body)).to.equal(code);
 }
