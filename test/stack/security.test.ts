@@ -50,6 +50,7 @@ import { current } from "./support/stackFixture.ts";
 import { startReceiver } from "./support/webhookReceiver.ts";
 import { runApiAlone } from "../unit/support/runApiAlone.ts";
 import { letters } from "./support/sessions.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 describe("security behaviour (real stack)", function () {
   const tag = letters(Date.now() % 1e8);
@@ -628,20 +629,11 @@ describe("security behaviour (real stack)", function () {
       const api = current().api.url;
       const code = `UPLOADS_${tag}`;
       await createDepartment(api, admin, { code, name: "Uploads" });
-      await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT",
-        name: `Uploads ${tag}`,
-        stages: [
-          {
-            stageId: "u",
-            stageName: "U",
-            stageOrder: 1,
-            executionType: "SEQUENTIAL",
-            completionCriteria: "ALL",
-            requiredApprovals: [{ departmentCode: code, requiredDocuments: ["PLAN"], isMandatory: true }],
-          },
-        ],
-      });
+      await seedWorkflow(
+        current(),
+        driver,
+        workflow("BUILDING_PERMIT", `Uploads ${tag}`, stage("u", "U", "SEQUENTIAL", { [code]: ["PLAN"] })),
+      );
       ownerToken = await applicantToken(api, { id: `uploader-${tag}` });
       otherToken = await applicantToken(api, { id: `intruder-${tag}` });
       owner = apiClient(api, ownerToken);
@@ -917,20 +909,11 @@ describe("security behaviour (real stack)", function () {
 
     before(async function () {
       reviewer = await createDepartment(current().api.url, admin, { code, name: "Crash" });
-      await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT",
-        name: `Crash ${tag}`,
-        stages: [
-          {
-            stageId: "c",
-            stageName: "C",
-            stageOrder: 1,
-            executionType: "SEQUENTIAL",
-            completionCriteria: "ALL",
-            requiredApprovals: [{ departmentCode: code, requiredDocuments: ["PLAN"], isMandatory: true }],
-          },
-        ],
-      });
+      await seedWorkflow(
+        current(),
+        driver,
+        workflow("BUILDING_PERMIT", `Crash ${tag}`, stage("c", "C", "SEQUENTIAL", { [code]: ["PLAN"] })),
+      );
       token = await applicantToken(current().api.url, { id: applicantId });
     });
 
@@ -1317,20 +1300,11 @@ describe("security behaviour (real stack)", function () {
     before(async function () {
       const code = `QUOTA_${tag}`;
       await createDepartment(current().api.url, admin, { code, name: "Quota" });
-      await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT",
-        name: `Quota ${tag}`,
-        stages: [
-          {
-            stageId: "q",
-            stageName: "Q",
-            stageOrder: 1,
-            executionType: "SEQUENTIAL",
-            completionCriteria: "ALL",
-            requiredApprovals: [{ departmentCode: code, requiredDocuments: [], isMandatory: true }],
-          },
-        ],
-      });
+      await seedWorkflow(
+        current(),
+        driver,
+        workflow("BUILDING_PERMIT", `Quota ${tag}`, stage("q", "Q", "SEQUENTIAL", { [code]: [] })),
+      );
       asApplicant = apiClient(production.url, await lockerApplicantToken(current(), { id: applicantId }));
     });
 
@@ -1396,26 +1370,15 @@ describe("security behaviour (real stack)", function () {
     before(async function () {
       const api = current().api.url;
       reviewer = departmentClient(api, await createDepartment(api, admin, { code, name: "PDF reviewers" }));
-      await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT",
-        name: `PDFs ${tag}`,
-        stages: [
-          {
-            stageId: "p",
-            stageName: "P",
-            stageOrder: 1,
-            executionType: "SEQUENTIAL",
-            completionCriteria: "ALL",
-            requiredApprovals: [
-              {
-                departmentCode: code,
-                requiredDocuments: ["JS_DOC", "LAUNCH_DOC", "EMBED_DOC", "CLEAN_DOC"],
-                isMandatory: true,
-              },
-            ],
-          },
-        ],
-      });
+      await seedWorkflow(
+        current(),
+        driver,
+        workflow(
+          "BUILDING_PERMIT",
+          `PDFs ${tag}`,
+          stage("p", "P", "SEQUENTIAL", { [code]: ["JS_DOC", "LAUNCH_DOC", "EMBED_DOC", "CLEAN_DOC"] }),
+        ),
+      );
       applicant = apiClient(api, await applicantToken(api, { id: applicantId }));
       requestId = (await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" })).body.requestId;
     });
