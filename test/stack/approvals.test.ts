@@ -9,6 +9,7 @@ import { current } from "./support/stackFixture.ts";
 import { submittedRequest } from "./support/submittedRequest.ts";
 import { stage, workflow } from "./support/workflowDefinition.ts";
 import type { apiClient, Json } from "./support/httpClient.ts";
+import { expectError } from "./support/httpClient.ts";
 
 /**
  * The multi-department review through HTTP, each decision a transaction from the department's own wallet, with the
@@ -97,7 +98,7 @@ describe("departments' review (HTTP, real stack)", function () {
     expect(
       (await as("B").get(`/requests/pending?department=${codes.B}`)).body.requests.map((r: Json) => r.requestId),
     ).to.not.include(id);
-    expect((await as("A").get(`/requests/pending?department=${codes.B}`)).status).to.equal(403);
+    expectError(await as("A").get(`/requests/pending?department=${codes.B}`), 403);
 
     // Out of turn, and not in this stage: refused, nothing recorded from their wallets.
     const beforeB = await outboxFrom(departments.B.walletAddress);
@@ -105,11 +106,9 @@ describe("departments' review (HTTP, real stack)", function () {
       remarks: "fine",
       reviewedDocuments: [docs.OWNERSHIP_DEED],
     });
-    expect(early.status).to.equal(409);
-    expect(early.body.code).to.equal("NOT_YOUR_TURN");
+    expectError(early, 409, "NOT_YOUR_TURN");
     const notHere = await as("C").post(`/requests/${id}/approve`, { remarks: "fine", reviewedDocuments: [] });
-    expect(notHere.status).to.equal(409);
-    expect(notHere.body.code).to.equal("NOT_PENDING");
+    expectError(notHere, 409, "NOT_PENDING");
     expect(await outboxFrom(departments.B.walletAddress)).to.equal(beforeB);
 
     const approvedA = await as("A").post(`/requests/${id}/approve`, {
@@ -238,7 +237,7 @@ describe("departments' review (HTTP, real stack)", function () {
     ]);
 
     // Administrators suspend, reinstate and revoke the issued licence.
-    expect((await applicant.post(`/requests/${id}/suspend`, { reasonCode: 3 })).status).to.equal(403);
+    expectError(await applicant.post(`/requests/${id}/suspend`, { reasonCode: 3 }), 403);
     expect((await admin.post(`/requests/${id}/suspend`, { reasonCode: 3, reason: "inspection" })).body.status).to.equal(
       "SUSPENDED",
     );
@@ -248,9 +247,7 @@ describe("departments' review (HTTP, real stack)", function () {
       "REVOKED",
     );
     expect(await chainStatus(tokenId)).to.equal("REVOKED");
-    const again = await admin.post(`/requests/${id}/revoke`, { reasonCode: 4 });
-    expect(again.status).to.equal(409);
-    expect(again.body.code).to.equal("INVALID_STATE");
+    expectError(await admin.post(`/requests/${id}/revoke`, { reasonCode: 4 }), 409, "INVALID_STATE");
   });
 
   it("a document added under review reopens every stage's approvals and sends review back to the first stage", async function () {
@@ -321,7 +318,7 @@ describe("departments' review (HTTP, real stack)", function () {
       code: `OTHER_${tag}`,
       name: "Other",
     });
-    expect((await departmentClient(api, other).get(`/requests/${id}`)).status).to.equal(404);
+    expectError(await departmentClient(api, other).get(`/requests/${id}`), 404);
   });
 
   it("rejects for good (FAIL_REQUEST) with the reason on chain", async function () {
@@ -339,8 +336,7 @@ describe("departments' review (HTTP, real stack)", function () {
     expect(record.status).to.equal(5n);
     expect(record.reasonCode).to.equal(1n);
     expect((await applicant.get(`/requests/${id}`)).body.status).to.equal("REJECTED");
-    const bad = await as("B").post(`/requests/${id}/reject`, { remarks: "x", reason: "BECAUSE" });
-    expect(bad.status).to.equal(400);
+    expectError(await as("B").post(`/requests/${id}/reject`, { remarks: "x", reason: "BECAUSE" }), 400);
   });
 
   describe("other stage shapes and rejection rules", function () {

@@ -39,6 +39,7 @@ import { jpeg, pdf, png } from "./support/sampleFiles.ts";
 import { registerWorkflowVersion } from "./support/workflowAdmin.ts";
 import { current } from "./support/stackFixture.ts";
 import { letters } from "./support/sessions.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 const run = promisify(execFile);
 const b32 = encodeBytes32String;
@@ -83,31 +84,12 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
   const tag = letters(runId);
   const codes = { A: `AUDIT_PLAN_${tag}`, B: `AUDIT_LAND_${tag}`, C: `AUDIT_FIRE_${tag}` };
   let adminToken: string;
-  const workflow = {
-    workflowType: "BUILDING_PERMIT",
-    name: "Building permit (audit test)",
-    stages: [
-      {
-        stageId: "planning",
-        stageName: "Planning",
-        stageOrder: 1,
-        executionType: "SEQUENTIAL",
-        completionCriteria: "ALL",
-        requiredApprovals: [
-          { departmentCode: codes.A, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-          { departmentCode: codes.B, requiredDocuments: ["OWNERSHIP_DEED"], isMandatory: true },
-        ],
-      },
-      {
-        stageId: "safety",
-        stageName: "Safety",
-        stageOrder: 2,
-        executionType: "PARALLEL",
-        completionCriteria: "ALL",
-        requiredApprovals: [{ departmentCode: codes.C, requiredDocuments: ["FIRE_SAFETY"], isMandatory: true }],
-      },
-    ],
-  };
+  const definition = workflow(
+    "BUILDING_PERMIT",
+    "Building permit (audit test)",
+    stage("planning", "Planning", "SEQUENTIAL", { [codes.A]: ["SITE_PLAN"], [codes.B]: ["OWNERSHIP_DEED"] }),
+    stage("safety", "Safety", "PARALLEL", { [codes.C]: ["FIRE_SAFETY"] }),
+  );
   let chain: JsonRpcProvider;
   let deployment: Deployment;
   let api: string;
@@ -196,7 +178,7 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     admin = httpClient(api, adminToken);
     for (const [name, code] of Object.entries(codes))
       departments[name] = await createDepartment(api, adminToken, { code, name: `${name} department` });
-    await registerWorkflowVersion(api, adminToken, workflow);
+    await registerWorkflowVersion(api, adminToken, definition);
     applicant = httpClient(api, await applicantToken(api, { id: `audit-${runId}`, name: "Audrey Audit" }));
 
     // 1. Issued: three approvals, nothing else.
@@ -546,7 +528,7 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
   it("--all --compare: every licence on the chain (this file's, the demo's, earlier stack tests') agrees with the API, no finding", async function () {
     // A request under review and a draft too: the API answers those with their verdict and status only. (This
     // file's workflow again: the demo replaced it.)
-    await registerWorkflowVersion(api, adminToken, workflow);
+    await registerWorkflowVersion(api, adminToken, definition);
     const underReview = await submittedRequest("reviewing");
     const draft = await applicant.post("/requests", { applicantId: `audit-${runId}`, requestType: "BUILDING_PERMIT" });
     expect(draft.status).to.equal(201);
@@ -700,7 +682,7 @@ describe("auditor's tool: npm run audit (chain logs and contract calls only, rea
     it("flags a rotation forced inside its window and the decision its new wallet made (exit 1)", async function () {
       // A request whose first stage A and B approve through the API; C's turn comes next (this file's workflow,
       // which the demo replaced).
-      await registerWorkflowVersion(api, adminToken, workflow);
+      await registerWorkflowVersion(api, adminToken, definition);
       const forged = await submittedRequest("forged");
       await decide(forged, "A", "approve", { remarks: "plan ok", reviewedDocuments: [forged.docs.SITE_PLAN] });
       await decide(forged, "B", "approve", { remarks: "deed ok", reviewedDocuments: [forged.docs.OWNERSHIP_DEED] });

@@ -29,6 +29,7 @@ import { png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
 import { letters } from "./support/sessions.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 const run = promisify(execFile);
 const SHOTS = path.join(REPO_ROOT, "test-artifacts", "console");
@@ -151,24 +152,21 @@ describe("review console in headless Chromium with a virtual passkey authenticat
   /** A department with one stage of its own, a submitted request with a PDF and a PNG: ids for the test. */
   async function departmentWithRequest(code: string, name: string, requestType: string) {
     const department = await createDepartment(base, adminToken, { code, name });
-    await seedWorkflow(current(), driver, {
-      workflowType: requestType,
-      name: `${name} workflow (console ${runId})`,
-      stages: [
-        {
-          stageId: "review",
-          stageName: "Desk review",
-          stageOrder: 1,
-          executionType: "SEQUENTIAL",
-          completionCriteria: "ALL",
-          timeoutDays: 5,
-          onTimeout: "NOTIFY",
-          requiredApprovals: [
-            { departmentCode: code, requiredDocuments: ["SITE_PLAN", "SITE_PHOTO"], isMandatory: true },
-          ],
-        },
-      ],
-    });
+    await seedWorkflow(
+      current(),
+      driver,
+      workflow(
+        requestType,
+        `${name} workflow (console ${runId})`,
+        stage(
+          "review",
+          "Desk review",
+          "SEQUENTIAL",
+          { [code]: ["SITE_PLAN", "SITE_PHOTO"] },
+          { timeoutDays: 5, onTimeout: "NOTIFY" },
+        ),
+      ),
+    );
     const { requestId, files } = await submittedRequest(code, requestType);
     return { department, asDepartment: departmentClient(base, department), requestId, files };
   }

@@ -7,7 +7,7 @@ import { expect } from "chai";
 import { applicantToken, clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient } from "./support/departmentClient.ts";
 import { eventually } from "./support/eventually.ts";
-import { apiClient as http, type Json } from "./support/httpClient.ts";
+import { apiClient as http, type Json, expectError } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
@@ -227,9 +227,9 @@ describe("console reads: GET /console/queue and GET /console/decisions", functio
         expect(answer.status, query).to.equal(400);
         expect(answer.body.code).to.equal("VALIDATION_ERROR");
       }
-      expect((await http(api).get("/console/queue")).status).to.equal(401);
-      expect((await applicant.get("/console/queue")).status).to.equal(403);
-      expect((await applicant.get("/console/decisions")).status).to.equal(403);
+      expectError(await http(api).get("/console/queue"), 401);
+      expectError(await applicant.get("/console/queue"), 403);
+      expectError(await applicant.get("/console/decisions"), 403);
     });
   });
 

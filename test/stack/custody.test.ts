@@ -19,6 +19,7 @@ import { adminSession, applicantClient, letters, type Applicant } from "./suppor
 import { current } from "./support/stackFixture.ts";
 import { submittedRequest } from "./support/submittedRequest.ts";
 import { stage, workflow } from "./support/workflowDefinition.ts";
+import { expectError } from "./support/httpClient.ts";
 
 /**
  * Custody modes over HTTP on the real stack: a department that holds its own key decides by signing EIP-712 typed
@@ -118,8 +119,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       remarks: "Plan fine",
       reviewedDocuments: [docs.SITE_PLAN],
     });
-    expect(unsigned.status).to.equal(400);
-    expect(unsigned.body.code).to.equal("SIGNATURE_REQUIRED");
+    expectError(unsigned, 400, "SIGNATURE_REQUIRED");
 
     const body = { remarks: "Plan fine", reviewedDocuments: [docs.SITE_PLAN] };
     const proof = await signed(held, id, { decision: "APPROVED", ...body });
@@ -143,8 +143,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       stage: wrongKey.stage,
       round: wrongKey.round,
     });
-    expect(forged.status).to.equal(400);
-    expect(forged.body.code).to.equal("INVALID_SIGNATURE");
+    expectError(forged, 400, "INVALID_SIGNATURE");
 
     const tampered = await asHeld.post(`/requests/${id}/approve`, {
       ...body,
@@ -180,8 +179,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       stage: proof.stage,
       round: proof.round,
     });
-    expect(replayed.status).to.equal(409);
-    expect(replayed.body.code).to.equal("STALE_NONCE");
+    expectError(replayed, 409, "STALE_NONCE");
 
     const approvals = await admin.get(`/requests/${id}/approvals`);
     expect(
@@ -204,8 +202,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       stage: proof.stage,
       round: proof.round,
     });
-    expect(expired.status).to.equal(400);
-    expect(expired.body.code).to.equal("SIGNATURE_EXPIRED");
+    expectError(expired, 400, "SIGNATURE_EXPIRED");
     expect(await recordedTransactions()).to.equal(before);
   });
 
@@ -222,8 +219,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       stage: proof.stage,
       round: proof.round,
     });
-    expect(answer.status).to.equal(400);
-    expect(answer.body.code).to.equal("VALIDATION_ERROR");
+    expectError(answer, 400, "VALIDATION_ERROR");
     expect(JSON.stringify(answer.body.details)).to.include("signature");
     expect(await recordedTransactions()).to.equal(before);
   });
@@ -243,8 +239,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       reviewedDocuments: [docs.OWNERSHIP_DEED],
       documentVersions: { [docs.OWNERSHIP_DEED]: 1 },
     });
-    expect(stale.status, JSON.stringify(stale.body)).to.equal(409);
-    expect(stale.body.code).to.equal("STALE_DOCUMENTS");
+    expectError(stale, 409, "STALE_DOCUMENTS");
     expect(stale.body.details.changedDocuments).to.deep.equal([
       { documentId: docs.OWNERSHIP_DEED, reviewedHash: hashes.OWNERSHIP_DEED, reviewedVersion: 1, latestVersion: 2 },
     ]);
@@ -296,8 +291,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       stage: proof.stage,
       round: proof.round,
     });
-    expect(stale.status, JSON.stringify(stale.body)).to.equal(409);
-    expect(stale.body.code).to.equal("STALE_DOCUMENTS");
+    expectError(stale, 409, "STALE_DOCUMENTS");
     expect(stale.body.details.changedDocuments).to.deep.equal([
       { documentId: docs[changed], reviewedHash: hashes[changed], reviewedVersion: 1, latestVersion: 2 },
     ]);
@@ -360,8 +354,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       custodial.walletAddress,
     );
     const again = await departmentClient(api, custodial).post(`/departments/${codes.custodial}/wallet-change/refuse`);
-    expect(again.status).to.equal(409);
-    expect(again.body.code).to.equal("NO_WALLET_CHANGE");
+    expectError(again, 409, "NO_WALLET_CHANGE");
   });
 
   it("answers a department holding its own key with the transaction to send itself (409 OWN_TRANSACTION_REQUIRED), which cancels the change", async function () {
@@ -372,8 +365,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     expect(proposed.status, JSON.stringify(proposed.body)).to.equal(200);
     const before = await recordedTransactions();
     const answer = await departmentClient(api, held).post(`/departments/${codes.held}/wallet-change/refuse`);
-    expect(answer.status, JSON.stringify(answer.body)).to.equal(409);
-    expect(answer.body.code).to.equal("OWN_TRANSACTION_REQUIRED");
+    expectError(answer, 409, "OWN_TRANSACTION_REQUIRED");
     expect(await recordedTransactions(), "the platform sent nothing").to.equal(before);
     const { transaction } = answer.body.details;
     expect(transaction).to.include({
@@ -402,9 +394,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     expect(proposed.status, JSON.stringify(proposed.body)).to.equal(200);
     expect(proposed.body.walletAddress).to.equal(heldKey.address);
     expect(proposed.body.pendingWalletChange).to.include({ walletAddress: newKey.address, custody: "DEPARTMENT_HELD" });
-    const early = await admin.post(`/departments/${codes.held}/wallet-change/activate`);
-    expect(early.status).to.equal(409);
-    expect(early.body.code).to.equal("WALLET_CHANGE_NOT_DUE");
+    expectError(await admin.post(`/departments/${codes.held}/wallet-change/activate`), 409, "WALLET_CHANGE_NOT_DUE");
 
     // Inside the delay, the proposed key's signature is not the department's.
     const body = { remarks: "Plan fine", reviewedDocuments: [docs.SITE_PLAN] };
@@ -417,8 +407,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
       stage: tooSoon.stage,
       round: tooSoon.round,
     });
-    expect(refused.status).to.equal(400);
-    expect(refused.body.code).to.equal("INVALID_SIGNATURE");
+    expectError(refused, 400, "INVALID_SIGNATURE");
 
     const effectiveAt = Date.parse(proposed.body.pendingWalletChange.effectiveAt);
     await new Promise((r) => setTimeout(r, Math.max(0, effectiveAt - Date.now()) + 1500));
@@ -457,9 +446,7 @@ describe("custody modes and decisions bound to what was reviewed (HTTP, real sta
     expect(cancelled.status, JSON.stringify(cancelled.body)).to.equal(200);
     expect(cancelled.body.pendingWalletChange).to.equal(null);
     expect(cancelled.body.walletAddress).to.equal(custodial.walletAddress);
-    const again = await admin.post(`/departments/${codes.custodial}/wallet-change/cancel`);
-    expect(again.status).to.equal(409);
-    expect(again.body.code).to.equal("NO_WALLET_CHANGE");
+    expectError(await admin.post(`/departments/${codes.custodial}/wallet-change/cancel`), 409, "NO_WALLET_CHANGE");
   });
 
   // Last in this file: it registers a new version of the workflow, with the Safe's department alone.

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { apiClient as http } from "./support/httpClient.ts";
+import { apiClient as http, expectError } from "./support/httpClient.ts";
 import { adminSession } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
 
@@ -21,8 +21,7 @@ describe("date-time query values", function () {
   ]) {
     it(`GET /admin/audit-logs refuses startDate=${value} with 400 VALIDATION_ERROR`, async function () {
       const response = await admin.get(`/admin/audit-logs?startDate=${encodeURIComponent(value)}`);
-      expect(response.status).to.equal(400);
-      expect(response.body.code).to.equal("VALIDATION_ERROR");
+      expectError(response, 400, "VALIDATION_ERROR");
       expect(response.body.details.issues).to.deep.include({
         in: "query",
         path: "startDate",

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { applicantToken, clientToken, createClient } from "./support/authClient.ts";
 import { eventually } from "./support/eventually.ts";
-import { apiClient as client, type Json } from "./support/httpClient.ts";
+import { apiClient as client, type Json, expectError } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
@@ -79,9 +79,7 @@ describe("delegations: a system client acts only for the applicants who delegate
       expect((await othersPortal.get("/delegations")).body.delegations).to.deep.equal([]);
 
       expect((await carol.delete(`/delegations/${portalId}`)).status).to.equal(204);
-      const again = await carol.delete(`/delegations/${portalId}`);
-      expect(again.status).to.equal(404);
-      expect(again.body.code).to.equal("NOT_FOUND");
+      expectError(await carol.delete(`/delegations/${portalId}`), 404, "NOT_FOUND");
       expect((await carol.get("/delegations")).body.delegations).to.deep.equal([]);
       expect((await portal.get("/delegations")).body.delegations).to.deep.equal([]);
 
@@ -107,9 +105,9 @@ describe("delegations: a system client acts only for the applicants who delegate
         "applications:write",
       ]);
       expect((await admin.delete(`/admin/clients/${revoked.clientId}`)).status).to.equal(204);
-      expect((await dave.post("/delegations", { clientId: revoked.clientId })).status).to.equal(404);
-      expect((await portal.post("/delegations", { clientId: othersPortalId })).status).to.equal(403);
-      expect((await client(api).post("/delegations", { clientId: portalId })).status).to.equal(401);
+      expectError(await dave.post("/delegations", { clientId: revoked.clientId }), 404);
+      expectError(await portal.post("/delegations", { clientId: othersPortalId }), 403);
+      expectError(await client(api).post("/delegations", { clientId: portalId }), 401);
     });
   });
 
@@ -129,9 +127,7 @@ describe("delegations: a system client acts only for the applicants who delegate
       expect(refused.status).to.equal(403);
       expect(refused.body).to.have.keys("code", "message");
       expect(refused.body.code).to.equal("FORBIDDEN");
-      expect(
-        (await othersPortal.post("/requests", { applicantId: carolId, requestType: "BUILDING_PERMIT" })).status,
-      ).to.equal(403);
+      expectError(await othersPortal.post("/requests", { applicantId: carolId, requestType: "BUILDING_PERMIT" }), 403);
 
       const made = await portal.post("/requests", {
         applicantId: carolId,
@@ -165,8 +161,8 @@ describe("delegations: a system client acts only for the applicants who delegate
         expect(hidden.status, path).to.equal(404);
         expect(hidden.body.code).to.equal("NOT_FOUND");
       }
-      expect((await portal.post(`/requests/${daveRequest}/submit`)).status).to.equal(404);
-      expect((await portal.post(`/requests/${daveRequest}/cancel`, { reason: "not mine" })).status).to.equal(404);
+      expectError(await portal.post(`/requests/${daveRequest}/submit`), 404);
+      expectError(await portal.post(`/requests/${daveRequest}/cancel`, { reason: "not mine" }), 404);
       const upload = await portal.upload("POST", `/requests/${daveRequest}/documents`, pdf(`x ${run}`), "p.pdf", {
         docType: "SITE_PLAN",
       });
@@ -189,11 +185,9 @@ describe("delegations: a system client acts only for the applicants who delegate
       expect(second.status).to.equal(201);
 
       expect((await carol.delete(`/delegations/${portalId}`)).status).to.equal(204);
-      expect((await portal.get(`/requests/${delegatedRequest}`)).status).to.equal(404);
-      expect((await portal.post(`/requests/${second.body.requestId}/cancel`, {})).status).to.equal(404);
-      expect(
-        (await portal.post("/requests", { applicantId: carolId, requestType: "BUILDING_PERMIT" })).status,
-      ).to.equal(403);
+      expectError(await portal.get(`/requests/${delegatedRequest}`), 404);
+      expectError(await portal.post(`/requests/${second.body.requestId}/cancel`, {}), 404);
+      expectError(await portal.post("/requests", { applicantId: carolId, requestType: "BUILDING_PERMIT" }), 403);
       expect((await portal.get("/requests")).body.requests).to.deep.equal([]);
       // The applicant still has it all.
       expect((await carol.post(`/requests/${second.body.requestId}/cancel`, {})).status).to.equal(200);

@@ -17,7 +17,7 @@ import {
 } from "./support/platformDriver.ts";
 import { productionEnv } from "./support/productionEnv.ts";
 import { current } from "./support/stackFixture.ts";
-import { apiClient as client, type Json } from "./support/httpClient.ts";
+import { apiClient as client, type Json, expectError } from "./support/httpClient.ts";
 import { letters } from "./support/sessions.ts";
 
 /** Department codes are upper-case letters and underscores only: the run id in letters. */
@@ -112,25 +112,19 @@ describe("departments (HTTP, real stack)", function () {
         expect(response.status, bad).to.equal(400);
         expect(response.body.code).to.equal("VALIDATION_ERROR");
       }
-      expect((await admin.post("/departments", { code: code("NONAME") })).status).to.equal(400);
-      expect(
-        (await admin.post("/departments", { code: code("BADHOOK"), name: "x", webhookUrl: "not a url" })).status,
-      ).to.equal(400);
+      expectError(await admin.post("/departments", { code: code("NONAME") }), 400);
+      expectError(await admin.post("/departments", { code: code("BADHOOK"), name: "x", webhookUrl: "not a url" }), 400);
       expect(
         (await admin.post("/departments", { code: code("FTPHOOK"), name: "x", webhookUrl: "ftp://example.org/x" }))
           .status,
       ).to.equal(400);
-      expect((await admin.get(`/departments/${code("NONAME")}`)).status).to.equal(404);
+      expectError(await admin.get(`/departments/${code("NONAME")}`), 404);
     });
 
     it("refuses a duplicate code with 409 CONFLICT, also when the code was registered on chain outside the API", async function () {
-      const again = await admin.post("/departments", { code: fire.code, name: "Fire again" });
-      expect(again.status).to.equal(409);
-      expect(again.body.code).to.equal("CONFLICT");
+      expectError(await admin.post("/departments", { code: fire.code, name: "Fire again" }), 409, "CONFLICT");
       await driver.department(code("OUTSIDE"));
-      const outside = await admin.post("/departments", { code: code("OUTSIDE"), name: "Outside" });
-      expect(outside.status).to.equal(409);
-      expect(outside.body.code).to.equal("CONFLICT");
+      expectError(await admin.post("/departments", { code: code("OUTSIDE"), name: "Outside" }), 409, "CONFLICT");
       // Concurrent registrations of one code: exactly one wins.
       const burst = await Promise.all(
         [1, 2, 3].map(() => admin.post("/departments", { code: code("RACE"), name: "Race" })),
@@ -139,12 +133,10 @@ describe("departments (HTTP, real stack)", function () {
     });
 
     it("is for administrators only", async function () {
-      expect((await client(api).post("/departments", { code: code("ANON"), name: "x" })).status).to.equal(401);
+      expectError(await client(api).post("/departments", { code: code("ANON"), name: "x" }), 401);
       const applicant = client(api, await applicantToken(api, { id: `dept-applicant-${run}` }));
-      expect((await applicant.post("/departments", { code: code("APPL"), name: "x" })).status).to.equal(403);
-      expect(
-        (await departmentClient(api, fire).post("/departments", { code: code("BYDEPT"), name: "x" })).status,
-      ).to.equal(403);
+      expectError(await applicant.post("/departments", { code: code("APPL"), name: "x" }), 403);
+      expectError(await departmentClient(api, fire).post("/departments", { code: code("BYDEPT"), name: "x" }), 403);
     });
   });
 
@@ -177,8 +169,8 @@ describe("departments (HTTP, real stack)", function () {
         expect(one.status).to.equal(200);
         expect(one.body).to.deep.equal(mine);
       }
-      expect((await admin.get(`/departments/NOPE_${run}`)).status).to.equal(404);
-      expect((await client(api).get("/departments")).status).to.equal(401);
+      expectError(await admin.get(`/departments/NOPE_${run}`), 404);
+      expectError(await client(api).get("/departments"), 401);
       // A department registered on chain outside the API has no name or credentials here: not listed.
       expect((await admin.get("/departments")).body.departments.map((d: Json) => d.code)).not.to.include(
         code("OUTSIDE"),
@@ -223,10 +215,9 @@ describe("departments (HTTP, real stack)", function () {
       expect(self.status).to.equal(200);
       expect(self.body.code).to.equal(fire.code);
       const wrongKey = await departmentClient(api, { ...fire, apiKey: police.apiKey }).get(`/departments/${fire.code}`);
-      expect(wrongKey.status).to.equal(401);
-      expect(wrongKey.body.code).to.equal("UNAUTHORIZED");
-      expect((await departmentClient(api, { ...fire, code: `NOPE_${run}` }).get("/departments")).status).to.equal(401);
-      expect((await departmentClient(api, { ...fire, code: "" }).get("/departments")).status).to.equal(401);
+      expectError(wrongKey, 401, "UNAUTHORIZED");
+      expectError(await departmentClient(api, { ...fire, code: `NOPE_${run}` }).get("/departments"), 401);
+      expectError(await departmentClient(api, { ...fire, code: "" }).get("/departments"), 401);
     });
   });
 
@@ -249,9 +240,9 @@ describe("departments (HTTP, real stack)", function () {
       expect(update.new_value).to.deep.equal({ name: "State Police", webhookUrl: "https://93.184.216.34/police-hook" });
       const cleared = await admin.patch(`/departments/${police.code}`, { webhookUrl: null });
       expect(cleared.body.webhookUrl).to.equal(null);
-      expect((await admin.patch(`/departments/${police.code}`, {})).status).to.equal(400);
-      expect((await admin.patch(`/departments/${police.code}`, { webhookUrl: "nope" })).status).to.equal(400);
-      expect((await admin.patch(`/departments/NOPE_${run}`, { name: "x" })).status).to.equal(404);
+      expectError(await admin.patch(`/departments/${police.code}`, {}), 400);
+      expectError(await admin.patch(`/departments/${police.code}`, { webhookUrl: "nope" }), 400);
+      expectError(await admin.patch(`/departments/NOPE_${run}`, { name: "x" }), 404);
     });
 
     it("in production, refuses an internal webhookUrl (INVALID_WEBHOOK_URL naming the field) at registration and update", async function () {
@@ -279,7 +270,7 @@ describe("departments (HTTP, real stack)", function () {
           expect(patched.body).to.deep.include({ code: "INVALID_WEBHOOK_URL" });
         }
         // Nothing was registered or changed.
-        expect((await admin.get(`/departments/${code("INTERNAL")}`)).status).to.equal(404);
+        expectError(await admin.get(`/departments/${code("INTERNAL")}`), 404);
         expect((await admin.get(`/departments/${police.code}`)).body.webhookUrl).to.equal(null);
         // A public address is accepted there.
         const accepted = await asAdmin.patch(`/departments/${police.code}`, { webhookUrl: "https://93.184.216.34/p" });
@@ -292,13 +283,9 @@ describe("departments (HTTP, real stack)", function () {
 
     it("refuses non-administrators with 403", async function () {
       const applicant = client(api, await applicantToken(api, { id: `dept-patcher-${run}` }));
-      expect((await applicant.patch(`/departments/${police.code}`, { name: "Hacked" })).status).to.equal(403);
-      expect(
-        (await departmentClient(api, police).patch(`/departments/${police.code}`, { name: "Hacked" })).status,
-      ).to.equal(403);
-      expect(
-        (await departmentClient(api, police).post(`/departments/${police.code}/regenerate-api-key`)).status,
-      ).to.equal(403);
+      expectError(await applicant.patch(`/departments/${police.code}`, { name: "Hacked" }), 403);
+      expectError(await departmentClient(api, police).patch(`/departments/${police.code}`, { name: "Hacked" }), 403);
+      expectError(await departmentClient(api, police).post(`/departments/${police.code}/regenerate-api-key`), 403);
       expect((await admin.get(`/departments/${police.code}`)).body.name).to.equal("State Police");
     });
 
@@ -311,9 +298,7 @@ describe("departments (HTTP, real stack)", function () {
       expect(off.status).to.equal(200);
       expect(off.body.isActive).to.equal(false);
       expect((await onChain(dept.code)).active).to.equal(false);
-      const refused = await asDept.get(`/departments/${dept.code}`);
-      expect(refused.status).to.equal(401);
-      expect(refused.body.code).to.equal("UNAUTHORIZED");
+      expectError(await asDept.get(`/departments/${dept.code}`), 401, "UNAUTHORIZED");
       expect((await admin.get(`/departments/${dept.code}`)).body.isActive).to.equal(false);
       expect(
         (await admin.get("/departments")).body.departments.find((d: Json) => d.code === dept.code).isActive,
@@ -340,7 +325,7 @@ describe("departments (HTTP, real stack)", function () {
       expect(response.status).to.equal(200);
       expect(response.body).to.have.keys("apiKey", "apiSecret", "keyRotatedAt");
       expect(response.body.apiKey).not.to.equal(dept.apiKey);
-      expect((await departmentClient(api, dept).get(`/departments/${dept.code}`)).status).to.equal(401);
+      expectError(await departmentClient(api, dept).get(`/departments/${dept.code}`), 401);
       const renewed = { code: dept.code, apiKey: response.body.apiKey, apiSecret: response.body.apiSecret };
       expect((await departmentClient(api, renewed).get(`/departments/${dept.code}`)).status).to.equal(200);
       // The new secret signs; the old one no longer does.
@@ -359,7 +344,7 @@ describe("departments (HTTP, real stack)", function () {
       expect(JSON.stringify(regenerated))
         .not.to.include(response.body.apiKey)
         .and.not.to.include(response.body.apiSecret);
-      expect((await admin.post(`/departments/NOPE_${run}/regenerate-api-key`)).status).to.equal(404);
+      expectError(await admin.post(`/departments/NOPE_${run}/regenerate-api-key`), 404);
     });
   });
 
@@ -373,19 +358,15 @@ describe("departments (HTTP, real stack)", function () {
         period: { startDate: fire.body.createdAt.slice(0, 10), endDate: today },
         stats: { totalReceived: 0, approved: 0, rejected: 0, pending: 0, avgProcessingTimeDays: 0 },
       });
-      const other = await departmentClient(api, fire).get(`/departments/${police.code}/stats`);
-      expect(other.status).to.equal(403);
-      expect(other.body.code).to.equal("FORBIDDEN");
+      expectError(await departmentClient(api, fire).get(`/departments/${police.code}/stats`), 403, "FORBIDDEN");
       const byAdmin = await admin.get(`/departments/${police.code}/stats?startDate=2024-01-01&endDate=2024-12-31`);
       expect(byAdmin.status).to.equal(200);
       expect(byAdmin.body.period).to.deep.equal({ startDate: "2024-01-01", endDate: "2024-12-31" });
-      expect(
-        (await admin.get(`/departments/${police.code}/stats?startDate=2024-12-31&endDate=2024-01-01`)).status,
-      ).to.equal(400);
-      expect((await admin.get(`/departments/${police.code}/stats?startDate=yesterday`)).status).to.equal(400);
-      expect((await admin.get(`/departments/NOPE_${run}/stats`)).status).to.equal(404);
+      expectError(await admin.get(`/departments/${police.code}/stats?startDate=2024-12-31&endDate=2024-01-01`), 400);
+      expectError(await admin.get(`/departments/${police.code}/stats?startDate=yesterday`), 400);
+      expectError(await admin.get(`/departments/NOPE_${run}/stats`), 404);
       const applicant = client(api, await applicantToken(api, { id: `dept-stats-${run}` }));
-      expect((await applicant.get(`/departments/${fire.code}/stats`)).status).to.equal(403);
+      expectError(await applicant.get(`/departments/${fire.code}/stats`), 403);
     });
 
     it("count routed, pending (turn-aware), approved and rejected reviews from the index", async function () {
@@ -576,16 +557,16 @@ describe("departments (HTTP, real stack)", function () {
       const bare = signatureHeaders(signer.apiSecret, "GET", target(route), undefined, { timestamp, nonce: "" });
       expect(bare).not.to.have.property("x-nonce");
       expect((await raw(route, "GET", bare)).status).to.equal(200);
-      expect((await raw(route, "GET", { ...bare })).status).to.equal(401);
+      expectError(await raw(route, "GET", { ...bare }), 401);
       // A nonce is part of what is signed.
       const withNonce = signatureHeaders(signer.apiSecret, "GET", target(route), undefined, { nonce: "abc" });
-      expect((await raw(route, "GET", { ...withNonce, "x-nonce": "abd" })).status).to.equal(401);
-      expect((await raw(route, "GET", { ...withNonce, "x-nonce": "bad nonce!" })).status).to.equal(401);
+      expectError(await raw(route, "GET", { ...withNonce, "x-nonce": "abd" }), 401);
+      expectError(await raw(route, "GET", { ...withNonce, "x-nonce": "bad nonce!" }), 401);
     });
 
     it("refuse a tampered path, query or method", async function () {
       const signedFor = signatureHeaders(signer.apiSecret, "GET", target(`/departments/${signer.code}`));
-      expect((await raw(`/departments/${fire.code}`, "GET", signedFor)).status).to.equal(401);
+      expectError(await raw(`/departments/${fire.code}`, "GET", signedFor), 401);
       const statsSigned = signatureHeaders(
         signer.apiSecret,
         "GET",
@@ -595,7 +576,7 @@ describe("departments (HTTP, real stack)", function () {
         401,
       );
       const asPost = signatureHeaders(signer.apiSecret, "POST", target(`/departments/${signer.code}`));
-      expect((await raw(`/departments/${signer.code}`, "GET", asPost)).status).to.equal(401);
+      expectError(await raw(`/departments/${signer.code}`, "GET", asPost), 401);
     });
 
     it("cover the JSON body: a tampered body is 401; the same value in other bytes is accepted", async function () {
@@ -619,17 +600,16 @@ describe("departments (HTTP, real stack)", function () {
       expect(tampered.status).to.equal(401);
       // Keys in another order and whitespace: the canonical JSON is the same.
       const pretty = `{\n  "name": "Signed",\n  "code": "${code("NEVER")}"\n}`;
-      expect(
-        (await raw(route, "POST", signatureHeaders(signer.apiSecret, "POST", target(route), value), pretty)).status,
-      ).to.equal(403);
+      expectError(
+        await raw(route, "POST", signatureHeaders(signer.apiSecret, "POST", target(route), value), pretty),
+        403,
+      );
       // A body signed as empty but sent with content is refused, and vice versa.
       expect(
         (await raw(route, "POST", signatureHeaders(signer.apiSecret, "POST", target(route)), JSON.stringify(value)))
           .status,
       ).to.equal(401);
-      expect(
-        (await raw(route, "POST", signatureHeaders(signer.apiSecret, "POST", target(route), value))).status,
-      ).to.equal(401);
+      expectError(await raw(route, "POST", signatureHeaders(signer.apiSecret, "POST", target(route), value)), 401);
       // Non-JSON bodies cannot be signed.
       const form = await fetch(`${api}${target(route)}`, {
         method: "POST",
@@ -646,9 +626,9 @@ describe("departments (HTTP, real stack)", function () {
 
     it("refuse a wrong secret and malformed headers", async function () {
       const route = `/departments/${signer.code}`;
-      expect((await raw(route, "GET", signatureHeaders(police.apiSecret, "GET", target(route)))).status).to.equal(401);
-      expect((await raw(route, "GET", { "x-timestamp": String(now()), "x-signature": "zz" })).status).to.equal(401);
-      expect((await raw(route, "GET", { "x-timestamp": "soon", "x-signature": "a".repeat(64) })).status).to.equal(401);
+      expectError(await raw(route, "GET", signatureHeaders(police.apiSecret, "GET", target(route))), 401);
+      expectError(await raw(route, "GET", { "x-timestamp": String(now()), "x-signature": "zz" }), 401);
+      expectError(await raw(route, "GET", { "x-timestamp": "soon", "x-signature": "a".repeat(64) }), 401);
       expect(
         (
           await raw(route, "GET", {
@@ -663,13 +643,14 @@ describe("departments (HTTP, real stack)", function () {
       const route = `/departments/${dept.code}`;
       expect((await departmentClient(api, dept).get(route)).status).to.equal(200);
       expect((await departmentClient(api, dept, { sign: true }).get(route)).status).to.equal(200);
-      expect(
-        (await departmentClient(api, { ...dept, apiSecret: police.apiSecret }, { sign: true }).get(route)).status,
-      ).to.equal(401);
+      expectError(
+        await departmentClient(api, { ...dept, apiSecret: police.apiSecret }, { sign: true }).get(route),
+        401,
+      );
 
       const flagged = await admin.patch(route, { requireSignedRequests: true });
       expect(flagged.body.requireSignedRequests).to.equal(true);
-      expect((await departmentClient(api, dept).get(route)).status).to.equal(401);
+      expectError(await departmentClient(api, dept).get(route), 401);
       expect((await departmentClient(api, dept, { sign: true }).get(route)).status).to.equal(200);
       const [update] = await auditOf(dept.code, "UPDATE");
       expect(update.new_value).to.deep.equal({ requireSignedRequests: true });

@@ -108,10 +108,19 @@ describe("documented statuses", function () {
 
   describe("answers provoked on every operation are documented", function () {
     const fill = (op: Operation) => op.path.replace(/\{(\w+)\}/g, "p0x1");
-    const check = async (op: Operation, request: Parameters<typeof sendRaw>[1], expectedStatus: number) => {
+    /** `error`: the code and message of an answer in the Error shape (OAuth endpoints answer in their own). */
+    const check = async (
+      op: Operation,
+      request: Parameters<typeof sendRaw>[1],
+      expectedStatus: number,
+      error?: { code: string; message: string },
+    ) => {
       const response = await sendRaw(current().api.url, request);
       if (response.status !== expectedStatus)
         return `${op.method} ${op.path}: expected ${expectedStatus}, got ${response.status} ${response.text.slice(0, 200)}`;
+      const json = response.json as Json | undefined;
+      if (error && json?.code !== undefined && (json.code !== error.code || json.message !== error.message))
+        return `${op.method} ${op.path}: expected ${JSON.stringify(error)}, got ${response.text.slice(0, 200)}`;
       return undocumentedAnswer(op, response.status, response.headers as Record<string, unknown>, response.json);
     };
     const forEvery = async (
@@ -138,6 +147,7 @@ describe("documented statuses", function () {
           op,
           { method: op.method, path: fill(op), headers: { "content-type": "application/json" }, body: "{nope" },
           400,
+          { code: "MALFORMED_JSON", message: "The request body is not valid JSON" },
         ),
       );
     });
@@ -159,6 +169,7 @@ describe("documented statuses", function () {
           op,
           { method: op.method, path: fill(op), headers: { "content-type": "application/json" }, body: big },
           413,
+          { code: "PAYLOAD_TOO_LARGE", message: "The request body is larger than allowed" },
         ),
       );
     });

@@ -29,6 +29,7 @@ import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
 import { recordRacingTransactions } from "./support/racingTransactions.ts";
 import { startReceiver, type Receiver } from "./support/webhookReceiver.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 import { letters } from "./support/sessions.ts";
 
 const JOB_TIME_SCALE = 0.00005; // as in the stack fixture
@@ -105,31 +106,16 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
         })
       ).status,
     ).to.equal(201);
-    await seedWorkflow(stack, driver, {
-      workflowType: "BUILDING_PERMIT",
-      name: "Building permit (events test)",
-      stages: [
-        {
-          stageId: "review",
-          stageName: "Joint review",
-          stageOrder: 1,
-          executionType: "PARALLEL",
-          completionCriteria: "ALL",
-          requiredApprovals: [
-            { departmentCode: codes.A, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-            { departmentCode: codes.B, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-          ],
-        },
-        {
-          stageId: "final",
-          stageName: "Final check",
-          stageOrder: 2,
-          executionType: "SEQUENTIAL",
-          completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: codes.C, requiredDocuments: [], isMandatory: true }],
-        },
-      ],
-    });
+    await seedWorkflow(
+      stack,
+      driver,
+      workflow(
+        "BUILDING_PERMIT",
+        "Building permit (events test)",
+        stage("review", "Joint review", "PARALLEL", { [codes.A]: ["SITE_PLAN"], [codes.B]: ["SITE_PLAN"] }),
+        stage("final", "Final check", "SEQUENTIAL", { [codes.C]: [] }),
+      ),
+    );
     applicant = http(api, await applicantToken(api, { id: applicantId, name: "Eve Events" }));
   });
   after(async () => {
@@ -635,23 +621,15 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
   });
 
   it("in a SEQUENTIAL stage, tells each department when its turn comes, not before", async function () {
-    await seedWorkflow(current(), driver, {
-      workflowType: "BUILDING_PERMIT",
-      name: "Building permit (sequential events)",
-      stages: [
-        {
-          stageId: "line",
-          stageName: "In line",
-          stageOrder: 1,
-          executionType: "SEQUENTIAL",
-          completionCriteria: "ALL",
-          requiredApprovals: [
-            { departmentCode: codes.A, requiredDocuments: ["SITE_PLAN"], isMandatory: true },
-            { departmentCode: codes.B, requiredDocuments: [], isMandatory: true },
-          ],
-        },
-      ],
-    });
+    await seedWorkflow(
+      current(),
+      driver,
+      workflow(
+        "BUILDING_PERMIT",
+        "Building permit (sequential events)",
+        stage("line", "In line", "SEQUENTIAL", { [codes.A]: ["SITE_PLAN"], [codes.B]: [] }),
+      ),
+    );
     const { id, documentId } = await submitted("sequential");
     const [first] = await waitFor("A", id, "APPROVAL_REQUIRED");
     expect(first.json.data.reason).to.equal("SUBMITTED");
@@ -667,22 +645,12 @@ describe("events: webhooks at their triggers, retries, restarts, workers, stage 
   });
 
   describe("stage timeouts (timeoutDays 0.00003 ≈ 3 s on the chain's clock)", function () {
-    const timeoutWorkflow = (onTimeout: "NOTIFY" | "ESCALATE" | "AUTO_REJECT") => ({
-      workflowType: "BUILDING_PERMIT",
-      name: `Building permit (${onTimeout} timeout)`,
-      stages: [
-        {
-          stageId: "only",
-          stageName: "Timed review",
-          stageOrder: 1,
-          executionType: "SEQUENTIAL" as const,
-          completionCriteria: "ALL" as const,
-          timeoutDays: 0.00003,
-          onTimeout,
-          requiredApprovals: [{ departmentCode: codes.A, requiredDocuments: [], isMandatory: true }],
-        },
-      ],
-    });
+    const timeoutWorkflow = (onTimeout: "NOTIFY" | "ESCALATE" | "AUTO_REJECT") =>
+      workflow(
+        "BUILDING_PERMIT",
+        `Building permit (${onTimeout} timeout)`,
+        stage("only", "Timed review", "SEQUENTIAL", { [codes.A]: [] }, { timeoutDays: 0.00003, onTimeout }),
+      );
     const requests: Record<string, string> = {};
 
     before(async function () {

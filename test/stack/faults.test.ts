@@ -11,6 +11,7 @@ import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
 import { letters } from "./support/sessions.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 interface Outcome {
   startedAt: number;
@@ -63,20 +64,15 @@ describe("fault injection (kill, chain down, Postgres restart)", function () {
   before(async function () {
     const stack = current();
     driver = await createDriver(stack);
-    await seedWorkflow(stack, driver, {
-      workflowType: "BUILDING_PERMIT",
-      name: "Building permit (faults)",
-      stages: [
-        {
-          stageId: "s",
-          stageName: "Review",
-          stageOrder: 1,
-          executionType: "SEQUENTIAL",
-          completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: `FAULTS_${tag}`, requiredDocuments: [], isMandatory: true }],
-        },
-      ],
-    });
+    await seedWorkflow(
+      stack,
+      driver,
+      workflow(
+        "BUILDING_PERMIT",
+        "Building permit (faults)",
+        stage("s", "Review", "SEQUENTIAL", { [`FAULTS_${tag}`]: [] }),
+      ),
+    );
     token = await applicantToken(stack.api.url, { id: applicantId, name: "Fay Faults" });
   });
   after(async () => driver?.close());

@@ -10,7 +10,7 @@ import { DepartmentPasskeyAccountAbi } from "../../abis/index.ts";
 import { REVIEWED_PASSKEY_ACCOUNT_CODE_HASH } from "../../scripts/audit/passkeyAudit.ts";
 import { clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
-import { apiClient } from "./support/httpClient.ts";
+import { apiClient, expectError } from "./support/httpClient.ts";
 import { eventually } from "./support/eventually.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import {
@@ -61,14 +61,12 @@ describe("passkey custody: a department's wallet moved to its reviewers' passkey
   describe("POST /departments/{code}/passkey-custody", function () {
     it("refuses a threshold above the reviewers with a passkey (409), another department's key and a console session (403)", async function () {
       const tooMany = await asDept.post(`/departments/${dept.code}/passkey-custody`, { threshold: 4 });
-      expect(tooMany.status, JSON.stringify(tooMany.body)).to.equal(409);
-      expect(tooMany.body.code).to.equal("NOT_ENOUGH_REVIEWERS");
+      expectError(tooMany, 409, "NOT_ENOUGH_REVIEWERS");
       const byOther = await departmentClient(api, other).post(`/departments/${dept.code}/passkey-custody`, {
         threshold: 2,
       });
       expect(byOther.status).to.equal(403);
-      const bySession = await ana.browser.post(`/departments/${dept.code}/passkey-custody`, { threshold: 2 });
-      expect(bySession.status).to.equal(403);
+      expectError(await ana.browser.post(`/departments/${dept.code}/passkey-custody`, { threshold: 2 }), 403);
       const { rows } = await driver.core.pool.query(`SELECT 1 FROM passkey_accounts WHERE department_code = $1`, [
         dept.code,
       ]);
@@ -114,8 +112,7 @@ describe("passkey custody: a department's wallet moved to its reviewers' passkey
       expect(proof.typedData.message).to.deep.include({ wallet: account });
 
       const again = await asDept.post(`/departments/${dept.code}/passkey-custody`, { threshold: 2 });
-      expect(again.status).to.equal(409);
-      expect(again.body.code).to.equal("CUSTODY_MOVE_IN_PROGRESS");
+      expectError(again, 409, "CUSTODY_MOVE_IN_PROGRESS");
     });
 
     it("moves the wallet once two reviewers signed the key proof, effective after the registry's delay", async function () {
@@ -139,9 +136,7 @@ describe("passkey custody: a department's wallet moved to its reviewers' passkey
 
       const proposed = await admin.get(`/departments/${dept.code}`);
       expect(proposed.body.pendingWalletChange).to.include({ walletAddress: account, custody: "DEPARTMENT_HELD" });
-      const early = await admin.post(`/departments/${dept.code}/wallet-change/activate`);
-      expect(early.status).to.equal(409);
-      expect(early.body.code).to.equal("WALLET_CHANGE_NOT_DUE");
+      expectError(await admin.post(`/departments/${dept.code}/wallet-change/activate`), 409, "WALLET_CHANGE_NOT_DUE");
 
       const effectiveAt = Date.parse(proposed.body.pendingWalletChange.effectiveAt);
       await new Promise((r) => setTimeout(r, Math.max(0, effectiveAt - Date.now()) + 1500));
@@ -167,8 +162,7 @@ describe("passkey custody: a department's wallet moved to its reviewers' passkey
       const unknown = await asDept.post(`/departments/${dept.code}/passkey-account/reviewer-changes`, {
         remove: [`0x${"11".repeat(64)}`],
       });
-      expect(unknown.status).to.equal(409);
-      expect(unknown.body.code).to.equal("REVIEWER_UNKNOWN");
+      expectError(unknown, 409, "REVIEWER_UNKNOWN");
 
       const opened = await asDept.post(`/departments/${dept.code}/passkey-account/reviewer-changes`, {
         remove: [cy.passkey.id],
@@ -255,8 +249,7 @@ describe("passkey custody: a department's wallet moved to its reviewers' passkey
       const late = await ana.browser.post(`/console/signing-requests/${opened.body.id}/assertions`, {
         response: assertionFor(ana, seen, rp),
       });
-      expect(late.status).to.equal(409);
-      expect(late.body.code).to.equal("SIGNING_REQUEST_CLOSED");
+      expectError(late, 409, "SIGNING_REQUEST_CLOSED");
       expect((await ana.browser.get(`/console/signing-requests/${opened.body.id}`)).body.status).to.equal("EXPIRED");
       const open = await ana.browser.get("/console/signing-requests?status=COLLECTING");
       expect(open.body.signingRequests.map((r: { id: string }) => r.id)).to.not.include(opened.body.id);

@@ -13,7 +13,7 @@ import { DepartmentPasskeyAccountAbi } from "../../abis/index.ts";
 import { approvalRegistry } from "../../api/src/chain/contracts.ts";
 import { accountAssertion, encodePasskeySignature } from "../../api/src/domain/passkeys/passkeySignature.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
-import { apiClient, type Json } from "./support/httpClient.ts";
+import { apiClient, type Json, expectError } from "./support/httpClient.ts";
 import { eventually } from "./support/eventually.ts";
 import { createDriver, registry, type Driver } from "./support/platformDriver.ts";
 import {
@@ -113,8 +113,7 @@ describe("decisions signed by reviewers' passkeys, 2 of 3 (HTTP, real stack)", f
       ...body,
       reviewedDocuments: [request.docs.OWNERSHIP_DEED],
     });
-    expect(custodial.status).to.equal(409);
-    expect(custodial.body.code).to.equal("NOT_PASSKEY_CUSTODY");
+    expectError(custodial, 409, "NOT_PASSKEY_CUSTODY");
 
     const opened = await ana.browser.post(`/console/requests/${request.id}/signing-requests`, body);
     expect(opened.status, JSON.stringify(opened.body)).to.equal(201);
@@ -176,8 +175,7 @@ describe("decisions signed by reviewers' passkeys, 2 of 3 (HTTP, real stack)", f
     const again = await ana.browser.post(`/console/signing-requests/${approval.id}/assertions`, {
       response: anaApproval,
     });
-    expect(again.status).to.equal(409);
-    expect(again.body.code).to.equal("ALREADY_SIGNED");
+    expectError(again, 409, "ALREADY_SIGNED");
   });
 
   it("refuses, storing nothing, an assertion over another decision's digest, and a replayed assertion (400 PASSKEY_INVALID)", async function () {
@@ -185,13 +183,11 @@ describe("decisions signed by reviewers' passkeys, 2 of 3 (HTTP, real stack)", f
     const overOther = await ben.browser.post(`/console/signing-requests/${approval.id}/assertions`, {
       response: assertionFor(ben, seen.body, rp),
     });
-    expect(overOther.status, JSON.stringify(overOther.body)).to.equal(400);
-    expect(overOther.body.code).to.equal("PASSKEY_INVALID");
+    expectError(overOther, 400, "PASSKEY_INVALID");
     const replayed = await ana.browser.post(`/console/signing-requests/${rejection.id}/assertions`, {
       response: anaApproval,
     });
-    expect(replayed.status, JSON.stringify(replayed.body)).to.equal(400);
-    expect(replayed.body.code).to.equal("PASSKEY_INVALID");
+    expectError(replayed, 400, "PASSKEY_INVALID");
     expect(await signatures(approval.id)).to.have.length(1);
     expect(await signatures(rejection.id)).to.have.length(0);
   });
@@ -206,8 +202,7 @@ describe("decisions signed by reviewers' passkeys, 2 of 3 (HTTP, real stack)", f
       const answer = await ben.browser.post(`/console/signing-requests/${approval.id}/assertions`, {
         response: assertionFor(ben, seen, ceremony),
       });
-      expect(answer.status, JSON.stringify(ceremony)).to.equal(400);
-      expect(answer.body.code).to.equal("PASSKEY_INVALID");
+      expectError(answer, 400, "PASSKEY_INVALID");
     }
     expect(await signatures(approval.id)).to.have.length(1);
   });
@@ -218,7 +213,7 @@ describe("decisions signed by reviewers' passkeys, 2 of 3 (HTTP, real stack)", f
       response: assertionFor(cy, { ...seen, allowCredentials: [] }, rp),
     });
     expect(cyOnBen.status).to.equal(403);
-    expect((await eve.browser.get(`/console/signing-requests/${approval.id}`)).status).to.equal(404);
+    expectError(await eve.browser.get(`/console/signing-requests/${approval.id}`), 404);
     const byEve = await eve.browser.post(`/console/signing-requests/${approval.id}/assertions`, {
       response: assertionFor(eve, { ...seen, allowCredentials: [] }, rp),
     });

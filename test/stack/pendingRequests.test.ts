@@ -8,6 +8,7 @@ import { adminSession, applicantClient, departmentSession, letters, type Applica
 import { current } from "./support/stackFixture.ts";
 import { submittedRequest } from "./support/submittedRequest.ts";
 import { stage, workflow } from "./support/workflowDefinition.ts";
+import { expectError } from "./support/httpClient.ts";
 
 /** GET /requests/pending: what waits for a department, paged like GET /requests and showing the same stage. */
 describe("GET /requests/pending", function () {
@@ -67,8 +68,7 @@ describe("GET /requests/pending", function () {
       await pending("page=1000000000000000"),
       await applicant.get("/requests?page=1000000000000000"),
     ]) {
-      expect(answer.status).to.equal(400);
-      expect(answer.body.code).to.equal("VALIDATION_ERROR");
+      expectError(answer, 400, "VALIDATION_ERROR");
       expect(answer.body.details.issues.map((i: Json) => i.path)).to.deep.equal(["page"]);
     }
   });

@@ -6,7 +6,7 @@
 import { expect } from "chai";
 import { FailedCredentials, MemoryBuckets, PostgresBuckets, RateLimiter } from "../../api/src/http/rateLimit.ts";
 import { applicantToken, clientToken, createClient } from "./support/authClient.ts";
-import { apiClient as http } from "./support/httpClient.ts";
+import { apiClient as http, expectError } from "./support/httpClient.ts";
 import { productionEnv } from "./support/productionEnv.ts";
 import { current } from "./support/stackFixture.ts";
 
@@ -152,8 +152,7 @@ describe("rate limits (429 with Retry-After, configurable)", function () {
         statuses.push((await admin.post("/departments", { code: "lower case is invalid" })).status);
       expect(statuses).to.deep.equal([400, 400, 400]);
       const blocked = await admin.post("/departments", { code: "lower case is invalid" });
-      expect(blocked.status).to.equal(429);
-      expect(blocked.body.code).to.equal("RATE_LIMITED");
+      expectError(blocked, 429, "RATE_LIMITED");
       expect(Number(blocked.headers.get("retry-after"))).to.be.within(1, 20);
       // Reads by the same caller still work.
       expect((await admin.get("/departments")).status).to.equal(200);
@@ -162,7 +161,7 @@ describe("rate limits (429 with Retry-After, configurable)", function () {
         limited.url,
         await applicantToken(stack.api.url, { id: `limits-${Date.now()}`, name: "Lim Its" }),
       );
-      expect((await applicant.post("/requests", { requestType: "NOT_A_TYPE" })).status).to.equal(400);
+      expectError(await applicant.post("/requests", { requestType: "NOT_A_TYPE" }), 400);
     } finally {
       await limited.stop();
     }

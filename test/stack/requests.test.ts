@@ -13,7 +13,7 @@ import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { startS3Server, type S3ServerHandle as S3Server } from "./support/s3Server.ts";
 import { current } from "./support/stackFixture.ts";
 import { stage, workflow } from "./support/workflowDefinition.ts";
-import { apiClient as client, type Json } from "./support/httpClient.ts";
+import { apiClient as client, type Json, expectError } from "./support/httpClient.ts";
 
 const sha = (bytes: Buffer) => `0x${createHash("sha256").update(bytes).digest("hex")}`;
 
@@ -60,11 +60,9 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
   describe("authentication and authorisation", function () {
     it("refuses anonymous callers with 401 and another applicant's id with 403", async function () {
       const anonymous = await client(api).post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT" });
-      expect(anonymous.status).to.equal(401);
-      expect(anonymous.body.code).to.equal("UNAUTHORIZED");
+      expectError(anonymous, 401, "UNAUTHORIZED");
       const impostor = await bob.post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT" });
-      expect(impostor.status).to.equal(403);
-      expect(impostor.body.code).to.equal("FORBIDDEN");
+      expectError(impostor, 403, "FORBIDDEN");
     });
 
     it("lets a system client with applications:write act for an applicant who delegated to it, under the applicant's own name", async function () {
@@ -88,7 +86,7 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       );
       const carol = client(api, await applicantToken(api, { id: `carol-${run}`, name: "Carol" }));
       const body = { applicantId: `carol-${run}`, requestType: "BUILDING_PERMIT", metadata: { applicantName: "Eve" } };
-      expect((await system.post("/requests", body)).status).to.equal(403);
+      expectError(await system.post("/requests", body), 403);
       expect((await carol.post("/delegations", { clientId: created.body.clientId })).status).to.equal(201);
       const made = await system.post("/requests", body);
       expect(made.status).to.equal(201);
@@ -166,15 +164,13 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
     it("refuses a type with no active workflow with 409 and records nothing", async function () {
       const before = (await driver.core.pool.query(`SELECT count(*)::int AS n FROM requests`)).rows[0].n;
       const response = await alice.post("/requests", { applicantId: aliceId, requestType: "TRADE_LICENSE" });
-      expect(response.status).to.equal(409);
-      expect(response.body.code).to.equal("NO_ACTIVE_WORKFLOW");
+      expectError(response, 409, "NO_ACTIVE_WORKFLOW");
       expect((await driver.core.pool.query(`SELECT count(*)::int AS n FROM requests`)).rows[0].n).to.equal(before);
     });
 
     it("refuses an invalid body with 400 naming the fields", async function () {
       const response = await alice.post("/requests", { applicantId: "", requestType: "FISHING_LICENSE" });
-      expect(response.status).to.equal(400);
-      expect(response.body.code).to.equal("VALIDATION_ERROR");
+      expectError(response, 400, "VALIDATION_ERROR");
       expect(response.body.details.issues.map((i: Json) => i.path)).to.deep.equal(["applicantId", "requestType"]);
     });
   });
@@ -266,8 +262,7 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
         const response = await aliceHere.upload("POST", `/requests/${requestId}/documents`, pdf("tax"), "tax.pdf", {
           docType: "TAX_RETURN",
         });
-        expect(response.status).to.equal(400);
-        expect(response.body.code).to.equal("INVALID_DOCUMENT_TYPE");
+        expectError(response, 400, "INVALID_DOCUMENT_TYPE");
         expect(response.body.details.allowedDocumentTypes).to.deep.equal([
           "FIRE_SAFETY",
           "OWNERSHIP_DEED",
@@ -280,8 +275,7 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
         const response = await aliceHere.upload("POST", `/requests/${requestId}/documents`, big, "big.pdf", {
           docType: "OWNERSHIP_DEED",
         });
-        expect(response.status).to.equal(413);
-        expect(response.body.code).to.equal("PAYLOAD_TOO_LARGE");
+        expectError(response, 413, "PAYLOAD_TOO_LARGE");
       });
 
       it("accepts PNG and JPEG, then submits: SUBMITTED at stage 1 with its pending department", async function () {
@@ -316,8 +310,7 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
           "fire2.jpg",
           { docType: "FIRE_SAFETY" },
         );
-        expect(again.status).to.equal(409);
-        expect(again.body.code).to.equal("DOCUMENT_EXISTS");
+        expectError(again, 409, "DOCUMENT_EXISTS");
 
         const submitted = await aliceHere.post(`/requests/${requestId}/submit`);
         expect(submitted.status).to.equal(200);
@@ -372,7 +365,7 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
           expect(refused.status).to.equal(403);
           expect(((await refused.json()) as Json).code).to.equal("FORBIDDEN");
         }
-        expect((await aliceHere.get(`/documents/${sitePlanId}/download?version=9`)).status).to.equal(404);
+        expectError(await aliceHere.get(`/documents/${sitePlanId}/download?version=9`), 404);
       });
 
       it("tells the whole story in the timeline, in order", async function () {
@@ -439,8 +432,7 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
         "late.pdf",
         { docType: "SITE_PLAN" },
       );
-      expect(upload.status).to.equal(409);
-      expect(upload.body.code).to.equal("INVALID_STATE");
+      expectError(upload, 409, "INVALID_STATE");
     });
   });
 
@@ -456,12 +448,12 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
         expect(response.status, route).to.equal(404);
         expect(response.body.code).to.equal("NOT_FOUND");
       }
-      expect((await bob.post(`/requests/${target}/submit`)).status).to.equal(404);
-      expect((await bob.post(`/requests/${target}/cancel`)).status).to.equal(404);
+      expectError(await bob.post(`/requests/${target}/submit`), 404);
+      expectError(await bob.post(`/requests/${target}/cancel`), 404);
       const docs = (await alice.get(`/requests/${mine.find((r) => r.status === "SUBMITTED")!.requestId}/documents`))
         .body.documents as Json[];
-      expect((await bob.get(`/documents/${docs[0].documentId}`)).status).to.equal(404);
-      expect((await bob.get(`/documents/${docs[0].documentId}/download`)).status).to.equal(404);
+      expectError(await bob.get(`/documents/${docs[0].documentId}`), 404);
+      expectError(await bob.get(`/documents/${docs[0].documentId}/download`), 404);
     });
   });
 
@@ -513,8 +505,7 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
       expect(rows[0].n).to.equal(1);
 
       const reused = await alice.post("/requests", { ...body, metadata: { attempt: 2 } }, { "idempotency-key": key });
-      expect(reused.status).to.equal(422);
-      expect(reused.body.code).to.equal("IDEMPOTENCY_KEY_REUSED");
+      expectError(reused, 422, "IDEMPOTENCY_KEY_REUSED");
       // Scoped to the caller: the same key from someone else is a different key.
       expect(
         (
@@ -551,8 +542,7 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
         { applicantId: aliceId, requestType: "BUILDING_PERMIT" },
         { "idempotency-key": `busy-${run}` },
       );
-      expect(busy.status).to.equal(409);
-      expect(busy.body.code).to.equal("IDEMPOTENCY_IN_PROGRESS");
+      expectError(busy, 409, "IDEMPOTENCY_IN_PROGRESS");
     });
 
     it("never stores token or client-secret responses (those routes ignore the key)", async function () {
@@ -618,10 +608,8 @@ describe("applicants: requests and documents (HTTP, real stack)", function () {
         const refused = await alice.upload("POST", `/requests/${requestId}/documents`, bytes, "plan.pdf", {
           docType: "SITE_PLAN",
         });
-        expect(refused.status).to.equal(503);
-        expect(refused.body.code).to.equal("CHAIN_UNAVAILABLE");
-        const creating = await alice.post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT" });
-        expect(creating.status).to.equal(503);
+        expectError(refused, 503, "CHAIN_UNAVAILABLE");
+        expectError(await alice.post("/requests", { applicantId: aliceId, requestType: "BUILDING_PERMIT" }), 503);
       } finally {
         await current().startChain();
       }

@@ -5,7 +5,7 @@
 import { expect } from "chai";
 import { clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
-import { apiClient, type Json } from "./support/httpClient.ts";
+import { apiClient, type Json, expectError } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import {
   authenticationResponse,
@@ -150,10 +150,9 @@ describe("reviewer accounts and console sessions (passkeys)", function () {
       });
       expect(byAdmin.status, JSON.stringify(byAdmin.body)).to.equal(201);
 
-      const byFire = await asFire.post(`/departments/${water.code}/reviewer-invitations`, { name: "Intruder" });
-      expect(byFire.status).to.equal(403);
-      expect((await asFire.get(`/departments/${water.code}/reviewers`)).status).to.equal(403);
-      expect((await admin.post(`/departments/NOPE_${run}/reviewer-invitations`, { name: "X" })).status).to.equal(404);
+      expectError(await asFire.post(`/departments/${water.code}/reviewer-invitations`, { name: "Intruder" }), 403);
+      expectError(await asFire.get(`/departments/${water.code}/reviewers`), 403);
+      expectError(await admin.post(`/departments/NOPE_${run}/reviewer-invitations`, { name: "X" }), 404);
       expect((await asWater.post(`/departments/${water.code}/reviewer-invitations`, { name: "" })).status).to.equal(
         400,
       );
@@ -237,14 +236,12 @@ describe("reviewer accounts and console sessions (passkeys)", function () {
         token,
         deviceName: "Second",
       });
-      expect(again.status).to.equal(410);
-      expect(again.body.code).to.equal("INVITATION_INVALID");
+      expectError(again, 410, "INVITATION_INVALID");
       const reuse = await consoleBrowser(api, origin).post("/console/invitations/register", {
         token,
         response: registrationResponse(createSoftwarePasskey(), o, ceremony()),
       });
-      expect(reuse.status).to.equal(410);
-      expect(reuse.body.code).to.equal("INVITATION_INVALID");
+      expectError(reuse, 410, "INVITATION_INVALID");
 
       const audited = await reviewerAudit(reviewerId);
       expect(audited.map((a) => a.action)).to.deep.equal(["INVITE", "REGISTER_PASSKEY"]);
@@ -268,8 +265,7 @@ describe("reviewer accounts and console sessions (passkeys)", function () {
           token,
           response: registrationResponse(passkey, options, lie),
         });
-        expect(refused.status, JSON.stringify(lie)).to.equal(400);
-        expect(refused.body.code).to.equal("PASSKEY_INVALID");
+        expectError(refused, 400, "PASSKEY_INVALID");
         expect(refused.headers.getSetCookie()).to.deep.equal([]);
       }
       const stored = await driver.core.pool.query(`SELECT 1 FROM reviewer_passkeys WHERE reviewer_id = $1`, [
@@ -317,7 +313,7 @@ describe("reviewer accounts and console sessions (passkeys)", function () {
     it("a registered passkey signs in (discoverable: no user name), reads /console/me and signs out; audited", async function () {
       const { reviewerId, passkey } = await registered("Sam Signin");
       const browser = consoleBrowser(api, origin);
-      expect((await browser.get("/console/me")).status).to.equal(401);
+      expectError(await browser.get("/console/me"), 401);
 
       const options = await browser.post("/console/sign-in/options", {});
       expect(options.body.options).to.deep.include({ rpId, userVerification: "required" });
@@ -335,7 +331,7 @@ describe("reviewer accounts and console sessions (passkeys)", function () {
         .and.match(/Path=\//);
       expect((await browser.get("/console/me")).body.reviewer.id).to.equal(reviewerId);
       // The API key is a department, not a reviewer: /console/me is for sessions.
-      expect((await asWater.get("/console/me")).status).to.equal(403);
+      expectError(await asWater.get("/console/me"), 403);
 
       const out = await browser.post("/console/sign-out");
       expect(out.status).to.equal(204);
@@ -343,7 +339,7 @@ describe("reviewer accounts and console sessions (passkeys)", function () {
       expect(browser.cookie()).to.equal(undefined);
       // The old cookie value is dead on the server too.
       browser.setCookie(cookie.split(";")[0]);
-      expect((await browser.get("/console/me")).status).to.equal(401);
+      expectError(await browser.get("/console/me"), 401);
 
       const actions = (await reviewerAudit(reviewerId)).map((a) => a.action);
       expect(actions).to.deep.equal(["INVITE", "REGISTER_PASSKEY", "SIGN_IN", "SIGN_OUT"]);
@@ -354,22 +350,18 @@ describe("reviewer accounts and console sessions (passkeys)", function () {
       const browser = consoleBrowser(api, origin);
       const { answer, response } = await signIn(browser, passkey);
       expect(answer.status).to.equal(200);
-      const replayed = await consoleBrowser(api, origin).post("/console/sign-in", { response });
-      expect(replayed.status).to.equal(401);
-      expect(replayed.body.code).to.equal("PASSKEY_INVALID");
+      expectError(await consoleBrowser(api, origin).post("/console/sign-in", { response }), 401, "PASSKEY_INVALID");
 
       for (const lie of [{ origin: "https://evil.example" }, { rpId: "evil.example" }, { signCount: 1 }]) {
         const other = consoleBrowser(api, origin);
         const { answer: refused } = await signIn(other, passkey, lie);
-        expect(refused.status, JSON.stringify(lie)).to.equal(401);
-        expect(refused.body.code).to.equal("PASSKEY_INVALID");
+        expectError(refused, 401, "PASSKEY_INVALID");
         expect(other.cookie()).to.equal(undefined);
       }
       // A passkey nobody registered.
       const strangerKey = createSoftwarePasskey();
       const { answer: stranger } = await signIn(consoleBrowser(api, origin), strangerKey);
-      expect(stranger.status).to.equal(401);
-      expect(stranger.body.code).to.equal("PASSKEY_INVALID");
+      expectError(stranger, 401, "PASSKEY_INVALID");
 
       // Each refusal is audited as a failed sign-in of the credential claimed, by nobody signed in.
       const failed = await driver.core.pool.query(
@@ -416,9 +408,7 @@ describe("reviewer accounts and console sessions (passkeys)", function () {
     it("a cookie-authenticated write without the console's Origin: 403 CSRF_REJECTED", async function () {
       const { reviewerId, browser } = await registered("Chris Csrf");
       for (const headers of [{ origin: "https://evil.example" }, { origin: "null" }]) {
-        const refused = await browser.post("/console/sign-out", {}, headers);
-        expect(refused.status).to.equal(403);
-        expect(refused.body.code).to.equal("CSRF_REJECTED");
+        expectError(await browser.post("/console/sign-out", {}, headers), 403, "CSRF_REJECTED");
       }
       const noOrigin = await fetch(`${api}/api/v1/console/sign-out`, {
         method: "POST",
@@ -455,14 +445,14 @@ describe("reviewer accounts and console sessions (passkeys)", function () {
         `UPDATE console_sessions SET last_seen_at = now() - interval '31 minutes' WHERE token_hash = $1`,
         [session.token_hash],
       );
-      expect((await browser.get("/console/me")).status).to.equal(401);
+      expectError(await browser.get("/console/me"), 401);
 
       const { reviewerId: other, browser: second } = await registered("Abe Absolute");
       await driver.core.pool.query(
         `UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE reviewer_id = $1`,
         [other],
       );
-      expect((await second.get("/console/me")).status).to.equal(401);
+      expectError(await second.get("/console/me"), 401);
     });
 
     it("a removed passkey cannot sign in and its sessions end; a removed reviewer likewise; audited", async function () {
@@ -473,21 +463,21 @@ describe("reviewer accounts and console sessions (passkeys)", function () {
       expect(wrongDepartment.status).to.equal(403);
       const removed = await asWater.delete(`/departments/${water.code}/reviewers/${reviewerId}/passkeys/${passkey.id}`);
       expect(removed.status).to.equal(204);
-      expect((await browser.get("/console/me")).status).to.equal(401);
+      expectError(await browser.get("/console/me"), 401);
       const { answer } = await signIn(consoleBrowser(api, origin), passkey);
-      expect(answer.status).to.equal(401);
-      expect(answer.body.code).to.equal("PASSKEY_INVALID");
-      expect(
-        (await asWater.delete(`/departments/${water.code}/reviewers/${reviewerId}/passkeys/${passkey.id}`)).status,
-      ).to.equal(404);
+      expectError(answer, 401, "PASSKEY_INVALID");
+      expectError(
+        await asWater.delete(`/departments/${water.code}/reviewers/${reviewerId}/passkeys/${passkey.id}`),
+        404,
+      );
 
       const { reviewerId: rex, passkey: rexKey, browser: rexBrowser } = await registered("Rex Removed");
       expect((await admin.delete(`/departments/${water.code}/reviewers/${rex}`)).status).to.equal(204);
-      expect((await rexBrowser.get("/console/me")).status).to.equal(401);
+      expectError(await rexBrowser.get("/console/me"), 401);
       expect((await signIn(consoleBrowser(api, origin), rexKey)).answer.status).to.equal(401);
       const list = await asWater.get(`/departments/${water.code}/reviewers`);
       expect(list.body.reviewers.map((r: Json) => r.id)).not.to.include(rex);
-      expect((await asWater.delete(`/departments/${water.code}/reviewers/${rex}`)).status).to.equal(404);
+      expectError(await asWater.delete(`/departments/${water.code}/reviewers/${rex}`), 404);
 
       expect((await reviewerAudit(reviewerId)).map((a) => a.action)).to.deep.equal([
         "INVITE",

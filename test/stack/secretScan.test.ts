@@ -23,7 +23,7 @@ import { masterKeyOf } from "../../api/src/services.ts";
 import { applicantCode, clientToken, createClient, exchangeFields } from "./support/authClient.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { eventually } from "./support/eventually.ts";
-import { apiClient, type HttpResult } from "./support/httpClient.ts";
+import { apiClient, type HttpResult, expectError } from "./support/httpClient.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { letters } from "./support/sessions.ts";
 import { current } from "./support/stackFixture.ts";
@@ -281,7 +281,7 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
       .setExpirationTime("10m")
       .sign(privateKey);
     keep("forged bearer token", forged);
-    expect((await apiClient(api, forged).get("/admin/clients")).status).to.equal(401);
+    expectError(await apiClient(api, forged).get("/admin/clients"), 401);
     const wrongKey = `ldk_${randomUUID()}${randomUUID()}`;
     keep("wrong API key", wrongKey);
     expect(

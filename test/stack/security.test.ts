@@ -40,7 +40,7 @@ import {
   TEST_CLIENT_ID,
   TEST_REDIRECT_URI,
 } from "./support/authClient.ts";
-import { apiClient, type Json } from "./support/httpClient.ts";
+import { apiClient, type Json, expectError } from "./support/httpClient.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
@@ -50,6 +50,7 @@ import { current } from "./support/stackFixture.ts";
 import { startReceiver } from "./support/webhookReceiver.ts";
 import { runApiAlone } from "../unit/support/runApiAlone.ts";
 import { letters } from "./support/sessions.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 describe("security behaviour (real stack)", function () {
   const tag = letters(Date.now() % 1e8);
@@ -150,8 +151,7 @@ describe("security behaviour (real stack)", function () {
         `/webhooks/${registered.body.webhookId}/test`,
         {},
       );
-      expect(test.status).to.equal(400);
-      expect(test.body.code).to.equal("INVALID_WEBHOOK_URL");
+      expectError(test, 400, "INVALID_WEBHOOK_URL");
       expect(test.body).to.not.have.property("statusCode");
       expect(test.body).to.not.have.property("responseTime");
       expect(receiver.received.length).to.equal(before);
@@ -629,20 +629,11 @@ describe("security behaviour (real stack)", function () {
       const api = current().api.url;
       const code = `UPLOADS_${tag}`;
       await createDepartment(api, admin, { code, name: "Uploads" });
-      await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT",
-        name: `Uploads ${tag}`,
-        stages: [
-          {
-            stageId: "u",
-            stageName: "U",
-            stageOrder: 1,
-            executionType: "SEQUENTIAL",
-            completionCriteria: "ALL",
-            requiredApprovals: [{ departmentCode: code, requiredDocuments: ["PLAN"], isMandatory: true }],
-          },
-        ],
-      });
+      await seedWorkflow(
+        current(),
+        driver,
+        workflow("BUILDING_PERMIT", `Uploads ${tag}`, stage("u", "U", "SEQUENTIAL", { [code]: ["PLAN"] })),
+      );
       ownerToken = await applicantToken(api, { id: `uploader-${tag}` });
       otherToken = await applicantToken(api, { id: `intruder-${tag}` });
       owner = apiClient(api, ownerToken);
@@ -718,8 +709,7 @@ describe("security behaviour (real stack)", function () {
         for (let i = 0; i < 40; i++) yield megabyte; // 40 MB offered, no Content-Length
       }
       const answer = await chunkedUpload(ownerToken, `/requests/${requestId}/documents`, body());
-      expect(answer.status).to.equal(413);
-      expect(answer.body.code).to.equal("PAYLOAD_TOO_LARGE");
+      expectError(answer, 413, "PAYLOAD_TOO_LARGE");
       expect(await documentsOf(requestId)).to.equal(0);
       await new Promise((r) => setTimeout(r, 200));
       expect(await uploadsLeft()).to.deep.equal([]);
@@ -737,8 +727,7 @@ describe("security behaviour (real stack)", function () {
         yield Buffer.from(`\r\n--${boundary}--\r\n`);
       }
       const answer = await chunkedUpload(ownerToken, `/requests/${requestId}/documents`, body());
-      expect(answer.status, JSON.stringify(answer.body)).to.equal(413);
-      expect(answer.body.code).to.equal("PAYLOAD_TOO_LARGE");
+      expectError(answer, 413, "PAYLOAD_TOO_LARGE");
       expect(answer.sent).to.be.below(12 * 1024 * 1024);
       expect(await documentsOf(requestId)).to.equal(0);
       await new Promise((r) => setTimeout(r, 200));
@@ -776,9 +765,7 @@ describe("security behaviour (real stack)", function () {
         yield head();
         yield Buffer.from("%PDF-1.7\n");
       }
-      const answer = await chunkedUpload(otherToken, `/requests/${requestId}/documents`, body(), false);
-      expect(answer.status).to.equal(404);
-      expect(answer.body.code).to.equal("NOT_FOUND");
+      expectError(await chunkedUpload(otherToken, `/requests/${requestId}/documents`, body(), false), 404, "NOT_FOUND");
       expect(await uploadsLeft()).to.deep.equal([]);
     });
 
@@ -889,9 +876,7 @@ describe("security behaviour (real stack)", function () {
         await rpc("evm_mine");
         restarted = await stack.startExtraApi(target.port);
         // The dead process's lease holds the key until it runs out (15 s): in progress until then.
-        const held = await attempt(call, restarted.url);
-        expect(held.status, JSON.stringify(held.body)).to.equal(409);
-        expect(held.body.code).to.equal("IDEMPOTENCY_IN_PROGRESS");
+        expectError(await attempt(call, restarted.url), 409, "IDEMPOTENCY_IN_PROGRESS");
         await driver.core.pool.query(`UPDATE idempotency_keys SET locked_until = now() WHERE key = $1`, [key]);
         const answer = await retry(call, restarted.url, key);
         const again = await attempt(call, restarted.url);
@@ -924,20 +909,11 @@ describe("security behaviour (real stack)", function () {
 
     before(async function () {
       reviewer = await createDepartment(current().api.url, admin, { code, name: "Crash" });
-      await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT",
-        name: `Crash ${tag}`,
-        stages: [
-          {
-            stageId: "c",
-            stageName: "C",
-            stageOrder: 1,
-            executionType: "SEQUENTIAL",
-            completionCriteria: "ALL",
-            requiredApprovals: [{ departmentCode: code, requiredDocuments: ["PLAN"], isMandatory: true }],
-          },
-        ],
-      });
+      await seedWorkflow(
+        current(),
+        driver,
+        workflow("BUILDING_PERMIT", `Crash ${tag}`, stage("c", "C", "SEQUENTIAL", { [code]: ["PLAN"] })),
+      );
       token = await applicantToken(current().api.url, { id: applicantId });
     });
 
@@ -1071,8 +1047,7 @@ describe("security behaviour (real stack)", function () {
     it("a failure to save the answer never frees the key: the retry gets the original answer, not a second mint", async function () {
       const key = `crash-store-${tag}`;
       const text = body("store");
-      const first = await failingToSave(key, () => post(current().api.url, key, text));
-      expect(first.status).to.equal(500);
+      expectError(await failingToSave(key, () => post(current().api.url, key, text)), 500);
       const created = await requestsWith("store");
       expect(created).to.have.length(1); // the mint happened, its answer was lost
       // At once: the process that lost its answer ended its lease.
@@ -1086,8 +1061,7 @@ describe("security behaviour (real stack)", function () {
       const requestId = await draft("submit-store", { plan: true });
       const key = `crash-submit-store-${tag}`;
       const submit = postAs(applicant(key), `/requests/${requestId}/submit`);
-      const first = await failingToSave(key, () => attempt(submit, current().api.url));
-      expect(first.status).to.equal(500);
+      expectError(await failingToSave(key, () => attempt(submit, current().api.url)), 500);
       const [written] = await writesOf(requestId, "SUBMIT");
       expect(written).to.deep.equal({ tx_hash: written.tx_hash, status: "CONFIRMED" }); // submitted, answer lost
       const answer = await attempt(submit, current().api.url);
@@ -1106,8 +1080,8 @@ describe("security behaviour (real stack)", function () {
       const text = body("print");
       expect((await post(current().api.url, key, text)).status).to.equal(201);
       const reordered = JSON.stringify({ requestType: "BUILDING_PERMIT", applicantId, metadata: { n: "print" } }); // same value, other bytes
-      expect((await post(current().api.url, key, reordered)).status).to.equal(422);
-      expect((await post(current().api.url, key, text, "/requests?x=1")).status).to.equal(422);
+      expectError(await post(current().api.url, key, reordered), 422);
+      expectError(await post(current().api.url, key, text, "/requests?x=1"), 422);
       const replay = await post(current().api.url, key, text);
       expect(replay.status).to.equal(201);
       expect(replay.replayed).to.equal("true");
@@ -1326,20 +1300,11 @@ describe("security behaviour (real stack)", function () {
     before(async function () {
       const code = `QUOTA_${tag}`;
       await createDepartment(current().api.url, admin, { code, name: "Quota" });
-      await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT",
-        name: `Quota ${tag}`,
-        stages: [
-          {
-            stageId: "q",
-            stageName: "Q",
-            stageOrder: 1,
-            executionType: "SEQUENTIAL",
-            completionCriteria: "ALL",
-            requiredApprovals: [{ departmentCode: code, requiredDocuments: [], isMandatory: true }],
-          },
-        ],
-      });
+      await seedWorkflow(
+        current(),
+        driver,
+        workflow("BUILDING_PERMIT", `Quota ${tag}`, stage("q", "Q", "SEQUENTIAL", { [code]: [] })),
+      );
       asApplicant = apiClient(production.url, await lockerApplicantToken(current(), { id: applicantId }));
     });
 
@@ -1349,8 +1314,7 @@ describe("security behaviour (real stack)", function () {
         requestType: "BUILDING_PERMIT",
         metadata: { notes: "x".repeat(17 * 1024) },
       });
-      expect(big.status).to.equal(400);
-      expect(big.body.code).to.equal("METADATA_TOO_LARGE");
+      expectError(big, 400, "METADATA_TOO_LARGE");
       expect(big.body.details).to.include({ maxBytes: 16 * 1024 });
       expect(
         (await driver.core.pool.query(`SELECT count(*)::int AS n FROM requests WHERE applicant_id = $1`, [applicantId]))
@@ -1406,26 +1370,15 @@ describe("security behaviour (real stack)", function () {
     before(async function () {
       const api = current().api.url;
       reviewer = departmentClient(api, await createDepartment(api, admin, { code, name: "PDF reviewers" }));
-      await seedWorkflow(current(), driver, {
-        workflowType: "BUILDING_PERMIT",
-        name: `PDFs ${tag}`,
-        stages: [
-          {
-            stageId: "p",
-            stageName: "P",
-            stageOrder: 1,
-            executionType: "SEQUENTIAL",
-            completionCriteria: "ALL",
-            requiredApprovals: [
-              {
-                departmentCode: code,
-                requiredDocuments: ["JS_DOC", "LAUNCH_DOC", "EMBED_DOC", "CLEAN_DOC"],
-                isMandatory: true,
-              },
-            ],
-          },
-        ],
-      });
+      await seedWorkflow(
+        current(),
+        driver,
+        workflow(
+          "BUILDING_PERMIT",
+          `PDFs ${tag}`,
+          stage("p", "P", "SEQUENTIAL", { [code]: ["JS_DOC", "LAUNCH_DOC", "EMBED_DOC", "CLEAN_DOC"] }),
+        ),
+      );
       applicant = apiClient(api, await applicantToken(api, { id: applicantId }));
       requestId = (await applicant.post("/requests", { applicantId, requestType: "BUILDING_PERMIT" })).body.requestId;
     });

@@ -20,6 +20,7 @@ import { adminSession, applicantClient, letters, type Applicant } from "./suppor
 import { current } from "./support/stackFixture.ts";
 import { submittedRequest } from "./support/submittedRequest.ts";
 import { stage, workflow } from "./support/workflowDefinition.ts";
+import { expectError } from "./support/httpClient.ts";
 
 const registry = new Interface(ApprovalRegistryAbi as never);
 
@@ -99,9 +100,7 @@ describe("signed decisions are bound to nonce, stage and round, documents and de
     expect(recorded.status, JSON.stringify(recorded.body)).to.equal(200);
 
     const before = await recordedTransactions();
-    const refused = await relay(one.id, heldBack.relay);
-    expect(refused.status, JSON.stringify(refused.body)).to.equal(409);
-    expect(refused.body.code).to.equal("STALE_NONCE");
+    expectError(await relay(one.id, heldBack.relay), 409, "STALE_NONCE");
     expect(await recordedTransactions(), "nothing recorded").to.equal(before);
   });
 
@@ -119,8 +118,7 @@ describe("signed decisions are bound to nonce, stage and round, documents and de
 
     const before = await recordedTransactions();
     const refused = await relay(request.id, forFirstStage.relay);
-    expect(refused.status, JSON.stringify(refused.body)).to.equal(409);
-    expect(refused.body.code).to.equal("STALE_DECISION");
+    expectError(refused, 409, "STALE_DECISION");
     expect(refused.body.details).to.deep.include({ error: "ReviewWrongRound" });
     expect(await recordedTransactions(), "nothing recorded").to.equal(before);
 
@@ -148,8 +146,7 @@ describe("signed decisions are bound to nonce, stage and round, documents and de
 
     const before = await recordedTransactions();
     const refused = await relay(request.id, overA.relay);
-    expect(refused.status, JSON.stringify(refused.body)).to.equal(409);
-    expect(refused.body.code).to.equal("STALE_DOCUMENTS");
+    expectError(refused, 409, "STALE_DOCUMENTS");
     expect(refused.body.details.changedDocuments).to.deep.equal([
       { documentId: request.plan, reviewedHash: request.planHash, reviewedVersion: 1, latestVersion: 2 },
     ]);

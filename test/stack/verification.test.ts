@@ -12,7 +12,7 @@ import { registerWorkflow } from "../../api/src/domain/workflows/registerWorkflo
 import { QrIssuer } from "../../api/src/domain/verification/qrPayload.ts";
 import { applicantToken } from "./support/authClient.ts";
 import type { departmentClient } from "./support/departmentClient.ts";
-import { apiClient as http } from "./support/httpClient.ts";
+import { apiClient as http, expectError } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { domainContext, seedWorkflow } from "./support/seedWorkflow.ts";
@@ -217,7 +217,7 @@ describe("verification: by token, QR code and document hash (public, real stack)
       expect(await svg.text()).to.match(/^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
 
       expect((await applicant.get(`/requests/${r.draft.id}/qr`)).body.code).to.equal("NOT_ISSUED");
-      expect((await publicClient.get(`/requests/${r.valid.id}/qr`)).status).to.equal(401);
+      expectError(await publicClient.get(`/requests/${r.valid.id}/qr`), 401);
     });
 
     it("VALID for the payload or the URL; INVALID_QR for a tampered, foreign or malformed code", async function () {
@@ -357,7 +357,7 @@ describe("verification: by token, QR code and document hash (public, real stack)
       const elsewhere = await verify(`document/${hash}?tokenId=${r.valid.tokenId}`);
       expect(elsewhere.status).to.equal(404);
       expect(elsewhere.body.details).to.deep.include({ verdict: "UNKNOWN" });
-      expect((await verify(`document/${hash}?tokenId=0`)).status).to.equal(400);
+      expectError(await verify(`document/${hash}?tokenId=0`), 400);
     });
 
     it("answers an anonymous verifier with one record: the earliest while none is issued, then the issued licence's, naming that request alone", async function () {

@@ -17,6 +17,7 @@ import { pdf, png } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { current } from "./support/stackFixture.ts";
 import { letters } from "./support/sessions.ts";
+import { stage, workflow } from "./support/workflowDefinition.ts";
 
 const SHOTS = path.join(process.cwd(), "test-results", "verification-page");
 // Chromium's background traffic is refused by this closed network: keep it quiet (see the toolchain notes).
@@ -54,20 +55,15 @@ describe("verification page (headless Chromium, phone-sized screen)", function (
       api,
       await createDepartment(api, adminToken, { code, name: "Page Licensing Office" }),
     );
-    await seedWorkflow(stack, driver, {
-      workflowType: "BUILDING_PERMIT",
-      name: "Building permit (page test)",
-      stages: [
-        {
-          stageId: "check",
-          stageName: "Check",
-          stageOrder: 1,
-          executionType: "SEQUENTIAL",
-          completionCriteria: "ALL",
-          requiredApprovals: [{ departmentCode: code, requiredDocuments: ["SITE_PLAN"], isMandatory: true }],
-        },
-      ],
-    });
+    await seedWorkflow(
+      stack,
+      driver,
+      workflow(
+        "BUILDING_PERMIT",
+        "Building permit (page test)",
+        stage("check", "Check", "SEQUENTIAL", { [code]: ["SITE_PLAN"] }),
+      ),
+    );
     const applicant = http(api, await applicantToken(api, { id: `page-${run}`, name: "Paula Page" }));
     for (const label of ["valid", "revoked"]) {
       const created = await applicant.post("/requests", { applicantId: `page-${run}`, requestType: "BUILDING_PERMIT" });

@@ -9,7 +9,7 @@ import { Webhook } from "standardwebhooks";
 import { MAX_DELIVERIES_PER_HOST } from "../../api/src/webhooks/deliver.ts";
 import { createDepartment, departmentClient, type CreatedTestDepartment } from "./support/departmentClient.ts";
 import { eventually } from "./support/eventually.ts";
-import { apiClient, type Json } from "./support/httpClient.ts";
+import { apiClient, type Json, expectError } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
@@ -81,7 +81,7 @@ describe("webhook limits: per department, per URL, per host in flight, test deli
       secret,
     });
     expect(byAdmin.status).to.equal(201);
-    expect((await register(many, `${receiver.base}/many/one-more`)).status).to.equal(409);
+    expectError(await register(many, `${receiver.base}/many/one-more`), 409);
 
     // The OpenAPI document serves the limit's answer.
     const document = (await (await fetch(`${api}/api/v1/openapi.json`)).json()) as Json;
@@ -156,8 +156,7 @@ describe("webhook limits: per department, per URL, per host in flight, test deli
     const limited = answers.filter((a) => a.status !== 200);
     expect(limited).to.have.length(5);
     for (const answer of limited) {
-      expect(answer.status).to.equal(429);
-      expect(answer.body.code).to.equal("RATE_LIMITED");
+      expectError(answer, 429, "RATE_LIMITED");
       expect(answer.body.details).to.deep.include({ limitPerMinute: 10 });
       expect(Number(answer.headers.get("retry-after"))).to.be.within(1, 60);
     }

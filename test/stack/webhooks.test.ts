@@ -8,6 +8,7 @@ import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { current } from "./support/stackFixture.ts";
 import { startReceiver } from "./support/webhookReceiver.ts";
 import { letters } from "./support/sessions.ts";
+import { expectError } from "./support/httpClient.ts";
 
 describe("webhooks: registration, signed test deliveries, logs (HTTP, real stack)", function () {
   const tag = letters(String(Date.now() % 1e8));
@@ -133,11 +134,11 @@ describe("webhooks: registration, signed test deliveries, logs (HTTP, real stack
       `UPDATE webhooks SET is_active = false, disabled_at = now(), disabled_reason = 'test' WHERE id = $1`,
       [webhookId],
     );
-    expect((await theirs.post(`/webhooks/${webhookId}/enable`, {})).status).to.equal(404);
+    expectError(await theirs.post(`/webhooks/${webhookId}/enable`, {}), 404);
     const enabled = await mine.post(`/webhooks/${webhookId}/enable`, {});
     expect(enabled.status).to.equal(200);
     expect(enabled.body.isActive).to.equal(true);
-    expect((await theirs.delete(`/webhooks/${webhookId}`)).status).to.equal(404);
+    expectError(await theirs.delete(`/webhooks/${webhookId}`), 404);
     expect((await mine.delete(`/webhooks/${webhookId}`)).status).to.equal(204);
     expect((await mine.get("/webhooks")).body.webhooks).to.deep.equal([]);
     const kept = await driver.core.pool.query(`SELECT count(*)::int AS n FROM webhook_logs WHERE webhook_id = $1`, [

@@ -4,7 +4,7 @@ import { applicantToken, clientToken } from "./support/authClient.ts";
 import { b32, createDriver, registry, type Driver } from "./support/platformDriver.ts";
 import { pdf, png } from "./support/sampleFiles.ts";
 import { current } from "./support/stackFixture.ts";
-import { apiClient as client, type Json } from "./support/httpClient.ts";
+import { apiClient as client, type Json, expectError } from "./support/httpClient.ts";
 import { letters } from "./support/sessions.ts";
 
 const TYPE = "RESORT_LICENSE"; // other stack tests use BUILDING_PERMIT (each seeds its own), and expect TRADE_LICENSE to have no workflow
@@ -144,7 +144,7 @@ describe("workflows: administration (HTTP, real stack)", function () {
   describe("access", function () {
     it("is for administrators only: 401 anonymous, 403 applicant", async function () {
       const anonymous = client(current().api.url);
-      expect((await anonymous.get("/workflows")).status).to.equal(401);
+      expectError(await anonymous.get("/workflows"), 401);
       for (const response of [
         await applicant.get("/workflows"),
         await applicant.post("/workflows", v1Input),
@@ -152,8 +152,7 @@ describe("workflows: administration (HTTP, real stack)", function () {
         await applicant.delete(`/workflows/${UNKNOWN_ID}`),
         await applicant.post(`/workflows/${UNKNOWN_ID}/validate`),
       ]) {
-        expect(response.status).to.equal(403);
-        expect(response.body.code).to.equal("FORBIDDEN");
+        expectError(response, 403, "FORBIDDEN");
       }
     });
 
@@ -164,10 +163,9 @@ describe("workflows: administration (HTTP, real stack)", function () {
         await admin.delete(`/workflows/${UNKNOWN_ID}`),
         await admin.post(`/workflows/${UNKNOWN_ID}/validate`),
       ]) {
-        expect(response.status).to.equal(404);
-        expect(response.body.code).to.equal("NOT_FOUND");
+        expectError(response, 404, "NOT_FOUND");
       }
-      expect((await admin.get("/workflows/not-a-uuid")).status).to.equal(400);
+      expectError(await admin.get("/workflows/not-a-uuid"), 400);
     });
   });
 
@@ -224,8 +222,7 @@ describe("workflows: administration (HTTP, real stack)", function () {
     it("refuses a second POST for a type with an active workflow (409 CONFLICT: use PUT)", async function () {
       const before = await registrations();
       const response = await admin.post("/workflows", { ...v1Input, name: "Another" });
-      expect(response.status).to.equal(409);
-      expect(response.body.code).to.equal("CONFLICT");
+      expectError(response, 409, "CONFLICT");
       expect(response.body.details).to.include({
         workflowType: TYPE,
         activeWorkflowId: v1.workflowId,
@@ -244,7 +241,7 @@ describe("workflows: administration (HTTP, real stack)", function () {
       const inactive = (await admin.get("/workflows?isActive=false")).body.workflows;
       expect(inactive.map((w: Json) => w.workflowId)).to.not.include(v1.workflowId);
       expect((await admin.get("/workflows")).body.workflows.map((w: Json) => w.workflowId)).to.include(v1.workflowId);
-      expect((await admin.get("/workflows?isActive=maybe")).status).to.equal(400);
+      expectError(await admin.get("/workflows?isActive=maybe"), 400);
     });
 
     it("validates the stored definition: valid now", async function () {
@@ -263,14 +260,12 @@ describe("workflows: administration (HTTP, real stack)", function () {
     it("PUT refuses a different type (400) and an invalid definition (400 INVALID_WORKFLOW), sending nothing", async function () {
       const before = await registrations();
       const mismatch = await admin.put(`/workflows/${v1.workflowId}`, { ...v2Input, workflowType: "BUILDING_PERMIT" });
-      expect(mismatch.status).to.equal(400);
-      expect(mismatch.body.code).to.equal("WORKFLOW_TYPE_MISMATCH");
+      expectError(mismatch, 400, "WORKFLOW_TYPE_MISMATCH");
       const invalid = await admin.put(`/workflows/${v1.workflowId}`, {
         ...v2Input,
         stages: [{ ...v2Input.stages[1], stageOrder: 3 }],
       });
-      expect(invalid.status).to.equal(400);
-      expect(invalid.body.code).to.equal("INVALID_WORKFLOW");
+      expectError(invalid, 400, "INVALID_WORKFLOW");
       expect(invalid.body.details.errors.map((e: Json) => [e.code, e.path])).to.deep.equal([
         ["NON_CONTIGUOUS_STAGE_ORDER", "stages[0].stageOrder"],
       ]);
@@ -307,8 +302,7 @@ describe("workflows: administration (HTTP, real stack)", function () {
 
     it("PUT on a superseded version is refused (409 STALE_WORKFLOW_VERSION)", async function () {
       const response = await admin.put(`/workflows/${v1.workflowId}`, v2Input);
-      expect(response.status).to.equal(409);
-      expect(response.body.code).to.equal("STALE_WORKFLOW_VERSION");
+      expectError(response, 409, "STALE_WORKFLOW_VERSION");
       expect(response.body.details).to.include({ version: 1, latestVersion: 2, latestWorkflowId: v2.workflowId });
     });
 
@@ -321,8 +315,7 @@ describe("workflows: administration (HTTP, real stack)", function () {
         "health.png",
         { docType: "HEALTH_CERT" },
       );
-      expect(refused.status).to.equal(400);
-      expect(refused.body.code).to.equal("INVALID_DOCUMENT_TYPE");
+      expectError(refused, 400, "INVALID_DOCUMENT_TYPE");
       expect(
         (
           await applicant.upload("POST", `/requests/${requestOnV1}/documents`, pdf(`plan v1 ${tag}`), "plan.pdf", {
@@ -373,12 +366,8 @@ describe("workflows: administration (HTTP, real stack)", function () {
         new_value: { isActive: false, version: 2 },
       });
 
-      const refused = await applicant.post("/requests", { applicantId, requestType: TYPE });
-      expect(refused.status).to.equal(409);
-      expect(refused.body.code).to.equal("NO_ACTIVE_WORKFLOW");
-      const again = await admin.delete(`/workflows/${v2.workflowId}`);
-      expect(again.status).to.equal(409);
-      expect(again.body.code).to.equal("WORKFLOW_INACTIVE");
+      expectError(await applicant.post("/requests", { applicantId, requestType: TYPE }), 409, "NO_ACTIVE_WORKFLOW");
+      expectError(await admin.delete(`/workflows/${v2.workflowId}`), 409, "WORKFLOW_INACTIVE");
       // Requests pinned before keep their version.
       expect((await applicant.get(`/requests/${requestOnV1}`)).body.currentStage.stageName).to.equal("Intake v1");
     });
@@ -630,8 +619,7 @@ describe("workflows: administration (HTTP, real stack)", function () {
       const before = await registrations();
       const workflowsBefore = (await driver.core.pool.query(`SELECT count(*)::int AS n FROM workflows`)).rows[0].n;
       const response = await admin.post("/workflows", body);
-      expect(response.status).to.equal(400);
-      expect(response.body.code).to.equal("INVALID_WORKFLOW");
+      expectError(response, 400, "INVALID_WORKFLOW");
       expect(response.body.details.errors).to.deep.equal(expected);
       expect(expected.map((e: Json) => e.code)).to.deep.equal(["NON_CONTIGUOUS_STAGE_ORDER", "INACTIVE_DEPARTMENT"]);
       expect(await registrations()).to.equal(before);
@@ -642,8 +630,7 @@ describe("workflows: administration (HTTP, real stack)", function () {
 
     it("refuses a malformed body with 400 VALIDATION_ERROR", async function () {
       const response = await admin.post("/workflows", { workflowType: TYPE, name: "", stages: [{ stageId: "s1" }] });
-      expect(response.status).to.equal(400);
-      expect(response.body.code).to.equal("VALIDATION_ERROR");
+      expectError(response, 400, "VALIDATION_ERROR");
     });
   });
 });

@@ -3,17 +3,10 @@
  * - createDepartment: POST /departments with an admin token → its code, API key and secret, wallet;
  * - departmentClient: calls as that department (X-API-Key + X-Department-Code), signing every request when asked
  *   (X-Timestamp + X-Signature, the rules in api/src/auth/requestSigning.ts).
- *
- * Usage in another test file:
- *   const admin = await clientToken(api, current().admin.clientId, current().admin.clientSecret, "admin");
- *   const fire = await createDepartment(api, admin, { code: "FIRE_X", name: "Fire" });
- *   const asFire = departmentClient(api, fire);
- *   const pending = await asFire.get(`/requests/pending?department=${fire.code}`);
  */
 import { canonicalJson } from "../../../api/src/encoding/canonicalJson.ts";
 import { signatureHeaders } from "../../../api/src/auth/requestSigning.ts";
-
-type Json = Record<string, any>;
+import { apiClient, httpResult, type HttpResult, type Json } from "./httpClient.ts";
 
 export interface DepartmentCredentials {
   code: string;
@@ -24,12 +17,6 @@ export interface DepartmentCredentials {
 export interface CreatedTestDepartment extends DepartmentCredentials {
   walletAddress: string;
   /** The whole 201 body. */
-  body: Json;
-}
-
-export interface HttpResult {
-  status: number;
-  headers: Headers;
   body: Json;
 }
 
@@ -51,13 +38,8 @@ export async function keyProof(
   input: { code: string; custody: "CUSTODIAL" | "DEPARTMENT_HELD"; walletAddress: string },
   sign: KeySigner,
 ): Promise<string> {
-  const response = await fetch(`${apiUrl}/api/v1/departments/key-proof-typed-data`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-    body: JSON.stringify(input),
-  });
-  const body = (await response.json()) as Json;
-  if (response.status !== 200) throw new Error(`key proof typed data: ${response.status} ${JSON.stringify(body)}`);
+  const { status, body } = await apiClient(apiUrl, adminToken).post("/departments/key-proof-typed-data", input);
+  if (status !== 200) throw new Error(`key proof typed data: ${status} ${JSON.stringify(body)}`);
   return sign(body);
 }
 
@@ -89,14 +71,11 @@ export async function createDepartment(
           keyHolder,
         )
       : input.keyProof;
-  const response = await fetch(`${apiUrl}/api/v1/departments`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ ...fields, ...(proof ? { keyProof: proof } : {}) }),
+  const { status, body } = await apiClient(apiUrl, adminToken).post("/departments", {
+    ...fields,
+    ...(proof ? { keyProof: proof } : {}),
   });
-  const body = (await response.json()) as Json;
-  if (response.status !== 201)
-    throw new Error(`department creation failed: ${response.status} ${JSON.stringify(body)}`);
+  if (status !== 201) throw new Error(`department creation failed: ${status} ${JSON.stringify(body)}`);
   return { code: body.code, apiKey: body.apiKey, apiSecret: body.apiSecret, walletAddress: body.walletAddress, body };
 }
 
@@ -119,13 +98,13 @@ export function departmentClient(apiUrl: string, credentials: DepartmentCredenti
       ...(options.sign ? signatureHeaders(credentials.apiSecret, method, target, body) : {}),
       ...extra,
     };
-    const response = await fetch(`${apiUrl}${target}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : canonicalJson(body),
-    });
-    const text = await response.text();
-    return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : undefined) as Json };
+    return httpResult(
+      await fetch(`${apiUrl}${target}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : canonicalJson(body),
+      }),
+    );
   };
   return {
     get: (route: string, extra?: Record<string, string>) => call("GET", route, undefined, extra),

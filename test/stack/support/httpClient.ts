@@ -1,4 +1,6 @@
 /** A small HTTP client for the stack tests: JSON calls and multipart uploads as one caller (bearer token or none). */
+import { expect } from "chai";
+
 export type Json = Record<string, any>;
 
 export interface HttpResult {
@@ -7,7 +9,7 @@ export interface HttpResult {
   body: Json;
 }
 
-async function result(response: Response): Promise<HttpResult> {
+export async function httpResult(response: Response): Promise<HttpResult> {
   const text = await response.text();
   return { status: response.status, headers: response.headers, body: (text ? JSON.parse(text) : undefined) as Json };
 }
@@ -15,7 +17,7 @@ async function result(response: Response): Promise<HttpResult> {
 export function apiClient(apiUrl: string, token?: string) {
   const auth = (): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});
   const call = async (method: string, route: string, body?: unknown, extra: Record<string, string> = {}) =>
-    result(
+    httpResult(
       await fetch(`${apiUrl}/api/v1${route}`, {
         method,
         headers: { ...auth(), ...(body === undefined ? {} : { "content-type": "application/json" }), ...extra },
@@ -34,7 +36,9 @@ export function apiClient(apiUrl: string, token?: string) {
     const form = new FormData();
     for (const [k, v] of Object.entries(fields)) form.set(k, v);
     form.set("file", new Blob([new Uint8Array(file)], { type }), filename);
-    return result(await fetch(`${apiUrl}/api/v1${route}`, { method, headers: { ...auth(), ...extra }, body: form }));
+    return httpResult(
+      await fetch(`${apiUrl}/api/v1${route}`, { method, headers: { ...auth(), ...extra }, body: form }),
+    );
   };
   return {
     call,
@@ -45,4 +49,10 @@ export function apiClient(apiUrl: string, token?: string) {
     delete: (route: string, extra?: Record<string, string>) => call("DELETE", route, undefined, extra),
     upload,
   };
+}
+
+/** An answer's status and, when given, its error code; a mismatch shows the body. */
+export function expectError(response: { status: number; body: Json }, status: number, code?: string): void {
+  expect(response.status, JSON.stringify(response.body)).to.equal(status);
+  if (code !== undefined) expect(response.body?.code, JSON.stringify(response.body)).to.equal(code);
 }

@@ -3,31 +3,11 @@
  * PUT on the type's latest version when it has one (the next version, active at once), POST otherwise.
  */
 import type { CreateWorkflowInput } from "../../../api/src/routes/schemas/workflow.ts";
-
-type Json = Record<string, any>;
-
-async function call(
-  apiUrl: string,
-  adminToken: string,
-  method: string,
-  route: string,
-  body?: unknown,
-): Promise<{ status: number; body: Json }> {
-  const response = await fetch(`${apiUrl}/api/v1${route}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${adminToken}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : {}) as Json };
-}
+import { apiClient, type Json } from "./httpClient.ts";
 
 /** Every version of a type, oldest first. */
 export async function workflowVersions(apiUrl: string, adminToken: string, workflowType: string): Promise<Json[]> {
-  const listed = await call(apiUrl, adminToken, "GET", "/workflows");
+  const listed = await apiClient(apiUrl, adminToken).get("/workflows");
   if (listed.status !== 200) throw new Error(`GET /workflows: ${listed.status} ${JSON.stringify(listed.body)}`);
   return (listed.body.workflows as Json[])
     .filter((w) => w.workflowType === workflowType)
@@ -40,10 +20,11 @@ export async function registerWorkflowVersion(
   adminToken: string,
   definition: CreateWorkflowInput | Json,
 ): Promise<Json> {
+  const admin = apiClient(apiUrl, adminToken);
   const latest = (await workflowVersions(apiUrl, adminToken, definition.workflowType)).at(-1);
   const response = latest
-    ? await call(apiUrl, adminToken, "PUT", `/workflows/${latest.workflowId}`, definition)
-    : await call(apiUrl, adminToken, "POST", "/workflows", definition);
+    ? await admin.put(`/workflows/${latest.workflowId}`, definition)
+    : await admin.post("/workflows", definition);
   if (response.status !== (latest ? 200 : 201))
     throw new Error(`workflow registration failed: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body;
