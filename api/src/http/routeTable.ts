@@ -94,10 +94,53 @@ export interface RouteDefinition<
   ) => Promise<HandlerResult>;
 }
 
+/** A route as a module declares it: a response may be its description alone (an error status has the Error body). */
+export type RouteDeclaration<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> = Omit<
+  RouteDefinition<P, Q, B>,
+  "responses"
+> & { responses: Record<number, ResponseSpec | string> };
+
 export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
-  route: RouteDefinition<P, Q, B>,
+  route: RouteDeclaration<P, Q, B>,
 ): RouteDefinition {
-  return route as unknown as RouteDefinition;
+  const responses = Object.entries(route.responses).map(([status, spec]) => [
+    status,
+    typeof spec !== "string"
+      ? spec
+      : Number(status) < 400
+        ? { description: spec }
+        : { description: spec, schema: ErrorSchema },
+  ]);
+  return { ...route, responses: Object.fromEntries(responses) } as unknown as RouteDefinition;
+}
+
+/** Fields of a route in a group: those the group supplies (tags, access) become optional. */
+type GroupRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, Given extends "tags" | "access"> = Omit<
+  RouteDeclaration<P, Q, B>,
+  "method" | "path" | "operationId" | Given
+> &
+  Partial<Pick<RouteDefinition, Given>>;
+
+/**
+ * A module's routes, declared as `route.post(path, operationId, {...})` in the order they are matched, with the
+ * module's tags (and access) unless a route names its own.
+ */
+export function routeGroup<D extends Partial<Pick<RouteDefinition, "tags" | "access">>>(defaults: D) {
+  const declare =
+    (method: HttpMethod) =>
+    <P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+      path: string,
+      operationId: string,
+      route: GroupRoute<P, Q, B, keyof D & ("tags" | "access")>,
+    ) =>
+      defineRoute({ ...defaults, ...route, method, path, operationId } as unknown as RouteDeclaration<P, Q, B>);
+  return {
+    get: declare("get"),
+    post: declare("post"),
+    put: declare("put"),
+    patch: declare("patch"),
+    delete: declare("delete"),
+  };
 }
 
 /** Runs `run` under the request's Idempotency-Key (if any) with this request fingerprint. */

@@ -18,7 +18,7 @@ import { escalationAnswer, resolveEscalation } from "../domain/approvals/resolve
 import type { DomainContext } from "../domain/context.ts";
 import { AppError, forbidden } from "../domain/errors.ts";
 import type { MinedWrite } from "../http/idempotency.ts";
-import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 import { approvalsOfToken } from "../reads/approvalReads.ts";
 import { pendingRequestsPage } from "../reads/pendingReads.ts";
 import { requestOfWrite } from "../reads/requestReads.ts";
@@ -27,7 +27,8 @@ import { pageQuery } from "./schemas/common.ts";
 import { CUSTODY_KINDS } from "./schemas/contractNames.ts";
 import { ApprovalSchema, RequestListResponse } from "./schemas/request.ts";
 
-const errors = errorResponses;
+const route = routeGroup({ tags: ["Approvals"] });
+
 const RequestIdParams = z.object({ requestId: z.uuid() });
 const DEPARTMENT = [{ kind: "apiKey" as const }];
 const ADMIN = [{ kind: "admin" as const }];
@@ -49,13 +50,13 @@ const LicenceActionInput = z
   .object({ reasonCode: z.int().min(1).max(255).default(1), reason: z.string().max(1000).optional() })
   .meta({ id: "LicenceActionInput" });
 
-const DECISION_ERRORS = errors({
+const DECISION_ERRORS = {
   400: "Invalid body; reviewedDocuments names documents of another request (UNKNOWN_DOCUMENTS); your department holds its own key and sent no signature (SIGNATURE_REQUIRED); the signature is not your wallet's (INVALID_SIGNATURE), its deadline passed (SIGNATURE_EXPIRED) or is more than a day ahead (VALIDATION_ERROR)",
   401: "Not authenticated",
   403: "Not a department",
   404: "No such request",
   409: "NOT_PENDING (not required in the current stage), NOT_YOUR_TURN (sequential stage), ALREADY_DECIDED, INVALID_STATE (not under review), STALE_DOCUMENTS (a document you reviewed has a newer version: details.changedDocuments), STALE_NONCE (signed decisions: another decision of your department came first), STALE_DECISION (signed decisions: the review left the stage or round signed); nothing is recorded",
-});
+};
 
 /** What every decision body may add: the versions reviewed, and a department-held key's signature. */
 const ReviewFields = {
@@ -165,19 +166,16 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
     return { body: kind === "CHANGES_REQUESTED" ? changesBody(result) : approvalBody(result) };
   };
   return [
-    defineRoute({
-      method: "get",
-      path: "/requests/pending",
-      operationId: "listPendingRequests",
+    route.get("/requests/pending", "listPendingRequests", {
       summary: "Requests waiting for your department now",
       description:
         "Requests under review whose current stage needs the department now: it has not decided (or a document update requires it to review again) and, in a SEQUENTIAL stage, every department before it has approved. `department` must be the caller's own code.",
-      tags: ["Approvals"],
       access: DEPARTMENT,
       query: z.object({ department: z.string().regex(/^[A-Z_]+$/), ...pageQuery(20) }),
       responses: {
         200: { description: "A page of requests", schema: RequestListResponse },
-        ...errors({ 401: "Not authenticated", 403: "Another department's code" }),
+        401: "Not authenticated",
+        403: "Another department's code",
       },
       handler: async ({ query, ctx }) => {
         if (department(ctx.state.principal).code !== query.department)
@@ -185,15 +183,11 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
         return { body: await pendingRequestsPage(context.pool, query.department, query.page, query.limit) };
       },
     }),
-    defineRoute({
-      method: "post",
-      path: "/requests/:requestId/approve",
-      operationId: "approveRequest",
+    route.post("/requests/:requestId/approve", "approveRequest", {
       sendsTransactions: true,
       summary: "Approve the request in its current stage (a transaction from your department's wallet)",
       description:
         "reviewedDocuments: ids of the request's documents you reviewed (their current versions are recorded on chain). remarks are kept off chain; their keccak256 is on chain. Honours Idempotency-Key.",
-      tags: ["Approvals"],
       access: DEPARTMENT,
       params: RequestIdParams,
       body: z
@@ -217,13 +211,9 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       },
       recoverIdempotent: (_input, write) => recoveredDecision(write, "APPROVED"),
     }),
-    defineRoute({
-      method: "post",
-      path: "/requests/:requestId/reject",
-      operationId: "rejectRequest",
+    route.post("/requests/:requestId/reject", "rejectRequest", {
       sendsTransactions: true,
       summary: "Reject the request; the stage's onRejection applies (FAIL_REQUEST, RETRY_STAGE or ESCALATE)",
-      tags: ["Approvals"],
       access: DEPARTMENT,
       params: RequestIdParams,
       body: z
@@ -248,15 +238,11 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       },
       recoverIdempotent: (_input, write) => recoveredDecision(write, "REJECTED"),
     }),
-    defineRoute({
-      method: "post",
-      path: "/requests/:requestId/request-changes",
-      operationId: "requestChanges",
+    route.post("/requests/:requestId/request-changes", "requestChanges", {
       sendsTransactions: true,
       summary: "Ask the applicant for changes: the request goes to PENDING_RESUBMISSION",
       description:
         "Your approval record becomes CHANGES_REQUESTED; after the applicant resubmits, your department decides again in the same stage.",
-      tags: ["Approvals"],
       access: DEPARTMENT,
       params: RequestIdParams,
       body: z
@@ -291,15 +277,11 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       },
       recoverIdempotent: (_input, write) => recoveredDecision(write, "CHANGES_REQUESTED"),
     }),
-    defineRoute({
-      method: "post",
-      path: "/requests/:requestId/decision-typed-data",
-      operationId: "getDecisionTypedData",
+    route.post("/requests/:requestId/decision-typed-data", "getDecisionTypedData", {
       idempotent: false,
       summary: "The EIP-712 typed data your department signs to decide with its own key",
       description:
         "For departments that hold their own key (custody DEPARTMENT_HELD): the body is the decision you are about to send (as for approve / reject / request-changes, without signature). The answer is the typed data to sign with eth_signTypedData_v4 (any wallet, or a Safe for EIP-1271), in the registry's EIP-712 domain as its eip712Domain() gives it (with the deployment's salt): the request's current stage and round, the SHA-256 of each reviewed document's version resolved now (`documents`), your department's next nonce and a deadline 15 minutes ahead. Send the same decision with signature, nonce, deadline, stage, round and the answer's documentVersions to the decision endpoint (so that a document updated since you signed is answered 409 STALE_DOCUMENTS, and a stage left since 409 STALE_DECISION); any later decision of your department uses up the nonce (409 STALE_NONCE); the platform relays it and the contract checks the signature against your department's registered wallet. Reads only: nothing is recorded.",
-      tags: ["Approvals"],
       access: DEPARTMENT,
       params: RequestIdParams,
       body: DecisionToSignInput,
@@ -332,25 +314,19 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
             })
             .meta({ id: "DecisionTypedData" }),
         },
-        ...errors({
-          400: "Invalid body; a rejection needs its reason",
-          401: "Not authenticated",
-          403: "Not a department",
-          404: "No such request",
-        }),
+        400: "Invalid body; a rejection needs its reason",
+        401: "Not authenticated",
+        403: "Not a department",
+        404: "No such request",
       },
       handler: async ({ params, body, ctx }) => ({
         body: await decisionToSign(context, department(ctx.state.principal), params.requestId, decisionOf(body)),
       }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/requests/:requestId/approvals",
-      operationId: "listApprovals",
+    route.get("/requests/:requestId/approvals", "listApprovals", {
       summary: "Every department decision on the request",
       description:
         "includeInvalidated=true also lists decisions no longer standing: approvals a document update invalidated (status REVIEW_REQUIRED), superseded decisions, and stage retries.",
-      tags: ["Approvals"],
       access: [{ kind: "applicant" }, { kind: "client", scope: "applications:read" }, { kind: "apiKey" }],
       params: RequestIdParams,
       query: z.object({ includeInvalidated: z.enum(["true", "false"]).default("false") }),
@@ -359,7 +335,8 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
           description: "Approvals",
           schema: z.object({ requestId: z.string(), approvals: z.array(ApprovalSchema) }),
         },
-        ...errors({ 401: "Not authenticated", 404: "No such request" }),
+        401: "Not authenticated",
+        404: "No such request",
       },
       handler: async ({ params, query, ctx }) => {
         const request = await findVisibleRequest(context.pool, ctx.state.principal, params.requestId);
@@ -367,15 +344,11 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
         return { body: { requestId: request.id, approvals: approvals.map(({ stage: _stage, ...a }) => a) } };
       },
     }),
-    defineRoute({
-      method: "post",
-      path: "/requests/:requestId/resolve-escalation",
-      operationId: "resolveEscalation",
+    route.post("/requests/:requestId/resolve-escalation", "resolveEscalation", {
       sendsTransactions: true,
       summary: "Resolve an escalated stage: uphold the rejection, or return it to the department",
       description:
         "Administrators only. A stage is escalated by a rejection whose stage says onRejection ESCALATE, or by an overdue stage with onTimeout ESCALATE; documents are frozen meanwhile. REJECT rejects the request (reasonCode on chain); RETURN sends it back: a rejecting department decides again and the stage's clock restarts. An administrator cannot approve for a department.",
-      tags: ["Approvals"],
       access: ADMIN,
       params: RequestIdParams,
       body: z
@@ -390,12 +363,10 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
           description: "Resolved",
           schema: z.object({ requestId: z.string(), status: z.string(), transactionHash: z.string() }),
         },
-        ...errors({
-          401: "Not authenticated",
-          403: "Not an administrator",
-          404: "No such request",
-          409: "NOT_ESCALATED",
-        }),
+        401: "Not authenticated",
+        403: "Not an administrator",
+        404: "No such request",
+        409: "NOT_ESCALATED",
       },
       handler: async ({ params, body, ctx }) => ({
         body: await resolveEscalation(
@@ -412,10 +383,7 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       }),
     }),
     ...(["suspend", "reinstate", "revoke"] as const).map((verb) =>
-      defineRoute({
-        method: "post",
-        path: `/requests/:requestId/${verb}`,
-        operationId: `${verb}Licence`,
+      route.post(`/requests/:requestId/${verb}`, `${verb}Licence`, {
         sendsTransactions: true,
         summary: {
           suspend: "Suspend an issued licence",
@@ -433,12 +401,10 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
             description: "Done",
             schema: z.object({ requestId: z.string(), status: z.string(), transactionHash: z.string() }),
           },
-          ...errors({
-            401: "Not authenticated",
-            403: "Not an administrator",
-            404: "No such request",
-            409: "INVALID_STATE",
-          }),
+          401: "Not authenticated",
+          403: "Not an administrator",
+          404: "No such request",
+          409: "INVALID_STATE",
         },
         handler: async ({ params, body, ctx }) => ({
           body: await actOnLicence(

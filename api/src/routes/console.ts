@@ -10,13 +10,14 @@ import { z } from "zod/v4";
 import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 import { staticPageRoute } from "./staticPage.ts";
 import { consoleQueue, QUEUE_SORTS, QUEUE_STATUSES } from "../reads/consoleQueue.ts";
 import { departmentDecisions } from "../reads/departmentDecisions.ts";
 import { DateTime, pageQuery, Pagination, RequestType } from "./schemas/common.ts";
 
-const errors = errorResponses;
+const route = routeGroup({ tags: ["Console"] });
+
 /** A department: by its API key, or one of its reviewers signed in to the console. */
 const DEPARTMENT = [{ kind: "apiKey" as const }];
 /**
@@ -127,14 +128,10 @@ export function consoleRoutes(context: DomainContext): { api: RouteDefinition[];
   const departmentOf = (principal: Principal | undefined) => principal as Extract<Principal, { kind: "department" }>;
   const baseUrl = context.config.publicBaseUrl!;
   const api: RouteDefinition[] = [
-    defineRoute({
-      method: "get",
-      path: "/console/queue",
-      operationId: "getConsoleQueue",
+    route.get("/console/queue", "getConsoleQueue", {
       summary: "Your department's open requests with their stage deadlines, overdue first",
       description:
         "Requests routed to the caller's department whose review is open: AWAITING_DECISION (the department can decide now), AWAITING_OTHERS (under review, waiting for other departments or a later turn), AWAITING_RESUBMISSION (changes requested), ESCALATED. Each with its current stage, when it started, its timeout (dueAt, onTimeout) and whether it is overdue. sort=due (default): overdue first, then those awaiting your decision, then the nearest deadline; oldest / newest: by the stage's start. olderThanDays: the current stage started at least that many days ago. counts: per status under the other filters. For a department API key or a console session.",
-      tags: ["Console"],
       access: DEPARTMENT,
       query: z.object({
         requestType: RequestType.optional(),
@@ -145,25 +142,25 @@ export function consoleRoutes(context: DomainContext): { api: RouteDefinition[];
       }),
       responses: {
         200: { description: "A page of the queue", schema: QueueResponse },
-        ...errors({ 400: "Invalid query", 401: "Not authenticated", 403: "Not a department" }),
+        400: "Invalid query",
+        401: "Not authenticated",
+        403: "Not a department",
       },
       handler: async ({ query, ctx }) => ({
         body: await consoleQueue(context.pool, departmentOf(ctx.state.principal).code, query),
       }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/console/decisions",
-      operationId: "getConsoleDecisions",
+    route.get("/console/decisions", "getConsoleDecisions", {
       summary: "Your department's past decisions, newest first, searchable",
       description:
         "Every decision of the caller's department recorded on chain (including those a document update reopened), with its remarks and reason, the signer and custody the chain recorded, the transaction and block, and the reviewers whose passkeys signed it. q: words that must each match the request number, type, applicant, decision, reason, remarks or transaction hash (case-insensitive). For a department API key or a console session.",
-      tags: ["Console"],
       access: DEPARTMENT,
       query: z.object({ q: z.string().max(200).optional(), ...pageQuery(20) }),
       responses: {
         200: { description: "A page of decisions", schema: DecisionsResponse },
-        ...errors({ 400: "Invalid query", 401: "Not authenticated", 403: "Not a department" }),
+        400: "Invalid query",
+        401: "Not authenticated",
+        403: "Not a department",
       },
       handler: async ({ query, ctx }) => ({
         body: await departmentDecisions(context.pool, departmentOf(ctx.state.principal).code, baseUrl, query),

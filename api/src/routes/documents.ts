@@ -14,7 +14,7 @@ import {
 } from "../domain/documents/uploadDocument.ts";
 import { notFound, validationFailed } from "../domain/errors.ts";
 import { fingerprint, type MinedWrite } from "../http/idempotency.ts";
-import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 import {
   documentJson,
   documentsOfRequest,
@@ -37,8 +37,9 @@ import { activeContentByVersion } from "../reads/versionFindings.ts";
 import { acceptUpload } from "../storage/acceptUpload.ts";
 import { discardRest, parseUpload } from "../storage/multipartUpload.ts";
 
+const route = routeGroup({ tags: ["Documents"] });
+
 const DOWNLOAD_URL_SECONDS = 3600;
-const errors = errorResponses;
 
 const UPLOADERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "documents:write" as const }];
 const READERS = [
@@ -105,29 +106,23 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
     `${document.docType.toLowerCase()}-v${version.version}${path.extname(version.storageKey)}`;
 
   return [
-    defineRoute({
-      method: "post",
-      path: "/requests/:requestId/documents",
-      operationId: "uploadDocument",
+    route.post("/requests/:requestId/documents", "uploadDocument", {
       sendsTransactions: true,
       summary: "Upload a document (PDF, JPEG or PNG, at most 10 MB); its SHA-256 is anchored on chain",
       description:
         "multipart/form-data with `file`, `docType` (a document type the request's workflow requires) and optional `description`. The type is decided by the file's bytes, never by its name or Content-Type; a file whose name or Content-Type claims another type is refused as disguised. One document per type: upload new versions with PUT. Accepted while the request is DRAFT, SUBMITTED or PENDING_RESUBMISSION; the caller's right, the request's status and the budgets are checked before the body is read. The versions uploaded to one applicant's requests in any 24 hours are budgeted (DOCUMENT_VERSIONS_PER_DAY, default 200, and DOCUMENT_BYTES_PER_DAY, default 500 MiB): beyond, 429 DOCUMENT_BUDGET_EXCEEDED with Retry-After. Honours Idempotency-Key (same key, same file and fields).",
-      tags: ["Documents"],
       access: UPLOADERS,
       params: z.object({ requestId: z.uuid() }),
       body: UploadForm,
       bodyType: "multipart",
       responses: {
         201: { description: "Stored and anchored", schema: DocumentResponse },
-        ...errors({
-          400: "INVALID_FILE (empty, not PDF/JPEG/PNG, disguised) or INVALID_DOCUMENT_TYPE",
-          401: "Not authenticated",
-          404: "No such request",
-          409: "DOCUMENT_EXISTS, DUPLICATE_DOCUMENT, INVALID_STATE",
-          413: "PAYLOAD_TOO_LARGE: file over 10 MB",
-          429: "DOCUMENT_BUDGET_EXCEEDED: the applicant's daily budget of document versions or bytes is used (details.budget, details.limit, details.retryAfterSeconds)",
-        }),
+        400: "INVALID_FILE (empty, not PDF/JPEG/PNG, disguised) or INVALID_DOCUMENT_TYPE",
+        401: "Not authenticated",
+        404: "No such request",
+        409: "DOCUMENT_EXISTS, DUPLICATE_DOCUMENT, INVALID_STATE",
+        413: "PAYLOAD_TOO_LARGE: file over 10 MB",
+        429: "DOCUMENT_BUDGET_EXCEEDED: the applicant's daily budget of document versions or bytes is used (details.budget, details.limit, details.retryAfterSeconds)",
       },
       handler: async ({ params, ctx }) => {
         await mayUpload(ctx, params.requestId);
@@ -155,29 +150,23 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         body: uploadAnswer(await recordedVersion(write), write.tx.hash),
       }),
     }),
-    defineRoute({
-      method: "put",
-      path: "/requests/:requestId/documents/:documentId",
-      operationId: "updateDocument",
+    route.put("/requests/:requestId/documents/:documentId", "updateDocument", {
       sendsTransactions: true,
       summary: "Upload a new version of a document; approvals that reviewed the old version must be given again",
       description:
         "Stores the new version, anchors its hash on chain as the document's next version and, in the same transaction, invalidates every approval that reviewed an older version (their departments are listed in invalidatedApprovals and must review again). Refused (409) once the request is approved, rejected or cancelled, before the body is read. A document has at most DOCUMENT_VERSIONS_PER_DOCUMENT versions (default 20; beyond, 409 DOCUMENT_BUDGET_EXCEEDED), and new versions count towards the applicant's daily budgets like first uploads (429 DOCUMENT_BUDGET_EXCEEDED). Honours Idempotency-Key.",
-      tags: ["Documents"],
       access: UPLOADERS,
       params: z.object({ requestId: z.uuid(), documentId: z.uuid() }),
       body: UpdateForm,
       bodyType: "multipart",
       responses: {
         200: { description: "New version anchored", schema: DocumentUpdateResponse },
-        ...errors({
-          400: "INVALID_FILE",
-          401: "Not authenticated",
-          404: "No such request or document",
-          409: "INVALID_STATE, DUPLICATE_DOCUMENT, CONCURRENT_UPDATE, DOCUMENT_BUDGET_EXCEEDED (the document has all the versions it may have)",
-          413: "PAYLOAD_TOO_LARGE",
-          429: "DOCUMENT_BUDGET_EXCEEDED: the applicant's daily budget of document versions or bytes is used (details.budget, details.limit, details.retryAfterSeconds)",
-        }),
+        400: "INVALID_FILE",
+        401: "Not authenticated",
+        404: "No such request or document",
+        409: "INVALID_STATE, DUPLICATE_DOCUMENT, CONCURRENT_UPDATE, DOCUMENT_BUDGET_EXCEEDED (the document has all the versions it may have)",
+        413: "PAYLOAD_TOO_LARGE",
+        429: "DOCUMENT_BUDGET_EXCEEDED: the applicant's daily budget of document versions or bytes is used (details.budget, details.limit, details.retryAfterSeconds)",
       },
       handler: async ({ params, ctx }) => {
         await mayUpload(ctx, params.requestId, params.documentId);
@@ -200,12 +189,8 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         body: await versionAnswer(context, await recordedVersion(write), write.tx),
       }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/requests/:requestId/documents",
-      operationId: "listRequestDocuments",
+    route.get("/requests/:requestId/documents", "listRequestDocuments", {
       summary: "The request's documents with their current version",
-      tags: ["Documents"],
       access: READERS,
       params: z.object({ requestId: z.uuid() }),
       responses: {
@@ -213,7 +198,8 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
           description: "Documents",
           schema: z.object({ requestId: z.string(), documents: z.array(DocumentSchema) }),
         },
-        ...errors({ 401: "Not authenticated", 404: "No such request" }),
+        401: "Not authenticated",
+        404: "No such request",
       },
       handler: async ({ params, ctx }) => {
         const request = await findVisibleRequest(context.pool, ctx.state.principal, params.requestId, "documents:read");
@@ -225,17 +211,14 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         };
       },
     }),
-    defineRoute({
-      method: "get",
-      path: "/documents/:documentId",
-      operationId: "getDocument",
+    route.get("/documents/:documentId", "getDocument", {
       summary: "A document with all its versions and a signed download URL of the current one",
-      tags: ["Documents"],
       access: READERS,
       params: z.object({ documentId: z.uuid() }),
       responses: {
         200: { description: "Document", schema: DocumentDetailResponse },
-        ...errors({ 401: "Not authenticated", 404: "No such document" }),
+        401: "Not authenticated",
+        404: "No such document",
       },
       handler: async ({ params, ctx }) => {
         const document = await visibleDocument(params.documentId, ctx);
@@ -268,12 +251,8 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         };
       },
     }),
-    defineRoute({
-      method: "get",
-      path: "/documents/:documentId/download",
-      operationId: "downloadDocument",
+    route.get("/documents/:documentId/download", "downloadDocument", {
       summary: "A signed URL to download a version (default: the latest), valid for 1 hour",
-      tags: ["Documents"],
       access: READERS,
       params: z.object({ documentId: z.uuid() }),
       query: z.object({
@@ -281,7 +260,8 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       }),
       responses: {
         200: { description: "Signed URL", schema: DownloadResponse },
-        ...errors({ 401: "Not authenticated", 404: "No such document or version" }),
+        401: "Not authenticated",
+        404: "No such document or version",
       },
       handler: async ({ params, query, ctx }) => {
         const document = await visibleDocument(params.documentId, ctx);
