@@ -13,6 +13,8 @@ import { fingerprint, isIdempotencyKey, type IdempotencyStore, type MinedWrite, 
 import { mostSpecificLayers } from "./allowedMethods.ts";
 import { assertConsoleSessionMayCall } from "../auth/consoleSessions.ts";
 import { isStorableText } from "../encoding/storableText.ts";
+import type { RequestMeta } from "../stores/auditLog.ts";
+import { requestMeta } from "./requestMeta.ts";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 
@@ -43,6 +45,10 @@ export interface HandlerInput<P, Q, B> {
   query: Q;
   body: B;
   ctx: Context;
+  /** The caller, as authenticated for this request (undefined: anonymous). */
+  principal: Principal | undefined;
+  /** Who made the request and from where: what use cases record in the audit trail. */
+  meta: RequestMeta;
 }
 
 export interface HandlerResult {
@@ -123,17 +129,22 @@ type GroupRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, G
 
 /**
  * A module's routes, declared as `route.post(path, operationId, {...})` in the order they are matched, with the
- * module's tags (and access) unless a route names its own.
+ * module's tags (and access) unless a route names its own, and the error responses every route of the module has.
  */
-export function routeGroup<D extends Partial<Pick<RouteDefinition, "tags" | "access">>>(defaults: D) {
+export function routeGroup<D extends Partial<Pick<RouteDefinition, "tags" | "access">>>(
+  defaults: D & { responses?: Record<number, string> },
+) {
   const declare =
     (method: HttpMethod) =>
     <P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
       path: string,
       operationId: string,
       route: GroupRoute<P, Q, B, keyof D & ("tags" | "access")>,
-    ) =>
-      defineRoute({ ...defaults, ...route, method, path, operationId } as unknown as RouteDeclaration<P, Q, B>);
+    ) => {
+      const declared = route as unknown as RouteDeclaration<P, Q, B>;
+      const responses = { ...defaults.responses, ...declared.responses };
+      return defineRoute({ ...defaults, ...declared, responses, method, path, operationId });
+    };
   return {
     get: declare("get"),
     post: declare("post"),
@@ -192,12 +203,13 @@ export function mountRoutes(
           ? undefined
           : parse(route.body, (ctx.request as { body?: unknown }).body ?? {}, "body");
       const caller = ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : "anonymous";
+      const input = { params, query, body, ctx, principal: ctx.state.principal, meta: requestMeta(ctx) };
       const recover: Recover | undefined =
-        route.recoverIdempotent && ((write) => route.recoverIdempotent!({ params, query, body, ctx }, write));
+        route.recoverIdempotent && ((write) => route.recoverIdempotent!(input, write));
       ctx.state.idempotently = (print, run) =>
         key && idempotency ? idempotency.run(caller, key, print, run, recover) : run();
       ctx.state.idempotencyKeyUsed = async () => Boolean(key && idempotency && (await idempotency.holds(caller, key)));
-      const run = async () => route.handler({ params, query, body, ctx });
+      const run = async () => route.handler(input);
       const result =
         honoursKey && route.bodyType !== "multipart"
           ? await ctx.state.idempotently(fingerprint(ctx.method, ctx.originalUrl, rawBodyOf(ctx)), run)

@@ -9,9 +9,12 @@ import { listTransactions, TX_KINDS, TX_STATUSES } from "../reads/outboxReads.ts
 import { DateTime, Pagination, pageQuery, REQUEST_STATUSES, REQUEST_TYPES, Uuid } from "./schemas/common.ts";
 import { blockchainStatus } from "../domain/chainStatus.ts";
 
-const route = routeGroup({ tags: ["Admin"] });
+const route = routeGroup({
+  tags: ["Admin"],
+  access: [{ kind: "admin" }],
+  responses: { 401: "Not authenticated", 403: "Not an administrator" },
+});
 
-const ADMIN = [{ kind: "admin" as const }];
 /** Administrators page through long histories: larger pages than the public lists. */
 const ADMIN_MAX_LIMIT = 200;
 const countsOf = (keys: readonly string[]) =>
@@ -165,17 +168,14 @@ const BlockchainTransactionSchema = z
   .meta({ id: "BlockchainTransaction" });
 
 export function adminRoutes(context: DomainContext): RouteDefinition[] {
-  const denied = { 401: "Not authenticated", 403: "Not an administrator" };
   return [
     route.get("/admin/stats", "getAdminStats", {
       summary: "Platform statistics over a period",
       description: ADMIN_STATS_DEFINITIONS,
-      access: ADMIN,
       query: AdminStatsQuery,
       responses: {
         200: { description: "Statistics", schema: AdminStatsSchema },
         400: "VALIDATION_ERROR: bad dates, or startDate after endDate",
-        ...denied,
       },
       handler: async ({ query }) => {
         const period = statsPeriod(query);
@@ -192,7 +192,6 @@ export function adminRoutes(context: DomainContext): RouteDefinition[] {
       summary: "The audit trail, newest first",
       description:
         "One append-only record per state change, written in the change's own database transaction. Filters combine (AND). entityId and actorId are plain strings: departments are audited under their code, system clients under their client id, applicants under their identity-locker id. startDate and endDate are inclusive.",
-      access: ADMIN,
       query: AuditLogQuery,
       responses: {
         200: {
@@ -200,7 +199,6 @@ export function adminRoutes(context: DomainContext): RouteDefinition[] {
           schema: z.object({ logs: z.array(AuditLogSchema), pagination: Pagination }),
         },
         400: "VALIDATION_ERROR",
-        ...denied,
       },
       handler: async ({ query }) => ({ body: await listAuditLogs(context.pool, query) }),
     }),
@@ -208,10 +206,8 @@ export function adminRoutes(context: DomainContext): RouteDefinition[] {
       summary: "The chain: network, consensus, nodes and latest block",
       description:
         "Probes the RPC node in parallel, each probe with a 2 s timeout. Required: eth_chainId and the latest block (otherwise 503 CHAIN_UNAVAILABLE). Best effort: net_version, net_peerCount, web3_clientVersion, eth_syncing, and on Besu admin_nodeInfo, admin_peers and the validator set (qbft_ / ibft_getValidatorsByBlockNumber, clique_getSigners). nodes lists the RPC node (healthy when it answers, is on the configured chain and is not syncing), its connected peers (healthy unless their head is known to lag more than 10 blocks) and validators of the current set that are neither (not healthy). A local anvil is one node that seals every block.",
-      access: ADMIN,
       responses: {
         200: { description: "Status", schema: BlockchainStatusSchema },
-        ...denied,
         503: "CHAIN_UNAVAILABLE: the node did not answer",
       },
       handler: async () => ({ body: await blockchainStatus(context) }),
@@ -220,7 +216,6 @@ export function adminRoutes(context: DomainContext): RouteDefinition[] {
       summary: "Transactions the platform signed (the outbox), newest first",
       description:
         "Every transaction is recorded, signed, before it is broadcast: PENDING until its receipt, then CONFIRMED (block and gas used) or FAILED (the decoded custom error; or refused by the node, never mined). txType takes the spec's five kinds and the platform's others.",
-      access: ADMIN,
       query: TransactionsQuery,
       responses: {
         200: {
@@ -228,7 +223,6 @@ export function adminRoutes(context: DomainContext): RouteDefinition[] {
           schema: z.object({ transactions: z.array(BlockchainTransactionSchema), pagination: Pagination }),
         },
         400: "VALIDATION_ERROR",
-        ...denied,
       },
       handler: async ({ query }) => ({ body: await listTransactions(context.pool, query) }),
     }),

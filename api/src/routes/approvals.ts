@@ -3,7 +3,6 @@
  * the department's own wallet), the approvals of a request, and administrators' suspend / reinstate / revoke.
  */
 import { z } from "zod/v4";
-import { requestMeta } from "../http/requestMeta.ts";
 import type { Principal } from "../auth/principal.ts";
 import {
   REJECTION_REASONS,
@@ -27,10 +26,13 @@ import { pageQuery } from "./schemas/common.ts";
 import { CUSTODY_KINDS } from "./schemas/contractNames.ts";
 import { ApprovalSchema, RequestListResponse } from "./schemas/request.ts";
 
-const route = routeGroup({ tags: ["Approvals"] });
+const route = routeGroup({
+  tags: ["Approvals"],
+  access: [{ kind: "apiKey" }],
+  responses: { 401: "Not authenticated" },
+});
 
 const RequestIdParams = z.object({ requestId: z.uuid() });
-const DEPARTMENT = [{ kind: "apiKey" as const }];
 const ADMIN = [{ kind: "admin" as const }];
 
 export const ApprovalResponse = z
@@ -52,7 +54,6 @@ const LicenceActionInput = z
 
 const DECISION_ERRORS = {
   400: "Invalid body; reviewedDocuments names documents of another request (UNKNOWN_DOCUMENTS); your department holds its own key and sent no signature (SIGNATURE_REQUIRED); the signature is not your wallet's (INVALID_SIGNATURE), its deadline passed (SIGNATURE_EXPIRED) or is more than a day ahead (VALIDATION_ERROR)",
-  401: "Not authenticated",
   403: "Not a department",
   404: "No such request",
   409: "NOT_PENDING (not required in the current stage), NOT_YOUR_TURN (sequential stage), ALREADY_DECIDED, INVALID_STATE (not under review), STALE_DOCUMENTS (a document you reviewed has a newer version: details.changedDocuments), STALE_NONCE (signed decisions: another decision of your department came first), STALE_DECISION (signed decisions: the review left the stage or round signed); nothing is recorded",
@@ -170,15 +171,13 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       summary: "Requests waiting for your department now",
       description:
         "Requests under review whose current stage needs the department now: it has not decided (or a document update requires it to review again) and, in a SEQUENTIAL stage, every department before it has approved. `department` must be the caller's own code.",
-      access: DEPARTMENT,
       query: z.object({ department: z.string().regex(/^[A-Z_]+$/), ...pageQuery(20) }),
       responses: {
         200: { description: "A page of requests", schema: RequestListResponse },
-        401: "Not authenticated",
         403: "Another department's code",
       },
-      handler: async ({ query, ctx }) => {
-        if (department(ctx.state.principal).code !== query.department)
+      handler: async ({ query, principal }) => {
+        if (department(principal).code !== query.department)
           throw forbidden("You can only list your own department's pending requests");
         return { body: await pendingRequestsPage(context.pool, query.department, query.page, query.limit) };
       },
@@ -188,16 +187,15 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       summary: "Approve the request in its current stage (a transaction from your department's wallet)",
       description:
         "reviewedDocuments: ids of the request's documents you reviewed (their current versions are recorded on chain). remarks are kept off chain; their keccak256 is on chain. Honours Idempotency-Key.",
-      access: DEPARTMENT,
       params: RequestIdParams,
       body: z
         .object({ remarks: z.string().min(1).max(4000), ...ReviewFields, reviewedDocuments: z.array(z.uuid()).max(16) })
         .meta({ id: "ApproveInput" }),
       responses: { 200: { description: "Approval recorded", schema: ApprovalResponse }, ...DECISION_ERRORS },
-      handler: async ({ params, body, ctx }) => {
+      handler: async ({ params, body, meta }) => {
         const result = await decide(
           context,
-          requestMeta(ctx),
+          meta,
           params.requestId,
           {
             kind: "APPROVED",
@@ -214,16 +212,15 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
     route.post("/requests/:requestId/reject", "rejectRequest", {
       sendsTransactions: true,
       summary: "Reject the request; the stage's onRejection applies (FAIL_REQUEST, RETRY_STAGE or ESCALATE)",
-      access: DEPARTMENT,
       params: RequestIdParams,
       body: z
         .object({ remarks: z.string().min(1).max(4000), reason: z.enum(REJECTION_REASONS), ...ReviewFields })
         .meta({ id: "RejectInput" }),
       responses: { 200: { description: "Rejection recorded", schema: ApprovalResponse }, ...DECISION_ERRORS },
-      handler: async ({ params, body, ctx }) => {
+      handler: async ({ params, body, meta }) => {
         const result = await decide(
           context,
-          requestMeta(ctx),
+          meta,
           params.requestId,
           {
             kind: "REJECTED",
@@ -243,7 +240,6 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       summary: "Ask the applicant for changes: the request goes to PENDING_RESUBMISSION",
       description:
         "Your approval record becomes CHANGES_REQUESTED; after the applicant resubmits, your department decides again in the same stage.",
-      access: DEPARTMENT,
       params: RequestIdParams,
       body: z
         .object({
@@ -259,10 +255,10 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
         200: { description: "Recorded", schema: z.object({ status: z.string(), transactionHash: z.string() }) },
         ...DECISION_ERRORS,
       },
-      handler: async ({ params, body, ctx }) => {
+      handler: async ({ params, body, meta }) => {
         const result = await decide(
           context,
-          requestMeta(ctx),
+          meta,
           params.requestId,
           {
             kind: "CHANGES_REQUESTED",
@@ -282,7 +278,6 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
       summary: "The EIP-712 typed data your department signs to decide with its own key",
       description:
         "For departments that hold their own key (custody DEPARTMENT_HELD): the body is the decision you are about to send (as for approve / reject / request-changes, without signature). The answer is the typed data to sign with eth_signTypedData_v4 (any wallet, or a Safe for EIP-1271), in the registry's EIP-712 domain as its eip712Domain() gives it (with the deployment's salt): the request's current stage and round, the SHA-256 of each reviewed document's version resolved now (`documents`), your department's next nonce and a deadline 15 minutes ahead. Send the same decision with signature, nonce, deadline, stage, round and the answer's documentVersions to the decision endpoint (so that a document updated since you signed is answered 409 STALE_DOCUMENTS, and a stage left since 409 STALE_DECISION); any later decision of your department uses up the nonce (409 STALE_NONCE); the platform relays it and the contract checks the signature against your department's registered wallet. Reads only: nothing is recorded.",
-      access: DEPARTMENT,
       params: RequestIdParams,
       body: DecisionToSignInput,
       responses: {
@@ -315,12 +310,11 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
             .meta({ id: "DecisionTypedData" }),
         },
         400: "Invalid body; a rejection needs its reason",
-        401: "Not authenticated",
         403: "Not a department",
         404: "No such request",
       },
-      handler: async ({ params, body, ctx }) => ({
-        body: await decisionToSign(context, department(ctx.state.principal), params.requestId, decisionOf(body)),
+      handler: async ({ params, body, principal }) => ({
+        body: await decisionToSign(context, department(principal), params.requestId, decisionOf(body)),
       }),
     }),
     route.get("/requests/:requestId/approvals", "listApprovals", {
@@ -335,11 +329,10 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
           description: "Approvals",
           schema: z.object({ requestId: z.string(), approvals: z.array(ApprovalSchema) }),
         },
-        401: "Not authenticated",
         404: "No such request",
       },
-      handler: async ({ params, query, ctx }) => {
-        const request = await findVisibleRequest(context.pool, ctx.state.principal, params.requestId);
+      handler: async ({ params, query, principal }) => {
+        const request = await findVisibleRequest(context.pool, principal, params.requestId);
         const approvals = await approvalsOfToken(context.pool, request.tokenId, query.includeInvalidated === "true");
         return { body: { requestId: request.id, approvals: approvals.map(({ stage: _stage, ...a }) => a) } };
       },
@@ -363,20 +356,12 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
           description: "Resolved",
           schema: z.object({ requestId: z.string(), status: z.string(), transactionHash: z.string() }),
         },
-        401: "Not authenticated",
         403: "Not an administrator",
         404: "No such request",
         409: "NOT_ESCALATED",
       },
-      handler: async ({ params, body, ctx }) => ({
-        body: await resolveEscalation(
-          context,
-          requestMeta(ctx),
-          params.requestId,
-          body.decision,
-          body.reasonCode,
-          body.remarks,
-        ),
+      handler: async ({ params, body, meta }) => ({
+        body: await resolveEscalation(context, meta, params.requestId, body.decision, body.reasonCode, body.remarks),
       }),
       recoverIdempotent: async ({ params }, write) => ({
         body: await escalationAnswer(context, params.requestId, write.tx.hash),
@@ -401,20 +386,12 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
             description: "Done",
             schema: z.object({ requestId: z.string(), status: z.string(), transactionHash: z.string() }),
           },
-          401: "Not authenticated",
           403: "Not an administrator",
           404: "No such request",
           409: "INVALID_STATE",
         },
-        handler: async ({ params, body, ctx }) => ({
-          body: await actOnLicence(
-            context,
-            requestMeta(ctx),
-            params.requestId,
-            actionOf(verb),
-            body.reasonCode,
-            body.reason,
-          ),
+        handler: async ({ params, body, meta }) => ({
+          body: await actOnLicence(context, meta, params.requestId, actionOf(verb), body.reasonCode, body.reason),
         }),
         recoverIdempotent: async ({ params }, write) => ({
           body: licenceActionAnswer(params.requestId, actionOf(verb), write.tx.hash),

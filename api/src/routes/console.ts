@@ -16,10 +16,13 @@ import { consoleQueue, QUEUE_SORTS, QUEUE_STATUSES } from "../reads/consoleQueue
 import { departmentDecisions } from "../reads/departmentDecisions.ts";
 import { DateTime, pageQuery, Pagination, RequestType } from "./schemas/common.ts";
 
-const route = routeGroup({ tags: ["Console"] });
-
 /** A department: by its API key, or one of its reviewers signed in to the console. */
-const DEPARTMENT = [{ kind: "apiKey" as const }];
+const route = routeGroup({
+  tags: ["Console"],
+  access: [{ kind: "apiKey" }],
+  responses: { 400: "Invalid query", 401: "Not authenticated", 403: "Not a department" },
+});
+
 /**
  * The page reads documents from their signed download URLs: this server's (/api/v1/files/…), or the S3 bucket's,
  * which must then allow the console's origin (CORS GET).
@@ -132,7 +135,6 @@ export function consoleRoutes(context: DomainContext): { api: RouteDefinition[];
       summary: "Your department's open requests with their stage deadlines, overdue first",
       description:
         "Requests routed to the caller's department whose review is open: AWAITING_DECISION (the department can decide now), AWAITING_OTHERS (under review, waiting for other departments or a later turn), AWAITING_RESUBMISSION (changes requested), ESCALATED. Each with its current stage, when it started, its timeout (dueAt, onTimeout) and whether it is overdue. sort=due (default): overdue first, then those awaiting your decision, then the nearest deadline; oldest / newest: by the stage's start. olderThanDays: the current stage started at least that many days ago. counts: per status under the other filters. For a department API key or a console session.",
-      access: DEPARTMENT,
       query: z.object({
         requestType: RequestType.optional(),
         status: z.enum(QUEUE_STATUSES).optional(),
@@ -142,28 +144,21 @@ export function consoleRoutes(context: DomainContext): { api: RouteDefinition[];
       }),
       responses: {
         200: { description: "A page of the queue", schema: QueueResponse },
-        400: "Invalid query",
-        401: "Not authenticated",
-        403: "Not a department",
       },
-      handler: async ({ query, ctx }) => ({
-        body: await consoleQueue(context.pool, departmentOf(ctx.state.principal).code, query),
+      handler: async ({ query, principal }) => ({
+        body: await consoleQueue(context.pool, departmentOf(principal).code, query),
       }),
     }),
     route.get("/console/decisions", "getConsoleDecisions", {
       summary: "Your department's past decisions, newest first, searchable",
       description:
         "Every decision of the caller's department recorded on chain (including those a document update reopened), with its remarks and reason, the signer and custody the chain recorded, the transaction and block, and the reviewers whose passkeys signed it. q: words that must each match the request number, type, applicant, decision, reason, remarks or transaction hash (case-insensitive). For a department API key or a console session.",
-      access: DEPARTMENT,
       query: z.object({ q: z.string().max(200).optional(), ...pageQuery(20) }),
       responses: {
         200: { description: "A page of decisions", schema: DecisionsResponse },
-        400: "Invalid query",
-        401: "Not authenticated",
-        403: "Not a department",
       },
-      handler: async ({ query, ctx }) => ({
-        body: await departmentDecisions(context.pool, departmentOf(ctx.state.principal).code, baseUrl, query),
+      handler: async ({ query, principal }) => ({
+        body: await departmentDecisions(context.pool, departmentOf(principal).code, baseUrl, query),
       }),
     }),
   ];

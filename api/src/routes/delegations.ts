@@ -8,7 +8,7 @@ import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 import { requestMeta } from "../http/requestMeta.ts";
 import { ClientIdField, DelegationInput, DelegationListResponse, DelegationSchema } from "./schemas/delegation.ts";
 
-const route = routeGroup({ tags: ["Authentication"] });
+const route = routeGroup({ tags: ["Authentication"], responses: { 401: "Not authenticated" } });
 
 type ApplicantMeta = RequestMeta & { principal: Extract<Principal, { kind: "applicant" }> };
 
@@ -26,7 +26,6 @@ export function delegationRoutes(context: DomainContext): RouteDefinition[] {
         200: { description: "Already granted (renewed)", schema: DelegationSchema },
         201: { description: "Granted", schema: DelegationSchema },
         400: "Invalid body",
-        401: "Not authenticated",
         403: "Not an applicant",
         404: "No such client",
       },
@@ -46,11 +45,10 @@ export function delegationRoutes(context: DomainContext): RouteDefinition[] {
       ],
       responses: {
         200: { description: "The delegations, oldest first", schema: DelegationListResponse },
-        401: "Not authenticated",
         403: "Neither an applicant nor a client acting for applicants",
       },
-      handler: async ({ ctx }) => ({
-        body: { delegations: await listDelegations(context.pool, ctx.state.principal!) },
+      handler: async ({ principal }) => ({
+        body: { delegations: await listDelegations(context.pool, principal!) },
       }),
     }),
     route.delete("/delegations/:clientId", "revokeDelegation", {
@@ -61,7 +59,6 @@ export function delegationRoutes(context: DomainContext): RouteDefinition[] {
       params: z.object({ clientId: ClientIdField }),
       responses: {
         204: { description: "Revoked" },
-        401: "Not authenticated",
         403: "Not an applicant",
         404: "No live delegation to this client",
       },

@@ -2,7 +2,6 @@
 import path from "node:path";
 import type { Context } from "koa";
 import { z } from "zod/v4";
-import { requestMeta } from "../http/requestMeta.ts";
 import type { DomainContext } from "../domain/context.ts";
 import {
   checkUploadAllowed,
@@ -37,7 +36,7 @@ import { activeContentByVersion } from "../reads/versionFindings.ts";
 import { acceptUpload } from "../storage/acceptUpload.ts";
 import { discardRest, parseUpload } from "../storage/multipartUpload.ts";
 
-const route = routeGroup({ tags: ["Documents"] });
+const route = routeGroup({ tags: ["Documents"], responses: { 401: "Not authenticated" } });
 
 const DOWNLOAD_URL_SECONDS = 3600;
 
@@ -118,13 +117,12 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       responses: {
         201: { description: "Stored and anchored", schema: DocumentResponse },
         400: "INVALID_FILE (empty, not PDF/JPEG/PNG, disguised) or INVALID_DOCUMENT_TYPE",
-        401: "Not authenticated",
         404: "No such request",
         409: "DOCUMENT_EXISTS, DUPLICATE_DOCUMENT, INVALID_STATE",
         413: "PAYLOAD_TOO_LARGE: file over 10 MB",
         429: "DOCUMENT_BUDGET_EXCEEDED: the applicant's daily budget of document versions or bytes is used (details.budget, details.limit, details.retryAfterSeconds)",
       },
-      handler: async ({ params, ctx }) => {
+      handler: async ({ params, ctx, principal, meta }) => {
         await mayUpload(ctx, params.requestId);
         return withUpload(
           ctx,
@@ -135,11 +133,11 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
               });
             return uploadDocument(
               context,
-              ctx.state.principal!,
+              principal!,
               params.requestId,
               file,
               { docType: fields.docType, description: fields.description },
-              requestMeta(ctx),
+              meta,
             );
           },
           201,
@@ -162,25 +160,24 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       responses: {
         200: { description: "New version anchored", schema: DocumentUpdateResponse },
         400: "INVALID_FILE",
-        401: "Not authenticated",
         404: "No such request or document",
         409: "INVALID_STATE, DUPLICATE_DOCUMENT, CONCURRENT_UPDATE, DOCUMENT_BUDGET_EXCEEDED (the document has all the versions it may have)",
         413: "PAYLOAD_TOO_LARGE",
         429: "DOCUMENT_BUDGET_EXCEEDED: the applicant's daily budget of document versions or bytes is used (details.budget, details.limit, details.retryAfterSeconds)",
       },
-      handler: async ({ params, ctx }) => {
+      handler: async ({ params, ctx, principal, meta }) => {
         await mayUpload(ctx, params.requestId, params.documentId);
         return withUpload(
           ctx,
           (file, fields) =>
             updateDocument(
               context,
-              ctx.state.principal!,
+              principal!,
               params.requestId,
               params.documentId,
               file,
               { description: fields.description },
-              requestMeta(ctx),
+              meta,
             ),
           200,
         );
@@ -198,11 +195,10 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
           description: "Documents",
           schema: z.object({ requestId: z.string(), documents: z.array(DocumentSchema) }),
         },
-        401: "Not authenticated",
         404: "No such request",
       },
-      handler: async ({ params, ctx }) => {
-        const request = await findVisibleRequest(context.pool, ctx.state.principal, params.requestId, "documents:read");
+      handler: async ({ params, principal }) => {
+        const request = await findVisibleRequest(context.pool, principal, params.requestId, "documents:read");
         return {
           body: {
             requestId: request.id,
@@ -217,7 +213,6 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       params: z.object({ documentId: z.uuid() }),
       responses: {
         200: { description: "Document", schema: DocumentDetailResponse },
-        401: "Not authenticated",
         404: "No such document",
       },
       handler: async ({ params, ctx }) => {
@@ -260,7 +255,6 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       }),
       responses: {
         200: { description: "Signed URL", schema: DownloadResponse },
-        401: "Not authenticated",
         404: "No such document or version",
       },
       handler: async ({ params, query, ctx }) => {

@@ -35,8 +35,8 @@ export function holderProofRoutes(context: DomainContext): RouteDefinition[] {
         404: "No such request",
         409: "NO_COMMITMENT: minted before commitments were recorded",
       },
-      handler: async ({ params, ctx }) => ({
-        body: await identityProof(context, ctx.state.principal, params.requestId),
+      handler: async ({ params, principal }) => ({
+        body: await identityProof(context, principal, params.requestId),
       }),
     }),
     route.post("/verify/holder/:tokenId", "verifyHolder", {

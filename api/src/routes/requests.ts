@@ -1,7 +1,6 @@
 /** Licence request routes: thin — validate (schemas), call the use case or read, shape the response. */
 import { z } from "zod/v4";
 import type { Principal } from "../auth/principal.ts";
-import { requestMeta } from "../http/requestMeta.ts";
 import { cancelRequest, cancellationAnswer } from "../domain/requests/cancelRequest.ts";
 import { createRequest } from "../domain/requests/createRequest.ts";
 import { submissionAnswer, submitRequest } from "../domain/requests/submitRequest.ts";
@@ -24,7 +23,7 @@ import {
   TimelineResponse,
 } from "./schemas/request.ts";
 
-const route = routeGroup({ tags: ["Requests"] });
+const route = routeGroup({ tags: ["Requests"], responses: { 401: "Not authenticated" } });
 
 const RequestIdParams = z.object({ requestId: z.uuid() });
 
@@ -51,15 +50,14 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       responses: {
         201: { description: "Created", schema: RequestResponse },
         400: "Invalid body; METADATA_TOO_LARGE",
-        401: "Not authenticated",
         403: "applicantId is not yours (or has not delegated to this client)",
         409: "No active workflow for the type (NO_ACTIVE_WORKFLOW)",
         429: "QUOTA_EXCEEDED (or RATE_LIMITED)",
         503: "Chain unavailable, nothing recorded",
       },
-      handler: async ({ body, ctx }) => ({
+      handler: async ({ body, principal, meta }) => ({
         status: 201,
-        body: await createRequest(context, ctx.state.principal!, body, requestMeta(ctx)),
+        body: await createRequest(context, principal!, body, meta),
       }),
       // After a crash: the request row written with its mint (same transaction) gives back the original answer.
       recoverIdempotent: async (_input, write) => {
@@ -86,9 +84,8 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       responses: {
         200: { description: "A page of requests", schema: RequestListResponse },
         400: "Invalid query",
-        401: "Not authenticated",
       },
-      handler: async ({ query, ctx }) => ({ body: await listRequests(context.pool, ctx.state.principal!, query) }),
+      handler: async ({ query, principal }) => ({ body: await listRequests(context.pool, principal!, query) }),
     }),
     route.get("/requests/:requestId", "getRequest", {
       summary: "A licence request with its documents, approvals, current stage, timeline and chain data",
@@ -96,13 +93,12 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       params: RequestIdParams,
       responses: {
         200: { description: "The request", schema: RequestDetailResponse },
-        401: "Not authenticated",
         404: "No such request (or not yours)",
       },
-      handler: async ({ params, ctx }) => ({
+      handler: async ({ params, principal }) => ({
         body: await requestDetail(
           context.pool,
-          await findVisibleRequest(context.pool, ctx.state.principal, params.requestId),
+          await findVisibleRequest(context.pool, principal, params.requestId),
           context.contracts.LicenceToken,
         ),
       }),
@@ -117,12 +113,11 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       responses: {
         200: { description: "Submitted", schema: SubmitResponse },
         400: "MISSING_DOCUMENTS with details.missingDocuments",
-        401: "Not authenticated",
         404: "No such request",
         409: "INVALID_STATE: not a draft or awaiting resubmission",
       },
-      handler: async ({ params, ctx }) => ({
-        body: await submitRequest(context, ctx.state.principal!, params.requestId, requestMeta(ctx)),
+      handler: async ({ params, principal, meta }) => ({
+        body: await submitRequest(context, principal!, params.requestId, meta),
       }),
       recoverIdempotent: async (_input, write) => ({
         body: await submissionAnswer(context, await requestOfWrite(context.pool, write), write.tx.hash),
@@ -136,12 +131,11 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       body: CancelInput,
       responses: {
         200: { description: "Cancelled", schema: CancelResponse },
-        401: "Not authenticated",
         404: "No such request",
         409: "INVALID_STATE",
       },
-      handler: async ({ params, body, ctx }) => ({
-        body: await cancelRequest(context, ctx.state.principal!, params.requestId, body.reason, requestMeta(ctx)),
+      handler: async ({ params, body, principal, meta }) => ({
+        body: await cancelRequest(context, principal!, params.requestId, body.reason, meta),
       }),
       recoverIdempotent: async ({ params }, write) => ({ body: cancellationAnswer(params.requestId, write.tx.hash) }),
     }),
@@ -151,7 +145,6 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       params: RequestIdParams,
       responses: {
         200: { description: "Timeline", schema: TimelineResponse },
-        401: "Not authenticated",
         404: "No such request",
       },
       handler: async ({ params, ctx }) => {

@@ -14,13 +14,15 @@ import {
 } from "../domain/reviewers/ceremonies.ts";
 import { inviteReviewer, listReviewers, removePasskey, removeReviewer } from "../domain/reviewers/manageReviewers.ts";
 import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
-import { requestMeta } from "../http/requestMeta.ts";
 import { DateTime, Uuid } from "./schemas/common.ts";
 
-const route = routeGroup({ tags: ["Review console"] });
-
-const DEPARTMENT_OR_ADMIN = [{ kind: "apiKey" as const }, { kind: "admin" as const }];
-const PUBLIC = [{ kind: "public" as const }];
+const route = routeGroup({ tags: ["Review console"], access: [{ kind: "public" }] });
+/** A department's reviewers, managed by the department itself (its API key) or an administrator. */
+const reviewersRoute = routeGroup({
+  tags: ["Reviewers"],
+  access: [{ kind: "apiKey" }, { kind: "admin" }],
+  responses: { 401: "Not authenticated", 403: "Not this department" },
+});
 
 const CodeParams = z.object({ departmentCode: z.string().min(1).max(64) });
 const ReviewerParams = CodeParams.extend({ reviewerId: Uuid });
@@ -97,12 +99,10 @@ const OptionsSchema = z.object({ options: z.record(z.string(), z.unknown()) });
 export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
   const { pool, config } = context;
   return [
-    route.post("/departments/:departmentCode/reviewer-invitations", "inviteReviewer", {
+    reviewersRoute.post("/departments/:departmentCode/reviewer-invitations", "inviteReviewer", {
       summary: "Invite a reviewer to the review console",
       description:
         "Creates a reviewer of the department and a one-time invitation link, valid 72 hours, shown only in this answer (only its sha256 is kept). Opening it in the console registers the reviewer's passkey (ES256, user verification required). The department's own API key or an administrator; another department's key is 403, a console session 403. Audited (REVIEWER INVITE).",
-      tags: ["Reviewers"],
-      access: DEPARTMENT_OR_ADMIN,
       params: CodeParams,
       body: z.object({ name: z.string().trim().min(1).max(200) }),
       // The answer holds a secret link: never stored for replay.
@@ -110,78 +110,67 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
       responses: {
         201: { description: "Invited", schema: InvitationSchema },
         400: "Invalid body",
-        401: "Not authenticated",
-        403: "Not this department",
         404: "No such department",
       },
-      handler: async ({ params, body, ctx }) => ({
+      handler: async ({ params, body, meta }) => ({
         status: 201,
-        body: await inviteReviewer(pool, requestMeta(ctx), {
+        body: await inviteReviewer(pool, meta, {
           departmentCode: params.departmentCode,
           name: body.name,
           consoleOrigin: relyingParty(config).origin,
         }),
       }),
     }),
-    route.get("/departments/:departmentCode/reviewers", "listReviewers", {
+    reviewersRoute.get("/departments/:departmentCode/reviewers", "listReviewers", {
       summary: "A department's active reviewers and their passkeys",
-      tags: ["Reviewers"],
-      access: DEPARTMENT_OR_ADMIN,
       params: CodeParams,
       responses: {
         200: {
           description: "Active reviewers, oldest first",
           schema: z.object({ reviewers: z.array(ReviewerSchema) }),
         },
-        401: "Not authenticated",
-        403: "Not this department",
         404: "No such department",
       },
-      handler: async ({ params, ctx }) => ({
-        body: { reviewers: await listReviewers(pool, ctx.state.principal, params.departmentCode) },
+      handler: async ({ params, principal }) => ({
+        body: { reviewers: await listReviewers(pool, principal, params.departmentCode) },
       }),
     }),
-    route.delete("/departments/:departmentCode/reviewers/:reviewerId", "removeReviewer", {
+    reviewersRoute.delete("/departments/:departmentCode/reviewers/:reviewerId", "removeReviewer", {
       summary: "Remove a reviewer",
       description:
         "Removes the reviewer and their passkeys off chain at once: they can no longer sign in or sign, and their console sessions end. A key on the department's passkey account leaves it only through a reviewer change signed on chain. Audited (REVIEWER REMOVE).",
-      tags: ["Reviewers"],
-      access: DEPARTMENT_OR_ADMIN,
       params: ReviewerParams,
       responses: {
         204: { description: "Removed" },
-        401: "Not authenticated",
-        403: "Not this department",
         404: "No such active reviewer",
       },
-      handler: async ({ params, ctx }) => {
-        await removeReviewer(pool, requestMeta(ctx), params.departmentCode, params.reviewerId);
+      handler: async ({ params, meta }) => {
+        await removeReviewer(pool, meta, params.departmentCode, params.reviewerId);
         return { status: 204 };
       },
     }),
-    route.delete("/departments/:departmentCode/reviewers/:reviewerId/passkeys/:passkeyId", "removeReviewerPasskey", {
-      summary: "Remove one passkey of a reviewer",
-      description:
-        "The passkey stops signing in and signing at once; sessions opened with it end. Audited (REVIEWER REMOVE_PASSKEY).",
-      tags: ["Reviewers"],
-      access: DEPARTMENT_OR_ADMIN,
-      params: PasskeyParams,
-      responses: {
-        204: { description: "Removed" },
-        401: "Not authenticated",
-        403: "Not this department",
-        404: "No such active passkey",
+    reviewersRoute.delete(
+      "/departments/:departmentCode/reviewers/:reviewerId/passkeys/:passkeyId",
+      "removeReviewerPasskey",
+      {
+        summary: "Remove one passkey of a reviewer",
+        description:
+          "The passkey stops signing in and signing at once; sessions opened with it end. Audited (REVIEWER REMOVE_PASSKEY).",
+        params: PasskeyParams,
+        responses: {
+          204: { description: "Removed" },
+          404: "No such active passkey",
+        },
+        handler: async ({ params, meta }) => {
+          await removePasskey(pool, meta, params.departmentCode, params.reviewerId, params.passkeyId);
+          return { status: 204 };
+        },
       },
-      handler: async ({ params, ctx }) => {
-        await removePasskey(pool, requestMeta(ctx), params.departmentCode, params.reviewerId, params.passkeyId);
-        return { status: 204 };
-      },
-    }),
+    ),
     route.post("/console/invitations/registration-options", "consoleRegistrationOptions", {
       summary: "Start registering a passkey through an invitation",
       description:
         "PublicKeyCredentialCreationOptionsJSON for @simplewebauthn/browser's startRegistration (ES256, resident key and user verification required, attestation none); the challenge is kept with the invitation for 5 minutes, with the device name. An unknown, expired or used invitation: 410 INVITATION_INVALID, whichever it is.",
-      access: PUBLIC,
       body: z.object({ token: InvitationToken, deviceName: z.string().trim().min(1).max(100) }),
       idempotent: false,
       responses: {
@@ -195,7 +184,6 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
       summary: "Register the passkey and sign in",
       description:
         "Verifies the authenticator's answer to the options (challenge, origin, RP ID, user verification, ES256), stores the passkey and its P-256 key, uses the invitation up and signs the browser in (Set-Cookie console_session). Refused answers: 400 PASSKEY_INVALID; an unknown, expired or used invitation: 410 INVITATION_INVALID. Audited (REVIEWER REGISTER_PASSKEY).",
-      access: PUBLIC,
       body: z.object({ token: InvitationToken, response: RegistrationResponse }),
       idempotent: false,
       responses: {
@@ -209,8 +197,8 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
         400: "Invalid body or passkey refused",
         410: "Invitation not valid",
       },
-      handler: async ({ body, ctx }) => {
-        const { sessionToken, ...registered } = await registerPasskey(pool, config, requestMeta(ctx), {
+      handler: async ({ body, meta }) => {
+        const { sessionToken, ...registered } = await registerPasskey(pool, config, meta, {
           token: body.token,
           response: body.response as unknown as RegistrationResponseJSON,
         });
@@ -221,7 +209,6 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
       summary: "Start signing in with a passkey",
       description:
         "PublicKeyCredentialRequestOptionsJSON for startAuthentication (no allowed credentials: passkeys are discoverable; user verification required). The challenge is good for one answer within 5 minutes.",
-      access: PUBLIC,
       body: z.object({}),
       idempotent: false,
       responses: { 200: { description: "Request options", schema: OptionsSchema } },
@@ -231,7 +218,6 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
       summary: "Sign in with a passkey",
       description:
         "Verifies the assertion (the challenge is spent by its first answer; origin, RP ID, user verification, the signature, a counter that does not go back) of an active passkey of an active reviewer, and opens a console session (Set-Cookie console_session: HttpOnly, SameSite=Strict; 30 minutes idle, 12 hours at most). Otherwise 401 PASSKEY_INVALID. Audited (REVIEWER SIGN_IN).",
-      access: PUBLIC,
       body: z.object({ response: AuthenticationResponse }),
       idempotent: false,
       responses: {
@@ -245,11 +231,11 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
         400: "Invalid body",
         401: "Passkey refused",
       },
-      handler: async ({ body, ctx }) => {
+      handler: async ({ body, meta }) => {
         const { sessionToken, ...signedIn } = await signIn(
           pool,
           config,
-          requestMeta(ctx),
+          meta,
           body.response as unknown as AuthenticationResponseJSON,
         );
         return { body: signedIn, headers: { "Set-Cookie": sessionCookie(sessionToken, config) } };
@@ -258,11 +244,10 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
     route.post("/console/sign-out", "consoleSignOut", {
       summary: "Sign out of the console",
       description: "Ends the session of the cookie (if live) and clears the cookie. Audited (REVIEWER SIGN_OUT).",
-      access: PUBLIC,
       idempotent: false,
-      responses: { 204: { description: "Signed out" }, ...{ 403: "Cross-site request (CSRF_REJECTED)" } },
-      handler: async ({ ctx }) => {
-        await signOut(pool, requestMeta(ctx), ctx.state.consoleSession?.tokenHash);
+      responses: { 204: { description: "Signed out" }, 403: "Cross-site request (CSRF_REJECTED)" },
+      handler: async ({ ctx, meta }) => {
+        await signOut(pool, meta, ctx.state.consoleSession?.tokenHash);
         return { status: 204, headers: { "Set-Cookie": clearedSessionCookie(config) } };
       },
     }),

@@ -22,9 +22,8 @@ import { payloadFrom, verifyPayload, type QrIssuer } from "../domain/verificatio
 import { verificationPage } from "./verificationPage.ts";
 import { DOCUMENT_VERDICTS, LICENCE_VERDICTS, licenceMessage } from "../domain/verification/verdicts.ts";
 
-const route = routeGroup({ tags: ["Verification"] });
+const route = routeGroup({ tags: ["Verification"], access: [{ kind: "public" }] });
 
-const PUBLIC = [{ kind: "public" as const }];
 const READERS = [
   { kind: "applicant" as const },
   { kind: "client" as const, scope: "applications:read" as const },
@@ -155,7 +154,6 @@ export function verifyRoutes(
   const api: RouteDefinition[] = [
     route.get("/verify/issuer", "verificationIssuer", {
       summary: "The address whose signature every licence QR code carries",
-      access: PUBLIC,
       responses: {
         200: {
           description: "Issuer",
@@ -180,7 +178,6 @@ export function verifyRoutes(
       summary: "Verify a licence from its QR code (the payload, or the URL the code holds)",
       description:
         "The signature is checked first: a code not signed by the platform's issuer key, for another chain or contract, or altered in any way is `isValid: false`, verdict INVALID_QR. Then the licence is checked on chain exactly as GET /verify/{tokenId}.",
-      access: PUBLIC,
       params: z.object({ qrCode: z.string().min(1).max(2048) }),
       responses: {
         200: { description: "Verdict", schema: VerificationResponse },
@@ -197,7 +194,6 @@ export function verifyRoutes(
     }),
     route.get("/verify/document/:hash", "verifyDocument", {
       summary: "Verify a document by its SHA-256 (hex, with or without 0x, any case)",
-      access: PUBLIC,
       params: z.object({ hash: DocumentHash }),
       query: z.object({
         tokenId: z.coerce
@@ -223,7 +219,6 @@ export function verifyRoutes(
       summary: "Verify a licence by token id or licence number",
       description:
         "Validity, status, owner and the standing approvals come from contract calls (LicenceToken.validityOf, ownerOf; ApprovalRegistry.decisionsOf); names and transaction hashes from the index. A token that is not an issued licence (verdict NOT_ISSUED: a draft, a request under review or awaiting resubmission, cancelled or rejected) is answered with its verdict and status only: no applicant, request, approvals or owner address. Public verification routes are rate-limited per client address (429 RATE_LIMITED).",
-      access: PUBLIC,
       params: TokenIdParams,
       responses: {
         200: { description: "Verdict", schema: VerificationResponse },
@@ -250,8 +245,8 @@ export function verifyRoutes(
         404: "No such request (or not yours)",
         409: "NOT_ISSUED: the licence was never issued",
       },
-      handler: async ({ params, query, ctx }) => {
-        const request = await findVisibleRequest(context.pool, ctx.state.principal, params.requestId);
+      handler: async ({ params, query, principal }) => {
+        const request = await findVisibleRequest(context.pool, principal, params.requestId);
         if (!request.issuedAt)
           throw conflict("NOT_ISSUED", "The licence has not been issued, so it has no QR code", {
             status: request.status,
