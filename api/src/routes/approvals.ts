@@ -15,7 +15,7 @@ import { decisionAnswer, type DecisionKind } from "../domain/approvals/decisionA
 import { actOnLicence, licenceActionAnswer, type LicenceAction } from "../domain/approvals/licenceActions.ts";
 import { escalationAnswer, resolveEscalation } from "../domain/approvals/resolveEscalation.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { AppError, forbidden } from "../domain/errors.ts";
+import { forbidden, validationFailed } from "../domain/errors.ts";
 import type { MinedWrite } from "../http/idempotency.ts";
 import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 import { approvalsOfToken } from "../reads/approvalReads.ts";
@@ -127,36 +127,28 @@ export function decisionOf(body: z.infer<typeof DecisionToSignInput>): Decision 
   };
   if (body.decision === "APPROVED") return { kind: "APPROVED", ...base };
   if (body.decision === "REJECTED") {
-    if (!body.reason)
-      throw new AppError(400, "VALIDATION_ERROR", "A rejection needs its reason", { fields: ["reason"] });
+    if (!body.reason) throw validationFailed("A rejection needs its reason", { fields: ["reason"] });
     return { kind: "REJECTED", reason: body.reason, ...base };
   }
   return { kind: "CHANGES_REQUESTED", requiredDocuments: body.requiredDocuments, ...base };
 }
 
-function signatureOf(body: {
-  signature?: string;
-  nonce?: string;
-  deadline?: number;
-  stage?: number;
-  round?: number;
-}): DecisionSignature | undefined {
-  if (body.signature === undefined) return undefined;
-  if (body.nonce === undefined || body.deadline === undefined) {
-    throw new AppError(
-      400,
-      "VALIDATION_ERROR",
-      "signature needs the nonce and deadline of the typed data that was signed",
-      { fields: ["nonce", "deadline"] },
-    );
+/**
+ * A decision body as decide() takes it: the decision of `kind`, and the signature of a department-held key when
+ * one was sent (with the nonce and deadline of the typed data signed).
+ */
+function signedDecision(
+  kind: Decision["kind"],
+  body: Omit<Decision, "kind"> & Partial<DecisionSignature>,
+): [Decision, DecisionSignature | undefined] {
+  const { signature, nonce, deadline, stage, round, ...fields } = body;
+  const decision = { kind, ...fields } as Decision;
+  if (signature === undefined) return [decision, undefined];
+  if (nonce === undefined || deadline === undefined) {
+    const message = "signature needs the nonce and deadline of the typed data that was signed";
+    throw validationFailed(message, { fields: ["nonce", "deadline"] });
   }
-  return {
-    signature: body.signature,
-    nonce: body.nonce,
-    deadline: body.deadline,
-    stage: body.stage,
-    round: body.round,
-  };
+  return [decision, { signature, nonce, deadline, stage, round }];
 }
 
 export function approvalRoutes(context: DomainContext): RouteDefinition[] {
@@ -192,21 +184,9 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
         .object({ remarks: z.string().min(1).max(4000), ...ReviewFields, reviewedDocuments: z.array(z.uuid()).max(16) })
         .meta({ id: "ApproveInput" }),
       responses: { 200: { description: "Approval recorded", schema: ApprovalResponse }, ...DECISION_ERRORS },
-      handler: async ({ params, body, meta }) => {
-        const result = await decide(
-          context,
-          meta,
-          params.requestId,
-          {
-            kind: "APPROVED",
-            remarks: body.remarks,
-            reviewedDocuments: body.reviewedDocuments,
-            documentVersions: body.documentVersions,
-          },
-          signatureOf(body),
-        );
-        return { body: approvalBody(result) };
-      },
+      handler: async ({ params, body, meta }) => ({
+        body: approvalBody(await decide(context, meta, params.requestId, ...signedDecision("APPROVED", body))),
+      }),
       recoverIdempotent: (_input, write) => recoveredDecision(write, "APPROVED"),
     }),
     route.post("/requests/:requestId/reject", "rejectRequest", {
@@ -217,22 +197,9 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
         .object({ remarks: z.string().min(1).max(4000), reason: z.enum(REJECTION_REASONS), ...ReviewFields })
         .meta({ id: "RejectInput" }),
       responses: { 200: { description: "Rejection recorded", schema: ApprovalResponse }, ...DECISION_ERRORS },
-      handler: async ({ params, body, meta }) => {
-        const result = await decide(
-          context,
-          meta,
-          params.requestId,
-          {
-            kind: "REJECTED",
-            remarks: body.remarks,
-            reason: body.reason,
-            reviewedDocuments: body.reviewedDocuments,
-            documentVersions: body.documentVersions,
-          },
-          signatureOf(body),
-        );
-        return { body: approvalBody(result) };
-      },
+      handler: async ({ params, body, meta }) => ({
+        body: approvalBody(await decide(context, meta, params.requestId, ...signedDecision("REJECTED", body))),
+      }),
       recoverIdempotent: (_input, write) => recoveredDecision(write, "REJECTED"),
     }),
     route.post("/requests/:requestId/request-changes", "requestChanges", {
@@ -255,22 +222,9 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
         200: { description: "Recorded", schema: z.object({ status: z.string(), transactionHash: z.string() }) },
         ...DECISION_ERRORS,
       },
-      handler: async ({ params, body, meta }) => {
-        const result = await decide(
-          context,
-          meta,
-          params.requestId,
-          {
-            kind: "CHANGES_REQUESTED",
-            remarks: body.remarks,
-            requiredDocuments: body.requiredDocuments,
-            reviewedDocuments: body.reviewedDocuments,
-            documentVersions: body.documentVersions,
-          },
-          signatureOf(body),
-        );
-        return { body: changesBody(result) };
-      },
+      handler: async ({ params, body, meta }) => ({
+        body: changesBody(await decide(context, meta, params.requestId, ...signedDecision("CHANGES_REQUESTED", body))),
+      }),
       recoverIdempotent: (_input, write) => recoveredDecision(write, "CHANGES_REQUESTED"),
     }),
     route.post("/requests/:requestId/decision-typed-data", "getDecisionTypedData", {

@@ -38,6 +38,8 @@ const route = routeGroup({
   responses: { 401: "Not authenticated" },
 });
 
+/** A department after a change recorded on chain, with the change's transaction. */
+const DepartmentWithTransaction = Department.extend({ transactionHash: z.string() });
 const CodeParams = z.object({ departmentCode: z.string().min(1).max(64) });
 
 const READERS = [
@@ -70,13 +72,13 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
     return department;
   };
   /** A wallet change's answer: the department as the index has it once the change is mined, and the transaction. */
-  const walletChangeBody = (department: Parameters<typeof store.toJson>[0], transactionHash: string) => ({
-    ...store.toJson(department),
-    transactionHash,
+  const walletChangeBody = (change: { department: Parameters<typeof store.toJson>[0]; transactionHash: string }) => ({
+    ...store.toJson(change.department),
+    transactionHash: change.transactionHash,
   });
   /** The same answer for a retry whose process died after recording the change. */
   const recoveredWalletChange = async (code: string, write: MinedWrite) => ({
-    body: walletChangeBody(await visible(code), write.tx.hash),
+    body: walletChangeBody({ department: await visible(code), transactionHash: write.tx.hash }),
   });
 
   return [
@@ -193,7 +195,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       responses: {
         200: {
           description: "Proposed: the department with its pendingWalletChange",
-          schema: Department.extend({ transactionHash: z.string() }),
+          schema: DepartmentWithTransaction,
         },
         202: {
           description:
@@ -209,7 +211,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       handler: async ({ params, body, meta }) => {
         const proposed = await proposeWalletChange(context, meta, params.departmentCode, body);
         if (isAwaitingGovernance(proposed)) return { status: 202, body: proposed };
-        return { body: walletChangeBody(proposed.department, proposed.transactionHash) };
+        return { body: walletChangeBody(proposed) };
       },
       recoverIdempotent: ({ params }, write) => recoveredWalletChange(params.departmentCode, write),
     }),
@@ -226,23 +228,15 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
             : "Recorded on chain (activateDepartmentWallet, which anyone may send once the delay has passed) and audited; from then on only the new wallet decides for the department.",
         params: CodeParams,
         responses: {
-          200: {
-            description: "Done: the department as it is now",
-            schema: Department.extend({ transactionHash: z.string() }),
-          },
+          200: { description: "Done: the department as it is now", schema: DepartmentWithTransaction },
           403: "Not an administrator",
           404: "No such department",
           409: "NO_WALLET_CHANGE, or WALLET_CHANGE_NOT_DUE (activate before effectiveAt)",
           503: "Chain unavailable, nothing recorded",
         },
         handler: async ({ params, meta }) => {
-          const { department, transactionHash } = await settleWalletChange(
-            context,
-            meta,
-            params.departmentCode,
-            verb === "cancel" ? "CANCEL" : "ACTIVATE",
-          );
-          return { body: walletChangeBody(department, transactionHash) };
+          const action = verb === "cancel" ? "CANCEL" : "ACTIVATE";
+          return { body: walletChangeBody(await settleWalletChange(context, meta, params.departmentCode, action)) };
         },
         recoverIdempotent: ({ params }, write) => recoveredWalletChange(params.departmentCode, write),
       }),
@@ -257,7 +251,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       responses: {
         200: {
           description: "Refused on chain: the department, its pendingWalletChange cleared",
-          schema: Department.extend({ transactionHash: z.string() }),
+          schema: DepartmentWithTransaction,
         },
         403: "Another department's wallet",
         409: "NO_WALLET_CHANGE; OWN_TRANSACTION_REQUIRED: the department holds its own key (details.transaction is the call to send from its wallet)",
@@ -266,13 +260,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       handler: async ({ params, principal, meta }) => {
         if (!(principal?.kind === "department" && principal.code === params.departmentCode))
           throw forbidden("A department refuses changes of its own wallet only");
-        const { department, transactionHash } = await settleWalletChange(
-          context,
-          meta,
-          params.departmentCode,
-          "REFUSE",
-        );
-        return { body: walletChangeBody(department, transactionHash) };
+        return { body: walletChangeBody(await settleWalletChange(context, meta, params.departmentCode, "REFUSE")) };
       },
       recoverIdempotent: ({ params }, write) => recoveredWalletChange(params.departmentCode, write),
     }),
