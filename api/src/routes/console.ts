@@ -142,9 +142,7 @@ export function consoleRoutes(context: DomainContext): { api: RouteDefinition[];
         sort: z.enum(QUEUE_SORTS).default("due"),
         ...pageQuery(20),
       }),
-      responses: {
-        200: { description: "A page of the queue", schema: QueueResponse },
-      },
+      responses: { 200: { description: "A page of the queue", schema: QueueResponse } },
       handler: async ({ query, principal }) => ({
         body: await consoleQueue(context.pool, departmentOf(principal).code, query),
       }),
@@ -154,16 +152,14 @@ export function consoleRoutes(context: DomainContext): { api: RouteDefinition[];
       description:
         "Every decision of the caller's department recorded on chain (including those a document update reopened), with its remarks and reason, the signer and custody the chain recorded, the transaction and block, and the reviewers whose passkeys signed it. q: words that must each match the request number, type, applicant, decision, reason, remarks or transaction hash (case-insensitive). For a department API key or a console session.",
       query: z.object({ q: z.string().max(200).optional(), ...pageQuery(20) }),
-      responses: {
-        200: { description: "A page of decisions", schema: DecisionsResponse },
-      },
+      responses: { 200: { description: "A page of decisions", schema: DecisionsResponse } },
       handler: async ({ query, principal }) => ({
         body: await departmentDecisions(context.pool, departmentOf(principal).code, baseUrl, query),
       }),
     }),
   ];
   const csp = contentSecurityPolicy(context.config);
-  return { api, root: [...pageRoutes(csp), ...vendorRoutes(csp)] };
+  return { api, root: pageRoutes(csp) };
 }
 
 const operationName = (path: string) =>
@@ -174,31 +170,27 @@ const operationName = (path: string) =>
     .join("");
 
 function pageRoutes(csp: string): RouteDefinition[] {
-  return Object.entries(PAGE_FILES).map(([path, [file, type]]) => {
-    // Read at start-up: a missing file is a broken build, not a 404 at the first visit.
-    const text = readFileSync(new URL(`../../public/console/${file}`, import.meta.url), "utf8");
-    return staticPageRoute({
+  // Read at start-up: a missing file is a broken build, not a 404 at the first visit.
+  const pages = Object.entries(PAGE_FILES).map(([path, [file, contentType]]) =>
+    staticPageRoute({
       csp,
       path,
       operationId: operationName(path === "/console" ? "/console/page" : path),
       summary: path === "/console" ? "The review console (sign in with a passkey)" : `The review console's ${file}`,
-      body: text,
-      contentType: type,
-    });
-  });
-}
-
-function vendorRoutes(csp: string): RouteDefinition[] {
-  return Object.entries(VENDOR_FILES).map(([path, locate]) => {
-    const bytes = readFileSync(locate());
-    return staticPageRoute({
+      body: readFileSync(new URL(`../../public/console/${file}`, import.meta.url), "utf8"),
+      contentType,
+    }),
+  );
+  const vendored = Object.entries(VENDOR_FILES).map(([path, locate]) =>
+    staticPageRoute({
       csp,
       path,
       operationId: operationName(path),
       summary: `The review console's copy of ${path.slice("/console/vendor/".length)} (from its npm package)`,
-      body: bytes,
+      body: readFileSync(locate()),
       contentType: "text/javascript",
       cacheControl: "public, max-age=3600",
-    });
-  });
+    }),
+  );
+  return [...pages, ...vendored];
 }

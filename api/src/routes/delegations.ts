@@ -47,9 +47,7 @@ export function delegationRoutes(context: DomainContext): RouteDefinition[] {
         200: { description: "The delegations, oldest first", schema: DelegationListResponse },
         403: "Neither an applicant nor a client acting for applicants",
       },
-      handler: async ({ principal }) => ({
-        body: { delegations: await listDelegations(context.pool, principal!) },
-      }),
+      handler: async ({ principal }) => ({ body: { delegations: await listDelegations(context.pool, principal!) } }),
     }),
     route.delete("/delegations/:clientId", "revokeDelegation", {
       summary: "Stop a system client acting for you",
@@ -57,11 +55,7 @@ export function delegationRoutes(context: DomainContext): RouteDefinition[] {
         "Ends the applicant's delegation at once: the client no longer sees or acts on their requests (what it already did stays). Audited (APPLICANT REVOKE_DELEGATION).",
       access: [{ kind: "applicant" }],
       params: z.object({ clientId: ClientIdField }),
-      responses: {
-        204: { description: "Revoked" },
-        403: "Not an applicant",
-        404: "No live delegation to this client",
-      },
+      responses: { 204: "Revoked", 403: "Not an applicant", 404: "No live delegation to this client" },
       handler: async ({ params, ctx }) => {
         await revokeDelegation(context.pool, applicantMeta(ctx), params.clientId);
         return { status: 204 };

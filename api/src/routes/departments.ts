@@ -128,10 +128,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
       description:
         "Departments whose registration is confirmed on chain, by code. isActive and walletAddress are the chain's. webhookUrl and requireSignedRequests are shown only to administrators and to the department itself.",
       access: READERS,
-      responses: {
-        200: { description: "Departments", schema: DepartmentList },
-        403: "Not allowed",
-      },
+      responses: { 200: { description: "Departments", schema: DepartmentList }, 403: "Not allowed" },
       handler: async ({ principal }) => ({
         body: {
           departments: (await store.list()).map((d) => departmentAsSeenBy(principal, store.toJson(d))),
@@ -181,9 +178,7 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
         403: "Not an administrator",
         404: "No such department",
       },
-      handler: async ({ params, meta }) => ({
-        body: await regenerateApiKey(context, meta, params.departmentCode),
-      }),
+      handler: async ({ params, meta }) => ({ body: await regenerateApiKey(context, meta, params.departmentCode) }),
     }),
     route.post("/departments/:departmentCode/wallet-change", "proposeDepartmentWalletChange", {
       sendsTransactions: true,

@@ -211,10 +211,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       summary: "A document with all its versions and a signed download URL of the current one",
       access: READERS,
       params: z.object({ documentId: z.uuid() }),
-      responses: {
-        200: { description: "Document", schema: DocumentDetailResponse },
-        404: "No such document",
-      },
+      responses: { 200: { description: "Document", schema: DocumentDetailResponse }, 404: "No such document" },
       handler: async ({ params, ctx }) => {
         const document = await visibleDocument(params.documentId, ctx);
         // What each version's bytes carry: reviewers see it before they open the file.
@@ -253,10 +250,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       query: z.object({
         version: z.coerce.number().int().min(1).optional().describe("Version number; default latest"),
       }),
-      responses: {
-        200: { description: "Signed URL", schema: DownloadResponse },
-        404: "No such document or version",
-      },
+      responses: { 200: { description: "Signed URL", schema: DownloadResponse }, 404: "No such document or version" },
       handler: async ({ params, query, ctx }) => {
         const document = await visibleDocument(params.documentId, ctx);
         const version =

@@ -35,9 +35,7 @@ export function holderProofRoutes(context: DomainContext): RouteDefinition[] {
         404: "No such request",
         409: "NO_COMMITMENT: minted before commitments were recorded",
       },
-      handler: async ({ params, principal }) => ({
-        body: await identityProof(context, principal, params.requestId),
-      }),
+      handler: async ({ params, principal }) => ({ body: await identityProof(context, principal, params.requestId) }),
     }),
     route.post("/verify/holder/:tokenId", "verifyHolder", {
       summary: "Check that a presented identity and salt open the licence's on-chain applicant commitment",

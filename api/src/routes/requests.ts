@@ -81,10 +81,7 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
         sortBy: z.enum(["createdAt", "updatedAt", "status"]).default("createdAt"),
         sortOrder: z.enum(["asc", "desc"]).default("desc"),
       }),
-      responses: {
-        200: { description: "A page of requests", schema: RequestListResponse },
-        400: "Invalid query",
-      },
+      responses: { 200: { description: "A page of requests", schema: RequestListResponse }, 400: "Invalid query" },
       handler: async ({ query, principal }) => ({ body: await listRequests(context.pool, principal!, query) }),
     }),
     route.get("/requests/:requestId", "getRequest", {
@@ -143,10 +140,7 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
       summary: "The request's events in chronological order, each with its actor and transaction",
       access: READERS,
       params: RequestIdParams,
-      responses: {
-        200: { description: "Timeline", schema: TimelineResponse },
-        404: "No such request",
-      },
+      responses: { 200: { description: "Timeline", schema: TimelineResponse }, 404: "No such request" },
       handler: async ({ params, ctx }) => {
         const request = await visible(params.requestId, ctx);
         return { body: { requestId: request.id, events: await timelineOf(context.pool, request) } };

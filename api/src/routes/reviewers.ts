@@ -140,10 +140,7 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
       description:
         "Removes the reviewer and their passkeys off chain at once: they can no longer sign in or sign, and their console sessions end. A key on the department's passkey account leaves it only through a reviewer change signed on chain. Audited (REVIEWER REMOVE).",
       params: ReviewerParams,
-      responses: {
-        204: { description: "Removed" },
-        404: "No such active reviewer",
-      },
+      responses: { 204: "Removed", 404: "No such active reviewer" },
       handler: async ({ params, meta }) => {
         await removeReviewer(pool, meta, params.departmentCode, params.reviewerId);
         return { status: 204 };
@@ -157,10 +154,7 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
         description:
           "The passkey stops signing in and signing at once; sessions opened with it end. Audited (REVIEWER REMOVE_PASSKEY).",
         params: PasskeyParams,
-        responses: {
-          204: { description: "Removed" },
-          404: "No such active passkey",
-        },
+        responses: { 204: "Removed", 404: "No such active passkey" },
         handler: async ({ params, meta }) => {
           await removePasskey(pool, meta, params.departmentCode, params.reviewerId, params.passkeyId);
           return { status: 204 };
@@ -245,7 +239,7 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
       summary: "Sign out of the console",
       description: "Ends the session of the cookie (if live) and clears the cookie. Audited (REVIEWER SIGN_OUT).",
       idempotent: false,
-      responses: { 204: { description: "Signed out" }, 403: "Cross-site request (CSRF_REJECTED)" },
+      responses: { 204: "Signed out", 403: "Cross-site request (CSRF_REJECTED)" },
       handler: async ({ ctx, meta }) => {
         await signOut(pool, meta, ctx.state.consoleSession?.tokenHash);
         return { status: 204, headers: { "Set-Cookie": clearedSessionCookie(config) } };

@@ -101,9 +101,7 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
     }),
     route.get("/webhooks", "listWebhooks", {
       summary: "Webhooks: a department's own, or all for administrators",
-      responses: {
-        200: { description: "Webhooks", schema: z.object({ webhooks: z.array(WebhookSchema) }) },
-      },
+      responses: { 200: { description: "Webhooks", schema: z.object({ webhooks: z.array(WebhookSchema) }) } },
       handler: async ({ principal }) => ({ body: await listOwnWebhooks(context, principal) }),
     }),
     route.get("/webhooks/logs", "listWebhookLogs", {
@@ -127,7 +125,7 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
     route.delete("/webhooks/:webhookId", "deleteWebhook", {
       summary: "Delete a webhook (its delivery logs are kept)",
       params: WebhookIdParams,
-      responses: { 204: { description: "Deleted" }, 404: "No such webhook (or not yours)" },
+      responses: { 204: "Deleted", 404: "No such webhook (or not yours)" },
       handler: async ({ params, meta }) => {
         await deleteWebhook(context, meta, params.webhookId);
         return { status: 204 };
@@ -138,10 +136,7 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
       description:
         "Deliveries held while it was disabled are sent now. The delivery whose last retry failed stays failed (see the delivery log).",
       params: WebhookIdParams,
-      responses: {
-        200: { description: "Enabled", schema: WebhookSchema },
-        404: "No such webhook (or not yours)",
-      },
+      responses: { 200: { description: "Enabled", schema: WebhookSchema }, 404: "No such webhook (or not yours)" },
       handler: async ({ params, meta }) => ({ body: await enableWebhook(context, meta, params.webhookId) }),
     }),
     route.post("/webhooks/:webhookId/test", "testWebhook", {

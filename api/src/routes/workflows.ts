@@ -142,9 +142,7 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
         409: "WORKFLOW_INACTIVE: already inactive",
         503: "Chain unavailable, nothing recorded",
       },
-      handler: async ({ params, meta }) => ({
-        body: await deactivateWorkflow(context, meta, params.workflowId),
-      }),
+      handler: async ({ params, meta }) => ({ body: await deactivateWorkflow(context, meta, params.workflowId) }),
     }),
     route.post("/workflows/:workflowId/validate", "validateWorkflow", {
       summary: "Validate a stored workflow against the current departments",
