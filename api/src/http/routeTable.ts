@@ -7,7 +7,7 @@ import { clientKey, principalKey, rateClassOf, type RateLimiter } from "./rateLi
 import Router, { type RouterContext } from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod/v4";
-import { AppError, forbidden, unauthorized } from "../domain/errors.ts";
+import { forbidden, unauthorized, validationFailed } from "../domain/errors.ts";
 import { hasScope, isAdmin, type Authenticator, type Principal, type Scope } from "../auth/principal.ts";
 import { fingerprint, isIdempotencyKey, type IdempotencyStore, type MinedWrite, type Recover } from "./idempotency.ts";
 import { mostSpecificLayers } from "./allowedMethods.ts";
@@ -246,9 +246,7 @@ function idempotencyKeyOf(ctx: Context): string {
   if (raw === undefined) return "";
   if (typeof raw === "string" && isIdempotencyKey(raw)) return raw;
   const message = `must be 1-255 visible ASCII characters${raw === "" ? " (it is empty)" : ""}`;
-  throw new AppError(400, "VALIDATION_ERROR", `Invalid header: Idempotency-Key: ${message}`, {
-    issues: [{ in: "header", path: "Idempotency-Key", message }],
-  });
+  throw invalid("header", `Idempotency-Key: ${message}`, [{ path: "Idempotency-Key", message }]);
 }
 
 /** The exact body text as received (koa-body keeps it as rawBody with includeUnparsed), or "" without a body. */
@@ -261,46 +259,28 @@ function rawBodyOf(ctx: Context): string {
 export function authorise(access: AccessRule[], principal: Principal | undefined): void {
   if (access.some((rule) => rule.kind === "public")) return;
   if (!principal) throw unauthorized();
-  const allowed = access.some((rule) => {
-    switch (rule.kind) {
-      case "applicant":
-        return principal.kind === "applicant";
-      case "client":
-        return hasScope(principal, rule.scope);
-      case "apiKey":
-        return principal.kind === "department";
-      case "admin":
-        return isAdmin(principal);
-      default:
-        return false;
-    }
-  });
-  if (!allowed) throw forbidden();
+  const admits = (rule: AccessRule) => {
+    if (rule.kind === "client") return hasScope(principal, rule.scope);
+    if (rule.kind === "admin") return isAdmin(principal);
+    return principal.kind === (rule.kind === "apiKey" ? "department" : rule.kind);
+  };
+  if (!access.some(admits)) throw forbidden();
 }
 
 function parse(schema: z.ZodType | undefined, value: unknown, where: "path" | "query" | "body") {
   if (!schema) return value;
   const unsafe = unsafeInput(value);
-  if (unsafe) {
-    throw new AppError(
-      400,
-      "VALIDATION_ERROR",
-      `Invalid ${where}: ${unsafe.path ? `${unsafe.path}: ` : ""}${unsafe.message}`,
-      {
-        issues: [{ in: where, path: unsafe.path, message: unsafe.message }],
-      },
-    );
-  }
+  if (unsafe) throw invalid(where, `${unsafe.path ? `${unsafe.path}: ` : ""}${unsafe.message}`, [unsafe]);
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  throw new AppError(
-    400,
-    "VALIDATION_ERROR",
-    `Invalid ${where}: ${result.error.issues.map(describeIssue).join("; ")}`,
-    {
-      issues: result.error.issues.map((issue) => ({ in: where, path: issue.path.join("."), message: issue.message })),
-    },
-  );
+  const { issues } = result.error;
+  const named = issues.map((issue) => ({ path: issue.path.join("."), message: issue.message }));
+  throw invalid(where, issues.map(describeIssue).join("; "), named);
+}
+
+/** 400 VALIDATION_ERROR: "Invalid <part>: …", with details.issues naming each bad field. */
+function invalid(where: string, text: string, issues: { path: string; message: string }[]) {
+  return validationFailed(`Invalid ${where}: ${text}`, { issues: issues.map((issue) => ({ in: where, ...issue })) });
 }
 
 /** Deepest nesting of arrays and objects accepted in a request (free-form `metadata` included). */
