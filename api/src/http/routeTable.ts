@@ -49,6 +49,10 @@ export interface HandlerInput<P, Q, B> {
   principal: Principal | undefined;
   /** Who made the request and from where: what use cases record in the audit trail. */
   meta: RequestMeta;
+  /** For a multipart body, whose fingerprint is known once it is read: runs `run` under the Idempotency-Key. */
+  idempotently: Idempotently;
+  /** Whether the caller used the request's Idempotency-Key before (a retry, replayed rather than redone). */
+  idempotencyKeyUsed: () => Promise<boolean>;
 }
 
 export interface HandlerResult {
@@ -157,18 +161,11 @@ export function routeGroup<D extends Partial<Pick<RouteDefinition, "tags" | "acc
 /** Runs `run` under the request's Idempotency-Key (if any) with this request fingerprint. */
 export type Idempotently = (fingerprint: string, run: () => Promise<HandlerResult>) => Promise<HandlerResult>;
 
-declare module "koa" {
-  interface DefaultState {
-    idempotently?: Idempotently;
-    /** Whether the request's Idempotency-Key was used before by this caller (its answer is replayed, not redone). */
-    idempotencyKeyUsed?: () => Promise<boolean>;
-  }
-}
-
 /**
  * Mounts routes on a router: authenticate and authorise, parse with the route's schemas, run the handler.
  * POST and PUT honour an Idempotency-Key: JSON routes here, multipart routes in their handler (via
- * ctx.state.idempotently) once the file's hash is known.
+ * `idempotently`) once the file's hash is known. A handler that names no status answers with the route's first
+ * success status (200 when it declares none).
  */
 export function mountRoutes(
   router: Router,
@@ -181,6 +178,7 @@ export function mountRoutes(
   for (const route of routes) {
     const rateClass = rateClassOf(route);
     const honoursKey = honoursIdempotencyKey(route);
+    const success = Number(Object.keys(route.responses).find((status) => status.startsWith("2")) ?? 200);
     router[route.method](route.operationId, route.path, async (ctx: Context, next: () => Promise<unknown>) => {
       // A parameter route does not answer a path that a more specific (static) pattern owns: DELETE /webhooks/logs
       // is a 405 of /webhooks/logs (see allowedMethods.ts), not a DELETE /webhooks/:webhookId with a bad id.
@@ -191,8 +189,8 @@ export function mountRoutes(
       const principal = ctx.state.principal;
       if (rateClass === "write") await limiter?.take("write", principal ? principalKey(principal) : clientKey(ctx.ip));
       else if (rateClass === undefined && principal) await limiter?.take("read", principalKey(principal));
-      authorise(route.access, ctx.state.principal);
-      assertConsoleSessionMayCall(route, ctx.state.principal);
+      authorise(route.access, principal);
+      assertConsoleSessionMayCall(route, principal);
       // A bad Idempotency-Key is refused before the request is read: without it the caller's retries are not safe.
       const key = honoursKey && idempotency ? idempotencyKeyOf(ctx) : "";
       const params = parse(route.params, ctx.params, "path");
@@ -202,18 +200,29 @@ export function mountRoutes(
         route.bodyType === "multipart"
           ? undefined
           : parse(route.body, (ctx.request as { body?: unknown }).body ?? {}, "body");
-      const caller = ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : "anonymous";
-      const input = { params, query, body, ctx, principal: ctx.state.principal, meta: requestMeta(ctx) };
+      const caller = principal ? `${principal.kind}:${principal.id}` : "anonymous";
+      const answer = async (run: () => Promise<HandlerResult>) => {
+        const result = await run();
+        return { ...result, status: result.status ?? success };
+      };
       const recover: Recover | undefined =
-        route.recoverIdempotent && ((write) => route.recoverIdempotent!(input, write));
-      ctx.state.idempotently = (print, run) =>
-        key && idempotency ? idempotency.run(caller, key, print, run, recover) : run();
-      ctx.state.idempotencyKeyUsed = async () => Boolean(key && idempotency && (await idempotency.holds(caller, key)));
-      const run = async () => route.handler(input);
+        route.recoverIdempotent && ((write) => answer(() => route.recoverIdempotent!(input, write)));
+      const input: HandlerInput<unknown, unknown, unknown> = {
+        params,
+        query,
+        body,
+        ctx,
+        principal,
+        meta: requestMeta(ctx),
+        idempotently: (print, run) =>
+          key && idempotency ? idempotency.run(caller, key, print, () => answer(run), recover) : answer(run),
+        idempotencyKeyUsed: async () => Boolean(key && idempotency && (await idempotency.holds(caller, key))),
+      };
+      const handle = async () => route.handler(input);
       const result =
         honoursKey && route.bodyType !== "multipart"
-          ? await ctx.state.idempotently(fingerprint(ctx.method, ctx.originalUrl, rawBodyOf(ctx)), run)
-          : await run();
+          ? await input.idempotently(fingerprint(ctx.method, ctx.originalUrl, rawBodyOf(ctx)), handle)
+          : await answer(handle);
       ctx.status = result.status ?? 200;
       for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
       if (result.body !== undefined) ctx.body = result.body;
@@ -221,7 +230,7 @@ export function mountRoutes(
   }
 }
 
-/** Whether mountRoutes (JSON) or the handler (multipart, via ctx.state.idempotently) honours Idempotency-Key. */
+/** Whether mountRoutes (JSON) or the handler (multipart, via `idempotently`) honours Idempotency-Key. */
 export function honoursIdempotencyKey(route: Pick<RouteDefinition, "method" | "idempotent">): boolean {
   return (route.method === "post" || route.method === "put") && route.idempotent !== false;
 }

@@ -58,7 +58,7 @@ export function delegationRoutes(context: DomainContext): RouteDefinition[] {
       responses: { 204: "Revoked", 403: "Not an applicant", 404: "No live delegation to this client" },
       handler: async ({ params, ctx }) => {
         await revokeDelegation(context.pool, applicantMeta(ctx), params.clientId);
-        return { status: 204 };
+        return {};
       },
     }),
   ];

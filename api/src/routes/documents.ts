@@ -1,6 +1,6 @@
 /** Document routes: multipart uploads (type by magic bytes, SHA-256 while streaming), reads, signed downloads. */
 import path from "node:path";
-import type { Context } from "koa";
+import type { Principal } from "../auth/principal.ts";
 import { z } from "zod/v4";
 import type { DomainContext } from "../domain/context.ts";
 import {
@@ -13,7 +13,7 @@ import {
 } from "../domain/documents/uploadDocument.ts";
 import { notFound, validationFailed } from "../domain/errors.ts";
 import { fingerprint, type MinedWrite } from "../http/idempotency.ts";
-import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
+import { routeGroup, type HandlerInput, type RouteDefinition } from "../http/routeTable.ts";
 import {
   documentJson,
   documentsOfRequest,
@@ -39,6 +39,7 @@ import { discardRest, parseUpload } from "../storage/multipartUpload.ts";
 const route = routeGroup({ tags: ["Documents"], responses: { 401: "Not authenticated" } });
 
 const DOWNLOAD_URL_SECONDS = 3600;
+type UploadParams = { requestId: string; documentId?: string };
 
 const UPLOADERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "documents:write" as const }];
 const READERS = [
@@ -51,26 +52,22 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
   const tmpDir = path.join(context.config.dataDir, "tmp", "uploads");
 
   /**
-   * The upload can be taken (the caller's right to the request and document, the request's status, the budgets),
-   * checked BEFORE a byte of the body is read: a refused upload makes the API stream, scan and store nothing; what
-   * the client still sends is drained, bounded, while the answer goes out.
+   * Takes an upload. First whether it can be taken (the caller's right to the request and document, the request's
+   * status, the budgets), checked BEFORE a byte of the body is read: a refused upload makes the API stream, scan and
+   * store nothing; what the client still sends is drained, bounded, while the answer goes out. Then parses the
+   * multipart body, checks the file's content and runs `use` under the Idempotency-Key; always cleans up.
    */
-  async function mayUpload(ctx: Context, requestId: string, documentId?: string): Promise<void> {
+  async function upload<T>(
+    { ctx, params, principal, idempotently, idempotencyKeyUsed }: HandlerInput<UploadParams, unknown, unknown>,
+    use: (file: ReceivedFile, fields: Record<string, string>) => Promise<T>,
+  ) {
     try {
-      const retry = (await ctx.state.idempotencyKeyUsed?.()) ?? false;
-      await checkUploadAllowed(context, ctx.state.principal!, requestId, documentId, { retry });
+      const retry = await idempotencyKeyUsed();
+      await checkUploadAllowed(context, principal!, params.requestId, params.documentId, { retry });
     } catch (error) {
       discardRest(ctx.req, ctx.res);
       throw error;
     }
-  }
-
-  /** Parses the multipart body, checks the file's content, runs `use` under the Idempotency-Key; always cleans up. */
-  async function withUpload<T>(
-    ctx: Context,
-    use: (file: ReceivedFile, fields: Record<string, string>) => Promise<T>,
-    status: number,
-  ) {
     const upload = await parseUpload(ctx.req, { response: ctx.res, maxBytes: context.config.maxUploadBytes, tmpDir });
     try {
       const file: ReceivedFile = await acceptUpload(upload.file, { refuseActivePdf: context.config.refuseActivePdf });
@@ -80,7 +77,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         ctx.originalUrl,
         JSON.stringify({ fields: upload.fields, name: upload.file.originalFilename, sha256: upload.file.sha256 }),
       );
-      return await ctx.state.idempotently!(print, async () => ({ status, body: await use(file, upload.fields) }));
+      return await idempotently(print, async () => ({ body: await use(file, upload.fields) }));
     } finally {
       await upload.cleanup();
     }
@@ -93,10 +90,10 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
     return version;
   };
 
-  const visibleDocument = async (documentId: string, ctx: Context): Promise<DocumentView> => {
+  const visibleDocument = async (documentId: string, principal: Principal | undefined): Promise<DocumentView> => {
     const document = await findDocument(context.pool, documentId);
     const request = document && (await findRequest(context.pool, document.requestId));
-    if (!document || !request || !(await canSee(context.pool, ctx.state.principal, request, "documents:read")))
+    if (!document || !request || !(await canSee(context.pool, principal, request, "documents:read")))
       throw notFound("Document");
     return document;
   };
@@ -122,31 +119,16 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         413: "PAYLOAD_TOO_LARGE: file over 10 MB",
         429: "DOCUMENT_BUDGET_EXCEEDED: the applicant's daily budget of document versions or bytes is used (details.budget, details.limit, details.retryAfterSeconds)",
       },
-      handler: async ({ params, ctx, principal, meta }) => {
-        await mayUpload(ctx, params.requestId);
-        return withUpload(
-          ctx,
-          (file, fields) => {
-            if (!fields.docType)
-              throw validationFailed("Invalid body: docType is required", {
-                issues: [{ in: "body", path: "docType", message: "Required" }],
-              });
-            return uploadDocument(
-              context,
-              principal!,
-              params.requestId,
-              file,
-              { docType: fields.docType, description: fields.description },
-              meta,
-            );
-          },
-          201,
-        );
-      },
-      recoverIdempotent: async (_input, write) => ({
-        status: 201,
-        body: uploadAnswer(await recordedVersion(write), write.tx.hash),
-      }),
+      handler: (input) =>
+        upload(input, (file, fields) => {
+          if (!fields.docType)
+            throw validationFailed("Invalid body: docType is required", {
+              issues: [{ in: "body", path: "docType", message: "Required" }],
+            });
+          const form = { docType: fields.docType, description: fields.description };
+          return uploadDocument(context, input.principal!, input.params.requestId, file, form, input.meta);
+        }),
+      recoverIdempotent: async (_input, write) => ({ body: uploadAnswer(await recordedVersion(write), write.tx.hash) }),
     }),
     route.put("/requests/:requestId/documents/:documentId", "updateDocument", {
       sendsTransactions: true,
@@ -165,23 +147,11 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         413: "PAYLOAD_TOO_LARGE",
         429: "DOCUMENT_BUDGET_EXCEEDED: the applicant's daily budget of document versions or bytes is used (details.budget, details.limit, details.retryAfterSeconds)",
       },
-      handler: async ({ params, ctx, principal, meta }) => {
-        await mayUpload(ctx, params.requestId, params.documentId);
-        return withUpload(
-          ctx,
-          (file, fields) =>
-            updateDocument(
-              context,
-              principal!,
-              params.requestId,
-              params.documentId,
-              file,
-              { description: fields.description },
-              meta,
-            ),
-          200,
-        );
-      },
+      handler: (input) =>
+        upload(input, (file, { description }) => {
+          const { requestId, documentId } = input.params;
+          return updateDocument(context, input.principal!, requestId, documentId, file, { description }, input.meta);
+        }),
       recoverIdempotent: async (_input, write) => ({
         body: await versionAnswer(context, await recordedVersion(write), write.tx),
       }),
@@ -212,8 +182,8 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
       access: READERS,
       params: z.object({ documentId: z.uuid() }),
       responses: { 200: { description: "Document", schema: DocumentDetailResponse }, 404: "No such document" },
-      handler: async ({ params, ctx }) => {
-        const document = await visibleDocument(params.documentId, ctx);
+      handler: async ({ params, principal }) => {
+        const document = await visibleDocument(params.documentId, principal);
         // What each version's bytes carry: reviewers see it before they open the file.
         const findings = await activeContentByVersion(context.pool, document.id);
         const { url } = await context.documentStore.signedUrl(
@@ -251,8 +221,8 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         version: z.coerce.number().int().min(1).optional().describe("Version number; default latest"),
       }),
       responses: { 200: { description: "Signed URL", schema: DownloadResponse }, 404: "No such document or version" },
-      handler: async ({ params, query, ctx }) => {
-        const document = await visibleDocument(params.documentId, ctx);
+      handler: async ({ params, query, principal }) => {
+        const document = await visibleDocument(params.documentId, principal);
         const version =
           query.version === undefined ? document.current : document.versions.find((v) => v.version === query.version);
         if (!version) throw notFound("Document version");

@@ -65,9 +65,9 @@ export function fileRoutes(store: DocumentStore, _config: Config): RouteDefiniti
         // Koa never reads (nor closes) a HEAD response's body stream: close the file now.
         if (ctx.method === "HEAD") {
           file.stream.destroy();
-          return { status: 200, headers };
+          return { headers };
         }
-        return { status: 200, body: file.stream, headers };
+        return { body: file.stream, headers };
       },
     }),
   ];

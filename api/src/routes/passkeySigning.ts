@@ -115,10 +115,7 @@ export function passkeySigningRoutes(context: DomainContext): RouteDefinition[] 
       },
       handler: async ({ params, body, principal, meta }) => {
         requireDepartmentOrAdmin(principal, params.departmentCode);
-        return {
-          status: 202,
-          body: await startPasskeyCustody(context, meta, params.departmentCode, body),
-        };
+        return { body: await startPasskeyCustody(context, meta, params.departmentCode, body) };
       },
     }),
     route.post("/departments/:departmentCode/passkey-account/reviewer-changes", "openPasskeyReviewerChange", {
@@ -149,10 +146,7 @@ export function passkeySigningRoutes(context: DomainContext): RouteDefinition[] 
       },
       handler: async ({ params, body, principal, meta }) => {
         requireDepartmentOrAdmin(principal, params.departmentCode);
-        return {
-          status: 201,
-          body: await openReviewerChange(context, meta, params.departmentCode, body),
-        };
+        return { body: await openReviewerChange(context, meta, params.departmentCode, body) };
       },
     }),
     route.post("/console/requests/:requestId/signing-requests", "openDecisionSigningRequest", {
@@ -172,10 +166,7 @@ export function passkeySigningRoutes(context: DomainContext): RouteDefinition[] 
       },
       handler: async ({ params, body, principal, meta }) => {
         reviewer(principal);
-        return {
-          status: 201,
-          body: await openDecisionSigning(context, meta, params.requestId, decisionOf(body)),
-        };
+        return { body: await openDecisionSigning(context, meta, params.requestId, decisionOf(body)) };
       },
     }),
     route.get("/console/signing-requests", "listSigningRequests", {

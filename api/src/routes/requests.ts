@@ -55,15 +55,11 @@ export function requestRoutes(context: DomainContext): RouteDefinition[] {
         429: "QUOTA_EXCEEDED (or RATE_LIMITED)",
         503: "Chain unavailable, nothing recorded",
       },
-      handler: async ({ body, principal, meta }) => ({
-        status: 201,
-        body: await createRequest(context, principal!, body, meta),
-      }),
+      handler: async ({ body, principal, meta }) => ({ body: await createRequest(context, principal!, body, meta) }),
       // After a crash: the request row written with its mint (same transaction) gives back the original answer.
       recoverIdempotent: async (_input, write) => {
         const { requestId, requestNumber, createdAt } = await requestCreatedBy(context.pool, write.outboxTxId);
         return {
-          status: 201,
           body: { requestId, requestNumber, status: "DRAFT", transactionHash: write.transactionHash, createdAt },
         };
       },

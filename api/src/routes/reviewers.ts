@@ -113,7 +113,6 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
         404: "No such department",
       },
       handler: async ({ params, body, meta }) => ({
-        status: 201,
         body: await inviteReviewer(pool, meta, {
           departmentCode: params.departmentCode,
           name: body.name,
@@ -143,7 +142,7 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
       responses: { 204: "Removed", 404: "No such active reviewer" },
       handler: async ({ params, meta }) => {
         await removeReviewer(pool, meta, params.departmentCode, params.reviewerId);
-        return { status: 204 };
+        return {};
       },
     }),
     reviewersRoute.delete(
@@ -157,7 +156,7 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
         responses: { 204: "Removed", 404: "No such active passkey" },
         handler: async ({ params, meta }) => {
           await removePasskey(pool, meta, params.departmentCode, params.reviewerId, params.passkeyId);
-          return { status: 204 };
+          return {};
         },
       },
     ),
@@ -196,7 +195,7 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
           token: body.token,
           response: body.response as unknown as RegistrationResponseJSON,
         });
-        return { status: 201, body: registered, headers: { "Set-Cookie": sessionCookie(sessionToken, config) } };
+        return { body: registered, headers: { "Set-Cookie": sessionCookie(sessionToken, config) } };
       },
     }),
     route.post("/console/sign-in/options", "consoleSignInOptions", {
@@ -242,7 +241,7 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
       responses: { 204: "Signed out", 403: "Cross-site request (CSRF_REJECTED)" },
       handler: async ({ ctx, meta }) => {
         await signOut(pool, meta, ctx.state.consoleSession?.tokenHash);
-        return { status: 204, headers: { "Set-Cookie": clearedSessionCookie(config) } };
+        return { headers: { "Set-Cookie": clearedSessionCookie(config) } };
       },
     }),
     route.get("/console/me", "consoleMe", {

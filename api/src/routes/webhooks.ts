@@ -97,7 +97,7 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
         403: "Another department's code",
         409: `${WEBHOOK_LIMIT_REACHED}: the department has ${MAX_WEBHOOKS_PER_DEPARTMENT} webhooks already (details.limit); ${DUPLICATE_WEBHOOK_URL}: it has one with this URL (details.webhookId)`,
       },
-      handler: async ({ body, meta }) => ({ status: 201, body: await registerWebhook(context, meta, body) }),
+      handler: async ({ body, meta }) => ({ body: await registerWebhook(context, meta, body) }),
     }),
     route.get("/webhooks", "listWebhooks", {
       summary: "Webhooks: a department's own, or all for administrators",
@@ -128,7 +128,7 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
       responses: { 204: "Deleted", 404: "No such webhook (or not yours)" },
       handler: async ({ params, meta }) => {
         await deleteWebhook(context, meta, params.webhookId);
-        return { status: 204 };
+        return {};
       },
     }),
     route.post("/webhooks/:webhookId/enable", "enableWebhook", {

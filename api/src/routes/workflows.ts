@@ -84,9 +84,9 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
       handler: async ({ body, meta }) => {
         const created = await createWorkflow(context, meta, body);
         if (isAwaitingGovernance(created)) return { status: 202, body: created };
-        return { status: 201, body: await one(created) };
+        return { body: await one(created) };
       },
-      recoverIdempotent: async (_input, write) => ({ status: 201, body: await one(await registeredBy(write)) }),
+      recoverIdempotent: async (_input, write) => ({ body: await one(await registeredBy(write)) }),
     }),
     route.post("/workflows/validate", "validateWorkflowDefinition", {
       summary: "Validate a candidate definition without registering it",
