@@ -34,21 +34,15 @@ export function errorMiddleware(options: ErrorMiddlewareOptions = {}) {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        throw new AppError(404, "NOT_FOUND", `No route for ${ctx.method} ${ctx.path}`);
-      }
+      if (ctx.body !== undefined) return;
+      const { method, path } = ctx;
+      if (ctx.status === 404) throw new AppError(404, "NOT_FOUND", `No route for ${method} ${path}`);
       // The routers' allowedMethods answer a known path with another method (405, with Allow) or an unknown method
       // (501) without a body: give them the Error body too.
-      if (ctx.status === 405 && ctx.body === undefined) {
-        throw new AppError(
-          405,
-          "METHOD_NOT_ALLOWED",
-          `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get("Allow") || "none"}`,
-        );
-      }
-      if (ctx.status === 501 && ctx.body === undefined) {
-        throw new AppError(501, "NOT_IMPLEMENTED", `The method ${ctx.method} is not supported`);
-      }
+      const allowed = `allowed: ${ctx.response.get("Allow") || "none"}`;
+      if (ctx.status === 405)
+        throw new AppError(405, "METHOD_NOT_ALLOWED", `${method} is not allowed on ${path}; ${allowed}`);
+      if (ctx.status === 501) throw new AppError(501, "NOT_IMPLEMENTED", `The method ${method} is not supported`);
     } catch (error) {
       const mapped = toAppError(error);
       if (mapped.status >= 500 && !answerOfKnownError(error)) {

@@ -24,7 +24,7 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { wasRecorded, type ConfirmedTx } from "../chain/chainGateway.ts";
-import { AppError } from "../domain/errors.ts";
+import { AppError, conflict, validationFailed } from "../domain/errors.ts";
 import { runWithIdempotencyClaim } from "../chain/idempotencyClaim.ts";
 import { answerOfKnownError } from "./errorKinds.ts";
 import type { HandlerResult } from "./routeTable.ts";
@@ -63,20 +63,11 @@ export type Recover = (write: MinedWrite) => Promise<HandlerResult>;
 export type ConfirmedLookup = (outboxTxId: string) => Promise<ConfirmedTx | undefined>;
 
 const inProgress = () =>
-  new AppError(
-    409,
-    "IDEMPOTENCY_IN_PROGRESS",
-    "A request with this Idempotency-Key is still being processed; retry shortly",
-  );
+  conflict("IDEMPOTENCY_IN_PROGRESS", "A request with this Idempotency-Key is still being processed; retry shortly");
 const waitingForChain = (transactionHash: string) =>
-  new AppError(
-    409,
-    "IDEMPOTENCY_IN_PROGRESS",
-    "The request's write is recorded and waiting for the chain; retry shortly",
-    {
-      transactionHash,
-    },
-  );
+  conflict("IDEMPOTENCY_IN_PROGRESS", "The request's write is recorded and waiting for the chain; retry shortly", {
+    transactionHash,
+  });
 
 export class IdempotencyStore {
   readonly #pool: pg.Pool;
@@ -121,8 +112,7 @@ export class IdempotencyStore {
     execute: () => Promise<HandlerResult>,
     recover?: Recover,
   ): Promise<HandlerResult> {
-    if (!isIdempotencyKey(key))
-      throw new AppError(400, "VALIDATION_ERROR", "Idempotency-Key must be 1-255 visible ASCII characters");
+    if (!isIdempotencyKey(key)) throw validationFailed("Idempotency-Key must be 1-255 visible ASCII characters");
     await this.#pool.query(
       `DELETE FROM idempotency_keys WHERE caller = $1 AND key = $2 AND created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'`,
       [caller, key],
@@ -251,15 +241,9 @@ export class IdempotencyStore {
       return { status: 409, body: failed, headers: { "Idempotent-Replayed": "true" } };
     }
     if (!recover || !this.#confirmed) {
-      throw new AppError(
-        409,
-        "IDEMPOTENCY_OUTCOME_RECORDED",
-        "The request with this Idempotency-Key was carried out; read the resource for its result",
-        {
-          transactionHash: write.transactionHash,
-          requestId: write.requestId,
-        },
-      );
+      const message = "The request with this Idempotency-Key was carried out; read the resource for its result";
+      const { transactionHash, requestId } = write;
+      throw conflict("IDEMPOTENCY_OUTCOME_RECORDED", message, { transactionHash, requestId });
     }
     const tx = await this.#confirmed(write.outboxTxId);
     if (!tx) throw waitingForChain(write.transactionHash); // its block is gone: it is being sent again

@@ -157,32 +157,23 @@ const SECURITY_SCHEMES = {
   AdminAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Token with the admin scope." },
 } as const;
 
+/** An access rule in the document: its security requirement, and who it admits in words. */
+function documented(rule: AccessRule): [requirement: Record<string, string[]>, words: string] {
+  if (rule.kind === "applicant") return [{ BearerAuth: [] }, "an applicant (identity-locker token)"];
+  if (rule.kind === "client") return [{ BearerAuth: [rule.scope] }, `a system client with scope \`${rule.scope}\``];
+  if (rule.kind === "apiKey") return [{ ApiKeyAuth: [] }, "a department (X-API-Key + X-Department-Code)"];
+  return [{ AdminAuth: ["admin"] }, "an administrator (token with scope `admin`)"];
+}
+
 function security(access: AccessRule[]): Record<string, string[]>[] {
   if (access.some((rule) => rule.kind === "public")) return [];
-  const alternatives = access.map((rule): Record<string, string[]> =>
-    rule.kind === "applicant"
-      ? { BearerAuth: [] }
-      : rule.kind === "client"
-        ? { BearerAuth: [rule.scope] }
-        : rule.kind === "apiKey"
-          ? { ApiKeyAuth: [] }
-          : { AdminAuth: ["admin"] },
-  );
   // One entry per distinct requirement.
-  return alternatives.filter((a, i) => alternatives.findIndex((b) => JSON.stringify(b) === JSON.stringify(a)) === i);
+  return [...new Map(access.map((rule) => documented(rule)[0]).map((a) => [JSON.stringify(a), a])).values()];
 }
 
 /** Who may call, in words, appended to each operation's description. */
 function describeAccess(access: AccessRule[]): string {
   if (access.some((rule) => rule.kind === "public")) return "Access: anyone (no authentication).";
-  const words = access.map((rule) =>
-    rule.kind === "applicant"
-      ? "an applicant (identity-locker token)"
-      : rule.kind === "client"
-        ? `a system client with scope \`${rule.scope}\``
-        : rule.kind === "apiKey"
-          ? "a department (X-API-Key + X-Department-Code)"
-          : "an administrator (token with scope `admin`)",
-  );
+  const words = access.map((rule) => documented(rule)[1]);
   return `Access: ${words.join(", or ")}. An admin token carries every scope.`;
 }

@@ -210,18 +210,11 @@ export class RateLimiter {
   }
 
   #perMinute(kind: RateClass): number {
-    switch (kind) {
-      case "auth":
-        return this.#limits.authPerMinute * SIGN_IN_VOLUME_FACTOR;
-      case "failure":
-        return this.#limits.authPerMinute;
-      case "write":
-        return this.#limits.writePerMinute;
-      case "read":
-        return this.#limits.readPerMinute ?? 0;
-      default:
-        return this.#limits.publicPerMinute ?? 0;
-    }
+    const limits = this.#limits;
+    if (kind === "auth") return limits.authPerMinute * SIGN_IN_VOLUME_FACTOR;
+    if (kind === "failure") return limits.authPerMinute;
+    if (kind === "write") return limits.writePerMinute;
+    return (kind === "read" ? limits.readPerMinute : limits.publicPerMinute) ?? 0;
   }
 }
 

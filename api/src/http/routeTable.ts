@@ -7,12 +7,14 @@ import { clientKey, principalKey, rateClassOf, type RateLimiter } from "./rateLi
 import Router, { type RouterContext } from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod/v4";
-import { AppError, forbidden, unauthorized } from "../domain/errors.ts";
+import { forbidden, unauthorized, validationFailed } from "../domain/errors.ts";
 import { hasScope, isAdmin, type Authenticator, type Principal, type Scope } from "../auth/principal.ts";
 import { fingerprint, isIdempotencyKey, type IdempotencyStore, type MinedWrite, type Recover } from "./idempotency.ts";
 import { mostSpecificLayers } from "./allowedMethods.ts";
 import { assertConsoleSessionMayCall } from "../auth/consoleSessions.ts";
 import { isStorableText } from "../encoding/storableText.ts";
+import type { RequestMeta } from "../stores/auditLog.ts";
+import { requestMeta } from "./requestMeta.ts";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 
@@ -43,6 +45,14 @@ export interface HandlerInput<P, Q, B> {
   query: Q;
   body: B;
   ctx: Context;
+  /** The caller, as authenticated for this request (undefined: anonymous). */
+  principal: Principal | undefined;
+  /** Who made the request and from where: what use cases record in the audit trail. */
+  meta: RequestMeta;
+  /** For a multipart body, whose fingerprint is known once it is read: runs `run` under the Idempotency-Key. */
+  idempotently: Idempotently;
+  /** Whether the caller used the request's Idempotency-Key before (a retry, replayed rather than redone). */
+  idempotencyKeyUsed: () => Promise<boolean>;
 }
 
 export interface HandlerResult {
@@ -94,27 +104,68 @@ export interface RouteDefinition<
   ) => Promise<HandlerResult>;
 }
 
+/** A route as a module declares it: a response may be its description alone (an error status has the Error body). */
+export type RouteDeclaration<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> = Omit<
+  RouteDefinition<P, Q, B>,
+  "responses"
+> & { responses: Record<number, ResponseSpec | string> };
+
 export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
-  route: RouteDefinition<P, Q, B>,
+  route: RouteDeclaration<P, Q, B>,
 ): RouteDefinition {
-  return route as unknown as RouteDefinition;
+  const responses = Object.entries(route.responses).map(([status, spec]) => [
+    status,
+    typeof spec !== "string"
+      ? spec
+      : Number(status) < 400
+        ? { description: spec }
+        : { description: spec, schema: ErrorSchema },
+  ]);
+  return { ...route, responses: Object.fromEntries(responses) } as unknown as RouteDefinition;
+}
+
+/** Fields of a route in a group: those the group supplies (tags, access) become optional. */
+type GroupRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, Given extends "tags" | "access"> = Omit<
+  RouteDeclaration<P, Q, B>,
+  "method" | "path" | "operationId" | Given
+> &
+  Partial<Pick<RouteDefinition, Given>>;
+
+/**
+ * A module's routes, declared as `route.post(path, operationId, {...})` in the order they are matched, with the
+ * module's tags (and access) unless a route names its own, and the error responses every route of the module has.
+ */
+export function routeGroup<D extends Partial<Pick<RouteDefinition, "tags" | "access">>>(
+  defaults: D & { responses?: Record<number, string> },
+) {
+  const declare =
+    (method: HttpMethod) =>
+    <P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+      path: string,
+      operationId: string,
+      route: GroupRoute<P, Q, B, keyof D & ("tags" | "access")>,
+    ) => {
+      const declared = route as unknown as RouteDeclaration<P, Q, B>;
+      const responses = { ...defaults.responses, ...declared.responses };
+      return defineRoute({ ...defaults, ...declared, responses, method, path, operationId });
+    };
+  return {
+    get: declare("get"),
+    post: declare("post"),
+    put: declare("put"),
+    patch: declare("patch"),
+    delete: declare("delete"),
+  };
 }
 
 /** Runs `run` under the request's Idempotency-Key (if any) with this request fingerprint. */
 export type Idempotently = (fingerprint: string, run: () => Promise<HandlerResult>) => Promise<HandlerResult>;
 
-declare module "koa" {
-  interface DefaultState {
-    idempotently?: Idempotently;
-    /** Whether the request's Idempotency-Key was used before by this caller (its answer is replayed, not redone). */
-    idempotencyKeyUsed?: () => Promise<boolean>;
-  }
-}
-
 /**
  * Mounts routes on a router: authenticate and authorise, parse with the route's schemas, run the handler.
  * POST and PUT honour an Idempotency-Key: JSON routes here, multipart routes in their handler (via
- * ctx.state.idempotently) once the file's hash is known.
+ * `idempotently`) once the file's hash is known. A handler that names no status answers with the route's first
+ * success status (200 when it declares none).
  */
 export function mountRoutes(
   router: Router,
@@ -127,6 +178,7 @@ export function mountRoutes(
   for (const route of routes) {
     const rateClass = rateClassOf(route);
     const honoursKey = honoursIdempotencyKey(route);
+    const success = Number(Object.keys(route.responses).find((status) => status.startsWith("2")) ?? 200);
     router[route.method](route.operationId, route.path, async (ctx: Context, next: () => Promise<unknown>) => {
       // A parameter route does not answer a path that a more specific (static) pattern owns: DELETE /webhooks/logs
       // is a 405 of /webhooks/logs (see allowedMethods.ts), not a DELETE /webhooks/:webhookId with a bad id.
@@ -137,8 +189,8 @@ export function mountRoutes(
       const principal = ctx.state.principal;
       if (rateClass === "write") await limiter?.take("write", principal ? principalKey(principal) : clientKey(ctx.ip));
       else if (rateClass === undefined && principal) await limiter?.take("read", principalKey(principal));
-      authorise(route.access, ctx.state.principal);
-      assertConsoleSessionMayCall(route, ctx.state.principal);
+      authorise(route.access, principal);
+      assertConsoleSessionMayCall(route, principal);
       // A bad Idempotency-Key is refused before the request is read: without it the caller's retries are not safe.
       const key = honoursKey && idempotency ? idempotencyKeyOf(ctx) : "";
       const params = parse(route.params, ctx.params, "path");
@@ -148,17 +200,29 @@ export function mountRoutes(
         route.bodyType === "multipart"
           ? undefined
           : parse(route.body, (ctx.request as { body?: unknown }).body ?? {}, "body");
-      const caller = ctx.state.principal ? `${ctx.state.principal.kind}:${ctx.state.principal.id}` : "anonymous";
+      const caller = principal ? `${principal.kind}:${principal.id}` : "anonymous";
+      const answer = async (run: () => Promise<HandlerResult>) => {
+        const result = await run();
+        return { ...result, status: result.status ?? success };
+      };
       const recover: Recover | undefined =
-        route.recoverIdempotent && ((write) => route.recoverIdempotent!({ params, query, body, ctx }, write));
-      ctx.state.idempotently = (print, run) =>
-        key && idempotency ? idempotency.run(caller, key, print, run, recover) : run();
-      ctx.state.idempotencyKeyUsed = async () => Boolean(key && idempotency && (await idempotency.holds(caller, key)));
-      const run = async () => route.handler({ params, query, body, ctx });
+        route.recoverIdempotent && ((write) => answer(() => route.recoverIdempotent!(input, write)));
+      const input: HandlerInput<unknown, unknown, unknown> = {
+        params,
+        query,
+        body,
+        ctx,
+        principal,
+        meta: requestMeta(ctx),
+        idempotently: (print, run) =>
+          key && idempotency ? idempotency.run(caller, key, print, () => answer(run), recover) : answer(run),
+        idempotencyKeyUsed: async () => Boolean(key && idempotency && (await idempotency.holds(caller, key))),
+      };
+      const handle = async () => route.handler(input);
       const result =
         honoursKey && route.bodyType !== "multipart"
-          ? await ctx.state.idempotently(fingerprint(ctx.method, ctx.originalUrl, rawBodyOf(ctx)), run)
-          : await run();
+          ? await input.idempotently(fingerprint(ctx.method, ctx.originalUrl, rawBodyOf(ctx)), handle)
+          : await answer(handle);
       ctx.status = result.status ?? 200;
       for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
       if (result.body !== undefined) ctx.body = result.body;
@@ -166,7 +230,7 @@ export function mountRoutes(
   }
 }
 
-/** Whether mountRoutes (JSON) or the handler (multipart, via ctx.state.idempotently) honours Idempotency-Key. */
+/** Whether mountRoutes (JSON) or the handler (multipart, via `idempotently`) honours Idempotency-Key. */
 export function honoursIdempotencyKey(route: Pick<RouteDefinition, "method" | "idempotent">): boolean {
   return (route.method === "post" || route.method === "put") && route.idempotent !== false;
 }
@@ -191,9 +255,7 @@ function idempotencyKeyOf(ctx: Context): string {
   if (raw === undefined) return "";
   if (typeof raw === "string" && isIdempotencyKey(raw)) return raw;
   const message = `must be 1-255 visible ASCII characters${raw === "" ? " (it is empty)" : ""}`;
-  throw new AppError(400, "VALIDATION_ERROR", `Invalid header: Idempotency-Key: ${message}`, {
-    issues: [{ in: "header", path: "Idempotency-Key", message }],
-  });
+  throw invalid("header", `Idempotency-Key: ${message}`, [{ path: "Idempotency-Key", message }]);
 }
 
 /** The exact body text as received (koa-body keeps it as rawBody with includeUnparsed), or "" without a body. */
@@ -206,46 +268,28 @@ function rawBodyOf(ctx: Context): string {
 export function authorise(access: AccessRule[], principal: Principal | undefined): void {
   if (access.some((rule) => rule.kind === "public")) return;
   if (!principal) throw unauthorized();
-  const allowed = access.some((rule) => {
-    switch (rule.kind) {
-      case "applicant":
-        return principal.kind === "applicant";
-      case "client":
-        return hasScope(principal, rule.scope);
-      case "apiKey":
-        return principal.kind === "department";
-      case "admin":
-        return isAdmin(principal);
-      default:
-        return false;
-    }
-  });
-  if (!allowed) throw forbidden();
+  const admits = (rule: AccessRule) => {
+    if (rule.kind === "client") return hasScope(principal, rule.scope);
+    if (rule.kind === "admin") return isAdmin(principal);
+    return principal.kind === (rule.kind === "apiKey" ? "department" : rule.kind);
+  };
+  if (!access.some(admits)) throw forbidden();
 }
 
 function parse(schema: z.ZodType | undefined, value: unknown, where: "path" | "query" | "body") {
   if (!schema) return value;
   const unsafe = unsafeInput(value);
-  if (unsafe) {
-    throw new AppError(
-      400,
-      "VALIDATION_ERROR",
-      `Invalid ${where}: ${unsafe.path ? `${unsafe.path}: ` : ""}${unsafe.message}`,
-      {
-        issues: [{ in: where, path: unsafe.path, message: unsafe.message }],
-      },
-    );
-  }
+  if (unsafe) throw invalid(where, `${unsafe.path ? `${unsafe.path}: ` : ""}${unsafe.message}`, [unsafe]);
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  throw new AppError(
-    400,
-    "VALIDATION_ERROR",
-    `Invalid ${where}: ${result.error.issues.map(describeIssue).join("; ")}`,
-    {
-      issues: result.error.issues.map((issue) => ({ in: where, path: issue.path.join("."), message: issue.message })),
-    },
-  );
+  const { issues } = result.error;
+  const named = issues.map((issue) => ({ path: issue.path.join("."), message: issue.message }));
+  throw invalid(where, issues.map(describeIssue).join("; "), named);
+}
+
+/** 400 VALIDATION_ERROR: "Invalid <part>: …", with details.issues naming each bad field. */
+function invalid(where: string, text: string, issues: { path: string; message: string }[]) {
+  return validationFailed(`Invalid ${where}: ${text}`, { issues: issues.map((issue) => ({ in: where, ...issue })) });
 }
 
 /** Deepest nesting of arrays and objects accepted in a request (free-form `metadata` included). */

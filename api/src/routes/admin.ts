@@ -2,14 +2,19 @@
 import { z } from "zod/v4";
 import type { DomainContext } from "../domain/context.ts";
 import { validationFailed } from "../domain/errors.ts";
-import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 import { ADMIN_STATS_DEFINITIONS, adminStats, DEFAULT_PERIOD_DAYS, statsPeriod } from "../reads/adminStats.ts";
 import { AUDIT_ACTOR_TYPES, AUDIT_ENTITY_TYPES, listAuditLogs } from "../reads/auditLogReads.ts";
 import { listTransactions, TX_KINDS, TX_STATUSES } from "../reads/outboxReads.ts";
 import { DateTime, Pagination, pageQuery, REQUEST_STATUSES, REQUEST_TYPES, Uuid } from "./schemas/common.ts";
 import { blockchainStatus } from "../domain/chainStatus.ts";
 
-const ADMIN = [{ kind: "admin" as const }];
+const route = routeGroup({
+  tags: ["Admin"],
+  access: [{ kind: "admin" }],
+  responses: { 401: "Not authenticated", 403: "Not an administrator" },
+});
+
 /** Administrators page through long histories: larger pages than the public lists. */
 const ADMIN_MAX_LIMIT = 200;
 const countsOf = (keys: readonly string[]) =>
@@ -163,20 +168,14 @@ const BlockchainTransactionSchema = z
   .meta({ id: "BlockchainTransaction" });
 
 export function adminRoutes(context: DomainContext): RouteDefinition[] {
-  const denied = { 401: "Not authenticated", 403: "Not an administrator" };
   return [
-    defineRoute({
-      method: "get",
-      path: "/admin/stats",
-      operationId: "getAdminStats",
+    route.get("/admin/stats", "getAdminStats", {
       summary: "Platform statistics over a period",
       description: ADMIN_STATS_DEFINITIONS,
-      tags: ["Admin"],
-      access: ADMIN,
       query: AdminStatsQuery,
       responses: {
         200: { description: "Statistics", schema: AdminStatsSchema },
-        ...errorResponses({ 400: "VALIDATION_ERROR: bad dates, or startDate after endDate", ...denied }),
+        400: "VALIDATION_ERROR: bad dates, or startDate after endDate",
       },
       handler: async ({ query }) => {
         const period = statsPeriod(query);
@@ -189,56 +188,41 @@ export function adminRoutes(context: DomainContext): RouteDefinition[] {
         return { body: await adminStats(context.pool, period) };
       },
     }),
-    defineRoute({
-      method: "get",
-      path: "/admin/audit-logs",
-      operationId: "listAuditLogs",
+    route.get("/admin/audit-logs", "listAuditLogs", {
       summary: "The audit trail, newest first",
       description:
         "One append-only record per state change, written in the change's own database transaction. Filters combine (AND). entityId and actorId are plain strings: departments are audited under their code, system clients under their client id, applicants under their identity-locker id. startDate and endDate are inclusive.",
-      tags: ["Admin"],
-      access: ADMIN,
       query: AuditLogQuery,
       responses: {
         200: {
           description: "Audit records",
           schema: z.object({ logs: z.array(AuditLogSchema), pagination: Pagination }),
         },
-        ...errorResponses({ 400: "VALIDATION_ERROR", ...denied }),
+        400: "VALIDATION_ERROR",
       },
       handler: async ({ query }) => ({ body: await listAuditLogs(context.pool, query) }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/admin/blockchain/status",
-      operationId: "getBlockchainStatus",
+    route.get("/admin/blockchain/status", "getBlockchainStatus", {
       summary: "The chain: network, consensus, nodes and latest block",
       description:
         "Probes the RPC node in parallel, each probe with a 2 s timeout. Required: eth_chainId and the latest block (otherwise 503 CHAIN_UNAVAILABLE). Best effort: net_version, net_peerCount, web3_clientVersion, eth_syncing, and on Besu admin_nodeInfo, admin_peers and the validator set (qbft_ / ibft_getValidatorsByBlockNumber, clique_getSigners). nodes lists the RPC node (healthy when it answers, is on the configured chain and is not syncing), its connected peers (healthy unless their head is known to lag more than 10 blocks) and validators of the current set that are neither (not healthy). A local anvil is one node that seals every block.",
-      tags: ["Admin"],
-      access: ADMIN,
       responses: {
         200: { description: "Status", schema: BlockchainStatusSchema },
-        ...errorResponses({ ...denied, 503: "CHAIN_UNAVAILABLE: the node did not answer" }),
+        503: "CHAIN_UNAVAILABLE: the node did not answer",
       },
       handler: async () => ({ body: await blockchainStatus(context) }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/admin/blockchain/transactions",
-      operationId: "listBlockchainTransactions",
+    route.get("/admin/blockchain/transactions", "listBlockchainTransactions", {
       summary: "Transactions the platform signed (the outbox), newest first",
       description:
         "Every transaction is recorded, signed, before it is broadcast: PENDING until its receipt, then CONFIRMED (block and gas used) or FAILED (the decoded custom error; or refused by the node, never mined). txType takes the spec's five kinds and the platform's others.",
-      tags: ["Admin"],
-      access: ADMIN,
       query: TransactionsQuery,
       responses: {
         200: {
           description: "Transactions",
           schema: z.object({ transactions: z.array(BlockchainTransactionSchema), pagination: Pagination }),
         },
-        ...errorResponses({ 400: "VALIDATION_ERROR", ...denied }),
+        400: "VALIDATION_ERROR",
       },
       handler: async ({ query }) => ({ body: await listTransactions(context.pool, query) }),
     }),

@@ -3,7 +3,6 @@
  * the department's own wallet), the approvals of a request, and administrators' suspend / reinstate / revoke.
  */
 import { z } from "zod/v4";
-import { requestMeta } from "../http/requestMeta.ts";
 import type { Principal } from "../auth/principal.ts";
 import {
   REJECTION_REASONS,
@@ -16,9 +15,9 @@ import { decisionAnswer, type DecisionKind } from "../domain/approvals/decisionA
 import { actOnLicence, licenceActionAnswer, type LicenceAction } from "../domain/approvals/licenceActions.ts";
 import { escalationAnswer, resolveEscalation } from "../domain/approvals/resolveEscalation.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { AppError, forbidden } from "../domain/errors.ts";
+import { forbidden, validationFailed } from "../domain/errors.ts";
 import type { MinedWrite } from "../http/idempotency.ts";
-import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 import { approvalsOfToken } from "../reads/approvalReads.ts";
 import { pendingRequestsPage } from "../reads/pendingReads.ts";
 import { requestOfWrite } from "../reads/requestReads.ts";
@@ -27,9 +26,13 @@ import { pageQuery } from "./schemas/common.ts";
 import { CUSTODY_KINDS } from "./schemas/contractNames.ts";
 import { ApprovalSchema, RequestListResponse } from "./schemas/request.ts";
 
-const errors = errorResponses;
+const route = routeGroup({
+  tags: ["Approvals"],
+  access: [{ kind: "apiKey" }],
+  responses: { 401: "Not authenticated" },
+});
+
 const RequestIdParams = z.object({ requestId: z.uuid() });
-const DEPARTMENT = [{ kind: "apiKey" as const }];
 const ADMIN = [{ kind: "admin" as const }];
 
 export const ApprovalResponse = z
@@ -49,13 +52,12 @@ const LicenceActionInput = z
   .object({ reasonCode: z.int().min(1).max(255).default(1), reason: z.string().max(1000).optional() })
   .meta({ id: "LicenceActionInput" });
 
-const DECISION_ERRORS = errors({
+const DECISION_ERRORS = {
   400: "Invalid body; reviewedDocuments names documents of another request (UNKNOWN_DOCUMENTS); your department holds its own key and sent no signature (SIGNATURE_REQUIRED); the signature is not your wallet's (INVALID_SIGNATURE), its deadline passed (SIGNATURE_EXPIRED) or is more than a day ahead (VALIDATION_ERROR)",
-  401: "Not authenticated",
   403: "Not a department",
   404: "No such request",
   409: "NOT_PENDING (not required in the current stage), NOT_YOUR_TURN (sequential stage), ALREADY_DECIDED, INVALID_STATE (not under review), STALE_DOCUMENTS (a document you reviewed has a newer version: details.changedDocuments), STALE_NONCE (signed decisions: another decision of your department came first), STALE_DECISION (signed decisions: the review left the stage or round signed); nothing is recorded",
-});
+};
 
 /** What every decision body may add: the versions reviewed, and a department-held key's signature. */
 const ReviewFields = {
@@ -125,36 +127,28 @@ export function decisionOf(body: z.infer<typeof DecisionToSignInput>): Decision 
   };
   if (body.decision === "APPROVED") return { kind: "APPROVED", ...base };
   if (body.decision === "REJECTED") {
-    if (!body.reason)
-      throw new AppError(400, "VALIDATION_ERROR", "A rejection needs its reason", { fields: ["reason"] });
+    if (!body.reason) throw validationFailed("A rejection needs its reason", { fields: ["reason"] });
     return { kind: "REJECTED", reason: body.reason, ...base };
   }
   return { kind: "CHANGES_REQUESTED", requiredDocuments: body.requiredDocuments, ...base };
 }
 
-function signatureOf(body: {
-  signature?: string;
-  nonce?: string;
-  deadline?: number;
-  stage?: number;
-  round?: number;
-}): DecisionSignature | undefined {
-  if (body.signature === undefined) return undefined;
-  if (body.nonce === undefined || body.deadline === undefined) {
-    throw new AppError(
-      400,
-      "VALIDATION_ERROR",
-      "signature needs the nonce and deadline of the typed data that was signed",
-      { fields: ["nonce", "deadline"] },
-    );
+/**
+ * A decision body as decide() takes it: the decision of `kind`, and the signature of a department-held key when
+ * one was sent (with the nonce and deadline of the typed data signed).
+ */
+function signedDecision(
+  kind: Decision["kind"],
+  body: Omit<Decision, "kind"> & Partial<DecisionSignature>,
+): [Decision, DecisionSignature | undefined] {
+  const { signature, nonce, deadline, stage, round, ...fields } = body;
+  const decision = { kind, ...fields } as Decision;
+  if (signature === undefined) return [decision, undefined];
+  if (nonce === undefined || deadline === undefined) {
+    const message = "signature needs the nonce and deadline of the typed data that was signed";
+    throw validationFailed(message, { fields: ["nonce", "deadline"] });
   }
-  return {
-    signature: body.signature,
-    nonce: body.nonce,
-    deadline: body.deadline,
-    stage: body.stage,
-    round: body.round,
-  };
+  return [decision, { signature, nonce, deadline, stage, round }];
 }
 
 export function approvalRoutes(context: DomainContext): RouteDefinition[] {
@@ -165,99 +159,54 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
     return { body: kind === "CHANGES_REQUESTED" ? changesBody(result) : approvalBody(result) };
   };
   return [
-    defineRoute({
-      method: "get",
-      path: "/requests/pending",
-      operationId: "listPendingRequests",
+    route.get("/requests/pending", "listPendingRequests", {
       summary: "Requests waiting for your department now",
       description:
         "Requests under review whose current stage needs the department now: it has not decided (or a document update requires it to review again) and, in a SEQUENTIAL stage, every department before it has approved. `department` must be the caller's own code.",
-      tags: ["Approvals"],
-      access: DEPARTMENT,
       query: z.object({ department: z.string().regex(/^[A-Z_]+$/), ...pageQuery(20) }),
       responses: {
         200: { description: "A page of requests", schema: RequestListResponse },
-        ...errors({ 401: "Not authenticated", 403: "Another department's code" }),
+        403: "Another department's code",
       },
-      handler: async ({ query, ctx }) => {
-        if (department(ctx.state.principal).code !== query.department)
+      handler: async ({ query, principal }) => {
+        if (department(principal).code !== query.department)
           throw forbidden("You can only list your own department's pending requests");
         return { body: await pendingRequestsPage(context.pool, query.department, query.page, query.limit) };
       },
     }),
-    defineRoute({
-      method: "post",
-      path: "/requests/:requestId/approve",
-      operationId: "approveRequest",
+    route.post("/requests/:requestId/approve", "approveRequest", {
       sendsTransactions: true,
       summary: "Approve the request in its current stage (a transaction from your department's wallet)",
       description:
         "reviewedDocuments: ids of the request's documents you reviewed (their current versions are recorded on chain). remarks are kept off chain; their keccak256 is on chain. Honours Idempotency-Key.",
-      tags: ["Approvals"],
-      access: DEPARTMENT,
       params: RequestIdParams,
       body: z
         .object({ remarks: z.string().min(1).max(4000), ...ReviewFields, reviewedDocuments: z.array(z.uuid()).max(16) })
         .meta({ id: "ApproveInput" }),
       responses: { 200: { description: "Approval recorded", schema: ApprovalResponse }, ...DECISION_ERRORS },
-      handler: async ({ params, body, ctx }) => {
-        const result = await decide(
-          context,
-          requestMeta(ctx),
-          params.requestId,
-          {
-            kind: "APPROVED",
-            remarks: body.remarks,
-            reviewedDocuments: body.reviewedDocuments,
-            documentVersions: body.documentVersions,
-          },
-          signatureOf(body),
-        );
-        return { body: approvalBody(result) };
-      },
+      handler: async ({ params, body, meta }) => ({
+        body: approvalBody(await decide(context, meta, params.requestId, ...signedDecision("APPROVED", body))),
+      }),
       recoverIdempotent: (_input, write) => recoveredDecision(write, "APPROVED"),
     }),
-    defineRoute({
-      method: "post",
-      path: "/requests/:requestId/reject",
-      operationId: "rejectRequest",
+    route.post("/requests/:requestId/reject", "rejectRequest", {
       sendsTransactions: true,
       summary: "Reject the request; the stage's onRejection applies (FAIL_REQUEST, RETRY_STAGE or ESCALATE)",
-      tags: ["Approvals"],
-      access: DEPARTMENT,
       params: RequestIdParams,
       body: z
         .object({ remarks: z.string().min(1).max(4000), reason: z.enum(REJECTION_REASONS), ...ReviewFields })
         .meta({ id: "RejectInput" }),
       responses: { 200: { description: "Rejection recorded", schema: ApprovalResponse }, ...DECISION_ERRORS },
-      handler: async ({ params, body, ctx }) => {
-        const result = await decide(
-          context,
-          requestMeta(ctx),
-          params.requestId,
-          {
-            kind: "REJECTED",
-            remarks: body.remarks,
-            reason: body.reason,
-            reviewedDocuments: body.reviewedDocuments,
-            documentVersions: body.documentVersions,
-          },
-          signatureOf(body),
-        );
-        return { body: approvalBody(result) };
-      },
+      handler: async ({ params, body, meta }) => ({
+        body: approvalBody(await decide(context, meta, params.requestId, ...signedDecision("REJECTED", body))),
+      }),
       recoverIdempotent: (_input, write) => recoveredDecision(write, "REJECTED"),
     }),
-    defineRoute({
-      method: "post",
-      path: "/requests/:requestId/request-changes",
-      operationId: "requestChanges",
+    route.post("/requests/:requestId/request-changes", "requestChanges", {
       sendsTransactions: true,
       summary: "Ask the applicant for changes: the request goes to PENDING_RESUBMISSION",
       description:
         "Your approval record becomes CHANGES_REQUESTED; after the applicant resubmits, your department decides again in the same stage.",
-      tags: ["Approvals"],
-      access: DEPARTMENT,
       params: RequestIdParams,
       body: z
         .object({
@@ -273,34 +222,16 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
         200: { description: "Recorded", schema: z.object({ status: z.string(), transactionHash: z.string() }) },
         ...DECISION_ERRORS,
       },
-      handler: async ({ params, body, ctx }) => {
-        const result = await decide(
-          context,
-          requestMeta(ctx),
-          params.requestId,
-          {
-            kind: "CHANGES_REQUESTED",
-            remarks: body.remarks,
-            requiredDocuments: body.requiredDocuments,
-            reviewedDocuments: body.reviewedDocuments,
-            documentVersions: body.documentVersions,
-          },
-          signatureOf(body),
-        );
-        return { body: changesBody(result) };
-      },
+      handler: async ({ params, body, meta }) => ({
+        body: changesBody(await decide(context, meta, params.requestId, ...signedDecision("CHANGES_REQUESTED", body))),
+      }),
       recoverIdempotent: (_input, write) => recoveredDecision(write, "CHANGES_REQUESTED"),
     }),
-    defineRoute({
-      method: "post",
-      path: "/requests/:requestId/decision-typed-data",
-      operationId: "getDecisionTypedData",
+    route.post("/requests/:requestId/decision-typed-data", "getDecisionTypedData", {
       idempotent: false,
       summary: "The EIP-712 typed data your department signs to decide with its own key",
       description:
         "For departments that hold their own key (custody DEPARTMENT_HELD): the body is the decision you are about to send (as for approve / reject / request-changes, without signature). The answer is the typed data to sign with eth_signTypedData_v4 (any wallet, or a Safe for EIP-1271), in the registry's EIP-712 domain as its eip712Domain() gives it (with the deployment's salt): the request's current stage and round, the SHA-256 of each reviewed document's version resolved now (`documents`), your department's next nonce and a deadline 15 minutes ahead. Send the same decision with signature, nonce, deadline, stage, round and the answer's documentVersions to the decision endpoint (so that a document updated since you signed is answered 409 STALE_DOCUMENTS, and a stage left since 409 STALE_DECISION); any later decision of your department uses up the nonce (409 STALE_NONCE); the platform relays it and the contract checks the signature against your department's registered wallet. Reads only: nothing is recorded.",
-      tags: ["Approvals"],
-      access: DEPARTMENT,
       params: RequestIdParams,
       body: DecisionToSignInput,
       responses: {
@@ -332,25 +263,18 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
             })
             .meta({ id: "DecisionTypedData" }),
         },
-        ...errors({
-          400: "Invalid body; a rejection needs its reason",
-          401: "Not authenticated",
-          403: "Not a department",
-          404: "No such request",
-        }),
+        400: "Invalid body; a rejection needs its reason",
+        403: "Not a department",
+        404: "No such request",
       },
-      handler: async ({ params, body, ctx }) => ({
-        body: await decisionToSign(context, department(ctx.state.principal), params.requestId, decisionOf(body)),
+      handler: async ({ params, body, principal }) => ({
+        body: await decisionToSign(context, department(principal), params.requestId, decisionOf(body)),
       }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/requests/:requestId/approvals",
-      operationId: "listApprovals",
+    route.get("/requests/:requestId/approvals", "listApprovals", {
       summary: "Every department decision on the request",
       description:
         "includeInvalidated=true also lists decisions no longer standing: approvals a document update invalidated (status REVIEW_REQUIRED), superseded decisions, and stage retries.",
-      tags: ["Approvals"],
       access: [{ kind: "applicant" }, { kind: "client", scope: "applications:read" }, { kind: "apiKey" }],
       params: RequestIdParams,
       query: z.object({ includeInvalidated: z.enum(["true", "false"]).default("false") }),
@@ -359,23 +283,19 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
           description: "Approvals",
           schema: z.object({ requestId: z.string(), approvals: z.array(ApprovalSchema) }),
         },
-        ...errors({ 401: "Not authenticated", 404: "No such request" }),
+        404: "No such request",
       },
-      handler: async ({ params, query, ctx }) => {
-        const request = await findVisibleRequest(context.pool, ctx.state.principal, params.requestId);
+      handler: async ({ params, query, principal }) => {
+        const request = await findVisibleRequest(context.pool, principal, params.requestId);
         const approvals = await approvalsOfToken(context.pool, request.tokenId, query.includeInvalidated === "true");
         return { body: { requestId: request.id, approvals: approvals.map(({ stage: _stage, ...a }) => a) } };
       },
     }),
-    defineRoute({
-      method: "post",
-      path: "/requests/:requestId/resolve-escalation",
-      operationId: "resolveEscalation",
+    route.post("/requests/:requestId/resolve-escalation", "resolveEscalation", {
       sendsTransactions: true,
       summary: "Resolve an escalated stage: uphold the rejection, or return it to the department",
       description:
         "Administrators only. A stage is escalated by a rejection whose stage says onRejection ESCALATE, or by an overdue stage with onTimeout ESCALATE; documents are frozen meanwhile. REJECT rejects the request (reasonCode on chain); RETURN sends it back: a rejecting department decides again and the stage's clock restarts. An administrator cannot approve for a department.",
-      tags: ["Approvals"],
       access: ADMIN,
       params: RequestIdParams,
       body: z
@@ -390,32 +310,19 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
           description: "Resolved",
           schema: z.object({ requestId: z.string(), status: z.string(), transactionHash: z.string() }),
         },
-        ...errors({
-          401: "Not authenticated",
-          403: "Not an administrator",
-          404: "No such request",
-          409: "NOT_ESCALATED",
-        }),
+        403: "Not an administrator",
+        404: "No such request",
+        409: "NOT_ESCALATED",
       },
-      handler: async ({ params, body, ctx }) => ({
-        body: await resolveEscalation(
-          context,
-          requestMeta(ctx),
-          params.requestId,
-          body.decision,
-          body.reasonCode,
-          body.remarks,
-        ),
+      handler: async ({ params, body, meta }) => ({
+        body: await resolveEscalation(context, meta, params.requestId, body.decision, body.reasonCode, body.remarks),
       }),
       recoverIdempotent: async ({ params }, write) => ({
         body: await escalationAnswer(context, params.requestId, write.tx.hash),
       }),
     }),
     ...(["suspend", "reinstate", "revoke"] as const).map((verb) =>
-      defineRoute({
-        method: "post",
-        path: `/requests/:requestId/${verb}`,
-        operationId: `${verb}Licence`,
+      route.post(`/requests/:requestId/${verb}`, `${verb}Licence`, {
         sendsTransactions: true,
         summary: {
           suspend: "Suspend an issued licence",
@@ -433,22 +340,12 @@ export function approvalRoutes(context: DomainContext): RouteDefinition[] {
             description: "Done",
             schema: z.object({ requestId: z.string(), status: z.string(), transactionHash: z.string() }),
           },
-          ...errors({
-            401: "Not authenticated",
-            403: "Not an administrator",
-            404: "No such request",
-            409: "INVALID_STATE",
-          }),
+          403: "Not an administrator",
+          404: "No such request",
+          409: "INVALID_STATE",
         },
-        handler: async ({ params, body, ctx }) => ({
-          body: await actOnLicence(
-            context,
-            requestMeta(ctx),
-            params.requestId,
-            actionOf(verb),
-            body.reasonCode,
-            body.reason,
-          ),
+        handler: async ({ params, body, meta }) => ({
+          body: await actOnLicence(context, meta, params.requestId, actionOf(verb), body.reasonCode, body.reason),
         }),
         recoverIdempotent: async ({ params }, write) => ({
           body: licenceActionAnswer(params.requestId, actionOf(verb), write.tx.hash),

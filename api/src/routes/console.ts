@@ -10,15 +10,19 @@ import { z } from "zod/v4";
 import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
 import type { DomainContext } from "../domain/context.ts";
-import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 import { staticPageRoute } from "./staticPage.ts";
 import { consoleQueue, QUEUE_SORTS, QUEUE_STATUSES } from "../reads/consoleQueue.ts";
 import { departmentDecisions } from "../reads/departmentDecisions.ts";
 import { DateTime, pageQuery, Pagination, RequestType } from "./schemas/common.ts";
 
-const errors = errorResponses;
 /** A department: by its API key, or one of its reviewers signed in to the console. */
-const DEPARTMENT = [{ kind: "apiKey" as const }];
+const route = routeGroup({
+  tags: ["Console"],
+  access: [{ kind: "apiKey" }],
+  responses: { 400: "Invalid query", 401: "Not authenticated", 403: "Not a department" },
+});
+
 /**
  * The page reads documents from their signed download URLs: this server's (/api/v1/files/…), or the S3 bucket's,
  * which must then allow the console's origin (CORS GET).
@@ -127,15 +131,10 @@ export function consoleRoutes(context: DomainContext): { api: RouteDefinition[];
   const departmentOf = (principal: Principal | undefined) => principal as Extract<Principal, { kind: "department" }>;
   const baseUrl = context.config.publicBaseUrl!;
   const api: RouteDefinition[] = [
-    defineRoute({
-      method: "get",
-      path: "/console/queue",
-      operationId: "getConsoleQueue",
+    route.get("/console/queue", "getConsoleQueue", {
       summary: "Your department's open requests with their stage deadlines, overdue first",
       description:
         "Requests routed to the caller's department whose review is open: AWAITING_DECISION (the department can decide now), AWAITING_OTHERS (under review, waiting for other departments or a later turn), AWAITING_RESUBMISSION (changes requested), ESCALATED. Each with its current stage, when it started, its timeout (dueAt, onTimeout) and whether it is overdue. sort=due (default): overdue first, then those awaiting your decision, then the nearest deadline; oldest / newest: by the stage's start. olderThanDays: the current stage started at least that many days ago. counts: per status under the other filters. For a department API key or a console session.",
-      tags: ["Console"],
-      access: DEPARTMENT,
       query: z.object({
         requestType: RequestType.optional(),
         status: z.enum(QUEUE_STATUSES).optional(),
@@ -143,35 +142,24 @@ export function consoleRoutes(context: DomainContext): { api: RouteDefinition[];
         sort: z.enum(QUEUE_SORTS).default("due"),
         ...pageQuery(20),
       }),
-      responses: {
-        200: { description: "A page of the queue", schema: QueueResponse },
-        ...errors({ 400: "Invalid query", 401: "Not authenticated", 403: "Not a department" }),
-      },
-      handler: async ({ query, ctx }) => ({
-        body: await consoleQueue(context.pool, departmentOf(ctx.state.principal).code, query),
+      responses: { 200: { description: "A page of the queue", schema: QueueResponse } },
+      handler: async ({ query, principal }) => ({
+        body: await consoleQueue(context.pool, departmentOf(principal).code, query),
       }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/console/decisions",
-      operationId: "getConsoleDecisions",
+    route.get("/console/decisions", "getConsoleDecisions", {
       summary: "Your department's past decisions, newest first, searchable",
       description:
         "Every decision of the caller's department recorded on chain (including those a document update reopened), with its remarks and reason, the signer and custody the chain recorded, the transaction and block, and the reviewers whose passkeys signed it. q: words that must each match the request number, type, applicant, decision, reason, remarks or transaction hash (case-insensitive). For a department API key or a console session.",
-      tags: ["Console"],
-      access: DEPARTMENT,
       query: z.object({ q: z.string().max(200).optional(), ...pageQuery(20) }),
-      responses: {
-        200: { description: "A page of decisions", schema: DecisionsResponse },
-        ...errors({ 400: "Invalid query", 401: "Not authenticated", 403: "Not a department" }),
-      },
-      handler: async ({ query, ctx }) => ({
-        body: await departmentDecisions(context.pool, departmentOf(ctx.state.principal).code, baseUrl, query),
+      responses: { 200: { description: "A page of decisions", schema: DecisionsResponse } },
+      handler: async ({ query, principal }) => ({
+        body: await departmentDecisions(context.pool, departmentOf(principal).code, baseUrl, query),
       }),
     }),
   ];
   const csp = contentSecurityPolicy(context.config);
-  return { api, root: [...pageRoutes(csp), ...vendorRoutes(csp)] };
+  return { api, root: pageRoutes(csp) };
 }
 
 const operationName = (path: string) =>
@@ -182,31 +170,27 @@ const operationName = (path: string) =>
     .join("");
 
 function pageRoutes(csp: string): RouteDefinition[] {
-  return Object.entries(PAGE_FILES).map(([path, [file, type]]) => {
-    // Read at start-up: a missing file is a broken build, not a 404 at the first visit.
-    const text = readFileSync(new URL(`../../public/console/${file}`, import.meta.url), "utf8");
-    return staticPageRoute({
+  // Read at start-up: a missing file is a broken build, not a 404 at the first visit.
+  const pages = Object.entries(PAGE_FILES).map(([path, [file, contentType]]) =>
+    staticPageRoute({
       csp,
       path,
       operationId: operationName(path === "/console" ? "/console/page" : path),
       summary: path === "/console" ? "The review console (sign in with a passkey)" : `The review console's ${file}`,
-      body: text,
-      contentType: type,
-    });
-  });
-}
-
-function vendorRoutes(csp: string): RouteDefinition[] {
-  return Object.entries(VENDOR_FILES).map(([path, locate]) => {
-    const bytes = readFileSync(locate());
-    return staticPageRoute({
+      body: readFileSync(new URL(`../../public/console/${file}`, import.meta.url), "utf8"),
+      contentType,
+    }),
+  );
+  const vendored = Object.entries(VENDOR_FILES).map(([path, locate]) =>
+    staticPageRoute({
       csp,
       path,
       operationId: operationName(path),
       summary: `The review console's copy of ${path.slice("/console/vendor/".length)} (from its npm package)`,
-      body: bytes,
+      body: readFileSync(locate()),
       contentType: "text/javascript",
       cacheControl: "public, max-age=3600",
-    });
-  });
+    }),
+  );
+  return [...pages, ...vendored];
 }

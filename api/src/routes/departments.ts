@@ -1,6 +1,5 @@
 /** Department routes: registration and administration (admin), reads (any authenticated reader), statistics. */
 import { z } from "zod/v4";
-import { requestMeta } from "../http/requestMeta.ts";
 import { isAdmin } from "../auth/principal.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { departmentStats, STATS_DEFINITIONS } from "../reads/departmentStats.ts";
@@ -31,10 +30,17 @@ import {
 } from "../domain/departments/manageDepartments.ts";
 import { forbidden, notFound } from "../domain/errors.ts";
 import type { MinedWrite } from "../http/idempotency.ts";
-import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 
+const route = routeGroup({
+  tags: ["Departments"],
+  access: [{ kind: "admin" }],
+  responses: { 401: "Not authenticated" },
+});
+
+/** A department after a change recorded on chain, with the change's transaction. */
+const DepartmentWithTransaction = Department.extend({ transactionHash: z.string() });
 const CodeParams = z.object({ departmentCode: z.string().min(1).max(64) });
-const errors = errorResponses;
 
 const READERS = [
   { kind: "applicant" as const },
@@ -42,7 +48,6 @@ const READERS = [
   { kind: "apiKey" as const },
   { kind: "admin" as const },
 ];
-const ADMIN = [{ kind: "admin" as const }];
 
 /** How departments authenticate and sign; shown on POST /departments (the OpenAPI-visible home of the rules). */
 export const DEPARTMENT_AUTH_DESCRIPTION = [
@@ -67,20 +72,17 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
     return department;
   };
   /** A wallet change's answer: the department as the index has it once the change is mined, and the transaction. */
-  const walletChangeBody = (department: Parameters<typeof store.toJson>[0], transactionHash: string) => ({
-    ...store.toJson(department),
-    transactionHash,
+  const walletChangeBody = (change: { department: Parameters<typeof store.toJson>[0]; transactionHash: string }) => ({
+    ...store.toJson(change.department),
+    transactionHash: change.transactionHash,
   });
   /** The same answer for a retry whose process died after recording the change. */
   const recoveredWalletChange = async (code: string, write: MinedWrite) => ({
-    body: walletChangeBody(await visible(code), write.tx.hash),
+    body: walletChangeBody({ department: await visible(code), transactionHash: write.tx.hash }),
   });
 
   return [
-    defineRoute({
-      method: "post",
-      path: "/departments",
-      operationId: "createDepartment",
+    route.post("/departments", "createDepartment", {
       sendsTransactions: true,
       summary: "Register a department (custodial wallet, code ↔ wallet on chain, API credentials shown once)",
       description: [
@@ -88,8 +90,6 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
         "",
         DEPARTMENT_AUTH_DESCRIPTION,
       ].join("\n"),
-      tags: ["Departments"],
-      access: ADMIN,
       body: CreateDepartmentInput,
       idempotent: false,
       responses: {
@@ -99,161 +99,119 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
             "AWAITING_GOVERNANCE: this API holds no governance key (a Safe governs): nothing was sent or recorded; `transaction` is the registration for governance to execute",
           schema: AwaitingGovernanceResponse,
         },
-        ...errors({
-          400: "Invalid body (code must match ^[A-Z_]+$, at most 31 characters; walletAddress given without a remote signer, or not one of its keys; keyProof missing for DEPARTMENT_HELD); INVALID_KEY_PROOF: keyProof is not the wallet's signature of its DepartmentKey typed data; INVALID_WEBHOOK_URL: webhookUrl is not an allowed target",
-          401: "Not authenticated",
-          403: "Not an administrator",
-          409: "CONFLICT: the code is already registered; WALLET_IN_USE: walletAddress is already a wallet here; NO_SIGNER_KEY_AVAILABLE: every key of the remote signer is in use",
-          502: "SIGNER_REFUSED or SIGNER_INVALID_RESPONSE: the remote signer refused or answered another transaction; nothing recorded",
-          503: "Chain or remote signer (SIGNER_UNAVAILABLE) unavailable, nothing recorded",
-        }),
+        400: "Invalid body (code must match ^[A-Z_]+$, at most 31 characters; walletAddress given without a remote signer, or not one of its keys; keyProof missing for DEPARTMENT_HELD); INVALID_KEY_PROOF: keyProof is not the wallet's signature of its DepartmentKey typed data; INVALID_WEBHOOK_URL: webhookUrl is not an allowed target",
+        403: "Not an administrator",
+        409: "CONFLICT: the code is already registered; WALLET_IN_USE: walletAddress is already a wallet here; NO_SIGNER_KEY_AVAILABLE: every key of the remote signer is in use",
+        502: "SIGNER_REFUSED or SIGNER_INVALID_RESPONSE: the remote signer refused or answered another transaction; nothing recorded",
+        503: "Chain or remote signer (SIGNER_UNAVAILABLE) unavailable, nothing recorded",
       },
-      handler: async ({ body, ctx }) => {
-        const created = await createDepartment(context, requestMeta(ctx), body);
+      handler: async ({ body, meta }) => {
+        const created = await createDepartment(context, meta, body);
         return { status: isAwaitingGovernance(created) ? 202 : 201, body: created };
       },
     }),
-    defineRoute({
-      method: "post",
-      path: "/departments/key-proof-typed-data",
-      operationId: "getDepartmentKeyTypedData",
+    route.post("/departments/key-proof-typed-data", "getDepartmentKeyTypedData", {
       idempotent: false,
       summary: "The EIP-712 typed data a department's own wallet signs to prove it holds its key",
       description:
         "For a department that holds its own key (DEPARTMENT_HELD), before POST /departments or POST /departments/{departmentCode}/wallet-change: the DepartmentKey(code, wallet, custody) typed data in the approval registry's EIP-712 domain (from its eip712Domain(), with the deployment's salt). Sign it with the wallet (eth_signTypedData_v4; a Safe signs it as EIP-1271) and send the signature as `keyProof`. Reads only: nothing is recorded.",
-      tags: ["Departments"],
-      access: ADMIN,
       body: KeyProofTypedDataInput,
       responses: {
         200: { description: "The typed data to sign", schema: KeyProofTypedData },
-        ...errors({ 400: "Invalid body", 401: "Not authenticated", 403: "Not an administrator" }),
+        400: "Invalid body",
+        403: "Not an administrator",
       },
       handler: async ({ body }) => ({ body: await keyProofToSign(context, body) }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/departments",
-      operationId: "listDepartments",
+    route.get("/departments", "listDepartments", {
       summary: "Departments (active and inactive)",
       description:
         "Departments whose registration is confirmed on chain, by code. isActive and walletAddress are the chain's. webhookUrl and requireSignedRequests are shown only to administrators and to the department itself.",
-      tags: ["Departments"],
       access: READERS,
-      responses: {
-        200: { description: "Departments", schema: DepartmentList },
-        ...errors({ 401: "Not authenticated", 403: "Not allowed" }),
-      },
-      handler: async ({ ctx }) => ({
+      responses: { 200: { description: "Departments", schema: DepartmentList }, 403: "Not allowed" },
+      handler: async ({ principal }) => ({
         body: {
-          departments: (await store.list()).map((d) => departmentAsSeenBy(ctx.state.principal, store.toJson(d))),
+          departments: (await store.list()).map((d) => departmentAsSeenBy(principal, store.toJson(d))),
         },
       }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/departments/:departmentCode",
-      operationId: "getDepartment",
+    route.get("/departments/:departmentCode", "getDepartment", {
       summary: "A department",
-      tags: ["Departments"],
       access: READERS,
       params: CodeParams,
       responses: {
         200: { description: "The department", schema: Department },
-        ...errors({ 401: "Not authenticated", 403: "Not allowed", 404: "No such department" }),
+        403: "Not allowed",
+        404: "No such department",
       },
-      handler: async ({ params, ctx }) => ({
-        body: departmentAsSeenBy(ctx.state.principal, store.toJson(await visible(params.departmentCode))),
+      handler: async ({ params, principal }) => ({
+        body: departmentAsSeenBy(principal, store.toJson(await visible(params.departmentCode))),
       }),
     }),
-    defineRoute({
-      method: "patch",
-      path: "/departments/:departmentCode",
-      operationId: "updateDepartment",
+    route.patch("/departments/:departmentCode", "updateDepartment", {
       sendsTransactions: true,
       summary: "Update a department (name, webhookUrl, isActive on chain, requireSignedRequests)",
       description:
         "Off-chain fields change at once; a change of isActive is recorded on chain (setDepartmentActive) in the same database transaction and answers once the index has it: from then on a deactivated department's API key is refused (401) by every API process, and its wallet can no longer record decisions on chain. `requireSignedRequests` is our extension. Each change is audited (UPDATE, ACTIVATE, DEACTIVATE).",
-      tags: ["Departments"],
-      access: ADMIN,
       params: CodeParams,
       body: UpdateDepartmentInput,
       responses: {
         200: { description: "The department as updated", schema: Department },
-        ...errors({
-          400: "Invalid body; INVALID_WEBHOOK_URL: webhookUrl is not an allowed target",
-          401: "Not authenticated",
-          403: "Not an administrator",
-          404: "No such department",
-          503: "Chain unavailable, nothing recorded",
-        }),
+        400: "Invalid body; INVALID_WEBHOOK_URL: webhookUrl is not an allowed target",
+        403: "Not an administrator",
+        404: "No such department",
+        503: "Chain unavailable, nothing recorded",
       },
-      handler: async ({ params, body, ctx }) => {
-        const { department } = await updateDepartment(context, requestMeta(ctx), params.departmentCode, body);
+      handler: async ({ params, body, meta }) => {
+        const { department } = await updateDepartment(context, meta, params.departmentCode, body);
         return { body: store.toJson(department) };
       },
     }),
-    defineRoute({
-      method: "post",
-      path: "/departments/:departmentCode/regenerate-api-key",
-      operationId: "regenerateDepartmentApiKey",
+    route.post("/departments/:departmentCode/regenerate-api-key", "regenerateDepartmentApiKey", {
       summary: "New API key and secret (shown once); the old ones stop working at once",
       description:
         "Both the API key and the API secret are replaced. Idempotency-Key is ignored (the credentials are never stored or replayed). Audited as REGENERATE_KEY (without the credentials).",
-      tags: ["Departments"],
-      access: ADMIN,
       params: CodeParams,
       idempotent: false,
       responses: {
         200: { description: "The new credentials", schema: RegeneratedKey },
-        ...errors({ 401: "Not authenticated", 403: "Not an administrator", 404: "No such department" }),
+        403: "Not an administrator",
+        404: "No such department",
       },
-      handler: async ({ params, ctx }) => ({
-        body: await regenerateApiKey(context, requestMeta(ctx), params.departmentCode),
-      }),
+      handler: async ({ params, meta }) => ({ body: await regenerateApiKey(context, meta, params.departmentCode) }),
     }),
-    defineRoute({
-      method: "post",
-      path: "/departments/:departmentCode/wallet-change",
-      operationId: "proposeDepartmentWalletChange",
+    route.post("/departments/:departmentCode/wallet-change", "proposeDepartmentWalletChange", {
       sendsTransactions: true,
       summary: "Propose a new wallet or custody for a department (public on chain, effective only after a delay)",
       description:
         "Recorded on chain (proposeDepartmentWallet, sent by governance with the new wallet's keyProof: the platform signs it for a CUSTODIAL wallet, a DEPARTMENT_HELD wallet gives its own, see POST /departments/key-proof-typed-data) and audited. The change waits out the registry's wallet delay (fixed at deployment: at least 24 h on a real network) in public: the department's current wallet or an administrator can cancel it, and it takes effect only when activated after `effectiveAt`. Until then the current wallet decides. CUSTODIAL creates a new platform-held wallet; DEPARTMENT_HELD takes the department's own address.",
-      tags: ["Departments"],
-      access: ADMIN,
       params: CodeParams,
       body: WalletChangeInput,
       responses: {
         200: {
           description: "Proposed: the department with its pendingWalletChange",
-          schema: Department.extend({ transactionHash: z.string() }),
+          schema: DepartmentWithTransaction,
         },
         202: {
           description:
             "AWAITING_GOVERNANCE: this API holds no governance key (a Safe governs): nothing was sent or recorded; `transaction` is the proposal for governance to execute",
           schema: AwaitingGovernanceResponse,
         },
-        ...errors({
-          400: "Invalid body (keyProof missing for DEPARTMENT_HELD); INVALID_KEY_PROOF: keyProof is not the new wallet's signature of its DepartmentKey typed data",
-          401: "Not authenticated",
-          403: "Not an administrator",
-          404: "No such department",
-          409: "WALLET_NOT_ALLOWED: another department's wallet, or a role holder",
-          503: "Chain unavailable, nothing recorded",
-        }),
+        400: "Invalid body (keyProof missing for DEPARTMENT_HELD); INVALID_KEY_PROOF: keyProof is not the new wallet's signature of its DepartmentKey typed data",
+        403: "Not an administrator",
+        404: "No such department",
+        409: "WALLET_NOT_ALLOWED: another department's wallet, or a role holder",
+        503: "Chain unavailable, nothing recorded",
       },
-      handler: async ({ params, body, ctx }) => {
-        const proposed = await proposeWalletChange(context, requestMeta(ctx), params.departmentCode, body);
+      handler: async ({ params, body, meta }) => {
+        const proposed = await proposeWalletChange(context, meta, params.departmentCode, body);
         if (isAwaitingGovernance(proposed)) return { status: 202, body: proposed };
-        return { body: walletChangeBody(proposed.department, proposed.transactionHash) };
+        return { body: walletChangeBody(proposed) };
       },
       recoverIdempotent: ({ params }, write) => recoveredWalletChange(params.departmentCode, write),
     }),
     ...(["cancel", "activate"] as const).map((verb) =>
-      defineRoute({
-        method: "post",
-        path: `/departments/:departmentCode/wallet-change/${verb}`,
-        operationId: `${verb}DepartmentWalletChange`,
+      route.post(`/departments/:departmentCode/wallet-change/${verb}`, `${verb}DepartmentWalletChange`, {
         sendsTransactions: true,
         summary:
           verb === "cancel"
@@ -263,93 +221,58 @@ export function departmentRoutes(context: DomainContext): RouteDefinition[] {
           verb === "cancel"
             ? "Recorded on chain (cancelDepartmentWallet, from the administration wallet) and audited. The department itself can refuse it too: POST /departments/{departmentCode}/wallet-change/refuse."
             : "Recorded on chain (activateDepartmentWallet, which anyone may send once the delay has passed) and audited; from then on only the new wallet decides for the department.",
-        tags: ["Departments"],
-        access: ADMIN,
         params: CodeParams,
         responses: {
-          200: {
-            description: "Done: the department as it is now",
-            schema: Department.extend({ transactionHash: z.string() }),
-          },
-          ...errors({
-            401: "Not authenticated",
-            403: "Not an administrator",
-            404: "No such department",
-            409: "NO_WALLET_CHANGE, or WALLET_CHANGE_NOT_DUE (activate before effectiveAt)",
-            503: "Chain unavailable, nothing recorded",
-          }),
+          200: { description: "Done: the department as it is now", schema: DepartmentWithTransaction },
+          403: "Not an administrator",
+          404: "No such department",
+          409: "NO_WALLET_CHANGE, or WALLET_CHANGE_NOT_DUE (activate before effectiveAt)",
+          503: "Chain unavailable, nothing recorded",
         },
-        handler: async ({ params, ctx }) => {
-          const { department, transactionHash } = await settleWalletChange(
-            context,
-            requestMeta(ctx),
-            params.departmentCode,
-            verb === "cancel" ? "CANCEL" : "ACTIVATE",
-          );
-          return { body: walletChangeBody(department, transactionHash) };
+        handler: async ({ params, meta }) => {
+          const action = verb === "cancel" ? "CANCEL" : "ACTIVATE";
+          return { body: walletChangeBody(await settleWalletChange(context, meta, params.departmentCode, action)) };
         },
         recoverIdempotent: ({ params }, write) => recoveredWalletChange(params.departmentCode, write),
       }),
     ),
-    defineRoute({
-      method: "post",
-      path: "/departments/:departmentCode/wallet-change/refuse",
-      operationId: "refuseDepartmentWalletChange",
+    route.post("/departments/:departmentCode/wallet-change/refuse", "refuseDepartmentWalletChange", {
       sendsTransactions: true,
       summary: "Your department refuses a pending change of its own wallet",
       description:
         "For the department itself (API key; its own code only): withdraws a wallet change an administrator proposed, by cancelDepartmentWallet sent from the department's current wallet, which the contract accepts from that wallet. Audited as CANCEL_WALLET by the department. A CUSTODIAL department's wallet is held by the platform, which sends the transaction. A DEPARTMENT_HELD department's key is not: the answer is 409 OWN_TRANSACTION_REQUIRED and nothing is sent; `details.transaction` (from, to, data, chainId) is the call to send from the department's wallet (from a Safe: as a Safe transaction to `to` with `data`).",
-      tags: ["Departments"],
       access: [{ kind: "apiKey" }],
       params: CodeParams,
       responses: {
         200: {
           description: "Refused on chain: the department, its pendingWalletChange cleared",
-          schema: Department.extend({ transactionHash: z.string() }),
+          schema: DepartmentWithTransaction,
         },
-        ...errors({
-          401: "Not authenticated",
-          403: "Another department's wallet",
-          409: "NO_WALLET_CHANGE; OWN_TRANSACTION_REQUIRED: the department holds its own key (details.transaction is the call to send from its wallet)",
-          503: "Chain unavailable, nothing recorded",
-        }),
+        403: "Another department's wallet",
+        409: "NO_WALLET_CHANGE; OWN_TRANSACTION_REQUIRED: the department holds its own key (details.transaction is the call to send from its wallet)",
+        503: "Chain unavailable, nothing recorded",
       },
-      handler: async ({ params, ctx }) => {
-        const principal = ctx.state.principal!;
-        if (!(principal.kind === "department" && principal.code === params.departmentCode))
+      handler: async ({ params, principal, meta }) => {
+        if (!(principal?.kind === "department" && principal.code === params.departmentCode))
           throw forbidden("A department refuses changes of its own wallet only");
-        const { department, transactionHash } = await settleWalletChange(
-          context,
-          requestMeta(ctx),
-          params.departmentCode,
-          "REFUSE",
-        );
-        return { body: walletChangeBody(department, transactionHash) };
+        return { body: walletChangeBody(await settleWalletChange(context, meta, params.departmentCode, "REFUSE")) };
       },
       recoverIdempotent: ({ params }, write) => recoveredWalletChange(params.departmentCode, write),
     }),
-    defineRoute({
-      method: "get",
-      path: "/departments/:departmentCode/stats",
-      operationId: "getDepartmentStats",
+    route.get("/departments/:departmentCode/stats", "getDepartmentStats", {
       summary: "A department's review statistics",
       description: `A department (API key) reads its own statistics only (another code is 403); an administrator reads any.\n\n${STATS_DEFINITIONS}`,
-      tags: ["Departments"],
       access: [{ kind: "apiKey" }, { kind: "admin" }],
       params: CodeParams,
       query: StatsQuery,
       responses: {
         200: { description: "Statistics", schema: DepartmentStatsResponse },
-        ...errors({
-          400: "Invalid dates",
-          401: "Not authenticated",
-          403: "Another department's statistics",
-          404: "No such department",
-        }),
+        400: "Invalid dates",
+        403: "Another department's statistics",
+        404: "No such department",
       },
-      handler: async ({ params, query, ctx }) => {
-        const principal = ctx.state.principal!;
-        if (!isAdmin(principal) && !(principal.kind === "department" && principal.code === params.departmentCode)) {
+      handler: async ({ params, query, principal }) => {
+        if (!isAdmin(principal) && !(principal?.kind === "department" && principal.code === params.departmentCode)) {
           throw forbidden("A department reads only its own statistics");
         }
         return { body: await departmentStats(context.pool, await visible(params.departmentCode), query) };

@@ -1,8 +1,7 @@
 /** Document routes: multipart uploads (type by magic bytes, SHA-256 while streaming), reads, signed downloads. */
 import path from "node:path";
-import type { Context } from "koa";
+import type { Principal } from "../auth/principal.ts";
 import { z } from "zod/v4";
-import { requestMeta } from "../http/requestMeta.ts";
 import type { DomainContext } from "../domain/context.ts";
 import {
   checkUploadAllowed,
@@ -14,7 +13,7 @@ import {
 } from "../domain/documents/uploadDocument.ts";
 import { notFound, validationFailed } from "../domain/errors.ts";
 import { fingerprint, type MinedWrite } from "../http/idempotency.ts";
-import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { routeGroup, type HandlerInput, type RouteDefinition } from "../http/routeTable.ts";
 import {
   documentJson,
   documentsOfRequest,
@@ -37,8 +36,10 @@ import { activeContentByVersion } from "../reads/versionFindings.ts";
 import { acceptUpload } from "../storage/acceptUpload.ts";
 import { discardRest, parseUpload } from "../storage/multipartUpload.ts";
 
+const route = routeGroup({ tags: ["Documents"], responses: { 401: "Not authenticated" } });
+
 const DOWNLOAD_URL_SECONDS = 3600;
-const errors = errorResponses;
+type UploadParams = { requestId: string; documentId?: string };
 
 const UPLOADERS = [{ kind: "applicant" as const }, { kind: "client" as const, scope: "documents:write" as const }];
 const READERS = [
@@ -51,26 +52,22 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
   const tmpDir = path.join(context.config.dataDir, "tmp", "uploads");
 
   /**
-   * The upload can be taken (the caller's right to the request and document, the request's status, the budgets),
-   * checked BEFORE a byte of the body is read: a refused upload makes the API stream, scan and store nothing; what
-   * the client still sends is drained, bounded, while the answer goes out.
+   * Takes an upload. First whether it can be taken (the caller's right to the request and document, the request's
+   * status, the budgets), checked BEFORE a byte of the body is read: a refused upload makes the API stream, scan and
+   * store nothing; what the client still sends is drained, bounded, while the answer goes out. Then parses the
+   * multipart body, checks the file's content and runs `use` under the Idempotency-Key; always cleans up.
    */
-  async function mayUpload(ctx: Context, requestId: string, documentId?: string): Promise<void> {
+  async function upload<T>(
+    { ctx, params, principal, idempotently, idempotencyKeyUsed }: HandlerInput<UploadParams, unknown, unknown>,
+    use: (file: ReceivedFile, fields: Record<string, string>) => Promise<T>,
+  ) {
     try {
-      const retry = (await ctx.state.idempotencyKeyUsed?.()) ?? false;
-      await checkUploadAllowed(context, ctx.state.principal!, requestId, documentId, { retry });
+      const retry = await idempotencyKeyUsed();
+      await checkUploadAllowed(context, principal!, params.requestId, params.documentId, { retry });
     } catch (error) {
       discardRest(ctx.req, ctx.res);
       throw error;
     }
-  }
-
-  /** Parses the multipart body, checks the file's content, runs `use` under the Idempotency-Key; always cleans up. */
-  async function withUpload<T>(
-    ctx: Context,
-    use: (file: ReceivedFile, fields: Record<string, string>) => Promise<T>,
-    status: number,
-  ) {
     const upload = await parseUpload(ctx.req, { response: ctx.res, maxBytes: context.config.maxUploadBytes, tmpDir });
     try {
       const file: ReceivedFile = await acceptUpload(upload.file, { refuseActivePdf: context.config.refuseActivePdf });
@@ -80,7 +77,7 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         ctx.originalUrl,
         JSON.stringify({ fields: upload.fields, name: upload.file.originalFilename, sha256: upload.file.sha256 }),
       );
-      return await ctx.state.idempotently!(print, async () => ({ status, body: await use(file, upload.fields) }));
+      return await idempotently(print, async () => ({ body: await use(file, upload.fields) }));
     } finally {
       await upload.cleanup();
     }
@@ -93,10 +90,10 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
     return version;
   };
 
-  const visibleDocument = async (documentId: string, ctx: Context): Promise<DocumentView> => {
+  const visibleDocument = async (documentId: string, principal: Principal | undefined): Promise<DocumentView> => {
     const document = await findDocument(context.pool, documentId);
     const request = document && (await findRequest(context.pool, document.requestId));
-    if (!document || !request || !(await canSee(context.pool, ctx.state.principal, request, "documents:read")))
+    if (!document || !request || !(await canSee(context.pool, principal, request, "documents:read")))
       throw notFound("Document");
     return document;
   };
@@ -105,107 +102,62 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
     `${document.docType.toLowerCase()}-v${version.version}${path.extname(version.storageKey)}`;
 
   return [
-    defineRoute({
-      method: "post",
-      path: "/requests/:requestId/documents",
-      operationId: "uploadDocument",
+    route.post("/requests/:requestId/documents", "uploadDocument", {
       sendsTransactions: true,
       summary: "Upload a document (PDF, JPEG or PNG, at most 10 MB); its SHA-256 is anchored on chain",
       description:
         "multipart/form-data with `file`, `docType` (a document type the request's workflow requires) and optional `description`. The type is decided by the file's bytes, never by its name or Content-Type; a file whose name or Content-Type claims another type is refused as disguised. One document per type: upload new versions with PUT. Accepted while the request is DRAFT, SUBMITTED or PENDING_RESUBMISSION; the caller's right, the request's status and the budgets are checked before the body is read. The versions uploaded to one applicant's requests in any 24 hours are budgeted (DOCUMENT_VERSIONS_PER_DAY, default 200, and DOCUMENT_BYTES_PER_DAY, default 500 MiB): beyond, 429 DOCUMENT_BUDGET_EXCEEDED with Retry-After. Honours Idempotency-Key (same key, same file and fields).",
-      tags: ["Documents"],
       access: UPLOADERS,
       params: z.object({ requestId: z.uuid() }),
       body: UploadForm,
       bodyType: "multipart",
       responses: {
         201: { description: "Stored and anchored", schema: DocumentResponse },
-        ...errors({
-          400: "INVALID_FILE (empty, not PDF/JPEG/PNG, disguised) or INVALID_DOCUMENT_TYPE",
-          401: "Not authenticated",
-          404: "No such request",
-          409: "DOCUMENT_EXISTS, DUPLICATE_DOCUMENT, INVALID_STATE",
-          413: "PAYLOAD_TOO_LARGE: file over 10 MB",
-          429: "DOCUMENT_BUDGET_EXCEEDED: the applicant's daily budget of document versions or bytes is used (details.budget, details.limit, details.retryAfterSeconds)",
+        400: "INVALID_FILE (empty, not PDF/JPEG/PNG, disguised) or INVALID_DOCUMENT_TYPE",
+        404: "No such request",
+        409: "DOCUMENT_EXISTS, DUPLICATE_DOCUMENT, INVALID_STATE",
+        413: "PAYLOAD_TOO_LARGE: file over 10 MB",
+        429: "DOCUMENT_BUDGET_EXCEEDED: the applicant's daily budget of document versions or bytes is used (details.budget, details.limit, details.retryAfterSeconds)",
+      },
+      handler: (input) =>
+        upload(input, (file, fields) => {
+          if (!fields.docType)
+            throw validationFailed("Invalid body: docType is required", {
+              issues: [{ in: "body", path: "docType", message: "Required" }],
+            });
+          const form = { docType: fields.docType, description: fields.description };
+          return uploadDocument(context, input.principal!, input.params.requestId, file, form, input.meta);
         }),
-      },
-      handler: async ({ params, ctx }) => {
-        await mayUpload(ctx, params.requestId);
-        return withUpload(
-          ctx,
-          (file, fields) => {
-            if (!fields.docType)
-              throw validationFailed("Invalid body: docType is required", {
-                issues: [{ in: "body", path: "docType", message: "Required" }],
-              });
-            return uploadDocument(
-              context,
-              ctx.state.principal!,
-              params.requestId,
-              file,
-              { docType: fields.docType, description: fields.description },
-              requestMeta(ctx),
-            );
-          },
-          201,
-        );
-      },
-      recoverIdempotent: async (_input, write) => ({
-        status: 201,
-        body: uploadAnswer(await recordedVersion(write), write.tx.hash),
-      }),
+      recoverIdempotent: async (_input, write) => ({ body: uploadAnswer(await recordedVersion(write), write.tx.hash) }),
     }),
-    defineRoute({
-      method: "put",
-      path: "/requests/:requestId/documents/:documentId",
-      operationId: "updateDocument",
+    route.put("/requests/:requestId/documents/:documentId", "updateDocument", {
       sendsTransactions: true,
       summary: "Upload a new version of a document; approvals that reviewed the old version must be given again",
       description:
         "Stores the new version, anchors its hash on chain as the document's next version and, in the same transaction, invalidates every approval that reviewed an older version (their departments are listed in invalidatedApprovals and must review again). Refused (409) once the request is approved, rejected or cancelled, before the body is read. A document has at most DOCUMENT_VERSIONS_PER_DOCUMENT versions (default 20; beyond, 409 DOCUMENT_BUDGET_EXCEEDED), and new versions count towards the applicant's daily budgets like first uploads (429 DOCUMENT_BUDGET_EXCEEDED). Honours Idempotency-Key.",
-      tags: ["Documents"],
       access: UPLOADERS,
       params: z.object({ requestId: z.uuid(), documentId: z.uuid() }),
       body: UpdateForm,
       bodyType: "multipart",
       responses: {
         200: { description: "New version anchored", schema: DocumentUpdateResponse },
-        ...errors({
-          400: "INVALID_FILE",
-          401: "Not authenticated",
-          404: "No such request or document",
-          409: "INVALID_STATE, DUPLICATE_DOCUMENT, CONCURRENT_UPDATE, DOCUMENT_BUDGET_EXCEEDED (the document has all the versions it may have)",
-          413: "PAYLOAD_TOO_LARGE",
-          429: "DOCUMENT_BUDGET_EXCEEDED: the applicant's daily budget of document versions or bytes is used (details.budget, details.limit, details.retryAfterSeconds)",
+        400: "INVALID_FILE",
+        404: "No such request or document",
+        409: "INVALID_STATE, DUPLICATE_DOCUMENT, CONCURRENT_UPDATE, DOCUMENT_BUDGET_EXCEEDED (the document has all the versions it may have)",
+        413: "PAYLOAD_TOO_LARGE",
+        429: "DOCUMENT_BUDGET_EXCEEDED: the applicant's daily budget of document versions or bytes is used (details.budget, details.limit, details.retryAfterSeconds)",
+      },
+      handler: (input) =>
+        upload(input, (file, { description }) => {
+          const { requestId, documentId } = input.params;
+          return updateDocument(context, input.principal!, requestId, documentId, file, { description }, input.meta);
         }),
-      },
-      handler: async ({ params, ctx }) => {
-        await mayUpload(ctx, params.requestId, params.documentId);
-        return withUpload(
-          ctx,
-          (file, fields) =>
-            updateDocument(
-              context,
-              ctx.state.principal!,
-              params.requestId,
-              params.documentId,
-              file,
-              { description: fields.description },
-              requestMeta(ctx),
-            ),
-          200,
-        );
-      },
       recoverIdempotent: async (_input, write) => ({
         body: await versionAnswer(context, await recordedVersion(write), write.tx),
       }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/requests/:requestId/documents",
-      operationId: "listRequestDocuments",
+    route.get("/requests/:requestId/documents", "listRequestDocuments", {
       summary: "The request's documents with their current version",
-      tags: ["Documents"],
       access: READERS,
       params: z.object({ requestId: z.uuid() }),
       responses: {
@@ -213,10 +165,10 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
           description: "Documents",
           schema: z.object({ requestId: z.string(), documents: z.array(DocumentSchema) }),
         },
-        ...errors({ 401: "Not authenticated", 404: "No such request" }),
+        404: "No such request",
       },
-      handler: async ({ params, ctx }) => {
-        const request = await findVisibleRequest(context.pool, ctx.state.principal, params.requestId, "documents:read");
+      handler: async ({ params, principal }) => {
+        const request = await findVisibleRequest(context.pool, principal, params.requestId, "documents:read");
         return {
           body: {
             requestId: request.id,
@@ -225,20 +177,13 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         };
       },
     }),
-    defineRoute({
-      method: "get",
-      path: "/documents/:documentId",
-      operationId: "getDocument",
+    route.get("/documents/:documentId", "getDocument", {
       summary: "A document with all its versions and a signed download URL of the current one",
-      tags: ["Documents"],
       access: READERS,
       params: z.object({ documentId: z.uuid() }),
-      responses: {
-        200: { description: "Document", schema: DocumentDetailResponse },
-        ...errors({ 401: "Not authenticated", 404: "No such document" }),
-      },
-      handler: async ({ params, ctx }) => {
-        const document = await visibleDocument(params.documentId, ctx);
+      responses: { 200: { description: "Document", schema: DocumentDetailResponse }, 404: "No such document" },
+      handler: async ({ params, principal }) => {
+        const document = await visibleDocument(params.documentId, principal);
         // What each version's bytes carry: reviewers see it before they open the file.
         const findings = await activeContentByVersion(context.pool, document.id);
         const { url } = await context.documentStore.signedUrl(
@@ -268,23 +213,16 @@ export function documentRoutes(context: DomainContext): RouteDefinition[] {
         };
       },
     }),
-    defineRoute({
-      method: "get",
-      path: "/documents/:documentId/download",
-      operationId: "downloadDocument",
+    route.get("/documents/:documentId/download", "downloadDocument", {
       summary: "A signed URL to download a version (default: the latest), valid for 1 hour",
-      tags: ["Documents"],
       access: READERS,
       params: z.object({ documentId: z.uuid() }),
       query: z.object({
         version: z.coerce.number().int().min(1).optional().describe("Version number; default latest"),
       }),
-      responses: {
-        200: { description: "Signed URL", schema: DownloadResponse },
-        ...errors({ 401: "Not authenticated", 404: "No such document or version" }),
-      },
-      handler: async ({ params, query, ctx }) => {
-        const document = await visibleDocument(params.documentId, ctx);
+      responses: { 200: { description: "Signed URL", schema: DownloadResponse }, 404: "No such document or version" },
+      handler: async ({ params, query, principal }) => {
+        const document = await visibleDocument(params.documentId, principal);
         const version =
           query.version === undefined ? document.current : document.versions.find((v) => v.version === query.version);
         if (!version) throw notFound("Document version");

@@ -2,9 +2,11 @@
 import { z } from "zod/v4";
 import type { Config } from "../config.ts";
 import { AppError, notFound } from "../domain/errors.ts";
-import { defineRoute, ErrorSchema, type RouteDefinition } from "../http/routeTable.ts";
+import { routeGroup, ErrorSchema, type RouteDefinition } from "../http/routeTable.ts";
 import { LocalDocumentStore, type DocumentStore } from "../storage/index.ts";
 import { contentDisposition } from "../storage/signedUrl.ts";
+
+const route = routeGroup({ tags: ["Files"] });
 
 /**
  * `GET /api/v1/files/{token}`: the local backend's signed downloads. Public: the signature is the credential.
@@ -13,14 +15,10 @@ import { contentDisposition } from "../storage/signedUrl.ts";
  */
 export function fileRoutes(store: DocumentStore, _config: Config): RouteDefinition[] {
   return [
-    defineRoute({
-      method: "get",
-      path: "/files/:token",
-      operationId: "downloadFile",
+    route.get("/files/:token", "downloadFile", {
       summary: "Download a stored document through a signed URL",
       description:
         "Served only with local storage; the URL comes from an API response and expires. The response has the document's stored content type and `Content-Disposition: attachment`.",
-      tags: ["Files"],
       access: [{ kind: "public" }],
       params: z.object({ token: z.string() }),
       query: z.object({
@@ -67,9 +65,9 @@ export function fileRoutes(store: DocumentStore, _config: Config): RouteDefiniti
         // Koa never reads (nor closes) a HEAD response's body stream: close the file now.
         if (ctx.method === "HEAD") {
           file.stream.destroy();
-          return { status: 200, headers };
+          return { headers };
         }
-        return { status: 200, body: file.stream, headers };
+        return { body: file.stream, headers };
       },
     }),
   ];

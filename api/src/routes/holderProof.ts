@@ -5,20 +5,16 @@
 import { z } from "zod/v4";
 import type { DomainContext } from "../domain/context.ts";
 import { checkHolder, identityProof } from "../domain/requests/holderProof.ts";
-import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 
-const errors = errorResponses;
+const route = routeGroup({ tags: ["Verification"] });
 
 export function holderProofRoutes(context: DomainContext): RouteDefinition[] {
   return [
-    defineRoute({
-      method: "get",
-      path: "/requests/:requestId/identity-proof",
-      operationId: "getIdentityProof",
+    route.get("/requests/:requestId/identity-proof", "getIdentityProof", {
       summary: "Your proof that this licence is yours: your identity-locker id and the salt of its on-chain commitment",
       description:
         "The applicant only (anyone else: 403, or 404 when they may not see the request). The mint recorded commitment = keccak256(salt ‖ UTF-8 applicantId) in the token's LicenceMinted event; the chain names no one. Show applicantId and salt to a verifier (POST /verify/holder/{tokenId}, or the verification page), who checks them against the chain.",
-      tags: ["Verification"],
       access: [{ kind: "applicant" }],
       params: z.object({ requestId: z.uuid() }),
       responses: {
@@ -34,25 +30,17 @@ export function holderProofRoutes(context: DomainContext): RouteDefinition[] {
             })
             .meta({ id: "IdentityProof" }),
         },
-        ...errors({
-          401: "Not authenticated",
-          403: "Not the applicant",
-          404: "No such request",
-          409: "NO_COMMITMENT: minted before commitments were recorded",
-        }),
+        401: "Not authenticated",
+        403: "Not the applicant",
+        404: "No such request",
+        409: "NO_COMMITMENT: minted before commitments were recorded",
       },
-      handler: async ({ params, ctx }) => ({
-        body: await identityProof(context, ctx.state.principal, params.requestId),
-      }),
+      handler: async ({ params, principal }) => ({ body: await identityProof(context, principal, params.requestId) }),
     }),
-    defineRoute({
-      method: "post",
-      path: "/verify/holder/:tokenId",
-      operationId: "verifyHolder",
+    route.post("/verify/holder/:tokenId", "verifyHolder", {
       summary: "Check that a presented identity and salt open the licence's on-chain applicant commitment",
       description:
         "Public. Recomputes keccak256(salt ‖ UTF-8 applicantId) and compares it with the commitment in the token's LicenceMinted event, read from the chain. `matches: true` proves the presenter knows the salt the applicant was given for this licence and the identity it commits to; the answer reveals nothing else.",
-      tags: ["Verification"],
       access: [{ kind: "public" }],
       idempotent: false,
       params: z.object({
@@ -80,7 +68,8 @@ export function holderProofRoutes(context: DomainContext): RouteDefinition[] {
             })
             .meta({ id: "HolderProofResult" }),
         },
-        ...errors({ 400: "Invalid body or token id", 404: "No such licence" }),
+        400: "Invalid body or token id",
+        404: "No such licence",
       },
       handler: async ({ params, body }) => ({
         body: await checkHolder(context, BigInt(params.tokenId), body.applicantId, body.salt),

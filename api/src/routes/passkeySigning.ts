@@ -11,12 +11,16 @@ import {
   openDecisionSigning,
 } from "../domain/passkeys/signingRequests.ts";
 import { forbidden } from "../domain/errors.ts";
-import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
-import { requestMeta } from "../http/requestMeta.ts";
+import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 import { AuthenticationResponse } from "./reviewers.ts";
 import { DecisionToSignInput, decisionOf } from "./approvals.ts";
 
-const errors = errorResponses;
+const route = routeGroup({
+  tags: ["Console"],
+  access: [{ kind: "apiKey" }],
+  responses: { 401: "Not authenticated" },
+});
+
 const CodeParams = z.object({ departmentCode: z.string().min(1).max(64) });
 const IdParams = z.object({ signingRequestId: z.uuid() });
 const PublicKey = z
@@ -85,10 +89,7 @@ function department(principal: Principal | undefined): DepartmentPrincipal {
 
 export function passkeySigningRoutes(context: DomainContext): RouteDefinition[] {
   return [
-    defineRoute({
-      method: "post",
-      path: "/departments/:departmentCode/passkey-custody",
-      operationId: "startPasskeyCustody",
+    route.post("/departments/:departmentCode/passkey-custody", "startPasskeyCustody", {
       sendsTransactions: true,
       idempotent: false,
       summary: "Move the department's wallet to a passkey account signed by its reviewers",
@@ -106,27 +107,18 @@ export function passkeySigningRoutes(context: DomainContext): RouteDefinition[] 
             signingRequest: SigningRequest,
           }),
         },
-        ...errors({
-          400: "Invalid body",
-          401: "Not authenticated",
-          403: "Another department, or a console session",
-          404: "No such department",
-          409: "NOT_ENOUGH_REVIEWERS (fewer reviewers with a passkey than the threshold), ALREADY_PASSKEY_CUSTODY, CUSTODY_MOVE_IN_PROGRESS, DEPARTMENT_NOT_REGISTERED",
-          503: "Chain unavailable, nothing recorded",
-        }),
+        400: "Invalid body",
+        403: "Another department, or a console session",
+        404: "No such department",
+        409: "NOT_ENOUGH_REVIEWERS (fewer reviewers with a passkey than the threshold), ALREADY_PASSKEY_CUSTODY, CUSTODY_MOVE_IN_PROGRESS, DEPARTMENT_NOT_REGISTERED",
+        503: "Chain unavailable, nothing recorded",
       },
-      handler: async ({ params, body, ctx }) => {
-        requireDepartmentOrAdmin(ctx.state.principal, params.departmentCode);
-        return {
-          status: 202,
-          body: await startPasskeyCustody(context, requestMeta(ctx), params.departmentCode, body),
-        };
+      handler: async ({ params, body, principal, meta }) => {
+        requireDepartmentOrAdmin(principal, params.departmentCode);
+        return { body: await startPasskeyCustody(context, meta, params.departmentCode, body) };
       },
     }),
-    defineRoute({
-      method: "post",
-      path: "/departments/:departmentCode/passkey-account/reviewer-changes",
-      operationId: "openPasskeyReviewerChange",
+    route.post("/departments/:departmentCode/passkey-account/reviewer-changes", "openPasskeyReviewerChange", {
       idempotent: false,
       summary: "Ask the passkey account's reviewers to change who signs for the department",
       description:
@@ -146,119 +138,86 @@ export function passkeySigningRoutes(context: DomainContext): RouteDefinition[] 
         .meta({ id: "PasskeyReviewerChangeInput" }),
       responses: {
         201: { description: "The signing request", schema: SigningRequest },
-        ...errors({
-          400: "Invalid body; UNKNOWN_PASSKEYS; INVALID_THRESHOLD; a change that changes nothing",
-          401: "Not authenticated",
-          403: "Another department, or a console session",
-          404: "No such department",
-          409: "NOT_PASSKEY_CUSTODY, REVIEWER_EXISTS (adding a key the account has), REVIEWER_UNKNOWN (removing one it has not)",
-          503: "Chain unavailable",
-        }),
+        400: "Invalid body; UNKNOWN_PASSKEYS; INVALID_THRESHOLD; a change that changes nothing",
+        403: "Another department, or a console session",
+        404: "No such department",
+        409: "NOT_PASSKEY_CUSTODY, REVIEWER_EXISTS (adding a key the account has), REVIEWER_UNKNOWN (removing one it has not)",
+        503: "Chain unavailable",
       },
-      handler: async ({ params, body, ctx }) => {
-        requireDepartmentOrAdmin(ctx.state.principal, params.departmentCode);
-        return {
-          status: 201,
-          body: await openReviewerChange(context, requestMeta(ctx), params.departmentCode, body),
-        };
+      handler: async ({ params, body, principal, meta }) => {
+        requireDepartmentOrAdmin(principal, params.departmentCode);
+        return { body: await openReviewerChange(context, meta, params.departmentCode, body) };
       },
     }),
-    defineRoute({
-      method: "post",
-      path: "/console/requests/:requestId/signing-requests",
-      operationId: "openDecisionSigningRequest",
+    route.post("/console/requests/:requestId/signing-requests", "openDecisionSigningRequest", {
       idempotent: false,
       summary: "Open a decision for the reviewers' passkeys to sign",
       description:
         "A reviewer signed in to the console of a department whose registered wallet is its passkey account: the body is the decision (as for decision-typed-data). The decision's EIP-712 digest is resolved now (stage, round, document versions, nonce) with a deadline 12 hours ahead, and the signing request collects the reviewers' assertions; when the account's threshold have signed, the platform relays it (decideBySig). Audited (DEPARTMENT OPEN_SIGNING_REQUEST).",
-      tags: ["Console"],
-      access: [{ kind: "apiKey" }],
       params: z.object({ requestId: z.uuid() }),
       body: DecisionToSignInput,
       responses: {
         201: { description: "The signing request", schema: SigningRequest },
-        ...errors({
-          400: "Invalid body; UNKNOWN_DOCUMENTS",
-          401: "Not authenticated",
-          403: "Not a reviewer signed in to the console",
-          404: "No such request",
-          409: "NOT_PASSKEY_CUSTODY: the department's wallet is not its passkey account",
-          503: "Chain unavailable",
-        }),
+        400: "Invalid body; UNKNOWN_DOCUMENTS",
+        403: "Not a reviewer signed in to the console",
+        404: "No such request",
+        409: "NOT_PASSKEY_CUSTODY: the department's wallet is not its passkey account",
+        503: "Chain unavailable",
       },
-      handler: async ({ params, body, ctx }) => {
-        reviewer(ctx.state.principal);
-        return {
-          status: 201,
-          body: await openDecisionSigning(context, requestMeta(ctx), params.requestId, decisionOf(body)),
-        };
+      handler: async ({ params, body, principal, meta }) => {
+        reviewer(principal);
+        return { body: await openDecisionSigning(context, meta, params.requestId, decisionOf(body)) };
       },
     }),
-    defineRoute({
-      method: "get",
-      path: "/console/signing-requests",
-      operationId: "listSigningRequests",
+    route.get("/console/signing-requests", "listSigningRequests", {
       summary: "The department's signing requests, newest first",
-      tags: ["Console"],
-      access: [{ kind: "apiKey" }],
       query: z.object({
         status: z.enum(["COLLECTING", "SUBMITTED", "FAILED", "EXPIRED"]).optional(),
         limit: z.coerce.number().int().min(1).max(100).default(50),
       }),
       responses: {
         200: { description: "The signing requests", schema: z.object({ signingRequests: z.array(SigningRequest) }) },
-        ...errors({ 400: "Invalid query", 401: "Not authenticated", 403: "Not a department" }),
+        400: "Invalid query",
+        403: "Not a department",
       },
-      handler: async ({ query, ctx }) => ({
-        body: { signingRequests: await listSigningRequests(context, department(ctx.state.principal), query) },
+      handler: async ({ query, principal }) => ({
+        body: { signingRequests: await listSigningRequests(context, department(principal), query) },
       }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/console/signing-requests/:signingRequestId",
-      operationId: "getSigningRequest",
+    route.get("/console/signing-requests/:signingRequestId", "getSigningRequest", {
       summary: "One signing request of the department",
-      tags: ["Console"],
-      access: [{ kind: "apiKey" }],
       params: IdParams,
       responses: {
         200: { description: "The signing request", schema: SigningRequest },
-        ...errors({ 401: "Not authenticated", 403: "Not a department", 404: "No such signing request here" }),
+        403: "Not a department",
+        404: "No such signing request here",
       },
-      handler: async ({ params, ctx }) => ({
-        body: await getSigningRequest(context, department(ctx.state.principal), params.signingRequestId),
+      handler: async ({ params, principal }) => ({
+        body: await getSigningRequest(context, department(principal), params.signingRequestId),
       }),
     }),
-    defineRoute({
-      method: "post",
-      path: "/console/signing-requests/:signingRequestId/assertions",
-      operationId: "signSigningRequest",
+    route.post("/console/signing-requests/:signingRequestId/assertions", "signSigningRequest", {
       sendsTransactions: true,
       idempotent: false,
       summary: "Sign a signing request with your passkey",
       description:
         "The body is navigator.credentials.get's answer (AuthenticationResponseJSON) to the request's challenge. It is verified (challenge, origin, RP ID, user verification, counter), must be the signed-in reviewer's active passkey and a reviewer of the account on chain, and is stored; the signature that reaches the threshold relays the account's signature at once (a decision, the key proof's wallet change, or the reviewer change) and the answer is SUBMITTED with its transactionHash. One signature per reviewer. Audited (DEPARTMENT SIGN_SIGNING_REQUEST, SUBMIT_SIGNING_REQUEST or FAIL_SIGNING_REQUEST).",
-      tags: ["Console"],
-      access: [{ kind: "apiKey" }],
       params: IdParams,
       body: z.object({ response: AuthenticationResponse }),
       responses: {
         200: { description: "Signed (and relayed when the threshold was reached)", schema: SigningRequest },
-        ...errors({
-          400: "PASSKEY_INVALID: not a valid assertion over this digest (another challenge, a replay, another origin or RP ID, no user verification), or a removed passkey or one not on the account; nothing is stored",
-          401: "Not authenticated",
-          403: "Not a reviewer signed in to the console, another reviewer's passkey, or another department's request",
-          404: "No such signing request",
-          409: "ALREADY_SIGNED, SIGNING_REQUEST_CLOSED; a relay refused as stale (the decide use case's STALE_DECISION, STALE_NONCE, STALE_DOCUMENTS, ...): the request is FAILED",
-          503: "Chain unavailable, nothing stored",
-        }),
+        400: "PASSKEY_INVALID: not a valid assertion over this digest (another challenge, a replay, another origin or RP ID, no user verification), or a removed passkey or one not on the account; nothing is stored",
+        403: "Not a reviewer signed in to the console, another reviewer's passkey, or another department's request",
+        404: "No such signing request",
+        409: "ALREADY_SIGNED, SIGNING_REQUEST_CLOSED; a relay refused as stale (the decide use case's STALE_DECISION, STALE_NONCE, STALE_DOCUMENTS, ...): the request is FAILED",
+        503: "Chain unavailable, nothing stored",
       },
-      handler: async ({ params, body, ctx }) => {
-        reviewer(ctx.state.principal);
+      handler: async ({ params, body, principal, meta }) => {
+        reviewer(principal);
         return {
           body: await addAssertion(
             context,
-            requestMeta(ctx),
+            meta,
             params.signingRequestId,
             body.response as unknown as AuthenticationResponseJSON,
           ),

@@ -13,13 +13,16 @@ import {
   signOut,
 } from "../domain/reviewers/ceremonies.ts";
 import { inviteReviewer, listReviewers, removePasskey, removeReviewer } from "../domain/reviewers/manageReviewers.ts";
-import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
-import { requestMeta } from "../http/requestMeta.ts";
+import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 import { DateTime, Uuid } from "./schemas/common.ts";
 
-const errors = errorResponses;
-const DEPARTMENT_OR_ADMIN = [{ kind: "apiKey" as const }, { kind: "admin" as const }];
-const PUBLIC = [{ kind: "public" as const }];
+const route = routeGroup({ tags: ["Review console"], access: [{ kind: "public" }] });
+/** A department's reviewers, managed by the department itself (its API key) or an administrator. */
+const reviewersRoute = routeGroup({
+  tags: ["Reviewers"],
+  access: [{ kind: "apiKey" }, { kind: "admin" }],
+  responses: { 401: "Not authenticated", 403: "Not this department" },
+});
 
 const CodeParams = z.object({ departmentCode: z.string().min(1).max(64) });
 const ReviewerParams = CodeParams.extend({ reviewerId: Uuid });
@@ -96,120 +99,84 @@ const OptionsSchema = z.object({ options: z.record(z.string(), z.unknown()) });
 export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
   const { pool, config } = context;
   return [
-    defineRoute({
-      method: "post",
-      path: "/departments/:departmentCode/reviewer-invitations",
-      operationId: "inviteReviewer",
+    reviewersRoute.post("/departments/:departmentCode/reviewer-invitations", "inviteReviewer", {
       summary: "Invite a reviewer to the review console",
       description:
         "Creates a reviewer of the department and a one-time invitation link, valid 72 hours, shown only in this answer (only its sha256 is kept). Opening it in the console registers the reviewer's passkey (ES256, user verification required). The department's own API key or an administrator; another department's key is 403, a console session 403. Audited (REVIEWER INVITE).",
-      tags: ["Reviewers"],
-      access: DEPARTMENT_OR_ADMIN,
       params: CodeParams,
       body: z.object({ name: z.string().trim().min(1).max(200) }),
       // The answer holds a secret link: never stored for replay.
       idempotent: false,
       responses: {
         201: { description: "Invited", schema: InvitationSchema },
-        ...errors({
-          400: "Invalid body",
-          401: "Not authenticated",
-          403: "Not this department",
-          404: "No such department",
-        }),
+        400: "Invalid body",
+        404: "No such department",
       },
-      handler: async ({ params, body, ctx }) => ({
-        status: 201,
-        body: await inviteReviewer(pool, requestMeta(ctx), {
+      handler: async ({ params, body, meta }) => ({
+        body: await inviteReviewer(pool, meta, {
           departmentCode: params.departmentCode,
           name: body.name,
           consoleOrigin: relyingParty(config).origin,
         }),
       }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/departments/:departmentCode/reviewers",
-      operationId: "listReviewers",
+    reviewersRoute.get("/departments/:departmentCode/reviewers", "listReviewers", {
       summary: "A department's active reviewers and their passkeys",
-      tags: ["Reviewers"],
-      access: DEPARTMENT_OR_ADMIN,
       params: CodeParams,
       responses: {
         200: {
           description: "Active reviewers, oldest first",
           schema: z.object({ reviewers: z.array(ReviewerSchema) }),
         },
-        ...errors({ 401: "Not authenticated", 403: "Not this department", 404: "No such department" }),
+        404: "No such department",
       },
-      handler: async ({ params, ctx }) => ({
-        body: { reviewers: await listReviewers(pool, ctx.state.principal, params.departmentCode) },
+      handler: async ({ params, principal }) => ({
+        body: { reviewers: await listReviewers(pool, principal, params.departmentCode) },
       }),
     }),
-    defineRoute({
-      method: "delete",
-      path: "/departments/:departmentCode/reviewers/:reviewerId",
-      operationId: "removeReviewer",
+    reviewersRoute.delete("/departments/:departmentCode/reviewers/:reviewerId", "removeReviewer", {
       summary: "Remove a reviewer",
       description:
         "Removes the reviewer and their passkeys off chain at once: they can no longer sign in or sign, and their console sessions end. A key on the department's passkey account leaves it only through a reviewer change signed on chain. Audited (REVIEWER REMOVE).",
-      tags: ["Reviewers"],
-      access: DEPARTMENT_OR_ADMIN,
       params: ReviewerParams,
-      responses: {
-        204: { description: "Removed" },
-        ...errors({ 401: "Not authenticated", 403: "Not this department", 404: "No such active reviewer" }),
-      },
-      handler: async ({ params, ctx }) => {
-        await removeReviewer(pool, requestMeta(ctx), params.departmentCode, params.reviewerId);
-        return { status: 204 };
+      responses: { 204: "Removed", 404: "No such active reviewer" },
+      handler: async ({ params, meta }) => {
+        await removeReviewer(pool, meta, params.departmentCode, params.reviewerId);
+        return {};
       },
     }),
-    defineRoute({
-      method: "delete",
-      path: "/departments/:departmentCode/reviewers/:reviewerId/passkeys/:passkeyId",
-      operationId: "removeReviewerPasskey",
-      summary: "Remove one passkey of a reviewer",
-      description:
-        "The passkey stops signing in and signing at once; sessions opened with it end. Audited (REVIEWER REMOVE_PASSKEY).",
-      tags: ["Reviewers"],
-      access: DEPARTMENT_OR_ADMIN,
-      params: PasskeyParams,
-      responses: {
-        204: { description: "Removed" },
-        ...errors({ 401: "Not authenticated", 403: "Not this department", 404: "No such active passkey" }),
+    reviewersRoute.delete(
+      "/departments/:departmentCode/reviewers/:reviewerId/passkeys/:passkeyId",
+      "removeReviewerPasskey",
+      {
+        summary: "Remove one passkey of a reviewer",
+        description:
+          "The passkey stops signing in and signing at once; sessions opened with it end. Audited (REVIEWER REMOVE_PASSKEY).",
+        params: PasskeyParams,
+        responses: { 204: "Removed", 404: "No such active passkey" },
+        handler: async ({ params, meta }) => {
+          await removePasskey(pool, meta, params.departmentCode, params.reviewerId, params.passkeyId);
+          return {};
+        },
       },
-      handler: async ({ params, ctx }) => {
-        await removePasskey(pool, requestMeta(ctx), params.departmentCode, params.reviewerId, params.passkeyId);
-        return { status: 204 };
-      },
-    }),
-    defineRoute({
-      method: "post",
-      path: "/console/invitations/registration-options",
-      operationId: "consoleRegistrationOptions",
+    ),
+    route.post("/console/invitations/registration-options", "consoleRegistrationOptions", {
       summary: "Start registering a passkey through an invitation",
       description:
         "PublicKeyCredentialCreationOptionsJSON for @simplewebauthn/browser's startRegistration (ES256, resident key and user verification required, attestation none); the challenge is kept with the invitation for 5 minutes, with the device name. An unknown, expired or used invitation: 410 INVITATION_INVALID, whichever it is.",
-      tags: ["Review console"],
-      access: PUBLIC,
       body: z.object({ token: InvitationToken, deviceName: z.string().trim().min(1).max(100) }),
       idempotent: false,
       responses: {
         200: { description: "Creation options", schema: OptionsSchema },
-        ...errors({ 400: "Invalid body", 410: "Invitation not valid" }),
+        400: "Invalid body",
+        410: "Invitation not valid",
       },
       handler: async ({ body }) => ({ body: { options: await registrationOptions(pool, config, body) } }),
     }),
-    defineRoute({
-      method: "post",
-      path: "/console/invitations/register",
-      operationId: "consoleRegisterPasskey",
+    route.post("/console/invitations/register", "consoleRegisterPasskey", {
       summary: "Register the passkey and sign in",
       description:
         "Verifies the authenticator's answer to the options (challenge, origin, RP ID, user verification, ES256), stores the passkey and its P-256 key, uses the invitation up and signs the browser in (Set-Cookie console_session). Refused answers: 400 PASSKEY_INVALID; an unknown, expired or used invitation: 410 INVITATION_INVALID. Audited (REVIEWER REGISTER_PASSKEY).",
-      tags: ["Review console"],
-      access: PUBLIC,
       body: z.object({ token: InvitationToken, response: RegistrationResponse }),
       idempotent: false,
       responses: {
@@ -220,39 +187,30 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
             passkey: SignedInPasskey,
           }),
         },
-        ...errors({ 400: "Invalid body or passkey refused", 410: "Invitation not valid" }),
+        400: "Invalid body or passkey refused",
+        410: "Invitation not valid",
       },
-      handler: async ({ body, ctx }) => {
-        const { sessionToken, ...registered } = await registerPasskey(pool, config, requestMeta(ctx), {
+      handler: async ({ body, meta }) => {
+        const { sessionToken, ...registered } = await registerPasskey(pool, config, meta, {
           token: body.token,
           response: body.response as unknown as RegistrationResponseJSON,
         });
-        return { status: 201, body: registered, headers: { "Set-Cookie": sessionCookie(sessionToken, config) } };
+        return { body: registered, headers: { "Set-Cookie": sessionCookie(sessionToken, config) } };
       },
     }),
-    defineRoute({
-      method: "post",
-      path: "/console/sign-in/options",
-      operationId: "consoleSignInOptions",
+    route.post("/console/sign-in/options", "consoleSignInOptions", {
       summary: "Start signing in with a passkey",
       description:
         "PublicKeyCredentialRequestOptionsJSON for startAuthentication (no allowed credentials: passkeys are discoverable; user verification required). The challenge is good for one answer within 5 minutes.",
-      tags: ["Review console"],
-      access: PUBLIC,
       body: z.object({}),
       idempotent: false,
       responses: { 200: { description: "Request options", schema: OptionsSchema } },
       handler: async () => ({ body: { options: await signInOptions(pool, config) } }),
     }),
-    defineRoute({
-      method: "post",
-      path: "/console/sign-in",
-      operationId: "consoleSignIn",
+    route.post("/console/sign-in", "consoleSignIn", {
       summary: "Sign in with a passkey",
       description:
         "Verifies the assertion (the challenge is spent by its first answer; origin, RP ID, user verification, the signature, a counter that does not go back) of an active passkey of an active reviewer, and opens a console session (Set-Cookie console_session: HttpOnly, SameSite=Strict; 30 minutes idle, 12 hours at most). Otherwise 401 PASSKEY_INVALID. Audited (REVIEWER SIGN_IN).",
-      tags: ["Review console"],
-      access: PUBLIC,
       body: z.object({ response: AuthenticationResponse }),
       idempotent: false,
       responses: {
@@ -263,44 +221,37 @@ export function reviewerRoutes(context: DomainContext): RouteDefinition[] {
             department: z.object({ code: z.string(), name: z.string() }),
           }),
         },
-        ...errors({ 400: "Invalid body", 401: "Passkey refused" }),
+        400: "Invalid body",
+        401: "Passkey refused",
       },
-      handler: async ({ body, ctx }) => {
+      handler: async ({ body, meta }) => {
         const { sessionToken, ...signedIn } = await signIn(
           pool,
           config,
-          requestMeta(ctx),
+          meta,
           body.response as unknown as AuthenticationResponseJSON,
         );
         return { body: signedIn, headers: { "Set-Cookie": sessionCookie(sessionToken, config) } };
       },
     }),
-    defineRoute({
-      method: "post",
-      path: "/console/sign-out",
-      operationId: "consoleSignOut",
+    route.post("/console/sign-out", "consoleSignOut", {
       summary: "Sign out of the console",
       description: "Ends the session of the cookie (if live) and clears the cookie. Audited (REVIEWER SIGN_OUT).",
-      tags: ["Review console"],
-      access: PUBLIC,
       idempotent: false,
-      responses: { 204: { description: "Signed out" }, ...errors({ 403: "Cross-site request (CSRF_REJECTED)" }) },
-      handler: async ({ ctx }) => {
-        await signOut(pool, requestMeta(ctx), ctx.state.consoleSession?.tokenHash);
-        return { status: 204, headers: { "Set-Cookie": clearedSessionCookie(config) } };
+      responses: { 204: "Signed out", 403: "Cross-site request (CSRF_REJECTED)" },
+      handler: async ({ ctx, meta }) => {
+        await signOut(pool, meta, ctx.state.consoleSession?.tokenHash);
+        return { headers: { "Set-Cookie": clearedSessionCookie(config) } };
       },
     }),
-    defineRoute({
-      method: "get",
-      path: "/console/me",
-      operationId: "consoleMe",
+    route.get("/console/me", "consoleMe", {
       summary: "The signed-in reviewer",
       description: "The reviewer of the console session, the passkey they signed in with, and their department.",
-      tags: ["Review console"],
       access: [{ kind: "apiKey" }],
       responses: {
         200: { description: "The signed-in reviewer", schema: ConsoleMeSchema },
-        ...errors({ 401: "No live console session", 403: "Not a console session" }),
+        401: "No live console session",
+        403: "Not a console session",
       },
       handler: async ({ ctx }) => ({ body: await consoleMe(pool, requireConsoleSession(ctx)) }),
     }),

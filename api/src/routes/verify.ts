@@ -6,7 +6,7 @@
 import { z } from "zod/v4";
 import type { DomainContext } from "../domain/context.ts";
 import { conflict } from "../domain/errors.ts";
-import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 import { tokenIdOfLicenceNumber } from "../reads/licenceNumberReads.ts";
 import { findVisibleRequest } from "../domain/access.ts";
 import { DateTime, RequestStatus } from "./schemas/common.ts";
@@ -22,13 +22,13 @@ import { payloadFrom, verifyPayload, type QrIssuer } from "../domain/verificatio
 import { verificationPage } from "./verificationPage.ts";
 import { DOCUMENT_VERDICTS, LICENCE_VERDICTS, licenceMessage } from "../domain/verification/verdicts.ts";
 
-const PUBLIC = [{ kind: "public" as const }];
+const route = routeGroup({ tags: ["Verification"], access: [{ kind: "public" }] });
+
 const READERS = [
   { kind: "applicant" as const },
   { kind: "client" as const, scope: "applications:read" as const },
   { kind: "apiKey" as const },
 ];
-const errors = errorResponses;
 const dateTime = DateTime;
 
 const VerificationResponse = z
@@ -152,13 +152,8 @@ export function verifyRoutes(
   });
 
   const api: RouteDefinition[] = [
-    defineRoute({
-      method: "get",
-      path: "/verify/issuer",
-      operationId: "verificationIssuer",
+    route.get("/verify/issuer", "verificationIssuer", {
       summary: "The address whose signature every licence QR code carries",
-      tags: ["Verification"],
-      access: PUBLIC,
       responses: {
         200: {
           description: "Issuer",
@@ -179,19 +174,14 @@ export function verifyRoutes(
         },
       }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/verify/qr/:qrCode",
-      operationId: "verifyQr",
+    route.get("/verify/qr/:qrCode", "verifyQr", {
       summary: "Verify a licence from its QR code (the payload, or the URL the code holds)",
       description:
         "The signature is checked first: a code not signed by the platform's issuer key, for another chain or contract, or altered in any way is `isValid: false`, verdict INVALID_QR. Then the licence is checked on chain exactly as GET /verify/{tokenId}.",
-      tags: ["Verification"],
-      access: PUBLIC,
       params: z.object({ qrCode: z.string().min(1).max(2048) }),
       responses: {
         200: { description: "Verdict", schema: VerificationResponse },
-        ...errors({ 404: "Signed for a token that does not exist" }),
+        404: "Signed for a token that does not exist",
       },
       handler: async ({ params }) => {
         const claim = verifyPayload(payloadFrom(params.qrCode), issuer.address);
@@ -202,13 +192,8 @@ export function verifyRoutes(
         };
       },
     }),
-    defineRoute({
-      method: "get",
-      path: "/verify/document/:hash",
-      operationId: "verifyDocument",
+    route.get("/verify/document/:hash", "verifyDocument", {
       summary: "Verify a document by its SHA-256 (hex, with or without 0x, any case)",
-      tags: ["Verification"],
-      access: PUBLIC,
       params: z.object({ hash: DocumentHash }),
       query: z.object({
         tokenId: z.coerce
@@ -223,31 +208,22 @@ export function verifyRoutes(
         "A file may be anchored in several requests, once in each (a certificate used for two licences, a blank form): the answer is one record. With `tokenId`, the record in that licence (404 if the file is not one of its documents). Without it, the record that says most about the file: on an issued licence first, then the document's latest version, then an APPROVED licence, then the earliest anchored; only one record is ever shown, never a list that would link requests. requestId is null unless the document's licence has been issued (a file someone holds must not lead to a draft's or a rejected request's applicant).",
       responses: {
         200: { description: "Verdict", schema: DocumentVerificationResponse },
-        ...errors({
-          400: "Not a SHA-256 in hex, or not a token id",
-          404: "No document with this hash is anchored (in the licence asked about)",
-        }),
+        400: "Not a SHA-256 in hex, or not a token id",
+        404: "No document with this hash is anchored (in the licence asked about)",
       },
       handler: async ({ params, query }) => ({
         body: await verifyDocument(deps, params.hash, query.tokenId === undefined ? undefined : BigInt(query.tokenId)),
       }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/verify/:tokenId",
-      operationId: "verifyLicence",
+    route.get("/verify/:tokenId", "verifyLicence", {
       summary: "Verify a licence by token id or licence number",
       description:
         "Validity, status, owner and the standing approvals come from contract calls (LicenceToken.validityOf, ownerOf; ApprovalRegistry.decisionsOf); names and transaction hashes from the index. A token that is not an issued licence (verdict NOT_ISSUED: a draft, a request under review or awaiting resubmission, cancelled or rejected) is answered with its verdict and status only: no applicant, request, approvals or owner address. Public verification routes are rate-limited per client address (429 RATE_LIMITED).",
-      tags: ["Verification"],
-      access: PUBLIC,
       params: TokenIdParams,
       responses: {
         200: { description: "Verdict", schema: VerificationResponse },
-        ...errors({
-          400: "Neither a token id nor a licence number",
-          404: "No such token or licence number (verdict UNKNOWN)",
-        }),
+        400: "Neither a token id nor a licence number",
+        404: "No such token or licence number (verdict UNKNOWN)",
       },
       handler: async ({ params }) => {
         if (/^\d+$/.test(params.tokenId)) return { body: await verifyLicence(deps, BigInt(params.tokenId)) };
@@ -256,27 +232,21 @@ export function verifyRoutes(
         return { body: await verifyLicence(deps, tokenId) };
       },
     }),
-    defineRoute({
-      method: "get",
-      path: "/requests/:requestId/qr",
-      operationId: "getLicenceQr",
+    route.get("/requests/:requestId/qr", "getLicenceQr", {
       summary: "The QR code of an issued licence (PNG, SVG, or the payload as JSON)",
       description:
         "The code holds the verification page's URL with the signed payload: scanning it with a phone opens the verdict.",
-      tags: ["Verification"],
       access: READERS,
       params: z.object({ requestId: z.uuid() }),
       query: z.object({ format: z.enum(["png", "svg", "json"]).default("png") }),
       responses: {
         200: { description: "The QR code", contentType: "image/png" },
-        ...errors({
-          401: "Not authenticated",
-          404: "No such request (or not yours)",
-          409: "NOT_ISSUED: the licence was never issued",
-        }),
+        401: "Not authenticated",
+        404: "No such request (or not yours)",
+        409: "NOT_ISSUED: the licence was never issued",
       },
-      handler: async ({ params, query, ctx }) => {
-        const request = await findVisibleRequest(context.pool, ctx.state.principal, params.requestId);
+      handler: async ({ params, query, principal }) => {
+        const request = await findVisibleRequest(context.pool, principal, params.requestId);
         if (!request.issuedAt)
           throw conflict("NOT_ISSUED", "The licence has not been issued, so it has no QR code", {
             status: request.status,

@@ -17,12 +17,17 @@ import {
   webhookLogs,
   type WebhookContext,
 } from "../domain/webhooks/manageWebhooks.ts";
-import { requestMeta } from "../http/requestMeta.ts";
-import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 import { pageQuery } from "./schemas/common.ts";
 import { WEBHOOK_EVENTS } from "../webhooks/events.ts";
 import { MAX_DELIVERIES_PER_HOST } from "../webhooks/deliver.ts";
 import { MIN_WHSEC_KEY_BYTES, whsecProblem } from "../webhooks/signing.ts";
+
+const route = routeGroup({
+  tags: ["Webhooks"],
+  access: [{ kind: "apiKey" }, { kind: "admin" }],
+  responses: { 401: "Not authenticated" },
+});
 
 const WebhookSchema = z
   .object({
@@ -76,53 +81,31 @@ const CreateWebhookInput = z
   })
   .meta({ id: "CreateWebhookInput" });
 const WebhookIdParams = z.object({ webhookId: z.uuid() });
-const KEY_OR_ADMIN = [{ kind: "apiKey" as const }, { kind: "admin" as const }];
 
 export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
   // The webhook use case needs only these: its secrets are sealed and opened by the context's webhookSecrets sealer.
   const context: WebhookContext = { config: domain.config, pool: domain.pool, webhookSecrets: domain.webhookSecrets };
   return [
-    defineRoute({
-      method: "post",
-      path: "/webhooks",
-      operationId: "createWebhook",
+    route.post("/webhooks", "createWebhook", {
       summary: "Register a webhook",
       description: `Accepts event names of both sets of the specification (APPROVAL_REQUIRED … and application.submitted …). Deliveries are signed: X-Webhook-Signature: sha256=<hex HMAC-SHA256 of the body with the secret>, plus the Standard Webhooks headers webhook-id (the event id: de-duplicate on it, delivery is at least once), webhook-timestamp and webhook-signature. Only http(s); in production only public unicast addresses (IPv4-mapped, NAT64, link-local, reserved and other special ranges are refused), checked at registration and again on the address each connection is made to; redirects are not followed. Receivers should check webhook-timestamp within a tolerance (e.g. 5 minutes) and de-duplicate on webhook-id to refuse replays: X-Webhook-Signature alone carries no timestamp. A department has at most ${MAX_WEBHOOKS_PER_DEPARTMENT} webhooks (the administrators' webhooks without a department count as one more department), each URL once (compared after normalisation: scheme and host case, default port, fragment); at most ${MAX_DELIVERIES_PER_HOST} deliveries to one host are in flight at once, the others wait their turn.`,
-      tags: ["Webhooks"],
-      access: KEY_OR_ADMIN,
       body: CreateWebhookInput,
       idempotent: false,
       responses: {
         201: { description: "Registered", schema: WebhookSchema },
-        ...errorResponses({
-          400: "Invalid body (VALIDATION_ERROR naming the field, e.g. a whsec_ secret that is not base64 of 24 bytes or more) or INVALID_WEBHOOK_URL",
-          401: "Not authenticated",
-          403: "Another department's code",
-          409: `${WEBHOOK_LIMIT_REACHED}: the department has ${MAX_WEBHOOKS_PER_DEPARTMENT} webhooks already (details.limit); ${DUPLICATE_WEBHOOK_URL}: it has one with this URL (details.webhookId)`,
-        }),
+        400: "Invalid body (VALIDATION_ERROR naming the field, e.g. a whsec_ secret that is not base64 of 24 bytes or more) or INVALID_WEBHOOK_URL",
+        403: "Another department's code",
+        409: `${WEBHOOK_LIMIT_REACHED}: the department has ${MAX_WEBHOOKS_PER_DEPARTMENT} webhooks already (details.limit); ${DUPLICATE_WEBHOOK_URL}: it has one with this URL (details.webhookId)`,
       },
-      handler: async ({ body, ctx }) => ({ status: 201, body: await registerWebhook(context, requestMeta(ctx), body) }),
+      handler: async ({ body, meta }) => ({ body: await registerWebhook(context, meta, body) }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/webhooks",
-      operationId: "listWebhooks",
+    route.get("/webhooks", "listWebhooks", {
       summary: "Webhooks: a department's own, or all for administrators",
-      tags: ["Webhooks"],
-      access: KEY_OR_ADMIN,
-      responses: {
-        200: { description: "Webhooks", schema: z.object({ webhooks: z.array(WebhookSchema) }) },
-        ...errorResponses({ 401: "Not authenticated" }),
-      },
-      handler: async ({ ctx }) => ({ body: await listOwnWebhooks(context, ctx.state.principal) }),
+      responses: { 200: { description: "Webhooks", schema: z.object({ webhooks: z.array(WebhookSchema) }) } },
+      handler: async ({ principal }) => ({ body: await listOwnWebhooks(context, principal) }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/webhooks/logs",
-      operationId: "listWebhookLogs",
+    route.get("/webhooks/logs", "listWebhookLogs", {
       summary: "Delivery attempts, newest first",
-      tags: ["Webhooks"],
-      access: KEY_OR_ADMIN,
       query: z.object({
         webhookId: z.uuid().optional(),
         status: z.enum(["success", "failed", "pending"]).optional(),
@@ -136,50 +119,28 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
             pagination: z.object({ page: z.int(), limit: z.int(), total: z.int(), totalPages: z.int() }),
           }),
         },
-        ...errorResponses({ 401: "Not authenticated" }),
       },
-      handler: async ({ query, ctx }) => ({ body: await webhookLogs(context, ctx.state.principal, query) }),
+      handler: async ({ query, principal }) => ({ body: await webhookLogs(context, principal, query) }),
     }),
-    defineRoute({
-      method: "delete",
-      path: "/webhooks/:webhookId",
-      operationId: "deleteWebhook",
+    route.delete("/webhooks/:webhookId", "deleteWebhook", {
       summary: "Delete a webhook (its delivery logs are kept)",
-      tags: ["Webhooks"],
-      access: KEY_OR_ADMIN,
       params: WebhookIdParams,
-      responses: {
-        204: { description: "Deleted" },
-        ...errorResponses({ 401: "Not authenticated", 404: "No such webhook (or not yours)" }),
-      },
-      handler: async ({ params, ctx }) => {
-        await deleteWebhook(context, requestMeta(ctx), params.webhookId);
-        return { status: 204 };
+      responses: { 204: "Deleted", 404: "No such webhook (or not yours)" },
+      handler: async ({ params, meta }) => {
+        await deleteWebhook(context, meta, params.webhookId);
+        return {};
       },
     }),
-    defineRoute({
-      method: "post",
-      path: "/webhooks/:webhookId/enable",
-      operationId: "enableWebhook",
+    route.post("/webhooks/:webhookId/enable", "enableWebhook", {
       summary: "Re-enable a webhook disabled after failed deliveries",
       description:
         "Deliveries held while it was disabled are sent now. The delivery whose last retry failed stays failed (see the delivery log).",
-      tags: ["Webhooks"],
-      access: KEY_OR_ADMIN,
       params: WebhookIdParams,
-      responses: {
-        200: { description: "Enabled", schema: WebhookSchema },
-        ...errorResponses({ 401: "Not authenticated", 404: "No such webhook (or not yours)" }),
-      },
-      handler: async ({ params, ctx }) => ({ body: await enableWebhook(context, requestMeta(ctx), params.webhookId) }),
+      responses: { 200: { description: "Enabled", schema: WebhookSchema }, 404: "No such webhook (or not yours)" },
+      handler: async ({ params, meta }) => ({ body: await enableWebhook(context, meta, params.webhookId) }),
     }),
-    defineRoute({
-      method: "post",
-      path: "/webhooks/:webhookId/test",
-      operationId: "testWebhook",
+    route.post("/webhooks/:webhookId/test", "testWebhook", {
       summary: "Send a signed test payload to the webhook now",
-      tags: ["Webhooks"],
-      access: KEY_OR_ADMIN,
       params: WebhookIdParams,
       idempotent: false,
       description: `A target whose address is not allowed (in production: anything but a public unicast address, checked on the address the connection is made to) is answered 400 INVALID_WEBHOOK_URL, with no status and no time, so the test cannot probe internal hosts or ports. At most ${TEST_DELIVERIES_PER_MINUTE} test deliveries a minute to one department's webhooks (every API process counts); more is 429 RATE_LIMITED with Retry-After.`,
@@ -188,14 +149,11 @@ export function webhookRoutes(domain: DomainContext): RouteDefinition[] {
           description: "Attempt made",
           schema: z.object({ success: z.boolean(), statusCode: z.int().nullable(), responseTime: z.int() }),
         },
-        ...errorResponses({
-          400: "INVALID_WEBHOOK_URL: the target's address is refused",
-          401: "Not authenticated",
-          404: "No such webhook (or not yours)",
-          429: `RATE_LIMITED: more than ${TEST_DELIVERIES_PER_MINUTE} test deliveries in a minute for the department (Retry-After)`,
-        }),
+        400: "INVALID_WEBHOOK_URL: the target's address is refused",
+        404: "No such webhook (or not yours)",
+        429: `RATE_LIMITED: more than ${TEST_DELIVERIES_PER_MINUTE} test deliveries in a minute for the department (Retry-After)`,
       },
-      handler: async ({ params, ctx }) => ({ body: await testWebhook(context, ctx.state.principal, params.webhookId) }),
+      handler: async ({ params, principal }) => ({ body: await testWebhook(context, principal, params.webhookId) }),
     }),
   ];
 }

@@ -1,6 +1,5 @@
 /** Workflow administration routes (all admin): versions registered on chain, definitions kept off chain. */
 import { z } from "zod/v4";
-import { requestMeta } from "../http/requestMeta.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { createWorkflow, deactivateWorkflow, updateWorkflow } from "../domain/workflows/registerWorkflow.ts";
 import { validateWorkflow } from "../domain/workflows/validateWorkflow.ts";
@@ -9,7 +8,7 @@ import { AwaitingGovernanceResponse } from "./schemas/common.ts";
 import { workflowsJson } from "../reads/workflowView.ts";
 import { notFound } from "../domain/errors.ts";
 import type { MinedWrite } from "../http/idempotency.ts";
-import { defineRoute, errorResponses, type RouteDefinition } from "../http/routeTable.ts";
+import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 import {
   CreateWorkflowInput,
   DeactivateWorkflowResponse,
@@ -18,10 +17,13 @@ import {
   WorkflowValidationResult,
 } from "./schemas/workflow.ts";
 
+const route = routeGroup({
+  tags: ["Workflows"],
+  access: [{ kind: "admin" }],
+  responses: { 401: "Not authenticated", 403: "Not an administrator" },
+});
+
 const WorkflowIdParams = z.object({ workflowId: z.uuid() });
-const ADMIN = [{ kind: "admin" as const }];
-const errors = errorResponses;
-const COMMON = { 401: "Not authenticated", 403: "Not an administrator" };
 
 /** A workflow version says which departments decide: governance registers it (docs/decisions.md). */
 const AWAITING_GOVERNANCE = {
@@ -46,25 +48,17 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
   };
 
   return [
-    defineRoute({
-      method: "get",
-      path: "/workflows",
-      operationId: "listWorkflows",
+    route.get("/workflows", "listWorkflows", {
       summary: "List workflow versions",
       description:
         "Every registered version of every type (ordered by type, then version), or only the active (isActive=true) or inactive ones.",
-      tags: ["Workflows"],
-      access: ADMIN,
       query: z.object({
         isActive: z
           .enum(["true", "false"])
           .optional()
           .describe("true: active versions only; false: inactive ones only"),
       }),
-      responses: {
-        200: { description: "Workflows", schema: WorkflowListResponse },
-        ...errors({ 400: "Invalid query", ...COMMON }),
-      },
+      responses: { 200: { description: "Workflows", schema: WorkflowListResponse }, 400: "Invalid query" },
       handler: async ({ query }) => {
         const workflows = await context.workflows.list(
           query.isActive === undefined ? {} : { isActive: query.isActive === "true" },
@@ -72,134 +66,94 @@ export function workflowRoutes(context: DomainContext): RouteDefinition[] {
         return { body: { workflows: await workflowsJson(context.pool, workflows) } };
       },
     }),
-    defineRoute({
-      method: "post",
-      path: "/workflows",
-      operationId: "createWorkflow",
+    route.post("/workflows", "createWorkflow", {
       sendsTransactions: true,
       summary:
         "Register a workflow for a request type (version 1, or the next version once the previous was deactivated)",
       description:
         "Validates the definition (400 INVALID_WORKFLOW with details.errors, nothing sent), then registers it on chain, where it becomes the active workflow of its type. A type has at most one active workflow: while it has one, use PUT to create a new version (409 CONFLICT). Honours Idempotency-Key.",
-      tags: ["Workflows"],
-      access: ADMIN,
       body: CreateWorkflowInput,
       responses: {
         201: { description: "Registered", schema: Workflow },
         202: AWAITING_GOVERNANCE,
-        ...errors({
-          400: "VALIDATION_ERROR (shape) or INVALID_WORKFLOW (rules; details.errors)",
-          ...COMMON,
-          409: "CONFLICT: the type already has an active workflow",
-          503: "Chain unavailable, nothing recorded",
-        }),
+        400: "VALIDATION_ERROR (shape) or INVALID_WORKFLOW (rules; details.errors)",
+
+        409: "CONFLICT: the type already has an active workflow",
+        503: "Chain unavailable, nothing recorded",
       },
-      handler: async ({ body, ctx }) => {
-        const created = await createWorkflow(context, requestMeta(ctx), body);
+      handler: async ({ body, meta }) => {
+        const created = await createWorkflow(context, meta, body);
         if (isAwaitingGovernance(created)) return { status: 202, body: created };
-        return { status: 201, body: await one(created) };
+        return { body: await one(created) };
       },
-      recoverIdempotent: async (_input, write) => ({ status: 201, body: await one(await registeredBy(write)) }),
+      recoverIdempotent: async (_input, write) => ({ body: await one(await registeredBy(write)) }),
     }),
-    defineRoute({
-      method: "post",
-      path: "/workflows/validate",
-      operationId: "validateWorkflowDefinition",
+    route.post("/workflows/validate", "validateWorkflowDefinition", {
       summary: "Validate a candidate definition without registering it",
       description:
         "The checks POST and PUT apply, against the departments registered now. Problems are reported in the 200 body.",
-      tags: ["Workflows"],
-      access: ADMIN,
       body: CreateWorkflowInput,
       idempotent: false,
       responses: {
         200: { description: "Validation result", schema: WorkflowValidationResult },
-        ...errors({ 400: "VALIDATION_ERROR (shape)", ...COMMON }),
+        400: "VALIDATION_ERROR (shape)",
       },
       handler: async ({ body }) => ({ body: await validateWorkflow(context, body) }),
     }),
-    defineRoute({
-      method: "get",
-      path: "/workflows/:workflowId",
-      operationId: "getWorkflow",
+    route.get("/workflows/:workflowId", "getWorkflow", {
       summary: "A workflow version",
-      tags: ["Workflows"],
-      access: ADMIN,
       params: WorkflowIdParams,
-      responses: {
-        200: { description: "The workflow", schema: Workflow },
-        ...errors({ ...COMMON, 404: "No such workflow" }),
-      },
+      responses: { 200: { description: "The workflow", schema: Workflow }, 404: "No such workflow" },
       handler: async ({ params }) => ({ body: await one(await stored(params.workflowId)) }),
     }),
-    defineRoute({
-      method: "put",
-      path: "/workflows/:workflowId",
-      operationId: "updateWorkflow",
+    route.put("/workflows/:workflowId", "updateWorkflow", {
       sendsTransactions: true,
       summary: "Create the next version of a workflow",
       description:
         "Registers the body as the next version of the same type (workflowType must not change: 400 WORKFLOW_TYPE_MISMATCH); it becomes the active version and the previous one is deactivated. Requests already created keep the version they were pinned to. Only the latest version of a type can be updated (409 STALE_WORKFLOW_VERSION). Returns the new version (its own workflowId). Honours Idempotency-Key.",
-      tags: ["Workflows"],
-      access: ADMIN,
       params: WorkflowIdParams,
       body: CreateWorkflowInput,
       responses: {
         200: { description: "The new version", schema: Workflow },
         202: AWAITING_GOVERNANCE,
-        ...errors({
-          400: "VALIDATION_ERROR, INVALID_WORKFLOW or WORKFLOW_TYPE_MISMATCH",
-          ...COMMON,
-          404: "No such workflow",
-          409: "STALE_WORKFLOW_VERSION",
-          503: "Chain unavailable, nothing recorded",
-        }),
+        400: "VALIDATION_ERROR, INVALID_WORKFLOW or WORKFLOW_TYPE_MISMATCH",
+
+        404: "No such workflow",
+        409: "STALE_WORKFLOW_VERSION",
+        503: "Chain unavailable, nothing recorded",
       },
-      handler: async ({ params, body, ctx }) => {
-        const updated = await updateWorkflow(context, requestMeta(ctx), params.workflowId, body);
+      handler: async ({ params, body, meta }) => {
+        const updated = await updateWorkflow(context, meta, params.workflowId, body);
         if (isAwaitingGovernance(updated)) return { status: 202, body: updated };
         return { body: await one(updated) };
       },
       recoverIdempotent: async (_input, write) => ({ body: await one(await registeredBy(write)) }),
     }),
-    defineRoute({
-      method: "delete",
-      path: "/workflows/:workflowId",
-      operationId: "deactivateWorkflow",
+    route.delete("/workflows/:workflowId", "deactivateWorkflow", {
       sendsTransactions: true,
       summary: "Deactivate a workflow version",
       description:
         "Deactivates the version on chain. If it was the active version of its type, new requests of that type are refused (409 NO_ACTIVE_WORKFLOW) until a workflow is registered again (POST). Requests already pinned to it continue.",
-      tags: ["Workflows"],
-      access: ADMIN,
       params: WorkflowIdParams,
       responses: {
         200: { description: "Deactivated", schema: DeactivateWorkflowResponse },
-        ...errors({
-          ...COMMON,
-          404: "No such workflow",
-          409: "WORKFLOW_INACTIVE: already inactive",
-          503: "Chain unavailable, nothing recorded",
-        }),
+
+        404: "No such workflow",
+        409: "WORKFLOW_INACTIVE: already inactive",
+        503: "Chain unavailable, nothing recorded",
       },
-      handler: async ({ params, ctx }) => ({
-        body: await deactivateWorkflow(context, requestMeta(ctx), params.workflowId),
-      }),
+      handler: async ({ params, meta }) => ({ body: await deactivateWorkflow(context, meta, params.workflowId) }),
     }),
-    defineRoute({
-      method: "post",
-      path: "/workflows/:workflowId/validate",
-      operationId: "validateWorkflow",
+    route.post("/workflows/:workflowId/validate", "validateWorkflow", {
       summary: "Validate a stored workflow against the current departments",
       description:
         "Re-checks the stored definition with the rules of POST/PUT against the departments as they are now (e.g. a department deactivated since). Stages are registered in stageOrder, one after the other, so there are no dependencies that could form a cycle: duplicate or missing orders are what is reported. Paths index the stages as stored (sorted by stageOrder).",
-      tags: ["Workflows"],
-      access: ADMIN,
       params: WorkflowIdParams,
       idempotent: false,
       responses: {
         200: { description: "Validation result", schema: WorkflowValidationResult },
-        ...errors({ ...COMMON, 404: "No such workflow" }),
+
+        404: "No such workflow",
       },
       handler: async ({ params }) => {
         const workflow = await stored(params.workflowId);
