@@ -175,6 +175,38 @@ describe("transaction outbox and nonce sequencing", function () {
     expect((await core.provider.getTransactionReceipt(hashes[1]))?.status).to.equal(0);
   });
 
+  it("names the custom error of a transaction that reverted because an earlier one of its block won the race", async function () {
+    const { core } = driver;
+    const code = `SAME_BLOCK_${Date.now()}`;
+    const hashes = await recordRacingTransactions(driver, { code, aged: true });
+    const { rows: raws } = await core.pool.query(
+      `SELECT raw_tx FROM chain_transactions WHERE tx_hash = ANY($1) ORDER BY nonce`,
+      [hashes],
+    );
+    // Both in one block, as on a chain with a block period: replayed before that block, the second would pass.
+    await core.provider.send("evm_setAutomine", [false]);
+    try {
+      for (const { raw_tx } of raws) await core.provider.send("eth_sendRawTransaction", [raw_tx]);
+      await core.provider.send("evm_mine", []);
+    } finally {
+      await core.provider.send("evm_setAutomine", [true]);
+    }
+    const receipts = await Promise.all(hashes.map((hash) => core.provider.getTransactionReceipt(hash)));
+    expect(receipts.map((r) => r?.status)).to.deep.equal([1, 0]);
+    expect(receipts[1]!.blockNumber).to.equal(receipts[0]!.blockNumber);
+    await core.gateway.reconcile();
+    const rows = await eventually("the outbox to settle (whichever process reconciles)", async () => {
+      const result = await core.pool.query(
+        `SELECT status, error_name, error_args FROM chain_transactions WHERE tx_hash = ANY($1) ORDER BY nonce`,
+        [hashes],
+      );
+      return result.rows.some((r) => r.status === "PENDING") ? undefined : result.rows;
+    });
+    expect(rows.map((r) => r.status)).to.deep.equal(["CONFIRMED", "FAILED"]);
+    expect(rows[1].error_name).to.equal("DepartmentAlreadyRegistered");
+    expect(rows[1].error_args).to.deep.equal([b32(code)]);
+  });
+
   describe("a broadcast the node refuses outright (one JSON-RPC batch per wallet batch)", function () {
     /**
      * Three jobs queued at once from a fresh wallet, so the sequencer records and broadcasts them as one batch;

@@ -486,18 +486,20 @@ export class ChainGateway {
     return receipt;
   }
 
-  /** Replays a mined-but-reverted call on the state before its block to recover the custom error. */
+  /**
+   * The custom error a mined transaction reverted with: its call replayed on the state before its block or, when it
+   * passes there, on the block's own state (an earlier transaction of the same block made it fail, e.g. one that took
+   * the same decision nonce).
+   */
   async #explainRevert(request: TxRequest, blockNumber: number): Promise<ContractRevertError> {
-    try {
-      await this.#options.provider.call({
-        from: request.from,
-        to: request.to,
-        data: request.data,
-        blockTag: blockNumber - 1,
-      });
-    } catch (error) {
-      const decoded = decodeRevert(revertDataOf(error));
-      if (decoded) return decoded;
+    const { from, to, data } = request;
+    for (const blockTag of [blockNumber - 1, blockNumber]) {
+      try {
+        await this.#options.provider.call({ from, to, data, blockTag });
+      } catch (error) {
+        const decoded = decodeRevert(revertDataOf(error));
+        if (decoded) return decoded;
+      }
     }
     return new ContractRevertError("TransactionReverted", [], "The transaction reverted on chain");
   }
