@@ -23,6 +23,17 @@ describe("transaction outbox and nonce sequencing", function () {
 
   const register = (code: string) => driver.registerCode(code);
 
+  /** The outbox rows of `hashes` in nonce order, once none is PENDING (whichever process reconciles them). */
+  function settledRows(hashes: string[]) {
+    return eventually("the outbox to settle (whichever process reconciles)", async () => {
+      const result = await driver.core.pool.query(
+        `SELECT status, block_number, error_name, error_args FROM chain_transactions WHERE tx_hash = ANY($1) ORDER BY nonce`,
+        [hashes],
+      );
+      return result.rows.some((r) => r.status === "PENDING") ? undefined : result.rows;
+    });
+  }
+
   async function expectConsecutive(nonces: bigint[]) {
     const sorted = [...nonces].sort((a, b) => (a < b ? -1 : 1));
     for (let i = 1; i < sorted.length; i++)
@@ -142,12 +153,7 @@ describe("transaction outbox and nonce sequencing", function () {
     expect(await core.provider.getTransactionReceipt(hash)).to.equal(null);
 
     await core.gateway.reconcile();
-    const rows = await eventually("the outbox to settle (whichever process reconciles)", async () => {
-      const result = await core.pool.query(`SELECT status, block_number FROM chain_transactions WHERE tx_hash = $1`, [
-        hash,
-      ]);
-      return result.rows[0].status === "PENDING" ? undefined : result.rows;
-    });
+    const rows = await settledRows([hash]);
     const receipt = await core.provider.getTransactionReceipt(hash);
     expect(receipt?.status).to.equal(1);
     expect(rows[0].status).to.equal("CONFIRMED");
@@ -162,13 +168,7 @@ describe("transaction outbox and nonce sequencing", function () {
     const code = `REVERTS_${Date.now()}`;
     const hashes = await recordRacingTransactions(driver, { code, aged: true });
     await core.gateway.reconcile();
-    const rows = await eventually("the outbox to settle (whichever process reconciles)", async () => {
-      const result = await core.pool.query(
-        `SELECT tx_hash, status, error_name, error_args FROM chain_transactions WHERE tx_hash = ANY($1) ORDER BY nonce`,
-        [hashes],
-      );
-      return result.rows.some((r) => r.status === "PENDING") ? undefined : result.rows;
-    });
+    const rows = await settledRows(hashes);
     expect(rows.map((r) => r.status)).to.deep.equal(["CONFIRMED", "FAILED"]);
     expect(rows[1].error_name).to.equal("DepartmentAlreadyRegistered");
     expect(rows[1].error_args).to.deep.equal([b32(code)]);
@@ -195,13 +195,7 @@ describe("transaction outbox and nonce sequencing", function () {
     expect(receipts.map((r) => r?.status)).to.deep.equal([1, 0]);
     expect(receipts[1]!.blockNumber).to.equal(receipts[0]!.blockNumber);
     await core.gateway.reconcile();
-    const rows = await eventually("the outbox to settle (whichever process reconciles)", async () => {
-      const result = await core.pool.query(
-        `SELECT status, error_name, error_args FROM chain_transactions WHERE tx_hash = ANY($1) ORDER BY nonce`,
-        [hashes],
-      );
-      return result.rows.some((r) => r.status === "PENDING") ? undefined : result.rows;
-    });
+    const rows = await settledRows(hashes);
     expect(rows.map((r) => r.status)).to.deep.equal(["CONFIRMED", "FAILED"]);
     expect(rows[1].error_name).to.equal("DepartmentAlreadyRegistered");
     expect(rows[1].error_args).to.deep.equal([b32(code)]);
