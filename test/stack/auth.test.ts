@@ -12,9 +12,6 @@ import { expect } from "chai";
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT, type JWTPayload } from "jose";
 import pg from "pg";
 import { signingKeyFile } from "../../api/src/auth/keys.ts";
-import { spawnNode, type ManagedProcess } from "../../scripts/stack/managedProcess.ts";
-import { freePort } from "../../scripts/stack/ports.ts";
-import { REPO_ROOT } from "../../scripts/stack/stack.ts";
 import {
   applicantCode,
   applicantToken,
@@ -27,6 +24,7 @@ import {
   TEST_REDIRECT_URI,
 } from "./support/authClient.ts";
 import { explicitSecrets } from "./support/productionEnv.ts";
+import { startApiProcess, type ExtraApi } from "./support/extraApi.ts";
 import { current } from "./support/stackFixture.ts";
 
 const api = () => current().api.url;
@@ -87,35 +85,6 @@ async function signWithServiceKey(claims: JWTPayload, header: Record<string, unk
   })
     .setProtectedHeader({ alg: "ES256", typ: "at+jwt", kid: keys[0].kid, ...header })
     .sign(createPrivateKey(pem));
-}
-
-/** Another API process on the stack's database and chain, with extra settings (like scripts/stack/stack.ts starts it). */
-interface ExtraApi {
-  url: string;
-  stop(): Promise<void>;
-}
-async function startApiProcess(name: string, env: Record<string, string>): Promise<ExtraApi> {
-  const port = await freePort();
-  const apiUrl = `http://127.0.0.1:${port}`;
-  const child: ManagedProcess = await spawnNode({
-    name,
-    script: path.join(REPO_ROOT, "api", "src", "main.ts"),
-    env: {
-      ...current().env,
-      PORT: String(port),
-      PUBLIC_BASE_URL: apiUrl,
-      JWT_ISSUER: current().config.jwtIssuer, // tokens of all the processes are interchangeable
-      ...env,
-    },
-    cwd: REPO_ROOT,
-    logDir: path.join(current().config.dataDir, "logs"),
-    ipc: true,
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.child.on("message", (message: { type?: string }) => message?.type === "listening" && resolve());
-    child.exited.then(() => reject(new Error(`${name} exited during start-up:\n${child.tail()}`)));
-  });
-  return { url: apiUrl, stop: () => child.stop() };
 }
 
 describe("Authentication", function () {

@@ -4,6 +4,8 @@
  * (Found by npm run bench: with a tight gas limit that last approval ran out of gas and reverted.)
  */
 import { expect } from "chai";
+import { departmentClient } from "./support/departmentClient.ts";
+import { startApiProcess, type ExtraApi } from "./support/extraApi.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { adminSession, applicantClient, departmentSession, letters } from "./support/sessions.ts";
@@ -11,11 +13,15 @@ import { current } from "./support/stackFixture.ts";
 import { submittedRequest } from "./support/submittedRequest.ts";
 import { stage, workflow } from "./support/workflowDefinition.ts";
 
-describe("concurrent decisions on one request (real stack)", function () {
+describe("concurrent writes (real stack)", function () {
   const run = `${Date.now() % 1e7}`;
   const tag = letters(run);
   let driver: Driver;
-  after(async () => driver?.close());
+  let second: ExtraApi | undefined;
+  after(async () => {
+    await second?.stop();
+    await driver?.close();
+  });
 
   it("every department of a PARALLEL stage approving at once: all succeed, the licence is issued", async function () {
     const stack = current();
@@ -46,5 +52,62 @@ describe("concurrent decisions on one request (real stack)", function () {
       ).to.deep.equal([200, 200, 200, 200, 200, 200]);
       expect((await applicant.get(`/requests/${created.id}`)).body.status).to.equal("APPROVED");
     }
+  });
+
+  it("one custodial department deciding on many requests at once through two API processes: every decision is mined, several in a block, none reverts", async function () {
+    const stack = current();
+    driver ??= await createDriver(stack);
+    const { api, adminToken } = await adminSession(stack);
+    const department = await departmentSession(api, adminToken, { code: `BUSY_${tag}`, name: "Busy" });
+    await seedWorkflow(
+      stack,
+      driver,
+      workflow("BUILDING_PERMIT", "One busy", stage("busy", "Busy", "SEQUENTIAL", { [department.code]: [] })),
+    );
+    const applicant = await applicantClient(api, { id: `busy-${run}`, name: "Bu Sy" });
+    const requests = [];
+    for (let i = 0; i < 8; i++) requests.push(await submittedRequest(applicant, "BUILDING_PERMIT", {}));
+    second = await startApiProcess("api-second", {});
+    const clients = [department.client, departmentClient(second.url, department)];
+
+    const answers = await Promise.all(
+      requests.map((r, i) =>
+        clients[i % 2].post(`/requests/${r.id}/approve`, { remarks: "busy", reviewedDocuments: [] }),
+      ),
+    );
+    expect(
+      answers.map((a) => a.status),
+      JSON.stringify(answers.map((a) => a.body)),
+    ).to.deep.equal(new Array(8).fill(200));
+    const { rows } = await driver.core.pool.query(
+      `SELECT status, block_number FROM chain_transactions WHERE kind = 'APPROVAL' AND request_id = ANY($1)`,
+      [requests.map((r) => r.id)],
+    );
+    expect(rows.map((r) => r.status)).to.deep.equal(new Array(8).fill("CONFIRMED"));
+    // Pipelined: the department's decision nonces are taken under its wallet's lock, not one per mined block.
+    expect(new Set(rows.map((r) => r.block_number)).size).to.be.lessThan(8);
+    for (const r of requests) expect((await applicant.get(`/requests/${r.id}`)).body.status).to.equal("APPROVED");
+  });
+
+  it("the same cancel sent twice at once: one cancels, the other is refused as a second cancel is (409 INVALID_STATE); one transaction, one audit row", async function () {
+    const stack = current();
+    driver ??= await createDriver(stack);
+    const { api } = await adminSession(stack);
+    const applicant = await applicantClient(api, { id: `twice-${run}`, name: "Twi Ce" });
+    const created = await applicant.post("/requests", { applicantId: applicant.id, requestType: "BUILDING_PERMIT" });
+    const id = created.body.requestId as string;
+    const answers = await Promise.all([0, 1].map(() => applicant.post(`/requests/${id}/cancel`, { reason: "twice" })));
+    expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 409]);
+    expect(answers.find((a) => a.status === 409)!.body.code).to.equal("INVALID_STATE");
+    const { rows } = await driver.core.pool.query(
+      `SELECT status FROM chain_transactions WHERE kind = 'CANCEL' AND request_id = $1`,
+      [id],
+    );
+    expect(rows.map((r) => r.status)).to.deep.equal(["CONFIRMED"]);
+    const audit = await driver.core.pool.query(
+      `SELECT count(*)::int AS n FROM audit_logs WHERE entity_id = $1 AND action = 'CANCEL'`,
+      [id],
+    );
+    expect(audit.rows[0].n).to.equal(1);
   });
 });

@@ -58,7 +58,29 @@ export interface ConfirmedTx extends RecordedTx {
 export interface SendOptions {
   /** Extra writes committed atomically with the outbox record (e.g. the domain row the transaction belongs to). */
   onRecorded?: (client: pg.PoolClient, tx: RecordedTx) => Promise<void>;
+  /**
+   * The calldata to sign, derived again under the sending wallet's lock (across processes) from what the wallet
+   * still has in flight: what a contract counts per sender, such as a department's decision nonce, can then be
+   * taken by several writes of one block. The simulation ran `request.data`. May throw SameWriteInFlight.
+   */
+  dataUnderLock?: (client: pg.PoolClient) => Promise<string>;
 }
+
+/**
+ * The same write of the same wallet is recorded and not yet mined. Simulating ours now would pass and mining it
+ * would revert, so `send` waits for that one and simulates again: concurrent duplicates get the answer a second
+ * call after the first would get, and send nothing.
+ */
+export class SameWriteInFlight extends Error {
+  readonly hash: string;
+  constructor(hash: string) {
+    super(`the same write is in flight: ${hash}`);
+    this.hash = hash;
+  }
+}
+
+/** How many times a write waits for an identical one in flight before simulating again. */
+const IN_FLIGHT_WAITS = 3;
 
 export interface IndexWaiter {
   waitForBlock(blockNumber: number, timeoutMs: number): Promise<boolean>;
@@ -127,13 +149,32 @@ export class ChainGateway {
 
   /** Simulate, record, broadcast, wait for the receipt and for the index to reach its block. */
   async send(request: TxRequest, options: SendOptions = {}): Promise<ConfirmedTx> {
+    for (let wait = 1; ; wait++) {
+      try {
+        return await this.#send(request, options);
+      } catch (error) {
+        if (!(error instanceof SameWriteInFlight) || wait > IN_FLIGHT_WAITS) throw error;
+        await this.#receipt(error.hash, this.#options.receiptTimeoutMs);
+      }
+    }
+  }
+
+  async #send(request: TxRequest, options: SendOptions): Promise<ConfirmedTx> {
     const gasLimit = await this.#simulate(request);
     const fees = await this.#feeFields();
     const idempotencyClaim = currentIdempotencyClaim(); // read here: records run in the sequencer's own context
+    let sent = request;
 
     const recorded = await this.#sequencer.run(request.from, {
       record: async ({ nonce, client }) => {
-        const tx = await this.#record(client, request, nonce, gasLimit, fees);
+        const data = options.dataUnderLock ? await options.dataUnderLock(client) : request.data;
+        const { rows } = await client.query(
+          `SELECT tx_hash FROM chain_transactions WHERE status = 'PENDING' AND from_address = $1 AND to_address = $2 AND data = $3 LIMIT 1`,
+          [request.from.toLowerCase(), request.to?.toLowerCase(), data],
+        );
+        if (rows[0]) throw new SameWriteInFlight(rows[0].tx_hash);
+        sent = { ...request, data };
+        const tx = await this.#record(client, sent, nonce, gasLimit, fees);
         if (options.onRecorded) await options.onRecorded(client, tx);
         // The caller's Idempotency-Key (if any) is tied to this write in the same database transaction, so after a
         // crash the key says for certain whether the write happened.
@@ -162,7 +203,7 @@ export class ChainGateway {
       throw Object.assign(error as object, { [OUTBOX_RECORDED]: true });
     }
     // A revert here means the transaction was mined and failed: it will never land (not marked as recorded-pending).
-    const confirmed = await this.#finalize(recorded.id, request, receipt);
+    const confirmed = await this.#finalize(recorded.id, sent, receipt);
     await this.#readYourWrites(receipt.blockNumber, recorded.hash);
     return { ...recorded, blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed, receipt: confirmed };
   }

@@ -59,6 +59,10 @@ export const approvalRegistryCall = <name extends Name<typeof ApprovalRegistryAb
   args: Args<typeof ApprovalRegistryAbi, name>,
 ) => encodeCall(ApprovalRegistryAbi, functionName, args);
 
+/** The arguments of an ApprovalRegistry call as encoded above (an outbox row's calldata). */
+export const approvalRegistryArgs = (functionName: Name<typeof ApprovalRegistryAbi>, data: string) =>
+  interfaceOf(ApprovalRegistryAbi).decodeFunctionData(functionName, data);
+
 /** A call to LicenceToken (mint, suspend, reinstate, revoke). */
 export const licenceTokenCall = <name extends Name<typeof LicenceTokenAbi>>(
   functionName: name,

@@ -88,3 +88,17 @@ function toTransaction(row: Record<string, any>): BlockchainTransaction {
     confirmedAt: row.confirmed_at?.toISOString() ?? null,
   };
 }
+
+/** The calldata of a wallet's transactions of these kinds that are recorded and not yet mined, oldest first. */
+export async function pendingCallsOf(
+  client: Pick<pg.PoolClient, "query">,
+  from: string,
+  kinds: readonly TxKind[],
+): Promise<{ hash: string; data: string }[]> {
+  const { rows } = await client.query(
+    `SELECT tx_hash AS hash, data FROM chain_transactions
+      WHERE status = 'PENDING' AND from_address = $1 AND kind = ANY($2) ORDER BY nonce`,
+    [from.toLowerCase(), kinds],
+  );
+  return rows;
+}

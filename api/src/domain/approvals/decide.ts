@@ -12,8 +12,9 @@ import type { Hex } from "../../../../abis/index.ts";
 import type { Principal } from "../../auth/principal.ts";
 import { audited, type RequestMeta } from "../../stores/auditLog.ts";
 import { ContractRevertError } from "../../chain/chainErrors.ts";
-import type { ConfirmedTx } from "../../chain/chainGateway.ts";
-import { approvalRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
+import { SameWriteInFlight, type ConfirmedTx, type SendOptions } from "../../chain/chainGateway.ts";
+import { approvalRegistryArgs, approvalRegistryCall, hexBytes } from "../../chain/contractCalls.ts";
+import { pendingCallsOf } from "../../reads/outboxReads.ts";
 import { DECISION_NAMES, enumValueOf } from "../../chain/contracts.ts";
 import { departmentRecord, progressOf } from "../../chain/contractReads.ts";
 import { apiErrorOf, REVERT_ANSWERS } from "../revertMapping.ts";
@@ -65,8 +66,9 @@ const decisionStatus = (kind: Decision["kind"]) => enumValueOf(DECISION_NAMES, k
 const SIGNATURE_LIFETIME_SECONDS = 15 * 60;
 /** How long a custodial decision may wait to be mined (the chain accepts at most a day). */
 const CUSTODIAL_LIFETIME_SECONDS = 5 * 60;
-/** Custodial decisions of one department that lost a race for its nonce (another API process) are sent again. */
+/** A custodial decision whose nonce was lost (an earlier decision in flight reverted) is sent again. */
 const NONCE_ATTEMPTS = 4;
+const DECISION_KINDS = ["APPROVAL", "REJECT", "CHANGES_REQUESTED"] as const;
 
 /** Chain refusals, in the API's words (revertMapping.ts); a stale document is named by its id and hash. */
 function explain(error: ContractRevertError, documents: AnchoredDocument[]): AppError {
@@ -231,19 +233,6 @@ export async function decisionToSign(
   };
 }
 
-/** Decisions of one department in this process, one at a time: each takes the department's next nonce. */
-const departmentQueues = new Map<number, Promise<unknown>>();
-function oneAtATime<T>(departmentId: number, run: () => Promise<T>): Promise<T> {
-  const previous = departmentQueues.get(departmentId) ?? Promise.resolve();
-  const next = previous.then(run, run);
-  const settled = next.catch(() => undefined);
-  departmentQueues.set(departmentId, settled);
-  void settled.then(() => {
-    if (departmentQueues.get(departmentId) === settled) departmentQueues.delete(departmentId);
-  });
-  return next;
-}
-
 export async function decide(
   context: DomainContext,
   meta: RequestMeta,
@@ -291,7 +280,7 @@ export async function decide(
       }),
   );
 
-  const send = async (data: Hex) => {
+  const send = async (data: Hex, dataUnderLock?: SendOptions["dataUnderLock"]) => {
     try {
       return await context.gateway.send(
         {
@@ -303,7 +292,7 @@ export async function decide(
           data,
           requestId: request.id,
         },
-        recorded,
+        { ...recorded, dataUnderLock },
       );
     } catch (error) {
       throw error instanceof ContractRevertError ? explain(error, documents) : error;
@@ -328,17 +317,16 @@ export async function decide(
     );
     tx = await send(approvalRegistryCall("decideBySig", [message, hexBytes(signed.signature)]));
   } else {
-    tx = await oneAtATime(department.departmentId, () =>
-      custodialDecision(context, request.tokenId, department, decision, review, send),
-    );
+    tx = await custodialDecision(context, request.tokenId, department, decision, review, send);
   }
   return decisionAnswer(context, request, decision.kind, tx);
 }
 
 /**
- * A custodial department's `decide`, from its wallet: the round read from the chain now, its next nonce from its
- * department record. Another API process deciding for the same department at the same moment takes the nonce
- * first: the chain refuses ours (ReviewInvalidNonce) and it is sent again with the next one.
+ * A custodial department's `decide`, from its wallet: the round read from the chain now. Its decision nonce is
+ * taken under the wallet's lock (shared by every API process): the chain's next nonce, or the one after the
+ * department's decisions still in flight, so decisions of one department pipeline into one block. One whose nonce
+ * is lost anyway (an earlier one in flight reverted) is sent again.
  */
 async function custodialDecision(
   context: DomainContext,
@@ -346,25 +334,34 @@ async function custodialDecision(
   department: DepartmentOnChain,
   decision: Decision,
   review: Review,
-  send: (data: Hex) => Promise<ConfirmedTx>,
+  send: (data: Hex, dataUnderLock: SendOptions["dataUnderLock"]) => Promise<ConfirmedTx>,
 ): Promise<ConfirmedTx> {
+  const registry = context.contracts.ApprovalRegistry;
+  const chainNonce = async () =>
+    BigInt((await departmentRecord(context.gateway, registry, department.departmentId)).nonce);
   for (let attempt = 1; ; attempt++) {
-    const [at, record, deadline] = await Promise.all([
+    const [at, nonce, deadline] = await Promise.all([
       currentRound(context, tokenId),
-      departmentRecord(context.gateway, context.contracts.ApprovalRegistry, department.departmentId),
+      chainNonce(),
       deadlineIn(context, CUSTODIAL_LIFETIME_SECONDS),
     ]);
-    const message = decisionMessage(
-      tokenId,
-      department.departmentId,
-      decision,
-      at,
-      review,
-      BigInt(record.nonce),
-      deadline,
-    );
+    const call = (nonce: bigint) =>
+      approvalRegistryCall("decide", [
+        decisionMessage(tokenId, department.departmentId, decision, at, review, nonce, deadline),
+      ]);
+    const underLock: SendOptions["dataUnderLock"] = async (client) => {
+      // The outbox first, then the chain: a decision mined in between is then counted by both, never by neither.
+      let next = 0n;
+      for (const pending of await pendingCallsOf(client, department.wallet, DECISION_KINDS)) {
+        const [message] = approvalRegistryArgs("decide", pending.data) as unknown as [DecisionMessage];
+        if (message.tokenId === tokenId) throw new SameWriteInFlight(pending.hash);
+        if (message.nonce >= next) next = message.nonce + 1n;
+      }
+      const onChain = await chainNonce();
+      return call(onChain > next ? onChain : next);
+    };
     try {
-      return await send(approvalRegistryCall("decide", [message]));
+      return await send(call(nonce), underLock);
     } catch (error) {
       const lostNonce = error instanceof AppError && error.code === REVERT_ANSWERS.ReviewInvalidNonce.code;
       if (!lostNonce || attempt >= NONCE_ATTEMPTS) throw error;
