@@ -1,7 +1,8 @@
 /**
  * `npm test`: runs every suite, streams its output, and ends with the line CI counts:
  *   N passed, N failed[, N skipped]
- * Suites run one after another, except the Solidity tests, which compile and run beside the stack suite; each
+ * Suites run one after another, each with the suites listed `alongside` it running at the same time (the machine
+ * has cores the one runner leaves idle: the stack suite mostly waits on blocks and the indexer); each
  * runner's own summary is parsed (ANSI codes stripped) and a runner that exits non-zero without reporting a failure
  * counts as one failure, so a crash is never a green run.
  */
@@ -11,34 +12,34 @@ import { ensureChromium } from "./ensureChromium.ts";
 interface Suite {
   name: string;
   command: string[];
-  /** Runs at the same time, its output held back until it ends so the two never interleave. */
-  alongside?: Suite;
+  /** Run at the same time, their output held back until they end so outputs never interleave. */
+  alongside?: Suite[];
 }
 
 const suites: Suite[] = [
-  // Compiling first writes the contracts' TypeScript types (types/, not committed) that the type-check reads:
-  // on a clean clone there are none until this runs. The Solidity tests compile later (see the stack suite).
   { name: "compile", command: ["npx", "hardhat", "build", "--no-tests"] },
-  // The whole tree type-checks (API, scripts, tests, Ignition; the indexer against Ponder's types).
-  { name: "typecheck", command: ["npx", "tsc", "--noEmit", "-p", "tsconfig.json"] },
-  { name: "typecheck (indexer)", command: ["npx", "tsc", "--noEmit", "-p", "indexer/tsconfig.json"] },
-  // Pure modules and the layering guard: no stack, no database, no chain; the whole suite runs in about a second.
-  { name: "unit (mocha)", command: ["npx", "mocha", "--config", "test/unit/mocharc.json"] },
-  // One formatter for the TypeScript tree (.prettierrc.json, .prettierignore): `npm run format` fixes what this finds.
-  { name: "formatter", command: ["npm", "run", "--silent", "format:check"] },
-  { name: "solidity lint", command: [process.execPath, "scripts/lintSolidity.ts"] },
+  {
+    name: "typecheck",
+    command: ["npx", "tsc", "--noEmit", "-p", "tsconfig.json"],
+    alongside: [
+      { name: "typecheck (indexer)", command: ["npx", "tsc", "--noEmit", "-p", "indexer/tsconfig.json"] },
+      { name: "formatter", command: ["npm", "run", "--silent", "format:check"] },
+      { name: "solidity lint", command: [process.execPath, "scripts/lintSolidity.ts"] },
+    ],
+  },
+  {
+    name: "unit (mocha)",
+    command: ["npx", "mocha", "--config", "test/unit/mocharc.json"],
+    alongside: [{ name: "openapi lint (mocha)", command: ["npx", "mocha", "--config", "test/openapi/mocharc.json"] }],
+  },
   { name: "contracts (mocha)", command: ["npx", "hardhat", "test", "mocha", "--no-compile"] },
-  // The auditor's tool on synthetic histories and on the compiled contracts on anvil (no API, no database).
-  { name: "auditor (mocha)", command: ["npx", "mocha", "--timeout", "180000", "--exit", "test/audit/*.test.ts"] },
-  // Redocly CLI on the OpenAPI document generated from the route table (offline; rules in redocly.yaml).
-  { name: "openapi lint (mocha)", command: ["npx", "mocha", "--config", "test/openapi/mocharc.json"] },
-  // The real stack (embedded Postgres, anvil, Ponder, API processes) on free ports; see test/stack/support.
-  // It spends much of its time waiting on the chain, the indexer and timers, so the Solidity tests (minutes of one
-  // core compiling them through the IR pipeline, then fuzz and invariant campaigns) use the other core meanwhile.
   {
     name: "stack (mocha)",
     command: ["npx", "mocha", "--config", "test/stack/mocharc.json"],
-    alongside: { name: "solidity", command: ["npx", "hardhat", "test", "solidity"] },
+    alongside: [
+      { name: "solidity", command: ["npx", "hardhat", "test", "solidity"] },
+      { name: "auditor (mocha)", command: ["npx", "mocha", "--timeout", "180000", "--exit", "test/audit/*.test.ts"] },
+    ],
   },
 ];
 
@@ -89,12 +90,12 @@ const add = (counts: Counts) => {
 };
 for (const suite of suites) {
   if (suite.name.startsWith("stack")) await chromium;
-  const beside = suite.alongside && run(suite.alongside, false);
+  const beside = (suite.alongside ?? []).map((other) => ({ other, result: run(other, false) }));
   add(await run(suite));
-  if (suite.alongside && beside) {
-    const result = await beside;
-    process.stdout.write(header(suite.alongside) + result.output);
-    add(result);
+  for (const { other, result } of beside) {
+    const { output, ...counts } = await result;
+    process.stdout.write(header(other) + output);
+    add(counts);
   }
 }
 const skipped = total.skipped > 0 ? `, ${total.skipped} skipped` : "";
