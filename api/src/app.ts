@@ -2,6 +2,7 @@
  * The Koa application: request context → error handler → body parsing → routes. Resource routes live under
  * /api/v1 and come from the route table, which also generates the OpenAPI document.
  */
+import { conditionalGet } from "./http/conditionalGet.ts";
 import Router from "@koa/router";
 import Koa from "koa";
 import { koaBody } from "koa-body";
@@ -82,6 +83,7 @@ export function createApp(deps: AppDeps): Koa {
   ]);
   app.use(securityHeaders());
   app.use(errorMiddleware({ oauthPaths }));
+  app.use(conditionalGet());
   app.use(
     koaBody({
       json: true,

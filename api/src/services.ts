@@ -29,6 +29,7 @@ import { loadDeployment } from "./chain/deployment.ts";
 import type { DomainContext } from "./domain/context.ts";
 import { WorkflowStore } from "./stores/workflowStore.ts";
 import { createDocumentStore } from "./storage/index.ts";
+import { ChainHead } from "./chain/chainHead.ts";
 
 export interface CoreServices {
   pool: pg.Pool;
@@ -202,6 +203,16 @@ export async function createDomainContext(config: Config, logger: Logger, core: 
     departmentWallets: departmentWallets(core.signer),
     departmentSecrets: secretSealer(core.vault, "department-api-secret"),
     webhookSecrets: secretSealer(core.vault, "webhook-secret"),
+    chainState: chainStateKey(core),
+  };
+}
+
+/** The chain's head and the index's generation together: unchanged, so is every read made of them. */
+function chainStateKey(core: Pick<CoreServices, "provider" | "index">): () => Promise<string | undefined> {
+  const head = new ChainHead(core.provider);
+  return async () => {
+    const generation = core.index.generation();
+    return generation === undefined ? undefined : `${await head.current()}:${generation}`;
   };
 }
 

@@ -178,6 +178,28 @@ describe("verification: by token, QR code and document hash (public, real stack)
       });
     });
 
+    it("answers If-None-Match with 304 while the verdict stands, and with the new verdict and ETag once it changes", async function () {
+      const at = (headers: Record<string, string> = {}) =>
+        fetch(`${api}/api/v1/verify/${r.valid.tokenId}`, { headers });
+      const first = await at();
+      const etag = first.headers.get("etag")!;
+      expect(etag).to.match(/^W\/"[\w-]{27}"$/);
+      expect(first.headers.get("cache-control")).to.equal("no-cache");
+      const unchanged = await at({ "if-none-match": etag });
+      expect(unchanged.status).to.equal(304);
+      expect(await unchanged.text()).to.equal("");
+      expect((await admin.post(`/requests/${r.valid.id}/suspend`, { reasonCode: 3, reason: "check" })).status).to.equal(
+        200,
+      );
+      const changed = await at({ "if-none-match": etag });
+      expect(changed.status).to.equal(200);
+      expect(changed.headers.get("etag")).not.to.equal(etag);
+      expect(await changed.json()).to.include({ verdict: "SUSPENDED" });
+      expect((await admin.post(`/requests/${r.valid.id}/reinstate`, {})).status).to.equal(200);
+      // The same verdict again: the same ETag, whenever it was checked.
+      expect((await at({ "if-none-match": etag })).status).to.equal(304);
+    });
+
     it("404 UNKNOWN for a token that does not exist; 400 for a malformed id", async function () {
       const unknown = await verify("987654321");
       expect(unknown.status).to.equal(404);

@@ -38,4 +38,9 @@ export interface DomainContext {
   departmentSecrets: SecretSealer;
   /** Seals webhook secrets at rest (they are needed back to sign deliveries). */
   webhookSecrets: SecretSealer;
+  /**
+   * A key that changes whenever the chain's head (seen at most 250 ms late) or the index moves: a read made of the
+   * two is reused while it stays the same. Undefined when a change could go unseen (not listening to the indexer).
+   */
+  chainState?: () => Promise<string | undefined>;
 }

@@ -36,6 +36,8 @@ export class IndexProgress {
   /** A notification came since the last read (it may come while a read runs: not lost). */
   #notified = false;
   #wake?: () => void;
+  /** Counts the indexer's notifications (and reconnections, after which one may have been missed). */
+  #generation = 0;
 
   /** `listenWith` makes the connection that LISTENs (not from the pool: it is held for the process's life). */
   constructor(pool: pg.Pool, listenWith?: () => pg.Client) {
@@ -67,11 +69,20 @@ export class IndexProgress {
       const { rows } = await this.#pool.query(this.#query);
       if (!rows[0]) return undefined;
       const status = { block: Number(rows[0].block), timestamp: Number(rows[0].timestamp) };
+      if (status.block > this.#latest) this.#generation++; // seen before its notification arrived
       this.#latest = Math.max(this.#latest, status.block);
       return status;
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * A number that changes whenever the index may have changed (it counts the indexer's notifications); undefined
+   * while not listening, when a change would go unseen.
+   */
+  generation(): number | undefined {
+    return this.#listening ? this.#generation : undefined;
   }
 
   /** Resolves true once the indexer has processed `block`, false after `timeoutMs`. */
@@ -97,6 +108,7 @@ export class IndexProgress {
     listener.on("error", retry);
     listener.on("end", retry);
     listener.on("notification", () => {
+      this.#generation++;
       this.#notified = true;
       this.#wake?.();
     });
@@ -104,6 +116,7 @@ export class IndexProgress {
       await listener.connect();
       await listener.query(`LISTEN ${CHANNEL}`);
       this.#listening = true;
+      this.#generation++;
       this.#notified = true; // a block indexed while connecting is read now
       this.#wake?.();
     } catch {

@@ -3,6 +3,7 @@
  * SHA-256; the issuer address QR signatures are checked against; the QR image of an issued licence (its readers);
  * and the verification page for people (at /verify, linked from /).
  */
+import { revalidatedBy } from "../http/conditionalGet.ts";
 import { z } from "zod/v4";
 import type { DomainContext } from "../domain/context.ts";
 import { conflict } from "../domain/errors.ts";
@@ -221,15 +222,18 @@ export function verifyRoutes(
         "Validity, status, owner and the standing approvals come from contract calls (LicenceToken.validityOf, ownerOf; ApprovalRegistry.decisionsOf); names and transaction hashes from the index. A token that is not an issued licence (verdict NOT_ISSUED: a draft, a request under review or awaiting resubmission, cancelled or rejected) is answered with its verdict and status only: no applicant, request, approvals or owner address. Public verification routes are rate-limited per client address (429 RATE_LIMITED).",
       params: TokenIdParams,
       responses: {
-        200: { description: "Verdict", schema: VerificationResponse },
+        200: { description: "Verdict, with an ETag that changes when the verdict does", schema: VerificationResponse },
+        304: "Not modified: If-None-Match holds the verdict's current ETag",
         400: "Neither a token id nor a licence number",
         404: "No such token or licence number (verdict UNKNOWN)",
       },
       handler: async ({ params }) => {
-        if (/^\d+$/.test(params.tokenId)) return { body: await verifyLicence(deps, BigInt(params.tokenId)) };
-        const tokenId = await tokenIdOfLicenceNumber(context.pool, params.tokenId);
+        const tokenId = /^\d+$/.test(params.tokenId)
+          ? BigInt(params.tokenId)
+          : await tokenIdOfLicenceNumber(context.pool, params.tokenId);
         if (tokenId === undefined) throw unknownLicence();
-        return { body: await verifyLicence(deps, tokenId) };
+        const { checkedAt, ...verdict } = await verifyLicence(deps, tokenId);
+        return { body: { ...verdict, checkedAt }, headers: revalidatedBy(verdict) };
       },
     }),
     route.get("/requests/:requestId/qr", "getLicenceQr", {

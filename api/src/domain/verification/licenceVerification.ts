@@ -3,6 +3,7 @@
  * owner, and the standing decisions in ApprovalRegistry.decisionsOf): the index can lag or be wrong, the contracts
  * cannot. Names, numbers and transaction hashes come from the index and the API's rows.
  */
+import { LRUCache } from "lru-cache";
 import type { ChainGateway } from "../../chain/chainGateway.ts";
 import {
   ApprovalRegistryDecisionStatus,
@@ -34,17 +35,22 @@ export interface VerificationDependencies {
   gateway: Pick<ChainGateway, "call">;
   contracts: Deployment["contracts"];
   chainId: number;
+  chainState?: DomainContext["chainState"];
+  /** Verdicts by token id, with the chain state they were read at and until when they hold (an expiry). */
+  verdicts?: LRUCache<bigint, { state: string; until: number; verification: LicenceVerification }>;
 }
 
 /** What verification needs of the API's context: reads, the chain's view calls, the deployment. */
 export function verificationDependencies(
-  context: Pick<DomainContext, "pool" | "gateway" | "contracts" | "config">,
+  context: Pick<DomainContext, "pool" | "gateway" | "contracts" | "config" | "chainState">,
 ): VerificationDependencies {
   return {
     pool: context.pool,
     gateway: context.gateway,
     contracts: context.contracts,
     chainId: context.config.chainId,
+    chainState: context.chainState,
+    verdicts: new LRUCache({ max: 10_000 }),
   };
 }
 
@@ -93,7 +99,26 @@ export const ISSUED_VERDICTS: ReadonlySet<LicenceVerdict> = new Set(["VALID", "E
 
 export const unknownLicence = () => new AppError(404, "NOT_FOUND", licenceMessage("UNKNOWN"), { verdict: "UNKNOWN" });
 
+/**
+ * The verdict, reused while the chain's head and the index stay where they were when it was read (and, for a
+ * licence that expires, until it does): every QR scan of an unchanged licence costs no contract call.
+ */
 export async function verifyLicence(deps: VerificationDependencies, tokenId: bigint): Promise<LicenceVerification> {
+  const state = await deps.chainState?.(); // before reading: what changes meanwhile moves the key
+  const cached = state === undefined ? undefined : deps.verdicts?.get(tokenId);
+  const checkedAt = new Date();
+  if (cached && cached.state === state && checkedAt.getTime() < cached.until) {
+    return { ...cached.verification, checkedAt: checkedAt.toISOString() };
+  }
+  const verification = await readVerdict(deps, tokenId);
+  if (state !== undefined) {
+    const until = verification.expiresAt ? Date.parse(verification.expiresAt) : Infinity;
+    deps.verdicts?.set(tokenId, { state, until, verification });
+  }
+  return verification;
+}
+
+async function readVerdict(deps: VerificationDependencies, tokenId: bigint): Promise<LicenceVerification> {
   const { gateway, contracts, pool } = deps;
   // One round of chain calls and reads together; then the decisions of each stage reached.
   const [[validity, statusCode, , expiresAtSeconds], owner, progress, rows] = await Promise.all([
