@@ -64,6 +64,12 @@ export interface SendOptions {
    * taken by several writes of one block. The simulation ran `request.data`. May throw SameWriteInFlight.
    */
   dataUnderLock?: (client: pg.PoolClient) => Promise<string>;
+  /**
+   * The block whose state `request.data` was read from, where it is simulated: a write made of a value the chain
+   * moves on meanwhile (a nonce another write takes) is judged on the state it was made for; the chain judges the
+   * rest when it is mined.
+   */
+  simulateAt?: number;
 }
 
 /**
@@ -160,7 +166,7 @@ export class ChainGateway {
   }
 
   async #send(request: TxRequest, options: SendOptions): Promise<ConfirmedTx> {
-    const gasLimit = await this.#simulate(request);
+    const gasLimit = await this.#simulate(request, options.simulateAt);
     const fees = await this.#feeFields();
     const idempotencyClaim = currentIdempotencyClaim(); // read here: records run in the sequencer's own context
     let sent = request;
@@ -546,9 +552,9 @@ export class ChainGateway {
   }
 
   /** estimateGas doubles as the simulation: a revert is decoded and refused before anything is recorded. */
-  async #simulate({ from, to, data }: TxRequest): Promise<bigint> {
+  async #simulate({ from, to, data }: TxRequest, blockTag?: number): Promise<bigint> {
     const estimate = await this.#node(
-      (provider) => provider.estimateGas({ from, to, data }),
+      (provider) => provider.estimateGas({ from, to, data, blockTag }),
       (error) =>
         decodeRevert(revertDataOf(error)) ??
         new ContractRevertError(

@@ -97,8 +97,12 @@ export const decisionsOf = (caller: ContractCaller, registry: string, tokenId: b
   readContract(caller, registry, ApprovalRegistryAbi, "decisionsOf", [tokenId, stage]);
 
 /** ApprovalRegistry.departmentRecord: code, wallet, custody, active flag, next signed-decision nonce, pending change. */
-export const departmentRecord = (caller: ContractCaller, registry: string, departmentId: number) =>
-  readContract(caller, registry, ApprovalRegistryAbi, "departmentRecord", [departmentId]);
+export const departmentRecord = (
+  caller: ContractCaller,
+  registry: string,
+  departmentId: number,
+  blockTag?: number | string,
+) => readContract(caller, registry, ApprovalRegistryAbi, "departmentRecord", [departmentId], blockTag);
 
 /** LicenceToken.validityOf: [validity, status, reasonCode, expiresAt]. */
 export const validityOf = (caller: ContractCaller, token: string, tokenId: bigint) =>

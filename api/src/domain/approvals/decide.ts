@@ -280,7 +280,7 @@ export async function decide(
       }),
   );
 
-  const send = async (data: Hex, dataUnderLock?: SendOptions["dataUnderLock"]) => {
+  const send = async (data: Hex, options: Pick<SendOptions, "dataUnderLock" | "simulateAt"> = {}) => {
     try {
       return await context.gateway.send(
         {
@@ -292,7 +292,7 @@ export async function decide(
           data,
           requestId: request.id,
         },
-        { ...recorded, dataUnderLock },
+        { ...recorded, ...options },
       );
     } catch (error) {
       throw error instanceof ContractRevertError ? explain(error, documents) : error;
@@ -334,22 +334,25 @@ async function custodialDecision(
   department: DepartmentOnChain,
   decision: Decision,
   review: Review,
-  send: (data: Hex, dataUnderLock: SendOptions["dataUnderLock"]) => Promise<ConfirmedTx>,
+  send: (data: Hex, options: Pick<SendOptions, "dataUnderLock" | "simulateAt">) => Promise<ConfirmedTx>,
 ): Promise<ConfirmedTx> {
   const registry = context.contracts.ApprovalRegistry;
-  const chainNonce = async () =>
-    BigInt((await departmentRecord(context.gateway, registry, department.departmentId)).nonce);
+  const chainNonce = async (blockTag?: number) =>
+    BigInt((await departmentRecord(context.gateway, registry, department.departmentId, blockTag)).nonce);
   for (let attempt = 1; ; attempt++) {
-    const [at, nonce, deadline] = await Promise.all([
-      currentRound(context, tokenId),
-      chainNonce(),
+    // Round and nonce of one block, simulated there: decisions of the department mined meanwhile do not fail it.
+    const block = await context.gateway.provider.getBlockNumber();
+    const [progress, nonce, deadline] = await Promise.all([
+      progressOf(context.gateway, registry, tokenId, block),
+      chainNonce(block),
       deadlineIn(context, CUSTODIAL_LIFETIME_SECONDS),
     ]);
+    const at = { stage: Number(progress.stage), round: Number(progress.stageStartedAt) };
     const call = (nonce: bigint) =>
       approvalRegistryCall("decide", [
         decisionMessage(tokenId, department.departmentId, decision, at, review, nonce, deadline),
       ]);
-    const underLock: SendOptions["dataUnderLock"] = async (client) => {
+    const dataUnderLock: SendOptions["dataUnderLock"] = async (client) => {
       // The outbox first, then the chain: a decision mined in between is then counted by both, never by neither.
       let next = 0n;
       for (const pending of await pendingCallsOf(client, department.wallet, DECISION_KINDS)) {
@@ -361,7 +364,7 @@ async function custodialDecision(
       return call(onChain > next ? onChain : next);
     };
     try {
-      return await send(call(nonce), underLock);
+      return await send(call(nonce), { dataUnderLock, simulateAt: block });
     } catch (error) {
       const lostNonce = error instanceof AppError && error.code === REVERT_ANSWERS.ReviewInvalidNonce.code;
       if (!lostNonce || attempt >= NONCE_ATTEMPTS) throw error;
