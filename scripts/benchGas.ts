@@ -10,7 +10,7 @@ import { writeFile } from "node:fs/promises";
 import { network } from "hardhat";
 import { ROLES } from "../abis/index.ts";
 import type { ContractTransactionResponse } from "ethers";
-import { machineLine, writeBenchmarkSection } from "./lib/benchmarkReport.ts";
+import { machineLine, writeBenchmarkSection } from "./bench/benchReport.ts";
 import { gasBreakdown, type GasBreakdown } from "./bench/gasBreakdown.ts";
 import { DECISION_TYPES, DEPARTMENT_KEY_TYPES } from "../abis/index.ts";
 

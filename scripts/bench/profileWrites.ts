@@ -13,7 +13,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { runConcurrently, say, startBenchEnvironment, type ChainMode } from "./benchEnvironment.ts";
-import { setUpParallelReview } from "./approvalThroughput.ts";
+import { setUpParallelReview } from "./phases.ts";
 
 const WRITES = Number(process.env.PROFILE_WRITES ?? 300);
 const MODE = (process.env.PROFILE_MODE ?? "automine") as ChainMode;
