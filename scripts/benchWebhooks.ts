@@ -90,7 +90,7 @@ await writeBenchmarkSection(
   `## Webhook latency (\`npm run bench:webhooks\`)
 
 ${machineLine()}. Own stack (embedded Postgres, anvil, Ponder, one API process running the jobs with the default JOB_POLL_MS=1000),
-one department with one webhook on a receiver at 127.0.0.1; each request is created, then submitted over HTTP, and the
+the reviewing department (of \`npm run bench\`'s eight) has one webhook on a receiver at 127.0.0.1; each request is created, then submitted over HTTP, and the
 APPROVAL_REQUIRED delivery for it is timed at the receiver. After the submit returns, the path is: the
 derive-events job (woken by NOTIFY), a wait for the index to show the block, the event and delivery rows, the
 deliver-webhook job (woken by NOTIFY), the signed POST.
