@@ -10,8 +10,8 @@ import { writeFile } from "node:fs/promises";
 import { network } from "hardhat";
 import { ROLES } from "../abis/index.ts";
 import type { ContractTransactionResponse } from "ethers";
-import { machineLine, writeBenchmarkSection } from "./lib/benchmarkReport.ts";
-import { gasBreakdown, type GasBreakdown } from "./bench/gasBreakdown.ts";
+import { machineLine, table, writeBenchmarkSection } from "./bench/benchReport.ts";
+import { GAS_PARTS, emptyBreakdown, gasBreakdown, type GasBreakdown } from "./bench/gasBreakdown.ts";
 import { DECISION_TYPES, DEPARTMENT_KEY_TYPES } from "../abis/index.ts";
 
 const { ethers } = await network.create();
@@ -100,20 +100,15 @@ interface Row {
   parts: GasBreakdown;
 }
 const rows: Row[] = [];
-async function measure(
-  step: string,
-  tx: Promise<ContractTransactionResponse>,
-  options: { budget?: bigint; inLifecycle?: boolean } = {},
-) {
+/** The steps measured from here on are the reference lifecycle's until this is false ("other paths"). */
+let inLifecycle = true;
+async function measure(step: string, tx: Promise<ContractTransactionResponse>, budget?: bigint) {
   const sent = await tx;
   const receipt = await sent.wait();
   if (!receipt || receipt.status !== 1) throw new Error(`${step} failed`);
-  const parts = await gasBreakdown((method, params) => ethers.provider.send(method, params), {
-    hash: receipt.hash,
-    data: sent.data,
-    gasUsed: receipt.gasUsed,
-  });
-  rows.push({ step, gas: receipt.gasUsed, budget: options.budget, inLifecycle: options.inLifecycle ?? true, parts });
+  const send = (method: string, params: unknown[]) => ethers.provider.send(method, params);
+  const parts = await gasBreakdown(send, { hash: receipt.hash, data: sent.data, gasUsed: receipt.gasUsed });
+  rows.push({ step, gas: receipt.gasUsed, budget, inLifecycle, parts });
   console.log(`${step.padEnd(66)} ${receipt.gasUsed.toString().padStart(8)}`);
 }
 const sha = (text: string) => ethers.sha256(ethers.toUtf8Bytes(text));
@@ -156,73 +151,50 @@ const approve = async (wallet: number, tokenId: bigint, mask: number) =>
   registry.connect(wallets[wallet]).decide(await approval(BigInt(wallet + 1), tokenId, mask));
 
 console.log("Reference lifecycle (gas per transaction):");
-await measure("create request: mint to a new applicant", ops.token.mint(applicant.address, 1n, PERMIT, commitment(1)), {
-  budget: 75_000n,
-});
-await measure(
-  "document 1, version 1 (first of the request)",
-  ops.documents.anchorDocument(1n, uuid(1), b32("SITE_PLAN"), sha("plan v1")),
-);
-await measure("document 2, version 1", ops.documents.anchorDocument(1n, uuid(2), b32("OWNERSHIP"), sha("deed v1")));
-await measure("document 3, version 1", ops.documents.anchorDocument(1n, uuid(3), b32("FIRE_SAFETY"), sha("fire v1")));
+const mint = (to: string, tokenId: bigint, type = PERMIT) =>
+  ops.token.mint(to, tokenId, type, commitment(Number(tokenId)));
+const anchor = (tokenId: bigint, n: number, type: string, text: string) =>
+  ops.documents.anchorDocument(tokenId, uuid(n), b32(type), sha(text));
+const newVersion = (from: string, to: string) => ops.documents.anchorVersion(2n, sha(from), sha(to));
+await measure("create request: mint to a new applicant", mint(applicant.address, 1n), 75_000n);
+await measure("document 1, version 1 (first of the request)", anchor(1n, 1, "SITE_PLAN", "plan v1"));
+await measure("document 2, version 1", anchor(1n, 2, "OWNERSHIP", "deed v1"));
+await measure("document 3, version 1", anchor(1n, 3, "FIRE_SAFETY", "fire v1"));
 await measure("submit", ops.registry.submit(1n));
-await measure("stage 1 SEQUENTIAL: A approves (non-final, custodial)", approve(0, 1n, 0b111), { budget: 55_000n });
+await measure("stage 1 SEQUENTIAL: A approves (non-final, custodial)", approve(0, 1n, 0b111), 55_000n);
 await measure("stage 1 SEQUENTIAL: B approves (completes stage 1)", approve(1, 1n, 0b111));
-await measure("stage 2 PARALLEL: C approves (non-final, custodial)", approve(2, 1n, 0b011), { budget: 55_000n });
+await measure("stage 2 PARALLEL: C approves (non-final, custodial)", approve(2, 1n, 0b011), 55_000n);
 await measure("stage 2 PARALLEL: D approves (final: licence issued)", approve(3, 1n, 0b100));
-const lifecycle = rows.filter((r) => r.inLifecycle).reduce((sum, r) => sum + r.gas, 0n);
+const lifecycle = rows.reduce((sum, r) => sum + r.gas, 0n);
 console.log(`${"reference lifecycle total".padEnd(66)} ${lifecycle.toString().padStart(8)}`);
 
 console.log("\nOther paths:");
-await measure(
-  "create request: mint to an applicant who holds one",
-  ops.token.mint(applicant.address, 2n, PERMIT, commitment(2)),
-  { budget: 75_000n, inLifecycle: false },
-);
-await measure(
-  "create request: mint to another new applicant",
-  ops.token.mint(otherApplicant.address, 3n, PERMIT, commitment(3)),
-  { budget: 75_000n, inLifecycle: false },
-);
-await ops.documents.anchorDocument(2n, uuid(10), b32("SITE_PLAN"), sha("r2 plan v1"));
-await ops.documents.anchorDocument(2n, uuid(11), b32("OWNERSHIP"), sha("r2 deed v1"));
-await measure("new document version (draft)", ops.documents.anchorVersion(2n, sha("r2 plan v1"), sha("r2 plan v2")), {
-  budget: 52_000n,
-  inLifecycle: false,
-});
-await measure(
-  "new document version (draft, again)",
-  ops.documents.anchorVersion(2n, sha("r2 plan v2"), sha("r2 plan v3")),
-  { budget: 52_000n, inLifecycle: false },
-);
+inLifecycle = false;
+await measure("create request: mint to an applicant who holds one", mint(applicant.address, 2n), 75_000n);
+await measure("create request: mint to another new applicant", mint(otherApplicant.address, 3n), 75_000n);
+await anchor(2n, 10, "SITE_PLAN", "r2 plan v1");
+await anchor(2n, 11, "OWNERSHIP", "r2 deed v1");
+await measure("new document version (draft)", newVersion("r2 plan v1", "r2 plan v2"), 52_000n);
+await measure("new document version (draft, again)", newVersion("r2 plan v2", "r2 plan v3"), 52_000n);
 await ops.registry.submit(2n);
 await approve(0, 2n, 0b01);
-await measure(
-  "new document version under review (invalidates 1 approval)",
-  ops.documents.anchorVersion(2n, sha("r2 plan v3"), sha("r2 plan v4")),
-  { inLifecycle: false },
-);
-await measure(
-  "new document version under review (no approval affected)",
-  ops.documents.anchorVersion(2n, sha("r2 deed v1"), sha("r2 deed v2")),
-  { inLifecycle: false },
-);
+await measure("new document version under review (invalidates 1 approval)", newVersion("r2 plan v3", "r2 plan v4"));
+await measure("new document version under review (no approval affected)", newVersion("r2 deed v1", "r2 deed v2"));
 await measure(
   "new document added under review (reopens every stage's approvals)",
-  ops.documents.anchorDocument(2n, uuid(12), b32("EXTRA"), sha("r2 extra v1")),
-  { inLifecycle: false },
+  anchor(2n, 12, "EXTRA", "r2 extra v1"),
 );
 
 // Signed decisions (department-held keys), relayed by the operator: token 4 under the one-stage PARALLEL [E, F, A].
-await ops.token.mint(otherApplicant.address, 4n, SIGNED, commitment(4));
-for (let i = 0; i < 3; i++) await ops.documents.anchorDocument(4n, uuid(20 + i), b32(`DOC_${i}`), sha(`r4 doc ${i}`));
+await mint(otherApplicant.address, 4n, SIGNED);
+for (let i = 0; i < 3; i++) await anchor(4n, 20 + i, `DOC_${i}`, `r4 doc ${i}`);
 await ops.registry.submit(4n);
 const signed = (departmentId: bigint) => approval(departmentId, 4n, 0b111);
 const byHolder = await signed(5n);
 await measure(
   "non-final approval, EIP-712 signature (ECDSA), relayed",
   ops.registry.decideBySig(byHolder, await holder.signTypedData(domain, DECISION_TYPES, byHolder)),
-  { budget: 65_000n, inLifecycle: false },
+  65_000n,
 );
 const byMultisig = await signed(6n);
 const multisigSignature = ethers.concat(
@@ -231,38 +203,48 @@ const multisigSignature = ethers.concat(
 await measure(
   "non-final approval, EIP-1271 wallet (2 of 3 owners), relayed",
   ops.registry.decideBySig(byMultisig, multisigSignature),
-  { inLifecycle: false },
 );
 
 const LIFECYCLE_BUDGET = 520_000n;
-const verdict = (r: Row) =>
-  r.budget === undefined ? "" : r.gas <= r.budget ? `≤ ${r.budget} ✅` : `≤ ${r.budget} ❌ (+${r.gas - r.budget})`;
-const table = [
-  "| Step | Gas | Budget |",
-  "|---|---:|---|",
-  ...rows.filter((r) => r.inLifecycle).map((r) => `| ${r.step} | ${r.gas} | ${verdict(r)} |`),
-  `| **Reference lifecycle total** | **${lifecycle}** | ${lifecycle <= LIFECYCLE_BUDGET ? `≤ ${LIFECYCLE_BUDGET} ✅` : `≤ ${LIFECYCLE_BUDGET} ❌ (+${lifecycle - LIFECYCLE_BUDGET})`} |`,
-  ...rows.filter((r) => !r.inLifecycle).map((r) => `| ${r.step} | ${r.gas} | ${verdict(r)} |`),
-].join("\n");
+const verdict = (gas: bigint, budget?: bigint) =>
+  budget === undefined ? "" : gas <= budget ? `≤ ${budget} ✅` : `≤ ${budget} ❌ (+${gas - budget})`;
+const [inside, outside] = [rows.filter((r) => r.inLifecycle), rows.filter((r) => !r.inLifecycle)];
+const total = "**Reference lifecycle total**";
+const budgets = table(
+  ["Step", "Gas", "Budget"],
+  [
+    ...inside.map((r) => [r.step, String(r.gas), verdict(r.gas, r.budget)]),
+    [total, `**${lifecycle}**`, verdict(lifecycle, LIFECYCLE_BUDGET)],
+    ...outside.map((r) => [r.step, String(r.gas), verdict(r.gas, r.budget)]),
+  ],
+  ["---", "---:", "---"],
+).join("\n");
 
 /** Each step's gas by what it paid for, from the node's trace (scripts/bench/gasBreakdown.ts). */
-const partsRow = (step: string, gas: bigint, p: GasBreakdown) =>
-  `| ${step} | ${gas} | ${p.intrinsic} | ${p.newSlots} (${p.newSlotCount}) | ${p.slotRewrites} (${p.slotRewriteCount}) | ${p.reads} (${p.coldReadCount}) | ${p.events} (${p.eventCount}) | ${p.calls} (${p.callCount}) | ${p.hashing + p.execution} | ${p.refund ? -p.refund : 0} |`;
-const sumParts = (list: Row[]): GasBreakdown =>
-  list.reduce(
-    (sum, r) => {
-      for (const key of Object.keys(sum) as (keyof GasBreakdown)[]) sum[key] += r.parts[key];
-      return sum;
-    },
-    Object.fromEntries(Object.keys(rows[0].parts).map((k) => [k, 0])) as unknown as GasBreakdown,
-  );
-const breakdown = [
-  "| Step | Gas | Intrinsic (21,000 + calldata) | New slots (n) | Slot rewrites (n) | Reads (cold n) | Events (n) | Calls between contracts (n) | Hashing and other execution | Refund |",
-  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-  ...rows.filter((r) => r.inLifecycle).map((r) => partsRow(r.step, r.gas, r.parts)),
-  partsRow("**Reference lifecycle total**", lifecycle, sumParts(rows.filter((r) => r.inLifecycle))),
-  ...rows.filter((r) => !r.inLifecycle).map((r) => partsRow(r.step, r.gas, r.parts)),
-].join("\n");
+const partsRow = (step: string, gas: bigint, p: GasBreakdown) => [
+  step,
+  String(gas),
+  String(p.intrinsic.gas),
+  ...(["newSlots", "slotRewrites", "reads", "events", "calls"] as const).map((k) => `${p[k].gas} (${p[k].count})`),
+  String(p.execution.gas),
+  String(p.refund ? -p.refund : 0),
+];
+const sum = emptyBreakdown();
+for (const { parts } of inside) {
+  for (const k of GAS_PARTS) ((sum[k].gas += parts[k].gas), (sum[k].count += parts[k].count));
+  sum.refund += parts.refund;
+}
+const breakdown = table(
+  "Step|Gas|Intrinsic (21,000 + calldata)|New slots (n)|Slot rewrites (n)|Reads (cold n)|Events (n)|Calls between contracts (n)|Hashing and other execution|Refund".split(
+    "|",
+  ),
+  [
+    ...inside.map((r) => partsRow(r.step, r.gas, r.parts)),
+    partsRow(total, lifecycle, sum),
+    ...outside.map((r) => partsRow(r.step, r.gas, r.parts)),
+  ],
+  ["---", ...Array(9).fill("---:")],
+).join("\n");
 
 await writeBenchmarkSection(
   "gas",
@@ -273,7 +255,7 @@ hardfork with the contracts as compiled for deployment (solc 0.8.34, optimizer r
 Gas is each transaction's \`gasUsed\`, base cost 21,000 included. For comparison: storing a 32-byte hash in a
 new slot costs ≈ 43,600 and an EAS attestation ≈ 200,000.
 
-${table}
+${budgets}
 
 Where each step's gas goes, from the chain's own trace of the transaction (every opcode charged what the EVM took
 for it; the parts add up to the gas used). Setting a new slot costs 20,000 and rewriting one 2,900 (100 when

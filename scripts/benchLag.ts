@@ -1,21 +1,22 @@
 /**
- * `npm run bench:lag`: indexer lag on the embedded stack. Starts the bench stack (fresh data directory, free ports),
- * sends 200 writes (registerDepartment from the development governance key, each with the new wallet's key proof,
- * through the real chain gateway), and for each measures
- *   - send → visible: from the call to the gateway until its row is readable in the index views the API reads
- *     (polled every 2 ms by a separate connection);
- *   - the write's own latency (it returns only once the index has its block: read-your-writes).
- * Writes go one at a time, then 8 at a time. Results go to docs/benchmarks.md (section "lag").
+ * `npm run bench:lag`: indexer lag on the embedded stack. Starts the bench stack (fresh data directory, free ports)
+ * and measures, one at a time, then 8 at a time:
+ *   - through the API: POST /requests, then GET /requests/{id} polled every 2 ms until 200 (`npm run bench`'s
+ *     write → visible phase, BENCH_WRITES of them);
+ *   - below the API: registerDepartment from the development governance key, each with the new wallet's key proof,
+ *     through the real chain gateway: send → its row readable in the index views the API reads (polled every 2 ms
+ *     by a separate connection), and the write's own latency (it returns once the index has its block).
+ * Results go to docs/benchmarks.md (section "lag").
  */
 import { Contract, Interface, Wallet, encodeBytes32String } from "ethers";
 import pg from "pg";
 import { ApprovalRegistryAbi, DEPARTMENT_KEY_TYPES } from "../abis/index.ts";
 import { governanceWallet } from "../api/src/chain/governanceKey.ts";
-import { machineLine, writeBenchmarkSection } from "./lib/benchmarkReport.ts";
-import { percentile, runConcurrently, startBenchEnvironment } from "./bench/benchEnvironment.ts";
+import { p50p95, percentile, runConcurrently, sleep, startBenchEnvironment } from "./bench/benchEnvironment.ts";
+import { machineLine, table, writeBenchmarkSection } from "./bench/benchReport.ts";
+import { setUpParallelReview, visibility } from "./bench/phases.ts";
 
 const WRITES = Number(process.env.BENCH_WRITES ?? 200);
-const registry = new Interface(ApprovalRegistryAbi as never);
 console.log("Starting a stack…");
 const env = await startBenchEnvironment("automine");
 const { stack, core, config } = env;
@@ -24,26 +25,26 @@ const watcher = new pg.Pool({ connectionString: stack.databaseUrl, max: 2, optio
 if (!config.governancePrivateKey) throw new Error("the bench stack has no governance key (GOVERNANCE_PRIVATE_KEY)");
 const governance = await governanceWallet(core.wallets, config.governancePrivateKey);
 const registryAddress = stack.deployment.contracts.ApprovalRegistry;
-const registryContract = new Contract(registryAddress, ApprovalRegistryAbi as never, core.gateway.provider);
-const [, name, version, chainId, verifyingContract, salt] = await registryContract.eip712Domain();
+const registry = new Contract(registryAddress, ApprovalRegistryAbi as never, core.gateway.provider);
+const [, name, version, chainId, verifyingContract, salt] = await registry.eip712Domain();
 const domain = { name, version, chainId, verifyingContract, salt };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** registerDepartment through the gateway: [send → row in the index, send → the write returned] in ms. */
-async function one(code: string): Promise<[number, number]> {
+async function registerDepartment(code: string): Promise<[number, number]> {
   const started = performance.now();
   const visible = (async () => {
     while (!(await watcher.query(`SELECT 1 FROM departments WHERE code = $1`, [code])).rowCount) await sleep(2);
     return performance.now() - started;
   })();
   const wallet = Wallet.createRandom();
+  const code32 = encodeBytes32String(code);
   const keyProof = await wallet.signTypedData(domain, DEPARTMENT_KEY_TYPES, {
-    code: encodeBytes32String(code),
+    code: code32,
     wallet: wallet.address,
     custody: 0,
   });
-  const data = registry.encodeFunctionData("registerDepartment", [
-    encodeBytes32String(code),
+  const data = new Interface(ApprovalRegistryAbi as never).encodeFunctionData("registerDepartment", [
+    code32,
     wallet.address,
     0,
     keyProof,
@@ -54,43 +55,15 @@ async function one(code: string): Promise<[number, number]> {
   return Promise.all([visible, write]);
 }
 
-/** Through the API: an applicant creates a request over HTTP; "visible" = GET /requests/{id} answers 200. */
-async function viaApi(): Promise<number> {
-  const started = performance.now();
-  const body = { applicantId: env.applicantId, requestType: "TRADE_LICENSE" };
-  const created = await env.request("POST", "/requests", env.applicantToken, body);
-  if (created.status !== 201) throw new Error(`create failed: ${created.status} ${JSON.stringify(created.body)}`);
-  while ((await env.request("GET", `/requests/${created.body.requestId}`, env.applicantToken)).status !== 200)
-    await sleep(2);
-  return performance.now() - started;
-}
-
-await env.request("POST", "/departments", env.adminToken, { code: "LAG_DEPARTMENT", name: "Lag" });
-await env.request("POST", "/workflows", env.adminToken, {
-  workflowType: "TRADE_LICENSE",
-  name: "Lag",
-  stages: [
-    {
-      stageId: "s",
-      stageName: "Review",
-      stageOrder: 1,
-      executionType: "SEQUENTIAL",
-      requiredApprovals: [{ departmentCode: "LAG_DEPARTMENT", requiredDocuments: ["PLAN"], isMandatory: true }],
-    },
-  ],
-});
 const http: Record<number, number[]> = {};
 const gateway: Record<number, [number, number][]> = {};
 try {
-  for (const concurrency of [1, 8]) {
-    http[concurrency] = [];
-    await runConcurrently(WRITES, concurrency, async () => void http[concurrency].push(await viaApi()));
-    console.log(`  HTTP, concurrency ${concurrency}: ${WRITES} requests created and read back`);
-  }
+  await setUpParallelReview(env);
+  for (const concurrency of [1, 8]) http[concurrency] = (await visibility(env, concurrency, WRITES, 2)).latencies;
   for (const concurrency of [1, 8]) {
     gateway[concurrency] = [];
     await runConcurrently(WRITES, concurrency, async (i) => {
-      gateway[concurrency].push(await one(`LAG_${concurrency}_${i}`));
+      gateway[concurrency].push(await registerDepartment(`LAG_${concurrency}_${i}`));
     });
     console.log(`  concurrency ${concurrency}: ${WRITES} writes done`);
   }
@@ -99,23 +72,26 @@ try {
   await env.close();
 }
 
-const p50p95 = (values: number[]) => `${percentile(values, 50).toFixed(0)} / ${percentile(values, 95).toFixed(0)}`;
 const goal = percentile(http[1], 95) <= 300 ? "met ✅" : "not met ❌";
-const httpTable = [
-  "| Requests created over HTTP (POST /requests: mint through the outbox, chain receipt, index) | send → visible through the API (GET /requests/{id} = 200), p50 / p95 (ms) |",
-  "|---|---|",
-  `| ${WRITES}, one at a time | ${p50p95(http[1])} |`,
-  `| ${WRITES}, 8 at a time | ${p50p95(http[8])} |`,
-].join("\n");
-const row = (label: string, samples: [number, number][]) =>
-  `| ${label} | ${p50p95(samples.map((s) => s[0]))} | ${p50p95(samples.map((s) => s[1]))} |`;
-const table = [
-  "| Writes | send → visible in the index, p50 / p95 (ms) | write call (returns after read-your-writes), p50 / p95 (ms) |",
-  "|---|---|---|",
-  row(`${WRITES}, one at a time`, gateway[1]),
-  row(`${WRITES}, 8 at a time`, gateway[8]),
-].join("\n");
-console.log(`\n${httpTable}\n\n${table}\nGoal p95 ≤ 300 ms (one at a time, send → visible through the API): ${goal}`);
+const label = (concurrency: number) => `${WRITES}, ${concurrency === 1 ? "one" : concurrency} at a time`;
+const httpTable = table(
+  [
+    "Requests created over HTTP (POST /requests: mint through the outbox, chain receipt, index)",
+    "send → visible through the API (GET /requests/{id} = 200), p50 / p95 (ms)",
+  ],
+  [1, 8].map((c) => [label(c), p50p95(http[c])]),
+).join("\n");
+const gatewayTable = table(
+  [
+    "Writes",
+    "send → visible in the index, p50 / p95 (ms)",
+    "write call (returns after read-your-writes), p50 / p95 (ms)",
+  ],
+  [1, 8].map((c) => [label(c), p50p95(gateway[c].map((s) => s[0])), p50p95(gateway[c].map((s) => s[1]))]),
+).join("\n");
+console.log(
+  `\n${httpTable}\n\n${gatewayTable}\nGoal p95 ≤ 300 ms (one at a time, send → visible through the API): ${goal}`,
+);
 
 await writeBenchmarkSection(
   "lag",
@@ -134,6 +110,6 @@ ${httpTable}
 Below the API: \`registerDepartment\` transactions from the governance key through the chain gateway; "visible" means
 the row is readable in the index views the API reads, polled every 2 ms by another connection.
 
-${table}`,
+${gatewayTable}`,
 );
 process.exit(0);

@@ -15,60 +15,43 @@ import path from "node:path";
 import { promisify } from "node:util";
 import autocannon from "autocannon";
 import { Wallet } from "ethers";
-import { loadConfig, type Config } from "../../api/src/config.ts";
+import { loadConfig } from "../../api/src/config.ts";
+import { developmentSecret } from "../../api/src/developmentSecrets.ts";
 import { createLogger } from "../../api/src/observability/logger.ts";
-import { createCoreServices, type CoreServices } from "../../api/src/services.ts";
+import { createCoreServices } from "../../api/src/services.ts";
 import { anvilBinary, rpc } from "../stack/localChain.ts";
 import { freePort } from "../stack/ports.ts";
-import { REPO_ROOT, startStack, type Stack } from "../stack/stack.ts";
+import { REPO_ROOT, startStack } from "../stack/stack.ts";
 import type { NamedProcess, StackCpuMeter } from "./processCpu.ts";
-
-const run = promisify(execFile);
 
 export type Json = Record<string, any>;
 export type ChainMode = "automine" | "interval1s";
+export type BenchEnvironment = Awaited<ReturnType<typeof startBenchEnvironment>>;
 
 /** The block period of the interval mode (seconds). */
 export const BLOCK_PERIOD_S = 1;
 /** The API logs this (warn) when a write returns before the index reached its block (read-your-writes timeout). */
 const READ_YOUR_WRITES_TIMEOUT_LOG = "indexer did not reach the block in time";
 
-export interface BenchEnvironment {
-  mode: ChainMode;
-  stack: Stack;
-  config: Config;
-  core: CoreServices;
-  api: string;
-  adminToken: string;
-  applicantToken: string;
-  applicantId: string;
-  /** CPU of the stack's processes (API processes, workers, Ponder, Postgres by client, the chain). */
-  meter: StackCpuMeter;
-  request(
-    method: string,
-    route: string,
-    token: string | undefined,
-    body?: unknown,
-    headers?: Record<string, string>,
-  ): Promise<{ status: number; body: Json }>;
-  /** How many writes so far returned before the index reached their block (from the API processes' logs). */
-  readYourWritesTimeouts(): Promise<number>;
-  close(): Promise<void>;
-}
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const say = (line: string) => console.log(`  ${line}`);
 
 /** anvil with 1 s blocks and free gas, the contracts deployed by the deploy script: the stack's external chain. */
 async function startIntervalChain(dir: string): Promise<{ env: NodeJS.ProcessEnv; chain: ChildProcess }> {
   const port = await freePort();
-  const rpcUrl = `http://127.0.0.1:${port}`;
-  const chainId = "1337";
-  const chain = await spawnIntervalAnvil(rpcUrl, port, chainId);
-  const operator = Wallet.createRandom();
-  const admin = Wallet.createRandom();
+  const [rpcUrl, chainId] = [`http://127.0.0.1:${port}`, "1337"];
+  const args = `--host 127.0.0.1 --port ${port} --chain-id ${chainId} --hardfork london --block-time ${BLOCK_PERIOD_S} --base-fee 0 --gas-price 0 --silent`;
+  const chain = spawn(anvilBinary(), args.split(" "), { stdio: "ignore" });
   // Governance holds a key of its own here, as a single-key network does (a Safe would answer 202 instead).
-  const governance = Wallet.createRandom();
+  const [operator, admin, governance] = [Wallet.createRandom(), Wallet.createRandom(), Wallet.createRandom()];
   const deploymentFile = path.join(dir, "deployment-interval.json");
   try {
-    await deployContracts({
+    for (let i = 0; !(await rpc(rpcUrl, "eth_chainId", []).then(Boolean, () => false)); i++) {
+      if (i > 300 || chain.exitCode !== null) throw new Error("the interval chain (anvil --block-time) did not start");
+      await sleep(50);
+    }
+    // scripts/deploy.ts against the external chain, as an operator deploys to Besu.
+    const deployEnv = {
       CHAIN_RPC_URL: rpcUrl,
       DEPLOYMENT_FILE: deploymentFile,
       IGNITION_DIR: path.join(dir, "ignition"),
@@ -77,80 +60,36 @@ async function startIntervalChain(dir: string): Promise<{ env: NodeJS.ProcessEnv
       ADMIN_ADDRESS: admin.address,
       KEEPER_ADDRESS: operator.address,
       GOVERNANCE_ADDRESS: governance.address,
-    });
+    };
+    const hardhat = path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js");
+    await promisify(execFile)(
+      process.execPath,
+      [hardhat, "run", "--no-compile", "scripts/deploy.ts", "--network", "localhost"],
+      { cwd: REPO_ROOT, env: { ...process.env, ...deployEnv }, maxBuffer: 16 * 1024 * 1024 },
+    );
   } catch (error) {
     chain.kill("SIGKILL");
     throw error;
   }
-  return {
-    chain,
-    env: {
-      CHAIN_RPC_URL: rpcUrl,
-      CHAIN_ID: chainId,
-      CHAIN_GAS_MODE: "free",
-      DEPLOYMENT_FILE: deploymentFile,
-      OPERATOR_PRIVATE_KEY: operator.privateKey,
-      ADMIN_WALLET_PRIVATE_KEY: admin.privateKey,
-      GOVERNANCE_PRIVATE_KEY: governance.privateKey,
-      MASTER_KEY: `0x${randomBytes(32).toString("hex")}`,
-    },
+  const env = {
+    CHAIN_RPC_URL: rpcUrl,
+    CHAIN_ID: chainId,
+    CHAIN_GAS_MODE: "free",
+    DEPLOYMENT_FILE: deploymentFile,
+    OPERATOR_PRIVATE_KEY: operator.privateKey,
+    ADMIN_WALLET_PRIVATE_KEY: admin.privateKey,
+    GOVERNANCE_PRIVATE_KEY: governance.privateKey,
+    MASTER_KEY: `0x${randomBytes(32).toString("hex")}`,
   };
-}
-
-/** anvil on `port` with BLOCK_PERIOD_S blocks, base fee and gas price 0 (a Besu QBFT shape), once it answers. */
-async function spawnIntervalAnvil(rpcUrl: string, port: number, chainId: string): Promise<ChildProcess> {
-  const chain = spawn(
-    anvilBinary(),
-    [
-      "--host",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "--chain-id",
-      chainId,
-      "--hardfork",
-      "london",
-      "--block-time",
-      String(BLOCK_PERIOD_S),
-      "--base-fee",
-      "0",
-      "--gas-price",
-      "0",
-      "--silent",
-    ],
-    { stdio: "ignore" },
-  );
-  for (let i = 0; !(await rpc(rpcUrl, "eth_chainId", []).then(Boolean, () => false)); i++) {
-    if (i > 300 || chain.exitCode !== null) throw new Error("the interval chain (anvil --block-time) did not start");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return chain;
-}
-
-/** scripts/deploy.ts against the external chain, as an operator deploys to Besu (`env` names chain, file, wallets). */
-async function deployContracts(env: NodeJS.ProcessEnv): Promise<void> {
-  await run(
-    process.execPath,
-    [
-      path.join(REPO_ROOT, "node_modules", "hardhat", "dist", "src", "cli.js"),
-      "run",
-      "--no-compile",
-      "scripts/deploy.ts",
-      "--network",
-      "localhost",
-    ],
-    { cwd: REPO_ROOT, env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 },
-  );
+  return { chain, env };
 }
 
 /** The stack's processes by name, read from the pid files it keeps under DATA_DIR/run (and the external chain's). */
 async function stackProcesses(dataDir: string, externalChain?: ChildProcess): Promise<NamedProcess[]> {
-  const names = (await readdir(path.join(dataDir, "run")).catch(() => [] as string[])).filter((f) =>
-    f.endsWith(".pid"),
-  );
+  const runDir = path.join(dataDir, "run");
   const found: NamedProcess[] = [];
-  for (const file of names) {
-    const pid = Number((await readFile(path.join(dataDir, "run", file), "utf8")).trim());
+  for (const file of (await readdir(runDir).catch(() => [] as string[])).filter((f) => f.endsWith(".pid"))) {
+    const pid = Number((await readFile(path.join(runDir, file), "utf8")).trim());
     const name = file.slice(0, -4);
     if (pid > 0)
       found.push({ name: name === "indexer" ? "indexer (Ponder)" : name === "chain" ? "chain (anvil)" : name, pid });
@@ -159,27 +98,39 @@ async function stackProcesses(dataDir: string, externalChain?: ChildProcess): Pr
   return found;
 }
 
-export async function startBenchEnvironment(mode: ChainMode = "automine"): Promise<BenchEnvironment> {
+export async function startBenchEnvironment(mode: ChainMode = "automine") {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "bench-"));
   const external = mode === "interval1s" ? await startIntervalChain(dataDir) : undefined;
-  const stack = await startBenchStack(dataDir, external);
+  // Fresh free ports, embedded Postgres and chain, quiet logs, and no rate limits or quotas (they would measure the
+  // limiter, not the platform).
+  const limits = ["AUTH", "WRITE", "READ", "PUBLIC"].map((k) => `RATE_LIMIT_${k}_PER_MINUTE`);
+  const ports: Record<string, string> = {};
+  for (const k of ["PORT", "CHAIN_PORT", "EMBEDDED_PG_PORT", "INDEXER_PORT"]) ports[k] = String(await freePort());
+  const stackEnv = {
+    DATA_DIR: path.join(dataDir, "data"),
+    ...ports,
+    LOG_LEVEL: "warn",
+    DATABASE_URL: "",
+    CHAIN_RPC_URL: "",
+    ...Object.fromEntries([...limits, "REQUEST_QUOTA_PER_DAY"].map((k) => [k, "0"])),
+    ...external?.env,
+  };
+  // Snapshots of a chain with 100k+ transactions are large: only at the clean stop.
+  const stack = await startStack({ env: stackEnv, log: () => {}, chainSnapshotMs: 3_600_000 }).catch((error) => {
+    external?.chain.kill("SIGKILL");
+    throw error;
+  });
   const config = loadConfig(stack.env);
   const core = await createCoreServices(config, createLogger("silent"));
-  const postgresPid =
-    Number(
-      (await readFile(path.join(config.dataDir, "postgres", "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0],
-    ) || undefined;
+  const postmaster = await readFile(path.join(config.dataDir, "postgres", "postmaster.pid"), "utf8").catch(() => "");
   let processes = await stackProcesses(config.dataDir, external?.chain);
   const meter: StackCpuMeter = {
     named: () => processes,
-    postgresPid,
+    postgresPid: Number(postmaster.split("\n")[0]) || undefined,
     head: async () => Number(await rpc<string>(stack.rpcUrl, "eth_blockNumber", [])),
   };
   const api = `${stack.api.url}/api/v1`;
-  const request = jsonRequester(api);
-  const adminToken = await adminSignIn(api, stack.admin);
   const applicantId = "bench-applicant";
-  const applicantToken = await developmentSignIn(api, applicantId, "Ben Chmark");
   const logs = path.join(config.dataDir, "logs");
   return {
     mode,
@@ -187,19 +138,20 @@ export async function startBenchEnvironment(mode: ChainMode = "automine"): Promi
     config,
     core,
     api,
-    adminToken,
-    applicantToken,
+    adminToken: await adminSignIn(api, stack.admin),
+    applicantToken: await developmentSignIn(api, applicantId, "Ben Chmark"),
     applicantId,
-    request,
+    custody: config.custodySecret ?? (await developmentSecret(config.dataDir, "custody.key")),
+    /** CPU of the stack's processes (API processes, workers, Ponder, Postgres by client, the chain). */
     meter,
+    request: jsonRequester(api),
+    /** How many writes so far returned before the index reached their block (from the API processes' logs). */
     async readYourWritesTimeouts() {
       // The pid files again: a process the supervisor restarted is measured under its new pid from now on.
       processes = await stackProcesses(config.dataDir, external?.chain);
       let count = 0;
-      for (const file of await readdir(logs).catch(() => [] as string[])) {
-        if (!/^(api|worker)/.test(file)) continue;
+      for (const file of (await readdir(logs).catch(() => [] as string[])).filter((f) => /^(api|worker)/.test(f)))
         count += (await readFile(path.join(logs, file), "utf8")).split(READ_YOUR_WRITES_TIMEOUT_LOG).length - 1;
-      }
       return count;
     },
     async close() {
@@ -215,43 +167,6 @@ export async function startBenchEnvironment(mode: ChainMode = "automine"): Promi
   };
 }
 
-/** The stack on a fresh data directory (pointed at the external chain when there is one, which a failure stops). */
-async function startBenchStack(
-  dataDir: string,
-  external: { env: NodeJS.ProcessEnv; chain: ChildProcess } | undefined,
-): Promise<Stack> {
-  const env = {
-    ...(await benchStackEnv(path.join(dataDir, "data"))),
-    ...external?.env,
-  };
-  try {
-    // Snapshots of a chain with 100k+ transactions are large: only at the clean stop.
-    return await startStack({ env, log: () => {}, chainSnapshotMs: 3_600_000 });
-  } catch (error) {
-    external?.chain.kill("SIGKILL");
-    throw error;
-  }
-}
-
-/**
- * The environment of a stack started for a benchmark: fresh free ports, embedded Postgres and chain, quiet logs,
- * and no rate limits or quotas (they would measure the limiter, not the platform).
- */
-export async function benchStackEnv(dataDir: string): Promise<Record<string, string>> {
-  const limits = ["RATE_LIMIT_AUTH_PER_MINUTE", "RATE_LIMIT_WRITE_PER_MINUTE", "RATE_LIMIT_READ_PER_MINUTE"];
-  return {
-    DATA_DIR: dataDir,
-    PORT: String(await freePort()),
-    CHAIN_PORT: String(await freePort()),
-    EMBEDDED_PG_PORT: String(await freePort()),
-    INDEXER_PORT: String(await freePort()),
-    LOG_LEVEL: "warn",
-    DATABASE_URL: "",
-    CHAIN_RPC_URL: "",
-    ...Object.fromEntries([...limits, "RATE_LIMIT_PUBLIC_PER_MINUTE", "REQUEST_QUOTA_PER_DAY"].map((k) => [k, "0"])),
-  };
-}
-
 async function tokenFrom(response: Response, who: string): Promise<string> {
   const body = (await response.json()) as { access_token?: string };
   if (!body.access_token) throw new Error(`the sign-in of ${who} failed: ${JSON.stringify(body)}`);
@@ -259,7 +174,7 @@ async function tokenFrom(response: Response, who: string): Promise<string> {
 }
 
 /** The administrator's token: the client_credentials grant with the admin client `npm start` prints. */
-export async function adminSignIn(apiBase: string, admin: { clientId: string; clientSecret: string }): Promise<string> {
+async function adminSignIn(apiBase: string, admin: { clientId: string; clientSecret: string }): Promise<string> {
   const body = new URLSearchParams({
     grant_type: "client_credentials",
     client_id: admin.clientId,
@@ -273,7 +188,7 @@ export async function adminSignIn(apiBase: string, admin: { clientId: string; cl
  * An applicant's token from the development identity provider, as a browser gets it: authorize with a PKCE S256
  * challenge (`login_hint` names the applicant), then exchange the code with its verifier (RFC 7636's example pair).
  */
-export async function developmentSignIn(apiBase: string, applicantId: string, name?: string): Promise<string> {
+async function developmentSignIn(apiBase: string, applicantId: string, name: string): Promise<string> {
   const [client_id, redirect_uri] = ["demo", "http://127.0.0.1:9/cb"];
   const query = new URLSearchParams({
     client_id,
@@ -282,7 +197,7 @@ export async function developmentSignIn(apiBase: string, applicantId: string, na
     redirect_uri,
     state: "s",
     login_hint: applicantId,
-    ...(name ? { name } : {}),
+    name,
   });
   const login = await fetch(`${apiBase}/auth/identitylocker/authorize?${query}`, { redirect: "manual" });
   const code = new URL(login.headers.get("location")!).searchParams.get("code");
@@ -296,8 +211,14 @@ export async function developmentSignIn(apiBase: string, applicantId: string, na
 }
 
 /** JSON requests to the API, with a bearer token when given. */
-function jsonRequester(api: string): BenchEnvironment["request"] {
-  return async (method, route, token, body, headers = {}) => {
+function jsonRequester(api: string) {
+  return async (
+    method: string,
+    route: string,
+    token?: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
     const response = await fetch(`${api}${route}`, {
       method,
       headers: {
@@ -317,6 +238,10 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
+/** "p50 / p95" of `values`, whole milliseconds. */
+export const p50p95 = (values: number[]) =>
+  `${percentile(values, 50).toFixed(0)} / ${percentile(values, 95).toFixed(0)}`;
+
 /** Runs `task` `total` times with `concurrency` workers; returns the wall time in ms. */
 export async function runConcurrently(
   total: number,
@@ -334,7 +259,8 @@ export async function runConcurrently(
 
 /**
  * HTTP load from autocannon (`amount` requests or `duration` seconds from `connections` clients); the latencies of
- * the answers with status `ok`, and the others' statuses.
+ * the answers with status `ok` (kept whole: autocannon's own histogram has no p95 and rounds to milliseconds), and
+ * the others' statuses.
  */
 export function load(
   ok: number,
@@ -350,24 +276,24 @@ export function load(
   });
 }
 
-export const say = (line: string) => console.log(`  ${line}`);
-
 /** A JSON-RPC batch straight to the node (each answer's error is the caller's). */
 export async function rpcBatch(url: string, calls: { method: string; params: unknown[] }[]): Promise<any[]> {
-  const body = calls.map((call, id) => ({ jsonrpc: "2.0", id, ...call }));
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
+  const body = JSON.stringify(calls.map((call, id) => ({ jsonrpc: "2.0", id, ...call })));
+  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
   return (await response.json()) as any[];
 }
 
 /** Reserves `count` token ids from the API's sequence (for tokens minted behind its back); returns the first. */
 export async function reserveTokenIds(env: BenchEnvironment, count: number): Promise<bigint> {
-  const { rows } = await env.core.pool.query(
-    `SELECT setval('token_ids', nextval('token_ids') + $1) - $1 + 1 AS first`,
-    [count],
-  );
-  return BigInt(rows[0].first);
+  const sql = `SELECT setval('token_ids', nextval('token_ids') + $1) - $1 + 1 AS first`;
+  return BigInt((await env.core.pool.query(sql, [count])).rows[0].first);
+}
+
+/** Moves the operator's outbox nonce past what was sent behind the API's back. */
+export async function resyncOperatorNonce(env: BenchEnvironment): Promise<void> {
+  const pending = await env.core.provider.getTransactionCount(env.stack.operatorAddress, "pending");
+  await env.core.pool.query(`UPDATE wallets SET next_nonce = GREATEST(next_nonce, $2) WHERE address = $1`, [
+    env.stack.operatorAddress.toLowerCase(),
+    pending,
+  ]);
 }

@@ -9,10 +9,9 @@
  * read-only statement). Measured: one take (a public read, a sign-in) and an authenticated request (its credential
  * admitted, a read of its failure bucket, then the caller's read or write taken).
  */
-import { readFileSync } from "node:fs";
+import pidusage from "pidusage";
 import { FailedCredentials, MemoryBuckets, PostgresBuckets, RateLimiter } from "../../api/src/http/rateLimit.ts";
 import { createPool } from "../../api/src/db/pool.ts";
-import { CLOCK_TICKS, parseStat } from "./processCpu.ts";
 
 const requests = Number(process.argv[2] ?? 20_000);
 const concurrency = Number(process.argv[3] ?? 8);
@@ -31,8 +30,9 @@ const authenticated: Shape = async (limiter, i) => {
 };
 
 async function measure(limiter: RateLimiter, shape: Shape, backends: number[] = []) {
-  const backendTicks = () =>
-    backends.reduce((sum, pid) => sum + parseStat(pid, readFileSync(`/proc/${pid}/stat`, "utf8")).ticks, 0);
+  // CPU ms of the Postgres backends serving the limiter (pidusage: user + system).
+  const backendMs = async () =>
+    backends.length === 0 ? 0 : Object.values(await pidusage(backends)).reduce((sum, s) => sum + s.ctime, 0);
   let next = 0;
   const run = async () => {
     while (next < requests) {
@@ -42,7 +42,7 @@ async function measure(limiter: RateLimiter, shape: Shape, backends: number[] = 
   };
   // Warm-up (prepared statements, JIT), then the measured run.
   for (let i = 0; i < 500; i++) await limiter.take("read", `client:warm-${i % 50}`);
-  const ticks = backendTicks();
+  const backendBefore = await backendMs();
   const cpu = process.cpuUsage();
   const started = performance.now();
   await Promise.all(Array.from({ length: concurrency }, run));
@@ -50,7 +50,7 @@ async function measure(limiter: RateLimiter, shape: Shape, backends: number[] = 
   const used = process.cpuUsage(cpu);
   return {
     nodeCpuMsPerRequest: (used.user + used.system) / 1000 / requests,
-    postgresCpuMsPerRequest: ((backendTicks() - ticks) * 1000) / CLOCK_TICKS / requests,
+    postgresCpuMsPerRequest: ((await backendMs()) - backendBefore) / requests,
     wallMsPerRequest: elapsed / requests,
     requestsPerSecond: Math.round((requests / elapsed) * 1000),
   };

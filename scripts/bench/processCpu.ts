@@ -5,7 +5,7 @@
  * holding the other end of its connection (`ss -tnp`), so the table can say "Postgres for Ponder" apart from
  * "Postgres for api".
  */
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { readdirSync } from "node:fs";
 import os from "node:os";
 import { promisify } from "node:util";
@@ -162,13 +162,4 @@ export async function measureCpu<T>(
       ended,
     },
   };
-}
-
-/** Clock ticks per second of the times in /proc/PID/stat (for scripts/bench/limiterCost.ts). */
-export const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-
-/** /proc/PID/stat's parent and utime + stime + cutime + cstime in ticks (the name may hold spaces or parentheses). */
-export function parseStat(pid: number, text: string): { pid: number; ppid: number; ticks: number } {
-  const at = (field: number) => Number(text.slice(text.lastIndexOf(")") + 2).split(" ")[field - 3]);
-  return { pid, ppid: at(4), ticks: at(14) + at(15) + at(16) + at(17) };
 }

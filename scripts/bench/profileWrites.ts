@@ -13,7 +13,7 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { runConcurrently, say, startBenchEnvironment, type ChainMode } from "./benchEnvironment.ts";
-import { setUpParallelReview } from "./approvalThroughput.ts";
+import { setUpParallelReview } from "./phases.ts";
 
 const WRITES = Number(process.env.PROFILE_WRITES ?? 300);
 const MODE = (process.env.PROFILE_MODE ?? "automine") as ChainMode;
@@ -72,13 +72,7 @@ const profileDir = await mkdtemp(path.join(os.tmpdir(), "bench-profile-"));
 process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${profileDir}`.trim();
 const env = await startBenchEnvironment(MODE);
 delete process.env.NODE_OPTIONS;
-const pids = new Map(
-  (await readdir(path.join(env.config.dataDir, "run")))
-    .filter((f) => f.endsWith(".pid"))
-    .map((f) => [f.slice(0, -4), 0]),
-);
-for (const name of pids.keys())
-  pids.set(name, Number((await readFile(path.join(env.config.dataDir, "run", `${name}.pid`), "utf8")).trim()));
+const processes = env.meter.named();
 let window: [number, number];
 try {
   await setUpParallelReview(env);
@@ -100,7 +94,7 @@ try {
 
 const files = (await readdir(profileDir)).filter((f) => f.endsWith(".cpuprofile"));
 console.log("Shares are what to read: on a busy machine a sample also carries the time its process waited for a core.");
-for (const [name, pid] of pids) {
+for (const { name, pid } of processes) {
   const file = files.find((f) => f.includes(`.${pid}.`));
   if (!file) {
     console.log(`\n${name} (pid ${pid}): no profile (not a Node process, or it did not exit cleanly)`);
