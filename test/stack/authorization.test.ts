@@ -674,6 +674,7 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     "GET /api/v1/verify/{tokenId}": { build: () => ({ path: `/api/v1/verify/${fx.issued.tokenId}` }) },
     "GET /api/v1/requests/{requestId}/qr": { build: () => ({ path: requestPath(fx.issued.id, "/qr?format=json") }) },
     "GET /api/v1/files/{token}": { build: () => ({ path: fx.fileUrl }) },
+    "GET /.well-known/did.json": plain("/.well-known/did.json"),
   };
 
   function credentials(caller: Caller): Record<string, string> {

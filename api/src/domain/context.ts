@@ -5,6 +5,7 @@
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
 import type { ChainGateway } from "../chain/chainGateway.ts";
+import type { CredentialSigner } from "../chain/credentialKey.ts";
 import type { Deployment } from "../chain/deployment.ts";
 import type { DepartmentWallets } from "../chain/departmentWallets.ts";
 import type { GovernanceKey } from "../chain/governanceKey.ts";
@@ -38,4 +39,6 @@ export interface DomainContext {
   departmentSecrets: SecretSealer;
   /** Seals webhook secrets at rest (they are needed back to sign deliveries). */
   webhookSecrets: SecretSealer;
+  /** Signs licence credentials and status lists (ES256): the did:web issuer's key, sealed in the key vault. */
+  credentialSigner: CredentialSigner;
 }
