@@ -192,7 +192,7 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
     });
   });
 
-  it("dc+sd-jwt: verified by the library with the DID's key and the live Token Status List; presents the licence number alone", async function () {
+  it("dc+sd-jwt: verified by the library with the DID's key and the live Token Status List; presents the licence number alone; expires with the chain", async function () {
     const response = await download("dc+sd-jwt");
     expect(response.status).to.equal(200);
     expect(response.headers.get("content-type")).to.equal("application/dc+sd-jwt");
@@ -211,6 +211,15 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
       holder_name: holderName,
     });
     expect(payload.status?.status_list.idx).to.equal(statusPosition(BigInt(licence.tokenId)).index);
+    // Validity is the chain's: a verifier's clock past the licence's expiry refuses the credential.
+    const verified = (await http(api).get(`/verify/${licence.tokenId}`)).body;
+    expect(payload.nbf).to.equal(Date.parse(verified.issuedAt) / 1000);
+    expect(payload.exp).to.equal(Date.parse(verified.expiresAt) / 1000);
+    const late = await verifier.verify(credential, { currentDate: payload.exp! + 1 }).then(
+      () => "accepted",
+      (error: Error) => error.message,
+    );
+    expect(late).to.match(/expired/);
     // The issuer-signed part names none of the disclosable claims.
     const signed = JSON.stringify(decodeJwt(credential.split("~")[0]));
     for (const hidden of [holderName, licence.requestNumber, "RESORT_LICENSE", "Beach Road"])
@@ -230,7 +239,7 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
     expect(shown.payload).to.not.have.property("holder_name");
   });
 
-  it("binds the SD-JWT VC to the holder's key when one is given (cnf)", async function () {
+  it("binds the SD-JWT VC to the holder's key (cnf): a key-binding presentation by that key passes, by another key fails", async function () {
     const holder = await ES256.generateKeyPair();
     const key = Buffer.from(JSON.stringify(holder.publicKey)).toString("base64url");
     const response = await fetch(
@@ -238,8 +247,49 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
       { headers: { authorization: `Bearer ${applicantBearer}` } },
     );
     expect(response.status).to.equal(200);
-    const { payload } = await (await sdJwtVerifier()).verify(await response.text());
+    const bound = await response.text();
+    const { payload } = await (await sdJwtVerifier()).verify(bound);
     expect((payload.cnf as { jwk: JWK }).jwk).to.deep.equal(holder.publicKey);
+    // The holder presents it with a key-binding JWT signed by that key; the verifier checks it against cnf.
+    const wallet = new SDJwtVcInstance({
+      hasher: digest,
+      hashAlg: "sha-256",
+      kbSigner: await ES256.getSigner(holder.privateKey),
+      kbSignAlg: "ES256",
+    });
+    const nonce = `nonce-${run}`;
+    const presented = await wallet.present(
+      bound,
+      { licence_number: true },
+      { kb: { payload: { iat: Math.floor(Date.now() / 1000), aud: "https://inspector.example", nonce } } },
+    );
+    const keyChecked = new SDJwtVcInstance({
+      verifier: await ES256.getVerifier(issuerJwk),
+      kbVerifier: async (data, signature, signed) =>
+        (await ES256.getVerifier((signed.cnf as { jwk: JWK }).jwk))(data, signature),
+      hasher: digest,
+      hashAlg: "sha-256",
+    });
+    expect((await keyChecked.verify(presented, { keyBindingNonce: nonce })).kb?.payload.aud).to.equal(
+      "https://inspector.example",
+    );
+    const stranger = await ES256.generateKeyPair();
+    const forged = await new SDJwtVcInstance({
+      hasher: digest,
+      hashAlg: "sha-256",
+      kbSigner: await ES256.getSigner(stranger.privateKey),
+      kbSignAlg: "ES256",
+    }).present(
+      bound,
+      { licence_number: true },
+      { kb: { payload: { iat: Math.floor(Date.now() / 1000), aud: "x", nonce } } },
+    );
+    expect(
+      await keyChecked.verify(forged, { keyBindingNonce: nonce }).then(
+        () => "accepted",
+        () => "refused",
+      ),
+    ).to.equal("refused");
     const privateKey = Buffer.from(JSON.stringify(holder.privateKey)).toString("base64url");
     const refused = await http(api, applicantBearer).get(
       `/requests/${licence.id}/credential?format=dc%2Bsd-jwt&holderKey=${privateKey}`,
