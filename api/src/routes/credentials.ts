@@ -11,12 +11,7 @@ import {
   LICENCE_VCT_PATH,
   licenceTypeMetadata,
 } from "../domain/credentials/licenceCredential.ts";
-import {
-  MEDIA_TYPES,
-  signedStatusList,
-  STATUS_LIST_TTL_SECONDS,
-  statusListContext,
-} from "../domain/credentials/statusListCredentials.ts";
+import { MEDIA_TYPES, signedStatusList, STATUS_LIST_TTL_SECONDS } from "../domain/credentials/statusListCredentials.ts";
 import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
 import { CredentialQuery, DidDocument, LicenceTypeMetadata, StatusListParams } from "./schemas/credential.ts";
 
@@ -45,7 +40,7 @@ export function credentialRoutes(context: DomainContext): { api: RouteDefinition
         404: "Beyond the highest list in use",
       },
       handler: async ({ params }) => {
-        const { token, mediaType } = await signedStatusList(statusListContext(context), params.list, params.kind);
+        const { token, mediaType } = await signedStatusList(context, params.list, params.kind);
         return {
           body: token,
           headers: { "content-type": mediaType, "Cache-Control": `public, max-age=${STATUS_LIST_TTL_SECONDS}` },

@@ -28,25 +28,16 @@ export function statusListUrl(publicBaseUrl: string, list: number, kind: StatusL
   return `${publicBaseUrl}/credentials/status/${list}/${kind}`;
 }
 
-export type StatusListContext = Pick<DomainContext, "pool" | "credentialSigner"> & { publicBaseUrl: string };
-
-export function statusListContext(context: Pick<DomainContext, "pool" | "credentialSigner" | "config">) {
-  return {
-    pool: context.pool,
-    credentialSigner: context.credentialSigner,
-    publicBaseUrl: context.config.publicBaseUrl!,
-  };
-}
-
 /** The compact signed list: a vc+jwt for revocation and suspension, a statuslist+jwt for token-status. */
 export async function signedStatusList(
-  context: StatusListContext,
+  context: Pick<DomainContext, "pool" | "credentialSigner" | "config">,
   list: number,
   kind: StatusListKind,
 ): Promise<{ token: string; mediaType: string }> {
   const bits = await statusListBits(context.pool, list);
-  const url = statusListUrl(context.publicBaseUrl, list, kind);
-  const issuer = issuerIdentity(context.publicBaseUrl);
+  const base = context.config.publicBaseUrl!;
+  const url = statusListUrl(base, list, kind);
+  const issuer = issuerIdentity(base);
   const now = Math.floor(Date.now() / 1000);
   const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
   if (kind === "token-status") {
