@@ -140,7 +140,7 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
     expect((await loadCredentialKey(driver.core.pool, driver.core.vault)).publicJwk).to.deep.equal(issuerJwk);
   });
 
-  it("vc+jwt: a VC 2.0 document signed by the DID's key, with the licence, its evidence and three status entries", async function () {
+  it("vc+jwt: a VC 2.0 document signed by the DID's key, with the licence, its evidence, three status entries and the chain's validity", async function () {
     const response = await download("vc+jwt");
     expect(response.status).to.equal(200);
     expect(response.headers.get("content-type")).to.equal("application/vc+jwt");
@@ -164,6 +164,15 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
     const verified = (await http(api).get(`/verify/${licence.tokenId}`)).body;
     expect(vc.validFrom).to.equal(verified.issuedAt);
     expect(vc.validUntil).to.equal(verified.expiresAt);
+    // The JWT claims agree with the document, so a plain JWT verifier enforces the licence's validity too.
+    expect(vc).to.include({ iss: did, nbf: Date.parse(vc.validFrom) / 1000, exp: Date.parse(vc.validUntil) / 1000 });
+    const late = await jwtVerify(jwt, await importJWK(issuerJwk, "ES256"), {
+      currentDate: new Date(Date.parse(vc.validUntil) + 1000),
+    }).then(
+      () => "accepted",
+      (error: Error) => error.message,
+    );
+    expect(late).to.match(/"exp" claim timestamp check failed/);
     const [evidence] = vc.evidence;
     const bare = (hash: string) => hash.replace(/^0x/, "").toLowerCase();
     expect(evidence.documents.map((d: any) => bare(d.sha256))).to.deep.equal([bare(licence.hashes.SITE_PLAN)]);

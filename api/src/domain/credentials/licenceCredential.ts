@@ -150,7 +150,16 @@ export function vcDocument(context: CredentialContext, issuer: IssuerIdentity, c
 }
 
 async function vcJwt(context: CredentialContext, issuer: IssuerIdentity, claims: LicenceClaims): Promise<string> {
-  const payload = new TextEncoder().encode(JSON.stringify(vcDocument(context, issuer, claims)));
+  // The JWT claims repeat what the document says (VC-JOSE-COSE allows it when they agree), so that any JWT library
+  // refuses the credential before validFrom and after validUntil.
+  const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+  const jwtClaims = {
+    iss: issuer.did,
+    iat: seconds(new Date()),
+    nbf: seconds(claims.validFrom),
+    ...(claims.validUntil ? { exp: seconds(claims.validUntil) } : {}),
+  };
+  const payload = new TextEncoder().encode(JSON.stringify({ ...vcDocument(context, issuer, claims), ...jwtClaims }));
   return context.signer.signJws({ typ: "vc+jwt", cty: "vc", kid: issuer.kid }, payload);
 }
 
