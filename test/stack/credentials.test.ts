@@ -212,6 +212,19 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
     });
     const verifier = await sdJwtVerifier();
     const { payload } = await verifier.verify(credential);
+    // Its vct resolves to type metadata the library accepts, naming the holder's name as always disclosable.
+    const typed = await new SDJwtVcInstance({
+      verifier: await ES256.getVerifier(issuerJwk),
+      hasher: digest,
+      hashAlg: "sha-256",
+      loadTypeMetadataFormat: true,
+    }).verify(credential);
+    expect(typed.typeMetadata?.mergedTypeMetadata.vct).to.equal(payload.vct);
+    expect(typed.typeMetadata?.mergedTypeMetadata.claims).to.deep.include({
+      path: ["holder_name"],
+      sd: "always",
+      display: [{ locale: "en", label: "Holder" }],
+    });
     expect(payload).to.include({
       iss: did,
       vct: `${current().api.url}/credentials/types/licence`,

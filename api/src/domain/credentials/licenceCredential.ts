@@ -238,7 +238,7 @@ export function licenceTypeMetadata(publicBaseUrl: string) {
   const claim = (name: string, label: string, sd: "always" | "never") => ({
     path: [name],
     sd,
-    display: [{ lang: "en", label }],
+    display: [{ locale: "en", label }],
   });
   return {
     vct: `${publicBaseUrl}${LICENCE_VCT_PATH}`,

@@ -32,7 +32,7 @@ export const LicenceTypeMetadata = z
       z.object({
         path: z.array(z.string()),
         sd: z.enum(["always", "never", "allowed"]),
-        display: z.array(z.object({ lang: z.string(), label: z.string() })),
+        display: z.array(z.object({ locale: z.string(), label: z.string() })),
       }),
     ),
   })
