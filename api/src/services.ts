@@ -12,6 +12,7 @@ import { applicantAddresses } from "./chain/applicantKeys.ts";
 import { ChainGateway } from "./chain/chainGateway.ts";
 import { departmentWallets } from "./chain/departmentWallets.ts";
 import { KeyVault } from "./chain/keyVault.ts";
+import { loadCredentialKey } from "./chain/credentialKey.ts";
 import { LocalVaultSigner } from "./chain/localVaultSigner.ts";
 import { governanceKey, governanceWallet, withGovernanceKey } from "./chain/governanceKey.ts";
 import { RemoteSigner } from "./chain/remoteSigner.ts";
@@ -203,6 +204,7 @@ export async function createDomainContext(config: Config, logger: Logger, core: 
     departmentWallets: departmentWallets(core.signer),
     departmentSecrets: secretSealer(core.vault, "department-api-secret"),
     webhookSecrets: secretSealer(core.vault, "webhook-secret"),
+    credentialSigner: await loadCredentialKey(core.pool, core.vault),
     chainState: chainStateKey(core),
   };
 }

@@ -674,6 +674,12 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     "GET /api/v1/verify/{tokenId}": { build: () => ({ path: `/api/v1/verify/${fx.issued.tokenId}` }) },
     "GET /api/v1/requests/{requestId}/qr": { build: () => ({ path: requestPath(fx.issued.id, "/qr?format=json") }) },
     "GET /api/v1/files/{token}": { build: () => ({ path: fx.fileUrl }) },
+    "GET /.well-known/did.json": plain("/.well-known/did.json"),
+    "GET /credentials/status/{list}/{kind}": plain("/credentials/status/0/token-status"),
+    "GET /credentials/types/licence": plain("/credentials/types/licence"),
+    "GET /api/v1/requests/{requestId}/credential": {
+      build: () => ({ path: requestPath(fx.issued.id, "/credential?format=vc%2Bjwt") }),
+    },
   };
 
   function credentials(caller: Caller): Record<string, string> {

@@ -402,6 +402,8 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       hash: f.submitted.sitePlan.hash,
       qrCode: "LAP1.31337.0x0000000000000000000000000000000000000000.1.AAAA",
       token: f.file.token,
+      list: "0",
+      kind: "token-status",
     };
   }
 
@@ -422,6 +424,8 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
         return { state: "fuzz-state" };
       case "downloadFile":
         return f.file.query;
+      case "getLicenceCredential":
+        return { format: "dc+sd-jwt" };
       default:
         return {};
     }

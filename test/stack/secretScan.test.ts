@@ -4,7 +4,8 @@
  * sign-in, a request from creation to issuance, a signed download URL, a key regeneration, and failed attempts
  * with wrong credentials), collects every secret the platform issued or was given — plus the stack's own keys
  * under DATA_DIR/secrets, the custodial wallets' private keys (opened with the API's own vault code) and the
- * custodial keys derived from the custody secret (the issued licence's own, the applicant's older one) — then
+ * custodial keys derived from the custody secret (the issued licence's own, the applicant's older one), the
+ * credential-signing key and the licence's wallet credentials (both formats) — then
  * reads every log file the stack wrote (DATA_DIR/logs) and asserts that none of those values, and no bearer JWT or
  * PEM private key block, appears in any of them.
  */
@@ -15,6 +16,7 @@ import { expect } from "chai";
 import { computeAddress } from "ethers";
 import { SignJWT } from "jose";
 import { KeyVault } from "../../api/src/chain/keyVault.ts";
+import { secretSealer } from "../../api/src/chain/secretSealer.ts";
 import { WalletStore } from "../../api/src/chain/walletStore.ts";
 import { loadConfig } from "../../api/src/config.ts";
 import { createPool } from "../../api/src/db/pool.ts";
@@ -246,6 +248,17 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
     expect((await fetch(url)).status).to.equal(200);
     must(await applicant.get(`/requests/${requestId}/qr?format=json`), 200, "qr");
 
+    // ---- The licence as a wallet credential (a holder's bearer credential: never logged) and its status lists.
+    for (const format of ["vc%2Bjwt", "dc%2Bsd-jwt"]) {
+      const response = await fetch(`${api}/api/v1/requests/${requestId}/credential?format=${format}`, {
+        headers: { authorization: `Bearer ${applicantToken}` },
+      });
+      expect(response.status, format).to.equal(200);
+      keep(`licence credential (${format})`, await response.text());
+    }
+    for (const kind of ["revocation", "token-status"])
+      expect((await fetch(`${api}/credentials/status/0/${kind}`)).status, kind).to.equal(200);
+
     // ---- Key regeneration: new credentials, used at once.
     const regenerated = must(await admin.post(`/departments/${planning.code}/regenerate-api-key`), 200, "regenerate");
     keep("regenerated API key", regenerated.apiKey);
@@ -350,6 +363,10 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
           `${wallet.purpose} wallet private key ${wallet.address}`,
           (await wallets.signer(wallet.address)).privateKey,
         );
+      // The credential-signing key, opened as the API opens it.
+      const { rows } = await pool.query(`SELECT key_id, sealed_key FROM credential_keys`);
+      const sealer = secretSealer(new KeyVault(await masterKeyOf(config)), "credential-signing-key");
+      for (const row of rows) keep("credential signing key", JSON.parse(sealer.open(row.key_id, row.sealed_key)).d);
     } finally {
       await pool.end();
     }
@@ -408,6 +425,8 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
       "department webhook secret",
       "DATA_DIR/secrets/master.key",
       "licence custodial private key",
+      "credential signing key",
+      "licence credential (vc%2Bjwt)",
       "applicant custodial private key (licences minted before per-licence addresses)",
     ]) {
       expect(kinds, what).to.include(what);

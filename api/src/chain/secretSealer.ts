@@ -10,7 +10,7 @@ export interface SecretSealer {
   open(ownerId: string, sealed: Buffer): string;
 }
 
-export type SealedSecretPurpose = "department-api-secret" | "webhook-secret";
+export type SealedSecretPurpose = "department-api-secret" | "webhook-secret" | "credential-signing-key";
 
 export function secretSealer(vault: KeyVault, purpose: SealedSecretPurpose): SecretSealer {
   const aad = (ownerId: string) => `${purpose}:${ownerId}`;

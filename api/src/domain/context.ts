@@ -5,6 +5,7 @@
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
 import type { ChainGateway } from "../chain/chainGateway.ts";
+import type { CredentialSigner } from "../chain/credentialKey.ts";
 import type { Deployment } from "../chain/deployment.ts";
 import type { DepartmentWallets } from "../chain/departmentWallets.ts";
 import type { GovernanceKey } from "../chain/governanceKey.ts";
@@ -43,4 +44,6 @@ export interface DomainContext {
    * two is reused while it stays the same. Undefined when a change could go unseen (not listening to the indexer).
    */
   chainState?: () => Promise<string | undefined>;
+  /** Signs licence credentials and status lists (ES256): the did:web issuer's key, sealed in the key vault. */
+  credentialSigner: CredentialSigner;
 }

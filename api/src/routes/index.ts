@@ -16,6 +16,7 @@ import { reviewerRoutes } from "./reviewers.ts";
 import { passkeySigningRoutes } from "./passkeySigning.ts";
 import { consoleRoutes } from "./console.ts";
 import { verifyRoutes } from "./verify.ts";
+import { credentialRoutes } from "./credentials.ts";
 import type { QrIssuer } from "../domain/verification/qrPayload.ts";
 
 export function apiRoutes(
@@ -25,6 +26,7 @@ export function apiRoutes(
 ): { api: RouteDefinition[]; root: RouteDefinition[] } {
   const verification = verifyRoutes(context, issuer);
   const reviewConsole = consoleRoutes(context);
+  const credentials = credentialRoutes(context);
   return {
     api: [
       ...auth.routes,
@@ -43,7 +45,8 @@ export function apiRoutes(
       ...reviewerRoutes(context),
       ...passkeySigningRoutes(context),
       ...reviewConsole.api,
+      ...credentials.api,
     ],
-    root: [...auth.rootRoutes, ...verification.root, ...reviewConsole.root],
+    root: [...auth.rootRoutes, ...verification.root, ...reviewConsole.root, ...credentials.root],
   };
 }

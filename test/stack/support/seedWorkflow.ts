@@ -32,6 +32,7 @@ export function domainContext(stack: Stack, driver: Driver): DomainContext {
     departmentWallets: departmentWallets(driver.core.signer),
     departmentSecrets: secretSealer(driver.core.vault, "department-api-secret"),
     webhookSecrets: secretSealer(driver.core.vault, "webhook-secret"),
+    credentialSigner: undefined as never,
   };
 }
 
