@@ -1017,7 +1017,8 @@ describe("LicenceToken", function () {
 
   describe("anchorStatusList", function () {
     const LAST_LIST = Number(MAX_TOKEN_ID / 131_072n);
-    const digests = (label: string) => [sha(`${label}-revocation`), sha(`${label}-suspension`), sha(`${label}-token`)];
+    const digests = (label: string) =>
+      [sha(`${label}-revocation`), sha(`${label}-suspension`), sha(`${label}-token`)] as const;
 
     describe("when the caller has OPERATOR_ROLE", function () {
       it("emits StatusListAnchored and statusListAnchorOf returns the digests, sequence and block", async function () {
