@@ -25,5 +25,14 @@ export async function assertPortFree(port: number, what: string, envVar: string,
   }
 }
 
-/** A port the OS reports free now (for tests, which always pick their own). */
-export const freePort = (host = "127.0.0.1"): Promise<number> => listenAndClose(0, host);
+/**
+ * A port free now, for tests (which always pick their own). Drawn below the OS's ephemeral range (32768 and up on
+ * Linux), where outgoing connections take their local ports: a port the OS handed out as "free" could otherwise be
+ * taken by some connection before the test's server binds it.
+ */
+export async function freePort(host = "127.0.0.1"): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await isPortFree(port, host)) return port;
+  }
+}

@@ -89,13 +89,13 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
     await seedWorkflow(
       stack,
       driver,
-      workflow("RESORT_LICENSE", "Wallet licence", stage("check", "Check", "SEQUENTIAL", { [code]: ["SITE_PLAN"] })),
+      workflow("BUILDING_PERMIT", "Wallet licence", stage("check", "Check", "SEQUENTIAL", { [code]: ["SITE_PLAN"] })),
     );
     applicantBearer = await applicantToken(api, { id: `wallet-${run}`, name: holderName });
     applicant = { ...http(api, applicantBearer), id: `wallet-${run}` };
     const draft = await draftRequest(
       applicant,
-      "RESORT_LICENSE",
+      "BUILDING_PERMIT",
       { SITE_PLAN: pdf(`wallet ${run}`) },
       { premises: { address: "1 Beach Road" }, conditions: ["No amplified music after 22:00"], note: "private" },
     );
@@ -154,7 +154,7 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
     expect(vc.credentialSubject).to.deep.equal({
       type: "Licence",
       licenceNumber: licence.requestNumber,
-      licenceType: "RESORT_LICENSE",
+      licenceType: "BUILDING_PERMIT",
       premises: { address: "1 Beach Road" },
       conditions: ["No amplified music after 22:00"],
     });
@@ -229,7 +229,7 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
       iss: did,
       vct: `${current().api.url}/credentials/types/licence`,
       licence_number: licence.requestNumber,
-      licence_type: "RESORT_LICENSE",
+      licence_type: "BUILDING_PERMIT",
       holder_name: holderName,
     });
     expect(payload.status?.status_list.idx).to.equal(statusPosition(BigInt(licence.tokenId)).index);
@@ -244,7 +244,7 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
     expect(late).to.match(/expired/);
     // The issuer-signed part names none of the disclosable claims.
     const signed = JSON.stringify(decodeJwt(credential.split("~")[0]));
-    for (const hidden of [holderName, licence.requestNumber, "RESORT_LICENSE", "Beach Road"])
+    for (const hidden of [holderName, licence.requestNumber, "BUILDING_PERMIT", "Beach Road"])
       expect(signed).to.not.include(hidden);
 
     const presentation = await verifier.present(credential, { licence_number: true });
@@ -378,7 +378,7 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
   });
 
   it("refuses a request never issued (409), another applicant (404 as for the detail), an unknown format (400)", async function () {
-    const draft = await draftRequest(applicant, "RESORT_LICENSE", { SITE_PLAN: pdf(`wallet draft ${run}`) });
+    const draft = await draftRequest(applicant, "BUILDING_PERMIT", { SITE_PLAN: pdf(`wallet draft ${run}`) });
     const notIssued = await http(api, applicantBearer).get(`/requests/${draft.id}/credential?format=vc%2Bjwt`);
     expectError(notIssued, 409, "NOT_ISSUED");
     const otherBearer = await applicantToken(api, { id: `other-${run}`, name: "Otto Other" });
