@@ -379,6 +379,9 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
         json: { applicantId: "someone-else", salt: `0x${"11".repeat(32)}` },
       }),
     },
+    "POST /api/v1/verify/credential": {
+      build: () => ({ path: "/api/v1/verify/credential", json: { credential: `${fx.issued.qrPayload}~` } }),
+    },
     "POST /api/v1/departments/key-proof-typed-data": {
       build: () => ({
         path: "/api/v1/departments/key-proof-typed-data",

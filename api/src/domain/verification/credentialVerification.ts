@@ -3,8 +3,8 @@
  * disclosures ~ optional key-binding JWT). The credential is checked first, in this order, and the first check that
  * fails gives verdict INVALID_CREDENTIAL with `credential.reason`:
  *   MALFORMED (not a compact JWS / SD-JWT of either format) → UNKNOWN_ISSUER (iss, issuer or kid not our did:web) →
- *   BAD_SIGNATURE (not signed by the key our DID document publishes) → TAMPERED (a disclosure no signed digest
- *   names) → NOT_A_LICENCE (signed by us, but not a licence credential of this chain and contract) → KEY_BINDING
+ *   BAD_SIGNATURE (not signed by the key our DID document publishes) → NOT_A_LICENCE (signed by us, but not a
+ *   licence credential of this chain and contract) → TAMPERED (a disclosure no signed digest names) → KEY_BINDING
  *   (a key-binding JWT not signed by the cnf key, or not over this presentation) → NOT_YET_VALID (before validFrom).
  * Then the status lists answer for the token it names (our own lists, read in-process) and the chain decides, as for
  * GET /verify/{tokenId}: its verdict is the answer, except that a credential past its validUntil is EXPIRED whatever
@@ -25,8 +25,8 @@ export const CREDENTIAL_PROBLEMS = [
   "MALFORMED",
   "UNKNOWN_ISSUER",
   "BAD_SIGNATURE",
-  "TAMPERED",
   "NOT_A_LICENCE",
+  "TAMPERED",
   "KEY_BINDING",
   "NOT_YET_VALID",
 ] as const;
