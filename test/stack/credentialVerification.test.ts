@@ -129,6 +129,9 @@ describe("verification of a presented credential (vc+jwt, SD-JWT VC; real stack)
       licenceNumber: licences.valid.requestNumber,
       licenceType: "TRADE_LICENSE",
     });
+    // Pasted with the line breaks a chat or an e-mail put in it.
+    const wrapped = credentials.vc.replace(/(.{76})/g, "$1\n  ");
+    expect((await present(`  ${wrapped}\n`)).verdict).to.equal("VALID");
   });
 
   it("dc+sd-jwt → VALID with every claim disclosed; a presentation of the licence number alone discloses no name", async function () {

@@ -103,7 +103,8 @@ export async function verifyCredential(
 ): Promise<CredentialVerification> {
   let checked: Checked;
   try {
-    checked = await checkCredential(context, presented.trim());
+    // Base64url, dots and tildes only: line breaks and spaces a paste picked up are not part of it.
+    checked = await checkCredential(context, presented.replace(/\s+/g, ""));
   } catch (error) {
     if (!(error instanceof Refused)) throw error;
     return refused({ ...EMPTY, ...error.report, reason: error.reason });
@@ -112,16 +113,11 @@ export async function verifyCredential(
   const licence = await verifyLicence(context.licences, tokenId);
   const expired = report.withinValidity === false;
   const verdict = expired ? "EXPIRED" : licence.verdict;
-  const facts = {
-    issuedAt: licence.issuedAt ? new Date(licence.issuedAt) : null,
-    expiresAt: new Date(report.validUntil ?? licence.expiresAt ?? 0),
-    status: licence.status,
-  };
   return {
     ...licence,
     isValid: verdict === "VALID",
     verdict,
-    message: expired ? licenceMessage("EXPIRED", facts) : licence.message,
+    message: expired ? licenceMessage("EXPIRED", { expiresAt: new Date(report.validUntil!) }) : licence.message,
     credential: report,
   };
 }
