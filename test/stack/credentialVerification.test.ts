@@ -6,7 +6,7 @@
  * something we signed that is not a licence, garbage, and a credential past its validUntil.
  */
 import { expect } from "chai";
-import { CompactSign, decodeJwt, generateKeyPair } from "jose";
+import { CompactSign, decodeJwt, decodeProtectedHeader, generateKeyPair, type CompactJWSHeaderParameters } from "jose";
 import { digest, ES256 } from "@sd-jwt/crypto-nodejs";
 import { SDJwtVcInstance } from "@sd-jwt/sd-jwt-vc";
 import { registerWorkflow } from "../../api/src/domain/workflows/registerWorkflow.ts";
@@ -273,5 +273,11 @@ describe("verification of a presented credential (vc+jwt, SD-JWT VC; real stack)
       expect(answer.message).to.match(/expired/);
       expect(answer.credential).to.include({ signatureValid: true, withinValidity: false, reason: null });
     }
+    // Past its validUntil and forged: the signature is checked first, so it is INVALID_CREDENTIAL, not EXPIRED.
+    const stranger = await generateKeyPair("ES256");
+    const forged = await new CompactSign(Buffer.from(credentials.expiring.split(".")[1], "base64url"))
+      .setProtectedHeader(decodeProtectedHeader(credentials.expiring) as CompactJWSHeaderParameters)
+      .sign(stranger.privateKey);
+    await invalid(forged, "BAD_SIGNATURE");
   });
 });
