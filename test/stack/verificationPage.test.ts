@@ -252,6 +252,15 @@ describe("verification page (headless Chromium, phone-sized screen)", function (
       .and.not.include("Paula");
     await shot("credential-sd-jwt-number-only");
 
+    // A QR code that holds the credential itself, scanned or pasted on the QR tab, is verified as a credential.
+    await page.click("#tab-qr");
+    await page.evaluate(() => delete document.getElementById("verdict")!.dataset.verdict);
+    await page.fill("#qr-input", vc);
+    await page.click("#qr-submit");
+    expect(await verdict()).to.include({ code: "VALID" });
+    expect(await page.isVisible("#credential-block")).to.equal(true);
+    await page.click("#tab-credential");
+
     const [header, payload, signature] = vc.split(".");
     const altered = JSON.parse(Buffer.from(payload, "base64url").toString());
     altered.credentialSubject.licenceNumber = licences.revoked.requestNumber;

@@ -217,6 +217,8 @@ async function checkHolder() {
 }
 
 async function verifyQr(value) {
+  // A code that holds a credential itself (a compact JWS: base64url JSON begins "eyJ") is verified as one.
+  if (/^\s*eyJ/.test(value)) return verifyCredential(value);
   const { status, body } = await ask(`qr/${encodeURIComponent(value.trim())}`);
   if (status === 200) renderLicence(body);
   else if (status === 400) render({ verdict: "INVALID_QR", message: "This is not a licence QR code." });
