@@ -137,7 +137,7 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
   /** Shared fixtures; cells that change them for good get fresh ones instead (see the drivers). */
   const fx = {} as {
     main: { id: string; documentId: string; hash: string };
-    issued: { id: string; tokenId: number; qrPayload: string };
+    issued: { id: string; tokenId: number; qrPayload: string; credential: string };
     escalated: { id: string };
     probeDraft: string;
     probeDraftWithDocument: string;
@@ -378,6 +378,9 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
         path: `/api/v1/verify/holder/${fx.issued.tokenId}`,
         json: { applicantId: "someone-else", salt: `0x${"11".repeat(32)}` },
       }),
+    },
+    "POST /api/v1/verify/credential": {
+      build: () => ({ path: "/api/v1/verify/credential", json: { credential: fx.issued.credential } }),
     },
     "POST /api/v1/departments/key-proof-typed-data": {
       build: () => ({
@@ -812,7 +815,11 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     const qr = must(await admin.get(`/requests/${issued.id}/qr?format=json`), 200, "qr");
     const downloadUrl = new URL(document.downloadUrl);
     fx.main = { ...main, hash: document.currentHash };
-    fx.issued = { id: issued.id, tokenId: qr.tokenId, qrPayload: qr.payload };
+    const credential = await fetch(`${api}/api/v1/requests/${issued.id}/credential?format=vc%2Bjwt`, {
+      headers: { authorization: `Bearer ${tokens.applicant}` },
+    });
+    expect(credential.status, "credential").to.equal(200);
+    fx.issued = { id: issued.id, tokenId: qr.tokenId, qrPayload: qr.payload, credential: await credential.text() };
     fx.escalated = escalated;
     fx.probeDraft = probeDraft;
     fx.probeDraftWithDocument = probeDraftWithDocument.id;

@@ -548,6 +548,11 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       // BUILDING_PERMIT has an active workflow: POST is 409 CONFLICT; PUT on v1 is 409 STALE_WORKFLOW_VERSION.
       createWorkflow: [{ weight: 1, value: workflow }],
       validateWorkflowDefinition: [{ weight: 1, value: workflow, live: true }],
+      // Never a credential of ours: every answer is 200 INVALID_CREDENTIAL (a compact JWS, an SD-JWT, anything).
+      verifyCredential: [
+        { weight: 1, value: { credential: "eyJhbGciOiJFUzI1NiIsInR5cCI6InZjK2p3dCJ9.e30.AAAA" }, live: true },
+        { weight: 1, value: { credential: "eyJ0eXAiOiJkYytzZC1qd3QifQ.e30.AAAA~WyJzIiwiYSIsMV0~" }, live: true },
+      ],
       updateWorkflow: [{ weight: 1, value: workflow }],
       createWebhook: [
         // Another department's code: 403 after validation.

@@ -416,7 +416,7 @@ describe("security behaviour (real stack)", function () {
       expect(JSON.stringify(anonymous.body)).to.not.include(`${applicantId}-nameless`);
     });
 
-    it("rate-limits the public routes per client address: /verify*, the verification page and /health (429 with Retry-After)", async function () {
+    it("rate-limits the public routes per client address: /verify* (and POST /verify/credential), the verification page and /health (429 with Retry-After)", async function () {
       // The production API allows 5 public reads a minute per client; behind one trusted proxy the client is the
       // last X-Forwarded-For entry, so each simulated client has its own budget.
       const as = (client: string, path: string) =>
@@ -429,6 +429,15 @@ describe("security behaviour (real stack)", function () {
       expect(((await limited.json()) as Json).code).to.equal("RATE_LIMITED");
       expect((await as("203.0.113.7", "/api/v1/verify/document/" + requests.APPROVED.hash)).status).to.equal(429);
       expect((await as("203.0.113.7", "/verify")).status).to.equal(429);
+      // A presented credential is checked by POST (too long for a URL), from the same budget.
+      const present = (client: string) =>
+        fetch(`${production.url}/api/v1/verify/credential`, {
+          method: "POST",
+          headers: { "x-forwarded-for": client, "content-type": "application/json" },
+          body: JSON.stringify({ credential: "not.a.credential" }),
+        });
+      expect((await present("203.0.113.7")).status).to.equal(429);
+      expect((await present("203.0.113.9")).status).to.equal(200);
       // Another client is not affected; IPv6 clients share a budget per /64.
       expect((await as("203.0.113.8", "/health")).status).to.not.equal(429);
       for (let i = 0; i < 5; i++) expect((await as(`2001:db8:1:2::${i + 1}`, "/health")).status).to.not.equal(429);

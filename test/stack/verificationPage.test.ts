@@ -1,13 +1,15 @@
 /**
  * The public verification page in a real browser (Debian's headless Chromium driven by playwright-core) on a
- * phone-sized screen: the three ways in (token number, QR code, a document dropped in and hashed in the browser),
- * valid and invalid. Screenshots are kept in test-results/verification-page/.
+ * phone-sized screen: the four ways in (token number, QR code, a document dropped in and hashed in the browser, a
+ * pasted wallet credential), valid and invalid. Screenshots are kept in test-results/verification-page/.
  */
 import { createHash } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { expect } from "chai";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { digest } from "@sd-jwt/crypto-nodejs";
+import { SDJwtVcInstance } from "@sd-jwt/sd-jwt-vc";
 import { ensureChromium } from "../../scripts/ensureChromium.ts";
 import { applicantToken, clientToken } from "./support/authClient.ts";
 import { createDepartment, departmentClient } from "./support/departmentClient.ts";
@@ -44,6 +46,7 @@ describe("verification page (headless Chromium, phone-sized screen)", function (
   const licences: Record<string, { id: string; tokenId: number; requestNumber: string; file: Buffer }> = {};
   let qr: { payload: string; url: string };
   let proof: { applicantId: string; salt: string };
+  let applicantBearer: string;
 
   before(async function () {
     const stack = current();
@@ -64,7 +67,8 @@ describe("verification page (headless Chromium, phone-sized screen)", function (
         stage("check", "Check", "SEQUENTIAL", { [code]: ["SITE_PLAN"] }),
       ),
     );
-    const applicant = http(api, await applicantToken(api, { id: `page-${run}`, name: "Paula Page" }));
+    applicantBearer = await applicantToken(api, { id: `page-${run}`, name: "Paula Page" });
+    const applicant = http(api, applicantBearer);
     for (const label of ["valid", "revoked"]) {
       const created = await applicant.post("/requests", { applicantId: `page-${run}`, requestType: "BUILDING_PERMIT" });
       const file = pdf(`page ${label} ${run}`);
@@ -207,6 +211,65 @@ describe("verification page (headless Chromium, phone-sized screen)", function (
     expect(invalid).to.include({ code: "INVALID_QR", text: "Invalid QR code" });
     expect(invalid.message).to.match(/altered/);
     await shot("qr-invalid");
+  });
+
+  it("by credential: a pasted vc+jwt and an SD-JWT presentation of the number alone are VALID with what they disclose; a tampered one is not", async function () {
+    const download = async (format: string) =>
+      (
+        await fetch(`${api}/api/v1/requests/${licences.valid.id}/credential?format=${encodeURIComponent(format)}`, {
+          headers: { authorization: `Bearer ${applicantBearer}` },
+        })
+      ).text();
+    const paste = async (credential: string) => {
+      await page.evaluate(() => delete document.getElementById("verdict")!.dataset.verdict);
+      await page.fill("#credential-input", credential);
+      await page.click("#credential-submit");
+      return verdict();
+    };
+    await page.goto(`${api}/verify`);
+    await page.click("#tab-credential");
+    const vc = await download("vc+jwt");
+    expect(await paste(vc)).to.include({ code: "VALID", text: "Valid licence" });
+    expect(await page.textContent("#credential"))
+      .to.include("W3C VC (vc+jwt)")
+      .and.to.include("the platform's");
+    expect(await page.textContent("#disclosed")).to.include(licences.valid.requestNumber);
+    expect(await fitsTheScreen()).to.equal(true);
+    await shot("credential-vc-valid");
+
+    const numberOnly = await new SDJwtVcInstance({ hasher: digest, hashAlg: "sha-256" }).present(
+      await download("dc+sd-jwt"),
+      { licence_number: true },
+    );
+    expect(await paste(numberOnly)).to.include({ code: "VALID" });
+    expect(await page.textContent("#credential"))
+      .to.include("SD-JWT VC")
+      .and.to.include("valid");
+    const disclosed = await page.$$eval("#disclosed dt", (terms) => terms.map((t) => t.textContent));
+    expect(disclosed).to.deep.equal(["Licence number"]);
+    expect(await page.textContent("#disclosed"))
+      .to.include(licences.valid.requestNumber)
+      .and.not.include("Paula");
+    await shot("credential-sd-jwt-number-only");
+
+    // A QR code that holds the credential itself, scanned or pasted on the QR tab, is verified as a credential.
+    await page.click("#tab-qr");
+    await page.evaluate(() => delete document.getElementById("verdict")!.dataset.verdict);
+    await page.fill("#qr-input", vc);
+    await page.click("#qr-submit");
+    expect(await verdict()).to.include({ code: "VALID" });
+    expect(await page.isVisible("#credential-block")).to.equal(true);
+    await page.click("#tab-credential");
+
+    const [header, payload, signature] = vc.split(".");
+    const altered = JSON.parse(Buffer.from(payload, "base64url").toString());
+    altered.credentialSubject.licenceNumber = licences.revoked.requestNumber;
+    const forged = [header, Buffer.from(JSON.stringify(altered)).toString("base64url"), signature].join(".");
+    const refused = await paste(forged);
+    expect(refused).to.include({ code: "INVALID_CREDENTIAL", text: "Invalid credential" });
+    expect(refused.message).to.match(/signature/);
+    expect(await page.isHidden("#details dd")).to.equal(true);
+    await shot("credential-invalid");
   });
 
   it("by document: hashed in the browser (never uploaded); genuine, or not recorded", async function () {

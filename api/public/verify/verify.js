@@ -1,5 +1,5 @@
-// The public verification page: three ways in (token number, QR code, document), one verdict out. Talks only to
-// this server's public /api/v1/verify endpoints; documents are hashed here and never uploaded.
+// The public verification page: four ways in (token number, QR code, document, a wallet's credential), one verdict
+// out. Talks only to this server's public /api/v1/verify endpoints; documents are hashed here and never uploaded.
 "use strict";
 
 const API = "/api/v1/verify";
@@ -12,6 +12,7 @@ const VERDICTS = {
   SUSPENDED: ["Suspended", "bad"],
   REVOKED: ["Revoked", "bad"],
   INVALID_QR: ["Invalid QR code", "bad"],
+  INVALID_CREDENTIAL: ["Invalid credential", "bad"],
   UNKNOWN: ["No such licence", "bad"],
 };
 const DOCUMENT_VERDICTS = {
@@ -44,6 +45,7 @@ function render({ verdict, kind, message, details = [], approvals, proof = [] })
   // The API numbers stages from 1, as the workflow's stageOrder.
   const approval = (a) => `${a.departmentName} — stage ${a.stage} — ${day(a.approvedAt)}${signedByText(a)}`;
   $("approvals").replaceChildren(...(approvals || []).map((a) => text("li", approval(a))));
+  $("credential-block").hidden = true;
   $("proof-block").hidden = proof.length === 0;
   fill($("proof"), proof);
   $("result").hidden = false;
@@ -95,6 +97,49 @@ function renderLicence(answer) {
         ]
       : [],
   });
+}
+
+/** The claims' names in plain words, as both formats spell them. */
+const CLAIM_NAMES = {
+  licenceNumber: "Licence number",
+  licence_number: "Licence number",
+  licenceType: "Type",
+  licence_type: "Type",
+  holder_name: "Holder",
+  premises: "Premises",
+  conditions: "Conditions",
+};
+const LIST_ANSWERS = { 0: "valid", 1: "revoked", 2: "suspended" };
+
+function renderCredential(answer) {
+  renderLicence(answer);
+  const c = answer.credential;
+  const bit = (value, yes) => (value === null ? null : value ? yes : `not ${yes}`);
+  const status = c.status && [bit(c.status.revocation, "revoked"), bit(c.status.suspension, "suspended")];
+  fill($("credential"), [
+    ["Format", c.format === "dc+sd-jwt" ? "SD-JWT VC (selective disclosure)" : c.format && "W3C VC (vc+jwt)"],
+    ["Issuer", c.issuer],
+    ["Signature", c.signatureValid ? "the platform's" : "not the platform's"],
+    [
+      "Status list",
+      c.status && (c.status.tokenStatus !== null ? LIST_ANSWERS[c.status.tokenStatus] : status.join(", ")),
+    ],
+    ["Valid", c.validFrom && `${day(c.validFrom)} – ${c.validUntil ? day(c.validUntil) : "no expiry"}`],
+    ["Key binding", c.keyBinding && `signed by the holder's key${c.keyBinding.aud ? ` for ${c.keyBinding.aud}` : ""}`],
+  ]);
+  const shown = (value) => (typeof value === "string" ? value : JSON.stringify(value));
+  const disclosed = Object.entries(c.disclosed).filter(([name]) => name !== "type");
+  fill(
+    $("disclosed"),
+    disclosed.length ? disclosed.map(([name, value]) => [CLAIM_NAMES[name] || name, shown(value)]) : [["—", "nothing"]],
+  );
+  $("credential-block").hidden = false;
+}
+
+async function verifyCredential(value) {
+  const { status, body } = await ask("credential", { credential: value.trim() });
+  if (status === 200) renderCredential(body);
+  else render(problem(status, body, "credential"));
 }
 
 function renderDocument(answer) {
@@ -172,6 +217,8 @@ async function checkHolder() {
 }
 
 async function verifyQr(value) {
+  // A code that holds a credential itself (a compact JWS: base64url JSON begins "eyJ") is verified as one.
+  if (/^\s*eyJ/.test(value)) return verifyCredential(value);
   const { status, body } = await ask(`qr/${encodeURIComponent(value.trim())}`);
   if (status === 200) renderLicence(body);
   else if (status === 400) render({ verdict: "INVALID_QR", message: "This is not a licence QR code." });
@@ -268,6 +315,7 @@ for (const tab of document.querySelectorAll('[role="tab"]'))
 const forms = {
   "form-token": () => verifyToken($("token-input").value),
   "form-qr": () => verifyQr($("qr-input").value),
+  "form-credential": () => verifyCredential($("credential-input").value),
   "holder-form": checkHolder,
 };
 for (const [id, submit] of Object.entries(forms))

@@ -12,7 +12,7 @@
  * - write: POST, PUT, PATCH and DELETE elsewhere, per authenticated caller (or per address without one);
  * - read: GETs by an authenticated caller, per caller;
  * - public: the anonymous reads that cost chain calls and queries (/verify*, the verification page, /health,
- *   /metrics), per client address (IPv6 per /64, which one subscriber usually holds whole).
+ *   /metrics, and POST /verify/credential), per client address (IPv6 per /64, which one subscriber usually holds whole).
  *
  * The client address is Koa's ctx.ip: the socket's, or with TRUST_PROXY_HOPS the one that many trusted proxies saw.
  *
@@ -221,11 +221,15 @@ export class RateLimiter {
 /** Which limit a route falls under (routes are relative to their router: /auth/... is the same under /api/v1). */
 export function rateClassOf(route: { method: string; path: string }): RateClass | undefined {
   if (route.path.startsWith("/auth/")) return "auth";
-  return route.method === "get" ? undefined : "write";
+  return route.method === "get" || route.path === CREDENTIAL_VERIFICATION ? undefined : "write";
 }
 
-/** GET requests of the public routes that are limited per client address (paths as seen at the application root). */
+/** A read whose input (a credential) is too long for a URL, so it is POSTed: limited as the public reads. */
+const CREDENTIAL_VERIFICATION = "/verify/credential";
+
+/** The public reads limited per client address (paths as seen at the application root). */
 export function isLimitedPublicRead(method: string, path: string): boolean {
+  if (method === "POST") return path === `/api/v1${CREDENTIAL_VERIFICATION}`;
   return (
     (method === "GET" || method === "HEAD") &&
     (/^\/(api\/v1\/)?verify(\/|$)/.test(path) || path === "/health" || path === "/metrics")

@@ -31,7 +31,7 @@ export function verificationPage(): RouteDefinition[] {
     page(
       "/verify",
       "verificationPage",
-      "The public verification page (token number, QR code, or a document hashed in the browser)",
+      "The public verification page (token number, QR code, a document hashed in the browser, or a pasted credential)",
       files.html,
       "text/html",
     ),

@@ -18,6 +18,7 @@ import {
   verifyLicence,
   verificationDependencies,
 } from "../domain/verification/licenceVerification.ts";
+import { CREDENTIAL_PROBLEMS, verifyCredential } from "../domain/verification/credentialVerification.ts";
 import { qrPng, qrSvg } from "../domain/verification/qrImage.ts";
 import { payloadFrom, verifyPayload, type QrIssuer } from "../domain/verification/qrPayload.ts";
 import { verificationPage } from "./verificationPage.ts";
@@ -83,6 +84,43 @@ const VerificationResponse = z
   })
   .meta({ id: "VerificationResponse" });
 
+const CredentialVerificationResponse = VerificationResponse.extend({
+  credential: z
+    .object({
+      format: z.enum(["vc+jwt", "dc+sd-jwt"]).nullable().describe("null when the input is neither"),
+      issuer: z.string().nullable().describe("The issuer the credential names (iss, or the VC's issuer)"),
+      signatureValid: z.boolean().describe("Signed by the key this service's DID document publishes"),
+      reason: z
+        .enum(CREDENTIAL_PROBLEMS)
+        .nullable()
+        .describe("Verdict INVALID_CREDENTIAL only: the first check that failed (see the operation's description)"),
+      status: z
+        .object({
+          list: z.int(),
+          index: z.int(),
+          revocation: z.int().nullable().describe("vc+jwt: the revocation Bitstring Status List's bit (1 revoked)"),
+          suspension: z.int().nullable().describe("vc+jwt: the suspension Bitstring Status List's bit (1 suspended)"),
+          tokenStatus: z
+            .int()
+            .nullable()
+            .describe("dc+sd-jwt: the Token Status List's value (0 valid, 1 revoked, 2 suspended)"),
+        })
+        .nullable()
+        .describe("What this service's status lists (built from the index) say of the credential's entry"),
+      validFrom: dateTime.nullable(),
+      validUntil: dateTime.nullable(),
+      withinValidity: z.boolean().nullable().describe("Whether now is between validFrom and validUntil"),
+      disclosed: z
+        .record(z.string(), z.unknown())
+        .describe("The claims presented: a vc+jwt's credentialSubject; an SD-JWT's disclosed claims, and only those"),
+      keyBinding: z
+        .object({ aud: z.unknown(), nonce: z.unknown(), iat: z.unknown() })
+        .nullable()
+        .describe("The verified key-binding JWT's claims (checking aud and nonce is the relying party's)"),
+    })
+    .describe("What the credential itself says, and which of its checks passed"),
+}).meta({ id: "CredentialVerificationResponse" });
+
 const DocumentVerificationResponse = z
   .object({
     isValid: z.boolean().describe("True when the hash is anchored on chain and is the latest version of its document"),
@@ -125,6 +163,7 @@ export function verifyRoutes(
   issuer: QrIssuer,
 ): { api: RouteDefinition[]; root: RouteDefinition[] } {
   const deps = verificationDependencies(context);
+  const credentials = { licences: deps, service: context };
   const base = context.config.publicBaseUrl!;
   /** The signed payload of an issued licence and the URL its QR code holds. */
   const qrOf = async (tokenId: bigint) => {
@@ -192,6 +231,20 @@ export function verifyRoutes(
           body: { ...(await verifyLicence(deps, claim.tokenId)), qr: { issuer: issuer.address, signatureValid: true } },
         };
       },
+    }),
+    route.post("/verify/credential", "verifyCredential", {
+      summary: "Verify a presented licence credential (vc+jwt, or an SD-JWT VC presentation)",
+      description:
+        "`credential`: a compact vc+jwt, or an SD-JWT VC as a wallet presents it (issuer-signed JWT ~ disclosures ~, with or without a key-binding JWT). The credential is checked first, in this order; the first failure is verdict INVALID_CREDENTIAL with `credential.reason`: MALFORMED (neither format), UNKNOWN_ISSUER (iss, issuer or kid not this service's did:web), BAD_SIGNATURE (not signed by the key its DID document publishes), NOT_A_LICENCE (not a licence credential of this chain's LicenceToken), TAMPERED (a disclosure none of the signed digests names), KEY_BINDING (a key-binding JWT not signed by the cnf key or not over this presentation; aud and nonce are reported for the relying party to check), NOT_YET_VALID. Then this service's status lists are read for its entry and the licence it names is verified on chain exactly as GET /verify/{tokenId}: that verdict is the answer, except that a credential past its validUntil is EXPIRED. Nothing is stored. Rate-limited per client address as the other public verification routes (429 RATE_LIMITED).",
+      idempotent: false,
+      body: z
+        .object({ credential: z.string().min(1).max(65_536).describe("The compact credential or presentation") })
+        .meta({ id: "CredentialPresentation" }),
+      responses: {
+        200: { description: "Verdict, with what the credential says", schema: CredentialVerificationResponse },
+        400: "No credential string in the body",
+      },
+      handler: async ({ body }) => ({ body: await verifyCredential(credentials, body.credential) }),
     }),
     route.get("/verify/document/:hash", "verifyDocument", {
       summary: "Verify a document by its SHA-256 (hex, with or without 0x, any case)",

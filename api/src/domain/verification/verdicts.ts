@@ -8,6 +8,7 @@ export const LICENCE_VERDICTS = [
   "SUSPENDED",
   "REVOKED",
   "INVALID_QR",
+  "INVALID_CREDENTIAL",
   "UNKNOWN",
 ] as const;
 export type LicenceVerdict = (typeof LICENCE_VERDICTS)[number];
@@ -39,6 +40,8 @@ export function licenceMessage(
       return "This licence has been revoked: it is no longer valid.";
     case "INVALID_QR":
       return "This QR code was not issued by the licence platform, or it has been altered. Do not rely on it.";
+    case "INVALID_CREDENTIAL":
+      return "This credential cannot be relied on.";
     case "UNKNOWN":
       return "No licence with this number exists.";
   }
