@@ -263,13 +263,16 @@ describe("OID4VCI: a wallet takes the licence by a pre-authorized offer (real st
     expect((await unknown.json()).error).to.match(/^(invalid_credential_request|unknown_credential_configuration)$/);
   });
 
-  it("refuses an API token or a forged access token at the credential endpoint with invalid_token", async function () {
+  it("refuses no token, an API token or a forged access token at the credential endpoint with invalid_token", async function () {
     for (const token of [applicantBearer, "not.a.token"]) {
       const response = await credentialRequest(token, { credential_configuration_id: SD_JWT });
       expect(response.status).to.equal(401);
       expect(response.headers.get("www-authenticate")).to.match(/^Bearer error="invalid_token"/);
       expect((await response.json()).error).to.equal("invalid_token");
     }
+    const anonymous = await fetch(`${api}/oid4vci/credential`, { method: "POST" });
+    expect(anonymous.status).to.equal(401);
+    expect(anonymous.headers.get("www-authenticate")).to.match(/^Bearer error="invalid_token"/);
   });
 
   it("offers only to the licence's holder (404 for another applicant) and only an issued licence (409 NOT_ISSUED)", async function () {

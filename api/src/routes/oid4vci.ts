@@ -56,9 +56,10 @@ async function answered(run: () => Promise<unknown>): Promise<HandlerResult> {
   } catch (error) {
     if (!(error instanceof Oauth2ServerErrorResponseError)) throw error;
     const { error: code, error_description: description = "" } = error.errorResponse;
+    // A header value is visible ASCII: no quote (it delimits the description), no newline or other character.
     const challenge: Record<string, string> =
       error.status === 401
-        ? { "WWW-Authenticate": `Bearer error="${code}", error_description="${description.replaceAll('"', "'")}"` }
+        ? { "WWW-Authenticate": `Bearer error="${code}", error_description="${description.replace(/[^ !#-~]/g, " ")}"` }
         : {};
     return { status: error.status, body: error.errorResponse, headers: { ...NO_STORE, ...challenge } };
   }

@@ -277,7 +277,8 @@ export function oid4vci(context: CredentialContext): Oid4vci {
   /** The offer an access token of ours names, or undefined for anything else (expired, forged, another kind). */
   async function accessTokenSubject(authorization: string | undefined): Promise<string | undefined> {
     const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
-    if (!token) throw error(Oauth2ErrorCodes.InvalidToken, 'Send the access token as "Authorization: Bearer …"', 401);
+    if (!token)
+      throw error(Oauth2ErrorCodes.InvalidToken, 'Send the access token as "Authorization: Bearer <token>"', 401);
     try {
       const { payload } = await jwtVerify(token, await importJWK(publicJwk as never, "ES256"), {
         issuer: base,
