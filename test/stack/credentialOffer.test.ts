@@ -12,6 +12,7 @@ import { SDJwtVcInstance } from "@sd-jwt/sd-jwt-vc";
 import { clientAuthenticationAnonymous, setGlobalConfig, type Jwk } from "@openid4vc/oauth2";
 import { Openid4vciClient, type IssuerMetadataResult } from "@openid4vc/openid4vci";
 import { applicantToken } from "./support/authClient.ts";
+import { eventually } from "./support/eventually.ts";
 import { apiClient as http, expectError } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
 import { pdf } from "./support/sampleFiles.ts";
@@ -60,6 +61,7 @@ describe("OID4VCI: a wallet takes the licence by a pre-authorized offer (real st
   let draft: { id: string };
   let issuerJwk: JWK;
   let applicantBearer: string;
+  let admin: ReturnType<typeof http>;
 
   const offer = async (requestId = licence.id, client: ReturnType<typeof http> = applicant) =>
     client.post(`/requests/${requestId}/credential-offer`);
@@ -116,7 +118,8 @@ describe("OID4VCI: a wallet takes the licence by a pre-authorized offer (real st
     setGlobalConfig({ allowInsecureUrls: true }); // the test stack has no TLS
     const stack = current();
     driver = await createDriver(stack);
-    const { api: url, adminToken } = await adminSession(stack);
+    const { api: url, adminToken, admin: adminClient } = await adminSession(stack);
+    admin = adminClient;
     api = url;
     const department = (await departmentSession(api, adminToken, { code, name: "Offer Office" })).client;
     await seedWorkflow(
@@ -279,5 +282,22 @@ describe("OID4VCI: a wallet takes the licence by a pre-authorized offer (real st
     expectError(await offer(licence.id, other), 404, "NOT_FOUND");
     expectError(await offer(draft.id), 409, "NOT_ISSUED");
     expect((await offer(licence.id, http(api))).status).to.equal(401);
+  });
+
+  // Last: it suspends the licence.
+  it("denies the credential of a licence suspended after its offer was redeemed (credential_request_denied), and offers no more", async function () {
+    const w = await redeemed();
+    const jwt = await proof(w, w.issuerMetadata, w.c_nonce, await holderKey());
+    expect(
+      (await admin.post(`/requests/${licence.id}/suspend`, { reasonCode: 3, reason: "inspection" })).status,
+    ).to.equal(200);
+    await eventually("the suspension in the index", async () => ((await offer()).status === 409 ? true : undefined));
+    expectError(await offer(), 409, "LICENCE_NOT_VALID");
+    const response = await credentialRequest(w.accessToken, {
+      credential_configuration_id: SD_JWT,
+      proofs: { jwt: [jwt] },
+    });
+    expect(response.status).to.equal(400);
+    expect(await response.json()).to.deep.include({ error: "credential_request_denied" });
   });
 });
