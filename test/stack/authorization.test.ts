@@ -210,6 +210,16 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     }),
   });
   const plain = (path: string): RowDriver => ({ build: () => ({ path }) });
+  /** A fresh OID4VCI offer of the issued licence, made by its applicant: its pre-authorized code. */
+  const offeredCode = async (): Promise<string> => {
+    const response = await fetch(`${api}${requestPath(fx.issued.id, "/credential-offer")}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${tokens.applicant}` },
+    });
+    expect(response.status).to.equal(201);
+    const { credentialOffer } = await response.json();
+    return credentialOffer.grants["urn:ietf:params:oauth:grant-type:pre-authorized_code"]["pre-authorized_code"];
+  };
 
   /** A reviewer invited by the fixture department: the link's token and the ceremony's origin and RP ID. */
   async function reviewerInvitation(name: string) {
@@ -682,6 +692,27 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     "GET /credentials/types/licence": plain("/credentials/types/licence"),
     "GET /api/v1/requests/{requestId}/credential": {
       build: () => ({ path: requestPath(fx.issued.id, "/credential?format=vc%2Bjwt") }),
+    },
+    "POST /api/v1/requests/{requestId}/credential-offer": {
+      build: () => ({ path: requestPath(fx.issued.id, "/credential-offer") }),
+    },
+    "GET /.well-known/openid-credential-issuer": plain("/.well-known/openid-credential-issuer"),
+    "GET /.well-known/oauth-authorization-server": plain("/.well-known/oauth-authorization-server"),
+    "GET /oid4vci/credential-offer/{code}": {
+      build: async () => ({ path: `/oid4vci/credential-offer/${await offeredCode()}` }),
+    },
+    "POST /oid4vci/token": {
+      build: async () => ({
+        path: "/oid4vci/token",
+        form: {
+          grant_type: "urn:ietf:params:oauth:grant-type:pre-authorized_code",
+          "pre-authorized_code": await offeredCode(),
+        },
+      }),
+    },
+    "POST /oid4vci/nonce": plain("/oid4vci/nonce"),
+    "POST /oid4vci/credential": {
+      build: () => ({ path: "/oid4vci/credential", json: { credential_configuration_id: "licence_dc_sd_jwt" } }),
     },
   };
 

@@ -404,6 +404,7 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
       token: f.file.token,
       list: "0",
       kind: "token-status",
+      code: "A".repeat(43),
     };
   }
 
@@ -484,6 +485,18 @@ describe("property-based fuzzing of every endpoint: never a 500, never a state c
             grant_type: "authorization_code",
           },
         },
+      ],
+      oid4vciToken: [
+        {
+          weight: 1,
+          value: {
+            grant_type: "urn:ietf:params:oauth:grant-type:pre-authorized_code",
+            "pre-authorized_code": "not-a-code-we-issued",
+          },
+        },
+      ],
+      oid4vciCredential: [
+        { weight: 1, value: { credential_configuration_id: "licence_dc_sd_jwt", proofs: { jwt: ["a.b.c"] } } },
       ],
       createClient: [
         { weight: 1, value: { name: "fuzz client", scopes: ["documents:read", "applications:read"] }, live: true },

@@ -5,7 +5,8 @@
  * with wrong credentials), collects every secret the platform issued or was given — plus the stack's own keys
  * under DATA_DIR/secrets, the custodial wallets' private keys (opened with the API's own vault code) and the
  * custodial keys derived from the custody secret (the issued licence's own, the applicant's older one), the
- * credential-signing key and the licence's wallet credentials (both formats) — then
+ * credential-signing key, the licence's wallet credentials (both formats) and an OID4VCI offer's code, access
+ * token and nonce — then
  * reads every log file the stack wrote (DATA_DIR/logs) and asserts that none of those values, and no bearer JWT or
  * PEM private key block, appears in any of them.
  */
@@ -258,6 +259,27 @@ describe("secrets never reach the logs (main flows over HTTP, every log file of 
     }
     for (const kind of ["revocation", "token-status"])
       expect((await fetch(`${api}/credentials/status/0/${kind}`)).status, kind).to.equal(200);
+    // OID4VCI: the offer's pre-authorized code (also in its credential_offer_uri), the wallet's access token, a nonce;
+    // the code used twice (a refusal).
+    const offer = must(await applicant.post(`/requests/${requestId}/credential-offer`), 201, "credential offer");
+    const preAuthorizedCode =
+      offer.credentialOffer.grants["urn:ietf:params:oauth:grant-type:pre-authorized_code"]["pre-authorized_code"];
+    keep("OID4VCI pre-authorized code", preAuthorizedCode);
+    expect((await fetch(offer.credentialOfferReference)).status).to.equal(200);
+    const redeem = () =>
+      fetch(`${api}/oid4vci/token`, {
+        method: "POST",
+        body: new URLSearchParams({
+          grant_type: "urn:ietf:params:oauth:grant-type:pre-authorized_code",
+          "pre-authorized_code": preAuthorizedCode,
+        }),
+      });
+    const token = await redeem();
+    expect(token.status).to.equal(200);
+    keep("OID4VCI access token", (await token.json()).access_token);
+    expect((await redeem()).status).to.equal(400);
+    const nonce = await fetch(`${api}/oid4vci/nonce`, { method: "POST" });
+    keep("OID4VCI c_nonce", (await nonce.json()).c_nonce);
 
     // ---- Key regeneration: new credentials, used at once.
     const regenerated = must(await admin.post(`/departments/${planning.code}/regenerate-api-key`), 200, "regenerate");

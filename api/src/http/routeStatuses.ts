@@ -76,15 +76,17 @@ export function middlewareStatuses(route: RouteDefinition): Record<number, Statu
     add(409, "IDEMPOTENCY_IN_PROGRESS: a request with this Idempotency-Key is still being processed");
     add(422, "IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used with a different request");
   }
-  // Credentials are checked on every route, public ones included: sent and invalid is a 401 anywhere.
-  add(
-    401,
-    isPublic
-      ? "UNAUTHORIZED: credentials were sent and are not valid (send none to call anonymously)"
-      : "UNAUTHORIZED: authentication is missing or invalid",
-    ErrorSchema,
-    WWW_AUTHENTICATE,
-  );
+  // Credentials are checked on every route, public ones included: sent and invalid is a 401 anywhere (a route that
+  // reads its own Authorization header documents its 401).
+  if (!route.ownAuthorization)
+    add(
+      401,
+      isPublic
+        ? "UNAUTHORIZED: credentials were sent and are not valid (send none to call anonymously)"
+        : "UNAUTHORIZED: authentication is missing or invalid",
+      ErrorSchema,
+      WWW_AUTHENTICATE,
+    );
   // Node's parser refuses it before any route: answered in the error shape by httpServer.ts.
   add(431, "HEADERS_TOO_LARGE: the request line and headers are larger than 16 KiB");
   if (!isPublic) add(403, "FORBIDDEN: the caller is authenticated but not one this operation accepts (see Access)");

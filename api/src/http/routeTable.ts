@@ -88,6 +88,11 @@ export interface RouteDefinition<
    * that cannot be parsed (the error middleware answers those before any route is matched).
    */
   errorBody?: "oauth";
+  /**
+   * The handler reads the Authorization header itself (the OID4VCI credential endpoint's access tokens are not API
+   * tokens): the API's authenticator is not run and the caller is anonymous.
+   */
+  ownAuthorization?: true;
   /** The handler sends blockchain transactions: the document adds 502 (node refused) and 504 (not mined in time). */
   sendsTransactions?: true;
   responses: Record<number, ResponseSpec>;
@@ -185,7 +190,7 @@ export function mountRoutes(
       if (mostSpecificLayers(ctx)[0]?.path !== (ctx as RouterContext).routerPath) return next();
       if (rateClass === "auth") await limiter?.take("auth", clientKey(ctx.ip));
       // Failed credentials are counted by the authenticator, per credential and address (FailedCredentials).
-      ctx.state.principal = await authenticate(ctx);
+      ctx.state.principal = route.ownAuthorization ? undefined : await authenticate(ctx);
       const principal = ctx.state.principal;
       if (rateClass === "write") await limiter?.take("write", principal ? principalKey(principal) : clientKey(ctx.ip));
       else if (rateClass === undefined && principal) await limiter?.take("read", principalKey(principal));

@@ -57,3 +57,21 @@ export async function highestTokenId(pool: pg.Pool): Promise<bigint | undefined>
   const { rows } = await pool.query(`SELECT max(token_id) AS token_id FROM index.licences`);
   return rows[0].token_id === null ? undefined : BigInt(rows[0].token_id);
 }
+
+/** The request of an offer whose code is still redeemable (not redeemed, not expired), by the code's SHA-256. */
+export async function pendingCredentialOffer(
+  pool: pg.Pool,
+  codeHash: Buffer,
+): Promise<{ requestId: string } | undefined> {
+  const { rows } = await pool.query(
+    `SELECT request_id FROM credential_offers WHERE code_hash = $1 AND redeemed_at IS NULL AND expires_at > now()`,
+    [codeHash],
+  );
+  return rows[0] && { requestId: rows[0].request_id };
+}
+
+/** The request an offer (redeemed for an access token) was made for. */
+export async function credentialOfferRequest(pool: pg.Pool, offerId: string): Promise<string | undefined> {
+  const { rows } = await pool.query(`SELECT request_id FROM credential_offers WHERE id = $1`, [offerId]);
+  return rows[0]?.request_id;
+}

@@ -17,6 +17,7 @@ import { passkeySigningRoutes } from "./passkeySigning.ts";
 import { consoleRoutes } from "./console.ts";
 import { verifyRoutes } from "./verify.ts";
 import { credentialRoutes } from "./credentials.ts";
+import { oid4vciRoutes } from "./oid4vci.ts";
 import type { QrIssuer } from "../domain/verification/qrPayload.ts";
 
 export function apiRoutes(
@@ -27,6 +28,7 @@ export function apiRoutes(
   const verification = verifyRoutes(context, issuer);
   const reviewConsole = consoleRoutes(context);
   const credentials = credentialRoutes(context);
+  const offers = oid4vciRoutes(context);
   return {
     api: [
       ...auth.routes,
@@ -46,7 +48,8 @@ export function apiRoutes(
       ...passkeySigningRoutes(context),
       ...reviewConsole.api,
       ...credentials.api,
+      ...offers.api,
     ],
-    root: [...auth.rootRoutes, ...verification.root, ...reviewConsole.root, ...credentials.root],
+    root: [...auth.rootRoutes, ...verification.root, ...reviewConsole.root, ...credentials.root, ...offers.root],
   };
 }

@@ -29,7 +29,7 @@ export interface Operation {
   };
   /** Every kind of caller the operation accepts. */
   callers: CallerKind[];
-  /** 4xx statuses documented with the RFC 6749 `{error, error_description}` body instead of `{code, message}`. */
+  /** 4xx statuses documented with the RFC 6749 (or OID4VCI) `{error, error_description}` body, not `{code, message}`. */
   oauthErrorStatuses: number[];
   /** Every documented response by status: its body's alternative schemas ($refs resolved) and its headers. */
   responses: Record<number, DocumentedResponse>;
@@ -62,7 +62,8 @@ export async function loadOperations(apiUrl: string): Promise<{ operations: Oper
       const oauthErrorStatuses = Object.entries((op.responses ?? {}) as Record<string, Json>)
         .filter(
           ([status, r]) =>
-            /^4/.test(status) && JSON.stringify(r.content ?? {}).includes("#/components/schemas/OAuthError"),
+            /^4/.test(status) &&
+            /#\/components\/schemas\/(OAuthError|Oid4vciError)"/.test(JSON.stringify(r.content ?? {})),
         )
         .map(([status]) => Number(status));
       operations.push({

@@ -106,7 +106,7 @@ export async function issueCredential(
   holderKey?: JsonWebKey,
 ): Promise<string> {
   const issuer = issuerIdentity(context.publicBaseUrl);
-  return format === "vc+jwt" ? vcJwt(context, issuer, claims) : sdJwtVc(context, issuer, claims, holderKey);
+  return format === "vc+jwt" ? vcJwt(context, issuer, claims, holderKey) : sdJwtVc(context, issuer, claims, holderKey);
 }
 
 /** The VC 2.0 document of a licence (no holder name: a vc+jwt cannot withhold it). */
@@ -151,15 +151,21 @@ export function vcDocument(context: CredentialContext, issuer: IssuerIdentity, c
   };
 }
 
-async function vcJwt(context: CredentialContext, issuer: IssuerIdentity, claims: LicenceClaims): Promise<string> {
+async function vcJwt(
+  context: CredentialContext,
+  issuer: IssuerIdentity,
+  claims: LicenceClaims,
+  holderKey?: JsonWebKey,
+): Promise<string> {
   // The JWT claims repeat what the document says (VC-JOSE-COSE allows it when they agree), so that any JWT library
-  // refuses the credential before validFrom and after validUntil.
+  // refuses the credential before validFrom and after validUntil. cnf: the wallet's key, when issued by OID4VCI.
   const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
   const jwtClaims = {
     iss: issuer.did,
     iat: seconds(new Date()),
     nbf: seconds(claims.validFrom),
     ...(claims.validUntil ? { exp: seconds(claims.validUntil) } : {}),
+    ...(holderKey ? { cnf: { jwk: holderKey } } : {}),
   };
   const payload = new TextEncoder().encode(JSON.stringify({ ...vcDocument(context, issuer, claims), ...jwtClaims }));
   return context.signer.signJws({ typ: "vc+jwt", cty: "vc", kid: issuer.kid }, payload);
