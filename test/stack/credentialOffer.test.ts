@@ -125,12 +125,12 @@ describe("OID4VCI: a wallet takes the licence by a pre-authorized offer (real st
     await seedWorkflow(
       stack,
       driver,
-      workflow("RESORT_LICENSE", "Offer licence", stage("check", "Check", "SEQUENTIAL", { [code]: ["SITE_PLAN"] })),
+      workflow("BUILDING_PERMIT", "Offer licence", stage("check", "Check", "SEQUENTIAL", { [code]: ["SITE_PLAN"] })),
     );
     applicantBearer = await applicantToken(api, { id: `offer-${run}`, name: "Olive Offer" });
     applicant = { ...http(api, applicantBearer), id: `offer-${run}` };
     other = http(api, await applicantToken(api, { id: `offer-other-${run}`, name: "Otto Other" }));
-    const issued = await draftRequest(applicant, "RESORT_LICENSE", { SITE_PLAN: pdf(`offer ${run}`) });
+    const issued = await draftRequest(applicant, "BUILDING_PERMIT", { SITE_PLAN: pdf(`offer ${run}`) });
     expect((await applicant.post(`/requests/${issued.id}/submit`)).status).to.equal(200);
     const approved = await department.post(`/requests/${issued.id}/approve`, {
       remarks: "ok",
@@ -138,7 +138,7 @@ describe("OID4VCI: a wallet takes the licence by a pre-authorized offer (real st
     });
     expect(approved.status).to.equal(200);
     licence = issued;
-    draft = await draftRequest(applicant, "RESORT_LICENSE", { SITE_PLAN: pdf(`offer draft ${run}`) });
+    draft = await draftRequest(applicant, "BUILDING_PERMIT", { SITE_PLAN: pdf(`offer draft ${run}`) });
     const did = await (await fetch(`${api}/.well-known/did.json`)).json();
     issuerJwk = did.verificationMethod[0].publicKeyJwk;
   });
@@ -186,7 +186,9 @@ describe("OID4VCI: a wallet takes the licence by a pre-authorized offer (real st
       hasher: digest,
       hashAlg: "sha-256",
     });
-    const { payload } = await verifier.verify(sdJwt);
+    // At the chain's time: the suite's chain runs ahead of this clock, and validFrom is the chain's issuance time.
+    const chainNow = await driver.core.gateway.latestBlockTime();
+    const { payload } = await verifier.verify(sdJwt, { currentDate: chainNow });
     expect(payload).to.include({ vct: `${api}/credentials/types/licence`, holder_name: "Olive Offer" });
     expect((payload.cnf as { jwk: JWK }).jwk).to.deep.equal(key.publicJwk);
 
@@ -199,7 +201,10 @@ describe("OID4VCI: a wallet takes the licence by a pre-authorized offer (real st
       proofs: { jwt: [await proof(w, issuerMetadata, c_nonce, key, JWT_VC)] },
     });
     const vcJwt = (vc.credentialResponse.credentials![0] as { credential: string }).credential;
-    const verified = await jwtVerify(vcJwt, await importJWK(issuerJwk, "ES256"), { typ: "vc+jwt" });
+    const verified = await jwtVerify(vcJwt, await importJWK(issuerJwk, "ES256"), {
+      typ: "vc+jwt",
+      currentDate: new Date(1000 * (await driver.core.gateway.latestBlockTime())),
+    });
     expect((verified.payload as any).credentialSubject.type).to.equal("Licence");
     expect((verified.payload.cnf as { jwk: JWK }).jwk).to.deep.equal(key.publicJwk);
   });

@@ -52,6 +52,10 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
     fetch(`${api}/api/v1/requests/${requestId}/credential?format=${encodeURIComponent(format)}`, {
       headers: { authorization: `Bearer ${bearer}` },
     });
+  // Verifiers check validity at the chain's time: the suite's chain runs ahead of this clock (tests move it on), and
+  // the credential's validFrom is the chain's issuance time.
+  const chainSeconds = () => driver.core.gateway.latestBlockTime();
+  const atChain = async () => ({ currentDate: await chainSeconds() });
   const fetchList = async (list: number, kind: string) => fetch(`${api}/credentials/status/${list}/${kind}`);
   /** The bit of a W3C list at `index`, after checking the list's signature against the DID's key. */
   const bitstringBit = async (kind: "revocation" | "suspension", list: number, index: number) => {
@@ -145,7 +149,10 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
     expect(response.status).to.equal(200);
     expect(response.headers.get("content-type")).to.equal("application/vc+jwt");
     const jwt = await response.text();
-    const { payload, protectedHeader } = await jwtVerify(jwt, await importJWK(issuerJwk, "ES256"), { typ: "vc+jwt" });
+    const { payload, protectedHeader } = await jwtVerify(jwt, await importJWK(issuerJwk, "ES256"), {
+      typ: "vc+jwt",
+      currentDate: new Date(1000 * (await chainSeconds())),
+    });
     expect(protectedHeader).to.include({ alg: "ES256", kid: `${did}#credential-key-1` });
     const vc = payload as Record<string, any>;
     expect(vc["@context"][0]).to.equal("https://www.w3.org/ns/credentials/v2");
@@ -211,14 +218,14 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
       kid: `${did}#credential-key-1`,
     });
     const verifier = await sdJwtVerifier();
-    const { payload } = await verifier.verify(credential);
+    const { payload } = await verifier.verify(credential, await atChain());
     // Its vct resolves to type metadata the library accepts, naming the holder's name as always disclosable.
     const typed = await new SDJwtVcInstance({
       verifier: await ES256.getVerifier(issuerJwk),
       hasher: digest,
       hashAlg: "sha-256",
       loadTypeMetadataFormat: true,
-    }).verify(credential);
+    }).verify(credential, await atChain());
     expect(typed.typeMetadata?.mergedTypeMetadata.vct).to.equal(payload.vct);
     expect(typed.typeMetadata?.mergedTypeMetadata.claims).to.deep.include({
       path: ["holder_name"],
@@ -256,7 +263,7 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
     expect(disclosed).to.have.length(1);
     expect(presentation).to.not.include(Buffer.from(holderName).toString("base64url").slice(0, 8));
     expect(disclosed.join()).to.not.include(holderName);
-    const shown = await verifier.verify(presentation, { requiredClaimKeys: ["licence_number"] });
+    const shown = await verifier.verify(presentation, { requiredClaimKeys: ["licence_number"], ...(await atChain()) });
     expect(shown.payload.licence_number).to.equal(licence.requestNumber);
     expect(shown.payload).to.not.have.property("holder_name");
   });
@@ -270,7 +277,7 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
     );
     expect(response.status).to.equal(200);
     const bound = await response.text();
-    const { payload } = await (await sdJwtVerifier()).verify(bound);
+    const { payload } = await (await sdJwtVerifier()).verify(bound, await atChain());
     expect((payload.cnf as { jwk: JWK }).jwk).to.deep.equal(holder.publicKey);
     // The holder presents it with a key-binding JWT signed by that key; the verifier checks it against cnf.
     const wallet = new SDJwtVcInstance({
@@ -292,9 +299,9 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
       hasher: digest,
       hashAlg: "sha-256",
     });
-    expect((await keyChecked.verify(presented, { keyBindingNonce: nonce })).kb?.payload.aud).to.equal(
-      "https://inspector.example",
-    );
+    expect(
+      (await keyChecked.verify(presented, { keyBindingNonce: nonce, ...(await atChain()) })).kb?.payload.aud,
+    ).to.equal("https://inspector.example");
     const stranger = await ES256.generateKeyPair();
     const forged = await new SDJwtVcInstance({
       hasher: digest,
@@ -307,7 +314,7 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
       { kb: { payload: { iat: Math.floor(Date.now() / 1000), aud: "x", nonce } } },
     );
     expect(
-      await keyChecked.verify(forged, { keyBindingNonce: nonce }).then(
+      await keyChecked.verify(forged, { keyBindingNonce: nonce, ...(await atChain()) }).then(
         () => "accepted",
         () => "refused",
       ),
@@ -341,7 +348,9 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
         () => undefined,
         (error: Error) => error.message,
       );
-    expect(await rejection((await sdJwtVerifier()).verify(credential))).to.match(/Status is not valid/);
+    expect(await rejection((await sdJwtVerifier()).verify(credential, await atChain()))).to.match(
+      /Status is not valid/,
+    );
     // While suspended, no new credential is handed out.
     expectError(
       await http(api, applicantBearer).get(`/requests/${licence.id}/credential?format=vc%2Bjwt`),
@@ -354,7 +363,7 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
       (await tokenStatus(list, index)) === 0 ? true : undefined,
     );
     expect(await bitstringBit("suspension", list, index)).to.equal(0);
-    await (await sdJwtVerifier()).verify(credential);
+    await (await sdJwtVerifier()).verify(credential, await atChain());
 
     expect((await admin.post(`/requests/${licence.id}/revoke`, { reasonCode: 4, reason: "fraud" })).status).to.equal(
       200,
@@ -364,7 +373,9 @@ describe("the licence as a wallet credential (vc+jwt, SD-JWT VC, status lists; r
     );
     expect(await bitstringBit("revocation", list, index)).to.equal(1);
     expect(await bitstringBit("suspension", list, index)).to.equal(0);
-    expect(await rejection((await sdJwtVerifier()).verify(credential))).to.match(/Status is not valid/);
+    expect(await rejection((await sdJwtVerifier()).verify(credential, await atChain()))).to.match(
+      /Status is not valid/,
+    );
   });
 
   it("answers every list up to the highest in use, and 404 beyond it", async function () {

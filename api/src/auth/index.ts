@@ -36,6 +36,8 @@ export type ConsoleSessionCheck = (ctx: import("koa").Context) => Promise<Princi
 
 export interface AuthModule {
   authenticate: Authenticator;
+  /** Failed credentials, counted per credential and address: also for routes that check their own bearer token. */
+  failures?: FailedCredentials;
   routes: RouteDefinition[];
   rootRoutes: RouteDefinition[];
   bootstrapAdmin(): Promise<{ clientId: string }>;
@@ -85,6 +87,7 @@ export async function createAuth(deps: {
       failedSignIn,
     }),
     ...authRoutes({ config, logger, clients, codes, tokens, provider, record, failures }),
+    failures,
     bootstrapAdmin: () => bootstrapAdminClient(config, clients, record),
   };
 }

@@ -78,7 +78,8 @@ export function middlewareStatuses(route: RouteDefinition): Record<number, Statu
   }
   // Credentials are checked on every route, public ones included: sent and invalid is a 401 anywhere (a route that
   // reads its own Authorization header documents its 401).
-  if (!route.ownAuthorization)
+  if (route.ownAuthorization) add(401, "its own bearer token is missing or not valid", clientError, WWW_AUTHENTICATE);
+  else
     add(
       401,
       isPublic

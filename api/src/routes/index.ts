@@ -28,7 +28,7 @@ export function apiRoutes(
   const verification = verifyRoutes(context, issuer);
   const reviewConsole = consoleRoutes(context);
   const credentials = credentialRoutes(context);
-  const offers = oid4vciRoutes(context);
+  const offers = oid4vciRoutes(context, auth.failures);
   return {
     api: [
       ...auth.routes,

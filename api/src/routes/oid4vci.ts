@@ -3,6 +3,7 @@
  * wallet's endpoints at the root (PUBLIC_BASE_URL is the credential issuer and its own authorization server), and
  * the applicant's offer under /api/v1. Wallet-facing errors are `{error, error_description}` as the specs name them.
  */
+import type { FailedCredentials } from "../http/rateLimit.ts";
 import { Oauth2ServerErrorResponseError } from "@openid4vc/oauth2";
 import type { Context } from "koa";
 import { z } from "zod/v4";
@@ -72,7 +73,10 @@ function requestLike(ctx: Context) {
   return { method: "POST" as const, url: ctx.href, headers };
 }
 
-export function oid4vciRoutes(context: DomainContext): { api: RouteDefinition[]; root: RouteDefinition[] } {
+export function oid4vciRoutes(
+  context: DomainContext,
+  failures?: FailedCredentials,
+): { api: RouteDefinition[]; root: RouteDefinition[] } {
   // Made on first use: the OpenAPI document declares these routes over an inert context.
   let made: ReturnType<typeof oid4vci> | undefined;
   const issuance = () => (made ??= oid4vci(credentialContext(context)));
@@ -147,7 +151,14 @@ export function oid4vciRoutes(context: DomainContext): { api: RouteDefinition[];
         400: { description: "The request or its proof is refused", schema: Oid4vciError },
         401: { description: "invalid_token", schema: Oid4vciError },
       },
-      handler: ({ ctx }) => answered(() => issuance().credential(ctx.get("authorization") || undefined, bodyOf(ctx))),
+      handler: async ({ ctx }) => {
+        const authorization = ctx.get("authorization") || undefined;
+        // The wallet's token is checked here, not by the API's authenticator: its failures count the same way.
+        if (authorization) await failures?.admit(authorization, ctx.ip);
+        const result = await answered(() => issuance().credential(authorization, bodyOf(ctx)));
+        if (result.status === 401 && authorization) await failures?.failed(authorization, ctx.ip);
+        return result;
+      },
     }),
   ];
   const api: RouteDefinition[] = [

@@ -84,9 +84,7 @@ export async function licenceClaims(context: CredentialContext, request: Request
     holderName: request.applicantName,
     ...(premises === undefined ? {} : { premises }),
     ...(conditions === undefined ? {} : { conditions }),
-    // The chain's issuance time; a chain whose clock runs ahead of ours (a test chain moved forward) would otherwise
-    // hand out a credential that is not valid yet.
-    validFrom: new Date(Math.min(request.issuedAt.getTime(), Date.now())),
+    validFrom: request.issuedAt,
     ...(request.expiresAt ? { validUntil: request.expiresAt } : {}),
     tokenId: request.tokenId,
     evidence: evidenceOf(await credentialEvidence(context.pool, request.tokenId)),

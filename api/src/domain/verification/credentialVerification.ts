@@ -71,7 +71,7 @@ export type CredentialVerification = Omit<LicenceVerification, "verdict" | "toke
 export interface CredentialVerificationContext {
   licences: VerificationDependencies;
   /** The issuer's key and URL and the pool the status lists are built from, read when a credential is checked. */
-  service: Pick<DomainContext, "pool" | "credentialSigner" | "config">;
+  service: Pick<DomainContext, "pool" | "credentialSigner" | "config" | "gateway">;
 }
 
 class Refused extends Error {
@@ -182,7 +182,8 @@ async function checkCredential(context: CredentialVerificationContext, presented
       : await checkSdJwt(context, presented, claims, report);
   const now = Date.now();
   const { validFrom, validUntil } = checked.report;
-  if (validFrom && now < Date.parse(validFrom))
+  // validFrom is the chain's issuance time: judged by the later of our clock and the chain's, which issued it.
+  if (validFrom && Math.max(now, 1000 * (await context.service.gateway.latestBlockTime())) < Date.parse(validFrom))
     throw new Refused("NOT_YET_VALID", { ...checked.report, withinValidity: false });
   return {
     ...checked,
