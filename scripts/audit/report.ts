@@ -81,17 +81,7 @@ function platformLines(audit: ChainAudit): string[] {
         `      block ${k.blockNumber}  key proof by ${k.passkeys.map((r) => `${r.reviewerId}${r.verified ? "" : " (NOT VERIFIED)"}`).join(", ")}  tx ${k.transactionHash}`,
       );
   }
-  return [...lines, ...statusListLines(audit), ...findingLines(audit)];
-}
-
-function statusListLines({ statusLists }: ChainAudit): string[] {
-  return [
-    `  status lists (${statusLists.length})`,
-    ...statusLists.map(
-      (l) =>
-        `    list ${l.list}  ${l.issued} issued, suspended [${l.suspended.join(", ")}], revoked [${l.revoked.join(", ")}]  ${l.anchor ? `anchor #${l.anchor.sequence} block ${l.anchor.blockNumber} ${l.matches ? "matches" : "DOES NOT MATCH"}` : "NOT ANCHORED"}`,
-    ),
-  ];
+  return [...lines, ...findingLines(audit)];
 }
 
 function findingLines(audit: ChainAudit): string[] {
