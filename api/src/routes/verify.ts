@@ -15,6 +15,7 @@ import { verifyDocument } from "../domain/verification/documentVerification.ts";
 import {
   SIGNED_BY,
   unknownLicence,
+  unnamedLicence,
   verifyLicence,
   verificationDependencies,
 } from "../domain/verification/licenceVerification.ts";
@@ -175,20 +176,8 @@ export function verifyRoutes(
     return { payload, url: `${base}/verify?qr=${payload}` };
   };
   const invalidQr = () => ({
-    isValid: false,
-    verdict: "INVALID_QR" as const,
-    message: licenceMessage("INVALID_QR"),
-    tokenId: null,
-    requestNumber: null,
-    requestType: null,
-    status: null,
-    applicantName: null,
-    issuedAt: null,
-    expiresAt: null,
-    approvals: [],
-    blockchainProof: null,
+    ...unnamedLicence("INVALID_QR", licenceMessage("INVALID_QR")),
     qr: { issuer: issuer.address, signatureValid: false },
-    checkedAt: new Date().toISOString(),
   });
 
   const api: RouteDefinition[] = [

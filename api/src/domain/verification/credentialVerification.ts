@@ -18,7 +18,12 @@ import { didDocument, issuerIdentity } from "../credentials/issuerIdentity.ts";
 import { LICENCE_VCT_PATH, TOKEN_STATUS_ENTRY_TYPE } from "../credentials/licenceCredential.ts";
 import { signedStatusList, statusListBits, statusListUrl } from "../credentials/statusListCredentials.ts";
 import { STATUS_LIST_SIZE, statusPosition } from "../credentials/statusLists.ts";
-import { verifyLicence, type LicenceVerification, type VerificationDependencies } from "./licenceVerification.ts";
+import {
+  unnamedLicence,
+  verifyLicence,
+  type LicenceVerification,
+  type VerificationDependencies,
+} from "./licenceVerification.ts";
 import { licenceMessage } from "./verdicts.ts";
 
 export const CREDENTIAL_PROBLEMS = [
@@ -123,22 +128,8 @@ export async function verifyCredential(
 }
 
 function refused(report: CredentialReport): CredentialVerification {
-  return {
-    isValid: false,
-    verdict: "INVALID_CREDENTIAL",
-    message: `${licenceMessage("INVALID_CREDENTIAL")} ${PROBLEM_MESSAGES[report.reason!]}`,
-    tokenId: null,
-    requestNumber: null,
-    requestType: null,
-    status: null,
-    applicantName: null,
-    issuedAt: null,
-    expiresAt: null,
-    approvals: [],
-    blockchainProof: null,
-    credential: report,
-    checkedAt: new Date().toISOString(),
-  };
+  const message = `${licenceMessage("INVALID_CREDENTIAL")} ${PROBLEM_MESSAGES[report.reason!]}`;
+  return { ...unnamedLicence("INVALID_CREDENTIAL", message), credential: report };
 }
 
 interface Checked {

@@ -266,14 +266,22 @@ function issuedLicence(
  * by their applicant's one address, which would link one person's requests.
  */
 function notIssued(verdict: LicenceVerdict, tokenId: bigint, status: string): LicenceVerification {
+  return { ...unnamedLicence(verdict, licenceMessage(verdict, { status })), tokenId: Number(tokenId), status };
+}
+
+/**
+ * A verdict that shows no licence: no token, request, applicant, dates, approvals or chain proof (a code or a
+ * credential that fails its checks; tokenId and status are set by a caller that may show them).
+ */
+export function unnamedLicence(verdict: LicenceVerdict, message: string) {
   return {
-    isValid: false,
+    isValid: false as const,
     verdict,
-    message: licenceMessage(verdict, { status }),
-    tokenId: Number(tokenId),
+    message,
+    tokenId: null,
     requestNumber: null,
     requestType: null,
-    status,
+    status: null,
     applicantName: null,
     issuedAt: null,
     expiresAt: null,
