@@ -85,9 +85,6 @@ export class SameWriteInFlight extends Error {
   }
 }
 
-/** How many times a write waits for an identical one in flight before simulating again. */
-const IN_FLIGHT_WAITS = 3;
-
 export interface IndexWaiter {
   waitForBlock(blockNumber: number, timeoutMs: number): Promise<boolean>;
 }
@@ -155,11 +152,13 @@ export class ChainGateway {
 
   /** Simulate, record, broadcast, wait for the receipt and for the index to reach its block. */
   async send(request: TxRequest, options: SendOptions = {}): Promise<ConfirmedTx> {
-    for (let wait = 1; ; wait++) {
+    // Each wait ends with the other write mined (or NotMinedInTimeError): no round repeats without progress, and
+    // no SameWriteInFlight escapes to the caller.
+    for (;;) {
       try {
         return await this.#send(request, options);
       } catch (error) {
-        if (!(error instanceof SameWriteInFlight) || wait > IN_FLIGHT_WAITS) throw error;
+        if (!(error instanceof SameWriteInFlight)) throw error;
         await this.#receipt(error.hash, this.#options.receiptTimeoutMs);
       }
     }
