@@ -287,6 +287,43 @@ export const LicenceTokenAbi = [
     "type": "error"
   },
   {
+    "inputs": [
+      {
+        "internalType": "uint32",
+        "name": "list",
+        "type": "uint32"
+      },
+      {
+        "internalType": "uint64",
+        "name": "expected",
+        "type": "uint64"
+      },
+      {
+        "internalType": "uint64",
+        "name": "sequence",
+        "type": "uint64"
+      }
+    ],
+    "name": "StatusListAnchorOutOfOrder",
+    "type": "error"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint32",
+        "name": "list",
+        "type": "uint32"
+      },
+      {
+        "internalType": "uint32",
+        "name": "lastList",
+        "type": "uint32"
+      }
+    ],
+    "name": "StatusListOutOfRange",
+    "type": "error"
+  },
+  {
     "anonymous": false,
     "inputs": [
       {
@@ -567,6 +604,43 @@ export const LicenceTokenAbi = [
     "inputs": [
       {
         "indexed": true,
+        "internalType": "uint32",
+        "name": "list",
+        "type": "uint32"
+      },
+      {
+        "indexed": true,
+        "internalType": "uint64",
+        "name": "sequence",
+        "type": "uint64"
+      },
+      {
+        "indexed": false,
+        "internalType": "bytes32",
+        "name": "revocation",
+        "type": "bytes32"
+      },
+      {
+        "indexed": false,
+        "internalType": "bytes32",
+        "name": "suspension",
+        "type": "bytes32"
+      },
+      {
+        "indexed": false,
+        "internalType": "bytes32",
+        "name": "tokenStatus",
+        "type": "bytes32"
+      }
+    ],
+    "name": "StatusListAnchored",
+    "type": "event"
+  },
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
         "internalType": "address",
         "name": "from",
         "type": "address"
@@ -630,6 +704,39 @@ export const LicenceTokenAbi = [
       }
     ],
     "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint32",
+        "name": "list",
+        "type": "uint32"
+      },
+      {
+        "internalType": "uint64",
+        "name": "sequence",
+        "type": "uint64"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "revocation",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "suspension",
+        "type": "bytes32"
+      },
+      {
+        "internalType": "bytes32",
+        "name": "tokenStatus",
+        "type": "bytes32"
+      }
+    ],
+    "name": "anchorStatusList",
+    "outputs": [],
+    "stateMutability": "nonpayable",
     "type": "function"
   },
   {
@@ -1107,6 +1214,52 @@ export const LicenceTokenAbi = [
     "name": "setBaseURI",
     "outputs": [],
     "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "uint32",
+        "name": "list",
+        "type": "uint32"
+      }
+    ],
+    "name": "statusListAnchorOf",
+    "outputs": [
+      {
+        "components": [
+          {
+            "internalType": "bytes32",
+            "name": "revocation",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "bytes32",
+            "name": "suspension",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "bytes32",
+            "name": "tokenStatus",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "uint64",
+            "name": "sequence",
+            "type": "uint64"
+          },
+          {
+            "internalType": "uint64",
+            "name": "blockNumber",
+            "type": "uint64"
+          }
+        ],
+        "internalType": "struct ILicenceToken.StatusListAnchor",
+        "name": "",
+        "type": "tuple"
+      }
+    ],
+    "stateMutability": "view",
     "type": "function"
   },
   {

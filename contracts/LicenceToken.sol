@@ -19,6 +19,9 @@ import {Roles} from "./libraries/Roles.sol";
 /// record share one storage slot: a mint writes two slots (record, balance) instead of three.
 contract LicenceToken is AccessControl, IERC721Metadata, IERC5192, IERC721Errors, ILicenceToken {
     uint256 private constant _MAX_TOKEN_ID = type(uint40).max;
+    // Entries per status list (the W3C Bitstring Status List's minimum): list n holds token ids n * 2^17 ...
+    uint256 private constant _STATUS_LIST_SIZE = 131_072;
+    uint32 private constant _LAST_STATUS_LIST = uint32(_MAX_TOKEN_ID / _STATUS_LIST_SIZE);
 
     // Token name and symbol (ERC-721 metadata).
     string private _name;
@@ -31,6 +34,8 @@ contract LicenceToken is AccessControl, IERC721Metadata, IERC5192, IERC721Errors
     mapping(address owner => uint256) private _balances;
     // Workflow version that new requests of a type are pinned to, mirrored from the approval registry.
     mapping(bytes32 requestType => uint32 workflowId) private _activeWorkflows;
+    // Latest anchor of each status list.
+    mapping(uint32 list => StatusListAnchor) private _statusListAnchors;
     // The approval registry: the only address that moves a licence through its review (wired once).
     address private _approvalRegistry;
 
@@ -132,6 +137,29 @@ contract LicenceToken is AccessControl, IERC721Metadata, IERC5192, IERC721Errors
     }
 
     /// @inheritdoc ILicenceToken
+    /// @dev The bound is the last list a token id can fall in, not the highest minted token's: tracking that would
+    /// cost every mint a third storage write, to refuse anchors that claim nothing about any licence.
+    function anchorStatusList(uint32 list, uint64 sequence, bytes32 revocation, bytes32 suspension, bytes32 tokenStatus)
+        external
+        onlyRole(Roles.OPERATOR_ROLE)
+    {
+        if (list > _LAST_STATUS_LIST) revert StatusListOutOfRange(list, _LAST_STATUS_LIST);
+        StatusListAnchor storage anchor = _statusListAnchors[list];
+        // unchecked: a sequence grows by one per transaction and cannot reach 2^64.
+        uint64 expected;
+        unchecked {
+            expected = anchor.sequence + 1;
+        }
+        if (sequence != expected) revert StatusListAnchorOutOfOrder(list, expected, sequence);
+        anchor.revocation = revocation;
+        anchor.suspension = suspension;
+        anchor.tokenStatus = tokenStatus;
+        anchor.sequence = sequence;
+        anchor.blockNumber = uint64(block.number);
+        emit StatusListAnchored(list, sequence, revocation, suspension, tokenStatus);
+    }
+
+    /// @inheritdoc ILicenceToken
     function setActiveWorkflow(bytes32 requestType, uint32 workflowId) external onlyApprovalRegistry {
         _activeWorkflows[requestType] = workflowId;
         emit ActiveWorkflowSet(requestType, workflowId);
@@ -188,6 +216,11 @@ contract LicenceToken is AccessControl, IERC721Metadata, IERC5192, IERC721Errors
         else if (status != Status.Approved) validity = Validity.NotIssued;
         else if (expiresAt != 0 && block.timestamp >= expiresAt) validity = Validity.Expired;
         else validity = Validity.Valid;
+    }
+
+    /// @inheritdoc ILicenceToken
+    function statusListAnchorOf(uint32 list) external view returns (StatusListAnchor memory) {
+        return _statusListAnchors[list];
     }
 
     /// @inheritdoc ILicenceToken

@@ -49,7 +49,30 @@ export const licenceStatusHistory = onchainTable(
     txHash: t.hex().notNull(),
     timestamp: t.int8({ mode: "bigint" }).notNull(),
   }),
-  (table) => ({ tokenIdx: index("licence_status_history_token_idx").on(table.tokenId) }),
+  (table) => ({
+    tokenIdx: index("licence_status_history_token_idx").on(table.tokenId),
+    // The status-list watcher asks for the changes after a block, at every indexed block.
+    blockIdx: index("licence_status_history_block_idx").on(table.blockNumber),
+  }),
+);
+
+/** Every StatusListAnchored: the digests a served status list must hash to, from its block until the next one. */
+export const statusListAnchors = onchainTable(
+  "status_list_anchors",
+  (t) => ({
+    /** token id div 131,072 */
+    list: t.integer().notNull(),
+    /** 1, 2, 3 … per list */
+    sequence: t.int8({ mode: "bigint" }).notNull(),
+    /** SHA-256 of each decoded list */
+    revocation: t.hex().notNull(),
+    suspension: t.hex().notNull(),
+    tokenStatus: t.hex().notNull(),
+    blockNumber: t.int8({ mode: "bigint" }).notNull(),
+    txHash: t.hex().notNull(),
+    timestamp: t.int8({ mode: "bigint" }).notNull(),
+  }),
+  (table) => ({ pk: primaryKey({ columns: [table.list, table.sequence] }) }),
 );
 
 export const documents = onchainTable(

@@ -37,6 +37,18 @@ interface ILicenceToken {
         uint40 expiresAt; // set at issuance; 0 while not issued or when the licence never expires
     }
 
+    /// @notice The latest anchor of one status list: the SHA-256 of each of its three decoded lists (what a served,
+    /// signed list must hash to), numbered per list.
+    /// @dev List `n` holds the licences with token ids n * 131,072 .. (n + 1) * 131,072 - 1, each at index
+    /// tokenId mod 131,072. Digests of a list with no anchor are zero (sequence 0).
+    struct StatusListAnchor {
+        bytes32 revocation; // W3C Bitstring Status List, statusPurpose "revocation" (1 bit: revoked)
+        bytes32 suspension; // W3C Bitstring Status List, statusPurpose "suspension" (1 bit: suspended)
+        bytes32 tokenStatus; // IETF Token Status List (2 bits: 0 valid, 1 revoked, 2 suspended)
+        uint64 sequence; // 1 for the list's first anchor, one more for each next one (0: never anchored)
+        uint64 blockNumber; // the block the anchor was recorded in
+    }
+
     /// @notice A licence request was created: `tokenId` minted to `owner`, pinned to `workflowId`.
     /// @param tokenId The licence request.
     /// @param owner The applicant's custodial address.
@@ -71,6 +83,17 @@ interface ILicenceToken {
     /// @param requestType The request type, e.g. "BUILDING_PERMIT".
     /// @param workflowId The active workflow version (0: none).
     event ActiveWorkflowSet(bytes32 indexed requestType, uint32 indexed workflowId);
+
+    /// @notice Status list `list` was anchored: served lists must hash (SHA-256 of the decoded bytes) to these digests
+    /// until its next anchor.
+    /// @param list The list number (token id div 131,072).
+    /// @param sequence The anchor's number for this list: 1, 2, 3, … without gaps.
+    /// @param revocation SHA-256 of the decoded W3C revocation bitstring.
+    /// @param suspension SHA-256 of the decoded W3C suspension bitstring.
+    /// @param tokenStatus SHA-256 of the decoded IETF Token Status List.
+    event StatusListAnchored(
+        uint32 indexed list, uint64 indexed sequence, bytes32 revocation, bytes32 suspension, bytes32 tokenStatus
+    );
 
     /// @notice The base of `tokenURI` changed.
     /// @param baseURI The new prefix of `tokenURI`.
@@ -109,6 +132,17 @@ interface ILicenceToken {
     /// @dev The approval registry is set once, at deployment, and is not zero.
     /// @param registry The registry already set (or the zero address offered).
     error LicenceApprovalRegistryFixed(address registry);
+
+    /// @dev No token id can fall in status list `list`: ids stop at 2^40 - 1, in list `lastList`.
+    /// @param list The list number offered.
+    /// @param lastList The last list a token id can fall in.
+    error StatusListOutOfRange(uint32 list, uint32 lastList);
+
+    /// @dev The anchor's sequence is not the list's next one: another anchor landed since it was computed.
+    /// @param list The list.
+    /// @param expected The list's next sequence.
+    /// @param sequence The sequence offered.
+    error StatusListAnchorOutOfOrder(uint32 list, uint64 expected, uint64 sequence);
 
     /// @dev No role goes to a department's wallet.
     /// @param account The department wallet.
@@ -180,6 +214,23 @@ interface ILicenceToken {
     /// @param requestType The request type.
     /// @return The active workflow version (0: none).
     function activeWorkflowOf(bytes32 requestType) external view returns (uint32);
+
+    /// @notice Records the digests of status list `list` as they are now, after a change of status of one of its
+    /// licences. Only OPERATOR_ROLE: the platform's key that serves the lists. Emits StatusListAnchored.
+    /// @dev `sequence` must be the list's current sequence plus one: an anchor computed before another one landed is
+    /// refused rather than recorded over a newer one.
+    /// @param list The list number, at most (2^40 - 1) div 131,072.
+    /// @param sequence The list's next sequence (`statusListAnchorOf(list).sequence + 1`).
+    /// @param revocation SHA-256 of the decoded W3C revocation bitstring.
+    /// @param suspension SHA-256 of the decoded W3C suspension bitstring.
+    /// @param tokenStatus SHA-256 of the decoded IETF Token Status List.
+    function anchorStatusList(uint32 list, uint64 sequence, bytes32 revocation, bytes32 suspension, bytes32 tokenStatus)
+        external;
+
+    /// @notice The latest anchor of status list `list` (all zero when it has none).
+    /// @param list The list number.
+    /// @return The three digests, the anchor's sequence and its block.
+    function statusListAnchorOf(uint32 list) external view returns (StatusListAnchor memory);
 
     /// @notice Wires, once, the approval registry that drives the review lifecycle. Only DEFAULT_ADMIN_ROLE, during
     /// deployment: no role can later make another address the registry.

@@ -6,7 +6,7 @@ pragma solidity ^0.8.24;
 library Roles {
     /// @dev Registers departments and workflows; suspends, reinstates and revokes licences; resolves escalations.
     bytes32 internal constant ADMIN_ROLE = keccak256("ADMIN_ROLE");
-    /// @dev The platform operator: mints requests, anchors documents, submits, resubmits, cancels.
+    /// @dev The platform operator: mints requests, anchors documents and status lists, submits, resubmits, cancels.
     bytes32 internal constant OPERATOR_ROLE = keccak256("OPERATOR_ROLE");
     /// @dev Acts on overdue stages (NOTIFY / ESCALATE / AUTO_REJECT), checked against block time.
     bytes32 internal constant KEEPER_ROLE = keccak256("KEEPER_ROLE");

@@ -1,5 +1,5 @@
-/** LicenceToken: licences and their status history. (The review phase is the approval registry's ReviewPhaseChanged.) */
-import { licences, licenceStatusHistory } from "ponder:schema";
+/** LicenceToken: licences, their status history and the status lists' anchors. (The review phase is the approval registry's ReviewPhaseChanged.) */
+import { licences, licenceStatusHistory, statusListAnchors } from "ponder:schema";
 import { LicenceTokenAbi } from "../../abis/index.ts";
 import { licenceStatus } from "./decode";
 import { eventId, recordRole, register } from "./record";
@@ -52,6 +52,20 @@ register("LicenceToken", LicenceTokenAbi, {
       expiresAt: BigInt(event.args.expiresAt),
       updatedBlock: event.block.number,
       updatedAt: event.block.timestamp,
+    });
+  },
+
+  StatusListAnchored: async ({ event, context }) => {
+    const { list, sequence, revocation, suspension, tokenStatus } = event.args;
+    await context.db.insert(statusListAnchors).values({
+      list,
+      sequence,
+      revocation,
+      suspension,
+      tokenStatus,
+      blockNumber: event.block.number,
+      txHash: event.transaction.hash,
+      timestamp: event.block.timestamp,
     });
   },
 

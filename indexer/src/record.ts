@@ -112,6 +112,8 @@ export function kindOf(contract: ContractName, name: string, args: Record<string
     }
     case "DocumentAnchored":
       return "DOC_UPDATE";
+    case "StatusListAnchored":
+      return "STATUS_LIST_ANCHOR";
     case "DecisionRecorded": {
       const decision = enumName(DECISION, Number(args.decision));
       if (decision === "APPROVED") return "APPROVAL";

@@ -192,6 +192,22 @@ export interface ChainAudit {
   /** What an auditor should know that is not a finding (the development chain's single key, a node without history). */
   notes: string[];
   licences: LicenceAudit[];
+  /** Every status list in use: its digests rebuilt from the licences' statuses against its latest anchor. */
+  statusLists: StatusListAudit[];
+}
+
+/** One status list: its issued licences' statuses at the audited block, their digests, and the list's latest anchor. */
+export interface StatusListAudit {
+  list: number;
+  /** Issued licences whose token ids fall in the list. */
+  issued: number;
+  suspended: number[];
+  revoked: number[];
+  /** SHA-256 of each decoded list, rebuilt by the auditor. */
+  digests: { revocation: string; suspension: string; tokenStatus: string };
+  anchor: (ChainRef & { sequence: number; revocation: string; suspension: string; tokenStatus: string }) | null;
+  /** The anchor holds the rebuilt digests. */
+  matches: boolean;
 }
 
 /** Seconds since the epoch (chain time) as ISO 8601. */

@@ -31,6 +31,7 @@ import { RoleHistory } from "./roleHistory.ts";
 import { readWiring, wiringFindings } from "./wiringAudit.ts";
 import { LogReader, type ChainEvent } from "./logReader.ts";
 import { auditStartBlock, startBlockFindings } from "./startBlock.ts";
+import { auditStatusLists, statusListOf } from "./statusListAudit.ts";
 import { TransactionLookups } from "./transactionLookups.ts";
 
 export type AuditTarget = { tokenId: number } | "all";
@@ -89,6 +90,13 @@ export async function auditChain(
     passkeys,
   };
   const licences = await auditLicences(target, reader, views, platform, context);
+  const lists = await auditStatusLists(
+    reader,
+    views,
+    asOfBlock,
+    (block) => lookups.timeOf(block),
+    target === "all" ? undefined : statusListOf(target.tokenId),
+  );
   return {
     ...facts,
     startBlock,
@@ -98,9 +106,16 @@ export async function auditChain(
     wiring: platform.wiring,
     departments: platform.departments.audit(),
     passkeyDepartments: passkeyDepartments.audits,
-    findings: [...code.findings, ...startFindings, ...platform.findings, ...passkeyDepartments.findings],
-    notes: [...notes, ...platform.notes, ...lookups.notes, ...passkeys.notes],
+    findings: [
+      ...code.findings,
+      ...startFindings,
+      ...platform.findings,
+      ...passkeyDepartments.findings,
+      ...lists.findings,
+    ],
+    notes: [...notes, ...platform.notes, ...lookups.notes, ...passkeys.notes, ...lists.notes],
     licences,
+    statusLists: lists.statusLists,
   };
 }
 
@@ -114,7 +129,7 @@ function stoppedAtCode(
   const names = untrusted.map((c) => c.contract).join(", ");
   const stopped = `the audit stopped at the code: ${names} ${untrusted.length === 1 ? "is" : "are"} not the reviewed build, so what its views and events say would prove nothing`;
   const nothing = { governance: { governors: [], ungoverned: [] }, roles: { holders: [], grants: [] }, wiring: null };
-  const none = { departments: [], passkeyDepartments: [], licences: [] };
+  const none = { departments: [], passkeyDepartments: [], licences: [], statusLists: [] };
   return { ...read, ...nothing, ...none, findings, notes: [...notes, stopped] };
 }
 

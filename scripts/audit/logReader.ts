@@ -75,6 +75,13 @@ export class LogReader {
     return inChainOrder([...scoped, ...transfers]);
   }
 
+  /** Every licence's issuance and change of status, and every status list's anchor, in chain order. */
+  async statusListEvents(): Promise<ChainEvent[]> {
+    const names = ["LicenceIssued", "LicenceStatusChanged", "StatusListAnchored"];
+    const topics = names.map((name) => licenceTokenAbi.getEvent(name)!.topicHash);
+    return inChainOrder(await this.#read([this.#o.deployment.contracts.LicenceToken], [topics]));
+  }
+
   /** Role grants and revocations on the three contracts, their wiring, and every department wallet change. */
   async platformEvents(): Promise<ChainEvent[]> {
     const { contracts } = this.#o.deployment;

@@ -81,7 +81,17 @@ function platformLines(audit: ChainAudit): string[] {
         `      block ${k.blockNumber}  key proof by ${k.passkeys.map((r) => `${r.reviewerId}${r.verified ? "" : " (NOT VERIFIED)"}`).join(", ")}  tx ${k.transactionHash}`,
       );
   }
-  return [...lines, ...findingLines(audit)];
+  return [...lines, ...statusListLines(audit), ...findingLines(audit)];
+}
+
+function statusListLines({ statusLists }: ChainAudit): string[] {
+  return [
+    `  status lists (${statusLists.length})`,
+    ...statusLists.map(
+      (l) =>
+        `    list ${l.list}  ${l.issued} issued, suspended [${l.suspended.join(", ")}], revoked [${l.revoked.join(", ")}]  ${l.anchor ? `anchor #${l.anchor.sequence} block ${l.anchor.blockNumber} ${l.matches ? "matches" : "DOES NOT MATCH"}` : "NOT ANCHORED"}`,
+    ),
+  ];
 }
 
 function findingLines(audit: ChainAudit): string[] {

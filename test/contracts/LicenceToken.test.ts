@@ -9,6 +9,7 @@ import {
   networkHelpers,
   REFERENCE_STAGES,
   ROLES,
+  sha,
   Status,
   timestampOf,
   TRADE_LICENSE,
@@ -1011,6 +1012,87 @@ describe("LicenceToken", function () {
       await expect(token.licence(UNKNOWN_TOKEN_ID))
         .to.be.revertedWithCustomError(token, "ERC721NonexistentToken")
         .withArgs(UNKNOWN_TOKEN_ID);
+    });
+  });
+
+  describe("anchorStatusList", function () {
+    const LAST_LIST = Number(MAX_TOKEN_ID / 131_072n);
+    const digests = (label: string) =>
+      [sha(`${label}-revocation`), sha(`${label}-suspension`), sha(`${label}-token`)] as const;
+
+    describe("when the caller has OPERATOR_ROLE", function () {
+      it("emits StatusListAnchored and statusListAnchorOf returns the digests, sequence and block", async function () {
+        const { token, operator } = await loadFixture(deployIssuedLicence);
+        const [revocation, suspension, tokenStatus] = digests("first");
+        const tx = await token.connect(operator).anchorStatusList(0, 1, revocation, suspension, tokenStatus);
+        await expect(tx).to.emit(token, "StatusListAnchored").withArgs(0, 1, revocation, suspension, tokenStatus);
+        const receipt = await tx.wait();
+        const anchor = await token.statusListAnchorOf(0);
+        expect([anchor.revocation, anchor.suspension, anchor.tokenStatus]).to.deep.equal([
+          revocation,
+          suspension,
+          tokenStatus,
+        ]);
+        expect([anchor.sequence, anchor.blockNumber]).to.deep.equal([1n, BigInt(receipt!.blockNumber)]);
+      });
+
+      it("replaces the list's anchor with the next sequence and leaves other lists alone", async function () {
+        const { token, operator } = await loadFixture(deployIssuedLicence);
+        await token.connect(operator).anchorStatusList(0, 1, ...digests("first"));
+        await token.connect(operator).anchorStatusList(7, 1, ...digests("other"));
+        const second = digests("second");
+        await expect(token.connect(operator).anchorStatusList(0, 2, ...second))
+          .to.emit(token, "StatusListAnchored")
+          .withArgs(0, 2, ...second);
+        const [list0, list7] = [await token.statusListAnchorOf(0), await token.statusListAnchorOf(7)];
+        expect([list0.revocation, list0.suspension, list0.tokenStatus, list0.sequence]).to.deep.equal([...second, 2n]);
+        expect([list7.revocation, list7.sequence]).to.deep.equal([digests("other")[0], 1n]);
+      });
+
+      it("accepts the last list a token id can fall in, (2^40 - 1) div 131,072", async function () {
+        const { token, operator } = await loadFixture(deployTokenWithRegistrySigner);
+        await expect(token.connect(operator).anchorStatusList(LAST_LIST, 1, ...digests("last"))).to.emit(
+          token,
+          "StatusListAnchored",
+        );
+      });
+
+      it("reverts with StatusListOutOfRange for a list no token id can fall in", async function () {
+        const { token, operator } = await loadFixture(deployTokenWithRegistrySigner);
+        await expect(token.connect(operator).anchorStatusList(LAST_LIST + 1, 1, ...digests("beyond")))
+          .to.be.revertedWithCustomError(token, "StatusListOutOfRange")
+          .withArgs(LAST_LIST + 1, LAST_LIST);
+      });
+
+      it("reverts with StatusListAnchorOutOfOrder for a sequence that is not the list's next (stale, repeated or skipped)", async function () {
+        const { token, operator } = await loadFixture(deployTokenWithRegistrySigner);
+        await expect(token.connect(operator).anchorStatusList(0, 0, ...digests("zero")))
+          .to.be.revertedWithCustomError(token, "StatusListAnchorOutOfOrder")
+          .withArgs(0, 1, 0);
+        await token.connect(operator).anchorStatusList(0, 1, ...digests("first"));
+        for (const sequence of [1, 3]) {
+          await expect(token.connect(operator).anchorStatusList(0, sequence, ...digests("again")))
+            .to.be.revertedWithCustomError(token, "StatusListAnchorOutOfOrder")
+            .withArgs(0, 2, sequence);
+        }
+        expect((await token.statusListAnchorOf(0)).revocation).to.equal(digests("first")[0]);
+      });
+    });
+
+    it("reverts with AccessControlUnauthorizedAccount for ADMIN_ROLE, DEFAULT_ADMIN_ROLE and anyone else", async function () {
+      const { token, admin, deployer, applicant } = await loadFixture(deployTokenWithRegistrySigner);
+      for (const caller of [admin, deployer, applicant]) {
+        await expect(token.connect(caller).anchorStatusList(0, 1, ...digests("x")))
+          .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
+          .withArgs(caller.address, ROLES.OPERATOR);
+      }
+    });
+
+    it("statusListAnchorOf returns zeros for a list never anchored", async function () {
+      const { token } = await loadFixture(deployTokenWithRegistrySigner);
+      const anchor = await token.statusListAnchorOf(3);
+      expect([anchor.revocation, anchor.suspension, anchor.tokenStatus]).to.deep.equal(Array(3).fill(ethers.ZeroHash));
+      expect([anchor.sequence, anchor.blockNumber]).to.deep.equal([0n, 0n]);
     });
   });
 

@@ -928,6 +928,43 @@ contract PlatformFuzzTest is PlatformFixture {
         require(target.hasRole(role, fresh), "the same grant to a fresh address failed");
     }
 
+    // ------------------------------------------------------------------------------ status list anchors
+
+    /// @notice Any caller but the operator is refused; the operator's anchors land only in sequence (1, 2, 3 … per
+    /// list) and only for a list a token id can fall in; the view always holds the last one accepted.
+    function testFuzz_statusListAnchorsInOrder(uint32 list, uint64 sequence, bytes32 digest, address anyone) public {
+        vm.assume(anyone != operator);
+        vm.expectRevert(
+            abi.encodeWithSelector(IAccessControl.AccessControlUnauthorizedAccount.selector, anyone, h.OPERATOR_ROLE())
+        );
+        vm.prank(anyone);
+        token.anchorStatusList(list, 1, digest, digest, digest);
+
+        uint32 lastList = uint32(type(uint40).max / 131_072);
+        if (list > lastList) {
+            vm.expectRevert(abi.encodeWithSelector(ILicenceToken.StatusListOutOfRange.selector, list, lastList));
+            vm.prank(operator);
+            token.anchorStatusList(list, 1, digest, digest, digest);
+            return;
+        }
+        uint64 anchors = uint64(uint256(digest) % 4);
+        for (uint64 s = 1; s <= anchors; s++) {
+            vm.prank(operator);
+            token.anchorStatusList(list, s, digest, bytes32(uint256(s)), keccak256(abi.encode(digest, s)));
+        }
+        if (sequence != anchors + 1) {
+            vm.expectRevert(
+                abi.encodeWithSelector(ILicenceToken.StatusListAnchorOutOfOrder.selector, list, anchors + 1, sequence)
+            );
+            vm.prank(operator);
+            token.anchorStatusList(list, sequence, 0, 0, 0);
+        }
+        ILicenceToken.StatusListAnchor memory anchor = token.statusListAnchorOf(list);
+        require(anchor.sequence == anchors, "the view's sequence is not the last anchor's");
+        require(anchor.suspension == bytes32(uint256(anchors)), "the view does not hold the last anchor");
+        require(anchor.blockNumber == (anchors == 0 ? 0 : block.number), "the anchor's block");
+    }
+
     // ------------------------------------------------------------------------------ document registry
 
     /// @notice Random interleavings of anchors (new documents, new versions, stale or duplicate hashes, the other

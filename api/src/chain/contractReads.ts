@@ -119,3 +119,7 @@ export const anchorOf = (caller: ContractCaller, documents: string, tokenId: big
 /** ApprovalRegistry.eip712Domain (EIP-5267): the domain of decisions and key proofs, with the deployment's salt. */
 export const eip712Domain = (caller: ContractCaller, registry: string) =>
   readContract(caller, registry, ApprovalRegistryAbi, "eip712Domain", []);
+
+/** LicenceToken.statusListAnchorOf: the latest anchor of a status list (three digests, sequence, block; zeros: none). */
+export const statusListAnchorOf = (caller: ContractCaller, token: string, list: number, blockTag?: number | string) =>
+  readContract(caller, token, LicenceTokenAbi, "statusListAnchorOf", [list], blockTag);

@@ -24,6 +24,8 @@ export const TX_KINDS = [
   // A department's passkey account (DepartmentPasskeyAccount): its deployment, and reviewer changes relayed to it.
   "DEPLOY_PASSKEY_ACCOUNT",
   "PASSKEY_REVIEWER_CHANGE",
+  // A status list's digests anchored on chain after a change of status of one of its licences.
+  "STATUS_LIST_ANCHOR",
   // Takes the nonce of a transaction the node refused while a later one of the same wallet waited for it.
   "NONCE_FILLER",
 ] as const;

@@ -14,6 +14,7 @@ export const JOB_NAMES = {
   deliverWebhook: "deliver-webhook",
   stageTimeout: "stage-timeout",
   discardFiles: "discard-files",
+  anchorStatusList: "anchor-status-list",
 } as const;
 export type JobName = (typeof JOB_NAMES)[keyof typeof JOB_NAMES];
 
@@ -21,7 +22,7 @@ type Queryable = Pick<pg.PoolClient, "query">;
 
 /**
  * Schedules `name` for `runAt` (now when omitted). An existing idle job with the same key is moved to the new
- * time with the new data; a running one is left alone (it already does the work).
+ * time with the new data; a running one is left alone (it already does the work). False when it was running.
  */
 export async function enqueueJob(
   db: Queryable,
@@ -29,7 +30,7 @@ export async function enqueueJob(
   key: string,
   data: Record<string, unknown>,
   runAt?: Date,
-): Promise<void> {
+): Promise<boolean> {
   const { rows } = await db.query(
     `INSERT INTO agenda_jobs (name, job_key, data, next_run_at, type, priority)
      VALUES ($1, $2, $3, COALESCE($4, now()), 'normal', 0)
@@ -39,7 +40,7 @@ export async function enqueueJob(
      RETURNING id, next_run_at`,
     [name, key, JSON.stringify(data), runAt ?? null],
   );
-  if (rows.length === 0) return;
+  if (rows.length === 0) return false;
   const notification = {
     jobId: rows[0].id,
     jobName: name,
@@ -49,6 +50,7 @@ export async function enqueueJob(
     source: "enqueue",
   };
   await db.query(`SELECT pg_notify($1, $2)`, [JOBS_CHANNEL, JSON.stringify(notification)]);
+  return true;
 }
 
 /** Removes the idle job with this key, if any (a running one finishes and finds nothing to do). */

@@ -7,13 +7,13 @@
  * - derive-events: turn a confirmed transaction into platform events and webhook deliveries (events/);
  * - deliver-webhook: one delivery's attempts and retry schedule (webhooks/deliveryJob.ts);
  * - stage-timeout: a stage's deadline (domain/approvals/enforceTimeout.ts);
- * - discard-files: files of document versions whose anchoring reverted (domain/documents/discardUnanchoredFiles.ts).
+ * - discard-files: files of document versions whose anchoring reverted (domain/documents/discardUnanchoredFiles.ts);
+ * - anchor-status-list: a status list's digests on chain after a licence's status changed (statusListAnchors.ts).
  */
 import os from "node:os";
 import { PostgresBackend } from "@agendajs/postgres-backend";
 import { Agenda, type Job } from "agenda";
 import type { Logger } from "pino";
-import type { IndexWaiter } from "../chain/chainGateway.ts";
 import type { DomainContext } from "../domain/context.ts";
 import { enforceStageTimeout, type StageDeadline } from "../domain/approvals/enforceTimeout.ts";
 import { discardUnanchoredFiles } from "../domain/documents/discardUnanchoredFiles.ts";
@@ -22,11 +22,15 @@ import { runDelivery } from "../webhooks/deliveryJob.ts";
 import { webhookAddressPolicy } from "../webhooks/urlSafety.ts";
 import type { JobClock } from "./jobClock.ts";
 import { JOB_NAMES, JOBS_CHANNEL } from "./jobQueue.ts";
+import { type IndexWatch, runStatusListAnchor, watchStatusChanges } from "./statusListAnchors.ts";
 
 export interface JobRunnerOptions {
   pollMs: number;
-  /** The index's progress: events are released once the index shows their transaction. */
-  index: IndexWaiter;
+  /**
+   * The index's progress: events are released once the index shows their transaction, and its new blocks are
+   * watched for changes of licence status.
+   */
+  index: IndexWatch;
   /** How long a job stays locked to a runner that may have died. */
   lockMs: number;
   concurrency: number;
@@ -54,9 +58,11 @@ export async function startJobRunner(context: RunnerContext, options: JobRunnerO
   const agenda = createAgenda(context, options, logger);
   defineJobs(agenda, context, options, logger);
   await agenda.start();
+  const statusWatch = watchStatusChanges({ ...context, logger }, options.index);
   logger.info({ pollMs: options.pollMs }, "job runner started");
   return {
     async stop(timeoutMs = 15_000) {
+      statusWatch.stop();
       await agenda.drain({ timeout: timeoutMs, closeConnection: false });
     },
   };
@@ -153,6 +159,19 @@ function defineJobs(agenda: Agenda, context: RunnerContext, options: JobRunnerOp
         context.config.receiptTimeoutMs + context.config.readYourWritesTimeoutMs + 5_000,
       ),
       concurrency: 2,
+    },
+  );
+
+  agenda.define(
+    JOB_NAMES.anchorStatusList,
+    (job: Job<{ list: number }>) => runStatusListAnchor(context, job, logger),
+    // Sends a transaction and waits for its receipt and the index, up to three times in a run.
+    {
+      backoff: retryAfter(30_000),
+      lockLifetime: Math.max(
+        options.lockMs,
+        3 * (context.config.receiptTimeoutMs + context.config.readYourWritesTimeoutMs) + 5_000,
+      ),
     },
   );
 

@@ -7,7 +7,6 @@ import type pg from "pg";
 import { stageNumber } from "../../../abis/index.ts";
 import { readTogether } from "../db/readTogether.ts";
 import { isoFromUnixSeconds } from "../encoding/unixTime.ts";
-import type { LicenceStatusEntry } from "../domain/credentials/statusLists.ts";
 
 export interface CredentialEvidenceRows {
   documents: { documentId: string; docType: string; version: number; sha256: string }[];
@@ -51,16 +50,6 @@ export async function credentialEvidence(pool: pg.Pool, tokenId: bigint): Promis
       transactionHash: r.tx_hash,
     })),
   };
-}
-
-/** The licences of token range [first, first + size) whose status a list carries (suspended or revoked). */
-export async function listedLicenceStatuses(pool: pg.Pool, first: bigint, size: number): Promise<LicenceStatusEntry[]> {
-  const { rows } = await pool.query(
-    `SELECT token_id, status FROM index.licences
-      WHERE token_id >= $1 AND token_id < $2 AND status IN ('SUSPENDED', 'REVOKED')`,
-    [first.toString(), (first + BigInt(size)).toString()],
-  );
-  return rows.map((r) => ({ tokenId: BigInt(r.token_id), status: r.status }));
 }
 
 /** The highest token id minted (index), or undefined before the first. */

@@ -102,3 +102,17 @@ export async function pendingCallsOf(
   );
   return rows;
 }
+
+/** Whether a transaction of `kind` to `to` whose calldata starts with `dataPrefix` is still PENDING in the outbox. */
+export async function hasPendingTransaction(
+  db: Pick<pg.Pool, "query">,
+  kind: TxKind,
+  to: string,
+  dataPrefix: string,
+): Promise<boolean> {
+  const { rows } = await db.query(
+    `SELECT 1 FROM chain_transactions WHERE status = 'PENDING' AND kind = $1 AND to_address = $2 AND starts_with(data, $3) LIMIT 1`,
+    [kind, to.toLowerCase(), dataPrefix],
+  );
+  return rows.length > 0;
+}

@@ -7,7 +7,8 @@
 import { deflateSync, gzipSync } from "node:zlib";
 import type { StatusListJWTPayload } from "@sd-jwt/jwt-status-list";
 import type { DbPool } from "../../db/queryable.ts";
-import { highestTokenId, listedLicenceStatuses } from "../../reads/credentialReads.ts";
+import { highestTokenId } from "../../reads/credentialReads.ts";
+import { statusListEntries } from "../../reads/statusListReads.ts";
 import type { DomainContext } from "../context.ts";
 import { notFound } from "../errors.ts";
 import { issuerIdentity } from "./issuerIdentity.ts";
@@ -85,6 +86,5 @@ export function tokenStatusLst(bits: Uint8Array): string {
 export async function statusListBits(pool: DbPool, list: number) {
   const highest = await highestTokenId(pool);
   if (highest === undefined || list > statusPosition(highest).list) throw notFound("Status list");
-  const first = BigInt(list) * BigInt(STATUS_LIST_SIZE);
-  return buildStatusLists(list, await listedLicenceStatuses(pool, first, STATUS_LIST_SIZE));
+  return buildStatusLists(list, await statusListEntries(pool, list, STATUS_LIST_SIZE));
 }
