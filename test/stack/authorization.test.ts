@@ -696,6 +696,15 @@ describe("authorization matrix: every endpoint × every caller (docs/authorizati
     "POST /api/v1/requests/{requestId}/credential-offer": {
       build: () => ({ path: requestPath(fx.issued.id, "/credential-offer") }),
     },
+    "POST /api/v1/verify/holder/{tokenId}/credential-offer": {
+      build: async () => {
+        const response = await fetch(`${api}${requestPath(fx.issued.id, "/identity-proof")}`, {
+          headers: { authorization: `Bearer ${tokens.applicant}` },
+        });
+        const { applicantId, salt } = await response.json();
+        return { path: `/api/v1/verify/holder/${fx.issued.tokenId}/credential-offer`, json: { applicantId, salt } };
+      },
+    },
     "GET /.well-known/openid-credential-issuer": plain("/.well-known/openid-credential-issuer"),
     "GET /.well-known/oauth-authorization-server": plain("/.well-known/oauth-authorization-server"),
     "GET /oid4vci/credential-offer/{code}": {

@@ -2,7 +2,8 @@
  * OID4VCI pre-authorized delivery of the licence, on the real stack, taken by a wallet written with the same
  * libraries' client side (Openid4vciClient, the oauth2 client inside it): it resolves the offer by reference,
  * redeems the code, takes a nonce, proves a fresh key and receives both formats. Each credential is then checked
- * the way an outside verifier would (the issuer's key from its did:web document) and found bound to that key.
+ * the way an outside verifier would (the issuer's key from its did:web document) and found bound to that key. The
+ * holder without a sign-in gets the same offer by presenting the holder proof (identity and salt).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { expect } from "chai";
@@ -15,6 +16,7 @@ import { applicantToken } from "./support/authClient.ts";
 import { eventually } from "./support/eventually.ts";
 import { apiClient as http, expectError } from "./support/httpClient.ts";
 import { createDriver, type Driver } from "./support/platformDriver.ts";
+import { productionEnv } from "./support/productionEnv.ts";
 import { pdf } from "./support/sampleFiles.ts";
 import { seedWorkflow } from "./support/seedWorkflow.ts";
 import { adminSession, departmentSession, letters, type Applicant } from "./support/sessions.ts";
@@ -76,9 +78,17 @@ describe("OID4VCI: a wallet takes the licence by a pre-authorized offer (real st
   const codeOf = (body: any): string =>
     body.credentialOffer.grants["urn:ietf:params:oauth:grant-type:pre-authorized_code"]["pre-authorized_code"];
 
+  // The holder proof (identity and salt), presented without a sign-in.
+  type Proof = { tokenId: number; applicantId: string; salt: string };
+  const proofOf = async (requestId: string) =>
+    (await applicant.get(`/requests/${requestId}/identity-proof`)).body as Proof;
+  const holderOffer = (tokenId: number, { applicantId, salt }: Omit<Proof, "tokenId">, headers = {}, url = api) =>
+    http(url).post(`/verify/holder/${tokenId}/credential-offer`, { applicantId, salt }, headers);
+  const flipped = (salt: string) => `0x${(BigInt(salt) ^ 1n).toString(16).padStart(64, "0")}`;
+
   /** Offer → metadata → token → nonce: what a wallet has before it proves its key. */
-  async function redeemed(w = wallet()) {
-    const created = await offer();
+  async function redeemed(w = wallet(), create = () => offer()) {
+    const created = await create();
     expect(created.status).to.equal(201);
     const credentialOffer = await w.client.resolveCredentialOffer(created.body.credentialOfferReferenceUri);
     const issuerMetadata = await w.client.resolveIssuerMetadata(credentialOffer.credential_issuer);
@@ -289,6 +299,86 @@ describe("OID4VCI: a wallet takes the licence by a pre-authorized offer (real st
     expectError(await offer(licence.id, other), 404, "NOT_FOUND");
     expectError(await offer(draft.id), 409, "NOT_ISSUED");
     expect((await offer(licence.id, http(api))).status).to.equal(401);
+  });
+
+  it("offers the same to whoever presents the holder proof, without a sign-in: the wallet redeems it once into a credential bound to its key", async function () {
+    const mine = await proofOf(licence.id);
+    const w = await redeemed(wallet(), () => holderOffer(mine.tokenId, mine));
+    expect(w.created.status).to.equal(201);
+    expect(w.created.headers.get("cache-control")).to.equal("no-store");
+    expect(Object.keys(w.created.body)).to.have.members(Object.keys((await offer()).body));
+    expect(w.created.body.qrSvg).to.match(/^<svg/);
+    const key = await holderKey();
+    const sd = await w.client.retrieveCredentials({
+      issuerMetadata: w.issuerMetadata,
+      accessToken: w.accessToken,
+      credentialConfigurationId: SD_JWT,
+      proofs: { jwt: [await proof(w, w.issuerMetadata, w.c_nonce, key)] },
+    });
+    const verifier = new SDJwtVcInstance({
+      verifier: await ES256.getVerifier(issuerJwk),
+      hasher: digest,
+      hashAlg: "sha-256",
+    });
+    const chainNow = Math.max(Math.floor(Date.now() / 1000), await driver.core.gateway.latestBlockTime());
+    const { payload } = await verifier.verify(
+      (sd.credentialResponse.credentials![0] as { credential: string }).credential,
+      {
+        currentDate: chainNow,
+      },
+    );
+    expect(payload).to.include({
+      holder_name: "Olive Offer",
+      licence_number: (await applicant.get(`/requests/${licence.id}`)).body.requestNumber,
+    });
+    expect((payload.cnf as { jwk: JWK }).jwk).to.deep.equal(key.publicJwk);
+    // Single-use, as the applicant's.
+    const again = await tokenRequest(codeOf(w.created.body));
+    expect(again.status).to.equal(400);
+    expect((await again.json()).error).to.equal("invalid_grant");
+  });
+
+  it("holder proof: a wrong salt or another token's pair is 403 HOLDER_MISMATCH, no such licence 404, a licence not issued 409 NOT_ISSUED; no offer is stored", async function () {
+    const mine = await proofOf(licence.id);
+    const draftProof = await proofOf(draft.id);
+    const stored = async () =>
+      (
+        await driver.core.pool.query(`SELECT count(*)::int AS n FROM credential_offers WHERE request_id = ANY($1)`, [
+          [licence.id, draft.id],
+        ])
+      ).rows[0].n;
+    const before = await stored();
+    expectError(await holderOffer(mine.tokenId, { ...mine, salt: flipped(mine.salt) }), 403, "HOLDER_MISMATCH");
+    expectError(
+      await holderOffer(mine.tokenId, { ...mine, applicantId: `${mine.applicantId}x` }),
+      403,
+      "HOLDER_MISMATCH",
+    );
+    expectError(await holderOffer(mine.tokenId, draftProof), 403, "HOLDER_MISMATCH");
+    expectError(await holderOffer(2 ** 40 - 1, mine), 404, "NOT_FOUND");
+    expectError(await holderOffer(draftProof.tokenId, draftProof), 409, "NOT_ISSUED");
+    expectError(await holderOffer(mine.tokenId, { ...mine, salt: "0x1234" }), 400, "VALIDATION_ERROR");
+    expect(await stored()).to.equal(before);
+  });
+
+  it("holder proof: a wrong pair counts as a failed credential: spent from an address, even the right pair is refused there, not elsewhere", async function () {
+    const mine = await proofOf(licence.id);
+    const stack = current();
+    const limited = await stack.startExtraApi(
+      undefined,
+      await productionEnv(stack, { TRUST_PROXY_HOPS: "1", RATE_LIMIT_AUTH_PER_MINUTE: "2" }),
+    );
+    try {
+      const here = { "x-forwarded-for": "198.51.100.27" };
+      const wrong = { ...mine, salt: flipped(mine.salt) };
+      for (let i = 0; i < 2; i++)
+        expectError(await holderOffer(mine.tokenId, wrong, here, limited.url), 403, "HOLDER_MISMATCH");
+      expectError(await holderOffer(mine.tokenId, mine, here, limited.url), 429, "RATE_LIMITED");
+      const elsewhere = { "x-forwarded-for": "198.51.100.28" };
+      expect((await holderOffer(mine.tokenId, mine, elsewhere, limited.url)).status).to.equal(201);
+    } finally {
+      await limited.stop();
+    }
   });
 
   // Last: it suspends the licence.

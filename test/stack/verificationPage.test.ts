@@ -196,6 +196,54 @@ describe("verification page (headless Chromium, phone-sized screen)", function (
     expect((await check(proof.applicantId, "0x1234")).matches).to.equal("invalid");
   });
 
+  it("offers the licence to the holder's wallet after a matching check: the QR image and the offer link, which redeems once", async function () {
+    await page.goto(`${api}/verify?token=${licences.valid.tokenId}`);
+    expect((await verdict()).code).to.equal("VALID");
+    await page.fill("#holder-id", proof.applicantId);
+    await page.fill("#holder-salt", proof.salt);
+    await page.click("#holder-submit");
+    await page.click("#wallet-offer");
+    await page.waitForSelector("#wallet-offer-shown:not([hidden])");
+    const image = await page.$eval("#wallet-qr", (img) => {
+      const qr = img as HTMLImageElement;
+      return { src: qr.src, width: qr.naturalWidth, alt: qr.alt };
+    });
+    expect(image.src).to.match(/^data:image\/svg\+xml,/);
+    expect(image.width, "the image was drawn (the page's policy allows it)").to.be.greaterThan(0);
+    expect(image.alt).to.match(/QR code/);
+    expect(await page.textContent("#wallet-result")).to.match(
+      /^Scan the code with your wallet app.* before .+\. It works once\.$/,
+    );
+    expect(await fitsTheScreen()).to.equal(true);
+    await shot("holder-wallet-offer");
+
+    const link = (await page.getAttribute("#wallet-link", "href"))!;
+    expect(link).to.match(/^openid-credential-offer:\/\/\?credential_offer_uri=/);
+    const reference = new URL(link).searchParams.get("credential_offer_uri")!;
+    const offered = await (await fetch(reference)).json();
+    expect(offered.credential_issuer).to.equal(api);
+    const code = offered.grants["urn:ietf:params:oauth:grant-type:pre-authorized_code"]["pre-authorized_code"];
+    const { rows } = await driver.core.pool.query(`SELECT request_id FROM credential_offers WHERE code_hash = $1`, [
+      createHash("sha256").update(code).digest(),
+    ]);
+    expect(rows).to.deep.equal([{ request_id: licences.valid.id }]);
+    const redeem = () =>
+      fetch(`${api}/oid4vci/token`, {
+        method: "POST",
+        body: new URLSearchParams({
+          grant_type: "urn:ietf:params:oauth:grant-type:pre-authorized_code",
+          "pre-authorized_code": code,
+        }),
+      });
+    expect((await redeem()).status).to.equal(200);
+    expect((await redeem()).status).to.equal(400);
+    // Another licence shown: the offer is gone from the page.
+    await page.fill("#token-input", String(licences.revoked.tokenId));
+    await page.click("#token-submit");
+    await page.waitForFunction(() => document.getElementById("verdict")!.dataset.verdict === "REVOKED");
+    expect(await page.isHidden("#wallet-block")).to.equal(true);
+  });
+
   it("by QR code: the scanned link opens the verdict; a pasted altered code is INVALID_QR", async function () {
     await page.goto(qr.url);
     expect(await verdict()).to.include({ code: "VALID", text: "Valid licence" });

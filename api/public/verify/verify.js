@@ -67,13 +67,15 @@ function fill(list, rows) {
   list.replaceChildren(...shown.flatMap(([term, value]) => [text("dt", term), text("dd", String(value))]));
 }
 
-// The licence shown, for the holder check.
+// The licence shown, for the holder check; the identity and salt last found to open its commitment.
 let shownTokenId = null;
+let holderProof = null;
 
 function renderLicence(answer) {
   shownTokenId = answer.tokenId ?? null;
   $("holder-form").hidden = shownTokenId === null;
   $("holder-result").textContent = "";
+  showWallet(null);
   render({
     verdict: answer.verdict,
     message: answer.message,
@@ -204,7 +206,9 @@ async function checkHolder() {
     out.dataset.matches = "invalid";
     return;
   }
-  const { status, body } = await ask(`holder/${shownTokenId}`, { applicantId: $("holder-id").value.trim(), salt });
+  const proof = { applicantId: $("holder-id").value.trim(), salt };
+  showWallet(null);
+  const { status, body } = await ask(`holder/${shownTokenId}`, proof);
   if (status !== 200) {
     out.textContent = body.message || "The check could not be made. Please try again shortly.";
     out.dataset.matches = "error";
@@ -214,6 +218,30 @@ async function checkHolder() {
   out.textContent = body.matches
     ? "Match: this identity and salt open the commitment recorded on the blockchain for this licence."
     : "No match: this identity and salt do not open the commitment recorded for this licence.";
+  if (body.matches) showWallet(proof);
+}
+
+/** The "Add to your wallet" offer, for a matching holder proof (null hides it). */
+function showWallet(proof) {
+  holderProof = proof;
+  $("wallet-block").hidden = proof === null;
+  $("wallet-offer-shown").hidden = true;
+  $("wallet-result").textContent = "";
+}
+
+async function offerToWallet() {
+  const out = $("wallet-result");
+  const { status, body } = await ask(`holder/${shownTokenId}/credential-offer`, holderProof);
+  if (status !== 201) {
+    out.textContent = body.message || "The offer could not be made. Please try again shortly.";
+    return;
+  }
+  // The QR code comes as SVG text: shown as a data: image, which the page's policy allows (img-src data:).
+  $("wallet-qr").src = `data:image/svg+xml,${encodeURIComponent(body.qrSvg)}`;
+  $("wallet-link").href = body.credentialOfferReferenceUri;
+  $("wallet-offer-shown").hidden = false;
+  const until = new Date(body.expiresAt).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  out.textContent = `Scan the code with your wallet app, or open the link on this device, before ${until}. It works once.`;
 }
 
 async function verifyQr(value) {
@@ -318,6 +346,7 @@ const forms = {
   "form-credential": () => verifyCredential($("credential-input").value),
   "holder-form": checkHolder,
 };
+$("wallet-offer").addEventListener("click", offerToWallet);
 for (const [id, submit] of Object.entries(forms))
   $(id).addEventListener("submit", (event) => {
     event.preventDefault();

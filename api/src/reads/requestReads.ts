@@ -104,6 +104,11 @@ export async function findRequest(pool: pg.Pool, id: string): Promise<RequestVie
   return rows[0] ? toRequestView(rows[0]) : undefined;
 }
 
+export async function findRequestByToken(pool: pg.Pool, tokenId: bigint): Promise<RequestView | undefined> {
+  const { rows } = await pool.query(`${REQUEST_SELECT} WHERE r.token_id = $1`, [tokenId.toString()]);
+  return rows[0] ? toRequestView(rows[0]) : undefined;
+}
+
 /** Codes of departments by on-chain id. */
 export async function departmentCodes(pool: pg.Pool, ids: number[]): Promise<Map<number, string>> {
   if (ids.length === 0) return new Map();

@@ -6,6 +6,7 @@ import { z } from "zod/v4";
 import type { DomainContext } from "../domain/context.ts";
 import { checkHolder, identityProof } from "../domain/requests/holderProof.ts";
 import { routeGroup, type RouteDefinition } from "../http/routeTable.ts";
+import { HolderProofInput, HolderTokenParams } from "./schemas/credential.ts";
 
 const route = routeGroup({ tags: ["Verification"] });
 
@@ -43,19 +44,8 @@ export function holderProofRoutes(context: DomainContext): RouteDefinition[] {
         "Public. Recomputes keccak256(salt ‖ UTF-8 applicantId) and compares it with the commitment in the token's LicenceMinted event, read from the chain. `matches: true` proves the presenter knows the salt the applicant was given for this licence and the identity it commits to; the answer reveals nothing else.",
       access: [{ kind: "public" }],
       idempotent: false,
-      params: z.object({
-        tokenId: z.coerce
-          .number()
-          .int()
-          .min(1)
-          .max(2 ** 40 - 1),
-      }),
-      body: z
-        .object({
-          applicantId: z.string().min(1).max(256),
-          salt: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "32 bytes as 0x-prefixed hex"),
-        })
-        .meta({ id: "HolderProofInput" }),
+      params: HolderTokenParams,
+      body: HolderProofInput,
       responses: {
         200: {
           description: "Whether the proof matches",

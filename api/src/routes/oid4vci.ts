@@ -12,12 +12,14 @@ import type { DomainContext } from "../domain/context.ts";
 import {
   ACCESS_TOKEN_TTL_SECONDS,
   CREDENTIAL_CONFIGURATIONS,
+  holderCredentialOffer,
   NONCE_TTL_SECONDS,
   OFFER_TTL_SECONDS,
   oid4vci,
   OID4VCI_PATHS,
 } from "../domain/credentials/credentialOffers.ts";
 import { credentialContext } from "../domain/credentials/licenceCredential.ts";
+import { AppError } from "../domain/errors.ts";
 import { routeGroup, type HandlerResult, type RouteDefinition } from "../http/routeTable.ts";
 import {
   AccessTokenResponse,
@@ -26,6 +28,8 @@ import {
   CredentialOffer,
   CredentialOfferObject,
   CredentialResponse,
+  HolderProofInput,
+  HolderTokenParams,
   NonceResponse,
   Oid4vciError,
   PreAuthorizedCodeParams,
@@ -179,6 +183,33 @@ export function oid4vciRoutes(
         body: await issuance().offer(principal, params.requestId),
         headers: NO_STORE,
       }),
+    }),
+    route.post("/verify/holder/:tokenId/credential-offer", "createHolderCredentialOffer", {
+      summary: "The same credential offer, for whoever proves to hold the licence (its holder proof)",
+      description: [
+        "Public: the identity and salt the applicant got from GET /requests/{id}/identity-proof stand in for a sign-in (the verification page offers the licence to the holder's wallet this way). When they open the commitment recorded at mint (the check of POST /verify/holder/{tokenId}), the answer is POST /requests/{id}/credential-offer's, made by the same code.",
+        "404 NOT_FOUND: no such licence, as POST /verify/holder says; 403 HOLDER_MISMATCH: the pair does not open the commitment (what `matches: false` says there, nothing more), and nothing is stored. A wrong pair counts as a failed credential (`holder:<tokenId>` from this address, then the address), as a wrong API key does. Then the applicant's 409s.",
+      ].join("\n\n"),
+      idempotent: false,
+      params: HolderTokenParams,
+      body: HolderProofInput,
+      responses: {
+        201: { description: "The offer", schema: CredentialOffer },
+        403: "HOLDER_MISMATCH: this identity and salt do not open the licence's commitment",
+        404: "No such licence",
+        409: "NOT_ISSUED: the licence was never issued; LICENCE_NOT_VALID: suspended, revoked or expired",
+      },
+      handler: async ({ ctx, params, body }) => {
+        const credential = `holder:${params.tokenId}`;
+        await failures?.admit(credential, ctx.ip);
+        try {
+          const proof = { tokenId: BigInt(params.tokenId), ...body };
+          return { status: 201, body: await holderCredentialOffer(context, issuance(), proof), headers: NO_STORE };
+        } catch (error) {
+          if (error instanceof AppError && error.code === "HOLDER_MISMATCH") await failures?.failed(credential, ctx.ip);
+          throw error;
+        }
+      },
     }),
   ];
   return { api, root };

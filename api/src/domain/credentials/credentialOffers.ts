@@ -1,7 +1,8 @@
 /**
  * Delivery of the licence credential by OpenID for Verifiable Credential Issuance 1.0, pre-authorized code flow:
- * the applicant asks for an offer, a wallet redeems its code once at the token endpoint for a short-lived access
- * token, takes a c_nonce, and asks for the credential with a proof of its key, to which the credential is bound.
+ * the applicant (or the holder, by the holder proof) asks for an offer, a wallet redeems its code once at the token
+ * endpoint for a short-lived access token, takes a c_nonce, and asks for the credential with a proof of its key, to
+ * which the credential is bound.
  * The protocol messages are @openid4vc/openid4vci's and @openid4vc/oauth2's; keys, storage and credentials ours.
  * This service is its own authorization server: one origin, PUBLIC_BASE_URL, for both metadata documents.
  */
@@ -27,7 +28,7 @@ import {
 import { compactVerify, importJWK, jwtVerify } from "jose";
 import type { Principal } from "../../auth/principal.ts";
 import { credentialOfferRequest, pendingCredentialOffer } from "../../reads/credentialReads.ts";
-import { findRequest } from "../../reads/requestReads.ts";
+import { findRequest, findRequestByToken, type RequestView } from "../../reads/requestReads.ts";
 import {
   insertCredentialNonce,
   insertCredentialOffer,
@@ -35,7 +36,9 @@ import {
   spendCredentialNonce,
 } from "../../stores/credentialOfferStore.ts";
 import { findVisibleRequest } from "../access.ts";
+import type { DomainContext } from "../context.ts";
 import { AppError, notFound } from "../errors.ts";
+import { checkHolder } from "../requests/holderProof.ts";
 import { qrSvg } from "../verification/qrImage.ts";
 import { issuerIdentity } from "./issuerIdentity.ts";
 import {
@@ -74,6 +77,8 @@ export interface Oid4vci {
   issuerMetadata: CredentialIssuerMetadata;
   authorizationServerMetadata: AuthorizationServerMetadata;
   offer(principal: Principal | undefined, requestId: string): Promise<CredentialOffer>;
+  /** An offer of the request's licence to a caller already shown to be its holder (409 unless it stands). */
+  offerOf(request: RequestView): Promise<CredentialOffer>;
   offerByReference(code: string): Promise<Record<string, unknown>>;
   token(request: RequestLike, body: Record<string, unknown>): Promise<Record<string, unknown>>;
   nonce(): Promise<Record<string, unknown>>;
@@ -170,32 +175,41 @@ export function oid4vci(context: CredentialContext): Oid4vci {
       grants: { [preAuthorizedCodeGrantIdentifier]: { "pre-authorized_code": code } },
     });
 
+  /**
+   * Only while the licence stands (409 as the download). The code is random (256 bits), stored hashed, redeemable
+   * once.
+   */
+  async function offerOf(request: RequestView): Promise<CredentialOffer> {
+    await licenceClaims(context, request);
+    const code = randomBytes(32).toString("base64url");
+    const expiresAt = new Date(Date.now() + OFFER_TTL_SECONDS * 1000);
+    const row = { id: randomUUID(), requestId: request.id, codeHash: sha256(code), expiresAt };
+    await insertCredentialOffer(context.pool, row);
+    const { credentialOffer, credentialOfferObject } = await offerObject(code);
+    const reference = `${base}${OID4VCI_PATHS.offer}/${code}`;
+    const referenceUri = `openid-credential-offer://?${new URLSearchParams({ credential_offer_uri: reference })}`;
+    return {
+      credentialOffer: credentialOfferObject,
+      credentialOfferUri: credentialOffer,
+      credentialOfferReference: reference,
+      credentialOfferReferenceUri: referenceUri,
+      qrSvg: await qrSvg(referenceUri),
+      expiresAt: expiresAt.toISOString(),
+    };
+  }
+
   return {
     issuerMetadata,
     authorizationServerMetadata,
 
     /**
      * An offer of the request's licence to whoever may download its credential (404 otherwise), only while the
-     * licence stands (409 as the download). The code is random (256 bits), stored hashed, redeemable once.
+     * licence stands (409 as the download).
      */
     async offer(principal, requestId) {
-      const request = await findVisibleRequest(context.pool, principal, requestId);
-      await licenceClaims(context, request);
-      const code = randomBytes(32).toString("base64url");
-      const expiresAt = new Date(Date.now() + OFFER_TTL_SECONDS * 1000);
-      await insertCredentialOffer(context.pool, { id: randomUUID(), requestId, codeHash: sha256(code), expiresAt });
-      const { credentialOffer, credentialOfferObject } = await offerObject(code);
-      const reference = `${base}${OID4VCI_PATHS.offer}/${code}`;
-      const referenceUri = `openid-credential-offer://?${new URLSearchParams({ credential_offer_uri: reference })}`;
-      return {
-        credentialOffer: credentialOfferObject,
-        credentialOfferUri: credentialOffer,
-        credentialOfferReference: reference,
-        credentialOfferReferenceUri: referenceUri,
-        qrSvg: await qrSvg(referenceUri),
-        expiresAt: expiresAt.toISOString(),
-      };
+      return offerOf(await findVisibleRequest(context.pool, principal, requestId));
     },
+    offerOf,
 
     /** The offer behind a credential_offer_uri (whose path is its code): 404 once redeemed or expired. */
     async offerByReference(code) {
@@ -304,4 +318,22 @@ function proofNonce(jwt: string): string {
   if (typeof nonce !== "string" || !nonce)
     throw error(Oauth2ErrorCodes.InvalidProof, "The proof has no nonce: take one from the nonce endpoint");
   return nonce;
+}
+
+/**
+ * The holder's offer without a sign-in: whoever opens the licence's on-chain commitment (POST /verify/holder's check)
+ * gets the applicant's offer. No such licence is 404 and a pair that does not open it 403, so a stranger learns no
+ * more than from that check; then the applicant's 409s. Nothing is stored unless the pair opens the commitment.
+ */
+export async function holderCredentialOffer(
+  context: Pick<DomainContext, "pool" | "gateway" | "contracts">,
+  issuance: Pick<Oid4vci, "offerOf">,
+  proof: { tokenId: bigint; applicantId: string; salt: string },
+): Promise<CredentialOffer> {
+  const { matches } = await checkHolder(context, proof.tokenId, proof.applicantId, proof.salt);
+  if (!matches)
+    throw new AppError(403, "HOLDER_MISMATCH", "This identity and salt do not open the licence's on-chain commitment");
+  const request = await findRequestByToken(context.pool, proof.tokenId);
+  if (!request) throw notFound("Licence");
+  return issuance.offerOf(request);
 }

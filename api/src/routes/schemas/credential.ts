@@ -130,3 +130,18 @@ export const PreAuthorizedCodeParams = z.object({
     .regex(/^[A-Za-z0-9_-]{43}$/, "a pre-authorized code")
     .describe("The offer's pre-authorized code"),
 });
+
+/** What a holder presents: to POST /verify/holder/{tokenId}, and to ask for a credential offer there. */
+export const HolderTokenParams = z.object({
+  tokenId: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(2 ** 40 - 1),
+});
+export const HolderProofInput = z
+  .object({
+    applicantId: z.string().min(1).max(256),
+    salt: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "32 bytes as 0x-prefixed hex"),
+  })
+  .meta({ id: "HolderProofInput" });
