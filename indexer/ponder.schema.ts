@@ -196,6 +196,12 @@ export const requestProgress = onchainTable("request_progress", (t) => ({
   submittedAt: t.int8({ mode: "bigint" }).notNull(),
   /** an escalation is open (StageEscalated not yet followed by EscalationResolved) */
   escalated: t.boolean().notNull(),
+  /**
+   * The department ids of the request's pending_departments rows and the stage they were written for: handlers
+   * update those rows from this instead of querying them (raw SQL in a handler makes Ponder flush its cache).
+   */
+  pendingDepartmentIds: t.integer().array().notNull(),
+  pendingStage: t.integer().notNull(),
   updatedAt: t.int8({ mode: "bigint" }).notNull(),
 }));
 

@@ -228,7 +228,9 @@ const rows: string[][] = [
   heading("**Writes, interval blocks of 1 s, free gas** (external anvil)"),
   [raw, `${fixed(interval.raw.sequentialTps, 0)} tx/s`, "(reference)", ""],
   ...writeRows(interval.writes, interval.visible, interval.raw.sequentialTps, true, blockMs + 300),
-  heading("**Approvals, interval blocks of 1 s** (each department its own wallet, 4 in flight each)"),
+  heading(
+    `**Approvals, interval blocks of 1 s** (each department its own wallet, ${measure.APPROVALS_IN_FLIGHT} in flight each)`,
+  ),
   ...[one, eight].map((a) => [
     `${a.departments} department(s), ${a.operations} approvals`,
     `${fixed(a.perSecond)} /s`,

@@ -237,6 +237,8 @@ register("ApprovalRegistry", ApprovalRegistryAbi, {
         stageStartedAt: now,
         submittedAt: now,
         escalated: false,
+        pendingDepartmentIds: [],
+        pendingStage: 0,
         updatedAt: now,
       })
       // A request is submitted once; should it ever start again, submitted_at keeps the first submission.

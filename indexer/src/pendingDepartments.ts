@@ -4,7 +4,6 @@
  * "whose turn is it" rule lives in StageLedger alone (docs/decisions.md, "Who can decide now").
  */
 import { decodeFunctionResult, encodeFunctionData, toHex, type Hex } from "viem";
-import { eq } from "ponder";
 import type { Context } from "ponder:registry";
 import { pendingDepartments, requestProgress } from "ponder:schema";
 import { ApprovalRegistryAbi } from "../../abis/index.ts";
@@ -67,16 +66,20 @@ function pendingAt(context: Context, event: LogEvent, tokenId: bigint): Promise<
 
 /** Rewrites the request's pending_departments rows from the contract's answer at the event's block. */
 export async function refreshPending(context: Context, event: LogEvent, tokenId: bigint): Promise<void> {
-  const ids = new Set(await pendingAt(context, event, tokenId));
-  const stage = (await context.db.find(requestProgress, { tokenId }))?.stage ?? 0;
-  const rows = await context.db.sql.select().from(pendingDepartments).where(eq(pendingDepartments.tokenId, tokenId));
-  for (const row of rows) {
-    if (ids.has(row.departmentId) && row.stage === stage) ids.delete(row.departmentId);
-    else await context.db.delete(pendingDepartments, { id: row.id });
+  const progress = await context.db.find(requestProgress, { tokenId });
+  if (!progress) return; // no review started: nobody can decide
+  const { stage, pendingDepartmentIds: before, pendingStage } = progress;
+  const now = new Set(await pendingAt(context, event, tokenId));
+  // A department still pending in the same stage keeps its row (and the block it has been pending since).
+  const kept = new Set(pendingStage === stage ? before.filter((id) => now.has(id)) : []);
+  for (const departmentId of before) {
+    if (!kept.has(departmentId)) await context.db.delete(pendingDepartments, { id: `${tokenId}-${departmentId}` });
   }
-  for (const departmentId of ids) {
+  for (const departmentId of now) {
+    if (kept.has(departmentId)) continue;
     await context.db
       .insert(pendingDepartments)
       .values({ id: `${tokenId}-${departmentId}`, tokenId, departmentId, stage, sinceBlock: event.block.number });
   }
+  await context.db.update(requestProgress, { tokenId }).set({ pendingDepartmentIds: [...now], pendingStage: stage });
 }

@@ -6,7 +6,7 @@
  *     before the next), timed until the last is mined; optionally again as one JSON-RPC batch (not metered);
  *   - POST /requests from N autocannon clients (outbox → broadcast → receipt → index → 201);
  *   - write → visible (not metered): each client creates a request, then reads it back until the API shows it;
- *   - approvals: departments deciding from their own custodial wallets (independent nonce lanes), 4 in flight each;
+ *   - approvals: departments deciding from their own custodial wallets (independent nonce lanes), APPROVALS_IN_FLIGHT each;
  *   - reads: 32 autocannon clients per endpoint with the seeded requests, and the same clients against a bare Koa
  *     server in its own process answering a constant JSON body of a request read's size (the HTTP round trip).
  */
@@ -268,8 +268,20 @@ export async function setUpParallelReview(env: BenchEnvironment): Promise<Depart
   return keys;
 }
 
+/**
+ * Decisions one department has in flight. Every decision waits for its block (1 s), so this bounds one department's
+ * rate: 4 allowed at most 4 a second whatever the stack could do.
+ */
+export const APPROVALS_IN_FLIGHT = 32;
+
 /** For each number of departments in `rounds`, each approves `perDepartment` fresh submitted requests. */
-export async function approvals(env: BenchEnvironment, keys: DepartmentKey[], perDepartment: number, rounds: number[]) {
+export async function approvals(
+  env: BenchEnvironment,
+  keys: DepartmentKey[],
+  perDepartment: number,
+  rounds: number[],
+  inFlight = APPROVALS_IN_FLIGHT,
+) {
   const results = [];
   for (const departments of rounds) {
     // Fresh submitted requests for this round (not measured), from 32 clients.
@@ -284,10 +296,10 @@ export async function approvals(env: BenchEnvironment, keys: DepartmentKey[], pe
     const title = `${env.mode}: approvals, ${departments} departments`;
     const phase = await measurePhase(env.meter, title, "approval", async () => {
       const started = performance.now();
-      // Each department works through its own list with 4 requests in flight.
+      // Each department works through its own list, `inFlight` decisions at a time (one reviewer's queue).
       await Promise.all(
         keys.slice(0, departments).map((key) =>
-          runConcurrently(requests.length, 4, async (i) => {
+          runConcurrently(requests.length, inFlight, async (i) => {
             const headers = { "x-api-key": key.apiKey, "x-department-code": key.code };
             const body = { remarks: "ok", reviewedDocuments: [] };
             const answer = await env.request("POST", `/requests/${requests[i]}/approve`, undefined, body, headers);

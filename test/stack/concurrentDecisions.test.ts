@@ -88,6 +88,50 @@ describe("concurrent writes (real stack)", function () {
     for (const r of requests) expect((await applicant.get(`/requests/${r.id}`)).body.status).to.equal("APPROVED");
   });
 
+  it("one custodial department deciding on 16 requests in quick succession while the chain mines a block a second: each is simulated on the block it was read at (not on the pool holding the others), all are mined", async function () {
+    const stack = current();
+    driver ??= await createDriver(stack);
+    const { api, adminToken } = await adminSession(stack);
+    const department = await departmentSession(api, adminToken, { code: `PACED_${tag}`, name: "Paced" });
+    await seedWorkflow(
+      stack,
+      driver,
+      workflow("BUILDING_PERMIT", "One paced", stage("paced", "Paced", "SEQUENTIAL", { [department.code]: [] })),
+    );
+    const applicant = await applicantClient(api, { id: `paced-${run}`, name: "Pa Ced" });
+    const requests = [];
+    for (let i = 0; i < 16; i++) requests.push(await submittedRequest(applicant, "BUILDING_PERMIT", {}));
+    const { provider } = driver.core;
+    // As on Besu: transactions wait in the pool for the next block, so the node's pending state runs ahead of its
+    // latest block by this department's decisions in flight.
+    await provider.send("evm_setAutomine", [false]);
+    await provider.send("evm_setIntervalMining", [1]);
+    let answers;
+    try {
+      // One every 100 ms: most are made while earlier ones of the department wait in the pool for their block.
+      answers = await Promise.all(
+        requests.map(async (r, i) => {
+          await new Promise((resolve) => setTimeout(resolve, i * 100));
+          return department.client.post(`/requests/${r.id}/approve`, { remarks: "paced", reviewedDocuments: [] });
+        }),
+      );
+    } finally {
+      await provider.send("evm_setIntervalMining", [0]);
+      await provider.send("evm_setAutomine", [true]);
+    }
+    expect(
+      answers.map((a) => a.status),
+      JSON.stringify(answers.map((a) => a.body)),
+    ).to.deep.equal(new Array(16).fill(200));
+    const { rows } = await driver.core.pool.query(
+      `SELECT status, block_number FROM chain_transactions WHERE kind = 'APPROVAL' AND request_id = ANY($1)`,
+      [requests.map((r) => r.id)],
+    );
+    expect(rows.map((r) => r.status)).to.deep.equal(new Array(16).fill("CONFIRMED"));
+    // Pipelined: one department's decisions share blocks instead of one each.
+    expect(new Set(rows.map((r) => r.block_number)).size).to.be.below(16);
+  });
+
   it("the same cancel sent twice at once: one cancels, the other is refused as a second cancel is (409 INVALID_STATE); one transaction, one audit row", async function () {
     const stack = current();
     driver ??= await createDriver(stack);

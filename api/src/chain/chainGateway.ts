@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { getCreateAddress, keccak256, type JsonRpcProvider, type TransactionReceipt } from "ethers";
+import { getCreateAddress, keccak256, toQuantity, type JsonRpcProvider, type TransactionReceipt } from "ethers";
 import type pg from "pg";
 import type { Logger } from "pino";
 import { withTransaction } from "../db/transaction.ts";
@@ -553,7 +553,12 @@ export class ChainGateway {
   /** estimateGas doubles as the simulation: a revert is decoded and refused before anything is recorded. */
   async #simulate({ from, to, data }: TxRequest, blockTag?: number): Promise<bigint> {
     const estimate = await this.#node(
-      (provider) => provider.estimateGas({ from, to, data, blockTag }),
+      (provider) =>
+        blockTag === undefined
+          ? provider.estimateGas({ from, to, data })
+          : // ethers' estimateGas drops a block tag (and the node then estimates on its pending state, where this
+            // wallet's writes still in the pool have already moved what `data` was made of): asked with the block.
+            provider.send("eth_estimateGas", [{ from, to, data }, toQuantity(blockTag)]).then(BigInt),
       (error) =>
         decodeRevert(revertDataOf(error)) ??
         new ContractRevertError(
