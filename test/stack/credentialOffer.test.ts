@@ -12,6 +12,7 @@ import { digest, ES256 } from "@sd-jwt/crypto-nodejs";
 import { SDJwtVcInstance } from "@sd-jwt/sd-jwt-vc";
 import { clientAuthenticationAnonymous, setGlobalConfig, type Jwk } from "@openid4vc/oauth2";
 import { Openid4vciClient, type IssuerMetadataResult } from "@openid4vc/openid4vci";
+import { didJwk, ed25519DidKey, p256DidKey } from "../unit/support/walletDids.ts";
 import { applicantToken } from "./support/authClient.ts";
 import { eventually } from "./support/eventually.ts";
 import { apiClient as http, expectError } from "./support/httpClient.ts";
@@ -106,13 +107,16 @@ describe("OID4VCI: a wallet takes the licence by a pre-authorized offer (real st
     nonce: string,
     key: Awaited<ReturnType<typeof holderKey>>,
     configuration = SD_JWT,
+    didUrl?: string, // the kid naming the key, instead of the key itself (jwk)
   ) {
     w.state.signWith ??= key.privateKey;
     const { jwt } = await w.client.createCredentialRequestJwtProof({
       issuerMetadata,
       credentialConfigurationId: configuration,
       nonce,
-      signer: { method: "jwk", alg: "ES256", publicJwk: key.publicJwk },
+      signer: didUrl
+        ? { method: "did", alg: "ES256", didUrl }
+        : { method: "jwk", alg: "ES256", publicJwk: key.publicJwk },
     });
     return jwt;
   }
@@ -123,6 +127,13 @@ describe("OID4VCI: a wallet takes the licence by a pre-authorized offer (real st
       headers: { authorization: `Bearer ${accessToken}`, "content-type": "application/json" },
       body: JSON.stringify(body),
     });
+  const sendProof = async (accessToken: string, jwt: string) => {
+    const response = await credentialRequest(accessToken, {
+      credential_configuration_id: SD_JWT,
+      proofs: { jwt: [jwt] },
+    });
+    return { status: response.status, body: await response.json() };
+  };
 
   before(async function () {
     setGlobalConfig({ allowInsecureUrls: true }); // the test stack has no TLS
@@ -252,13 +263,7 @@ describe("OID4VCI: a wallet takes the licence by a pre-authorized offer (real st
   it("refuses a proof with a nonce it never gave (invalid_nonce), signed by another key (invalid_proof), or reusing a nonce", async function () {
     const w = await redeemed();
     const key = await holderKey();
-    const send = async (jwt: string) => {
-      const response = await credentialRequest(w.accessToken, {
-        credential_configuration_id: SD_JWT,
-        proofs: { jwt: [jwt] },
-      });
-      return { status: response.status, body: await response.json() };
-    };
+    const send = (jwt: string) => sendProof(w.accessToken, jwt);
     const wrongNonce = await send(await proof(w, w.issuerMetadata, "not-a-nonce-we-gave", key));
     expect(wrongNonce).to.deep.include({ status: 400 });
     expect(wrongNonce.body.error).to.equal("invalid_nonce");
@@ -281,6 +286,53 @@ describe("OID4VCI: a wallet takes the licence by a pre-authorized offer (real st
     });
     expect(unknown.status).to.equal(400);
     expect((await unknown.json()).error).to.match(/^(invalid_credential_request|unknown_credential_configuration)$/);
+  });
+
+  it("takes a proof whose kid names a P-256 key by did:jwk or did:key: the credential is bound to that key", async function () {
+    const metadata = await (await fetch(`${api}/.well-known/openid-credential-issuer`)).json();
+    for (const configuration of Object.values<any>(metadata.credential_configurations_supported))
+      expect(configuration.cryptographic_binding_methods_supported).to.deep.equal(["jwk", "did:jwk", "did:key"]);
+    const w = await redeemed();
+    const verifier = new SDJwtVcInstance({
+      verifier: await ES256.getVerifier(issuerJwk),
+      hasher: digest,
+      hashAlg: "sha-256",
+    });
+    const named = {
+      "did:jwk": (jwk: Jwk) => `${didJwk(jwk)}#0`,
+      "did:key": (jwk: Jwk) => `${p256DidKey(jwk)}#${p256DidKey(jwk).slice("did:key:".length)}`,
+    };
+    for (const [method, kid] of Object.entries(named)) {
+      const key = await holderKey();
+      w.state.signWith = key.privateKey;
+      const { c_nonce } = await w.client.requestNonce({ issuerMetadata: w.issuerMetadata });
+      const jwt = await proof(w, w.issuerMetadata, c_nonce, key, SD_JWT, kid(key.publicJwk));
+      const response = await sendProof(w.accessToken, jwt);
+      expect(response.status, method).to.equal(200);
+      const chainNow = Math.max(Math.floor(Date.now() / 1000), await driver.core.gateway.latestBlockTime());
+      const { payload } = await verifier.verify(response.body.credentials[0].credential, { currentDate: chainNow });
+      expect((payload.cnf as { jwk: JWK }).jwk, method).to.deep.equal(key.publicJwk);
+    }
+  });
+
+  it("refuses a proof whose kid is an Ed25519 did:key, a did:web, or the DID of a key that did not sign it (invalid_proof); the nonce survives", async function () {
+    const w = await redeemed();
+    const key = await holderKey();
+    const ed25519 = (await exportJWK((await generateKeyPair("Ed25519")).publicKey)) as Jwk;
+    const refused = {
+      [ed25519DidKey(ed25519)]: /P-256/,
+      "did:web:wallet.example#key-1": /did:jwk and did:key/,
+      [p256DidKey((await holderKey()).publicJwk)]: /proof/,
+    };
+    for (const [kid, description] of Object.entries(refused)) {
+      const response = await sendProof(w.accessToken, await proof(w, w.issuerMetadata, w.c_nonce, key, SD_JWT, kid));
+      expect(response.status, kid).to.equal(400);
+      expect(response.body.error, kid).to.equal("invalid_proof");
+      expect(response.body.error_description, kid).to.match(description);
+    }
+    const good = await proof(w, w.issuerMetadata, w.c_nonce, key, SD_JWT, p256DidKey(key.publicJwk));
+    expect((await sendProof(w.accessToken, good)).status).to.equal(200);
+    expect((await sendProof(w.accessToken, good)).body.error).to.equal("invalid_nonce");
   });
 
   it("refuses no token, an API token or a forged access token at the credential endpoint with invalid_token", async function () {

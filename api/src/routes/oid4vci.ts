@@ -88,7 +88,7 @@ export function oid4vciRoutes(
   const root: RouteDefinition[] = [
     route.get("/.well-known/openid-credential-issuer", "getCredentialIssuerMetadata", {
       summary: "OID4VCI credential issuer metadata",
-      description: `credential_issuer = PUBLIC_BASE_URL (also the authorization server). Two configurations of the licence: \`licence_dc_sd_jwt\` (format dc+sd-jwt, vct the licence type) and \`licence_jwt_vc_json\` (format jwt_vc_json, the W3C VC 2.0 vc+jwt); both bound to the wallet's key (jwk), proof type jwt with ES256.`,
+      description: `credential_issuer = PUBLIC_BASE_URL (also the authorization server). Two configurations of the licence: \`licence_dc_sd_jwt\` (format dc+sd-jwt, vct the licence type) and \`licence_jwt_vc_json\` (format jwt_vc_json, the W3C VC 2.0 vc+jwt); both bound to the wallet's key (jwk, did:jwk or did:key), proof type jwt with ES256.`,
       responses: { 200: { description: "Metadata", schema: CredentialIssuerMetadata } },
       handler: () => ({ body: issuance().issuerMetadata, headers: { "Cache-Control": "public, max-age=300" } }),
     }),
@@ -143,7 +143,7 @@ export function oid4vciRoutes(
     route.post(OID4VCI_PATHS.credential, "oid4vciCredential", {
       summary: "OID4VCI credential endpoint: the licence credential, bound to the wallet's key",
       description: [
-        "`Authorization: Bearer <access token of the token endpoint>` (API tokens are not accepted here). The body names a credential_configuration_id and carries one proof in `proofs.jwt`: typ openid4vci-proof+jwt, ES256, the public key in the header's `jwk`, aud = the credential issuer, nonce from the nonce endpoint (spent here). The answer is `{credentials: [{credential}]}`, a dc+sd-jwt or vc+jwt whose `cnf.jwk` is the proof's key, made as by the holder download; only while the licence stands.",
+        "`Authorization: Bearer <access token of the token endpoint>` (API tokens are not accepted here). The body names a credential_configuration_id and carries one proof in `proofs.jwt`: typ openid4vci-proof+jwt, ES256, the public key in the header's `jwk` or named by a `kid` that is a did:jwk or a P-256 did:key (resolved locally; other DIDs are invalid_proof), aud = the credential issuer, nonce from the nonce endpoint (spent here). The answer is `{credentials: [{credential}]}`, a dc+sd-jwt or vc+jwt whose `cnf.jwk` is the proof's key, made as by the holder download; only while the licence stands.",
         "Errors (`{error, error_description}`, `Cache-Control: no-store`): 401 `invalid_token` (missing, expired or not ours); 400 `invalid_credential_request`, `unknown_credential_configuration`, `invalid_proof` (not one valid ES256 jwt proof for this issuer), `invalid_nonce` (unknown, expired or used), `credential_request_denied` (the licence is suspended, revoked or expired).",
       ].join("\n\n"),
       idempotent: false,

@@ -12,11 +12,13 @@ import {
   decodeJwt,
   Oauth2AuthorizationServer,
   Oauth2ErrorCodes,
+  Oauth2JwtVerificationError,
   Oauth2ServerErrorResponseError,
   preAuthorizedCodeGrantIdentifier,
   setGlobalConfig,
   type AuthorizationServerMetadata,
   type CallbackContext,
+  type Jwk,
   type RequestLike,
 } from "@openid4vc/oauth2";
 import {
@@ -40,6 +42,7 @@ import type { DomainContext } from "../context.ts";
 import { AppError, notFound } from "../errors.ts";
 import { checkHolder } from "../requests/holderProof.ts";
 import { qrSvg } from "../verification/qrImage.ts";
+import { didKeyToJwk, UnsupportedHolderKey } from "./holderKeys.ts";
 import { issuerIdentity } from "./issuerIdentity.ts";
 import {
   issueCredential,
@@ -113,12 +116,20 @@ export function oid4vci(context: CredentialContext): Oid4vci {
       const jwt = await context.signer.signJws({ ...rest, kid }, new TextEncoder().encode(JSON.stringify(payload)));
       return { jwt, signerJwk: publicJwk as never };
     },
-    // Wallet proofs name their key in the header (jwk); other key references are refused.
+    // Wallet proofs name their key in the header: as a jwk, or by a did:jwk or did:key kid resolved here. Other
+    // key references are refused.
     verifyJwt: async (signer, { compact }) => {
-      if (signer.method !== "jwk" || signer.alg !== "ES256") return { verified: false };
+      if (signer.alg !== "ES256" || (signer.method !== "jwk" && signer.method !== "did")) return { verified: false };
+      let jwk: Jwk;
       try {
-        await compactVerify(compact, await importJWK(signer.publicJwk as JsonWebKey, "ES256"));
-        return { verified: true, signerJwk: signer.publicJwk };
+        jwk = signer.method === "jwk" ? signer.publicJwk : didKeyToJwk(signer.didUrl);
+      } catch (cause) {
+        if (cause instanceof UnsupportedHolderKey) throw new Oauth2JwtVerificationError(cause.message);
+        throw cause;
+      }
+      try {
+        await compactVerify(compact, await importJWK(jwk as JsonWebKey, "ES256"));
+        return { verified: true, signerJwk: jwk };
       } catch {
         return { verified: false };
       }
@@ -128,7 +139,7 @@ export function oid4vci(context: CredentialContext): Oid4vci {
   const server = new Oauth2AuthorizationServer({ callbacks });
 
   const binding = {
-    cryptographic_binding_methods_supported: ["jwk"],
+    cryptographic_binding_methods_supported: ["jwk", "did:jwk", "did:key"],
     credential_signing_alg_values_supported: ["ES256"],
     proof_types_supported: { jwt: { proof_signing_alg_values_supported: ["ES256"] } },
   };
