@@ -17,8 +17,17 @@ export const FiguresSchema = z.strictObject({
     automine: numbers("rawTxPerSec", "e2eReqPerSec", "cpuMsPerWrite"),
     interval1s: numbers("rawTxPerSec", "e2eReqPerSec", "p95Ms", "cpuMsPerWrite"),
   }),
-  approvals: z.strictObject({ interval1s: numbers("oneDepartmentPerSec", "eightDepartmentsPerSec") }),
-  reads: numbers("bareHttpP95Ms", "detailP95Ms", "listP95Ms", "verifyP95Ms", "apiCpuMsPerDetailRead"),
+  approvals: z.strictObject({
+    interval1s: numbers("oneDepartmentPerSec", "eightDepartmentsPerSec", "cpuMsPerApproval"),
+  }),
+  reads: numbers(
+    "bareHttpP95Ms",
+    "detailP95Ms",
+    "listP95Ms",
+    "verifyP95Ms",
+    "apiCpuMsPerDetailRead",
+    "stackCpuMsPerDetailRead",
+  ),
   gas: numbers("mint", "anchorVersion", "approval", "lifecycle"),
 });
 export type Figures = z.infer<typeof FiguresSchema>;
