@@ -12,6 +12,7 @@ import type { DomainContext } from "../domain/context.ts";
 import {
   ACCESS_TOKEN_TTL_SECONDS,
   CREDENTIAL_CONFIGURATIONS,
+  HOLDER_MISMATCH,
   holderCredentialOffer,
   NONCE_TTL_SECONDS,
   OFFER_TTL_SECONDS,
@@ -206,7 +207,7 @@ export function oid4vciRoutes(
           const proof = { tokenId: BigInt(params.tokenId), ...body };
           return { status: 201, body: await holderCredentialOffer(context, issuance(), proof), headers: NO_STORE };
         } catch (error) {
-          if (error instanceof AppError && error.code === "HOLDER_MISMATCH") await failures?.failed(credential, ctx.ip);
+          if (error instanceof AppError && error.code === HOLDER_MISMATCH) await failures?.failed(credential, ctx.ip);
           throw error;
         }
       },

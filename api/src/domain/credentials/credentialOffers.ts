@@ -331,6 +331,9 @@ function proofNonce(jwt: string): string {
   return nonce;
 }
 
+/** The error code of a holder proof that does not open the commitment (a failed credential for the route). */
+export const HOLDER_MISMATCH = "HOLDER_MISMATCH";
+
 /**
  * The holder's offer without a sign-in: whoever opens the licence's on-chain commitment (POST /verify/holder's check)
  * gets the applicant's offer. No such licence is 404 and a pair that does not open it 403, so a stranger learns no
@@ -343,7 +346,7 @@ export async function holderCredentialOffer(
 ): Promise<CredentialOffer> {
   const { matches } = await checkHolder(context, proof.tokenId, proof.applicantId, proof.salt);
   if (!matches)
-    throw new AppError(403, "HOLDER_MISMATCH", "This identity and salt do not open the licence's on-chain commitment");
+    throw new AppError(403, HOLDER_MISMATCH, "This identity and salt do not open the licence's on-chain commitment");
   const request = await findRequestByToken(context.pool, proof.tokenId);
   if (!request) throw notFound("Licence");
   return issuance.offerOf(request);

@@ -173,8 +173,14 @@ async function checkCredential(context: CredentialVerificationContext, presented
       : await checkSdJwt(context, presented, claims, report);
   const now = Date.now();
   const { validFrom, validUntil } = checked.report;
-  // validFrom is the chain's issuance time: judged by the later of our clock and the chain's, which issued it.
-  if (validFrom && Math.max(now, 1000 * (await context.service.gateway.latestBlockTime())) < Date.parse(validFrom))
+  // validFrom is the chain's issuance time: judged by the later of our clock and the chain's, which issued it (the
+  // chain is asked only when our clock says not yet).
+  const notBefore = validFrom ? Date.parse(validFrom) : undefined;
+  if (
+    notBefore !== undefined &&
+    now < notBefore &&
+    1000 * (await context.service.gateway.latestBlockTime()) < notBefore
+  )
     throw new Refused("NOT_YET_VALID", { ...checked.report, withinValidity: false });
   return {
     ...checked,
