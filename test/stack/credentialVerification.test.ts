@@ -9,6 +9,7 @@ import { expect } from "chai";
 import { CompactSign, decodeJwt, decodeProtectedHeader, generateKeyPair, type CompactJWSHeaderParameters } from "jose";
 import { digest, ES256 } from "@sd-jwt/crypto-nodejs";
 import { SDJwtVcInstance } from "@sd-jwt/sd-jwt-vc";
+import { loadCredentialKey } from "../../api/src/chain/credentialKey.ts";
 import { registerWorkflow } from "../../api/src/domain/workflows/registerWorkflow.ts";
 import { statusPosition } from "../../api/src/domain/credentials/statusLists.ts";
 import { applicantToken } from "./support/authClient.ts";
@@ -262,6 +263,25 @@ describe("verification of a presented credential (vc+jwt, SD-JWT VC; real stack)
       await invalid(garbage, "MALFORMED");
     expectError(await http(api).post("/verify/credential", { credential: "" }), 400, "VALIDATION_ERROR");
     expectError(await http(api).post("/verify/credential", { token: credentials.vc }), 400, "VALIDATION_ERROR");
+  });
+
+  it("NOT_YET_VALID: a credential signed with the issuer's own key whose validFrom is ahead of our clock and the chain's", async function () {
+    const issuerKey = await loadCredentialKey(driver.core.pool, driver.core.vault);
+    const payload = decodeJwt(credentials.vc);
+    const tomorrow = Math.floor(Date.now() / 1000) + 86_400;
+    const early = {
+      ...payload,
+      validFrom: new Date(tomorrow * 1000).toISOString(),
+      ...(payload.nbf ? { nbf: tomorrow } : {}),
+    };
+    const header = decodeProtectedHeader(credentials.vc);
+    const { alg: _alg, ...rest } = header;
+    const signed = await issuerKey.signJws(rest as never, new TextEncoder().encode(JSON.stringify(early)));
+    const answer = await invalid(signed, "NOT_YET_VALID");
+    expect(answer.credential).to.include({ signatureValid: true, withinValidity: false });
+    // The same signing path with the credential's own validFrom is accepted: the refusal is the date alone.
+    const same = await issuerKey.signJws(rest as never, new TextEncoder().encode(JSON.stringify(payload)));
+    expect(await present(same)).to.include({ isValid: true, verdict: "VALID" });
   });
 
   it("EXPIRED once the credential's validUntil has passed (both formats), the licence still named", async function () {
